@@ -1,0 +1,36 @@
+"""Target 1: overhead vs the floor.
+
+300 single-turn scenarios whose execute hook is a trivial `sh` script, at
+concurrency 1 and 8: `rook run` wall time divided by the floor's (floor.py
+spawning the same hooks with the same argv, environment and stdin, parsing
+their JSON; started as its own Python process and timed from the outside,
+just like rook). Target: ratio <= 1.3 at both concurrencies.
+"""
+
+from common import Ctx, Row, interleaved, judged, make_workspace, floor, rook_run, skipped
+
+NAME = "overhead"
+LIMIT = 1.3
+
+
+def run(ctx: Ctx) -> list[Row]:
+    n = 100 if ctx.quick else 300
+    ws = make_workspace(ctx.dir(NAME) / "ws", n, bundle=ctx.bundle)
+    rows = []
+    for c in (1, 8):
+        commands = {"floor": lambda c=c: floor(ctx, ws, c)}
+        if ctx.rook:
+            commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
+        m = interleaved(commands, ctx.reps(3), warmup=True)
+        fl = m["floor"]
+        rows.append(Row(NAME, f"floor, {n} sh hooks, c={c}", fl.seconds, "s",
+                        status="ERROR" if fl.problem else "INFO", note=fl.problem or ""))
+        measure = f"rook run / floor, c={c}"
+        if not ctx.rook:
+            rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:.2f}"))
+            continue
+        rk = m["rook"]
+        rows.append(Row(NAME, f"rook run, {n} sh hooks, c={c}", rk.seconds, "s"))
+        rows.append(judged(NAME, measure, rk.seconds / fl.seconds, "x", LIMIT,
+                           problem=rk.problem or fl.problem))
+    return rows

@@ -1,0 +1,384 @@
+"""Built-in deterministic criteria, registered like any organisation's own."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+from marshmallow import ValidationError
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType, EvidenceView
+from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
+
+NOT_OBSERVED_CALLS = (
+    "the agent's evidence shows no call log (calls were not observed), so this cannot be verified"
+)
+NOT_OBSERVED_USAGE = "the agent's evidence has no token usage, so this cannot be verified"
+
+
+def _short(text: str | None, limit: int = 120) -> str:
+    text = text or ""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _string(value: Any, what: str = "a string") -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValidationError(f"must be {what}")
+    return str(value)
+
+
+def _regex(value: Any, flags: int = 0) -> re.Pattern[str]:
+    pattern = _string(value, "a regular expression")
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise ValidationError(f"not a valid regular expression: {exc}") from None
+
+
+def _no_output(view: EvidenceView) -> Verdict | None:
+    if view.output is None:
+        return Verdict(UNVERIFIABLE, "no output was recorded")
+    return None
+
+
+class Contains(CriterionType):
+    name = "contains"
+    description = "the answer contains the text (case-insensitive)"
+
+    def parse(self, value: Any) -> str:
+        return _string(value)
+
+    def evaluate(self, config: str, view: EvidenceView) -> Verdict:
+        if (v := _no_output(view)) is not None:
+            return v
+        found = config.casefold() in (view.output or "").casefold()
+        return Verdict(
+            PASSED if found else FAILED,
+            f"{'found' if found else 'did not find'} {config!r} in {_short(view.output)}",
+        )
+
+
+class NotContains(Contains):
+    name = "not_contains"
+    description = "the answer does not contain the text (case-insensitive)"
+
+    def evaluate(self, config: str, view: EvidenceView) -> Verdict:
+        v = super().evaluate(config, view)
+        if v.status == UNVERIFIABLE:
+            return v
+        return Verdict(FAILED if v.status == PASSED else PASSED, v.reason)
+
+
+class Matches(CriterionType):
+    name = "matches"
+    description = "the answer matches the regular expression (re.search)"
+
+    def parse(self, value: Any) -> re.Pattern[str]:
+        return _regex(value)
+
+    def evaluate(self, config: re.Pattern[str], view: EvidenceView) -> Verdict:
+        if (v := _no_output(view)) is not None:
+            return v
+        m = config.search(view.output or "")
+        if m:
+            return Verdict(PASSED, f"/{config.pattern}/ matched {m.group(0)!r}")
+        return Verdict(FAILED, f"/{config.pattern}/ did not match {_short(view.output)}")
+
+
+class Equals(CriterionType):
+    name = "equals"
+    description = "the answer equals the text (surrounding whitespace ignored)"
+
+    def parse(self, value: Any) -> str:
+        return _string(value)
+
+    def evaluate(self, config: str, view: EvidenceView) -> Verdict:
+        if (v := _no_output(view)) is not None:
+            return v
+        ok = (view.output or "").strip() == config.strip()
+        return Verdict(
+            PASSED if ok else FAILED,
+            f"output {'equals' if ok else 'is ' + _short(view.output) + ', not'} {config!r}",
+        )
+
+
+class Json(CriterionType):
+    name = "json"
+    description = "the answer parsed as JSON; a JMESPath `path` equals / contains / exists"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict) or "path" not in value:
+            raise ValidationError("must be a mapping with path and one of equals, contains, exists")
+        unknown = set(value) - {"path", "equals", "contains", "exists"}
+        if unknown:
+            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        checks = [k for k in ("equals", "contains", "exists") if k in value]
+        if len(checks) > 1:
+            raise ValidationError("give at most one of equals, contains, exists")
+        try:
+            compiled = jmespath.compile(_string(value["path"], "a JMESPath expression"))
+        except JMESPathError as exc:
+            raise ValidationError({"path": [f"not a valid JMESPath expression: {exc}"]}) from None
+        return {**value, "compiled": compiled, "check": checks[0] if checks else "exists"}
+
+    def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        if (v := _no_output(view)) is not None:
+            return v
+        try:
+            doc = json.loads(view.output or "")
+        except ValueError:
+            return Verdict(FAILED, f"output is not JSON: {_short(view.output)}")
+        found = config["compiled"].search(doc)
+        path, check = config["path"], config["check"]
+        if check == "exists":
+            want = config.get("exists", True)
+            ok = (found is not None) == bool(want)
+            return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}")
+        if check == "equals":
+            ok = found == config["equals"]
+            return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}, expected {config['equals']!r}")
+        needle = config["contains"]
+        ok = needle in found if isinstance(found, list) else (
+            isinstance(found, str) and str(needle).casefold() in found.casefold()
+        )
+        return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}; contains {needle!r}: {ok}")
+
+
+def args_match(expected: Any, actual: Any) -> bool:
+    """Subset match: every expected key present with a matching value."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and args_match(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(expected) == len(actual)
+            and all(args_match(e, a) for e, a in zip(expected, actual))
+        )
+    if expected == actual:
+        return True
+    scalar = (str, int, float)
+    return (
+        isinstance(expected, scalar)
+        and isinstance(actual, scalar)
+        and not isinstance(expected, bool)
+        and not isinstance(actual, bool)
+        and str(expected) == str(actual)
+    )
+
+
+def _call_spec(value: Any) -> dict[str, Any]:
+    if isinstance(value, str) and value:
+        return {"name": value, "arguments": None}
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        unknown = set(value) - {"name", "arguments"}
+        if unknown:
+            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        args = value.get("arguments")
+        if args is not None and not isinstance(args, dict):
+            raise ValidationError({"arguments": ["must be a mapping (matched as a subset)"]})
+        return {"name": value["name"], "arguments": args}
+    raise ValidationError("must be a tool name or {name, arguments}")
+
+
+def _describe(spec: dict[str, Any]) -> str:
+    return spec["name"] + (f" with {json.dumps(spec['arguments'])}" if spec["arguments"] else "")
+
+
+def _matching(spec: dict[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        c
+        for c in calls
+        if c.get("name") == spec["name"]
+        and (spec["arguments"] is None or args_match(spec["arguments"], c.get("arguments")))
+    ]
+
+
+class _CallCriterion(CriterionType):
+    needs = frozenset({"calls"})
+    per_turn = False
+
+
+class Called(_CallCriterion):
+    name = "called"
+    description = "a tool call with this name (and arguments, as a subset) was made"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        return _call_spec(value)
+
+    def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        if view.calls is None:
+            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+        hits = _matching(config, view.calls)
+        names = [c.get("name") for c in view.calls]
+        if hits:
+            return Verdict(PASSED, f"{_describe(config)} was called ({len(hits)}x)")
+        return Verdict(FAILED, f"{_describe(config)} was not called; calls: {names}")
+
+
+class NotCalled(Called):
+    name = "not_called"
+    description = "no tool call with this name (and arguments) was made"
+
+    def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        if view.calls is None:
+            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+        hits = _matching(config, view.calls)
+        if hits:
+            return Verdict(FAILED, f"{_describe(config)} was called ({len(hits)}x)")
+        return Verdict(PASSED, f"{_describe(config)} was not called ({len(view.calls)} calls observed)")
+
+
+class CallOrder(_CallCriterion):
+    name = "call_order"
+    description = "these tools were called in this order (other calls may come between)"
+
+    def parse(self, value: Any) -> list[str]:
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise ValidationError("must be a list of tool names")
+        return value
+
+    def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:
+        if view.calls is None:
+            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+        names = [c.get("name") for c in view.calls]
+        it = iter(names)
+        ok = all(any(n == want for n in it) for want in config)
+        return Verdict(PASSED if ok else FAILED, f"expected order {config}; calls were {names}")
+
+
+class MaxCalls(_CallCriterion):
+    name = "max_calls"
+    description = "at most N tool calls were made"
+
+    def parse(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValidationError("must be a whole number >= 0")
+        return value
+
+    def evaluate(self, config: int, view: EvidenceView) -> Verdict:
+        if view.calls is None:
+            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+        n = len(view.calls)
+        return Verdict(PASSED if n <= config else FAILED, f"{n} calls (max {config})")
+
+
+class MaxTokens(CriterionType):
+    name = "max_tokens"
+    needs = frozenset({"usage"})
+    per_turn = False
+    description = "token usage stays within {input, output, total} (a number means total)"
+
+    def parse(self, value: Any) -> dict[str, int]:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = {"total": value}
+        if not isinstance(value, dict) or not value:
+            raise ValidationError("must be a number (total) or a mapping of input, output, total")
+        out = {}
+        for k, v in value.items():
+            if k not in ("input", "output", "total"):
+                raise ValidationError({k: ["unknown field; use input, output, total"]})
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValidationError({k: ["must be a whole number >= 0"]})
+            out[k] = v
+        return out
+
+    def evaluate(self, config: dict[str, int], view: EvidenceView) -> Verdict:
+        usage = view.usage
+        if usage is None:
+            return Verdict(UNVERIFIABLE, NOT_OBSERVED_USAGE)
+        seen = {
+            "input": usage.get("input"),
+            "output": usage.get("output"),
+            "total": usage.get("total"),
+        }
+        if seen["total"] is None and seen["input"] is not None and seen["output"] is not None:
+            seen["total"] = seen["input"] + seen["output"]
+        parts, status = [], PASSED
+        for k, limit in config.items():
+            if seen[k] is None:
+                return Verdict(UNVERIFIABLE, f"usage has no {k} count")
+            parts.append(f"{k} {seen[k]:g}/{limit}")
+            if seen[k] > limit:
+                status = FAILED
+        return Verdict(status, "tokens " + ", ".join(parts))
+
+
+class MaxSeconds(CriterionType):
+    name = "max_seconds"
+    per_turn = False
+    description = "the execute turns took at most N seconds in all"
+
+    def parse(self, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValidationError("must be a number of seconds > 0")
+        return float(value)
+
+    def evaluate(self, config: float, view: EvidenceView) -> Verdict:
+        ok = view.seconds <= config
+        return Verdict(PASSED if ok else FAILED, f"{view.seconds:.3f} s (max {config:g} s)")
+
+
+class Claim(_CallCriterion):
+    name = "claim"
+    description = "when the answer says the action happened, the call log must show it"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict) or "says" not in value or "requires_call" not in value:
+            raise ValidationError("must be a mapping with says (a regular expression) and requires_call")
+        unknown = set(value) - {"says", "requires_call"}
+        if unknown:
+            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        try:
+            says = _regex(value["says"], re.IGNORECASE)
+        except ValidationError as exc:
+            raise ValidationError({"says": exc.messages}) from None
+        try:
+            call = _call_spec(value["requires_call"])
+        except ValidationError as exc:
+            raise ValidationError({"requires_call": exc.messages}) from None
+        return {"says": says, "call": call}
+
+    def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        claims = [t for t in view.turns if t.output and config["says"].search(t.output)]
+        if not claims:
+            return Verdict(PASSED, f"the answer makes no claim matching /{config['says'].pattern}/")
+        if view.calls is None:
+            return Verdict(
+                UNVERIFIABLE,
+                f"the answer claims it (turn {claims[0].turn}) but calls were not observed",
+            )
+        if _matching(config["call"], view.calls):
+            return Verdict(PASSED, f"claim backed by a call to {_describe(config['call'])}")
+        return Verdict(
+            FAILED,
+            f"turn {claims[0].turn} claims /{config['says'].pattern}/ but "
+            f"{_describe(config['call'])} was never called",
+        )
+
+
+BUILTINS = [
+    Contains,
+    NotContains,
+    Matches,
+    Equals,
+    Json,
+    Called,
+    NotCalled,
+    CallOrder,
+    MaxCalls,
+    MaxTokens,
+    MaxSeconds,
+    Claim,
+]
+
+
+@hookimpl
+def rook_register_criteria(register: Any) -> None:
+    for cls in BUILTINS:
+        register(cls())

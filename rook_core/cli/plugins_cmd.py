@@ -1,0 +1,48 @@
+"""``rook plugins``: what is loaded, from which distribution, with which hooks."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def plugins_command(as_json: bool) -> None:
+    """List loaded plugins (name, distribution, version, hooks) and what they register.
+
+    \b
+    Example:
+      rook plugins
+      ROOK_DISABLE_PLUGINS=http rook plugins
+    """
+    from tabulate import tabulate
+
+    from ..plugins import build_plugin_manager
+
+    rook = build_plugin_manager()
+    registries = {
+        "transports": rook.transports,
+        "criteria": rook.criteria,
+        "judges": rook.judges,
+        "reporters": rook.reporters,
+        "authors": rook.authors,
+        "executors": rook.executors,
+    }
+    if as_json:
+        doc = {
+            "plugins": [vars(i) for i in rook.infos],
+            "failed": [vars(f) for f in rook.failures],
+            **{k: r.names() for k, r in registries.items()},
+        }
+        click.echo(json.dumps(doc, indent=2))
+        return
+    rows = [[i.name, i.distribution, i.version, "\n".join(i.hooks)] for i in rook.infos]
+    click.echo(tabulate(rows, headers=["plugin", "distribution", "version", "hooks"], tablefmt="simple"))
+    click.echo("")
+    for kind, registry in registries.items():
+        names = registry.names()
+        click.echo(f"{kind}: {', '.join(names) if names else '-'}")
+    for f in rook.failures:
+        click.echo(f"failed to load {f.name} ({f.distribution}): {f.error}", err=True)

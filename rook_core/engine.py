@@ -1,0 +1,455 @@
+"""The lifecycle engine: prepare once, then per scenario run
+open → execute × turns → close → collect → judge.
+
+The engine owns the order and the evidence; transports (through the phase
+hooks) reach the agent; an executor plugin decides where and how many
+scenario runs are in flight; the store records each one atomically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from . import process
+from .errors import ConfigError, MissingEnvError, PluginError, RookError
+from .hookio import OutputError, collected_evidence, turn_evidence
+from .judging import evaluate_criterion, runnability, scenario_status
+from .models import (
+    ERROR,
+    NOT_RUNNABLE,
+    PHASES,
+    STOPPED,
+    HookCall,
+    HookResult,
+    Profile,
+    RunContext,
+    Scenario,
+    ScenarioRun,
+    TurnEvidence,
+)
+from .plugins import Rook
+from .redact import Redactor
+from .store import RunDir
+from .transports import dispatch
+from .workspace import Agent
+
+SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
+
+
+def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+    env = os.environ if environ is None else environ
+    missing = [e for e in profile.env if not env.get(e.variable)]
+    if missing:
+        lines = "\n".join(f"  {e.variable}: {e.purpose}" for e in missing)
+        raise MissingEnvError(
+            f"profile {profile.id!r} ({profile.path}) needs these environment variables, "
+            f"which are not set:\n{lines}"
+        )
+
+
+def base_environment(profile: Profile) -> dict[str, str]:
+    """What every hook inherits: Rook's environment without any ``ROOK_*`` name,
+    plus the profile's ``hook_env``. Phase variables are added per call."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env.update(profile.hook_env)
+    return env
+
+
+class Engine:
+    def __init__(
+        self,
+        rook: Rook,
+        agent: Agent,
+        profile: Profile,
+        run: RunDir,
+        phases: list[str],
+        redactor: Redactor,
+        observed_before: dict[str, bool] | None = None,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.rook = rook
+        self.agent = agent
+        self.profile = profile
+        self.run_dir = run
+        self.phases = phases
+        self.redactor = redactor
+        self.observed_before = dict(observed_before or {})
+        self.observed: dict[str, bool] = {}
+        self.on_progress = on_progress
+        self.base_env = base_environment(profile)
+        self.ctx = RunContext(
+            id=run.id,
+            dir=run.path,
+            workspace=agent.workspace,
+            project=agent.project,
+            agent=agent.name,
+            agent_dir=agent.dir,
+            profile=profile,
+            state_dir=run.state / "run",
+        )
+        self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
+        self.prepare_failed: str | None = None
+
+    # -- environment -----------------------------------------------------
+
+    def env_for(
+        self,
+        phase: str,
+        state_dir: Any,
+        sr: ScenarioRun | None = None,
+        session: str | None = None,
+        turn: int | None = None,
+        conversation: str | None = None,
+    ) -> dict[str, str]:
+        env = dict(self.base_env)
+        env["ROOK_HOOK"] = phase
+        env["ROOK_WORKSPACE"] = str(self.agent.workspace)
+        env["ROOK_PROJECT"] = self.agent.project
+        env["ROOK_AGENT"] = self.agent.name
+        env["ROOK_STATE_DIR"] = str(state_dir)
+        env["ROOK_RUN_STATE_DIR"] = str(self.ctx.state_dir)
+        env["ROOK_RUN_ID"] = self.ctx.id
+        if sr is not None and phase != "prepare":
+            env["ROOK_SCENARIO_ID"] = sr.scenario.id
+            env["ROOK_SESSION"] = session or ""
+        if phase == "execute" and turn is not None:
+            env["ROOK_TURN"] = str(turn)
+        if phase in ("execute", "close", "collect") and conversation:
+            env["ROOK_CONVERSATION"] = conversation
+        return env
+
+    # -- transports --------------------------------------------------------
+
+    async def start_transports(self) -> None:
+        for key in {e.transport for e in self.profile.hooks.values()}:
+            spec = self.rook.transports.get(key)
+            if spec is not None and spec.start is not None:
+                self.ctx.resources[key] = await spec.start(self.ctx)
+
+    async def stop_transports(self) -> None:
+        for key, resource in list(self.ctx.resources.items()):
+            spec = self.rook.transports.get(key)
+            if spec is not None and spec.stop is not None:
+                try:
+                    await spec.stop(resource)
+                except Exception:  # closing must never lose the run's results
+                    pass
+        self.ctx.resources.clear()
+
+    async def call_hook(self, call: HookCall) -> HookResult:
+        entry = call.entry
+        try:
+            result = await dispatch(self.rook.hook, call)
+        except PluginError:
+            raise
+        except asyncio.CancelledError:
+            raise
+        except RookError as exc:
+            now = time.time()
+            result = HookResult(call.phase, "failed", 0.0, now, now, diagnosis=str(exc), turn=call.turn,
+                                transport=entry.transport)
+        except Exception as exc:  # a transport plugin's bug fails this hook, not the run
+            now = time.time()
+            result = HookResult(
+                call.phase,
+                "failed",
+                0.0,
+                now,
+                now,
+                diagnosis=f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}",
+                turn=call.turn,
+                transport=entry.transport,
+            )
+        return result
+
+    async def _delay(self, entry: Any, last_end: float | None) -> None:
+        if entry.delay_seconds and last_end is not None:
+            wait = last_end + entry.delay_seconds - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+
+    def _record_hook(self, record: dict[str, Any] | None, result: HookResult) -> dict[str, Any]:
+        data = self.redactor.data(result.to_dict())
+        if record is not None:
+            record["hooks"].append(data)
+            record["last_phase_end"] = result.ended
+        self.rook.hook.rook_evidence_recorded(run=self.ctx, record=record, result=result)
+        return data
+
+    # -- prepare -----------------------------------------------------------
+
+    async def prepare(self, manifest: dict[str, Any]) -> None:
+        entry = self.profile.hooks.get("prepare")
+        if "prepare" not in self.phases or manifest.get("prepare", {}).get("status") == "ok":
+            return
+        if entry is None:
+            manifest["prepare"] = {"status": "ok", "note": "no prepare hook"}
+            return
+        call = HookCall(
+            phase="prepare",
+            entry=entry,
+            run=self.ctx,
+            env=self.env_for("prepare", self.ctx.state_dir),
+            timeout=entry.timeout,
+            limits=self.profile.limits,
+            state_dir=self.ctx.state_dir,
+        )
+        result = await self.call_hook(call)
+        data = self._record_hook(None, result)
+        self.run_dir.write_json("prepare.json", data)
+        manifest["prepare"] = {"status": result.status, "diagnosis": data.get("diagnosis")}
+        if not result.ok:
+            self.prepare_failed = f"prepare failed: {data.get('diagnosis')}"
+
+    # -- one scenario run ----------------------------------------------------
+
+    def new_record(self, sr: ScenarioRun) -> dict[str, Any]:
+        s = sr.scenario
+        return {
+            "key": sr.key,
+            "scenario": {
+                "id": s.id,
+                "name": s.name,
+                "tags": s.tags,
+                "turns": s.turns,
+                "criteria": [c.raw for c in s.criteria],
+                "content_hash": s.content_hash,
+                "file": str(s.path) if s.path else None,
+                **({"extra": s.extra} if s.extra else {}),
+            },
+            "repeat_index": sr.repeat_index,
+            "repeat_count": sr.repeat_count,
+            "session": f"{self.ctx.id}-{sr.key}-{uuid.uuid4().hex[:8]}",
+            "conversation": None,
+            "phases_done": [],
+            "hooks": [],
+            "turns": [],
+            "collected": None,
+            "status": None,
+            "reason": "",
+            "criteria": [],
+            "observed": {},
+            "started": None,
+            "ended": None,
+            "last_phase_end": None,
+        }
+
+    async def run_scenario(self, sr: ScenarioRun) -> dict[str, Any]:
+        """Run what is missing of one scenario run and record it; returns the record."""
+        record = self.run_dir.load_scenario(sr.key) or self.new_record(sr)
+        if record.get("final"):
+            return record  # finished in an earlier invocation: never repeated
+        todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
+        if not todo:
+            return record
+        first = SCENARIO_PHASES.index(todo[0])
+        missing_before = [p for p in SCENARIO_PHASES[:first] if p not in record["phases_done"]]
+        if missing_before:
+            record["reason"] = (
+                f"phases {','.join(missing_before)} have not run for this scenario; "
+                "run them first (or resume without --phases)"
+            )
+            return record
+        record["started"] = record["started"] or time.time()
+        try:
+            await self._run_phases(sr, record, todo)
+        except asyncio.CancelledError:
+            record["reason"] = "interrupted"
+            raise
+        finally:
+            record["ended"] = time.time()
+            self.run_dir.save_scenario(sr.key, record)
+            for cap, seen in record.get("observed", {}).items():
+                if seen:
+                    self.observed[cap] = True
+            if self.on_progress is not None:
+                self.on_progress(record)
+        return record
+
+    def _finish(self, record: dict[str, Any], status: str, reason: str) -> None:
+        record["status"] = status
+        record["reason"] = self.redactor.text(reason)
+        record["final"] = True
+        record["phases_done"] = list(SCENARIO_PHASES)
+
+    async def _run_phases(self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]) -> None:
+        scenario = sr.scenario
+        state_dir = self.run_dir.state_dir(sr.key)
+
+        if self.prepare_failed and ("open" in todo or "execute" in todo):
+            self._finish(record, ERROR, self.prepare_failed)
+            return
+        if "open" in todo or "execute" in todo:
+            why = runnability(
+                scenario,
+                self.rook.criteria,
+                self.profile.capabilities,
+                {**self.observed_before, **self.observed},
+            )
+            if why:
+                self._finish(record, NOT_RUNNABLE, why)
+                return
+
+        def call_for(phase: str, turn: int | None = None, stdin: str | None = None) -> HookCall:
+            entry = self.profile.hooks[phase]
+            return HookCall(
+                phase=phase,
+                entry=entry,
+                run=self.ctx,
+                env=self.env_for(
+                    phase, state_dir, sr, record["session"], turn, record["conversation"]
+                ),
+                timeout=entry.timeout,
+                limits=self.profile.limits,
+                scenario_run=sr,
+                turn=turn,
+                stdin=stdin,
+                conversation=record["conversation"],
+                session=record["session"],
+                state_dir=state_dir,
+                turns_total=len(scenario.turns),
+            )
+
+        failure: str | None = None
+        stopped: str | None = None
+
+        if "open" in todo:
+            entry = self.profile.hooks.get("open")
+            if entry is not None:
+                await self._delay(entry, record["last_phase_end"])
+                result = await self.call_hook(call_for("open"))
+                self._record_hook(record, result)
+                if not result.ok:
+                    failure = f"open failed: {result.diagnosis}"
+                elif result.data and result.data.get("conversation") not in (None, ""):
+                    record["conversation"] = str(result.data["conversation"])
+                    record["observed"]["multi_turn"] = True
+            record["phases_done"].append("open")
+
+        if "execute" in todo and failure is None:
+            entry = self.profile.hooks["execute"]
+            for n, text in enumerate(scenario.turns, start=1):
+                await self._delay(entry, record["last_phase_end"])
+                result = await self.call_hook(call_for("execute", turn=n, stdin=text))
+                if result.ok:
+                    try:
+                        ev = turn_evidence(n, text, result.data or {}, result.seconds)
+                    except OutputError as exc:
+                        result.status = "failed"
+                        result.diagnosis = str(exc)
+                self._record_hook(record, result)
+                if not result.ok:
+                    failure = f"execute turn {n} failed: {result.diagnosis}"
+                    break
+                if ev.conversation:
+                    record["conversation"] = ev.conversation
+                    record["observed"]["multi_turn"] = True
+                if ev.calls is not None:
+                    record["observed"]["calls"] = True
+                if ev.usage is not None:
+                    record["observed"]["usage"] = True
+                record["turns"].append(self.redactor.data(asdict(ev)))
+                if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
+                    stopped = (
+                        "the first turn returned no conversation handle, so later turns cannot "
+                        "continue the same conversation (treating independent calls as one "
+                        "conversation would mislead); scenario stopped"
+                    )
+                    break
+            record["phases_done"].append("execute")
+
+        if "close" in todo:
+            entry = self.profile.hooks.get("close")
+            if entry is not None:
+                await self._delay(entry, record["last_phase_end"])
+                result = await self.call_hook(call_for("close"))
+                self._record_hook(record, result)
+                if not result.ok:
+                    record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
+            record["phases_done"].append("close")
+
+        if failure is not None:
+            self._finish(record, ERROR, failure)
+            return
+        if stopped is not None:
+            self._finish(record, STOPPED, stopped)
+            return
+
+        if "collect" in todo:
+            entry = self.profile.hooks.get("collect")
+            if entry is not None:
+                await self._delay(entry, record["last_phase_end"])
+                result = await self.call_hook(call_for("collect"))
+                collected = None
+                if result.ok:
+                    try:
+                        collected = collected_evidence(result.data or {})
+                    except OutputError as exc:
+                        result.status = "failed"
+                        result.diagnosis = str(exc)
+                self._record_hook(record, result)
+                if not result.ok:
+                    self._finish(record, ERROR, f"collect failed: {result.diagnosis}")
+                    return
+                record["collected"] = self.redactor.data(collected)
+                if collected and collected.get("calls") is not None:
+                    record["observed"]["calls"] = True
+                if collected and collected.get("usage") is not None:
+                    record["observed"]["usage"] = True
+            record["phases_done"].append("collect")
+
+        if "judge" in todo:
+            await self.judge(scenario, record)
+            record["phases_done"].append("judge")
+            record["final"] = True
+
+    async def judge(self, scenario: Scenario, record: dict[str, Any]) -> None:
+        turns = [TurnEvidence(**t) for t in record["turns"]]
+        verdicts = []
+        record["criteria"] = []
+        for criterion in scenario.criteria:
+            ctype = self.rook.criteria.get(criterion.type)
+            v = await evaluate_criterion(
+                criterion, ctype, scenario, turns, record.get("collected"), record
+            )
+            verdicts.append(v)
+            record["criteria"].append(
+                {
+                    "index": criterion.index,
+                    "type": criterion.type,
+                    "turn": criterion.turn,
+                    "status": v.status,
+                    "reason": self.redactor.text(v.reason),
+                }
+            )
+        status, reason = scenario_status(verdicts)
+        record["status"] = status
+        record["reason"] = self.redactor.text(reason)
+
+
+def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun]:
+    runs = []
+    for s in scenarios:
+        n = repeat or s.repeat
+        runs.extend(ScenarioRun(s, i, n) for i in range(1, n + 1))
+    return runs
+
+
+def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
+    """Let each transport check its entries before anything runs."""
+    for phase, entry in profile.hooks.items():
+        spec = rook.transports.get(entry.transport)
+        if spec is not None and spec.resolve is not None:
+            try:
+                entry.config = spec.resolve(entry.config, agent)
+            except ConfigError as exc:
+                raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
+
+
+__all__ = ["Engine", "PHASES", "check_env", "plan_runs", "resolve_entries", "process"]

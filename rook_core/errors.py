@@ -1,0 +1,71 @@
+"""The small family of errors Rook's domain code raises.
+
+One boundary in the CLI turns them into clean messages and exit codes:
+:class:`ConfigError` and its subclasses mean "a user's mistake, nothing was
+run" (exit 2); any other :class:`RookError` is a run-time failure (exit 1).
+"""
+
+from __future__ import annotations
+
+
+class RookError(Exception):
+    """Base of every error Rook raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(RookError):
+    """A wrong profile, scenario, flag, variable or workspace: exit 2, nothing run."""
+
+    exit_code = 2
+
+
+class WorkspaceError(ConfigError):
+    """The workspace, project or agent cannot be found or chosen."""
+
+
+class ProfileError(ConfigError):
+    """A profile file is missing or invalid."""
+
+
+class ScenarioError(ConfigError):
+    """A scenario file is missing or invalid."""
+
+
+class PluginError(ConfigError):
+    """A plugin is missing, misspelt or registers a duplicate name."""
+
+
+class MissingEnvError(ConfigError):
+    """Variables a profile requires are not set."""
+
+
+class RunStoreError(RookError):
+    """The run record cannot be read or written."""
+
+
+class HookFailed(RookError):
+    """A hook failed; the message is its diagnosis."""
+
+
+def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
+    """Flatten marshmallow's nested error dict into ``a.b.c: message`` lines."""
+    lines: list[str] = []
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            key_s = str(key)
+            if key_s == "_schema":
+                path = prefix
+            else:
+                path = f"{prefix}.{key_s}" if prefix else key_s
+            lines.extend(format_validation_messages(value, path))
+    elif isinstance(messages, (list, tuple)):
+        if all(isinstance(m, str) for m in messages):
+            for m in messages:
+                lines.append(f"{prefix}: {m}" if prefix else m)
+        else:
+            for m in messages:
+                lines.extend(format_validation_messages(m, prefix))
+    else:
+        lines.append(f"{prefix}: {messages}" if prefix else str(messages))
+    return lines

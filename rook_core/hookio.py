@@ -1,0 +1,188 @@
+"""The hook contract's output side: one JSON object, normalised to evidence."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .models import TurnEvidence
+
+SHOW_CHARS = 400
+KNOWN_FIELDS = ("output", "agent_reply", "conversation", "usage", "calls")
+
+
+class OutputError(ValueError):
+    """The hook's output breaks the contract; the message is the diagnosis."""
+
+
+def preview(text: str, limit: int = SHOW_CHARS) -> str:
+    text = text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+    return repr(text)
+
+
+def decode(data: bytes) -> str:
+    """Hook output as text; bytes that are not UTF-8 become U+FFFD, never a crash."""
+    return data.decode("utf-8", errors="replace")
+
+
+def parse_object(stdout: str, required: bool) -> dict[str, Any] | None:
+    """Parse stdout as exactly one JSON object.
+
+    ``required`` (execute, collect): anything else is an :class:`OutputError`.
+    Otherwise (prepare, open, close) empty or non-JSON output is ignored.
+    """
+    text = stdout.strip()
+    if not text:
+        if required:
+            raise OutputError("the hook printed nothing on stdout; expected one JSON object")
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        if not required:
+            return None
+        raise OutputError(
+            f"stdout is not one JSON object ({exc}); received {preview(text)}"
+        ) from None
+    if not isinstance(value, dict):
+        if not required:
+            return None
+        raise OutputError(
+            f"stdout must be one JSON object, got {type(value).__name__}; received {preview(text)}"
+        )
+    return value
+
+
+def _check_usage(usage: Any) -> dict[str, Any]:
+    if not isinstance(usage, dict):
+        raise OutputError(f"usage must be an object like {{\"input\": 12, \"output\": 3}}, got {usage!r}"[:300])
+    for k, v in usage.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise OutputError(f"usage.{k} must be a number, got {v!r}"[:300])
+    return usage
+
+
+def _check_calls(calls: Any) -> list[dict[str, Any]]:
+    if not isinstance(calls, list):
+        raise OutputError(f"calls must be a list of {{name, arguments}} objects, got {type(calls).__name__}")
+    out = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise OutputError(f"calls[{i}] must be an object with a string name, got {call!r}"[:300])
+        args = call.get("arguments", {})
+        if isinstance(args, str):  # OpenAI-style arguments arrive as a JSON string
+            try:
+                args = json.loads(args)
+            except ValueError:
+                pass
+        out.append({**call, "arguments": args if args is not None else {}})
+    return out
+
+
+def to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:
+    """Normalise an execute result: ``output`` (or ``agent_reply``) is required."""
+    if "output" in data and data["output"] is not None:
+        output = to_text(data["output"])
+    elif "agent_reply" in data and data["agent_reply"] is not None:
+        output = to_text(data["agent_reply"])
+    else:
+        raise OutputError(
+            f"the JSON object has no output field (keys: {', '.join(sorted(data)) or 'none'})"
+        )
+    conversation = data.get("conversation")
+    usage = _check_usage(data["usage"]) if data.get("usage") is not None else None
+    calls = _check_calls(data["calls"]) if "calls" in data and data["calls"] is not None else None
+    extra = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+    return TurnEvidence(
+        turn=turn,
+        input=text,
+        output=output,
+        conversation=str(conversation) if conversation not in (None, "") else None,
+        usage=usage,
+        calls=calls,
+        evidence=extra,
+        seconds=round(seconds, 6),
+    )
+
+
+def collected_evidence(data: dict[str, Any]) -> dict[str, Any]:
+    """Normalise a collect result: usage and calls read, everything else evidence."""
+    out: dict[str, Any] = {"evidence": {k: v for k, v in data.items() if k not in ("usage", "calls")}}
+    if data.get("usage") is not None:
+        out["usage"] = _check_usage(data["usage"])
+    if data.get("calls") is not None:
+        out["calls"] = _check_calls(data["calls"])
+    return out
+
+
+RECORD_CHARS = 64 * 1024
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _clip(text: str) -> str:
+    if len(text) <= RECORD_CHARS:
+        return text
+    return text[:RECORD_CHARS] + f"\n... [{len(text) - RECORD_CHARS} more chars not recorded]"
+
+
+def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
+    """Turn a finished process into the phase's :class:`HookResult` with a diagnosis."""
+    from .models import HookResult
+
+    stdout = decode(proc.stdout)
+    stderr = decode(proc.stderr)
+    result = HookResult(
+        phase=call.phase,
+        status="ok",
+        seconds=round(proc.seconds, 6),
+        started=proc.started,
+        ended=proc.ended,
+        exit_code=proc.returncode,
+        stdout=_clip(stdout),
+        stderr=_clip(stderr),
+        turn=call.turn,
+        transport=call.entry.transport,
+    )
+    if proc.notes:
+        result.details["process"] = list(proc.notes)
+    if proc.spawn_error:
+        result.status = "failed"
+        result.diagnosis = f"could not start the hook: {proc.spawn_error}"
+    elif proc.timed_out:
+        result.status = "timeout"
+        result.diagnosis = (
+            f"timed out after {call.timeout:g} s; its process group was killed"
+            + (f"; stderr: {_tail(stderr)}" if stderr.strip() else "")
+        )
+    elif proc.overflow:
+        cap = call.limits.stdout_bytes if proc.overflow == "stdout" else call.limits.stderr_bytes
+        result.status = "failed"
+        result.diagnosis = (
+            f"{proc.overflow} exceeded the {cap}-byte cap; the hook was killed "
+            "(raise limits in the profile if this much output is expected)"
+        )
+    elif proc.returncode != 0:
+        result.status = "failed"
+        how = (
+            f"killed by signal {-proc.returncode}"
+            if proc.returncode is not None and proc.returncode < 0
+            else f"exited with code {proc.returncode}"
+        )
+        result.diagnosis = f"{how}: {_tail(stderr)}" if stderr.strip() else f"{how} (stderr was empty)"
+    else:
+        try:
+            result.data = parse_object(stdout, required_json)
+        except OutputError as exc:
+            result.status = "failed"
+            result.diagnosis = str(exc)
+    return result

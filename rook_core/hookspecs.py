@@ -1,0 +1,229 @@
+"""The contract between Rook's core and every plugin, built-in or third-party.
+
+Every hook is ``rook_``-prefixed and called with keyword arguments only.
+Plugins implement a subset with :data:`hookimpl`; pluggy lets an
+implementation accept fewer arguments than the spec offers, so specs gain
+arguments over time and never lose them.
+
+Result modes are chosen on purpose:
+
+* ``firstresult`` where exactly one plugin answers (the transport that owns a
+  hook entry's key runs that phase);
+* list-collecting where everyone contributes (observers of evidence);
+* a ``register`` callback for registries, so the core rejects duplicate names
+  with a clear error.
+
+Phase hooks return an *awaitable* resolving to a
+:class:`rook_core.models.HookResult` (the engine is asyncio based), or
+``None`` when the call is not theirs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+PROJECT = "rook"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+# ---------------------------------------------------------------------------
+# transport: how a phase reaches the agent
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def rook_register_transports(register: Any) -> None:
+    """Register the hook-entry keys this plugin can run.
+
+    Called once when the plugin manager is built.
+
+    :param register: ``register(spec)`` where ``spec`` is a
+        :class:`rook_core.transports.TransportSpec`: the key a profile's hook
+        entry uses (``script``, ``http``, ``ruhroh`` ...), a function that
+        validates and normalises the entry's value (raising
+        ``marshmallow.ValidationError`` with a message naming the field), and
+        optional per-run ``start``/``stop`` callables for shared resources such
+        as one HTTP client per run. Registering a key twice is an error naming
+        both plugins.
+    :returns: nothing.
+    """
+
+
+@hookspec(firstresult=True)
+def rook_transport_execute(call: Any) -> Any:
+    """Run the ``execute`` phase: send one turn's text and return the answer.
+
+    Called once per turn of every scenario. Stops at the first non-None result.
+
+    :param call: a :class:`rook_core.models.HookCall`; ``call.entry.transport``
+        names the key of the profile's hook entry (answer only for your own
+        key), ``call.stdin`` holds the turn's text byte for byte,
+        ``call.turn`` its one-based number, ``call.conversation`` the handle
+        returned by open or the previous turn, ``call.env`` the environment
+        Rook built for this phase.
+    :returns: an awaitable of :class:`rook_core.models.HookResult` whose
+        ``data`` is the JSON object the agent answered (``output`` required,
+        ``conversation``, ``usage``, ``calls`` and any other field kept as
+        evidence), or ``None`` when the entry is not yours.
+    """
+
+
+# ---------------------------------------------------------------------------
+# auth: once per run, before any scenario
+# ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def rook_auth_prepare(call: Any) -> Any:
+    """Run the ``prepare`` phase: sign in, mint a token, warm a cache.
+
+    Called once per run before any scenario starts (and not again when a run
+    is resumed after a successful prepare). Stops at the first non-None result.
+
+    :param call: a :class:`rook_core.models.HookCall` with no scenario;
+        ``call.run.saved`` is where values for later phases may be put.
+    :returns: an awaitable of :class:`rook_core.models.HookResult`, or
+        ``None`` when the entry is not yours.
+    """
+
+
+# ---------------------------------------------------------------------------
+# session: around each scenario
+# ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def rook_session_open(call: Any) -> Any:
+    """Run the ``open`` phase: create a session or reset fixtures.
+
+    Called before each scenario run. A ``conversation`` in the result's
+    ``data`` becomes the conversation handle for the first turn. Stops at the
+    first non-None result.
+
+    :param call: a :class:`rook_core.models.HookCall` for the scenario run.
+    :returns: an awaitable of :class:`rook_core.models.HookResult`, or
+        ``None`` when the entry is not yours.
+    """
+
+
+@hookspec(firstresult=True)
+def rook_session_close(call: Any) -> Any:
+    """Run the ``close`` phase: end the session or release resources.
+
+    Called after the last turn of each scenario run (also after a stopped or
+    failed one, so resources are released). Stops at the first non-None
+    result.
+
+    :param call: a :class:`rook_core.models.HookCall`; ``call.conversation``
+        holds the last known handle.
+    :returns: an awaitable of :class:`rook_core.models.HookResult`, or
+        ``None`` when the entry is not yours.
+    """
+
+
+# ---------------------------------------------------------------------------
+# evidence: collection after the session, and observers of what was recorded
+# ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def rook_evidence_collect(call: Any) -> Any:
+    """Run the ``collect`` phase: fetch traces, logs, usage, calls, artifacts.
+
+    Called after close, possibly in a later ``rook run --run ID`` process.
+    Stops at the first non-None result.
+
+    :param call: a :class:`rook_core.models.HookCall`.
+    :returns: an awaitable of :class:`rook_core.models.HookResult` whose
+        ``data`` is a JSON object (``usage`` and ``calls`` are read, every
+        other field kept as evidence), or ``None`` when the entry is not
+        yours.
+    """
+
+
+@hookspec
+def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
+    """Observe a hook result the moment it is part of a scenario's evidence.
+
+    Called for every hook result of every phase, in the order they happen,
+    after redaction. Every implementation is called; return values are
+    ignored. Observers must not block (they run on the event loop).
+
+    :param run: the :class:`rook_core.models.RunContext`.
+    :param record: the scenario-run record (a dict, as stored) or ``None``
+        for prepare.
+    :param result: the :class:`rook_core.models.HookResult`.
+    """
+
+
+# ---------------------------------------------------------------------------
+# judging: criterion types and whole judges
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def rook_register_criteria(register: Any) -> None:
+    """Register criterion types usable in a scenario's ``criteria`` list.
+
+    Called once when the plugin manager is built.
+
+    :param register: ``register(criterion_type)`` where ``criterion_type`` is a
+        :class:`rook_core.judging.CriterionType`: its ``name`` (the key in
+        the scenario file), the capabilities it ``needs``, its default turn
+        ``scope`` and ``parse``/``evaluate`` methods. A duplicate name is an
+        error naming both plugins.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def rook_register_judges(register: Any) -> None:
+    """Register whole judges, used by ``judge: {name: ..., ...}`` criteria.
+
+    Called once when the plugin manager is built.
+
+    :param register: ``register(name, judge)`` where ``judge`` is a callable
+        ``judge(config, evidence) -> Verdict`` (or an awaitable of one).
+    :returns: nothing.
+    """
+
+
+# ---------------------------------------------------------------------------
+# registries: reporters, authors, executors, commands
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def rook_register_reporters(register: Any) -> None:
+    """Register report formats for ``--report FORMAT:PATH``.
+
+    :param register: ``register(name, write)`` where ``write(report, path)``
+        writes the JSON report document (a dict) to ``path`` in its format.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def rook_register_authors(register: Any) -> None:
+    """Register profile authors for ``rook profile add``.
+
+    :param register: ``register(name, author)`` where ``author`` turns a
+        source (cURL, command line, OpenAPI, script, URL, notes) into a
+        profile and hook script.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def rook_register_executors(register: Any) -> None:
+    """Register executors that run scenario runs (``--executor NAME``).
+
+    :param register: ``register(name, executor)`` where ``executor`` is an
+        async callable ``executor(engine, scenario_runs, concurrency, options)``
+        that runs ``await engine.run_scenario(sr)`` for every scenario run
+        and returns when all are done; the engine records each result.
+    :returns: nothing.
+    """

@@ -1,0 +1,203 @@
+"""The judge engine: criterion types, evidence views, verdicts.
+
+A criterion type (built-in or an organisation's own) is registered through
+``rook_register_criteria``. The engine builds an :class:`EvidenceView` for
+the turns the criterion looks at and asks the type for a verdict. Evidence a
+criterion needs but the agent did not give is ``unverifiable``, never a pass.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+from .models import (
+    ERROR,
+    FAILED,
+    NOT_RUNNABLE,
+    PASSED,
+    STOPPED,
+    UNVERIFIABLE,
+    Criterion,
+    Scenario,
+    TurnEvidence,
+    Verdict,
+)
+from .plugins import Registry
+
+
+@dataclass
+class EvidenceView:
+    """The evidence one criterion judges: one turn, or all of them together.
+
+    ``calls`` and ``usage`` are ``None`` when they were not observed for every
+    turn in view (``[]`` means "observed no calls").
+    """
+
+    scenario: Scenario
+    turns: list[TurnEvidence]
+    calls: list[dict[str, Any]] | None
+    usage: dict[str, Any] | None
+    seconds: float
+    evidence: dict[str, Any] = field(default_factory=dict)
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def output(self) -> str | None:
+        return self.turns[-1].output if self.turns else None
+
+    @property
+    def turn(self) -> int | None:
+        return self.turns[-1].turn if len(self.turns) == 1 else None
+
+
+class CriterionType:
+    """Base for criterion types. Subclasses set ``name`` and implement ``evaluate``.
+
+    * ``needs``: capabilities the type requires (``calls``, ``usage``,
+      ``multi_turn``); a scenario using it is ``not_runnable`` when the profile
+      neither declares nor has observed them.
+    * ``per_turn``: ``True`` for criteria on an answer (default scope: the
+      last turn; ``turn: all`` means every turn must satisfy it); ``False``
+      for criteria on calls, usage and time (default scope: all turns
+      together).
+    """
+
+    name: str = ""
+    needs: frozenset[str] = frozenset()
+    per_turn: bool = True
+    description: str = ""
+
+    def parse(self, value: Any) -> Any:
+        return value
+
+    def evaluate(self, config: Any, view: EvidenceView) -> Verdict:  # pragma: no cover
+        raise NotImplementedError
+
+
+def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {}
+    for u in usages:
+        for k, v in u.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                total[k] = total.get(k, 0) + v
+    return total
+
+
+def build_view(
+    scenario: Scenario,
+    turns: list[TurnEvidence],
+    collected: dict[str, Any] | None,
+    record: dict[str, Any],
+    aggregate: bool,
+) -> EvidenceView:
+    calls: list[dict[str, Any]] | None
+    if turns and all(t.calls is not None for t in turns):
+        calls = [c for t in turns for c in (t.calls or [])]
+    else:
+        calls = None
+    usage: dict[str, Any] | None
+    if turns and all(t.usage is not None for t in turns):
+        usage = _sum_usage([t.usage for t in turns if t.usage is not None])
+    else:
+        usage = None
+    evidence: dict[str, Any] = {}
+    for t in turns:
+        evidence.update(t.evidence)
+    if aggregate and collected:
+        if isinstance(collected.get("calls"), list):
+            calls = (calls or []) + collected["calls"]
+        if isinstance(collected.get("usage"), dict):
+            usage = dict(collected["usage"])
+        evidence.update(collected.get("evidence") or {})
+    seconds = sum(t.seconds for t in turns)
+    return EvidenceView(scenario, turns, calls, usage, seconds, evidence, record)
+
+
+def required_capabilities(scenario: Scenario, criteria: Registry) -> dict[str, str]:
+    """Capability -> why this scenario needs it."""
+    needs: dict[str, str] = {}
+    if len(scenario.turns) > 1:
+        needs["multi_turn"] = f"it has {len(scenario.turns)} turns"
+    for c in scenario.criteria:
+        ctype = criteria.get(c.type)
+        for cap in getattr(ctype, "needs", ()):
+            needs.setdefault(cap, f"criterion {c.index + 1} ({c.type}) needs it")
+    return needs
+
+
+def runnability(
+    scenario: Scenario, criteria: Registry, declared: dict[str, bool], observed: dict[str, bool]
+) -> str | None:
+    """Return why the scenario is not runnable, or ``None`` when it is."""
+    reasons = []
+    for cap, why in required_capabilities(scenario, criteria).items():
+        if declared.get(cap) or observed.get(cap):
+            continue
+        state = "declares it false" if declared.get(cap) is False else "does not declare it"
+        reasons.append(f"needs capability {cap!r} ({why}); the profile {state} and never showed it")
+    return "; ".join(reasons) if reasons else None
+
+
+async def evaluate_criterion(
+    criterion: Criterion,
+    ctype: CriterionType,
+    scenario: Scenario,
+    turns: list[TurnEvidence],
+    collected: dict[str, Any] | None,
+    record: dict[str, Any],
+) -> Verdict:
+    if not turns:
+        return Verdict(UNVERIFIABLE, "no turn was recorded")
+    scope = criterion.turn
+    try:
+        if isinstance(scope, int):
+            picked = [t for t in turns if t.turn == scope]
+            if not picked:
+                return Verdict(UNVERIFIABLE, f"turn {scope} was not recorded")
+            return await _call(ctype, criterion, build_view(scenario, picked, None, record, False))
+        if ctype.per_turn and scope == "all":
+            verdicts = []
+            for t in turns:
+                v = await _call(ctype, criterion, build_view(scenario, [t], None, record, False))
+                verdicts.append((t.turn, v))
+            return combine_turn_verdicts(verdicts)
+        if ctype.per_turn:
+            return await _call(ctype, criterion, build_view(scenario, [turns[-1]], None, record, False))
+        return await _call(ctype, criterion, build_view(scenario, turns, collected, record, True))
+    except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
+        return Verdict(ERROR, f"criterion {criterion.type} raised {type(exc).__name__}: {exc}")
+
+
+async def _call(ctype: CriterionType, criterion: Criterion, view: EvidenceView) -> Verdict:
+    result = ctype.evaluate(criterion.config, view)
+    if inspect.isawaitable(result):
+        result = await result
+    if not isinstance(result, Verdict):
+        return Verdict(ERROR, f"criterion {criterion.type} returned {result!r}, not a Verdict")
+    return result
+
+
+def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:
+    for status in (FAILED, ERROR, UNVERIFIABLE):
+        bad = [(n, v) for n, v in verdicts if v.status == status]
+        if bad:
+            n, v = bad[0]
+            return Verdict(status, f"turn {n}: {v.reason}")
+    return Verdict(PASSED, f"all {len(verdicts)} turns: " + (verdicts[-1][1].reason if verdicts else ""))
+
+
+def scenario_status(criteria_verdicts: list[Verdict]) -> tuple[str, str]:
+    """Fold criterion verdicts into the scenario's status and reason."""
+    for status in (FAILED, ERROR, UNVERIFIABLE):
+        hits = [v for v in criteria_verdicts if v.status == status]
+        if hits:
+            return status, f"{len(hits)} criterion(s) {status}: {hits[0].reason}"
+    if not criteria_verdicts:
+        return UNVERIFIABLE, "the scenario has no criteria: nothing was verified"
+    return PASSED, f"all {len(criteria_verdicts)} criteria passed"
+
+
+DECIDED = (PASSED, FAILED, ERROR, STOPPED)
+UNDECIDED = (UNVERIFIABLE, NOT_RUNNABLE)

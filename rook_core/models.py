@@ -1,0 +1,219 @@
+"""Plain data passed between the engine, the plugins and the store.
+
+Everything here is a dataclass with no behaviour beyond small helpers, so a
+plugin can rely on the attribute names (they are part of the contract) and
+the store can turn any record into JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PHASES: tuple[str, ...] = ("prepare", "open", "execute", "close", "collect", "judge")
+"""The fixed lifecycle, in order. ``judge`` is owned by Rook."""
+
+HOOK_PHASES: tuple[str, ...] = PHASES[:-1]
+"""Phases a profile can attach a hook to."""
+
+DEFAULT_TIMEOUTS: dict[str, float] = {
+    "prepare": 60.0,
+    "open": 30.0,
+    "execute": 300.0,
+    "close": 30.0,
+    "collect": 120.0,
+}
+CLOSE_TIMEOUT_FLOOR = 5.0
+DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
+
+CAPABILITIES: tuple[str, ...] = ("multi_turn", "calls", "usage")
+
+# Scenario verdicts.
+PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE = (
+    "passed",
+    "failed",
+    "unverifiable",
+    "error",
+    "stopped",
+    "not_runnable",
+)
+SCENARIO_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE)
+CRITERION_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR)
+
+
+@dataclass
+class HookEntry:
+    """One phase's hook from a profile: which transport runs it, and how."""
+
+    phase: str
+    transport: str
+    config: Any
+    timeout_seconds: float | None = None
+    delay_seconds: float = 0.0
+
+    @property
+    def timeout(self) -> float:
+        t = self.timeout_seconds if self.timeout_seconds is not None else DEFAULT_TIMEOUTS[self.phase]
+        if self.phase == "close":
+            t = max(t, CLOSE_TIMEOUT_FLOOR)
+        return float(t)
+
+
+@dataclass
+class EnvRef:
+    variable: str
+    purpose: str
+
+
+@dataclass
+class OutputLimits:
+    stdout_bytes: int = DEFAULT_OUTPUT_LIMIT
+    stderr_bytes: int = DEFAULT_OUTPUT_LIMIT
+
+
+@dataclass
+class Profile:
+    id: str
+    name: str
+    hooks: dict[str, HookEntry]
+    env: list[EnvRef] = field(default_factory=list)
+    capabilities: dict[str, bool] = field(default_factory=dict)
+    hook_env: dict[str, str] = field(default_factory=dict)
+    concurrency: int = 1
+    limits: OutputLimits = field(default_factory=OutputLimits)
+    path: Path | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Criterion:
+    """One parsed criterion of a scenario."""
+
+    type: str
+    config: Any
+    turn: int | str | None = None  # None: the type's default scope; "all"; or 1-based
+    index: int = 0
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scenario:
+    id: str
+    name: str
+    turns: list[str]
+    criteria: list[Criterion] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    repeat: int = 1
+    path: Path | None = None
+    content_hash: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def goal(self) -> str:
+        return self.turns[0]
+
+
+@dataclass
+class ScenarioRun:
+    """One planned execution of a scenario (one repeat)."""
+
+    scenario: Scenario
+    repeat_index: int = 1
+    repeat_count: int = 1
+
+    @property
+    def key(self) -> str:
+        return f"{self.scenario.id}.{self.repeat_index}"
+
+
+@dataclass
+class RunContext:
+    """What every hook call knows about the run it belongs to."""
+
+    id: str
+    dir: Path
+    workspace: Path
+    project: str
+    agent: str
+    agent_dir: Path
+    profile: Profile
+    state_dir: Path
+    resources: dict[str, Any] = field(default_factory=dict)
+    """Per-run objects a transport keeps (e.g. one HTTP client), by transport key."""
+    saved: dict[str, Any] = field(default_factory=dict)
+    """Values a phase saved for later phases (e.g. a token minted in prepare)."""
+
+
+@dataclass
+class HookCall:
+    """Everything a transport needs to run one phase of one hook entry."""
+
+    phase: str
+    entry: HookEntry
+    run: RunContext
+    env: dict[str, str]
+    timeout: float
+    limits: OutputLimits
+    scenario_run: ScenarioRun | None = None
+    turn: int | None = None
+    stdin: str | None = None
+    conversation: str | None = None
+    session: str | None = None
+    state_dir: Path | None = None
+    turns_total: int = 1
+
+    @property
+    def profile(self) -> Profile:
+        return self.run.profile
+
+    @property
+    def scenario(self) -> Scenario | None:
+        return self.scenario_run.scenario if self.scenario_run else None
+
+
+@dataclass
+class HookResult:
+    """What running one hook produced; written to the run record as is."""
+
+    phase: str
+    status: str  # "ok", "failed", "timeout", "interrupted"
+    seconds: float = 0.0
+    started: float = 0.0
+    ended: float = 0.0
+    exit_code: int | None = None
+    data: dict[str, Any] | None = None
+    stdout: str = ""
+    stderr: str = ""
+    diagnosis: str | None = None
+    turn: int | None = None
+    transport: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: str = ""
+
+
+@dataclass
+class TurnEvidence:
+    """What one execute turn gave back, normalised."""
+
+    turn: int
+    input: str
+    output: str | None
+    conversation: str | None = None
+    usage: dict[str, Any] | None = None  # None: not observed
+    calls: list[dict[str, Any]] | None = None  # None: not observed; [] observed none
+    evidence: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0

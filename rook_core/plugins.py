@@ -1,0 +1,210 @@
+"""Build the plugin manager and the registries the plugins fill.
+
+Built-ins and third-party packages load the same way: every entry point in
+the ``rook`` group. Operators can narrow what loads:
+
+* ``ROOK_LOAD_PLUGINS=a,b``   load only these entry point names (allow-list);
+* ``ROOK_DISABLE_PLUGINS=a,b`` never load these;
+* ``ROOK_TRACE_PLUGINS=1``    log every hook call to standard error.
+
+A plugin that fails to import is reported (name, distribution, error) and
+the rest of Rook still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .errors import PluginError
+
+ENTRY_POINT_GROUP = "rook"
+
+
+@dataclass
+class PluginInfo:
+    name: str
+    distribution: str
+    version: str
+    module: str
+    hooks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LoadFailure:
+    name: str
+    distribution: str
+    error: str
+
+
+class Registry:
+    """Named things plugins register; duplicates are refused with both owners named."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, Any] = {}
+        self._owners: dict[str, str] = {}
+
+    def add(self, name: str, item: Any, owner: str) -> None:
+        if name in self._items:
+            raise PluginError(
+                f"{self.kind} {name!r} is registered twice: by {self._owners[name]} and by {owner}"
+            )
+        self._items[name] = item
+        self._owners[name] = owner
+
+    def get(self, name: str) -> Any:
+        return self._items.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def owner(self, name: str) -> str:
+        return self._owners.get(name, "?")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def items(self) -> list[tuple[str, Any]]:
+        return sorted(self._items.items())
+
+
+class Rook:
+    """The loaded plugin manager plus the registries built from it."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self.hook = pm.hook
+        self.infos: list[PluginInfo] = []
+        self.failures: list[LoadFailure] = []
+        self.transports = Registry("transport")
+        self.criteria = Registry("criterion type")
+        self.judges = Registry("judge")
+        self.reporters = Registry("reporter")
+        self.authors = Registry("author")
+        self.executors = Registry("executor")
+
+    def build_registries(self) -> None:
+        def collect(hook_name: str, registry: Registry, keyed: bool) -> None:
+            hook = getattr(self.pm.hook, hook_name)
+            for impl in hook.get_hookimpls():
+                owner = self.plugin_name(impl.plugin)
+
+                if keyed:
+
+                    def register(name: str, item: Any, _owner: str = owner) -> None:
+                        registry.add(name, item, _owner)
+
+                else:
+
+                    def register(item: Any, _owner: str = owner) -> None:
+                        registry.add(item.name if hasattr(item, "name") else item.key, item, _owner)
+
+                impl.function(register=register)
+
+        collect("rook_register_transports", self.transports, keyed=False)
+        collect("rook_register_criteria", self.criteria, keyed=False)
+        collect("rook_register_judges", self.judges, keyed=True)
+        collect("rook_register_reporters", self.reporters, keyed=True)
+        collect("rook_register_authors", self.authors, keyed=True)
+        collect("rook_register_executors", self.executors, keyed=True)
+
+    def plugin_name(self, plugin: object) -> str:
+        name = self.pm.get_name(plugin) or repr(plugin)
+        for info in self.infos:
+            if info.name == name and info.distribution:
+                return f"{name} ({info.distribution})"
+        return name
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Register an in-process plugin (tests, embedding) and rebuild registries."""
+        self.pm.register(plugin, name=name)
+        self.pm.check_pending()
+        self.infos.append(
+            PluginInfo(
+                name=self.pm.get_name(plugin) or repr(plugin),
+                distribution="",
+                version="",
+                module=getattr(plugin, "__name__", type(plugin).__name__),
+                hooks=_hook_names(self.pm, plugin),
+            )
+        )
+        self._rebuild()
+
+    def unregister(self, plugin: object) -> None:
+        name = self.pm.get_name(plugin)
+        self.pm.unregister(plugin)
+        self.infos = [i for i in self.infos if i.name != name]
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        fresh = Rook(self.pm)
+        fresh.infos = self.infos
+        fresh.build_registries()
+        for attr in ("transports", "criteria", "judges", "reporters", "authors", "executors"):
+            setattr(self, attr, getattr(fresh, attr))
+
+
+def _split_env(name: str) -> set[str] | None:
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
+
+
+def build_plugin_manager(load_entry_points: bool = True) -> Rook:
+    """Create a plugin manager, load every ``rook`` entry point, check them.
+
+    Built in a function (never at import time) so tests and embedders get a
+    fresh one. ``check_pending()`` makes a misspelt hook implementation fail
+    loudly instead of being silently ignored.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    rook = Rook(pm)
+    if load_entry_points:
+        allow = _split_env("ROOK_LOAD_PLUGINS")
+        block = _split_env("ROOK_DISABLE_PLUGINS") or set()
+        seen: set[str] = set()
+        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            if ep.name in seen:
+                continue
+            seen.add(ep.name)
+            if (allow is not None and ep.name not in allow) or ep.name in block:
+                continue
+            dist = ep.dist.name if ep.dist is not None else ""
+            version = ep.dist.version if ep.dist is not None else ""
+            try:
+                plugin = ep.load()
+                pm.register(plugin, name=ep.name)
+            except Exception as exc:  # a broken plugin must not take Rook down
+                rook.failures.append(LoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+                continue
+            rook.infos.append(
+                PluginInfo(
+                    name=ep.name,
+                    distribution=dist,
+                    version=version,
+                    module=getattr(plugin, "__name__", ep.value),
+                    hooks=_hook_names(pm, plugin),
+                )
+            )
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"a plugin implements a hook Rook does not define: {exc}") from None
+    if os.environ.get("ROOK_TRACE_PLUGINS"):
+        pm.trace.root.setwriter(lambda msg: sys.stderr.write(f"[rook-trace] {msg}"))
+        pm.enable_tracing()
+    rook.build_registries()
+    return rook

@@ -1,0 +1,211 @@
+"""Profiles: the file format of the reference, validated with marshmallow."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate
+
+from .errors import ProfileError, format_validation_messages
+from .models import HOOK_PHASES, EnvRef, HookEntry, OutputLimits, Profile
+from .plugins import Registry
+from .yamlio import load_yaml
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
+
+# Names Rook owns; a hook_env entry can never override them.
+RESERVED_PREFIX = "ROOK_"
+
+
+class _EnvRefSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    variable = fields.String(
+        required=True,
+        validate=validate.Regexp(VARIABLE, error="must be an environment variable name"),
+    )
+    purpose = fields.String(required=True, validate=validate.Length(min=1))
+
+
+class _CapabilitiesSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    multi_turn = fields.Boolean(truthy={True}, falsy={False})
+    calls = fields.Boolean(truthy={True}, falsy={False})
+    usage = fields.Boolean(truthy={True}, falsy={False})
+
+
+class _LimitsSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    stdout_bytes = fields.Integer(strict=True, validate=validate.Range(min=1024))
+    stderr_bytes = fields.Integer(strict=True, validate=validate.Range(min=1024))
+
+
+class _ProfileSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(validate=validate.Length(min=1))
+    id = fields.String(
+        required=True,
+        validate=validate.Regexp(SLUG, error="must be a slug: lower-case letters, digits, - and _"),
+    )
+    hooks = fields.Dict(
+        keys=fields.String(validate=validate.OneOf(HOOK_PHASES)),
+        values=fields.Raw(allow_none=False),
+        required=True,
+    )
+    env = fields.List(fields.Nested(_EnvRefSchema), load_default=list)
+    capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)
+    hook_env = fields.Dict(
+        keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),
+        values=fields.String(),
+        load_default=dict,
+    )
+    concurrency = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
+    limits = fields.Nested(_LimitsSchema, load_default=dict)
+
+
+class _EntryOptionsSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    timeout_seconds = fields.Float(validate=validate.Range(min=0, min_inclusive=False))
+    delay_seconds = fields.Float(validate=validate.Range(min=0), load_default=0.0)
+
+
+def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
+    """Turn one ``hooks.<phase>`` value into a :class:`HookEntry`.
+
+    Raises ``ValidationError`` whose messages are keyed by the field inside
+    the entry.
+    """
+    installed = ", ".join(transports.names()) or "none"
+    if isinstance(value, str):
+        key, raw_config, options = "script", value, {}
+    elif isinstance(value, dict):
+        keys = [k for k in value if k not in ENTRY_OPTIONS]
+        unknown = [k for k in keys if k not in transports]
+        if unknown:
+            raise ValidationError(
+                {
+                    str(k): [f"unknown transport key; installed transports: {installed}"]
+                    for k in unknown
+                }
+            )
+        if len(keys) != 1:
+            raise ValidationError(
+                f"needs exactly one transport key (one of: {installed}); found {len(keys)}"
+            )
+        key = keys[0]
+        raw_config = value[key]
+        options = _EntryOptionsSchema().load({k: value[k] for k in ENTRY_OPTIONS if k in value})
+    else:
+        raise ValidationError(
+            "must be a script path or a mapping with one transport key "
+            f"({installed}) and optional timeout_seconds, delay_seconds"
+        )
+    spec = transports.get(key)
+    if spec is None:
+        raise ValidationError(f"no installed transport runs {key!r} entries; installed: {installed}")
+    try:
+        config = spec.load_config(raw_config)
+    except ValidationError as exc:
+        messages = exc.messages
+        raise ValidationError(messages if isinstance(messages, dict) else {key: messages}) from None
+    return HookEntry(
+        phase=phase,
+        transport=key,
+        config=config,
+        timeout_seconds=options.get("timeout_seconds"),
+        delay_seconds=options.get("delay_seconds", 0.0),
+    )
+
+
+def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
+    """Validate a profile mapping; every problem is reported with its field path."""
+    if not isinstance(data, dict):
+        raise ProfileError(f"{source}: a profile must be a mapping (name, id, hooks, ...)")
+    errors: dict[str, Any] = {}
+    try:
+        loaded = _ProfileSchema().load(data)
+    except ValidationError as exc:
+        errors.update(exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages})
+        loaded = None
+    hooks: dict[str, HookEntry] = {}
+    raw_hooks = data.get("hooks")
+    if isinstance(raw_hooks, dict):
+        for phase, value in raw_hooks.items():
+            if phase not in HOOK_PHASES:
+                continue
+            try:
+                hooks[phase] = parse_hook_entry(phase, value, transports)
+            except ValidationError as exc:
+                errors.setdefault("hooks", {})
+                if isinstance(errors["hooks"], dict):
+                    errors["hooks"][phase] = exc.messages
+        if "execute" not in raw_hooks and "hooks" not in errors:
+            errors["hooks"] = {"execute": ["missing: execute is the one required phase"]}
+    if errors or loaded is None:
+        lines = format_validation_messages(errors)
+        raise ProfileError(f"{source}: invalid profile:\n" + "\n".join(f"  {ln}" for ln in lines))
+    hook_env = {k: v for k, v in loaded["hook_env"].items() if not k.startswith(RESERVED_PREFIX)}
+    limits = OutputLimits(**loaded["limits"])
+    return Profile(
+        id=loaded["id"],
+        name=loaded.get("name") or loaded["id"],
+        hooks=hooks,
+        env=[EnvRef(**e) for e in loaded["env"]],
+        capabilities=dict(loaded["capabilities"]),
+        hook_env=hook_env,
+        concurrency=loaded["concurrency"],
+        limits=limits,
+        raw=data,
+    )
+
+
+def load_profile(path: Path, transports: Registry) -> Profile:
+    data = load_yaml(path, ProfileError)
+    profile = profile_from_dict(data, transports, str(path))
+    profile.path = path
+    return profile
+
+
+def find_profile(profiles_dir: Path, name: str | None, transports: Registry) -> Profile:
+    """Pick a profile by file name, id or name; default: ``profiles/active``."""
+    if not profiles_dir.is_dir():
+        raise ProfileError(f"{profiles_dir}: no profiles directory (create a profile first)")
+    candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
+    if name is None:
+        active = profiles_dir / "active"
+        if active.is_file():
+            name = active.read_text(encoding="utf-8").strip()
+            if not name:
+                raise ProfileError(f"{active}: empty; write the id of the active profile in it")
+        elif len(candidates) == 1:
+            return load_profile(candidates[0], transports)
+        elif not candidates:
+            raise ProfileError(f"{profiles_dir}: no profiles (*.yaml)")
+        else:
+            stems = ", ".join(p.stem for p in candidates)
+            raise ProfileError(
+                f"{profiles_dir}: several profiles ({stems}) and no 'active' file; "
+                "choose one with --profile NAME"
+            )
+    direct = profiles_dir / f"{name}.yaml"
+    if direct.is_file():
+        return load_profile(direct, transports)
+    for path in candidates:
+        data = load_yaml(path, ProfileError)
+        if isinstance(data, dict) and name in (data.get("id"), data.get("name")):
+            return load_profile(path, transports)
+    known = ", ".join(p.stem for p in candidates) or "none"
+    raise ProfileError(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")

@@ -1,0 +1,124 @@
+"""The run record: plain files under ``agents/<agent>/runs/<run-id>/``.
+
+Every file is written whole and atomically (write a temporary file, then
+rename it over the target), so a run killed at any moment leaves only
+complete files; everything passes the redactor first, so no value of a
+profile's ``env`` variable reaches the disk.
+
+Layout::
+
+    runs/<run-id>/
+      run.json                 manifest: profile pinned by id, phases, times, capabilities
+      profile.yaml             the profile as used
+      prepare.json             the prepare hook's record (when it ran)
+      scenarios/<id>.<k>.json  one file per scenario run: request, hooks, turns, evidence, verdict
+      state/run/               ROOK_RUN_STATE_DIR
+      state/<id>.<k>/          ROOK_STATE_DIR of each scenario run
+      report.json              the JSON report of the last invocation
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, RunStoreError
+from .redact import Redactor
+
+RUN_FILE = "run.json"
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+
+
+class RunDir:
+    """One run's directory."""
+
+    def __init__(self, path: Path, redactor: Redactor) -> None:
+        self.path = path
+        self.id = path.name
+        self.redactor = redactor
+        self.scenarios = path / "scenarios"
+        self.state = path / "state"
+
+    def write_json(self, name: str, data: Any) -> Path:
+        target = self.path / name
+        atomic_write(target, dumps(self.redactor.data(data)))
+        return target
+
+    def write_text(self, name: str, text: str) -> Path:
+        target = self.path / name
+        atomic_write(target, self.redactor.text(text))
+        return target
+
+    def read_json(self, name: str) -> Any:
+        return read_json(self.path / name)
+
+    def scenario_file(self, key: str) -> Path:
+        return self.scenarios / f"{key}.json"
+
+    def save_scenario(self, key: str, record: dict[str, Any]) -> None:
+        atomic_write(self.scenario_file(key), dumps(self.redactor.data(record)))
+
+    def load_scenario(self, key: str) -> dict[str, Any] | None:
+        data = read_json(self.scenario_file(key))
+        return data if isinstance(data, dict) else None
+
+    def state_dir(self, key: str) -> Path:
+        d = self.state / key
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+
+def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) -> RunDir:
+    run_id = run_id or new_run_id()
+    path = runs_dir / run_id
+    try:
+        (path / "scenarios").mkdir(parents=True, exist_ok=False)
+        (path / "state" / "run").mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ConfigError(f"run {run_id} already exists in {runs_dir}") from None
+    except OSError as exc:
+        raise RunStoreError(f"cannot create the run directory {path}: {exc.strerror or exc}") from None
+    return RunDir(path, redactor)
+
+
+def open_run(runs_dir: Path, run_id: str, redactor: Redactor) -> RunDir:
+    path = runs_dir / run_id
+    if not (path / RUN_FILE).is_file():
+        known = sorted(p.name for p in runs_dir.iterdir() if (p / RUN_FILE).is_file()) if runs_dir.is_dir() else []
+        hint = f" (latest: {known[-1]})" if known else ""
+        raise ConfigError(f"--run {run_id}: no such run in {runs_dir}{hint}")
+    return RunDir(path, redactor)

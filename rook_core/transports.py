@@ -1,0 +1,58 @@
+"""What a transport plugin registers, and how the engine dispatches a phase."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import PluginError
+from .models import HookCall, HookResult
+
+
+@dataclass
+class TransportSpec:
+    """A hook-entry key a plugin runs.
+
+    :param key: the key in a profile's hook entry (``script``, ``http`` ...).
+    :param load_config: validates and normalises the entry's value; raises
+        ``marshmallow.ValidationError`` (message, or ``{field: [message]}``).
+    :param description: one line for ``rook plugins`` and error messages.
+    :param resolve: optional ``resolve(config, agent) -> config``, called before
+        anything runs with the :class:`rook_core.workspace.Agent`; checks what
+        can be checked early (a script exists, an interpreter is installed)
+        and raises :class:`rook_core.errors.ConfigError` naming the problem.
+    :param start: optional ``async start(run) -> resource``, called once per
+        run before the first hook of this transport; the resource is kept in
+        ``run.resources[key]``.
+    :param stop: optional ``async stop(resource)``, called when the run ends.
+    """
+
+    key: str
+    load_config: Callable[[Any], Any]
+    description: str = ""
+    resolve: Callable[[Any, Any], Any] | None = None
+    start: Callable[[Any], Awaitable[Any]] | None = None
+    stop: Callable[[Any], Awaitable[None]] | None = None
+
+
+PHASE_HOOKS = {
+    "prepare": "rook_auth_prepare",
+    "open": "rook_session_open",
+    "execute": "rook_transport_execute",
+    "close": "rook_session_close",
+    "collect": "rook_evidence_collect",
+}
+
+
+async def dispatch(hook: Any, call: HookCall) -> HookResult:
+    """Ask the plugins for the phase's hook; exactly one must answer."""
+    caller = getattr(hook, PHASE_HOOKS[call.phase])
+    awaitable = caller(call=call)
+    if awaitable is None:
+        raise PluginError(
+            f"no installed plugin runs the {call.phase!r} phase for "
+            f"{call.entry.transport!r} hook entries"
+        )
+    result: HookResult = await awaitable
+    return result

@@ -1,0 +1,115 @@
+"""The workspace layout (SPEC §2) and how a project and an agent are chosen."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import WorkspaceError
+from .yamlio import load_yaml
+
+ROOT = Path(".testmuai") / "rook"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
+    """``--workspace``, else the nearest ancestor holding ``.testmuai/rook``, else cwd."""
+    if explicit is not None:
+        path = Path(explicit).expanduser().resolve()
+        if not path.is_dir():
+            raise WorkspaceError(f"--workspace {explicit}: not a directory")
+        return path
+    start = (cwd or Path.cwd()).resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ROOT).is_dir():
+            return candidate
+    return start
+
+
+@dataclass
+class Agent:
+    workspace: Path
+    project: str
+    name: str
+
+    @property
+    def root(self) -> Path:
+        return self.workspace / ROOT
+
+    @property
+    def dir(self) -> Path:
+        return self.root / "projects" / self.project / "agents" / self.name
+
+    @property
+    def profiles_dir(self) -> Path:
+        return self.dir / "profiles"
+
+    @property
+    def scenarios_dir(self) -> Path:
+        return self.dir / "scenarios"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.dir / "runs"
+
+    @property
+    def scripts_dir(self) -> Path:
+        return self.dir / "scripts"
+
+
+def read_config(workspace: Path) -> dict[str, Any]:
+    path = workspace / ROOT / "config.yaml"
+    if not path.is_file():
+        return {}
+    data = load_yaml(path, WorkspaceError)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise WorkspaceError(f"{path}: must be a mapping (project, agent, ...)")
+    return data
+
+
+def _choose(kind: str, flag: str, wanted: str | None, default: Any, parent: Path) -> str:
+    names = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+    if wanted is None and isinstance(default, str):
+        wanted = default
+    if wanted is not None:
+        if wanted not in names:
+            listing = ", ".join(names) or "none"
+            raise WorkspaceError(f"{kind} {wanted!r} not found in {parent} ({kind}s: {listing})")
+        return wanted
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise WorkspaceError(
+            f"no {kind} in {parent}; create one with: rook init --project P --agent A"
+        )
+    raise WorkspaceError(f"several {kind}s ({', '.join(names)}); choose one with {flag}")
+
+
+def select_agent(workspace: Path, project: str | None, agent: str | None) -> Agent:
+    root = workspace / ROOT
+    if not root.is_dir():
+        raise WorkspaceError(
+            f"{workspace}: no Rook workspace here ({ROOT} is missing); "
+            "run: rook init --project P --agent A"
+        )
+    config = read_config(workspace)
+    project_name = _choose(
+        "project", "--project", project, config.get("project"), root / "projects"
+    )
+    agents_dir = root / "projects" / project_name / "agents"
+    agent_name = _choose("agent", "--agent", agent, config.get("agent"), agents_dir)
+    return Agent(workspace, project_name, agent_name)
+
+
+def init_agent(workspace: Path, project: str, agent: str) -> Agent:
+    for kind, value in (("--project", project), ("--agent", agent)):
+        if not NAME.match(value):
+            raise WorkspaceError(f"{kind} {value!r}: use letters, digits, '.', '_' and '-'")
+    a = Agent(workspace, project, agent)
+    for d in (a.profiles_dir, a.scenarios_dir, a.scripts_dir, a.runs_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    return a
