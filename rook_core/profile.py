@@ -119,8 +119,7 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     try:
         config = spec.load_config(raw_config)
     except ValidationError as exc:
-        messages = exc.messages
-        raise ValidationError(messages if isinstance(messages, dict) else {key: messages}) from None
+        raise ValidationError({key: exc.messages}) from None
     return HookEntry(
         phase=phase,
         transport=key,

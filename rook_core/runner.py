@@ -21,7 +21,8 @@ from .engine import Engine, check_env, plan_runs, resolve_entries
 from .errors import ConfigError, ScenarioError
 from .models import HOOK_PHASES, Profile
 from .phases import parse_phases
-from .plugins import Rook, build_plugin_manager
+from . import plugins as plugin_manager
+from .plugins import Rook
 from .profile import find_profile
 from .redact import Redactor
 from .report import build_report, exit_code
@@ -186,7 +187,7 @@ async def _drive(rook: Rook, engine: Engine, manifest: dict[str, Any], runs: lis
 
 
 def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
-    rook = rook or build_plugin_manager()
+    rook = rook or plugin_manager.build_plugin_manager()
     agent, profile, run_dir, manifest, runs, phases, redactor = prepare_run(request, rook)
     concurrency = request.concurrency or profile.concurrency
     engine = Engine(

@@ -70,8 +70,7 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     try:
         config = ctype.parse(item[key])
     except ValidationError as exc:
-        messages = exc.messages
-        raise ValidationError(messages if isinstance(messages, dict) else {key: messages}) from None
+        raise ValidationError({key: exc.messages}) from None
     return Criterion(type=key, config=config, turn=turn, index=index, raw=item)
 
 

@@ -19,9 +19,9 @@ def plugins_command(as_json: bool) -> None:
     """
     from tabulate import tabulate
 
-    from ..plugins import build_plugin_manager
+    from .. import plugins
 
-    rook = build_plugin_manager()
+    rook = plugins.build_plugin_manager()
     registries = {
         "transports": rook.transports,
         "criteria": rook.criteria,

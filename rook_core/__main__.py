@@ -1,0 +1,3 @@
+from rook_core.cli import main
+
+main()

@@ -1,0 +1,175 @@
+"""Testing helpers for Rook and for plugin authors (an opt-in pytest plugin).
+
+Enable with ``pytest_plugins = ["rook_core.testing"]`` in a ``conftest.py``.
+
+Fixtures:
+
+* ``rook_workspace`` — a :class:`Workspace` in a temporary directory with one
+  project and one agent; write profiles, scripts and scenarios into it.
+* ``rook_cli`` — run the ``rook`` command in process (click's ``CliRunner``)
+  and get the exit code, output and the parsed ``--json`` report.
+* ``rook_plugin`` — register an in-test plugin object on every plugin
+  manager built during the test, and undo it afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+
+class Workspace:
+    """A Rook workspace on disk, for tests."""
+
+    def __init__(self, root: Path, project: str = "proj", agent: str = "agent") -> None:
+        self.root = root
+        self.project = project
+        self.agent = agent
+        for sub in ("profiles", "scripts", "scenarios", "runs"):
+            (self.agent_dir / sub).mkdir(parents=True, exist_ok=True)
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.root / ".testmuai" / "rook" / "projects" / self.project / "agents" / self.agent
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.agent_dir / "runs"
+
+    def script(self, name: str, body: str, executable: bool = True) -> Path:
+        """Write ``scripts/NAME`` (dedented) and make it executable."""
+        path = self.agent_dir / "scripts" / name
+        path.write_text(textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+        mode = path.stat().st_mode
+        if executable:
+            path.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        else:
+            path.chmod(mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+        return path
+
+    def profile(self, data: dict[str, Any] | str, name: str | None = None, active: bool = True) -> Path:
+        """Write a profile (a mapping, or YAML text); by default make it active."""
+        if isinstance(data, str):
+            text = textwrap.dedent(data).lstrip("\n")
+            pid = name or (yaml.safe_load(text) or {}).get("id", "p")
+        else:
+            data = {"name": data.get("id", "p"), **data}
+            pid = name or data.get("id", "p")
+            text = yaml.safe_dump(data, sort_keys=False)
+        path = self.agent_dir / "profiles" / f"{pid}.yaml"
+        path.write_text(text, encoding="utf-8")
+        if active:
+            (self.agent_dir / "profiles" / "active").write_text(str(pid), encoding="utf-8")
+        return path
+
+    def scenario(self, data: dict[str, Any] | str, name: str | None = None) -> Path:
+        """Write ``scenarios/<id>.yaml`` from a mapping or YAML text."""
+        if isinstance(data, str):
+            text = textwrap.dedent(data).lstrip("\n")
+            sid = name or (yaml.safe_load(text) or {}).get("id", "s")
+        else:
+            sid = name or data["id"]
+            text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        path = self.agent_dir / "scenarios" / f"{sid}.yaml"
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.runs_dir / run_id
+
+    def record(self, run_id: str, key: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(
+            (self.run_dir(run_id) / "scenarios" / f"{key}.json").read_text(encoding="utf-8")
+        )
+        return data
+
+    def all_run_text(self, run_id: str) -> str:
+        """Every file of a run concatenated (to search for leaked secrets)."""
+        parts = []
+        for p in sorted(self.run_dir(run_id).rglob("*")):
+            if p.is_file() and "state" not in p.relative_to(self.run_dir(run_id)).parts[:1]:
+                parts.append(p.read_text(encoding="utf-8", errors="replace"))
+        return "\n".join(parts)
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: BaseException | None
+
+    @property
+    def report(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.stdout)
+        return data
+
+    def statuses(self) -> dict[str, str]:
+        return {
+            (s["id"] if s["repeat_count"] == 1 else f"{s['id']}.{s['repeat_index']}"): s["status"]
+            for s in self.report["scenarios"]
+        }
+
+
+class RookCli:
+    def __init__(self, workspace: Workspace | None) -> None:
+        self.workspace = workspace
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+        from click.testing import CliRunner
+
+        from rook_core.cli import cli
+
+        argv = list(args)
+        if self.workspace is not None and argv and argv[0] in ("run",) and "-w" not in argv and "--workspace" not in argv:
+            argv[1:1] = ["--workspace", str(self.workspace.root)]
+        runner = CliRunner()
+        result = runner.invoke(cli, argv, env=env, input=input, catch_exceptions=True)
+        exc = result.exception if not isinstance(result.exception, SystemExit) else None
+        return CliResult(result.exit_code, result.stdout, result.stderr, exc)
+
+
+@pytest.fixture
+def rook_workspace(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path / "ws")
+
+
+@pytest.fixture
+def rook_cli(rook_workspace: Workspace) -> RookCli:
+    return RookCli(rook_workspace)
+
+
+@pytest.fixture
+def rook_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``rook_plugin(obj)`` registers ``obj`` on every plugin manager built in this test."""
+    from rook_core import plugins
+
+    registered: list[object] = []
+    original = plugins.build_plugin_manager
+
+    def build(load_entry_points: bool = True) -> Any:
+        rook = original(load_entry_points)
+        for obj in registered:
+            rook.register(obj)
+        return rook
+
+    def add(obj: object) -> object:
+        registered.append(obj)
+        return obj
+
+    monkeypatch.setattr(plugins, "build_plugin_manager", build)
+    try:
+        yield add
+    finally:
+        registered.clear()
+
+
+__all__ = ["Workspace", "RookCli", "CliResult", "rook_workspace", "rook_cli", "rook_plugin"]

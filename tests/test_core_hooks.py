@@ -1,0 +1,241 @@
+"""Hooks that fail, hang, flood or print garbage: the scenario fails with a
+diagnosis, Rook goes on, nothing already recorded is lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from rook_core.models import HookEntry
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def one_scenario(ws, script_body: str, entry=None, name="h.sh", criteria=None, goal="g"):
+    ws.script(name, script_body)
+    ws.profile({"id": "p", "hooks": {"execute": entry or f"scripts/{name}"}})
+    ws.scenario({"id": "s", "goal": goal, "criteria": criteria or [{"contains": "ok"}]})
+
+
+def test_nonzero_exit_fails_with_stderr_as_diagnosis(rook_workspace, rook_cli):
+    one_scenario(rook_workspace, """
+        #!/bin/sh
+        echo "the agent is down: 503 from upstream" >&2
+        exit 3
+    """)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error"
+    hook = s["hooks"][0]
+    assert hook["exit_code"] == 3 and hook["status"] == "failed"
+    assert "the agent is down: 503 from upstream" in hook["diagnosis"]
+    assert "execute turn 1 failed" in s["reason"]
+
+
+def test_timeout_kills_the_whole_process_group(rook_workspace, rook_cli, tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+    one_scenario(rook_workspace, f"""
+        #!/bin/bash
+        sleep 300 &
+        echo $! > {pidfile}
+        sleep 300
+    """, entry={"script": "scripts/h.sh", "timeout_seconds": 1})
+    t0 = time.monotonic()
+    r = rook_cli("run", "--json")
+    assert time.monotonic() - t0 < 60
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and s["hooks"][0]["status"] == "timeout"
+    assert "timed out after 1 s" in s["hooks"][0]["diagnosis"]
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while pid_alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(grandchild), "a grandchild of a timed-out hook survived"
+
+
+def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(rook_workspace, rook_cli):
+    one_scenario(rook_workspace, """
+        #!/bin/bash
+        trap '' TERM
+        while :; do sleep 0.1; done
+    """, entry={"script": "scripts/h.sh", "timeout_seconds": 1})
+    r = rook_cli("run", "--json")
+    rec = rook_workspace.record(r.report["run"]["id"], "s.1")
+    notes = rec["hooks"][0]["details"]["process"]
+    assert any("SIGKILL" in n for n in notes)
+
+
+def test_flood_is_capped_and_never_lands_in_the_record(rook_workspace, rook_cli):
+    # 30 MiB on stdout and a 10 MiB default cap
+    one_scenario(rook_workspace, """
+        #!/bin/bash
+        head -c 31457280 /dev/zero | tr '\\0' 'x'
+        sleep 30
+    """)
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error"
+    assert "stdout exceeded the 10485760-byte cap" in s["hooks"][0]["diagnosis"]
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    assert max(p.stat().st_size for p in run_dir.rglob("*") if p.is_file()) < 1_000_000
+
+
+def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("h.sh", """
+        #!/bin/bash
+        head -c 5000 /dev/zero | tr '\\0' 'x' >&2
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "limits": {"stderr_bytes": 4096}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert "stderr exceeded the 4096-byte cap" in r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+
+
+@pytest.mark.parametrize(
+    "body, expect",
+    [
+        ("echo 'Sure! Here is your answer: 42'", "stdout is not one JSON object"),
+        ("echo '[1, 2, 3]'", "stdout must be one JSON object, got list"),
+        ("echo '{\"answer\": 42}'", "has no output field (keys: answer)"),
+        ("true", "printed nothing on stdout"),
+        ("echo '{\"output\": \"x\", \"calls\": \"lookup\"}'", "calls must be a list"),
+        ("echo '{\"output\": \"x\", \"usage\": {\"input\": \"many\"}}'", "usage.input must be a number"),
+    ],
+)
+def test_garbage_output_fails_the_hook_showing_what_was_received(rook_workspace, rook_cli, body, expect):
+    one_scenario(rook_workspace, f"#!/bin/bash\n[ \"$1\" = execute ] || exit 0\n{body}\n")
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error"
+    assert expect in s["hooks"][0]["diagnosis"]
+
+
+def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
+    one_scenario(rook_workspace, """
+        #!/bin/bash
+        printf '\\xff\\xfe bad bytes\\n' >&2
+        printf '{"output": "ok \\xff\\xfe"}\\n'
+    """)
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed"
+    assert "\ufffd" in s["turns"][0]["output"]
+
+
+def test_a_failing_scenario_does_not_stop_the_others(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("h.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        g=$(cat)
+        [ "$g" = bad ] && { echo boom >&2; exit 1; }
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    for sid, goal in (("a", "good"), ("b", "bad"), ("c", "good")):
+        ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"a": "passed", "b": "error", "c": "passed"}
+    assert r.exit_code == 1
+
+
+def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    log = tmp_path / "times"
+    ws.script("h.sh", f"""
+        #!/bin/bash
+        echo "$1 $(date +%s.%N)" >> {log}
+        [ "$1" = execute ] && {{ cat >/dev/null; echo '{{"output": "ok"}}'; }}
+        [ "$1" = collect ] && echo '{{}}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {
+        "open": "scripts/h.sh",
+        "execute": {"script": "scripts/h.sh", "delay_seconds": 1},  # 1 s after open ended
+        "close": "scripts/h.sh",
+        "collect": {"script": "scripts/h.sh", "delay_seconds": 1},  # 1 s after close ended
+    }})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0
+    times = dict(line.split() for line in log.read_text().splitlines())
+    assert float(times["execute"]) - float(times["open"]) >= 1.0  # waited: not yet elapsed
+    time.sleep(1.2)  # the delay passes while nothing runs
+    t_resume = time.time()
+    r = rook_cli("run", "--json", "--run", r.report["run"]["id"], "--phases", "collect,judge")
+    assert r.statuses() == {"s": "passed"}
+    times = dict(line.split() for line in log.read_text().splitlines())
+    assert float(times["collect"]) - t_resume < 0.9  # already elapsed: Rook waited nothing
+
+
+def test_default_timeouts_and_the_close_floor():
+    e = {p: HookEntry(p, "script", {}) for p in ("prepare", "open", "execute", "close", "collect")}
+    assert {p: x.timeout for p, x in e.items()} == {
+        "prepare": 60, "open": 30, "execute": 300, "close": 30, "collect": 120
+    }
+    assert HookEntry("close", "script", {}, timeout_seconds=1).timeout == 5
+    assert HookEntry("execute", "script", {}, timeout_seconds=1).timeout == 1
+
+
+def test_big_goal_to_a_hook_that_writes_before_it_reads(rook_workspace, rook_cli):
+    # 3 MB of goal; the hook writes 200 KB of stderr before reading stdin
+    one_scenario(rook_workspace, """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        head -c 200000 /dev/zero | tr '\\0' 'e' >&2
+        n=$(wc -c)
+        printf '{"output": "ok %s"}\\n' "$n"
+    """, goal="x" * 3_000_000)
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "ok 3000000"
+
+
+def test_hook_that_closes_stdout_early_is_still_bounded(rook_workspace, rook_cli):
+    one_scenario(rook_workspace, """
+        #!/bin/bash
+        exec 1>&-
+        sleep 300
+    """, entry={"script": "scripts/h.sh", "timeout_seconds": 1})
+    t0 = time.monotonic()
+    r = rook_cli("run", "--json")
+    assert time.monotonic() - t0 < 30
+    assert r.report["scenarios"][0]["hooks"][0]["status"] == "timeout"
+
+
+def test_background_process_holding_stdout_does_not_hang_rook(rook_workspace, rook_cli, tmp_path):
+    pidfile = tmp_path / "bg.pid"
+    one_scenario(rook_workspace, f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        sleep 300 &
+        echo $! > {pidfile}
+        echo '{{"output": "ok"}}'
+    """)
+    t0 = time.monotonic()
+    r = rook_cli("run", "--json")
+    assert time.monotonic() - t0 < 30
+    assert r.report["scenarios"][0]["status"] == "passed"
+    # leftovers are killed when the run ends
+    bg = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while pid_alive(bg) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(bg)
+    assert json.dumps(r.report)  # report is plain JSON

@@ -1,0 +1,261 @@
+"""The lifecycle engine: phase failures, stopped scenarios, concurrency, split and resumed runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import probes
+
+# A configurable agent: FAIL_<PHASE>=1 makes that phase fail; NO_HANDLE=1 returns no conversation.
+AGENT = r"""
+#!/bin/bash
+phase="$1"
+echo "$phase ${ROOK_SCENARIO_ID:-} ${ROOK_TURN:-}" >> "$LOG"
+var="FAIL_${phase^^}"
+if [ -n "${!var}" ]; then echo "$phase is broken today" >&2; exit 1; fi
+case "$phase" in
+  execute)
+    goal=$(cat)
+    if [ -n "$NO_HANDLE" ]; then printf '{"output": "ok %s"}\n' "$goal"
+    else printf '{"output": "ok %s", "conversation": "c1"}\n' "$goal"; fi ;;
+  collect) echo '{"calls": [{"name": "lookup", "arguments": {"id": 1}}], "usage": {"input": 5, "output": 6}}' ;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def ws(rook_workspace, tmp_path, monkeypatch):
+    log = tmp_path / "log"
+    monkeypatch.setenv("LOG", str(log))
+    rook_workspace.log = log
+    rook_workspace.script("agent.sh", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in
+                            ("prepare", "open", "execute", "close", "collect")},
+                            "capabilities": {"multi_turn": True, "calls": True, "usage": True}})
+    return rook_workspace
+
+
+def log_lines(ws):
+    return ws.log.read_text().splitlines() if ws.log.exists() else []
+
+
+def test_execute_failure_fails_the_scenario_and_close_still_runs(ws, rook_cli, monkeypatch):
+    monkeypatch.setenv("FAIL_EXECUTE", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and "execute is broken today" in s["reason"]
+    assert [ln.split()[0] for ln in log_lines(ws)] == ["prepare", "open", "execute", "close"]
+    assert r.exit_code == 1
+
+
+def test_collect_failure_fails_the_scenario(ws, rook_cli, monkeypatch):
+    monkeypatch.setenv("FAIL_COLLECT", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and "collect failed" in s["reason"]
+    assert s["turns"][0]["output"] == "ok g"  # completed work kept
+
+
+def test_close_failure_is_reported_and_the_verdict_kept(ws, rook_cli, monkeypatch):
+    monkeypatch.setenv("FAIL_CLOSE", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed"
+    assert any("close failed" in w for w in s["warnings"])
+    assert {"phase": "close", "status": "failed"}.items() <= next(
+        h for h in s["hooks"] if h["phase"] == "close").items()
+
+
+def test_open_failure_is_an_error_without_execute(ws, rook_cli, monkeypatch):
+    monkeypatch.setenv("FAIL_OPEN", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["status"] == "error"
+    assert "open failed" in r.report["scenarios"][0]["reason"]
+    assert [ln.split()[0] for ln in log_lines(ws)] == ["prepare", "open", "close"]
+
+
+def test_prepare_failure_is_reported_and_no_scenario_runs(ws, rook_cli, monkeypatch):
+    monkeypatch.setenv("FAIL_PREPARE", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["run"]["prepare"]["status"] == "failed"
+    assert r.report["scenarios"][0]["status"] == "error"
+    assert "prepare failed: exited with code 1: prepare is broken today" in r.report["scenarios"][0]["reason"]
+    assert [ln.split()[0] for ln in log_lines(ws)] == ["prepare"]
+    assert r.exit_code == 1
+
+
+def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
+    monkeypatch.setenv("NO_HANDLE", "1")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "close": "scripts/agent.sh"},
+                "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "stopped"
+    assert "no conversation handle" in s["reason"]
+    assert [ln.split()[0] for ln in log_lines(ws)] == ["execute", "close"]  # turn 2 never sent
+    assert r.exit_code == 1
+
+
+def test_capability_never_declared_nor_observed_is_not_runnable(ws, rook_cli):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": False}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
+    ws.scenario({"id": "t", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    ws.scenario({"id": "u", "goal": "g", "criteria": [{"max_tokens": 10}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "not_runnable", "t": "not_runnable", "u": "not_runnable"}
+    reasons = {s["id"]: s["reason"] for s in r.report["scenarios"]}
+    assert "'calls'" in reasons["s"] and "declares it false" in reasons["s"]
+    assert "'multi_turn'" in reasons["t"] and "'usage'" in reasons["u"]
+    assert log_lines(ws) == []  # skipped before any hook ran
+    assert r.exit_code == 0  # not a failure, but never a pass
+    assert r.report["summary"]["passed"] == 0 and r.report["summary"]["coverage"] == 0
+
+
+def test_an_observed_capability_makes_the_scenario_runnable_next_time(ws, rook_cli, monkeypatch):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"called": "lookup"}]})
+    ws.scenario({"id": "plain", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--only", "s")
+    assert r.statuses() == {"s": "not_runnable"}
+    r = rook_cli("run", "--json", "--only", "plain")  # collect shows calls and usage here
+    assert r.report["run"]["capabilities"]["observed"] == {"multi_turn": True, "calls": True, "usage": True}
+    r = rook_cli("run", "--json", "--only", "s")
+    assert r.statuses() == {"s": "passed"}
+
+
+def test_turn_scoping(ws, rook_cli):
+    ws.scenario({"id": "s", "turns": ["alpha", "beta"], "criteria": [
+        {"contains": "alpha", "turn": 1},
+        {"contains": "beta"},                    # default: the last turn
+        {"contains": "ok", "turn": "all"},
+        {"not_contains": "alpha"},
+        {"called": "lookup"},                    # from collect, across all turns
+    ]})
+    r = rook_cli("run", "--json")
+    crit = r.report["scenarios"][0]["criteria"]
+    assert [c["status"] for c in crit] == ["passed"] * 5, crit
+    ws.scenario({"id": "s", "turns": ["alpha", "beta"], "criteria": [{"contains": "alpha", "turn": "all"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["criteria"][0]["status"] == "failed"
+    assert "turn 2" in r.report["scenarios"][0]["criteria"][0]["reason"]
+
+
+def _max_overlap(intervals):
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+    cur = best = 0
+    for _, d in events:
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_concurrency_scenarios_in_flight(rook_workspace, rook_cli, tmp_path, monkeypatch, concurrency):
+    ws = rook_workspace
+    spans = tmp_path / "spans"
+    monkeypatch.setenv("SPANS", str(spans))
+    ws.script("slow.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        a=$(date +%s.%N); sleep 0.4; b=$(date +%s.%N)
+        echo "$a $b" >> "$SPANS"
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/slow.sh"}, "concurrency": 1})
+    for i in range(6):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--concurrency", str(concurrency))
+    assert r.exit_code == 0
+    intervals = [tuple(map(float, ln.split())) for ln in spans.read_text().splitlines()]
+    assert len(intervals) == 6
+    assert _max_overlap(intervals) == concurrency
+
+
+def test_split_run_keeps_state_and_resumes_with_collect_and_judge(rook_workspace, rook_cli, tmp_path, monkeypatch):
+    ws = rook_workspace
+    probe_dir = tmp_path / "probe"
+    probe_dir.mkdir()
+    monkeypatch.setenv("PROBE_DIR", str(probe_dir))
+    hook = probes.install(ws, "bash")
+    ws.profile({"id": "p", "hooks": {p: hook for p in ("prepare", "open", "execute", "close", "collect")},
+                "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0
+    run_id = r.report["run"]["id"]
+    assert r.report["scenarios"][0]["status"] == "pending"
+    assert f"rook run --run {run_id} --phases collect,judge" in r.stderr
+    first = probes.read(probe_dir)
+    assert [c.phase for c in first] == ["prepare", "open", "execute", "close"]
+    r = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert r.statuses() == {"s": "passed"}
+    calls = probes.read(probe_dir)
+    assert [c.phase for c in calls] == ["prepare", "open", "execute", "close", "collect"]
+    collect = calls[-1]
+    assert collect.env["ROOK_STATE_DIR"] == first[1].env["ROOK_STATE_DIR"]
+    assert collect.env["ROOK_SESSION"] == first[1].env["ROOK_SESSION"]
+    assert collect.env["ROOK_CONVERSATION"] == "conv-1"
+    assert collect.env["ROOK_RUN_ID"] == run_id
+    # running it again repeats nothing
+    r = rook_cli("run", "--json", "--run", run_id)
+    assert len(probes.read(probe_dir)) == 5 and r.statuses() == {"s": "passed"}
+
+
+def test_resume_with_an_unknown_run_id(ws, rook_cli):
+    ws.scenario({"id": "s", "goal": "g"})
+    r = rook_cli("run", "--run", "nope")
+    assert r.exit_code == 2 and "--run nope: no such run" in r.stderr
+
+
+def test_a_killed_run_resumes_without_repeating_finished_scenarios(rook_workspace, tmp_path):
+    ws = rook_workspace
+    log = tmp_path / "log"
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        g=$(cat)
+        echo "$g" >> {log}
+        [ "$g" = slow ] && [ ! -e {tmp_path}/fast-now ] && echo $$ > {tmp_path}/slow.pid && sleep 300
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid, goal in (("a1", "fast"), ("a2", "fast"), ("a3", "slow"), ("a4", "fast")):
+        ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": "ok"}]})
+    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
+    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log.exists() and "slow" in log.read_text():
+            break
+        time.sleep(0.05)
+    runs = list(ws.runs_dir.iterdir())
+    assert len(runs) == 1
+    os.kill(proc.pid, signal.SIGKILL)  # rook dies at once; its hooks are in their own groups
+    proc.communicate()
+    run_id = runs[0].name
+    done = sorted(p.name for p in (runs[0] / "scenarios").glob("*.json"))
+    assert done == ["a1.1.json", "a2.1.json"]
+    assert not list(runs[0].rglob(".*.tmp"))
+    (tmp_path / "fast-now").touch()
+    out = subprocess.run([*rook[:-1], "--json", "--run", run_id], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert {s["id"]: s["status"] for s in report["scenarios"]} == dict.fromkeys(["a1", "a2", "a3", "a4"], "passed")
+    assert log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
+    assert Path(report["run"]["dir"]).name == run_id
+    os.killpg(int((tmp_path / "slow.pid").read_text()), signal.SIGKILL)  # the orphan of the killed rook

@@ -1,0 +1,165 @@
+"""The plugin system: entry points, registries, in-test plugins, the core/plugins boundary."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rook_core.errors import PluginError
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import FAILED, PASSED, HookResult, Verdict
+from rook_core.plugins import build_plugin_manager
+from rook_core.transports import TransportSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_rook_core_never_imports_a_builtin_plugin():
+    offenders = []
+    for path in (ROOT / "rook_core").rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders += [f"{path}: {n}" for n in names if n.split(".")[0] in ("rook_plugins", "plugins")]
+    assert offenders == []
+
+
+def test_builtins_load_through_the_entry_point_group(rook_cli):
+    r = rook_cli("plugins", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    by_name = {p["name"]: p for p in doc["plugins"]}
+    for name in ("script", "criteria", "reporters", "executor_local"):
+        assert by_name[name]["distribution"] == "rook-harness"
+        assert by_name[name]["module"].startswith("rook_plugins.")
+    assert "rook_transport_execute" in by_name["script"]["hooks"]
+    assert "script" in doc["transports"] and "contains" in doc["criteria"]
+    assert "local" in doc["executors"] and "json" in doc["reporters"]
+    r = rook_cli("plugins")
+    assert "rook-harness" in r.stdout and "transports: " in r.stdout
+
+
+def test_operator_switches_disable_and_allow(monkeypatch):
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "reporters")
+    assert "json" not in build_plugin_manager().reporters
+    monkeypatch.delenv("ROOK_DISABLE_PLUGINS")
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", "script,criteria")
+    rook = build_plugin_manager()
+    assert {i.name for i in rook.infos} == {"script", "criteria"}
+
+
+class Shouty(CriterionType):
+    name = "shouts"
+    description = "the answer is in capitals"
+
+    def evaluate(self, config: Any, view: Any) -> Verdict:
+        ok = (view.output or "").isupper()
+        return Verdict(PASSED if ok else FAILED, f"output is{'' if ok else ' not'} upper case")
+
+
+class OrgPlugin:
+    """An organisation's plugin: a criterion type, a transport and an observer."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @hookimpl
+    def rook_register_criteria(self, register):
+        register(Shouty())
+
+    @hookimpl
+    def rook_register_transports(self, register):
+        register(TransportSpec(key="echo", load_config=lambda v: {"prefix": str(v)}))
+
+    @hookimpl
+    def rook_transport_execute(self, call):
+        if call.entry.transport != "echo":
+            return None
+
+        async def run():
+            return HookResult("execute", "ok", data={"output": call.entry.config["prefix"] + call.stdin})
+
+        return run()
+
+    @hookimpl
+    def rook_evidence_recorded(self, run, record, result):
+        self.seen.append(f"{result.phase}:{result.status}")
+
+
+def test_an_in_test_plugin_adds_a_criterion_a_transport_and_observes(rook_plugin, rook_workspace, rook_cli):
+    plugin = rook_plugin(OrgPlugin())
+    ws = rook_workspace
+    ws.profile({"id": "p", "hooks": {"execute": {"echo": "ECHO: "}}})
+    ws.scenario({"id": "loud", "goal": "HELLO", "criteria": [{"shouts": True}, {"contains": "echo: hello"}]})
+    ws.scenario({"id": "quiet", "goal": "hello", "criteria": [{"shouts": True}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"loud": "passed", "quiet": "failed"}
+    assert plugin.seen == ["execute:ok", "execute:ok"]
+
+
+def test_unknown_transport_key_names_the_installed_ones(rook_plugin, rook_workspace, rook_cli):
+    rook_plugin(OrgPlugin())
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"grpc": "x"}}})
+    rook_workspace.scenario({"id": "s", "goal": "g"})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "installed transports: echo, script" in r.stderr
+
+
+def test_duplicate_registration_names_both_plugins():
+    rook = build_plugin_manager()
+
+    class Dup:
+        @hookimpl
+        def rook_register_criteria(self, register):
+            register(Shouty())
+            register(type("Again", (Shouty,), {})())
+
+    with pytest.raises(PluginError, match="criterion type 'shouts' is registered twice"):
+        rook.register(Dup(), name="dup")
+
+
+def test_a_misspelt_hook_fails_loudly():
+    rook = build_plugin_manager()
+
+    class Typo:
+        @hookimpl
+        def rook_transport_excute(self, call):  # noqa: D401 - the typo is the point
+            return None
+
+    import pluggy
+
+    with pytest.raises(pluggy.PluginValidationError):
+        rook.register(Typo(), name="typo")
+
+
+def test_a_transport_plugin_bug_fails_the_hook_not_the_run(rook_plugin, rook_workspace, rook_cli):
+    class Broken:
+        @hookimpl
+        def rook_register_transports(self, register):
+            register(TransportSpec(key="broken", load_config=lambda v: v))
+
+        @hookimpl
+        def rook_transport_execute(self, call):
+            if call.entry.transport != "broken":
+                return None
+
+            async def run():
+                raise ZeroDivisionError("oops")
+
+            return run()
+
+    rook_plugin(Broken())
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"broken": {}}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and "raised ZeroDivisionError: oops" in s["reason"]
