@@ -140,10 +140,14 @@ class Json(CriterionType):
             return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}")
         if check == "equals":
             ok = found == config["equals"]
-            return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}, expected {config['equals']!r}")
+            return Verdict(
+                PASSED if ok else FAILED, f"{path} is {found!r}, expected {config['equals']!r}"
+            )
         needle = config["contains"]
-        ok = needle in found if isinstance(found, list) else (
-            isinstance(found, str) and str(needle).casefold() in found.casefold()
+        ok = (
+            needle in found
+            if isinstance(found, list)
+            else (isinstance(found, str) and str(needle).casefold() in found.casefold())
         )
         return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}; contains {needle!r}: {ok}")
 
@@ -158,7 +162,7 @@ def args_match(expected: Any, actual: Any) -> bool:
         return (
             isinstance(actual, list)
             and len(expected) == len(actual)
-            and all(args_match(e, a) for e, a in zip(expected, actual))
+            and all(args_match(e, a) for e, a in zip(expected, actual, strict=True))
         )
     if expected == actual:
         return True
@@ -231,7 +235,9 @@ class NotCalled(Called):
         hits = _matching(config, view.calls)
         if hits:
             return Verdict(FAILED, f"{_describe(config)} was called ({len(hits)}x)")
-        return Verdict(PASSED, f"{_describe(config)} was not called ({len(view.calls)} calls observed)")
+        return Verdict(
+            PASSED, f"{_describe(config)} was not called ({len(view.calls)} calls observed)"
+        )
 
 
 class CallOrder(_CallCriterion):
@@ -330,7 +336,9 @@ class Claim(_CallCriterion):
 
     def parse(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict) or "says" not in value or "requires_call" not in value:
-            raise ValidationError("must be a mapping with says (a regular expression) and requires_call")
+            raise ValidationError(
+                "must be a mapping with says (a regular expression) and requires_call"
+            )
         unknown = set(value) - {"says", "requires_call"}
         if unknown:
             raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})

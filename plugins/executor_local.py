@@ -13,7 +13,9 @@ from typing import Any
 from rook_core.hookspecs import hookimpl
 
 
-async def run_local(engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]) -> None:
+async def run_local(
+    engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]
+) -> None:
     queue = iter(scenario_runs)
 
     async def worker() -> None:

@@ -45,7 +45,9 @@ def interpreter_argv(path: Path) -> list[str]:
         return [sys.executable, str(path)]
     found = shutil.which(program)
     if found is None:
-        raise ConfigError(f"hook script {path} needs {program!r}, which is not installed (not on PATH)")
+        raise ConfigError(
+            f"hook script {path} needs {program!r}, which is not installed (not on PATH)"
+        )
     return [found, str(path)]
 
 
@@ -61,7 +63,9 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
 
 async def run_script(call: Any) -> Any:
     argv = [*call.entry.config["argv"], call.phase]
-    stdin = call.stdin.encode("utf-8") if call.phase == "execute" and call.stdin is not None else None
+    stdin = (
+        call.stdin.encode("utf-8") if call.phase == "execute" and call.stdin is not None else None
+    )
     proc = await run_process(
         argv,
         env=call.env,

@@ -34,18 +34,41 @@ def refused(r, ws, *needles):
 @pytest.mark.parametrize(
     "profile, needles",
     [
-        ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "colour": "red"}, ["p.yaml", "colour", "Unknown field"]),
-        ({"id": "p", "hooks": {"execute": {"script": "scripts/h.sh", "timeout_seconds": "soon"}}},
-         ["hooks.execute.timeout_seconds", "number"]),
-        ({"id": "p", "hooks": {"execute": {"grpc": "x:1"}}}, ["hooks.execute.grpc", "installed transports: script"]),
+        (
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "colour": "red"},
+            ["p.yaml", "colour", "Unknown field"],
+        ),
+        (
+            {
+                "id": "p",
+                "hooks": {"execute": {"script": "scripts/h.sh", "timeout_seconds": "soon"}},
+            },
+            ["hooks.execute.timeout_seconds", "number"],
+        ),
+        (
+            {"id": "p", "hooks": {"execute": {"grpc": "x:1"}}},
+            ["hooks.execute.grpc", "installed transports:", "script"],
+        ),
         ({"id": "p", "hooks": {"open": "scripts/h.sh"}}, ["hooks.execute", "required"]),
         ({"id": "p", "hooks": {"execute": "scripts/h.sh", "teardown": "x"}}, ["hooks", "teardown"]),
         ({"id": "Not A Slug", "hooks": {"execute": "scripts/h.sh"}}, ["id", "slug"]),
         ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "concurrency": 0}, ["concurrency"]),
-        ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"calls": "yes"}}, ["capabilities.calls"]),
-        ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": [{"variable": "TOKEN"}]}, ["env.0.purpose"]),
-        ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": [{"variable": "T", "purpose": "x", "value": "s3cret"}]},
-         ["env.0.value", "Unknown field"]),
+        (
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"calls": "yes"}},
+            ["capabilities.calls"],
+        ),
+        (
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": [{"variable": "TOKEN"}]},
+            ["env.0.purpose"],
+        ),
+        (
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "env": [{"variable": "T", "purpose": "x", "value": "s3cret"}],
+            },
+            ["env.0.value", "Unknown field"],
+        ),
     ],
 )
 def test_invalid_profile_is_refused_with_the_field_path(ws, rook_cli, profile, needles):
@@ -61,38 +84,70 @@ def test_invalid_yaml_names_file_and_line(ws, rook_cli):
 def test_missing_env_variables_are_listed_with_their_purpose(ws, rook_cli, monkeypatch):
     monkeypatch.delenv("REFUND_API_TOKEN", raising=False)
     monkeypatch.delenv("BASE_URL", raising=False)
-    ws.profile({"id": "p", "hooks": {"prepare": "scripts/h.sh", "execute": "scripts/h.sh"}, "env": [
-        {"variable": "REFUND_API_TOKEN", "purpose": "bearer token for the staging refund API"},
-        {"variable": "BASE_URL", "purpose": "target environment base URL"},
-    ]})
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"prepare": "scripts/h.sh", "execute": "scripts/h.sh"},
+            "env": [
+                {
+                    "variable": "REFUND_API_TOKEN",
+                    "purpose": "bearer token for the staging refund API",
+                },
+                {"variable": "BASE_URL", "purpose": "target environment base URL"},
+            ],
+        }
+    )
     r = rook_cli("run")
-    refused(r, ws, "REFUND_API_TOKEN: bearer token for the staging refund API",
-            "BASE_URL: target environment base URL")
+    refused(
+        r,
+        ws,
+        "REFUND_API_TOKEN: bearer token for the staging refund API",
+        "BASE_URL: target environment base URL",
+    )
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
 def test_missing_script_names_both_paths_tried(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/nope.sh"}})
     r = rook_cli("run")
-    refused(r, ws, str(ws.root.resolve() / "scripts/nope.sh"), str(ws.agent_dir.resolve() / "scripts/nope.sh"))
+    refused(
+        r,
+        ws,
+        str(ws.root.resolve() / "scripts/nope.sh"),
+        str(ws.agent_dir.resolve() / "scripts/nope.sh"),
+    )
 
 
 def test_script_path_resolves_from_the_workspace_first(ws, rook_cli, tmp_path):
     (ws.root / "scripts").mkdir()
     top = ws.root / "scripts" / "h.sh"
-    top.write_text('#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok from workspace"}\'\nexit 0\n')
+    top.write_text(
+        '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok from workspace"}\'\nexit 0\n'
+    )
     top.chmod(0o755)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     r = rook_cli("run", "--json")
     assert r.report["scenarios"][0]["turns"][0]["output"] == "ok from workspace"
 
 
-@pytest.mark.parametrize("name, body", [
-    ("a.py", "import sys, json\nif sys.argv[1] == 'execute':\n    sys.stdin.read(); print(json.dumps({'output': 'ok py'}))\n"),
-    ("a.sh", "[ \"$1\" = execute ] && echo '{\"output\": \"ok sh\"}'\nexit 0\n"),
-    ("a.mjs", "if (process.argv[2] === 'execute') console.log(JSON.stringify({output: 'ok mjs'}));\n"),
-    ("a.cjs", "if (process.argv[2] === 'execute') console.log(JSON.stringify({output: 'ok cjs'}));\n"),
-])
+@pytest.mark.parametrize(
+    "name, body",
+    [
+        (
+            "a.py",
+            "import sys, json\nif sys.argv[1] == 'execute':\n    sys.stdin.read(); print(json.dumps({'output': 'ok py'}))\n",
+        ),
+        ("a.sh", '[ "$1" = execute ] && echo \'{"output": "ok sh"}\'\nexit 0\n'),
+        (
+            "a.mjs",
+            "if (process.argv[2] === 'execute') console.log(JSON.stringify({output: 'ok mjs'}));\n",
+        ),
+        (
+            "a.cjs",
+            "if (process.argv[2] === 'execute') console.log(JSON.stringify({output: 'ok cjs'}));\n",
+        ),
+    ],
+)
 def test_non_executable_scripts_run_by_extension(ws, rook_cli, name, body):
     ws.script(name, body, executable=False)
     ws.profile({"id": "p", "hooks": {"execute": f"scripts/{name}"}})
@@ -114,28 +169,49 @@ def test_missing_interpreter_is_named(ws, rook_cli, monkeypatch, tmp_path):
     refused(rook_cli("run"), ws, "a.mjs", "'node'", "not installed")
 
 
-@pytest.mark.parametrize("phases, needle", [
-    ("prepare,execute", "hole"),
-    ("open,execute", "prefix"),
-    ("execute,open", "order"),
-    ("prepare,teardown", "unknown phase teardown"),
-])
+@pytest.mark.parametrize(
+    "phases, needle",
+    [
+        ("prepare,execute", "hole"),
+        ("open,execute", "prefix"),
+        ("execute,open", "order"),
+        ("prepare,teardown", "unknown phase teardown"),
+    ],
+)
 def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     refused(rook_cli("run", "--phases", phases), ws, "--phases", needle)
 
 
-@pytest.mark.parametrize("scenario, needles", [
-    ({"id": "s", "goal": "g", "criteria": [{"containz": "x"}]}, ["criteria.0.containz", "unknown criterion type", "contains"]),
-    ({"id": "s", "goal": "g", "turns": ["a"]}, ["goal", "exactly one of goal or turns"]),
-    ({"id": "s", "criteria": []}, ["goal"]),
-    ({"id": "s", "goal": "g", "criteria": [{"matches": "(unclosed"}]}, ["criteria.0.matches", "regular expression"]),
-    ({"id": "s", "goal": "g", "criteria": [{"contains": "x", "turn": 3}]}, ["criteria.0.turn", "1 turn"]),
-    ({"id": "s", "goal": "g", "criteria": [{"contains": "x", "equals": "y"}]}, ["criteria.0", "exactly one"]),
-    ({"id": "s", "goal": "g", "criteria": [{"called": {"name": "x", "args": {}}}]}, ["criteria.0.called.args"]),
-    ({"id": "s", "goal": "g", "repeat": 0}, ["repeat"]),
-    ({"id": "s", "goal": "g", "owner": "me"}, ["owner", "Unknown field"]),
-])
+@pytest.mark.parametrize(
+    "scenario, needles",
+    [
+        (
+            {"id": "s", "goal": "g", "criteria": [{"containz": "x"}]},
+            ["criteria.0.containz", "unknown criterion type", "contains"],
+        ),
+        ({"id": "s", "goal": "g", "turns": ["a"]}, ["goal", "exactly one of goal or turns"]),
+        ({"id": "s", "criteria": []}, ["goal"]),
+        (
+            {"id": "s", "goal": "g", "criteria": [{"matches": "(unclosed"}]},
+            ["criteria.0.matches", "regular expression"],
+        ),
+        (
+            {"id": "s", "goal": "g", "criteria": [{"contains": "x", "turn": 3}]},
+            ["criteria.0.turn", "1 turn"],
+        ),
+        (
+            {"id": "s", "goal": "g", "criteria": [{"contains": "x", "equals": "y"}]},
+            ["criteria.0", "exactly one"],
+        ),
+        (
+            {"id": "s", "goal": "g", "criteria": [{"called": {"name": "x", "args": {}}}]},
+            ["criteria.0.called.args"],
+        ),
+        ({"id": "s", "goal": "g", "repeat": 0}, ["repeat"]),
+        ({"id": "s", "goal": "g", "owner": "me"}, ["owner", "Unknown field"]),
+    ],
+)
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     path = ws.scenario(scenario)
@@ -164,7 +240,9 @@ def test_unknown_report_format(ws, rook_cli):
 
 
 def test_profile_selection_active_and_override(ws, rook_cli):
-    ws.script("b.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"ok from b\"}'\nexit 0\n")
+    ws.script(
+        "b.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok from b"}\'\nexit 0\n'
+    )
     ws.profile({"id": "a", "hooks": {"execute": "scripts/h.sh"}})
     ws.profile({"id": "b", "name": "Bee", "hooks": {"execute": "scripts/b.sh"}}, active=False)
     assert rook_cli("run", "--json").report["run"]["profile"]["id"] == "a"
@@ -176,6 +254,7 @@ def test_profile_selection_active_and_override(ws, rook_cli):
 
 def test_workspace_project_agent_selection(tmp_path, rook_cli, monkeypatch):
     from rook_core.testing import RookCli, Workspace
+
     root = tmp_path / "multi"
     a = Workspace(root, "proj", "one")
     Workspace(root, "proj", "two")

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
-
 import probes
+import pytest
 
 LANGS = ["bash", "python", "node"]
 ALL_PHASES = ["prepare", "open", "execute", "close", "collect"]
-EVERY = {"ROOK_HOOK", "ROOK_WORKSPACE", "ROOK_PROJECT", "ROOK_AGENT", "ROOK_STATE_DIR",
-         "ROOK_RUN_STATE_DIR", "ROOK_RUN_ID"}
+EVERY = {
+    "ROOK_HOOK",
+    "ROOK_WORKSPACE",
+    "ROOK_PROJECT",
+    "ROOK_AGENT",
+    "ROOK_STATE_DIR",
+    "ROOK_RUN_STATE_DIR",
+    "ROOK_RUN_ID",
+}
 # The reference's table: which ROOK_* variable is present in which phase.
 EXPECTED = {
     "prepare": EVERY,
@@ -21,12 +27,14 @@ EXPECTED = {
 
 
 def full_profile(ws, hook: str, **extra):
-    return ws.profile({
-        "id": "p",
-        "hooks": {p: hook for p in ALL_PHASES},
-        "capabilities": {"multi_turn": True, "calls": True, "usage": True},
-        **extra,
-    })
+    return ws.profile(
+        {
+            "id": "p",
+            "hooks": {p: hook for p in ALL_PHASES},
+            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
+            **extra,
+        }
+    )
 
 
 @pytest.fixture
@@ -43,7 +51,9 @@ def test_hook_order_variables_and_stdin(lang, rook_workspace, rook_cli, probe_di
     hook = probes.install(ws, lang)
     full_profile(ws, hook, hook_env={"REGION": "eu-west-1", "ROOK_TURN": "hijack"})
     goal2 = 'it\'s "quoted" $HOME `date` \\ back\nnew line — café ✓ 日本'
-    ws.scenario({"id": "two", "turns": ["first turn", goal2], "criteria": [{"contains": "ok turn 2"}]})
+    ws.scenario(
+        {"id": "two", "turns": ["first turn", goal2], "criteria": [{"contains": "ok turn 2"}]}
+    )
     monkeypatch.setenv("ROOK_TURN", "leaked-from-parent")
     r = rook_cli("run", "--json", input="ROOK'S OWN STDIN MUST NOT REACH A HOOK")
     assert r.exit_code == 0, r.stderr + r.stdout
@@ -111,11 +121,14 @@ def test_prepare_runs_once_per_run_before_any_scenario(rook_workspace, rook_cli,
 
 def test_agent_reply_is_an_alias_for_output(rook_workspace, rook_cli):
     ws = rook_workspace
-    ws.script("a.sh", """
+    ws.script(
+        "a.sh",
+        """
         #!/bin/sh
         [ "$1" = execute ] && echo '{"agent_reply": "Your order ships Tuesday."}'
         exit 0
-    """)
+    """,
+    )
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"matches": "ships (Monday|Tuesday)"}]})
     r = rook_cli("run", "--json")
@@ -125,13 +138,18 @@ def test_agent_reply_is_an_alias_for_output(rook_workspace, rook_cli):
 
 def test_calls_empty_versus_missing_are_never_confused(rook_workspace, rook_cli):
     ws = rook_workspace
-    ws.script("a.sh", """
+    ws.script(
+        "a.sh",
+        """
         #!/bin/bash
         [ "$1" = execute ] || exit 0
         if [ "$(cat)" = observed ]; then echo '{"output": "x", "calls": []}'; else echo '{"output": "x"}'; fi
-    """)
+    """,
+    )
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}, "capabilities": {"calls": True}})
-    ws.scenario({"id": "observed", "goal": "observed", "criteria": [{"not_called": "cancel_order"}]})
+    ws.scenario(
+        {"id": "observed", "goal": "observed", "criteria": [{"not_called": "cancel_order"}]}
+    )
     ws.scenario({"id": "blind", "goal": "blind", "criteria": [{"not_called": "cancel_order"}]})
     r = rook_cli("run", "--json")
     assert r.statuses() == {"blind": "unverifiable", "observed": "passed"}

@@ -34,7 +34,11 @@ CASES = [
     ({"json": {"path": "order.status", "equals": "open"}}, RESPONSE, "failed"),  # not JSON
     ({"called": "lookup_order"}, RESPONSE, "passed"),
     ({"called": {"name": "lookup_order", "arguments": {"id": "ORD-1"}}}, RESPONSE, "passed"),
-    ({"called": {"name": "lookup_order", "arguments": {"opts": {"deep": True}}}}, RESPONSE, "passed"),
+    (
+        {"called": {"name": "lookup_order", "arguments": {"opts": {"deep": True}}}},
+        RESPONSE,
+        "passed",
+    ),
     ({"called": {"name": "lookup_order", "arguments": {"id": "ORD-2"}}}, RESPONSE, "failed"),
     ({"called": {"name": "issue_refund", "arguments": {"amount": "42"}}}, RESPONSE, "passed"),
     ({"called": "cancel_order"}, RESPONSE, "failed"),
@@ -53,10 +57,26 @@ CASES = [
     ({"max_tokens": 1000}, RESPONSE, "failed"),
     ({"max_tokens": 1000}, BLIND, "unverifiable"),
     ({"max_seconds": 20}, RESPONSE, "passed"),
-    ({"claim": {"says": "refund (is|was) issued", "requires_call": "issue_refund"}}, RESPONSE, "passed"),
-    ({"claim": {"says": "refund (is|was) issued", "requires_call": "refund_v2"}}, RESPONSE, "failed"),
-    ({"claim": {"says": "refund (is|was) issued", "requires_call": "issue_refund"}}, BLIND, "unverifiable"),
-    ({"claim": {"says": "cancelled", "requires_call": "cancel_order"}}, BLIND, "passed"),  # no claim
+    (
+        {"claim": {"says": "refund (is|was) issued", "requires_call": "issue_refund"}},
+        RESPONSE,
+        "passed",
+    ),
+    (
+        {"claim": {"says": "refund (is|was) issued", "requires_call": "refund_v2"}},
+        RESPONSE,
+        "failed",
+    ),
+    (
+        {"claim": {"says": "refund (is|was) issued", "requires_call": "issue_refund"}},
+        BLIND,
+        "unverifiable",
+    ),
+    (
+        {"claim": {"says": "cancelled", "requires_call": "cancel_order"}},
+        BLIND,
+        "passed",
+    ),  # no claim
 ]
 
 
@@ -64,8 +84,13 @@ CASES = [
 def ws(rook_workspace):
     # The agent answers with whatever JSON the goal holds.
     rook_workspace.script("mirror.sh", '#!/bin/bash\n[ "$1" = execute ] && cat\nexit 0\n')
-    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/mirror.sh"},
-                            "capabilities": {"calls": True, "usage": True}})
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/mirror.sh"},
+            "capabilities": {"calls": True, "usage": True},
+        }
+    )
     return rook_workspace
 
 
@@ -73,7 +98,10 @@ def test_every_builtin_criterion(ws, rook_cli):
     for i, (criterion, response, _) in enumerate(CASES):
         ws.scenario({"id": f"c{i:02d}", "goal": json.dumps(response), "criteria": [criterion]})
     r = rook_cli("run", "--json", "--concurrency", "8")
-    got = {s["id"]: (s["criteria"][0]["status"], s["criteria"][0]["reason"]) for s in r.report["scenarios"]}
+    got = {
+        s["id"]: (s["criteria"][0]["status"], s["criteria"][0]["reason"])
+        for s in r.report["scenarios"]
+    }
     wrong = [
         (criterion, expected, got[f"c{i:02d}"])
         for i, (criterion, _, expected) in enumerate(CASES)
@@ -83,8 +111,13 @@ def test_every_builtin_criterion(ws, rook_cli):
 
 
 def test_unverifiable_is_never_a_pass(ws, rook_cli):
-    ws.scenario({"id": "s", "goal": json.dumps(BLIND),
-                 "criteria": [{"contains": "refund"}, {"not_called": "cancel_order"}]})
+    ws.scenario(
+        {
+            "id": "s",
+            "goal": json.dumps(BLIND),
+            "criteria": [{"contains": "refund"}, {"not_called": "cancel_order"}],
+        }
+    )
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert s["status"] == "unverifiable"

@@ -32,11 +32,14 @@ def one_scenario(ws, script_body: str, entry=None, name="h.sh", criteria=None, g
 
 
 def test_nonzero_exit_fails_with_stderr_as_diagnosis(rook_workspace, rook_cli):
-    one_scenario(rook_workspace, """
+    one_scenario(
+        rook_workspace,
+        """
         #!/bin/sh
         echo "the agent is down: 503 from upstream" >&2
         exit 3
-    """)
+    """,
+    )
     r = rook_cli("run", "--json")
     assert r.exit_code == 1
     s = r.report["scenarios"][0]
@@ -49,12 +52,16 @@ def test_nonzero_exit_fails_with_stderr_as_diagnosis(rook_workspace, rook_cli):
 
 def test_timeout_kills_the_whole_process_group(rook_workspace, rook_cli, tmp_path):
     pidfile = tmp_path / "grandchild.pid"
-    one_scenario(rook_workspace, f"""
+    one_scenario(
+        rook_workspace,
+        f"""
         #!/bin/bash
         sleep 300 &
         echo $! > {pidfile}
         sleep 300
-    """, entry={"script": "scripts/h.sh", "timeout_seconds": 1})
+    """,
+        entry={"script": "scripts/h.sh", "timeout_seconds": 1},
+    )
     t0 = time.monotonic()
     r = rook_cli("run", "--json")
     assert time.monotonic() - t0 < 60
@@ -69,11 +76,15 @@ def test_timeout_kills_the_whole_process_group(rook_workspace, rook_cli, tmp_pat
 
 
 def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(rook_workspace, rook_cli):
-    one_scenario(rook_workspace, """
+    one_scenario(
+        rook_workspace,
+        """
         #!/bin/bash
         trap '' TERM
         while :; do sleep 0.1; done
-    """, entry={"script": "scripts/h.sh", "timeout_seconds": 1})
+    """,
+        entry={"script": "scripts/h.sh", "timeout_seconds": 1},
+    )
     r = rook_cli("run", "--json")
     rec = rook_workspace.record(r.report["run"]["id"], "s.1")
     notes = rec["hooks"][0]["details"]["process"]
@@ -82,11 +93,14 @@ def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(rook_workspace, ro
 
 def test_flood_is_capped_and_never_lands_in_the_record(rook_workspace, rook_cli):
     # 30 MiB on stdout and a 10 MiB default cap
-    one_scenario(rook_workspace, """
+    one_scenario(
+        rook_workspace,
+        """
         #!/bin/bash
         head -c 31457280 /dev/zero | tr '\\0' 'x'
         sleep 30
-    """)
+    """,
+    )
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert s["status"] == "error"
@@ -97,11 +111,14 @@ def test_flood_is_capped_and_never_lands_in_the_record(rook_workspace, rook_cli)
 
 def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
     ws = rook_workspace
-    ws.script("h.sh", """
+    ws.script(
+        "h.sh",
+        """
         #!/bin/bash
         head -c 5000 /dev/zero | tr '\\0' 'x' >&2
         echo '{"output": "ok"}'
-    """)
+    """,
+    )
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "limits": {"stderr_bytes": 4096}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json")
@@ -115,12 +132,14 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
         ("echo '[1, 2, 3]'", "stdout must be one JSON object, got list"),
         ("echo '{\"answer\": 42}'", "has no output field (keys: answer)"),
         ("true", "printed nothing on stdout"),
-        ("echo '{\"output\": \"x\", \"calls\": \"lookup\"}'", "calls must be a list"),
-        ("echo '{\"output\": \"x\", \"usage\": {\"input\": \"many\"}}'", "usage.input must be a number"),
+        ('echo \'{"output": "x", "calls": "lookup"}\'', "calls must be a list"),
+        ('echo \'{"output": "x", "usage": {"input": "many"}}\'', "usage.input must be a number"),
     ],
 )
-def test_garbage_output_fails_the_hook_showing_what_was_received(rook_workspace, rook_cli, body, expect):
-    one_scenario(rook_workspace, f"#!/bin/bash\n[ \"$1\" = execute ] || exit 0\n{body}\n")
+def test_garbage_output_fails_the_hook_showing_what_was_received(
+    rook_workspace, rook_cli, body, expect
+):
+    one_scenario(rook_workspace, f'#!/bin/bash\n[ "$1" = execute ] || exit 0\n{body}\n')
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert s["status"] == "error"
@@ -128,11 +147,14 @@ def test_garbage_output_fails_the_hook_showing_what_was_received(rook_workspace,
 
 
 def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
-    one_scenario(rook_workspace, """
+    one_scenario(
+        rook_workspace,
+        """
         #!/bin/bash
         printf '\\xff\\xfe bad bytes\\n' >&2
         printf '{"output": "ok \\xff\\xfe"}\\n'
-    """)
+    """,
+    )
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert s["status"] == "passed"
@@ -141,13 +163,16 @@ def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
 
 def test_a_failing_scenario_does_not_stop_the_others(rook_workspace, rook_cli):
     ws = rook_workspace
-    ws.script("h.sh", """
+    ws.script(
+        "h.sh",
+        """
         #!/bin/bash
         [ "$1" = execute ] || exit 0
         g=$(cat)
         [ "$g" = bad ] && { echo boom >&2; exit 1; }
         echo '{"output": "ok"}'
-    """)
+    """,
+    )
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     for sid, goal in (("a", "good"), ("b", "bad"), ("c", "good")):
         ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": "ok"}]})
@@ -156,22 +181,32 @@ def test_a_failing_scenario_does_not_stop_the_others(rook_workspace, rook_cli):
     assert r.exit_code == 1
 
 
-def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(rook_workspace, rook_cli, tmp_path):
+def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(
+    rook_workspace, rook_cli, tmp_path
+):
     ws = rook_workspace
     log = tmp_path / "times"
-    ws.script("h.sh", f"""
+    ws.script(
+        "h.sh",
+        f"""
         #!/bin/bash
         echo "$1 $(date +%s.%N)" >> {log}
         [ "$1" = execute ] && {{ cat >/dev/null; echo '{{"output": "ok"}}'; }}
         [ "$1" = collect ] && echo '{{}}'
         exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {
-        "open": "scripts/h.sh",
-        "execute": {"script": "scripts/h.sh", "delay_seconds": 1},  # 1 s after open ended
-        "close": "scripts/h.sh",
-        "collect": {"script": "scripts/h.sh", "delay_seconds": 1},  # 1 s after close ended
-    }})
+    """,
+    )
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {
+                "open": "scripts/h.sh",
+                "execute": {"script": "scripts/h.sh", "delay_seconds": 1},  # 1 s after open ended
+                "close": "scripts/h.sh",
+                "collect": {"script": "scripts/h.sh", "delay_seconds": 1},  # 1 s after close ended
+            },
+        }
+    )
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
     assert r.exit_code == 0
@@ -188,7 +223,11 @@ def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(rook_workspace,
 def test_default_timeouts_and_the_close_floor():
     e = {p: HookEntry(p, "script", {}) for p in ("prepare", "open", "execute", "close", "collect")}
     assert {p: x.timeout for p, x in e.items()} == {
-        "prepare": 60, "open": 30, "execute": 300, "close": 30, "collect": 120
+        "prepare": 60,
+        "open": 30,
+        "execute": 300,
+        "close": 30,
+        "collect": 120,
     }
     assert HookEntry("close", "script", {}, timeout_seconds=1).timeout == 5
     assert HookEntry("execute", "script", {}, timeout_seconds=1).timeout == 1
@@ -196,23 +235,31 @@ def test_default_timeouts_and_the_close_floor():
 
 def test_big_goal_to_a_hook_that_writes_before_it_reads(rook_workspace, rook_cli):
     # 3 MB of goal; the hook writes 200 KB of stderr before reading stdin
-    one_scenario(rook_workspace, """
+    one_scenario(
+        rook_workspace,
+        """
         #!/bin/bash
         [ "$1" = execute ] || exit 0
         head -c 200000 /dev/zero | tr '\\0' 'e' >&2
         n=$(wc -c)
         printf '{"output": "ok %s"}\\n' "$n"
-    """, goal="x" * 3_000_000)
+    """,
+        goal="x" * 3_000_000,
+    )
     r = rook_cli("run", "--json")
     assert r.report["scenarios"][0]["turns"][0]["output"] == "ok 3000000"
 
 
 def test_hook_that_closes_stdout_early_is_still_bounded(rook_workspace, rook_cli):
-    one_scenario(rook_workspace, """
+    one_scenario(
+        rook_workspace,
+        """
         #!/bin/bash
         exec 1>&-
         sleep 300
-    """, entry={"script": "scripts/h.sh", "timeout_seconds": 1})
+    """,
+        entry={"script": "scripts/h.sh", "timeout_seconds": 1},
+    )
     t0 = time.monotonic()
     r = rook_cli("run", "--json")
     assert time.monotonic() - t0 < 30
@@ -221,13 +268,16 @@ def test_hook_that_closes_stdout_early_is_still_bounded(rook_workspace, rook_cli
 
 def test_background_process_holding_stdout_does_not_hang_rook(rook_workspace, rook_cli, tmp_path):
     pidfile = tmp_path / "bg.pid"
-    one_scenario(rook_workspace, f"""
+    one_scenario(
+        rook_workspace,
+        f"""
         #!/bin/bash
         [ "$1" = execute ] || exit 0
         sleep 300 &
         echo $! > {pidfile}
         echo '{{"output": "ok"}}'
-    """)
+    """,
+    )
     t0 = time.monotonic()
     r = rook_cli("run", "--json")
     assert time.monotonic() - t0 < 30

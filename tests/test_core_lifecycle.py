@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import probes
+import pytest
 
 # A configurable agent: FAIL_<PHASE>=1 makes that phase fail; NO_HANDLE=1 returns no conversation.
 AGENT = r"""
@@ -38,9 +37,15 @@ def ws(rook_workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("LOG", str(log))
     rook_workspace.log = log
     rook_workspace.script("agent.sh", AGENT)
-    rook_workspace.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in
-                            ("prepare", "open", "execute", "close", "collect")},
-                            "capabilities": {"multi_turn": True, "calls": True, "usage": True}})
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {
+                p: "scripts/agent.sh" for p in ("prepare", "open", "execute", "close", "collect")
+            },
+            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
+        }
+    )
     return rook_workspace
 
 
@@ -75,7 +80,8 @@ def test_close_failure_is_reported_and_the_verdict_kept(ws, rook_cli, monkeypatc
     assert s["status"] == "passed"
     assert any("close failed" in w for w in s["warnings"])
     assert {"phase": "close", "status": "failed"}.items() <= next(
-        h for h in s["hooks"] if h["phase"] == "close").items()
+        h for h in s["hooks"] if h["phase"] == "close"
+    ).items()
 
 
 def test_open_failure_is_an_error_without_execute(ws, rook_cli, monkeypatch):
@@ -93,15 +99,23 @@ def test_prepare_failure_is_reported_and_no_scenario_runs(ws, rook_cli, monkeypa
     r = rook_cli("run", "--json")
     assert r.report["run"]["prepare"]["status"] == "failed"
     assert r.report["scenarios"][0]["status"] == "error"
-    assert "prepare failed: exited with code 1: prepare is broken today" in r.report["scenarios"][0]["reason"]
+    assert (
+        "prepare failed: exited with code 1: prepare is broken today"
+        in r.report["scenarios"][0]["reason"]
+    )
     assert [ln.split()[0] for ln in log_lines(ws)] == ["prepare"]
     assert r.exit_code == 1
 
 
 def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     monkeypatch.setenv("NO_HANDLE", "1")
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "close": "scripts/agent.sh"},
-                "capabilities": {"multi_turn": True}})
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "close": "scripts/agent.sh"},
+            "capabilities": {"multi_turn": True},
+        }
+    )
     ws.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
@@ -112,7 +126,9 @@ def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
 
 
 def test_capability_never_declared_nor_observed_is_not_runnable(ws, rook_cli):
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": False}})
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": False}}
+    )
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
     ws.scenario({"id": "t", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
     ws.scenario({"id": "u", "goal": "g", "criteria": [{"max_tokens": 10}]})
@@ -133,23 +149,35 @@ def test_an_observed_capability_makes_the_scenario_runnable_next_time(ws, rook_c
     r = rook_cli("run", "--json", "--only", "s")
     assert r.statuses() == {"s": "not_runnable"}
     r = rook_cli("run", "--json", "--only", "plain")  # collect shows calls and usage here
-    assert r.report["run"]["capabilities"]["observed"] == {"multi_turn": True, "calls": True, "usage": True}
+    assert r.report["run"]["capabilities"]["observed"] == {
+        "multi_turn": True,
+        "calls": True,
+        "usage": True,
+    }
     r = rook_cli("run", "--json", "--only", "s")
     assert r.statuses() == {"s": "passed"}
 
 
 def test_turn_scoping(ws, rook_cli):
-    ws.scenario({"id": "s", "turns": ["alpha", "beta"], "criteria": [
-        {"contains": "alpha", "turn": 1},
-        {"contains": "beta"},                    # default: the last turn
-        {"contains": "ok", "turn": "all"},
-        {"not_contains": "alpha"},
-        {"called": "lookup"},                    # from collect, across all turns
-    ]})
+    ws.scenario(
+        {
+            "id": "s",
+            "turns": ["alpha", "beta"],
+            "criteria": [
+                {"contains": "alpha", "turn": 1},
+                {"contains": "beta"},  # default: the last turn
+                {"contains": "ok", "turn": "all"},
+                {"not_contains": "alpha"},
+                {"called": "lookup"},  # from collect, across all turns
+            ],
+        }
+    )
     r = rook_cli("run", "--json")
     crit = r.report["scenarios"][0]["criteria"]
     assert [c["status"] for c in crit] == ["passed"] * 5, crit
-    ws.scenario({"id": "s", "turns": ["alpha", "beta"], "criteria": [{"contains": "alpha", "turn": "all"}]})
+    ws.scenario(
+        {"id": "s", "turns": ["alpha", "beta"], "criteria": [{"contains": "alpha", "turn": "all"}]}
+    )
     r = rook_cli("run", "--json")
     assert r.report["scenarios"][0]["criteria"][0]["status"] == "failed"
     assert "turn 2" in r.report["scenarios"][0]["criteria"][0]["reason"]
@@ -165,17 +193,22 @@ def _max_overlap(intervals):
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])
-def test_concurrency_scenarios_in_flight(rook_workspace, rook_cli, tmp_path, monkeypatch, concurrency):
+def test_concurrency_scenarios_in_flight(
+    rook_workspace, rook_cli, tmp_path, monkeypatch, concurrency
+):
     ws = rook_workspace
     spans = tmp_path / "spans"
     monkeypatch.setenv("SPANS", str(spans))
-    ws.script("slow.sh", """
+    ws.script(
+        "slow.sh",
+        """
         #!/bin/bash
         [ "$1" = execute ] || exit 0
         a=$(date +%s.%N); sleep 0.4; b=$(date +%s.%N)
         echo "$a $b" >> "$SPANS"
         echo '{"output": "ok"}'
-    """)
+    """,
+    )
     ws.profile({"id": "p", "hooks": {"execute": "scripts/slow.sh"}, "concurrency": 1})
     for i in range(6):
         ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "ok"}]})
@@ -186,14 +219,21 @@ def test_concurrency_scenarios_in_flight(rook_workspace, rook_cli, tmp_path, mon
     assert _max_overlap(intervals) == concurrency
 
 
-def test_split_run_keeps_state_and_resumes_with_collect_and_judge(rook_workspace, rook_cli, tmp_path, monkeypatch):
+def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
     ws = rook_workspace
     probe_dir = tmp_path / "probe"
     probe_dir.mkdir()
     monkeypatch.setenv("PROBE_DIR", str(probe_dir))
     hook = probes.install(ws, "bash")
-    ws.profile({"id": "p", "hooks": {p: hook for p in ("prepare", "open", "execute", "close", "collect")},
-                "capabilities": {"multi_turn": True}})
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {p: hook for p in ("prepare", "open", "execute", "close", "collect")},
+            "capabilities": {"multi_turn": True},
+        }
+    )
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
     assert r.exit_code == 0
@@ -225,19 +265,24 @@ def test_resume_with_an_unknown_run_id(ws, rook_cli):
 def test_a_killed_run_resumes_without_repeating_finished_scenarios(rook_workspace, tmp_path):
     ws = rook_workspace
     log = tmp_path / "log"
-    ws.script("agent.sh", f"""
+    ws.script(
+        "agent.sh",
+        f"""
         #!/bin/bash
         [ "$1" = execute ] || exit 0
         g=$(cat)
         echo "$g" >> {log}
         [ "$g" = slow ] && [ ! -e {tmp_path}/fast-now ] && echo $$ > {tmp_path}/slow.pid && sleep 300
         echo '{{"output": "ok"}}'
-    """)
+    """,
+    )
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
     for sid, goal in (("a1", "fast"), ("a2", "fast"), ("a3", "slow"), ("a4", "fast")):
         ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": "ok"}]})
     rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
-    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if log.exists() and "slow" in log.read_text():
@@ -252,10 +297,16 @@ def test_a_killed_run_resumes_without_repeating_finished_scenarios(rook_workspac
     assert done == ["a1.1.json", "a2.1.json"]
     assert not list(runs[0].rglob(".*.tmp"))
     (tmp_path / "fast-now").touch()
-    out = subprocess.run([*rook[:-1], "--json", "--run", run_id], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [*rook[:-1], "--json", "--run", run_id], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert {s["id"]: s["status"] for s in report["scenarios"]} == dict.fromkeys(["a1", "a2", "a3", "a4"], "passed")
+    assert {s["id"]: s["status"] for s in report["scenarios"]} == dict.fromkeys(
+        ["a1", "a2", "a3", "a4"], "passed"
+    )
     assert log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
     assert Path(report["run"]["dir"]).name == run_id
-    os.killpg(int((tmp_path / "slow.pid").read_text()), signal.SIGKILL)  # the orphan of the killed rook
+    os.killpg(
+        int((tmp_path / "slow.pid").read_text()), signal.SIGKILL
+    )  # the orphan of the killed rook

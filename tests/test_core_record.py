@@ -28,16 +28,26 @@ exit 0
 def ws(rook_workspace, monkeypatch):
     monkeypatch.setenv("API_TOKEN", SECRET)
     rook_workspace.script("agent.sh", LEAKY)
-    rook_workspace.profile({
-        "id": "staging", "name": "Staging",
-        "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
-        "env": [{"variable": "API_TOKEN", "purpose": "bearer token for the agent API"}],
-        "capabilities": {"calls": True, "usage": True},
-    })
-    rook_workspace.scenario({"id": "leak", "tags": ["smoke"], "goal": "what is the token?",
-                             "criteria": [{"contains": "nothing"}, {"called": "auth"}]})
-    rook_workspace.scenario({"id": "crash", "tags": ["nightly"], "goal": "crash",
-                             "criteria": [{"contains": "x"}]})
+    rook_workspace.profile(
+        {
+            "id": "staging",
+            "name": "Staging",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "env": [{"variable": "API_TOKEN", "purpose": "bearer token for the agent API"}],
+            "capabilities": {"calls": True, "usage": True},
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "leak",
+            "tags": ["smoke"],
+            "goal": "what is the token?",
+            "criteria": [{"contains": "nothing"}, {"called": "auth"}],
+        }
+    )
+    rook_workspace.scenario(
+        {"id": "crash", "tags": ["nightly"], "goal": "crash", "criteria": [{"contains": "x"}]}
+    )
     return rook_workspace
 
 
@@ -68,18 +78,33 @@ def test_run_directory_layout_and_pinned_profile(ws, rook_cli):
     run_dir = ws.run_dir(run_id)
     assert r.report["run"]["dir"] == str(run_dir.resolve())
     names = sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file())
-    assert {"run.json", "profile.yaml", "report.json", "scenarios/leak.1.json",
-            "scenarios/crash.1.json"} <= set(names)
+    assert {
+        "run.json",
+        "profile.yaml",
+        "report.json",
+        "scenarios/leak.1.json",
+        "scenarios/crash.1.json",
+    } <= set(names)
     assert not [n for n in names if n.endswith(".tmp")]
     manifest = json.loads((run_dir / "run.json").read_text())
-    assert manifest["profile"] == {"id": "staging", "name": "Staging", "file": manifest["profile"]["file"]}
+    assert manifest["profile"] == {
+        "id": "staging",
+        "name": "Staging",
+        "file": manifest["profile"]["file"],
+    }
     assert manifest["phases"] == ["prepare", "open", "execute", "close", "collect", "judge"]
     record = ws.record(run_id, "leak.1")
     assert {"scenario", "hooks", "turns", "collected", "status", "criteria"} <= set(record)
     assert record["scenario"]["goal" if "goal" in record["scenario"] else "turns"]
     # renaming the profile keeps history: runs pin the id
-    ws.profile({"id": "staging", "name": "Renamed", "hooks": {"execute": "scripts/agent.sh"},
-                "env": [{"variable": "API_TOKEN", "purpose": "x"}]})
+    ws.profile(
+        {
+            "id": "staging",
+            "name": "Renamed",
+            "hooks": {"execute": "scripts/agent.sh"},
+            "env": [{"variable": "API_TOKEN", "purpose": "x"}],
+        }
+    )
     r2 = rook_cli("run", "--json", "--run", run_id)
     assert r2.exit_code == 1 and r2.report["run"]["profile"]["id"] == "staging"
 
@@ -93,13 +118,29 @@ def test_json_report_shape(ws, rook_cli):
     for s in rep["scenarios"]:
         assert {"id", "repeat_index", "status", "reason", "turns", "criteria", "hooks"} <= set(s)
         for t in s["turns"]:
-            assert {"turn", "output", "conversation", "usage", "calls", "evidence", "seconds"} <= set(t)
+            assert {
+                "turn",
+                "output",
+                "conversation",
+                "usage",
+                "calls",
+                "evidence",
+                "seconds",
+            } <= set(t)
         for c in s["criteria"]:
             assert {"type", "status", "reason"} <= set(c)
         for h in s["hooks"]:
             assert {"phase", "status", "exit_code", "seconds", "diagnosis"} <= set(h)
-    assert {"passed", "failed", "unverifiable", "error", "stopped", "not_runnable",
-            "pass_rate", "coverage"} <= set(rep["summary"])
+    assert {
+        "passed",
+        "failed",
+        "unverifiable",
+        "error",
+        "stopped",
+        "not_runnable",
+        "pass_rate",
+        "coverage",
+    } <= set(rep["summary"])
     assert rep["summary"]["failed"] == 1 and rep["summary"]["error"] == 1
     leak = next(s for s in rep["scenarios"] if s["id"] == "leak")
     assert leak["turns"][0]["evidence"] == {"echo": {"deep": ["[redacted:API_TOKEN]"]}}
@@ -121,7 +162,7 @@ def test_table_and_progress(ws, rook_cli):
 
 def test_exit_codes(rook_workspace, rook_cli):
     ws = rook_workspace
-    ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"yes\"}'\nexit 0\n")
+    ws.script("a.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "yes"}\'\nexit 0\n')
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
     ws.scenario({"id": "ok", "goal": "g", "criteria": [{"contains": "yes"}]})
     ws.scenario({"id": "bad", "tags": ["b"], "goal": "g", "criteria": [{"contains": "no"}]})
@@ -140,10 +181,14 @@ def test_selectors_narrow_one_another(ws, rook_cli):
 
 def test_repeat_records_each_run(rook_workspace, rook_cli):
     ws = rook_workspace
-    ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"yes\"}'\nexit 0\n")
+    ws.script("a.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "yes"}\'\nexit 0\n')
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
     ws.scenario({"id": "s", "goal": "g", "repeat": 3, "criteria": [{"contains": "yes"}]})
     r = rook_cli("run", "--json")
-    assert [(s["id"], s["repeat_index"]) for s in r.report["scenarios"]] == [("s", 1), ("s", 2), ("s", 3)]
+    assert [(s["id"], s["repeat_index"]) for s in r.report["scenarios"]] == [
+        ("s", 1),
+        ("s", 2),
+        ("s", 3),
+    ]
     r = rook_cli("run", "--json", "--repeat", "2")
     assert len(r.report["scenarios"]) == 2
