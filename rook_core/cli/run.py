@@ -55,15 +55,13 @@ def run_command(
     from ..report import SYMBOL, table
     from ..runner import RunRequest, run
 
-    err = click.get_text_stream("stderr")
-
     def progress(record: dict[str, Any]) -> None:
         if quiet:
             return
         status = record.get("status") or "pending"
         mark = SYMBOL.get(status, status)
-        err.write(f"  {mark:<12} {record['key']}  {(record.get('reason') or '')[:100]}\n")
-        err.flush()
+        sys.stderr.write(f"  {mark:<12} {record['key']}  {(record.get('reason') or '')[:100]}\n")
+        sys.stderr.flush()
 
     request = RunRequest(
         workspace=workspace,
