@@ -1,7 +1,7 @@
 """Target 5: history.
 
 * `rook runs` over 1,000 runs <= 1 s. One real run of 5 scenarios is made,
-  then its directory is cloned 999 times under new ids (see clone_run).
+  then its directory is cloned 999 times under new ids (see new_ids and clone_run).
 * `rook diff A B` of two 10,000-scenario runs <= 2 s. Both runs are real;
   in B the hook fails every scenario whose id ends in 7, so there is a
   genuine diff to compute.
@@ -17,12 +17,27 @@ cloning), and the argument order of `rook runs`, `rook diff` and `rook report`.
 """
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 from common import (
-    FLIP_HOOK, Ctx, Row, Workspace, interleaved, judged, last_line, make_workspace, not_available,
-    read_report, rook_run, skipped, timed, ws_opts,
+    FLIP_HOOK,
+    Ctx,
+    Row,
+    Workspace,
+    error,
+    info,
+    interleaved,
+    judged,
+    last_line,
+    make_workspace,
+    not_available,
+    read_report,
+    rook_run,
+    skipped,
+    timed,
+    ws_opts,
 )
 
 NAME = "history"
@@ -40,6 +55,26 @@ def run_dir_of(ws: Workspace) -> Path:
     return max((d for d in ws.runs_dir.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime)
 
 
+def new_ids(old: str, count: int, runs_dir: Path) -> list[str]:
+    """`count` unused ids shaped like `old`: its trailing digits counted on
+    (20261130-125006-337992 -> ...-337993, ...), else `old-c0001`, ..."""
+    digits = re.search(r"\d+$", old)
+    if digits:
+        head, width = old[: digits.start()], len(digits.group())
+        candidates = (
+            f"{head}{(int(digits.group()) + i) % 10**width:0{width}d}" for i in range(1, 10**width)
+        )
+    else:
+        candidates = (f"{old}-c{i:04d}" for i in range(1, 10**6))
+    ids = []
+    for candidate in candidates:
+        if len(ids) == count:
+            break
+        if not (runs_dir / candidate).exists():
+            ids.append(candidate)
+    return ids
+
+
 def clone_run(src: Path, new_id: str) -> Path:
     """Copy a run directory under a new id, rewriting the old id wherever it
     appears in text files (top-level "id", "run.id", paths, ...). Run ids
@@ -48,7 +83,7 @@ def clone_run(src: Path, new_id: str) -> Path:
     assert len(old) >= 8, f"run id {old!r} too short to rewrite safely"
     dst = src.parent / new_id
     shutil.copytree(src, dst)
-    for f in dst.rglob("*"):
+    for f in list(dst.rglob("*")):
         if f.is_file() and f.suffix in TEXT_SUFFIXES:
             try:
                 text = f.read_text()
@@ -68,77 +103,73 @@ def rook(ctx: Ctx, ws: Workspace, *args, stdout=None):
 
 def checked(t, what, ok_codes=(0,)):
     if t.rc not in ok_codes:
-        t.problem = f"{what} exited {t.rc}: {last_line(t.stderr)}"
+        t.problem = f"rook {what} exited {t.rc}: {last_line(t.stderr)}"
     return t
 
 
 def run(ctx: Ctx) -> list[Row]:
-    targets = {"runs": f"≤ {RUNS_S:.0f} s", "diff": f"≤ {DIFF_S:.0f} s",
-               "report": f"≤ {REPORT_S:.0f} s"}
-    measures = {"runs": f"rook runs, {RUNS:,} runs",
-                "diff": "rook diff A B, 10,000 scenarios each",
-                "report": "rook report json+junit, 10,000 scenarios"}
+    n = 2000 if ctx.quick else 10000
+    targets = {"runs": f"≤ {RUNS_S:g} s", "diff": f"≤ {DIFF_S:g} s", "report": f"≤ {REPORT_S:g} s"}
+    measures = {
+        "runs": f"rook runs, {RUNS:,} runs",
+        "diff": f"rook diff A B, {n:,} scenarios each",
+        "report": f"rook report json+junit, {n:,} scenarios",
+    }
     if not ctx.rook:
         return [skipped(NAME, measures[k], ctx.rook_note, targets[k]) for k in measures]
-    reps = ctx.reps(3)
-    rows = []
+    return list_runs(ctx, measures["runs"], targets["runs"]) + diff_and_report(
+        ctx, n, measures, targets
+    )
 
-    # rook runs over 1,000 runs
+
+def list_runs(ctx: Ctx, measure: str, target: str) -> list[Row]:
+    """`rook runs` over one real run cloned to RUNS runs."""
     ws = make_workspace(ctx.dir(NAME) / "ws-runs", 5)
-    probe = rook(ctx, ws, "runs")
-    if not_available(probe):
-        rows.append(skipped(NAME, measures["runs"], "not available yet", targets["runs"]))
-    else:
-        seed = rook_run(ctx, ws)
-        if seed.problem:
-            rows.append(Row(NAME, measures["runs"], None, "", targets["runs"], "ERROR",
-                            seed.problem))
-        else:
-            src = run_dir_of(ws)
-            have = sum(1 for d in ws.runs_dir.iterdir() if d.is_dir())
-            for i in range(RUNS - have):
-                clone_run(src, f"{src.name}-c{i:04d}")
-            m = interleaved({"runs": lambda: checked(rook(ctx, ws, "runs"), "rook runs")}, reps)
-            rows.append(judged(NAME, measures["runs"], m["runs"].seconds, "s", RUNS_S,
-                               problem=m["runs"].problem))
+    if not_available(rook(ctx, ws, "runs")):
+        return [skipped(NAME, measure, "not available yet", target)]
+    seed = rook_run(ctx, ws)
+    if seed.problem:
+        return [error(NAME, measure, target, seed.problem)]
+    src = run_dir_of(ws)
+    have = sum(1 for d in ws.runs_dir.iterdir() if d.is_dir())
+    for new_id in new_ids(src.name, RUNS - have, ws.runs_dir):
+        clone_run(src, new_id)
+    m = interleaved({"runs": lambda: checked(rook(ctx, ws, "runs"), "runs")}, ctx.reps(3))
+    return [judged(NAME, measure, m["runs"].seconds, "s", RUNS_S, problem=m["runs"].problem)]
 
-    # diff and report over two 10,000-scenario runs
-    n = 2000 if ctx.quick else 10000
-    measures["diff"] = f"rook diff A B, {n:,} scenarios each"
-    measures["report"] = f"rook report json+junit, {n:,} scenarios"
-    big = make_workspace(ctx.dir(NAME) / "ws-big", n, hook=FLIP_HOOK, bundle=ctx.bundle)
-    available = {k: not not_available(rook(ctx, big, k, "--help")) for k in ("diff", "report")}
-    for k in ("diff", "report"):
-        if not available[k]:
-            rows.append(skipped(NAME, measures[k], "not available yet", targets[k]))
-    if not any(available.values()):
+
+def diff_and_report(ctx: Ctx, n: int, measures: dict, targets: dict) -> list[Row]:
+    """`rook diff A B` and `rook report A` over two real n-scenario runs."""
+    ws = make_workspace(ctx.dir(NAME) / "ws-big", n, hook=FLIP_HOOK, bundle=ctx.bundle)
+    wanted = [k for k in ("diff", "report") if not not_available(rook(ctx, ws, k, "--help"))]
+    rows = [
+        skipped(NAME, measures[k], "not available yet", targets[k])
+        for k in ("diff", "report")
+        if k not in wanted
+    ]
+    if not wanted:
         return rows
-    a = rook_run(ctx, big, 8)
-    a_dir = run_dir_of(big)
-    b = rook_run(ctx, big, 8, env=dict(os.environ, BENCH_FLIP="1"),
-                 expect_all_pass=False)
-    b_dir = run_dir_of(big)
-    problem = a.problem or b.problem or (a_dir == b_dir and "could not tell the two runs apart")
-    rows.append(Row(NAME, f"rook run, {n:,} scenarios, c=8 (run A)", a.seconds, "s"))
+    a = rook_run(ctx, ws, 8)
+    a_id = run_dir_of(ws).name
+    b = rook_run(ctx, ws, 8, env=dict(os.environ, BENCH_FLIP="1"), expect_all_pass=False)
+    b_id = run_dir_of(ws).name
+    rows.append(info(NAME, f"rook run, {n:,} scenarios, c=8 (run A)", a.seconds, "s"))
+    problem = a.problem or b.problem or (a_id == b_id and "could not tell the two runs apart")
     if problem:
-        return rows + [Row(NAME, measures[k], None, "", targets[k], "ERROR", problem)
-                       for k in available if available[k]]
-    out = ctx.dir(NAME) / "reports"
-    commands = {}
-    if available["diff"]:
+        return rows + [error(NAME, measures[k], targets[k], problem) for k in wanted]
+    out = ctx.dir(f"{NAME}/reports")
+    files = [out / "r.json", out / "r.xml"]
+    argv = {
         # exit 1 may well mean "regressions found"; only usage errors count as failures
-        commands["diff"] = lambda: checked(
-            rook(ctx, big, "diff", a_dir.name, b_dir.name), "rook diff", (0, 1))
-    if available["report"]:
-        commands["report"] = lambda: checked(rook(
-            ctx, big, "report", a_dir.name, "--report", f"json:{out / 'r.json'}",
-            "--report", f"junit:{out / 'r.xml'}"), "rook report", (0, 1))
-    m = interleaved(commands, reps)
-    for k, limit in (("diff", DIFF_S), ("report", REPORT_S)):
-        if k in m:
-            problem = m[k].problem
-            if k == "report" and not problem and not all(
-                    (out / f).is_file() and (out / f).stat().st_size for f in ("r.json", "r.xml")):
-                problem = "rook report did not write both files"
-            rows.append(judged(NAME, measures[k], m[k].seconds, "s", limit, problem=problem))
+        "diff": ["diff", a_id, b_id],
+        "report": ["report", a_id, "--report", f"json:{files[0]}", "--report", f"junit:{files[1]}"],
+    }
+    commands = {k: lambda k=k: checked(rook(ctx, ws, *argv[k]), k, (0, 1)) for k in wanted}
+    m = interleaved(commands, ctx.reps(3))
+    if "report" in m and not m["report"].problem:
+        if not all(f.is_file() and f.stat().st_size for f in files):
+            m["report"].runs[0].problem = "rook report did not write both files"
+    limits = {"diff": DIFF_S, "report": REPORT_S}
+    for k in wanted:
+        rows.append(judged(NAME, measures[k], m[k].seconds, "s", limits[k], problem=m[k].problem))
     return rows

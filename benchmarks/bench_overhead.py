@@ -7,7 +7,7 @@ their JSON; started as its own Python process and timed from the outside,
 just like rook). Target: ratio <= 1.3 at both concurrencies.
 """
 
-from common import Ctx, Row, interleaved, judged, make_workspace, floor, rook_run, skipped
+from common import Ctx, Row, floor, info, interleaved, judged, make_workspace, rook_run, skipped
 
 NAME = "overhead"
 LIMIT = 1.3
@@ -23,14 +23,13 @@ def run(ctx: Ctx) -> list[Row]:
             commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
         m = interleaved(commands, ctx.reps(3), warmup=True)
         fl = m["floor"]
-        rows.append(Row(NAME, f"floor, {n} sh hooks, c={c}", fl.seconds, "s",
-                        status="ERROR" if fl.problem else "INFO", note=fl.problem or ""))
+        rows.append(info(NAME, f"floor, {n} sh hooks, c={c}", fl.seconds, "s", problem=fl.problem))
         measure = f"rook run / floor, c={c}"
         if not ctx.rook:
-            rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:.2f}"))
+            rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:g}"))
             continue
         rk = m["rook"]
-        rows.append(Row(NAME, f"rook run, {n} sh hooks, c={c}", rk.seconds, "s"))
-        rows.append(judged(NAME, measure, rk.seconds / fl.seconds, "x", LIMIT,
-                           problem=rk.problem or fl.problem))
+        ratio = rk.seconds / fl.seconds
+        rows.append(info(NAME, f"rook run, {n} sh hooks, c={c}", rk.seconds, "s"))
+        rows.append(judged(NAME, measure, ratio, "x", LIMIT, problem=rk.problem or fl.problem))
     return rows

@@ -21,7 +21,19 @@ import re
 import shutil
 import subprocess
 
-from common import HERE, Ctx, Row, floor, interleaved, judged, make_workspace, rook_run, skipped, timed
+from common import (
+    HERE,
+    Ctx,
+    Row,
+    floor,
+    info,
+    interleaved,
+    judged,
+    make_workspace,
+    rook_run,
+    skipped,
+    timed,
+)
 
 NAME = "promptfoo"
 N, LIMIT = 200, 0.5
@@ -32,8 +44,12 @@ DEAD_PROXY = "http://127.0.0.1:9"
 
 
 def write_config(path, script, n):
-    lines = ["description: rook benchmark", 'prompts: ["{{goal}}"]',
-             f"providers: [{json.dumps('exec: ' + str(script))}]", "tests:"]
+    lines = [
+        "description: rook benchmark",
+        'prompts: ["{{goal}}"]',
+        f"providers: [{json.dumps('exec: ' + str(script))}]",
+        "tests:",
+    ]
     for i in range(1, n + 1):
         lines += [f'  - vars: {{goal: "hello {i}"}}', '    assert: [{type: contains, value: "ok"}]']
     path.write_text("\n".join(lines) + "\n")
@@ -49,10 +65,19 @@ def run(ctx: Ctx) -> list[Row]:
     for d in (home, cfg):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir()
-    env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
-               PROMPTFOO_CONFIG_DIR=str(cfg), HOME=str(home), HTTPS_PROXY=DEAD_PROXY,
-               HTTP_PROXY=DEAD_PROXY, https_proxy=DEAD_PROXY, http_proxy=DEAD_PROXY,
-               NO_PROXY="", no_proxy="")
+    env = dict(
+        os.environ,
+        PROMPTFOO_DISABLE_TELEMETRY="1",
+        PROMPTFOO_DISABLE_UPDATE="1",
+        PROMPTFOO_CONFIG_DIR=str(cfg),
+        HOME=str(home),
+        HTTPS_PROXY=DEAD_PROXY,
+        HTTP_PROXY=DEAD_PROXY,
+        https_proxy=DEAD_PROXY,
+        http_proxy=DEAD_PROXY,
+        NO_PROXY="",
+        no_proxy="",
+    )
     seen_default = {}
 
     def promptfoo(c):
@@ -75,23 +100,27 @@ def run(ctx: Ctx) -> list[Row]:
             commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
         m = interleaved(commands, ctx.reps(3), warmup=True)
         j = f"{label} (promptfoo {seen_default.get(c, '?')}, rook 1)" if c is None else label
-        pf = m["promptfoo"]
-        rows.append(Row(NAME, f"promptfoo eval, {N} exec tests, j={j}", pf.seconds, "s",
-                        status="ERROR" if pf.problem else "INFO", note=pf.problem or ""))
-        rows.append(Row(NAME, f"promptfoo peak RSS, j={label}", pf.rss_mb, "MB"))
-        if "floor" in m:
-            rows.append(Row(NAME, f"floor, {N} hooks, c={c}", m["floor"].seconds, "s",
-                            note=f"peak RSS {m['floor'].rss_mb:.0f} MB"))
+        pf, rk, fl = m["promptfoo"], m.get("rook"), m.get("floor")
+        rows += [
+            info(
+                NAME, f"promptfoo eval, {N} exec tests, j={j}", pf.seconds, "s", problem=pf.problem
+            ),
+            info(NAME, f"promptfoo peak RSS, j={label}", pf.rss_mb, "MB"),
+        ]
+        if fl:
+            note = f"peak RSS {fl.rss_mb:.0f} MB"
+            measure = f"floor, {N} hooks, c={c}"
+            rows.append(info(NAME, measure, fl.seconds, "s", problem=fl.problem, note=note))
         measure = f"rook run / promptfoo, j={label}"
-        if not ctx.rook:
-            rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:.2f}"))
+        if not rk:
+            rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:g}"))
             continue
-        rk = m["rook"]
-        rows.append(Row(NAME, f"rook run, {N} scenarios, j={label}", rk.seconds, "s",
-                        note=f"peak RSS {rk.rss_mb:.0f} MB"))
-        rows.append(judged(NAME, measure, rk.seconds / pf.seconds, "x", LIMIT,
-                           problem=rk.problem or pf.problem))
+        note, problem = f"peak RSS {rk.rss_mb:.0f} MB", rk.problem or pf.problem
+        rows += [
+            info(NAME, f"rook run, {N} scenarios, j={label}", rk.seconds, "s", note=note),
+            judged(NAME, measure, rk.seconds / pf.seconds, "x", LIMIT, problem=problem),
+        ]
     leaked = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
-    rows.append(Row(NAME, "promptfoo files written to HOME", len(leaked), "",
-                    status="ERROR" if leaked else "INFO", note=", ".join(leaked[:5])))
+    problem = ", ".join(leaked[:5])
+    rows.append(info(NAME, "promptfoo files written to HOME", len(leaked), "", problem=problem))
     return rows

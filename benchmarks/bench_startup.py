@@ -10,20 +10,26 @@ import statistics
 import subprocess
 import time
 
-from common import Ctx, Row, interleaved, judged, make_workspace, rook_run, skipped, timed
+from common import Ctx, Row, info, interleaved, judged, make_workspace, rook_run, skipped, timed
 
 NAME = "startup"
 VERSION_MS, RUN_MS = 150, 300
 
 
 def hook_ms(script, reps: int = 20) -> float:
+    env = dict(os.environ, ROOK_TURN="1")
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        subprocess.run([script, "execute"], input=b"hello 1", capture_output=True, check=True,
-                       env=dict(os.environ, ROOK_TURN="1"))
+        subprocess.run([script, "execute"], input=b"hello 1", capture_output=True, env=env)
         times.append(time.perf_counter() - t0)
     return 1000 * statistics.median(times)
+
+
+def version(ctx: Ctx):
+    t = timed(ctx.rook + ["--version"])
+    t.problem = None if t.rc == 0 else f"exited {t.rc}"
+    return t
 
 
 def run(ctx: Ctx) -> list[Row]:
@@ -31,27 +37,20 @@ def run(ctx: Ctx) -> list[Row]:
     python = interleaved({"py": lambda: timed([ctx.python, "-c", "pass"])}, 10)["py"]
     hook = hook_ms(ws.script)
     rows = [
-        Row(NAME, "python -c pass (same interpreter)", 1000 * python.seconds, "ms"),
-        Row(NAME, "the hook alone (spawn, stdin, stdout)", hook, "ms"),
+        info(NAME, "python -c pass (same interpreter)", 1000 * python.seconds, "ms"),
+        info(NAME, "the hook alone (spawn, stdin, stdout)", hook, "ms"),
     ]
+    measure = "rook run, 1 scenario, minus the hook"
     if not ctx.rook:
         return rows + [
             skipped(NAME, "rook --version", ctx.rook_note, f"≤ {VERSION_MS} ms"),
-            skipped(NAME, "rook run, 1 scenario, minus the hook", ctx.rook_note,
-                    f"≤ {RUN_MS} ms"),
+            skipped(NAME, measure, ctx.rook_note, f"≤ {RUN_MS} ms"),
         ]
-
-    def version():
-        t = timed(ctx.rook + ["--version"])
-        t.problem = None if t.rc == 0 else f"exited {t.rc}"
-        return t
-
-    m = interleaved({"version": version, "run": lambda: rook_run(ctx, ws)},
-                    ctx.reps(10), warmup=True)
+    commands = {"version": lambda: version(ctx), "run": lambda: rook_run(ctx, ws)}
+    m = interleaved(commands, ctx.reps(10), warmup=True)
+    v_ms, run_ms = 1000 * m["version"].seconds, 1000 * m["run"].seconds
     return rows + [
-        judged(NAME, "rook --version", 1000 * m["version"].seconds, "ms", VERSION_MS,
-               problem=m["version"].problem),
-        Row(NAME, "rook run, 1 scenario", 1000 * m["run"].seconds, "ms"),
-        judged(NAME, "rook run, 1 scenario, minus the hook", 1000 * m["run"].seconds - hook,
-               "ms", RUN_MS, problem=m["run"].problem),
+        judged(NAME, "rook --version", v_ms, "ms", VERSION_MS, problem=m["version"].problem),
+        info(NAME, "rook run, 1 scenario", run_ms, "ms"),
+        judged(NAME, measure, run_ms - hook, "ms", RUN_MS, problem=m["run"].problem),
     ]

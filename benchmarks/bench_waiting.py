@@ -8,7 +8,18 @@ The floor (a 128-thread pool) is shown for comparison.
 
 import math
 
-from common import SLEEP_HOOK, Ctx, Row, floor, interleaved, judged, make_workspace, rook_run, skipped
+from common import (
+    SLEEP_HOOK,
+    Ctx,
+    Row,
+    floor,
+    info,
+    interleaved,
+    judged,
+    make_workspace,
+    rook_run,
+    skipped,
+)
 
 NAME = "waiting"
 N, C, LIMIT = 256, 128, 85.0
@@ -23,16 +34,15 @@ def run(ctx: Ctx) -> list[Row]:
     m = interleaved(commands, ctx.reps(3))
     fl = m["floor"]
     rows = [
-        Row(NAME, f"floor, {N} hooks sleeping 1 s, c={C}", fl.seconds, "s",
-            status="ERROR" if fl.problem else "INFO", note=fl.problem or ""),
-        Row(NAME, "floor, share of ideal throughput", 100 * ideal / fl.seconds, "%"),
+        info(NAME, f"floor, {N} hooks sleeping 1 s, c={C}", fl.seconds, "s", problem=fl.problem),
+        info(NAME, "floor, share of ideal throughput", 100 * ideal / fl.seconds, "%"),
     ]
     measure = f"rook run, share of ideal throughput (ideal {ideal:.0f} s)"
     if not ctx.rook:
-        return rows + [skipped(NAME, measure, ctx.rook_note, f"≥ {LIMIT:.0f} %")]
+        return rows + [skipped(NAME, measure, ctx.rook_note, f"≥ {LIMIT:g} %")]
     rk = m["rook"]
+    share = 100 * ideal / rk.seconds
     return rows + [
-        Row(NAME, f"rook run, {N} hooks sleeping 1 s, c={C}", rk.seconds, "s"),
-        judged(NAME, measure, 100 * ideal / rk.seconds, "%", LIMIT, at_least=True,
-               problem=rk.problem),
+        info(NAME, f"rook run, {N} hooks sleeping 1 s, c={C}", rk.seconds, "s"),
+        judged(NAME, measure, share, "%", LIMIT, at_least=True, problem=rk.problem),
     ]

@@ -1,10 +1,10 @@
 """Shared pieces of the Rook benchmarks: workspaces, timing from the outside,
 peak RSS, and the result rows that run.py prints.
 
-Every command is timed from the outside (time.perf_counter around the whole
-child process, interpreter start-up included) and its peak RSS is taken from
-os.wait4's rusage for that child: the largest resident set of the child or
-of any descendant it waited for.
+Every command is timed from the outside (time.perf_counter around the
+whole child process, interpreter start-up included). Its peak RSS is GNU
+time's %M when /usr/bin/time exists, else os.wait4's ru_maxrss: the largest
+resident set of the child or of any descendant it waited for.
 """
 
 from __future__ import annotations
@@ -107,7 +107,9 @@ def make_workspace(
     else:
         for start in range(1, count + 1, bundle):
             ids = range(start, min(start + bundle, count + 1))
-            (scenarios / f"{ws.sid(start)}-list.yaml").write_text("".join(doc(i, True) for i in ids))
+            (scenarios / f"{ws.sid(start)}-list.yaml").write_text(
+                "".join(doc(i, True) for i in ids)
+            )
     return ws
 
 
@@ -135,11 +137,22 @@ def timed(
 ) -> Timed:
     """Run argv once, timed from the outside; stdout goes to a file (or nowhere)."""
     argv = [str(a) for a in argv]
-    with open(stdout or os.devnull, "wb") as out, tempfile.TemporaryFile() as err:
+    with (
+        open(stdout or os.devnull, "wb") as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r") as rss,
+    ):
+        if GNU_TIME:
+            argv = [GNU_TIME, "-f", "%M", "-o", rss.name, *argv]
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-            env=env, cwd=cwd, start_new_session=True,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
         )
         timer = threading.Timer(timeout, _kill_group, (proc.pid,))
         timer.start()
@@ -149,9 +162,25 @@ def timed(
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(max(0, err.seek(0, 2) - 4096))
         tail = err.read().decode(errors="replace")
+        lines = rss.read().split()
+    rss_kb = int(lines[-1]) if GNU_TIME and lines and lines[-1].isdigit() else usage.ru_maxrss
     if proc.returncode < 0 and -proc.returncode == signal.SIGKILL:
         tail += f"\n[benchmark] killed after {timeout:.0f} s"
-    return Timed(seconds, proc.returncode, usage.ru_maxrss / 1024, stdout, tail)
+    return Timed(seconds, proc.returncode, rss_kb / 1024, stdout, tail)
+
+
+def _gnu_time() -> str | None:
+    try:
+        ok = subprocess.run(["/usr/bin/time", "-f", "%M", "true"], capture_output=True).returncode
+    except OSError:
+        return None
+    return "/usr/bin/time" if ok == 0 else None
+
+
+# A child's peak RSS from wait4 starts at its parent's RSS when it forks (the
+# kernel keeps the high-water mark across exec), so a big harness would leak
+# into the figures; GNU time is a tiny parent that reports the child's own.
+GNU_TIME = _gnu_time()
 
 
 def _kill_group(pid: int) -> None:
@@ -286,13 +315,36 @@ class Row:
     def figure(self) -> str:
         if self.value is None:
             return "—"
-        fmt = {"s": "{:.3f} s", "ms": "{:.0f} ms", "MB": "{:.1f} MB", "x": "{:.2f}",
-               "%": "{:.0f} %", "KB": "{:.2f} KB"}.get(self.unit, "{:g}")
+        fmt = {
+            "s": "{:.3f} s",
+            "ms": "{:.0f} ms",
+            "MB": "{:.1f} MB",
+            "x": "{:.2f}",
+            "%": "{:.0f} %",
+            "KB": "{:.2f} KB",
+        }.get(self.unit, "{:g}")
         return fmt.format(self.value)
 
 
-def judged(bench: str, measure: str, value: float, unit: str, limit: float,
-           *, at_least: bool = False, problem: str | None = None) -> Row:
+def info(bench, measure, value, unit, *, problem=None, note="") -> Row:
+    """A row without a target (ERROR when the command behind it failed)."""
+    return Row(bench, measure, value, unit, "", "ERROR" if problem else "INFO", problem or note)
+
+
+def error(bench: str, measure: str, target: str, problem: str) -> Row:
+    return Row(bench, measure, None, "", target, "ERROR", problem)
+
+
+def judged(
+    bench: str,
+    measure: str,
+    value: float,
+    unit: str,
+    limit: float,
+    *,
+    at_least: bool = False,
+    problem: str | None = None,
+) -> Row:
     """A row with a target: value <= limit (or >= limit with at_least)."""
     target = f"{'≥' if at_least else '≤'} {limit:g}{'' if unit == 'x' else ' ' + unit}"
     if problem:

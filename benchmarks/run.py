@@ -1,6 +1,6 @@
 """Run Rook's performance benchmarks and compare them with their targets.
 
-    python benchmarks/run.py [--quick] [--only NAME,...] [--rook CMD] [--keep]
+    python benchmarks/run.py [--quick] [--only NAME,...] [--rook CMD] [--keep] [--scratch DIR]
 
 Prints a table (figure, target, PASS/MISS) and writes it as markdown to
 benchmarks/results.md. Exits 1 when a target is missed or a benchmark
@@ -69,8 +69,16 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller counts, one repetition")
     ap.add_argument("--only", help="comma-separated: " + ",".join(BENCHMARKS))
     ap.add_argument("--rook", help="rook command (default: `rook` on PATH)")
-    ap.add_argument("--bundle", type=int, default=1, metavar="N",
-                    help="write N scenarios per YAML file as a list (default 1: one per file)")
+    ap.add_argument(
+        "--bundle",
+        type=int,
+        default=1,
+        metavar="N",
+        help="write N scenarios per YAML file as a list (default 1: one per file)",
+    )
+    ap.add_argument(
+        "--scratch", type=Path, help="parent of the scratch directory (default: system temp)"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("--out", type=Path, default=HERE / "results.md")
     args = ap.parse_args()
@@ -81,7 +89,9 @@ def main() -> int:
         ap.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     rook, note = find_rook(args.rook)
     print(f"rook: {note}", file=sys.stderr)
-    scratch = Path(tempfile.mkdtemp(prefix="rook-bench-"))
+    if args.scratch:
+        args.scratch.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="rook-bench-", dir=args.scratch))
     ctx = Ctx(rook=rook, rook_note=note, quick=args.quick, scratch=scratch, bundle=args.bundle)
 
     rows: list[Row] = []
@@ -94,8 +104,17 @@ def main() -> int:
             try:
                 new = module.run(ctx)
             except Exception as exc:  # one broken benchmark must not lose the others
-                new = [Row(name, "(benchmark crashed)", None, "", "", "ERROR",
-                           f"{type(exc).__name__}: {exc}")]
+                new = [
+                    Row(
+                        name,
+                        "(benchmark crashed)",
+                        None,
+                        "",
+                        "",
+                        "ERROR",
+                        f"{type(exc).__name__}: {exc}",
+                    )
+                ]
             rows += new
             print(table(new).split("\n", 2)[2], file=sys.stderr)
             print(f"   ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
@@ -106,12 +125,12 @@ def main() -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
     pf = HERE / ".promptfoo/node_modules/promptfoo/package.json"
+    rook_version = version_of(rook + ["--version"]) if rook else "(none)"
+    pf_version = version_of(["node", "-p", f"require({str(pf)!r}).version"])
     env_line = (
-        f"{started}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"node {version_of(['node', '--version'])}, "
-        f"rook {version_of(rook + ['--version']) if rook else '(none)'}, "
-        f"promptfoo {version_of(['node', '-p', f'require({str(pf)!r}).version'])}"
-        f"{', --quick' if args.quick else ''}"
+        f"{started}; {os.cpu_count()} cores; Python {platform.python_version()}; "
+        f"node {version_of(['node', '--version'])}; rook: {rook_version}; "
+        f"promptfoo {pf_version}{'; --quick' if args.quick else ''}"
     )
     text = table(rows)
     print("\n" + text)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Install promptfoo 0.121.x (the last line that runs on Node 20; 0.122 needs
 # Node >= 22) into benchmarks/.promptfoo. Idempotent: does nothing when the
-# right version is already there. The npm cache is kept inside .promptfoo so
-# the install writes nothing into the home directory's npm cache.
+# right version is already there. The npm cache is kept inside .promptfoo (and
+# removed afterwards) so the install writes nothing into the home directory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 prefix="$here/.promptfoo"
@@ -21,4 +21,5 @@ mkdir -p "$prefix"
 [ -f "$prefix/package.json" ] || echo '{"private": true}' > "$prefix/package.json"
 npm_config_cache="$prefix/.npm-cache" npm install --prefix "$prefix" \
     --no-audit --no-fund --loglevel=error "promptfoo@~$want.0"
+rm -rf "$prefix/.npm-cache"
 echo "promptfoo $(node -p "require('$pkg').version") installed in $prefix"
