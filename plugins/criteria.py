@@ -89,6 +89,17 @@ class Matches(CriterionType):
         return Verdict(FAILED, f"/{config.pattern}/ did not match {_short(view.output)}")
 
 
+class NotMatches(Matches):
+    name = "not_matches"
+    description = "the answer does not match the regular expression"
+
+    def evaluate(self, config: re.Pattern[str], view: EvidenceView) -> Verdict:
+        v = super().evaluate(config, view)
+        if v.status == UNVERIFIABLE:
+            return v
+        return Verdict(FAILED if v.status == PASSED else PASSED, v.reason)
+
+
 class Equals(CriterionType):
     name = "equals"
     description = "the answer equals the text (surrounding whitespace ignored)"
@@ -104,6 +115,17 @@ class Equals(CriterionType):
             PASSED if ok else FAILED,
             f"output {'equals' if ok else 'is ' + _short(view.output) + ', not'} {config!r}",
         )
+
+
+class NotEquals(Equals):
+    name = "not_equals"
+    description = "the answer is not the text (surrounding whitespace ignored)"
+
+    def evaluate(self, config: str, view: EvidenceView) -> Verdict:
+        v = super().evaluate(config, view)
+        if v.status == UNVERIFIABLE:
+            return v
+        return Verdict(FAILED if v.status == PASSED else PASSED, v.reason)
 
 
 class Json(CriterionType):
@@ -374,7 +396,9 @@ BUILTINS = [
     Contains,
     NotContains,
     Matches,
+    NotMatches,
     Equals,
+    NotEquals,
     Json,
     Called,
     NotCalled,

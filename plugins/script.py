@@ -74,6 +74,7 @@ async def run_script(call: Any) -> Any:
         cwd=str(call.run.workspace),
         stdout_cap=call.limits.stdout_bytes,
         stderr_cap=call.limits.stderr_bytes,
+        marker=call.marker,
     )
     return hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
 

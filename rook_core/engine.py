@@ -9,6 +9,8 @@ scenario runs are in flight; the store records each one atomically.
 from __future__ import annotations
 
 import asyncio
+import fnmatch
+import json
 import os
 import time
 import uuid
@@ -19,7 +21,7 @@ from typing import Any
 from . import process
 from .errors import ConfigError, MissingEnvError, PluginError, RookError
 from .hookio import OutputError, collected_evidence, turn_evidence
-from .judging import evaluate_criterion, runnability, scenario_status
+from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
 from .models import (
     ERROR,
     NOT_RUNNABLE,
@@ -57,6 +59,9 @@ def base_environment(profile: Profile) -> dict[str, str]:
     """What every hook inherits: Rook's environment without any ``ROOK_*`` name,
     plus the profile's ``hook_env``. Phase variables are added per call."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    if profile.inherit_env is not None:
+        keep = [*profile.inherit_env, *(e.variable for e in profile.env)]
+        env = {k: v for k, v in env.items() if any(fnmatch.fnmatchcase(k, pat) for pat in keep)}
     env.update(profile.hook_env)
     return env
 
@@ -72,6 +77,7 @@ class Engine:
         redactor: Redactor,
         observed_before: dict[str, bool] | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
+        judging: JudgingContext | None = None,
     ) -> None:
         self.rook = rook
         self.agent = agent
@@ -83,6 +89,9 @@ class Engine:
         self.observed: dict[str, bool] = {}
         self.on_progress = on_progress
         self.base_env = base_environment(profile)
+        self.judging = judging or JudgingContext(
+            workspace=agent.workspace, env=self.base_env, judges=rook.judges
+        )
         self.ctx = RunContext(
             id=run.id,
             dir=run.path,
@@ -92,9 +101,13 @@ class Engine:
             agent_dir=agent.dir,
             profile=profile,
             state_dir=run.state / "run",
+            redactor=redactor,
         )
         self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
         self.prepare_failed: str | None = None
+        self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
+        """When set, called instead of the ``rook_evidence_recorded`` observers (an executor
+        running scenarios elsewhere sends the evidence to the driver, which calls them)."""
 
     # -- environment -----------------------------------------------------
 
@@ -142,13 +155,27 @@ class Engine:
                     pass
         self.ctx.resources.clear()
 
-    async def call_hook(self, call: HookCall) -> HookResult:
+    async def call_hook(self, call: HookCall, record: dict[str, Any] | None = None) -> HookResult:
         entry = call.entry
         try:
             result = await dispatch(self.rook.hook, call)
         except PluginError:
             raise
         except asyncio.CancelledError:
+            if record is not None:  # the run was interrupted while this hook ran
+                now = time.time()
+                record["hooks"].append(
+                    HookResult(
+                        call.phase,
+                        "interrupted",
+                        diagnosis="interrupted; its process group was killed",
+                        turn=call.turn,
+                        transport=entry.transport,
+                        started=now,
+                        ended=now,
+                    ).to_dict()
+                )
+                record["interrupted"] = True
             raise
         except RookError as exc:
             now = time.time()
@@ -179,7 +206,11 @@ class Engine:
         if record is not None:
             record["hooks"].append(data)
             record["last_phase_end"] = result.ended
-        self.rook.hook.rook_evidence_recorded(run=self.ctx, record=record, result=result)
+        seen = HookResult(**data) if self.redactor else result  # observers see it redacted
+        if self.observe is not None:
+            self.observe(record, seen)
+        else:
+            self.rook.hook.rook_evidence_recorded(run=self.ctx, record=record, result=seen)
         return data
 
     # -- prepare -----------------------------------------------------------
@@ -240,14 +271,19 @@ class Engine:
             "last_phase_end": None,
         }
 
-    async def run_scenario(self, sr: ScenarioRun) -> dict[str, Any]:
-        """Run what is missing of one scenario run and record it; returns the record."""
+    def load_record(self, sr: ScenarioRun) -> tuple[dict[str, Any], list[str]]:
+        """The record of one scenario run and the phases still to run for it (driver side).
+
+        An empty list means nothing is to run: it finished in an earlier
+        invocation, no selected phase is missing, or earlier phases are missing
+        (``reason`` says so).
+        """
         record = self.run_dir.load_scenario(sr.key) or self.new_record(sr)
         if record.get("final"):
-            return record  # finished in an earlier invocation: never repeated
+            return record, []  # finished in an earlier invocation: never repeated
         todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
         if not todo:
-            return record
+            return record, []
         first = SCENARIO_PHASES.index(todo[0])
         missing_before = [p for p in SCENARIO_PHASES[:first] if p not in record["phases_done"]]
         if missing_before:
@@ -255,21 +291,53 @@ class Engine:
                 f"phases {','.join(missing_before)} have not run for this scenario; "
                 "run them first (or resume without --phases)"
             )
-            return record
+            return record, []
+        return record, todo
+
+    async def compute_scenario(
+        self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]
+    ) -> dict[str, Any]:
+        """Run the phases ``todo`` of one scenario run on ``record`` and return it.
+
+        Writes no record: inputs and output are plain, picklable data, so an
+        executor may run this in another process or on another machine (the
+        Dask executor does); :meth:`store_scenario` records the result.
+        """
+        before = json.loads(json.dumps(record))  # the state to go back to if interrupted
         record["started"] = record["started"] or time.time()
         try:
             await self._run_phases(sr, record, todo)
         except asyncio.CancelledError:
-            record["reason"] = "interrupted"
+            # Keep the record as it was before this attempt (so a resume redoes
+            # exactly these phases) and note the interrupted attempt.
+            attempt = {"at": time.time(), "hooks": record["hooks"][len(before["hooks"]) :]}
+            record.clear()
+            record.update(before)
+            record.setdefault("interrupted_attempts", []).append(attempt)
+            record["reason"] = "interrupted; rook run --run ID finishes it"
             raise
         finally:
             record["ended"] = time.time()
-            self.run_dir.save_scenario(sr.key, record)
-            for cap, seen in record.get("observed", {}).items():
-                if seen:
-                    self.observed[cap] = True
-            if self.on_progress is not None:
-                self.on_progress(record)
+        return record
+
+    def store_scenario(self, sr: ScenarioRun, record: dict[str, Any]) -> None:
+        """Record one scenario run atomically and report progress (the driver alone)."""
+        self.run_dir.save_scenario(sr.key, record)
+        for cap, seen in record.get("observed", {}).items():
+            if seen:
+                self.observed[cap] = True
+        if self.on_progress is not None:
+            self.on_progress(record)
+
+    async def run_scenario(self, sr: ScenarioRun) -> dict[str, Any]:
+        """Run what is missing of one scenario run and record it; returns the record."""
+        record, todo = self.load_record(sr)
+        if not todo:
+            return record
+        try:
+            await self.compute_scenario(sr, record, todo)
+        finally:
+            self.store_scenario(sr, record)
         return record
 
     def _finish(self, record: dict[str, Any], status: str, reason: str) -> None:
@@ -277,6 +345,16 @@ class Engine:
         record["reason"] = self.redactor.text(reason)
         record["final"] = True
         record["phases_done"] = list(SCENARIO_PHASES)
+
+    def transport_runnability(self, scenario: Scenario) -> str | None:
+        """Why a transport of this profile cannot run the scenario, or ``None``."""
+        for phase, entry in self.profile.hooks.items():
+            spec = self.rook.transports.get(entry.transport)
+            check = getattr(spec, "runnable", None)
+            why = check(entry.config, scenario) if check is not None else None
+            if why:
+                return f"hooks.{phase} ({entry.transport}): {why}"
+        return None
 
     async def _run_phases(self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]) -> None:
         scenario = sr.scenario
@@ -292,12 +370,16 @@ class Engine:
                 self.profile.capabilities,
                 {**self.observed_before, **self.observed},
             )
+            why = why or self.transport_runnability(scenario)
             if why:
                 self._finish(record, NOT_RUNNABLE, why)
                 return
 
         def call_for(phase: str, turn: int | None = None, stdin: str | None = None) -> HookCall:
             entry = self.profile.hooks[phase]
+            timeout = entry.timeout
+            if phase == "execute" and scenario.extra.get("timeout_seconds"):
+                timeout = min(timeout, float(scenario.extra["timeout_seconds"]))
             return HookCall(
                 phase=phase,
                 entry=entry,
@@ -305,7 +387,7 @@ class Engine:
                 env=self.env_for(
                     phase, state_dir, sr, record["session"], turn, record["conversation"]
                 ),
-                timeout=entry.timeout,
+                timeout=timeout,
                 limits=self.profile.limits,
                 scenario_run=sr,
                 turn=turn,
@@ -323,7 +405,7 @@ class Engine:
             entry = self.profile.hooks.get("open")
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("open"))
+                result = await self.call_hook(call_for("open"), record)
                 self._record_hook(record, result)
                 if not result.ok:
                     failure = f"open failed: {result.diagnosis}"
@@ -336,7 +418,7 @@ class Engine:
             entry = self.profile.hooks["execute"]
             for n, text in enumerate(scenario.turns, start=1):
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("execute", turn=n, stdin=text))
+                result = await self.call_hook(call_for("execute", turn=n, stdin=text), record)
                 if result.ok:
                     try:
                         ev = turn_evidence(n, text, result.data or {}, result.seconds)
@@ -368,7 +450,7 @@ class Engine:
             entry = self.profile.hooks.get("close")
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("close"))
+                result = await self.call_hook(call_for("close"), record)
                 self._record_hook(record, result)
                 if not result.ok:
                     record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
@@ -385,7 +467,7 @@ class Engine:
             entry = self.profile.hooks.get("collect")
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("collect"))
+                result = await self.call_hook(call_for("collect"), record)
                 collected = None
                 if result.ok:
                     try:
@@ -416,18 +498,22 @@ class Engine:
         for criterion in scenario.criteria:
             ctype = self.rook.criteria.get(criterion.type)
             v = await evaluate_criterion(
-                criterion, ctype, scenario, turns, record.get("collected"), record
+                criterion, ctype, scenario, turns, record.get("collected"), record,
+                judging=self.judging,
             )
             verdicts.append(v)
-            record["criteria"].append(
-                {
-                    "index": criterion.index,
-                    "type": criterion.type,
-                    "turn": criterion.turn,
-                    "status": v.status,
-                    "reason": self.redactor.text(v.reason),
-                }
-            )
+            verdict: dict[str, Any] = {
+                "index": criterion.index,
+                "type": criterion.type,
+                "turn": criterion.turn,
+                "status": v.status,
+                "reason": self.redactor.text(v.reason),
+            }
+            if isinstance(criterion.raw, dict) and criterion.raw.get("id") is not None:
+                verdict["id"] = criterion.raw["id"]
+            if getattr(v, "evidence", None):
+                verdict["evidence"] = self.redactor.data(v.evidence)
+            record["criteria"].append(verdict)
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
@@ -448,6 +534,11 @@ def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
         if spec is not None and spec.resolve is not None:
             try:
                 entry.config = spec.resolve(entry.config, agent)
+            except ConfigError as exc:
+                raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
+        if spec is not None and spec.check is not None:
+            try:
+                entry.config = spec.check(entry.config, rook)
             except ConfigError as exc:
                 raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 

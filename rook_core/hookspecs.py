@@ -156,6 +156,7 @@ def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
     :param record: the scenario-run record (a dict, as stored) or ``None``
         for prepare.
     :param result: the :class:`rook_core.models.HookResult`.
+    :returns: nothing (return values are ignored).
     """
 
 
@@ -186,7 +187,40 @@ def rook_register_judges(register: Any) -> None:
     Called once when the plugin manager is built.
 
     :param register: ``register(name, judge)`` where ``judge`` is a callable
-        ``judge(config, evidence) -> Verdict`` (or an awaitable of one).
+        ``judge(config, evidence) -> Verdict`` (or an awaitable of one):
+        ``config`` is the criterion's mapping without ``name``, ``evidence``
+        the :class:`rook_core.judging.EvidenceView` of every turn (its
+        ``judging.client`` reaches the judge profile when one is configured).
+        The judge may also offer ``check(config) -> str | None``, called
+        before anything runs; a message refuses the run (exit 2). A
+        duplicate name is an error naming both plugins.
+    :returns: nothing.
+    """
+
+
+# ---------------------------------------------------------------------------
+# connectors: agent connectors with the advanced (Ruhroh) lifecycle
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def rook_register_connectors(register: Any) -> None:
+    """Register agent connectors usable as ``connector: {name: ..., ...}`` hook entries.
+
+    Called once when the plugin manager is built. A connector owns the
+    agent-specific behaviour of the advanced lifecycle (the Ruhroh connector
+    contract); Rook owns the task loop and maps the connector onto its own
+    phases (see ``docs/ruhroh.md``).
+
+    :param register: ``register(connector_class)`` where ``connector_class``
+        has a ``name`` (the value of ``connector.name`` in a profile), a
+        declared ``continuity`` level (``native_session``,
+        ``workspace_plus_transcript`` or ``workspace_only``) and the methods
+        ``prepare``, ``start_session``, ``run_turn``, ``detect_completion``,
+        ``collect_artifacts`` and ``cleanup`` (each may be a coroutine). It is
+        instantiated with the entry's options when the profile is checked
+        (before anything runs) and once per run. A duplicate name is an error
+        naming both plugins.
     :returns: nothing.
     """
 
@@ -200,6 +234,8 @@ def rook_register_judges(register: Any) -> None:
 def rook_register_reporters(register: Any) -> None:
     """Register report formats for ``--report FORMAT:PATH``.
 
+    Called once when the plugin manager is built.
+
     :param register: ``register(name, write)`` where ``write(report, path)``
         writes the JSON report document (a dict) to ``path`` in its format.
     :returns: nothing.
@@ -209,6 +245,8 @@ def rook_register_reporters(register: Any) -> None:
 @hookspec
 def rook_register_authors(register: Any) -> None:
     """Register profile authors for ``rook profile add``.
+
+    Called once when the plugin manager is built.
 
     :param register: ``register(name, author)`` where ``author`` turns a
         source (cURL, command line, OpenAPI, script, URL, notes) into a
@@ -221,9 +259,17 @@ def rook_register_authors(register: Any) -> None:
 def rook_register_executors(register: Any) -> None:
     """Register executors that run scenario runs (``--executor NAME``).
 
+    Called once when the plugin manager is built.
+
     :param register: ``register(name, executor)`` where ``executor`` is an
         async callable ``executor(engine, scenario_runs, concurrency, options)``
         that runs ``await engine.run_scenario(sr)`` for every scenario run
-        and returns when all are done; the engine records each result.
+        and returns when all are done; the engine records each result. An
+        executor that runs scenarios elsewhere splits it: ``engine.load_record``
+        and ``engine.store_scenario`` here, ``engine.compute_scenario`` (plain,
+        picklable inputs and output) where the hooks run. ``options`` holds the
+        executor's flags (``{"scheduler": ADDRESS}`` for ``dask``). The executor
+        may have a ``check(options)`` method, called before anything runs, that
+        raises :class:`rook_core.errors.ConfigError` (a missing extra, a bad flag).
     :returns: nothing.
     """

@@ -9,7 +9,9 @@ criterion needs but the agent did not give is ``unverifiable``, never a pass.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .models import (
@@ -28,6 +30,28 @@ from .plugins import Registry
 
 
 @dataclass
+class JudgingContext:
+    """What a criterion can reach beyond the recorded evidence (``view.judging``).
+
+    * ``workspace``: the Rook workspace; workspace criteria (``file``,
+      ``command``) work in the scenario's ``workspace:`` directory, resolved
+      from here, or here when the scenario names none;
+    * ``env``: the environment for programs a criterion runs (the agent's
+      hook environment without any ``ROOK_*`` variable);
+    * ``client``: the judge profile's client (:class:`rook_core.judge_client.JudgeClient`)
+      when one is configured (``--judge-profile`` or ``judge_profile:`` in
+      config.yaml), else ``None``;
+    * ``judges``: the registry of whole judges plugins registered through
+      ``rook_register_judges``.
+    """
+
+    workspace: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    client: Any = None
+    judges: Any = None
+
+
+@dataclass
 class EvidenceView:
     """The evidence one criterion judges: one turn, or all of them together.
 
@@ -42,6 +66,7 @@ class EvidenceView:
     seconds: float
     evidence: dict[str, Any] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
+    judging: JudgingContext = field(default_factory=JudgingContext)
 
     @property
     def output(self) -> str | None:
@@ -62,17 +87,30 @@ class CriterionType:
       last turn; ``turn: all`` means every turn must satisfy it); ``False``
       for criteria on calls, usage and time (default scope: all turns
       together).
+    * ``uses_judge_profile``: ``True`` when the type sends evidence to the
+      judge profile (``rubric``); a run whose scenarios use it needs
+      ``--judge-profile`` or ``judge_profile:`` in config.yaml, or it is refused
+      before anything runs.
+    * ``check(config, judging)``: optional; called before anything runs with
+      the :class:`JudgingContext`; returns a message when the criterion cannot
+      work (an unknown judge name), which refuses the run (exit 2).
     """
 
     name: str = ""
     needs: frozenset[str] = frozenset()
     per_turn: bool = True
     description: str = ""
+    uses_judge_profile: bool = False
 
     def parse(self, value: Any) -> Any:
         return value
 
-    def evaluate(self, config: Any, view: EvidenceView) -> Verdict:  # pragma: no cover
+    def check(self, config: Any, judging: JudgingContext) -> str | None:
+        return None
+
+    def evaluate(  # pragma: no cover
+        self, config: Any, view: EvidenceView
+    ) -> Verdict | Awaitable[Verdict]:
         raise NotImplementedError
 
 
@@ -91,6 +129,7 @@ def build_view(
     collected: dict[str, Any] | None,
     record: dict[str, Any],
     aggregate: bool,
+    judging: JudgingContext | None = None,
 ) -> EvidenceView:
     calls: list[dict[str, Any]] | None
     if turns and all(t.calls is not None for t in turns):
@@ -112,7 +151,9 @@ def build_view(
             usage = dict(collected["usage"])
         evidence.update(collected.get("evidence") or {})
     seconds = sum(t.seconds for t in turns)
-    return EvidenceView(scenario, turns, calls, usage, seconds, evidence, record)
+    return EvidenceView(
+        scenario, turns, calls, usage, seconds, evidence, record, judging or JudgingContext()
+    )
 
 
 def required_capabilities(scenario: Scenario, criteria: Registry) -> dict[str, str]:
@@ -147,25 +188,32 @@ async def evaluate_criterion(
     turns: list[TurnEvidence],
     collected: dict[str, Any] | None,
     record: dict[str, Any],
+    judging: JudgingContext | None = None,
 ) -> Verdict:
     if not turns:
         return Verdict(UNVERIFIABLE, "no turn was recorded")
     scope = criterion.turn
+
+    def view(picked: list[TurnEvidence], aggregate: bool) -> EvidenceView:
+        return build_view(
+            scenario, picked, collected if aggregate else None, record, aggregate, judging
+        )
+
     try:
         if isinstance(scope, int):
             picked = [t for t in turns if t.turn == scope]
             if not picked:
                 return Verdict(UNVERIFIABLE, f"turn {scope} was not recorded")
-            return await _call(ctype, criterion, build_view(scenario, picked, None, record, False))
+            return await _call(ctype, criterion, view(picked, False))
         if ctype.per_turn and scope == "all":
             verdicts = []
             for t in turns:
-                v = await _call(ctype, criterion, build_view(scenario, [t], None, record, False))
+                v = await _call(ctype, criterion, view([t], False))
                 verdicts.append((t.turn, v))
             return combine_turn_verdicts(verdicts)
         if ctype.per_turn:
-            return await _call(ctype, criterion, build_view(scenario, [turns[-1]], None, record, False))
-        return await _call(ctype, criterion, build_view(scenario, turns, collected, record, True))
+            return await _call(ctype, criterion, view([turns[-1]], False))
+        return await _call(ctype, criterion, view(turns, True))
     except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
         return Verdict(ERROR, f"criterion {criterion.type} raised {type(exc).__name__}: {exc}")
 
@@ -197,6 +245,34 @@ def scenario_status(criteria_verdicts: list[Verdict]) -> tuple[str, str]:
     if not criteria_verdicts:
         return UNVERIFIABLE, "the scenario has no criteria: nothing was verified"
     return PASSED, f"all {len(criteria_verdicts)} criteria passed"
+
+
+def judge_profile_users(scenarios: list[Scenario], criteria: Registry) -> list[str]:
+    """Where the selected scenarios send evidence to the judge profile, for messages."""
+    users = []
+    for s in scenarios:
+        for c in s.criteria:
+            if getattr(criteria.get(c.type), "uses_judge_profile", False):
+                where = f" ({s.path})" if s.path else ""
+                users.append(f"scenario {s.id}{where} criterion {c.index + 1} ({c.type})")
+    return users
+
+
+def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: JudgingContext) -> None:
+    """Ask every criterion whether it can work; refuse the run (exit 2) when one cannot."""
+    from .errors import ScenarioError
+
+    problems = []
+    for s in scenarios:
+        for c in s.criteria:
+            ctype = criteria.get(c.type)
+            check = getattr(ctype, "check", None)
+            message = check(c.config, judging) if check is not None else None
+            if message:
+                where = f"{s.path}: " if s.path else ""
+                problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")
+    if problems:
+        raise ScenarioError("\n".join(problems))
 
 
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)

@@ -83,6 +83,9 @@ class Profile:
     hook_env: dict[str, str] = field(default_factory=dict)
     concurrency: int = 1
     limits: OutputLimits = field(default_factory=OutputLimits)
+    inherit_env: list[str] | None = None
+    """Allow-list (names or glob patterns) of Rook's environment passed to hooks;
+    ``None`` passes everything. ``env`` variables always pass."""
     path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -144,6 +147,9 @@ class RunContext:
     """Per-run objects a transport keeps (e.g. one HTTP client), by transport key."""
     saved: dict[str, Any] = field(default_factory=dict)
     """Values a phase saved for later phases (e.g. a token minted in prepare)."""
+    redactor: Any = None
+    """The run's :class:`rook_core.redact.Redactor`; a transport ``add``s secrets it
+    learns during the run (e.g. a token minted in prepare) so they are never recorded."""
 
 
 @dataclass
@@ -167,6 +173,13 @@ class HookCall:
     @property
     def profile(self) -> Profile:
         return self.run.profile
+
+    @property
+    def marker(self) -> dict[str, str]:
+        """Variables that identify this hook's descendants if they escape its
+        process group (passed to :func:`rook_core.process.run_process`)."""
+        keys = ("ROOK_RUN_ID", "ROOK_STATE_DIR", "ROOK_HOOK", "ROOK_TURN")
+        return {k: self.env[k] for k in keys if k in self.env}
 
     @property
     def scenario(self) -> Scenario | None:
@@ -201,8 +214,13 @@ class HookResult:
 
 @dataclass
 class Verdict:
+    """A criterion's verdict. ``evidence`` holds what the criterion gathered
+    while judging (a judge's call and answer, a command's output); it is
+    recorded with the verdict."""
+
     status: str
     reason: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

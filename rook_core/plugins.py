@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -89,6 +90,9 @@ class Rook:
         self.reporters = Registry("reporter")
         self.authors = Registry("author")
         self.executors = Registry("executor")
+        self.connectors = Registry("connector")
+        self.trace: Any = None
+        """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
 
     def build_registries(self) -> None:
         def collect(hook_name: str, registry: Registry, keyed: bool) -> None:
@@ -106,6 +110,8 @@ class Rook:
                     def register(item: Any, _owner: str = owner) -> None:
                         registry.add(item.name if hasattr(item, "name") else item.key, item, _owner)
 
+                if self.trace is not None:
+                    self.trace(f"{hook_name}(register) -> {owner}")
                 impl.function(register=register)
 
         collect("rook_register_transports", self.transports, keyed=False)
@@ -114,6 +120,7 @@ class Rook:
         collect("rook_register_reporters", self.reporters, keyed=True)
         collect("rook_register_authors", self.authors, keyed=True)
         collect("rook_register_executors", self.executors, keyed=True)
+        collect("rook_register_connectors", self.connectors, keyed=False)
 
     def plugin_name(self, plugin: object) -> str:
         name = self.pm.get_name(plugin) or repr(plugin)
@@ -146,8 +153,11 @@ class Rook:
     def _rebuild(self) -> None:
         fresh = Rook(self.pm)
         fresh.infos = self.infos
+        fresh.trace = self.trace
         fresh.build_registries()
-        for attr in ("transports", "criteria", "judges", "reporters", "authors", "executors"):
+        for attr in (
+            "transports", "criteria", "judges", "reporters", "authors", "executors", "connectors"
+        ):
             setattr(self, attr, getattr(fresh, attr))
 
 
@@ -160,6 +170,51 @@ def _split_env(name: str) -> set[str] | None:
 
 def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
+
+
+def _trace_line(text: str) -> None:
+    sys.stderr.write(f"[rook-trace] {text}\n")
+    sys.stderr.flush()
+
+
+def _summary(value: Any) -> str:
+    """A short, secret-free description of a hook argument or result: never the
+    environment, the hook's output or the evidence, which may hold secret values."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    entry = getattr(value, "entry", None)
+    if entry is not None and hasattr(value, "phase"):
+        sr = getattr(value, "scenario_run", None)
+        parts = [f"phase={value.phase}", f"transport={getattr(entry, 'transport', '?')}"]
+        if sr is not None:
+            parts.append(f"scenario={sr.key}")
+        if getattr(value, "turn", None) is not None:
+            parts.append(f"turn={value.turn}")
+        return f"HookCall({', '.join(parts)})"
+    if hasattr(value, "status") and hasattr(value, "phase"):
+        return f"HookResult(phase={value.phase}, status={value.status})"
+    if hasattr(value, "profile") and hasattr(value, "id"):
+        return f"RunContext(id={value.id})"
+    if isinstance(value, dict) and "key" in value:
+        return f"record({value['key']})"
+    if isinstance(value, list):
+        return f"[{len(value)} result(s)]"
+    return type(value).__name__
+
+
+def _trace_before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    args = ", ".join(f"{k}={_summary(v)}" for k, v in kwargs.items())
+    _trace_line(f"{hook_name}({args}) -> {len(impls)} implementation(s)")
+
+
+def _trace_after(
+    outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]
+) -> None:
+    exc = getattr(outcome, "exception", None)
+    if exc is not None:
+        _trace_line(f"finish {hook_name}: raised {type(exc).__name__}")
+        return
+    _trace_line(f"finish {hook_name} -> {_summary(outcome.get_result())}")
 
 
 def build_plugin_manager(load_entry_points: bool = True) -> Rook:
@@ -203,8 +258,8 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"a plugin implements a hook Rook does not define: {exc}") from None
-    if os.environ.get("ROOK_TRACE_PLUGINS"):
-        pm.trace.root.setwriter(lambda msg: sys.stderr.write(f"[rook-trace] {msg}"))
-        pm.enable_tracing()
+    if os.environ.get("ROOK_TRACE_PLUGINS", "") not in ("", "0"):
+        rook.trace = _trace_line
+        pm.add_hookcall_monitoring(_trace_before, _trace_after)
     rook.build_registries()
     return rook

@@ -20,13 +20,24 @@ through :func:`run_process`, so the guarantees hold everywhere:
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import random
 import signal
+import sys
 import time
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from . import procscan
 
 KILL_GRACE_SECONDS = 2.0
 PIPE_GRACE_SECONDS = 0.5
+# Spawn failures that are the machine's, not the hook's: retried with backoff.
+TRANSIENT_SPAWN_ERRORS = {errno.EAGAIN, errno.EMFILE, errno.ENFILE, errno.ENOMEM}
+SPAWN_RETRIES = 3
+SPAWN_BACKOFF = 0.1
 
 _live_groups: set[int] = set()
 
@@ -102,15 +113,48 @@ async def _wait(fut: asyncio.Future[object] | asyncio.Future[None], timeout: flo
         return False
 
 
-async def _terminate_group(pgid: int, proto: _Protocol, grace: float) -> list[str]:
-    """SIGTERM the group, give it ``grace`` seconds, then SIGKILL whatever is left."""
+def _kill_pids(pids: list[int], sig: int) -> list[int]:
+    hit = []
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+            hit.append(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return hit
+
+
+async def _terminate_group(
+    pid: int, proto: _Protocol, grace: float, marker: Mapping[str, str] | None
+) -> list[str]:
+    """SIGTERM the group and every escaped descendant, give them ``grace``
+    seconds, then SIGKILL whatever is left (including adopted orphans that carry
+    the hook's marker)."""
     notes = []
+    pgid = pid
+    escaped = [p for p in procscan.descendants(pid) if _pgid(p) != pgid]
     if _killpg(pgid, signal.SIGTERM):
         notes.append(f"sent SIGTERM to process group {pgid}")
+    for p in _kill_pids(escaped, signal.SIGTERM):
+        notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
     await _wait(proto.exited, grace)
     if group_alive(pgid) and _killpg(pgid, signal.SIGKILL):
         notes.append(f"sent SIGKILL to process group {pgid}")
+    orphans = procscan.marked_orphans(marker or {}, exclude=_live_groups - {pgid})
+    stray = sorted(set(escaped + orphans))
+    for p in _kill_pids(stray, signal.SIGKILL):
+        notes.append(f"sent SIGKILL to pid {p} (a descendant outside the process group)")
+    if stray:
+        await asyncio.sleep(0.05)
+        procscan.reap(stray)
     return notes
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
 
 
 async def run_process(
@@ -123,31 +167,44 @@ async def run_process(
     stdout_cap: int = 10 * 1024 * 1024,
     stderr_cap: int = 10 * 1024 * 1024,
     kill_grace: float = KILL_GRACE_SECONDS,
+    marker: Mapping[str, str] | None = None,
 ) -> ProcessResult:
-    """Run ``argv`` to completion or timeout; never raises for the child's behaviour."""
+    """Run ``argv`` to completion or timeout; never raises for the child's behaviour.
+
+    ``marker``: environment variables (a subset of ``env``) that identify this
+    hook's descendants if they escape its process group (see :mod:`procscan`).
+    """
     loop = asyncio.get_running_loop()
     started = time.time()
     t0 = time.perf_counter()
     proto = _Protocol(loop, {1: stdout_cap, 2: stderr_cap})
-    try:
-        transport, _ = await loop.subprocess_exec(
-            lambda: proto,
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return ProcessResult(
-            None, b"", b"", started, started, spawn_error=f"{argv[0]}: {exc.strerror or exc}"
-        )
+    spawn_notes: list[str] = []
+    for attempt in range(SPAWN_RETRIES + 1):
+        try:
+            transport, _ = await loop.subprocess_exec(
+                lambda: proto,
+                *argv,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+            break
+        except OSError as exc:
+            reason = f"{exc.strerror or exc} ({argv[0]})"
+            if exc.errno not in TRANSIENT_SPAWN_ERRORS or attempt == SPAWN_RETRIES:
+                return ProcessResult(
+                    None, b"", b"", started, time.time(), spawn_error=reason, notes=spawn_notes
+                )
+            delay = SPAWN_BACKOFF * (3**attempt) * (1 + random.random() / 2)
+            spawn_notes.append(f"spawn failed: {reason}; retrying in {delay:.2f} s")
+            await asyncio.sleep(delay)
     pid = transport.get_pid()
     pgid = pid
     _live_groups.add(pgid)
-    result = ProcessResult(None, b"", b"", started, started)
+    result = ProcessResult(None, b"", b"", started, started, notes=spawn_notes)
     try:
         if stdin is not None:
             pipe = transport.get_pipe_transport(0)
@@ -170,7 +227,7 @@ async def run_process(
         if result.timed_out or proto.overflow.done():
             if proto.overflow.done() and not result.timed_out:
                 result.overflow = proto.overflow.result()
-            result.notes += await _terminate_group(pgid, proto, kill_grace)
+            result.notes += await _terminate_group(pid, proto, kill_grace, marker)
             await _wait(proto.exited, kill_grace + 5)
         # The child has exited; collect what is still in the pipes, briefly.
         for fd in (1, 2):
@@ -181,9 +238,11 @@ async def run_process(
                 )
         if proto.overflow.done() and result.overflow is None and not result.timed_out:
             result.overflow = proto.overflow.result()
-            result.notes += await _terminate_group(pgid, proto, kill_grace)
+            result.notes += await _terminate_group(pid, proto, kill_grace, marker)
     except asyncio.CancelledError:
+        escaped = procscan.descendants(pid)
         _killpg(pgid, signal.SIGKILL)
+        _kill_pids(escaped, signal.SIGKILL)
         raise
     finally:
         result.ended = time.time()
@@ -196,12 +255,37 @@ async def run_process(
     return result
 
 
-def kill_leftovers() -> list[str]:
-    """Kill every process group a hook started that is still alive (end of run)."""
+def use_fast_child_watcher() -> None:
+    """Wait for hooks through pidfds (Linux, Python < 3.12).
+
+    Python 3.11's default child watcher starts one thread per child process;
+    with hundreds of hooks in flight that costs more than the hooks. Python
+    3.12+ already uses pidfds by default.
+    """
+    if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:  # kernel without pidfd: keep the default watcher
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
+
+
+def kill_leftovers(marker: Mapping[str, str] | None = None) -> list[str]:
+    """Kill every process group a hook started that is still alive, and every
+    adopted orphan carrying ``marker`` (end of run). Returns what was killed."""
     notes = []
     for pgid in sorted(_live_groups):
         if group_alive(pgid):
             _killpg(pgid, signal.SIGKILL)
             notes.append(f"killed leftover process group {pgid}")
     _live_groups.clear()
+    orphans = procscan.marked_orphans(marker or {})
+    for p in _kill_pids(orphans, signal.SIGKILL):
+        notes.append(f"killed pid {p}, a hook's descendant that outlived its hook")
+    if orphans:
+        time.sleep(0.05)
+        procscan.reap(orphans)
     return notes

@@ -72,6 +72,7 @@ class _ProfileSchema(Schema):
     )
     concurrency = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
+    inherit_env = fields.List(fields.String(validate=validate.Length(min=1)), allow_none=True)
 
 
 class _EntryOptionsSchema(Schema):
@@ -167,6 +168,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         hook_env=hook_env,
         concurrency=loaded["concurrency"],
         limits=limits,
+        inherit_env=loaded.get("inherit_env"),
         raw=data,
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import stats
 from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
 
 PENDING = "pending"
@@ -37,6 +38,16 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         for t in record.get("turns", [])
     ]
     scenario = record.get("scenario", {})
+    criteria = []
+    for c in record.get("criteria", []):
+        item = {
+            "type": c["type"], "turn": c.get("turn"), "status": c["status"], "reason": c["reason"]
+        }
+        if c.get("id") is not None:
+            item["id"] = c["id"]
+        if c.get("evidence"):
+            item["evidence"] = c["evidence"]
+        criteria.append(item)
     return {
         "id": scenario.get("id"),
         "name": scenario.get("name"),
@@ -49,57 +60,85 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         "phases_done": record.get("phases_done", []),
         "turns": turns,
         "collected": record.get("collected"),
-        "criteria": [
-            {"type": c["type"], "turn": c.get("turn"), "status": c["status"], "reason": c["reason"]}
-            for c in record.get("criteria", [])
-        ],
+        "criteria": criteria,
         "hooks": hooks,
         "warnings": record.get("warnings", []),
+        "extra": scenario.get("extra", {}),
         "seconds": round((record.get("ended") or 0) - (record.get("started") or 0), 6)
         if record.get("started")
         else 0.0,
     }
 
 
-def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(entries: list[dict[str, Any]], min_pass_rate: float | None = None) -> dict[str, Any]:
+    """Counts of scenario runs by status, the pass rate over decided runs, the
+    verification coverage (decided / planned), and per-scenario aggregates over
+    repeats (:mod:`rook_core.stats`); with ``min_pass_rate``, the gate's result."""
     counts = {s: 0 for s in (*COUNTED, PENDING)}
     for e in entries:
         counts[e["status"]] = counts.get(e["status"], 0) + 1
     decided = sum(counts[s] for s in DECIDED)
     planned = len(entries)
-    return {
+    per_scenario = stats.by_scenario(entries)
+    summary = {
         **counts,
         "total": planned,
         "decided": decided,
         "pass_rate": round(counts[PASSED] / decided, 4) if decided else None,
         "coverage": round(decided / planned, 4) if planned else None,
+        "repeats": stats.totals(per_scenario),
+        "by_scenario": per_scenario,
     }
+    if min_pass_rate is not None:
+        summary["gate"] = stats.gate(per_scenario, min_pass_rate)
+    return summary
 
 
-def build_report(manifest: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+def build_report(
+    manifest: dict[str, Any], records: list[dict[str, Any]], min_pass_rate: float | None = None
+) -> dict[str, Any]:
+    """The JSON report: a stable interface (keys are only ever added)."""
     entries = [scenario_entry(r) for r in records]
+    run = {
+        "id": manifest["id"],
+        "dir": manifest["dir"],
+        "project": manifest["project"],
+        "agent": manifest["agent"],
+        "profile": manifest["profile"],
+        "phases": manifest["phases"],
+        "started": manifest.get("created"),
+        "capabilities": manifest["capabilities"],
+        "prepare": manifest.get("prepare"),
+    }
+    if manifest.get("judge_profile"):
+        run["judge_profile"] = manifest["judge_profile"]
     return {
         "version": 1,
-        "run": {
-            "id": manifest["id"],
-            "dir": manifest["dir"],
-            "project": manifest["project"],
-            "agent": manifest["agent"],
-            "profile": manifest["profile"],
-            "phases": manifest["phases"],
-            "started": manifest.get("created"),
-            "capabilities": manifest["capabilities"],
-            "prepare": manifest.get("prepare"),
-        },
+        "run": run,
         "scenarios": entries,
-        "summary": summarize(entries),
+        "summary": summarize(entries, min_pass_rate),
     }
 
 
 def exit_code(report: dict[str, Any]) -> int:
-    """0: every decided scenario passed; 1: a scenario failed, errored or stopped."""
+    """0: every decided scenario passed; 1: a scenario failed, errored or stopped.
+
+    With a ``--min-pass-rate`` gate (``summary.gate``), each scenario must reach
+    the rate over its decided runs instead: 1 when any scenario missed it.
+    """
     s = report["summary"]
+    gate = s.get("gate")
+    if gate and gate.get("min_pass_rate") is not None:
+        return 1 if gate.get("missed") else 0
     return 1 if (s[FAILED] or s[ERROR] or s[STOPPED]) else 0
+
+
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def interval(w: list[float] | None) -> str:
+    return "n/a" if not w else f"{w[0] * 100:.0f}–{w[1] * 100:.0f}%"
 
 
 SYMBOL = {
@@ -126,15 +165,56 @@ def table(report: dict[str, Any]) -> str:
         crit = e["criteria"]
         ok = sum(1 for c in crit if c["status"] == PASSED)
         name = e["id"] if e["repeat_count"] == 1 else f"{e['id']} #{e['repeat_index']}"
-        rows.append(
-            [name, SYMBOL.get(e["status"], e["status"]), f"{ok}/{len(crit)}", f"{e['seconds']:.2f}", _cut(e["reason"])]
-        )
-    body = tabulate(rows, headers=["scenario", "status", "criteria", "seconds", "reason"], tablefmt="simple")
+        rows.append([
+            name, SYMBOL.get(e["status"], e["status"]), f"{ok}/{len(crit)}",
+            f"{e['seconds']:.2f}", _cut(e["reason"]),
+        ])
+    headers = ["scenario", "status", "criteria", "seconds", "reason"]
+    body = tabulate(rows, headers=headers, tablefmt="simple")
     s = report["summary"]
-    rate = "n/a" if s["pass_rate"] is None else f"{s['pass_rate'] * 100:.1f}%"
-    cov = "n/a" if s["coverage"] is None else f"{s['coverage'] * 100:.1f}%"
+    rate, cov = percent(s["pass_rate"]), percent(s["coverage"])
     parts = [f"{s[k]} {k}" for k in (*COUNTED, PENDING) if s.get(k)]
-    return (
-        f"{body}\n\n{', '.join(parts) or 'no scenarios'} — pass rate {rate} of decided, "
-        f"coverage {cov} (decided/planned)\nrun {report['run']['id']}: {report['run']['dir']}"
+    text = body
+    repeats = repeats_table(report)
+    if repeats:
+        text += "\n\n" + repeats
+    text += (
+        f"\n\n{', '.join(parts) or 'no scenarios'} — pass rate {rate} of decided, "
+        f"coverage {cov} (decided/planned)"
     )
+    gate = s.get("gate")
+    if gate:
+        missed = ", ".join(f"{m['id']} ({percent(m['pass_rate'])})" for m in gate["missed"])
+        text += f"\ngate --min-pass-rate {gate['min_pass_rate']:g}: " + (
+            f"missed by {missed}" if missed else "every scenario reached it"
+        )
+    return text + f"\nrun {report['run']['id']}: {report['run']['dir']}"
+
+
+def scenario_stats(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-scenario aggregates of a report (computed when an older report lacks them)."""
+    per = report["summary"].get("by_scenario")
+    return per if per is not None else stats.by_scenario(report["scenarios"])
+
+
+def repeats_table(report: dict[str, Any]) -> str:
+    """Per-scenario statistics, shown when any scenario ran more than once."""
+    from tabulate import tabulate
+
+    per = scenario_stats(report)
+    if not any(p["runs"] > 1 for p in per):
+        return ""
+    rows = [
+        [
+            p["id"],
+            f"{p[PASSED]}/{p['runs']}",
+            "yes" if p["pass_all"] else "no",
+            "yes" if p["pass_any"] else "no",
+            percent(p["pass_rate"]),
+            interval(p["wilson"]),
+            "FLAKY" if p["flaky"] else "",
+        ]
+        for p in per
+    ]
+    headers = ["scenario", "passes/N", "pass^N", "pass@N", "rate", "95% CI", "flaky"]
+    return tabulate(rows, headers=headers, tablefmt="simple")

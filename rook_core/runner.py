@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import process
+from . import process, procscan
+from . import history, sharding
+from .interrupts import Interrupts
 from .engine import Engine, check_env, plan_runs, resolve_entries
-from .errors import ConfigError, ScenarioError
+from .judge_client import setup_judging
+from .judging import JudgingContext
+from .errors import ConfigError, RookError, ScenarioError
 from .models import HOOK_PHASES, Profile
 from .phases import parse_phases
 from . import plugins as plugin_manager
@@ -27,8 +31,8 @@ from .profile import find_profile
 from .redact import Redactor
 from .report import build_report, exit_code
 from .scenario import load_scenarios, select
-from .store import RunDir, create_run, open_run, read_json
-from .workspace import Agent, find_workspace, select_agent
+from .store import RunDir, open_run, read_json
+from .workspace import Agent, find_workspace, read_config, select_agent
 from .yamlio import dump_yaml
 
 
@@ -47,6 +51,16 @@ class RunRequest:
     executor: str = "local"
     reports: list[tuple[str, str]] = field(default_factory=list)
     on_progress: Callable[[dict[str, Any]], None] | None = None
+    classes: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    judge_profile: str | None = None
+    min_pass_rate: float | None = None
+    shard: str | None = None
+    """``I/N``: run only this shard of the selected scenario runs (:mod:`rook_core.sharding`)."""
+    run_name: str | None = None
+    """A name every shard (or a CI retry) passes; the run id is derived from it."""
+    executor_options: dict[str, Any] = field(default_factory=dict)
+    """Passed to the executor as ``options`` (e.g. ``{"scheduler": ADDRESS}`` for dask)."""
 
 
 @dataclass
@@ -55,6 +69,7 @@ class RunOutcome:
     exit_code: int
     run_dir: Path
     redactor: Redactor
+    interrupted: bool = False
 
 
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
@@ -99,9 +114,16 @@ def write_reports(rook: Rook, report: dict[str, Any], reports: list[tuple[str, s
             writer(report, target)
         except OSError as exc:
             raise ConfigError(f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}") from None
+        except RookError:
+            raise
+        except Exception as exc:  # a reporter plugin's bug: name it, never a traceback
+            raise RookError(
+                f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
+                f"failed: {type(exc).__name__}: {exc}; the run itself is recorded"
+            ) from None
 
 
-def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor]:
+def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
     phases = parse_phases(request.phases)
     reports = [parse_report_option(r, rook) if isinstance(r, str) else r for r in request.reports]
     request.reports = reports
@@ -109,6 +131,11 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
         raise ConfigError(
             f"--executor {request.executor}: unknown; installed: {', '.join(rook.executors.names())}"
         )
+    check_executor = getattr(rook.executors.get(request.executor), "check", None)
+    if check_executor is not None:
+        check_executor(request.executor_options)  # raises ConfigError before anything runs
+    shard = sharding.parse_shard(request.shard)
+    request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
     workspace = find_workspace(request.workspace)
     agent = select_agent(workspace, request.project, request.agent)
 
@@ -117,12 +144,13 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
     if request.run_id:
         run_path = agent.runs_dir / request.run_id
         manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
-        if manifest is None:
+        if manifest is None and not sharding.creates_run(request.run_name, shard):
             open_run(agent.runs_dir, request.run_id, Redactor())  # raises the clear error
-        assert manifest is not None
-        pinned = manifest["profile"]["id"]
-        if profile_name is None:
-            profile_name = pinned
+        if manifest is not None:
+            manifest = sharding.resume_manifest(run_path, manifest, shard)
+            pinned = manifest["profile"]["id"]
+            if profile_name is None:
+                profile_name = pinned
     profile = find_profile(agent.profiles_dir, profile_name, rook.transports)
     if manifest is not None and profile.id != manifest["profile"]["id"]:
         raise ConfigError(
@@ -145,19 +173,29 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
                 f"in {agent.scenarios_dir}"
             )
         scenarios = [by_id[i] for i in planned_ids]
-        scenarios = select(scenarios, request.only or None, request.tags or None)
+        scenarios = select(
+            scenarios, request.only or None, request.tags or None, request.classes or None,
+            request.categories or None, include_excluded=True,
+        )
+        judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)
         counts: dict[str, int] = {}
         for key in manifest["plan"]:
             sid = key.rsplit(".", 1)[0]
             counts[sid] = counts.get(sid, 0) + 1
         runs = [r for s in scenarios for r in plan_runs([s], counts[s.id])]
-        run = RunDir(agent.runs_dir / request.run_id, redactor)
+        run = sharding.run_dir(agent.runs_dir / request.run_id, redactor, shard)
+        run.lock()
     else:
-        scenarios = select(scenarios, request.only or None, request.tags or None)
+        scenarios = select(
+            scenarios, request.only or None, request.tags or None, request.classes or None,
+            request.categories or None,
+        )
         if not scenarios:
             raise ScenarioError(f"no scenario selected in {agent.scenarios_dir}")
+        judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
-        run = create_run(agent.runs_dir, redactor)
+        run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)
+        run.lock()
         manifest = {
             "id": run.id,
             "dir": str(run.path),
@@ -172,23 +210,80 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
             "capabilities": {"declared": dict(profile.capabilities), "observed": {}},
         }
         run.write_text("profile.yaml", dump_yaml(profile.raw))
-    return agent, profile, run, manifest, runs, phases, redactor
+        sharding.publish(run, manifest, shard)
+    runs = sharding.assign(runs, manifest, shard)
+    if judging.client is not None:
+        judging.client.attach(run.id, run.path)
+        manifest["judge_profile"] = judging.client.info
+    return agent, profile, run, manifest, runs, phases, redactor, judging
 
 
-async def _drive(rook: Rook, engine: Engine, manifest: dict[str, Any], runs: list[Any], request: RunRequest, concurrency: int) -> None:
-    await engine.start_transports()
-    try:
+def _judging(
+    request: RunRequest,
+    rook: Rook,
+    agent: Agent,
+    profile: Profile,
+    scenarios: list[Any],
+    phases: list[str],
+    redactor: Redactor,
+    manifest: dict[str, Any] | None,
+) -> JudgingContext:
+    pinned = ((manifest or {}).get("judge_profile") or {}).get("ref")
+    return setup_judging(
+        rook, agent, profile, scenarios, phases, redactor,
+        requested=request.judge_profile,
+        configured=read_config(agent.workspace).get("judge_profile"),
+        pinned=pinned,
+    )
+
+
+async def _drive(
+    rook: Rook,
+    engine: Engine,
+    manifest: dict[str, Any],
+    runs: list[Any],
+    request: RunRequest,
+    concurrency: int,
+) -> bool:
+    """Run prepare and the executor; returns True when interrupted by a signal."""
+    procscan.become_subreaper()
+    marker = {"ROOK_RUN_ID": engine.ctx.id}
+    client = engine.judging.client
+
+    async def work() -> None:
+        await engine.start_transports()
+        if client is not None:
+            await client.start()
         await engine.prepare(manifest)
         executor = rook.executors.get(request.executor)
-        await executor(engine=engine, scenario_runs=runs, concurrency=concurrency, options={})
+        await executor(
+            engine=engine, scenario_runs=runs, concurrency=concurrency,
+            options=dict(request.executor_options),
+        )
+
+    task = asyncio.create_task(work())
+    interrupts = Interrupts(task, lambda: process.kill_leftovers(marker))
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not interrupts.interrupted:
+            raise
     finally:
+        interrupts.remove()
+        if client is not None:
+            await client.stop()
         await engine.stop_transports()
-        process.kill_leftovers()
+        kills = process.kill_leftovers(marker)
+        if kills:
+            manifest.setdefault("kills", []).extend(kills)
+    if interrupts.interrupted:
+        manifest["interrupted"] = interrupts.signal_name
+    return interrupts.interrupted
 
 
 def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
     rook = rook or plugin_manager.build_plugin_manager()
-    agent, profile, run_dir, manifest, runs, phases, redactor = prepare_run(request, rook)
+    agent, profile, run_dir, manifest, runs, phases, redactor, judging = prepare_run(request, rook)
     concurrency = request.concurrency or profile.concurrency
     engine = Engine(
         rook,
@@ -199,6 +294,7 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         redactor,
         observed_before=load_observed(agent, profile),
         on_progress=request.on_progress,
+        judging=judging,
     )
     invocation = {"phases": phases, "started": time.time(), "pid": os.getpid(), "concurrency": concurrency}
     manifest["invocations"].append(invocation)
@@ -208,7 +304,8 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
     manifest["phases"].sort(key=["prepare", "open", "execute", "close", "collect", "judge"].index)
     run_dir.write_json("run.json", manifest)
     try:
-        asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
+        process.use_fast_child_watcher()
+        interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
     finally:
         observed = {**manifest["capabilities"].get("observed", {}), **engine.observed}
         manifest["capabilities"]["observed"] = observed
@@ -216,7 +313,11 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         run_dir.write_json("run.json", manifest)
         save_observed(agent, profile, engine.observed)
     records = [run_dir.load_scenario(key) or engine.new_record(sr) for key, sr in ((r.key, r) for r in runs)]
-    report = redactor.data(build_report(manifest, records))
+    report = redactor.data(build_report(manifest, records, request.min_pass_rate))
     run_dir.write_json("report.json", report)
+    if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
+        history.write_summary(run_dir.path, report)
+    run_dir.unlock()  # the record is complete; reports are written outside the run directory
     write_reports(rook, report, request.reports)
-    return RunOutcome(report, exit_code(report), run_dir.path, redactor)
+    code = 130 if interrupted else exit_code(report)
+    return RunOutcome(report, code, run_dir.path, redactor, interrupted)

@@ -1,9 +1,27 @@
-"""Scenarios (SPEC §6): load, validate, select."""
+"""Scenarios (SPEC §6): load, validate, select.
+
+Two spellings load into the same :class:`rook_core.models.Scenario`: Rook's
+own (``id``, ``goal``/``turns``, ``criteria``) and the one the public Rook CLI
+writes (``title``, ``class``, ``category``, ``feature_id``, ``multi_turn`` +
+``setup_messages``, ``expectation``), which maps as SPEC §6 decides:
+
+* ``title`` → name; ``multi_turn: true`` with ``setup_messages`` → turns
+  (the setup messages, then the goal);
+* ``expectation.acceptance_criteria[{id, statement, check: llm_judge}]`` →
+  ``rubric`` criteria;
+* ``expectation.forbidden[]`` → a ``rubric`` that the output must not exhibit
+  the statement, or ``not_matches`` (every turn) for ``{pattern: ...}``;
+* ``expectation.mcp[{server, tool, expect: not_called}]`` → ``not_called``;
+* ``class``, ``category``, ``feature_id``, ``excluded``, ``timeout_seconds``,
+  ``max_turns``, ``multi_turn`` and ``workspace`` are kept in
+  ``Scenario.extra`` (selection, reports, the engine, workspace criteria).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,6 +34,21 @@ from .plugins import Registry
 from .profile import SLUG
 from .yamlio import load_yaml
 
+PUBLIC_KEYS = ("title", "class", "category", "feature_id", "multi_turn", "setup_messages",
+               "expectation")
+EXTRA_KEYS = ("class", "category", "feature_id", "excluded", "timeout_seconds", "max_turns",
+              "multi_turn", "workspace")
+LABEL = "id"  # an optional label on any criterion, shown in reports
+
+
+class _ExpectationSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    acceptance_criteria = fields.List(fields.Raw(), load_default=list)
+    forbidden = fields.List(fields.Raw(), load_default=list)
+    mcp = fields.List(fields.Raw(), load_default=list)
+
 
 class _ScenarioSchema(Schema):
     class Meta:
@@ -26,16 +59,33 @@ class _ScenarioSchema(Schema):
         validate=validate.Regexp(SLUG, error="must be a slug: lower-case letters, digits, - and _"),
     )
     name = fields.String()
+    title = fields.String()
     tags = fields.List(fields.String(), load_default=list)
     goal = fields.String()
     turns = fields.List(fields.String(), validate=validate.Length(min=1))
     repeat = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
     criteria = fields.List(fields.Raw(), load_default=list)
+    class_ = fields.String(data_key="class")
+    category = fields.String()
+    feature_id = fields.String()
+    excluded = fields.Boolean(truthy={True}, falsy={False})
+    timeout_seconds = fields.Float(validate=validate.Range(min=0, min_inclusive=False))
+    max_turns = fields.Integer(strict=True, validate=validate.Range(min=1))
+    multi_turn = fields.Boolean(truthy={True}, falsy={False})
+    setup_messages = fields.List(fields.String())
+    expectation = fields.Nested(_ExpectationSchema)
+    workspace = fields.String(validate=validate.Length(min=1))
 
     @validates_schema
     def _goal_or_turns(self, data: dict[str, Any], **kwargs: Any) -> None:
         if ("goal" in data) == ("turns" in data):
             raise ValidationError("give exactly one of goal or turns", "goal")
+        if data.get("setup_messages"):
+            if "turns" in data:
+                raise ValidationError("goes with goal (the last turn), not with turns",
+                                      "setup_messages")
+            if not data.get("multi_turn"):
+                raise ValidationError("needs multi_turn: true", "setup_messages")
 
 
 def content_hash(data: Any) -> str:
@@ -49,7 +99,7 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         raise ValidationError(
             f"must be a mapping with one criterion type (one of: {installed}) and optional turn"
         )
-    keys = [k for k in item if k != "turn"]
+    keys = [k for k in item if k not in ("turn", LABEL)]
     unknown = [k for k in keys if k not in criteria]
     if unknown:
         raise ValidationError(
@@ -58,6 +108,9 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     if len(keys) != 1:
         raise ValidationError(f"needs exactly one criterion type (one of: {installed})")
     key = keys[0]
+    label = item.get(LABEL)
+    if label is not None and (isinstance(label, bool) or not isinstance(label, (str, int))):
+        raise ValidationError({LABEL: ["must be a short text (a label shown in reports)"]})
     turn = item.get("turn")
     if turn is not None:
         if turn == "all":
@@ -74,9 +127,109 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     return Criterion(type=key, config=config, turn=turn, index=index, raw=item)
 
 
-def scenario_from_dict(data: Any, criteria: Registry, source: str) -> Scenario:
+def _labelled(item: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    if entry.get("id") is not None:
+        item[LABEL] = entry["id"]
+    return item
+
+
+def forbidden_rubric(statement: str) -> str:
+    """The rubric a forbidden statement becomes: the output must not exhibit it."""
+    return (
+        f"Forbidden behaviour: {statement}\n"
+        "Pass only if the agent's answers do NOT exhibit this behaviour; "
+        "fail if any answer does."
+    )
+
+
+def _acceptance(i: int, entry: Any) -> dict[str, Any]:
+    if isinstance(entry, str):
+        return {"rubric": entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get("statement"), str):
+        raise ValidationError("must be a statement, or a mapping with id, statement and check")
+    unknown = set(entry) - {"id", "statement", "check"}
+    if unknown:
+        raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
+    check = entry.get("check", "llm_judge")
+    if check != "llm_judge":
+        raise ValidationError({"check": [f"{check!r} is not a check Rook maps; use llm_judge "
+                                         "(judged by the judge profile) or write a criterion"]})
+    return _labelled({"rubric": entry["statement"]}, entry)
+
+
+def _forbidden(i: int, entry: Any) -> dict[str, Any]:
+    if isinstance(entry, str):
+        return {"rubric": forbidden_rubric(entry)}
+    if not isinstance(entry, dict):
+        raise ValidationError("must be a statement, or a mapping with statement or pattern")
+    unknown = set(entry) - {"id", "statement", "pattern"}
+    if unknown:
+        raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
+    if ("statement" in entry) == ("pattern" in entry):
+        raise ValidationError("give exactly one of statement or pattern")
+    if "pattern" in entry:
+        return _labelled({"not_matches": entry["pattern"], "turn": "all"}, entry)
+    if not isinstance(entry["statement"], str):
+        raise ValidationError({"statement": ["must be a text"]})
+    return _labelled({"rubric": forbidden_rubric(entry["statement"])}, entry)
+
+
+def _mcp(i: int, entry: Any) -> dict[str, Any]:
+    if not isinstance(entry, dict) or not isinstance(entry.get("tool"), str):
+        raise ValidationError("must be a mapping with server, tool and expect")
+    unknown = set(entry) - {"id", "server", "tool", "expect"}
+    if unknown:
+        raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
+    expect = entry.get("expect", "not_called")
+    if expect not in ("not_called", "called"):
+        raise ValidationError({"expect": ["must be not_called or called"]})
+    return _labelled({expect: entry["tool"]}, entry)
+
+
+MAPPERS = {"acceptance_criteria": _acceptance, "forbidden": _forbidden, "mcp": _mcp}
+
+
+def expectation_criteria(
+    expectation: Any, start: int, criteria: Registry, n_turns: int, errors: dict[str, Any]
+) -> list[Criterion]:
+    """Map a public-CLI ``expectation`` block onto criteria; problems go to ``errors``."""
+    out: list[Criterion] = []
+    if not isinstance(expectation, dict):
+        return out
+    for key, mapper in MAPPERS.items():
+        entries = expectation.get(key)
+        if not isinstance(entries, list):
+            continue
+        for i, entry in enumerate(entries):
+            try:
+                item = mapper(i, entry)
+                out.append(parse_criterion(start + len(out), item, criteria, n_turns))
+            except ValidationError as exc:
+                errors.setdefault("expectation", {}).setdefault(key, {})[i] = exc.messages
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_") or "scenario"
+
+
+def is_public(data: dict[str, Any]) -> bool:
+    """Whether a scenario mapping is written in the public Rook CLI's format."""
+    return any(k in data for k in PUBLIC_KEYS)
+
+
+def scenario_from_dict(
+    data: Any, criteria: Registry, source: str, default_id: str | None = None
+) -> Scenario:
+    """Validate one scenario mapping; every problem is reported with its field path.
+
+    ``default_id`` (the file name) is used when a public-CLI scenario has no ``id``.
+    """
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a mapping (id, goal, criteria, ...)")
+    original = data
+    if "id" not in data and default_id and is_public(data):
+        data = {**data, "id": _slug(default_id)}
     errors: dict[str, Any] = {}
     try:
         loaded = _ScenarioSchema().load(data)
@@ -84,10 +237,14 @@ def scenario_from_dict(data: Any, criteria: Registry, source: str) -> Scenario:
         errors.update(exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages})
         loaded = None
     parsed: list[Criterion] = []
+    raw_turns = data.get("turns")
+    setup = data.get("setup_messages") if data.get("multi_turn") else None
+    if isinstance(raw_turns, list) and raw_turns:
+        n_turns = len(raw_turns)
+    else:
+        n_turns = 1 + (len(setup) if isinstance(setup, list) else 0)
     raw_criteria = data.get("criteria")
     if isinstance(raw_criteria, list):
-        raw_turns = data.get("turns")
-        n_turns = len(raw_turns) if isinstance(raw_turns, list) and raw_turns else 1
         for i, item in enumerate(raw_criteria):
             try:
                 parsed.append(parse_criterion(i, item, criteria, n_turns))
@@ -95,18 +252,26 @@ def scenario_from_dict(data: Any, criteria: Registry, source: str) -> Scenario:
                 errors.setdefault("criteria", {})
                 if isinstance(errors["criteria"], dict):
                     errors["criteria"][i] = exc.messages
+    parsed += expectation_criteria(data.get("expectation"), len(parsed), criteria, n_turns, errors)
     if errors or loaded is None:
         lines = format_validation_messages(errors)
         raise ScenarioError(f"{source}: invalid scenario:\n" + "\n".join(f"  {ln}" for ln in lines))
-    turns = loaded["turns"] if "turns" in loaded else [loaded["goal"]]
+    if "turns" in loaded:
+        turns = loaded["turns"]
+    else:
+        turns = [*(loaded.get("setup_messages") or []), loaded["goal"]]
+    if "class_" in loaded:
+        loaded["class"] = loaded.pop("class_")
+    extra = {k: loaded[k] for k in EXTRA_KEYS if k in loaded}
     return Scenario(
         id=loaded["id"],
-        name=loaded.get("name") or loaded["id"],
+        name=loaded.get("name") or loaded.get("title") or loaded["id"],
         turns=turns,
         criteria=parsed,
         tags=loaded["tags"],
         repeat=loaded["repeat"],
-        content_hash=content_hash(data),
+        content_hash=content_hash(original),
+        extra=extra,
     )
 
 
@@ -124,7 +289,8 @@ def load_scenarios(directory: Path, criteria: Registry) -> list[Scenario]:
         items = data if isinstance(data, list) else [data]
         for n, item in enumerate(items):
             source = f"{path}[{n}]" if isinstance(data, list) else str(path)
-            scenario = scenario_from_dict(item, criteria, source)
+            default_id = None if isinstance(data, list) else path.stem
+            scenario = scenario_from_dict(item, criteria, source, default_id)
             scenario.path = path
             if scenario.id in seen:
                 raise ScenarioError(
@@ -136,9 +302,18 @@ def load_scenarios(directory: Path, criteria: Registry) -> list[Scenario]:
 
 
 def select(
-    scenarios: Iterable[Scenario], only: list[str] | None = None, tags: list[str] | None = None
+    scenarios: Iterable[Scenario],
+    only: list[str] | None = None,
+    tags: list[str] | None = None,
+    classes: list[str] | None = None,
+    categories: list[str] | None = None,
+    include_excluded: bool = False,
 ) -> list[Scenario]:
-    """Selectors narrow one another; an ``--only`` id that does not exist is an error."""
+    """Selectors narrow one another; an ``--only`` id that does not exist is an error.
+
+    ``excluded: true`` scenarios are left out unless named with ``--only``
+    (or ``include_excluded``, when a run that already planned them resumes).
+    """
     pool = list(scenarios)
     if only:
         ids = {s.id for s in pool}
@@ -149,7 +324,13 @@ def select(
                 f"(scenarios: {', '.join(sorted(ids)) or 'none'})"
             )
         pool = [s for s in pool if s.id in set(only)]
+    elif not include_excluded:
+        pool = [s for s in pool if not s.extra.get("excluded")]
     if tags:
         wanted = set(tags)
         pool = [s for s in pool if wanted & set(s.tags)]
+    if classes:
+        pool = [s for s in pool if s.extra.get("class") in set(classes)]
+    if categories:
+        pool = [s for s in pool if s.extra.get("category") in set(categories)]
     return pool

@@ -19,12 +19,13 @@ Layout::
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import ConfigError, RunStoreError
 from .redact import Redactor
@@ -52,6 +53,12 @@ def atomic_write(path: Path, text: str) -> None:
 
 def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def dumps_compact(data: Any) -> str:
+    """One line of JSON: the C encoder (several times faster than ``indent``),
+    for the per-scenario records written thousands of times per run."""
+    return json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
 
 
 def read_json(path: Path) -> Any:
@@ -90,11 +97,46 @@ class RunDir:
         return self.scenarios / f"{key}.json"
 
     def save_scenario(self, key: str, record: dict[str, Any]) -> None:
-        atomic_write(self.scenario_file(key), dumps(self.redactor.data(record)))
+        atomic_write(self.scenario_file(key), dumps_compact(self.redactor.data(record)))
 
     def load_scenario(self, key: str) -> dict[str, Any] | None:
         data = read_json(self.scenario_file(key))
         return data if isinstance(data, dict) else None
+
+    def lock(self, name: str = ".lock") -> None:
+        """Take this run's lock for the life of this process.
+
+        A second ``rook`` process resuming the same run is refused with a clear
+        message. The lock is an ``flock``: the kernel releases it when its holder
+        dies, so a crashed run never leaves it stuck. Shards of one run sharing a
+        file system each take their own lock name.
+        """
+        path = self.path / name
+        try:
+            fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until exit
+        except OSError as exc:
+            raise RunStoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise ConfigError(
+                f"run {self.id} is in use by another rook process ({holder}); "
+                "wait for it to finish, then resume with --run"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        self._lock: IO[str] | None = fh
+
+    def unlock(self) -> None:
+        fh = getattr(self, "_lock", None)
+        if fh is not None:
+            fh.close()
+            self._lock = None
 
     def state_dir(self, key: str) -> Path:
         d = self.state / key

@@ -10,6 +10,12 @@ Fixtures:
   and get the exit code, output and the parsed ``--json`` report.
 * ``rook_plugin`` — register an in-test plugin object on every plugin
   manager built during the test, and undo it afterwards.
+* ``rook_distribution`` — install a distribution (a real ``*.dist-info`` with
+  ``entry_points.txt`` on ``sys.path``) for one test, so a plugin loads
+  through its entry point exactly as after ``pip install``; the helper
+  :func:`make_distribution` writes one into any folder.
+
+The plugin author guide, ``docs/plugins/testing.md``, shows them in use.
 """
 
 from __future__ import annotations
@@ -119,6 +125,10 @@ class CliResult:
         }
 
 
+WORKSPACE_COMMANDS = ("run", "runs", "diff", "report", "doctor")
+"""Commands that get ``--workspace`` (the fixture's) unless the test passes one."""
+
+
 class RookCli:
     def __init__(self, workspace: Workspace | None) -> None:
         self.workspace = workspace
@@ -129,7 +139,7 @@ class RookCli:
         from rook_core.cli import cli
 
         argv = list(args)
-        if self.workspace is not None and argv and argv[0] in ("run",) and "-w" not in argv and "--workspace" not in argv:
+        if self.workspace is not None and argv and argv[0] in WORKSPACE_COMMANDS and "-w" not in argv and "--workspace" not in argv:
             argv[1:1] = ["--workspace", str(self.workspace.root)]
         runner = CliRunner()
         result = runner.invoke(cli, argv, env=env, input=input, catch_exceptions=True)
@@ -172,4 +182,80 @@ def rook_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         registered.clear()
 
 
-__all__ = ["Workspace", "RookCli", "CliResult", "rook_workspace", "rook_cli", "rook_plugin"]
+
+# ---------------------------------------------------------------------------
+# an installed plugin, without pip: a distribution on sys.path
+# ---------------------------------------------------------------------------
+
+
+def make_distribution(
+    root: Path,
+    name: str,
+    plugins: dict[str, str],
+    modules: dict[str, str] | None = None,
+    version: str = "0.1.0",
+) -> Path:
+    """Write an installed distribution into ``root`` and return ``root``.
+
+    ``NAME-VERSION.dist-info/`` gets ``METADATA`` and an ``entry_points.txt``
+    declaring ``plugins`` (entry point name -> module) in the ``rook`` group;
+    ``modules`` (relative file path -> source, dedented) are written beside
+    it. With ``root`` on ``sys.path``, :mod:`importlib.metadata` finds the
+    distribution exactly as it finds one pip installed, so Rook loads it
+    through its entry point (or reports it, if it fails to import).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+    )
+    lines = ["[rook]", *(f"{ep} = {target}" for ep, target in plugins.items())]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for rel, source in (modules or {}).items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def rook_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``rook_distribution(name, plugins, modules=None, version="0.1.0")`` installs a
+    distribution for this test only (see :func:`make_distribution`): it is put on
+    ``sys.path``, and removed with its imported modules afterwards."""
+    import sys
+
+    made: list[str] = []
+
+    def install(
+        name: str,
+        plugins: dict[str, str],
+        modules: dict[str, str] | None = None,
+        version: str = "0.1.0",
+    ) -> Path:
+        root = make_distribution(
+            tmp_path / f"site-{len(made)}-{name}", name, plugins, modules, version
+        )
+        made.extend(rel.split("/")[0].removesuffix(".py") for rel in (modules or {}))
+        monkeypatch.syspath_prepend(str(root))
+        return root
+
+    try:
+        yield install
+    finally:
+        for top in made:
+            for mod in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+                del sys.modules[mod]
+
+
+__all__ = [
+    "Workspace",
+    "RookCli",
+    "CliResult",
+    "rook_workspace",
+    "rook_cli",
+    "rook_plugin",
+    "make_distribution",
+    "rook_distribution",
+]

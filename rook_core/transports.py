@@ -26,6 +26,14 @@ class TransportSpec:
         run before the first hook of this transport; the resource is kept in
         ``run.resources[key]``.
     :param stop: optional ``async stop(resource)``, called when the run ends.
+    :param check: optional ``check(config, plugins) -> config``, called right after
+        ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
+        naming something another plugin registers (a connector); raises
+        :class:`rook_core.errors.ConfigError` naming the problem.
+    :param runnable: optional ``runnable(config, scenario) -> str | None``, called
+        before a scenario's first hook; a string is why this
+        entry cannot run the scenario, which then is ``not_runnable`` with that
+        reason.
     """
 
     key: str
@@ -34,6 +42,8 @@ class TransportSpec:
     resolve: Callable[[Any, Any], Any] | None = None
     start: Callable[[Any], Awaitable[Any]] | None = None
     stop: Callable[[Any], Awaitable[None]] | None = None
+    check: Callable[[Any, Any], Any] | None = None
+    runnable: Callable[[Any, Any], str | None] | None = None
 
 
 PHASE_HOOKS = {

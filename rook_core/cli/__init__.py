@@ -38,18 +38,37 @@ def cli() -> None:
     what must be true, `rook run` drives the lifecycle and judges the evidence.
 
     \b
-    Start here:
-      rook init --project demo --agent my-agent
+    Examples (start here):
+      rook init --project demo --agent my-agent --example
       rook run
+      rook doctor
     """
 
 
 def _register_commands() -> None:
-    from . import init, plugins_cmd, run
+    from . import (
+        completion,
+        diff,
+        doctor,
+        init,
+        merge,
+        plugins_cmd,
+        profile,
+        report_cmd,
+        run,
+        runs,
+    )
 
     cli.add_command(run.run_command)
     cli.add_command(init.init_command)
     cli.add_command(plugins_cmd.plugins_command)
+    cli.add_command(runs.runs_group)
+    cli.add_command(diff.diff_command)
+    cli.add_command(merge.merge_command)
+    cli.add_command(report_cmd.report_command)
+    cli.add_command(profile.profile_group)
+    cli.add_command(doctor.doctor_command)
+    cli.add_command(completion.completion_command)
 
 
 _register_commands()

@@ -1,27 +1,101 @@
-"""``rook init``: create the workspace layout for a project and an agent."""
+"""``rook init``: create the workspace layout for a project and an agent.
+
+With ``--example`` the new agent also gets a working sample: a small Python
+hook script (a deterministic order desk), a profile made active, and three
+scenarios, so ``rook run`` right after passes. The files come from the
+package data under ``rook_core/templates/example/``.
+"""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import click
+
+TEMPLATE = ("templates", "example")
+
+
+def _template_files(node: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, bytes]]:
+    files: list[tuple[str, bytes]] = []
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        if child.name == "__pycache__" or child.name.endswith(".pyc"):
+            continue
+        if child.is_dir():
+            files += _template_files(child, (*prefix, child.name))
+        else:
+            files.append(("/".join((*prefix, child.name)), child.read_bytes()))
+    return files
+
+
+def example_files() -> list[tuple[str, bytes]]:
+    """The sample agent's files: (path relative to the agent folder, content)."""
+    root: Any = resources.files("rook_core")
+    for part in TEMPLATE:
+        root = root.joinpath(part)
+    return _template_files(root)
+
+
+def write_example(agent_dir: Path) -> list[Path]:
+    """Copy the sample into ``agent_dir``; refuse (nothing written) if a file exists."""
+    from ..errors import WorkspaceError
+
+    files = example_files()
+    clashes = [agent_dir / rel for rel, _ in files if (agent_dir / rel).exists()]
+    if clashes:
+        listing = "\n".join(f"  {p}" for p in clashes)
+        raise WorkspaceError(
+            f"--example: these files exist already, nothing was written:\n{listing}\n"
+            "use a new agent name, or move them away"
+        )
+    written = []
+    for rel, data in files:
+        target = agent_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        written.append(target)
+    return written
 
 
 @click.command("init")
 @click.option("--project", required=True, help="Project id, e.g. demo.")
 @click.option("--agent", required=True, help="Agent id, e.g. order-desk.")
 @click.option("--workspace", "-w", metavar="DIR", help="Workspace directory (default: cwd).")
-def init_command(project: str, agent: str, workspace: str | None) -> None:
+@click.option(
+    "--example",
+    is_flag=True,
+    help="Also write a working sample agent (a Python hook script), a profile and scenarios.",
+)
+def init_command(project: str, agent: str, workspace: str | None, example: bool) -> None:
     """Create .testmuai/rook/projects/PROJECT/agents/AGENT/ with profiles, scripts,
     scenarios and runs folders.
 
+    With --example the agent gets a sample order desk (scripts/example_agent.py),
+    an active profile and three scenarios: `rook run` right after passes, and
+    the files show where your own agent goes.
+
     \b
-    Example:
+    Examples:
       rook init --project demo --agent order-desk
+      rook init --project demo --agent sample --example && rook run
     """
-    from ..workspace import init_agent
+    from ..workspace import ROOT, init_agent
 
     root = Path(workspace).resolve() if workspace else Path.cwd()
     a = init_agent(root, project, agent)
     click.echo(f"created {a.dir}")
-    click.echo("next: add a profile in profiles/, a hook script in scripts/, scenarios in scenarios/")
+    if not example:
+        click.echo(
+            "next: add a profile in profiles/, a hook script in scripts/, scenarios in scenarios/"
+        )
+        return
+    for path in write_example(a.dir):
+        click.echo(f"  wrote {path.relative_to(a.dir)}")
+    projects = [p for p in (root / ROOT / "projects").iterdir() if p.is_dir()]
+    agents = [p for p in (root / ROOT / "projects" / project / "agents").iterdir() if p.is_dir()]
+    select = (
+        "" if len(projects) == 1 and len(agents) == 1 else f" --project {project} --agent {agent}"
+    )
+    where = "" if root == Path.cwd().resolve() else f" -w {root}"
+    click.echo(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)")

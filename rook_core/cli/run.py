@@ -16,6 +16,15 @@ from .options import split_csv, workspace_options
 @click.option("--profile", "profile", metavar="NAME", help="Profile to use (default: profiles/active).")
 @click.option("--only", multiple=True, metavar="ID,...", help="Run only these scenario ids.")
 @click.option("--tag", "tags", multiple=True, metavar="TAG,...", help="Run scenarios with one of these tags.")
+@click.option("--class", "classes", multiple=True, metavar="CLASS,...",
+              help="Run scenarios of these classes.")
+@click.option("--category", "categories", multiple=True, metavar="CAT,...",
+              help="Run scenarios of these categories.")
+@click.option("--judge-profile", metavar="NAME",
+              help="Profile that judges rubric criteria (NAME, or AGENT/NAME).")
+@click.option("--min-pass-rate", type=click.FloatRange(0, 1), metavar="RATE",
+              help="Per-scenario gate: exit 1 when a scenario's pass rate over its decided "
+              "runs is below RATE (0-1).")
 @click.option("--phases", metavar="P,...", help="A prefix or suffix of prepare,open,execute,close,collect,judge.")
 @click.option("--run", "run_id", metavar="ID", help="Continue this run in place, running only what is missing.")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Scenarios in flight (default: the profile's).")
@@ -24,6 +33,9 @@ from .options import split_csv, workspace_options
 @click.option("--report", "reports", multiple=True, metavar="FORMAT:PATH", help="Also write a report (e.g. json:out.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document (the report) on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option("--shard", metavar="I/N", help="Run only shard I of N of the selected scenario runs (needs --run or --run-name; join shards with rook merge).")
+@click.option("--run-name", metavar="NAME", help="Create or continue the run whose id derives from NAME (the same on every shard).")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address or scheduler file, for --executor dask (default: a local cluster).")
 def run_command(
     workspace: str | None,
     project: str | None,
@@ -39,21 +51,37 @@ def run_command(
     reports: tuple[str, ...],
     as_json: bool,
     quiet: bool,
+    classes: tuple[str, ...] = (),
+    categories: tuple[str, ...] = (),
+    judge_profile: str | None = None,
+    min_pass_rate: float | None = None,
+    shard: str | None = None,
+    run_name: str | None = None,
+    scheduler: str | None = None,
 ) -> None:
     """Run scenarios against the agent and judge them.
 
     Exit code 0: every decided scenario passed; 1: a scenario failed, errored
-    or stopped; 2: a usage or configuration error (nothing was run).
+    or stopped (with --min-pass-rate: a scenario's pass rate missed the gate);
+    2: a usage or configuration error (nothing was run).
 
     \b
     Examples:
       rook run
       rook run --only refund-status --concurrency 4 --report json:out/rook.json
+      rook run --repeat 5 --min-pass-rate 0.8 --report junit:out/rook.xml
+      rook run --class adversarial --judge-profile grader --report html:out/rook.html
       rook run --phases prepare,open,execute,close     # then, later:
       rook run --run 20261130-101500-ab12cd --phases collect,judge
+      rook run --shard 2/4 --run-name ci-1234     # then: rook merge --run ci-1234
+      rook run --executor dask --scheduler tcp://scheduler:8786 -j 64
     """
+    from ..errors import ConfigError
     from ..report import SYMBOL, table
     from ..runner import RunRequest, run
+
+    if scheduler is not None and executor == "local":
+        raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
 
     def progress(record: dict[str, Any]) -> None:
         if quiet:
@@ -77,6 +105,13 @@ def run_command(
         executor=executor,
         reports=list(reports),
         on_progress=progress,
+        classes=split_csv(classes),
+        categories=split_csv(categories),
+        judge_profile=judge_profile,
+        min_pass_rate=min_pass_rate,
+        shard=shard,
+        run_name=run_name,
+        executor_options={"scheduler": scheduler} if scheduler is not None else {},
     )
     outcome = run(request)
     report = outcome.report
@@ -84,8 +119,14 @@ def run_command(
         sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
     else:
         click.echo(table(report))
-    if "judge" not in report["run"]["phases"] or report["summary"].get("pending"):
+    run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
+    if outcome.interrupted:
         click.echo(
-            f"resume with: rook run --run {report['run']['id']} --phases collect,judge", err=True
+            f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
+            f"finish it with: rook run --run {run_id}",
+            err=True,
         )
-    sys.exit(outcome.exit_code) if outcome.exit_code else None
+    elif report["summary"].get("pending"):
+        click.echo(f"resume with: rook run --run {run_id} --phases collect,judge", err=True)
+    if outcome.exit_code:
+        sys.exit(outcome.exit_code)

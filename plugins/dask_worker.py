@@ -1,0 +1,334 @@
+"""What runs on a Dask worker for the ``dask`` executor (see ``executor_dask``).
+
+A task is one scenario run's phases. The worker builds the same
+:class:`rook_core.engine.Engine` the driver has (profile re-validated and its
+hook entries resolved against the worker's copy of the workspace) and calls
+:meth:`~rook_core.engine.Engine.compute_scenario`: the same lifecycle code,
+the same :func:`rook_core.process.run_process`, the same timeouts and kills.
+It writes no record: every hook result is sent to the driver as it happens
+(a Dask event on the run's topic) and the finished record is the task's
+result; the driver alone stores it.
+
+The workspace reaches the worker on a shared file system (the same path; a
+probe file proves it) or shipped with the job (a ``tar.gz`` scattered once to
+every worker, unpacked once per worker into its local directory).
+
+Nothing here imports Dask at module level, so the plugin loads without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import io
+import os
+import shutil
+import tarfile
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rook_core import process, procscan
+from rook_core.engine import Engine, resolve_entries
+from rook_core.plugins import build_plugin_manager
+from rook_core.profile import profile_from_dict
+from rook_core.redact import Redactor
+from rook_core.store import RunDir
+from rook_core.workspace import ROOT, Agent
+
+ARCHIVE_ROOT = "workspace"
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+}
+
+
+class WorkspaceNotShared(RuntimeError):
+    """The worker does not see the driver's workspace at the same path."""
+
+
+@dataclass
+class WorkerJob:
+    """Everything a worker needs to rebuild the run's engine: plain, picklable data."""
+
+    run_id: str
+    workspace: str
+    run_rel: str
+    project: str
+    agent: str
+    profile_raw: dict[str, Any]
+    profile_source: str
+    profile_rel: str | None
+    phases: list[str]
+    redactor: Redactor
+    observed: dict[str, bool] = field(default_factory=dict)
+    saved: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    """Values of the profile's ``env`` variables, from the driver."""
+    mode: str = "shared"
+    probe: str | None = None
+    """Shared mode: the probe file every worker must see, holding ``probe_token``."""
+    probe_token: str = ""
+    digest: str | None = None
+    """Ship mode: the SHA-256 of the shipped workspace."""
+    topic: str = ""
+
+
+# -- the workspace: shared, or shipped as a tar.gz -------------------------------------
+
+
+def _keep(rel: Path, agent_runs: Path, run_id: str) -> bool:
+    """Whether a workspace path goes into the bundle: not VCS/cache dirs, and of the
+    run history only this run's state directories."""
+    parts = rel.parts
+    if any(p in SKIP_DIRS for p in parts):
+        return False
+    if (
+        len(parts) >= 8
+        and parts[:2] == ROOT.parts
+        and parts[2] == "projects"
+        and parts[6] == "runs"
+    ):
+        if Path(*parts[:7]) != agent_runs or parts[7] != run_id:
+            return False
+        return len(parts) == 8 or parts[8] == "state"
+    return True
+
+
+def build_bundle(workspace: Path, run_dir: Path) -> bytes:
+    """The workspace as a gzipped tar (modes and symlinks kept), for workers that do
+    not share the driver's file system."""
+    agent_runs = run_dir.parent.relative_to(workspace)
+    run_id = run_dir.name
+    buf = io.BytesIO()
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        rel = Path(info.name).relative_to(ARCHIVE_ROOT) if info.name != ARCHIVE_ROOT else Path()
+        if rel.parts and not _keep(rel, agent_runs, run_id):
+            return None
+        if not (info.isfile() or info.isdir() or info.issym()):
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = ""
+        return info
+
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=6) as tar:
+        tar.add(str(workspace), arcname=ARCHIVE_ROOT, filter=keep)
+    return buf.getvalue()
+
+
+def _extract(data: bytes, dest: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:  # Python < 3.10.12: check the members ourselves
+            for m in tar.getmembers():
+                target = (dest / m.name).resolve()
+                if not str(target).startswith(str(dest.resolve())) or m.islnk():
+                    raise RuntimeError(f"refusing to unpack {m.name!r} outside {dest}")
+            tar.extractall(dest)  # noqa: S202 - members checked above
+
+
+_unpack_lock = threading.Lock()
+
+
+def unpacked(data: bytes, digest: str, base: Path) -> Path:
+    """Unpack a shipped workspace once per worker; returns its root."""
+    root = base / "rook-workspaces" / digest
+    with _unpack_lock:
+        if not (root / ".complete").is_file():
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise RuntimeError("the shipped workspace arrived damaged (checksum mismatch)")
+            tmp = base / "rook-workspaces" / f".{digest}.{uuid.uuid4().hex[:8]}"
+            tmp.mkdir(parents=True)
+            _extract(data, tmp)
+            if root.exists():
+                shutil.rmtree(root)
+            os.replace(tmp, root)
+            (root / ".complete").write_text("ok\n", encoding="utf-8")
+    return root / ARCHIVE_ROOT
+
+
+def pack_dir(path: Path) -> bytes | None:
+    """A directory as a gzipped tar (``None`` when empty): a scenario's state going back."""
+    if not path.is_dir() or not any(path.iterdir()):
+        return None
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for child in sorted(path.iterdir()):
+            tar.add(str(child), arcname=child.name)
+    return buf.getvalue()
+
+
+def unpack_dir(data: bytes, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    _extract(data, dest)
+
+
+def sees(path: str, token: str) -> bool:
+    """Run on every worker: does it see the driver's probe file (a shared file system)?"""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip() == token
+    except OSError:
+        return False
+
+
+# -- the engine on the worker ------------------------------------------------------------
+
+_rook: Any = None
+_rook_lock = threading.Lock()
+_active: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]]] = {}
+_active_lock = threading.Lock()
+
+
+def _plugins() -> Any:
+    global _rook
+    with _rook_lock:
+        if _rook is None:
+            procscan.become_subreaper()  # as the driver does: escaped daemons stay findable
+            _rook = build_plugin_manager()
+        return _rook
+
+
+def worker_engine(job: WorkerJob, root: Path) -> Engine:
+    """The run's engine, rebuilt on this worker against its copy of the workspace."""
+    rook = _plugins()
+    agent = Agent(root, job.project, job.agent)
+    profile = profile_from_dict(copy.deepcopy(job.profile_raw), rook.transports, job.profile_source)
+    profile.path = root / job.profile_rel if job.profile_rel else Path(job.profile_source)
+    resolve_entries(rook, profile, agent)
+    run = RunDir(root / job.run_rel, job.redactor)
+    engine = Engine(
+        rook,
+        agent,
+        profile,
+        run,
+        list(job.phases),
+        job.redactor,
+        observed_before=dict(job.observed),
+    )
+    engine.base_env.update(job.env)  # the judging context shares this dict
+    engine.ctx.saved.update(copy.deepcopy(job.saved))
+    return engine
+
+
+async def _compute(
+    engine: Engine, sr: Any, record: dict[str, Any], todo: list[str], run_id: str
+) -> None:
+    entry = (asyncio.get_running_loop(), asyncio.current_task())
+    with _active_lock:
+        _active.setdefault(run_id, set()).add(entry)  # type: ignore[arg-type]
+    try:
+        await engine.start_transports()
+        try:
+            await engine.compute_scenario(sr, record, todo)
+        finally:
+            await engine.stop_transports()
+    finally:
+        with _active_lock:
+            _active.get(run_id, set()).discard(entry)  # type: ignore[arg-type]
+
+
+def _event(worker: Any, topic: str, msg: dict[str, Any]) -> None:
+    try:
+        worker.log_event(topic, msg)
+    except Exception:  # evidence also comes back whole with the result
+        pass
+
+
+def run_on_worker(
+    job: WorkerJob, sr: Any, record: dict[str, Any], todo: list[str], bundle: bytes | None = None
+) -> dict[str, Any]:
+    """The Dask task: run ``todo`` of one scenario run; return the record (never store it)."""
+    from distributed import get_worker
+
+    worker = get_worker()
+    token = uuid.uuid4().hex
+    _event(worker, job.topic, {"type": "start", "key": sr.key, "token": token})
+    if job.mode == "ship":
+        assert bundle is not None and job.digest is not None
+        root = unpacked(bundle, job.digest, Path(worker.local_directory))
+    else:
+        if job.probe is None or not sees(job.probe, job.probe_token):
+            raise WorkspaceNotShared(
+                f"worker {worker.address} does not see the workspace {job.workspace} "
+                "(no shared file system at the same path); let Rook ship it "
+                "(ROOK_DASK_WORKSPACE=ship or auto) or mount it on every worker"
+            )
+        root = Path(job.workspace)
+    engine = worker_engine(job, root)
+
+    def observe(rec: dict[str, Any] | None, result: Any) -> None:
+        if rec is not None and rec.get("hooks"):
+            _event(
+                worker,
+                job.topic,
+                {
+                    "type": "hook",
+                    "key": sr.key,
+                    "token": token,
+                    "seq": len(rec["hooks"]) - 1,
+                    "hook": rec["hooks"][-1],
+                },
+            )
+
+    engine.observe = observe
+    interrupted = False
+    try:
+        asyncio.run(_compute(engine, sr, record, todo, job.run_id))
+    except asyncio.CancelledError:
+        interrupted = True
+    state = pack_dir(engine.run_dir.state / sr.key) if job.mode == "ship" else None
+    return {
+        "record": record,
+        "token": token,
+        "worker": worker.address,
+        "state": state,
+        "interrupted": interrupted,
+    }
+
+
+def cancel_run(run_id: str) -> int:
+    """Run on every worker: cancel this run's scenarios in flight (their hooks are killed
+    as on the driver: process group, then escaped descendants). Returns how many."""
+    with _active_lock:
+        entries = list(_active.get(run_id, ()))
+    for loop, task in entries:
+        loop.call_soon_threadsafe(task.cancel)
+    return len(entries)
+
+
+def cleanup_run(run_id: str, dask_worker: Any = None) -> list[str]:
+    """Run on every worker at the end of a run: kill what hooks left behind, as the
+    driver does at the end of a local run, when nothing runs there any more."""
+    running = getattr(getattr(dask_worker, "state", None), "all_running_tasks", ())
+    if running:
+        return []
+    return process.kill_leftovers({"ROOK_RUN_ID": run_id})
+
+
+__all__ = [
+    "WorkerJob",
+    "WorkspaceNotShared",
+    "build_bundle",
+    "cancel_run",
+    "cleanup_run",
+    "pack_dir",
+    "run_on_worker",
+    "sees",
+    "unpack_dir",
+    "unpacked",
+    "worker_engine",
+]

@@ -1,0 +1,447 @@
+"""Built-in executor ``dask``: scenario runs spread over a Dask distributed cluster.
+
+    rook run --executor dask --scheduler tcp://scheduler:8786 -j 64
+    rook run --executor dask -j 8        # no --scheduler: a LocalCluster here
+
+An optional extra: ``pip install 'rook-harness[dask]'`` (on the driver and on
+every worker). Prepare runs once, on the driver. Each scenario run's whole
+lifecycle is one Dask task: the worker runs the same engine code as the
+default executor (:mod:`rook_plugins.dask_worker`), streams every hook result
+back as it happens (observers run here), and returns the record; this driver
+alone stores it, so crash safety and redaction hold as in a local run.
+
+* ``--concurrency`` scenario runs are in flight at once, cluster-wide.
+* A worker lost mid-scenario: Dask runs the scenario again on another worker,
+  once; lost again, it is recorded as an infrastructure error (not final: a
+  later ``rook run --run ID`` tries it again).
+* The workspace: when every worker sees the run directory at the same path
+  (a probe file proves it) it is used in place; otherwise it is shipped with
+  the job, once per worker, up to ``ROOK_DASK_SHIP_LIMIT_MB`` (default 64 MiB
+  compressed). ``ROOK_DASK_WORKSPACE=shared|ship`` forces one way.
+* With a judge profile (``rubric`` criteria), the judge phase runs here, on
+  the driver, after the worker returns the evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import logging
+import math
+import os
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from rook_core.errors import ConfigError, RookError
+from rook_core.hookspecs import hookimpl
+from rook_core.models import ERROR, HookResult
+
+from .dask_worker import (
+    WorkerJob,
+    build_bundle,
+    cancel_run,
+    cleanup_run,
+    run_on_worker,
+    sees,
+    unpack_dir,
+)
+
+MAX_ATTEMPTS = 2  # the first run and one retry on another worker
+CANCEL_GRACE = 10.0
+WORKER_WAIT = 60.0
+CONNECT_TIMEOUT = 10.0
+MODES = ("auto", "shared", "ship")
+EXTRA = "pip install 'rook-harness[dask]'"
+
+
+def _mode() -> str:
+    return os.environ.get("ROOK_DASK_WORKSPACE", "auto").strip().lower() or "auto"
+
+
+def _ship_limit() -> int:
+    raw = os.environ.get("ROOK_DASK_SHIP_LIMIT_MB", "64")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"ROOK_DASK_SHIP_LIMIT_MB={raw}: must be a number of MiB") from None
+    if value < 0:
+        raise ConfigError(f"ROOK_DASK_SHIP_LIMIT_MB={raw}: must be >= 0")
+    return int(value * 1024 * 1024)
+
+
+def _scheduler_file(address: str) -> bool:
+    return "://" not in address and (address.endswith(".json") or "/" in address)
+
+
+async def _outcome(future: Any) -> tuple[bool, Any]:
+    try:
+        return True, await future
+    except (Exception, asyncio.CancelledError) as exc:
+        return False, exc
+
+
+@asynccontextmanager
+async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[Any]:
+    """A Dask client: to ``--scheduler``, or to a LocalCluster sized for ``concurrency``."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    address = options.get("scheduler")
+    cluster = None
+    try:
+        if address:
+            where = (
+                {"scheduler_file": address} if _scheduler_file(address) else {"address": address}
+            )
+            client = await Client(asynchronous=True, timeout=CONNECT_TIMEOUT, **where)
+        else:
+            n = max(1, min(os.cpu_count() or 1, concurrency))
+            threads = math.ceil(concurrency / n)
+            with dask.config.set({"distributed.scheduler.allowed-failures": MAX_ATTEMPTS - 1}):
+                cluster = await LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=threads,
+                    processes=True,
+                    asynchronous=True,
+                    host="127.0.0.1",
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.ERROR,
+                )
+            client = await Client(cluster, asynchronous=True)
+    except (OSError, asyncio.TimeoutError, ValueError) as exc:
+        if cluster is not None:
+            await cluster.close()
+        raise RookError(
+            f"--executor dask: cannot reach the Dask scheduler at {address}: {exc}"
+        ) from None
+    try:
+        yield client
+    finally:
+        await client.close()
+        if cluster is not None:
+            await cluster.close()
+
+
+class _Session:
+    """One ``rook run`` invocation's use of a Dask cluster."""
+
+    def __init__(self, engine: Any, client: Any) -> None:
+        self.engine = engine
+        self.client = client
+        self.run_id = engine.ctx.id
+        self.topic = f"rook-{self.run_id}-{uuid.uuid4().hex[:8]}"
+        self.judge_here = engine.judging.client is not None
+        self.sent: dict[str, dict[str, Any]] = {}
+        self.futures: dict[str, Any] = {}
+        self.starts: dict[str, list[tuple[str, str]]] = {}
+        self.streamed: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+        self.notified: set[tuple[str, str, int]] = set()
+        self.given_up: set[str] = set()
+        self.job: WorkerJob | None = None
+        self.bundle: Any = None
+        self.probe: Path | None = None
+        self._cancel: asyncio.Future[Any] | None = None
+
+    # -- setting up --------------------------------------------------------
+
+    async def setup(self) -> None:
+        self.client.subscribe_topic(self.topic, self._on_event)
+        try:
+            await self.client.wait_for_workers(1, timeout=WORKER_WAIT)
+        except (asyncio.TimeoutError, TimeoutError):
+            raise RookError(
+                f"--executor dask: no Dask worker joined the scheduler within {WORKER_WAIT:g} s"
+            ) from None
+        e = self.engine
+        ws = e.agent.workspace
+        profile = e.profile
+        try:
+            rel = str(Path(profile.path).relative_to(ws)) if profile.path else None
+        except ValueError:
+            rel = None
+        self.job = WorkerJob(
+            run_id=self.run_id,
+            workspace=str(ws),
+            run_rel=str(e.run_dir.path.relative_to(ws)),
+            project=e.agent.project,
+            agent=e.agent.name,
+            profile_raw=profile.raw,
+            profile_source=str(profile.path),
+            profile_rel=rel,
+            phases=list(e.phases),
+            redactor=e.redactor,
+            saved=dict(e.ctx.saved),
+            topic=self.topic,
+            env={
+                v.variable: os.environ[v.variable] for v in profile.env if v.variable in os.environ
+            },
+        )
+        await self._place_workspace()
+
+    async def _place_workspace(self) -> None:
+        assert self.job is not None
+        wanted = _mode()
+        ws = self.engine.agent.workspace
+        if wanted in ("auto", "shared"):
+            token = secrets.token_hex(8)
+            probe = self.engine.run_dir.path / f".dask-probe-{token}"
+            probe.write_text(token, encoding="utf-8")
+            seen = await self.client.run(sees, str(probe), token)
+            if seen and all(seen.values()):
+                self.probe = probe
+                self.job.mode, self.job.probe, self.job.probe_token = "shared", str(probe), token
+                return
+            probe.unlink()
+            if wanted == "shared":
+                blind = ", ".join(sorted(w for w, ok in seen.items() if not ok))
+                raise ConfigError(
+                    f"ROOK_DASK_WORKSPACE=shared, but these Dask workers do not see the workspace "
+                    f"{ws} at the same path: {blind}; mount it there, or let Rook ship it "
+                    "(ROOK_DASK_WORKSPACE=auto)"
+                )
+        bundle = await asyncio.to_thread(build_bundle, ws, self.engine.run_dir.path)
+        limit = _ship_limit()
+        if len(bundle) > limit:
+            raise ConfigError(
+                f"--executor dask: the workers do not share this file system and the workspace "
+                f"{ws} is {len(bundle) / 2**20:.1f} MiB compressed, over the "
+                f"{limit / 2**20:g} MiB Rook ships with the job; put it on a file system every "
+                "worker mounts at the same path, or raise ROOK_DASK_SHIP_LIMIT_MB"
+            )
+        [self.bundle] = await self.client.scatter([bundle], broadcast=True, hash=False)
+        self.job.mode, self.job.digest = "ship", hashlib.sha256(bundle).hexdigest()
+
+    # -- events from workers -------------------------------------------------
+
+    def _on_event(self, event: Any) -> None:
+        _, msg = event
+        key, token = msg.get("key"), msg.get("token")
+        if msg.get("type") == "start":
+            starts = self.starts.setdefault(key, [])
+            starts.append((token, msg.get("worker", "?")))
+            future = self.futures.get(key)
+            if len(starts) > MAX_ATTEMPTS and future is not None and key not in self.given_up:
+                self.given_up.add(key)  # a scheduler that retries more than once: stop it here
+                asyncio.ensure_future(self.client.cancel([future]))
+        elif msg.get("type") == "hook":
+            self.streamed.setdefault((key, token), {})[msg["seq"]] = msg["hook"]
+            self._notify(key, token, msg["seq"], msg["hook"])
+
+    def _notify(self, key: str, token: str, seq: int, hook: dict[str, Any]) -> None:
+        """Call the ``rook_evidence_recorded`` observers, here on the driver, once per hook."""
+        if (key, token, seq) in self.notified or key not in self.sent:
+            return
+        self.notified.add((key, token, seq))
+        base = self.sent[key]
+        hooks = [
+            *base["hooks"],
+            *(
+                h
+                for s, h in sorted(self.streamed.get((key, token), {}).items())
+                if s >= len(base["hooks"]) and s <= seq
+            ),
+        ]
+        try:
+            result = HookResult(**hook)
+        except TypeError:
+            return
+        self.engine.rook.hook.rook_evidence_recorded(
+            run=self.engine.ctx, record={**base, "hooks": hooks}, result=result
+        )
+
+    def _lost(self, key: str, but: str | None = None) -> list[dict[str, Any]]:
+        return [
+            {
+                "worker": w,
+                "lost": True,
+                "hooks": [h for _, h in sorted(self.streamed.get((key, t), {}).items())],
+            }
+            for t, w in self.starts.get(key, [])
+            if t != but
+        ]
+
+    # -- one scenario run ----------------------------------------------------
+
+    async def run_one(self, sr: Any, record: dict[str, Any], todo: list[str]) -> None:
+        engine = self.engine
+        remote = [p for p in todo if p != "judge"] if self.judge_here else list(todo)
+        if not remote:  # only the judge is left, and it judges here
+            await engine.run_scenario(sr)
+            return
+        assert self.job is not None
+        job = dataclasses.replace(self.job, observed={**engine.observed_before, **engine.observed})
+        self.sent[sr.key] = record
+        future = self.client.submit(
+            run_on_worker,
+            job,
+            sr,
+            record,
+            remote,
+            self.bundle,
+            key=f"rook-{self.run_id}-{sr.key}-{uuid.uuid4().hex[:8]}",
+            pure=False,
+        )
+        self.futures[sr.key] = future
+        waiter = asyncio.ensure_future(_outcome(future))
+        stored = record
+        try:
+            try:
+                ok, value = await asyncio.shield(waiter)
+            except asyncio.CancelledError:  # interrupted: stop the hooks there, keep what came back
+                await self.cancel_remote()
+                done, _ = await asyncio.wait({waiter}, timeout=CANCEL_GRACE)
+                if done and waiter.result()[0]:
+                    stored = self._accept(sr, waiter.result()[1])
+                else:
+                    record["reason"] = "interrupted; rook run --run ID finishes it"
+                raise
+            if not ok or sr.key in self.given_up:  # a third attempt is not accepted either
+                stored = self._infra(sr, record, value)
+                return
+            stored = self._accept(sr, value)
+            if "judge" in todo and "judge" not in remote and not stored.get("final"):
+                if not value.get("interrupted"):
+                    await engine.compute_scenario(sr, stored, ["judge"])
+        finally:
+            self.futures.pop(sr.key, None)
+            engine.store_scenario(sr, stored)
+
+    def _accept(self, sr: Any, result: dict[str, Any]) -> dict[str, Any]:
+        record: dict[str, Any] = result["record"]
+        lost = self._lost(sr.key, but=result["token"])
+        if lost:
+            record.setdefault("attempts", []).extend(lost)
+            for a in lost:
+                record.setdefault("warnings", []).append(
+                    f"Dask worker {a['worker']} was lost while running this scenario; "
+                    f"it ran again on {result['worker']}"
+                )
+        for seq, hook in enumerate(record.get("hooks", [])):
+            if seq >= len(self.sent[sr.key]["hooks"]):
+                self._notify(sr.key, result["token"], seq, hook)
+        if result.get("state"):
+            unpack_dir(result["state"], self.engine.run_dir.state / sr.key)
+        return record
+
+    def _infra(self, sr: Any, record: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+        lost = self._lost(sr.key)
+        workers = ", ".join(a["worker"] for a in lost) or "unknown"
+        if type(exc).__name__ == "KilledWorker" or sr.key in self.given_up:
+            why = (
+                f"the Dask worker running this scenario was lost {max(len(lost), MAX_ATTEMPTS)} "
+                f"times ({workers}); it was retried once on another worker, then given up"
+            )
+        else:
+            why = f"the Dask task failed: {type(exc).__name__}: {exc}"
+        now = time.time()
+        if lost:
+            record.setdefault("attempts", []).extend(lost)
+        record["status"] = ERROR
+        record["reason"] = self.engine.redactor.text(
+            f"infrastructure error: {why} (rook run --run {self.run_id} tries it again)"
+        )
+        record["infra"] = True
+        record["started"] = record.get("started") or now
+        record["ended"] = now
+        return record
+
+    # -- stopping ------------------------------------------------------------
+
+    async def cancel_remote(self) -> None:
+        if self._cancel is None:
+            self._cancel = asyncio.ensure_future(self.client.run(cancel_run, self.run_id))
+        try:
+            await asyncio.wait_for(asyncio.shield(self._cancel), 5)
+        except Exception:
+            pass
+
+    async def teardown(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.run(cleanup_run, self.run_id), 30)
+        except Exception:
+            pass
+        try:
+            self.client.unsubscribe_topic(self.topic)
+        except Exception:
+            pass
+        if self.probe is not None:
+            self.probe.unlink(missing_ok=True)
+
+
+class DaskExecutor:
+    """The ``dask`` executor (``--executor dask [--scheduler ADDRESS]``)."""
+
+    name = "dask"
+
+    def check(self, options: dict[str, Any]) -> None:
+        """Before anything runs: Dask installed, options and variables make sense."""
+        try:
+            import dask  # noqa: F401
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ConfigError(f"--executor dask needs Dask, an optional extra: {EXTRA}") from None
+        if _mode() not in MODES:
+            raise ConfigError(f"ROOK_DASK_WORKSPACE={_mode()}: use auto, shared or ship")
+        _ship_limit()
+        address = options.get("scheduler")
+        if address is not None and not str(address).strip():
+            raise ConfigError("--scheduler: give a scheduler address (tcp://host:8786) or file")
+        if address and _scheduler_file(address) and not Path(address).is_file():
+            raise ConfigError(f"--scheduler {address}: no such scheduler file")
+
+    async def __call__(
+        self, engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]
+    ) -> None:
+        work = []
+        for sr in scenario_runs:
+            record, todo = engine.load_record(sr)
+            if todo:
+                work.append((sr, record, todo))
+        if not work:
+            return
+        if engine.prepare_failed:  # nothing would reach a hook: record each as failed, here
+            for sr, _, _ in work:
+                await engine.run_scenario(sr)
+            return
+        async with _client(options, concurrency) as client:
+            session = _Session(engine, client)
+            try:
+                try:
+                    await session.setup()
+                except (RookError, asyncio.CancelledError):
+                    raise
+                except Exception as exc:  # the cluster failed us before any scenario ran
+                    raise RookError(
+                        f"--executor dask: setting up the run on the cluster failed: "
+                        f"{type(exc).__name__}: {exc}"
+                    ) from None
+                queue = iter(work)
+
+                async def lane() -> None:
+                    for sr, record, todo in queue:  # shared iterator: each run taken once
+                        await session.run_one(sr, record, todo)
+
+                tasks = [asyncio.ensure_future(lane()) for _ in range(min(concurrency, len(work)))]
+                try:
+                    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                finally:
+                    if not all(t.done() for t in tasks):  # interrupted, or a lane failed
+                        for t in tasks:
+                            t.cancel()  # once: each lane then stops its remote work, with grace
+                        await asyncio.wait(tasks, timeout=CANCEL_GRACE + 5)
+                for t in done:
+                    if not t.cancelled() and t.exception() is not None:
+                        raise t.exception()  # type: ignore[misc]
+            finally:
+                await session.teardown()
+
+
+@hookimpl
+def rook_register_executors(register: Any) -> None:
+    register("dask", DaskExecutor())

@@ -1,0 +1,86 @@
+"""Built-in transport: HTTP endpoints (``http:`` hook entries), in every phase.
+
+A hook entry ``{http: {url, method, headers, query, body, extract, save, ...}}``
+sends one request per phase call and turns the response into the hook
+contract's JSON object with JMESPath paths. See ``docs/http.md``; the pieces
+live in :mod:`rook_plugins.http_transport`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rook_plugins.http_transport.client import HttpResources
+from rook_plugins.http_transport.config import HttpConfig, load_config
+from rook_plugins.http_transport.phase import KEY, run_http
+
+from rook_core.errors import ConfigError
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec
+
+
+def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
+    """Find a ``verify_tls`` CA bundle (workspace first, then the agent's folder)."""
+    if not isinstance(config.verify_tls, str):
+        return config
+    raw = Path(config.verify_tls).expanduser()
+    candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+    for candidate in candidates:
+        if candidate.is_file():
+            config.verify_tls = str(candidate.resolve())
+            return config
+    tried = " and ".join(str(c) for c in candidates)
+    raise ConfigError(f"http.verify_tls: CA bundle {config.verify_tls!r} not found; tried {tried}")
+
+
+async def start(run: Any) -> HttpResources:
+    """One set of clients per run, shared by every scenario (connections are reused)."""
+    return HttpResources(run.profile.concurrency)
+
+
+async def stop(resources: HttpResources) -> None:
+    await resources.aclose()
+
+
+def _mine(call: Any) -> bool:
+    return call.entry.transport == KEY
+
+
+@hookimpl
+def rook_register_transports(register: Any) -> None:
+    register(
+        TransportSpec(
+            key=KEY,
+            load_config=load_config,
+            resolve=resolve,
+            start=start,
+            stop=stop,
+            description="send an HTTP request (JSON body with placeholders; JMESPath extraction)",
+        )
+    )
+
+
+@hookimpl
+def rook_auth_prepare(call: Any) -> Any:
+    return run_http(call) if _mine(call) else None
+
+
+@hookimpl
+def rook_session_open(call: Any) -> Any:
+    return run_http(call) if _mine(call) else None
+
+
+@hookimpl
+def rook_transport_execute(call: Any) -> Any:
+    return run_http(call) if _mine(call) else None
+
+
+@hookimpl
+def rook_session_close(call: Any) -> Any:
+    return run_http(call) if _mine(call) else None
+
+
+@hookimpl
+def rook_evidence_collect(call: Any) -> Any:
+    return run_http(call) if _mine(call) else None

@@ -1,0 +1,275 @@
+"""Sending requests: one ``httpx.AsyncClient`` per run, retries, size caps.
+
+One client per distinct ``verify_tls`` setting is created on first use and
+kept for the whole run (``run.resources["http"]``), so connections are
+reused across scenarios; an ``httpx.AsyncClient`` is safe to share between
+the tasks of one event loop.
+
+Retries: 429, 5xx and connection errors (refused, reset, timed out) are
+retried up to ``retries`` times with exponential backoff and jitter; a
+``Retry-After`` header sets the minimum wait. Other statuses are returned at
+once. Every attempt is appended to ``attempts`` as it happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+from httpx_sse import EventSource
+
+from rook_core import __version__
+
+MAX_BACKOFF = 30.0
+USER_AGENT = f"rook/{__version__} httpx/{httpx.__version__}"
+RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class SendError(Exception):
+    """The request could not be completed; the message is the diagnosis."""
+
+
+@dataclass
+class Request:
+    method: str
+    url: str
+    headers: dict[str, str]
+    params: dict[str, Any]
+    json: Any = None
+    has_json: bool = False
+    content: str | None = None
+    form: dict[str, Any] | None = None
+    sse: bool = False
+
+    def shown_url(self) -> str:
+        """The full URL with its query, percent-decoded (so a redactor finds secrets in it)."""
+        try:
+            return unquote(str(httpx.URL(self.url).copy_merge_params(self.params)))
+        except (httpx.InvalidURL, TypeError, ValueError):
+            return self.url
+
+
+@dataclass
+class Reply:
+    status: int
+    reason: str
+    headers: httpx.Headers
+    body: bytes = b""
+    events: list[tuple[str, str]] | None = None  # (event, data) for an event stream
+    stream_done: bool = False
+    attempts: int = 1
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+class HttpResources:
+    """Per-run state of the HTTP transport, kept in ``run.resources["http"]``."""
+
+    def __init__(self, concurrency: int = 1) -> None:
+        self.concurrency = max(1, concurrency)
+        self.clients: dict[Any, httpx.AsyncClient] = {}
+        self.scenario_saved: dict[str, dict[str, Any]] = {}
+        self.redacted: set[tuple[str, str]] = set()
+        self.prepare_done = False
+        self._prepare_lock: asyncio.Lock | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (an executor may ship the run elsewhere): clients are made afresh there."""
+        return {
+            "concurrency": self.concurrency,
+            "prepare_done": self.prepare_done,
+            "scenario_saved": self.scenario_saved,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["concurrency"])  # type: ignore[misc]
+        self.prepare_done = state["prepare_done"]
+        self.scenario_saved = state["scenario_saved"]
+
+    @property
+    def prepare_lock(self) -> asyncio.Lock:
+        if self._prepare_lock is None:
+            self._prepare_lock = asyncio.Lock()
+        return self._prepare_lock
+
+    def client(self, verify: bool | str) -> httpx.AsyncClient:
+        """The run's client for this TLS setting (created on first use)."""
+        key = verify
+        if key not in self.clients:
+            tls: bool | ssl.SSLContext
+            tls = ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
+            size = max(10, self.concurrency * 2)
+            self.clients[key] = httpx.AsyncClient(
+                verify=tls,
+                follow_redirects=False,
+                headers={"User-Agent": USER_AGENT},
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+            )
+        return self.clients[key]
+
+    async def aclose(self) -> None:
+        clients, self.clients = list(self.clients.values()), {}
+        for c in clients:
+            await c.aclose()
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff(attempt: int, base: float) -> float:
+    """Exponential backoff with jitter: between half and all of ``base * 2**(n-1)``."""
+    ceiling = min(MAX_BACKOFF, base * (2 ** (attempt - 1)))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+def _tls_failure(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        if "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: int) -> Reply:
+    kwargs: dict[str, Any] = {"headers": req.headers, "params": req.params, "timeout": timeout}
+    if req.has_json:
+        kwargs["json"] = req.json
+    elif req.content is not None:
+        kwargs["content"] = req.content.encode("utf-8")
+    elif req.form is not None:
+        kwargs["data"] = req.form
+    async with client.stream(req.method, req.url, **kwargs) as resp:
+        reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
+        is_sse = "text/event-stream" in resp.headers.get("content-type", "")
+        if req.sse and resp.is_success and is_sse:
+            reply.events = []
+            size = 0
+            async for event in EventSource(resp).aiter_sse():
+                size += len(event.data) + len(event.event)
+                if size > cap:
+                    raise SendError(f"the event stream exceeded the {cap}-byte cap")
+                if event.data.strip() == "[DONE]":
+                    reply.stream_done = True
+                    break
+                reply.events.append((event.event, event.data))
+            return reply
+        if req.sse and resp.is_success:
+            reply.notes.append(
+                f"stream: sse was asked for but the response is {reply.content_type or 'untyped'}; "
+                "read as a plain body"
+            )
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise SendError(f"the response body exceeded the {cap}-byte cap")
+            chunks.append(chunk)
+        reply.body = b"".join(chunks)
+        return reply
+
+
+async def send(
+    client: httpx.AsyncClient,
+    req: Request,
+    *,
+    retries: int,
+    backoff_seconds: float,
+    attempt_timeout: float,
+    deadline: float,
+    cap: int,
+    attempts: list[dict[str, Any]],
+    redact: Callable[[str], str],
+) -> Reply:
+    """Send ``req``, retrying what is worth retrying; returns the last reply.
+
+    Raises :class:`SendError` when no reply could be had (connection errors
+    on every attempt, a TLS failure, a body over ``cap``).
+    """
+    last_error = ""
+    url = redact(req.shown_url())
+    for n in range(1, retries + 2):
+        started = time.monotonic()
+        entry: dict[str, Any] = {"attempt": n, "method": req.method, "url": url}
+        attempts.append(entry)
+        wait_hint: float | None = None
+        try:
+            timeout = max(0.001, min(attempt_timeout, deadline - time.monotonic()))
+            reply = await _once(client, req, timeout, cap)
+        except RETRYABLE_ERRORS as exc:
+            entry["seconds"] = round(time.monotonic() - started, 6)
+            entry["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if _tls_failure(exc):
+                raise SendError(
+                    f"TLS certificate verification failed for {url}: {exc}; "
+                    "give verify_tls the path of the CA bundle that signed it (or, for a test "
+                    "server only, verify_tls: false)"
+                ) from None
+            last_error = entry["error"]
+        except SendError as exc:
+            entry["seconds"] = round(time.monotonic() - started, 6)
+            entry["error"] = str(exc)
+            raise
+        except httpx.HTTPError as exc:  # an invalid URL, an unsupported scheme ...
+            entry["seconds"] = round(time.monotonic() - started, 6)
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+            raise SendError(f"{req.method} {url}: {entry['error']}") from None
+        else:
+            entry["seconds"] = round(time.monotonic() - started, 6)
+            entry["status"] = reply.status
+            reply.attempts = n
+            if reply.status != 429 and reply.status < 500:
+                return reply
+            wait_hint = retry_after(reply.headers.get("retry-after"))
+            if wait_hint is not None:
+                entry["retry_after"] = wait_hint
+            if n > retries:
+                return reply
+            last_error = f"HTTP {reply.status}"
+        if n > retries:
+            break
+        delay = backoff(n, backoff_seconds)
+        if wait_hint is not None:
+            delay = max(delay, wait_hint)
+        if time.monotonic() + delay >= deadline:
+            entry["note"] = f"no retry: waiting {delay:.3g} s would pass the hook's timeout"
+            if "status" in entry:
+                return reply
+            break
+        entry["wait_seconds"] = round(delay, 3)
+        await asyncio.sleep(delay)
+    raise SendError(f"{req.method} {url} failed after {len(attempts)} attempt(s): {last_error}")

@@ -1,0 +1,230 @@
+"""The ``http:`` hook entry: its schema and normal form.
+
+Validated with marshmallow; unknown keys are refused and every error names
+the field (``hooks.execute.http.extract.output: not a valid JMESPath ...``).
+Extraction paths are JMESPath expressions (https://jmespath.org), compiled
+here so a typo is found before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+
+from .template import BUILTINS, SAVED_NAME, check_name, placeholders
+
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+CONTRACT_FIELDS = ("output", "agent_reply", "conversation", "usage", "calls")
+DEFAULT_RETRIES = 2
+DEFAULT_BACKOFF = 0.5
+
+
+@dataclass(frozen=True)
+class Path:
+    """A compiled JMESPath expression and its text (for messages)."""
+
+    text: str
+    compiled: Any
+
+    def search(self, document: Any) -> Any:
+        return self.compiled.search(document)
+
+
+@dataclass
+class HttpConfig:
+    """The normal form of one ``http:`` entry (``HookEntry.config``)."""
+
+    url: str
+    method: str
+    headers: dict[str, Any] = field(default_factory=dict)
+    query: dict[str, Any] = field(default_factory=dict)
+    body: Any = None
+    has_body: bool = False
+    form: dict[str, Any] | None = None
+    timeout_seconds: float | None = None
+    verify_tls: bool | str = True
+    retries: int = DEFAULT_RETRIES
+    backoff_seconds: float = DEFAULT_BACKOFF
+    stream: str | None = None
+    extract: dict[str, Any] | None = None
+    save: dict[str, Path] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    """Saved-value placeholders the request uses (``{{token}}``), in order."""
+
+
+def _compile(text: str) -> Path:
+    try:
+        return Path(text, jmespath.compile(text))
+    except JMESPathError as exc:
+        why = getattr(exc, "message", None) or getattr(exc, "msg", None) or type(exc).__name__
+        if type(exc).__name__ == "IncompleteExpressionError":
+            why = "the expression ends too early"
+        where = getattr(exc, "lex_position", None)
+        at = f" at character {where + 1}" if isinstance(where, int) else ""
+        raise ValidationError(f"not a valid JMESPath expression ({why}{at}): {text!r}") from None
+
+
+class JMESPathField(fields.Field):
+    """A string holding a JMESPath expression; deserialises to :class:`Path`."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Path:
+        text = value if isinstance(value, str) else ""
+        if not text.strip():
+            raise ValidationError("must be a JMESPath expression, e.g. choices[0].message.content")
+        return _compile(text)
+
+
+class VerifyField(fields.Field):
+    """``verify_tls``: true, false, or the path of a CA bundle file."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, bool) or (isinstance(value, str) and value.strip()):
+            return value
+        raise ValidationError("must be true, false or the path of a CA bundle (PEM) file")
+
+
+def _name_key(error: str) -> Any:
+    return fields.String(validate=validate.Regexp(SAVED_NAME, error=error))
+
+
+class UsageSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    error_messages = {"unknown": "unknown key; usage takes input and output"}  # noqa: RUF012
+
+    input = JMESPathField()
+    output = JMESPathField()
+
+
+class ExtractSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    error_messages = {  # noqa: RUF012
+        "unknown": "unknown key; extract takes output, conversation, usage, calls, evidence"
+    }
+
+    output = JMESPathField()
+    conversation = JMESPathField()
+    usage = fields.Nested(UsageSchema)
+    calls = JMESPathField()
+    evidence = fields.Dict(
+        keys=_name_key("must be a field name (letters, digits, _)"), values=JMESPathField()
+    )
+
+    @validates_schema
+    def _evidence_names(self, data: dict[str, Any], **kwargs: Any) -> None:
+        clash = [n for n in data.get("evidence", {}) if n in CONTRACT_FIELDS]
+        if clash:
+            raise ValidationError(
+                {
+                    "evidence": [
+                        f"{', '.join(clash)}: already a hook-contract field; extract it "
+                        "under its own key instead"
+                    ]
+                }
+            )
+
+
+class HttpSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    error_messages = {  # noqa: RUF012
+        "unknown": "unknown key; an http entry takes url, method, headers, query, body, form, "
+        "timeout_seconds, verify_tls, retries, backoff_seconds, stream, extract, save"
+    }
+
+    url = fields.String(required=True, validate=validate.Length(min=1))
+    method = fields.String()
+    headers = fields.Dict(keys=fields.String(validate=validate.Length(min=1)), values=fields.Raw())
+    query = fields.Dict(keys=fields.String(validate=validate.Length(min=1)), values=fields.Raw())
+    body = fields.Raw(allow_none=True)
+    form = fields.Dict(keys=fields.String(), values=fields.Raw())
+    timeout_seconds = fields.Float(validate=validate.Range(min=0, min_inclusive=False))
+    verify_tls = VerifyField()
+    retries = fields.Integer(strict=True, validate=validate.Range(min=0, max=20))
+    backoff_seconds = fields.Float(validate=validate.Range(min=0, max=300))
+    stream = fields.String(allow_none=True, validate=validate.OneOf(["sse", "none"]))
+    extract = fields.Nested(ExtractSchema)
+    save = fields.Dict(
+        keys=_name_key("must be a name made of letters, digits and _"), values=JMESPathField()
+    )
+
+    @validates_schema(skip_on_field_errors=False)
+    def _whole(self, data: dict[str, Any], **kwargs: Any) -> None:
+        errors: dict[str, list[str]] = {}
+        method = str(data.get("method", "POST")).upper()
+        if method not in METHODS:
+            errors["method"] = [f"must be one of {', '.join(METHODS)}"]
+        if "body" in data and "form" in data:
+            errors["form"] = ["give body (JSON) or form (form-encoded), not both"]
+        url = data.get("url", "")
+        if not url.startswith(("http://", "https://", "{{")):
+            errors["url"] = [
+                "must start with http:// or https:// (or a placeholder such as {{env.BASE_URL}})"
+            ]
+        for name in data.get("save", {}):
+            if name in BUILTINS or name == "env":
+                errors.setdefault("save", []).append(
+                    f"{name}: a name Rook fills in itself; choose another name"
+                )
+        for key in ("url", "headers", "query", "body", "form"):
+            if key not in data:
+                continue
+            for where, name in placeholders(data[key], key):
+                problem = check_name(name)
+                if problem:
+                    errors.setdefault(where, []).append(problem)
+        for k, v in (data.get("headers") or {}).items():
+            if isinstance(v, (dict, list)):
+                errors.setdefault(f"headers.{k}", []).append("must be a string")
+        for key in ("headers", "query", "body", "form"):
+            try:
+                json.dumps(data.get(key), allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                errors.setdefault(key, []).append(
+                    f"holds a value that is not JSON ({exc}); quote dates and times in YAML"
+                )
+        if errors:
+            raise ValidationError(errors)
+
+
+def load_config(value: Any) -> HttpConfig:
+    """Validate an ``http:`` entry and return its :class:`HttpConfig`.
+
+    Raises ``marshmallow.ValidationError`` keyed by the field at fault.
+    """
+    if not isinstance(value, dict):
+        raise ValidationError("must be a mapping with url, method, headers, body, extract ...")
+    data = HttpSchema().load(value)
+    method = str(data.get("method") or ("POST" if "body" in data or "form" in data else "GET"))
+    names: list[str] = []
+    for key in ("url", "headers", "query", "body", "form"):
+        for _, name in placeholders(data.get(key), key):
+            if name not in BUILTINS and not name.startswith("env.") and name not in names:
+                names.append(name)
+    stream = data.get("stream")
+    return HttpConfig(
+        url=data["url"],
+        method=method.upper(),
+        headers=dict(data.get("headers") or {}),
+        query=dict(data.get("query") or {}),
+        body=data.get("body"),
+        has_body="body" in data,
+        form=data.get("form"),
+        timeout_seconds=data.get("timeout_seconds"),
+        verify_tls=data.get("verify_tls", True),
+        retries=data.get("retries", DEFAULT_RETRIES),
+        backoff_seconds=data.get("backoff_seconds", DEFAULT_BACKOFF),
+        stream=None if stream in (None, "none") else stream,
+        extract=data.get("extract"),
+        save=dict(data.get("save") or {}),
+        names=names,
+    )

@@ -1,0 +1,148 @@
+"""Messages for failed HTTP hooks: what was sent, what came back, what to fix.
+
+Every message passes the run's redactor; responses are shown truncated, and
+the responses of prepare (token endpoints) only as their shape, never their
+values, because they carry credentials Rook has not been told about.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .client import Reply
+from .template import BUILTINS
+
+SHOW_CHARS = 600
+CREDENTIAL_FIELD = re.compile(r"(key|token|secret|passw|auth|credential|cookie|session)", re.I)
+
+
+def preview(value: Any, limit: int = SHOW_CHARS) -> str:
+    """A value as compact text, cut at ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more chars]"
+    return text
+
+
+def shape(value: Any, depth: int = 0) -> Any:
+    """The structure of ``value`` with every string replaced by its length."""
+    if depth > 4:
+        return "..."
+    if isinstance(value, dict):
+        return {k: shape(v, depth + 1) for k, v in list(value.items())[:30]}
+    if isinstance(value, list):
+        return [shape(v, depth + 1) for v in value[:3]] + (["..."] if len(value) > 3 else [])
+    if isinstance(value, str):
+        return f"<string, {len(value)} chars>"
+    return value
+
+
+def received(reply: Reply, document: Any, phase: str) -> str:
+    """``(HTTP 200, application/json): <body>`` for a failure message."""
+    head = f"HTTP {reply.status} {reply.reason}".strip()
+    kind = reply.content_type or "no content type"
+    if phase == "prepare":
+        return (
+            f"({head}, {kind}); its shape (values hidden: prepare responses carry "
+            f"credentials): {preview(shape(document))}"
+        )
+    body = document if document not in (None, "") else "(empty body)"
+    return f"({head}, {kind}): {preview(body)}"
+
+
+def credential_sources(used: list[tuple[str, str, Any]]) -> tuple[list[str], list[str]]:
+    """Where the request carried credentials (``header Authorization from {{env.KEY}}``),
+    and the placeholder names involved."""
+    lines: list[str] = []
+    names: list[str] = []
+    for where, name, _ in used:
+        section, _, rest = where.partition(".")
+        if name in BUILTINS:
+            continue
+        if section == "headers":
+            place = f"header {rest}"
+        elif section == "query":
+            place = f"query parameter {rest}"
+        elif section in ("body", "form") and CREDENTIAL_FIELD.search(rest):
+            place = f"{section} field {rest}"
+        else:
+            continue
+        if name.startswith("env."):
+            origin = f"{{{{{name}}}}} (environment variable {name[4:]})"
+        else:
+            origin = f"{{{{{name}}}}} (a value saved by an earlier phase, e.g. prepare's token)"
+        line = f"{place} from {origin}"
+        if line not in lines:
+            lines.append(line)
+        if name not in names:
+            names.append(name)
+    return lines, names
+
+
+def auth_failure(
+    method: str,
+    url: str,
+    reply: Reply,
+    document: Any,
+    phase: str,
+    used: list[tuple[str, str, Any]],
+    literal_headers: list[str],
+) -> str:
+    """The diagnosis for a 401 or 403, naming the header and the variable involved."""
+    what = "rejected the credentials" if reply.status == 401 else "refused access"
+    msg = [f"authentication problem: {method} {url} {what} (HTTP {reply.status} {reply.reason})."]
+    sources, names = credential_sources(used)
+    if sources:
+        msg.append("Credentials sent: " + "; ".join(sources) + ".")
+        env_names = [n[4:] for n in names if n.startswith("env.")]
+        saved = [n for n in names if not n.startswith("env.")]
+        hints = []
+        if env_names:
+            hints.append(f"that {', '.join(env_names)} holds a valid credential for this endpoint")
+        if saved:
+            hints.append(
+                f"that prepare saved the right value as {', '.join(saved)} and it has not expired"
+            )
+        hints.append("that the header's format is what the server expects (e.g. 'Bearer <token>')")
+        msg.append(
+            "Check " + ", ".join(hints[:-1]) + (" and " if len(hints) > 1 else "") + hints[-1] + "."
+        )
+    elif literal_headers:
+        msg.append(
+            f"The request sent {', '.join(literal_headers)} written literally in the profile; "
+            "take the credential from the environment instead: 'Bearer {{env.TOKEN}}' with TOKEN "
+            "listed under env:."
+        )
+    else:
+        msg.append(
+            "No header or query parameter carried a credential; add one, e.g. "
+            "headers: {Authorization: 'Bearer {{env.TOKEN}}'} with TOKEN listed under env:."
+        )
+    challenge = reply.headers.get("www-authenticate")
+    if challenge:
+        msg.append(f"The server asked for: WWW-Authenticate: {challenge}.")
+    msg.append("Response " + received(reply, document, phase))
+    return " ".join(msg)
+
+
+def status_failure(method: str, url: str, reply: Reply, document: Any, phase: str) -> str:
+    """The diagnosis for any other unsuccessful status."""
+    if 300 <= reply.status < 400:
+        where = reply.headers.get("location", "?")
+        return (
+            f"{method} {url} was redirected (HTTP {reply.status}) to {where}; "
+            f"Rook does not follow redirects: put the final URL in the profile. "
+            + "Response "
+            + received(reply, document, phase)
+        )
+    tries = f" after {reply.attempts} attempts" if reply.attempts > 1 else ""
+    wait = reply.headers.get("retry-after")
+    hint = ""
+    if wait and (reply.status == 429 or reply.status >= 500):
+        hint = (
+            f" (the server asked to retry after {wait}; raise the hook entry's timeout_seconds "
+            "or retries to wait that long)"
+        )
+    return f"{method} {url} failed{tries}{hint}: response " + received(reply, document, phase)

@@ -1,0 +1,123 @@
+"""Turning a response into the hook contract's JSON object, with JMESPath.
+
+Without ``extract:``, a JSON object response *is* the hook's answer (the
+same contract a hook script prints: ``output``, ``conversation``, ``usage``,
+``calls``, and every other field kept as evidence); a text response is the
+``output``. With ``extract:``, each named field is found by its path, and a
+path that finds nothing is a failure that shows the response.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jmespath
+
+from .client import Reply
+from .config import HttpConfig, Path
+from .diagnose import preview
+from .sse import assemble
+from .template import as_text
+
+DEFAULT_OUTPUT = Path("output", jmespath.compile("output"))
+PROJECTION_HINT = "e.g. data.tool_calls[].{name: function, arguments: args}"
+
+
+class ExtractError(Exception):
+    """A field could not be found or has the wrong type; the message says which."""
+
+
+def document(reply: Reply) -> Any:
+    """The response as JSON when it is JSON, else its text (``None`` when empty)."""
+    if reply.events is not None:
+        return assemble(reply.events)
+    text = reply.text()
+    if not text.strip():
+        return None
+    if "json" in reply.content_type or text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
+
+
+def _find(doc: Any, field: str, path: Path) -> Any:
+    value = path.search(doc) if doc is not None else None
+    if value is None:
+        raise ExtractError(f"{field}: the JMESPath {path.text!r} found nothing in the response")
+    return value
+
+
+def _number(value: Any, field: str, path: Path) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ExtractError(
+            f"{field}: the JMESPath {path.text!r} found {preview(value, 100)}, not a number"
+        )
+    return value
+
+
+def _calls(value: Any, path: Path) -> list[Any]:
+    ok = isinstance(value, list) and all(
+        isinstance(c, dict) and isinstance(c.get("name"), str) for c in value
+    )
+    if not ok:
+        raise ExtractError(
+            f"extract.calls: the JMESPath {path.text!r} found {preview(value, 200)}; expected a "
+            f"list of {{name, arguments}} objects (map another shape with a projection, "
+            f"{PROJECTION_HINT})"
+        )
+    return list(value)
+
+
+def _default(doc: Any, phase: str) -> dict[str, Any]:
+    if isinstance(doc, dict):
+        if phase == "execute" and doc.get("output") is None and doc.get("agent_reply") is None:
+            raise ExtractError(
+                "the response has no output field; say where the answer is with "
+                "extract: {output: PATH} (a JMESPath such as choices[0].message.content)"
+            )
+        return dict(doc)
+    if phase == "execute":
+        if isinstance(doc, str) and doc.strip():
+            return {"output": doc}
+        raise ExtractError(
+            "the response holds no answer; expected text or a JSON object (use extract: "
+            "{output: PATH} to say where the answer is)"
+        )
+    if doc is None:
+        return {}
+    return {"response": doc}
+
+
+def extract(doc: Any, config: HttpConfig, phase: str) -> dict[str, Any]:
+    """The hook's JSON object for ``phase`` from the response ``doc``."""
+    ex = config.extract
+    if ex is None:
+        return _default(doc, phase)
+    data: dict[str, Any] = {}
+    if "output" in ex:
+        data["output"] = _find(doc, "extract.output", ex["output"])
+    elif phase == "execute":
+        if isinstance(doc, str) and doc.strip():
+            data["output"] = doc
+        else:
+            data["output"] = _find(doc, "extract.output (default)", DEFAULT_OUTPUT)
+    if "conversation" in ex:
+        data["conversation"] = as_text(_find(doc, "extract.conversation", ex["conversation"]))
+    if "usage" in ex:
+        data["usage"] = {
+            k: _number(_find(doc, f"extract.usage.{k}", p), f"extract.usage.{k}", p)
+            for k, p in ex["usage"].items()
+        }
+    if "calls" in ex:
+        data["calls"] = _calls(_find(doc, "extract.calls", ex["calls"]), ex["calls"])
+    for name, path in (ex.get("evidence") or {}).items():
+        data[name] = _find(doc, f"extract.evidence.{name}", path)
+    return data
+
+
+def saved_values(doc: Any, config: HttpConfig) -> dict[str, Any]:
+    """The values ``save: {NAME: PATH}`` names, found in the response."""
+    return {name: _find(doc, f"save.{name}", path) for name, path in config.save.items()}

@@ -1,0 +1,305 @@
+"""Running one phase of an ``http:`` hook entry: render, send, check, extract, save.
+
+Saved values (``save: {NAME: PATH}``):
+
+* saved by **prepare** they are run-wide (``call.run.saved``), treated as
+  secrets (added to the run's redactor) and kept in memory only. When a run
+  is resumed in a new process (``rook run --run ID``) and a later phase needs
+  one, the prepare request is sent again, once, before that phase.
+* saved by a scenario phase (open, execute, close, collect) they belong to
+  that scenario run; they are written to its state directory
+  (``http-saved.json``) so a later ``--phases collect,judge`` finds them,
+  unless they contain a secret, in which case they stay in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from typing import Any
+
+from rook_core.models import HookCall, HookResult
+from rook_core.redact import Redactor
+from rook_core.store import atomic_write
+
+from .client import HttpResources, Request, SendError, send
+from .config import HttpConfig
+from .diagnose import auth_failure, preview, received, status_failure
+from .extract import ExtractError, document, extract, saved_values
+from .sse import StreamError
+from .template import Scope, TemplateError, as_text
+
+KEY = "http"
+SAVED_FILE = "http-saved.json"
+RECORD_CHARS = 16 * 1024
+CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "cookie")
+
+
+class HookError(Exception):
+    """This hook failed; the message is its diagnosis."""
+
+
+def resources(call: HookCall) -> HttpResources:
+    """The run's :class:`HttpResources` (made here if the run did not start the transport)."""
+    res = call.run.resources.get(KEY)
+    if res is None:
+        res = HttpResources(call.run.profile.concurrency)
+        call.run.resources[KEY] = res
+    return res  # type: ignore[no-any-return]
+
+
+def redactor(call: HookCall, res: HttpResources) -> Redactor:
+    """The run's redactor (``RunContext.redactor``), or one of the transport's own."""
+    found = getattr(call.run, "redactor", None)
+    if found is None:
+        found = getattr(res, "own_redactor", None)
+        if found is None:
+            found = Redactor()
+            res.own_redactor = found  # type: ignore[attr-defined]
+    return found  # type: ignore[no-any-return]
+
+
+def protect(call: HookCall, res: HttpResources, name: str, value: Any) -> None:
+    """Make ``value`` a secret: ``[redacted:NAME]`` wherever it would be recorded."""
+    if isinstance(value, str) and value and (name, value) not in res.redacted:
+        res.redacted.add((name, value))
+        redactor(call, res).add(name, value)
+
+
+def is_secret_variable(call: HookCall, name: str) -> bool:
+    """Every ``{{env.NAME}}`` is a secret except Rook's own and plain ``hook_env`` values."""
+    profile = call.run.profile
+    if name.startswith("ROOK_"):
+        return False
+    declared = {e.variable for e in profile.env}
+    return name in declared or name not in profile.hook_env
+
+
+# -- saved values --------------------------------------------------------------
+
+
+def scenario_saved(call: HookCall, res: HttpResources) -> dict[str, Any]:
+    if call.scenario_run is None:
+        return {}
+    key = call.scenario_run.key
+    if key not in res.scenario_saved:
+        loaded: Any = {}
+        if call.state_dir is not None:
+            try:
+                loaded = json.loads((call.state_dir / SAVED_FILE).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                loaded = {}
+        res.scenario_saved[key] = loaded if isinstance(loaded, dict) else {}
+    return res.scenario_saved[key]
+
+
+def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str, Any]:
+    """Store values saved by this phase; returns what the record may show about them."""
+    if not values:
+        return {}
+    if call.phase == "prepare":
+        for name, value in values.items():
+            protect(call, res, name, value)
+        call.run.saved.update(values)
+        return {"saved": sorted(values), "kept": "in memory only (secrets)"}
+    store = scenario_saved(call, res)
+    store.update(values)
+    red = redactor(call, res)
+    persist = {k: v for k, v in store.items() if red.data(v) == v}
+    memory_only = sorted(set(store) - set(persist))
+    if call.state_dir is not None:
+        atomic_write(call.state_dir / SAVED_FILE, json.dumps(persist, ensure_ascii=False))
+    return {"saved": sorted(values), **({"memory_only": memory_only} if memory_only else {})}
+
+
+# -- the scope of placeholders ---------------------------------------------------
+
+
+def scope_for(call: HookCall, res: HttpResources) -> Scope:
+    values: dict[str, Any] = {"run": call.run.id}
+    unavailable: dict[str, str] = {}
+    scenario = call.scenario
+    if scenario is None:
+        why = "is not available in prepare (it runs once, before any scenario)"
+        for name in ("scenario", "session", "conversation", "goal", "turn"):
+            unavailable[name] = why
+    else:
+        values.update(scenario=scenario.id, session=call.session, conversation=call.conversation)
+        if call.phase == "execute":
+            values.update(goal=call.stdin if call.stdin is not None else "", turn=call.turn)
+        else:
+            values["goal"] = scenario.goal
+            unavailable["turn"] = f"is only available in execute, not in {call.phase}"
+    saved = {**call.run.saved, **scenario_saved(call, res)}
+    values.update(saved)
+    return Scope(values=values, unavailable=unavailable, env=call.env, saved_names=sorted(saved))
+
+
+async def ensure_prepared(
+    call: HookCall, res: HttpResources, deadline: float, result: HookResult
+) -> None:
+    """Re-send prepare when this phase needs a value it saved in an earlier process."""
+    config: HttpConfig = call.entry.config
+    have = set(call.run.saved) | set(scenario_saved(call, res))
+    missing = [n for n in config.names if n not in have]
+    prep = call.run.profile.hooks.get("prepare")
+    if not missing or call.phase == "prepare" or prep is None or prep.transport != KEY:
+        return
+    if not set(missing) & set(prep.config.save):
+        return
+    async with res.prepare_lock:
+        if res.prepare_done:
+            return
+        sub = HookResult("prepare", "ok", transport=KEY)
+        sub.details["attempts"] = []
+        result.details["prepare_rerun"] = {
+            "why": (
+                f"{', '.join(missing)} saved by prepare in an earlier invocation and kept "
+                "in memory only"
+            ),
+            "attempts": sub.details["attempts"],
+        }
+        pcall = dataclasses.replace(
+            call,
+            phase="prepare",
+            entry=prep,
+            scenario_run=None,
+            turn=None,
+            stdin=None,
+            conversation=None,
+            session=None,
+            state_dir=call.run.state_dir,
+        )
+        try:
+            await exchange(pcall, res, sub, deadline)
+        except HookError as exc:
+            raise HookError(
+                f"prepare was sent again (this invocation needs {', '.join(missing)}, which it "
+                f"saved in an earlier invocation and Rook keeps only in memory) and failed: {exc}"
+            ) from None
+
+
+# -- one request -----------------------------------------------------------------
+
+
+def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
+    try:
+        url = scope.render(config.url, "url")
+        headers = scope.render(config.headers, "headers")
+        query = scope.render(config.query, "query")
+        body = scope.render(config.body, "body") if config.has_body else None
+        form = scope.render(config.form, "form") if config.form is not None else None
+    except TemplateError as exc:
+        raise HookError(str(exc)) from None
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise HookError(f"url: must become an http:// or https:// URL, got {preview(url, 200)}")
+    headers = {k: as_text(v) for k, v in headers.items() if v is not None}
+    if config.stream == "sse" and not any(k.lower() == "accept" for k in headers):
+        headers["Accept"] = "text/event-stream"
+    params = {
+        k: (v if isinstance(v, (str, int, float, list)) else as_text(v))
+        for k, v in query.items()
+        if v is not None
+    }
+    req = Request(config.method, url, headers, params, sse=config.stream == "sse")
+    if config.has_body:
+        if isinstance(body, str):
+            req.content = body
+        else:
+            req.json, req.has_json = body, True
+    elif form is not None:
+        req.form = {k: as_text(v) for k, v in form.items() if v is not None}
+    return req
+
+
+async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadline: float) -> None:
+    """Send this phase's request and fill ``result.data``; raises :class:`HookError`."""
+    config: HttpConfig = call.entry.config
+    await ensure_prepared(call, res, deadline, result)
+    scope = scope_for(call, res)
+    req = _build(call, config, scope)
+    for _, name, value in scope.used:
+        if name.startswith("env.") and is_secret_variable(call, name[4:]):
+            protect(call, res, name[4:], value)
+    red = redactor(call, res)
+    remaining = max(0.001, deadline - time.monotonic())
+    try:
+        reply = await send(
+            res.client(config.verify_tls),
+            req,
+            retries=config.retries,
+            backoff_seconds=config.backoff_seconds,
+            attempt_timeout=min(config.timeout_seconds or remaining, remaining),
+            deadline=deadline,
+            cap=call.limits.stdout_bytes,
+            attempts=result.details["attempts"],
+            redact=red.text,
+        )
+    except SendError as exc:
+        raise HookError(str(exc)) from None
+    shown = f"{req.method} {red.text(req.shown_url())}"
+    http: dict[str, Any] = {"status": reply.status, "content_type": reply.content_type}
+    if reply.events is not None:
+        http["stream"] = {"events": len(reply.events), "done": reply.stream_done}
+    if reply.notes:
+        http["notes"] = reply.notes
+    result.details["http"] = http
+    try:
+        doc = document(reply)
+    except StreamError as exc:
+        raise HookError(f"{shown}: {exc}") from None
+    if call.phase != "prepare" and doc is not None:
+        http["response"] = preview(doc, RECORD_CHARS)
+    method, url = shown.split(" ", 1)
+    if reply.status in (401, 403):
+        literal = [
+            h
+            for h, v in config.headers.items()
+            if h.lower() in CREDENTIAL_HEADERS and "{{" not in str(v)
+        ]
+        raise HookError(auth_failure(method, url, reply, doc, call.phase, scope.used, literal))
+    if not 200 <= reply.status < 300:
+        raise HookError(status_failure(method, url, reply, doc, call.phase))
+    try:
+        values = saved_values(doc, config)
+        data = {} if call.phase == "prepare" else extract(doc, config, call.phase)
+    except ExtractError as exc:
+        raise HookError(f"{exc}; response {received(reply, doc, call.phase)}") from None
+    if call.phase == "prepare":
+        res.prepare_done = True
+    if call.phase == "execute" and data.get("conversation") in (None, "") and call.conversation:
+        data["conversation"] = call.conversation  # the turn continued the open conversation
+    kept = keep(call, res, values)
+    if kept:
+        result.details["saved"] = kept
+    result.data = {"saved": sorted(values)} if call.phase == "prepare" else data
+
+
+async def run_http(call: HookCall) -> HookResult:
+    """Run one phase of an ``http:`` entry and return its :class:`HookResult`."""
+    res = resources(call)
+    result = HookResult(call.phase, "ok", started=time.time(), turn=call.turn, transport=KEY)
+    result.details["attempts"] = []
+    t0 = time.monotonic()
+    deadline = t0 + call.timeout
+    try:
+        await asyncio.wait_for(exchange(call, res, result, deadline), timeout=call.timeout)
+    except asyncio.TimeoutError:
+        result.status = "timeout"
+        result.diagnosis = (
+            f"timed out after {call.timeout:g} s ({len(result.details['attempts'])} attempt(s)); "
+            "raise timeout_seconds on the hook entry if the endpoint is this slow"
+        )
+    except HookError as exc:
+        late = time.monotonic() >= deadline - 0.05
+        result.status = "timeout" if late else "failed"
+        result.diagnosis = (f"timed out after {call.timeout:g} s: " if late else "") + str(exc)
+    result.ended = time.time()
+    result.seconds = round(time.monotonic() - t0, 6)
+    red = redactor(call, res)
+    if result.diagnosis:
+        result.diagnosis = red.text(result.diagnosis)
+    result.details = red.data(result.details)
+    return result

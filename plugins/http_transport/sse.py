@@ -1,0 +1,108 @@
+"""Assembling a server-sent-event stream into one answer.
+
+The stream itself is read with ``httpx-sse``; this module merges the events.
+
+* OpenAI-style chat streams (``data:`` chunks whose ``choices[].delta`` carry
+  pieces of the message, then ``data: [DONE]``) become the object the same
+  endpoint returns without streaming: ``{"id", "object": "chat.completion",
+  "model", "choices": [{"index", "message": {"role", "content",
+  "tool_calls"}, "finish_reason"}], "usage"}``, so the same extraction paths
+  work whether ``stream`` is on or off.
+* Any other stream becomes ``{"events": [each data payload, parsed as JSON
+  when it is JSON], "text": the non-JSON payloads joined}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class StreamError(Exception):
+    """The stream reported an error; the message says what it sent."""
+
+
+def _parse(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
+
+
+def _is_chat_chunk(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("choices"), list)
+
+
+def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
+    index = delta.get("index", len(calls))
+    call = calls.setdefault(
+        index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+    )
+    if delta.get("id"):
+        call["id"] = delta["id"]
+    if delta.get("type"):
+        call["type"] = delta["type"]
+    fn = delta.get("function") or {}
+    if fn.get("name"):
+        call["function"]["name"] += fn["name"]
+    if fn.get("arguments"):
+        call["function"]["arguments"] += fn["arguments"]
+
+
+def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    choices: dict[int, dict[str, Any]] = {}
+    tool_calls: dict[int, dict[int, dict[str, Any]]] = {}
+    out: dict[str, Any] = {"object": "chat.completion"}
+    for chunk in chunks:
+        for key in ("id", "model", "created", "system_fingerprint"):
+            if chunk.get(key) is not None:
+                out[key] = chunk[key]
+        if chunk.get("usage"):
+            out["usage"] = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict):
+                continue
+            index = choice.get("index", 0)
+            merged = choices.setdefault(
+                index,
+                {
+                    "index": index,
+                    "message": {"role": "assistant", "content": ""},
+                    "finish_reason": None,
+                },
+            )
+            delta = choice.get("delta") or choice.get("message") or {}
+            if delta.get("role"):
+                merged["message"]["role"] = delta["role"]
+            if isinstance(delta.get("content"), str):
+                merged["message"]["content"] += delta["content"]
+            for tc in delta.get("tool_calls") or []:
+                if isinstance(tc, dict):
+                    _merge_tool_call(tool_calls.setdefault(index, {}), tc)
+            if choice.get("finish_reason"):
+                merged["finish_reason"] = choice["finish_reason"]
+    for index, calls in tool_calls.items():
+        choices[index]["message"]["tool_calls"] = [calls[k] for k in sorted(calls)]
+    out["choices"] = [choices[k] for k in sorted(choices)]
+    return out
+
+
+def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
+    """Merge ``(event name, data)`` pairs (``[DONE]`` already removed) into one answer.
+
+    Raises :class:`StreamError` when the stream carried an error event or an
+    ``{"error": ...}`` payload.
+    """
+    parsed = [(name, _parse(data)) for name, data in events]
+    for name, value in parsed:
+        if name == "error" or (isinstance(value, dict) and value.get("error")):
+            detail = value.get("error") if isinstance(value, dict) else value
+            raise StreamError(f"the event stream reported an error: {json.dumps(detail)[:500]}")
+    values = [v for _, v in parsed]
+    chat = [v for v in values if _is_chat_chunk(v)]
+    if chat and len(chat) == len([v for v in values if isinstance(v, dict)]):
+        return _chat(chat)
+    return {
+        "events": values,
+        "text": "".join(v for v in values if isinstance(v, str)),
+    }

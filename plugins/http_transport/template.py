@@ -1,0 +1,135 @@
+"""``{{placeholder}}`` substitution inside structured request values.
+
+Substitution happens on the *parsed* structure (strings inside mappings and
+lists), never on serialised JSON text, so a goal holding quotes, braces,
+backslashes or newlines can never break a request: the JSON encoder sees it
+as one string value.
+
+* A string that is exactly one placeholder (``"{{turn}}"``) becomes the
+  value itself, keeping its type (an int, a saved object, ``null``).
+* A placeholder inside a longer string is replaced by the value as text.
+* Substitution is a single pass: text arriving in a value (a goal that
+  contains ``{{conversation}}``) is never substituted again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+BUILTINS = ("goal", "conversation", "turn", "session", "scenario", "run")
+"""Names Rook fills in; every other plain name is a value saved by an earlier phase."""
+SAVED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+class TemplateError(Exception):
+    """A placeholder cannot be filled; the message names it and where it is."""
+
+
+def check_name(name: str) -> str | None:
+    """Why ``name`` is not a valid placeholder, or ``None`` when it is."""
+    if ENV_NAME.match(name) or SAVED_NAME.match(name):
+        if name == "env":
+            return "{{env}} needs a variable name: {{env.NAME}}"
+        return None
+    return (
+        f"{{{{{name}}}}} is not a placeholder Rook knows; use one of "
+        + ", ".join(f"{{{{{b}}}}}" for b in BUILTINS)
+        + ", {{env.NAME}} or {{NAME}} for a value saved by an earlier phase"
+    )
+
+
+def walk_strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every string inside ``value`` with its dotted field path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from walk_strings(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from walk_strings(v, f"{path}.{i}" if path else str(i))
+
+
+def placeholders(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every ``(field path, placeholder name)`` inside ``value``."""
+    for where, text in walk_strings(value, path):
+        for m in PLACEHOLDER.finditer(text):
+            yield where, m.group(1)
+
+
+def as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+@dataclass
+class Scope:
+    """What placeholders resolve to for one hook call.
+
+    :param values: built-in values available in this phase, and saved values.
+    :param unavailable: built-in names not available in this phase, with why.
+    :param env: the hook's environment (``{{env.NAME}}``).
+    :param used: filled while rendering: ``(field path, placeholder, value)``.
+    """
+
+    values: dict[str, Any]
+    unavailable: dict[str, str]
+    env: Mapping[str, str]
+    saved_names: list[str] = field(default_factory=list)
+    used: list[tuple[str, str, Any]] = field(default_factory=list)
+
+    def lookup(self, name: str, where: str) -> Any:
+        m = ENV_NAME.match(name)
+        if m:
+            var = m.group(1)
+            if var not in self.env:
+                raise TemplateError(
+                    f"{where}: {{{{env.{var}}}}} needs the environment variable {var}, "
+                    "which is not set (list it under the profile's env: so Rook checks it "
+                    "before the run)"
+                )
+            value: Any = self.env[var]
+        elif name in self.values:
+            value = self.values[name]
+        elif name in self.unavailable:
+            raise TemplateError(f"{where}: {{{{{name}}}}} {self.unavailable[name]}")
+        else:
+            saved = ", ".join(sorted(self.saved_names)) or "none"
+            raise TemplateError(
+                f"{where}: {{{{{name}}}}} is not a value saved by an earlier phase "
+                f"(saved so far: {saved}); save it with save: {{{name}: PATH}} in prepare or open"
+            )
+        self.used.append((where, name, value))
+        return value
+
+    def render(self, value: Any, where: str) -> Any:
+        """A copy of ``value`` with every placeholder filled."""
+        if isinstance(value, str):
+            whole = PLACEHOLDER.fullmatch(value)
+            if whole:
+                return self.lookup(whole.group(1), where)
+
+            def repl(m: re.Match[str]) -> str:
+                got = self.lookup(m.group(1), where)
+                if got is None:
+                    raise TemplateError(
+                        f"{where}: {{{{{m.group(1)}}}}} has no value yet, and it is part of a "
+                        "longer string (on its own it would be sent as null)"
+                    )
+                return as_text(got)
+
+            return PLACEHOLDER.sub(repl, value)
+        if isinstance(value, Mapping):
+            return {k: self.render(v, f"{where}.{k}") for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.render(v, f"{where}.{i}") for i, v in enumerate(value)]
+        return value

@@ -1,0 +1,192 @@
+"""Judged criteria: ``rubric`` (the judge profile) and ``judge`` (a plugin's whole judge).
+
+* ``rubric: "Apologises and gives a concrete date"`` (or ``{text, min_score}``)
+  sends the rubric and the evidence (goal, every turn's input and output,
+  calls, usage, other evidence) to the judge profile, which answers
+  ``{"pass": bool, "reason": str}`` (``score`` optional). Anything else, or a
+  failed judge hook, is the criterion's ``error``, never a pass. The judge's
+  call and answer are recorded with the verdict.
+* ``judge: {name: acme-tone, ...}`` calls a judge registered through
+  ``rook_register_judges`` as ``judge(config, view)`` (``config`` is the
+  mapping without ``name``; ``view`` the :class:`EvidenceView`), which returns
+  a :class:`Verdict` (or an awaitable of one). An unknown name refuses the run
+  before anything runs, naming the installed judges. A judge object may offer
+  ``check(config) -> str | None`` to refuse a wrong configuration early.
+
+This plugin also registers one whole judge, ``keywords``: the share of the
+listed words found in the answer is its score, and it passes at ``min_score``
+(default 1: every word).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+from marshmallow import ValidationError
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType, EvidenceView, JudgingContext
+from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
+
+NO_JUDGE = (
+    "no judge profile is configured (pass --judge-profile NAME or set judge_profile: in "
+    "config.yaml)"
+)
+PROMPT = """You are a strict, impartial judge of an AI agent's behaviour. Decide whether the \
+evidence below satisfies the rubric. Judge only from the evidence.
+
+RUBRIC:
+{rubric}
+
+EVIDENCE (JSON; "calls": null means tool calls were not observed, [] means none were made; \
+"usage": null means token usage was not observed):
+{evidence}
+
+Answer with exactly one JSON object and nothing else:
+{{"pass": true or false, "reason": "<one or two sentences citing the evidence>", \
+"score": <optional number from 0 to 1>}}
+"""
+
+
+def _min_score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError({"min_score": ["must be a number"]})
+    return float(value)
+
+
+def evidence_document(view: EvidenceView) -> dict[str, Any]:
+    """What the judge sees: the goal, every turn in view, calls, usage, other evidence."""
+    return {
+        "scenario": {"id": view.scenario.id, "name": view.scenario.name},
+        "goal": view.scenario.goal,
+        "turns": [{"turn": t.turn, "input": t.input, "output": t.output} for t in view.turns],
+        "calls": view.calls,
+        "usage": view.usage,
+        "evidence": view.evidence,
+    }
+
+
+def rubric_prompt(rubric: str, view: EvidenceView) -> str:
+    doc = json.dumps(evidence_document(view), indent=2, ensure_ascii=False, default=str)
+    return PROMPT.format(rubric=rubric.strip(), evidence=doc)
+
+
+class Rubric(CriterionType):
+    name = "rubric"
+    per_turn = False
+    uses_judge_profile = True
+    description = "the judge profile decides whether the evidence satisfies the rubric"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, str) and value.strip():
+            return {"text": value, "min_score": None}
+        if isinstance(value, dict) and isinstance(value.get("text"), str) and value["text"].strip():
+            unknown = set(value) - {"text", "min_score"}
+            if unknown:
+                raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+            ms = value.get("min_score")
+            return {"text": value["text"], "min_score": None if ms is None else _min_score(ms)}
+        raise ValidationError("must be the rubric text, or a mapping with text and min_score")
+
+    async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        client = view.judging.client
+        if client is None:
+            return Verdict(ERROR, NO_JUDGE)
+        if not view.turns or view.output is None:
+            return Verdict(UNVERIFIABLE, "no output was recorded to judge")
+        record = view.record or {}
+        answer = await client.ask(
+            rubric_prompt(config["text"], view), view.scenario,
+            record.get("repeat_index", 1), record.get("repeat_count", 1),
+        )
+        evidence: dict[str, Any] = {"judge": answer.record}
+        if not answer.ok:
+            return Verdict(ERROR, answer.diagnosis, evidence)
+        score = answer.score
+        if score is not None:
+            evidence["score"] = score
+        scored = "" if score is None else f" (score {score:g})"
+        status = PASSED if answer.passed else FAILED
+        if config["min_score"] is not None:
+            if score is None:
+                return Verdict(ERROR, f"the rubric sets min_score {config['min_score']:g} but "
+                               f"the judge gave no score; its reason: {answer.reason}", evidence)
+            if score < config["min_score"]:
+                status = FAILED
+                scored += f" below min_score {config['min_score']:g}"
+        return Verdict(status, f"judge: {answer.reason}{scored}", evidence)
+
+
+class PluginJudge(CriterionType):
+    name = "judge"
+    per_turn = False
+    description = "a whole judge a plugin registered (rook_register_judges)"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            raise ValidationError("must be a mapping with the judge's name and its options")
+        return {"name": value["name"], "config": {k: v for k, v in value.items() if k != "name"}}
+
+    def check(self, config: dict[str, Any], judging: JudgingContext) -> str | None:
+        judges = judging.judges
+        if judges is None or config["name"] not in judges:
+            names = ", ".join(judges.names()) if judges is not None else ""
+            return f"unknown judge {config['name']!r}; installed judges: {names or 'none'}"
+        judge = judges.get(config["name"])
+        check = getattr(judge, "check", None)
+        return check(config["config"]) if callable(check) else None
+
+    async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        judges = view.judging.judges
+        judge = judges.get(config["name"]) if judges is not None else None
+        if judge is None:
+            return Verdict(ERROR, f"judge {config['name']!r} is not installed")
+        result = judge(config["config"], view)
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, Verdict):
+            return Verdict(ERROR, f"judge {config['name']!r} returned {result!r:.200}, "
+                                  "not a Verdict")
+        return result
+
+
+class Keywords:
+    """The built-in ``keywords`` judge: the share of listed words the answer contains."""
+
+    def check(self, config: dict[str, Any]) -> str | None:
+        words = config.get("words")
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            return "keywords needs words: a non-empty list of texts"
+        unknown = set(config) - {"words", "min_score"}
+        if unknown:
+            return f"keywords: unknown option(s) {', '.join(sorted(unknown))}"
+        ms = config.get("min_score", 1.0)
+        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 1:
+            return "keywords: min_score must be a number from 0 to 1"
+        return None
+
+    def __call__(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        if view.output is None:
+            return Verdict(UNVERIFIABLE, "no output was recorded")
+        text = view.output.casefold()
+        words = config["words"]
+        missing = [w for w in words if w.casefold() not in text]
+        score = round((len(words) - len(missing)) / len(words), 4)
+        ok = score >= float(config.get("min_score", 1.0))
+        reason = f"{len(words) - len(missing)}/{len(words)} keywords found (score {score:g})"
+        if missing:
+            reason += f"; missing: {', '.join(repr(m) for m in missing)}"
+        return Verdict(PASSED if ok else FAILED, reason, {"score": score})
+
+
+@hookimpl
+def rook_register_criteria(register: Any) -> None:
+    register(Rubric())
+    register(PluginJudge())
+
+
+@hookimpl
+def rook_register_judges(register: Any) -> None:
+    register("keywords", Keywords())

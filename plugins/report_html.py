@@ -1,0 +1,145 @@
+"""``--report html:PATH``: one self-contained page a person can read.
+
+No network fetches: the styles are inline, the chart is inline SVG, and
+there is no script. The page shows the verdict, pass rate and coverage, a
+chart of each scenario's pass rate over its repeats (bar, 95 % Wilson
+interval, one mark per run), a table of scenarios, and for every run its
+turns, calls, usage, criteria verdicts (with a judge's answer) and hook
+diagnoses. Runs that did not pass are expanded.
+
+Rendered with Jinja2 with autoescaping on, so nothing an agent answered can
+inject markup.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, StrictUndefined
+
+from rook_core import __version__
+from rook_core.hookspecs import hookimpl
+from rook_core.report import interval, percent, scenario_stats
+from rook_core.stats import outcome, totals
+from rook_core.store import atomic_write
+
+from .report_html_template import TEMPLATE
+
+COLOURS = {
+    "passed": "#1a7f37", "failed": "#cf222e", "error": "#a40e26", "stopped": "#bc4c00",
+    "unverifiable": "#8250df", "not_runnable": "#6e7781", "pending": "#afb8c1",
+    "flaky": "#bf8700", "unverified": "#8250df",
+}
+CHART_LIMIT = 300
+TEXT_LIMIT = 20_000
+
+
+def _cut(text: Any, limit: int = TEXT_LIMIT) -> str:
+    s = text if isinstance(text, str) else json.dumps(text, indent=2, ensure_ascii=False,
+                                                      default=str)
+    return s if len(s) <= limit else s[:limit] + f"\n... [{len(s) - limit} more chars]"
+
+
+def chart(per: list[dict[str, Any]]) -> dict[str, Any]:
+    """Geometry of the pass-rate chart: one row per scenario."""
+    shown = per[:CHART_LIMIT]
+    label_w, bar_w, mark, row_h = 230, 360, 10, 24
+    most = max((p["runs"] for p in shown), default=1)
+    marks_w = min(most, 40) * (mark + 2)
+    rows = []
+    for i, p in enumerate(shown):
+        y = 24 + i * row_h
+        rate = p["pass_rate"]
+        row = {
+            "y": y, "label": p["id"] if len(p["id"]) <= 32 else p["id"][:31] + "…",
+            "title": f"{p['id']}: {p['passed']}/{p['runs']} passed, "
+                     f"rate {percent(rate)}, 95% CI {interval(p['wilson'])}",
+            "width": round(bar_w * (rate or 0), 1), "rate": percent(rate),
+            "colour": COLOURS[outcome(p["statuses"])],
+            "whisker": None,
+            "marks": [
+                {"x": label_w + bar_w + 70 + j * (mark + 2), "colour": COLOURS.get(s, "#999"),
+                 "title": f"run {j + 1}: {s}"}
+                for j, s in enumerate(p["statuses"][:40])
+            ],
+            "count": f"{p['passed']}/{p['runs']}",
+        }
+        if p["wilson"]:
+            lo, hi = p["wilson"]
+            row["whisker"] = {"x1": round(label_w + bar_w * lo, 1),
+                              "x2": round(label_w + bar_w * hi, 1)}
+        rows.append(row)
+    return {
+        "rows": rows, "label_w": label_w, "bar_w": bar_w, "mark": mark, "row_h": row_h,
+        "width": label_w + bar_w + 80 + marks_w, "height": 34 + len(rows) * row_h,
+        "ticks": [{"x": label_w + bar_w * t / 4, "label": f"{t * 25}%"} for t in range(5)],
+        "hidden": len(per) - len(shown),
+    }
+
+
+ENTRY: dict[str, Any] = {"name": "", "tags": [], "repeat_index": 1, "repeat_count": 1, "status": "pending",
+         "reason": "", "turns": [], "criteria": [], "hooks": [], "warnings": [],
+         "collected": None, "seconds": 0.0}
+TURN: dict[str, Any] = {"turn": None, "input": "", "output": None, "usage": None, "calls": None,
+        "evidence": {}, "seconds": 0.0}
+HOOK: dict[str, Any] = {"phase": "", "turn": None, "status": "", "exit_code": None, "seconds": 0.0,
+        "diagnosis": None}
+CRITERION: dict[str, Any] = {"type": "", "turn": None, "status": "", "reason": ""}
+
+
+def _entry(e: dict[str, Any]) -> dict[str, Any]:
+    """A report entry with every key the template reads (reports written by other tools)."""
+    return {
+        **ENTRY, **e,
+        "turns": [{**TURN, **t} for t in e.get("turns") or []],
+        "hooks": [{**HOOK, **h} for h in e.get("hooks") or []],
+        "criteria": [{**CRITERION, **c} for c in e.get("criteria") or []],
+    }
+
+
+def context(report: dict[str, Any]) -> dict[str, Any]:
+    report = {**report, "scenarios": [_entry(e) for e in report["scenarios"]]}
+    run, summary = report["run"], report["summary"]
+    per = [dict(p) for p in scenario_stats(report)]  # never change the caller's report
+    for p in per:
+        p["outcome"] = outcome(p["statuses"])
+        p["rate_text"] = (f"{percent(p['pass_rate'])} ({interval(p['wilson'])})"
+                          if p["decided"] else "n/a")
+    bad = [k for k in ("failed", "error", "stopped") if summary.get(k)]
+    gate = summary.get("gate")
+    if gate:
+        verdict = "failed" if gate.get("missed") else "passed"
+    else:
+        verdict = "failed" if bad else ("passed" if summary.get("decided") else "unverifiable")
+    started = run.get("started")
+    return {
+        "report": report, "run": run, "summary": summary, "per": per, "chart": chart(per),
+        "verdict": verdict, "colours": COLOURS, "version": __version__, "cut": _cut,
+        "percent": percent, "gate": gate, "repeats": summary.get("repeats") or totals(per),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
+        if isinstance(started, (int, float)) else "",
+        "statuses": ["passed", "failed", "error", "stopped", "unverifiable", "not_runnable",
+                     "pending"],
+    }
+
+
+_env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True,
+                   lstrip_blocks=True)
+_template = _env.from_string(TEMPLATE)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The HTML page of a JSON report."""
+    return _template.render(**context(report))
+
+
+def write_html(report: dict[str, Any], path: Path) -> None:
+    atomic_write(path, render(report))
+
+
+@hookimpl
+def rook_register_reporters(register: Any) -> None:
+    register("html", write_html)

@@ -1,0 +1,158 @@
+"""``--report markdown:PATH``: a summary that fits a GitHub step summary.
+
+Append it to ``$GITHUB_STEP_SUMMARY`` (``--report markdown:$GITHUB_STEP_SUMMARY``
+writes it there directly). The page holds the verdict, pass rate and
+coverage, one table row per scenario (passes over repeats, the 95 % Wilson
+interval, flaky), and a collapsed section for every run that did not pass:
+its criteria verdicts, hook diagnoses and turns. It stays under GitHub's
+1 MiB limit: past a budget, details are left out with a note.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from rook_core.hookspecs import hookimpl
+from rook_core.report import interval, percent, scenario_stats
+from rook_core.stats import outcome
+from rook_core.store import atomic_write
+
+MAX_CHARS = 900_000
+OUTPUT_CHARS = 2_000
+ICON = {
+    "passed": "✅", "failed": "❌", "error": "💥", "stopped": "⏹️", "unverifiable": "❔",
+    "not_runnable": "⏭️", "pending": "⏳", "flaky": "⚠️", "unverified": "❔",
+}
+
+
+def cell(text: Any, limit: int = 160) -> str:
+    """Text safe inside a Markdown table cell (no pipes, no newlines, no HTML)."""
+    s = " ".join(str(text if text is not None else "").split())
+    s = s if len(s) <= limit else s[: limit - 1] + "…"
+    return html.escape(s, quote=False).replace("|", "\\|")
+
+
+def code(text: str) -> str:
+    return f"<code>{html.escape(text)}</code>"
+
+
+def fenced(text: str, limit: int = OUTPUT_CHARS) -> str:
+    """A fenced block that the content's own backticks cannot close."""
+    s = text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more chars]"
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{s}\n{fence}"
+
+
+def headline(report: dict[str, Any]) -> str:
+    s = report["summary"]
+    bad = [f"{s[k]} {k}" for k in ("failed", "error", "stopped") if s.get(k)]
+    gate = s.get("gate")
+    if gate:
+        ok = not gate.get("missed")
+        what = ("every scenario reached the pass-rate gate" if ok else
+                f"{len(gate['missed'])} scenario(s) missed the pass-rate gate")
+        return f"{'✅' if ok else '❌'} Rook: {what} ({gate['min_pass_rate']:g})"
+    if bad:
+        return f"❌ Rook: {', '.join(bad)}"
+    if not s.get("decided"):
+        return "❔ Rook: nothing was verified"
+    return f"✅ Rook: all {s['decided']} decided scenario runs passed"
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    run, s = report["run"], report["summary"]
+    judge = (run.get("judge_profile") or {}).get("id")
+    facts = [f"**Run** {code(run['id'])}",
+             f"**Agent** {code(str(run.get('project')) + '/' + str(run.get('agent')))}",
+             f"**Profile** {code(str((run.get('profile') or {}).get('id')))}"]
+    if judge:
+        facts.append(f"**Judge** {code(judge)}")
+    counts = ", ".join(f"{s[k]} {k}" for k in ("passed", "failed", "error", "stopped",
+                                               "unverifiable", "not_runnable", "pending")
+                       if s.get(k))
+    lines = [
+        " · ".join(facts),
+        "",
+        f"**Pass rate** {percent(s.get('pass_rate'))} of decided runs "
+        f"({s.get('passed', 0)}/{s.get('decided', 0)}) · **Coverage** {percent(s.get('coverage'))}"
+        f" ({s.get('decided', 0)} of {s.get('total', 0)} planned runs decided)"
+        f" · {counts or 'no runs'}",
+    ]
+    gate = s.get("gate")
+    if gate and gate.get("missed"):
+        missed = ", ".join(f"{code(m['id'])} {percent(m['pass_rate'])}" for m in gate["missed"])
+        lines += ["", f"**Missed --min-pass-rate {gate['min_pass_rate']:g}:** {missed}"]
+    return lines
+
+
+def scenario_table(report: dict[str, Any]) -> list[str]:
+    per = scenario_stats(report)
+    last_reason: dict[str, str] = {}
+    for e in report["scenarios"]:
+        if e["status"] != "passed" or e["id"] not in last_reason:
+            last_reason[e["id"]] = e.get("reason") or ""
+    rows = ["| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |",
+            "|---|---|---|---|---|"]
+    for p in per:
+        word = outcome(p["statuses"])
+        if word == "unverified":
+            word = p["statuses"][0] if len(set(p["statuses"])) == 1 else "unverified"
+        rate = f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
+        rows.append(
+            f"| {code(p['id'])} | {ICON.get(word, '')} {word} | {p['passed']}/{p['runs']} | "
+            f"{rate} | {cell(last_reason.get(p['id']))} |"
+        )
+    return rows
+
+
+def details(entry: dict[str, Any]) -> str:
+    rep = f" #{entry['repeat_index']}" if (entry.get("repeat_count") or 1) > 1 else ""
+    icon = ICON.get(entry["status"], "")
+    parts = [f"<details><summary>{icon} {code(entry['id'])}{rep} — {entry['status']}: "
+             f"{cell(entry.get('reason'), 200)}</summary>", ""]
+    for c in entry.get("criteria", []):
+        label = f" [{cell(c['id'])}]" if c.get("id") is not None else ""
+        parts.append(f"- {ICON.get(c['status'], '')} {code(c['type'])}{label} {c['status']}: "
+                     f"{cell(c['reason'], 400)}")
+    for h in entry.get("hooks", []):
+        if h.get("status") != "ok":
+            parts.append(f"- 💥 hook {code(str(h['phase']))} {h['status']}: "
+                         f"{cell(h.get('diagnosis'), 400)}")
+    for t in entry.get("turns", []):
+        parts += ["", f"**Turn {t.get('turn')}** input:", "", fenced(t.get("input") or ""),
+                  "", "output:", "", fenced(t.get("output") or "")]
+        if t.get("calls") is not None:
+            parts += ["", "calls:", "", fenced(json.dumps(t["calls"], ensure_ascii=False))]
+    parts += ["", "</details>", "", ""]
+    return "\n".join(parts)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The Markdown summary of a JSON report."""
+    lines = [f"## {headline(report)}", "", *summary_lines(report), "", *scenario_table(report)]
+    text = "\n".join(lines) + "\n"
+    troubled = [e for e in report["scenarios"] if e["status"] != "passed"]
+    if troubled:
+        text += "\n### What did not pass\n\n"
+        for n, entry in enumerate(troubled):
+            block = details(entry)
+            if len(text) + len(block) > MAX_CHARS:
+                text += (f"\n_{len(troubled) - n} more not shown here (size limit); see the "
+                         "JSON or HTML report._\n")
+                break
+            text += block
+    return text
+
+
+def write_markdown(report: dict[str, Any], path: Path) -> None:
+    atomic_write(path, render(report))
+
+
+@hookimpl
+def rook_register_reporters(register: Any) -> None:
+    register("markdown", write_markdown)

@@ -1,0 +1,81 @@
+"""Criteria on Ruhroh evidence: the completion ``status`` and a ``max_cost`` in USD."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import ValidationError
+
+from rook_core.judging import CriterionType, EvidenceView
+from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
+
+from .ruhroh_protocol import STATUSES
+
+
+class Status(CriterionType):
+    """``status: goal_satisfied`` or ``status: [cannot_satisfy, policy_blocked]``:
+    the turn's completion status (default: the last turn) is one of these."""
+
+    name = "status"
+    description = "the Ruhroh completion status is one of these (default turn: the last)"
+
+    def parse(self, value: Any) -> list[str]:
+        wanted = [value] if isinstance(value, str) else value
+        if (
+            not isinstance(wanted, list)
+            or not wanted
+            or not all(isinstance(v, str) for v in wanted)
+        ):
+            raise ValidationError("must be a completion status or a list of them")
+        unknown = [v for v in wanted if v not in STATUSES]
+        if unknown:
+            raise ValidationError(
+                f"unknown status {', '.join(map(repr, unknown))}; one of: {', '.join(STATUSES)}"
+            )
+        return wanted
+
+    def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:
+        status = view.turns[-1].evidence.get("status") if view.turns else None
+        if not isinstance(status, str):
+            return Verdict(
+                UNVERIFIABLE,
+                "no completion status was recorded (the agent is not reached through a "
+                "Ruhroh wrapper or connector)",
+            )
+        extra = (
+            " (max_iterations reached)"
+            if view.turns[-1].evidence.get("max_iterations_reached")
+            else ""
+        )
+        ok = status in config
+        expected = config[0] if len(config) == 1 else f"one of {config}"
+        return Verdict(
+            PASSED if ok else FAILED, f"status is {status!r}{extra}; expected {expected}"
+        )
+
+
+class MaxCost(CriterionType):
+    """``max_cost: 0.50``: the reported cost (``costUsd``), summed over the turns,
+    is at most this many US dollars."""
+
+    name = "max_cost"
+    needs = frozenset({"usage"})
+    per_turn = False
+    description = "the reported cost in USD (usage costUsd) stays within the limit"
+
+    def parse(self, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValidationError("must be a number of US dollars >= 0")
+        return float(value)
+
+    def evaluate(self, config: float, view: EvidenceView) -> Verdict:
+        cost = (view.usage or {}).get("cost_usd")
+        if cost is None:
+            return Verdict(
+                UNVERIFIABLE, "the agent's usage has no cost (costUsd), so this cannot be verified"
+            )
+        ok = cost <= config
+        return Verdict(PASSED if ok else FAILED, f"cost ${cost:.4f} (max ${config:.4f})")
+
+
+CRITERIA = [Status, MaxCost]

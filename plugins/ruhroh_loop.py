@@ -1,0 +1,342 @@
+"""Rook's side of the Ruhroh contract: the task loop and the phase mapping.
+
+Each Rook turn is a Ruhroh iteration (``RUHROH_MESSAGE`` is the turn's text).
+On the last turn, while the agent answers ``continue`` and iterations remain,
+the loop goes on inside that execute call with the text ``continue``.
+``infra_failure`` is retried once, then reported as an infrastructure error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from rook_core.hookio import RECORD_CHARS
+from rook_core.models import HookCall, HookResult
+from rook_core.store import read_json
+
+from .ruhroh_connector import Session, TurnInput
+from .ruhroh_protocol import (
+    CONTINUE,
+    INFRA_FAILURE,
+    RUNTIME_FAILURE,
+    STATUSES,
+    IterationResult,
+    normalize,
+    read_artifacts,
+)
+from .ruhroh_session import Runtime, StepError, invoke, ruhroh_env
+
+INFRA_PREFIX = "infrastructure error:"
+
+
+def _as_result(raw: Any, started: float, session: Session) -> IterationResult:
+    if isinstance(raw, IterationResult):
+        raw.started = raw.started or started
+        raw.ended = raw.ended or time.time()
+        return raw
+    result = IterationResult(
+        started=started, ended=time.time(), artifacts_base=session.workspace, source="connector"
+    )
+    if not isinstance(raw, dict):
+        result.failure = f"run_turn returned {type(raw).__name__}, not a mapping with a status"
+        return result
+    transcript = raw.get("transcript") if isinstance(raw.get("transcript"), str) else ""
+    return normalize(dict(raw), transcript or "", result)
+
+
+async def one_iteration(
+    conn: Any, session: Session, call: HookCall, message: str, attempt: int
+) -> IterationResult:
+    turn_no = call.turn or 1
+    path = (
+        session.dir
+        / "results"
+        / f"turn-{turn_no}-iteration-{session.iteration}-attempt-{attempt}.json"
+    )
+    path.unlink(missing_ok=True)
+    turn = TurnInput(
+        message,
+        session.iteration,
+        turn_no,
+        call.turns_total,
+        attempt,
+        path,
+        {},
+        call.timeout,
+        call.limits,
+    )
+    turn.env = ruhroh_env(session, call, turn)
+    started = time.time()
+    what = f"connector {conn.name!r} run_turn"
+    try:
+        coro = invoke(what, conn.run_turn, session, turn)
+        raw = await (coro if conn.handles_timeout else asyncio.wait_for(coro, call.timeout))
+    except asyncio.TimeoutError:
+        return IterationResult(
+            started=started,
+            ended=time.time(),
+            timed_out=True,
+            failure=f"{what} did not finish within {call.timeout:g} s",
+        )
+    except StepError as exc:
+        return IterationResult(started=started, ended=time.time(), failure=str(exc))
+    result = _as_result(raw, started, session)
+    if result.failure is None:
+        try:
+            status = await invoke(
+                f"connector {conn.name!r} detect_completion",
+                conn.detect_completion,
+                session,
+                result,
+            )
+        except StepError as exc:
+            result.failure = str(exc)
+        else:
+            result.status = status if isinstance(status, str) and status else None
+            if result.status is None:
+                result.failure = f"connector {conn.name!r} reported no completion status"
+    return result
+
+
+def _why(result: IterationResult) -> str:
+    for key in ("error", "reason", "message", "summary", "output"):
+        value = result.fields.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:2000]
+    tail = result.stderr.strip()
+    return ("stderr: " + tail[-2000:]) if tail else "no message given"
+
+
+def _clip(text: str) -> str:
+    if len(text) <= RECORD_CHARS:
+        return text
+    return text[:RECORD_CHARS] + f"\n... [{len(text) - RECORD_CHARS} more chars not recorded]"
+
+
+def _joined(results: list[IterationResult], attr: str, labels: list[str]) -> str:
+    parts = [
+        (label, getattr(r, attr))
+        for label, r in zip(labels, results, strict=True)
+        if getattr(r, attr)
+    ]
+    if len(results) == 1:
+        return parts[0][1] if parts else ""
+    return "\n".join(f"--- {label} ---\n{text}" for label, text in parts)
+
+
+def sum_usage(results: list[IterationResult]) -> dict[str, float] | None:
+    """Usage over a turn's iterations; a field counts only when every iteration
+    that answered reported it (never an under-count)."""
+    answered = [r for r in results if r.failure is None and r.status != INFRA_FAILURE]
+    retried = [r for r in results if r.status == INFRA_FAILURE and r.usage]
+    if not answered or any(r.usage is None for r in answered):
+        return None
+    keys = set.intersection(*(set(r.usage or {}) for r in answered))
+    total = {k: sum((r.usage or {}).get(k, 0) for r in answered + retried) for k in sorted(keys)}
+    return total or None
+
+
+def _latest(results: list[IterationResult], attr: str) -> Any:
+    return next((getattr(r, attr) for r in reversed(results) if getattr(r, attr) is not None), None)
+
+
+def _summary(result: IterationResult, message: str, iteration: int, attempt: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "iteration": iteration,
+        "attempt": attempt,
+        "message": message if len(message) <= 200 else message[:200] + "...",
+        "status": result.status,
+        "seconds": round(result.seconds, 6),
+    }
+    for key, value in (
+        ("exit_code", result.exit_code),
+        ("source", result.source or None),
+        ("runId", result.run_id),
+        ("failure", result.failure),
+        ("notes", result.notes or None),
+    ):
+        if value is not None:
+            entry[key] = value
+    return entry
+
+
+def _hook_result(
+    call: HookCall,
+    started: float,
+    status: str,
+    diagnosis: str | None = None,
+    data: dict[str, Any] | None = None,
+    **details: Any,
+) -> HookResult:
+    return HookResult(
+        phase=call.phase,
+        status=status,
+        seconds=round(time.time() - started, 6),
+        started=started,
+        ended=time.time(),
+        data=data,
+        diagnosis=diagnosis,
+        turn=call.turn,
+        transport=call.entry.transport,
+        details={k: v for k, v in details.items() if v is not None},
+    )
+
+
+def _outcome(final: IterationResult) -> tuple[str, str | None, bool]:
+    """(hook status, diagnosis, infra) of the iteration that ended the loop."""
+    if final.timed_out:
+        return "timeout", final.failure, False
+    if final.failure:
+        return "failed", final.failure, False
+    if final.status == INFRA_FAILURE:
+        return (
+            "failed",
+            (
+                f"{INFRA_PREFIX} the agent reported infra_failure on both attempts (retried once; "
+                f"not counted against the agent): {_why(final)}"
+            ),
+            True,
+        )
+    if final.status == RUNTIME_FAILURE:
+        return "failed", f"the agent reported runtime_failure: {_why(final)}", False
+    if final.status not in STATUSES:
+        return (
+            "failed",
+            (
+                f"unknown completion status {final.status!r}; a Ruhroh wrapper answers one of "
+                + ", ".join(STATUSES)
+            ),
+            False,
+        )
+    return "ok", None, False
+
+
+def _defers_to_close(call: HookCall) -> bool:
+    close = call.profile.hooks.get("close")
+    return close is not None and close.transport == call.entry.transport
+
+
+async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookResult:
+    """One Rook turn: iterations until a terminal status (or, on the last turn,
+    ``continue`` until ``max_iterations``)."""
+    started = time.time()
+    try:
+        conn = await rt.ensure_prepared(config, call.env)
+        session = await rt.ensure_session(config, conn, call)
+    except StepError as exc:
+        return _hook_result(call, started, "failed", str(exc))
+    last_turn = (call.turn or 1) >= call.turns_total
+    message = call.stdin or ""
+    results: list[IterationResult] = []
+    summaries: list[dict[str, Any]] = []
+    labels: list[str] = []
+    exhausted = False
+    while True:
+        session.iteration += 1
+        for attempt in (1, 2):
+            result = await one_iteration(conn, session, call, message, attempt)
+            results.append(result)
+            summaries.append(_summary(result, message, session.iteration, attempt))
+            labels.append(f"iteration {session.iteration}" + (" (retry)" if attempt > 1 else ""))
+            if result.handle:
+                session.handle = result.handle
+            if attempt == 1 and result.failure is None and result.status == INFRA_FAILURE:
+                continue
+            break
+        if result.failure or result.status != CONTINUE or not last_turn:
+            break
+        if session.iteration >= config["max_iterations"]:
+            exhausted = True
+            break
+        message = CONTINUE
+    status, diagnosis, infra = _outcome(results[-1])
+    data = evidence(config, conn, session, results, summaries, labels)
+    if exhausted:
+        data["max_iterations_reached"] = True
+    notes: list[str] = []
+    if status != "ok" or (last_turn and not _defers_to_close(call)):
+        artifacts, notes = await rt.finish(config, conn, call)
+        if artifacts:
+            data["artifacts"] = {**data.get("artifacts", {}), **artifacts}
+    hook = _hook_result(
+        call,
+        started,
+        status,
+        diagnosis,
+        data,
+        iterations=len(results),
+        infra=True if infra else None,
+        ruhroh=_manifest_details(results, conn),
+        notes=notes or None,
+    )
+    hook.exit_code = results[-1].exit_code
+    hook.stdout = _clip(_joined(results, "stdout", labels))
+    hook.stderr = _clip(_joined(results, "stderr", labels))
+    return hook
+
+
+def evidence(
+    config: dict[str, Any],
+    conn: Any,
+    session: Session,
+    results: list[IterationResult],
+    summaries: list[dict[str, Any]],
+    labels: list[str],
+) -> dict[str, Any]:
+    """The execute answer: ``output``, ``conversation``, ``usage`` and evidence."""
+    final = results[-1]
+    artifacts: dict[str, Any] = {}
+    for r in results:
+        if r.artifacts is not None:
+            base = r.artifacts_base or session.workspace
+            artifacts.update(read_artifacts(r.artifacts, base, config["artifact_max_bytes"]))
+    data: dict[str, Any] = {
+        "output": final.output if final.output is not None else "",
+        "conversation": session.handle,
+        "usage": sum_usage(results),
+        "status": final.status,
+        "model": _latest(results, "model"),
+        "adapterVersion": _latest(results, "adapter_version"),
+        "runId": _latest(results, "run_id"),
+        "artifacts": artifacts or None,
+        "transcript": _clip(_joined(results, "transcript", labels)) or None,
+        "iterations": summaries,
+        "result": final.fields or None,
+        "continuity": getattr(conn, "continuity", None),
+        "workspace": str(session.workspace),
+    }
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _manifest_details(results: list[IterationResult], conn: Any) -> dict[str, Any]:
+    """What ``ruhroh-run-manifest.json`` takes from the latest result."""
+    final = results[-1]
+    return {
+        "adapterVersion": final.adapter_version,
+        "model": final.model,
+        "usage": final.usage_raw,
+        "continuity": getattr(conn, "continuity", None),
+    }
+
+
+async def phase(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookResult:
+    """Map a Rook phase onto the connector lifecycle."""
+    if call.phase == "execute":
+        return await execute(rt, config, call)
+    started = time.time()
+    try:
+        conn = await rt.ensure_prepared(config, call.env)
+        if call.phase == "prepare" or call.scenario_run is None:
+            data = {"connector": conn.name, "continuity": getattr(conn, "continuity", None)}
+            return _hook_result(call, started, "ok", data={k: v for k, v in data.items() if v})
+        if call.phase == "open":
+            session = await rt.ensure_session(config, conn, call)
+            return _hook_result(call, started, "ok", data={"conversation": session.handle})
+        artifacts, notes = await rt.finish(config, conn, call)
+        if call.phase == "collect" and not artifacts and call.state_dir is not None:
+            artifacts = read_json(call.state_dir / "ruhroh" / "artifacts.json") or {}
+        return _hook_result(call, started, "ok", data={"artifacts": artifacts}, notes=notes or None)
+    except StepError as exc:
+        return _hook_result(call, started, "failed", str(exc))

@@ -1,0 +1,113 @@
+"""``ruhroh-run-manifest.json``: what produced a run, for reproducible reports.
+
+The latest command result's ``adapterVersion``, ``model`` and ``usage`` take
+precedence, field by field, over the ``RUHROH_*`` environment fallbacks
+(from Rook's environment and the profile's ``hook_env``), which are also
+written as they were when present. A variable the profile lists under
+``env`` holds a secret and is never copied; every value passes the redactor.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from rook_core.redact import Redactor
+from rook_core.store import atomic_write, dumps, read_json
+
+from .ruhroh_protocol import rook_usage, ruhroh_usage
+
+MANIFEST = "ruhroh-run-manifest.json"
+VERSION = "rook_ruhroh_run_manifest_v1"
+
+# variable -> (section, field) in the manifest
+FALLBACKS: dict[str, tuple[str | None, str]] = {
+    "RUHROH_RUN_AGENT_ADAPTER_VERSION": (None, "adapterVersion"),
+    "RUHROH_AGENT_PROVIDER": ("model", "provider"),
+    "RUHROH_AGENT_MODEL": ("model", "model"),
+    "RUHROH_AGENT_MODEL_VERSION": ("model", "version"),
+    "RUHROH_AGENT_PROMPT_VERSION": ("model", "promptVersion"),
+    "RUHROH_RUN_SEED": (None, "runSeed"),
+    "RUHROH_RETRY_POLICY": (None, "retryPolicy"),
+    "RUHROH_COST_USD": ("usage", "costUsd"),
+    "RUHROH_INPUT_TOKENS": ("usage", "inputTokens"),
+    "RUHROH_OUTPUT_TOKENS": ("usage", "outputTokens"),
+    "RUHROH_TOTAL_TOKENS": ("usage", "totalTokens"),
+}
+
+
+def _environment(run: Any) -> dict[str, str]:
+    """The fallbacks present in what the wrappers saw; secrets withheld."""
+    profile = run.profile
+    secret = {e.variable for e in profile.env}
+    env = {**os.environ, **profile.hook_env}
+    return {k: env[k] for k in FALLBACKS if env.get(k) and k not in secret}
+
+
+def build(run: Any, latest: dict[str, Any], environment: dict[str, str]) -> dict[str, Any]:
+    """The manifest from the latest result's values and the environment fallbacks."""
+    doc: dict[str, Any] = {
+        "version": VERSION,
+        "runId": run.id,
+        "runRoot": str(run.dir),
+        "adapterId": run.profile.id,
+        "model": {},
+        "usage": {},
+        "sources": {},
+    }
+    for variable, (section, name) in FALLBACKS.items():
+        if variable not in environment:
+            continue
+        value: Any = environment[variable]
+        if section == "usage":
+            value = (ruhroh_usage(rook_usage({name: value})) or {}).get(name, value)
+        target = doc[section] if section else doc
+        target[name] = value
+        doc["sources"][f"{section}.{name}" if section else name] = f"env:{variable}"
+    if latest.get("adapterVersion") is not None:
+        doc["adapterVersion"] = latest["adapterVersion"]
+        doc["sources"]["adapterVersion"] = "result"
+    for section in ("model", "usage"):
+        value = latest.get(section)
+        if isinstance(value, dict):
+            for name, v in value.items():
+                if v is not None:
+                    doc[section][name] = v
+                    doc["sources"][f"{section}.{name}"] = "result"
+        elif value is not None:
+            doc[section] = value
+            doc["sources"][section] = "result"
+    for key in ("continuity", "resultAt"):
+        if latest.get(key) is not None:
+            doc[key] = latest[key]
+    doc["environment"] = dict(environment)
+    doc["updated"] = time.time()
+    return {k: v for k, v in doc.items() if v not in ({}, None)}
+
+
+def _latest(path: Path) -> dict[str, Any]:
+    try:
+        data = read_json(path)
+    except Exception:
+        return {}
+    return dict(data.get("latest") or {}) if isinstance(data, dict) else {}
+
+
+def write(run: Any, result: dict[str, Any] | None = None) -> Path:
+    """Write (or update with ``result``'s values) the run's manifest, atomically."""
+    path = Path(run.dir) / MANIFEST
+    latest = _latest(path)
+    if result:
+        for key in ("adapterVersion", "model", "usage", "continuity"):
+            if result.get(key) is not None:
+                latest[key] = result[key]
+        latest["resultAt"] = time.time()
+    doc = build(run, latest, _environment(run))
+    doc["latest"] = latest
+    redactor = Redactor.for_variables(
+        [e.variable for e in run.profile.env], {**os.environ, **run.profile.hook_env}
+    )
+    atomic_write(path, dumps(redactor.data(doc)))
+    return path

@@ -1,0 +1,260 @@
+"""The Ruhroh agent command protocol: what a wrapper answers, and how Rook reads it.
+
+A wrapper ends its standard output with a final JSON line
+(``{"status": "goal_satisfied"}``); the lines before it are its transcript.
+It may also write ``RUHROH_RESULT_PATH`` with ``version:
+ruhroh_run_agent_result_v1``; when that file is present its fields win over
+the final line's. Both are normalised here into an :class:`IterationResult`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RESULT_VERSION = "ruhroh_run_agent_result_v1"
+
+GOAL_SATISFIED = "goal_satisfied"
+CONTINUE = "continue"
+CANNOT_SATISFY = "cannot_satisfy"
+POLICY_BLOCKED = "policy_blocked"
+RUNTIME_FAILURE = "runtime_failure"
+INFRA_FAILURE = "infra_failure"
+OUT_OF_SCOPE = "out_of_scope"
+CANCELLED = "cancelled"
+
+STATUSES = (
+    GOAL_SATISFIED,
+    CONTINUE,
+    CANNOT_SATISFY,
+    POLICY_BLOCKED,
+    RUNTIME_FAILURE,
+    INFRA_FAILURE,
+    OUT_OF_SCOPE,
+    CANCELLED,
+)
+COMPLETED = (GOAL_SATISFIED, CANNOT_SATISFY, POLICY_BLOCKED, OUT_OF_SCOPE, CANCELLED)
+"""Statuses that complete a turn; the status itself is kept as evidence."""
+
+CONTINUITY_LEVELS = ("native_session", "workspace_plus_transcript", "workspace_only")
+
+OUTPUT_FIELDS = ("output", "message", "summary", "result", "response", "answer", "text")
+HANDLE_FIELDS = ("sessionHandle", "session_handle", "conversation")
+USAGE_NAMES = {
+    "input": ("inputTokens", "input_tokens", "input"),
+    "output": ("outputTokens", "output_tokens", "output"),
+    "total": ("totalTokens", "total_tokens", "total"),
+    "cost_usd": ("costUsd", "cost_usd"),
+}
+RUHROH_USAGE = {
+    "input": "inputTokens",
+    "output": "outputTokens",
+    "total": "totalTokens",
+    "cost_usd": "costUsd",
+}
+DEFAULT_ARTIFACT_BYTES = 64 * 1024
+
+
+class ProtocolError(ValueError):
+    """The wrapper's answer breaks the protocol; the message is the diagnosis."""
+
+
+@dataclass
+class IterationResult:
+    """One iteration's outcome (one wrapper call, or one connector ``run_turn``)."""
+
+    status: str | None = None
+    output: str | None = None
+    handle: str | None = None
+    usage: dict[str, float] | None = None
+    usage_raw: dict[str, float] | None = None
+    model: Any = None
+    adapter_version: str | None = None
+    run_id: str | None = None
+    artifacts: Any = None
+    artifacts_base: Path | None = None
+    transcript: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+    exit_code: int | None = None
+    started: float = 0.0
+    ended: float = 0.0
+    stdout: str = ""
+    stderr: str = ""
+    failure: str | None = None
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return max(self.ended - self.started, 0.0)
+
+
+def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
+    """Return the final JSON line (when it is an object) and the transcript before it."""
+    lines = stdout.splitlines()
+    idx = len(lines) - 1
+    while idx >= 0 and not lines[idx].strip():
+        idx -= 1
+    if idx < 0:
+        return None, ""
+    try:
+        value = json.loads(lines[idx])
+    except (ValueError, RecursionError):
+        return None, "\n".join(lines[: idx + 1])
+    if not isinstance(value, dict):
+        return None, "\n".join(lines[: idx + 1])
+    return value, "\n".join(lines[:idx])
+
+
+def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
+    """The ``RUHROH_RESULT_PATH`` file as a mapping, or ``None`` when absent (or empty)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ProtocolError(f"cannot read the result file {path}: {exc.strerror or exc}") from None
+    if size > cap:
+        raise ProtocolError(f"the result file {path} is {size} bytes, over the {cap}-byte cap")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ProtocolError(f"cannot read the result file {path}: {exc.strerror or exc}") from None
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(
+            f"the result file {path} (RUHROH_RESULT_PATH) is not JSON ({exc}): {text[:200]!r}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ProtocolError(f"the result file {path} must hold one JSON object")
+    version = data.get("version")
+    if version is not None and version != RESULT_VERSION:
+        raise ProtocolError(
+            f"the result file {path} has version {version!r}; Rook reads {RESULT_VERSION!r}"
+        )
+    return data
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() and "." not in value else number
+    return None
+
+
+def rook_usage(raw: Any) -> dict[str, float] | None:
+    """Ruhroh usage (``inputTokens`` ...) as Rook usage (``input``, ``output``,
+    ``total``, ``cost_usd``); ``None`` when it holds no number."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, float] = {}
+    for key, names in USAGE_NAMES.items():
+        for name in names:
+            number = _number(raw.get(name))
+            if number is not None:
+                out[key] = number
+                break
+    return out or None
+
+
+def ruhroh_usage(usage: dict[str, float] | None) -> dict[str, float] | None:
+    """Rook usage back in Ruhroh's names, for ``ruhroh-run-manifest.json``."""
+    if not usage:
+        return None
+    return {RUHROH_USAGE[k]: v for k, v in usage.items() if k in RUHROH_USAGE}
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) -> IterationResult:
+    """Fill ``result`` from the merged fields a wrapper or connector reported."""
+    result.fields = fields
+    result.transcript = transcript
+    status = fields.get("status")
+    result.status = status if isinstance(status, str) and status else None
+    result.output = next(
+        (_text(fields[k]) for k in OUTPUT_FIELDS if fields.get(k) not in (None, "")), None
+    )
+    if result.output is None and transcript.strip():
+        result.output = transcript
+    handle = next((fields[k] for k in HANDLE_FIELDS if fields.get(k) not in (None, "")), None)
+    result.handle = str(handle) if isinstance(handle, (str, int)) else None
+    result.usage = rook_usage(fields.get("usage"))
+    result.usage_raw = ruhroh_usage(result.usage)
+    model = fields.get("model")
+    result.model = {"model": model} if isinstance(model, str) else model
+    for attr, names in (
+        ("adapter_version", ("adapterVersion", "adapter_version")),
+        ("run_id", ("runId", "run_id")),
+    ):
+        value = next((fields[n] for n in names if fields.get(n) not in (None, "")), None)
+        setattr(result, attr, _text(value))
+    result.artifacts = fields.get("artifacts")
+    return result
+
+
+def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
+    if isinstance(value, dict):
+        if isinstance(value.get("path"), str):
+            return {**value, **_read_one(value["path"], base, cap)}
+        return dict(value)
+    if not isinstance(value, (str, Path)):
+        return {"value": value}
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = base / path
+    info: dict[str, Any] = {"path": str(path)}
+    try:
+        if path.is_dir():
+            return {**info, "kind": "directory"}
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            data = fh.read(cap)
+    except OSError:
+        return {**info, "missing": True}
+    info["size"] = size
+    if b"\0" in data:
+        return {**info, "binary": True}
+    info["content"] = data.decode("utf-8", errors="replace")
+    if size > cap:
+        info["truncated"] = True
+    return info
+
+
+def read_artifacts(artifacts: Any, base: Path, cap: int) -> dict[str, Any]:
+    """Artifacts a result names (``{name: path}``, or a list of paths) with each
+    file's content, capped at ``cap`` bytes (binary files: size only)."""
+    if isinstance(artifacts, list):
+        items = [(Path(str(p)).name, p) for p in artifacts]
+    elif isinstance(artifacts, dict):
+        items = list(artifacts.items())
+    else:
+        return {}
+    return {str(name): _read_one(value, base, cap) for name, value in items}
+
+
+def sample_seed(scenario_id: str, repeat_index: int, run_seed: str = "") -> int:
+    """A 31-bit seed, the same for a scenario and repeat in every run (and
+    changed by ``RUHROH_RUN_SEED`` when that is set)."""
+    digest = hashlib.sha256(f"{run_seed}\0{scenario_id}\0{repeat_index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF

@@ -1,0 +1,202 @@
+"""Connector sessions for one run: prepare once, a workspace and goal file per
+scenario run, the ``RUHROH_*`` environment, artifacts and cleanup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rook_core.models import HookCall, RunContext
+from rook_core.store import atomic_write, dumps
+
+from .ruhroh_connector import Connector, RunInfo, Session, TurnInput
+from .ruhroh_protocol import read_artifacts, sample_seed
+
+
+class StepError(Exception):
+    """A connector method failed; the message is the diagnosis."""
+
+
+_INLINE = {
+    Connector.prepare,
+    Connector.start_session,
+    Connector.detect_completion,
+    Connector.collect_artifacts,
+    Connector.cleanup,
+}
+
+
+async def invoke(what: str, method: Callable[..., Any], *args: Any) -> Any:
+    """Call a connector method, plain (in a worker thread) or ``async``."""
+    try:
+        if inspect.iscoroutinefunction(method):
+            return await method(*args)
+        if getattr(method, "__func__", None) in _INLINE:  # the base class's trivial defaults
+            return method(*args)
+        value = await asyncio.to_thread(method, *args)
+        return await value if inspect.isawaitable(value) else value
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise StepError(f"{what} raised {type(exc).__name__}: {exc}") from None
+
+
+class Runtime:
+    """One run's connectors (one instance per distinct entry) and open sessions."""
+
+    def __init__(self, run: RunContext, build: Callable[[dict[str, Any]], Any]) -> None:
+        self.run = run
+        self.build = build
+        self.info = RunInfo(
+            id=run.id,
+            dir=run.dir,
+            workspace=run.workspace,
+            agent_dir=run.agent_dir,
+            adapter_id=run.profile.id,
+            state_dir=run.state_dir,
+            env={},
+        )
+        self.connectors: dict[str, Any] = {}
+        self.prepared: dict[str, str | None] = {}
+        self.sessions: dict[tuple[str, str], Session] = {}
+        self.lock = asyncio.Lock()
+
+    def connector(self, config: dict[str, Any]) -> Any:
+        ident = config["ident"]
+        if ident not in self.connectors:
+            self.connectors[ident] = self.build(config)
+        return self.connectors[ident]
+
+    async def ensure_prepared(self, config: dict[str, Any], env: dict[str, str]) -> Any:
+        conn = self.connector(config)
+        ident = config["ident"]
+        async with self.lock:
+            if ident not in self.prepared:
+                self.info.env = dict(env)
+                try:
+                    await invoke(f"connector {conn.name!r} prepare", conn.prepare, self.info)
+                    self.prepared[ident] = None
+                except StepError as exc:
+                    self.prepared[ident] = str(exc)
+        if self.prepared[ident]:
+            raise StepError(str(self.prepared[ident]))
+        return conn
+
+    async def ensure_session(self, config: dict[str, Any], conn: Any, call: HookCall) -> Session:
+        key = (config["ident"], call.session or "")
+        if key in self.sessions:
+            return self.sessions[key]
+        sr = call.scenario_run
+        assert sr is not None and call.state_dir is not None
+        base = Path(call.state_dir) / "ruhroh"
+        workspace = base / "workspace"
+        if workspace.exists():  # a resumed run starts the scenario afresh
+            shutil.rmtree(workspace)
+        if config.get("workspace_template_path"):
+            shutil.copytree(config["workspace_template_path"], workspace, symlinks=True)
+        workspace.mkdir(parents=True, exist_ok=True)
+        (base / "results").mkdir(parents=True, exist_ok=True)
+        goal_path = base / "goal.txt"
+        with open(goal_path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(sr.scenario.goal)
+        handle = call.conversation or str(
+            uuid.uuid5(uuid.NAMESPACE_URL, f"rook:{call.run.id}:{call.session}")
+        )
+        session = Session(
+            scenario_id=sr.scenario.id,
+            sample_id=sr.key,
+            repeat_index=sr.repeat_index,
+            repeat_count=sr.repeat_count,
+            sample_seed=sample_seed(
+                sr.scenario.id, sr.repeat_index, call.env.get("RUHROH_RUN_SEED", "")
+            ),
+            goal=sr.scenario.goal,
+            goal_path=goal_path,
+            workspace=workspace,
+            handle=handle,
+            dir=base,
+            run_dir=call.run.dir,
+            adapter_id=call.run.profile.id,
+            turns_total=call.turns_total,
+            env=dict(call.env),
+        )
+        started = await invoke(
+            f"connector {conn.name!r} start_session", conn.start_session, session
+        )
+        if started not in (None, ""):
+            session.handle = str(started)
+        self.sessions[key] = session
+        return session
+
+    async def finish(
+        self, config: dict[str, Any], conn: Any, call: HookCall
+    ) -> tuple[dict[str, Any], list[str]]:
+        """collect_artifacts then cleanup; the artifacts are also kept on disk for collect."""
+        session = self.sessions.pop((config["ident"], call.session or ""), None)
+        if session is None:
+            return {}, []
+        artifacts, notes = await self._close(config, conn, session)
+        try:
+            atomic_write(session.dir / "artifacts.json", dumps(artifacts))
+        except Exception as exc:  # the state dir is a convenience for collect
+            notes.append(f"could not keep the artifacts for collect: {exc}")
+        return artifacts, notes
+
+    async def _close(
+        self, config: dict[str, Any], conn: Any, session: Session
+    ) -> tuple[dict[str, Any], list[str]]:
+        notes: list[str] = []
+        artifacts: dict[str, Any] = {}
+        try:
+            raw = await invoke(
+                f"connector {conn.name!r} collect_artifacts", conn.collect_artifacts, session
+            )
+            artifacts = read_artifacts(raw, session.workspace, config["artifact_max_bytes"])
+        except StepError as exc:
+            notes.append(str(exc))
+        try:
+            await invoke(f"connector {conn.name!r} cleanup", conn.cleanup, session)
+        except StepError as exc:
+            notes.append(str(exc))
+        return artifacts, notes
+
+    async def stop(self) -> None:
+        """End of run: clean up every session a failure or interruption left open."""
+        for (ident, _), session in list(self.sessions.items()):
+            conn = self.connectors.get(ident)
+            if conn is not None:
+                try:
+                    await invoke("cleanup", conn.cleanup, session)
+                except StepError:
+                    pass
+        self.sessions.clear()
+
+
+def ruhroh_env(session: Session, call: HookCall, turn: TurnInput) -> dict[str, str]:
+    """The phase environment plus every ``RUHROH_*`` variable of the reference."""
+    env = dict(call.env)
+    env.update(
+        {
+            "RUHROH_MESSAGE": turn.message,
+            "RUHROH_ITERATION": str(turn.iteration),
+            "RUHROH_WORKSPACE": str(session.workspace),
+            "RUHROH_WORKSPACE_PATH": str(session.workspace),
+            "RUHROH_GOAL_PATH": str(session.goal_path),
+            "RUHROH_RESULT_PATH": str(turn.result_path),
+            "RUHROH_SESSION_HANDLE": session.handle,
+            "RUHROH_SCENARIO_ID": session.scenario_id,
+            "RUHROH_RUN_ROOT": str(session.run_dir),
+            "RUHROH_ADAPTER_ID": session.adapter_id,
+            "RUHROH_SAMPLE_ID": session.sample_id,
+            "RUHROH_SAMPLE_SEED": str(session.sample_seed),
+            "RUHROH_RUN_INDEX": str(session.repeat_index),
+            "RUHROH_RUN_COUNT": str(session.repeat_count),
+        }
+    )
+    return env

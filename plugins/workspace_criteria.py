@@ -1,0 +1,188 @@
+"""Workspace criteria for coding agents: what the agent left on disk.
+
+They look at the scenario's ``workspace:`` directory (relative to the Rook
+workspace, or absolute), or at the Rook workspace when the scenario names
+none, after the agent has finished (in the judge phase):
+
+* ``file: {path, exists | contains | not_contains | matches | not_matches}``
+  (no check means ``exists: true``; ``contains`` ignores case like the
+  answer criteria, ``matches`` is a regular expression);
+* ``command: {run, exit, timeout_seconds}`` runs ``run`` (a shell command
+  line, or a list of arguments) in that directory and expects exit code
+  ``exit`` (default 0) within ``timeout_seconds`` (default 60); a command
+  that does not finish in time fails, and its whole process group is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from marshmallow import ValidationError
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType, EvidenceView
+from rook_core.models import ERROR, FAILED, PASSED, Verdict
+from rook_core.process import run_process
+
+FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
+READ_LIMIT = 10 * 1024 * 1024
+OUTPUT_CAP = 1024 * 1024
+DEFAULT_COMMAND_TIMEOUT = 60.0
+TAIL = 1500
+
+
+def workspace_dir(view: EvidenceView) -> Path:
+    """The directory workspace criteria look at for this scenario."""
+    base = view.judging.workspace or Path.cwd()
+    named = view.scenario.extra.get("workspace")
+    if not named:
+        return Path(base)
+    path = Path(named).expanduser()
+    return path if path.is_absolute() else Path(base) / path
+
+
+def _missing_dir(where: Path) -> Verdict | None:
+    if not where.is_dir():
+        return Verdict(ERROR, f"the scenario's workspace directory {where} does not exist")
+    return None
+
+
+def _tail(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace").strip()
+    return text if len(text) <= TAIL else "..." + text[-TAIL:]
+
+
+class File(CriterionType):
+    name = "file"
+    per_turn = False
+    description = "a file in the agent's workspace exists / contains / matches"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, str) and value:
+            value = {"path": value}
+        if not isinstance(value, dict) or not isinstance(value.get("path"), str) \
+                or not value["path"]:
+            raise ValidationError(
+                "must be a mapping with path and one of " + ", ".join(FILE_CHECKS)
+            )
+        unknown = set(value) - {"path", *FILE_CHECKS}
+        if unknown:
+            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        checks = [k for k in FILE_CHECKS if k in value]
+        if len(checks) > 1:
+            raise ValidationError("give at most one of " + ", ".join(FILE_CHECKS))
+        check = checks[0] if checks else "exists"
+        want = value.get(check, True)
+        if check == "exists":
+            if not isinstance(want, bool):
+                raise ValidationError({"exists": ["must be true or false"]})
+        elif isinstance(want, bool) or not isinstance(want, (str, int, float)):
+            raise ValidationError({check: ["must be a text"]})
+        else:
+            want = str(want)
+            if check in ("matches", "not_matches"):
+                try:
+                    want = re.compile(want)
+                except re.error as exc:
+                    raise ValidationError({check: [f"not a valid regular expression: {exc}"]}) \
+                        from None
+        return {"path": value["path"], "check": check, "want": want}
+
+    def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        where = workspace_dir(view)
+        if (v := _missing_dir(where)) is not None:
+            return v
+        target = where / config["path"]
+        check, want = config["check"], config["want"]
+        if check == "exists":
+            found = target.exists()
+            ok = found == want
+            return Verdict(PASSED if ok else FAILED,
+                           f"{target} {'exists' if found else 'does not exist'}")
+        if not target.is_file():
+            return Verdict(FAILED, f"{target} does not exist (or is not a file)")
+        try:
+            with open(target, "rb") as fh:
+                text = fh.read(READ_LIMIT).decode("utf-8", errors="replace")
+        except OSError as exc:
+            return Verdict(ERROR, f"cannot read {target}: {exc.strerror or exc}")
+        if check in ("contains", "not_contains"):
+            hit = want.casefold() in text.casefold()
+            what = f"{'contains' if hit else 'does not contain'} {want!r}"
+        else:
+            m = want.search(text)
+            hit = m is not None
+            what = (f"matches /{want.pattern}/ ({m.group(0)[:80]!r})" if m
+                    else f"does not match /{want.pattern}/")
+        ok = hit if check in ("contains", "matches") else not hit
+        return Verdict(PASSED if ok else FAILED, f"{target} {what}")
+
+
+class Command(CriterionType):
+    name = "command"
+    per_turn = False
+    description = "a command run in the agent's workspace exits with the expected code"
+
+    def parse(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, str) and value.strip():
+            value = {"run": value}
+        if not isinstance(value, dict) or "run" not in value:
+            raise ValidationError("must be a mapping with run, and optional exit, timeout_seconds")
+        unknown = set(value) - {"run", "exit", "timeout_seconds"}
+        if unknown:
+            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        run = value["run"]
+        if isinstance(run, str) and run.strip():
+            argv = ["/bin/sh", "-c", run]
+        elif isinstance(run, list) and run and all(isinstance(a, str) for a in run):
+            argv = list(run)
+        else:
+            raise ValidationError({"run": ["must be a command line or a list of arguments"]})
+        code = value.get("exit", 0)
+        if isinstance(code, bool) or not isinstance(code, int):
+            raise ValidationError({"exit": ["must be a whole number (the expected exit code)"]})
+        timeout = value.get("timeout_seconds", DEFAULT_COMMAND_TIMEOUT)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ValidationError({"timeout_seconds": ["must be a number of seconds > 0"]})
+        return {"run": run, "argv": argv, "exit": code, "timeout": float(timeout)}
+
+    async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        where = workspace_dir(view)
+        if (v := _missing_dir(where)) is not None:
+            return v
+        env = dict(view.judging.env) or {
+            k: v for k, v in os.environ.items() if not k.startswith("ROOK_")
+        }
+        proc = await run_process(
+            config["argv"], env=env, stdin=None, timeout=config["timeout"], cwd=str(where),
+            stdout_cap=OUTPUT_CAP, stderr_cap=OUTPUT_CAP,
+        )
+        shown = config["run"] if isinstance(config["run"], str) else " ".join(config["run"])
+        evidence = {"command": {
+            "run": shown, "cwd": str(where), "exit_code": proc.returncode,
+            "seconds": round(proc.seconds, 3), "timed_out": proc.timed_out,
+            "stdout": _tail(proc.stdout), "stderr": _tail(proc.stderr),
+        }}
+        if proc.spawn_error:
+            return Verdict(ERROR, f"could not run {shown!r}: {proc.spawn_error}", evidence)
+        if proc.timed_out:
+            return Verdict(FAILED, f"{shown!r} did not finish within {config['timeout']:g} s; "
+                                   "its process group was killed", evidence)
+        if proc.overflow:
+            return Verdict(ERROR, f"{shown!r} wrote more than {OUTPUT_CAP} bytes on "
+                                  f"{proc.overflow}; it was stopped", evidence)
+        ok = proc.returncode == config["exit"]
+        out = _tail(proc.stderr) or _tail(proc.stdout)
+        reason = f"{shown!r} exited {proc.returncode} (expected {config['exit']})"
+        if not ok and out:
+            reason += f": {out[-300:]}"
+        return Verdict(PASSED if ok else FAILED, reason, evidence)
+
+
+@hookimpl
+def rook_register_criteria(register: Any) -> None:
+    register(File())
+    register(Command())

@@ -1,0 +1,85 @@
+"""``rook diff A B``: what regressed or improved between two runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from .options import workspace_options
+from .runs import find_agent
+
+
+def _side(o: dict[str, Any] | None) -> str:
+    if o is None:
+        return "-"
+    return f"{o['outcome']} {o['passed']}/{o['runs']}"
+
+
+def _rate(value: Any) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+@click.command("diff")
+@click.argument("run_a", metavar="A")
+@click.argument("run_b", metavar="B")
+@workspace_options
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--all", "show_all", is_flag=True, help="List every changed scenario (default: 200).")
+def diff_command(
+    run_a: str,
+    run_b: str,
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    as_json: bool,
+    show_all: bool,
+) -> None:
+    """Compare run A (before) with run B (after), scenario by scenario.
+
+    Lists scenarios newly failing, newly flaky, no longer verified (these are
+    regressions), fixed, improved, still failing, flaky, added, removed, and
+    changed in definition (their content hash differs). A and B are run ids,
+    unique prefixes, `latest` or `latest~N`.
+
+    Exit code 0: nothing regressed; 1: something regressed (gate CI on it);
+    2: a usage error.
+
+    \b
+    Examples:
+      rook diff latest~1 latest
+      rook diff 20261130-101500-ab12cd 20261201-090000-ef34gh --json
+    """
+    from tabulate import tabulate
+
+    from ..history import diff, load_report, resolve_run
+
+    a = find_agent(workspace, project, agent)
+    report_a = load_report(resolve_run(a.runs_dir, run_a))
+    report_b = load_report(resolve_run(a.runs_dir, run_b))
+    result = diff(report_a, report_b)
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    else:
+        ra, rb = result["a"], result["b"]
+        click.echo(f"A {ra['id']} (profile {ra['profile']}, pass rate {_rate(ra['pass_rate'])})"
+                   f"  ->  B {rb['id']} (profile {rb['profile']}, pass rate "
+                   f"{_rate(rb['pass_rate'])})")
+        rows = result["scenarios"] if show_all else result["scenarios"][:200]
+        if rows:
+            click.echo(tabulate(
+                [[r["id"], _side(r["a"]), _side(r["b"]), ", ".join(r["changes"])] for r in rows],
+                headers=["scenario", "A", "B", "change"], tablefmt="simple",
+            ))
+            if len(rows) < len(result["scenarios"]):
+                click.echo(f"({len(result['scenarios']) - len(rows)} more; --all lists them)")
+        counts = ", ".join(f"{n} {k}" for k, n in result["counts"].items())
+        click.echo(f"{counts or 'no changes'}; {result['unchanged']} unchanged")
+        if result["regressed"]:
+            shown = ", ".join(result["regressed"][:20])
+            more = f" and {len(result['regressed']) - 20} more" if len(result["regressed"]) > 20 \
+                else ""
+            click.echo(f"regressed: {shown}{more}", err=True)
+    sys.exit(1 if result["regressed"] else 0)

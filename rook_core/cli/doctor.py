@@ -1,0 +1,232 @@
+"""``rook doctor``: check that everything a run needs is in place, and say how to fix it.
+
+Checks, in order: the interpreters hook scripts need (Python, Node, bash),
+plugin loading, the workspace and each agent's profiles (the file, every hook
+entry: script paths, run bits, ``#!`` lines, interpreters; other transports'
+own early checks), the variables each profile requires, and the scenarios.
+Every problem comes with a ``fix:``; the exit code is 1 when one is found.
+Nothing is run against the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import click
+
+from .options import workspace_options
+
+OK, PROBLEM, NOTE = "ok", "problem", "note"
+
+
+@dataclass
+class Finding:
+    status: str
+    subject: str
+    message: str
+    fix: str = ""
+
+
+class Doctor:
+    """Collects findings; each ``check_*`` method adds some."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.interpreters: dict[str, str | None] = {}
+
+    def add(self, status: str, subject: str, message: str, fix: str = "") -> None:
+        self.findings.append(Finding(status, subject, message, fix))
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == PROBLEM]
+
+    # -- interpreters ------------------------------------------------------
+
+    def check_interpreters(self) -> None:
+        version = ".".join(str(p) for p in sys.version_info[:3])
+        self.add(OK, "python", f"{sys.executable} ({version}) runs .py hooks")
+        self.interpreters["python"] = sys.executable
+        for program, use in (("node", ".mjs .js .cjs hooks"), ("bash", ".sh hooks")):
+            found = shutil.which(program)
+            self.interpreters[program] = found
+            if found:
+                self.add(OK, program, f"{found}{_version(found)} runs {use}")
+            else:
+                self.add(NOTE, program, f"not on PATH (needed only for {use})")
+
+    # -- plugins -----------------------------------------------------------
+
+    def check_plugins(self) -> Any:
+        from .. import plugins
+        from ..errors import PluginError
+
+        for var in ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS", "ROOK_TRACE_PLUGINS"):
+            if os.environ.get(var) is not None:
+                self.add(NOTE, "plugins", f"{var}={os.environ[var]} is set")
+        try:
+            rook = plugins.build_plugin_manager()
+        except PluginError as exc:
+            self.add(
+                PROBLEM,
+                "plugins",
+                str(exc),
+                "upgrade or uninstall the plugin named above (pip install --upgrade DIST), "
+                "or skip it with ROOK_DISABLE_PLUGINS=NAME",
+            )
+            return None
+        names = ", ".join(i.name for i in rook.infos) or "none"
+        self._check_switch_names()
+        self.add(OK, "plugins", f"{len(rook.infos)} loaded ({names})")
+        for f in rook.failures:
+            dist = f.distribution or "unknown distribution"
+            self.add(
+                PROBLEM,
+                f"plugin {f.name}",
+                f"from {dist} failed to load: {f.error}",
+                f"reinstall or upgrade it (pip install --upgrade {f.distribution or f.name}), "
+                f"or skip it with ROOK_DISABLE_PLUGINS={f.name}",
+            )
+        if "script" not in rook.transports:
+            self.add(NOTE, "plugins", "the built-in script transport is not loaded")
+        return rook
+
+    # -- workspace, agents -------------------------------------------------
+
+    def check_workspace(
+        self, rook: Any, workspace: str | None, project: str | None, agent: str | None
+    ) -> None:
+        from ..errors import ConfigError
+        from ..workspace import ROOT, Agent, find_workspace, select_agent
+
+        try:
+            root = find_workspace(workspace)
+        except ConfigError as exc:
+            self.add(PROBLEM, "workspace", str(exc), "give an existing directory with -w DIR")
+            return
+        if not (root / ROOT).is_dir():
+            self.add(
+                PROBLEM,
+                "workspace",
+                f"{root}: no {ROOT} here or above",
+                "create one: rook init --project P --agent A --example (or pass -w DIR)",
+            )
+            return
+        self.add(OK, "workspace", str(root))
+        if project or agent:
+            try:
+                agents = [select_agent(root, project, agent)]
+            except ConfigError as exc:
+                self.add(PROBLEM, "agent", str(exc), "choose an existing --project and --agent")
+                return
+        else:
+            agents = [
+                Agent(root, p.parent.parent.name, p.name)
+                for p in sorted((root / ROOT / "projects").glob("*/agents/*"))
+                if p.is_dir()
+            ]
+        if not agents:
+            self.add(
+                PROBLEM,
+                "workspace",
+                "no agent in this workspace",
+                "create one: rook init --project P --agent A --example",
+            )
+        for a in agents:
+            self.check_agent(rook, a)
+
+    def check_agent(self, rook: Any, agent: Any) -> None:
+        from .doctor_profiles import check_profiles, check_scenarios
+
+        label = f"{agent.project}/{agent.name}"
+        if rook is None:
+            self.add(NOTE, label, "profiles and scenarios not checked: the plugins did not load")
+            return
+        check_profiles(self, rook, agent, label)
+        check_scenarios(self, rook, agent, label)
+
+    def _check_switch_names(self) -> None:
+        from importlib import metadata
+
+        from ..plugins import ENTRY_POINT_GROUP
+
+        installed = {ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        for var in ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS"):
+            wanted = {n.strip() for n in os.environ.get(var, "").split(",") if n.strip()}
+            for name in sorted(wanted - installed):
+                self.add(
+                    PROBLEM,
+                    "plugins",
+                    f"{var} names {name!r}, which no installed plugin is called",
+                    f"use installed names ({', '.join(sorted(installed))}), or install it",
+                )
+
+
+def _version(program: str) -> str:
+    try:
+        out = subprocess.run(
+            [program, "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    found = re.search(r"\d+(\.\d+)+", out.stdout or out.stderr or "")
+    return f" ({found.group(0)})" if found and out.returncode == 0 else ""
+
+
+def _echo_findings(doctor: Doctor) -> None:
+    marks = {OK: ("ok", "green"), PROBLEM: ("PROBLEM", "red"), NOTE: ("note", "yellow")}
+    for f in doctor.findings:
+        word, colour = marks[f.status]
+        message = f.message.replace("\n", "\n" + " " * 11)
+        click.echo(f"{click.style(f'{word:<8}', fg=colour)} {f.subject}: {message}")
+        if f.fix:
+            click.echo(f"{'':<8}   fix: {f.fix}")
+    n = len(doctor.problems)
+    click.echo("")
+    click.echo("no problems found" if n == 0 else f"{n} problem{'s' if n != 1 else ''} found")
+
+
+@click.command("doctor")
+@workspace_options
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON document.")
+@click.pass_context
+def doctor_command(
+    ctx: click.Context, workspace: str | None, project: str | None, agent: str | None, as_json: bool
+) -> None:
+    """Check interpreters, plugins, profiles, hook scripts, required variables and
+    scenarios, and say how to fix each problem. Nothing is sent to the agent.
+
+    Exit code 0: no problem found; 1: at least one problem (each has a fix).
+    Without --project/--agent every agent of the workspace is checked.
+
+    \b
+    Examples:
+      rook doctor
+      rook doctor -w path/to/repo --agent order-desk
+      rook doctor --json | jq '.problems'
+    """
+    doctor = Doctor()
+    doctor.check_interpreters()
+    rook = doctor.check_plugins()
+    doctor.check_workspace(rook, workspace, project, agent)
+    if as_json:
+        doc = {
+            "ok": not doctor.problems,
+            "problems": len(doctor.problems),
+            "findings": [asdict(f) for f in doctor.findings],
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        _echo_findings(doctor)
+    if doctor.problems:
+        ctx.exit(1)
+
+
+__all__ = ["Doctor", "Finding", "doctor_command"]

@@ -1,0 +1,222 @@
+"""``rook doctor``'s checks of one agent: profiles, hook entries, variables, scenarios."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+PROBLEM, OK, NOTE = "problem", "ok", "note"
+BY_EXTENSION = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": "python"}
+INSTALL = {
+    "node": "install Node.js (e.g. apt-get install nodejs, or https://nodejs.org)",
+    "bash": "install bash",
+}
+
+
+def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
+    from ..errors import ConfigError
+    from ..profile import load_profile
+
+    pdir = agent.profiles_dir
+    files = sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []
+    if not files:
+        doctor.add(
+            PROBLEM,
+            label,
+            f"no profile in {pdir}",
+            "write profiles/NAME.yaml (docs/profiles.md), or start from "
+            f"rook init --project {agent.project} --agent NEW --example",
+        )
+        return
+    ids: list[str] = []
+    for path in files:
+        try:
+            profile = load_profile(path, rook.transports)
+        except ConfigError as exc:
+            doctor.add(
+                PROBLEM,
+                f"{label} profile {path.stem}",
+                str(exc),
+                f"correct {path} (the message names the field; see docs/profiles.md)",
+            )
+            continue
+        ids.append(profile.id)
+        problems_before = len(doctor.problems)
+        for phase, entry in profile.hooks.items():
+            check_entry(doctor, rook, agent, profile, phase, entry, f"{label} {profile.id}")
+        check_env(doctor, profile, f"{label} {profile.id}")
+        if len(doctor.problems) == problems_before:
+            hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
+            doctor.add(OK, f"{label} profile {profile.id}", f"{path.name} ({hooks})")
+    check_active(doctor, pdir, files, ids, label)
+
+
+def check_active(doctor: Any, pdir: Path, files: list[Path], ids: list[str], label: str) -> None:
+    active = pdir / "active"
+    names = {p.stem for p in files} | set(ids)
+    if active.is_file():
+        wanted = active.read_text(encoding="utf-8").strip()
+        if wanted not in names:
+            doctor.add(
+                PROBLEM,
+                label,
+                f"{active} names {wanted!r}, which is not a profile here "
+                f"(profiles: {', '.join(sorted(names))})",
+                f"write one of those ids into {active}",
+            )
+    elif len(files) > 1:
+        doctor.add(
+            PROBLEM,
+            label,
+            f"several profiles and no {active}: rook run needs --profile NAME",
+            f"write the id of the profile to use into {active}",
+        )
+
+
+def check_env(doctor: Any, profile: Any, label: str) -> None:
+    for ref in profile.env:
+        if not os.environ.get(ref.variable):
+            doctor.add(
+                PROBLEM,
+                label,
+                f"variable {ref.variable} is not set ({ref.purpose})",
+                f"export {ref.variable}=...   before rook run (its value is never recorded)",
+            )
+
+
+def check_entry(
+    doctor: Any, rook: Any, agent: Any, profile: Any, phase: str, entry: Any, label: str
+) -> None:
+    from ..errors import ConfigError
+
+    where = f"{label} hooks.{phase}"
+    if entry.transport == "script" and isinstance(entry.config, dict) and "path" in entry.config:
+        before = len(doctor.problems)
+        check_script(doctor, agent, profile, entry.config["path"], where)
+        if len(doctor.problems) != before:
+            return
+    spec = rook.transports.get(entry.transport)
+    if spec is not None and spec.resolve is not None:
+        try:
+            spec.resolve(entry.config, agent)
+        except ConfigError as exc:
+            doctor.add(
+                PROBLEM,
+                where,
+                str(exc),
+                f"correct hooks.{phase} in {profile.path} (see the {entry.transport} "
+                "transport's page in docs/)",
+            )
+
+
+def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: str) -> None:
+    raw = Path(raw_path).expanduser()
+    candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        tried = " and ".join(str(c) for c in candidates)
+        doctor.add(
+            PROBLEM,
+            where,
+            f"hook script {raw_path!r} not found (tried {tried})",
+            f"create the script, or correct the path in {profile.path}",
+        )
+        return
+    if os.access(found, os.X_OK):
+        check_shebang(doctor, found, where)
+        return
+    program = BY_EXTENSION.get(found.suffix.lower())
+    if program is None:
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{found} is not executable and Rook does not know its extension",
+            f"chmod +x {found} (with a #! line), or use .py, .sh, .mjs, .js or .cjs",
+        )
+        return
+    if doctor.interpreters.get(program) is None:
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{found.name} runs with {program}, which is not on PATH",
+            INSTALL.get(program, f"install {program}")
+            + f", or make {found.name} executable with a #! line",
+        )
+
+
+def check_shebang(doctor: Any, path: Path, where: str) -> None:
+    try:
+        with path.open("rb") as fh:
+            head = fh.readline(256)
+    except OSError as exc:
+        doctor.add(PROBLEM, where, f"{path} cannot be read: {exc.strerror}", f"chmod +r {path}")
+        return
+    if head.startswith(b"\x7fELF"):
+        return
+    if not head.startswith(b"#!"):
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{path} is executable but has no #! line, so it cannot be started",
+            f"add a first line such as #!/usr/bin/env bash, or chmod -x {path} so Rook "
+            "chooses the interpreter by its extension",
+        )
+        return
+    if head.rstrip(b"\n").endswith(b"\r"):
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{path} has Windows line endings (its #! line ends in \\r)",
+            f"convert it to LF line endings (dos2unix {path}, or sed -i 's/\\r$//' {path})",
+        )
+        return
+    words = head[2:].decode("utf-8", "replace").split()
+    if not words:
+        doctor.add(PROBLEM, where, f"{path}: empty #! line", "name the interpreter after #!")
+        return
+    program = words[1] if Path(words[0]).name == "env" and len(words) > 1 else words[0]
+    if program == "-S" and len(words) > 2:
+        program = words[2]
+    located = program if os.path.isabs(program) else _which(program)
+    if located is None or not os.access(located, os.X_OK):
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{path.name}'s #! line needs {program}, which is not installed",
+            INSTALL.get(Path(program).name, f"install {program}")
+            + ", or change the #! line to an interpreter that exists",
+        )
+
+
+def _which(program: str) -> str | None:
+    import shutil
+
+    return shutil.which(program)
+
+
+def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
+    from ..errors import ConfigError
+    from ..scenario import load_scenarios
+
+    sdir = agent.scenarios_dir
+    try:
+        scenarios = load_scenarios(sdir, rook.criteria)
+    except ConfigError as exc:
+        doctor.add(
+            PROBLEM,
+            f"{label} scenarios",
+            str(exc),
+            "correct the scenario file named above (installed criteria: "
+            f"{', '.join(rook.criteria.names())})",
+        )
+        return
+    if not scenarios:
+        doctor.add(
+            PROBLEM,
+            f"{label} scenarios",
+            f"no scenario in {sdir}",
+            "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)",
+        )
+        return
+    doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")

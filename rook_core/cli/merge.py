@@ -1,0 +1,175 @@
+"""``rook merge``: join the shards of a sharded run into one run, one report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .options import workspace_options
+
+
+def _target(
+    run_dirs: tuple[Path, ...],
+    run_id: str | None,
+    into: Path | None,
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+) -> Path:
+    """Where the merged run goes: ``--into``, else the workspace's ``runs/<id>``."""
+    from ..errors import ConfigError, WorkspaceError
+    from ..store import read_json
+    from ..workspace import find_workspace, select_agent
+
+    if into is not None:
+        return into
+    if run_id is None:
+        ids = set()
+        for d in run_dirs:
+            data = read_json(d / "run.json")
+            if not isinstance(data, dict) or not data.get("id"):
+                raise ConfigError(f"{d}: not a Rook run directory (no run.json)")
+            ids.add(data["id"])
+        if len(ids) > 1:
+            raise ConfigError(f"these directories hold different runs ({', '.join(sorted(ids))})")
+        run_id = ids.pop()
+    try:
+        found = select_agent(find_workspace(workspace), project, agent)
+    except WorkspaceError as exc:
+        if len(run_dirs) == 1 and not workspace:
+            return run_dirs[0]  # merge in place
+        raise ConfigError(f"{exc}\n(or name the merged run's directory with --into DIR)") from None
+    target = found.runs_dir / run_id
+    if not run_dirs and not (target / "run.json").is_file():
+        raise ConfigError(f"--run {run_id}: no such run in {found.runs_dir}")
+    return target
+
+
+def _check_idle(target: Path, count: int) -> Any:
+    """Refuse while a shard is still writing into ``target`` (same file system);
+    returns the run's own lock, held while merging."""
+    from ..errors import ConfigError
+    from ..redact import Redactor
+    from ..sharding import Shard
+    from ..store import RunDir
+
+    run = RunDir(target, Redactor())
+    for i in range(1, count + 1):
+        name = f".lock.{Shard(i, count).suffix}"
+        try:
+            run.lock(name)
+        except ConfigError:
+            raise ConfigError(
+                f"run {target.name}: shard {i}/{count} is still running; merge when it ends"
+            ) from None
+        run.unlock()
+    run.lock()
+    return run
+
+
+@click.command("merge")
+@workspace_options
+@click.argument("run_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--run", "run_id", metavar="ID", help="Merge the shards written into this run.")
+@click.option(
+    "--into",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Directory of the merged run (default: runs/<run-id> of the workspace).",
+)
+@click.option("--partial", is_flag=True, help="Merge even when a shard left no record.")
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Per-scenario gate, as for rook run.",
+)
+@click.option(
+    "--report", "reports", multiple=True, metavar="FORMAT:PATH", help="Also write a report."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print exactly one JSON document (the report)."
+)
+def merge_command(
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    run_dirs: tuple[Path, ...],
+    run_id: str | None,
+    into: Path | None,
+    partial: bool,
+    min_pass_rate: float | None,
+    reports: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Join the shards of a sharded run (rook run --shard I/N) into one run.
+
+    RUN_DIRS are copies of runs/<run-id>/ from the machines that ran the shards
+    (e.g. CI artifacts); with --run ID, the shards wrote into the workspace's
+    run directory (a shared file system, or artifacts unpacked into it). The
+    merged run gets one run.json and one report.json, exactly those of an
+    unsharded run; `rook runs`, `rook diff` and `rook run --run ID` then treat
+    it as any other run. Exit codes as for rook run (2: a shard is missing).
+
+    \b
+    Examples:
+      rook merge --run ci-1234 --report junit:out/rook.xml
+      rook merge shards/*/ --report json:out/rook.json
+    """
+    from .. import history, plugins
+    from ..errors import ConfigError
+    from ..merging import merge_runs
+    from ..redact import Redactor
+    from ..report import build_report, exit_code, table
+    from ..runner import parse_report_option, write_reports
+    from ..store import atomic_write, dumps, read_json
+    from ..yamlio import load_yaml
+
+    if not run_dirs and run_id is None:
+        raise ConfigError("rook merge: give the shards' run directories, or --run ID")
+    rook = plugins.build_plugin_manager()
+    wanted = [parse_report_option(r, rook) for r in reports]
+    target = _target(run_dirs, run_id, into, workspace, project, agent)
+    base = read_json(target / "run.json") if (target / "run.json").is_file() else None
+    lock = _check_idle(target, int(base.get("shards") or 0)) if isinstance(base, dict) else None
+    try:
+        merged = merge_runs(list(run_dirs), target, partial=partial)
+    finally:
+        if lock is not None:
+            lock.unlock()
+    names: list[str] = []
+    profile = target / "profile.yaml"
+    if profile.is_file():
+        data = load_yaml(profile, ConfigError) or {}
+        names = [e.get("variable", "") for e in data.get("env") or [] if isinstance(e, dict)]
+    redactor = Redactor.for_variables(names)
+    records = []
+    for key in merged.manifest["plan"]:
+        record = merged.records.get(key)
+        if record is None:
+            sid, _, k = key.rpartition(".")
+            record = {
+                "key": key,
+                "scenario": {"id": sid, "name": sid},
+                "repeat_index": int(k) if k.isdigit() else 1,
+            }
+        records.append(record)
+    report = redactor.data(build_report(merged.manifest, records, min_pass_rate))
+    atomic_write(target / "report.json", dumps(report))
+    history.write_summary(target, report)
+    write_reports(rook, report, wanted)
+    for note in merged.notes:
+        click.echo(f"rook: warning: {note}", err=True)
+    if merged.missing:
+        click.echo(f"rook: merged without shard(s) {', '.join(merged.missing)}", err=True)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        click.echo(table(report))
+    code = exit_code(report)
+    if code:
+        sys.exit(code)

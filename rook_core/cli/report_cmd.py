@@ -1,0 +1,60 @@
+"""``rook report ID --report FORMAT:PATH``: re-render a past run's report."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .options import workspace_options
+from .runs import find_agent
+
+
+@click.command("report")
+@click.argument("run_ref", metavar="ID")
+@workspace_options
+@click.option("--report", "reports", multiple=True, metavar="FORMAT:PATH",
+              help="Write the report in this format (json, junit, markdown, html, or a plugin's).")
+@click.option("--rebuild", is_flag=True,
+              help="Rebuild the report from the run's records instead of its report.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
+def report_command(
+    run_ref: str,
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    reports: tuple[str, ...],
+    rebuild: bool,
+    as_json: bool,
+) -> None:
+    """Render a past run again, in any report format; without --report, show its table.
+
+    ID is a run id, a unique prefix, `latest` or `latest~N`. The run's own
+    files are only read.
+
+    \b
+    Examples:
+      rook report latest --report html:out/rook.html
+      rook report 20261130-101500-ab12cd --report junit:out/rook.xml --report markdown:out/rook.md
+    """
+    from .. import plugins
+    from ..history import load_report, resolve_run
+    from ..report import summarize, table
+    from ..runner import parse_report_option, write_reports
+
+    rook = plugins.build_plugin_manager()
+    targets = [parse_report_option(r, rook) for r in reports]
+    a = find_agent(workspace, project, agent)
+    report = load_report(resolve_run(a.runs_dir, run_ref), rebuild=rebuild)
+    if "by_scenario" not in report["summary"]:  # written before per-scenario statistics
+        gate = report["summary"].get("gate") or {}
+        fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
+        report["summary"] = {**fresh, **report["summary"]}
+    write_reports(rook, report, targets)
+    if as_json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    elif not targets:
+        click.echo(table(report))
+    for fmt, path in targets:
+        click.echo(f"wrote {fmt} report to {path}", err=True)

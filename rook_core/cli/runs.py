@@ -1,0 +1,131 @@
+"""``rook runs``: list past runs; ``rook runs show ID``: one run's table."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import click
+
+from .options import workspace_options
+
+
+def find_agent(workspace: str | None, project: str | None, agent: str | None) -> Any:
+    from ..workspace import find_workspace, select_agent
+
+    return select_agent(find_workspace(workspace), project, agent)
+
+
+def _when(started: Any) -> str:
+    if not isinstance(started, (int, float)):
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started))
+
+
+def _rate(value: Any) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def _row(s: dict[str, Any]) -> list[Any]:
+    counts = s.get("counts")
+    if counts is None:
+        state = f"incomplete ({s.get('recorded', 0)}/{s.get('total', 0)} recorded)"
+        return [s["id"], _when(s.get("started")), s.get("profile"), s.get("total"),
+                "", "", "", "", "n/a", "n/a", state]
+    state = "complete" if s.get("complete") else "incomplete"
+    if s.get("exit_code") and s.get("complete"):
+        state = "failing"
+    return [
+        s["id"], _when(s.get("started")), s.get("profile"), s.get("total"),
+        counts.get("passed", 0), counts.get("failed", 0),
+        counts.get("error", 0) + counts.get("stopped", 0),
+        counts.get("unverifiable", 0) + counts.get("not_runnable", 0) + counts.get("pending", 0),
+        _rate(s.get("pass_rate")), _rate(s.get("coverage")), state,
+    ]
+
+
+@click.group("runs", invoke_without_command=True)
+@workspace_options
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Show the newest N runs.")
+@click.option("--all", "show_all", is_flag=True, help="Show every run.")
+@click.option("--profile", metavar="ID", help="Only runs made with this profile id.")
+@click.option("--reindex", is_flag=True, help="Rebuild every run's summary.json from its files.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
+@click.pass_context
+def runs_group(
+    ctx: click.Context,
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    limit: int,
+    show_all: bool,
+    profile: str | None,
+    reindex: bool,
+    as_json: bool,
+) -> None:
+    """List past runs, newest first: id, time, profile, counts, pass rate, coverage.
+
+    \b
+    Examples:
+      rook runs
+      rook runs --all --profile staging
+      rook runs show latest
+    """
+    ctx.ensure_object(dict)
+    ctx.obj.update(workspace=workspace, project=project, agent=agent)
+    if ctx.invoked_subcommand is not None:
+        return
+    from tabulate import tabulate
+
+    from ..history import list_runs
+
+    a = find_agent(workspace, project, agent)
+    runs = list_runs(a.runs_dir, rebuild=reindex)
+    if profile:
+        runs = [r for r in runs if r.get("profile") == profile]
+    shown = runs if show_all else runs[:limit]
+    if as_json:
+        click.echo(json.dumps({"runs": shown, "total": len(runs)}, indent=2, ensure_ascii=False))
+        return
+    if not runs:
+        click.echo(f"no runs yet in {a.runs_dir}")
+        return
+    headers = ["run", "started", "profile", "runs", "passed", "failed", "errored", "unverified",
+               "pass rate", "coverage", "state"]
+    click.echo(tabulate([_row(s) for s in shown], headers=headers, tablefmt="simple"))
+    if len(shown) < len(runs):
+        click.echo(f"({len(runs) - len(shown)} older runs not shown; --all shows every run)")
+
+
+@runs_group.command("show")
+@click.argument("run_ref", metavar="ID")
+@workspace_options
+@click.option("--json", "as_json", is_flag=True, help="Print the run's JSON report.")
+@click.pass_context
+def show_command(
+    ctx: click.Context,
+    run_ref: str,
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    as_json: bool,
+) -> None:
+    """Show one run's table. ID is a run id, a unique prefix, `latest` or `latest~N`.
+
+    \b
+    Example:
+      rook runs show latest~1
+    """
+    from ..history import load_report, resolve_run
+    from ..report import table
+
+    parent = ctx.obj or {}
+    a = find_agent(workspace or parent.get("workspace"), project or parent.get("project"),
+                   agent or parent.get("agent"))
+    report = load_report(resolve_run(a.runs_dir, run_ref))
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False))
+    else:
+        click.echo(table(report))

@@ -1,0 +1,266 @@
+"""History: list past runs, re-read their reports, compare two runs.
+
+The run directories are the truth (SPEC §10). For speed, each run also gets a
+small derived ``summary.json`` (written next to ``report.json``): listing a
+thousand runs reads a thousand small files, never the reports. A summary that
+is missing, older than its ``report.json`` or of an older format is rebuilt
+from the report (and rewritten); a run with no report yet (in progress, or
+killed) is summarised from its manifest. Deleting every ``summary.json`` loses
+nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from . import stats
+from .errors import ConfigError, RunStoreError
+from .models import PASSED
+from .report import COUNTED, PENDING, build_report, exit_code
+from .store import atomic_write, dumps, read_json
+
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.json"
+RUN_FILE = "run.json"
+SUMMARY_VERSION = 1
+REGRESSIONS = ("newly failing", "newly flaky", "no longer verified")
+
+
+# -- summaries ---------------------------------------------------------------
+
+
+def summary_of(report: dict[str, Any]) -> dict[str, Any]:
+    """The small per-run summary ``rook runs`` lists."""
+    run, s = report["run"], report["summary"]
+    totals = s.get("repeats") or stats.totals(stats.by_scenario(report["scenarios"]))
+    judge = run.get("judge_profile") or {}
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "id": run["id"],
+        "started": run.get("started"),
+        "profile": (run.get("profile") or {}).get("id"),
+        "judge_profile": judge.get("id"),
+        "phases": run.get("phases", []),
+        "complete": "judge" in run.get("phases", []) and not s.get(PENDING),
+        "counts": {k: s.get(k, 0) for k in (*COUNTED, PENDING)},
+        "total": s.get("total"),
+        "decided": s.get("decided"),
+        "pass_rate": s.get("pass_rate"),
+        "coverage": s.get("coverage"),
+        "scenarios": totals["scenarios"],
+        "flaky": totals["flaky"],
+        "exit_code": exit_code(report),
+    }
+
+
+def write_summary(run_path: Path, report: dict[str, Any]) -> None:
+    """Write ``summary.json`` beside ``report.json``; a failure never fails the run."""
+    try:
+        atomic_write(run_path / SUMMARY_FILE, dumps(summary_of(report)))
+    except RunStoreError:
+        pass
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _incomplete(run_path: Path) -> dict[str, Any] | None:
+    manifest = read_json(run_path / RUN_FILE)
+    if not isinstance(manifest, dict):
+        return None
+    try:
+        recorded = sum(1 for e in os.scandir(run_path / "scenarios") if e.name.endswith(".json"))
+    except OSError:
+        recorded = 0
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "id": run_path.name,
+        "started": manifest.get("created"),
+        "profile": (manifest.get("profile") or {}).get("id"),
+        "judge_profile": (manifest.get("judge_profile") or {}).get("id"),
+        "phases": manifest.get("phases", []),
+        "complete": False,
+        "counts": None,
+        "total": len(manifest.get("plan", [])),
+        "recorded": recorded,
+        "decided": None,
+        "pass_rate": None,
+        "coverage": None,
+        "scenarios": len({k.rsplit(".", 1)[0] for k in manifest.get("plan", [])}),
+        "flaky": None,
+        "exit_code": None,
+    }
+
+
+def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None:
+    """The run's summary, rebuilt when stale; ``None`` when the directory is not a run."""
+    summary_time = _mtime(run_path / SUMMARY_FILE)
+    report_time = _mtime(run_path / REPORT_FILE)
+    if not rebuild and summary_time is not None and (
+        report_time is None or summary_time >= report_time
+    ):
+        try:
+            data = read_json(run_path / SUMMARY_FILE)
+        except RunStoreError:
+            data = None
+        if isinstance(data, dict) and data.get("summary_version") == SUMMARY_VERSION:
+            return data
+    if report_time is not None:
+        try:
+            report = read_json(run_path / REPORT_FILE)
+        except RunStoreError:
+            report = None
+        if isinstance(report, dict) and "run" in report:
+            write_summary(run_path, report)
+            return summary_of(report)
+    if (run_path / RUN_FILE).is_file():
+        try:
+            return _incomplete(run_path)
+        except RunStoreError:
+            return None
+    return None
+
+
+def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
+    """Every run of an agent, newest first."""
+    if not runs_dir.is_dir():
+        return []
+    out = []
+    for entry in os.scandir(runs_dir):
+        if entry.is_dir() and not entry.name.startswith("."):
+            summary = read_summary(Path(entry.path), rebuild)
+            if summary is not None:
+                summary["id"] = entry.name
+                out.append(summary)
+    out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)
+    return out
+
+
+# -- finding a run -------------------------------------------------------------
+
+_LATEST = re.compile(r"^latest(?:~(\d+))?$")
+
+
+def resolve_run(runs_dir: Path, ref: str) -> Path:
+    """A run directory from an id, a unique id prefix, ``latest`` or ``latest~N``."""
+    if ref and "/" not in ref and (runs_dir / ref / RUN_FILE).is_file():
+        return runs_dir / ref
+    m = _LATEST.match(ref)
+    if m:
+        runs = list_runs(runs_dir)
+        back = int(m.group(1) or 0)
+        if back >= len(runs):
+            raise ConfigError(
+                f"run {ref}: there are only {len(runs)} run(s) in {runs_dir}"
+            )
+        return runs_dir / runs[back]["id"]
+    names = [e.name for e in os.scandir(runs_dir) if e.is_dir()] if runs_dir.is_dir() else []
+    hits = [n for n in names if n.startswith(ref) and (runs_dir / n / RUN_FILE).is_file()]
+    if len(hits) == 1:
+        return runs_dir / hits[0]
+    if len(hits) > 1:
+        raise ConfigError(f"run {ref}: ambiguous, matches {', '.join(sorted(hits)[:5])}")
+    latest = max(names, default=None)
+    hint = f" (try: rook runs; latest is {latest})" if latest else " (no runs yet)"
+    raise ConfigError(f"run {ref}: no such run in {runs_dir}{hint}")
+
+
+def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
+    """The run's JSON report: ``report.json``, or rebuilt from the run's records."""
+    if not rebuild:
+        report = read_json(run_path / REPORT_FILE)
+        if isinstance(report, dict) and "run" in report:
+            return report
+    manifest = read_json(run_path / RUN_FILE)
+    if not isinstance(manifest, dict):
+        raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
+    records = []
+    for key in manifest.get("plan", []):
+        record = read_json(run_path / "scenarios" / f"{key}.json")
+        if not isinstance(record, dict):
+            sid, _, k = key.rpartition(".")
+            record = {"key": key, "scenario": {"id": sid, "name": sid},
+                      "repeat_index": int(k) if k.isdigit() else 1}
+        records.append(record)
+    return build_report(manifest, records)
+
+
+# -- comparing two runs ----------------------------------------------------------
+
+
+def outcomes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per scenario id: its aggregate over repeats plus a one-word ``outcome``."""
+    per = report["summary"].get("by_scenario") or stats.by_scenario(report["scenarios"])
+    return {p["id"]: {**p, "outcome": stats.outcome(p["statuses"])} for p in per}
+
+
+def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
+    """What happened to one scenario between run A and run B."""
+    if a is None:
+        return ["added"]
+    if b is None:
+        return ["removed"]
+    out = []
+    if a.get("content_hash") and b.get("content_hash") and a["content_hash"] != b["content_hash"]:
+        out.append("changed definition")
+    was, now = a["outcome"], b["outcome"]
+    if now == "failed" and was != "failed":
+        out.append("newly failing")
+    elif now == "flaky" and was in ("passed", "unverified"):
+        out.append("newly flaky")
+    elif now == "unverified" and was == "passed":
+        out.append("no longer verified")
+    elif now == "passed" and was in ("failed", "flaky"):
+        out.append("fixed")
+    elif now == "flaky" and was == "failed":
+        out.append("improved")
+    elif now == "flaky":
+        out.append("flaky")
+    elif now == "failed":
+        out.append("still failing")
+    return out
+
+
+def diff(report_a: dict[str, Any], report_b: dict[str, Any]) -> dict[str, Any]:
+    """Compare two runs scenario by scenario; ``regressed`` is what a CI gate reads."""
+    oa, ob = outcomes(report_a), outcomes(report_b)
+    order = list(ob) + [sid for sid in oa if sid not in ob]
+    rows: list[dict[str, Any]] = []
+    counts: dict[str, int] = {}
+    for sid in order:
+        found = changes(oa.get(sid), ob.get(sid))
+        for c in found:
+            counts[c] = counts.get(c, 0) + 1
+        if found:
+            rows.append({"id": sid, "a": _brief(oa.get(sid)), "b": _brief(ob.get(sid)),
+                         "changes": found})
+    regressed = [r["id"] for r in rows if any(c in REGRESSIONS for c in r["changes"])]
+    return {
+        "a": _run_brief(report_a),
+        "b": _run_brief(report_b),
+        "scenarios": rows,
+        "counts": counts,
+        "unchanged": len(order) - len(rows),
+        "regressed": regressed,
+    }
+
+
+def _brief(o: dict[str, Any] | None) -> dict[str, Any] | None:
+    if o is None:
+        return None
+    return {"outcome": o["outcome"], "passed": o[PASSED], "decided": o["decided"],
+            "runs": o["runs"], "pass_rate": o["pass_rate"], "content_hash": o.get("content_hash")}
+
+
+def _run_brief(report: dict[str, Any]) -> dict[str, Any]:
+    run, s = report["run"], report["summary"]
+    return {"id": run["id"], "started": run.get("started"),
+            "profile": (run.get("profile") or {}).get("id"), "pass_rate": s.get("pass_rate"),
+            "coverage": s.get("coverage")}

@@ -1,0 +1,341 @@
+"""The judge profile: any profile, reached by any transport, that grades evidence.
+
+``rubric`` criteria (and any criterion type with ``uses_judge_profile``) send
+a prompt holding the rubric and the evidence to the profile named by
+``--judge-profile NAME`` or ``judge_profile:`` in config.yaml. The judge
+profile's hooks run exactly like an agent's: ``prepare`` once (on first use),
+then per judgement ``open`` → ``execute`` (the prompt on standard input, or
+in the transport's body) → ``close``. Its execute ``output`` must be one JSON
+object ``{"pass": bool, "reason": str}`` (``score``, a number, optional);
+anything else is a judge error with a diagnosis, never a pass.
+
+The runner builds the client (:func:`setup_judging`) before anything runs and
+hands it to the engine inside a :class:`rook_core.judging.JudgingContext`;
+criteria reach it as ``view.judging.client``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .engine import base_environment, check_env, resolve_entries
+from .errors import ConfigError, PluginError, RookError
+from .hookio import OutputError, preview, turn_evidence
+from .judging import JudgingContext, check_criteria, judge_profile_users
+from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
+from .plugins import Rook
+from .profile import find_profile
+from .redact import Redactor
+from .store import atomic_write, dumps
+from .transports import dispatch
+from .workspace import Agent
+
+VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)
+
+
+@dataclass
+class JudgeAnswer:
+    """One judgement: ``status`` is ``ok`` (``passed``/``reason``/``score`` hold the
+    verdict) or ``error`` (``diagnosis`` says why). ``record`` is the evidence
+    kept with the criterion's verdict: profile, prompt, hook records, answer."""
+
+    status: str
+    passed: bool = False
+    reason: str = ""
+    score: float | None = None
+    diagnosis: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
+    """Read a judge's output as ``{"pass": bool, "reason": str, "score"?: number}``.
+
+    Returns ``(verdict, "")`` or ``(None, what is wrong)``. The whole output
+    must be the object; one enclosing Markdown code fence is tolerated.
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None, "it is not JSON"
+    if not isinstance(value, dict):
+        return None, f"it is a JSON {type(value).__name__}, not an object"
+    if not isinstance(value.get("pass"), bool):
+        got = "missing" if "pass" not in value else f"{value['pass']!r}"
+        return None, f'"pass" must be true or false (got {got})'
+    if not isinstance(value.get("reason"), str):
+        got = "missing" if "reason" not in value else f"{value['reason']!r}"
+        return None, f'"reason" must be a string (got {got})'
+    score = value.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        return None, f'"score" must be a number (got {score!r})'
+    return value, ""
+
+
+class JudgeClient:
+    """Sends prompts to the judge profile's hooks and reads its verdicts."""
+
+    def __init__(
+        self, rook: Rook, agent: Agent, profile: Profile, redactor: Redactor, ref: str
+    ) -> None:
+        self.rook = rook
+        self.agent = agent
+        self.profile = profile
+        self.redactor = redactor
+        self.ref = ref
+        self.base_env = base_environment(profile)
+        self.ctx: RunContext | None = None
+        self._prepared: str | None = None  # None: not yet; "" ok; else the failure
+        self._lock: asyncio.Lock | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._count = itertools.count(1)
+
+    @property
+    def info(self) -> dict[str, Any]:
+        return {"id": self.profile.id, "name": self.profile.name, "agent": self.agent.name,
+                "ref": self.ref, "file": str(self.profile.path)}
+
+    def attach(self, run_id: str, run_dir: Path) -> None:
+        """Bind the client to a run: its records go to ``<run>/judge/``."""
+        base = run_dir / "judge"
+        state = base / "state" / "run"
+        state.mkdir(parents=True, exist_ok=True)
+        self.ctx = RunContext(
+            id=run_id, dir=base, workspace=self.agent.workspace, project=self.agent.project,
+            agent=self.agent.name, agent_dir=self.agent.dir, profile=self.profile, state_dir=state,
+        )
+        for name, value in (("plugins", self.rook), ("redactor", self.redactor)):
+            if hasattr(self.ctx, name):  # optional context other transports rely on
+                setattr(self.ctx, name, value)
+
+    async def start(self) -> None:
+        assert self.ctx is not None, "attach() the client to a run first"
+        for key in {e.transport for e in self.profile.hooks.values()}:
+            spec = self.rook.transports.get(key)
+            if spec is not None and spec.start is not None:
+                self.ctx.resources[key] = await spec.start(self.ctx)
+
+    async def stop(self) -> None:
+        if self.ctx is None:
+            return
+        for key, resource in list(self.ctx.resources.items()):
+            spec = self.rook.transports.get(key)
+            if spec is not None and spec.stop is not None:
+                try:
+                    await spec.stop(resource)
+                except Exception:  # closing must never lose the run's results
+                    pass
+        self.ctx.resources.clear()
+
+    # -- hooks ---------------------------------------------------------------
+
+    def _env(self, phase: str, state_dir: Path, sr: ScenarioRun | None, session: str,
+             conversation: str | None) -> dict[str, str]:
+        assert self.ctx is not None
+        env = dict(self.base_env)
+        env.update({
+            "ROOK_HOOK": phase, "ROOK_WORKSPACE": str(self.agent.workspace),
+            "ROOK_PROJECT": self.agent.project, "ROOK_AGENT": self.agent.name,
+            "ROOK_STATE_DIR": str(state_dir), "ROOK_RUN_STATE_DIR": str(self.ctx.state_dir),
+            "ROOK_RUN_ID": self.ctx.id,
+        })
+        if sr is not None and phase != "prepare":
+            env["ROOK_SCENARIO_ID"] = sr.scenario.id
+            env["ROOK_SESSION"] = session
+        if phase == "execute":
+            env["ROOK_TURN"] = "1"
+        if phase in ("execute", "close") and conversation:
+            env["ROOK_CONVERSATION"] = conversation
+        return env
+
+    async def _hook(self, phase: str, state_dir: Path, sr: ScenarioRun | None = None,
+                    session: str = "", conversation: str | None = None,
+                    stdin: str | None = None) -> HookResult:
+        assert self.ctx is not None
+        entry = self.profile.hooks[phase]
+        call = HookCall(
+            phase=phase, entry=entry, run=self.ctx,
+            env=self._env(phase, state_dir, sr, session, conversation),
+            timeout=entry.timeout, limits=self.profile.limits, scenario_run=sr,
+            turn=1 if phase == "execute" else None, stdin=stdin, conversation=conversation,
+            session=session or None, state_dir=state_dir, turns_total=1,
+        )
+        try:
+            return await dispatch(self.rook.hook, call)
+        except (PluginError, asyncio.CancelledError):
+            raise
+        except RookError as exc:
+            diagnosis = str(exc)
+        except Exception as exc:  # a transport plugin's bug fails this judgement only
+            diagnosis = f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}"
+        now = time.time()
+        return HookResult(phase, "failed", 0.0, now, now, diagnosis=diagnosis,
+                          turn=call.turn, transport=entry.transport)
+
+    async def _prepare(self) -> str:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self._prepared is None:
+                self._prepared = ""
+                if "prepare" in self.profile.hooks:
+                    assert self.ctx is not None
+                    result = await self._hook("prepare", self.ctx.state_dir)
+                    data = self.redactor.data(result.to_dict())
+                    self.ctx.dir.mkdir(parents=True, exist_ok=True)
+                    atomic_write(self.ctx.dir / "prepare.json", dumps(data))
+                    if not result.ok:
+                        self._prepared = f"its prepare hook failed: {data.get('diagnosis')}"
+        return self._prepared
+
+    async def ask(self, prompt: str, scenario: Scenario, repeat_index: int = 1,
+                  repeat_count: int = 1) -> JudgeAnswer:
+        """Run one judgement of ``prompt`` (about ``scenario``) through the judge profile."""
+        assert self.ctx is not None, "attach() the client to a run first"
+        who = f"judge profile {self.profile.id!r}"
+        record: dict[str, Any] = {"profile": self.profile.id, "prompt": prompt, "hooks": []}
+        failed = await self._prepare()
+        if failed:
+            return JudgeAnswer("error", diagnosis=f"{who}: {failed}", record=record)
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.profile.concurrency)
+        n = next(self._count)
+        state_dir = self.ctx.dir / "state" / f"{scenario.id}.{repeat_index}-j{n}"
+        state_dir.mkdir(parents=True, exist_ok=True)
+        judged = Scenario(id=scenario.id, name=f"judge: {scenario.name}", turns=[prompt])
+        sr = ScenarioRun(judged, repeat_index, repeat_count)
+        session = f"{self.ctx.id}-judge-{n}-{uuid.uuid4().hex[:8]}"
+        async with self._slots:
+            return await self._judge(prompt, sr, session, state_dir, record, who)
+
+    async def _judge(self, prompt: str, sr: ScenarioRun, session: str, state_dir: Path,
+                     record: dict[str, Any], who: str) -> JudgeAnswer:
+        def keep(result: HookResult) -> HookResult:
+            record["hooks"].append(self.redactor.data(result.to_dict()))
+            return result
+
+        conversation = None
+        if "open" in self.profile.hooks:
+            opened = keep(await self._hook("open", state_dir, sr, session))
+            if not opened.ok:
+                return JudgeAnswer("error", diagnosis=f"{who}: open failed: {opened.diagnosis}",
+                                   record=record)
+            if opened.data and opened.data.get("conversation") not in (None, ""):
+                conversation = str(opened.data["conversation"])
+        result = await self._hook("execute", state_dir, sr, session, conversation, prompt)
+        output = None
+        if result.ok:
+            try:
+                output = turn_evidence(1, prompt, result.data or {}, result.seconds).output
+            except OutputError as exc:
+                result.status, result.diagnosis = "failed", str(exc)
+        keep(result)
+        if "close" in self.profile.hooks:
+            keep(await self._hook("close", state_dir, sr, session, conversation))
+        if not result.ok or output is None:
+            return JudgeAnswer("error", diagnosis=f"{who}: execute failed: {result.diagnosis}",
+                               record=record)
+        verdict, problem = parse_verdict(output)
+        if verdict is None:
+            record["answer"] = self.redactor.text(output)
+            return JudgeAnswer(
+                "error",
+                diagnosis=f"{who} answered {preview(self.redactor.text(output), 300)}, which is "
+                f"not one JSON object {VERDICT_SHAPE}: {problem}",
+                record=record,
+            )
+        record["answer"] = self.redactor.data(verdict)
+        score = verdict.get("score")
+        return JudgeAnswer("ok", passed=verdict["pass"], reason=verdict["reason"],
+                           score=float(score) if score is not None else None, record=record)
+
+
+def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profile]:
+    """``NAME`` is a profile of this agent; ``AGENT/NAME`` one of another agent of the project."""
+    judge_agent = agent
+    name = ref
+    if "/" in ref:
+        other, _, name = ref.partition("/")
+        judge_agent = Agent(agent.workspace, agent.project, other)
+        if not judge_agent.dir.is_dir():
+            raise ConfigError(
+                f"judge profile {ref!r}: no agent {other!r} in project {agent.project!r} "
+                f"({judge_agent.dir} does not exist)"
+            )
+    try:
+        profile = find_profile(judge_agent.profiles_dir, name, rook.transports)
+    except ConfigError as exc:
+        raise type(exc)(f"judge profile {ref!r}: {exc}") from None
+    return judge_agent, profile
+
+
+def setup_judging(
+    rook: Rook,
+    agent: Agent,
+    agent_profile: Profile,
+    scenarios: list[Scenario],
+    phases: list[str],
+    redactor: Redactor,
+    requested: str | None = None,
+    configured: Any = None,
+    pinned: str | None = None,
+) -> JudgingContext:
+    """Everything criteria may reach, checked before anything runs (exit 2 on a problem).
+
+    The judge profile is ``requested`` (``--judge-profile``), else the one the
+    run already used (``pinned``), else ``configured`` (config.yaml's
+    ``judge_profile``). It is loaded when a selected scenario sends evidence to
+    it (and the judge phase is selected) or when it was requested explicitly.
+    """
+    if configured is not None and not isinstance(configured, str):
+        raise ConfigError("config.yaml: judge_profile must be a profile name (a string)")
+    users = judge_profile_users(scenarios, rook.criteria) if "judge" in phases else []
+    ref = requested or pinned or configured
+    client = None
+    if users and not ref:
+        shown = "\n".join(f"  {u}" for u in users[:10])
+        more = f"\n  ... and {len(users) - 10} more" if len(users) > 10 else ""
+        raise ConfigError(
+            "these criteria send evidence to a judge profile, but none is configured; "
+            "pass --judge-profile NAME or set judge_profile: NAME in "
+            f"{agent.root / 'config.yaml'}:\n{shown}{more}"
+        )
+    if ref and (users or requested):
+        judge_agent, profile = find_judge_profile(agent, ref, rook)
+        resolve_entries(rook, profile, judge_agent)
+        try:
+            check_env(profile)
+        except ConfigError as exc:
+            raise type(exc)(f"judge {exc}") from None
+        for e in profile.env:
+            redactor.add(e.variable, os.environ.get(e.variable, ""))
+        client = JudgeClient(rook, judge_agent, profile, redactor, ref)
+    judging = JudgingContext(
+        workspace=agent.workspace,
+        env=base_environment(agent_profile),
+        client=client,
+        judges=rook.judges,
+    )
+    check_criteria(scenarios, rook.criteria, judging)
+    return judging
+
+
+__all__ = ["JudgeAnswer", "JudgeClient", "VERDICT_SHAPE", "find_judge_profile", "parse_verdict",
+           "setup_judging"]

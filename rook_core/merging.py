@@ -1,0 +1,222 @@
+"""``rook merge``: join the records of a sharded run's shards into one run.
+
+Shards on different machines each write their own copy of ``runs/<run-id>/``;
+shards on one shared file system write into the same one. Either way the
+records are per scenario run, so joining them is choosing one record per
+planned key and assembling ``run.json`` from the shards' manifest parts
+(:mod:`rook_core.sharding`). The merged run's report and diff are exactly
+those of an unsharded run.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, RunStoreError
+from .models import PHASES
+from .sharding import BASE_KEYS, PART, Shard, check_same_run
+from .store import atomic_write, dumps, read_json
+
+
+@dataclass
+class Merged:
+    """What :func:`merge_runs` assembled in ``path``: the run's manifest, one record
+    per planned scenario run (``None`` where no shard recorded it), and notes."""
+
+    path: Path
+    manifest: dict[str, Any]
+    records: dict[str, dict[str, Any] | None]
+    missing: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _run_json(path: Path) -> dict[str, Any]:
+    data = read_json(path / "run.json")
+    if not isinstance(data, dict) or "plan" not in data:
+        raise ConfigError(
+            f"{path}: not a Rook run directory (no run.json); give runs/<run-id> dirs"
+        )
+    return data
+
+
+def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    for f in sorted(path.glob("run.shard-*-of-*.json")):
+        m = PART.match(f.name)
+        if m and int(m.group(2)) == count:
+            data = read_json(f)
+            if isinstance(data, dict):
+                out[int(m.group(1))] = data
+    return out
+
+
+def _latest(manifest: dict[str, Any]) -> float:
+    return max((i.get("started") or 0 for i in manifest.get("invocations") or []), default=0.0)
+
+
+def _better(new: dict[str, Any], old: dict[str, Any] | None) -> bool:
+    if old is None:
+        return True
+    if bool(new.get("final")) != bool(old.get("final")):
+        return bool(new.get("final"))
+    return (new.get("ended") or 0) > (old.get("ended") or 0)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    if src.resolve() == dst.resolve():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except OSError as exc:
+        raise RunStoreError(f"cannot copy {src} to {dst}: {exc.strerror or exc}") from None
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    if src.is_dir() and src.resolve() != dst.resolve():
+        try:
+            shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+        except (OSError, shutil.Error) as exc:
+            raise RunStoreError(f"cannot copy {src} to {dst}: {exc}") from None
+
+
+def combine(base: dict[str, Any], parts: dict[int, dict[str, Any]], path: Path) -> dict[str, Any]:
+    """The run's manifest from the shared ``run.json`` and every shard's part: what
+    an unsharded run's ``run.json`` holds, plus ``shards`` and ``merged``."""
+    n = base["shards"]
+    m: dict[str, Any] = {k: copy.deepcopy(base[k]) for k in BASE_KEYS if k in base}
+    m["dir"] = str(path)
+    created = [p["created"] for p in (base, *parts.values()) if p.get("created")]
+    if created:
+        m["created"] = min(created)
+    ordered = [parts[i] for i in sorted(parts)]
+    m["phases"] = [p for p in PHASES if any(p in (q.get("phases") or []) for q in ordered)]
+    m["invocations"] = [
+        {**inv, "shard": f"{i}/{n}"}
+        for i in sorted(parts)
+        for inv in parts[i].get("invocations") or []
+    ]
+    declared = (base.get("capabilities") or {}).get("declared", {})
+    observed: dict[str, bool] = {}
+    for q in ordered:
+        for cap, seen in ((q.get("capabilities") or {}).get("observed") or {}).items():
+            observed[cap] = bool(observed.get(cap) or seen)
+    m["capabilities"] = {"declared": declared, "observed": observed}
+    prepared = [(i, parts[i]["prepare"]) for i in sorted(parts) if parts[i].get("prepare")]
+    failed = [(i, p) for i, p in prepared if p.get("status") != "ok"]
+    if failed:
+        m["prepare"] = {**failed[0][1], "shard": f"{failed[0][0]}/{n}"}
+    elif prepared:
+        m["prepare"] = prepared[0][1]
+    for key in ("judge_profile", "interrupted"):
+        found = [q[key] for q in ordered if q.get(key)]
+        if found:
+            m[key] = found[0]
+    kills = [k for q in ordered for k in q.get("kills") or []]
+    if kills:
+        m["kills"] = kills
+    return m
+
+
+def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged:
+    """Join the records of a sharded run's shards into the run directory ``path``.
+
+    ``sources`` are copies of ``runs/<run-id>/`` (one per machine, or the one
+    directory shards on a shared file system wrote into); ``path`` may be one of
+    them. Every planned scenario run keeps its best record (a final one over an
+    unfinished one, else the latest); records, state directories and shard parts
+    are copied into ``path``; ``run.json`` is rewritten as the merged manifest.
+    A missing shard is refused unless ``partial``.
+    """
+    dirs: list[Path] = []
+    for d in [*sources, path]:
+        if (d / "run.json").is_file() and all(d.resolve() != e.resolve() for e in dirs):
+            dirs.append(d)
+    if not dirs:
+        raise ConfigError(f"{path}: no run to merge (no run.json)")
+    bases = [(d, _run_json(d)) for d in dirs]
+    first_dir, base = bases[0]
+    if not base.get("shards"):
+        raise ConfigError(f"{first_dir}: run {base.get('id')} was not sharded; nothing to merge")
+    for d, other in bases[1:]:
+        if other.get("id") != base.get("id"):
+            raise ConfigError(
+                f"{d}: holds run {other.get('id')!r}, not {base.get('id')!r}; "
+                "merge the shards of one run"
+            )
+        check_same_run(other, base, str(d / "run.json"), None)
+    n = int(base["shards"])
+    parts: dict[int, tuple[Path, dict[str, Any]]] = {}
+    for d in dirs:
+        for i, part in _parts(d, n).items():
+            if i not in parts or _latest(part) > _latest(parts[i][1]):
+                parts[i] = (d, part)
+    missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
+    if missing and not partial:
+        raise ConfigError(
+            f"run {base['id']}: no record of shard(s) {', '.join(missing)} in "
+            f"{', '.join(str(d) for d in dirs)}; run them (rook run --run {base['id']} "
+            "--shard I/N), or merge what there is with --partial"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    for sub in ("scenarios", "state"):
+        (path / sub).mkdir(exist_ok=True)
+    records: dict[str, dict[str, Any] | None] = {}
+    chosen: dict[str, Path] = {}
+    for key in base["plan"]:
+        best = None
+        for d in dirs:
+            rec = read_json(d / "scenarios" / f"{key}.json")
+            if isinstance(rec, dict) and _better(rec, best):
+                best, chosen[key] = rec, d
+        records[key] = best
+    for key, d in chosen.items():
+        _copy(d / "scenarios" / f"{key}.json", path / "scenarios" / f"{key}.json")
+        _copy_tree(d / "state" / key, path / "state" / key)
+    for i, (d, _) in sorted(parts.items()):
+        shard = Shard(i, n)
+        for name in ("run.json", "prepare.json", "report.json"):
+            if (d / shard.part(name)).is_file():
+                _copy(d / shard.part(name), path / shard.part(name))
+    for d in dirs:
+        for name in ("profile.yaml",):
+            if (d / name).is_file() and not (path / name).is_file():
+                _copy(d / name, path / name)
+        if not any((path / "state" / "run").glob("*")):
+            _copy_tree(d / "state" / "run", path / "state" / "run")
+        _copy_tree(d / "judge", path / "judge")
+    manifest = combine(base, {i: p for i, (_, p) in parts.items()}, path)
+    manifest["merged"] = {
+        "at": time.time(),
+        "shards": [f"{i}/{n}" for i in sorted(parts)],
+        "missing": missing,
+        "sources": [str(d) for d in dirs],
+    }
+    notes = _definition_notes(records)
+    atomic_write(path / "run.json", dumps(manifest))
+    return Merged(path, manifest, records, missing, notes)
+
+
+def _definition_notes(records: dict[str, dict[str, Any] | None]) -> list[str]:
+    hashes: dict[str, set[str]] = {}
+    for rec in records.values():
+        scenario = (rec or {}).get("scenario") or {}
+        if scenario.get("content_hash"):
+            hashes.setdefault(scenario["id"], set()).add(scenario["content_hash"])
+    return [
+        f"scenario {sid} was defined differently on different shards "
+        f"({len(h)} versions): check every shard ran the same commit"
+        for sid, h in sorted(hashes.items())
+        if len(h) > 1
+    ]
+
+
+__all__ = ["Merged", "combine", "merge_runs"]

@@ -1,0 +1,111 @@
+"""Find a hook's descendants, including those that escaped its process group.
+
+A hook's process group is killed on timeout, but a descendant that called
+``setsid`` (a daemon) is in another group. On Linux Rook makes itself a
+*child subreaper*, so such orphans are re-parented to Rook instead of init,
+and it finds them here by walking ``/proc``: the hook's live process tree, and
+the orphans re-parented to Rook whose environment still carries the hook's
+marker variables (``ROOK_RUN_ID``, ``ROOK_STATE_DIR``, ``ROOK_HOOK``,
+``ROOK_TURN``). Elsewhere these functions find nothing and the process-group
+kill is the guarantee.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+PR_SET_CHILD_SUBREAPER = 36
+PROC = "/proc"
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux). Returns whether it worked."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _parents() -> dict[int, int]:
+    """pid -> ppid for every process (empty where /proc is missing)."""
+    out: dict[int, int] = {}
+    try:
+        entries = os.listdir(PROC)
+    except OSError:
+        return out
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"{PROC}/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: split after the last ')'
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z":
+            out[int(name)] = int(fields[1])
+    return out
+
+
+def descendants(pid: int, parents: Mapping[int, int] | None = None) -> list[int]:
+    """Every live descendant of ``pid``, whatever session or group it is in."""
+    parents = _parents() if parents is None else parents
+    children: dict[int, list[int]] = {}
+    for p, pp in parents.items():
+        children.setdefault(pp, []).append(p)
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def _environ(pid: int) -> dict[bytes, bytes]:
+    try:
+        with open(f"{PROC}/{pid}/environ", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return {}
+    env = {}
+    for item in raw.split(b"\0"):
+        k, sep, v = item.partition(b"=")
+        if sep:
+            env[k] = v
+    return env
+
+
+def marked_orphans(marker: Mapping[str, str], exclude: Iterable[int] = ()) -> list[int]:
+    """Children of Rook (adopted orphans) whose environment carries ``marker``,
+    with their own descendants."""
+    if not marker:
+        return []
+    me = os.getpid()
+    skip = set(exclude)
+    parents = _parents()
+    want = {k.encode(): v.encode() for k, v in marker.items()}
+    found: list[int] = []
+    for pid, ppid in parents.items():
+        if ppid != me or pid in skip:
+            continue
+        env = _environ(pid)
+        if env and all(env.get(k) == v for k, v in want.items()):
+            found.append(pid)
+            found.extend(descendants(pid, parents))
+    return found
+
+
+def reap(pids: Iterable[int]) -> None:
+    """Collect the exit status of adopted orphans we killed (no zombies left)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            pass

@@ -1,0 +1,307 @@
+"""Sharding: ``rook run --shard I/N`` runs a deterministic 1/N of a run's scenario runs.
+
+Every shard plans the same run (same workspace, same selection flags) and
+keeps the scenario runs whose place in the partition is ``I``. The partition
+ranks the scenario-run keys (``<scenario id>.<repeat>``) by the SHA-256 of the
+key and deals them round-robin, so it is the same on every machine and Python
+version (never ``hash()``) and the shards differ in size by at most one.
+
+All shards write under one run id (``--run ID`` or ``--run-name NAME``, which
+create the run when it does not exist yet). Shards on one shared file system
+write into the same directory at the same time, so nothing two shards write
+has the same name:
+
+* a scenario record is per key (``scenarios/<key>.json``): one shard owns it;
+* ``run.json`` is written once, exclusively, by whichever shard comes first
+  (the run's id, profile, full plan and shard count); each shard keeps its own
+  manifest in ``run.shard-I-of-N.json``, and likewise ``prepare.shard-I-of-N.json``
+  and ``report.shard-I-of-N.json`` (prepare runs once per shard);
+* :mod:`rook_core.cli.merge` (``rook merge``) assembles ``run.json`` and
+  ``report.json`` from the parts and the records, exactly as an unsharded run
+  would have them.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, RunStoreError
+from .redact import Redactor
+from .store import RunDir, create_run, dumps, read_json
+
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+PART = re.compile(r"^run\.shard-(\d+)-of-(\d+)\.json$")
+BASE_KEYS = ("id", "dir", "workspace", "project", "agent", "profile", "created", "plan", "shards")
+"""What the shared ``run.json`` of a sharded run holds until it is merged."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` (1-based) of ``count``."""
+
+    index: int
+    count: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def suffix(self) -> str:
+        return f"shard-{self.index}-of-{self.count}"
+
+    def part(self, name: str) -> str:
+        """This shard's own file for ``name``: ``run.json`` -> ``run.shard-1-of-3.json``."""
+        stem, dot, ext = name.rpartition(".")
+        return f"{stem}.{self.suffix}.{ext}" if dot and stem else f"{name}.{self.suffix}"
+
+
+def parse_shard(value: str | None) -> Shard | None:
+    """``"2/3"`` -> ``Shard(2, 3)``; ``None`` stays ``None``; anything else is a ConfigError."""
+    if value is None:
+        return None
+    m = _SHARD.match(str(value))
+    if not m:
+        raise ConfigError(f"--shard {value}: use I/N, e.g. --shard 1/4 (shards count from 1)")
+    index, count = int(m.group(1)), int(m.group(2))
+    if count < 1 or not 1 <= index <= count:
+        raise ConfigError(
+            f"--shard {value}: I must be between 1 and N (N >= 1), e.g. 1/{max(count, 1)}"
+        )
+    return Shard(index, count)
+
+
+def rank(key: str) -> str:
+    """The stable sort key of a scenario-run key: its SHA-256, hex."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def partition(keys: list[str], count: int) -> list[list[str]]:
+    """Split ``keys`` into ``count`` parts, each in the order of ``keys``.
+
+    Keys are ranked by SHA-256 and dealt round-robin: the result depends only
+    on the set of keys, never on the machine, the Python version or the order
+    the scenarios were loaded in.
+    """
+    unique = list(dict.fromkeys(keys))
+    owner = {k: i % count for i, k in enumerate(sorted(unique, key=lambda k: (rank(k), k)))}
+    return [[k for k in unique if owner[k] == n] for n in range(count)]
+
+
+def shard_keys(plan: list[str], shard: Shard) -> list[str]:
+    """The keys of ``plan`` that belong to ``shard``, in plan order."""
+    return partition(plan, shard.count)[shard.index - 1]
+
+
+def run_id_from_name(name: str) -> str:
+    """A run id from ``--run-name``: the name when it is already a valid id, else a
+    slug of it plus 8 hex digits of its SHA-256 (the same on every machine)."""
+    text = name.strip()
+    if not text:
+        raise ConfigError("--run-name: must not be empty (e.g. --run-name ci-$GITHUB_RUN_ID)")
+    if _ID.match(text):
+        return text
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")[:100] or "run"
+    return f"{slug}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+
+
+def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | None) -> str | None:
+    """The run id a ``rook run`` asks for; checks the flags go together."""
+    if run_id and run_name:
+        raise ConfigError("--run and --run-name: give one of them, not both")
+    if shard is not None and not (run_id or run_name):
+        raise ConfigError(
+            f"--shard {shard.label}: every shard must write into the same run; "
+            "pass the same --run ID or --run-name NAME to every shard "
+            "(e.g. --run-name ci-$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT)"
+        )
+    if run_name:
+        return run_id_from_name(run_name)
+    if run_id and not _ID.match(run_id) and shard is not None:
+        raise ConfigError(f"--run {run_id}: a run id uses letters, digits, '.', '_' and '-'")
+    return run_id
+
+
+def creates_run(run_name: str | None, shard: Shard | None) -> bool:
+    """Whether a missing ``--run`` id is created (sharded or named runs) rather than refused."""
+    return shard is not None or run_name is not None
+
+
+class ShardRunDir(RunDir):
+    """A run directory as one shard sees it: the run-wide files it writes
+    (``run.json``, ``prepare.json``, ``report.json``) are its own parts, and it
+    takes its own lock, so shards sharing a file system never clobber each other."""
+
+    OWN = ("run.json", "prepare.json", "report.json")
+
+    def __init__(self, path: Path, redactor: Redactor, shard: Shard) -> None:
+        super().__init__(path, redactor)
+        self.shard = shard
+
+    def _name(self, name: str) -> str:
+        return self.shard.part(name) if name in self.OWN else name
+
+    def write_json(self, name: str, data: Any) -> Path:
+        return super().write_json(self._name(name), data)
+
+    def read_json(self, name: str) -> Any:
+        return super().read_json(self._name(name))
+
+    def lock(self, name: str = ".lock") -> None:
+        super().lock(f"{name}.{self.shard.suffix}")
+
+
+def run_dir(path: Path, redactor: Redactor, shard: Shard | None) -> RunDir:
+    """The run directory of an existing run, as this shard (or an unsharded run) sees it."""
+    return RunDir(path, redactor) if shard is None else ShardRunDir(path, redactor, shard)
+
+
+def new_run(runs_dir: Path, redactor: Redactor, run_id: str | None, shard: Shard | None) -> RunDir:
+    """Create the run directory: a fresh id, or the named one (``--run``/``--run-name``),
+    which another shard may have created a moment ago (the run's lock, taken next,
+    keeps two processes of the same shard apart)."""
+    if run_id is None:
+        return create_run(runs_dir, redactor)
+    path = runs_dir / run_id
+    try:
+        (path / "scenarios").mkdir(parents=True, exist_ok=True)
+        (path / "state" / "run").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunStoreError(
+            f"cannot create the run directory {path}: {exc.strerror or exc}"
+        ) from None
+    return run_dir(path, redactor, shard)
+
+
+def _write_exclusive(path: Path, text: str) -> bool:
+    """Create ``path`` with ``text`` unless it exists; atomic (link of a complete file)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+    except OSError as exc:
+        raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def publish(run: RunDir, manifest: dict[str, Any], shard: Shard | None) -> None:
+    """For a new sharded run: write the shared ``run.json`` once (first shard wins)
+    and check that a shard that came second planned exactly the same run."""
+    if shard is None:
+        return
+    manifest["shards"] = shard.count
+    base = {k: manifest[k] for k in BASE_KEYS if k in manifest}
+    base["phases"], base["invocations"] = [], []
+    base["capabilities"] = {"declared": manifest["capabilities"]["declared"], "observed": {}}
+    target = run.path / "run.json"
+    if _write_exclusive(target, dumps(run.redactor.data(base))):
+        return
+    existing = read_json(target)
+    if isinstance(existing, dict):
+        check_same_run(existing, manifest, str(target), shard)
+
+
+def check_same_run(
+    existing: dict[str, Any], mine: dict[str, Any], where: str, shard: Shard | None
+) -> None:
+    """Refuse to join a run whose profile, plan or shard count differs from this one's."""
+    who = f"--shard {shard.label}" if shard else "this run"
+    if existing.get("profile", {}).get("id") != mine.get("profile", {}).get("id"):
+        raise ConfigError(
+            f"{who}: {where} was made with profile {existing.get('profile', {}).get('id')!r}, "
+            f"not {mine.get('profile', {}).get('id')!r}; every shard must use the same profile"
+        )
+    if existing.get("plan") != mine.get("plan"):
+        theirs, ours = set(existing.get("plan") or []), set(mine.get("plan") or [])
+        diff = sorted(theirs ^ ours)[:5]
+        raise ConfigError(
+            f"{who}: {where} planned other scenario runs than this shard "
+            f"(differing: {', '.join(diff) or 'the order'}); every shard must select the same "
+            "scenarios from the same workspace (same flags, same commit)"
+        )
+    if existing.get("shards") != mine.get("shards"):
+        raise ConfigError(
+            f"{who}: {where} is split into {existing.get('shards')} shards, "
+            f"not {mine.get('shards')}"
+        )
+
+
+def resume_manifest(run_path: Path, base: dict[str, Any], shard: Shard | None) -> dict[str, Any]:
+    """The manifest a ``rook run --run ID`` continues: the run's own, or this shard's part."""
+    run_id = base.get("id", run_path.name)
+    n = base.get("shards")
+    if shard is None:
+        if n and not base.get("merged"):
+            raise ConfigError(
+                f"--run {run_id}: this run is split into {n} shards and not merged yet; resume "
+                f"one shard with --run {run_id} --shard I/{n}, or join the shards first with "
+                f"rook merge --run {run_id} (then rook run --run {run_id} finishes whatever "
+                "is missing, in one process)"
+            )
+        return base
+    if not n:
+        raise ConfigError(
+            f"--shard {shard.label}: run {run_id} was not started sharded; "
+            "resume it without --shard"
+        )
+    if n != shard.count:
+        raise ConfigError(
+            f"--shard {shard.label}: run {run_id} is split into {n} shards; use --shard I/{n}"
+        )
+    part = read_json(run_path / shard.part("run.json"))
+    if isinstance(part, dict):
+        return part
+    fresh = copy.deepcopy({k: base[k] for k in BASE_KEYS if k in base})
+    fresh["phases"], fresh["invocations"] = [], []
+    declared = (base.get("capabilities") or {}).get("declared", {})
+    fresh["capabilities"] = {"declared": declared, "observed": {}}
+    return fresh
+
+
+def assign(runs: list[Any], manifest: dict[str, Any], shard: Shard | None) -> list[Any]:
+    """Keep the scenario runs of this shard (partitioned over the run's whole plan,
+    so a narrower ``--only`` on resume never moves a run to another shard)."""
+    if shard is None:
+        return runs
+    mine = shard_keys(list(manifest["plan"]), shard)
+    manifest["shard"] = {"index": shard.index, "count": shard.count, "plan": mine}
+    keep = set(mine)
+    return [r for r in runs if r.key in keep]
+
+
+def is_shard(run: RunDir) -> bool:
+    return isinstance(run, ShardRunDir)
+
+
+__all__ = [
+    "Shard",
+    "ShardRunDir",
+    "assign",
+    "check_same_run",
+    "creates_run",
+    "is_shard",
+    "new_run",
+    "parse_shard",
+    "partition",
+    "publish",
+    "requested_run_id",
+    "resume_manifest",
+    "run_dir",
+    "run_id_from_name",
+    "shard_keys",
+]

@@ -1,0 +1,280 @@
+"""The ``dask`` executor against a LocalCluster of process workers, with real hooks."""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed", reason="the dask extra is not installed: pip install 'rook-harness[dask]'"
+)
+
+from rook_core.hookspecs import hookimpl  # noqa: E402
+from rook_core.testing import Workspace  # noqa: E402
+
+SECRET = "s3cr3t-do-not-store"
+
+AGENT = r"""
+#!/bin/bash
+case "$1" in
+  prepare) echo prepared > "$ROOK_RUN_STATE_DIR/token" ;;
+  open) echo opened > "$ROOK_STATE_DIR/opened"; printf '{"conversation": "c-%s"}\n' "$ROOK_SCENARIO_ID" ;;
+  execute)
+    goal=$(cat)
+    case "$goal" in
+      die-*) mark="$MARKS/$ROOK_SCENARIO_ID"; n=$(cat "$mark" 2>/dev/null || echo 0)
+             echo $((n + 1)) > "$mark"   # die-N: the first N attempts kill their worker
+             if [ "$n" -lt "${goal#die-}" ]; then kill -9 "$PPID"; sleep 2; exit 0; fi ;;
+      sleep) echo $$ >> "$MARKS/pids"; sleep 60 ;;
+    esac
+    printf '{"output": "%s|%s|%s|%s", "ppid": %s, "ws": "%s"}\n' "$goal" \
+      "$(cat "$ROOK_STATE_DIR/opened")" "$(cat "$ROOK_RUN_STATE_DIR/token")" "$API_TOKEN" \
+      "$PPID" "$ROOK_WORKSPACE" ;;
+  collect) printf '{"usage": {"input": 1, "output": 2}}\n' ;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Any:
+    """Two process workers, two threads each; a scenario is retried once, as Rook's own
+    LocalCluster does (``distributed.scheduler.allowed-failures: 1``)."""
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
+        )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def agent(ws: Workspace, marks: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marks.mkdir(exist_ok=True)
+    monkeypatch.setenv("API_TOKEN", SECRET)  # set after the workers started: shipped to them
+    ws.script("agent.sh", AGENT)
+    ws.profile({
+        "id": "p",
+        "hooks": {p: "scripts/agent.sh" for p in ("prepare", "open", "execute", "close", "collect")},
+        "env": [{"variable": "API_TOKEN", "purpose": "the agent's API token"}],
+        "hook_env": {"MARKS": str(marks)},
+        "capabilities": {"multi_turn": True, "calls": False, "usage": True},
+    })
+
+
+def scenarios(ws: Workspace) -> None:
+    ws.scenario({"id": "hello", "goal": "hi", "criteria": [{"contains": "hi|opened|prepared"}]})
+    ws.scenario({"id": "wrong", "goal": "no", "criteria": [{"contains": "yes"}]})
+    ws.scenario({"id": "twice", "goal": "again", "repeat": 2,
+                 "criteria": [{"max_tokens": {"total": 3}}, {"contains": "[redacted:API_TOKEN]"}]})
+    ws.scenario({"id": "chat", "turns": ["one", "two"], "criteria": [{"contains": "two"}]})
+    ws.scenario({"id": "tools", "goal": "x", "criteria": [{"not_called": "delete_all"}]})
+
+
+def normalize(report: dict[str, Any]) -> dict[str, Any]:
+    r = copy.deepcopy(report)
+    for k in ("id", "dir", "started"):
+        r["run"].pop(k, None)
+    for s in r["scenarios"]:
+        s.pop("seconds", None)
+        for t in s["turns"]:
+            t.pop("seconds", None)
+            t["evidence"].pop("ppid", None)
+            t["evidence"].pop("ws", None)
+        for h in s["hooks"]:
+            h.pop("seconds", None)
+    return r
+
+
+class Observer:
+    """An evidence observer, registered in-test: only the driver's plugin manager has it."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, Any]] = []
+
+    @hookimpl
+    def rook_evidence_recorded(self, run: Any, record: Any, result: Any) -> None:
+        if record is not None:
+            self.seen.append((record["key"], result.phase, result.turn))
+
+
+def hooks_of(ws: Workspace, run_id: str) -> collections.Counter[tuple[str, str, Any]]:
+    out: collections.Counter[tuple[str, str, Any]] = collections.Counter()
+    for f in (ws.run_dir(run_id) / "scenarios").glob("*.json"):
+        rec = json.loads(f.read_text())
+        out.update((rec["key"], h["phase"], h["turn"]) for h in rec["hooks"])
+    return out
+
+
+def test_dask_runs_the_same_lifecycle_on_workers(
+    scheduler, rook_workspace, rook_cli, rook_plugin, monkeypatch, tmp_path
+):
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    scenarios(rook_workspace)
+    observer = rook_plugin(Observer())
+    local = rook_cli("run", "--json", "-j", "4")
+    assert local.exit_code == 1, local.stderr  # "wrong" fails on purpose
+    observer.seen.clear()
+
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "4")
+    assert r.exit_code == 1, r.stderr
+    assert normalize(r.report) == normalize(local.report)
+    assert r.statuses() == {"hello": "passed", "wrong": "failed", "twice.1": "passed",
+                            "twice.2": "passed", "chat": "passed", "tools": "not_runnable"}
+    me = os.getpid()
+    ran = [t["evidence"]["ppid"] for s in r.report["scenarios"] for t in s["turns"]]
+    assert ran and me not in ran  # every hook ran in a worker process
+    assert {t["evidence"]["ppid"] for s in local.report["scenarios"] for t in s["turns"]} == {me}
+    run_id = r.report["run"]["id"]
+    # the driver alone wrote the records; observers ran there, once per hook
+    assert collections.Counter(observer.seen) == hooks_of(rook_workspace, run_id)
+    assert SECRET not in rook_workspace.all_run_text(run_id)
+    assert "[redacted:API_TOKEN]" in rook_workspace.record(run_id, "hello.1")["turns"][0]["output"]
+    assert not list(rook_workspace.run_dir(run_id).glob(".dask-probe-*"))
+
+
+def test_a_workspace_the_workers_do_not_share_is_shipped(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    scenarios(rook_workspace)
+    local = rook_cli("run", "--json", "--only", "hello,chat")
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "--only",
+                 "hello,chat", "-j", "2")
+    assert r.exit_code == 0, r.stderr
+    assert normalize(r.report) == normalize(local.report)
+    seen = {t["evidence"]["ws"] for s in r.report["scenarios"] for t in s["turns"]}
+    assert str(rook_workspace.root) not in seen  # the hooks ran in an unpacked copy
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    assert (run_dir / "state" / "hello.1" / "opened").read_text() == "opened\n"  # state came back
+
+
+def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    rook_workspace.scenario({"id": "steady", "goal": "fine", "criteria": [{"contains": "fine"}]})
+    rook_workspace.scenario({"id": "flaky", "goal": "die-1", "criteria": [{"contains": "die"}]})
+    rook_workspace.scenario({"id": "doomed", "goal": "die-2", "criteria": [{"contains": "die"}]})
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "1")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"steady": "passed", "flaky": "passed", "doomed": "error"}
+    run_id = r.report["run"]["id"]
+    flaky = rook_workspace.record(run_id, "flaky.1")
+    assert [a["lost"] for a in flaky["attempts"]] == [True]
+    assert "was lost while running this scenario" in flaky["warnings"][0]
+    doomed = rook_workspace.record(run_id, "doomed.1")
+    assert doomed["reason"].startswith("infrastructure error: the Dask worker running this")
+    assert doomed["infra"] and not doomed.get("final")
+    assert (tmp_path / "marks" / "doomed").read_text().strip() == "2"  # tried twice, not more
+
+    # an infrastructure error is not final: resuming the run tries it again
+    again = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--run", run_id,
+                     "--json")
+    assert again.exit_code == 0, again.stderr
+    assert again.statuses() == {"steady": "passed", "flaky": "passed", "doomed": "passed"}
+    assert (tmp_path / "marks" / "flaky").read_text().strip() == "2"  # not run again
+
+
+def test_a_scheduler_that_retries_more_is_stopped_after_one_retry(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 3}):  # Dask's default
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+        )
+    try:
+        agent(rook_workspace, tmp_path / "marks", monkeypatch)
+        rook_workspace.scenario({"id": "doomed", "goal": "die-3", "criteria": [{"contains": "x"}]})
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json")
+    finally:
+        cluster.close()
+    assert r.exit_code == 1, r.stderr
+    record = rook_workspace.record(r.report["run"]["id"], "doomed.1")
+    assert record["status"] == "error" and record["reason"].startswith("infrastructure error")
+    assert int((tmp_path / "marks" / "doomed").read_text()) <= 3
+
+
+JUDGE = """
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] == "execute":
+        sys.stdin.read()
+        verdict = {"pass": True, "reason": f"judged under pid {os.getppid()}"}
+        print(json.dumps({"output": json.dumps(verdict)}))
+"""
+
+
+def test_with_a_judge_profile_the_driver_judges(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    rook_workspace.script("judge.py", JUDGE)
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}}, active=False)
+    rook_workspace.scenario({"id": "graded", "goal": "hi", "criteria": [{"rubric": "is kind"}]})
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--judge-profile",
+                 "grader", "--json")
+    assert r.exit_code == 0, r.stderr
+    [scenario] = r.report["scenarios"]
+    assert scenario["turns"][0]["evidence"]["ppid"] != os.getpid()  # the agent ran on a worker
+    assert f"judged under pid {os.getpid()}" in scenario["criteria"][0]["reason"]  # judged here
+
+
+def test_without_a_scheduler_rook_starts_a_local_cluster(rook_workspace, rook_cli, monkeypatch,
+                                                         tmp_path):
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    scenarios(rook_workspace)
+    r = rook_cli("run", "--executor", "dask", "--json", "-j", "2", "--only", "hello,wrong")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"hello": "passed", "wrong": "failed"}
+
+
+def test_an_interrupt_kills_the_hooks_on_the_workers(scheduler, rook_workspace, monkeypatch,
+                                                     tmp_path):
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    for i in range(2):
+        rook_workspace.scenario({"id": f"slow{i}", "goal": "sleep", "criteria": [{"contains": "x"}]})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--executor",
+         "dask", "--scheduler", scheduler, "-j", "2", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    pids: list[int] = []
+    deadline = time.time() + 30
+    while time.time() < deadline and len(pids) < 2:
+        time.sleep(0.2)
+        if (marks / "pids").is_file():
+            pids = [int(p) for p in (marks / "pids").read_text().split()]
+    assert len(pids) == 2, proc.stderr.read() if proc.poll() is not None else "hooks never started"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=40)
+    assert proc.returncode == 130, err
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    report = json.loads(out)
+    assert {s["status"] for s in report["scenarios"]} == {"pending"}
+    for s in report["scenarios"]:
+        assert s["reason"].startswith("interrupted"), s

@@ -1,0 +1,277 @@
+"""Every example in the docs is executed, so none can rot.
+
+A fenced block is tested when an HTML comment right before it says how:
+
+    <!-- test: file PATH -->              write the block to PATH (in the page's sandbox)
+    <!-- test: plugin NAME MODULE -->     install the block as module MODULE, entry point
+                                          NAME in the `rook` group (a real dist-info)
+    <!-- test: sh [exit=N] [expect=T] --> run it with bash -e; exit N (default 0), and T
+                                          in its output
+    <!-- test: python [expect=T] -->      run it with the Python running the tests
+    <!-- test: profile -->                validate it as a profile (installed transports)
+    <!-- test: scenario -->               validate it as a scenario (installed criteria)
+    <!-- test: yaml|json|toml -->         parse it
+    <!-- test: skip reason="..." -->      not run, on purpose (say why)
+
+The blocks of one page run in order in one fresh sandbox directory (also the
+working directory and ``HOME``), with ``rook`` and ``python3`` on ``PATH``
+that run the Rook and the Python under test, so a page can build a workspace step by step and then run
+it. Any page under ``docs/`` (and the README) with markers is covered; on
+the pages in ``FULLY_TESTED`` every yaml/python/sh/toml/json block must be
+marked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rook_core.testing import make_distribution
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: toml blocks are only checked on 3.11+
+    tomllib = None
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+FULLY_TESTED = [
+    "docs/index.md",
+    "docs/getting-started.md",
+    "docs/concepts.md",
+    "docs/faq.md",
+    "docs/plugins/*.md",
+]
+CHECKED_LANGUAGES = {
+    "sh",
+    "bash",
+    "shell",
+    "console",
+    "yaml",
+    "yml",
+    "python",
+    "py",
+    "toml",
+    "json",
+}
+MARKER = re.compile(r"<!--\s*test:\s*(?P<spec>.*?)\s*-->\s*$")
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<lang>[\w+-]*)")
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int
+    lang: str
+    text: str
+    spec: str | None  # the marker, or None
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(page: Path) -> list[Block]:
+    """Fenced blocks, each with the test marker just before it (if any)."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, fence, lang = m.group("indent"), m.group("fence"), m.group("lang").lower()
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(fence):
+            body.append(
+                lines[j][len(indent) :] if lines[j].startswith(indent) else lines[j].lstrip()
+            )
+            j += 1
+        k = i - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        marker = MARKER.search(lines[k]) if k >= 0 else None
+        found.append(
+            Block(
+                page, i + 1, lang, "\n".join(body) + "\n", marker.group("spec") if marker else None
+            )
+        )
+        i = j + 1
+    return found
+
+
+def pages_with_markers() -> list[Path]:
+    pages = sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]
+    return [p for p in pages if p.is_file() and any(b.spec for b in blocks(p))]
+
+
+def parse_spec(spec: str) -> tuple[str, list[str], dict[str, str]]:
+    words = shlex.split(spec)
+    kind, args, opts = words[0], [], {}
+    for w in words[1:]:
+        if "=" in w:
+            k, _, v = w.partition("=")
+            opts[k] = v
+        else:
+            args.append(w)
+    return kind, args, opts
+
+
+class Sandbox:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.site = root / ".site"
+        self.bin = root / ".bin"
+        for d in (self.site, self.bin, root / "home"):
+            d.mkdir(parents=True, exist_ok=True)
+        wrappers = {"rook": "-m rook_core ", "python3": "", "python": ""}
+        for name, args in wrappers.items():  # the Rook and the Python under test
+            path = self.bin / name
+            path.write_text(f'#!/bin/sh\nexec "{sys.executable}" {args}"$@"\n')
+            path.chmod(0o755)
+
+    def env(self) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("ROOK_") and k not in ("PYTHONPATH", "COLUMNS")
+        }
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONPATH"] = str(self.site)
+        env["HOME"] = str(self.root / "home")
+        return env
+
+    def run(self, argv: list[str], text: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv,
+            cwd=self.root,
+            env=self.env(),
+            input=text,
+            text=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+
+def check_block(block: Block, box: Sandbox) -> None:
+    from rook_core import plugins
+    from rook_core.profile import profile_from_dict
+    from rook_core.scenario import scenario_from_dict
+
+    kind, args, opts = parse_spec(block.spec or "")
+    where = block.where
+    if kind == "skip":
+        assert opts.get("reason"), f"{where}: say why it is skipped (reason=...)"
+    elif kind == "file":
+        path = box.root / args[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(block.text, encoding="utf-8")
+        if opts.get("mode"):
+            path.chmod(int(opts["mode"], 8))
+    elif kind == "plugin":
+        name, module = args
+        dist = opts.get("dist", f"rook-docs-{name}")
+        make_distribution(box.site, dist, {name: module}, {f"{module}.py": block.text})
+    elif kind in ("sh", "python"):
+        argv = (
+            ["bash", "-e", "-c", block.text] if kind == "sh" else [sys.executable, "-c", block.text]
+        )
+        r = box.run(argv)
+        output = r.stdout + r.stderr
+        want = int(opts.get("exit", "0"))
+        assert r.returncode == want, (
+            f"{where}: exit {r.returncode}, expected {want}\n--- output ---\n{output[-4000:]}"
+        )
+        if "expect" in opts:
+            assert opts["expect"] in output, (
+                f"{where}: {opts['expect']!r} not in:\n{output[-4000:]}"
+            )
+    elif kind in ("profile", "scenario"):
+        data = yaml.safe_load(block.text)
+        rook = plugins.build_plugin_manager()
+        if kind == "profile":
+            profile_from_dict(data, rook.transports, where)
+        else:
+            scenario_from_dict(data, rook.criteria, where, None)
+    elif kind in ("yaml", "yml"):
+        yaml.safe_load(block.text)
+    elif kind == "json":
+        json.loads(block.text)
+    elif kind == "toml":
+        if tomllib is not None:
+            tomllib.loads(block.text)
+    else:
+        raise AssertionError(f"{where}: unknown test marker {block.spec!r}")
+
+
+@pytest.mark.parametrize("page", pages_with_markers(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_examples_run(page, tmp_path):
+    box = Sandbox(tmp_path / "sandbox")
+    for block in blocks(page):
+        if block.spec is not None:
+            check_block(block, box)
+
+
+def test_every_example_on_the_fully_tested_pages_is_marked():
+    unmarked = []
+    for pattern in FULLY_TESTED:
+        pages = sorted(ROOT.glob(pattern))
+        assert pages, f"{pattern}: no such page"
+        for page in pages:
+            unmarked += [
+                b.where for b in blocks(page) if b.lang in CHECKED_LANGUAGES and b.spec is None
+            ]
+    assert unmarked == [], "add a <!-- test: ... --> marker before: " + ", ".join(unmarked)
+
+
+def test_the_runner_finds_markers_and_fails_a_broken_example(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- test: sh exit=3 -->\n\n```sh\nexit 3\n```\n\n"
+        "```sh\nnot tested\n```\n"
+        "<!-- test: sh -->\n```sh\nrook --version\nfalse\n```\n"
+    )
+    found = blocks(page)
+    assert [b.spec for b in found] == ["sh exit=3", None, "sh"]
+    box = Sandbox(tmp_path / "box")
+    found[0].page = found[2].page = ROOT / "page.md"  # for `where`
+    check_block(found[0], box)
+    with pytest.raises(AssertionError, match="exit 1, expected 0"):
+        check_block(found[2], box)
+
+
+def test_every_page_links_only_to_files_that_exist():
+    broken = []
+    for page in [*DOCS.rglob("*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]:
+        if "examples" in page.relative_to(ROOT).parts[1:2]:
+            continue
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            if not path.exists() and page.relative_to(ROOT).as_posix() in MY_PAGES:
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
+
+
+MY_PAGES = {
+    "docs/index.md",
+    "docs/getting-started.md",
+    "docs/concepts.md",
+    "docs/faq.md",
+    "docs/plugins.md",
+    "CONTRIBUTING.md",
+    *(p.relative_to(ROOT).as_posix() for p in (DOCS / "plugins").glob("*.md")),
+}

@@ -1,0 +1,214 @@
+"""``rook doctor``: every check finds its problem on real files, says how to fix it,
+and the exit code is 1 exactly when a problem was found."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+import pytest
+
+# The built-ins a script-based workspace needs; pinning them keeps these tests about
+# the workspace, whatever else is installed.
+CORE_PLUGINS = "script,criteria,executor_local,reporters"
+
+
+@pytest.fixture(autouse=True)
+def core_plugins_only(monkeypatch):
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS)
+    for var in ("ROOK_DISABLE_PLUGINS", "ROOK_TRACE_PLUGINS"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def doctor(rook_cli, ws, *args, env=None):
+    r = rook_cli("doctor", "-w", str(ws.root), "--json", *args, env=env)
+    assert r.exception is None, r.exception
+    return r.exit_code, json.loads(r.stdout)["findings"]
+
+
+def problems(findings):
+    return [f for f in findings if f["status"] == "problem"]
+
+
+def healthy(ws):
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo '{"output": "ok"}'
+    """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+
+
+def test_a_healthy_workspace_has_no_problem(rook_workspace, rook_cli):
+    healthy(rook_workspace)
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 0 and problems(findings) == []
+    subjects = {f["subject"] for f in findings}
+    assert {
+        "python",
+        "plugins",
+        "workspace",
+        "proj/agent profile p",
+        "proj/agent scenarios",
+    } <= subjects
+    python = next(f for f in findings if f["subject"] == "python")
+    assert sys.executable in python["message"]
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 0 and "no problems found" in r.stdout
+
+
+def test_node_is_reported_as_an_interpreter(rook_workspace, rook_cli):
+    healthy(rook_workspace)
+    _, findings = doctor(rook_cli, rook_workspace)
+    node = next(f for f in findings if f["subject"] == "node")
+    if shutil.which("node"):
+        assert node["status"] == "ok" and "runs .mjs .js .cjs hooks" in node["message"]
+    else:
+        assert node["status"] == "note" and "not on PATH" in node["message"]
+
+
+def test_a_missing_script_names_both_paths_tried(rook_workspace, rook_cli):
+    healthy(rook_workspace)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/nope.sh"}})
+    code, findings = doctor(rook_cli, rook_workspace)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
+    assert "'scripts/nope.sh' not found" in p["message"]
+    assert str(rook_workspace.root / "scripts/nope.sh") in p["message"]
+    assert str(rook_workspace.agent_dir / "scripts/nope.sh") in p["message"]
+    assert p["fix"].startswith("create the script, or correct the path in")
+
+
+def test_run_bits_and_shebang_lines(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    healthy(ws)
+    ws.script("plain.rb", "puts 1\n", executable=False)
+    ws.script("nobang.sh", "echo hi\n", executable=True)
+    ws.script("ghost.sh", "#!/usr/bin/env no-such-interpreter-xyz\necho\n")
+    crlf = ws.script("crlf.sh", "x")
+    crlf.write_bytes(b"#!/bin/bash\r\necho '{}'\r\n")
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {
+                "prepare": "scripts/plain.rb",
+                "open": "scripts/nobang.sh",
+                "execute": "scripts/ghost.sh",
+                "close": "scripts/crlf.sh",
+            },
+        }
+    )
+    code, findings = doctor(rook_cli, ws)
+    by_phase = {p["subject"].rsplit(".", 1)[-1]: p for p in problems(findings)}
+    assert code == 1 and set(by_phase) == {"prepare", "open", "execute", "close"}
+    assert "not executable and Rook does not know its extension" in by_phase["prepare"]["message"]
+    assert by_phase["prepare"]["fix"].startswith("chmod +x ")
+    assert "has no #! line" in by_phase["open"]["message"]
+    assert "add a first line such as #!/usr/bin/env bash" in by_phase["open"]["fix"]
+    assert "needs no-such-interpreter-xyz, which is not installed" in by_phase["execute"]["message"]
+    assert "Windows line endings" in by_phase["close"]["message"]
+    assert "dos2unix" in by_phase["close"]["fix"]
+
+
+def test_an_interpreter_missing_from_path(rook_workspace, rook_cli, tmp_path):
+    """A .mjs hook needs node: with node off PATH, the hook is a problem with the fix."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.script("agent.mjs", "console.log('{}')\n", executable=False)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.mjs"}})
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    os.symlink(shutil.which("bash"), bare / "bash")
+    code, findings = doctor(rook_cli, ws, env={"PATH": str(bare)})
+    (p,) = problems(findings)
+    assert code == 1 and "agent.mjs runs with node, which is not on PATH" in p["message"]
+    assert p["fix"].startswith("install Node.js")
+    node = next(f for f in findings if f["subject"] == "node")
+    assert node["status"] == "note"
+
+
+def test_required_variables(rook_workspace, rook_cli, monkeypatch):
+    healthy(rook_workspace)
+    monkeypatch.delenv("DOCTOR_TOKEN", raising=False)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh"},
+            "env": [{"variable": "DOCTOR_TOKEN", "purpose": "the API token"}],
+        }
+    )
+    code, findings = doctor(rook_cli, rook_workspace)
+    (p,) = problems(findings)
+    assert code == 1 and p["message"] == "variable DOCTOR_TOKEN is not set (the API token)"
+    assert p["fix"].startswith("export DOCTOR_TOKEN=")
+    code, findings = doctor(rook_cli, rook_workspace, env={"DOCTOR_TOKEN": "s3cret"})
+    assert code == 0 and problems(findings) == []
+    assert "s3cret" not in json.dumps(findings)
+
+
+def test_invalid_profile_bad_active_file_and_broken_scenario(rook_workspace, rook_cli):
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "q", "hooks": {"execute": "scripts/agent.sh"}, "colour": "red"}, active=False)
+    (ws.agent_dir / "profiles" / "active").write_text("gone\n")
+    ws.scenario({"id": "bad", "goal": "g", "criteria": [{"no_such_criterion": 1}]})
+    code, findings = doctor(rook_cli, ws)
+    messages = {p["subject"]: p for p in problems(findings)}
+    assert code == 1
+    assert "colour" in messages["proj/agent profile q"]["message"]
+    assert "names 'gone', which is not a profile here" in messages["proj/agent"]["message"]
+    assert "no_such_criterion" in messages["proj/agent scenarios"]["message"]
+    assert all(p["fix"] for p in problems(findings))
+
+
+def test_no_workspace_says_how_to_make_one(tmp_path, rook_cli):
+    r = rook_cli("doctor", "-w", str(tmp_path), "--json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1 and doc["ok"] is False and doc["problems"] == 1
+    (p,) = [f for f in doc["findings"] if f["status"] == "problem"]
+    assert "rook init --project P --agent A --example" in p["fix"]
+
+
+def test_every_agent_is_checked_unless_one_is_chosen(rook_workspace, rook_cli):
+    healthy(rook_workspace)
+    other = rook_workspace.agent_dir.parent / "other"
+    (other / "profiles").mkdir(parents=True)
+    (other / "scenarios").mkdir()
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 1 and any(p["subject"] == "proj/other" for p in problems(findings))
+    code, findings = doctor(rook_cli, rook_workspace, "--agent", "agent")
+    assert code == 0, problems(findings)
+
+
+def test_a_plugin_that_fails_to_load_is_a_problem(
+    rook_workspace, rook_cli, rook_distribution, monkeypatch
+):
+    healthy(rook_workspace)
+    rook_distribution(
+        "rook-bad",
+        {"bad": "rook_bad_mod"},
+        {"rook_bad_mod.py": "raise RuntimeError('boom at import')\n"},
+    )
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",bad")
+    code, findings = doctor(rook_cli, rook_workspace)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"] == "plugin bad"
+    assert p["message"] == "from rook-bad failed to load: RuntimeError: boom at import"
+    assert "ROOK_DISABLE_PLUGINS=bad" in p["fix"]
+
+
+def test_the_text_output_shows_each_fix(rook_workspace, rook_cli):
+    healthy(rook_workspace)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/nope.sh"}})
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 1
+    assert (
+        "PROBLEM  proj/agent p hooks.execute: hook script 'scripts/nope.sh' not found" in r.stdout
+    )
+    assert "fix: create the script" in r.stdout and "1 problem found" in r.stdout

@@ -1,0 +1,211 @@
+"""History: rook runs, rook runs show, rook report (re-render), rook diff, the derived index."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+# Fails the scenarios named in FAIL_IDS; FLAKY_DIR makes scenario g alternate.
+AGENT = """
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    cat > /dev/null
+    case ",$FAIL_IDS," in *",$ROOK_SCENARIO_ID,"*) echo '{"output": "bad"}'; exit 0;; esac
+    if [ "$ROOK_SCENARIO_ID" = g ] && [ -n "$FLAKY_DIR" ]; then
+        n=$(cat "$FLAKY_DIR/n" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$FLAKY_DIR/n"
+        [ $((n % 2)) = 0 ] && { echo '{"output": "bad"}'; exit 0; }
+    fi
+    echo '{"output": "good"}'
+"""
+
+
+def scenario(sid, **extra):
+    return {"id": sid, "goal": sid, "criteria": [{"contains": "good"}], **extra}
+
+
+@pytest.fixture
+def ws(rook_workspace):
+    rook_workspace.script("agent.sh", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    return rook_workspace
+
+
+def run(rook_cli, *args, env=None):
+    r = rook_cli("run", "--json", *args, env=env)
+    assert r.exit_code in (0, 1), r.stdout + r.stderr
+    return r.report["run"]["id"]
+
+
+def test_runs_lists_history_newest_first(ws, rook_cli):
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    first = run(rook_cli)
+    second = run(rook_cli, env={"FAIL_IDS": "b"})
+
+    r = rook_cli("runs", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["total"] == 2
+    newest, oldest = doc["runs"]
+    assert (newest["id"], oldest["id"]) == (second, first)
+    assert newest["counts"]["passed"] == 1 and newest["counts"]["failed"] == 1
+    assert newest["pass_rate"] == 0.5 and oldest["pass_rate"] == 1.0
+    assert newest["profile"] == "p" and newest["complete"] and newest["exit_code"] == 1
+
+    text = rook_cli("runs").stdout
+    assert second in text and first in text and "50.0%" in text and "failing" in text
+    assert text.index(second) < text.index(first)
+    assert first not in rook_cli("runs", "--limit", "1").stdout
+    assert json.loads(rook_cli("runs", "--json", "--profile", "other").stdout)["runs"] == []
+
+    shown = rook_cli("runs", "show", "latest")
+    assert shown.exit_code == 0 and second in shown.stdout and "FAIL" in shown.stdout
+    assert first in rook_cli("runs", "show", "latest~1").stdout
+    assert first in rook_cli("runs", "show", first[:-2]).stdout  # a unique prefix
+    as_json = json.loads(rook_cli("runs", "show", first, "--json").stdout)
+    assert as_json["run"]["id"] == first
+
+    missing = rook_cli("runs", "show", "nope")
+    assert missing.exit_code == 2 and "run nope: no such run" in missing.stderr
+    assert rook_cli("runs", "show", "latest~5").exit_code == 2
+
+
+def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
+    ws.scenario(scenario("a"))
+    run_id = run(rook_cli)
+    summary = ws.run_dir(run_id) / "summary.json"
+    assert summary.is_file()
+    original = json.loads(summary.read_text())
+    assert original["id"] == run_id and original["pass_rate"] == 1.0
+
+    summary.unlink()
+    listed = json.loads(rook_cli("runs", "--json").stdout)["runs"][0]
+    assert listed == original and json.loads(summary.read_text()) == original
+
+    summary.write_text("{ not json")
+    assert json.loads(rook_cli("runs", "--json").stdout)["runs"][0] == original
+
+    # a report newer than its summary wins: the summary is rebuilt from it
+    report_path = ws.run_dir(run_id) / "report.json"
+    report = json.loads(report_path.read_text())
+    report["summary"]["pass_rate"] = 0.25
+    report_path.write_text(json.dumps(report))
+    stamp = summary.stat().st_mtime_ns
+    os.utime(report_path, ns=(stamp + 10**9, stamp + 10**9))
+    assert json.loads(rook_cli("runs", "--json").stdout)["runs"][0]["pass_rate"] == 0.25
+
+    assert rook_cli("runs", "--reindex").exit_code == 0
+
+
+def test_incomplete_and_foreign_directories(ws, rook_cli):
+    ws.scenario(scenario("a"))
+    r = rook_cli("run", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0, r.stderr
+    (ws.runs_dir / "not-a-run").mkdir()
+    (ws.runs_dir / "stray.txt").write_text("x")
+    runs = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    assert len(runs) == 1 and runs[0]["complete"] is False
+    assert "incomplete" in rook_cli("runs").stdout
+
+
+def test_many_runs_and_copies_without_an_index(ws, rook_cli):
+    ws.scenario(scenario("a"))
+    run_id = run(rook_cli)
+    src = ws.run_dir(run_id)
+    for i in range(60):
+        dst = ws.runs_dir / f"{run_id}-c{i:03d}"
+        shutil.copytree(src, dst)
+        if i % 2:
+            (dst / "summary.json").unlink()
+    doc = json.loads(rook_cli("runs", "--json", "--all").stdout)
+    assert doc["total"] == 61 and len(doc["runs"]) == 61
+    assert all(r["pass_rate"] == 1.0 for r in doc["runs"])
+    assert all((ws.runs_dir / r["id"] / "summary.json").is_file() for r in doc["runs"])
+
+
+def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    run_id = run(rook_cli, env={"FAIL_IDS": "b"})
+    run_dir = ws.run_dir(run_id)
+    before = {p: p.stat().st_mtime_ns for p in run_dir.rglob("*") if p.is_file()}
+
+    out = tmp_path / "again"
+    r = rook_cli("report", run_id, "--report", f"junit:{out}/r.xml", "--report",
+                 f"html:{out}/r.html", "--report", f"markdown:{out}/r.md", "--report",
+                 f"json:{out}/r.json")
+    assert r.exit_code == 0, r.stderr
+    root = ET.parse(out / "r.xml").getroot()
+    assert root.get("tests") == "2" and root.get("failures") == "1"
+    assert run_id in (out / "r.html").read_text()
+    assert "1 failed" in (out / "r.md").read_text()
+    stored = json.loads((run_dir / "report.json").read_text())
+    assert json.loads((out / "r.json").read_text()) == stored
+    assert {p: p.stat().st_mtime_ns for p in run_dir.rglob("*") if p.is_file()} == before
+
+    table = rook_cli("report", "latest")
+    assert table.exit_code == 0 and "FAIL" in table.stdout and run_id in table.stdout
+    rebuilt = json.loads(rook_cli("report", run_id, "--rebuild", "--json").stdout)
+    assert [(s["id"], s["status"]) for s in rebuilt["scenarios"]] == [("a", "passed"),
+                                                                     ("b", "failed")]
+    assert rook_cli("report", run_id, "--report", "pdf:x.pdf").exit_code == 2
+    assert rook_cli("report", "nope").exit_code == 2
+
+
+def test_diff_names_what_regressed_and_gates_on_it(ws, rook_cli, tmp_path):
+    for sid in "abcdf":
+        ws.scenario(scenario(sid))
+    ws.scenario(scenario("g", repeat=2))
+    before = run(rook_cli, env={"FAIL_IDS": "f"})
+
+    (ws.agent_dir / "scenarios" / "d.yaml").unlink()
+    ws.scenario(scenario("e"))
+    ws.scenario({"id": "c", "goal": "c", "criteria": [{"contains": "goo"}]})
+    after = run(rook_cli, env={"FAIL_IDS": "b,f", "FLAKY_DIR": str(tmp_path)})
+
+    r = rook_cli("diff", before, after, "--json")
+    assert r.exit_code == 1, r.stderr
+    result = json.loads(r.stdout)
+    changes = {row["id"]: row["changes"] for row in result["scenarios"]}
+    assert changes == {
+        "b": ["newly failing"],
+        "c": ["changed definition"],
+        "f": ["still failing"],
+        "g": ["newly flaky"],
+        "e": ["added"],
+        "d": ["removed"],
+    }
+    assert sorted(result["regressed"]) == ["b", "g"]
+    assert result["unchanged"] == 1  # a
+    g = next(row for row in result["scenarios"] if row["id"] == "g")
+    assert g["a"]["passed"] == 2 and g["b"]["passed"] == 1 and g["b"]["outcome"] == "flaky"
+
+    text = rook_cli("diff", before, after)
+    assert text.exit_code == 1
+    assert "newly failing" in text.stdout and "regressed: b, g" in text.stderr
+
+    back = rook_cli("diff", after, before, "--json")
+    assert back.exit_code == 0, back.stdout  # nothing regressed going back
+    changes = {row["id"]: row["changes"] for row in json.loads(back.stdout)["scenarios"]}
+    assert changes["b"] == ["fixed"] and changes["g"] == ["fixed"]
+    assert changes["d"] == ["added"] and changes["e"] == ["removed"]
+
+    assert rook_cli("diff", "latest~1", "latest", "--json").stdout == r.stdout
+    assert rook_cli("diff", before, "nope").exit_code == 2
+
+
+def test_a_scenario_that_can_no_longer_be_verified_is_a_regression(ws, rook_cli):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {"calls": True}})
+    ws.scenario({"id": "a", "goal": "a", "criteria": [{"contains": "good"}]})
+    before = run(rook_cli)
+    ws.scenario({"id": "a", "goal": "a", "criteria": [{"not_called": "drop_table"}]})
+    after = run(rook_cli)  # calls declared but never shown: unverifiable
+    r = rook_cli("diff", before, after, "--json")
+    assert r.exit_code == 1
+    (row,) = json.loads(r.stdout)["scenarios"]
+    assert row["changes"] == ["changed definition", "no longer verified"]

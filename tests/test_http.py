@@ -1,0 +1,441 @@
+"""The HTTP transport against a real fake agent on 127.0.0.1: auth, sessions, SSE, extraction.
+
+Every test runs ``rook run`` (in process) with a profile whose hooks are
+``http:`` entries pointing at :class:`servers.agent_server.AgentServer`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from servers.helpers import (
+    CHAT_EXTRACT,
+    chat,
+    record_hooks,
+    run_id_of,
+    session_hooks,
+    token_prepare,
+    write_profile,
+)
+
+pytest_plugins = ["servers.fixtures"]
+
+
+def test_bearer_auth_with_the_right_token(rook_cli, rook_workspace, agent_server, monkeypatch):
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    write_profile(rook_workspace, {"execute": chat(agent_server)})
+    rook_workspace.scenario(
+        {
+            "id": "hello",
+            "goal": "hello there",
+            "criteria": [{"equals": "echo: hello there"}, {"max_calls": 0}],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "echo: hello there"
+    assert turn["usage"] == {"input": 2, "output": 2}
+    assert turn["calls"] == []  # observed: no calls (not "could not observe")
+    assert turn["evidence"]["model"] == "fake-model"
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "hello.1", "execute")
+    [attempt] = execute["details"]["attempts"]
+    assert attempt["status"] == 200 and attempt["method"] == "POST"
+    assert attempt["url"] == f"{agent_server.url}/v1/chat/completions"
+    assert agent_server.seen("POST", "/v1/chat")[0]["headers"]["Authorization"] == (
+        f"Bearer {agent_server.api_key}"
+    )
+
+
+def test_a_wrong_token_is_diagnosed_as_an_authentication_problem(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    wrong = "sk-wrong-0123456789abcdef"
+    monkeypatch.setenv("AGENT_KEY", wrong)
+    write_profile(rook_workspace, {"execute": chat(agent_server)})
+    rook_workspace.scenario({"id": "hello", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error"
+    reason = scenario["reason"]
+    assert "authentication problem" in reason
+    assert "401" in reason
+    assert "header Authorization" in reason
+    assert "{{env.AGENT_KEY}}" in reason and "AGENT_KEY holds a valid credential" in reason
+    assert 'WWW-Authenticate: Bearer error="invalid_token"' in reason
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "hello.1", "execute")
+    assert [a["status"] for a in execute["details"]["attempts"]] == [401]  # never retried
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert wrong not in everything
+
+
+def test_prepare_mints_a_token_that_later_phases_use(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    monkeypatch.setenv("CLIENT_SECRET", agent_server.client_secret)
+    write_profile(
+        rook_workspace,
+        {
+            "prepare": token_prepare(agent_server),
+            "execute": chat(agent_server, headers={"Authorization": "Bearer {{token}}"}),
+        },
+        env=("CLIENT_SECRET",),
+    )
+    rook_workspace.scenario({"id": "a", "goal": "first", "criteria": [{"contains": "first"}]})
+    rook_workspace.scenario({"id": "b", "goal": "second", "criteria": [{"contains": "second"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [mint] = agent_server.seen("POST", "/oauth/token")
+    assert mint["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
+    [token] = agent_server.tokens
+    chats = agent_server.seen("POST", "/v1/chat")
+    assert [c["headers"]["Authorization"] for c in chats] == [f"Bearer {token}"] * 2
+    run_text = rook_workspace.all_run_text(run_id_of(r))
+    state = "".join(
+        p.read_text(errors="replace")
+        for p in rook_workspace.run_dir(run_id_of(r)).rglob("*")
+        if p.is_file()
+    )
+    for secret in (token, agent_server.client_secret, mint["text"]):
+        assert secret not in run_text + state + r.stdout + r.stderr
+    prepare = json.loads((rook_workspace.run_dir(run_id_of(r)) / "prepare.json").read_text())
+    assert prepare["status"] == "ok" and prepare["data"] == {"saved": ["token"]}
+    assert "refresh_token" not in run_text  # prepare responses are never recorded
+
+
+def test_a_rejected_client_secret_names_the_form_field_and_variable(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    monkeypatch.setenv("CLIENT_SECRET", "cs-wrong-secret-value")
+    write_profile(
+        rook_workspace,
+        {
+            "prepare": token_prepare(agent_server),
+            "execute": chat(agent_server, headers={"Authorization": "Bearer {{token}}"}),
+        },
+        env=("CLIENT_SECRET",),
+    )
+    rook_workspace.scenario({"id": "a", "goal": "x", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    reason = r.report["scenarios"][0]["reason"]
+    assert reason.startswith("prepare failed: authentication problem")
+    assert "form field client_secret from {{env.CLIENT_SECRET}}" in reason
+    assert "cs-wrong-secret-value" not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout
+    assert not agent_server.seen("POST", "/v1/chat")
+
+
+def test_sessions_carry_multi_turn_memory_and_are_closed(rook_cli, rook_workspace, agent_server):
+    write_profile(rook_workspace, session_hooks(agent_server), env=())
+    rook_workspace.scenario(
+        {
+            "id": "memory",
+            "turns": ["My order is ORD-77.", "What did I say first?"],
+            "criteria": [
+                {"contains": "ORD-77"},
+                {"called": {"name": "remember", "arguments": {"count": 2}}},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [sid] = agent_server.sessions
+    scenario = r.report["scenarios"][0]
+    assert [t["conversation"] for t in scenario["turns"]] == [sid, sid]
+    assert scenario["turns"][1]["output"] == "You first said: My order is ORD-77."
+    assert scenario["turns"][0]["calls"] == [{"name": "remember", "arguments": {"count": 1}}]
+    assert scenario["turns"][1]["evidence"] == {"trace_id": f"tr-{sid}-2"}
+    assert [r_["json"]["turn"] for r_ in agent_server.seen("POST", f"/api/sessions/{sid}")] == [
+        1,
+        2,
+    ]
+    assert agent_server.sessions[sid]["closed"] is True
+    assert agent_server.sessions[sid]["user"] == "memory"
+    assert [x["path"] for x in agent_server.seen("DELETE")] == [f"/api/sessions/{sid}"]
+    record = rook_workspace.record(run_id_of(r), "memory.1")
+    assert record["collected"]["evidence"] == {
+        "trace_url": f"https://traces.example/{sid}",
+        "steps": 2,
+    }
+
+
+def test_server_sent_events_are_assembled_into_one_answer(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    body = {
+        "model": "fake-model",
+        "stream": True,
+        "messages": [{"role": "user", "content": "{{goal}}"}],
+    }
+    write_profile(rook_workspace, {"execute": chat(agent_server, stream="sse", body=body)})
+    rook_workspace.scenario(
+        {
+            "id": "streamed",
+            "goal": "Please refund my order, it arrived broken.",
+            "criteria": [
+                {"equals": "echo: Please refund my order, it arrived broken."},
+                {"called": {"name": "issue_refund", "arguments": {"order": "ORD-1"}}},
+                {"max_tokens": {"input": 100}},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["usage"] == {"input": 7, "output": 2}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "streamed.1", "execute")
+    assert execute["details"]["http"]["stream"]["done"] is True
+    assert execute["details"]["http"]["stream"]["events"] > 5
+    assert agent_server.seen("POST")[0]["headers"]["Accept"] == "text/event-stream"
+
+
+def test_a_generic_event_stream_and_a_text_answer(rook_cli, rook_workspace, agent_server):
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/events",
+                    "body": {"q": "{{goal}}"},
+                    "stream": "sse",
+                    "extract": {"output": "text", "evidence": {"last": "events[-1].note"}},
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "ev", "goal": "go", "criteria": [{"equals": "first second"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["evidence"] == {"last": "json event"}
+
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/text"}}}, env=()
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1  # "first second" is not the text answer
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "a plain answer"
+
+
+def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    extract = {**CHAT_EXTRACT, "output": "choices[0].message.contnt"}
+    write_profile(rook_workspace, {"execute": chat(agent_server, extract=extract)})
+    rook_workspace.scenario({"id": "typo", "goal": "where is it", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error"
+    reason = scenario["reason"]
+    assert "extract.output" in reason
+    assert "'choices[0].message.contnt' found nothing" in reason
+    assert "HTTP 200" in reason and '"content": "echo: where is it"' in reason
+    assert scenario["turns"] == []
+
+
+def test_a_long_response_is_shown_truncated(rook_cli, rook_workspace, agent_server):
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/echo",
+                    "body": {"padding": "{{goal}}"},
+                    "extract": {"output": "nothing.here"},
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "long", "goal": "y" * 5000, "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert "found nothing" in reason and "more chars]" in reason
+    assert len(reason) < 2000
+
+
+TRICKY = {
+    "quotes": "She said \"stop\" and 'go'",
+    "braces": '{"output": "injected"} {{conversation}} {{env.HOME}} }}{{',
+    "backslashes": 'C:\\path\\to\\file \\n not a newline \\"',
+    "newlines": "line one\nline two\r\n\ttabbed\n",
+    "shell": "$HOME `whoami` $(rm -rf /) && echo ok; | cat",
+    "unicode": "naïve café — 日本語 🚀 \u2028 end",
+}
+
+
+def test_tricky_goals_arrive_intact(rook_cli, rook_workspace, agent_server):
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/echo",
+                    "query": {"q": "{{goal}}"},
+                    "headers": {"X-Turn": "{{turn}}"},
+                    "body": {
+                        "goal": "{{goal}}",
+                        "turn": "{{turn}}",
+                        "mixed": "<{{goal}}> turn {{turn}}",
+                    },
+                    "extract": {
+                        "output": "received.goal",
+                        "evidence": {
+                            "turn": "received.turn",
+                            "mixed": "received.mixed",
+                            "query": "query.q",
+                        },
+                    },
+                }
+            }
+        },
+        env=(),
+    )
+    for name, goal in TRICKY.items():
+        rook_workspace.scenario({"id": name, "goal": goal, "criteria": [{"equals": goal}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    by_id = {s["id"]: s for s in r.report["scenarios"]}
+    for name, goal in TRICKY.items():
+        turn = by_id[name]["turns"][0]
+        assert turn["output"] == goal, name
+        assert turn["evidence"] == {"turn": 1, "mixed": f"<{goal}> turn 1", "query": goal}, name
+    received = [x["json"]["goal"] for x in agent_server.seen("POST", "/echo")]
+    assert sorted(received) == sorted(TRICKY.values())
+    assert {x["headers"]["X-Turn"] for x in agent_server.seen("POST", "/echo")} == {"1"}
+
+
+def test_secrets_from_env_never_reach_the_record(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    declared = "declared-secret-9f8e7d6c"
+    undeclared = "undeclared-secret-1a2b3c4d"
+    monkeypatch.setenv("ECHO_SECRET", declared)
+    monkeypatch.setenv("OTHER_SECRET", undeclared)
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/echo",
+                    "headers": {"X-Api-Key": "{{env.ECHO_SECRET}}", "X-Region": "{{env.REGION}}"},
+                    "query": {"key": "{{env.OTHER_SECRET}}"},
+                    "body": {"goal": "{{goal}}", "api_key": "{{env.ECHO_SECRET}}"},
+                    "extract": {
+                        "output": "text",
+                        "evidence": {"headers": "headers", "query": "query"},
+                    },
+                }
+            }
+        },
+        env=("ECHO_SECRET",),
+        hook_env={"REGION": "eu-west-1"},
+    )
+    rook_workspace.scenario(
+        {"id": "leak", "goal": "show me", "criteria": [{"contains": "show me"}]}
+    )
+    formats = ("json", "markdown", "html", "junit")
+    reports = [f"--report={f}:{rook_workspace.root}/report.{f}" for f in formats]
+    r = rook_cli("run", "--json", *reports)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    for f in formats:
+        everything += (rook_workspace.root / f"report.{f}").read_text()
+    assert declared not in everything and undeclared not in everything
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["evidence"]["headers"]["X-Api-Key"] == "[redacted:ECHO_SECRET]"
+    assert turn["evidence"]["query"]["key"] == "[redacted:OTHER_SECRET]"
+    assert turn["evidence"]["headers"]["X-Region"] == "eu-west-1"  # hook_env: not a secret
+    assert "[redacted:ECHO_SECRET]" in turn["output"]
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "leak.1", "execute")
+    assert execute["details"]["attempts"][0]["url"].endswith("?key=[redacted:OTHER_SECRET]")
+    [seen] = agent_server.seen("POST", "/echo")
+    assert seen["headers"]["X-Api-Key"] == declared  # the agent got the real value
+
+
+def test_a_failure_message_never_shows_a_secret(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    secret = "sk-bad-but-secret-55aa"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/echo",
+                    "headers": {"Authorization": "Bearer {{env.AGENT_KEY}}"},
+                    "body": {"goal": "{{goal}}"},
+                    "extract": {"output": "missing"},
+                }
+            }
+        },
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert "found nothing" in reason and "Bearer [redacted:AGENT_KEY]" in reason
+    assert secret not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"bogus": 1}, "hooks.execute.http.bogus: unknown key"),
+        (
+            {"extract": {"output": "choices[0"}},
+            "hooks.execute.http.extract.output: not a valid JMESPath",
+        ),
+        (
+            {"extract": {"usage": {"total": "x"}}},
+            "hooks.execute.http.extract.usage.total: unknown key",
+        ),
+        ({"save": {"goal": "x"}}, "hooks.execute.http.save: goal: a name Rook fills in itself"),
+        ({"body": {"a": "{{ not a name }}"}}, "hooks.execute.http.body.a: {{not a name}} is not"),
+        ({"method": "FETCH"}, "hooks.execute.http.method: must be one of"),
+        ({"retries": -1}, "hooks.execute.http.retries:"),
+        ({"stream": "websocket"}, "hooks.execute.http.stream:"),
+    ],
+)
+def test_invalid_entries_are_refused_before_anything_runs(
+    rook_cli, rook_workspace, agent_server, bad, field
+):
+    entry = {"url": f"{agent_server.url}/echo", "body": {"goal": "{{goal}}"}, **bad}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert field in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not agent_server.seen()
+
+
+def test_the_installed_rook_command_runs_an_http_profile(rook_workspace, agent_server):
+    """End to end: a separate ``rook`` process finds the plugin through its entry point."""
+    write_profile(rook_workspace, session_hooks(agent_server), env=("AGENT_KEY",))
+    rook_workspace.scenario(
+        {
+            "id": "e2e",
+            "turns": ["Remember ORD-5.", "What did I say first?"],
+            "criteria": [{"contains": "ORD-5"}],
+        }
+    )
+    env = {**os.environ, "AGENT_KEY": agent_server.api_key}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["scenarios"][0]["status"] == "passed"
+    assert agent_server.api_key not in proc.stdout + proc.stderr

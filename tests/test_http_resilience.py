@@ -1,0 +1,293 @@
+"""The HTTP transport when things go wrong or scale: retries, resumes, reuse, concurrency, TLS."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servers.agent_server import AgentServer
+from servers.helpers import (
+    chat,
+    record_hooks,
+    run_id_of,
+    session_hooks,
+    token_prepare,
+    write_profile,
+)
+
+pytest_plugins = ["servers.fixtures"]
+
+
+def flaky_entry(server: AgentServer, key: str, **over: Any) -> dict[str, Any]:
+    return {
+        "http": {
+            "url": f"{server.url}/flaky/{key}",
+            "body": {"goal": "{{goal}}"},
+            "backoff_seconds": 0.01,
+            **over,
+        }
+    }
+
+
+def test_503_with_retry_after_is_retried_after_the_asked_delay(
+    rook_cli, rook_workspace, agent_server
+):
+    agent_server.flaky["k"] = [(503, {"Retry-After": "1"}), (429, {"Retry-After": "1"})]
+    write_profile(rook_workspace, {"execute": flaky_entry(agent_server, "k", retries=3)}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "finally"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    attempts = execute["details"]["attempts"]
+    assert [a.get("status") for a in attempts] == [503, 429, 200]
+    assert [a.get("retry_after") for a in attempts[:2]] == [1.0, 1.0]
+    assert all(a["wait_seconds"] >= 1.0 for a in attempts[:2])
+    times = [x["time"] for x in agent_server.seen(path_prefix="/flaky/k")]
+    assert times[1] - times[0] >= 1.0 and times[2] - times[1] >= 1.0  # Retry-After honoured
+
+
+def test_retries_are_bounded_and_other_4xx_fail_at_once(rook_cli, rook_workspace, agent_server):
+    agent_server.flaky["five"] = [(500, {})] * 5
+    agent_server.flaky["four"] = [(400, {})] * 5
+    write_profile(
+        rook_workspace, {"execute": flaky_entry(agent_server, "{{scenario}}", retries=2)}, env=()
+    )
+    rook_workspace.scenario({"id": "five", "goal": "g", "criteria": [{"contains": "g"}]})
+    rook_workspace.scenario({"id": "four", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    assert r.statuses() == {"five": "error", "four": "error"}
+    five = record_hooks(rook_workspace, run_id_of(r), "five.1", "execute")[0]
+    assert [a["status"] for a in five["details"]["attempts"]] == [500, 500, 500]
+    assert "failed after 3 attempts" in five["diagnosis"]
+    four = record_hooks(rook_workspace, run_id_of(r), "four.1", "execute")[0]
+    assert [a["status"] for a in four["details"]["attempts"]] == [400]
+    assert "HTTP 400" in four["diagnosis"] and "planned 400" in four["diagnosis"]
+
+
+def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
+    rook_cli, rook_workspace, agent_server
+):
+    agent_server.flaky["slow"] = [(429, {"Retry-After": "120"})]
+    entry = flaky_entry(agent_server, "slow", retries=3)
+    write_profile(rook_workspace, {"execute": {**entry, "timeout_seconds": 10}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    [attempt] = execute["details"]["attempts"]
+    assert attempt["status"] == 429 and "would pass the hook's timeout" in attempt["note"]
+    assert execute["status"] == "failed"
+    assert "the server asked to retry after 120" in execute["diagnosis"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connection_errors_are_retried_then_reported(rook_cli, rook_workspace):
+    port = _closed_port()
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"http://127.0.0.1:{port}/chat",
+                    "body": {"q": "{{goal}}"},
+                    "retries": 2,
+                    "backoff_seconds": 0.01,
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    attempts = execute["details"]["attempts"]
+    assert len(attempts) == 3 and all(a["error"].startswith("ConnectError") for a in attempts)
+    assert f"POST http://127.0.0.1:{port}/chat failed after 3 attempt(s)" in execute["diagnosis"]
+
+
+def test_a_slow_endpoint_times_out_with_its_attempts_recorded(rook_cli, rook_workspace):
+    with socket.socket() as listener:  # accepts connections, never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        write_profile(
+            rook_workspace,
+            {
+                "execute": {
+                    "http": {
+                        "url": f"http://127.0.0.1:{port}/",
+                        "body": {"q": "{{goal}}"},
+                        "retries": 0,
+                    },
+                    "timeout_seconds": 1,
+                }
+            },
+            env=(),
+        )
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+        r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] == "timeout"
+    assert execute["diagnosis"].startswith("timed out after 1 s")
+    assert len(execute["details"]["attempts"]) == 1
+
+
+def test_a_resumed_run_sends_prepare_again_for_secrets_it_kept_in_memory(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    monkeypatch.setenv("CLIENT_SECRET", agent_server.client_secret)
+    hooks = session_hooks(agent_server)
+    hooks["prepare"] = token_prepare(agent_server)
+    hooks["collect"] = chat(
+        agent_server,
+        headers={"Authorization": "Bearer {{token}}"},
+        extract={"evidence": {"summary": "choices[0].message.content"}},
+        body={"messages": [{"role": "user", "content": "summarise {{conversation}}"}]},
+    )
+    hooks["open"]["http"]["save"] = {"opened_id": "session.id"}
+    write_profile(rook_workspace, hooks, env=("CLIENT_SECRET",))
+    rook_workspace.scenario({"id": "s", "goal": "hello", "criteria": [{"contains": "noted"}]})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stdout + first.stderr
+    run_id = run_id_of(first)
+    [first_token] = agent_server.tokens
+    state = rook_workspace.run_dir(run_id) / "state" / "s.1" / "http-saved.json"
+    [sid] = agent_server.sessions
+    assert state.read_text() == f'{{"opened_id": "{sid}"}}'  # not a secret: kept on disk
+
+    second = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert second.exit_code == 0, second.stdout + second.stderr
+    assert len(agent_server.seen("POST", "/oauth/token")) == 2
+    [_, second_token] = sorted(agent_server.tokens, key=lambda t: t != first_token)
+    [collect] = record_hooks(rook_workspace, run_id, "s.1", "collect")
+    assert "earlier invocation" in collect["details"]["prepare_rerun"]["why"]
+    assert collect["details"]["prepare_rerun"]["attempts"][0]["status"] == 200
+    record = rook_workspace.record(run_id, "s.1")
+    assert record["collected"]["evidence"]["summary"] == f"echo: summarise {sid}"
+    everything = "".join(
+        p.read_text(errors="replace")
+        for p in rook_workspace.run_dir(run_id).rglob("*")
+        if p.is_file()
+    )
+    for token in agent_server.tokens:
+        assert token not in everything + first.stdout + second.stdout + second.stderr
+
+
+def test_one_connection_is_reused_across_scenarios(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    write_profile(rook_workspace, {"execute": chat(agent_server)})
+    for i in range(6):
+        rook_workspace.scenario(
+            {"id": f"s{i}", "goal": f"goal {i}", "criteria": [{"equals": f"echo: goal {i}"}]}
+        )
+    r = rook_cli("run", "--json", "--concurrency", "1")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    ports = {x["port"] for x in agent_server.seen("POST", "/v1/chat")}
+    assert len(agent_server.seen("POST", "/v1/chat")) == 6
+    assert len(ports) == 1
+
+
+def test_concurrent_scenarios_keep_their_own_sessions(rook_cli, rook_workspace, agent_server):
+    write_profile(rook_workspace, session_hooks(agent_server), env=())
+    for i in range(8):
+        rook_workspace.scenario(
+            {
+                "id": f"s{i}",
+                "turns": [f"My code is C-{i}.", "What did I say first?"],
+                "criteria": [{"contains": f"C-{i}."}],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert len(agent_server.sessions) == 8
+    assert all(s["closed"] and len(s["messages"]) == 2 for s in agent_server.sessions.values())
+    ports = {x["port"] for x in agent_server.seen()}
+    assert len(ports) <= 8  # connections are pooled, not one per request (8 x 5 requests)
+
+
+# -- TLS ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path):
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    server = AgentServer().start(tls=(cert, key))
+    try:
+        yield server, cert
+    finally:
+        server.stop()
+
+
+def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_workspace, tls_server):
+    server, cert = tls_server
+    assert server.url.startswith("https://")
+
+    def entry(**over: Any) -> dict[str, Any]:
+        return {
+            "execute": {
+                "http": {
+                    "url": f"{server.url}/echo",
+                    "body": {"goal": "{{goal}}"},
+                    "extract": {"output": "received.goal"},
+                    **over,
+                }
+            }
+        }
+
+    rook_workspace.scenario({"id": "s", "goal": "over tls", "criteria": [{"equals": "over tls"}]})
+    write_profile(rook_workspace, entry(), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    reason = r.report["scenarios"][0]["reason"]
+    assert "TLS certificate verification failed" in reason and "verify_tls" in reason
+
+    write_profile(rook_workspace, entry(verify_tls=str(cert)), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+    write_profile(rook_workspace, entry(verify_tls=False), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+    write_profile(rook_workspace, entry(verify_tls="certs/missing.pem"), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2 and "CA bundle 'certs/missing.pem' not found" in r.stderr

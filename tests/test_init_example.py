@@ -1,0 +1,142 @@
+"""``rook init``: the layout, and ``--example``: a working sample agent, so that
+``rook run`` right after passes (in process and as a real ``rook`` process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+AGENT = (".testmuai", "rook", "projects", "demo", "agents", "sample")
+
+
+def agent_dir(root):
+    return root.joinpath(*AGENT)
+
+
+def test_init_makes_the_layout(tmp_path, rook_cli):
+    r = rook_cli("init", "--project", "demo", "--agent", "sample", "-w", str(tmp_path))
+    assert r.exit_code == 0, r.stderr
+    for sub in ("profiles", "scripts", "scenarios", "runs"):
+        assert (agent_dir(tmp_path) / sub).is_dir()
+    assert list((agent_dir(tmp_path) / "profiles").iterdir()) == []
+
+
+def test_init_example_then_run_passes(tmp_path, rook_cli):
+    r = rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
+    assert r.exit_code == 0, r.stderr
+    assert "next: rook run -w" in r.stdout
+    d = agent_dir(tmp_path)
+    assert (d / "profiles" / "active").read_text().strip() == "example"
+    assert (d / "scripts" / "example_agent.py").is_file()
+    assert sorted(p.name for p in (d / "scenarios").iterdir()) == [
+        "greeting.yaml",
+        "keep-order.yaml",
+        "order-status.yaml",
+    ]
+    r = rook_cli("run", "--workspace", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"greeting": "passed", "keep-order": "passed", "order-status": "passed"}
+    observed = r.report["run"]["capabilities"]["observed"]
+    assert observed == {"multi_turn": True, "calls": True, "usage": True}, (
+        "the sample shows every capability it declares"
+    )
+    keep = next(s for s in r.report["scenarios"] if s["id"] == "keep-order")
+    assert (
+        len(keep["turns"]) == 2
+        and keep["turns"][1]["conversation"] == keep["turns"][0]["conversation"]
+    )
+
+
+def test_the_example_is_a_real_program_run_by_a_real_rook(tmp_path):
+    """What a new user types: init, then run, in the same directory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    rook = [sys.executable, "-m", "rook_core"]
+    r = subprocess.run(
+        [*rook, "init", "--project", "demo", "--agent", "sample", "--example"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "next: rook run     (then edit scripts/example_agent.py)" in r.stdout
+    r = subprocess.run(
+        [*rook, "run", "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert {s["status"] for s in json.loads(r.stdout)["scenarios"]} == {"passed"}
+    r = subprocess.run(
+        [*rook, "doctor"],
+        cwd=tmp_path,
+        env={**env, "ROOK_LOAD_PLUGINS": "script,criteria,executor_local,reporters"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0 and "no problems found" in r.stdout, r.stdout
+
+
+def test_the_sample_agent_catches_a_regression(tmp_path, rook_cli):
+    """The sample is a real agent: break it and a scenario fails."""
+    rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
+    script = agent_dir(tmp_path) / "scripts" / "example_agent.py"
+    text = script.read_text()
+    script.write_text(
+        text.replace('if "cancel" in lowered and "yes" in lowered:', 'if "cancel" in lowered:')
+    )
+    r = rook_cli("run", "--workspace", str(tmp_path), "--json")
+    assert r.exit_code == 1
+    assert r.statuses()["keep-order"] == "failed"
+
+
+def test_example_refuses_to_overwrite_and_writes_nothing(tmp_path, rook_cli):
+    rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
+    script = agent_dir(tmp_path) / "scripts" / "example_agent.py"
+    script.write_text("# my edits\n")
+    (agent_dir(tmp_path) / "scenarios" / "greeting.yaml").unlink()
+    r = rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
+    assert r.exit_code == 2
+    assert "these files exist already, nothing was written" in r.stderr
+    assert str(script) in r.stderr
+    assert script.read_text() == "# my edits\n"
+    assert not (agent_dir(tmp_path) / "scenarios" / "greeting.yaml").exists()
+
+
+def test_a_second_agent_gets_the_selecting_run_command(tmp_path, rook_cli):
+    rook_cli("init", "--project", "demo", "--agent", "first", "-w", str(tmp_path))
+    r = rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
+    assert f"next: rook run -w {tmp_path} --project demo --agent sample" in r.stdout
+    r = rook_cli(
+        "run", "--workspace", str(tmp_path), "--project", "demo", "--agent", "sample", "--json"
+    )
+    assert r.exit_code == 0, r.stderr
+
+
+@pytest.mark.parametrize("name", ["bad name", "../up", ""])
+def test_bad_names_are_refused(tmp_path, rook_cli, name):
+    r = rook_cli("init", "--project", "demo", "--agent", name, "--example", "-w", str(tmp_path))
+    assert r.exit_code == 2 and "--agent" in r.stderr
+    assert not (tmp_path / ".testmuai").exists() or not any(
+        (tmp_path / ".testmuai").rglob("example_agent.py")
+    )
+
+
+def test_the_templates_ship_as_package_data():
+    """pyproject.toml's package-data covers every template file (checked for real by
+    the installed-package test in tests/test_third_party_plugin.py)."""
+    from rook_core.cli.init import example_files
+
+    names = sorted(rel for rel, _ in example_files())
+    assert names == [
+        "profiles/active",
+        "profiles/example.yaml",
+        "scenarios/greeting.yaml",
+        "scenarios/keep-order.yaml",
+        "scenarios/order-status.yaml",
+        "scripts/example_agent.py",
+    ]

@@ -1,0 +1,364 @@
+"""Judged criteria: rubric through a real judge profile, plugin judges, configuration errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import PASSED, Verdict
+
+AGENT = """
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    goal = sys.stdin.read()
+    print(json.dumps({
+        "output": f"Your refund for {goal} was issued; it arrives Monday.",
+        "calls": [{"name": "issue_refund", "arguments": {"id": goal}}],
+        "usage": {"input": 100, "output": 20},
+    }))
+"""
+
+# A judge profile's hook. The rubric "must mention WORD" passes when WORD is in
+# an answer. JUDGE_MODE makes it misbehave; JUDGE_LOG records what it was sent.
+JUDGE = r"""
+    #!/usr/bin/env python3
+    import json, os, re, sys
+    phase, log = sys.argv[1], os.environ.get("JUDGE_LOG")
+    if log:
+        with open(os.path.join(log, "phases"), "a") as fh:
+            fh.write(phase + "\n")
+    if phase != "execute":
+        sys.exit(0)
+    prompt = sys.stdin.read()
+    if log:
+        n = len([f for f in os.listdir(log) if f.endswith(".prompt")])
+        with open(os.path.join(log, f"{n}.prompt"), "w") as fh:
+            fh.write(prompt)
+        with open(os.path.join(log, f"{n}.env"), "w") as fh:
+            json.dump({k: v for k, v in os.environ.items() if k.startswith("ROOK_")}, fh)
+    rubric = prompt.split("RUBRIC:\n", 1)[1].split("\n\nEVIDENCE", 1)[0]
+    doc = json.loads(re.search(r"^EVIDENCE[^\n]*\n(.*?)\n\nAnswer with", prompt, re.S | re.M).group(1))
+    word = rubric.rsplit(" ", 1)[-1].strip().casefold()
+    ok = any(word in (t["output"] or "").casefold() for t in doc["turns"])
+    verdict = {"pass": ok, "reason": f"{'mentions' if ok else 'does not mention'} {word}",
+               "score": 1.0 if ok else 0.2}
+    mode = os.environ.get("JUDGE_MODE", "normal")
+    if mode.startswith("score:"):
+        verdict["score"] = float(mode[6:])
+    if mode == "noscore":
+        del verdict["score"]
+    if mode == "leak":
+        verdict["reason"] += " token=" + os.environ["JUDGE_TOKEN"]
+    answers = {
+        "garbage": "yes, looks fine to me",
+        "string-pass": json.dumps({"pass": "true", "reason": "ok"}),
+        "no-reason": json.dumps({"pass": True}),
+        "array": json.dumps([verdict]),
+        "bad-score": json.dumps({**verdict, "score": "high"}),
+        "fenced": "```json\n" + json.dumps(verdict) + "\n```",
+    }
+    if mode == "exit3":
+        sys.stderr.write("judge model unavailable\n")
+        sys.exit(3)
+    if mode == "no-output":
+        print(json.dumps({"verdict": verdict}))
+    elif mode == "object-output":
+        print(json.dumps({"output": verdict}))
+    else:
+        print(json.dumps({"output": answers.get(mode, json.dumps(verdict))}))
+"""
+
+
+def setup_agent(ws, judge: bool = True, scenarios: list | None = None):
+    ws.script("agent.py", AGENT)
+    ws.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                "capabilities": {"calls": True, "usage": True}})
+    if judge:
+        ws.script("judge.py", JUDGE)
+        ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}}, active=False)
+    for s in scenarios or []:
+        ws.scenario(s)
+
+
+@pytest.fixture
+def judge_log(tmp_path, monkeypatch):
+    d = tmp_path / "judge-log"
+    d.mkdir()
+    monkeypatch.setenv("JUDGE_LOG", str(d))
+    return d
+
+
+def criteria_of(report, sid):
+    return next(s for s in report["scenarios"] if s["id"] == sid)["criteria"]
+
+
+def test_rubric_is_judged_by_the_judge_profile_and_recorded(rook_workspace, rook_cli, judge_log):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "good", "goal": "ORD-1", "criteria": [{"rubric": "must mention monday"}]},
+        {"id": "bad", "goal": "ORD-2", "criteria": [{"rubric": "must mention tuesday"}]},
+    ])
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"good": "passed", "bad": "failed"}
+    assert r.report["run"]["judge_profile"]["id"] == "grader"
+
+    good = criteria_of(r.report, "good")[0]
+    assert good["type"] == "rubric" and good["status"] == "passed"
+    assert "mentions monday" in good["reason"]
+    assert good["evidence"]["score"] == 1.0
+    judge = good["evidence"]["judge"]
+    assert judge["profile"] == "grader"
+    assert judge["answer"] == {"pass": True, "reason": "mentions monday", "score": 1.0}
+    assert [h["phase"] for h in judge["hooks"]] == ["execute"]
+    assert judge["hooks"][0]["exit_code"] == 0
+    # the prompt carried the rubric and the evidence: goal, output, calls, usage
+    prompt = judge["prompt"]
+    assert "must mention monday" in prompt and "ORD-1" in prompt
+    assert "arrives Monday" in prompt and "issue_refund" in prompt and '"input": 100' in prompt
+    assert criteria_of(r.report, "bad")[0]["status"] == "failed"
+
+    # the judge hook ran under the hook contract, recorded in the run
+    envs = [json.loads(p.read_text()) for p in sorted(judge_log.glob("*.env"))]
+    assert len(envs) == 2
+    for env in envs:
+        assert env["ROOK_HOOK"] == "execute" and env["ROOK_TURN"] == "1"
+        assert env["ROOK_RUN_ID"] == r.report["run"]["id"]
+        assert env["ROOK_SCENARIO_ID"] in ("good", "bad")
+    stored = rook_workspace.record(r.report["run"]["id"], "good.1")
+    assert stored["criteria"][0]["evidence"]["judge"]["answer"]["pass"] is True
+
+
+def test_judge_profile_from_config_yaml_and_its_lifecycle(rook_workspace, rook_cli, judge_log):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+        {"id": "b", "goal": "B", "criteria": [{"rubric": "must mention monday"}]},
+    ])
+    rook_workspace.profile({"id": "grader", "hooks": {p: "scripts/judge.py" for p in
+                                                      ("prepare", "open", "execute", "close")}},
+                           active=False)
+    (rook_workspace.root / ".testmuai" / "rook" / "config.yaml").write_text(
+        "judge_profile: grader\n")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"a": "passed", "b": "passed"}
+    phases = (judge_log / "phases").read_text().split()
+    assert phases.count("prepare") == 1  # once per run, on first use
+    assert phases.count("open") == phases.count("execute") == phases.count("close") == 2
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    assert (run_dir / "judge" / "prepare.json").is_file()
+
+
+@pytest.mark.parametrize("mode, needle", [
+    ("garbage", "it is not JSON"),
+    ("string-pass", '"pass" must be true or false'),
+    ("no-reason", '"reason" must be a string'),
+    ("array", "not an object"),
+    ("bad-score", '"score" must be a number'),
+    ("exit3", "judge model unavailable"),
+    ("no-output", "no output field"),
+])
+def test_a_judge_that_does_not_answer_the_contract_is_an_error_never_a_pass(
+    rook_workspace, rook_cli, monkeypatch, mode, needle
+):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    monkeypatch.setenv("JUDGE_MODE", mode)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"s": "error"}
+    c = criteria_of(r.report, "s")[0]
+    assert c["status"] == "error"
+    assert "judge profile 'grader'" in c["reason"] and needle in c["reason"], c["reason"]
+    assert c["evidence"]["judge"]["hooks"], "the failed judge call is still recorded"
+    assert r.report["summary"]["passed"] == 0 and r.report["summary"]["pass_rate"] == 0
+
+
+@pytest.mark.parametrize("mode", ["fenced", "object-output"])
+def test_tolerated_shapes_of_a_correct_answer(rook_workspace, rook_cli, monkeypatch, mode):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    monkeypatch.setenv("JUDGE_MODE", mode)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.statuses() == {"s": "passed"}
+
+
+def test_min_score(rook_workspace, rook_cli, monkeypatch):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [
+            {"rubric": {"text": "must mention monday", "min_score": 0.8}}]}])
+    monkeypatch.setenv("JUDGE_MODE", "score:0.5")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "failed"}
+    assert "below min_score 0.8" in criteria_of(r.report, "s")[0]["reason"]
+    monkeypatch.setenv("JUDGE_MODE", "noscore")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "error"}
+    assert "gave no score" in criteria_of(r.report, "s")[0]["reason"]
+
+
+def test_rubric_without_a_judge_profile_is_refused_before_anything_runs(
+    rook_workspace, rook_cli
+):
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"contains": "refund"},
+                                              {"rubric": "must mention monday"}]}])
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert r.exception is None
+    for needle in ("judge profile", "--judge-profile", "judge_profile:", "scenario s",
+                   "criterion 2 (rubric)"):
+        assert needle in r.stderr, (needle, r.stderr)
+    assert not any(rook_workspace.runs_dir.iterdir()), "nothing may run or be recorded"
+
+
+def test_unknown_judge_profile_is_refused(rook_workspace, rook_cli):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    r = rook_cli("run", "--judge-profile", "nobody")
+    assert r.exit_code == 2
+    assert "judge profile 'nobody'" in r.stderr and "grader" in r.stderr
+    assert not any(rook_workspace.runs_dir.iterdir())
+
+
+def test_judge_profile_env_is_checked_and_its_secrets_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"},
+                            "env": [{"variable": "JUDGE_TOKEN", "purpose": "judge API key"}]},
+                           active=False)
+    monkeypatch.delenv("JUDGE_TOKEN", raising=False)
+    r = rook_cli("run", "--judge-profile", "grader")
+    assert r.exit_code == 2 and "JUDGE_TOKEN" in r.stderr and "judge API key" in r.stderr
+
+    secret = "jt-9a8b7c6d5e4f"
+    monkeypatch.setenv("JUDGE_TOKEN", secret)
+    monkeypatch.setenv("JUDGE_MODE", "leak")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stderr
+    assert secret not in r.stdout
+    assert "[redacted:JUDGE_TOKEN]" in criteria_of(r.report, "s")[0]["reason"]
+    assert secret not in rook_workspace.all_run_text(r.report["run"]["id"])
+
+
+def test_judge_profile_of_another_agent(rook_workspace, rook_cli):
+    from rook_core.testing import Workspace
+
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    judges = Workspace(rook_workspace.root, project=rook_workspace.project, agent="judges")
+    judges.script("judge.py", JUDGE)
+    judges.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}})
+    r = rook_cli("run", "--json", "--agent", "agent", "--judge-profile", "judges/grader")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["run"]["judge_profile"]["agent"] == "judges"
+    r = rook_cli("run", "--agent", "agent", "--judge-profile", "ghosts/grader")
+    assert r.exit_code == 2 and "no agent 'ghosts'" in r.stderr
+
+
+class AcmeTone:
+    """An organisation's own judge, registered by a plugin."""
+
+    def __init__(self):
+        self.seen = []
+
+    @hookimpl
+    def rook_register_judges(self, register):
+        register("acme-tone", self.judge)
+        register("acme-broken", lambda config, view: "looks fine")
+
+    async def judge(self, config, view):
+        self.seen.append((config, view.output, view.calls))
+        score = 0.9 if "refund" in (view.output or "") else 0.1
+        ok = score >= config.get("min_score", 0.5)
+        return Verdict(PASSED if ok else "failed", f"tone score {score}", {"score": score})
+
+
+def test_plugin_judges(rook_workspace, rook_cli, rook_plugin):
+    plugin = rook_plugin(AcmeTone())
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "tone", "goal": "G", "criteria": [{"judge": {"name": "acme-tone", "min_score": 0.8}}]},
+        {"id": "strict", "goal": "G", "criteria": [
+            {"judge": {"name": "acme-tone", "min_score": 0.95}}]},
+        {"id": "broken", "goal": "G", "criteria": [{"judge": {"name": "acme-broken"}}]},
+        {"id": "words", "goal": "G", "criteria": [
+            {"judge": {"name": "keywords", "words": ["refund", "Monday"]}},
+            {"judge": {"name": "keywords", "words": ["refund", "sorry"], "min_score": 0.5}},
+            {"id": "apology", "judge": {"name": "keywords", "words": ["sorry"]}}]},
+    ])
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"tone": "passed", "strict": "failed", "broken": "error",
+                            "words": "failed"}
+    configs = sorted(seen[0]["min_score"] for seen in plugin.seen)
+    assert configs == [0.8, 0.95]  # the criterion's mapping without name
+    assert plugin.seen[0][2] == [{"name": "issue_refund", "arguments": {"id": "G"}}]
+    assert criteria_of(r.report, "tone")[0]["evidence"] == {"score": 0.9}
+    assert "not a Verdict" in criteria_of(r.report, "broken")[0]["reason"]
+    words = criteria_of(r.report, "words")
+    assert [c["status"] for c in words] == ["passed", "passed", "failed"]
+    assert words[2]["id"] == "apology" and "missing: 'sorry'" in words[2]["reason"]
+
+
+def test_unknown_judge_name_is_a_configuration_error(rook_workspace, rook_cli, rook_plugin):
+    rook_plugin(AcmeTone())
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "acme-tome"}}]}])
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "unknown judge 'acme-tome'" in r.stderr
+    assert "acme-tone" in r.stderr and "keywords" in r.stderr and "s.yaml" in r.stderr
+    assert not any(rook_workspace.runs_dir.iterdir())
+
+
+def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": []}}]}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "non-empty list" in r.stderr
+
+
+@pytest.mark.parametrize("criterion, expected", [
+    ({"not_matches": "cannot|unable"}, "passed"),
+    ({"not_matches": "arrives (Monday|Friday)"}, "failed"),
+    ({"not_equals": "no"}, "passed"),
+    ({"not_equals": "Your refund for G was issued; it arrives Monday."}, "failed"),
+])
+def test_negated_criteria(rook_workspace, rook_cli, criterion, expected):
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [criterion]}])
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": expected}
+
+
+def test_a_split_run_is_judged_when_the_judge_phase_runs(rook_workspace, rook_cli):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    # without the judge phase no judge profile is needed yet
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr
+    run_id = first.report["run"]["id"]
+    refused = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
+    assert refused.exit_code == 2 and "--judge-profile" in refused.stderr
+    done = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge",
+                    "--judge-profile", "grader")
+    assert done.exit_code == 0, done.stderr
+    assert done.statuses() == {"s": "passed"}
+
+
+def test_a_resumed_run_keeps_its_judge_profile(rook_workspace, rook_cli):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close",
+                     "--judge-profile", "grader")
+    assert first.exit_code == 0, first.stderr
+    assert first.report["run"]["judge_profile"]["id"] == "grader"
+    run_id = first.report["run"]["id"]
+    done = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert done.exit_code == 0, done.stderr
+    assert done.statuses() == {"s": "passed"}

@@ -1,0 +1,176 @@
+"""Workspace criteria (file, command) for coding agents, and a judge reached over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+# A "coding agent": writes a report into the scenario's workspace directory.
+CODER = """
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    goal=$(cat)
+    mkdir -p "$ROOK_WORKSPACE/project/out"
+    printf '# Report\\n\\n## Summary\\nAll %s tests pass.\\n' "$goal" > "$ROOK_WORKSPACE/project/out/report.md"
+    echo '{"output": "done"}'
+"""
+
+
+def coder(ws, scenario):
+    ws.script("coder.sh", CODER)
+    ws.profile({"id": "coder", "hooks": {"execute": "scripts/coder.sh"}})
+    (ws.root / "project").mkdir(exist_ok=True)
+    ws.scenario({"id": "s", "goal": "42", "workspace": "project", **scenario})
+
+
+def verdicts(r):
+    return [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+
+
+@pytest.mark.parametrize("criterion, expected, needle", [
+    ({"file": "out/report.md"}, "passed", "exists"),
+    ({"file": {"path": "out/report.md", "exists": True}}, "passed", "exists"),
+    ({"file": {"path": "out/missing.md", "exists": False}}, "passed", "does not exist"),
+    ({"file": {"path": "out/missing.md"}}, "failed", "does not exist"),
+    ({"file": {"path": "out/report.md", "contains": "## summary"}}, "passed", "contains"),
+    ({"file": {"path": "out/report.md", "contains": "failure"}}, "failed", "does not contain"),
+    ({"file": {"path": "out/report.md", "not_contains": "failure"}}, "passed", "does not contain"),
+    ({"file": {"path": "out/report.md", "matches": r"All \d+ tests"}}, "passed", "matches"),
+    ({"file": {"path": "out/report.md", "not_matches": r"All \d+ tests"}}, "failed", "matches"),
+    ({"file": {"path": "out/missing.md", "contains": "x"}}, "failed", "does not exist"),
+    ({"command": {"run": "grep -q 'All 42' out/report.md"}}, "passed", "exited 0"),
+    ({"command": "test -f out/report.md"}, "passed", "exited 0"),
+    ({"command": {"run": "grep 'All 43' out/report.md", "exit": 0}}, "failed", "exited 1"),
+    ({"command": {"run": ["sh", "-c", "echo broken >&2; exit 4"], "exit": 4}}, "passed",
+     "exited 4"),
+    ({"command": {"run": "echo nope >&2; exit 2"}}, "failed", "nope"),
+])
+def test_workspace_criteria(rook_workspace, rook_cli, criterion, expected, needle):
+    coder(rook_workspace, {"criteria": [criterion]})
+    r = rook_cli("run", "--json")
+    status, reason = verdicts(r)[0]
+    assert (status, needle in reason) == (expected, True), reason
+
+
+def test_command_runs_in_the_scenario_workspace_and_is_recorded(rook_workspace, rook_cli):
+    coder(rook_workspace, {"criteria": [{"command": {"run": "pwd; ls out"}}]})
+    r = rook_cli("run", "--json")
+    c = r.report["scenarios"][0]["criteria"][0]
+    assert c["status"] == "passed"
+    cmd = c["evidence"]["command"]
+    assert cmd["cwd"] == str(rook_workspace.root / "project")
+    assert cmd["exit_code"] == 0 and "report.md" in cmd["stdout"]
+
+
+def test_default_workspace_is_the_rook_workspace(rook_workspace, rook_cli):
+    rook_workspace.script("coder.sh", CODER)
+    rook_workspace.profile({"id": "coder", "hooks": {"execute": "scripts/coder.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "7", "criteria": [
+        {"file": {"path": "project/out/report.md", "contains": "All 7 tests"}}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}
+
+
+def test_a_command_that_hangs_fails_and_its_process_group_is_killed(
+    rook_workspace, rook_cli, tmp_path
+):
+    pidfile = tmp_path / "grandchild.pid"
+    coder(rook_workspace, {"criteria": [{"command": {
+        "run": f"sleep 60 & echo $! > {pidfile}; wait", "timeout_seconds": 0.5}}]})
+    r = rook_cli("run", "--json")
+    status, reason = verdicts(r)[0]
+    assert status == "failed" and "did not finish within 0.5 s" in reason
+    pid = int(pidfile.read_text())
+    for _ in range(50):  # the kill is asynchronous: give it a moment
+        if not alive(pid):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the command's background process survived its timeout")
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for its reaper is dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_missing_workspace_directory_is_an_error(rook_workspace, rook_cli):
+    rook_workspace.script("coder.sh", CODER)
+    rook_workspace.profile({"id": "coder", "hooks": {"execute": "scripts/coder.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "1", "workspace": "nowhere",
+                             "criteria": [{"file": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    assert "does not exist" in verdicts(r)[0][1]
+
+
+@pytest.mark.parametrize("criterion, needle", [
+    ({"file": {"path": "a", "contains": "x", "matches": "y"}}, "at most one"),
+    ({"file": {"path": "a", "matches": "(open"}}, "regular expression"),
+    ({"file": {"path": "a", "size": 3}}, "criteria.0.file.size"),
+    ({"command": {"run": "true", "exit": "zero"}}, "criteria.0.command.exit"),
+    ({"command": {"run": "true", "timeout_seconds": 0}}, "timeout_seconds"),
+    ({"command": {"exit": 0}}, "criteria.0.command"),
+])
+def test_invalid_workspace_criteria_are_refused(rook_workspace, rook_cli, criterion, needle):
+    coder(rook_workspace, {"criteria": [criterion]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+
+
+class _Judge(BaseHTTPRequestHandler):
+    """A chat-style judge endpoint: passes when the prompt shows the agent said 'done'."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][0]["content"]
+        ok = '"output": "done"' in prompt
+        content = json.dumps({"pass": ok, "reason": "agent said done" if ok else "no"})
+        data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def judge_server():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Judge)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_judge_profile_reached_over_http(rook_workspace, rook_cli, judge_server):
+    coder(rook_workspace, {"criteria": [{"rubric": "the agent reports it is done"}]})
+    rook_workspace.profile({"id": "llm-judge", "hooks": {"execute": {"http": {
+        "url": f"{judge_server}/v1/chat",
+        "body": {"messages": [{"role": "user", "content": "{{goal}}"}]},
+        "extract": {"output": "choices[0].message.content"},
+    }}}}, active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "llm-judge")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    c = r.report["scenarios"][0]["criteria"][0]
+    assert c["status"] == "passed" and "agent said done" in c["reason"]
+    assert c["evidence"]["judge"]["hooks"][0]["transport"] == "http"

@@ -1,0 +1,293 @@
+"""Guards on the plugin contract, and the operator switches, tested on real entry points.
+
+* every hook in ``rook_core/hookspecs.py`` has a test named ``test_hook_<hook>``
+  somewhere in ``tests/``, a complete docstring, an entry with its real argument
+  names in the plugin author guide, and a built-in plugin that implements it
+  (datasette's ``test_plugin_hooks_have_tests`` / ``..._are_documented``);
+* ``ROOK_LOAD_PLUGINS``, ``ROOK_DISABLE_PLUGINS`` and ``ROOK_TRACE_PLUGINS``
+  work on installed distributions (made with ``rook_distribution``: a real
+  ``*.dist-info`` with ``entry_points.txt`` on ``sys.path``, found by
+  :mod:`importlib.metadata` exactly as a pip-installed one is);
+* a plugin that fails to import is reported with its distribution and error,
+  and the rest of Rook still runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from rook_core import hookspecs, plugins
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "docs" / "plugins"
+
+# Hooks that no built-in plugin implements yet, each with the reason. Remove an
+# entry when a built-in starts to use the hook (a test below says when).
+NO_BUILTIN_YET = {
+    "rook_register_authors": "profile authors (rook profile add --from/--notes) are not built yet",
+}
+
+
+def hook_names() -> list[str]:
+    return [
+        name
+        for name, func in vars(hookspecs).items()
+        if name.startswith("rook_") and getattr(func, "rook_spec", None) is not None
+    ]
+
+
+def test_there_are_hooks_to_guard():
+    assert {"rook_transport_execute", "rook_register_criteria"} <= set(hook_names())
+
+
+def test_plugin_hooks_have_tests():
+    test_functions = set()
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        test_functions |= {
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+    missing = [h for h in hook_names() if f"test_hook_{h}" not in test_functions]
+    assert missing == [], f"write a test named test_hook_<hook> for: {', '.join(missing)}"
+
+
+def test_plugin_hooks_are_documented():
+    guide = "\n".join(p.read_text(encoding="utf-8") for p in sorted(GUIDE.glob("*.md")))
+    undocumented = []
+    for name in hook_names():
+        args = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
+        if f"{name}({args})" not in guide:
+            undocumented.append(f"{name}({args})")
+    assert undocumented == [], f"document in docs/plugins/: {', '.join(undocumented)}"
+
+
+def test_plugin_hook_docstrings_describe_every_argument_and_the_result():
+    for name in hook_names():
+        func = getattr(hookspecs, name)
+        doc = " ".join((inspect.getdoc(func) or "").split())
+        assert "Called" in doc, f"{name}: say when it is called"
+        for arg in inspect.signature(func).parameters:
+            assert f":param {arg}:" in doc, f"{name}: document parameter {arg}"
+        assert ":returns:" in doc, f"{name}: say what it returns"
+        if func.rook_spec.get("firstresult"):
+            assert "first non-None result" in doc, f"{name}: say it stops at the first result"
+
+
+def test_every_hook_is_used_by_a_builtin_plugin():
+    """No hook without a real plugin in the box that uses it (datasette's rule)."""
+    rook = plugins.build_plugin_manager()
+    used = {
+        caller.name
+        for plugin in rook.pm.get_plugins()
+        if (rook.pm.get_name(plugin) or "") in _builtin_names()
+        for caller in (rook.pm.get_hookcallers(plugin) or [])
+    }
+    unused = [h for h in hook_names() if h not in used and h not in NO_BUILTIN_YET]
+    assert unused == [], f"no built-in plugin implements: {', '.join(unused)}"
+    now_used = [h for h in NO_BUILTIN_YET if h in used]
+    assert now_used == [], f"remove from NO_BUILTIN_YET, a built-in uses it now: {now_used}"
+
+
+def _builtin_names() -> set[str]:
+    return {
+        ep.name
+        for ep in metadata.entry_points(group=plugins.ENTRY_POINT_GROUP)
+        if ep.dist is not None and ep.dist.name == "rook-harness"
+    }
+
+
+# ---------------------------------------------------------------------------
+# installed plugins and the operator switches
+# ---------------------------------------------------------------------------
+
+SHOUT = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import FAILED, PASSED, Verdict
+
+
+class Shouts(CriterionType):
+    name = "shouts"
+
+    def evaluate(self, config, view):
+        ok = (view.output or "").isupper()
+        return Verdict(PASSED if ok else FAILED, "upper case" if ok else "not upper case")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Shouts())
+"""
+
+BROKEN = """
+raise ImportError("rook-broken needs the acme-sdk package")
+"""
+
+
+def echo_workspace(ws, criteria):
+    ws.script(
+        "echo.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '{"output": "%s"}\\n' "$(cat)"
+        """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    ws.scenario({"id": "loud", "goal": "HELLO", "criteria": criteria})
+
+
+def test_an_installed_distribution_loads_through_its_entry_point(
+    rook_distribution, rook_workspace, rook_cli
+):
+    rook_distribution("rook-shout", {"shout": "rook_shout"}, {"rook_shout.py": SHOUT}, "1.2.3")
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    shout = next(p for p in doc["plugins"] if p["name"] == "shout")
+    assert shout == {
+        "name": "shout",
+        "distribution": "rook-shout",
+        "version": "1.2.3",
+        "module": "rook_shout",
+        "hooks": ["rook_register_criteria"],
+    }
+    assert "shouts" in doc["criteria"]
+    echo_workspace(rook_workspace, [{"shouts": True}])
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"loud": "passed"}
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_rook_still_runs(
+    rook_distribution, rook_workspace, rook_cli
+):
+    rook_distribution("rook-broken", {"broken": "rook_broken"}, {"rook_broken.py": BROKEN})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0
+    assert (
+        "failed to load broken (rook-broken): ImportError: rook-broken needs the acme-sdk package"
+        in r.stderr
+    )
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    assert {
+        "name": "broken",
+        "distribution": "rook-broken",
+        "error": "ImportError: rook-broken needs the acme-sdk package",
+    } in doc["failed"]
+    assert "script" in doc["transports"], "the rest of Rook is loaded"
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"loud": "passed"}
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 1
+    assert "plugin broken: from rook-broken failed to load: ImportError" in r.stdout
+    assert "ROOK_DISABLE_PLUGINS=broken" in r.stdout
+
+
+def test_rook_load_plugins_is_an_allow_list(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    rook_distribution("rook-shout", {"shout": "rook_shout"}, {"rook_shout.py": SHOUT})
+    rook_distribution("rook-broken", {"broken": "rook_broken"}, {"rook_broken.py": BROKEN})
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", "script, criteria,executor_local,reporters")
+    rook = plugins.build_plugin_manager()
+    assert {i.name for i in rook.infos} == {"script", "criteria", "executor_local", "reporters"}
+    assert rook.failures == [], "a plugin that is not allowed is never imported"
+    assert "shouts" not in rook.criteria
+    echo_workspace(rook_workspace, [{"shouts": True}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "shouts" in r.stderr, "its criterion is unknown: nothing runs"
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", "script,criteria,executor_local,reporters,shout")
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"loud": "passed"}
+
+
+def test_rook_disable_plugins_blocks_named_plugins(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    rook_distribution("rook-shout", {"shout": "rook_shout"}, {"rook_shout.py": SHOUT})
+    rook_distribution("rook-broken", {"broken": "rook_broken"}, {"rook_broken.py": BROKEN})
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "broken,shout")
+    rook = plugins.build_plugin_manager()
+    names = {i.name for i in rook.infos}
+    assert "shout" not in names and "script" in names
+    assert [f.name for f in rook.failures if f.name == "broken"] == [], "blocked, so not imported"
+    echo_workspace(rook_workspace, [{"shouts": True}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "unknown criterion type" in r.stderr
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "broken")
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+def test_rook_trace_plugins_logs_every_hook_call_without_secrets(
+    rook_workspace, rook_cli, monkeypatch
+):
+    monkeypatch.setenv("ROOK_TRACE_PLUGINS", "1")
+    monkeypatch.setenv("TRACE_SECRET", "s3cr3t-value")
+    rook_workspace.script(
+        "echo.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '{"output": "%s %s"}\\n' "$(cat)" "$TRACE_SECRET"
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"open": "scripts/echo.sh", "execute": "scripts/echo.sh"},
+            "env": [{"variable": "TRACE_SECRET", "purpose": "a secret"}],
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("[rook-trace]")]
+    text = "\n".join(lines)
+    assert "rook_register_transports(register) -> script (rook-harness)" in text
+    assert "rook_session_open(call=HookCall(phase=open, transport=script, scenario=s.1))" in text
+    assert (
+        "rook_transport_execute(call=HookCall(phase=execute, transport=script, scenario=s.1, "
+        "turn=1))" in text
+    )
+    assert "finish rook_transport_execute" in text
+    assert "rook_evidence_recorded(" in text
+    assert "s3cr3t-value" not in r.stderr and "s3cr3t-value" not in r.stdout
+    monkeypatch.setenv("ROOK_TRACE_PLUGINS", "0")
+    r = rook_cli("run", "--json")
+    assert "[rook-trace]" not in r.stderr, "ROOK_TRACE_PLUGINS=0 is off"
+
+
+@pytest.mark.parametrize("switch", ["ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS"])
+def test_doctor_names_a_switch_entry_that_matches_no_plugin(rook_cli, monkeypatch, switch):
+    monkeypatch.setenv(switch, "no-such-plugin")
+    r = rook_cli("doctor", "--json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 1
+    assert any(
+        f["status"] == "problem" and f"{switch} names 'no-such-plugin'" in f["message"]
+        for f in doc["findings"]
+    )
+
+
+def test_rooks_own_tests_use_the_testing_fixtures():
+    """Rook's suite is built on ``rook_core.testing``, the helpers plugin authors get."""
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    assert '"rook_core.testing"' in conftest and "pytest_plugins" in conftest
+    users, own_runner = [], []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if any(
+            f in text for f in ("rook_workspace", "rook_cli", "rook_plugin", "rook_distribution")
+        ):
+            users.append(path.name)
+        if "click.testing" in text:
+            own_runner.append(path.name)
+    assert own_runner == [], "drive the CLI with the rook_cli fixture"
+    assert len(users) >= 10

@@ -1,0 +1,182 @@
+"""Scenarios written for the public Rook CLI load as is (SPEC §6, decided)."""
+
+from __future__ import annotations
+
+import pytest
+from test_judging import JUDGE
+
+# Echoes the turn; on the last turn (the goal) it calls a tool, unless told not to.
+AGENT = """
+    #!/usr/bin/env python3
+    import json, os, sys, time
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    text = sys.stdin.read()
+    if text == "sleep":
+        time.sleep(10)
+    turn = int(os.environ["ROOK_TURN"])
+    answer = {"output": f"turn {turn}: you said {text}; your refund is on its way",
+              "conversation": "conv-1", "calls": []}
+    if "cancel" in text:
+        answer["calls"] = [{"name": "cancel_order", "arguments": {"id": "ORD-1"}}]
+    print(json.dumps(answer))
+"""
+
+PUBLIC = """
+    title: Refund status after a cancelled order
+    class: functional
+    category: state_context
+    feature_id: refunds
+    tags: [refunds, smoke]
+    goal: "Where is my refund?"
+    multi_turn: true
+    setup_messages:
+      - "I cancelled ORD-1 yesterday"
+      - "It was a blue kettle"
+    timeout_seconds: 60
+    max_turns: 5
+    repeat: 1
+    expectation:
+      acceptance_criteria:
+        - id: ac-1
+          statement: "The answer must mention refund"
+          check: llm_judge
+      forbidden:
+        - "Claims to be unable to help, must mention cannot"
+        - pattern: "(?i)internal error"
+      mcp:
+        - server: orders
+          tool: cancel_order
+          expect: not_called
+"""
+
+
+@pytest.fixture
+def ws(rook_workspace):
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.script("judge.py", JUDGE)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True, "multi_turn": True}})
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}},
+                           active=False)
+    return rook_workspace
+
+
+def test_a_public_cli_scenario_loads_and_runs_as_is(ws, rook_cli):
+    ws.scenario(PUBLIC, name="refund-status")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1, r.stdout + r.stderr  # the forbidden statement's judge fails it
+    (entry,) = r.report["scenarios"]
+    assert entry["id"] == "refund-status"  # from the file name: the file has no id
+    assert entry["name"] == "Refund status after a cancelled order"
+    assert entry["extra"] == {"class": "functional", "category": "state_context",
+                              "feature_id": "refunds", "timeout_seconds": 60.0,
+                              "max_turns": 5, "multi_turn": True}
+    assert [t["input"] for t in entry["turns"]] == [
+        "I cancelled ORD-1 yesterday", "It was a blue kettle", "Where is my refund?"]
+    got = [(c["type"], c.get("id"), c["status"]) for c in entry["criteria"]]
+    assert got == [
+        ("rubric", "ac-1", "passed"),  # "refund" is mentioned
+        ("rubric", None, "failed"),  # this test judge looks for the rubric's last word
+        ("not_matches", None, "passed"),
+        ("not_called", None, "failed"),  # turn 1 called cancel_order (calls count all turns)
+    ]
+    forbidden = entry["criteria"][1]["evidence"]["judge"]["prompt"]
+    assert "Forbidden behaviour: Claims to be unable to help" in forbidden
+    stats = r.report["summary"]["by_scenario"][0]
+    assert stats["class"] == "functional" and stats["category"] == "state_context"
+
+
+def test_public_and_native_fields_mix(ws, rook_cli):
+    ws.scenario({"id": "mixed", "title": "Mixed", "goal": "hello", "class": "functional",
+                 "criteria": [{"contains": "hello"}],
+                 "expectation": {"forbidden": [{"pattern": "internal error"}]}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    (entry,) = r.report["scenarios"]
+    assert [c["type"] for c in entry["criteria"]] == ["contains", "not_matches"]
+    assert entry["criteria"][1]["turn"] == "all"
+
+
+def test_selectors_narrow_one_another_and_excluded_needs_only(ws, rook_cli):
+    specs = [
+        ("f-happy", "functional", "happy_path", ["smoke"]),
+        ("f-edge", "functional", "boundary", []),
+        ("a-inject", "adversarial", "prompt_injection", ["smoke"]),
+        ("a-jail", "adversarial", "jailbreak", []),
+    ]
+    for sid, cls, cat, tags in specs:
+        ws.scenario({"id": sid, "goal": "hi", "class": cls, "category": cat, "tags": tags,
+                     "criteria": [{"contains": "hi"}]})
+    ws.scenario({"id": "parked", "goal": "hi", "class": "functional", "excluded": True,
+                 "criteria": [{"contains": "hi"}]})
+
+    def selected(*args):
+        r = rook_cli("run", "--json", *args)
+        assert r.exit_code in (0, 2), r.stderr
+        return sorted(r.statuses()) if r.exit_code == 0 else r.stderr
+
+    assert selected() == ["a-inject", "a-jail", "f-edge", "f-happy"]
+    assert selected("--class", "functional") == ["f-edge", "f-happy"]
+    assert selected("--category", "jailbreak,boundary") == ["a-jail", "f-edge"]
+    assert selected("--class", "adversarial", "--tag", "smoke") == ["a-inject"]
+    assert selected("--class", "adversarial", "--category", "happy_path").startswith(
+        "rook: error: no scenario selected")
+    assert selected("--only", "parked") == ["parked"]
+    assert selected("--only", "parked,f-edge", "--class", "functional") == ["f-edge", "parked"]
+
+
+def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
+    ws.scenario({"id": "slow", "title": "Slow", "goal": "sleep", "timeout_seconds": 0.5,
+                 "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"slow": "error"}
+    assert "timed out after 0.5 s" in r.report["scenarios"][0]["reason"]
+
+
+@pytest.mark.parametrize("scenario, needles", [
+    ({"title": "t", "goal": "g", "expectation": {"acceptance_criteria": [
+        {"id": "x", "statement": "s", "check": "regex"}]}},
+     ["expectation.acceptance_criteria.0.check", "llm_judge"]),
+    ({"title": "t", "goal": "g", "expectation": {"forbidden": [{"pattern": "(open"}]}},
+     ["expectation.forbidden.0.not_matches", "regular expression"]),
+    ({"title": "t", "goal": "g", "expectation": {"forbidden": [{"statement": "a", "pattern": "b"}]}},
+     ["expectation.forbidden.0", "exactly one of statement or pattern"]),
+    ({"title": "t", "goal": "g", "expectation": {"mcp": [{"tool": "x", "expect": "maybe"}]}},
+     ["expectation.mcp.0.expect"]),
+    ({"title": "t", "goal": "g", "expectation": {"vibes": []}}, ["expectation.vibes", "Unknown"]),
+    ({"title": "t", "goal": "g", "setup_messages": ["a"]}, ["setup_messages", "multi_turn: true"]),
+    ({"title": "t", "turns": ["a"], "multi_turn": True, "setup_messages": ["a"]},
+     ["setup_messages", "goes with goal"]),
+    ({"title": "t", "goal": "g", "excluded": "yes"}, ["excluded"]),
+    ({"title": "t", "goal": "g", "timeout_seconds": -1}, ["timeout_seconds"]),
+    ({"title": "t", "goal": "g", "class": ["a"]}, ["class"]),
+])
+def test_invalid_public_fields_are_refused_with_their_path(ws, rook_cli, scenario, needles):
+    path = ws.scenario(scenario, name="bad")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert path.name in r.stderr
+    for needle in needles:
+        assert needle in r.stderr, (needle, r.stderr)
+
+
+def test_public_scenarios_need_a_judge_profile_only_for_judged_expectations(ws, rook_cli):
+    ws.scenario({"title": "t", "goal": "g", "expectation": {"acceptance_criteria": ["mention g"]}},
+                name="judged")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "--judge-profile" in r.stderr
+    (ws.agent_dir / "scenarios" / "judged.yaml").unlink()
+    ws.scenario({"title": "t", "goal": "g", "expectation": {
+        "mcp": [{"server": "s", "tool": "cancel_order", "expect": "not_called"}]}}, name="plain")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"plain": "passed"}
+
+
+def test_the_content_hash_changes_with_the_definition(ws, rook_cli):
+    path = ws.scenario({"id": "s", "title": "t", "goal": "g"})
+    r1 = rook_cli("run", "--json").report["scenarios"][0]["content_hash"]
+    assert rook_cli("run", "--json").report["scenarios"][0]["content_hash"] == r1
+    path.write_text(path.read_text().replace("title: t", "title: u"))
+    assert rook_cli("run", "--json").report["scenarios"][0]["content_hash"] != r1

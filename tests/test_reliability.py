@@ -1,0 +1,251 @@
+"""Reliability: interrupts, no surviving hook processes, run locks, resource faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOK = [sys.executable, "-m", "rook_core"]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def slow_ws(rook_workspace, tmp_path):
+    """Scenarios a1..a4; a3 runs until killed and records the pids of its tree."""
+    ws = rook_workspace
+    ws.pids = tmp_path / "pids"
+    ws.log = tmp_path / "log"
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        g=$(cat)
+        echo "$g" >> {ws.log}
+        if [ "$g" = slow ] && [ ! -e {tmp_path}/fast-now ]; then
+          sleep 300 & echo $! >> {ws.pids}
+          setsid sleep 300 & echo $! >> {ws.pids}          # escapes the process group
+          echo $$ >> {ws.pids}
+          wait
+        fi
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid, goal in (("a1", "fast"), ("a2", "fast"), ("a3", "slow"), ("a4", "fast")):
+        ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": "ok"}]})
+    ws.fast_now = tmp_path / "fast-now"
+    return ws
+
+
+def start(ws, *args):
+    return subprocess.Popen(
+        [*ROOK, "run", "-w", str(ws.root), "--json", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def pids_of(ws):
+    return [int(p) for p in ws.pids.read_text().split()] if ws.pids.exists() else []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_path, sig):
+    ws = slow_ws
+    report_path = tmp_path / "out.json"
+    proc = start(ws, "--report", f"json:{report_path}")
+    assert wait_for(lambda: len(pids_of(ws)) == 3), proc.communicate(timeout=5)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    report = json.loads(out)
+    statuses = {s["id"]: s["status"] for s in report["scenarios"]}
+    assert statuses == {"a1": "passed", "a2": "passed", "a3": "pending", "a4": "pending"}
+    assert json.loads(report_path.read_text())["run"]["id"] == report["run"]["id"]
+    run_id = report["run"]["id"]
+    assert f"rook run --run {run_id}" in err
+    # every process of the interrupted hook is gone, the escaped one included
+    assert wait_for(lambda: not any(alive(p) for p in pids_of(ws)), 10), pids_of(ws)
+    record = ws.record(run_id, "a3.1")
+    assert record["interrupted_attempts"][0]["hooks"][0]["status"] == "interrupted"
+    assert not record.get("final")
+    # resuming finishes it, repeating nothing that had finished
+    ws.fast_now.touch()
+    out = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json", "--run", run_id],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert {s["id"]: s["status"] for s in json.loads(out.stdout)["scenarios"]} == dict.fromkeys(
+        ["a1", "a2", "a3", "a4"], "passed")
+    assert ws.log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
+
+
+def test_second_signal_exits_at_once_without_orphans(rook_workspace, tmp_path):
+    ws = rook_workspace
+    pids = tmp_path / "pids"
+    ws.script("stubborn.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        trap '' TERM INT
+        setsid sleep 300 & echo $! >> {pids}
+        echo $$ >> {pids}
+        while :; do sleep 0.1; done
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/stubborn.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    proc = start(ws)
+    assert wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    tree = [int(p) for p in pids.read_text().split()]
+    assert wait_for(lambda: not any(alive(p) for p in tree), 10)
+
+
+def test_a_descendant_that_escapes_with_setsid_dies_at_the_timeout(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    pids = tmp_path / "pids"
+    ws.script("daemon.sh", f"""
+        #!/bin/bash
+        setsid bash -c 'echo $$ >> {pids}; exec sleep 300' &
+        sleep 300
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/daemon.sh", "timeout_seconds": 1}}})
+    ws.scenario({"id": "s", "goal": "g"})
+    r = rook_cli("run", "--json")
+    hook = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]
+    assert hook["status"] == "timeout"
+    escaped = int(pids.read_text())
+    assert wait_for(lambda: not alive(escaped), 5)
+    assert any(f"pid {escaped}" in n for n in hook["details"]["process"])  # the kill is recorded
+
+
+def test_a_daemon_a_hook_leaves_behind_dies_when_the_run_ends(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    pids = tmp_path / "pids"
+    # double fork + setsid + closed descriptors: a proper daemon, orphaned at once
+    ws.script("daemon.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        ( setsid bash -c 'echo $$ >> {pids}; exec sleep 300' </dev/null >/dev/null 2>&1 & )
+        until [ -s {pids} ]; do sleep 0.01; done
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/daemon.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    daemon = int(pids.read_text())
+    assert wait_for(lambda: not alive(daemon), 5)
+    manifest = json.loads((Path(json.loads(r.stdout)["run"]["dir"]) / "run.json").read_text())
+    assert any(f"pid {daemon}" in k for k in manifest["kills"])
+
+
+def test_a_second_process_resuming_the_same_run_is_refused(slow_ws):
+    ws = slow_ws
+    proc = start(ws)
+    assert wait_for(lambda: len(pids_of(ws)) == 3)
+    run_id = next(ws.runs_dir.iterdir()).name
+    other = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run", run_id],
+                           capture_output=True, text=True, timeout=60)
+    assert other.returncode == 2
+    assert f"run {run_id} is in use by another rook process (pid {proc.pid})" in other.stderr
+    os.kill(proc.pid, signal.SIGKILL)  # a crashed holder leaves no stuck lock
+    proc.communicate()
+    for p in pids_of(ws):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    ws.fast_now.touch()
+    again = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run", run_id, "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+
+
+def test_two_runs_on_the_same_agent_do_not_interfere(rook_workspace, tmp_path):
+    ws = rook_workspace
+    ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\nsleep 0.2\necho '{\"output\": \"ok\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}, "concurrency": 4})
+    for i in range(8):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "ok"}]})
+    procs = [start(ws) for _ in range(2)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    ids = {json.loads(o)["run"]["id"] for o, _ in outs}
+    assert len(ids) == 2 and all(p.returncode == 0 for p in procs)
+
+
+def test_unwritable_run_directory_is_a_clear_error(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("a.sh", "#!/bin/bash\necho '{\"output\": \"ok\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    ws.scenario({"id": "s", "goal": "g"})
+    ws.runs_dir.rmdir()
+    ws.runs_dir.write_text("not a directory")
+    r = rook_cli("run")
+    assert r.exit_code == 1 and r.exception is None
+    assert "cannot create the run directory" in r.stderr and "runs" in r.stderr
+
+
+def test_too_many_open_files_is_named_after_bounded_retries(rook_workspace, tmp_path):
+    ws = rook_workspace
+    ws.script("a.sh", "#!/bin/bash\necho '{\"output\": \"ok\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    code = (
+        "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (12, 12)); "
+        "sys.argv = ['rook', 'run', '-w', sys.argv[1], '--json']; runpy.run_module('rook_core', run_name='__main__')"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(ws.root)], capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in r.stderr
+    if r.returncode == 0:
+        pytest.skip("12 descriptors were enough on this machine")
+    hook = json.loads(r.stdout)["scenarios"][0]["hooks"][0]
+    assert "could not start the hook: Too many open files" in hook["diagnosis"]
+    record = ws.record(json.loads(r.stdout)["run"]["id"], "s.1")
+    assert sum("retrying" in n for n in record["hooks"][0]["details"]["process"]) == 3
+
+
+def test_environment_pass_through_and_allow_list(rook_workspace, rook_cli, tmp_path, monkeypatch):
+    ws = rook_workspace
+    dump = tmp_path / "env"
+    ws.script("a.sh", f"#!/bin/bash\n[ \"$1\" = execute ] || exit 0\nenv > {dump}\necho '{{\"output\": \"ok\"}}'\n")
+    monkeypatch.setenv("UNRELATED_SECRET", "x")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("API_TOKEN", "t0k")
+    base = {"id": "p", "hooks": {"execute": "scripts/a.sh"},
+            "env": [{"variable": "API_TOKEN", "purpose": "token"}], "hook_env": {"EXTRA": "1"}}
+    ws.profile(base)
+    ws.scenario({"id": "s", "goal": "g"})
+    rook_cli("run")
+    seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert seen["UNRELATED_SECRET"] == "x"  # default: Rook's environment passes through
+    ws.profile({**base, "inherit_env": ["PATH", "AWS_*"]})
+    rook_cli("run")
+    seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert "UNRELATED_SECRET" not in seen
+    assert seen["AWS_REGION"] == "eu-west-1" and seen["API_TOKEN"] == "t0k" and seen["EXTRA"] == "1"
+    assert seen["ROOK_HOOK"] == "execute" and "PATH" in seen

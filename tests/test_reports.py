@@ -1,0 +1,332 @@
+"""Report files written for real and parsed back: JSON, JUnit XML, Markdown, HTML."""
+
+from __future__ import annotations
+
+import json
+import xml.dom.minidom
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+
+from rook_core.hookspecs import hookimpl
+
+# One agent, many behaviours, chosen by the goal.
+AGENT = r"""
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    goal = sys.stdin.read()
+    if goal == "crash":
+        sys.stderr.write("boom: the agent fell over\n")
+        sys.exit(1)
+    if goal == "flaky":
+        counter = os.path.join(os.environ["FLAKY_DIR"], "n")
+        n = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
+        open(counter, "w").write(str(n))
+        print(json.dumps({"output": "good" if n % 2 else "bad", "calls": []}))
+        sys.exit(0)
+    out = {
+        "pass": "all good",
+        "fail": "all bad",
+        "blind": "all good",
+        "ctrl": "all good \x01\x07\x1b[31m <script>alert(1)</script> ]]> & | pipe `tick`",
+    }.get(goal, "all good")
+    answer = {"output": out}
+    if goal != "blind":
+        answer["calls"] = [{"name": "lookup", "arguments": {"q": goal}}]
+    print(json.dumps(answer))
+"""
+
+SCENARIOS = [
+    {"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}, {"not_called": "delete"}]},
+    {"id": "fail", "goal": "fail", "criteria": [{"contains": "good"}]},
+    {"id": "crash", "goal": "crash", "criteria": [{"contains": "good"}]},
+    {"id": "blind", "goal": "blind", "criteria": [{"contains": "good"}, {"not_called": "delete"}]},
+    {"id": "notrun", "goal": "pass", "criteria": [{"max_tokens": 100}]},
+    {"id": "ctrl", "goal": "ctrl", "criteria": [{"contains": "good"}]},
+    {"id": "flaky", "goal": "flaky", "repeat": 4, "criteria": [{"contains": "good"}]},
+]
+EXPECTED = {"pass": "passed", "fail": "failed", "crash": "error", "blind": "unverifiable",
+            "notrun": "not_runnable", "ctrl": "passed", "flaky.1": "passed",
+            "flaky.2": "failed", "flaky.3": "passed", "flaky.4": "failed"}
+
+
+@pytest.fixture
+def mixed(rook_workspace, rook_cli, tmp_path, monkeypatch):
+    """One real run with every status, and every built-in report format written."""
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    ws = rook_workspace
+    ws.script("agent.py", AGENT)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                "capabilities": {"calls": True}})
+    for s in SCENARIOS:
+        ws.scenario(s)
+    out = tmp_path / "out"
+    r = rook_cli("run", "--json", *[f"--report={f}:{out}/r.{e}" for f, e in (
+        ("json", "json"), ("junit", "xml"), ("markdown", "md"), ("html", "html"))])
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == EXPECTED
+    return r, out
+
+
+def test_json_report_file_is_the_printed_report_with_every_stable_key(mixed):
+    r, out = mixed
+    report = json.loads((out / "r.json").read_text())
+    assert report == r.report
+    for key in ("id", "dir", "project", "agent", "profile", "phases", "capabilities"):
+        assert key in report["run"]
+    assert set(report["run"]["capabilities"]) >= {"declared", "observed"}
+    for s in report["scenarios"]:
+        for key in ("id", "repeat_index", "status", "reason", "turns", "criteria", "hooks"):
+            assert key in s
+        for t in s["turns"]:
+            assert {"turn", "output", "conversation", "usage", "calls", "evidence",
+                    "seconds"} <= set(t)
+        for c in s["criteria"]:
+            assert {"type", "status", "reason"} <= set(c)
+        for h in s["hooks"]:
+            assert {"phase", "status", "exit_code", "seconds", "diagnosis"} <= set(h)
+    summary = report["summary"]
+    for key in ("passed", "failed", "unverifiable", "error", "stopped", "not_runnable",
+                "pass_rate", "coverage"):
+        assert key in summary
+    # decided: pass, ctrl, fail, crash and 4 flaky runs = 8 (4 passed); planned 10
+    assert summary["decided"] == 8 and summary["total"] == 10
+    assert summary["pass_rate"] == 0.5 and summary["coverage"] == 0.8
+
+
+def test_per_scenario_statistics_over_repeats(mixed):
+    r, _ = mixed
+    per = {p["id"]: p for p in r.report["summary"]["by_scenario"]}
+    flaky = per["flaky"]
+    assert (flaky["runs"], flaky["passed"], flaky["decided"]) == (4, 2, 4)
+    assert flaky["pass_rate"] == 0.5 and flaky["flaky"] is True
+    assert flaky["pass_all"] is False and flaky["pass_any"] is True
+    assert flaky["wilson"] == [0.15, 0.85]
+    assert flaky["statuses"] == ["passed", "failed", "passed", "failed"]
+    assert per["pass"]["pass_all"] is True and per["pass"]["flaky"] is False
+    assert per["blind"]["pass_rate"] is None and per["blind"]["wilson"] is None
+    assert per["blind"]["pass_all"] is False  # unverifiable is never a pass
+    assert r.report["summary"]["repeats"] == {"scenarios": 7, "pass_all": 2, "pass_any": 3,
+                                              "flaky": 1, "max_runs": 4}
+    assert "FLAKY" in _table(r.report)
+
+
+def _table(report):
+    from rook_core.report import table
+
+    return table(report)
+
+
+def test_junit_xml_parses_and_holds_every_run(mixed):
+    _, out = mixed
+    text = (out / "r.xml").read_text(encoding="utf-8")
+    xml.dom.minidom.parseString(text.encode("utf-8"))  # a second, strict parser
+    root = ET.fromstring(text.encode("utf-8"))
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) \
+        == ("10", "3", "1", "2")
+    suites = root.findall("testsuite")
+    assert len(suites) == 1 and suites[0].get("tests") == "10"
+    cases = {c.get("name"): c for c in suites[0].findall("testcase")}
+    assert set(cases) == {"pass", "fail", "crash", "blind", "notrun", "ctrl",
+                          "flaky [1/4]", "flaky [2/4]", "flaky [3/4]", "flaky [4/4]"}
+    for case in cases.values():
+        assert case.get("classname").startswith("rook.proj.agent")
+        float(case.get("time"))
+    assert list(cases["pass"]) == [cases["pass"].find("system-out")]  # no failure: a pass
+    failure = cases["fail"].find("failure")
+    assert "did not find 'good'" in failure.get("message") and "contains" in failure.text
+    error = cases["crash"].find("error")
+    assert error.get("type") == "error" and "boom: the agent fell over" in error.text
+    assert cases["blind"].find("skipped").get("message").startswith("unverifiable:")
+    assert cases["notrun"].find("skipped").get("message").startswith("not_runnable:")
+    assert cases["flaky [2/4]"].find("failure") is not None
+    out_text = cases["ctrl"].find("system-out").text
+    assert "<script>alert(1)</script> ]]>" in out_text and "\x01" not in out_text
+    props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
+    assert props["pass_rate"] == "0.5" and props["profile"] == "p"
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += [(tag, k, v or "") for k, v in attrs]
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_html_is_self_contained_and_shows_everything(mixed):
+    r, out = mixed
+    page_text = (out / "r.html").read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(page_text)
+    # self-contained: nothing to fetch, no script at all
+    assert not {"script", "link", "img", "iframe", "object", "embed", "base"} & set(page.tags)
+    for tag, name, value in page.attrs:
+        assert name not in ("src", "srcset", "action", "poster", "data"), (tag, name)
+        if name == "href":
+            assert value.startswith("#"), value
+        if name == "xmlns":
+            assert value == "http://www.w3.org/2000/svg"
+        assert "url(" not in value and "javascript:" not in value.lower()
+    assert "@import" not in page_text and "url(" not in page_text
+    # the agent's markup is shown as text, never as markup
+    assert "<script>alert(1)</script>" not in page_text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page_text
+    text = "".join(page.text)
+    # summary, pass rate, coverage, chart, every scenario with turns, criteria, hooks
+    assert r.report["run"]["id"] in text
+    assert "50.0%" in text and "80.0%" in text
+    assert page.tags.count("svg") == 1
+    chart_rows = [v for t, n, v in page.attrs if t == "rect" and n == "width"]
+    assert len(chart_rows) >= 7 * 2  # a track and a bar per scenario
+    for sid in ("pass", "fail", "crash", "blind", "notrun", "ctrl", "flaky"):
+        assert f"s-{sid}" in [v for t, n, v in page.attrs if n == "id"]
+    assert "boom: the agent fell over" in text  # hook diagnosis
+    assert "did not find 'good'" in text  # criterion verdict
+    assert "all bad" in text and '"lookup"' in text  # turns and calls
+    assert "not observed" in text  # calls/usage not observed are said so
+    assert "2/4" in text and "15–85%" in text  # passes over repeats, Wilson interval
+
+
+def test_markdown_fits_a_step_summary(mixed):
+    r, out = mixed
+    md = (out / "r.md").read_text(encoding="utf-8")
+    lines = md.splitlines()
+    assert lines[0].startswith("## ❌ Rook:") and "1 failed" not in lines[0]
+    assert "3 failed" in lines[0] and "1 error" in lines[0]
+    assert "**Pass rate** 50.0%" in md and "**Coverage** 80.0%" in md
+    rows = [ln for ln in lines if ln.startswith("| <code>")]
+    assert len(rows) == 7
+    flaky = next(ln for ln in rows if "<code>flaky</code>" in ln)
+    assert "⚠️ flaky" in flaky and "2/4" in flaky and "50.0% (15–85%)" in flaky
+    for row in rows:  # a cell never breaks the table
+        assert row.count(" | ") + 2 == 6 or row.replace("\\|", "").count("|") == 6
+    assert "<script>" not in md.replace("```", "")  # HTML escaped outside code blocks
+    assert md.count("<details>") == md.count("</details>") == 6  # every run that did not pass
+    assert "boom: the agent fell over" in md
+
+
+def test_markdown_stays_under_the_github_limit():
+    from rook_plugins.report_markdown import MAX_CHARS, render
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
+             "reason": "r" * 300, "turns": [{"turn": 1, "input": "i", "output": "o" * 5000,
+                                             "calls": None}],
+             "criteria": [{"type": "contains", "status": "failed", "reason": "no"}],
+             "hooks": [], "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"s{i}"} for i in range(3000)]
+    from rook_core.report import summarize
+
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    md = render(report)
+    assert len(md.encode("utf-8")) < 1024 * 1024 and len(md) <= MAX_CHARS + 1000
+    assert "more not shown here (size limit)" in md
+
+
+@pytest.mark.parametrize("gate, code", [(None, 1), ("0.5", 0), ("0.75", 1)])
+def test_min_pass_rate_gates_each_scenario(rook_workspace, rook_cli, tmp_path, monkeypatch,
+                                           gate, code):
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "flaky", "goal": "flaky", "criteria": [{"contains": "good"}]})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    args = ["run", "--json", "--repeat", "4"] + (["--min-pass-rate", gate] if gate else [])
+    r = rook_cli(*args)
+    assert r.exit_code == code, r.stderr
+    summary = r.report["summary"]
+    if gate:
+        assert summary["gate"]["min_pass_rate"] == float(gate)
+        missed = [m["id"] for m in summary["gate"]["missed"]]
+        assert missed == ([] if code == 0 else ["flaky"])
+    else:
+        assert "gate" not in summary
+
+
+def test_min_pass_rate_is_validated(rook_workspace, rook_cli):
+    r = rook_cli("run", "--min-pass-rate", "80")
+    assert r.exit_code == 2 and "--min-pass-rate" in r.stderr
+
+
+def test_unknown_report_format_names_the_installed_ones(rook_workspace, rook_cli):
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--report", "pdf:out.pdf")
+    assert r.exit_code == 2
+    for name in ("html", "json", "junit", "markdown"):
+        assert name in r.stderr
+
+
+class CsvReporter:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        def write(report, path):
+            rows = [f"{s['id']},{s['repeat_index']},{s['status']}" for s in report["scenarios"]]
+            path.write_text("\n".join(rows) + "\n")
+
+        register("csv", write)
+
+
+def test_a_plugin_reporter_is_used_like_the_built_ins(rook_workspace, rook_cli, rook_plugin,
+                                                      tmp_path):
+    rook_plugin(CsvReporter())
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--report", f"csv:{tmp_path}/r.csv")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "r.csv").read_text() == "pass,1,passed\n"
+
+
+def test_statistics_functions():
+    from rook_core import stats
+
+    assert stats.wilson(0, 0) is None
+    assert stats.wilson(81, 263) == (0.2553, 0.3662)  # a textbook example
+    assert stats.wilson(10, 10) == (0.7225, 1.0)
+    assert stats.wilson(0, 10) == (0.0, 0.2775)
+    assert stats.outcome(["passed", "unverifiable"]) == "passed"
+    assert stats.outcome(["failed", "error"]) == "failed"
+    assert stats.outcome(["passed", "stopped"]) == "flaky"
+    assert stats.outcome(["unverifiable", "not_runnable"]) == "unverified"
+    entries = [{"id": "a", "repeat_index": i, "status": s}
+               for i, s in enumerate(["passed", "unverifiable", "passed"], 1)]
+    (agg,) = stats.by_scenario(entries)
+    assert agg["decided"] == 2 and agg["pass_rate"] == 1.0
+    assert agg["pass_all"] is False and agg["flaky"] is False  # pass^N needs all N
+    gate = stats.gate([agg, {**agg, "id": "b", "decided": 0, "pass_rate": None}], 0.9)
+    assert gate == {"min_pass_rate": 0.9, "missed": [], "ungated": ["b"]}
+
+
+class BrokenReporter:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        def write(report, path):
+            raise KeyError("summary")
+
+        register("broken", write)
+
+
+def test_a_broken_reporter_is_named_without_a_traceback(rook_workspace, rook_cli, rook_plugin,
+                                                        tmp_path):
+    rook_plugin(BrokenReporter())
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--report", f"broken:{tmp_path}/x", "--report", f"json:{tmp_path}/r.json")
+    assert r.exit_code == 1 and r.exception is None
+    assert "the 'broken' reporter" in r.stderr and "KeyError" in r.stderr
+    assert "Traceback" not in r.stderr
+    (run_id,) = [p.name for p in rook_workspace.runs_dir.iterdir()]
+    assert (rook_workspace.run_dir(run_id) / "report.json").is_file()

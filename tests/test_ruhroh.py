@@ -1,0 +1,589 @@
+"""Ruhroh command wrappers run as is: variables, the task loop, statuses, results.
+
+The wrappers in tests/agents/ruhroh/ are real programs (bash and Python)
+written for Ruhroh; Rook runs them through its real subprocess machinery.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+AGENTS = Path(__file__).parent / "agents" / "ruhroh"
+BASH = str(AGENTS / "wrapper.sh")
+PY = str(AGENTS / "wrapper.py")
+WRAPPERS = {"bash": BASH, "python": PY}
+RUHROH_VARS = {
+    "RUHROH_MESSAGE",
+    "RUHROH_ITERATION",
+    "RUHROH_WORKSPACE",
+    "RUHROH_GOAL_PATH",
+    "RUHROH_WORKSPACE_PATH",
+    "RUHROH_RESULT_PATH",
+    "RUHROH_SESSION_HANDLE",
+    "RUHROH_SCENARIO_ID",
+    "RUHROH_RUN_ROOT",
+    "RUHROH_ADAPTER_ID",
+    "RUHROH_SAMPLE_ID",
+    "RUHROH_SAMPLE_SEED",
+    "RUHROH_RUN_INDEX",
+    "RUHROH_RUN_COUNT",
+}
+
+
+def ruhroh_profile(ws, command, *, hook_env=None, capabilities=None, env=None, **entry):
+    """Write the active profile ``rr`` whose execute hook is a Ruhroh wrapper."""
+    data = {
+        "id": "rr",
+        "hooks": {"execute": {"ruhroh": {"command": command, **entry}}},
+        "capabilities": capabilities or {"multi_turn": True, "usage": True},
+        "hook_env": hook_env or {},
+    }
+    if env:
+        data["env"] = env
+    return ws.profile(data)
+
+
+@pytest.fixture
+def probe_dir(tmp_path, monkeypatch):
+    d = tmp_path / "probe"
+    d.mkdir()
+    monkeypatch.setenv("PROBE_DIR", str(d))
+    return d
+
+
+def calls(probe_dir: Path) -> list[dict[str, str]]:
+    """The environment of every wrapper call, in order."""
+    out = []
+    for f in sorted(probe_dir.glob("*.env")):
+        pairs = [p.split("=", 1) for p in f.read_bytes().decode().split("\0") if "=" in p]
+        env = dict(pairs)
+        env["_result_existed"] = str(f.with_suffix(".result-existed").exists())
+        env["_cwd"] = f.with_suffix(".cwd").read_text().strip()
+        out.append(env)
+    return out
+
+
+def scenario_of(r, sid=None, index=1):
+    return next(
+        s
+        for s in r.report["scenarios"]
+        if (sid is None or s["id"] == sid) and s["repeat_index"] == index
+    )
+
+
+# -- the variables -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", sorted(WRAPPERS))
+def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, probe_dir):
+    ws = rook_workspace
+    ruhroh_profile(ws, WRAPPERS[lang])
+    goal = 'fix "it" — $HOME `date` \\ back\nsecond line ✓'
+    ws.scenario(
+        {
+            "id": "conv",
+            "turns": [goal, "and now?"],
+            "repeat": 2,
+            "criteria": [{"status": "goal_satisfied"}],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert r.statuses() == {"conv.1": "passed", "conv.2": "passed"}
+    seen = calls(probe_dir)
+    assert len(seen) == 4
+    run_dir = Path(r.report["run"]["dir"])
+    for c in seen:
+        assert RUHROH_VARS <= set(c), RUHROH_VARS - set(c)
+        assert c["RUHROH_SCENARIO_ID"] == "conv"
+        assert c["RUHROH_ADAPTER_ID"] == "rr"
+        assert c["RUHROH_RUN_ROOT"] == str(run_dir)
+        assert c["RUHROH_RUN_COUNT"] == "2"
+        assert c["RUHROH_WORKSPACE"] == c["RUHROH_WORKSPACE_PATH"]
+        assert Path(c["RUHROH_WORKSPACE"]).is_dir()
+        assert Path(c["RUHROH_WORKSPACE"]).is_relative_to(run_dir)
+        assert Path(c["RUHROH_GOAL_PATH"]).read_bytes() == goal.encode("utf-8")
+        assert c["_result_existed"] == "False"  # fresh per call
+        assert c["ROOK_HOOK"] == "execute"
+    first, second = seen[0], seen[1]  # repeat 1: turns 1 and 2
+    assert [first["RUHROH_MESSAGE"], second["RUHROH_MESSAGE"]] == [goal, "and now?"]
+    assert [first["RUHROH_ITERATION"], second["RUHROH_ITERATION"]] == ["1", "2"]
+    assert first["RUHROH_SESSION_HANDLE"] == second["RUHROH_SESSION_HANDLE"] != ""
+    assert first["RUHROH_WORKSPACE"] == second["RUHROH_WORKSPACE"]
+    assert len({c["RUHROH_RESULT_PATH"] for c in seen}) == 4
+    assert [c["RUHROH_RUN_INDEX"] for c in seen] == ["1", "1", "2", "2"]
+    assert [c["RUHROH_SAMPLE_ID"] for c in seen] == ["conv.1", "conv.1", "conv.2", "conv.2"]
+    assert seen[0]["RUHROH_SAMPLE_SEED"] != seen[2]["RUHROH_SAMPLE_SEED"]
+    assert seen[0]["RUHROH_WORKSPACE"] != seen[2]["RUHROH_WORKSPACE"]
+    assert seen[0]["RUHROH_SESSION_HANDLE"] != seen[2]["RUHROH_SESSION_HANDLE"]
+    # The wrapper's memory lives in the per-scenario workspace: turn 2 saw turn 1.
+    if lang == "bash":
+        assert "(2 messages)" in scenario_of(r)["turns"][1]["output"]
+
+    # Deterministic per scenario and repeat: a second run gets the same seeds and ids.
+    for f in probe_dir.iterdir():
+        f.unlink()
+    assert rook_cli("run", "--json").exit_code == 0
+    again = calls(probe_dir)
+    assert [c["RUHROH_SAMPLE_SEED"] for c in again] == [c["RUHROH_SAMPLE_SEED"] for c in seen]
+    assert [c["RUHROH_SAMPLE_ID"] for c in again] == [c["RUHROH_SAMPLE_ID"] for c in seen]
+
+
+def test_handle_reported_by_the_wrapper_is_carried(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "handle"})
+    rook_workspace.scenario({"id": "h", "turns": ["one", "two"], "criteria": [{"contains": "two"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)
+    assert seen[1]["RUHROH_SESSION_HANDLE"] == "native-h"
+    assert [t["conversation"] for t in scenario_of(r)["turns"]] == ["native-h", "native-h"]
+
+
+def test_run_seed_changes_sample_seeds(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH, hook_env={"RUHROH_RUN_SEED": "7"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    assert rook_cli("run", "--json").exit_code == 0
+    ruhroh_profile(rook_workspace, BASH, hook_env={"RUHROH_RUN_SEED": "8"})
+    assert rook_cli("run", "--json").exit_code == 0
+    seeds = [c["RUHROH_SAMPLE_SEED"] for c in calls(probe_dir)]
+    assert len(seeds) == 2 and seeds[0] != seeds[1]
+
+
+# -- the task loop ---------------------------------------------------------------
+
+
+def test_continue_loops_with_the_text_continue(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(
+        rook_workspace,
+        BASH,
+        max_iterations=5,
+        hook_env={"WRAPPER_PLAN": "continue,continue,goal_satisfied"},
+    )
+    rook_workspace.scenario(
+        {
+            "id": "loop",
+            "goal": "build it",
+            "criteria": [{"status": "goal_satisfied"}, {"contains": "reply 3"}],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)
+    assert [c["RUHROH_MESSAGE"] for c in seen] == ["build it", "continue", "continue"]
+    assert [c["RUHROH_ITERATION"] for c in seen] == ["1", "2", "3"]
+    assert len({c["RUHROH_SESSION_HANDLE"] for c in seen}) == 1
+    turn = scenario_of(r)["turns"][0]
+    ev = turn["evidence"]
+    assert [i["status"] for i in ev["iterations"]] == ["continue", "continue", "goal_satisfied"]
+    assert ev["status"] == "goal_satisfied" and "max_iterations_reached" not in ev
+    assert turn["usage"] == {
+        "input": 30,
+        "output": 15,
+        "total": 45,
+        "cost_usd": pytest.approx(0.03),
+    }
+    assert "--- iteration 2 ---" in ev["transcript"]
+    assert [h["phase"] for h in scenario_of(r)["hooks"]] == ["execute"]
+
+
+def test_continue_until_max_iterations(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH, max_iterations=3, hook_env={"WRAPPER_PLAN": "continue"})
+    rook_workspace.scenario(
+        {"id": "loop", "goal": "never done", "criteria": [{"status": "goal_satisfied"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    assert len(calls(probe_dir)) == 3
+    s = scenario_of(r)
+    assert s["status"] == "failed"
+    assert s["turns"][0]["evidence"]["max_iterations_reached"] is True
+    assert "max_iterations reached" in s["criteria"][0]["reason"]
+
+
+def test_turns_are_iterations_and_continue_follows_the_last(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH, max_iterations=4, hook_env={"WRAPPER_PLAN": "continue"})
+    rook_workspace.scenario(
+        {"id": "multi", "turns": ["first", "second"], "criteria": [{"status": "continue"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)
+    assert [c["RUHROH_MESSAGE"] for c in seen] == ["first", "second", "continue", "continue"]
+    assert [c["RUHROH_ITERATION"] for c in seen] == ["1", "2", "3", "4"]
+    turns = scenario_of(r)["turns"]
+    assert len(turns[0]["evidence"]["iterations"]) == 1
+    assert len(turns[1]["evidence"]["iterations"]) == 3
+
+
+def test_a_terminal_status_mid_scenario_still_sends_every_turn(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH)
+    rook_workspace.scenario(
+        {
+            "id": "m",
+            "turns": ["a", "b", "c"],
+            "criteria": [{"contains": "reply 3 to c (3 messages)"}],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b", "c"]
+
+
+# -- statuses ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "status", ["goal_satisfied", "cannot_satisfy", "policy_blocked", "out_of_scope", "cancelled"]
+)
+def test_completing_statuses_are_recorded(status, rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": f"status:{status}"})
+    rook_workspace.scenario({"id": "s", "goal": "delete prod", "criteria": [{"status": status}]})
+    rook_workspace.scenario(
+        {"id": "ok", "goal": "delete prod", "criteria": [{"status": "goal_satisfied"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert scenario_of(r, "s")["status"] == "passed", scenario_of(r, "s")
+    assert scenario_of(r, "s")["turns"][0]["evidence"]["status"] == status
+    expected = "passed" if status == "goal_satisfied" else "failed"
+    assert scenario_of(r, "ok")["status"] == expected
+    assert [h["status"] for h in scenario_of(r, "s")["hooks"]] == ["ok"]
+
+
+def test_refusal_can_be_expected_with_a_list(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "status:policy_blocked"})
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "goal": "exfiltrate secrets",
+            "criteria": [{"status": ["cannot_satisfy", "policy_blocked"]}],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}
+
+
+def test_runtime_failure_fails_the_hook(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "status:runtime_failure"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert (
+        "runtime_failure" in s["reason"] and "answered with status:runtime_failure" in s["reason"]
+    )
+    assert not s["reason"].split(": ", 1)[1].startswith("infrastructure error")
+    assert len(calls(probe_dir)) == 1  # not retried
+
+
+def test_infra_failure_is_retried_once(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "infra_once"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)
+    assert len(seen) == 2
+    assert seen[0]["RUHROH_ITERATION"] == seen[1]["RUHROH_ITERATION"] == "1"
+    assert seen[0]["RUHROH_RESULT_PATH"] != seen[1]["RUHROH_RESULT_PATH"]
+    its = scenario_of(r)["turns"][0]["evidence"]["iterations"]
+    assert [(i["attempt"], i["status"]) for i in its] == [
+        (1, "infra_failure"),
+        (2, "goal_satisfied"),
+    ]
+
+
+def test_infra_failure_twice_is_an_infrastructure_error(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "infra_always"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    assert len(calls(probe_dir)) == 2
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    hook = s["hooks"][0]
+    assert hook["diagnosis"].startswith("infrastructure error:")
+    assert "sandbox unavailable (attempt 2)" in hook["diagnosis"]
+    record = rook_workspace.record(r.report["run"]["id"], "s.1")
+    assert record["hooks"][0]["details"]["infra"] is True
+
+
+@pytest.mark.parametrize(
+    "mode,message",
+    [
+        ("status:finished", "unknown completion status 'finished'"),
+        ("no_status", "reported no completion status"),
+        ("exit_code", "exited with code 3"),
+        ("bad_result_file", "is not JSON"),
+        ("wrong_version", "ruhroh_run_agent_result_v9"),
+    ],
+)
+def test_broken_answers_fail_with_a_clear_diagnosis(
+    mode, message, rook_workspace, rook_cli, probe_dir
+):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": mode})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    s = scenario_of(r)
+    assert s["status"] == "error" and message in s["reason"], s["reason"]
+    assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_a_reported_status_wins_over_a_nonzero_exit(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "status_then_exit"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout
+    it = scenario_of(r)["turns"][0]["evidence"]["iterations"][0]
+    assert it["exit_code"] == 4 and "exited with code 4" in it["notes"][0]
+
+
+# -- the final line and the result file ---------------------------------------------
+
+
+def test_result_file_wins_and_everything_becomes_evidence(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        artifact_max_bytes=40,
+        hook_env={"WRAPPER_MODE": "full", "WRAPPER_TRANSCRIPT_EXTRA": "x" * 100},
+    )
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "goal": "summarise",
+            "criteria": [
+                {"status": "goal_satisfied"},  # the final line said continue: the file wins
+                {"contains": "python reply to summarise"},
+                {"max_tokens": {"input": 1200, "output": 800, "total": 2000}},
+                {"max_cost": 0.5},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    turn = scenario_of(r)["turns"][0]
+    assert turn["usage"] == {"input": 1200, "output": 800, "total": 2000, "cost_usd": 0.42}
+    ev = turn["evidence"]
+    assert ev["model"] == {
+        "provider": "example",
+        "model": "agent-model",
+        "version": "2026-07-07",
+        "promptVersion": "adapter-prompt-v3",
+    }
+    assert ev["adapterVersion"] == "1.4.0" and ev["runId"] == "agent-run-1"
+    art = ev["artifacts"]["transcript"]
+    assert art["content"] == "[1] user: summarise\n" + "x" * 20  # capped at 40 bytes
+    assert art["truncated"] is True and art["size"] == 120
+    assert ev["transcript"] == "thinking...\ntool: read_file README.md"
+    assert ev["iterations"][0]["source"] == "result_file+final_line"
+    assert len(calls(probe_dir)) == 1  # goal_satisfied from the file: no second iteration
+
+
+def test_budgets_fail_on_ruhroh_usage(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
+    rook_workspace.scenario({"id": "tokens", "goal": "g", "criteria": [{"max_tokens": 1999}]})
+    rook_workspace.scenario({"id": "cost", "goal": "g", "criteria": [{"max_cost": 0.41}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"tokens": "failed", "cost": "failed"}
+    assert "$0.4200" in scenario_of(r, "cost")["criteria"][0]["reason"]
+
+
+def test_final_line_only(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "line_only"})
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "goal": "g",
+            "criteria": [
+                {"equals": "done from the final line"},
+                {"max_tokens": {"input": 3, "output": 4}},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    turn = scenario_of(r)["turns"][0]
+    assert turn["usage"] == {"input": 3, "output": 4}
+    assert turn["evidence"]["iterations"][0]["source"] == "final_line"
+    assert "model" not in turn["evidence"]
+
+
+def test_transcript_is_the_answer_when_no_field_holds_one(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        hook_env={"WRAPPER_MODE": "transcript_answer"},
+        capabilities={"multi_turn": True},
+    )
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "criteria": [{"equals": "thinking...\ntool: read_file README.md"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert "usage" not in scenario_of(r)["turns"][0] or scenario_of(r)["turns"][0]["usage"] is None
+
+
+def test_workspace_template_and_working_directory(rook_workspace, rook_cli, probe_dir):
+    ws = rook_workspace
+    template = ws.agent_dir / "fixtures" / "repo"
+    template.mkdir(parents=True)
+    (template / "README.md").write_text("fixture repo\n")
+    ruhroh_profile(ws, BASH, workspace_template="fixtures/repo")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    assert rook_cli("run", "--json").exit_code == 0
+    call = calls(probe_dir)[0]
+    workspace = Path(call["RUHROH_WORKSPACE"])
+    assert call["_cwd"] == str(workspace)  # by default the wrapper works in the workspace
+    assert (workspace / "README.md").read_text() == "fixture repo\n"
+    assert (workspace / "memory.txt").is_file()
+    assert (template / "memory.txt").exists() is False  # the template is copied, not used
+
+    ruhroh_profile(ws, BASH, cwd=".")
+    assert rook_cli("run", "--json").exit_code == 0
+    assert calls(probe_dir)[1]["_cwd"] == str(ws.root)
+
+
+# -- timeouts, redaction, configuration -------------------------------------------
+
+
+def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, probe_dir):
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": {"command": PY}, "timeout_seconds": 1}},
+            "hook_env": {"WRAPPER_MODE": "sleep"},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    hook = scenario_of(r)["hooks"][0]
+    assert hook["status"] == "timeout" and "process group was killed" in hook["diagnosis"]
+    pid = int((probe_dir / "grandchild.pid").read_text())
+    assert not alive(pid)
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (PID 1 may never reap here)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_secrets_never_reach_the_record(rook_workspace, rook_cli, probe_dir, monkeypatch):
+    monkeypatch.setenv("AGENT_TOKEN", "tok-7f3a9c")
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        hook_env={"WRAPPER_MODE": "secret"},
+        env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}],
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "token"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert "tok-7f3a9c" not in r.stdout + r.stderr
+    run_id = r.report["run"]["id"]
+    assert "tok-7f3a9c" not in rook_workspace.all_run_text(run_id)
+    assert "[redacted:AGENT_TOKEN]" in scenario_of(r)["turns"][0]["output"]
+
+
+def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH, continuity="workspace_only")
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "reply"}]})
+    rook_workspace.scenario({"id": "two", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed", "two": "not_runnable"}
+    assert "workspace_only" in scenario_of(r, "two")["reason"]
+    assert scenario_of(r, "one")["turns"][0]["evidence"]["continuity"] == "workspace_only"
+    assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["g"]
+
+
+@pytest.mark.parametrize(
+    "entry,message",
+    [
+        ({"ruhroh": {"command": "./missing.sh"}}, "not found"),
+        ({"ruhroh": {"command": "no-such-program-xyz"}}, "not on PATH"),
+        ({"ruhroh": {"command": BASH, "max_iterations": 0}}, "hooks.execute.ruhroh.max_iterations"),
+        ({"ruhroh": {"command": BASH, "bogus": 1}}, "hooks.execute.ruhroh.bogus"),
+        ({"ruhroh": {"command": BASH, "continuity": "telepathy"}}, "continuity"),
+        ({"ruhroh": {"max_iterations": 2}}, "hooks.execute.ruhroh.command"),
+    ],
+)
+def test_configuration_errors_stop_before_anything_runs(
+    entry, message, rook_workspace, rook_cli, probe_dir
+):
+    rook_workspace.profile({"id": "rr", "hooks": {"execute": entry}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    assert calls(probe_dir) == []
+
+
+def test_status_criterion_is_validated(rook_workspace, rook_cli):
+    ruhroh_profile(rook_workspace, BASH)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfed"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2 and "goal_satisfed" in r.stderr
+
+
+def test_status_is_unverifiable_without_ruhroh(rook_workspace, rook_cli):
+    rook_workspace.script(
+        "plain.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "hi"}'
+        exit 0
+    """,
+    )
+    rook_workspace.profile({"id": "plain", "hooks": {"execute": "scripts/plain.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "unverifiable"}
+
+
+def test_concurrent_scenarios_get_their_own_sessions(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH)
+    for i in range(4):
+        rook_workspace.scenario(
+            {"id": f"s{i}", "turns": [f"s{i} one", f"s{i} two"], "criteria": [{"contains": "(2 m"}]}
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)
+    by_scenario: dict[str, set] = {}
+    for c in seen:
+        assert c["RUHROH_MESSAGE"].startswith(c["RUHROH_SCENARIO_ID"])
+        by_scenario.setdefault(c["RUHROH_SCENARIO_ID"], set()).add(
+            (c["RUHROH_WORKSPACE"], c["RUHROH_SESSION_HANDLE"])
+        )
+    assert all(len(v) == 1 for v in by_scenario.values())
+    assert len({next(iter(v)) for v in by_scenario.values()}) == 4
+
+
+def test_the_handle_from_an_open_hook_reaches_the_wrapper(rook_workspace, rook_cli, probe_dir):
+    rook_workspace.script(
+        "open.sh",
+        """
+        #!/bin/bash
+        [ "$1" = open ] && echo '{"conversation": "thread-from-open"}'
+        exit 0
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"open": "scripts/open.sh", "execute": {"ruhroh": BASH}},
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert [c["RUHROH_SESSION_HANDLE"] for c in calls(probe_dir)] == ["thread-from-open"] * 2

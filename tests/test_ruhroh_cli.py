@@ -1,0 +1,89 @@
+"""`rook profile add NAME --ruhroh CMD`, and an existing wrapper end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from test_ruhroh import BASH, PY
+
+
+def profile_add(rook_cli, ws, *args):
+    return rook_cli("profile", "add", "--workspace", str(ws.root), *args)
+
+
+def test_profile_add_writes_a_ruhroh_profile(rook_workspace, rook_cli):
+    ws = rook_workspace
+    r = profile_add(
+        rook_cli, ws, "Claude Code", "--ruhroh", f"{BASH} --fast", "--max-iterations", "7"
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    path = ws.agent_dir / "profiles" / "claude-code.yaml"
+    data = yaml.safe_load(path.read_text())
+    assert data == {
+        "name": "Claude Code",
+        "id": "claude-code",
+        "hooks": {"execute": {"ruhroh": {"command": f"{BASH} --fast", "max_iterations": 7}}},
+        "capabilities": {"multi_turn": True},
+    }
+    assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "claude-code"
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "goal_satisfied"}]})
+    run = rook_cli("run", "--json")
+    assert run.exit_code == 0, run.stderr + run.stdout
+    assert run.statuses() == {"s": "passed"}
+
+
+def test_profile_add_defaults_and_activation(rook_workspace, rook_cli):
+    ws = rook_workspace
+    shutil.copy(PY, ws.agent_dir / "scripts" / "my_agent.py")
+    assert profile_add(rook_cli, ws, "--ruhroh", "scripts/my_agent.py").exit_code == 0
+    assert (ws.agent_dir / "profiles" / "my_agent.yaml").is_file()
+    r = profile_add(rook_cli, ws, "second", "--ruhroh", BASH)
+    assert r.exit_code == 0
+    assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "my_agent"  # kept
+    assert profile_add(rook_cli, ws, "third", "--ruhroh", BASH, "--use").exit_code == 0
+    assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "third"
+
+
+def test_profile_add_refuses_mistakes(rook_workspace, rook_cli):
+    ws = rook_workspace
+    missing = profile_add(rook_cli, ws, "x", "--ruhroh", "./nowhere.sh")
+    assert missing.exit_code == 2 and "not found" in missing.stderr
+    assert not (ws.agent_dir / "profiles" / "x.yaml").exists()
+    nosource = profile_add(rook_cli, ws, "x")
+    assert nosource.exit_code == 2 and "--ruhroh" in nosource.stderr
+    assert profile_add(rook_cli, ws, "x", "--ruhroh", BASH).exit_code == 0
+    again = profile_add(rook_cli, ws, "x", "--ruhroh", BASH)
+    assert again.exit_code == 2 and "--force" in again.stderr
+    assert profile_add(rook_cli, ws, "x", "--ruhroh", BASH, "--force").exit_code == 0
+    bad = profile_add(rook_cli, ws, "!!!", "--ruhroh", BASH)
+    assert bad.exit_code == 2 and "Traceback" not in bad.stderr
+
+
+def test_installed_rook_runs_an_existing_wrapper(tmp_path):
+    """The installed command, a fresh workspace, a wrapper written for Ruhroh."""
+    rook = shutil.which("rook") or str(Path(sys.executable).parent / "rook")
+    env = {**os.environ, "WRAPPER_PLAN": "continue,goal_satisfied"}
+    env.pop("PROBE_DIR", None)
+
+    def run(*args):
+        return subprocess.run([rook, *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    assert run("init", "--project", "p", "--agent", "a").returncode == 0
+    added = run("profile", "add", "wrapped", "--ruhroh", BASH)
+    assert added.returncode == 0, added.stderr
+    scenarios = tmp_path / ".testmuai/rook/projects/p/agents/a/scenarios"
+    (scenarios / "s.yaml").write_text(
+        "id: s\ngoal: ship it\ncriteria:\n  - status: goal_satisfied\n  - contains: reply 2\n"
+    )
+    done = run("run", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    turn = report["scenarios"][0]["turns"][0]
+    assert [i["message"] for i in turn["evidence"]["iterations"]] == ["ship it", "continue"]
+    assert (Path(report["run"]["dir"]) / "ruhroh-run-manifest.json").is_file()

@@ -1,0 +1,325 @@
+"""Python connectors with the advanced lifecycle, registered through the hookspec."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from rook_plugins.ruhroh_connector import Connector
+from test_ruhroh import PY, calls, scenario_of
+
+from rook_core.hookspecs import hookimpl
+from rook_core.process import run_process
+
+LOG: list[tuple] = []
+
+
+class Memory(Connector):
+    """Keeps the conversation in the session; answers through a real subprocess."""
+
+    name = "memory"
+    continuity = "native_session"
+
+    async def prepare(self, run):
+        LOG.append(("prepare", run.adapter_id))
+
+    async def start_session(self, session):
+        LOG.append(("start_session", session.sample_id))
+        return f"mem-{session.sample_id}"
+
+    async def run_turn(self, session, turn):
+        LOG.append(("run_turn", session.sample_id, turn.message, turn.iteration))
+        history = session.data.setdefault("history", [])
+        history.append(turn.message)
+        proc = await run_process(
+            [
+                "bash",
+                "-c",
+                'printf "%s|%s|%s" "$RUHROH_MESSAGE" "$RUHROH_SESSION_HANDLE" "$RUHROH_ITERATION"',
+            ],
+            env=turn.env,
+            stdin=None,
+            timeout=turn.timeout,
+        )
+        until = int(self.options.get("done_after", 1))
+        return {
+            "status": "goal_satisfied" if len(history) >= until else "continue",
+            "output": f"{len(history)} messages; echo {proc.stdout.decode()}",
+            "usage": {"inputTokens": 2, "outputTokens": 1, "costUsd": 0.001},
+            "model": "memory-1",
+        }
+
+    def detect_completion(self, session, result):  # a plain method: runs in a thread
+        LOG.append(("detect_completion", result.status))
+        return result.status
+
+    def collect_artifacts(self, session):
+        LOG.append(("collect_artifacts", session.sample_id))
+        notes = session.workspace / "notes.md"
+        notes.write_text("\n".join(session.data.get("history", [])), encoding="utf-8")
+        return {"notes": str(notes)}
+
+    async def cleanup(self, session):
+        LOG.append(("cleanup", session.sample_id))
+
+
+class Amnesiac(Memory):
+    name = "amnesiac"
+    continuity = "workspace_only"
+
+
+class Flaky(Memory):
+    name = "flaky"
+
+    async def run_turn(self, session, turn):
+        LOG.append(("run_turn", turn.attempt))
+        mode = self.options["mode"]
+        if mode == "raise":
+            raise RuntimeError("the SDK client is gone")
+        if mode == "hang":
+            await asyncio.sleep(30)
+        if mode == "infra_once" and turn.attempt == 1:
+            return {"status": "infra_failure", "error": "rate limited upstream"}
+        return {"status": "goal_satisfied", "output": "ok"}
+
+
+class NoLevel(Memory):
+    name = "no-level"
+    continuity = None
+
+
+class Picky(Memory):
+    name = "picky"
+
+    def __init__(self, options):
+        super().__init__(options)
+        if "region" not in options:
+            raise ValueError("needs a region option")
+
+
+class BrokenPrepare(Memory):
+    name = "broken-prepare"
+
+    async def prepare(self, run):
+        raise ConnectionError("cannot sign in")
+
+
+class ConnectorPlugin:
+    @hookimpl
+    def rook_register_connectors(self, register):
+        for cls in (Memory, Amnesiac, Flaky, NoLevel, Picky, BrokenPrepare):
+            register(cls)
+
+
+@pytest.fixture
+def probe_dir(tmp_path, monkeypatch):
+    d = tmp_path / "probe"
+    d.mkdir()
+    monkeypatch.setenv("PROBE_DIR", str(d))
+    return d
+
+
+@pytest.fixture
+def connectors(rook_plugin):
+    LOG.clear()
+    rook_plugin(ConnectorPlugin())
+    yield LOG
+    LOG.clear()
+
+
+def connector_profile(ws, phases=("execute",), timeout=None, **entry):
+    hooks = {}
+    for p in phases:
+        hooks[p] = {"connector": {"name": "memory", **entry}}
+        if timeout and p == "execute":
+            hooks[p]["timeout_seconds"] = timeout
+    ws.profile({"id": "conn", "hooks": hooks, "capabilities": {"multi_turn": True, "usage": True}})
+
+
+def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_cli):
+    connector_profile(rook_workspace)
+    rook_workspace.scenario(
+        {
+            "id": "a",
+            "turns": ["hi", "again"],
+            "criteria": [
+                {"contains": "2 messages; echo again|mem-a.1|2"},
+                {"max_cost": 0.01},
+                {"status": "goal_satisfied"},
+            ],
+        }
+    )
+    rook_workspace.scenario({"id": "b", "goal": "solo", "criteria": [{"contains": "1 messages"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert r.statuses() == {"a": "passed", "b": "passed"}
+    assert connectors == [
+        ("prepare", "conn"),
+        ("start_session", "a.1"),
+        ("run_turn", "a.1", "hi", 1),
+        ("detect_completion", "goal_satisfied"),
+        ("run_turn", "a.1", "again", 2),
+        ("detect_completion", "goal_satisfied"),
+        ("collect_artifacts", "a.1"),
+        ("cleanup", "a.1"),
+        ("start_session", "b.1"),
+        ("run_turn", "b.1", "solo", 1),
+        ("detect_completion", "goal_satisfied"),
+        ("collect_artifacts", "b.1"),
+        ("cleanup", "b.1"),
+    ]
+    turns = scenario_of(r, "a")["turns"]
+    assert [t["conversation"] for t in turns] == ["mem-a.1", "mem-a.1"]
+    last = turns[-1]["evidence"]
+    assert last["continuity"] == "native_session"
+    assert last["model"] == {"model": "memory-1"}
+    assert last["artifacts"]["notes"]["content"] == "hi\nagain"
+    assert "artifacts" not in turns[0]["evidence"]  # collected once, at the end
+    assert turns[0]["usage"] == {"input": 2, "output": 1, "cost_usd": 0.001}
+
+
+def test_connector_continue_loop(connectors, rook_workspace, rook_cli):
+    connector_profile(rook_workspace, done_after=3, max_iterations=5)
+    rook_workspace.scenario({"id": "s", "goal": "work", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    turns = [e for e in connectors if e[0] == "run_turn"]
+    assert [(e[2], e[3]) for e in turns] == [("work", 1), ("continue", 2), ("continue", 3)]
+
+
+def test_explicit_phases(connectors, rook_workspace, rook_cli):
+    connector_profile(rook_workspace, phases=("prepare", "open", "execute", "close", "collect"))
+    rook_workspace.scenario({"id": "s", "turns": ["x", "y"], "criteria": [{"contains": "2 mess"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert [e[0] for e in connectors] == [
+        "prepare",
+        "start_session",
+        "run_turn",
+        "detect_completion",
+        "run_turn",
+        "detect_completion",
+        "collect_artifacts",
+        "cleanup",
+    ]
+    s = scenario_of(r)
+    assert [h["phase"] for h in s["hooks"]] == ["open", "execute", "execute", "close", "collect"]
+    assert s["collected"]["evidence"]["artifacts"]["notes"]["content"] == "x\ny"
+    assert r.report["run"]["prepare"]["status"] == "ok"
+
+
+def test_workspace_only_is_not_runnable_for_conversations(connectors, rook_workspace, rook_cli):
+    rook_workspace.profile(
+        {
+            "id": "conn",
+            "hooks": {"execute": {"connector": {"name": "amnesiac"}}},
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "1 messages"}]})
+    rook_workspace.scenario({"id": "two", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed", "two": "not_runnable"}
+    assert "workspace_only" in scenario_of(r, "two")["reason"]
+    assert scenario_of(r, "one")["turns"][0]["evidence"]["continuity"] == "workspace_only"
+    assert not [e for e in connectors if e[0] == "run_turn" and e[1] == "two.1"]
+
+
+@pytest.mark.parametrize(
+    "mode,status,text",
+    [
+        ("raise", "failed", "run_turn raised RuntimeError: the SDK client is gone"),
+        ("hang", "timeout", "did not finish within 1 s"),
+    ],
+)
+def test_connector_failures(mode, status, text, connectors, rook_workspace, rook_cli):
+    rook_workspace.profile(
+        {
+            "id": "conn",
+            "hooks": {
+                "execute": {"connector": {"name": "flaky", "mode": mode}, "timeout_seconds": 1}
+            },
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    hook = scenario_of(r)["hooks"][0]
+    assert hook["status"] == status and text in hook["diagnosis"]
+    assert connectors[-1][0] == "cleanup"  # released even after a failure
+
+
+def test_connector_infra_failure_is_retried(connectors, rook_workspace, rook_cli):
+    rook_workspace.profile(
+        {"id": "conn", "hooks": {"execute": {"connector": {"name": "flaky", "mode": "infra_once"}}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout
+    assert [e for e in connectors if e[0] == "run_turn"] == [("run_turn", 1), ("run_turn", 2)]
+
+
+def test_prepare_failure_fails_each_scenario_clearly(connectors, rook_workspace, rook_cli):
+    rook_workspace.profile(
+        {"id": "conn", "hooks": {"execute": {"connector": {"name": "broken-prepare"}}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    rook_workspace.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error", "t": "error"}
+    assert "prepare raised ConnectionError: cannot sign in" in scenario_of(r, "t")["reason"]
+
+
+@pytest.mark.parametrize(
+    "entry,message",
+    [
+        ({"name": "nope"}, "connector 'nope' is not installed; installed: "),
+        ({"name": "no-level"}, "declares continuity None"),
+        ({"name": "picky"}, "bad options: needs a region option"),
+        ({"name": "memory", "max_iterations": "many"}, "max_iterations"),
+        ({"mode": "x"}, "name"),
+    ],
+)
+def test_connector_configuration_errors(entry, message, connectors, rook_workspace, rook_cli):
+    rook_workspace.profile({"id": "conn", "hooks": {"execute": {"connector": entry}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr
+    assert not [e for e in connectors if e[0] == "run_turn"]
+
+
+def test_the_command_wrapper_is_a_registered_connector(rook_workspace, rook_cli, probe_dir):
+    rook_workspace.profile(
+        {
+            "id": "c",
+            "hooks": {
+                "execute": {
+                    "connector": {
+                        "name": "ruhroh-command",
+                        "command": PY,
+                        "continuity": "workspace_plus_transcript",
+                    }
+                }
+            },
+            "capabilities": {"usage": True},
+            "hook_env": {"WRAPPER_MODE": "full"},
+        }
+    )
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}, {"max_cost": 1}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    ev = scenario_of(r)["turns"][0]["evidence"]
+    assert ev["continuity"] == "workspace_plus_transcript" and ev["adapterVersion"] == "1.4.0"
+    assert Path(calls(probe_dir)[0]["RUHROH_WORKSPACE"]).is_dir()
+
+
+def test_plugins_list_shows_connectors(connectors):
+    from rook_core import plugins
+
+    rook = plugins.build_plugin_manager()
+    assert {"memory", "ruhroh-command"} <= set(rook.connectors.names())
+    assert rook.connectors.owner("ruhroh-command") == "ruhroh (rook-harness)"

@@ -1,0 +1,142 @@
+"""ruhroh-run-manifest.json: the latest result first, then the RUHROH_* fallbacks, no secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_ruhroh import BASH, PY, ruhroh_profile
+
+FALLBACKS = {
+    "RUHROH_RUN_AGENT_ADAPTER_VERSION": "0.0.1-env",
+    "RUHROH_AGENT_PROVIDER": "env-provider",
+    "RUHROH_AGENT_MODEL": "env-model",
+    "RUHROH_AGENT_MODEL_VERSION": "env-version",
+    "RUHROH_AGENT_PROMPT_VERSION": "env-prompt",
+    "RUHROH_RUN_SEED": "42",
+    "RUHROH_RETRY_POLICY": "once",
+    "RUHROH_COST_USD": "9.5",
+    "RUHROH_INPUT_TOKENS": "1",
+    "RUHROH_OUTPUT_TOKENS": "2",
+    "RUHROH_TOTAL_TOKENS": "3",
+}
+
+
+def manifest(r) -> dict:
+    path = Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def fallbacks(monkeypatch):
+    for k, v in FALLBACKS.items():
+        monkeypatch.setenv(k, v)
+
+
+def test_result_values_take_precedence_over_env_fallbacks(
+    fallbacks, rook_workspace, rook_cli, monkeypatch
+):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "python"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["adapterVersion"] == "1.4.0"
+    assert m["model"] == {
+        "provider": "example",
+        "model": "agent-model",
+        "version": "2026-07-07",
+        "promptVersion": "adapter-prompt-v3",
+    }
+    assert m["usage"] == {
+        "costUsd": 0.42,
+        "inputTokens": 1200,
+        "outputTokens": 800,
+        "totalTokens": 2000,
+    }
+    assert m["sources"]["adapterVersion"] == "result"
+    assert m["sources"]["usage.costUsd"] == "result"
+    # Fallbacks without a result value are used, and every present one is written as is.
+    assert m["runSeed"] == "42" and m["retryPolicy"] == "once"
+    assert m["sources"]["runSeed"] == "env:RUHROH_RUN_SEED"
+    assert m["environment"] == FALLBACKS
+    assert m["adapterId"] == "rr" and m["runId"] == r.report["run"]["id"]
+
+
+def test_env_fallbacks_fill_what_the_result_lacks(fallbacks, rook_workspace, rook_cli):
+    # The bash wrapper reports usage only: adapterVersion and model come from the environment.
+    ruhroh_profile(rook_workspace, BASH)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["adapterVersion"] == "0.0.1-env"
+    assert m["model"] == {
+        "provider": "env-provider",
+        "model": "env-model",
+        "version": "env-version",
+        "promptVersion": "env-prompt",
+    }
+    assert m["sources"]["model.model"] == "env:RUHROH_AGENT_MODEL"
+    assert m["usage"] == {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15, "costUsd": 0.01}
+
+
+def test_env_only_manifest(fallbacks, rook_workspace, rook_cli):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "transcript_answer"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "thinking"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["usage"] == {"costUsd": 9.5, "inputTokens": 1, "outputTokens": 2, "totalTokens": 3}
+    assert m["adapterVersion"] == "0.0.1-env"
+
+
+def test_the_latest_result_wins(rook_workspace, rook_cli):
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        hook_env={"WRAPPER_MODE": "full", "WRAPPER_VERSION_SUFFIX": "-SCENARIO"},
+    )
+    for sid in ("a", "b"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "python"}]})
+    r = rook_cli("run", "--json", "--concurrency", "1")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    last = r.report["scenarios"][-1]["id"]
+    assert manifest(r)["adapterVersion"] == f"1.4.0-{last}"
+
+
+def test_a_resumed_run_keeps_the_result_values(fallbacks, rook_workspace, rook_cli):
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "python"}]})
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    run_id = r.report["run"]["id"]
+    r2 = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert r2.exit_code == 0, r2.stderr + r2.stdout
+    m = manifest(r2)
+    assert m["adapterVersion"] == "1.4.0" and m["model"]["model"] == "agent-model"
+
+
+def test_no_secret_value_is_copied(rook_workspace, rook_cli, monkeypatch):
+    monkeypatch.setenv("AGENT_TOKEN", "tok-7f3a9c")
+    monkeypatch.setenv("RUHROH_AGENT_PROVIDER", "provider-secret-81")
+    monkeypatch.setenv("RUHROH_RETRY_POLICY", "twice")
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        hook_env={"WRAPPER_MODE": "secret"},
+        env=[
+            {"variable": "AGENT_TOKEN", "purpose": "API token"},
+            {"variable": "RUHROH_AGENT_PROVIDER", "purpose": "a provider account, secret here"},
+        ],
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "token"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    path = Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json"
+    text = path.read_text(encoding="utf-8")
+    assert "tok-7f3a9c" not in text and "provider-secret-81" not in text
+    m = json.loads(text)
+    assert m["model"]["model"] == "model-[redacted:AGENT_TOKEN]"
+    assert m["environment"] == {"RUHROH_RETRY_POLICY": "twice"}
+    assert m["model"]["provider"] == "example"  # the result's own value, not the secret fallback

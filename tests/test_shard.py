@@ -1,0 +1,262 @@
+"""Sharding (`rook run --shard I/N`) and `rook merge`: shards joined equal an unsharded run."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from rook_core import history
+from rook_core.sharding import partition, run_id_from_name
+from rook_core.testing import Workspace
+
+AGENT = r"""
+#!/bin/bash
+case "$1" in
+  prepare) echo "prepare $ROOK_RUN_ID" >> "$PREP_LOG"; exit 0 ;;
+  execute) goal=$(cat); sleep "${AGENT_SLEEP:-0}"
+           echo "execute $ROOK_SCENARIO_ID" >> "$PREP_LOG"
+           printf '{"output": "answer to %s", "calls": [{"name": "lookup", "arguments": {"q": "%s"}}], "usage": {"input": 3, "output": 4}}\n' "$goal" "$goal" ;;
+  *) exit 0 ;;
+esac
+"""
+
+
+def make_workspace(root: Path, log: Path, sleep: float = 0) -> Workspace:
+    ws = Workspace(root)
+    ws.script("agent.sh", AGENT)
+    ws.profile({
+        "id": "p",
+        "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"},
+        "hook_env": {"PREP_LOG": str(log), "AGENT_SLEEP": str(sleep)},
+        "capabilities": {"calls": True, "usage": True, "multi_turn": False},
+        "concurrency": 4,
+    })
+    for i in range(7):
+        ws.scenario({"id": f"s{i}", "goal": f"question {i}",
+                     "criteria": [{"contains": f"question {i}" if i % 3 else "nope"}]})
+    ws.scenario({"id": "calls", "goal": "look it up", "repeat": 3,
+                 "criteria": [{"called": "lookup"}, {"max_tokens": {"total": 10}}]})
+    ws.scenario({"id": "two-turns", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
+    return ws
+
+
+def normalize(report: dict[str, Any]) -> dict[str, Any]:
+    """A report without what differs between any two runs (ids, paths, times)."""
+    r = copy.deepcopy(report)
+    for k in ("id", "dir", "started"):
+        r["run"].pop(k, None)
+    r["run"]["profile"].pop("file", None)  # a path, like dir: each machine's checkout
+    for s in r["scenarios"]:
+        s.pop("seconds", None)
+        for t in s["turns"]:
+            t.pop("seconds", None)
+        for h in s["hooks"]:
+            h.pop("seconds", None)
+    return r
+
+
+def keys(report: dict[str, Any]) -> list[str]:
+    return [f"{s['id']}.{s['repeat_index']}" for s in report["scenarios"]]
+
+
+def log_lines(log: Path, word: str) -> list[str]:
+    return [ln for ln in log.read_text().splitlines() if ln.startswith(word)]
+
+
+# -- the partition ----------------------------------------------------------------
+
+
+def test_partition_is_balanced_exhaustive_and_order_free():
+    plan = [f"s{i}.{k}" for i in range(40) for k in (1, 2, 3)]
+    for n in range(1, 8):
+        parts = partition(plan, n)
+        assert sorted(k for p in parts for k in p) == sorted(plan)
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+        assert all(p == [k for k in plan if k in set(p)] for p in parts)  # plan order kept
+        assert [set(p) for p in partition(list(reversed(plan)), n)] == [set(p) for p in parts]
+    assert partition(["b.1", "a.1"], 5)[2:] == [[], [], []]
+
+
+def test_partition_is_the_same_in_every_python_process():
+    plan = [f"scenario-{i}.1" for i in range(30)]
+    here = partition(plan, 4)
+    code = f"from rook_core.sharding import partition; print(partition({plan!r}, 4))"
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}, check=True)
+        assert eval(out.stdout) == here  # noqa: S307 - our own repr of a list of lists
+    # pinned: a change here would split runs differently across versions of Rook
+    assert partition(["a.1", "b.1", "c.1", "d.1", "e.1"], 2) == [["a.1", "c.1", "e.1"], ["b.1", "d.1"]]
+
+
+def test_run_name_gives_one_id_everywhere():
+    assert run_id_from_name("ci-42") == "ci-42"
+    assert run_id_from_name("ci 42/attempt 1") == run_id_from_name("ci 42/attempt 1")
+    assert run_id_from_name("ci 42/attempt 1").startswith("ci-42-attempt-1-")
+    assert run_id_from_name("ci 42") != run_id_from_name("ci/42")
+
+
+def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_cli, tmp_path):
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    cases = [
+        (["--shard", "0/3", "--run-name", "x"], "between 1 and N"),
+        (["--shard", "4/3", "--run-name", "x"], "between 1 and N"),
+        (["--shard", "one/3", "--run-name", "x"], "use I/N"),
+        (["--shard", "1/3"], "--run ID or --run-name NAME"),
+        (["--run", "a", "--run-name", "b"], "not both"),
+        (["--run", "nope"], "no such run"),
+        (["--scheduler", "tcp://x:1"], "--executor dask"),
+    ]
+    for args, message in cases:
+        r = rook_cli("run", *args)
+        assert r.exit_code == 2, (args, r.stderr)
+        assert message in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "log").exists()  # nothing ran
+    assert not any(rook_workspace.runs_dir.iterdir())
+
+
+# -- shards on different machines, merged -------------------------------------------
+
+
+def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook_cli):
+    log = tmp_path / "log"
+    main = make_workspace(tmp_path / "main", log)
+    machines = []
+    for i in (1, 2, 3):
+        shutil.copytree(main.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+    unsharded = rook_cli("run", "-w", str(main.root), "--json")
+    assert unsharded.exit_code == 1, unsharded.stderr  # s0, s3, s6 fail on purpose
+    whole = unsharded.report
+
+    shard_reports = []
+    for i, ws in enumerate(machines, start=1):
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/3", "--run-name", "ci 42",
+                     "--json")
+        assert r.exit_code in (0, 1), r.stderr
+        shard_reports.append(r.report)
+    run_id = run_id_from_name("ci 42")
+    assert all(r["run"]["id"] == run_id for r in shard_reports)
+    got = [k for r in shard_reports for k in keys(r)]
+    assert sorted(got) == sorted(keys(whole)) and len(got) == len(set(got))
+    assert len(log_lines(log, "prepare")) == 1 + 3  # once per shard
+
+    dirs = [str(ws.run_dir(run_id)) for ws in machines]
+    merged = rook_cli("merge", "-w", str(main.root), *dirs, "--json",
+                      "--report", f"junit:{tmp_path}/rook.xml")
+    assert merged.exit_code == unsharded.exit_code, merged.stderr
+    assert normalize(merged.report) == normalize(whole)
+    assert merged.report["run"]["id"] == run_id
+    assert (tmp_path / "rook.xml").read_text().count("<testcase") == len(keys(whole))
+
+    # one run record in the main workspace: history and diff see an ordinary run
+    run_dir = main.run_dir(run_id)
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["shards"] == 3 and manifest["merged"]["missing"] == []
+    assert len(manifest["invocations"]) == 3
+    assert sorted(p.name for p in run_dir.glob("run.shard-*.json")) == [
+        f"run.shard-{i}-of-3.json" for i in (1, 2, 3)]
+    listed = {s["id"]: s for s in history.list_runs(main.runs_dir)}
+    assert listed[run_id]["complete"] and listed[run_id]["counts"] == listed[whole["run"]["id"]]["counts"]
+    assert history.diff(whole, merged.report)["counts"] == history.diff(whole, whole)["counts"]
+    d = rook_cli("diff", "-w", str(main.root), whole["run"]["id"], run_id, "--json")
+    assert d.exit_code == 0 and json.loads(d.stdout)["regressed"] == []
+
+    # the merged run resumes like any run: nothing is done twice
+    before = log.read_text()
+    again = rook_cli("run", "-w", str(main.root), "--run", run_id, "--json")
+    assert again.exit_code == unsharded.exit_code, again.stderr
+    assert normalize(again.report) == normalize(whole)
+    assert log.read_text() == before
+
+
+def test_shards_sharing_a_file_system_write_one_run_at_once(tmp_path, rook_cli):
+    log = tmp_path / "log"
+    ws = make_workspace(tmp_path / "ws", log, sleep=0.3)
+    whole = rook_cli("run", "-w", str(ws.root), "--json").report
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--shard", f"{i}/3",
+             "--run-name", "nightly-7", "-q", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for i in (1, 2, 3)
+    ]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] != [2, 2, 2], outs
+    assert all(p.returncode in (0, 1) for p in procs), outs
+    run_dir = ws.run_dir("nightly-7")
+    base = json.loads((run_dir / "run.json").read_text())
+    assert base["shards"] == 3 and base["plan"] == keys(whole)
+    assert not (run_dir / "report.json").exists() and not (run_dir / "summary.json").exists()
+    assert len(list(run_dir.glob("report.shard-*-of-3.json"))) == 3
+    assert len(list((run_dir / "scenarios").glob("*.json"))) == len(keys(whole))
+
+    refused = rook_cli("run", "-w", str(ws.root), "--run", "nightly-7")
+    assert refused.exit_code == 2 and "rook merge --run nightly-7" in refused.stderr
+    wrong = rook_cli("run", "-w", str(ws.root), "--run", "nightly-7", "--shard", "1/2")
+    assert wrong.exit_code == 2 and "split into 3 shards" in wrong.stderr
+
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "nightly-7", "--json")
+    assert merged.exit_code == 1, merged.stderr
+    assert normalize(merged.report) == normalize(whole)
+
+
+def test_a_missing_shard_is_refused_then_merged_partially_then_finished(tmp_path, rook_cli):
+    log = tmp_path / "log"
+    main = make_workspace(tmp_path / "main", log)
+    whole = rook_cli("run", "-w", str(main.root), "--json").report
+    for i in (1, 2):
+        shutil.copytree(main.root, tmp_path / f"m{i}", ignore=shutil.ignore_patterns("runs"))
+        r = rook_cli("run", "-w", str(tmp_path / f"m{i}"), "--shard", f"{i}/3", "--run", "r-1")
+        assert r.exit_code in (0, 1), r.stderr
+    dirs = [str(Workspace(tmp_path / f"m{i}").run_dir("r-1")) for i in (1, 2)]
+
+    refused = rook_cli("merge", "-w", str(main.root), *dirs)
+    assert refused.exit_code == 2 and "shard(s) 3/3" in refused.stderr
+
+    partial = rook_cli("merge", "-w", str(main.root), *dirs, "--partial", "--json")
+    assert "without shard(s) 3/3" in partial.stderr
+    summary = partial.report["summary"]
+    third = len(partition(json.loads((main.run_dir("r-1") / "run.json").read_text())["plan"], 3)[2])
+    assert summary["pending"] == third > 0 and summary["coverage"] < 1
+
+    # the third shard runs later, into the merged run, and a second merge completes it
+    late = rook_cli("run", "-w", str(main.root), "--run", "r-1", "--shard", "3/3")
+    assert late.exit_code in (0, 1), late.stderr
+    done = rook_cli("merge", "-w", str(main.root), "--run", "r-1", "--json")
+    assert normalize(done.report) == normalize(whole)
+    assert len(log_lines(log, "prepare")) == 1 + 3
+
+    # resuming a shard that finished runs nothing, not even prepare
+    before = log.read_text()
+    assert rook_cli("run", "-w", str(main.root), "--run", "r-1", "--shard", "3/3").exit_code in (0, 1)
+    assert log.read_text() == before
+
+
+def test_merge_refuses_runs_that_do_not_belong_together(tmp_path, rook_cli):
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log")
+    assert rook_cli("run", "-w", str(ws.root), "--shard", "1/2", "--run", "a").exit_code in (0, 1)
+    assert rook_cli("run", "-w", str(ws.root), "--shard", "1/2", "--run", "b").exit_code in (0, 1)
+    r = rook_cli("merge", "-w", str(ws.root), str(ws.run_dir("a")), str(ws.run_dir("b")))
+    assert r.exit_code == 2 and "different runs" in r.stderr
+    plain = rook_cli("run", "-w", str(ws.root), "--json").report["run"]["id"]
+    r = rook_cli("merge", "-w", str(ws.root), "--run", plain)
+    assert r.exit_code == 2 and "was not sharded" in r.stderr
+    r = rook_cli("run", "-w", str(ws.root), "--run", plain, "--shard", "1/2")
+    assert r.exit_code == 2 and "not started sharded" in r.stderr
+    r = rook_cli("merge", "-w", str(ws.root))
+    assert r.exit_code == 2 and "--run ID" in r.stderr
+
+
+def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_path):
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    r = rook_cli("run", "--only", "s1", "--shard", "2/2", "--run-name", "tiny", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"] == []
+    assert not log_lines(tmp_path / "log", "execute")
