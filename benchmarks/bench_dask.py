@@ -44,9 +44,7 @@ def make_workspace(root: Path, count: int) -> Path:
     hook = agent / "scripts/hook.sh"
     hook.write_text(HOOK)
     hook.chmod(0o755)
-    (agent / "profiles/p.yaml").write_text(
-        "id: p\nname: p\nhooks:\n  execute: scripts/hook.sh\n"
-    )
+    (agent / "profiles/p.yaml").write_text("id: p\nname: p\nhooks:\n  execute: scripts/hook.sh\n")
     (agent / "profiles/active").write_text("p")
     for i in range(count):
         (agent / f"scenarios/s{i:04d}.yaml").write_text(
@@ -88,32 +86,55 @@ def main() -> None:
             ideal = math.ceil(n / c) * 1.0
             with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
                 cluster = distributed.LocalCluster(
-                    n_workers=2, threads_per_worker=threads, processes=True, host="127.0.0.1",
-                    dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+                    n_workers=2,
+                    threads_per_worker=threads,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address="127.0.0.1:0",
+                    silence_logs=logging.ERROR,
                 )
             try:
                 local, remote = [], []
                 for _ in range(args.reps):
                     local.append(timed([*base, "-j", str(c)]))
-                    remote.append(timed([*base, "-j", str(c), "--executor", "dask",
-                                         "--scheduler", cluster.scheduler_address]))
+                    remote.append(
+                        timed(
+                            [
+                                *base,
+                                "-j",
+                                str(c),
+                                "--executor",
+                                "dask",
+                                "--scheduler",
+                                cluster.scheduler_address,
+                            ]
+                        )
+                    )
             finally:
                 cluster.close()
             lo, da = statistics.median(local), statistics.median(remote)
             rows.append((f"2 x {threads}", c, ideal, lo, da))
         own = timed([*base, "-j", str(2 * int(args.threads.split(",")[-1])), "--executor", "dask"])
-    print(f"{n} scenarios, execute hook sleeps 1 s; Python {sys.version.split()[0]}, "
-          f"dask {dask.__version__}, {args.reps} rep(s), median")
+    print(
+        f"{n} scenarios, execute hook sleeps 1 s; Python {sys.version.split()[0]}, "
+        f"dask {dask.__version__}, {args.reps} rep(s), median"
+    )
     print()
-    print("| LocalCluster | -j | ideal s | local s | dask s | local % of ideal "
-          "| dask % of ideal | dask / local |")
+    print(
+        "| LocalCluster | -j | ideal s | local s | dask s | local % of ideal "
+        "| dask % of ideal | dask / local |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, c, ideal, lo, da in rows:
-        print(f"| {name} | {c} | {ideal:.0f} | {lo:.2f} | {da:.2f} | {100 * ideal / lo:.0f} % "
-              f"| {100 * ideal / da:.0f} % | {da / lo:.2f} |")
+        print(
+            f"| {name} | {c} | {ideal:.0f} | {lo:.2f} | {da:.2f} | {100 * ideal / lo:.0f} % "
+            f"| {100 * ideal / da:.0f} % | {da / lo:.2f} |"
+        )
     print()
-    print(f"--executor dask with no --scheduler (Rook starts a LocalCluster), "
-          f"-j {rows[-1][1]}: {own:.2f} s")
+    print(
+        f"--executor dask with no --scheduler (Rook starts a LocalCluster), "
+        f"-j {rows[-1][1]}: {own:.2f} s"
+    )
 
 
 if __name__ == "__main__":

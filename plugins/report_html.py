@@ -80,9 +80,11 @@ def chart(per: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-ENTRY: dict[str, Any] = {"name": "", "tags": [], "repeat_index": 1, "repeat_count": 1, "status": "pending",
-         "reason": "", "turns": [], "criteria": [], "hooks": [], "warnings": [],
-         "collected": None, "seconds": 0.0}
+ENTRY: dict[str, Any] = {
+    "name": "", "tags": [], "repeat_index": 1, "repeat_count": 1, "status": "pending",
+    "reason": "", "turns": [], "criteria": [], "hooks": [], "warnings": [],
+    "collected": None, "seconds": 0.0,
+}
 TURN: dict[str, Any] = {"turn": None, "input": "", "output": None, "usage": None, "calls": None,
         "evidence": {}, "seconds": 0.0}
 HOOK: dict[str, Any] = {"phase": "", "turn": None, "status": "", "exit_code": None, "seconds": 0.0,

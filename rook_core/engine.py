@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import json
 import os
 import time
 import uuid
@@ -303,7 +302,9 @@ class Engine:
         executor may run this in another process or on another machine (the
         Dask executor does); :meth:`store_scenario` records the result.
         """
-        before = json.loads(json.dumps(record))  # the state to go back to if interrupted
+        # The state to go back to if interrupted: phases only append to lists and
+        # set keys, so a one-level copy is a faithful snapshot (and cheap).
+        before = {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
         record["started"] = record["started"] or time.time()
         try:
             await self._run_phases(sr, record, todo)

@@ -83,6 +83,10 @@ class _EntryOptionsSchema(Schema):
     delay_seconds = fields.Float(validate=validate.Range(min=0), load_default=0.0)
 
 
+_PROFILE_SCHEMA = _ProfileSchema()
+_ENTRY_OPTIONS_SCHEMA = _EntryOptionsSchema()
+
+
 def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     """Turn one ``hooks.<phase>`` value into a :class:`HookEntry`.
 
@@ -108,7 +112,7 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
             )
         key = keys[0]
         raw_config = value[key]
-        options = _EntryOptionsSchema().load({k: value[k] for k in ENTRY_OPTIONS if k in value})
+        options = _ENTRY_OPTIONS_SCHEMA.load({k: value[k] for k in ENTRY_OPTIONS if k in value})
     else:
         raise ValidationError(
             "must be a script path or a mapping with one transport key "
@@ -136,7 +140,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         raise ProfileError(f"{source}: a profile must be a mapping (name, id, hooks, ...)")
     errors: dict[str, Any] = {}
     try:
-        loaded = _ProfileSchema().load(data)
+        loaded = _PROFILE_SCHEMA.load(data)
     except ValidationError as exc:
         errors.update(exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages})
         loaded = None

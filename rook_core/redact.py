@@ -43,3 +43,18 @@ class Redactor:
         if isinstance(obj, (list, tuple)):
             return [self.data(v) for v in obj]
         return obj
+
+
+_active: list[Redactor] = []
+
+
+def activate(redactor: Redactor) -> None:
+    """Make ``redactor`` apply to every message the CLI prints (its error boundary)."""
+    _active[:] = [redactor]
+
+
+def scrub(text: str) -> str:
+    """Redact ``text`` with every activated redactor (for error messages)."""
+    for r in _active:
+        text = r.text(text)
+    return text

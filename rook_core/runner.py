@@ -29,6 +29,7 @@ from . import plugins as plugin_manager
 from .plugins import Rook
 from .profile import find_profile
 from .redact import Redactor
+from .redact import activate as activate_redactor
 from .report import build_report, exit_code
 from .scenario import load_scenarios, select
 from .store import RunDir, open_run, read_json
@@ -161,6 +162,7 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
     if any(p in HOOK_PHASES for p in phases):
         check_env(profile)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
+    activate_redactor(redactor)
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria)
     if manifest is not None:
@@ -314,7 +316,7 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         save_observed(agent, profile, engine.observed)
     records = [run_dir.load_scenario(key) or engine.new_record(sr) for key, sr in ((r.key, r) for r in runs)]
     report = redactor.data(build_report(manifest, records, request.min_pass_rate))
-    run_dir.write_json("report.json", report)
+    run_dir.write_json("report.json", report, compact=True)
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory

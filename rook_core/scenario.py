@@ -88,6 +88,9 @@ class _ScenarioSchema(Schema):
                 raise ValidationError("needs multi_turn: true", "setup_messages")
 
 
+_SCENARIO_SCHEMA = _ScenarioSchema()  # schemas are reusable; building one per file is slow
+
+
 def content_hash(data: Any) -> str:
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -232,7 +235,7 @@ def scenario_from_dict(
         data = {**data, "id": _slug(default_id)}
     errors: dict[str, Any] = {}
     try:
-        loaded = _ScenarioSchema().load(data)
+        loaded = _SCENARIO_SCHEMA.load(data)
     except ValidationError as exc:
         errors.update(exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages})
         loaded = None

@@ -148,14 +148,14 @@ class ShardRunDir(RunDir):
     def _name(self, name: str) -> str:
         return self.shard.part(name) if name in self.OWN else name
 
-    def write_json(self, name: str, data: Any) -> Path:
-        return super().write_json(self._name(name), data)
+    def write_json(self, name: str, data: Any, *args: Any, **kwargs: Any) -> Path:
+        return super().write_json(self._name(name), data, *args, **kwargs)
 
-    def read_json(self, name: str) -> Any:
-        return super().read_json(self._name(name))
+    def read_json(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return super().read_json(self._name(name), *args, **kwargs)
 
-    def lock(self, name: str = ".lock") -> None:
-        super().lock(f"{name}.{self.shard.suffix}")
+    def lock(self, name: str = ".lock", *args: Any, **kwargs: Any) -> None:
+        super().lock(f"{name}.{self.shard.suffix}", *args, **kwargs)
 
 
 def run_dir(path: Path, redactor: Redactor, shard: Shard | None) -> RunDir:

@@ -80,9 +80,10 @@ class RunDir:
         self.scenarios = path / "scenarios"
         self.state = path / "state"
 
-    def write_json(self, name: str, data: Any) -> Path:
+    def write_json(self, name: str, data: Any, compact: bool = False) -> Path:
         target = self.path / name
-        atomic_write(target, dumps(self.redactor.data(data)))
+        text = (dumps_compact if compact else dumps)(self.redactor.data(data))
+        atomic_write(target, text)
         return target
 
     def write_text(self, name: str, text: str) -> Path:

@@ -55,7 +55,10 @@ def scheduler() -> Any:
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            host="127.0.0.1",
             dashboard_address="127.0.0.1:0",
             silence_logs=logging.ERROR,
         )
@@ -69,20 +72,30 @@ def agent(ws: Workspace, marks: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marks.mkdir(exist_ok=True)
     monkeypatch.setenv("API_TOKEN", SECRET)  # set after the workers started: shipped to them
     ws.script("agent.sh", AGENT)
-    ws.profile({
-        "id": "p",
-        "hooks": {p: "scripts/agent.sh" for p in ("prepare", "open", "execute", "close", "collect")},
-        "env": [{"variable": "API_TOKEN", "purpose": "the agent's API token"}],
-        "hook_env": {"MARKS": str(marks)},
-        "capabilities": {"multi_turn": True, "calls": False, "usage": True},
-    })
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {
+                p: "scripts/agent.sh" for p in ("prepare", "open", "execute", "close", "collect")
+            },
+            "env": [{"variable": "API_TOKEN", "purpose": "the agent's API token"}],
+            "hook_env": {"MARKS": str(marks)},
+            "capabilities": {"multi_turn": True, "calls": False, "usage": True},
+        }
+    )
 
 
 def scenarios(ws: Workspace) -> None:
     ws.scenario({"id": "hello", "goal": "hi", "criteria": [{"contains": "hi|opened|prepared"}]})
     ws.scenario({"id": "wrong", "goal": "no", "criteria": [{"contains": "yes"}]})
-    ws.scenario({"id": "twice", "goal": "again", "repeat": 2,
-                 "criteria": [{"max_tokens": {"total": 3}}, {"contains": "[redacted:API_TOKEN]"}]})
+    ws.scenario(
+        {
+            "id": "twice",
+            "goal": "again",
+            "repeat": 2,
+            "criteria": [{"max_tokens": {"total": 3}}, {"contains": "[redacted:API_TOKEN]"}],
+        }
+    )
     ws.scenario({"id": "chat", "turns": ["one", "two"], "criteria": [{"contains": "two"}]})
     ws.scenario({"id": "tools", "goal": "x", "criteria": [{"not_called": "delete_all"}]})
 
@@ -135,8 +148,14 @@ def test_dask_runs_the_same_lifecycle_on_workers(
     r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "4")
     assert r.exit_code == 1, r.stderr
     assert normalize(r.report) == normalize(local.report)
-    assert r.statuses() == {"hello": "passed", "wrong": "failed", "twice.1": "passed",
-                            "twice.2": "passed", "chat": "passed", "tools": "not_runnable"}
+    assert r.statuses() == {
+        "hello": "passed",
+        "wrong": "failed",
+        "twice.1": "passed",
+        "twice.2": "passed",
+        "chat": "passed",
+        "tools": "not_runnable",
+    }
     me = os.getpid()
     ran = [t["evidence"]["ppid"] for s in r.report["scenarios"] for t in s["turns"]]
     assert ran and me not in ran  # every hook ran in a worker process
@@ -156,8 +175,18 @@ def test_a_workspace_the_workers_do_not_share_is_shipped(
     scenarios(rook_workspace)
     local = rook_cli("run", "--json", "--only", "hello,chat")
     monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
-    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "--only",
-                 "hello,chat", "-j", "2")
+    r = rook_cli(
+        "run",
+        "--executor",
+        "dask",
+        "--scheduler",
+        scheduler,
+        "--json",
+        "--only",
+        "hello,chat",
+        "-j",
+        "2",
+    )
     assert r.exit_code == 0, r.stderr
     assert normalize(r.report) == normalize(local.report)
     seen = {t["evidence"]["ws"] for s in r.report["scenarios"] for t in s["turns"]}
@@ -186,8 +215,9 @@ def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     assert (tmp_path / "marks" / "doomed").read_text().strip() == "2"  # tried twice, not more
 
     # an infrastructure error is not final: resuming the run tries it again
-    again = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--run", run_id,
-                     "--json")
+    again = rook_cli(
+        "run", "--executor", "dask", "--scheduler", scheduler, "--run", run_id, "--json"
+    )
     assert again.exit_code == 0, again.stderr
     assert again.statuses() == {"steady": "passed", "flaky": "passed", "doomed": "passed"}
     assert (tmp_path / "marks" / "flaky").read_text().strip() == "2"  # not run again
@@ -200,14 +230,19 @@ def test_a_scheduler_that_retries_more_is_stopped_after_one_retry(
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 3}):  # Dask's default
         cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
         )
     try:
         agent(rook_workspace, tmp_path / "marks", monkeypatch)
         rook_workspace.scenario({"id": "doomed", "goal": "die-3", "criteria": [{"contains": "x"}]})
-        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
-                     "--json")
+        r = rook_cli(
+            "run", "--executor", "dask", "--scheduler", cluster.scheduler_address, "--json"
+        )
     finally:
         cluster.close()
     assert r.exit_code == 1, r.stderr
@@ -233,16 +268,18 @@ def test_with_a_judge_profile_the_driver_judges(
     rook_workspace.script("judge.py", JUDGE)
     rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}}, active=False)
     rook_workspace.scenario({"id": "graded", "goal": "hi", "criteria": [{"rubric": "is kind"}]})
-    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--judge-profile",
-                 "grader", "--json")
+    r = rook_cli(
+        "run", "--executor", "dask", "--scheduler", scheduler, "--judge-profile", "grader", "--json"
+    )
     assert r.exit_code == 0, r.stderr
     [scenario] = r.report["scenarios"]
     assert scenario["turns"][0]["evidence"]["ppid"] != os.getpid()  # the agent ran on a worker
     assert f"judged under pid {os.getpid()}" in scenario["criteria"][0]["reason"]  # judged here
 
 
-def test_without_a_scheduler_rook_starts_a_local_cluster(rook_workspace, rook_cli, monkeypatch,
-                                                         tmp_path):
+def test_without_a_scheduler_rook_starts_a_local_cluster(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
     agent(rook_workspace, tmp_path / "marks", monkeypatch)
     scenarios(rook_workspace)
     r = rook_cli("run", "--executor", "dask", "--json", "-j", "2", "--only", "hello,wrong")
@@ -250,16 +287,34 @@ def test_without_a_scheduler_rook_starts_a_local_cluster(rook_workspace, rook_cl
     assert r.statuses() == {"hello": "passed", "wrong": "failed"}
 
 
-def test_an_interrupt_kills_the_hooks_on_the_workers(scheduler, rook_workspace, monkeypatch,
-                                                     tmp_path):
+def test_an_interrupt_kills_the_hooks_on_the_workers(
+    scheduler, rook_workspace, monkeypatch, tmp_path
+):
     marks = tmp_path / "marks"
     agent(rook_workspace, marks, monkeypatch)
     for i in range(2):
-        rook_workspace.scenario({"id": f"slow{i}", "goal": "sleep", "criteria": [{"contains": "x"}]})
+        rook_workspace.scenario(
+            {"id": f"slow{i}", "goal": "sleep", "criteria": [{"contains": "x"}]}
+        )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--executor",
-         "dask", "--scheduler", scheduler, "-j", "2", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "rook_core",
+            "run",
+            "-w",
+            str(rook_workspace.root),
+            "--executor",
+            "dask",
+            "--scheduler",
+            scheduler,
+            "-j",
+            "2",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     pids: list[int] = []
     deadline = time.time() + 30

@@ -12,16 +12,26 @@ BLOCK = (
 
 
 def test_executor_dask_without_dask_says_how_to_install_it(rook_workspace, tmp_path):
-    rook_workspace.script("echo.sh", """
+    rook_workspace.script(
+        "echo.sh",
+        """
         #!/bin/bash
         touch "$RAN"; printf '{"output": "ok"}\\n'
-    """)
-    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
-                            "hook_env": {"RAN": str(tmp_path / "ran")}})
+    """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/echo.sh"},
+            "hook_env": {"RAN": str(tmp_path / "ran")},
+        }
+    )
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = subprocess.run(
         [sys.executable, "-c", BLOCK, "run", "-w", str(rook_workspace.root), "--executor", "dask"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert r.returncode == 2, r.stderr
     assert "pip install 'rook-harness[dask]'" in r.stderr

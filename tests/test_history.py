@@ -209,3 +209,30 @@ def test_a_scenario_that_can_no_longer_be_verified_is_a_regression(ws, rook_cli)
     assert r.exit_code == 1
     (row,) = json.loads(r.stdout)["scenarios"]
     assert row["changes"] == ["changed definition", "no longer verified"]
+
+
+def test_the_installed_command_gates_ci_end_to_end(ws, tmp_path):
+    import subprocess
+    import sys
+
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    rook = shutil.which("rook") or ""
+    argv = [rook] if rook else [sys.executable, "-m", "rook_core.cli"]
+    common = ["--workspace", str(ws.root)]
+
+    def rook_cmd(*args, env=None):
+        return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, **(env or {})})
+
+    ok = rook_cmd("run", *common, "-q", "--report", f"junit:{tmp_path}/a.xml")
+    assert ok.returncode == 0, ok.stderr
+    bad = rook_cmd("run", *common, "-q", "--report", f"junit:{tmp_path}/b.xml",
+                   env={"FAIL_IDS": "b"})
+    assert bad.returncode == 1, bad.stderr
+    assert ET.parse(tmp_path / "b.xml").getroot().get("failures") == "1"
+    diff = rook_cmd("diff", "latest~1", "latest", *common)
+    assert diff.returncode == 1 and "newly failing" in diff.stdout
+    listing = rook_cmd("runs", *common)
+    assert listing.returncode == 0 and "failing" in listing.stdout
+    assert rook_cmd("diff", "latest", "nope", *common).returncode == 2

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +30,31 @@ esac
 def make_workspace(root: Path, log: Path, sleep: float = 0) -> Workspace:
     ws = Workspace(root)
     ws.script("agent.sh", AGENT)
-    ws.profile({
-        "id": "p",
-        "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"},
-        "hook_env": {"PREP_LOG": str(log), "AGENT_SLEEP": str(sleep)},
-        "capabilities": {"calls": True, "usage": True, "multi_turn": False},
-        "concurrency": 4,
-    })
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"},
+            "hook_env": {"PREP_LOG": str(log), "AGENT_SLEEP": str(sleep)},
+            "capabilities": {"calls": True, "usage": True, "multi_turn": False},
+            "concurrency": 4,
+        }
+    )
     for i in range(7):
-        ws.scenario({"id": f"s{i}", "goal": f"question {i}",
-                     "criteria": [{"contains": f"question {i}" if i % 3 else "nope"}]})
-    ws.scenario({"id": "calls", "goal": "look it up", "repeat": 3,
-                 "criteria": [{"called": "lookup"}, {"max_tokens": {"total": 10}}]})
+        ws.scenario(
+            {
+                "id": f"s{i}",
+                "goal": f"question {i}",
+                "criteria": [{"contains": f"question {i}" if i % 3 else "nope"}],
+            }
+        )
+    ws.scenario(
+        {
+            "id": "calls",
+            "goal": "look it up",
+            "repeat": 3,
+            "criteria": [{"called": "lookup"}, {"max_tokens": {"total": 10}}],
+        }
+    )
     ws.scenario({"id": "two-turns", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
     return ws
 
@@ -87,11 +101,19 @@ def test_partition_is_the_same_in_every_python_process():
     here = partition(plan, 4)
     code = f"from rook_core.sharding import partition; print(partition({plan!r}, 4))"
     for seed in ("1", "2"):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+            check=True,
+        )
         assert eval(out.stdout) == here  # noqa: S307 - our own repr of a list of lists
     # pinned: a change here would split runs differently across versions of Rook
-    assert partition(["a.1", "b.1", "c.1", "d.1", "e.1"], 2) == [["a.1", "c.1", "e.1"], ["b.1", "d.1"]]
+    assert partition(["a.1", "b.1", "c.1", "d.1", "e.1"], 2) == [
+        ["a.1", "c.1", "e.1"],
+        ["b.1", "d.1"],
+    ]
 
 
 def test_run_name_gives_one_id_everywhere():
@@ -136,8 +158,9 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
 
     shard_reports = []
     for i, ws in enumerate(machines, start=1):
-        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/3", "--run-name", "ci 42",
-                     "--json")
+        r = rook_cli(
+            "run", "-w", str(ws.root), "--shard", f"{i}/3", "--run-name", "ci 42", "--json"
+        )
         assert r.exit_code in (0, 1), r.stderr
         shard_reports.append(r.report)
     run_id = run_id_from_name("ci 42")
@@ -147,8 +170,9 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
     assert len(log_lines(log, "prepare")) == 1 + 3  # once per shard
 
     dirs = [str(ws.run_dir(run_id)) for ws in machines]
-    merged = rook_cli("merge", "-w", str(main.root), *dirs, "--json",
-                      "--report", f"junit:{tmp_path}/rook.xml")
+    merged = rook_cli(
+        "merge", "-w", str(main.root), *dirs, "--json", "--report", f"junit:{tmp_path}/rook.xml"
+    )
     assert merged.exit_code == unsharded.exit_code, merged.stderr
     assert normalize(merged.report) == normalize(whole)
     assert merged.report["run"]["id"] == run_id
@@ -160,9 +184,13 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
     assert manifest["shards"] == 3 and manifest["merged"]["missing"] == []
     assert len(manifest["invocations"]) == 3
     assert sorted(p.name for p in run_dir.glob("run.shard-*.json")) == [
-        f"run.shard-{i}-of-3.json" for i in (1, 2, 3)]
+        f"run.shard-{i}-of-3.json" for i in (1, 2, 3)
+    ]
     listed = {s["id"]: s for s in history.list_runs(main.runs_dir)}
-    assert listed[run_id]["complete"] and listed[run_id]["counts"] == listed[whole["run"]["id"]]["counts"]
+    assert (
+        listed[run_id]["complete"]
+        and listed[run_id]["counts"] == listed[whole["run"]["id"]]["counts"]
+    )
     assert history.diff(whole, merged.report)["counts"] == history.diff(whole, whole)["counts"]
     d = rook_cli("diff", "-w", str(main.root), whole["run"]["id"], run_id, "--json")
     assert d.exit_code == 0 and json.loads(d.stdout)["regressed"] == []
@@ -181,9 +209,23 @@ def test_shards_sharing_a_file_system_write_one_run_at_once(tmp_path, rook_cli):
     whole = rook_cli("run", "-w", str(ws.root), "--json").report
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--shard", f"{i}/3",
-             "--run-name", "nightly-7", "-q", "--json"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "rook_core",
+                "run",
+                "-w",
+                str(ws.root),
+                "--shard",
+                f"{i}/3",
+                "--run-name",
+                "nightly-7",
+                "-q",
+                "--json",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for i in (1, 2, 3)
     ]
@@ -235,7 +277,10 @@ def test_a_missing_shard_is_refused_then_merged_partially_then_finished(tmp_path
 
     # resuming a shard that finished runs nothing, not even prepare
     before = log.read_text()
-    assert rook_cli("run", "-w", str(main.root), "--run", "r-1", "--shard", "3/3").exit_code in (0, 1)
+    assert rook_cli("run", "-w", str(main.root), "--run", "r-1", "--shard", "3/3").exit_code in (
+        0,
+        1,
+    )
     assert log.read_text() == before
 
 
@@ -260,3 +305,43 @@ def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_pa
     assert r.exit_code == 0, r.stderr
     assert r.report["scenarios"] == []
     assert not log_lines(tmp_path / "log", "execute")
+
+
+def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log", sleep=1)
+    run_dir = ws.run_dir("busy")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rook_core",
+            "run",
+            "-w",
+            str(ws.root),
+            "--shard",
+            "1/2",
+            "--run",
+            "busy",
+            "-q",
+            "-j",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(100):
+            if (tmp_path / "log").is_file() and "execute" in (tmp_path / "log").read_text():
+                break
+            time.sleep(0.1)
+        r = rook_cli("merge", "-w", str(ws.root), "--run", "busy")
+        assert r.exit_code == 2 and "shard 1/2 is still running" in r.stderr
+    finally:
+        proc.communicate(timeout=60)
+    assert rook_cli("run", "-w", str(ws.root), "--shard", "2/2", "--run", "busy").exit_code in (
+        0,
+        1,
+    )
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "busy").exit_code == 1
+    assert json.loads((run_dir / "run.json").read_text())["merged"]["missing"] == []

@@ -24,7 +24,9 @@ class RookGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RookError as exc:
-            click.echo(f"rook: error: {exc}", err=True)
+            from ..redact import scrub
+
+            click.echo(f"rook: error: {scrub(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("rook: interrupted", err=True)

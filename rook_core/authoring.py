@@ -1,0 +1,315 @@
+"""Writing profiles for the user: the author interface and the pieces the loop uses.
+
+An **author** turns a source (a cURL command, a command line, an OpenAPI
+document, a script, a URL, plain-language notes) into a :class:`Draft`: the
+profile's hooks, any hook script to write under the agent's ``scripts/``,
+and the ``env`` references that replace every secret. Authors are plugins,
+registered with ``rook_register_authors`` (``register(name, author)``); an
+author is any object with:
+
+``detect(source) -> float``
+    How sure it is that it can write ``source`` (a :class:`Source`), from 0
+    (not its kind) to 1. The most confident author writes the profile.
+``write(request) -> Draft``
+    The first draft, from an :class:`AuthorRequest`. Raise
+    :class:`NeedsChoice` to ask the user to pick (an OpenAPI operation),
+    :class:`CannotAuthor` when the source turns out not to be writable by
+    it (the author agent then gets it, when one is configured), or
+    :class:`rook_core.errors.ConfigError` for a user's mistake.
+``revise(draft, observation, request) -> Draft | None`` (optional)
+    Called after each probe of the draft against the real target, with the
+    :class:`rook_core.profile_probe.Observation`. Return a corrected draft
+    (with ``changes`` saying what changed and why), or ``None`` when there
+    is nothing to correct.
+``repair(draft, observation, request) -> Draft | None`` (optional)
+    ``rook profile fix``: the draft is the existing profile (its hooks and
+    the text of its scripts); return a repaired draft, or ``None`` when the
+    failure is not one this author can repair. Repairs must never loosen a
+    check (:func:`loosened` refuses such drafts).
+
+An author marked ``fallback = True`` (the author agent) is never chosen by
+``detect`` alone for a source another author claims; it gets plain-language
+notes and whatever the deterministic authors cannot settle.
+
+Secrets never reach a file or the terminal: an author hands every secret
+value it finds to ``request.secrets.add(...)``, which returns the variable
+that replaces it; the value goes to the command's redactor, and
+:func:`write_files` refuses any file that would contain it.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, RookError
+from .redact import Redactor
+from .store import atomic_write
+from .workspace import Agent
+
+
+@dataclass
+class Source:
+    """What the user gave ``rook profile add``.
+
+    :param kind: ``file``, ``stdin``, ``url``, ``command``, ``ruhroh`` or ``notes``.
+    :param text: the content: a file's or standard input's text, a fetched URL's
+        body, the command line, or the notes.
+    :param path: the file, for ``file``.
+    :param url: the URL, for ``url``; ``status`` and ``content_type`` say what the
+        fetch returned (``status`` is ``None`` when it could not connect).
+    :param label: how to name the source in messages.
+    """
+
+    kind: str
+    text: str = ""
+    path: Path | None = None
+    url: str | None = None
+    status: int | None = None
+    content_type: str = ""
+    label: str = ""
+
+
+class NeedsChoice(ConfigError):
+    """The source offers several candidates; the user picks one with ``option``."""
+
+    def __init__(self, message: str, option: str, candidates: list[tuple[str, str]]) -> None:
+        lines = "\n".join(f"  {cid}  {what}" for cid, what in candidates)
+        super().__init__(f"{message}; choose one with {option} ID:\n{lines}")
+        self.option = option
+        self.candidates = candidates
+        self.question = message
+
+
+class CannotAuthor(RookError):
+    """This author cannot write the source after all; the message says why."""
+
+
+class AuthoringError(RookError):
+    """Authoring stopped (e.g. a secret would have reached a file)."""
+
+
+def env_prefix(agent_name: str) -> str:
+    """``order-desk`` -> ``ORDER_DESK``: the prefix of the variables Rook names."""
+    prefix = re.sub(r"[^A-Z0-9]+", "_", agent_name.upper()).strip("_")
+    return prefix if prefix and not prefix[0].isdigit() else f"AGENT_{prefix}".rstrip("_")
+
+
+class Secrets:
+    """The secret values found in a source, each replaced by an ``env`` variable.
+
+    Values live in memory only: they are added to the command's redactor (so
+    no message shows them), used for the probe when the variable is not set,
+    and checked against every file before it is written.
+    """
+
+    def __init__(self, prefix: str, redactor: Redactor) -> None:
+        self.prefix = prefix
+        self.redactor = redactor
+        self._refs: dict[str, str] = {}  # variable -> purpose
+        self._values: dict[str, str] = {}  # variable -> value (when the source held one)
+        self._hidden: list[str] = []  # every secret string, also parts (a password)
+
+    def add(self, what: str, purpose: str, value: str | None = None) -> str:
+        """Name the variable for a secret (``<AGENT>_<WHAT>``) and remember its value.
+
+        The same value always gets the same variable; ``value`` is ``None`` when
+        the source only says a secret is needed (an OpenAPI security scheme).
+        """
+        if value:
+            for var, known in self._values.items():
+                if known == value:
+                    return var
+        base = f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
+        if value is None and base in self._refs and base not in self._values:
+            return base  # the same secret named twice, with no value: one variable
+        var, n = base, 2
+        while var in self._refs:
+            var, n = f"{base}_{n}", n + 1
+        self._refs[var] = purpose
+        if value:
+            self._values[var] = value
+            self.hide(value, var)
+        return var
+
+    def hide(self, value: str, name: str) -> None:
+        """Treat ``value`` as secret too (a part of one: the password inside user:password)."""
+        if value and value not in self._hidden:
+            self._hidden.append(value)
+            self.redactor.add(name, value)
+
+    @property
+    def refs(self) -> list[dict[str, str]]:
+        return [{"variable": v, "purpose": p} for v, p in self._refs.items()]
+
+    @property
+    def values(self) -> dict[str, str]:
+        return dict(self._values)
+
+    def found_in(self, text: str) -> bool:
+        return any(v in text for v in self._hidden)
+
+
+@dataclass
+class AuthorRequest:
+    """Everything an author gets. ``options`` holds the command's flags
+    (``operation``, ``base_url``, ``author_command``, ``max_iterations`` ...)."""
+
+    source: Source
+    agent: Agent
+    profile_id: str
+    name: str
+    secrets: Secrets
+    notes: str = ""
+    what: str = ""
+    goal: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    fetch: Callable[[str], Source] | None = None
+    say: Callable[[str], None] = print
+
+    def script_path(self, suffix: str = ".py", stem: str | None = None) -> str:
+        """Where this profile's hook script goes, as the hook entry writes it."""
+        return f"scripts/{stem or self.profile_id}{suffix}"
+
+
+@dataclass
+class Draft:
+    """A profile being written: its hooks, files, env references and what changed.
+
+    :param hooks: the profile's ``hooks`` mapping, as it will be written.
+    :param files: path relative to the agent's folder (``scripts/x.py``) -> text.
+    :param env: ``env`` references beyond the secrets named through ``request.secrets``.
+    :param hook_env: the profile's ``hook_env`` (values that are not secret).
+    :param turns: turns the probe sends (2 checks that a conversation continues).
+    :param capabilities: what the author assumes, written when no probe confirmed more.
+    :param name: a suggested profile name (when the user gave none).
+    :param changes: what this draft changed from the previous one, and why.
+    :param notes: things the user should know (shown once, at the end).
+    :param state: the author's own memory between ``write`` and ``revise``.
+    """
+
+    hooks: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+    env: list[dict[str, str]] = field(default_factory=list)
+    hook_env: dict[str, str] = field(default_factory=dict)
+    turns: int = 1
+    capabilities: dict[str, bool] = field(default_factory=dict)
+    name: str | None = None
+    changes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    author: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Other profile keys kept as they are (``concurrency``, ``limits`` ...), for fix."""
+
+    def copy(self, **changes: Any) -> Draft:
+        """A deep copy with no ``changes`` yet (pass new values as keywords)."""
+        new = copy.deepcopy(self)
+        new.changes = []
+        for key, value in changes.items():
+            setattr(new, key, value)
+        return new
+
+
+def profile_data(
+    draft: Draft, profile_id: str, name: str, secrets: Secrets, capabilities: dict[str, bool]
+) -> dict[str, Any]:
+    """The profile mapping a draft becomes (the reference's file format)."""
+    env: list[dict[str, str]] = []
+    for ref in [*secrets.refs, *draft.env]:
+        if ref["variable"] not in {e["variable"] for e in env}:
+            env.append(dict(ref))
+    data: dict[str, Any] = {"name": name, "id": profile_id, "hooks": draft.hooks}
+    if env:
+        data["env"] = env
+    data["capabilities"] = dict(capabilities)
+    if draft.hook_env:
+        data["hook_env"] = dict(draft.hook_env)
+    data.update({k: v for k, v in draft.extra.items() if k not in data})
+    return data
+
+
+def write_files(agent: Agent, files: dict[str, str], secrets: Secrets) -> list[Path]:
+    """Write a draft's files under the agent's folder; refuse a path outside it and
+    any text holding a secret value."""
+    written = []
+    root = agent.dir.resolve()
+    for rel, text in files.items():
+        target = (agent.dir / rel).resolve()
+        if root not in target.parents:
+            raise AuthoringError(f"an author wanted to write {rel}, outside {agent.dir}; refused")
+        if secrets.found_in(text):
+            raise AuthoringError(
+                f"{rel}: the author put a secret value in the file; refused (nothing written)"
+            )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, text)
+        written.append(target)
+    return written
+
+
+# -- never loosen a check ---------------------------------------------------------
+
+_CREDENTIAL = re.compile(r"(auth|key|token|secret|passw|cookie|signature|sig$)", re.I)
+
+
+def _entry(value: Any) -> tuple[str, Any]:
+    if isinstance(value, dict):
+        keys = [k for k in value if k not in ("timeout_seconds", "delay_seconds")]
+        if len(keys) == 1:
+            return keys[0], value[keys[0]]
+    return "script", value
+
+
+def loosened(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What a changed profile would check less than the original (``fix`` and the
+    self-correcting loop refuse such changes): TLS verification turned off, an
+    ``env`` variable dropped, a credential header or parameter dropped, a hook
+    dropped, a declared capability claimed without being observed."""
+    found = []
+    env_before = {e.get("variable") for e in before.get("env") or []}
+    env_after = {e.get("variable") for e in after.get("env") or []}
+    for var in sorted(env_before - env_after):
+        found.append(f"env: {var} would no longer be required")
+    hooks_before, hooks_after = before.get("hooks") or {}, after.get("hooks") or {}
+    for phase in hooks_before:
+        if phase not in hooks_after:
+            found.append(f"hooks.{phase} would be removed")
+            continue
+        kb, vb = _entry(hooks_before[phase])
+        ka, va = _entry(hooks_after[phase])
+        if kb != "http" or ka != "http" or not isinstance(vb, dict) or not isinstance(va, dict):
+            continue
+        if vb.get("verify_tls", True) is not False and va.get("verify_tls", True) is False:
+            found.append(f"hooks.{phase}.http.verify_tls would be turned off")
+        for part in ("headers", "query", "form"):
+            old, new = vb.get(part) or {}, va.get(part) or {}
+            for key, value in old.items():
+                credential = _CREDENTIAL.search(str(key)) or "{{env." in str(value)
+                if credential and key not in new:
+                    found.append(f"hooks.{phase}.http.{part}.{key} (a credential) would be dropped")
+    caps_before = before.get("capabilities") or {}
+    caps_after = after.get("capabilities") or {}
+    for cap, value in caps_after.items():
+        if value and not caps_before.get(cap):
+            found.append(f"capabilities.{cap} would be claimed without being observed")
+    return found
+
+
+__all__ = [
+    "AuthorRequest",
+    "AuthoringError",
+    "CannotAuthor",
+    "Draft",
+    "NeedsChoice",
+    "Secrets",
+    "Source",
+    "env_prefix",
+    "loosened",
+    "profile_data",
+    "write_files",
+]

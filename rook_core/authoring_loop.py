@@ -1,0 +1,368 @@
+"""The authoring loop: write a draft, probe the real target, correct, test again.
+
+``rook profile add`` (:func:`add_profile`) and ``rook profile fix``
+(:func:`fix_profile`) drive authors (:mod:`rook_core.authoring`) and the probe
+(:mod:`rook_core.profile_probe`) here; the CLI only parses flags and prints
+what :class:`Events` reports. Both loops are bounded, tell the user every
+change, and refuse a change that would loosen a check.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .authoring import (
+    AuthoringError,
+    AuthorRequest,
+    CannotAuthor,
+    Draft,
+    Source,
+    loosened,
+    profile_data,
+    write_files,
+)
+from .errors import ConfigError, PluginError, RookError
+from .models import CAPABILITIES, Profile
+from .plugins import Rook
+from .profile import profile_from_dict
+from .profile_probe import Observation, probe
+from .store import atomic_write
+from .yamlio import dump_yaml
+
+DEFAULT_ATTEMPTS = 4
+FETCH_TIMEOUT = 30.0
+FETCH_LIMIT = 5 * 1024 * 1024
+
+
+@dataclass
+class Events:
+    """Where the loop reports: ``attempt(n, draft, observation)`` after each probe,
+    ``say(text)`` for everything else (the CLI redacts and prints both)."""
+
+    say: Callable[[str], None] = print
+    attempt: Callable[[int, Draft, Observation], None] = lambda n, d, o: None
+
+
+@dataclass
+class Outcome:
+    """How authoring or fixing ended."""
+
+    ok: bool
+    draft: Draft
+    observation: Observation | None
+    data: dict[str, Any]
+    path: Path
+    attempts: int = 0
+    changes: list[str] = field(default_factory=list)
+    written: bool = False
+
+
+# -- sources ----------------------------------------------------------------------
+
+
+def fetch(url: str) -> Source:
+    """GET ``url`` (the ``--from URL`` source); a connection failure is a source with
+    no status, so the authors (which probe endpoints) still see it."""
+    import httpx
+
+    try:
+        with httpx.Client(timeout=FETCH_TIMEOUT, follow_redirects=True) as client:
+            reply = client.get(url, headers={"Accept": "application/json, */*"})
+    except httpx.HTTPError as exc:
+        return Source("url", "", url=url, label=url, content_type=f"error: {type(exc).__name__}")
+    ctype = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
+    text = reply.content[:FETCH_LIMIT].decode("utf-8", errors="replace")
+    return Source("url", text, url=url, status=reply.status_code, content_type=ctype, label=url)
+
+
+def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
+    """The author most confident it can write ``source`` (fallback authors lose ties)."""
+    best: tuple[float, int, str, Any] | None = None
+    for name, author in rook.authors.items():
+        detect = getattr(author, "detect", None)
+        if detect is None or not callable(getattr(author, "write", None)):
+            continue
+        try:
+            score = float(detect(source) or 0.0)
+        except Exception as exc:
+            raise PluginError(
+                f"author {name!r} ({rook.authors.owner(name)}) failed while reading the source: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        rank = 0 if getattr(author, "fallback", False) else 1
+        if score > 0 and (best is None or (score, rank) > best[:2]):
+            best = (score, rank, name, author)
+    return (best[2], best[3]) if best else None
+
+
+def fallback_author(rook: Rook) -> tuple[str, Any] | None:
+    for name, author in rook.authors.items():
+        if getattr(author, "fallback", False):
+            return name, author
+    return None
+
+
+def suggest_name(author: Any, source: Source) -> str | None:
+    suggest = getattr(author, "suggest_name", None)
+    return suggest(source) if callable(suggest) else None
+
+
+def _call(name: str, rook: Rook, method: str, *args: Any) -> Any:
+    """Call an author's method; a plugin's bug becomes a clear error, never a traceback."""
+    author = rook.authors.get(name)
+    func = getattr(author, method, None)
+    if func is None:
+        return None
+    try:
+        return func(*args)
+    except (RookError, CannotAuthor):
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"author {name!r} ({rook.authors.owner(name)}) failed in {method}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
+# -- add -------------------------------------------------------------------------
+
+
+def write_draft(rook: Rook, name: str, request: AuthorRequest, events: Events) -> Draft:
+    """The first draft: the chosen author's, or the author agent's when the chosen one
+    cannot write the source."""
+    try:
+        draft: Draft = _call(name, rook, "write", request)
+    except CannotAuthor as exc:
+        agent = fallback_author(rook)
+        if agent is None or agent[0] == name or not request.options.get("author_command"):
+            raise ConfigError(
+                f"{exc}; describe the target with --notes and name an author agent with "
+                "--author CMD (or author: in config.yaml)"
+            ) from None
+        events.say(f"{name} cannot write it ({exc}); asking the author agent")
+        name = agent[0]
+        draft = _call(name, rook, "write", request)
+    draft.author = draft.author or name
+    return draft
+
+
+def _test(
+    rook: Rook, request: AuthorRequest, draft: Draft, path: Path, redactor: Any
+) -> tuple[Observation, dict[str, Any]]:
+    write_files(request.agent, draft.files, request.secrets)
+    data = profile_data(draft, request.profile_id, request.name, request.secrets, {})
+    profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
+    profile.path = path
+    obs = probe(
+        rook, request.agent, profile, redactor, request.goal, draft.turns, request.secrets.values
+    )
+    return obs, data
+
+
+def _next_draft(
+    rook: Rook, draft: Draft, obs: Observation, request: AuthorRequest, method: str, events: Events
+) -> Draft | None:
+    """The author's correction; when it has none for a failure, the author agent's."""
+    revised: Draft | None = _call(draft.author, rook, method, draft, obs, request)
+    if revised is None and not obs.ok and request.options.get("author_command"):
+        agent = fallback_author(rook)
+        if agent is not None and agent[0] != draft.author:
+            events.say(f"{draft.author} cannot correct this; asking the author agent")
+            revised = _call(agent[0], rook, method, draft, obs, request)
+            if revised is not None:
+                revised.author = agent[0]
+    if revised is not None:
+        revised.author = revised.author or draft.author
+    return revised
+
+
+def capabilities_of(obs: Observation | None, draft: Draft) -> dict[str, bool]:
+    """What the profile claims: what the probe observed, else what the author assumed."""
+    if obs is not None and obs.ok:
+        return {c: bool(obs.observed.get(c)) for c in CAPABILITIES}
+    return dict(draft.capabilities)
+
+
+def add_profile(
+    rook: Rook,
+    request: AuthorRequest,
+    author: str,
+    redactor: Any,
+    events: Events,
+    path: Path,
+    attempts: int = DEFAULT_ATTEMPTS,
+    test: bool = True,
+) -> Outcome:
+    """Write, probe and correct a profile; the profile file is written at the end
+    (also when the last test failed, so ``rook profile fix`` can take over)."""
+    draft = write_draft(rook, author, request, events)
+    obs: Observation | None = None
+    changes: list[str] = []
+    n = 0
+    while test and n < attempts:
+        n += 1
+        obs, data = _test(rook, request, draft, path, redactor)
+        events.attempt(n, draft, obs)
+        if n == attempts:
+            break
+        revised = _next_draft(rook, draft, obs, request, "revise", events)
+        if revised is None or (obs.ok and not revised.changes):
+            break
+        after = profile_data(revised, request.profile_id, request.name, request.secrets, {})
+        refused = loosened(data, after)
+        if refused:
+            events.say("refused a correction that would loosen a check: " + "; ".join(refused))
+            break
+        for change in revised.changes:
+            events.say(f"changed: {change}")
+        changes.extend(revised.changes)
+        draft = revised
+    if not test:
+        write_files(request.agent, draft.files, request.secrets)
+    data = profile_data(
+        draft, request.profile_id, request.name, request.secrets, capabilities_of(obs, draft)
+    )
+    profile_from_dict(copy.deepcopy(data), rook.transports, str(path))  # valid, or ConfigError
+    text = dump_yaml(data)
+    if request.secrets.found_in(text):
+        raise AuthoringError(f"{path}: a secret value would reach the profile; nothing written")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)
+    ok = obs.ok if obs is not None else True
+    return Outcome(ok, draft, obs, data, path, n, changes, written=True)
+
+
+# -- fix -------------------------------------------------------------------------
+
+
+def existing_draft(profile: Profile, agent: Any) -> Draft:
+    """The draft an existing profile is: its hooks and the text of its scripts."""
+    data = copy.deepcopy(profile.raw)
+    files: dict[str, str] = {}
+    for entry in profile.hooks.values():
+        argv = entry.config.get("argv") if isinstance(entry.config, dict) else None
+        if entry.transport != "script" or not argv:
+            continue
+        script = Path(argv[-1])
+        try:
+            rel = str(script.relative_to(agent.dir.resolve()))
+        except ValueError:
+            continue  # a script outside the agent's folder is never rewritten
+        files[rel] = script.read_text(encoding="utf-8", errors="replace")
+    extra = {k: v for k, v in data.items() if k not in ("name", "id", "hooks", "env", "hook_env")}
+    return Draft(
+        hooks=data.get("hooks") or {},
+        files=files,
+        env=list(data.get("env") or []),
+        hook_env=dict(data.get("hook_env") or {}),
+        turns=2 if profile.capabilities.get("multi_turn") else 1,
+        capabilities=dict(profile.capabilities),
+        state={"existing": True},
+        extra=extra,
+    )
+
+
+def _repair(
+    rook: Rook, draft: Draft, obs: Observation, request: AuthorRequest, events: Events
+) -> Draft | None:
+    if not obs.ok:
+        for name, author in rook.authors.items():
+            if getattr(author, "fallback", False) or getattr(author, "repair", None) is None:
+                continue
+            repaired = _call(name, rook, "repair", draft, obs, request)
+            if repaired is not None:
+                repaired.author = name
+                return repaired
+    agent = fallback_author(rook)
+    if agent is None or not request.options.get("author_command"):
+        return None
+    events.say("asking the author agent" + (f" ({request.what})" if request.what else ""))
+    repaired = _call(agent[0], rook, "repair", draft, obs, request)
+    if repaired is not None:
+        repaired.author = agent[0]
+    return repaired
+
+
+def fix_profile(
+    rook: Rook,
+    request: AuthorRequest,
+    profile: Profile,
+    redactor: Any,
+    events: Events,
+    attempts: int = 3,
+) -> Outcome:
+    """Test the profile, repair what fails, test again; write only a repair that passes.
+
+    A repair that would loosen a check is refused. When no repair passes, every
+    file is left as it was.
+    """
+    assert profile.path is not None
+    draft = existing_draft(profile, request.agent)
+    original = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
+    originals = dict(draft.files)
+    obs = probe(rook, request.agent, profile, redactor, request.goal, draft.turns)
+    events.attempt(0, draft, obs)
+    changes: list[str] = []
+    if obs.ok and not request.what:
+        return Outcome(True, draft, obs, original, profile.path)
+    if obs.problem in ("missing_variable", "config"):
+        return Outcome(False, draft, obs, original, profile.path)
+    n = 0
+    while n < attempts:
+        n += 1
+        repaired = _repair(rook, draft, obs, request, events)
+        if repaired is None:
+            break
+        data = profile_data(
+            repaired, profile.id, profile.name, request.secrets, repaired.capabilities
+        )
+        refused = loosened(original, data)
+        if refused:
+            events.say("refused a repair that would loosen a check: " + "; ".join(refused))
+            break
+        for change in repaired.changes:
+            events.say(f"changed: {change}")
+        changes.extend(repaired.changes)
+        draft = repaired
+        obs, _ = _test_existing(rook, request, draft, data, profile.path, redactor)
+        events.attempt(n, draft, obs)
+        if obs.ok:
+            break
+    if not obs.ok or not changes:
+        write_files(request.agent, originals, request.secrets)  # leave everything as it was
+        return Outcome(False, draft, obs, original, profile.path, n, changes)
+    data = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
+    if data != original:
+        backup = profile.path.with_name(profile.path.name + ".bak")
+        atomic_write(backup, profile.path.read_text(encoding="utf-8"))
+        atomic_write(profile.path, dump_yaml(data))
+    return Outcome(True, draft, obs, data, profile.path, n, changes, written=True)
+
+
+def _test_existing(
+    rook: Rook, request: AuthorRequest, draft: Draft, data: dict[str, Any], path: Path,
+    redactor: Any,
+) -> tuple[Observation, dict[str, Any]]:
+    write_files(request.agent, draft.files, request.secrets)
+    profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
+    profile.path = path
+    return probe(rook, request.agent, profile, redactor, request.goal, draft.turns), data
+
+
+__all__ = [
+    "DEFAULT_ATTEMPTS",
+    "Events",
+    "Outcome",
+    "add_profile",
+    "choose_author",
+    "existing_draft",
+    "fallback_author",
+    "fetch",
+    "fix_profile",
+    "suggest_name",
+    "write_draft",
+]

@@ -1,0 +1,303 @@
+"""Testing one profile against the real target: ``rook profile test``, and the probe
+behind ``rook profile add`` and ``rook profile fix``.
+
+A probe is a one-scenario run through the lifecycle engine (prepare, open,
+execute, close, collect; no judge), so every transport, timeout, redaction
+and process rule of ``rook run`` applies unchanged. It is kept out of history:
+the run directory is a temporary one, removed afterwards (``keep`` keeps it),
+and nothing is added to ``runs/``. What it saw is returned as an
+:class:`Observation`: each phase's result and time, the extracted answer, the
+observed capabilities and, when it failed, a classified diagnosis.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import process, procscan
+from .engine import Engine, resolve_entries
+from .errors import ConfigError
+from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
+from .plugins import Rook
+from .redact import Redactor
+from .store import create_run, read_json
+from .workspace import Agent
+
+DEFAULT_GOAL = "Say hello in one short sentence."
+SECOND_TURN = "Thank you. Now say goodbye in one short sentence."
+
+# Problems a failed probe is classified as (``Observation.problem``).
+PROBLEMS = {
+    "config": "the profile cannot run as written",
+    "missing_variable": "a variable the profile needs is not set",
+    "auth": "the target rejected the credentials (401/403)",
+    "not_found": "the target answered 404 Not Found",
+    "header_rejected": "the target rejected a request header",
+    "http_error": "the target refused the request",
+    "timeout": "a hook timed out",
+    "not_json": "the hook's output is not one JSON object",
+    "no_answer": "the answer was not found in the response",
+    "no_conversation": "no conversation handle came back, so turns cannot continue",
+    "failed": "a hook failed",
+}
+
+
+@dataclass
+class Observation:
+    """What one probe of a profile saw.
+
+    ``hooks`` are the hook records as stored (redacted), in order; ``turns``
+    the execute turns' evidence; ``observed`` the capabilities seen;
+    ``problem`` one of :data:`PROBLEMS` (``None`` when the probe passed);
+    ``response`` the failing HTTP response, parsed when it is JSON.
+    """
+
+    ok: bool
+    goal: str
+    hooks: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    observed: dict[str, bool] = field(default_factory=dict)
+    problem: str | None = None
+    diagnosis: str = ""
+    phase: str | None = None
+    http_status: int | None = None
+    response: Any = None
+    missing: list[dict[str, str]] = field(default_factory=list)
+    run_dir: str | None = None
+
+    @property
+    def answer(self) -> str | None:
+        return self.turns[0].get("output") if self.turns else None
+
+    @property
+    def conversation(self) -> str | None:
+        return next((t["conversation"] for t in self.turns if t.get("conversation")), None)
+
+    def evidence(self) -> dict[str, Any]:
+        """The first turn's extra evidence fields (everything beyond the contract's)."""
+        return dict(self.turns[0].get("evidence") or {}) if self.turns else {}
+
+    def summary(self) -> str:
+        if self.ok:
+            return "ok"
+        what = PROBLEMS.get(self.problem or "failed", "failed")
+        return f"{what}: {self.diagnosis}" if self.diagnosis else what
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "goal": self.goal,
+            "answer": self.answer,
+            "conversation": self.conversation,
+            "observed": self.observed,
+            "problem": self.problem,
+            "diagnosis": self.diagnosis,
+            "phase": self.phase,
+            "http_status": self.http_status,
+            "hooks": [phase_line(h) for h in self.hooks],
+            "turns": self.turns,
+            "missing": self.missing,
+        }
+
+
+def phase_line(hook: dict[str, Any]) -> dict[str, Any]:
+    """A hook record reduced to what a person reads: phase, status, seconds, diagnosis."""
+    return {
+        "phase": hook.get("phase"),
+        "turn": hook.get("turn"),
+        "status": hook.get("status"),
+        "seconds": round(float(hook.get("seconds") or 0.0), 3),
+        "diagnosis": hook.get("diagnosis"),
+    }
+
+
+def compare_capabilities(
+    declared: dict[str, Any], observed: dict[str, bool]
+) -> list[dict[str, Any]]:
+    """Declared against observed, per capability (the reference's "Capabilities Are
+    Observed"): ``optimistic`` is claimed but not seen (unsafe), ``unclaimed`` is seen
+    but not claimed, ``ok`` agrees."""
+    rows = []
+    for cap in CAPABILITIES:
+        d, o = bool(declared.get(cap)), bool(observed.get(cap))
+        verdict = "ok" if d == o else ("optimistic" if d else "unclaimed")
+        rows.append({"capability": cap, "declared": d, "observed": o, "verdict": verdict})
+    return rows
+
+
+# -- classification -------------------------------------------------------------
+
+_NOT_JSON = ("not one JSON object", "must be one JSON object", "printed nothing on stdout")
+_NO_ANSWER = ("has no output field", "found nothing in the response", "holds no answer")
+_UNSET = re.compile(r"environment variable (\w+), which is not set")
+
+
+def _response(hook: dict[str, Any]) -> Any:
+    text = ((hook.get("details") or {}).get("http") or {}).get("response")
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def mentions_header(hook: dict[str, Any], headers: list[str]) -> str | None:
+    """The request header a refusal names, if any (``header_rejected``)."""
+    text = (hook.get("diagnosis") or "").lower()
+    for name in headers:
+        if re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", text):
+            return name
+    return None
+
+
+def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[str, int | None]:
+    """The problem a failed hook record shows, and its HTTP status when it has one."""
+    status = ((hook.get("details") or {}).get("http") or {}).get("status")
+    diagnosis = hook.get("diagnosis") or ""
+    if hook.get("status") == "timeout":
+        return "timeout", status
+    if _UNSET.search(diagnosis):
+        return "missing_variable", status
+    if isinstance(status, int):
+        if status in (401, 403):
+            return "auth", status
+        if status == 404:
+            return "not_found", status
+        if 400 <= status < 500 and (status in (406, 415) or mentions_header(hook, headers or [])):
+            return "header_rejected", status
+        if status >= 300:
+            return "http_error", status
+    if any(s in diagnosis for s in _NO_ANSWER):
+        return "no_answer", status
+    if any(s in diagnosis for s in _NOT_JSON):
+        return "not_json", status
+    return "failed", status
+
+
+def request_headers(profile: Profile) -> list[str]:
+    """Header names the profile's http entries send (to recognise a refusal naming one)."""
+    names: list[str] = []
+    for entry in profile.hooks.values():
+        names.extend(getattr(entry.config, "headers", None) or {})
+    return names
+
+
+# -- the probe ------------------------------------------------------------------
+
+
+async def _drive(engine: Engine, sr: ScenarioRun, manifest: dict[str, Any]) -> None:
+    procscan.become_subreaper()
+    try:
+        await engine.start_transports()
+        await engine.prepare(manifest)
+        if not engine.prepare_failed:
+            await engine.run_scenario(sr)
+    finally:
+        await engine.stop_transports()
+        process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id})
+
+
+def probe(
+    rook: Rook,
+    agent: Agent,
+    profile: Profile,
+    redactor: Redactor,
+    goal: str = DEFAULT_GOAL,
+    turns: int = 1,
+    extra_env: dict[str, str] | None = None,
+    keep: bool = False,
+) -> Observation:
+    """Run ``profile`` once against the real target with ``goal`` (and a second turn
+    when ``turns`` is 2, to check that the conversation continues).
+
+    ``extra_env`` holds values for the probe only (a secret found in a cURL
+    command and not yet exported): they reach the hooks' environment and
+    nothing else; they must already be in ``redactor``.
+    """
+    obs = Observation(ok=False, goal=goal)
+    try:
+        resolve_entries(rook, profile, agent)
+    except ConfigError as exc:
+        obs.problem, obs.diagnosis = "config", str(exc)
+        return obs
+    extra = dict(extra_env or {})
+    missing = [e for e in profile.env if not (os.environ.get(e.variable) or extra.get(e.variable))]
+    if missing:
+        obs.problem = "missing_variable"
+        obs.missing = [{"variable": e.variable, "purpose": e.purpose} for e in missing]
+        obs.diagnosis = "not set: " + ", ".join(e.variable for e in missing)
+        return obs
+    tmp = Path(tempfile.mkdtemp(prefix="rook-profile-test-"))
+    try:
+        run = create_run(tmp, redactor, f"profile-test-{os.getpid()}")
+        engine = Engine(
+            rook, agent, profile, run, list(HOOK_PHASES), redactor,
+            observed_before={"multi_turn": True} if turns > 1 else {},
+        )
+        for name, value in extra.items():
+            if not os.environ.get(name):
+                engine.base_env[name] = value
+        texts = [goal, SECOND_TURN][: max(1, min(turns, 2))]
+        sr = ScenarioRun(Scenario(id="profile-test", name="rook profile test", turns=texts))
+        manifest: dict[str, Any] = {}
+        process.use_fast_child_watcher()
+        asyncio.run(_drive(engine, sr, manifest))
+        prepare = read_json(run.path / "prepare.json")
+        record = run.load_scenario(sr.key) or {}
+        obs.hooks = ([prepare] if isinstance(prepare, dict) else []) + list(record.get("hooks", []))
+        obs.turns = list(record.get("turns", []))
+        obs.observed = {k: bool(v) for k, v in (record.get("observed") or {}).items() if v}
+        if keep:
+            obs.run_dir = str(run.path)
+        _conclude(obs, record, engine, request_headers(profile))
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return obs
+
+
+def _conclude(
+    obs: Observation, record: dict[str, Any], engine: Engine, headers: list[str]
+) -> None:
+    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
+    if execute is not None:
+        obs.response = _response(execute)
+    failed = next((h for h in obs.hooks if h.get("status") != "ok"), None)
+    if failed is not None:
+        obs.problem, obs.http_status = classify(failed, headers)
+        obs.phase = failed.get("phase")
+        obs.diagnosis = f"{obs.phase} {failed.get('status')}: {failed.get('diagnosis') or ''}"
+        obs.response = _response(failed)
+        # close failures are warnings in a run; here they still count: the profile is wrong
+        return
+    if engine.prepare_failed:
+        obs.problem, obs.phase, obs.diagnosis = "failed", "prepare", engine.prepare_failed
+        return
+    if record.get("status") == "stopped":
+        obs.problem, obs.phase = "no_conversation", "execute"
+        obs.diagnosis = record.get("reason") or PROBLEMS["no_conversation"]
+        return
+    if not obs.turns:
+        obs.problem, obs.diagnosis = "failed", record.get("reason") or "no turn was recorded"
+        return
+    obs.ok = True
+
+
+__all__ = [
+    "DEFAULT_GOAL",
+    "Observation",
+    "PROBLEMS",
+    "classify",
+    "compare_capabilities",
+    "phase_line",
+    "probe",
+]

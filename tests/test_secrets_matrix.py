@@ -1,0 +1,109 @@
+"""Secrets, every sink: a profile's env values never reach a file, a report, the
+terminal, a diagnosis, a message or the Ruhroh manifest, however they are hidden."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+SECRET = "Zq9-s3cr3t-v4lue-77"
+OTHER = "pw-second-221"
+
+# The agent leaks the secrets every way it can: plain, nested, URL-encoded in a
+# URL, base of a tool call, half on stdout and half on stderr, on failure.
+LEAKY = r"""
+#!/bin/bash
+phase="$1"
+echo "stderr: token=$API_TOKEN other=$DB_PASSWORD" >&2
+half=${#API_TOKEN}; half=$((half / 2))
+case "$phase" in
+  prepare) echo "prepare sees $API_TOKEN" >&2 ;;
+  execute)
+    goal=$(cat)
+    if [ "$goal" = fail ]; then echo "401 Unauthorized for Bearer $API_TOKEN at https://u:$DB_PASSWORD@db" >&2; exit 3; fi
+    if [ "$goal" = garbage ]; then echo "not json $API_TOKEN"; exit 0; fi
+    echo "${API_TOKEN:$half}" >&2
+    printf '{"output": "the token is %s and %s", "calls": [{"name": "auth", "arguments": {"k": {"deep": ["%s"]}, "url": "https://x/?key=%s"}}], "usage": {"input": 1, "output": 1}, "trace": "https://u:%s@host/p?t=%s", "prefix": "%s"}\n' \
+      "$API_TOKEN" "$DB_PASSWORD" "$API_TOKEN" "$API_TOKEN" "$DB_PASSWORD" "$API_TOKEN" "${API_TOKEN:0:$half}" ;;
+  collect) printf '{"log": "Authorization: Bearer %s"}\n' "$API_TOKEN" ;;
+esac
+exit 0
+"""
+
+WRAPPER = r"""
+#!/bin/bash
+echo "wrapper sees $API_TOKEN" >&2
+cat > "$RUHROH_RESULT_PATH" <<JSON
+{"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied", "output": "done $API_TOKEN",
+ "adapterVersion": "1.0-$API_TOKEN", "model": {"provider": "p", "model": "m-$DB_PASSWORD"},
+ "usage": {"inputTokens": 1, "outputTokens": 2}}
+JSON
+echo '{"status": "goal_satisfied"}'
+"""
+
+
+@pytest.fixture
+def ws(rook_workspace, monkeypatch):
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("DB_PASSWORD", OTHER)
+    monkeypatch.setenv("RUHROH_AGENT_MODEL", f"model-{SECRET}")
+    ws = rook_workspace
+    ws.script("agent.sh", LEAKY)
+    ws.script("wrapper.sh", WRAPPER)
+    env = [{"variable": "API_TOKEN", "purpose": "agent token"},
+           {"variable": "DB_PASSWORD", "purpose": "fixture database"}]
+    ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in ("prepare", "execute", "collect")},
+                "env": env, "capabilities": {"calls": True, "usage": True}})
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}}, "env": env},
+               active=False)
+    for sid, goal in (("leak", "hello"), ("fail", "fail"), ("garbage", "garbage")):
+        ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": SECRET}, {"called": "auth"}]})
+    return ws
+
+
+def all_text(root: Path) -> str:
+    parts = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "scripts" not in p.parts:
+            parts.append(p.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
+def assert_clean(text: str, where: str) -> None:
+    for value in (SECRET, OTHER, urllib.parse.quote(SECRET), json.dumps(SECRET)[1:-1]):
+        assert value not in text, f"a secret leaked into {where}"
+
+
+def test_every_sink(ws, rook_cli, tmp_path):
+    out = tmp_path / "reports"
+    reports = [f"{fmt}:{out}/r.{fmt}" for fmt in ("json", "junit", "markdown", "html")]
+    args = ["run", "--json"] + [a for r in reports for a in ("--report", r)]
+    r = rook_cli(*args)
+    assert r.report["summary"]["error"] == 2
+    run_a = r.report["run"]["id"]
+    assert_clean(r.stdout + r.stderr, "the terminal (--json)")
+    table = rook_cli("run")
+    assert_clean(table.stdout + table.stderr, "the terminal (table)")
+    run_b = json.loads((ws.runs_dir / sorted(p.name for p in ws.runs_dir.iterdir())[-1] / "run.json").read_text())["id"]
+    r2 = rook_cli("run", "--profile", "r", "--json", "--only", "leak")
+    assert_clean(r2.stdout + r2.stderr, "the terminal (ruhroh)")
+    for args in (["runs", "-w", str(ws.root)], ["runs", "show", run_a, "-w", str(ws.root)],
+                 ["diff", run_a, run_b, "-w", str(ws.root)],
+                 ["report", run_a, "-w", str(ws.root), "--report", f"html:{out}/again.html"]):
+        res = rook_cli(*args)
+        assert res.exception is None, (args, res.exception)
+        assert_clean(res.stdout + res.stderr, f"rook {' '.join(args[:2])}")
+    assert_clean(all_text(out), "the report files")
+    assert_clean(all_text(ws.runs_dir), "the run records (incl. the Ruhroh manifest)")
+    manifest = next(ws.runs_dir.rglob("ruhroh-run-manifest.json"))
+    assert "[redacted:" in manifest.read_text() or SECRET not in manifest.read_text()
+    # what the reader sees instead
+    leak = next(s for s in r.report["scenarios"] if s["id"] == "leak")
+    assert "[redacted:API_TOKEN]" in leak["turns"][0]["output"]
+    assert "[redacted:DB_PASSWORD]" in leak["turns"][0]["evidence"]["trace"]
+    fail = next(s for s in r.report["scenarios"] if s["id"] == "fail")
+    assert "Bearer [redacted:API_TOKEN]" in fail["hooks"][-1]["diagnosis"] or any(
+        "Bearer [redacted:API_TOKEN]" in (h["diagnosis"] or "") for h in fail["hooks"])
