@@ -98,8 +98,10 @@ class Rubric(CriterionType):
             return Verdict(UNVERIFIABLE, "no output was recorded to judge")
         record = view.record or {}
         answer = await client.ask(
-            rubric_prompt(config["text"], view), view.scenario,
-            record.get("repeat_index", 1), record.get("repeat_count", 1),
+            rubric_prompt(config["text"], view),
+            view.scenario,
+            record.get("repeat_index", 1),
+            record.get("repeat_count", 1),
         )
         evidence: dict[str, Any] = {"judge": answer.record}
         if not answer.ok:
@@ -111,8 +113,12 @@ class Rubric(CriterionType):
         status = PASSED if answer.passed else FAILED
         if config["min_score"] is not None:
             if score is None:
-                return Verdict(ERROR, f"the rubric sets min_score {config['min_score']:g} but "
-                               f"the judge gave no score; its reason: {answer.reason}", evidence)
+                return Verdict(
+                    ERROR,
+                    f"the rubric sets min_score {config['min_score']:g} but "
+                    f"the judge gave no score; its reason: {answer.reason}",
+                    evidence,
+                )
             if score < config["min_score"]:
                 status = FAILED
                 scored += f" below min_score {config['min_score']:g}"
@@ -147,8 +153,9 @@ class PluginJudge(CriterionType):
         if inspect.isawaitable(result):
             result = await result
         if not isinstance(result, Verdict):
-            return Verdict(ERROR, f"judge {config['name']!r} returned {result!r:.200}, "
-                                  "not a Verdict")
+            return Verdict(
+                ERROR, f"judge {config['name']!r} returned {result!r:.200}, not a Verdict"
+            )
         return result
 
 

@@ -29,17 +29,26 @@ from rook_core.store import atomic_write
 from .report_html_template import TEMPLATE
 
 COLOURS = {
-    "passed": "#1a7f37", "failed": "#cf222e", "error": "#a40e26", "stopped": "#bc4c00",
-    "unverifiable": "#8250df", "not_runnable": "#6e7781", "pending": "#afb8c1",
-    "flaky": "#bf8700", "unverified": "#8250df",
+    "passed": "#1a7f37",
+    "failed": "#cf222e",
+    "error": "#a40e26",
+    "stopped": "#bc4c00",
+    "unverifiable": "#8250df",
+    "not_runnable": "#6e7781",
+    "pending": "#afb8c1",
+    "flaky": "#bf8700",
+    "unverified": "#8250df",
 }
 CHART_LIMIT = 300
 TEXT_LIMIT = 20_000
 
 
 def _cut(text: Any, limit: int = TEXT_LIMIT) -> str:
-    s = text if isinstance(text, str) else json.dumps(text, indent=2, ensure_ascii=False,
-                                                      default=str)
+    s = (
+        text
+        if isinstance(text, str)
+        else json.dumps(text, indent=2, ensure_ascii=False, default=str)
+    )
     return s if len(s) <= limit else s[:limit] + f"\n... [{len(s) - limit} more chars]"
 
 
@@ -54,48 +63,83 @@ def chart(per: list[dict[str, Any]]) -> dict[str, Any]:
         y = 24 + i * row_h
         rate = p["pass_rate"]
         row = {
-            "y": y, "label": p["id"] if len(p["id"]) <= 32 else p["id"][:31] + "…",
+            "y": y,
+            "label": p["id"] if len(p["id"]) <= 32 else p["id"][:31] + "…",
             "title": f"{p['id']}: {p['passed']}/{p['runs']} passed, "
-                     f"rate {percent(rate)}, 95% CI {interval(p['wilson'])}",
-            "width": round(bar_w * (rate or 0), 1), "rate": percent(rate),
+            f"rate {percent(rate)}, 95% CI {interval(p['wilson'])}",
+            "width": round(bar_w * (rate or 0), 1),
+            "rate": percent(rate),
             "colour": COLOURS[outcome(p["statuses"])],
             "whisker": None,
             "marks": [
-                {"x": label_w + bar_w + 70 + j * (mark + 2), "colour": COLOURS.get(s, "#999"),
-                 "title": f"run {j + 1}: {s}"}
+                {
+                    "x": label_w + bar_w + 70 + j * (mark + 2),
+                    "colour": COLOURS.get(s, "#999"),
+                    "title": f"run {j + 1}: {s}",
+                }
                 for j, s in enumerate(p["statuses"][:40])
             ],
             "count": f"{p['passed']}/{p['runs']}",
         }
         if p["wilson"]:
             lo, hi = p["wilson"]
-            row["whisker"] = {"x1": round(label_w + bar_w * lo, 1),
-                              "x2": round(label_w + bar_w * hi, 1)}
+            row["whisker"] = {
+                "x1": round(label_w + bar_w * lo, 1),
+                "x2": round(label_w + bar_w * hi, 1),
+            }
         rows.append(row)
     return {
-        "rows": rows, "label_w": label_w, "bar_w": bar_w, "mark": mark, "row_h": row_h,
-        "width": label_w + bar_w + 80 + marks_w, "height": 34 + len(rows) * row_h,
+        "rows": rows,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "mark": mark,
+        "row_h": row_h,
+        "width": label_w + bar_w + 80 + marks_w,
+        "height": 34 + len(rows) * row_h,
         "ticks": [{"x": label_w + bar_w * t / 4, "label": f"{t * 25}%"} for t in range(5)],
         "hidden": len(per) - len(shown),
     }
 
 
 ENTRY: dict[str, Any] = {
-    "name": "", "tags": [], "repeat_index": 1, "repeat_count": 1, "status": "pending",
-    "reason": "", "turns": [], "criteria": [], "hooks": [], "warnings": [],
-    "collected": None, "seconds": 0.0,
+    "name": "",
+    "tags": [],
+    "repeat_index": 1,
+    "repeat_count": 1,
+    "status": "pending",
+    "reason": "",
+    "turns": [],
+    "criteria": [],
+    "hooks": [],
+    "warnings": [],
+    "collected": None,
+    "seconds": 0.0,
 }
-TURN: dict[str, Any] = {"turn": None, "input": "", "output": None, "usage": None, "calls": None,
-        "evidence": {}, "seconds": 0.0}
-HOOK: dict[str, Any] = {"phase": "", "turn": None, "status": "", "exit_code": None, "seconds": 0.0,
-        "diagnosis": None}
+TURN: dict[str, Any] = {
+    "turn": None,
+    "input": "",
+    "output": None,
+    "usage": None,
+    "calls": None,
+    "evidence": {},
+    "seconds": 0.0,
+}
+HOOK: dict[str, Any] = {
+    "phase": "",
+    "turn": None,
+    "status": "",
+    "exit_code": None,
+    "seconds": 0.0,
+    "diagnosis": None,
+}
 CRITERION: dict[str, Any] = {"type": "", "turn": None, "status": "", "reason": ""}
 
 
 def _entry(e: dict[str, Any]) -> dict[str, Any]:
     """A report entry with every key the template reads (reports written by other tools)."""
     return {
-        **ENTRY, **e,
+        **ENTRY,
+        **e,
         "turns": [{**TURN, **t} for t in e.get("turns") or []],
         "hooks": [{**HOOK, **h} for h in e.get("hooks") or []],
         "criteria": [{**CRITERION, **c} for c in e.get("criteria") or []],
@@ -108,8 +152,9 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
     per = [dict(p) for p in scenario_stats(report)]  # never change the caller's report
     for p in per:
         p["outcome"] = outcome(p["statuses"])
-        p["rate_text"] = (f"{percent(p['pass_rate'])} ({interval(p['wilson'])})"
-                          if p["decided"] else "n/a")
+        p["rate_text"] = (
+            f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
+        )
     bad = [k for k in ("failed", "error", "stopped") if summary.get(k)]
     gate = summary.get("gate")
     if gate:
@@ -118,18 +163,34 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         verdict = "failed" if bad else ("passed" if summary.get("decided") else "unverifiable")
     started = run.get("started")
     return {
-        "report": report, "run": run, "summary": summary, "per": per, "chart": chart(per),
-        "verdict": verdict, "colours": COLOURS, "version": __version__, "cut": _cut,
-        "percent": percent, "gate": gate, "repeats": summary.get("repeats") or totals(per),
+        "report": report,
+        "run": run,
+        "summary": summary,
+        "per": per,
+        "chart": chart(per),
+        "verdict": verdict,
+        "colours": COLOURS,
+        "version": __version__,
+        "cut": _cut,
+        "percent": percent,
+        "gate": gate,
+        "repeats": summary.get("repeats") or totals(per),
         "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
-        if isinstance(started, (int, float)) else "",
-        "statuses": ["passed", "failed", "error", "stopped", "unverifiable", "not_runnable",
-                     "pending"],
+        if isinstance(started, (int, float))
+        else "",
+        "statuses": [
+            "passed",
+            "failed",
+            "error",
+            "stopped",
+            "unverifiable",
+            "not_runnable",
+            "pending",
+        ],
     }
 
 
-_env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True,
-                   lstrip_blocks=True)
+_env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _template = _env.from_string(TEMPLATE)
 
 

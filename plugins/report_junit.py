@@ -71,22 +71,28 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
     name = entry["id"]
     if (entry.get("repeat_count") or 1) > 1:
         name = f"{name} [{entry['repeat_index']}/{entry['repeat_count']}]"
-    case = ET.Element("testcase", {
-        "name": clean(name, 500),
-        "classname": clean(_classname(report, entry), 500),
-        "time": f"{float(entry.get('seconds') or 0):.3f}",
-    })
+    case = ET.Element(
+        "testcase",
+        {
+            "name": clean(name, 500),
+            "classname": clean(_classname(report, entry), 500),
+            "time": f"{float(entry.get('seconds') or 0):.3f}",
+        },
+    )
     status = entry["status"]
     message = clean(entry.get("reason") or status, 2000)
     if status == "failed":
         ET.SubElement(case, "failure", {"message": message, "type": "failed"}).text = clean(
-            _details(entry))
+            _details(entry)
+        )
     elif status in ("error", "stopped"):
         ET.SubElement(case, "error", {"message": message, "type": status}).text = clean(
-            _details(entry))
+            _details(entry)
+        )
     elif status != "passed":
-        ET.SubElement(case, "skipped", {"message": clean(f"{status}: {entry.get('reason', '')}",
-                                                         2000)})
+        ET.SubElement(
+            case, "skipped", {"message": clean(f"{status}: {entry.get('reason', '')}", 2000)}
+        )
     out = _system_out(entry)
     if out:
         ET.SubElement(case, "system-out").text = clean(out)
@@ -100,8 +106,9 @@ def document(report: dict[str, Any]) -> ET.Element:
         "tests": len(entries),
         "failures": sum(1 for e in entries if e["status"] == "failed"),
         "errors": sum(1 for e in entries if e["status"] in ("error", "stopped")),
-        "skipped": sum(1 for e in entries if e["status"] not in ("passed", "failed", "error",
-                                                                 "stopped")),
+        "skipped": sum(
+            1 for e in entries if e["status"] not in ("passed", "failed", "error", "stopped")
+        ),
     }
     seconds = sum(float(e.get("seconds") or 0) for e in entries)
     attrs = {k: str(v) for k, v in counts.items()}
@@ -110,8 +117,9 @@ def document(report: dict[str, Any]) -> ET.Element:
     root = ET.Element("testsuites", {"name": "rook", **attrs})
     profile = (run.get("profile") or {}).get("id")
     suite_name = f"rook {run.get('project')}/{run.get('agent')} ({profile})"
-    suite = ET.SubElement(root, "testsuite", {"name": clean(suite_name, 500), **attrs,
-                                              "id": clean(run["id"], 200)})
+    suite = ET.SubElement(
+        root, "testsuite", {"name": clean(suite_name, 500), **attrs, "id": clean(run["id"], 200)}
+    )
     props = ET.SubElement(suite, "properties")
     summary = report["summary"]
     for key, value in (
@@ -121,8 +129,11 @@ def document(report: dict[str, Any]) -> ET.Element:
         ("coverage", summary.get("coverage")),
         ("run_dir", run.get("dir")),
     ):
-        ET.SubElement(props, "property", {"name": key, "value": clean("" if value is None
-                                                                     else str(value), 2000)})
+        ET.SubElement(
+            props,
+            "property",
+            {"name": key, "value": clean("" if value is None else str(value), 2000)},
+        )
     for entry in entries:
         suite.append(testcase(report, entry))
     return root

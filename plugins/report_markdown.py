@@ -24,8 +24,15 @@ from rook_core.store import atomic_write
 MAX_CHARS = 900_000
 OUTPUT_CHARS = 2_000
 ICON = {
-    "passed": "✅", "failed": "❌", "error": "💥", "stopped": "⏹️", "unverifiable": "❔",
-    "not_runnable": "⏭️", "pending": "⏳", "flaky": "⚠️", "unverified": "❔",
+    "passed": "✅",
+    "failed": "❌",
+    "error": "💥",
+    "stopped": "⏹️",
+    "unverifiable": "❔",
+    "not_runnable": "⏭️",
+    "pending": "⏳",
+    "flaky": "⚠️",
+    "unverified": "❔",
 }
 
 
@@ -54,8 +61,11 @@ def headline(report: dict[str, Any]) -> str:
     gate = s.get("gate")
     if gate:
         ok = not gate.get("missed")
-        what = ("every scenario reached the pass-rate gate" if ok else
-                f"{len(gate['missed'])} scenario(s) missed the pass-rate gate")
+        what = (
+            "every scenario reached the pass-rate gate"
+            if ok
+            else f"{len(gate['missed'])} scenario(s) missed the pass-rate gate"
+        )
         return f"{'✅' if ok else '❌'} Rook: {what} ({gate['min_pass_rate']:g})"
     if bad:
         return f"❌ Rook: {', '.join(bad)}"
@@ -67,14 +77,18 @@ def headline(report: dict[str, Any]) -> str:
 def summary_lines(report: dict[str, Any]) -> list[str]:
     run, s = report["run"], report["summary"]
     judge = (run.get("judge_profile") or {}).get("id")
-    facts = [f"**Run** {code(run['id'])}",
-             f"**Agent** {code(str(run.get('project')) + '/' + str(run.get('agent')))}",
-             f"**Profile** {code(str((run.get('profile') or {}).get('id')))}"]
+    facts = [
+        f"**Run** {code(run['id'])}",
+        f"**Agent** {code(str(run.get('project')) + '/' + str(run.get('agent')))}",
+        f"**Profile** {code(str((run.get('profile') or {}).get('id')))}",
+    ]
     if judge:
         facts.append(f"**Judge** {code(judge)}")
-    counts = ", ".join(f"{s[k]} {k}" for k in ("passed", "failed", "error", "stopped",
-                                               "unverifiable", "not_runnable", "pending")
-                       if s.get(k))
+    counts = ", ".join(
+        f"{s[k]} {k}"
+        for k in ("passed", "failed", "error", "stopped", "unverifiable", "not_runnable", "pending")
+        if s.get(k)
+    )
     lines = [
         " · ".join(facts),
         "",
@@ -96,8 +110,10 @@ def scenario_table(report: dict[str, Any]) -> list[str]:
     for e in report["scenarios"]:
         if e["status"] != "passed" or e["id"] not in last_reason:
             last_reason[e["id"]] = e.get("reason") or ""
-    rows = ["| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |",
-            "|---|---|---|---|---|"]
+    rows = [
+        "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |",
+        "|---|---|---|---|---|",
+    ]
     for p in per:
         word = outcome(p["statuses"])
         if word == "unverified":
@@ -113,19 +129,33 @@ def scenario_table(report: dict[str, Any]) -> list[str]:
 def details(entry: dict[str, Any]) -> str:
     rep = f" #{entry['repeat_index']}" if (entry.get("repeat_count") or 1) > 1 else ""
     icon = ICON.get(entry["status"], "")
-    parts = [f"<details><summary>{icon} {code(entry['id'])}{rep} — {entry['status']}: "
-             f"{cell(entry.get('reason'), 200)}</summary>", ""]
+    parts = [
+        f"<details><summary>{icon} {code(entry['id'])}{rep} — {entry['status']}: "
+        f"{cell(entry.get('reason'), 200)}</summary>",
+        "",
+    ]
     for c in entry.get("criteria", []):
         label = f" [{cell(c['id'])}]" if c.get("id") is not None else ""
-        parts.append(f"- {ICON.get(c['status'], '')} {code(c['type'])}{label} {c['status']}: "
-                     f"{cell(c['reason'], 400)}")
+        parts.append(
+            f"- {ICON.get(c['status'], '')} {code(c['type'])}{label} {c['status']}: "
+            f"{cell(c['reason'], 400)}"
+        )
     for h in entry.get("hooks", []):
         if h.get("status") != "ok":
-            parts.append(f"- 💥 hook {code(str(h['phase']))} {h['status']}: "
-                         f"{cell(h.get('diagnosis'), 400)}")
+            parts.append(
+                f"- 💥 hook {code(str(h['phase']))} {h['status']}: {cell(h.get('diagnosis'), 400)}"
+            )
     for t in entry.get("turns", []):
-        parts += ["", f"**Turn {t.get('turn')}** input:", "", fenced(t.get("input") or ""),
-                  "", "output:", "", fenced(t.get("output") or "")]
+        parts += [
+            "",
+            f"**Turn {t.get('turn')}** input:",
+            "",
+            fenced(t.get("input") or ""),
+            "",
+            "output:",
+            "",
+            fenced(t.get("output") or ""),
+        ]
         if t.get("calls") is not None:
             parts += ["", "calls:", "", fenced(json.dumps(t["calls"], ensure_ascii=False))]
     parts += ["", "</details>", "", ""]
@@ -142,8 +172,10 @@ def render(report: dict[str, Any]) -> str:
         for n, entry in enumerate(troubled):
             block = details(entry)
             if len(text) + len(block) > MAX_CHARS:
-                text += (f"\n_{len(troubled) - n} more not shown here (size limit); see the "
-                         "JSON or HTML report._\n")
+                text += (
+                    f"\n_{len(troubled) - n} more not shown here (size limit); see the "
+                    "JSON or HTML report._\n"
+                )
                 break
             text += block
     return text

@@ -63,8 +63,11 @@ class File(CriterionType):
     def parse(self, value: Any) -> dict[str, Any]:
         if isinstance(value, str) and value:
             value = {"path": value}
-        if not isinstance(value, dict) or not isinstance(value.get("path"), str) \
-                or not value["path"]:
+        if (
+            not isinstance(value, dict)
+            or not isinstance(value.get("path"), str)
+            or not value["path"]
+        ):
             raise ValidationError(
                 "must be a mapping with path and one of " + ", ".join(FILE_CHECKS)
             )
@@ -87,8 +90,9 @@ class File(CriterionType):
                 try:
                     want = re.compile(want)
                 except re.error as exc:
-                    raise ValidationError({check: [f"not a valid regular expression: {exc}"]}) \
-                        from None
+                    raise ValidationError(
+                        {check: [f"not a valid regular expression: {exc}"]}
+                    ) from None
         return {"path": value["path"], "check": check, "want": want}
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
@@ -100,8 +104,9 @@ class File(CriterionType):
         if check == "exists":
             found = target.exists()
             ok = found == want
-            return Verdict(PASSED if ok else FAILED,
-                           f"{target} {'exists' if found else 'does not exist'}")
+            return Verdict(
+                PASSED if ok else FAILED, f"{target} {'exists' if found else 'does not exist'}"
+            )
         if not target.is_file():
             return Verdict(FAILED, f"{target} does not exist (or is not a file)")
         try:
@@ -115,8 +120,11 @@ class File(CriterionType):
         else:
             m = want.search(text)
             hit = m is not None
-            what = (f"matches /{want.pattern}/ ({m.group(0)[:80]!r})" if m
-                    else f"does not match /{want.pattern}/")
+            what = (
+                f"matches /{want.pattern}/ ({m.group(0)[:80]!r})"
+                if m
+                else f"does not match /{want.pattern}/"
+            )
         ok = hit if check in ("contains", "matches") else not hit
         return Verdict(PASSED if ok else FAILED, f"{target} {what}")
 
@@ -157,23 +165,41 @@ class Command(CriterionType):
             k: v for k, v in os.environ.items() if not k.startswith("ROOK_")
         }
         proc = await run_process(
-            config["argv"], env=env, stdin=None, timeout=config["timeout"], cwd=str(where),
-            stdout_cap=OUTPUT_CAP, stderr_cap=OUTPUT_CAP,
+            config["argv"],
+            env=env,
+            stdin=None,
+            timeout=config["timeout"],
+            cwd=str(where),
+            stdout_cap=OUTPUT_CAP,
+            stderr_cap=OUTPUT_CAP,
         )
         shown = config["run"] if isinstance(config["run"], str) else " ".join(config["run"])
-        evidence = {"command": {
-            "run": shown, "cwd": str(where), "exit_code": proc.returncode,
-            "seconds": round(proc.seconds, 3), "timed_out": proc.timed_out,
-            "stdout": _tail(proc.stdout), "stderr": _tail(proc.stderr),
-        }}
+        evidence = {
+            "command": {
+                "run": shown,
+                "cwd": str(where),
+                "exit_code": proc.returncode,
+                "seconds": round(proc.seconds, 3),
+                "timed_out": proc.timed_out,
+                "stdout": _tail(proc.stdout),
+                "stderr": _tail(proc.stderr),
+            }
+        }
         if proc.spawn_error:
             return Verdict(ERROR, f"could not run {shown!r}: {proc.spawn_error}", evidence)
         if proc.timed_out:
-            return Verdict(FAILED, f"{shown!r} did not finish within {config['timeout']:g} s; "
-                                   "its process group was killed", evidence)
+            return Verdict(
+                FAILED,
+                f"{shown!r} did not finish within {config['timeout']:g} s; "
+                "its process group was killed",
+                evidence,
+            )
         if proc.overflow:
-            return Verdict(ERROR, f"{shown!r} wrote more than {OUTPUT_CAP} bytes on "
-                                  f"{proc.overflow}; it was stopped", evidence)
+            return Verdict(
+                ERROR,
+                f"{shown!r} wrote more than {OUTPUT_CAP} bytes on {proc.overflow}; it was stopped",
+                evidence,
+            )
         ok = proc.returncode == config["exit"]
         out = _tail(proc.stderr) or _tail(proc.stdout)
         reason = f"{shown!r} exited {proc.returncode} (expected {config['exit']})"

@@ -344,7 +344,11 @@ def fix_profile(
 
 
 def _test_existing(
-    rook: Rook, request: AuthorRequest, draft: Draft, data: dict[str, Any], path: Path,
+    rook: Rook,
+    request: AuthorRequest,
+    draft: Draft,
+    data: dict[str, Any],
+    path: Path,
     redactor: Any,
 ) -> tuple[Observation, dict[str, Any]]:
     write_files(request.agent, draft.files, request.secrets)

@@ -178,8 +178,16 @@ class Engine:
             raise
         except RookError as exc:
             now = time.time()
-            result = HookResult(call.phase, "failed", 0.0, now, now, diagnosis=str(exc), turn=call.turn,
-                                transport=entry.transport)
+            result = HookResult(
+                call.phase,
+                "failed",
+                0.0,
+                now,
+                now,
+                diagnosis=str(exc),
+                turn=call.turn,
+                transport=entry.transport,
+            )
         except Exception as exc:  # a transport plugin's bug fails this hook, not the run
             now = time.time()
             result = HookResult(
@@ -499,7 +507,12 @@ class Engine:
         for criterion in scenario.criteria:
             ctype = self.rook.criteria.get(criterion.type)
             v = await evaluate_criterion(
-                criterion, ctype, scenario, turns, record.get("collected"), record,
+                criterion,
+                ctype,
+                scenario,
+                turns,
+                record.get("collected"),
+                record,
                 judging=self.judging,
             )
             verdicts.append(v)

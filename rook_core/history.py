@@ -103,8 +103,10 @@ def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None
     """The run's summary, rebuilt when stale; ``None`` when the directory is not a run."""
     summary_time = _mtime(run_path / SUMMARY_FILE)
     report_time = _mtime(run_path / REPORT_FILE)
-    if not rebuild and summary_time is not None and (
-        report_time is None or summary_time >= report_time
+    if (
+        not rebuild
+        and summary_time is not None
+        and (report_time is None or summary_time >= report_time)
     ):
         try:
             data = read_json(run_path / SUMMARY_FILE)
@@ -157,9 +159,7 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         runs = list_runs(runs_dir)
         back = int(m.group(1) or 0)
         if back >= len(runs):
-            raise ConfigError(
-                f"run {ref}: there are only {len(runs)} run(s) in {runs_dir}"
-            )
+            raise ConfigError(f"run {ref}: there are only {len(runs)} run(s) in {runs_dir}")
         return runs_dir / runs[back]["id"]
     names = [e.name for e in os.scandir(runs_dir) if e.is_dir()] if runs_dir.is_dir() else []
     hits = [n for n in names if n.startswith(ref) and (runs_dir / n / RUN_FILE).is_file()]
@@ -186,8 +186,11 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
         record = read_json(run_path / "scenarios" / f"{key}.json")
         if not isinstance(record, dict):
             sid, _, k = key.rpartition(".")
-            record = {"key": key, "scenario": {"id": sid, "name": sid},
-                      "repeat_index": int(k) if k.isdigit() else 1}
+            record = {
+                "key": key,
+                "scenario": {"id": sid, "name": sid},
+                "repeat_index": int(k) if k.isdigit() else 1,
+            }
         records.append(record)
     return build_report(manifest, records)
 
@@ -239,8 +242,9 @@ def diff(report_a: dict[str, Any], report_b: dict[str, Any]) -> dict[str, Any]:
         for c in found:
             counts[c] = counts.get(c, 0) + 1
         if found:
-            rows.append({"id": sid, "a": _brief(oa.get(sid)), "b": _brief(ob.get(sid)),
-                         "changes": found})
+            rows.append(
+                {"id": sid, "a": _brief(oa.get(sid)), "b": _brief(ob.get(sid)), "changes": found}
+            )
     regressed = [r["id"] for r in rows if any(c in REGRESSIONS for c in r["changes"])]
     return {
         "a": _run_brief(report_a),
@@ -255,12 +259,22 @@ def diff(report_a: dict[str, Any], report_b: dict[str, Any]) -> dict[str, Any]:
 def _brief(o: dict[str, Any] | None) -> dict[str, Any] | None:
     if o is None:
         return None
-    return {"outcome": o["outcome"], "passed": o[PASSED], "decided": o["decided"],
-            "runs": o["runs"], "pass_rate": o["pass_rate"], "content_hash": o.get("content_hash")}
+    return {
+        "outcome": o["outcome"],
+        "passed": o[PASSED],
+        "decided": o["decided"],
+        "runs": o["runs"],
+        "pass_rate": o["pass_rate"],
+        "content_hash": o.get("content_hash"),
+    }
 
 
 def _run_brief(report: dict[str, Any]) -> dict[str, Any]:
     run, s = report["run"], report["summary"]
-    return {"id": run["id"], "started": run.get("started"),
-            "profile": (run.get("profile") or {}).get("id"), "pass_rate": s.get("pass_rate"),
-            "coverage": s.get("coverage")}
+    return {
+        "id": run["id"],
+        "started": run.get("started"),
+        "profile": (run.get("profile") or {}).get("id"),
+        "pass_rate": s.get("pass_rate"),
+        "coverage": s.get("coverage"),
+    }

@@ -55,7 +55,9 @@ def parse_object(stdout: str, required: bool) -> dict[str, Any] | None:
 
 def _check_usage(usage: Any) -> dict[str, Any]:
     if not isinstance(usage, dict):
-        raise OutputError(f"usage must be an object like {{\"input\": 12, \"output\": 3}}, got {usage!r}"[:300])
+        raise OutputError(
+            f'usage must be an object like {{"input": 12, "output": 3}}, got {usage!r}'[:300]
+        )
     for k, v in usage.items():
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise OutputError(f"usage.{k} must be a number, got {v!r}"[:300])
@@ -64,11 +66,15 @@ def _check_usage(usage: Any) -> dict[str, Any]:
 
 def _check_calls(calls: Any) -> list[dict[str, Any]]:
     if not isinstance(calls, list):
-        raise OutputError(f"calls must be a list of {{name, arguments}} objects, got {type(calls).__name__}")
+        raise OutputError(
+            f"calls must be a list of {{name, arguments}} objects, got {type(calls).__name__}"
+        )
     out = []
     for i, call in enumerate(calls):
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            raise OutputError(f"calls[{i}] must be an object with a string name, got {call!r}"[:300])
+            raise OutputError(
+                f"calls[{i}] must be an object with a string name, got {call!r}"[:300]
+            )
         args = call.get("arguments", {})
         if isinstance(args, str):  # OpenAI-style arguments arrive as a JSON string
             try:
@@ -113,7 +119,9 @@ def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) ->
 
 def collected_evidence(data: dict[str, Any]) -> dict[str, Any]:
     """Normalise a collect result: usage and calls read, everything else evidence."""
-    out: dict[str, Any] = {"evidence": {k: v for k, v in data.items() if k not in ("usage", "calls")}}
+    out: dict[str, Any] = {
+        "evidence": {k: v for k, v in data.items() if k not in ("usage", "calls")}
+    }
     if data.get("usage") is not None:
         out["usage"] = _check_usage(data["usage"])
     if data.get("calls") is not None:
@@ -160,9 +168,8 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         result.diagnosis = f"could not start the hook: {proc.spawn_error}"
     elif proc.timed_out:
         result.status = "timeout"
-        result.diagnosis = (
-            f"timed out after {call.timeout:g} s; its process group was killed"
-            + (f"; stderr: {_tail(stderr)}" if stderr.strip() else "")
+        result.diagnosis = f"timed out after {call.timeout:g} s; its process group was killed" + (
+            f"; stderr: {_tail(stderr)}" if stderr.strip() else ""
         )
     elif proc.overflow:
         cap = call.limits.stdout_bytes if proc.overflow == "stdout" else call.limits.stderr_bytes
@@ -178,7 +185,9 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
             if proc.returncode is not None and proc.returncode < 0
             else f"exited with code {proc.returncode}"
         )
-        result.diagnosis = f"{how}: {_tail(stderr)}" if stderr.strip() else f"{how} (stderr was empty)"
+        result.diagnosis = (
+            f"{how}: {_tail(stderr)}" if stderr.strip() else f"{how} (stderr was empty)"
+        )
     else:
         try:
             result.data = parse_object(stdout, required_json)

@@ -109,8 +109,13 @@ class JudgeClient:
 
     @property
     def info(self) -> dict[str, Any]:
-        return {"id": self.profile.id, "name": self.profile.name, "agent": self.agent.name,
-                "ref": self.ref, "file": str(self.profile.path)}
+        return {
+            "id": self.profile.id,
+            "name": self.profile.name,
+            "agent": self.agent.name,
+            "ref": self.ref,
+            "file": str(self.profile.path),
+        }
 
     def attach(self, run_id: str, run_dir: Path) -> None:
         """Bind the client to a run: its records go to ``<run>/judge/``."""
@@ -118,8 +123,14 @@ class JudgeClient:
         state = base / "state" / "run"
         state.mkdir(parents=True, exist_ok=True)
         self.ctx = RunContext(
-            id=run_id, dir=base, workspace=self.agent.workspace, project=self.agent.project,
-            agent=self.agent.name, agent_dir=self.agent.dir, profile=self.profile, state_dir=state,
+            id=run_id,
+            dir=base,
+            workspace=self.agent.workspace,
+            project=self.agent.project,
+            agent=self.agent.name,
+            agent_dir=self.agent.dir,
+            profile=self.profile,
+            state_dir=state,
         )
         for name, value in (("plugins", self.rook), ("redactor", self.redactor)):
             if hasattr(self.ctx, name):  # optional context other transports rely on
@@ -146,16 +157,27 @@ class JudgeClient:
 
     # -- hooks ---------------------------------------------------------------
 
-    def _env(self, phase: str, state_dir: Path, sr: ScenarioRun | None, session: str,
-             conversation: str | None) -> dict[str, str]:
+    def _env(
+        self,
+        phase: str,
+        state_dir: Path,
+        sr: ScenarioRun | None,
+        session: str,
+        conversation: str | None,
+    ) -> dict[str, str]:
         assert self.ctx is not None
         env = dict(self.base_env)
-        env.update({
-            "ROOK_HOOK": phase, "ROOK_WORKSPACE": str(self.agent.workspace),
-            "ROOK_PROJECT": self.agent.project, "ROOK_AGENT": self.agent.name,
-            "ROOK_STATE_DIR": str(state_dir), "ROOK_RUN_STATE_DIR": str(self.ctx.state_dir),
-            "ROOK_RUN_ID": self.ctx.id,
-        })
+        env.update(
+            {
+                "ROOK_HOOK": phase,
+                "ROOK_WORKSPACE": str(self.agent.workspace),
+                "ROOK_PROJECT": self.agent.project,
+                "ROOK_AGENT": self.agent.name,
+                "ROOK_STATE_DIR": str(state_dir),
+                "ROOK_RUN_STATE_DIR": str(self.ctx.state_dir),
+                "ROOK_RUN_ID": self.ctx.id,
+            }
+        )
         if sr is not None and phase != "prepare":
             env["ROOK_SCENARIO_ID"] = sr.scenario.id
             env["ROOK_SESSION"] = session
@@ -165,17 +187,31 @@ class JudgeClient:
             env["ROOK_CONVERSATION"] = conversation
         return env
 
-    async def _hook(self, phase: str, state_dir: Path, sr: ScenarioRun | None = None,
-                    session: str = "", conversation: str | None = None,
-                    stdin: str | None = None) -> HookResult:
+    async def _hook(
+        self,
+        phase: str,
+        state_dir: Path,
+        sr: ScenarioRun | None = None,
+        session: str = "",
+        conversation: str | None = None,
+        stdin: str | None = None,
+    ) -> HookResult:
         assert self.ctx is not None
         entry = self.profile.hooks[phase]
         call = HookCall(
-            phase=phase, entry=entry, run=self.ctx,
+            phase=phase,
+            entry=entry,
+            run=self.ctx,
             env=self._env(phase, state_dir, sr, session, conversation),
-            timeout=entry.timeout, limits=self.profile.limits, scenario_run=sr,
-            turn=1 if phase == "execute" else None, stdin=stdin, conversation=conversation,
-            session=session or None, state_dir=state_dir, turns_total=1,
+            timeout=entry.timeout,
+            limits=self.profile.limits,
+            scenario_run=sr,
+            turn=1 if phase == "execute" else None,
+            stdin=stdin,
+            conversation=conversation,
+            session=session or None,
+            state_dir=state_dir,
+            turns_total=1,
         )
         try:
             return await dispatch(self.rook.hook, call)
@@ -186,8 +222,16 @@ class JudgeClient:
         except Exception as exc:  # a transport plugin's bug fails this judgement only
             diagnosis = f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}"
         now = time.time()
-        return HookResult(phase, "failed", 0.0, now, now, diagnosis=diagnosis,
-                          turn=call.turn, transport=entry.transport)
+        return HookResult(
+            phase,
+            "failed",
+            0.0,
+            now,
+            now,
+            diagnosis=diagnosis,
+            turn=call.turn,
+            transport=entry.transport,
+        )
 
     async def _prepare(self) -> str:
         if self._lock is None:
@@ -205,8 +249,9 @@ class JudgeClient:
                         self._prepared = f"its prepare hook failed: {data.get('diagnosis')}"
         return self._prepared
 
-    async def ask(self, prompt: str, scenario: Scenario, repeat_index: int = 1,
-                  repeat_count: int = 1) -> JudgeAnswer:
+    async def ask(
+        self, prompt: str, scenario: Scenario, repeat_index: int = 1, repeat_count: int = 1
+    ) -> JudgeAnswer:
         """Run one judgement of ``prompt`` (about ``scenario``) through the judge profile."""
         assert self.ctx is not None, "attach() the client to a run first"
         who = f"judge profile {self.profile.id!r}"
@@ -225,8 +270,15 @@ class JudgeClient:
         async with self._slots:
             return await self._judge(prompt, sr, session, state_dir, record, who)
 
-    async def _judge(self, prompt: str, sr: ScenarioRun, session: str, state_dir: Path,
-                     record: dict[str, Any], who: str) -> JudgeAnswer:
+    async def _judge(
+        self,
+        prompt: str,
+        sr: ScenarioRun,
+        session: str,
+        state_dir: Path,
+        record: dict[str, Any],
+        who: str,
+    ) -> JudgeAnswer:
         def keep(result: HookResult) -> HookResult:
             record["hooks"].append(self.redactor.data(result.to_dict()))
             return result
@@ -235,8 +287,9 @@ class JudgeClient:
         if "open" in self.profile.hooks:
             opened = keep(await self._hook("open", state_dir, sr, session))
             if not opened.ok:
-                return JudgeAnswer("error", diagnosis=f"{who}: open failed: {opened.diagnosis}",
-                                   record=record)
+                return JudgeAnswer(
+                    "error", diagnosis=f"{who}: open failed: {opened.diagnosis}", record=record
+                )
             if opened.data and opened.data.get("conversation") not in (None, ""):
                 conversation = str(opened.data["conversation"])
         result = await self._hook("execute", state_dir, sr, session, conversation, prompt)
@@ -250,8 +303,9 @@ class JudgeClient:
         if "close" in self.profile.hooks:
             keep(await self._hook("close", state_dir, sr, session, conversation))
         if not result.ok or output is None:
-            return JudgeAnswer("error", diagnosis=f"{who}: execute failed: {result.diagnosis}",
-                               record=record)
+            return JudgeAnswer(
+                "error", diagnosis=f"{who}: execute failed: {result.diagnosis}", record=record
+            )
         verdict, problem = parse_verdict(output)
         if verdict is None:
             record["answer"] = self.redactor.text(output)
@@ -263,8 +317,13 @@ class JudgeClient:
             )
         record["answer"] = self.redactor.data(verdict)
         score = verdict.get("score")
-        return JudgeAnswer("ok", passed=verdict["pass"], reason=verdict["reason"],
-                           score=float(score) if score is not None else None, record=record)
+        return JudgeAnswer(
+            "ok",
+            passed=verdict["pass"],
+            reason=verdict["reason"],
+            score=float(score) if score is not None else None,
+            record=record,
+        )
 
 
 def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profile]:
@@ -337,5 +396,11 @@ def setup_judging(
     return judging
 
 
-__all__ = ["JudgeAnswer", "JudgeClient", "VERDICT_SHAPE", "find_judge_profile", "parse_verdict",
-           "setup_judging"]
+__all__ = [
+    "JudgeAnswer",
+    "JudgeClient",
+    "VERDICT_SHAPE",
+    "find_judge_profile",
+    "parse_verdict",
+    "setup_judging",
+]

@@ -233,7 +233,9 @@ def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:
         if bad:
             n, v = bad[0]
             return Verdict(status, f"turn {n}: {v.reason}")
-    return Verdict(PASSED, f"all {len(verdicts)} turns: " + (verdicts[-1][1].reason if verdicts else ""))
+    return Verdict(
+        PASSED, f"all {len(verdicts)} turns: " + (verdicts[-1][1].reason if verdicts else "")
+    )
 
 
 def scenario_status(criteria_verdicts: list[Verdict]) -> tuple[str, str]:

@@ -55,7 +55,11 @@ class HookEntry:
 
     @property
     def timeout(self) -> float:
-        t = self.timeout_seconds if self.timeout_seconds is not None else DEFAULT_TIMEOUTS[self.phase]
+        t = (
+            self.timeout_seconds
+            if self.timeout_seconds is not None
+            else DEFAULT_TIMEOUTS[self.phase]
+        )
         if self.phase == "close":
             t = max(t, CLOSE_TIMEOUT_FLOOR)
         return float(t)

@@ -156,7 +156,13 @@ class Rook:
         fresh.trace = self.trace
         fresh.build_registries()
         for attr in (
-            "transports", "criteria", "judges", "reporters", "authors", "executors", "connectors"
+            "transports",
+            "criteria",
+            "judges",
+            "reporters",
+            "authors",
+            "executors",
+            "connectors",
         ):
             setattr(self, attr, getattr(fresh, attr))
 

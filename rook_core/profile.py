@@ -120,7 +120,9 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
         )
     spec = transports.get(key)
     if spec is None:
-        raise ValidationError(f"no installed transport runs {key!r} entries; installed: {installed}")
+        raise ValidationError(
+            f"no installed transport runs {key!r} entries; installed: {installed}"
+        )
     try:
         config = spec.load_config(raw_config)
     except ValidationError as exc:

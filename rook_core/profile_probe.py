@@ -240,7 +240,12 @@ def probe(
     try:
         run = create_run(tmp, redactor, f"profile-test-{os.getpid()}")
         engine = Engine(
-            rook, agent, profile, run, list(HOOK_PHASES), redactor,
+            rook,
+            agent,
+            profile,
+            run,
+            list(HOOK_PHASES),
+            redactor,
             observed_before={"multi_turn": True} if turns > 1 else {},
         )
         for name, value in extra.items():
@@ -265,9 +270,7 @@ def probe(
     return obs
 
 
-def _conclude(
-    obs: Observation, record: dict[str, Any], engine: Engine, headers: list[str]
-) -> None:
+def _conclude(obs: Observation, record: dict[str, Any], engine: Engine, headers: list[str]) -> None:
     execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
     if execute is not None:
         obs.response = _response(execute)

@@ -14,7 +14,9 @@ class Redactor:
         self._pairs = sorted(pairs, key=lambda p: len(p[0]), reverse=True)
 
     @classmethod
-    def for_variables(cls, names: Iterable[str], environ: Mapping[str, str] | None = None) -> Redactor:
+    def for_variables(
+        cls, names: Iterable[str], environ: Mapping[str, str] | None = None
+    ) -> Redactor:
         env = os.environ if environ is None else environ
         return cls({n: env[n] for n in names if env.get(n)})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from . import stats
@@ -41,7 +42,10 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
     criteria = []
     for c in record.get("criteria", []):
         item = {
-            "type": c["type"], "turn": c.get("turn"), "status": c["status"], "reason": c["reason"]
+            "type": c["type"],
+            "turn": c.get("turn"),
+            "status": c["status"],
+            "reason": c["reason"],
         }
         if c.get("id") is not None:
             item["id"] = c["id"]
@@ -95,9 +99,15 @@ def summarize(entries: list[dict[str, Any]], min_pass_rate: float | None = None)
 
 
 def build_report(
-    manifest: dict[str, Any], records: list[dict[str, Any]], min_pass_rate: float | None = None
+    manifest: dict[str, Any],
+    records: Iterable[dict[str, Any]],
+    min_pass_rate: float | None = None,
 ) -> dict[str, Any]:
-    """The JSON report: a stable interface (keys are only ever added)."""
+    """The JSON report: a stable interface (keys are only ever added).
+
+    ``records`` may be a generator: each record is reduced to its report entry
+    as it comes, so a run's full records never sit in memory all at once.
+    """
     entries = [scenario_entry(r) for r in records]
     run = {
         "id": manifest["id"],
@@ -165,10 +175,15 @@ def table(report: dict[str, Any]) -> str:
         crit = e["criteria"]
         ok = sum(1 for c in crit if c["status"] == PASSED)
         name = e["id"] if e["repeat_count"] == 1 else f"{e['id']} #{e['repeat_index']}"
-        rows.append([
-            name, SYMBOL.get(e["status"], e["status"]), f"{ok}/{len(crit)}",
-            f"{e['seconds']:.2f}", _cut(e["reason"]),
-        ])
+        rows.append(
+            [
+                name,
+                SYMBOL.get(e["status"], e["status"]),
+                f"{ok}/{len(crit)}",
+                f"{e['seconds']:.2f}",
+                _cut(e["reason"]),
+            ]
+        )
     headers = ["scenario", "status", "criteria", "seconds", "reason"]
     body = tabulate(rows, headers=headers, tablefmt="simple")
     s = report["summary"]

@@ -16,16 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import process, procscan
-from . import history, sharding
-from .interrupts import Interrupts
+from . import history, process, procscan, sharding
+from . import plugins as plugin_manager
 from .engine import Engine, check_env, plan_runs, resolve_entries
+from .errors import ConfigError, RookError, ScenarioError
+from .interrupts import Interrupts
 from .judge_client import setup_judging
 from .judging import JudgingContext
-from .errors import ConfigError, RookError, ScenarioError
 from .models import HOOK_PHASES, Profile
 from .phases import parse_phases
-from . import plugins as plugin_manager
 from .plugins import Rook
 from .profile import find_profile
 from .redact import Redactor
@@ -114,7 +113,9 @@ def write_reports(rook: Rook, report: dict[str, Any], reports: list[tuple[str, s
             target.parent.mkdir(parents=True, exist_ok=True)
             writer(report, target)
         except OSError as exc:
-            raise ConfigError(f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}") from None
+            raise ConfigError(
+                f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
+            ) from None
         except RookError:
             raise
         except Exception as exc:  # a reporter plugin's bug: name it, never a traceback
@@ -124,7 +125,9 @@ def write_reports(rook: Rook, report: dict[str, Any], reports: list[tuple[str, s
             ) from None
 
 
-def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
+def prepare_run(
+    request: RunRequest, rook: Rook
+) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
     phases = parse_phases(request.phases)
     reports = [parse_report_option(r, rook) if isinstance(r, str) else r for r in request.reports]
     request.reports = reports
@@ -176,8 +179,12 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
             )
         scenarios = [by_id[i] for i in planned_ids]
         scenarios = select(
-            scenarios, request.only or None, request.tags or None, request.classes or None,
-            request.categories or None, include_excluded=True,
+            scenarios,
+            request.only or None,
+            request.tags or None,
+            request.classes or None,
+            request.categories or None,
+            include_excluded=True,
         )
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)
         counts: dict[str, int] = {}
@@ -189,7 +196,10 @@ def prepare_run(request: RunRequest, rook: Rook) -> tuple[Agent, Profile, RunDir
         run.lock()
     else:
         scenarios = select(
-            scenarios, request.only or None, request.tags or None, request.classes or None,
+            scenarios,
+            request.only or None,
+            request.tags or None,
+            request.classes or None,
             request.categories or None,
         )
         if not scenarios:
@@ -232,7 +242,12 @@ def _judging(
 ) -> JudgingContext:
     pinned = ((manifest or {}).get("judge_profile") or {}).get("ref")
     return setup_judging(
-        rook, agent, profile, scenarios, phases, redactor,
+        rook,
+        agent,
+        profile,
+        scenarios,
+        phases,
+        redactor,
         requested=request.judge_profile,
         configured=read_config(agent.workspace).get("judge_profile"),
         pinned=pinned,
@@ -259,7 +274,9 @@ async def _drive(
         await engine.prepare(manifest)
         executor = rook.executors.get(request.executor)
         await executor(
-            engine=engine, scenario_runs=runs, concurrency=concurrency,
+            engine=engine,
+            scenario_runs=runs,
+            concurrency=concurrency,
             options=dict(request.executor_options),
         )
 
@@ -285,7 +302,26 @@ async def _drive(
 
 def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
     rook = rook or plugin_manager.build_plugin_manager()
-    agent, profile, run_dir, manifest, runs, phases, redactor, judging = prepare_run(request, rook)
+    prepared = prepare_run(request, rook)
+    run_dir = prepared[2]
+    try:
+        return _execute(request, rook, *prepared)
+    finally:
+        run_dir.unlock()  # idempotent: released however the run ends
+
+
+def _execute(
+    request: RunRequest,
+    rook: Rook,
+    agent: Agent,
+    profile: Profile,
+    run_dir: RunDir,
+    manifest: dict[str, Any],
+    runs: list[Any],
+    phases: list[str],
+    redactor: Redactor,
+    judging: JudgingContext,
+) -> RunOutcome:
     concurrency = request.concurrency or profile.concurrency
     engine = Engine(
         rook,
@@ -298,7 +334,12 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         on_progress=request.on_progress,
         judging=judging,
     )
-    invocation = {"phases": phases, "started": time.time(), "pid": os.getpid(), "concurrency": concurrency}
+    invocation = {
+        "phases": phases,
+        "started": time.time(),
+        "pid": os.getpid(),
+        "concurrency": concurrency,
+    }
     manifest["invocations"].append(invocation)
     for p in phases:
         if p not in manifest["phases"]:
@@ -314,8 +355,9 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         invocation["ended"] = time.time()
         run_dir.write_json("run.json", manifest)
         save_observed(agent, profile, engine.observed)
-    records = [run_dir.load_scenario(key) or engine.new_record(sr) for key, sr in ((r.key, r) for r in runs)]
-    report = redactor.data(build_report(manifest, records, request.min_pass_rate))
+    # Records on disk are redacted already; read them one at a time.
+    records = (run_dir.load_scenario(sr.key) or redactor.data(engine.new_record(sr)) for sr in runs)
+    report = build_report(redactor.data(manifest), records, request.min_pass_rate)
     run_dir.write_json("report.json", report, compact=True)
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)

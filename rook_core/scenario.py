@@ -34,10 +34,25 @@ from .plugins import Registry
 from .profile import SLUG
 from .yamlio import load_yaml
 
-PUBLIC_KEYS = ("title", "class", "category", "feature_id", "multi_turn", "setup_messages",
-               "expectation")
-EXTRA_KEYS = ("class", "category", "feature_id", "excluded", "timeout_seconds", "max_turns",
-              "multi_turn", "workspace")
+PUBLIC_KEYS = (
+    "title",
+    "class",
+    "category",
+    "feature_id",
+    "multi_turn",
+    "setup_messages",
+    "expectation",
+)
+EXTRA_KEYS = (
+    "class",
+    "category",
+    "feature_id",
+    "excluded",
+    "timeout_seconds",
+    "max_turns",
+    "multi_turn",
+    "workspace",
+)
 LABEL = "id"  # an optional label on any criterion, shown in reports
 
 
@@ -82,8 +97,9 @@ class _ScenarioSchema(Schema):
             raise ValidationError("give exactly one of goal or turns", "goal")
         if data.get("setup_messages"):
             if "turns" in data:
-                raise ValidationError("goes with goal (the last turn), not with turns",
-                                      "setup_messages")
+                raise ValidationError(
+                    "goes with goal (the last turn), not with turns", "setup_messages"
+                )
             if not data.get("multi_turn"):
                 raise ValidationError("needs multi_turn: true", "setup_messages")
 
@@ -155,8 +171,14 @@ def _acceptance(i: int, entry: Any) -> dict[str, Any]:
         raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
     check = entry.get("check", "llm_judge")
     if check != "llm_judge":
-        raise ValidationError({"check": [f"{check!r} is not a check Rook maps; use llm_judge "
-                                         "(judged by the judge profile) or write a criterion"]})
+        raise ValidationError(
+            {
+                "check": [
+                    f"{check!r} is not a check Rook maps; use llm_judge "
+                    "(judged by the judge profile) or write a criterion"
+                ]
+            }
+        )
     return _labelled({"rubric": entry["statement"]}, entry)
 
 

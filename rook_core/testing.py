@@ -61,7 +61,9 @@ class Workspace:
             path.chmod(mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
         return path
 
-    def profile(self, data: dict[str, Any] | str, name: str | None = None, active: bool = True) -> Path:
+    def profile(
+        self, data: dict[str, Any] | str, name: str | None = None, active: bool = True
+    ) -> Path:
         """Write a profile (a mapping, or YAML text); by default make it active."""
         if isinstance(data, str):
             text = textwrap.dedent(data).lstrip("\n")
@@ -133,13 +135,21 @@ class RookCli:
     def __init__(self, workspace: Workspace | None) -> None:
         self.workspace = workspace
 
-    def __call__(self, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+    def __call__(
+        self, *args: str, env: dict[str, str] | None = None, input: str | None = None
+    ) -> CliResult:
         from click.testing import CliRunner
 
         from rook_core.cli import cli
 
         argv = list(args)
-        if self.workspace is not None and argv and argv[0] in WORKSPACE_COMMANDS and "-w" not in argv and "--workspace" not in argv:
+        if (
+            self.workspace is not None
+            and argv
+            and argv[0] in WORKSPACE_COMMANDS
+            and "-w" not in argv
+            and "--workspace" not in argv
+        ):
             argv[1:1] = ["--workspace", str(self.workspace.root)]
         runner = CliRunner()
         result = runner.invoke(cli, argv, env=env, input=input, catch_exceptions=True)
@@ -180,7 +190,6 @@ def rook_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield add
     finally:
         registered.clear()
-
 
 
 # ---------------------------------------------------------------------------

@@ -64,22 +64,33 @@ def diff_command(
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
         ra, rb = result["a"], result["b"]
-        click.echo(f"A {ra['id']} (profile {ra['profile']}, pass rate {_rate(ra['pass_rate'])})"
-                   f"  ->  B {rb['id']} (profile {rb['profile']}, pass rate "
-                   f"{_rate(rb['pass_rate'])})")
+        click.echo(
+            f"A {ra['id']} (profile {ra['profile']}, pass rate {_rate(ra['pass_rate'])})"
+            f"  ->  B {rb['id']} (profile {rb['profile']}, pass rate "
+            f"{_rate(rb['pass_rate'])})"
+        )
         rows = result["scenarios"] if show_all else result["scenarios"][:200]
         if rows:
-            click.echo(tabulate(
-                [[r["id"], _side(r["a"]), _side(r["b"]), ", ".join(r["changes"])] for r in rows],
-                headers=["scenario", "A", "B", "change"], tablefmt="simple",
-            ))
+            click.echo(
+                tabulate(
+                    [
+                        [r["id"], _side(r["a"]), _side(r["b"]), ", ".join(r["changes"])]
+                        for r in rows
+                    ],
+                    headers=["scenario", "A", "B", "change"],
+                    tablefmt="simple",
+                )
+            )
             if len(rows) < len(result["scenarios"]):
                 click.echo(f"({len(result['scenarios']) - len(rows)} more; --all lists them)")
         counts = ", ".join(f"{n} {k}" for k, n in result["counts"].items())
         click.echo(f"{counts or 'no changes'}; {result['unchanged']} unchanged")
         if result["regressed"]:
             shown = ", ".join(result["regressed"][:20])
-            more = f" and {len(result['regressed']) - 20} more" if len(result["regressed"]) > 20 \
+            more = (
+                f" and {len(result['regressed']) - 20} more"
+                if len(result["regressed"]) > 20
                 else ""
+            )
             click.echo(f"regressed: {shown}{more}", err=True)
     sys.exit(1 if result["regressed"] else 0)

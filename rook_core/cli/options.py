@@ -13,7 +13,9 @@ def workspace_options(f: Callable[..., Any]) -> Callable[..., Any]:
         "--agent", metavar="AGENT", help="Agent to use (default: the only one, or config.yaml's)."
     )(f)
     f = click.option(
-        "--project", metavar="PROJECT", help="Project to use (default: the only one, or config.yaml's)."
+        "--project",
+        metavar="PROJECT",
+        help="Project to use (default: the only one, or config.yaml's).",
     )(f)
     f = click.option(
         "--workspace",

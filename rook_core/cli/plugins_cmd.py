@@ -39,7 +39,9 @@ def plugins_command(as_json: bool) -> None:
         click.echo(json.dumps(doc, indent=2))
         return
     rows = [[i.name, i.distribution, i.version, "\n".join(i.hooks)] for i in rook.infos]
-    click.echo(tabulate(rows, headers=["plugin", "distribution", "version", "hooks"], tablefmt="simple"))
+    click.echo(
+        tabulate(rows, headers=["plugin", "distribution", "version", "hooks"], tablefmt="simple")
+    )
     click.echo("")
     for kind, registry in registries.items():
         names = registry.names()

@@ -14,10 +14,18 @@ from .runs import find_agent
 @click.command("report")
 @click.argument("run_ref", metavar="ID")
 @workspace_options
-@click.option("--report", "reports", multiple=True, metavar="FORMAT:PATH",
-              help="Write the report in this format (json, junit, markdown, html, or a plugin's).")
-@click.option("--rebuild", is_flag=True,
-              help="Rebuild the report from the run's records instead of its report.json.")
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    metavar="FORMAT:PATH",
+    help="Write the report in this format (json, junit, markdown, html, or a plugin's).",
+)
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Rebuild the report from the run's records instead of its report.json.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON report on stdout.")
 def report_command(
     run_ref: str,

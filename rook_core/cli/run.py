@@ -13,29 +13,87 @@ from .options import split_csv, workspace_options
 
 @click.command("run")
 @workspace_options
-@click.option("--profile", "profile", metavar="NAME", help="Profile to use (default: profiles/active).")
+@click.option(
+    "--profile", "profile", metavar="NAME", help="Profile to use (default: profiles/active)."
+)
 @click.option("--only", multiple=True, metavar="ID,...", help="Run only these scenario ids.")
-@click.option("--tag", "tags", multiple=True, metavar="TAG,...", help="Run scenarios with one of these tags.")
-@click.option("--class", "classes", multiple=True, metavar="CLASS,...",
-              help="Run scenarios of these classes.")
-@click.option("--category", "categories", multiple=True, metavar="CAT,...",
-              help="Run scenarios of these categories.")
-@click.option("--judge-profile", metavar="NAME",
-              help="Profile that judges rubric criteria (NAME, or AGENT/NAME).")
-@click.option("--min-pass-rate", type=click.FloatRange(0, 1), metavar="RATE",
-              help="Per-scenario gate: exit 1 when a scenario's pass rate over its decided "
-              "runs is below RATE (0-1).")
-@click.option("--phases", metavar="P,...", help="A prefix or suffix of prepare,open,execute,close,collect,judge.")
-@click.option("--run", "run_id", metavar="ID", help="Continue this run in place, running only what is missing.")
-@click.option("--concurrency", "-j", type=click.IntRange(min=1), help="Scenarios in flight (default: the profile's).")
-@click.option("--repeat", type=click.IntRange(min=1), help="Run each scenario N times (overrides repeat:).")
-@click.option("--executor", default="local", show_default=True, help="Executor plugin that runs scenarios.")
-@click.option("--report", "reports", multiple=True, metavar="FORMAT:PATH", help="Also write a report (e.g. json:out.json).")
-@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON document (the report) on stdout.")
+@click.option(
+    "--tag", "tags", multiple=True, metavar="TAG,...", help="Run scenarios with one of these tags."
+)
+@click.option(
+    "--class", "classes", multiple=True, metavar="CLASS,...", help="Run scenarios of these classes."
+)
+@click.option(
+    "--category",
+    "categories",
+    multiple=True,
+    metavar="CAT,...",
+    help="Run scenarios of these categories.",
+)
+@click.option(
+    "--judge-profile",
+    metavar="NAME",
+    help="Profile that judges rubric criteria (NAME, or AGENT/NAME).",
+)
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Per-scenario gate: exit 1 when a scenario's pass rate over its decided "
+    "runs is below RATE (0-1).",
+)
+@click.option(
+    "--phases",
+    metavar="P,...",
+    help="A prefix or suffix of prepare,open,execute,close,collect,judge.",
+)
+@click.option(
+    "--run",
+    "run_id",
+    metavar="ID",
+    help="Continue this run in place, running only what is missing.",
+)
+@click.option(
+    "--concurrency",
+    "-j",
+    type=click.IntRange(min=1),
+    help="Scenarios in flight (default: the profile's).",
+)
+@click.option(
+    "--repeat", type=click.IntRange(min=1), help="Run each scenario N times (overrides repeat:)."
+)
+@click.option(
+    "--executor", default="local", show_default=True, help="Executor plugin that runs scenarios."
+)
+@click.option(
+    "--report",
+    "reports",
+    multiple=True,
+    metavar="FORMAT:PATH",
+    help="Also write a report (e.g. json:out.json).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print exactly one JSON document (the report) on stdout.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
-@click.option("--shard", metavar="I/N", help="Run only shard I of N of the selected scenario runs (needs --run or --run-name; join shards with rook merge).")
-@click.option("--run-name", metavar="NAME", help="Create or continue the run whose id derives from NAME (the same on every shard).")
-@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address or scheduler file, for --executor dask (default: a local cluster).")
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only shard I of N of the selected scenario runs (needs --run or --run-name; join shards with rook merge).",
+)
+@click.option(
+    "--run-name",
+    metavar="NAME",
+    help="Create or continue the run whose id derives from NAME (the same on every shard).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Dask scheduler address or scheduler file, for --executor dask (default: a local cluster).",
+)
 def run_command(
     workspace: str | None,
     project: str | None,

@@ -31,24 +31,47 @@ def _row(s: dict[str, Any]) -> list[Any]:
     counts = s.get("counts")
     if counts is None:
         state = f"incomplete ({s.get('recorded', 0)}/{s.get('total', 0)} recorded)"
-        return [s["id"], _when(s.get("started")), s.get("profile"), s.get("total"),
-                "", "", "", "", "n/a", "n/a", state]
+        return [
+            s["id"],
+            _when(s.get("started")),
+            s.get("profile"),
+            s.get("total"),
+            "",
+            "",
+            "",
+            "",
+            "n/a",
+            "n/a",
+            state,
+        ]
     state = "complete" if s.get("complete") else "incomplete"
     if s.get("exit_code") and s.get("complete"):
         state = "failing"
     return [
-        s["id"], _when(s.get("started")), s.get("profile"), s.get("total"),
-        counts.get("passed", 0), counts.get("failed", 0),
+        s["id"],
+        _when(s.get("started")),
+        s.get("profile"),
+        s.get("total"),
+        counts.get("passed", 0),
+        counts.get("failed", 0),
         counts.get("error", 0) + counts.get("stopped", 0),
         counts.get("unverifiable", 0) + counts.get("not_runnable", 0) + counts.get("pending", 0),
-        _rate(s.get("pass_rate")), _rate(s.get("coverage")), state,
+        _rate(s.get("pass_rate")),
+        _rate(s.get("coverage")),
+        state,
     ]
 
 
 @click.group("runs", invoke_without_command=True)
 @workspace_options
-@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Show the newest N runs.")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Show the newest N runs.",
+)
 @click.option("--all", "show_all", is_flag=True, help="Show every run.")
 @click.option("--profile", metavar="ID", help="Only runs made with this profile id.")
 @click.option("--reindex", is_flag=True, help="Rebuild every run's summary.json from its files.")
@@ -92,8 +115,19 @@ def runs_group(
     if not runs:
         click.echo(f"no runs yet in {a.runs_dir}")
         return
-    headers = ["run", "started", "profile", "runs", "passed", "failed", "errored", "unverified",
-               "pass rate", "coverage", "state"]
+    headers = [
+        "run",
+        "started",
+        "profile",
+        "runs",
+        "passed",
+        "failed",
+        "errored",
+        "unverified",
+        "pass rate",
+        "coverage",
+        "state",
+    ]
     click.echo(tabulate([_row(s) for s in shown], headers=headers, tablefmt="simple"))
     if len(shown) < len(runs):
         click.echo(f"({len(runs) - len(shown)} older runs not shown; --all shows every run)")
@@ -122,8 +156,11 @@ def show_command(
     from ..report import table
 
     parent = ctx.obj or {}
-    a = find_agent(workspace or parent.get("workspace"), project or parent.get("project"),
-                   agent or parent.get("agent"))
+    a = find_agent(
+        workspace or parent.get("workspace"),
+        project or parent.get("project"),
+        agent or parent.get("agent"),
+    )
     report = load_report(resolve_run(a.runs_dir, run_ref))
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False))
