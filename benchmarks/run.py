@@ -64,6 +64,22 @@ def version_of(argv: list[str]) -> str:
         return "?"
 
 
+START, END = "<!-- figures:start -->", "<!-- figures:end -->"
+
+
+def update_docs(page: Path, env_line: str, table_text: str) -> None:
+    """Rewrite the figures section of docs/performance.md (only a full run does)."""
+    if not page.exists():
+        return
+    text = page.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        return
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    body = f"\n_Measured {env_line}._\n\n{table_text}\n"
+    page.write_text(head + START + body + END + tail, encoding="utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller counts, one repetition")
@@ -81,6 +97,12 @@ def main() -> int:
     )
     ap.add_argument("--keep", action="store_true", help="keep the scratch directory")
     ap.add_argument("--out", type=Path, default=HERE / "results.md")
+    ap.add_argument(
+        "--docs",
+        type=Path,
+        default=HERE.parent / "docs" / "performance.md",
+        help="page whose figures section a full run rewrites (between the figures markers)",
+    )
     args = ap.parse_args()
 
     names = args.only.split(",") if args.only else BENCHMARKS
@@ -140,6 +162,9 @@ def main() -> int:
         f"{env_line}\n\n{text}\n"
     )
     print(f"\nwritten to {args.out}")
+    if args.docs and not args.only and not args.quick:
+        update_docs(args.docs, env_line, text)
+        print(f"figures written into {args.docs}")
     return 1 if any(r.status in ("MISS", "ERROR") for r in rows) else 0
 
 

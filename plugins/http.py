@@ -11,9 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rook_plugins.http_transport.client import HttpResources
 from rook_plugins.http_transport.config import HttpConfig, load_config
-from rook_plugins.http_transport.phase import KEY, run_http
 
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
@@ -34,13 +32,26 @@ def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
     raise ConfigError(f"http.verify_tls: CA bundle {config.verify_tls!r} not found; tried {tried}")
 
 
-async def start(run: Any) -> HttpResources:
+KEY = "http"
+# httpx and the request machinery load only when a profile uses http: entries,
+# so every other `rook` command starts without them.
+
+
+async def start(run: Any) -> Any:
     """One set of clients per run, shared by every scenario (connections are reused)."""
+    from rook_plugins.http_transport.client import HttpResources
+
     return HttpResources(run.profile.concurrency)
 
 
-async def stop(resources: HttpResources) -> None:
+async def stop(resources: Any) -> None:
     await resources.aclose()
+
+
+def run_http(call: Any) -> Any:
+    from rook_plugins.http_transport.phase import run_http as run
+
+    return run(call)
 
 
 def _mine(call: Any) -> bool:

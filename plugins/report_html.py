@@ -13,12 +13,11 @@ inject markup.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
 from typing import Any
-
-from jinja2 import Environment, StrictUndefined
 
 from rook_core import __version__
 from rook_core.hookspecs import hookimpl
@@ -190,13 +189,20 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-_template = _env.from_string(TEMPLATE)
+@functools.cache
+def _template() -> Any:
+    """The compiled template; jinja2 loads only when an HTML report is written."""
+    from jinja2 import Environment, StrictUndefined
+
+    env = Environment(
+        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    return env.from_string(TEMPLATE)
 
 
 def render(report: dict[str, Any]) -> str:
     """The HTML page of a JSON report."""
-    return _template.render(**context(report))
+    return _template().render(**context(report))
 
 
 def write_html(report: dict[str, Any], path: Path) -> None:

@@ -14,7 +14,6 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from . import process
@@ -445,7 +444,7 @@ class Engine:
                     record["observed"]["calls"] = True
                 if ev.usage is not None:
                     record["observed"]["usage"] = True
-                record["turns"].append(self.redactor.data(asdict(ev)))
+                record["turns"].append(self.redactor.data(ev.to_dict()))
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
                     stopped = (
                         "the first turn returned no conversation handle, so later turns cannot "

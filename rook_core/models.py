@@ -213,7 +213,9 @@ class HookResult:
         return self.status == "ok"
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # a shallow copy: asdict's recursive deep copy costs more than the hook
+        # on fast agents; the engine redacts (and so copies) what it records
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclass
@@ -239,3 +241,6 @@ class TurnEvidence:
     calls: list[dict[str, Any]] | None = None  # None: not observed; [] observed none
     evidence: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

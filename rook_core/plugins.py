@@ -223,6 +223,22 @@ def _trace_after(
     _trace_line(f"finish {hook_name} -> {_summary(outcome.get_result())}")
 
 
+_DISTS: dict[str, tuple[str, str]] = {}
+
+
+def _dist_of(ep: metadata.EntryPoint) -> tuple[str, str]:
+    """(name, version) of an entry point's distribution; read once per
+    distribution (reading METADATA is the slow part of loading plugins)."""
+    dist = ep.dist
+    if dist is None:
+        return "", ""
+    key = str(getattr(dist, "_path", id(dist)))
+    if key not in _DISTS:
+        meta = dist.metadata
+        _DISTS[key] = (meta["Name"] or "", meta["Version"] or "")
+    return _DISTS[key]
+
+
 def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     """Create a plugin manager, load every ``rook`` entry point, check them.
 
@@ -243,8 +259,7 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
             seen.add(ep.name)
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 continue
-            dist = ep.dist.name if ep.dist is not None else ""
-            version = ep.dist.version if ep.dist is not None else ""
+            dist, version = _dist_of(ep)
             try:
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)

@@ -15,8 +15,36 @@ from .. import __version__
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+# Commands load on first use, so `rook --version` imports none of them.
+COMMANDS = {
+    "run": "run:run_command",
+    "init": "init:init_command",
+    "plugins": "plugins_cmd:plugins_command",
+    "runs": "runs:runs_group",
+    "diff": "diff:diff_command",
+    "merge": "merge:merge_command",
+    "report": "report_cmd:report_command",
+    "profile": "profile:profile_group",
+    "doctor": "doctor:doctor_command",
+    "completion": "completion:completion_command",
+}
+
+
 class RookGroup(click.Group):
-    """Turns every :class:`RookError` into a clean message and its exit code."""
+    """Loads commands lazily and turns every :class:`RookError` into a clean
+    message and its exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            import importlib
+
+            module, attr = COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import RookError
@@ -45,35 +73,6 @@ def cli() -> None:
       rook run
       rook doctor
     """
-
-
-def _register_commands() -> None:
-    from . import (
-        completion,
-        diff,
-        doctor,
-        init,
-        merge,
-        plugins_cmd,
-        profile,
-        report_cmd,
-        run,
-        runs,
-    )
-
-    cli.add_command(run.run_command)
-    cli.add_command(init.init_command)
-    cli.add_command(plugins_cmd.plugins_command)
-    cli.add_command(runs.runs_group)
-    cli.add_command(diff.diff_command)
-    cli.add_command(merge.merge_command)
-    cli.add_command(report_cmd.report_command)
-    cli.add_command(profile.profile_group)
-    cli.add_command(doctor.doctor_command)
-    cli.add_command(completion.completion_command)
-
-
-_register_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
