@@ -29,6 +29,7 @@ def plugins_command(as_json: bool) -> None:
         "reporters": rook.reporters,
         "authors": rook.authors,
         "executors": rook.executors,
+        "connectors": rook.connectors,
     }
     if as_json:
         doc = {
