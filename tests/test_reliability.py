@@ -249,3 +249,29 @@ def test_environment_pass_through_and_allow_list(rook_workspace, rook_cli, tmp_p
     assert "UNRELATED_SECRET" not in seen
     assert seen["AWS_REGION"] == "eu-west-1" and seen["API_TOKEN"] == "t0k" and seen["EXTRA"] == "1"
     assert seen["ROOK_HOOK"] == "execute" and "PATH" in seen
+
+
+def test_a_full_disk_is_a_clear_error(tmp_path):
+    """The workspace on a tiny tmpfs that fills up while the run records."""
+    from rook_core.testing import Workspace
+
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        ws = Workspace(mnt / "ws")
+        # each answer is 60 KB, so the records fill the 400 KB disk after a few scenarios
+        ws.script("big.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\nprintf '{\"output\": \"%s\"}\\n' \"$(head -c 60000 /dev/zero | tr '\\0' x)\"\n")
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/big.sh"}})
+        for i in range(12):
+            ws.scenario({"id": f"s{i:02d}", "goal": "g", "criteria": [{"contains": "x"}]})
+        r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+        assert "Traceback" not in r.stderr
+        assert "No space left on device" in r.stderr
+        assert "rook: error: cannot write" in r.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
