@@ -15,7 +15,7 @@ from rook_plugins.http_transport.config import HttpConfig, load_config
 
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
-from rook_core.transports import TransportSpec
+from rook_core.transports import TransportSpec, phase_hooks
 
 
 def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
@@ -54,10 +54,6 @@ def run_http(call: Any) -> Any:
     return run(call)
 
 
-def _mine(call: Any) -> bool:
-    return call.entry.transport == KEY
-
-
 @hookimpl
 def rook_register_transports(register: Any) -> None:
     register(
@@ -72,26 +68,10 @@ def rook_register_transports(register: Any) -> None:
     )
 
 
-@hookimpl
-def rook_auth_prepare(call: Any) -> Any:
-    return run_http(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_session_open(call: Any) -> Any:
-    return run_http(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_transport_execute(call: Any) -> Any:
-    return run_http(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_session_close(call: Any) -> Any:
-    return run_http(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_evidence_collect(call: Any) -> Any:
-    return run_http(call) if _mine(call) else None
+(
+    rook_auth_prepare,
+    rook_session_open,
+    rook_transport_execute,
+    rook_session_close,
+    rook_evidence_collect,
+) = phase_hooks(KEY, run_http)

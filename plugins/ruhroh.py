@@ -22,7 +22,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
-from rook_core.transports import TransportSpec
+from rook_core.transports import TransportSpec, phase_hooks
 
 from . import ruhroh_manifest
 from .ruhroh_connector import CommandConnector, resolve_command, resolve_dir
@@ -181,12 +181,6 @@ def _runtime(call: Any) -> Runtime:
     return rt
 
 
-def _run(call: Any) -> Any:
-    if call.entry.transport not in KEYS:
-        return None
-    return phase(_runtime(call), call.entry.config, call)
-
-
 @hookimpl
 def rook_register_transports(register: Any) -> None:
     register(
@@ -233,26 +227,10 @@ def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
         ruhroh_manifest.write(run, details["ruhroh"])
 
 
-@hookimpl
-def rook_auth_prepare(call: Any) -> Any:
-    return _run(call)
-
-
-@hookimpl
-def rook_session_open(call: Any) -> Any:
-    return _run(call)
-
-
-@hookimpl
-def rook_transport_execute(call: Any) -> Any:
-    return _run(call)
-
-
-@hookimpl
-def rook_session_close(call: Any) -> Any:
-    return _run(call)
-
-
-@hookimpl
-def rook_evidence_collect(call: Any) -> Any:
-    return _run(call)
+(
+    rook_auth_prepare,
+    rook_session_open,
+    rook_transport_execute,
+    rook_session_close,
+    rook_evidence_collect,
+) = phase_hooks(KEYS, lambda call: phase(_runtime(call), call.entry.config, call))

@@ -18,7 +18,7 @@ from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
-from rook_core.transports import TransportSpec
+from rook_core.transports import TransportSpec, phase_hooks
 
 KEY = "script"
 INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
@@ -79,10 +79,6 @@ async def run_script(call: Any) -> Any:
     return hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
 
 
-def _mine(call: Any) -> bool:
-    return call.entry.transport == KEY
-
-
 @hookimpl
 def rook_register_transports(register: Any) -> None:
     register(
@@ -95,26 +91,10 @@ def rook_register_transports(register: Any) -> None:
     )
 
 
-@hookimpl
-def rook_auth_prepare(call: Any) -> Any:
-    return run_script(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_session_open(call: Any) -> Any:
-    return run_script(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_transport_execute(call: Any) -> Any:
-    return run_script(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_session_close(call: Any) -> Any:
-    return run_script(call) if _mine(call) else None
-
-
-@hookimpl
-def rook_evidence_collect(call: Any) -> Any:
-    return run_script(call) if _mine(call) else None
+(
+    rook_auth_prepare,
+    rook_session_open,
+    rook_transport_execute,
+    rook_session_close,
+    rook_evidence_collect,
+) = phase_hooks(KEY, run_script)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,3 +66,28 @@ async def dispatch(hook: Any, call: HookCall) -> HookResult:
         )
     result: HookResult = await awaitable
     return result
+
+
+def phase_hooks(keys: str | Collection[str], run: Callable[[HookCall], Any]) -> tuple[Any, ...]:
+    """The five phase hook implementations for a transport that runs every phase
+    the same way: each answers ``run(call)`` for entries whose key is one of
+    ``keys`` and ``None`` for the rest. Unpack them into the plugin module::
+
+        (rook_auth_prepare, rook_session_open, rook_transport_execute,
+         rook_session_close, rook_evidence_collect) = phase_hooks("script", run_script)
+
+    A plugin that treats a phase differently implements that hook itself.
+    """
+    from .hookspecs import hookimpl
+
+    mine = {keys} if isinstance(keys, str) else set(keys)
+
+    def make(name: str) -> Any:
+        def impl(call: HookCall) -> Any:
+            return run(call) if call.entry.transport in mine else None
+
+        impl.__name__ = impl.__qualname__ = name
+        impl.__doc__ = f"Run {name.split('_', 2)[-1]} for {', '.join(sorted(mine))} entries."
+        return hookimpl(impl)
+
+    return tuple(make(PHASE_HOOKS[phase]) for phase in PHASE_HOOKS)
