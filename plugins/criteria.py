@@ -329,10 +329,11 @@ class MaxTokens(CriterionType):
             seen["total"] = seen["input"] + seen["output"]
         parts, status = [], PASSED
         for k, limit in config.items():
-            if seen[k] is None:
+            value = seen[k]
+            if value is None:
                 return Verdict(UNVERIFIABLE, f"usage has no {k} count")
-            parts.append(f"{k} {seen[k]:g}/{limit}")
-            if seen[k] > limit:
+            parts.append(f"{k} {value:g}/{limit}")
+            if value > limit:
                 status = FAILED
         return Verdict(status, "tokens " + ", ".join(parts))
 

@@ -86,6 +86,12 @@ async def _outcome(future: Any) -> tuple[bool, Any]:
         return False, exc
 
 
+async def _close(cluster: Any) -> None:
+    closing = cluster.close()  # typed as maybe-awaitable (sync or async clusters)
+    if closing is not None:
+        await closing
+
+
 @asynccontextmanager
 async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[Any]:
     """A Dask client: to ``--scheduler``, or to a LocalCluster sized for ``concurrency``."""
@@ -116,7 +122,7 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
             client = await Client(cluster, asynchronous=True)
     except (OSError, asyncio.TimeoutError, ValueError) as exc:
         if cluster is not None:
-            await cluster.close()
+            await _close(cluster)
         raise RookError(
             f"--executor dask: cannot reach the Dask scheduler at {address}: {exc}"
         ) from None
@@ -125,7 +131,7 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
     finally:
         await client.close()
         if cluster is not None:
-            await cluster.close()
+            await _close(cluster)
 
 
 class _Session:

@@ -533,7 +533,7 @@ class Engine:
 
 
 def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun]:
-    runs = []
+    runs: list[ScenarioRun] = []
     for s in scenarios:
         n = repeat or s.repeat
         runs.extend(ScenarioRun(s, i, n) for i in range(1, n + 1))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -100,15 +101,19 @@ class Rook:
             for impl in hook.get_hookimpls():
                 owner = self.plugin_name(impl.plugin)
 
+                register: Callable[..., None]
                 if keyed:
 
-                    def register(name: str, item: Any, _owner: str = owner) -> None:
+                    def register_keyed(name: str, item: Any, _owner: str = owner) -> None:
                         registry.add(name, item, _owner)
 
+                    register = register_keyed
                 else:
 
-                    def register(item: Any, _owner: str = owner) -> None:
+                    def register_named(item: Any, _owner: str = owner) -> None:
                         registry.add(item.name if hasattr(item, "name") else item.key, item, _owner)
+
+                    register = register_named
 
                 if self.trace is not None:
                     self.trace(f"{hook_name}(register) -> {owner}")

@@ -29,6 +29,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from . import procscan
 
@@ -207,7 +208,7 @@ async def run_process(
     result = ProcessResult(None, b"", b"", started, started, notes=spawn_notes)
     try:
         if stdin is not None:
-            pipe = transport.get_pipe_transport(0)
+            pipe = cast("asyncio.WriteTransport | None", transport.get_pipe_transport(0))
             if pipe is not None:
                 try:
                     pipe.write(stdin)  # buffered by the loop, drained as the child reads
@@ -215,9 +216,8 @@ async def run_process(
                 except (BrokenPipeError, ConnectionResetError, RuntimeError):
                     pass
         remaining = max(timeout - (time.perf_counter() - t0), 0.0)
-        waiter = asyncio.ensure_future(
-            asyncio.wait({proto.exited, proto.overflow}, return_when=asyncio.FIRST_COMPLETED)
-        )
+        done: set[asyncio.Future[Any]] = {proto.exited, proto.overflow}
+        waiter = asyncio.ensure_future(asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED))
         try:
             await asyncio.wait_for(asyncio.shield(waiter), remaining)
         except asyncio.TimeoutError:

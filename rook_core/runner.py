@@ -49,7 +49,8 @@ class RunRequest:
     concurrency: int | None = None
     repeat: int | None = None
     executor: str = "local"
-    reports: list[tuple[str, str]] = field(default_factory=list)
+    reports: list[Any] = field(default_factory=list)
+    """``FORMAT:PATH`` strings (validated into ``(format, path)`` pairs)."""
     on_progress: Callable[[dict[str, Any]], None] | None = None
     classes: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
@@ -192,6 +193,7 @@ def prepare_run(
             sid = key.rsplit(".", 1)[0]
             counts[sid] = counts.get(sid, 0) + 1
         runs = [r for s in scenarios for r in plan_runs([s], counts[s.id])]
+        assert request.run_id is not None  # the manifest was read from it
         run = sharding.run_dir(agent.runs_dir / request.run_id, redactor, shard)
         run.lock()
     else:
