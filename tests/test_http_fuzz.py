@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from rook_core.hookio import OutputError, turn_evidence
 from rook_plugins.http_transport.config import load_config
 from rook_plugins.http_transport.extract import ExtractError, extract
+
+from rook_core.hookio import OutputError, turn_evidence
 
 CONFIGS = [
     load_config({"url": "http://127.0.0.1:1/x", "body": {"q": "{{goal}}"}}),
