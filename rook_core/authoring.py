@@ -172,8 +172,10 @@ class AuthorRequest:
     say: Callable[[str], None] = print
 
     def script_path(self, suffix: str = ".py", stem: str | None = None) -> str:
-        """Where this profile's hook script goes, as the hook entry writes it."""
-        return f"scripts/{stem or self.profile_id}{suffix}"
+        """Where this profile's hook script goes, as the hook entry writes it:
+        ``scripts/<id>-hook.py``. The hyphen keeps the name from ever shadowing a
+        module the script imports (a script named ``json.py`` would)."""
+        return f"scripts/{stem or self.profile_id + '-hook'}{suffix}"
 
 
 @dataclass
@@ -223,7 +225,10 @@ def profile_data(
     for ref in [*secrets.refs, *draft.env]:
         if ref["variable"] not in {e["variable"] for e in env}:
             env.append(dict(ref))
-    data: dict[str, Any] = {"name": name, "id": profile_id, "hooks": draft.hooks}
+    order = ("prepare", "open", "execute", "close", "collect")
+    hooks = {p: draft.hooks[p] for p in order if p in draft.hooks}
+    hooks.update({p: v for p, v in draft.hooks.items() if p not in order})  # refused later
+    data: dict[str, Any] = {"name": name, "id": profile_id, "hooks": hooks}
     if env:
         data["env"] = env
     data["capabilities"] = dict(capabilities)

@@ -25,6 +25,7 @@ from .authoring import (
     profile_data,
     write_files,
 )
+from .engine import resolve_entries
 from .errors import ConfigError, PluginError, RookError
 from .models import CAPABILITIES, Profile
 from .plugins import Rook
@@ -163,6 +164,22 @@ def _test(
     return obs, data
 
 
+def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) -> None:
+    """The first draft must be runnable as written (a wrapper or script the user named
+    exists, a program is installed): otherwise a user's mistake, and nothing is kept."""
+    new = [rel for rel in draft.files if not (request.agent.dir / rel).exists()]
+    write_files(request.agent, draft.files, request.secrets)
+    data = profile_data(draft, request.profile_id, request.name, request.secrets, {})
+    try:
+        profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
+        profile.path = path
+        resolve_entries(rook, profile, request.agent)
+    except ConfigError:
+        for rel in new:
+            (request.agent.dir / rel).unlink(missing_ok=True)
+        raise
+
+
 def _next_draft(
     rook: Rook, draft: Draft, obs: Observation, request: AuthorRequest, method: str, events: Events
 ) -> Draft | None:
@@ -200,6 +217,7 @@ def add_profile(
     """Write, probe and correct a profile; the profile file is written at the end
     (also when the last test failed, so ``rook profile fix`` can take over)."""
     draft = write_draft(rook, author, request, events)
+    check_draft(rook, request, draft, path)
     obs: Observation | None = None
     changes: list[str] = []
     n = 0
@@ -301,6 +319,10 @@ def fix_profile(
     file is left as it was.
     """
     assert profile.path is not None
+    try:
+        resolve_entries(rook, profile, request.agent)  # finds the scripts the hooks run
+    except ConfigError:
+        pass  # the probe reports it
     draft = existing_draft(profile, request.agent)
     original = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
     originals = dict(draft.files)
@@ -332,9 +354,14 @@ def fix_profile(
         events.attempt(n, draft, obs)
         if obs.ok:
             break
-    if not obs.ok or not changes:
+    if not changes:
+        return Outcome(obs.ok, draft, obs, original, profile.path, n)
+    if not obs.ok:
         write_files(request.agent, originals, request.secrets)  # leave everything as it was
         return Outcome(False, draft, obs, original, profile.path, n, changes)
+    for rel, text in originals.items():
+        if draft.files.get(rel, text) != text:  # keep the user's version beside the repair
+            atomic_write(request.agent.dir / (rel + ".bak"), text)
     data = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
     if data != original:
         backup = profile.path.with_name(profile.path.name + ".bak")

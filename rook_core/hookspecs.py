@@ -244,13 +244,31 @@ def rook_register_reporters(register: Any) -> None:
 
 @hookspec
 def rook_register_authors(register: Any) -> None:
-    """Register profile authors for ``rook profile add``.
+    """Register profile authors for ``rook profile add`` and ``rook profile fix``.
 
-    Called once when the plugin manager is built.
+    Called once when the plugin manager is built. An author turns a source (a
+    cURL command, a command line, an OpenAPI document, a script, a URL,
+    plain-language notes) into a :class:`rook_core.authoring.Draft`: the
+    profile's hooks, any hook script to write under the agent's ``scripts/``,
+    and ``env`` references in place of every secret (values go to
+    ``request.secrets.add(...)``, never into a file). Rook then probes the real
+    target and lets the author correct the draft from what it observed.
 
-    :param register: ``register(name, author)`` where ``author`` turns a
-        source (cURL, command line, OpenAPI, script, URL, notes) into a
-        profile and hook script.
+    :param register: ``register(name, author)``; ``author`` is an object with
+        ``detect(source) -> float`` (0 to 1: how sure it is it can write the
+        :class:`rook_core.authoring.Source`; the most confident one writes),
+        ``write(request) -> Draft`` (from a
+        :class:`rook_core.authoring.AuthorRequest`; may raise
+        :class:`rook_core.authoring.NeedsChoice` to let the user pick, or
+        :class:`rook_core.authoring.CannotAuthor` to hand the source to the
+        author agent), and optionally ``revise(draft, observation, request)``
+        (after each probe, with the :class:`rook_core.profile_probe.Observation`:
+        a corrected draft whose ``changes`` say what and why, or ``None``),
+        ``repair(draft, observation, request)`` (``rook profile fix``: the same,
+        for an existing profile; a repair that loosens a check is refused) and
+        ``suggest_name(source)``. ``fallback = True`` marks the author agent,
+        which gets plain-language notes and what no other author settles. A
+        duplicate name is an error naming both plugins.
     :returns: nothing.
     """
 

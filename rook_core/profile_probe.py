@@ -72,6 +72,7 @@ class Observation:
     response: Any = None
     missing: list[dict[str, str]] = field(default_factory=list)
     run_dir: str | None = None
+    handle: str | None = None
 
     @property
     def answer(self) -> str | None:
@@ -79,7 +80,8 @@ class Observation:
 
     @property
     def conversation(self) -> str | None:
-        return next((t["conversation"] for t in self.turns if t.get("conversation")), None)
+        """The last conversation handle: from a turn, else from open."""
+        return next((t["conversation"] for t in self.turns if t.get("conversation")), self.handle)
 
     def evidence(self) -> dict[str, Any]:
         """The first turn's extra evidence fields (everything beyond the contract's)."""
@@ -261,6 +263,7 @@ def probe(
         obs.hooks = ([prepare] if isinstance(prepare, dict) else []) + list(record.get("hooks", []))
         obs.turns = list(record.get("turns", []))
         obs.observed = {k: bool(v) for k, v in (record.get("observed") or {}).items() if v}
+        obs.handle = record.get("conversation")
         if keep:
             obs.run_dir = str(run.path)
         _conclude(obs, record, engine, request_headers(profile))

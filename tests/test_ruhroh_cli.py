@@ -29,7 +29,8 @@ def test_profile_add_writes_a_ruhroh_profile(rook_workspace, rook_cli):
         "name": "Claude Code",
         "id": "claude-code",
         "hooks": {"execute": {"ruhroh": {"command": f"{BASH} --fast", "max_iterations": 7}}},
-        "capabilities": {"multi_turn": True},
+        # what `profile add` observed when it tested the wrapper (it reports usage)
+        "capabilities": {"multi_turn": True, "calls": False, "usage": True},
     }
     assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "claude-code"
     ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "goal_satisfied"}]})

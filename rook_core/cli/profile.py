@@ -1,70 +1,117 @@
-"""``rook profile``: write and manage the agent's profiles.
+"""``rook profile``: let Rook write, test, fix and manage the agent's profiles.
 
-Only ``add`` exists so far, with one source (``--ruhroh CMD``, an existing
-Ruhroh command wrapper). Each source is one entry of :data:`SOURCES`: a
-function turning the option's value into a profile mapping, so further
-sources (``--from``, ``--command``, ``--notes``) slot in beside it.
+``add`` is here; ``test`` and ``fix`` are in :mod:`.profile_check`; ``show``,
+``use``, ``list`` and ``rename`` in :mod:`.profile_manage`. The work itself
+is in the core (:mod:`rook_core.authoring_loop`, :mod:`rook_core.profile_probe`)
+and the authors are plugins (``rook_register_authors``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import sys
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
+from ..profile_probe import DEFAULT_GOAL
 from .options import workspace_options
-
-SourceBuilder = Callable[[str, dict[str, Any]], dict[str, Any]]
-
-
-def _ruhroh_profile(command: str, options: dict[str, Any]) -> dict[str, Any]:
-    """A profile whose execute hook runs a Ruhroh command wrapper as is."""
-    if not command.strip():
-        from ..errors import ConfigError
-
-        raise ConfigError("--ruhroh: give the wrapper's command line, e.g. --ruhroh ./wrapper.sh")
-    return {
-        "hooks": {
-            "execute": {
-                "ruhroh": {"command": command, "max_iterations": options["max_iterations"]},
-            }
-        },
-        # Rook carries RUHROH_SESSION_HANDLE from turn to turn, so a conversation
-        # handle is always returned: multi-turn scenarios can run.
-        "capabilities": {"multi_turn": True},
-    }
-
-
-SOURCES: dict[str, SourceBuilder] = {"ruhroh": _ruhroh_profile}
-"""Option name -> builder of the profile mapping from that option's value."""
 
 
 def slug(text: str) -> str:
     """A profile id from a name: lower-case letters, digits, ``-`` and ``_``."""
-    s = re.sub(r"[^a-z0-9_-]+", "-", text.strip().lower()).strip("-_")
-    return s
+    return re.sub(r"[^a-z0-9_-]+", "-", text.strip().lower()).strip("-_")
 
 
-def _default_name(source: str, value: str) -> str:
-    import shlex
-    from pathlib import PurePath
+class Session:
+    """What one ``rook profile`` command shares: agent, plugins, redactor, output."""
 
-    try:
-        first = shlex.split(value)[0]
-    except (ValueError, IndexError):
-        first = source
-    return slug(PurePath(first).stem) or source
+    def __init__(self, workspace: str | None, project: str | None, agent: str | None) -> None:
+        from .. import plugins
+        from ..redact import Redactor
+        from ..workspace import find_workspace, select_agent
+
+        self.agent = select_agent(find_workspace(workspace), project, agent)
+        self.rook = plugins.build_plugin_manager()
+        self.redactor = Redactor()
+
+    def say(self, text: str) -> None:
+        click.echo(self.redactor.text(text))
+
+    def author_command(self, given: str | None) -> str | None:
+        from ..errors import ConfigError
+        from ..workspace import read_config
+
+        configured = read_config(self.agent.workspace).get("author")
+        if configured is not None and not isinstance(configured, str):
+            raise ConfigError("config.yaml: author must be a command line (a string)")
+        return given or configured or None
+
+    def guard(self, exc: Exception) -> Exception:
+        """The same error with every secret value replaced."""
+        exc.args = (self.redactor.text(str(exc)),)
+        return exc
+
+
+def read_source(
+    from_: str | None, command: str | None, ruhroh: str | None, notes: str | None
+) -> Any:
+    """The :class:`~rook_core.authoring.Source` the options (or standard input) give."""
+    from ..authoring import Source
+    from ..authoring_loop import fetch
+    from ..errors import ConfigError
+
+    given = [
+        k
+        for k, v in (("--from", from_), ("--command", command), ("--ruhroh", ruhroh))
+        if v is not None
+    ]
+    if len(given) > 1:
+        raise ConfigError(f"rook profile add: give one source, not {' and '.join(given)}")
+    if command is not None:  # labels never show a value that may hold a secret
+        return Source("command", command, label="--command")
+    if ruhroh is not None:
+        return Source("ruhroh", ruhroh, label="--ruhroh")
+    if from_ is not None and from_ != "-":
+        if from_.startswith(("http://", "https://")):
+            source = fetch(from_)
+            parts = urlsplit(from_)
+            source.label = f"{parts.scheme}://{parts.hostname}{parts.path}"
+            return source
+        path = Path(from_).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"--from {from_}: no such file")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--from {from_}: cannot read it: {exc}") from None
+        return Source("file", text, path=path.resolve(), label=from_)
+    if from_ == "-" or (notes is None and not sys.stdin.isatty()):
+        text = sys.stdin.read()
+        if text.strip():
+            return Source("stdin", text, label="standard input")
+    if notes is not None:
+        return Source("notes", notes, label="--notes")
+    raise ConfigError(
+        "rook profile add: give a source: --from FILE|URL, --command CMD, --ruhroh CMD or "
+        "--notes TEXT (or pipe a cURL command on standard input)"
+    )
 
 
 @click.group("profile")
 def profile_group() -> None:
-    """Write and manage the profiles that reach the agent.
+    """Write, test, fix and manage the profiles that reach the agent.
 
     \b
-    Example:
-      rook profile add claude --ruhroh ./wrappers/claude.sh
+    Examples:
+      rook profile add staging --from call.txt      # a cURL command you already use
+      rook profile add local --command 'claude -p'
+      rook profile test
+      rook profile fix --what 'the auth header is wrong'
+      rook profile show staging
+      rook profile use staging
     """
 
 
@@ -72,11 +119,45 @@ def profile_group() -> None:
 @workspace_options
 @click.argument("name", required=False)
 @click.option(
-    "--ruhroh",
-    "ruhroh",
-    metavar="CMD",
-    help="An existing Ruhroh command wrapper (e.g. ./wrapper.sh); it runs as is.",
+    "--from",
+    "from_",
+    metavar="FILE|URL|-",
+    help="A cURL command, an OpenAPI 3 document or a script (file), a URL (an "
+    "OpenAPI document, or an endpoint to probe), or - for standard input.",
 )
+@click.option(
+    "--command",
+    metavar="CMD",
+    help="A command line: the goal goes on its standard input, its output is the answer.",
+)
+@click.option("--ruhroh", metavar="CMD", help="An existing Ruhroh command wrapper, run as it is.")
+@click.option(
+    "--notes",
+    metavar="TEXT",
+    help="Plain-language notes for the author agent (alone, or with another source).",
+)
+@click.option(
+    "--author",
+    "author_cmd",
+    metavar="CMD",
+    help="Author agent: a command that reads the request on stdin and answers with "
+    "the script (default: author: in config.yaml).",
+)
+@click.option("--operation", metavar="ID", help="OpenAPI: the operation to use, when several fit.")
+@click.option(
+    "--base-url", metavar="URL", help="OpenAPI: the server URL, when the document has none."
+)
+@click.option(
+    "--goal", default=DEFAULT_GOAL, show_default=True, help="The small goal sent to test it."
+)
+@click.option(
+    "--attempts",
+    type=click.IntRange(1, 10),
+    default=4,
+    show_default=True,
+    help="Tests (and corrections) at most.",
+)
+@click.option("--no-test", is_flag=True, help="Write the profile without invoking the target.")
 @click.option(
     "--max-iterations",
     type=click.IntRange(min=1),
@@ -96,52 +177,171 @@ def add_command(
     project: str | None,
     agent: str | None,
     name: str | None,
+    from_: str | None,
+    command: str | None,
     ruhroh: str | None,
+    notes: str | None,
+    author_cmd: str | None,
+    operation: str | None,
+    base_url: str | None,
+    goal: str,
+    attempts: int,
+    no_test: bool,
     max_iterations: int,
     force: bool,
     use: bool | None,
 ) -> None:
-    """Write a profile for the agent from a source.
+    """Write a profile from what you already use, test it on the real target, correct it.
+
+    Secrets found in the source (an Authorization header, an API key, a password
+    in the URL) become env references: never written to a file, never shown.
 
     \b
     Examples:
-      rook profile add --ruhroh ./wrapper.sh
-      rook profile add codex --ruhroh "python3 wrappers/codex.py" --max-iterations 8
+      rook profile add staging --from call.txt
+      pbpaste | rook profile add staging
+      rook profile add local --command 'claude -p'
+      rook profile add api --from https://api.example.com/openapi.json --operation chat
+      rook profile add desk --from ./desk.py
+      rook profile add crm --notes 'POST the goal as {"q": ...} to http://localhost:8080/ask' --author 'claude -p'
+      rook profile add codex --ruhroh ./wrappers/codex.sh
     """
-    from .. import plugins
-    from ..engine import resolve_entries
-    from ..errors import ConfigError
-    from ..profile import profile_from_dict
-    from ..store import atomic_write
-    from ..workspace import find_workspace, select_agent
-    from ..yamlio import dump_yaml
+    from ..errors import RookError
 
-    given = {k: v for k, v in {"ruhroh": ruhroh}.items() if v is not None}
-    if len(given) != 1:
-        options = ", ".join(f"--{k}" for k in SOURCES)
-        raise ConfigError(f"rook profile add: give exactly one source ({options})")
-    source, value = next(iter(given.items()))
-    name = name or _default_name(source, value)
+    s = Session(workspace, project, agent)
+    try:
+        _add(
+            s,
+            name,
+            read_source(from_, command, ruhroh, notes),
+            notes,
+            author_cmd,
+            {"operation": operation, "base_url": base_url, "max_iterations": max_iterations},
+            goal,
+            attempts,
+            no_test,
+            force,
+            use,
+        )
+    except RookError as exc:
+        raise s.guard(exc) from None
+
+
+def _add(
+    s: Session,
+    name: str | None,
+    source: Any,
+    notes: str | None,
+    author_cmd: str | None,
+    options: dict[str, Any],
+    goal: str,
+    attempts: int,
+    no_test: bool,
+    force: bool,
+    use: bool | None,
+) -> None:
+    from ..authoring import AuthorRequest, NeedsChoice, Secrets, env_prefix
+    from ..authoring_loop import Events, add_profile, choose_author, fallback_author, suggest_name
+    from ..errors import ConfigError
+    from ..store import atomic_write
+    from .profile_output import show_observation
+
+    options["author_command"] = s.author_command(author_cmd)
+    chosen = choose_author(s.rook, source)
+    if chosen is None and options["author_command"] and fallback_author(s.rook):
+        chosen = fallback_author(s.rook)
+    if chosen is None:
+        raise ConfigError(
+            f"{source.label}: Rook cannot tell what this is (not a cURL command, an OpenAPI 3 "
+            "document, a script or an endpoint it can reach); describe the target with --notes "
+            "and name an author agent with --author CMD (or author: in config.yaml)"
+        )
+    author, plugin = chosen
+    name = name or suggest_name(plugin, source) or s.agent.name
     pid = slug(name)
     if not pid:
         raise ConfigError(f"profile name {name!r}: needs at least one letter or digit")
-
-    a = select_agent(find_workspace(workspace), project, agent)
-    a.profiles_dir.mkdir(parents=True, exist_ok=True)
-    path = a.profiles_dir / f"{pid}.yaml"
+    path = s.agent.profiles_dir / f"{pid}.yaml"
     if path.exists() and not force:
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
 
-    data = {"name": name, "id": pid, **SOURCES[source](value, {"max_iterations": max_iterations})}
-    rook = plugins.build_plugin_manager()
-    profile = profile_from_dict(data, rook.transports, str(path))
-    profile.path = path
-    resolve_entries(rook, profile, a)  # the wrapper must exist before the file is written
+    secrets = Secrets(env_prefix(s.agent.name), s.redactor)
+    request = AuthorRequest(
+        source=source,
+        agent=s.agent,
+        profile_id=pid,
+        name=name,
+        secrets=secrets,
+        notes=(notes or "") if source.kind != "notes" else source.text,
+        goal=goal,
+        options={**options, "interactive": sys.stdin.isatty()},
+        say=s.say,
+    )
 
-    atomic_write(path, dump_yaml(data))
-    click.echo(f"wrote {path}")
-    active = a.profiles_dir / "active"
+    def attempt(n: int, draft: Any, obs: Any) -> None:
+        show_observation(obs, s.say, f"test {n} ({draft.author})")
+
+    s.say(f"author: {author} ({source.label})")
+    while True:
+        try:
+            outcome = add_profile(
+                s.rook,
+                request,
+                author,
+                s.redactor,
+                Events(s.say, attempt),
+                path,
+                attempts,
+                test=not no_test,
+            )
+            break
+        except NeedsChoice as exc:
+            if not request.options["interactive"]:
+                raise
+            ids = [c for c, _ in exc.candidates]
+            s.say(exc.question + ":")
+            for cid, what in exc.candidates:
+                s.say(f"  {cid}  {what}")
+            request.options[exc.option.lstrip("-").replace("-", "_")] = click.prompt(
+                "choose", type=click.Choice(ids)
+            )
+    for ref in secrets.refs:
+        s.say(f"secret: {ref['variable']} ({ref['purpose']}) - moved to env, in no file")
+    for note in outcome.draft.notes:
+        s.say(f"note: {note}")
+    s.say(f"wrote {path}")
+    active = s.agent.profiles_dir / "active"
     if use or (use is None and not active.is_file()):
         atomic_write(active, pid + "\n")
-        click.echo(f"active profile: {pid}")
-    click.echo("next: write scenarios in scenarios/, then: rook run")
+        s.say(f"active profile: {pid}")
+    _next_steps(s, outcome, pid, secrets, no_test)
+
+
+def _next_steps(s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool) -> None:
+    import os
+
+    unset = [r for r in outcome.data.get("env", []) if not os.environ.get(r["variable"])]
+    for ref in unset:
+        known = ref["variable"] in secrets.values
+        s.say(
+            f"set {ref['variable']} before rook run ({ref['purpose']})"
+            + ("; the value from your source was used for this test only" if known else "")
+        )
+    if no_test:
+        s.say(f"not tested; next: rook profile test {pid}")
+    elif not outcome.ok:
+        s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
+        sys.exit(1)
+    else:
+        s.say("next: write scenarios in scenarios/, then: rook run")
+
+
+def _register() -> None:
+    from .profile_check import fix_command, test_command
+    from .profile_manage import list_command, rename_command, show_command, use_command
+
+    for cmd in (test_command, fix_command, show_command, use_command, list_command, rename_command):
+        profile_group.add_command(cmd)
+
+
+_register()

@@ -1,0 +1,334 @@
+"""Built-in author: the **author agent**, for plain-language notes and for whatever
+the deterministic authors cannot settle.
+
+The author agent is any command (``--author CMD`` or ``author:`` in
+config.yaml), such as a coding agent's CLI (``claude -p``). Rook writes the
+request on its standard input: the notes, the hook contract, the source,
+the current script and the observed failure (never a secret value: only the
+names of the variables that hold them). It answers on standard output with
+the script, either as text holding a fenced code block (the first one is
+taken) or as a hook-contract JSON object whose ``output`` holds it; that JSON
+object may also list ``env`` (``[{variable, purpose}]``) and ``phases``.
+The script is then tested like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import shutil
+from typing import Any
+
+from rook_core.authoring import AuthorRequest, Draft, Source
+from rook_core.errors import ConfigError, RookError
+from rook_core.hookspecs import hookimpl
+from rook_core.process import run_process
+from rook_core.profile_probe import Observation, phase_line
+from rook_core.yamlio import dump_yaml
+
+TIMEOUT = 900.0
+FENCE = re.compile(r"^```[ \t]*([\w+.-]*)[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+SUFFIX = {
+    "python": ".py",
+    "py": ".py",
+    "python3": ".py",
+    "bash": ".sh",
+    "sh": ".sh",
+    "shell": ".sh",
+    "javascript": ".mjs",
+    "js": ".mjs",
+    "node": ".mjs",
+    "mjs": ".mjs",
+}
+PHASE_WORD = re.compile(r"""["'](prepare|open|close|collect)["']""")
+ENV_READ = re.compile(
+    r"""os\.environ\[["']([A-Z][A-Z0-9_]*)["']\]|process\.env\.([A-Z][A-Z0-9_]*)"""
+)
+
+HOOK_CONTRACT = """\
+Rook runs the hook script as `<script> <phase>`: the phase name is the only argument,
+one of prepare (once per run: sign in, mint a token), open (before each scenario:
+create a session; may print {"conversation": "<handle>"}), execute (once per turn:
+required), close (after each scenario), collect (after close: traces, usage, calls).
+Implement the phases you need and exit 0 for the rest.
+
+In execute only, the turn's text (the goal) arrives on standard input, byte for byte:
+never put it on a command line. Other phases get no standard input.
+
+Environment: ROOK_HOOK (phase), ROOK_WORKSPACE, ROOK_PROJECT, ROOK_AGENT,
+ROOK_STATE_DIR (per-scenario directory that survives its phases: keep state there),
+ROOK_RUN_ID, ROOK_SCENARIO_ID and ROOK_SESSION (from open), ROOK_TURN (execute,
+one-based), ROOK_CONVERSATION (execute, close, collect: the handle from open or the
+previous turn).
+
+execute (and collect) print ONE JSON object on standard output, diagnostics on
+standard error:
+  {"output": "the agent's answer",            required from execute
+   "conversation": "thread_abc123",           a handle to continue the conversation
+   "usage": {"input": 1200, "output": 340},   token counts, when the agent reports them
+   "calls": [{"name": "tool", "arguments": {}}]}  the agent's tool calls, when observable
+Leave out usage and calls when they cannot be observed (never invent them). Any other
+field is kept as evidence. A non-zero exit is a failed hook; standard error says why.
+Secrets come from environment variables; never write a secret value into the script.
+"""
+
+
+def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
+    """The script, its language and any extra JSON fields (``env``, ``phases``)."""
+    text = stdout.strip()
+    extra: dict[str, Any] = {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        script = value.get("output", value.get("agent_reply"))
+        if not isinstance(script, str) or not script.strip():
+            raise RookError(
+                "the author agent answered a JSON object without the script in its output field"
+            )
+        extra = {k: v for k, v in value.items() if k in ("env", "phases", "language")}
+        text = script.strip()
+    block = FENCE.search(text)
+    lang = ""
+    if block:
+        lang, text = block.group(1).lower(), block.group(2)
+    elif not text.startswith("#!") and value is None:
+        raise RookError(
+            "the author agent answered no script (no fenced code block, no "
+            f"JSON object with output); it said: {text[:300]!r}"
+        )
+    lang = str(extra.get("language") or lang)
+    if not lang and text.startswith("#!"):
+        first = text.splitlines()[0]
+        lang = "python" if "python" in first else "node" if "node" in first else "bash"
+    return text.rstrip() + "\n", lang or "python", extra
+
+
+def run_author(command: str, text: str, request: AuthorRequest) -> str:
+    """Run the author agent with ``text`` on its standard input; its standard output."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"--author: cannot split the command line: {exc}") from None
+    if not argv:
+        raise ConfigError("--author: empty command")
+    if "/" not in argv[0] and shutil.which(argv[0]) is None:
+        raise ConfigError(f"--author: {argv[0]!r} is not installed (not on PATH)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_AUTHOR_REQUEST"] = "1"
+    timeout = float(request.options.get("author_timeout") or TIMEOUT)
+    request.say(f"asking the author agent ({argv[0]})...")
+    proc = asyncio.run(
+        run_process(
+            argv,
+            env=env,
+            stdin=text.encode("utf-8"),
+            timeout=timeout,
+            cwd=str(request.agent.workspace),
+        )
+    )
+    out = proc.stdout.decode("utf-8", errors="replace")
+    err = proc.stderr.decode("utf-8", errors="replace").strip()
+    if proc.spawn_error:
+        raise ConfigError(f"--author {command}: could not start it: {proc.spawn_error}")
+    if proc.timed_out:
+        raise RookError(f"the author agent timed out after {timeout:g} s")
+    if proc.returncode != 0:
+        raise RookError(f"the author agent exited with code {proc.returncode}: {err[-500:]}")
+    return out
+
+
+def build_request(
+    request: AuthorRequest, task: str, draft: Draft | None = None, obs: Observation | None = None
+) -> str:
+    """The request the author agent reads (markdown, then the same as JSON)."""
+    parts = [
+        "# Write a Rook hook script",
+        "",
+        f"Rook (a tool that tests AI agents) needs a hook script for the agent "
+        f"{request.agent.name!r}. {task}",
+        "",
+    ]
+    notes = "\n\n".join(
+        x for x in (request.notes, request.what and f"Known problem: {request.what}") if x
+    )
+    if notes:
+        parts += ["## What the user says", "", notes, ""]
+    src = request.source
+    if src.kind not in ("notes", "profile") and src.text:
+        parts += [
+            f"## The source ({src.label})",
+            "",
+            "```",
+            request.secrets.redactor.text(src.text[:8000]),
+            "```",
+            "",
+        ]
+    if draft is not None:
+        parts += ["## The profile now", "", "```yaml", dump_yaml({"hooks": draft.hooks}), "```"]
+        for rel, text in draft.files.items():
+            parts += [f"Script {rel}:", "```", text, "```", ""]
+    if obs is not None:
+        parts += [
+            "## What Rook observed when it ran the profile",
+            "",
+            "ok" if obs.ok else f"{obs.problem}: {obs.diagnosis}",
+            "",
+        ]
+        parts += [json.dumps([phase_line(h) for h in obs.hooks], ensure_ascii=False), ""]
+        if obs.response is not None:
+            parts += [
+                "Response:",
+                "```",
+                json.dumps(obs.response, ensure_ascii=False)[:4000],
+                "```",
+                "",
+            ]
+    env = [*request.secrets.refs, *(draft.env if draft else [])]
+    if env:
+        parts += ["## Environment variables the script may read (values are secret)", ""]
+        parts += [f"- {e['variable']}: {e['purpose']}" for e in env] + [""]
+    parts += [
+        "## The hook contract",
+        "",
+        HOOK_CONTRACT,
+        "## Answer",
+        "",
+        "Answer with the complete script in one fenced code block (```python, ```bash "
+        'or ```javascript), or with one JSON object {"output": "<the script>", '
+        '"env": [{"variable": ..., "purpose": ...}], "phases": ["execute"]}.',
+        "",
+    ]
+    machine = {
+        "task": task,
+        "agent": request.agent.name,
+        "notes": request.notes,
+        "what": request.what,
+        "problem": obs.problem if obs else None,
+        "diagnosis": obs.diagnosis if obs else None,
+        "script": next(iter(draft.files), None) if draft else None,
+    }
+    parts += ["```json", json.dumps(machine, ensure_ascii=False), "```", ""]
+    return request.secrets.redactor.text("\n".join(parts))
+
+
+def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str) -> Draft:
+    script, lang, extra = parse_answer(answer)
+    suffix = SUFFIX.get(lang, ".py")
+    rel = request.script_path(suffix)
+    current = base.hooks.get("execute") if base is not None else None
+    if isinstance(current, dict):
+        current = current.get("script")
+    if (
+        base is not None
+        and isinstance(current, str)
+        and current in base.files
+        and current.endswith(suffix)
+    ):
+        rel = current  # repair the script in place
+    phases = extra.get("phases")
+    if not isinstance(phases, list):
+        phases = ["execute", *sorted(set(PHASE_WORD.findall(script)))]
+    hooks = {
+        p: rel
+        for p in ("prepare", "open", "execute", "close", "collect")
+        if p in phases or p == "execute"
+    }
+    env = [e for e in (extra.get("env") or []) if isinstance(e, dict) and e.get("variable")]
+    known = {e["variable"] for e in env} | {r["variable"] for r in request.secrets.refs}
+    for m in ENV_READ.finditer(script):
+        var = m.group(1) or m.group(2)
+        if var and var not in known and not var.startswith(("ROOK_", "RUHROH_")):
+            env.append({"variable": var, "purpose": "read by the hook script"})
+            known.add(var)
+    draft = base.copy() if base is not None else Draft(hooks={})
+    draft.hooks = {**draft.hooks, **hooks}  # phases the script does not take keep their hook
+    draft.files = {rel: script}
+    have = {e["variable"] for e in draft.env}
+    draft.env += [
+        {
+            "variable": str(e["variable"]),
+            "purpose": str(e.get("purpose") or "read by the hook script"),
+        }
+        for e in env
+        if e["variable"] not in have
+    ]
+    draft.turns = 2 if "open" in hooks else 1
+    draft.state = {**draft.state, "agent_script": rel}
+    draft.changes.append(why + f": {rel}")
+    return draft
+
+
+class AgentAuthor:
+    """Plain-language notes, and the cases no deterministic author settles."""
+
+    fallback = True
+
+    def detect(self, source: Source) -> float:
+        return 1.0 if source.kind == "notes" else 0.0
+
+    def _command(self, request: AuthorRequest) -> str:
+        command = request.options.get("author_command")
+        if not command:
+            raise ConfigError(
+                "plain-language notes need an author agent: --author CMD "
+                "(any command that reads the request on stdin and answers with "
+                "the script), or author: CMD in config.yaml"
+            )
+        return str(command)
+
+    def write(self, request: AuthorRequest) -> Draft:
+        command = self._command(request)
+        text = build_request(request, "Write it from the notes below.")
+        draft = draft_from(
+            run_author(command, text, request),
+            request,
+            None,
+            "the author agent wrote the hook script",
+        )
+        draft.changes.clear()
+        draft.notes.append(
+            f"hook script written by the author agent: {draft.state['agent_script']}"
+        )
+        return draft
+
+    def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        if observation.ok:
+            return None
+        command = self._command(request)
+        text = build_request(
+            request,
+            "The current profile failed when Rook ran it; write a script that works.",
+            draft,
+            observation,
+        )
+        return draft_from(
+            run_author(command, text, request),
+            request,
+            draft,
+            f"the author agent rewrote the script after: {observation.problem}",
+        )
+
+    def repair(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        command = self._command(request)
+        task = (
+            "Repair the profile's script"
+            + (f" ({request.what})" if request.what else "")
+            + "; keep every credential check and every evidence field it returns."
+        )
+        text = build_request(request, task, draft, observation)
+        return draft_from(
+            run_author(command, text, request),
+            request,
+            draft,
+            "the author agent repaired the script",
+        )
+
+
+@hookimpl
+def rook_register_authors(register: Any) -> None:
+    register("agent", AgentAuthor())

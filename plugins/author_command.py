@@ -1,0 +1,239 @@
+"""Built-in author: a command line (``--command 'claude -p'``) -> a small, readable
+Python hook script that runs the command with the goal on its standard input and
+answers with its standard output.
+
+When the probe shows the command prints JSON, the script is corrected to take
+the answer (and token usage, and a session id) from the right field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from pathlib import Path, PurePath
+from typing import Any
+
+from rook_core.authoring import AuthorRequest, Draft, Source
+from rook_core.errors import ConfigError
+from rook_core.hookspecs import hookimpl
+from rook_core.profile_probe import Observation
+
+from .author_shapes import find_answer, find_conversation, find_usage
+
+MARK = "# Written by rook profile add"
+TEMPLATE = '''#!/usr/bin/env python3
+"""Rook hook script for: {shown}
+
+{mark} ({origin}). Rook runs it as `<this script> <phase>`. In
+execute, the turn's text arrives on standard input; this script sends it to
+the command on the command's standard input and prints one JSON object:
+{{"output": <the command's answer>}}. Other phases need nothing here.
+Edit it freely: it is yours now.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+COMMAND = {command}
+
+# When the command prints JSON: where the answer is (keys and list indices),
+# or None when its whole standard output is the answer.
+ANSWER = {answer!r}
+# Where the command reports token usage ({{"input": [...], "output": [...]}}), or None.
+USAGE = {usage!r}
+# Where the command reports its session or conversation id, or None.
+SESSION = {session!r}
+# Extra arguments that continue a conversation; "{{conversation}}" becomes the id,
+# e.g. ["--resume", "{{conversation}}"]. Empty: every turn stands alone, and the
+# id is kept as evidence (session_id) instead of being a conversation handle.
+RESUME_ARGS = {resume!r}
+
+
+def dig(data, path):
+    for key in path:
+        data = data[key]
+    return data
+
+
+def main(phase):
+    if phase != "execute":
+        return 0
+    goal = sys.stdin.read()
+    argv = list(COMMAND)
+    conversation = os.environ.get("ROOK_CONVERSATION")
+    if conversation and RESUME_ARGS:
+        argv += [arg.replace("{{conversation}}", conversation) for arg in RESUME_ARGS]
+    done = subprocess.run(argv, input=goal, capture_output=True, text=True)
+    sys.stderr.write(done.stderr)
+    if done.returncode != 0:
+        sys.stderr.write(f"{{argv[0]}} exited with code {{done.returncode}}\\n")
+        return 1
+    text = done.stdout.strip()
+    answer = {{"output": text}}
+    if ANSWER is not None or USAGE or SESSION:
+        data = json.loads(text)
+        if ANSWER is not None:
+            answer["output"] = dig(data, ANSWER)
+        if USAGE:
+            answer["usage"] = {{k: dig(data, path) for k, path in USAGE.items()}}
+        if SESSION:
+            answer["conversation" if RESUME_ARGS else "session_id"] = dig(data, SESSION)
+    print(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ""))
+'''
+
+
+def command_script(
+    command_code: str,
+    shown: str,
+    origin: str,
+    answer: list[Any] | None = None,
+    usage: dict[str, list[Any]] | None = None,
+    session: list[Any] | None = None,
+    resume: list[str] | None = None,
+) -> str:
+    """The hook script's text; ``command_code`` is the Python list expression to run."""
+    return TEMPLATE.format(
+        shown=shown.replace('"""', "'''"),
+        mark=MARK,
+        origin=origin,
+        command=command_code,
+        answer=answer,
+        usage=usage,
+        session=session,
+        resume=resume or [],
+    )
+
+
+def check_program(argv: list[str], agent: Any) -> None:
+    """The command's program must exist (on PATH, or a path in the workspace)."""
+    program = argv[0]
+    if "/" in program:
+        path = Path(program).expanduser()
+        if not path.is_absolute():
+            path = agent.workspace / path
+        if path.exists():
+            return
+        raise ConfigError(f"--command: {program} not found (looked in {agent.workspace})")
+    if shutil.which(program) is None:
+        raise ConfigError(f"--command: {program!r} is not installed (not on PATH)")
+
+
+def json_fields(draft: Draft, obs: Observation) -> Draft | None:
+    """When the command printed JSON: take the answer, usage and session id from it."""
+    st = draft.state
+    if not obs.ok or st.get("json_read") or obs.answer is None:
+        return None
+    try:
+        data = json.loads(obs.answer)
+    except ValueError:
+        return None
+    if not isinstance(data, (dict, list)):
+        return None
+    answer = find_answer(data, obs.goal)
+    if answer is None:
+        return None
+    usage = find_usage(data)
+    session = find_conversation(data)
+    new = draft.copy()
+    new.state.update(
+        json_read=True,
+        answer=list(answer),
+        usage={k: list(v) for k, v in usage.items()} if usage else None,
+        session=list(session) if session else None,
+    )
+    new.files = {
+        st["script"]: command_script(
+            st["command_code"],
+            st["shown"],
+            st["origin"],
+            new.state["answer"],
+            new.state["usage"],
+            new.state["session"],
+        )
+    }
+    shown = ".".join(str(p) for p in answer) or "(whole text)"
+    new.changes.append(f"the command prints JSON: the answer is taken from {shown}")
+    if usage:
+        new.changes.append("it reports token usage: the script passes it on as usage")
+    if session:
+        sid = ".".join(str(p) for p in session)
+        new.changes.append(f"it reports a session id ({sid}): kept as evidence (session_id)")
+        new.notes.append(
+            f"to test conversations of several turns, set RESUME_ARGS in {st['script']} to the "
+            'arguments that continue a session (e.g. ["--resume", "{conversation}"]); '
+            "the id then becomes the conversation handle"
+        )
+    return new
+
+
+class CommandAuthor:
+    """``--command CMD``: a hook script that runs CMD with the goal on standard input."""
+
+    fallback = False
+
+    def detect(self, source: Source) -> float:
+        return 1.0 if source.kind == "command" else 0.0
+
+    def suggest_name(self, source: Source) -> str | None:
+        try:
+            return PurePath(shlex.split(source.text)[0]).stem or None
+        except (ValueError, IndexError):
+            return None
+
+    def write(self, request: AuthorRequest) -> Draft:
+        try:
+            argv = shlex.split(request.source.text)
+        except ValueError as exc:
+            raise ConfigError(f"--command: cannot split the command line: {exc}") from None
+        if not argv:
+            raise ConfigError("--command: give the command line, e.g. --command 'claude -p'")
+        check_program(argv, request.agent)
+        script = request.script_path(".py")
+        shown = request.source.text.strip()
+        state = {
+            "script": script,
+            "command_code": repr(argv),
+            "shown": shown,
+            "origin": "--command",
+        }
+        text = command_script(state["command_code"], shown, state["origin"])
+        return Draft(
+            hooks={"execute": script},
+            files={script: text},
+            state=state,
+            notes=[f"hook script: {script} (runs {shown})"],
+        )
+
+    def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        if "command_code" not in draft.state:
+            return None
+        return json_fields(draft, observation)
+
+    def repair(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        return None  # a command's own failure is not something a rewrite of the script fixes
+
+
+def interpreter_code(path: str, real: Path | None = None) -> str:
+    """The Python expression that runs the script at ``path`` (``real``: where it is
+    now, when ``path`` is relative to the workspace) as a command."""
+    if os.access(real or path, os.X_OK):
+        return json.dumps([path])
+    ext = PurePath(path).suffix.lower()
+    if ext == ".py":
+        return f"[sys.executable, {path!r}]"
+    program = {".sh": "bash", ".bash": "bash", ".mjs": "node", ".js": "node", ".cjs": "node"}
+    return repr([program.get(ext, "sh"), path])
+
+
+@hookimpl
+def rook_register_authors(register: Any) -> None:
+    register("command", CommandAuthor())

@@ -1,0 +1,354 @@
+"""Built-in author: a cURL command -> an ``http:`` hook entry (no script needed).
+
+The command is split with :mod:`shlex` (as a POSIX shell would) and the flags
+that shape a request are read: ``-X``, ``-H``, ``-d``/``--data``/``--data-raw``/
+``--data-binary``/``--data-urlencode``, ``--json``, ``-u``, ``--url``, ``-G``,
+``-b``, ``-A``, ``-e``, ``-k``, ``-m`` and the URL's query string. Every other
+flag is read past (with its value, when it takes one). ``{{goal}}`` goes where
+the sample message was; credentials move to ``env`` references.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from rook_core.authoring import AuthorRequest, CannotAuthor, Draft, Source
+from rook_core.errors import ConfigError
+from rook_core.hookspecs import hookimpl
+
+from .author_http import (
+    DROP_HEADERS,
+    HttpAuthor,
+    basic_header,
+    move_header_secrets,
+    move_value_secrets,
+    place_goal,
+    split_userinfo,
+    where_of,
+)
+
+# Flags that take a value (the next word, or attached: -XPOST, --data=x).
+VALUE_LONG = {
+    "--request",
+    "--header",
+    "--data",
+    "--data-raw",
+    "--data-binary",
+    "--data-ascii",
+    "--data-urlencode",
+    "--json",
+    "--user",
+    "--url",
+    "--cookie",
+    "--user-agent",
+    "--referer",
+    "--max-time",
+    "--form",
+    "--form-string",
+    "--output",
+    "--connect-timeout",
+    "--retry",
+    "--retry-delay",
+    "--retry-max-time",
+    "--proxy",
+    "--proxy-user",
+    "--cacert",
+    "--capath",
+    "--cert",
+    "--key",
+    "--cert-type",
+    "--key-type",
+    "--resolve",
+    "--write-out",
+    "--limit-rate",
+    "--interface",
+    "--cookie-jar",
+    "--upload-file",
+    "--config",
+    "--dump-header",
+    "--oauth2-bearer",
+    "--aws-sigv4",
+    "--range",
+    "--local-port",
+    "--max-filesize",
+    "--trace",
+    "--trace-ascii",
+    "--stderr",
+    "--unix-socket",
+    "--connect-to",
+    "--noproxy",
+    "--variable",
+    "--expand-data",
+}
+VALUE_SHORT = set("XHdubAemFoxwTKDrcEYyzC")
+SHORT = {
+    "X": "--request",
+    "H": "--header",
+    "d": "--data",
+    "u": "--user",
+    "b": "--cookie",
+    "A": "--user-agent",
+    "e": "--referer",
+    "m": "--max-time",
+    "F": "--form",
+}
+
+
+@dataclass
+class Curl:
+    """A parsed cURL command."""
+
+    url: str = ""
+    method: str | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    data: list[str] = field(default_factory=list)
+    urlencode: list[str] = field(default_factory=list)
+    json: bool = False
+    user: str | None = None
+    get: bool = False
+    insecure: bool = False
+    max_time: float | None = None
+    form: list[str] = field(default_factory=list)
+    bearer: str | None = None
+
+
+def words(text: str) -> list[str]:
+    """The command's words: comments, prompts and line continuations removed."""
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    joined = re.sub(r"\\\r?\n", " ", "\n".join(lines)).strip()
+    joined = re.sub(r"^\$\s+", "", joined)
+    try:
+        parts = shlex.split(joined)
+    except ValueError as exc:
+        raise ConfigError(f"the cURL command cannot be split like a shell would: {exc}") from None
+    start = next((i for i, w in enumerate(parts) if w == "curl" or w.endswith("/curl")), None)
+    if start is None:
+        raise ConfigError("not a cURL command: no word 'curl' in it")
+    return parts[start + 1 :]
+
+
+def parse_curl(text: str) -> Curl:
+    """Parse a cURL command line into a :class:`Curl`."""
+    args = words(text)
+    c = Curl()
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word.startswith("--"):
+            name, eq, attached = word.partition("=")
+            if name in VALUE_LONG:
+                if not eq:
+                    if i >= len(args):
+                        raise ConfigError(
+                            f"the cURL command ends after {name}, which needs a value"
+                        )
+                    attached, i = args[i], i + 1
+                _apply(c, name, attached)
+            else:
+                _flag(c, name)
+        elif word.startswith("-") and len(word) > 1:
+            j = 1
+            while j < len(word):
+                ch = word[j]
+                if ch in VALUE_SHORT:
+                    value = word[j + 1 :]
+                    if not value:
+                        if i >= len(args):
+                            raise ConfigError(
+                                f"the cURL command ends after -{ch}, which needs a value"
+                            )
+                        value, i = args[i], i + 1
+                    _apply(c, SHORT.get(ch, f"-{ch}"), value)
+                    break
+                _flag(c, {"G": "--get", "k": "--insecure", "I": "--head"}.get(ch, f"-{ch}"))
+                j += 1
+        elif not c.url:
+            c.url = word
+    if not c.url:
+        raise ConfigError("the cURL command has no URL")
+    return c
+
+
+def _flag(c: Curl, name: str) -> None:
+    if name == "--get":
+        c.get = True
+    elif name == "--insecure":
+        c.insecure = True
+    elif name == "--head":
+        c.method = "HEAD"
+
+
+def _apply(c: Curl, name: str, value: str) -> None:
+    if name == "--request":
+        c.method = value.upper()
+    elif name == "--header":
+        key, _, val = value.partition(":")
+        if key.strip():
+            c.headers.append((key.strip(), val.strip()))
+    elif name in ("--data", "--data-raw", "--data-binary", "--data-ascii"):
+        if value.startswith("@") and name != "--data-raw":
+            raise ConfigError(
+                f"{name} {value}: Rook cannot read a file the command refers to; "
+                "paste the body into the command"
+            )
+        c.data.append(value)
+    elif name == "--data-urlencode":
+        c.urlencode.append(value)
+    elif name == "--json":
+        c.data.append(value)
+        c.json = True
+    elif name == "--user":
+        c.user = value
+    elif name == "--url":
+        c.url = value
+    elif name == "--cookie":
+        if "=" in value:
+            c.headers.append(("Cookie", value))
+    elif name == "--user-agent":
+        c.headers.append(("User-Agent", value))
+    elif name == "--referer":
+        c.headers.append(("Referer", value))
+    elif name == "--max-time":
+        try:
+            c.max_time = float(value)
+        except ValueError:
+            pass
+    elif name in ("--form", "--form-string"):
+        c.form.append(value)
+    elif name == "--oauth2-bearer":
+        c.bearer = value
+
+
+def _body(c: Curl) -> tuple[str, Any]:
+    """``("json", value)``, ``("form", mapping)``, ``("text", str)`` or ``("none", None)``."""
+    if c.urlencode:
+        pairs = [tuple(p.partition("=")[::2]) for p in c.urlencode]
+        return "form", {k: v for k, v in pairs}
+    if not c.data:
+        return "none", None
+    raw = "&".join(c.data)
+    try:
+        return "json", json.loads(raw)
+    except ValueError:
+        pass
+    ctype = next((v for k, v in c.headers if k.lower() == "content-type"), "")
+    if "json" in ctype.lower() or c.json:
+        raise ConfigError(  # the body is not shown: it may hold a secret not yet recognised
+            "the cURL body is declared as JSON (Content-Type or --json) but is not valid JSON"
+        )
+    if re.fullmatch(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*", raw):
+        return "form", dict(parse_qsl(raw, keep_blank_values=True))
+    return "text", raw
+
+
+def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[str]]:
+    """The ``http:`` entry for a parsed cURL command, and notes for the user."""
+    notes: list[str] = []
+    if c.form:
+        raise ConfigError(
+            "-F/--form (multipart upload) is not supported by http: entries; "
+            "send the message as JSON or form data (-d) instead"
+        )
+    url, user, password = split_userinfo(c.url)
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"the cURL URL must start with http:// or https://, got {url[:60]!r}")
+    where = where_of(url)
+    secrets = request.secrets
+    headers = {k: v for k, v in c.headers if k.lower() not in DROP_HEADERS}
+    if c.user is not None:
+        name, _, pw = c.user.partition(":")
+        headers["Authorization"] = basic_header(name, pw, secrets, where)
+    elif user is not None:
+        headers["Authorization"] = basic_header(user, password or "", secrets, where)
+    if c.bearer:
+        headers["Authorization"] = f"Bearer {c.bearer}"
+    headers = move_header_secrets(headers, secrets, where)
+    query = move_value_secrets(query, secrets, where, "query parameter")
+    kind, body = _body(c)
+    entry: dict[str, Any] = {"url": url}
+    method = c.method or ("GET" if c.get or kind == "none" else "POST")
+    if c.get and kind == "form":
+        query.update(body)
+        kind, body = "none", None
+    placed: str | None = None
+    if kind in ("json", "text"):
+        body = move_value_secrets(body, secrets, where, "field") if isinstance(body, dict) else body
+        body, placed = place_goal(body)
+        placed = f"body ({placed})" if placed else None
+    elif kind == "form":
+        body = move_value_secrets(body, secrets, where, "form field")
+        body, spot = place_goal(body)
+        placed = f"form field {spot}" if spot else None
+    if placed is None and query:
+        query, spot = place_goal(query)
+        placed = f"query parameter {spot}" if spot else None
+    if placed is None:
+        raise CannotAuthor("the cURL command sends no message Rook could replace with the goal")
+    notes.append(f"the goal goes where your sample message was: {placed}")
+
+    def plain_type(k: str, v: str) -> bool:  # what httpx sets by itself
+        own = "application/json" if kind == "json" else "application/x-www-form-urlencoded"
+        return k.lower() == "content-type" and v.split(";")[0].strip().lower() == own
+
+    headers = {k: v for k, v in headers.items() if not plain_type(k, v)}
+    if method != ("POST" if kind != "none" else "GET"):
+        entry["method"] = method
+    if headers:
+        entry["headers"] = headers
+    if query:
+        entry["query"] = query
+    if kind in ("json", "text"):
+        entry["body"] = body
+    elif kind == "form":
+        entry["form"] = body
+    if c.insecure:
+        entry["verify_tls"] = False
+        notes.append(
+            "the cURL command had -k: TLS certificates are NOT verified; remove "
+            "verify_tls: false once the server has a certificate Rook can verify"
+        )
+    if c.max_time:
+        entry["timeout_seconds"] = c.max_time
+    return entry, notes
+
+
+class CurlAuthor(HttpAuthor):
+    """cURL command (a file, standard input, or a URL's body) -> ``http:`` entry."""
+
+    def detect(self, source: Source) -> float:
+        if source.kind not in ("file", "stdin"):
+            return 0.0
+        try:
+            words(source.text)
+        except ConfigError:
+            return 0.0
+        first = re.sub(r"^\s*(#[^\n]*\n\s*)*(\$\s+)?", "", source.text)
+        return 1.0 if re.match(r"(\S*/)?curl\s", first) else 0.0
+
+    def suggest_name(self, source: Source) -> str | None:
+        try:
+            host = urlsplit(parse_curl(source.text).url).hostname or ""
+        except ConfigError:
+            return None
+        labels = [x for x in host.split(".") if x not in ("api", "www")]
+        if not labels or host.replace(".", "").isdigit() or host == "localhost":
+            return None
+        return labels[0]
+
+    def write(self, request: AuthorRequest) -> Draft:
+        entry, notes = curl_entry(parse_curl(request.source.text), request)
+        return Draft(hooks={"execute": {"http": entry}}, notes=notes, state={"kind": "curl"})
+
+
+@hookimpl
+def rook_register_authors(register: Any) -> None:
+    register("curl", CurlAuthor())

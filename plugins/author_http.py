@@ -1,0 +1,372 @@
+"""What the HTTP-writing authors (cURL, OpenAPI, URL) share: moving secrets to
+``env`` references, placing ``{{goal}}`` where the sample message was, and
+correcting an ``http:`` entry from what the real target answered.
+
+:class:`HttpAuthor` implements ``revise`` (after each probe while writing) and
+``repair`` (``rook profile fix``, for any profile whose execute hook is an
+``http:`` entry, hand-written ones included).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from rook_core.authoring import AuthorRequest, Draft, Secrets
+from rook_core.profile_probe import Observation, mentions_header
+
+from .author_shapes import (
+    find_answer,
+    find_calls,
+    find_conversation,
+    find_usage,
+    jmes,
+    openai_tool_calls,
+)
+
+GOAL = "{{goal}}"
+MESSAGE_KEYS = ("message", "prompt", "input", "content", "query", "question", "text", "q")
+DROP_HEADERS = {
+    "content-length",
+    "host",
+    "accept-encoding",
+    "connection",
+    "transfer-encoding",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "expect",
+}
+CREDENTIAL = re.compile(
+    r"(auth|api[-_]?key|apikey|token|secret|passw|cookie|signature|^key$|^sig$)", re.I
+)
+PLACEHOLDER_ENV = re.compile(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+# -- secrets -----------------------------------------------------------------------
+
+
+def _what(name: str) -> str:
+    low = name.lower()
+    if "cookie" in low:
+        return "COOKIE"
+    if "secret" in low:
+        return "SECRET"
+    if "passw" in low:
+        return "PASSWORD"
+    if "token" in low:
+        return "API_TOKEN"
+    return "API_KEY"
+
+
+def move_header_secrets(headers: dict[str, str], secrets: Secrets, where: str) -> dict[str, str]:
+    """Credential headers (Authorization, X-API-Key, Cookie ...) -> ``{{env.NAME}}``."""
+    out = {}
+    for key, value in headers.items():
+        if not CREDENTIAL.search(key) or not value or "{{" in value:
+            out[key] = value
+            continue
+        if key.lower() in ("authorization", "proxy-authorization"):
+            scheme, _, cred = value.partition(" ")
+            if cred.strip():
+                kind = "BASIC_AUTH" if scheme.lower() == "basic" else "API_TOKEN"
+                purpose = f"{scheme} credential for {where} (the {key} header" + (
+                    ", base64 of user:password)" if kind == "BASIC_AUTH" else ")"
+                )
+                var = secrets.add(kind, purpose, cred.strip())
+                if kind == "BASIC_AUTH":
+                    _hide_basic(cred.strip(), secrets, var)
+                out[key] = f"{scheme} {{{{env.{var}}}}}"
+                continue
+        var = secrets.add(_what(key), f"value of the {key} header for {where}", value)
+        out[key] = f"{{{{env.{var}}}}}"
+    return out
+
+
+def _hide_basic(cred: str, secrets: Secrets, var: str) -> None:
+    try:
+        plain = base64.b64decode(cred, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return
+    secrets.hide(plain, var)
+    password = plain.partition(":")[2]
+    if len(password) >= 4:
+        secrets.hide(password, var)
+
+
+def basic_header(user: str, password: str, secrets: Secrets, where: str) -> str:
+    """``-u user:password`` or a password in the URL -> a Basic Authorization header value."""
+    cred = base64.b64encode(f"{user}:{password}".encode()).decode()
+    var = secrets.add(
+        "BASIC_AUTH",
+        f"Basic credential for {where}: base64 of user:password "
+        "(printf %s 'user:password' | base64)",
+        cred,
+    )
+    secrets.hide(f"{user}:{password}", var)
+    if len(password) >= 4:
+        secrets.hide(password, var)
+    return f"Basic {{{{env.{var}}}}}"
+
+
+def move_value_secrets(values: dict[str, Any], secrets: Secrets, where: str, part: str) -> dict:
+    """Credential-named query parameters or body fields -> ``{{env.NAME}}``."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, str) and value and "{{" not in value and CREDENTIAL.search(key):
+            var = secrets.add(_what(key), f"the {key} {part} of {where}", value)
+            out[key] = f"{{{{env.{var}}}}}"
+        elif isinstance(value, dict) and part == "field":
+            out[key] = move_value_secrets(value, secrets, where, part)
+        else:
+            out[key] = value
+    return out
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``https://u:p@host/x`` -> (``https://host/x``, ``u``, ``p``)."""
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url, None, None
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, unquote(parts.username or ""), unquote(parts.password or "")
+
+
+def where_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+
+
+# -- the goal ----------------------------------------------------------------------
+
+
+def place_goal(value: Any) -> tuple[Any, str | None]:
+    """Put ``{{goal}}`` where the sample message is: the last user message of a chat
+    ``messages`` list, else a field named message/prompt/input/..., else the longest
+    string. Returns the new value and where the goal went (``None``: nowhere)."""
+    if isinstance(value, str):
+        return GOAL, "the whole body"
+    if not isinstance(value, (dict, list)):
+        return value, None
+    import copy
+
+    doc = copy.deepcopy(value)
+    spot = _chat_message(doc) or _named(doc, ()) or _longest(doc)
+    if spot is None:
+        return value, None
+    parent, key, shown = spot
+    parent[key] = GOAL
+    return doc, shown
+
+
+def _chat_message(doc: Any) -> tuple[Any, Any, str] | None:
+    messages = doc.get("messages") if isinstance(doc, dict) else None
+    if not isinstance(messages, list):
+        return None
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            if isinstance(m.get("content"), str):
+                return m, "content", f"messages[{i}].content"
+            if isinstance(m.get("content"), list):
+                for j, part in enumerate(m["content"]):
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        return part, "text", f"messages[{i}].content[{j}].text"
+    return None
+
+
+def _named(doc: Any, path: tuple[Any, ...]) -> tuple[Any, Any, str] | None:
+    if not isinstance(doc, dict):
+        return None
+    for name in MESSAGE_KEYS:
+        for key, value in doc.items():
+            if str(key).lower() == name and isinstance(value, str):
+                return doc, key, jmes((*path, key))
+    for key, value in doc.items():
+        found = _named(value, (*path, key))
+        if found:
+            return found
+    return None
+
+
+def _longest(doc: Any) -> tuple[Any, Any, str] | None:
+    best: tuple[int, Any, Any, str] | None = None
+
+    def visit(node: Any, path: tuple[Any, ...]) -> None:
+        nonlocal best
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            if isinstance(value, str) and (best is None or len(value) > best[0]):
+                best = (len(value), node, key, jmes((*path, key)))
+            elif isinstance(value, (dict, list)):
+                visit(value, (*path, key))
+
+    visit(doc, ())
+    return best[1:] if best else None
+
+
+# -- correcting an http: entry -------------------------------------------------------
+
+
+def http_entry(draft: Draft, phase: str = "execute") -> dict[str, Any] | None:
+    entry = draft.hooks.get(phase)
+    if isinstance(entry, dict) and isinstance(entry.get("http"), dict):
+        return entry["http"]
+    return None
+
+
+def _add_extras(http: dict[str, Any], doc: Any, new: Draft) -> None:
+    """Extract the conversation id, usage and calls the response shows."""
+    extract = http.setdefault("extract", {})
+    if "conversation" not in extract and not new.state.get("no_conversation"):
+        path = find_conversation(doc)
+        if path:
+            extract["conversation"] = jmes(path)
+            shown = f"extract.conversation = {jmes(path)}"
+            body = http.get("body")
+            field = str(path[-2] if path[-1] == "id" and len(path) > 1 else path[-1])
+            if isinstance(body, dict) and field not in body:
+                body[field] = "{{conversation}}"
+                shown += f", sent back as body.{field} on later turns"
+            new.turns = 2
+            new.state["conversation_added"] = field
+            new.changes.append(f"the response carries a conversation id: {shown}")
+    if "usage" not in extract:
+        usage = find_usage(doc)
+        if usage:
+            extract["usage"] = {k: jmes(p) for k, p in usage.items()}
+            new.changes.append(
+                f"the response reports token usage: extract.usage = {extract['usage']}"
+            )
+    if "calls" not in extract:
+        calls = find_calls(doc)
+        if calls is None and isinstance(http.get("body"), dict) and http["body"].get("tools"):
+            calls = openai_tool_calls(doc)
+        if calls:
+            extract["calls"] = calls
+            new.changes.append(f"the response reports tool calls: extract.calls = {calls}")
+    if not extract:
+        del http["extract"]
+
+
+def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool) -> Draft | None:
+    """The corrected draft for what ``obs`` shows, or ``None`` when there is nothing
+    this author can correct."""
+    if http_entry(draft) is None:
+        return None
+    new = draft.copy()
+    http = http_entry(new)
+    assert http is not None
+    doc = obs.response
+    failed = next((h for h in obs.hooks if h.get("status") != "ok"), {})
+    diagnosis = failed.get("diagnosis") or ""
+    if obs.ok:
+        if isinstance(doc, dict):
+            _add_extras(http, doc, new)
+    elif (
+        "extract.conversation" in diagnosis
+        or obs.problem == "no_conversation"
+        or (failed.get("turn") == 2 and new.state.get("conversation_added"))
+    ):
+        known = "conversation" in (http.get("extract") or {})
+        if not known and obs.problem == "no_conversation" and find_conversation(doc):
+            _add_extras(http, doc, new)  # the id was there, just not extracted
+        else:
+            _drop_conversation(http, new, diagnosis)
+    elif obs.problem == "no_answer" and failed.get("phase") == "execute":
+        path = find_answer(doc, obs.goal)
+        if path is None:
+            return None
+        extract = http.setdefault("extract", {})
+        if path == ():
+            extract.pop("output", None)
+            new.changes.append("the answer is the whole (text) response: extract.output removed")
+        else:
+            before = extract.get("output")
+            extract["output"] = jmes(path)
+            why = f"not under {before}" if before else "no output field"
+            new.changes.append(f"the answer is under {jmes(path)} ({why}): extract.output set")
+        if isinstance(doc, dict):
+            _add_extras(http, doc, new)
+        if not extract:
+            http.pop("extract", None)
+    elif obs.problem == "header_rejected":
+        if not _fix_header(http, failed, obs, new):
+            return None
+    elif obs.problem == "missing_variable" and fixing:
+        if not _declare_env(new, draft):
+            return None
+    else:
+        return None
+    return new if new.changes else None
+
+
+def _drop_conversation(http: dict[str, Any], new: Draft, diagnosis: str) -> None:
+    extract = http.get("extract") or {}
+    extract.pop("conversation", None)
+    field = new.state.pop("conversation_added", None)
+    body = http.get("body")
+    if field and isinstance(body, dict) and body.get(field) == "{{conversation}}":
+        del body[field]
+    if not extract:
+        http.pop("extract", None)
+    new.turns = 1
+    new.state["no_conversation"] = True
+    if new.capabilities.get("multi_turn"):
+        new.capabilities["multi_turn"] = False  # stop claiming what does not work
+        new.changes.append("capabilities.multi_turn: false (no conversation continues)")
+    new.changes.append(
+        "a second turn did not continue the conversation ("
+        + (diagnosis[:160] or "no handle")
+        + "): conversation extraction removed; scenarios with several turns will not run"
+    )
+
+
+def _fix_header(http: dict[str, Any], failed: dict[str, Any], obs: Observation, new: Draft) -> bool:
+    headers = http.get("headers") or {}
+    name = mentions_header(failed, list(headers))
+    if name is None and obs.http_status == 406:
+        name = next((h for h in headers if h.lower() == "accept"), None)
+    if obs.http_status == 415 and name is None:
+        for h in [h for h in headers if h.lower() == "content-type"]:
+            del headers[h]
+        headers["Content-Type"] = "application/json"
+        new.changes.append("the server refused the content type (415): Content-Type set to JSON")
+        return True
+    if name is None or CREDENTIAL.search(name) or "{{" in str(headers.get(name, "")):
+        return False  # never drop a credential to make a test pass
+    del headers[name]
+    if not headers:
+        http.pop("headers", None)
+    new.changes.append(f"the server rejected the {name} header (HTTP {obs.http_status}): removed")
+    return True
+
+
+def _declare_env(new: Draft, draft: Draft) -> bool:
+    declared = {e["variable"] for e in draft.env}
+    used = set(PLACEHOLDER_ENV.findall(str(draft.hooks))) - set(draft.hook_env)
+    added = sorted(v for v in used - declared if not v.startswith("ROOK_"))
+    for var in added:
+        new.env.append({"variable": var, "purpose": "used by the profile's http entries"})
+    if added:
+        new.changes.append(
+            f"env: {', '.join(added)} declared, so Rook checks them before every run "
+            "(set them; the values stay out of the profile)"
+        )
+    return bool(added)
+
+
+class HttpAuthor:
+    """Base of the authors that write ``http:`` entries: their corrections."""
+
+    fallback = False
+
+    def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        return improve(draft, observation, request, fixing=False)
+
+    def repair(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        return improve(draft, observation, request, fixing=True)

@@ -1,0 +1,343 @@
+"""Built-in author: an OpenAPI 3 document (a file, or a URL serving one).
+
+It picks the operation that takes a message (a request body with a
+``message``/``prompt``/``input``/... string or a chat ``messages`` list, or a
+GET with such a query parameter) and asks when several fit equally
+(``--operation ID``). A path parameter such as ``/sessions/{id}/messages`` is
+filled from an ``open`` hook that creates the session (the POST on the parent
+path) and closed by its DELETE, when the document has them. Security schemes
+become ``env`` references; the response schema gives the first guess of
+where the answer is, and the probe corrects it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import urljoin
+
+import yaml
+
+from rook_core.authoring import AuthorRequest, CannotAuthor, Draft, NeedsChoice, Source
+from rook_core.errors import ConfigError
+from rook_core.hookspecs import hookimpl
+
+from .author_http import GOAL, MESSAGE_KEYS, HttpAuthor
+from .author_shapes import find_answer, find_conversation, jmes
+
+METHODS = ("post", "put", "patch", "get")
+HINT = re.compile(r"(chat|message|ask|prompt|complet|query|convers|question|answer|agent)", re.I)
+PARAM = re.compile(r"\{([^{}]+)\}")
+
+
+def load_document(text: str) -> dict[str, Any] | None:
+    """The document when ``text`` is an OpenAPI (or Swagger) document, else ``None``."""
+    try:
+        doc = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError):
+        return None
+    if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) and "paths" in doc:
+        return doc
+    return None
+
+
+def deref(doc: dict[str, Any], node: Any, depth: int = 0) -> Any:
+    """Follow local ``$ref``s (``#/components/schemas/X``)."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 20:
+        ref = node["$ref"]
+        if not ref.startswith("#/"):
+            raise ConfigError(f"OpenAPI: only local $ref are supported, not {ref!r}")
+        target: Any = doc
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or part not in target:
+                raise ConfigError(f"OpenAPI: $ref {ref!r} points at nothing")
+            target = target[part]
+        node, depth = target, depth + 1
+    return node
+
+
+def json_schema(doc: dict[str, Any], holder: Any) -> Any:
+    """The JSON schema of a requestBody or response, or ``None``."""
+    content = (deref(doc, holder) or {}).get("content") or {}
+    for ctype, media in content.items():
+        if "json" in ctype:
+            return deref(doc, (media or {}).get("schema") or {})
+    return None
+
+
+def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0) -> Any:
+    """A value for ``schema``: required properties only, ``message`` set to the goal."""
+    schema = deref(doc, schema) or {}
+    for key in ("example", "default"):
+        if key in schema and depth > 0:
+            return schema[key]
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        keep = [k for k in props if k in (schema.get("required") or []) or k == message]
+        return {k: (GOAL if k == message else sample(doc, props[k], None, depth + 1)) for k in keep}
+    if kind == "array":
+        return []
+    return {"integer": 0, "number": 0, "boolean": False}.get(kind or "", "")
+
+
+def message_field(doc: dict[str, Any], schema: Any) -> str | None:
+    props = (deref(doc, schema) or {}).get("properties") or {}
+    for name in ("messages", *MESSAGE_KEYS):
+        for key, prop in props.items():
+            if key.lower() == name:
+                kind = (deref(doc, prop) or {}).get("type")
+                if kind == "string" or (name == "messages" and kind == "array"):
+                    return key
+    return None
+
+
+def candidates(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Operations that take a message, best first."""
+    found = []
+    for path, item in (doc.get("paths") or {}).items():
+        for method in METHODS:
+            op = (item or {}).get(method)
+            if not isinstance(op, dict):
+                continue
+            field, where = None, "body"
+            if method == "get":
+                for p in [deref(doc, p) for p in op.get("parameters") or []]:
+                    if p.get("in") == "query" and str(p.get("name", "")).lower() in MESSAGE_KEYS:
+                        field, where = p["name"], "query"
+            else:
+                field = message_field(doc, json_schema(doc, op.get("requestBody") or {}) or {})
+            if field is None:
+                continue
+            text = f"{op.get('operationId', '')} {op.get('summary', '')} {path}"
+            score = 3 + (1 if HINT.search(text) else 0) + (1 if where == "body" else 0)
+            found.append(
+                {
+                    "id": op.get("operationId") or f"{method.upper()} {path}",
+                    "path": path,
+                    "method": method,
+                    "op": op,
+                    "field": field,
+                    "where": where,
+                    "score": score,
+                    "what": op.get("summary") or f"{method.upper()} {path}",
+                }
+            )
+    return sorted(found, key=lambda c: -c["score"])
+
+
+def pick(found: list[dict[str, Any]], wanted: str | None) -> dict[str, Any]:
+    if not found:
+        raise CannotAuthor("no operation of the OpenAPI document takes a message")
+    if wanted:
+        for c in found:
+            if wanted.lower() in (c["id"].lower(), f"{c['method']} {c['path']}".lower()):
+                return c
+        listing = ", ".join(c["id"] for c in found)
+        raise ConfigError(f"--operation {wanted}: no such operation takes a message ({listing})")
+    best = [c for c in found if c["score"] == found[0]["score"]]
+    if len(best) > 1:
+        raise NeedsChoice(
+            "several operations of the OpenAPI document take a message",
+            "--operation",
+            [(c["id"], f"{c['method'].upper()} {c['path']}: {c['what']}") for c in found],
+        )
+    return best[0]
+
+
+def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
+    given = request.options.get("base_url")
+    if given:
+        return str(given).rstrip("/")
+    servers = doc.get("servers") or []
+    if servers and isinstance(servers[0], dict) and servers[0].get("url"):
+        url = str(servers[0]["url"])
+        for name, var in (servers[0].get("variables") or {}).items():
+            url = url.replace("{" + name + "}", str((var or {}).get("default", "")))
+        if url.startswith(("http://", "https://")):
+            return url.rstrip("/")
+        if request.source.url:
+            return urljoin(request.source.url, url).rstrip("/")
+    if request.source.url:
+        return urljoin(request.source.url, "/").rstrip("/")
+    raise ConfigError("the OpenAPI document names no server URL; give it with --base-url URL")
+
+
+def security_headers(
+    doc: dict[str, Any], op: dict[str, Any], request: AuthorRequest, where: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Headers and query parameters carrying the operation's credentials, from env."""
+    headers: dict[str, str] = {}
+    query: dict[str, str] = {}
+    reqs = op.get("security", doc.get("security")) or []
+    schemes = (doc.get("components") or {}).get("securitySchemes") or {}
+    for name in reqs[0] if reqs else {}:
+        s = deref(doc, schemes.get(name) or {})
+        kind, purpose = s.get("type"), f"{name} credential for {where} (OpenAPI security scheme)"
+        if kind == "apiKey":
+            var = request.secrets.add("API_KEY", purpose)
+            target = query if s.get("in") == "query" else headers
+            key = s.get("name", "X-API-Key") if s.get("in") != "cookie" else "Cookie"
+            value = (
+                f"{{{{env.{var}}}}}"
+                if s.get("in") != "cookie"
+                else f"{s.get('name')}={{{{env.{var}}}}}"
+            )
+            target[key] = value
+        elif kind == "http" and str(s.get("scheme", "")).lower() == "basic":
+            var = request.secrets.add("BASIC_AUTH", purpose + ": base64 of user:password")
+            headers["Authorization"] = f"Basic {{{{env.{var}}}}}"
+        elif kind in ("http", "oauth2", "openIdConnect"):
+            var = request.secrets.add("API_TOKEN", purpose)
+            headers["Authorization"] = f"Bearer {{{{env.{var}}}}}"
+    return headers, query
+
+
+def _with_auth(entry: dict[str, Any], headers: dict[str, str], query: dict[str, str]) -> dict:
+    if headers:
+        entry["headers"] = {**headers, **entry.get("headers", {})}
+    if query:
+        entry["query"] = {**query, **entry.get("query", {})}
+    return entry
+
+
+def _response_guess(doc: dict[str, Any], op: dict[str, Any]) -> tuple[Any, Any]:
+    for code in ("200", "201", 200, 201):
+        resp = (op.get("responses") or {}).get(code)
+        if resp is not None:
+            schema = json_schema(doc, resp)
+            if schema is None:
+                return None, None
+            return _example(doc, schema), schema
+    return None, None
+
+
+def _example(doc: dict[str, Any], schema: Any, depth: int = 0) -> Any:
+    schema = deref(doc, schema) or {}
+    if depth > 6:
+        return None
+    if schema.get("type") == "object" or "properties" in schema:
+        return {k: _example(doc, v, depth + 1) for k, v in (schema.get("properties") or {}).items()}
+    if schema.get("type") == "array":
+        return [_example(doc, schema.get("items") or {}, depth + 1)]
+    if schema.get("type") == "string":
+        return "an answer in words, as the agent would write it"
+    return 0
+
+
+class OpenApiAuthor(HttpAuthor):
+    """OpenAPI 3 document -> ``http:`` entries (open/close too, for a session path)."""
+
+    def detect(self, source: Source) -> float:
+        return 1.0 if load_document(source.text) is not None else 0.0
+
+    def suggest_name(self, source: Source) -> str | None:
+        doc = load_document(source.text) or {}
+        title = str((doc.get("info") or {}).get("title") or "")
+        return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or None
+
+    def write(self, request: AuthorRequest) -> Draft:
+        doc = load_document(request.source.text)
+        assert doc is not None
+        if "openapi" not in doc or not str(doc["openapi"]).startswith("3"):
+            raise ConfigError(
+                "only OpenAPI 3 documents are supported (this one is "
+                f"{doc.get('swagger') and 'Swagger ' + str(doc['swagger'])}); "
+                "convert it, e.g. with swagger2openapi"
+            )
+        chosen = pick(candidates(doc), request.options.get("operation"))
+        base = base_url(doc, request)
+        where = base + chosen["path"]
+        auth_h, auth_q = security_headers(doc, chosen["op"], request, where)
+        hooks: dict[str, Any] = {}
+        notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
+        url = base + chosen["path"]
+        params = PARAM.findall(chosen["path"])
+        if params:
+            url = self._session_hooks(doc, chosen, base, params, hooks, auth_h, auth_q, notes)
+        entry: dict[str, Any] = {"url": url}
+        if chosen["where"] == "query":
+            entry.update(method="GET", query={chosen["field"]: GOAL})
+        else:
+            schema = json_schema(doc, chosen["op"].get("requestBody") or {})
+            body = sample(doc, schema, chosen["field"])
+            if chosen["field"].lower() == "messages":
+                body["messages"] = [{"role": "user", "content": GOAL}]
+            entry["body"] = body
+            if chosen["method"] != "post":
+                entry["method"] = chosen["method"].upper()
+        guess, _ = _response_guess(doc, chosen["op"])
+        if isinstance(guess, dict):
+            path = find_answer(guess)
+            if path:
+                entry["extract"] = {"output": jmes(path)}
+        hooks["execute"] = {"http": _with_auth(entry, auth_h, auth_q)}
+        return Draft(
+            hooks=hooks,
+            notes=notes,
+            turns=2 if "open" in hooks else 1,
+            state={"kind": "openapi", "operation": chosen["id"]},
+        )
+
+    def _session_hooks(
+        self,
+        doc: dict[str, Any],
+        chosen: dict[str, Any],
+        base: str,
+        params: list[str],
+        hooks: dict[str, Any],
+        auth_h: dict[str, str],
+        auth_q: dict[str, str],
+        notes: list[str],
+    ) -> str:
+        path = chosen["path"]
+        if len(params) > 1:
+            raise CannotAuthor(f"{path} needs {len(params)} path parameters; Rook fills one")
+        parent = path[: path.index("{" + params[0] + "}")].rstrip("/")
+        item = (doc.get("paths") or {}).get(parent) or {}
+        create = item.get("post")
+        if not isinstance(create, dict):
+            raise CannotAuthor(
+                f"{path} needs {{{params[0]}}}, and nothing in the document "
+                f"creates one (no POST {parent})"
+            )
+        opener: dict[str, Any] = {"url": base + parent}
+        body = sample(doc, json_schema(doc, create.get("requestBody") or {}) or {}, None)
+        opener["body"] = body if body not in ("", None) else {}
+        guess, _ = _response_guess(doc, create)
+        handle = find_conversation(guess) if guess is not None else None
+        if handle is None and isinstance(guess, dict):
+            handle = (
+                ("id",)
+                if "id" in guess
+                else next(
+                    ((k, "id") for k, v in guess.items() if isinstance(v, dict) and "id" in v), None
+                )
+            )
+        opener["extract"] = {"conversation": jmes(handle or ("id",))}
+        hooks["open"] = {"http": _with_auth(opener, auth_h, auth_q)}
+        notes.append(
+            f"open: POST {parent} creates the {params[0]} "
+            f"(extract.conversation = {opener['extract']['conversation']})"
+        )
+        url = base + path.replace("{" + params[0] + "}", "{{conversation}}")
+        closer = ((doc.get("paths") or {}).get(f"{parent}/{{{params[0]}}}") or {}).get("delete")
+        if isinstance(closer, dict):
+            hooks["close"] = {
+                "http": _with_auth(
+                    {"url": f"{base}{parent}/{{{{conversation}}}}", "method": "DELETE"},
+                    auth_h,
+                    auth_q,
+                )
+            }
+            notes.append(f"close: DELETE {parent}/{{{params[0]}}}")
+        return url
+
+
+@hookimpl
+def rook_register_authors(register: Any) -> None:
+    register("openapi", OpenApiAuthor())

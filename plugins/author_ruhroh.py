@@ -1,0 +1,46 @@
+"""Built-in author: an existing Ruhroh command wrapper (``--ruhroh ./wrapper.sh``),
+run as it is through the ``ruhroh:`` transport (docs/ruhroh.md)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import PurePath
+from typing import Any
+
+from rook_core.authoring import AuthorRequest, Draft, Source
+from rook_core.errors import ConfigError
+from rook_core.hookspecs import hookimpl
+
+
+class RuhrohAuthor:
+    """``--ruhroh CMD``: a profile whose execute hook runs the wrapper."""
+
+    fallback = False
+
+    def detect(self, source: Source) -> float:
+        return 1.0 if source.kind == "ruhroh" else 0.0
+
+    def suggest_name(self, source: Source) -> str | None:
+        try:
+            return PurePath(shlex.split(source.text)[0]).stem or None
+        except (ValueError, IndexError):
+            return None
+
+    def write(self, request: AuthorRequest) -> Draft:
+        command = request.source.text
+        if not command.strip():
+            raise ConfigError(
+                "--ruhroh: give the wrapper's command line, e.g. --ruhroh ./wrapper.sh"
+            )
+        iterations = request.options.get("max_iterations", 5)
+        # Rook carries RUHROH_SESSION_HANDLE from turn to turn, so a conversation
+        # handle is always returned: multi-turn scenarios can run.
+        return Draft(
+            hooks={"execute": {"ruhroh": {"command": command, "max_iterations": iterations}}},
+            capabilities={"multi_turn": True},
+        )
+
+
+@hookimpl
+def rook_register_authors(register: Any) -> None:
+    register("ruhroh", RuhrohAuthor())

@@ -1,0 +1,132 @@
+"""Built-in author: a URL that is an endpoint (``--from https://host/ask``).
+
+(A URL whose body is an OpenAPI document is the OpenAPI author's.) The
+endpoint is probed: first ``POST {"message": goal}``; when the server refuses
+(400, 405, 415, 422 ...) the next usual shape is tried, jumping straight to a
+field the error names (``"loc": ["body", "prompt"]``), a bounded number of
+times. A key in the query string or a password in the URL becomes an ``env``
+reference. Once it answers, the shared HTTP corrections find the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from rook_core.authoring import AuthorRequest, Draft, Source
+from rook_core.hookspecs import hookimpl
+from rook_core.profile_probe import Observation
+
+from .author_http import (
+    HttpAuthor,
+    basic_header,
+    http_entry,
+    move_value_secrets,
+    split_userinfo,
+    where_of,
+)
+
+GOAL = "{{goal}}"
+SHAPES: list[tuple[str, str, Any]] = [
+    ("message", "POST", {"message": GOAL}),
+    ("prompt", "POST", {"prompt": GOAL}),
+    ("input", "POST", {"input": GOAL}),
+    ("query", "POST", {"query": GOAL}),
+    ("question", "POST", {"question": GOAL}),
+    ("text", "POST", {"text": GOAL}),
+    ("messages", "POST", {"messages": [{"role": "user", "content": GOAL}]}),
+    ("q", "GET", None),
+]
+REFUSED = {400, 405, 415, 422}
+
+
+def shape_entry(base: dict[str, Any], index: int) -> dict[str, Any]:
+    name, method, body = SHAPES[index]
+    entry = {k: v for k, v in base.items() if k not in ("body", "method")}
+    query = dict(entry.pop("query", {}) or {})
+    if method == "GET":
+        entry["method"] = "GET"
+        query[name] = GOAL
+    else:
+        entry["body"] = body
+    if query:
+        entry["query"] = query
+    return entry
+
+
+def named_in(text: str, tried: list[int]) -> int | None:
+    """The first untried shape whose field the error message names."""
+    low = text.lower()
+    for i, (name, _, _) in enumerate(SHAPES):
+        if i not in tried and re.search(rf"[\"'\s\[]{re.escape(name)}[\"'\s\]]", low):
+            return i
+    return None
+
+
+class UrlAuthor(HttpAuthor):
+    """An endpoint URL: probe it until a request shape is accepted."""
+
+    def detect(self, source: Source) -> float:
+        return 0.5 if source.kind == "url" else 0.0
+
+    def suggest_name(self, source: Source) -> str | None:
+        host = urlsplit(source.url or "").hostname or ""
+        labels = [x for x in host.split(".") if x not in ("api", "www")]
+        if not labels or host.replace(".", "").isdigit() or host == "localhost":
+            return None
+        return labels[0]
+
+    def write(self, request: AuthorRequest) -> Draft:
+        assert request.source.url is not None
+        url, user, password = split_userinfo(request.source.url)
+        parts = urlsplit(url)
+        where = where_of(url)
+        query = move_value_secrets(
+            dict(parse_qsl(parts.query, keep_blank_values=True)),
+            request.secrets,
+            where,
+            "query parameter",
+        )
+        base: dict[str, Any] = {"url": urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))}
+        if user is not None:
+            base["headers"] = {
+                "Authorization": basic_header(user, password or "", request.secrets, where)
+            }
+        if query:
+            base["query"] = query
+        return Draft(
+            hooks={"execute": {"http": shape_entry(base, 0)}},
+            state={"kind": "url", "base": base, "tried": [0]},
+            notes=["the request shape was found by probing the endpoint"],
+        )
+
+    def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        st = draft.state
+        if st.get("kind") == "url" and not observation.ok and observation.http_status in REFUSED:
+            tried = list(st["tried"])
+            body = observation.response
+            text = body if isinstance(body, str) else json.dumps(body)
+            nxt = named_in(text or "", tried)
+            if nxt is None:
+                nxt = next((i for i in range(len(SHAPES)) if i not in tried), None)
+            if nxt is None:
+                return None
+            new = draft.copy(state={**st, "tried": [*tried, nxt]})
+            new.hooks["execute"] = {"http": shape_entry(st["base"], nxt)}
+            name, method, _ = SHAPES[nxt]
+            where = f"query parameter {name}" if method == "GET" else f"body field {name}"
+            new.changes.append(
+                f"the endpoint refused the request (HTTP {observation.http_status}): "
+                f"the goal now goes in the {where} ({method})"
+            )
+            return new
+        if http_entry(draft) is None:
+            return None
+        return super().revise(draft, observation, request)
+
+
+@hookimpl
+def rook_register_authors(register: Any) -> None:
+    register("url", UrlAuthor())

@@ -1,0 +1,207 @@
+"""``rook profile test`` and ``rook profile fix``: run a profile against the real target.
+
+A profile test is a one-scenario run through the lifecycle engine, kept out of
+history (see :mod:`rook_core.profile_probe`); what it observes is added to the
+profile's observed capabilities, as a run's would be.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..profile_probe import DEFAULT_GOAL
+from .options import workspace_options
+from .profile import Session
+
+ADVICE = {
+    "missing_variable": "set the variables listed above (their values never go in a file)",
+    "auth": "the credential is wrong or expired: check the variable named above, or give "
+    "--what 'the auth header is wrong' with an author agent",
+    "not_found": "check the URL or path in the hook entry",
+    "timeout": "raise timeout_seconds on the hook entry if the target is this slow",
+    "config": "correct the profile file (the message names the field)",
+}
+
+
+def _load(s: Session, name: str | None) -> Any:
+    from ..profile import find_profile
+
+    profile = find_profile(s.agent.profiles_dir, name, s.rook.transports)
+    for ref in profile.env:
+        s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
+    return profile
+
+
+@click.command("test")
+@workspace_options
+@click.argument("name", required=False)
+@click.option("--goal", default=DEFAULT_GOAL, show_default=True, help="The small goal to send.")
+@click.option("--update", is_flag=True, help="Write the observed capabilities into the profile.")
+@click.option("--keep", is_flag=True, help="Keep the test's run directory and print where it is.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def test_command(
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    name: str | None,
+    goal: str,
+    update: bool,
+    keep: bool,
+    as_json: bool,
+) -> None:
+    """Test a profile: prepare, open, one execute with a small goal, close, collect.
+
+    Shows the extracted answer, each phase's result and time, and compares the
+    declared capabilities with the observed ones: an optimistic claim (declared,
+    not observed) fails the test. Exit 0: it works and claims nothing it did not
+    show; 1: a hook failed or a claim is optimistic; 2: a variable is not set.
+
+    \b
+    Examples:
+      rook profile test
+      rook profile test staging --goal 'Where is ORD-1?'
+      rook profile test staging --update      # claim exactly what was observed
+    """
+    from ..errors import RookError
+    from ..profile_probe import compare_capabilities, probe
+    from ..runner import save_observed
+    from .profile_manage import set_capabilities
+    from .profile_output import capabilities_table, show_observation
+
+    s = Session(workspace, project, agent)
+    try:
+        profile = _load(s, name)
+        obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep)
+    except RookError as exc:
+        raise s.guard(exc) from None
+    declared = dict(profile.capabilities)
+    if obs.ok:
+        save_observed(s.agent, profile, obs.observed)
+    updated = False
+    if update and obs.ok:
+        set_capabilities(
+            profile.path,
+            {c["capability"]: c["observed"] for c in compare_capabilities(declared, obs.observed)},
+        )
+        updated = True
+    table, optimistic = capabilities_table(declared, obs.observed if obs.ok else {})
+    if as_json:
+        doc = {
+            "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
+            "test": obs.to_dict(),
+            "updated": updated,
+            "capabilities": compare_capabilities(declared, obs.observed),
+        }
+        sys.stdout.write(s.redactor.text(json.dumps(doc, ensure_ascii=False)) + "\n")
+    else:
+        s.say(f"profile {profile.id} ({profile.path})")
+        show_observation(obs, s.say, "test")
+        if obs.ok:
+            s.say("capabilities:")
+            s.say(table)
+        if updated:
+            s.say(f"updated capabilities in {profile.path}")
+        if obs.run_dir:
+            s.say(f"kept: {obs.run_dir}")
+        if not obs.ok and obs.problem in ADVICE:
+            s.say(f"next: {ADVICE[obs.problem]}")
+    if obs.problem in ("missing_variable", "config"):
+        sys.exit(2)  # nothing ran: a usage or configuration error
+    if not obs.ok or (optimistic and not updated):
+        sys.exit(1)
+
+
+@click.command("fix")
+@workspace_options
+@click.argument("name", required=False)
+@click.option("--what", metavar="TEXT", help="What you already know is wrong.")
+@click.option(
+    "--author",
+    "author_cmd",
+    metavar="CMD",
+    help="Author agent for what Rook cannot repair itself (default: config.yaml's).",
+)
+@click.option("--goal", default=DEFAULT_GOAL, show_default=True, help="The small goal to send.")
+@click.option(
+    "--attempts",
+    type=click.IntRange(1, 10),
+    default=3,
+    show_default=True,
+    help="Repairs (each tested) at most.",
+)
+def fix_command(
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    name: str | None,
+    what: str | None,
+    author_cmd: str | None,
+    goal: str,
+    attempts: int,
+) -> None:
+    """Run the profile, diagnose the failure, repair it, test again.
+
+    Rook repairs what it can itself (the answer under another field, a rejected
+    header, an undeclared variable) and asks the author agent for the rest, with
+    the diagnosis and --what. It never loosens a check to make a test pass, and
+    writes a repair only when it passes (the old files are kept as *.bak).
+
+    \b
+    Examples:
+      rook profile fix
+      rook profile fix staging --what 'the auth header is wrong' --author 'claude -p'
+    """
+    from ..authoring import AuthorRequest, Secrets, Source, env_prefix
+    from ..authoring_loop import Events, fix_profile
+    from ..errors import RookError
+    from .profile_output import show_observation
+
+    s = Session(workspace, project, agent)
+    try:
+        profile = _load(s, name)
+        request = AuthorRequest(
+            source=Source("profile", label=str(profile.path), path=profile.path),
+            agent=s.agent,
+            profile_id=profile.id,
+            name=profile.name,
+            secrets=Secrets(env_prefix(s.agent.name), s.redactor),
+            what=what or "",
+            goal=goal,
+            options={"author_command": s.author_command(author_cmd)},
+            say=s.say,
+        )
+
+        def attempt(n: int, draft: Any, obs: Any) -> None:
+            show_observation(obs, s.say, "test" if n == 0 else f"test after repair {n}")
+
+        outcome = fix_profile(
+            s.rook, request, profile, s.redactor, Events(s.say, attempt), attempts
+        )
+    except RookError as exc:
+        raise s.guard(exc) from None
+    obs = outcome.observation
+    if outcome.ok and not outcome.changes:
+        s.say(
+            "the profile works; nothing to fix"
+            + (" (--what needs an author agent: --author CMD)" if what else "")
+        )
+        return
+    if outcome.ok:
+        s.say(f"fixed: wrote {profile.path}" if outcome.written else "fixed")
+        for rel in outcome.draft.files:
+            s.say(f"  {rel}")
+        return
+    s.say("not fixed; nothing was changed")
+    if obs is not None and obs.problem in ADVICE:
+        s.say(f"next: {ADVICE[obs.problem]}")
+    elif not request.options["author_command"]:
+        s.say(
+            "next: name an author agent (--author CMD, or author: in config.yaml) for what "
+            "Rook cannot repair itself"
+        )
+    sys.exit(2 if obs is not None and obs.problem in ("missing_variable", "config") else 1)

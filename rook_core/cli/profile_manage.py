@@ -1,0 +1,241 @@
+"""``rook profile show | use | list | rename``: look after the agent's profiles.
+
+Ids are stable slugs made once (runs pin them); ``rename`` changes ``name``
+only. Edits touch only the lines they change, so comments survive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from .options import workspace_options
+from .profile import Session
+
+CREDENTIAL = re.compile(r"(auth|key|token|secret|passw|cookie|signature)", re.I)
+
+
+def replace_block(text: str, key: str, block: str) -> str:
+    """Replace the top-level ``key:`` (and its indented lines) with ``block``;
+    append it when absent. Every other line, comments included, stays."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if re.match(rf"{key}\s*:", ln)), None)
+    new = [ln + "\n" for ln in block.rstrip("\n").split("\n")]
+    if start is None:
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        return "".join(lines + new)
+    end = start + 1
+    while end < len(lines) and (lines[end][:1] in (" ", "\t") or not lines[end].strip()):
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return "".join(lines[:start] + new + lines[end:])
+
+
+def _edit(path: Path, key: str, value: Any) -> None:
+    from ..store import atomic_write
+
+    text = path.read_text(encoding="utf-8")
+    block = yaml.safe_dump(
+        {key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
+    edited = replace_block(text, key, block)
+    expected = {**(yaml.safe_load(text) or {}), key: value}
+    if yaml.safe_load(edited) != expected:  # an unusual layout: write the data whole
+        edited = yaml.safe_dump(expected, sort_keys=False, allow_unicode=True)
+    atomic_write(path, edited)
+
+
+def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
+    """Write ``capabilities`` into the profile file at ``path``."""
+    _edit(path, "capabilities", capabilities)
+
+
+def _mask(value: Any, key: str = "") -> Any:
+    """A hook entry as shown: a credential written literally is hidden."""
+    if isinstance(value, dict):
+        return {k: _mask(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v, key) for v in value]
+    if isinstance(value, str) and CREDENTIAL.search(key) and "{{" not in value:
+        return "[hidden: written literally; move it to env]"
+    return value
+
+
+def _active(profiles_dir: Path) -> str | None:
+    active = profiles_dir / "active"
+    return active.read_text(encoding="utf-8").strip() if active.is_file() else None
+
+
+@click.command("show")
+@workspace_options
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def show_command(
+    workspace: str | None, project: str | None, agent: str | None, name: str | None, as_json: bool
+) -> None:
+    """Show a profile: its hooks, its variables (set or not; values never shown), its
+    declared and observed capabilities.
+
+    \b
+    Examples:
+      rook profile show staging
+      rook profile show --json
+    """
+    from ..profile import find_profile
+    from ..runner import load_observed
+
+    s = Session(workspace, project, agent)
+    p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
+    for ref in p.env:
+        s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
+    doc = {
+        "id": p.id,
+        "name": p.name,
+        "file": str(p.path),
+        "active": _active(s.agent.profiles_dir) in (p.id, p.path.stem if p.path else None),
+        "hooks": _mask(p.raw.get("hooks") or {}),
+        "env": [
+            {"variable": e.variable, "purpose": e.purpose, "set": bool(os.environ.get(e.variable))}
+            for e in p.env
+        ],
+        "capabilities": {"declared": dict(p.capabilities), "observed": load_observed(s.agent, p)},
+        "hook_env": dict(p.hook_env),
+        "concurrency": p.concurrency,
+    }
+    if as_json:
+        click.echo(s.redactor.text(json.dumps(doc, ensure_ascii=False)))
+        return
+    s.say(f"{p.name} (id {p.id}){'  [active]' if doc['active'] else ''}")
+    s.say(f"file: {p.path}")
+    s.say("hooks:")
+    s.say("  " + yaml.safe_dump(doc["hooks"], sort_keys=False).rstrip().replace("\n", "\n  "))
+    s.say("env:" + ("" if p.env else " none"))
+    for e in doc["env"]:
+        s.say(f"  {e['variable']}: {'set' if e['set'] else 'NOT SET'} - {e['purpose']}")
+    caps = doc["capabilities"]
+    s.say(
+        "capabilities: "
+        + ", ".join(
+            f"{c} declared={'yes' if caps['declared'].get(c) else 'no'}"
+            f" observed={'yes' if caps['observed'].get(c) else 'no'}"
+            for c in ("multi_turn", "calls", "usage")
+        )
+    )
+    if p.hook_env:
+        s.say("hook_env: " + ", ".join(f"{k}={v}" for k, v in p.hook_env.items()))
+    s.say(f"concurrency: {p.concurrency}")
+
+
+@click.command("use")
+@workspace_options
+@click.argument("name")
+def use_command(workspace: str | None, project: str | None, agent: str | None, name: str) -> None:
+    """Make a profile the active one (writes profiles/active).
+
+    \b
+    Examples:
+      rook profile use staging
+    """
+    from ..profile import find_profile
+    from ..store import atomic_write
+
+    s = Session(workspace, project, agent)
+    p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
+    atomic_write(s.agent.profiles_dir / "active", p.id + "\n")
+    s.say(f"active profile: {p.id}")
+
+
+@click.command("list")
+@workspace_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def list_command(
+    workspace: str | None, project: str | None, agent: str | None, as_json: bool
+) -> None:
+    """List the agent's profiles; * marks the active one.
+
+    \b
+    Examples:
+      rook profile list
+    """
+    from tabulate import tabulate
+
+    from ..errors import ConfigError
+    from ..profile import load_profile
+
+    s = Session(workspace, project, agent)
+    pdir = s.agent.profiles_dir
+    active = _active(pdir)
+    rows = []
+    for path in sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []:
+        try:
+            p = load_profile(path, s.rook.transports)
+        except ConfigError as exc:
+            rows.append(
+                {
+                    "id": path.stem,
+                    "name": "",
+                    "active": active == path.stem,
+                    "hooks": "",
+                    "problem": str(exc).splitlines()[-1].strip(),
+                }
+            )
+            continue
+        rows.append(
+            {
+                "id": p.id,
+                "name": p.name,
+                "active": active in (p.id, path.stem),
+                "hooks": ", ".join(f"{k}:{e.transport}" for k, e in p.hooks.items()),
+                "problem": "",
+            }
+        )
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False))
+        return
+    if not rows:
+        s.say(f"no profiles in {pdir}; write one with: rook profile add")
+        return
+    table = [
+        [
+            "*" if r["active"] else "",
+            r["id"],
+            r["name"],
+            r["hooks"],
+            f"invalid: {r['problem']}" if r["problem"] else "",
+        ]
+        for r in rows
+    ]
+    s.say(tabulate(table, headers=["", "id", "name", "hooks", ""], tablefmt="simple"))
+
+
+@click.command("rename")
+@workspace_options
+@click.argument("name")
+@click.argument("new_name")
+def rename_command(
+    workspace: str | None, project: str | None, agent: str | None, name: str, new_name: str
+) -> None:
+    """Rename a profile: only its name changes; its id (which runs pin) stays.
+
+    \b
+    Examples:
+      rook profile rename staging 'Staging (EU)'
+    """
+    from ..errors import ConfigError
+    from ..profile import find_profile
+
+    if not new_name.strip():
+        raise ConfigError("rook profile rename: the new name is empty")
+    s = Session(workspace, project, agent)
+    p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
+    assert p.path is not None
+    _edit(p.path, "name", new_name)
+    s.say(f"renamed {p.id}: name is now {new_name!r} (id unchanged)")

@@ -1,0 +1,72 @@
+"""How ``rook profile`` commands show a probe: phases, answer, capabilities.
+
+Everything passes the command's redactor before it is printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tabulate import tabulate
+
+from ..profile_probe import Observation, compare_capabilities, phase_line
+
+ANSWER_CHARS = 400
+VERDICTS = {
+    "ok": "",
+    "optimistic": "OPTIMISTIC: declared but not observed (unsafe: criteria would "
+    "trust evidence that never came)",
+    "unclaimed": "observed but not declared (rook profile test --update writes it)",
+}
+
+
+def cut(text: Any, limit: int) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def phases_table(obs: Observation) -> str:
+    rows = []
+    for hook in obs.hooks:
+        line = phase_line(hook)
+        phase = line["phase"] + (f" {line['turn']}" if line["phase"] == "execute" else "")
+        rows.append([phase, line["status"], f"{line['seconds']:.3f}", cut(line["diagnosis"], 90)])
+    if not rows:
+        return "  (no hook ran)"
+    table = tabulate(rows, headers=["phase", "status", "seconds", "diagnosis"], tablefmt="simple")
+    return "\n".join("  " + ln for ln in table.splitlines())
+
+
+def show_observation(obs: Observation, say: Callable[[str], None], title: str = "") -> None:
+    """The phases with their times, then the answer or the diagnosis."""
+    head = f"{title}: " if title else ""
+    say(f"{head}{'ok' if obs.ok else 'FAILED'}" + ("" if obs.ok else f" ({obs.problem})"))
+    say(phases_table(obs))
+    if obs.ok:
+        say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
+        if obs.conversation:
+            say(f"  conversation: {obs.conversation}")
+    else:
+        say(f"  diagnosis: {obs.diagnosis}")
+        for ref in obs.missing:
+            say(f"    {ref['variable']}: {ref['purpose']}")
+    seen = [c for c, v in obs.observed.items() if v]
+    say(f"  observed capabilities: {', '.join(seen) or 'none'}")
+
+
+def capabilities_table(declared: dict[str, Any], observed: dict[str, bool]) -> tuple[str, int]:
+    """The comparison table, and how many claims are optimistic."""
+    rows, optimistic = [], 0
+    for row in compare_capabilities(declared, observed):
+        optimistic += row["verdict"] == "optimistic"
+        rows.append(
+            [
+                row["capability"],
+                "yes" if row["declared"] else "no",
+                "yes" if row["observed"] else "no",
+                VERDICTS[row["verdict"]],
+            ]
+        )
+    table = tabulate(rows, headers=["capability", "declared", "observed", ""], tablefmt="simple")
+    return "\n".join("  " + ln for ln in table.splitlines()), optimistic

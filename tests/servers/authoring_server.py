@@ -1,0 +1,273 @@
+"""The fake agent of :mod:`agent_server`, plus what ``rook profile add`` meets in the wild.
+
+Extra endpoints (everything of :class:`AgentServer` still answers):
+
+* ``GET  /openapi.json``        OpenAPI 3 for the session API (``/api/sessions...``)
+* ``GET  /openapi-many.json``   two operations that take a message equally (must ask)
+* ``GET  /openapi-key.json``    ``POST /ask`` with an API key in the query (security scheme)
+* ``POST /ask?key=K``           needs ``prompt`` (422 naming it, FastAPI style); answers
+                                ``{"answer", "conversation_id", "usage"}``; continues a
+                                conversation sent back as ``conversation_id``
+* ``POST /strict``              400 when the ``X-Debug`` header is sent; answers under
+                                ``result.text``
+* ``POST /basic``               Basic auth (``user``/``basic_password``); a text answer
+* ``POST /form``                form-encoded ``message``; answers ``{"reply": ...}``
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import ssl
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from .agent_server import AgentServer, _Handler
+
+SESSION_API = {
+    "openapi": "3.0.3",
+    "info": {"title": "Order Desk", "version": "1"},
+    "servers": [{"url": "/"}],
+    "paths": {
+        "/api/sessions": {
+            "post": {
+                "operationId": "createSession",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {"type": "object", "properties": {"user": {"type": "string"}}}
+                        }
+                    }
+                },
+                "responses": {
+                    "201": {
+                        "description": "created",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "session": {
+                                            "type": "object",
+                                            "properties": {
+                                                "id": {"type": "string"},
+                                                "created": {"type": "number"},
+                                            },
+                                        }
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/api/sessions/{id}/messages": {
+            "post": {
+                "operationId": "sendMessage",
+                "summary": "Send a message to the desk",
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "requestBody": {
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Message"}}
+                    }
+                },
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Reply"}}
+                        },
+                    }
+                },
+            }
+        },
+        "/api/sessions/{id}": {
+            "delete": {
+                "operationId": "closeSession",
+                "responses": {"204": {"description": "closed"}},
+            }
+        },
+        "/health": {"get": {"operationId": "health", "responses": {"200": {"description": "ok"}}}},
+    },
+    "components": {
+        "schemas": {
+            "Message": {
+                "type": "object",
+                "required": ["text"],
+                "properties": {"text": {"type": "string"}, "turn": {"type": "integer"}},
+            },
+            "Reply": {
+                "type": "object",
+                "properties": {
+                    "data": {
+                        "type": "object",
+                        "properties": {"reply": {"type": "string"}, "trace_id": {"type": "string"}},
+                    }
+                },
+            },
+        }
+    },
+}
+
+
+def _ask_op(op_id: str, secured: bool = False) -> dict[str, Any]:
+    op: dict[str, Any] = {
+        "operationId": op_id,
+        "summary": f"Ask the agent ({op_id})",
+        "requestBody": {
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["prompt"],
+                        "properties": {
+                            "prompt": {"type": "string"},
+                            "conversation_id": {"type": "string"},
+                        },
+                    }
+                }
+            }
+        },
+        "responses": {
+            "200": {
+                "description": "ok",
+                "content": {
+                    "application/json": {
+                        "schema": {"type": "object", "properties": {"answer": {"type": "string"}}}
+                    }
+                },
+            }
+        },
+    }
+    if secured:
+        op["security"] = [{"key": []}]
+    return op
+
+
+MANY = {
+    "openapi": "3.0.0",
+    "info": {"title": "Two asks", "version": "1"},
+    "paths": {"/ask": {"post": _ask_op("ask")}, "/v2/ask": {"post": _ask_op("askV2")}},
+}
+KEYED = {
+    "openapi": "3.1.0",
+    "info": {"title": "Keyed ask", "version": "1"},
+    "paths": {"/ask": {"post": _ask_op("ask", secured=True)}},
+    "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "key"}}},
+}
+
+
+class AuthoringServer(AgentServer):
+    """:class:`AgentServer` with the endpoints ``rook profile add`` is tested against."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.basic_password = "pw-" + secrets.token_hex(8)
+        self.conversations: dict[str, list[str]] = {}
+
+    def start(self, tls: tuple[Path, Path] | None = None) -> AuthoringServer:
+        server = self
+
+        class Handler(_AuthoringHandler):
+            app = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(tls[0]), str(tls[1]))
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
+            self.scheme = "https"
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def ask(self, query: dict[str, str], body: Any) -> tuple[int, Any]:
+        if query.get("key") != self.api_key:
+            return 401, {"detail": "invalid or missing key"}
+        if not isinstance(body, dict) or not isinstance(body.get("prompt"), str):
+            return 422, {
+                "detail": [
+                    {
+                        "loc": ["body", "prompt"],
+                        "msg": "field required",
+                        "type": "value_error.missing",
+                    }
+                ]
+            }
+        cid = body.get("conversation_id")
+        with self.lock:
+            if cid is None:
+                cid = "c-" + secrets.token_hex(4)
+                self.conversations[cid] = []
+            elif cid not in self.conversations:
+                return 404, {"detail": f"no conversation {cid}"}
+            self.conversations[cid].append(body["prompt"])
+            n = len(self.conversations[cid])
+        return 200, {
+            "answer": f"answer {n}: {body['prompt']}",
+            "conversation_id": cid,
+            "usage": {"input_tokens": 7, "output_tokens": 3},
+        }
+
+
+class _AuthoringHandler(_Handler):
+    app: AuthoringServer
+
+    def _handle(self) -> None:
+        path, _, qs = self.path.partition("?")
+        docs = {
+            "/openapi.json": SESSION_API,
+            "/openapi-many.json": MANY,
+            "/openapi-key.json": KEYED,
+        }
+        if self.command == "GET" and path in docs:
+            return self._send(200, docs[path])
+        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form"):
+            return self._extra(path, qs)
+        return super()._handle()
+
+    def _extra(self, path: str, qs: str) -> None:
+        import json
+        from urllib.parse import parse_qs
+
+        app = self.app
+        length = int(self.headers.get("Content-Length") or 0)
+        text = self.rfile.read(length).decode("utf-8", errors="replace") if length else ""
+        try:
+            body: Any = json.loads(text) if text else None
+        except ValueError:
+            body = None
+        query = {k: v[0] for k, v in parse_qs(qs).items()}
+        with app.lock:
+            app.requests.append(
+                {
+                    "method": self.command,
+                    "path": path,
+                    "query": query,
+                    "headers": dict(self.headers.items()),
+                    "text": text,
+                    "json": body,
+                }
+            )
+        if path == "/ask":
+            return self._send(*app.ask(query, body))
+        if path == "/strict":
+            if "X-Debug" in self.headers:
+                return self._send(400, {"error": "header X-Debug is not allowed here"})
+            message = (body or {}).get("message", "")
+            return self._send(200, {"result": {"text": f"strictly: {message}", "id": "r-1"}})
+        if path == "/basic":
+            expected = base64.b64encode(f"user:{app.basic_password}".encode()).decode()
+            if self.headers.get("Authorization") != f"Basic {expected}":
+                return self._send(
+                    401, {"error": "bad credentials"}, {"WWW-Authenticate": 'Basic realm="agent"'}
+                )
+            return self._send(200, f"basic answer to: {(body or {}).get('q', '')}")
+        form = {k: v[0] for k, v in parse_qs(text).items()}
+        return self._send(200, {"reply": f"form reply to: {form.get('message', '')}"})

@@ -1,0 +1,390 @@
+"""`rook profile add` against real targets: cURL, command lines, scripts, URLs,
+OpenAPI documents, Ruhroh wrappers and an author agent; no secret reaches a file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from servers.authoring_server import AuthoringServer
+
+AGENTS = Path(__file__).parent / "agents"
+AUTHOR = f"{sys.executable} {AGENTS / 'author' / 'scripted_author.py'}"
+
+
+@pytest.fixture
+def server():
+    srv = AuthoringServer().start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def add(rook_cli, ws, *args, input=None, env=None):
+    r = rook_cli("profile", "add", "--workspace", str(ws.root), *args, input=input, env=env)
+    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return r
+
+
+def profile(ws, pid):
+    return yaml.safe_load((ws.agent_dir / "profiles" / f"{pid}.yaml").read_text())
+
+
+def assert_nowhere(ws, *secrets):
+    """No file under the workspace holds any of the secret values."""
+    for path in ws.root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in secrets:
+                assert secret.encode() not in data, f"{secret!r} leaked into {path}"
+
+
+def chat_curl(server, extra=""):
+    return (
+        f"curl -sS {server.url}/v1/chat/completions \\\n"
+        f"  -H 'Authorization: Bearer {server.api_key}' \\\n"
+        "  -H 'Content-Type: application/json' -H 'Content-Length: 123' " + extra + "\\\n"
+        """  -d '{"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "Be brief."},"""
+        """ {"role": "user", "content": "Where is my order ORD-1?"}]}'\n"""
+    )
+
+
+def test_curl_file_becomes_a_tested_http_profile(rook_workspace, rook_cli, server, tmp_path):
+    ws = rook_workspace
+    call = tmp_path / "call.txt"
+    call.write_text(chat_curl(server))
+    r = add(rook_cli, ws, "staging", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "staging")
+    http = data["hooks"]["execute"]["http"]
+    assert http["url"] == f"{server.url}/v1/chat/completions"
+    assert http["headers"] == {"Authorization": "Bearer {{env.AGENT_API_TOKEN}}"}
+    assert http["body"]["messages"][1] == {"role": "user", "content": "{{goal}}"}
+    assert http["body"]["messages"][0]["content"] == "Be brief."
+    assert http["extract"]["output"] == "choices[0].message.content"
+    assert http["extract"]["usage"] == {
+        "input": "usage.prompt_tokens",
+        "output": "usage.completion_tokens",
+    }
+    assert data["env"][0]["variable"] == "AGENT_API_TOKEN" and data["env"][0]["purpose"]
+    assert data["capabilities"] == {"multi_turn": False, "calls": False, "usage": True}
+    out = r.stdout
+    assert "test 1 (curl): FAILED (no_answer)" in out and "test 2 (curl): ok" in out
+    assert "changed: the answer is under choices[0].message.content" in out
+    assert "answer: echo: Say hello in one short sentence." in out
+    assert "AGENT_API_TOKEN" in out and server.api_key not in out + r.stderr
+    assert "active profile: staging" in out
+    assert_nowhere(ws, server.api_key)
+    # the real request carried the real token and the goal where the sample was
+    sent = server.seen("POST", "/v1/chat/completions")[-1]
+    assert sent["headers"]["Authorization"] == f"Bearer {server.api_key}"
+    assert sent["json"]["messages"][1]["content"] == "Say hello in one short sentence."
+    assert "Content-Length: 123" not in str(sent["headers"])
+    # and rook run works with the variable set
+    ws.scenario({"id": "s", "goal": "hello there", "criteria": [{"contains": "echo: hello"}]})
+    run = rook_cli("run", "--json", env={"AGENT_API_TOKEN": server.api_key})
+    assert run.statuses() == {"s": "passed"}, run.stderr
+    assert_nowhere(ws, server.api_key)
+
+
+def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, server):
+    ws = rook_workspace
+    curl = (
+        f"curl -X POST '{server.url}/strict' -H 'X-Debug: 1' "
+        """-H 'X-Api-Key: k-123456789' --json '{"message": "hi there"}'"""
+    )
+    r = add(rook_cli, ws, "strict", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "the server rejected the X-Debug header (HTTP 400): removed" in r.stdout
+    http = profile(ws, "strict")["hooks"]["execute"]["http"]
+    assert "X-Debug" not in http["headers"]
+    assert http["headers"]["X-Api-Key"] == "{{env.AGENT_API_KEY}}"
+    assert http["extract"]["output"] == "result.text"
+    assert "answer: strictly: Say hello" in r.stdout
+    assert_nowhere(ws, "k-123456789")
+
+
+def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, server, tmp_path):
+    ws = rook_workspace
+    call = tmp_path / "basic.sh"
+    call.write_text(
+        f"# my call\n$ curl -u user:{server.basic_password} "
+        f"""{server.url}/basic -d '{{"q": "what is up"}}'\n"""
+    )
+    r = add(rook_cli, ws, "basic", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "basic")["hooks"]["execute"]["http"]
+    assert http["headers"] == {"Authorization": "Basic {{env.AGENT_BASIC_AUTH}}"}
+    assert http["body"] == {"q": "{{goal}}"} and "extract" not in http
+    assert "answer: basic answer to: Say hello" in r.stdout
+    assert_nowhere(ws, server.basic_password)
+    assert server.basic_password not in r.stdout + r.stderr
+
+    form = tmp_path / "form.txt"
+    form.write_text(
+        f"curl {server.url}/form --data-urlencode 'message=hello desk' --data-urlencode 'lang=en'"
+    )
+    r = add(rook_cli, ws, "form", "--from", str(form))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "form")["hooks"]["execute"]["http"]
+    assert http["form"] == {"message": "{{goal}}", "lang": "en"}
+    assert http["extract"]["output"] == "reply"
+
+
+def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, server):
+    ws = rook_workspace
+    r = add(rook_cli, ws, "ask", "--from", f"{server.url}/ask?key={server.api_key}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "ask")["hooks"]["execute"]["http"]
+    assert http["query"] == {"key": "{{env.AGENT_API_KEY}}"}
+    assert http["body"] == {"prompt": "{{goal}}", "conversation_id": "{{conversation}}"}
+    assert http["extract"]["output"] == "answer"
+    assert http["extract"]["conversation"] == "conversation_id"
+    assert http["extract"]["usage"] == {
+        "input": "usage.input_tokens",
+        "output": "usage.output_tokens",
+    }
+    assert "(HTTP 422): the goal now goes in the body field prompt" in r.stdout
+    caps = profile(ws, "ask")["capabilities"]
+    assert caps == {"multi_turn": True, "calls": False, "usage": True}
+    # the second turn of the probe continued the same conversation
+    assert any(len(prompts) == 2 for prompts in server.conversations.values())
+    assert server.api_key not in r.stdout + r.stderr
+    assert_nowhere(ws, server.api_key)
+
+
+def test_openapi_document_by_url_builds_a_session_profile(rook_workspace, rook_cli, server):
+    ws = rook_workspace
+    r = add(rook_cli, ws, "--from", f"{server.url}/openapi.json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "order-desk")
+    hooks = data["hooks"]
+    assert hooks["open"]["http"]["url"] == f"{server.url}/api/sessions"
+    assert hooks["open"]["http"]["extract"] == {"conversation": "session.id"}
+    assert (
+        hooks["execute"]["http"]["url"]
+        == f"{server.url}/api/sessions/{{{{conversation}}}}/messages"
+    )
+    assert hooks["execute"]["http"]["body"] == {"text": "{{goal}}"}
+    assert hooks["execute"]["http"]["extract"]["output"] == "data.reply"
+    assert hooks["close"]["http"]["method"] == "DELETE"
+    assert data["capabilities"] == {"multi_turn": True, "calls": True, "usage": True}
+    assert "noted (2 message(s) so far)" in r.stdout or "noted (1 message(s) so far)" in r.stdout
+
+
+def test_openapi_with_several_operations_asks(rook_workspace, rook_cli, server, tmp_path):
+    ws = rook_workspace
+    import json
+
+    from servers.authoring_server import MANY
+
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps(MANY))
+    r = add(rook_cli, ws, "two", "--from", str(doc))
+    assert r.exit_code == 2
+    assert "--operation ID" in r.stderr and "ask" in r.stderr and "askV2" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "two.yaml").exists()
+    r = add(rook_cli, ws, "two", "--from", str(doc), "--operation", "askV2")
+    assert r.exit_code == 2 and "--base-url" in r.stderr  # the document names no server
+    r = add(
+        rook_cli,
+        ws,
+        "two",
+        "--from",
+        str(doc),
+        "--operation",
+        "askV2",
+        "--base-url",
+        server.url,
+        "--no-test",
+    )
+    assert r.exit_code == 0, r.stderr
+    assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{server.url}/v2/ask"
+    assert "not tested; next: rook profile test two" in r.stdout
+
+
+def test_openapi_security_scheme_becomes_env(rook_workspace, rook_cli, server):
+    ws = rook_workspace
+    r = add(rook_cli, ws, "keyed", "--from", f"{server.url}/openapi-key.json")
+    assert r.exit_code == 1, r.stdout + r.stderr  # the key is not set: written, not working
+    data = profile(ws, "keyed")
+    assert data["hooks"]["execute"]["http"]["query"] == {"key": "{{env.AGENT_API_KEY}}"}
+    assert data["env"][0]["variable"] == "AGENT_API_KEY"
+    assert "missing_variable" in r.stdout and "rook profile fix keyed" in r.stdout
+    r = add(
+        rook_cli,
+        ws,
+        "keyed",
+        "--from",
+        f"{server.url}/openapi-key.json",
+        "--force",
+        env={"AGENT_API_KEY": server.api_key},
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: answer 1: Say hello" in r.stdout
+
+
+def test_command_line_becomes_a_readable_hook_script(rook_workspace, rook_cli):
+    ws = rook_workspace
+    cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'}"
+    r = add(rook_cli, ws, "local", "--command", cmd)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "local")["hooks"] == {"execute": "scripts/local-hook.py"}
+    script = (ws.agent_dir / "scripts" / "local-hook.py").read_text()
+    assert "cli_agent.py" in script and "def main(phase)" in script
+    assert "answer: cli answer: Say hello in one short sentence." in r.stdout
+
+    r = add(rook_cli, ws, "json", "--command", cmd + " --json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "the command prints JSON: the answer is taken from result" in r.stdout
+    assert "session id (session_id)" in r.stdout
+    script = (ws.agent_dir / "scripts" / "json-hook.py").read_text()
+    assert "ANSWER = ['result']" in script
+    assert profile(ws, "json")["capabilities"]["usage"] is True
+    assert "answer: cli answer: Say hello" in r.stdout
+
+
+def test_command_that_fails_is_written_and_reported(rook_workspace, rook_cli):
+    ws = rook_workspace
+    r = add(rook_cli, ws, "bad", "--command", f"{sys.executable} {AGENTS / 'cli_agent.py'} --fail")
+    assert r.exit_code == 1
+    assert "failing on purpose" in r.stdout and "rook profile fix bad" in r.stdout
+    r = add(rook_cli, ws, "nope", "--command", "no-such-program-xyz -p")
+    assert r.exit_code == 2 and "not installed" in r.stderr
+
+
+def test_scripts_used_as_hooks_or_wrapped(rook_workspace, rook_cli):
+    ws = rook_workspace
+    r = add(rook_cli, ws, "--from", str(AGENTS / "hook_agent.py"))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "hook_agent")["hooks"]["execute"] == {
+        "script": str(AGENTS / "hook_agent.py")
+    }
+    assert profile(ws, "hook_agent")["capabilities"]["calls"] is True
+
+    r = add(rook_cli, ws, "plain", "--from", str(AGENTS / "plain_agent.py"))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert (
+        "does not speak the hook contract (not_json): wrapped by scripts/plain-hook.py" in r.stdout
+    )
+    assert profile(ws, "plain")["hooks"]["execute"] == "scripts/plain-hook.py"
+    assert "answer: plain agent says hello to: Say hello" in r.stdout
+
+
+def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
+    ws = rook_workspace
+    wrapper = AGENTS / "ruhroh" / "wrapper.sh"
+    r = add(rook_cli, ws, "wrapped", "--ruhroh", f"bash {wrapper}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "wrapped")
+    assert data["hooks"]["execute"]["ruhroh"]["command"] == f"bash {wrapper}"
+    assert data["capabilities"]["multi_turn"] is True
+    assert "answer: reply 1 to Say hello" in r.stdout
+
+
+def test_notes_go_to_the_author_agent(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    log = tmp_path / "log"
+    log.mkdir()
+    notes = "The desk answers on stdin; use the DESK_TOKEN variable."
+    r = add(
+        rook_cli,
+        ws,
+        "desk",
+        "--notes",
+        notes,
+        "--author",
+        AUTHOR,
+        env={"AUTHOR_LOG": str(log), "AUTHOR_MODE": "broken"},
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "test 1 (agent): FAILED (not_json)" in r.stdout and "test 2 (agent): ok" in r.stdout
+    assert "answer: scripted answer to: Say hello" in r.stdout
+    first, second = sorted(log.glob("request-*.md"))
+    assert notes in first.read_text() and "## The hook contract" in first.read_text()
+    assert "not_json" in second.read_text() and "just text" in second.read_text()
+    assert profile(ws, "desk")["hooks"] == {"execute": "scripts/desk-hook.py"}
+    assert "scripted answer" in (ws.agent_dir / "scripts" / "desk-hook.py").read_text()
+
+
+def test_author_agent_from_config_answers_json(rook_workspace, rook_cli):
+    ws = rook_workspace
+    (ws.root / ".testmuai" / "rook" / "config.yaml").write_text(f"author: {AUTHOR}\n")
+    r = add(
+        rook_cli,
+        ws,
+        "desk",
+        "--notes",
+        "anything",
+        env={"AUTHOR_MODE": "json", "DESK_TOKEN": "tok-1234567"},
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "desk")["env"] == [
+        {"variable": "DESK_TOKEN", "purpose": "token of the desk"}
+    ]
+    assert "tok-1234567" not in r.stdout
+    r = add(rook_cli, ws, "other", "--notes", "anything", env={"AUTHOR_MODE": "none"})
+    assert r.exit_code == 1 and "answered no script" in r.stderr
+
+
+def test_sources_that_cannot_be_written(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    odd = tmp_path / "odd.txt"
+    odd.write_text("hello, this is not a request")
+    r = add(rook_cli, ws, "--from", str(odd))
+    assert r.exit_code == 2 and "--notes" in r.stderr
+    r = add(rook_cli, ws, "--notes", "an agent")
+    assert r.exit_code == 2 and "--author CMD" in r.stderr
+    r = add(rook_cli, ws, "x", "--from", str(odd), "--command", "ls")
+    assert r.exit_code == 2 and "one source" in r.stderr
+    r = add(rook_cli, ws, "x", input="curl https://example.invalid/health")
+    assert r.exit_code == 2 and "no message" in r.stderr
+
+
+def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, server, tmp_path):
+    """With a terminal on standard input, Rook offers the candidates and reads the pick."""
+    import json
+    import os
+    import subprocess
+
+    from servers.authoring_server import MANY
+
+    ws = rook_workspace
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps(MANY))
+    master, slave = os.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rook_core",
+            "profile",
+            "add",
+            "two",
+            "--from",
+            str(doc),
+            "--base-url",
+            server.url,
+            "--no-test",
+            "-w",
+            str(ws.root),
+        ],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    os.close(slave)
+    try:
+        os.write(master, b"askV2\n")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0, out + err
+    assert "several operations of the OpenAPI document take a message:" in out
+    assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{server.url}/v2/ask"

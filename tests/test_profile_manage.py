@@ -1,0 +1,100 @@
+"""`rook profile show | use | list | rename`, and the help of every profile command."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+
+def cli(rook_cli, ws, *args, env=None):
+    r = rook_cli("profile", args[0], "--workspace", str(ws.root), *args[1:], env=env)
+    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return r
+
+
+def two_profiles(ws):
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "a"}\'\n')
+    ws.profile(
+        {
+            "id": "staging",
+            "name": "Staging",
+            "hooks": {
+                "execute": {
+                    "http": {
+                        "url": "https://staging.example/v1/chat",
+                        "headers": {
+                            "Authorization": "Bearer {{env.STAGING_TOKEN}}",
+                            "X-Api-Key": "literal-key-0123456789",
+                        },
+                        "body": {"q": "{{goal}}"},
+                    }
+                }
+            },
+            "env": [
+                {"variable": "STAGING_TOKEN", "purpose": "bearer token of staging"},
+                {"variable": "OTHER_VAR", "purpose": "something else"},
+            ],
+            "capabilities": {"multi_turn": True},
+        },
+        active=False,
+    )
+    ws.profile({"id": "local", "hooks": {"execute": "scripts/a.sh"}}, active=True)
+
+
+def test_show_never_shows_secrets(rook_workspace, rook_cli):
+    ws = rook_workspace
+    two_profiles(ws)
+    r = cli(rook_cli, ws, "show", "Staging", env={"STAGING_TOKEN": "tok-very-secret-value"})
+    assert r.exit_code == 0, r.stderr
+    assert "Staging (id staging)" in r.stdout and "[active]" not in r.stdout
+    assert "STAGING_TOKEN: set - bearer token of staging" in r.stdout
+    assert "OTHER_VAR: NOT SET - something else" in r.stdout
+    assert "tok-very-secret-value" not in r.stdout
+    assert "literal-key-0123456789" not in r.stdout and "[hidden" in r.stdout
+    assert "Bearer {{env.STAGING_TOKEN}}" in r.stdout
+    doc = json.loads(cli(rook_cli, ws, "show", "staging", "--json").stdout)
+    assert doc["env"][0] == {
+        "variable": "STAGING_TOKEN",
+        "purpose": "bearer token of staging",
+        "set": False,
+    }
+    assert doc["capabilities"]["declared"] == {"multi_turn": True}
+
+
+def test_use_and_list_mark_the_active_one(rook_workspace, rook_cli):
+    ws = rook_workspace
+    two_profiles(ws)
+    (ws.agent_dir / "profiles" / "broken.yaml").write_text("id: broken\nhooks: {}\n")
+    r = cli(rook_cli, ws, "list")
+    rows = {
+        ln.split()[1] if ln.startswith("*") else ln.split()[0]: ln
+        for ln in r.stdout.splitlines()[2:]
+    }
+    assert rows["local"].startswith("*") and not rows["staging"].startswith("*")
+    assert "invalid" in rows["broken"]
+    r = cli(rook_cli, ws, "use", "Staging")
+    assert r.exit_code == 0 and "active profile: staging" in r.stdout
+    assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "staging"
+    listed = json.loads(cli(rook_cli, ws, "list", "--json").stdout)
+    assert [p["id"] for p in listed if p["active"]] == ["staging"]
+    assert cli(rook_cli, ws, "use", "nope").exit_code == 2
+
+
+def test_rename_changes_the_name_only(rook_workspace, rook_cli):
+    ws = rook_workspace
+    two_profiles(ws)
+    path = ws.agent_dir / "profiles" / "staging.yaml"
+    path.write_text("# staging, by hand\n" + path.read_text())
+    r = cli(rook_cli, ws, "rename", "staging", "Staging (EU)")
+    assert r.exit_code == 0, r.stderr
+    data = yaml.safe_load(path.read_text())
+    assert data["name"] == "Staging (EU)" and data["id"] == "staging"
+    assert path.read_text().startswith("# staging, by hand\n")
+    assert cli(rook_cli, ws, "show", "Staging (EU)").exit_code == 0
+
+
+def test_profile_commands_help(rook_cli):
+    for cmd in ("add", "test", "fix", "show", "use", "list", "rename"):
+        r = rook_cli("profile", cmd, "--help")
+        assert r.exit_code == 0 and "Examples:" in r.stdout

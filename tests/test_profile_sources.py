@@ -1,0 +1,184 @@
+"""The authors' parts on their own: the cURL parser, goal placement, secret moving,
+reading a response's shape, OpenAPI operations, the author agent's answers."""
+
+from __future__ import annotations
+
+import pytest
+from rook_plugins.author_agent import parse_answer
+from rook_plugins.author_curl import parse_curl
+from rook_plugins.author_http import move_header_secrets, place_goal
+from rook_plugins.author_openapi import candidates, pick
+from rook_plugins.author_shapes import (
+    find_answer,
+    find_calls,
+    find_conversation,
+    find_usage,
+    jmes,
+)
+from servers.authoring_server import MANY, SESSION_API
+
+from rook_core.authoring import NeedsChoice, Secrets, env_prefix
+from rook_core.errors import ConfigError
+from rook_core.redact import Redactor
+
+
+@pytest.mark.parametrize(
+    "text, expect",
+    [
+        ("curl https://h/x", {"url": "https://h/x", "method": None, "data": []}),
+        (
+            "curl -XPOST https://h/x -d 'a=1' --data-raw b=2",
+            {"method": "POST", "data": ["a=1", "b=2"]},
+        ),
+        ("$ curl --request PUT --url=https://h/x", {"method": "PUT", "url": "https://h/x"}),
+        ("curl -sSL -H 'A: 1' -H'B:2' https://h", {"headers": [("A", "1"), ("B", "2")]}),
+        ("curl -skX PATCH https://h", {"method": "PATCH", "insecure": True}),
+        (
+            "# a comment\ncurl https://h \\\n  --json '{\"a\": 1}'",
+            {"json": True, "data": ['{"a": 1}']},
+        ),
+        ("curl -u me:pw -G https://h -d q=hi", {"user": "me:pw", "get": True}),
+        ("curl -o out.txt --max-time 12 https://h", {"max_time": 12.0, "url": "https://h"}),
+        (
+            "curl -b 'sid=abc' -A ua https://h",
+            {"headers": [("Cookie", "sid=abc"), ("User-Agent", "ua")]},
+        ),
+        ("/usr/bin/curl --compressed https://h", {"url": "https://h"}),
+    ],
+)
+def test_parse_curl(text, expect):
+    c = parse_curl(text)
+    for key, value in expect.items():
+        assert getattr(c, key) == value, key
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("curl", "no URL"),
+        ("curl -H", "needs a value"),
+        ("wget https://h", "no word 'curl'"),
+        ("curl 'https://h", "split"),
+        ("curl -d @body.json https://h", "cannot read a file"),
+    ],
+)
+def test_parse_curl_refuses(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_curl(text)
+
+
+def test_place_goal():
+    chat = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "long system prompt here"},
+            {"role": "user", "content": "hi"},
+        ],
+    }
+    doc, where = place_goal(chat)
+    assert doc["messages"][1]["content"] == "{{goal}}" and where == "messages[1].content"
+    assert chat["messages"][1]["content"] == "hi", "the original is not changed"
+    parts = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    assert place_goal(parts)[1] == "messages[0].content[0].text"
+    assert place_goal({"lang": "en", "data": {"query": "x"}})[1] == "data.query"
+    assert place_goal({"a": "short", "b": "a much longer sample"})[1] == "b"
+    assert place_goal("raw text") == ("{{goal}}", "the whole body")
+    assert place_goal({"n": 1})[1] is None
+
+
+def test_secrets_move_to_env_and_are_redacted():
+    red = Redactor()
+    secrets = Secrets(env_prefix("order-desk"), red)
+    headers = move_header_secrets(
+        {
+            "Authorization": "Bearer tok-abcdef",
+            "X-Api-Key": "k-1234",
+            "Accept": "application/json",
+            "Cookie": "sid=99999",
+        },
+        secrets,
+        "https://h/x",
+    )
+    assert headers == {
+        "Authorization": "Bearer {{env.ORDER_DESK_API_TOKEN}}",
+        "X-Api-Key": "{{env.ORDER_DESK_API_KEY}}",
+        "Accept": "application/json",
+        "Cookie": "{{env.ORDER_DESK_COOKIE}}",
+    }
+    assert red.text("tok-abcdef and k-1234") == (
+        "[redacted:ORDER_DESK_API_TOKEN] and [redacted:ORDER_DESK_API_KEY]"
+    )
+    assert secrets.found_in("x sid=99999 y") and not secrets.found_in("nothing")
+    assert secrets.add("API_TOKEN", "again", "tok-abcdef") == "ORDER_DESK_API_TOKEN"
+    assert secrets.add("API_TOKEN", "another", "tok-other") == "ORDER_DESK_API_TOKEN_2"
+    assert env_prefix("9lives") == "AGENT_9LIVES"
+
+
+def test_reading_response_shapes():
+    openai = {
+        "id": "chatcmpl-1234567890",
+        "model": "gpt",
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": "Your order ships Tuesday.",
+                    "tool_calls": [{"id": "c1", "function": {"name": "lookup", "arguments": "{}"}}],
+                }
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 4},
+    }
+    assert jmes(find_answer(openai, "goal")) == "choices[0].message.content"
+    assert find_calls(openai) == (
+        "choices[0].message.tool_calls[].{name: function.name, arguments: function.arguments}"
+    )
+    assert find_usage(openai) == {
+        "input": ("usage", "prompt_tokens"),
+        "output": ("usage", "completion_tokens"),
+    }
+    anthropic = {
+        "id": "msg_01ABCDEFGH",
+        "content": [
+            {"type": "text", "text": "Sure, here it is."},
+            {"type": "tool_use", "name": "search", "input": {"q": "x"}},
+        ],
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
+    assert jmes(find_answer(anthropic)) == "content[0].text"
+    assert find_calls(anthropic) == "content[?type=='tool_use'].{name: name, arguments: input}"
+    echo = {
+        "prompt": "what is the time",
+        "answer": "It is noon.",
+        "thread": {"id": "th_1"},
+        "meta": {"request-id": "4f9a8c7e6d5b"},
+    }
+    assert find_answer(echo, "what is the time") == ("answer",)
+    assert find_conversation(echo) == ("thread", "id")
+    assert jmes(("a-b", 0, "c")) == '"a-b"[0].c'
+    assert find_answer("plain text") == () and find_answer({"id": "abcdefgh1234"}) is None
+
+
+def test_openapi_operations():
+    found = candidates(SESSION_API)
+    assert [c["id"] for c in found] == ["sendMessage"]
+    assert found[0]["field"] == "text"
+    with pytest.raises(NeedsChoice) as exc:
+        pick(candidates(MANY), None)
+    assert [c for c, _ in exc.value.candidates] == ["ask", "askV2"]
+    assert pick(candidates(MANY), "POST /v2/ask")["id"] == "askV2"
+    with pytest.raises(ConfigError, match="no such operation"):
+        pick(candidates(MANY), "nope")
+
+
+def test_author_agent_answers():
+    script, lang, extra = parse_answer("Sure!\n\n```bash\necho hi\n```\nbye")
+    assert (script, lang, extra) == ("echo hi\n", "bash", {})
+    script, lang, extra = parse_answer(
+        '{"output": "#!/usr/bin/env node\\nconsole.log(1)",'
+        ' "env": [{"variable": "K", "purpose": "p"}]}'
+    )
+    assert lang == "node" and script.startswith("#!") and extra["env"][0]["variable"] == "K"
+    assert parse_answer("#!/usr/bin/env python3\nprint(1)\n")[1] == "python"
+    with pytest.raises(Exception, match="no script"):
+        parse_answer("I cannot do that")

@@ -1,0 +1,142 @@
+"""`rook profile test`: one scenario through the real engine, capabilities compared."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+PROBE_SCRIPT = """
+#!/usr/bin/env python3
+import json, os, sys
+phase = sys.argv[1]
+log = os.path.join(os.environ["ROOK_STATE_DIR"], "..", "..", "..", "phases.log")
+if phase == "open":
+    print(json.dumps({"conversation": "c-1"}))
+elif phase == "execute":
+    goal = sys.stdin.read()
+    print(json.dumps({"output": "you said: " + goal, "usage": {"input": 3, "output": 4}}))
+elif phase == "collect":
+    print(json.dumps({"trace": "t-1"}))
+sys.stderr.write(phase + " " + os.environ.get("ROOK_RUN_ID", "") + "\\n")
+"""
+
+
+def profile_test(rook_cli, ws, *args, env=None):
+    r = rook_cli("profile", "test", "--workspace", str(ws.root), *args, env=env)
+    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return r
+
+
+def write(ws, caps, hooks=None, env=()):
+    ws.script("agent.py", PROBE_SCRIPT)
+    phases = ("prepare", "open", "execute", "close", "collect")
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": hooks or {p: "scripts/agent.py" for p in phases},
+            "capabilities": caps,
+            "env": [{"variable": v, "purpose": f"{v} for the agent"} for v in env],
+        }
+    )
+
+
+def test_runs_every_phase_and_shows_answer_and_times(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {"multi_turn": True, "usage": True})
+    r = profile_test(rook_cli, ws, "--goal", "ping $HOME `x`")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    for phase in ("prepare", "open", "execute 1", "close", "collect"):
+        assert phase in r.stdout
+    assert "answer: you said: ping $HOME `x`" in r.stdout
+    assert "conversation: c-1" in r.stdout
+    assert "observed capabilities: multi_turn, usage" in r.stdout
+    assert not list(ws.runs_dir.iterdir()), "a profile test is kept out of history"
+    observed = json.loads((ws.agent_dir / "profiles" / "p.observed.json").read_text())
+    assert observed == {"multi_turn": True, "usage": True}
+
+
+def test_json_document_and_phase_results(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {"multi_turn": True, "usage": True})
+    r = profile_test(rook_cli, ws, "--json")
+    doc = json.loads(r.stdout)
+    assert doc["test"]["ok"] is True and doc["profile"]["id"] == "p"
+    assert [h["phase"] for h in doc["test"]["hooks"]] == [
+        "prepare",
+        "open",
+        "execute",
+        "close",
+        "collect",
+    ]
+    assert all(h["status"] == "ok" and h["seconds"] >= 0 for h in doc["test"]["hooks"])
+    assert {c["capability"]: c["verdict"] for c in doc["capabilities"]} == {
+        "multi_turn": "ok",
+        "calls": "ok",
+        "usage": "ok",
+    }
+
+
+def test_flags_optimistic_claims_and_unclaimed_observations(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {"calls": True})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, "an optimistic claim fails the test"
+    lines = {
+        ln.split()[0]: ln
+        for ln in r.stdout.splitlines()
+        if ln.strip()[:5] in ("multi", "calls", "usage")
+    }
+    assert "OPTIMISTIC" in lines["calls"]
+    assert "observed but not declared" in lines["multi_turn"]
+    assert "observed but not declared" in lines["usage"]
+
+    r = profile_test(rook_cli, ws, "--update")
+    assert r.exit_code == 0, r.stdout
+    caps = yaml.safe_load((ws.agent_dir / "profiles" / "p.yaml").read_text())["capabilities"]
+    assert caps == {"multi_turn": True, "calls": False, "usage": True}
+    assert profile_test(rook_cli, ws).exit_code == 0
+
+
+def test_update_keeps_comments(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {})
+    path = ws.agent_dir / "profiles" / "p.yaml"
+    path.write_text("# my profile\n" + path.read_text() + "concurrency: 1  # keep me\n")
+    assert profile_test(rook_cli, ws, "--update").exit_code == 0
+    text = path.read_text()
+    assert text.startswith("# my profile\n") and "# keep me" in text
+    assert yaml.safe_load(text)["capabilities"]["usage"] is True
+
+
+def test_failures_are_shown_with_their_phase(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("bad.sh", "#!/bin/bash\necho 'not json'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/bad.sh"}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1
+    assert "FAILED (not_json)" in r.stdout and "not one JSON object" in r.stdout
+
+
+def test_missing_variables_exit_2_and_are_listed(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {}, env=("DESK_TOKEN",))
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 2
+    assert "DESK_TOKEN: DESK_TOKEN for the agent" in r.stdout
+    r = profile_test(rook_cli, ws, env={"DESK_TOKEN": "tok-secret-value"})
+    assert r.exit_code == 0 and "tok-secret-value" not in r.stdout
+
+
+def test_keep_leaves_the_run_record(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {"multi_turn": True, "usage": True})
+    r = profile_test(rook_cli, ws, "--keep")
+    kept = next(ln.split("kept: ", 1)[1] for ln in r.stdout.splitlines() if "kept: " in ln)
+    from pathlib import Path
+
+    files = list(Path(kept).rglob("*.json"))
+    assert any(f.name == "profile-test.1.json" for f in files)
+    import shutil
+
+    shutil.rmtree(Path(kept).parent, ignore_errors=True)
