@@ -92,7 +92,11 @@ def test_every_sink(ws, rook_cli, tmp_path):
     assert_clean(r2.stdout + r2.stderr, "the terminal (ruhroh)")
     for args in (["runs", "-w", str(ws.root)], ["runs", "show", run_a, "-w", str(ws.root)],
                  ["diff", run_a, run_b, "-w", str(ws.root)],
-                 ["report", run_a, "-w", str(ws.root), "--report", f"html:{out}/again.html"]):
+                 ["report", run_a, "-w", str(ws.root), "--report", f"html:{out}/again.html"],
+                 ["profile", "show", "p", "-w", str(ws.root)],
+                 ["profile", "show", "p", "--json", "-w", str(ws.root)],
+                 ["profile", "list", "-w", str(ws.root)],
+                 ["doctor", "-w", str(ws.root)]):
         res = rook_cli(*args)
         assert res.exception is None, (args, res.exception)
         assert_clean(res.stdout + res.stderr, f"rook {' '.join(args[:2])}")
