@@ -13,12 +13,36 @@ A fenced block is tested when an HTML comment right before it says how:
     <!-- test: yaml|json|toml -->         parse it
     <!-- test: skip reason="..." -->      not run, on purpose (say why)
 
+Options for a few of them:
+
+    sh|python env="NAME=VALUE ..."        variables set for this block only (what a reader
+                                          has exported, such as a profile's `env`); quote a
+                                          value with spaces: env="A='x y' B=z"
+    profile|scenario at=KEY.KEY           a fragment: the block is the value at that path
+    profile|scenario with="{YAML}"        a fragment: the block is merged (deep) onto this
+                                          mapping, which supplies what it leaves out
+    json like=FILE [at=KEY.KEY]           every key the block shows (nested; a list item
+                                          like one of the real items) is in the JSON
+                                          document FILE (in the sandbox), at that path (a
+                                          number picks a list item): a shape that cannot drift
+
+A marker whose comment does not close on its own line carries a hidden block:
+the lines up to the closing ``-->`` are the block (any kind above), run in
+order with the others but invisible to a reader. Use it for set-up and checks
+a page does not show, such as starting a test server or making a run that a
+later visible command names:
+
+    <!-- test: sh
+    rook init --project demo --agent sample --example
+    -->
+
 The blocks of one page run in order in one fresh sandbox directory (also the
 working directory and ``HOME``), with ``rook`` and ``python3`` on ``PATH``
-that run the Rook and the Python under test, so a page can build a workspace step by step and then run
-it. Any page under ``docs/`` (and the README) with markers is covered; on
-the pages in ``FULLY_TESTED`` every yaml/python/sh/toml/json block must be
-marked.
+that run the Rook and the Python under test, and ``DOCS_CHECKOUT`` naming this
+checkout (to copy ``examples/`` or ``tests/agents/`` from), so a page can build
+a workspace step by step and then run it. Any page under ``docs/`` (and the
+README) with markers is covered; on the pages in ``FULLY_TESTED`` every
+yaml/python/sh/toml/json block must be marked.
 """
 
 from __future__ import annotations
@@ -29,6 +53,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,11 +70,9 @@ except ModuleNotFoundError:  # Python 3.10: toml blocks are only checked on 3.11
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 FULLY_TESTED = [
-    "docs/index.md",
-    "docs/getting-started.md",
-    "docs/concepts.md",
-    "docs/faq.md",
+    "docs/*.md",
     "docs/plugins/*.md",
+    "README.md",
 ]
 CHECKED_LANGUAGES = {
     "sh",
@@ -65,6 +88,7 @@ CHECKED_LANGUAGES = {
 }
 MARKER = re.compile(r"<!--\s*test:\s*(?P<spec>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<lang>[\w+-]*)")
+HIDDEN = re.compile(r"^\s*<!--\s*test:\s*(?P<spec>(?:(?!-->).)*?)\s*$")  # not closed here
 
 
 @dataclass
@@ -86,6 +110,15 @@ def blocks(page: Path) -> list[Block]:
     found: list[Block] = []
     i = 0
     while i < len(lines):
+        hidden = HIDDEN.match(lines[i])
+        if hidden:
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != "-->":
+                j += 1
+            text = textwrap.dedent("\n".join(lines[i + 1 : j]) + "\n")
+            found.append(Block(page, i + 1, "hidden", text, hidden.group("spec")))
+            i = j + 1
+            continue
         m = FENCE.match(lines[i])
         if not m:
             i += 1
@@ -150,13 +183,16 @@ class Sandbox:
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = str(self.site)
         env["HOME"] = str(self.root / "home")
+        env["DOCS_CHECKOUT"] = str(ROOT)
         return env
 
-    def run(self, argv: list[str], text: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, argv: list[str], text: str | None = None, extra: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             argv,
             cwd=self.root,
-            env=self.env(),
+            env={**self.env(), **(extra or {})},
             input=text,
             text=True,
             capture_output=True,
@@ -187,7 +223,8 @@ def check_block(block: Block, box: Sandbox) -> None:
         argv = (
             ["bash", "-e", "-c", block.text] if kind == "sh" else [sys.executable, "-c", block.text]
         )
-        r = box.run(argv)
+        extra = dict(item.partition("=")[::2] for item in shlex.split(opts.get("env", "")))
+        r = box.run(argv, extra=extra)
         output = r.stdout + r.stderr
         want = int(opts.get("exit", "0"))
         assert r.returncode == want, (
@@ -199,6 +236,10 @@ def check_block(block: Block, box: Sandbox) -> None:
             )
     elif kind in ("profile", "scenario"):
         data = yaml.safe_load(block.text)
+        for key in reversed(opts["at"].split(".") if "at" in opts else []):
+            data = {key: data}
+        if "with" in opts:
+            data = merged(yaml.safe_load(opts["with"]), data)
         rook = plugins.build_plugin_manager()
         if kind == "profile":
             profile_from_dict(data, rook.transports, where)
@@ -207,12 +248,49 @@ def check_block(block: Block, box: Sandbox) -> None:
     elif kind in ("yaml", "yml"):
         yaml.safe_load(block.text)
     elif kind == "json":
-        json.loads(block.text)
+        data = json.loads(block.text)
+        if "like" in opts:
+            real = json.loads((box.root / opts["like"]).read_text(encoding="utf-8"))
+            for key in opts["at"].split(".") if "at" in opts else []:
+                real = real[int(key)] if isinstance(real, list) else real[key]
+            missing = keys_missing(data, real, opts.get("at", "") or "(top)")
+            assert missing == [], f"{where}: not in the real {opts['like']}: {missing}"
     elif kind == "toml":
         if tomllib is not None:
             tomllib.loads(block.text)
     else:
         raise AssertionError(f"{where}: unknown test marker {block.spec!r}")
+
+
+def merged(base: object, over: object) -> object:
+    """``over`` merged onto ``base``: mappings key by key, anything else replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: merged(base.get(k), v) for k, v in over.items()}}
+    return over
+
+
+def keys_missing(doc: object, real: object, path: str) -> list[str]:
+    """The paths of keys ``doc`` shows that ``real`` does not have.
+
+    In a list, each item ``doc`` shows must be like one of the real items (the
+    one that misses least is reported); an empty real list cannot be checked.
+    """
+    if isinstance(doc, dict):
+        if not isinstance(real, dict):
+            return [] if real is None else [f"{path}: not an object"]
+        found: list[str] = []
+        for key, value in doc.items():
+            if key not in real:
+                found.append(f"{path}.{key}")
+            else:
+                found += keys_missing(value, real[key], f"{path}.{key}")
+        return found
+    if isinstance(doc, list) and isinstance(real, list) and real:
+        found = []
+        for i, item in enumerate(doc):
+            found += min((keys_missing(item, r, f"{path}[{i}]") for r in real), key=len)
+        return found
+    return []
 
 
 @pytest.mark.parametrize("page", pages_with_markers(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -249,6 +327,37 @@ def test_the_runner_finds_markers_and_fails_a_broken_example(tmp_path):
     check_block(found[0], box)
     with pytest.raises(AssertionError, match="exit 1, expected 0"):
         check_block(found[2], box)
+
+
+def test_hidden_blocks_options_and_shapes(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- test: sh expect=hidden\necho hidden > seen.txt; cat seen.txt\n-->\n\n"
+        '<!-- test: sh env="GREETING=\'hi there\' OTHER=x" expect="hi there x" -->\n'
+        '```sh\necho "$GREETING $OTHER"; test -f seen.txt\n```\n'
+        '<!-- test: profile at=hooks.execute with="{id: docs}" -->\n'
+        "```yaml\nscript: scripts/agent.sh\ntimeout_seconds: 5\n```\n"
+        "<!-- test: file real.json\n"
+        '{"a": {"b": 1}, "items": [{"x": 1}, {"x": 2, "y": 3}]}\n-->\n'
+        '<!-- test: json like=real.json -->\n```json\n{"items": [{"x": 0, "y": 0}]}\n```\n'
+        '<!-- test: json like=real.json at=a -->\n```json\n{"c": 1}\n```\n'
+    )
+    found = blocks(page)
+    assert [(b.lang, b.spec.split()[0]) for b in found] == [
+        ("hidden", "sh"),
+        ("sh", "sh"),
+        ("yaml", "profile"),
+        ("hidden", "file"),
+        ("json", "json"),
+        ("json", "json"),
+    ]
+    box = Sandbox(tmp_path / "box")
+    for block in found:
+        block.page = ROOT / "page.md"  # for `where`
+    for block in found[:5]:
+        check_block(block, box)
+    with pytest.raises(AssertionError, match=r"not in the real real.json: \['a.c'\]"):
+        check_block(found[5], box)
 
 
 def test_every_page_links_only_to_files_that_exist():
