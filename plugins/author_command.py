@@ -184,10 +184,7 @@ class CommandAuthor:
         return 1.0 if source.kind == "command" else 0.0
 
     def suggest_name(self, source: Source) -> str | None:
-        try:
-            return PurePath(shlex.split(source.text)[0]).stem or None
-        except (ValueError, IndexError):
-            return None
+        return source.program_name()
 
     def write(self, request: AuthorRequest) -> Draft:
         try:

@@ -3,8 +3,6 @@ run as it is through the ``ruhroh:`` transport (docs/ruhroh.md)."""
 
 from __future__ import annotations
 
-import shlex
-from pathlib import PurePath
 from typing import Any
 
 from rook_core.authoring import AuthorRequest, Draft, Source
@@ -21,10 +19,7 @@ class RuhrohAuthor:
         return 1.0 if source.kind == "ruhroh" else 0.0
 
     def suggest_name(self, source: Source) -> str | None:
-        try:
-            return PurePath(shlex.split(source.text)[0]).stem or None
-        except (ValueError, IndexError):
-            return None
+        return source.program_name()
 
     def write(self, request: AuthorRequest) -> Draft:
         command = request.source.text

@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import copy
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from .errors import ConfigError, RookError
@@ -72,6 +73,13 @@ class Source:
     status: int | None = None
     content_type: str = ""
     label: str = ""
+
+    def program_name(self) -> str | None:
+        """For a command line: its program's name (``./bin/claude -p`` → ``claude``)."""
+        try:
+            return PurePath(shlex.split(self.text)[0]).stem or None
+        except (ValueError, IndexError):
+            return None
 
 
 class NeedsChoice(ConfigError):
