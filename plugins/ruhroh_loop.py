@@ -218,6 +218,14 @@ def _defers_to_close(call: HookCall) -> bool:
     return close is not None and close.transport == call.entry.transport
 
 
+def iteration_budget(config: dict[str, Any], call: HookCall) -> int:
+    """``max_iterations``, lowered by a scenario's ``max_turns`` (public Rook CLI files)."""
+    budget = int(config["max_iterations"])
+    scenario = call.scenario
+    max_turns = scenario.extra.get("max_turns") if scenario is not None else None
+    return min(budget, int(max_turns)) if max_turns else budget
+
+
 async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookResult:
     """One Rook turn: iterations until a terminal status (or, on the last turn,
     ``continue`` until ``max_iterations``)."""
@@ -247,7 +255,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             break
         if result.failure or result.status != CONTINUE or not last_turn:
             break
-        if session.iteration >= config["max_iterations"]:
+        if session.iteration >= iteration_budget(config, call):
             exhausted = True
             break
         message = CONTINUE

@@ -202,6 +202,19 @@ def test_continue_until_max_iterations(rook_workspace, rook_cli, probe_dir):
     assert "max_iterations reached" in s["criteria"][0]["reason"]
 
 
+def test_a_public_cli_scenarios_max_turns_lowers_the_iteration_budget(
+    rook_workspace, rook_cli, probe_dir
+):
+    ruhroh_profile(rook_workspace, BASH, max_iterations=5, hook_env={"WRAPPER_PLAN": "continue"})
+    rook_workspace.scenario(
+        {"title": "Loop", "id": "loop", "goal": "never done", "max_turns": 2,
+         "criteria": [{"status": "goal_satisfied"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert len(calls(probe_dir)) == 2
+    assert scenario_of(r)["turns"][0]["evidence"]["max_iterations_reached"] is True
+
+
 def test_turns_are_iterations_and_continue_follows_the_last(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, max_iterations=4, hook_env={"WRAPPER_PLAN": "continue"})
     rook_workspace.scenario(
