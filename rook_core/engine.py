@@ -103,6 +103,8 @@ class Engine:
         )
         self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
         self.prepare_failed: str | None = None
+        self.fresh = False
+        """True when this invocation created the run (no scenario record exists yet)."""
         self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
         """When set, called instead of the ``rook_evidence_recorded`` observers (an executor
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
@@ -284,7 +286,9 @@ class Engine:
         invocation, no selected phase is missing, or earlier phases are missing
         (``reason`` says so).
         """
-        record = self.run_dir.load_scenario(sr.key) or self.new_record(sr)
+        # a run this invocation created has no records yet: skip the lookup
+        existing = None if self.fresh else self.run_dir.load_scenario(sr.key)
+        record = existing or self.new_record(sr)
         if record.get("final"):
             return record, []  # finished in an earlier invocation: never repeated
         todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]

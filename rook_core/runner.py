@@ -336,6 +336,7 @@ def _execute(
         on_progress=request.on_progress,
         judging=judging,
     )
+    engine.fresh = not manifest["invocations"]  # first invocation: no records to look up
     invocation = {
         "phases": phases,
         "started": time.time(),

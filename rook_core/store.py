@@ -141,7 +141,12 @@ class RunDir:
 
     def state_dir(self, key: str) -> Path:
         d = self.state / key
-        d.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            d.mkdir(parents=True, exist_ok=True)
         return d
 
 
