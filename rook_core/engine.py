@@ -108,6 +108,9 @@ class Engine:
         self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
         """When set, called instead of the ``rook_evidence_recorded`` observers (an executor
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
+        self._unrecorded: list[tuple[ScenarioRun, dict[str, Any]]] = []
+        self._record_soon: asyncio.Handle | None = None
+        self._record_error: BaseException | None = None
 
     # -- environment -----------------------------------------------------
 
@@ -342,15 +345,50 @@ class Engine:
             self.on_progress(record)
 
     async def run_scenario(self, sr: ScenarioRun) -> dict[str, Any]:
-        """Run what is missing of one scenario run and record it; returns the record."""
+        """Run what is missing of one scenario run and record it; returns the record.
+
+        A finished run is recorded on the event loop's next turn, which comes
+        when the caller next waits (typically right after it has spawned the
+        next hook), so writing the record overlaps the next agent call instead
+        of delaying it. :meth:`flush_records` writes whatever is still pending
+        (the runner calls it when the executor returns or is interrupted); an
+        interrupted or failed attempt is recorded at once.
+        """
+        self._raise_record_error()
         record, todo = self.load_record(sr)
         if not todo:
             return record
         try:
             await self.compute_scenario(sr, record, todo)
-        finally:
+        except BaseException:
             self.store_scenario(sr, record)
+            raise
+        self._unrecorded.append((sr, record))
+        if self._record_soon is None:
+            self._record_soon = asyncio.get_running_loop().call_soon(self._record_pending)
         return record
+
+    def _record_pending(self) -> None:
+        self._record_soon = None
+        try:
+            self.flush_records()
+        except Exception as exc:  # raised again by the next run_scenario / flush_records
+            self._record_error = self._record_error or exc
+
+    def flush_records(self) -> None:
+        """Record every finished scenario run not yet written; raises a write failure."""
+        if self._record_soon is not None:
+            self._record_soon.cancel()
+            self._record_soon = None
+        self._raise_record_error()
+        while self._unrecorded:
+            sr, record = self._unrecorded.pop(0)
+            self.store_scenario(sr, record)
+
+    def _raise_record_error(self) -> None:
+        if self._record_error is not None:
+            exc, self._record_error = self._record_error, None
+            raise exc
 
     def _finish(self, record: dict[str, Any], status: str, reason: str) -> None:
         record["status"] = status

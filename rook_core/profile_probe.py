@@ -203,6 +203,7 @@ async def _drive(engine: Engine, sr: ScenarioRun, manifest: dict[str, Any]) -> N
         await engine.prepare(manifest)
         if not engine.prepare_failed:
             await engine.run_scenario(sr)
+            engine.flush_records()
     finally:
         await engine.stop_transports()
         process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id})

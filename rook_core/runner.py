@@ -281,6 +281,7 @@ async def _drive(
             concurrency=concurrency,
             options=dict(request.executor_options),
         )
+        engine.flush_records()
 
     task = asyncio.create_task(work())
     interrupts = Interrupts(task, lambda: process.kill_leftovers(marker))
@@ -289,6 +290,7 @@ async def _drive(
     except asyncio.CancelledError:
         if not interrupts.interrupted:
             raise
+        engine.flush_records()  # the runs that finished before the signal
     finally:
         interrupts.remove()
         if client is not None:
