@@ -94,7 +94,7 @@ class Profile:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Criterion:
     """One parsed criterion of a scenario."""
 
@@ -105,15 +105,18 @@ class Criterion:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class Scenario:
+    """One scenario definition. Slotted: a run holds every selected definition."""
+
     id: str
     name: str
     turns: list[str]
     criteria: list[Criterion] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     repeat: int = 1
-    path: Path | None = None
+    path: str | None = None
+    """The file it was read from."""
     content_hash: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -122,7 +125,7 @@ class Scenario:
         return self.turns[0]
 
 
-@dataclass
+@dataclass(slots=True)
 class ScenarioRun:
     """One planned execution of a scenario (one repeat)."""
 

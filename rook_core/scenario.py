@@ -306,22 +306,23 @@ def load_scenarios(directory: Path, criteria: Registry) -> list[Scenario]:
         raise ScenarioError(f"{directory}: no scenarios directory")
     files = sorted([*directory.rglob("*.yaml"), *directory.rglob("*.yml")])
     scenarios: list[Scenario] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, str] = {}
     for path in files:
+        file = str(path)
         data = load_yaml(path, ScenarioError)
         if data is None:
             continue
         items = data if isinstance(data, list) else [data]
         for n, item in enumerate(items):
-            source = f"{path}[{n}]" if isinstance(data, list) else str(path)
+            source = f"{file}[{n}]" if isinstance(data, list) else file
             default_id = None if isinstance(data, list) else path.stem
             scenario = scenario_from_dict(item, criteria, source, default_id)
-            scenario.path = path
+            scenario.path = file
             if scenario.id in seen:
                 raise ScenarioError(
                     f"{source}: scenario id {scenario.id!r} is already used by {seen[scenario.id]}"
                 )
-            seen[scenario.id] = path
+            seen[scenario.id] = file
             scenarios.append(scenario)
     return scenarios
 
