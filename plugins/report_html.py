@@ -8,7 +8,8 @@ turns, calls, usage, criteria verdicts (with a judge's answer) and hook
 diagnoses. Runs that did not pass are expanded.
 
 Rendered with Jinja2 with autoescaping on, so nothing an agent answered can
-inject markup.
+inject markup. The page is streamed to the file as the template renders it,
+one run at a time; only the chart (at most 300 scenarios) is built up front.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rook_core import __version__
 from rook_core.hookspecs import hookimpl
 from rook_core.report import interval, percent, scenario_stats
+from rook_core.reportio import MappedList, atomic_file
 from rook_core.stats import outcome, totals
-from rook_core.store import atomic_write
 
 from .report_html_template import TEMPLATE
 
@@ -145,15 +147,19 @@ def _entry(e: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _row(p: dict[str, Any]) -> dict[str, Any]:
+    """A per-scenario aggregate with what the page shows of it (a copy: the
+    caller's report is never changed)."""
+    rate = f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
+    return {**p, "outcome": outcome(p["statuses"]), "rate_text": rate}
+
+
 def context(report: dict[str, Any]) -> dict[str, Any]:
-    report = {**report, "scenarios": [_entry(e) for e in report["scenarios"]]}
+    """What the template reads. The runs and the per-scenario rows are read-only
+    lists made on demand, so the page is rendered one run at a time."""
+    report = {**report, "scenarios": MappedList(report["scenarios"], _entry)}
     run, summary = report["run"], report["summary"]
-    per = [dict(p) for p in scenario_stats(report)]  # never change the caller's report
-    for p in per:
-        p["outcome"] = outcome(p["statuses"])
-        p["rate_text"] = (
-            f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
-        )
+    per = MappedList(scenario_stats(report), _row)
     bad = [k for k in ("failed", "error", "stopped") if summary.get(k)]
     gate = summary.get("gate")
     if gate:
@@ -205,8 +211,15 @@ def render(report: dict[str, Any]) -> str:
     return _template().render(**context(report))
 
 
+def iter_html(report: dict[str, Any]) -> Iterator[str]:
+    """The HTML page in pieces, as the template renders it (one run at a time)."""
+    return _template().generate(**context(report))
+
+
 def write_html(report: dict[str, Any], path: Path) -> None:
-    atomic_write(path, render(report))
+    with atomic_file(path) as fh:
+        for piece in iter_html(report):
+            fh.write(piece)
 
 
 @hookimpl

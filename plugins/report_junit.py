@@ -8,7 +8,7 @@ the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 Turn outputs and calls go to ``<system-out>``.
 
 Characters XML 1.0 cannot hold (most control characters) are replaced, so
-the file always parses.
+the file always parses. The file is written one testcase at a time.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.store import atomic_write
+from rook_core.reportio import atomic_file
 
 # Everything outside XML 1.0's Char production.
 _INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -99,20 +100,26 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
     return case
 
 
-def document(report: dict[str, Any]) -> ET.Element:
-    """The JUnit XML document (its root element) of a JSON report."""
-    entries = report["scenarios"]
-    counts = {
-        "tests": len(entries),
-        "failures": sum(1 for e in entries if e["status"] == "failed"),
-        "errors": sum(1 for e in entries if e["status"] in ("error", "stopped")),
-        "skipped": sum(
-            1 for e in entries if e["status"] not in ("passed", "failed", "error", "stopped")
-        ),
-    }
-    seconds = sum(float(e.get("seconds") or 0) for e in entries)
-    attrs = {k: str(v) for k, v in counts.items()}
-    attrs["time"] = f"{seconds:.3f}"
+def _counts(entries: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """The ``tests``/``failures``/``errors``/``skipped``/``time`` attributes (one pass)."""
+    tests = failures = errors = skipped = 0
+    seconds = 0.0
+    for e in entries:
+        tests += 1
+        status = e["status"]
+        if status == "failed":
+            failures += 1
+        elif status in ("error", "stopped"):
+            errors += 1
+        elif status != "passed":
+            skipped += 1
+        seconds += float(e.get("seconds") or 0)
+    attrs = {"tests": tests, "failures": failures, "errors": errors, "skipped": skipped}
+    return {**{k: str(v) for k, v in attrs.items()}, "time": f"{seconds:.3f}"}
+
+
+def _skeleton(report: dict[str, Any], attrs: dict[str, str]) -> tuple[ET.Element, ET.Element]:
+    """The root and its one testsuite, with the run's properties and no testcase."""
     run = report["run"]
     root = ET.Element("testsuites", {"name": "rook", **attrs})
     profile = (run.get("profile") or {}).get("id")
@@ -134,16 +141,49 @@ def document(report: dict[str, Any]) -> ET.Element:
             "property",
             {"name": key, "value": clean("" if value is None else str(value), 2000)},
         )
+    return root, suite
+
+
+def document(report: dict[str, Any]) -> ET.Element:
+    """The JUnit XML document (its root element) of a JSON report, all in memory
+    (:func:`iter_xml` writes the same text one testcase at a time)."""
+    entries = report["scenarios"]
+    root, suite = _skeleton(report, _counts(entries))
     for entry in entries:
         suite.append(testcase(report, entry))
     return root
 
 
-def write_junit(report: dict[str, Any], path: Path) -> None:
-    root = document(report)
+PLACEHOLDER = "rook-testcases"
+
+
+def iter_xml(report: dict[str, Any]) -> Iterator[str]:
+    """The JUnit XML file in pieces, one per testcase: the same text as the
+    indented :func:`document`, but with one testcase in memory at a time (the
+    entries are read twice: once for the counts the root carries, once to write)."""
+    entries = report["scenarios"]
+    root, suite = _skeleton(report, _counts(entries))
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    if not entries:
+        ET.indent(root, space="  ")
+        yield ET.tostring(root, encoding="unicode") + "\n"
+        return
+    ET.SubElement(suite, PLACEHOLDER)  # where the testcases go, indented like the last one
     ET.indent(root, space="  ")
-    text = ET.tostring(root, encoding="unicode")
-    atomic_write(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + text + "\n")
+    before, after = ET.tostring(root, encoding="unicode").split(f"<{PLACEHOLDER} />")
+    yield before
+    between = "\n" + "  " * 2
+    for n, entry in enumerate(entries):
+        case = testcase(report, entry)
+        ET.indent(case, space="  ", level=2)
+        yield (between if n else "") + ET.tostring(case, encoding="unicode")
+    yield after + "\n"
+
+
+def write_junit(report: dict[str, Any], path: Path) -> None:
+    with atomic_file(path) as fh:
+        for piece in iter_xml(report):
+            fh.write(piece)
 
 
 @hookimpl

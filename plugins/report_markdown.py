@@ -5,7 +5,8 @@ writes it there directly). The page holds the verdict, pass rate and
 coverage, one table row per scenario (passes over repeats, the 95 % Wilson
 interval, flaky), and a collapsed section for every run that did not pass:
 its criteria verdicts, hook diagnoses and turns. It stays under GitHub's
-1 MiB limit: past a budget, details are left out with a note.
+1 MiB limit: past a budget, details are left out with a note. It is written
+a piece at a time, with one run's details in memory at once.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
 from rook_core.report import interval, percent, scenario_stats
+from rook_core.reportio import atomic_file
 from rook_core.stats import outcome
-from rook_core.store import atomic_write
 
 MAX_CHARS = 900_000
 OUTPUT_CHARS = 2_000
@@ -104,26 +106,36 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def scenario_table(report: dict[str, Any]) -> list[str]:
-    per = scenario_stats(report)
+def _reasons(report: dict[str, Any]) -> dict[str, str]:
+    """Per scenario id, the reason its row shows: the last run that did not pass,
+    else its first run (one pass; equal reasons share one string)."""
     last_reason: dict[str, str] = {}
+    shared: dict[str, str] = {}
     for e in report["scenarios"]:
         if e["status"] != "passed" or e["id"] not in last_reason:
-            last_reason[e["id"]] = e.get("reason") or ""
-    rows = [
-        "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |",
-        "|---|---|---|---|---|",
-    ]
-    for p in per:
+            reason = e.get("reason") or ""
+            last_reason[e["id"]] = shared.setdefault(reason, reason)
+    return last_reason
+
+
+def scenario_table(report: dict[str, Any]) -> list[str]:
+    return list(iter_scenario_table(report))
+
+
+def iter_scenario_table(report: dict[str, Any]) -> Iterator[str]:
+    """The table's lines, one scenario at a time."""
+    last_reason = _reasons(report)
+    yield "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |"
+    yield "|---|---|---|---|---|"
+    for p in scenario_stats(report):
         word = outcome(p["statuses"])
         if word == "unverified":
             word = p["statuses"][0] if len(set(p["statuses"])) == 1 else "unverified"
         rate = f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
-        rows.append(
+        yield (
             f"| {code(p['id'])} | {ICON.get(word, '')} {word} | {p['passed']}/{p['runs']} | "
             f"{rate} | {cell(last_reason.get(p['id']))} |"
         )
-    return rows
 
 
 def details(entry: dict[str, Any]) -> str:
@@ -164,25 +176,45 @@ def details(entry: dict[str, Any]) -> str:
 
 def render(report: dict[str, Any]) -> str:
     """The Markdown summary of a JSON report."""
-    lines = [f"## {headline(report)}", "", *summary_lines(report), "", *scenario_table(report)]
-    text = "\n".join(lines) + "\n"
-    troubled = [e for e in report["scenarios"] if e["status"] != "passed"]
-    if troubled:
-        text += "\n### What did not pass\n\n"
-        for n, entry in enumerate(troubled):
-            block = details(entry)
-            if len(text) + len(block) > MAX_CHARS:
-                text += (
-                    f"\n_{len(troubled) - n} more not shown here (size limit); see the "
-                    "JSON or HTML report._\n"
-                )
-                break
-            text += block
-    return text
+    return "".join(iter_render(report))
+
+
+def iter_render(report: dict[str, Any]) -> Iterator[str]:
+    """The Markdown summary in pieces (a table row, a run's details at a time)."""
+    size = 0
+
+    def out(text: str) -> str:
+        nonlocal size
+        size += len(text)
+        return text
+
+    yield out(f"## {headline(report)}\n\n" + "\n".join(summary_lines(report)) + "\n\n")
+    for n, line in enumerate(iter_scenario_table(report)):
+        yield out(("\n" if n else "") + line)
+    yield out("\n")
+    troubled = sum(1 for e in report["scenarios"] if e["status"] != "passed")
+    if not troubled:
+        return
+    yield out("\n### What did not pass\n\n")
+    shown = 0
+    for entry in report["scenarios"]:
+        if entry["status"] == "passed":
+            continue
+        block = details(entry)
+        if size + len(block) > MAX_CHARS:
+            yield (
+                f"\n_{troubled - shown} more not shown here (size limit); see the "
+                "JSON or HTML report._\n"
+            )
+            return
+        shown += 1
+        yield out(block)
 
 
 def write_markdown(report: dict[str, Any], path: Path) -> None:
-    atomic_write(path, render(report))
+    with atomic_file(path) as fh:
+        for piece in iter_render(report):
+            fh.write(piece)
 
 
 @hookimpl

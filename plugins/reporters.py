@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.store import atomic_write
+from rook_core.reportio import atomic_file, dump
 
 
 def write_json(report: dict[str, Any], path: Path) -> None:
-    atomic_write(path, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    """The JSON report, indented; written entry by entry (the same text as
+    ``json.dumps(report, indent=2, ensure_ascii=False)``)."""
+    with atomic_file(path) as fh:
+        dump(report, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
 
 
 @hookimpl

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from . import stats
 from .errors import ConfigError, RunStoreError
 from .models import PASSED
-from .report import COUNTED, PENDING, build_report, exit_code
+from .report import COUNTED, PENDING, exit_code, write_report
+from .reportfile import read_report
 from .store import atomic_write, dumps, read_json
 
 SUMMARY_FILE = "summary.json"
@@ -116,7 +118,7 @@ def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None
             return data
     if report_time is not None:
         try:
-            report = read_json(run_path / REPORT_FILE)
+            report = read_report(run_path / REPORT_FILE)  # head and tail only
         except RunStoreError:
             report = None
         if isinstance(report, dict) and "run" in report:
@@ -173,26 +175,35 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
-    """The run's JSON report: ``report.json``, or rebuilt from the run's records."""
+    """The run's JSON report: ``report.json``, or rebuilt from the run's records.
+
+    Either way its ``scenarios`` are read on demand (a read-only list,
+    :mod:`rook_core.reportio`) when the file allows it: ``report.json`` as
+    ``rook run`` writes it, one entry per line, or the rebuilt report (written
+    to a temporary file in one pass over the records). A ``report.json`` in
+    another layout (older, or written by ``rook merge``) is read whole.
+    """
     if not rebuild:
-        report = read_json(run_path / REPORT_FILE)
+        report = read_report(run_path / REPORT_FILE)
         if isinstance(report, dict) and "run" in report:
             return report
     manifest = read_json(run_path / RUN_FILE)
     if not isinstance(manifest, dict):
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
-    records = []
-    for key in manifest.get("plan", []):
-        record = read_json(run_path / "scenarios" / f"{key}.json")
-        if not isinstance(record, dict):
-            sid, _, k = key.rpartition(".")
-            record = {
-                "key": key,
-                "scenario": {"id": sid, "name": sid},
-                "repeat_index": int(k) if k.isdigit() else 1,
-            }
-        records.append(record)
-    return build_report(manifest, records)
+
+    def records() -> Iterator[dict[str, Any]]:
+        for key in manifest.get("plan", []):
+            record = read_json(run_path / "scenarios" / f"{key}.json")
+            if not isinstance(record, dict):
+                sid, _, k = key.rpartition(".")
+                record = {
+                    "key": key,
+                    "scenario": {"id": sid, "name": sid},
+                    "repeat_index": int(k) if k.isdigit() else 1,
+                }
+            yield record
+
+    return write_report(manifest, records())
 
 
 # -- comparing two runs ----------------------------------------------------------

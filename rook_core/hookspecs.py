@@ -238,6 +238,13 @@ def rook_register_reporters(register: Any) -> None:
 
     :param register: ``register(name, write)`` where ``write(report, path)``
         writes the JSON report document (a dict) to ``path`` in its format.
+        ``report["scenarios"]`` and ``report["summary"]["by_scenario"]`` are
+        lists, possibly read-only ones whose items are read on demand
+        (:class:`rook_core.reportio.LazyList`, so a run of any size never sits
+        in memory whole): index, slice, ``len`` and iterate them as often as
+        needed, but do not change them (``list(...)`` makes a copy you may
+        change). ``json.dumps(report)`` works and builds the whole text;
+        :func:`rook_core.reportio.dump` writes the same text piece by piece.
     :returns: nothing.
     """
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
-from . import stats
+from . import reportfile, stats
 from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
 
 PENDING = "pending"
@@ -74,41 +75,56 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def summarize(entries: list[dict[str, Any]], min_pass_rate: float | None = None) -> dict[str, Any]:
+class Tally:
+    """The summary of a report, folded from its entries one at a time.
+
+    Keeps counts and a few small values per scenario (:class:`rook_core.stats.Scenarios`),
+    never the entries themselves.
+    """
+
+    def __init__(self) -> None:
+        self.counts = {s: 0 for s in (*COUNTED, PENDING)}
+        self.planned = 0
+        self.scenarios = stats.Scenarios()
+
+    def add(self, entry: dict[str, Any]) -> None:
+        self.counts[entry["status"]] = self.counts.get(entry["status"], 0) + 1
+        self.planned += 1
+        self.scenarios.add(entry)
+
+    def summary(self, min_pass_rate: float | None = None) -> dict[str, Any]:
+        counts = self.counts
+        decided = sum(counts[s] for s in DECIDED)
+        planned = self.planned
+        per_scenario = self.scenarios.aggregates()
+        summary = {
+            **counts,
+            "total": planned,
+            "decided": decided,
+            "pass_rate": round(counts[PASSED] / decided, 4) if decided else None,
+            "coverage": round(decided / planned, 4) if planned else None,
+            "repeats": stats.totals(per_scenario),
+            "by_scenario": per_scenario,
+        }
+        if min_pass_rate is not None:
+            summary["gate"] = stats.gate(per_scenario, min_pass_rate)
+        return summary
+
+
+def summarize(
+    entries: Iterable[dict[str, Any]], min_pass_rate: float | None = None
+) -> dict[str, Any]:
     """Counts of scenario runs by status, the pass rate over decided runs, the
     verification coverage (decided / planned), and per-scenario aggregates over
-    repeats (:mod:`rook_core.stats`); with ``min_pass_rate``, the gate's result."""
-    counts = {s: 0 for s in (*COUNTED, PENDING)}
+    repeats (:mod:`rook_core.stats`; ``by_scenario`` is a read-only list made on
+    demand); with ``min_pass_rate``, the gate's result. One pass over ``entries``."""
+    tally = Tally()
     for e in entries:
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
-    decided = sum(counts[s] for s in DECIDED)
-    planned = len(entries)
-    per_scenario = stats.by_scenario(entries)
-    summary = {
-        **counts,
-        "total": planned,
-        "decided": decided,
-        "pass_rate": round(counts[PASSED] / decided, 4) if decided else None,
-        "coverage": round(decided / planned, 4) if planned else None,
-        "repeats": stats.totals(per_scenario),
-        "by_scenario": per_scenario,
-    }
-    if min_pass_rate is not None:
-        summary["gate"] = stats.gate(per_scenario, min_pass_rate)
-    return summary
+        tally.add(e)
+    return tally.summary(min_pass_rate)
 
 
-def build_report(
-    manifest: dict[str, Any],
-    records: Iterable[dict[str, Any]],
-    min_pass_rate: float | None = None,
-) -> dict[str, Any]:
-    """The JSON report: a stable interface (keys are only ever added).
-
-    ``records`` may be a generator: each record is reduced to its report entry
-    as it comes, so a run's full records never sit in memory all at once.
-    """
-    entries = [scenario_entry(r) for r in records]
+def _run(manifest: dict[str, Any]) -> dict[str, Any]:
     run = {
         "id": manifest["id"],
         "dir": manifest["dir"],
@@ -122,12 +138,56 @@ def build_report(
     }
     if manifest.get("judge_profile"):
         run["judge_profile"] = manifest["judge_profile"]
+    return run
+
+
+def build_report(
+    manifest: dict[str, Any],
+    records: Iterable[dict[str, Any]],
+    min_pass_rate: float | None = None,
+) -> dict[str, Any]:
+    """The JSON report: a stable interface (keys are only ever added), every
+    entry in memory (a plain list). :func:`write_report` keeps none."""
+    entries = [scenario_entry(r) for r in records]
     return {
         "version": 1,
-        "run": run,
+        "run": _run(manifest),
         "scenarios": entries,
         "summary": summarize(entries, min_pass_rate),
     }
+
+
+def write_report(
+    manifest: dict[str, Any],
+    records: Iterable[dict[str, Any]],
+    min_pass_rate: float | None = None,
+    *,
+    path: Path | None = None,
+    redact: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON report of :func:`build_report`, built in one pass over ``records``
+    (which may be a generator) without keeping any entry in memory.
+
+    Each record becomes its entry, is written to ``path`` (the run's
+    ``report.json``, one entry per line; ``None``: a temporary file) and is
+    folded into the summary. The report returned reads its ``scenarios`` back
+    from that file on demand (a read-only list, :mod:`rook_core.reportfile`).
+    ``redact`` is applied to the run and to each entry (the summary is made
+    from the redacted entries).
+    """
+    clean = redact or (lambda value: value)
+    tally = Tally()
+
+    def entries() -> Iterator[dict[str, Any]]:
+        for record in records:
+            entry = clean(scenario_entry(record))
+            tally.add(entry)
+            yield entry
+
+    head = {"version": 1, "run": clean(_run(manifest))}
+    return reportfile.write_report_file(
+        path, head, entries(), lambda: {"summary": tally.summary(min_pass_rate)}
+    )
 
 
 def exit_code(report: dict[str, Any]) -> int:

@@ -29,7 +29,7 @@ from .plugins import Rook
 from .profile import find_profile
 from .redact import Redactor
 from .redact import activate as activate_redactor
-from .report import build_report, exit_code
+from .report import exit_code, write_report
 from .scenario import load_scenarios, select
 from .store import RunDir, open_run, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
@@ -360,10 +360,19 @@ def _execute(
         invocation["ended"] = time.time()
         run_dir.write_json("run.json", manifest)
         save_observed(agent, profile, engine.observed)
-    # Records on disk are redacted already; read them one at a time.
+    # Records on disk are redacted already; read them one at a time. The report is
+    # written entry by entry into report.json and its entries are read back from it
+    # on demand, so no writer below holds every entry at once.
     records = (run_dir.load_scenario(sr.key) or redactor.data(engine.new_record(sr)) for sr in runs)
-    report = build_report(redactor.data(manifest), records, request.min_pass_rate)
-    run_dir.write_json("report.json", report, compact=True)
+    shard = run_dir.shard if isinstance(run_dir, sharding.ShardRunDir) else None
+    name = shard.part("report.json") if shard else "report.json"
+    report = write_report(
+        redactor.data(manifest),
+        records,
+        request.min_pass_rate,
+        path=run_dir.path / name,
+        redact=redactor.data,
+    )
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory

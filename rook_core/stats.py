@@ -11,19 +11,24 @@ module folds them into one aggregate per scenario:
 * ``wilson``: the 95 % Wilson score interval of the pass rate over decided runs;
 * ``flaky``: the decided runs disagree (some passed, some did not).
 
-Everything here is pure: it reads report entries (dicts) and returns dicts.
+Everything here is pure: it reads report entries (dicts) and returns dicts;
+:class:`Scenarios` folds entries one at a time, keeping only small values.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
+from .reportio import LazyList
 
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)
 STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, "pending")
 Z95 = 1.959963984540054
+EXTRA_KEYS = ("class", "category", "feature_id")
+_STATUS = {s: s for s in STATUSES}  # one string object per status, shared by every scenario
 
 
 def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -46,20 +51,41 @@ def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
 
 def aggregate(scenario_id: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Fold the report entries of one scenario (its repeats) into one aggregate."""
+    first = entries[0] if entries else {}
+    return _aggregate(
+        scenario_id,
+        first.get("name"),
+        first.get("content_hash"),
+        _extra(first),
+        [e["status"] for e in entries],
+    )
+
+
+def _extra(entry: dict[str, Any]) -> dict[str, Any] | None:
+    extra = entry.get("extra") or {}
+    kept = {k: extra[k] for k in EXTRA_KEYS if k in extra}
+    return kept or None
+
+
+def _aggregate(
+    scenario_id: str,
+    name: Any,
+    content_hash: Any,
+    extra: dict[str, Any] | None,
+    statuses: list[str],
+) -> dict[str, Any]:
     counts = {s: 0 for s in STATUSES}
-    for e in entries:
-        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
     decided = sum(counts[s] for s in DECIDED)
     passed = counts[PASSED]
-    runs = len(entries)
+    runs = len(statuses)
     interval = wilson(passed, decided)
-    first = entries[0] if entries else {}
-    extra = first.get("extra") or {}
     return {
         "id": scenario_id,
-        "name": first.get("name"),
-        "content_hash": first.get("content_hash"),
-        **{k: extra[k] for k in ("class", "category", "feature_id") if k in extra},
+        "name": name,
+        "content_hash": content_hash,
+        **(extra or {}),
         "runs": runs,
         "decided": decided,
         **{s: counts[s] for s in STATUSES if s != "pending"},
@@ -69,44 +95,134 @@ def aggregate(scenario_id: str, entries: list[dict[str, Any]]) -> dict[str, Any]
         "pass_any": passed > 0,
         "wilson": list(interval) if interval else None,
         "flaky": 0 < passed < decided,
-        "statuses": [e["status"] for e in entries],
+        "statuses": statuses,
     }
 
 
-def by_scenario(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One aggregate per scenario id, in the order scenarios first appear."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+class _Scenario:
+    """What one scenario's aggregate needs, and no more: a few strings and its statuses."""
+
+    __slots__ = ("id", "name", "content_hash", "extra", "first", "runs")
+
+    def __init__(self, sid: str, entry: dict[str, Any], index: int) -> None:
+        self.id = sid
+        self.first = index
+        self._take(entry)
+        self.runs: Any = _STATUS.get(entry["status"], entry["status"])  # one run: its status
+
+    def _take(self, entry: dict[str, Any]) -> None:
+        name = entry.get("name")
+        self.name = self.id if name == self.id else name
+        self.content_hash = entry.get("content_hash")
+        self.extra = _extra(entry)
+
+    def add(self, entry: dict[str, Any], index: int) -> None:
+        status = _STATUS.get(entry["status"], entry["status"])
+        if isinstance(self.runs, str):
+            self.runs = [(self.first, self.runs)]
+        self.runs.append((index, status))
+        if index < self.first:  # the lowest repeat index names the scenario
+            self.first = index
+            self._take(entry)
+
+    def aggregate(self) -> dict[str, Any]:
+        if isinstance(self.runs, str):
+            statuses = [self.runs]
+        else:
+            statuses = [s for _, s in sorted(self.runs, key=lambda r: r[0])]
+        return _aggregate(self.id, self.name, self.content_hash, self.extra, statuses)
+
+
+class Aggregates(LazyList):
+    """The per-scenario aggregates of a :class:`Scenarios` fold, made on demand."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[_Scenario]) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _item(self, i: int) -> dict[str, Any]:
+        return self._items[i].aggregate()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for item in self._items:
+            yield item.aggregate()
+
+
+class Scenarios:
+    """Folds report entries, one at a time, into per-scenario aggregates.
+
+    Keeps a few small values per scenario (its id, name, content hash and the
+    status of each run), never the entries, so a report of any size is
+    summarised in one pass in little memory.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, _Scenario] = {}
+
+    def add(self, entry: dict[str, Any]) -> None:
+        sid = entry["id"]
+        index = entry.get("repeat_index") or 0
+        known = self._by_id.get(sid)
+        if known is None:
+            self._by_id[sid] = _Scenario(sid, entry, index)
+        else:
+            known.add(entry, index)
+
+    def aggregates(self) -> Aggregates:
+        """One aggregate per scenario id, in the order scenarios first appeared."""
+        return Aggregates(list(self._by_id.values()))
+
+
+def by_scenario(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One aggregate per scenario id, in the order scenarios first appear (a
+    read-only list whose aggregates are made on demand)."""
+    fold = Scenarios()
     for e in entries:
-        groups.setdefault(e["id"], []).append(e)
-    for group in groups.values():
-        group.sort(key=lambda e: e.get("repeat_index") or 0)
-    return [aggregate(sid, group) for sid, group in groups.items()]
+        fold.add(e)
+    return fold.aggregates()
 
 
-def totals(per_scenario: list[dict[str, Any]]) -> dict[str, Any]:
+def totals(per_scenario: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Scenario-level counts: how many scenarios passed every run, any run, were flaky."""
-    n = len(per_scenario)
+    n = pass_all = pass_any = flaky = max_runs = 0
+    for s in per_scenario:
+        n += 1
+        pass_all += bool(s["pass_all"])
+        pass_any += bool(s["pass_any"])
+        flaky += bool(s["flaky"])
+        max_runs = max(max_runs, s["runs"])
     return {
         "scenarios": n,
-        "pass_all": sum(1 for s in per_scenario if s["pass_all"]),
-        "pass_any": sum(1 for s in per_scenario if s["pass_any"]),
-        "flaky": sum(1 for s in per_scenario if s["flaky"]),
-        "max_runs": max((s["runs"] for s in per_scenario), default=0),
+        "pass_all": pass_all,
+        "pass_any": pass_any,
+        "flaky": flaky,
+        "max_runs": max_runs,
     }
 
 
-def gate(per_scenario: list[dict[str, Any]], min_pass_rate: float) -> dict[str, Any]:
+def gate(per_scenario: Iterable[dict[str, Any]], min_pass_rate: float) -> dict[str, Any]:
     """Apply ``--min-pass-rate``: every scenario with a decided run must reach the rate.
 
     A scenario with no decided run has no rate; it is listed as ``ungated``
     (verification coverage shows it), never as a pass.
     """
-    missed = [
-        {"id": s["id"], "pass_rate": s["pass_rate"], "passed": s[PASSED], "decided": s["decided"]}
-        for s in per_scenario
-        if s["decided"] and s["pass_rate"] is not None and s["pass_rate"] < min_pass_rate
-    ]
-    ungated = [s["id"] for s in per_scenario if not s["decided"]]
+    missed, ungated = [], []
+    for s in per_scenario:
+        if not s["decided"]:
+            ungated.append(s["id"])
+        elif s["pass_rate"] is not None and s["pass_rate"] < min_pass_rate:
+            missed.append(
+                {
+                    "id": s["id"],
+                    "pass_rate": s["pass_rate"],
+                    "passed": s[PASSED],
+                    "decided": s["decided"],
+                }
+            )
     return {"min_pass_rate": min_pass_rate, "missed": missed, "ungated": ungated}
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -49,6 +48,7 @@ def report_command(
     from .. import plugins
     from ..history import load_report, resolve_run
     from ..report import summarize, table
+    from ..reportio import dump
     from ..runner import parse_report_option, write_reports
 
     rook = plugins.build_plugin_manager()
@@ -60,8 +60,9 @@ def report_command(
         fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
         report["summary"] = {**fresh, **report["summary"]}
     write_reports(rook, report, targets)
-    if as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    if as_json:  # entry by entry
+        dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
     elif not targets:
         click.echo(table(report))
     for fmt, path in targets:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -136,6 +135,7 @@ def run_command(
     """
     from ..errors import ConfigError
     from ..report import SYMBOL, table
+    from ..reportio import dump
     from ..runner import RunRequest, run
 
     if scheduler is not None and executor == "local":
@@ -173,8 +173,9 @@ def run_command(
     )
     outcome = run(request)
     report = outcome.report
-    if as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    if as_json:  # written entry by entry: never the whole document in memory
+        dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
     else:
         click.echo(table(report))
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -154,6 +155,7 @@ def show_command(
     """
     from ..history import load_report, resolve_run
     from ..report import table
+    from ..reportio import dump
 
     parent = ctx.obj or {}
     a = find_agent(
@@ -162,7 +164,8 @@ def show_command(
         agent or parent.get("agent"),
     )
     report = load_report(resolve_run(a.runs_dir, run_ref))
-    if as_json:
-        click.echo(json.dumps(report, ensure_ascii=False))
+    if as_json:  # entry by entry
+        dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
     else:
         click.echo(table(report))

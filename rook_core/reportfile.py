@@ -1,0 +1,266 @@
+"""``report.json``: the compact report with one scenario entry per line, read on demand.
+
+A run's ``report.json`` holds the same document as ``rook run --json``, in the
+compact form, with a newline after the opening of ``scenarios``, between its
+entries and before its closing::
+
+    {"version":1,"run":{...},"scenarios":[
+    {...first entry...},
+    {...last entry...}
+    ],"summary":{...}}
+
+It is one JSON document like any other. :func:`write_report_file` writes it
+one entry at a time; :func:`read_report` reads its head and tail and serves the
+entries from the file on demand (:class:`FileEntries`), keeping only the byte
+offset of each. A report in any other layout (written by an older Rook, or
+indented by ``rook merge``) is read whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import weakref
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import RunStoreError
+from .reportio import LazyList, iterencode
+
+CHUNK = 1 << 18  # bytes read at once: a few entries, never the whole file
+HEAD_END = b'"scenarios":['
+
+
+class FileEntries(LazyList):
+    """The scenario entries of a ``report.json`` in the line layout, read on demand.
+
+    Holds an open file descriptor (closed when the view is collected or
+    :meth:`close` is called), so a file replaced later (a resumed run writes
+    a new report) does not change what this view reads. Only the byte offset
+    of each entry stays in memory: 8 bytes per entry.
+    """
+
+    __slots__ = ("_fd", "_name", "_start", "_stop", "_offsets", "_finalizer", "__weakref__")
+
+    def __init__(self, fd: int, name: str, start: int, stop: int, offsets: array | None) -> None:
+        self._fd = fd
+        self._name = name
+        self._start, self._stop = start, stop  # the bytes between the head and the tail
+        self._offsets = offsets  # start of each entry, then ``stop``; found when first needed
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def close(self) -> None:
+        """Close the file now (the view is unusable afterwards)."""
+        self._finalizer()
+
+    def _index(self) -> array:
+        if not self._finalizer.alive:  # its descriptor number may belong to another file now
+            raise ValueError(f"{self._name}: the report's file was closed")
+        if self._offsets is None:
+            offsets = array("Q", [self._start] if self._stop > self._start else [])
+            pos = self._start
+            while pos < self._stop:
+                data = _pread(self._fd, min(CHUNK, self._stop - pos), pos)
+                at = data.find(b"\n")
+                while at != -1:
+                    if pos + at + 1 < self._stop:
+                        offsets.append(pos + at + 1)
+                    at = data.find(b"\n", at + 1)
+                pos += len(data)
+            offsets.append(self._stop)
+            self._offsets = offsets
+        return self._offsets
+
+    def __len__(self) -> int:
+        return max(0, len(self._index()) - 1)
+
+    def _decode(self, raw: bytes) -> Any:
+        try:
+            return json.loads(raw.rstrip(b",\n"))
+        except ValueError as exc:
+            raise RunStoreError(f"{self._name}: unreadable report entry: {exc}") from None
+
+    def _item(self, i: int) -> Any:
+        offsets = self._index()
+        return self._decode(_pread(self._fd, offsets[i + 1] - offsets[i], offsets[i]))
+
+    def __iter__(self) -> Iterator[Any]:
+        offsets = self._index()
+        n, i = len(offsets) - 1, 0
+        while i < n:
+            j = i + 1  # read whole entries, about CHUNK bytes at a time
+            while j < n and offsets[j + 1] - offsets[i] <= CHUNK:
+                j += 1
+            base = offsets[i]
+            self._index()  # still open
+            data = _pread(self._fd, offsets[j] - base, base)
+            for k in range(i, j):
+                yield self._decode(data[offsets[k] - base : offsets[k + 1] - base])
+            i = j
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    parts, got = [], 0
+    while got < size:
+        data = os.pread(fd, size - got, offset + got)
+        if not data:
+            raise RunStoreError("a report file was cut short while it was being read")
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts) if len(parts) != 1 else parts[0]
+
+
+# -- report.json: one entry per line -------------------------------------------------------
+
+
+COMPACT: dict[str, Any] = {"ensure_ascii": False, "default": str, "separators": (",", ":")}
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, **COMPACT).encode("utf-8")
+
+
+def write_report_file(
+    path: Path | None,
+    head: dict[str, Any],
+    entries: Iterable[Any],
+    tail: Callable[[], dict[str, Any]],
+) -> dict[str, Any]:
+    """Write a report in the line layout, one entry at a time, and return it with
+    its ``scenarios`` read back from the file on demand.
+
+    ``head`` holds the keys before ``scenarios`` (``version``, ``run``);
+    ``tail()`` is called once every entry is written and returns the keys after
+    it (``summary``). ``path`` is replaced atomically; ``None`` writes an
+    anonymous temporary file instead (it vanishes with the returned view).
+    """
+    if path is None:
+        import tempfile
+
+        tmp, target = None, None
+        fh = tempfile.TemporaryFile("w+b")  # noqa: SIM115 - closed below
+    else:
+        tmp, target = path.with_name(f".{path.name}.{os.getpid()}.tmp"), path
+        try:
+            fh = open(tmp, "w+b")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    fd = -1
+    try:
+        first = b"{" + b",".join(_compact(k) + b":" + _compact(v) for k, v in head.items())
+        first += (b"," if head else b"") + b'"scenarios":[\n'
+        fh.write(first)
+        pos = start = len(first)
+        offsets = array("Q")
+        previous: bytes | None = None
+        for entry in entries:
+            if previous is not None:
+                fh.write(previous + b",\n")
+                pos += len(previous) + 2
+            offsets.append(pos)
+            previous = _compact(entry)
+        if previous is not None:
+            fh.write(previous + b"\n")
+            pos += len(previous) + 1
+        offsets.append(pos)
+        rest = tail()
+        fh.write(b"]")
+        for k, v in rest.items():  # the summary's per-scenario list is lazy too
+            fh.write(b"," + _compact(k) + b":")
+            for piece in iterencode(v, **COMPACT):
+                fh.write(piece.encode("utf-8"))
+        fh.write(b"}\n")
+        fh.flush()
+        fd = os.dup(fh.fileno())
+        fh.close()
+        if tmp is not None and target is not None:
+            os.replace(tmp, target)
+    except BaseException as exc:
+        fh.close()
+        if fd >= 0:
+            os.close(fd)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        if isinstance(exc, OSError):
+            raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
+    view = FileEntries(fd, str(path or "report"), start, pos, offsets)
+    return {**head, "scenarios": view, **rest}
+
+
+def read_report(path: Path) -> Any:
+    """A report file, its entries read on demand when it is in the line layout
+    (anything else is parsed whole); ``None`` when the file does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RunStoreError(f"{path}: unreadable report: {exc.strerror or exc}") from None
+    try:
+        found = _layout(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if found is None:
+        os.close(fd)
+        try:
+            return json.loads(path.read_bytes())
+        except (OSError, ValueError) as exc:
+            raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+    head_line, start, stop, tail_line = found
+    try:
+        head = json.loads(head_line + b"]}")
+        rest = json.loads(b'{"scenarios":[' + tail_line)
+    except ValueError as exc:
+        os.close(fd)
+        raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+    if not (isinstance(head, dict) and isinstance(rest, dict)):
+        os.close(fd)
+        raise RunStoreError(f"{path}: not a report")
+    head["scenarios"] = FileEntries(fd, str(path), start, stop, None)
+    rest.pop("scenarios", None)
+    return {**head, **rest}
+
+
+def _layout(fd: int) -> tuple[bytes, int, int, bytes] | None:
+    """Head line, where the entries start and stop, and the tail line; ``None``
+    when the file is not in the line layout."""
+    size = os.fstat(fd).st_size
+    head, pos = b"", 0
+    while pos < size:
+        data = os.pread(fd, min(CHUNK, size - pos), pos)
+        if not data:
+            break
+        at = data.find(b"\n")
+        if at != -1:
+            head += data[:at]
+            break
+        head += data
+        pos += len(data)
+    else:
+        return None
+    if not head.endswith(HEAD_END):
+        return None
+    start = len(head) + 1
+    end = size - 1 if size and os.pread(fd, 1, size - 1) == b"\n" else size
+    tail, pos = b"", end  # the tail line: after the last newline before ``end``
+    while pos > start - 1:
+        lo = max(start - 1, pos - CHUNK)
+        data = os.pread(fd, pos - lo, lo)
+        at = data.rfind(b"\n")
+        if at != -1:
+            tail = data[at + 1 :] + tail
+            stop = lo + at + 1
+            break
+        tail = data + tail
+        pos = lo
+    else:
+        return None
+    if stop < start or not tail.startswith(b"]"):
+        return None
+    return head, start, stop, tail

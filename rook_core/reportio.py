@@ -1,0 +1,275 @@
+"""Reports that stream: lazy lists of entries, JSON written piece by piece, the report file.
+
+A report holds one entry per scenario run, and a run may have tens of
+thousands. So a report's ``scenarios`` (and its ``summary.by_scenario``) are
+:class:`LazyList` views: they produce each item when it is asked for and keep
+none. They are read-only ``list`` subclasses, so code written for a plain list
+keeps working: ``len``, indexing, slicing, iteration (as often as wanted),
+``in``, ``==``, ``json.dumps`` (which builds the whole list for the duration of
+the call) and :meth:`LazyList.tolist`. Mutating one raises ``TypeError``.
+
+:func:`iterencode` writes such a document as JSON one piece at a time,
+byte-for-byte what ``json.dumps`` of the materialised document would give.
+
+:mod:`rook_core.reportfile` writes a run's ``report.json`` entry by entry and
+serves its entries back from the file through such a view.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, SupportsIndex
+
+from .errors import RunStoreError
+
+
+class LazyList(list):  # type: ignore[type-arg]
+    """A read-only list whose items are made on demand (see the module docstring).
+
+    Subclasses define ``__len__`` and ``_item(i)`` (``0 <= i < len``), and may
+    define a faster ``__iter__``. Each access returns a fresh object.
+    """
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _item(self, i: int) -> Any:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self)):
+            yield self._item(i)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __getitem__(self, index: Any) -> Any:
+        n = len(self)
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(n))]
+        i = index.__index__()
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"{type(self).__name__} index out of range")
+        return self._item(i)
+
+    def __reversed__(self) -> Iterator[Any]:
+        for i in range(len(self) - 1, -1, -1):
+            yield self._item(i)
+
+    def __contains__(self, value: object) -> bool:
+        return any(item == value for item in self)
+
+    def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = sys.maxsize) -> int:
+        for i in range(*slice(start, stop).indices(len(self))):
+            if self._item(i) == value:
+                return i
+        raise ValueError(f"{value!r} is not in the list")
+
+    def count(self, value: Any) -> int:
+        return sum(1 for item in self if item == value)
+
+    def tolist(self) -> list[Any]:
+        """Every item, in a plain list (all in memory at once)."""
+        return list(iter(self))
+
+    def copy(self) -> list[Any]:
+        return self.tolist()
+
+    def __copy__(self) -> list[Any]:
+        return self.tolist()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        import copy
+
+        return copy.deepcopy(self.tolist(), memo)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (list, (self.tolist(),))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, list):
+            return NotImplemented
+        if len(self) != len(other):
+            return False
+        return all(a == b for a, b in zip(self, other, strict=True))
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def _plain(self, other: Any) -> Any:
+        return other.tolist() if isinstance(other, LazyList) else other
+
+    def __lt__(self, other: Any) -> bool:
+        return self.tolist() < self._plain(other)
+
+    def __le__(self, other: Any) -> bool:
+        return self.tolist() <= self._plain(other)
+
+    def __gt__(self, other: Any) -> bool:
+        return self.tolist() > self._plain(other)
+
+    def __ge__(self, other: Any) -> bool:
+        return self.tolist() >= self._plain(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> list[Any]:
+        if not isinstance(other, list):
+            return NotImplemented
+        return self.tolist() + list(other)
+
+    def __radd__(self, other: Any) -> list[Any]:
+        if not isinstance(other, list):
+            return NotImplemented
+        return list(other) + self.tolist()
+
+    def __mul__(self, n: Any) -> list[Any]:
+        return self.tolist() * n
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        n = len(self)
+        if n <= 20:
+            return repr(self.tolist())
+        return f"<{type(self).__name__}: {n} items, read on demand>"
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"{type(self).__name__} is a read-only view (items are made on demand); "
+            "copy it first with list(...)"
+        )
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+
+class MappedList(LazyList):
+    """``func`` applied to each item of ``items`` (a list, or another lazy list)."""
+
+    __slots__ = ("_items", "_func")
+
+    def __init__(self, items: Sequence[Any], func: Callable[[Any], Any]) -> None:
+        self._items = items
+        self._func = func
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _item(self, i: int) -> Any:
+        return self._func(self._items[i])
+
+    def __iter__(self) -> Iterator[Any]:
+        func = self._func
+        for item in self._items:
+            yield func(item)
+
+
+# -- JSON, one piece at a time ---------------------------------------------------------
+
+
+def _streams(value: Any) -> bool:
+    """Whether ``value`` holds a lazy list (in itself, or in a dict's values)."""
+    if isinstance(value, LazyList):
+        return True
+    if isinstance(value, dict):
+        return any(_streams(v) for v in value.values())
+    return False
+
+
+def iterencode(
+    obj: Any,
+    *,
+    indent: int | str | None = None,
+    separators: tuple[str, str] | None = None,
+    ensure_ascii: bool = True,
+    default: Callable[[Any], Any] | None = None,
+) -> Iterator[str]:
+    """``json.dumps(obj, ...)`` in pieces, without materialising lazy lists.
+
+    The pieces joined are exactly ``json.dumps`` of the same document with the
+    same options. Dicts that hold a :class:`LazyList` are walked here; a lazy
+    list gives one piece per item; everything else is one ``json.dumps`` call.
+    """
+    unit = (" " * indent if isinstance(indent, int) else indent) if indent is not None else None
+    item_sep, key_sep = separators or ((", " if unit is None else ","), ": ")
+
+    def leaf(value: Any, level: int) -> str:
+        text = json.dumps(
+            value, indent=indent, separators=separators, ensure_ascii=ensure_ascii, default=default
+        )
+        if unit and level and "\n" in text:
+            text = text.replace("\n", "\n" + unit * level)
+        return text
+
+    def encode(value: Any, level: int) -> Iterator[str]:
+        inner = "" if unit is None else "\n" + unit * (level + 1)
+        outer = "" if unit is None else "\n" + unit * level
+        if isinstance(value, LazyList):
+            first = True
+            for item in value:
+                yield ("[" if first else item_sep) + inner
+                first = False
+                yield leaf(item, level + 1)
+            yield "[]" if first else outer + "]"
+        elif isinstance(value, dict) and value and _streams(value):
+            for n, (k, v) in enumerate(value.items()):
+                yield ("{" if n == 0 else item_sep) + inner
+                yield leaf(_key(k), 0) + key_sep
+                yield from encode(v, level + 1)
+            yield outer + "}"
+        else:
+            yield leaf(value, level)
+
+    return encode(obj, 0)
+
+
+def _key(k: Any) -> str:
+    """A dict key as ``json`` writes it."""
+    if isinstance(k, str):
+        return k
+    if k is True or k is False or k is None:
+        return json.dumps(k)
+    if isinstance(k, (int, float)):
+        return json.dumps(k)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(k).__name__}")
+
+
+def dump(obj: Any, fh: IO[str], **options: Any) -> None:
+    """Write ``json.dumps(obj, **options)`` to ``fh`` piece by piece (see :func:`iterencode`)."""
+    write = fh.write
+    for piece in iterencode(obj, **options):
+        write(piece)
+
+
+def dumps(obj: Any, **options: Any) -> str:
+    """``json.dumps`` for a report holding lazy lists (the whole text at once: prefer
+    :func:`dump` for a large report)."""
+    return "".join(iterencode(obj, **options))
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[IO[str]]:
+    """A text file written whole or not at all: a temporary file beside ``path``,
+    renamed over it when the block ends without an error."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
