@@ -181,7 +181,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     :mod:`rook_core.reportio`) when the file allows it: ``report.json`` as
     ``rook run`` writes it, one entry per line, or the rebuilt report (written
     to a temporary file in one pass over the records). A ``report.json`` in
-    another layout (older, or written by ``rook merge``) is read whole.
+    another layout (written by an older Rook) is read whole.
     """
     if not rebuild:
         report = read_report(run_path / REPORT_FILE)

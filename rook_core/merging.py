@@ -5,7 +5,9 @@ shards on one shared file system write into the same one. Either way the
 records are per scenario run, so joining them is choosing one record per
 planned key and assembling ``run.json`` from the shards' manifest parts
 (:mod:`rook_core.sharding`). The merged run's report and diff are exactly
-those of an unsharded run.
+those of an unsharded run, and so is its ``report.json``: written by
+:func:`write_merged_report` through :func:`rook_core.report.write_report`, one
+entry per line, with no more than one record in memory at a time.
 """
 
 from __future__ import annotations
@@ -14,26 +16,46 @@ import copy
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, RunStoreError
 from .models import PHASES
+from .report import write_report
 from .sharding import BASE_KEYS, PART, Shard, check_same_run
 from .store import atomic_write, dumps, read_json
 
 
 @dataclass
 class Merged:
-    """What :func:`merge_runs` assembled in ``path``: the run's manifest, one record
-    per planned scenario run (``None`` where no shard recorded it), and notes."""
+    """What :func:`merge_runs` assembled in ``path``: the run's manifest, the planned
+    scenario runs some shard recorded (their records are in ``path/scenarios``), and
+    notes. :meth:`records` reads the records back one at a time."""
 
     path: Path
     manifest: dict[str, Any]
-    records: dict[str, dict[str, Any] | None]
+    recorded: set[str] = field(default_factory=set)
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """One record per planned scenario run, in plan order, read from the merged
+        run's ``scenarios/`` as needed (a stand-in naming the run where no shard
+        recorded it: ``pending`` in the report)."""
+        for key in self.manifest["plan"]:
+            record = None
+            if key in self.recorded:
+                record = read_json(self.path / "scenarios" / f"{key}.json")
+            if not isinstance(record, dict):
+                sid, _, k = key.rpartition(".")
+                record = {
+                    "key": key,
+                    "scenario": {"id": sid, "name": sid},
+                    "repeat_index": int(k) if k.isdigit() else 1,
+                }
+            yield record
 
 
 def _run_json(path: Path) -> dict[str, Any]:
@@ -169,18 +191,24 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     path.mkdir(parents=True, exist_ok=True)
     for sub in ("scenarios", "state"):
         (path / sub).mkdir(exist_ok=True)
-    records: dict[str, dict[str, Any] | None] = {}
-    chosen: dict[str, Path] = {}
-    for key in base["plan"]:
-        best = None
+    recorded: set[str] = set()
+    first: dict[str, str] = {}  # scenario id -> the hash of its first definition seen
+    versions: dict[str, set[str]] = {}  # scenario id -> hashes, where they differ
+    for key in base["plan"]:  # one record in memory at a time
+        best, where = None, None
         for d in dirs:
             rec = read_json(d / "scenarios" / f"{key}.json")
             if isinstance(rec, dict) and _better(rec, best):
-                best, chosen[key] = rec, d
-        records[key] = best
-    for key, d in chosen.items():
-        _copy(d / "scenarios" / f"{key}.json", path / "scenarios" / f"{key}.json")
-        _copy_tree(d / "state" / key, path / "state" / key)
+                best, where = rec, d
+        if best is None or where is None:
+            continue
+        recorded.add(key)
+        scenario = best.get("scenario") or {}
+        sid, digest = str(scenario.get("id")), scenario.get("content_hash")
+        if digest and first.setdefault(sid, digest) != digest:
+            versions.setdefault(sid, {first[sid]}).add(digest)
+        _copy(where / "scenarios" / f"{key}.json", path / "scenarios" / f"{key}.json")
+        _copy_tree(where / "state" / key, path / "state" / key)
     for i, (d, _) in sorted(parts.items()):
         shard = Shard(i, n)
         for name in ("run.json", "prepare.json", "report.json"):
@@ -200,23 +228,31 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
         "missing": missing,
         "sources": [str(d) for d in dirs],
     }
-    notes = _definition_notes(records)
-    atomic_write(path / "run.json", dumps(manifest))
-    return Merged(path, manifest, records, missing, notes)
-
-
-def _definition_notes(records: dict[str, dict[str, Any] | None]) -> list[str]:
-    hashes: dict[str, set[str]] = {}
-    for rec in records.values():
-        scenario = (rec or {}).get("scenario") or {}
-        if scenario.get("content_hash"):
-            hashes.setdefault(scenario["id"], set()).add(scenario["content_hash"])
-    return [
+    notes = [
         f"scenario {sid} was defined differently on different shards "
         f"({len(h)} versions): check every shard ran the same commit"
-        for sid, h in sorted(hashes.items())
-        if len(h) > 1
+        for sid, h in sorted(versions.items())
     ]
+    atomic_write(path / "run.json", dumps(manifest))
+    return Merged(path, manifest, recorded, missing, notes)
 
 
-__all__ = ["Merged", "combine", "merge_runs"]
+def write_merged_report(
+    merged: Merged,
+    min_pass_rate: float | None = None,
+    redact: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """Write the merged run's ``report.json`` as ``rook run`` writes an unsharded
+    run's (:func:`rook_core.report.write_report`: one entry per line, one record
+    read at a time) and return the report, its entries read back on demand."""
+    manifest = redact(merged.manifest) if redact else merged.manifest
+    return write_report(
+        manifest,
+        merged.records(),
+        min_pass_rate,
+        path=merged.path / "report.json",
+        redact=redact,
+    )
+
+
+__all__ = ["Merged", "combine", "merge_runs", "write_merged_report"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rook_core import history
+from rook_core.reportfile import FileEntries, read_report
 from rook_core.sharding import partition, run_id_from_name
 from rook_core.testing import Workspace
 
@@ -76,6 +77,28 @@ def normalize(report: dict[str, Any]) -> dict[str, Any]:
 
 def keys(report: dict[str, Any]) -> list[str]:
     return [f"{s['id']}.{s['repeat_index']}" for s in report["scenarios"]]
+
+
+def layout(report: dict[str, Any]) -> list[str]:
+    """The run's ``report.json``, checked to hold ``report`` in the line layout (the
+    compact document, one scenario entry per line); its lines, each normalized."""
+    text = (Path(report["run"]["dir"]) / "report.json").read_text(encoding="utf-8")
+    assert json.loads(text) == report
+    compact = json.dumps(report, ensure_ascii=False, default=str, separators=(",", ":"))
+    assert text.endswith("\n") and text[:-1].replace("\n", "") == compact
+    lines = text[:-1].split("\n")  # (splitlines would also split at U+2028)
+    assert len(lines) == len(report["scenarios"]) + 2
+    assert [json.loads(ln.rstrip(",")) for ln in lines[1:-1]] == report["scenarios"]
+    read = read_report(Path(report["run"]["dir"]) / "report.json")
+    assert isinstance(read["scenarios"], FileEntries) and read == report  # read on demand
+    head = json.loads(lines[0] + "]}")
+    tail = json.loads('{"scenarios":[' + lines[-1])
+    entries = [json.loads(ln.rstrip(",")) for ln in lines[1:-1]]
+    return [
+        json.dumps(normalize({**head, "scenarios": []}), sort_keys=True),
+        *(json.dumps(normalize({"run": {"profile": {}}, "scenarios": [e]})) for e in entries),
+        json.dumps(tail["summary"], sort_keys=True),
+    ]
 
 
 def log_lines(log: Path, word: str) -> list[str]:
@@ -176,6 +199,8 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
     assert merged.exit_code == unsharded.exit_code, merged.stderr
     assert normalize(merged.report) == normalize(whole)
     assert merged.report["run"]["id"] == run_id
+    # report.json as an unsharded run writes it: one scenario entry per line
+    assert layout(merged.report) == layout(whole)
     assert (tmp_path / "rook.xml").read_text().count("<testcase") == len(keys(whole))
 
     # one run record in the main workspace: history and diff see an ordinary run
@@ -200,6 +225,7 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
     again = rook_cli("run", "-w", str(main.root), "--run", run_id, "--json")
     assert again.exit_code == unsharded.exit_code, again.stderr
     assert normalize(again.report) == normalize(whole)
+    assert layout(again.report) == layout(whole)
     assert log.read_text() == before
 
 
@@ -247,6 +273,8 @@ def test_shards_sharing_a_file_system_write_one_run_at_once(tmp_path, rook_cli):
     merged = rook_cli("merge", "-w", str(ws.root), "--run", "nightly-7", "--json")
     assert merged.exit_code == 1, merged.stderr
     assert normalize(merged.report) == normalize(whole)
+    assert layout(merged.report) == layout(whole)
+    assert history.load_report(run_dir) == merged.report
 
 
 def test_a_missing_shard_is_refused_then_merged_partially_then_finished(tmp_path, rook_cli):
@@ -267,12 +295,15 @@ def test_a_missing_shard_is_refused_then_merged_partially_then_finished(tmp_path
     summary = partial.report["summary"]
     third = len(partition(json.loads((main.run_dir("r-1") / "run.json").read_text())["plan"], 3)[2])
     assert summary["pending"] == third > 0 and summary["coverage"] < 1
+    lines = layout(partial.report)  # pending entries too, one per line
+    assert len(lines) == len(keys(whole)) + 2
 
     # the third shard runs later, into the merged run, and a second merge completes it
     late = rook_cli("run", "-w", str(main.root), "--run", "r-1", "--shard", "3/3")
     assert late.exit_code in (0, 1), late.stderr
     done = rook_cli("merge", "-w", str(main.root), "--run", "r-1", "--json")
     assert normalize(done.report) == normalize(whole)
+    assert layout(done.report) == layout(whole)
     assert len(log_lines(log, "prepare")) == 1 + 3
 
     # resuming a shard that finished runs nothing, not even prepare
@@ -345,3 +376,80 @@ def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
     )
     assert rook_cli("merge", "-w", str(ws.root), "--run", "busy").exit_code == 1
     assert json.loads((run_dir / "run.json").read_text())["merged"]["missing"] == []
+
+
+# -- a large merge keeps one record in memory at a time ----------------------------------
+
+
+def _grown_copy(src: Path, dst: Path, template: dict[str, Any], n: int) -> None:
+    """A copy of the sharded run ``src`` with ``n`` more recorded scenario runs (copies
+    of a real record, each with a 3 KB answer), dealt to its shards as the plan does."""
+    shutil.copytree(src, dst)
+    base = json.loads((dst / "run.json").read_text())
+    for i in range(n):
+        sid = f"x{i:05d}"
+        record = copy.deepcopy(template)
+        record["key"] = f"{sid}.1"
+        record["scenario"].update(id=sid, name=sid, content_hash=f"{i:016x}")
+        record["turns"][0]["output"] = f"{i} " + "o" * 3000
+        (dst / "scenarios" / f"{sid}.1.json").write_text(json.dumps(record))
+        base["plan"].append(f"{sid}.1")
+    (dst / "run.json").write_text(json.dumps(base))
+
+
+def _merge_peak(run_dir: Path) -> int:
+    """Peak traced memory of merging ``run_dir`` in place, writing its report.json and
+    printing the report as ``--json`` does."""
+    import os
+    import tracemalloc
+
+    from rook_core.merging import merge_runs, write_merged_report
+    from rook_core.reportio import dump
+
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    merged = merge_runs([run_dir], run_dir)
+    report = write_merged_report(merged, 0.5)
+    with open(os.devnull, "w", encoding="utf-8") as fh:
+        dump(report, fh, ensure_ascii=False)
+    history.write_summary(run_dir, report)
+    peak = tracemalloc.get_traced_memory()[1] - before
+    assert report["summary"]["total"] == len(merged.manifest["plan"])
+    report["scenarios"].close()
+    return peak
+
+
+def test_merging_many_scenario_runs_keeps_no_entry_per_run(tmp_path, rook_cli):
+    """Four times the records add far less memory than holding their entries would."""
+    import tracemalloc
+
+    from rook_core.report import scenario_entry
+
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log")
+    for i in (1, 2):
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run", "big")
+        assert r.exit_code in (0, 1), r.stderr
+    src = ws.run_dir("big")
+    template = json.loads((src / "scenarios" / "calls.1.json").read_text())
+    small, large = 300, 1200
+    _grown_copy(src, tmp_path / "warm", template, 20)
+    _grown_copy(src, tmp_path / "small", template, small)
+    _grown_copy(src, tmp_path / "large", template, large)
+    tracemalloc.start()
+    try:
+        _merge_peak(tmp_path / "warm")  # imports, first-use caches
+        streamed = _merge_peak(tmp_path / "large") - _merge_peak(tmp_path / "small")
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        held = [
+            scenario_entry(json.loads(p.read_text()))
+            for p in sorted((tmp_path / "large" / "scenarios").glob("x*.json"))[: large - small]
+        ]
+        whole = tracemalloc.get_traced_memory()[0] - before
+        del held
+    finally:
+        tracemalloc.stop()
+    assert streamed < whole / 4, (streamed, whole)
+    # and the large merge's report.json is in the line layout, every entry on its line
+    text = (tmp_path / "large" / "report.json").read_text(encoding="utf-8")
+    assert text.count("\n") == len(keys(json.loads(text))) + 2

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -122,11 +121,12 @@ def merge_command(
     """
     from .. import history, plugins
     from ..errors import ConfigError
-    from ..merging import merge_runs
+    from ..merging import merge_runs, write_merged_report
     from ..redact import Redactor
-    from ..report import build_report, exit_code, table
+    from ..report import exit_code, table
+    from ..reportio import dump
     from ..runner import parse_report_option, write_reports
-    from ..store import atomic_write, dumps, read_json
+    from ..store import read_json
     from ..yamlio import load_yaml
 
     if not run_dirs and run_id is None:
@@ -138,36 +138,26 @@ def merge_command(
     lock = _check_idle(target, int(base.get("shards") or 0)) if isinstance(base, dict) else None
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
+        names: list[str] = []
+        profile = target / "profile.yaml"
+        if profile.is_file():
+            data = load_yaml(profile, ConfigError) or {}
+            names = [e.get("variable", "") for e in data.get("env") or [] if isinstance(e, dict)]
+        # report.json as rook run writes it: one entry per line, one record read at a
+        # time; the report's entries are read back from that file on demand.
+        report = write_merged_report(merged, min_pass_rate, Redactor.for_variables(names).data)
+        history.write_summary(target, report)
     finally:
         if lock is not None:
             lock.unlock()
-    names: list[str] = []
-    profile = target / "profile.yaml"
-    if profile.is_file():
-        data = load_yaml(profile, ConfigError) or {}
-        names = [e.get("variable", "") for e in data.get("env") or [] if isinstance(e, dict)]
-    redactor = Redactor.for_variables(names)
-    records = []
-    for key in merged.manifest["plan"]:
-        record = merged.records.get(key)
-        if record is None:
-            sid, _, k = key.rpartition(".")
-            record = {
-                "key": key,
-                "scenario": {"id": sid, "name": sid},
-                "repeat_index": int(k) if k.isdigit() else 1,
-            }
-        records.append(record)
-    report = redactor.data(build_report(merged.manifest, records, min_pass_rate))
-    atomic_write(target / "report.json", dumps(report))
-    history.write_summary(target, report)
     write_reports(rook, report, wanted)
     for note in merged.notes:
         click.echo(f"rook: warning: {note}", err=True)
     if merged.missing:
         click.echo(f"rook: merged without shard(s) {', '.join(merged.missing)}", err=True)
-    if as_json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    if as_json:  # entry by entry: never the whole document in memory
+        dump(report, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
     else:
         click.echo(table(report))
     code = exit_code(report)
