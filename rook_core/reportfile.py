@@ -12,8 +12,8 @@ entries and before its closing::
 It is one JSON document like any other. :func:`write_report_file` writes it
 one entry at a time; :func:`read_report` reads its head and tail and serves the
 entries from the file on demand (:class:`FileEntries`), keeping only the byte
-offset of each. A report in any other layout (written by an older Rook, or
-indented by ``rook merge``) is read whole.
+offset of each. A report in any other layout (written by an older Rook) is
+read whole.
 """
 
 from __future__ import annotations
