@@ -15,6 +15,12 @@ through :func:`run_process`, so the guarantees hold everywhere:
   grandchild that keeps stdout open cannot hang Rook (asyncio's
   ``Process.wait()`` would), and leftover groups are killed at the end of
   the run by :func:`kill_leftovers`.
+
+Where the kernel has pidfds (Linux 5.3+) the child is watched directly by the
+event loop (:mod:`rook_core.process_pidfd`: non-blocking pipes, exit seen on
+its pidfd and reaped at once); elsewhere through asyncio's subprocess
+transports and child watcher (:class:`_Transports`). Both give the same
+guarantees; :func:`run_process` drives either the same way.
 """
 
 from __future__ import annotations
@@ -27,11 +33,11 @@ import signal
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, TypeVar, cast
 
-from . import procscan
+from . import process_pidfd, procscan
 
 KILL_GRACE_SECONDS = 2.0
 PIPE_GRACE_SECONDS = 0.5
@@ -41,6 +47,10 @@ SPAWN_RETRIES = 3
 SPAWN_BACKOFF = 0.1
 
 _live_groups: set[int] = set()
+# Whether run_process watches children through pidfds (tests and benchmarks
+# turn it off to exercise the asyncio fallback).
+_PIDFD = process_pidfd.available()
+T = TypeVar("T")
 
 
 @dataclass
@@ -60,32 +70,19 @@ class ProcessResult:
         return self.ended - self.started
 
 
-class _Protocol(asyncio.SubprocessProtocol):
-    def __init__(self, loop: asyncio.AbstractEventLoop, caps: dict[int, int]) -> None:
-        self.caps = caps
-        self.buffers = {1: bytearray(), 2: bytearray()}
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.pipes_closed = {1: loop.create_future(), 2: loop.create_future()}
-        self.overflow: asyncio.Future[str] = loop.create_future()
+class _Child(Protocol):
+    """What run_process needs of a started child (pidfd or asyncio fallback)."""
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        buf = self.buffers[fd]
-        room = self.caps[fd] - len(buf)
-        if len(data) > room:
-            buf.extend(data[: max(room, 0)])
-            if not self.overflow.done():
-                self.overflow.set_result("stdout" if fd == 1 else "stderr")
-        else:
-            buf.extend(data)
+    pid: int
 
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        fut = self.pipes_closed.get(fd)
-        if fut is not None and not fut.done():
-            fut.set_result(None)
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
+    @property
+    def overflow(self) -> str | None: ...
+    async def wait_running(self, deadline: float) -> bool: ...
+    async def wait_exited(self, timeout: float) -> bool: ...
+    async def wait_pipes(self, timeout: float) -> list[str]: ...
+    def reap_soon(self) -> None: ...
+    def close(self) -> int | None: ...
+    def output(self) -> tuple[bytes, bytes]: ...
 
 
 def _killpg(pgid: int, sig: int) -> bool:
@@ -104,16 +101,6 @@ def group_alive(pgid: int) -> bool:
         return False
 
 
-async def _wait(fut: asyncio.Future[object] | asyncio.Future[None], timeout: float) -> bool:
-    if fut.done():
-        return True
-    try:
-        await asyncio.wait_for(asyncio.shield(fut), timeout)
-        return True
-    except asyncio.TimeoutError:
-        return False
-
-
 def _kill_pids(pids: list[int], sig: int) -> list[int]:
     hit = []
     for pid in pids:
@@ -125,8 +112,15 @@ def _kill_pids(pids: list[int], sig: int) -> list[int]:
     return hit
 
 
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+
+
 async def _terminate_group(
-    pid: int, proto: _Protocol, grace: float, marker: Mapping[str, str] | None
+    pid: int, child: _Child, grace: float, marker: Mapping[str, str] | None
 ) -> list[str]:
     """SIGTERM the group and every escaped descendant, give them ``grace``
     seconds, then SIGKILL whatever is left (including adopted orphans that carry
@@ -138,7 +132,7 @@ async def _terminate_group(
         notes.append(f"sent SIGTERM to process group {pgid}")
     for p in _kill_pids(escaped, signal.SIGTERM):
         notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
-    await _wait(proto.exited, grace)
+    await child.wait_exited(grace)
     if group_alive(pgid) and _killpg(pgid, signal.SIGKILL):
         notes.append(f"sent SIGKILL to process group {pgid}")
     orphans = procscan.marked_orphans(marker or {}, exclude=_live_groups - {pgid})
@@ -151,11 +145,24 @@ async def _terminate_group(
     return notes
 
 
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except (ProcessLookupError, PermissionError):
-        return None
+async def _spawn(
+    start: Callable[[], Awaitable[T]], argv: list[str], result: ProcessResult
+) -> T | None:
+    """Start the child, retrying the machine's failures with backoff; None, with
+    ``result.spawn_error`` set, when it cannot be started."""
+    for attempt in range(SPAWN_RETRIES + 1):
+        try:
+            return await start()
+        except OSError as exc:
+            reason = f"{exc.strerror or exc} ({argv[0]})"
+            if exc.errno not in TRANSIENT_SPAWN_ERRORS or attempt == SPAWN_RETRIES:
+                result.spawn_error = reason
+                break
+            delay = SPAWN_BACKOFF * (3**attempt) * (1 + random.random() / 2)
+            result.notes.append(f"spawn failed: {reason}; retrying in {delay:.2f} s")
+            await asyncio.sleep(delay)
+    result.ended = time.time()
+    return None
 
 
 async def run_process(
@@ -177,90 +184,153 @@ async def run_process(
     """
     loop = asyncio.get_running_loop()
     started = time.time()
-    t0 = time.perf_counter()
-    proto = _Protocol(loop, {1: stdout_cap, 2: stderr_cap})
-    spawn_notes: list[str] = []
-    for attempt in range(SPAWN_RETRIES + 1):
-        try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: proto,
-                *argv,
-                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-                cwd=cwd,
-                start_new_session=True,
-            )
-            break
-        except OSError as exc:
-            reason = f"{exc.strerror or exc} ({argv[0]})"
-            if exc.errno not in TRANSIENT_SPAWN_ERRORS or attempt == SPAWN_RETRIES:
-                return ProcessResult(
-                    None, b"", b"", started, time.time(), spawn_error=reason, notes=spawn_notes
-                )
-            delay = SPAWN_BACKOFF * (3**attempt) * (1 + random.random() / 2)
-            spawn_notes.append(f"spawn failed: {reason}; retrying in {delay:.2f} s")
-            await asyncio.sleep(delay)
-    pid = transport.get_pid()
-    pgid = pid
+    deadline = loop.time() + timeout
+    result = ProcessResult(None, b"", b"", started, started)
+    launch = process_pidfd.start if _PIDFD else _Transports.start
+    caps = (stdout_cap, stderr_cap)
+    child: _Child | None = await _spawn(
+        lambda: launch(loop, argv, env, cwd, stdin, caps), argv, result
+    )
+    if child is None:
+        return result
+    pid = pgid = child.pid
     _live_groups.add(pgid)
-    result = ProcessResult(None, b"", b"", started, started, notes=spawn_notes)
     try:
-        if stdin is not None:
-            pipe = cast("asyncio.WriteTransport | None", transport.get_pipe_transport(0))
-            if pipe is not None:
-                try:
-                    pipe.write(stdin)  # buffered by the loop, drained as the child reads
-                    pipe.write_eof() if pipe.can_write_eof() else pipe.close()
-                except (BrokenPipeError, ConnectionResetError, RuntimeError):
-                    pass
-        remaining = max(timeout - (time.perf_counter() - t0), 0.0)
-        done: set[asyncio.Future[Any]] = {proto.exited, proto.overflow}
-        waiter = asyncio.ensure_future(asyncio.wait(done, return_when=asyncio.FIRST_COMPLETED))
-        try:
-            await asyncio.wait_for(asyncio.shield(waiter), remaining)
-        except asyncio.TimeoutError:
+        if not await child.wait_running(deadline):
             result.timed_out = True
-        finally:
-            waiter.cancel()
-        if result.timed_out or proto.overflow.done():
-            if proto.overflow.done() and not result.timed_out:
-                result.overflow = proto.overflow.result()
-            result.notes += await _terminate_group(pid, proto, kill_grace, marker)
-            await _wait(proto.exited, kill_grace + 5)
+        if result.timed_out or child.overflow:
+            if not result.timed_out:
+                result.overflow = child.overflow
+            result.notes += await _terminate_group(pid, child, kill_grace, marker)
+            await child.wait_exited(kill_grace + 5)
         # The child has exited; collect what is still in the pipes, briefly.
-        for fd in (1, 2):
-            if not await _wait(proto.pipes_closed[fd], PIPE_GRACE_SECONDS):
-                result.notes.append(
-                    f"a process started by the hook kept its {'stdout' if fd == 1 else 'stderr'}"
-                    " open after it exited; stopped reading"
-                )
-        if proto.overflow.done() and result.overflow is None and not result.timed_out:
-            result.overflow = proto.overflow.result()
-            result.notes += await _terminate_group(pid, proto, kill_grace, marker)
+        for name in await child.wait_pipes(PIPE_GRACE_SECONDS):
+            result.notes.append(
+                f"a process started by the hook kept its {name} open after it exited;"
+                " stopped reading"
+            )
+        if child.overflow and result.overflow is None and not result.timed_out:
+            result.overflow = child.overflow
+            result.notes += await _terminate_group(pid, child, kill_grace, marker)
     except asyncio.CancelledError:
         escaped = procscan.descendants(pid)
         _killpg(pgid, signal.SIGKILL)
         _kill_pids(escaped, signal.SIGKILL)
+        child.reap_soon()
         raise
     finally:
         result.ended = time.time()
-        result.returncode = transport.get_returncode()
-        transport.close()
+        result.returncode = child.close()
         if not group_alive(pgid):
             _live_groups.discard(pgid)
-    result.stdout = bytes(proto.buffers[1])
-    result.stderr = bytes(proto.buffers[2])
+    result.stdout, result.stderr = child.output()
     return result
 
 
+class _Transports(asyncio.SubprocessProtocol):
+    """The fallback without pidfds: asyncio's subprocess transports, and its
+    child watcher for the exit."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, caps: tuple[int, int]) -> None:
+        self.caps = {1: caps[0], 2: caps[1]}
+        self.buffers = {1: bytearray(), 2: bytearray()}
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.pipes_closed = {1: loop.create_future(), 2: loop.create_future()}
+        self._overflow: asyncio.Future[str] = loop.create_future()
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.pid = 0
+
+    @classmethod
+    async def start(
+        cls,
+        loop: asyncio.AbstractEventLoop,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        stdin: bytes | None,
+        caps: tuple[int, int],
+    ) -> _Transports:
+        self = cls(loop, caps)
+        transport, _ = await loop.subprocess_exec(
+            lambda: self,
+            *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        self.transport, self.pid = transport, transport.get_pid()
+        pipe = cast("asyncio.WriteTransport | None", transport.get_pipe_transport(0))
+        if stdin is not None and pipe is not None:
+            try:
+                pipe.write(stdin)  # buffered by the loop, drained as the child reads
+                pipe.write_eof() if pipe.can_write_eof() else pipe.close()
+            except (BrokenPipeError, ConnectionResetError, RuntimeError):
+                pass
+        return self
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        buf = self.buffers[fd]
+        room = self.caps[fd] - len(buf)
+        if len(data) > room:
+            buf.extend(data[: max(room, 0)])
+            if not self._overflow.done():
+                self._overflow.set_result("stdout" if fd == 1 else "stderr")
+        else:
+            buf.extend(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        fut = self.pipes_closed.get(fd)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    @property
+    def overflow(self) -> str | None:
+        return self._overflow.result() if self._overflow.done() else None
+
+    async def wait_running(self, deadline: float) -> bool:
+        timeout = max(deadline - asyncio.get_running_loop().time(), 0.0)
+        futs: set[asyncio.Future[Any]] = {self.exited, self._overflow}
+        done, _ = await asyncio.wait(futs, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        return bool(done)
+
+    async def wait_exited(self, timeout: float) -> bool:
+        return bool((await asyncio.wait({self.exited}, timeout=timeout))[0])
+
+    async def wait_pipes(self, timeout: float) -> list[str]:
+        held = []
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            if not (await asyncio.wait({self.pipes_closed[fd]}, timeout=timeout))[0]:
+                held.append(name)
+        return held
+
+    def reap_soon(self) -> None:
+        pass  # the child watcher reaps it
+
+    def close(self) -> int | None:
+        assert self.transport is not None
+        code = self.transport.get_returncode()
+        self.transport.close()
+        return code
+
+    def output(self) -> tuple[bytes, bytes]:
+        return bytes(self.buffers[1]), bytes(self.buffers[2])
+
+
 def use_fast_child_watcher() -> None:
-    """Wait for hooks through pidfds (Linux, Python < 3.12).
+    """Have asyncio's child watcher use pidfds (Linux, Python < 3.12).
 
     Python 3.11's default child watcher starts one thread per child process;
     with hundreds of hooks in flight that costs more than the hooks. Python
-    3.12+ already uses pidfds by default.
+    3.12+ already uses pidfds by default. :func:`run_process` watches its
+    children's pidfds itself where they exist; this serves any other asyncio
+    subprocess (and the fallback when it is forced, as tests do).
     """
     if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
         return

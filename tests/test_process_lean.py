@@ -1,0 +1,240 @@
+"""run_process itself, driven with real programs: pipes that fill, floods, a
+grandchild holding a pipe, timeouts, cancellation, hundreds of hooks at once,
+and nothing left behind (no zombie, no descriptor). Most tests run on both
+paths: pidfds (Linux) and the asyncio fallback used where pidfds are missing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+from rook_core import process, process_pidfd
+
+PATHS = ["pidfd", "fallback"] if process_pidfd.available() else ["fallback"]
+
+
+@pytest.fixture(params=PATHS)
+def path(request, monkeypatch):
+    monkeypatch.setattr(process, "_PIDFD", request.param == "pidfd")
+    return request.param
+
+
+def run(argv, *, stdin=None, timeout=30.0, env=None, **kw):
+    env = dict(os.environ, **(env or {}))
+    return asyncio.run(process.run_process(argv, env=env, stdin=stdin, timeout=timeout, **kw))
+
+
+def sh(body: str) -> list[str]:
+    return ["/bin/sh", "-c", body]
+
+
+def stat(pid: int) -> tuple[str, int] | None:
+    """(state, ppid) of a process, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0].decode(), int(fields[1])
+
+
+def alive(pid: int) -> bool:
+    s = stat(pid)
+    return s is not None and s[0] != "Z"
+
+
+def our_zombie(pid: int) -> bool:
+    s = stat(pid)
+    return s is not None and s[0] == "Z" and s[1] == os.getpid()
+
+
+def wait_until(predicate, timeout=10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def pids_in(file: Path) -> list[int]:
+    return [int(p) for p in file.read_text().split()] if file.exists() else []
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_big_goal_to_a_hook_that_writes_first_does_not_deadlock(path):
+    # 1 MB out before reading anything: the hook blocks until Rook reads, while
+    # Rook still has most of the 3 MB goal to write.
+    r = run(sh("head -c 1000000 /dev/zero; wc -c"), stdin=b"g" * 3_000_000)
+    assert r.returncode == 0 and not r.timed_out and r.overflow is None
+    assert r.stdout[:1_000_000] == b"\0" * 1_000_000
+    assert r.stdout[1_000_000:].strip() == b"3000000"
+
+
+def test_a_hook_that_never_reads_its_goal_is_not_an_error(path):
+    r = run(sh("echo done"), stdin=b"x" * 3_000_000)
+    assert (r.returncode, r.stdout) == (0, b"done\n")
+
+
+def test_stdin_empty_and_none(path):
+    assert run(sh("wc -c"), stdin=b"").stdout.strip() == b"0"
+    assert run(sh("wc -c"), stdin=None).stdout.strip() == b"0"  # /dev/null
+
+
+def test_exit_codes_and_signals(path):
+    assert run(sh("echo oops >&2; exit 3")).returncode == 3
+    assert run(sh("echo oops >&2; exit 3")).stderr == b"oops\n"
+    assert run(sh("kill -9 $$")).returncode == -9
+
+
+def test_a_grandchild_holding_stdout_does_not_hang(path, tmp_path):
+    pidfile = tmp_path / "bg"
+    t0 = time.monotonic()
+    r = run(sh(f"sleep 300 & echo $! > {pidfile}; echo answer"))
+    assert time.monotonic() - t0 < 10
+    assert r.returncode == 0 and r.stdout == b"answer\n" and not r.timed_out
+    assert any("kept its stdout open" in n for n in r.notes), r.notes
+    bg = pids_in(pidfile)[0]
+    assert alive(bg)  # it may live on (a service), until the run ends:
+    assert any(f"group {os.getpgid(bg)}" in k for k in process.kill_leftovers())
+    assert wait_until(lambda: not alive(bg))
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_flood_is_cut_at_the_cap_and_the_group_killed(path, tmp_path, stream):
+    pidfile = tmp_path / "pids"
+    redirect = ">&2" if stream == "stderr" else ""
+    body = f"sleep 300 & echo $! > {pidfile}; head -c 5000000 /dev/zero {redirect}; sleep 300"
+    t0 = time.monotonic()
+    r = run(sh(body), stdout_cap=100_000, stderr_cap=50_000, timeout=60, kill_grace=1)
+    assert time.monotonic() - t0 < 30
+    assert r.overflow == stream and not r.timed_out
+    assert len(getattr(r, stream)) == (100_000 if stream == "stdout" else 50_000)
+    assert any("SIGTERM to process group" in n for n in r.notes)
+    assert wait_until(lambda: not alive(pids_in(pidfile)[0]))
+
+
+def test_a_timeout_kills_the_group_and_a_setsid_descendant(path, tmp_path):
+    pidfile = tmp_path / "pids"
+    body = (
+        f"setsid sleep 300 & echo $! >> {pidfile}; sleep 300 & echo $! >> {pidfile}; "
+        f"trap '' TERM; echo $$ >> {pidfile}; while :; do sleep 0.1; done"
+    )
+    t0 = time.monotonic()
+    r = run(sh(body), timeout=1, kill_grace=0.5)
+    assert time.monotonic() - t0 < 15
+    assert r.timed_out and r.returncode == -9  # SIGTERM ignored: SIGKILL after the grace
+    pids = pids_in(pidfile)
+    assert len(pids) == 3 and wait_until(lambda: not any(alive(p) for p in pids))
+    assert any("SIGKILL to process group" in n for n in r.notes)
+    assert any(f"pid {pids[0]}" in n for n in r.notes), r.notes  # the one that left the group
+    assert not our_zombie(pids[2])
+
+
+def test_cancellation_kills_the_group_and_reaps(path, tmp_path):
+    pidfile = tmp_path / "pids"
+    body = f"sleep 300 & echo $! >> {pidfile}; echo $$ >> {pidfile}; wait"
+
+    async def main():
+        env = dict(os.environ)
+        task = asyncio.ensure_future(process.run_process(sh(body), env=env, stdin=b"", timeout=60))
+        while len(pids_in(pidfile)) < 2:
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.3)  # the loop goes on, as after a first Ctrl-C
+
+    asyncio.run(main())
+    pids = pids_in(pidfile)
+    assert wait_until(lambda: not any(alive(p) for p in pids))
+    assert wait_until(lambda: not our_zombie(pids[1]))
+
+
+def test_cancelling_a_burst_of_hooks_mid_spawn_leaves_nothing(path, tmp_path):
+    marker = {"ROOK_LEAN_TEST": str(tmp_path)}
+    pidfile = tmp_path / "pids"
+
+    async def main():
+        env = dict(os.environ, **marker)
+        argv = sh(f"echo $$ >> {pidfile}; exec sleep 300")
+        tasks = [
+            asyncio.ensure_future(process.run_process(argv, env=env, stdin=None, timeout=60))
+            for _ in range(40)
+        ]
+        await asyncio.sleep(0)  # one spawned on the loop, the others queued beside it
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.sleep(0.5)
+
+    asyncio.run(main())
+    process.kill_leftovers()
+    # every process that got to start is gone, and none is a zombie of ours
+    assert wait_until(lambda: not any(alive(p) for p in pids_in(pidfile)))
+    assert wait_until(lambda: not any(our_zombie(p) for p in pids_in(pidfile)))
+
+
+@pytest.fixture
+def descriptors():
+    """Room for a few hundred hooks' pipes (the soft limit is often 1024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_hundreds_of_hooks_at_once(path, descriptors):
+    n = 256
+
+    async def main():
+        env = dict(os.environ)
+        argv = sh('read g; echo "$g $$"')
+        return await asyncio.gather(
+            *(
+                process.run_process(argv, env=env, stdin=f"{i}\n".encode(), timeout=60)
+                for i in range(n)
+            )
+        )
+
+    results = asyncio.run(main())
+    assert all(r.returncode == 0 and not r.notes for r in results)
+    answers = [r.stdout.split() for r in results]
+    assert [int(a[0]) for a in answers] == list(range(n))  # each got its own goal
+    pids = [int(a[1]) for a in answers]
+    assert not [p for p in pids if our_zombie(p)]
+    assert not set(pids) & process._live_groups  # every group ended with its hook
+
+
+def test_no_descriptor_is_left_open(path):
+    async def main():
+        env = dict(os.environ)
+        sem = asyncio.Semaphore(25)
+
+        async def one(i):
+            async with sem:
+                body = "read g; echo $g; echo e >&2" if i % 5 else "exec 1>&-; read g"
+                return await process.run_process(sh(body), env=env, stdin=b"x\n", timeout=30)
+
+        return await asyncio.gather(*(one(i) for i in range(500)))
+
+    asyncio.run(main())  # warms up whatever the loop and the spawner keep
+    before = open_fds()
+    results = asyncio.run(main())
+    assert open_fds() == before
+    assert sum(r.stdout == b"x\n" for r in results) == 400
+
+
+def test_a_program_that_does_not_exist_is_a_spawn_error(path, tmp_path):
+    r = run([str(tmp_path / "missing")])
+    assert r.spawn_error and "No such file" in r.spawn_error and r.returncode is None
+    assert not any("retrying" in n for n in r.notes)  # not the machine's fault: no retry
