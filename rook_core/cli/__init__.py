@@ -76,8 +76,41 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The ``rook`` console script: run the command, then leave at once."""
     try:
         cli.main(args=argv, prog_name="rook")
+    except SystemExit as exc:
+        leave(exc.code)
     except KeyboardInterrupt:
         click.echo("rook: interrupted", err=True)
-        sys.exit(130)
+        leave(130)
+    leave(0)
+
+
+def leave(code: Any) -> None:
+    """Exit with ``code`` (as :func:`sys.exit` reads it) without tearing the
+    interpreter down.
+
+    By the time a command returns, everything it does is done and written; what
+    remains of a normal exit is garbage-collecting and unloading a few hundred
+    modules, about 30 ms on every command. So: run the ``atexit`` handlers,
+    flush both streams, and ``os._exit``. Only the console script does this;
+    :data:`cli` called in process (tests, ``click.testing``) exits normally.
+    """
+    import atexit
+    import os
+
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # sys.exit("message"): the message goes to stderr, the status is 1
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (rook ... | head): nothing to keep
+            pass
+    os._exit(status)
