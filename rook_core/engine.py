@@ -13,7 +13,7 @@ import fnmatch
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import process
@@ -111,6 +111,10 @@ class Engine:
         self._unrecorded: list[tuple[ScenarioRun, dict[str, Any]]] = []
         self._record_soon: asyncio.Handle | None = None
         self._record_error: BaseException | None = None
+        self._ahead: Iterator[ScenarioRun] = iter(())
+        self._ahead_made = 0
+        self._ahead_lead = 0
+        self._started = 0
 
     # -- environment -----------------------------------------------------
 
@@ -355,6 +359,7 @@ class Engine:
         interrupted or failed attempt is recorded at once.
         """
         self._raise_record_error()
+        self._started += 1
         record, todo = self.load_record(sr)
         if not todo:
             return record
@@ -372,8 +377,28 @@ class Engine:
         self._record_soon = None
         try:
             self.flush_records()
+            self._make_state_dirs_ahead()
         except Exception as exc:  # raised again by the next run_scenario / flush_records
             self._record_error = self._record_error or exc
+
+    def plan_ahead(self, runs: list[ScenarioRun], lead: int) -> None:
+        """Make the state directories of ``runs`` (in this order) ahead of their
+        start, ``lead`` at a time, when the loop has nothing else to do.
+
+        Both are file-system calls that can take longer than a trivial hook;
+        made this way they overlap the hooks in flight instead of delaying the
+        next spawn. A run still makes its own directory if it gets there first.
+        """
+        self._ahead = iter(runs)
+        self._ahead_lead = max(1, lead)
+
+    def _make_state_dirs_ahead(self) -> None:
+        while self._ahead_made < self._started + self._ahead_lead:
+            sr = next(self._ahead, None)
+            if sr is None:
+                return
+            self.run_dir.state_dir(sr.key)
+            self._ahead_made += 1
 
     def flush_records(self) -> None:
         """Record every finished scenario run not yet written; raises a write failure."""

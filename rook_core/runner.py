@@ -274,6 +274,7 @@ async def _drive(
         if client is not None:
             await client.start()
         await engine.prepare(manifest)
+        engine.plan_ahead(runs, concurrency)
         executor = rook.executors.get(request.executor)
         await executor(
             engine=engine,
