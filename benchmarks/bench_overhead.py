@@ -21,7 +21,7 @@ def run(ctx: Ctx) -> list[Row]:
         commands = {"floor": lambda c=c: floor(ctx, ws, c)}
         if ctx.rook:
             commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
-        m = interleaved(commands, ctx.reps(3), warmup=True)
+        m = interleaved(commands, ctx.reps(7), warmup=True)
         fl = m["floor"]
         rows.append(info(NAME, f"floor, {n} sh hooks, c={c}", fl.seconds, "s", problem=fl.problem))
         measure = f"rook run / floor, c={c}"

@@ -31,7 +31,7 @@ def run(ctx: Ctx) -> list[Row]:
     commands = {"floor": lambda: floor(ctx, ws, C)}
     if ctx.rook:
         commands["rook"] = lambda: rook_run(ctx, ws, C)
-    m = interleaved(commands, ctx.reps(3))
+    m = interleaved(commands, ctx.reps(5))
     fl = m["floor"]
     rows = [
         info(NAME, f"floor, {N} hooks sleeping 1 s, c={C}", fl.seconds, "s", problem=fl.problem),

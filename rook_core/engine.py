@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import random
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -113,6 +113,7 @@ class Engine:
         self._record_error: BaseException | None = None
         self._ahead: Iterator[ScenarioRun] = iter(())
         self._ahead_made = 0
+        self._dirs_made: set[str] = set()
         self._ahead_lead = 0
         self._started = 0
 
@@ -271,7 +272,7 @@ class Engine:
             },
             "repeat_index": sr.repeat_index,
             "repeat_count": sr.repeat_count,
-            "session": f"{self.ctx.id}-{sr.key}-{uuid.uuid4().hex[:8]}",
+            "session": f"{self.ctx.id}-{sr.key}-{random.getrandbits(32):08x}",
             "conversation": None,
             "phases_done": [],
             "hooks": [],
@@ -398,6 +399,7 @@ class Engine:
             if sr is None:
                 return
             self.run_dir.state_dir(sr.key)
+            self._dirs_made.add(sr.key)
             self._ahead_made += 1
 
     def flush_records(self) -> None:
@@ -433,7 +435,9 @@ class Engine:
 
     async def _run_phases(self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]) -> None:
         scenario = sr.scenario
-        state_dir = self.run_dir.state_dir(sr.key)
+        made = sr.key in self._dirs_made
+        self._dirs_made.discard(sr.key)
+        state_dir = self.run_dir.state_dir(sr.key, make=not made)
 
         if self.prepare_failed and ("open" in todo or "execute" in todo):
             self._finish(record, ERROR, self.prepare_failed)

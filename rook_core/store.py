@@ -139,8 +139,11 @@ class RunDir:
             fh.close()
             self._lock = None
 
-    def state_dir(self, key: str) -> Path:
+    def state_dir(self, key: str, make: bool = True) -> Path:
+        """The state directory of scenario run ``key``, made unless ``make`` is false."""
         d = self.state / key
+        if not make:
+            return d
         try:
             os.mkdir(d)
         except FileExistsError:
