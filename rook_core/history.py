@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from .errors import ConfigError, RunStoreError
 from .models import PASSED
 from .report import COUNTED, PENDING, exit_code, write_report
 from .reportfile import read_report
-from .store import atomic_write, dumps, read_json
+from .store import atomic_write, dumps, planned_records, read_json
 
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.json"
@@ -191,19 +190,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     if not isinstance(manifest, dict):
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
 
-    def records() -> Iterator[dict[str, Any]]:
-        for key in manifest.get("plan", []):
-            record = read_json(run_path / "scenarios" / f"{key}.json")
-            if not isinstance(record, dict):
-                sid, _, k = key.rpartition(".")
-                record = {
-                    "key": key,
-                    "scenario": {"id": sid, "name": sid},
-                    "repeat_index": int(k) if k.isdigit() else 1,
-                }
-            yield record
-
-    return write_report(manifest, records())
+    return write_report(manifest, planned_records(run_path, manifest.get("plan", [])))
 
 
 # -- comparing two runs ----------------------------------------------------------

@@ -25,7 +25,7 @@ from .errors import ConfigError, RunStoreError
 from .models import PHASES
 from .report import write_report
 from .sharding import BASE_KEYS, PART, Shard, check_same_run
-from .store import atomic_write, dumps, read_json
+from .store import atomic_write, dumps, planned_records, read_json
 
 
 @dataclass
@@ -44,18 +44,7 @@ class Merged:
         """One record per planned scenario run, in plan order, read from the merged
         run's ``scenarios/`` as needed (a stand-in naming the run where no shard
         recorded it: ``pending`` in the report)."""
-        for key in self.manifest["plan"]:
-            record = None
-            if key in self.recorded:
-                record = read_json(self.path / "scenarios" / f"{key}.json")
-            if not isinstance(record, dict):
-                sid, _, k = key.rpartition(".")
-                record = {
-                    "key": key,
-                    "scenario": {"id": sid, "name": sid},
-                    "repeat_index": int(k) if k.isdigit() else 1,
-                }
-            yield record
+        return planned_records(self.path, self.manifest["plan"], self.recorded)
 
 
 def _run_json(path: Path) -> dict[str, Any]:

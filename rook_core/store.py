@@ -24,6 +24,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -68,6 +69,26 @@ def read_json(path: Path) -> Any:
         return None
     except (OSError, ValueError) as exc:
         raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+
+
+def planned_records(
+    run_path: Path, plan: Iterable[str], recorded: Container[str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """One record per planned scenario run key, in plan order, read from
+    ``run_path/scenarios`` one at a time; where none was recorded (or
+    ``recorded`` says so) a stand-in naming the run, ``pending`` in a report."""
+    for key in plan:
+        record = None
+        if recorded is None or key in recorded:
+            record = read_json(run_path / "scenarios" / f"{key}.json")
+        if not isinstance(record, dict):
+            sid, _, k = key.rpartition(".")
+            record = {
+                "key": key,
+                "scenario": {"id": sid, "name": sid},
+                "repeat_index": int(k) if k.isdigit() else 1,
+            }
+        yield record
 
 
 class RunDir:
