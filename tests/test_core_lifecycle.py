@@ -219,6 +219,38 @@ def test_concurrency_scenarios_in_flight(
     assert _max_overlap(intervals) == concurrency
 
 
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_every_scenario_run_finds_its_own_state_dir_and_is_recorded(
+    rook_workspace, rook_cli, concurrency
+):
+    # State directories are made ahead while hooks run, and records are written
+    # after the next hook starts: neither may be missing when it matters.
+    ws = rook_workspace
+    ws.script(
+        "state.sh",
+        """
+        #!/bin/bash
+        set -e
+        [ -d "$ROOK_STATE_DIR" ] || { echo "no state dir $ROOK_STATE_DIR" >&2; exit 1; }
+        echo "$1" >> "$ROOK_STATE_DIR/phases"
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """,
+    )
+    hooks = {p: "scripts/state.sh" for p in ("open", "execute", "close")}
+    ws.profile({"id": "p", "hooks": hooks, "concurrency": concurrency})
+    for i in range(24):
+        ws.scenario({"id": f"s{i:02d}", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--repeat", "2")
+    assert r.exit_code == 0, r.stderr
+    run = ws.run_dir(r.report["run"]["id"])
+    keys = [f"s{i:02d}.{k}" for i in range(24) for k in (1, 2)]
+    for key in keys:
+        assert (run / "state" / key / "phases").read_text().split() == ["open", "execute", "close"]
+        record = json.loads((run / "scenarios" / f"{key}.json").read_text())
+        assert record["status"] == "passed"
+
+
 def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
     rook_workspace, rook_cli, tmp_path, monkeypatch
 ):
