@@ -13,7 +13,7 @@ import fnmatch
 import os
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from . import process
@@ -34,6 +34,7 @@ from .models import (
     TurnEvidence,
 )
 from .plugins import Rook
+from .recording import Recorder
 from .redact import Redactor
 from .store import RunDir
 from .transports import dispatch
@@ -108,14 +109,8 @@ class Engine:
         self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
         """When set, called instead of the ``rook_evidence_recorded`` observers (an executor
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
-        self._unrecorded: list[tuple[ScenarioRun, dict[str, Any]]] = []
-        self._record_soon: asyncio.Handle | None = None
-        self._record_error: BaseException | None = None
-        self._ahead: Iterator[ScenarioRun] = iter(())
-        self._ahead_made = 0
-        self._dirs_made: set[str] = set()
-        self._ahead_lead = 0
-        self._started = 0
+        self.recorder = Recorder(run, self.store_scenario)
+        """Writes finished runs' records and makes state directories in idle turns."""
 
     # -- environment -----------------------------------------------------
 
@@ -352,15 +347,11 @@ class Engine:
     async def run_scenario(self, sr: ScenarioRun) -> dict[str, Any]:
         """Run what is missing of one scenario run and record it; returns the record.
 
-        A finished run is recorded on the event loop's next turn, which comes
-        when the caller next waits (typically right after it has spawned the
-        next hook), so writing the record overlaps the next agent call instead
-        of delaying it. :meth:`flush_records` writes whatever is still pending
-        (the runner calls it when the executor returns or is interrupted); an
-        interrupted or failed attempt is recorded at once.
+        A finished run is recorded in the event loop's next idle turn (see
+        :mod:`rook_core.recording`); :meth:`flush_records` writes what is
+        still pending. An interrupted or failed attempt is recorded at once.
         """
-        self._raise_record_error()
-        self._started += 1
+        self.recorder.started()
         record, todo = self.load_record(sr)
         if not todo:
             return record
@@ -369,53 +360,16 @@ class Engine:
         except BaseException:
             self.store_scenario(sr, record)
             raise
-        self._unrecorded.append((sr, record))
-        if self._record_soon is None:
-            self._record_soon = asyncio.get_running_loop().call_soon(self._record_pending)
+        self.recorder.record_soon(sr, record)
         return record
 
-    def _record_pending(self) -> None:
-        self._record_soon = None
-        try:
-            self.flush_records()
-            self._make_state_dirs_ahead()
-        except Exception as exc:  # raised again by the next run_scenario / flush_records
-            self._record_error = self._record_error or exc
-
     def plan_ahead(self, runs: list[ScenarioRun], lead: int) -> None:
-        """Make the state directories of ``runs`` (in this order) ahead of their
-        start, ``lead`` at a time, when the loop has nothing else to do.
-
-        Both are file-system calls that can take longer than a trivial hook;
-        made this way they overlap the hooks in flight instead of delaying the
-        next spawn. A run still makes its own directory if it gets there first.
-        """
-        self._ahead = iter(runs)
-        self._ahead_lead = max(1, lead)
-
-    def _make_state_dirs_ahead(self) -> None:
-        while self._ahead_made < self._started + self._ahead_lead:
-            sr = next(self._ahead, None)
-            if sr is None:
-                return
-            self.run_dir.state_dir(sr.key)
-            self._dirs_made.add(sr.key)
-            self._ahead_made += 1
+        """Have the state directories of ``runs`` made ahead of their start."""
+        self.recorder.plan_ahead(runs, lead)
 
     def flush_records(self) -> None:
         """Record every finished scenario run not yet written; raises a write failure."""
-        if self._record_soon is not None:
-            self._record_soon.cancel()
-            self._record_soon = None
-        self._raise_record_error()
-        while self._unrecorded:
-            sr, record = self._unrecorded.pop(0)
-            self.store_scenario(sr, record)
-
-    def _raise_record_error(self) -> None:
-        if self._record_error is not None:
-            exc, self._record_error = self._record_error, None
-            raise exc
+        self.recorder.flush()
 
     def _finish(self, record: dict[str, Any], status: str, reason: str) -> None:
         record["status"] = status
@@ -435,9 +389,7 @@ class Engine:
 
     async def _run_phases(self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]) -> None:
         scenario = sr.scenario
-        made = sr.key in self._dirs_made
-        self._dirs_made.discard(sr.key)
-        state_dir = self.run_dir.state_dir(sr.key, make=not made)
+        state_dir = self.recorder.state_dir(sr.key)
 
         if self.prepare_failed and ("open" in todo or "execute" in todo):
             self._finish(record, ERROR, self.prepare_failed)
