@@ -36,21 +36,14 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError, RookError
 from rook_core.hookspecs import hookimpl
 from rook_core.models import ERROR, HookResult
 
-from .dask_worker import (
-    WorkerJob,
-    build_bundle,
-    cancel_run,
-    cleanup_run,
-    run_on_worker,
-    sees,
-    unpack_dir,
-)
+if TYPE_CHECKING:
+    from .dask_worker import WorkerJob
 
 MAX_ATTEMPTS = 2  # the first run and one retry on another worker
 CANCEL_GRACE = 10.0
@@ -138,6 +131,9 @@ class _Session:
     """One ``rook run`` invocation's use of a Dask cluster."""
 
     def __init__(self, engine: Any, client: Any) -> None:
+        from . import dask_worker  # with the session: `rook run` without Dask never loads it
+
+        self.w = dask_worker
         self.engine = engine
         self.client = client
         self.run_id = engine.ctx.id
@@ -171,7 +167,7 @@ class _Session:
             rel = str(Path(profile.path).relative_to(ws)) if profile.path else None
         except ValueError:
             rel = None
-        self.job = WorkerJob(
+        self.job = self.w.WorkerJob(
             run_id=self.run_id,
             workspace=str(ws),
             run_rel=str(e.run_dir.path.relative_to(ws)),
@@ -198,7 +194,7 @@ class _Session:
             token = secrets.token_hex(8)
             probe = self.engine.run_dir.path / f".dask-probe-{token}"
             probe.write_text(token, encoding="utf-8")
-            seen = await self.client.run(sees, str(probe), token)
+            seen = await self.client.run(self.w.sees, str(probe), token)
             if seen and all(seen.values()):
                 self.probe = probe
                 self.job.mode, self.job.probe, self.job.probe_token = "shared", str(probe), token
@@ -211,7 +207,7 @@ class _Session:
                     f"{ws} at the same path: {blind}; mount it there, or let Rook ship it "
                     "(ROOK_DASK_WORKSPACE=auto)"
                 )
-        bundle = await asyncio.to_thread(build_bundle, ws, self.engine.run_dir.path)
+        bundle = await asyncio.to_thread(self.w.build_bundle, ws, self.engine.run_dir.path)
         limit = _ship_limit()
         if len(bundle) > limit:
             raise ConfigError(
@@ -284,7 +280,7 @@ class _Session:
         job = dataclasses.replace(self.job, observed={**engine.observed_before, **engine.observed})
         self.sent[sr.key] = record
         future = self.client.submit(
-            run_on_worker,
+            self.w.run_on_worker,
             job,
             sr,
             record,
@@ -332,7 +328,7 @@ class _Session:
             if seq >= len(self.sent[sr.key]["hooks"]):
                 self._notify(sr.key, result["token"], seq, hook)
         if result.get("state"):
-            unpack_dir(result["state"], self.engine.run_dir.state / sr.key)
+            self.w.unpack_dir(result["state"], self.engine.run_dir.state / sr.key)
         return record
 
     def _infra(self, sr: Any, record: dict[str, Any], exc: BaseException) -> dict[str, Any]:
@@ -361,7 +357,7 @@ class _Session:
 
     async def cancel_remote(self) -> None:
         if self._cancel is None:
-            self._cancel = asyncio.ensure_future(self.client.run(cancel_run, self.run_id))
+            self._cancel = asyncio.ensure_future(self.client.run(self.w.cancel_run, self.run_id))
         try:
             await asyncio.wait_for(asyncio.shield(self._cancel), 5)
         except Exception:
@@ -369,7 +365,7 @@ class _Session:
 
     async def teardown(self) -> None:
         try:
-            await asyncio.wait_for(self.client.run(cleanup_run, self.run_id), 30)
+            await asyncio.wait_for(self.client.run(self.w.cleanup_run, self.run_id), 30)
         except Exception:
             pass
         try:
