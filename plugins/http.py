@@ -9,13 +9,14 @@ live in :mod:`rook_plugins.http_transport`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from rook_plugins.http_transport.config import HttpConfig, load_config
+from typing import TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
 from rook_core.transports import TransportSpec, phase_hooks
+
+if TYPE_CHECKING:
+    from rook_plugins.http_transport.config import HttpConfig
 
 
 def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
@@ -33,8 +34,15 @@ def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
 
 
 KEY = "http"
-# httpx and the request machinery load only when a profile uses http: entries,
-# so every other `rook` command starts without them.
+# The entry schema (with JMESPath), httpx and the request machinery load only
+# when a profile uses http: entries, so every other run starts without them.
+
+
+def load_config(value: Any) -> HttpConfig:
+    """Validate an ``http:`` entry (see :func:`rook_plugins.http_transport.config.load_config`)."""
+    from rook_plugins.http_transport.config import load_config as load
+
+    return load(value)
 
 
 async def start(run: Any) -> Any:
