@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
 from rook_core.reportio import atomic_file
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 # Everything outside XML 1.0's Char production.
 _INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -69,6 +71,8 @@ def _system_out(entry: dict[str, Any]) -> str:
 
 
 def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
     name = entry["id"]
     if (entry.get("repeat_count") or 1) > 1:
         name = f"{name} [{entry['repeat_index']}/{entry['repeat_count']}]"
@@ -120,6 +124,8 @@ def _counts(entries: Iterable[dict[str, Any]]) -> dict[str, str]:
 
 def _skeleton(report: dict[str, Any], attrs: dict[str, str]) -> tuple[ET.Element, ET.Element]:
     """The root and its one testsuite, with the run's properties and no testcase."""
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
     run = report["run"]
     root = ET.Element("testsuites", {"name": "rook", **attrs})
     profile = (run.get("profile") or {}).get("id")
@@ -161,6 +167,8 @@ def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     """The JUnit XML file in pieces, one per testcase: the same text as the
     indented :func:`document`, but with one testcase in memory at a time (the
     entries are read twice: once for the counts the root carries, once to write)."""
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
     entries = report["scenarios"]
     root, suite = _skeleton(report, _counts(entries))
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -11,7 +11,6 @@ a piece at a time, with one run's details in memory at once.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterator
@@ -40,12 +39,16 @@ ICON = {
 
 def cell(text: Any, limit: int = 160) -> str:
     """Text safe inside a Markdown table cell (no pipes, no newlines, no HTML)."""
+    import html  # only when a Markdown report is written
+
     s = " ".join(str(text if text is not None else "").split())
     s = s if len(s) <= limit else s[: limit - 1] + "…"
     return html.escape(s, quote=False).replace("|", "\\|")
 
 
 def code(text: str) -> str:
+    import html
+
     return f"<code>{html.escape(text)}</code>"
 
 
