@@ -191,10 +191,9 @@ def test_an_older_report_json_is_still_read_whole(big, tmp_path):
         assert again.exit_code == 0 and again.stdout == r.stdout
 
 
-def test_a_view_keeps_reading_the_file_it_opened(tmp_path):
-    from rook_core.report import write_report
-
-    manifest = {
+def bare_manifest(tmp_path):
+    """The smallest run manifest a report can be written from."""
+    return {
         "id": "r",
         "dir": str(tmp_path),
         "project": "p",
@@ -203,6 +202,12 @@ def test_a_view_keeps_reading_the_file_it_opened(tmp_path):
         "phases": ["judge"],
         "capabilities": {"declared": {}, "observed": {}},
     }
+
+
+def test_a_view_keeps_reading_the_file_it_opened(tmp_path):
+    from rook_core.report import write_report
+
+    manifest = bare_manifest(tmp_path)
     path = tmp_path / "report.json"
     first = write_report(manifest, _records(5), path=path)
     second = read_report(path)
@@ -419,15 +424,7 @@ def test_an_empty_report_streams_like_the_whole_one(tmp_path):
 
     from rook_core.report import build_report, write_report
 
-    manifest = {
-        "id": "r",
-        "dir": str(tmp_path),
-        "project": "p",
-        "agent": "a",
-        "profile": {"id": "p"},
-        "phases": ["judge"],
-        "capabilities": {"declared": {}, "observed": {}},
-    }
+    manifest = bare_manifest(tmp_path)
     for n in (0, 1, 3):
         lazy = write_report(manifest, _records(n), 0.5, path=None)
         whole = build_report(manifest, list(_records(n)), 0.5)
@@ -450,15 +447,7 @@ def _pipeline(tmp_path: Path, n: int) -> int:
     from rook_core.report import write_report
     from rook_core.reportio import dump
 
-    manifest = {
-        "id": "r",
-        "dir": str(tmp_path),
-        "project": "p",
-        "agent": "a",
-        "profile": {"id": "p"},
-        "phases": ["judge"],
-        "capabilities": {"declared": {}, "observed": {}},
-    }
+    manifest = bare_manifest(tmp_path)
     tracemalloc.reset_peak()
     before = tracemalloc.get_traced_memory()[0]
     report = write_report(manifest, _records(n, output="o" * 3000), path=tmp_path / "report.json")
