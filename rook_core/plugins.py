@@ -1,7 +1,8 @@
 """Build the plugin manager and the registries the plugins fill.
 
 Built-ins and third-party packages load the same way: every entry point in
-the ``rook`` group. Operators can narrow what loads:
+the ``rook`` group (found by :mod:`rook_core.entrypoints`, which caches what it
+found until something installed changes). Operators can narrow what loads:
 
 * ``ROOK_LOAD_PLUGINS=a,b``   load only these entry point names (allow-list);
 * ``ROOK_DISABLE_PLUGINS=a,b`` never load these;
@@ -17,12 +18,11 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from . import entrypoints, hookspecs
 from .errors import PluginError
 
 ENTRY_POINT_GROUP = "rook"
@@ -227,22 +227,6 @@ def _trace_after(
     _trace_line(f"finish {hook_name} -> {_summary(outcome.get_result())}")
 
 
-_DISTS: dict[str, tuple[str, str]] = {}
-
-
-def _dist_of(ep: metadata.EntryPoint) -> tuple[str, str]:
-    """(name, version) of an entry point's distribution; read once per
-    distribution (reading METADATA is the slow part of loading plugins)."""
-    dist = ep.dist
-    if dist is None:
-        return "", ""
-    key = str(getattr(dist, "_path", id(dist)))
-    if key not in _DISTS:
-        meta = dist.metadata
-        _DISTS[key] = (meta["Name"] or "", meta["Version"] or "")
-    return _DISTS[key]
-
-
 def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     """Create a plugin manager, load every ``rook`` entry point, check them.
 
@@ -253,17 +237,22 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     rook = Rook(pm)
+    tracing = os.environ.get("ROOK_TRACE_PLUGINS", "") not in ("", "0")
     if load_entry_points:
         allow = _split_env("ROOK_LOAD_PLUGINS")
         block = _split_env("ROOK_DISABLE_PLUGINS") or set()
         seen: set[str] = set()
-        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        found = entrypoints.discover(ENTRY_POINT_GROUP)
+        if tracing:
+            source = "from the cache" if found.from_cache else "by scanning distributions"
+            _trace_line(f"found {len(found.entry_points)} entry point(s) {source}")
+        for ep in sorted(found.entry_points, key=lambda e: e.name):
             if ep.name in seen:
                 continue
             seen.add(ep.name)
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 continue
-            dist, version = _dist_of(ep)
+            dist, version = ep.distribution, ep.version
             try:
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)
@@ -283,7 +272,7 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"a plugin implements a hook Rook does not define: {exc}") from None
-    if os.environ.get("ROOK_TRACE_PLUGINS", "") not in ("", "0"):
+    if tracing:
         rook.trace = _trace_line
         pm.add_hookcall_monitoring(_trace_before, _trace_after)
     rook.build_registries()

@@ -72,6 +72,7 @@ class Venv:
             for k, v in os.environ.items()
             if not k.startswith("ROOK_") and k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
         }
+        env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         env["VIRTUAL_ENV"] = str(self.path)
         env.update(extra)

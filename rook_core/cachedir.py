@@ -1,0 +1,84 @@
+"""Rook's own cache: small files that spare a command work it did before.
+
+Nothing in it is needed: a missing, unreadable, corrupt or stale entry is
+ignored and rebuilt, and every entry carries the key it was built from, so a
+change to what it was built from is never served from the cache. It holds no
+secret (definitions hold ``env`` references, never their values).
+
+Where it lives, first that applies:
+
+* ``ROOK_NO_CACHE=1``: no cache at all (read or written);
+* ``ROOK_CACHE_DIR``: that directory;
+* ``$XDG_CACHE_HOME/rook``, else ``~/.cache/rook``.
+
+It is kept outside the workspace on purpose: entries are loaded with
+:mod:`pickle`, so only a directory the user owns (mode 0700) is trusted; one
+found with other permissions or another owner is not used.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+# Bump when the layout of any cached entry changes.
+FORMAT = 1
+
+
+def cache_dir() -> Path | None:
+    """The cache directory (not created), or None when caching is off."""
+    if os.environ.get("ROOK_NO_CACHE", "") not in ("", "0"):
+        return None
+    given = os.environ.get("ROOK_CACHE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rook"
+
+
+def _trusted(directory: Path) -> bool:
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def load(name: str, key: Any) -> Any:
+    """The value stored under ``name`` if it was stored with an equal ``key``; else None."""
+    directory = cache_dir()
+    if directory is None or not _trusted(directory):
+        return None
+    try:
+        with open(directory / name, "rb") as fh:
+            stored = pickle.load(fh)
+    except Exception:  # missing, truncated, written by another version: rebuild
+        return None
+    if not isinstance(stored, tuple) or len(stored) != 3 or stored[0] != FORMAT:
+        return None
+    return stored[2] if stored[1] == key else None
+
+
+def save(name: str, key: Any, value: Any) -> None:
+    """Store ``value`` under ``name`` with ``key``; silently skipped when the
+    cache cannot be written (read-only home, full disk, unpicklable value)."""
+    directory = cache_dir()
+    if directory is None:
+        return
+    tmp = directory / f".{name}.{os.getpid()}.tmp"
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _trusted(directory):
+            return
+        data = pickle.dumps((FORMAT, key, value), protocol=pickle.HIGHEST_PROTOCOL)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, directory / name)
+    except Exception:  # a cache that cannot be written is no cache, never an error
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
