@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .definitions import find_profile
 from .engine import base_environment, check_env, resolve_entries
 from .errors import ConfigError, PluginError, RookError
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plugins import Rook
-from .profile import find_profile
 from .redact import Redactor
 from .store import atomic_write, dumps
 from .transports import dispatch

@@ -8,6 +8,7 @@ the store can turn any record into JSON.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
 }
 CLOSE_TIMEOUT_FLOOR = 5.0
 DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+"""Profile and scenario ids: lower-case letters, digits, - and _."""
 
 CAPABILITIES: tuple[str, ...] = ("multi_turn", "calls", "usage")
 

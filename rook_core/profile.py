@@ -9,11 +9,10 @@ from typing import Any
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from .errors import ProfileError, format_validation_messages
-from .models import HOOK_PHASES, EnvRef, HookEntry, OutputLimits, Profile
+from .models import HOOK_PHASES, SLUG, EnvRef, HookEntry, OutputLimits, Profile
 from .plugins import Registry
 from .yamlio import load_yaml
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
 
@@ -184,35 +183,3 @@ def load_profile(path: Path, transports: Registry) -> Profile:
     profile = profile_from_dict(data, transports, str(path))
     profile.path = path
     return profile
-
-
-def find_profile(profiles_dir: Path, name: str | None, transports: Registry) -> Profile:
-    """Pick a profile by file name, id or name; default: ``profiles/active``."""
-    if not profiles_dir.is_dir():
-        raise ProfileError(f"{profiles_dir}: no profiles directory (create a profile first)")
-    candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
-    if name is None:
-        active = profiles_dir / "active"
-        if active.is_file():
-            name = active.read_text(encoding="utf-8").strip()
-            if not name:
-                raise ProfileError(f"{active}: empty; write the id of the active profile in it")
-        elif len(candidates) == 1:
-            return load_profile(candidates[0], transports)
-        elif not candidates:
-            raise ProfileError(f"{profiles_dir}: no profiles (*.yaml)")
-        else:
-            stems = ", ".join(p.stem for p in candidates)
-            raise ProfileError(
-                f"{profiles_dir}: several profiles ({stems}) and no 'active' file; "
-                "choose one with --profile NAME"
-            )
-    direct = profiles_dir / f"{name}.yaml"
-    if direct.is_file():
-        return load_profile(direct, transports)
-    for path in candidates:
-        data = load_yaml(path, ProfileError)
-        if isinstance(data, dict) and name in (data.get("id"), data.get("name")):
-            return load_profile(path, transports)
-    known = ", ".join(p.stem for p in candidates) or "none"
-    raise ProfileError(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import history, process, procscan, sharding
 from . import plugins as plugin_manager
+from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
 from .engine import Engine, check_env, plan_runs, resolve_entries
 from .errors import ConfigError, RookError, ScenarioError
 from .interrupts import Interrupts
@@ -26,14 +27,11 @@ from .judging import JudgingContext
 from .models import HOOK_PHASES, Profile
 from .phases import parse_phases
 from .plugins import Rook
-from .profile import find_profile
 from .redact import Redactor
 from .redact import activate as activate_redactor
 from .report import exit_code, write_report
-from .scenario import load_scenarios, select
 from .store import RunDir, open_run, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
-from .yamlio import dump_yaml
 
 
 @dataclass
@@ -156,7 +154,8 @@ def prepare_run(
             pinned = manifest["profile"]["id"]
             if profile_name is None:
                 profile_name = pinned
-    profile = find_profile(agent.profiles_dir, profile_name, rook.transports)
+    definitions = DefinitionCache(rook, agent.dir)
+    profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
     if manifest is not None and profile.id != manifest["profile"]["id"]:
         raise ConfigError(
             f"--run {request.run_id} was made with profile {manifest['profile']['id']!r}, "
@@ -168,7 +167,7 @@ def prepare_run(
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     activate_redactor(redactor)
 
-    scenarios = load_scenarios(agent.scenarios_dir, rook.criteria)
+    scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if manifest is not None:
         planned_ids = list(dict.fromkeys(k.rsplit(".", 1)[0] for k in manifest["plan"]))
         by_id = {s.id: s for s in scenarios}
@@ -223,7 +222,7 @@ def prepare_run(
             "invocations": [],
             "capabilities": {"declared": dict(profile.capabilities), "observed": {}},
         }
-        run.write_text("profile.yaml", dump_yaml(profile.raw))
+        run.write_text("profile.yaml", profile_text(profile))
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)
     if judging.client is not None:

@@ -22,16 +22,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from .errors import ScenarioError, format_validation_messages
-from .models import Criterion, Scenario
+from .models import SLUG, Criterion, Scenario
 from .plugins import Registry
-from .profile import SLUG
 from .yamlio import load_yaml
 
 PUBLIC_KEYS = (
@@ -300,63 +298,22 @@ def scenario_from_dict(
     )
 
 
-def load_scenarios(directory: Path, criteria: Registry) -> list[Scenario]:
-    """Every ``*.yaml``/``*.yml`` file under ``directory``; one scenario or a list per file."""
-    if not directory.is_dir():
-        raise ScenarioError(f"{directory}: no scenarios directory")
-    files = sorted([*directory.rglob("*.yaml"), *directory.rglob("*.yml")])
-    scenarios: list[Scenario] = []
-    seen: dict[str, str] = {}
-    for path in files:
-        file = str(path)
-        data = load_yaml(path, ScenarioError)
-        if data is None:
-            continue
-        items = data if isinstance(data, list) else [data]
-        for n, item in enumerate(items):
-            source = f"{file}[{n}]" if isinstance(data, list) else file
-            default_id = None if isinstance(data, list) else path.stem
-            scenario = scenario_from_dict(item, criteria, source, default_id)
-            scenario.path = file
-            if scenario.id in seen:
-                raise ScenarioError(
-                    f"{source}: scenario id {scenario.id!r} is already used by {seen[scenario.id]}"
-                )
-            seen[scenario.id] = file
-            scenarios.append(scenario)
-    return scenarios
+def scenarios_from_file(path: Path, criteria: Registry) -> tuple[bool, list[Scenario]]:
+    """The scenarios of one file, validated: (whether the file holds a list, them).
 
-
-def select(
-    scenarios: Iterable[Scenario],
-    only: list[str] | None = None,
-    tags: list[str] | None = None,
-    classes: list[str] | None = None,
-    categories: list[str] | None = None,
-    include_excluded: bool = False,
-) -> list[Scenario]:
-    """Selectors narrow one another; an ``--only`` id that does not exist is an error.
-
-    ``excluded: true`` scenarios are left out unless named with ``--only``
-    (or ``include_excluded``, when a run that already planned them resumes).
+    :func:`rook_core.definitions.load_scenarios` reads a whole directory
+    through the cache of validated definitions and calls this on a miss.
     """
-    pool = list(scenarios)
-    if only:
-        ids = {s.id for s in pool}
-        missing = [i for i in only if i not in ids]
-        if missing:
-            raise ScenarioError(
-                f"--only: no scenario with id {', '.join(missing)} "
-                f"(scenarios: {', '.join(sorted(ids)) or 'none'})"
-            )
-        pool = [s for s in pool if s.id in set(only)]
-    elif not include_excluded:
-        pool = [s for s in pool if not s.extra.get("excluded")]
-    if tags:
-        wanted = set(tags)
-        pool = [s for s in pool if wanted & set(s.tags)]
-    if classes:
-        pool = [s for s in pool if s.extra.get("class") in set(classes)]
-    if categories:
-        pool = [s for s in pool if s.extra.get("category") in set(categories)]
-    return pool
+    file = str(path)
+    data = load_yaml(path, ScenarioError)
+    if data is None:
+        return False, []
+    listed = isinstance(data, list)
+    items = data if listed else [data]
+    out = []
+    for n, item in enumerate(items):
+        source = f"{file}[{n}]" if listed else file
+        scenario = scenario_from_dict(item, criteria, source, None if listed else path.stem)
+        scenario.path = file
+        out.append(scenario)
+    return listed, out

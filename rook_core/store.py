@@ -22,7 +22,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import secrets
 import time
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
@@ -35,7 +34,7 @@ RUN_FILE = "run.json"
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
 def atomic_write(path: Path, text: str) -> None:

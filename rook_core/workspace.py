@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import WorkspaceError
-from .yamlio import load_yaml
 
 ROOT = Path(".testmuai") / "rook"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -63,6 +62,15 @@ def read_config(workspace: Path) -> dict[str, Any]:
     path = workspace / ROOT / "config.yaml"
     if not path.is_file():
         return {}
+    from .definitions import read_yaml  # cached: no YAML parser while it is unchanged
+
+    data = read_yaml(path, lambda: _load_config(path))
+    return dict(data)
+
+
+def _load_config(path: Path) -> dict[str, Any]:
+    from .yamlio import load_yaml
+
     data = load_yaml(path, WorkspaceError)
     if data is None:
         return {}

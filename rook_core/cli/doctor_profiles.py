@@ -196,8 +196,8 @@ def _which(program: str) -> str | None:
 
 
 def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
+    from ..definitions import load_scenarios
     from ..errors import ConfigError
-    from ..scenario import load_scenarios
 
     sdir = agent.scenarios_dir
     try:

@@ -29,7 +29,7 @@ ADVICE = {
 
 
 def _load(s: Session, name: str | None) -> Any:
-    from ..profile import find_profile
+    from ..definitions import find_profile
 
     profile = find_profile(s.agent.profiles_dir, name, s.rook.transports)
     for ref in profile.env:

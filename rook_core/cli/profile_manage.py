@@ -89,7 +89,7 @@ def show_command(
       rook profile show staging
       rook profile show --json
     """
-    from ..profile import find_profile
+    from ..definitions import find_profile
     from ..runner import load_observed
 
     s = Session(workspace, project, agent)
@@ -144,7 +144,7 @@ def use_command(workspace: str | None, project: str | None, agent: str | None, n
     Examples:
       rook profile use staging
     """
-    from ..profile import find_profile
+    from ..definitions import find_profile
     from ..store import atomic_write
 
     s = Session(workspace, project, agent)
@@ -229,8 +229,8 @@ def rename_command(
     Examples:
       rook profile rename staging 'Staging (EU)'
     """
+    from ..definitions import find_profile
     from ..errors import ConfigError
-    from ..profile import find_profile
 
     if not new_name.strip():
         raise ConfigError("rook profile rename: the new name is empty")

@@ -1,0 +1,176 @@
+"""The cache of validated definitions (rook_core/definitions.py): a run whose
+scenario and profile files are unchanged does not validate them again, and
+every change to them, to the plugins or to the cache itself is seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rook_core.testing import Workspace
+
+HOOK = """\
+#!/bin/sh
+goal=$(cat)
+printf '{"output": "echo: %s"}\\n' "$goal"
+"""
+
+# Runs `rook run` in a fresh interpreter and reports whether the validating
+# modules (marshmallow schemas of scenarios and profiles) had to be imported.
+PROBE = """
+import sys
+from rook_core.cli import cli
+try:
+    cli.main(args=sys.argv[1:], prog_name="rook")
+except SystemExit as exc:
+    code = exc.code
+print(f"validated={'rook_core.scenario' in sys.modules},"
+      f"{'rook_core.profile' in sys.modules}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def settle() -> None:
+    """Files written less than a clock tick ago are (rightly) never cached."""
+    time.sleep(0.06)
+
+
+def setup(ws: Workspace, goal: str = "aaa") -> None:
+    ws.script("agent.sh", HOOK)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s1", "goal": goal, "criteria": [{"contains": goal}]}, name="s1")
+    settle()
+
+
+def rook(ws: Workspace, cache: Path, *args: str, env: dict[str, str] | None = None):
+    full_env = {**os.environ, "ROOK_CACHE_DIR": str(cache), **(env or {})}
+    argv = ["run", "--workspace", str(ws.root), "--json", *args]
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, env=full_env
+    )
+    validated = next(
+        (ln.split("=", 1)[1] for ln in proc.stderr.splitlines() if ln.startswith("validated=")),
+        "?",
+    )
+    report = json.loads(proc.stdout) if proc.returncode in (0, 1) and proc.stdout else None
+    return proc, validated, report
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    return d
+
+
+def test_second_run_uses_the_cache_and_edits_are_seen(rook_workspace, cache):
+    ws = rook_workspace
+    setup(ws)
+    proc, validated, report = rook(ws, cache)
+    assert proc.returncode == 0, proc.stderr
+    assert validated == "True,True"
+    assert list(cache.iterdir()), "the first run writes the cache"
+
+    proc, validated, report = rook(ws, cache)
+    assert proc.returncode == 0, proc.stderr
+    assert validated == "False,False", "nothing changed: nothing validated"
+    assert report["summary"]["passed"] == 1
+
+    # Same size, new content: the scenario is validated again and its new goal runs.
+    ws.scenario({"id": "s1", "goal": "bbb", "criteria": [{"contains": "bbb"}]}, name="s1")
+    settle()
+    proc, validated, report = rook(ws, cache)
+    assert proc.returncode == 0, proc.stderr
+    assert validated == "True,False"
+    assert report["summary"]["passed"] == 1
+
+    # Content changed but the old modification time put back (cp -p, some
+    # checkouts): the change time still differs, so it is seen.
+    path = ws.agent_dir / "scenarios" / "s1.yaml"
+    st = path.stat()
+    text = path.read_text()
+    assert "goal: bbb" in text
+    path.write_text(text.replace("goal: bbb", "goal: ccc"))  # the criterion still wants bbb
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    settle()
+    proc, validated, report = rook(ws, cache)
+    assert validated == "True,False"
+    assert proc.returncode == 1, proc.stderr
+    assert report["summary"]["failed"] == 1
+
+
+def test_profile_edit_and_new_and_deleted_scenarios_are_seen(rook_workspace, cache):
+    ws = rook_workspace
+    setup(ws)
+    assert rook(ws, cache)[0].returncode == 0
+    ws.scenario({"id": "s2", "goal": "two", "criteria": [{"contains": "two"}]}, name="s2")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "concurrency": 2})
+    settle()
+    proc, validated, report = rook(ws, cache)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(s["id"] for s in report["scenarios"]) == ["s1", "s2"]
+    (ws.agent_dir / "scenarios" / "s2.yaml").unlink()
+    proc, validated, report = rook(ws, cache)
+    assert validated == "False,False"
+    assert [s["id"] for s in report["scenarios"]] == ["s1"]
+
+
+def test_an_invalid_file_is_reported_every_time(rook_workspace, cache):
+    ws = rook_workspace
+    setup(ws)
+    ws.scenario({"id": "bad", "goal": "x", "criteria": [{"nonsense": 1}]}, name="bad")
+    settle()
+    for _ in range(2):
+        proc, validated, _ = rook(ws, cache)
+        assert proc.returncode == 2
+        assert "bad.yaml" in proc.stderr and "nonsense" in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_a_change_in_the_plugins_revalidates(rook_workspace, cache):
+    """The cached scenario uses `contains`; without the plugin that defines it the
+    same unchanged file is an error, not a cached success."""
+    ws = rook_workspace
+    setup(ws)
+    assert rook(ws, cache)[0].returncode == 0
+    proc, validated, _ = rook(ws, cache, env={"ROOK_DISABLE_PLUGINS": "criteria"})
+    assert proc.returncode == 2, proc.stderr
+    assert "unknown criterion type" in proc.stderr
+    proc, validated, _ = rook(ws, cache)
+    assert proc.returncode == 0 and validated == "True,True"
+
+
+def test_corrupt_untrusted_or_disabled_cache_is_not_used(rook_workspace, cache):
+    ws = rook_workspace
+    setup(ws)
+    assert rook(ws, cache)[0].returncode == 0
+    for f in cache.iterdir():
+        f.write_bytes(b"\x80\x04not a pickle")
+    proc, validated, _ = rook(ws, cache)
+    assert proc.returncode == 0 and validated == "True,True"
+
+    cache.chmod(0o777)  # writable by others: never loaded
+    proc, validated, _ = rook(ws, cache)
+    assert proc.returncode == 0 and validated == "True,True"
+    cache.chmod(0o700)
+
+    off = cache.parent / "off"
+    proc, validated, _ = rook(ws, off, env={"ROOK_NO_CACHE": "1"})
+    assert proc.returncode == 0 and validated == "True,True"
+    assert not off.exists()
+
+
+def test_unwritable_cache_dir_still_runs(rook_workspace, tmp_path):
+    ws = rook_workspace
+    setup(ws)
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x")
+    proc, validated, report = rook(ws, blocked / "cache")
+    assert proc.returncode == 0, proc.stderr
+    assert report["summary"]["passed"] == 1
