@@ -20,14 +20,15 @@ import os
 import re
 import shlex
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rook_core.authoring import AuthorRequest, Draft, Source
 from rook_core.errors import ConfigError, RookError
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
-from rook_core.profile_probe import Observation, phase_line
-from rook_core.yamlio import dump_yaml
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
+    from rook_core.profile_probe import Observation
 
 TIMEOUT = 900.0
 FENCE = re.compile(r"^```[ \t]*([\w+.-]*)[^\n]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -146,6 +147,9 @@ def build_request(
     request: AuthorRequest, task: str, draft: Draft | None = None, obs: Observation | None = None
 ) -> str:
     """The request the author agent reads (markdown, then the same as JSON)."""
+    from rook_core.profile_probe import phase_line
+    from rook_core.yamlio import dump_yaml
+
     parts = [
         "# Write a Rook hook script",
         "",
@@ -217,6 +221,8 @@ def build_request(
 
 
 def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str) -> Draft:
+    from rook_core.authoring import Draft
+
     script, lang, extra = parse_answer(answer)
     suffix = SUFFIX.get(lang, ".py")
     rel = request.script_path(suffix)

@@ -13,14 +13,16 @@ import os
 import shlex
 import shutil
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rook_core.authoring import AuthorRequest, Draft, Source
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
-from rook_core.profile_probe import Observation
 
 from .author_shapes import find_answer, find_conversation, find_usage
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
+    from rook_core.profile_probe import Observation
 
 MARK = "# Written by rook profile add"
 TEMPLATE = '''#!/usr/bin/env python3
@@ -187,6 +189,8 @@ class CommandAuthor:
         return source.program_name()
 
     def write(self, request: AuthorRequest) -> Draft:
+        from rook_core.authoring import Draft
+
         try:
             argv = shlex.split(request.source.text)
         except ValueError as exc:

@@ -14,10 +14,9 @@ import json
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from rook_core.authoring import AuthorRequest, CannotAuthor, Draft, Source
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
 
@@ -31,6 +30,9 @@ from .author_http import (
     split_userinfo,
     where_of,
 )
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
 
 # Flags that take a value (the next word, or attached: -XPOST, --data=x).
 VALUE_LONG = {
@@ -292,6 +294,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         query, spot = place_goal(query)
         placed = f"query parameter {spot}" if spot else None
     if placed is None:
+        from rook_core.authoring import CannotAuthor
+
         raise CannotAuthor("the cURL command sends no message Rook could replace with the goal")
     notes.append(f"the goal goes where your sample message was: {placed}")
 
@@ -345,6 +349,8 @@ class CurlAuthor(HttpAuthor):
         return labels[0]
 
     def write(self, request: AuthorRequest) -> Draft:
+        from rook_core.authoring import Draft
+
         entry, notes = curl_entry(parse_curl(request.source.text), request)
         return Draft(hooks={"execute": {"http": entry}}, notes=notes, state={"kind": "curl"})
 

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
-
-from rook_core.authoring import AuthorRequest, Draft, Secrets
-from rook_core.profile_probe import Observation, mentions_header
 
 from .author_shapes import (
     find_answer,
@@ -25,6 +22,10 @@ from .author_shapes import (
     jmes,
     openai_tool_calls,
 )
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Secrets
+    from rook_core.profile_probe import Observation
 
 GOAL = "{{goal}}"
 MESSAGE_KEYS = ("message", "prompt", "input", "content", "query", "question", "text", "q")
@@ -327,6 +328,8 @@ def _drop_conversation(http: dict[str, Any], new: Draft, diagnosis: str) -> None
 
 
 def _fix_header(http: dict[str, Any], failed: dict[str, Any], obs: Observation, new: Draft) -> bool:
+    from rook_core.profile_probe import mentions_header
+
     headers = http.get("headers") or {}
     name = mentions_header(failed, list(headers))
     if name is None and obs.http_status == 406:

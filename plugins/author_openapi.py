@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import yaml
-
-from rook_core.authoring import AuthorRequest, CannotAuthor, Draft, NeedsChoice, Source
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
 
 from .author_http import GOAL, MESSAGE_KEYS, HttpAuthor
 from .author_shapes import find_answer, find_conversation, jmes
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
 
 METHODS = ("post", "put", "patch", "get")
 HINT = re.compile(r"(chat|message|ask|prompt|complet|query|convers|question|answer|agent)", re.I)
@@ -33,6 +33,8 @@ PARAM = re.compile(r"\{([^{}]+)\}")
 
 def load_document(text: str) -> dict[str, Any] | None:
     """The document when ``text`` is an OpenAPI (or Swagger) document, else ``None``."""
+    import yaml
+
     try:
         doc = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError):
@@ -131,6 +133,8 @@ def candidates(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pick(found: list[dict[str, Any]], wanted: str | None) -> dict[str, Any]:
+    from rook_core.authoring import CannotAuthor, NeedsChoice
+
     if not found:
         raise CannotAuthor("no operation of the OpenAPI document takes a message")
     if wanted:
@@ -241,6 +245,8 @@ class OpenApiAuthor(HttpAuthor):
         return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or None
 
     def write(self, request: AuthorRequest) -> Draft:
+        from rook_core.authoring import Draft
+
         doc = load_document(request.source.text)
         assert doc is not None
         if "openapi" not in doc or not str(doc["openapi"]).startswith("3"):
@@ -294,6 +300,8 @@ class OpenApiAuthor(HttpAuthor):
         auth_q: dict[str, str],
         notes: list[str],
     ) -> str:
+        from rook_core.authoring import CannotAuthor
+
         path = chosen["path"]
         if len(params) > 1:
             raise CannotAuthor(f"{path} needs {len(params)} path parameters; Rook fills one")

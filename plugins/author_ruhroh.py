@@ -3,11 +3,13 @@ run as it is through the ``ruhroh:`` transport (docs/ruhroh.md)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rook_core.authoring import AuthorRequest, Draft, Source
 from rook_core.errors import ConfigError
 from rook_core.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
 
 
 class RuhrohAuthor:
@@ -22,6 +24,8 @@ class RuhrohAuthor:
         return source.program_name()
 
     def write(self, request: AuthorRequest) -> Draft:
+        from rook_core.authoring import Draft
+
         command = request.source.text
         if not command.strip():
             raise ConfigError(

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rook_core.authoring import AuthorRequest, Draft, Source
 from rook_core.hookspecs import hookimpl
-from rook_core.profile_probe import Observation
 
 from .author_command import command_script, interpreter_code, json_fields
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
+    from rook_core.profile_probe import Observation
 
 SCRIPT_SUFFIXES = {".py", ".sh", ".bash", ".mjs", ".js", ".cjs"}
 
@@ -47,6 +49,8 @@ class ScriptAuthor:
         return source.path.stem if source.path is not None else None
 
     def write(self, request: AuthorRequest) -> Draft:
+        from rook_core.authoring import Draft
+
         assert request.source.path is not None
         path = hook_path(request.source.path, request.agent)
         state = {"mode": "hook", "path": path, "real": str(request.source.path.resolve())}

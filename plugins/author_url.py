@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from rook_core.authoring import AuthorRequest, Draft, Source
 from rook_core.hookspecs import hookimpl
-from rook_core.profile_probe import Observation
 
 from .author_http import (
     HttpAuthor,
@@ -27,6 +25,10 @@ from .author_http import (
     split_userinfo,
     where_of,
 )
+
+if TYPE_CHECKING:
+    from rook_core.authoring import AuthorRequest, Draft, Source
+    from rook_core.profile_probe import Observation
 
 GOAL = "{{goal}}"
 SHAPES: list[tuple[str, str, Any]] = [
@@ -79,6 +81,8 @@ class UrlAuthor(HttpAuthor):
         return labels[0]
 
     def write(self, request: AuthorRequest) -> Draft:
+        from rook_core.authoring import Draft
+
         assert request.source.url is not None
         url, user, password = split_userinfo(request.source.url)
         parts = urlsplit(url)

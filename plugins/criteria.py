@@ -1,14 +1,14 @@
-"""Built-in deterministic criteria, registered like any organisation's own."""
+"""Built-in deterministic criteria, registered like any organisation's own.
+
+Every run registers these, and only validating a scenario needs marshmallow
+and JMESPath, so they are imported by the functions that use them.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
-
-import jmespath
-from jmespath.exceptions import JMESPathError
-from marshmallow import ValidationError
 
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView
@@ -26,12 +26,16 @@ def _short(text: str | None, limit: int = 120) -> str:
 
 
 def _string(value: Any, what: str = "a string") -> str:
+    from marshmallow import ValidationError
+
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ValidationError(f"must be {what}")
     return str(value)
 
 
 def _regex(value: Any, flags: int = 0) -> re.Pattern[str]:
+    from marshmallow import ValidationError
+
     pattern = _string(value, "a regular expression")
     try:
         return re.compile(pattern, flags)
@@ -133,6 +137,10 @@ class Json(CriterionType):
     description = "the answer parsed as JSON; a JMESPath `path` equals / contains / exists"
 
     def parse(self, value: Any) -> dict[str, Any]:
+        import jmespath
+        from jmespath.exceptions import JMESPathError
+        from marshmallow import ValidationError
+
         if not isinstance(value, dict) or "path" not in value:
             raise ValidationError("must be a mapping with path and one of equals, contains, exists")
         unknown = set(value) - {"path", "equals", "contains", "exists"}
@@ -199,6 +207,8 @@ def args_match(expected: Any, actual: Any) -> bool:
 
 
 def _call_spec(value: Any) -> dict[str, Any]:
+    from marshmallow import ValidationError
+
     if isinstance(value, str) and value:
         return {"name": value, "arguments": None}
     if isinstance(value, dict) and isinstance(value.get("name"), str):
@@ -267,6 +277,8 @@ class CallOrder(_CallCriterion):
     description = "these tools were called in this order (other calls may come between)"
 
     def parse(self, value: Any) -> list[str]:
+        from marshmallow import ValidationError
+
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise ValidationError("must be a list of tool names")
         return value
@@ -285,6 +297,8 @@ class MaxCalls(_CallCriterion):
     description = "at most N tool calls were made"
 
     def parse(self, value: Any) -> int:
+        from marshmallow import ValidationError
+
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValidationError("must be a whole number >= 0")
         return value
@@ -303,6 +317,8 @@ class MaxTokens(CriterionType):
     description = "token usage stays within {input, output, total} (a number means total)"
 
     def parse(self, value: Any) -> dict[str, int]:
+        from marshmallow import ValidationError
+
         if isinstance(value, int) and not isinstance(value, bool):
             value = {"total": value}
         if not isinstance(value, dict) or not value:
@@ -344,6 +360,8 @@ class MaxSeconds(CriterionType):
     description = "the execute turns took at most N seconds in all"
 
     def parse(self, value: Any) -> float:
+        from marshmallow import ValidationError
+
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ValidationError("must be a number of seconds > 0")
         return float(value)
@@ -358,6 +376,8 @@ class Claim(_CallCriterion):
     description = "when the answer says the action happened, the call log must show it"
 
     def parse(self, value: Any) -> dict[str, Any]:
+        from marshmallow import ValidationError
+
         if not isinstance(value, dict) or "says" not in value or "requires_call" not in value:
             raise ValidationError(
                 "must be a mapping with says (a regular expression) and requires_call"

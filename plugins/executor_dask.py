@@ -30,7 +30,6 @@ import hashlib
 import logging
 import math
 import os
-import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -191,6 +190,8 @@ class _Session:
         wanted = _mode()
         ws = self.engine.agent.workspace
         if wanted in ("auto", "shared"):
+            import secrets  # not at the top: every run imports this module to register it
+
             token = secrets.token_hex(8)
             probe = self.engine.run_dir.path / f".dask-probe-{token}"
             probe.write_text(token, encoding="utf-8")

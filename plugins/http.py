@@ -16,7 +16,7 @@ from rook_core.hookspecs import hookimpl
 from rook_core.transports import TransportSpec, phase_hooks
 
 if TYPE_CHECKING:
-    from rook_plugins.http_transport.config import HttpConfig
+    from rook_plugins.http_transport.entry import HttpConfig
 
 
 def resolve(config: HttpConfig, agent: Any) -> HttpConfig:

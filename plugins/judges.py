@@ -16,6 +16,9 @@
 This plugin also registers one whole judge, ``keywords``: the share of the
 listed words found in the answer is its score, and it passes at ``min_score``
 (default 1: every word).
+
+Every run registers these, and only validating a scenario needs marshmallow, so
+its ``ValidationError`` is imported by the functions that raise it.
 """
 
 from __future__ import annotations
@@ -23,8 +26,6 @@ from __future__ import annotations
 import inspect
 import json
 from typing import Any
-
-from marshmallow import ValidationError
 
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, JudgingContext
@@ -51,6 +52,8 @@ Answer with exactly one JSON object and nothing else:
 
 
 def _min_score(value: Any) -> float:
+    from marshmallow import ValidationError
+
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValidationError({"min_score": ["must be a number"]})
     return float(value)
@@ -80,6 +83,8 @@ class Rubric(CriterionType):
     description = "the judge profile decides whether the evidence satisfies the rubric"
 
     def parse(self, value: Any) -> dict[str, Any]:
+        from marshmallow import ValidationError
+
         if isinstance(value, str) and value.strip():
             return {"text": value, "min_score": None}
         if isinstance(value, dict) and isinstance(value.get("text"), str) and value["text"].strip():
@@ -131,6 +136,8 @@ class PluginJudge(CriterionType):
     description = "a whole judge a plugin registered (rook_register_judges)"
 
     def parse(self, value: Any) -> dict[str, Any]:
+        from marshmallow import ValidationError
+
         if not isinstance(value, dict) or not isinstance(value.get("name"), str):
             raise ValidationError("must be a mapping with the judge's name and its options")
         return {"name": value["name"], "config": {k: v for k, v in value.items() if k != "name"}}

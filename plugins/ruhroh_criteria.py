@@ -1,15 +1,15 @@
-"""Criteria on Ruhroh evidence: the completion ``status`` and a ``max_cost`` in USD."""
+"""Criteria on Ruhroh evidence: the completion ``status`` and a ``max_cost`` in USD.
+
+Registered by every run, so what only ``parse`` needs (marshmallow's
+``ValidationError``, the protocol's statuses) is imported there.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import ValidationError
-
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
-
-from .ruhroh_protocol import STATUSES
 
 
 class Status(CriterionType):
@@ -20,6 +20,10 @@ class Status(CriterionType):
     description = "the Ruhroh completion status is one of these (default turn: the last)"
 
     def parse(self, value: Any) -> list[str]:
+        from marshmallow import ValidationError
+
+        from .ruhroh_protocol import STATUSES
+
         wanted = [value] if isinstance(value, str) else value
         if (
             not isinstance(wanted, list)
@@ -64,6 +68,8 @@ class MaxCost(CriterionType):
     description = "the reported cost in USD (usage costUsd) stays within the limit"
 
     def parse(self, value: Any) -> float:
+        from marshmallow import ValidationError
+
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise ValidationError("must be a number of US dollars >= 0")
         return float(value)

@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from marshmallow import ValidationError
-
 from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
@@ -26,6 +24,8 @@ INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".
 
 def load_config(value: Any) -> dict[str, Any]:
     if not isinstance(value, str) or not value.strip():
+        from marshmallow import ValidationError  # only an invalid entry needs it
+
         raise ValidationError("must be the path of a hook script")
     return {"path": value}
 

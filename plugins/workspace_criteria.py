@@ -11,6 +11,9 @@ none, after the agent has finished (in the judge phase):
   line, or a list of arguments) in that directory and expects exit code
   ``exit`` (default 0) within ``timeout_seconds`` (default 60); a command
   that does not finish in time fails, and its whole process group is killed.
+
+Every run registers these, and only validating a scenario needs marshmallow, so
+its ``ValidationError`` is imported by the ``parse`` methods that raise it.
 """
 
 from __future__ import annotations
@@ -19,8 +22,6 @@ import os
 import re
 from pathlib import Path
 from typing import Any
-
-from marshmallow import ValidationError
 
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView
@@ -61,6 +62,8 @@ class File(CriterionType):
     description = "a file in the agent's workspace exists / contains / matches"
 
     def parse(self, value: Any) -> dict[str, Any]:
+        from marshmallow import ValidationError
+
         if isinstance(value, str) and value:
             value = {"path": value}
         if (
@@ -135,6 +138,8 @@ class Command(CriterionType):
     description = "a command run in the agent's workspace exits with the expected code"
 
     def parse(self, value: Any) -> dict[str, Any]:
+        from marshmallow import ValidationError
+
         if isinstance(value, str) and value.strip():
             value = {"run": value}
         if not isinstance(value, dict) or "run" not in value:

@@ -1,4 +1,5 @@
-"""The ``http:`` hook entry: its schema and normal form.
+"""The ``http:`` hook entry: its schema (the normal form it validates into,
+:class:`HttpConfig`, lives in :mod:`.entry`).
 
 Validated with marshmallow; unknown keys are refused and every error names
 the field (``hooks.execute.http.extract.output: not a valid JMESPath ...``).
@@ -9,52 +10,17 @@ here so a typo is found before anything runs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import jmespath
 from jmespath.exceptions import JMESPathError
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from .entry import DEFAULT_BACKOFF, DEFAULT_RETRIES, HttpConfig, Path
 from .template import BUILTINS, SAVED_NAME, check_name, placeholders
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 CONTRACT_FIELDS = ("output", "agent_reply", "conversation", "usage", "calls")
-DEFAULT_RETRIES = 2
-DEFAULT_BACKOFF = 0.5
-
-
-@dataclass(frozen=True)
-class Path:
-    """A compiled JMESPath expression and its text (for messages)."""
-
-    text: str
-    compiled: Any
-
-    def search(self, document: Any) -> Any:
-        return self.compiled.search(document)
-
-
-@dataclass
-class HttpConfig:
-    """The normal form of one ``http:`` entry (``HookEntry.config``)."""
-
-    url: str
-    method: str
-    headers: dict[str, Any] = field(default_factory=dict)
-    query: dict[str, Any] = field(default_factory=dict)
-    body: Any = None
-    has_body: bool = False
-    form: dict[str, Any] | None = None
-    timeout_seconds: float | None = None
-    verify_tls: bool | str = True
-    retries: int = DEFAULT_RETRIES
-    backoff_seconds: float = DEFAULT_BACKOFF
-    stream: str | None = None
-    extract: dict[str, Any] | None = None
-    save: dict[str, Path] = field(default_factory=dict)
-    names: list[str] = field(default_factory=list)
-    """Saved-value placeholders the request uses (``{{token}}``), in order."""
 
 
 def _compile(text: str) -> Path:

@@ -15,8 +15,8 @@ from typing import Any
 import jmespath
 
 from .client import Reply
-from .config import HttpConfig, Path
 from .diagnose import preview
+from .entry import HttpConfig, Path
 from .sse import assemble
 from .template import as_text
 

@@ -25,8 +25,8 @@ from rook_core.redact import Redactor
 from rook_core.store import atomic_write
 
 from .client import HttpResources, Request, SendError, send
-from .config import HttpConfig
 from .diagnose import auth_failure, preview, received, status_failure
+from .entry import HttpConfig
 from .extract import ExtractError, document, extract, saved_values
 from .sse import StreamError
 from .template import Scope, TemplateError, as_text

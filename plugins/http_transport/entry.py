@@ -1,0 +1,48 @@
+"""The normal form of an ``http:`` hook entry: what :mod:`.config` validates a
+profile's entry into, and what the phases read (``HookEntry.config``).
+
+Kept apart from the marshmallow schema so that using an entry validated
+earlier (Rook's cache of validated definitions keeps these objects) imports
+neither marshmallow nor the schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_RETRIES = 2
+DEFAULT_BACKOFF = 0.5
+
+
+@dataclass(frozen=True)
+class Path:
+    """A compiled JMESPath expression and its text (for messages)."""
+
+    text: str
+    compiled: Any
+
+    def search(self, document: Any) -> Any:
+        return self.compiled.search(document)
+
+
+@dataclass
+class HttpConfig:
+    """The normal form of one ``http:`` entry (``HookEntry.config``)."""
+
+    url: str
+    method: str
+    headers: dict[str, Any] = field(default_factory=dict)
+    query: dict[str, Any] = field(default_factory=dict)
+    body: Any = None
+    has_body: bool = False
+    form: dict[str, Any] | None = None
+    timeout_seconds: float | None = None
+    verify_tls: bool | str = True
+    retries: int = DEFAULT_RETRIES
+    backoff_seconds: float = DEFAULT_BACKOFF
+    stream: str | None = None
+    extract: dict[str, Any] | None = None
+    save: dict[str, Path] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    """Saved-value placeholders the request uses (``{{token}}``), in order."""

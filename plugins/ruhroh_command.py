@@ -1,0 +1,163 @@
+"""The connector base class and the built-in ``ruhroh-command`` connector.
+
+Every run registers :class:`CommandConnector`, so this module imports nothing
+beyond the standard library at import time: what running a wrapper needs (the
+protocol, the subprocess machinery) is imported by the methods that use it.
+Connector authors import :class:`Connector` and the types its methods get from
+:mod:`rook_plugins.ruhroh_connector`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .ruhroh_connector import RunInfo, Session, TurnInput
+    from .ruhroh_protocol import IterationResult
+
+
+class Connector:
+    """Base class for connectors with the advanced lifecycle (optional to inherit).
+
+    ``name`` is what a profile's ``connector: {name: ...}`` uses; ``continuity``
+    is ``native_session``, ``workspace_plus_transcript`` or ``workspace_only``
+    (a ``workspace_only`` connector cannot run scenarios of more than one
+    turn). The class is instantiated with the entry's options (every key but
+    ``name``, ``max_iterations``, ``artifact_max_bytes`` and
+    ``workspace_template``) once when the profile is checked, before anything
+    runs, and again once per run: raise ``ValueError`` there for bad options,
+    and leave I/O to ``prepare``.
+    """
+
+    name: str = ""
+    continuity: str | None = None
+    handles_timeout = False
+    """``True`` when ``run_turn`` enforces ``turn.timeout`` itself (killing what it
+    started); otherwise Rook stops waiting for it after the timeout."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+
+    def prepare(self, run: RunInfo) -> None:
+        """Once per run, before the first session: sign in, warm up."""
+
+    def start_session(self, session: Session) -> str | None:
+        """Open the agent's session; return its handle (or ``None`` to keep Rook's)."""
+        return None
+
+    def run_turn(self, session: Session, turn: TurnInput) -> dict[str, Any]:
+        """Send ``turn.message``; return a mapping shaped like the Ruhroh result file
+        (``status``, ``output``, ``usage``, ``model``, ``artifacts`` ...)."""
+        raise NotImplementedError
+
+    def detect_completion(self, session: Session, result: IterationResult) -> str | None:
+        """The completion status of one iteration; by default the one reported."""
+        return result.status
+
+    def collect_artifacts(self, session: Session) -> dict[str, Any]:
+        """Artifacts at the end of the session: ``{name: path}`` or ``{name: {...}}``."""
+        return {}
+
+    def cleanup(self, session: Session) -> None:
+        """Release the session's resources (always called, also after a failure)."""
+
+
+def _tail(text: str, limit: int = 2000) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+class CommandConnector(Connector):
+    """A Ruhroh command wrapper, run as is: one process per iteration, the message
+    and context in ``RUHROH_*`` variables, the answer in the final JSON line
+    and the result file. Its process group is killed on timeout."""
+
+    name = "ruhroh-command"
+    handles_timeout = True
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        from .ruhroh_protocol import CONTINUITY_LEVELS
+
+        super().__init__(options)
+        self.continuity = options.get("continuity")
+        if self.continuity is not None and self.continuity not in CONTINUITY_LEVELS:
+            raise ValueError(f"continuity must be one of {', '.join(CONTINUITY_LEVELS)}")
+        if not options.get("argv"):
+            raise ValueError("command is required: the wrapper's command line")
+        self.argv = list(options["argv"])
+        self.cwd = options.get("cwd_path")
+
+    async def run_turn(self, session: Session, turn: TurnInput) -> IterationResult:  # type: ignore[override]
+        from rook_core.hookio import decode
+        from rook_core.process import run_process
+
+        from .ruhroh_protocol import (
+            IterationResult,
+            ProtocolError,
+            normalize,
+            read_result_file,
+            split_final_line,
+        )
+
+        cwd = self.cwd or str(session.workspace)
+        result = IterationResult(artifacts_base=Path(cwd))
+        if "\0" in turn.message:
+            result.failure = "RUHROH_MESSAGE cannot carry a NUL character"
+            return result
+        proc = await run_process(
+            self.argv,
+            env=turn.env,
+            stdin=None,
+            timeout=turn.timeout,
+            cwd=cwd,
+            stdout_cap=turn.limits.stdout_bytes,
+            stderr_cap=turn.limits.stderr_bytes,
+        )
+        result.started, result.ended = proc.started, proc.ended
+        result.exit_code = proc.returncode
+        result.stdout, result.stderr = decode(proc.stdout), decode(proc.stderr)
+        result.notes = list(proc.notes)
+        final, transcript = split_final_line(result.stdout)
+        try:
+            from_file = read_result_file(turn.result_path, turn.limits.stdout_bytes)
+        except ProtocolError as exc:
+            from_file, result.failure = None, str(exc)
+        fields = {**(final or {}), **(from_file or {})}
+        normalize(fields, transcript, result)
+        result.source = "+".join(
+            s for s, present in (("result_file", from_file), ("final_line", final)) if present
+        )
+        stderr = f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""
+        if proc.spawn_error:
+            result.failure = f"could not start the wrapper: {proc.spawn_error}"
+        elif proc.timed_out:
+            result.timed_out = True
+            result.failure = (
+                f"timed out after {turn.timeout:g} s; its process group was killed{stderr}"
+            )
+        elif proc.overflow:
+            cap = (
+                turn.limits.stdout_bytes if proc.overflow == "stdout" else turn.limits.stderr_bytes
+            )
+            result.failure = f"{proc.overflow} exceeded the {cap}-byte cap; the wrapper was killed"
+        elif result.failure is None and result.status is None:
+            if proc.returncode:
+                how = (
+                    f"killed by signal {-proc.returncode}"
+                    if proc.returncode < 0
+                    else f"exited with code {proc.returncode}"
+                )
+                result.failure = f"the wrapper {how} and reported no status{stderr}"
+            else:
+                result.failure = (
+                    "the wrapper reported no completion status: expected a final JSON line "
+                    'such as {"status":"goal_satisfied"} or a result file at '
+                    f"RUHROH_RESULT_PATH; its last output: {_tail(result.stdout, 300)!r}"
+                )
+        elif proc.returncode and result.status is not None:
+            result.notes.append(
+                f"the wrapper exited with code {proc.returncode}; its reported status "
+                f"{result.status!r} is used"
+            )
+        return result

@@ -1,0 +1,81 @@
+"""Validation of ``ruhroh:`` and ``connector:`` hook entries (marshmallow schemas).
+
+Imported by :mod:`rook_plugins.ruhroh` the first time a profile with such an
+entry is validated, never just to register the transports.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+from .ruhroh import CONNECTOR, RUHROH
+from .ruhroh_protocol import CONTINUITY_LEVELS, DEFAULT_ARTIFACT_BYTES
+
+DEFAULT_MAX_ITERATIONS = 5
+
+
+class _LoopSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    max_iterations = fields.Integer(
+        strict=True, validate=validate.Range(min=1), load_default=DEFAULT_MAX_ITERATIONS
+    )
+    artifact_max_bytes = fields.Integer(
+        strict=True, validate=validate.Range(min=0), load_default=DEFAULT_ARTIFACT_BYTES
+    )
+    workspace_template = fields.String(validate=validate.Length(min=1))
+
+
+class _CommandSchema(_LoopSchema):
+    command = fields.Raw(required=True)
+    continuity = fields.String(validate=validate.OneOf(CONTINUITY_LEVELS))
+    cwd = fields.String(validate=validate.Length(min=1))
+
+
+def _check_command(command: Any) -> None:
+    if isinstance(command, str) and command.strip():
+        return
+    if isinstance(command, list) and command and all(isinstance(a, str) and a for a in command):
+        return
+    raise ValidationError({"command": ["must be a command line or a list of arguments"]})
+
+
+def _ident(key: str, value: Any) -> str:
+    """A stable identity for an entry's settings (one connector per distinct entry)."""
+    try:
+        return f"{key}:" + json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # keys of mixed types cannot be sorted
+        return f"{key}:{value!r}"
+
+
+def load_command(value: Any) -> dict[str, Any]:
+    """Validate a ``ruhroh:`` entry (a command line, or a mapping)."""
+    if isinstance(value, str):
+        value = {"command": value}
+    if not isinstance(value, dict):
+        raise ValidationError("must be a command line or a mapping with command, max_iterations")
+    data = _CommandSchema().load(value)
+    _check_command(data["command"])
+    return {**data, "kind": "command", "ident": _ident(RUHROH, value)}
+
+
+def load_connector(value: Any) -> dict[str, Any]:
+    """Validate a ``connector:`` entry: ``name`` plus the connector's own options."""
+    if isinstance(value, str):
+        value = {"name": value}
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
+        raise ValidationError({"name": ["required: a registered connector's name"]})
+    own = {k: v for k, v in value.items() if k in _LoopSchema().fields}
+    data = _LoopSchema().load(own)
+    options = {k: v for k, v in value.items() if k not in own and k != "name"}
+    return {
+        **data,
+        "kind": "connector",
+        "name": value["name"],
+        "options": options,
+        "ident": _ident(CONNECTOR, value),
+    }

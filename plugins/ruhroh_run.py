@@ -1,0 +1,102 @@
+"""Checking and running ``ruhroh:`` and ``connector:`` hook entries.
+
+:mod:`rook_plugins.ruhroh` registers the two transports on every run; this
+module (the task loop, connector sessions, the run manifest) is imported the
+first time a profile with such an entry is checked or run. Validation lives in
+:mod:`rook_plugins.ruhroh_config`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rook_core.errors import ConfigError
+
+from . import ruhroh_manifest
+from .ruhroh import RUHROH
+from .ruhroh_command import CommandConnector
+from .ruhroh_connector import resolve_command, resolve_dir
+from .ruhroh_loop import phase
+from .ruhroh_protocol import CONTINUITY_LEVELS
+from .ruhroh_session import Runtime
+
+
+def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
+    """Check what can be checked before anything runs (paths, programs)."""
+    out = dict(config)
+    if config.get("workspace_template"):
+        out["workspace_template_path"] = resolve_dir(
+            config["workspace_template"], "workspace_template", agent.workspace, agent.dir
+        )
+    target = out
+    if config["kind"] == "connector":
+        if config["name"] != CommandConnector.name:
+            return out
+        target = out["options"] = dict(config["options"])  # the wrapper, as a connector
+    if target.get("command") is not None:
+        target["argv"] = resolve_command(target["command"], agent.workspace, agent.dir)
+    if target.get("cwd"):
+        target["cwd_path"] = resolve_dir(target["cwd"], "ruhroh cwd", agent.workspace, agent.dir)
+    return out
+
+
+def _instantiate(cls: Any, options: dict[str, Any], name: str) -> Any:
+    try:
+        return cls(dict(options))
+    except Exception as exc:
+        from marshmallow import ValidationError  # a connector may check its options with it
+
+        if isinstance(exc, (ValueError, TypeError, KeyError, ValidationError)):
+            raise ConfigError(f"connector {name!r}: bad options: {exc}") from None
+        raise
+
+
+def check(config: dict[str, Any], plugins: Any) -> dict[str, Any]:
+    """Find the connector class, check its options and continuity level."""
+    if config["kind"] == "command":
+        conn = _instantiate(CommandConnector, config, RUHROH)
+        return {**config, "class": CommandConnector, "continuity": conn.continuity}
+    name = config["name"]
+    cls = plugins.connectors.get(name)
+    if cls is None:
+        installed = ", ".join(plugins.connectors.names()) or "none"
+        raise ConfigError(f"connector {name!r} is not installed; installed: {installed}")
+    conn = _instantiate(cls, config["options"], name)
+    level = getattr(conn, "continuity", None)
+    if level not in CONTINUITY_LEVELS and not (level is None and cls is CommandConnector):
+        raise ConfigError(
+            f"connector {name!r} declares continuity {level!r}; "
+            f"expected one of {', '.join(CONTINUITY_LEVELS)}"
+        )
+    return {**config, "class": cls, "continuity": level}
+
+
+def build(config: dict[str, Any]) -> Any:
+    """A fresh connector for one run (the class was found by :func:`check`)."""
+    cls = config.get("class")
+    if cls is None:
+        raise ConfigError("connector entries must be checked (resolve_entries) before a run")
+    return cls(dict(config if config["kind"] == "command" else config["options"]))
+
+
+async def start(run: Any) -> Runtime:
+    """One runtime per run and transport key (connectors, sessions); the manifest is begun."""
+    ruhroh_manifest.write(run)
+    return Runtime(run, build)
+
+
+async def stop(rt: Runtime) -> None:
+    await rt.stop()
+
+
+def _runtime(call: Any) -> Runtime:
+    key = call.entry.transport
+    rt = call.run.resources.get(key)
+    if rt is None:  # a caller that did not start the transports
+        rt = call.run.resources[key] = Runtime(call.run, build)
+    return rt
+
+
+def run_phase(call: Any) -> Any:
+    """Run one phase call of a ``ruhroh:`` or ``connector:`` entry through the task loop."""
+    return phase(_runtime(call), call.entry.config, call)
