@@ -242,8 +242,12 @@ class Ctx:
         return path
 
 
-def floor(ctx: Ctx, ws: Workspace, concurrency: int, count: int | None = None) -> Timed:
-    t = timed([ctx.python, FLOOR, ws.script, ws.root, count or ws.count, concurrency])
+def floor(
+    ctx: Ctx, ws: Workspace, concurrency: int, count: int | None = None, records: bool = False
+) -> Timed:
+    """floor.py; ``records``: plus the state directory and record file of each run."""
+    argv = [ctx.python, FLOOR, ws.script, ws.root, count or ws.count, concurrency]
+    t = timed(argv + (["records"] if records else []))
     if t.rc != 0:
         t.problem = f"floor exited {t.rc}: {last_line(t.stderr)}"
     return t

@@ -1,6 +1,6 @@
 """The floor: a bare loop doing only what `rook run` cannot avoid doing.
 
-    python floor.py SCRIPT WORKSPACE COUNT CONCURRENCY
+    python floor.py SCRIPT WORKSPACE COUNT CONCURRENCY [records]
 
 For scenario i in 1..COUNT it spawns `SCRIPT execute` with the parent
 environment plus the ROOK_* variables of the execute phase, writes the goal
@@ -8,6 +8,12 @@ environment plus the ROOK_* variables of the execute phase, writes the goal
 object and checks that `output` contains "ok". CONCURRENCY 1 runs them one
 after the other; more runs that many at a time in a thread pool. It prints
 "N passed, M failed" on standard error and exits 0 only when all passed.
+
+With `records` it also does the disk work the SPEC asks of every scenario run
+(and that the hooks themselves never see): it makes the scenario's state
+directory before spawning, and writes a small JSON record of the result to a
+temporary file renamed into `scenarios/` after. This shows how much of Rook's
+overhead is that mandated work rather than Rook.
 
 Deliberately lean (stdlib, no argparse): it is timed from the outside,
 interpreter start-up included, exactly like `rook run`.
@@ -20,8 +26,9 @@ import sys
 import time
 
 script, workspace, count, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+records = sys.argv[5:] == ["records"]
 width = max(4, len(str(count)))
-run_id = time.strftime("floor-%Y%m%d-%H%M%S")
+run_id = time.strftime("floor-%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 run_dir = os.path.join(workspace, ".testmuai/rook/projects/bench/agents/a/runs", run_id)
 base = dict(
     os.environ,
@@ -43,15 +50,26 @@ def one(i):
         ROOK_STATE_DIR=os.path.join(run_dir, "scenarios", sid, "state"),
         ROOK_TURN="1",
     )
+    if records:
+        os.makedirs(env["ROOK_STATE_DIR"])
     proc = subprocess.run(
         [script, "execute"], input=f"hello {i}".encode(), capture_output=True, env=env
     )
-    if proc.returncode != 0:
-        return False
     try:
-        return "ok" in json.loads(proc.stdout)["output"].lower()
+        ok = proc.returncode == 0 and "ok" in json.loads(proc.stdout)["output"].lower()
     except (ValueError, KeyError, TypeError, AttributeError):
-        return False
+        ok = False
+    if records:
+        target = os.path.join(run_dir, "scenarios", f"{sid}.1.json")
+        tmp = os.path.join(run_dir, "scenarios", f".{sid}.1.json.tmp")
+        with open(tmp, "w") as fh:
+            fh.write(json.dumps({"key": f"{sid}.1", "passed": ok, "stdout": proc.stdout.decode()}))
+        os.replace(tmp, target)
+    return ok
+
+
+if records:
+    os.makedirs(os.path.join(run_dir, "scenarios"))
 
 
 if concurrency <= 1:
