@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 # Bump when the layout of any cached entry changes.
 FORMAT = 1
+_END = "end-of-items"  # the last pickle of a file written by save_items
 
 
 def cache_dir() -> Path | None:
@@ -61,9 +63,52 @@ def load(name: str, key: Any) -> Any:
     return stored[2] if stored[1] == key else None
 
 
+def load_items(name: str, key: Any) -> Iterator[Any]:
+    """The items stored with :func:`save_items` under ``name`` and an equal ``key``,
+    read one at a time; nothing when there are none. A damaged file ends the
+    items early (the caller rebuilds what is missing)."""
+    directory = cache_dir()
+    if directory is None or not _trusted(directory):
+        return
+    try:
+        fh = open(directory / name, "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return
+    with fh:
+        try:
+            if pickle.load(fh) != (FORMAT, key):
+                return
+            while True:
+                item = pickle.load(fh)
+                if item == _END:
+                    return
+                yield item
+        except Exception:  # truncated or damaged: what was read stays valid
+            return
+
+
+def save_items(name: str, key: Any, items: Iterable[Any]) -> None:
+    """Store ``items`` under ``name`` with ``key``, pickled one at a time (no
+    copy of the whole in memory); skipped silently as :func:`save` is."""
+
+    def write(fh: Any) -> None:
+        dump = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
+        dump.dump((FORMAT, key))
+        for item in items:
+            dump.clear_memo()
+            dump.dump(item)
+        dump.dump(_END)
+
+    _write(name, write)
+
+
 def save(name: str, key: Any, value: Any) -> None:
     """Store ``value`` under ``name`` with ``key``; silently skipped when the
     cache cannot be written (read-only home, full disk, unpicklable value)."""
+    _write(name, lambda fh: pickle.dump((FORMAT, key, value), fh, pickle.HIGHEST_PROTOCOL))
+
+
+def _write(name: str, write: Callable[[Any], Any]) -> None:
     directory = cache_dir()
     if directory is None:
         return
@@ -72,10 +117,9 @@ def save(name: str, key: Any, value: Any) -> None:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not _trusted(directory):
             return
-        data = pickle.dumps((FORMAT, key, value), protocol=pickle.HIGHEST_PROTOCOL)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with open(fd, "wb") as fh:
-            fh.write(data)
+            write(fh)
         os.replace(tmp, directory / name)
     except Exception:  # a cache that cannot be written is no cache, never an error
         try:

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +44,12 @@ MAX_SOURCE_FILES = 2000  # a plugin package larger than this is not fingerprinte
 # A file changed this recently may change again within the file system's
 # timestamp granularity (a clock tick) without its stat changing: not cached.
 RACY_NS = 50_000_000
+_STAT = struct.Struct("<qqqQ")
 
 
-def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+def stat_key(st: os.stat_result) -> bytes:
+    """Size, modification and change times (ns) and inode, packed (32 bytes)."""
+    return _STAT.pack(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def settled(st: os.stat_result) -> bool:
@@ -103,76 +106,101 @@ def fingerprint(rook: Rook) -> tuple[Any, ...]:
     return (__version__, sys.version, plugins, failures, tuple(sorted(files)))
 
 
-class DefinitionCache:
-    """The cached definitions of one agent directory, for one command.
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
-    ``get`` returns a file's validated value, from the cache when the file and
-    the fingerprint are unchanged, else by calling ``build`` (which raises the
-    file's validation error). ``save`` writes back what this command used.
+
+FileEntry = tuple[str, str, bytes, bool]
+"""A definition file: its path relative to its directory, its path, its
+:func:`stat_key` and whether it has :func:`settled` (a compact form: a run
+lists every scenario file)."""
+Built = tuple[bool, list[Any]]
+"""A scenario file validated: whether it holds a list, and its scenarios."""
+
+
+class DefinitionCache:
+    """The cache of validated definitions, for one command (see the module).
+
+    Scenario files are stored per directory as one entry per file, in sorted
+    order, and read back one entry at a time beside the directory's listing,
+    so nothing but the definitions themselves is held in memory.
     """
 
-    def __init__(self, rook: Rook, anchor: Path) -> None:
-        digest = hashlib.sha256(str(anchor).encode("utf-8", "surrogateescape")).hexdigest()
-        self.name = f"definitions-{digest[:24]}"
+    def __init__(self, rook: Rook) -> None:
         self.key = fingerprint(rook)
-        enabled = self.key != ("uncacheable",)
-        stored = cachedir.load(self.name, self.key) if enabled else None
-        self.entries: dict[tuple[str, str], tuple[Any, Any]] = (
-            stored if isinstance(stored, dict) else {}
-        )
-        self.enabled = enabled
-        self.used: dict[tuple[str, str], tuple[Any, Any]] = {}
-        self.changed = False
+        self.enabled = self.key != ("uncacheable",)
 
-    def get(self, kind: str, path: str, st: os.stat_result, build: Callable[[], Any]) -> Any:
-        slot = (kind, path)
-        key = stat_key(st)
-        hit = self.entries.get(slot)
-        if hit is not None and hit[0] == key:
-            self.used[slot] = hit
-            return hit[1]
-        value = build()
-        if settled(st):
-            self.used[slot] = (key, value)
-            self.changed = True
-        return value
+    def profile(self, path: Path, st: os.stat_result, build: Callable[[], Profile]) -> Profile:
+        name, key = f"profile-{_digest(str(path))}", (self.key, stat_key(st))
+        hit = cachedir.load(name, key) if self.enabled else None
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        profile = build()
+        if self.enabled and settled(st):
+            cachedir.save(name, key, profile)
+        return profile
 
-    def save(self, replace_kind: str | None = None) -> None:
-        """Write the cache if anything was validated anew; entries of
-        ``replace_kind`` not used by this command (deleted files) are dropped."""
-        if not self.enabled:
-            return
-        kept = {s: v for s, v in self.entries.items() if s[0] != replace_kind}
-        merged = {**kept, **self.used}
-        if self.changed or merged.keys() != self.entries.keys():
-            cachedir.save(self.name, self.key, merged)
-            self.entries = merged
-            self.changed = False
+    def scenario_files(
+        self, directory: Path, files: list[FileEntry], build: Callable[[str], Built]
+    ) -> Iterator[tuple[str, Built]]:
+        """Each file's validated scenarios, in order: from the cache where the
+        file is unchanged, else ``build(path)`` (which raises its error)."""
+        name = f"scenarios-{_digest(str(directory))}"
+        cached = cachedir.load_items(name, self.key) if self.enabled else iter(())
+        kept: list[tuple[str, bytes, bool, list[Any]]] = []
+        changed = False
+        ahead = next(cached, None)
+        try:
+            for rel, path, key, steady in files:
+                order = _order(rel)
+                while ahead is not None and _order(ahead[0]) < order:  # a file since deleted
+                    ahead, changed = next(cached, None), True
+                if ahead is not None and ahead[0] == rel and ahead[1] == key:
+                    listed, items = ahead[2], ahead[3]
+                    ahead = next(cached, None)
+                else:
+                    listed, items = build(path)
+                    changed = True
+                    if not steady:
+                        yield path, (listed, items)
+                        continue
+                kept.append((rel, key, listed, items))
+                yield path, (listed, items)
+        finally:
+            cached.close()  # type: ignore[attr-defined]
+        if self.enabled and (changed or ahead is not None):
+            cachedir.save_items(name, self.key, kept)
 
 
 # -- scenarios ------------------------------------------------------------------
 
 
-def _yaml_files(directory: Path) -> list[tuple[tuple[str, ...], str, os.stat_result]]:
-    """Every ``*.yaml``/``*.yml`` file under ``directory`` (not following
-    symlinked directories), with its relative parts (the sort order) and stat."""
-    found: list[tuple[tuple[str, ...], str, os.stat_result]] = []
+def _order(rel: str) -> tuple[str, ...]:
+    """The order of files: by path parts, as sorted ``Path`` objects compare."""
+    return tuple(rel.split(os.sep))
 
-    def walk(path: str, parts: tuple[str, ...]) -> None:
+
+def _yaml_files(directory: Path) -> list[FileEntry]:
+    """Every ``*.yaml``/``*.yml`` file under ``directory`` (not following
+    symlinked directories), in path order."""
+    found: list[FileEntry] = []
+    top = len(str(directory)) + 1
+
+    def walk(path: str) -> None:
         with os.scandir(path) as it:
             entries = list(it)
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                walk(entry.path, (*parts, entry.name))
+                walk(entry.path)
             elif entry.name.endswith(YAML_SUFFIXES):
                 try:
                     st = entry.stat()
                 except OSError as exc:
                     raise ScenarioError(f"{entry.path}: cannot read: {exc.strerror}") from None
-                found.append(((*parts, entry.name), entry.path, st))
+                found.append((entry.path[top:], entry.path, stat_key(st), settled(st)))
 
-    walk(str(directory), ())
-    found.sort(key=lambda f: f[0])
+    walk(str(directory))
+    found.sort(key=lambda f: _order(f[0]))
     return found
 
 
@@ -182,11 +210,21 @@ def load_scenarios(
     """Every ``*.yaml``/``*.yml`` file under ``directory``; one scenario or a list per file."""
     if not directory.is_dir():
         raise ScenarioError(f"{directory}: no scenarios directory")
+
+    def build(file: str) -> Built:
+        from .scenario import scenarios_from_file
+
+        return scenarios_from_file(Path(file), criteria)
+
+    files = _yaml_files(directory)
+    validated = (
+        ((path, build(path)) for _, path, _, _ in files)
+        if cache is None
+        else cache.scenario_files(directory, files, build)
+    )
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
-    for _, file, st in _yaml_files(directory):
-        build = _scenario_builder(file, criteria)
-        listed, items = build() if cache is None else cache.get("scenarios", file, st, build)
+    for file, (listed, items) in validated:
         for n, scenario in enumerate(items):
             source = f"{file}[{n}]" if listed else file
             if scenario.id in seen:
@@ -195,18 +233,7 @@ def load_scenarios(
                 )
             seen[scenario.id] = file
             scenarios.append(scenario)
-    if cache is not None:
-        cache.save(replace_kind="scenarios")
     return scenarios
-
-
-def _scenario_builder(file: str, criteria: Registry) -> Callable[[], tuple[bool, list[Scenario]]]:
-    def build() -> tuple[bool, list[Scenario]]:
-        from .scenario import scenarios_from_file
-
-        return scenarios_from_file(Path(file), criteria)
-
-    return build
 
 
 def select(
@@ -259,9 +286,7 @@ def load_profile(path: Path, transports: Registry, cache: DefinitionCache | None
         st = os.stat(path)
     except OSError:
         return build()  # raises the readable error
-    profile: Profile = cache.get("profile", str(path), st, build)
-    cache.save()
-    return profile
+    return cache.profile(path, st, build)
 
 
 def find_profile(

@@ -154,7 +154,7 @@ def prepare_run(
             pinned = manifest["profile"]["id"]
             if profile_name is None:
                 profile_name = pinned
-    definitions = DefinitionCache(rook, agent.dir)
+    definitions = DefinitionCache(rook)
     profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
     if manifest is not None and profile.id != manifest["profile"]["id"]:
         raise ConfigError(
