@@ -73,28 +73,18 @@ class Rook:
 
     def plugins(self, python: str = sys.executable, **extra: str) -> tuple[dict, str]:
         """The JSON document and where the entry points came from ("cache"/"scan")."""
-        r = subprocess.run(
-            [python, "-m", "rook_core", "plugins", "--json"],
-            cwd=self.cwd,
-            env=self.environ(**extra),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert r.returncode == 0, r.stderr
+        r = self._run([python, "-m", "rook_core", "plugins", "--json"], extra)
         return json.loads(r.stdout), source_of(r.stderr)
 
     def python(self, code: str, **extra: str) -> str:
+        return self._run([sys.executable, "-c", textwrap.dedent(code)], extra).stdout.strip()
+
+    def _run(self, argv: list[str], extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
         r = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
-            cwd=self.cwd,
-            env=self.environ(**extra),
-            capture_output=True,
-            text=True,
-            timeout=120,
+            argv, cwd=self.cwd, env=self.environ(**extra), capture_output=True, text=True, timeout=120
         )
         assert r.returncode == 0, r.stderr
-        return r.stdout.strip()
+        return r
 
     def entries(self) -> list[Path]:
         return sorted(self.cache.glob("entry-points-*")) if self.cache.exists() else []
