@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def load(name: str, key: Any) -> Any:
     return stored[2] if stored[1] == key else None
 
 
-def load_items(name: str, key: Any) -> Iterator[Any]:
+def load_items(name: str, key: Any) -> Generator[Any, None, None]:
     """The items stored with :func:`save_items` under ``name`` and an equal ``key``,
     read one at a time; nothing when there are none. A damaged file ends the
     items early (the caller rebuilds what is missing)."""

@@ -12,9 +12,8 @@ A cached definition is used only when both still hold:
 * its file is the same: size, modification and change times (ns) and inode
   (a file rewritten, touched, replaced or renamed over is validated again);
 * what validated it is the same: Rook's version, the Python version, the
-  loaded plugins (name, distribution, version, module) and the size and
-  modification time of every ``.py`` file of Rook's core and of the plugins'
-  packages — so an edited plugin, a new criterion type or a removed
+  loaded plugins (name, distribution, version, module) and the stat (as
+  above) of every ``.py`` file of Rook's core and of the plugins' packages — so an edited plugin, a new criterion type or a removed
   transport revalidates everything.
 
 A file that fails validation is never cached: it is validated (and its error
@@ -28,7 +27,7 @@ import os
 import struct
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +56,7 @@ def settled(st: os.stat_result) -> bool:
     return max(st.st_mtime_ns, st.st_ctime_ns) < time.time_ns() - RACY_NS
 
 
-def _py_files(root: str, out: list[tuple[str, int, int]]) -> None:
+def _py_files(root: str, out: list[tuple[str, bytes]]) -> None:
     try:
         entries = list(os.scandir(root))
     except OSError:
@@ -70,7 +69,7 @@ def _py_files(root: str, out: list[tuple[str, int, int]]) -> None:
                 st = entry.stat()
             except OSError:
                 continue
-            out.append((entry.path, st.st_mtime_ns, st.st_size))
+            out.append((entry.path, stat_key(st)))
         elif entry.name != "__pycache__" and entry.is_dir(follow_symlinks=False):
             _py_files(entry.path, out)
 
@@ -91,14 +90,14 @@ def fingerprint(rook: Rook) -> tuple[Any, ...]:
     """What validated a definition: Rook, Python, the plugins and their code."""
     plugins = tuple(sorted((i.name, i.distribution, i.version, i.module) for i in rook.infos))
     failures = tuple(sorted(f.name for f in rook.failures))
-    files: list[tuple[str, int, int]] = []
+    files: list[tuple[str, bytes]] = []
     for root in _package_roots([__name__, *(i.module for i in rook.infos)]):
         if root.endswith(".py"):
             try:
                 st = os.stat(root)
             except OSError:
                 continue
-            files.append((root, st.st_mtime_ns, st.st_size))
+            files.append((root, stat_key(st)))
         else:
             _py_files(root, files)
     if len(files) > MAX_SOURCE_FILES:
@@ -146,7 +145,7 @@ class DefinitionCache:
         """Each file's validated scenarios, in order: from the cache where the
         file is unchanged, else ``build(path)`` (which raises its error)."""
         name = f"scenarios-{_digest(str(directory))}"
-        cached = cachedir.load_items(name, self.key) if self.enabled else iter(())
+        cached = cachedir.load_items(name, self.key) if self.enabled else _no_items()
         kept: list[tuple[str, bytes, bool, list[Any]]] = []
         changed = False
         ahead = next(cached, None)
@@ -167,9 +166,13 @@ class DefinitionCache:
                 kept.append((rel, key, listed, items))
                 yield path, (listed, items)
         finally:
-            cached.close()  # type: ignore[attr-defined]
+            cached.close()
         if self.enabled and (changed or ahead is not None):
             cachedir.save_items(name, self.key, kept)
+
+
+def _no_items() -> Generator[Any, None, None]:
+    yield from ()
 
 
 # -- scenarios ------------------------------------------------------------------
