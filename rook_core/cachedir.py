@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 # Bump when the layout of any cached entry changes.
 FORMAT = 1
 _END = "end-of-items"  # the last pickle of a file written by save_items
+KEEP_SECONDS = 30 * 24 * 3600  # entries not rewritten for this long are removed
 
 
 def cache_dir() -> Path | None:
@@ -121,8 +123,22 @@ def _write(name: str, write: Callable[[Any], Any]) -> None:
         with open(fd, "wb") as fh:
             write(fh)
         os.replace(tmp, directory / name)
+        _prune(directory)
     except Exception:  # a cache that cannot be written is no cache, never an error
         try:
             tmp.unlink()
         except OSError:
             pass
+
+
+def _prune(directory: Path) -> None:
+    """Remove entries not written for :data:`KEEP_SECONDS` (of workspaces long
+    gone, say); one still in use is simply built again."""
+    cutoff = time.time() - KEEP_SECONDS
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                pass

@@ -174,3 +174,16 @@ def test_unwritable_cache_dir_still_runs(rook_workspace, tmp_path):
     proc, validated, report = rook(ws, blocked / "cache")
     assert proc.returncode == 0, proc.stderr
     assert report["summary"]["passed"] == 1
+
+
+def test_entries_not_written_for_30_days_are_pruned(rook_workspace, cache):
+    ws = rook_workspace
+    setup(ws)
+    old, recent = cache / "scenarios-gone", cache / "profile-recent"
+    for f in (old, recent):
+        f.write_bytes(b"x")
+    long_ago = time.time() - 31 * 24 * 3600
+    os.utime(old, (long_ago, long_ago))
+    proc, _, _ = rook(ws, cache)  # validates, so it writes entries (and prunes)
+    assert proc.returncode == 0, proc.stderr
+    assert not old.exists() and recent.exists()
