@@ -12,8 +12,9 @@ Where it lives, first that applies:
 * ``$XDG_CACHE_HOME/rook``, else ``~/.cache/rook``.
 
 It is kept outside the workspace on purpose: entries are loaded with
-:mod:`pickle`, so only a directory the user owns (mode 0700) is trusted; one
-found with other permissions or another owner is not used.
+:mod:`pickle`, so only a directory the user owns and no one else can write to
+is trusted (Rook creates it with mode 0700); one that the group or others can
+write, or that another user owns, is not used.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _trusted(directory: Path) -> bool:
         st = os.stat(directory)
     except OSError:
         return False
-    return st.st_uid == os.getuid() and not st.st_mode & 0o077
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def load(name: str, key: Any) -> Any:

@@ -155,9 +155,13 @@ def test_corrupt_untrusted_or_disabled_cache_is_not_used(rook_workspace, cache):
     proc, validated, _ = rook(ws, cache)
     assert proc.returncode == 0 and validated == "True,True"
 
-    cache.chmod(0o777)  # writable by others: never loaded
+    for mode in (0o777, 0o770):  # writable by others or the group: never loaded
+        cache.chmod(mode)
+        proc, validated, _ = rook(ws, cache)
+        assert proc.returncode == 0 and validated == "True,True"
+    cache.chmod(0o755)  # readable by others, writable only by its owner: used
     proc, validated, _ = rook(ws, cache)
-    assert proc.returncode == 0 and validated == "True,True"
+    assert proc.returncode == 0 and validated == "False,False"
     cache.chmod(0o700)
 
     off = cache.parent / "off"
