@@ -6,21 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
-from servers.authoring_server import AuthoringServer
+from servers.authoring_server import SCRIPTED_AUTHOR as AUTHOR
 
 AGENTS = Path(__file__).parent / "agents"
-AUTHOR = f"{sys.executable} {AGENTS / 'author' / 'scripted_author.py'}"
-
-
-@pytest.fixture
-def server():
-    srv = AuthoringServer().start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+pytest_plugins = ["servers.fixtures"]
 
 
 def add(rook_cli, ws, *args, input=None, env=None):
@@ -42,25 +32,27 @@ def assert_nowhere(ws, *secrets):
                 assert secret.encode() not in data, f"{secret!r} leaked into {path}"
 
 
-def chat_curl(server, extra=""):
+def chat_curl(authoring_server, extra=""):
     return (
-        f"curl -sS {server.url}/v1/chat/completions \\\n"
-        f"  -H 'Authorization: Bearer {server.api_key}' \\\n"
+        f"curl -sS {authoring_server.url}/v1/chat/completions \\\n"
+        f"  -H 'Authorization: Bearer {authoring_server.api_key}' \\\n"
         "  -H 'Content-Type: application/json' -H 'Content-Length: 123' " + extra + "\\\n"
         """  -d '{"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "Be brief."},"""
         """ {"role": "user", "content": "Where is my order ORD-1?"}]}'\n"""
     )
 
 
-def test_curl_file_becomes_a_tested_http_profile(rook_workspace, rook_cli, server, tmp_path):
+def test_curl_file_becomes_a_tested_http_profile(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
     ws = rook_workspace
     call = tmp_path / "call.txt"
-    call.write_text(chat_curl(server))
+    call.write_text(chat_curl(authoring_server))
     r = add(rook_cli, ws, "staging", "--from", str(call))
     assert r.exit_code == 0, r.stdout + r.stderr
     data = profile(ws, "staging")
     http = data["hooks"]["execute"]["http"]
-    assert http["url"] == f"{server.url}/v1/chat/completions"
+    assert http["url"] == f"{authoring_server.url}/v1/chat/completions"
     assert http["headers"] == {"Authorization": "Bearer {{env.AGENT_API_TOKEN}}"}
     assert http["body"]["messages"][1] == {"role": "user", "content": "{{goal}}"}
     assert http["body"]["messages"][0]["content"] == "Be brief."
@@ -75,25 +67,25 @@ def test_curl_file_becomes_a_tested_http_profile(rook_workspace, rook_cli, serve
     assert "test 1 (curl): FAILED (no_answer)" in out and "test 2 (curl): ok" in out
     assert "changed: the answer is under choices[0].message.content" in out
     assert "answer: echo: Say hello in one short sentence." in out
-    assert "AGENT_API_TOKEN" in out and server.api_key not in out + r.stderr
+    assert "AGENT_API_TOKEN" in out and authoring_server.api_key not in out + r.stderr
     assert "active profile: staging" in out
-    assert_nowhere(ws, server.api_key)
+    assert_nowhere(ws, authoring_server.api_key)
     # the real request carried the real token and the goal where the sample was
-    sent = server.seen("POST", "/v1/chat/completions")[-1]
-    assert sent["headers"]["Authorization"] == f"Bearer {server.api_key}"
+    sent = authoring_server.seen("POST", "/v1/chat/completions")[-1]
+    assert sent["headers"]["Authorization"] == f"Bearer {authoring_server.api_key}"
     assert sent["json"]["messages"][1]["content"] == "Say hello in one short sentence."
     assert "Content-Length: 123" not in str(sent["headers"])
     # and rook run works with the variable set
     ws.scenario({"id": "s", "goal": "hello there", "criteria": [{"contains": "echo: hello"}]})
-    run = rook_cli("run", "--json", env={"AGENT_API_TOKEN": server.api_key})
+    run = rook_cli("run", "--json", env={"AGENT_API_TOKEN": authoring_server.api_key})
     assert run.statuses() == {"s": "passed"}, run.stderr
-    assert_nowhere(ws, server.api_key)
+    assert_nowhere(ws, authoring_server.api_key)
 
 
-def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, server):
+def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     curl = (
-        f"curl -X POST '{server.url}/strict' -H 'X-Debug: 1' "
+        f"curl -X POST '{authoring_server.url}/strict' -H 'X-Debug: 1' "
         """-H 'X-Api-Key: k-123456789' --json '{"message": "hi there"}'"""
     )
     r = add(rook_cli, ws, "strict", input=curl)
@@ -107,12 +99,12 @@ def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, server):
     assert_nowhere(ws, "k-123456789")
 
 
-def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, server, tmp_path):
+def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, authoring_server, tmp_path):
     ws = rook_workspace
     call = tmp_path / "basic.sh"
     call.write_text(
-        f"# my call\n$ curl -u user:{server.basic_password} "
-        f"""{server.url}/basic -d '{{"q": "what is up"}}'\n"""
+        f"# my call\n$ curl -u user:{authoring_server.basic_password} "
+        f"""{authoring_server.url}/basic -d '{{"q": "what is up"}}'\n"""
     )
     r = add(rook_cli, ws, "basic", "--from", str(call))
     assert r.exit_code == 0, r.stdout + r.stderr
@@ -120,12 +112,12 @@ def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, server, tmp_pat
     assert http["headers"] == {"Authorization": "Basic {{env.AGENT_BASIC_AUTH}}"}
     assert http["body"] == {"q": "{{goal}}"} and "extract" not in http
     assert "answer: basic answer to: Say hello" in r.stdout
-    assert_nowhere(ws, server.basic_password)
-    assert server.basic_password not in r.stdout + r.stderr
+    assert_nowhere(ws, authoring_server.basic_password)
+    assert authoring_server.basic_password not in r.stdout + r.stderr
 
     form = tmp_path / "form.txt"
     form.write_text(
-        f"curl {server.url}/form --data-urlencode 'message=hello desk' --data-urlencode 'lang=en'"
+        f"curl {authoring_server.url}/form --data-urlencode 'message=hello desk' --data-urlencode 'lang=en'"
     )
     r = add(rook_cli, ws, "form", "--from", str(form))
     assert r.exit_code == 0, r.stdout + r.stderr
@@ -134,9 +126,11 @@ def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, server, tmp_pat
     assert http["extract"]["output"] == "reply"
 
 
-def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, server):
+def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
-    r = add(rook_cli, ws, "ask", "--from", f"{server.url}/ask?key={server.api_key}")
+    r = add(
+        rook_cli, ws, "ask", "--from", f"{authoring_server.url}/ask?key={authoring_server.api_key}"
+    )
     assert r.exit_code == 0, r.stdout + r.stderr
     http = profile(ws, "ask")["hooks"]["execute"]["http"]
     assert http["query"] == {"key": "{{env.AGENT_API_KEY}}"}
@@ -151,22 +145,24 @@ def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, server):
     caps = profile(ws, "ask")["capabilities"]
     assert caps == {"multi_turn": True, "calls": False, "usage": True}
     # the second turn of the probe continued the same conversation
-    assert any(len(prompts) == 2 for prompts in server.conversations.values())
-    assert server.api_key not in r.stdout + r.stderr
-    assert_nowhere(ws, server.api_key)
+    assert any(len(prompts) == 2 for prompts in authoring_server.conversations.values())
+    assert authoring_server.api_key not in r.stdout + r.stderr
+    assert_nowhere(ws, authoring_server.api_key)
 
 
-def test_openapi_document_by_url_builds_a_session_profile(rook_workspace, rook_cli, server):
+def test_openapi_document_by_url_builds_a_session_profile(
+    rook_workspace, rook_cli, authoring_server
+):
     ws = rook_workspace
-    r = add(rook_cli, ws, "--from", f"{server.url}/openapi.json")
+    r = add(rook_cli, ws, "--from", f"{authoring_server.url}/openapi.json")
     assert r.exit_code == 0, r.stdout + r.stderr
     data = profile(ws, "order-desk")
     hooks = data["hooks"]
-    assert hooks["open"]["http"]["url"] == f"{server.url}/api/sessions"
+    assert hooks["open"]["http"]["url"] == f"{authoring_server.url}/api/sessions"
     assert hooks["open"]["http"]["extract"] == {"conversation": "session.id"}
     assert (
         hooks["execute"]["http"]["url"]
-        == f"{server.url}/api/sessions/{{{{conversation}}}}/messages"
+        == f"{authoring_server.url}/api/sessions/{{{{conversation}}}}/messages"
     )
     assert hooks["execute"]["http"]["body"] == {"text": "{{goal}}"}
     assert hooks["execute"]["http"]["extract"]["output"] == "data.reply"
@@ -175,7 +171,7 @@ def test_openapi_document_by_url_builds_a_session_profile(rook_workspace, rook_c
     assert "noted (2 message(s) so far)" in r.stdout or "noted (1 message(s) so far)" in r.stdout
 
 
-def test_openapi_with_several_operations_asks(rook_workspace, rook_cli, server, tmp_path):
+def test_openapi_with_several_operations_asks(rook_workspace, rook_cli, authoring_server, tmp_path):
     ws = rook_workspace
     import json
 
@@ -198,17 +194,17 @@ def test_openapi_with_several_operations_asks(rook_workspace, rook_cli, server, 
         "--operation",
         "askV2",
         "--base-url",
-        server.url,
+        authoring_server.url,
         "--no-test",
     )
     assert r.exit_code == 0, r.stderr
-    assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{server.url}/v2/ask"
+    assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/v2/ask"
     assert "not tested; next: rook profile test two" in r.stdout
 
 
-def test_openapi_security_scheme_becomes_env(rook_workspace, rook_cli, server):
+def test_openapi_security_scheme_becomes_env(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
-    r = add(rook_cli, ws, "keyed", "--from", f"{server.url}/openapi-key.json")
+    r = add(rook_cli, ws, "keyed", "--from", f"{authoring_server.url}/openapi-key.json")
     assert r.exit_code == 1, r.stdout + r.stderr  # the key is not set: written, not working
     data = profile(ws, "keyed")
     assert data["hooks"]["execute"]["http"]["query"] == {"key": "{{env.AGENT_API_KEY}}"}
@@ -219,9 +215,9 @@ def test_openapi_security_scheme_becomes_env(rook_workspace, rook_cli, server):
         ws,
         "keyed",
         "--from",
-        f"{server.url}/openapi-key.json",
+        f"{authoring_server.url}/openapi-key.json",
         "--force",
-        env={"AGENT_API_KEY": server.api_key},
+        env={"AGENT_API_KEY": authoring_server.api_key},
     )
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "answer: answer 1: Say hello" in r.stdout
@@ -344,7 +340,7 @@ def test_sources_that_cannot_be_written(rook_workspace, rook_cli, tmp_path):
     assert r.exit_code == 2 and "no message" in r.stderr
 
 
-def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, server, tmp_path):
+def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, authoring_server, tmp_path):
     """With a terminal on standard input, Rook offers the candidates and reads the pick."""
     import json
     import os
@@ -368,7 +364,7 @@ def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, server, tmp_path)
             "--from",
             str(doc),
             "--base-url",
-            server.url,
+            authoring_server.url,
             "--no-test",
             "-w",
             str(ws.root),
@@ -387,4 +383,4 @@ def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, server, tmp_path)
         os.close(master)
     assert proc.returncode == 0, out + err
     assert "several operations of the OpenAPI document take a message:" in out
-    assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{server.url}/v2/ask"
+    assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/v2/ask"

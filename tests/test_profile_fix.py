@@ -3,26 +3,13 @@ loosening a check; nothing changed when no repair passes."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import pytest
 import yaml
-from servers.authoring_server import AuthoringServer
+from servers.authoring_server import SCRIPTED_AUTHOR as AUTHOR
 from servers.helpers import chat
 
 from rook_core.authoring import loosened
 
-AUTHOR = f"{sys.executable} {Path(__file__).parent / 'agents' / 'author' / 'scripted_author.py'}"
-
-
-@pytest.fixture
-def server():
-    srv = AuthoringServer().start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+pytest_plugins = ["servers.fixtures"]
 
 
 def fix(rook_cli, ws, *args, env=None):
@@ -43,11 +30,11 @@ def write(ws, hooks, env=("AGENT_KEY",), **extra):
     return ws.agent_dir / "profiles" / "p.yaml"
 
 
-def test_fix_finds_the_answer_under_another_field(rook_workspace, rook_cli, server):
+def test_fix_finds_the_answer_under_another_field(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
-    path = write(ws, {"execute": chat(server, extract={"output": "reply.text"})})
+    path = write(ws, {"execute": chat(authoring_server, extract={"output": "reply.text"})})
     before = path.read_text()
-    r = fix(rook_cli, ws, env={"AGENT_KEY": server.api_key})
+    r = fix(rook_cli, ws, env={"AGENT_KEY": authoring_server.api_key})
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "FAILED (no_answer)" in r.stdout
     assert (
@@ -60,21 +47,23 @@ def test_fix_finds_the_answer_under_another_field(rook_workspace, rook_cli, serv
         "Authorization": "Bearer {{env.AGENT_KEY}}"
     }
     assert (path.with_name("p.yaml.bak")).read_text() == before
-    assert server.api_key not in r.stdout
+    assert authoring_server.api_key not in r.stdout
     again = rook_cli(
-        "profile", "test", "--workspace", str(ws.root), env={"AGENT_KEY": server.api_key}
+        "profile", "test", "--workspace", str(ws.root), env={"AGENT_KEY": authoring_server.api_key}
     )
     assert again.exit_code in (0, 1) and "test: ok" in again.stdout
 
 
-def test_fix_drops_a_rejected_header_but_never_a_credential(rook_workspace, rook_cli, server):
+def test_fix_drops_a_rejected_header_but_never_a_credential(
+    rook_workspace, rook_cli, authoring_server
+):
     ws = rook_workspace
     path = write(
         ws,
         {
             "execute": {
                 "http": {
-                    "url": f"{server.url}/strict",
+                    "url": f"{authoring_server.url}/strict",
                     "headers": {"X-Debug": "1"},
                     "body": {"message": "{{goal}}"},
                     "extract": {"output": "result.text"},
@@ -88,7 +77,7 @@ def test_fix_drops_a_rejected_header_but_never_a_credential(rook_workspace, rook
     assert "rejected the X-Debug header" in r.stdout
     assert "headers" not in yaml.safe_load(path.read_text())["hooks"]["execute"]["http"]
 
-    path = write(ws, {"execute": chat(server)})
+    path = write(ws, {"execute": chat(authoring_server)})
     before = path.read_text()
     r = fix(rook_cli, ws, env={"AGENT_KEY": "wrong-key-123"})
     assert r.exit_code == 1
@@ -120,18 +109,18 @@ def test_fix_asks_the_author_agent_for_a_broken_script(rook_workspace, rook_cli,
     assert "plain text" in (ws.agent_dir / "scripts" / "desk.py.bak").read_text()
 
 
-def test_fix_with_a_working_profile(rook_workspace, rook_cli, server):
+def test_fix_with_a_working_profile(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
-    write(ws, {"execute": chat(server)})
-    r = fix(rook_cli, ws, env={"AGENT_KEY": server.api_key})
+    write(ws, {"execute": chat(authoring_server)})
+    r = fix(rook_cli, ws, env={"AGENT_KEY": authoring_server.api_key})
     assert r.exit_code == 0 and "the profile works; nothing to fix" in r.stdout
-    r = fix(rook_cli, ws, "--what", "answers are slow", env={"AGENT_KEY": server.api_key})
+    r = fix(rook_cli, ws, "--what", "answers are slow", env={"AGENT_KEY": authoring_server.api_key})
     assert r.exit_code == 0 and "--what needs an author agent" in r.stdout
 
 
-def test_fix_reports_missing_variables(rook_workspace, rook_cli, server):
+def test_fix_reports_missing_variables(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
-    write(ws, {"execute": chat(server)})
+    write(ws, {"execute": chat(authoring_server)})
     r = fix(rook_cli, ws)
     assert r.exit_code == 2 and "AGENT_KEY: AGENT_KEY for the agent" in r.stdout
 
@@ -173,33 +162,39 @@ def test_loosening_is_refused():
     assert "X-Trace" not in found  # an ordinary header may go
 
 
-def test_the_author_agent_never_sees_a_secret(rook_workspace, rook_cli, server, tmp_path):
+def test_the_author_agent_never_sees_a_secret(rook_workspace, rook_cli, authoring_server, tmp_path):
     ws = rook_workspace
-    path = write(ws, {"execute": chat(server, url=f"{server.url}/v1/nowhere")})
+    path = write(ws, {"execute": chat(authoring_server, url=f"{authoring_server.url}/v1/nowhere")})
     log = tmp_path / "log"
     log.mkdir()
     r = fix(
-        rook_cli, ws, "--author", AUTHOR, env={"AGENT_KEY": server.api_key, "AUTHOR_LOG": str(log)}
+        rook_cli,
+        ws,
+        "--author",
+        AUTHOR,
+        env={"AGENT_KEY": authoring_server.api_key, "AUTHOR_LOG": str(log)},
     )
     assert "FAILED (not_found)" in r.stdout
     request = next(log.glob("request-*.md")).read_text()
     assert "not_found" in request and "AGENT_KEY" in request
-    assert server.api_key not in request and server.api_key not in r.stdout
+    assert authoring_server.api_key not in request and authoring_server.api_key not in r.stdout
     data = yaml.safe_load(path.read_text())
     assert {"variable": "AGENT_KEY", "purpose": "AGENT_KEY for the agent"} in data["env"]
     for file in ws.root.rglob("*"):
         if file.is_file():
-            assert server.api_key.encode() not in file.read_bytes(), file
+            assert authoring_server.api_key.encode() not in file.read_bytes(), file
 
 
-def test_fix_extracts_a_conversation_handle_it_was_missing(rook_workspace, rook_cli, server):
+def test_fix_extracts_a_conversation_handle_it_was_missing(
+    rook_workspace, rook_cli, authoring_server
+):
     ws = rook_workspace
     path = write(
         ws,
         {
             "execute": {
                 "http": {
-                    "url": f"{server.url}/ask",
+                    "url": f"{authoring_server.url}/ask",
                     "query": {"key": "{{env.AGENT_KEY}}"},
                     "body": {"prompt": "{{goal}}", "conversation_id": "{{conversation}}"},
                     "extract": {"output": "answer"},
@@ -208,10 +203,10 @@ def test_fix_extracts_a_conversation_handle_it_was_missing(rook_workspace, rook_
         },
         capabilities={"multi_turn": True},
     )
-    r = fix(rook_cli, ws, env={"AGENT_KEY": server.api_key})
+    r = fix(rook_cli, ws, env={"AGENT_KEY": authoring_server.api_key})
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "FAILED (no_conversation)" in r.stdout
     assert "extract.conversation = conversation_id" in r.stdout
     extract = yaml.safe_load(path.read_text())["hooks"]["execute"]["http"]["extract"]
     assert extract["conversation"] == "conversation_id"
-    assert any(len(prompts) == 2 for prompts in server.conversations.values())
+    assert any(len(prompts) == 2 for prompts in authoring_server.conversations.values())

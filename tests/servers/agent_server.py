@@ -24,12 +24,16 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+_S = TypeVar("_S", bound="AgentServer")
 
 
 class AgentServer:
     """The fake agent's state; ``start()`` it, use ``url``, then ``stop()`` it."""
+
+    handler: type[BaseHTTPRequestHandler]  # its request handler, assigned at the end of the module
 
     def __init__(self) -> None:
         self.api_key = "sk-test-" + secrets.token_hex(12)
@@ -51,12 +55,9 @@ class AgentServer:
         host, port = self._httpd.server_address[:2]
         return f"{self.scheme}://{host}:{port}"
 
-    def start(self, tls: tuple[Path, Path] | None = None) -> AgentServer:
+    def start(self: _S, tls: tuple[Path, Path] | None = None) -> _S:
         """Serve on a free port; ``tls=(certfile, keyfile)`` serves HTTPS."""
-        server = self
-
-        class Handler(_Handler):
-            app = server
+        Handler = type("Handler", (self.handler,), {"app": self})
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.scheme = "http"
@@ -341,3 +342,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _safe
+
+
+AgentServer.handler = _Handler

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import base64
 import secrets
-import ssl
-import threading
-from http.server import ThreadingHTTPServer
+import sys
 from pathlib import Path
 from typing import Any
 
 from .agent_server import AgentServer, _Handler
+
+# The scripted author agent of tests/agents/author, as --author takes it.
+SCRIPTED_AUTHOR = (
+    f"{sys.executable} {Path(__file__).parent.parent / 'agents' / 'author' / 'scripted_author.py'}"
+)
 
 SESSION_API = {
     "openapi": "3.0.3",
@@ -170,23 +173,6 @@ class AuthoringServer(AgentServer):
         self.basic_password = "pw-" + secrets.token_hex(8)
         self.conversations: dict[str, list[str]] = {}
 
-    def start(self, tls: tuple[Path, Path] | None = None) -> AuthoringServer:
-        server = self
-
-        class Handler(_AuthoringHandler):
-            app = server
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        if tls is not None:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(str(tls[0]), str(tls[1]))
-            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
-            self.scheme = "https"
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
     def ask(self, query: dict[str, str], body: Any) -> tuple[int, Any]:
         if query.get("key") != self.api_key:
             return 401, {"detail": "invalid or missing key"}
@@ -271,3 +257,6 @@ class _AuthoringHandler(_Handler):
             return self._send(200, f"basic answer to: {(body or {}).get('q', '')}")
         form = {k: v[0] for k, v in parse_qs(text).items()}
         return self._send(200, {"reply": f"form reply to: {form.get('message', '')}"})
+
+
+AuthoringServer.handler = _AuthoringHandler
