@@ -160,51 +160,36 @@ class Engine:
 
     async def call_hook(self, call: HookCall, record: dict[str, Any] | None = None) -> HookResult:
         entry = call.entry
+
+        def ended(status: str, diagnosis: str) -> HookResult:
+            """A hook that ended without a transport's result (Rook's own verdict)."""
+            now = time.time()
+            return HookResult(
+                call.phase,
+                status,
+                diagnosis=diagnosis,
+                turn=call.turn,
+                transport=entry.transport,
+                started=now,
+                ended=now,
+            )
+
         try:
-            result = await dispatch(self.rook.hook, call)
+            return await dispatch(self.rook.hook, call)
         except PluginError:
             raise
         except asyncio.CancelledError:
             if record is not None:  # the run was interrupted while this hook ran
-                now = time.time()
-                record["hooks"].append(
-                    HookResult(
-                        call.phase,
-                        "interrupted",
-                        diagnosis="interrupted; its process group was killed",
-                        turn=call.turn,
-                        transport=entry.transport,
-                        started=now,
-                        ended=now,
-                    ).to_dict()
-                )
+                interrupted = ended("interrupted", "interrupted; its process group was killed")
+                record["hooks"].append(interrupted.to_dict())
                 record["interrupted"] = True
             raise
         except RookError as exc:
-            now = time.time()
-            result = HookResult(
-                call.phase,
-                "failed",
-                0.0,
-                now,
-                now,
-                diagnosis=str(exc),
-                turn=call.turn,
-                transport=entry.transport,
-            )
+            return ended("failed", str(exc))
         except Exception as exc:  # a transport plugin's bug fails this hook, not the run
-            now = time.time()
-            result = HookResult(
-                call.phase,
-                "failed",
-                0.0,
-                now,
-                now,
-                diagnosis=f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}",
-                turn=call.turn,
-                transport=entry.transport,
+            return ended(
+                "failed", f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}"
             )
-        return result
 
     async def _delay(self, entry: Any, last_end: float | None) -> None:
         if entry.delay_seconds and last_end is not None:
