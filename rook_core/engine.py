@@ -36,6 +36,7 @@ from .models import (
 from .plugins import Rook
 from .recording import Recorder
 from .redact import Redactor
+from .report import EntrySpool
 from .store import RunDir
 from .transports import dispatch
 from .workspace import Agent
@@ -111,6 +112,8 @@ class Engine:
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
         self.recorder = Recorder(run, self.store_scenario)
         """Writes finished runs' records and makes state directories in idle turns."""
+        self.entries = EntrySpool()
+        """The report entries of the runs recorded by this invocation."""
 
     # -- environment -----------------------------------------------------
 
@@ -321,8 +324,9 @@ class Engine:
         return record
 
     def store_scenario(self, sr: ScenarioRun, record: dict[str, Any]) -> None:
-        """Record one scenario run atomically and report progress (the driver alone)."""
-        self.run_dir.save_scenario(sr.key, record)
+        """Record one scenario run atomically, spool its report entry and report
+        progress (the driver alone)."""
+        self.entries.add(sr.key, self.run_dir.save_scenario(sr.key, record))
         for cap, seen in record.get("observed", {}).items():
             if seen:
                 self.observed[cap] = True

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from . import reportfile, stats
+from .errors import RunStoreError
 from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
 
 PENDING = "pending"
@@ -73,6 +77,62 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         if record.get("started")
         else 0.0,
     }
+
+
+class EntrySpool:
+    """Report entries made as scenario runs are recorded, so that the report at
+    the end copies them instead of reading every record back.
+
+    Each entry is encoded once (compact JSON, from the redacted record) into an
+    anonymous temporary file; only its place in that file stays in memory, one
+    int per run key. A run recorded again (an interrupted attempt, then the
+    finished one) keeps its latest entry. A file error turns the spool off: the
+    report then reads those records back, as it does for the runs recorded by
+    earlier invocations of a resumed run.
+    """
+
+    def __init__(self) -> None:
+        self._fd = -1
+        self._closer: weakref.finalize | None = None
+        self._where: dict[str, int] | None = {}  # key -> offset << 32 | length
+        self._end = 0
+
+    def add(self, key: str, record: dict[str, Any]) -> None:
+        if self._where is None:
+            return
+        line = reportfile.encode_entry(scenario_entry(record))
+        try:
+            if self._fd < 0:
+                self._open()
+            os.pwrite(self._fd, line, self._end)
+        except OSError:
+            self.close()
+            return
+        self._where[key] = self._end << 32 | len(line)
+        self._end += len(line)
+
+    def entry(self, key: str) -> bytes | None:
+        """The encoded entry of run ``key``; ``None`` when it was not spooled."""
+        at = self._where.get(key) if self._where is not None else None
+        if at is None:
+            return None
+        try:
+            return reportfile.pread_all(self._fd, at & 0xFFFFFFFF, at >> 32)
+        except (OSError, RunStoreError):
+            return None
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+        self._fd, self._where = -1, None
+
+    def _open(self) -> None:
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="rook-entries-")
+        os.unlink(name)  # nameless: it goes when its descriptor is closed
+        self._fd = fd
+        self._closer = weakref.finalize(self, os.close, fd)
 
 
 class Tally:
@@ -159,7 +219,7 @@ def build_report(
 
 def write_report(
     manifest: dict[str, Any],
-    records: Iterable[dict[str, Any]],
+    records: Iterable[dict[str, Any] | bytes],
     min_pass_rate: float | None = None,
     *,
     path: Path | None = None,
@@ -173,13 +233,19 @@ def write_report(
     folded into the summary. The report returned reads its ``scenarios`` back
     from that file on demand (a read-only list, :mod:`rook_core.reportfile`).
     ``redact`` is applied to the run and to each entry (the summary is made
-    from the redacted entries).
+    from the redacted entries). An item of ``records`` may instead be its
+    entry already encoded (bytes, from a redacted record: :class:`EntrySpool`),
+    which is written as it is.
     """
     clean = redact or (lambda value: value)
     tally = Tally()
 
-    def entries() -> Iterator[dict[str, Any]]:
+    def entries() -> Iterator[Any]:
         for record in records:
+            if isinstance(record, bytes):
+                tally.add(json.loads(record))
+                yield record
+                continue
             entry = clean(scenario_entry(record))
             tally.add(entry)
             yield entry

@@ -19,13 +19,15 @@ read whole.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
+import sys
 import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import RunStoreError
 from .reportio import LazyList, iterencode
@@ -43,27 +45,40 @@ class FileEntries(LazyList):
     of each entry stays in memory: 8 bytes per entry.
     """
 
-    __slots__ = ("_fd", "_name", "_start", "_stop", "_offsets", "_finalizer", "__weakref__")
+    __slots__ = (
+        "_fd",
+        "_name",
+        "_start",
+        "_stop",
+        "_offsets",
+        "_document",
+        "_finalizer",
+        "__weakref__",
+    )
 
     def __init__(self, fd: int, name: str, start: int, stop: int, offsets: array | None) -> None:
         self._fd = fd
         self._name = name
         self._start, self._stop = start, stop  # the bytes between the head and the tail
         self._offsets = offsets  # start of each entry, then ``stop``; found when first needed
+        self._document: tuple[tuple[str, Any], ...] = ()  # see :meth:`is_file_of`
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def close(self) -> None:
         """Close the file now (the view is unusable afterwards)."""
         self._finalizer()
 
-    def _index(self) -> array:
+    def _check_open(self) -> None:
         if not self._finalizer.alive:  # its descriptor number may belong to another file now
             raise ValueError(f"{self._name}: the report's file was closed")
+
+    def _index(self) -> array:
+        self._check_open()
         if self._offsets is None:
             offsets = array("Q", [self._start] if self._stop > self._start else [])
             pos = self._start
             while pos < self._stop:
-                data = _pread(self._fd, min(CHUNK, self._stop - pos), pos)
+                data = pread_all(self._fd, min(CHUNK, self._stop - pos), pos)
                 at = data.find(b"\n")
                 while at != -1:
                     if pos + at + 1 < self._stop:
@@ -77,6 +92,31 @@ class FileEntries(LazyList):
     def __len__(self) -> int:
         return max(0, len(self._index()) - 1)
 
+    def holds(self, report: dict[str, Any]) -> None:
+        """Note that ``report`` is the document of this view's file (its other
+        keys and values, by identity: see :meth:`is_file_of`)."""
+        self._document = tuple(report.items())
+
+    def is_file_of(self, report: dict[str, Any]) -> bool:
+        """Whether ``report`` is still the document in this view's file: the
+        same keys, in order, each holding the very value read or written (a
+        report is changed by giving a key a new value, as ``rook report`` does
+        for an older summary, never by editing a value in place)."""
+        doc = self._document
+        return len(doc) == len(report) and all(
+            k == k2 and v is v2 for (k, v), (k2, v2) in zip(doc, report.items(), strict=True)
+        )
+
+    def copy_to(self, out: IO[bytes], whole: bool = False) -> None:
+        """Write the entries' lines to ``out`` as they are in the file (with
+        ``whole``, the whole file)."""
+        self._check_open()
+        pos, stop = (0, os.fstat(self._fd).st_size) if whole else (self._start, self._stop)
+        while pos < stop:
+            data = pread_all(self._fd, min(CHUNK, stop - pos), pos)
+            out.write(data)
+            pos += len(data)
+
     def _decode(self, raw: bytes) -> Any:
         try:
             return json.loads(raw.rstrip(b",\n"))
@@ -85,7 +125,7 @@ class FileEntries(LazyList):
 
     def _item(self, i: int) -> Any:
         offsets = self._index()
-        return self._decode(_pread(self._fd, offsets[i + 1] - offsets[i], offsets[i]))
+        return self._decode(pread_all(self._fd, offsets[i + 1] - offsets[i], offsets[i]))
 
     def __iter__(self) -> Iterator[Any]:
         offsets = self._index()
@@ -96,13 +136,13 @@ class FileEntries(LazyList):
                 j += 1
             base = offsets[i]
             self._index()  # still open
-            data = _pread(self._fd, offsets[j] - base, base)
+            data = pread_all(self._fd, offsets[j] - base, base)
             for k in range(i, j):
                 yield self._decode(data[offsets[k] - base : offsets[k + 1] - base])
             i = j
 
 
-def _pread(fd: int, size: int, offset: int) -> bytes:
+def pread_all(fd: int, size: int, offset: int) -> bytes:
     parts, got = [], 0
     while got < size:
         data = os.pread(fd, size - got, offset + got)
@@ -121,6 +161,11 @@ COMPACT: dict[str, Any] = {"ensure_ascii": False, "default": str, "separators": 
 
 def _compact(value: Any) -> bytes:
     return json.dumps(value, **COMPACT).encode("utf-8")
+
+
+def encode_entry(entry: Any) -> bytes:
+    """A scenario entry as a line of ``report.json`` holds it (without the separator)."""
+    return _compact(entry)
 
 
 def write_report_file(
@@ -150,29 +195,18 @@ def write_report_file(
             raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
     fd = -1
     try:
-        first = b"{" + b",".join(_compact(k) + b":" + _compact(v) for k, v in head.items())
-        first += (b"," if head else b"") + b'"scenarios":[\n'
+        first = _head(head)
         fh.write(first)
         pos = start = len(first)
         offsets = array("Q")
-        previous: bytes | None = None
-        for entry in entries:
-            if previous is not None:
-                fh.write(previous + b",\n")
-                pos += len(previous) + 2
+        for line in _entry_lines(entries):
             offsets.append(pos)
-            previous = _compact(entry)
-        if previous is not None:
-            fh.write(previous + b"\n")
-            pos += len(previous) + 1
+            fh.write(line)
+            pos += len(line)
         offsets.append(pos)
         rest = tail()
-        fh.write(b"]")
-        for k, v in rest.items():  # the summary's per-scenario list is lazy too
-            fh.write(b"," + _compact(k) + b":")
-            for piece in iterencode(v, **COMPACT):
-                fh.write(piece.encode("utf-8"))
-        fh.write(b"}\n")
+        for piece in _tail(rest):
+            fh.write(piece)
         fh.flush()
         fd = os.dup(fh.fileno())
         fh.close()
@@ -189,7 +223,72 @@ def write_report_file(
             raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
     view = FileEntries(fd, str(path or "report"), start, pos, offsets)
-    return {**head, "scenarios": view, **rest}
+    report = {**head, "scenarios": view, **rest}
+    view.holds(report)
+    return report
+
+
+def write_json(report: dict[str, Any], out: IO[bytes]) -> None:
+    """Write ``report`` to ``out`` in the line layout: what ``--json`` prints.
+
+    The keys before ``scenarios`` and the opening of its list go on the first
+    line, each entry on a line of its own, the rest on the last: the same bytes
+    as the run's ``report.json``. A report read from its file (or just written
+    to it) is copied from that file, not decoded and encoded again; when only
+    its entries are still the file's, only they are copied.
+    """
+    entries = report.get("scenarios", [])
+    if isinstance(entries, FileEntries) and entries.is_file_of(report):
+        entries.copy_to(out, whole=True)
+        return
+    keys = list(report)
+    cut = keys.index("scenarios") if "scenarios" in keys else len(keys)
+    out.write(_head({k: report[k] for k in keys[:cut]}))
+    if isinstance(entries, FileEntries):
+        entries.copy_to(out)
+    else:
+        for line in _entry_lines(entries):
+            out.write(line)
+    for piece in _tail({k: report[k] for k in keys[cut + 1 :]}):
+        out.write(piece)
+
+
+def print_json(report: dict[str, Any]) -> None:
+    """``--json``: :func:`write_json` to standard output."""
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # a text stream put in its place (by an embedding caller)
+        buf = io.BytesIO()
+        write_json(report, buf)
+        sys.stdout.write(buf.getvalue().decode("utf-8"))
+        return
+    write_json(report, out)
+    out.flush()
+
+
+def _head(head: dict[str, Any]) -> bytes:
+    first = b"{" + b",".join(_compact(k) + b":" + _compact(v) for k, v in head.items())
+    return first + (b"," if head else b"") + b'"scenarios":[\n'
+
+
+def _entry_lines(entries: Iterable[Any]) -> Iterator[bytes]:
+    """Each entry's line: compact JSON, then a comma (but after the last) and a newline."""
+    previous: bytes | None = None
+    for entry in entries:  # bytes: an entry encoded already (encode_entry)
+        if previous is not None:
+            yield previous + b",\n"
+        previous = entry if isinstance(entry, bytes) else _compact(entry)
+    if previous is not None:
+        yield previous + b"\n"
+
+
+def _tail(rest: dict[str, Any]) -> Iterator[bytes]:
+    yield b"]"
+    for k, v in rest.items():  # the summary's per-scenario list is lazy too
+        yield b"," + _compact(k) + b":"
+        for piece in iterencode(v, **COMPACT):
+            yield piece.encode("utf-8")
+    yield b"}\n"
 
 
 def read_report(path: Path) -> Any:
@@ -222,9 +321,11 @@ def read_report(path: Path) -> Any:
     if not (isinstance(head, dict) and isinstance(rest, dict)):
         os.close(fd)
         raise RunStoreError(f"{path}: not a report")
-    head["scenarios"] = FileEntries(fd, str(path), start, stop, None)
+    view = head["scenarios"] = FileEntries(fd, str(path), start, stop, None)
     rest.pop("scenarios", None)
-    return {**head, **rest}
+    report = {**head, **rest}
+    view.holds(report)
+    return report
 
 
 def _layout(fd: int) -> tuple[bytes, int, int, bytes] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -360,19 +360,31 @@ def _execute(
         invocation["ended"] = time.time()
         run_dir.write_json("run.json", manifest)
         save_observed(agent, profile, engine.observed)
-    # Records on disk are redacted already; read them one at a time. The report is
-    # written entry by entry into report.json and its entries are read back from it
-    # on demand, so no writer below holds every entry at once.
-    records = (run_dir.load_scenario(sr.key) or redactor.data(engine.new_record(sr)) for sr in runs)
+
+    # The entries of the runs recorded by this invocation were spooled as they were
+    # recorded; the others' records (redacted on disk) are read one at a time. The
+    # report is written entry by entry into report.json and its entries are read back
+    # from it on demand, so no writer below holds every entry at once.
+    def records() -> Iterator[dict[str, Any] | bytes]:
+        for sr in runs:
+            spooled = engine.entries.entry(sr.key)
+            if spooled is not None:
+                yield spooled
+            else:
+                yield run_dir.load_scenario(sr.key) or redactor.data(engine.new_record(sr))
+
     shard = run_dir.shard if isinstance(run_dir, sharding.ShardRunDir) else None
     name = shard.part("report.json") if shard else "report.json"
-    report = write_report(
-        redactor.data(manifest),
-        records,
-        request.min_pass_rate,
-        path=run_dir.path / name,
-        redact=redactor.data,
-    )
+    try:
+        report = write_report(
+            redactor.data(manifest),
+            records(),
+            request.min_pass_rate,
+            path=run_dir.path / name,
+            redact=redactor.data,
+        )
+    finally:
+        engine.entries.close()
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory

@@ -117,8 +117,11 @@ class RunDir:
     def scenario_file(self, key: str) -> Path:
         return self.scenarios / f"{key}.json"
 
-    def save_scenario(self, key: str, record: dict[str, Any]) -> None:
-        atomic_write(self.scenario_file(key), dumps_compact(self.redactor.data(record)))
+    def save_scenario(self, key: str, record: dict[str, Any]) -> dict[str, Any]:
+        """Write the record of scenario run ``key``; returns it redacted, as written."""
+        data = self.redactor.data(record)
+        atomic_write(self.scenario_file(key), dumps_compact(data))
+        return data
 
     def load_scenario(self, key: str) -> dict[str, Any] | None:
         data = read_json(self.scenario_file(key))

@@ -8,7 +8,9 @@ exactly what the whole document, in memory, gave before.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import os
 import pickle
@@ -98,14 +100,15 @@ def test_every_json_output_is_the_whole_document(big):
         "not_runnable",
     }
     assert report["summary"]["gate"]["missed"]
-    # --json: exactly json.dumps of the document, on one line
-    assert r.stdout == json.dumps(report, ensure_ascii=False) + "\n"
+    # --json: the run's report.json, byte for byte (its layout is checked below)
+    run_dir = Path(report["run"]["dir"])
+    assert r.stdout == (run_dir / "report.json").read_text(encoding="utf-8")
     # --report json: the indented document
     assert (out / "r.json").read_text(encoding="utf-8") == (
         json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     )
     # report.json in the run: the compact document, one scenario entry per line
-    text = (Path(report["run"]["dir"]) / "report.json").read_text(encoding="utf-8")
+    text = (run_dir / "report.json").read_text(encoding="utf-8")
     assert json.loads(text) == report
     lines = text[:-1].split("\n")  # (splitlines would also split at U+2028)
     assert len(lines) == 270 + 2
@@ -147,7 +150,8 @@ def test_rook_report_renders_the_same_files_again(big, tmp_path, rebuild):
         report = json.loads(r.stdout)
         del report["summary"]["gate"]
         assert again.report == report
-        assert again.stdout == json.dumps(report, ensure_ascii=False) + "\n"
+        compact = json.dumps(report, ensure_ascii=False, separators=(",", ":"))
+        assert again.stdout.replace("\n", "") == compact  # the same layout, entries encoded again
         return
     assert again.stdout == r.stdout
     for _, ext in FORMATS:
@@ -436,6 +440,52 @@ def test_an_empty_report_streams_like_the_whole_one(tmp_path):
         assert markdown(lazy) == markdown(whole) and html(lazy) == html(whole)
 
 
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_json_output_is_the_report_file_layout_whatever_holds_the_report(tmp_path, n):
+    from rook_core.report import build_report, write_report
+    from rook_core.reportfile import print_json, write_json
+
+    manifest = bare_manifest(tmp_path)
+    written = write_report(manifest, _records(n), 0.5, path=tmp_path / "report.json")
+    text = (tmp_path / "report.json").read_text(encoding="utf-8")
+    whole = build_report(manifest, list(_records(n)), 0.5)  # in memory: encoded, not copied
+    # a new summary: the entries are still the file's
+    changed = {**written, "summary": json.loads(json.dumps(written["summary"]))}
+    for report in (written, read_report(tmp_path / "report.json"), whole, changed):
+        out = io.BytesIO()
+        write_json(report, out)
+        assert out.getvalue().decode("utf-8") == text
+    changed["summary"]["total"] = 99  # no longer the file's document: encoded, not copied
+    out = io.BytesIO()
+    write_json(changed, out)
+    assert json.loads(out.getvalue())["summary"]["total"] == 99
+    assert json.loads(text) == whole and len(text.split("\n")) == n + 3
+    with contextlib.redirect_stdout(io.StringIO()) as shown:  # a stream without bytes
+        print_json(written)
+    assert shown.getvalue() == text
+
+
+def test_spooled_entries_are_the_entries_their_records_give(tmp_path):
+    from rook_core.report import EntrySpool, write_report
+
+    manifest = bare_manifest(tmp_path)
+    records = list(_records(4))
+    spool = EntrySpool()
+    for r in records[:3]:
+        spool.add(r["key"], {**r, "status": "error"})  # an earlier attempt
+        spool.add(r["key"], r)  # recorded again: the latest entry counts
+    mixed = [spool.entry(r["key"]) or r for r in records]  # the last one was not spooled
+    assert [isinstance(m, bytes) for m in mixed] == [True, True, True, False]
+    spooled = write_report(manifest, mixed, 0.5, path=tmp_path / "a.json")
+    plain = write_report(manifest, records, 0.5, path=tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert spooled == plain
+    spool.close()  # off: the report reads the records back instead
+    assert spool.entry(records[0]["key"]) is None
+    spool.add(records[0]["key"], records[0])
+    assert spool.entry(records[0]["key"]) is None
+
+
 def _pipeline(tmp_path: Path, n: int) -> int:
     """Peak traced memory of writing a report of ``n`` records and rendering every
     built-in format from it."""
@@ -445,14 +495,14 @@ def _pipeline(tmp_path: Path, n: int) -> int:
     from rook_plugins.reporters import write_json
 
     from rook_core.report import write_report
-    from rook_core.reportio import dump
+    from rook_core.reportfile import write_json as print_report
 
     manifest = bare_manifest(tmp_path)
     tracemalloc.reset_peak()
     before = tracemalloc.get_traced_memory()[0]
     report = write_report(manifest, _records(n, output="o" * 3000), path=tmp_path / "report.json")
-    with open(os.devnull, "w", encoding="utf-8") as fh:
-        dump(report, fh, ensure_ascii=False)
+    with open(os.devnull, "wb") as fh:  # what --json prints
+        print_report(report, fh)
     for write, name in (
         (write_json, "r.json"),
         (write_junit, "r.xml"),

@@ -124,7 +124,7 @@ def merge_command(
     from ..merging import merge_runs, write_merged_report
     from ..redact import Redactor
     from ..report import exit_code, table
-    from ..reportio import dump
+    from ..reportfile import print_json
     from ..runner import parse_report_option, write_reports
     from ..store import read_json
     from ..yamlio import load_yaml
@@ -155,9 +155,8 @@ def merge_command(
         click.echo(f"rook: warning: {note}", err=True)
     if merged.missing:
         click.echo(f"rook: merged without shard(s) {', '.join(merged.missing)}", err=True)
-    if as_json:  # entry by entry: never the whole document in memory
-        dump(report, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+    if as_json:
+        print_json(report)
     else:
         click.echo(table(report))
     code = exit_code(report)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from .options import workspace_options
@@ -48,7 +46,7 @@ def report_command(
     from .. import plugins
     from ..history import load_report, resolve_run
     from ..report import summarize, table
-    from ..reportio import dump
+    from ..reportfile import print_json
     from ..runner import parse_report_option, write_reports
 
     rook = plugins.build_plugin_manager()
@@ -60,9 +58,8 @@ def report_command(
         fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
         report["summary"] = {**fresh, **report["summary"]}
     write_reports(rook, report, targets)
-    if as_json:  # entry by entry
-        dump(report, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+    if as_json:
+        print_json(report)
     elif not targets:
         click.echo(table(report))
     for fmt, path in targets:

@@ -135,7 +135,7 @@ def run_command(
     """
     from ..errors import ConfigError
     from ..report import SYMBOL, table
-    from ..reportio import dump
+    from ..reportfile import print_json
     from ..runner import RunRequest, run
 
     if scheduler is not None and executor == "local":
@@ -173,9 +173,8 @@ def run_command(
     )
     outcome = run(request)
     report = outcome.report
-    if as_json:  # written entry by entry: never the whole document in memory
-        dump(report, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+    if as_json:
+        print_json(report)
     else:
         click.echo(table(report))
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")

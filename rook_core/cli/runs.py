@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -155,7 +154,7 @@ def show_command(
     """
     from ..history import load_report, resolve_run
     from ..report import table
-    from ..reportio import dump
+    from ..reportfile import print_json
 
     parent = ctx.obj or {}
     a = find_agent(
@@ -164,8 +163,7 @@ def show_command(
         agent or parent.get("agent"),
     )
     report = load_report(resolve_run(a.runs_dir, run_ref))
-    if as_json:  # entry by entry
-        dump(report, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+    if as_json:
+        print_json(report)
     else:
         click.echo(table(report))
