@@ -125,6 +125,7 @@ class Timed:
     stdout: Path | None
     stderr: str  # the last few KB
     problem: str | None = None  # set by the caller's check
+    cpu: float = 0.0  # user + system seconds of the command and every process it waited for
 
 
 def timed(
@@ -166,7 +167,8 @@ def timed(
     rss_kb = int(lines[-1]) if GNU_TIME and lines and lines[-1].isdigit() else usage.ru_maxrss
     if proc.returncode < 0 and -proc.returncode == signal.SIGKILL:
         tail += f"\n[benchmark] killed after {timeout:.0f} s"
-    return Timed(seconds, proc.returncode, rss_kb / 1024, stdout, tail)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Timed(seconds, proc.returncode, rss_kb / 1024, stdout, tail, cpu=cpu)
 
 
 def _gnu_time() -> str | None:
@@ -195,6 +197,11 @@ class Measure:
     seconds: float  # median
     rss_mb: float  # largest
     runs: list[Timed] = field(default_factory=list)
+
+    @property
+    def cpu(self) -> float:
+        """Median CPU seconds (the command and its hooks)."""
+        return statistics.median(t.cpu for t in self.runs)
 
     @property
     def problem(self) -> str | None:
