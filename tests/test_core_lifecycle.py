@@ -276,6 +276,7 @@ def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
     assert [c.phase for c in first] == ["prepare", "open", "execute", "close"]
     r = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
     assert r.statuses() == {"s": "passed"}
+    spooled = r.report["scenarios"]  # entries made as this invocation recorded them
     calls = probes.read(probe_dir)
     assert [c.phase for c in calls] == ["prepare", "open", "execute", "close", "collect"]
     collect = calls[-1]
@@ -286,6 +287,9 @@ def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
     # running it again repeats nothing
     r = rook_cli("run", "--json", "--run", run_id)
     assert len(probes.read(probe_dir)) == 5 and r.statuses() == {"s": "passed"}
+    # ... and reports the records of earlier invocations as the spooled entries were
+    rebuilt = rook_cli("report", run_id, "--rebuild", "--json")
+    assert r.report["scenarios"] == spooled == rebuilt.report["scenarios"]
 
 
 def test_resume_with_an_unknown_run_id(ws, rook_cli):
