@@ -101,10 +101,16 @@ class EntrySpool:
         if self._where is None:
             return
         line = reportfile.encode_entry(scenario_entry(record))
+        if len(line) > 0xFFFFFFFF:  # its length would not fit: read the record back
+            self._where.pop(key, None)
+            return
         try:
             if self._fd < 0:
                 self._open()
-            os.pwrite(self._fd, line, self._end)
+            view, at = memoryview(line), self._end
+            while view:  # a regular file takes it whole, but a write may be short
+                n = os.pwrite(self._fd, view, at)
+                view, at = view[n:], at + n
         except OSError:
             self.close()
             return
