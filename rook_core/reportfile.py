@@ -61,7 +61,7 @@ class FileEntries(LazyList):
         self._name = name
         self._start, self._stop = start, stop  # the bytes between the head and the tail
         self._offsets = offsets  # start of each entry, then ``stop``; found when first needed
-        self._document: tuple[tuple[str, Any], ...] = ()  # see :meth:`is_file_of`
+        self._document: tuple[tuple[str, ...], tuple[Any, ...]] | None = None  # is_file_of
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def close(self) -> None:
@@ -93,19 +93,22 @@ class FileEntries(LazyList):
         return max(0, len(self._index()) - 1)
 
     def holds(self, report: dict[str, Any]) -> None:
-        """Note that ``report`` is the document of this view's file (its other
-        keys and values, by identity: see :meth:`is_file_of`)."""
-        self._document = tuple(report.items())
+        """Note that ``report`` is the document of this view's file (its keys
+        and its other values, by identity: see :meth:`is_file_of`)."""
+        self._document = (tuple(report), self._others(report))
 
     def is_file_of(self, report: dict[str, Any]) -> bool:
         """Whether ``report`` is still the document in this view's file: the
         same keys, in order, each holding the very value read or written (a
         report is changed by giving a key a new value, as ``rook report`` does
         for an older summary, never by editing a value in place)."""
-        doc = self._document
-        return len(doc) == len(report) and all(
-            k == k2 and v is v2 for (k, v), (k2, v2) in zip(doc, report.items(), strict=True)
-        )
+        if not self._document or tuple(report) != self._document[0]:
+            return False
+        held, now = self._document[1], self._others(report)
+        return len(held) == len(now) and all(a is b for a, b in zip(held, now, strict=True))
+
+    def _others(self, report: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(v for v in report.values() if v is not self)  # no cycle through the view
 
     def copy_to(self, out: IO[bytes], whole: bool = False) -> None:
         """Write the entries' lines to ``out`` as they are in the file (with

@@ -16,6 +16,7 @@ import os
 import pickle
 import random
 import tracemalloc
+import weakref
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -463,6 +464,9 @@ def test_json_output_is_the_report_file_layout_whatever_holds_the_report(tmp_pat
     with contextlib.redirect_stdout(io.StringIO()) as shown:  # a stream without bytes
         print_json(written)
     assert shown.getvalue() == text
+    view = weakref.ref(written["scenarios"])
+    del written, changed, report
+    assert view() is None  # no cycle through the view: its file closes as the report goes
 
 
 def test_spooled_entries_are_the_entries_their_records_give(tmp_path):
