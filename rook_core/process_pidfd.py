@@ -9,11 +9,11 @@ left and a grandchild holding a pipe open cannot hide the exit. A hook costs
 a few loop callbacks and one future at a time — none of asyncio's transports,
 protocols, tasks or child-watcher hops.
 
-Popen blocks its thread until the child has called ``exec`` (vfork), which
-under load is a millisecond or more. The first hook is started on the loop's
-thread; while other hooks are in flight a new one is started on a small pool
-of spawner threads instead (``fork_exec`` releases the GIL), so one spawn
-does not stall the others' I/O and several spawns overlap.
+Popen blocks the loop's thread until the child has called ``exec`` (vfork),
+as asyncio's own subprocesses do: a tenth of a millisecond, a millisecond or
+more under load. Spawning on a pool of threads instead (``fork_exec``
+releases the GIL) was measured: no faster at concurrency 8, and slower for a
+wave of 128 hooks, whose spawns then waited for the loop to hand back the GIL.
 """
 
 from __future__ import annotations
@@ -25,17 +25,13 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
 READ_CHUNK = 65536
-SPAWN_THREADS = 4  # 0: always spawn on the loop's thread
 DRAIN_READS = 16  # reads per pipe at exit before leaving the rest to the loop
 REAP_WAIT = 0.2  # see PidfdChild.reap_soon
 
-_pool: ThreadPoolExecutor | None = None
-_in_flight = 0  # children being watched (all event loops of the process)
 _reap_until = 0.0
 # Children whose exit was not seen before their run ended (cancelled, or
 # unkillable): their pidfd reader still reaps them; this keeps them referenced.
@@ -70,7 +66,7 @@ def _popen(
 
 
 def _discard(proc: subprocess.Popen[bytes]) -> None:
-    """Kill and reap a child started for a run that no longer wants it."""
+    """Kill and reap a child that cannot be watched."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -84,23 +80,6 @@ def _discard(proc: subprocess.Popen[bytes]) -> None:
             f.close()
 
 
-def _discard_late(fut: asyncio.Future[subprocess.Popen[bytes]]) -> None:
-    if not fut.cancelled() and fut.exception() is None:
-        _discard(fut.result())
-
-
-async def _popen_beside(loop: asyncio.AbstractEventLoop, *args: Any) -> subprocess.Popen[bytes]:
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(SPAWN_THREADS, thread_name_prefix="rook-spawn")
-    fut = loop.run_in_executor(_pool, _popen, *args)
-    try:
-        return await asyncio.shield(fut)
-    except asyncio.CancelledError:  # the child may still arrive: kill it then
-        fut.add_done_callback(_discard_late)
-        raise
-
-
 async def start(
     loop: asyncio.AbstractEventLoop,
     argv: list[str],
@@ -110,10 +89,7 @@ async def start(
     caps: tuple[int, int],
 ) -> PidfdChild:
     """Start ``argv`` and watch it; raises OSError as Popen does."""
-    if _in_flight > 0 and SPAWN_THREADS:
-        proc = await _popen_beside(loop, argv, env, cwd, stdin)
-    else:
-        proc = _popen(argv, env, cwd, stdin)
+    proc = _popen(argv, env, cwd, stdin)
     try:
         pidfd = os.pidfd_open(proc.pid)
     except OSError:  # out of descriptors: undo the spawn, it is retried like one
@@ -138,7 +114,6 @@ class PidfdChild:
         stdin: bytes | None,
         caps: tuple[int, int],
     ) -> None:
-        global _in_flight
         self.loop = loop
         self.proc = proc
         self.pid = proc.pid
@@ -149,8 +124,6 @@ class PidfdChild:
         self.pipes: dict[int, tuple[Any, str, int]] = {}  # fd -> (file, stream, cap)
         self._waiter: asyncio.Future[bool] | None = None
         self._cond: Callable[[], bool] = bool
-        self._closed = False
-        _in_flight += 1
         for name, f, cap in (("stdout", proc.stdout, caps[0]), ("stderr", proc.stderr, caps[1])):
             assert f is not None
             fd = f.fileno()
@@ -279,15 +252,11 @@ class PidfdChild:
     def close(self) -> int | None:
         """Stop reading and writing; returns the exit code (None if it has not
         exited: its pidfd reader reaps it later)."""
-        global _in_flight
         for fd in list(self.pipes):
             self._close_pipe(fd)
         self._close_stdin()
         if not self.exited:
             _unreaped.add(self)
-        if not self._closed:
-            self._closed = True
-            _in_flight -= 1
         return self.proc.returncode
 
     def output(self) -> tuple[bytes, bytes]:
