@@ -7,8 +7,9 @@ Spawns a trivial `sh` hook (reads the goal on stdin, prints one JSON line)
 
 * floor: ``subprocess.run`` one after the other, and in a pool of 8 threads;
 * rook: :func:`rook_core.process.run_process` on one event loop, one at a
-  time (c=1) and 8 at a time (c=8): the pidfd path as shipped, the pidfd
-  path with every spawn on the loop's thread (no spawner threads), and the
+  time (c=1) and 8 at a time (c=8): the pidfd path as shipped (children
+  started by ``os.posix_spawn``), the pidfd path with children started by
+  ``subprocess.Popen`` (as for a hook run in another directory), and the
   asyncio subprocess-transport fallback used where pidfds are missing.
 
 Prints milliseconds per hook (median of ``--reps`` interleaved repetitions)
@@ -56,7 +57,7 @@ def floor(argv: list[str], n: int, c: int) -> float:
     return time.perf_counter() - t0
 
 
-def rook(argv: list[str], n: int, c: int, pidfd: bool, threads: int | None = None) -> float:
+def rook(argv: list[str], n: int, c: int, pidfd: bool, posix_spawn: bool = True) -> float:
     env = dict(os.environ)
 
     async def main() -> None:
@@ -71,16 +72,14 @@ def rook(argv: list[str], n: int, c: int, pidfd: bool, threads: int | None = Non
 
         await asyncio.gather(*(worker() for _ in range(c)))
 
-    saved = process._PIDFD, process_pidfd.SPAWN_THREADS
-    process._PIDFD = pidfd
-    if threads is not None:
-        process_pidfd.SPAWN_THREADS = threads
+    saved = process._PIDFD, process_pidfd.POSIX_SPAWN
+    process._PIDFD, process_pidfd.POSIX_SPAWN = pidfd, posix_spawn
     try:
         t0 = time.perf_counter()
         asyncio.run(main())
         return time.perf_counter() - t0
     finally:
-        process._PIDFD, process_pidfd.SPAWN_THREADS = saved
+        process._PIDFD, process_pidfd.POSIX_SPAWN = saved
 
 
 def main() -> int:
@@ -112,8 +111,8 @@ def measure(args: argparse.Namespace) -> int:
                 commands[f"rook run_process, pidfd, c={c}"] = lambda c=c: rook(
                     argv, args.n, c, True
                 )
-                commands[f"  same, spawns on loop thread, c={c}"] = lambda c=c: rook(
-                    argv, args.n, c, True, 0
+                commands[f"  same, started by Popen, c={c}"] = lambda c=c: rook(
+                    argv, args.n, c, True, False
                 )
             commands[f"rook run_process, fallback, c={c}"] = lambda c=c: rook(
                 argv, args.n, c, False

@@ -252,9 +252,10 @@ class Ctx:
 def floor(
     ctx: Ctx, ws: Workspace, concurrency: int, count: int | None = None, records: bool = False
 ) -> Timed:
-    """floor.py; ``records``: plus the state directory and record file of each run."""
+    """floor.py; ``records``: plus the state directory and record file of each run.
+    Started in the workspace, as rook_run is: its hooks run where Rook runs them."""
     argv = [ctx.python, FLOOR, ws.script, ws.root, count or ws.count, concurrency]
-    t = timed(argv + (["records"] if records else []))
+    t = timed(argv + (["records"] if records else []), cwd=ws.root)
     if t.rc != 0:
         t.problem = f"floor exited {t.rc}: {last_line(t.stderr)}"
     return t
@@ -272,13 +273,14 @@ def rook_run(
     env: dict | None = None,
     expect_all_pass: bool = True,
 ) -> Timed:
-    """`rook run ... --json > out.json`, checked: exit 0 and every scenario passed."""
+    """`rook run ... --json > out.json` started in the workspace (as a user runs
+    it from their project), checked: exit 0 and every scenario passed."""
     assert ctx.rook is not None
     argv = ctx.rook + ["run", *ws_opts(ws)]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
     out = ws.root / "out.json"
-    t = timed(argv + ["--json"], stdout=out, env=env)
+    t = timed(argv + ["--json"], stdout=out, env=env, cwd=ws.root)
     if expect_all_pass:
         if t.rc != 0:
             t.problem = f"rook run exited {t.rc}: {last_line(t.stderr)}"

@@ -1,7 +1,7 @@
 """The lean way :mod:`rook_core.process` runs a hook where the kernel has pidfds.
 
-The child is started with :class:`subprocess.Popen` (new session, closed
-descriptors, three pipes). Its pipes are made non-blocking and watched with
+The child is started in a new session with its standard streams on three new
+pipes. Its pipes are made non-blocking and watched with
 ``loop.add_reader``/``add_writer``: standard input is written as the child
 reads it, output is read as it comes and cut at the caps. Its exit is seen
 when its pidfd becomes readable, and it is reaped at once, so no zombie is
@@ -9,7 +9,14 @@ left and a grandchild holding a pipe open cannot hide the exit. A hook costs
 a few loop callbacks and one future at a time — none of asyncio's transports,
 protocols, tasks or child-watcher hops.
 
-Popen blocks the loop's thread until the child has called ``exec`` (vfork),
+The spawn itself is :func:`os.posix_spawn` (glibc's ``clone(CLONE_VFORK)``),
+where that starts the child exactly as ``Popen(close_fds=True,
+start_new_session=True)`` would: a hook given by its path, run in this
+process's own directory. That is Popen's work with its Python part left out,
+about 0.05 ms a hook; elsewhere (a bare program name looked up in ``PATH``,
+another working directory) it is Popen.
+
+Either blocks the loop's thread until the child has called ``exec`` (vfork),
 as asyncio's own subprocesses do: a tenth of a millisecond, a millisecond or
 more under load. Spawning on a pool of threads instead (``fork_exec``
 releases the GIL) was measured: no faster at concurrency 8, and slower for a
@@ -26,11 +33,17 @@ import subprocess
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Union
 
 READ_CHUNK = 65536
 DRAIN_READS = 16  # reads per pipe at exit before leaving the rest to the loop
 REAP_WAIT = 0.2  # see PidfdChild.reap_soon
+
+# Start hooks with os.posix_spawn where it does what Popen would (see
+# _spawnable); tests and benchmarks turn it off to exercise Popen.
+POSIX_SPAWN = hasattr(os, "posix_spawn")
+_SIGDEF = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n))
+_seen_inheritable: set[int] | None = None  # see _inheritable
 
 _reap_until = 0.0
 # Children whose exit was not seen before their run ended (cancelled, or
@@ -49,35 +62,160 @@ def available() -> bool:
     return True
 
 
-def _popen(
-    argv: list[str], env: dict[str, str], cwd: str | None, stdin: bytes | None
-) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        argv,
-        bufsize=0,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        close_fds=True,
-        start_new_session=True,
-    )
+class Spawned:
+    """A child started by :func:`os.posix_spawn`: the part of
+    :class:`subprocess.Popen` that this module uses (``pid``, ``returncode``,
+    ``poll``, ``wait``), with the same meaning."""
+
+    __slots__ = ("pid", "returncode")
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else: as Popen answers
+                self.returncode = 0
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while self.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.returncode
 
 
-def _discard(proc: subprocess.Popen[bytes]) -> None:
-    """Kill and reap a child that cannot be watched."""
+Child = Union["subprocess.Popen[bytes]", Spawned]
+
+
+def _pipe(opened: list[int]) -> tuple[int, int]:
+    r, w = os.pipe()  # non-inheritable, as every descriptor Python opens
+    opened += (r, w)
+    return r, w
+
+
+def _launch(
+    argv: list[str], env: dict[str, str], cwd: str | None, stdin: bool
+) -> tuple[Child, int | None, int, int]:
+    """Start ``argv`` with its standard streams on new pipes, in a new session;
+    returns the child and the parent's ends: stdin (None without one), stdout,
+    stderr. Raises OSError as Popen does, with nothing left open."""
+    opened: list[int] = []
+    in_r: int | None = None
+    in_w: int | None = None
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if stdin:
+            in_r, in_w = _pipe(opened)
+        out_r, out_w = _pipe(opened)
+        err_r, err_w = _pipe(opened)
+        if _spawnable(argv, cwd, opened):
+            child: Child = _posix_spawn(argv, env, in_r, out_w, err_w)
+        else:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL if in_r is None else in_r,
+                stdout=out_w,
+                stderr=err_w,
+                env=env,
+                cwd=cwd,
+                close_fds=True,
+                start_new_session=True,
+            )
+    except BaseException:
+        for fd in opened:
+            os.close(fd)
+        raise
+    for end in (in_r, out_w, err_w):  # the child's ends
+        if end is not None:
+            os.close(end)
+    return child, in_w, out_r, err_r
+
+
+def _spawnable(argv: list[str], cwd: str | None, fds: list[int]) -> bool:
+    """Whether :func:`os.posix_spawn` starts ``argv`` exactly as Popen would: a
+    program given by its path (Popen looks a bare name up in the child's
+    ``PATH``), in this process's directory (posix_spawn cannot change it), and
+    no pipe end on a standard stream's number (a closed stdin or stdout)."""
+    if not POSIX_SPAWN or "/" not in argv[0] or min(fds) < 3:
+        return False
+    if cwd is None:
+        return True
+    try:
+        return cwd == os.getcwd()
+    except OSError:  # the current directory was removed
+        return False
+
+
+def _posix_spawn(
+    argv: list[str], env: dict[str, str], stdin: int | None, stdout: int, stderr: int
+) -> Spawned:
+    """``posix_spawn`` what Popen(close_fds=True, start_new_session=True) would
+    start, with no Python between the spawn's steps: the child's streams on the
+    pipes (or /dev/null), a new session, SIGPIPE and SIGXFSZ back to their
+    defaults (Python ignores them; Popen's ``restore_signals``). Every other
+    descriptor Python opened is close-on-exec already; the few inherited
+    without that flag are closed by an explicit action (:func:`_inheritable`)."""
+    actions: list[tuple[Any, ...]] = [
+        (os.POSIX_SPAWN_DUP2, stdin, 0)
+        if stdin is not None
+        else (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDWR, 0),  # as Popen's DEVNULL
+        (os.POSIX_SPAWN_DUP2, stdout, 1),
+        (os.POSIX_SPAWN_DUP2, stderr, 2),
+    ]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable()]
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_SIGDEF)
+    return Spawned(pid)
+
+
+def _inheritable() -> list[int]:
+    """Descriptors above 2 that a spawned program would inherit: those this
+    process had without close-on-exec when it first spawned (handed down by
+    its parent, say), for as long as they stay so. Python opens every
+    descriptor close-on-exec (PEP 446), so this list is almost always empty;
+    one made inheritable later, on purpose, is inherited."""
+    global _seen_inheritable
+    if _seen_inheritable is None:
+        _seen_inheritable = set()
+        try:
+            names = os.listdir("/proc/self/fd")
+        except OSError:
+            names = [str(fd) for fd in range(3, 256)]
+        for name in names:
+            fd = int(name)
+            try:
+                if fd > 2 and os.get_inheritable(fd):
+                    _seen_inheritable.add(fd)
+            except OSError:  # the listing's own descriptor, or closed meanwhile
+                pass
+    found = []
+    for fd in list(_seen_inheritable):
+        try:
+            if os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:
+            _seen_inheritable.discard(fd)  # closed: its number may come back non-inheritable
+    return found
+
+
+def _discard(child: Child, fds: tuple[int | None, ...]) -> None:
+    """Kill and reap a child that cannot be watched; close its pipes."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     try:
-        proc.wait(timeout=1)
+        child.wait(timeout=1)
     except subprocess.TimeoutExpired:
         pass
-    for f in (proc.stdin, proc.stdout, proc.stderr):
-        if f is not None:
-            f.close()
+    for fd in fds:
+        if fd is not None:
+            os.close(fd)
 
 
 async def start(
@@ -89,13 +227,13 @@ async def start(
     caps: tuple[int, int],
 ) -> PidfdChild:
     """Start ``argv`` and watch it; raises OSError as Popen does."""
-    proc = _popen(argv, env, cwd, stdin)
+    child, in_fd, out_fd, err_fd = _launch(argv, env, cwd, stdin is not None)
     try:
-        pidfd = os.pidfd_open(proc.pid)
+        pidfd = os.pidfd_open(child.pid)
     except OSError:  # out of descriptors: undo the spawn, it is retried like one
-        _discard(proc)
+        _discard(child, (in_fd, out_fd, err_fd))
         raise
-    return PidfdChild(loop, proc, pidfd, stdin, caps)
+    return PidfdChild(loop, child, pidfd, (in_fd, out_fd, err_fd), stdin, caps)
 
 
 def _expire(fut: asyncio.Future[bool]) -> None:
@@ -109,8 +247,9 @@ class PidfdChild:
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        proc: subprocess.Popen[bytes],
+        proc: Child,
         pidfd: int,
+        fds: tuple[int | None, int, int],
         stdin: bytes | None,
         caps: tuple[int, int],
     ) -> None:
@@ -121,31 +260,30 @@ class PidfdChild:
         self.exited = False
         self.overflow: str | None = None  # the first stream that went over its cap
         self.out = {"stdout": bytearray(), "stderr": bytearray()}
-        self.pipes: dict[int, tuple[Any, str, int]] = {}  # fd -> (file, stream, cap)
+        self.pipes: dict[int, tuple[str, int]] = {}  # fd -> (stream, cap)
         self._waiter: asyncio.Future[bool] | None = None
         self._cond: Callable[[], bool] = bool
-        for name, f, cap in (("stdout", proc.stdout, caps[0]), ("stderr", proc.stderr, caps[1])):
-            assert f is not None
-            fd = f.fileno()
+        in_fd, out_fd, err_fd = fds
+        for name, fd, cap in (("stdout", out_fd, caps[0]), ("stderr", err_fd, caps[1])):
             os.set_blocking(fd, False)
-            self.pipes[fd] = (f, name, cap)
+            self.pipes[fd] = (name, cap)
             loop.add_reader(fd, self._read, fd)
         loop.add_reader(pidfd, self._exited)
-        self.stdin = proc.stdin
+        self.stdin = in_fd
         self._data = memoryview(stdin or b"")
         self._sent = 0
-        if self.stdin is not None:
-            os.set_blocking(self.stdin.fileno(), False)
+        if in_fd is not None:
+            os.set_blocking(in_fd, False)
             self._write()  # a goal that fits the pipe buffer goes at once
             if self.stdin is not None:
-                loop.add_writer(self.stdin.fileno(), self._write)
+                loop.add_writer(in_fd, self._write)
 
     # -- loop callbacks ------------------------------------------------------
 
     def _write(self) -> None:
         assert self.stdin is not None
         try:
-            self._sent += os.write(self.stdin.fileno(), self._data[self._sent :])
+            self._sent += os.write(self.stdin, self._data[self._sent :])
         except (BlockingIOError, InterruptedError):
             return
         except OSError:  # EPIPE: the child closed its standard input
@@ -165,7 +303,7 @@ class PidfdChild:
             self._close_pipe(fd)
             self._wake()
             return False
-        _, name, cap = self.pipes[fd]
+        name, cap = self.pipes[fd]
         buf = self.out[name]
         room = cap - len(buf)
         if len(data) > room:  # cut at the cap; what follows is read and dropped
@@ -232,7 +370,7 @@ class PidfdChild:
         return held
 
     def _closed_stream(self, name: str) -> bool:
-        return all(n != name for _, n, _ in self.pipes.values())
+        return all(n != name for n, _ in self.pipes.values())
 
     def reap_soon(self) -> None:
         """After SIGKILL (the run is cancelled): wait briefly for the exit and
@@ -266,12 +404,12 @@ class PidfdChild:
 
     def _close_stdin(self) -> None:
         if self.stdin is not None:
-            self.loop.remove_writer(self.stdin.fileno())
-            self.stdin.close()
+            self.loop.remove_writer(self.stdin)
+            os.close(self.stdin)
             self.stdin = None
             self._data = memoryview(b"")
 
     def _close_pipe(self, fd: int) -> None:
-        f = self.pipes.pop(fd)[0]
+        del self.pipes[fd]
         self.loop.remove_reader(fd)
-        f.close()
+        os.close(fd)

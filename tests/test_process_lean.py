@@ -1,7 +1,9 @@
 """run_process itself, driven with real programs: pipes that fill, floods, a
 grandchild holding a pipe, timeouts, cancellation, hundreds of hooks at once,
-and nothing left behind (no zombie, no descriptor). Most tests run on both
-paths: pidfds (Linux) and the asyncio fallback used where pidfds are missing."""
+and nothing left behind (no zombie, no descriptor). Most tests run on every
+path: pidfds (Linux) with the child started by posix_spawn, and by Popen (a
+bare program name, another directory), and the asyncio fallback used where
+pidfds are missing."""
 
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ import pytest
 
 from rook_core import process, process_pidfd
 
-PATHS = ["pidfd", "fallback"] if process_pidfd.available() else ["fallback"]
+PATHS = ["pidfd", "pidfd-popen", "fallback"] if process_pidfd.available() else ["fallback"]
 
 
 @pytest.fixture(params=PATHS)
 def path(request, monkeypatch):
-    monkeypatch.setattr(process, "_PIDFD", request.param == "pidfd")
+    monkeypatch.setattr(process, "_PIDFD", request.param != "fallback")
+    monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", request.param == "pidfd")
     return request.param
 
 
@@ -238,3 +241,58 @@ def test_a_program_that_does_not_exist_is_a_spawn_error(path, tmp_path):
     r = run([str(tmp_path / "missing")])
     assert r.spawn_error and "No such file" in r.spawn_error and r.returncode is None
     assert not any("retrying" in n for n in r.notes)  # not the machine's fault: no retry
+
+
+# -- what every path starts the child with (posix_spawn must match Popen) ------
+
+
+def test_the_child_leads_a_new_session_with_sigpipe_at_its_default(path):
+    # Python ignores SIGPIPE; a hook must not inherit that (`yes` would complain
+    # of a broken pipe instead of dying quietly of the signal).
+    r = run(sh("read _ _ _ _ _ sid _ < /proc/$$/stat; echo $$ $sid; yes | head -c 2 >/dev/null"))
+    pid, sid = r.stdout.split()
+    assert pid == sid and r.stderr == b"" and r.returncode == 0
+
+
+def test_only_the_three_streams_are_inherited(path, monkeypatch):
+    # An inheritable descriptor Rook was handed (a CI runner's, a jobserver's)
+    # must not reach the hook, where a background grandchild would hold it.
+    monkeypatch.setattr(process_pidfd, "_seen_inheritable", None)  # Rook starting anew
+    r_end, w_end = os.pipe()
+    os.set_inheritable(w_end, True)
+    try:
+        r = run(sh("ls /proc/$$/fd"))  # the shell's descriptors (not ls's own)
+    finally:
+        os.close(r_end)
+        os.close(w_end)
+    assert sorted(map(int, r.stdout.split())) == [0, 1, 2]
+
+
+def test_a_working_directory_and_a_program_found_on_path(path, tmp_path):
+    here = run(sh("pwd"), cwd=str(tmp_path))
+    assert here.stdout.decode().strip() == str(tmp_path)
+    # a bare name is looked up in the child's PATH, as Popen does
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "rook-test-tool"
+    tool.write_text("#!/bin/sh\necho found $1\n")
+    tool.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    assert run(["rook-test-tool", "it"], env=env).stdout == b"found it\n"
+
+
+@pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
+def test_posix_spawn_is_used_exactly_where_it_starts_what_popen_would(tmp_path, monkeypatch):
+    monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
+    fds = [10, 11, 12]
+    spawnable = process_pidfd._spawnable
+    assert spawnable(["/bin/sh"], None, fds)
+    assert spawnable(["/bin/sh"], os.getcwd(), fds)
+    assert not spawnable(["sh"], None, fds)  # PATH lookup: Popen's
+    assert not spawnable(["/bin/sh"], str(tmp_path), fds)  # another directory
+    assert not spawnable(["/bin/sh"], None, [0, 11, 12])  # a pipe on a standard stream
+    child, *ends = process_pidfd._launch(["/bin/sh", "-c", "exit 7"], dict(os.environ), None, True)
+    assert isinstance(child, process_pidfd.Spawned)
+    assert child.wait(timeout=10) == 7
+    for fd in ends:
+        os.close(fd)
