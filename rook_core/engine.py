@@ -13,7 +13,7 @@ import fnmatch
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import process
@@ -296,20 +296,26 @@ class Engine:
         return record, todo
 
     async def compute_scenario(
-        self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]
+        self,
+        sr: ScenarioRun,
+        record: dict[str, Any],
+        todo: list[str],
+        hooks_done: Callable[[], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
         """Run the phases ``todo`` of one scenario run on ``record`` and return it.
 
         Writes no record: inputs and output are plain, picklable data, so an
         executor may run this in another process or on another machine (the
         Dask executor does); :meth:`store_scenario` records the result.
+        ``hooks_done`` is awaited once the run's last hook has finished, before
+        it is judged.
         """
         # The state to go back to if interrupted: phases only append to lists and
         # set keys, so a one-level copy is a faithful snapshot (and cheap).
         before = {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
         record["started"] = record["started"] or time.time()
         try:
-            await self._run_phases(sr, record, todo)
+            await self._run_phases(sr, record, todo, hooks_done)
         except asyncio.CancelledError:
             # Keep the record as it was before this attempt (so a resume redoes
             # exactly these phases) and note the interrupted attempt.
@@ -333,24 +339,48 @@ class Engine:
         if self.on_progress is not None:
             self.on_progress(record)
 
-    async def run_scenario(self, sr: ScenarioRun) -> dict[str, Any]:
+    async def run_scenario(
+        self, sr: ScenarioRun, slots: asyncio.Semaphore | None = None
+    ) -> dict[str, Any]:
         """Run what is missing of one scenario run and record it; returns the record.
 
         A finished run is recorded in the event loop's next idle turn (see
         :mod:`rook_core.recording`); :meth:`flush_records` writes what is
         still pending. An interrupted or failed attempt is recorded at once.
+
+        ``slots`` bounds the scenario runs whose hooks are in flight (the
+        executor's concurrency): one is taken before the run starts and given
+        back as soon as its last hook has finished, so that a run waiting for
+        one starts its hooks before this one is judged and recorded.
         """
-        self.recorder.started()
-        record, todo = self.load_record(sr)
-        if not todo:
-            return record
+        held = slots
+        if held is not None:
+            await held.acquire()
+
+        async def hooks_done() -> None:
+            nonlocal held
+            if held is not None:
+                held.release()
+                held = None
+                await asyncio.sleep(0)  # the waiting run spawns first
+
         try:
-            await self.compute_scenario(sr, record, todo)
-        except BaseException:
-            self.store_scenario(sr, record)
-            raise
-        self.recorder.record_soon(sr, record)
-        return record
+            self.recorder.started()
+            record, todo = self.load_record(sr)
+            if not todo:
+                return record
+            try:
+                await self.compute_scenario(
+                    sr, record, todo, hooks_done if held is not None else None
+                )
+            except BaseException:
+                self.store_scenario(sr, record)
+                raise
+            self.recorder.record_soon(sr, record)
+            return record
+        finally:
+            if held is not None:
+                held.release()
 
     def plan_ahead(self, runs: list[ScenarioRun], lead: int) -> None:
         """Have the state directories of ``runs`` made ahead of their start."""
@@ -376,7 +406,13 @@ class Engine:
                 return f"hooks.{phase} ({entry.transport}): {why}"
         return None
 
-    async def _run_phases(self, sr: ScenarioRun, record: dict[str, Any], todo: list[str]) -> None:
+    async def _run_phases(
+        self,
+        sr: ScenarioRun,
+        record: dict[str, Any],
+        todo: list[str],
+        hooks_done: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         scenario = sr.scenario
         state_dir = self.recorder.state_dir(sr.key)
 
@@ -507,6 +543,8 @@ class Engine:
             record["phases_done"].append("collect")
 
         if "judge" in todo:
+            if hooks_done is not None:
+                await hooks_done()
             await self.judge(scenario, record)
             record["phases_done"].append("judge")
             record["final"] = True

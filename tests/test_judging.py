@@ -362,3 +362,56 @@ def test_a_resumed_run_keeps_its_judge_profile(rook_workspace, rook_cli):
     done = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
     assert done.exit_code == 0, done.stderr
     assert done.statuses() == {"s": "passed"}
+
+
+TIMED_AGENT = """
+    #!/usr/bin/env python3
+    import json, os, sys, time
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    goal = sys.stdin.read()
+    with open(os.environ["TIMELINE"], "a") as fh:
+        fh.write(f"{time.time()} agent-start {goal}\\n")
+    time.sleep(0.2)
+    with open(os.environ["TIMELINE"], "a") as fh:
+        fh.write(f"{time.time()} agent-end {goal}\\n")
+    print(json.dumps({"output": f"{goal} arrives monday"}))
+"""
+
+SLOW_JUDGE = """
+    #!/usr/bin/env python3
+    import json, os, re, sys, time
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    goal = re.search(r"arrives monday", sys.stdin.read()) and "ok"
+    with open(os.environ["TIMELINE"], "a") as fh:
+        fh.write(f"{time.time()} judge-start\\n")
+    time.sleep(0.6)
+    with open(os.environ["TIMELINE"], "a") as fh:
+        fh.write(f"{time.time()} judge-end\\n")
+    print(json.dumps({"output": json.dumps({"pass": goal == "ok", "reason": "seen"})}))
+"""
+
+
+def test_the_next_scenario_runs_while_the_previous_one_is_judged(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    # Concurrency 1 bounds the agent's hooks, not judging: scenario b's hook
+    # starts as soon as a's has finished, while a judge profile grades a.
+    timeline = tmp_path / "timeline"
+    monkeypatch.setenv("TIMELINE", str(timeline))
+    ws = rook_workspace
+    ws.script("agent.py", TIMED_AGENT)
+    ws.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"}, "concurrency": 1})
+    ws.script("judge.py", SLOW_JUDGE)
+    ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}}, active=False)
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": sid, "criteria": [{"rubric": "says when"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"a": "passed", "b": "passed"}
+    events = [line.split(" ", 1)[1] for line in sorted(timeline.read_text().splitlines())]
+    agent = [e for e in events if e.startswith("agent")]
+    assert agent == ["agent-start a", "agent-end a", "agent-start b", "agent-end b"]
+    # b's hook started before a's judgement ended
+    assert events.index("agent-start b") < events.index("judge-end")
