@@ -18,9 +18,11 @@ another working directory) it is Popen.
 
 Either blocks the loop's thread until the child has called ``exec`` (vfork),
 as asyncio's own subprocesses do: a tenth of a millisecond, a millisecond or
-more under load. Spawning on a pool of threads instead (``fork_exec``
-releases the GIL) was measured: no faster at concurrency 8, and slower for a
-wave of 128 hooks, whose spawns then waited for the loop to hand back the GIL.
+more under load. Neither releases the GIL meanwhile (measured: a thread that
+spawns holds every other thread off for the whole spawn), so spawning on a
+pool of threads cannot overlap with the loop's work; it was measured no
+faster at concurrency 8, and slower for a wave of 128 hooks, whose spawns
+then waited for the loop to hand back the GIL.
 """
 
 from __future__ import annotations
