@@ -4,9 +4,9 @@ A fixed pool of workers pulls scenario runs in order, so memory stays flat
 however many scenarios there are, and one process keeps hundreds of waiting
 hooks in flight. ``concurrency`` runs have their hooks in flight at once (a
 semaphore of that many slots, handed to :meth:`Engine.run_scenario`); as many
-workers again wait with the next runs, and one takes a slot as soon as a
-run's last hook has finished: its hooks start while the finished run is
-judged (by a judge profile, say) and recorded.
+workers again prepare the next runs and wait, and one takes a slot as soon
+as a run's last hook has finished: its hooks start while the finished run is
+recorded and judged (by a judge profile, say).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import fnmatch
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from . import process
@@ -64,6 +64,35 @@ def base_environment(profile: Profile) -> dict[str, str]:
         env = {k: v for k, v in env.items() if any(fnmatch.fnmatchcase(k, pat) for pat in keep)}
     env.update(profile.hook_env)
     return env
+
+
+class Slot:
+    """A scenario run's place among the runs whose hooks are in flight: a
+    semaphore's slot, taken before a hook and given back after the last one
+    (see :meth:`Engine.run_scenario`)."""
+
+    __slots__ = ("_sem", "held", "taken")
+
+    def __init__(self, sem: asyncio.Semaphore) -> None:
+        self._sem = sem
+        self.held = False
+        self.taken = False  # ever: the run has started
+
+    async def take(self) -> None:
+        if not self.held:
+            await self._sem.acquire()
+            self.held = self.taken = True
+
+    async def give(self) -> None:
+        """Give the slot back, then let a run waiting for it go first."""
+        if self.held:
+            self.drop()
+            await asyncio.sleep(0)
+
+    def drop(self) -> None:
+        if self.held:
+            self.held = False
+            self._sem.release()
 
 
 class Engine:
@@ -300,22 +329,24 @@ class Engine:
         sr: ScenarioRun,
         record: dict[str, Any],
         todo: list[str],
-        hooks_done: Callable[[], Awaitable[None]] | None = None,
+        slot: Slot | None = None,
     ) -> dict[str, Any]:
         """Run the phases ``todo`` of one scenario run on ``record`` and return it.
 
         Writes no record: inputs and output are plain, picklable data, so an
         executor may run this in another process or on another machine (the
         Dask executor does); :meth:`store_scenario` records the result.
-        ``hooks_done`` is awaited once the run's last hook has finished, before
-        it is judged.
+        ``slot`` (see :meth:`run_scenario`) is taken just before the run's first
+        hook and given back just after its last; the run starts then.
         """
         # The state to go back to if interrupted: phases only append to lists and
         # set keys, so a one-level copy is a faithful snapshot (and cheap).
         before = {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
-        record["started"] = record["started"] or time.time()
+        began = time.time()
+        if slot is None:
+            record["started"] = record["started"] or began
         try:
-            await self._run_phases(sr, record, todo, hooks_done)
+            await self._run_phases(sr, record, todo, slot)
         except asyncio.CancelledError:
             # Keep the record as it was before this attempt (so a resume redoes
             # exactly these phases) and note the interrupted attempt.
@@ -326,6 +357,7 @@ class Engine:
             record["reason"] = "interrupted; rook run --run ID finishes it"
             raise
         finally:
+            record["started"] = record["started"] or began  # a run without hooks
             record["ended"] = time.time()
         return record
 
@@ -349,38 +381,33 @@ class Engine:
         still pending. An interrupted or failed attempt is recorded at once.
 
         ``slots`` bounds the scenario runs whose hooks are in flight (the
-        executor's concurrency): one is taken before the run starts and given
-        back as soon as its last hook has finished, so that a run waiting for
-        one starts its hooks before this one is judged and recorded.
+        executor's concurrency): the run is prepared (its record, state
+        directory and first hook's call), takes a slot just before its first
+        hook and gives it back as soon as its last hook has finished, so that
+        a run waiting for a slot spawns while this one is recorded and judged.
+        A run cancelled while it waits for a slot has not started: nothing is
+        recorded.
         """
-        held = slots
-        if held is not None:
-            await held.acquire()
-
-        async def hooks_done() -> None:
-            nonlocal held
-            if held is not None:
-                held.release()
-                held = None
-                await asyncio.sleep(0)  # the waiting run spawns first
-
+        slot = Slot(slots) if slots is not None else None
         try:
             self.recorder.started()
             record, todo = self.load_record(sr)
             if not todo:
                 return record
             try:
-                await self.compute_scenario(
-                    sr, record, todo, hooks_done if held is not None else None
-                )
+                await self.compute_scenario(sr, record, todo, slot)
+            except asyncio.CancelledError:
+                if slot is None or slot.taken:
+                    self.store_scenario(sr, record)
+                raise
             except BaseException:
                 self.store_scenario(sr, record)
                 raise
             self.recorder.record_soon(sr, record)
             return record
         finally:
-            if held is not None:
-                held.release()
+            if slot is not None:
+                slot.drop()
 
     def plan_ahead(self, runs: list[ScenarioRun], lead: int) -> None:
         """Have the state directories of ``runs`` made ahead of their start."""
@@ -411,7 +438,7 @@ class Engine:
         sr: ScenarioRun,
         record: dict[str, Any],
         todo: list[str],
-        hooks_done: Callable[[], Awaitable[None]] | None = None,
+        slot: Slot | None = None,
     ) -> None:
         scenario = sr.scenario
         state_dir = self.recorder.state_dir(sr.key)
@@ -454,6 +481,16 @@ class Engine:
                 turns_total=len(scenario.turns),
             )
 
+        async def hook(call: HookCall) -> HookResult:
+            if slot is not None and not slot.held:
+                await slot.take()
+                record["started"] = record["started"] or time.time()
+            return await self.call_hook(call, record)
+
+        # No hook after execute: its last turn gives the slot back at once.
+        hooks = self.profile.hooks
+        last_is_execute = not any(p in todo and p in hooks for p in ("close", "collect"))
+
         failure: str | None = None
         stopped: str | None = None
 
@@ -461,7 +498,7 @@ class Engine:
             entry = self.profile.hooks.get("open")
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("open"), record)
+                result = await hook(call_for("open"))
                 self._record_hook(record, result)
                 if not result.ok:
                     failure = f"open failed: {result.diagnosis}"
@@ -474,7 +511,9 @@ class Engine:
             entry = self.profile.hooks["execute"]
             for n, text in enumerate(scenario.turns, start=1):
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("execute", turn=n, stdin=text), record)
+                result = await hook(call_for("execute", turn=n, stdin=text))
+                if slot is not None and last_is_execute and n == len(scenario.turns):
+                    await slot.give()
                 if result.ok:
                     try:
                         ev = turn_evidence(n, text, result.data or {}, result.seconds)
@@ -506,7 +545,7 @@ class Engine:
             entry = self.profile.hooks.get("close")
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("close"), record)
+                result = await hook(call_for("close"))
                 self._record_hook(record, result)
                 if not result.ok:
                     record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
@@ -523,7 +562,7 @@ class Engine:
             entry = self.profile.hooks.get("collect")
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
-                result = await self.call_hook(call_for("collect"), record)
+                result = await hook(call_for("collect"))
                 collected = None
                 if result.ok:
                     try:
@@ -543,8 +582,8 @@ class Engine:
             record["phases_done"].append("collect")
 
         if "judge" in todo:
-            if hooks_done is not None:
-                await hooks_done()
+            if slot is not None:
+                await slot.give()
             await self.judge(scenario, record)
             record["phases_done"].append("judge")
             record["final"] = True

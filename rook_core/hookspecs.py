@@ -290,8 +290,9 @@ def rook_register_executors(register: Any) -> None:
         async callable ``executor(engine, scenario_runs, concurrency, options)``
         that runs ``await engine.run_scenario(sr)`` for every scenario run
         and returns when all are done; the engine records each result
-        (``engine.run_scenario(sr, slots)`` takes a slot of the semaphore
-        ``slots`` for the run's hooks and gives it back before judging). An
+        (``engine.run_scenario(sr, slots)`` holds a slot of the semaphore
+        ``slots`` from the run's first hook to its last, not while it is
+        prepared or judged). An
         executor that runs scenarios elsewhere splits it: ``engine.load_record``
         and ``engine.store_scenario`` here, ``engine.compute_scenario`` (plain,
         picklable inputs and output) where the hooks run. ``options`` holds the

@@ -91,6 +91,8 @@ def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_pat
     record = ws.record(run_id, "a3.1")
     assert record["interrupted_attempts"][0]["hooks"][0]["status"] == "interrupted"
     assert not record.get("final")
+    # a4 was ready, waiting for a3's slot: it had not started, so it has no record
+    assert not (ws.run_dir(run_id) / "scenarios" / "a4.1.json").exists()
     # resuming finishes it, repeating nothing that had finished
     ws.fast_now.touch()
     out = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json", "--run", run_id],
