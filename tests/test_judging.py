@@ -410,7 +410,8 @@ def test_the_next_scenario_runs_while_the_previous_one_is_judged(
     r = rook_cli("run", "--json", "--judge-profile", "grader")
     assert r.exit_code == 0, r.stderr
     assert r.statuses() == {"a": "passed", "b": "passed"}
-    events = [line.split(" ", 1)[1] for line in sorted(timeline.read_text().splitlines())]
+    lines = sorted(timeline.read_text().splitlines(), key=lambda line: float(line.split()[0]))
+    events = [line.split(" ", 1)[1] for line in lines]
     agent = [e for e in events if e.startswith("agent")]
     assert agent == ["agent-start a", "agent-end a", "agent-start b", "agent-end b"]
     # b's hook started before a's judgement ended
