@@ -337,14 +337,13 @@ class Engine:
         executor may run this in another process or on another machine (the
         Dask executor does); :meth:`store_scenario` records the result.
         ``slot`` (see :meth:`run_scenario`) is taken just before the run's first
-        hook and given back just after its last; the run starts then.
+        hook and given back just after its last. The run's ``started`` is its
+        first hook's start (this call's, when it runs none).
         """
         # The state to go back to if interrupted: phases only append to lists and
         # set keys, so a one-level copy is a faithful snapshot (and cheap).
         before = {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
         began = time.time()
-        if slot is None:
-            record["started"] = record["started"] or began
         try:
             await self._run_phases(sr, record, todo, slot)
         except asyncio.CancelledError:
@@ -357,7 +356,7 @@ class Engine:
             record["reason"] = "interrupted; rook run --run ID finishes it"
             raise
         finally:
-            record["started"] = record["started"] or began  # a run without hooks
+            record["started"] = record["started"] or began  # when it ran no hook
             record["ended"] = time.time()
         return record
 
@@ -482,9 +481,9 @@ class Engine:
             )
 
         async def hook(call: HookCall) -> HookResult:
-            if slot is not None and not slot.held:
+            if slot is not None:
                 await slot.take()
-                record["started"] = record["started"] or time.time()
+            record["started"] = record["started"] or time.time()  # its first hook
             return await self.call_hook(call, record)
 
         # No hook after execute: its last turn gives the slot back at once.
