@@ -23,7 +23,6 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError, RookError
-from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
 
 if TYPE_CHECKING:
@@ -333,8 +332,3 @@ class AgentAuthor:
             draft,
             "the author agent repaired the script",
         )
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("agent", AgentAuthor())

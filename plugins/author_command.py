@@ -16,7 +16,6 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError
-from rook_core.hookspecs import hookimpl
 
 from .author_shapes import find_answer, find_conversation, find_usage
 
@@ -233,8 +232,3 @@ def interpreter_code(path: str, real: Path | None = None) -> str:
         return f"[sys.executable, {path!r}]"
     program = {".sh": "bash", ".bash": "bash", ".mjs": "node", ".js": "node", ".cjs": "node"}
     return repr([program.get(ext, "sh"), path])
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("command", CommandAuthor())

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from rook_core.errors import ConfigError
-from rook_core.hookspecs import hookimpl
 
 from .author_http import (
     DROP_HEADERS,
@@ -353,8 +352,3 @@ class CurlAuthor(HttpAuthor):
 
         entry, notes = curl_entry(parse_curl(request.source.text), request)
         return Draft(hooks={"execute": {"http": entry}}, notes=notes, state={"kind": "curl"})
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("curl", CurlAuthor())

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from rook_core.errors import ConfigError
-from rook_core.hookspecs import hookimpl
 
 from .author_http import GOAL, MESSAGE_KEYS, HttpAuthor
 from .author_shapes import find_answer, find_conversation, jmes
@@ -344,8 +343,3 @@ class OpenApiAuthor(HttpAuthor):
             }
             notes.append(f"close: DELETE {parent}/{{{params[0]}}}")
         return url
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("openapi", OpenApiAuthor())

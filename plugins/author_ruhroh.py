@@ -3,10 +3,9 @@ run as it is through the ``ruhroh:`` transport (docs/ruhroh.md)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rook_core.errors import ConfigError
-from rook_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from rook_core.authoring import AuthorRequest, Draft, Source
@@ -38,8 +37,3 @@ class RuhrohAuthor:
             hooks={"execute": {"ruhroh": {"command": command, "max_iterations": iterations}}},
             capabilities={"multi_turn": True},
         )
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("ruhroh", RuhrohAuthor())

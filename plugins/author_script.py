@@ -13,8 +13,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rook_core.hookspecs import hookimpl
-
 from .author_command import command_script, interpreter_code, json_fields
 
 if TYPE_CHECKING:
@@ -80,8 +78,3 @@ class ScriptAuthor:
         if st.get("mode") == "wrapped":
             return json_fields(draft, observation)
         return None
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("script", ScriptAuthor())

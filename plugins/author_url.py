@@ -15,8 +15,6 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from rook_core.hookspecs import hookimpl
-
 from .author_http import (
     HttpAuthor,
     basic_header,
@@ -129,8 +127,3 @@ class UrlAuthor(HttpAuthor):
         if http_entry(draft) is None:
             return None
         return super().revise(draft, observation, request)
-
-
-@hookimpl
-def rook_register_authors(register: Any) -> None:
-    register("url", UrlAuthor())

@@ -253,7 +253,9 @@ def rook_register_reporters(register: Any) -> None:
 def rook_register_authors(register: Any) -> None:
     """Register profile authors for ``rook profile add`` and ``rook profile fix``.
 
-    Called once when the plugin manager is built. An author turns a source (a
+    Called once, the first time a command asks for the authors (the
+    ``rook profile`` commands and ``rook plugins``), not by ``rook run``: a
+    plugin may import what its authors need here. An author turns a source (a
     cURL command, a command line, an OpenAPI document, a script, a URL,
     plain-language notes) into a :class:`rook_core.authoring.Draft`: the
     profile's hooks, any hook script to write under the agent's ``scripts/``,

@@ -88,43 +88,57 @@ class Rook:
         self.criteria = Registry("criterion type")
         self.judges = Registry("judge")
         self.reporters = Registry("reporter")
-        self.authors = Registry("author")
+        self._authors: Registry | None = None  # built when first asked for: see authors
         self.executors = Registry("executor")
         self.connectors = Registry("connector")
         self.trace: Any = None
         """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
 
+    @property
+    def authors(self) -> Registry:
+        """The profile authors, registered the first time they are asked for.
+
+        Only the authoring commands use them, and the built-in ones register
+        by importing their modules (``rook_plugins.authors``): a run never
+        calls ``rook_register_authors``."""
+        if self._authors is None:
+            self._authors = Registry("author")
+            self._collect("rook_register_authors", self._authors, keyed=True)
+        return self._authors
+
     def build_registries(self) -> None:
-        def collect(hook_name: str, registry: Registry, keyed: bool) -> None:
-            hook = getattr(self.pm.hook, hook_name)
-            for impl in hook.get_hookimpls():
-                owner = self.plugin_name(impl.plugin)
-
-                register: Callable[..., None]
-                if keyed:
-
-                    def register_keyed(name: str, item: Any, _owner: str = owner) -> None:
-                        registry.add(name, item, _owner)
-
-                    register = register_keyed
-                else:
-
-                    def register_named(item: Any, _owner: str = owner) -> None:
-                        registry.add(item.name if hasattr(item, "name") else item.key, item, _owner)
-
-                    register = register_named
-
-                if self.trace is not None:
-                    self.trace(f"{hook_name}(register) -> {owner}")
-                impl.function(register=register)
-
+        collect = self._collect
         collect("rook_register_transports", self.transports, keyed=False)
         collect("rook_register_criteria", self.criteria, keyed=False)
         collect("rook_register_judges", self.judges, keyed=True)
         collect("rook_register_reporters", self.reporters, keyed=True)
-        collect("rook_register_authors", self.authors, keyed=True)
         collect("rook_register_executors", self.executors, keyed=True)
         collect("rook_register_connectors", self.connectors, keyed=False)
+
+    def _collect(self, hook_name: str, registry: Registry, keyed: bool) -> None:
+        """Call every implementation of the registration hook ``hook_name``
+        with a ``register`` that adds to ``registry`` under its plugin's name."""
+        hook = getattr(self.pm.hook, hook_name)
+        for impl in hook.get_hookimpls():
+            owner = self.plugin_name(impl.plugin)
+
+            register: Callable[..., None]
+            if keyed:
+
+                def register_keyed(name: str, item: Any, _owner: str = owner) -> None:
+                    registry.add(name, item, _owner)
+
+                register = register_keyed
+            else:
+
+                def register_named(item: Any, _owner: str = owner) -> None:
+                    registry.add(item.name if hasattr(item, "name") else item.key, item, _owner)
+
+                register = register_named
+
+            if self.trace is not None:
+                self.trace(f"{hook_name}(register) -> {owner}")
+            impl.function(register=register)
 
     def plugin_name(self, plugin: object) -> str:
         name = self.pm.get_name(plugin) or repr(plugin)
@@ -159,12 +173,14 @@ class Rook:
         fresh.infos = self.infos
         fresh.trace = self.trace
         fresh.build_registries()
+        if self._authors is not None:  # in use already: rebuilt now, its errors raised now
+            fresh.authors  # noqa: B018 - the property builds the registry
         for attr in (
             "transports",
             "criteria",
             "judges",
             "reporters",
-            "authors",
+            "_authors",
             "executors",
             "connectors",
         ):

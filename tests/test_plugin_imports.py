@@ -143,3 +143,33 @@ def test_registration_data_is_complete_without_those_imports(tmp_path):
     assert [name for name, fallback in data["authors"].items() if fallback] == ["agent"]
     assert {"local", "dask"} <= set(data["executors"])
     assert data["connectors"]["ruhroh-command"] == "ruhroh-command"
+
+
+AUTHORS_PROBE = r"""
+import json, sys
+import rook_core.plugins
+
+def loaded():
+    return sorted(m for m in sys.modules if m.startswith("rook_plugins.author_"))
+
+rook = rook_core.plugins.build_plugin_manager()
+before = loaded()
+names = rook.authors.names()
+print(json.dumps({"before": before, "names": names, "after": loaded()}))
+"""
+
+
+def test_the_authors_are_registered_and_imported_only_when_asked_for(tmp_path):
+    # A run builds the plugin manager but never asks for the authors: their
+    # modules (only `rook profile` uses them) must not be imported by it.
+    env = {**os.environ, "ROOK_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, "-c", AUTHORS_PROBE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["before"] == []
+    assert {"agent", "command", "curl", "openapi", "ruhroh", "script", "url"} <= set(
+        result["names"]
+    )
+    assert "rook_plugins.author_curl" in result["after"]
