@@ -6,8 +6,12 @@ spawning the same hooks with the same argv, environment and stdin, parsing
 their JSON; started as its own Python process and timed from the outside,
 just like rook). Target: ratio <= 1.3 at both concurrencies.
 
-Also shown, for information: the floor doing the disk work the SPEC asks of
-every scenario run (a state directory made, a record written to a temporary
+Also shown, for information: where the difference lies, split into a fixed
+cost and a cost per scenario. A one-scenario workspace, run the same way,
+gives each command's fixed cost (interpreter start, imports, set-up and
+teardown, plus one hook); the 300-scenario time less that, over the 299 more
+scenarios, gives its cost per scenario. Then the floor doing the disk work the
+SPEC asks of every scenario run (a state directory made, a record written to a temporary
 file and renamed), and rook's ratio to that; and the CPU time each spends
 (itself and its hooks: user + system, from wait4), which bounds the wall time
 once the hooks in flight keep every core busy.
@@ -15,7 +19,18 @@ once the hooks in flight keep every core busy.
 
 import os
 
-from common import Ctx, Row, floor, info, interleaved, judged, make_workspace, rook_run, skipped
+from common import (
+    Ctx,
+    Measure,
+    Row,
+    floor,
+    info,
+    interleaved,
+    judged,
+    make_workspace,
+    rook_run,
+    skipped,
+)
 
 NAME = "overhead"
 LIMIT = 1.3
@@ -24,21 +39,22 @@ LIMIT = 1.3
 def run(ctx: Ctx) -> list[Row]:
     n = 100 if ctx.quick else 300
     ws = make_workspace(ctx.dir(NAME) / "ws", n, bundle=ctx.bundle)
+    one = make_workspace(ctx.dir(NAME) / "ws1", 1, bundle=ctx.bundle)
     rows = []
     for c in (1, 8):
         commands = {
             "floor": lambda c=c: floor(ctx, ws, c),
             "floor+records": lambda c=c: floor(ctx, ws, c, records=True),
+            "floor, 1": lambda c=c: floor(ctx, one, c),
         }
         if ctx.rook:
             commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
+            commands["rook, 1"] = lambda c=c: rook_run(ctx, one, c)
         m = interleaved(commands, ctx.reps(7), warmup=True)
         fl = m["floor"]
         fr = m["floor+records"]
         rows.append(info(NAME, f"floor, {n} sh hooks, c={c}", fl.seconds, "s", problem=fl.problem))
-        rows.append(
-            info(NAME, f"floor + record files, c={c}", fr.seconds, "s", problem=fr.problem)
-        )
+        rows.append(info(NAME, f"floor + record files, c={c}", fr.seconds, "s", problem=fr.problem))
         measure = f"rook run / floor, c={c}"
         if not ctx.rook:
             rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:g}"))
@@ -47,6 +63,7 @@ def run(ctx: Ctx) -> list[Row]:
         ratio = rk.seconds / fl.seconds
         rows.append(info(NAME, f"rook run, {n} sh hooks, c={c}", rk.seconds, "s"))
         rows.append(judged(NAME, measure, ratio, "x", LIMIT, problem=rk.problem or fl.problem))
+        rows += split_rows(c, n, fl, m["floor, 1"], rk, m["rook, 1"])
         with_records = rk.seconds / fr.seconds
         rows.append(info(NAME, f"rook run / (floor + record files), c={c}", with_records, "x"))
         cores = os.cpu_count() or 1
@@ -62,3 +79,34 @@ def run(ctx: Ctx) -> list[Row]:
             )
         )
     return rows
+
+
+def split_rows(c: int, n: int, fl: Measure, fl1: Measure, rk: Measure, rk1: Measure) -> list[Row]:
+    """The fixed cost (a one-scenario run) and the cost of each further scenario,
+    for the floor and for rook; how much of rook's extra time each explains."""
+    per_floor = (fl.seconds - fl1.seconds) / (n - 1) * 1e6
+    per_rook = (rk.seconds - rk1.seconds) / (n - 1) * 1e6
+    fixed_extra = rk1.seconds - fl1.seconds
+    total_extra = rk.seconds - fl.seconds
+    share = f"{fixed_extra / total_extra:.0%} of rook's extra time" if total_extra > 0 else ""
+    problem = fl1.problem or rk1.problem
+    return [
+        info(
+            NAME,
+            f"fixed cost: floor, one scenario, c={c}",
+            fl1.seconds * 1000,
+            "ms",
+            problem=problem,
+        ),
+        info(
+            NAME,
+            f"fixed cost: rook run, one scenario, c={c}",
+            rk1.seconds * 1000,
+            "ms",
+            problem=problem,
+            note=share,
+        ),
+        info(NAME, f"per further scenario: floor, c={c}", per_floor, "µs"),
+        info(NAME, f"per further scenario: rook run, c={c}", per_rook, "µs"),
+        info(NAME, f"per further scenario: rook run / floor, c={c}", per_rook / per_floor, "x"),
+    ]

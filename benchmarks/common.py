@@ -319,7 +319,7 @@ class Row:
     bench: str
     measure: str
     value: float | None
-    unit: str  # s, ms, MB, x (ratio), % or ""
+    unit: str  # s, ms, µs, MB, x (ratio), % or ""
     target: str = ""
     status: str = "INFO"  # PASS, MISS, INFO, SKIP, ERROR
     note: str = ""
@@ -331,6 +331,7 @@ class Row:
         fmt = {
             "s": "{:.3f} s",
             "ms": "{:.0f} ms",
+            "µs": "{:.0f} µs",
             "MB": "{:.1f} MB",
             "x": "{:.2f}",
             "%": "{:.0f} %",
