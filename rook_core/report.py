@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import reportfile, stats
 from .errors import RunStoreError
@@ -79,28 +78,55 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# What the summary reads of an entry (Tally.add), in this order: see summary_facts.
+FACT_KEYS = ("status", "id", "repeat_index", "name", "content_hash", "extra")
+
+
+def summary_facts(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """The few values of a report entry that its run's summary needs."""
+    return tuple(entry.get(k) for k in FACT_KEYS[:-1]) + (stats.kept_extra(entry),)
+
+
+class Spooled(NamedTuple):
+    """A report entry from :class:`EntrySpool`: its encoded line and its summary facts."""
+
+    line: bytes
+    facts: tuple[Any, ...]
+
+
 class EntrySpool:
     """Report entries made as scenario runs are recorded, so that the report at
     the end copies them instead of reading every record back.
 
     Each entry is encoded once (compact JSON, from the redacted record) into an
-    anonymous temporary file; only its place in that file stays in memory, one
-    int per run key. A run recorded again (an interrupted attempt, then the
-    finished one) keeps its latest entry. A file error turns the spool off: the
-    report then reads those records back, as it does for the runs recorded by
-    earlier invocations of a resumed run.
+    anonymous temporary file; what stays in memory per run key is its place in
+    that file (one int) and the few values the summary needs
+    (:func:`summary_facts`: its status, scenario id, name and content hash,
+    shared with the definitions), so the report decodes no entry. A run
+    recorded again (an interrupted attempt, then the finished one) keeps its
+    latest entry. A file error turns the spool off: the report then reads
+    those records back, as it does for the runs recorded by earlier
+    invocations of a resumed run. Entries are read back through a window of
+    the file (READ_AHEAD bytes), so the report's pass over them, in the order
+    they were recorded at concurrency 1 and nearly so above, reads the file in
+    a few large reads.
     """
+
+    READ_AHEAD = 256 * 1024
 
     def __init__(self) -> None:
         self._fd = -1
         self._closer: weakref.finalize | None = None
         self._where: dict[str, int] | None = {}  # key -> offset << 32 | length
+        self._facts: dict[str, tuple[Any, ...]] = {}
         self._end = 0
+        self._window = (0, b"")  # (offset, bytes) last read from the file
 
     def add(self, key: str, record: dict[str, Any]) -> None:
         if self._where is None:
             return
-        line = reportfile.encode_entry(scenario_entry(record))
+        entry = scenario_entry(record)
+        line = reportfile.encode_entry(entry)
         if len(line) > 0xFFFFFFFF:  # its length would not fit: read the record back
             self._where.pop(key, None)
             return
@@ -115,22 +141,31 @@ class EntrySpool:
             self.close()
             return
         self._where[key] = self._end << 32 | len(line)
+        self._facts[key] = summary_facts(entry)
         self._end += len(line)
 
-    def entry(self, key: str) -> bytes | None:
+    def entry(self, key: str) -> Spooled | None:
         """The encoded entry of run ``key``; ``None`` when it was not spooled."""
         at = self._where.get(key) if self._where is not None else None
         if at is None:
             return None
-        try:
-            return reportfile.pread_all(self._fd, at & 0xFFFFFFFF, at >> 32)
-        except (OSError, RunStoreError):
-            return None
+        offset, size = at >> 32, at & 0xFFFFFFFF
+        start, window = self._window
+        if not (start <= offset and offset + size <= start + len(window)):
+            try:
+                window = reportfile.pread_all(
+                    self._fd, min(max(size, self.READ_AHEAD), self._end - offset), offset
+                )
+            except (OSError, RunStoreError):
+                return None
+            start = offset
+            self._window = (start, window)
+        return Spooled(window[offset - start : offset - start + size], self._facts[key])
 
     def close(self) -> None:
         if self._closer is not None:
             self._closer()
-        self._fd, self._where = -1, None
+        self._fd, self._where, self._facts, self._window = -1, None, {}, (0, b"")
 
     def _open(self) -> None:
         import tempfile
@@ -225,7 +260,7 @@ def build_report(
 
 def write_report(
     manifest: dict[str, Any],
-    records: Iterable[dict[str, Any] | bytes],
+    records: Iterable[dict[str, Any] | Spooled],
     min_pass_rate: float | None = None,
     *,
     path: Path | None = None,
@@ -240,17 +275,17 @@ def write_report(
     from that file on demand (a read-only list, :mod:`rook_core.reportfile`).
     ``redact`` is applied to the run and to each entry (the summary is made
     from the redacted entries). An item of ``records`` may instead be its
-    entry already encoded (bytes, from a redacted record: :class:`EntrySpool`),
-    which is written as it is.
+    entry already encoded, with its summary facts (:class:`Spooled`, from a
+    redacted record: :class:`EntrySpool`), which is written as it is.
     """
     clean = redact or (lambda value: value)
     tally = Tally()
 
     def entries() -> Iterator[Any]:
         for record in records:
-            if isinstance(record, bytes):
-                tally.add(json.loads(record))
-                yield record
+            if isinstance(record, Spooled):
+                tally.add(dict(zip(FACT_KEYS, record.facts, strict=True)))
+                yield record.line
                 continue
             entry = clean(scenario_entry(record))
             tally.add(entry)

@@ -29,7 +29,7 @@ from .phases import parse_phases
 from .plugins import Rook
 from .redact import Redactor
 from .redact import activate as activate_redactor
-from .report import exit_code, write_report
+from .report import Spooled, exit_code, write_report
 from .store import RunDir, open_run, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
@@ -365,7 +365,7 @@ def _execute(
     # recorded; the others' records (redacted on disk) are read one at a time. The
     # report is written entry by entry into report.json and its entries are read back
     # from it on demand, so no writer below holds every entry at once.
-    def records() -> Iterator[dict[str, Any] | bytes]:
+    def records() -> Iterator[dict[str, Any] | Spooled]:
         for sr in runs:
             spooled = engine.entries.entry(sr.key)
             if spooled is not None:

@@ -56,12 +56,13 @@ def aggregate(scenario_id: str, entries: list[dict[str, Any]]) -> dict[str, Any]
         scenario_id,
         first.get("name"),
         first.get("content_hash"),
-        _extra(first),
+        kept_extra(first),
         [e["status"] for e in entries],
     )
 
 
-def _extra(entry: dict[str, Any]) -> dict[str, Any] | None:
+def kept_extra(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The keys of an entry's ``extra`` that its scenario's aggregate carries."""
     extra = entry.get("extra") or {}
     kept = {k: extra[k] for k in EXTRA_KEYS if k in extra}
     return kept or None
@@ -79,7 +80,7 @@ def _aggregate(
         counts[status] = counts.get(status, 0) + 1
     decided = sum(counts[s] for s in DECIDED)
     passed = counts[PASSED]
-    runs = len(statuses)
+    runs, pass_all, pass_any, flaky = _flags(statuses)
     interval = wilson(passed, decided)
     return {
         "id": scenario_id,
@@ -91,10 +92,10 @@ def _aggregate(
         **{s: counts[s] for s in STATUSES if s != "pending"},
         "pending": counts["pending"],
         "pass_rate": round(passed / decided, 4) if decided else None,
-        "pass_all": runs > 0 and passed == runs,
-        "pass_any": passed > 0,
+        "pass_all": pass_all,
+        "pass_any": pass_any,
         "wilson": list(interval) if interval else None,
-        "flaky": 0 < passed < decided,
+        "flaky": flaky,
         "statuses": statuses,
     }
 
@@ -114,7 +115,7 @@ class _Scenario:
         name = entry.get("name")
         self.name = self.id if name == self.id else name
         self.content_hash = entry.get("content_hash")
-        self.extra = _extra(entry)
+        self.extra = kept_extra(entry)
 
     def add(self, entry: dict[str, Any], index: int) -> None:
         status = _STATUS.get(entry["status"], entry["status"])
@@ -125,12 +126,13 @@ class _Scenario:
             self.first = index
             self._take(entry)
 
-    def aggregate(self) -> dict[str, Any]:
+    def statuses(self) -> list[str]:
         if isinstance(self.runs, str):
-            statuses = [self.runs]
-        else:
-            statuses = [s for _, s in sorted(self.runs, key=lambda r: r[0])]
-        return _aggregate(self.id, self.name, self.content_hash, self.extra, statuses)
+            return [self.runs]
+        return [s for _, s in sorted(self.runs, key=lambda r: r[0])]
+
+    def aggregate(self) -> dict[str, Any]:
+        return _aggregate(self.id, self.name, self.content_hash, self.extra, self.statuses())
 
 
 class Aggregates(LazyList):
@@ -150,6 +152,11 @@ class Aggregates(LazyList):
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for item in self._items:
             yield item.aggregate()
+
+    def totals(self) -> dict[str, Any]:
+        """:func:`totals` of these aggregates, from the statuses alone (without
+        making each aggregate: the report makes them once, to write them)."""
+        return _totals(_flags(s.statuses()) for s in self._items)
 
 
 class Scenarios:
@@ -188,13 +195,31 @@ def by_scenario(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def totals(per_scenario: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Scenario-level counts: how many scenarios passed every run, any run, were flaky."""
+    if isinstance(per_scenario, Aggregates):
+        return per_scenario.totals()
+    return _totals(
+        (s["runs"], bool(s["pass_all"]), bool(s["pass_any"]), bool(s["flaky"]))
+        for s in per_scenario
+    )
+
+
+def _flags(statuses: list[str]) -> tuple[int, bool, bool, bool]:
+    """runs, pass_all, pass_any and flaky of one scenario's statuses, as
+    :func:`_aggregate` has them."""
+    runs = len(statuses)
+    passed = statuses.count(PASSED)
+    decided = sum(1 for s in statuses if s in DECIDED)
+    return runs, runs > 0 and passed == runs, passed > 0, 0 < passed < decided
+
+
+def _totals(flags: Iterable[tuple[int, bool, bool, bool]]) -> dict[str, Any]:
     n = pass_all = pass_any = flaky = max_runs = 0
-    for s in per_scenario:
+    for runs, all_, any_, flaky_ in flags:
         n += 1
-        pass_all += bool(s["pass_all"])
-        pass_any += bool(s["pass_any"])
-        flaky += bool(s["flaky"])
-        max_runs = max(max_runs, s["runs"])
+        pass_all += all_
+        pass_any += any_
+        flaky += flaky_
+        max_runs = max(max_runs, runs)
     return {
         "scenarios": n,
         "pass_all": pass_all,
