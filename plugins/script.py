@@ -76,6 +76,7 @@ async def run_script(call: Any) -> Any:
         stdout_cap=call.limits.stdout_bytes,
         stderr_cap=call.limits.stderr_bytes,
         marker=call.marker,
+        on_exit=call.on_exit,
     )
     return hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
 

@@ -510,8 +510,12 @@ class Engine:
             entry = self.profile.hooks["execute"]
             for n, text in enumerate(scenario.turns, start=1):
                 await self._delay(entry, record["last_phase_end"])
-                result = await hook(call_for("execute", turn=n, stdin=text))
-                if slot is not None and last_is_execute and n == len(scenario.turns):
+                call = call_for("execute", turn=n, stdin=text)
+                last = slot is not None and last_is_execute and n == len(scenario.turns)
+                if last and slot is not None:
+                    call.on_exit = slot.drop  # the agent's process is done: next run's turn
+                result = await hook(call)
+                if last and slot is not None:
                     await slot.give()
                 if result.ok:
                     try:

@@ -11,7 +11,10 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PHASES: tuple[str, ...] = ("prepare", "open", "execute", "close", "collect", "judge")
 """The fixed lifecycle, in order. ``judge`` is owned by Rook."""
@@ -180,6 +183,13 @@ class HookCall:
     session: str | None = None
     state_dir: Path | None = None
     turns_total: int = 1
+    on_exit: Callable[[], None] | None = None
+    """Set on a scenario run's last hook call: a transport whose agent is a
+    process may call it (once, without awaiting) as soon as the process has
+    exited, before reading the rest of its output; the next scenario run's
+    hook then starts without waiting for this one's output to be parsed. A
+    transport that does not call it loses nothing: the run's place is given
+    back when the call returns."""
 
     @property
     def profile(self) -> Profile:

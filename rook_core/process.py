@@ -80,6 +80,7 @@ class _Child(Protocol):
     async def wait_running(self, deadline: float) -> bool: ...
     async def wait_exited(self, timeout: float) -> bool: ...
     async def wait_pipes(self, timeout: float) -> list[str]: ...
+    def when_exited(self, callback: Callable[[], None]) -> None: ...
     def reap_soon(self) -> None: ...
     def close(self) -> int | None: ...
     def output(self) -> tuple[bytes, bytes]: ...
@@ -176,11 +177,15 @@ async def run_process(
     stderr_cap: int = 10 * 1024 * 1024,
     kill_grace: float = KILL_GRACE_SECONDS,
     marker: Mapping[str, str] | None = None,
+    on_exit: Callable[[], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or timeout; never raises for the child's behaviour.
 
     ``marker``: environment variables (a subset of ``env``) that identify this
     hook's descendants if they escape its process group (see :mod:`procscan`).
+    ``on_exit``: called once, as soon as the child's exit is seen, before its
+    remaining output is read and this returns (the engine lets the next
+    scenario run start its hook then: :attr:`rook_core.models.HookCall.on_exit`).
     """
     loop = asyncio.get_running_loop()
     started = time.time()
@@ -193,6 +198,8 @@ async def run_process(
     )
     if child is None:
         return result
+    if on_exit is not None:
+        child.when_exited(on_exit)
     pid = pgid = child.pid
     _live_groups.add(pgid)
     try:
@@ -239,6 +246,7 @@ class _Transports(asyncio.SubprocessProtocol):
         self._overflow: asyncio.Future[str] = loop.create_future()
         self.transport: asyncio.SubprocessTransport | None = None
         self.pid = 0
+        self._on_exit: Callable[[], None] | None = None
 
     @classmethod
     async def start(
@@ -289,6 +297,14 @@ class _Transports(asyncio.SubprocessProtocol):
     def process_exited(self) -> None:
         if not self.exited.done():
             self.exited.set_result(None)
+            if self._on_exit is not None:
+                self._on_exit()
+
+    def when_exited(self, callback: Callable[[], None]) -> None:
+        if self.exited.done():
+            callback()
+        else:
+            self._on_exit = callback
 
     @property
     def overflow(self) -> str | None:

@@ -265,6 +265,7 @@ class PidfdChild:
         self.pipes: dict[int, tuple[str, int]] = {}  # fd -> (stream, cap)
         self._waiter: asyncio.Future[bool] | None = None
         self._cond: Callable[[], bool] = bool
+        self._on_exit: Callable[[], None] | None = None
         in_fd, out_fd, err_fd = fds
         for name, fd, cap in (("stdout", out_fd, caps[0]), ("stderr", err_fd, caps[1])):
             os.set_blocking(fd, False)
@@ -329,7 +330,16 @@ class PidfdChild:
             for _ in range(DRAIN_READS):
                 if fd not in self.pipes or not self._read(fd):
                     break
+        if self._on_exit is not None:  # first: what it wakes runs before this hook's caller
+            self._on_exit()
         self._wake()
+
+    def when_exited(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the child's exit is seen (at once if it was)."""
+        if self.exited:
+            callback()
+        else:
+            self._on_exit = callback
 
     def _wake(self) -> None:
         w = self._waiter

@@ -98,6 +98,28 @@ def test_exit_codes_and_signals(path):
     assert run(sh("kill -9 $$")).returncode == -9
 
 
+def test_on_exit_is_called_once_at_the_exit_before_the_output_is_read(path, tmp_path):
+    # The hook exits at once, but a grandchild holds its stdout a while: on_exit
+    # comes at the exit, well before run_process has finished reading.
+    pidfile = tmp_path / "bg"
+    calls: list[float] = []
+    t0 = time.monotonic()
+    r = run(
+        sh(f"(sleep 1.5; echo late) & echo $! > {pidfile}; echo answer"),
+        on_exit=lambda: calls.append(time.monotonic()),
+    )
+    done = time.monotonic()
+    assert r.returncode == 0 and r.stdout.startswith(b"answer\n")
+    assert len(calls) == 1
+    assert calls[0] - t0 < 1.0  # the exit ...
+    assert done - calls[0] >= process.PIPE_GRACE_SECONDS  # ... then the wait for the pipe
+    process.kill_leftovers()
+    # a child that has exited before on_exit is handed over still gets one call
+    calls.clear()
+    r = run(sh("exit 4"), on_exit=lambda: calls.append(1))
+    assert r.returncode == 4 and calls == [1]
+
+
 def test_a_grandchild_holding_stdout_does_not_hang(path, tmp_path):
     pidfile = tmp_path / "bg"
     t0 = time.monotonic()

@@ -171,6 +171,7 @@ async def ensure_prepared(
             conversation=None,
             session=None,
             state_dir=call.run.state_dir,
+            on_exit=None,
         )
         try:
             await exchange(pcall, res, sub, deadline)
