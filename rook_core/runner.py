@@ -30,6 +30,7 @@ from .plugins import Rook
 from .redact import Redactor
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
+from .startup import collector_paused
 from .store import RunDir, open_run, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
@@ -305,8 +306,9 @@ async def _drive(
 
 
 def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
-    rook = rook or plugin_manager.build_plugin_manager()
-    prepared = prepare_run(request, rook)
+    with collector_paused():  # plugins and definitions: long-lived objects only
+        rook = rook or plugin_manager.build_plugin_manager()
+        prepared = prepare_run(request, rook)
     run_dir = prepared[2]
     try:
         return _execute(request, rook, *prepared)

@@ -173,3 +173,27 @@ def test_the_authors_are_registered_and_imported_only_when_asked_for(tmp_path):
         result["names"]
     )
     assert "rook_plugins.author_curl" in result["after"]
+
+
+def test_start_up_work_runs_with_the_collector_paused_and_restores_it():
+    import gc
+
+    from rook_core.startup import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    try:
+        with collector_paused():
+            raise ValueError("a failed start")
+    except ValueError:
+        pass
+    assert gc.isenabled()  # on again after an error
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # a caller's choice to keep it off is left alone
+    finally:
+        gc.enable()

@@ -77,6 +77,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """The ``rook`` console script: run the command, then leave at once."""
+    from ..startup import console
+
+    console()  # this process is the command's: start-up's objects can be frozen
     try:
         cli.main(args=argv, prog_name="rook")
     except SystemExit as exc:

@@ -133,10 +133,13 @@ def run_command(
       rook run --shard 2/4 --run-name ci-1234     # then: rook merge --run ci-1234
       rook run --executor dask --scheduler tcp://scheduler:8786 -j 64
     """
-    from ..errors import ConfigError
-    from ..report import SYMBOL, table
-    from ..reportfile import print_json
-    from ..runner import RunRequest, run
+    from ..startup import collector_paused
+
+    with collector_paused():  # most of Rook's modules: objects that live as long as the run
+        from ..errors import ConfigError
+        from ..report import SYMBOL, table
+        from ..reportfile import print_json
+        from ..runner import RunRequest, run
 
     if scheduler is not None and executor == "local":
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
