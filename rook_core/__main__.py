@@ -1,3 +1,3 @@
-from rook_core.cli import main
+from rook_core.console import main
 
 main()

@@ -197,3 +197,25 @@ def test_start_up_work_runs_with_the_collector_paused_and_restores_it():
         assert not gc.isenabled()  # a caller's choice to keep it off is left alone
     finally:
         gc.enable()
+
+
+CONSOLE_PROBE = r"""
+import atexit, gc, json, sys
+import rook_core.console  # what the console script imports first
+paused = not gc.isenabled()
+atexit.register(lambda: print(json.dumps({
+    "paused_at_import": paused, "on_at_exit": gc.isenabled(), "frozen": gc.get_freeze_count(),
+})))
+sys.argv = ["rook", "plugins"]
+rook_core.console.main()
+"""
+
+
+def test_the_console_script_pauses_the_collector_until_the_command_runs(tmp_path):
+    env = {**os.environ, "ROOK_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run(
+        [sys.executable, "-c", CONSOLE_PROBE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    state = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert state["paused_at_import"] and state["on_at_exit"] and state["frozen"] > 0

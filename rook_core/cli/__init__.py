@@ -48,7 +48,9 @@ class RookGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import RookError
+        from ..startup import resume
 
+        resume()  # the command line is parsed: the console script's start-up is over
         try:
             return super().invoke(ctx)
         except RookError as exc:
@@ -76,10 +78,8 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The ``rook`` console script: run the command, then leave at once."""
-    from ..startup import console
-
-    console()  # this process is the command's: start-up's objects can be frozen
+    """The ``rook`` console script (through :mod:`rook_core.console`): run the
+    command, then leave at once."""
     try:
         cli.main(args=argv, prog_name="rook")
     except SystemExit as exc:
