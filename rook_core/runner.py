@@ -306,9 +306,10 @@ async def _drive(
 
 
 def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
-    with collector_paused():  # plugins and definitions: long-lived objects only
-        rook = rook or plugin_manager.build_plugin_manager()
-        prepared = prepare_run(request, rook)
+    if rook is None:
+        with collector_paused():  # the plugin modules: objects that live as long as the run
+            rook = plugin_manager.build_plugin_manager()
+    prepared = prepare_run(request, rook)
     run_dir = prepared[2]
     try:
         return _execute(request, rook, *prepared)
