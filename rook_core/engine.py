@@ -511,7 +511,7 @@ class Engine:
             for n, text in enumerate(scenario.turns, start=1):
                 await self._delay(entry, record["last_phase_end"])
                 call = call_for("execute", turn=n, stdin=text)
-                last = slot is not None and last_is_execute and n == len(scenario.turns)
+                last = last_is_execute and n == len(scenario.turns)
                 if last and slot is not None:
                     call.on_exit = slot.drop  # the agent's process is done: next run's turn
                 result = await hook(call)

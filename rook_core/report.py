@@ -101,8 +101,8 @@ class EntrySpool:
     Each entry is encoded once (compact JSON, from the redacted record) into an
     anonymous temporary file; what stays in memory per run key is its place in
     that file (one int) and the few values the summary needs
-    (:func:`summary_facts`: its status, scenario id, name and content hash,
-    shared with the definitions), so the report decodes no entry. A run
+    (:func:`summary_facts`: its status, scenario id, repeat index, name,
+    content hash and kept extras), so the report decodes no entry. A run
     recorded again (an interrupted attempt, then the finished one) keeps its
     latest entry. A file error turns the spool off: the report then reads
     those records back, as it does for the runs recorded by earlier
