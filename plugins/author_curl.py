@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from rook_core.errors import ConfigError
+from rook_core.plain import plain
 
 from .author_http import (
     DROP_HEADERS,
@@ -100,7 +101,7 @@ SHORT = {
 }
 
 
-@dataclass
+@plain
 class Curl:
     """A parsed cURL command."""
 

@@ -27,12 +27,13 @@ import shutil
 import tarfile
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from rook_core import process, procscan
 from rook_core.engine import Engine, resolve_entries
+from rook_core.plain import plain
 from rook_core.plugins import build_plugin_manager
 from rook_core.profile import profile_from_dict
 from rook_core.redact import Redactor
@@ -59,7 +60,7 @@ class WorkspaceNotShared(RuntimeError):
     """The worker does not see the driver's workspace at the same path."""
 
 
-@dataclass
+@plain
 class WorkerJob:
     """Everything a worker needs to rebuild the run's engine: plain, picklable data."""
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from rook_core.errors import ConfigError
 from rook_core.models import OutputLimits
+from rook_core.plain import plain
 
 from .ruhroh_command import CommandConnector, Connector
 from .script import interpreter_argv
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@plain
 class RunInfo:
     """What ``prepare`` gets: the run, once, before the first session."""
 
@@ -53,7 +54,7 @@ class RunInfo:
     env: dict[str, str]
 
 
-@dataclass
+@plain
 class Session:
     """One scenario run's conversation with the agent."""
 
@@ -76,7 +77,7 @@ class Session:
     """Free for the connector's own state (a client, a native session id ...)."""
 
 
-@dataclass
+@plain
 class TurnInput:
     """One iteration: the message, its number, and where the result may go."""
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
+
+from rook_core.plain import plain
 
 RESULT_VERSION = "ruhroh_run_agent_result_v1"
 
@@ -62,7 +64,7 @@ class ProtocolError(ValueError):
     """The wrapper's answer breaks the protocol; the message is the diagnosis."""
 
 
-@dataclass
+@plain
 class IterationResult:
     """One iteration's outcome (one wrapper call, or one connector ``run_turn``)."""
 

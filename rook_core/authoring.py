@@ -43,17 +43,18 @@ import copy
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Any
 
 from .errors import ConfigError, RookError
+from .plain import plain
 from .redact import Redactor
 from .store import atomic_write
 from .workspace import Agent
 
 
-@dataclass
+@plain
 class Source:
     """What the user gave ``rook profile add``.
 
@@ -162,7 +163,7 @@ class Secrets:
         return any(v in text for v in self._hidden)
 
 
-@dataclass
+@plain
 class AuthorRequest:
     """Everything an author gets. ``options`` holds the command's flags
     (``operation``, ``base_url``, ``author_command``, ``max_iterations`` ...)."""
@@ -186,7 +187,7 @@ class AuthorRequest:
         return f"scripts/{stem or self.profile_id + '-hook'}{suffix}"
 
 
-@dataclass
+@plain
 class Draft:
     """A profile being written: its hooks, files, env references and what changed.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from .authoring import (
 from .engine import resolve_entries
 from .errors import ConfigError, PluginError, RookError
 from .models import CAPABILITIES, Profile
+from .plain import plain
 from .plugins import Rook
 from .profile import profile_from_dict
 from .profile_probe import Observation, probe
@@ -39,7 +40,7 @@ FETCH_TIMEOUT = 30.0
 FETCH_LIMIT = 5 * 1024 * 1024
 
 
-@dataclass
+@plain
 class Events:
     """Where the loop reports: ``attempt(n, draft, observation)`` after each probe,
     ``say(text)`` for everything else (the CLI redacts and prints both)."""
@@ -48,7 +49,7 @@ class Events:
     attempt: Callable[[int, Draft, Observation], None] = lambda n, d, o: None
 
 
-@dataclass
+@plain
 class Outcome:
     """How authoring or fixing ended."""
 

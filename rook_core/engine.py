@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
-import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -284,7 +283,7 @@ class Engine:
             },
             "repeat_index": sr.repeat_index,
             "repeat_count": sr.repeat_count,
-            "session": f"{self.ctx.id}-{sr.key}-{random.getrandbits(32):08x}",
+            "session": f"{self.ctx.id}-{sr.key}-{os.urandom(4).hex()}",
             "conversation": None,
             "phases_done": [],
             "hooks": [],

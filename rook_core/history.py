@@ -148,14 +148,14 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
 
 # -- finding a run -------------------------------------------------------------
 
-_LATEST = re.compile(r"^latest(?:~(\d+))?$")
+_LATEST = r"^latest(?:~(\d+))?$"
 
 
 def resolve_run(runs_dir: Path, ref: str) -> Path:
     """A run directory from an id, a unique id prefix, ``latest`` or ``latest~N``."""
     if ref and "/" not in ref and (runs_dir / ref / RUN_FILE).is_file():
         return runs_dir / ref
-    m = _LATEST.match(ref)
+    m = re.match(_LATEST, ref)
     if m:
         runs = list_runs(runs_dir)
         back = int(m.group(1) or 0)

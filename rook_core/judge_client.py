@@ -23,7 +23,7 @@ import os
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from .errors import ConfigError, PluginError, RookError
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
+from .plain import plain
 from .plugins import Rook
 from .redact import Redactor
 from .store import atomic_write, dumps
@@ -40,10 +41,10 @@ from .transports import dispatch
 from .workspace import Agent
 
 VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$", re.DOTALL)
+_FENCE = r"(?s)^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$"
 
 
-@dataclass
+@plain
 class JudgeAnswer:
     """One judgement: ``status`` is ``ok`` (``passed``/``reason``/``score`` hold the
     verdict) or ``error`` (``diagnosis`` says why). ``record`` is the evidence
@@ -68,7 +69,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     must be the object; one enclosing Markdown code fence is tolerated.
     """
     body = text.strip()
-    fenced = _FENCE.match(body)
+    fenced = re.match(_FENCE, body)
     if fenced:
         body = fenced.group(1).strip()
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,11 @@ from .models import (
     TurnEvidence,
     Verdict,
 )
+from .plain import plain
 from .plugins import Registry
 
 
-@dataclass
+@plain
 class JudgingContext:
     """What a criterion can reach beyond the recorded evidence (``view.judging``).
 
@@ -51,7 +52,7 @@ class JudgingContext:
     judges: Any = None
 
 
-@dataclass
+@plain
 class EvidenceView:
     """The evidence one criterion judges: one turn, or all of them together.
 

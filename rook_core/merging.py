@@ -14,21 +14,23 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, RunStoreError
 from .models import PHASES
+from .plain import plain
 from .report import write_report
 from .sharding import BASE_KEYS, PART, Shard, check_same_run
 from .store import atomic_write, dumps, planned_records, read_json
 
 
-@dataclass
+@plain
 class Merged:
     """What :func:`merge_runs` assembled in ``path``: the run's manifest, the planned
     scenario runs some shard recorded (their records are in ``path/scenarios``), and
@@ -59,7 +61,7 @@ def _run_json(path: Path) -> dict[str, Any]:
 def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     for f in sorted(path.glob("run.shard-*-of-*.json")):
-        m = PART.match(f.name)
+        m = re.match(PART, f.name)
         if m and int(m.group(2)) == count:
             data = read_json(f)
             if isinstance(data, dict):

@@ -8,10 +8,11 @@ the store can turn any record into JSON.
 from __future__ import annotations
 
 import dataclasses
-import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .plain import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,8 +33,10 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
 CLOSE_TIMEOUT_FLOOR = 5.0
 DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-"""Profile and scenario ids: lower-case letters, digits, - and _."""
+SLUG = r"^[a-z0-9][a-z0-9_-]*$"
+"""Profile and scenario ids: lower-case letters, digits, - and _ (a pattern for
+:func:`re.match`; none of Rook's patterns is compiled at import, which every
+command would pay for)."""
 
 CAPABILITIES: tuple[str, ...] = ("multi_turn", "calls", "usage")
 
@@ -50,7 +53,7 @@ SCENARIO_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE)
 CRITERION_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR)
 
 
-@dataclass
+@plain
 class HookEntry:
     """One phase's hook from a profile: which transport runs it, and how."""
 
@@ -72,19 +75,19 @@ class HookEntry:
         return float(t)
 
 
-@dataclass
+@plain
 class EnvRef:
     variable: str
     purpose: str
 
 
-@dataclass
+@plain
 class OutputLimits:
     stdout_bytes: int = DEFAULT_OUTPUT_LIMIT
     stderr_bytes: int = DEFAULT_OUTPUT_LIMIT
 
 
-@dataclass
+@plain
 class Profile:
     id: str
     name: str
@@ -101,7 +104,7 @@ class Profile:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@plain(slots=True)
 class Criterion:
     """One parsed criterion of a scenario."""
 
@@ -112,7 +115,7 @@ class Criterion:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@plain(slots=True)
 class Scenario:
     """One scenario definition. Slotted: a run holds every selected definition."""
 
@@ -132,7 +135,7 @@ class Scenario:
         return self.turns[0]
 
 
-@dataclass(slots=True)
+@plain(slots=True)
 class ScenarioRun:
     """One planned execution of a scenario (one repeat)."""
 
@@ -145,7 +148,7 @@ class ScenarioRun:
         return f"{self.scenario.id}.{self.repeat_index}"
 
 
-@dataclass
+@plain
 class RunContext:
     """What every hook call knows about the run it belongs to."""
 
@@ -166,7 +169,7 @@ class RunContext:
     learns during the run (e.g. a token minted in prepare) so they are never recorded."""
 
 
-@dataclass
+@plain
 class HookCall:
     """Everything a transport needs to run one phase of one hook entry."""
 
@@ -207,7 +210,7 @@ class HookCall:
         return self.scenario_run.scenario if self.scenario_run else None
 
 
-@dataclass
+@plain
 class HookResult:
     """What running one hook produced; written to the run record as is."""
 
@@ -235,7 +238,7 @@ class HookResult:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
-@dataclass
+@plain
 class Verdict:
     """A criterion's verdict. ``evidence`` holds what the criterion gathered
     while judging (a judge's call and answer, a command's output); it is
@@ -246,7 +249,7 @@ class Verdict:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@plain
 class TurnEvidence:
     """What one execute turn gave back, normalised."""
 

@@ -18,18 +18,19 @@ import os
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import pluggy
 
 from . import entrypoints, hookspecs
 from .errors import PluginError
+from .plain import plain
 
 ENTRY_POINT_GROUP = "rook"
 
 
-@dataclass
+@plain
 class PluginInfo:
     name: str
     distribution: str
@@ -38,7 +39,7 @@ class PluginInfo:
     hooks: list[str] = field(default_factory=list)
 
 
-@dataclass
+@plain
 class LoadFailure:
     name: str
     distribution: str

@@ -28,16 +28,16 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-import random
 import signal
 import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol, TypeVar, cast
 
 from . import process_pidfd, procscan
+from .plain import plain
 
 KILL_GRACE_SECONDS = 2.0
 PIPE_GRACE_SECONDS = 0.5
@@ -53,7 +53,7 @@ _PIDFD = process_pidfd.available()
 T = TypeVar("T")
 
 
-@dataclass
+@plain
 class ProcessResult:
     returncode: int | None
     stdout: bytes
@@ -159,6 +159,8 @@ async def _spawn(
             if exc.errno not in TRANSIENT_SPAWN_ERRORS or attempt == SPAWN_RETRIES:
                 result.spawn_error = reason
                 break
+            import random  # only here: a failed spawn is rare, and the import costs every run
+
             delay = SPAWN_BACKOFF * (3**attempt) * (1 + random.random() / 2)
             result.notes.append(f"spawn failed: {reason}; retrying in {delay:.2f} s")
             await asyncio.sleep(delay)

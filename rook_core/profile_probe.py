@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from . import process, procscan
 from .engine import Engine, resolve_entries
 from .errors import ConfigError
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
+from .plain import plain
 from .plugins import Rook
 from .redact import Redactor
 from .store import create_run, read_json
@@ -50,7 +51,7 @@ PROBLEMS = {
 }
 
 
-@dataclass
+@plain
 class Observation:
     """What one probe of a profile saw.
 

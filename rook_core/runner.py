@@ -12,7 +12,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from .judge_client import setup_judging
 from .judging import JudgingContext
 from .models import HOOK_PHASES, Profile
 from .phases import parse_phases
+from .plain import plain
 from .plugins import Rook
 from .redact import Redactor
 from .redact import activate as activate_redactor
@@ -35,7 +36,7 @@ from .store import RunDir, open_run, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
-@dataclass
+@plain
 class RunRequest:
     workspace: str | None = None
     project: str | None = None
@@ -63,7 +64,7 @@ class RunRequest:
     """Passed to the executor as ``options`` (e.g. ``{"scheduler": ADDRESS}`` for dask)."""
 
 
-@dataclass
+@plain
 class RunOutcome:
     report: dict[str, Any]
     exit_code: int

@@ -35,9 +35,9 @@ from .errors import ConfigError, RunStoreError
 from .redact import Redactor
 from .store import RunDir, create_run, dumps, read_json
 
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-PART = re.compile(r"^run\.shard-(\d+)-of-(\d+)\.json$")
+_SHARD = r"^\s*(\d+)\s*/\s*(\d+)\s*$"
+_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+PART = r"^run\.shard-(\d+)-of-(\d+)\.json$"
 BASE_KEYS = ("id", "dir", "workspace", "project", "agent", "profile", "created", "plan", "shards")
 """What the shared ``run.json`` of a sharded run holds until it is merged."""
 
@@ -67,7 +67,7 @@ def parse_shard(value: str | None) -> Shard | None:
     """``"2/3"`` -> ``Shard(2, 3)``; ``None`` stays ``None``; anything else is a ConfigError."""
     if value is None:
         return None
-    m = _SHARD.match(str(value))
+    m = re.match(_SHARD, str(value))
     if not m:
         raise ConfigError(f"--shard {value}: use I/N, e.g. --shard 1/4 (shards count from 1)")
     index, count = int(m.group(1)), int(m.group(2))
@@ -106,7 +106,7 @@ def run_id_from_name(name: str) -> str:
     text = name.strip()
     if not text:
         raise ConfigError("--run-name: must not be empty (e.g. --run-name ci-$GITHUB_RUN_ID)")
-    if _ID.match(text):
+    if re.match(_ID, text):
         return text
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")[:100] or "run"
     return f"{slug}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
@@ -124,7 +124,7 @@ def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | No
         )
     if run_name:
         return run_id_from_name(run_name)
-    if run_id and not _ID.match(run_id) and shard is not None:
+    if run_id and not re.match(_ID, run_id) and shard is not None:
         raise ConfigError(f"--run {run_id}: a run id uses letters, digits, '.', '_' and '-'")
     return run_id
 

@@ -24,12 +24,13 @@ import json
 import stat
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+from .plain import plain
 
 
 class Workspace:
@@ -108,7 +109,7 @@ class Workspace:
         return "\n".join(parts)
 
 
-@dataclass
+@plain
 class CliResult:
     exit_code: int
     stdout: str

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import PluginError
 from .models import HookCall, HookResult
+from .plain import plain
 
 
-@dataclass
+@plain
 class TransportSpec:
     """A hook-entry key a plugin runs.
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import WorkspaceError
+from .plain import plain
 
 ROOT = Path(".testmuai") / "rook"
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
 def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
@@ -27,7 +27,7 @@ def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) 
     return start
 
 
-@dataclass
+@plain
 class Agent:
     workspace: Path
     project: str
@@ -115,7 +115,7 @@ def select_agent(workspace: Path, project: str | None, agent: str | None) -> Age
 
 def init_agent(workspace: Path, project: str, agent: str) -> Agent:
     for kind, value in (("--project", project), ("--agent", agent)):
-        if not NAME.match(value):
+        if not re.match(NAME, value):
             raise WorkspaceError(f"{kind} {value!r}: use letters, digits, '.', '_' and '-'")
     a = Agent(workspace, project, agent)
     for d in (a.profiles_dir, a.scenarios_dir, a.scripts_dir, a.runs_dir):

@@ -19,7 +19,7 @@ import random
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 from urllib.parse import unquote
 
@@ -27,6 +27,7 @@ import httpx
 from httpx_sse import EventSource
 
 from rook_core import __version__
+from rook_core.plain import plain
 
 MAX_BACKOFF = 30.0
 USER_AGENT = f"rook/{__version__} httpx/{httpx.__version__}"
@@ -37,7 +38,7 @@ class SendError(Exception):
     """The request could not be completed; the message is the diagnosis."""
 
 
-@dataclass
+@plain
 class Request:
     method: str
     url: str
@@ -57,7 +58,7 @@ class Request:
             return self.url
 
 
-@dataclass
+@plain
 class Reply:
     status: int
     reason: str

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rook_core.plain import plain
+
 DEFAULT_RETRIES = 2
 DEFAULT_BACKOFF = 0.5
 
@@ -26,7 +28,7 @@ class Path:
         return self.compiled.search(document)
 
 
-@dataclass
+@plain
 class HttpConfig:
     """The normal form of one ``http:`` entry (``HookEntry.config``)."""
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from rook_core.plain import plain
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 BUILTINS = ("goal", "conversation", "turn", "session", "scenario", "run")
@@ -71,7 +73,7 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
-@dataclass
+@plain
 class Scope:
     """What placeholders resolve to for one hook call.
 

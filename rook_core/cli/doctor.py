@@ -16,17 +16,18 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import click
 
+from ..plain import plain
 from .options import workspace_options
 
 OK, PROBLEM, NOTE = "ok", "problem", "note"
 
 
-@dataclass
+@plain
 class Finding:
     status: str
     subject: str
