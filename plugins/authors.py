@@ -28,6 +28,12 @@ class BuiltinAuthor:
         self.factory = factory
         self.__name__ = module  # what `rook plugins` shows as the plugin's module
 
+    def __dir__(self) -> list[str]:
+        # pluggy looks for hook implementations among the names dir() gives,
+        # statically, one by one: an object's ≈ 36 inherited names cost every
+        # command ≈ 0.2 ms per author. Its only hook is the one below.
+        return ["rook_register_authors"]
+
     @hookimpl
     def rook_register_authors(self, register: Any) -> None:
         register(self.name, getattr(import_module(self.module), self.factory)())
