@@ -35,8 +35,7 @@ DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
 
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 """Profile and scenario ids: lower-case letters, digits, - and _ (a pattern for
-:func:`re.match`; none of Rook's patterns is compiled at import, which every
-command would pay for)."""
+:func:`re.match`: the modules every ``rook run`` imports compile none at import)."""
 
 CAPABILITIES: tuple[str, ...] = ("multi_turn", "calls", "usage")
 
