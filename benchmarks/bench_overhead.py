@@ -15,6 +15,12 @@ SPEC asks of every scenario run (a state directory made, a record written to a t
 file and renamed), and rook's ratio to that; and the CPU time each spends
 (itself and its hooks: user + system, from wait4), which bounds the wall time
 once the hooks in flight keep every core busy.
+
+And the in-process bound (bound.py, Linux): the same hooks driven the way the
+SPEC has Rook drive them (one process, one asyncio loop, the hooks spawned and
+watched as Rook does), with the SPEC's files and nothing else. Its ratio to the
+floor is what that design and those files cost; rook's ratio to it is Rook's
+own work (plugins, lifecycle, judging, redaction, reports, start-up).
 """
 
 import os
@@ -23,6 +29,7 @@ from common import (
     Ctx,
     Measure,
     Row,
+    bound,
     floor,
     info,
     interleaved,
@@ -47,6 +54,9 @@ def run(ctx: Ctx) -> list[Row]:
             "floor+records": lambda c=c: floor(ctx, ws, c, records=True),
             "floor, 1": lambda c=c: floor(ctx, one, c),
         }
+        if hasattr(os, "pidfd_open"):
+            commands["bound"] = lambda c=c: bound(ctx, ws, c)
+            commands["bound, 1"] = lambda c=c: bound(ctx, one, c)
         if ctx.rook:
             commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
             commands["rook, 1"] = lambda c=c: rook_run(ctx, one, c)
@@ -55,6 +65,12 @@ def run(ctx: Ctx) -> list[Row]:
         fr = m["floor+records"]
         rows.append(info(NAME, f"floor, {n} sh hooks, c={c}", fl.seconds, "s", problem=fl.problem))
         rows.append(info(NAME, f"floor + record files, c={c}", fr.seconds, "s", problem=fr.problem))
+        bd = m.get("bound")
+        if bd is not None:
+            rows.append(info(NAME, f"in-process bound, c={c}", bd.seconds, "s", problem=bd.problem))
+            rows.append(
+                info(NAME, f"in-process bound / floor, c={c}", bd.seconds / fl.seconds, "x")
+            )
         measure = f"rook run / floor, c={c}"
         if not ctx.rook:
             rows.append(skipped(NAME, measure, ctx.rook_note, f"≤ {LIMIT:g}"))
@@ -66,6 +82,8 @@ def run(ctx: Ctx) -> list[Row]:
         rows += split_rows(c, n, fl, m["floor, 1"], rk, m["rook, 1"])
         with_records = rk.seconds / fr.seconds
         rows.append(info(NAME, f"rook run / (floor + record files), c={c}", with_records, "x"))
+        if bd is not None:
+            rows += bound_rows(c, n, bd, m["bound, 1"], rk, m["rook, 1"])
         cores = os.cpu_count() or 1
         rows.append(info(NAME, f"floor, CPU time with its hooks, c={c}", fl.cpu, "s"))
         rows.append(info(NAME, f"rook run, CPU time with its hooks, c={c}", rk.cpu, "s"))
@@ -109,4 +127,29 @@ def split_rows(c: int, n: int, fl: Measure, fl1: Measure, rk: Measure, rk1: Meas
         info(NAME, f"per further scenario: floor, c={c}", per_floor, "µs"),
         info(NAME, f"per further scenario: rook run, c={c}", per_rook, "µs"),
         info(NAME, f"per further scenario: rook run / floor, c={c}", per_rook / per_floor, "x"),
+    ]
+
+
+def bound_rows(c: int, n: int, bd: Measure, bd1: Measure, rk: Measure, rk1: Measure) -> list[Row]:
+    """Rook against the in-process bound: the whole run, the fixed cost and the
+    cost per further scenario."""
+    per_bound = (bd.seconds - bd1.seconds) / (n - 1) * 1e6
+    per_rook = (rk.seconds - rk1.seconds) / (n - 1) * 1e6
+    problem = bd1.problem or rk1.problem
+    return [
+        info(NAME, f"rook run / in-process bound, c={c}", rk.seconds / bd.seconds, "x"),
+        info(
+            NAME,
+            f"fixed cost: in-process bound, one scenario, c={c}",
+            bd1.seconds * 1000,
+            "ms",
+            problem=problem,
+        ),
+        info(NAME, f"per further scenario: in-process bound, c={c}", per_bound, "µs"),
+        info(
+            NAME,
+            f"per further scenario: rook run / in-process bound, c={c}",
+            per_rook / per_bound,
+            "x",
+        ),
     ]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FLOOR = HERE / "floor.py"
+BOUND = HERE / "bound.py"
 PROJECT, AGENT, PROFILE = "bench", "a", "p"
 
 # The goal arrives on stdin under Rook; promptfoo's exec provider passes it as
@@ -258,6 +259,15 @@ def floor(
     t = timed(argv + (["records"] if records else []), cwd=ws.root)
     if t.rc != 0:
         t.problem = f"floor exited {t.rc}: {last_line(t.stderr)}"
+    return t
+
+
+def bound(ctx: Ctx, ws: Workspace, concurrency: int) -> Timed:
+    """bound.py: the same hooks from one asyncio loop, with the SPEC's files,
+    and nothing else. Started in the workspace, as floor and rook_run are."""
+    t = timed([ctx.python, BOUND, ws.script, ws.root, ws.count, concurrency], cwd=ws.root)
+    if t.rc != 0:
+        t.problem = f"bound exited {t.rc}: {last_line(t.stderr)}"
     return t
 
 
