@@ -27,20 +27,14 @@ import os
 import sys
 import time
 
+from hookenv import RUNS, run_env
+
 script, workspace, count, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 width = max(4, len(str(count)))
 run_id = time.strftime("bound-%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-run_dir = os.path.join(workspace, ".testmuai/rook/projects/bench/agents/a/runs", run_id)
+run_dir = os.path.join(workspace, RUNS, run_id)
 scenarios, state = os.path.join(run_dir, "scenarios"), os.path.join(run_dir, "state")
-base = dict(
-    os.environ,
-    ROOK_HOOK="execute",
-    ROOK_WORKSPACE=workspace,
-    ROOK_PROJECT="bench",
-    ROOK_AGENT="a",
-    ROOK_RUN_ID=run_id,
-    ROOK_RUN_STATE_DIR=os.path.join(state, "run"),
-)
+base = run_env(workspace, run_id, os.path.join(state, "run"))
 
 
 async def hook(loop, env, goal):

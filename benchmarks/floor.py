@@ -25,20 +25,14 @@ import subprocess
 import sys
 import time
 
+from hookenv import RUNS, run_env
+
 script, workspace, count, concurrency = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 records = sys.argv[5:] == ["records"]
 width = max(4, len(str(count)))
 run_id = time.strftime("floor-%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-run_dir = os.path.join(workspace, ".testmuai/rook/projects/bench/agents/a/runs", run_id)
-base = dict(
-    os.environ,
-    ROOK_HOOK="execute",
-    ROOK_WORKSPACE=workspace,
-    ROOK_PROJECT="bench",
-    ROOK_AGENT="a",
-    ROOK_RUN_ID=run_id,
-    ROOK_RUN_STATE_DIR=os.path.join(run_dir, "state"),
-)
+run_dir = os.path.join(workspace, RUNS, run_id)
+base = run_env(workspace, run_id, os.path.join(run_dir, "state"))
 
 
 def one(i):
