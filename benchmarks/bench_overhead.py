@@ -31,6 +31,7 @@ from common import (
     Row,
     bound,
     floor,
+    have_pidfds,
     info,
     interleaved,
     judged,
@@ -48,13 +49,14 @@ def run(ctx: Ctx) -> list[Row]:
     ws = make_workspace(ctx.dir(NAME) / "ws", n, bundle=ctx.bundle)
     one = make_workspace(ctx.dir(NAME) / "ws1", 1, bundle=ctx.bundle)
     rows = []
+    pidfds = have_pidfds()
     for c in (1, 8):
         commands = {
             "floor": lambda c=c: floor(ctx, ws, c),
             "floor+records": lambda c=c: floor(ctx, ws, c, records=True),
             "floor, 1": lambda c=c: floor(ctx, one, c),
         }
-        if hasattr(os, "pidfd_open"):
+        if pidfds:
             commands["bound"] = lambda c=c: bound(ctx, ws, c)
             commands["bound, 1"] = lambda c=c: bound(ctx, one, c)
         if ctx.rook:

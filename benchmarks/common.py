@@ -262,6 +262,16 @@ def floor(
     return t
 
 
+def have_pidfds() -> bool:
+    """Whether bound.py can run here: the kernel has pidfds (Linux 5.3+) and
+    no policy forbids them, as Rook's own check (rook_core.process_pidfd)."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
 def bound(ctx: Ctx, ws: Workspace, concurrency: int) -> Timed:
     """bound.py: the same hooks from one asyncio loop, with the SPEC's files,
     and nothing else. Started in the workspace, as floor and rook_run are."""
