@@ -114,6 +114,10 @@ def main() -> int:
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="rook-bench-", dir=args.scratch))
+    # Rook's cache in the scratch directory: yours stays as it was (the runs'
+    # fresh workspaces would add tens of MB of entries to it), and two builds
+    # compared one after the other never invalidate each other's entries.
+    os.environ.setdefault("ROOK_CACHE_DIR", str(scratch / "rook-cache"))
     ctx = Ctx(rook=rook, rook_note=note, quick=args.quick, scratch=scratch, bundle=args.bundle)
 
     rows: list[Row] = []
