@@ -31,7 +31,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from rook_core import process, procscan
+from rook_core import process, procscan, redact
 from rook_core.engine import Engine, resolve_entries
 from rook_core.plain import plain
 from rook_core.plugins import build_plugin_manager
@@ -228,6 +228,7 @@ def worker_engine(job: WorkerJob, root: Path) -> Engine:
 async def _compute(
     engine: Engine, sr: Any, record: dict[str, Any], todo: list[str], run_id: str
 ) -> None:
+    redact.use(engine.redactor)  # what this task cuts for a message is redacted first
     entry = (asyncio.get_running_loop(), asyncio.current_task())
     with _active_lock:
         _active.setdefault(run_id, set()).add(entry)  # type: ignore[arg-type]

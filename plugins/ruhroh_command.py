@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rook_core.hookio import tail
+
 if TYPE_CHECKING:
     from .ruhroh_connector import RunInfo, Session, TurnInput
     from .ruhroh_protocol import IterationResult
@@ -63,11 +65,6 @@ class Connector:
         """Release the session's resources (always called, also after a failure)."""
 
 
-def _tail(text: str, limit: int = 2000) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
-
-
 class CommandConnector(Connector):
     """A Ruhroh command wrapper, run as is: one process per iteration, the message
     and context in ``RUHROH_*`` variables, the answer in the final JSON line
@@ -116,7 +113,8 @@ class CommandConnector(Connector):
         )
         result.started, result.ended = proc.started, proc.ended
         result.exit_code = proc.returncode
-        result.stdout, result.stderr = decode(proc.stdout), decode(proc.stderr)
+        result.stdout = decode(proc.stdout, turn.limits.stdout_bytes)
+        result.stderr = decode(proc.stderr, turn.limits.stderr_bytes)
         result.notes = list(proc.notes)
         final, transcript = split_final_line(result.stdout)
         try:
@@ -128,7 +126,7 @@ class CommandConnector(Connector):
         result.source = "+".join(
             s for s, present in (("result_file", from_file), ("final_line", final)) if present
         )
-        stderr = f"; stderr: {_tail(result.stderr)}" if result.stderr.strip() else ""
+        stderr = f"; stderr: {tail(result.stderr)}" if result.stderr.strip() else ""
         if proc.spawn_error:
             result.failure = f"could not start the wrapper: {proc.spawn_error}"
         elif proc.timed_out:
@@ -153,7 +151,7 @@ class CommandConnector(Connector):
                 result.failure = (
                     "the wrapper reported no completion status: expected a final JSON line "
                     'such as {"status":"goal_satisfied"} or a result file at '
-                    f"RUHROH_RESULT_PATH; its last output: {_tail(result.stdout, 300)!r}"
+                    f"RUHROH_RESULT_PATH; its last output: {tail(result.stdout, 300)!r}"
                 )
         elif proc.returncode and result.status is not None:
             result.notes.append(

@@ -12,8 +12,9 @@ import asyncio
 import time
 from typing import Any
 
-from rook_core.hookio import RECORD_CHARS
+from rook_core.hookio import clip, tail
 from rook_core.models import HookCall, HookResult
+from rook_core.redact import current
 from rook_core.store import read_json
 
 from .ruhroh_connector import Session, TurnInput
@@ -104,15 +105,8 @@ def _why(result: IterationResult) -> str:
     for key in ("error", "reason", "message", "summary", "output"):
         value = result.fields.get(key)
         if isinstance(value, str) and value.strip():
-            return value.strip()[:2000]
-    tail = result.stderr.strip()
-    return ("stderr: " + tail[-2000:]) if tail else "no message given"
-
-
-def _clip(text: str) -> str:
-    if len(text) <= RECORD_CHARS:
-        return text
-    return text[:RECORD_CHARS] + f"\n... [{len(text) - RECORD_CHARS} more chars not recorded]"
+            return current().head(value.strip(), 2000)
+    return ("stderr: " + tail(result.stderr)) if result.stderr.strip() else "no message given"
 
 
 def _joined(results: list[IterationResult], attr: str, labels: list[str]) -> str:
@@ -280,8 +274,8 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
         notes=notes or None,
     )
     hook.exit_code = results[-1].exit_code
-    hook.stdout = _clip(_joined(results, "stdout", labels))
-    hook.stderr = _clip(_joined(results, "stderr", labels))
+    hook.stdout = clip(_joined(results, "stdout", labels))
+    hook.stderr = clip(_joined(results, "stderr", labels))
     return hook
 
 
@@ -309,7 +303,7 @@ def evidence(
         "adapterVersion": _latest(results, "adapter_version"),
         "runId": _latest(results, "run_id"),
         "artifacts": artifacts or None,
-        "transcript": _clip(_joined(results, "transcript", labels)) or None,
+        "transcript": clip(_joined(results, "transcript", labels)) or None,
         "iterations": summaries,
         "result": final.fields or None,
         "continuity": getattr(conn, "continuity", None),

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rook_core.hookio import decode, tail
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import ERROR, FAILED, PASSED, Verdict
@@ -52,8 +53,7 @@ def _missing_dir(where: Path) -> Verdict | None:
 
 
 def _tail(data: bytes) -> str:
-    text = data.decode("utf-8", errors="replace").strip()
-    return text if len(text) <= TAIL else "..." + text[-TAIL:]
+    return tail(decode(data, OUTPUT_CAP), TAIL)
 
 
 class File(CriterionType):
@@ -209,7 +209,7 @@ class Command(CriterionType):
         out = _tail(proc.stderr) or _tail(proc.stdout)
         reason = f"{shown!r} exited {proc.returncode} (expected {config['exit']})"
         if not ok and out:
-            reason += f": {out[-300:]}"
+            reason += f": {tail(out, 300)}"
         return Verdict(PASSED if ok else FAILED, reason, evidence)
 
 

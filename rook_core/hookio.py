@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from .models import TurnEvidence
+from .redact import Redactor, current
 
 SHOW_CHARS = 400
 KNOWN_FIELDS = ("output", "agent_reply", "conversation", "usage", "calls")
@@ -15,17 +16,30 @@ class OutputError(ValueError):
     """The hook's output breaks the contract; the message is the diagnosis."""
 
 
-def preview(text: str, limit: int = SHOW_CHARS) -> str:
-    text = text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+def preview(text: str, limit: int = SHOW_CHARS, redactor: Redactor | None = None) -> str:
+    """``text`` quoted for a message, cut at ``limit`` characters; redacted
+    before the cut (the run's redactor unless one is given), so no piece of a
+    secret shows."""
+    if len(text) > limit:
+        text = (redactor or current()).head(text, limit, "... [{n} more chars]")
     return repr(text)
 
 
-def decode(data: bytes) -> str:
-    """Hook output as text; bytes that are not UTF-8 become U+FFFD, never a crash."""
-    return data.decode("utf-8", errors="replace")
+def decode(data: bytes, cap: int | None = None, redactor: Redactor | None = None) -> str:
+    """Hook output as text; bytes that are not UTF-8 become U+FFFD, never a crash.
+
+    Output that reached its ``cap`` was stopped there and may end in the middle
+    of a secret: it is redacted, that secret's beginning included (the run's
+    redactor unless one is given; see :meth:`Redactor.cut_short`)."""
+    text = data.decode("utf-8", errors="replace")
+    if cap is not None and len(data) >= cap:
+        text = (redactor or current()).cut_short(text)
+    return text
 
 
-def parse_object(stdout: str, required: bool) -> dict[str, Any] | None:
+def parse_object(
+    stdout: str, required: bool, redactor: Redactor | None = None
+) -> dict[str, Any] | None:
     """Parse stdout as exactly one JSON object.
 
     ``required`` (execute, collect): anything else is an :class:`OutputError`.
@@ -42,13 +56,14 @@ def parse_object(stdout: str, required: bool) -> dict[str, Any] | None:
         if not required:
             return None
         raise OutputError(
-            f"stdout is not one JSON object ({exc}); received {preview(text)}"
+            f"stdout is not one JSON object ({exc}); received {preview(text, redactor=redactor)}"
         ) from None
     if not isinstance(value, dict):
         if not required:
             return None
         raise OutputError(
-            f"stdout must be one JSON object, got {type(value).__name__}; received {preview(text)}"
+            f"stdout must be one JSON object, got {type(value).__name__}; "
+            f"received {preview(text, redactor=redactor)}"
         )
     return value
 
@@ -132,23 +147,30 @@ def collected_evidence(data: dict[str, Any]) -> dict[str, Any]:
 RECORD_CHARS = 64 * 1024
 
 
-def _tail(text: str, limit: int = 2000) -> str:
+def tail(text: str, limit: int = 2000, redactor: Redactor | None = None) -> str:
+    """The end of ``text`` for a diagnosis: its last ``limit`` characters,
+    redacted before the cut (see :func:`preview`)."""
     text = text.strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
+    return text if len(text) <= limit else "..." + (redactor or current()).tail(text, limit)
 
 
-def _clip(text: str) -> str:
+def clip(text: str, redactor: Redactor | None = None) -> str:
+    """``text`` as a record keeps it: its first :data:`RECORD_CHARS`
+    characters, redacted before the cut (see :func:`preview`)."""
     if len(text) <= RECORD_CHARS:
         return text
-    return text[:RECORD_CHARS] + f"\n... [{len(text) - RECORD_CHARS} more chars not recorded]"
+    return (redactor or current()).head(text, RECORD_CHARS, "\n... [{n} more chars not recorded]")
 
 
 def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
     """Turn a finished process into the phase's :class:`HookResult` with a diagnosis."""
     from .models import HookResult
 
-    stdout = decode(proc.stdout)
-    stderr = decode(proc.stderr)
+    red = getattr(call.run, "redactor", None)
+    if red is None:
+        red = current()
+    stdout = decode(proc.stdout, call.limits.stdout_bytes, red)
+    stderr = decode(proc.stderr, call.limits.stderr_bytes, red)
     result = HookResult(
         phase=call.phase,
         status="ok",
@@ -156,8 +178,8 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         started=proc.started,
         ended=proc.ended,
         exit_code=proc.returncode,
-        stdout=_clip(stdout),
-        stderr=_clip(stderr),
+        stdout=clip(stdout, red),
+        stderr=clip(stderr, red),
         turn=call.turn,
         transport=call.entry.transport,
     )
@@ -169,7 +191,7 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
     elif proc.timed_out:
         result.status = "timeout"
         result.diagnosis = f"timed out after {call.timeout:g} s; its process group was killed" + (
-            f"; stderr: {_tail(stderr)}" if stderr.strip() else ""
+            f"; stderr: {tail(stderr, redactor=red)}" if stderr.strip() else ""
         )
     elif proc.overflow:
         cap = call.limits.stdout_bytes if proc.overflow == "stdout" else call.limits.stderr_bytes
@@ -186,11 +208,13 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
             else f"exited with code {proc.returncode}"
         )
         result.diagnosis = (
-            f"{how}: {_tail(stderr)}" if stderr.strip() else f"{how} (stderr was empty)"
+            f"{how}: {tail(stderr, redactor=red)}"
+            if stderr.strip()
+            else f"{how} (stderr was empty)"
         )
     else:
         try:
-            result.data = parse_object(stdout, required_json)
+            result.data = parse_object(stdout, required_json, red)
         except OutputError as exc:
             result.status = "failed"
             result.diagnosis = str(exc)

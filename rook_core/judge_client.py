@@ -312,7 +312,7 @@ class JudgeClient:
             record["answer"] = self.redactor.text(output)
             return JudgeAnswer(
                 "error",
-                diagnosis=f"{who} answered {preview(self.redactor.text(output), 300)}, which is "
+                diagnosis=f"{who} answered {preview(output, 300, self.redactor)}, which is "
                 f"not one JSON object {VERDICT_SHAPE}: {problem}",
                 record=record,
             )

@@ -1,10 +1,21 @@
-"""Secrets never reach disk or screen: replace every env value with ``[redacted:NAME]``."""
+"""Secrets never reach disk or screen: replace every env value with ``[redacted:NAME]``.
+
+Text that is cut short (a record's 64 KiB clip, a diagnosis's stderr tail, a
+preview, an output cap) is cut here, never before redaction: a secret that a
+cut would split is replaced whole first, so no piece of it is shown; where
+the text itself ends in the middle of a secret (an output cap stopped the
+stream), the secret's beginning is masked too.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any
+
+MARK = "[redacted:"
+PARTIAL_MIN = 4  # see Redactor.cut_short
 
 
 class Redactor:
@@ -31,8 +42,46 @@ class Redactor:
     def text(self, s: str) -> str:
         for value, name in self._pairs:
             if value in s:
-                s = s.replace(value, f"[redacted:{name}]")
+                s = s.replace(value, f"{MARK}{name}]")
         return s
+
+    def head(self, text: str, limit: int, more: str = "") -> str:
+        """The first ``limit`` characters of ``text``, redacted, cut so that no
+        secret is split (a redaction marker at the cut is kept whole); then
+        ``more``, formatted with ``n``, the characters left out, if any were."""
+        text = self.text(text)
+        if len(text) <= limit:
+            return text
+        start = text.rfind(MARK, 0, limit + len(MARK) - 1)
+        end = text.find("]", start) + 1 if start != -1 else 0
+        shown = text[:end] if end > limit else text[:limit]
+        left = len(text) - len(shown)
+        return shown + more.format(n=left) if more and left else shown
+
+    def tail(self, text: str, limit: int) -> str:
+        """The last ``limit`` characters of ``text``, redacted, cut so that no
+        secret is split (a redaction marker at the cut is kept whole)."""
+        text = self.text(text)
+        if len(text) <= limit:
+            return text
+        cut = len(text) - limit
+        start = text.rfind(MARK, 0, cut + len(MARK) - 1)
+        if start != -1 and start < cut and text.find("]", start) >= cut:
+            return text[start:]
+        return text[cut:]
+
+    def cut_short(self, text: str) -> str:
+        """``text`` redacted, for text that stops where its source went on (an
+        output cap): a secret's beginning at its very end is masked as well,
+        when it is at least :data:`PARTIAL_MIN` characters or half the secret."""
+        text = self.text(text)
+        for value, name in self._pairs:
+            for k in range(min(len(value) - 1, len(text)), 0, -1):
+                if k < PARTIAL_MIN and 2 * k < len(value):
+                    break
+                if text.endswith(value[:k]):
+                    return text[:-k] + f"{MARK}{name}]"
+        return text
 
     def data(self, obj: Any) -> Any:
         """A deep copy of ``obj`` with every string (keys too) redacted."""
@@ -48,11 +97,28 @@ class Redactor:
 
 
 _active: list[Redactor] = []
+_current: ContextVar[Redactor | None] = ContextVar("rook_redactor", default=None)
 
 
 def activate(redactor: Redactor) -> None:
-    """Make ``redactor`` apply to every message the CLI prints (its error boundary)."""
+    """Make ``redactor`` apply to every message the CLI prints (its error
+    boundary) and the one :func:`current` gives (the run's, in this process)."""
     _active[:] = [redactor]
+    _current.set(redactor)
+
+
+def use(redactor: Redactor) -> None:
+    """Make ``redactor`` the one :func:`current` gives in this context only
+    (an asyncio task's: a Dask worker runs the scenarios of several runs)."""
+    _current.set(redactor)
+
+
+def current() -> Redactor:
+    """The run's redactor, for code that cuts text and has none at hand."""
+    found = _current.get()
+    if found is None:
+        found = _active[0] if _active else Redactor()
+    return found
 
 
 def scrub(text: str) -> str:

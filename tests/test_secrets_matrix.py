@@ -111,3 +111,69 @@ def test_every_sink(ws, rook_cli, tmp_path):
     fail = next(s for s in r.report["scenarios"] if s["id"] == "fail")
     assert "Bearer [redacted:API_TOKEN]" in fail["hooks"][-1]["diagnosis"] or any(
         "Bearer [redacted:API_TOKEN]" in (h["diagnosis"] or "") for h in fail["hooks"])
+
+
+# Every place Rook shortens a hook's text: the 64 KiB a record keeps, the stderr
+# tail of a diagnosis, the preview of output that is not JSON, and an output
+# cap that stops the stream itself. Each cut falls inside the secret.
+CUTTER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s, case = os.environ["API_TOKEN"], os.environ["ROOK_SCENARIO_ID"]
+if case == "clip":       # stderr over 64 KiB: the record keeps its head
+    sys.stderr.write("e" * (65536 - 9) + s + "\n")
+    print(json.dumps({"output": "ok"}))
+elif case == "tail":     # a failure's diagnosis shows the last 2000 chars of stderr
+    sys.stderr.write(s + "z" * (2000 - 9))
+    sys.exit(3)
+elif case == "preview":  # not JSON: the diagnosis previews 400 chars of stdout
+    sys.stdout.write("not json " + "q" * (400 - 9 - 9) + s)
+elif case == "cap":      # stdout over its 1024-byte cap: the stream stops in the secret
+    sys.stdout.write("y" * (1024 - 9) + s + "y" * 5000)
+"""
+
+
+def test_a_cut_never_shows_a_piece_of_a_secret(rook_workspace, rook_cli, monkeypatch):
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("cutter.py", CUTTER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/cutter.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}],
+                "limits": {"stdout_bytes": 1024, "stderr_bytes": 1024 * 1024}})
+    for sid in ("clip", "tail", "preview", "cap"):
+        ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    table = rook_cli("run")
+    pieces = {SECRET[i:i + 5] for i in range(len(SECRET) - 4)}
+    for where, text in (("the terminal", r.stdout + r.stderr + table.stdout + table.stderr),
+                        ("the run records", all_text(ws.runs_dir))):
+        shown = [p for p in pieces if p in text]
+        assert not shown, f"pieces of a secret reached {where}: {shown}"
+    assert {s["id"]: s["status"] for s in r.report["scenarios"]}["clip"] == "passed"
+    records = ws.runs_dir / r.report["run"]["id"] / "scenarios"
+    hooks = {sid: json.loads((records / f"{sid}.1.json").read_text())["hooks"][-1]
+             for sid in ("clip", "tail", "preview", "cap")}
+    assert hooks["clip"]["stderr"].startswith("e" * 100)
+    assert "[redacted:API_TOKEN]\n... [" in hooks["clip"]["stderr"]  # the marker is kept whole
+    assert "...[redacted:API_TOKEN]zzz" in hooks["tail"]["diagnosis"]
+    assert "q[redacted:API_TOKEN]" in hooks["preview"]["diagnosis"]
+    assert hooks["cap"]["stdout"].endswith("y[redacted:API_TOKEN]")
+    assert "1024-byte cap" in hooks["cap"]["diagnosis"]
+
+
+def test_redactor_cuts():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"T": "sk-0123456789"})
+    text = "a" * 10 + "sk-0123456789" + "b" * 10
+    assert red.head(text, 5) == "aaaaa"
+    assert red.head(text, 12) == "a" * 10 + "[redacted:T]"  # never half a marker
+    assert red.head(text, 12, " (+{n})") == "a" * 10 + "[redacted:T] (+10)"
+    assert red.head(text, 100, " (+{n})") == "a" * 10 + "[redacted:T]" + "b" * 10
+    assert red.tail(text, 12) == "[redacted:T]" + "b" * 10
+    assert red.tail(text, 3) == "bbb"
+    assert red.cut_short("x sk-012") == "x [redacted:T]"  # the secret's beginning
+    assert red.cut_short("x sk-") == "x sk-"  # under 4 characters and under half: kept
+    assert Redactor({"PIN": "123456"}).cut_short("code 123") == "code [redacted:PIN]"
+    assert Redactor().head(text, 5) == "aaaaa"

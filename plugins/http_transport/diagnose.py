@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from rook_core.redact import Redactor, current
+
 from .client import Reply
 from .template import BUILTINS
 
@@ -18,11 +20,13 @@ SHOW_CHARS = 600
 CREDENTIAL_FIELD = re.compile(r"(key|token|secret|passw|auth|credential|cookie|session)", re.I)
 
 
-def preview(value: Any, limit: int = SHOW_CHARS) -> str:
-    """A value as compact text, cut at ``limit`` characters."""
+def preview(value: Any, limit: int = SHOW_CHARS, redactor: Redactor | None = None) -> str:
+    """A value as compact text, cut at ``limit`` characters; redacted before
+    the cut (the run's redactor unless one is given), so no piece of a secret
+    shows."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if len(text) > limit:
-        text = text[:limit] + f"... [{len(text) - limit} more chars]"
+        text = (redactor or current()).head(text, limit, "... [{n} more chars]")
     return text
 
 

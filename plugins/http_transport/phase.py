@@ -252,7 +252,7 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     except StreamError as exc:
         raise HookError(f"{shown}: {exc}") from None
     if call.phase != "prepare" and doc is not None:
-        http["response"] = preview(doc, RECORD_CHARS)
+        http["response"] = preview(doc, RECORD_CHARS, red)
     method, url = shown.split(" ", 1)
     if reply.status in (401, 403):
         literal = [
