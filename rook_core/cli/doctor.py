@@ -154,11 +154,11 @@ class Doctor:
         check_scenarios(self, rook, agent, label)
 
     def _check_switch_names(self) -> None:
-        from importlib import metadata
-
+        from ..entrypoints import discover
         from ..plugins import ENTRY_POINT_GROUP
 
-        installed = {ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        # the names `rook run` sees: the same discovery, cache included
+        installed = {ep.name for ep in discover(ENTRY_POINT_GROUP).entry_points}
         for var in ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS"):
             wanted = {n.strip() for n in os.environ.get(var, "").split(",") if n.strip()}
             for name in sorted(wanted - installed):
