@@ -10,6 +10,7 @@ stream), the secret's beginning is masked too.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -18,11 +19,28 @@ MARK = "[redacted:"
 PARTIAL_MIN = 4  # see Redactor.cut_short
 
 
+def encodings(value: str) -> list[str]:
+    """``value`` and the forms it takes inside the text a hook prints: escaped
+    in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``) and percent-encoded in a
+    URL (upper- or lower-case hex, ``+`` for a space). A token of letters,
+    digits, ``-``, ``_``, ``.`` and ``~`` has no other form."""
+    import json
+    from urllib.parse import quote, quote_plus
+
+    forms = [value]
+    for escaped in (json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+        forms += [escaped, escaped.replace("/", "\\/")]
+    for encoded in (quote(value, safe=""), quote(value), quote_plus(value, safe="")):
+        forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
+    return list(dict.fromkeys(forms))
+
+
 class Redactor:
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
-        # Longest first, so a secret that contains another is replaced whole.
-        pairs = [(v, n) for n, v in (secrets or {}).items() if v]
-        self._pairs = sorted(pairs, key=lambda p: len(p[0]), reverse=True)
+        self._pairs: list[tuple[str, str]] = []
+        for name, value in (secrets or {}).items():
+            self._pairs += [(form, name) for form in encodings(value)] if value else []
+        self._sort()
 
     @classmethod
     def for_variables(
@@ -33,8 +51,12 @@ class Redactor:
 
     def add(self, name: str, value: str) -> None:
         if value:
-            self._pairs.append((value, name))
-            self._pairs.sort(key=lambda p: len(p[0]), reverse=True)
+            self._pairs += [(form, name) for form in encodings(value)]
+            self._sort()
+
+    def _sort(self) -> None:
+        # Longest first, so a secret that contains another is replaced whole.
+        self._pairs.sort(key=lambda p: len(p[0]), reverse=True)
 
     def __bool__(self) -> bool:
         return bool(self._pairs)

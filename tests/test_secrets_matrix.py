@@ -177,3 +177,42 @@ def test_redactor_cuts():
     assert red.cut_short("x sk-") == "x sk-"  # under 4 characters and under half: kept
     assert Redactor({"PIN": "123456"}).cut_short("code 123") == "code [redacted:PIN]"
     assert Redactor().head(text, 5) == "aaaaa"
+
+
+# A password with the characters that change form in what a hook prints.
+ODD = 'p@ss"w\\örd/1 &x'
+ENCODER = r"""
+#!/usr/bin/env python3
+import json, os, sys, urllib.parse
+sys.stdin.read()
+s = os.environ["DB_PASSWORD"]
+sys.stderr.write("raw: " + s + "\n")
+lower = urllib.parse.quote(s, safe="").lower()
+print(json.dumps({  # ensure_ascii: the JSON text carries \" \\ and \u00f6
+    "output": "ok " + s,
+    "url": "https://db/?pw=" + urllib.parse.quote(s, safe=""),
+    "form": "pw=" + urllib.parse.quote_plus(s) + "&lower=" + lower,
+    "slashed": json.dumps(s).replace("/", "\\/"),
+}))
+"""
+
+
+def test_a_secret_is_redacted_in_every_form_a_hook_prints(rook_workspace, rook_cli, monkeypatch):
+    import urllib.parse
+
+    monkeypatch.setenv("DB_PASSWORD", ODD)
+    ws = rook_workspace
+    ws.script("encoder.py", ENCODER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/encoder.py"},
+                "env": [{"variable": "DB_PASSWORD", "purpose": "database password"}]})
+    ws.scenario({"id": "odd", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["summary"]["passed"] == 1
+    forms = {ODD, json.dumps(ODD)[1:-1], json.dumps(ODD, ensure_ascii=False)[1:-1],
+             urllib.parse.quote(ODD, safe=""), urllib.parse.quote_plus(ODD),
+             urllib.parse.quote(ODD, safe="").lower(), json.dumps(ODD)[1:-1].replace("/", "\\/")}
+    record = all_text(ws.runs_dir)
+    for form in forms:
+        assert form not in record, f"{form!r} reached the run record"
+        assert form not in r.stdout + r.stderr, f"{form!r} reached the terminal"
+    assert record.count("[redacted:DB_PASSWORD]") >= 6
