@@ -253,8 +253,13 @@ class JudgeClient:
     async def ask(
         self, prompt: str, scenario: Scenario, repeat_index: int = 1, repeat_count: int = 1
     ) -> JudgeAnswer:
-        """Run one judgement of ``prompt`` (about ``scenario``) through the judge profile."""
+        """Run one judgement of ``prompt`` (about ``scenario``) through the judge profile.
+
+        The prompt is redacted before it leaves Rook: a secret the agent
+        echoed reaches the judge (often a model provider) as ``[redacted:NAME]``,
+        which still tells it that a secret was shown."""
         assert self.ctx is not None, "attach() the client to a run first"
+        prompt = self.redactor.text(prompt)
         who = f"judge profile {self.profile.id!r}"
         record: dict[str, Any] = {"profile": self.profile.id, "prompt": prompt, "hooks": []}
         failed = await self._prepare()

@@ -416,3 +416,24 @@ def test_the_next_scenario_runs_while_the_previous_one_is_judged(
     assert agent == ["agent-start a", "agent-end a", "agent-start b", "agent-end b"]
     # b's hook started before a's judgement ended
     assert events.index("agent-start b") < events.index("judge-end")
+
+
+def test_the_judge_never_receives_a_secret_the_agent_echoed(
+    rook_workspace, rook_cli, judge_log, monkeypatch
+):
+    secret = "ag-5f4e3d2c1b0a"
+    monkeypatch.setenv("AGENT_TOKEN", secret)
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "token", "criteria": [{"rubric": "must mention monday"}]}])
+    rook_workspace.script("agent.py", AGENT.replace(
+        "was issued;", 'was issued with " + os.environ["AGENT_TOKEN"] + ";').replace(
+        'f"Your refund', '"Your refund').replace("{goal} was", '" + goal + " was'))
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "env": [{"variable": "AGENT_TOKEN", "purpose": "agent API key"}],
+                            "capabilities": {"calls": True, "usage": True}})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stderr
+    sent = next(judge_log.glob("*.prompt")).read_text()  # written by the judge hook itself
+    assert secret not in sent
+    assert "issued with [redacted:AGENT_TOKEN]; it arrives Monday" in sent
+    assert criteria_of(r.report, "s")[0]["status"] == "passed"
