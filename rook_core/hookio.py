@@ -17,12 +17,9 @@ class OutputError(ValueError):
 
 
 def preview(text: str, limit: int = SHOW_CHARS, redactor: Redactor | None = None) -> str:
-    """``text`` quoted for a message, cut at ``limit`` characters; redacted
-    before the cut (the run's redactor unless one is given), so no piece of a
-    secret shows."""
-    if len(text) > limit:
-        text = (redactor or current()).head(text, limit, "... [{n} more chars]")
-    return repr(text)
+    """``text`` quoted for a message, redacted (the run's redactor unless one
+    is given), then cut at ``limit`` characters, so no piece of a secret shows."""
+    return repr((redactor or current()).head(text, limit, "... [{n} more chars]"))
 
 
 def decode(data: bytes, cap: int | None = None, redactor: Redactor | None = None) -> str:
@@ -148,15 +145,18 @@ RECORD_CHARS = 64 * 1024
 
 
 def tail(text: str, limit: int = 2000, redactor: Redactor | None = None) -> str:
-    """The end of ``text`` for a diagnosis: its last ``limit`` characters,
-    redacted before the cut (see :func:`preview`)."""
-    text = text.strip()
-    return text if len(text) <= limit else "..." + (redactor or current()).tail(text, limit)
+    """The end of ``text`` for a diagnosis: redacted, then its last ``limit``
+    characters (see :func:`preview`)."""
+    red = redactor or current()
+    text = red.text(text.strip())
+    return text if len(text) <= limit else "..." + red.tail(text, limit)
 
 
 def clip(text: str, redactor: Redactor | None = None) -> str:
     """``text`` as a record keeps it: its first :data:`RECORD_CHARS`
-    characters, redacted before the cut (see :func:`preview`)."""
+    characters. Text that long is redacted before the cut (see
+    :func:`preview`); shorter text is returned as is, for the record's own
+    redaction."""
     if len(text) <= RECORD_CHARS:
         return text
     return (redactor or current()).head(text, RECORD_CHARS, "\n... [{n} more chars not recorded]")

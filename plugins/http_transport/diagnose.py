@@ -21,13 +21,10 @@ CREDENTIAL_FIELD = re.compile(r"(key|token|secret|passw|auth|credential|cookie|s
 
 
 def preview(value: Any, limit: int = SHOW_CHARS, redactor: Redactor | None = None) -> str:
-    """A value as compact text, cut at ``limit`` characters; redacted before
-    the cut (the run's redactor unless one is given), so no piece of a secret
-    shows."""
+    """A value as compact text, redacted (the run's redactor unless one is
+    given), then cut at ``limit`` characters, so no piece of a secret shows."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if len(text) > limit:
-        text = (redactor or current()).head(text, limit, "... [{n} more chars]")
-    return text
+    return (redactor or current()).head(text, limit, "... [{n} more chars]")
 
 
 def shape(value: Any, depth: int = 0) -> Any:
