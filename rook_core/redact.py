@@ -30,7 +30,11 @@ def encodings(value: str) -> list[str]:
     forms = [value]
     for escaped in (json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
         forms += [escaped, escaped.replace("/", "\\/")]
-    for encoded in (quote(value, safe=""), quote(value), quote_plus(value, safe="")):
+    try:
+        urls = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
+    except UnicodeEncodeError:  # undecodable bytes in the environment: no URL form
+        urls = []
+    for encoded in urls:
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
     return list(dict.fromkeys(forms))
 

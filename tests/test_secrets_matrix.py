@@ -216,3 +216,13 @@ def test_a_secret_is_redacted_in_every_form_a_hook_prints(rook_workspace, rook_c
         assert form not in record, f"{form!r} reached the run record"
         assert form not in r.stdout + r.stderr, f"{form!r} reached the terminal"
     assert record.count("[redacted:DB_PASSWORD]") >= 6
+
+
+def test_redactor_forms():
+    from rook_core.redact import Redactor, encodings
+
+    assert encodings("sk-live_ABC.def~1") == ["sk-live_ABC.def~1"]  # the common case: one form
+    odd = Redactor({"P": "a/b c"})
+    assert odd.text("u=a%2Fb%20c v=a%2fb+c w=a\\/b c") == "u=[redacted:P] v=[redacted:P] w=[redacted:P]"
+    raw = b"ab\xffcd".decode("utf-8", "surrogateescape")  # undecodable bytes in the environment
+    assert Redactor({"X": raw}).text(f"zz{raw}zz") == "zz[redacted:X]zz"
