@@ -17,13 +17,16 @@ from typing import Any
 
 MARK = "[redacted:"
 PARTIAL_MIN = 4  # see Redactor.cut_short
+BASE64_MIN = 8  # see base64_forms
 
 
 def encodings(value: str) -> list[str]:
     """``value`` and the forms it takes inside the text a hook prints: escaped
-    in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``) and percent-encoded in a
-    URL (upper- or lower-case hex, ``+`` for a space). A token of letters,
-    digits, ``-``, ``_``, ``.`` and ``~`` has no other form."""
+    in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``), percent-encoded in a
+    URL (upper- or lower-case hex, ``+`` for a space) and base64-encoded
+    (:func:`base64_forms`). A token of letters, digits, ``-``, ``_``, ``.``
+    and ``~`` has no JSON or URL form of its own; one shorter than
+    :data:`BASE64_MIN` bytes has no other form at all."""
     import json
     from urllib.parse import quote, quote_plus
 
@@ -36,7 +39,35 @@ def encodings(value: str) -> list[str]:
         urls = []
     for encoded in urls:
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
-    return list(dict.fromkeys(forms))
+    return list(dict.fromkeys(forms + base64_forms(value)))
+
+
+def base64_forms(value: str) -> list[str]:
+    """What base64 text shows of ``value`` wherever it sits in the encoded
+    bytes (``Basic`` credentials put a password after ``user:``): the whole
+    value encoded alone (with and without ``=`` padding), and for each of the
+    three positions it can start at in a 3-byte group, the characters its own
+    bytes alone decide (the groups it fills whole; a partial group's
+    characters also depend on its neighbours' bytes). Each in the standard
+    and the URL-safe alphabet. Values shorter than :data:`BASE64_MIN` bytes
+    get none: so few characters would be found in unrelated base64 text."""
+    import base64
+
+    try:
+        raw = os.fsencode(value)  # the bytes a hook was given in its environment
+    except UnicodeEncodeError:
+        return []
+    if len(raw) < BASE64_MIN:
+        return []
+    whole = base64.b64encode(raw).decode("ascii")
+    forms = [whole, whole.rstrip("=")]
+    for skip in (0, 2, 1):  # the value starts 0, 1 or 2 bytes into a group
+        core = raw[skip:]
+        forms.append(base64.b64encode(core[: len(core) // 3 * 3]).decode("ascii"))
+    return forms + [f.translate(_URLSAFE) for f in forms if "+" in f or "/" in f]
+
+
+_URLSAFE = str.maketrans("+/", "-_")
 
 
 class Redactor:

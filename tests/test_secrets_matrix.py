@@ -183,9 +183,10 @@ def test_redactor_cuts():
 ODD = 'p@ss"w\\örd/1 &x'
 ENCODER = r"""
 #!/usr/bin/env python3
-import json, os, sys, urllib.parse
+import base64, json, os, sys, urllib.parse
 sys.stdin.read()
 s = os.environ["DB_PASSWORD"]
+b64 = lambda text: base64.b64encode(text.encode()).decode()
 sys.stderr.write("raw: " + s + "\n")
 lower = urllib.parse.quote(s, safe="").lower()
 print(json.dumps({  # ensure_ascii: the JSON text carries \" \\ and \u00f6
@@ -193,6 +194,9 @@ print(json.dumps({  # ensure_ascii: the JSON text carries \" \\ and \u00f6
     "url": "https://db/?pw=" + urllib.parse.quote(s, safe=""),
     "form": "pw=" + urllib.parse.quote_plus(s) + "&lower=" + lower,
     "slashed": json.dumps(s).replace("/", "\\/"),
+    "basic": ["Basic " + b64(user + ":" + s) for user in ("u", "us", "usr")],  # 3 alignments
+    "alone": b64(s),
+    "urlsafe": base64.urlsafe_b64encode(("x:" + s + "!").encode()).decode(),
 }))
 """
 
@@ -216,12 +220,31 @@ def test_a_secret_is_redacted_in_every_form_a_hook_prints(rook_workspace, rook_c
         assert form not in record, f"{form!r} reached the run record"
         assert form not in r.stdout + r.stderr, f"{form!r} reached the terminal"
     assert record.count("[redacted:DB_PASSWORD]") >= 6
+    # base64: whatever is left around a marker decodes to at most 2 bytes of the secret
+    entry = r.report["scenarios"][0]["turns"][0]["evidence"]
+    assert entry["alone"] == "[redacted:DB_PASSWORD]"
+    for user, shown in [("u", entry["basic"][0]), ("us", entry["basic"][1]),
+                        ("usr", entry["basic"][2]), ("x", entry["urlsafe"])]:
+        head, marker, tail = shown.removeprefix("Basic ").partition("[redacted:DB_PASSWORD]")
+        assert marker and len(head) <= 4 * -(-len(user + ":") // 3) and len(tail) <= 4, shown
 
 
 def test_redactor_forms():
+    import base64
+
     from rook_core.redact import Redactor, encodings
 
-    assert encodings("sk-live_ABC.def~1") == ["sk-live_ABC.def~1"]  # the common case: one form
+    assert encodings("sk-live") == ["sk-live"]  # a short token: one form
+    token = "sk-live_ABC.def~1"
+    assert encodings(token)[0] == token and all(f.isascii() for f in encodings(token))
+    basic = Redactor({"T": token})
+    for user in ("u", "us", "usr"):  # the three places the token can start in a 3-byte group
+        shown = basic.text(base64.b64encode(f"{user}:{token}".encode()).decode())
+        head, _, tail = shown.partition("[redacted:T]")
+        # left: the groups holding a byte of "user:", and the last partial group
+        assert _ and len(head) <= 4 * -(-len(user + ":") // 3) and len(tail) <= 4, shown
+    assert basic.text(base64.urlsafe_b64encode(b"?>" + token.encode()).decode()).count("[redacted:T]") == 1
+    assert Redactor({"S": "short"}).text("c2hvcnQ=") == "c2hvcnQ="  # under BASE64_MIN bytes
     odd = Redactor({"P": "a/b c"})
     assert odd.text("u=a%2Fb%20c v=a%2fb+c w=a\\/b c") == "u=[redacted:P] v=[redacted:P] w=[redacted:P]"
     raw = b"ab\xffcd".decode("utf-8", "surrogateescape")  # undecodable bytes in the environment
