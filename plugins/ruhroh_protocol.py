@@ -15,6 +15,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from rook_core import hookio
 from rook_core.plain import plain
 
 RESULT_VERSION = "ruhroh_run_agent_result_v1"
@@ -104,7 +105,7 @@ def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
     if idx < 0:
         return None, ""
     try:
-        value = json.loads(lines[idx])
+        value = hookio.loads(lines[idx])
     except (ValueError, RecursionError):
         return None, "\n".join(lines[: idx + 1])
     if not isinstance(value, dict):
@@ -129,7 +130,7 @@ def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
     if not text.strip():
         return None
     try:
-        data = json.loads(text)
+        data = hookio.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(
             f"the result file {path} (RUHROH_RESULT_PATH) is not JSON ({exc}): {text[:200]!r}"

@@ -16,6 +16,35 @@ class OutputError(ValueError):
     """The hook's output breaks the contract; the message is the diagnosis."""
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
+def loads(text: str) -> Any:
+    """JSON an agent sent, as :func:`json.loads` reads it, but only JSON:
+    ``NaN`` and ``Infinity`` are refused (ValueError, as for any text that is
+    not JSON), and a lone surrogate escape (``"\\ud83d"``, half of a
+    character) becomes U+FFFD, so every string can be written as UTF-8.
+    Raises ValueError or RecursionError as :func:`json.loads` does."""
+    value = _DECODER.decode(text)
+    if "\\ud" in text or "\\uD" in text:  # where a lone surrogate can come from
+        value = _whole_characters(value)
+    return value
+
+
+def _whole_characters(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_whole_characters(k): _whole_characters(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_characters(v) for v in value]
+    return value
+
+
 def preview(text: str, limit: int = SHOW_CHARS, redactor: Redactor | None = None) -> str:
     """``text`` quoted for a message, redacted (the run's redactor unless one
     is given), then cut at ``limit`` characters, so no piece of a secret shows."""
@@ -48,7 +77,7 @@ def parse_object(
             raise OutputError("the hook printed nothing on stdout; expected one JSON object")
         return None
     try:
-        value = json.loads(text)
+        value = loads(text)
     except (ValueError, RecursionError) as exc:
         if not required:
             return None
@@ -90,8 +119,8 @@ def _check_calls(calls: Any) -> list[dict[str, Any]]:
         args = call.get("arguments", {})
         if isinstance(args, str):  # OpenAI-style arguments arrive as a JSON string
             try:
-                args = json.loads(args)
-            except ValueError:
+                args = loads(args)
+            except (ValueError, RecursionError):
                 pass
         out.append({**call, "arguments": args if args is not None else {}})
     return out

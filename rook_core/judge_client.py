@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import re
 import time
@@ -27,6 +26,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from . import hookio
 from .definitions import find_profile
 from .engine import base_environment, check_env, resolve_entries
 from .errors import ConfigError, PluginError, RookError
@@ -73,7 +73,7 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     if fenced:
         body = fenced.group(1).strip()
     try:
-        value = json.loads(body)
+        value = hookio.loads(body)
     except (ValueError, RecursionError):
         return None, "it is not JSON"
     if not isinstance(value, dict):

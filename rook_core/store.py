@@ -38,9 +38,12 @@ def new_run_id() -> str:
 
 
 def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all. A lone surrogate (half
+    a character, which UTF-8 cannot hold) is written as its escape, ``\\udc80``:
+    in a JSON string that is the same value."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:

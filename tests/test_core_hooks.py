@@ -134,6 +134,8 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
         ("true", "printed nothing on stdout"),
         ('echo \'{"output": "x", "calls": "lookup"}\'', "calls must be a list"),
         ('echo \'{"output": "x", "usage": {"input": "many"}}\'', "usage.input must be a number"),
+        ('echo \'{"output": "x", "score": NaN}\'', "NaN is not a JSON value"),
+        ('echo \'{"output": "x", "usage": {"input": Infinity}}\'', "Infinity is not a JSON value"),
     ],
 )
 def test_garbage_output_fails_the_hook_showing_what_was_received(
@@ -159,6 +161,23 @@ def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
     s = r.report["scenarios"][0]
     assert s["status"] == "passed"
     assert "\ufffd" in s["turns"][0]["output"]
+
+
+def test_half_a_character_escaped_in_json_does_not_crash(rook_workspace, rook_cli):
+    # "\ud83d" alone is valid JSON text but half of a UTF-16 pair: UTF-8 cannot hold it
+    one_scenario(
+        rook_workspace,
+        """
+        #!/bin/bash
+        echo '{"output": "ok \\ud83d then \\ud83d\\ude00", "\\udc00note": ["\\ud800"]}'
+    """,
+    )
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed", s
+    assert s["turns"][0]["output"] == "ok \ufffd then \U0001f600"
+    assert s["turns"][0]["evidence"] == {"\ufffdnote": ["\ufffd"]}
+    assert "Traceback" not in r.stderr
 
 
 def test_a_failing_scenario_does_not_stop_the_others(rook_workspace, rook_cli):

@@ -9,10 +9,11 @@ path that finds nothing is a failure that shows the response.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jmespath
+
+from rook_core import hookio
 
 from .client import Reply
 from .diagnose import preview
@@ -37,8 +38,8 @@ def document(reply: Reply) -> Any:
         return None
     if "json" in reply.content_type or text.lstrip()[:1] in ("{", "["):
         try:
-            return json.loads(text)
-        except ValueError:
+            return hookio.loads(text)
+        except (ValueError, RecursionError):
             return text
     return text
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rook_core import hookio
+
 
 class StreamError(Exception):
     """The stream reported an error; the message says what it sent."""
@@ -24,8 +26,8 @@ class StreamError(Exception):
 
 def _parse(data: str) -> Any:
     try:
-        return json.loads(data)
-    except ValueError:
+        return hookio.loads(data)
+    except (ValueError, RecursionError):
         return data
 
 
