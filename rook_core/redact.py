@@ -9,6 +9,7 @@ stream), the secret's beginning is masked too.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -22,16 +23,16 @@ BASE64_MIN = 8  # see base64_forms
 
 def encodings(value: str) -> list[str]:
     """``value`` and the forms it takes inside the text a hook prints: escaped
-    in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``), percent-encoded in a
+    in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``; also JSON text held in a
+    JSON string, up to three levels: :func:`_json_escaped`), percent-encoded in a
     URL (upper- or lower-case hex, ``+`` for a space) and base64-encoded
     (:func:`base64_forms`). A token of letters, digits, ``-``, ``_``, ``.``
     and ``~`` has no JSON or URL form of its own; one shorter than
     :data:`BASE64_MIN` bytes has no other form at all."""
-    import json
     from urllib.parse import quote, quote_plus
 
-    forms = [value]
-    for escaped in (json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+    forms = []
+    for escaped in (value, *_json_escaped(value)):
         forms += [escaped, escaped.replace("/", "\\/")]
     try:
         urls = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
@@ -40,6 +41,21 @@ def encodings(value: str) -> list[str]:
     for encoded in urls:
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
     return list(dict.fromkeys(forms + base64_forms(value)))
+
+
+def _json_escaped(value: str, depth: int = 3) -> list[str]:
+    """``value`` inside a JSON string, and inside a JSON string inside that
+    (a tool call's ``arguments`` sent as JSON text), ``depth`` levels deep;
+    with ``\\u`` escapes and without. Nothing when it needs no escaping."""
+    found: list[str] = []
+    level = [value]
+    for _ in range(depth):
+        level = [
+            e for v in level for e in (json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1])
+        ]
+        level = [e for e in dict.fromkeys(level) if e != value]
+        found += level
+    return found
 
 
 def base64_forms(value: str) -> list[str]:

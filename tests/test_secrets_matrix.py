@@ -197,6 +197,7 @@ print(json.dumps({  # ensure_ascii: the JSON text carries \" \\ and \u00f6
     "basic": ["Basic " + b64(user + ":" + s) for user in ("u", "us", "usr")],  # 3 alignments
     "alone": b64(s),
     "urlsafe": base64.urlsafe_b64encode(("x:" + s + "!").encode()).decode(),
+    "calls": [{"name": "login", "arguments": json.dumps({"pw": s})}],  # JSON text in JSON
 }))
 """
 
@@ -220,6 +221,8 @@ def test_a_secret_is_redacted_in_every_form_a_hook_prints(rook_workspace, rook_c
         assert form not in record, f"{form!r} reached the run record"
         assert form not in r.stdout + r.stderr, f"{form!r} reached the terminal"
     assert record.count("[redacted:DB_PASSWORD]") >= 6
+    twice = json.dumps(json.dumps(ODD)[1:-1])[1:-1]  # how the raw stdout holds the arguments
+    assert twice not in record and json.dumps(twice)[1:-1] not in record
     # base64: whatever is left around a marker decodes to at most 2 bytes of the secret
     entry = r.report["scenarios"][0]["turns"][0]["evidence"]
     assert entry["alone"] == "[redacted:DB_PASSWORD]"
@@ -245,6 +248,8 @@ def test_redactor_forms():
         assert _ and len(head) <= 4 * -(-len(user + ":") // 3) and len(tail) <= 4, shown
     assert basic.text(base64.urlsafe_b64encode(b"?>" + token.encode()).decode()).count("[redacted:T]") == 1
     assert Redactor({"S": "short"}).text("c2hvcnQ=") == "c2hvcnQ="  # under BASE64_MIN bytes
+    nested = Redactor({"N": 'a\\b"c'})
+    assert nested.text(json.dumps({"args": json.dumps({"k": 'a\\b"c'})})) == '{"args": "{\\"k\\": \\"[redacted:N]\\"}"}'
     odd = Redactor({"P": "a/b c"})
     assert odd.text("u=a%2Fb%20c v=a%2fb+c w=a\\/b c") == "u=[redacted:P] v=[redacted:P] w=[redacted:P]"
     raw = b"ab\xffcd".decode("utf-8", "surrogateescape")  # undecodable bytes in the environment
