@@ -94,6 +94,10 @@ class Slot:
             self._sem.release()
 
 
+def _snapshot(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
+
+
 class Engine:
     def __init__(
         self,
@@ -242,13 +246,19 @@ class Engine:
 
     # -- prepare -----------------------------------------------------------
 
-    async def prepare(self, manifest: dict[str, Any]) -> None:
+    async def prepare(self, manifest: dict[str, Any], runs: list[ScenarioRun]) -> bool:
+        """Run the prepare hook once per run: not when it succeeded before (a
+        resumed run), and not when no scenario of ``runs`` can run (each is
+        ``not_runnable``; they are skipped before any hook runs). Returns
+        whether a hook ran (the manifest then says how it went)."""
         entry = self.profile.hooks.get("prepare")
         if "prepare" not in self.phases or manifest.get("prepare", {}).get("status") == "ok":
-            return
+            return False
         if entry is None:
             manifest["prepare"] = {"status": "ok", "note": "no prepare hook"}
-            return
+            return False
+        if all(self.not_runnable(sr.scenario) for sr in runs):
+            return False
         call = HookCall(
             phase="prepare",
             entry=entry,
@@ -264,6 +274,7 @@ class Engine:
         manifest["prepare"] = {"status": result.status, "diagnosis": data.get("diagnosis")}
         if not result.ok:
             self.prepare_failed = f"prepare failed: {data.get('diagnosis')}"
+        return True
 
     # -- one scenario run ----------------------------------------------------
 
@@ -329,25 +340,39 @@ class Engine:
         record: dict[str, Any],
         todo: list[str],
         slot: Slot | None = None,
+        checkpoint: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """Run the phases ``todo`` of one scenario run on ``record`` and return it.
 
-        Writes no record: inputs and output are plain, picklable data, so an
-        executor may run this in another process or on another machine (the
-        Dask executor does); :meth:`store_scenario` records the result.
+        Writes no record itself: inputs and output are plain, picklable data,
+        so an executor may run this in another process or on another machine
+        (the Dask executor does); :meth:`store_scenario` records the result.
+        ``checkpoint`` (the in-process executor's: :meth:`run_scenario`) is
+        given the record after each phase that ran a hook when another hook
+        is still to come (open before execute, execute before close or
+        collect...), so that a run killed meanwhile resumes after that phase
+        and never sends the agent the goal again.
         ``slot`` (see :meth:`run_scenario`) is taken just before the run's first
         hook and given back just after its last. The run's ``started`` is its
         first hook's start (this call's, when it runs none).
         """
         # The state to go back to if interrupted: phases only append to lists and
-        # set keys, so a one-level copy is a faithful snapshot (and cheap).
-        before = {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
+        # set keys, so a one-level copy is a faithful snapshot (and cheap). It
+        # moves on as each phase completes.
+        before = _snapshot(record)
+
+        def phase_done(write: bool) -> None:
+            nonlocal before
+            before = _snapshot(record)
+            if write and checkpoint is not None:
+                checkpoint(record)
+
         began = time.time()
         try:
-            await self._run_phases(sr, record, todo, slot)
+            await self._run_phases(sr, record, todo, slot, phase_done)
         except asyncio.CancelledError:
-            # Keep the record as it was before this attempt (so a resume redoes
-            # exactly these phases) and note the interrupted attempt.
+            # Keep the record as it was after its last completed phase (so a
+            # resume redoes exactly the interrupted one) and note the attempt.
             attempt = {"at": time.time(), "hooks": record["hooks"][len(before["hooks"]) :]}
             record.clear()
             record.update(before)
@@ -393,7 +418,7 @@ class Engine:
             if not todo:
                 return record
             try:
-                await self.compute_scenario(sr, record, todo, slot)
+                await self.compute_scenario(sr, record, todo, slot, self._checkpoint(sr))
             except asyncio.CancelledError:
                 if slot is None or slot.taken:
                     self.store_scenario(sr, record)
@@ -406,6 +431,15 @@ class Engine:
         finally:
             if slot is not None:
                 slot.drop()
+
+    def _checkpoint(self, sr: ScenarioRun) -> Callable[[dict[str, Any]], None]:
+        """Write an unfinished scenario run's record as it stands (see
+        :meth:`compute_scenario`); its report entry waits for the end."""
+
+        def write(record: dict[str, Any]) -> None:
+            self.run_dir.save_scenario(sr.key, record)
+
+        return write
 
     def plan_ahead(self, runs: list[ScenarioRun], lead: int) -> None:
         """Have the state directories of ``runs`` made ahead of their start."""
@@ -420,6 +454,17 @@ class Engine:
         record["reason"] = self.redactor.text(reason)
         record["final"] = True
         record["phases_done"] = list(SCENARIO_PHASES)
+
+    def not_runnable(self, scenario: Scenario) -> str | None:
+        """Why this profile cannot run the scenario (a capability it neither
+        declares nor has shown, or a transport's refusal), or ``None``."""
+        why = runnability(
+            scenario,
+            self.rook.criteria,
+            self.profile.capabilities,
+            {**self.observed_before, **self.observed},
+        )
+        return why or self.transport_runnability(scenario)
 
     def transport_runnability(self, scenario: Scenario) -> str | None:
         """Why a transport of this profile cannot run the scenario, or ``None``."""
@@ -437,6 +482,7 @@ class Engine:
         record: dict[str, Any],
         todo: list[str],
         slot: Slot | None = None,
+        phase_done: Callable[[bool], None] = lambda write: None,
     ) -> None:
         scenario = sr.scenario
         state_dir = self.recorder.state_dir(sr.key)
@@ -445,13 +491,7 @@ class Engine:
             self._finish(record, ERROR, self.prepare_failed)
             return
         if "open" in todo or "execute" in todo:
-            why = runnability(
-                scenario,
-                self.rook.criteria,
-                self.profile.capabilities,
-                {**self.observed_before, **self.observed},
-            )
-            why = why or self.transport_runnability(scenario)
+            why = self.not_runnable(scenario)
             if why:
                 self._finish(record, NOT_RUNNABLE, why)
                 return
@@ -489,6 +529,12 @@ class Engine:
         hooks = self.profile.hooks
         last_is_execute = not any(p in todo and p in hooks for p in ("close", "collect"))
 
+        def hooks_after(phase: str) -> bool:
+            """Whether a hook of a later phase is still to run (then a phase's
+            record is written as it completes: see compute_scenario)."""
+            later = SCENARIO_PHASES[SCENARIO_PHASES.index(phase) + 1 :]
+            return any(p in todo and p in hooks for p in later)
+
         failure: str | None = None
         stopped: str | None = None
 
@@ -504,6 +550,7 @@ class Engine:
                     record["conversation"] = str(result.data["conversation"])
                     record["observed"]["multi_turn"] = True
             record["phases_done"].append("open")
+            phase_done(entry is not None and failure is None and hooks_after("open"))
 
         if "execute" in todo and failure is None:
             entry = self.profile.hooks["execute"]
@@ -542,6 +589,7 @@ class Engine:
                     )
                     break
             record["phases_done"].append("execute")
+            phase_done(hooks_after("execute"))
 
         if "close" in todo:
             entry = self.profile.hooks.get("close")
@@ -552,6 +600,7 @@ class Engine:
                 if not result.ok:
                     record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
             record["phases_done"].append("close")
+            phase_done(entry is not None and hooks_after("close"))
 
         if failure is not None:
             self._finish(record, ERROR, failure)
@@ -582,6 +631,7 @@ class Engine:
                 if collected and collected.get("usage") is not None:
                     record["observed"]["usage"] = True
             record["phases_done"].append("collect")
+            phase_done(False)
 
         if "judge" in todo:
             if slot is not None:

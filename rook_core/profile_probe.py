@@ -201,7 +201,7 @@ async def _drive(engine: Engine, sr: ScenarioRun, manifest: dict[str, Any]) -> N
     procscan.become_subreaper()
     try:
         await engine.start_transports()
-        await engine.prepare(manifest)
+        await engine.prepare(manifest, [sr])
         if not engine.prepare_failed:
             await engine.run_scenario(sr)
             engine.flush_records()

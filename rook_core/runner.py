@@ -198,6 +198,11 @@ def prepare_run(
         run = sharding.run_dir(agent.runs_dir / request.run_id, redactor, shard)
         run.lock()
     else:
+        if phases[0] != "prepare":
+            raise ConfigError(
+                f"--phases {request.phases}: a new run starts with prepare; to finish a run "
+                f"split by phase, give its id: rook run --run ID --phases {request.phases}"
+            )
         scenarios = select(
             scenarios,
             request.only or None,
@@ -274,7 +279,8 @@ async def _drive(
         await engine.start_transports()
         if client is not None:
             await client.start()
-        await engine.prepare(manifest)
+        if await engine.prepare(manifest, runs):
+            engine.run_dir.write_json("run.json", manifest)  # a resume never prepares twice
         engine.plan_ahead(runs, concurrency)
         executor = rook.executors.get(request.executor)
         await executor(

@@ -346,3 +346,78 @@ def test_a_killed_run_resumes_without_repeating_finished_scenarios(rook_workspac
     os.killpg(
         int((tmp_path / "slow.pid").read_text()), signal.SIGKILL
     )  # the orphan of the killed rook
+
+
+def test_a_run_killed_during_close_resumes_after_execute(rook_workspace, tmp_path):
+    # The goal is sent once: a record is written after each phase that another hook follows.
+    ws = rook_workspace
+    log = tmp_path / "log"
+    ws.script(
+        "agent.sh",
+        f"""
+        #!/bin/bash
+        echo "$1" >> {log}
+        case "$1" in
+          execute) cat >/dev/null; echo '{{"output": "ok", "conversation": "c1"}}' ;;
+          close) [ -e {tmp_path}/fast-now ] || {{ echo $$ > {tmp_path}/close.pid; sleep 300; }} ;;
+          collect) echo '{{"calls": []}}' ;;
+        esac
+    """,
+    )
+    hooks = {p: "scripts/agent.sh" for p in ("prepare", "open", "execute", "close", "collect")}
+    ws.profile({"id": "p", "hooks": hooks})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
+    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (tmp_path / "close.pid").exists():
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    os.killpg(int((tmp_path / "close.pid").read_text()), signal.SIGKILL)
+    (run_dir,) = ws.runs_dir.iterdir()
+    record = json.loads((run_dir / "scenarios" / "s.1.json").read_text())
+    assert record["phases_done"] == ["open", "execute"] and not record.get("final")
+    assert json.loads((run_dir / "run.json").read_text())["prepare"]["status"] == "ok"
+    (tmp_path / "fast-now").touch()
+    out = subprocess.run([*rook, "--run", run_dir.name], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
+    # prepare, open and execute ran once; close again (it never finished), then collect
+    assert log.read_text().split() == ["prepare", "open", "execute", "close", "close", "collect"]
+
+
+def test_prepare_does_not_run_when_no_scenario_can(ws, rook_cli):
+    ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in ("prepare", "execute")}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "refund"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "not_runnable"}
+    assert log_lines(ws) == []
+
+
+@pytest.mark.parametrize(
+    "phases, hint",
+    [
+        ("prepare", "--phases open,execute,close,collect,judge"),
+        ("prepare,open,execute", "--phases close,collect,judge"),
+        ("prepare,open,execute,close,collect", "--phases judge"),
+    ],
+)
+def test_the_resume_hint_names_the_phases_still_to_run(ws, rook_cli, phases, hint):
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--phases", phases)
+    run_id = r.report["run"]["id"]
+    assert f"resume with: rook run --run {run_id} {hint}\n" in r.stderr
+    r = rook_cli("run", "--json", "--run", run_id, *hint.split())
+    assert r.statuses() == {"s": "passed"}
+    assert [line.split()[0] for line in log_lines(ws)] == [
+        "prepare", "open", "execute", "close", "collect"
+    ]
+
+
+def test_a_new_run_must_start_with_prepare(ws, rook_cli):
+    ws.scenario({"id": "s", "goal": "g"})
+    r = rook_cli("run", "--phases", "collect,judge")
+    assert r.exit_code == 2
+    assert "--phases collect,judge: a new run starts with prepare" in r.stderr
+    assert not ws.runs_dir.exists() or not list(ws.runs_dir.iterdir())

@@ -188,6 +188,17 @@ def run_command(
             err=True,
         )
     elif report["summary"].get("pending"):
-        click.echo(f"resume with: rook run --run {run_id} --phases collect,judge", err=True)
+        click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}", err=True)
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+def rest_of(report: dict[str, Any]) -> str:
+    """The ``--phases`` that finish a run split by phase (the ones it has not
+    run yet, when they are the end of the lifecycle), else nothing: a plain
+    ``--run ID`` finishes whatever is missing."""
+    from rook_core.models import PHASES
+
+    done = report["run"].get("phases") or []
+    rest = [p for p in PHASES if p not in done]
+    return f" --phases {','.join(rest)}" if rest and rest == list(PHASES[-len(rest) :]) else ""
