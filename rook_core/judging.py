@@ -286,7 +286,11 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
         for c in s.criteria:
             ctype = criteria.get(c.type)
             check = getattr(ctype, "check", None)
-            message = check(c.config, judging) if check is not None else None
+            try:
+                message = check(c.config, judging) if check is not None else None
+            except Exception as exc:  # the plugin's check failed on the user's value
+                message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
+                message += f"{type(exc).__name__}: {exc}"[:400]
             if message:
                 where = f"{s.path}: " if s.path else ""
                 problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")
