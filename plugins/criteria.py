@@ -356,8 +356,7 @@ class MaxTokens(CriterionType):
 
 class MaxSeconds(CriterionType):
     name = "max_seconds"
-    per_turn = False
-    description = "the execute turns took at most N seconds in all"
+    description = "the turn's execute took at most N seconds (default: the last turn)"
 
     def parse(self, value: Any) -> float:
         from marshmallow import ValidationError
@@ -396,7 +395,10 @@ class Claim(_CallCriterion):
         return {"says": says, "call": call}
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
-        claims = [t for t in view.turns if t.output and config["says"].search(t.output)]
+        # The answer is the last turn's unless turn: all or turn: N says otherwise;
+        # the call may have been made in any turn in view.
+        answers = view.turns[-1:] if view.scope == "last" else view.turns
+        claims = [t for t in answers if t.output and config["says"].search(t.output)]
         if not claims:
             return Verdict(PASSED, f"the answer makes no claim matching /{config['says'].pattern}/")
         if view.calls is None:

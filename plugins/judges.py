@@ -1,8 +1,9 @@
 """Judged criteria: ``rubric`` (the judge profile) and ``judge`` (a plugin's whole judge).
 
 * ``rubric: "Apologises and gives a concrete date"`` (or ``{text, min_score}``)
-  sends the rubric and the evidence (goal, every turn's input and output,
-  calls, usage, other evidence) to the judge profile, which answers
+  sends the rubric and the evidence (goal, the judged turn's input and output
+  (default: the last turn), the earlier turns labelled as context only, calls,
+  usage, other evidence) to the judge profile, which answers
   ``{"pass": bool, "reason": str}`` (``score`` optional). Anything else, or a
   failed judge hook, is the criterion's ``error``, never a pass. The judge's
   call and answer are recorded with the verdict.
@@ -41,8 +42,9 @@ evidence below satisfies the rubric. Judge only from the evidence.
 RUBRIC:
 {rubric}
 
-EVIDENCE (JSON; "calls": null means tool calls were not observed, [] means none were made; \
-"usage": null means token usage was not observed):
+EVIDENCE (JSON; "turns" holds the answer to judge; "earlier_turns", when present, is the \
+conversation before it, given only as context: do not judge it; "calls": null means tool calls \
+were not observed, [] means none were made; "usage": null means token usage was not observed):
 {evidence}
 
 Answer with exactly one JSON object and nothing else:
@@ -60,15 +62,24 @@ def _min_score(value: Any) -> float:
 
 
 def evidence_document(view: EvidenceView) -> dict[str, Any]:
-    """What the judge sees: the goal, every turn in view, calls, usage, other evidence."""
-    return {
+    """What the judge sees: the goal, the turns it judges (``turns``: the last
+    by default, every turn with ``turn: all``, turn N with ``turn: N``), the
+    turns before the judged one as context only (``earlier_turns``, by
+    default), calls, usage and other evidence of the turns in view."""
+    judged, earlier = view.turns, []
+    if view.scope == "last" and len(view.turns) > 1:
+        judged, earlier = view.turns[-1:], view.turns[:-1]
+    doc: dict[str, Any] = {
         "scenario": {"id": view.scenario.id, "name": view.scenario.name},
         "goal": view.scenario.goal,
-        "turns": [{"turn": t.turn, "input": t.input, "output": t.output} for t in view.turns],
-        "calls": view.calls,
-        "usage": view.usage,
-        "evidence": view.evidence,
+        "turns": [{"turn": t.turn, "input": t.input, "output": t.output} for t in judged],
     }
+    if earlier:
+        doc["earlier_turns"] = [
+            {"turn": t.turn, "input": t.input, "output": t.output} for t in earlier
+        ]
+    doc.update(calls=view.calls, usage=view.usage, evidence=view.evidence)
+    return doc
 
 
 def rubric_prompt(rubric: str, view: EvidenceView) -> str:

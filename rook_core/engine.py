@@ -17,7 +17,7 @@ from typing import Any
 
 from . import process
 from .errors import ConfigError, MissingEnvError, PluginError, RookError
-from .hookio import OutputError, collected_evidence, turn_evidence
+from .hookio import OutputError, collected_evidence, has_token_counts, turn_evidence
 from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
 from .models import (
     ERROR,
@@ -578,7 +578,7 @@ class Engine:
                     record["observed"]["multi_turn"] = True
                 if ev.calls is not None:
                     record["observed"]["calls"] = True
-                if ev.usage is not None:
+                if has_token_counts(ev.usage):
                     record["observed"]["usage"] = True
                 record["turns"].append(self.redactor.data(ev.to_dict()))
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
@@ -628,7 +628,7 @@ class Engine:
                 record["collected"] = self.redactor.data(collected)
                 if collected and collected.get("calls") is not None:
                     record["observed"]["calls"] = True
-                if collected and collected.get("usage") is not None:
+                if collected and has_token_counts(collected.get("usage")):
                     record["observed"]["usage"] = True
             record["phases_done"].append("collect")
             phase_done(False)

@@ -94,15 +94,34 @@ def parse_object(
     return value
 
 
-def _check_usage(usage: Any) -> dict[str, Any]:
+TOKEN_COUNTS = ("input", "output", "total")
+
+
+def _check_usage(usage: Any) -> dict[str, Any] | None:
+    """``usage`` checked: an object of numbers, token counts never negative.
+
+    ``None`` (as if absent) when it holds no number at all (``{}``)."""
     if not isinstance(usage, dict):
         raise OutputError(
             f'usage must be an object like {{"input": 12, "output": 3}}, got {usage!r}'[:300]
         )
+    numbers = False
     for k, v in usage.items():
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise OutputError(f"usage.{k} must be a number, got {v!r}"[:300])
-    return usage
+        if v < 0 and k in TOKEN_COUNTS:
+            raise OutputError(f"usage.{k} must be a token count >= 0, got {v!r}"[:300])
+        numbers = True
+    return usage if numbers else None
+
+
+def has_token_counts(usage: dict[str, Any] | None) -> bool:
+    """Whether checked ``usage`` shows the ``usage`` capability: at least one
+    token count (``input``, ``output`` or ``total``). Other numbers (a cost)
+    are kept as usage evidence but are not token counts."""
+    return usage is not None and any(usage.get(k) is not None for k in TOKEN_COUNTS)
 
 
 def _check_calls(calls: Any) -> list[dict[str, Any]]:
@@ -163,8 +182,9 @@ def collected_evidence(data: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "evidence": {k: v for k, v in data.items() if k not in ("usage", "calls")}
     }
-    if data.get("usage") is not None:
-        out["usage"] = _check_usage(data["usage"])
+    usage = _check_usage(data["usage"]) if data.get("usage") is not None else None
+    if usage is not None:
+        out["usage"] = usage
     if data.get("calls") is not None:
         out["calls"] = _check_calls(data["calls"])
     return out

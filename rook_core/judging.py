@@ -57,7 +57,12 @@ class EvidenceView:
     """The evidence one criterion judges: one turn, or all of them together.
 
     ``calls`` and ``usage`` are ``None`` when they were not observed for every
-    turn in view (``[]`` means "observed no calls").
+    turn in view (``[]`` means "observed no calls"). ``scope`` is what the
+    criterion's ``turn:`` asked for: ``"last"`` (no ``turn:``, the default),
+    ``"all"`` or a turn number. A criterion judged on all turns together
+    (``per_turn = False``) sees every turn in ``turns`` with ``scope`` ``"last"``
+    by default: its answer is the last turn's (``output``), the earlier turns
+    are context.
     """
 
     scenario: Scenario
@@ -68,6 +73,7 @@ class EvidenceView:
     evidence: dict[str, Any] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
     judging: JudgingContext = field(default_factory=JudgingContext)
+    scope: int | str = "last"
 
     @property
     def output(self) -> str | None:
@@ -84,10 +90,13 @@ class CriterionType:
     * ``needs``: capabilities the type requires (``calls``, ``usage``,
       ``multi_turn``); a scenario using it is ``not_runnable`` when the profile
       neither declares nor has observed them.
-    * ``per_turn``: ``True`` for criteria on an answer (default scope: the
-      last turn; ``turn: all`` means every turn must satisfy it); ``False``
-      for criteria on calls, usage and time (default scope: all turns
-      together).
+    * ``per_turn``: ``True`` (the default) for criteria judged on one turn:
+      the last turn unless the criterion gives ``turn: N``; ``turn: all``
+      means every turn must satisfy it. ``False`` for criteria on calls and
+      usage, which count across all turns (and what collect returned) unless
+      ``turn: N`` is given; such a criterion that also reads an answer reads
+      the last one by default (``view.output``; ``view.scope`` says which
+      turns were asked for).
     * ``uses_judge_profile``: ``True`` when the type sends evidence to the
       judge profile (``rubric``); a run whose scenarios use it needs
       ``--judge-profile`` or ``judge_profile:`` in config.yaml, or it is refused
@@ -131,6 +140,7 @@ def build_view(
     record: dict[str, Any],
     aggregate: bool,
     judging: JudgingContext | None = None,
+    scope: int | str = "last",
 ) -> EvidenceView:
     calls: list[dict[str, Any]] | None
     if turns and all(t.calls is not None for t in turns):
@@ -153,7 +163,7 @@ def build_view(
         evidence.update(collected.get("evidence") or {})
     seconds = sum(t.seconds for t in turns)
     return EvidenceView(
-        scenario, turns, calls, usage, seconds, evidence, record, judging or JudgingContext()
+        scenario, turns, calls, usage, seconds, evidence, record, judging or JudgingContext(), scope
     )
 
 
@@ -197,7 +207,13 @@ async def evaluate_criterion(
 
     def view(picked: list[TurnEvidence], aggregate: bool) -> EvidenceView:
         return build_view(
-            scenario, picked, collected if aggregate else None, record, aggregate, judging
+            scenario,
+            picked,
+            collected if aggregate else None,
+            record,
+            aggregate,
+            judging,
+            "last" if scope is None else scope,
         )
 
     try:
@@ -270,7 +286,11 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
         for c in s.criteria:
             ctype = criteria.get(c.type)
             check = getattr(ctype, "check", None)
-            message = check(c.config, judging) if check is not None else None
+            try:
+                message = check(c.config, judging) if check is not None else None
+            except Exception as exc:  # the plugin's check failed on the user's value
+                message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
+                message += f"{type(exc).__name__}: {exc}"[:400]
             if message:
                 where = f"{s.path}: " if s.path else ""
                 problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")

@@ -141,6 +141,11 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         config = ctype.parse(item[key])
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
+    except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise ValidationError(
+            {key: [f"the criterion plugin {criteria.owner(key)} refused it: {detail}"[:500]]}
+        ) from None
     return Criterion(type=key, config=config, turn=turn, index=index, raw=item)
 
 

@@ -9,7 +9,10 @@ module folds them into one aggregate per scenario:
 * ``pass_all`` (pass^N): every one of the N planned runs passed;
 * ``pass_any`` (pass@N): at least one run passed;
 * ``wilson``: the 95 % Wilson score interval of the pass rate over decided runs;
-* ``flaky``: the decided runs disagree (some passed, some did not).
+* ``flaky``: the runs' results differ (:func:`is_flaky`): their statuses
+  are not all the same. ``not_runnable`` and ``pending`` runs are not results
+  (nothing ran, or it has not finished) and are left out; every other status
+  (passed, failed, unverifiable, error, stopped) is one.
 
 Everything here is pure: it reads report entries (dicts) and returns dicts;
 :class:`Scenarios` folds entries one at a time, keeping only small values.
@@ -25,6 +28,8 @@ from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
 from .reportio import LazyList
 
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)
+NOT_RESULTS = frozenset({NOT_RUNNABLE, "pending"})
+"""Statuses of runs that produced no result: they never make a scenario flaky."""
 STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, "pending")
 Z95 = 1.959963984540054
 EXTRA_KEYS = ("class", "category", "feature_id")
@@ -208,8 +213,24 @@ def _flags(statuses: list[str]) -> tuple[int, bool, bool, bool]:
     :func:`_aggregate` has them."""
     runs = len(statuses)
     passed = statuses.count(PASSED)
-    decided = sum(1 for s in statuses if s in DECIDED)
-    return runs, runs > 0 and passed == runs, passed > 0, 0 < passed < decided
+    return runs, runs > 0 and passed == runs, passed > 0, is_flaky(statuses)
+
+
+def is_flaky(statuses: Iterable[str]) -> bool:
+    """Whether the repeat runs' results differ: the statuses of the runs that
+    produced a result (all but ``not_runnable`` and ``pending``) are not all
+    the same. ``passed, unverifiable`` and ``failed, error`` are flaky;
+    ``passed, not_runnable`` is not. The report's ``flaky`` flag and
+    ``rook diff``'s ``flaky`` outcome both use this one rule."""
+    first = None
+    for status in statuses:
+        if status in NOT_RESULTS:
+            continue
+        if first is None:
+            first = status
+        elif status != first:
+            return True
+    return False
 
 
 def _totals(flags: Iterable[tuple[int, bool, bool, bool]]) -> dict[str, Any]:
@@ -252,13 +273,15 @@ def gate(per_scenario: Iterable[dict[str, Any]], min_pass_rate: float) -> dict[s
 
 
 def outcome(statuses: list[str]) -> str:
-    """One word for a scenario's runs: passed, failed, flaky or unverified."""
-    decided = [s for s in statuses if s in DECIDED]
-    if not decided:
-        return "unverified"
-    passes = sum(1 for s in decided if s == PASSED)
-    if passes == len(decided):
+    """One word for a scenario's runs: ``flaky`` when their results differ
+    (:func:`is_flaky`, the report's rule); else, by the one result they
+    share, ``passed``, ``failed`` (failed, error or stopped every time) or
+    ``unverified`` (unverifiable every time, or no run produced a result)."""
+    if is_flaky(statuses):
+        return "flaky"
+    result = next((s for s in statuses if s not in NOT_RESULTS), None)
+    if result == PASSED:
         return "passed"
-    if passes == 0:
+    if result in DECIDED:
         return "failed"
-    return "flaky"
+    return "unverified"

@@ -129,3 +129,86 @@ def test_a_scenario_without_criteria_is_not_a_pass(ws, rook_cli):
     ws.scenario({"id": "s", "goal": json.dumps(RESPONSE)})
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "unverifiable"}
+
+
+# Echoes the JSON object each turn sends, after sleeping its "sleep" seconds.
+SLOW_MIRROR = """
+    #!/usr/bin/env python3
+    import json, sys, time
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    answer = json.loads(sys.stdin.read())
+    time.sleep(answer.pop("sleep", 0))
+    print(json.dumps(answer))
+"""
+
+SLOW_TURN = {
+    "output": "Your refund was issued.",
+    "conversation": "c1",
+    "calls": [{"name": "lookup_order", "arguments": {"id": "ORD-1"}}],
+    "usage": {"input": 10, "output": 5},
+    "sleep": 0.6,
+}
+FAST_TURN = {
+    "output": "It ships Tuesday.",
+    "conversation": "c1",
+    "calls": [{"name": "issue_refund", "arguments": {"id": "ORD-1"}}],
+    "usage": {"input": 20, "output": 5},
+}
+TURN_CASES = [
+    # (criterion, expected): turn 1 is slow, claims the refund and looks the order
+    # up; turn 2 is fast, says when it ships and issues the refund
+    ({"max_seconds": 0.5}, "passed"),  # the last turn, by default
+    ({"max_seconds": 0.5, "turn": "all"}, "failed"),  # every turn
+    ({"max_seconds": 0.5, "turn": 1}, "failed"),
+    ({"max_seconds": 5, "turn": "all"}, "passed"),
+    ({"contains": "Tuesday"}, "passed"),
+    ({"contains": "issued"}, "failed"),
+    ({"contains": "issued", "turn": 1}, "passed"),
+    ({"called": "lookup_order"}, "passed"),  # calls: across all turns
+    ({"called": "lookup_order", "turn": 2}, "failed"),
+    ({"not_called": "issue_refund"}, "failed"),
+    ({"call_order": ["lookup_order", "issue_refund"]}, "passed"),
+    ({"max_calls": 1}, "failed"),
+    ({"max_calls": 1, "turn": 2}, "passed"),
+    ({"max_tokens": {"total": 40}}, "passed"),  # usage: across all turns
+    ({"max_tokens": {"total": 39}}, "failed"),
+    ({"max_tokens": {"total": 25}, "turn": 2}, "passed"),
+    # claim: the last answer's claim by default, backed by a call in any turn
+    ({"claim": {"says": "ships", "requires_call": "lookup_order"}}, "passed"),
+    ({"claim": {"says": "ships", "requires_call": "lookup_order"}, "turn": 2}, "failed"),
+    ({"claim": {"says": "issued", "requires_call": "cancel_order"}}, "passed"),  # no claim
+    ({"claim": {"says": "issued", "requires_call": "cancel_order"}, "turn": "all"}, "failed"),
+    ({"claim": {"says": "issued", "requires_call": "issue_refund"}, "turn": "all"}, "passed"),
+    ({"claim": {"says": "issued", "requires_call": "issue_refund"}, "turn": 1}, "failed"),
+]
+
+
+def test_which_turn_each_criterion_looks_at_by_default(rook_workspace, rook_cli):
+    # SPEC §6: calls and usage criteria count across all turns unless turn is
+    # given; every other criterion looks at the last turn by default.
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/slow_mirror.py"},
+            "capabilities": {"calls": True, "usage": True, "multi_turn": True},
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "two",
+            "turns": [json.dumps(SLOW_TURN), json.dumps(FAST_TURN)],
+            "criteria": [c for c, _ in TURN_CASES],
+        }
+    )
+    r = rook_cli("run", "--json")
+    (s,) = r.report["scenarios"]
+    got = [(c["status"], c["reason"]) for c in s["criteria"]]
+    wrong = [
+        (criterion, expected, got[i])
+        for i, (criterion, expected) in enumerate(TURN_CASES)
+        if got[i][0] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
+    assert s["turns"][0]["seconds"] > 0.5

@@ -134,6 +134,11 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
         ("true", "printed nothing on stdout"),
         ('echo \'{"output": "x", "calls": "lookup"}\'', "calls must be a list"),
         ('echo \'{"output": "x", "usage": {"input": "many"}}\'', "usage.input must be a number"),
+        (
+            'echo \'{"output": "x", "usage": {"input": -5, "output": 2}}\'',
+            "usage.input must be a token count >= 0, got -5",
+        ),
+        ('echo \'{"output": "x", "usage": {"total": -1}}\'', "usage.total must be a token count"),
         ('echo \'{"output": "x", "score": NaN}\'', "NaN is not a JSON value"),
         ('echo \'{"output": "x", "usage": {"input": Infinity}}\'', "Infinity is not a JSON value"),
     ],

@@ -236,3 +236,61 @@ def test_the_installed_command_gates_ci_end_to_end(ws, tmp_path):
     listing = rook_cmd("runs", *common)
     assert listing.returncode == 0 and "failing" in listing.stdout
     assert rook_cmd("diff", "latest", "nope", *common).returncode == 2
+
+
+# Alternates per scenario by a counter: "mix" gives passed then unverifiable
+# (calls reported, then not), "bad" gives failed then error (exit 1).
+ALTERNATING = """
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    cat > /dev/null
+    f="$COUNT_DIR/$ROOK_SCENARIO_ID"; n=$(cat "$f" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$f"
+    case "$ROOK_SCENARIO_ID.$((n % 2))" in
+        mix.1) echo '{"output": "good", "calls": []}' ;;
+        mix.0) echo '{"output": "good"}' ;;
+        bad.1) echo '{"output": "bad", "calls": []}' ;;
+        bad.0) echo 'the agent fell over' >&2; exit 1 ;;
+        *) echo '{"output": "good", "calls": []}' ;;
+    esac
+"""
+
+
+def test_flaky_means_the_repeats_results_differ_in_the_report_and_in_diff(
+    rook_workspace, rook_cli, tmp_path
+):
+    from rook_core import stats
+
+    ws = rook_workspace
+    ws.script("alt.sh", ALTERNATING)
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/alt.sh"}, "capabilities": {"calls": True}}
+    )
+    criteria = [{"contains": "good"}, {"not_called": "delete"}]
+    for sid in ("mix", "bad", "steady"):
+        ws.scenario({"id": sid, "goal": sid, "repeat": 4, "criteria": criteria})
+    r = rook_cli("run", "--json", env={"COUNT_DIR": str(tmp_path)})
+    per = {p["id"]: p for p in r.report["summary"]["by_scenario"]}
+    assert per["mix"]["statuses"] == ["passed", "unverifiable"] * 2
+    assert per["bad"]["statuses"] == ["failed", "error"] * 2
+    assert per["mix"]["flaky"] is True and per["bad"]["flaky"] is True
+    assert per["steady"]["flaky"] is False
+    assert r.report["summary"]["repeats"]["flaky"] == 2
+    after = r.report["run"]["id"]
+
+    for sid in ("mix", "bad", "steady"):  # one steady run each: the baseline
+        ws.scenario({"id": sid, "goal": "steady", "criteria": criteria})
+    ws.script("alt.sh", ALTERNATING.replace("$ROOK_SCENARIO_ID.", "steady."))
+    before = run(rook_cli, env={"COUNT_DIR": str(tmp_path)})
+    diff = json.loads(rook_cli("diff", before, after, "--json").stdout)
+    rows = {row["id"]: row for row in diff["scenarios"]}
+    assert rows["mix"]["b"]["outcome"] == "flaky" and "newly flaky" in rows["mix"]["changes"]
+    assert rows["bad"]["b"]["outcome"] == "flaky"
+    assert rows["steady"]["b"]["outcome"] == "passed"
+    assert sorted(diff["regressed"]) == ["bad", "mix"]
+
+    # runs that produced no result (not runnable, not finished) never make it flaky
+    assert not stats.is_flaky(["passed", "not_runnable", "pending", "passed"])
+    assert stats.outcome(["passed", "pending"]) == "passed"
+    assert stats.outcome(["unverifiable", "unverifiable"]) == "unverified"
+    assert stats.outcome(["error", "stopped"]) == "flaky"
+    assert stats.outcome(["error", "error"]) == "failed"

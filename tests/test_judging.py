@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -437,3 +438,48 @@ def test_the_judge_never_receives_a_secret_the_agent_echoed(
     assert secret not in sent
     assert "issued with [redacted:AGENT_TOKEN]; it arrives Monday" in sent
     assert criteria_of(r.report, "s")[0]["status"] == "passed"
+
+
+def test_a_rubric_judges_the_last_turn_with_the_earlier_ones_as_context(
+    rook_workspace, rook_cli, judge_log
+):
+    rook_workspace.script(
+        "turns.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '{"output": "turn %s: %s", "conversation": "c"}\\n' "$ROOK_TURN" "$(cat)"
+        """,
+    )
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/turns.sh"},
+                            "capabilities": {"multi_turn": True}})
+    rook_workspace.script("judge.py", JUDGE)
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}},
+                           active=False)
+    turns = ["monday please", "tuesday then"]
+    rook_workspace.scenario({"id": "last", "turns": turns, "criteria": [
+        {"rubric": "must mention monday"},                 # only turn 1 does: failed
+        {"rubric": "must mention tuesday"},                # the last turn does
+        {"rubric": "must mention monday", "turn": "all"},  # judged on all turns
+        {"rubric": "must mention monday", "turn": 1},
+    ]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    got = [c["status"] for c in criteria_of(r.report, "last")]
+    assert got == ["failed", "passed", "passed", "passed"]
+    prompts = [p.read_text() for p in sorted(judge_log.glob("*.prompt"))]
+
+    def evidence(prompt):
+        return json.loads(re.search(r"^EVIDENCE[^\n]*\n(.*?)\n\nAnswer with", prompt, re.S | re.M)[1])
+
+    default = next(p for p in prompts if "must mention tuesday" in p)
+    doc = evidence(default)
+    assert [t["turn"] for t in doc["turns"]] == [2]
+    assert [t["turn"] for t in doc["earlier_turns"]] == [1]
+    assert doc["earlier_turns"][0]["output"] == "turn 1: monday please"
+    assert "given only as context: do not judge it" in default
+    judged = sorted(
+        [t["turn"] for t in evidence(p)["turns"]]
+        for p in prompts
+        if "must mention monday" in p and "earlier_turns" not in evidence(p)
+    )
+    assert judged == [[1], [1, 2]]  # turn: 1 and turn: all send no context-only turns

@@ -290,3 +290,62 @@ def test_rooks_own_tests_use_the_testing_fixtures():
             own_runner.append(path.name)
     assert own_runner == [], "drive the CLI with the rook_cli fixture"
     assert len(users) >= 10
+
+
+# A criterion plugin that refuses a bad value with ValueError, TypeError or
+# KeyError instead of marshmallow's ValidationError, or whose check raises.
+STRICT = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class AtLeast(CriterionType):
+    name = "at_least"
+
+    def parse(self, value):
+        if isinstance(value, dict):
+            return {"n": int(value["n"])}  # KeyError without n
+        if not isinstance(value, int):
+            raise TypeError(f"expected a number, got {type(value).__name__}")
+        if value < 0:
+            raise ValueError("must not be negative")
+        return {"n": value}
+
+    def check(self, config, judging):
+        if config["n"] > 100:
+            raise RuntimeError("the limit service is down")
+        return None
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(AtLeast())
+"""
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (-1, "ValueError: must not be negative"),
+        ("many", "TypeError: expected a number, got str"),
+        ({"m": 1}, "KeyError: 'n'"),
+        (101, "could not check it: RuntimeError: the limit service is down"),
+    ],
+)
+def test_a_criterion_plugin_that_raises_on_a_bad_value_is_a_config_error(
+    rook_distribution, rook_workspace, rook_cli, value, message
+):
+    rook_distribution("rook-strict", {"strict": "rook_strict"}, {"rook_strict.py": STRICT})
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}, {"at_least": value}])
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert r.exception is None and "Traceback" not in r.stderr + r.stdout
+    assert "loud.yaml" in r.stderr and "criteria.1.at_least: " in r.stderr
+    assert "strict (rook-strict)" in r.stderr and message in r.stderr
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+    echo_workspace(rook_workspace, [{"at_least": 3}])
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}

@@ -140,3 +140,58 @@ def test_keep_leaves_the_run_record(rook_workspace, rook_cli):
     import shutil
 
     shutil.rmtree(Path(kept).parent, ignore_errors=True)
+
+
+USAGE_SCRIPT = """
+#!/bin/bash
+[ "$1" = execute ] || exit 0
+cat > /dev/null
+printf '{"output": "ok", "usage": %s}\\n' "$USAGE"
+"""
+
+
+def test_usage_is_observed_only_with_a_token_count(rook_workspace, rook_cli):
+    # The reference: usage becomes observed when hook output contains token
+    # counts. {} is as if usage were absent; other numbers (a cost) are kept
+    # as usage evidence but are not token counts.
+    ws = rook_workspace
+    ws.script("agent.sh", USAGE_SCRIPT)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    observed_file = ws.agent_dir / "profiles" / "p.observed.json"
+    for usage in ("{}", '{"foo": 1}', '{"input": null}', '{"cost_usd": 0.2}'):
+        r = rook_cli("run", "--json", env={"USAGE": usage})
+        assert r.exit_code == 0, r.stdout + r.stderr
+        record = ws.record(r.report["run"]["id"], "s.1")
+        assert not record["observed"].get("usage"), usage
+        turn = record["turns"][0]
+        assert turn["usage"] == (None if usage in ("{}", '{"input": null}') else json.loads(usage))
+        if observed_file.exists():
+            assert not json.loads(observed_file.read_text()).get("usage"), usage
+        t = profile_test(rook_cli, ws, "--json", env={"USAGE": usage})
+        doc = json.loads(t.stdout)
+        assert doc["test"]["ok"] is True and "usage" not in doc["test"]["observed"], usage
+        caps = {c["capability"]: c["observed"] for c in doc["capabilities"]}
+        assert caps["usage"] is False, usage
+
+    # a budget on a profile that never showed token counts is not runnable
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"max_tokens": {"total": 100}}]})
+    r = rook_cli("run", "--json", env={"USAGE": "{}"})
+    assert r.statuses() == {"s": "not_runnable"}
+
+    t = profile_test(rook_cli, ws, "--json", env={"USAGE": '{"output": 7}'})  # one count will do
+    assert json.loads(t.stdout)["test"]["observed"]["usage"] is True
+    assert json.loads(observed_file.read_text())["usage"] is True
+    r = rook_cli("run", "--json", env={"USAGE": '{"output": 7}'})
+    assert r.statuses() == {"s": "unverifiable"}  # no total, and no input to add up
+
+    # with the capability declared, usage without counts is unverifiable, never a pass
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {"usage": True}})
+    r = rook_cli("run", "--json", env={"USAGE": "{}"})
+    assert r.statuses() == {"s": "unverifiable"}
+    assert "has no token usage" in r.report["scenarios"][0]["criteria"][0]["reason"]
+
+    r = rook_cli("run", "--json", env={"USAGE": '{"input": -5, "output": 2}'})
+    assert r.statuses() == {"s": "error"}
+    assert "usage.input must be a token count >= 0, got -5" in r.report["scenarios"][0]["reason"]
