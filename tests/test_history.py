@@ -154,6 +154,8 @@ def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
                                                                      ("b", "failed")]
     assert rook_cli("report", run_id, "--report", "pdf:x.pdf").exit_code == 2
     assert rook_cli("report", "nope").exit_code == 2
+    refused = rook_cli("report", run_id, "--report", f"json:{out}")  # a directory
+    assert refused.exit_code == 2 and f"--report json:{out}: {out} is a directory" in refused.stderr
 
 
 def test_diff_names_what_regressed_and_gates_on_it(ws, rook_cli, tmp_path):

@@ -330,3 +330,75 @@ def test_a_broken_reporter_is_named_without_a_traceback(rook_workspace, rook_cli
     assert "Traceback" not in r.stderr
     (run_id,) = [p.name for p in rook_workspace.runs_dir.iterdir()]
     assert (rook_workspace.run_dir(run_id) / "report.json").is_file()
+
+
+# An agent that leaves a mark, so a test can tell that nothing ran; with REPLACE set,
+# it puts a file where that directory was (the report's folder vanishes mid-run).
+MARKING_AGENT = r"""
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    touch "$MARK"
+    if [ -n "$REPLACE" ]; then rm -rf "$REPLACE" && touch "$REPLACE"; fi
+    cat >/dev/null
+    echo '{"output": "all good"}'
+"""
+
+
+@pytest.fixture
+def marking(rook_workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv("MARK", str(tmp_path / "ran"))
+    rook_workspace.script("agent.sh", MARKING_AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    return tmp_path
+
+
+@pytest.mark.parametrize("target, problem", [
+    ("afile/x.json", "afile is not a directory"),
+    ("afile/deeper/x.json", "afile is not a directory"),
+    ("outdir", "outdir is a directory"),
+    ("/proc/nope/x.json", "cannot create directory /proc/nope: No such file or directory"),
+])
+def test_a_report_that_cannot_be_written_is_refused_before_anything_runs(
+        rook_workspace, rook_cli, marking, target, problem):
+    (marking / "afile").touch()
+    (marking / "outdir").mkdir()
+    path = target if target.startswith("/") else f"{marking}/{target}"
+    r = rook_cli("run", "--json", "--report", f"junit:{marking}/fine/r.xml",
+                 "--report", f"json:{path}")
+    assert r.exit_code == 2, r.stderr
+    assert f"--report json:{path}: " in r.stderr and problem in r.stderr
+    assert r.stdout == "" and "Traceback" not in r.stderr
+    assert not (marking / "ran").exists()  # no hook ran
+    assert list(rook_workspace.runs_dir.iterdir()) == []  # no run directory
+    assert not (marking / "fine").exists() and not (marking / "afile").is_dir()
+    assert sorted(p.name for p in (marking / "outdir").iterdir()) == []  # no probe left
+
+
+def test_a_missing_report_folder_is_fine_and_made_at_the_end(rook_workspace, rook_cli, marking):
+    r = rook_cli("run", "--report", f"json:{marking}/new/deep/r.json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads((marking / "new/deep/r.json").read_text())["summary"]["passed"] == 1
+
+
+def test_a_report_that_fails_at_the_end_keeps_the_run_its_json_and_its_exit_code(
+        rook_workspace, rook_cli, marking, monkeypatch):
+    monkeypatch.setenv("REPLACE", str(marking / "out"))
+    (marking / "out").mkdir()
+    r = rook_cli("run", "--json", "--report", f"json:{marking}/out/r.json",
+                 "--report", f"markdown:{marking}/md/r.md")
+    assert r.exit_code == 1 and r.exception is None  # passed, but a report is missing
+    assert r.statuses() == {"pass": "passed"}  # the --json document is whole
+    run_id = r.report["run"]["id"]
+    assert f"rook: error: --report json:{marking}/out/r.json: cannot write: File exists" in r.stderr
+    assert f"rook report {run_id} --report json:{marking}/out/r.json" in r.stderr
+    assert (marking / "md/r.md").is_file()  # the other report is written
+    assert "Traceback" not in r.stderr
+    # the table too, and a failed scenario's exit code keeps its meaning
+    rook_workspace.scenario({"id": "fail", "goal": "fail", "criteria": [{"contains": "nope"}]})
+    (marking / "out").unlink()
+    (marking / "out").mkdir()
+    r = rook_cli("run", "--report", f"json:{marking}/out/r.json")
+    assert r.exit_code == 1
+    assert "cannot write: File exists" in r.stderr
+    assert "1 passed" in r.stdout and "1 failed" in r.stdout
