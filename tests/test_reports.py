@@ -402,3 +402,75 @@ def test_a_report_that_fails_at_the_end_keeps_the_run_its_json_and_its_exit_code
     assert r.exit_code == 1
     assert "cannot write: File exists" in r.stderr
     assert "1 passed" in r.stdout and "1 failed" in r.stdout
+
+
+# execute answers; close fails (exit 3) for every scenario but "tidy".
+CLOSE_FAILS = r"""
+    #!/bin/bash
+    case "$1" in
+      execute) cat >/dev/null; echo '{"output": "all good", "conversation": "c1"}';;
+      close) [ "$ROOK_SCENARIO_ID" = tidy ] && exit 0
+             echo "session c1 is gone: 404" >&2; exit 3;;
+    esac
+    exit 0
+"""
+
+
+def test_a_failed_close_hook_is_a_warning_everywhere_people_look(rook_workspace, rook_cli,
+                                                                  tmp_path):
+    ws = rook_workspace
+    ws.script("agent.sh", CLOSE_FAILS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "close": "scripts/agent.sh"}})
+    ws.scenario({"id": "kept", "goal": "g", "criteria": [{"contains": "good"}]})
+    ws.scenario({"id": "tidy", "goal": "g", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    r = rook_cli("run", *[f"--report={f}:{out}/r.{e}" for f, e in (
+        ("json", "json"), ("junit", "xml"), ("markdown", "md"), ("html", "html"))])
+    assert r.exit_code == 0, r.stderr  # a close failure keeps the scenario passed
+    note = "warning: close failed: exited with code 3"
+    whole = "warning: close failed: exited with code 3: session c1 is gone: 404"
+    # the progress line and the results table: a short note after the reason
+    (progress,) = [line for line in r.stderr.splitlines() if "kept.1" in line]
+    assert progress.endswith(f"all 1 criteria passed; {note}")
+    (row,) = [line for line in r.stdout.splitlines() if line.startswith("kept ")]
+    assert row.endswith(f"; {note}")
+    (tidy,) = [line for line in r.stdout.splitlines() if line.startswith("tidy ")]
+    assert "warning" not in tidy
+    assert "warnings on 1 scenario run: kept" in r.stdout
+    # the JSON report keeps the whole warning
+    report = json.loads((out / "r.json").read_text())
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    assert by_id["kept"]["warnings"] == [whole.removeprefix("warning: ")]
+    assert by_id["tidy"]["warnings"] == []
+    # markdown: a Warnings section, though every run passed
+    md = (out / "r.md").read_text()
+    assert f"### Warnings\n\n- ⚠️ <code>kept</code> (passed): {whole}\n" in md
+    assert "tidy</code> (passed)" not in md and "What did not pass" not in md
+    # JUnit: the passed test case carries it in system-err
+    cases = {c.get("name"): c for c in ET.parse(out / "r.xml").iter("testcase")}
+    assert cases["kept"].findtext("system-err") == whole
+    assert cases["kept"].find("failure") is None and cases["tidy"].find("system-err") is None
+    # HTML: in the run's summary line and in its details
+    page = (out / "r.html").read_text()
+    assert f"all 1 criteria passed; {note}</span>" in page and f">{whole}</div>" in page
+    # rook runs show: the same table
+    shown = rook_cli("runs", "show", "latest")
+    assert shown.exit_code == 0
+    assert any(line.startswith("kept ") and line.endswith(note) for line in shown.stdout.splitlines())
+    assert "warnings on 1 scenario run: kept" in shown.stdout
+
+
+def test_warning_notes_stay_short():
+    from rook_core.report import reason_text, warning_lines, warning_note
+
+    long = "close failed: exited with code 3: " + "x" * 500
+    timeout = "close failed: timed out after 5 s; its process group was killed"
+    entry = {"reason": "all 2 criteria passed", "warnings": [long, timeout]}
+    assert warning_note(entry) == "warning: close failed: exited with code 3 (+1 more)"
+    assert warning_note({"warnings": [timeout]}) == "warning: close failed: timed out after 5 s"
+    assert warning_note({"warnings": []}) == warning_note({}) == ""
+    assert warning_lines(entry) == [f"warning: {long}", f"warning: {timeout}"]
+    assert reason_text(entry) == "all 2 criteria passed; " + warning_note(entry)
+    cut = reason_text({"reason": "r" * 300, "warnings": [long]}, 90)
+    assert len(cut) <= 90 and cut.endswith("; warning: close failed: exited with code 3")
+    assert reason_text({"reason": "a\nb  c"}) == "a b c"
