@@ -34,7 +34,7 @@ from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
 from .reportio import target_problem
 from .startup import collector_paused
-from .store import RunDir, open_run, read_json
+from .store import RunDir, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
@@ -179,7 +179,10 @@ def prepare_run(
         run_path = agent.runs_dir / request.run_id
         manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
         if manifest is None and not sharding.creates_run(request.run_name, shard):
-            open_run(agent.runs_dir, request.run_id, Redactor())  # raises the clear error
+            raise ConfigError(
+                f"--run {request.run_id}: no such run in {agent.runs_dir}"
+                + history.latest_hint(agent.runs_dir)
+            )
         if manifest is not None:
             manifest = sharding.resume_manifest(run_path, manifest, shard)
             pinned = manifest["profile"]["id"]
