@@ -23,7 +23,7 @@ from typing import Any
 
 from rook_core import __version__
 from rook_core.hookspecs import hookimpl
-from rook_core.report import interval, percent, scenario_stats
+from rook_core.report import interval, percent, scenario_stats, warning_lines, warning_note
 from rook_core.reportio import MappedList, atomic_file
 from rook_core.stats import outcome, totals
 
@@ -203,6 +203,7 @@ def _template() -> Any:
     env = Environment(
         autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
+    env.globals.update(warning_lines=warning_lines, warning_note=warning_note)
     return env.from_string(TEMPLATE)
 
 

@@ -121,7 +121,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
 <details class="run" id="{% if e.repeat_index == 1 %}s-{{ e.id }}{% else %}s-{{ e.id }}-{{ e.repeat_index }}{% endif %}" {% if e.status != "passed" %}open{% endif %}>
   <summary><span class="badge" style="background:{{ colours.get(e.status, '#999') }}">{{ e.status }}</span>
     <code>{{ e.id }}</code>{% if e.repeat_count > 1 %} run {{ e.repeat_index }}/{{ e.repeat_count }}{% endif %}
-    <span class="muted">— {{ e.reason }}</span></summary>
+    <span class="muted">— {{ e.reason }}{% if e.warnings %}; {{ warning_note(e) }}{% endif %}</span></summary>
   <div class="muted">{{ e.name }}{% if e.seconds %} · {{ "%.2f" | format(e.seconds) }} s{% endif %}{% if e.tags %} · tags {{ e.tags | join(", ") }}{% endif %}</div>
 
   {% if e.criteria %}
@@ -163,7 +163,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
     {% endfor %}
   </table>
   {% endif %}
-  {% for w in e.warnings %}<div class="muted">warning: {{ w }}</div>{% endfor %}
+  {% for w in warning_lines(e) %}<div class="muted">{{ w }}</div>{% endfor %}
 </details>
 {% endfor %}
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
+from rook_core.report import warning_lines
 from rook_core.reportio import atomic_file
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def _details(entry: dict[str, Any]) -> str:
         if h.get("status") != "ok":
             turn = f" turn {h['turn']}" if h.get("turn") else ""
             lines.append(f"hook {h['phase']}{turn}: {h['status']} - {h.get('diagnosis') or ''}")
-    lines += [f"warning: {w}" for w in entry.get("warnings", [])]
+    lines += warning_lines(entry)
     return "\n".join(lines)
 
 
@@ -110,6 +111,9 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
     out = _system_out(entry)
     if out:
         ET.SubElement(case, "system-out").text = clean(out)
+    warned = warning_lines(entry)
+    if warned:  # a passed run's too: CI shows a test case's system-err
+        ET.SubElement(case, "system-err").text = clean("\n".join(warned))
     return case
 
 

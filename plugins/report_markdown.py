@@ -3,7 +3,8 @@
 Append it to ``$GITHUB_STEP_SUMMARY`` (``--report markdown:$GITHUB_STEP_SUMMARY``
 writes it there directly). The page holds the verdict, pass rate and
 coverage, one table row per scenario (passes over repeats, the 95 % Wilson
-interval, flaky), and a collapsed section for every run that did not pass:
+interval, flaky), the warnings of any run (a failed close hook: what did not
+change a status), and a collapsed section for every run that did not pass:
 its criteria verdicts, hook diagnoses and turns. It stays under GitHub's
 1 MiB limit: past a budget, details are left out with a note. It is written
 a piece at a time, with one run's details in memory at once.
@@ -18,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.report import interval, percent, scenario_stats
+from rook_core.report import interval, percent, scenario_stats, warning_lines
 from rook_core.reportio import atomic_file
 from rook_core.stats import outcome
 
 MAX_CHARS = 900_000
 OUTPUT_CHARS = 2_000
+MAX_WARNINGS = 200  # runs whose warnings are listed (each item stays under ~1 KB)
 ICON = {
     "passed": "✅",
     "failed": "❌",
@@ -160,6 +162,7 @@ def details(entry: dict[str, Any]) -> str:
             parts.append(
                 f"- 💥 hook {code(str(h['phase']))} {h['status']}: {cell(h.get('diagnosis'), 400)}"
             )
+    parts += [f"- {ICON['flaky']} {cell(w, 400)}" for w in warning_lines(entry)]
     for t in entry.get("turns", []):
         parts += [
             "",
@@ -175,6 +178,16 @@ def details(entry: dict[str, Any]) -> str:
             parts += ["", "calls:", "", fenced(json.dumps(t["calls"], ensure_ascii=False))]
     parts += ["", "</details>", "", ""]
     return "\n".join(parts)
+
+
+def warning_item(entry: dict[str, Any]) -> str:
+    """A run's warnings as one list item (what did not change its status)."""
+    rep = f" #{entry['repeat_index']}" if (entry.get("repeat_count") or 1) > 1 else ""
+    lines = warning_lines(entry)
+    what = "; ".join(cell(w, 400) for w in lines[:3])
+    if len(lines) > 3:
+        what += f" (+{len(lines) - 3} more)"
+    return f"- {ICON['flaky']} {code(entry['id'])}{rep} ({entry['status']}): {what}\n"
 
 
 def render(report: dict[str, Any]) -> str:
@@ -195,7 +208,19 @@ def iter_render(report: dict[str, Any]) -> Iterator[str]:
     for n, line in enumerate(iter_scenario_table(report)):
         yield out(("\n" if n else "") + line)
     yield out("\n")
-    troubled = sum(1 for e in report["scenarios"] if e["status"] != "passed")
+    troubled, unlisted = 0, 0
+    warned: list[str] = []
+    for e in report["scenarios"]:
+        troubled += e["status"] != "passed"
+        if e.get("warnings"):
+            if len(warned) < MAX_WARNINGS:
+                warned.append(warning_item(e))
+            else:
+                unlisted += 1
+    if warned:
+        yield out("\n### Warnings\n\n" + "".join(warned))
+        if unlisted:
+            yield out(f"\n_{unlisted} more run(s) with warnings; see the JSON or HTML report._\n")
     if not troubled:
         return
     yield out("\n### What did not pass\n\n")

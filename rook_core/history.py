@@ -157,20 +157,31 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         return runs_dir / ref
     m = re.match(_LATEST, ref)
     if m:
-        runs = list_runs(runs_dir)
+        runs = newest_first(runs_dir)
         back = int(m.group(1) or 0)
         if back >= len(runs):
             raise ConfigError(f"run {ref}: there are only {len(runs)} run(s) in {runs_dir}")
-        return runs_dir / runs[back]["id"]
+        return runs_dir / runs[back]
     names = [e.name for e in os.scandir(runs_dir) if e.is_dir()] if runs_dir.is_dir() else []
     hits = [n for n in names if n.startswith(ref) and (runs_dir / n / RUN_FILE).is_file()]
     if len(hits) == 1:
         return runs_dir / hits[0]
     if len(hits) > 1:
         raise ConfigError(f"run {ref}: ambiguous, matches {', '.join(sorted(hits)[:5])}")
-    latest = max(names, default=None)
-    hint = f" (try: rook runs; latest is {latest})" if latest else " (no runs yet)"
-    raise ConfigError(f"run {ref}: no such run in {runs_dir}{hint}")
+    raise ConfigError(f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir)}")
+
+
+def newest_first(runs_dir: Path) -> list[str]:
+    """The ids of an agent's runs, newest (last started) first: what ``latest``
+    and ``latest~N`` count and what ``rook runs`` lists, never the name order
+    (a run named with ``--run-name`` sorts anywhere)."""
+    return [s["id"] for s in list_runs(runs_dir)]
+
+
+def latest_hint(runs_dir: Path) -> str:
+    """What a "no such run" error adds: the run ``latest`` is (:func:`newest_first`)."""
+    runs = newest_first(runs_dir)
+    return f" (try: rook runs; latest is {runs[0]})" if runs else " (no runs yet)"
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

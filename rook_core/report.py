@@ -342,21 +342,59 @@ def _cut(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+WARNING_CHARS = 60
+
+
+def warning_lines(entry: dict[str, Any]) -> list[str]:
+    """A scenario run's warnings (a failed close hook, a lost Dask worker: what
+    did not change its status), whole, one ``warning: ...`` line each. Every
+    report that lists them uses this; :func:`warning_note` is the short form."""
+    return [f"warning: {w}" for w in entry.get("warnings") or ()]
+
+
+def warning_note(entry: dict[str, Any]) -> str:
+    """A scenario run's warnings in a few words, for a table row or a progress
+    line: the first clause of the first one (``close failed: exited with code
+    3``, not the hook's standard error after it), and how many more; ``""``
+    when there is none."""
+    warnings = entry.get("warnings")
+    if not warnings:
+        return ""
+    more = f" (+{len(warnings) - 1} more)" if len(warnings) > 1 else ""
+    # its first clause: "close failed: exited with code 3", not the hook's stderr after it
+    first = ": ".join(str(warnings[0]).split("; ", 1)[0].split(": ", 2)[:2])
+    return f"warning: {_cut(first, WARNING_CHARS)}{more}"
+
+
+def reason_text(entry: dict[str, Any], n: int = 90) -> str:
+    """A scenario run's reason on one line of about ``n`` characters, with its
+    :func:`warning_note` after it (the reason is cut first): what the results
+    table and the progress lines show."""
+    note = warning_note(entry)
+    if not note:
+        return _cut(entry.get("reason") or "", n)
+    reason = _cut(entry.get("reason") or "", max(20, n - len(note) - 2))
+    return f"{reason}; {note}" if reason else note
+
+
 def table(report: dict[str, Any]) -> str:
     from tabulate import tabulate
 
     rows = []
+    warned: list[str] = []
     for e in report["scenarios"]:
         crit = e["criteria"]
         ok = sum(1 for c in crit if c["status"] == PASSED)
         name = e["id"] if e["repeat_count"] == 1 else f"{e['id']} #{e['repeat_index']}"
+        if e.get("warnings"):
+            warned.append(name)
         rows.append(
             [
                 name,
                 SYMBOL.get(e["status"], e["status"]),
                 f"{ok}/{len(crit)}",
                 f"{e['seconds']:.2f}",
-                _cut(e["reason"]),
+                reason_text(e),
             ]
         )
     headers = ["scenario", "status", "criteria", "seconds", "reason"]
@@ -372,6 +410,9 @@ def table(report: dict[str, Any]) -> str:
         f"\n\n{', '.join(parts) or 'no scenarios'} — pass rate {rate} of decided, "
         f"coverage {cov} (decided/planned)"
     )
+    if warned:
+        some = ", ".join(warned[:5]) + (f" and {len(warned) - 5} more" if len(warned) > 5 else "")
+        text += f"\nwarnings on {len(warned)} scenario run{'s' * (len(warned) > 1)}: {some}"
     gate = s.get("gate")
     if gate:
         missed = ", ".join(f"{m['id']} ({percent(m['pass_rate'])})" for m in gate["missed"])

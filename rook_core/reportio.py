@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, SupportsIndex
@@ -273,3 +274,35 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
         if isinstance(exc, OSError):
             raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+
+
+def target_problem(path: Path) -> str | None:
+    """Why a report cannot be written to ``path``, or ``None`` when it can.
+
+    Checked before a run starts, so that a report that could never be written
+    is a configuration error instead of a failure after every scenario ran:
+    ``path`` must not be a directory, and its parent must be a directory that
+    exists, or can be created, and in which a file can be made (reports are
+    written to a temporary file beside ``path``, then renamed). Nothing is
+    left behind: a probe file or directory is removed at once.
+    """
+    if path.is_dir():
+        return f"{path} is a directory"
+    parent, missing = path.parent, None
+    while not os.path.lexists(parent) and parent != parent.parent:
+        parent, missing = parent.parent, parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    try:
+        if missing is not None:  # mkdir -p would create this first: can it?
+            with contextlib.suppress(FileExistsError):  # made meanwhile: it exists then
+                os.mkdir(missing)
+                os.rmdir(missing)
+        else:
+            fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=parent)
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        where = f"create directory {missing}" if missing is not None else f"write in {parent}"
+        return f"cannot {where}: {exc.strerror or exc}"
+    return None

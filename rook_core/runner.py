@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import field
@@ -31,8 +32,9 @@ from .plugins import Rook
 from .redact import Redactor
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
+from .reportio import target_problem
 from .startup import collector_paused
-from .store import RunDir, open_run, read_json
+from .store import RunDir, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
@@ -71,6 +73,9 @@ class RunOutcome:
     run_dir: Path
     redactor: Redactor
     interrupted: bool = False
+    report_errors: list[str] = field(default_factory=list)
+    """Why each ``--report`` that could not be written at the end failed (said on
+    standard error already; the exit code is then at least 1)."""
 
 
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
@@ -81,6 +86,9 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
         raise ConfigError(
             f"--report {value}: unknown format {fmt!r}; installed: {', '.join(rook.reporters.names())}"
         )
+    problem = target_problem(Path(path))
+    if problem is not None:  # found now, not after every scenario ran
+        raise ConfigError(f"--report {value}: {problem}")
     return fmt, path
 
 
@@ -106,7 +114,17 @@ def save_observed(agent: Agent, profile: Profile, observed: dict[str, bool]) -> 
         pass  # history of observations is a convenience; never fail a run on it
 
 
-def write_reports(rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]]) -> None:
+def write_reports(
+    rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """Write each report; return why each one that failed did (the others are written).
+
+    The targets were checked before anything ran (:func:`parse_report_option`);
+    what fails here fails at the end (a full disk, a directory removed meanwhile,
+    a reporter plugin's bug). The run is recorded either way: callers print
+    these and still print the run's table or ``--json`` document.
+    """
+    failed: dict[tuple[str, str], str] = {}
     for fmt, path in reports:
         writer = rook.reporters.get(fmt)
         target = Path(path)
@@ -114,16 +132,27 @@ def write_reports(rook: Rook, report: dict[str, Any], reports: list[tuple[str, s
             target.parent.mkdir(parents=True, exist_ok=True)
             writer(report, target)
         except OSError as exc:
-            raise ConfigError(
-                f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
-            ) from None
-        except RookError:
-            raise
+            failed[fmt, path] = f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
+        except RookError as exc:
+            failed[fmt, path] = f"--report {fmt}:{path}: {exc}"
         except Exception as exc:  # a reporter plugin's bug: name it, never a traceback
-            raise RookError(
+            failed[fmt, path] = (
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
-                f"failed: {type(exc).__name__}: {exc}; the run itself is recorded"
-            ) from None
+                f"failed: {type(exc).__name__}: {exc}"
+            )
+    return failed
+
+
+def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:
+    """Say on standard error which reports could not be written at the end of a
+    run, and how to write them again from the run's record."""
+    if not failed:
+        return
+    lines = [f"rook: error: {message}" for message in failed.values()]
+    again = " ".join(f"--report {fmt}:{path}" for fmt, path in failed)
+    lines.append(f"rook: the run is recorded; write again with: rook report {run_id} {again}")
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
 
 
 def prepare_run(
@@ -150,7 +179,10 @@ def prepare_run(
         run_path = agent.runs_dir / request.run_id
         manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
         if manifest is None and not sharding.creates_run(request.run_name, shard):
-            open_run(agent.runs_dir, request.run_id, Redactor())  # raises the clear error
+            raise ConfigError(
+                f"--run {request.run_id}: no such run in {agent.runs_dir}"
+                + history.latest_hint(agent.runs_dir)
+            )
         if manifest is not None:
             manifest = sharding.resume_manifest(run_path, manifest, shard)
             pinned = manifest["profile"]["id"]
@@ -398,6 +430,9 @@ def _execute(
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory
-    write_reports(rook, report, request.reports)
+    failed = write_reports(rook, report, request.reports)
+    report_failures(failed, report["run"]["id"])
     code = 130 if interrupted else exit_code(report)
-    return RunOutcome(report, code, run_dir.path, redactor, interrupted)
+    if failed and not code:  # everything passed, but not everything asked for was done
+        code = 1
+    return RunOutcome(report, code, run_dir.path, redactor, interrupted, list(failed.values()))

@@ -192,16 +192,3 @@ def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) ->
             f"cannot create the run directory {path}: {exc.strerror or exc}"
         ) from None
     return RunDir(path, redactor)
-
-
-def open_run(runs_dir: Path, run_id: str, redactor: Redactor) -> RunDir:
-    path = runs_dir / run_id
-    if not (path / RUN_FILE).is_file():
-        known = (
-            sorted(p.name for p in runs_dir.iterdir() if (p / RUN_FILE).is_file())
-            if runs_dir.is_dir()
-            else []
-        )
-        hint = f" (latest: {known[-1]})" if known else ""
-        raise ConfigError(f"--run {run_id}: no such run in {runs_dir}{hint}")
-    return RunDir(path, redactor)

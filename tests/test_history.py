@@ -74,6 +74,24 @@ def test_runs_lists_history_newest_first(ws, rook_cli):
     assert rook_cli("runs", "show", "latest~5").exit_code == 2
 
 
+def test_the_latest_named_in_an_error_is_the_latest_run(ws, rook_cli):
+    """Named runs sort anywhere by name: run-two is last by name, run-three is newest."""
+    ws.scenario(scenario("a"))
+    for name in ("run-one", "run-two", "run-three"):
+        assert run(rook_cli, "--run-name", name) == name
+    assert rook_cli("runs", "show", "latest", "--json").report["run"]["id"] == "run-three"
+    for args in (("runs", "show", "nope"), ("report", "nope"), ("diff", "nope", "latest"),
+                 ("run", "--run", "nope")):
+        r = rook_cli(*args)
+        assert r.exit_code == 2 and "no such run" in r.stderr, args
+        assert "latest is run-three)" in r.stderr, (args, r.stderr)
+    empty = ws.runs_dir.parent / "runs-empty"
+    empty.mkdir()
+    from rook_core.history import latest_hint
+
+    assert latest_hint(empty) == " (no runs yet)"
+
+
 def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)
@@ -154,6 +172,8 @@ def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
                                                                      ("b", "failed")]
     assert rook_cli("report", run_id, "--report", "pdf:x.pdf").exit_code == 2
     assert rook_cli("report", "nope").exit_code == 2
+    refused = rook_cli("report", run_id, "--report", f"json:{out}")  # a directory
+    assert refused.exit_code == 2 and f"--report json:{out}: {out} is a directory" in refused.stderr
 
 
 def test_diff_names_what_regressed_and_gates_on_it(ws, rook_cli, tmp_path):

@@ -332,3 +332,147 @@ def test_a_broken_reporter_is_named_without_a_traceback(rook_workspace, rook_cli
     assert "Traceback" not in r.stderr
     (run_id,) = [p.name for p in rook_workspace.runs_dir.iterdir()]
     assert (rook_workspace.run_dir(run_id) / "report.json").is_file()
+
+
+# An agent that leaves a mark, so a test can tell that nothing ran; with REPLACE set,
+# it puts a file where that directory was (the report's folder vanishes mid-run).
+MARKING_AGENT = r"""
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    touch "$MARK"
+    if [ -n "$REPLACE" ]; then rm -rf "$REPLACE" && touch "$REPLACE"; fi
+    cat >/dev/null
+    echo '{"output": "all good"}'
+"""
+
+
+@pytest.fixture
+def marking(rook_workspace, tmp_path, monkeypatch):
+    monkeypatch.setenv("MARK", str(tmp_path / "ran"))
+    rook_workspace.script("agent.sh", MARKING_AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    return tmp_path
+
+
+@pytest.mark.parametrize("target, problem", [
+    ("afile/x.json", "afile is not a directory"),
+    ("afile/deeper/x.json", "afile is not a directory"),
+    ("outdir", "outdir is a directory"),
+    ("/proc/nope/x.json", "cannot create directory /proc/nope: No such file or directory"),
+])
+def test_a_report_that_cannot_be_written_is_refused_before_anything_runs(
+        rook_workspace, rook_cli, marking, target, problem):
+    (marking / "afile").touch()
+    (marking / "outdir").mkdir()
+    path = target if target.startswith("/") else f"{marking}/{target}"
+    r = rook_cli("run", "--json", "--report", f"junit:{marking}/fine/r.xml",
+                 "--report", f"json:{path}")
+    assert r.exit_code == 2, r.stderr
+    assert f"--report json:{path}: " in r.stderr and problem in r.stderr
+    assert r.stdout == "" and "Traceback" not in r.stderr
+    assert not (marking / "ran").exists()  # no hook ran
+    assert list(rook_workspace.runs_dir.iterdir()) == []  # no run directory
+    assert not (marking / "fine").exists() and not (marking / "afile").is_dir()
+    assert sorted(p.name for p in (marking / "outdir").iterdir()) == []  # no probe left
+
+
+def test_a_missing_report_folder_is_fine_and_made_at_the_end(rook_workspace, rook_cli, marking):
+    r = rook_cli("run", "--report", f"json:{marking}/new/deep/r.json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads((marking / "new/deep/r.json").read_text())["summary"]["passed"] == 1
+
+
+def test_a_report_that_fails_at_the_end_keeps_the_run_its_json_and_its_exit_code(
+        rook_workspace, rook_cli, marking, monkeypatch):
+    monkeypatch.setenv("REPLACE", str(marking / "out"))
+    (marking / "out").mkdir()
+    r = rook_cli("run", "--json", "--report", f"json:{marking}/out/r.json",
+                 "--report", f"markdown:{marking}/md/r.md")
+    assert r.exit_code == 1 and r.exception is None  # passed, but a report is missing
+    assert r.statuses() == {"pass": "passed"}  # the --json document is whole
+    run_id = r.report["run"]["id"]
+    assert f"rook: error: --report json:{marking}/out/r.json: cannot write: File exists" in r.stderr
+    assert f"rook report {run_id} --report json:{marking}/out/r.json" in r.stderr
+    assert (marking / "md/r.md").is_file()  # the other report is written
+    assert "Traceback" not in r.stderr
+    # the table too, and a failed scenario's exit code keeps its meaning
+    rook_workspace.scenario({"id": "fail", "goal": "fail", "criteria": [{"contains": "nope"}]})
+    (marking / "out").unlink()
+    (marking / "out").mkdir()
+    r = rook_cli("run", "--report", f"json:{marking}/out/r.json")
+    assert r.exit_code == 1
+    assert "cannot write: File exists" in r.stderr
+    assert "1 passed" in r.stdout and "1 failed" in r.stdout
+
+
+# execute answers; close fails (exit 3) for every scenario but "tidy".
+CLOSE_FAILS = r"""
+    #!/bin/bash
+    case "$1" in
+      execute) cat >/dev/null; echo '{"output": "all good", "conversation": "c1"}';;
+      close) [ "$ROOK_SCENARIO_ID" = tidy ] && exit 0
+             echo "session c1 is gone: 404" >&2; exit 3;;
+    esac
+    exit 0
+"""
+
+
+def test_a_failed_close_hook_is_a_warning_everywhere_people_look(rook_workspace, rook_cli,
+                                                                  tmp_path):
+    ws = rook_workspace
+    ws.script("agent.sh", CLOSE_FAILS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "close": "scripts/agent.sh"}})
+    ws.scenario({"id": "kept", "goal": "g", "criteria": [{"contains": "good"}]})
+    ws.scenario({"id": "tidy", "goal": "g", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    r = rook_cli("run", *[f"--report={f}:{out}/r.{e}" for f, e in (
+        ("json", "json"), ("junit", "xml"), ("markdown", "md"), ("html", "html"))])
+    assert r.exit_code == 0, r.stderr  # a close failure keeps the scenario passed
+    note = "warning: close failed: exited with code 3"
+    whole = "warning: close failed: exited with code 3: session c1 is gone: 404"
+    # the progress line and the results table: a short note after the reason
+    (progress,) = [line for line in r.stderr.splitlines() if "kept.1" in line]
+    assert progress.endswith(f"all 1 criteria passed; {note}")
+    (row,) = [line for line in r.stdout.splitlines() if line.startswith("kept ")]
+    assert row.endswith(f"; {note}")
+    (tidy,) = [line for line in r.stdout.splitlines() if line.startswith("tidy ")]
+    assert "warning" not in tidy
+    assert "warnings on 1 scenario run: kept" in r.stdout
+    # the JSON report keeps the whole warning
+    report = json.loads((out / "r.json").read_text())
+    by_id = {s["id"]: s for s in report["scenarios"]}
+    assert by_id["kept"]["warnings"] == [whole.removeprefix("warning: ")]
+    assert by_id["tidy"]["warnings"] == []
+    # markdown: a Warnings section, though every run passed
+    md = (out / "r.md").read_text()
+    assert f"### Warnings\n\n- ⚠️ <code>kept</code> (passed): {whole}\n" in md
+    assert "tidy</code> (passed)" not in md and "What did not pass" not in md
+    # JUnit: the passed test case carries it in system-err
+    cases = {c.get("name"): c for c in ET.parse(out / "r.xml").iter("testcase")}
+    assert cases["kept"].findtext("system-err") == whole
+    assert cases["kept"].find("failure") is None and cases["tidy"].find("system-err") is None
+    # HTML: in the run's summary line and in its details
+    page = (out / "r.html").read_text()
+    assert f"all 1 criteria passed; {note}</span>" in page and f">{whole}</div>" in page
+    # rook runs show: the same table
+    shown = rook_cli("runs", "show", "latest")
+    assert shown.exit_code == 0
+    assert any(line.startswith("kept ") and line.endswith(note) for line in shown.stdout.splitlines())
+    assert "warnings on 1 scenario run: kept" in shown.stdout
+
+
+def test_warning_notes_stay_short():
+    from rook_core.report import reason_text, warning_lines, warning_note
+
+    long = "close failed: exited with code 3: " + "x" * 500
+    timeout = "close failed: timed out after 5 s; its process group was killed"
+    entry = {"reason": "all 2 criteria passed", "warnings": [long, timeout]}
+    assert warning_note(entry) == "warning: close failed: exited with code 3 (+1 more)"
+    assert warning_note({"warnings": [timeout]}) == "warning: close failed: timed out after 5 s"
+    assert warning_note({"warnings": []}) == warning_note({}) == ""
+    assert warning_lines(entry) == [f"warning: {long}", f"warning: {timeout}"]
+    assert reason_text(entry) == "all 2 criteria passed; " + warning_note(entry)
+    cut = reason_text({"reason": "r" * 300, "warnings": [long]}, 90)
+    assert len(cut) <= 90 and cut.endswith("; warning: close failed: exited with code 3")
+    assert reason_text({"reason": "a\nb  c"}) == "a b c"

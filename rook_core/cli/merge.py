@@ -125,7 +125,7 @@ def merge_command(
     from ..redact import Redactor
     from ..report import exit_code, table
     from ..reportfile import print_json
-    from ..runner import parse_report_option, write_reports
+    from ..runner import parse_report_option, report_failures, write_reports
     from ..store import read_json
     from ..yamlio import load_yaml
 
@@ -150,7 +150,8 @@ def merge_command(
     finally:
         if lock is not None:
             lock.unlock()
-    write_reports(rook, report, wanted)
+    failed = write_reports(rook, report, wanted)
+    report_failures(failed, report["run"]["id"])
     for note in merged.notes:
         click.echo(f"rook: warning: {note}", err=True)
     if merged.missing:
@@ -159,6 +160,6 @@ def merge_command(
         print_json(report)
     else:
         click.echo(table(report))
-    code = exit_code(report)
+    code = exit_code(report) or (1 if failed else 0)
     if code:
         sys.exit(code)

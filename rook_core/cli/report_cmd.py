@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .options import workspace_options
@@ -57,10 +59,15 @@ def report_command(
         gate = report["summary"].get("gate") or {}
         fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
         report["summary"] = {**fresh, **report["summary"]}
-    write_reports(rook, report, targets)
+    failed = write_reports(rook, report, targets)
     if as_json:
         print_json(report)
     elif not targets:
         click.echo(table(report))
     for fmt, path in targets:
-        click.echo(f"wrote {fmt} report to {path}", err=True)
+        if (fmt, path) not in failed:
+            click.echo(f"wrote {fmt} report to {path}", err=True)
+    for message in failed.values():
+        click.echo(f"rook: error: {message}", err=True)
+    if failed:
+        sys.exit(1)

@@ -137,7 +137,7 @@ def run_command(
 
     with collector_paused():  # most of Rook's modules: objects that live as long as the run
         from ..errors import ConfigError
-        from ..report import SYMBOL, table
+        from ..report import SYMBOL, reason_text, table
         from ..reportfile import print_json
         from ..runner import RunRequest, run
 
@@ -149,7 +149,7 @@ def run_command(
             return
         status = record.get("status") or "pending"
         mark = SYMBOL.get(status, status)
-        sys.stderr.write(f"  {mark:<12} {record['key']}  {(record.get('reason') or '')[:100]}\n")
+        sys.stderr.write(f"  {mark:<12} {record['key']}  {reason_text(record, 100)}\n")
         sys.stderr.flush()
 
     request = RunRequest(
