@@ -47,6 +47,7 @@ from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Any
 
+from .credentials import secret_name
 from .errors import ConfigError, RookError
 from .plain import plain
 from .redact import Redactor
@@ -268,8 +269,6 @@ def write_files(agent: Agent, files: dict[str, str], secrets: Secrets) -> list[P
 
 # -- never loosen a check ---------------------------------------------------------
 
-_CREDENTIAL = re.compile(r"(auth|key|token|secret|passw|cookie|signature|sig$)", re.I)
-
 
 def _entry(value: Any) -> tuple[str, Any]:
     if isinstance(value, dict):
@@ -303,7 +302,7 @@ def loosened(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         for part in ("headers", "query", "form"):
             old, new = vb.get(part) or {}, va.get(part) or {}
             for key, value in old.items():
-                credential = _CREDENTIAL.search(str(key)) or "{{env." in str(value)
+                credential = secret_name(str(key)) or "{{env." in str(value)
                 if credential and key not in new:
                     found.append(f"hooks.{phase}.http.{part}.{key} (a credential) would be dropped")
     caps_before = before.get("capabilities") or {}
