@@ -77,11 +77,19 @@ class Source:
     label: str = ""
 
     def program_name(self) -> str | None:
-        """For a command line: its program's name (``./bin/claude -p`` → ``claude``)."""
+        """For a command line: its program's name (``./bin/claude -p`` → ``claude``;
+        ``env KEY=... python3 a.py`` → ``python3``)."""
         try:
-            return PurePath(shlex.split(self.text)[0]).stem or None
-        except (ValueError, IndexError):
+            words = shlex.split(self.text)
+        except ValueError:
             return None
+        for word in words:
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.S) or word.startswith("-"):
+                continue
+            if PurePath(word).name == "env":
+                continue
+            return PurePath(word).stem or None
+        return None
 
 
 class NeedsChoice(ConfigError):
@@ -124,17 +132,21 @@ class Secrets:
         self._values: dict[str, str] = {}  # variable -> value (when the source held one)
         self._hidden: list[str] = []  # every secret string, also parts (a password)
 
-    def add(self, what: str, purpose: str, value: str | None = None) -> str:
+    def add(
+        self, what: str, purpose: str, value: str | None = None, variable: str | None = None
+    ) -> str:
         """Name the variable for a secret (``<AGENT>_<WHAT>``) and remember its value.
 
         The same value always gets the same variable; ``value`` is ``None`` when
         the source only says a secret is needed (an OpenAPI security scheme).
+        ``variable`` keeps the name the source gave it (``OPENAI_API_KEY=...`` in
+        a command line), when no other secret has it.
         """
         if value:
             for var, known in self._values.items():
                 if known == value:
                     return var
-        base = f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
+        base = variable or f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
         if value is None and base in self._refs and base not in self._values:
             return base  # the same secret named twice, with no value: one variable
         var, n = base, 2

@@ -287,7 +287,7 @@ def _loose(word: str, name: str) -> list[Found]:
     if m and m.group(2) and not placeholder(m.group(2)):
         var, value = m.group(1), m.group(2)
         if secret_name(var) or secret_value(value):
-            return [Found(value, len(var) + 1, len(word), var, "environment variable")]
+            return [Found(value, len(var) + 1, len(word), var, "assignment")]
     if secret_value(word):
         return [Found(word.strip(), word.find(word.strip()), len(word.rstrip()), name, "value")]
     return []
