@@ -322,6 +322,29 @@ def test_scripts_used_as_hooks_or_wrapped(rook_workspace, rook_cli):
     assert "answer: plain agent says hello to: Say hello" in r.stdout
 
 
+def test_hook_script_with_the_answer_under_another_field_is_mapped(rook_workspace, rook_cli):
+    ws = rook_workspace
+    hook = ws.root / "hook.mjs"
+    hook.write_text((AGENTS / "reply_hook.mjs").read_text())
+    r = add(rook_cli, ws, "hook-mjs", "--from", str(hook))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "test 1 (script): FAILED (no_answer)" in r.stdout
+    assert (
+        "changed: hook.mjs puts its answer under reply, not output: scripts/hook-mjs-hook.py "
+        "runs it as the hook and hands on reply as output (and its token usage as usage)"
+    ) in r.stdout
+    assert "test 2 (script): ok" in r.stdout
+    assert "answer: mjs reply to: Say hello in one short sentence." in r.stdout
+    data = profile(ws, "hook-mjs")
+    assert data["hooks"] == {"execute": "scripts/hook-mjs-hook.py"}
+    assert data["capabilities"]["usage"] is True
+    script = (ws.agent_dir / "scripts" / "hook-mjs-hook.py").read_text()
+    assert "ANSWER = ['reply']" in script and "'node', 'hook.mjs'" in script
+    ws.scenario({"id": "s", "goal": "hi there", "criteria": [{"contains": "mjs reply to: hi"}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+
+
 def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     ws = rook_workspace
     wrapper = AGENTS / "ruhroh" / "wrapper.sh"
