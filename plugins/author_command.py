@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 from pathlib import Path, PurePath
@@ -114,6 +115,85 @@ def command_script(
     )
 
 
+def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], str, str, list[str]]:
+    """Move the secrets in a command line to ``env`` references, as the cURL author
+    does (:func:`rook_core.credentials.command_secrets` finds them).
+
+    ``VAR=secret`` before the program (or after ``env``) becomes the ``env``
+    variable ``VAR``, which the command then inherits from the environment;
+    any other secret (``--api-key X``, ``-H 'Authorization: Bearer X'``, a
+    key-shaped word, a password in a URL) becomes ``<AGENT>_<KIND>`` and the
+    hook script reads it with ``os.environ``. Returns the words that stay (with
+    ``$VAR`` where a secret was, to check and show), the Python expression
+    the script runs, the command as shown, and notes.
+    """
+    from rook_core.credentials import command_secrets, join, secret_kind
+
+    if argv and ASSIGNMENT.fullmatch(argv[0]):
+        argv = ["env", *argv]  # VAR=value program ...: run as a shell would
+    found = command_secrets(argv)
+    if not found:
+        return argv, repr(argv), join(argv), []
+    program = program_label(argv)
+    secrets = request.secrets
+    by_word: dict[int, list[tuple[int, int, str]]] = {}
+    dropped: set[int] = set()
+    notes: list[str] = []
+    for index, f in found:
+        if f.purpose == "environment variable":
+            var = secrets.add(f.name, f"{f.name} for {program}", f.value, variable=f.name)
+            if var == f.name:
+                dropped.add(index)  # the command inherits it from the environment
+                notes.append(f"the command gets {var} from the environment (no longer inline)")
+                continue
+        else:
+            where = {
+                "option": f"the --{f.name} option",
+                "header": f"the {f.name} header",
+                "password": "the password in the URL",
+                "query parameter": f"the {f.name} parameter of the URL",
+                "assignment": f"{f.name}=",
+            }.get(f.purpose, "a key-shaped argument")
+            var = secrets.add(secret_kind(f.name or "key"), f"{where} of {program}", f.value)
+        by_word.setdefault(index, []).append((f.start, f.end, var))
+    words: list[str] = []
+    codes: list[str] = []
+    for i, word in enumerate(argv):
+        if i in dropped:
+            continue
+        parts, shown_word, pos = [], "", 0
+        for start, end, var in sorted(by_word.get(i, [])):
+            if word[pos:start]:
+                parts.append(repr(word[pos:start]))
+            parts.append(f"os.environ[{var!r}]")
+            shown_word += word[pos:start] + f'"${var}"'
+            pos = end
+        if word[pos:] or not parts:
+            parts.append(repr(word[pos:]))
+        words.append(shown_word + word[pos:])
+        codes.append(" + ".join(parts))
+    if len(words) > 1 and words[0] == "env" and not ASSIGNMENT.fullmatch(words[1]):
+        if not words[1].startswith("-"):
+            words, codes = words[1:], codes[1:]  # nothing left for env to set
+    return words, "[" + ", ".join(codes) + "]", join(words), notes
+
+
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
+INTERPRETERS = re.compile(r"(python[0-9.]*|node|deno|bun|bash|sh|zsh|ruby|perl|php|npx|uvx?)")
+
+
+def program_label(argv: list[str]) -> str:
+    """How purposes name the command: its program (``claude``), with the script an
+    interpreter runs (``python3 agent.py``)."""
+    words = [w for w in argv if not ASSIGNMENT.fullmatch(w) and PurePath(w).name != "env"]
+    if not words:
+        return "the command"
+    name = PurePath(words[0]).name
+    if INTERPRETERS.fullmatch(name) and len(words) > 1 and not words[1].startswith("-"):
+        return f"{name} {PurePath(words[1]).name}"
+    return name
+
+
 def check_program(argv: list[str], agent: Any) -> None:
     """The command's program must exist (on PATH, or a path in the workspace)."""
     program = argv[0]
@@ -196,12 +276,12 @@ class CommandAuthor:
             raise ConfigError(f"--command: cannot split the command line: {exc}") from None
         if not argv:
             raise ConfigError("--command: give the command line, e.g. --command 'claude -p'")
+        argv, code, shown, notes = move_secrets(argv, request)
         check_program(argv, request.agent)
         script = request.script_path(".py")
-        shown = request.source.text.strip()
         state = {
             "script": script,
-            "command_code": repr(argv),
+            "command_code": code,
             "shown": shown,
             "origin": "--command",
         }
@@ -210,7 +290,7 @@ class CommandAuthor:
             hooks={"execute": script},
             files={script: text},
             state=state,
-            notes=[f"hook script: {script} (runs {shown})"],
+            notes=[f"hook script: {script} (runs {shown})", *notes],
         )
 
     def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:

@@ -14,6 +14,8 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from rook_core.credentials import secret_kind, secret_name, secret_value
+
 from .author_shapes import (
     find_answer,
     find_calls,
@@ -40,33 +42,18 @@ DROP_HEADERS = {
     "te",
     "expect",
 }
-CREDENTIAL = re.compile(
-    r"(auth|api[-_]?key|apikey|token|secret|passw|cookie|signature|^key$|^sig$)", re.I
-)
 PLACEHOLDER_ENV = re.compile(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 # -- secrets -----------------------------------------------------------------------
 
 
-def _what(name: str) -> str:
-    low = name.lower()
-    if "cookie" in low:
-        return "COOKIE"
-    if "secret" in low:
-        return "SECRET"
-    if "passw" in low:
-        return "PASSWORD"
-    if "token" in low:
-        return "API_TOKEN"
-    return "API_KEY"
-
-
 def move_header_secrets(headers: dict[str, str], secrets: Secrets, where: str) -> dict[str, str]:
-    """Credential headers (Authorization, X-API-Key, Cookie ...) -> ``{{env.NAME}}``."""
+    """Credential headers (Authorization, X-API-Key, Cookie ...), and any header whose
+    value is shaped like a key, -> ``{{env.NAME}}`` (see :mod:`rook_core.credentials`)."""
     out = {}
     for key, value in headers.items():
-        if not CREDENTIAL.search(key) or not value or "{{" in value:
+        if not value or "{{" in value or not (secret_name(key) or secret_value(value)):
             out[key] = value
             continue
         if key.lower() in ("authorization", "proxy-authorization"):
@@ -81,7 +68,7 @@ def move_header_secrets(headers: dict[str, str], secrets: Secrets, where: str) -
                     _hide_basic(cred.strip(), secrets, var)
                 out[key] = f"{scheme} {{{{env.{var}}}}}"
                 continue
-        var = secrets.add(_what(key), f"value of the {key} header for {where}", value)
+        var = secrets.add(secret_kind(key), f"value of the {key} header for {where}", value)
         out[key] = f"{{{{env.{var}}}}}"
     return out
 
@@ -113,11 +100,17 @@ def basic_header(user: str, password: str, secrets: Secrets, where: str) -> str:
 
 
 def move_value_secrets(values: dict[str, Any], secrets: Secrets, where: str, part: str) -> dict:
-    """Credential-named query parameters or body fields -> ``{{env.NAME}}``."""
+    """Credential-named query parameters or body fields, and values shaped like a key,
+    -> ``{{env.NAME}}``."""
     out: dict[str, Any] = {}
     for key, value in values.items():
-        if isinstance(value, str) and value and "{{" not in value and CREDENTIAL.search(key):
-            var = secrets.add(_what(key), f"the {key} {part} of {where}", value)
+        if (
+            isinstance(value, str)
+            and value
+            and "{{" not in value
+            and (secret_name(key) or secret_value(value))
+        ):
+            var = secrets.add(secret_kind(key), f"the {key} {part} of {where}", value)
             out[key] = f"{{{{env.{var}}}}}"
         elif isinstance(value, dict) and part == "field":
             out[key] = move_value_secrets(value, secrets, where, part)
@@ -340,7 +333,7 @@ def _fix_header(http: dict[str, Any], failed: dict[str, Any], obs: Observation, 
         headers["Content-Type"] = "application/json"
         new.changes.append("the server refused the content type (415): Content-Type set to JSON")
         return True
-    if name is None or CREDENTIAL.search(name) or "{{" in str(headers.get(name, "")):
+    if name is None or secret_name(name) or "{{" in str(headers.get(name, "")):
         return False  # never drop a credential to make a test pass
     del headers[name]
     if not headers:

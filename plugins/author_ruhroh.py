@@ -11,6 +11,26 @@ if TYPE_CHECKING:
     from rook_core.authoring import AuthorRequest, Draft, Source
 
 
+def refuse_secrets(command: str) -> None:
+    """A ``ruhroh:`` entry holds its command line as it is, in the profile: one
+    holding a secret is refused (naming where it is, never the value)."""
+    import shlex
+
+    from rook_core.credentials import command_secrets
+
+    try:
+        found = command_secrets(shlex.split(command))
+    except ValueError:
+        return  # the transport reports a command it cannot split
+    if found:
+        where = ", ".join(dict.fromkeys(f.name or "a key-shaped argument" for _, f in found))
+        raise ConfigError(
+            f"--ruhroh: the command line holds a secret ({where}); the profile would keep "
+            "it in the file. Export it and let the wrapper read it from its environment "
+            "(add it to the profile's env: list so Rook checks it is set)"
+        )
+
+
 class RuhrohAuthor:
     """``--ruhroh CMD``: a profile whose execute hook runs the wrapper."""
 
@@ -30,6 +50,7 @@ class RuhrohAuthor:
             raise ConfigError(
                 "--ruhroh: give the wrapper's command line, e.g. --ruhroh ./wrapper.sh"
             )
+        refuse_secrets(command)
         iterations = request.options.get("max_iterations", 5)
         # Rook carries RUHROH_SESSION_HANDLE from turn to turn, so a conversation
         # handle is always returned: multi-turn scenarios can run.

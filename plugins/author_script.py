@@ -5,21 +5,78 @@ decides: run with ``execute``, the goal on standard input, it must print one
 JSON object with ``output``). Any other script is wrapped: a generated hook
 script runs it with the goal on its standard input and its standard output
 becomes the answer, exactly as for ``--command``.
+
+A script that speaks the contract but puts its answer under another field
+(``{"reply": ...}``) is mapped: a generated hook script runs it as a hook
+(same phase, standard input and environment) and moves the field it found to
+``output`` (and token usage to ``usage``). ``rook profile fix`` does the same
+for any profile whose execute hook is such a script.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .author_command import command_script, interpreter_code, json_fields
+from .author_command import MARK, command_script, interpreter_code, json_fields
+from .author_shapes import find_answer, find_usage, jmes
 
 if TYPE_CHECKING:
     from rook_core.authoring import AuthorRequest, Draft, Source
     from rook_core.profile_probe import Observation
 
 SCRIPT_SUFFIXES = {".py", ".sh", ".bash", ".mjs", ".js", ".cjs"}
+MAPPER = '''#!/usr/bin/env python3
+"""Rook hook script around: {shown}
+
+{mark} ({origin}). {shown} speaks the hook contract but does not
+put its answer in "output". Rook runs this script as `<this script> <phase>`;
+it runs {shown} with the same phase, standard input and environment,
+and passes its JSON object on with the answer copied to "output" (and token
+usage to "usage"). Other phases pass through unchanged.
+Edit it freely: it is yours now.
+"""
+
+import json
+import subprocess
+import sys
+
+COMMAND = {command}
+
+# Where the script puts its answer (keys and list indices).
+ANSWER = {answer!r}
+# Where it reports token usage ({{"input": [...], "output": [...]}}), or None.
+USAGE = {usage!r}
+
+
+def dig(data, path):
+    for key in path:
+        data = data[key]
+    return data
+
+
+def main(phase):
+    done = subprocess.run(COMMAND + [phase], stdin=sys.stdin, capture_output=True, text=True)
+    sys.stderr.write(done.stderr)
+    if done.returncode != 0:
+        sys.stderr.write(f"{{COMMAND[-1]}} exited with code {{done.returncode}}\\n")
+        return 1
+    if phase != "execute":
+        sys.stdout.write(done.stdout)
+        return 0
+    data = json.loads(done.stdout)
+    data["output"] = dig(data, ANSWER)
+    if USAGE:
+        data["usage"] = {{k: dig(data, path) for k, path in USAGE.items()}}
+    print(json.dumps(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else ""))
+'''
 
 
 def hook_path(path: Path, agent: Any) -> str:
@@ -68,13 +125,88 @@ class ScriptAuthor:
                 "origin": "--from, wrapped",
             }
             text = command_script(state["command_code"], st["path"], state["origin"])
-            new = draft.copy(hooks={"execute": script}, files={script: text}, state=state)
+            notes = [f"hook script: {script} (runs {st['path']})"]
+            new = draft.copy(
+                hooks={"execute": script}, files={script: text}, state=state, notes=notes
+            )
             new.changes.append(
                 f"{st['path']} does not speak the hook contract ({observation.problem}): "
                 f"wrapped by {script}, which sends it the goal on standard input and takes "
                 "its standard output as the answer"
             )
             return new
+        if st.get("mode") == "hook" and observation.problem == "no_answer":
+            return map_answer(draft, observation, request, st["path"], Path(st["real"]))
         if st.get("mode") == "wrapped":
             return json_fields(draft, observation)
         return None
+
+    def repair(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
+        """``rook profile fix``: an execute script whose answer is under another field
+        gets a hook script that maps it to ``output``."""
+        if observation.problem != "no_answer":
+            return None
+        entry = draft.hooks.get("execute")
+        path = entry.get("script") if isinstance(entry, dict) else entry
+        if not isinstance(path, str):
+            return None
+        agent = request.agent
+        raw = Path(path).expanduser()
+        candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+        real = next((c.resolve() for c in candidates if c.is_file()), None)
+        if real is None:
+            return None
+        return map_answer(draft, observation, request, hook_path(real, agent), real)
+
+
+def executed_object(observation: Observation) -> Any:
+    """The JSON object the execute hook printed, when the probe kept it."""
+    hook = next((h for h in observation.hooks if h.get("phase") == "execute"), None)
+    if hook is None:
+        return None
+    if isinstance(hook.get("data"), dict):
+        return hook["data"]
+    try:
+        data = json.loads(hook.get("stdout") or "")
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def map_answer(
+    draft: Draft, observation: Observation, request: AuthorRequest, shown: str, real: Path
+) -> Draft | None:
+    """A draft whose execute hook runs the script through a mapping hook script."""
+    data = executed_object(observation)
+    answer = find_answer(data, observation.goal) if data is not None else None
+    if not answer:
+        return None
+    usage = find_usage(data)
+    script = request.script_path(".py")
+    if (request.agent.dir / script).resolve() == real:
+        script = request.script_path(".py", f"{request.profile_id}-answer-hook")
+    text = MAPPER.format(
+        shown=shown.replace('"""', "'''"),
+        mark=MARK,
+        origin="answer field mapped",
+        command=interpreter_code(shown, real),
+        answer=list(answer),
+        usage={k: list(v) for k, v in usage.items()} if usage else None,
+    )
+    entry = draft.hooks.get("execute")
+    hook: Any = script
+    if isinstance(entry, dict):
+        hook = {k: v for k, v in entry.items() if k in ("timeout_seconds", "delay_seconds")}
+        hook = {"script": script, **hook} if hook else script
+    new = draft.copy()
+    new.hooks = {**draft.hooks, "execute": hook}
+    new.files = {**draft.files, script: text}
+    new.state = {**draft.state, "mode": "mapped", "script": script}
+    new.notes = [n for n in draft.notes if not n.startswith("hook script:")]
+    new.notes.append(f"hook script: {script} (runs {shown} as the hook, answer mapped)")
+    new.changes.append(
+        f"{shown} puts its answer under {jmes(answer)}, not output: {script} runs it "
+        f"as the hook and hands on {jmes(answer)} as output"
+        + (" (and its token usage as usage)" if usage else "")
+    )
+    return new

@@ -47,6 +47,7 @@ from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Any
 
+from .credentials import secret_name
 from .errors import ConfigError, RookError
 from .plain import plain
 from .redact import Redactor
@@ -76,11 +77,19 @@ class Source:
     label: str = ""
 
     def program_name(self) -> str | None:
-        """For a command line: its program's name (``./bin/claude -p`` → ``claude``)."""
+        """For a command line: its program's name (``./bin/claude -p`` → ``claude``;
+        ``env KEY=... python3 a.py`` → ``python3``)."""
         try:
-            return PurePath(shlex.split(self.text)[0]).stem or None
-        except (ValueError, IndexError):
+            words = shlex.split(self.text)
+        except ValueError:
             return None
+        for word in words:
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.S) or word.startswith("-"):
+                continue
+            if PurePath(word).name == "env":
+                continue
+            return PurePath(word).stem or None
+        return None
 
 
 class NeedsChoice(ConfigError):
@@ -123,17 +132,21 @@ class Secrets:
         self._values: dict[str, str] = {}  # variable -> value (when the source held one)
         self._hidden: list[str] = []  # every secret string, also parts (a password)
 
-    def add(self, what: str, purpose: str, value: str | None = None) -> str:
+    def add(
+        self, what: str, purpose: str, value: str | None = None, variable: str | None = None
+    ) -> str:
         """Name the variable for a secret (``<AGENT>_<WHAT>``) and remember its value.
 
         The same value always gets the same variable; ``value`` is ``None`` when
         the source only says a secret is needed (an OpenAPI security scheme).
+        ``variable`` keeps the name the source gave it (``OPENAI_API_KEY=...`` in
+        a command line), when no other secret has it.
         """
         if value:
             for var, known in self._values.items():
                 if known == value:
                     return var
-        base = f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
+        base = variable or f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
         if value is None and base in self._refs and base not in self._values:
             return base  # the same secret named twice, with no value: one variable
         var, n = base, 2
@@ -268,8 +281,6 @@ def write_files(agent: Agent, files: dict[str, str], secrets: Secrets) -> list[P
 
 # -- never loosen a check ---------------------------------------------------------
 
-_CREDENTIAL = re.compile(r"(auth|key|token|secret|passw|cookie|signature|sig$)", re.I)
-
 
 def _entry(value: Any) -> tuple[str, Any]:
     if isinstance(value, dict):
@@ -303,7 +314,7 @@ def loosened(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         for part in ("headers", "query", "form"):
             old, new = vb.get(part) or {}, va.get(part) or {}
             for key, value in old.items():
-                credential = _CREDENTIAL.search(str(key)) or "{{env." in str(value)
+                credential = secret_name(str(key)) or "{{env." in str(value)
                 if credential and key not in new:
                     found.append(f"hooks.{phase}.http.{part}.{key} (a credential) would be dropped")
     caps_before = before.get("capabilities") or {}

@@ -1,7 +1,38 @@
+import atexit
+import importlib.util
 import os
+import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _this_checkouts_plugins():
+    """The suite tests this checkout's built-in plugins. ``plugins/`` is imported
+    as ``rook_plugins`` only through the installed package's mapping, so in a
+    second checkout (a git worktree) an editable install made from the first one
+    would load the first one's plugins, in this process and in every ``rook``
+    subprocess. When ``rook_plugins`` resolves anywhere else, a temporary
+    ``rook_plugins`` link to this checkout's ``plugins/`` goes first on
+    ``sys.path`` and ``PYTHONPATH`` (with the checkout itself, for ``rook_core``)."""
+    spec = importlib.util.find_spec("rook_plugins")
+    here = ROOT / "plugins"
+    if spec is not None and spec.origin and Path(spec.origin).resolve().parent == here:
+        return
+    link_dir = tempfile.mkdtemp(prefix="rook-test-plugins-")
+    atexit.register(shutil.rmtree, link_dir, True)
+    os.symlink(here, os.path.join(link_dir, "rook_plugins"), target_is_directory=True)
+    sys.modules.pop("rook_plugins", None)
+    sys.path.insert(0, link_dir)
+    paths = [link_dir, str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+
+
+_this_checkouts_plugins()
 
 pytest_plugins = ["rook_core.testing"]
 

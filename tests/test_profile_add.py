@@ -243,6 +243,58 @@ def test_command_line_becomes_a_readable_hook_script(rook_workspace, rook_cli):
     assert "answer: cli answer: Say hello" in r.stdout
 
 
+def digest(value):
+    import hashlib
+
+    return hashlib.sha256(value.encode()).hexdigest()[:12]
+
+
+def test_command_line_secrets_move_to_env(rook_workspace, rook_cli):
+    ws = rook_workspace
+    env_key, arg_key = "sk-CMDSECRET999", "sk-ARGSECRET888"
+    agent = AGENTS / "keyed_agent.py"
+    cmd = f"env OPENAI_API_KEY={env_key} {sys.executable} {agent} --api-key {arg_key}"
+    r = add(rook_cli, ws, "keyed", "--command", cmd, env={"OPENAI_API_KEY": ""})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    # the probe reached the command with both real values ...
+    assert f"[arg {digest(arg_key)}] [env {digest(env_key)}]" in r.stdout
+    # ... which are in no file and never on the screen
+    assert env_key not in r.stdout + r.stderr and arg_key not in r.stdout + r.stderr
+    assert_nowhere(ws, env_key, arg_key)
+    data = profile(ws, "keyed")
+    assert [e["variable"] for e in data["env"]] == ["OPENAI_API_KEY", "AGENT_API_KEY"]
+    assert all(e["purpose"] for e in data["env"])
+    assert "the --api-key option of python" in data["env"][1]["purpose"]
+    script = (ws.agent_dir / "scripts" / "keyed-hook.py").read_text()
+    assert "os.environ['AGENT_API_KEY']" in script and "OPENAI_API_KEY" not in script
+    assert 'keyed_agent.py --api-key "$AGENT_API_KEY"' in r.stdout  # the note line
+    assert "secret: OPENAI_API_KEY" in r.stdout and "secret: AGENT_API_KEY" in r.stdout
+    assert "set AGENT_API_KEY before rook run" in r.stdout
+    # a run reads both from the environment
+    ws.scenario(
+        {
+            "id": "s",
+            "goal": "hello",
+            "criteria": [{"contains": f"[arg {digest('run-arg')}] [env {digest('run-env')}]"}],
+        }
+    )
+    run = rook_cli(
+        "run", "--json", env={"OPENAI_API_KEY": "run-env", "AGENT_API_KEY": "run-arg"}
+    )
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+
+    # VAR=value before the program (as a shell reads it), --token=VALUE attached
+    cmd = f"OPENAI_API_KEY={env_key} MODE=fast {sys.executable} {agent} --token={arg_key}"
+    r = add(rook_cli, ws, "--command", cmd, env={"OPENAI_API_KEY": ""})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"[arg {digest(arg_key)}] [env {digest(env_key)}]" in r.stdout
+    assert env_key not in r.stdout + r.stderr and arg_key not in r.stdout + r.stderr
+    assert_nowhere(ws, env_key, arg_key)
+    pid = Path(sys.executable).stem  # named after the program, not after the assignment
+    script = (ws.agent_dir / "scripts" / f"{pid}-hook.py").read_text()
+    assert "'env', 'MODE=fast'" in script and "'--token=' + os.environ['AGENT_API_TOKEN']" in script
+
+
 def test_command_that_fails_is_written_and_reported(rook_workspace, rook_cli):
     ws = rook_workspace
     r = add(rook_cli, ws, "bad", "--command", f"{sys.executable} {AGENTS / 'cli_agent.py'} --fail")
@@ -270,6 +322,29 @@ def test_scripts_used_as_hooks_or_wrapped(rook_workspace, rook_cli):
     assert "answer: plain agent says hello to: Say hello" in r.stdout
 
 
+def test_hook_script_with_the_answer_under_another_field_is_mapped(rook_workspace, rook_cli):
+    ws = rook_workspace
+    hook = ws.root / "hook.mjs"
+    hook.write_text((AGENTS / "reply_hook.mjs").read_text())
+    r = add(rook_cli, ws, "hook-mjs", "--from", str(hook))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "test 1 (script): FAILED (no_answer)" in r.stdout
+    assert (
+        "changed: hook.mjs puts its answer under reply, not output: scripts/hook-mjs-hook.py "
+        "runs it as the hook and hands on reply as output (and its token usage as usage)"
+    ) in r.stdout
+    assert "test 2 (script): ok" in r.stdout
+    assert "answer: mjs reply to: Say hello in one short sentence." in r.stdout
+    data = profile(ws, "hook-mjs")
+    assert data["hooks"] == {"execute": "scripts/hook-mjs-hook.py"}
+    assert data["capabilities"]["usage"] is True
+    script = (ws.agent_dir / "scripts" / "hook-mjs-hook.py").read_text()
+    assert "ANSWER = ['reply']" in script and "'node', 'hook.mjs'" in script
+    ws.scenario({"id": "s", "goal": "hi there", "criteria": [{"contains": "mjs reply to: hi"}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+
+
 def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     ws = rook_workspace
     wrapper = AGENTS / "ruhroh" / "wrapper.sh"
@@ -279,6 +354,11 @@ def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     assert data["hooks"]["execute"]["ruhroh"]["command"] == f"bash {wrapper}"
     assert data["capabilities"]["multi_turn"] is True
     assert "answer: reply 1 to Say hello" in r.stdout
+    # a ruhroh: entry keeps its command line in the profile: a secret in it is refused
+    r = add(rook_cli, ws, "leaky", "--ruhroh", f"bash {wrapper} --api-key sk-RUHROHSECRET77")
+    assert r.exit_code == 2 and "holds a secret (api-key)" in r.stderr
+    assert "sk-RUHROHSECRET77" not in r.stdout + r.stderr
+    assert not (ws.agent_dir / "profiles" / "leaky.yaml").exists()
 
 
 def test_notes_go_to_the_author_agent(rook_workspace, rook_cli, tmp_path):

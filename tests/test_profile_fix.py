@@ -3,6 +3,8 @@ loosening a check; nothing changed when no repair passes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 from servers.authoring_server import SCRIPTED_AUTHOR as AUTHOR
 from servers.helpers import chat
@@ -52,6 +54,27 @@ def test_fix_finds_the_answer_under_another_field(rook_workspace, rook_cli, auth
         "profile", "test", "--workspace", str(ws.root), env={"AGENT_KEY": authoring_server.api_key}
     )
     assert again.exit_code in (0, 1) and "test: ok" in again.stdout
+
+
+def test_fix_maps_a_hook_scripts_answer_field_without_an_author_agent(
+    rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    agents = Path(__file__).parent / "agents"
+    (ws.root / "hook.mjs").write_text((agents / "reply_hook.mjs").read_text())
+    path = write(ws, {"execute": {"script": "hook.mjs", "timeout_seconds": 20}}, env=())
+    before = path.read_text()
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "FAILED (no_answer)" in r.stdout and "has no output field (keys: reply, usage)" in r.stdout
+    assert "changed: hook.mjs puts its answer under reply, not output" in r.stdout
+    assert "test after repair 1: ok" in r.stdout and f"fixed: wrote {path}" in r.stdout
+    data = yaml.safe_load(path.read_text())
+    assert data["hooks"]["execute"] == {"script": "scripts/p-hook.py", "timeout_seconds": 20}
+    assert path.with_name("p.yaml.bak").read_text() == before
+    assert (ws.root / "hook.mjs").read_text() == (agents / "reply_hook.mjs").read_text()
+    again = rook_cli("profile", "test", "--workspace", str(ws.root))
+    assert "test: ok" in again.stdout and "answer: mjs reply to: Say hello" in again.stdout
 
 
 def test_fix_drops_a_rejected_header_but_never_a_credential(

@@ -98,3 +98,71 @@ def test_profile_commands_help(rook_cli):
     for cmd in ("add", "test", "fix", "show", "use", "list", "rename"):
         r = rook_cli("profile", cmd, "--help")
         assert r.exit_code == 0 and "Examples:" in r.stdout
+
+
+def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.profile(
+        {
+            "id": "leaky",
+            "hooks": {
+                "prepare": {
+                    "http": {
+                        "url": "http://bob:PASSWORD-in-url-41@127.0.0.1:9/token"
+                        "?key=LITERAL-key-42&access_token=tok-in-query-43&model=small",
+                        "query": {"sig": "sig-in-query-44", "api_key": "{{env.LEAKY_KEY}}"},
+                        "form": {"grant_type": "client_credentials"},
+                        "save": {"token": "access_token"},
+                    }
+                },
+                "execute": {
+                    "ruhroh": {
+                        "command": "bash wrapper.sh --api-key ARG-secret-45 "
+                        "-H 'Authorization: Bearer hdr-secret-46' --model small"
+                    }
+                },
+                "close": {"http": {"url": "http://127.0.0.1:9/bye?note=sk-shapedkey00047"}},
+            },
+            "env": [{"variable": "LEAKY_KEY", "purpose": "the key"}],
+            "hook_env": {
+                "OPENAI_API_KEY": "sk-hookenv-secret-48",
+                "DB_PASSWORD": "hunter2-49",
+                "ANTHROPIC_KEY": "plain-looking-50",
+                "SOMETHING": "sk-shapedvalue0051",
+                "MODE": "fast",
+                "TOKEN_FILE": "/tmp/token.txt",
+            },
+        }
+    )
+    secrets = [f"{n}" for n in range(41, 52)]
+    r = cli(rook_cli, ws, "show", "leaky")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    doc = json.loads(cli(rook_cli, ws, "show", "leaky", "--json").stdout)
+    for text in (r.stdout, json.dumps(doc)):
+        for n in secrets:
+            assert f"-{n}" not in text and f"0{n}" not in text, (n, text)
+    hooks = doc["hooks"]
+    url = hooks["prepare"]["http"]["url"]
+    assert url == (
+        "http://bob:[hidden]@127.0.0.1:9/token?key=[hidden]&access_token=[hidden]&model=small"
+    )
+    assert hooks["prepare"]["http"]["query"] == {
+        "sig": "[hidden: written literally; move it to env]",
+        "api_key": "{{env.LEAKY_KEY}}",
+    }
+    assert hooks["prepare"]["http"]["save"] == {"token": "access_token"}  # a path, not a secret
+    assert hooks["execute"]["ruhroh"]["command"] == (
+        "bash wrapper.sh --api-key [hidden] -H 'Authorization: Bearer [hidden]' --model small"
+    )
+    assert hooks["close"]["http"]["url"] == "http://127.0.0.1:9/bye?note=[hidden]"
+    hidden = "[hidden: written literally; move it to env]"
+    assert doc["hook_env"] == {
+        "OPENAI_API_KEY": hidden,
+        "DB_PASSWORD": hidden,
+        "ANTHROPIC_KEY": hidden,
+        "SOMETHING": hidden,
+        "MODE": "fast",
+        "TOKEN_FILE": "/tmp/token.txt",
+    }
+    assert "MODE=fast" in r.stdout and f"OPENAI_API_KEY={hidden}" in r.stdout
+    assert "bob:[hidden]@127.0.0.1:9" in r.stdout

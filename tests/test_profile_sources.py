@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rook_plugins.author_agent import parse_answer
 from rook_plugins.author_curl import parse_curl
-from rook_plugins.author_http import move_header_secrets, place_goal
+from rook_plugins.author_http import move_header_secrets, move_value_secrets, place_goal
 from rook_plugins.author_openapi import candidates, pick
 from rook_plugins.author_shapes import (
     find_answer,
@@ -18,6 +18,7 @@ from rook_plugins.author_shapes import (
 from servers.authoring_server import MANY, SESSION_API
 
 from rook_core.authoring import NeedsChoice, Secrets, env_prefix
+from rook_core.credentials import command_secrets, mask_command, secret_name, secret_value
 from rook_core.errors import ConfigError
 from rook_core.redact import Redactor
 
@@ -112,6 +113,89 @@ def test_secrets_move_to_env_and_are_redacted():
     assert secrets.add("API_TOKEN", "again", "tok-abcdef") == "ORDER_DESK_API_TOKEN"
     assert secrets.add("API_TOKEN", "another", "tok-other") == "ORDER_DESK_API_TOKEN_2"
     assert env_prefix("9lives") == "AGENT_9LIVES"
+    # a value shaped like a key moves whatever its field or header is called
+    body = move_value_secrets(
+        {"opaque": "sk-proj-abcdef123456", "author": "me", "model": "gpt-4o-mini"},
+        secrets,
+        "https://h/x",
+        "field",
+    )
+    assert body == {
+        "opaque": "{{env.ORDER_DESK_API_KEY_2}}",
+        "author": "me",
+        "model": "gpt-4o-mini",
+    }
+    assert move_header_secrets({"X-Custom": "sk-proj-abcdef123456"}, secrets, "h") == {
+        "X-Custom": "{{env.ORDER_DESK_API_KEY_2}}"
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "Proxy-Authorization",
+        "X-Api-Key",
+        "x-goog-api-key",
+        "api_key",
+        "apikey",
+        "key",
+        "sig",
+        "X-Sig",
+        "access_token",
+        "client_secret",
+        "Cookie",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_KEY",
+        "DB_PASSWORD",
+        "db-pass",
+        "--token",
+        "--api-key",
+    ],
+)
+def test_credential_names(name):
+    assert secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["author", "monkey", "passenger", "max_tokens", "model", "TOKEN_FILE", "--api-key-env", "url"],
+)
+def test_names_that_hold_no_credential(name):
+    assert not secret_name(name)
+
+
+def test_values_shaped_like_keys():
+    for value in ("sk-proj-abc123def456", "sk-ant-api03-xyz98765", "ghp_" + "a" * 36,
+                  "AKIAABCDEFGHIJKLMNOP", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"):
+        assert secret_value(value), value
+    for value in ("gpt-4o-mini", "task-abcdefghijk", "hello", "sk-short"):
+        assert not secret_value(value), value
+
+
+def test_command_line_secrets():
+    argv = [
+        "env", "MODE=fast", "OPENAI_API_KEY=sk-CMDSECRET999", "python3", "agent.py",
+        "--api-key", "sk-ARGSECRET888", "--token=tok1", "--token-file", "t.txt",
+        "-H", "Authorization: Bearer hdr1", "--header=X-Api-Key: hdr2",
+        "http://u:pw12@h/x?key=q1&q=hi", "--model", "gpt-4o", "sk-loose0000001",
+    ]
+    found = {(i, f.value, f.name) for i, f in command_secrets(argv)}
+    assert found == {
+        (2, "sk-CMDSECRET999", "OPENAI_API_KEY"),
+        (6, "sk-ARGSECRET888", "api-key"),
+        (7, "tok1", "token"),
+        (11, "hdr1", "Authorization"),
+        (12, "hdr2", "X-Api-Key"),
+        (13, "pw12", "password"),
+        (13, "q1", "key"),
+        (16, "sk-loose0000001", ""),
+    }
+    assert command_secrets(["claude", "-p", "--output-format", "json"]) == []
+    assert command_secrets(["python3", "a.py", "--api-key", "$MY_KEY"]) == []
+    assert mask_command("OPENAI_API_KEY=abc python3 a.py --password 'p w' 'hi there'") == (
+        "OPENAI_API_KEY=[hidden] python3 a.py --password [hidden] 'hi there'"
+    )
 
 
 def test_reading_response_shapes():

@@ -15,10 +15,9 @@ from typing import Any
 import click
 import yaml
 
+from ..credentials import mask, mask_env
 from .options import workspace_options
 from .profile import Session
-
-CREDENTIAL = re.compile(r"(auth|key|token|secret|passw|cookie|signature)", re.I)
 
 
 def replace_block(text: str, key: str, block: str) -> str:
@@ -58,17 +57,6 @@ def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
     _edit(path, "capabilities", capabilities)
 
 
-def _mask(value: Any, key: str = "") -> Any:
-    """A hook entry as shown: a credential written literally is hidden."""
-    if isinstance(value, dict):
-        return {k: _mask(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, key) for v in value]
-    if isinstance(value, str) and CREDENTIAL.search(key) and "{{" not in value:
-        return "[hidden: written literally; move it to env]"
-    return value
-
-
 def _active(profiles_dir: Path) -> str | None:
     active = profiles_dir / "active"
     return active.read_text(encoding="utf-8").strip() if active.is_file() else None
@@ -82,7 +70,9 @@ def show_command(
     workspace: str | None, project: str | None, agent: str | None, name: str | None, as_json: bool
 ) -> None:
     """Show a profile: its hooks, its variables (set or not; values never shown), its
-    declared and observed capabilities.
+    declared and observed capabilities. Secrets written literally (a credential
+    header or field, a password in a URL, a key in a query parameter, a command
+    line or hook_env) are shown as [hidden...].
 
     \b
     Examples:
@@ -101,13 +91,13 @@ def show_command(
         "name": p.name,
         "file": str(p.path),
         "active": _active(s.agent.profiles_dir) in (p.id, p.path.stem if p.path else None),
-        "hooks": _mask(p.raw.get("hooks") or {}),
+        "hooks": mask(p.raw.get("hooks") or {}),
         "env": [
             {"variable": e.variable, "purpose": e.purpose, "set": bool(os.environ.get(e.variable))}
             for e in p.env
         ],
         "capabilities": {"declared": dict(p.capabilities), "observed": load_observed(s.agent, p)},
-        "hook_env": dict(p.hook_env),
+        "hook_env": mask_env(dict(p.hook_env)),
         "concurrency": p.concurrency,
     }
     if as_json:
@@ -129,8 +119,8 @@ def show_command(
             for c in ("multi_turn", "calls", "usage")
         )
     )
-    if p.hook_env:
-        s.say("hook_env: " + ", ".join(f"{k}={v}" for k, v in p.hook_env.items()))
+    if doc["hook_env"]:
+        s.say("hook_env: " + ", ".join(f"{k}={v}" for k, v in doc["hook_env"].items()))
     s.say(f"concurrency: {p.concurrency}")
 
 

@@ -1,0 +1,388 @@
+"""What looks like a secret, in one place: names, values, URLs and command lines.
+
+The authors (moving secrets out of a cURL command, a URL or a command line
+into ``env`` references), ``rook profile show`` (hiding what a profile holds
+literally) and the never-loosen check of ``rook profile fix`` all ask here, so
+they agree on what a credential is:
+
+:func:`secret_name`
+    a header, field, parameter, option or variable named like a credential
+    (``Authorization``, ``X-Api-Key``, ``api_key``, ``key``, ``sig``,
+    ``OPENAI_API_KEY``, ``DB_PASSWORD``, ``--token`` ...).
+:func:`secret_value`
+    a value shaped like a key whatever its name (``sk-...``, ``ghp_...``,
+    ``AKIA...``, a JWT ...).
+:func:`url_secrets`
+    the password in a URL's userinfo and its credential query parameters.
+:func:`command_secrets`
+    the secrets in a command line's words: ``VAR=value`` assignments,
+    ``--api-key X`` / ``--api-key=X`` options, ``-H 'Authorization: ...'``
+    headers, key-shaped words and URLs holding secrets.
+:func:`mask`
+    a profile's configuration as ``rook profile show`` prints it.
+
+Only the standard library is imported: ``rook profile show`` uses it on
+every call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+HIDDEN = "[hidden: written literally; move it to env]"
+"""What ``rook profile show`` prints instead of a whole secret value."""
+HIDDEN_PART = "[hidden]"
+"""What it prints instead of a secret inside a longer text (a URL, a command line)."""
+
+CREDENTIAL = re.compile(
+    r"(auth(?!or(?!i[sz]))|api[-_]?key|apikey|token(?!s)|secret|passw|passphrase|cookie|signature"
+    r"|credential|private[-_]?key|^key$|^sig$)",
+    re.I,
+)
+# Words that make a name a credential only when they stand alone in it
+# (``ANTHROPIC_KEY``, ``db-pass``, ``X-Sig``; not ``monkey`` or ``passenger``).
+CREDENTIAL_WORDS = {"key", "sig", "pass", "pwd", "pw", "pat", "jwt", "bearer"}
+# A name ending in one of these names where a secret is, not the secret
+# (``--token-file``, ``--api-key-env``, ``auth_type``, ``KEY_ID``).
+NOT_THE_SECRET = {
+    "file",
+    "path",
+    "dir",
+    "env",
+    "var",
+    "variable",
+    "type",
+    "url",
+    "uri",
+    "mode",
+    "method",
+    "helper",
+    "cmd",
+    "command",
+    "scheme",
+    "name",
+    "id",
+    "header",
+    "endpoint",
+    "host",
+    "length",
+    "count",
+    "expires",
+    "expiry",
+    "ttl",
+}
+SECRET_VALUE = re.compile(
+    r"(sk-[A-Za-z0-9][A-Za-z0-9_-]{7,}"  # OpenAI, Anthropic (sk-ant-...), DeepSeek ...
+    r"|(sk|rk)_(live|test)_[A-Za-z0-9]{10,}"  # Stripe
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|glpat-[A-Za-z0-9_-]{20,}"  # GitLab
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"  # Slack
+    r"|(AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key id
+    r"|AIza[0-9A-Za-z_-]{30,}"  # Google API key
+    r"|hf_[A-Za-z0-9]{20,}"  # Hugging Face
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"  # a JWT
+)
+SECRET_IN_TEXT = re.compile(rf"(?<![A-Za-z0-9_-]){SECRET_VALUE.pattern}(?![A-Za-z0-9_-])")
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+_HEADER = re.compile(r"\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*\S)\s*", re.S)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+HEADER_OPTIONS = ("-H", "--header", "--headers")
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def secret_name(name: str) -> bool:
+    """Whether a header, field, parameter, option or variable named ``name`` holds
+    a credential (``Authorization``, ``api_key``, ``OPENAI_API_KEY``, ``--token``)."""
+    name = str(name).strip().lstrip("-")
+    words = _words(name)
+    if not words or words[-1] in NOT_THE_SECRET:
+        return False
+    return bool(CREDENTIAL.search(name)) or any(w in CREDENTIAL_WORDS for w in words)
+
+
+def secret_value(value: Any) -> bool:
+    """Whether ``value`` is shaped like a key, whatever it is called (``sk-...``)."""
+    return isinstance(value, str) and SECRET_VALUE.fullmatch(value.strip()) is not None
+
+
+def placeholder(value: Any) -> bool:
+    """A reference, not a value: ``{{env.X}}``, ``$X``, ``${X}``."""
+    text = str(value)
+    return "{{" in text or re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", text.strip()) is not None
+
+
+def secret_kind(name: str) -> str:
+    """The last part of the variable a secret named ``name`` moves to
+    (``AGENT_`` + ``API_KEY``, ``API_TOKEN``, ``PASSWORD``, ``SECRET``, ``COOKIE``)."""
+    low = str(name).lower()
+    if "cookie" in low:
+        return "COOKIE"
+    if "secret" in low:
+        return "SECRET"
+    if "passw" in low or set(_words(low)) & {"pass", "pwd", "pw"}:
+        return "PASSWORD"
+    if "token" in low or "bearer" in low or "auth" in low:
+        return "API_TOKEN"
+    return "API_KEY"
+
+
+# -- URLs --------------------------------------------------------------------------
+
+
+@dataclass
+class Found:
+    """One secret in a text: ``text[start:end]`` is ``value``; ``name`` is what
+    it is called there (a parameter, an option, a variable); ``purpose`` says
+    where it was found, for the ``env`` reference."""
+
+    value: str
+    start: int
+    end: int
+    name: str
+    purpose: str
+
+
+def url_secrets(url: str) -> list[Found]:
+    """The password in ``url``'s userinfo and the values of its credential query
+    parameters (by name, or shaped like a key), as spans of ``url``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: list[Found] = []
+    netloc_at = url.find(parts.netloc) if parts.netloc else -1
+    if netloc_at >= 0 and "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        user, colon, password = userinfo.partition(":")
+        if colon and password and not placeholder(unquote(password)):
+            start = netloc_at + len(user) + 1
+            found.append(
+                Found(unquote(password), start, start + len(password), "password", "password")
+            )
+    if parts.query:
+        q_at = url.find("?" + parts.query) + 1
+        pos = q_at
+        for pair in parts.query.split("&"):
+            key, eq, raw = pair.partition("=")
+            value = unquote(raw.replace("+", " "))
+            if eq and raw and not placeholder(value):
+                if secret_name(unquote(key)) or secret_value(value):
+                    start = pos + len(key) + 1
+                    found.append(
+                        Found(value, start, start + len(raw), unquote(key), "query parameter")
+                    )
+            pos += len(pair) + 1
+    return found
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password and credential query values hidden."""
+    for f in sorted(url_secrets(url), key=lambda f: f.start, reverse=True):
+        url = url[: f.start] + HIDDEN_PART + url[f.end :]
+    return url
+
+
+# -- command lines -----------------------------------------------------------------
+
+
+def _option_name(word: str) -> str | None:
+    if word.startswith("--") and len(word) > 2:
+        return word[2:]
+    return None
+
+
+def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
+    """The secrets in a command line's words, as ``(word index, span in the word)``.
+
+    Found: ``NAME=value`` assignments (before the program, or after ``env``)
+    whose name is a credential's or whose value is shaped like a key; an
+    option named like a credential with its value (``--api-key X``,
+    ``--api-key=X``, ``--password X``); a credential header
+    (``-H 'Authorization: Bearer X'``, ``--header=X-Api-Key:X``); a URL holding
+    a password or a credential parameter; any word shaped like a key
+    (``sk-...``). ``Found.name`` is the assignment's variable, the option's,
+    header's or parameter's name.
+    """
+    out: list[tuple[int, Found]] = []
+    program_seen = False
+    after_env = False
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        # VAR=value before the program (as a shell reads it) or after `env`
+        m = _ASSIGNMENT.fullmatch(word)
+        if m and (not program_seen or after_env):
+            name, value = m.group(1), m.group(2)
+            if value and not placeholder(value) and (secret_name(name) or secret_value(value)):
+                start = len(name) + 1
+                out.append((i - 1, Found(value, start, len(word), name, "environment variable")))
+            continue
+        if not program_seen:
+            program_seen = True
+            after_env = word == "env" or word.endswith("/env")
+            continue
+        if after_env and word.startswith("-"):
+            continue  # env's own options (-i, -u NAME ...)
+        after_env = False
+        # -H 'Name: value' / --header 'Name: value' / -H'Name: value' / --header=...
+        header = None
+        if word in HEADER_OPTIONS and i < len(argv):
+            header, at, i = argv[i], i, i + 1
+        elif word.startswith("-H") and len(word) > 2 and not word.startswith("--"):
+            header, at = word[2:], i - 1
+        elif word.startswith(tuple(f"{o}=" for o in HEADER_OPTIONS if o.startswith("--"))):
+            header, at = word.partition("=")[2], i - 1
+        if header is not None:
+            hm = _HEADER.fullmatch(header)
+            if hm and secret_name(hm.group(1)) and not placeholder(hm.group(2)):
+                text = argv[at]
+                value = hm.group(2)
+                if hm.group(1).lower() in ("authorization", "proxy-authorization"):
+                    scheme, space, cred = value.partition(" ")
+                    if space and cred.strip():
+                        value = cred.strip()
+                start = text.rfind(value)
+                out.append((at, Found(value, start, start + len(value), hm.group(1), "header")))
+            continue
+        # --api-key X / --api-key=X
+        option = _option_name(word)
+        if option is not None:
+            name, eq, attached = option.partition("=")
+            if secret_name(name):
+                if eq:
+                    if attached and not placeholder(attached):
+                        start = len(word) - len(attached)
+                        out.append((i - 1, Found(attached, start, len(word), name, "option")))
+                    continue
+                if i < len(argv) and not argv[i].startswith("-") and not placeholder(argv[i]):
+                    out.append((i, Found(argv[i], 0, len(argv[i]), name, "option")))
+                    i += 1
+                continue
+            if eq and attached:
+                word_found = _loose(attached, name)
+                out += [(i - 1, _shift(f, len(word) - len(attached), name)) for f in word_found]
+            continue
+        out += [(i - 1, f) for f in _loose(word, "")]
+    return out
+
+
+def _shift(f: Found, by: int, name: str) -> Found:
+    return Found(f.value, f.start + by, f.end + by, f.name or name, f.purpose)
+
+
+def _loose(word: str, name: str) -> list[Found]:
+    """A word that is a URL holding secrets, ``NAME=secret`` (``docker -e``), or
+    shaped like a key."""
+    if _URL.fullmatch(word):
+        return url_secrets(word)
+    m = _ASSIGNMENT.fullmatch(word)
+    if m and m.group(2) and not placeholder(m.group(2)):
+        var, value = m.group(1), m.group(2)
+        if secret_name(var) or secret_value(value):
+            return [Found(value, len(var) + 1, len(word), var, "assignment")]
+    if secret_value(word):
+        return [Found(word.strip(), word.find(word.strip()), len(word.rstrip()), name, "value")]
+    return []
+
+
+def mask_words(argv: list[str]) -> list[str]:
+    """A command line's words with every secret :func:`command_secrets` finds hidden."""
+    words = list(argv)
+    for index, f in sorted(command_secrets(argv), key=lambda x: (x[0], -x[1].start)):
+        words[index] = words[index][: f.start] + HIDDEN_PART + words[index][f.end :]
+    return words
+
+
+def mask_command(command: str) -> str:
+    """A command line (one string) with its secrets hidden, as a shell would read it."""
+    import shlex
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = command.split()
+    return join(mask_words(argv))
+
+
+def join(words: list[str]) -> str:
+    """Words as one command line, quoted only where a shell needs it (a word with
+    :data:`HIDDEN_PART` or a ``"$VAR"`` reference in it is shown as it is)."""
+    import shlex
+
+    out = []
+    for word in words:
+        bare = word.replace(HIDDEN_PART, "x")
+        bare = re.sub(r'"\$[A-Za-z_][A-Za-z0-9_]*"', "x", bare)
+        out.append(word if shlex.quote(bare) == bare else shlex.quote(word))
+    return " ".join(out)
+
+
+# -- a profile as shown --------------------------------------------------------------
+
+
+PATH_KEYS = ("extract", "save")
+"""Mappings whose values are JMESPath expressions (where to read), never secrets."""
+
+
+def mask(value: Any, key: str = "", paths: bool = False) -> Any:
+    """A profile's configuration (its hooks) as ``rook profile show`` prints it:
+    a value written literally under a credential's name is :data:`HIDDEN`; a
+    password or credential parameter in a URL, a secret in a command line and
+    a key-shaped value anywhere are :data:`HIDDEN_PART`. References
+    (``{{env.X}}``) are shown: they hold no secret."""
+    if isinstance(value, dict):
+        inner = paths or key in PATH_KEYS
+        return {k: mask(v, str(k), inner) for k, v in value.items()}
+    if isinstance(value, list):
+        if key in ("command", "argv", "args") and all(isinstance(v, str) for v in value):
+            return mask_words(value)
+        return [mask(v, key, paths) for v in value]
+    if not isinstance(value, str) or not value:
+        return value
+    if not paths and secret_name(key) and not placeholder(value):
+        return HIDDEN
+    if key in ("command", "cmd", "shell"):
+        value = mask_command(value)
+    elif _URL.search(value):
+        value = _URL.sub(lambda m: mask_url(m.group(0)), value)
+    return SECRET_IN_TEXT.sub(HIDDEN_PART, value)
+
+
+def mask_env(values: dict[str, Any]) -> dict[str, Any]:
+    """``hook_env`` as shown: a value under a credential's name, or shaped like a
+    key, is :data:`HIDDEN`."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        text = str(value)
+        if text and not placeholder(text) and (secret_name(name) or secret_value(text)):
+            out[name] = HIDDEN
+        else:
+            out[name] = mask(value)
+    return out
+
+
+__all__ = [
+    "CREDENTIAL",
+    "HIDDEN",
+    "HIDDEN_PART",
+    "Found",
+    "command_secrets",
+    "mask",
+    "mask_command",
+    "mask_env",
+    "mask_url",
+    "mask_words",
+    "placeholder",
+    "secret_kind",
+    "secret_name",
+    "secret_value",
+    "url_secrets",
+]
