@@ -291,3 +291,40 @@ def test_init_creates_the_layout(tmp_path, rook_cli):
         assert (agent / sub).is_dir()
     r = rook_cli("init", "--project", "bad name", "--agent", "a", "-w", str(tmp_path))
     assert r.exit_code == 2 and "--project" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("project: [a]\n", ["project", "must be a project name (a string)"]),
+        ("agent: 7\n", ["agent", "must be an agent name"]),
+        ("author: 5\n", ["author", "must be a command line (a string)"]),
+        ("judge_profile: {a: 1}\n", ["judge_profile", "must be a profile name"]),
+        ("project: ''\n", ["project", "not empty"]),
+        ("concurrency: lots\n", ["concurrency", "unknown key", "project, agent"]),
+        ("bogus: 1\n", ["bogus", "unknown key"]),
+        ("- project\n", ["must be a mapping"]),
+        ("project: [unclosed\n", ["line", "not valid YAML"]),
+    ],
+)
+def test_invalid_config_yaml_is_refused_with_the_field(ws, rook_cli, text, needles):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(text)
+    r = rook_cli("run")
+    refused(r, ws, "config.yaml", *needles)
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+def test_valid_config_yaml_keys_are_accepted(ws, rook_cli):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(
+        f"# defaults\nproject: {ws.project}\nagent: {ws.agent}\n"
+        "judge_profile: p\nauthor: claude -p\n"
+    )
+    r = rook_cli("run")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert ws.mark.exists()
+    config.write_text("")  # an empty file is no defaults
+    assert rook_cli("run").exit_code == 0
