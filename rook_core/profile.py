@@ -9,15 +9,12 @@ from typing import Any
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from .errors import ProfileError, format_validation_messages
-from .models import HOOK_PHASES, SLUG, EnvRef, HookEntry, OutputLimits, Profile
+from .models import HOOK_PHASES, ROOK_VARIABLES, SLUG, EnvRef, HookEntry, OutputLimits, Profile
 from .plugins import Registry
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
-
-# Names Rook owns; a hook_env entry can never override them.
-RESERVED_PREFIX = "ROOK_"
 
 
 class _EnvRefSchema(Schema):
@@ -162,7 +159,9 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     if errors or loaded is None:
         lines = format_validation_messages(errors)
         raise ProfileError(f"{source}: invalid profile:\n" + "\n".join(f"  {ln}" for ln in lines))
-    hook_env = {k: v for k, v in loaded["hook_env"].items() if not k.startswith(RESERVED_PREFIX)}
+    # A Rook-owned name is Rook's alone (set by Rook, in its phases only); any
+    # other name, ROOK_CUSTOM included, reaches every hook.
+    hook_env = {k: v for k, v in loaded["hook_env"].items() if k not in ROOK_VARIABLES}
     limits = OutputLimits(**loaded["limits"])
     return Profile(
         id=loaded["id"],
