@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from rook_core.credentials import secret_kind, secret_name, secret_value
+from rook_core.models import ROOK_VARIABLES
 
 from .author_shapes import (
     find_answer,
@@ -345,7 +346,7 @@ def _fix_header(http: dict[str, Any], failed: dict[str, Any], obs: Observation, 
 def _declare_env(new: Draft, draft: Draft) -> bool:
     declared = {e["variable"] for e in draft.env}
     used = set(PLACEHOLDER_ENV.findall(str(draft.hooks))) - set(draft.hook_env)
-    added = sorted(v for v in used - declared if not v.startswith("ROOK_"))
+    added = sorted(v for v in used - declared if v not in ROOK_VARIABLES)
     for var in added:
         new.env.append({"variable": var, "purpose": "used by the profile's http entries"})
     if added:

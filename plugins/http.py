@@ -45,6 +45,26 @@ def load_config(value: Any) -> HttpConfig:
     return load(value)
 
 
+def env_names(config: HttpConfig) -> list[tuple[str, str]]:
+    """Every ``{{env.NAME}}`` of the entry, with its field path (``body.a``)."""
+    from rook_plugins.http_transport.template import ENV_NAME, placeholders
+
+    found = []
+    parts = {
+        "url": config.url,
+        "headers": config.headers,
+        "query": config.query,
+        "body": config.body,
+        "form": config.form,
+    }
+    for key, value in parts.items():
+        for where, name in placeholders(value, key):
+            m = ENV_NAME.match(name)
+            if m:
+                found.append((where, m.group(1)))
+    return found
+
+
 async def start(run: Any) -> Any:
     """One set of clients per run, shared by every scenario (connections are reused)."""
     from rook_plugins.http_transport.client import HttpResources
@@ -69,6 +89,7 @@ def rook_register_transports(register: Any) -> None:
             key=KEY,
             load_config=load_config,
             resolve=resolve,
+            env_names=env_names,
             start=start,
             stop=stop,
             description="send an HTTP request (JSON body with placeholders; JMESPath extraction)",

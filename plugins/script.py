@@ -29,9 +29,95 @@ def load_config(value: Any) -> dict[str, Any]:
     return {"path": value}
 
 
-def interpreter_argv(path: Path) -> list[str]:
-    """Executable scripts run directly; others by extension."""
+def shebang(path: Path) -> tuple[str, str] | None:
+    """The interpreter and its one optional argument from the ``#!`` line of
+    ``path`` (as the kernel reads them), or ``None`` when it has none."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1024)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip(" \t")
+    words = line.replace("\t", " ").split(" ", 1)  # not \r: the kernel keeps it too
+    return words[0], (words[1] if len(words) > 1 else "").strip(" \t")
+
+
+# env's options that take a value as the next word (GNU and BSD env).
+_ENV_VALUE_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-P", "--argv0", "-a")
+
+
+def _env_program(arg: str) -> str | None:
+    """The program ``/usr/bin/env ARG`` starts: options (``-S``/``--split-string``
+    and the rest) and ``NAME=VALUE`` assignments skipped, or ``None``."""
+    words = arg.split()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _ENV_VALUE_OPTIONS:
+            i += 2
+            continue
+        if word.startswith("-S") and len(word) > 2:  # -Snode --flag
+            return word[2:]
+        if word.startswith("-") or ("=" in word and not word.startswith("=")):
+            i += 1
+            continue
+        return word
+    return None
+
+
+def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -> str | None:
+    """Why the ``#!`` interpreter of the executable script ``path`` cannot start,
+    naming it; ``None`` when it can (or the script has no ``#!`` line). An
+    absolute (or ``cwd``-relative) interpreter must be an executable file; for
+    ``/usr/bin/env NAME`` (options and ``-S`` allowed), NAME must be on PATH."""
+    found = shebang(path)
+    if found is None:
+        return None
+    interpreter, arg = found
+    if not interpreter:
+        return f"its #! line names no interpreter ({path})"
+    program = Path(interpreter) if interpreter.startswith("/") else cwd / interpreter
+    if (arg or interpreter).endswith("\r"):
+        return (
+            f"its #! line ends with a carriage return, which becomes part of the "
+            f"interpreter's name ({(interpreter + ' ' + arg).strip(' ')!r}): Windows line "
+            "endings; convert the file to LF"
+        )
+    if not (program.is_file() and os.access(program, os.X_OK)):
+        why = "is not executable" if program.exists() else "does not exist"
+        return f"its interpreter {interpreter} (from its #! line) {why}"
+    if program.name != "env":
+        return None
+    name = _env_program(arg)
+    if name is None:
+        return f"its #! line ({interpreter} {arg}) names no program for env to start".replace(
+            " )", ")"
+        )
+    if "/" in name:
+        target = Path(name) if name.startswith("/") else cwd / name
+        if target.is_file() and os.access(target, os.X_OK):
+            return None
+        return f"its interpreter {name} (from its #! line: {interpreter} {arg}) does not exist"
+    import shutil
+
+    path_value = os.environ.get("PATH", os.defpath) if search_path is None else search_path
+    if shutil.which(name, path=path_value) is not None:
+        return None
+    return (
+        f"its interpreter {name!r} (from its #! line: {interpreter} {arg}) "
+        "is not installed (not on PATH)"
+    )
+
+
+def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
+    """Executable scripts run directly (their ``#!`` interpreter checked);
+    others by extension."""
     if os.access(path, os.X_OK):
+        problem = interpreter_problem(path, cwd or path.parent)
+        if problem:
+            raise ConfigError(f"hook script {path} cannot start: {problem}")
         return [str(path)]
     suffix = path.suffix.lower()
     if suffix not in INTERPRETERS:
@@ -57,7 +143,7 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
     for candidate in candidates:
         if candidate.is_file():
-            return {**config, "argv": interpreter_argv(candidate.resolve())}
+            return {**config, "argv": interpreter_argv(candidate.resolve(), agent.workspace)}
     tried = " and ".join(str(c) for c in candidates)
     raise ConfigError(f"hook script {config['path']!r} not found; tried {tried}")
 
@@ -78,6 +164,11 @@ async def run_script(call: Any) -> Any:
         marker=call.marker,
         on_exit=call.on_exit,
     )
+    if proc.spawn_error and os.access(argv[0], os.X_OK):
+        # the script is there: most likely its #! interpreter is not (any more)
+        problem = interpreter_problem(Path(argv[0]), Path(call.run.workspace), call.env.get("PATH"))
+        if problem:
+            proc.spawn_error = f"{proc.spawn_error}: {problem}"
     return hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
 
 

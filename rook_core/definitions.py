@@ -344,16 +344,18 @@ def profile_text(profile: Profile) -> str:
 # -- small YAML files (config.yaml) ------------------------------------------
 
 
-def read_yaml(path: Path, build: Callable[[], Any]) -> Any:
+def read_yaml(path: Path, build: Callable[[], Any], schema: Any = None) -> Any:
     """``build()`` (which reads ``path``), cached while ``path`` is unchanged;
-    for files whose meaning depends on nothing else (``config.yaml``)."""
+    for files whose meaning depends on nothing else (``config.yaml``).
+    ``schema`` (any picklable value) is part of the cache key: change it when
+    ``build`` starts to validate differently, so no older answer is reused."""
     try:
         st = os.stat(path)
     except OSError:
         return build()
     digest = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()
     name = f"yaml-{digest[:24]}"
-    key = (__version__, stat_key(st))
+    key = (__version__, schema, stat_key(st))
     hit = cachedir.load(name, key)
     if hit is not None:
         return hit[0]

@@ -23,6 +23,25 @@ PHASES: tuple[str, ...] = ("prepare", "open", "execute", "close", "collect", "ju
 HOOK_PHASES: tuple[str, ...] = PHASES[:-1]
 """Phases a profile can attach a hook to."""
 
+_SCENARIO_PHASES = ("open", "execute", "close", "collect")
+ROOK_VARIABLES: dict[str, tuple[str, ...]] = {
+    "ROOK_HOOK": HOOK_PHASES,
+    "ROOK_WORKSPACE": HOOK_PHASES,
+    "ROOK_PROJECT": HOOK_PHASES,
+    "ROOK_AGENT": HOOK_PHASES,
+    "ROOK_STATE_DIR": HOOK_PHASES,
+    "ROOK_RUN_STATE_DIR": HOOK_PHASES,
+    "ROOK_RUN_ID": HOOK_PHASES,
+    "ROOK_SCENARIO_ID": _SCENARIO_PHASES,
+    "ROOK_SESSION": _SCENARIO_PHASES,
+    "ROOK_TURN": ("execute",),
+    "ROOK_CONVERSATION": ("execute", "close", "collect"),
+}
+"""The variables Rook owns (the reference's table, and ``ROOK_RUN_STATE_DIR``),
+each with the phases in which Rook may set it. A hook sees one only when Rook
+sets it: never from Rook's own environment, never from a profile's ``hook_env``
+(``ROOK_CONVERSATION`` is absent when no handle was returned)."""
+
 DEFAULT_TIMEOUTS: dict[str, float] = {
     "prepare": 60.0,
     "open": 30.0,

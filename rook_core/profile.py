@@ -9,15 +9,12 @@ from typing import Any
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from .errors import ProfileError, format_validation_messages
-from .models import HOOK_PHASES, SLUG, EnvRef, HookEntry, OutputLimits, Profile
+from .models import HOOK_PHASES, ROOK_VARIABLES, SLUG, EnvRef, HookEntry, OutputLimits, Profile
 from .plugins import Registry
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
-
-# Names Rook owns; a hook_env entry can never override them.
-RESERVED_PREFIX = "ROOK_"
 
 
 class _EnvRefSchema(Schema):
@@ -135,6 +132,37 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     )
 
 
+def undeclared_env(
+    hooks: dict[str, HookEntry], loaded: dict[str, Any], transports: Registry
+) -> dict[str, dict[str, Any]]:
+    """Per phase, ``{transport: {field: [message]}}`` for each variable a hook
+    entry reads itself (``{{env.NAME}}``) that the profile does not declare in
+    ``env:``: nothing would check it is set before the run, and its value, a
+    secret, would not be redacted. A ``hook_env`` name, or a variable Rook sets
+    in that phase, needs no declaration."""
+    declared = {e["variable"] for e in loaded["env"]}
+    plain = set(loaded["hook_env"]) - set(ROOK_VARIABLES)
+    found: dict[str, dict[str, Any]] = {}
+    for phase, entry in hooks.items():
+        spec = transports.get(entry.transport)
+        if spec is None or spec.env_names is None:
+            continue
+        for where, name in spec.env_names(entry.config):
+            if name in declared or name in plain or phase in ROOK_VARIABLES.get(name, ()):
+                continue
+            if name in ROOK_VARIABLES:
+                why = f"Rook does not set {name} in {phase}"
+            else:
+                why = (
+                    f"{name} is not declared in the profile's env: list (nothing would check "
+                    "it is set before the run, nor redact its value); add "
+                    f"env: [{{variable: {name}, purpose: ...}}]"
+                )
+            messages = found.setdefault(phase, {}).setdefault(entry.transport, {})
+            messages.setdefault(where, []).append(f"{{{{env.{name}}}}}: {why}")
+    return found
+
+
 def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     """Validate a profile mapping; every problem is reported with its field path."""
     if not isinstance(data, dict):
@@ -159,10 +187,17 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
                     errors["hooks"][phase] = exc.messages
         if "execute" not in raw_hooks and "hooks" not in errors:
             errors["hooks"] = {"execute": ["missing: execute is the one required phase"]}
+    if loaded is not None:
+        for phase, problems in undeclared_env(hooks, loaded, transports).items():
+            errors.setdefault("hooks", {})
+            if isinstance(errors["hooks"], dict):
+                errors["hooks"][phase] = problems
     if errors or loaded is None:
         lines = format_validation_messages(errors)
         raise ProfileError(f"{source}: invalid profile:\n" + "\n".join(f"  {ln}" for ln in lines))
-    hook_env = {k: v for k, v in loaded["hook_env"].items() if not k.startswith(RESERVED_PREFIX)}
+    # A Rook-owned name is Rook's alone (set by Rook, in its phases only); any
+    # other name, ROOK_CUSTOM included, reaches every hook.
+    hook_env = {k: v for k, v in loaded["hook_env"].items() if k not in ROOK_VARIABLES}
     limits = OutputLimits(**loaded["limits"])
     return Profile(
         id=loaded["id"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 
 from .errors import PluginError
@@ -30,6 +30,12 @@ class TransportSpec:
         ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
         naming something another plugin registers (a connector); raises
         :class:`rook_core.errors.ConfigError` naming the problem.
+    :param env_names: optional ``env_names(config) -> [(field path, NAME), ...]``:
+        the environment variables the entry itself reads (an ``http:`` entry's
+        ``{{env.NAME}}``). When the profile loads, each NAME must be declared in
+        its ``env:`` list (so it is checked before the run and its value
+        redacted) or be a ``hook_env`` name or a variable Rook sets in that
+        phase; otherwise the profile is refused naming the field and variable.
     :param runnable: optional ``runnable(config, scenario) -> str | None``, called
         before a scenario's first hook; a string is why this
         entry cannot run the scenario, which then is ``not_runnable`` with that
@@ -44,6 +50,7 @@ class TransportSpec:
     stop: Callable[[Any], Awaitable[None]] | None = None
     check: Callable[[Any, Any], Any] | None = None
     runnable: Callable[[Any, Any], str | None] | None = None
+    env_names: Callable[[Any], Iterable[tuple[str, str]]] | None = None
 
 
 PHASE_HOOKS = {

@@ -64,19 +64,63 @@ def read_config(workspace: Path) -> dict[str, Any]:
         return {}
     from .definitions import read_yaml  # cached: no YAML parser while it is unchanged
 
-    data = read_yaml(path, lambda: _load_config(path))
+    data = read_yaml(path, lambda: _load_config(path), schema=("validated", CONFIG_KEYS))
     return dict(data)
 
 
+CONFIG_KEYS = ("project", "agent", "judge_profile", "author")
+"""Every key ``config.yaml`` may hold (each is read by a command; any other is an error)."""
+
+
 def _load_config(path: Path) -> dict[str, Any]:
+    """Read and validate ``config.yaml``; a problem is a :class:`WorkspaceError`
+    (exit 2) naming the file and each field at fault."""
     from .yamlio import load_yaml
 
     data = load_yaml(path, WorkspaceError)
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise WorkspaceError(f"{path}: must be a mapping (project, agent, ...)")
-    return data
+        raise WorkspaceError(
+            f"{path}: must be a mapping of {', '.join(CONFIG_KEYS)} (found {type(data).__name__})"
+        )
+    from marshmallow import ValidationError
+
+    from .errors import format_validation_messages
+
+    try:
+        loaded: dict[str, Any] = _config_schema().load(data)
+    except ValidationError as exc:
+        lines = format_validation_messages(exc.messages)
+        raise WorkspaceError(
+            f"{path}: invalid config.yaml:\n" + "\n".join(f"  {ln}" for ln in lines)
+        ) from None
+    return loaded
+
+
+def _config_schema() -> Any:
+    from marshmallow import RAISE, Schema, fields, validate
+
+    def text(what: str) -> Any:
+        return fields.String(
+            validate=validate.Length(min=1, error=f"must be {what} (not empty)"),
+            error_messages={"invalid": f"must be {what} (a string)"},
+        )
+
+    class ConfigSchema(Schema):
+        class Meta:
+            unknown = RAISE
+
+        error_messages = {  # noqa: RUF012
+            "unknown": "unknown key; config.yaml takes " + ", ".join(CONFIG_KEYS)
+        }
+
+        project = text("a project name")
+        agent = text("an agent name")
+        judge_profile = text("a profile name (NAME, or AGENT/NAME for another agent's)")
+        author = text("a command line")
+
+    return ConfigSchema()
 
 
 def _choose(kind: str, flag: str, wanted: str | None, default: Any, parent: Path) -> str:

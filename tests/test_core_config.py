@@ -291,3 +291,91 @@ def test_init_creates_the_layout(tmp_path, rook_cli):
         assert (agent / sub).is_dir()
     r = rook_cli("init", "--project", "bad name", "--agent", "a", "-w", str(tmp_path))
     assert r.exit_code == 2 and "--project" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        ("project: [a]\n", ["project", "must be a project name (a string)"]),
+        ("agent: 7\n", ["agent", "must be an agent name"]),
+        ("author: 5\n", ["author", "must be a command line (a string)"]),
+        ("judge_profile: {a: 1}\n", ["judge_profile", "must be a profile name"]),
+        ("project: ''\n", ["project", "not empty"]),
+        ("concurrency: lots\n", ["concurrency", "unknown key", "project, agent"]),
+        ("bogus: 1\n", ["bogus", "unknown key"]),
+        ("- project\n", ["must be a mapping"]),
+        ("project: [unclosed\n", ["line", "not valid YAML"]),
+    ],
+)
+def test_invalid_config_yaml_is_refused_with_the_field(ws, rook_cli, text, needles):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(text)
+    r = rook_cli("run")
+    refused(r, ws, "config.yaml", *needles)
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+def test_valid_config_yaml_keys_are_accepted(ws, rook_cli):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(
+        f"# defaults\nproject: {ws.project}\nagent: {ws.agent}\n"
+        "judge_profile: p\nauthor: claude -p\n"
+    )
+    r = rook_cli("run")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert ws.mark.exists()
+    config.write_text("")  # an empty file is no defaults
+    assert rook_cli("run").exit_code == 0
+
+
+BODY = '[ "$1" = execute ] && { touch "$MARK"; echo \'{"output": "ok"}\'; }\nexit 0\n'
+
+
+@pytest.mark.parametrize(
+    "line, needles",
+    [
+        ("#!/usr/bin/nonexistent-interp", ["/usr/bin/nonexistent-interp", "does not exist"]),
+        ("#!/usr/bin/env nonexistent-interp-q", ["'nonexistent-interp-q'", "not on PATH"]),
+        ("#! /usr/bin/env -S nonexistent-interp-q -e", ["'nonexistent-interp-q'", "env -S"]),
+        ("#!/usr/bin/env -i A=1 -u B nonexistent-interp-q", ["'nonexistent-interp-q'"]),
+        ("#!/usr/bin/env", ["names no program"]),  # it would start the script forever
+        ("#!/usr/bin/env ./nope/interp", ["./nope/interp", "does not exist"]),
+        ("#!/etc/passwd", ["/etc/passwd", "not executable"]),
+        ("#!/bin/bash\r", ["carriage return", "LF"]),
+        ("#!", ["names no interpreter"]),
+    ],
+)
+def test_missing_shebang_interpreter_is_named_before_anything_runs(ws, rook_cli, line, needles):
+    ws.script("other.sh", f"#!/bin/bash\n{BODY}")
+    ws.script("a.sh", f"{line}\n{BODY}")
+    ws.profile({"id": "p", "hooks": {"prepare": "scripts/other.sh", "execute": "scripts/a.sh"}})
+    r = rook_cli("run")
+    refused(r, ws, "a.sh", "cannot start", "#! line", *needles)
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+@pytest.mark.parametrize(
+    "line", ["#!/bin/bash", "#! /bin/bash -e", "#!/usr/bin/env bash", "#!/usr/bin/env -S bash -e"]
+)
+def test_a_shebang_whose_interpreter_exists_runs(ws, rook_cli, line):
+    ws.script("a.sh", f"{line}\n{BODY}")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    r = rook_cli("run")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert ws.mark.exists()
+
+
+def test_an_interpreter_gone_during_the_run_is_named_by_the_hook_failure(ws, rook_cli, tmp_path):
+    interp = tmp_path / "my-bash"
+    interp.symlink_to("/bin/bash")
+    ws.script("gone.sh", f'#!/bin/bash\n[ "$1" = prepare ] && rm -f "{interp}"\nexit 0\n')
+    ws.script("a.sh", f"#!{interp}\n{BODY}")
+    ws.profile({"id": "p", "hooks": {"prepare": "scripts/gone.sh", "execute": "scripts/a.sh"}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    [scenario] = r.report["scenarios"]
+    assert scenario["status"] == "error"
+    assert "could not start the hook" in scenario["reason"]
+    assert f"its interpreter {interp} (from its #! line) does not exist" in scenario["reason"]

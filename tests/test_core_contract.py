@@ -157,3 +157,37 @@ def test_calls_empty_versus_missing_are_never_confused(rook_workspace, rook_cli)
     by_id = {s["id"]: s for s in r.report["scenarios"]}
     assert by_id["observed"]["turns"][0]["calls"] == []
     assert by_id["blind"]["turns"][0]["calls"] is None
+
+
+ENV_DUMP = """#!/bin/bash
+env -0 > "$PROBE_DIR/$1.env"
+case "$1" in execute) echo '{"output": "ok"}' ;; collect) echo '{}' ;; esac
+exit 0
+"""
+
+
+def test_hook_env_passes_custom_rook_names_but_never_rook_owned_ones(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    ws = rook_workspace
+    ws.script("dump.sh", ENV_DUMP)
+    owned = ("ROOK_TURN", "ROOK_SCENARIO_ID", "ROOK_SESSION", "ROOK_CONVERSATION", "ROOK_HOOK")
+    full_profile(
+        ws,
+        "scripts/dump.sh",
+        hook_env={"ROOK_CUSTOM": "mine", "REGION": "eu", **dict.fromkeys(owned, "hijack")},
+    )
+    ws.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "ok"}]})
+    monkeypatch.setenv("ROOK_INHERITED", "from-rook's-own-environment")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    for phase in ALL_PHASES:
+        raw = (probe_dir / f"{phase}.env").read_bytes().split(b"\0")
+        env = dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+        assert env["ROOK_CUSTOM"] == "mine" and env["REGION"] == "eu", phase
+        assert "ROOK_INHERITED" not in env, phase  # inherited ROOK_* names are still removed
+        rook_vars = {k for k in env if k.startswith("ROOK_")} - {"ROOK_CUSTOM"}
+        # no handle was returned: ROOK_CONVERSATION is set in no phase, hook_env or not
+        assert rook_vars == EXPECTED[phase] - {"ROOK_CONVERSATION"}, phase
+        assert "hijack" not in env.values(), phase
+        assert env["ROOK_HOOK"] == phase

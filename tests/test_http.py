@@ -317,9 +317,9 @@ def test_secrets_from_env_never_reach_the_record(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):
     declared = "declared-secret-9f8e7d6c"
-    undeclared = "undeclared-secret-1a2b3c4d"
+    other = "other-secret-1a2b3c4d"
     monkeypatch.setenv("ECHO_SECRET", declared)
-    monkeypatch.setenv("OTHER_SECRET", undeclared)
+    monkeypatch.setenv("OTHER_SECRET", other)
     write_profile(
         rook_workspace,
         {
@@ -336,7 +336,7 @@ def test_secrets_from_env_never_reach_the_record(
                 }
             }
         },
-        env=("ECHO_SECRET",),
+        env=("ECHO_SECRET", "OTHER_SECRET"),
         hook_env={"REGION": "eu-west-1"},
     )
     rook_workspace.scenario(
@@ -349,7 +349,7 @@ def test_secrets_from_env_never_reach_the_record(
     everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
     for f in formats:
         everything += (rook_workspace.root / f"report.{f}").read_text()
-    assert declared not in everything and undeclared not in everything
+    assert declared not in everything and other not in everything
     turn = r.report["scenarios"][0]["turns"][0]
     assert turn["evidence"]["headers"]["X-Api-Key"] == "[redacted:ECHO_SECRET]"
     assert turn["evidence"]["query"]["key"] == "[redacted:OTHER_SECRET]"
@@ -439,3 +439,92 @@ def test_the_installed_rook_command_runs_an_http_profile(rook_workspace, agent_s
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["scenarios"][0]["status"] == "passed"
     assert agent_server.api_key not in proc.stdout + proc.stderr
+
+
+OPEN_MARK = """#!/bin/bash
+[ "$1" = open ] && touch "$MARK"
+exit 0
+"""
+
+
+def env_profile(ws, server, body, env=(), **extra):
+    ws.script("open.sh", OPEN_MARK)
+    write_profile(
+        ws,
+        {
+            "open": "scripts/open.sh",
+            "execute": {
+                "http": {
+                    "url": f"{server.url}/echo",
+                    "body": {"goal": "{{goal}}", **body},
+                    "extract": {"output": "text", "evidence": {"got": "received"}},
+                }
+            },
+        },
+        env=env,
+        **extra,
+    )
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+
+
+def test_an_undeclared_env_placeholder_is_refused_before_anything_runs(
+    rook_cli, rook_workspace, agent_server, monkeypatch, tmp_path
+):
+    mark = tmp_path / "opened"
+    monkeypatch.setenv("MARK", str(mark))
+    monkeypatch.setenv("SET_BUT_UNDECLARED", "s3cret-value")
+    body = {"a": "{{env.UNDECLARED_VAR_Q}}", "b": ["x {{env.SET_BUT_UNDECLARED}}"]}
+    env_profile(rook_workspace, agent_server, body)
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "p.yaml" in r.stderr
+    assert "hooks.execute.http.body.a: {{env.UNDECLARED_VAR_Q}}: UNDECLARED_VAR_Q" in r.stderr
+    assert "env: [{variable: UNDECLARED_VAR_Q, purpose: ...}]" in r.stderr
+    assert "hooks.execute.http.body.b.0: {{env.SET_BUT_UNDECLARED}}" in r.stderr
+    assert "s3cret-value" not in r.stderr
+    assert not mark.exists(), "the open hook ran"
+    assert not agent_server.seen("POST", "/echo")
+
+
+def test_a_declared_env_placeholder_that_is_unset_stops_the_run_before_prepare(
+    rook_cli, rook_workspace, agent_server, monkeypatch, tmp_path
+):
+    mark = tmp_path / "opened"
+    monkeypatch.setenv("MARK", str(mark))
+    monkeypatch.delenv("UNDECLARED_VAR_Q", raising=False)
+    env_profile(rook_workspace, agent_server, {"a": "{{env.UNDECLARED_VAR_Q}}"}, env=("UNDECLARED_VAR_Q",))
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "UNDECLARED_VAR_Q: UNDECLARED_VAR_Q for the fake agent" in r.stderr
+    assert not mark.exists(), "the open hook ran"
+
+
+def test_env_placeholders_of_hook_env_and_rook_need_no_declaration(
+    rook_cli, rook_workspace, agent_server, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("MARK", str(tmp_path / "opened"))
+    body = {"region": "{{env.REGION}}", "mine": "{{env.ROOK_CUSTOM}}", "t": "{{env.ROOK_TURN}}"}
+    env_profile(
+        rook_workspace,
+        agent_server,
+        body,
+        hook_env={"REGION": "eu-west-1", "ROOK_CUSTOM": "mine"},
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    got = r.report["scenarios"][0]["turns"][0]["evidence"]["got"]
+    assert got == {"goal": "hi", "region": "eu-west-1", "mine": "mine", "t": "1"}
+
+
+def test_a_rook_variable_outside_its_phases_is_refused(rook_cli, rook_workspace, agent_server):
+    write_profile(
+        rook_workspace,
+        {
+            "open": {"http": {"url": f"{agent_server.url}/echo", "body": {"t": "{{env.ROOK_TURN}}"}}},
+            "execute": chat(agent_server),
+        },
+    )
+    rook_workspace.scenario({"id": "s", "goal": "hi"})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "hooks.open.http.body.t: {{env.ROOK_TURN}}: Rook does not set ROOK_TURN in open" in r.stderr

@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any
 
-from rook_core.models import HookCall, HookResult
+from rook_core.models import ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import Redactor
 from rook_core.store import atomic_write
 
@@ -71,7 +71,7 @@ def protect(call: HookCall, res: HttpResources, name: str, value: Any) -> None:
 def is_secret_variable(call: HookCall, name: str) -> bool:
     """Every ``{{env.NAME}}`` is a secret except Rook's own and plain ``hook_env`` values."""
     profile = call.run.profile
-    if name.startswith("ROOK_"):
+    if name in ROOK_VARIABLES:
         return False
     declared = {e.variable for e in profile.env}
     return name in declared or name not in profile.hook_env
