@@ -26,6 +26,7 @@ from .ruhroh_protocol import (
     IterationResult,
     normalize,
     read_artifacts,
+    redact_result_file,
 )
 from .ruhroh_session import Runtime, StepError, invoke, ruhroh_env
 
@@ -83,6 +84,8 @@ async def one_iteration(
         )
     except StepError as exc:
         return IterationResult(started=started, ended=time.time(), failure=str(exc))
+    finally:
+        _redact_result_file(call, path)
     result = _as_result(raw, started, session)
     if result.failure is None:
         try:
@@ -99,6 +102,18 @@ async def one_iteration(
             if result.status is None:
                 result.failure = f"connector {conn.name!r} reported no completion status"
     return result
+
+
+def _redact_result_file(call: HookCall, path: Any) -> None:
+    """No secret stays in the run directory in the result file Rook asked for."""
+    redactor = call.run.redactor or current()
+    try:
+        redact_result_file(path, redactor, call.limits.stdout_bytes)
+    except Exception:  # the record is redacted regardless; never lose the iteration
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _why(result: IterationResult) -> str:

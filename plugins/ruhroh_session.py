@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rook_core.models import HookCall, RunContext
+from rook_core.redact import current
 from rook_core.store import atomic_write, dumps
 
 from .ruhroh_connector import Connector, RunInfo, Session, TurnInput
@@ -143,7 +144,8 @@ class Runtime:
             return {}, []
         artifacts, notes = await self._close(config, conn, session)
         try:
-            atomic_write(session.dir / "artifacts.json", dumps(artifacts))
+            redactor = call.run.redactor or current()  # no secret stays in the run directory
+            atomic_write(session.dir / "artifacts.json", dumps(redactor.data(artifacts)))
         except Exception as exc:  # the state dir is a convenience for collect
             notes.append(f"could not keep the artifacts for collect: {exc}")
         return artifacts, notes

@@ -6,6 +6,7 @@ written for Ruhroh; Rook runs them through its real subprocess machinery.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -509,6 +510,31 @@ def test_secrets_never_reach_the_record(rook_workspace, rook_cli, probe_dir, mon
     run_id = r.report["run"]["id"]
     assert "tok-7f3a9c" not in rook_workspace.all_run_text(run_id)
     assert "[redacted:AGENT_TOKEN]" in scenario_of(r)["turns"][0]["output"]
+
+
+@pytest.mark.parametrize("lang", sorted(WRAPPERS))
+def test_result_files_are_redacted_in_the_run_directory(
+    lang, rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    secret = 'tok-"7f3a9c"/x'  # with characters JSON escapes
+    monkeypatch.setenv("AGENT_TOKEN", secret)
+    ruhroh_profile(
+        rook_workspace,
+        WRAPPERS[lang],
+        hook_env={"WRAPPER_MODE": "secret", "WRAPPER_ECHO_SECRET": "AGENT_TOKEN"},
+        env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}],
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    state = rook_workspace.run_dir(r.report["run"]["id"]) / "state" / "s.1" / "ruhroh"
+    [result_file] = (state / "results").glob("*.json")
+    text = result_file.read_text()
+    assert "7f3a9c" not in text
+    assert "[redacted:AGENT_TOKEN]" in json.loads(text)["summary" if lang == "bash" else "output"]
+    for f in state.parent.rglob("*"):
+        if f.is_file() and "workspace" not in f.relative_to(state).parts[:1]:
+            assert "7f3a9c" not in f.read_text(errors="replace"), f
 
 
 def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_dir):
