@@ -106,6 +106,7 @@ class Runtime:
         goal_path = base / "goal.txt"
         with open(goal_path, "w", encoding="utf-8", newline="") as fh:
             fh.write(sr.scenario.goal)
+        assigned = not call.conversation  # no open hook returned one: Rook makes one up
         handle = call.conversation or str(
             uuid.uuid5(uuid.NAMESPACE_URL, f"rook:{call.run.id}:{call.session}")
         )
@@ -126,12 +127,13 @@ class Runtime:
             adapter_id=call.run.profile.id,
             turns_total=call.turns_total,
             env=dict(call.env),
+            handle_assigned=assigned,
         )
         started = await invoke(
             f"connector {conn.name!r} start_session", conn.start_session, session
         )
         if started not in (None, ""):
-            session.handle = str(started)
+            session.handle, session.handle_assigned = str(started), False
         self.sessions[key] = session
         return session
 
