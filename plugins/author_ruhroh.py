@@ -52,9 +52,9 @@ class RuhrohAuthor:
             )
         refuse_secrets(command)
         iterations = request.options.get("max_iterations", 5)
-        # Rook carries RUHROH_SESSION_HANDLE from turn to turn, so a conversation
-        # handle is always returned: multi-turn scenarios can run.
+        # No capability is assumed: the handle Rook puts in RUHROH_SESSION_HANDLE when
+        # the wrapper reports none shows nothing about the agent; the probe observes
+        # multi_turn only when the wrapper reports a sessionHandle.
         return Draft(
-            hooks={"execute": {"ruhroh": {"command": command, "max_iterations": iterations}}},
-            capabilities={"multi_turn": True},
+            hooks={"execute": {"ruhroh": {"command": command, "max_iterations": iterations}}}
         )

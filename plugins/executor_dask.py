@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError, RookError
 from rook_core.hookspecs import hookimpl
-from rook_core.models import ERROR, HookResult
+from rook_core.models import INFRA_ERROR, HookResult
 
 if TYPE_CHECKING:
     from .dask_worker import WorkerJob
@@ -345,7 +345,7 @@ class _Session:
         now = time.time()
         if lost:
             record.setdefault("attempts", []).extend(lost)
-        record["status"] = ERROR
+        record["status"] = INFRA_ERROR
         record["reason"] = self.engine.redactor.text(
             f"infrastructure error: {why} (rook run --run {self.run_id} tries it again)"
         )

@@ -36,6 +36,7 @@ COLOURS = {
     "stopped": "#bc4c00",
     "unverifiable": "#8250df",
     "not_runnable": "#6e7781",
+    "infra_error": "#953800",
     "pending": "#afb8c1",
     "flaky": "#bf8700",
     "unverified": "#8250df",
@@ -190,6 +191,7 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
             "stopped",
             "unverifiable",
             "not_runnable",
+            "infra_error",
             "pending",
         ],
     }

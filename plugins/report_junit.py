@@ -2,7 +2,8 @@
 
 One ``<testcase>`` per scenario run (``name`` is the scenario id, with the
 repeat when there are several). A failed scenario carries ``<failure>``, an
-errored or stopped one ``<error>``, each with the reason as ``message`` and
+errored or stopped one, or one with an infrastructure error, ``<error>``
+(``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
 Turn outputs and calls go to ``<system-out>``.
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 # [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]). Listed rather than negated:
 # the same set, compiled in ~0.3 ms instead of ~3 ms, and only when a JUnit report
 # is written (every run loads this module).
+ERRORS = ("error", "stopped", "infra_error")
+"""Statuses written as ``<error>``: the run did not get a fair verdict."""
 _INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 TEXT_LIMIT = 20_000
 
@@ -100,7 +103,7 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
         ET.SubElement(case, "failure", {"message": message, "type": "failed"}).text = clean(
             _details(entry)
         )
-    elif status in ("error", "stopped"):
+    elif status in ERRORS:
         ET.SubElement(case, "error", {"message": message, "type": status}).text = clean(
             _details(entry)
         )
@@ -126,7 +129,7 @@ def _counts(entries: Iterable[dict[str, Any]]) -> dict[str, str]:
         status = e["status"]
         if status == "failed":
             failures += 1
-        elif status in ("error", "stopped"):
+        elif status in ERRORS:
             errors += 1
         elif status != "passed":
             skipped += 1

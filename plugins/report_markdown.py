@@ -33,6 +33,7 @@ ICON = {
     "stopped": "⏹️",
     "unverifiable": "❔",
     "not_runnable": "⏭️",
+    "infra_error": "🔌",
     "pending": "⏳",
     "flaky": "⚠️",
     "unverified": "❔",
@@ -93,7 +94,16 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         facts.append(f"**Judge** {code(judge)}")
     counts = ", ".join(
         f"{s[k]} {k}"
-        for k in ("passed", "failed", "error", "stopped", "unverifiable", "not_runnable", "pending")
+        for k in (
+            "passed",
+            "failed",
+            "error",
+            "stopped",
+            "unverifiable",
+            "not_runnable",
+            "infra_error",
+            "pending",
+        )
         if s.get(k)
     )
     lines = [

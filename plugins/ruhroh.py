@@ -10,7 +10,8 @@ Two hook-entry keys:
 Both go through one task loop (:mod:`rook_plugins.ruhroh_loop`). The plugin
 also registers the ``ruhroh-command`` connector (the wrapper, as a
 connector), the ``status`` and ``max_cost`` criteria, and keeps
-``ruhroh-run-manifest.json`` up to date from every recorded result.
+``ruhroh-run-manifest.json`` up to date from every recorded result (and
+joins the shards' copies when ``rook merge`` joins a sharded run).
 
 Every run imports this module to register all that, so it holds only the
 registration: validating entries (:mod:`rook_plugins.ruhroh_config`, with
@@ -136,6 +137,13 @@ def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
         from . import ruhroh_manifest
 
         ruhroh_manifest.write(run, details["ruhroh"])
+
+
+@hookimpl
+def rook_evidence_merged(merged: Any) -> None:
+    from . import ruhroh_manifest
+
+    ruhroh_manifest.merge(merged)
 
 
 (

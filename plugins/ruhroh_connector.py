@@ -75,6 +75,10 @@ class Session:
     iteration: int = 0
     data: dict[str, Any] = field(default_factory=dict)
     """Free for the connector's own state (a client, a native session id ...)."""
+    handle_assigned: bool = False
+    """``handle`` is one Rook made up (no open hook, ``start_session`` or
+    iteration returned one): it carries the conversation, but does not show
+    that the agent keeps one."""
 
 
 @plain

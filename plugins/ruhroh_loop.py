@@ -1,9 +1,13 @@
 """Rook's side of the Ruhroh contract: the task loop and the phase mapping.
 
 Each Rook turn is a Ruhroh iteration (``RUHROH_MESSAGE`` is the turn's text).
-On the last turn, while the agent answers ``continue`` and iterations remain,
-the loop goes on inside that execute call with the text ``continue``.
-``infra_failure`` is retried once, then reported as an infrastructure error.
+While the agent answers ``continue`` and iterations remain, the engine sends
+the next turn; when the turns are exhausted the loop goes on inside the last
+execute call with the text ``continue``. Any other status, or the budget used
+up, ends the conversation: a turn before the last says so
+(``HookResult.end_conversation``) and the engine sends no later turn.
+``infra_failure`` is retried once, then reported as an infrastructure error
+(``HookResult.infra``: the scenario is ``infra_error``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from .ruhroh_protocol import (
     IterationResult,
     normalize,
     read_artifacts,
+    redact_result_file,
 )
 from .ruhroh_session import Runtime, StepError, invoke, ruhroh_env
 
@@ -83,6 +88,8 @@ async def one_iteration(
         )
     except StepError as exc:
         return IterationResult(started=started, ended=time.time(), failure=str(exc))
+    finally:
+        _redact_result_file(call, path)
     result = _as_result(raw, started, session)
     if result.failure is None:
         try:
@@ -99,6 +106,18 @@ async def one_iteration(
             if result.status is None:
                 result.failure = f"connector {conn.name!r} reported no completion status"
     return result
+
+
+def _redact_result_file(call: HookCall, path: Any) -> None:
+    """No secret stays in the run directory in the result file Rook asked for."""
+    redactor = call.run.redactor or current()
+    try:
+        redact_result_file(path, redactor, call.limits.stdout_bytes)
+    except Exception:  # the record is redacted regardless; never lose the iteration
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def _why(result: IterationResult) -> str:
@@ -220,9 +239,23 @@ def iteration_budget(config: dict[str, Any], call: HookCall) -> int:
     return min(budget, int(max_turns)) if max_turns else budget
 
 
+def _ended(final: IterationResult, exhausted: bool, budget: int) -> str:
+    """Why a turn before the last ends the conversation."""
+    if exhausted:
+        return (
+            f"max_iterations ({budget}) reached with the agent still answering continue; "
+            "no further call is made"
+        )
+    return f"the agent answered {final.status}"
+
+
 async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookResult:
-    """One Rook turn: iterations until a terminal status (or, on the last turn,
-    ``continue`` until ``max_iterations``)."""
+    """One Rook turn: one iteration, and on the last turn iterations with the text
+    ``continue`` while the agent answers ``continue`` and the budget lasts.
+
+    A turn before the last that ends with a status other than ``continue``, or
+    uses up ``max_iterations``, ends the conversation (``end_conversation``):
+    the engine sends no later turn."""
     started = time.time()
     try:
         conn = await rt.ensure_prepared(config, call.env)
@@ -230,6 +263,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     except StepError as exc:
         return _hook_result(call, started, "failed", str(exc))
     last_turn = (call.turn or 1) >= call.turns_total
+    budget = iteration_budget(config, call)
     message = call.stdin or ""
     results: list[IterationResult] = []
     summaries: list[dict[str, Any]] = []
@@ -243,22 +277,29 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             summaries.append(_summary(result, message, session.iteration, attempt))
             labels.append(f"iteration {session.iteration}" + (" (retry)" if attempt > 1 else ""))
             if result.handle:
-                session.handle = result.handle
+                session.handle, session.handle_assigned = result.handle, False
             if attempt == 1 and result.failure is None and result.status == INFRA_FAILURE:
                 continue
             break
-        if result.failure or result.status != CONTINUE or not last_turn:
+        if result.failure or result.status != CONTINUE:
             break
-        if session.iteration >= iteration_budget(config, call):
+        if session.iteration >= budget:
             exhausted = True
             break
+        if not last_turn:
+            break  # continue: the engine sends the next turn
         message = CONTINUE
-    status, diagnosis, infra = _outcome(results[-1])
+    final = results[-1]
+    status, diagnosis, infra = _outcome(final)
     data = evidence(config, conn, session, results, summaries, labels)
     if exhausted:
         data["max_iterations_reached"] = True
+    ended = None
+    if status == "ok" and not last_turn and (exhausted or final.status != CONTINUE):
+        ended = _ended(final, exhausted, budget)
+        data["conversation_ended"] = ended
     notes: list[str] = []
-    if status != "ok" or (last_turn and not _defers_to_close(call)):
+    if status != "ok" or ((last_turn or ended) and not _defers_to_close(call)):
         artifacts, notes = await rt.finish(config, conn, call)
         if artifacts:
             data["artifacts"] = {**data.get("artifacts", {}), **artifacts}
@@ -269,11 +310,13 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
         diagnosis,
         data,
         iterations=len(results),
-        infra=True if infra else None,
         ruhroh=_manifest_details(results, conn),
         notes=notes or None,
     )
-    hook.exit_code = results[-1].exit_code
+    hook.infra = infra
+    hook.end_conversation = ended
+    hook.conversation_assigned = session.handle_assigned
+    hook.exit_code = final.exit_code
     hook.stdout = clip(_joined(results, "stdout", labels))
     hook.stderr = clip(_joined(results, "stderr", labels))
     return hook
@@ -335,7 +378,9 @@ async def phase(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookResu
             return _hook_result(call, started, "ok", data={k: v for k, v in data.items() if v})
         if call.phase == "open":
             session = await rt.ensure_session(config, conn, call)
-            return _hook_result(call, started, "ok", data={"conversation": session.handle})
+            hook = _hook_result(call, started, "ok", data={"conversation": session.handle})
+            hook.conversation_assigned = session.handle_assigned
+            return hook
         artifacts, notes = await rt.finish(config, conn, call)
         if call.phase == "collect" and not artifacts and call.state_dir is not None:
             artifacts = read_json(call.state_dir / "ruhroh" / "artifacts.json") or {}

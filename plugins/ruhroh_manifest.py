@@ -5,6 +5,7 @@ precedence, field by field, over the ``RUHROH_*`` environment fallbacks
 (from Rook's environment and the profile's ``hook_env``), which are also
 written as they were when present. A variable the profile lists under
 ``env`` holds a secret and is never copied; every value passes the redactor.
+``rook merge`` joins the shards' manifests (:func:`merge`) by the same rule.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from rook_core.redact import Redactor
@@ -110,4 +112,45 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
         [e.variable for e in run.profile.env], {**os.environ, **run.profile.hook_env}
     )
     atomic_write(path, dumps(redactor.data(doc)))
+    return path
+
+
+def merge(merged: Any) -> Path | None:
+    """The merged run's manifest from its shards' (``rook merge``): their latest
+    values applied in the order the shards recorded their results, so field by
+    field the latest result wins, as in a single run; the environment fallbacks
+    of the shard that recorded last. ``None`` when no shard has a manifest."""
+    found = []
+    for d in merged.sources:
+        try:
+            doc = read_json(Path(d) / MANIFEST)
+        except Exception:
+            doc = None
+        if isinstance(doc, dict):
+            found.append(doc)
+    if not found:
+        return None
+
+    def when(doc: dict[str, Any]) -> tuple[float, float]:
+        latest = doc.get("latest") or {}
+        return float(latest.get("resultAt") or 0), float(doc.get("updated") or 0)
+
+    found.sort(key=when)
+    latest: dict[str, Any] = {}
+    for doc in found:
+        for key, value in (doc.get("latest") or {}).items():
+            if value is not None:
+                latest[key] = value
+    manifest = merged.manifest
+    run = SimpleNamespace(
+        id=manifest.get("id"),
+        dir=merged.path,
+        profile=SimpleNamespace(id=(manifest.get("profile") or {}).get("id")),
+    )
+    environment = {k: v for k, v in (found[-1].get("environment") or {}).items() if k in FALLBACKS}
+    doc = build(run, latest, environment)
+    doc["latest"] = latest
+    doc["merged"] = {"from": [str(d) for d in merged.sources]}
+    path = Path(merged.path) / MANIFEST
+    atomic_write(path, dumps(doc))  # its parts were redacted when each shard wrote them
     return path

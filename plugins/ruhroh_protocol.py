@@ -145,6 +145,41 @@ def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
     return data
 
 
+def redact_result_file(path: Path, redactor: Any, cap: int) -> str | None:
+    """Rewrite the result file at ``path`` (in the run directory) with every secret
+    redacted, atomically, once Rook has read it: what the record keeps is
+    redacted anyway, but the file itself stays in ``state/``. A file over ``cap``
+    (never read) is removed. Returns a note when the file was changed."""
+    if not redactor:
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size > cap:
+        path.unlink(missing_ok=True)
+        return f"the result file ({size} bytes, over the cap) was removed: it was not redacted"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    clean = redactor.text(text)
+    try:
+        data = hookio.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if data is not None:
+        redacted = redactor.data(data)
+        if redacted != data or clean != text:
+            clean = json.dumps(redacted, indent=2, ensure_ascii=False) + "\n"
+    if clean == text:
+        return None
+    from rook_core.store import atomic_write
+
+    atomic_write(path, clean)
+    return "secrets in the result file were redacted in place"
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None

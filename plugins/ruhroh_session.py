@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rook_core.models import HookCall, RunContext
+from rook_core.redact import current
 from rook_core.store import atomic_write, dumps
 
 from .ruhroh_connector import Connector, RunInfo, Session, TurnInput
@@ -105,6 +106,7 @@ class Runtime:
         goal_path = base / "goal.txt"
         with open(goal_path, "w", encoding="utf-8", newline="") as fh:
             fh.write(sr.scenario.goal)
+        assigned = not call.conversation  # no open hook returned one: Rook makes one up
         handle = call.conversation or str(
             uuid.uuid5(uuid.NAMESPACE_URL, f"rook:{call.run.id}:{call.session}")
         )
@@ -125,12 +127,13 @@ class Runtime:
             adapter_id=call.run.profile.id,
             turns_total=call.turns_total,
             env=dict(call.env),
+            handle_assigned=assigned,
         )
         started = await invoke(
             f"connector {conn.name!r} start_session", conn.start_session, session
         )
         if started not in (None, ""):
-            session.handle = str(started)
+            session.handle, session.handle_assigned = str(started), False
         self.sessions[key] = session
         return session
 
@@ -143,7 +146,8 @@ class Runtime:
             return {}, []
         artifacts, notes = await self._close(config, conn, session)
         try:
-            atomic_write(session.dir / "artifacts.json", dumps(artifacts))
+            redactor = call.run.redactor or current()  # no secret stays in the run directory
+            atomic_write(session.dir / "artifacts.json", dumps(redactor.data(artifacts)))
         except Exception as exc:  # the state dir is a convenience for collect
             notes.append(f"could not keep the artifacts for collect: {exc}")
         return artifacts, notes

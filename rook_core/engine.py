@@ -21,6 +21,7 @@ from .hookio import OutputError, collected_evidence, has_token_counts, turn_evid
 from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
 from .models import (
     ERROR,
+    INFRA_ERROR,
     NOT_RUNNABLE,
     PHASES,
     STOPPED,
@@ -538,6 +539,7 @@ class Engine:
             return any(p in todo and p in hooks for p in later)
 
         failure: str | None = None
+        infra = False  # the failure is the infrastructure's, not the agent's
         stopped: str | None = None
 
         if "open" in todo:
@@ -550,7 +552,8 @@ class Engine:
                     failure = f"open failed: {result.diagnosis}"
                 elif result.data and result.data.get("conversation") not in (None, ""):
                     record["conversation"] = str(result.data["conversation"])
-                    record["observed"]["multi_turn"] = True
+                    if not result.conversation_assigned:
+                        record["observed"]["multi_turn"] = True
             record["phases_done"].append("open")
             phase_done(entry is not None and failure is None and hooks_after("open"))
 
@@ -574,15 +577,20 @@ class Engine:
                 self._record_hook(record, result)
                 if not result.ok:
                     failure = f"execute turn {n} failed: {result.diagnosis}"
+                    infra = result.infra
                     break
                 if ev.conversation:
                     record["conversation"] = ev.conversation
-                    record["observed"]["multi_turn"] = True
+                    if not result.conversation_assigned:  # a handle Rook made shows nothing
+                        record["observed"]["multi_turn"] = True
                 if ev.calls is not None:
                     record["observed"]["calls"] = True
                 if has_token_counts(ev.usage):
                     record["observed"]["usage"] = True
                 record["turns"].append(self.redactor.data(ev.to_dict()))
+                if result.end_conversation and n < len(scenario.turns):
+                    self._end_conversation(record, n, len(scenario.turns), result)
+                    break
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
                     stopped = (
                         "the first turn returned no conversation handle, so later turns cannot "
@@ -605,7 +613,9 @@ class Engine:
             phase_done(entry is not None and hooks_after("close"))
 
         if failure is not None:
-            self._finish(record, ERROR, failure)
+            if infra:
+                record["infra"] = True
+            self._finish(record, INFRA_ERROR if infra else ERROR, failure)
             return
         if stopped is not None:
             self._finish(record, STOPPED, stopped)
@@ -641,6 +651,21 @@ class Engine:
             await self.judge(scenario, record)
             record["phases_done"].append("judge")
             record["final"] = True
+
+    def _end_conversation(
+        self, record: dict[str, Any], n: int, total: int, result: HookResult
+    ) -> None:
+        """Turn ``n`` ended the conversation: the later turns are not sent."""
+        reason = self.redactor.text(str(result.end_conversation))
+        later = f"turn {n + 1}" if n + 1 == total else f"turns {n + 1}-{total}"
+        record["conversation_ended"] = {
+            "after_turn": n,
+            "reason": reason,
+            "not_sent": list(range(n + 1, total + 1)),
+        }
+        record.setdefault("warnings", []).append(
+            f"{later} not sent: the conversation ended after turn {n} ({reason})"
+        )
 
     async def judge(self, scenario: Scenario, record: dict[str, Any]) -> None:
         turns = [TurnEvidence(**t) for t in record["turns"]]

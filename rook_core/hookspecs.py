@@ -160,6 +160,26 @@ def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
     """
 
 
+@hookspec
+def rook_evidence_merged(merged: Any) -> None:
+    """Join a plugin's own run-level files when ``rook merge`` joins a sharded run.
+
+    Called by ``rook merge`` once the shards' records, state directories and
+    manifest parts are joined into the merged run directory and its
+    ``run.json`` is written, before the report is made. A plugin that keeps a
+    file of its own in the run directory (the Ruhroh plugin's
+    ``ruhroh-run-manifest.json``) reads each shard's copy from
+    ``merged.sources`` and writes the joined one into ``merged.path``. Every
+    implementation is called; return values are ignored.
+
+    :param merged: the :class:`rook_core.merging.Merged` run: ``path`` (the merged
+        run directory), ``manifest`` (its ``run.json``), ``sources`` (the shards'
+        run directories, ``path`` among them when it held a shard), and ``notes``
+        (append a warning to have ``rook merge`` print it).
+    :returns: nothing (return values are ignored).
+    """
+
+
 # ---------------------------------------------------------------------------
 # judging: criterion types and whole judges
 # ---------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 from .models import (
     ERROR,
     FAILED,
+    INFRA_ERROR,
     NOT_RUNNABLE,
     PASSED,
     STOPPED,
@@ -220,6 +221,13 @@ async def evaluate_criterion(
         if isinstance(scope, int):
             picked = [t for t in turns if t.turn == scope]
             if not picked:
+                ended = record.get("conversation_ended") or {}
+                if scope in (ended.get("not_sent") or ()):
+                    return Verdict(
+                        UNVERIFIABLE,
+                        f"turn {scope} was not sent: the conversation ended after turn "
+                        f"{ended.get('after_turn')} ({ended.get('reason')})",
+                    )
                 return Verdict(UNVERIFIABLE, f"turn {scope} was not recorded")
             return await _call(ctype, criterion, view(picked, False))
         if ctype.per_turn and scope == "all":
@@ -299,4 +307,4 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
 
 
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)
-UNDECIDED = (UNVERIFIABLE, NOT_RUNNABLE)
+UNDECIDED = (UNVERIFIABLE, NOT_RUNNABLE, INFRA_ERROR)

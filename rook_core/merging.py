@@ -41,6 +41,8 @@ class Merged:
     recorded: set[str] = field(default_factory=set)
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    sources: list[Path] = field(default_factory=list)
+    """The shards' run directories that were joined (``path`` too when it held one)."""
 
     def records(self) -> Iterator[dict[str, Any]]:
         """One record per planned scenario run, in plan order, read from the merged
@@ -225,7 +227,7 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
         for sid, h in sorted(versions.items())
     ]
     atomic_write(path / "run.json", dumps(manifest))
-    return Merged(path, manifest, recorded, missing, notes)
+    return Merged(path, manifest, recorded, missing, notes, dirs)
 
 
 def write_merged_report(

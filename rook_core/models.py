@@ -67,7 +67,10 @@ PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE = (
     "stopped",
     "not_runnable",
 )
-SCENARIO_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE)
+INFRA_ERROR = "infra_error"
+"""The infrastructure failed, not the agent (a hook result with ``infra`` set, a
+lost Dask worker): shown, and the run exits 1, but never counted as decided."""
+SCENARIO_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR)
 CRITERION_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR)
 
 
@@ -245,6 +248,19 @@ class HookResult:
     turn: int | None = None
     transport: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    infra: bool = False
+    """On a failed result: the infrastructure failed, not the agent (after any
+    retry the transport made). The scenario run is ``infra_error``: never
+    counted against the agent, nor as decided."""
+    end_conversation: str | None = None
+    """On an ``ok`` execute result: the conversation is over (the agent reported
+    a terminal status, an iteration budget ran out), and why. The engine sends
+    no later turn and records the reason; the scenario is judged on the turns
+    that ran."""
+    conversation_assigned: bool = False
+    """``data["conversation"]`` is a handle the transport made up itself, not one
+    the agent (or an open hook) returned: the conversation continues by it,
+    but it does not show the ``multi_turn`` capability."""
 
     @property
     def ok(self) -> bool:

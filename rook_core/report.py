@@ -10,10 +10,10 @@ from typing import Any, NamedTuple
 
 from . import reportfile, stats
 from .errors import RunStoreError
-from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
+from .models import ERROR, FAILED, INFRA_ERROR, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
 
 PENDING = "pending"
-COUNTED = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE)
+COUNTED = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR)
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)
 
 
@@ -306,12 +306,16 @@ def write_report(
 
 
 def exit_code(report: dict[str, Any]) -> int:
-    """0: every decided scenario passed; 1: a scenario failed, errored or stopped.
+    """0: every decided scenario passed; 1: a scenario failed, errored or stopped,
+    or the infrastructure failed (``infra_error``: not decided, but not tested either).
 
     With a ``--min-pass-rate`` gate (``summary.gate``), each scenario must reach
-    the rate over its decided runs instead: 1 when any scenario missed it.
+    the rate over its decided runs instead: 1 when any scenario missed it (or
+    an infrastructure error left a run untested).
     """
     s = report["summary"]
+    if s.get(INFRA_ERROR):
+        return 1
     gate = s.get("gate")
     if gate and gate.get("min_pass_rate") is not None:
         return 1 if gate.get("missed") else 0
@@ -333,6 +337,7 @@ SYMBOL = {
     ERROR: "ERROR",
     STOPPED: "STOPPED",
     NOT_RUNNABLE: "NOT RUNNABLE",
+    INFRA_ERROR: "INFRA ERROR",
     PENDING: "PENDING",
 }
 

@@ -4,8 +4,8 @@ A scenario run with ``repeat: N`` (or ``--repeat N``) yields N records. This
 module folds them into one aggregate per scenario:
 
 * ``passed``/``decided``: passes among the runs that reached a verdict
-  (passed, failed, error, stopped); ``unverifiable`` and ``not_runnable`` runs
-  are never counted as passes, nor as decided;
+  (passed, failed, error, stopped); ``unverifiable``, ``not_runnable`` and
+  ``infra_error`` runs are never counted as passes, nor as decided;
 * ``pass_all`` (pass^N): every one of the N planned runs passed;
 * ``pass_any`` (pass@N): at least one run passed;
 * ``wilson``: the 95 % Wilson score interval of the pass rate over decided runs;
@@ -24,13 +24,13 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .models import ERROR, FAILED, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
+from .models import ERROR, FAILED, INFRA_ERROR, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
 from .reportio import LazyList
 
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)
-NOT_RESULTS = frozenset({NOT_RUNNABLE, "pending"})
-"""Statuses of runs that produced no result: they never make a scenario flaky."""
-STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, "pending")
+NOT_RESULTS = frozenset({NOT_RUNNABLE, INFRA_ERROR, "pending"})
+"""Statuses of runs that produced no result of the agent's: they never make a scenario flaky."""
+STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR, "pending")
 Z95 = 1.959963984540054
 EXTRA_KEYS = ("class", "category", "feature_id")
 _STATUS = {s: s for s in STATUSES}  # one string object per status, shared by every scenario

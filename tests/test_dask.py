@@ -204,7 +204,8 @@ def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     rook_workspace.scenario({"id": "doomed", "goal": "die-2", "criteria": [{"contains": "die"}]})
     r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "1")
     assert r.exit_code == 1, r.stderr
-    assert r.statuses() == {"steady": "passed", "flaky": "passed", "doomed": "error"}
+    assert r.statuses() == {"steady": "passed", "flaky": "passed", "doomed": "infra_error"}
+    assert r.report["summary"]["decided"] == 2  # not counted against the agent
     run_id = r.report["run"]["id"]
     flaky = rook_workspace.record(run_id, "flaky.1")
     assert [a["lost"] for a in flaky["attempts"]] == [True]
@@ -247,7 +248,8 @@ def test_a_scheduler_that_retries_more_is_stopped_after_one_retry(
         cluster.close()
     assert r.exit_code == 1, r.stderr
     record = rook_workspace.record(r.report["run"]["id"], "doomed.1")
-    assert record["status"] == "error" and record["reason"].startswith("infrastructure error")
+    assert record["status"] == "infra_error"
+    assert record["reason"].startswith("infrastructure error")
     assert int((tmp_path / "marks" / "doomed").read_text()) <= 3
 
 

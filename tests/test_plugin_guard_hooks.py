@@ -239,6 +239,42 @@ def test_hook_rook_evidence_recorded(rook_plugin, rook_workspace, rook_cli):
     ]
 
 
+def test_hook_rook_evidence_merged(rook_plugin, rook_workspace, rook_cli):
+    class Joiner:
+        """Keeps a run-level file of its own; joins the shards' copies on merge."""
+
+        def __init__(self):
+            self.merged = []
+
+        @hookimpl
+        def rook_evidence_recorded(self, run, record, result):
+            if record is not None:
+                (run.dir / f"seen.{record['key']}").write_text(result.phase)
+
+        @hookimpl
+        def rook_evidence_merged(self, merged):
+            seen = sorted(f.name for d in merged.sources for f in d.glob("seen.*"))
+            (merged.path / "seen.txt").write_text("\n".join(seen))
+            merged.notes.append(f"joined {len(seen)}")
+            self.merged.append((merged.manifest["id"], [d.name for d in merged.sources]))
+            return "ignored"
+
+    rook_plugin(Desk())
+    joiner = rook_plugin(Joiner())
+    desk_profile(rook_workspace)
+    for sid in ("a", "b", "c"):
+        rook_workspace.scenario({"id": sid, "goal": sid, "criteria": [{"contains": "Hi"}]})
+    for i in (1, 2):
+        r = rook_cli("run", "--shard", f"{i}/2", "--run-name", "m-1", "--json")
+        assert r.exit_code == 0, r.stderr
+    merged = rook_cli("merge", "--workspace", str(rook_workspace.root), "--run", "m-1", "--json")
+    assert merged.exit_code == 0, merged.stderr
+    assert joiner.merged == [("m-1", ["m-1"])]
+    run_dir = rook_workspace.run_dir("m-1")
+    assert (run_dir / "seen.txt").read_text() == "seen.a.1\nseen.b.1\nseen.c.1"
+    assert "joined 3" in merged.stderr
+
+
 class Polite(CriterionType):
     name = "polite"
     needs = frozenset({"calls"})

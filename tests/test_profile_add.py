@@ -352,7 +352,8 @@ def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     assert r.exit_code == 0, r.stdout + r.stderr
     data = profile(ws, "wrapped")
     assert data["hooks"]["execute"]["ruhroh"]["command"] == f"bash {wrapper}"
-    assert data["capabilities"]["multi_turn"] is True
+    # no sessionHandle reported: the handle Rook made up for the wrapper shows nothing
+    assert data["capabilities"]["multi_turn"] is False
     assert "answer: reply 1 to Say hello" in r.stdout
     # a ruhroh: entry keeps its command line in the profile: a secret in it is refused
     r = add(rook_cli, ws, "leaky", "--ruhroh", f"bash {wrapper} --api-key sk-RUHROHSECRET77")

@@ -6,6 +6,7 @@ written for Ruhroh; Rook runs them through its real subprocess machinery.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def scenario_of(r, sid=None, index=1):
 @pytest.mark.parametrize("lang", sorted(WRAPPERS))
 def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, probe_dir):
     ws = rook_workspace
-    ruhroh_profile(ws, WRAPPERS[lang])
+    ruhroh_profile(ws, WRAPPERS[lang], hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
     goal = 'fix "it" — $HOME `date` \\ back\nsecond line ✓'
     ws.scenario(
         {
@@ -133,13 +134,40 @@ def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, prob
 
 
 def test_handle_reported_by_the_wrapper_is_carried(rook_workspace, rook_cli, probe_dir):
-    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "handle"})
-    rook_workspace.scenario({"id": "h", "turns": ["one", "two"], "criteria": [{"contains": "two"}]})
-    r = rook_cli("run", "--json")
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        hook_env={"WRAPPER_MODE": "handle", "WRAPPER_PLAN": "continue,goal_satisfied"},
+        capabilities={"usage": True},
+    )
+    rook_workspace.scenario({"id": "h", "goal": "one", "criteria": [{"contains": "continue"}]})
+    rook_workspace.scenario({"id": "i", "turns": ["one", "two"], "criteria": [{"contains": "two"}]})
+    r = rook_cli("run", "--json", "--only", "h")
     assert r.exit_code == 0, r.stderr + r.stdout
     seen = calls(probe_dir)
     assert seen[1]["RUHROH_SESSION_HANDLE"] == "native-h"
-    assert [t["conversation"] for t in scenario_of(r)["turns"]] == ["native-h", "native-h"]
+    assert [t["conversation"] for t in scenario_of(r, "h")["turns"]] == ["native-h"]
+    # the handle the wrapper reported is multi_turn observed: the two-turn scenario runs
+    assert r.report["run"]["capabilities"]["observed"]["multi_turn"] is True
+    r = rook_cli("run", "--json", "--only", "i")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert [t["conversation"] for t in scenario_of(r, "i")["turns"]] == ["native-i", "native-i"]
+
+
+def test_a_handle_rook_made_up_is_not_multi_turn_observed(rook_workspace, rook_cli, probe_dir):
+    """No sessionHandle from the wrapper: RUHROH_SESSION_HANDLE still carries one (Rook's),
+    but that shows nothing about the agent, so multi_turn is not observed."""
+    ruhroh_profile(rook_workspace, BASH, capabilities={"usage": True})
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "reply"}]})
+    rook_workspace.scenario({"id": "two", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed", "two": "not_runnable"}, r.stdout
+    assert "multi_turn" not in r.report["run"]["capabilities"]["observed"]
+    assert calls(probe_dir)[0]["RUHROH_SESSION_HANDLE"] != ""
+    record = rook_workspace.record(r.report["run"]["id"], "one.1")
+    assert record["observed"].get("multi_turn") is None
+    assert record["hooks"][0]["conversation_assigned"] is True
+    assert "needs capability 'multi_turn'" in scenario_of(r, "two")["reason"]
 
 
 def test_run_seed_changes_sample_seeds(rook_workspace, rook_cli, probe_dir):
@@ -231,8 +259,8 @@ def test_turns_are_iterations_and_continue_follows_the_last(rook_workspace, rook
     assert len(turns[1]["evidence"]["iterations"]) == 3
 
 
-def test_a_terminal_status_mid_scenario_still_sends_every_turn(rook_workspace, rook_cli, probe_dir):
-    ruhroh_profile(rook_workspace, BASH)
+def test_continue_sends_every_turn(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,continue,goal_satisfied"})
     rook_workspace.scenario(
         {
             "id": "m",
@@ -243,6 +271,61 @@ def test_a_terminal_status_mid_scenario_still_sends_every_turn(rook_workspace, r
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stderr + r.stdout
     assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b", "c"]
+    assert "conversation_ended" not in rook_workspace.record(r.report["run"]["id"], "m.1")
+
+
+@pytest.mark.parametrize("status", ["goal_satisfied", "cannot_satisfy", "policy_blocked"])
+def test_a_terminal_status_mid_scenario_ends_the_conversation(
+    status, rook_workspace, rook_cli, probe_dir
+):
+    ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": f"continue,{status}"})
+    rook_workspace.scenario(
+        {
+            "id": "m",
+            "turns": ["a", "b", "c", "d"],
+            # judged on the turns that ran: the last one is turn 2
+            "criteria": [{"status": status}, {"contains": "reply 2 to b (2 messages)"}],
+        }
+    )
+    rook_workspace.scenario(
+        {"id": "late", "turns": ["a", "b", "c"], "criteria": [{"contains": "c", "turn": 3}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"m": "passed", "late": "unverifiable"}, r.stdout
+    assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b", "a", "b"]
+    m = scenario_of(r, "m")
+    assert [t["turn"] for t in m["turns"]] == [1, 2]
+    assert m["turns"][1]["evidence"]["conversation_ended"] == f"the agent answered {status}"
+    assert m["warnings"] == [
+        f"turns 3-4 not sent: the conversation ended after turn 2 (the agent answered {status})"
+    ]
+    record = rook_workspace.record(r.report["run"]["id"], "m.1")
+    assert record["conversation_ended"] == {
+        "after_turn": 2,
+        "reason": f"the agent answered {status}",
+        "not_sent": [3, 4],
+    }
+    late = scenario_of(r, "late")["criteria"][0]
+    assert late["status"] == "unverifiable"
+    assert late["reason"] == (
+        f"turn 3 was not sent: the conversation ended after turn 2 (the agent answered {status})"
+    )
+
+
+def test_no_call_once_max_iterations_have_run(rook_workspace, rook_cli, probe_dir):
+    ruhroh_profile(rook_workspace, BASH, max_iterations=2, hook_env={"WRAPPER_PLAN": "continue"})
+    rook_workspace.scenario(
+        {"id": "m", "turns": ["a", "b", "c", "d"], "criteria": [{"status": "goal_satisfied"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b"]
+    s = scenario_of(r)
+    assert s["status"] == "failed" and "max_iterations reached" in s["criteria"][0]["reason"]
+    ev = s["turns"][-1]["evidence"]
+    assert ev["max_iterations_reached"] is True
+    assert ev["conversation_ended"].startswith("max_iterations (2) reached")
+    assert s["warnings"][0].startswith("turns 3-4 not sent: the conversation ended after turn 2")
 
 
 # -- statuses ------------------------------------------------------------------
@@ -308,19 +391,38 @@ def test_infra_failure_is_retried_once(rook_workspace, rook_cli, probe_dir):
     ]
 
 
-def test_infra_failure_twice_is_an_infrastructure_error(rook_workspace, rook_cli, probe_dir):
-    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "infra_always"})
+def test_infra_failure_twice_is_an_infrastructure_error(
+    rook_workspace, rook_cli, probe_dir, tmp_path
+):
+    """Not counted against the agent: not decided, not a failure; but shown, and exit 1."""
+    ruhroh_profile(
+        rook_workspace, PY, hook_env={"WRAPPER_MODE": "full", "WRAPPER_MODE_S": "infra_always"}
+    )
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
-    r = rook_cli("run", "--json")
+    rook_workspace.scenario({"id": "fine", "goal": "g", "criteria": [{"contains": "reply"}]})
+    junit = tmp_path / "rook.xml"
+    r = rook_cli("run", "--json", "--report", f"junit:{junit}")
     assert r.exit_code == 1
-    assert len(calls(probe_dir)) == 2
-    s = scenario_of(r)
-    assert s["status"] == "error"
+    assert len(calls(probe_dir)) == 3
+    assert r.statuses() == {"s": "infra_error", "fine": "passed"}
+    s = scenario_of(r, "s")
     hook = s["hooks"][0]
     assert hook["diagnosis"].startswith("infrastructure error:")
     assert "sandbox unavailable (attempt 2)" in hook["diagnosis"]
+    assert "infrastructure error" in s["reason"]
+    summary = r.report["summary"]
+    assert summary["infra_error"] == 1 and summary["error"] == 0 and summary["failed"] == 0
+    assert summary["decided"] == 1 and summary["pass_rate"] == 1.0  # the agent's rate
+    assert summary["coverage"] == 0.5  # one of two runs untested
+    by = {a["id"]: a for a in summary["by_scenario"]}
+    assert by["s"]["decided"] == 0 and by["s"]["pass_rate"] is None and not by["s"]["flaky"]
     record = rook_workspace.record(r.report["run"]["id"], "s.1")
-    assert record["hooks"][0]["details"]["infra"] is True
+    assert record["hooks"][0]["infra"] is True and record["infra"] is True
+    assert 'type="infra_error"' in junit.read_text()
+    assert "INFRA ERROR" in rook_cli("runs", "show", r.report["run"]["id"]).stdout
+    # a --min-pass-rate gate the agent reaches still exits 1: a run went untested
+    gated = rook_cli("run", "--json", "--min-pass-rate", "0.5")
+    assert gated.exit_code == 1 and gated.report["summary"]["gate"]["missed"] == []
 
 
 @pytest.mark.parametrize(
@@ -511,6 +613,31 @@ def test_secrets_never_reach_the_record(rook_workspace, rook_cli, probe_dir, mon
     assert "[redacted:AGENT_TOKEN]" in scenario_of(r)["turns"][0]["output"]
 
 
+@pytest.mark.parametrize("lang", sorted(WRAPPERS))
+def test_result_files_are_redacted_in_the_run_directory(
+    lang, rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    secret = 'tok-"7f3a9c"/x'  # with characters JSON escapes
+    monkeypatch.setenv("AGENT_TOKEN", secret)
+    ruhroh_profile(
+        rook_workspace,
+        WRAPPERS[lang],
+        hook_env={"WRAPPER_MODE": "secret", "WRAPPER_ECHO_SECRET": "AGENT_TOKEN"},
+        env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}],
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    state = rook_workspace.run_dir(r.report["run"]["id"]) / "state" / "s.1" / "ruhroh"
+    [result_file] = (state / "results").glob("*.json")
+    text = result_file.read_text()
+    assert "7f3a9c" not in text
+    assert "[redacted:AGENT_TOKEN]" in json.loads(text)["summary" if lang == "bash" else "output"]
+    for f in state.parent.rglob("*"):
+        if f.is_file() and "workspace" not in f.relative_to(state).parts[:1]:
+            assert "7f3a9c" not in f.read_text(errors="replace"), f
+
+
 def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, continuity="workspace_only")
     rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "reply"}]})
@@ -568,7 +695,7 @@ def test_status_is_unverifiable_without_ruhroh(rook_workspace, rook_cli):
 
 
 def test_concurrent_scenarios_get_their_own_sessions(rook_workspace, rook_cli, probe_dir):
-    ruhroh_profile(rook_workspace, BASH)
+    ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
     for i in range(4):
         rook_workspace.scenario(
             {"id": f"s{i}", "turns": [f"s{i} one", f"s{i} two"], "criteria": [{"contains": "(2 m"}]}
@@ -599,6 +726,7 @@ def test_the_handle_from_an_open_hook_reaches_the_wrapper(rook_workspace, rook_c
         {
             "id": "rr",
             "hooks": {"open": "scripts/open.sh", "execute": {"ruhroh": BASH}},
+            "hook_env": {"WRAPPER_PLAN": "continue,goal_satisfied"},
             "capabilities": {"multi_turn": True},
         }
     )
@@ -606,3 +734,4 @@ def test_the_handle_from_an_open_hook_reaches_the_wrapper(rook_workspace, rook_c
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stderr + r.stdout
     assert [c["RUHROH_SESSION_HANDLE"] for c in calls(probe_dir)] == ["thread-from-open"] * 2
+    assert r.report["run"]["capabilities"]["observed"]["multi_turn"] is True  # open returned it

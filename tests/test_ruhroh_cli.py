@@ -29,14 +29,44 @@ def test_profile_add_writes_a_ruhroh_profile(rook_workspace, rook_cli):
         "name": "Claude Code",
         "id": "claude-code",
         "hooks": {"execute": {"ruhroh": {"command": f"{BASH} --fast", "max_iterations": 7}}},
-        # what `profile add` observed when it tested the wrapper (it reports usage)
-        "capabilities": {"multi_turn": True, "calls": False, "usage": True},
+        # what `profile add` observed when it tested the wrapper: it reports usage, but
+        # no sessionHandle (the handle Rook made up for it shows nothing: not multi_turn)
+        "capabilities": {"multi_turn": False, "calls": False, "usage": True},
     }
     assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "claude-code"
-    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "goal_satisfied"}]})
+    ws.scenario({"id": "s", "goal": "a", "criteria": [{"status": "goal_satisfied"}]})
     run = rook_cli("run", "--json")
     assert run.exit_code == 0, run.stderr + run.stdout
     assert run.statuses() == {"s": "passed"}
+
+
+def test_profile_add_observes_multi_turn_only_from_a_reported_handle(
+    rook_workspace, rook_cli, monkeypatch
+):
+    ws = rook_workspace
+    monkeypatch.setenv("WRAPPER_HANDLE", "native-42")
+    assert profile_add(rook_cli, ws, "native", "--ruhroh", BASH).exit_code == 0
+    data = yaml.safe_load((ws.agent_dir / "profiles" / "native.yaml").read_text())
+    assert data["capabilities"]["multi_turn"] is True
+    monkeypatch.delenv("WRAPPER_HANDLE")
+    # --no-test assumes nothing
+    assert profile_add(rook_cli, ws, "untested", "--ruhroh", BASH, "--no-test").exit_code == 0
+    data = yaml.safe_load((ws.agent_dir / "profiles" / "untested.yaml").read_text())
+    assert not (data.get("capabilities") or {}).get("multi_turn")
+    # a claim of multi_turn by a wrapper that reports no handle is optimistic
+    ws.profile(
+        {
+            "id": "claims",
+            "hooks": {"execute": {"ruhroh": BASH}},
+            "capabilities": {"multi_turn": True, "usage": True},
+        }
+    )
+    tested = rook_cli("profile", "test", "claims", "--json", "--workspace", str(ws.root))
+    assert tested.exit_code == 1, tested.stdout + tested.stderr
+    doc = json.loads(tested.stdout)
+    assert "multi_turn" not in doc["test"]["observed"]
+    row = next(c for c in doc["capabilities"] if c["capability"] == "multi_turn")
+    assert row["declared"] is True and row["observed"] is False
 
 
 def test_profile_add_defaults_and_activation(rook_workspace, rook_cli):

@@ -138,7 +138,7 @@ def connector_profile(ws, phases=("execute",), timeout=None, **entry):
 
 
 def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_cli):
-    connector_profile(rook_workspace)
+    connector_profile(rook_workspace, done_after=2)  # continue after the first message
     rook_workspace.scenario(
         {
             "id": "a",
@@ -150,7 +150,9 @@ def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_
             ],
         }
     )
-    rook_workspace.scenario({"id": "b", "goal": "solo", "criteria": [{"contains": "1 messages"}]})
+    rook_workspace.scenario(
+        {"id": "b", "goal": "solo", "criteria": [{"contains": "2 messages; echo continue"}]}
+    )
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stderr + r.stdout
     assert r.statuses() == {"a": "passed", "b": "passed"}
@@ -158,13 +160,15 @@ def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_
         ("prepare", "conn"),
         ("start_session", "a.1"),
         ("run_turn", "a.1", "hi", 1),
-        ("detect_completion", "goal_satisfied"),
+        ("detect_completion", "continue"),
         ("run_turn", "a.1", "again", 2),
         ("detect_completion", "goal_satisfied"),
         ("collect_artifacts", "a.1"),
         ("cleanup", "a.1"),
         ("start_session", "b.1"),
         ("run_turn", "b.1", "solo", 1),
+        ("detect_completion", "continue"),
+        ("run_turn", "b.1", "continue", 2),
         ("detect_completion", "goal_satisfied"),
         ("collect_artifacts", "b.1"),
         ("cleanup", "b.1"),
@@ -189,7 +193,9 @@ def test_connector_continue_loop(connectors, rook_workspace, rook_cli):
 
 
 def test_explicit_phases(connectors, rook_workspace, rook_cli):
-    connector_profile(rook_workspace, phases=("prepare", "open", "execute", "close", "collect"))
+    connector_profile(
+        rook_workspace, phases=("prepare", "open", "execute", "close", "collect"), done_after=2
+    )
     rook_workspace.scenario({"id": "s", "turns": ["x", "y"], "criteria": [{"contains": "2 mess"}]})
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stderr + r.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,43 @@ def test_no_secret_value_is_copied(rook_workspace, rook_cli, monkeypatch):
     assert m["model"]["model"] == "model-[redacted:AGENT_TOKEN]"
     assert m["environment"] == {"RUHROH_RETRY_POLICY": "twice"}
     assert m["model"]["provider"] == "example"  # the result's own value, not the secret fallback
+
+
+def test_merge_writes_the_manifest_from_the_shards(rook_workspace, rook_cli, tmp_path, monkeypatch):
+    """`rook merge` of shards run on two machines: the merged run has the manifest,
+    with the latest result's values (the shard that ran last) and the fallbacks."""
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("RUHROH_RUN_SEED", "42")
+    ws = rook_workspace
+    ruhroh_profile(
+        ws, PY, hook_env={"WRAPPER_MODE": "full", "WRAPPER_VERSION_SUFFIX": "-SCENARIO"}
+    )
+    for sid in ("a", "b", "c", "d"):
+        ws.scenario({"id": sid, "goal": sid, "criteria": [{"status": "goal_satisfied"}]})
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(ws.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+    for i, m in enumerate(machines, start=1):
+        r = rook_cli("run", "-w", str(m.root), "--shard", f"{i}/2", "--run-name", "rr-1", "--json")
+        assert r.exit_code == 0, r.stderr
+    dirs = [m.run_dir("rr-1") for m in machines]
+    last = json.loads((dirs[1] / "ruhroh-run-manifest.json").read_text())
+    merged = rook_cli("merge", "-w", str(ws.root), *map(str, dirs), "--json")
+    assert merged.exit_code == 0, merged.stderr
+    run_dir = ws.run_dir("rr-1")
+    m = json.loads((run_dir / "ruhroh-run-manifest.json").read_text())
+    assert m["adapterVersion"] == last["adapterVersion"]  # the latest result's
+    assert m["adapterVersion"].startswith("1.4.0-")
+    assert m["runId"] == "rr-1" and m["runRoot"] == str(run_dir) and m["adapterId"] == "rr"
+    assert m["model"]["model"] == "agent-model"
+    assert m["usage"] == {
+        "costUsd": 0.42,
+        "inputTokens": 1200,
+        "outputTokens": 800,
+        "totalTokens": 2000,
+    }
+    assert m["runSeed"] == "42" and m["sources"]["runSeed"] == "env:RUHROH_RUN_SEED"
+    assert m["environment"] == {"RUHROH_RUN_SEED": "42"}
+    assert m["merged"]["from"] == [str(d) for d in dirs]

@@ -138,6 +138,7 @@ def merge_command(
     lock = _check_idle(target, int(base.get("shards") or 0)) if isinstance(base, dict) else None
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
+        rook.hook.rook_evidence_merged(merged=merged)  # plugins join their run-level files
         names: list[str] = []
         profile = target / "profile.yaml"
         if profile.is_file():

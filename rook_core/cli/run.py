@@ -119,8 +119,9 @@ def run_command(
     """Run scenarios against the agent and judge them.
 
     Exit code 0: every decided scenario passed; 1: a scenario failed, errored
-    or stopped (with --min-pass-rate: a scenario's pass rate missed the gate);
-    2: a usage or configuration error (nothing was run).
+    or stopped (with --min-pass-rate: a scenario's pass rate missed the gate),
+    or an infrastructure error left one untested; 2: a usage or configuration
+    error (nothing was run).
 
     \b
     Examples:

@@ -54,7 +54,7 @@ def _row(s: dict[str, Any]) -> list[Any]:
         s.get("total"),
         counts.get("passed", 0),
         counts.get("failed", 0),
-        counts.get("error", 0) + counts.get("stopped", 0),
+        counts.get("error", 0) + counts.get("stopped", 0) + counts.get("infra_error", 0),
         counts.get("unverifiable", 0) + counts.get("not_runnable", 0) + counts.get("pending", 0),
         _rate(s.get("pass_rate")),
         _rate(s.get("coverage")),

@@ -1,5 +1,7 @@
 """A Ruhroh command wrapper in Python: it writes RUHROH_RESULT_PATH with every
-field of ruhroh_run_agent_result_v1. WRAPPER_MODE chooses how it behaves."""
+field of ruhroh_run_agent_result_v1. WRAPPER_MODE chooses how it behaves;
+WRAPPER_PLAN (comma-separated statuses by iteration, the last one repeats)
+overrides the status it writes."""
 
 import json
 import os
@@ -9,7 +11,10 @@ import time
 from pathlib import Path
 
 env = os.environ
-mode = env.get("WRAPPER_MODE", "full")
+# WRAPPER_MODE_<SCENARIO> (the scenario id upper-cased) overrides WRAPPER_MODE for one scenario
+mode = env.get(f"WRAPPER_MODE_{env['RUHROH_SCENARIO_ID'].upper()}") or env.get(
+    "WRAPPER_MODE", "full"
+)
 workspace = Path(env["RUHROH_WORKSPACE"])
 result_path = Path(env["RUHROH_RESULT_PATH"])
 probe = env.get("PROBE_DIR")
@@ -23,6 +28,10 @@ if probe:
 
 
 def result(status, **extra):
+    plan = env.get("WRAPPER_PLAN")
+    if plan:
+        steps = plan.split(",")
+        status = steps[min(int(env["RUHROH_ITERATION"]), len(steps)) - 1]
     transcript = workspace / "transcript.log"
     with open(transcript, "a", encoding="utf-8") as fh:
         fh.write(f"[{env['RUHROH_ITERATION']}] user: {env['RUHROH_MESSAGE']}\n")

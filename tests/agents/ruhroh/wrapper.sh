@@ -2,7 +2,9 @@
 # A Ruhroh command wrapper written for Ruhroh, used by Rook's tests as is.
 # It records its environment in $PROBE_DIR (when set), remembers the
 # conversation in its workspace, and answers by WRAPPER_PLAN: comma-separated
-# statuses by iteration (the last one repeats), default goal_satisfied.
+# statuses by iteration (the last one repeats), default goal_satisfied. With
+# WRAPPER_HANDLE it reports that as its sessionHandle; WRAPPER_ECHO_SECRET names
+# a variable whose value it writes into its result file (RUHROH_RESULT_PATH).
 set -u
 if [ -n "${PROBE_DIR:-}" ]; then
   base="$PROBE_DIR/$(date +%s%N)-$$"
@@ -23,5 +25,12 @@ echo "iteration $RUHROH_ITERATION, $seen messages so far"
 
 json_escape() { local s="${1//\\/\\\\}"; s="${s//\"/\\\"}"; printf '%s' "${s//$'\n'/\\n}"; }
 msg=$(json_escape "$RUHROH_MESSAGE")
-printf '{"status":"%s","output":"reply %s to %s (%s messages)","usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15,"costUsd":0.01}}\n' \
-  "$status" "$RUHROH_ITERATION" "$msg" "$seen"
+handle=""
+[ -n "${WRAPPER_HANDLE:-}" ] && handle=",\"sessionHandle\":\"$WRAPPER_HANDLE\""
+if [ -n "${WRAPPER_ECHO_SECRET:-}" ]; then
+  secret=$(json_escape "${!WRAPPER_ECHO_SECRET}")
+  printf '{"version":"ruhroh_run_agent_result_v1","status":"%s","summary":"used %s","debug":{"token":"%s"}}' \
+    "$status" "$secret" "$secret" > "$RUHROH_RESULT_PATH"
+fi
+printf '{"status":"%s","output":"reply %s to %s (%s messages)"%s,"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15,"costUsd":0.01}}\n' \
+  "$status" "$RUHROH_ITERATION" "$msg" "$seen" "$handle"
