@@ -23,7 +23,14 @@ from typing import Any
 
 from rook_core import __version__
 from rook_core.hookspecs import hookimpl
-from rook_core.report import interval, percent, scenario_stats, warning_lines, warning_note
+from rook_core.report import (
+    SHOWN,
+    interval,
+    percent,
+    scenario_stats,
+    warning_lines,
+    warning_note,
+)
 from rook_core.reportio import MappedList, atomic_file
 from rook_core.stats import outcome, totals
 
@@ -184,16 +191,7 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(started))
         if isinstance(started, (int, float))
         else "",
-        "statuses": [
-            "passed",
-            "failed",
-            "error",
-            "stopped",
-            "unverifiable",
-            "not_runnable",
-            "infra_error",
-            "pending",
-        ],
+        "statuses": list(SHOWN),
     }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.report import interval, percent, scenario_stats, warning_lines
+from rook_core.report import SHOWN, interval, percent, scenario_stats, warning_lines
 from rook_core.reportio import atomic_file
 from rook_core.stats import outcome
 
@@ -92,20 +92,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     ]
     if judge:
         facts.append(f"**Judge** {code(judge)}")
-    counts = ", ".join(
-        f"{s[k]} {k}"
-        for k in (
-            "passed",
-            "failed",
-            "error",
-            "stopped",
-            "unverifiable",
-            "not_runnable",
-            "infra_error",
-            "pending",
-        )
-        if s.get(k)
-    )
+    counts = ", ".join(f"{s[k]} {k}" for k in SHOWN if s.get(k))
     lines = [
         " · ".join(facts),
         "",

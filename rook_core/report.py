@@ -15,6 +15,8 @@ from .models import ERROR, FAILED, INFRA_ERROR, NOT_RUNNABLE, PASSED, STOPPED, U
 PENDING = "pending"
 COUNTED = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR)
 DECIDED = (PASSED, FAILED, ERROR, STOPPED)
+SHOWN = (*COUNTED, PENDING)
+"""Every status a summary counts, in the order reports list them."""
 
 
 def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
@@ -406,7 +408,7 @@ def table(report: dict[str, Any]) -> str:
     body = tabulate(rows, headers=headers, tablefmt="simple")
     s = report["summary"]
     rate, cov = percent(s["pass_rate"]), percent(s["coverage"])
-    parts = [f"{s[k]} {k}" for k in (*COUNTED, PENDING) if s.get(k)]
+    parts = [f"{s[k]} {k}" for k in SHOWN if s.get(k)]
     text = body
     repeats = repeats_table(report)
     if repeats:
