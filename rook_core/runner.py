@@ -176,13 +176,13 @@ def prepare_run(
     manifest: dict[str, Any] | None = None
     profile_name = request.profile
     if request.run_id:
+        if not sharding.creates_run(request.run_name, shard):
+            try:  # an id, a unique prefix, latest or latest~N, as for every command
+                request.run_id = history.resolve_run(agent.runs_dir, request.run_id).name
+            except ConfigError as exc:
+                raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
         run_path = agent.runs_dir / request.run_id
         manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
-        if manifest is None and not sharding.creates_run(request.run_name, shard):
-            raise ConfigError(
-                f"--run {request.run_id}: no such run in {agent.runs_dir}"
-                + history.latest_hint(agent.runs_dir)
-            )
         if manifest is not None:
             manifest = sharding.resume_manifest(run_path, manifest, shard)
             pinned = manifest["profile"]["id"]

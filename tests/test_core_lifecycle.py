@@ -421,3 +421,15 @@ def test_a_new_run_must_start_with_prepare(ws, rook_cli):
     assert r.exit_code == 2
     assert "--phases collect,judge: a new run starts with prepare" in r.stderr
     assert not ws.runs_dir.exists() or not list(ws.runs_dir.iterdir())
+
+
+def test_run_takes_latest_and_a_prefix_like_every_command(ws, rook_cli, monkeypatch):
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute").report["run"]["id"]
+    rook_cli("run", "--json", "--run-name", "other", "--phases", "prepare")
+    r = rook_cli("run", "--json", "--run", "latest~1", "--phases", "close,collect,judge")
+    assert r.report["run"]["id"] == first and r.statuses() == {"s": "passed"}
+    r = rook_cli("run", "--json", "--run", first[:-3])
+    assert r.report["run"]["id"] == first
+    r = rook_cli("run", "--run", "latest~5")
+    assert r.exit_code == 2 and "--run latest~5: there are only 2 run(s)" in r.stderr

@@ -211,7 +211,7 @@ def doctor_command(
     Examples:
       rook doctor
       rook doctor -w path/to/repo --agent order-desk
-      rook doctor --json | jq '.problems'
+      rook doctor --json | jq '.findings[] | select(.status != "ok")'
     """
     doctor = Doctor()
     doctor.check_interpreters()
