@@ -304,8 +304,12 @@ class CommandAuthor:
 
 def interpreter_code(path: str, real: Path | None = None) -> str:
     """The Python expression that runs the script at ``path`` (``real``: where it is
-    now, when ``path`` is relative to the workspace) as a command."""
+    now, when ``path`` is relative to the workspace) as a command. An executable
+    runs itself; a relative path is made explicit (``desk.sh`` -> ``./desk.sh``), as
+    a program named without a slash would be looked up on PATH instead."""
     if os.access(real or path, os.X_OK):
+        if not PurePath(path).is_absolute() and "/" not in path and os.sep not in path:
+            path = "./" + path
         return json.dumps([path])
     ext = PurePath(path).suffix.lower()
     if ext == ".py":

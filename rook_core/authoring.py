@@ -40,8 +40,10 @@ that replaces it; the value goes to the command's redactor, and
 from __future__ import annotations
 
 import copy
+import os
 import re
 import shlex
+import stat
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path, PurePath
@@ -262,21 +264,45 @@ def profile_data(
 
 def write_files(agent: Agent, files: dict[str, str], secrets: Secrets) -> list[Path]:
     """Write a draft's files under the agent's folder; refuse a path outside it and
-    any text holding a secret value."""
-    written = []
-    root = agent.dir.resolve()
+    any text holding a secret value. A file that already holds the text is left
+    alone; one that is replaced keeps its mode (an executable script stays one)."""
     for rel, text in files.items():
-        target = (agent.dir / rel).resolve()
-        if root not in target.parents:
-            raise AuthoringError(f"an author wanted to write {rel}, outside {agent.dir}; refused")
+        file_target(agent, rel)
         if secrets.found_in(text):
             raise AuthoringError(
                 f"{rel}: the author put a secret value in the file; refused (nothing written)"
             )
+    written = []
+    for rel, text in files.items():
+        target = file_target(agent, rel)
+        try:
+            before = target.stat()
+        except OSError:
+            before = None
+        if before is not None and same_text(target, text):
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, text)
+        if before is not None:
+            os.chmod(target, stat.S_IMODE(before.st_mode))
         written.append(target)
     return written
+
+
+def file_target(agent: Agent, rel: str) -> Path:
+    """Where a draft's file ``rel`` goes; a path outside the agent's folder is refused."""
+    target = (agent.dir / rel).resolve()
+    if agent.dir.resolve() not in target.parents:
+        raise AuthoringError(f"an author wanted to write {rel}, outside {agent.dir}; refused")
+    return target
+
+
+def same_text(path: Path, text: str) -> bool:
+    """Whether ``path`` already holds ``text`` (as :func:`atomic_write` would write it)."""
+    try:
+        return path.read_bytes() == text.encode("utf-8", errors="backslashreplace")
+    except OSError:
+        return False
 
 
 # -- never loosen a check ---------------------------------------------------------

@@ -10,6 +10,8 @@ change, and refuse a change that would loosen a check.
 from __future__ import annotations
 
 import copy
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
@@ -21,6 +23,7 @@ from .authoring import (
     CannotAuthor,
     Draft,
     Source,
+    file_target,
     loosened,
     profile_data,
     write_files,
@@ -249,9 +252,14 @@ def add_profile(
     text = dump_yaml(data)
     if request.secrets.found_in(text):
         raise AuthoringError(f"{path}: a secret value would reach the profile; nothing written")
+    ok = obs.ok if obs is not None else True
+    if not ok:
+        events.say(
+            "the last test failed: the profile is written anyway (exit 1), "
+            f"for rook profile fix {request.profile_id} to take over"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
-    ok = obs.ok if obs is not None else True
     return Outcome(ok, draft, obs, data, path, n, changes, written=True)
 
 
@@ -283,6 +291,61 @@ def existing_draft(profile: Profile, agent: Any) -> Draft:
         state={"existing": True},
         extra=extra,
     )
+
+
+class Snapshot:
+    """The files ``rook profile fix`` writes while it tries repairs, as they were
+    before: written only where a repair changes them, and restored exactly
+    (content, mode, times; a file a repair added is removed) when no repair is kept.
+    """
+
+    def __init__(self, agent: Any, originals: dict[str, str]) -> None:
+        self.agent = agent
+        self.originals = originals
+        self.saved: dict[Path, tuple[bytes, os.stat_result] | None] = {}
+
+    def changed(self, files: dict[str, str]) -> dict[str, str]:
+        """The files a draft changes (the unchanged ones are never rewritten)."""
+        return {rel: text for rel, text in files.items() if self.originals.get(rel) != text}
+
+    def write(self, files: dict[str, str], secrets: Any) -> None:
+        changed = self.changed(files)
+        for rel in changed:
+            target = file_target(self.agent, rel)
+            if target not in self.saved:
+                try:
+                    self.saved[target] = (target.read_bytes(), target.stat())
+                except FileNotFoundError:
+                    self.saved[target] = None
+        self.restore(keep={file_target(self.agent, rel) for rel in changed})
+        write_files(self.agent, changed, secrets)
+
+    def restore(self, keep: set[Path] | frozenset[Path] = frozenset()) -> None:
+        """Put back every file written so far, except those in ``keep``."""
+        for target, before in list(self.saved.items()):
+            if target in keep:
+                continue
+            if before is None:
+                target.unlink(missing_ok=True)
+            else:
+                data, st = before
+                tmp = target.with_name(f".{target.name}.{os.getpid()}.restore")
+                tmp.write_bytes(data)
+                os.chmod(tmp, stat.S_IMODE(st.st_mode))
+                os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+                os.replace(tmp, target)
+            del self.saved[target]
+
+    def keep_backups(self) -> None:
+        """The repair is kept: each file it replaced stays beside it as ``*.bak``,
+        exactly as it was."""
+        for target, before in self.saved.items():
+            if before is not None:
+                data, st = before
+                backup = target.with_name(target.name + ".bak")
+                backup.write_bytes(data)
+                os.chmod(backup, stat.S_IMODE(st.st_mode))
+        self.saved.clear()
 
 
 def _repair(
@@ -334,35 +397,37 @@ def fix_profile(
         return Outcome(True, draft, obs, original, profile.path)
     if obs.problem in ("missing_variable", "config"):
         return Outcome(False, draft, obs, original, profile.path)
+    snapshot = Snapshot(request.agent, originals)
     n = 0
-    while n < attempts:
-        n += 1
-        repaired = _repair(rook, draft, obs, request, events)
-        if repaired is None:
-            break
-        data = profile_data(
-            repaired, profile.id, profile.name, request.secrets, repaired.capabilities
-        )
-        refused = loosened(original, data)
-        if refused:
-            events.say("refused a repair that would loosen a check: " + "; ".join(refused))
-            break
-        for change in repaired.changes:
-            events.say(f"changed: {change}")
-        changes.extend(repaired.changes)
-        draft = repaired
-        obs, _ = _test_existing(rook, request, draft, data, profile.path, redactor)
-        events.attempt(n, draft, obs)
-        if obs.ok:
-            break
-    if not changes:
-        return Outcome(obs.ok, draft, obs, original, profile.path, n)
-    if not obs.ok:
-        write_files(request.agent, originals, request.secrets)  # leave everything as it was
-        return Outcome(False, draft, obs, original, profile.path, n, changes)
-    for rel, text in originals.items():
-        if draft.files.get(rel, text) != text:  # keep the user's version beside the repair
-            atomic_write(request.agent.dir / (rel + ".bak"), text)
+    try:
+        while n < attempts:
+            n += 1
+            repaired = _repair(rook, draft, obs, request, events)
+            if repaired is None:
+                break
+            data = profile_data(
+                repaired, profile.id, profile.name, request.secrets, repaired.capabilities
+            )
+            refused = loosened(original, data)
+            if refused:
+                events.say("refused a repair that would loosen a check: " + "; ".join(refused))
+                break
+            for change in repaired.changes:
+                events.say(f"changed: {change}")
+            changes.extend(repaired.changes)
+            draft = repaired
+            obs, _ = _test_existing(rook, request, draft, data, profile.path, redactor, snapshot)
+            events.attempt(n, draft, obs)
+            if obs.ok:
+                break
+    except BaseException:
+        snapshot.restore()
+        raise
+    if not changes or not obs.ok:
+        snapshot.restore()  # leave everything as it was: files, modes, no file added
+        return Outcome(obs.ok, draft, obs, original, profile.path, n, changes)
+    snapshot.keep_backups()  # the user's version of each file the repair changed
+    draft.files = snapshot.changed(draft.files)  # what was written (unchanged files were not)
     data = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
     if data != original:
         backup = profile.path.with_name(profile.path.name + ".bak")
@@ -378,8 +443,9 @@ def _test_existing(
     data: dict[str, Any],
     path: Path,
     redactor: Any,
+    snapshot: Snapshot,
 ) -> tuple[Observation, dict[str, Any]]:
-    write_files(request.agent, draft.files, request.secrets)
+    snapshot.write(draft.files, request.secrets)
     profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
     profile.path = path
     return probe(rook, request.agent, profile, redactor, request.goal, draft.turns), data

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from servers.authoring_server import SCRIPTED_AUTHOR as AUTHOR
 
@@ -300,6 +301,7 @@ def test_command_that_fails_is_written_and_reported(rook_workspace, rook_cli):
     r = add(rook_cli, ws, "bad", "--command", f"{sys.executable} {AGENTS / 'cli_agent.py'} --fail")
     assert r.exit_code == 1
     assert "failing on purpose" in r.stdout and "rook profile fix bad" in r.stdout
+    assert "the last test failed: the profile is written anyway (exit 1)" in r.stdout
     r = add(rook_cli, ws, "nope", "--command", "no-such-program-xyz -p")
     assert r.exit_code == 2 and "not installed" in r.stderr
 
@@ -465,3 +467,38 @@ def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, authoring_server,
     assert proc.returncode == 0, out + err
     assert "several operations of the OpenAPI document take a message:" in out
     assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/v2/ask"
+
+
+EXECUTABLES = {
+    # a hook script that puts its answer under reply: mapped
+    "desk.sh": (
+        '#!/bin/bash\n[ "$1" = execute ] || exit 0\n'
+        'printf \'{"reply": "bash desk: %s"}\\n\' "$(cat)"\n'
+    ),
+    "desk": (
+        "#!/usr/bin/env python3\nimport json, sys\nif sys.argv[1] == 'execute':\n"
+        "    print(json.dumps({'reply': 'python desk: ' + sys.stdin.read()}))\n"
+    ),
+    # a program that does not speak the contract: wrapped
+    "plain": "#!/usr/bin/env python3\nimport sys\nprint('plain desk: ' + sys.stdin.read())\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXECUTABLES))
+def test_executable_script_at_the_workspace_root(rook_workspace, rook_cli, monkeypatch, name):
+    ws = rook_workspace
+    script = ws.root / name
+    script.write_text(EXECUTABLES[name])
+    script.chmod(0o755)
+    monkeypatch.chdir(ws.root)
+    r = add(rook_cli, ws, "d5", "--from", f"./{name}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "test 2 (script): ok" in r.stdout and "desk: Say hello" in r.stdout
+    hook = (ws.agent_dir / "scripts" / "d5-hook.py").read_text()
+    # run as ./NAME: a bare NAME would be looked up on PATH
+    assert f'COMMAND = ["./{name}"]' in hook
+    assert profile(ws, "d5")["hooks"]["execute"] == "scripts/d5-hook.py"
+    assert script.stat().st_mode & 0o777 == 0o755 and script.read_text() == EXECUTABLES[name]
+    ws.scenario({"id": "s", "goal": "hi there", "criteria": [{"contains": "desk: hi there"}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr

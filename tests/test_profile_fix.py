@@ -3,8 +3,10 @@ loosening a check; nothing changed when no repair passes."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from servers.authoring_server import SCRIPTED_AUTHOR as AUTHOR
 from servers.helpers import chat
@@ -233,3 +235,94 @@ def test_fix_extracts_a_conversation_handle_it_was_missing(
     extract = yaml.safe_load(path.read_text())["hooks"]["execute"]["http"]["extract"]
     assert extract["conversation"] == "conversation_id"
     assert any(len(prompts) == 2 for prompts in authoring_server.conversations.values())
+
+
+REPLY_SCRIPTS = {
+    "rep.sh": """\
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        goal=$(cat)
+        printf '{"reply": "bash says: %s"}\\n' "$goal"
+        """,
+    "rep3": """\
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            print(json.dumps({"reply": "python says: " + sys.stdin.read()}))
+        """,
+}
+
+
+def state(folder):
+    """Every file under ``folder``: its bytes, mode and modification time."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mode, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("name", sorted(REPLY_SCRIPTS))
+def test_fix_maps_the_answer_of_an_executable_script(rook_workspace, rook_cli, name):
+    ws = rook_workspace
+    script = ws.script(name, REPLY_SCRIPTS[name])
+    before = (script.read_bytes(), script.stat().st_mode, script.stat().st_mtime_ns)
+    assert before[1] & 0o111
+    path = write(ws, {"execute": f"scripts/{name}"}, env=())
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "FAILED (no_answer)" in r.stdout and "test after repair 1: ok" in r.stdout
+    assert "says: Say hello" in r.stdout and f"fixed: wrote {path}" in r.stdout
+    assert f"  scripts/{name}\n" not in r.stdout  # listed as written only when it was
+    # the user's script is not touched: same bytes, still executable, no backup
+    assert (script.read_bytes(), script.stat().st_mode, script.stat().st_mtime_ns) == before
+    assert not script.with_name(name + ".bak").exists()
+    assert yaml.safe_load(path.read_text())["hooks"]["execute"] == "scripts/p-hook.py"
+    again = rook_cli("profile", "test", "--workspace", str(ws.root))
+    assert again.exit_code == 0, again.stdout + again.stderr
+    assert "test: ok" in again.stdout and "says: Say hello" in again.stdout
+
+
+def test_a_repair_whose_test_fails_changes_nothing(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    count = tmp_path / "count"
+    # answers under reply once (the diagnosis), then fails: the mapped repair's test fails
+    ws.script(
+        "flaky.sh",
+        f"""\
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null
+        if [ -e {count} ]; then echo "down for maintenance" >&2; exit 1; fi
+        touch {count}
+        echo '{{"reply": "once"}}'
+        """,
+    )
+    path = write(ws, {"execute": "scripts/flaky.sh"}, env=())
+    before = state(ws.agent_dir)
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "changed: " in r.stdout and "down for maintenance" in r.stdout
+    assert "not fixed; nothing was changed" in r.stdout
+    assert state(ws.agent_dir) == before  # no hook script left, modes and times as they were
+    assert not path.with_name("p.yaml.bak").exists()
+    again = rook_cli("profile", "test", "--workspace", str(ws.root))
+    assert "not executable" not in again.stdout + again.stderr
+
+
+def test_a_rewritten_executable_script_is_restored_exactly(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    ws.script("desk.py", "#!/usr/bin/env python3\nprint('plain text, not the contract')\n")
+    author = tmp_path / "author.py"  # an author agent whose repair never works
+    author.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "print('```python\\nimport sys\\nprint(\"still plain text\")\\n```')\n"
+    )
+    path = write(ws, {"execute": "scripts/desk.py"}, env=())
+    before = state(ws.agent_dir)
+    r = fix(rook_cli, ws, "--author", f"{sys.executable} {author}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "the author agent repaired the script: scripts/desk.py" in r.stdout
+    assert "not fixed; nothing was changed" in r.stdout
+    assert state(ws.agent_dir) == before  # content, mode (still executable) and times
+    assert not path.with_name("p.yaml.bak").exists()

@@ -266,3 +266,33 @@ def test_author_agent_answers():
     assert parse_answer("#!/usr/bin/env python3\nprint(1)\n")[1] == "python"
     with pytest.raises(Exception, match="no script"):
         parse_answer("I cannot do that")
+
+
+def test_executable_paths_are_run_explicitly(tmp_path):
+    from rook_plugins.author_command import interpreter_code
+
+    exe = tmp_path / "desk.sh"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert interpreter_code("desk.sh", exe) == '["./desk.sh"]'  # not looked up on PATH
+    assert interpreter_code("bin/desk.sh", exe) == '["bin/desk.sh"]'
+    assert interpreter_code(str(exe), exe) == f'["{exe}"]'
+    exe.chmod(0o644)
+    assert interpreter_code("desk.sh", exe) == "['bash', 'desk.sh']"
+
+
+def test_written_files_keep_their_mode_and_are_not_rewritten(tmp_path):
+    from rook_core.authoring import write_files
+    from rook_core.workspace import Agent
+
+    agent = Agent(tmp_path, "p", "a")
+    script = agent.dir / "scripts" / "desk.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text("old\n")
+    script.chmod(0o750)
+    inode = script.stat().st_ino
+    secrets = Secrets("A", Redactor())
+    assert write_files(agent, {"scripts/desk.sh": "old\n"}, secrets) == []
+    assert script.stat().st_ino == inode  # the same file, untouched
+    assert write_files(agent, {"scripts/desk.sh": "new\n"}, secrets) == [script.resolve()]
+    assert script.read_text() == "new\n" and script.stat().st_mode & 0o777 == 0o750
