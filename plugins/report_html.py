@@ -25,6 +25,7 @@ from rook_core import __version__
 from rook_core.hookspecs import hookimpl
 from rook_core.report import (
     SHOWN,
+    exit_code,
     interval,
     percent,
     scenario_stats,
@@ -168,12 +169,11 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
     report = {**report, "scenarios": MappedList(report["scenarios"], _entry)}
     run, summary = report["run"], report["summary"]
     per = MappedList(scenario_stats(report), _row)
-    bad = [k for k in ("failed", "error", "stopped") if summary.get(k)]
     gate = summary.get("gate")
-    if gate:
-        verdict = "failed" if gate.get("missed") else "passed"
+    if exit_code(report):
+        verdict = "failed"
     else:
-        verdict = "failed" if bad else ("passed" if summary.get("decided") else "unverifiable")
+        verdict = "passed" if summary.get("decided") or summary.get("gate") else "unverifiable"
     started = run.get("started")
     return {
         "report": report,

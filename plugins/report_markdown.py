@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.report import SHOWN, interval, percent, scenario_stats, warning_lines
+from rook_core.report import (
+    SHOWN,
+    exit_code,
+    failing,
+    interval,
+    percent,
+    scenario_stats,
+    warning_lines,
+)
 from rook_core.reportio import atomic_file
 from rook_core.stats import outcome
 
@@ -65,16 +73,19 @@ def fenced(text: str, limit: int = OUTPUT_CHARS) -> str:
 
 def headline(report: dict[str, Any]) -> str:
     s = report["summary"]
-    bad = [f"{s[k]} {k}" for k in ("failed", "error", "stopped") if s.get(k)]
+    bad = [f"{s[k]} {k}" for k in failing(s)]
     gate = s.get("gate")
     if gate:
-        ok = not gate.get("missed")
+        missed = len(gate.get("missed") or ())
         what = (
-            "every scenario reached the pass-rate gate"
-            if ok
-            else f"{len(gate['missed'])} scenario(s) missed the pass-rate gate"
+            f"{missed} scenario(s) missed the pass-rate gate"
+            if missed
+            else "every scenario reached the pass-rate gate"
         )
-        return f"{'✅' if ok else '❌'} Rook: {what} ({gate['min_pass_rate']:g})"
+        if s.get("infra_error"):  # fails the run, gate or not
+            what += f"; {s['infra_error']} infra_error"
+        mark = "✅" if exit_code(report) == 0 else "❌"
+        return f"{mark} Rook: {what} ({gate['min_pass_rate']:g})"
     if bad:
         return f"❌ Rook: {', '.join(bad)}"
     if not s.get("decided"):

@@ -15,7 +15,7 @@ from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
-from rook_core.transports import TransportSpec, phase_hooks
+from rook_core.transports import TransportSpec, hook_search_path, phase_hooks
 
 KEY = "script"
 INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
@@ -102,7 +102,7 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
         return f"its interpreter {name} (from its #! line: {interpreter} {arg}) does not exist"
     import shutil
 
-    path_value = os.environ.get("PATH", os.defpath) if search_path is None else search_path
+    path_value = hook_search_path() if search_path is None else search_path
     if shutil.which(name, path=path_value) is not None:
         return None
     return (
@@ -130,7 +130,7 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
         return [sys.executable, str(path)]
     import shutil  # only a script that is not executable needs it (start-up: 1.4 ms)
 
-    found = shutil.which(program)
+    found = shutil.which(program, path=hook_search_path())
     if found is None:
         raise ConfigError(
             f"hook script {path} needs {program!r}, which is not installed (not on PATH)"

@@ -83,7 +83,8 @@ SECRET_VALUE = re.compile(
     r"|(AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key id
     r"|AIza[0-9A-Za-z_-]{30,}"  # Google API key
     r"|hf_[A-Za-z0-9]{20,}"  # Hugging Face
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)"  # a JWT
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JWT
+    r"|(?:Basic|Bearer|Token) [A-Za-z0-9+/=._~-]{8,})"  # credentials, under any header name
 )
 SECRET_IN_TEXT = re.compile(rf"(?<![A-Za-z0-9_-]){SECRET_VALUE.pattern}(?![A-Za-z0-9_-])")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")

@@ -38,7 +38,7 @@ from .recording import Recorder
 from .redact import Redactor
 from .report import EntrySpool
 from .store import RunDir
-from .transports import dispatch
+from .transports import dispatch, searching
 from .workspace import Agent
 
 SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
@@ -95,6 +95,10 @@ class Slot:
         if self.held:
             self.held = False
             self._sem.release()
+
+
+ATTEMPT_KEYS = ("reason", "started", "ended", "hooks", "turns", "attempts")
+"""What ``infra_attempts`` keeps of a scenario run the infrastructure failed."""
 
 
 def _snapshot(record: dict[str, Any]) -> dict[str, Any]:
@@ -324,6 +328,8 @@ class Engine:
         record = existing or self.new_record(sr)
         if record.get("final"):
             return record, []  # finished in an earlier invocation: never repeated
+        if record.get("infra"):
+            record = self._retry(sr, record)
         todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
         if not todo:
             return record, []
@@ -336,6 +342,15 @@ class Engine:
             )
             return record, []
         return record, todo
+
+    def _retry(self, sr: ScenarioRun, earlier: dict[str, Any]) -> dict[str, Any]:
+        """A fresh record for a scenario run the infrastructure failed (an
+        ``infra_error``: untested, so a resume runs it again from the start);
+        what that attempt recorded is kept in ``infra_attempts``."""
+        record = self.new_record(sr)
+        attempt = {k: earlier[k] for k in ATTEMPT_KEYS if earlier.get(k) is not None}
+        record["infra_attempts"] = [*(earlier.get("infra_attempts") or []), attempt]
+        return record
 
     async def compute_scenario(
         self,
@@ -538,9 +553,11 @@ class Engine:
             later = SCENARIO_PHASES[SCENARIO_PHASES.index(phase) + 1 :]
             return any(p in todo and p in hooks for p in later)
 
-        failure: str | None = None
-        infra = False  # the failure is the infrastructure's, not the agent's
-        stopped: str | None = None
+        # How the run ends when an earlier phase decided it (open or execute
+        # failed, the first turn gave no handle): kept in the record, so a run
+        # resumed after a later phase was cut off still ends that way.
+        def end(status: str, reason: str) -> None:
+            record["ending"] = {"status": status, "reason": reason}
 
         if "open" in todo:
             entry = self.profile.hooks.get("open")
@@ -549,15 +566,16 @@ class Engine:
                 result = await hook(call_for("open"))
                 self._record_hook(record, result)
                 if not result.ok:
-                    failure = f"open failed: {result.diagnosis}"
+                    end(ERROR, f"open failed: {result.diagnosis}")
                 elif result.data and result.data.get("conversation") not in (None, ""):
                     record["conversation"] = str(result.data["conversation"])
                     if not result.conversation_assigned:
                         record["observed"]["multi_turn"] = True
             record["phases_done"].append("open")
-            phase_done(entry is not None and failure is None and hooks_after("open"))
+            if entry is not None:
+                phase_done(hooks_after("open"))
 
-        if "execute" in todo and failure is None:
+        if "execute" in todo and "ending" not in record:
             entry = self.profile.hooks["execute"]
             for n, text in enumerate(scenario.turns, start=1):
                 await self._delay(entry, record["last_phase_end"])
@@ -576,8 +594,10 @@ class Engine:
                         result.diagnosis = str(exc)
                 self._record_hook(record, result)
                 if not result.ok:
-                    failure = f"execute turn {n} failed: {result.diagnosis}"
-                    infra = result.infra
+                    end(
+                        INFRA_ERROR if result.infra else ERROR,
+                        f"execute turn {n} failed: {result.diagnosis}",
+                    )
                     break
                 if ev.conversation:
                     record["conversation"] = ev.conversation
@@ -592,10 +612,11 @@ class Engine:
                     self._end_conversation(record, n, len(scenario.turns), result)
                     break
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
-                    stopped = (
+                    end(
+                        STOPPED,
                         "the first turn returned no conversation handle, so later turns cannot "
                         "continue the same conversation (treating independent calls as one "
-                        "conversation would mislead); scenario stopped"
+                        "conversation would mislead); scenario stopped",
                     )
                     break
             record["phases_done"].append("execute")
@@ -610,15 +631,16 @@ class Engine:
                 if not result.ok:
                     record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
             record["phases_done"].append("close")
-            phase_done(entry is not None and hooks_after("close"))
+            if entry is not None:
+                phase_done(hooks_after("close"))
 
-        if failure is not None:
-            if infra:
+        ending = record.pop("ending", None)
+        if ending is not None:
+            self._finish(record, ending["status"], ending["reason"])
+            if ending["status"] == INFRA_ERROR:  # not the agent's doing: a resume tries again
                 record["infra"] = True
-            self._finish(record, INFRA_ERROR if infra else ERROR, failure)
-            return
-        if stopped is not None:
-            self._finish(record, STOPPED, stopped)
+                record["final"] = False
+                record["reason"] += f" (rook run --run {self.ctx.id} tries it again)"
             return
 
         if "collect" in todo:
@@ -643,7 +665,6 @@ class Engine:
                 if collected and has_token_counts(collected.get("usage")):
                     record["observed"]["usage"] = True
             record["phases_done"].append("collect")
-            phase_done(False)
 
         if "judge" in todo:
             if slot is not None:
@@ -710,18 +731,19 @@ def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun
 
 def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
     """Let each transport check its entries before anything runs."""
-    for phase, entry in profile.hooks.items():
-        spec = rook.transports.get(entry.transport)
-        if spec is not None and spec.resolve is not None:
-            try:
-                entry.config = spec.resolve(entry.config, agent)
-            except ConfigError as exc:
-                raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
-        if spec is not None and spec.check is not None:
-            try:
-                entry.config = spec.check(entry.config, rook)
-            except ConfigError as exc:
-                raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
+    with searching(base_environment(profile).get("PATH", os.defpath)):
+        for phase, entry in profile.hooks.items():
+            spec = rook.transports.get(entry.transport)
+            if spec is not None and spec.resolve is not None:
+                try:
+                    entry.config = spec.resolve(entry.config, agent)
+                except ConfigError as exc:
+                    raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
+            if spec is not None and spec.check is not None:
+                try:
+                    entry.config = spec.check(entry.config, rook)
+                except ConfigError as exc:
+                    raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 
 
 __all__ = ["Engine", "PHASES", "check_env", "plan_runs", "resolve_entries", "process"]

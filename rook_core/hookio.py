@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from .models import TurnEvidence
@@ -20,13 +21,20 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-_DECODER = json.JSONDecoder(parse_constant=_not_json)
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: a number JSON can write but no JSON reader gets back
+        raise ValueError(f"{text} is too large for a JSON number")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json, parse_float=_finite)
 
 
 def loads(text: str) -> Any:
     """JSON an agent sent, as :func:`json.loads` reads it, but only JSON:
-    ``NaN`` and ``Infinity`` are refused (ValueError, as for any text that is
-    not JSON), and a lone surrogate escape (``"\\ud83d"``, half of a
+    ``NaN``, ``Infinity`` and numbers too large for a float (``1e999``) are
+    refused (ValueError, as for any text that is not JSON), and a lone surrogate escape (``"\\ud83d"``, half of a
     character) becomes U+FFFD, so every string can be written as UTF-8.
     Raises ValueError or RecursionError as :func:`json.loads` does."""
     value = _DECODER.decode(text)

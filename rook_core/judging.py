@@ -235,7 +235,16 @@ async def evaluate_criterion(
             for t in turns:
                 v = await _call(ctype, criterion, view([t], False))
                 verdicts.append((t.turn, v))
-            return combine_turn_verdicts(verdicts)
+            verdict = combine_turn_verdicts(verdicts)
+            ended = record.get("conversation_ended") or {}
+            if verdict.status == PASSED and ended.get("not_sent"):  # every turn: not seen all
+                unsent = ", ".join(str(n) for n in ended["not_sent"])
+                return Verdict(
+                    UNVERIFIABLE,
+                    f"{verdict.reason}; but turn(s) {unsent} were not sent: the conversation "
+                    f"ended after turn {ended.get('after_turn')} ({ended.get('reason')})",
+                )
+            return verdict
         if ctype.per_turn:
             return await _call(ctype, criterion, view([turns[-1]], False))
         return await _call(ctype, criterion, view(turns, True))

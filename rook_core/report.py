@@ -74,8 +74,8 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         "hooks": hooks,
         "warnings": record.get("warnings", []),
         "extra": scenario.get("extra", {}),
-        "seconds": round((record.get("ended") or 0) - (record.get("started") or 0), 6)
-        if record.get("started")
+        "seconds": round(record["ended"] - record["started"], 6)
+        if record.get("started") and record.get("ended")  # a run cut off midway has no end
         else 0.0,
     }
 
@@ -321,7 +321,16 @@ def exit_code(report: dict[str, Any]) -> int:
     gate = s.get("gate")
     if gate and gate.get("min_pass_rate") is not None:
         return 1 if gate.get("missed") else 0
-    return 1 if (s[FAILED] or s[ERROR] or s[STOPPED]) else 0
+    return 1 if failing(s) else 0
+
+
+FAILING = (FAILED, ERROR, STOPPED, INFRA_ERROR)
+
+
+def failing(summary: dict[str, Any]) -> list[str]:
+    """The statuses in ``summary`` that fail a run without a gate (see
+    :func:`exit_code`); with a gate, ``infra_error`` still does."""
+    return [k for k in FAILING if summary.get(k)]
 
 
 def percent(value: float | None) -> str:

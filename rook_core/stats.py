@@ -220,8 +220,8 @@ def is_flaky(statuses: Iterable[str]) -> bool:
     """Whether the repeat runs' results differ: the statuses of the runs that
     produced a result (all but ``not_runnable`` and ``pending``) are not all
     the same. ``passed, unverifiable`` and ``failed, error`` are flaky;
-    ``passed, not_runnable`` is not. The report's ``flaky`` flag and
-    ``rook diff``'s ``flaky`` outcome both use this one rule."""
+    ``passed, not_runnable`` is not. The report's ``flaky`` flag; ``rook
+    diff`` sums runs up by pass or not (:func:`outcome`)."""
     first = None
     for status in statuses:
         if status in NOT_RESULTS:
@@ -273,15 +273,16 @@ def gate(per_scenario: Iterable[dict[str, Any]], min_pass_rate: float) -> dict[s
 
 
 def outcome(statuses: list[str]) -> str:
-    """One word for a scenario's runs: ``flaky`` when their results differ
-    (:func:`is_flaky`, the report's rule); else, by the one result they
-    share, ``passed``, ``failed`` (failed, error or stopped every time) or
-    ``unverified`` (unverifiable every time, or no run produced a result)."""
-    if is_flaky(statuses):
-        return "flaky"
-    result = next((s for s in statuses if s not in NOT_RESULTS), None)
-    if result == PASSED:
-        return "passed"
-    if result in DECIDED:
+    """One word for a scenario's runs, for ``rook diff``: ``flaky`` when some
+    passed and some did not; else ``passed`` (every run that produced a
+    result passed), ``failed`` (none passed, and one failed, errored or
+    stopped) or ``unverified`` (unverifiable every time, or no run produced a
+    result). A scenario that failed once and errored once never passed: it is
+    ``failed`` here, though the report flags it flaky (:func:`is_flaky`: its
+    results differ)."""
+    results = [s for s in statuses if s not in NOT_RESULTS]
+    if PASSED in results:
+        return "passed" if all(s == PASSED for s in results) else "flaky"
+    if any(s in DECIDED for s in results):
         return "failed"
     return "unverified"

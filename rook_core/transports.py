@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable
+import os
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .errors import PluginError
 from .models import HookCall, HookResult
 from .plain import plain
+
+_hook_path: ContextVar[str | None] = ContextVar("rook_hook_path", default=None)
+
+
+@contextmanager
+def searching(path: str) -> Iterator[None]:
+    """Make ``path`` the :func:`hook_search_path` while transports resolve a
+    profile's entries (the engine's ``resolve_entries``)."""
+    token = _hook_path.set(path)
+    try:
+        yield
+    finally:
+        _hook_path.reset(token)
+
+
+def hook_search_path() -> str:
+    """The ``PATH`` the profile's hooks will get (its ``hook_env`` and
+    ``inherit_env`` applied; the system default when they leave none), for a
+    transport's ``resolve`` that looks a program up; Rook's own ``PATH``
+    outside one."""
+    found = _hook_path.get()
+    return os.environ.get("PATH", os.defpath) if found is None else found
 
 
 @plain
@@ -21,7 +46,8 @@ class TransportSpec:
     :param resolve: optional ``resolve(config, agent) -> config``, called before
         anything runs with the :class:`rook_core.workspace.Agent`; checks what
         can be checked early (a script exists, an interpreter is installed)
-        and raises :class:`rook_core.errors.ConfigError` naming the problem.
+        and raises :class:`rook_core.errors.ConfigError` naming the problem. A
+        program looked up by name is looked up in :func:`hook_search_path`.
     :param start: optional ``async start(run) -> resource``, called once per
         run before the first hook of this transport; the resource is kept in
         ``run.resources[key]``.

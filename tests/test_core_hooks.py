@@ -141,6 +141,7 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
         ('echo \'{"output": "x", "usage": {"total": -1}}\'', "usage.total must be a token count"),
         ('echo \'{"output": "x", "score": NaN}\'', "NaN is not a JSON value"),
         ('echo \'{"output": "x", "usage": {"input": Infinity}}\'', "Infinity is not a JSON value"),
+        ('echo \'{"output": "x", "usage": {"input": 1e999}}\'', "1e999 is too large for a JSON number"),
     ],
 )
 def test_garbage_output_fails_the_hook_showing_what_was_received(

@@ -433,3 +433,61 @@ def test_run_takes_latest_and_a_prefix_like_every_command(ws, rook_cli, monkeypa
     assert r.report["run"]["id"] == first
     r = rook_cli("run", "--run", "latest~5")
     assert r.exit_code == 2 and "--run latest~5: there are only 2 run(s)" in r.stderr
+
+
+@pytest.mark.parametrize("broken", ["open", "execute"])
+def test_a_failure_before_a_cut_off_close_still_decides_the_resumed_run(
+    rook_workspace, rook_cli, tmp_path, broken
+):
+    ws = rook_workspace
+    log = tmp_path / "log"
+    ws.script(
+        "agent.sh",
+        f"""
+        #!/bin/bash
+        echo "$1" >> {log}
+        [ "$1" = {broken} ] && {{ echo "{broken} is down" >&2; exit 1; }}
+        case "$1" in
+          open) echo '{{"conversation": "c1"}}' ;;
+          execute) cat >/dev/null; echo '{{"output": "ok"}}' ;;
+          close) [ -e {tmp_path}/fast-now ] || {{ echo $$ > {tmp_path}/close.pid; sleep 300; }} ;;
+        esac
+    """,
+    )
+    ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in ("open", "execute", "close")}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
+    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (tmp_path / "close.pid").exists():
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    os.killpg(int((tmp_path / "close.pid").read_text()), signal.SIGKILL)
+    (run_dir,) = ws.runs_dir.iterdir()
+    cut = rook_cli("report", run_dir.name, "--json").report["scenarios"][0]
+    assert cut["status"] == "pending" and cut["seconds"] == 0.0  # no end yet: no negative time
+    (tmp_path / "fast-now").touch()
+    r = rook_cli("run", "--json", "--run", run_dir.name)
+    assert r.statuses() == {"s": "error"} and r.exit_code == 1
+    assert f"{broken} is down" in r.report["scenarios"][0]["reason"]
+    ran = log.read_text().split()
+    assert ran.count("open") == 1 and ran.count("execute") == (broken == "execute")
+    assert ran[-2:] == ["close", "close"]
+
+
+def test_an_interpreter_found_on_the_hooks_own_path(rook_workspace, rook_cli, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    interp = bin_dir / "myinterp"
+    interp.write_text('#!/bin/sh\nexec /bin/sh "$@"\n')
+    interp.chmod(0o755)
+    ws = rook_workspace
+    ws.script("agent", "#!/usr/bin/env myinterp\ncat >/dev/null\necho '{\"output\": \"ok\"}'\n")
+    path = f"{bin_dir}:{os.environ['PATH']}"
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent"}, "hook_env": {"PATH": path}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "--json").statuses() == {"s": "passed"}
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent"}})  # not on Rook's PATH
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "'myinterp'" in r.stderr and "not on PATH" in r.stderr

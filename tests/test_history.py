@@ -304,7 +304,8 @@ def test_flaky_means_the_repeats_results_differ_in_the_report_and_in_diff(
     diff = json.loads(rook_cli("diff", before, after, "--json").stdout)
     rows = {row["id"]: row for row in diff["scenarios"]}
     assert rows["mix"]["b"]["outcome"] == "flaky" and "newly flaky" in rows["mix"]["changes"]
-    assert rows["bad"]["b"]["outcome"] == "flaky"
+    # never passed: failed for diff (passed → failed: newly failing), flaky in the report
+    assert rows["bad"]["b"]["outcome"] == "failed" and "newly failing" in rows["bad"]["changes"]
     assert rows["steady"]["b"]["outcome"] == "passed"
     assert sorted(diff["regressed"]) == ["bad", "mix"]
 
@@ -312,5 +313,5 @@ def test_flaky_means_the_repeats_results_differ_in_the_report_and_in_diff(
     assert not stats.is_flaky(["passed", "not_runnable", "pending", "passed"])
     assert stats.outcome(["passed", "pending"]) == "passed"
     assert stats.outcome(["unverifiable", "unverifiable"]) == "unverified"
-    assert stats.outcome(["error", "stopped"]) == "flaky"
+    assert stats.outcome(["error", "stopped"]) == "failed"
     assert stats.outcome(["error", "error"]) == "failed"

@@ -143,6 +143,7 @@ def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_s
         "output": "usage.output_tokens",
     }
     assert "(HTTP 422): the goal now goes in the body field prompt" in r.stdout
+    assert f"url ({authoring_server.url}/ask)" in r.stdout  # host and port, no query
     caps = profile(ws, "ask")["capabilities"]
     assert caps == {"multi_turn": True, "calls": False, "usage": True}
     # the second turn of the probe continued the same conversation

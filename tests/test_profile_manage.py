@@ -121,7 +121,12 @@ def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_c
                         "-H 'Authorization: Bearer hdr-secret-46' --model small"
                     }
                 },
-                "close": {"http": {"url": "http://127.0.0.1:9/bye?note=sk-shapedkey00047"}},
+                "close": {
+                    "http": {
+                        "url": "http://127.0.0.1:9/bye?note=sk-shapedkey00047",
+                        "headers": {"X-Custom": "Basic dXNlcjpzM2NyZXQtcGFzcw=="},
+                    }
+                },
             },
             "env": [{"variable": "LEAKY_KEY", "purpose": "the key"}],
             "hook_env": {
@@ -155,6 +160,7 @@ def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_c
         "bash wrapper.sh --api-key [hidden] -H 'Authorization: Bearer [hidden]' --model small"
     )
     assert hooks["close"]["http"]["url"] == "http://127.0.0.1:9/bye?note=[hidden]"
+    assert "dXNlcjpz" not in r.stdout and "dXNlcjpz" not in json.dumps(doc)  # under any name
     hidden = "[hidden: written literally; move it to env]"
     assert doc["hook_env"] == {
         "OPENAI_API_KEY": hidden,

@@ -297,7 +297,8 @@ def test_statistics_functions():
     assert stats.wilson(10, 10) == (0.7225, 1.0)
     assert stats.wilson(0, 10) == (0.0, 0.2775)
     assert stats.outcome(["passed", "unverifiable"]) == "flaky"  # results differ
-    assert stats.outcome(["failed", "error"]) == "flaky"
+    assert stats.outcome(["failed", "error"]) == "failed"  # never passed
+    assert stats.is_flaky(["failed", "error"])  # though its results differ
     assert stats.outcome(["failed", "failed", "not_runnable"]) == "failed"
     assert stats.outcome(["passed", "stopped"]) == "flaky"
     assert stats.outcome(["unverifiable", "not_runnable"]) == "unverified"

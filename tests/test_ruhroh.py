@@ -290,9 +290,14 @@ def test_a_terminal_status_mid_scenario_ends_the_conversation(
     rook_workspace.scenario(
         {"id": "late", "turns": ["a", "b", "c"], "criteria": [{"contains": "c", "turn": 3}]}
     )
+    rook_workspace.scenario(  # every turn must have it: the turn never sent is not seen
+        {"id": "every", "turns": ["a", "b", "c"], "criteria": [{"contains": "reply", "turn": "all"}]}
+    )
     r = rook_cli("run", "--json")
-    assert r.statuses() == {"m": "passed", "late": "unverifiable"}, r.stdout
-    assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b", "a", "b"]
+    assert r.statuses() == {"m": "passed", "late": "unverifiable", "every": "unverifiable"}
+    assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b"] * 3
+    every = scenario_of(r, "every")["criteria"][0]["reason"]
+    assert every.startswith("all 2 turns: ") and "turn(s) 3 were not sent" in every
     m = scenario_of(r, "m")
     assert [t["turn"] for t in m["turns"]] == [1, 2]
     assert m["turns"][1]["evidence"]["conversation_ended"] == f"the agent answered {status}"
@@ -423,6 +428,20 @@ def test_infra_failure_twice_is_an_infrastructure_error(
     # a --min-pass-rate gate the agent reaches still exits 1: a run went untested
     gated = rook_cli("run", "--json", "--min-pass-rate", "0.5")
     assert gated.exit_code == 1 and gated.report["summary"]["gate"]["missed"] == []
+    # the run's verdict is the exit code's, in every report
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    rook_cli("report", r.report["run"]["id"], "--report", f"markdown:{md}", "--report", f"html:{html}")
+    assert md.read_text().startswith("## ❌ Rook: 1 infra_error")
+    assert "— failed</title>" in html.read_text()
+    # untested, so a resume tries it again, from the start; the failed attempt is kept
+    run_id = r.report["run"]["id"]
+    assert f"rook run --run {run_id} tries it again" in s["reason"]
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "failed", "fine": "passed"}  # tested now: judged
+    record = rook_workspace.record(run_id, "s.1")
+    assert record["infra_attempts"][0]["hooks"][0]["infra"] is True
+    assert "infra" not in record and record["final"]
 
 
 @pytest.mark.parametrize(

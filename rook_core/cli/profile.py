@@ -78,7 +78,7 @@ def read_source(
         if from_.startswith(("http://", "https://")):
             source = fetch(from_)
             parts = urlsplit(from_)
-            source.label = f"{parts.scheme}://{parts.hostname}{parts.path}"
+            source.label = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
             return source
         path = Path(from_).expanduser()
         if not path.is_file():
