@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from rook_core.credentials import ASSIGNMENT
 from rook_core.errors import ConfigError
 
 from .author_shapes import find_answer, find_conversation, find_usage
@@ -178,7 +179,6 @@ def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], st
     return words, "[" + ", ".join(codes) + "]", join(words), notes
 
 
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
 INTERPRETERS = re.compile(r"(python[0-9.]*|node|deno|bun|bash|sh|zsh|ruby|perl|php|npx|uvx?)")
 
 

@@ -49,7 +49,7 @@ from dataclasses import field
 from pathlib import Path, PurePath
 from typing import Any
 
-from .credentials import secret_name
+from .credentials import ASSIGNMENT, secret_name
 from .errors import ConfigError, RookError
 from .plain import plain
 from .redact import Redactor
@@ -86,7 +86,7 @@ class Source:
         except ValueError:
             return None
         for word in words:
-            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word, re.S) or word.startswith("-"):
+            if ASSIGNMENT.fullmatch(word) or word.startswith("-"):
                 continue
             if PurePath(word).name == "env":
                 continue

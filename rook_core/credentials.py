@@ -88,7 +88,8 @@ SECRET_VALUE = re.compile(
 )
 SECRET_IN_TEXT = re.compile(rf"(?<![A-Za-z0-9_-]){SECRET_VALUE.pattern}(?![A-Za-z0-9_-])")
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+"""A ``VAR=value`` word of a command line."""
 _HEADER = re.compile(r"\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*\S)\s*", re.S)
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
 HEADER_OPTIONS = ("-H", "--header", "--headers")
@@ -219,7 +220,7 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
         word = argv[i]
         i += 1
         # VAR=value before the program (as a shell reads it) or after `env`
-        m = _ASSIGNMENT.fullmatch(word)
+        m = ASSIGNMENT.fullmatch(word)
         if m and (not program_seen or after_env):
             name, value = m.group(1), m.group(2)
             if value and not placeholder(value) and (secret_name(name) or secret_value(value)):
@@ -284,7 +285,7 @@ def _loose(word: str, name: str) -> list[Found]:
     shaped like a key."""
     if _URL.fullmatch(word):
         return url_secrets(word)
-    m = _ASSIGNMENT.fullmatch(word)
+    m = ASSIGNMENT.fullmatch(word)
     if m and m.group(2) and not placeholder(m.group(2)):
         var, value = m.group(1), m.group(2)
         if secret_name(var) or secret_value(value):

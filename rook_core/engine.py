@@ -68,6 +68,39 @@ def base_environment(profile: Profile) -> dict[str, str]:
     return env
 
 
+def hook_env(
+    base: dict[str, str],
+    agent: Agent,
+    run: RunContext,
+    phase: str,
+    state_dir: Any,
+    scenario_id: str | None = None,
+    session: str | None = None,
+    turn: int | None = None,
+    conversation: str | None = None,
+) -> dict[str, str]:
+    """A hook's environment: ``base`` (:func:`base_environment`) and the
+    ``ROOK_*`` variables of its phase, each only in the phases the contract
+    gives it (:data:`rook_core.models.ROOK_VARIABLES`). The engine's hooks and
+    the judge profile's use this one function."""
+    env = dict(base)
+    env["ROOK_HOOK"] = phase
+    env["ROOK_WORKSPACE"] = str(agent.workspace)
+    env["ROOK_PROJECT"] = agent.project
+    env["ROOK_AGENT"] = agent.name
+    env["ROOK_STATE_DIR"] = str(state_dir)
+    env["ROOK_RUN_STATE_DIR"] = str(run.state_dir)
+    env["ROOK_RUN_ID"] = run.id
+    if scenario_id is not None and phase != "prepare":
+        env["ROOK_SCENARIO_ID"] = scenario_id
+        env["ROOK_SESSION"] = session or ""
+    if phase == "execute" and turn is not None:
+        env["ROOK_TURN"] = str(turn)
+    if phase in ("execute", "close", "collect") and conversation:
+        env["ROOK_CONVERSATION"] = conversation
+    return env
+
+
 class Slot:
     """A scenario run's place among the runs whose hooks are in flight: a
     semaphore's slot, taken before a hook and given back after the last one
@@ -165,22 +198,11 @@ class Engine:
         turn: int | None = None,
         conversation: str | None = None,
     ) -> dict[str, str]:
-        env = dict(self.base_env)
-        env["ROOK_HOOK"] = phase
-        env["ROOK_WORKSPACE"] = str(self.agent.workspace)
-        env["ROOK_PROJECT"] = self.agent.project
-        env["ROOK_AGENT"] = self.agent.name
-        env["ROOK_STATE_DIR"] = str(state_dir)
-        env["ROOK_RUN_STATE_DIR"] = str(self.ctx.state_dir)
-        env["ROOK_RUN_ID"] = self.ctx.id
-        if sr is not None and phase != "prepare":
-            env["ROOK_SCENARIO_ID"] = sr.scenario.id
-            env["ROOK_SESSION"] = session or ""
-        if phase == "execute" and turn is not None:
-            env["ROOK_TURN"] = str(turn)
-        if phase in ("execute", "close", "collect") and conversation:
-            env["ROOK_CONVERSATION"] = conversation
-        return env
+        scenario_id = sr.scenario.id if sr is not None else None
+        return hook_env(
+            self.base_env, self.agent, self.ctx, phase, state_dir, scenario_id, session, turn,
+            conversation,
+        )  # fmt: skip
 
     # -- transports --------------------------------------------------------
 

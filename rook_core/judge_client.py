@@ -28,7 +28,7 @@ from typing import Any
 
 from . import hookio
 from .definitions import find_profile
-from .engine import base_environment, check_env, resolve_entries
+from .engine import base_environment, check_env, hook_env, resolve_entries
 from .errors import ConfigError, PluginError, RookError
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users
@@ -167,26 +167,12 @@ class JudgeClient:
         conversation: str | None,
     ) -> dict[str, str]:
         assert self.ctx is not None
-        env = dict(self.base_env)
-        env.update(
-            {
-                "ROOK_HOOK": phase,
-                "ROOK_WORKSPACE": str(self.agent.workspace),
-                "ROOK_PROJECT": self.agent.project,
-                "ROOK_AGENT": self.agent.name,
-                "ROOK_STATE_DIR": str(state_dir),
-                "ROOK_RUN_STATE_DIR": str(self.ctx.state_dir),
-                "ROOK_RUN_ID": self.ctx.id,
-            }
-        )
-        if sr is not None and phase != "prepare":
-            env["ROOK_SCENARIO_ID"] = sr.scenario.id
-            env["ROOK_SESSION"] = session
-        if phase == "execute":
-            env["ROOK_TURN"] = "1"
-        if phase in ("execute", "close") and conversation:
-            env["ROOK_CONVERSATION"] = conversation
-        return env
+        scenario_id = sr.scenario.id if sr is not None else None
+        turn = 1 if phase == "execute" else None
+        return hook_env(
+            self.base_env, self.agent, self.ctx, phase, state_dir, scenario_id, session, turn,
+            conversation,
+        )  # fmt: skip
 
     async def _hook(
         self,
