@@ -348,6 +348,21 @@ def test_a_killed_run_resumes_without_repeating_finished_scenarios(rook_workspac
     )  # the orphan of the killed rook
 
 
+def kill_during_close(ws, tmp_path):
+    """Start ``rook run``, SIGKILL it while its close hook (which writes
+    close.pid and sleeps) runs, kill that hook too; returns the run directory."""
+    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
+    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (tmp_path / "close.pid").exists():
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    os.killpg(int((tmp_path / "close.pid").read_text()), signal.SIGKILL)
+    (run_dir,) = ws.runs_dir.iterdir()
+    return run_dir
+
+
 def test_a_run_killed_during_close_resumes_after_execute(rook_workspace, tmp_path):
     # The goal is sent once: a record is written after each phase that another hook follows.
     ws = rook_workspace
@@ -367,19 +382,12 @@ def test_a_run_killed_during_close_resumes_after_execute(rook_workspace, tmp_pat
     hooks = {p: "scripts/agent.sh" for p in ("prepare", "open", "execute", "close", "collect")}
     ws.profile({"id": "p", "hooks": hooks})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
-    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
-    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (tmp_path / "close.pid").exists():
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    os.killpg(int((tmp_path / "close.pid").read_text()), signal.SIGKILL)
-    (run_dir,) = ws.runs_dir.iterdir()
+    run_dir = kill_during_close(ws, tmp_path)
     record = json.loads((run_dir / "scenarios" / "s.1.json").read_text())
     assert record["phases_done"] == ["open", "execute"] and not record.get("final")
     assert json.loads((run_dir / "run.json").read_text())["prepare"]["status"] == "ok"
     (tmp_path / "fast-now").touch()
+    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
     out = subprocess.run([*rook, "--run", run_dir.name], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
@@ -456,15 +464,7 @@ def test_a_failure_before_a_cut_off_close_still_decides_the_resumed_run(
     )
     ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in ("open", "execute", "close")}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
-    rook = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
-    proc = subprocess.Popen(rook, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (tmp_path / "close.pid").exists():
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate()
-    os.killpg(int((tmp_path / "close.pid").read_text()), signal.SIGKILL)
-    (run_dir,) = ws.runs_dir.iterdir()
+    run_dir = kill_during_close(ws, tmp_path)
     cut = rook_cli("report", run_dir.name, "--json").report["scenarios"][0]
     assert cut["status"] == "pending" and cut["seconds"] == 0.0  # no end yet: no negative time
     (tmp_path / "fast-now").touch()
