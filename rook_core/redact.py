@@ -19,6 +19,19 @@ from typing import Any
 MARK = "[redacted:"
 PARTIAL_MIN = 4  # see Redactor.cut_short
 BASE64_MIN = 8  # see base64_forms
+MIN_LENGTH = 4
+"""Values shorter than this are not redacted (:meth:`Redactor.too_short` names
+them): ``on`` or ``id`` would be found inside every other word of a record,
+Rook's own included, and mangle it; no real secret is that short."""
+KEEP = frozenset(
+    {
+        *("prepare", "open", "execute", "close", "collect", "judge"),
+        *("passed", "failed", "unverifiable", "error", "stopped", "not_runnable"),
+        *("infra_error", "pending", "ok", "interrupted", "last", "all"),
+    }
+)
+"""Rook's own words (phases, statuses), never redacted wherever they appear as
+a whole string: a short secret inside ``passed`` must not change a status."""
 
 
 def encodings(value: str) -> list[str]:
@@ -32,8 +45,9 @@ def encodings(value: str) -> list[str]:
     from urllib.parse import quote, quote_plus
 
     forms = []
-    for escaped in (value, *_json_escaped(value)):
-        forms += [escaped, escaped.replace("/", "\\/")]
+    for text in _as_received(value):
+        for escaped in (text, *_json_escaped(text)):
+            forms += [escaped, escaped.replace("/", "\\/")]
     try:
         urls = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
     except UnicodeEncodeError:  # undecodable bytes in the environment: no URL form
@@ -41,6 +55,17 @@ def encodings(value: str) -> list[str]:
     for encoded in urls:
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
     return list(dict.fromkeys(forms + base64_forms(value)))
+
+
+def _as_received(value: str) -> list[str]:
+    """``value``, and as Rook reads it back from a hook that printed it: an
+    environment value with bytes that are not UTF-8 (kept as surrogates) comes
+    back with U+FFFD in their place (:func:`rook_core.hookio.decode`)."""
+    try:
+        received = os.fsencode(value).decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return [value]
+    return [value] if received == value else [value, received]
 
 
 def _json_escaped(value: str, depth: int = 3) -> list[str]:
@@ -89,8 +114,10 @@ _URLSAFE = str.maketrans("+/", "-_")
 class Redactor:
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         self._pairs: list[tuple[str, str]] = []
+        self.too_short: list[str] = []
+        """Names of the variables whose values are under :data:`MIN_LENGTH`."""
         for name, value in (secrets or {}).items():
-            self._pairs += [(form, name) for form in encodings(value)] if value else []
+            self.add(name, value, sort=False)
         self._sort()
 
     @classmethod
@@ -100,9 +127,14 @@ class Redactor:
         env = os.environ if environ is None else environ
         return cls({n: env[n] for n in names if env.get(n)})
 
-    def add(self, name: str, value: str) -> None:
-        if value:
-            self._pairs += [(form, name) for form in encodings(value)]
+    def add(self, name: str, value: str, sort: bool = True) -> None:
+        if not value:
+            return
+        if len(value) < MIN_LENGTH:
+            self.too_short.append(name)
+            return
+        self._pairs += [(form, name) for form in encodings(value)]
+        if sort:
             self._sort()
 
     def _sort(self) -> None:
@@ -157,16 +189,23 @@ class Redactor:
         return text
 
     def data(self, obj: Any) -> Any:
-        """A deep copy of ``obj`` with every string (keys too) redacted."""
+        """A deep copy of ``obj`` with every string redacted: values, and keys
+        that are not plain field names. A field name (an ASCII identifier such
+        as ``output`` or ``api_key``) is kept as it is, and so is one of Rook's
+        own words (:data:`KEEP`): the record's shape never changes."""
         if not self._pairs:
             return obj
         if isinstance(obj, str):
-            return self.text(obj)
+            return obj if obj in KEEP else self.text(obj)
         if isinstance(obj, dict):
-            return {self.data(k): self.data(v) for k, v in obj.items()}
+            return {k if _field_name(k) else self.data(k): self.data(v) for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):
             return [self.data(v) for v in obj]
         return obj
+
+
+def _field_name(key: Any) -> bool:
+    return not isinstance(key, str) or (key.isascii() and key.isidentifier())
 
 
 _active: list[Redactor] = []

@@ -29,7 +29,7 @@ from .models import HOOK_PHASES, Profile
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook
-from .redact import Redactor
+from .redact import MIN_LENGTH, Redactor
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
 from .reportio import target_problem
@@ -200,6 +200,12 @@ def prepare_run(
         check_env(profile)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     activate_redactor(redactor)
+    for name in redactor.too_short:
+        sys.stderr.write(
+            f"rook: warning: {profile.path}: env {name}: its value is shorter than "
+            f"{MIN_LENGTH} characters, too short to find in text without mangling it: "
+            "it is not redacted\n"
+        )
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if manifest is not None:

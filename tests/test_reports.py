@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import xml.dom.minidom
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -477,3 +479,24 @@ def test_warning_notes_stay_short():
     cut = reason_text({"reason": "r" * 300, "warnings": [long]}, 90)
     assert len(cut) <= 90 and cut.endswith("; warning: close failed: exited with code 3")
     assert reason_text({"reason": "a\nb  c"}) == "a b c"
+
+
+def test_a_report_goes_through_a_link_and_into_a_fifo_never_replacing_them(
+        rook_workspace, rook_cli, marking):
+    import threading
+
+    tmp = marking
+    (tmp / "tgt.json").write_text("old")
+    (tmp / "link.json").symlink_to(tmp / "tgt.json")
+    fifo = tmp / "pipe.xml"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    r = rook_cli("run", "--json", "--report", f"json:{tmp / 'link.json'}",
+                 "--report", f"junit:{fifo}")
+    reader.join(timeout=30)
+    assert r.exit_code == 0, r.stderr
+    assert (tmp / "link.json").is_symlink()  # the link stays; the file it names is the report
+    assert json.loads((tmp / "tgt.json").read_text())["run"]["id"] == r.report["run"]["id"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0].startswith(b"<?xml")

@@ -254,3 +254,55 @@ def test_redactor_forms():
     assert odd.text("u=a%2Fb%20c v=a%2fb+c w=a\\/b c") == "u=[redacted:P] v=[redacted:P] w=[redacted:P]"
     raw = b"ab\xffcd".decode("utf-8", "surrogateescape")  # undecodable bytes in the environment
     assert Redactor({"X": raw}).text(f"zz{raw}zz") == "zz[redacted:X]zz"
+
+
+ECHO = r"""
+#!/bin/bash
+cat >/dev/null
+echo "stderr has $SEC" >&2
+printf '{"output": "said %s", "note": "passed open"}\n' "$SEC"
+"""
+
+
+@pytest.mark.parametrize("value", ["on", "id", "x", "pass", "open"])
+def test_a_short_secret_never_changes_the_record_s_shape(
+    rook_workspace, rook_cli, monkeypatch, value
+):
+    # "on" is inside "conversation", "pass" inside "passed": Rook's own words stay whole
+    monkeypatch.setenv("SEC", value)
+    ws = rook_workspace
+    ws.script("echo.sh", ECHO)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "SEC", "purpose": "a short one"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "said"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
+    assert "Traceback" not in r.stderr
+    record = ws.record(r.report["run"]["id"], "s.1")
+    assert record["status"] == "passed" and record["hooks"][0]["phase"] == "execute"
+    assert "output" in record["turns"][0]
+    if len(value) < 4:  # too short to redact: said so, by name, never by value
+        assert "env SEC: its value is shorter than 4 characters" in r.stderr
+        assert record["turns"][0]["output"] == f"said {value}"
+    else:
+        assert record["turns"][0]["output"] == "said [redacted:SEC]"
+        assert value not in record["turns"][0]["evidence"]["note"]  # the agent's text: redacted
+
+
+def test_a_secret_with_bytes_that_are_not_utf8_is_redacted_as_rook_reads_it(
+    rook_workspace, rook_cli, monkeypatch
+):
+    import os
+
+    raw = b"hunter2\xff\xfeSECRETC"
+    monkeypatch.setitem(os.environ, "SEC", raw.decode("utf-8", "surrogateescape"))
+    ws = rook_workspace
+    ws.script("echo.sh", ECHO)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "SEC", "purpose": "odd bytes"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "zzz"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "failed"}
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "SECRETC" not in text and "hunter2" not in text
+    assert "said [redacted:SEC]" in text
