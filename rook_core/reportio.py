@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -262,7 +263,19 @@ def dumps(obj: Any, **options: Any) -> str:
 @contextlib.contextmanager
 def atomic_file(path: Path) -> Iterator[IO[str]]:
     """A text file written whole or not at all: a temporary file beside ``path``,
-    renamed over it when the block ends without an error."""
+    renamed over it when the block ends without an error. A symbolic link is
+    followed (the file it names is replaced, the link stays), and what is not a
+    regular file (``/dev/stdout``, a FIFO, a device) is written into as it is,
+    never replaced."""
+    real = Path(os.path.realpath(path))
+    if _special(real):
+        try:
+            with open(real, "w", encoding="utf-8") as fh:
+                yield fh
+        except OSError as exc:
+            raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
+    path = real
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -288,6 +301,9 @@ def target_problem(path: Path) -> str | None:
     """
     if path.is_dir():
         return f"{path} is a directory"
+    path = Path(os.path.realpath(path))
+    if _special(path):  # written into as it is (see atomic_file)
+        return None if os.access(path, os.W_OK) else f"{path} is not writable"
     parent, missing = path.parent, None
     while not os.path.lexists(parent) and parent != parent.parent:
         parent, missing = parent.parent, parent
@@ -306,3 +322,11 @@ def target_problem(path: Path) -> str | None:
         where = f"create directory {missing}" if missing is not None else f"write in {parent}"
         return f"cannot {where}: {exc.strerror or exc}"
     return None
+
+
+def _special(path: Path) -> bool:
+    """An existing file that is not a regular file (a device, a FIFO, a socket)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
