@@ -570,9 +570,12 @@ class Engine:
         last_is_execute = not any(p in todo and p in hooks for p in ("close", "collect"))
 
         def hooks_after(phase: str) -> bool:
-            """Whether a hook of a later phase is still to run (then a phase's
-            record is written as it completes: see compute_scenario)."""
+            """Whether a hook of a later phase is still to run, the judge
+            profile's included (then a phase's record is written as it
+            completes: see compute_scenario)."""
             later = SCENARIO_PHASES[SCENARIO_PHASES.index(phase) + 1 :]
+            if "judge" in todo and self.judging.client is not None:
+                return True
             return any(p in todo and p in hooks for p in later)
 
         # How the run ends when an earlier phase decided it (open or execute
@@ -599,7 +602,10 @@ class Engine:
 
         if "execute" in todo and "ending" not in record:
             entry = self.profile.hooks["execute"]
+            sent = len(record["turns"])  # turns a cut-off attempt finished: not sent again
             for n, text in enumerate(scenario.turns, start=1):
+                if n <= sent:
+                    continue
                 await self._delay(entry, record["last_phase_end"])
                 call = call_for("execute", turn=n, stdin=text)
                 last = last_is_execute and n == len(scenario.turns)
@@ -641,8 +647,12 @@ class Engine:
                         "conversation would mislead); scenario stopped",
                     )
                     break
+                if n < len(scenario.turns):  # a cut during the next turn resumes there
+                    phase_done(True)
             record["phases_done"].append("execute")
             phase_done(hooks_after("execute"))
+        elif "execute" in todo:  # decided before it (open failed): nothing is sent
+            record["phases_done"].append("execute")
 
         if "close" in todo:
             entry = self.profile.hooks.get("close")
@@ -656,6 +666,8 @@ class Engine:
             if entry is not None:
                 phase_done(hooks_after("close"))
 
+        if "ending" in record and "close" in hooks and "close" not in record["phases_done"]:
+            return  # decided, but close is still to run (a later --phases): the end waits
         ending = record.pop("ending", None)
         if ending is not None:
             self._finish(record, ending["status"], ending["reason"])
@@ -687,6 +699,8 @@ class Engine:
                 if collected and has_token_counts(collected.get("usage")):
                     record["observed"]["usage"] = True
             record["phases_done"].append("collect")
+            if entry is not None:
+                phase_done(hooks_after("collect"))
 
         if "judge" in todo:
             if slot is not None:

@@ -1,0 +1,123 @@
+"""Resuming a run cut off inside a scenario run (SIGINT or SIGKILL): what
+finished is never done again, what was decided stays decided."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+AGENT = r"""#!/bin/bash
+D={d}
+goal=""
+if [ "$1" = execute ]; then goal=$(cat); fi
+echo "$1 ${{ROOK_TURN:-}} $goal" >> $D/log
+blk="$1${{ROOK_TURN:+:$ROOK_TURN}}"
+if [ -e "$D/block-$blk" ] && [ ! -e $D/fast-now ]; then echo $$ > $D/hook.pid; sleep 300; fi
+if [ -e "$D/fail-$blk" ]; then echo "$blk is down" >&2; exit 1; fi
+case "$1" in
+ open) echo '{{"conversation":"c1"}}';;
+ execute) echo "{{\"output\": \"ok $ROOK_TURN\", \"conversation\": \"c1\"}}";;
+ collect) echo '{{"calls": []}}';;
+esac
+"""
+
+JUDGE = r"""#!/usr/bin/env python3
+import json, os, sys, time
+D = "{d}"
+if sys.argv[1] != "execute":
+    sys.exit(0)
+sys.stdin.read()
+if os.path.exists(D + "/block-judge") and not os.path.exists(D + "/fast-now"):
+    open(D + "/hook.pid", "w").write(str(os.getpid()))
+    time.sleep(300)
+print(json.dumps({{"output": json.dumps({{"pass": True, "reason": "fine"}})}}))
+"""
+
+
+def setup(ws, d, phases, judge=False):
+    d.mkdir(exist_ok=True)
+    ws.script("agent.sh", AGENT.format(d=d))
+    ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in phases},
+                "capabilities": {"multi_turn": True, "calls": True}})
+    if judge:
+        ws.script("judge.py", JUDGE.format(d=d))
+        ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}}, active=False)
+
+
+def rook(ws, *args):
+    return [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json", *args]
+
+
+def cut(ws, d, sig, *args):
+    """Start a run, send ``sig`` once a blocking hook is running; kill that hook."""
+    proc = subprocess.Popen(rook(ws, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    os.kill(proc.pid, sig)
+    proc.communicate(timeout=60)
+    try:
+        os.killpg(int((d / "hook.pid").read_text()), signal.SIGKILL)
+    except (ProcessLookupError, ValueError, PermissionError):
+        pass
+    (run_dir,) = ws.runs_dir.iterdir()
+    (d / "fast-now").touch()
+    return run_dir.name
+
+
+def finish(ws, run_id, *args):
+    out = subprocess.run(rook(ws, "--run", run_id, *args), capture_output=True, text=True, timeout=120)
+    return json.loads(out.stdout)["scenarios"][0]
+
+
+def log(d):
+    return [line.rstrip() for line in (d / "log").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_a_cut_in_turn_2_resumes_at_turn_2(rook_workspace, tmp_path, sig):
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("open", "execute", "close"))
+    rook_workspace.scenario({"id": "s", "turns": ["t1", "t2", "t3"], "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:2").touch()
+    run_id = cut(rook_workspace, d, sig)
+    s = finish(rook_workspace, run_id)
+    assert s["status"] == "passed" and [t["turn"] for t in s["turns"]] == [1, 2, 3]
+    # turn 1 went to the agent once; turn 2 again (it was cut off), then turn 3
+    assert log(d) == ["open", "execute 1 t1", "execute 2 t2", "execute 2 t2", "execute 3 t3", "close"]
+
+
+@pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
+def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
+    rook_workspace, tmp_path, phases
+):
+    d = tmp_path / "d"
+    setup(rook_workspace, d, phases, judge=True)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
+    (d / "block-judge").touch()
+    run_id = cut(rook_workspace, d, signal.SIGKILL, "--judge-profile", "grader")
+    s = finish(rook_workspace, run_id)
+    assert s["status"] == "passed"
+    assert log(d) == ["execute 1 g"] + (["collect"] if "collect" in phases else [])
+
+
+@pytest.mark.parametrize("broken", ["open", "execute:1"])
+def test_a_split_run_still_closes_after_a_failure(rook_workspace, tmp_path, broken):
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("open", "execute", "close"))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / f"fail-{broken}").touch()
+    first = subprocess.run(rook(rook_workspace, "--phases", "prepare,open,execute"),
+                           capture_output=True, text=True, timeout=60)
+    run_id = json.loads(first.stdout)["run"]["id"]
+    assert json.loads(first.stdout)["scenarios"][0]["status"] == "pending"
+    s = finish(rook_workspace, run_id, "--phases", "close,collect,judge")
+    assert s["status"] == "error" and f"{broken} is down" in s["reason"]
+    assert log(d)[-1] == "close"
