@@ -181,6 +181,24 @@ def test_a_public_scenario_named_by_a_long_file_name_is_refused(example):
     clean_error(proc, str(path), "id: at most 128 characters")
 
 
+# -- flags ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "-0.1", "1.5", "x"])
+def test_min_pass_rate_must_be_a_number_from_0_to_1(example, value):
+    ws, agent = example
+    proc = rook("run", "--min-pass-rate", value, cwd=ws)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--min-pass-rate" in proc.stderr and "between 0 and 1" in proc.stderr
+    assert not list((agent / "runs").iterdir())
+
+
+def test_merge_min_pass_rate_refuses_nan(example):
+    ws, _ = example
+    proc = rook("merge", "--min-pass-rate", "nan", str(ws), cwd=ws)
+    assert proc.returncode == 2 and "--min-pass-rate" in proc.stderr
+
+
 # -- YAML -------------------------------------------------------------------------
 
 
