@@ -239,3 +239,42 @@ def test_a_config_yaml_that_is_a_folder_is_refused(example):
     (ws / ".testmuai/rook/config.yaml").mkdir()
     proc = rook("run", cwd=ws)
     clean_error(proc, f"{ws / '.testmuai/rook/config.yaml'}: not a file")
+
+
+# -- hook output ------------------------------------------------------------------
+
+
+@pytest.fixture
+def hooked(rook_workspace):
+    ws = rook_workspace
+    ws.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] != "execute":
+            sys.exit(0)
+        goal = sys.stdin.read().strip()
+        if goal == "bom":
+            sys.stdout.write("\\ufeff" + json.dumps({"output": "ok", "usage": {"input": 3}}))
+        else:
+            sys.stdout.write('{"output": "ok", "usage": {"input": 1' + "0" * 4000 + '}}')
+    """)
+    ws.profile({"id": "p", "capabilities": {"usage": True}, "hooks": {"execute": "scripts/agent.py"}})
+    return ws
+
+
+def test_a_hook_json_object_after_a_byte_order_mark_is_read(hooked, rook_cli):
+    hooked.scenario({"id": "bom", "goal": "bom", "criteria": [{"contains": "ok"}]})
+    result = rook_cli("run", "--json")
+    assert result.exception is None
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.statuses() == {"bom": "passed"}
+
+
+def test_an_absurd_token_count_is_a_diagnosis_naming_the_field(hooked, rook_cli):
+    hooked.scenario({"id": "big", "goal": "big", "criteria": [{"max_tokens": 100}]})
+    result = rook_cli("run", "--json")
+    assert result.exception is None
+    assert result.exit_code == 1
+    (entry,) = result.report["scenarios"]
+    assert entry["status"] == "error"
+    assert "usage.input is absurdly large" in json.dumps(entry)
