@@ -190,8 +190,11 @@ def _yaml_files(directory: Path) -> list[FileEntry]:
     top = len(str(directory)) + 1
 
     def walk(path: str) -> None:
-        with os.scandir(path) as it:
-            entries = list(it)
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError as exc:
+            raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 walk(entry.path)
@@ -292,6 +295,26 @@ def load_profile(path: Path, transports: Registry, cache: DefinitionCache | None
     return cache.profile(path, st, build)
 
 
+def read_active(profiles_dir: Path) -> str | None:
+    """The id ``profiles/active`` names (stripped), or None without the file; a
+    file Rook cannot read is a :class:`ProfileError` naming it."""
+    active = profiles_dir / "active"
+    try:
+        if not active.is_file():
+            if active.exists() or active.is_symlink():
+                raise ProfileError(
+                    f"{active}: not a file; write the id of the active profile in it"
+                )
+            return None
+        return active.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ProfileError(f"{active}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(
+            f"{active}: not UTF-8 text; write the id of the active profile in it"
+        ) from None
+
+
 def find_profile(
     profiles_dir: Path, name: str | None, transports: Registry, cache: DefinitionCache | None = None
 ) -> Profile:
@@ -301,8 +324,8 @@ def find_profile(
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
     if name is None:
         active = profiles_dir / "active"
-        if active.is_file():
-            name = active.read_text(encoding="utf-8").strip()
+        name = read_active(profiles_dir)
+        if name is not None:
             if not name:
                 raise ProfileError(f"{active}: empty; write the id of the active profile in it")
         elif len(candidates) == 1:

@@ -48,6 +48,18 @@ class HookFailed(RookError):
     """A hook failed; the message is its diagnosis."""
 
 
+def os_error_text(exc: OSError) -> str:
+    """``PATH: reason`` for an :class:`OSError` (``Permission denied``, ``File
+    name too long``, ...), as a message to a user, never a traceback."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is None:
+        return reason
+    where = str(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {exc.filename2}"
+    return f"{where}: {reason}"
+
+
 def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     """Flatten marshmallow's nested error dict into ``a.b.c: message`` lines."""
     lines: list[str] = []

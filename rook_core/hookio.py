@@ -80,6 +80,8 @@ def parse_object(
     Otherwise (prepare, open, close) empty or non-JSON output is ignored.
     """
     text = stdout.strip()
+    if text.startswith("\ufeff"):  # a byte order mark some tools write first (PowerShell, .NET)
+        text = text[1:].lstrip()
     if not text:
         if required:
             raise OutputError("the hook printed nothing on stdout; expected one JSON object")
@@ -103,6 +105,9 @@ def parse_object(
 
 
 TOKEN_COUNTS = ("input", "output", "total")
+USAGE_MAX = 10**15
+"""The largest number ``usage`` may hold: far above any real count or cost, and
+small enough that every sum and comparison of them stays a finite float."""
 
 
 def _check_usage(usage: Any) -> dict[str, Any] | None:
@@ -121,6 +126,9 @@ def _check_usage(usage: Any) -> dict[str, Any] | None:
             raise OutputError(f"usage.{k} must be a number, got {v!r}"[:300])
         if v < 0 and k in TOKEN_COUNTS:
             raise OutputError(f"usage.{k} must be a token count >= 0, got {v!r}"[:300])
+        if abs(v) > USAGE_MAX:
+            shown = f"{v!r}"[:40] + ("..." if len(f"{v!r}") > 40 else "")
+            raise OutputError(f"usage.{k} is absurdly large ({shown}); at most 10**15")
         numbers = True
     return usage if numbers else None
 

@@ -55,6 +55,10 @@ DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 """Profile and scenario ids: lower-case letters, digits, - and _ (a pattern for
 :func:`re.match`: the modules every ``rook run`` imports compile none at import)."""
+ID_MAX = 128
+"""The longest profile or scenario id, project or agent name (ASCII, so also
+bytes): a run writes ``scenarios/.<id>.<k>.json.<pid>.tmp`` and state folders
+named after ids, and a file name holds at most 255 bytes."""
 
 CAPABILITIES: tuple[str, ...] = ("multi_turn", "calls", "usage")
 

@@ -9,7 +9,16 @@ from typing import Any
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate
 
 from .errors import ProfileError, format_validation_messages
-from .models import HOOK_PHASES, ROOK_VARIABLES, SLUG, EnvRef, HookEntry, OutputLimits, Profile
+from .models import (
+    HOOK_PHASES,
+    ID_MAX,
+    ROOK_VARIABLES,
+    SLUG,
+    EnvRef,
+    HookEntry,
+    OutputLimits,
+    Profile,
+)
 from .plugins import Registry
 from .yamlio import load_yaml
 
@@ -52,7 +61,10 @@ class _ProfileSchema(Schema):
     name = fields.String(validate=validate.Length(min=1))
     id = fields.String(
         required=True,
-        validate=validate.Regexp(SLUG, error="must be a slug: lower-case letters, digits, - and _"),
+        validate=[
+            validate.Regexp(SLUG, error="must be a slug: lower-case letters, digits, - and _"),
+            validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
+        ],
     )
     hooks = fields.Dict(
         keys=fields.String(validate=validate.OneOf(HOOK_PHASES)),

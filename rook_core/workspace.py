@@ -61,6 +61,8 @@ class Agent:
 def read_config(workspace: Path) -> dict[str, Any]:
     path = workspace / ROOT / "config.yaml"
     if not path.is_file():
+        if path.exists() or path.is_symlink():
+            raise WorkspaceError(f"{path}: not a file (config.yaml must be a YAML file)")
         return {}
     from .definitions import read_yaml  # cached: no YAML parser while it is unchanged
 
@@ -124,7 +126,10 @@ def _config_schema() -> Any:
 
 
 def _choose(kind: str, flag: str, wanted: str | None, default: Any, parent: Path) -> str:
-    names = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+    try:
+        names = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+    except OSError as exc:
+        raise WorkspaceError(f"{parent}: cannot list the {kind}s: {exc.strerror or exc}") from None
     if wanted is None and isinstance(default, str):
         wanted = default
     if wanted is not None:
@@ -157,11 +162,44 @@ def select_agent(workspace: Path, project: str | None, agent: str | None) -> Age
     return Agent(workspace, project_name, agent_name)
 
 
+def check_name(kind: str, value: str) -> None:
+    """A project or agent name: a folder name, so a slug of at most ``ID_MAX``
+    characters (exit 2 naming it)."""
+    from .models import ID_MAX
+
+    if not re.match(NAME, value):
+        raise WorkspaceError(f"{kind} {value!r}: use letters, digits, '.', '_' and '-'")
+    if len(value) > ID_MAX:
+        raise WorkspaceError(f"{kind} {value[:40]!r}...: {len(value)} characters; at most {ID_MAX}")
+
+
 def init_agent(workspace: Path, project: str, agent: str) -> Agent:
     for kind, value in (("--project", project), ("--agent", agent)):
-        if not re.match(NAME, value):
-            raise WorkspaceError(f"{kind} {value!r}: use letters, digits, '.', '_' and '-'")
+        check_name(kind, value)
     a = Agent(workspace, project, agent)
-    for d in (a.profiles_dir, a.scenarios_dir, a.scripts_dir, a.runs_dir):
-        d.mkdir(parents=True, exist_ok=True)
+    made: list[Path] = []  # the folders this call created, removed again on a failure
+    try:
+        for d in (a.profiles_dir, a.scenarios_dir, a.scripts_dir, a.runs_dir):
+            missing = [p for p in (d, *d.parents) if not p.exists() and not p.is_symlink()]
+            d.mkdir(parents=True, exist_ok=True)
+            made += reversed(missing)
+    except OSError as exc:
+        for p in reversed(made):
+            try:
+                p.rmdir()
+            except OSError:
+                pass
+        where = exc.filename or a.dir
+        reason = exc.strerror or str(exc)
+        if isinstance(exc, (FileExistsError, NotADirectoryError)):
+            target = Path(where)
+            blocker = next(
+                (p for p in (*reversed(target.parents), target) if p.exists() and not p.is_dir()),
+                None,
+            )
+            if blocker is not None:
+                raise WorkspaceError(
+                    f"{blocker}: not a directory; Rook needs a folder there for {a.dir}"
+                ) from None
+        raise WorkspaceError(f"{where}: cannot create the agent's folders: {reason}") from None
     return a

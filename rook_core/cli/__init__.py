@@ -61,6 +61,25 @@ class RookGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("rook: interrupted", err=True)
             ctx.exit(130)
+        except BrokenPipeError:  # rook ... | head: the reader has left; nothing to say
+            raise
+        except OSError as exc:
+            # The last resort for a file a command could not read or write (a
+            # directory it may not list, a file where a directory belongs, a name
+            # too long): the path and the reason, never a traceback. The places
+            # that know which file is at fault raise a ConfigError before this.
+            from ..errors import os_error_text
+            from ..redact import scrub
+
+            click.echo(f"rook: error: {scrub(os_error_text(exc))}", err=True)
+            ctx.exit(2)
+        except UnicodeDecodeError as exc:
+            click.echo(
+                f"rook: error: a file Rook reads is not UTF-8 text ({exc.reason} at byte "
+                f"{exc.start})",
+                err=True,
+            )
+            ctx.exit(2)
 
 
 @click.group(cls=RookGroup, context_settings=CONTEXT)

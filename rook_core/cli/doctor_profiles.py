@@ -53,10 +53,17 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
 
 
 def check_active(doctor: Any, pdir: Path, files: list[Path], ids: list[str], label: str) -> None:
+    from ..definitions import read_active
+    from ..errors import ProfileError
+
     active = pdir / "active"
     names = {p.stem for p in files} | set(ids)
-    if active.is_file():
-        wanted = active.read_text(encoding="utf-8").strip()
+    try:
+        wanted = read_active(pdir)
+    except ProfileError as exc:
+        doctor.add(PROBLEM, label, str(exc), f"write the id of the profile to use into {active}")
+        return
+    if wanted is not None:
         if wanted not in names:
             doctor.add(
                 PROBLEM,

@@ -80,9 +80,12 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
       rook init --project demo --agent order-desk
       rook init --project demo --agent sample --example && rook run
     """
+    from ..errors import WorkspaceError
     from ..workspace import ROOT, init_agent
 
     root = Path(workspace).resolve() if workspace else Path.cwd()
+    if workspace and root.exists() and not root.is_dir():
+        raise WorkspaceError(f"--workspace {workspace}: not a directory")
     a = init_agent(root, project, agent)
     click.echo(f"created {a.dir}")
     if not example:

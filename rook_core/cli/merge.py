@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .options import workspace_options
+from .options import RATE, workspace_options
 
 
 def _target(
@@ -83,9 +83,9 @@ def _check_idle(target: Path, count: int) -> Any:
 @click.option("--partial", is_flag=True, help="Merge even when a shard left no record.")
 @click.option(
     "--min-pass-rate",
-    type=click.FloatRange(0, 1),
+    type=RATE,
     metavar="RATE",
-    help="Per-scenario gate, as for rook run.",
+    help="Per-scenario gate, as for rook run (0-1).",
 )
 @click.option(
     "--report", "reports", multiple=True, metavar="FORMAT:PATH", help="Also write a report."

@@ -27,5 +27,28 @@ def workspace_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+class Rate(click.ParamType):
+    """A rate in [0, 1]: ``nan`` and ``inf`` are refused (``FloatRange`` lets
+    ``nan`` through, since every comparison with it is false)."""
+
+    name = "rate"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        import math
+
+        try:
+            rate = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number between 0 and 1", param, ctx)
+        if not math.isfinite(rate) or not 0 <= rate <= 1:
+            self.fail(f"{value!r} is not a number between 0 and 1", param, ctx)
+        return rate
+
+
+RATE = Rate()
+
+
 def split_csv(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]

@@ -261,6 +261,13 @@ def _add(
     pid = slug(name)
     if not pid:
         raise ConfigError(f"profile name {name!r}: needs at least one letter or digit")
+    from ..models import ID_MAX
+
+    if len(pid) > ID_MAX:
+        raise ConfigError(
+            f"profile name {name[:40]!r}...: its id would be {len(pid)} characters; "
+            f"at most {ID_MAX}"
+        )
     path = s.agent.profiles_dir / f"{pid}.yaml"
     if path.exists() and not force:
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")

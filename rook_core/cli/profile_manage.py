@@ -58,8 +58,9 @@ def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
 
 
 def _active(profiles_dir: Path) -> str | None:
-    active = profiles_dir / "active"
-    return active.read_text(encoding="utf-8").strip() if active.is_file() else None
+    from ..definitions import read_active
+
+    return read_active(profiles_dir)
 
 
 @click.command("show")

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .options import split_csv, workspace_options
+from .options import RATE, split_csv, workspace_options
 
 
 @click.command("run")
@@ -36,7 +36,7 @@ from .options import split_csv, workspace_options
 )
 @click.option(
     "--min-pass-rate",
-    type=click.FloatRange(0, 1),
+    type=RATE,
     metavar="RATE",
     help="Per-scenario gate: exit 1 when a scenario's pass rate over its decided "
     "runs is below RATE (0-1).",

@@ -1,0 +1,280 @@
+"""Bad input (SPEC §12): a message naming the file, field or flag, exit 2,
+nothing run, never a traceback — through the real ``rook`` command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOK = [sys.executable, "-m", "rook_core"]
+NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def rook(*args: str, cwd: Path, as_unprivileged: bool = False) -> subprocess.CompletedProcess:
+    cmd = [*(NO_DAC if as_unprivileged else []), *ROOK, *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def clean_error(proc: subprocess.CompletedProcess, *named: str, code: int = 2) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "rook: error:" in proc.stderr or "Error: Invalid value" in proc.stderr, proc.stderr
+    for text in named:
+        assert text in proc.stderr, (text, proc.stderr)
+
+
+@pytest.fixture
+def example(tmp_path):
+    """``rook init --example``: a workspace whose ``rook run`` passes."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert rook("init", "--project", "demo", "--agent", "sample", "--example", cwd=ws).returncode == 0
+    yield ws, ws / ".testmuai/rook/projects/demo/agents/sample"
+    for p in [ws, *ws.rglob("*")]:  # undo a chmod 000 (the test runs as root: rglob sees all)
+        if p.is_dir() and not p.is_symlink():
+            p.chmod(0o755)
+
+
+def _can_drop_dac(tmp_path: Path) -> bool:
+    if shutil.which("setpriv") is None:
+        return False
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    try:
+        done = subprocess.run([*NO_DAC, "cat", str(probe)], capture_output=True)
+    finally:
+        probe.chmod(0o644)
+    return done.returncode != 0
+
+
+UNREADABLE = [
+    ("scenarios", "run"),
+    ("profiles/active", "run"),
+    ("profiles/active", "profile list"),
+    ("profiles", "run"),
+    ("profiles", "profile list"),
+    (".", "run"),
+    (".", "runs"),
+    ("../..", "run"),  # the project's agents folder
+    ("../../..", "profile list"),  # .testmuai/rook/projects
+    ("../../..", "runs"),
+    ("scripts", "run"),
+]
+
+
+@pytest.mark.parametrize(("target", "command"), UNREADABLE)
+def test_an_unreadable_file_or_folder_is_named_without_a_traceback(
+    example, tmp_path, target, command
+):
+    if not _can_drop_dac(tmp_path):
+        pytest.skip("cannot run rook without the power to read any file")
+    ws, agent = example
+    path = (agent / target).resolve()
+    path.chmod(0)
+    proc = rook(*command.split(), cwd=ws, as_unprivileged=True)
+    clean_error(proc, str(path), "Permission denied")
+    assert not list((agent / "runs").iterdir())
+
+
+def test_an_unreadable_scenarios_folder_is_a_problem_doctor_names(example, tmp_path):
+    if not _can_drop_dac(tmp_path):
+        pytest.skip("cannot run rook without the power to read any file")
+    ws, agent = example
+    (agent / "scenarios").chmod(0)
+    proc = rook("doctor", cwd=ws, as_unprivileged=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"{agent / 'scenarios'}: cannot read: Permission denied" in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "profile show", "profile list"])
+def test_an_active_file_that_is_not_utf8_is_named(example, command):
+    ws, agent = example
+    (agent / "profiles/active").write_bytes(b"\xff\xfe")
+    proc = rook(*command.split(), cwd=ws)
+    clean_error(proc, f"{agent / 'profiles/active'}: not UTF-8 text")
+
+
+def test_an_active_file_that_is_a_folder_is_named(example):
+    ws, agent = example
+    (agent / "profiles/active").unlink()
+    (agent / "profiles/active").mkdir()
+    (agent / "profiles/second.yaml").write_text(
+        (agent / "profiles/example.yaml").read_text().replace("id: example", "id: second")
+    )
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"{agent / 'profiles/active'}: not a file")
+
+
+@pytest.mark.parametrize("blocker", [".testmuai", ".testmuai/rook", ".testmuai/rook/projects"])
+def test_init_names_the_file_where_a_folder_belongs(tmp_path, blocker):
+    (tmp_path / blocker).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / blocker).write_text("")
+    proc = rook("init", "--project", "demo", "--agent", "x", cwd=tmp_path)
+    clean_error(proc, f"{tmp_path / blocker}: not a directory")
+
+
+def test_init_refuses_a_workspace_that_is_a_file(tmp_path):
+    (tmp_path / "file").write_text("")
+    proc = rook("init", "--project", "demo", "--agent", "x", "-w", str(tmp_path / "file"), cwd=tmp_path)
+    clean_error(proc, "--workspace", "not a directory")
+
+
+@pytest.mark.parametrize("flag", ["--project", "--agent"])
+def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
+    names = {"--project": "p", "--agent": "a"}
+    names[flag] = "n" * 300
+    proc = rook("init", "--project", names["--project"], "--agent", names["--agent"], cwd=tmp_path)
+    clean_error(proc, flag, "300 characters; at most 128")
+    assert list(tmp_path.iterdir()) == []
+    names[flag] = "n" * 128
+    proc = rook("init", "--project", names["--project"], "--agent", names["--agent"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_profile_add_refuses_a_name_too_long(example):
+    ws, agent = example
+    before = sorted(p.name for p in (agent / "profiles").iterdir())
+    proc = rook("profile", "add", "x" * 300, "--command", "cat", "--no-test", cwd=ws)
+    clean_error(proc, "profile name", "at most 128")
+    assert sorted(p.name for p in (agent / "profiles").iterdir()) == before
+
+
+# -- scenario ids -----------------------------------------------------------------
+
+
+def test_a_scenario_id_too_long_is_refused_at_load_naming_file_and_id(example):
+    ws, agent = example
+    long_id = "s" * 129
+    path = agent / "scenarios/long.yaml"
+    path.write_text(f"id: {long_id}\ngoal: hi\ncriteria:\n  - contains: order\n")
+    proc = rook("run", cwd=ws)
+    clean_error(proc, str(path), "id: at most 128 characters")
+    assert not list((agent / "runs").iterdir())
+
+
+def test_the_longest_scenario_id_runs_with_many_repeats(example):
+    ws, agent = example
+    for p in (agent / "scenarios").iterdir():
+        p.unlink()
+    long_id = "s" * 128
+    (agent / "scenarios/long.yaml").write_text(
+        f"id: {long_id}\ngoal: hi\nrepeat: 12\ncriteria:\n  - contains: order\n"
+    )
+    proc = rook("run", "--json", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert {s["status"] for s in report["scenarios"]} == {"passed"}
+    assert len(report["scenarios"]) == 12
+
+
+def test_a_public_scenario_named_by_a_long_file_name_is_refused(example):
+    ws, agent = example
+    path = agent / "scenarios" / ("p" * 200 + ".yaml")
+    path.write_text("goal: hi\nexpectation:\n  acceptance_criteria:\n    - order number\n")
+    proc = rook("run", cwd=ws)
+    clean_error(proc, str(path), "id: at most 128 characters")
+
+
+# -- flags ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "-0.1", "1.5", "x"])
+def test_min_pass_rate_must_be_a_number_from_0_to_1(example, value):
+    ws, agent = example
+    proc = rook("run", "--min-pass-rate", value, cwd=ws)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--min-pass-rate" in proc.stderr and "between 0 and 1" in proc.stderr
+    assert not list((agent / "runs").iterdir())
+
+
+def test_merge_min_pass_rate_refuses_nan(example):
+    ws, _ = example
+    proc = rook("merge", "--min-pass-rate", "nan", str(ws), cwd=ws)
+    assert proc.returncode == 2 and "--min-pass-rate" in proc.stderr
+
+
+# -- YAML -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["scenario", "profile", "config"])
+def test_a_duplicate_yaml_key_is_refused_naming_file_key_and_line(example, kind):
+    ws, agent = example
+    if kind == "scenario":
+        path = agent / "scenarios/greeting.yaml"
+        path.write_text(path.read_text() + "goal: again\n")
+        key = "goal"
+    elif kind == "profile":
+        path = agent / "profiles/example.yaml"
+        path.write_text(path.read_text() + "name: again\n")
+        key = "name"
+    else:
+        path = ws / ".testmuai/rook/config.yaml"
+        path.write_text("project: demo\nagent: sample\nproject: demo\n")
+        key = "project"
+    line = len(path.read_text().splitlines())
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"{path} (line {line}, column", f"duplicate key {key!r}")
+    assert not list((agent / "runs").iterdir())
+
+
+def test_a_yaml_merge_key_may_still_be_overridden(example):
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(
+        "id: greeting\ngoal: Hi there!\ncriteria:\n"
+        "  - &c {contains: order number}\n  - <<: *c\n    contains: order\n"
+    )
+    proc = rook("run", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_config_yaml_that_is_a_folder_is_refused(example):
+    ws, agent = example
+    (ws / ".testmuai/rook/config.yaml").mkdir()
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"{ws / '.testmuai/rook/config.yaml'}: not a file")
+
+
+# -- hook output ------------------------------------------------------------------
+
+
+@pytest.fixture
+def hooked(rook_workspace):
+    ws = rook_workspace
+    ws.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] != "execute":
+            sys.exit(0)
+        goal = sys.stdin.read().strip()
+        if goal == "bom":
+            sys.stdout.write("\\ufeff" + json.dumps({"output": "ok", "usage": {"input": 3}}))
+        else:
+            sys.stdout.write('{"output": "ok", "usage": {"input": 1' + "0" * 4000 + '}}')
+    """)
+    ws.profile({"id": "p", "capabilities": {"usage": True}, "hooks": {"execute": "scripts/agent.py"}})
+    return ws
+
+
+def test_a_hook_json_object_after_a_byte_order_mark_is_read(hooked, rook_cli):
+    hooked.scenario({"id": "bom", "goal": "bom", "criteria": [{"contains": "ok"}]})
+    result = rook_cli("run", "--json")
+    assert result.exception is None
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.statuses() == {"bom": "passed"}
+
+
+def test_an_absurd_token_count_is_a_diagnosis_naming_the_field(hooked, rook_cli):
+    hooked.scenario({"id": "big", "goal": "big", "criteria": [{"max_tokens": 100}]})
+    result = rook_cli("run", "--json")
+    assert result.exception is None
+    assert result.exit_code == 1
+    (entry,) = result.report["scenarios"]
+    assert entry["status"] == "error"
+    assert "usage.input is absurdly large" in json.dumps(entry)
