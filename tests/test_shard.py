@@ -453,3 +453,17 @@ def test_merging_many_scenario_runs_keeps_no_entry_per_run(tmp_path, rook_cli):
     # and the large merge's report.json is in the line layout, every entry on its line
     text = (tmp_path / "large" / "report.json").read_text(encoding="utf-8")
     assert text.count("\n") == len(keys(json.loads(text))) + 2
+
+
+def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    for i in range(4):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    cut = rook_cli("run", "--shard", "2/2", "--run-name", "ci", "--phases", "prepare,open,execute")
+    assert cut.exit_code == 0  # a split run: the rest comes later
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
+    assert r.report["summary"]["pending"] > 0 and r.report["summary"]["failed"] == 0
+    assert r.exit_code == 1 and "still pending: a shard did not finish" in r.stderr

@@ -161,6 +161,13 @@ def merge_command(
         print_json(report)
     else:
         click.echo(table(report))
-    code = exit_code(report) or (1 if failed else 0)
+    pending = report["summary"].get("pending") or 0
+    if pending:  # a shard was cut off: the run is not whole, CI must not pass it
+        click.echo(
+            f"rook: {pending} scenario run(s) still pending: a shard did not finish; "
+            "finish it with rook run --run ID --shard I/N, then merge again",
+            err=True,
+        )
+    code = exit_code(report) or (1 if failed or pending else 0)
     if code:
         sys.exit(code)
