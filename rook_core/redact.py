@@ -23,6 +23,8 @@ MIN_LENGTH = 4
 """Values shorter than this are not redacted (:meth:`Redactor.too_short` names
 them): ``on`` or ``id`` would be found inside every other word of a record,
 Rook's own included, and mangle it; no real secret is that short."""
+KEY_MIN = 8
+"""A field name is redacted only for a secret this long (see :meth:`Redactor.data`)."""
 KEEP = frozenset(
     {
         *("prepare", "open", "execute", "close", "collect", "judge"),
@@ -189,23 +191,33 @@ class Redactor:
         return text
 
     def data(self, obj: Any) -> Any:
-        """A deep copy of ``obj`` with every string redacted: values, and keys
-        that are not plain field names. A field name (an ASCII identifier such
-        as ``output`` or ``api_key``) is kept as it is, and so is one of Rook's
-        own words (:data:`KEEP`): the record's shape never changes."""
+        """A deep copy of ``obj`` with every string redacted, keys too, without
+        changing its shape: one of Rook's own words (:data:`KEEP`) is kept
+        whole, and a field name (a key that is an ASCII identifier, such as
+        ``output`` or ``api_key``) is redacted only for a secret of at least
+        :data:`KEY_MIN` characters (``ghp_...`` as a key), never for a short one
+        that happens to be inside it (``on`` in ``conversation``)."""
         if not self._pairs:
             return obj
         if isinstance(obj, str):
             return obj if obj in KEEP else self.text(obj)
         if isinstance(obj, dict):
-            return {k if _field_name(k) else self.data(k): self.data(v) for k, v in obj.items()}
+            return {self._key(k): self.data(v) for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):
             return [self.data(v) for v in obj]
         return obj
 
-
-def _field_name(key: Any) -> bool:
-    return not isinstance(key, str) or (key.isascii() and key.isidentifier())
+    def _key(self, key: Any) -> Any:
+        if not isinstance(key, str) or key in KEEP:
+            return key
+        if not (key.isascii() and key.isidentifier()):
+            return self.text(key)
+        for value, name in self._pairs:  # longest first
+            if len(value) < KEY_MIN:
+                break
+            if value in key:
+                key = key.replace(value, f"{MARK}{name}]")
+        return key
 
 
 _active: list[Redactor] = []

@@ -278,6 +278,7 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
     path = real
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a link may name a folder to make
         with open(tmp, "w", encoding="utf-8") as fh:
             yield fh
         os.replace(tmp, path)

@@ -200,12 +200,6 @@ def prepare_run(
         check_env(profile)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     activate_redactor(redactor)
-    for name in redactor.too_short:
-        sys.stderr.write(
-            f"rook: warning: {profile.path}: env {name}: its value is shorter than "
-            f"{MIN_LENGTH} characters, too short to find in text without mangling it: "
-            "it is not redacted\n"
-        )
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if manifest is not None:
@@ -273,6 +267,11 @@ def prepare_run(
     if judging.client is not None:
         judging.client.attach(run.id, run.path)
         manifest["judge_profile"] = judging.client.info
+    for name in redactor.too_short:  # the judge profile's env variables included
+        sys.stderr.write(
+            f"rook: warning: env {name}: its value is shorter than {MIN_LENGTH} "
+            "characters, too short to find in text without mangling it: it is not redacted\n"
+        )
     return agent, profile, run, manifest, runs, phases, redactor, judging
 
 

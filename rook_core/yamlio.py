@@ -20,27 +20,34 @@ MERGE_TAG = "tag:yaml.org,2002:merge"
 class _Loader(_Base):  # type: ignore[misc, valid-type]
     """The safe loader, refusing a mapping that holds the same key twice (YAML
     forbids it; PyYAML would keep the last silently). A key a ``<<`` merge brings
-    in may still be overridden, as YAML allows."""
+    in may still be overridden, as YAML allows. Each mapping is checked once,
+    before its merges are flattened into it (a merged anchor is flattened in
+    place, so it is checked before that too)."""
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, Any] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == MERGE_TAG:
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.setdefault(key, key_node)
-                except TypeError:  # an unhashable key: the constructor reports it
-                    continue
-                if first is not key_node:
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"duplicate key {key!r} (first on line {first.start_mark.line + 1})",
-                        key_node.start_mark,
-                    )
-        return super().construct_mapping(node, deep=deep)
+    def flatten_mapping(self, node: Any) -> None:
+        checked = self.__dict__.setdefault("_checked", set())
+        if id(node) not in checked:
+            checked.add(id(node))
+            self._refuse_duplicates(node)
+        super().flatten_mapping(node)
+
+    def _refuse_duplicates(self, node: Any) -> None:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: the constructor reports it
+                continue
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first on line {first.start_mark.line + 1})",
+                    key_node.start_mark,
+                )
 
 
 def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:

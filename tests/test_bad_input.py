@@ -278,3 +278,21 @@ def test_an_absurd_token_count_is_a_diagnosis_naming_the_field(hooked, rook_cli)
     (entry,) = result.report["scenarios"]
     assert entry["status"] == "error"
     assert "usage.input is absurdly large" in json.dumps(entry)
+
+
+def test_a_merge_of_a_mapping_that_merged_an_anchor_may_override_it(tmp_path):
+    # &n (deeper) is flattened before m (shallower) merges it: its override is no duplicate
+    from rook_core.yamlio import load_yaml
+
+    path = tmp_path / "m.yaml"
+    path.write_text("base: &base {a: 1}\nx:\n  n: &n\n    <<: *base\n    a: 2\nm:\n  <<: *n\n")
+    assert load_yaml(path) == {"base": {"a": 1}, "x": {"n": {"a": 2}}, "m": {"a": 2}}
+
+
+def test_output_that_cannot_be_written_after_the_run_exits_1_not_2(example):
+    ws, _ = example
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*ROOK, "run", "--json"], cwd=ws, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "No space left on device" in proc.stderr

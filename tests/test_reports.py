@@ -500,3 +500,11 @@ def test_a_report_goes_through_a_link_and_into_a_fifo_never_replacing_them(
     assert (tmp / "link.json").is_symlink()  # the link stays; the file it names is the report
     assert json.loads((tmp / "tgt.json").read_text())["run"]["id"] == r.report["run"]["id"]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and got and got[0].startswith(b"<?xml")
+
+
+def test_a_report_through_a_link_to_a_folder_not_made_yet(rook_workspace, rook_cli, marking):
+    tmp = marking
+    (tmp / "d.json").symlink_to(tmp / "later" / "sub" / "out.json")
+    r = rook_cli("run", "--json", "--report", f"json:{tmp / 'd.json'}")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp / "d.json").is_symlink() and (tmp / "later/sub/out.json").is_file()

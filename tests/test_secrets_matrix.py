@@ -248,6 +248,10 @@ def test_redactor_forms():
         assert _ and len(head) <= 4 * -(-len(user + ":") // 3) and len(tail) <= 4, shown
     assert basic.text(base64.urlsafe_b64encode(b"?>" + token.encode()).decode()).count("[redacted:T]") == 1
     assert Redactor({"S": "short"}).text("c2hvcnQ=") == "c2hvcnQ="  # under BASE64_MIN bytes
+    # a key shaped like a field name keeps its name, unless a real secret is the key
+    keyed = Redactor({"GH": "ghp_AbCdEf123456", "W": "stat"})
+    assert keyed.data({"ghp_AbCdEf123456": 1, "status": "passed", "stat": "stat x"}) == {
+        "[redacted:GH]": 1, "status": "passed", "stat": "[redacted:W] x"}
     nested = Redactor({"N": 'a\\b"c'})
     assert nested.text(json.dumps({"args": json.dumps({"k": 'a\\b"c'})})) == '{"args": "{\\"k\\": \\"[redacted:N]\\"}"}'
     odd = Redactor({"P": "a/b c"})

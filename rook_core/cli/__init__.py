@@ -72,7 +72,9 @@ class RookGroup(click.Group):
             from ..redact import scrub
 
             click.echo(f"rook: error: {scrub(os_error_text(exc))}", err=True)
-            ctx.exit(2)
+            # after a run was recorded (its output could not be written, say) the
+            # run still happened: 1, never 2 ("nothing was run")
+            ctx.exit(1 if ctx.meta.get(RECORDED) else 2)
         except UnicodeDecodeError as exc:
             click.echo(
                 f"rook: error: a file Rook reads is not UTF-8 text ({exc.reason} at byte "
@@ -80,6 +82,16 @@ class RookGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
+
+
+RECORDED = "rook.recorded"
+"""``click.Context.meta`` key a command sets once it has recorded a run: an
+error after that exits 1, not 2 (see :meth:`RookGroup.invoke`)."""
+
+
+def recorded() -> None:
+    """Say that this command has recorded a run (see :data:`RECORDED`)."""
+    click.get_current_context().meta[RECORDED] = True
 
 
 @click.group(cls=RookGroup, context_settings=CONTEXT)

@@ -112,7 +112,8 @@ def merge_command(
     run directory (a shared file system, or artifacts unpacked into it). The
     merged run gets one run.json and one report.json, exactly those of an
     unsharded run; `rook runs`, `rook diff` and `rook run --run ID` then treat
-    it as any other run. Exit codes as for rook run (2: a shard is missing).
+    it as any other run. Exit codes as for rook run, and 1 while scenario runs
+    are still pending (2: a shard is missing).
 
     \b
     Examples:
@@ -148,6 +149,9 @@ def merge_command(
         # time; the report's entries are read back from that file on demand.
         report = write_merged_report(merged, min_pass_rate, Redactor.for_variables(names).data)
         history.write_summary(target, report)
+        from . import recorded
+
+        recorded()
     finally:
         if lock is not None:
             lock.unlock()

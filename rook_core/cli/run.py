@@ -176,6 +176,9 @@ def run_command(
         executor_options={"scheduler": scheduler} if scheduler is not None else {},
     )
     outcome = run(request)
+    from . import recorded
+
+    recorded()
     report = outcome.report
     if as_json:
         print_json(report)
