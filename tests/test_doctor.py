@@ -212,3 +212,18 @@ def test_the_text_output_shows_each_fix(rook_workspace, rook_cli):
         "PROBLEM  proj/agent p hooks.execute: hook script 'scripts/nope.sh' not found" in r.stdout
     )
     assert "fix: create the script" in r.stdout and "1 problem found" in r.stdout
+
+
+@pytest.mark.parametrize("text, named", [
+    ("bogus: 1\n", "bogus"),
+    ("project: a\nproject: b\n", "duplicate key 'project'"),
+    ("project: [\n", "not valid YAML"),
+])
+def test_a_config_yaml_rook_run_refuses_is_a_problem(rook_workspace, rook_cli, text, named):
+    healthy(rook_workspace)
+    config = rook_workspace.root / ".testmuai/rook/config.yaml"
+    config.write_text(text)
+    code, findings = doctor(rook_cli, rook_workspace)
+    (found,) = [f for f in problems(findings) if f["subject"] == "config"]
+    assert code == 1 and named in found["message"] and "config.yaml" in found["message"]
+    assert rook_cli("run", "-w", str(rook_workspace.root)).exit_code == 2  # the same verdict

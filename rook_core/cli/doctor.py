@@ -105,7 +105,7 @@ class Doctor:
         self, rook: Any, workspace: str | None, project: str | None, agent: str | None
     ) -> None:
         from ..errors import ConfigError
-        from ..workspace import ROOT, Agent, find_workspace, select_agent
+        from ..workspace import ROOT, Agent, find_workspace, read_config, select_agent
 
         try:
             root = find_workspace(workspace)
@@ -121,6 +121,11 @@ class Doctor:
             )
             return
         self.add(OK, "workspace", str(root))
+        try:  # what rook run reads first: the same validation
+            if read_config(root):
+                self.add(OK, "config", str(root / ROOT / "config.yaml"))
+        except ConfigError as exc:
+            self.add(PROBLEM, "config", str(exc), "fix config.yaml (docs/running.md lists its keys)")
         if project or agent:
             try:
                 agents = [select_agent(root, project, agent)]
