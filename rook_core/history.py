@@ -27,7 +27,7 @@ SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.json"
 RUN_FILE = "run.json"
 SUMMARY_VERSION = 1
-REGRESSIONS = ("newly failing", "newly flaky", "no longer verified")
+REGRESSIONS = ("newly failing", "newly flaky", "no longer verified", "not finished")
 
 
 # -- summaries ---------------------------------------------------------------
@@ -229,6 +229,8 @@ def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
         out.append("newly flaky")
     elif now == "unverified" and was == "passed":
         out.append("no longer verified")
+    elif now == "pending" and was != "pending":
+        out.append("not finished")
     elif now == "passed" and was in ("failed", "flaky"):
         out.append("fixed")
     elif now == "flaky" and was == "failed":

@@ -285,4 +285,6 @@ def outcome(statuses: list[str]) -> str:
         return "passed" if all(s == PASSED for s in results) else "flaky"
     if any(s in DECIDED for s in results):
         return "failed"
+    if not results and "pending" in statuses:
+        return "pending"  # the run was cut off or split before it: no result yet
     return "unverified"

@@ -315,3 +315,16 @@ def test_flaky_means_the_repeats_results_differ_in_the_report_and_in_diff(
     assert stats.outcome(["unverifiable", "unverifiable"]) == "unverified"
     assert stats.outcome(["error", "stopped"]) == "failed"
     assert stats.outcome(["error", "error"]) == "failed"
+
+
+def test_a_run_cut_off_before_judging_is_not_finished_in_diff(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
+    a = rook_cli("run", "--json").report["run"]["id"]
+    b = rook_cli("run", "--json", "--phases", "prepare,open,execute").report["run"]["id"]
+    r = rook_cli("diff", a, b, "--json")
+    (row,) = json.loads(r.stdout)["scenarios"]
+    assert row["b"]["outcome"] == "pending" and row["changes"] == ["not finished"]
+    assert r.exit_code == 1  # B has no result for it: a gate must not pass

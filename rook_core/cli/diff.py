@@ -39,8 +39,8 @@ def diff_command(
 ) -> None:
     """Compare run A (before) with run B (after), scenario by scenario.
 
-    Lists scenarios newly failing, newly flaky, no longer verified (these are
-    regressions), fixed, improved, still failing, flaky, added, removed, and
+    Lists scenarios newly failing, newly flaky, no longer verified, not
+    finished (these are regressions), fixed, improved, still failing, flaky, added, removed, and
     changed in definition (their content hash differs). A and B are run ids,
     unique prefixes, `latest` or `latest~N`.
 
