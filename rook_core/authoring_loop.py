@@ -235,13 +235,8 @@ def add_profile(
         if revised is None or (obs.ok and not revised.changes):
             break
         after = profile_data(revised, request.profile_id, request.name, request.secrets, {})
-        refused = loosened(data, after)
-        if refused:
-            events.say("refused a correction that would loosen a check: " + "; ".join(refused))
+        if not _accept("correction", data, after, revised, events, changes):
             break
-        for change in revised.changes:
-            events.say(f"changed: {change}")
-        changes.extend(revised.changes)
         draft = revised
     if not test:
         write_files(request.agent, draft.files, request.secrets)
@@ -291,6 +286,26 @@ def existing_draft(profile: Profile, agent: Any) -> Draft:
         state={"existing": True},
         extra=extra,
     )
+
+
+def _accept(
+    what: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    draft: Draft,
+    events: Events,
+    changes: list[str],
+) -> bool:
+    """Take a correction or repair unless it loosens a check: say what it
+    changes and add that to ``changes``; else say why it is refused."""
+    refused = loosened(before, after)
+    if refused:
+        events.say(f"refused a {what} that would loosen a check: " + "; ".join(refused))
+        return False
+    for change in draft.changes:
+        events.say(f"changed: {change}")
+    changes.extend(draft.changes)
+    return True
 
 
 class Snapshot:
@@ -408,13 +423,8 @@ def fix_profile(
             data = profile_data(
                 repaired, profile.id, profile.name, request.secrets, repaired.capabilities
             )
-            refused = loosened(original, data)
-            if refused:
-                events.say("refused a repair that would loosen a check: " + "; ".join(refused))
+            if not _accept("repair", original, data, repaired, events, changes):
                 break
-            for change in repaired.changes:
-                events.say(f"changed: {change}")
-            changes.extend(repaired.changes)
             draft = repaired
             obs, _ = _test_existing(rook, request, draft, data, profile.path, redactor, snapshot)
             events.attempt(n, draft, obs)
