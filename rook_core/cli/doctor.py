@@ -125,7 +125,9 @@ class Doctor:
             if read_config(root):
                 self.add(OK, "config", str(root / ROOT / "config.yaml"))
         except ConfigError as exc:
-            self.add(PROBLEM, "config", str(exc), "fix config.yaml (docs/running.md lists its keys)")
+            self.add(
+                PROBLEM, "config", str(exc), "fix config.yaml (docs/running.md lists its keys)"
+            )
         if project or agent:
             try:
                 agents = [select_agent(root, project, agent)]
