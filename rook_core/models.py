@@ -14,6 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from .plain import plain
 
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    """A dataclass instance's fields as a dict, one level deep (a shallow
+    ``asdict``); the field names are read once per class."""
+    cls = type(obj)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return {name: getattr(obj, name) for name in names}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -273,7 +286,7 @@ class HookResult:
     def to_dict(self) -> dict[str, Any]:
         # a shallow copy: asdict's recursive deep copy costs more than the hook
         # on fast agents; the engine redacts (and so copies) what it records
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return _as_dict(self)
 
 
 @plain
@@ -301,4 +314,4 @@ class TurnEvidence:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return _as_dict(self)

@@ -275,11 +275,13 @@ class PidfdChild:
         self.stdin = in_fd
         self._data = memoryview(stdin or b"")
         self._sent = 0
+        self._writing = False  # stdin watched by the loop (a goal larger than the pipe's buffer)
         if in_fd is not None:
             os.set_blocking(in_fd, False)
             self._write()  # a goal that fits the pipe buffer goes at once
             if self.stdin is not None:
                 loop.add_writer(in_fd, self._write)
+                self._writing = True
 
     # -- loop callbacks ------------------------------------------------------
 
@@ -416,7 +418,9 @@ class PidfdChild:
 
     def _close_stdin(self) -> None:
         if self.stdin is not None:
-            self.loop.remove_writer(self.stdin)
+            if self._writing:
+                self.loop.remove_writer(self.stdin)
+                self._writing = False
             os.close(self.stdin)
             self.stdin = None
             self._data = memoryview(b"")

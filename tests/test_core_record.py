@@ -192,3 +192,25 @@ def test_repeat_records_each_run(rook_workspace, rook_cli):
     ]
     r = rook_cli("run", "--json", "--repeat", "2")
     assert len(r.report["scenarios"]) == 2
+
+
+def test_atomic_write_writes_whole_files_and_leaves_no_temporary_file(tmp_path):
+    """The record writer (plain descriptor calls): the text whole, a lone
+    surrogate as its escape, a replaced file never half-written, and on
+    failure a clear error and no temporary file left behind."""
+    from rook_core.errors import RunStoreError
+    from rook_core.store import atomic_write
+
+    target = tmp_path / "r.json"
+    atomic_write(target, '{"a": "é"}\n')
+    assert target.read_text(encoding="utf-8") == '{"a": "é"}\n'
+    big = "x" * (1 << 20) + "\udc80"  # larger than one pipe or page, with half a character
+    atomic_write(str(target), big)
+    assert target.read_bytes() == b"x" * (1 << 20) + b"\\udc80"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+    with pytest.raises(RunStoreError, match="cannot write .*missing"):
+        atomic_write(tmp_path / "missing" / "r.json", "{}")
+    (tmp_path / "dir.json").mkdir()  # the rename fails: the temporary file is removed
+    with pytest.raises(RunStoreError, match="dir.json"):
+        atomic_write(tmp_path / "dir.json", "{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.json", "r.json"]
