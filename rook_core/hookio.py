@@ -29,18 +29,35 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_not_json, parse_float=_finite)
+MAX_DEPTH = 100
+"""How deeply arrays and objects an agent sent may nest: every part of Rook
+that walks evidence (redaction, criteria, reports) recurses, and Python's
+stack holds some hundreds of levels."""
 
 
 def loads(text: str) -> Any:
     """JSON an agent sent, as :func:`json.loads` reads it, but only JSON:
     ``NaN``, ``Infinity`` and numbers too large for a float (``1e999``) are
-    refused (ValueError, as for any text that is not JSON), and a lone surrogate escape (``"\\ud83d"``, half of a
+    refused (ValueError, as for any text that is not JSON), and so are arrays
+    and objects nested more than :data:`MAX_DEPTH` levels deep; a lone surrogate escape (``"\\ud83d"``, half of a
     character) becomes U+FFFD, so every string can be written as UTF-8.
     Raises ValueError or RecursionError as :func:`json.loads` does."""
     value = _DECODER.decode(text)
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # only then can it nest that deep
+        _check_depth(value)
     if "\\ud" in text or "\\uD" in text:  # where a lone surrogate can come from
         value = _whole_characters(value)
     return value
+
+
+def _check_depth(value: Any) -> None:
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        inner = node.values() if isinstance(node, dict) else node
+        if depth > MAX_DEPTH:
+            raise ValueError(f"arrays and objects nested more than {MAX_DEPTH} levels deep")
+        stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
 
 
 def _whole_characters(value: Any) -> Any:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -314,3 +316,42 @@ def test_background_process_holding_stdout_does_not_hang_rook(rook_workspace, ro
         time.sleep(0.05)
     assert not pid_alive(bg)
     assert json.dumps(r.report)  # report is plain JSON
+
+
+@pytest.mark.parametrize("phase", ["execute", "collect"])
+def test_json_nested_too_deep_fails_the_hook_and_the_run_goes_on(rook_workspace, phase):
+    # 500 levels parse, but redacting (an env variable is set) recursed past
+    # Python's limit: a traceback, and every scenario after it left pending
+    ws = rook_workspace
+    ws.script(
+        "deep.py",
+        f"""
+        import sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+        deep = "[" * 500 + "]" * 500 if sys.argv[1] == {phase!r} else "1"
+        if sys.argv[1] in ("execute", "collect"):
+            print('{{"output": "ok", "deep": ' + deep + '}}')
+    """,
+        executable=False,  # run by extension, with the Python running Rook
+    )
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/deep.py", "collect": "scripts/deep.py"},
+            "env": [{"variable": "DEEP_TOKEN", "purpose": "a secret to redact"}],
+        }
+    )
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    proc = subprocess.run(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "DEEP_TOKEN": "s3cret-deep-value"},
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    for s in report["scenarios"]:
+        assert s["status"] == "error", s
+        assert "nested more than 100 levels deep" in s["reason"], s["reason"]
