@@ -177,6 +177,9 @@ class Engine:
         )
         self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
         self.prepare_failed: str | None = None
+        self.prepare_ended: float | None = None
+        """When this invocation's prepare hook ended: the phase before each
+        scenario run's first (a new record's ``last_phase_end``, for its delay)."""
         self.fresh = False
         """True when this invocation created the run (no scenario record exists yet)."""
         self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
@@ -298,6 +301,7 @@ class Engine:
             state_dir=self.ctx.state_dir,
         )
         result = await self.call_hook(call)
+        self.prepare_ended = result.ended
         data = self._record_hook(None, result)
         self.run_dir.write_json("prepare.json", data)
         manifest["prepare"] = {"status": result.status, "diagnosis": data.get("diagnosis")}
@@ -335,7 +339,7 @@ class Engine:
             "observed": {},
             "started": None,
             "ended": None,
-            "last_phase_end": None,
+            "last_phase_end": self.prepare_ended,
         }
 
     def load_record(self, sr: ScenarioRun) -> tuple[dict[str, Any], list[str]]:

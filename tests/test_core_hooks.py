@@ -247,6 +247,42 @@ def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(
     assert float(times["collect"]) - t_resume < 0.9  # already elapsed: Rook waited nothing
 
 
+def test_the_first_phase_of_a_scenario_run_waits_its_delay_after_prepare(
+    rook_workspace, rook_cli, tmp_path
+):
+    # prepare is the phase before open: open's delay counts from its end
+    ws = rook_workspace
+    log = tmp_path / "times"
+    ws.script(
+        "h.sh",
+        f"""
+        #!/bin/bash
+        echo "$1${{ROOK_SCENARIO_ID:+-$ROOK_SCENARIO_ID}} $(date +%s.%N)" >> {log}
+        [ "$1" = execute ] && {{ cat >/dev/null; echo '{{"output": "ok"}}'; }}
+        exit 0
+    """,
+    )
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {
+                "prepare": "scripts/h.sh",
+                "open": {"script": "scripts/h.sh", "delay_seconds": 1},
+                "execute": "scripts/h.sh",
+            },
+        }
+    )
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--concurrency", "1")
+    assert r.statuses() == {"a": "passed", "b": "passed"}
+    times = {k: float(v) for k, v in (line.split() for line in log.read_text().splitlines())}
+    first, second = sorted(("a", "b"), key=lambda sid: times[f"open-{sid}"])
+    assert times[f"open-{first}"] - times["prepare"] >= 1.0  # waited: not yet elapsed
+    # the second run's open: a second has long passed since prepare ended
+    assert times[f"open-{second}"] - times[f"execute-{first}"] < 0.9
+
+
 def test_default_timeouts_and_the_close_floor():
     e = {p: HookEntry(p, "script", {}) for p in ("prepare", "open", "execute", "close", "collect")}
     assert {p: x.timeout for p, x in e.items()} == {
