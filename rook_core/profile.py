@@ -26,6 +26,16 @@ VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
 
 
+class StrictFloat(fields.Float):
+    """A number, as YAML writes one: a string (``"30"``) is refused, as
+    ``fields.Integer(strict=True)`` refuses it, and so is a boolean."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid", input=value)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class _EnvRefSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -87,8 +97,8 @@ class _EntryOptionsSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
-    timeout_seconds = fields.Float(validate=validate.Range(min=0, min_inclusive=False))
-    delay_seconds = fields.Float(validate=validate.Range(min=0), load_default=0.0)
+    timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
+    delay_seconds = StrictFloat(validate=validate.Range(min=0), load_default=0.0)
 
 
 _PROFILE_SCHEMA = _ProfileSchema()

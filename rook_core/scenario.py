@@ -30,6 +30,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 from .errors import ScenarioError, format_validation_messages
 from .models import ID_MAX, SLUG, Criterion, Scenario
 from .plugins import Registry
+from .profile import StrictFloat
 from .yamlio import load_yaml
 
 PUBLIC_KEYS = (
@@ -85,7 +86,7 @@ class _ScenarioSchema(Schema):
     category = fields.String()
     feature_id = fields.String()
     excluded = fields.Boolean(truthy={True}, falsy={False})
-    timeout_seconds = fields.Float(validate=validate.Range(min=0, min_inclusive=False))
+    timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     max_turns = fields.Integer(strict=True, validate=validate.Range(min=1))
     multi_turn = fields.Boolean(truthy={True}, falsy={False})
     setup_messages = fields.List(fields.String())

@@ -299,3 +299,43 @@ def test_output_that_cannot_be_written_after_the_run_exits_1_not_2(example):
                               stderr=subprocess.PIPE, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "No space left on device" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "edit", "field"),
+    [
+        (
+            "profiles/example.yaml",
+            ("  execute: scripts/example_agent.py",
+             '  execute: {script: scripts/example_agent.py, timeout_seconds: "30"}'),
+            "hooks.execute.timeout_seconds: Not a valid number.",
+        ),
+        (
+            "profiles/example.yaml",
+            ("  execute: scripts/example_agent.py",
+             '  execute: {script: scripts/example_agent.py, delay_seconds: "5"}'),
+            "hooks.execute.delay_seconds: Not a valid number.",
+        ),
+        (
+            "profiles/example.yaml",
+            ("  execute: scripts/example_agent.py",
+             '  execute: {http: {url: "http://127.0.0.1:9/", timeout_seconds: "30"}}'),
+            "hooks.execute.http.timeout_seconds: Not a valid number.",
+        ),
+        (
+            "scenarios/greeting.yaml",
+            ("\ngoal:", '\ntimeout_seconds: "30"\ngoal:'),
+            "timeout_seconds: Not a valid number.",
+        ),
+    ],
+)  # fmt: skip
+def test_a_number_written_as_a_string_is_refused_naming_the_field(example, where, edit, field):
+    # "30" in quotes is text: refused as the strict integers (repeat, concurrency) refuse it
+    ws, agent = example
+    path = agent / where
+    text = path.read_text()
+    assert edit[0] in text
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    proc = rook("run", cwd=ws)
+    clean_error(proc, str(path), field)
+    assert not list((agent / "runs").iterdir())

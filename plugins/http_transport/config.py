@@ -16,6 +16,8 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
+from rook_core.profile import StrictFloat
+
 from .entry import DEFAULT_BACKOFF, DEFAULT_RETRIES, HttpConfig, Path
 from .template import BUILTINS, SAVED_NAME, check_name, placeholders
 
@@ -113,10 +115,10 @@ class HttpSchema(Schema):
     query = fields.Dict(keys=fields.String(validate=validate.Length(min=1)), values=fields.Raw())
     body = fields.Raw(allow_none=True)
     form = fields.Dict(keys=fields.String(), values=fields.Raw())
-    timeout_seconds = fields.Float(validate=validate.Range(min=0, min_inclusive=False))
+    timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     verify_tls = VerifyField()
     retries = fields.Integer(strict=True, validate=validate.Range(min=0, max=20))
-    backoff_seconds = fields.Float(validate=validate.Range(min=0, max=300))
+    backoff_seconds = StrictFloat(validate=validate.Range(min=0, max=300))
     stream = fields.String(allow_none=True, validate=validate.OneOf(["sse", "none"]))
     extract = fields.Nested(ExtractSchema)
     save = fields.Dict(
