@@ -25,7 +25,7 @@ from .errors import ConfigError, RookError, ScenarioError
 from .interrupts import Interrupts
 from .judge_client import setup_judging
 from .judging import JudgingContext
-from .models import HOOK_PHASES, Profile
+from .models import CAPABILITIES, HOOK_PHASES, Profile
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook
@@ -97,11 +97,15 @@ def observed_file(agent: Agent, profile: Profile) -> Path:
 
 
 def load_observed(agent: Agent, profile: Profile) -> dict[str, bool]:
+    """The capabilities this profile has shown in earlier runs: only those Rook
+    wrote as ``true`` (a damaged or hand-edited file shows nothing more)."""
     try:
         data = read_json(observed_file(agent, profile))
     except Exception:
         return {}
-    return {k: bool(v) for k, v in (data or {}).items() if isinstance(data, dict)}
+    if not isinstance(data, dict):
+        return {}
+    return {k: True for k, v in data.items() if k in CAPABILITIES and v is True}
 
 
 def save_observed(agent: Agent, profile: Profile, observed: dict[str, bool]) -> None:

@@ -339,3 +339,37 @@ def test_a_number_written_as_a_string_is_refused_naming_the_field(example, where
     proc = rook("run", cwd=ws)
     clean_error(proc, str(path), field)
     assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize("command", ["run", "profile show example"])
+@pytest.mark.parametrize("content", ["[1, 2]", '"calls"', "7"])
+def test_an_observed_capabilities_file_that_is_not_a_mapping_is_ignored(
+    example, command, content
+):
+    # Rook's own file, hand-edited or damaged: what was observed is forgotten, not a traceback
+    ws, agent = example
+    (agent / "profiles/example.observed.json").write_text(content)
+    proc = rook(*command.split(), cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_an_observed_capability_is_only_one_rook_wrote_as_true(example):
+    # "calls": "no" is not an observation of calls: the profile that does not
+    # declare it cannot run a scenario that needs it
+    ws, agent = example
+    profile = agent / "profiles/example.yaml"
+    profile.write_text(profile.read_text().replace("  calls: true", "  calls: false"))
+    (agent / "profiles/example.observed.json").write_text(
+        '{"calls": "no", "multi_turn": true, "usage": true, "teleport": true}'
+    )
+    proc = rook("run", "--json", "--only", "greeting", cwd=ws)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    (entry,) = json.loads(proc.stdout)["scenarios"]
+    assert entry["status"] == "not_runnable", entry
+    assert "needs capability 'calls'" in entry["reason"]
+    shown = rook("profile", "show", "example", "--json", cwd=ws)
+    assert json.loads(shown.stdout)["capabilities"]["observed"] == {
+        "multi_turn": True,
+        "usage": True,
+    }
