@@ -156,9 +156,9 @@ def build_view(
     evidence: dict[str, Any] = {}
     for t in turns:
         evidence.update(t.evidence)
-    if aggregate and collected:
+    if aggregate and collected:  # collect's reply is the complete evidence: it replaces
         if isinstance(collected.get("calls"), list):
-            calls = (calls or []) + collected["calls"]
+            calls = list(collected["calls"])
         if isinstance(collected.get("usage"), dict):
             usage = dict(collected["usage"])
         evidence.update(collected.get("evidence") or {})

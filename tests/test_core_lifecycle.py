@@ -491,3 +491,42 @@ def test_an_interpreter_found_on_the_hooks_own_path(rook_workspace, rook_cli, tm
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent"}})  # not on Rook's PATH
     r = rook_cli("run")
     assert r.exit_code == 2 and "'myinterp'" in r.stderr and "not on PATH" in r.stderr
+
+
+def test_collects_calls_and_usage_are_the_whole_scenarios_not_added_to_the_turns(
+    rook_workspace, rook_cli
+):
+    """The contract: collect's reply "is the complete evidence surface". Calls
+    a trace lists again are not counted twice; its usage replaces the turns'."""
+    rook_workspace.script(
+        "agent.sh",
+        r"""#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null
+    printf '{"output": "ok", "conversation": "c1", "calls": [{"name": "t%s"}], "usage": {"input": 10, "output": 1}}\n' "$ROOK_TURN" ;;
+  collect) echo '{"calls": [{"name": "t1"}, {"name": "t2"}, {"name": "late"}], "usage": {"input": 7, "output": 2}}' ;;
+esac
+""",
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "turns": ["one", "two"],
+            "criteria": [
+                {"max_calls": 3},
+                {"called": "late"},
+                {"max_tokens": {"input": 7}},
+                {"max_calls": 1, "turn": 2},  # one turn: its own calls alone
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert [c["status"] for c in s["criteria"]] == ["passed"] * 4, s["criteria"]
