@@ -96,6 +96,26 @@ def observed_file(agent: Agent, profile: Profile) -> Path:
     return agent.profiles_dir / f"{profile.id}.observed.json"
 
 
+def _check_manifest(path: Path, manifest: Any) -> None:
+    """Refuse to resume from a ``run.json`` that is not a manifest Rook wrote
+    (edited by hand, or damaged): exit 2, naming the file, nothing run."""
+    ok = (
+        isinstance(manifest, dict)
+        and isinstance(manifest.get("profile"), dict)
+        and isinstance(manifest["profile"].get("id"), str)
+        and isinstance(manifest.get("plan"), list)
+        and all(isinstance(k, str) for k in manifest["plan"])
+        and isinstance(manifest.get("invocations", []), list)
+        and isinstance(manifest.get("phases", []), list)
+        and isinstance(manifest.get("capabilities", {}), dict)
+    )
+    if not ok:
+        raise ConfigError(
+            f"{path}: not a run manifest rook can resume (a JSON object with profile.id, "
+            "plan, phases, invocations and capabilities); was it edited or damaged?"
+        )
+
+
 def load_observed(agent: Agent, profile: Profile) -> dict[str, bool]:
     """The capabilities this profile has shown in earlier runs: only those Rook
     wrote as ``true`` (a damaged or hand-edited file shows nothing more)."""
@@ -188,7 +208,9 @@ def prepare_run(
         run_path = agent.runs_dir / request.run_id
         manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
         if manifest is not None:
+            _check_manifest(run_path / "run.json", manifest)
             manifest = sharding.resume_manifest(run_path, manifest, shard)
+            _check_manifest(run_path / "run.json", manifest)
             pinned = manifest["profile"]["id"]
             if profile_name is None:
                 profile_name = pinned

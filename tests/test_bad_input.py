@@ -373,3 +373,14 @@ def test_an_observed_capability_is_only_one_rook_wrote_as_true(example):
         "multi_turn": True,
         "usage": True,
     }
+
+
+@pytest.mark.parametrize("damage", ["[1]", '"x"', '{"id": "r1"}', '{"profile": {"id": 3}, "plan": []}'])
+def test_resuming_a_run_whose_manifest_is_damaged_names_the_file(example, damage):
+    ws, agent = example
+    cut = rook("run", "--phases", "prepare,open,execute,close", "--run-name", "r1", cwd=ws)
+    assert cut.returncode == 0, cut.stderr
+    manifest = agent / "runs" / "r1" / "run.json"
+    manifest.write_text(damage)
+    done = rook("run", "--run", "r1", "--phases", "collect,judge", cwd=ws)
+    clean_error(done, str(manifest), "not a run manifest")
