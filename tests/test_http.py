@@ -223,6 +223,19 @@ def test_a_generic_event_stream_and_a_text_answer(rook_cli, rook_workspace, agen
     assert r.report["scenarios"][0]["turns"][0]["output"] == "a plain answer"
 
 
+def test_an_error_event_fails_the_hook_with_what_it_said(rook_cli, rook_workspace, agent_server):
+    # event: error with {"message": ...} (no "error" key): the message is the diagnosis
+    entry = {"http": {"url": f"{agent_server.url}/events/error", "body": {}, "stream": "sse"}}
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    rook_workspace.scenario({"id": "ev", "goal": "go", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error"
+    assert "the event stream reported an error" in scenario["reason"]
+    assert "model overloaded" in scenario["reason"], scenario["reason"]
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -97,8 +97,9 @@ def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
     """
     parsed = [(name, _parse(data)) for name, data in events]
     for name, value in parsed:
-        if name == "error" or (isinstance(value, dict) and value.get("error")):
-            detail = value.get("error") if isinstance(value, dict) else value
+        reported = value.get("error") if isinstance(value, dict) else None
+        if name == "error" or reported:
+            detail = reported or value  # an ``event: error`` says it in its whole payload
             raise StreamError(f"the event stream reported an error: {json.dumps(detail)[:500]}")
     values = [v for _, v in parsed]
     chat = [v for v in values if _is_chat_chunk(v)]

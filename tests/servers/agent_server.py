@@ -13,6 +13,7 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /flaky/KEY``                answer the statuses queued in ``flaky[KEY]`` first
 * ``GET  /text``                     a plain-text answer
 * ``POST /events``                   a non-OpenAI event stream
+* ``POST /events/error``             a stream whose ``event: error`` says what went wrong
 """
 
 from __future__ import annotations
@@ -332,6 +333,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, "a plain answer")
         if path == "/events":
             return self._events(["first ", "second", json.dumps({"note": "json event"})])
+        if path == "/events/error":
+            return self._events([json.dumps({"message": "model overloaded"})], named="error")
         return self._send(404, {"error": f"no route {self.command} {path}"})
 
     def _safe(self) -> None:
