@@ -374,6 +374,35 @@ def test_secrets_from_env_never_reach_the_record(
     assert seen["headers"]["X-Api-Key"] == declared  # the agent got the real value
 
 
+def test_a_query_in_the_url_is_sent_with_the_query_mapping(
+    rook_cli, rook_workspace, agent_server
+):
+    # e.g. Azure OpenAI's ...?api-version=2024-02-01, with or without a query: mapping
+    url = f"{agent_server.url}/echo?api-version=2024-02-01&deployment={{{{scenario}}}}"
+    for query in ({}, {"key": "k1"}):
+        write_profile(
+            rook_workspace,
+            {
+                "execute": {
+                    "http": {
+                        "url": url,
+                        "query": query,
+                        "body": {"q": "{{goal}}"},
+                        "extract": {"output": "text"},
+                    }
+                }
+            },
+            env=(),
+        )
+        rook_workspace.scenario({"id": "q", "goal": "hi", "criteria": [{"contains": "hi"}]})
+        r = rook_cli("run", "--json")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        seen = agent_server.seen("POST", "/echo")[-1]
+        assert seen["query"] == {"api-version": "2024-02-01", "deployment": "q", **query}
+        [execute] = record_hooks(rook_workspace, run_id_of(r), "q.1", "execute")
+        assert "api-version=2024-02-01" in execute["details"]["attempts"][0]["url"]
+
+
 def test_a_failure_message_never_shows_a_secret(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -166,14 +166,16 @@ def _tls_failure(exc: BaseException) -> bool:
 
 
 async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: int) -> Reply:
-    kwargs: dict[str, Any] = {"headers": req.headers, "params": req.params, "timeout": timeout}
+    kwargs: dict[str, Any] = {"headers": req.headers, "timeout": timeout}
+    # merged, not passed as ``params=``: httpx would drop the query the URL itself holds
+    url = httpx.URL(req.url).copy_merge_params(req.params) if req.params else req.url
     if req.has_json:
         kwargs["json"] = req.json
     elif req.content is not None:
         kwargs["content"] = req.content.encode("utf-8")
     elif req.form is not None:
         kwargs["data"] = req.form
-    async with client.stream(req.method, req.url, **kwargs) as resp:
+    async with client.stream(req.method, url, **kwargs) as resp:
         reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
         is_sse = "text/event-stream" in resp.headers.get("content-type", "")
         if req.sse and resp.is_success and is_sse:
