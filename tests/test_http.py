@@ -445,6 +445,9 @@ def test_a_failure_message_never_shows_a_secret(
         ({"method": "FETCH"}, "hooks.execute.http.method: must be one of"),
         ({"retries": -1}, "hooks.execute.http.retries:"),
         ({"stream": "websocket"}, "hooks.execute.http.stream:"),
+        ({"url": "http://127.0.0.1:99999/echo"}, "hooks.execute.http.url: not a valid URL (Port"),
+        ({"url": "http://[::1/echo"}, "hooks.execute.http.url: not a valid URL (Invalid IPv6"),
+        ({"url": "http:///echo"}, "hooks.execute.http.url: names no host"),
     ],
 )
 def test_invalid_entries_are_refused_before_anything_runs(
@@ -458,6 +461,21 @@ def test_invalid_entries_are_refused_before_anything_runs(
     assert field in r.stderr
     assert "Traceback" not in r.stderr
     assert not agent_server.seen()
+
+
+def test_a_url_that_becomes_invalid_fails_the_hook_naming_the_url(
+    rook_cli, rook_workspace, agent_server
+):
+    # a port out of range from hook_env: a clear diagnosis, not "raised ExceptionGroup"
+    entry = {"url": "http://127.0.0.1:{{env.PORT}}/echo", "body": {"goal": "{{goal}}"}}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=(), hook_env={"PORT": "99999"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error"
+    assert "url: not a valid URL (Port out of range" in scenario["reason"], scenario["reason"]
+    assert "127.0.0.1:99999" in scenario["reason"]
 
 
 def test_the_installed_rook_command_runs_an_http_profile(rook_workspace, agent_server):

@@ -18,7 +18,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 
 from rook_core.profile import StrictFloat
 
-from .entry import DEFAULT_BACKOFF, DEFAULT_RETRIES, HttpConfig, Path
+from .entry import DEFAULT_BACKOFF, DEFAULT_RETRIES, HttpConfig, Path, url_problem
 from .template import BUILTINS, SAVED_NAME, check_name, placeholders
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -138,6 +138,10 @@ class HttpSchema(Schema):
             errors["url"] = [
                 "must start with http:// or https:// (or a placeholder such as {{env.BASE_URL}})"
             ]
+        elif isinstance(url, str) and not any(placeholders(url)):
+            problem = url_problem(url)
+            if problem:
+                errors["url"] = [problem]
         for name in data.get("save", {}):
             if name in BUILTINS or name == "env":
                 errors.setdefault("save", []).append(

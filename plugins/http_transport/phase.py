@@ -26,7 +26,7 @@ from rook_core.store import atomic_write
 
 from .client import HttpResources, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
-from .entry import HttpConfig
+from .entry import HttpConfig, url_problem
 from .extract import ExtractError, document, extract, saved_values
 from .sse import StreamError
 from .template import Scope, TemplateError, as_text
@@ -196,6 +196,9 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
         raise HookError(str(exc)) from None
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise HookError(f"url: must become an http:// or https:// URL, got {preview(url, 200)}")
+    problem = url_problem(url)
+    if problem:
+        raise HookError(f"url: {problem}")
     headers = {k: as_text(v) for k, v in headers.items() if v is not None}
     if config.stream == "sse" and not any(k.lower() == "accept" for k in headers):
         headers["Accept"] = "text/event-stream"
