@@ -448,6 +448,8 @@ def test_a_failure_message_never_shows_a_secret(
         ({"url": "http://127.0.0.1:99999/echo"}, "hooks.execute.http.url: not a valid URL (Port"),
         ({"url": "http://[::1/echo"}, "hooks.execute.http.url: not a valid URL (Invalid IPv6"),
         ({"url": "http:///echo"}, "hooks.execute.http.url: names no host"),
+        ({"headers": {"X Bad": "x"}}, "hooks.execute.http.headers.X Bad: not a valid header"),
+        ({"headers": {"X-City": "Zürich"}}, "hooks.execute.http.headers.X-City: its value holds"),
     ],
 )
 def test_invalid_entries_are_refused_before_anything_runs(
@@ -476,6 +478,21 @@ def test_a_url_that_becomes_invalid_fails_the_hook_naming_the_url(
     assert scenario["status"] == "error"
     assert "url: not a valid URL (Port out of range" in scenario["reason"], scenario["reason"]
     assert "127.0.0.1:99999" in scenario["reason"]
+
+
+def test_a_header_value_a_header_cannot_carry_fails_the_hook_naming_the_header(
+    rook_cli, rook_workspace, agent_server
+):
+    entry = {"url": f"{agent_server.url}/echo", "headers": {"X-Goal": "{{goal}}"}, "body": {}}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    for goal, why in (("café", "holds 'é'"), ("two\nlines", "holds a line break")):
+        rook_workspace.scenario({"id": "s", "goal": goal, "criteria": [{"contains": "g"}]})
+        r = rook_cli("run", "--json")
+        assert r.exit_code == 1, r.stdout + r.stderr
+        reason = r.report["scenarios"][0]["reason"]
+        assert f"headers.X-Goal: its value {why}" in reason, reason
+        assert "raised" not in reason and "ProtocolError" not in reason
+    assert not agent_server.seen()
 
 
 def test_the_installed_rook_command_runs_an_http_profile(rook_workspace, agent_server):

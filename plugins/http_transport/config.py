@@ -18,7 +18,14 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 
 from rook_core.profile import StrictFloat
 
-from .entry import DEFAULT_BACKOFF, DEFAULT_RETRIES, HttpConfig, Path, url_problem
+from .entry import (
+    DEFAULT_BACKOFF,
+    DEFAULT_RETRIES,
+    HttpConfig,
+    Path,
+    header_problem,
+    url_problem,
+)
 from .template import BUILTINS, SAVED_NAME, check_name, placeholders
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
@@ -157,6 +164,11 @@ class HttpSchema(Schema):
         for k, v in (data.get("headers") or {}).items():
             if isinstance(v, (dict, list)):
                 errors.setdefault(f"headers.{k}", []).append("must be a string")
+                continue
+            literal = v if isinstance(v, str) and not any(placeholders(v)) else None
+            problem = header_problem(k, literal)
+            if problem:
+                errors.setdefault(f"headers.{k}", []).append(problem)
         for key in ("headers", "query", "body", "form"):
             try:
                 json.dumps(data.get(key), allow_nan=False)

@@ -8,6 +8,7 @@ neither marshmallow nor the schema.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +32,30 @@ def url_problem(url: str) -> str | None:
         return f"names no host: {url!r}"
     if port == 0:
         return f"port 0 is not a port to connect to: {url!r}"
+    return None
+
+
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
+
+
+def header_problem(name: str, value: str | None = None) -> str | None:
+    """Why a request cannot carry the header ``name: value``, or ``None``.
+
+    The value itself is never quoted (it may be a credential)."""
+    if not HEADER_NAME.match(name):
+        return "not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)"
+    if value is None:
+        return None
+    if any(c in value for c in "\r\n\0"):
+        return (
+            "its value holds a line break or NUL, which a header cannot carry; send it in the body"
+        )
+    bad = next((c for c in value if ord(c) > 127), None)
+    if bad is not None:
+        return (
+            f"its value holds {bad!r}, which a header cannot carry (ASCII only); "
+            "send it in the body"
+        )
     return None
 
 

@@ -26,7 +26,7 @@ from rook_core.store import atomic_write
 
 from .client import HttpResources, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
-from .entry import HttpConfig, url_problem
+from .entry import HttpConfig, header_problem, url_problem
 from .extract import ExtractError, document, extract, saved_values
 from .sse import StreamError
 from .template import Scope, TemplateError, as_text
@@ -200,6 +200,10 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
     if problem:
         raise HookError(f"url: {problem}")
     headers = {k: as_text(v) for k, v in headers.items() if v is not None}
+    for k, v in headers.items():
+        problem = header_problem(k, v)
+        if problem:
+            raise HookError(f"headers.{k}: {problem}")
     if config.stream == "sse" and not any(k.lower() == "accept" for k in headers):
         headers["Accept"] = "text/event-stream"
     params = {
