@@ -184,6 +184,20 @@ def latest_hint(runs_dir: Path) -> str:
     return f" (try: rook runs; latest is {runs[0]})" if runs else " (no runs yet)"
 
 
+def secret_names(run_path: Path) -> list[str]:
+    """The ``env`` variables of the profile copy a run keeps (``profile.yaml``):
+    their values are secrets wherever the run's data is shown again."""
+    from .yamlio import load_yaml
+
+    profile = run_path / "profile.yaml"
+    if not profile.is_file():
+        return []
+    data = load_yaml(profile, ConfigError) or {}
+    if not isinstance(data, dict):
+        return []
+    return [e.get("variable", "") for e in data.get("env") or [] if isinstance(e, dict)]
+
+
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     """The run's JSON report: ``report.json``, or rebuilt from the run's records.
 

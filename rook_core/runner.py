@@ -29,7 +29,7 @@ from .models import CAPABILITIES, HOOK_PHASES, Profile
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook
-from .redact import MIN_LENGTH, Redactor
+from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
 from .reportio import target_problem
@@ -164,7 +164,7 @@ def write_reports(
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
                 f"failed: {type(exc).__name__}: {exc}"
             )
-    return failed
+    return {k: scrub(v) for k, v in failed.items()}  # a plugin's message may hold a secret
 
 
 def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:

@@ -337,6 +337,35 @@ def test_a_broken_reporter_is_named_without_a_traceback(rook_workspace, rook_cli
     assert (rook_workspace.run_dir(run_id) / "report.json").is_file()
 
 
+class LeakyReporter:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        def write(report, path):
+            raise RuntimeError(f"cannot reach the upload service with {os.environ['AGENT_KEY']}")
+
+        register("leaky", write)
+
+
+def test_a_failing_reporter_never_shows_a_secret(rook_workspace, rook_cli, rook_plugin,
+                                                 tmp_path, monkeypatch):
+    secret = "sk-live-reporter-5ecret"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    rook_plugin(LeakyReporter())
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "env": [{"variable": "AGENT_KEY", "purpose": "the agent's key"}]})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    target = f"leaky:{tmp_path}/x"
+    for args in (("run", "--run-name", "s1", "--shard", "1/1", "--report", target),
+                 ("merge", "--run", "s1", "--report", target),
+                 ("report", "s1", "--report", target)):
+        r = rook_cli(*args[:1], "-w", str(rook_workspace.root), *args[1:])
+        assert r.exit_code == 1, (args, r.stderr)
+        assert "the 'leaky' reporter" in r.stderr
+        assert "[redacted:AGENT_KEY]" in r.stderr, (args, r.stderr)
+        assert secret not in r.stdout + r.stderr, args
+
+
 # An agent that leaves a mark, so a test can tell that nothing ran; with REPLACE set,
 # it puts a file where that directory was (the report's folder vanishes mid-run).
 MARKING_AGENT = r"""

@@ -123,12 +123,11 @@ def merge_command(
     from .. import history, plugins
     from ..errors import ConfigError
     from ..merging import merge_runs, write_merged_report
-    from ..redact import Redactor
+    from ..redact import Redactor, activate
     from ..report import exit_code, table
     from ..reportfile import print_json
     from ..runner import parse_report_option, report_failures, write_reports
     from ..store import read_json
-    from ..yamlio import load_yaml
 
     if not run_dirs and run_id is None:
         raise ConfigError("rook merge: give the shards' run directories, or --run ID")
@@ -140,14 +139,11 @@ def merge_command(
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
         rook.hook.rook_evidence_merged(merged=merged)  # plugins join their run-level files
-        names: list[str] = []
-        profile = target / "profile.yaml"
-        if profile.is_file():
-            data = load_yaml(profile, ConfigError) or {}
-            names = [e.get("variable", "") for e in data.get("env") or [] if isinstance(e, dict)]
+        redactor = Redactor.for_variables(history.secret_names(target))
+        activate(redactor)  # also for what plugins (a failing reporter) say
         # report.json as rook run writes it: one entry per line, one record read at a
         # time; the report's entries are read back from that file on demand.
-        report = write_merged_report(merged, min_pass_rate, Redactor.for_variables(names).data)
+        report = write_merged_report(merged, min_pass_rate, redactor.data)
         history.write_summary(target, report)
         from . import recorded
 

@@ -46,7 +46,8 @@ def report_command(
       rook report 20261130-101500-ab12cd --report junit:out/rook.xml --report markdown:out/rook.md
     """
     from .. import plugins
-    from ..history import load_report, resolve_run
+    from ..history import load_report, resolve_run, secret_names
+    from ..redact import Redactor, activate
     from ..report import summarize, table
     from ..reportfile import print_json
     from ..runner import parse_report_option, write_reports
@@ -54,7 +55,9 @@ def report_command(
     rook = plugins.build_plugin_manager()
     targets = [parse_report_option(r, rook) for r in reports]
     a = find_agent(workspace, project, agent)
-    report = load_report(resolve_run(a.runs_dir, run_ref), rebuild=rebuild)
+    run_path = resolve_run(a.runs_dir, run_ref)
+    activate(Redactor.for_variables(secret_names(run_path)))  # for what a reporter says
+    report = load_report(run_path, rebuild=rebuild)
     if "by_scenario" not in report["summary"]:  # written before per-scenario statistics
         gate = report["summary"].get("gate") or {}
         fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
