@@ -7,9 +7,16 @@ from .models import PHASES
 
 
 def parse_phases(text: str | None) -> list[str]:
-    if text is None or not text.strip():
+    if text is None:
         return list(PHASES)
-    wanted = [p.strip() for p in text.split(",") if p.strip()]
+    wanted = [p.strip() for p in text.split(",")]
+    if not any(wanted):
+        raise ConfigError(
+            f"--phases {text!r}: name at least one phase ({','.join(PHASES)}); "
+            "leave the flag out to run them all"
+        )
+    if "" in wanted:
+        raise ConfigError(f"--phases {text}: an empty phase name (two commas, or one at an end)")
     unknown = [p for p in wanted if p not in PHASES]
     if unknown:
         raise ConfigError(

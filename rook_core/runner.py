@@ -12,7 +12,7 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,29 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     if problem is not None:  # found now, not after every scenario ran
         raise ConfigError(f"--report {value}: {problem}")
     return fmt, path
+
+
+def check_json_out(reports: Iterable[str]) -> None:
+    """With ``--json``, standard output holds exactly one JSON document: a
+    ``--report`` that would write there too (``/dev/stdout``, or the file
+    standard output is redirected to) is refused before anything runs."""
+    try:
+        out = os.fstat(sys.stdout.fileno())
+        if os.path.samestat(out, os.stat(os.devnull)):
+            return  # nothing is read back from /dev/null
+    except (OSError, ValueError, AttributeError):  # no real standard output (in process)
+        return
+    for value in reports:
+        path = value.partition(":")[2]
+        try:
+            same = bool(path) and os.path.samestat(os.stat(path), out)
+        except OSError:
+            same = False
+        if same:
+            raise ConfigError(
+                f"--report {value}: that is standard output, where --json prints the report; "
+                "write the report to a file, or leave out --json"
+            )
 
 
 def observed_file(agent: Agent, profile: Profile) -> Path:

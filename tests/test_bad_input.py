@@ -384,3 +384,25 @@ def test_resuming_a_run_whose_manifest_is_damaged_names_the_file(example, damage
     manifest.write_text(damage)
     done = rook("run", "--run", "r1", "--phases", "collect,judge", cwd=ws)
     clean_error(done, str(manifest), "not a run manifest")
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_json_with_a_report_on_standard_output_is_refused(example, command, tmp_path):
+    """--json prints exactly one document on standard output: a --report
+    writing there too (/dev/stdout, or the file stdout goes to) is refused."""
+    ws, _ = example
+    assert rook("run", cwd=ws).returncode == 0
+    clean_error(
+        rook(*command, "--json", "--report", "junit:/dev/stdout", cwd=ws),
+        "--report junit:/dev/stdout",
+        "standard output",
+    )
+    out = tmp_path / "out.json"
+    with out.open("w") as fh:
+        done = subprocess.run(
+            [*ROOK, *command, "--json", "--report", f"markdown:{out}"],
+            cwd=ws, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    clean_error(done, f"--report markdown:{out}")
+    assert out.read_text() == ""  # nothing ran, nothing printed
+    assert rook(*command, "--json", "--report", f"junit:{tmp_path / 'r.xml'}", cwd=ws).returncode == 0

@@ -126,7 +126,10 @@ def merge_command(
     from ..redact import Redactor, activate
     from ..report import exit_code, table
     from ..reportfile import print_json
-    from ..runner import parse_report_option, report_failures, write_reports
+    from ..runner import check_json_out, parse_report_option, report_failures, write_reports
+
+    if as_json:
+        check_json_out(reports)
     from ..store import read_json
 
     if not run_dirs and run_id is None:

@@ -50,7 +50,10 @@ def report_command(
     from ..redact import Redactor, activate
     from ..report import summarize, table
     from ..reportfile import print_json
-    from ..runner import parse_report_option, write_reports
+    from ..runner import check_json_out, parse_report_option, write_reports
+
+    if as_json:
+        check_json_out(reports)
 
     rook = plugins.build_plugin_manager()
     targets = [parse_report_option(r, rook) for r in reports]

@@ -140,7 +140,7 @@ def run_command(
         from ..errors import ConfigError
         from ..report import SYMBOL, reason_text, table
         from ..reportfile import print_json
-        from ..runner import RunRequest, run
+        from ..runner import RunRequest, check_json_out, run
 
     if scheduler is not None and executor == "local":
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
@@ -153,6 +153,8 @@ def run_command(
         sys.stderr.write(f"  {mark:<12} {record['key']}  {reason_text(record, 100)}\n")
         sys.stderr.flush()
 
+    if as_json:
+        check_json_out(reports)
     request = RunRequest(
         workspace=workspace,
         project=project,
