@@ -235,6 +235,10 @@ def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str
         and current.endswith(suffix)
     ):
         rel = current  # repair the script in place
+        first = base.files[current].split("\n", 1)[0]
+        if first.startswith("#!") and not script.startswith("#!"):
+            # the file keeps its mode: an executable script needs its #! line to start
+            script = f"{first}\n{script}"
     phases = extra.get("phases")
     if not isinstance(phases, list):
         phases = ["execute", *sorted(set(PHASE_WORD.findall(script)))]

@@ -29,15 +29,19 @@ def load_config(value: Any) -> dict[str, Any]:
     return {"path": value}
 
 
-def shebang(path: Path) -> tuple[str, str] | None:
-    """The interpreter and its one optional argument from the ``#!`` line of
-    ``path`` (as the kernel reads them), or ``None`` when it has none."""
+def _head(path: Path) -> bytes | None:
     try:
         with open(path, "rb") as f:
-            head = f.read(1024)
+            return f.read(1024)
     except OSError:
         return None
-    if not head.startswith(b"#!"):
+
+
+def shebang(path: Path, head: bytes | None = None) -> tuple[str, str] | None:
+    """The interpreter and its one optional argument from the ``#!`` line of
+    ``path`` (as the kernel reads them), or ``None`` when it has none."""
+    head = _head(path) if head is None else head
+    if head is None or not head.startswith(b"#!"):
         return None
     line = head[2:].split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip(" \t")
     words = line.replace("\t", " ").split(" ", 1)  # not \r: the kernel keeps it too
@@ -69,11 +73,20 @@ def _env_program(arg: str) -> str | None:
 
 def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -> str | None:
     """Why the ``#!`` interpreter of the executable script ``path`` cannot start,
-    naming it; ``None`` when it can (or the script has no ``#!`` line). An
+    naming it, or why a text script with no ``#!`` line cannot start at all
+    (the kernel refuses it: ``Exec format error``); ``None`` when it can. An
     absolute (or ``cwd``-relative) interpreter must be an executable file; for
     ``/usr/bin/env NAME`` (options and ``-S`` allowed), NAME must be on PATH."""
-    found = shebang(path)
+    head = _head(path)
+    found = shebang(path, head)
     if found is None:
+        if head is not None and b"\0" not in head:  # text (a program holds NUL bytes)
+            what = "is empty" if not head.strip() else "has no #! line"
+            return (
+                f"it is executable but {what}, so the system cannot start it ({path}); "
+                "begin it with an interpreter line such as #!/bin/sh, or chmod -x it so "
+                "Rook picks the interpreter by its extension"
+            )
         return None
     interpreter, arg = found
     if not interpreter:
@@ -144,6 +157,12 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     for candidate in candidates:
         if candidate.is_file():
             return {**config, "argv": interpreter_argv(candidate.resolve(), agent.workspace)}
+    for candidate in candidates:
+        if candidate.is_dir():
+            raise ConfigError(
+                f"hook script {config['path']!r} is a directory ({candidate}); "
+                "name the script in it"
+            )
     tried = " and ".join(str(c) for c in candidates)
     raise ConfigError(f"hook script {config['path']!r} not found; tried {tried}")
 

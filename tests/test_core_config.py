@@ -162,6 +162,20 @@ def test_unknown_extension_and_not_executable_is_a_config_error(ws, rook_cli):
     refused(rook_cli("run"), ws, "a.rb", "not executable", "chmod +x")
 
 
+@pytest.mark.parametrize("body, needle", [("echo '{}'\n", "has no #! line"), ("", "is empty")])
+def test_an_executable_text_script_the_system_cannot_start_is_refused(ws, rook_cli, body, needle):
+    """No #! line: execve refuses it (Exec format error), so Rook says so first."""
+    ws.script("plain", body)  # executable, no extension
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/plain"}})
+    refused(rook_cli("run"), ws, "scripts/plain", needle, "#!/bin/sh")
+
+
+def test_a_hook_path_that_is_a_directory_is_named_so(ws, rook_cli):
+    (ws.agent_dir / "scripts" / "tools").mkdir()
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/tools"}})
+    refused(rook_cli("run"), ws, "'scripts/tools' is a directory")
+
+
 def test_missing_interpreter_is_named(ws, rook_cli, monkeypatch, tmp_path):
     ws.script("a.mjs", "console.log('{}')", executable=False)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.mjs"}})
@@ -176,6 +190,9 @@ def test_missing_interpreter_is_named(ws, rook_cli, monkeypatch, tmp_path):
         ("open,execute", "prefix"),
         ("execute,open", "order"),
         ("prepare,teardown", "unknown phase teardown"),
+        ("", "at least one phase"),  # not "every phase"
+        (" , ", "at least one phase"),
+        ("prepare,,open", "empty phase name"),
     ],
 )
 def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):

@@ -3,6 +3,7 @@ loosening a check; nothing changed when no repair passes."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -326,3 +327,24 @@ def test_a_rewritten_executable_script_is_restored_exactly(rook_workspace, rook_
     assert "not fixed; nothing was changed" in r.stdout
     assert state(ws.agent_dir) == before  # content, mode (still executable) and times
     assert not path.with_name("p.yaml.bak").exists()
+
+
+def test_an_executable_script_repaired_without_its_hash_bang_line_keeps_it(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The file stays executable, so it needs its #! line: an author's answer
+    without one keeps the script's own (else the system could not start it)."""
+    ws = rook_workspace
+    ws.script("desk.py", "#!/usr/bin/env python3\nprint('plain text, not the contract')\n")
+    author = tmp_path / "author.py"
+    author.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "print('```python\\nimport json, sys\\nif sys.argv[1] == \"execute\":\\n"
+        "    sys.stdin.read()\\n    print(json.dumps({\"output\": \"fixed\"}))\\n```')\n"
+    )
+    write(ws, {"execute": "scripts/desk.py"}, env=())
+    r = fix(rook_cli, ws, "--author", f"{sys.executable} {author}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    script = ws.agent_dir / "scripts" / "desk.py"
+    assert script.read_text().startswith("#!/usr/bin/env python3\nimport json, sys\n")
+    assert os.access(script, os.X_OK)
