@@ -155,8 +155,10 @@ class Command(CriterionType):
         else:
             raise ValidationError({"run": ["must be a command line or a list of arguments"]})
         code = value.get("exit", 0)
-        if isinstance(code, bool) or not isinstance(code, int):
-            raise ValidationError({"exit": ["must be a whole number (the expected exit code)"]})
+        if isinstance(code, bool) or not isinstance(code, int) or not -64 <= code <= 255:
+            raise ValidationError(
+                {"exit": ["must be an exit code, 0 to 255 (or -N: killed by signal N)"]}
+            )
         timeout = value.get("timeout_seconds", DEFAULT_COMMAND_TIMEOUT)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ValidationError({"timeout_seconds": ["must be a number of seconds > 0"]})

@@ -122,6 +122,8 @@ def test_missing_workspace_directory_is_an_error(rook_workspace, rook_cli):
     ({"file": {"path": "a", "matches": "(open"}}, "regular expression"),
     ({"file": {"path": "a", "size": 3}}, "criteria.0.file.size"),
     ({"command": {"run": "true", "exit": "zero"}}, "criteria.0.command.exit"),
+    ({"command": {"run": "true", "exit": 300}}, "0 to 255"),  # no process exits 300
+    ({"command": {"run": "true", "exit": -65}}, "criteria.0.command.exit"),
     ({"command": {"run": "true", "timeout_seconds": 0}}, "timeout_seconds"),
     ({"command": {"exit": 0}}, "criteria.0.command"),
 ])
