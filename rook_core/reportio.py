@@ -22,7 +22,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, SupportsIndex
@@ -316,6 +315,8 @@ def target_problem(path: Path) -> str | None:
                 os.mkdir(missing)
                 os.rmdir(missing)
         else:
+            import tempfile  # only a run with --report needs it (with shutil and random: 2 ms)
+
             fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=parent)
             os.close(fd)
             os.unlink(probe)
