@@ -20,20 +20,11 @@ from .models import (
     Profile,
 )
 from .plugins import Registry
+from .schemafields import StrictFloat
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
-
-
-class StrictFloat(fields.Float):
-    """A number, as YAML writes one: a string (``"30"``) is refused, as
-    ``fields.Integer(strict=True)`` refuses it, and so is a boolean."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.make_error("invalid", input=value)
-        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class _EnvRefSchema(Schema):

@@ -30,7 +30,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 from .errors import ScenarioError, format_validation_messages
 from .models import ID_MAX, SLUG, Criterion, Scenario
 from .plugins import Registry
-from .profile import StrictFloat
+from .schemafields import StrictFloat
 from .yamlio import load_yaml
 
 PUBLIC_KEYS = (

@@ -16,7 +16,7 @@ import jmespath
 from jmespath.exceptions import JMESPathError
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from rook_core.profile import StrictFloat
+from rook_core.schemafields import StrictFloat
 
 from .entry import (
     DEFAULT_BACKOFF,
