@@ -144,6 +144,7 @@ def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_c
     assert r.exit_code == 0, r.stdout + r.stderr
     doc = json.loads(cli(rook_cli, ws, "show", "leaky", "--json").stdout)
     for text in (r.stdout, json.dumps(doc)):
+        text = text.replace(str(ws.root), "WS")  # pytest's tmp path may hold "-42" too
         for n in secrets:
             assert f"-{n}" not in text and f"0{n}" not in text, (n, text)
     hooks = doc["hooks"]
