@@ -240,6 +240,26 @@ class _CallCriterion(CriterionType):
     per_turn = False
 
 
+def _seen_calls(view: EvidenceView) -> list[dict[str, Any]]:
+    """The calls of the turns in view that reported theirs, when some did not
+    (``view.calls`` is ``None``): a part of the call log, in order. It can
+    show that a call was made, never that one was not."""
+    return [c for t in view.turns for c in (t.calls or [])]
+
+
+def _unobserved(view: EvidenceView) -> Verdict:
+    blind = [str(t.turn) for t in view.turns if t.calls is None]
+    if len(blind) < len(view.turns):
+        return Verdict(
+            UNVERIFIABLE,
+            f"the calls of turn(s) {', '.join(blind)} were not observed, so this cannot be verified",
+        )
+    return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+
+
+PARTIAL = "in the turns whose calls were observed"
+
+
 class Called(_CallCriterion):
     name = "called"
     description = "a tool call with this name (and arguments, as a subset) was made"
@@ -249,7 +269,9 @@ class Called(_CallCriterion):
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         if view.calls is None:
-            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+            if _matching(config, _seen_calls(view)):
+                return Verdict(PASSED, f"{_describe(config)} was called ({PARTIAL})")
+            return _unobserved(view)
         hits = _matching(config, view.calls)
         names = [c.get("name") for c in view.calls]
         if hits:
@@ -263,7 +285,9 @@ class NotCalled(Called):
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         if view.calls is None:
-            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+            if hits := _matching(config, _seen_calls(view)):
+                return Verdict(FAILED, f"{_describe(config)} was called ({len(hits)}x {PARTIAL})")
+            return _unobserved(view)
         hits = _matching(config, view.calls)
         if hits:
             return Verdict(FAILED, f"{_describe(config)} was called ({len(hits)}x)")
@@ -284,11 +308,14 @@ class CallOrder(_CallCriterion):
         return value
 
     def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:
-        if view.calls is None:
-            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
-        names = [c.get("name") for c in view.calls]
+        complete = view.calls is not None
+        names = [c.get("name") for c in (view.calls or _seen_calls(view))]
         it = iter(names)
         ok = all(any(n == want for n in it) for want in config)
+        if not complete:  # the calls seen in this order: so were all of them
+            if ok:
+                return Verdict(PASSED, f"expected order {config}; calls were {names} ({PARTIAL})")
+            return _unobserved(view)
         return Verdict(PASSED if ok else FAILED, f"expected order {config}; calls were {names}")
 
 
@@ -305,7 +332,10 @@ class MaxCalls(_CallCriterion):
 
     def evaluate(self, config: int, view: EvidenceView) -> Verdict:
         if view.calls is None:
-            return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
+            seen = len(_seen_calls(view))
+            if seen > config:
+                return Verdict(FAILED, f"at least {seen} calls (max {config}; {PARTIAL})")
+            return _unobserved(view)
         n = len(view.calls)
         return Verdict(PASSED if n <= config else FAILED, f"{n} calls (max {config})")
 
@@ -402,6 +432,10 @@ class Claim(_CallCriterion):
         if not claims:
             return Verdict(PASSED, f"the answer makes no claim matching /{config['says'].pattern}/")
         if view.calls is None:
+            if _matching(config["call"], _seen_calls(view)):
+                return Verdict(
+                    PASSED, f"claim backed by a call to {_describe(config['call'])} ({PARTIAL})"
+                )
             return Verdict(
                 UNVERIFIABLE,
                 f"the answer claims it (turn {claims[0].turn}) but calls were not observed",

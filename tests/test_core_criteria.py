@@ -212,3 +212,62 @@ def test_which_turn_each_criterion_looks_at_by_default(rook_workspace, rook_cli)
     ]
     assert wrong == [], "\n".join(map(str, wrong))
     assert s["turns"][0]["seconds"] > 0.5
+
+
+PARTIAL_CASES = [
+    # (criterion, expected): turn 1 reported its calls (a cancel_order), turn 2
+    # reported none (no "calls" key). What turn 1 shows is evidence; what turn 2
+    # may have done is not.
+    ({"not_called": "cancel_order"}, "failed"),  # the forbidden call was seen
+    ({"max_calls": 0}, "failed"),
+    ({"called": "cancel_order"}, "passed"),
+    ({"call_order": ["lookup_order", "cancel_order"]}, "passed"),
+    ({"claim": {"says": "cancelled", "requires_call": "cancel_order"}}, "passed"),
+    ({"not_called": "issue_refund"}, "unverifiable"),  # turn 2 may have called it
+    ({"max_calls": 2}, "unverifiable"),
+    ({"called": "issue_refund"}, "unverifiable"),
+    ({"call_order": ["cancel_order", "lookup_order"]}, "unverifiable"),
+    ({"claim": {"says": "cancelled", "requires_call": "issue_refund"}}, "unverifiable"),
+    ({"not_called": "cancel_order", "turn": 2}, "unverifiable"),
+]
+
+
+def test_calls_seen_in_some_turns_are_evidence(rook_workspace, rook_cli):
+    # SPEC §4/§5: a missing calls means "could not observe" -- for that turn. A
+    # forbidden call another turn did report was observed: the criterion fails
+    # (and the run exits 1) instead of hiding as unverifiable.
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/slow_mirror.py"},
+            "capabilities": {"calls": True, "multi_turn": True},
+        }
+    )
+    first = {
+        "output": "Looking it up.",
+        "conversation": "c1",
+        "calls": [
+            {"name": "lookup_order", "arguments": {"id": "ORD-1"}},
+            {"name": "cancel_order", "arguments": {"id": "ORD-1"}},
+        ],
+    }
+    second = {"output": "ORD-1 is cancelled.", "conversation": "c1"}
+    for i, (criterion, _) in enumerate(PARTIAL_CASES):
+        rook_workspace.scenario(
+            {
+                "id": f"p{i:02d}",
+                "turns": [json.dumps(first), json.dumps(second)],
+                "criteria": [criterion],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    assert r.exit_code == 1, r.stderr
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (criterion, expected, got[f"p{i:02d}"]["status"], got[f"p{i:02d}"]["reason"])
+        for i, (criterion, expected) in enumerate(PARTIAL_CASES)
+        if got[f"p{i:02d}"]["status"] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
+    assert "turn(s) 2 were not observed" in got["p05"]["reason"]
