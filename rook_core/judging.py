@@ -126,12 +126,15 @@ class CriterionType:
 
 
 def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
-    total: dict[str, Any] = {}
-    for u in usages:
-        for k, v in u.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                total[k] = total.get(k, 0) + v
-    return total
+    """The usage of several turns: each count summed when every turn reports it.
+    A count some turn left out was not observed for them together (it is not 0)."""
+    numbers = [
+        {k: v for k, v in u.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        for u in usages
+    ]
+    if not numbers:
+        return {}
+    return {k: sum(n[k] for n in numbers) for k in numbers[0] if all(k in n for n in numbers)}
 
 
 def build_view(

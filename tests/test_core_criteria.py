@@ -271,3 +271,35 @@ def test_calls_seen_in_some_turns_are_evidence(rook_workspace, rook_cli):
     ]
     assert wrong == [], "\n".join(map(str, wrong))
     assert "turn(s) 2 were not observed" in got["p05"]["reason"]
+
+
+def test_a_token_count_one_turn_left_out_is_not_zero(rook_workspace, rook_cli):
+    # max_tokens counts "the usage of all turns": turn 1 reported no output
+    # count, so the output (and the total) of both turns was not observed and
+    # cannot pass a limit; the input count both turns reported still can.
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/slow_mirror.py"},
+            "capabilities": {"usage": True, "multi_turn": True},
+        }
+    )
+    first = {"output": "one", "conversation": "c1", "usage": {"input": 100}}
+    second = {"output": "two", "conversation": "c1", "usage": {"input": 1, "output": 1}}
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "turns": [json.dumps(first), json.dumps(second)],
+            "criteria": [
+                {"max_tokens": {"output": 10}},
+                {"max_tokens": 150},
+                {"max_tokens": {"input": 150}},
+                {"max_tokens": {"input": 100}},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    (s,) = r.report["scenarios"]
+    got = [(c["status"], c["reason"]) for c in s["criteria"]]
+    assert [g[0] for g in got] == ["unverifiable", "unverifiable", "passed", "failed"], got
