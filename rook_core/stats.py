@@ -260,7 +260,7 @@ def gate(per_scenario: Iterable[dict[str, Any]], min_pass_rate: float) -> dict[s
     for s in per_scenario:
         if not s["decided"]:
             ungated.append(s["id"])
-        elif s["pass_rate"] is not None and s["pass_rate"] < min_pass_rate:
+        elif s[PASSED] / s["decided"] < min_pass_rate:  # the exact rate, not the rounded one
             missed.append(
                 {
                     "id": s["id"],

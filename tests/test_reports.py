@@ -255,6 +255,22 @@ def test_min_pass_rate_gates_each_scenario(rook_workspace, rook_cli, tmp_path, m
         assert "gate" not in summary
 
 
+@pytest.mark.parametrize("gate, code", [("0.6666", 0), ("0.66667", 1)])
+def test_min_pass_rate_gates_the_exact_rate(rook_workspace, rook_cli, tmp_path, monkeypatch,
+                                            gate, code):
+    # 2 passes in 3 runs is 0.6666...: below a 0.66667 gate, though the report
+    # rounds it to 0.6667.
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "flaky", "goal": "flaky", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--json", "--repeat", "3", "-j", "1", "--min-pass-rate", gate)
+    assert r.report["summary"]["by_scenario"][0]["passed"] == 2
+    assert r.exit_code == code, r.stderr
+    missed = [m["id"] for m in r.report["summary"]["gate"]["missed"]]
+    assert missed == ([] if code == 0 else ["flaky"])
+
+
 def test_min_pass_rate_is_validated(rook_workspace, rook_cli):
     r = rook_cli("run", "--min-pass-rate", "80")
     assert r.exit_code == 2 and "--min-pass-rate" in r.stderr
