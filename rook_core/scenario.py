@@ -9,8 +9,8 @@ writes (``title``, ``class``, ``category``, ``feature_id``, ``multi_turn`` +
   (the setup messages, then the goal);
 * ``expectation.acceptance_criteria[{id, statement, check: llm_judge}]`` →
   ``rubric`` criteria;
-* ``expectation.forbidden[]`` → a ``rubric`` that the output must not exhibit
-  the statement, or ``not_matches`` (every turn) for ``{pattern: ...}``;
+* ``expectation.forbidden[]`` → a ``rubric`` (every turn) that the answers must
+  not exhibit the statement, or ``not_matches`` (every turn) for ``{pattern: ...}``;
 * ``expectation.mcp[{server, tool, expect: not_called}]`` → ``not_called``;
 * ``class``, ``category``, ``feature_id``, ``excluded``, ``timeout_seconds``,
   ``max_turns``, ``multi_turn`` and ``workspace`` are kept in
@@ -191,7 +191,7 @@ def _acceptance(i: int, entry: Any) -> dict[str, Any]:
 
 def _forbidden(i: int, entry: Any) -> dict[str, Any]:
     if isinstance(entry, str):
-        return {"rubric": forbidden_rubric(entry)}
+        return {"rubric": forbidden_rubric(entry), "turn": "all"}
     if not isinstance(entry, dict):
         raise ValidationError("must be a statement, or a mapping with statement or pattern")
     unknown = set(entry) - {"id", "statement", "pattern"}
@@ -203,7 +203,7 @@ def _forbidden(i: int, entry: Any) -> dict[str, Any]:
         return _labelled({"not_matches": entry["pattern"], "turn": "all"}, entry)
     if not isinstance(entry["statement"], str):
         raise ValidationError({"statement": ["must be a text"]})
-    return _labelled({"rubric": forbidden_rubric(entry["statement"])}, entry)
+    return _labelled({"rubric": forbidden_rubric(entry["statement"]), "turn": "all"}, entry)
 
 
 def _mcp(i: int, entry: Any) -> dict[str, Any]:

@@ -180,3 +180,50 @@ def test_the_content_hash_changes_with_the_definition(ws, rook_cli):
     assert rook_cli("run", "--json").report["scenarios"][0]["content_hash"] == r1
     path.write_text(path.read_text().replace("title: t", "title: u"))
     assert rook_cli("run", "--json").report["scenarios"][0]["content_hash"] != r1
+
+
+# Fails a forbidden statement when any answer it is asked to judge ("turns")
+# shows the word: earlier turns given as context only are not judged.
+FORBIDDEN_JUDGE = r"""
+    #!/usr/bin/env python3
+    import json, re, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    prompt = sys.stdin.read()
+    doc = json.loads(re.search(r"^EVIDENCE[^\n]*\n(.*?)\n\nAnswer with", prompt, re.S | re.M).group(1))
+    seen = [t["turn"] for t in doc["turns"] if "promise" in (t["output"] or "").casefold()]
+    print(json.dumps({"output": {"pass": not seen, "reason": f"promises in turns {seen}"}}))
+"""
+
+
+def test_a_forbidden_statement_is_judged_on_every_answer(rook_workspace, rook_cli):
+    # docs/scenarios.md: "the answers must not exhibit the statement", like the
+    # pattern form (not_matches on every turn). A setup turn's answer that
+    # exhibits it fails the scenario; it is not only context for the last one.
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            said = "I promise a refund by Friday" if os.environ["ROOK_TURN"] == "1" else "Noted."
+            print(json.dumps({"output": said, "conversation": "conv-1"}))
+    """)
+    rook_workspace.script("judge.py", FORBIDDEN_JUDGE)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"multi_turn": True}})
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}},
+                           active=False)
+    rook_workspace.scenario("""
+        title: No promised dates
+        goal: "Where is my refund?"
+        multi_turn: true
+        setup_messages: ["I cancelled ORD-1"]
+        expectation:
+          forbidden: ["Promises a refund date it cannot know"]
+    """, name="no-promises")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    (entry,) = r.report["scenarios"]
+    (criterion,) = entry["criteria"]
+    assert criterion["turn"] == "all"
+    assert (criterion["status"], criterion["reason"]) == ("failed", "judge: promises in turns [1]")
+    assert r.exit_code == 1
