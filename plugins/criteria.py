@@ -149,6 +149,8 @@ class Json(CriterionType):
         checks = [k for k in ("equals", "contains", "exists") if k in value]
         if len(checks) > 1:
             raise ValidationError("give at most one of equals, contains, exists")
+        if "exists" in value and not isinstance(value["exists"], bool):
+            raise ValidationError({"exists": ["must be true or false"]})
         try:
             compiled = jmespath.compile(_string(value["path"], "a JMESPath expression"))
         except JMESPathError as exc:

@@ -406,3 +406,13 @@ def test_json_with_a_report_on_standard_output_is_refused(example, command, tmp_
     clean_error(done, f"--report markdown:{out}")
     assert out.read_text() == ""  # nothing ran, nothing printed
     assert rook(*command, "--json", "--report", f"junit:{tmp_path / 'r.xml'}", cwd=ws).returncode == 0
+
+
+def test_a_json_criterion_exists_that_is_not_true_or_false_is_refused(example):
+    # exists: "false" (text) read as true inverted the check the author wrote
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(path.read_text() + '  - json: {path: order.id, exists: "false"}\n')
+    proc = rook("run", cwd=ws)
+    clean_error(proc, str(path), "criteria.2.json.exists: must be true or false")
+    assert not list((agent / "runs").iterdir())
