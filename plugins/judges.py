@@ -56,8 +56,9 @@ Answer with exactly one JSON object and nothing else:
 def _min_score(value: Any) -> float:
     from marshmallow import ValidationError
 
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValidationError({"min_score": ["must be a number"]})
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        # the judge is asked for a score from 0 to 1: a min_score above 1 could never pass
+        raise ValidationError({"min_score": ["must be a number from 0 to 1"]})
     return float(value)
 
 

@@ -416,3 +416,14 @@ def test_a_json_criterion_exists_that_is_not_true_or_false_is_refused(example):
     proc = rook("run", cwd=ws)
     clean_error(proc, str(path), "criteria.2.json.exists: must be true or false")
     assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize("value", ["80", "-0.5", "1.01"])
+def test_a_rubric_min_score_outside_0_to_1_is_refused(example, value):
+    # the judge is asked for a score from 0 to 1: min_score 80 could never pass
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(path.read_text() + f"  - rubric: {{text: polite, min_score: {value}}}\n")
+    proc = rook("run", "--judge-profile", "example", cwd=ws)
+    clean_error(proc, str(path), "criteria.2.rubric.min_score: must be a number from 0 to 1")
+    assert not list((agent / "runs").iterdir())
