@@ -128,7 +128,7 @@ class Rubric(CriterionType):
             evidence["score"] = score
         scored = "" if score is None else f" (score {score:g})"
         status = PASSED if answer.passed else FAILED
-        if config["min_score"] is not None:
+        if config["min_score"] is not None and answer.passed:  # a fail needs no score
             if score is None:
                 return Verdict(
                     ERROR,

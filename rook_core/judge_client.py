@@ -87,6 +87,8 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     score = value.get("score")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
         return None, f'"score" must be a number (got {score!r})'
+    if score is not None and not 0 <= score <= 1:  # NaN too: the prompt asks for 0 to 1
+        return None, f'"score" must be a number from 0 to 1 (got {score!r})'
     return value, ""
 
 

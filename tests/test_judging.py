@@ -200,6 +200,24 @@ def test_min_score(rook_workspace, rook_cli, monkeypatch):
     r = rook_cli("run", "--json", "--judge-profile", "grader")
     assert r.statuses() == {"s": "error"}
     assert "gave no score" in criteria_of(r.report, "s")[0]["reason"]
+    monkeypatch.setenv("JUDGE_MODE", "score:2")  # outside 0-1: not a verdict
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "error"}
+    assert '"score" must be a number from 0 to 1 (got 2.0)' in criteria_of(r.report, "s")[0][
+        "reason"
+    ]
+
+
+def test_a_judge_that_says_fail_fails_a_min_score_rubric_without_a_score(
+    rook_workspace, rook_cli, monkeypatch
+):
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [
+            {"rubric": {"text": "must mention tuesday", "min_score": 0.8}}]}])
+    monkeypatch.setenv("JUDGE_MODE", "noscore")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "failed"}, criteria_of(r.report, "s")
+    assert "does not mention tuesday" in criteria_of(r.report, "s")[0]["reason"]
 
 
 def test_rubric_without_a_judge_profile_is_refused_before_anything_runs(
