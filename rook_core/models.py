@@ -167,10 +167,13 @@ class Scenario:
     """The file it was read from."""
     content_hash: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    goal_turn: int = 0
+    """Which turn is the goal (0-based): the first, but the last for a public-CLI
+    file, whose ``setup_messages`` come before its ``goal``."""
 
     @property
     def goal(self) -> str:
-        return self.turns[0]
+        return self.turns[self.goal_turn]
 
 
 @plain(slots=True)

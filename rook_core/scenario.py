@@ -304,6 +304,7 @@ def scenario_from_dict(
         repeat=loaded["repeat"],
         content_hash=content_hash(original),
         extra=extra,
+        goal_turn=0 if "turns" in loaded else len(turns) - 1,
     )
 
 

@@ -227,3 +227,26 @@ def test_a_forbidden_statement_is_judged_on_every_answer(rook_workspace, rook_cl
     assert criterion["turn"] == "all"
     assert (criterion["status"], criterion["reason"]) == ("failed", "judge: promises in turns [1]")
     assert r.exit_code == 1
+
+
+def test_the_goal_of_a_public_cli_file_is_its_goal_not_its_first_setup_message(
+    ws, rook_cli, tmp_path, monkeypatch
+):
+    """setup_messages come first, the goal last: the judge (and {{goal}}, the
+    Ruhroh goal file) get the file's goal, not the first setup message."""
+    import json
+    import re
+
+    log = tmp_path / "judge-log"
+    log.mkdir()
+    monkeypatch.setenv("JUDGE_LOG", str(log))
+    ws.scenario(PUBLIC, name="public")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code in (0, 1), r.stderr
+    prompt = (log / "0.prompt").read_text()
+    found = re.search(r"^EVIDENCE[^\n]*\n(.*?)\n\nAnswer with", prompt, re.S | re.M)
+    evidence = json.loads(found.group(1))
+    assert evidence["goal"] == "Where is my refund?"
+    assert [t["input"] for t in r.report["scenarios"][0]["turns"]] == [
+        "I cancelled ORD-1 yesterday", "It was a blue kettle", "Where is my refund?",
+    ]
