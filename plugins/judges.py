@@ -44,7 +44,9 @@ RUBRIC:
 
 EVIDENCE (JSON; "turns" holds the answer to judge; "earlier_turns", when present, is the \
 conversation before it, given only as context: do not judge it; "calls": null means tool calls \
-were not observed, [] means none were made; "usage": null means token usage was not observed):
+were not observed, [] means none were made ("calls_by_turn", when present, gives the calls of the \
+turns where they were observed, null for the others); "usage": null means token usage was not \
+observed):
 {evidence}
 
 Answer with exactly one JSON object and nothing else:
@@ -80,6 +82,9 @@ def evidence_document(view: EvidenceView) -> dict[str, Any]:
             {"turn": t.turn, "input": t.input, "output": t.output} for t in earlier
         ]
     doc.update(calls=view.calls, usage=view.usage, evidence=view.evidence)
+    if view.calls is None and any(t.calls is not None for t in view.turns):
+        # some turns' calls were seen: what they showed is evidence too
+        doc["calls_by_turn"] = {str(t.turn): t.calls for t in view.turns}
     return doc
 
 

@@ -501,3 +501,33 @@ def test_a_rubric_judges_the_last_turn_with_the_earlier_ones_as_context(
         if "must mention monday" in p and "earlier_turns" not in evidence(p)
     )
     assert judged == [[1], [1, 2]]  # turn: 1 and turn: all send no context-only turns
+
+
+def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
+    rook_workspace, rook_cli
+):
+    """Turn 1 reported its calls, turn 2 did not: "calls" is null (not observed
+    for the scenario), and "calls_by_turn" gives what turn 1 showed."""
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "turns": ["ORD-1", "and then?"],
+         "criteria": [{"rubric": "must mention monday", "turn": "all"}]}])
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            answer = {"output": "it arrives Monday", "conversation": "c1"}
+            if os.environ["ROOK_TURN"] == "1":
+                answer["calls"] = [{"name": "issue_refund", "arguments": {"id": "ORD-1"}}]
+            print(json.dumps(answer))
+    """)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True, "multi_turn": True}})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    prompt = criteria_of(r.report, "s")[0]["evidence"]["judge"]["prompt"]
+    doc = json.loads(prompt.split("observed):\n", 1)[1].split("\n\nAnswer with", 1)[0])
+    assert doc["calls"] is None
+    assert doc["calls_by_turn"] == {
+        "1": [{"name": "issue_refund", "arguments": {"id": "ORD-1"}}], "2": None,
+    }
