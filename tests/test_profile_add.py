@@ -503,3 +503,21 @@ def test_executable_script_at_the_workspace_root(rook_workspace, rook_cli, monke
     ws.scenario({"id": "s", "goal": "hi there", "criteria": [{"contains": "desk: hi there"}]})
     run = rook_cli("run", "--json")
     assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+
+
+def test_an_id_another_profile_file_holds_is_not_added_twice(rook_workspace, rook_cli):
+    """Ids are unique (runs pin them): a profile whose file has another name but the
+    same id is that profile; add refuses it without --force, and overwrites it with."""
+    ws = rook_workspace
+    other = ws.profile({"id": "desk", "hooks": {"execute": "scripts/old.py"}}, name="other")
+    before = other.read_text()
+    cmd = f"{sys.executable} {AGENTS / 'plain_agent.py'}"
+    r = add(rook_cli, ws, "desk", "--command", cmd, "--no-test")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{other}: a profile with id 'desk' exists; use --force" in r.stderr
+    assert sorted(p.name for p in (ws.agent_dir / "profiles").glob("*.yaml")) == ["other.yaml"]
+    assert other.read_text() == before
+    r = add(rook_cli, ws, "desk", "--command", cmd, "--no-test", "--force")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert sorted(p.name for p in (ws.agent_dir / "profiles").glob("*.yaml")) == ["other.yaml"]
+    assert yaml.safe_load(other.read_text())["hooks"] == {"execute": "scripts/desk-hook.py"}

@@ -268,7 +268,7 @@ def _add(
             f"profile name {name[:40]!r}...: its id would be {len(pid)} characters; "
             f"at most {ID_MAX}"
         )
-    path = s.agent.profiles_dir / f"{pid}.yaml"
+    path = holder(s.agent.profiles_dir, pid) or s.agent.profiles_dir / f"{pid}.yaml"
     if path.exists() and not force:
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
 
@@ -322,6 +322,26 @@ def _add(
         atomic_write(active, pid + "\n")
         s.say(f"active profile: {pid}")
     _next_steps(s, outcome, pid, secrets, no_test)
+
+
+def holder(profiles_dir: Path, pid: str) -> Path | None:
+    """The file that already holds the profile ``pid``: ``<pid>.yaml``, else any
+    profile file whose ``id`` is ``pid`` (its file name may be another), else None.
+    Ids are unique: ``add`` overwrites that file (with ``--force``), never adds a twin."""
+    from ..errors import RookError
+    from ..yamlio import load_yaml
+
+    direct = profiles_dir / f"{pid}.yaml"
+    if direct.exists():
+        return direct
+    for path in sorted(profiles_dir.glob("*.yaml")) if profiles_dir.is_dir() else []:
+        try:
+            data = load_yaml(path)
+        except RookError:
+            continue  # an unreadable file holds no id
+        if isinstance(data, dict) and data.get("id") == pid:
+            return path
+    return None
 
 
 def _next_steps(s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool) -> None:
