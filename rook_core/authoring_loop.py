@@ -231,7 +231,11 @@ def add_profile(
         events.attempt(n, draft, obs)
         if n == attempts:
             break
-        revised = _next_draft(rook, draft, obs, request, "revise", events)
+        try:
+            revised = _next_draft(rook, draft, obs, request, "revise", events)
+        except RookError as exc:  # the tested draft stays: written below, for fix to take over
+            events.say(f"no correction: {exc}")
+            break
         if revised is None or (obs.ok and not revised.changes):
             break
         after = profile_data(revised, request.profile_id, request.name, request.secrets, {})

@@ -521,3 +521,27 @@ def test_an_id_another_profile_file_holds_is_not_added_twice(rook_workspace, roo
     assert r.exit_code == 0, r.stdout + r.stderr
     assert sorted(p.name for p in (ws.agent_dir / "profiles").glob("*.yaml")) == ["other.yaml"]
     assert yaml.safe_load(other.read_text())["hooks"] == {"execute": "scripts/desk-hook.py"}
+
+
+def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The draft was tested and its script written: when the author agent then fails
+    to correct it, the profile is written anyway (exit 1) for rook profile fix, never
+    left as a hook script no profile names."""
+    ws = rook_workspace
+    author = tmp_path / "crashing_author.py"
+    author.write_text(
+        "import json, re, sys\n"
+        "request = sys.stdin.read()\n"
+        "facts = json.loads(re.findall(r'```json\\n(.*?)\\n```', request, re.S)[-1])\n"
+        "if facts['problem']:\n"
+        "    sys.exit('the author agent crashed')\n"
+        "print('```python\\nprint(\"not the hook contract\")\\n```')\n"
+    )
+    r = add(rook_cli, ws, "helper", "--notes", "echo it", "--author", f"{sys.executable} {author}")
+    assert "test 1 (agent): FAILED (not_json)" in r.stdout, r.stdout + r.stderr
+    assert "the author agent exited with code 1: the author agent crashed" in r.stdout
+    assert r.exit_code == 1 and "rook profile fix helper" in r.stdout
+    assert profile(ws, "helper")["hooks"] == {"execute": "scripts/helper-hook.py"}
+    assert (ws.agent_dir / "scripts" / "helper-hook.py").is_file()
