@@ -333,8 +333,10 @@ def loosened(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             continue
         kb, vb = _entry(hooks_before[phase])
         ka, va = _entry(hooks_after[phase])
-        if kb != "http" or ka != "http" or not isinstance(vb, dict) or not isinstance(va, dict):
+        if kb != "http" or not isinstance(vb, dict):
             continue
+        if ka != "http" or not isinstance(va, dict):
+            va = {}  # no longer an http: entry (a script instead): its credentials go with it
         if vb.get("verify_tls", True) is not False and va.get("verify_tls", True) is False:
             found.append(f"hooks.{phase}.http.verify_tls would be turned off")
         for part in ("headers", "query", "form"):

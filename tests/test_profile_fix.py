@@ -348,3 +348,27 @@ def test_an_executable_script_repaired_without_its_hash_bang_line_keeps_it(
     script = ws.agent_dir / "scripts" / "desk.py"
     assert script.read_text().startswith("#!/usr/bin/env python3\nimport json, sys\n")
     assert os.access(script, os.X_OK)
+
+
+def test_a_script_replacing_an_http_entry_never_drops_its_credential(
+    rook_workspace, rook_cli, authoring_server
+):
+    """The author agent's repair of an http: entry is a script: the Authorization
+    header the entry sent would be gone, so the repair is refused (a check loosened),
+    however well the script answers; every file stays as it was."""
+    ws = rook_workspace
+    path = write(ws, {"execute": chat(authoring_server, url=f"{authoring_server.url}/v1/nowhere")})
+    before = path.read_text()
+    r = fix(rook_cli, ws, "--author", AUTHOR, env={"AGENT_KEY": authoring_server.api_key})
+    assert "FAILED (not_found)" in r.stdout, r.stdout + r.stderr
+    assert (
+        "refused a repair that would loosen a check: "
+        "hooks.execute.http.headers.Authorization (a credential) would be dropped" in r.stdout
+    )
+    assert r.exit_code == 1 and "not fixed; nothing was changed" in r.stdout
+    assert path.read_text() == before and not path.with_name("p.yaml.bak").exists()
+    assert not (ws.agent_dir / "scripts" / "p-hook.py").exists()
+    # the same in the function: an http: entry becoming a script keeps no credential
+    base = {"hooks": {"execute": {"http": {"url": "https://x", "query": {"key": "{{env.Q}}"}}}}}
+    found = loosened(base, {"hooks": {"execute": {"script": "scripts/p-hook.py"}}})
+    assert found == ["hooks.execute.http.query.key (a credential) would be dropped"]
