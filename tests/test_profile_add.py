@@ -545,3 +545,22 @@ def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     assert r.exit_code == 1 and "rook profile fix helper" in r.stdout
     assert profile(ws, "helper")["hooks"] == {"execute": "scripts/helper-hook.py"}
     assert (ws.agent_dir / "scripts" / "helper-hook.py").is_file()
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1/ask?key=sk-URLSECRET12345678", "--from http://[::1/ask: not a valid URL"),
+        ("http://bob:pw-URLSECRET9@127.0.0.1:99999/ask", "--from http://127.0.0.1:99999/ask: not"),
+        ("https://?q=1", "--from https://: not a valid URL (it names no host)"),
+    ],
+)
+def test_a_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, url, problem):
+    """--from with a malformed URL: exit 2 naming it (never its key or password), no
+    traceback, nothing written."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "u", "--from", url)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert problem in r.stderr
+    assert "URLSECRET" not in r.stdout + r.stderr
+    assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
