@@ -174,6 +174,11 @@ def parse_curl(text: str) -> Curl:
             c.url = word
     if not c.url:
         raise ConfigError("the cURL command has no URL")
+    try:
+        urlsplit(c.url).port  # noqa: B018 - raises ValueError for a bad host or port
+    except ValueError as exc:  # named without its query or password: either may be secret
+        shown = re.sub(r"//[^/?#]*@", "//", re.split(r"[?#]", c.url, maxsplit=1)[0])
+        raise ConfigError(f"the cURL URL {shown[:80]!r} is not a valid URL ({exc})") from None
     return c
 
 

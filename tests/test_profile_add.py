@@ -564,3 +564,23 @@ def test_a_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, url, pr
     assert problem in r.stderr
     assert "URLSECRET" not in r.stdout + r.stderr
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", [(), ("named",)])
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://[::1/ask?key=sk-CURLSECRET12345678", "'http://[::1/ask' is not a valid URL"),
+        ("http://u:pw-CURLSECRET9@a.example:99999/ask", "'http://a.example:99999/ask' is not a"),
+    ],
+)
+def test_a_curl_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, url, problem, name):
+    """The user's mistake in a cURL command: exit 2 naming the URL (never its key or
+    password); not a traceback (without a name), nor an author plugin's failure."""
+    ws = rook_workspace
+    call = f"""curl '{url}' -d '{{"message": "hi"}}'\n"""
+    r = add(rook_cli, ws, *name, input=call)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"the cURL URL {problem}" in r.stderr and "failed in" not in r.stderr
+    assert "CURLSECRET" not in r.stdout + r.stderr
+    assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
