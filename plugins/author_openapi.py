@@ -239,11 +239,20 @@ class OpenApiAuthor(HttpAuthor):
         return 1.0 if load_document(source.text) is not None else 0.0
 
     def suggest_name(self, source: Source) -> str | None:
-        doc = load_document(source.text) or {}
-        title = str((doc.get("info") or {}).get("title") or "")
+        info = (load_document(source.text) or {}).get("info")
+        title = str(info.get("title") or "") if isinstance(info, dict) else ""
         return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or None
 
     def write(self, request: AuthorRequest) -> Draft:
+        try:
+            return self._write(request)
+        except (AttributeError, TypeError) as exc:  # a list or text where a mapping belongs
+            raise ConfigError(
+                f"{request.source.label}: not a valid OpenAPI 3 document (a field holds "
+                f"the wrong kind of value: {exc})"
+            ) from None
+
+    def _write(self, request: AuthorRequest) -> Draft:
         from rook_core.authoring import Draft
 
         doc = load_document(request.source.text)

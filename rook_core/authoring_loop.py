@@ -112,8 +112,19 @@ def fallback_author(rook: Rook) -> tuple[str, Any] | None:
 
 
 def suggest_name(author: Any, source: Source) -> str | None:
+    """The author's name for the profile; a plugin's bug becomes a clear error."""
     suggest = getattr(author, "suggest_name", None)
-    return suggest(source) if callable(suggest) else None
+    if not callable(suggest):
+        return None
+    try:
+        name = suggest(source)
+    except RookError:
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"author {type(author).__name__} failed in suggest_name: {type(exc).__name__}: {exc}"
+        ) from None
+    return name if isinstance(name, str) else None
 
 
 def _call(name: str, rook: Rook, method: str, *args: Any) -> Any:

@@ -584,3 +584,24 @@ def test_a_curl_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, ur
     assert f"the cURL URL {problem}" in r.stderr and "failed in" not in r.stderr
     assert "CURLSECRET" not in r.stdout + r.stderr
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "openapi: 3.0.0\ninfo: hello\npaths: {}\n",
+        "openapi: 3.0.0\ninfo: {title: Desk}\npaths: [1]\n",
+        "openapi: 3.0.0\ninfo: {title: Desk}\npaths:\n  /ask: [1]\n",
+    ],
+)
+def test_a_malformed_openapi_document_is_a_usage_error(rook_workspace, rook_cli, tmp_path, doc):
+    """A list or text where OpenAPI has a mapping is the document's fault: exit 2 naming
+    the file; never a traceback (it was one without a profile name) nor a plugin failure."""
+    ws = rook_workspace
+    api = tmp_path / "api.yaml"
+    api.write_text(doc)
+    r = add(rook_cli, ws, "--from", str(api))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "failed in" not in r.stderr
+    assert f"{api}: not a valid OpenAPI 3 document" in r.stderr or "no operation" in r.stderr
+    assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
