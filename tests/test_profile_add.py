@@ -605,3 +605,10 @@ def test_a_malformed_openapi_document_is_a_usage_error(rook_workspace, rook_cli,
     assert "failed in" not in r.stderr
     assert f"{api}: not a valid OpenAPI 3 document" in r.stderr or "no operation" in r.stderr
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
+def test_from_a_directory_says_so(rook_workspace, rook_cli, tmp_path):
+    r = add(rook_cli, rook_workspace, "d", "--from", str(tmp_path))
+    assert r.exit_code == 2 and f"--from {tmp_path}: a directory, not a file" in r.stderr
+    r = add(rook_cli, rook_workspace, "d", "--from", str(tmp_path / "nope.txt"))
+    assert r.exit_code == 2 and "nope.txt: no such file" in r.stderr

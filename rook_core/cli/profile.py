@@ -101,7 +101,8 @@ def read_source(
             return source
         path = Path(from_).expanduser()
         if not path.is_file():
-            raise ConfigError(f"--from {from_}: no such file")
+            what = "a directory, not a file" if path.is_dir() else "no such file"
+            raise ConfigError(f"--from {from_}: {what}")
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
