@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from rook_core.errors import ConfigError
 from rook_core.plain import plain
+from rook_core.urlcheck import shown, url_problem
 
 from .author_http import (
     DROP_HEADERS,
@@ -174,11 +175,9 @@ def parse_curl(text: str) -> Curl:
             c.url = word
     if not c.url:
         raise ConfigError("the cURL command has no URL")
-    try:
-        urlsplit(c.url).port  # noqa: B018 - raises ValueError for a bad host or port
-    except ValueError as exc:  # named without its query or password: either may be secret
-        shown = re.sub(r"//[^/?#]*@", "//", re.split(r"[?#]", c.url, maxsplit=1)[0])
-        raise ConfigError(f"the cURL URL {shown[:80]!r} is not a valid URL ({exc})") from None
+    problem = url_problem(c.url)
+    if problem:  # named without its query or password: either may be secret
+        raise ConfigError(f"the cURL URL {shown(c.url)[:80]!r}: {problem}")
     return c
 
 

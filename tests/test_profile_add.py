@@ -552,7 +552,7 @@ def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     [
         ("http://[::1/ask?key=sk-URLSECRET12345678", "--from http://[::1/ask: not a valid URL"),
         ("http://bob:pw-URLSECRET9@127.0.0.1:99999/ask", "--from http://127.0.0.1:99999/ask: not"),
-        ("https://?q=1", "--from https://: not a valid URL (it names no host)"),
+        ("https://?q=1", "--from https://: names no host"),
     ],
 )
 def test_a_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, url, problem):
@@ -570,8 +570,8 @@ def test_a_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, url, pr
 @pytest.mark.parametrize(
     ("url", "problem"),
     [
-        ("http://[::1/ask?key=sk-CURLSECRET12345678", "'http://[::1/ask' is not a valid URL"),
-        ("http://u:pw-CURLSECRET9@a.example:99999/ask", "'http://a.example:99999/ask' is not a"),
+        ("http://[::1/ask?key=sk-CURLSECRET12345678", "'http://[::1/ask': not a valid URL"),
+        ("http://u:pw-CURLSECRET9@a.example:99999/ask", "'http://a.example:99999/ask': not a"),
     ],
 )
 def test_a_curl_url_that_is_no_url_is_a_usage_error(rook_workspace, rook_cli, url, problem, name):

@@ -17,6 +17,7 @@ from jmespath.exceptions import JMESPathError
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from rook_core.schemafields import StrictFloat
+from rook_core.urlcheck import shown, url_problem
 
 from .entry import (
     DEFAULT_BACKOFF,
@@ -24,7 +25,6 @@ from .entry import (
     HttpConfig,
     Path,
     header_problem,
-    url_problem,
 )
 from .template import BUILTINS, SAVED_NAME, check_name, placeholders
 
@@ -148,7 +148,7 @@ class HttpSchema(Schema):
         elif isinstance(url, str) and not any(placeholders(url)):
             problem = url_problem(url)
             if problem:
-                errors["url"] = [problem]
+                errors["url"] = [f"{problem}: {shown(url)!r}"]
         for name in data.get("save", {}):
             if name in BUILTINS or name == "env":
                 errors.setdefault("save", []).append(

@@ -11,28 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from rook_core.plain import plain
 
 DEFAULT_RETRIES = 2
 DEFAULT_BACKOFF = 0.5
-
-
-def url_problem(url: str) -> str | None:
-    """What is wrong with ``url`` as a request's URL (no host, a bad port ...), or ``None``."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        return f"not a valid URL ({exc}): {url!r}"
-    if parts.scheme not in ("http", "https"):
-        return f"must be an http:// or https:// URL: {url!r}"
-    if not parts.hostname:
-        return f"names no host: {url!r}"
-    if port == 0:
-        return f"port 0 is not a port to connect to: {url!r}"
-    return None
 
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")

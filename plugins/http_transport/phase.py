@@ -23,10 +23,11 @@ from typing import Any
 from rook_core.models import ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import Redactor
 from rook_core.store import atomic_write
+from rook_core.urlcheck import shown, url_problem
 
 from .client import HttpResources, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
-from .entry import HttpConfig, header_problem, url_problem
+from .entry import HttpConfig, header_problem
 from .extract import ExtractError, document, extract, saved_values
 from .sse import StreamError
 from .template import Scope, TemplateError, as_text
@@ -198,7 +199,7 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
         raise HookError(f"url: must become an http:// or https:// URL, got {preview(url, 200)}")
     problem = url_problem(url)
     if problem:
-        raise HookError(f"url: {problem}")
+        raise HookError(f"url: {problem}: {shown(url)!r}")
     headers = {k: as_text(v) for k, v in headers.items() if v is not None}
     for k, v in headers.items():
         problem = header_problem(k, v)

@@ -55,21 +55,6 @@ class Session:
         return exc
 
 
-def url_problem(url: str) -> str | None:
-    """What makes ``url`` no URL to fetch (a bad port, no host), or None."""
-    import httpx
-
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-        httpx.URL(url)
-    except (ValueError, httpx.InvalidURL) as exc:
-        return f"not a valid URL ({exc})"
-    if not parts.hostname:
-        return "not a valid URL (it names no host)"
-    return None
-
-
 def read_source(
     from_: str | None, command: str | None, ruhroh: str | None, notes: str | None
 ) -> Any:
@@ -91,10 +76,11 @@ def read_source(
         return Source("ruhroh", ruhroh, label="--ruhroh")
     if from_ is not None and from_ != "-":
         if from_.startswith(("http://", "https://")):
+            from ..urlcheck import shown, url_problem
+
             problem = url_problem(from_)
             if problem:  # named without its query or password: either may hold a secret
-                shown = re.sub(r"//[^/?#]*@", "//", re.split(r"[?#]", from_, maxsplit=1)[0])
-                raise ConfigError(f"--from {shown}: {problem}")
+                raise ConfigError(f"--from {shown(from_)}: {problem}")
             source = fetch(from_)
             parts = urlsplit(from_)
             source.label = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
