@@ -107,6 +107,11 @@ def test_update_keeps_comments(rook_workspace, rook_cli):
     text = path.read_text()
     assert text.startswith("# my profile\n") and "# keep me" in text
     assert yaml.safe_load(text)["capabilities"]["usage"] is True
+    # comments in the capabilities block itself stay with their lines
+    path.write_text(text.replace("  calls: false", "  # what the agent shows\n  calls: false   # no tools yet"))
+    assert profile_test(rook_cli, ws, "--update").exit_code == 0
+    text = path.read_text()
+    assert "  # what the agent shows\n" in text and "  calls: false   # no tools yet\n" in text, text
 
 
 def test_failures_are_shown_with_their_phase(rook_workspace, rook_cli):

@@ -35,7 +35,32 @@ def replace_block(text: str, key: str, block: str) -> str:
         end += 1
     while end > start + 1 and not lines[end - 1].strip():
         end -= 1
-    return "".join(lines[:start] + new + lines[end:])
+    return "".join(lines[:start] + _keep_comments(lines[start:end], new) + lines[end:])
+
+
+_TRAILING = re.compile(r"^(\s*)([A-Za-z_][\w-]*)\s*:[^#]*?(\s+#.*)$")
+
+
+def _keep_comments(old: list[str], new: list[str]) -> list[str]:
+    """``new`` with the comments of the block it replaces: a comment after a
+    key goes after the same key, a comment line goes first (after the block's
+    own key line)."""
+    trailing: dict[tuple[bool, str], str] = {}
+    alone: list[str] = []
+    for n, line in enumerate(old):
+        m = _TRAILING.match(line.rstrip("\n"))
+        if m:
+            trailing[(n == 0, m.group(2))] = m.group(3)
+        elif n and line.lstrip().startswith("#"):
+            alone.append(line if line.endswith("\n") else line + "\n")
+    out = []
+    for n, line in enumerate(new):
+        m = _TRAILING.match(line.rstrip("\n") + " #")  # every new line has a key
+        comment = trailing.get((n == 0, m.group(2))) if m else None
+        out.append(line.rstrip("\n") + comment + "\n" if comment else line)
+        if n == 0:
+            out += alone
+    return out
 
 
 def _edit(path: Path, key: str, value: Any) -> None:
