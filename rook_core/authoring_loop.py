@@ -456,8 +456,11 @@ def fix_profile(
     data = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
     if data != original:
         backup = profile.path.with_name(profile.path.name + ".bak")
+        mode = stat.S_IMODE(profile.path.stat().st_mode)
         atomic_write(backup, profile.path.read_text(encoding="utf-8"))
         atomic_write(profile.path, dump_yaml(data))
+        for written in (backup, profile.path):  # not more open than the user made it
+            os.chmod(written, mode)
     return Outcome(True, draft, obs, data, profile.path, n, changes, written=True)
 
 

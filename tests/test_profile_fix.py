@@ -66,9 +66,12 @@ def test_fix_maps_a_hook_scripts_answer_field_without_an_author_agent(
     agents = Path(__file__).parent / "agents"
     (ws.root / "hook.mjs").write_text((agents / "reply_hook.mjs").read_text())
     path = write(ws, {"execute": {"script": "hook.mjs", "timeout_seconds": 20}}, env=())
+    path.chmod(0o640)  # the repaired file and its .bak keep the mode, not the umask's
     before = path.read_text()
     r = fix(rook_cli, ws)
     assert r.exit_code == 0, r.stdout + r.stderr
+    for written in (path, path.with_name("p.yaml.bak")):
+        assert written.stat().st_mode & 0o777 == 0o640, written
     assert "FAILED (no_answer)" in r.stdout and "has no output field (keys: reply, usage)" in r.stdout
     assert "changed: hook.mjs puts its answer under reply, not output" in r.stdout
     assert "test after repair 1: ok" in r.stdout and f"fixed: wrote {path}" in r.stdout
