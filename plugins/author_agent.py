@@ -276,6 +276,7 @@ class AgentAuthor:
     """Plain-language notes, and the cases no deterministic author settles."""
 
     fallback = True
+    options: tuple[str, ...] = ()
 
     def detect(self, source: Source) -> float:
         return 1.0 if source.kind == "notes" else 0.0

@@ -260,6 +260,7 @@ class CommandAuthor:
     """``--command CMD``: a hook script that runs CMD with the goal on standard input."""
 
     fallback = False
+    options: tuple[str, ...] = ()
 
     def detect(self, source: Source) -> float:
         return 1.0 if source.kind == "command" else 0.0

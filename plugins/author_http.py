@@ -361,6 +361,7 @@ class HttpAuthor:
     """Base of the authors that write ``http:`` entries: their corrections."""
 
     fallback = False
+    options: tuple[str, ...] = ()  # the rook profile add options it reads (none)
 
     def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
         return improve(draft, observation, request, fixing=False)

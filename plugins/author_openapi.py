@@ -235,6 +235,8 @@ def _example(doc: dict[str, Any], schema: Any, depth: int = 0) -> Any:
 class OpenApiAuthor(HttpAuthor):
     """OpenAPI 3 document -> ``http:`` entries (open/close too, for a session path)."""
 
+    options = ("operation", "base_url")
+
     def detect(self, source: Source) -> float:
         return 1.0 if load_document(source.text) is not None else 0.0
 

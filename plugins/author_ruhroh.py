@@ -35,6 +35,7 @@ class RuhrohAuthor:
     """``--ruhroh CMD``: a profile whose execute hook runs the wrapper."""
 
     fallback = False
+    options = ("max_iterations",)
 
     def detect(self, source: Source) -> float:
         return 1.0 if source.kind == "ruhroh" else 0.0

@@ -92,6 +92,7 @@ class ScriptAuthor:
     """A script file: used as a hook when it is one, wrapped when it is not."""
 
     fallback = False
+    options: tuple[str, ...] = ()
 
     def detect(self, source: Source) -> float:
         if source.kind != "file" or source.path is None:

@@ -612,3 +612,21 @@ def test_from_a_directory_says_so(rook_workspace, rook_cli, tmp_path):
     assert r.exit_code == 2 and f"--from {tmp_path}: a directory, not a file" in r.stderr
     r = add(rook_cli, rook_workspace, "d", "--from", str(tmp_path / "nope.txt"))
     assert r.exit_code == 2 and "nope.txt: no such file" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["x", "--command", "python3 a.py", "--base-url", "http://x", "--no-test"], "--base-url"),
+        (["x", "--command", "python3 a.py", "--operation", "chat", "--no-test"], "--operation"),
+        (["x", "--command", "python3 a.py", "--max-iterations", "3", "--no-test"],
+         "--max-iterations: only for a Ruhroh wrapper"),
+    ],
+)
+def test_a_flag_the_source_does_not_use_is_refused(rook_workspace, rook_cli, args, needle):
+    """A flag that would be silently ignored is a usage error naming it: exit 2, nothing written."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, *args)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert needle in r.stderr, r.stderr
+    assert not list((ws.agent_dir / "profiles").glob("*.yaml"))

@@ -212,8 +212,11 @@ def add_command(
       rook profile add crm --notes 'POST the goal as {"q": ...} to http://localhost:8080/ask' --author 'claude -p'
       rook profile add codex --ruhroh ./wrappers/codex.sh
     """
-    from ..errors import RookError
+    from ..errors import ConfigError, RookError
 
+    given = click.get_current_context().get_parameter_source("max_iterations")
+    if ruhroh is None and given is click.core.ParameterSource.COMMANDLINE:
+        raise ConfigError("--max-iterations: only for a Ruhroh wrapper (--ruhroh CMD)")
     s = Session(workspace, project, agent)
     try:
         _add(
@@ -263,6 +266,13 @@ def _add(
             "and name an author agent with --author CMD (or author: in config.yaml)"
         )
     author, plugin = chosen
+    reads = getattr(plugin, "options", None)  # the options an author says it reads
+    for flag, key in (("--operation", "operation"), ("--base-url", "base_url")):
+        if options.get(key) is not None and reads is not None and key not in reads:
+            raise ConfigError(
+                f"{flag}: the {author!r} author, which reads {source.label}, does not use it "
+                "(it is for an OpenAPI document)"
+            )
     name = name or suggest_name(plugin, source) or s.agent.name
     pid = slug(name)
     if not pid:
