@@ -227,3 +227,14 @@ def test_a_config_yaml_rook_run_refuses_is_a_problem(rook_workspace, rook_cli, t
     (found,) = [f for f in problems(findings) if f["subject"] == "config"]
     assert code == 1 and named in found["message"] and "config.yaml" in found["message"]
     assert rook_cli("run", "-w", str(rook_workspace.root)).exit_code == 2  # the same verdict
+
+
+def test_two_profile_files_with_one_id_are_a_problem(rook_workspace, rook_cli):
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}}, name="p-copy", active=False)
+    code, findings = doctor(rook_cli, ws)
+    (dup,) = [p for p in problems(findings) if "both have id" in p["message"]]
+    assert code == 1
+    assert dup["message"] == "p-copy.yaml and p.yaml both have id 'p'"
+    assert "ids are unique" in dup["fix"]

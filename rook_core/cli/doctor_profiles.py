@@ -30,6 +30,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
         )
         return
     ids: list[str] = []
+    where: dict[str, Path] = {}
     for path in files:
         try:
             profile = load_profile(path, rook.transports)
@@ -42,6 +43,15 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             )
             continue
         ids.append(profile.id)
+        if profile.id in where:  # --profile ID and the run's pinned profile pick one of them
+            doctor.add(
+                PROBLEM,
+                f"{label} profile {profile.id}",
+                f"{where[profile.id].name} and {path.name} both have id {profile.id!r}",
+                f"give one of them another id (or remove it): ids are unique within {pdir}",
+            )
+            continue
+        where[profile.id] = path
         problems_before = len(doctor.problems)
         for phase, entry in profile.hooks.items():
             check_entry(doctor, rook, agent, profile, phase, entry, f"{label} {profile.id}")
