@@ -372,6 +372,10 @@ def _next_steps(s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool)
         )
     if no_test:
         s.say(f"not tested; next: rook profile test {pid}")
+    elif getattr(outcome.observation, "problem", None) == "missing_variable":
+        # nothing could run: a missing variable is the user's to set, not a repair
+        s.say(f"not tested: its variables are not set; set them, then: rook profile test {pid}")
+        sys.exit(2)
     elif not outcome.ok:
         s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
         sys.exit(1)
