@@ -22,6 +22,7 @@ def workspace_options(f: Callable[..., Any]) -> Callable[..., Any]:
         "-w",
         metavar="DIR",
         envvar="ROOK_WORKSPACE_DIR",
+        show_envvar=True,
         help="Workspace directory (default: nearest ancestor holding .testmuai/rook, else cwd).",
     )(f)
     return f
