@@ -221,6 +221,7 @@ def prepare_run(
     agent = select_agent(workspace, request.project, request.agent)
 
     manifest: dict[str, Any] | None = None
+    joined: tuple[Path, dict[str, Any]] | None = None
     profile_name = request.profile
     if request.run_id:
         if not sharding.creates_run(request.run_name, shard):
@@ -232,6 +233,8 @@ def prepare_run(
         manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
         if manifest is not None:
             _check_manifest(run_path / "run.json", manifest)
+            if shard is not None and not (run_path / shard.part("run.json")).is_file():
+                joined = (run_path / "run.json", manifest)  # its first start: it joins the run
             manifest = sharding.resume_manifest(run_path, manifest, shard)
             _check_manifest(run_path / "run.json", manifest)
             pinned = manifest["profile"]["id"]
@@ -251,6 +254,24 @@ def prepare_run(
     activate_redactor(redactor)
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
+    if joined is not None and shard is not None:  # it must plan exactly the run it joins
+        mine = select(
+            scenarios,
+            request.only or None,
+            request.tags or None,
+            request.classes or None,
+            request.categories or None,
+        )
+        sharding.check_same_run(
+            joined[1],
+            {
+                "profile": {"id": profile.id},
+                "plan": [r.key for r in plan_runs(mine, request.repeat)],
+                "shards": shard.count,
+            },
+            str(joined[0]),
+            shard,
+        )
     if manifest is not None:
         planned_ids = list(dict.fromkeys(k.rsplit(".", 1)[0] for k in manifest["plan"]))
         by_id = {s.id: s for s in scenarios}

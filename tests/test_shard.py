@@ -330,6 +330,38 @@ def test_merge_refuses_runs_that_do_not_belong_together(tmp_path, rook_cli):
     assert r.exit_code == 2 and "--run ID" in r.stderr
 
 
+def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The second shard to start finds run.json written by the first; it must plan
+    exactly that run (same scenarios, same flags), or be refused naming what differs,
+    never run the first shard's plan and silently drop its own scenarios."""
+    log = tmp_path / "log"
+    ws = make_workspace(rook_workspace.root, log)
+    first = rook_cli("run", "--shard", "1/2", "--run-name", "ci-7")
+    assert first.exit_code in (0, 1), first.stderr
+    before = log.read_text()
+    ws.scenario({"id": "added-later", "goal": "new", "criteria": [{"contains": "new"}]})
+    r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "planned other scenario runs" in r.stderr and "added-later.1" in r.stderr
+    (ws.agent_dir / "scenarios" / "added-later.yaml").unlink()
+    r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7", "--only", "s1")
+    assert r.exit_code == 2 and "planned other scenario runs" in r.stderr, r.stderr
+    r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7", "--repeat", "2")
+    assert r.exit_code == 2 and "planned other scenario runs" in r.stderr, r.stderr
+    assert log.read_text() == before, "nothing ran"
+    assert not (ws.run_dir("ci-7") / "run.shard-2-of-2.json").exists()
+
+    # the same plan joins; once joined, a narrower --only resumes it as before
+    r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7", "--json")
+    assert r.exit_code in (0, 1), r.stderr
+    assert r.report["scenarios"]
+    r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7", "--only", "s1")
+    assert r.exit_code in (0, 1), r.stderr
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci-7").exit_code in (0, 1)
+
+
 def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_path):
     make_workspace(rook_workspace.root, tmp_path / "log")
     r = rook_cli("run", "--only", "s1", "--shard", "2/2", "--run-name", "tiny", "--json")
