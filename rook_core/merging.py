@@ -141,6 +141,13 @@ def combine(base: dict[str, Any], parts: dict[int, dict[str, Any]], path: Path) 
     return m
 
 
+def shard_list(labels: list[str], most: int = 10) -> str:
+    """``1/4, 3/4``; past ``most`` labels, the first ones and how many in all."""
+    if len(labels) <= most:
+        return ", ".join(labels)
+    return f"{', '.join(labels[:most])} ... ({len(labels)} in all)"
+
+
 def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged:
     """Join the records of a sharded run's shards into the run directory ``path``.
 
@@ -177,7 +184,7 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
     if missing and not partial:
         raise ConfigError(
-            f"run {base['id']}: no record of shard(s) {', '.join(missing)} in "
+            f"run {base['id']}: no record of shard(s) {shard_list(missing)} in "
             f"{', '.join(str(d) for d in dirs)}; run them (rook run --run {base['id']} "
             "--shard I/N), or merge what there is with --partial"
         )

@@ -38,6 +38,8 @@ from .store import RunDir, create_run, dumps, read_json
 _SHARD = r"^\s*(\d+)\s*/\s*(\d+)\s*$"
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 PART = r"^run\.shard-(\d+)-of-(\d+)\.json$"
+MAX_SHARDS = 100_000
+"""The most shards a run is split into (a Kubernetes indexed Job's most completions)."""
 BASE_KEYS = ("id", "dir", "workspace", "project", "agent", "profile", "created", "plan", "shards")
 """What the shared ``run.json`` of a sharded run holds until it is merged."""
 
@@ -75,6 +77,8 @@ def parse_shard(value: str | None) -> Shard | None:
         raise ConfigError(
             f"--shard {value}: I must be between 1 and N (N >= 1), e.g. 1/{max(count, 1)}"
         )
+    if count > MAX_SHARDS:
+        raise ConfigError(f"--shard {value}: N must be at most {MAX_SHARDS}")
     return Shard(index, count)
 
 
@@ -96,8 +100,13 @@ def partition(keys: list[str], count: int) -> list[list[str]]:
 
 
 def shard_keys(plan: list[str], shard: Shard) -> list[str]:
-    """The keys of ``plan`` that belong to ``shard``, in plan order."""
-    return partition(plan, shard.count)[shard.index - 1]
+    """The keys of ``plan`` that belong to ``shard``, in plan order: its part of
+    :func:`partition`, found without building the other parts (N may be far larger
+    than the plan; the shards past its end have nothing to do)."""
+    unique = list(dict.fromkeys(plan))
+    ranked = sorted(unique, key=lambda k: (rank(k), k))
+    mine = set(ranked[shard.index - 1 :: shard.count])
+    return [k for k in unique if k in mine]
 
 
 def run_id_from_name(name: str) -> str:

@@ -362,6 +362,25 @@ def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci-7").exit_code in (0, 1)
 
 
+def test_many_shards_are_cheap_and_too_many_are_refused(rook_workspace, rook_cli, tmp_path):
+    """N far beyond the plan leaves most shards empty: a shard finds its own part without
+    building every other one (``--shard 5/100000000`` built 10^8 lists and never ended;
+    N is now at most 100000), and merging names the missing shards briefly."""
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    r = rook_cli("run", "--shard", "1/100001", "--run-name", "wide")
+    assert r.exit_code == 2 and "--shard 1/100001: N must be at most 100000" in r.stderr
+    assert not any(rook_workspace.runs_dir.iterdir()), "nothing ran"
+    for i in (1, 2, 99_999):
+        r = rook_cli("run", "--shard", f"{i}/100000", "--run-name", "wide", "--json")
+        assert r.exit_code in (0, 1), r.stderr
+        assert len(r.report["scenarios"]) == (1 if i <= 11 else 0)
+    r = rook_cli("merge", "-w", str(rook_workspace.root), "--run", "wide")
+    assert r.exit_code == 2 and "no record of shard(s) 3/100000, 4/100000," in r.stderr
+    assert "(99997 in all)" in r.stderr and len(r.stderr) < 1000
+    r = rook_cli("merge", "-w", str(rook_workspace.root), "--run", "wide", "--partial")
+    assert r.exit_code == 1 and "(99997 in all)" in r.stderr and len(r.stderr) < 2000
+
+
 def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_path):
     make_workspace(rook_workspace.root, tmp_path / "log")
     r = rook_cli("run", "--only", "s1", "--shard", "2/2", "--run-name", "tiny", "--json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,12 @@ def _check_idle(target: Path, count: int) -> Any:
     from ..store import RunDir
 
     run = RunDir(target, Redactor())
-    for i in range(1, count + 1):
+    started = sorted(  # a shard that never started here has no lock file to hold
+        int(m.group(1))
+        for p in target.glob(f".lock.shard-*-of-{count}")
+        if (m := re.fullmatch(rf"\.lock\.shard-(\d+)-of-{count}", p.name))
+    )
+    for i in started:
         name = f".lock.{Shard(i, count).suffix}"
         try:
             run.lock(name)
@@ -122,7 +128,7 @@ def merge_command(
     """
     from .. import history, plugins
     from ..errors import ConfigError
-    from ..merging import merge_runs, write_merged_report
+    from ..merging import merge_runs, shard_list, write_merged_report
     from ..redact import Redactor, activate
     from ..report import exit_code, table
     from ..reportfile import print_json
@@ -159,7 +165,7 @@ def merge_command(
     for note in merged.notes:
         click.echo(f"rook: warning: {note}", err=True)
     if merged.missing:
-        click.echo(f"rook: merged without shard(s) {', '.join(merged.missing)}", err=True)
+        click.echo(f"rook: merged without shard(s) {shard_list(merged.missing)}", err=True)
     if as_json:
         print_json(report)
     else:
