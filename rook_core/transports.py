@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .errors import PluginError
+from .errors import HookFailed, PluginError
 from .models import HookCall, HookResult
 from .plain import plain
 
@@ -97,7 +98,16 @@ async def dispatch(hook: Any, call: HookCall) -> HookResult:
             f"no installed plugin runs the {call.phase!r} phase for "
             f"{call.entry.transport!r} hook entries"
         )
-    result: HookResult = await awaitable
+    if not inspect.isawaitable(awaitable):  # a plugin's bug: this hook's failure, named
+        raise HookFailed(
+            f"transport {call.entry.transport!r} returned {type(awaitable).__name__}, "
+            "not an awaitable of a HookResult"
+        )
+    result = await awaitable
+    if not isinstance(result, HookResult):
+        raise HookFailed(
+            f"transport {call.entry.transport!r} returned {type(result).__name__}, not a HookResult"
+        )
     return result
 
 

@@ -173,3 +173,58 @@ def test_a_transport_plugin_bug_fails_the_hook_not_the_run(rook_plugin, rook_wor
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert s["status"] == "error" and "raised ZeroDivisionError: oops" in s["reason"]
+
+
+GARBAGE_TRANSPORT = """
+    from rook_core.hookspecs import hookimpl
+    from rook_core.transports import TransportSpec
+
+
+    @hookimpl
+    def rook_register_transports(register):
+        register(TransportSpec(key="garbage", load_config=lambda v: v))
+
+
+    @hookimpl
+    def rook_transport_execute(call):
+        if call.entry.transport != "garbage":
+            return None
+        if call.entry.config == "sync":
+            return 42
+
+        async def answer():
+            return {"dict": {"output": "hello"}, "none": None, "text": "hello"}[call.entry.config]
+
+        return answer()
+"""
+
+
+@pytest.mark.parametrize(
+    "kind, shown",
+    [
+        ("dict", "returned dict, not a HookResult"),
+        ("none", "returned NoneType, not a HookResult"),
+        ("text", "returned str, not a HookResult"),
+        ("sync", "returned int, not an awaitable of a HookResult"),
+    ],
+)
+def test_a_transport_that_resolves_to_garbage_fails_the_hook_not_the_run(
+    rook_distribution, rook_workspace, rook_cli, kind, shown
+):
+    """The awaitable of a phase hook must resolve to a HookResult; anything else is
+    that hook's failure naming the transport (as an exception is), never a traceback
+    that ends the run and loses what the other scenario runs recorded."""
+    modules = {"rook_garbage.py": GARBAGE_TRANSPORT}
+    rook_distribution("rook-garbage", {"garbage": "rook_garbage"}, modules)
+    rook_workspace.script("ok.sh", "#!/bin/bash\nexit 0\n")
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": {"garbage": kind}, "open": "scripts/ok.sh"}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hello"}]})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1, r.stderr
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error", s
+    assert f"transport 'garbage' {shown}" in s["reason"]
+    assert rook_workspace.record(r.report["run"]["id"], "s.1")["status"] == "error"
