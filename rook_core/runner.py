@@ -390,12 +390,20 @@ async def _drive(
             engine.run_dir.write_json("run.json", manifest)  # a resume never prepares twice
         engine.plan_ahead(runs, concurrency)
         executor = rook.executors.get(request.executor)
-        await executor(
-            engine=engine,
-            scenario_runs=runs,
-            concurrency=concurrency,
-            options=dict(request.executor_options),
-        )
+        try:
+            await executor(
+                engine=engine,
+                scenario_runs=runs,
+                concurrency=concurrency,
+                options=dict(request.executor_options),
+            )
+        except (RookError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # an executor plugin's bug: what it recorded is kept
+            owner = rook.executors.owner(request.executor)
+            manifest["invocations"][-1]["executor_error"] = (
+                f"executor {request.executor!r} ({owner}) raised {type(exc).__name__}: {exc}"
+            )
         engine.flush_records()
 
     task = asyncio.create_task(work())
@@ -456,7 +464,7 @@ def _execute(
         judging=judging,
     )
     engine.fresh = not manifest["invocations"]  # first invocation: no records to look up
-    invocation = {
+    invocation: dict[str, Any] = {
         "phases": phases,
         "started": time.time(),
         "pid": os.getpid(),
@@ -508,6 +516,12 @@ def _execute(
     failed = write_reports(rook, report, request.reports)
     report_failures(failed, report["run"]["id"])
     code = 130 if interrupted else exit_code(report)
+    if invocation.get("executor_error") and not interrupted:
+        sys.stderr.write(
+            f"rook: error: {scrub(invocation['executor_error'])}; "
+            "the scenario runs it finished are recorded\n"
+        )
+        code = 1
     if failed and not code:  # everything passed, but not everything asked for was done
         code = 1
     return RunOutcome(report, code, run_dir.path, redactor, interrupted, list(failed.values()))

@@ -228,3 +228,47 @@ def test_a_transport_that_resolves_to_garbage_fails_the_hook_not_the_run(
     assert s["status"] == "error", s
     assert f"transport 'garbage' {shown}" in s["reason"]
     assert rook_workspace.record(r.report["run"]["id"], "s.1")["status"] == "error"
+
+
+RAISING_EXECUTOR = """
+    from rook_core.hookspecs import hookimpl
+
+
+    async def first_then_raise(engine, scenario_runs, concurrency, options):
+        await engine.run_scenario(scenario_runs[0])
+        raise RuntimeError("lost the queue")
+
+
+    @hookimpl
+    def rook_register_executors(register):
+        register("flaky", first_then_raise)
+"""
+
+
+def test_an_executor_that_raises_keeps_what_it_recorded_and_names_the_plugin(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """An executor plugin's bug is reported naming the executor and its plugin, the
+    run exits 1 with its report written (what finished recorded, the rest pending),
+    never a traceback; `rook run --run ID` finishes the rest."""
+    modules = {"rook_flaky.py": RAISING_EXECUTOR}
+    rook_distribution("rook-flaky", {"flaky": "rook_flaky"}, modules)
+    rook_workspace.script(
+        "echo.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\necho \'{"output": "hi"}\'\n'
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    for sid in ("a", "b"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--executor", "flaky", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1, r.stderr
+    assert (
+        "rook: error: executor 'flaky' (flaky (rook-flaky)) raised RuntimeError: lost the queue"
+        in r.stderr
+    )
+    assert r.statuses() == {"a": "passed", "b": "pending"}
+    run_id = r.report["run"]["id"]
+    assert rook_workspace.record(run_id, "a.1")["status"] == "passed"
+    again = rook_cli("run", "--run", run_id, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert again.statuses() == {"a": "passed", "b": "passed"}
