@@ -25,7 +25,7 @@ from .errors import ConfigError, RookError, ScenarioError
 from .interrupts import Interrupts
 from .judge_client import setup_judging
 from .judging import JudgingContext
-from .models import CAPABILITIES, HOOK_PHASES, Profile
+from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook
@@ -520,6 +520,13 @@ def _execute(
         sys.stderr.write(
             f"rook: error: {scrub(invocation['executor_error'])}; "
             "the scenario runs it finished are recorded\n"
+        )
+        code = 1
+    elif tuple(phases) == PHASES and report["summary"].get("pending") and not interrupted:
+        owner = rook.executors.owner(request.executor)  # every phase was asked for
+        sys.stderr.write(
+            f"rook: error: executor {request.executor!r} ({owner}) returned without running "
+            f"{report['summary']['pending']} scenario run(s)\n"
         )
         code = 1
     if failed and not code:  # everything passed, but not everything asked for was done

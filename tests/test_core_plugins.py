@@ -272,3 +272,42 @@ def test_an_executor_that_raises_keeps_what_it_recorded_and_names_the_plugin(
     again = rook_cli("run", "--run", run_id, "--json")
     assert again.exit_code == 0, again.stderr
     assert again.statuses() == {"a": "passed", "b": "passed"}
+
+
+IDLE_EXECUTOR = """
+    from rook_core.hookspecs import hookimpl
+
+
+    async def first_only(engine, scenario_runs, concurrency, options):
+        await engine.run_scenario(scenario_runs[0])  # and forgets the others
+
+
+    @hookimpl
+    def rook_register_executors(register):
+        register("idle", first_only)
+"""
+
+
+def test_an_executor_that_leaves_scenario_runs_unrun_does_not_pass(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """Every phase was asked for, yet the executor returned with scenario runs it never
+    ran: that is the executor's failure (exit 1, naming it), never a green run."""
+    rook_distribution("rook-idle", {"idle": "rook_idle"}, {"rook_idle.py": IDLE_EXECUTOR})
+    rook_workspace.script(
+        "echo.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\necho \'{"output": "hi"}\'\n'
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    for sid in ("a", "b", "c"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--executor", "idle", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.statuses() == {"a": "passed", "b": "pending", "c": "pending"}
+    assert r.exit_code == 1, r.stderr
+    assert (
+        "rook: error: executor 'idle' (idle (rook-idle)) returned without running "
+        "2 scenario run(s)" in r.stderr
+    )
+    # a run split by phases leaves runs pending on purpose: that stays exit 0
+    r = rook_cli("run", "--phases", "prepare,open,execute,close", "--json")
+    assert r.exit_code == 0 and set(r.statuses().values()) == {"pending"}, r.stderr
