@@ -128,19 +128,28 @@ class Rook:
             if keyed:
 
                 def register_keyed(name: str, item: Any, _owner: str = owner) -> None:
-                    registry.add(name, item, _owner)
+                    registry.add(_checked(name, registry, _owner), item, _owner)
 
                 register = register_keyed
             else:
 
                 def register_named(item: Any, _owner: str = owner) -> None:
-                    registry.add(item.name if hasattr(item, "name") else item.key, item, _owner)
+                    name = getattr(item, "name", getattr(item, "key", None))
+                    registry.add(_checked(name, registry, _owner, item), item, _owner)
 
                 register = register_named
 
             if self.trace is not None:
                 self.trace(f"{hook_name}(register) -> {owner}")
-            impl.function(register=register)
+            try:
+                impl.function(register=register)
+            except PluginError:
+                raise
+            except Exception as exc:  # a plugin's bug: name it, never a traceback
+                raise PluginError(
+                    f"plugin {owner} raised {type(exc).__name__} in {hook_name}: {exc} "
+                    f"(disable it with ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
+                ) from None
 
     def plugin_name(self, plugin: object) -> str:
         name = self.pm.get_name(plugin) or repr(plugin)
@@ -187,6 +196,17 @@ class Rook:
             "connectors",
         ):
             setattr(self, attr, getattr(fresh, attr))
+
+
+def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str:
+    """A registered name: a non-empty string, else a PluginError naming the plugin."""
+    if isinstance(name, str) and name.strip():
+        return name
+    what = f" ({type(item).__name__})" if item is not None else ""
+    raise PluginError(
+        f"plugin {owner}: the {registry.kind} it registered{what} is named {name!r} "
+        "(a name must be a non-empty string)"
+    )
 
 
 def _split_env(name: str) -> set[str] | None:

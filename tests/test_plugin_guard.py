@@ -349,3 +349,66 @@ def test_a_criterion_plugin_that_raises_on_a_bad_value_is_a_config_error(
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
     echo_workspace(rook_workspace, [{"at_least": 3}])
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+BAD_REGISTRATION = """
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    def rook_register_reporters(register):
+        raise RuntimeError("the licence server is down")
+"""
+
+NAMELESS = """
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    def rook_register_criteria(register):
+        register(object())
+"""
+
+NONE_NAMED = """
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    def rook_register_executors(register):
+        register(None, lambda **kw: None)
+"""
+
+
+@pytest.mark.parametrize(
+    "module, message",
+    [
+        (
+            BAD_REGISTRATION,
+            "plugin bad (rook-bad) raised RuntimeError in rook_register_reporters: "
+            "the licence server is down (disable it with ROOK_DISABLE_PLUGINS=bad)",
+        ),
+        (
+            NAMELESS,
+            "plugin bad (rook-bad): the criterion type it registered (object) is named None",
+        ),
+        (NONE_NAMED, "plugin bad (rook-bad): the executor it registered is named None"),
+    ],
+)
+def test_a_registration_hook_that_raises_or_registers_garbage_is_named(
+    rook_distribution, rook_workspace, rook_cli, module, message
+):
+    """A registration hook's bug (an exception, a thing without a name) is refused
+    like a duplicate name: exit 2 naming the plugin and its distribution, never a
+    traceback, nothing run; disabling the plugin gets Rook going again."""
+    rook_distribution("rook-bad", {"bad": "rook_bad"}, {"rook_bad.py": module})
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])
+    for argv in (("plugins",), ("plugins", "--json"), ("run",)):
+        r = rook_cli(*argv)
+        assert r.exception is None and "Traceback" not in r.stderr, (argv, r.stderr)
+        assert r.exit_code == 2 and message in r.stderr, (argv, r.stderr)
+    assert not any(rook_workspace.runs_dir.iterdir()), "nothing ran"
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 1 and "plugin bad (rook-bad)" in r.stdout + r.stderr
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROOK_DISABLE_PLUGINS", "bad")
+        assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
