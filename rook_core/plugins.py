@@ -28,6 +28,8 @@ from .errors import PluginError
 from .plain import plain
 
 ENTRY_POINT_GROUP = "rook"
+OWN = "rook-harness"
+"""Rook's own distribution: its built-in plugins keep their entry point names."""
 
 
 @plain
@@ -302,18 +304,32 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     if load_entry_points:
         allow = _split_env("ROOK_LOAD_PLUGINS")
         block = _split_env("ROOK_DISABLE_PLUGINS") or set()
-        seen: set[str] = set()
+        seen: dict[str, str] = {}  # entry point name -> the distribution loaded under it
         found = entrypoints.discover(ENTRY_POINT_GROUP)
         if tracing:
             source = "from the cache" if found.from_cache else "by scanning distributions"
             _trace_line(f"found {len(found.entry_points)} entry point(s) {source}")
-        for ep in sorted(found.entry_points, key=lambda e: e.name):
-            if ep.name in seen:
-                continue
-            seen.add(ep.name)
+        # one name, two distributions: Rook's own built-in first, then by distribution name
+        order = sorted(
+            found.entry_points, key=lambda e: (e.name, e.distribution != OWN, e.distribution)
+        )
+        for ep in order:
             if (allow is not None and ep.name not in allow) or ep.name in block:
                 continue
             dist, version = ep.distribution, ep.version
+            if ep.name in seen:  # two distributions, one name: only the first loads
+                if dist != seen[ep.name]:
+                    rook.failures.append(
+                        LoadFailure(
+                            ep.name,
+                            dist,
+                            f"entry point name {ep.name!r} is already used by "
+                            f"{seen[ep.name] or 'another distribution'}, which is loaded "
+                            "instead; the plugin needs an entry point name of its own",
+                        )
+                    )
+                continue
+            seen[ep.name] = dist
             try:
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)

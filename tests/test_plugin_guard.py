@@ -412,3 +412,31 @@ def test_a_registration_hook_that_raises_or_registers_garbage_is_named(
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROOK_DISABLE_PLUGINS", "bad")
         assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+def test_a_plugin_whose_entry_point_name_is_taken_is_reported_not_dropped(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """Two distributions with one entry point name: only one can load (the name is how
+    operators refer to it). The other was silently dropped, its criteria and reporters
+    missing without a word; now it is reported as a failure naming both."""
+    rook_distribution("rook-shout", {"criteria": "rook_shout"}, {"rook_shout.py": SHOUT})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0
+    assert (
+        "failed to load criteria (rook-shout): entry point name 'criteria' is already used "
+        "by rook-harness, which is loaded instead" in r.stderr
+    ), r.stderr
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    assert [f["distribution"] for f in doc["failed"]] == ["rook-shout"]
+    assert "contains" in doc["criteria"], "the built-in criteria still load"
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 1 and "plugin criteria: from rook-shout failed to load" in r.stdout
+    assert "pip uninstall rook-shout" in r.stdout
+    assert "ROOK_DISABLE_PLUGINS=criteria" not in r.stdout, "that would disable both"
+    # between two third-party distributions the choice is stable: by distribution name
+    rook_distribution("rook-a", {"shout": "rook_shout_a"}, {"rook_shout_a.py": SHOUT})
+    rook_distribution("rook-b", {"shout": "rook_shout_b"}, {"rook_shout_b.py": SHOUT})  # first
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    assert next(p for p in doc["plugins"] if p["name"] == "shout")["distribution"] == "rook-a"
+    assert {f["distribution"] for f in doc["failed"]} == {"rook-shout", "rook-b"}

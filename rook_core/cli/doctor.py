@@ -86,15 +86,17 @@ class Doctor:
         names = ", ".join(i.name for i in rook.infos) or "none"
         self._check_switch_names()
         self.add(OK, "plugins", f"{len(rook.infos)} loaded ({names})")
+        loaded = {i.name for i in rook.infos}
         for f in rook.failures:
             dist = f.distribution or "unknown distribution"
-            self.add(
-                PROBLEM,
-                f"plugin {f.name}",
-                f"from {dist} failed to load: {f.error}",
-                f"reinstall or upgrade it (pip install --upgrade {f.distribution or f.name}), "
-                f"or skip it with ROOK_DISABLE_PLUGINS={f.name}",
+            fix = (  # its name is another distribution's: disabling it would disable both
+                f"uninstall one of the two (pip uninstall {f.distribution or f.name}), or "
+                "give the plugin an entry point name of its own"
+                if f.name in loaded
+                else f"reinstall or upgrade it (pip install --upgrade {f.distribution or f.name}), "
+                f"or skip it with ROOK_DISABLE_PLUGINS={f.name}"
             )
+            self.add(PROBLEM, f"plugin {f.name}", f"from {dist} failed to load: {f.error}", fix)
         if "script" not in rook.transports:
             self.add(NOTE, "plugins", "the built-in script transport is not loaded")
         return rook
