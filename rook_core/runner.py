@@ -205,6 +205,11 @@ def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:
 def prepare_run(
     request: RunRequest, rook: Rook
 ) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
+    for f in rook.failures:  # what it would have registered is missing from this run
+        sys.stderr.write(
+            f"rook: warning: plugin {f.name} ({f.distribution or 'unknown distribution'}) "
+            f"failed to load: {f.error}\n"
+        )
     phases = parse_phases(request.phases)
     reports = [parse_report_option(r, rook) if isinstance(r, str) else r for r in request.reports]
     request.reports = reports

@@ -440,3 +440,23 @@ def test_a_plugin_whose_entry_point_name_is_taken_is_reported_not_dropped(
     doc = json.loads(rook_cli("plugins", "--json").stdout)
     assert next(p for p in doc["plugins"] if p["name"] == "shout")["distribution"] == "rook-a"
     assert {f["distribution"] for f in doc["failed"]} == {"rook-shout", "rook-b"}
+
+
+def test_rook_run_says_which_plugin_failed_to_load(rook_distribution, rook_workspace, rook_cli):
+    """The profile's transport comes from a plugin that failed to import: rook run
+    names the plugin and its error (not only 'unknown transport key'), and a run that
+    does not need it still runs, with the same warning."""
+    rook_distribution("rook-broken", {"broken": "rook_broken"}, {"rook_broken.py": BROKEN})
+    warning = (
+        "rook: warning: plugin broken (rook-broken) failed to load: "
+        "ImportError: rook-broken needs the acme-sdk package"
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"acme": {"agent": "x"}}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "hooks.execute.acme: unknown transport key" in r.stderr
+    assert warning in r.stderr, r.stderr
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])  # the script transport instead
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"loud": "passed", "s": "passed"}, r.stderr
+    assert warning in r.stderr and r.report is not None
