@@ -87,26 +87,23 @@ def rank(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def partition(keys: list[str], count: int) -> list[list[str]]:
-    """Split ``keys`` into ``count`` parts, each in the order of ``keys``.
-
-    Keys are ranked by SHA-256 and dealt round-robin: the result depends only
-    on the set of keys, never on the machine, the Python version or the order
-    the scenarios were loaded in.
-    """
-    unique = list(dict.fromkeys(keys))
-    owner = {k: i % count for i, k in enumerate(sorted(unique, key=lambda k: (rank(k), k)))}
-    return [[k for k in unique if owner[k] == n] for n in range(count)]
-
-
 def shard_keys(plan: list[str], shard: Shard) -> list[str]:
-    """The keys of ``plan`` that belong to ``shard``, in plan order: its part of
-    :func:`partition`, found without building the other parts (N may be far larger
-    than the plan; the shards past its end have nothing to do)."""
+    """The keys of ``plan`` that belong to ``shard``, in plan order.
+
+    Keys are ranked by SHA-256 and dealt round-robin over the N shards: the
+    result depends only on the set of keys, never on the machine, the Python
+    version or the order the scenarios were loaded in. Only this shard's part
+    is built (N may be far larger than the plan: the shards past its end have
+    nothing to do)."""
     unique = list(dict.fromkeys(plan))
     ranked = sorted(unique, key=lambda k: (rank(k), k))
     mine = set(ranked[shard.index - 1 :: shard.count])
     return [k for k in unique if k in mine]
+
+
+def partition(keys: list[str], count: int) -> list[list[str]]:
+    """All ``count`` parts of ``keys`` (:func:`shard_keys` of each shard)."""
+    return [shard_keys(keys, Shard(n, count)) for n in range(1, count + 1)]
 
 
 def run_id_from_name(name: str) -> str:
