@@ -71,6 +71,30 @@ def _scheduler_file(address: str) -> bool:
     return "://" not in address and (address.endswith(".json") or "/" in address)
 
 
+def _address_problem(address: str) -> str | None:
+    """Why ``address`` is no Dask scheduler address, as Dask would parse it (it
+    takes almost anything and fails only when it cannot connect), or ``None``."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import backends
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in backends:
+            return f"unknown scheme {scheme!r} (one of {', '.join(sorted(backends))})"
+        if scheme == "inproc":
+            return None
+        host, port = parse_host_port(location, 8786)
+    except ValueError as exc:
+        return f"not a scheduler address ({exc})"
+    if not host:
+        return "not a scheduler address: it names no host"
+    if any(c.isspace() for c in host):
+        return "not a scheduler address: a host name holds no spaces"
+    if not 0 < int(port) < 65536:
+        return f"port {port} is out of range"
+    return None
+
+
 async def _outcome(future: Any) -> tuple[bool, Any]:
     try:
         return True, await future
@@ -397,6 +421,9 @@ class DaskExecutor:
             raise ConfigError("--scheduler: give a scheduler address (tcp://host:8786) or file")
         if address and _scheduler_file(address) and not Path(address).is_file():
             raise ConfigError(f"--scheduler {address}: no such scheduler file")
+        problem = _address_problem(address) if address and not _scheduler_file(address) else None
+        if problem:
+            raise ConfigError(f"--scheduler {address}: {problem} (e.g. tcp://host:8786)")
 
     async def __call__(
         self, engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]

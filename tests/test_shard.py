@@ -156,6 +156,11 @@ def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_c
         (["--run", "a", "--run-name", "b"], "not both"),
         (["--run", "nope"], "no such run"),
         (["--scheduler", "tcp://x:1"], "--executor dask"),
+        # Dask itself takes these and fails only after its connect timeout:
+        (["--executor", "dask", "--scheduler", "not an address"], "holds no spaces"),
+        (["--executor", "dask", "--scheduler", "tcp://h:99999"], "port 99999 is out of range"),
+        (["--executor", "dask", "--scheduler", "foo://h:1"], "unknown scheme 'foo'"),
+        (["--executor", "dask", "--scheduler", "tcp://:8786"], "names no host"),
     ]
     for args, message in cases:
         r = rook_cli("run", *args)
