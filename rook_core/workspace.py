@@ -158,7 +158,9 @@ def select_agent(workspace: Path, project: str | None, agent: str | None) -> Age
         "project", "--project", project, config.get("project"), root / "projects"
     )
     agents_dir = root / "projects" / project_name / "agents"
-    agent_name = _choose("agent", "--agent", agent, config.get("agent"), agents_dir)
+    # config.yaml's agent is its project's: another project chosen, it is no default there
+    default = config.get("agent") if config.get("project") in (None, project_name) else None
+    agent_name = _choose("agent", "--agent", agent, default, agents_dir)
     return Agent(workspace, project_name, agent_name)
 
 

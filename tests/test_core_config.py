@@ -396,3 +396,23 @@ def test_an_interpreter_gone_during_the_run_is_named_by_the_hook_failure(ws, roo
     assert scenario["status"] == "error"
     assert "could not start the hook" in scenario["reason"]
     assert f"its interpreter {interp} (from its #! line) does not exist" in scenario["reason"]
+
+
+def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, monkeypatch):
+    """config.yaml says project p1, agent a2: --project p2 (one agent, b1) uses
+    b1, not a2 (which is p1's); p1 without --agent uses a2."""
+    from rook_core.testing import Workspace
+
+    root = tmp_path / "multi"
+    monkeypatch.setenv("MARK", str(tmp_path / "mark"))
+    for project, agent in (("p1", "a1"), ("p1", "a2"), ("p2", "b1")):
+        w = Workspace(root, project, agent)
+        w.script("h.sh", ECHO)
+        w.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+        w.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (root / ".testmuai" / "rook" / "config.yaml").write_text("project: p1\nagent: a2\n")
+    r = rook_cli("run", "-w", str(root), "--json")
+    assert r.exit_code == 0 and r.report["run"]["agent"] == "a2", r.stderr
+    r = rook_cli("run", "-w", str(root), "--project", "p2", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert (r.report["run"]["project"], r.report["run"]["agent"]) == ("p2", "b1")
