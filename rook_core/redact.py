@@ -40,14 +40,18 @@ def encodings(value: str) -> list[str]:
     """``value`` and the forms it takes inside the text a hook prints: escaped
     in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``; also JSON text held in a
     JSON string, up to three levels: :func:`_json_escaped`), percent-encoded in a
-    URL (upper- or lower-case hex, ``+`` for a space) and base64-encoded
+    URL (upper- or lower-case hex, ``+`` for a space; also a form-encoded query
+    shown percent-decoded, which keeps ``+`` for each space) and base64-encoded
     (:func:`base64_forms`). A token of letters, digits, ``-``, ``_``, ``.``
     and ``~`` has no JSON or URL form of its own; one shorter than
     :data:`BASE64_MIN` bytes has no other form at all."""
     from urllib.parse import quote, quote_plus
 
     forms = []
-    for text in _as_received(value):
+    received = _as_received(value)
+    # a URL's query shown percent-decoded still has form encoding's `+` for a space
+    received += [text.replace(" ", "+") for text in received if " " in text]
+    for text in received:
         for escaped in (text, *_json_escaped(text)):
             forms += [escaped, escaped.replace("/", "\\/")]
     try:

@@ -310,3 +310,39 @@ def test_a_secret_with_bytes_that_are_not_utf8_is_redacted_as_rook_reads_it(
     text = all_text(ws.runs_dir) + r.stdout + r.stderr
     assert "SECRETC" not in text and "hunter2" not in text
     assert "said [redacted:SEC]" in text
+
+
+def test_a_secret_with_a_space_sent_as_a_query_parameter_is_redacted_in_the_url(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # A passphrase in `query:` goes out form-encoded (`+` for a space, `%2C`...):
+    # the URL a record and a diagnosis show is percent-decoded, so it holds the
+    # value with `+` in place of each space.
+    from servers.agent_server import AgentServer
+
+    phrase = "correct horse, battery staple!"
+    monkeypatch.setenv("PASSPHRASE", phrase)
+    server = AgentServer().start()
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "env": [{"variable": "PASSPHRASE", "purpose": "the API passphrase"}],
+                    "hooks": {"execute": {"http": {
+                        "url": f"{server.url}/echo", "query": {"pass": "{{env.PASSPHRASE}}"},
+                        "body": {"q": "{{goal}}"}, "extract": {"output": "received.q"}}}}})
+        ws.scenario({"id": "ok", "goal": "hi", "criteria": [{"contains": "hi"}]})
+        ws.profile({"id": "gone", "env": [{"variable": "PASSPHRASE", "purpose": "the API passphrase"}],
+                    "hooks": {"execute": {"http": {
+                        "url": f"{server.url}/no-such-route", "query": {"pass": "{{env.PASSPHRASE}}"},
+                        "body": {"q": "{{goal}}"}}}}}, active=False)
+        r = rook_cli("run", "--json")
+        failed = rook_cli("run", "--profile", "gone")
+        assert server.seen("POST", "/echo")[0]["query"] == {"pass": phrase}  # it was sent
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    assert failed.exit_code == 1 and "no-such-route?pass=[redacted:PASSPHRASE]" in failed.stderr
+    attempt = ws.record(r.report["run"]["id"], "ok.1")["hooks"][0]["details"]["attempts"][0]
+    assert attempt["url"] == f"{server.url}/echo?pass=[redacted:PASSPHRASE]"
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + failed.stdout + failed.stderr
+    for form in (phrase, phrase.replace(" ", "+"), "horse"):
+        assert form not in text, f"{form!r} reached a record or the terminal"
