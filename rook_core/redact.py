@@ -115,11 +115,15 @@ def base64_forms(value: str) -> list[str]:
 
 
 _URLSAFE = str.maketrans("+/", "-_")
+_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+"""A secret that is a JSON number, so a hook can print it as one."""
 
 
 class Redactor:
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         self._pairs: list[tuple[str, str]] = []
+        self._numbers: dict[int | float, str] = {}
+        """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
         self.too_short: list[str] = []
         """Names of the variables whose values are under :data:`MIN_LENGTH`."""
         for name, value in (secrets or {}).items():
@@ -140,6 +144,8 @@ class Redactor:
             self.too_short.append(name)
             return
         self._pairs += [(form, name) for form in encodings(value)]
+        if _NUMBER.fullmatch(value):
+            self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
         if sort:
             self._sort()
 
@@ -195,8 +201,9 @@ class Redactor:
         return text
 
     def data(self, obj: Any) -> Any:
-        """A deep copy of ``obj`` with every string redacted, keys too, without
-        changing its shape: one of Rook's own words (:data:`KEEP`) is kept
+        """A deep copy of ``obj`` with every string redacted, keys too, and every
+        number that is a secret's value (a JSON number equal to it) replaced by
+        the marker string; otherwise without changing its shape: one of Rook's own words (:data:`KEEP`) is kept
         whole, and a field name (a key that is an ASCII identifier, such as
         ``output`` or ``api_key``) is redacted only for a secret of at least
         :data:`KEY_MIN` characters (``ghp_...`` as a key), never for a short one
@@ -205,6 +212,9 @@ class Redactor:
             return obj
         if isinstance(obj, str):
             return obj if obj in KEEP else self.text(obj)
+        if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+            name = self._numbers.get(obj)
+            return obj if name is None else f"{MARK}{name}]"
         if isinstance(obj, dict):
             return {self._key(k): self.data(v) for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):

@@ -346,3 +346,32 @@ def test_a_secret_with_a_space_sent_as_a_query_parameter_is_redacted_in_the_url(
     text = all_text(ws.runs_dir) + r.stdout + r.stderr + failed.stdout + failed.stderr
     for form in (phrase, phrase.replace(" ", "+"), "horse"):
         assert form not in text, f"{form!r} reached a record or the terminal"
+
+
+NUMBERS = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+pin = int(os.environ["ACCOUNT_PIN"])
+print(json.dumps({"output": "paid", "account": pin, "as_float": float(pin), "n": [1, pin],
+                  "calls": [{"name": "pay", "arguments": {"acct": pin}}]}))
+"""
+
+
+def test_a_numeric_secret_printed_as_a_json_number_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    monkeypatch.setenv("ACCOUNT_PIN", "987654321012")
+    ws = rook_workspace
+    ws.script("numbers.py", NUMBERS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/numbers.py"}, "capabilities": {"calls": True},
+                "env": [{"variable": "ACCOUNT_PIN", "purpose": "the account's PIN"}]})
+    ws.scenario({"id": "s", "goal": "pay", "criteria": [{"contains": "paid"}, {"called": "pay"}]})
+    r = rook_cli("run", "--json", "--report", f"html:{ws.root}/out/r.html")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    text = all_text(ws.runs_dir) + all_text(ws.root / "out") + r.stdout + r.stderr
+    assert "987654321012" not in text
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["evidence"]["account"] == "[redacted:ACCOUNT_PIN]"
+    assert turn["evidence"]["as_float"] == "[redacted:ACCOUNT_PIN]"
+    assert turn["evidence"]["n"] == [1, "[redacted:ACCOUNT_PIN]"]  # other numbers stay numbers
+    assert turn["calls"][0]["arguments"] == {"acct": "[redacted:ACCOUNT_PIN]"}
+    assert isinstance(r.report["scenarios"][0]["seconds"], float)
