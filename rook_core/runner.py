@@ -257,6 +257,12 @@ def prepare_run(
         check_env(profile)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     activate_redactor(redactor)
+    if manifest is None and request.run_id and redactor.text(request.run_id) != request.run_id:
+        raise ConfigError(  # the id names the run's directory and every listing of runs
+            f"--run-name {redactor.text(request.run_id)}: holds the value of a profile env "
+            "variable; a run's name is its directory's name and is shown by rook runs, so it "
+            "is never redacted: choose another name"
+        )
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if joined is not None and shard is not None:  # it must plan exactly the run it joins

@@ -375,3 +375,14 @@ def test_a_numeric_secret_printed_as_a_json_number_is_redacted(rook_workspace, r
     assert turn["evidence"]["n"] == [1, "[redacted:ACCOUNT_PIN]"]  # other numbers stay numbers
     assert turn["calls"][0]["arguments"] == {"acct": "[redacted:ACCOUNT_PIN]"}
     assert isinstance(r.report["scenarios"][0]["seconds"], float)
+
+
+def test_a_run_name_holding_a_secret_is_refused(ws, rook_cli):
+    # the name would be the run directory's name, listed raw by `rook runs`
+    r = rook_cli("run", "--run-name", f"ci-{SECRET}", "--shard", "1/2")
+    assert r.exit_code == 2
+    assert "--run-name ci-[redacted:API_TOKEN]: holds the value of a profile env variable" in r.stderr
+    assert_clean(r.stdout + r.stderr, "the terminal")
+    assert not any(SECRET in p.name for p in ws.runs_dir.iterdir())
+    runs = rook_cli("runs", "-w", str(ws.root))
+    assert_clean(runs.stdout + runs.stderr, "rook runs")
