@@ -403,6 +403,40 @@ def test_a_query_in_the_url_is_sent_with_the_query_mapping(
         assert "api-version=2024-02-01" in execute["details"]["attempts"][0]["url"]
 
 
+def test_placeholders_in_the_url_are_encoded_for_where_they_stand(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """In the query a value holding @, space, quotes, &, + or # is sent exactly as
+    written (percent-encoded whole); in the path a / stays a separator; the
+    base URL placeholder is inserted as is."""
+    odd = 'p@ss w"rd:(x)!+;$&a=b#f'
+    monkeypatch.setenv("ODD", odd)
+    monkeypatch.setenv("BASE_URL", agent_server.url)
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": "{{env.BASE_URL}}/echo?key={{env.ODD}}&g={{goal}}",
+                    "query": {"q": "{{env.ODD}}"},
+                    "body": {"q": "{{goal}}"},
+                    "extract": {"output": "text"},
+                }
+            }
+        },
+        env=("ODD", "BASE_URL"),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "a & b + c", "criteria": [{"contains": "a"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    seen = agent_server.seen("POST", "/echo")[-1]
+    assert seen["query"] == {"key": odd, "q": odd, "g": "a & b + c"}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    url = execute["details"]["attempts"][0]["url"]
+    assert url.startswith("[redacted:BASE_URL]/echo?key=[redacted:ODD]&"), url
+    assert "rd:(x)" not in json.dumps(execute) and "rd%3A%28x" not in json.dumps(execute)
+
+
 def test_a_failure_message_never_shows_a_secret(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -188,7 +188,7 @@ async def ensure_prepared(
 
 def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
     try:
-        url = scope.render(config.url, "url")
+        url = scope.render_url(config.url)
         headers = scope.render(config.headers, "headers")
         query = scope.render(config.query, "query")
         body = scope.render(config.body, "body") if config.has_body else None

@@ -113,6 +113,43 @@ class Scope:
         self.used.append((where, name, value))
         return value
 
+    def render_url(self, template: str, where: str = "url") -> Any:
+        """The ``url`` with its placeholders filled as a URL needs them: one in
+        the scheme and host part (``{{env.BASE_URL}}/v1``, ``https://{{env.HOST}}``)
+        as is; one in the path percent-encoded but for ``/``; one in the query
+        (after a ``?`` written in the template) percent-encoded whole, so a
+        value holding ``&``, ``+``, ``#`` or a space is sent as written."""
+        from urllib.parse import quote
+
+        if PLACEHOLDER.fullmatch(template):
+            return self.render(template, where)
+        start = 0
+        if template.startswith(("http://", "https://")):
+            start = template.index("//") + 2
+        else:  # a placeholder first: it is the base, scheme and host included
+            first = PLACEHOLDER.match(template)
+            start = first.end() if first else 0
+        slash = template.find("/", start)
+        path_at = len(template) if slash < 0 else slash
+        query_at = template.find("?", start)
+        if 0 <= query_at < path_at:
+            path_at = query_at
+
+        def repl(m: re.Match[str]) -> str:
+            text = self.render(m.group(0), where)
+            if text is None:
+                raise TemplateError(
+                    f"{where}: {{{{{m.group(1)}}}}} has no value yet, and it is part of a "
+                    "longer string (on its own it would be sent as null)"
+                )
+            text = as_text(text)
+            if m.start() < path_at:
+                return text
+            in_query = 0 <= query_at < m.start()
+            return quote(text, safe="" if in_query else "/")
+
+        return PLACEHOLDER.sub(repl, template)
+
     def render(self, value: Any, where: str) -> Any:
         """A copy of ``value`` with every placeholder filled."""
         if isinstance(value, str):
