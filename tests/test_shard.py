@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rook_core import history
 from rook_core.reportfile import FileEntries, read_report
 from rook_core.sharding import partition, run_id_from_name
@@ -156,11 +158,6 @@ def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_c
         (["--run", "a", "--run-name", "b"], "not both"),
         (["--run", "nope"], "no such run"),
         (["--scheduler", "tcp://x:1"], "--executor dask"),
-        # Dask itself takes these and fails only after its connect timeout:
-        (["--executor", "dask", "--scheduler", "not an address"], "holds no spaces"),
-        (["--executor", "dask", "--scheduler", "tcp://h:99999"], "port 99999 is out of range"),
-        (["--executor", "dask", "--scheduler", "foo://h:1"], "unknown scheme 'foo'"),
-        (["--executor", "dask", "--scheduler", "tcp://:8786"], "names no host"),
     ]
     for args, message in cases:
         r = rook_cli("run", *args)
@@ -168,6 +165,25 @@ def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_c
         assert message in r.stderr, (args, r.stderr)
     assert not (tmp_path / "log").exists()  # nothing ran
     assert not any(rook_workspace.runs_dir.iterdir())
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [  # Dask itself takes these and fails only after its connect timeout
+        ("not an address", "holds no spaces"),
+        ("tcp://h:99999", "port 99999 is out of range"),
+        ("foo://h:1", "unknown scheme 'foo'"),
+        ("tcp://:8786", "names no host"),
+    ],
+)
+def test_a_scheduler_that_cannot_be_an_address_is_refused_before_anything_runs(
+    rook_workspace, rook_cli, tmp_path, address, message
+):
+    pytest.importorskip("distributed")  # the dask extra
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", address)
+    assert r.exit_code == 2 and message in r.stderr, r.stderr
+    assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
 
 
 # -- shards on different machines, merged -------------------------------------------
