@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import field
 from typing import Any, Protocol, TypeVar, cast
@@ -47,6 +48,9 @@ SPAWN_RETRIES = 3
 SPAWN_BACKOFF = 0.1
 
 _live_groups: set[int] = set()
+# Tasks cancelled after their hook had exited: run_process kept the hook's
+# result and asked for the cancellation again (see _cancel_later).
+_cancel_pending: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 # Whether run_process watches children through pidfds (tests and benchmarks
 # turn it off to exercise the asyncio fallback).
 _PIDFD = process_pidfd.available()
@@ -80,6 +84,7 @@ class _Child(Protocol):
     async def wait_running(self, deadline: float) -> bool: ...
     async def wait_exited(self, timeout: float) -> bool: ...
     async def wait_pipes(self, timeout: float) -> list[str]: ...
+    def has_exited(self) -> bool: ...
     def when_exited(self, callback: Callable[[], None]) -> None: ...
     def reap_soon(self) -> None: ...
     def close(self) -> int | None: ...
@@ -190,6 +195,8 @@ async def run_process(
     scenario run start its hook then: :attr:`rook_core.models.HookCall.on_exit`).
     """
     loop = asyncio.get_running_loop()
+    if asyncio.current_task() in _cancel_pending:  # interrupted: start nothing more
+        raise asyncio.CancelledError
     started = time.time()
     deadline = loop.time() + timeout
     result = ProcessResult(None, b"", b"", started, started)
@@ -205,26 +212,26 @@ async def run_process(
     pid = pgid = child.pid
     _live_groups.add(pgid)
     try:
-        if not await child.wait_running(deadline):
-            result.timed_out = True
-        if result.timed_out or child.overflow:
-            if not result.timed_out:
+        try:
+            await _watch(child, result, deadline, kill_grace, marker)
+        except asyncio.CancelledError:
+            if not child.has_exited():
+                raise
+            # The hook had exited: its answer is whole (an agent's answer is
+            # never thrown away to be asked for again). Kill what it left
+            # behind, read what is left in its pipes, and return the result;
+            # the cancellation comes at the caller's next wait.
+            _kill_tree(pid)
+            await _uncancelled(child.wait_pipes(PIPE_GRACE_SECONDS))
+            if child.overflow and result.overflow is None and not result.timed_out:
                 result.overflow = child.overflow
-            result.notes += await _terminate_group(pid, child, kill_grace, marker)
-            await child.wait_exited(kill_grace + 5)
-        # The child has exited; collect what is still in the pipes, briefly.
-        for name in await child.wait_pipes(PIPE_GRACE_SECONDS):
             result.notes.append(
-                f"a process started by the hook kept its {name} open after it exited;"
-                " stopped reading"
+                "rook was interrupted after the hook exited: its output was kept"
+                " and what it started was killed"
             )
-        if child.overflow and result.overflow is None and not result.timed_out:
-            result.overflow = child.overflow
-            result.notes += await _terminate_group(pid, child, kill_grace, marker)
+            _cancel_later()
     except asyncio.CancelledError:
-        escaped = procscan.descendants(pid)
-        _killpg(pgid, signal.SIGKILL)
-        _kill_pids(escaped, signal.SIGKILL)
+        _kill_tree(pid)
         child.reap_soon()
         raise
     finally:
@@ -234,6 +241,61 @@ async def run_process(
             _live_groups.discard(pgid)
     result.stdout, result.stderr = child.output()
     return result
+
+
+async def _watch(
+    child: _Child,
+    result: ProcessResult,
+    deadline: float,
+    kill_grace: float,
+    marker: Mapping[str, str] | None,
+) -> None:
+    """Wait for the child's exit (or its timeout or overflow, killing its
+    group), then for what is still in its pipes."""
+    pid = child.pid
+    if not await child.wait_running(deadline):
+        result.timed_out = True
+    if result.timed_out or child.overflow:
+        if not result.timed_out:
+            result.overflow = child.overflow
+        result.notes += await _terminate_group(pid, child, kill_grace, marker)
+        await child.wait_exited(kill_grace + 5)
+    # The child has exited; collect what is still in the pipes, briefly.
+    for name in await child.wait_pipes(PIPE_GRACE_SECONDS):
+        result.notes.append(
+            f"a process started by the hook kept its {name} open after it exited; stopped reading"
+        )
+    if child.overflow and result.overflow is None and not result.timed_out:
+        result.overflow = child.overflow
+        result.notes += await _terminate_group(pid, child, kill_grace, marker)
+
+
+def _kill_tree(pgid: int) -> None:
+    """SIGKILL a hook's process group and its descendants outside it."""
+    escaped = procscan.descendants(pgid)
+    _killpg(pgid, signal.SIGKILL)
+    _kill_pids(escaped, signal.SIGKILL)
+
+
+async def _uncancelled(waiting: Awaitable[Any]) -> None:
+    """Await ``waiting`` to its end even if the task is cancelled meanwhile
+    (again: the executor cancels each of its tasks once more); the caller
+    asks for the cancellation again afterwards (:func:`_cancel_later`)."""
+    task = asyncio.ensure_future(waiting)
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            pass
+
+
+def _cancel_later() -> None:
+    """Have the current task cancelled at its next wait, and let no hook start
+    in it meanwhile (:func:`run_process` refuses)."""
+    task = asyncio.current_task()
+    if task is not None:
+        _cancel_pending.add(task)
+        task.cancel()
 
 
 class _Transports(asyncio.SubprocessProtocol):
@@ -301,6 +363,9 @@ class _Transports(asyncio.SubprocessProtocol):
             self.exited.set_result(None)
             if self._on_exit is not None:
                 self._on_exit()
+
+    def has_exited(self) -> bool:
+        return self.exited.done()
 
     def when_exited(self, callback: Callable[[], None]) -> None:
         if self.exited.done():

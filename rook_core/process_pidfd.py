@@ -336,6 +336,16 @@ class PidfdChild:
             self._on_exit()
         self._wake()
 
+    def has_exited(self) -> bool:
+        """Whether the child has exited, its exit seen now if the loop has not
+        got to it yet (a cancellation can come in the same turn)."""
+        if not self.exited:
+            poller = select.poll()
+            poller.register(self.pidfd, select.POLLIN)
+            if poller.poll(0):
+                self._exited()
+        return self.exited
+
     def when_exited(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the child's exit is seen (at once if it was)."""
         if self.exited:

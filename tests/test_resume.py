@@ -121,3 +121,47 @@ def test_a_split_run_still_closes_after_a_failure(rook_workspace, tmp_path, brok
     s = finish(rook_workspace, run_id, "--phases", "close,collect,judge")
     assert s["status"] == "error" and f"{broken} is down" in s["reason"]
     assert log(d)[-1] == "close"
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_turn_answered_before_the_interrupt_is_kept(rook_workspace, tmp_path, sig):
+    """Turn 1's hook answered and exited, but a process it started holds its
+    stdout open, so Rook is still reading when the signal comes: the answer is
+    recorded, and a resume never sends turn 1 again."""
+    ws, d = rook_workspace, tmp_path / "d"
+    d.mkdir()
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        goal=$(cat)
+        echo "{{\\"output\\": \\"ok $goal\\", \\"conversation\\": \\"c1\\"}}"
+        if [ "$ROOK_TURN" = 1 ]; then sleep 300 & echo $! > {d}/child.pid; echo $$ > {d}/hook.pid; fi
+        echo "execute $ROOK_TURN $goal" >> {d}/log
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["t1", "t2"], "criteria": [{"contains": "ok"}]})
+    proc = subprocess.Popen(rook(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (
+        (d / "hook.pid").exists() and not alive(int((d / "hook.pid").read_text() or 0))
+    ):
+        time.sleep(0.01)
+    os.kill(proc.pid, sig)  # within the wait for the stdout its child holds
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    run_id = json.loads(out)["run"]["id"]
+    assert [t["output"] for t in ws.record(run_id, "s.1")["turns"]] == ["ok t1"]
+    assert not alive(int((d / "child.pid").read_text()))  # what it started was killed
+    s = finish(ws, run_id)
+    assert s["status"] == "passed" and [t["output"] for t in s["turns"]] == ["ok t1", "ok t2"]
+    assert log(d) == ["execute 1 t1", "execute 2 t2"]
