@@ -115,6 +115,29 @@ def marked_orphans(marker: Mapping[str, str], exclude: Iterable[int] = ()) -> li
     return found
 
 
+def leftovers(run_id: str, state_dirs: Iterable[str]) -> list[int]:
+    """Processes left running by an earlier invocation of run ``run_id`` that
+    was killed (SIGKILL: nothing enforced its hooks' timeouts): those whose
+    environment carries the run's id and one of ``state_dirs`` (the scenario
+    runs this invocation owns, under the run's lock). Only what ``/proc`` lets
+    this user read; nothing elsewhere."""
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return []
+    me = os.getpid()
+    run = run_id.encode()
+    dirs = {d.encode("utf-8", "surrogateescape") for d in state_dirs}
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        env = _environ(int(name))
+        if env.get(b"ROOK_RUN_ID") == run and env.get(b"ROOK_STATE_DIR") in dirs:
+            found.append(int(name))
+    return found
+
+
 def reap(pids: Iterable[int]) -> None:
     """Collect the exit status of adopted orphans we killed (no zombies left)."""
     for pid in pids:

@@ -139,6 +139,28 @@ def _check_manifest(path: Path, manifest: Any) -> None:
         )
 
 
+def _kill_leftovers(run: RunDir, runs: list[Any], whole: bool) -> None:
+    """Kill what an earlier, killed invocation of this run left running (a hung
+    hook whose timeout died with it): its scenario runs are this one's now."""
+    import signal
+
+    dirs = [str(run.state_dir(r.key, make=False)) for r in runs]
+    if whole:  # the run-wide state directory is every shard's: only a whole run's
+        dirs.append(str(run.state / "run"))
+    stale = procscan.leftovers(run.id, dirs)
+    for pid in stale:
+        for kill in (os.killpg, os.kill):  # a hook leads its own process group
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    if stale:
+        sys.stderr.write(
+            f"rook: warning: killed {len(stale)} process(es) an earlier rook run of {run.id} "
+            "left running (it was killed before it could end its hooks)\n"
+        )
+
+
 def load_observed(agent: Agent, profile: Profile) -> dict[str, bool]:
     """The capabilities this profile has shown in earlier runs: only those Rook
     wrote as ``true`` (a damaged or hand-edited file shows nothing more)."""
@@ -345,6 +367,8 @@ def prepare_run(
         run.write_text("profile.yaml", profile_text(profile))
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)
+    if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock
+        _kill_leftovers(run, runs, shard is None)
     if judging.client is not None:
         judging.client.attach(run.id, run.path)
         manifest["judge_profile"] = judging.client.info

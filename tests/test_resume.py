@@ -165,3 +165,38 @@ def test_a_turn_answered_before_the_interrupt_is_kept(rook_workspace, tmp_path, 
     s = finish(ws, run_id)
     assert s["status"] == "passed" and [t["output"] for t in s["turns"]] == ["ok t1", "ok t2"]
     assert log(d) == ["execute 1 t1", "execute 2 t2"]
+
+
+def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace, tmp_path):
+    """rook run SIGKILLed while a hook hangs: nothing is left to enforce its
+    timeout, so rook run --run ID (under the run's lock, owning its scenario
+    runs) kills it, and says so."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    proc = subprocess.Popen(rook(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    hung = int((d / "hook.pid").read_text())
+    try:
+        assert alive(hung)  # it outlived rook
+        (run_dir,) = ws.runs_dir.iterdir()
+        (d / "fast-now").touch()
+        out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert "killed 2 process(es) an earlier rook run" in out.stderr  # the hook, its sleep
+        deadline = time.monotonic() + 5
+        while alive(hung) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(hung)
+    finally:
+        try:
+            os.killpg(hung, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
