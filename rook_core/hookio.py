@@ -88,6 +88,21 @@ def decode(data: bytes, cap: int | None = None, redactor: Redactor | None = None
     return text
 
 
+def _beside_other_lines(text: str) -> bool:
+    """Whether the first or the last line of ``text`` is a JSON object of its
+    own among other lines: a hook that printed its logs on stdout."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return False
+    for line in (lines[0], lines[-1]):
+        try:
+            if isinstance(loads(line), dict):
+                return True
+        except (ValueError, RecursionError):
+            pass
+    return False
+
+
 def parse_object(
     stdout: str, required: bool, redactor: Redactor | None = None
 ) -> dict[str, Any] | None:
@@ -108,6 +123,11 @@ def parse_object(
     except (ValueError, RecursionError) as exc:
         if not required:
             return None
+        if _beside_other_lines(text):
+            raise OutputError(
+                "stdout is not one JSON object (print logs to stderr): it has other lines "
+                f"beside the JSON object; received {preview(text, redactor=redactor)}"
+            ) from None
         raise OutputError(
             f"stdout is not one JSON object ({exc}); received {preview(text, redactor=redactor)}"
         ) from None

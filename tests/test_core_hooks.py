@@ -391,3 +391,24 @@ def test_json_nested_too_deep_fails_the_hook_and_the_run_goes_on(rook_workspace,
     for s in report["scenarios"]:
         assert s["status"] == "error", s
         assert "nested more than 100 levels deep" in s["reason"], s["reason"]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        'print("starting agent...")\n    print(json.dumps({"output": "ok"}))',
+        'print(json.dumps({"output": "ok"}))\n    print("done.")',
+    ],
+)
+def test_log_lines_on_stdout_say_to_print_logs_to_stderr(rook_workspace, rook_cli, lines):
+    # the newcomer's mistake: a log line beside the JSON object; the table's
+    # shortened reason must still say what to do
+    body = f"#!/usr/bin/env python3\nimport json, sys\nif sys.argv[1] == 'execute':\n    {lines}\n"
+    one_scenario(rook_workspace, body, name="h.py")
+    r = rook_cli("run")
+    assert r.exit_code == 1
+    assert "print logs to stderr" in r.stdout
+    s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "error"
+    assert "other lines beside the JSON object" in s["reason"]
+    assert "received 'starting agent" in s["reason"] or "done." in s["reason"]
