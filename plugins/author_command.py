@@ -201,8 +201,15 @@ def check_program(argv: list[str], agent: Any) -> None:
         path = Path(program).expanduser()
         if not path.is_absolute():
             path = agent.workspace / path
-        if path.exists():
+        if path.is_file() and os.access(path, os.X_OK):
             return
+        if path.is_dir():
+            raise ConfigError(f"--command: {program} is a directory, not a program")
+        if path.exists():
+            raise ConfigError(
+                f"--command: {program} is not executable; chmod +x {program}, or name its "
+                f"interpreter first (--command 'python3 {program}')"
+            )
         raise ConfigError(f"--command: {program} not found (looked in {agent.workspace})")
     if shutil.which(program) is None:
         raise ConfigError(f"--command: {program!r} is not installed (not on PATH)")

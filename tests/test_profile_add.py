@@ -309,6 +309,20 @@ def test_command_that_fails_is_written_and_reported(rook_workspace, rook_cli):
     assert r.exit_code == 2 and "not installed" in r.stderr
 
 
+def test_command_without_the_run_bit_is_refused_with_the_fix(rook_workspace, rook_cli, tmp_path):
+    ws = rook_workspace
+    agent = tmp_path / "agent.py"
+    agent.write_text("import sys\nprint('hi ' + sys.stdin.read())\n")
+    agent.chmod(0o644)
+    r = add(rook_cli, ws, "plain", "--command", str(agent))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--command: {agent} is not executable" in r.stderr
+    assert f"chmod +x {agent}" in r.stderr and "Traceback" not in r.stdout + r.stderr
+    assert not (ws.agent_dir / "profiles" / "plain.yaml").exists()
+    r = add(rook_cli, ws, "folder", "--command", str(tmp_path))
+    assert r.exit_code == 2 and "is a directory, not a program" in r.stderr
+
+
 def test_scripts_used_as_hooks_or_wrapped(rook_workspace, rook_cli):
     ws = rook_workspace
     r = add(rook_cli, ws, "--from", str(AGENTS / "hook_agent.py"))
