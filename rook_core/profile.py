@@ -20,7 +20,7 @@ from .models import (
     Profile,
 )
 from .plugins import Registry
-from .schemafields import StrictFloat
+from .schemafields import StrictFloat, did_you_mean, explain_unknown
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -96,6 +96,12 @@ _PROFILE_SCHEMA = _ProfileSchema()
 _ENTRY_OPTIONS_SCHEMA = _EntryOptionsSchema()
 
 
+def _unknown_entry_key(key: str, installed: str) -> str:
+    message = f"unknown transport key; installed transports: {installed}"
+    close = did_you_mean(key, ENTRY_OPTIONS)
+    return f"{message}; did you mean {close}?" if close else message
+
+
 def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     """Turn one ``hooks.<phase>`` value into a :class:`HookEntry`.
 
@@ -110,10 +116,7 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
         unknown = [k for k in keys if k not in transports]
         if unknown:
             raise ValidationError(
-                {
-                    str(k): [f"unknown transport key; installed transports: {installed}"]
-                    for k in unknown
-                }
+                {str(k): [_unknown_entry_key(str(k), installed)] for k in unknown}
             )
         if len(keys) != 1:
             raise ValidationError(
@@ -184,7 +187,8 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     try:
         loaded = _PROFILE_SCHEMA.load(data)
     except ValidationError as exc:
-        errors.update(exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages})
+        messages = explain_unknown(exc.messages, _PROFILE_SCHEMA)
+        errors.update(messages if isinstance(messages, dict) else {"_schema": messages})
         loaded = None
     hooks: dict[str, HookEntry] = {}
     raw_hooks = data.get("hooks")

@@ -30,7 +30,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 from .errors import ScenarioError, format_validation_messages
 from .models import ID_MAX, SLUG, Criterion, Scenario
 from .plugins import Registry
-from .schemafields import StrictFloat
+from .schemafields import StrictFloat, did_you_mean, explain_unknown
 from .yamlio import load_yaml
 
 PUBLIC_KEYS = (
@@ -114,6 +114,13 @@ def content_hash(data: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def _unknown_type(key: str, criteria: Registry) -> str:
+    close = did_you_mean(key, criteria.names())
+    if close:
+        return f"unknown criterion type; did you mean {close}?"
+    return f"unknown criterion type; installed: {', '.join(criteria.names())}"
+
+
 def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> Criterion:
     installed = ", ".join(criteria.names())
     if not isinstance(item, dict):
@@ -123,9 +130,7 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     keys = [k for k in item if k not in ("turn", LABEL)]
     unknown = [k for k in keys if k not in criteria]
     if unknown:
-        raise ValidationError(
-            {str(k): [f"unknown criterion type; installed: {installed}"] for k in unknown}
-        )
+        raise ValidationError({str(k): [_unknown_type(str(k), criteria)] for k in unknown})
     if len(keys) != 1:
         raise ValidationError(f"needs exactly one criterion type (one of: {installed})")
     key = keys[0]
@@ -266,7 +271,8 @@ def scenario_from_dict(
     try:
         loaded = _SCENARIO_SCHEMA.load(data)
     except ValidationError as exc:
-        errors.update(exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages})
+        messages = explain_unknown(exc.messages, _SCENARIO_SCHEMA)
+        errors.update(messages if isinstance(messages, dict) else {"_schema": messages})
         loaded = None
     parsed: list[Criterion] = []
     raw_turns = data.get("turns")

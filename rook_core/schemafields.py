@@ -4,9 +4,11 @@ definitions come from Rook's cache."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
 
-from marshmallow import fields
+from marshmallow import Schema, fields
 
 
 class StrictFloat(fields.Float):
@@ -17,3 +19,42 @@ class StrictFloat(fields.Float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.make_error("invalid", input=value)
         return super()._deserialize(value, attr, data, **kwargs)
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str | None:
+    """The one name in ``known`` that ``key`` looks like a typo or a short form
+    of (``gaol``: ``goal``; ``timeout``: ``timeout_seconds``), if any."""
+    names = list(known)
+    longer = [n for n in names if key and n.startswith(key)]
+    if len(longer) == 1:
+        return longer[0]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def explain_unknown(messages: Any, schema: Schema) -> Any:
+    """``messages`` of ``schema.load`` with marshmallow's bare "Unknown field."
+    told what to write instead: the field the key looks like a typo of, else
+    the fields the schema takes (nested schemas included)."""
+    if not isinstance(messages, dict):
+        return messages
+    by_key = {f.data_key or name: f for name, f in schema.fields.items()}
+    out: dict[Any, Any] = {}
+    for key, value in messages.items():
+        field = by_key.get(key)
+        if field is None and value == ["Unknown field."]:
+            close = did_you_mean(str(key), by_key)
+            hint = f"did you mean {close}?" if close else f"expected one of: {', '.join(by_key)}"
+            out[key] = [f"Unknown field; {hint}"]
+        elif isinstance(field, fields.Nested) and isinstance(field.schema, Schema):
+            out[key] = explain_unknown(value, field.schema)
+        elif isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):
+            inner = field.inner.schema
+            out[key] = (
+                {i: explain_unknown(v, inner) for i, v in value.items()}
+                if isinstance(value, dict)
+                else value
+            )
+        else:
+            out[key] = value
+    return out

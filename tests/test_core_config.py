@@ -416,3 +416,66 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
     r = rook_cli("run", "-w", str(root), "--project", "p2", "--json")
     assert r.exit_code == 0, r.stderr
     assert (r.report["run"]["project"], r.report["run"]["agent"]) == ("p2", "b1")
+
+
+@pytest.mark.parametrize(
+    "kind, data, needles",
+    [
+        (
+            "scenario",
+            {"id": "s", "gaol": "g", "critera": [], "expectation": {"forbiden": []}},
+            [
+                "gaol: Unknown field; did you mean goal?",
+                "critera: Unknown field; did you mean criteria?",
+                "expectation.forbiden: Unknown field; did you mean forbidden?",
+            ],
+        ),
+        (
+            "scenario",
+            {"id": "s", "goal": "g", "owner": "me"},
+            ["owner: Unknown field; expected one of: id, name, title, tags, goal, turns"],
+        ),
+        (
+            "scenario",
+            {"id": "s", "goal": "g", "criteria": [{"contain": "x"}, {"not_caled": "y"}]},
+            [
+                "criteria.0.contain: unknown criterion type; did you mean contains?",
+                "criteria.1.not_caled: unknown criterion type; did you mean not_called?",
+            ],
+        ),
+        (
+            "profile",
+            {"id": "p", "hook": {"execute": "scripts/h.sh"}, "capabilities": {"call": True}},
+            [
+                "hook: Unknown field; did you mean hooks?",
+                "capabilities.call: Unknown field; did you mean calls?",
+            ],
+        ),
+        (
+            "profile",
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "colour": "red"},
+            ["colour: Unknown field; expected one of: name, id, hooks, env, capabilities"],
+        ),
+        (
+            "profile",
+            {"id": "p", "hooks": {"execute": {"script": "scripts/h.sh", "timeout": 5}}},
+            ["hooks.execute.timeout: unknown transport key", "did you mean timeout_seconds?"],
+        ),
+        (
+            "profile",
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "env": [{"variable": "T", "purpose": "x", "value": "s3cret"}],
+            },
+            ["env.0.value: Unknown field; expected one of: variable, purpose"],
+        ),
+    ],
+)
+def test_a_misspelt_key_is_told_what_to_write_instead(ws, rook_cli, kind, data, needles):
+    if kind == "profile":
+        ws.profile(data)
+    else:
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+        ws.scenario(data)
+    refused(rook_cli("run"), ws, *needles)
