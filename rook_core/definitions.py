@@ -331,7 +331,10 @@ def find_profile(
         elif len(candidates) == 1:
             return load_profile(candidates[0], transports, cache)
         elif not candidates:
-            raise ProfileError(f"{profiles_dir}: no profiles (*.yaml)")
+            raise ProfileError(
+                f"{profiles_dir}: no profiles (*.yaml); write one with rook profile add "
+                "(docs/profiles.md), or by hand as profiles/NAME.yaml"
+            )
         else:
             stems = ", ".join(p.stem for p in candidates)
             raise ProfileError(

@@ -49,9 +49,10 @@ def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | Non
     missing = [e for e in profile.env if not env.get(e.variable)]
     if missing:
         lines = "\n".join(f"  {e.variable}: {e.purpose}" for e in missing)
+        names = " ".join(f"{e.variable}=..." for e in missing)
         raise MissingEnvError(
             f"profile {profile.id!r} ({profile.path}) needs these environment variables, "
-            f"which are not set:\n{lines}"
+            f"which are not set:\n{lines}\nset them first, e.g.: export {names}"
         )
 
 

@@ -103,8 +103,15 @@ def test_missing_env_variables_are_listed_with_their_purpose(ws, rook_cli, monke
         ws,
         "REFUND_API_TOKEN: bearer token for the staging refund API",
         "BASE_URL: target environment base URL",
+        "export REFUND_API_TOKEN=... BASE_URL=...",  # how to fix it
     )
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+def test_an_agent_with_no_profile_says_how_to_write_one(rook_workspace, rook_cli):
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "no profiles (*.yaml); write one with rook profile add" in r.stderr
 
 
 def test_missing_script_names_both_paths_tried(ws, rook_cli):
