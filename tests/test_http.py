@@ -474,6 +474,10 @@ def test_a_failure_message_never_shows_a_secret(
             {"extract": {"usage": {"total": "x"}}},
             "hooks.execute.http.extract.usage.total: unknown key",
         ),
+        (  # as prose writes it: told the nested form
+            {"extract": {"output": "a", "usage.input": "tokens.in"}},
+            "hooks.execute.http.extract.usage.input: write it nested: usage: {input: ...}",
+        ),
         ({"save": {"goal": "x"}}, "hooks.execute.http.save: goal: a name Rook fills in itself"),
         ({"body": {"a": "{{ not a name }}"}}, "hooks.execute.http.body.a: {{not a name}} is not"),
         ({"method": "FETCH"}, "hooks.execute.http.method: must be one of"),

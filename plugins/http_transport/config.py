@@ -14,7 +14,15 @@ from typing import Any
 
 import jmespath
 from jmespath.exceptions import JMESPathError
-from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
+from marshmallow import (
+    RAISE,
+    Schema,
+    ValidationError,
+    fields,
+    pre_load,
+    validate,
+    validates_schema,
+)
 
 from rook_core.schemafields import StrictFloat
 from rook_core.urlcheck import shown, url_problem
@@ -92,6 +100,24 @@ class ExtractSchema(Schema):
     evidence = fields.Dict(
         keys=_name_key("must be a field name (letters, digits, _)"), values=JMESPathField()
     )
+
+    @pre_load
+    def _dotted(self, data: Any, **kwargs: Any) -> Any:
+        """``usage.input: PATH`` (as prose writes it) is ``usage: {input: PATH}``."""
+        if isinstance(data, dict):
+            dotted = {
+                str(k): str(k).split(".", 1)
+                for k in data
+                if isinstance(k, str) and "." in k and k.split(".", 1)[0] in self.fields
+            }
+            if dotted:
+                raise ValidationError(
+                    {
+                        k: [f"write it nested: {head}: {{{tail}: ...}}"]
+                        for k, (head, tail) in dotted.items()
+                    }
+                )
+        return data
 
     @validates_schema
     def _evidence_names(self, data: dict[str, Any], **kwargs: Any) -> None:
