@@ -16,7 +16,7 @@ import asyncio
 import time
 from typing import Any
 
-from rook_core.hookio import clip, tail
+from rook_core.hookio import clip, preview, tail
 from rook_core.models import HookCall, HookResult
 from rook_core.redact import current
 from rook_core.store import read_json
@@ -218,8 +218,8 @@ def _outcome(final: IterationResult) -> tuple[str, str | None, bool]:
         return (
             "failed",
             (
-                f"unknown completion status {final.status!r}; a Ruhroh wrapper answers one of "
-                + ", ".join(STATUSES)
+                f"unknown completion status {preview(str(final.status), 100)}; "
+                "a Ruhroh wrapper answers one of " + ", ".join(STATUSES)
             ),
             False,
         )

@@ -133,14 +133,16 @@ def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
         data = hookio.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(
-            f"the result file {path} (RUHROH_RESULT_PATH) is not JSON ({exc}): {text[:200]!r}"
+            f"the result file {path} (RUHROH_RESULT_PATH) is not JSON ({exc}): "
+            + hookio.preview(text, 200)  # redacted before the cut and the quoting
         ) from None
     if not isinstance(data, dict):
         raise ProtocolError(f"the result file {path} must hold one JSON object")
     version = data.get("version")
     if version is not None and version != RESULT_VERSION:
+        shown = hookio.preview(version if isinstance(version, str) else json.dumps(version), 100)
         raise ProtocolError(
-            f"the result file {path} has version {version!r}; Rook reads {RESULT_VERSION!r}"
+            f"the result file {path} has version {shown}; Rook reads {RESULT_VERSION!r}"
         )
     return data
 

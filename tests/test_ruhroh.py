@@ -657,6 +657,36 @@ def test_result_files_are_redacted_in_the_run_directory(
             assert "7f3a9c" not in f.read_text(errors="replace"), f
 
 
+@pytest.mark.parametrize(
+    "mode,message",
+    [
+        ("broken_secret_file:20", "is not JSON"),
+        ("broken_secret_file:176", "is not JSON"),  # the secret across the 200-character cut
+        ("secret_status", "unknown completion status"),
+        ("secret_version", "Rook reads"),
+    ],
+)
+def test_a_diagnosis_quoting_the_wrapper_shows_no_secret(
+    mode, message, rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    # a diagnosis quotes what the wrapper wrote: neither the quoting (of a secret
+    # holding " and \\) nor a cut may let any piece of a secret through
+    monkeypatch.setenv("AGENT_TOKEN", 'tok-"7f3a9c"\\x')
+    ruhroh_profile(
+        rook_workspace,
+        PY,
+        hook_env={"WRAPPER_MODE": mode},
+        env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}],
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    s = scenario_of(r)
+    assert s["status"] == "error" and message in s["reason"], s["reason"]
+    assert "7f3a9c" not in r.stdout + r.stderr
+    assert "7f3a9c" not in rook_workspace.all_run_text(r.report["run"]["id"])
+
+
 def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, continuity="workspace_only")
     rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "reply"}]})

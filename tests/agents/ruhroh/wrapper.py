@@ -86,6 +86,16 @@ elif mode in ("infra_once", "infra_always"):
 elif mode == "bad_result_file":
     result_path.write_text("{not json", encoding="utf-8")
     print(json.dumps({"status": "goal_satisfied"}))
+elif mode.startswith("broken_secret_file:"):
+    # a result file cut off mid-write, holding the token at the given offset
+    text = '{"debug": "' + "x" * int(mode.split(":", 1)[1])
+    result_path.write_text(text + " " + env["AGENT_TOKEN"] + " and more", encoding="utf-8")
+    print(json.dumps({"status": "goal_satisfied"}))
+elif mode in ("secret_status", "secret_version"):
+    result(
+        f"failed {env['AGENT_TOKEN']}" if mode == "secret_status" else "goal_satisfied",
+        version=f"v-{env['AGENT_TOKEN']}" if mode == "secret_version" else None,
+    )
 elif mode == "wrong_version":
     result("goal_satisfied", version="ruhroh_run_agent_result_v9")
 elif mode == "no_status":
