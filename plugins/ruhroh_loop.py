@@ -356,12 +356,12 @@ def evidence(
 
 
 def _manifest_details(results: list[IterationResult], conn: Any) -> dict[str, Any]:
-    """What ``ruhroh-run-manifest.json`` takes from the latest result."""
-    final = results[-1]
+    """What ``ruhroh-run-manifest.json`` takes from the latest result that reported
+    each value (an iteration of this turn, not only the turn's last)."""
     return {
-        "adapterVersion": final.adapter_version,
-        "model": final.model,
-        "usage": final.usage_raw,
+        "adapterVersion": _latest(results, "adapter_version"),
+        "model": _latest(results, "model"),
+        "usage": _latest(results, "usage_raw"),
         "continuity": getattr(conn, "continuity", None),
     }
 

@@ -107,6 +107,19 @@ def test_the_latest_result_wins(rook_workspace, rook_cli):
     assert manifest(r)["adapterVersion"] == f"1.4.0-{last}"
 
 
+def test_the_latest_result_that_reported_them_within_a_turn(rook_workspace, rook_cli):
+    # one turn, three iterations: the first two report metadata, the last reports none
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "quiet_last"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert len(r.report["scenarios"][0]["turns"][0]["evidence"]["iterations"]) == 3
+    m = manifest(r)
+    assert m["adapterVersion"] == "1.4.2" and m["sources"]["adapterVersion"] == "result"
+    assert m["model"]["model"] == "agent-model"
+    assert m["usage"]["costUsd"] == 0.42
+
+
 def test_a_resumed_run_keeps_the_result_values(fallbacks, rook_workspace, rook_cli):
     ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "python"}]})

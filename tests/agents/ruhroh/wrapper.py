@@ -96,6 +96,12 @@ elif mode in ("secret_status", "secret_version"):
         f"failed {env['AGENT_TOKEN']}" if mode == "secret_status" else "goal_satisfied",
         version=f"v-{env['AGENT_TOKEN']}" if mode == "secret_version" else None,
     )
+elif mode == "quiet_last":  # metadata while it answers continue, none with its last answer
+    iteration = int(env["RUHROH_ITERATION"])
+    if iteration < 3:
+        result("continue", adapterVersion=f"1.4.{iteration}")
+    else:
+        print(json.dumps({"status": "goal_satisfied"}))
 elif mode == "wrong_version":
     result("goal_satisfied", version="ruhroh_run_agent_result_v9")
 elif mode == "no_status":
