@@ -97,8 +97,12 @@ class IterationResult:
 
 
 def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
-    """Return the final JSON line (when it is an object) and the transcript before it."""
-    lines = stdout.splitlines()
+    r"""Return the final JSON line (when it is an object) and the transcript before it.
+
+    Lines end at a newline (``\n`` or ``\r\n``) only: ``str.splitlines`` would also
+    end one at U+2028, U+2029 or U+0085, which JSON.stringify leaves in a string
+    as they are, and at a progress bar's ``\r``."""
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in stdout.split("\n")]
     idx = len(lines) - 1
     while idx >= 0 and not lines[idx].strip():
         idx -= 1

@@ -546,6 +546,19 @@ def test_final_line_only(rook_workspace, rook_cli, probe_dir):
     assert "model" not in turn["evidence"]
 
 
+def test_a_final_line_is_ended_by_a_newline_only(rook_workspace, rook_cli, probe_dir):
+    # JSON.stringify leaves U+2028, U+2029 and U+0085 in a string unescaped: they do
+    # not end the final line (nor does a progress bar's carriage return end a line)
+    ruhroh_profile(rook_workspace, str(AGENTS / "wrapper.mjs"))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fourth"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    turn = scenario_of(r)["turns"][0]
+    assert turn["output"] == "done: g\u2028second\u2029third\u0085fourth"
+    assert turn["evidence"]["status"] == "goal_satisfied"
+    assert turn["evidence"]["transcript"] == "working 10%\r100%"
+
+
 def test_transcript_is_the_answer_when_no_field_holds_one(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(
         rook_workspace,
