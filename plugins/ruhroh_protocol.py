@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -271,8 +273,12 @@ def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
     try:
         if path.is_dir():
             return {**info, "kind": "directory"}
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
+        # never blocks: opening a named pipe waits for a writer, reading a device never ends
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return {**info, "kind": "special"}  # a named pipe, socket or device: not read
+            size = st.st_size
             data = fh.read(cap)
     except OSError:
         return {**info, "missing": True}

@@ -517,6 +517,18 @@ def test_result_file_wins_and_everything_becomes_evidence(rook_workspace, rook_c
     assert len(calls(probe_dir)) == 1  # goal_satisfied from the file: no second iteration
 
 
+@pytest.mark.timeout(30)
+def test_an_artifact_that_is_a_named_pipe_is_not_read(rook_workspace, rook_cli, probe_dir):
+    # reading it would wait for a writer forever (and the run ignore SIGTERM meanwhile)
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "fifo_artifact"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    artifacts = scenario_of(r)["turns"][0]["evidence"]["artifacts"]
+    assert artifacts["live"]["kind"] == "special" and "content" not in artifacts["live"]
+    assert "user: g" in artifacts["transcript"]["content"]
+
+
 def test_budgets_fail_on_ruhroh_usage(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
     rook_workspace.scenario({"id": "tokens", "goal": "g", "criteria": [{"max_tokens": 1999}]})

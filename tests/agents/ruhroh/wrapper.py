@@ -102,6 +102,9 @@ elif mode == "quiet_last":  # metadata while it answers continue, none with its 
         result("continue", adapterVersion=f"1.4.{iteration}")
     else:
         print(json.dumps({"status": "goal_satisfied"}))
+elif mode == "fifo_artifact":  # a named pipe it streams a log into, named as an artifact
+    os.mkfifo(workspace / "live.log")
+    result("goal_satisfied", artifacts={"live": "live.log", "transcript": "transcript.log"})
 elif mode == "wrong_version":
     result("goal_satisfied", version="ruhroh_run_agent_result_v9")
 elif mode == "no_status":
