@@ -113,6 +113,16 @@ class Scope:
         self.used.append((where, name, value))
         return value
 
+    def _in_text(self, m: re.Match[str], where: str) -> str:
+        """The value of placeholder ``m`` inside a longer string, as text."""
+        got = self.lookup(m.group(1), where)
+        if got is None:
+            raise TemplateError(
+                f"{where}: {{{{{m.group(1)}}}}} has no value yet, and it is part of a "
+                "longer string (on its own it would be sent as null)"
+            )
+        return as_text(got)
+
     def render_url(self, template: str, where: str = "url") -> Any:
         """The ``url`` with its placeholders filled as a URL needs them: one in
         the scheme and host part (``{{env.BASE_URL}}/v1``, ``https://{{env.HOST}}``)
@@ -136,13 +146,7 @@ class Scope:
             path_at = query_at
 
         def repl(m: re.Match[str]) -> str:
-            text = self.render(m.group(0), where)
-            if text is None:
-                raise TemplateError(
-                    f"{where}: {{{{{m.group(1)}}}}} has no value yet, and it is part of a "
-                    "longer string (on its own it would be sent as null)"
-                )
-            text = as_text(text)
+            text = self._in_text(m, where)
             if m.start() < path_at:
                 return text
             in_query = 0 <= query_at < m.start()
@@ -157,16 +161,7 @@ class Scope:
             if whole:
                 return self.lookup(whole.group(1), where)
 
-            def repl(m: re.Match[str]) -> str:
-                got = self.lookup(m.group(1), where)
-                if got is None:
-                    raise TemplateError(
-                        f"{where}: {{{{{m.group(1)}}}}} has no value yet, and it is part of a "
-                        "longer string (on its own it would be sent as null)"
-                    )
-                return as_text(got)
-
-            return PLACEHOLDER.sub(repl, value)
+            return PLACEHOLDER.sub(lambda m: self._in_text(m, where), value)
         if isinstance(value, Mapping):
             return {k: self.render(v, f"{where}.{k}") for k, v in value.items()}
         if isinstance(value, list):
