@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from test_reliability import alive
 
 AGENT = r"""#!/bin/bash
 D={d}
@@ -121,14 +122,6 @@ def test_a_split_run_still_closes_after_a_failure(rook_workspace, tmp_path, brok
     s = finish(rook_workspace, run_id, "--phases", "close,collect,judge")
     assert s["status"] == "error" and f"{broken} is down" in s["reason"]
     assert log(d)[-1] == "close"
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
