@@ -6,8 +6,9 @@ coverage, one table row per scenario (passes over repeats, the 95 % Wilson
 interval, flaky), the warnings of any run (a failed close hook: what did not
 change a status), and a collapsed section for every run that did not pass:
 its criteria verdicts, hook diagnoses and turns. It stays under GitHub's
-1 MiB limit: past a budget, details are left out with a note. It is written
-a piece at a time, with one run's details in memory at once.
+1 MiB limit (of bytes: an answer in CJK takes three a character): past a
+budget, table rows, warnings and details are left out with a note. It is
+written a piece at a time, with one run's details in memory at once.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from rook_core.report import (
 from rook_core.reportio import atomic_file
 from rook_core.stats import outcome
 
-MAX_CHARS = 900_000
+MAX_BYTES = 900_000
+"""The page's budget in UTF-8 bytes (GitHub refuses a step summary over 1 MiB)."""
 OUTPUT_CHARS = 2_000
 MAX_WARNINGS = 200  # runs whose warnings are listed (each item stays under ~1 KB)
 ICON = {
@@ -205,27 +207,45 @@ def render(report: dict[str, Any]) -> str:
 
 def iter_render(report: dict[str, Any]) -> Iterator[str]:
     """The Markdown summary in pieces (a table row, a run's details at a time)."""
-    size = 0
+    size = 0  # UTF-8 bytes written so far
 
     def out(text: str) -> str:
         nonlocal size
-        size += len(text)
+        size += len(text.encode("utf-8"))
         return text
 
+    def fits(text: str) -> bool:
+        return size + len(text.encode("utf-8")) <= MAX_BYTES
+
     yield out(f"## {headline(report)}\n\n" + "\n".join(summary_lines(report)) + "\n\n")
-    for n, line in enumerate(iter_scenario_table(report)):
-        yield out(("\n" if n else "") + line)
+    rows = iter_scenario_table(report)
+    left_out = 0
+    for n, line in enumerate(rows):
+        piece = ("\n" if n else "") + line
+        if left_out or not fits(piece):
+            left_out += 1
+            continue
+        yield out(piece)
     yield out("\n")
+    if left_out:
+        yield out(
+            f"\n_{left_out} more scenarios not shown here (size limit); see the "
+            "JSON or HTML report._\n"
+        )
     troubled, unlisted = 0, 0
     warned: list[str] = []
+    warned_size = 0
     for e in report["scenarios"]:
         troubled += e["status"] != "passed"
         if e.get("warnings"):
-            if len(warned) < MAX_WARNINGS:
-                warned.append(warning_item(e))
+            item = warning_item(e) if len(warned) < MAX_WARNINGS else ""
+            item_size = len(item.encode("utf-8"))
+            if item and size + warned_size + item_size <= MAX_BYTES:
+                warned.append(item)
+                warned_size += item_size
             else:
                 unlisted += 1
-    if warned:
+    if warned or unlisted:
         yield out("\n### Warnings\n\n" + "".join(warned))
         if unlisted:
             yield out(f"\n_{unlisted} more run(s) with warnings; see the JSON or HTML report._\n")
@@ -237,7 +257,7 @@ def iter_render(report: dict[str, Any]) -> Iterator[str]:
         if entry["status"] == "passed":
             continue
         block = details(entry)
-        if size + len(block) > MAX_CHARS:
+        if not fits(block):
             yield (
                 f"\n_{troubled - shown} more not shown here (size limit); see the "
                 "JSON or HTML report._\n"

@@ -218,7 +218,7 @@ def test_markdown_fits_a_step_summary(mixed):
 
 
 def test_markdown_stays_under_the_github_limit():
-    from rook_plugins.report_markdown import MAX_CHARS, render
+    from rook_plugins.report_markdown import MAX_BYTES, render
 
     entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
              "reason": "r" * 300, "turns": [{"turn": 1, "input": "i", "output": "o" * 5000,
@@ -231,8 +231,49 @@ def test_markdown_stays_under_the_github_limit():
     report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
               "scenarios": entries, "summary": summarize(entries)}
     md = render(report)
-    assert len(md.encode("utf-8")) < 1024 * 1024 and len(md) <= MAX_CHARS + 1000
+    assert len(md.encode("utf-8")) <= MAX_BYTES + 1000 < 1024 * 1024
     assert "more not shown here (size limit)" in md
+
+
+def test_markdown_counts_bytes_not_characters(rook_workspace, rook_cli, tmp_path):
+    """GitHub's step-summary limit is 1 MiB of bytes: an agent answering in CJK
+    (3 bytes a character) made a 900,000-character page of ~2.5 MB, which GitHub
+    refuses whole."""
+    ws = rook_workspace
+    ws.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "回答" * 2500}))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}, "concurrency": 4})
+    ws.scenario({"id": "cjk", "goal": "问题" * 1000, "repeat": 120,
+                 "criteria": [{"contains": "nope"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 1, r.stderr
+    md = (tmp_path / "r.md").read_bytes()
+    assert len(md) < 1024 * 1024
+    assert "more not shown here (size limit)" in md.decode("utf-8")
+
+
+def test_markdown_table_of_many_scenarios_stays_under_the_github_limit():
+    """The scenario table had no budget: 20,000 scenarios made a 2 MB page."""
+    from rook_plugins.report_markdown import render
+
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "passed",
+             "reason": "all 1 criteria passed", "turns": [], "criteria": [], "hooks": [],
+             "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"scenario-with-a-longish-id-{i}"} for i in range(20000)]
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    md = render(report)
+    assert len(md.encode("utf-8")) < 1024 * 1024
+    assert "scenario-with-a-longish-id-0</code>" in md
+    assert "more scenarios not shown here (size limit)" in md
+    assert md.startswith("## ✅ Rook: all 20000 decided scenario runs passed")
 
 
 @pytest.mark.parametrize("gate, code", [(None, 1), ("0.5", 0), ("0.75", 1)])
