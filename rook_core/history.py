@@ -214,8 +214,29 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     manifest = read_json(run_path / RUN_FILE)
     if not isinstance(manifest, dict):
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
+    return write_report(
+        manifest,
+        planned_records(run_path, manifest.get("plan", [])),
+        _gate_rate(run_path, manifest),
+    )
 
-    return write_report(manifest, planned_records(run_path, manifest.get("plan", [])))
+
+def _gate_rate(run_path: Path, manifest: dict[str, Any]) -> float | None:
+    """The ``--min-pass-rate`` the run's report was written with, so that a report
+    rebuilt from the records gives the run's verdict: the gate of its
+    ``report.json`` when that is readable, else the one its last invocation was
+    given (``run.json``); ``None``: the run had no gate."""
+    try:
+        report = read_report(run_path / REPORT_FILE)
+    except RunStoreError:
+        report = None
+    if isinstance(report, dict) and isinstance(report.get("summary"), dict):
+        gate = report["summary"].get("gate")
+        rate = gate.get("min_pass_rate") if isinstance(gate, dict) else None
+        return rate if isinstance(rate, (int, float)) else None
+    invocations = manifest.get("invocations") or [{}]
+    rate = invocations[-1].get("min_pass_rate") if isinstance(invocations[-1], dict) else None
+    return rate if isinstance(rate, (int, float)) else None
 
 
 # -- comparing two runs ----------------------------------------------------------

@@ -505,6 +505,8 @@ def _execute(
         "pid": os.getpid(),
         "concurrency": concurrency,
     }
+    if request.min_pass_rate is not None:  # the gate its report has (rook report --rebuild)
+        invocation["min_pass_rate"] = request.min_pass_rate
     manifest["invocations"].append(invocation)
     for p in phases:
         if p not in manifest["phases"]:

@@ -176,6 +176,28 @@ def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
     assert refused.exit_code == 2 and f"--report json:{out}: {out} is a directory" in refused.stderr
 
 
+def test_a_rebuilt_report_keeps_the_runs_pass_rate_gate(ws, rook_cli, tmp_path):
+    """rook report --rebuild dropped the --min-pass-rate gate: a run that met its
+    gate (exit 0) was re-rendered as failed (JUnit, Markdown, HTML and JSON)."""
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    r = rook_cli("run", "--json", "--min-pass-rate", "0", env={"FAIL_IDS": "b"})
+    assert r.exit_code == 0, r.stderr
+    run_id = r.report["run"]["id"]
+    again = rook_cli("report", run_id, "--rebuild", "--json", "--report",
+                     f"markdown:{tmp_path}/r.md")
+    assert again.exit_code == 0, again.stderr
+    assert again.report["summary"]["gate"] == r.report["summary"]["gate"]
+    assert (tmp_path / "r.md").read_text().startswith(
+        "## ✅ Rook: every scenario reached the pass-rate gate (0)")
+    (ws.run_dir(run_id) / "report.json").unlink()  # from run.json alone
+    again = rook_cli("report", run_id, "--rebuild", "--json")
+    assert again.report["summary"]["gate"] == r.report["summary"]["gate"]
+    shown = rook_cli("runs", "show", run_id)  # no report.json: rebuilt from the records
+    assert shown.exit_code == 0 and "gate --min-pass-rate 0: every scenario reached it" in (
+        shown.stdout)
+
+
 def test_diff_names_what_regressed_and_gates_on_it(ws, rook_cli, tmp_path):
     for sid in "abcdf":
         ws.scenario(scenario(sid))
