@@ -50,13 +50,16 @@ ICON = {
 }
 
 
-def cell(text: Any, limit: int = 160) -> str:
-    """Text safe inside a Markdown table cell (no pipes, no newlines, no HTML)."""
+def cell(text: Any, limit: int = 160, table: bool = True) -> str:
+    """Text safe inside a Markdown table cell (no pipes, no newlines, no HTML);
+    with ``table=False``, on one line of raw HTML (a ``<summary>``), where a
+    backslash before ``|`` would be shown as it is."""
     import html  # only when a Markdown report is written
 
     s = " ".join(str(text if text is not None else "").split())
     s = s if len(s) <= limit else s[: limit - 1] + "…"
-    return html.escape(s, quote=False).replace("|", "\\|")
+    s = html.escape(s, quote=False)
+    return s.replace("|", "\\|") if table else s
 
 
 def code(text: str) -> str:
@@ -158,7 +161,7 @@ def details(entry: dict[str, Any]) -> str:
     icon = ICON.get(entry["status"], "")
     parts = [
         f"<details><summary>{icon} {code(entry['id'])}{rep} — {entry['status']}: "
-        f"{cell(entry.get('reason'), 200)}</summary>",
+        f"{cell(entry.get('reason'), 200, table=False)}</summary>",
         "",
     ]
     for c in entry.get("criteria", []):

@@ -217,6 +217,27 @@ def test_markdown_fits_a_step_summary(mixed):
     assert "boom: the agent fell over" in md
 
 
+def test_markdown_run_summary_shows_a_pipe_as_it_is(rook_workspace, rook_cli, tmp_path):
+    """A <summary> line is raw HTML, where Markdown escapes are not read: a reason
+    holding | showed as \\| there (a table cell needs the backslash, it does not)."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo 'boom | pipe' >&2
+        exit 3
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "crash", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 1, r.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    summary = next(ln for ln in md.splitlines() if ln.startswith("<details><summary>"))
+    assert "boom | pipe" in summary and "\\|" not in summary
+    row = next(ln for ln in md.splitlines() if ln.startswith("| <code>crash"))
+    assert "boom \\| pipe" in row  # in the table, escaped
+
+
 def test_markdown_stays_under_the_github_limit():
     from rook_plugins.report_markdown import MAX_BYTES, render
 
