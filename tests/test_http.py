@@ -223,6 +223,21 @@ def test_a_generic_event_stream_and_a_text_answer(rook_cli, rook_workspace, agen
     assert r.report["scenarios"][0]["turns"][0]["output"] == "a plain answer"
 
 
+def test_a_text_answer_is_read_in_the_charset_its_content_type_declares(
+    rook_cli, rook_workspace, agent_server
+):
+    # text/plain; charset=iso-8859-1: "café" must not become "caf\ufffd"
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/latin1"}}}, env=()
+    )
+    rook_workspace.scenario(
+        {"id": "fr", "goal": "go", "criteria": [{"equals": "Le caf\u00e9 est pr\u00eat"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "Le caf\u00e9 est pr\u00eat"
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+
 def test_an_error_event_fails_the_hook_with_what_it_said(rook_cli, rook_workspace, agent_server):
     # event: error with {"message": ...} (no "error" key): the message is the diagnosis
     entry = {"http": {"url": f"{agent_server.url}/events/error", "body": {}, "stream": "sse"}}

@@ -74,7 +74,14 @@ class Reply:
         return self.headers.get("content-type", "").partition(";")[0].strip().lower()
 
     def text(self) -> str:
-        return self.body.decode("utf-8", errors="replace")
+        """The body as text, in the charset the ``Content-Type`` declares (else UTF-8).
+
+        httpx decodes it (a ``Response`` made of the body and that one header,
+        so a ``Content-Encoding`` already undone is not applied twice)."""
+        ctype = self.headers.get("content-type")
+        if not ctype or not self.body:
+            return self.body.decode("utf-8", errors="replace")
+        return httpx.Response(200, headers={"content-type": ctype}, content=self.body).text
 
 
 class HttpResources:

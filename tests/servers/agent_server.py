@@ -14,6 +14,8 @@ background thread and logs every request it receives. Endpoints:
 * ``GET  /text``                     a plain-text answer
 * ``POST /events``                   a non-OpenAI event stream
 * ``POST /events/error``             a stream whose ``event: error`` says what went wrong
+* ``ANY  /latin1``                   text in ISO-8859-1, as its ``Content-Type`` says
+* ``ANY  /trickle``                  a JSON answer sent one byte every 0.2 s
 """
 
 from __future__ import annotations
@@ -331,6 +333,25 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"output": "finally", "attempt_path": path})
         if path == "/text":
             return self._send(200, "a plain answer")
+        if path == "/latin1":  # text in the charset the Content-Type declares
+            data = "Le caf\u00e9 est pr\u00eat".encode("latin-1")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=iso-8859-1")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        if path == "/trickle":  # headers at once, then the body one byte every 0.2 s
+            data = json.dumps({"output": "slowly"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(0.2)
+            return None
         if path == "/events":
             return self._events(["first ", "second", json.dumps({"note": "json event"})])
         if path == "/events/error":
