@@ -144,6 +144,31 @@ def test_a_slow_endpoint_times_out_with_its_attempts_recorded(rook_cli, rook_wor
     assert len(execute["details"]["attempts"]) == 1
 
 
+def test_timeout_seconds_bounds_a_whole_attempt_even_when_bytes_keep_coming(
+    rook_cli, rook_workspace, agent_server
+):
+    # /trickle sends a byte every 0.2 s: no single read waits long, the attempt does
+    entry = {
+        "http": {
+            "url": f"{agent_server.url}/trickle",
+            "timeout_seconds": 0.5,
+            "retries": 1,
+            "backoff_seconds": 0.01,
+        },
+        "timeout_seconds": 30,
+    }
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "slowly"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] == "failed", execute
+    attempts = execute["details"]["attempts"]
+    assert len(attempts) == 2
+    assert all("0.5 s" in a["error"] and a["seconds"] < 2 for a in attempts), attempts
+    assert "failed after 2 attempt(s)" in execute["diagnosis"]
+
+
 def test_a_resumed_run_sends_prepare_again_for_secrets_it_kept_in_memory(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -239,7 +239,13 @@ async def send(
         wait_hint: float | None = None
         try:
             timeout = max(0.001, min(attempt_timeout, deadline - time.monotonic()))
-            reply = await _once(client, req, timeout, cap)
+            # httpx's timeout bounds each read; this bounds the whole attempt (a body
+            # that trickles in a byte at a time would otherwise never time out)
+            reply = await asyncio.wait_for(_once(client, req, timeout, cap), timeout)
+        except asyncio.TimeoutError:
+            entry["seconds"] = round(time.monotonic() - started, 6)
+            entry["error"] = f"TimeoutError: no complete response within {timeout:.3g} s"
+            last_error = entry["error"]
         except RETRYABLE_ERRORS as exc:
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
