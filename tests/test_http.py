@@ -108,6 +108,32 @@ def test_prepare_mints_a_token_that_later_phases_use(
     assert "refresh_token" not in run_text  # prepare responses are never recorded
 
 
+def test_every_string_inside_an_object_prepare_saved_is_a_secret(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    # save: {grant: "@"} keeps the whole token response; the agent echoes it back
+    monkeypatch.setenv("CLIENT_SECRET", agent_server.client_secret)
+    prepare = token_prepare(agent_server)
+    prepare["http"]["save"] = {"grant": "@"}
+    echo = {
+        "http": {
+            "url": f"{agent_server.url}/echo",
+            "body": {"auth": "{{grant}}"},
+            "extract": {"output": "received.auth.access_token", "evidence": {"all": "received"}},
+        }
+    }
+    write_profile(rook_workspace, {"prepare": prepare, "execute": echo}, env=("CLIENT_SECRET",))
+    rook_workspace.scenario({"id": "a", "goal": "g", "criteria": [{"contains": "tok-"}]})
+    r = rook_cli("run", "--json")
+    [token] = agent_server.tokens
+    [echoed] = agent_server.seen("POST", "/echo")
+    refresh = echoed["json"]["auth"]["refresh_token"]
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "[redacted:grant]"
+    run_text = rook_workspace.all_run_text(run_id_of(r))
+    for secret in (token, refresh):
+        assert secret not in run_text + r.stdout + r.stderr
+
+
 def test_a_rejected_client_secret_names_the_form_field_and_variable(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -30,7 +30,7 @@ from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import ExtractError, document, extract, saved_values
 from .sse import StreamError
-from .template import Scope, TemplateError, as_text
+from .template import Scope, TemplateError, as_text, walk_strings
 
 KEY = "http"
 SAVED_FILE = "http-saved.json"
@@ -101,8 +101,9 @@ def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str
     if not values:
         return {}
     if call.phase == "prepare":
-        for name, value in values.items():
-            protect(call, res, name, value)
+        for name, value in values.items():  # an object or a list: each string in it
+            for _, text in walk_strings(value, name):
+                protect(call, res, name, text)
         call.run.saved.update(values)
         return {"saved": sorted(values), "kept": "in memory only (secrets)"}
     store = scenario_saved(call, res)
