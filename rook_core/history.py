@@ -262,12 +262,14 @@ def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
         out.append("newly failing")
     elif now == "flaky" and was in ("passed", "unverified"):
         out.append("newly flaky")
-    elif now == "unverified" and was == "passed":
-        out.append("no longer verified")
+    elif now == "unverified" and was in ("passed", "failed", "flaky"):
+        out.append("no longer verified")  # a failure that can no longer be shown is no fix
     elif now == "pending" and was != "pending":
         out.append("not finished")
     elif now == "passed" and was in ("failed", "flaky"):
         out.append("fixed")
+    elif now == "passed" and was == "unverified":
+        out.append("now verified")
     elif now == "flaky" and was == "failed":
         out.append("improved")
     elif now == "flaky":

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-# Fails the scenarios named in FAIL_IDS; FLAKY_DIR makes scenario g alternate.
+# Fails the scenarios named in FAIL_IDS; FLAKY_DIR makes scenario g alternate;
+# CALLS shows an (empty) call log.
 AGENT = """
     #!/bin/bash
     [ "$1" = execute ] || exit 0
@@ -19,6 +20,7 @@ AGENT = """
         n=$(cat "$FLAKY_DIR/n" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$FLAKY_DIR/n"
         [ $((n % 2)) = 0 ] && { echo '{"output": "bad"}'; exit 0; }
     fi
+    if [ -n "$CALLS" ]; then echo '{"output": "good", "calls": []}'; exit 0; fi
     echo '{"output": "good"}'
 """
 
@@ -251,6 +253,28 @@ def test_a_scenario_that_can_no_longer_be_verified_is_a_regression(ws, rook_cli)
     assert r.exit_code == 1
     (row,) = json.loads(r.stdout)["scenarios"]
     assert row["changes"] == ["changed definition", "no longer verified"]
+
+
+def test_a_failure_that_can_no_longer_be_shown_is_a_regression_not_unchanged(ws, rook_cli):
+    """failed -> unverified was counted "unchanged": an agent that stopped giving
+    the evidence made its failure vanish from the diff."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {"calls": True}})
+    ws.scenario({"id": "a", "goal": "a",
+                 "criteria": [{"contains": "good"}, {"not_called": "drop_table"}]})
+    failed = run(rook_cli, env={"FAIL_IDS": "a"})
+    unverified = run(rook_cli)  # calls declared, never shown
+    passed = run(rook_cli, env={"CALLS": "1"})
+
+    def diff(a, b):
+        r = rook_cli("diff", a, b, "--json")
+        out = json.loads(r.stdout)
+        return r.exit_code, [row["changes"] for row in out["scenarios"]], out["unchanged"]
+
+    assert diff(failed, unverified) == (1, [["no longer verified"]], 0)
+    assert diff(unverified, passed) == (0, [["now verified"]], 0)
+    assert diff(unverified, failed) == (1, [["newly failing"]], 0)
+    assert diff(failed, passed) == (0, [["fixed"]], 0)
 
 
 def test_the_installed_command_gates_ci_end_to_end(ws, tmp_path):

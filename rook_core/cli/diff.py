@@ -40,9 +40,10 @@ def diff_command(
     """Compare run A (before) with run B (after), scenario by scenario.
 
     Lists scenarios newly failing, newly flaky, no longer verified, not
-    finished (these are regressions), fixed, improved, still failing, flaky, added, removed, and
-    changed in definition (their content hash differs). A and B are run ids,
-    unique prefixes, `latest` or `latest~N`.
+    finished (these are regressions), fixed, improved, now verified, still
+    failing, flaky, added, removed, and changed in definition (their content
+    hash differs). A and B are run ids, unique prefixes, `latest` or
+    `latest~N`.
 
     Exit code 0: nothing regressed; 1: something regressed (gate CI on it);
     2: a usage error.
