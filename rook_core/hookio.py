@@ -210,6 +210,11 @@ def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) ->
         output = to_text(data["output"])
     elif "agent_reply" in data and data["agent_reply"] is not None:
         output = to_text(data["agent_reply"])
+    elif "output" in data or "agent_reply" in data:
+        raise OutputError(
+            f"the JSON object's {'output' if 'output' in data else 'agent_reply'} is null, "
+            'which holds no answer: execute answers with text (an empty answer is "")'
+        )
     else:
         raise OutputError(
             f"the JSON object has no output field (keys: {', '.join(sorted(data)) or 'none'})"

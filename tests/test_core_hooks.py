@@ -133,6 +133,7 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
         ("echo 'Sure! Here is your answer: 42'", "stdout is not one JSON object"),
         ("echo '[1, 2, 3]'", "stdout must be one JSON object, got list"),
         ("echo '{\"answer\": 42}'", "has no output field (keys: answer)"),
+        ("echo '{\"output\": null, \"calls\": []}'", "output is null, which holds no answer"),
         ("true", "printed nothing on stdout"),
         ('echo \'{"output": "x", "calls": "lookup"}\'', "calls must be a list"),
         ('echo \'{"output": "x", "usage": {"input": "many"}}\'', "usage.input must be a number"),
