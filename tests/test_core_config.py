@@ -253,6 +253,14 @@ def test_unknown_only_id_is_refused(ws, rook_cli):
     refused(rook_cli("run", "--only", "nope"), ws, "--only", "nope")
 
 
+@pytest.mark.parametrize("flag", ["--only", "--tag", "--class", "--category"])
+@pytest.mark.parametrize("value", ["", " , "])
+def test_a_selector_naming_nothing_is_refused_not_ignored(ws, rook_cli, flag, value):
+    """`rook run --tag "$TAGS"` with TAGS empty must not run every scenario."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    refused(rook_cli("run", flag, value), ws, flag, "names nothing")
+
+
 def test_unknown_flag_is_a_usage_error(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     refused(rook_cli("run", "--colour"), ws, "No such option")

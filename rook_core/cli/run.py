@@ -155,6 +155,13 @@ def run_command(
 
     if as_json:
         check_json_out(reports)
+    selectors = {"--only": only, "--tag": tags, "--class": classes, "--category": categories}
+    for flag, given in selectors.items():
+        if given and not split_csv(given):  # `--tag "$TAGS"` with TAGS empty selects nothing
+            raise ConfigError(
+                f"{flag} {','.join(given)!r}: names nothing; leave the flag out to run "
+                "every scenario"
+            )
     request = RunRequest(
         workspace=workspace,
         project=project,
