@@ -323,11 +323,24 @@ def prepare_run(
             request.categories or None,
             include_excluded=True,
         )
-        judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)
+        if not scenarios:  # a selector that matches none of the run's scenarios: nothing to do
+            raise ScenarioError(
+                f"--run {request.run_id}: no scenario of this run selected "
+                f"(its scenarios: {', '.join(planned_ids)})"
+            )
         counts: dict[str, int] = {}
         for key in manifest["plan"]:
             sid = key.rsplit(".", 1)[0]
             counts[sid] = counts.get(sid, 0) + 1
+        if request.repeat is not None:
+            other = sorted({counts[s.id] for s in scenarios} - {request.repeat})
+            if other:  # silently running another number of repeats would mislead
+                raise ConfigError(
+                    f"--repeat {request.repeat}: run {request.run_id} planned "
+                    f"{' or '.join(map(str, other))} run(s) of a scenario, and a run keeps its "
+                    "plan; leave --repeat out to finish it, or start a new run"
+                )
+        judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)
         runs = [r for s in scenarios for r in plan_runs([s], counts[s.id])]
         assert request.run_id is not None  # the manifest was read from it
         run = sharding.run_dir(agent.runs_dir / request.run_id, redactor, shard)

@@ -261,6 +261,27 @@ def test_a_selector_naming_nothing_is_refused_not_ignored(ws, rook_cli, flag, va
     refused(rook_cli("run", flag, value), ws, flag, "names nothing")
 
 
+def test_resuming_with_selectors_that_match_none_of_the_run_is_refused(ws, rook_cli):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "t", "tags": ["x"], "goal": "g", "repeat": 2, "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr
+    run_id = first.report["run"]["id"]
+    ws.mark.unlink()
+    # a filter matching nothing of the run was a silent "no scenarios", exit 0
+    r = rook_cli("run", "--run", run_id, "--phases", "collect,judge", "--tag", "nope")
+    assert r.exit_code == 2 and "no scenario of this run selected" in r.stderr, r.stderr
+    assert "s, t" in r.stderr
+    # another number of repeats than the run planned was silently ignored
+    r = rook_cli("run", "--run", run_id, "--phases", "collect,judge", "--repeat", "3")
+    assert r.exit_code == 2 and "--repeat 3" in r.stderr and "keeps its plan" in r.stderr
+    r = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge", "--repeat", "2",
+                 "--tag", "x")
+    assert r.exit_code == 0, r.stderr
+    assert [(s["id"], s["status"]) for s in r.report["scenarios"]] == [
+        ("t", "passed"), ("t", "passed")]
+
+
 def test_unknown_flag_is_a_usage_error(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     refused(rook_cli("run", "--colour"), ws, "No such option")
