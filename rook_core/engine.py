@@ -57,11 +57,13 @@ def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | Non
 
 
 def base_environment(profile: Profile) -> dict[str, str]:
-    """What every hook inherits: Rook's environment without any ``ROOK_*`` name,
-    plus the profile's ``hook_env`` (which holds no Rook-owned name, see
+    """What every hook inherits: Rook's environment without any ``ROOK_*`` name
+    (except the profile's ``env`` variables, which the hooks need whatever their
+    name), plus the profile's ``hook_env`` (which holds no Rook-owned name, see
     :data:`rook_core.models.ROOK_VARIABLES`, but may hold another ``ROOK_*``
     name). Phase variables are added per call."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    needed = {e.variable for e in profile.env}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_") or k in needed}
     if profile.inherit_env is not None:
         keep = [*profile.inherit_env, *(e.variable for e in profile.env)]
         env = {k: v for k, v in env.items() if any(fnmatch.fnmatchcase(k, pat) for pat in keep)}

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate
+from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates
 
 from .errors import ProfileError, format_validation_messages
 from .models import (
@@ -36,6 +36,13 @@ class _EnvRefSchema(Schema):
         validate=validate.Regexp(VARIABLE, error="must be an environment variable name"),
     )
     purpose = fields.String(required=True, validate=validate.Length(min=1))
+
+    @validates("variable")
+    def _not_rooks(self, value: str, **kwargs: Any) -> None:
+        if value in ROOK_VARIABLES:  # Rook sets it per phase: a hook never gets the user's value
+            raise ValidationError(
+                f"{value} is set by Rook for the hooks; name your variable otherwise"
+            )
 
 
 class _CapabilitiesSchema(Schema):

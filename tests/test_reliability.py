@@ -253,6 +253,28 @@ def test_environment_pass_through_and_allow_list(rook_workspace, rook_cli, tmp_p
     assert seen["ROOK_HOOK"] == "execute" and "PATH" in seen
 
 
+def test_an_env_variable_named_rook_something_reaches_the_hook(rook_workspace, rook_cli, tmp_path,
+                                                                monkeypatch):
+    """Rook's own ROOK_* settings stay out of hooks, but a variable the profile
+    declares in env: was required before the run and then never passed on."""
+    ws = rook_workspace
+    dump = tmp_path / "env"
+    ws.script("a.sh", f"#!/bin/bash\n[ \"$1\" = execute ] || exit 0\nenv > {dump}\necho '{{\"output\": \"ok\"}}'\n")
+    monkeypatch.setenv("ROOK_API_KEY", "k3y-value-0123")
+    monkeypatch.setenv("ROOK_UNRELATED", "x")
+    base = {"id": "p", "hooks": {"execute": "scripts/a.sh"}, "inherit_env": ["PATH"],
+            "env": [{"variable": "ROOK_API_KEY", "purpose": "the agent's key"}]}
+    ws.profile(base)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run").exit_code == 0
+    seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert seen.get("ROOK_API_KEY") == "k3y-value-0123" and "ROOK_UNRELATED" not in seen
+    # a name Rook sets per phase can never carry the user's value: refused when the profile loads
+    ws.profile({**base, "env": [{"variable": "ROOK_SESSION", "purpose": "mine"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "env.0.variable" in r.stderr and "set by Rook" in r.stderr
+
+
 def test_a_full_disk_is_a_clear_error(tmp_path):
     """The workspace on a tiny tmpfs that fills up while the run records."""
     from rook_core.testing import Workspace
