@@ -185,7 +185,9 @@ def _order(rel: str) -> tuple[str, ...]:
 
 def _yaml_files(directory: Path) -> list[FileEntry]:
     """Every ``*.yaml``/``*.yml`` file under ``directory`` (not following
-    symlinked directories), in path order."""
+    symlinked directories), in path order. Hidden files and folders (a name
+    starting with ``.``: ``.git``, an editor's ``.#name.yaml`` lock link) are
+    not scenarios."""
     found: list[FileEntry] = []
     top = len(str(directory)) + 1
 
@@ -196,6 +198,8 @@ def _yaml_files(directory: Path) -> list[FileEntry]:
         except OSError as exc:
             raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
         for entry in entries:
+            if entry.name.startswith("."):
+                continue
             if entry.is_dir(follow_symlinks=False):
                 walk(entry.path)
             elif entry.name.endswith(YAML_SUFFIXES):
@@ -213,7 +217,8 @@ def _yaml_files(directory: Path) -> list[FileEntry]:
 def load_scenarios(
     directory: Path, criteria: Registry, cache: DefinitionCache | None = None
 ) -> list[Scenario]:
-    """Every ``*.yaml``/``*.yml`` file under ``directory``; one scenario or a list per file."""
+    """Every ``*.yaml``/``*.yml`` file under ``directory`` (hidden ones aside);
+    one scenario or a list per file."""
     if not directory.is_dir():
         raise ScenarioError(f"{directory}: no scenarios directory")
 

@@ -248,6 +248,23 @@ def test_duplicate_scenario_ids_name_both_files(ws, rook_cli):
     refused(rook_cli("run"), ws, "copy.yaml", "s.yaml", "already used")
 
 
+def test_hidden_files_in_the_scenarios_folder_are_not_scenarios(ws, rook_cli):
+    """An editor's lock link (Emacs writes .#s.yaml -> user@host.pid while s.yaml is
+    open) stopped every run with 'cannot read'; a .git or .archive folder's copies
+    clashed on ids. Scenarios are the visible *.yaml files, at any depth."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    scenarios = ws.agent_dir / "scenarios"
+    (scenarios / ".#s.yaml").symlink_to("user@host.4242:1700000000")
+    (scenarios / ".archive").mkdir()
+    (scenarios / ".archive" / "s.yaml").write_text("id: s\ngoal: old\n")
+    (scenarios / "deeper").mkdir()
+    (scenarios / "deeper" / "t.yml").write_text("id: t\ngoal: g\ncriteria: [{contains: ok}]\n")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert sorted(s["id"] for s in r.report["scenarios"]) == ["s", "t"]
+    assert rook_cli("doctor").exit_code == 0
+
+
 def test_unknown_only_id_is_refused(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     refused(rook_cli("run", "--only", "nope"), ws, "--only", "nope")
