@@ -229,6 +229,26 @@ def test_a_config_yaml_rook_run_refuses_is_a_problem(rook_workspace, rook_cli, t
     assert rook_cli("run", "-w", str(rook_workspace.root)).exit_code == 2  # the same verdict
 
 
+@pytest.mark.parametrize("text, named", [
+    ("project: nope\n", "project 'nope' not found"),
+    ("agent: nope\n", "agent 'nope' not found in any project"),
+    ("project: proj\nagent: nope\n", "agent 'nope' not found in project 'proj'"),
+])
+def test_a_config_yaml_naming_a_missing_project_or_agent_is_a_problem(
+    rook_workspace, rook_cli, text, named
+):
+    """It was 'no problems found' while every rook run stopped on it (exit 2)."""
+    healthy(rook_workspace)
+    (rook_workspace.root / ".testmuai/rook/config.yaml").write_text(text)
+    code, findings = doctor(rook_cli, rook_workspace)
+    (found,) = [f for f in problems(findings) if f["subject"] == "config"]
+    assert code == 1 and named in found["message"] and "config.yaml" in found["fix"]
+    assert rook_cli("run", "-w", str(rook_workspace.root)).exit_code == 2  # the same verdict
+    (rook_workspace.root / ".testmuai/rook/config.yaml").write_text("project: proj\nagent: agent\n")
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 0 and problems(findings) == []
+
+
 def test_two_profile_files_with_one_id_are_a_problem(rook_workspace, rook_cli):
     ws = rook_workspace
     healthy(ws)

@@ -123,8 +123,10 @@ class Doctor:
             )
             return
         self.add(OK, "workspace", str(root))
+        config: dict[str, Any] = {}
         try:  # what rook run reads first: the same validation
-            if read_config(root):
+            config = read_config(root)
+            if config and self._check_defaults(root, config):
                 self.add(OK, "config", str(root / ROOT / "config.yaml"))
         except ConfigError as exc:
             self.add(
@@ -151,6 +153,41 @@ class Doctor:
             )
         for a in agents:
             self.check_agent(rook, a)
+
+    def _check_defaults(self, root: Any, config: dict[str, Any]) -> bool:
+        """The project and agent config.yaml chooses exist (else every ``rook run``
+        without --project/--agent stops); False when a problem was added."""
+        from ..workspace import ROOT
+
+        path = root / ROOT / "config.yaml"
+        projects_dir = root / ROOT / "projects"
+        projects = sorted(p.name for p in projects_dir.glob("*") if p.is_dir())
+        project = config.get("project")
+        if project is not None and project not in projects:
+            self.add(
+                PROBLEM,
+                "config",
+                f"{path}: project {project!r} not found in {projects_dir} "
+                f"(projects: {', '.join(projects) or 'none'})",
+                "correct project: in config.yaml, or create it: "
+                f"rook init --project {project} --agent A",
+            )
+            return False
+        agent = config.get("agent")
+        candidates = [project] if project is not None else projects
+        if agent is not None and not any(
+            (projects_dir / p / "agents" / agent).is_dir() for p in candidates
+        ):
+            where = f"project {project!r}" if project is not None else "any project"
+            self.add(
+                PROBLEM,
+                "config",
+                f"{path}: agent {agent!r} not found in {where}",
+                "correct agent: in config.yaml, or create it: "
+                f"rook init --project {project or 'P'} --agent {agent}",
+            )
+            return False
+        return True
 
     def check_agent(self, rook: Any, agent: Any) -> None:
         from .doctor_profiles import check_profiles, check_scenarios
