@@ -167,6 +167,19 @@ def test_invalid_profile_bad_active_file_and_broken_scenario(rook_workspace, roo
     assert all(p["fix"] for p in problems(findings))
 
 
+def test_an_active_file_naming_the_profile_by_its_name_is_no_problem(rook_workspace, rook_cli):
+    """rook run finds the active profile by file name, id or name; doctor called
+    the name 'not a profile here', a false alarm."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "p", "name": "Local desk", "hooks": {"execute": "scripts/agent.sh"}})
+    (ws.agent_dir / "profiles" / "active").write_text("Local desk\n")
+    r = rook_cli("run", "-w", str(ws.root), "--json")
+    assert r.exit_code == 0 and r.report["run"]["profile"]["id"] == "p", r.stderr
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0 and problems(findings) == []
+
+
 def test_no_workspace_says_how_to_make_one(tmp_path, rook_cli):
     r = rook_cli("doctor", "-w", str(tmp_path), "--json")
     doc = json.loads(r.stdout)

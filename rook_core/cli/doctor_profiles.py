@@ -30,6 +30,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
         )
         return
     ids: list[str] = []
+    titles: list[str] = []
     where: dict[str, Path] = {}
     for path in files:
         try:
@@ -43,6 +44,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             )
             continue
         ids.append(profile.id)
+        titles.append(profile.name)  # rook run finds the active profile by its name too
         if profile.id in where:  # --profile ID and the run's pinned profile pick one of them
             doctor.add(
                 PROBLEM,
@@ -59,10 +61,12 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
         if len(doctor.problems) == problems_before:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
             doctor.add(OK, f"{label} profile {profile.id}", f"{path.name} ({hooks})")
-    check_active(doctor, pdir, files, ids, label)
+    check_active(doctor, pdir, files, ids, label, titles)
 
 
-def check_active(doctor: Any, pdir: Path, files: list[Path], ids: list[str], label: str) -> None:
+def check_active(
+    doctor: Any, pdir: Path, files: list[Path], ids: list[str], label: str, titles: list[str]
+) -> None:
     from ..definitions import read_active
     from ..errors import ProfileError
 
@@ -74,7 +78,7 @@ def check_active(doctor: Any, pdir: Path, files: list[Path], ids: list[str], lab
         doctor.add(PROBLEM, label, str(exc), f"write the id of the profile to use into {active}")
         return
     if wanted is not None:
-        if wanted not in names:
+        if wanted not in names and wanted not in titles:
             doctor.add(
                 PROBLEM,
                 label,
