@@ -81,6 +81,31 @@ def test_the_example_is_a_real_program_run_by_a_real_rook(tmp_path):
     assert r.returncode == 0 and "no problems found" in r.stdout, r.stdout
 
 
+def test_the_next_command_names_the_workspace_when_rook_workspace_dir_points_elsewhere(tmp_path):
+    """init's workspace is -w or cwd, but rook run's is ROOK_WORKSPACE_DIR first: the
+    printed 'next: rook run' ran that other workspace, not the example."""
+    import shlex
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    rook = [sys.executable, "-m", "rook_core"]
+    other, here = tmp_path / "other", tmp_path / "here"
+    here.mkdir()
+    r = subprocess.run([*rook, "init", "--project", "o", "--agent", "o", "-w", str(other)],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    env["ROOK_WORKSPACE_DIR"] = str(other)
+    r = subprocess.run([*rook, "init", "--project", "demo", "--agent", "sample", "--example"],
+                       cwd=here, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("next: rook run"))
+    assert f"-w {here.resolve()}" in line, line
+    args = shlex.split(line.split("rook", 1)[1].split("(", 1)[0])
+    r = subprocess.run([*rook, *args, "--json"], cwd=here, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["run"]["agent"] == "sample"
+
+
 def test_the_sample_agent_catches_a_regression(tmp_path, rook_cli):
     """The sample is a real agent: break it and a scenario fails."""
     rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))

@@ -8,6 +8,7 @@ package data under ``rook_core/templates/example/``.
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -100,5 +101,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     select = (
         "" if len(projects) == 1 and len(agents) == 1 else f" --project {project} --agent {agent}"
     )
-    where = "" if root == Path.cwd().resolve() else f" -w {root}"
+    env_workspace = os.environ.get("ROOK_WORKSPACE_DIR")  # rook run would take it, not cwd
+    here = Path(env_workspace).expanduser().resolve() if env_workspace else Path.cwd().resolve()
+    where = "" if root == here else f" -w {root}"
     click.echo(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)")
