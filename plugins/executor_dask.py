@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from rook_core.errors import ConfigError, RookError
 from rook_core.hookspecs import hookimpl
 from rook_core.models import INFRA_ERROR, HookResult
+from rook_core.report import run_seconds
 
 if TYPE_CHECKING:
     from .dask_worker import WorkerJob
@@ -374,6 +375,7 @@ class _Session:
             f"infrastructure error: {why} (rook run --run {self.run_id} tries it again)"
         )
         record["infra"] = True
+        record["seconds"] = run_seconds(record)  # before ended moves: see run_seconds
         record["started"] = record.get("started") or now
         record["ended"] = now
         return record

@@ -36,7 +36,7 @@ from .models import (
 from .plugins import Rook
 from .recording import Recorder
 from .redact import Redactor
-from .report import EntrySpool
+from .report import EntrySpool, run_seconds
 from .store import RunDir
 from .transports import dispatch, searching
 from .workspace import Agent
@@ -133,7 +133,7 @@ class Slot:
             self._sem.release()
 
 
-ATTEMPT_KEYS = ("reason", "started", "ended", "hooks", "turns", "attempts")
+ATTEMPT_KEYS = ("reason", "started", "ended", "seconds", "hooks", "turns", "attempts")
 """What ``infra_attempts`` keeps of a scenario run the infrastructure failed."""
 
 
@@ -342,6 +342,7 @@ class Engine:
             "observed": {},
             "started": None,
             "ended": None,
+            "seconds": 0.0,
             "last_phase_end": self.prepare_ended,
         }
 
@@ -401,22 +402,31 @@ class Engine:
         and never sends the agent the goal again.
         ``slot`` (see :meth:`run_scenario`) is taken just before the run's first
         hook and given back just after its last. The run's ``started`` is its
-        first hook's start (this call's, when it runs none).
+        first hook's start (this call's, when it runs none); its ``seconds``
+        add this call's span, from its first hook (or its judging) to its end,
+        so that the time between invocations (a split or resumed run) is never
+        counted. A checkpoint holds the span so far.
         """
         # The state to go back to if interrupted: phases only append to lists and
         # set keys, so a one-level copy is a faithful snapshot (and cheap). It
         # moves on as each phase completes.
         before = _snapshot(record)
 
+        prior = run_seconds(record)  # the spans of earlier invocations
+        span: list[float] = []  # this call's work began: its first hook's start, or its judging's
+
         def phase_done(write: bool) -> None:
             nonlocal before
+            write = write and checkpoint is not None
+            if write and span:
+                record["seconds"] = round(prior + time.time() - span[0], 6)
             before = _snapshot(record)
-            if write and checkpoint is not None:
+            if write:
                 checkpoint(record)
 
         began = time.time()
         try:
-            await self._run_phases(sr, record, todo, slot, phase_done)
+            await self._run_phases(sr, record, todo, span, slot, phase_done)
         except asyncio.CancelledError:
             # Keep the record as it was after its last completed phase (so a
             # resume redoes exactly the interrupted one) and note the attempt.
@@ -427,8 +437,10 @@ class Engine:
             record["reason"] = "interrupted; rook run --run ID finishes it"
             raise
         finally:
+            end = time.time()
             record["started"] = record["started"] or began  # when it ran no hook
-            record["ended"] = time.time()
+            record["seconds"] = round(prior + (end - span[0] if span else 0.0), 6)
+            record["ended"] = end
         return record
 
     def store_scenario(self, sr: ScenarioRun, record: dict[str, Any]) -> None:
@@ -528,6 +540,7 @@ class Engine:
         sr: ScenarioRun,
         record: dict[str, Any],
         todo: list[str],
+        span: list[float],
         slot: Slot | None = None,
         phase_done: Callable[[bool], None] = lambda write: None,
     ) -> None:
@@ -569,7 +582,9 @@ class Engine:
         async def hook(call: HookCall) -> HookResult:
             if slot is not None:
                 await slot.take()
-            record["started"] = record["started"] or time.time()  # its first hook
+            if not span:  # this call's first hook: its work begins
+                span.append(time.time())
+                record["started"] = record["started"] or span[0]  # the run's first hook
             return await self.call_hook(call, record)
 
         # No hook after execute: its last turn gives the slot back at once.
@@ -712,6 +727,8 @@ class Engine:
         if "judge" in todo:
             if slot is not None:
                 await slot.give()
+            if not span:  # no hook ran in this call: its work is the judging
+                span.append(time.time())
             await self.judge(scenario, record)
             record["phases_done"].append("judge")
             record["final"] = True

@@ -74,10 +74,21 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         "hooks": hooks,
         "warnings": record.get("warnings", []),
         "extra": scenario.get("extra", {}),
-        "seconds": round(record["ended"] - record["started"], 6)
-        if record.get("started") and record.get("ended")  # a run cut off midway has no end
-        else 0.0,
+        "seconds": run_seconds(record),
     }
+
+
+def run_seconds(record: dict[str, Any]) -> float:
+    """The time Rook worked on a scenario run: its record's ``seconds``, the sum
+    of one span per invocation (or per executor's part) that worked on it, from
+    its first hook, or its judging, to the end of that work. A record written
+    before Rook kept it counts its ``started`` to its ``ended`` (0 when a run cut
+    off midway has no end)."""
+    seconds = record.get("seconds")
+    if seconds is not None:
+        return seconds
+    started, ended = record.get("started"), record.get("ended")
+    return round(ended - started, 6) if started and ended else 0.0
 
 
 # What the summary reads of an entry (Tally.add), in this order: see summary_facts.

@@ -193,3 +193,84 @@ def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace
             os.killpg(hung, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+# -- a scenario run's seconds: the time Rook worked on it, never the time between invocations
+
+GAP = 2.0  # between the invocations; each hook takes milliseconds
+
+
+def junit_times(path):
+    import xml.etree.ElementTree as ET
+
+    return [float(c.get("time")) for c in ET.parse(path).getroot().iter("testcase")]
+
+
+def seconds_everywhere(ws, run_id, junit):
+    """The scenario run's seconds as the JSON report, JUnit and the report rebuilt from the records give it."""
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "rook_core", "report", "-w", str(ws.root), run_id, "--rebuild",
+         "--json"], capture_output=True, text=True, timeout=60)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    (time_,) = junit_times(junit)  # JUnit's time has 3 decimals
+    return json.loads(rebuilt.stdout)["scenarios"][0]["seconds"], time_
+
+
+@pytest.mark.parametrize("collect", [True, False], ids=["collect", "judge-only"])
+def test_a_split_runs_seconds_leave_out_the_time_between_its_invocations(rook_workspace, tmp_path,
+                                                                        collect):
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ("prepare", "open", "execute", "close", "collect")[: 5 if collect else 4])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
+                           capture_output=True, text=True, timeout=60)
+    report = json.loads(first.stdout)
+    run_id = report["run"]["id"]
+    assert report["scenarios"][0]["seconds"] < 1.5
+    time.sleep(GAP)
+    junit = tmp_path / "r.xml"
+    s = finish(ws, run_id, "--phases", "collect,judge", "--report", f"junit:{junit}")
+    assert s["status"] == "passed" and log(d)[-1] == ("collect" if collect else "close")
+    assert 0 < s["seconds"] < 1.5
+    assert seconds_everywhere(ws, run_id, junit) == (s["seconds"], round(s["seconds"], 3))
+    record = ws.record(run_id, "s.1")
+    assert record["ended"] - record["started"] >= GAP  # they still mean first hook .. last end
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_a_resumed_runs_seconds_leave_out_the_time_it_was_not_running(rook_workspace, tmp_path,
+                                                                     sig):
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ("open", "execute"))
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    run_id = cut(ws, d, sig)
+    time.sleep(GAP)
+    junit = tmp_path / "r.xml"
+    s = finish(ws, run_id, "--report", f"junit:{junit}")
+    assert s["status"] == "passed" and log(d) == ["open", "execute 1 g", "execute 1 g"]
+    assert 0 < s["seconds"] < 1.5
+    assert seconds_everywhere(ws, run_id, junit) == (s["seconds"], round(s["seconds"], 3))
+
+
+def test_a_record_written_without_its_seconds_still_reports_and_resumes(rook_workspace, tmp_path):
+    """A record from before Rook kept a scenario run's seconds: its first
+    invocation counts from its first hook to its end, as it was reported then."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ("prepare", "open", "execute", "close", "collect"))
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
+                           capture_output=True, text=True, timeout=60)
+    run_id = json.loads(first.stdout)["run"]["id"]
+    path = ws.runs_dir / run_id / "scenarios" / "s.1.json"
+    old = json.loads(path.read_text())
+    old.pop("seconds", None)
+    old["ended"] = old["started"] + 0.5  # a first invocation that took half a second
+    path.write_text(json.dumps(old))
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "rook_core", "report", "-w", str(ws.root), run_id, "--rebuild",
+         "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(rebuilt.stdout)["scenarios"][0]["seconds"] == 0.5
+    time.sleep(GAP)
+    s = finish(ws, run_id, "--phases", "collect,judge")
+    assert s["status"] == "passed" and 0.5 < s["seconds"] < 1.5
