@@ -47,22 +47,29 @@ def load_config(value: Any) -> HttpConfig:
 
 def env_names(config: HttpConfig) -> list[tuple[str, str]]:
     """Every ``{{env.NAME}}`` of the entry, with its field path (``body.a``)."""
+    from rook_plugins.http_transport.names import request_parts
     from rook_plugins.http_transport.template import ENV_NAME, placeholders
 
     found = []
-    parts = {
-        "url": config.url,
-        "headers": config.headers,
-        "query": config.query,
-        "body": config.body,
-        "form": config.form,
-    }
-    for key, value in parts.items():
+    for key, value in request_parts(config).items():
         for where, name in placeholders(value, key):
             m = ENV_NAME.match(name)
             if m:
                 found.append((where, m.group(1)))
     return found
+
+
+def saved_names(config: HttpConfig) -> list[str]:
+    """The names the entry saves for later phases (its ``save:``)."""
+    return list(config.save)
+
+
+def check(config: HttpConfig, plugins: Any, phase: str, profile: Any) -> HttpConfig:
+    """Every ``{{NAME}}`` must be fillable in ``phase``: saved by an earlier phase of
+    ``profile``, or a built-in of that phase (:mod:`rook_plugins.http_transport.names`)."""
+    from rook_plugins.http_transport.names import check as check_names
+
+    return check_names(config, plugins, phase, profile)
 
 
 async def start(run: Any) -> Any:
@@ -90,6 +97,8 @@ def rook_register_transports(register: Any) -> None:
             load_config=load_config,
             resolve=resolve,
             env_names=env_names,
+            check=check,
+            saved_names=saved_names,
             start=start,
             stop=stop,
             description="send an HTTP request (JSON body with placeholders; JMESPath extraction)",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.transports import TransportSpec, phase_hooks
+from rook_core.transports import TransportSpec, phase_hooks, saves_nothing
 
 from .ruhroh_command import CommandConnector
 from .ruhroh_criteria import CRITERIA
@@ -102,6 +102,7 @@ def rook_register_transports(register: Any) -> None:
             start=start,
             stop=stop,
             runnable=runnable,
+            saved_names=saves_nothing,
             description="run a Ruhroh command wrapper as is (RUHROH_* variables, the task loop)",
         )
     )
@@ -114,6 +115,7 @@ def rook_register_transports(register: Any) -> None:
             start=start,
             stop=stop,
             runnable=runnable,
+            saved_names=saves_nothing,
             description="run a registered connector with the advanced Ruhroh lifecycle",
         )
     )

@@ -15,7 +15,7 @@ from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
-from rook_core.transports import TransportSpec, hook_search_path, phase_hooks
+from rook_core.transports import TransportSpec, hook_search_path, phase_hooks, saves_nothing
 
 KEY = "script"
 INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
@@ -198,6 +198,7 @@ def rook_register_transports(register: Any) -> None:
             key=KEY,
             load_config=load_config,
             resolve=resolve,
+            saved_names=saves_nothing,  # a script keeps its own state (ROOK_RUN_STATE_DIR)
             description="run a hook script as a subprocess (phase as argument, goal on stdin)",
         )
     )

@@ -38,7 +38,7 @@ from .recording import Recorder
 from .redact import Redactor
 from .report import EntrySpool, run_seconds
 from .store import RunDir
-from .transports import dispatch, searching
+from .transports import dispatch, run_check, searching
 from .workspace import Agent
 
 SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
@@ -801,7 +801,7 @@ def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
                     raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
             if spec is not None and spec.check is not None:
                 try:
-                    entry.config = spec.check(entry.config, rook)
+                    entry.config = run_check(spec, entry.config, rook, phase, profile)
                 except ConfigError as exc:
                     raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 

@@ -55,8 +55,17 @@ class TransportSpec:
     :param stop: optional ``async stop(resource)``, called when the run ends.
     :param check: optional ``check(config, plugins) -> config``, called right after
         ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
-        naming something another plugin registers (a connector); raises
-        :class:`rook_core.errors.ConfigError` naming the problem.
+        naming something another plugin registers (a connector), or needing the
+        rest of the profile; raises :class:`rook_core.errors.ConfigError` naming
+        the problem. Opt-in arguments, as pluggy's: a ``check`` that names the
+        parameter ``phase`` gets the entry's phase, one that names ``profile``
+        the whole :class:`rook_core.models.Profile` (every phase's entry), so it
+        can check what one entry needs from another (see :func:`run_check`).
+    :param saved_names: optional ``saved_names(config) -> [NAME, ...]``: the
+        names of the values the entry saves for later phases (``run.saved``, or
+        an ``http:`` entry's ``save:``). A transport that gives it (returning
+        nothing when it saves nothing) lets a later entry's ``check`` refuse a
+        name no earlier phase saves; without it, its entries may save any name.
     :param env_names: optional ``env_names(config) -> [(field path, NAME), ...]``:
         the environment variables the entry itself reads (an ``http:`` entry's
         ``{{env.NAME}}``). When the profile loads, each NAME must be declared in
@@ -75,9 +84,33 @@ class TransportSpec:
     resolve: Callable[[Any, Any], Any] | None = None
     start: Callable[[Any], Awaitable[Any]] | None = None
     stop: Callable[[Any], Awaitable[None]] | None = None
-    check: Callable[[Any, Any], Any] | None = None
+    check: Callable[..., Any] | None = None  # (config, plugins), plus opt-in phase, profile
     runnable: Callable[[Any, Any], str | None] | None = None
     env_names: Callable[[Any], Iterable[tuple[str, str]]] | None = None
+    saved_names: Callable[[Any], Iterable[str]] | None = None
+
+
+def saves_nothing(config: Any) -> tuple[str, ...]:
+    """A ``saved_names`` for a transport whose entries save no value for later phases."""
+    return ()
+
+
+CHECK_OPT_IN = ("phase", "profile")
+"""The arguments a transport's ``check`` gets when its signature names them."""
+
+
+def run_check(spec: TransportSpec, config: Any, plugins: Any, phase: str, profile: Any) -> Any:
+    """Call ``spec.check(config, plugins)``, adding ``phase=`` and ``profile=``
+    when the function names those parameters (pluggy's opt-in arguments: a
+    ``check`` written for fewer arguments keeps working)."""
+    assert spec.check is not None
+    try:
+        names = set(inspect.signature(spec.check).parameters)
+    except (TypeError, ValueError):  # a callable without a signature: the two arguments
+        names = set()
+    offered = {"phase": phase, "profile": profile}
+    extra = {k: offered[k] for k in CHECK_OPT_IN if k in names}
+    return spec.check(config, plugins, **extra)
 
 
 PHASE_HOOKS = {

@@ -30,7 +30,7 @@ from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import ExtractError, document, extract, saved_values
 from .sse import StreamError
-from .template import Scope, TemplateError, as_text, walk_strings
+from .template import Scope, TemplateError, as_text, unavailable_in, walk_strings
 
 KEY = "http"
 SAVED_FILE = "http-saved.json"
@@ -121,19 +121,14 @@ def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str
 
 def scope_for(call: HookCall, res: HttpResources) -> Scope:
     values: dict[str, Any] = {"run": call.run.id}
-    unavailable: dict[str, str] = {}
     scenario = call.scenario
-    if scenario is None:
-        why = "is not available in prepare (it runs once, before any scenario)"
-        for name in ("scenario", "session", "conversation", "goal", "turn"):
-            unavailable[name] = why
-    else:
+    unavailable = unavailable_in("prepare" if scenario is None else call.phase)
+    if scenario is not None:
         values.update(scenario=scenario.id, session=call.session, conversation=call.conversation)
         if call.phase == "execute":
             values.update(goal=call.stdin if call.stdin is not None else "", turn=call.turn)
         else:
             values["goal"] = scenario.goal
-            unavailable["turn"] = f"is only available in execute, not in {call.phase}"
     saved = {**call.run.saved, **scenario_saved(call, res)}
     values.update(saved)
     return Scope(values=values, unavailable=unavailable, env=call.env, saved_names=sorted(saved))

@@ -29,6 +29,16 @@ SAVED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENV_NAME = re.compile(r"^env\.([A-Za-z_][A-Za-z0-9_]*)$")
 
 
+def unavailable_in(phase: str) -> dict[str, str]:
+    """The built-in names (:data:`BUILTINS`) that ``phase`` cannot fill, each with why."""
+    if phase == "prepare":
+        why = "is not available in prepare (it runs once, before any scenario)"
+        return {name: why for name in ("scenario", "session", "conversation", "goal", "turn")}
+    if phase != "execute":
+        return {"turn": f"is only available in execute, not in {phase}"}
+    return {}
+
+
 class TemplateError(Exception):
     """A placeholder cannot be filled; the message names it and where it is."""
 
