@@ -417,12 +417,13 @@ class Engine:
 
         def phase_done(write: bool) -> None:
             nonlocal before
-            write = write and checkpoint is not None
-            if write and span:
-                record["seconds"] = round(prior + time.time() - span[0], 6)
-            before = _snapshot(record)
-            if write:
+            if write and checkpoint is not None:
+                if span:
+                    record["seconds"] = round(prior + time.time() - span[0], 6)
+                before = _snapshot(record)
                 checkpoint(record)
+            else:
+                before = _snapshot(record)
 
         began = time.time()
         try:
@@ -789,21 +790,35 @@ def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun
     return runs
 
 
+def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry: Any) -> None:
+    """Let the entry's transport check it before anything runs (``resolve``, then
+    ``check``); a :class:`ConfigError` names the problem. ``rook run`` and ``rook
+    doctor`` both use it, so they find the same mistakes."""
+    spec = rook.transports.get(entry.transport)
+    if spec is None:
+        return
+    if spec.resolve is not None:
+        entry.config = spec.resolve(entry.config, agent)
+    if spec.check is not None:
+        entry.config = run_check(spec, entry.config, rook, phase, profile)
+
+
 def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
     """Let each transport check its entries before anything runs."""
     with searching(base_environment(profile).get("PATH", os.defpath)):
         for phase, entry in profile.hooks.items():
-            spec = rook.transports.get(entry.transport)
-            if spec is not None and spec.resolve is not None:
-                try:
-                    entry.config = spec.resolve(entry.config, agent)
-                except ConfigError as exc:
-                    raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
-            if spec is not None and spec.check is not None:
-                try:
-                    entry.config = run_check(spec, entry.config, rook, phase, profile)
-                except ConfigError as exc:
-                    raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
+            try:
+                resolve_entry(rook, profile, agent, phase, entry)
+            except ConfigError as exc:
+                raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 
 
-__all__ = ["Engine", "PHASES", "check_env", "plan_runs", "resolve_entries", "process"]
+__all__ = [
+    "Engine",
+    "PHASES",
+    "check_env",
+    "plan_runs",
+    "resolve_entry",
+    "resolve_entries",
+    "process",
+]

@@ -281,3 +281,27 @@ def test_a_name_another_transport_may_save_is_not_refused(
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert r.report["scenarios"][0]["turns"][0]["evidence"]["got"]["t"] == "t0k"
+
+
+def test_rook_doctor_finds_the_misspelt_placeholder_rook_run_refuses(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """doctor called each transport's resolve but not its check, so it said "no
+    problems" for a profile every rook run refused."""
+    monkeypatch.setenv("CLIENT_SECRET", agent_server.client_secret)
+    write_profile(
+        rook_workspace,
+        {
+            "prepare": token_prepare(agent_server),
+            "execute": echo(agent_server, headers={"Authorization": "Bearer {{tokne}}"}),
+        },
+        env=("CLIENT_SECRET",),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("doctor", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    problems = [f for f in json.loads(r.stdout)["findings"] if f["status"] == "problem"]
+    assert len(problems) == 1, problems
+    assert problems[0]["subject"].endswith("hooks.execute"), problems
+    assert "{{tokne}} is not a value saved by an earlier phase" in problems[0]["message"]
+    assert not agent_server.seen()

@@ -109,7 +109,9 @@ def check_env(doctor: Any, profile: Any, label: str) -> None:
 def check_entry(
     doctor: Any, rook: Any, agent: Any, profile: Any, phase: str, entry: Any, label: str
 ) -> None:
+    from ..engine import base_environment, resolve_entry
     from ..errors import ConfigError
+    from ..transports import searching
 
     where = f"{label} hooks.{phase}"
     if entry.transport == "script" and isinstance(entry.config, dict) and "path" in entry.config:
@@ -117,18 +119,17 @@ def check_entry(
         check_script(doctor, agent, profile, entry.config["path"], where)
         if len(doctor.problems) != before:
             return
-    spec = rook.transports.get(entry.transport)
-    if spec is not None and spec.resolve is not None:
-        try:
-            spec.resolve(entry.config, agent)
-        except ConfigError as exc:
-            doctor.add(
-                PROBLEM,
-                where,
-                str(exc),
-                f"correct hooks.{phase} in {profile.path} (see the {entry.transport} "
-                "transport's page in docs/)",
-            )
+    try:  # what rook run checks before anything runs, the same way
+        with searching(base_environment(profile).get("PATH", os.defpath)):
+            resolve_entry(rook, profile, agent, phase, entry)
+    except ConfigError as exc:
+        doctor.add(
+            PROBLEM,
+            where,
+            str(exc),
+            f"correct hooks.{phase} in {profile.path} (see the {entry.transport} "
+            "transport's page in docs/)",
+        )
 
 
 def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: str) -> None:
