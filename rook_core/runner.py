@@ -25,7 +25,7 @@ from .errors import ConfigError, RookError, ScenarioError
 from .interrupts import Interrupts
 from .judge_client import setup_judging
 from .judging import JudgingContext
-from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile
+from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook
@@ -224,6 +224,28 @@ def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:
     sys.stderr.flush()
 
 
+def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> str:
+    """Why a new run selected no scenario: the selectors given, and what there is."""
+    given = [
+        f"{flag} {','.join(values)}"
+        for flag, values in (
+            ("--only", request.only),
+            ("--tag", request.tags),
+            ("--class", request.classes),
+            ("--category", request.categories),
+        )
+        if values
+    ]
+    if not every:
+        return f"no scenario selected in {agent.scenarios_dir}"
+    tags = sorted({t for s in every for t in s.tags})
+    return (
+        f"no scenario selected in {agent.scenarios_dir}"
+        + (f" by {' '.join(given)}" if given else " (every scenario there is excluded: true)")
+        + f" ({len(every)} scenarios there; tags: {', '.join(tags) or 'none'})"
+    )
+
+
 def prepare_run(
     request: RunRequest, rook: Rook
 ) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
@@ -351,6 +373,7 @@ def prepare_run(
                 f"--phases {request.phases}: a new run starts with prepare; to finish a run "
                 f"split by phase, give its id: rook run --run ID --phases {request.phases}"
             )
+        every = scenarios
         scenarios = select(
             scenarios,
             request.only or None,
@@ -359,7 +382,7 @@ def prepare_run(
             request.categories or None,
         )
         if not scenarios:
-            raise ScenarioError(f"no scenario selected in {agent.scenarios_dir}")
+            raise ScenarioError(_none_selected(request, agent, every))
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
         run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)

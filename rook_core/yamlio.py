@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from .errors import ConfigError, ScenarioError
 
 try:  # the C loader is several times faster on big scenario sets
     _Base: Any = yaml.CSafeLoader
@@ -63,6 +63,12 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if "another document" in problem:  # a `---` between two documents
+            problem += ": a file holds one YAML document" + (
+                "; write several scenarios as one list (- id: a ... - id: b ...)"
+                if issubclass(error, ScenarioError)
+                else ""
+            )
         raise error(f"{path}{where}: not valid YAML: {problem}") from None
     except RecursionError:
         raise error(f"{path}: not valid YAML: nested too deeply") from None

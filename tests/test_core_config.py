@@ -81,6 +81,13 @@ def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
 
 
+def test_two_documents_in_one_scenario_file_are_told_to_be_a_list(ws, rook_cli):
+    """PyYAML's "but found another document" alone did not say what to write."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario("id: a\ngoal: a\n---\nid: b\ngoal: b\n", name="two")
+    refused(rook_cli("run"), ws, "two.yaml", "line 3", "write several scenarios as one list")
+
+
 def test_missing_env_variables_are_listed_with_their_purpose(ws, rook_cli, monkeypatch):
     monkeypatch.delenv("REFUND_API_TOKEN", raising=False)
     monkeypatch.delenv("BASE_URL", raising=False)

@@ -120,8 +120,10 @@ def test_selectors_narrow_one_another_and_excluded_needs_only(ws, rook_cli):
     assert selected("--class", "functional") == ["f-edge", "f-happy"]
     assert selected("--category", "jailbreak,boundary") == ["a-jail", "f-edge"]
     assert selected("--class", "adversarial", "--tag", "smoke") == ["a-inject"]
-    assert selected("--class", "adversarial", "--category", "happy_path").startswith(
-        "rook: error: no scenario selected")
+    none = selected("--class", "adversarial", "--category", "happy_path")
+    assert none.startswith("rook: error: no scenario selected"), none
+    # what emptied the selection, and what there is
+    assert "by --class adversarial --category happy_path (5 scenarios there; tags: " in none
     assert selected("--only", "parked") == ["parked"]
     assert selected("--only", "parked,f-edge", "--class", "functional") == ["f-edge", "parked"]
 
