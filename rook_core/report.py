@@ -425,7 +425,14 @@ def table(report: dict[str, Any]) -> str:
             ]
         )
     headers = ["scenario", "status", "criteria", "seconds", "reason"]
-    body = tabulate(rows, headers=headers, tablefmt="simple")
+    # seconds as written ("0.00", not tabulate's reparsed "0"), right-aligned
+    body = tabulate(
+        rows,
+        headers=headers,
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=("left", "left", "left", "right", "left"),
+    )
     s = report["summary"]
     rate, cov = percent(s["pass_rate"]), percent(s["coverage"])
     parts = [f"{s[k]} {k}" for k in SHOWN if s.get(k)]

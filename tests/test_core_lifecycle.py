@@ -134,6 +134,9 @@ def test_capability_never_declared_nor_observed_is_not_runnable(ws, rook_cli):
     ws.scenario({"id": "u", "goal": "g", "criteria": [{"max_tokens": 10}]})
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "not_runnable", "t": "not_runnable", "u": "not_runnable"}
+    table = rook_cli("run").stdout.splitlines()  # no hook ran: 0.00 s (tabulate made it "0")
+    seconds = [w[w.index("0/0") + 1] for w in map(str.split, table) if w[:1] in (["s"], ["t"])]
+    assert seconds == ["0.00", "0.00"], table
     reasons = {s["id"]: s["reason"] for s in r.report["scenarios"]}
     assert "'calls'" in reasons["s"] and "declares it false" in reasons["s"]
     assert "'multi_turn'" in reasons["t"] and "'usage'" in reasons["u"]

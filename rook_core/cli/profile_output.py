@@ -34,7 +34,13 @@ def phases_table(obs: Observation) -> str:
         rows.append([phase, line["status"], f"{line['seconds']:.3f}", cut(line["diagnosis"], 90)])
     if not rows:
         return "  (no hook ran)"
-    table = tabulate(rows, headers=["phase", "status", "seconds", "diagnosis"], tablefmt="simple")
+    table = tabulate(  # seconds as written ("0.100"), right-aligned
+        rows,
+        headers=["phase", "status", "seconds", "diagnosis"],
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=("left", "left", "right", "left"),
+    )
     return "\n".join("  " + ln for ln in table.splitlines())
 
 
