@@ -180,6 +180,18 @@ def test_an_active_file_naming_the_profile_by_its_name_is_no_problem(rook_worksp
     assert code == 0 and problems(findings) == []
 
 
+def test_a_scenario_without_criteria_gets_a_note(rook_workspace, rook_cli):
+    """It can only end unverifiable, which the run's exit code 0 does not show."""
+    healthy(rook_workspace)
+    rook_workspace.scenario({"id": "bare", "goal": "g"})
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 0 and not problems(findings)  # a note, not a problem
+    notes = [f for f in findings if f["status"] == "note" and f["subject"].endswith("scenarios")]
+    assert len(notes) == 1, findings
+    note = notes[0]
+    assert note["message"].startswith("no criteria in bare: nothing is verified")
+
+
 def test_no_workspace_says_how_to_make_one(tmp_path, rook_cli):
     r = rook_cli("doctor", "-w", str(tmp_path), "--json")
     doc = json.loads(r.stdout)

@@ -242,3 +242,12 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
         )
         return
     doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")
+    bare = [s.id for s in scenarios if not s.criteria]
+    if bare:  # each can only end unverifiable, and an exit code of 0 does not show it
+        shown = ", ".join(bare[:10]) + (f" and {len(bare) - 10} more" if len(bare) > 10 else "")
+        doctor.add(
+            NOTE,
+            f"{label} scenarios",
+            f"no criteria in {shown}: nothing is verified, each ends unverifiable "
+            "(rook run still exits 0 for them: add criteria)",
+        )
