@@ -285,7 +285,8 @@ def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
     info["size"] = size
     if b"\0" in data:
         return {**info, "binary": True}
-    info["content"] = data.decode("utf-8", errors="replace")
+    # a file cut at the cap can stop inside a secret: its beginning is masked too
+    info["content"] = hookio.decode(data, cap if size > cap else None)
     if size > cap:
         info["truncated"] = True
     return info

@@ -682,6 +682,33 @@ def test_result_files_are_redacted_in_the_run_directory(
             assert "7f3a9c" not in f.read_text(errors="replace"), f
 
 
+CUT_ARTIFACT = r"""
+#!/usr/bin/env python3
+import json, os
+# the artifact's cap (40 bytes) falls inside the secret
+open("notes.txt", "w").write("n" * 30 + os.environ["AGENT_TOKEN"] + " and more")
+json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied", "output": "done",
+           "artifacts": {"notes": "notes.txt"}}, open(os.environ["RUHROH_RESULT_PATH"], "w"))
+print(json.dumps({"status": "goal_satisfied"}))
+"""
+
+
+def test_an_artifact_cut_at_its_cap_shows_no_piece_of_a_secret(rook_workspace, rook_cli, monkeypatch):
+    # the cap keeps the artifact's first 40 bytes, which end with the secret's first 10
+    monkeypatch.setenv("AGENT_TOKEN", "tok-7f3a9c-5e1d")
+    wrapper = rook_workspace.script("cut.py", CUT_ARTIFACT)
+    ruhroh_profile(rook_workspace, str(wrapper), artifact_max_bytes=40,
+                   env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}])
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    art = scenario_of(r)["turns"][0]["evidence"]["artifacts"]["notes"]
+    assert art["truncated"] is True and art["size"] == 30 + 15 + 9
+    assert art["content"] == "n" * 30 + "[redacted:AGENT_TOKEN]"
+    text = rook_workspace.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+    assert "7f3a" not in text
+
+
 @pytest.mark.parametrize(
     "mode,message",
     [
