@@ -115,6 +115,40 @@ def base64_forms(value: str) -> list[str]:
 
 
 _URLSAFE = str.maketrans("+/", "-_")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+"""Characters no URL encoder changes (``~`` is one some encode: Java's ``URLEncoder``)."""
+
+
+def percent_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` percent-encoded as any encoder does it: each character that is
+    not :data:`_UNRESERVED` either as it is or percent-encoded (hex in either
+    case), a space also as ``+``. URL encoders differ in what they leave as is
+    (JavaScript's ``encodeURIComponent`` keeps ``!'()*``, ``encodeURI`` also
+    ``&=/?:@$,;+#``, Java's ``URLEncoder`` keeps ``*`` and encodes ``~``), so
+    no one encoded form finds them all. None for a value that needs no
+    encoding, or one with bytes that are not UTF-8 (it has no URL form)."""
+    if all(c in _UNRESERVED for c in value):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    parts = []
+    for c in value:
+        if c in _UNRESERVED:
+            parts.append(re.escape(c))
+            continue
+        hexed = "".join(_pct(b) for b in c.encode("utf-8"))
+        alternatives = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
+        parts.append("(?:" + "|".join(alternatives) + ")")
+    return re.compile("".join(parts))
+
+
+def _pct(byte: int) -> str:
+    """``%XX`` for ``byte``, either case of hex digit."""
+    return "%" + "".join(f"[{d.upper()}{d.lower()}]" if d.isalpha() else d for d in f"{byte:02X}")
+
+
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 """A secret that is a JSON number, so a hook can print it as one."""
 
@@ -122,6 +156,9 @@ _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 class Redactor:
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         self._pairs: list[tuple[str, str]] = []
+        self._patterns: list[tuple[re.Pattern[str], str, int]] = []
+        """A secret in any mix of percent-encoding (:func:`percent_pattern`), with its length."""
+        self._order: list[tuple[str | re.Pattern[str], str]] = []
         self._numbers: dict[int | float, str] = {}
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
         self.too_short: list[str] = []
@@ -144,6 +181,9 @@ class Redactor:
             self.too_short.append(name)
             return
         self._pairs += [(form, name) for form in encodings(value)]
+        pattern = percent_pattern(value)
+        if pattern is not None:
+            self._patterns.append((pattern, name, len(value)))
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
         if sort:
@@ -152,14 +192,25 @@ class Redactor:
     def _sort(self) -> None:
         # Longest first, so a secret that contains another is replaced whole.
         self._pairs.sort(key=lambda p: len(p[0]), reverse=True)
+        # a pattern's place is its secret's length: a longer secret's forms go first
+        ranked: list[tuple[int, str | re.Pattern[str], str]]
+        ranked = [(len(form), form, name) for form, name in self._pairs]
+        ranked += [(n, pattern, name) for pattern, name, n in self._patterns]
+        ranked.sort(key=lambda r: r[0], reverse=True)
+        self._order = [(found, name) for _, found, name in ranked]
 
     def __bool__(self) -> bool:
         return bool(self._pairs)
 
     def text(self, s: str) -> str:
-        for value, name in self._pairs:
-            if value in s:
-                s = s.replace(value, f"{MARK}{name}]")
+        # without a % or a +, a pattern finds only the value as it is: a form of its own
+        mixed = self._patterns and ("%" in s or "+" in s)
+        for found, name in self._order if mixed else self._pairs:
+            if isinstance(found, str):
+                if found in s:
+                    s = s.replace(found, f"{MARK}{name}]")
+            else:
+                s = found.sub(f"{MARK}{name}]", s)
         return s
 
     def head(self, text: str, limit: int, more: str = "") -> str:

@@ -386,3 +386,56 @@ def test_a_run_name_holding_a_secret_is_refused(ws, rook_cli):
     assert not any(SECRET in p.name for p in ws.runs_dir.iterdir())
     runs = rook_cli("runs", "-w", str(ws.root))
     assert_clean(runs.stdout + runs.stderr, "rook runs")
+
+
+# URL encoders differ in what they leave as is: JavaScript's encodeURIComponent
+# keeps ! ' ( ) *, encodeURI also & = / ? : @ $ , ; + #, Java's URLEncoder keeps *
+# and encodes ~. A secret holding them is in none of Python's quote() forms.
+URL_ENCODER = r"""
+#!/usr/bin/env node
+const phase = process.argv[2];
+if (phase !== "execute") process.exit(0);
+process.stdin.resume();
+process.stdin.on("end", () => {
+  const s = process.env.DB_PASSWORD;
+  console.error("GET https://db.example/login?pw=" + encodeURIComponent(s) + " failed, retrying");
+  console.log(JSON.stringify({
+    output: "ok",
+    url: "https://db.example/?pw=" + encodeURIComponent(s),
+    uri: encodeURI("https://db.example/u/" + s),
+    java: encodeURIComponent(s).replace(/%20/g, "+").replace(/~/g, "%7E").replace(/[!'()]/g, c => "%" + c.charCodeAt(0).toString(16).toUpperCase()),
+  }));
+});
+"""
+
+
+def test_a_secret_is_redacted_however_a_url_encoder_encodes_it(rook_workspace, rook_cli, monkeypatch):
+    import urllib.parse
+
+    secret = "Pa55w0rd!(x)*y'z~ <&>"
+    monkeypatch.setenv("DB_PASSWORD", secret)
+    ws = rook_workspace
+    ws.script("url_encoder.mjs", URL_ENCODER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/url_encoder.mjs"},
+                "env": [{"variable": "DB_PASSWORD", "purpose": "database password"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("Pa55w0rd", "y'z", urllib.parse.quote(secret, safe="!'()*")):
+        assert piece not in text, f"{piece!r} reached a record or the terminal"
+    evidence = r.report["scenarios"][0]["turns"][0]["evidence"]
+    assert evidence == {"url": "https://db.example/?pw=[redacted:DB_PASSWORD]",
+                        "uri": "https://db.example/u/[redacted:DB_PASSWORD]",
+                        "java": "[redacted:DB_PASSWORD]"}
+
+
+def test_redactor_mixed_percent_encoding():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"P": "a!b c/ä", "T": "plain-token-123", "O": "outer-IN!R-tail", "I": "IN!R"})
+    for shown in ("a!b%20c/%C3%A4", "a%21b+c%2f%c3%a4", "a!b c/ä", "a%21b%20c%2F%C3%A4"):
+        assert red.text(f"<{shown}>") == "<[redacted:P]>", shown
+    assert red.text("a!b%20c%2") == "a!b%20c%2"  # not the whole value
+    assert red.text("x outer-IN%21R-tail y IN%21R") == "x [redacted:O] y [redacted:I]"
+    assert red.text("plain-token-123%21") == "[redacted:T]%21"
