@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 from typing import Any
@@ -81,11 +82,12 @@ def decode(data: bytes, cap: int | None = None, redactor: Redactor | None = None
 
     Output that reached its ``cap`` was stopped there and may end in the middle
     of a secret: it is redacted, that secret's beginning included (the run's
-    redactor unless one is given; see :meth:`Redactor.cut_short`)."""
-    text = data.decode("utf-8", errors="replace")
+    redactor unless one is given; see :meth:`Redactor.cut_short`). A character
+    the cap cut in two is left out, so that beginning ends as the secret's does."""
     if cap is not None and len(data) >= cap:
-        text = (redactor or current()).cut_short(text)
-    return text
+        text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=False)
+        return (redactor or current()).cut_short(text)
+    return data.decode("utf-8", errors="replace")
 
 
 def _beside_other_lines(text: str) -> bool:

@@ -439,3 +439,28 @@ def test_redactor_mixed_percent_encoding():
     assert red.text("a!b%20c%2") == "a!b%20c%2"  # not the whole value
     assert red.text("x outer-IN%21R-tail y IN%21R") == "x [redacted:O] y [redacted:I]"
     assert red.text("plain-token-123%21") == "[redacted:T]%21"
+
+
+MULTIBYTE_CAP = r"""
+#!/usr/bin/env python3
+import os, sys
+sys.stdin.read()
+# the 1024-byte cap falls inside the secret's "€" (3 bytes in UTF-8), after "abcdefgh"
+sys.stdout.buffer.write(b"y" * (1024 - 10) + os.environ["API_TOKEN"].encode() + b"y" * 3000)
+"""
+
+
+def test_an_output_cap_inside_a_multibyte_character_of_a_secret_shows_no_piece(
+    rook_workspace, rook_cli, monkeypatch
+):
+    monkeypatch.setenv("API_TOKEN", "abcdefgh€rest-12345")
+    ws = rook_workspace
+    ws.script("cap.py", MULTIBYTE_CAP)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/cap.py"}, "limits": {"stdout_bytes": 1024},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr
+    hook = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]
+    assert hook["stdout"].endswith("y[redacted:API_TOKEN]") and "1024-byte cap" in hook["diagnosis"]
+    assert "abcd" not in all_text(ws.runs_dir) + r.stdout + r.stderr
