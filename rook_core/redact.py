@@ -41,7 +41,8 @@ def encodings(value: str) -> list[str]:
     in a JSON string (``\\"``, ``\\\\``, ``\\u00e9``, ``\\/``; also JSON text held in a
     JSON string, up to three levels: :func:`_json_escaped`), percent-encoded in a
     URL (upper- or lower-case hex, ``+`` for a space; also a form-encoded query
-    shown percent-decoded, which keeps ``+`` for each space) and base64-encoded
+    shown percent-decoded, which keeps ``+`` for each space), quoted by Python
+    or escaped for HTML (:func:`_quoted`) and base64-encoded
     (:func:`base64_forms`). A token of letters, digits, ``-``, ``_``, ``.``
     and ``~`` has no JSON or URL form of its own; one shorter than
     :data:`BASE64_MIN` bytes has no other form at all."""
@@ -54,6 +55,8 @@ def encodings(value: str) -> list[str]:
     for text in received:
         for escaped in (text, *_json_escaped(text)):
             forms += [escaped, escaped.replace("/", "\\/")]
+        for quoted in _quoted(text):  # as printed, and in the JSON string a hook prints
+            forms += [quoted, *_json_escaped(quoted, depth=1)]
     try:
         urls = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
     except UnicodeEncodeError:  # undecodable bytes in the environment: no URL form
@@ -61,6 +64,22 @@ def encodings(value: str) -> list[str]:
     for encoded in urls:
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
     return list(dict.fromkeys(forms + base64_forms(value)))
+
+
+def _quoted(text: str) -> list[str]:
+    """``text`` as a program quotes it in what it prints: Python's ``repr`` and
+    ``ascii`` (a traceback, ``%r`` logging: the part between the quotes) and
+    escaped for HTML or XML (``&amp;``, ``&lt;``, ``&gt;``, quotes as ``&quot;``,
+    ``&#x27;``, ``&#34;`` or ``&#39;``)."""
+    xml = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return [
+        repr(text)[1:-1],
+        ascii(text)[1:-1],
+        xml,
+        xml.replace('"', "&quot;").replace("'", "&#x27;"),  # html.escape
+        xml.replace('"', "&#34;").replace("'", "&#39;"),  # markupsafe, Jinja
+        xml.replace('"', "&quot;").replace("'", "&apos;"),  # XML attributes
+    ]
 
 
 def _as_received(value: str) -> list[str]:

@@ -464,3 +464,44 @@ def test_an_output_cap_inside_a_multibyte_character_of_a_secret_shows_no_piece(
     hook = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]
     assert hook["stdout"].endswith("y[redacted:API_TOKEN]") and "1024-byte cap" in hook["diagnosis"]
     assert "abcd" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+QUOTING_HOOK = r"""
+#!/usr/bin/env python3
+import html, json, logging, os, sys
+sys.stdin.read()
+s = os.environ["DB_PASSWORD"]
+logging.basicConfig(stream=sys.stderr)
+logging.getLogger("agent").warning("connecting with %r", s)  # on stderr, kept in the record
+print(json.dumps({"output": "ok",
+    "repr": repr(s), "ascii": ascii(s), "list": str([s]),
+    "html": html.escape(s), "xml": html.escape(s, quote=False),
+    "jinja": s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+              .replace('"', "&#34;").replace("'", "&#39;"),
+}))
+"""
+
+
+def test_a_secret_quoted_by_python_or_escaped_for_html_is_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """repr() of a secret holding both quotes and a backslash, ascii() of a
+    non-ASCII one, and html.escape() of one holding < & > ' " reached the record."""
+    secret = "p@ss\"w\\ord'x <&> sp\u00e4ce"
+    monkeypatch.setenv("DB_PASSWORD", secret)
+    ws = rook_workspace
+    ws.script("quoting.py", QUOTING_HOOK)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/quoting.py"},
+                "env": [{"variable": "DB_PASSWORD", "purpose": "database password"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("p@ss", "w\\\\ord", "sp\\xe4ce", "&lt;&amp;&gt;"):
+        assert piece not in text, f"{piece!r} reached a record or the terminal"
+    evidence = r.report["scenarios"][0]["turns"][0]["evidence"]
+    assert evidence["repr"] == "'[redacted:DB_PASSWORD]'", evidence
+    assert evidence["list"] == "['[redacted:DB_PASSWORD]']"
+    assert {evidence[k] for k in ("html", "xml", "jinja")} == {"[redacted:DB_PASSWORD]"}
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]["stderr"]
+    assert "connecting with '[redacted:DB_PASSWORD]'" in stderr
