@@ -279,9 +279,7 @@ class _Session:
             result = HookResult(**hook)
         except TypeError:
             return
-        self.engine.rook.hook.rook_evidence_recorded(
-            run=self.engine.ctx, record={**base, "hooks": hooks}, result=result
-        )
+        self.engine.notify_observers({**base, "hooks": hooks}, result)
 
     def _lost(self, key: str, but: str | None = None) -> list[dict[str, Any]]:
         return [

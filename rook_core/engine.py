@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -185,6 +186,8 @@ class Engine:
         scenario run's first (a new record's ``last_phase_end``, for its delay)."""
         self.fresh = False
         """True when this invocation created the run (no scenario record exists yet)."""
+        self.observer_failures: set[str] = set()
+        """The plugins whose ``rook_evidence_recorded`` raised (each is warned of once)."""
         self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
         """When set, called instead of the ``rook_evidence_recorded`` observers (an executor
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
@@ -276,8 +279,28 @@ class Engine:
         if self.observe is not None:
             self.observe(record, seen)
         else:
-            self.rook.hook.rook_evidence_recorded(run=self.ctx, record=record, result=seen)
+            self.notify_observers(record, seen)
         return data
+
+    def notify_observers(self, record: dict[str, Any] | None, result: HookResult) -> None:
+        """Call the ``rook_evidence_recorded`` observers. One that raises (a plugin's
+        bug) neither stops the others nor the run: a warning names it, once per
+        plugin, with the profile's secret values redacted."""
+        failed = self.rook.call_each(
+            "rook_evidence_recorded", run=self.ctx, record=record, result=result
+        )
+        for owner, name, exc in failed:
+            if owner in self.observer_failures:
+                continue
+            self.observer_failures.add(owner)
+            sys.stderr.write(
+                self.redactor.text(
+                    f"rook: warning: plugin {owner} raised {type(exc).__name__} in "
+                    f"rook_evidence_recorded: {exc} (the run goes on; disable the plugin "
+                    f"with ROOK_DISABLE_PLUGINS={name})"
+                )
+                + "\n"
+            )
 
     # -- prepare -----------------------------------------------------------
 

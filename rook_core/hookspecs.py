@@ -150,7 +150,9 @@ def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
 
     Called for every hook result of every phase, in the order they happen,
     after redaction. Every implementation is called; return values are
-    ignored. Observers must not block (they run on the event loop).
+    ignored. Observers must not block (they run on the event loop). One that
+    raises is named in a warning (once per run) and stops neither the run nor
+    the other observers.
 
     :param run: the :class:`rook_core.models.RunContext`.
     :param record: the scenario-run record (a dict, as stored) or ``None``

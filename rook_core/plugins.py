@@ -97,6 +97,7 @@ class Rook:
         self.connectors = Registry("connector")
         self.trace: Any = None
         """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
+        self._each: dict[str, Any] = {}  # call_each's per-plugin callers, by hook
 
     @property
     def authors(self) -> Registry:
@@ -152,6 +153,44 @@ class Rook:
                     f"plugin {owner} raised {type(exc).__name__} in {hook_name}: {exc} "
                     f"(disable it with ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
                 ) from None
+
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, str, Exception]]:
+        """Call every implementation of the every-plugin hook ``hook_name``, each
+        on its own, and return ``(plugin, exception)`` for each one that raised.
+
+        pluggy stops a hook call at the first implementation that raises, so one
+        plugin's bug would skip the others and reach the caller: for observers
+        (``rook_evidence_recorded``) that would end the run. Each call still goes
+        through pluggy (its argument subsetting, ``ROOK_TRACE_PLUGINS``)."""
+        hook = getattr(self.pm.hook, hook_name)
+        impls = hook.get_hookimpls()
+        if not impls:
+            return []
+        key = tuple(id(impl.plugin) for impl in impls)
+        callers = self._each.get(hook_name)
+        if callers is None or callers[0] != key:
+            everyone = [impl.plugin for impl in impls]
+            callers = (
+                key,
+                [
+                    (
+                        impl.plugin,
+                        self.pm.subset_hook_caller(
+                            hook_name, [p for p in everyone if p is not impl.plugin]
+                        ),
+                    )
+                    for impl in reversed(impls)  # pluggy's order: the last registered first
+                ],
+            )
+            self._each[hook_name] = callers
+        failed: list[tuple[str, str, Exception]] = []
+        for plugin, caller in callers[1]:
+            try:
+                caller(**kwargs)
+            except Exception as exc:  # a plugin's bug: the caller names it
+                name = self.pm.get_name(plugin) or repr(plugin)
+                failed.append((self.plugin_name(plugin), name, exc))
+        return failed
 
     def plugin_name(self, plugin: object) -> str:
         name = self.pm.get_name(plugin) or repr(plugin)
