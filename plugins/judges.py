@@ -29,7 +29,7 @@ import json
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.judging import CriterionType, EvidenceView, JudgingContext
+from rook_core.judging import CriterionType, EvidenceView, JudgingContext, checked_verdict
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 
 NO_JUDGE = (
@@ -180,7 +180,7 @@ class PluginJudge(CriterionType):
             return Verdict(
                 ERROR, f"judge {config['name']!r} returned {result!r:.200}, not a Verdict"
             )
-        return result
+        return checked_verdict(result, f"judge {config['name']!r}")
 
 
 class Keywords:

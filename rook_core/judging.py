@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import (
+    CRITERION_STATUSES,
     ERROR,
     FAILED,
     INFRA_ERROR,
@@ -261,7 +262,20 @@ async def _call(ctype: CriterionType, criterion: Criterion, view: EvidenceView) 
         result = await result
     if not isinstance(result, Verdict):
         return Verdict(ERROR, f"criterion {criterion.type} returned {result!r}, not a Verdict")
-    return result
+    return checked_verdict(result, f"criterion {criterion.type}")
+
+
+def checked_verdict(verdict: Verdict, who: str) -> Verdict:
+    """``verdict`` when its status is one of the four, else that criterion's error:
+    a misspelt status (``"pass"``) must never count as a pass."""
+    if verdict.status in CRITERION_STATUSES:
+        return verdict
+    return Verdict(
+        ERROR,
+        f"{who} returned a Verdict with status {verdict.status!r:.60}; a status is one of "
+        f"{', '.join(CRITERION_STATUSES)} (the constants of rook_core.models)",
+        verdict.evidence if isinstance(verdict.evidence, dict) else {},
+    )
 
 
 def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:

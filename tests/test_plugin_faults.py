@@ -88,3 +88,52 @@ def test_an_evidence_observer_that_raises_is_named_and_the_run_goes_on(
     ]
     assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
     json.dumps(r.report)
+
+
+SLOPPY = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import Verdict
+
+
+class Sure(CriterionType):
+    name = "sure"
+
+    def evaluate(self, config, view):
+        return Verdict("pass", "looks fine")
+
+
+class Lenient:
+    def __call__(self, config, view):
+        return Verdict("ok", "fine by me", {"score": 1})
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Sure())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("lenient", Lenient())
+"""
+
+
+def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion or judge plugin returning ``Verdict("pass", ...)`` (not ``PASSED``)
+    made the scenario pass: 'all 1 criteria passed', exit 0, JUnit green. The
+    honesty rule says never pass what was not checked: it is that criterion's error."""
+    rook_distribution("rook-sloppy", {"sloppy": "rook_sloppy"}, {"rook_sloppy.py": SLOPPY})
+    secret_workspace(rook_workspace, monkeypatch, [{"sure": True}, {"judge": {"name": "lenient"}}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    sure, lenient = r.report["scenarios"][0]["criteria"]
+    assert sure["status"] == lenient["status"] == "error"
+    assert sure["reason"].startswith(
+        "criterion sure returned a Verdict with status 'pass'; a status is one of passed, "
+        "failed, unverifiable, error"
+    ), sure
+    assert lenient["reason"].startswith("judge 'lenient' returned a Verdict with status 'ok'")
+    assert lenient["evidence"] == {"score": 1}
