@@ -94,6 +94,7 @@ def rook_register_transports(register: Any) -> None:
     register(
         TransportSpec(
             key=KEY,
+            handles_timeout=True,
             load_config=load_config,
             resolve=resolve,
             env_names=env_names,

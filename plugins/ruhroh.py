@@ -96,6 +96,7 @@ def rook_register_transports(register: Any) -> None:
     register(
         TransportSpec(
             key=RUHROH,
+            handles_timeout=True,
             load_config=load_command,
             resolve=resolve,
             check=check,
@@ -109,6 +110,7 @@ def rook_register_transports(register: Any) -> None:
     register(
         TransportSpec(
             key=CONNECTOR,
+            handles_timeout=True,
             load_config=load_connector,
             resolve=resolve,
             check=check,

@@ -196,6 +196,7 @@ def rook_register_transports(register: Any) -> None:
     register(
         TransportSpec(
             key=KEY,
+            handles_timeout=True,
             load_config=load_config,
             resolve=resolve,
             saved_names=saves_nothing,  # a script keeps its own state (ROOK_RUN_STATE_DIR)

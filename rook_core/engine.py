@@ -248,7 +248,7 @@ class Engine:
             )
 
         try:
-            return await dispatch(self.rook.hook, call)
+            return await dispatch(self.rook.hook, call, self.rook.transports)
         except PluginError:
             raise
         except asyncio.CancelledError:

@@ -203,7 +203,7 @@ class JudgeClient:
             turns_total=1,
         )
         try:
-            return await dispatch(self.rook.hook, call)
+            return await dispatch(self.rook.hook, call, self.rook.transports)
         except (PluginError, asyncio.CancelledError):
             raise
         except RookError as exc:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
+import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -72,6 +74,11 @@ class TransportSpec:
         its ``env:`` list (so it is checked before the run and its value
         redacted) or be a ``hook_env`` name or a variable Rook sets in that
         phase; otherwise the profile is refused naming the field and variable.
+    :param handles_timeout: ``True`` when the transport's phase hooks end within
+        ``call.timeout`` themselves (killing what they started; a Ruhroh entry's
+        several iterations each have it). Otherwise (the default) Rook stops
+        waiting :data:`TIMEOUT_GRACE_SECONDS` after ``call.timeout`` and the hook
+        is a ``timeout``, so a plugin that ignores the timeout cannot hang a run.
     :param runnable: optional ``runnable(config, scenario) -> str | None``, called
         before a scenario's first hook; a string is why this
         entry cannot run the scenario, which then is ``not_runnable`` with that
@@ -88,6 +95,12 @@ class TransportSpec:
     runnable: Callable[[Any, Any], str | None] | None = None
     env_names: Callable[[Any], Iterable[tuple[str, str]]] | None = None
     saved_names: Callable[[Any], Iterable[str]] | None = None
+    handles_timeout: bool = False
+
+
+TIMEOUT_GRACE_SECONDS = 5.0
+"""How long after ``call.timeout`` Rook waits for a transport that does not
+handle its timeout itself (``TransportSpec.handles_timeout``)."""
 
 
 def saves_nothing(config: Any) -> tuple[str, ...]:
@@ -122,8 +135,42 @@ PHASE_HOOKS = {
 }
 
 
-async def dispatch(hook: Any, call: HookCall) -> HookResult:
-    """Ask the plugins for the phase's hook; exactly one must answer."""
+async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookResult:
+    """Ask the plugins for the phase's hook; exactly one must answer.
+
+    With the ``transports`` registry, a transport that does not handle its
+    timeout (``TransportSpec.handles_timeout``) is waited for at most
+    :data:`TIMEOUT_GRACE_SECONDS` beyond ``call.timeout``; then the hook is a
+    ``timeout`` naming the plugin, never a run that hangs."""
+    spec = transports.get(call.entry.transport) if transports is not None else None
+    if spec is None or spec.handles_timeout:
+        return await _dispatch(hook, call)
+    limit = call.timeout + TIMEOUT_GRACE_SECONDS
+    started = time.time()
+    try:
+        return await asyncio.wait_for(_dispatch(hook, call), limit)
+    except asyncio.TimeoutError:
+        if time.time() - started < limit:  # the transport's own TimeoutError: its bug
+            raise
+    ended = time.time()
+    key = call.entry.transport
+    return HookResult(
+        call.phase,
+        "timeout",
+        ended - started,
+        started,
+        ended,
+        diagnosis=(
+            f"transport {key!r} ({transports.owner(key)}) did not answer within "
+            f"{call.timeout:g} s; Rook stopped waiting {TIMEOUT_GRACE_SECONDS:g} s later "
+            "(the plugin does not honour call.timeout)"
+        ),
+        turn=call.turn,
+        transport=key,
+    )
+
+
+async def _dispatch(hook: Any, call: HookCall) -> HookResult:
     caller = getattr(hook, PHASE_HOOKS[call.phase])
     awaitable = caller(call=call)
     if awaitable is None:

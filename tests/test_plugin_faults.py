@@ -137,3 +137,50 @@ def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
     ), sure
     assert lenient["reason"].startswith("judge 'lenient' returned a Verdict with status 'ok'")
     assert lenient["evidence"] == {"score": 1}
+
+
+STUCK = """
+import asyncio
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec
+
+
+async def forever(call):
+    await asyncio.sleep(3600)  # ignores call.timeout
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="stuck", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return forever(call) if call.entry.transport == "stuck" else None
+"""
+
+
+def test_a_transport_that_ignores_its_timeout_cannot_hang_the_run(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A transport plugin whose execute never ends (it ignores ``call.timeout``)
+    hung ``rook run`` for ever, ``timeout_seconds`` notwithstanding. Rook now stops
+    waiting a grace after the timeout: the hook is a ``timeout`` naming the plugin,
+    and the other scenario runs and every record are kept."""
+    from rook_core.transports import TIMEOUT_GRACE_SECONDS
+
+    rook_distribution("rook-stuck", {"stuck": "rook_stuck"}, {"rook_stuck.py": STUCK})
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": {"stuck": {}, "timeout_seconds": 1}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.statuses() == {"s": "error"}, r.stderr
+    hook = r.report["scenarios"][0]["hooks"][-1]
+    assert hook["status"] == "timeout", hook
+    assert hook["diagnosis"] == (
+        f"transport 'stuck' (stuck (rook-stuck)) did not answer within 1 s; Rook stopped "
+        f"waiting {TIMEOUT_GRACE_SECONDS:g} s later (the plugin does not honour call.timeout)"
+    )
+    record = rook_workspace.record(r.report["run"]["id"], "s.1")
+    assert record["hooks"][-1]["status"] == "timeout"
