@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
@@ -188,6 +189,30 @@ async def _dispatch(hook: Any, call: HookCall) -> HookResult:
         raise HookFailed(
             f"transport {call.entry.transport!r} returned {type(result).__name__}, not a HookResult"
         )
+    return _checked_result(call.entry.transport, result)
+
+
+RESULT_STATUSES = ("ok", "failed", "timeout")
+
+
+def _checked_result(key: str, result: HookResult) -> HookResult:
+    """A transport's result as the record can hold it: a known status, a diagnosis
+    for one that is not ``ok``, JSON ``data`` and ``details``; anything else is
+    this hook's failure naming the transport (not an error of the whole run)."""
+    if result.status not in RESULT_STATUSES:
+        raise HookFailed(
+            f"transport {key!r} returned a HookResult with status {result.status!r:.60} "
+            f"(expected {', '.join(RESULT_STATUSES)})"
+        )
+    for name in ("data", "details"):
+        try:
+            json.dumps(getattr(result, name))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise HookFailed(
+                f"transport {key!r} returned a HookResult whose {name} is not JSON: {exc}"
+            ) from None
+    if result.status != "ok" and not result.diagnosis:
+        result.diagnosis = f"transport {key!r} gave status {result.status} and no diagnosis"
     return result
 
 

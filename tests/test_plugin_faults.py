@@ -184,3 +184,66 @@ def test_a_transport_that_ignores_its_timeout_cannot_hang_the_run(
     )
     record = rook_workspace.record(r.report["run"]["id"], "s.1")
     assert record["hooks"][-1]["status"] == "timeout"
+
+
+SHAPELESS = """
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+
+async def answer(call):
+    now = time.time()
+    kind = call.entry.config
+    status, data = "ok", {"output": "fine"}
+    if kind == "status":
+        status = "passed"
+    elif kind == "set":
+        data = {"output": "fine", "tags": {"a", "b"}}
+    elif kind == "silent":
+        status = "failed"
+    return HookResult(call.phase, status, 0.0, now, now, data=data, turn=call.turn,
+                      transport="shapeless")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="shapeless", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "shapeless" else None
+"""
+
+
+def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A transport's HookResult was taken as is: data that JSON cannot hold (a set)
+    crashed the whole run, blamed on ``executor 'local'`` with every scenario left
+    pending; an unknown status or a failed one without a diagnosis gave the reason
+    'execute turn 1 failed: None'. Each is now that hook's failure, named."""
+    rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
+                      {"rook_shapeless.py": SHAPELESS})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
+    for kind in ("status", "set", "silent", "fine"):
+        rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
+                               active=False)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
+    rook_workspace.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "fine"}]})
+    expected = {
+        "status": "transport 'shapeless' returned a HookResult with status 'passed' "
+        "(expected ok, failed, timeout)",
+        "set": "transport 'shapeless' returned a HookResult whose data is not JSON: "
+        "Object of type set is not JSON serializable",
+        "silent": "transport 'shapeless' gave status failed and no diagnosis",
+    }
+    for kind, reason in expected.items():
+        r = rook_cli("run", "--json", "--profile", kind)
+        assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+        assert r.exit_code == 1 and r.statuses() == {"s": "error", "t": "error"}, r.stderr
+        assert r.report["scenarios"][0]["reason"] == f"execute turn 1 failed: {reason}"
+    r = rook_cli("run", "--json", "--profile", "fine")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed", "t": "passed"}
