@@ -329,6 +329,27 @@ class _PluginManager(pluggy.PluginManager):
         return super().parse_hookimpl_opts(plugin, name)
 
 
+def _unknown_hooks(rook: Rook) -> str:
+    """Each hook implementation no hookspec defines (a misspelt name), naming its
+    plugin and distribution, a did-you-mean and how to disable the plugin."""
+    import difflib
+
+    known = [n for n in dir(hookspecs) if n.startswith("rook_")]
+    lines = []
+    for hook_name, caller in sorted(vars(rook.pm.hook).items()):
+        if not isinstance(caller, pluggy.HookCaller) or caller.spec is not None:
+            continue
+        for impl in caller.get_hookimpls():
+            close = difflib.get_close_matches(hook_name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            lines.append(
+                f"plugin {rook.plugin_name(impl.plugin)} implements {hook_name}, a hook Rook "
+                f"does not define{hint}; fix the plugin or disable it with "
+                f"ROOK_DISABLE_PLUGINS={rook.pm.get_name(impl.plugin)}"
+            )
+    return "\n".join(lines)
+
+
 def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     """Create a plugin manager, load every ``rook`` entry point, check them.
 
@@ -387,7 +408,9 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
-        raise PluginError(f"a plugin implements a hook Rook does not define: {exc}") from None
+        raise PluginError(
+            _unknown_hooks(rook) or f"a plugin implements a hook Rook does not define: {exc}"
+        ) from None
     if tracing:
         rook.trace = _trace_line
         pm.add_hookcall_monitoring(_trace_before, _trace_after)

@@ -247,3 +247,33 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         assert r.report["scenarios"][0]["reason"] == f"execute turn 1 failed: {reason}"
     r = rook_cli("run", "--json", "--profile", "fine")
     assert r.exit_code == 0 and r.statuses() == {"s": "passed", "t": "passed"}
+
+
+MISSPELT = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_transport_excute(call):
+    return None
+"""
+
+
+def test_a_misspelt_hook_names_the_plugin_its_distribution_and_the_fix(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """The error for a misspelt hook implementation showed only pluggy's
+    ``<module 'rook_typo' from '...'>``, while ``rook doctor``'s fix said
+    'pip install --upgrade DIST ... ROOK_DISABLE_PLUGINS=NAME' for the plugin
+    'named above', which it was not: it now names the entry point, the
+    distribution, the hook it meant and the switch."""
+    rook_distribution("rook-typo", {"typo": "rook_typo"}, {"rook_typo.py": MISSPELT})
+    message = (
+        "plugin typo (rook-typo) implements rook_transport_excute, a hook Rook does not "
+        "define (did you mean rook_transport_execute?); fix the plugin or disable it with "
+        "ROOK_DISABLE_PLUGINS=typo"
+    )
+    r = rook_cli("plugins")
+    assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 1 and message in r.stdout, r.stdout
