@@ -248,7 +248,7 @@ def rook_register_connectors(register: Any) -> None:
 
 
 # ---------------------------------------------------------------------------
-# registries: reporters, authors, executors, commands
+# registries: reporters, authors, executors
 # ---------------------------------------------------------------------------
 
 

@@ -56,10 +56,13 @@ class Registry:
         self._items: dict[str, Any] = {}
         self._owners: dict[str, str] = {}
 
-    def add(self, name: str, item: Any, owner: str) -> None:
+    def add(self, name: str, item: Any, owner: str, switch: str = "") -> None:
+        """``switch``: the setting that disables ``owner`` (named when it clashes)."""
         if name in self._items:
+            fix = f" (uninstall one, or disable the second with {switch})" if switch else ""
             raise PluginError(
-                f"{self.kind} {name!r} is registered twice: by {self._owners[name]} and by {owner}"
+                f"{self.kind} {name!r} is registered twice: by {self._owners[name]} "
+                f"and by {owner}{fix}"
             )
         self._items[name] = item
         self._owners[name] = owner
@@ -126,19 +129,22 @@ class Rook:
         hook = getattr(self.pm.hook, hook_name)
         for impl in hook.get_hookimpls():
             owner = self.plugin_name(impl.plugin)
+            switch = f"ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)}"
 
             register: Callable[..., None]
             if keyed:
 
-                def register_keyed(name: str, item: Any, _owner: str = owner) -> None:
-                    registry.add(_checked(name, registry, _owner), item, _owner)
+                def register_keyed(
+                    name: str, item: Any, _owner: str = owner, _switch: str = switch
+                ) -> None:
+                    registry.add(_checked(name, registry, _owner), item, _owner, _switch)
 
                 register = register_keyed
             else:
 
-                def register_named(item: Any, _owner: str = owner) -> None:
+                def register_named(item: Any, _owner: str = owner, _switch: str = switch) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
-                    registry.add(_checked(name, registry, _owner, item), item, _owner)
+                    registry.add(_checked(name, registry, _owner, item), item, _owner, _switch)
 
                 register = register_named
 

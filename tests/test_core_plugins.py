@@ -47,7 +47,13 @@ def test_builtins_load_through_the_entry_point_group(rook_cli):
     assert "script" in doc["transports"] and "contains" in doc["criteria"]
     assert "local" in doc["executors"] and "json" in doc["reporters"]
     r = rook_cli("plugins")
-    assert "rook-harness" in r.stdout and "transports: " in r.stdout
+    assert "rook-harness" in r.stdout and "reporters: html, json" in r.stdout
+    # each transport and criterion type with its description (the docs promise the line)
+    assert doc["descriptions"]["transports"]["script"].startswith("run a hook script")
+    lines = r.stdout.splitlines()
+    assert "transports:" in lines and "criteria:" in lines
+    assert any(line.split()[:3] == ["script", "run", "a"] and line.endswith("· script (rook-harness)")
+               for line in lines), r.stdout
 
 
 def test_operator_switches_disable_and_allow(monkeypatch):
@@ -133,8 +139,9 @@ def test_duplicate_registration_names_both_plugins():
             register(Shouty())
             register(type("Again", (Shouty,), {})())
 
-    with pytest.raises(PluginError, match="criterion type 'shouts' is registered twice"):
+    with pytest.raises(PluginError, match="criterion type 'shouts' is registered twice") as err:
         rook.register(Dup(), name="dup")
+    assert "disable the second with ROOK_DISABLE_PLUGINS=dup" in str(err.value)  # the way out
 
 
 def test_a_misspelt_hook_fails_loudly():

@@ -10,7 +10,8 @@ import click
 @click.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def plugins_command(as_json: bool) -> None:
-    """List loaded plugins (name, distribution, version, hooks) and what they register.
+    """List loaded plugins (name, distribution, version, hooks) and what they
+    register, each transport and criterion type with its one-line description.
 
     \b
     Example:
@@ -31,11 +32,20 @@ def plugins_command(as_json: bool) -> None:
         "executors": rook.executors,
         "connectors": rook.connectors,
     }
+    described = {  # each registered thing's one line (a transport's, a criterion type's)
+        kind: {
+            name: getattr(item, "description", "")
+            for name, item in registry.items()
+            if getattr(item, "description", "")
+        }
+        for kind, registry in registries.items()
+    }
     if as_json:
         doc = {
             "plugins": [vars(i) for i in rook.infos],
             "failed": [vars(f) for f in rook.failures],
             **{k: r.names() for k, r in registries.items()},
+            "descriptions": {k: d for k, d in described.items() if d},
         }
         click.echo(json.dumps(doc, indent=2))
         return
@@ -46,6 +56,13 @@ def plugins_command(as_json: bool) -> None:
     click.echo("")
     for kind, registry in registries.items():
         names = registry.names()
-        click.echo(f"{kind}: {', '.join(names) if names else '-'}")
+        if not described[kind]:
+            click.echo(f"{kind}: {', '.join(names) if names else '-'}")
+            continue
+        click.echo(f"{kind}:")
+        width = max(len(n) for n in names)
+        for name in names:
+            line = f"  {name:<{width}}  {described[kind].get(name, '')}".rstrip()
+            click.echo(f"{line}  · {registry.owner(name)}")
     for f in rook.failures:
         click.echo(f"failed to load {f.name} ({f.distribution}): {f.error}", err=True)
