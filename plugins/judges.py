@@ -173,9 +173,16 @@ class PluginJudge(CriterionType):
         judge = judges.get(config["name"]) if judges is not None else None
         if judge is None:
             return Verdict(ERROR, f"judge {config['name']!r} is not installed")
-        result = judge(config["config"], view)
-        if inspect.isawaitable(result):
-            result = await result
+        try:
+            result = judge(config["config"], view)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
+            return Verdict(
+                ERROR,
+                f"judge {config['name']!r} ({judges.owner(config['name'])}) raised "
+                f"{type(exc).__name__}: {exc}",
+            )
         if not isinstance(result, Verdict):
             return Verdict(
                 ERROR, f"judge {config['name']!r} returned {result!r:.200}, not a Verdict"

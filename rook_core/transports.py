@@ -189,13 +189,13 @@ async def _dispatch(hook: Any, call: HookCall) -> HookResult:
         raise HookFailed(
             f"transport {call.entry.transport!r} returned {type(result).__name__}, not a HookResult"
         )
-    return _checked_result(call.entry.transport, result)
+    return _checked_result(call.entry.transport, result, call.phase)
 
 
 RESULT_STATUSES = ("ok", "failed", "timeout")
 
 
-def _checked_result(key: str, result: HookResult) -> HookResult:
+def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
     """A transport's result as the record can hold it: a known status, a diagnosis
     for one that is not ``ok``, JSON ``data`` and ``details``; anything else is
     this hook's failure naming the transport (not an error of the whole run)."""
@@ -211,6 +211,11 @@ def _checked_result(key: str, result: HookResult) -> HookResult:
             raise HookFailed(
                 f"transport {key!r} returned a HookResult whose {name} is not JSON: {exc}"
             ) from None
+    if phase == "execute" and result.status == "ok" and result.data is None:
+        raise HookFailed(
+            f"transport {key!r} returned an ok execute result without data "
+            "(the agent's answer goes in data, as {'output': ...})"
+        )
     if result.status != "ok" and not result.diagnosis:
         result.diagnosis = f"transport {key!r} gave status {result.status} and no diagnosis"
     return result

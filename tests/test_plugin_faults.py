@@ -139,6 +139,35 @@ def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
     assert lenient["evidence"] == {"score": 1}
 
 
+RAISER = """
+from rook_core.hookspecs import hookimpl
+
+
+class Raiser:
+    def __call__(self, config, view):
+        raise ValueError("tone model unavailable")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("raiser", Raiser())
+"""
+
+
+def test_a_judge_that_raises_is_named_with_its_plugin(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """The reason named the built-in ``judge`` criterion, not the judge that raised."""
+    rook_distribution("rook-raiser", {"raiser": "rook_raiser"}, {"rook_raiser.py": RAISER})
+    secret_workspace(rook_workspace, monkeypatch, [{"judge": {"name": "raiser"}}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    (verdict,) = r.report["scenarios"][0]["criteria"]
+    assert verdict["reason"] == (
+        "judge 'raiser' (raiser (rook-raiser)) raised ValueError: tone model unavailable"
+    ), verdict
+
+
 STUCK = """
 import asyncio
 from rook_core.hookspecs import hookimpl
@@ -203,6 +232,8 @@ async def answer(call):
         data = {"output": "fine", "tags": {"a", "b"}}
     elif kind == "silent":
         status = "failed"
+    elif kind == "empty":
+        data = None
     return HookResult(call.phase, status, 0.0, now, now, data=data, turn=call.turn,
                       transport="shapeless")
 
@@ -228,7 +259,7 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
                       {"rook_shapeless.py": SHAPELESS})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
-    for kind in ("status", "set", "silent", "fine"):
+    for kind in ("status", "set", "silent", "empty", "fine"):
         rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
                                active=False)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
@@ -239,6 +270,9 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         "set": "transport 'shapeless' returned a HookResult whose data is not JSON: "
         "Object of type set is not JSON serializable",
         "silent": "transport 'shapeless' gave status failed and no diagnosis",
+        # was "the JSON object has no output field (keys: none)", naming no transport
+        "empty": "transport 'shapeless' returned an ok execute result without data "
+        "(the agent's answer goes in data, as {'output': ...})",
     }
     for kind, reason in expected.items():
         r = rook_cli("run", "--json", "--profile", kind)
