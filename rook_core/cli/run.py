@@ -184,26 +184,62 @@ def run_command(
         run_name=run_name,
         executor_options={"scheduler": scheduler} if scheduler is not None else {},
     )
-    outcome = run(request)
+    stderr = sys.stderr
+    sys.stderr = UntilTheReaderLeaves(stderr)  # type: ignore[assignment]
+    try:
+        outcome = run(request)
+    finally:
+        sys.stderr = stderr
     from . import recorded
 
     recorded()
     report = outcome.report
-    if as_json:
-        print_json(report)
-    else:
-        click.echo(table(report))
-    run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
-    if outcome.interrupted:
-        click.echo(
-            f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
-            f"finish it with: rook run --run {run_id}",
-            err=True,
-        )
-    elif report["summary"].get("pending"):
-        click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}", err=True)
+    try:
+        if as_json:
+            print_json(report)
+        else:
+            click.echo(table(report))
+        run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
+        if outcome.interrupted:
+            click.echo(
+                f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
+                f"finish it with: rook run --run {run_id}",
+                err=True,
+            )
+        elif report["summary"].get("pending"):
+            click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}", err=True)
+    except BrokenPipeError:  # rook run | head -1: the run is recorded; its verdict stands
+        pass
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+class UntilTheReaderLeaves:
+    """Standard error while a run runs: once its reader has left (``rook run 2>&1 |
+    head -1``), progress lines and warnings are dropped, never an error that stops
+    the run (every scenario run is still run, recorded and reported)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return int(self.stream.write(text))
+            except BrokenPipeError:
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self.gone = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def rest_of(report: dict[str, Any]) -> str:

@@ -1,0 +1,57 @@
+"""What the real ``rook`` command does with its output streams: a reader that
+leaves (``rook run 2>&1 | head -1``), colours, pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOK = [sys.executable, "-m", "rook_core"]
+
+
+@pytest.fixture
+def example(tmp_path):
+    """``rook init --example``: a workspace whose ``rook run`` passes."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = subprocess.run(
+        [*ROOK, "init", "--project", "demo", "--agent", "sample", "--example"],
+        cwd=ws, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return ws, ws / ".testmuai/rook/projects/demo/agents/sample"
+
+
+def closed_pipe() -> int:
+    """The write end of a pipe whose reader has already left."""
+    r, w = os.pipe()
+    os.close(r)
+    return w
+
+
+@pytest.mark.parametrize("stream", ["stderr", "stdout"])
+def test_a_reader_that_left_never_stops_the_run(example, stream):
+    # `rook run 2>&1 | head -1`: the progress lines go to a pipe nobody reads;
+    # the run still runs every scenario, records it, and exits with its own code
+    ws, agent = example
+    w = closed_pipe()
+    try:
+        other = subprocess.DEVNULL
+        proc = subprocess.run(
+            [*ROOK, "run", "--repeat", "20", "-j", "4"],
+            cwd=ws, stdin=subprocess.DEVNULL, timeout=120,
+            stdout=w if stream == "stdout" else other,
+            stderr=w if stream == "stderr" else other,
+        )
+    finally:
+        os.close(w)
+    (run,) = (agent / "runs").iterdir()
+    report = json.loads((run / "report.json").read_text())
+    assert report["summary"]["passed"] == 60, report["summary"]
+    assert len(list((run / "scenarios").iterdir())) == 60
+    assert proc.returncode == 0
