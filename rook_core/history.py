@@ -153,6 +153,10 @@ _LATEST = r"^latest(?:~(\d+))?$"
 
 def resolve_run(runs_dir: Path, ref: str) -> Path:
     """A run directory from an id, a unique id prefix, ``latest`` or ``latest~N``."""
+    if not ref.strip():  # an empty prefix would match every run, or the only one
+        raise ConfigError(
+            f"run {ref!r}: names no run; give its id, a unique prefix, latest or latest~N"
+        )
     if ref and "/" not in ref and (runs_dir / ref / RUN_FILE).is_file():
         return runs_dir / ref
     m = re.match(_LATEST, ref)

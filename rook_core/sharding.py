@@ -120,7 +120,12 @@ def run_id_from_name(name: str) -> str:
 
 def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | None) -> str | None:
     """The run id a ``rook run`` asks for; checks the flags go together."""
-    if run_id and run_name:
+    if run_id is not None and not run_id.strip():  # `--run "$ID"` with ID empty
+        raise ConfigError(
+            f"--run {run_id!r}: names no run; give its id, a unique prefix, latest or "
+            "latest~N, or leave the flag out to start a new run"
+        )
+    if run_id and run_name is not None:
         raise ConfigError("--run and --run-name: give one of them, not both")
     if shard is not None and not (run_id or run_name):
         raise ConfigError(
@@ -128,7 +133,7 @@ def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | No
             "pass the same --run ID or --run-name NAME to every shard "
             "(e.g. --run-name ci-$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT)"
         )
-    if run_name:
+    if run_name is not None:  # an empty one is refused, never taken for no name
         return run_id_from_name(run_name)
     if run_id and not re.match(_ID, run_id) and shard is not None:
         raise ConfigError(f"--run {run_id}: a run id uses letters, digits, '.', '_' and '-'")

@@ -427,3 +427,22 @@ def test_a_rubric_min_score_outside_0_to_1_is_refused(example, value):
     proc = rook("run", "--judge-profile", "example", cwd=ws)
     clean_error(proc, str(path), "criteria.2.rubric.min_score: must be a number from 0 to 1")
     assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["run", "--run", ""], "--run ''"),  # was: a run written into runs/ itself
+        (["run", "--run-name", ""], "--run-name"),  # was: ignored, a new run made
+        (["run", "--run-name", "  "], "--run-name"),
+        (["runs", "show", ""], "run ''"),
+        (["report", ""], "run ''"),
+        (["diff", "", "latest"], "run ''"),
+    ],
+)
+def test_an_empty_run_id_or_name_names_no_run(example, args, named):
+    ws, agent = example
+    assert rook("run", "-q", cwd=ws).returncode == 0
+    before = sorted(p.name for p in (agent / "runs").iterdir())
+    clean_error(rook(*args, cwd=ws), named)
+    assert sorted(p.name for p in (agent / "runs").iterdir()) == before  # nothing run
