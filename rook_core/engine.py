@@ -805,7 +805,24 @@ class Engine:
         record["reason"] = self.redactor.text(reason)
 
 
+MAX_PLANNED = 1_000_000
+"""The most scenario runs one run plans (scenarios times repeats): each is an
+object in memory and a record on disk, and a mistyped ``--repeat`` must be
+refused, not planned until the kernel kills Rook."""
+
+
 def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun]:
+    planned = sum(repeat or s.repeat for s in scenarios)
+    if planned > MAX_PLANNED:
+        if repeat:
+            where = f"--repeat {repeat}"
+        else:
+            big = max(scenarios, key=lambda s: s.repeat)
+            where = f"{big.path or big.id}: repeat: {big.repeat}"
+        raise ConfigError(
+            f"{where}: plans {planned} scenario runs; a run plans at most {MAX_PLANNED:,} "
+            "(split it into several runs)"
+        )
     runs: list[ScenarioRun] = []
     for s in scenarios:
         n = repeat or s.repeat

@@ -446,3 +446,25 @@ def test_an_empty_run_id_or_name_names_no_run(example, args, named):
     before = sorted(p.name for p in (agent / "runs").iterdir())
     clean_error(rook(*args, cwd=ws), named)
     assert sorted(p.name for p in (agent / "runs").iterdir()) == before  # nothing run
+
+
+@pytest.mark.parametrize(
+    "how, named",
+    [
+        ("flag", "--repeat 100000000000"),  # was: killed by the kernel (24 GB planning it)
+        ("file", "repeat: 100000000000"),
+    ],
+)
+def test_a_plan_too_big_to_hold_is_refused_before_anything_runs(example, how, named):
+    ws, agent = example
+    args = ["run", "-q"]
+    if how == "flag":
+        args += ["--repeat", "100000000000"]
+    else:
+        path = agent / "scenarios/greeting.yaml"
+        path.write_text(path.read_text() + "repeat: 100000000000\n")
+    proc = rook(*args, cwd=ws)
+    clean_error(proc, named, "at most 1,000,000")
+    if how == "file":
+        assert "greeting.yaml" in proc.stderr
+    assert not any((agent / "runs").iterdir())  # nothing run
