@@ -539,3 +539,23 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli)
     r = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
     assert r.report["summary"]["pending"] > 0 and r.report["summary"]["failed"] == 0
     assert r.exit_code == 1 and "still pending: a shard did not finish" in r.stderr
+
+
+def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
+    rook_workspace, rook_cli, tmp_path
+):
+    # docs/history.md: "Wherever a command takes a run: its id, a unique prefix,
+    # latest, or latest~N"; rook merge --run said "no such run" to all but the id
+    ws = make_workspace(rook_workspace.root, tmp_path / "log")
+    for i in (1, 2):
+        r = rook_cli("run", "--shard", f"{i}/2", "--run-name", "nightly-42", "-q")
+        assert r.exit_code in (0, 1), r.stderr
+    for ref in ("latest", "nightly-4"):
+        merged = rook_cli("merge", "-w", str(ws.root), "--run", ref, "--json")
+        assert merged.exit_code == 1, (ref, merged.stderr)  # s0, s3, s6 fail
+        assert merged.report["run"]["id"] == "nightly-42"
+    assert (ws.run_dir("nightly-42") / "report.json").is_file()
+    for ref, says in (("nope", "--run nope: no such run"), ("", "--run '': names no run"),
+                      ("latest~5", "--run latest~5: there are only")):
+        refused = rook_cli("merge", "-w", str(ws.root), "--run", ref)
+        assert refused.exit_code == 2 and says in refused.stderr, (ref, refused.stderr)

@@ -43,10 +43,14 @@ def _target(
         if len(run_dirs) == 1 and not workspace:
             return run_dirs[0]  # merge in place
         raise ConfigError(f"{exc}\n(or name the merged run's directory with --into DIR)") from None
-    target = found.runs_dir / run_id
-    if not run_dirs and not (target / "run.json").is_file():
-        raise ConfigError(f"--run {run_id}: no such run in {found.runs_dir}")
-    return target
+    if run_dirs:
+        return found.runs_dir / run_id
+    from ..history import resolve_run
+
+    try:  # an id, a unique prefix, latest or latest~N, as for every command
+        return resolve_run(found.runs_dir, run_id)
+    except ConfigError as exc:
+        raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
 
 
 def _check_idle(target: Path, count: int) -> Any:
@@ -79,7 +83,12 @@ def _check_idle(target: Path, count: int) -> Any:
 @click.command("merge")
 @workspace_options
 @click.argument("run_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--run", "run_id", metavar="ID", help="Merge the shards written into this run.")
+@click.option(
+    "--run",
+    "run_id",
+    metavar="ID",
+    help="Merge the shards written into this run (an id, a unique prefix, latest or latest~N).",
+)
 @click.option(
     "--into",
     type=click.Path(file_okay=False, path_type=Path),
