@@ -55,3 +55,40 @@ def test_a_reader_that_left_never_stops_the_run(example, stream):
     assert report["summary"]["passed"] == 60, report["summary"]
     assert len(list((run / "scenarios").iterdir())) == 60
     assert proc.returncode == 0
+
+
+def on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
+    """What ``rook ARGS`` prints to a terminal (a pseudo-terminal on stdout)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [*ROOK, *args], cwd=cwd, stdout=follower, stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, env={**os.environ, **env}, timeout=60,
+        )
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other side is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 0
+    return b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
+def test_doctor_has_no_colours_when_asked_for_none(example, env):
+    ws, _ = example
+    assert "\x1b[" in on_a_terminal(["doctor"], ws, TERM="xterm")  # colours by default
+    plain = on_a_terminal(["doctor"], ws, **env)
+    assert "\x1b[" not in plain and "no problems found" in plain

@@ -229,10 +229,13 @@ def _version(program: str) -> str:
 
 def _echo_findings(doctor: Doctor) -> None:
     marks = {OK: ("ok", "green"), PROBLEM: ("PROBLEM", "red"), NOTE: ("note", "yellow")}
+    # click drops colours off a terminal; these ask for none on one (no-color.org)
+    plain = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
     for f in doctor.findings:
         word, colour = marks[f.status]
         message = f.message.replace("\n", "\n" + " " * 11)
-        click.echo(f"{click.style(f'{word:<8}', fg=colour)} {f.subject}: {message}")
+        mark = f"{word:<8}" if plain else click.style(f"{word:<8}", fg=colour)
+        click.echo(f"{mark} {f.subject}: {message}")
         if f.fix:
             click.echo(f"{'':<8}   fix: {f.fix}")
     n = len(doctor.problems)
