@@ -374,3 +374,17 @@ def test_a_run_cut_off_before_judging_is_not_finished_in_diff(rook_workspace, ro
     (row,) = json.loads(r.stdout)["scenarios"]
     assert row["b"]["outcome"] == "pending" and row["changes"] == ["not finished"]
     assert r.exit_code == 1  # B has no result for it: a gate must not pass
+
+
+def test_runs_options_before_show_apply_to_it_or_are_refused(ws, rook_cli):
+    # `rook runs --json show latest` printed the table: a tool reading JSON broke
+    ws.scenario(scenario("a"))
+    rid = run(rook_cli)
+    shown = rook_cli("runs", "--json", "show", "latest")
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["run"]["id"] == rid
+    for flags in (["--all"], ["-n", "5"], ["--profile", "p"], ["--reindex"]):
+        refused = rook_cli("runs", *flags, "show", "latest")
+        assert refused.exit_code == 2, (flags, refused.stdout)
+        assert f"{flags[0]}: lists runs; rook runs show" in refused.stderr, refused.stderr
+        assert refused.stdout == ""

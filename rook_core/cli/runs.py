@@ -97,8 +97,23 @@ def runs_group(
       rook runs show latest
     """
     ctx.ensure_object(dict)
-    ctx.obj.update(workspace=workspace, project=project, agent=agent)
+    ctx.obj.update(workspace=workspace, project=project, agent=agent, as_json=as_json)
     if ctx.invoked_subcommand is not None:
+        from click.core import ParameterSource
+
+        from ..errors import ConfigError
+
+        listing = {
+            "limit": "-n",
+            "show_all": "--all",
+            "profile": "--profile",
+            "reindex": "--reindex",
+        }
+        for name, flag in listing.items():  # never silently ignored
+            if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
+                raise ConfigError(
+                    f"{flag}: lists runs; rook runs {ctx.invoked_subcommand} does not take it"
+                )
         return
     from tabulate import tabulate
 
@@ -163,7 +178,7 @@ def show_command(
         agent or parent.get("agent"),
     )
     report = load_report(resolve_run(a.runs_dir, run_ref))
-    if as_json:
+    if as_json or parent.get("as_json"):  # rook runs --json show ID
         print_json(report)
     else:
         click.echo(table(report))
