@@ -388,3 +388,15 @@ def test_runs_options_before_show_apply_to_it_or_are_refused(ws, rook_cli):
         assert refused.exit_code == 2, (flags, refused.stdout)
         assert f"{flags[0]}: lists runs; rook runs show" in refused.stderr, refused.stderr
         assert refused.stdout == ""
+
+
+def test_runs_profile_that_matches_no_run_says_so(ws, rook_cli):
+    # it said "no runs yet", with runs there; --profile "" listed every run
+    ws.scenario(scenario("a"))
+    run(rook_cli)
+    none = rook_cli("runs", "--profile", "nope")
+    assert none.exit_code == 0
+    assert "no runs made with profile nope" in none.stdout and "runs were made with: p" in none.stdout
+    assert "no runs yet" not in none.stdout
+    empty = rook_cli("runs", "--profile", "")
+    assert empty.exit_code == 2 and "--profile '': names no profile" in empty.stderr

@@ -119,13 +119,26 @@ def runs_group(
 
     from ..history import list_runs
 
+    if profile is not None and not profile.strip():  # `--profile "$P"` with P empty
+        from ..errors import ConfigError
+
+        raise ConfigError(
+            f"--profile {profile!r}: names no profile; leave the flag out to list every run"
+        )
     a = find_agent(workspace, project, agent)
     runs = list_runs(a.runs_dir, rebuild=reindex)
-    if profile:
+    made_with = sorted({str(r.get("profile")) for r in runs})
+    if profile is not None:
         runs = [r for r in runs if r.get("profile") == profile]
     shown = runs if show_all else runs[:limit]
     if as_json:
         click.echo(json.dumps({"runs": shown, "total": len(runs)}, indent=2, ensure_ascii=False))
+        return
+    if not runs and profile is not None and made_with:
+        click.echo(
+            f"no runs made with profile {profile} in {a.runs_dir} "
+            f"(runs were made with: {', '.join(made_with)})"
+        )
         return
     if not runs:
         click.echo(f"no runs yet in {a.runs_dir}")
