@@ -192,6 +192,16 @@ def test_a_scenario_without_criteria_gets_a_note(rook_workspace, rook_cli):
     assert note["message"].startswith("no criteria in bare: nothing is verified")
 
 
+def test_a_project_or_agent_that_does_not_exist_is_a_usage_error(rook_workspace, rook_cli):
+    """It was a finding (exit 1) where every other command says exit 2."""
+    healthy(rook_workspace)
+    for flags in (["--project", "nope"], ["--agent", "nope"]):
+        r = rook_cli("doctor", "-w", str(rook_workspace.root), *flags)
+        assert r.exit_code == 2 and "nope" in r.stderr and r.exception is None, r.stderr
+    code, findings = doctor(rook_cli, rook_workspace, "--agent", rook_workspace.agent_dir.name)
+    assert code == 0, findings
+
+
 def test_no_workspace_says_how_to_make_one(tmp_path, rook_cli):
     r = rook_cli("doctor", "-w", str(tmp_path), "--json")
     doc = json.loads(r.stdout)

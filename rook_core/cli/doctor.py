@@ -132,12 +132,8 @@ class Doctor:
             self.add(
                 PROBLEM, "config", str(exc), "fix config.yaml (docs/running.md lists its keys)"
             )
-        if project or agent:
-            try:
-                agents = [select_agent(root, project, agent)]
-            except ConfigError as exc:
-                self.add(PROBLEM, "agent", str(exc), "choose an existing --project and --agent")
-                return
+        if project or agent:  # a --project or --agent that names nothing: a usage error
+            agents = [select_agent(root, project, agent)]
         else:
             agents = [
                 Agent(root, p.parent.parent.name, p.name)
@@ -253,7 +249,8 @@ def doctor_command(
     """Check interpreters, plugins, profiles, hook scripts, required variables and
     scenarios, and say how to fix each problem. Nothing is sent to the agent.
 
-    Exit code 0: no problem found; 1: at least one problem (each has a fix).
+    Exit code 0: no problem found; 1: at least one problem (each has a fix);
+    2: a --project or --agent that does not exist.
     Without --project/--agent every agent of the workspace is checked.
 
     \b
