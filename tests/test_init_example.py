@@ -127,6 +127,7 @@ def test_example_refuses_to_overwrite_and_writes_nothing(tmp_path, rook_cli):
     r = rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
     assert r.exit_code == 2
     assert "these files exist already, nothing was written" in r.stderr
+    assert r.stdout == ""  # it said "created ..." before refusing
     assert str(script) in r.stderr
     assert script.read_text() == "# my edits\n"
     assert not (agent_dir(tmp_path) / "scenarios" / "greeting.yaml").exists()

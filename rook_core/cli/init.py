@@ -38,20 +38,24 @@ def example_files() -> list[tuple[str, bytes]]:
     return _template_files(root)
 
 
-def write_example(agent_dir: Path) -> list[Path]:
-    """Copy the sample into ``agent_dir``; refuse (nothing written) if a file exists."""
+def check_example(agent_dir: Path) -> None:
+    """Refuse the sample (before anything is written) where one of its files exists."""
     from ..errors import WorkspaceError
 
-    files = example_files()
-    clashes = [agent_dir / rel for rel, _ in files if (agent_dir / rel).exists()]
+    clashes = [agent_dir / rel for rel, _ in example_files() if (agent_dir / rel).exists()]
     if clashes:
         listing = "\n".join(f"  {p}" for p in clashes)
         raise WorkspaceError(
             f"--example: these files exist already, nothing was written:\n{listing}\n"
             "use a new agent name, or move them away"
         )
+
+
+def write_example(agent_dir: Path) -> list[Path]:
+    """Copy the sample into ``agent_dir``; refuse (nothing written) if a file exists."""
+    check_example(agent_dir)
     written = []
-    for rel, data in files:
+    for rel, data in example_files():
         target = agent_dir / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
@@ -82,11 +86,15 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
       rook init --project demo --agent sample --example && rook run
     """
     from ..errors import WorkspaceError
-    from ..workspace import ROOT, init_agent
+    from ..workspace import ROOT, Agent, check_name, init_agent
 
     root = Path(workspace).resolve() if workspace else Path.cwd()
     if workspace and root.exists() and not root.is_dir():
         raise WorkspaceError(f"--workspace {workspace}: not a directory")
+    if example:  # refused before the folders are made and "created" is said
+        check_name("--project", project)
+        check_name("--agent", agent)
+        check_example(Agent(root, project, agent).dir)
     a = init_agent(root, project, agent)
     click.echo(f"created {a.dir}")
     if not example:
