@@ -646,3 +646,23 @@ def test_a_flag_the_source_does_not_use_is_refused(rook_workspace, rook_cli, arg
     assert r.exit_code == 2, r.stdout + r.stderr
     assert needle in r.stderr, r.stderr
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["", "--command", "cat", "--no-test"], "NAME '': names nothing"),
+        (["x", "--command", "", "--no-test"], "--command '': names nothing"),
+        (["x", "--from", "", "--no-test"], "--from '': names nothing"),
+        (["x", "--ruhroh", " ", "--no-test"], "--ruhroh ' ': names nothing"),
+    ],
+)
+def test_an_empty_name_or_source_is_refused(rook_workspace, rook_cli, args, needle):
+    """`rook profile add "$NAME" --command "$CMD"` with a variable empty: NAME ''
+    was silently replaced by the command's name, --from '' read the current
+    directory, --command '' printed its author before failing."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, *args)
+    assert r.exit_code == 2 and needle in r.stderr, r.stdout + r.stderr
+    assert r.stdout == ""
+    assert not list((ws.agent_dir / "profiles").glob("*.yaml"))

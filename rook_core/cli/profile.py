@@ -214,6 +214,15 @@ def add_command(
     """
     from ..errors import ConfigError, RookError
 
+    for what, value in (
+        ("NAME", name),
+        ("--from", from_),
+        ("--command", command),
+        ("--ruhroh", ruhroh),
+        ("--notes", notes),
+    ):  # `--command "$CMD"` with CMD empty: refused, never taken for something else
+        if value is not None and not value.strip():
+            raise ConfigError(f"{what} {value!r}: names nothing")
     given = click.get_current_context().get_parameter_source("max_iterations")
     if ruhroh is None and given is click.core.ParameterSource.COMMANDLINE:
         raise ConfigError("--max-iterations: only for a Ruhroh wrapper (--ruhroh CMD)")
