@@ -349,6 +349,10 @@ def test_merge_refuses_runs_that_do_not_belong_together(tmp_path, rook_cli):
     assert r.exit_code == 2 and "not started sharded" in r.stderr
     r = rook_cli("merge", "-w", str(ws.root))
     assert r.exit_code == 2 and "--run ID" in r.stderr
+    # --run with --into and no directories merged whatever --into held, --run unread
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "a", "--into", str(tmp_path / "out"))
+    assert r.exit_code == 2 and "--into: where the RUN_DIRS given are merged" in r.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(

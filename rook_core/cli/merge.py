@@ -149,6 +149,11 @@ def merge_command(
 
     if not run_dirs and run_id is None:
         raise ConfigError("rook merge: give the shards' run directories, or --run ID")
+    if not run_dirs and into is not None:  # --run X --into DIR would merge what DIR holds
+        raise ConfigError(
+            "--into: where the RUN_DIRS given are merged; --run ID merges the run's shards "
+            "in its own directory (leave --into out, or give the shards' directories)"
+        )
     rook = plugins.build_plugin_manager()
     wanted = [parse_report_option(r, rook) for r in reports]
     target = _target(run_dirs, run_id, into, workspace, project, agent)
