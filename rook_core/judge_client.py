@@ -359,6 +359,11 @@ def setup_judging(
     """
     if configured is not None and not isinstance(configured, str):
         raise ConfigError("config.yaml: judge_profile must be a profile name (a string)")
+    if requested is not None and not requested.strip():  # `--judge-profile "$J"`, J empty
+        raise ConfigError(
+            f"--judge-profile {requested!r}: names no profile; give NAME (or AGENT/NAME), "
+            "or leave the flag out to use judge_profile: in config.yaml"
+        )
     users = judge_profile_users(scenarios, rook.criteria) if "judge" in phases else []
     ref = requested or pinned or configured
     client = None

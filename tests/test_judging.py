@@ -531,3 +531,18 @@ def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
     assert doc["calls_by_turn"] == {
         "1": [{"name": "issue_refund", "arguments": {"id": "ORD-1"}}], "2": None,
     }
+
+
+def test_an_empty_judge_profile_option_is_refused_not_replaced(rook_workspace, rook_cli):
+    """`--judge-profile "$J"` with J empty named no profile; it was taken as
+    absent and the run silently judged with config.yaml's judge profile."""
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    (rook_workspace.root / ".testmuai" / "rook" / "config.yaml").write_text(
+        "judge_profile: grader\n")
+    for empty in ("", "  "):
+        r = rook_cli("run", "--judge-profile", empty)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert r.exception is None
+        assert "--judge-profile" in r.stderr and "names no profile" in r.stderr, r.stderr
+        assert not any(rook_workspace.runs_dir.iterdir()), "nothing may run or be recorded"
