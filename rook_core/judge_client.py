@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import re
 import time
@@ -40,6 +41,7 @@ from .store import atomic_write, dumps
 from .transports import dispatch
 from .workspace import Agent
 
+VERDICT_KEYS = ("pass", "reason", "score")
 VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
 _FENCE = r"(?s)^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$"
 
@@ -78,6 +80,9 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         return None, "it is not JSON"
     if not isinstance(value, dict):
         return None, f"it is a JSON {type(value).__name__}, not an object"
+    repeated = repeated_keys(body)
+    if repeated:
+        return None, _repeated_problem(repeated)
     if not isinstance(value.get("pass"), bool):
         got = "missing" if "pass" not in value else f"{value['pass']!r}"
         return None, f'"pass" must be true or false (got {got})'
@@ -90,6 +95,32 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     if score is not None and not 0 <= score <= 1:  # NaN too: the prompt asks for 0 to 1
         return None, f'"score" must be a number from 0 to 1 (got {score!r})'
     return value, ""
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object's members in order, duplicates kept."""
+
+
+def repeated_keys(text: str, inside: str | None = None) -> list[str]:
+    """The verdict's keys (``pass``, ``reason``, ``score``) that the JSON object
+    in ``text`` (or its member ``inside``) gives more than once. A decoder keeps
+    the last of them, another the first: ``{"pass": false, "pass": true}`` is
+    not a verdict."""
+    try:
+        value = json.loads(text, object_pairs_hook=_Pairs)
+    except (ValueError, RecursionError):
+        return []
+    if inside is not None and isinstance(value, _Pairs):
+        value = next((v for k, v in reversed(value) if k == inside), None)
+    if not isinstance(value, _Pairs):
+        return []
+    keys = [k for k, _ in value]
+    return [k for k in VERDICT_KEYS if keys.count(k) > 1]
+
+
+def _repeated_problem(keys: list[str]) -> str:
+    shown = ", ".join(f'"{k}"' for k in keys)
+    return f"it gives {shown} more than once, so its verdict is ambiguous"
 
 
 class JudgeClient:
@@ -301,6 +332,11 @@ class JudgeClient:
                 "error", diagnosis=f"{who}: execute failed: {result.diagnosis}", record=record
             )
         verdict, problem = parse_verdict(output)
+        data = result.data or {}
+        if verdict is not None and isinstance(data.get("output"), dict) and result.stdout:
+            repeated = repeated_keys(result.stdout, inside="output")  # the object form
+            if repeated:
+                verdict, problem = None, _repeated_problem(repeated)
         if verdict is None:
             record["answer"] = self.redactor.text(output)
             return JudgeAnswer(

@@ -546,3 +546,32 @@ def test_an_empty_judge_profile_option_is_refused_not_replaced(rook_workspace, r
         assert r.exception is None
         assert "--judge-profile" in r.stderr and "names no profile" in r.stderr, r.stderr
         assert not any(rook_workspace.runs_dir.iterdir()), "nothing may run or be recorded"
+
+
+@pytest.mark.parametrize("stdout", [
+    # the answer as a string: one decoder reads pass false, another (Python's) true
+    json.dumps({"output": '{"pass": false, "reason": "no date given", "pass": true}'}),
+    json.dumps({"output": '```json\n{"pass": true, "reason": "ok", "reason": "fine"}\n```'}),
+    # the answer as the output object itself, its keys repeated in the hook's stdout
+    '{"output": {"pass": false, "reason": "no date given", "pass": true}}',
+])
+def test_a_verdict_that_repeats_a_key_is_an_error_never_a_pass(
+    rook_workspace, rook_cli, tmp_path, stdout
+):
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "gives a date"}]}])
+    (tmp_path / "answer").write_text(stdout)
+    rook_workspace.script("dup.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        cat '{tmp_path / "answer"}'
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/dup.sh"}},
+                           active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    c = criteria_of(r.report, "s")[0]
+    assert c["status"] == "error", c
+    assert "more than once" in c["reason"] and "ambiguous" in c["reason"], c["reason"]
+    assert r.report["summary"]["passed"] == 0
