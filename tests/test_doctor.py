@@ -293,3 +293,67 @@ def test_two_profile_files_with_one_id_are_a_problem(rook_workspace, rook_cli):
     assert code == 1
     assert dup["message"] == "p-copy.yaml and p.yaml both have id 'p'"
     assert "ids are unique" in dup["fix"]
+
+
+def test_the_judge_profile_rubric_criteria_need_is_checked(rook_workspace, rook_cli, monkeypatch):
+    """rook run refuses (exit 2) rubric criteria whose judge profile config.yaml
+    misnames, or one of another agent whose variables are unset or whose script
+    is missing; the doctor said "no problems found" for each."""
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",judges")
+    monkeypatch.delenv("JUDGE_KEY", raising=False)
+    ws = rook_workspace
+    healthy(ws)
+    ws.scenario({"id": "tone", "goal": "g", "criteria": [{"rubric": "is polite"}]})
+    judge = """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo '{"output": {"pass": true, "reason": "ok"}}'
+    """
+    ws.script("judge.sh", judge)
+    ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.sh"}}, active=False)
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+
+    # none configured: rook run needs --judge-profile; a note says so
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0, problems(findings)
+    note = next(f for f in findings if f["subject"] == "proj/agent judge profile")
+    assert note["status"] == "note" and "scenario tone" in note["message"]
+    assert "--judge-profile" in note["message"]
+
+    config.write_text("judge_profile: gradr\n")
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 2
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = problems(findings)
+    assert "judge profile 'gradr'" in p["message"] and "grader" in p["message"], p
+    assert "judge_profile" in p["fix"]
+
+    config.write_text("judge_profile: grader\n")
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0, problems(findings)
+    ok = next(f for f in findings if f["subject"] == "proj/agent judge profile")
+    assert ok["status"] == "ok" and "grader" in ok["message"]
+
+    # another agent's judge profile: checked as rook run checks it, even with --agent
+    judges = Workspace(ws.root, project=ws.project, agent="judges")
+    judges.script("judge.sh", judge)
+    judges.profile({"id": "grader", "hooks": {"execute": "scripts/judge.sh"},
+                    "env": [{"variable": "JUDGE_KEY", "purpose": "key for the judge model"}]})
+    judges.scenario({"id": "j", "goal": "g", "criteria": [{"contains": "ok"}]})
+    config.write_text("judge_profile: judges/grader\n")
+    assert rook_cli("run", "-w", str(ws.root), "--agent", "agent").exit_code == 2
+    code, findings = doctor(rook_cli, ws, "--agent", "agent")
+    assert code == 1
+    [p] = problems(findings)
+    assert p["subject"] == "proj/agent judge profile judges/grader", p
+    assert "JUDGE_KEY" in p["message"] and "key for the judge model" in p["message"], p
+    assert "export JUDGE_KEY=" in p["fix"]
+    code, findings = doctor(rook_cli, ws, "--agent", "agent", env={"JUDGE_KEY": "jk-0123456789"})
+    assert code == 0, problems(findings)
+    (judges.agent_dir / "scripts" / "judge.sh").unlink()
+    code, findings = doctor(rook_cli, ws, "--agent", "agent", env={"JUDGE_KEY": "jk-0123456789"})
+    assert code == 1
+    [p] = problems(findings)
+    assert "judge.sh" in p["message"], p

@@ -41,6 +41,8 @@ class Doctor:
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self.interpreters: dict[str, str | None] = {}
+        self.config: dict[str, Any] = {}
+        """The workspace's config.yaml, as read (``judge_profile`` is checked per agent)."""
 
     def add(self, status: str, subject: str, message: str, fix: str = "") -> None:
         self.findings.append(Finding(status, subject, message, fix))
@@ -126,6 +128,7 @@ class Doctor:
         config: dict[str, Any] = {}
         try:  # what rook run reads first: the same validation
             config = read_config(root)
+            self.config = config
             if config and self._check_defaults(root, config):
                 self.add(OK, "config", str(root / ROOT / "config.yaml"))
         except ConfigError as exc:
@@ -186,14 +189,16 @@ class Doctor:
         return True
 
     def check_agent(self, rook: Any, agent: Any) -> None:
-        from .doctor_profiles import check_profiles, check_scenarios
+        from .doctor_profiles import check_judge_profile, check_profiles, check_scenarios
 
         label = f"{agent.project}/{agent.name}"
         if rook is None:
             self.add(NOTE, label, "profiles and scenarios not checked: the plugins did not load")
             return
         check_profiles(self, rook, agent, label)
-        check_scenarios(self, rook, agent, label)
+        scenarios = check_scenarios(self, rook, agent, label)
+        if scenarios:
+            check_judge_profile(self, rook, agent, label, scenarios, self.config)
 
     def _check_switch_names(self) -> None:
         from ..entrypoints import discover

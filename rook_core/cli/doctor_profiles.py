@@ -217,7 +217,8 @@ def _which(program: str) -> str | None:
     return shutil.which(program)
 
 
-def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
+def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
+    """Check the agent's scenarios; return those that load (none on a problem)."""
     from ..definitions import load_scenarios
     from ..errors import ConfigError
 
@@ -232,7 +233,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             "correct the scenario file named above (installed criteria: "
             f"{', '.join(rook.criteria.names())})",
         )
-        return
+        return []
     if not scenarios:
         doctor.add(
             PROBLEM,
@@ -240,7 +241,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             f"no scenario in {sdir}",
             "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)",
         )
-        return
+        return []
     doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")
     bare = [s.id for s in scenarios if not s.criteria]
     if bare:  # each can only end unverifiable, and an exit code of 0 does not show it
@@ -251,3 +252,61 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             f"no criteria in {shown}: nothing is verified, each ends unverifiable "
             "(rook run still exits 0 for them: add criteria)",
         )
+    return list(scenarios)
+
+
+def check_judge_profile(
+    doctor: Any, rook: Any, agent: Any, label: str, scenarios: list[Any], config: dict[str, Any]
+) -> None:
+    """The judge profile that ``rook run`` needs for the agent's ``rubric``
+    criteria: config.yaml's ``judge_profile`` must name one that loads; one of
+    another agent (``AGENT/NAME``) must also have hook entries that resolve and
+    its variables set (the checks ``rook run`` makes before anything runs; this
+    agent's own profiles had them already). Without one, a note: ``rook run``
+    then needs ``--judge-profile NAME``."""
+    from ..engine import check_env as check_variables
+    from ..engine import resolve_entries
+    from ..errors import ConfigError
+    from ..judge_client import find_judge_profile
+    from ..judging import judge_profile_users
+
+    users = judge_profile_users(scenarios, rook.criteria)
+    if not users:
+        return
+    shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
+    ref = config.get("judge_profile")
+    if not ref:
+        doctor.add(
+            NOTE,
+            f"{label} judge profile",
+            f"none is configured, and these criteria send evidence to one: {shown}; "
+            "rook run refuses them without --judge-profile NAME",
+            "set judge_profile: NAME in config.yaml (docs/judges.md), or pass --judge-profile",
+        )
+        return
+    try:
+        judge_agent, profile = find_judge_profile(agent, ref, rook)
+    except ConfigError as exc:
+        doctor.add(
+            PROBLEM,
+            f"{label} judge profile",
+            f"config.yaml: judge_profile: {exc}",
+            "correct judge_profile: in config.yaml (NAME, or AGENT/NAME for another agent's)",
+        )
+        return
+    if judge_agent.dir == agent.dir:  # its scripts and variables were checked with its file
+        doctor.add(OK, f"{label} judge profile", f"{ref} for {len(users)} criteria")
+        return
+    try:
+        resolve_entries(rook, profile, judge_agent)
+        check_variables(profile)
+    except ConfigError as exc:
+        names = " ".join(f"{e.variable}=..." for e in profile.env if not os.environ.get(e.variable))
+        doctor.add(
+            PROBLEM,
+            f"{label} judge profile {ref}",
+            str(exc),
+            f"export {names}" if names else f"correct {profile.path} (docs/judges.md)",
+        )
+        return
+    doctor.add(OK, f"{label} judge profile", f"{ref} for {len(users)} criteria")
