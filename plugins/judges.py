@@ -211,8 +211,9 @@ class Keywords:
         text = view.output.casefold()
         words = config["words"]
         missing = [w for w in words if w.casefold() not in text]
-        score = round((len(words) - len(missing)) / len(words), 4)
-        ok = score >= float(config.get("min_score", 1.0))
+        found = len(words) - len(missing)
+        ok = found / len(words) >= float(config.get("min_score", 1.0))  # exact, not rounded
+        score = round(found / len(words), 4)
         reason = f"{len(words) - len(missing)}/{len(words)} keywords found (score {score:g})"
         if missing:
             reason += f"; missing: {', '.join(repr(m) for m in missing)}"

@@ -575,3 +575,18 @@ def test_a_verdict_that_repeats_a_key_is_an_error_never_a_pass(
     assert c["status"] == "error", c
     assert "more than once" in c["reason"] and "ambiguous" in c["reason"], c["reason"]
     assert r.report["summary"]["passed"] == 0
+
+
+def test_keywords_compares_the_exact_share_with_min_score(rook_workspace, rook_cli):
+    """2 of 3 words is 0.6666...; the score shown is rounded to 0.6667, which
+    passed a min_score of 0.66668 that the share itself does not reach."""
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [
+            {"judge": {"name": "keywords", "words": ["refund", "monday", "sorry"],
+                       "min_score": 0.66668}},
+            {"judge": {"name": "keywords", "words": ["refund", "monday", "sorry"],
+                       "min_score": 0.66666}}]}])
+    r = rook_cli("run", "--json")
+    got = criteria_of(r.report, "s")
+    assert [c["status"] for c in got] == ["failed", "passed"], got
+    assert got[0]["evidence"] == {"score": 0.6667}
