@@ -239,21 +239,29 @@ async def evaluate_criterion(
             for t in turns:
                 v = await _call(ctype, criterion, view([t], False))
                 verdicts.append((t.turn, v))
-            verdict = combine_turn_verdicts(verdicts)
-            ended = record.get("conversation_ended") or {}
-            if verdict.status == PASSED and ended.get("not_sent"):  # every turn: not seen all
-                unsent = ", ".join(str(n) for n in ended["not_sent"])
-                return Verdict(
-                    UNVERIFIABLE,
-                    f"{verdict.reason}; but turn(s) {unsent} were not sent: the conversation "
-                    f"ended after turn {ended.get('after_turn')} ({ended.get('reason')})",
-                )
-            return verdict
+            return _every_turn_seen(combine_turn_verdicts(verdicts), record)
         if ctype.per_turn:
             return await _call(ctype, criterion, view([turns[-1]], False))
-        return await _call(ctype, criterion, view(turns, True))
+        verdict = await _call(ctype, criterion, view(turns, True))
+        if scope == "all" and getattr(ctype, "uses_judge_profile", False):
+            return _every_turn_seen(verdict, record)  # a rubric judging all turns together
+        return verdict
     except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
         return Verdict(ERROR, f"criterion {criterion.type} raised {type(exc).__name__}: {exc}")
+
+
+def _every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:
+    """A ``turn: all`` pass, unless the conversation ended before some turns were
+    sent: then it could not see them, and the criterion is unverifiable."""
+    ended = record.get("conversation_ended") or {}
+    if verdict.status != PASSED or not ended.get("not_sent"):
+        return verdict
+    unsent = ", ".join(str(n) for n in ended["not_sent"])
+    return Verdict(
+        UNVERIFIABLE,
+        f"{verdict.reason}; but turn(s) {unsent} were not sent: the conversation "
+        f"ended after turn {ended.get('after_turn')} ({ended.get('reason')})",
+    )
 
 
 async def _call(ctype: CriterionType, criterion: Criterion, view: EvidenceView) -> Verdict:

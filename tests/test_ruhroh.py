@@ -259,6 +259,30 @@ def test_turns_are_iterations_and_continue_follows_the_last(rook_workspace, rook
     assert len(turns[1]["evidence"]["iterations"]) == 3
 
 
+def test_a_rubric_over_all_turns_of_a_conversation_that_ended_early_is_unverifiable(
+    rook_workspace, rook_cli, probe_dir
+):
+    """A ``rubric`` with ``turn: all`` judges all turns together: it passed on the
+    turns that ran though turn 3 was never sent (per-turn criteria already said
+    unverifiable)."""
+    ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
+    rook_workspace.script("judge.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{"output": "{\\"pass\\": true, \\"reason\\": \\"fine\\"}"}'
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.sh"}},
+                           active=False)
+    rook_workspace.scenario({"id": "m", "turns": ["a", "b", "c"], "criteria": [
+        {"rubric": "stays polite", "turn": "all"}, {"rubric": "stays polite"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    every, last = scenario_of(r, "m")["criteria"]
+    assert every["status"] == "unverifiable", every
+    assert "turn(s) 3 were not sent" in every["reason"]
+    assert last["status"] == "passed", last  # the last turn sent is the last turn
+
+
 def test_continue_sends_every_turn(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,continue,goal_satisfied"})
     rook_workspace.scenario(
