@@ -138,6 +138,39 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: sum(n[k] for n in numbers) for k in numbers[0] if all(k in n for n in numbers)}
 
 
+def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.get("name") == b.get("name") and (a.get("arguments") or {}) == (
+        b.get("arguments") or {}
+    )
+
+
+def merge_calls(
+    collected: list[dict[str, Any]], reported: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The scenario's calls when collect returned ``calls``: collect's list (a
+    call it lists again is not counted twice), and every call the turns
+    ``reported`` that it lacks (a trace that came back empty or late is no
+    evidence that a reported call was not made), each placed after the collect
+    call matched by the reported call before it, so both orders are kept."""
+    used = [False] * len(collected)
+    extras: list[list[dict[str, Any]]] = [[] for _ in range(len(collected) + 1)]
+    pos = 0  # after the last collect call a reported call matched
+    for call in reported:
+        same = [i for i, c in enumerate(collected) if not used[i] and _same_call(c, call)]
+        idx = next((i for i in same if i >= pos), same[0] if same else None)
+        if idx is None:
+            extras[pos].append(call)
+        else:
+            used[idx] = True
+            pos = max(pos, idx + 1)
+    merged: list[dict[str, Any]] = []
+    for i, extra in enumerate(extras):
+        merged.extend(extra)
+        if i < len(collected):
+            merged.append(collected[i])
+    return merged
+
+
 def build_view(
     scenario: Scenario,
     turns: list[TurnEvidence],
@@ -160,11 +193,11 @@ def build_view(
     evidence: dict[str, Any] = {}
     for t in turns:
         evidence.update(t.evidence)
-    if aggregate and collected:  # collect's reply is the complete evidence: it replaces
+    if aggregate and collected:  # collect's reply is the whole scenario's evidence
         if isinstance(collected.get("calls"), list):
-            calls = list(collected["calls"])
-        if isinstance(collected.get("usage"), dict):
-            usage = dict(collected["usage"])
+            calls = merge_calls(collected["calls"], [c for t in turns for c in (t.calls or [])])
+        if isinstance(collected.get("usage"), dict):  # its counts replace the turns' own
+            usage = {**(usage or {}), **collected["usage"]}
         evidence.update(collected.get("evidence") or {})
     seconds = sum(t.seconds for t in turns)
     return EvidenceView(

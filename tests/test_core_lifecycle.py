@@ -534,3 +534,61 @@ esac
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert [c["status"] for c in s["criteria"]] == ["passed"] * 4, s["criteria"]
+
+
+def test_collect_never_drops_a_call_or_a_count_the_turns_reported(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """Collect's calls are the whole scenario's, but a call a turn reported that
+    collect's list lacks (a trace that came back empty or late) was still made:
+    it is never dropped, so a forbidden call cannot pass ``not_called``. Collect's
+    usage replaces the counts it has; a count (or a cost) it lacks keeps the turns'."""
+    rook_workspace.script(
+        "agent.sh",
+        r"""#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null
+    printf '{"output": "ok", "conversation": "c1", "calls": [{"name": "t%s", "arguments": {"n": %s}}], "usage": {"input": 10, "output": 4, "cost_usd": 0.5}}\n' "$ROOK_TURN" "$ROOK_TURN" ;;
+  collect) echo "$COLLECT" ;;
+esac
+""",
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "turns": ["one", "two"],
+            "criteria": [
+                {"not_called": "t1"},  # turn 1 reported it: fails whatever collect says
+                {"max_calls": 2},  # t1, t2 and late: 3 calls
+                {"call_order": ["t1", "t2", "late"]},
+                {"max_tokens": {"output": 7}},  # the turns' 8: collect has no output count
+                {"max_tokens": {"input": 7}},  # collect's 7 replaces the turns' 20
+            ],
+        }
+    )
+    collect = '{"calls": [{"name": "t2", "arguments": {"n": 2}}, {"name": "late"}], "usage": {"input": 7}}'
+    monkeypatch.setenv("COLLECT", collect)
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert [c["status"] for c in s["criteria"]] == [
+        "failed",
+        "failed",
+        "passed",
+        "failed",
+        "passed",
+    ], s["criteria"]
+    assert "3 calls" in s["criteria"][1]["reason"]
+    assert "output 8/7" in s["criteria"][3]["reason"]
+    # an empty trace is no evidence against what the turns reported
+    monkeypatch.setenv("COLLECT", '{"calls": [], "usage": {"cost_usd": 0.01}}')
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert [c["status"] for c in s["criteria"]][:2] == ["failed", "passed"], s["criteria"]
+    assert "output 8/7" in s["criteria"][3]["reason"], s["criteria"]
