@@ -18,7 +18,13 @@ from typing import Any
 
 from . import process
 from .errors import ConfigError, MissingEnvError, PluginError, RookError
-from .hookio import OutputError, collected_evidence, has_token_counts, turn_evidence
+from .hookio import (
+    OutputError,
+    collected_evidence,
+    conversation_handle,
+    has_token_counts,
+    turn_evidence,
+)
 from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
 from .models import (
     ERROR,
@@ -638,8 +644,8 @@ class Engine:
                 self._record_hook(record, result)
                 if not result.ok:
                     end(ERROR, f"open failed: {result.diagnosis}")
-                elif result.data and result.data.get("conversation") not in (None, ""):
-                    record["conversation"] = str(result.data["conversation"])
+                elif handle := conversation_handle((result.data or {}).get("conversation")):
+                    record["conversation"] = handle
                     if not result.conversation_assigned:
                         record["observed"]["multi_turn"] = True
             record["phases_done"].append("open")

@@ -206,6 +206,20 @@ def to_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def conversation_handle(value: Any) -> str | None:
+    """A returned ``conversation`` as ``ROOK_CONVERSATION`` passes it back, or
+    ``None`` when it is no handle: ``null``, ``true``/``false``, a blank string,
+    ``{}`` or ``[]``. A number or a non-empty object or array is its JSON text
+    (what the agent can parse again), a string is itself."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if isinstance(value, (int, float, dict, list)) and value != {} and value != []:
+        return json.dumps(value, ensure_ascii=False)
+    return None
+
+
 def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:
     """Normalise an execute result: ``output`` (or ``agent_reply``) is required."""
     if "output" in data and data["output"] is not None:
@@ -221,7 +235,7 @@ def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) ->
         raise OutputError(
             f"the JSON object has no output field (keys: {', '.join(sorted(data)) or 'none'})"
         )
-    conversation = data.get("conversation")
+    conversation = conversation_handle(data.get("conversation"))
     usage = _check_usage(data["usage"]) if data.get("usage") is not None else None
     calls = _check_calls(data["calls"]) if "calls" in data and data["calls"] is not None else None
     extra = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
@@ -229,7 +243,7 @@ def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) ->
         turn=turn,
         input=text,
         output=output,
-        conversation=str(conversation) if conversation not in (None, "") else None,
+        conversation=conversation,
         usage=usage,
         calls=calls,
         evidence=extra,

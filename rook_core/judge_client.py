@@ -315,8 +315,7 @@ class JudgeClient:
                 return JudgeAnswer(
                     "error", diagnosis=f"{who}: open failed: {opened.diagnosis}", record=record
                 )
-            if opened.data and opened.data.get("conversation") not in (None, ""):
-                conversation = str(opened.data["conversation"])
+            conversation = hookio.conversation_handle((opened.data or {}).get("conversation"))
         result = await self._hook("execute", state_dir, sr, session, conversation, prompt)
         output = None
         if result.ok:

@@ -125,6 +125,71 @@ def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     assert r.exit_code == 1
 
 
+@pytest.mark.parametrize("handle", ["false", "true", '""', '"   "', "{}", "[]"])
+def test_a_value_that_is_no_handle_stops_a_multi_turn_scenario(rook_workspace, rook_cli, handle):
+    """``"conversation": false`` (or blank, or empty) is no conversation handle:
+    the scenario is stopped, and nothing shows ``multi_turn``."""
+    rook_workspace.script(
+        "agent.py",
+        f"""
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print('{{"output": "ok", "conversation": {handle}}}')
+        """,
+        executable=False,
+    )
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": "scripts/agent.py"}, "capabilities": {"multi_turn": True}}
+    )
+    rook_workspace.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "stopped", s
+    assert [t["conversation"] for t in s["turns"]] == [None]
+    assert r.report["run"]["capabilities"]["observed"] == {}
+    assert r.exit_code == 1
+
+
+def test_a_structured_handle_is_passed_back_as_its_json_text(rook_workspace, rook_cli, tmp_path):
+    """A handle that is a number or an object is passed back as JSON text, the
+    agent can parse, never as Python's repr of it."""
+    seen = tmp_path / "seen"
+    rook_workspace.script(
+        "agent.mjs",
+        f"""
+        import fs from 'node:fs';
+        const phase = process.argv[2];
+        const conv = process.env.ROOK_CONVERSATION;
+        fs.appendFileSync({json.dumps(str(seen))}, `${{phase}} ${{conv === undefined ? '-' : conv}}\n`);
+        if (phase === 'open') console.log(JSON.stringify({{conversation: 42}}));
+        if (phase === 'execute') {{
+          fs.readFileSync(0);
+          console.log(JSON.stringify({{output: 'ok', conversation: {{thread: 'T-1', n: 2}}}}));
+        }}
+        """,
+        executable=False,
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {p: "scripts/agent.mjs" for p in ("open", "execute", "close")},
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}
+    handle = '{"thread": "T-1", "n": 2}'
+    assert seen.read_text().splitlines() == [
+        "open -",
+        "execute 42",
+        f"execute {handle}",
+        f"close {handle}",
+    ]
+    assert [t["conversation"] for t in r.report["scenarios"][0]["turns"]] == [handle, handle]
+
+
 def test_capability_never_declared_nor_observed_is_not_runnable(ws, rook_cli):
     ws.profile(
         {"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": False}}
