@@ -320,7 +320,8 @@ class JudgeClient:
         output = None
         if result.ok:
             try:
-                output = turn_evidence(1, prompt, result.data or {}, result.seconds).output
+                turn = turn_evidence(1, prompt, result.data or {}, result.seconds)
+                output, conversation = turn.output, turn.conversation or conversation
             except OutputError as exc:
                 result.status, result.diagnosis = "failed", str(exc)
         keep(result)

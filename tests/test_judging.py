@@ -153,6 +153,35 @@ def test_judge_profile_from_config_yaml_and_its_lifecycle(rook_workspace, rook_c
     assert (run_dir / "judge" / "prepare.json").is_file()
 
 
+def test_the_judge_profiles_close_gets_the_handle_its_execute_returned(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """The judge profile's hooks follow the agent's contract: close gets the
+    handle returned by open or by the execute before it."""
+    log = tmp_path / "judge-phases"
+    monkeypatch.setenv("JUDGE_PHASES", str(log))
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    rook_workspace.script("grader.sh", """
+        #!/bin/bash
+        echo "$1 ${ROOK_CONVERSATION-unset}" >> "$JUDGE_PHASES"
+        case "$1" in
+          open) echo '{"conversation": "from-open"}' ;;
+          execute) cat >/dev/null
+            echo '{"output": {"pass": true, "reason": "fine"}, "conversation": "from-execute"}' ;;
+        esac
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {p: "scripts/grader.sh" for p in
+                                                      ("open", "execute", "close")}},
+                           active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"a": "passed"}, r.stderr
+    assert log.read_text().splitlines() == [
+        "open unset", "execute from-open", "close from-execute"]
+
+
 @pytest.mark.parametrize("mode, needle", [
     ("garbage", "it is not JSON"),
     ("string-pass", '"pass" must be true or false'),
