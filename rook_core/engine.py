@@ -641,10 +641,16 @@ class Engine:
             if entry is not None:
                 await self._delay(entry, record["last_phase_end"])
                 result = await hook(call_for("open"))
+                handle = None
+                if result.ok:
+                    try:
+                        handle = conversation_handle((result.data or {}).get("conversation"))
+                    except OutputError as exc:
+                        result.status, result.diagnosis = "failed", str(exc)
                 self._record_hook(record, result)
                 if not result.ok:
                     end(ERROR, f"open failed: {result.diagnosis}")
-                elif handle := conversation_handle((result.data or {}).get("conversation")):
+                elif handle:
                     record["conversation"] = handle
                     if not result.conversation_assigned:
                         record["observed"]["multi_turn"] = True

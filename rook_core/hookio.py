@@ -210,14 +210,20 @@ def conversation_handle(value: Any) -> str | None:
     """A returned ``conversation`` as ``ROOK_CONVERSATION`` passes it back, or
     ``None`` when it is no handle: ``null``, ``true``/``false``, a blank string,
     ``{}`` or ``[]``. A number or a non-empty object or array is its JSON text
-    (what the agent can parse again), a string is itself."""
-    if value is None or isinstance(value, bool):
-        return None
+    (what the agent can parse again), a string is itself. A handle holding a
+    NUL character, which no environment variable can hold, is an
+    :class:`OutputError`."""
+    handle = None
     if isinstance(value, str):
-        return value if value.strip() else None
-    if isinstance(value, (int, float, dict, list)) and value != {} and value != []:
-        return json.dumps(value, ensure_ascii=False)
-    return None
+        handle = value if value.strip() else None
+    elif isinstance(value, (int, float, dict, list)) and not isinstance(value, bool):
+        handle = json.dumps(value, ensure_ascii=False) if value not in ({}, []) else None
+    if handle is not None and "\0" in handle:  # no environment variable can hold it
+        raise OutputError(
+            "the conversation handle holds a NUL character (\\u0000), which "
+            "ROOK_CONVERSATION cannot carry to the next hook"
+        )
+    return handle
 
 
 def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:

@@ -315,7 +315,10 @@ class JudgeClient:
                 return JudgeAnswer(
                     "error", diagnosis=f"{who}: open failed: {opened.diagnosis}", record=record
                 )
-            conversation = hookio.conversation_handle((opened.data or {}).get("conversation"))
+            try:
+                conversation = hookio.conversation_handle((opened.data or {}).get("conversation"))
+            except OutputError as exc:
+                return JudgeAnswer("error", diagnosis=f"{who}: open failed: {exc}", record=record)
         result = await self._hook("execute", state_dir, sr, session, conversation, prompt)
         output = None
         if result.ok:

@@ -190,6 +190,35 @@ def test_a_structured_handle_is_passed_back_as_its_json_text(rook_workspace, roo
     assert [t["conversation"] for t in r.report["scenarios"][0]["turns"]] == [handle, handle]
 
 
+@pytest.mark.parametrize("phase", ["open", "execute"])
+def test_a_handle_no_environment_variable_can_hold_fails_the_hook_that_returned_it(
+    rook_workspace, rook_cli, phase
+):
+    rook_workspace.script(
+        "agent.sh",
+        r"""#!/bin/bash
+[ "$1" = execute ] && cat >/dev/null
+[ "$1" = "$NUL_IN" ] && echo '{"output": "ok", "conversation": "a\u0000b"}' && exit 0
+[ "$1" = execute ] && echo '{"output": "ok", "conversation": "c1"}'
+exit 0
+""",
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"open": "scripts/agent.sh", "execute": "scripts/agent.sh"},
+            "hook_env": {"NUL_IN": phase},
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    failed = "open failed" if phase == "open" else "execute turn 1 failed"
+    assert s["status"] == "error" and s["reason"].startswith(failed), s["reason"]
+    assert "NUL character" in s["reason"] and "raised" not in s["reason"], s["reason"]
+
+
 def test_capability_never_declared_nor_observed_is_not_runnable(ws, rook_cli):
     ws.profile(
         {"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": False}}
