@@ -245,6 +245,8 @@ def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) ->
     usage = _check_usage(data["usage"]) if data.get("usage") is not None else None
     calls = _check_calls(data["calls"]) if "calls" in data and data["calls"] is not None else None
     extra = {k: v for k, v in data.items() if k not in KNOWN_FIELDS}
+    if data.get("output") is not None and "agent_reply" in data:  # not the answer: evidence
+        extra["agent_reply"] = data["agent_reply"]
     return TurnEvidence(
         turn=turn,
         input=text,

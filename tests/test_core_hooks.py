@@ -413,3 +413,19 @@ def test_log_lines_on_stdout_say_to_print_logs_to_stderr(rook_workspace, rook_cl
     assert s["status"] == "error"
     assert "other lines beside the JSON object" in s["reason"]
     assert "received 'starting agent" in s["reason"] or "done." in s["reason"]
+
+
+def test_agent_reply_beside_output_is_kept_as_evidence(rook_workspace, rook_cli):
+    """output is the answer; an agent_reply given too was dropped, neither judged nor kept."""
+    rook_workspace.script("both.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{"output": "a", "agent_reply": "b"}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/both.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "a"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "a" and turn["evidence"] == {"agent_reply": "b"}
