@@ -96,6 +96,25 @@ def _address_problem(address: str) -> str | None:
     return None
 
 
+def _scheduler_file_problem(path: Path) -> str | None:
+    """Why the file ``path`` is no Dask scheduler file (``dask scheduler --scheduler-file``
+    writes a JSON object whose ``address`` is the scheduler's), or ``None``. Dask reads
+    any file and fails with an AssertionError, or after its connect timeout."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"not a Dask scheduler file ({type(exc).__name__}: {exc})"
+    if not isinstance(data, dict):
+        return "not a Dask scheduler file (a JSON object with the scheduler's address)"
+    address = data.get("address")
+    if not isinstance(address, str) or not address.strip():
+        return 'names no scheduler address (a Dask scheduler file holds {"address": ...})'
+    problem = _address_problem(address)
+    return f"its address {address!r}: {problem}" if problem else None
+
+
 async def _outcome(future: Any) -> tuple[bool, Any]:
     try:
         return True, await future
@@ -419,11 +438,16 @@ class DaskExecutor:
         address = options.get("scheduler")
         if address is not None and not str(address).strip():
             raise ConfigError("--scheduler: give a scheduler address (tcp://host:8786) or file")
-        if address and _scheduler_file(address) and not Path(address).is_file():
-            raise ConfigError(f"--scheduler {address}: no such scheduler file")
-        problem = _address_problem(address) if address and not _scheduler_file(address) else None
+        if address and _scheduler_file(address):
+            if not Path(address).is_file():
+                raise ConfigError(f"--scheduler {address}: no such scheduler file")
+            problem = _scheduler_file_problem(Path(address))
+            hint = "dask scheduler --scheduler-file PATH writes one"
+        else:
+            problem = _address_problem(address) if address else None
+            hint = "e.g. tcp://host:8786"
         if problem:
-            raise ConfigError(f"--scheduler {address}: {problem} (e.g. tcp://host:8786)")
+            raise ConfigError(f"--scheduler {address}: {problem} ({hint})")
 
     async def __call__(
         self, engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]

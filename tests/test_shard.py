@@ -186,6 +186,29 @@ def test_a_scheduler_that_cannot_be_an_address_is_refused_before_anything_runs(
     assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
 
 
+@pytest.mark.parametrize(
+    "content, message",
+    [  # Dask failed on these with an AssertionError after prepare had run
+        ("not json at all", "not a Dask scheduler file"),
+        ('{"type": "Scheduler"}', "names no scheduler address"),
+        ('["tcp://127.0.0.1:8786"]', "not a Dask scheduler file"),
+        ('{"address": "tcp://h:99999"}', "port 99999 is out of range"),
+    ],
+)
+def test_a_scheduler_file_that_names_no_scheduler_is_refused_before_anything_runs(
+    rook_workspace, rook_cli, tmp_path, content, message
+):
+    pytest.importorskip("distributed")  # the dask extra
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    sched = tmp_path / "scheduler.json"
+    sched.write_text(content)
+    r = rook_cli("run", "--executor", "dask", "--scheduler", str(sched))
+    assert r.exit_code == 2, r.stderr
+    assert f"--scheduler {sched}" in r.stderr and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "AssertionError" not in r.stderr
+    assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
+
+
 # -- shards on different machines, merged -------------------------------------------
 
 
