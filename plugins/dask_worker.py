@@ -85,6 +85,8 @@ class WorkerJob:
     digest: str | None = None
     """Ship mode: the SHA-256 of the shipped workspace."""
     topic: str = ""
+    """This ``rook run`` invocation's own name on the cluster (events, cancelling): unique,
+    where the run id is shared by the shards of a sharded run."""
 
 
 # -- the workspace: shared, or shipped as a tar.gz -------------------------------------
@@ -226,12 +228,12 @@ def worker_engine(job: WorkerJob, root: Path) -> Engine:
 
 
 async def _compute(
-    engine: Engine, sr: Any, record: dict[str, Any], todo: list[str], run_id: str
+    engine: Engine, sr: Any, record: dict[str, Any], todo: list[str], session: str
 ) -> None:
     redact.use(engine.redactor)  # what this task cuts for a message is redacted first
     entry = (asyncio.get_running_loop(), asyncio.current_task())
     with _active_lock:
-        _active.setdefault(run_id, set()).add(entry)  # type: ignore[arg-type]
+        _active.setdefault(session, set()).add(entry)  # type: ignore[arg-type]
     try:
         await engine.start_transports()
         try:
@@ -240,7 +242,9 @@ async def _compute(
             await engine.stop_transports()
     finally:
         with _active_lock:
-            _active.get(run_id, set()).discard(entry)  # type: ignore[arg-type]
+            _active.get(session, set()).discard(entry)  # type: ignore[arg-type]
+            if not _active.get(session, True):
+                del _active[session]
 
 
 def _event(worker: Any, topic: str, msg: dict[str, Any]) -> None:
@@ -289,7 +293,7 @@ def run_on_worker(
     engine.observe = observe
     interrupted = False
     try:
-        asyncio.run(_compute(engine, sr, record, todo, job.run_id))
+        asyncio.run(_compute(engine, sr, record, todo, job.topic))
     except asyncio.CancelledError:
         interrupted = True
     state = pack_dir(engine.run_dir.state / sr.key) if job.mode == "ship" else None
@@ -302,11 +306,13 @@ def run_on_worker(
     }
 
 
-def cancel_run(run_id: str) -> int:
-    """Run on every worker: cancel this run's scenarios in flight (their hooks are killed
-    as on the driver: process group, then escaped descendants). Returns how many."""
+def cancel_run(session: str) -> int:
+    """Run on every worker: cancel the scenarios in flight of one ``rook run`` invocation
+    (``session``: its :attr:`WorkerJob.topic`; never the run id, which the shards of a
+    sharded run share), their hooks killed as on the driver: process group, then
+    escaped descendants. Returns how many."""
     with _active_lock:
-        entries = list(_active.get(run_id, ()))
+        entries = list(_active.get(session, ()))
     for loop, task in entries:
         loop.call_soon_threadsafe(task.cancel)
     return len(entries)

@@ -401,7 +401,7 @@ class _Session:
 
     async def cancel_remote(self) -> None:
         if self._cancel is None:
-            self._cancel = asyncio.ensure_future(self.client.run(self.w.cancel_run, self.run_id))
+            self._cancel = asyncio.ensure_future(self.client.run(self.w.cancel_run, self.topic))
         try:
             await asyncio.wait_for(asyncio.shield(self._cancel), 5)
         except Exception:

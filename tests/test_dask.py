@@ -37,6 +37,7 @@ case "$1" in
              echo $((n + 1)) > "$mark"   # die-N: the first N attempts kill their worker
              if [ "$n" -lt "${goal#die-}" ]; then kill -9 "$PPID"; sleep 2; exit 0; fi ;;
       sleep) echo $$ >> "$MARKS/pids"; sleep 60 ;;
+      nap) echo $$ >> "$MARKS/naps"; sleep 5 ;;
     esac
     printf '{"output": "%s|%s|%s|%s", "ppid": %s, "ws": "%s"}\n' "$goal" \
       "$(cat "$ROOK_STATE_DIR/opened")" "$(cat "$ROOK_RUN_STATE_DIR/token")" "$API_TOKEN" \
@@ -335,3 +336,46 @@ def test_an_interrupt_kills_the_hooks_on_the_workers(
     assert {s["status"] for s in report["scenarios"]} == {"pending"}
     for s in report["scenarios"]:
         assert s["reason"].startswith("interrupted"), s
+
+
+def test_interrupting_one_shard_leaves_another_shard_of_the_run_alone(
+    scheduler, rook_workspace, monkeypatch, tmp_path
+):
+    """Two shards of one run (one run id) on one cluster: a Ctrl-C of shard 1 stops
+    shard 1's scenarios on the workers, never shard 2's."""
+    from rook_core.sharding import partition
+
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    ids = [f"nap{i}" for i in range(4)]
+    for sid in ids:
+        rook_workspace.scenario({"id": sid, "goal": "nap", "criteria": [{"contains": "nap"}]})
+    first, second = partition([f"{sid}.1" for sid in ids], 2)
+    assert len(first) == len(second) == 2
+
+    def shard(i: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--shard", f"{i}/2", "--run-name", "shared-cluster", "--executor", "dask",
+             "--scheduler", scheduler, "-j", "2", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    one, two = shard(1), shard(2)
+    naps: list[str] = []
+    deadline = time.time() + 30
+    while time.time() < deadline and len(naps) < 4:  # every hook of both shards runs
+        time.sleep(0.1)
+        if (marks / "naps").is_file():
+            naps = (marks / "naps").read_text().split()
+    assert len(naps) == 4, "the hooks of both shards never ran at once"
+    one.send_signal(signal.SIGINT)
+    out1, err1 = one.communicate(timeout=40)
+    out2, err2 = two.communicate(timeout=40)
+    assert one.returncode == 130, err1
+    assert {s["status"] for s in json.loads(out1)["scenarios"]} == {"pending"}
+    assert two.returncode == 0, err2  # shard 2 was not interrupted: its scenarios ran out
+    report = json.loads(out2)
+    assert {f"{s['id']}.{s['repeat_index']}": s["status"] for s in report["scenarios"]} == {
+        key: "passed" for key in second
+    }
