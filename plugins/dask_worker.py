@@ -145,12 +145,16 @@ def _extract(data: bytes, dest: Path) -> None:
 
 
 _unpack_lock = threading.Lock()
+_users: dict[str, set[str]] = {}
+"""Shipped workspaces unpacked here: digest -> the ``rook run`` sessions using it."""
 
 
-def unpacked(data: bytes, digest: str, base: Path) -> Path:
-    """Unpack a shipped workspace once per worker; returns its root."""
+def unpacked(data: bytes, digest: str, base: Path, session: str = "") -> Path:
+    """Unpack a shipped workspace once per worker; returns its root. ``session``
+    (:attr:`WorkerJob.topic`) uses it until :func:`release_workspace`."""
     root = base / "rook-workspaces" / digest
     with _unpack_lock:
+        _users.setdefault(digest, set()).add(session)
         if not (root / ".complete").is_file():
             if hashlib.sha256(data).hexdigest() != digest:
                 raise RuntimeError("the shipped workspace arrived damaged (checksum mismatch)")
@@ -162,6 +166,29 @@ def unpacked(data: bytes, digest: str, base: Path) -> Path:
             os.replace(tmp, root)
             (root / ".complete").write_text("ok\n", encoding="utf-8")
     return root / ARCHIVE_ROOT
+
+
+def release_workspace(digest: str, session: str, dask_worker: Any = None) -> bool:
+    """Run on every worker at the end of a shipped run: remove the workspace copy
+    unpacked for it, unless another ``rook run`` (a shard shipping the same bundle) or
+    a task of this one still uses it, so long-lived workers do not keep a copy of
+    every run's workspace. Returns whether a copy was removed."""
+    with _active_lock:
+        if _active.get(session):  # a task that did not stop: leave its files alone
+            return False
+    with _unpack_lock:
+        users = _users.get(digest, set())
+        users.discard(session)
+        if users:
+            return False
+        _users.pop(digest, None)
+        if dask_worker is None:
+            return False
+        root = Path(dask_worker.local_directory) / "rook-workspaces" / digest
+        if not root.exists():
+            return False
+        shutil.rmtree(root, ignore_errors=True)
+        return True
 
 
 def pack_dir(path: Path) -> bytes | None:
@@ -265,7 +292,7 @@ def run_on_worker(
     _event(worker, job.topic, {"type": "start", "key": sr.key, "token": token})
     if job.mode == "ship":
         assert bundle is not None and job.digest is not None
-        root = unpacked(bundle, job.digest, Path(worker.local_directory))
+        root = unpacked(bundle, job.digest, Path(worker.local_directory), job.topic)
     else:
         if job.probe is None or not sees(job.probe, job.probe_token):
             raise WorkspaceNotShared(
@@ -334,6 +361,7 @@ __all__ = [
     "cancel_run",
     "cleanup_run",
     "pack_dir",
+    "release_workspace",
     "run_on_worker",
     "sees",
     "unpack_dir",

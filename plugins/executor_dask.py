@@ -412,6 +412,13 @@ class _Session:
             await asyncio.wait_for(self.client.run(self.w.cleanup_run, self.run_id), 30)
         except Exception:
             pass
+        if self.job is not None and self.job.digest is not None:  # shipped: drop the copies
+            try:
+                await asyncio.wait_for(
+                    self.client.run(self.w.release_workspace, self.job.digest, self.topic), 30
+                )
+            except Exception:
+                pass
         try:
             self.client.unsubscribe_topic(self.topic)
         except Exception:

@@ -195,6 +195,13 @@ def test_a_workspace_the_workers_do_not_share_is_shipped(
     run_dir = rook_workspace.run_dir(r.report["run"]["id"])
     assert (run_dir / "state" / "hello.1" / "opened").read_text() == "opened\n"  # state came back
 
+    def copies(dask_worker: Any) -> list[str]:
+        root = Path(dask_worker.local_directory) / "rook-workspaces"
+        return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+    with distributed.Client(scheduler, timeout=10) as client:  # long-lived workers: no copy
+        assert client.run(copies) == {w: [] for w in client.scheduler_info()["workers"]}
+
 
 def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
