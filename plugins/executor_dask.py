@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import json
 import logging
 import math
 import os
@@ -93,6 +94,25 @@ def _address_problem(address: str) -> str | None:
         return "not a scheduler address: a host name holds no spaces"
     if not 0 < int(port) < 65536:
         return f"port {port} is out of range"
+    return None
+
+
+def _unreachable(address: str, timeout: float = 5.0) -> str | None:
+    """Why no scheduler answers at ``address`` (a TCP or TLS address nothing
+    listens on), or ``None``: checked before anything runs, so that an address
+    nobody serves does not run prepare and leave a pending run behind."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)
+    if scheme not in ("tcp", "tls"):
+        return None  # inproc, ucx, ws: left to Dask
+    host, port = parse_host_port(location, 8786)
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        return f"no Dask scheduler answers there ({exc.strerror or exc})"
     return None
 
 
@@ -455,6 +475,18 @@ class DaskExecutor:
             hint = "e.g. tcp://host:8786"
         if problem:
             raise ConfigError(f"--scheduler {address}: {problem} ({hint})")
+        if address:
+            target = (
+                json.loads(Path(address).read_text(encoding="utf-8"))["address"]
+                if _scheduler_file(address)
+                else address
+            )
+            problem = _unreachable(target)
+            if problem:
+                raise ConfigError(
+                    f"--scheduler {address}: {problem}; start it first (dask scheduler), "
+                    "or leave --scheduler out for a local cluster"
+                )
 
     async def __call__(
         self, engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]

@@ -209,6 +209,27 @@ def test_a_scheduler_file_that_names_no_scheduler_is_refused_before_anything_run
     assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
 
 
+def test_a_scheduler_nobody_serves_is_refused_before_prepare_runs(
+    rook_workspace, rook_cli, tmp_path
+):
+    """It ran prepare and made a run, then failed after Dask's 10 s connect
+    timeout (exit 1, a pending run left behind)."""
+    import socket
+
+    pytest.importorskip("distributed")  # the dask extra
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sched = tmp_path / "scheduler.json"
+    sched.write_text(json.dumps({"address": f"tcp://127.0.0.1:{port}"}))
+    for given in (f"tcp://127.0.0.1:{port}", str(sched)):
+        r = rook_cli("run", "--executor", "dask", "--scheduler", given)
+        assert r.exit_code == 2, r.stderr
+        assert f"--scheduler {given}: no Dask scheduler answers there" in r.stderr, r.stderr
+        assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
+
+
 # -- shards on different machines, merged -------------------------------------------
 
 
