@@ -239,17 +239,20 @@ class Engine:
 
     async def call_hook(self, call: HookCall, record: dict[str, Any] | None = None) -> HookResult:
         entry = call.entry
+        began = time.time()
 
         def ended(status: str, diagnosis: str) -> HookResult:
-            """A hook that ended without a transport's result (Rook's own verdict)."""
+            """A hook that ended without a transport's result (Rook's own verdict),
+            timed from its call (an interrupted one ran until the interrupt)."""
             now = time.time()
             return HookResult(
                 call.phase,
                 status,
+                round(now - began, 6),
                 diagnosis=diagnosis,
                 turn=call.turn,
                 transport=entry.transport,
-                started=now,
+                started=began,
                 ended=now,
             )
 

@@ -89,7 +89,10 @@ def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_pat
     # every process of the interrupted hook is gone, the escaped one included
     assert wait_for(lambda: not any(alive(p) for p in pids_of(ws)), 10), pids_of(ws)
     record = ws.record(run_id, "a3.1")
-    assert record["interrupted_attempts"][0]["hooks"][0]["status"] == "interrupted"
+    cut = record["interrupted_attempts"][0]["hooks"][0]
+    assert cut["status"] == "interrupted"
+    # timed from its start to the interrupt (it was recorded as 0 s, started == ended)
+    assert cut["seconds"] > 0 and cut["ended"] - cut["started"] == pytest.approx(cut["seconds"], abs=1e-5)
     assert not record.get("final")
     # a4 was ready, waiting for a3's slot: it had not started, so it has no record
     assert not (ws.run_dir(run_id) / "scenarios" / "a4.1.json").exists()
