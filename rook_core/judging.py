@@ -171,6 +171,17 @@ def merge_calls(
     return merged
 
 
+def _collected_usage(turns: dict[str, Any] | None, collected: dict[str, Any]) -> dict[str, Any]:
+    """The turns' usage with each count collect gives replacing theirs. The turns'
+    ``total`` is their input plus output: when collect gives its own input or
+    output but no total, that sum no longer holds and it is dropped (``max_tokens``
+    adds collect's counts instead of reading the turns' smaller total)."""
+    usage = {**(turns or {}), **collected}
+    if "total" not in collected and any(k in collected for k in ("input", "output")):
+        usage.pop("total", None)
+    return usage
+
+
 def build_view(
     scenario: Scenario,
     turns: list[TurnEvidence],
@@ -197,7 +208,7 @@ def build_view(
         if isinstance(collected.get("calls"), list):
             calls = merge_calls(collected["calls"], [c for t in turns for c in (t.calls or [])])
         if isinstance(collected.get("usage"), dict):  # its counts replace the turns' own
-            usage = {**(usage or {}), **collected["usage"]}
+            usage = _collected_usage(usage, collected["usage"])
         evidence.update(collected.get("evidence") or {})
     seconds = sum(t.seconds for t in turns)
     return EvidenceView(

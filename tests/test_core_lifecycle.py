@@ -686,3 +686,42 @@ esac
     s = r.report["scenarios"][0]
     assert [c["status"] for c in s["criteria"]][:2] == ["failed", "passed"], s["criteria"]
     assert "output 8/7" in s["criteria"][3]["reason"], s["criteria"]
+
+
+def test_collect_counts_are_never_checked_against_the_turns_stale_total(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A total is the sum of the input and output counts: when collect gives its
+    own input and output (the whole scenario's, with what the turns missed), the
+    turns' total is not that sum any more and must not stand in for it, or
+    ``max_tokens`` passes on 40 tokens where collect counted 1,100."""
+    rook_workspace.script(
+        "agent.sh",
+        r"""#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null
+    echo '{"output": "ok", "conversation": "c1", "usage": {"input": 10, "output": 10, "total": 20}}' ;;
+  collect) echo "$COLLECT" ;;
+esac
+""",
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "capabilities": {"multi_turn": True, "usage": True},
+        }
+    )
+    rook_workspace.scenario(
+        {"id": "s", "turns": ["one", "two"], "criteria": [{"max_tokens": 100}]}
+    )
+    monkeypatch.setenv("COLLECT", '{"usage": {"input": 500, "output": 600}}')
+    r = rook_cli("run", "--json")
+    c = r.report["scenarios"][0]["criteria"][0]
+    assert c["status"] == "failed", c
+    assert "total 1100/100" in c["reason"], c
+    # a collect that gives no count of its own keeps the turns' (cost only)
+    monkeypatch.setenv("COLLECT", '{"usage": {"cost_usd": 0.01}}')
+    r = rook_cli("run", "--json")
+    c = r.report["scenarios"][0]["criteria"][0]
+    assert (c["status"], c["reason"]) == ("passed", "tokens total 40/100"), c
