@@ -195,6 +195,27 @@ async def _dispatch(hook: Any, call: HookCall) -> HookResult:
 RESULT_STATUSES = ("ok", "failed", "timeout")
 
 
+_SCALARS = (str, int, float, type(None))
+
+
+def _plain_json(value: Any) -> bool:
+    """True when ``value`` is made of JSON's own types only (dicts with string
+    keys, lists, strings, numbers, booleans, ``None``): checked by walking it, in
+    time proportional to its number of values, where encoding it would copy every
+    string (an output of 10 MiB: milliseconds on every hook). False does not mean
+    it is not JSON (a tuple, an int key), only that it must be encoded to tell."""
+    try:
+        if isinstance(value, _SCALARS):
+            return True
+        if type(value) is dict:
+            return all(type(k) is str and _plain_json(v) for k, v in value.items())
+        if type(value) is list:
+            return all(_plain_json(v) for v in value)
+    except RecursionError:  # nested too deeply, or circular: json.dumps tells which
+        pass
+    return False
+
+
 def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
     """A transport's result as the record can hold it: a known status, a diagnosis
     for one that is not ``ok``, JSON ``data`` and ``details``; anything else is
@@ -205,8 +226,11 @@ def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
     for name in ("data", "details"):
+        value = getattr(result, name)
+        if _plain_json(value):  # what every built-in transport gives: no need to encode it
+            continue
         try:
-            json.dumps(getattr(result, name))
+            json.dumps(value)
         except (TypeError, ValueError, RecursionError) as exc:
             raise HookFailed(
                 f"transport {key!r} returned a HookResult whose {name} is not JSON: {exc}"

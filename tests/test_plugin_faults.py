@@ -311,3 +311,43 @@ def test_a_misspelt_hook_names_the_plugin_its_distribution_and_the_fix(
     assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = rook_cli("doctor", "-w", str(rook_workspace.root))
     assert r.exit_code == 1 and message in r.stdout, r.stdout
+
+
+def test_checking_a_hook_result_does_not_encode_a_big_output():
+    """Every hook's result is checked to be JSON; encoding it to tell cost
+    milliseconds per hook for a big output (10 MiB: about the time of
+    ``json.dumps``), where the data of every built-in transport is JSON's own
+    types, which a walk over its values tells at once."""
+    import asyncio
+    import time
+
+    from rook_core.hookspecs import hookimpl
+    from rook_core.models import HookCall, HookEntry, HookResult, OutputLimits
+    from rook_core.plugins import build_plugin_manager
+    from rook_core.transports import dispatch
+
+    data = {"output": "é" * (5 * 1024 * 1024), "calls": [{"name": "t", "arguments": {"n": 1}}]}
+
+    class Big:
+        @hookimpl
+        def rook_transport_execute(self, call):
+            async def answer():
+                return HookResult("execute", "ok", 0.0, 0.0, 0.0, data=data, transport="big")
+
+            return answer() if call.entry.transport == "big" else None
+
+    rook = build_plugin_manager(load_entry_points=False)
+    rook.pm.register(Big(), "big")
+    call = HookCall("execute", HookEntry("execute", "big", None), None, {}, 10.0, OutputLimits())
+    start = time.perf_counter()
+    json.dumps(data)
+    encoding = time.perf_counter() - start
+
+    async def dispatched():
+        start = time.perf_counter()
+        result = await dispatch(rook.hook, call)
+        return result, time.perf_counter() - start
+
+    result, checking = asyncio.run(dispatched())
+    assert result.data is data and result.status == "ok"
+    assert checking < encoding / 5, (checking, encoding)
