@@ -264,6 +264,39 @@ def test_a_text_answer_is_read_in_the_charset_its_content_type_declares(
     assert r.exit_code == 0, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize(
+    "ctype, enc",
+    [
+        # UTF-16 without a byte order mark: a decoder fed in pieces refuses it
+        ("text/plain; charset=utf-16", "utf-16-le"),
+        # not a text encoding at all (codecs knows it): no answer read as bytes
+        ("text/plain; charset=base64", "utf-8"),
+        ("text/plain; charset=hex", "utf-8"),
+        # JSON is UTF-8 whatever charset it is labelled with (RFC 8259, as httpx's
+        # .json() reads it): a server labelling its UTF-8 JSON ISO-8859-1
+        ('application/json; charset="ISO-8859-1"', "utf-8"),
+    ],
+)
+def test_a_declared_charset_never_breaks_or_garbles_the_answer(
+    rook_cli, rook_workspace, agent_server, ctype, enc
+):
+    """Decoding in the Content-Type's charset (321c967) raised for UTF-16 without
+    a BOM ('transport raised UnicodeError') and for a codec that is not a text
+    encoding, and read UTF-8 JSON labelled ISO-8859-1 as 'cafÃ©'."""
+    from urllib.parse import urlencode
+
+    answer = "Le caf\u00e9 est pr\u00eat"
+    text = json.dumps({"output": answer}, ensure_ascii=False) if "json" in ctype else answer
+    query = urlencode({"type": ctype, "enc": enc, "text": text})
+    entry = {"url": f"{agent_server.url}/charset?{query}"}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "fr", "goal": "go", "criteria": [{"contains": "caf"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed", s["reason"]
+    assert s["turns"][0]["output"] == answer
+
+
 def test_an_error_event_fails_the_hook_with_what_it_said(rook_cli, rook_workspace, agent_server):
     # event: error with {"message": ...} (no "error" key): the message is the diagnosis
     entry = {"http": {"url": f"{agent_server.url}/events/error", "body": {}, "stream": "sse"}}

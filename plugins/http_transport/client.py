@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import re
 import ssl
 import time
 from collections.abc import Callable
@@ -76,12 +77,26 @@ class Reply:
     def text(self) -> str:
         """The body as text, in the charset the ``Content-Type`` declares (else UTF-8).
 
-        httpx decodes it (a ``Response`` made of the body and that one header,
-        so a ``Content-Encoding`` already undone is not applied twice)."""
-        ctype = self.headers.get("content-type")
-        if not ctype or not self.body:
-            return self.body.decode("utf-8", errors="replace")
-        return httpx.Response(200, headers={"content-type": ctype}, content=self.body).text
+        JSON is UTF-8 whatever its label says (RFC 8259: a ``charset`` has no
+        effect on it; httpx's ``.json()`` reads it so), and a charset Python does
+        not know as a text encoding (``base64``) is ignored. The body is decoded
+        whole, so UTF-16 without a byte order mark is read as Python reads it."""
+        charset = None if "json" in self.content_type else _charset(self.headers)
+        if charset and self.body:
+            try:
+                return self.body.decode(charset, errors="replace")
+            except LookupError:  # unknown, or not a text encoding
+                pass
+        return self.body.decode("utf-8", errors="replace")
+
+
+_CHARSET = re.compile(r""";\s*charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+
+
+def _charset(headers: Any) -> str | None:
+    """The ``charset`` parameter of the ``Content-Type`` header, if any."""
+    m = _CHARSET.search(headers.get("content-type", ""))
+    return m.group(1) if m else None
 
 
 class HttpResources:

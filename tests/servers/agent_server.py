@@ -15,6 +15,7 @@ background thread and logs every request it receives. Endpoints:
 * ``POST /events``                   a non-OpenAI event stream
 * ``POST /events/error``             a stream whose ``event: error`` says what went wrong
 * ``ANY  /latin1``                   text in ISO-8859-1, as its ``Content-Type`` says
+* ``ANY  /charset``                  ``?type=T&enc=E&text=X``: X encoded in E, sent as type T
 * ``ANY  /trickle``                  a JSON answer sent one byte every 0.2 s
 """
 
@@ -337,6 +338,15 @@ class _Handler(BaseHTTPRequestHandler):
             data = "Le caf\u00e9 est pr\u00eat".encode("latin-1")
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; charset=iso-8859-1")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        if path == "/charset":  # ?type=Content-Type&enc=codec&text=...: the text so encoded
+            q = {k: v[0] for k, v in parse_qs(split.query).items()}
+            data = q.get("text", "Le caf\u00e9 est pr\u00eat").encode(q.get("enc", "utf-8"))
+            self.send_response(200)
+            self.send_header("Content-Type", q["type"])
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
