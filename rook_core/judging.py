@@ -144,6 +144,11 @@ def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
+def _name_key(call: dict[str, Any]) -> str:
+    name = call.get("name")
+    return name if isinstance(name, str) else repr(name)
+
+
 def merge_calls(
     collected: list[dict[str, Any]], reported: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -152,16 +157,19 @@ def merge_calls(
     ``reported`` that it lacks (a trace that came back empty or late is no
     evidence that a reported call was not made), each placed after the collect
     call matched by the reported call before it, so both orders are kept."""
-    used = [False] * len(collected)
+    unused: dict[str, list[int]] = {}  # by name, the collect calls no reported call matched
+    for i, c in enumerate(collected):  # (a trace of thousands: never each against each)
+        unused.setdefault(_name_key(c), []).append(i)
     extras: list[list[dict[str, Any]]] = [[] for _ in range(len(collected) + 1)]
     pos = 0  # after the last collect call a reported call matched
     for call in reported:
-        same = [i for i, c in enumerate(collected) if not used[i] and _same_call(c, call)]
+        group = unused.get(_name_key(call), [])
+        same = [i for i in group if _same_call(collected[i], call)]
         idx = next((i for i in same if i >= pos), same[0] if same else None)
         if idx is None:
             extras[pos].append(call)
         else:
-            used[idx] = True
+            group.remove(idx)
             pos = max(pos, idx + 1)
     merged: list[dict[str, Any]] = []
     for i, extra in enumerate(extras):

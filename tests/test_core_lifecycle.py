@@ -725,3 +725,40 @@ esac
     r = rook_cli("run", "--json")
     c = r.report["scenarios"][0]["criteria"][0]
     assert (c["status"], c["reason"]) == ("passed", "tokens total 40/100"), c
+
+
+def test_collect_calls_are_merged_in_time_proportional_to_the_trace(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Merging collect's calls with the turns' (5c88b34) compared every reported
+    call with every collected one: a trace of 5,000 calls the turns also reported
+    took seconds to judge (20,000: over half a minute). They are matched by name."""
+    import time
+
+    n = 20_000
+    calls = json.dumps([{"name": f"t{i}", "arguments": {"n": i}} for i in range(n)])
+    rook_workspace.script(
+        "agent.sh",
+        r"""#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null; echo "{\"output\": \"ok\", \"calls\": $(cat "$CALLS")}" ;;
+  collect) echo "{\"calls\": $(cat "$CALLS")}" ;;
+esac
+""",
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "capabilities": {"calls": True},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"max_calls": n}]})
+    (tmp_path / "calls.json").write_text(calls)
+    monkeypatch.setenv("CALLS", str(tmp_path / "calls.json"))
+    start = time.monotonic()
+    r = rook_cli("run", "--json")
+    took = time.monotonic() - start
+    c = r.report["scenarios"][0]["criteria"][0]
+    assert (c["status"], c["reason"]) == ("passed", f"{n} calls (max {n})"), c
+    assert took < 15, took
