@@ -147,20 +147,19 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
     if spec is None or spec.handles_timeout:
         return await _dispatch(hook, call)
     limit = call.timeout + TIMEOUT_GRACE_SECONDS
-    started = time.time()
+    started, clock = time.time(), time.monotonic()
     try:
         return await asyncio.wait_for(_dispatch(hook, call), limit)
     except asyncio.TimeoutError:
-        if time.time() - started < limit:  # the transport's own TimeoutError: its bug
+        if time.monotonic() - clock < limit:  # the transport's own TimeoutError: its bug
             raise
-    ended = time.time()
     key = call.entry.transport
     return HookResult(
         call.phase,
         "timeout",
-        ended - started,
+        round(time.monotonic() - clock, 6),
         started,
-        ended,
+        time.time(),
         diagnosis=(
             f"transport {key!r} ({transports.owner(key)}) did not answer within "
             f"{call.timeout:g} s; Rook stopped waiting {TIMEOUT_GRACE_SECONDS:g} s later "
