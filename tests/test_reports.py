@@ -615,3 +615,23 @@ def test_a_report_through_a_link_to_a_folder_not_made_yet(rook_workspace, rook_c
     r = rook_cli("run", "--json", "--report", f"json:{tmp / 'd.json'}")
     assert r.exit_code == 0, r.stderr
     assert (tmp / "d.json").is_symlink() and (tmp / "later/sub/out.json").is_file()
+
+
+def test_html_anchors_of_repeats_never_collide_with_another_scenarios(
+        rook_workspace, rook_cli, tmp_path):
+    # Run 2 of scenario `a` and the only run of scenario `a-2` once both got the
+    # anchor `s-a-2`: a duplicate id, and the table's link to `a-2` could land on `a`.
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "a", "goal": "pass", "repeat": 3,
+                             "criteria": [{"contains": "good"}]})
+    rook_workspace.scenario({"id": "a-2", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", f"--report=html:{tmp_path}/r.html")
+    assert r.exit_code == 0, r.stderr
+    page = _Page()
+    page.feed((tmp_path / "r.html").read_text(encoding="utf-8"))
+    ids = [v for t, n, v in page.attrs if n == "id"]
+    assert len(ids) == len(set(ids)) == 4, ids
+    runs = [v for t, n, v in page.attrs if t == "details" and n == "id"]
+    links = [v[1:] for t, n, v in page.attrs if t == "a" and n == "href"]
+    assert sorted(links) == ["s-a", "s-a-2"] and set(links) <= set(runs)
