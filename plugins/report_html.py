@@ -8,14 +8,17 @@ turns, calls, usage, criteria verdicts (with a judge's answer) and hook
 diagnoses. Runs that did not pass are expanded.
 
 Rendered with Jinja2 with autoescaping on, so nothing an agent answered can
-inject markup. The page is streamed to the file as the template renders it,
-one run at a time; only the chart (at most 300 scenarios) is built up front.
+inject markup; characters HTML cannot show (control characters, lone
+surrogates) become U+FFFD. The page is streamed to the file as the template
+renders it, one run at a time; only the chart (at most 300 scenarios) is
+built up front.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -195,13 +198,40 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# Characters an HTML page cannot show: control characters other than tab, line
+# feed and carriage return (parse errors; a NUL is dropped by browsers), C1
+# controls, the noncharacters U+FFFE and U+FFFF, and lone surrogates (half a
+# character, which UTF-8 cannot even encode). Each becomes U+FFFD, as in JUnit.
+_UNSHOWABLE = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
+
+
+@functools.cache
+def _unshowable() -> re.Pattern[str]:
+    return re.compile(_UNSHOWABLE)
+
+
+def _showable(value: Any) -> Any:
+    """What the page shows of a value the template writes (Jinja's ``finalize``:
+    before escaping, so Markup stays Markup)."""
+    if not isinstance(value, str):
+        return value
+    cleaned = _unshowable().sub("\ufffd", value)
+    if cleaned == value:
+        return value
+    return type(value)(cleaned) if hasattr(value, "__html__") else cleaned  # Markup stays
+
+
 @functools.cache
 def _template() -> Any:
     """The compiled template; jinja2 loads only when an HTML report is written."""
     from jinja2 import Environment, StrictUndefined
 
     env = Environment(
-        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=_showable,
     )
     env.globals.update(warning_lines=warning_lines, warning_note=warning_note)
     return env.from_string(TEMPLATE)

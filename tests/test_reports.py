@@ -635,3 +635,15 @@ def test_html_anchors_of_repeats_never_collide_with_another_scenarios(
     runs = [v for t, n, v in page.attrs if t == "details" and n == "id"]
     links = [v[1:] for t, n, v in page.attrs if t == "a" and n == "href"]
     assert sorted(links) == ["s-a", "s-a-2"] and set(links) <= set(runs)
+
+
+def test_html_shows_characters_html_cannot_hold_as_replacement_marks(mixed):
+    # The agent's \x01\x07\x1b went into the page as they were: control characters
+    # are parse errors in HTML (a NUL is dropped by browsers), so what the agent
+    # sent was shown without them; JUnit replaces them with U+FFFD, and so does HTML.
+    _, out = mixed
+    page_text = (out / "r.html").read_text(encoding="utf-8")
+    bad = [c for c in page_text if (ord(c) < 0x20 and c not in "\t\n\r")
+           or 0x7F <= ord(c) <= 0x9F or c in "\ufffe\uffff"]
+    assert bad == []
+    assert "all good \ufffd\ufffd\ufffd[31m &lt;script&gt;" in page_text
