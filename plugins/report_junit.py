@@ -6,7 +6,9 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 (``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
-Turn outputs and calls go to ``<system-out>``.
+Turn outputs and calls go to ``<system-out>``. With a ``--min-pass-rate``
+gate, the suite's properties carry its verdict (``gate``: ``met`` or
+``missed``); the testcases still hold every run's own result.
 
 Characters XML 1.0 cannot hold (most control characters) are replaced, so
 the file always parses. The file is written one testcase at a time.
@@ -151,13 +153,25 @@ def _skeleton(report: dict[str, Any], attrs: dict[str, str]) -> tuple[ET.Element
     )
     props = ET.SubElement(suite, "properties")
     summary = report["summary"]
-    for key, value in (
+    facts: list[tuple[str, Any]] = [
         ("run_id", run["id"]),
         ("profile", (run.get("profile") or {}).get("id")),
         ("pass_rate", summary.get("pass_rate")),
         ("coverage", summary.get("coverage")),
         ("run_dir", run.get("dir")),
-    ):
+    ]
+    gate = summary.get("gate")
+    if gate and gate.get("min_pass_rate") is not None:
+        # the testcases keep every run's result (a failed repeat is a <failure>
+        # even when its scenario reached the gate): the gate's verdict is here
+        missed = [m["id"] for m in gate.get("missed") or ()]
+        facts += [
+            ("min_pass_rate", f"{gate['min_pass_rate']:g}"),
+            ("gate", "missed" if missed else "met"),
+            ("gate_missed", ",".join(missed)),
+            ("gate_ungated", ",".join(gate.get("ungated") or ())),
+        ]
+    for key, value in facts:
         ET.SubElement(
             props,
             "property",

@@ -647,3 +647,32 @@ def test_html_shows_characters_html_cannot_hold_as_replacement_marks(mixed):
            or 0x7F <= ord(c) <= 0x9F or c in "\ufffe\uffff"]
     assert bad == []
     assert "all good \ufffd\ufffd\ufffd[31m &lt;script&gt;" in page_text
+
+
+@pytest.mark.parametrize("gate, verdict, missed", [("0.5", "met", ""), ("0.75", "missed", "flaky")])
+def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, monkeypatch,
+                                          gate, verdict, missed):
+    # A gated run that exits 0 still has failed repeats as <failure>: the JUnit
+    # file named no gate at all, so CI showed failures with nothing telling them
+    # apart from a run that missed it.
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "flaky", "goal": "flaky", "criteria": [{"contains": "good"}]})
+    rook_workspace.scenario({"id": "blind", "goal": "blind", "criteria": [{"max_tokens": 9}]})
+    r = rook_cli("run", "--repeat", "4", "-j", "1", "--min-pass-rate", gate,
+                 f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == (0 if verdict == "met" else 1), r.stderr
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    assert root.get("failures") == "2"  # every run's result, as before
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["min_pass_rate"] == gate
+    assert props["gate"] == verdict
+    assert props["gate_missed"] == missed
+    assert props["gate_ungated"] == "blind"
+
+
+def test_junit_names_no_gate_without_one(mixed):
+    _, out = mixed
+    props = {p.get("name") for p in ET.parse(out / "r.xml").getroot().iter("property")}
+    assert not {"min_pass_rate", "gate", "gate_missed", "gate_ungated"} & props
