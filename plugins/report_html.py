@@ -176,7 +176,8 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
     if exit_code(report):
         verdict = "failed"
     else:
-        verdict = "passed" if summary.get("decided") or summary.get("gate") else "unverifiable"
+        # a gate met by no decided run verified nothing: never "passed"
+        verdict = "passed" if summary.get("decided") else "unverifiable"
     started = run.get("started")
     return {
         "report": report,

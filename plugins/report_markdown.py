@@ -82,6 +82,8 @@ def headline(report: dict[str, Any]) -> str:
     gate = s.get("gate")
     if gate:
         missed = len(gate.get("missed") or ())
+        if not missed and not bad and not s.get("decided"):  # met by nothing: not a pass
+            return f"❔ Rook: nothing was verified (gate {gate['min_pass_rate']:g})"
         what = (
             f"{missed} scenario(s) missed the pass-rate gate"
             if missed

@@ -450,8 +450,12 @@ def table(report: dict[str, Any]) -> str:
     gate = s.get("gate")
     if gate:
         missed = ", ".join(f"{m['id']} ({percent(m['pass_rate'])})" for m in gate["missed"])
+        ungated = gate.get("ungated") or []
+        reached = "every scenario reached it" if s.get("decided") else "no run was decided"
+        if ungated and s.get("decided"):
+            reached = f"every decided scenario reached it; ungated (none decided): {len(ungated)}"
         text += f"\ngate --min-pass-rate {gate['min_pass_rate']:g}: " + (
-            f"missed by {missed}" if missed else "every scenario reached it"
+            f"missed by {missed}" if missed else reached
         )
     return text + f"\nrun {report['run']['id']}: {report['run']['dir']}"
 

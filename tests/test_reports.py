@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import stat
 import xml.dom.minidom
@@ -331,6 +332,21 @@ def test_min_pass_rate_gates_the_exact_rate(rook_workspace, rook_cli, tmp_path, 
     assert r.exit_code == code, r.stderr
     missed = [m["id"] for m in r.report["summary"]["gate"]["missed"]]
     assert missed == ([] if code == 0 else ["flaky"])
+
+
+def test_a_gate_met_by_no_decided_run_is_never_shown_as_passed(rook_workspace, rook_cli, tmp_path):
+    """Every scenario unverifiable under --min-pass-rate: the HTML said "passed",
+    Markdown "every scenario reached the pass-rate gate" and the table the same,
+    where without the gate the run reads unverifiable (exit 0 either way)."""
+    rook_workspace.script("agent.sh", '#!/bin/sh\ncat >/dev/null; echo \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "bare", "goal": "g"})  # no criteria: unverifiable
+    r = rook_cli("run", "--min-pass-rate", "0.9", "--report", f"html:{tmp_path}/r.html",
+                 "--report", f"markdown:{tmp_path}/r.md")
+    assert r.exit_code == 0, r.stderr
+    assert "gate --min-pass-rate 0.9: no run was decided" in r.stdout
+    assert (tmp_path / "r.md").read_text().startswith("## ❔ Rook: nothing was verified (gate 0.9)")
+    assert re.search(r"<title>Rook run \S+ — unverifiable", (tmp_path / "r.html").read_text())
 
 
 def test_min_pass_rate_is_validated(rook_workspace, rook_cli):
