@@ -115,12 +115,13 @@ def marked_orphans(marker: Mapping[str, str], exclude: Iterable[int] = ()) -> li
     return found
 
 
-def leftovers(run_id: str, state_dirs: Iterable[str]) -> list[int]:
+def leftovers(run_id: str, state_dirs: Iterable[str], prefixes: Iterable[str] = ()) -> list[int]:
     """Processes left running by an earlier invocation of run ``run_id`` that
     was killed (SIGKILL: nothing enforced its hooks' timeouts): those whose
     environment carries the run's id and one of ``state_dirs`` (the scenario
-    runs this invocation owns, under the run's lock). Only what ``/proc`` lets
-    this user read; nothing elsewhere."""
+    runs this invocation owns, under the run's lock), or a state directory
+    starting with one of ``prefixes`` (the judge profile's, one per judgement
+    of such a run). Only what ``/proc`` lets this user read; nothing elsewhere."""
     try:
         names = os.listdir(PROC)
     except OSError:
@@ -128,12 +129,16 @@ def leftovers(run_id: str, state_dirs: Iterable[str]) -> list[int]:
     me = os.getpid()
     run = run_id.encode()
     dirs = {d.encode("utf-8", "surrogateescape") for d in state_dirs}
+    starts = tuple(p.encode("utf-8", "surrogateescape") for p in prefixes)
     found = []
     for name in names:
         if not name.isdigit() or int(name) == me:
             continue
         env = _environ(int(name))
-        if env.get(b"ROOK_RUN_ID") == run and env.get(b"ROOK_STATE_DIR") in dirs:
+        if env.get(b"ROOK_RUN_ID") != run:
+            continue
+        state = env.get(b"ROOK_STATE_DIR", b"")
+        if state in dirs or (starts and state.startswith(starts)):
             found.append(int(name))
     return found
 

@@ -141,13 +141,18 @@ def _check_manifest(path: Path, manifest: Any) -> None:
 
 def _kill_leftovers(run: RunDir, runs: list[Any], whole: bool) -> None:
     """Kill what an earlier, killed invocation of this run left running (a hung
-    hook whose timeout died with it): its scenario runs are this one's now."""
+    hook whose timeout died with it): its scenario runs are this one's now, and
+    so are the judge profile's hooks judging them (``judge/state/<key>-j<n>``,
+    see :mod:`judge_client`)."""
     import signal
 
     dirs = [str(run.state_dir(r.key, make=False)) for r in runs]
-    if whole:  # the run-wide state directory is every shard's: only a whole run's
-        dirs.append(str(run.state / "run"))
-    stale = procscan.leftovers(run.id, dirs)
+    judge_state = run.path / "judge" / "state"
+    # scenario ids are slugs (no dot), so "<id>.<k>-j" names only that run's judgements
+    judged = [str(judge_state / f"{r.key}-j") for r in runs]
+    if whole:  # the run-wide state directories are every shard's: only a whole run's
+        dirs += [str(run.state / "run"), str(judge_state / "run")]
+    stale = procscan.leftovers(run.id, dirs, judged)
     for pid in stale:
         for kill in (os.killpg, os.kill):  # a hook leads its own process group
             try:

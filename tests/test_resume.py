@@ -195,6 +195,42 @@ def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace
             pass
 
 
+
+def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace, tmp_path):
+    """The same for the judge profile's hook: rook run SIGKILLed while the judge
+    hangs; the resume owns the scenario run, so it kills its judge too."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ["execute"], judge=True)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
+    (d / "block-judge").touch()
+    proc = subprocess.Popen(rook(ws, "--judge-profile", "grader"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    hung = int((d / "hook.pid").read_text())
+    try:
+        assert alive(hung)  # it outlived rook
+        (run_dir,) = ws.runs_dir.iterdir()
+        (d / "fast-now").touch()
+        out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
+        assert "killed 1 process(es) an earlier rook run" in out.stderr, out.stderr
+        deadline = time.monotonic() + 5
+        while alive(hung) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(hung)
+    finally:
+        try:
+            os.killpg(hung, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
 # -- a scenario run's seconds: the time Rook worked on it, never the time between invocations
 
 GAP = 2.0  # between the invocations; each hook takes milliseconds
