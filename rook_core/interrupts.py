@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM during a run.
+"""Ctrl-C, SIGTERM and SIGHUP (the terminal closed) during a run.
 
 The first signal stops starting scenarios and cancels the work in flight: each
 hook's process group is killed, its scenario run is recorded as interrupted
@@ -16,7 +16,12 @@ import signal
 import sys
 from collections.abc import Callable
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# SIGHUP too: a closed terminal or a dropped ssh session would otherwise end
+# rook at once, leaving its hooks running with no timeout and their attempts
+# unrecorded
+SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class Interrupts:
@@ -38,16 +43,14 @@ class Interrupts:
         self.count += 1
         if self.count == 1:
             self.signal_name = signal.Signals(sig).name
-            sys.stderr.write(
+            self.task.cancel()
+            _say(
                 f"\nrook: {self.signal_name}: stopping the hooks in flight and writing what "
                 "finished (again to exit at once)\n"
             )
-            sys.stderr.flush()
-            self.task.cancel()
         else:
             self.kill_all()
-            sys.stderr.write("rook: interrupted twice: exiting now\n")
-            sys.stderr.flush()
+            _say("rook: interrupted twice: exiting now\n")
             os._exit(130)
 
     @property
@@ -61,3 +64,13 @@ class Interrupts:
             except (RuntimeError, ValueError):
                 pass
         self._installed.clear()
+
+
+def _say(text: str) -> None:
+    """Tell standard error, if it is still there (after SIGHUP a terminal's
+    writes fail): the signal is handled either way."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

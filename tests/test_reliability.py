@@ -71,7 +71,7 @@ def pids_of(ws):
     return [int(p) for p in ws.pids.read_text().split()] if ws.pids.exists() else []
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_path, sig):
     ws = slow_ws
     report_path = tmp_path / "out.json"
@@ -105,6 +105,41 @@ def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_pat
         ["a1", "a2", "a3", "a4"], "passed")
     assert ws.log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
 
+
+def test_a_terminal_that_hangs_up_stops_the_run_like_ctrl_c(slow_ws):
+    """rook run in a terminal that closes (SIGHUP; every write to it then fails
+    with EIO): the hooks in flight are killed, what finished and the interrupted
+    attempt are recorded, exit 130, and the run resumes."""
+    import fcntl
+    import pty
+    import termios
+
+    ws = slow_ws
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [*ROOK, "run", "-w", str(ws.root)], stdin=secondary, stdout=secondary, stderr=secondary,
+        start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    os.close(secondary)
+    try:
+        assert wait_for(lambda: len(pids_of(ws)) == 3)
+        while True:  # keep the terminal's buffer empty until it hangs up
+            import select
+            if not select.select([primary], [], [], 0)[0]:
+                break
+            os.read(primary, 65536)
+    finally:
+        os.close(primary)  # the terminal hangs up: SIGHUP to rook
+    assert proc.wait(timeout=30) == 130
+    assert wait_for(lambda: not any(alive(p) for p in pids_of(ws)), 10), pids_of(ws)
+    (run_dir,) = ws.runs_dir.iterdir()
+    assert json.loads((run_dir / "run.json").read_text())["interrupted"] == "SIGHUP"
+    record = ws.record(run_dir.name, "a3.1")
+    assert record["interrupted_attempts"][0]["hooks"][0]["status"] == "interrupted"
+    ws.fast_now.touch()
+    out = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json", "--run", run_dir.name],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert ws.log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
 
 def test_second_signal_exits_at_once_without_orphans(rook_workspace, tmp_path):
     ws = rook_workspace

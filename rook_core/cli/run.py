@@ -208,16 +208,26 @@ def run_command(
             )
         elif report["summary"].get("pending"):
             click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}", err=True)
-    except BrokenPipeError:  # rook run | head -1: the run is recorded; its verdict stands
-        pass
+    except OSError as exc:  # rook run | head -1: the run is recorded; its verdict stands
+        if not reader_gone(exc):
+            raise
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
 
 
+def reader_gone(exc: OSError) -> bool:
+    """Whether a write failed because no one reads any more: a closed pipe
+    (``rook run | head -1``), or a terminal that hung up (EIO after SIGHUP)."""
+    import errno
+
+    return isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO
+
+
 class UntilTheReaderLeaves:
     """Standard error while a run runs: once its reader has left (``rook run 2>&1 |
-    head -1``), progress lines and warnings are dropped, never an error that stops
-    the run (every scenario run is still run, recorded and reported)."""
+    head -1``, or a terminal closed under it), progress lines and warnings are
+    dropped, never an error that stops the run (every scenario run is still run,
+    recorded and reported)."""
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
@@ -227,7 +237,9 @@ class UntilTheReaderLeaves:
         if not self.gone:
             try:
                 return int(self.stream.write(text))
-            except BrokenPipeError:
+            except OSError as exc:
+                if not reader_gone(exc):
+                    raise
                 self.gone = True
         return len(text)
 
@@ -235,7 +247,9 @@ class UntilTheReaderLeaves:
         if not self.gone:
             try:
                 self.stream.flush()
-            except BrokenPipeError:
+            except OSError as exc:
+                if not reader_gone(exc):
+                    raise
                 self.gone = True
 
     def __getattr__(self, name: str) -> Any:
