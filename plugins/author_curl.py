@@ -278,13 +278,13 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     if c.bearer:
         headers["Authorization"] = f"Bearer {c.bearer}"
     headers = move_header_secrets(headers, secrets, where)
-    query = move_value_secrets(query, secrets, where, "query parameter")
     kind, body = _body(c)
     entry: dict[str, Any] = {"url": url}
     method = c.method or ("GET" if c.get or kind == "none" else "POST")
-    if c.get and kind == "form":
+    if c.get and kind == "form":  # -G: the data is the query (and its secrets too)
         query.update(body)
         kind, body = "none", None
+    query = move_value_secrets(query, secrets, where, "query parameter")
     placed: str | None = None
     if kind in ("json", "text"):
         body = move_value_secrets(body, secrets, where, "field") if isinstance(body, dict) else body

@@ -666,3 +666,26 @@ def test_an_empty_name_or_source_is_refused(rook_workspace, rook_cli, args, need
     assert r.exit_code == 2 and needle in r.stderr, r.stdout + r.stderr
     assert r.stdout == ""
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
+def test_curl_get_data_credentials_move_to_env(rook_workspace, rook_cli, authoring_server):
+    """With -G the -d/--data-urlencode pairs are the query: an api_key among them
+    went into the profile's query as written, not into env."""
+    ws = rook_workspace
+    key = "k-" + authoring_server.api_key[-12:]
+    curl = (
+        f"curl -G {authoring_server.url}/echo --data-urlencode 'q=hi there' "
+        f"--data-urlencode 'api_key={key}' --data-urlencode 'token={key}x'"
+    )
+    r = add(rook_cli, ws, "getter", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "getter")["hooks"]["execute"]["http"]
+    assert http["query"] == {
+        "q": "{{goal}}",
+        "api_key": "{{env.AGENT_API_KEY}}",
+        "token": "{{env.AGENT_API_TOKEN}}",
+    }
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+    sent = authoring_server.seen("GET", "/echo")[-1]["query"]
+    assert sent == {"q": "Say hello in one short sentence.", "api_key": key, "token": key + "x"}
