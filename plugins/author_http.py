@@ -179,7 +179,7 @@ def _named(doc: Any, path: tuple[Any, ...]) -> tuple[Any, Any, str] | None:
         return None
     for name in MESSAGE_KEYS:
         for key, value in doc.items():
-            if str(key).lower() == name and isinstance(value, str):
+            if str(key).lower() == name and isinstance(value, str) and "{{" not in value:
                 return doc, key, jmes((*path, key))
     for key, value in doc.items():
         found = _named(value, (*path, key))
@@ -195,6 +195,8 @@ def _longest(doc: Any) -> tuple[Any, Any, str] | None:
         nonlocal best
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for key, value in items:
+            if isinstance(value, str) and "{{" in value:
+                continue  # a reference ({{env.X}}, a credential moved out), not a message
             if isinstance(value, str) and (best is None or len(value) > best[0]):
                 best = (len(value), node, key, jmes((*path, key)))
             elif isinstance(value, (dict, list)):

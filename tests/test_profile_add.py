@@ -689,3 +689,25 @@ def test_curl_get_data_credentials_move_to_env(rook_workspace, rook_cli, authori
     assert_nowhere(ws, key)
     sent = authoring_server.seen("GET", "/echo")[-1]["query"]
     assert sent == {"q": "Say hello in one short sentence.", "api_key": key, "token": key + "x"}
+
+
+def test_the_goal_never_replaces_a_credential_moved_to_env(rook_workspace, rook_cli, authoring_server):
+    """With no field named like a message, the goal went to the longest string:
+    the `{{env.AGENT_API_KEY}}` the key had just become. The profile sent the goal
+    as the key and declared a variable nothing used."""
+    ws = rook_workspace
+    key = "k-" + authoring_server.api_key[-12:]
+    r = add(rook_cli, ws, "echo", "--no-test", input=f"curl '{authoring_server.url}/echo?api_key={key}&say=hello'")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "echo")["hooks"]["execute"]["http"]
+    assert http["query"] == {"api_key": "{{env.AGENT_API_KEY}}", "say": "{{goal}}"}
+    assert "the goal goes where your sample message was: query parameter say" in r.stdout
+    curl = (
+        f"curl {authoring_server.url}/echo -H 'Content-Type: application/json' "
+        f"""-d '{{"auth": {{"token": "{key}"}}, "payload": {{"words": "hi"}}}}'"""
+    )
+    r = add(rook_cli, ws, "nested", "--no-test", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    body = profile(ws, "nested")["hooks"]["execute"]["http"]["body"]
+    assert body == {"auth": {"token": "{{env.AGENT_API_TOKEN}}"}, "payload": {"words": "{{goal}}"}}
+    assert_nowhere(ws, key)
