@@ -287,7 +287,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     query = move_value_secrets(query, secrets, where, "query parameter")
     placed: str | None = None
     if kind in ("json", "text"):
-        body = move_value_secrets(body, secrets, where, "field") if isinstance(body, dict) else body
+        if isinstance(body, (dict, list)):  # a JSON array too: its objects' fields
+            body = move_value_secrets({"body": body}, secrets, where, "field")["body"]
         body, placed = place_goal(body)
         placed = f"body ({placed})" if placed else None
     elif kind == "form":

@@ -102,22 +102,24 @@ def basic_header(user: str, password: str, secrets: Secrets, where: str) -> str:
 
 def move_value_secrets(values: dict[str, Any], secrets: Secrets, where: str, part: str) -> dict:
     """Credential-named query parameters or body fields, and values shaped like a key,
-    -> ``{{env.NAME}}``."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if (
-            isinstance(value, str)
-            and value
-            and "{{" not in value
-            and (secret_name(key) or secret_value(value))
-        ):
+    -> ``{{env.NAME}}``; in a JSON body (``part`` ``field``) also inside nested
+    objects and lists (``{"auth": [{"token": ...}]}``)."""
+    return {key: _move_value(key, value, secrets, where, part) for key, value in values.items()}
+
+
+def _move_value(key: str, value: Any, secrets: Secrets, where: str, part: str) -> Any:
+    if isinstance(value, str):
+        if value and "{{" not in value and (secret_name(key) or secret_value(value)):
             var = secrets.add(secret_kind(key), f"the {key} {part} of {where}", value)
-            out[key] = f"{{{{env.{var}}}}}"
-        elif isinstance(value, dict) and part == "field":
-            out[key] = move_value_secrets(value, secrets, where, part)
-        else:
-            out[key] = value
-    return out
+            return f"{{{{env.{var}}}}}"
+        return value
+    if part != "field":
+        return value
+    if isinstance(value, dict):
+        return move_value_secrets(value, secrets, where, part)
+    if isinstance(value, list):  # an item is named by its list's field
+        return [_move_value(key, item, secrets, where, part) for item in value]
+    return value
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:

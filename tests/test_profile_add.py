@@ -711,3 +711,34 @@ def test_the_goal_never_replaces_a_credential_moved_to_env(rook_workspace, rook_
     body = profile(ws, "nested")["hooks"]["execute"]["http"]["body"]
     assert body == {"auth": {"token": "{{env.AGENT_API_TOKEN}}"}, "payload": {"words": "{{goal}}"}}
     assert_nowhere(ws, key)
+
+
+def test_credentials_inside_json_lists_move_to_env(rook_workspace, rook_cli, authoring_server):
+    """A token in an object inside a list (`{"auth": [{"token": ...}]}`), a key in a
+    list of strings, or in a JSON array body was written into the profile as is."""
+    ws = rook_workspace
+    key = "tok-" + authoring_server.api_key[-12:]
+    shaped = "sk-proj-" + authoring_server.api_key[-20:]
+    curl = (
+        f"curl {authoring_server.url}/echo -H 'Content-Type: application/json' "
+        f"""-d '{{"message": "hi", "auth": [{{"token": "{key}"}}], "keys": ["{shaped}"]}}'"""
+    )
+    r = add(rook_cli, ws, "listed", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    body = profile(ws, "listed")["hooks"]["execute"]["http"]["body"]
+    assert body == {
+        "message": "{{goal}}",
+        "auth": [{"token": "{{env.AGENT_API_TOKEN}}"}],
+        "keys": ["{{env.AGENT_API_KEY}}"],
+    }
+    sent = authoring_server.seen("POST", "/echo")[-1]["json"]
+    assert sent["auth"] == [{"token": key}] and sent["keys"] == [shaped]
+    r = add(rook_cli, ws, "array", "--no-test", input=(
+        f"curl {authoring_server.url}/echo -H 'Content-Type: application/json' "
+        f"""-d '[{{"message": "hi", "token": "{key}"}}]'"""
+    ))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    body = profile(ws, "array")["hooks"]["execute"]["http"]["body"]
+    assert body == [{"message": "{{goal}}", "token": "{{env.AGENT_API_TOKEN}}"}]
+    assert key not in r.stdout + r.stderr and shaped not in r.stdout + r.stderr
+    assert_nowhere(ws, key, shaped)
