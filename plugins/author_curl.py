@@ -231,11 +231,24 @@ def _apply(c: Curl, name: str, value: str) -> None:
         c.bearer = value
 
 
+FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")
+
+
 def _body(c: Curl) -> tuple[str, Any]:
     """``("json", value)``, ``("form", mapping)``, ``("text", str)`` or ``("none", None)``."""
-    if c.urlencode:
-        pairs = [tuple(p.partition("=")[::2]) for p in c.urlencode]
-        return "form", {k: v for k, v in pairs}
+    if c.urlencode:  # curl joins every data piece with &: -d pairs are fields too
+        form: dict[str, str] = {}
+        for raw in c.data:
+            if not FORM_PAIRS.fullmatch(raw):
+                raise ConfigError(  # the piece is not shown: it may hold a secret
+                    "the cURL command mixes --data-urlencode with a -d/--data piece that "
+                    "is not name=value pairs; send the body one way"
+                )
+            form.update(parse_qsl(raw, keep_blank_values=True))
+        for piece in c.urlencode:
+            name, _, value = piece.partition("=")
+            form[name] = value
+        return "form", form
     if not c.data:
         return "none", None
     raw = "&".join(c.data)
@@ -248,7 +261,7 @@ def _body(c: Curl) -> tuple[str, Any]:
         raise ConfigError(  # the body is not shown: it may hold a secret not yet recognised
             "the cURL body is declared as JSON (Content-Type or --json) but is not valid JSON"
         )
-    if re.fullmatch(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*", raw):
+    if FORM_PAIRS.fullmatch(raw):
         return "form", dict(parse_qsl(raw, keep_blank_values=True))
     return "text", raw
 

@@ -742,3 +742,33 @@ def test_credentials_inside_json_lists_move_to_env(rook_workspace, rook_cli, aut
     assert body == [{"message": "{{goal}}", "token": "{{env.AGENT_API_TOKEN}}"}]
     assert key not in r.stdout + r.stderr and shaped not in r.stdout + r.stderr
     assert_nowhere(ws, key, shaped)
+
+
+def test_data_pieces_beside_data_urlencode_are_kept(rook_workspace, rook_cli, authoring_server):
+    """curl joins -d and --data-urlencode pieces into one form body; with any
+    --data-urlencode the -d pieces were dropped: the message (and a password
+    among them) vanished and the goal went into another field."""
+    ws = rook_workspace
+    pw = "pw-" + authoring_server.api_key[-12:]
+    curl = (
+        f"curl {authoring_server.url}/form -d 'message=hello desk' -d 'password={pw}' "
+        "--data-urlencode 'lang=en'"
+    )
+    r = add(rook_cli, ws, "mixed", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "mixed")["hooks"]["execute"]["http"]
+    assert http["form"] == {
+        "message": "{{goal}}",
+        "password": "{{env.AGENT_PASSWORD}}",
+        "lang": "en",
+    }
+    assert "answer: form reply to: Say hello in one short sentence." in r.stdout
+    sent = authoring_server.seen("POST", "/form")[-1]["text"]
+    assert f"password={pw}" in sent and "lang=en" in sent
+    assert_nowhere(ws, pw)
+    r = add(rook_cli, ws, "bad", "--no-test", input=(
+        f"""curl {authoring_server.url}/form -d '{{"message": "hi"}}' --data-urlencode 'lang=en'"""
+    ))
+    assert r.exit_code == 2 and "mixes --data-urlencode with a -d/--data piece" in r.stderr, (
+        r.stdout + r.stderr
+    )
