@@ -772,3 +772,22 @@ def test_data_pieces_beside_data_urlencode_are_kept(rook_workspace, rook_cli, au
     assert r.exit_code == 2 and "mixes --data-urlencode with a -d/--data piece" in r.stderr, (
         r.stdout + r.stderr
     )
+
+
+def test_a_name_in_another_script_gets_an_id_or_a_way_out(rook_workspace, rook_cli):
+    """Accents were dropped from the id (`Café Öl` -> `caf-l`), and a name with no
+    letter a-z (`東京`) was refused as having "no letter or digit", with no way
+    to give a profile that name."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "Café Öl", "--no-test", "--command", "cat")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "cafe-ol")
+    assert data["name"] == "Café Öl" and data["id"] == "cafe-ol"
+    r = add(rook_cli, ws, "東京", "--no-test", "--command", "cat")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "profile name '東京': the id is made from the name's letters a-z" in r.stderr
+    assert "rook profile rename ID '東京'" in r.stderr
+    r = rook_cli("profile", "rename", "--workspace", str(ws.root), "cafe-ol", "東京")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    r = rook_cli("profile", "show", "--workspace", str(ws.root), "東京")
+    assert r.exit_code == 0 and "東京 (id cafe-ol)" in r.stdout, r.stdout + r.stderr

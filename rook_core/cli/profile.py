@@ -9,6 +9,7 @@ and the authors are plugins (``rook_register_authors``).
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,13 @@ from .options import workspace_options
 
 
 def slug(text: str) -> str:
-    """A profile id from a name: lower-case letters, digits, ``-`` and ``_``."""
-    return re.sub(r"[^a-z0-9_-]+", "-", text.strip().lower()).strip("-_")
+    """A profile id from a name: lower-case letters, digits, ``-`` and ``_``;
+    accents are folded (``Café`` -> ``cafe``), not dropped (``caf``)."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKD", text.strip().lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return re.sub(r"[^a-z0-9_-]+", "-", folded).strip("-_")
 
 
 class Session:
@@ -285,7 +291,11 @@ def _add(
     name = name or suggest_name(plugin, source) or s.agent.name
     pid = slug(name)
     if not pid:
-        raise ConfigError(f"profile name {name!r}: needs at least one letter or digit")
+        raise ConfigError(
+            f"profile name {name!r}: the id is made from the name's letters a-z (accents "
+            "folded) and digits, and it has none; add the profile under a name that has "
+            f"some, then rename it: rook profile rename ID {shlex.quote(name)}"
+        )
     from ..models import ID_MAX
 
     if len(pid) > ID_MAX:
