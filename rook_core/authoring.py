@@ -177,6 +177,27 @@ class Secrets:
     def found_in(self, text: str) -> bool:
         return any(v in text for v in self._hidden)
 
+    def move_from_text(self, text: str, where: str) -> str:
+        """``text`` (plain-language notes) with every secret in it replaced by
+        ``$NAME`` of the variable it now is; the author agent reads the notes
+        and must never see, nor copy into a script, the value."""
+        from .credentials import secret_kind, text_secrets
+
+        found = text_secrets(text)
+        names = [  # named in the order they are found, replaced from the end
+            self.add(
+                secret_kind(f.name),
+                f"the {'password in a URL' if f.purpose == 'password' else f.name} in {where}",
+                f.value,
+            )
+            for f in found
+        ]
+        for f, var in reversed(list(zip(found, names, strict=True))):
+            text = text[: f.start] + f"${var}" + text[f.end :]
+        for var, value in self._values.items():  # the same value mentioned again
+            text = text.replace(value, f"${var}")
+        return text
+
 
 @plain
 class AuthorRequest:

@@ -18,6 +18,8 @@ they agree on what a credential is:
     the secrets in a command line's words: ``VAR=value`` assignments,
     ``--api-key X`` / ``--api-key=X`` options, ``-H 'Authorization: ...'``
     headers, key-shaped words and URLs holding secrets.
+:func:`text_secrets`
+    the secrets in plain-language notes: the same, read from prose.
 :func:`mask`
     a profile's configuration as ``rook profile show`` prints it.
 
@@ -189,6 +191,41 @@ def mask_url(url: str) -> str:
     for f in sorted(url_secrets(url), key=lambda f: f.start, reverse=True):
         url = url[: f.start] + HIDDEN_PART + url[f.end :]
     return url
+
+
+# -- prose ---------------------------------------------------------------------------
+
+_NAMED_IN_TEXT = re.compile(
+    r"(?<![A-Za-z0-9_-])([A-Za-z][A-Za-z0-9_-]*)[\"']?\s*[:=]\s*[\"']?"
+    r"(?:(?:Basic|Bearer|Token)\s+)?([^\s\"',;]+)"
+)
+_SCHEME = re.compile(r"(?:Basic|Bearer|Token) ")
+
+
+def text_secrets(text: str) -> list[Found]:
+    """The secrets in plain-language text (``rook profile add --notes``): a URL's
+    password or credential parameter, ``NAME: value`` or ``NAME=value`` where
+    NAME is a credential's (``X-Api-Key: ...``, ``password=...``;
+    ``Authorization: Bearer X`` gives X), and any word shaped like a key. Spans of
+    ``text``, without overlaps, in order."""
+    found: list[Found] = []
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:)]}'\"")
+        for f in url_secrets(url):
+            found.append(Found(f.value, m.start() + f.start, m.start() + f.end, f.name, f.purpose))
+    for m in _NAMED_IN_TEXT.finditer(text):
+        name, value = m.group(1), m.group(2).rstrip(".)]}")
+        if secret_name(name) and not placeholder(value) and len(value) >= 6:
+            found.append(Found(value, m.start(2), m.start(2) + len(value), name, "value"))
+    for m in SECRET_IN_TEXT.finditer(text):
+        head = _SCHEME.match(m.group(0))
+        start = m.start() + (head.end() if head else 0)
+        found.append(Found(text[start : m.end()], start, m.end(), "key", "value"))
+    out: list[Found] = []
+    for f in sorted(found, key=lambda f: (f.start, -f.end)):
+        if not out or f.start >= out[-1].end:
+            out.append(f)
+    return out
 
 
 # -- command lines -----------------------------------------------------------------

@@ -791,3 +791,49 @@ def test_a_name_in_another_script_gets_an_id_or_a_way_out(rook_workspace, rook_c
     assert r.exit_code == 0, r.stdout + r.stderr
     r = rook_cli("profile", "show", "--workspace", str(ws.root), "東京")
     assert r.exit_code == 0 and "東京 (id cafe-ol)" in r.stdout, r.stdout + r.stderr
+
+
+COPYING_AUTHOR = r'''
+import json, re, sys
+request = sys.stdin.read()
+open(sys.argv[1], "w").write(request)
+token = re.search(r"Bearer (\S+)", json.loads(request.rsplit("```json", 1)[1].split("```")[0])["notes"]).group(1)
+read = f"os.environ[{token[1:]!r}]" if token.startswith("$") else repr(token)
+print(f"""```python
+import json, os, sys, urllib.request
+if sys.argv[1] == "execute":
+    body = {{"messages": [{{"role": "user", "content": sys.stdin.read()}}]}}
+    req = urllib.request.Request(sys.argv[0] and {sys.argv[2]!r}, json.dumps(body).encode(),
+                                 {{"Authorization": "Bearer " + {read}, "Content-Type": "application/json"}})
+    answer = json.load(urllib.request.urlopen(req))["choices"][0]["message"]["content"]
+    print(json.dumps({{"output": answer}}))
+```""")
+'''
+
+
+def test_a_key_in_the_notes_never_reaches_the_author_agent(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A key written in --notes went to the author agent as is, and an author that
+    copies what it reads (as a coding agent does) put it in the hook script:
+    Rook wrote the file, since it knew of no secret."""
+    ws = rook_workspace
+    author = tmp_path / "author.py"
+    author.write_text(COPYING_AUTHOR)
+    seen = tmp_path / "request.md"
+    url = f"{authoring_server.url}/v1/chat/completions"
+    notes = f"POST a chat to {url} with the header Authorization: Bearer {authoring_server.api_key}"
+    r = add(rook_cli, ws, "desk", "--notes", notes, "--author", f"{sys.executable} {author} {seen} {url}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: echo: Say hello in one short sentence." in r.stdout
+    assert "secret: AGENT_API_TOKEN (the Authorization in the notes)" in r.stdout
+    assert profile(ws, "desk")["env"] == [
+        {"variable": "AGENT_API_TOKEN", "purpose": "the Authorization in the notes"}
+    ]
+    assert "Bearer $AGENT_API_TOKEN" in seen.read_text()
+    assert authoring_server.api_key not in seen.read_text()
+    assert authoring_server.api_key not in r.stdout + r.stderr
+    assert_nowhere(ws, authoring_server.api_key)
+    ws.scenario({"id": "s", "goal": "hello there", "criteria": [{"contains": "echo: hello"}]})
+    run = rook_cli("run", "--json", env={"AGENT_API_TOKEN": authoring_server.api_key})
+    assert run.statuses() == {"s": "passed"}, run.stderr

@@ -173,6 +173,30 @@ def test_values_shaped_like_keys():
         assert not secret_value(value), value
 
 
+def test_secrets_in_notes():
+    from rook_core.credentials import text_secrets
+
+    notes = (
+        "Use Authorization: Bearer abcdef123456 against https://bob:pw-1234@h.example/x?key=qq12345678. "
+        'Send "api_key": "secret-9999" and password=hunter2notes; or sk-proj-abcdef1234567890. '
+        "auth: none; the token-file: /etc/tok; a monkey: bananas1234; keep {{env.X}} and $MY_KEY"
+    )
+    found = [(f.value, f.name) for f in text_secrets(notes)]
+    assert found == [
+        ("abcdef123456", "Authorization"),
+        ("pw-1234", "password"),
+        ("qq12345678", "key"),
+        ("secret-9999", "api_key"),
+        ("hunter2notes", "password"),
+        ("sk-proj-abcdef1234567890", "key"),
+    ]
+    secrets = Secrets("DESK", Redactor())
+    moved = secrets.move_from_text(notes + " (again: abcdef123456)", "the notes")
+    assert "Bearer $DESK_API_TOKEN" in moved and "(again: $DESK_API_TOKEN)" in moved
+    assert "bob:$DESK_PASSWORD@" in moved and "?key=$DESK_API_KEY." in moved
+    assert not any(v in moved for v, _ in found)
+
+
 def test_command_line_secrets():
     argv = [
         "env", "MODE=fast", "OPENAI_API_KEY=sk-CMDSECRET999", "python3", "agent.py",

@@ -8,6 +8,7 @@ and the authors are plugins (``rook_register_authors``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 import sys
@@ -308,6 +309,10 @@ def _add(
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
 
     secrets = Secrets(env_prefix(s.agent.name), s.redactor)
+    if source.kind == "notes":  # a key in the notes never reaches the author agent
+        source = dataclasses.replace(source, text=secrets.move_from_text(source.text, "the notes"))
+    elif notes:
+        notes = secrets.move_from_text(notes, "the notes")
     request = AuthorRequest(
         source=source,
         agent=s.agent,
