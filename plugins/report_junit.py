@@ -7,8 +7,8 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
 Turn outputs and calls go to ``<system-out>``. With a ``--min-pass-rate``
-gate, the suite's properties carry its verdict (``gate``: ``met`` or
-``missed``); the testcases still hold every run's own result.
+gate, the suite's properties carry its verdict (``gate``: ``met``,
+``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
 Characters XML 1.0 cannot hold (most control characters) are replaced, so
 the file always parses. The file is written one testcase at a time.
@@ -165,9 +165,11 @@ def _skeleton(report: dict[str, Any], attrs: dict[str, str]) -> tuple[ET.Element
         # the testcases keep every run's result (a failed repeat is a <failure>
         # even when its scenario reached the gate): the gate's verdict is here
         missed = [m["id"] for m in gate.get("missed") or ()]
+        # a gate no decided run reached verified nothing: never "met"
+        verdict = "missed" if missed else "met" if summary.get("decided") else "unverifiable"
         facts += [
             ("min_pass_rate", f"{gate['min_pass_rate']:g}"),
-            ("gate", "missed" if missed else "met"),
+            ("gate", verdict),
             ("gate_missed", ",".join(missed)),
             ("gate_ungated", ",".join(gate.get("ungated") or ())),
         ]

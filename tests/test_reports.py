@@ -342,11 +342,14 @@ def test_a_gate_met_by_no_decided_run_is_never_shown_as_passed(rook_workspace, r
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
     rook_workspace.scenario({"id": "bare", "goal": "g"})  # no criteria: unverifiable
     r = rook_cli("run", "--min-pass-rate", "0.9", "--report", f"html:{tmp_path}/r.html",
-                 "--report", f"markdown:{tmp_path}/r.md")
+                 "--report", f"markdown:{tmp_path}/r.md", "--report", f"junit:{tmp_path}/r.xml")
     assert r.exit_code == 0, r.stderr
     assert "gate --min-pass-rate 0.9: no run was decided" in r.stdout
     assert (tmp_path / "r.md").read_text().startswith("## ❔ Rook: nothing was verified (gate 0.9)")
     assert re.search(r"<title>Rook run \S+ — unverifiable", (tmp_path / "r.html").read_text())
+    # JUnit said gate=met
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "r.xml").iter("property")}
+    assert props["gate"] == "unverifiable" and props["gate_ungated"] == "bare"
 
 
 def test_min_pass_rate_is_validated(rook_workspace, rook_cli):
