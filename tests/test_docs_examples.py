@@ -2,7 +2,8 @@
 
 A fenced block is tested when an HTML comment right before it says how:
 
-    <!-- test: file PATH -->              write the block to PATH (in the page's sandbox)
+    <!-- test: file PATH [mode=755] -->   write the block to PATH (in the page's sandbox),
+                                          with that mode (octal) when given
     <!-- test: plugin NAME MODULE -->     install the block as module MODULE, entry point
                                           NAME in the `rook` group (a real dist-info)
     <!-- test: sh [exit=N] [expect=T] --> run it with bash -e; exit N (default 0), and T
