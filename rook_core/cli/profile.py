@@ -229,7 +229,10 @@ def add_command(
         ("--notes", notes),
     ):  # `--command "$CMD"` with CMD empty: refused, never taken for something else
         if value is not None and not value.strip():
-            raise ConfigError(f"{what} {value!r}: names nothing")
+            raise ConfigError(
+                f"{what} {value!r}: names nothing; give a value, or leave it out"
+                + (" (the profile is then named after its source)" if what == "NAME" else "")
+            )
     given = click.get_current_context().get_parameter_source("max_iterations")
     if ruhroh is None and given is click.core.ParameterSource.COMMANDLINE:
         raise ConfigError("--max-iterations: only for a Ruhroh wrapper (--ruhroh CMD)")
