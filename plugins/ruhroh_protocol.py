@@ -119,20 +119,37 @@ def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
     return value, "\n".join(lines[:idx])
 
 
+def _read_regular(path: Path, cap: int) -> tuple[int, bytes] | None:
+    """``path``'s size and (when within ``cap``) its bytes; ``None`` when it does
+    not exist. Opened without blocking and read only when it is a regular file:
+    a named pipe there waits for a writer forever and a device never ends.
+    Raises OSError, and :class:`ProtocolError` for a file that is no regular one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ProtocolError(
+                f"the result file {path} (RUHROH_RESULT_PATH) is not a regular file "
+                "(a named pipe, device, socket or directory); Rook does not read it"
+            )
+        return st.st_size, (fh.read(cap + 1) if st.st_size <= cap else b"")
+
+
 def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
     """The ``RUHROH_RESULT_PATH`` file as a mapping, or ``None`` when absent (or empty)."""
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+        found = _read_regular(path, cap)
+    except OSError as exc:
+        raise ProtocolError(f"cannot read the result file {path}: {exc.strerror or exc}") from None
+    if found is None:
         return None
-    except OSError as exc:
-        raise ProtocolError(f"cannot read the result file {path}: {exc.strerror or exc}") from None
-    if size > cap:
+    size, raw = found
+    if size > cap or len(raw) > cap:
         raise ProtocolError(f"the result file {path} is {size} bytes, over the {cap}-byte cap")
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ProtocolError(f"cannot read the result file {path}: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return None
     try:
@@ -161,16 +178,16 @@ def redact_result_file(path: Path, redactor: Any, cap: int) -> str | None:
     if not redactor:
         return None
     try:
-        size = path.stat().st_size
-    except OSError:
+        found = _read_regular(path, cap)
+    except (OSError, ProtocolError):
+        return None  # never read, so nothing of it reached the record
+    if found is None:
         return None
-    if size > cap:
+    size, raw = found
+    if size > cap or len(raw) > cap:
         path.unlink(missing_ok=True)
         return f"the result file ({size} bytes, over the cap) was removed: it was not redacted"
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+    text = raw.decode("utf-8", errors="replace")
     clean = redactor.text(text)
     try:
         data = hookio.loads(text)

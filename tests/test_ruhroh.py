@@ -860,3 +860,32 @@ def test_the_handle_from_an_open_hook_reaches_the_wrapper(rook_workspace, rook_c
     assert r.exit_code == 0, r.stderr + r.stdout
     assert [c["RUHROH_SESSION_HANDLE"] for c in calls(probe_dir)] == ["thread-from-open"] * 2
     assert r.report["run"]["capabilities"]["observed"]["multi_turn"] is True  # open returned it
+
+
+# -- a result path that is no regular file -----------------------------------
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_result_file_that_is_no_regular_file_is_not_read(kind, rook_workspace, rook_cli):
+    # a named pipe at RUHROH_RESULT_PATH waits for a writer forever, and a link to
+    # /dev/zero never ends: either hung the whole run, past every timeout
+    make = {
+        "fifo": 'mkfifo "$RUHROH_RESULT_PATH"',
+        "device": 'ln -s /dev/zero "$RUHROH_RESULT_PATH"',
+    }[kind]
+    wrapper = rook_workspace.script(
+        "odd-result.sh",
+        f"""
+        #!/bin/bash
+        {make}
+        echo '{{"status":"goal_satisfied","output":"done"}}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr + r.stdout
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "is not a regular file" in s["reason"] and "RUHROH_RESULT_PATH" in s["reason"]
