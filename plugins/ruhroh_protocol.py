@@ -283,10 +283,16 @@ def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
         return dict(value)
     if not isinstance(value, (str, Path)):
         return {"value": value}
-    path = Path(value).expanduser()
+    path = Path(value)
+    try:
+        path = path.expanduser()
+    except RuntimeError:  # ~user of no such user: no file to read
+        return {"path": str(value), "missing": True}
     if not path.is_absolute():
         path = base / path
     info: dict[str, Any] = {"path": str(path)}
+    if "\0" in str(path):  # no file name holds one (os.open raises ValueError)
+        return {**info, "missing": True}
     try:
         if path.is_dir():
             return {**info, "kind": "directory"}

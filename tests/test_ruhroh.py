@@ -889,3 +889,29 @@ def test_a_result_file_that_is_no_regular_file_is_not_read(kind, rook_workspace,
     s = scenario_of(r)
     assert s["status"] == "error"
     assert "is not a regular file" in s["reason"] and "RUHROH_RESULT_PATH" in s["reason"]
+
+
+def test_an_artifact_path_that_cannot_be_opened_loses_nothing(rook_workspace, rook_cli):
+    # "~nobody-here/x" (no such user) raised RuntimeError and a path holding NUL a
+    # ValueError: the whole turn was lost (no status, no transcript), as a plugin crash
+    wrapper = rook_workspace.script(
+        "odd-artifacts.sh",
+        r"""
+        #!/bin/bash
+        echo kept > notes.txt
+        echo "working"
+        echo '{"status":"goal_satisfied","output":"done","artifacts":{"home":"~no-such-user-rook/x","nul":"a\u0000b","notes":"notes.txt"}}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}, {"equals": "done"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    ev = scenario_of(r)["turns"][0]["evidence"]
+    assert ev["transcript"] == "working"
+    arts = ev["artifacts"]
+    assert arts["notes"]["content"] == "kept\n"
+    assert arts["home"]["missing"] is True and arts["home"]["path"] == "~no-such-user-rook/x"
+    assert arts["nul"]["missing"] is True and "content" not in arts["nul"]
