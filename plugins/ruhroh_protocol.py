@@ -211,11 +211,13 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)):
         return value
     if isinstance(value, str):
+        # a number written as a JSON string ("12", "0.1"): JSON's number syntax only,
+        # never what float() also takes ("nan", "-inf", "1_0"), no count at all
         try:
-            number = float(value)
-        except ValueError:
+            number = hookio.loads(value.strip())
+        except (ValueError, RecursionError):
             return None
-        return int(number) if number.is_integer() and "." not in value else number
+        return number if isinstance(number, (int, float)) and not isinstance(number, bool) else None
     return None
 
 

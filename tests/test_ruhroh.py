@@ -915,3 +915,43 @@ def test_an_artifact_path_that_cannot_be_opened_loses_nothing(rook_workspace, ro
     assert arts["notes"]["content"] == "kept\n"
     assert arts["home"]["missing"] is True and arts["home"]["path"] == "~no-such-user-rook/x"
     assert arts["nul"]["missing"] is True and "content" not in arts["nul"]
+
+
+def test_usage_strings_that_are_no_json_number_are_not_counts(rook_workspace, rook_cli):
+    # "nan" passed max_tokens ("tokens input nan/50": nan <= 50 is never checked as
+    # false), "-inf" or "1_0" became numbers by Python's float(), and NaN made the
+    # run record JSON no reader accepts; "12" and "0.1" are still read as numbers
+    wrapper = rook_workspace.script(
+        "odd-usage.sh",
+        """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"done","usage":{"inputTokens":"nan","outputTokens":"12","totalTokens":"1_0","costUsd":"Infinity"}}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "goal": "g",
+            "criteria": [
+                {"max_tokens": {"input": 50}},
+                {"max_tokens": {"total": 50}},
+                {"max_cost": 0.5},
+                {"max_tokens": {"output": 20}},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert [c["status"] for c in s["criteria"]] == [
+        "unverifiable",
+        "unverifiable",
+        "unverifiable",
+        "passed",
+    ], s["criteria"]
+    assert s["turns"][0]["usage"] == {"output": 12}
+    run_dir = Path(r.report["run"]["dir"])
+    json.loads(
+        (run_dir / "scenarios" / "s.1.json").read_text(),
+        parse_constant=lambda c: pytest.fail(f"{c} in the record"),
+    )
