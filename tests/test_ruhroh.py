@@ -955,3 +955,27 @@ def test_usage_strings_that_are_no_json_number_are_not_counts(rook_workspace, ro
         (run_dir / "scenarios" / "s.1.json").read_text(),
         parse_constant=lambda c: pytest.fail(f"{c} in the record"),
     )
+
+
+def test_a_negative_cost_never_passes_max_cost(rook_workspace, rook_cli):
+    # costUsd -5 passed max_cost 0.50 ("cost $-5.0000"), and over two turns a negative
+    # cost hid the other's: -5 + 5.4 = 0.4 passed though one turn alone cost $5.40
+    wrapper = rook_workspace.script(
+        "negative-cost.sh",
+        """
+        #!/bin/bash
+        cost=5.4; [ "$RUHROH_ITERATION" = 1 ] && cost=-5
+        status=goal_satisfied; [ "$RUHROH_MESSAGE" = first ] && status=continue
+        echo "{\\"status\\":\\"$status\\",\\"output\\":\\"ok\\",\\"usage\\":{\\"costUsd\\":$cost}}"
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"max_cost": 0.5}]})
+    rook_workspace.scenario(
+        {"id": "two", "turns": ["first", "second"], "criteria": [{"max_cost": 0.5}]}
+    )
+    r = rook_cli("run", "--json")
+    for sid in ("one", "two"):
+        s = scenario_of(r, sid)
+        assert s["criteria"][0]["status"] == "unverifiable", s["criteria"]
+        assert "negative" in s["criteria"][0]["reason"]
