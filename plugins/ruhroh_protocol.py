@@ -321,7 +321,12 @@ def read_artifacts(artifacts: Any, base: Path, cap: int) -> dict[str, Any]:
     """Artifacts a result names (``{name: path}``, or a list of paths) with each
     file's content, capped at ``cap`` bytes (binary files: size only)."""
     if isinstance(artifacts, list):
-        items = [(Path(str(p)).name, p) for p in artifacts]
+        names = [Path(str(p)).name for p in artifacts]
+        # each by its file name; files that share one by the path as given, so none is lost
+        items = [
+            (name if names.count(name) == 1 else str(p), p)
+            for name, p in zip(names, artifacts, strict=True)
+        ]
     elif isinstance(artifacts, dict):
         items = list(artifacts.items())
     else:

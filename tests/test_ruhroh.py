@@ -979,3 +979,24 @@ def test_a_negative_cost_never_passes_max_cost(rook_workspace, rook_cli):
         s = scenario_of(r, sid)
         assert s["criteria"][0]["status"] == "unverifiable", s["criteria"]
         assert "negative" in s["criteria"][0]["reason"]
+
+
+def test_listed_artifacts_with_one_file_name_are_all_kept(rook_workspace, rook_cli):
+    # a list of paths is keyed by file name: a/log.txt was overwritten by b/log.txt
+    wrapper = rook_workspace.script(
+        "two-logs.sh",
+        """
+        #!/bin/bash
+        mkdir -p a b; echo first > a/log.txt; echo second > b/log.txt; echo t > trace.json
+        echo '{"status":"goal_satisfied","output":"ok","artifacts":["a/log.txt","b/log.txt","trace.json"]}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    arts = scenario_of(r)["turns"][0]["evidence"]["artifacts"]
+    assert {k: v["content"] for k, v in arts.items()} == {
+        "a/log.txt": "first\n",
+        "b/log.txt": "second\n",
+        "trace.json": "t\n",
+    }
