@@ -9,6 +9,7 @@ Connector authors import :class:`Connector` and the types its methods get from
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +141,14 @@ class CommandConnector(Connector):
             )
             result.failure = f"{proc.overflow} exceeded the {cap}-byte cap; the wrapper was killed"
         elif result.failure is None and result.status is None:
-            if proc.returncode:
+            given = fields.get("status")
+            if given not in (None, ""):
+                where = "result file" if from_file and "status" in from_file else "final line"
+                result.failure = (
+                    f"the wrapper's {where} gives status {tail(json.dumps(given), 100)}: "
+                    'a completion status is a string such as "goal_satisfied"'
+                )
+            elif proc.returncode:
                 how = (
                     f"killed by signal {-proc.returncode}"
                     if proc.returncode < 0

@@ -1000,3 +1000,22 @@ def test_listed_artifacts_with_one_file_name_are_all_kept(rook_workspace, rook_c
         "b/log.txt": "second\n",
         "trace.json": "t\n",
     }
+
+
+def test_a_status_that_is_no_string_is_named_in_the_diagnosis(rook_workspace, rook_cli):
+    # the result file's {"status": 7} wins over the final line's goal_satisfied; the
+    # diagnosis said "reported no completion status" and quoted that final line
+    wrapper = rook_workspace.script(
+        "status-seven.sh",
+        """
+        #!/bin/bash
+        echo '{"status":7}' > "$RUHROH_RESULT_PATH"
+        echo '{"status":"goal_satisfied"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "status 7" in s["reason"] and "result file" in s["reason"], s["reason"]
