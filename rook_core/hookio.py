@@ -150,7 +150,7 @@ small enough that every sum and comparison of them stays a finite float."""
 
 
 def _check_usage(usage: Any) -> dict[str, Any] | None:
-    """``usage`` checked: an object of numbers, token counts never negative.
+    """``usage`` checked: an object of numbers, token counts and costs never negative.
 
     ``None`` (as if absent) when it holds no number at all (``{}``)."""
     if not isinstance(usage, dict):
@@ -165,6 +165,8 @@ def _check_usage(usage: Any) -> dict[str, Any] | None:
             raise OutputError(f"usage.{k} must be a number, got {v!r}"[:300])
         if v < 0 and k in TOKEN_COUNTS:
             raise OutputError(f"usage.{k} must be a token count >= 0, got {v!r}"[:300])
+        if v < 0 and "cost" in k.lower():  # a negative cost would hide a real one in a sum
+            raise OutputError(f"usage.{k} must be a cost >= 0, got {v!r}"[:300])
         if abs(v) > USAGE_MAX:
             shown = f"{v!r}"[:40] + ("..." if len(f"{v!r}") > 40 else "")
             raise OutputError(f"usage.{k} is absurdly large ({shown}); at most 10**15")
