@@ -153,6 +153,9 @@ def test_retry_after_reads_seconds_and_dates():
     assert retry_after("2") == 2.0
     assert retry_after(" 0.5 ") == 0.5
     assert retry_after(None) is None and retry_after("soon") is None
+    for invalid in ("inf", "nan", "1e400", "-5", "1_0"):  # not delay-seconds (RFC 9110)
+        assert retry_after(invalid) is None
+    assert retry_after("9" * 400) == 7 * 24 * 3600.0  # finite, so JSON can hold it
     later = email.utils.formatdate(time.time() + 30, usegmt=True)
     assert 25 < (retry_after(later) or 0) <= 30
     assert retry_after(email.utils.formatdate(time.time() - 60, usegmt=True)) == 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -83,6 +84,36 @@ def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     assert attempt["status"] == 429 and "would pass the hook's timeout" in attempt["note"]
     assert execute["status"] == "failed"
     assert "the server asked to retry after 120" in execute["diagnosis"]
+
+
+def test_an_absurd_retry_after_never_puts_infinity_in_the_record(
+    rook_cli, rook_workspace, agent_server
+):
+    # JSON has no Infinity: float("inf"), float("1e400") and 400 nines must not reach the record
+    agent_server.flaky["k"] = [
+        (503, {"Retry-After": "inf"}),
+        (503, {"Retry-After": "1e400"}),
+        (429, {"Retry-After": "9" * 400}),
+    ]
+    entry = flaky_entry(agent_server, "k", retries=3)
+    write_profile(rook_workspace, {"execute": {**entry, "timeout_seconds": 10}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    text = (rook_workspace.run_dir(run_id_of(r)) / "scenarios" / "s.1.json").read_text()
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in the record")
+
+    record = json.loads(text, parse_constant=refuse)
+    [execute] = [h for h in record["hooks"] if h["phase"] == "execute"]
+    attempts = execute["details"]["attempts"]
+    # not a number of seconds nor a date: ignored (RFC 9110), so the usual backoff
+    assert [a["status"] for a in attempts] == [503, 503, 429]
+    assert "retry_after" not in attempts[0] and "retry_after" not in attempts[1]
+    # a wait longer than any hook: not retried, and said so
+    assert attempts[2]["retry_after"] > 10 and "would pass the hook's timeout" in attempts[2]["note"]
+    assert "the server asked to retry after 999" in execute["diagnosis"]
 
 
 def _closed_port() -> int:

@@ -31,6 +31,8 @@ from rook_core import __version__
 from rook_core.plain import plain
 
 MAX_BACKOFF = 30.0
+MAX_RETRY_AFTER = 7 * 24 * 3600.0
+_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
 USER_AGENT = f"rook/{__version__} httpx/{httpx.__version__}"
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
@@ -151,21 +153,24 @@ class HttpResources:
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date)."""
+    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date).
+
+    Seconds are digits (RFC 9110; a decimal point is tolerated), so ``inf``,
+    ``nan`` or ``1e400`` are no wait at all (ignored, like any other invalid
+    value); a wait longer than :data:`MAX_RETRY_AFTER` counts as that long,
+    so the record never holds a number JSON cannot write."""
     if not value:
         return None
     value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
+    if _SECONDS.match(value):
+        return min(MAX_RETRY_AFTER, float(value))
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     if when is None:
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return min(MAX_RETRY_AFTER, max(0.0, when.timestamp() - time.time()))
 
 
 def backoff(attempt: int, base: float) -> float:
