@@ -310,6 +310,50 @@ def test_an_error_event_fails_the_hook_with_what_it_said(rook_cli, rook_workspac
     assert "model overloaded" in scenario["reason"], scenario["reason"]
 
 
+def _chunk(content: str | None = None, finish: str | None = None) -> bytes:
+    delta = {} if content is None else {"content": content}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return b"data: " + json.dumps({"id": "c1", "choices": [choice]}).encode() + b"\n\n"
+
+
+def _stream_entry(server, key: str) -> dict:
+    return {
+        "http": {
+            "url": f"{server.url}/stream/{key}",
+            "body": {"q": "{{goal}}"},
+            "stream": "sse",
+            "retries": 0,
+            "extract": {"output": "choices[0].message.content || text"},
+        }
+    }
+
+
+def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(
+    rook_cli, rook_workspace, agent_server
+):
+    # the connection closes mid-event: no finish_reason, no [DONE]; "Hello wor" is no answer
+    agent_server.streams["cut"] = _chunk("Hello ") + _chunk("wor") + b'data: {"choi'
+    # nothing but keep-alive comments, then the end: no answer at all
+    agent_server.streams["empty"] = b": ping\n\n: ping\n\n"
+    # complete (a finish_reason) though the server sends no [DONE]: the answer stands
+    agent_server.streams["finished"] = _chunk("Hello ") + _chunk("world", "stop")
+    write_profile(
+        rook_workspace, {"execute": _stream_entry(agent_server, "{{scenario}}")}, env=()
+    )
+    for sid in ("cut", "empty", "finished"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"not_contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"cut": "error", "empty": "error", "finished": "passed"}
+    [cut] = record_hooks(rook_workspace, run_id_of(r), "cut.1", "execute")
+    assert cut["status"] == "failed"
+    assert "the event stream ended before data: [DONE]" in cut["diagnosis"]
+    assert "cut short" in cut["diagnosis"]
+    assert cut["details"]["http"]["stream"] == {"events": 2, "done": False}
+    assert "Hello wor" in cut["details"]["http"]["response"]  # the partial answer is evidence
+    [empty] = record_hooks(rook_workspace, run_id_of(r), "empty.1", "execute")
+    assert "the event stream ended before any event" in empty["diagnosis"]
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -29,7 +29,7 @@ from .client import HttpResources, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import ExtractError, document, extract, saved_values
-from .sse import StreamError
+from .sse import StreamError, cut_short
 from .template import Scope, TemplateError, as_text, unavailable_in, walk_strings
 
 KEY = "http"
@@ -257,6 +257,10 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         raise HookError(f"{shown}: {exc}") from None
     if call.phase != "prepare" and doc is not None:
         http["response"] = preview(doc, RECORD_CHARS, red)
+    if reply.events is not None and not reply.stream_done:
+        problem = cut_short(doc, len(reply.events))
+        if problem:
+            raise HookError(f"{shown}: {problem}")
     method, url = shown.split(" ", 1)
     if reply.status in (401, 403):
         literal = [

@@ -10,6 +10,9 @@ The stream itself is read with ``httpx-sse``; this module merges the events.
   work whether ``stream`` is on or off.
 * Any other stream becomes ``{"events": [each data payload, parsed as JSON
   when it is JSON], "text": the non-JSON payloads joined}``.
+
+A stream that ends (the connection closes) before its ``[DONE]`` was maybe
+cut short: :func:`cut_short` says when the answer is surely incomplete.
 """
 
 from __future__ import annotations
@@ -109,3 +112,24 @@ def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
         "events": values,
         "text": "".join(v for v in values if isinstance(v, str)),
     }
+
+
+def cut_short(answer: Any, events: int) -> str | None:
+    """Why a stream that ended without ``data: [DONE]`` gave no whole answer, or ``None``.
+
+    With no event at all there is no answer; a chat stream none of whose
+    choices got a ``finish_reason`` stopped in the middle of the message (a
+    server that sends no ``[DONE]`` still ends each choice with one)."""
+    if events == 0:
+        return (
+            "the event stream ended before any event (the server closed it, or sent only "
+            "comments): no answer"
+        )
+    if isinstance(answer, dict) and answer.get("object") == "chat.completion":
+        choices = answer.get("choices") or []
+        if not any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
+            return (
+                f"the event stream ended before data: [DONE] and no choice had a finish_reason "
+                f"(after {events} event(s)): the answer was cut short"
+            )
+    return None

@@ -17,6 +17,7 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /latin1``                   text in ISO-8859-1, as its ``Content-Type`` says
 * ``ANY  /charset``                  ``?type=T&enc=E&text=X``: X encoded in E, sent as type T
 * ``ANY  /trickle``                  a JSON answer sent one byte every 0.2 s
+* ``ANY  /stream/KEY``               the raw bytes of ``streams[KEY]`` as an event stream, then close
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class AgentServer:
         self.tokens: set[str] = set()
         self.sessions: dict[str, dict[str, Any]] = {}
         self.flaky: dict[str, list[tuple[int, dict[str, str]]]] = {}
+        self.streams: dict[str, bytes] = {}
         self.requests: list[dict[str, Any]] = []
         self.errors: list[str] = []
         self.lock = threading.Lock()
@@ -361,6 +363,15 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data[i : i + 1])
                 self.wfile.flush()
                 time.sleep(0.2)
+            return None
+        if parts[:1] == ["stream"] and len(parts) == 2:  # written as is, cut where it ends
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(app.streams.get(parts[1], b""))
+            self.wfile.flush()
+            self.close_connection = True
             return None
         if path == "/events":
             return self._events(["first ", "second", json.dumps({"note": "json event"})])
