@@ -354,6 +354,36 @@ def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(
     assert "the event stream ended before any event" in empty["diagnosis"]
 
 
+@pytest.mark.parametrize(
+    ("choice", "named"),
+    [
+        ({"delta": "oops"}, "choices[0].delta"),
+        ({"delta": {"tool_calls": [{"index": 0, "function": "x"}]}}, "tool_calls[0].function"),
+        ({"index": [1], "delta": {"content": "a"}}, "choices[0].index"),
+        ({"delta": {"tool_calls": [{"index": 0, "function": {"name": 7}}]}}, "function.name"),
+        ({"delta": {"tool_calls": {"index": 0}}}, "choices[0].delta.tool_calls"),
+    ],
+)
+def test_a_malformed_chat_chunk_fails_the_hook_naming_it(
+    rook_cli, rook_workspace, agent_server, choice, named
+):
+    agent_server.streams["bad"] = (
+        _chunk("Hello ")
+        + b"data: "
+        + json.dumps({"choices": [choice]}).encode()
+        + b"\n\ndata: [DONE]\n\n"
+    )
+    write_profile(rook_workspace, {"execute": _stream_entry(agent_server, "bad")}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"not_contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert "raised" not in execute["diagnosis"], execute["diagnosis"]
+    assert "chunk 2" in execute["diagnosis"] and named in execute["diagnosis"]
+    assert execute["details"]["attempts"][0]["status"] == 200  # the evidence is kept
+    assert execute["details"]["http"]["stream"] == {"events": 2, "done": True}
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -38,8 +38,29 @@ def _is_chat_chunk(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("choices"), list)
 
 
-def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
+def _malformed(n: int, where: str, value: Any, expected: str) -> StreamError:
+    return StreamError(
+        f"chat chunk {n} of the event stream is malformed: {where} is "
+        f"{json.dumps(value)[:200]}, expected {expected}"
+    )
+
+
+def _index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: Any, n: int, where: str) -> None:
+    if not isinstance(delta, dict):
+        raise _malformed(n, where, delta, "an object")
     index = delta.get("index", len(calls))
+    if not _index(index):
+        raise _malformed(n, f"{where}.index", index, "a number")
+    fn = delta.get("function") or {}
+    if not isinstance(fn, dict):
+        raise _malformed(n, f"{where}.function", fn, "an object")
+    for key in ("name", "arguments"):
+        if fn.get(key) is not None and not isinstance(fn[key], str):
+            raise _malformed(n, f"{where}.function.{key}", fn[key], "a string")
     call = calls.setdefault(
         index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
     )
@@ -47,7 +68,6 @@ def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: dict[str, Any]) ->
         call["id"] = delta["id"]
     if delta.get("type"):
         call["type"] = delta["type"]
-    fn = delta.get("function") or {}
     if fn.get("name"):
         call["function"]["name"] += fn["name"]
     if fn.get("arguments"):
@@ -55,19 +75,24 @@ def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: dict[str, Any]) ->
 
 
 def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """One chat completion from its chunks; a chunk of another shape is a
+    :class:`StreamError` naming it (``n`` counts the chat chunks from 1)."""
     choices: dict[int, dict[str, Any]] = {}
     tool_calls: dict[int, dict[int, dict[str, Any]]] = {}
     out: dict[str, Any] = {"object": "chat.completion"}
-    for chunk in chunks:
+    for n, chunk in enumerate(chunks, 1):
         for key in ("id", "model", "created", "system_fingerprint"):
             if chunk.get(key) is not None:
                 out[key] = chunk[key]
         if chunk.get("usage"):
             out["usage"] = chunk["usage"]
-        for choice in chunk.get("choices") or []:
+        for i, choice in enumerate(chunk.get("choices") or []):
+            where = f"choices[{i}]"
             if not isinstance(choice, dict):
-                continue
+                raise _malformed(n, where, choice, "an object")
             index = choice.get("index", 0)
+            if not _index(index):
+                raise _malformed(n, f"{where}.index", index, "a number")
             merged = choices.setdefault(
                 index,
                 {
@@ -77,13 +102,19 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 },
             )
             delta = choice.get("delta") or choice.get("message") or {}
+            if not isinstance(delta, dict):
+                key = "delta" if choice.get("delta") else "message"
+                raise _malformed(n, f"{where}.{key}", delta, "an object")
             if delta.get("role"):
                 merged["message"]["role"] = delta["role"]
             if isinstance(delta.get("content"), str):
                 merged["message"]["content"] += delta["content"]
-            for tc in delta.get("tool_calls") or []:
-                if isinstance(tc, dict):
-                    _merge_tool_call(tool_calls.setdefault(index, {}), tc)
+            pieces = delta.get("tool_calls") or []
+            if not isinstance(pieces, list):
+                raise _malformed(n, f"{where}.delta.tool_calls", pieces, "a list")
+            for j, tc in enumerate(pieces):
+                where_tc = f"{where}.delta.tool_calls[{j}]"
+                _merge_tool_call(tool_calls.setdefault(index, {}), tc, n, where_tc)
             if choice.get("finish_reason"):
                 merged["finish_reason"] = choice["finish_reason"]
     for index, calls in tool_calls.items():
