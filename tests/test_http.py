@@ -354,6 +354,25 @@ def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(
     assert "the event stream ended before any event" in empty["diagnosis"]
 
 
+def test_the_size_cap_holds_while_an_event_is_still_arriving(
+    rook_cli, rook_workspace, agent_server
+):
+    # one event, then a data: line that never ends (here 300 kB, then the connection closes):
+    # it was held in memory whatever its size, and the answer "hi" was judged
+    agent_server.streams["flood"] = b"data: hi\n\ndata: " + b"y" * 300_000
+    write_profile(
+        rook_workspace,
+        {"execute": _stream_entry(agent_server, "flood")},
+        env=(),
+        limits={"stdout_bytes": 100_000},
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert "the event stream exceeded the 100000-byte cap" in execute["diagnosis"]
+
+
 @pytest.mark.parametrize(
     ("choice", "named"),
     [

@@ -19,7 +19,7 @@ import random
 import re
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import field
 from typing import Any
 from urllib.parse import unquote
@@ -192,6 +192,33 @@ def _tls_failure(exc: BaseException) -> bool:
     return False
 
 
+class _CappedBytes(httpx.AsyncByteStream):
+    """The decoded bytes of a response, failing once there are more than ``cap``."""
+
+    def __init__(self, source: httpx.Response, cap: int) -> None:
+        self.source, self.cap = source, cap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self.source.aiter_bytes():
+            size += len(chunk)
+            if size > self.cap:
+                raise SendError(f"the event stream exceeded the {self.cap}-byte cap")
+            yield chunk
+
+
+def _capped(resp: httpx.Response, cap: int) -> httpx.Response:
+    """``resp`` as a response whose body counts against ``cap`` as it arrives.
+
+    httpx-sse holds a line, and an event, until it ends: counting only whole
+    events let a ``data:`` line that never ends grow without bound. The copy
+    carries the decoded bytes, so it has no ``Content-Encoding``."""
+    headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() != "content-encoding"]
+    return httpx.Response(
+        resp.status_code, headers=headers, stream=_CappedBytes(resp, cap), request=resp.request
+    )
+
+
 async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: int) -> Reply:
     kwargs: dict[str, Any] = {"headers": req.headers, "timeout": timeout}
     # merged, not passed as ``params=``: httpx would drop the query the URL itself holds
@@ -207,11 +234,7 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
         is_sse = "text/event-stream" in resp.headers.get("content-type", "")
         if req.sse and resp.is_success and is_sse:
             reply.events = []
-            size = 0
-            async for event in EventSource(resp).aiter_sse():
-                size += len(event.data) + len(event.event)
-                if size > cap:
-                    raise SendError(f"the event stream exceeded the {cap}-byte cap")
+            async for event in EventSource(_capped(resp, cap)).aiter_sse():
                 if event.data.strip() == "[DONE]":
                     reply.stream_done = True
                     break
