@@ -116,6 +116,30 @@ def test_an_absurd_retry_after_never_puts_infinity_in_the_record(
     assert "the server asked to retry after 999" in execute["diagnosis"]
 
 
+def test_a_body_in_an_encoding_rook_cannot_decode_fails_rather_than_being_judged(
+    rook_cli, rook_workspace, agent_server
+):
+    # httpx passes a body it has no decoder for (compress, br without brotli ...) through as
+    # is: the still-encoded bytes became the answer
+    write_profile(
+        rook_workspace,
+        {
+            "open": {"http": {"url": f"{agent_server.url}/encoded/compress", "method": "HEAD"}},
+            "execute": {"http": {"url": f"{agent_server.url}/encoded/compress", "retries": 0}},
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "garbled"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    [open_] = record_hooks(rook_workspace, run_id_of(r), "s.1", "open")
+    assert open_["status"] == "ok"  # no body, nothing to decode
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] == "failed"
+    assert "Content-Encoding: compress" in execute["diagnosis"]
+    assert len(execute["details"]["attempts"]) == 1  # the same answer again would not help
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -192,6 +192,23 @@ def _tls_failure(exc: BaseException) -> bool:
     return False
 
 
+def _unknown_encoding(resp: httpx.Response) -> str | None:
+    """Why the body cannot be read: a ``Content-Encoding`` httpx has no decoder for.
+
+    httpx hands such a body over still encoded (``br`` without the brotli
+    package, ``compress``, ...), and those bytes would be judged as the answer."""
+    known = getattr(httpx._decoders, "SUPPORTED_DECODERS", {"identity", "gzip", "deflate"})
+    names = [v.strip().lower() for v in resp.headers.get_list("content-encoding", True)]
+    unknown = [n for n in names if n and n not in known]
+    if not unknown:
+        return None
+    return (
+        f"the response is Content-Encoding: {', '.join(unknown)}, which Rook cannot decode "
+        f"(it reads {', '.join(sorted(k for k in known if k != 'identity'))}); have the server "
+        "answer in one of those, or uncompressed"
+    )
+
+
 class _CappedBytes(httpx.AsyncByteStream):
     """The decoded bytes of a response, failing once there are more than ``cap``."""
 
@@ -232,7 +249,10 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
     async with client.stream(req.method, url, **kwargs) as resp:
         reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
         is_sse = "text/event-stream" in resp.headers.get("content-type", "")
+        unknown = _unknown_encoding(resp) if resp.is_success else None
         if req.sse and resp.is_success and is_sse:
+            if unknown:
+                raise SendError(unknown)
             reply.events = []
             async for event in EventSource(_capped(resp, cap)).aiter_sse():
                 if event.data.strip() == "[DONE]":
@@ -253,6 +273,8 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
                 raise SendError(f"the response body exceeded the {cap}-byte cap")
             chunks.append(chunk)
         reply.body = b"".join(chunks)
+        if unknown and reply.body:
+            raise SendError(unknown)
         return reply
 
 

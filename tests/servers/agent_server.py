@@ -17,6 +17,7 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /latin1``                   text in ISO-8859-1, as its ``Content-Type`` says
 * ``ANY  /charset``                  ``?type=T&enc=E&text=X``: X encoded in E, sent as type T
 * ``ANY  /trickle``                  a JSON answer sent one byte every 0.2 s
+* ``ANY  /encoded/NAME``             a JSON answer labelled ``Content-Encoding: NAME``, not encoded
 * ``ANY  /stream/KEY``               the raw bytes of ``streams[KEY]`` as an event stream, then close
 """
 
@@ -363,6 +364,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data[i : i + 1])
                 self.wfile.flush()
                 time.sleep(0.2)
+            return None
+        if parts[:1] == ["encoded"] and len(parts) == 2:  # an encoding httpx cannot undo
+            data = json.dumps({"output": "garbled"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", parts[1])
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
             return None
         if parts[:1] == ["stream"] and len(parts) == 2:  # written as is, cut where it ends
             self.send_response(200)
