@@ -196,15 +196,13 @@ def args_match(expected: Any, actual: Any) -> bool:
             and len(expected) == len(actual)
             and all(args_match(e, a) for e, a in zip(expected, actual, strict=True))
         )
+    if isinstance(expected, bool) or isinstance(actual, bool):  # JSON true is not 1
+        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
     if expected == actual:
         return True
     scalar = (str, int, float)
     return (
-        isinstance(expected, scalar)
-        and isinstance(actual, scalar)
-        and not isinstance(expected, bool)
-        and not isinstance(actual, bool)
-        and str(expected) == str(actual)
+        isinstance(expected, scalar) and isinstance(actual, scalar) and str(expected) == str(actual)
     )
 
 

@@ -303,3 +303,70 @@ def test_a_token_count_one_turn_left_out_is_not_zero(rook_workspace, rook_cli):
     (s,) = r.report["scenarios"]
     got = [(c["status"], c["reason"]) for c in s["criteria"]]
     assert [g[0] for g in got] == ["unverifiable", "unverifiable", "passed", "failed"], got
+
+
+def _call(**arguments):
+    return {"output": "done", "calls": [{"name": "set_flag", "arguments": arguments}]}
+
+
+BOOL_ARGUMENT_CASES = [
+    # (criterion, response, expected): JSON true is not the number 1, false not 0
+    ({"called": {"name": "set_flag", "arguments": {"force": True}}}, _call(force=1), "failed"),
+    ({"called": {"name": "set_flag", "arguments": {"force": 1}}}, _call(force=True), "failed"),
+    ({"called": {"name": "set_flag", "arguments": {"dry_run": False}}}, _call(dry_run=0), "failed"),
+    ({"not_called": {"name": "set_flag", "arguments": {"n": 0}}}, _call(n=False), "passed"),
+    ({"called": {"name": "set_flag", "arguments": {"n": [1]}}}, _call(n=[True]), "failed"),
+    ({"called": {"name": "set_flag", "arguments": {"force": True}}}, _call(force=True), "passed"),
+    ({"called": {"name": "set_flag", "arguments": {"n": 1}}}, _call(n=1.0), "passed"),
+    ({"called": {"name": "set_flag", "arguments": {"n": "1"}}}, _call(n=1), "passed"),
+]
+
+
+def test_a_boolean_argument_is_not_a_number(ws, rook_cli):
+    # Python's True == 1 must not make a call with force: 1 show force: true.
+    for i, (criterion, response, _) in enumerate(BOOL_ARGUMENT_CASES):
+        ws.scenario({"id": f"b{i:02d}", "goal": json.dumps(response), "criteria": [criterion]})
+    r = rook_cli("run", "--json", "--concurrency", "8")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (criterion, expected, got[f"b{i:02d}"]["status"], got[f"b{i:02d}"]["reason"])
+        for i, (criterion, _, expected) in enumerate(BOOL_ARGUMENT_CASES)
+        if got[f"b{i:02d}"]["status"] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
+
+
+def test_a_trace_call_with_true_is_not_the_turns_call_with_1(rook_workspace, rook_cli):
+    # Collect's calls replace the turns' ones they repeat; a call with force: 1
+    # that the turn reported is not "repeated" by the trace's force: true, so
+    # it is still there for not_called.
+    rook_workspace.script(
+        "agent.sh",
+        """#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null
+    echo '{"output": "ok", "calls": [{"name": "set_flag", "arguments": {"force": 1}}]}' ;;
+  collect) echo '{"calls": [{"name": "set_flag", "arguments": {"force": true}}]}' ;;
+esac
+""",
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "capabilities": {"calls": True},
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "goal": "go",
+            "criteria": [
+                {"not_called": {"name": "set_flag", "arguments": {"force": 1}}},
+                {"max_calls": 1},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert [c["status"] for c in s["criteria"]] == ["failed", "failed"], s["criteria"]
