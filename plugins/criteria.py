@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from rook_core.hookspecs import hookimpl
-from rook_core.judging import CriterionType, EvidenceView
+from rook_core.judging import CriterionType, EvidenceView, same_json_value
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
 
 NOT_OBSERVED_CALLS = (
@@ -171,13 +171,13 @@ class Json(CriterionType):
             ok = (found is not None) == bool(want)
             return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}")
         if check == "equals":
-            ok = found == config["equals"]
+            ok = same_json_value(found, config["equals"])
             return Verdict(
                 PASSED if ok else FAILED, f"{path} is {found!r}, expected {config['equals']!r}"
             )
         needle = config["contains"]
         ok = (
-            needle in found
+            any(same_json_value(item, needle) for item in found)
             if isinstance(found, list)
             else (isinstance(found, str) and str(needle).casefold() in found.casefold())
         )

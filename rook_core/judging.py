@@ -138,7 +138,7 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: sum(n[k] for n in numbers) for k in numbers[0] if all(k in n for n in numbers)}
 
 
-def _same_value(a: Any, b: Any) -> bool:
+def same_json_value(a: Any, b: Any) -> bool:
     """``a == b`` as JSON values: ``true`` is not ``1``, nor ``false`` ``0``."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
@@ -146,19 +146,19 @@ def _same_value(a: Any, b: Any) -> bool:
         return (
             isinstance(b, dict)
             and a.keys() == b.keys()
-            and all(_same_value(v, b[k]) for k, v in a.items())
+            and all(same_json_value(v, b[k]) for k, v in a.items())
         )
     if isinstance(a, list):
         return (
             isinstance(b, list)
             and len(a) == len(b)
-            and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+            and all(same_json_value(x, y) for x, y in zip(a, b, strict=True))
         )
     return bool(a == b)
 
 
 def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a.get("name") == b.get("name") and _same_value(
+    return a.get("name") == b.get("name") and same_json_value(
         a.get("arguments") or {}, b.get("arguments") or {}
     )
 

@@ -370,3 +370,32 @@ esac
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
     assert [c["status"] for c in s["criteria"]] == ["failed", "failed"], s["criteria"]
+
+
+JSON_VALUE_CASES = [
+    # (criterion, answer, expected): JSON true is not 1, nor false 0
+    ({"json": {"path": "ok", "equals": 1}}, {"ok": True}, "failed"),
+    ({"json": {"path": "ok", "equals": True}}, {"ok": 1}, "failed"),
+    ({"json": {"path": "n", "equals": False}}, {"n": 0}, "failed"),
+    ({"json": {"path": "n", "equals": [1]}}, {"n": [True]}, "failed"),
+    ({"json": {"path": "n", "equals": {"a": 0}}}, {"n": {"a": False}}, "failed"),
+    ({"json": {"path": "tags", "contains": 1}}, {"tags": [True]}, "failed"),
+    ({"json": {"path": "tags", "contains": False}}, {"tags": [0]}, "failed"),
+    ({"json": {"path": "ok", "equals": True}}, {"ok": True}, "passed"),
+    ({"json": {"path": "n", "equals": 1}}, {"n": 1.0}, "passed"),
+    ({"json": {"path": "tags", "contains": 1}}, {"tags": [2, 1]}, "passed"),
+]
+
+
+def test_json_true_is_not_1(ws, rook_cli):
+    for i, (criterion, answer, _) in enumerate(JSON_VALUE_CASES):
+        response = {"output": json.dumps(answer)}
+        ws.scenario({"id": f"j{i:02d}", "goal": json.dumps(response), "criteria": [criterion]})
+    r = rook_cli("run", "--json", "--concurrency", "8")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (criterion, expected, got[f"j{i:02d}"]["status"], got[f"j{i:02d}"]["reason"])
+        for i, (criterion, _, expected) in enumerate(JSON_VALUE_CASES)
+        if got[f"j{i:02d}"]["status"] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
