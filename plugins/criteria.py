@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from rook_core.hookio import loads
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, same_json_value
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
@@ -161,8 +162,8 @@ class Json(CriterionType):
         if (v := _no_output(view)) is not None:
             return v
         try:
-            doc = json.loads(view.output or "")
-        except ValueError:
+            doc = loads(view.output or "")  # only JSON: not NaN, Infinity or 1e999
+        except (ValueError, RecursionError):
             return Verdict(FAILED, f"output is not JSON: {_short(view.output)}")
         found = config["compiled"].search(doc)
         path, check = config["path"], config["check"]

@@ -399,3 +399,21 @@ def test_json_true_is_not_1(ws, rook_cli):
         if got[f"j{i:02d}"]["status"] != expected
     ]
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+def test_an_answer_with_nan_or_infinity_is_not_json(ws, rook_cli):
+    # "An answer that is not JSON fails": NaN, Infinity and 1e999 are not JSON,
+    # though Python's json.loads reads them.
+    answers = ["NaN", '{"a": NaN}', '{"a": -Infinity}', '{"a": 1e999}']
+    for i, answer in enumerate(answers):
+        ws.scenario(
+            {
+                "id": f"n{i}",
+                "goal": json.dumps({"output": answer}),
+                "criteria": [{"json": {"path": "b", "exists": False}}],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    assert all(c["status"] == "failed" for c in got.values()), got
+    assert all("not JSON" in c["reason"] for c in got.values()), got
