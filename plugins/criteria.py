@@ -364,25 +364,38 @@ class MaxTokens(CriterionType):
         return out
 
     def evaluate(self, config: dict[str, int], view: EvidenceView) -> Verdict:
-        usage = view.usage
-        if usage is None:
-            return Verdict(UNVERIFIABLE, NOT_OBSERVED_USAGE)
-        seen = {
-            "input": usage.get("input"),
-            "output": usage.get("output"),
-            "total": usage.get("total"),
-        }
+        usage = view.usage or {}
+        seen = {k: usage.get(k) for k in ("input", "output", "total")}
         if seen["total"] is None and seen["input"] is not None and seen["output"] is not None:
             seen["total"] = seen["input"] + seen["output"]
-        parts, status = [], PASSED
+        # A count not observed for every turn in view: what the turns that did
+        # report it add up to is a lower bound (counts are never negative).
+        least = {
+            k: sum(t.usage[k] for t in view.turns if t.usage and t.usage.get(k) is not None)
+            for k in ("input", "output")
+        }
+        least = {k: seen[k] if seen[k] is not None else v for k, v in least.items()}
+        least["total"] = least["input"] + least["output"]
+        if view.usage is None and not any(least.values()):
+            return Verdict(UNVERIFIABLE, NOT_OBSERVED_USAGE)
+        parts, broken, unknown = [], False, []
         for k, limit in config.items():
             value = seen[k]
-            if value is None:
-                return Verdict(UNVERIFIABLE, f"usage has no {k} count")
-            parts.append(f"{k} {value:g}/{limit}")
-            if value > limit:
-                status = FAILED
-        return Verdict(status, "tokens " + ", ".join(parts))
+            if value is not None:
+                parts.append(f"{k} {value:g}/{limit}")
+                broken = broken or value > limit
+            elif least[k] > limit:
+                parts.append(f"{k} at least {least[k]:g}/{limit} (in the turns that reported it)")
+                broken = True
+            else:
+                unknown.append(k)
+        if broken:
+            missing = f"; usage has no {', '.join(unknown)} count" if unknown else ""
+            return Verdict(FAILED, "tokens " + ", ".join(parts) + missing)
+        if unknown:
+            shown = f" (tokens {', '.join(parts)})" if parts else ""
+            return Verdict(UNVERIFIABLE, f"usage has no {', '.join(unknown)} count{shown}")
+        return Verdict(PASSED, "tokens " + ", ".join(parts))
 
 
 class MaxSeconds(CriterionType):

@@ -417,3 +417,53 @@ def test_an_answer_with_nan_or_infinity_is_not_json(ws, rook_cli):
     got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
     assert all(c["status"] == "failed" for c in got.values()), got
     assert all("not JSON" in c["reason"] for c in got.values()), got
+
+
+def test_a_token_limit_the_reported_counts_already_break_fails(rook_workspace, rook_cli):
+    # Token counts are never negative: when the turns that reported a count
+    # already exceed its limit, the limit is broken whatever the others used,
+    # as a not_called that the observed calls already break fails. A limit on
+    # a count nobody reported stays unverifiable, but never hides another
+    # limit of the same criterion that the evidence shows broken.
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/slow_mirror.py"},
+            "capabilities": {"usage": True, "multi_turn": True},
+        }
+    )
+    first = {"output": "one", "conversation": "c1", "usage": {"input": 50, "output": 6}}
+    second = {"output": "two", "conversation": "c1"}  # its usage was not observed
+    rook_workspace.scenario(
+        {
+            "id": "two",
+            "turns": [json.dumps(first), json.dumps(second)],
+            "criteria": [
+                {"max_tokens": {"input": 10}},
+                {"max_tokens": 40},  # at least 56
+                {"max_tokens": {"input": 100}},  # turn 2 may have used the rest
+                {"max_tokens": 100},
+            ],
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "one",
+            "goal": json.dumps({"output": "x", "usage": {"input": 50}}),
+            "criteria": [
+                {"max_tokens": {"input": 10, "output": 1}},  # no output count
+                {"max_tokens": {"output": 1, "input": 10}},
+                {"max_tokens": {"input": 100, "output": 1}},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    got = {s["id"]: [(c["status"], c["reason"]) for c in s["criteria"]] for s in r.report["scenarios"]}
+    statuses = {sid: [g[0] for g in v] for sid, v in got.items()}
+    assert statuses == {
+        "two": ["failed", "failed", "unverifiable", "unverifiable"],
+        "one": ["failed", "failed", "unverifiable"],
+    }, got
+    assert "input at least 50/10" in got["two"][0][1], got
+    assert "input 50/10" in got["one"][1][1] and "no output count" in got["one"][1][1], got
