@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 from rook_core.hookio import loads
@@ -44,6 +45,17 @@ def _regex(value: Any, flags: int = 0) -> re.Pattern[str]:
         raise ValidationError(f"not a valid regular expression: {exc}") from None
 
 
+def same_form(text: str) -> str:
+    """``text`` in one Unicode form (NFC): ``e`` + U+0301 and ``é`` are one text."""
+    return unicodedata.normalize("NFC", text)
+
+
+def folded(text: str) -> str:
+    """``text`` for comparing ignoring case: canonical caseless matching (Unicode
+    §3.13), recomposed so that ``cafe`` is never found inside ``café``."""
+    return same_form(unicodedata.normalize("NFD", text).casefold())
+
+
 def _no_output(view: EvidenceView) -> Verdict | None:
     if view.output is None:
         return Verdict(UNVERIFIABLE, "no output was recorded")
@@ -60,7 +72,7 @@ class Contains(CriterionType):
     def evaluate(self, config: str, view: EvidenceView) -> Verdict:
         if (v := _no_output(view)) is not None:
             return v
-        found = config.casefold() in (view.output or "").casefold()
+        found = folded(config) in folded(view.output or "")
         return Verdict(
             PASSED if found else FAILED,
             f"{'found' if found else 'did not find'} {config!r} in {_short(view.output)}",
@@ -115,7 +127,7 @@ class Equals(CriterionType):
     def evaluate(self, config: str, view: EvidenceView) -> Verdict:
         if (v := _no_output(view)) is not None:
             return v
-        ok = (view.output or "").strip() == config.strip()
+        ok = same_form((view.output or "").strip()) == same_form(config.strip())
         return Verdict(
             PASSED if ok else FAILED,
             f"output {'equals' if ok else 'is ' + _short(view.output) + ', not'} {config!r}",
@@ -180,7 +192,7 @@ class Json(CriterionType):
         ok = (
             any(same_json_value(item, needle) for item in found)
             if isinstance(found, list)
-            else (isinstance(found, str) and str(needle).casefold() in found.casefold())
+            else (isinstance(found, str) and folded(str(needle)) in folded(found))
         )
         return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}; contains {needle!r}: {ok}")
 

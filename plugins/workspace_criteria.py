@@ -29,6 +29,8 @@ from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
 
+from .criteria import folded
+
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
 READ_LIMIT = 10 * 1024 * 1024
 OUTPUT_CAP = 1024 * 1024
@@ -118,7 +120,7 @@ class File(CriterionType):
         except OSError as exc:
             return Verdict(ERROR, f"cannot read {target}: {exc.strerror or exc}")
         if check in ("contains", "not_contains"):
-            hit = want.casefold() in text.casefold()
+            hit = folded(want) in folded(text)
             what = f"{'contains' if hit else 'does not contain'} {want!r}"
         else:
             m = want.search(text)

@@ -467,3 +467,29 @@ def test_a_token_limit_the_reported_counts_already_break_fails(rook_workspace, r
     }, got
     assert "input at least 50/10" in got["two"][0][1], got
     assert "input 50/10" in got["one"][1][1] and "no output count" in got["one"][1][1], got
+
+
+DECOMPOSED = "Your cafe\u0301 order is cancelled"  # é as e + a combining acute accent
+UNICODE_CASES = [
+    # (criterion, answer, expected): the same text in another Unicode form is the same text
+    ({"not_contains": "caf\u00e9"}, DECOMPOSED, "failed"),
+    ({"contains": "CAF\u00c9"}, DECOMPOSED, "passed"),
+    ({"contains": "cafe"}, "caf\u00e9", "failed"),  # é is not e
+    ({"contains": "STRASSE"}, "die Stra\u00dfe", "passed"),
+    ({"equals": "caf\u00e9"}, "cafe\u0301", "passed"),
+    ({"not_equals": "caf\u00e9"}, "cafe\u0301", "failed"),
+]
+
+
+def test_canonically_equivalent_text_is_the_same_text(ws, rook_cli):
+    for i, (criterion, answer, _) in enumerate(UNICODE_CASES):
+        response = {"output": answer}
+        ws.scenario({"id": f"u{i:02d}", "goal": json.dumps(response), "criteria": [criterion]})
+    r = rook_cli("run", "--json", "--concurrency", "6")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (criterion, expected, got[f"u{i:02d}"]["status"], got[f"u{i:02d}"]["reason"])
+        for i, (criterion, _, expected) in enumerate(UNICODE_CASES)
+        if got[f"u{i:02d}"]["status"] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))

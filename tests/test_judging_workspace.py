@@ -176,3 +176,19 @@ def test_a_judge_profile_reached_over_http(rook_workspace, rook_cli, judge_serve
     c = r.report["scenarios"][0]["criteria"][0]
     assert c["status"] == "passed" and "agent said done" in c["reason"]
     assert c["evidence"]["judge"]["hooks"][0]["transport"] == "http"
+
+
+def test_file_contains_reads_canonically_equivalent_text_as_the_same(rook_workspace, rook_cli):
+    # the agent wrote "café" as e + U+0301; the scenario forbids "café" (U+00E9)
+    coder(
+        rook_workspace,
+        {
+            "goal": "cafe\u0301",
+            "criteria": [
+                {"file": {"path": "out/report.md", "not_contains": "caf\u00e9"}},
+                {"file": {"path": "out/report.md", "contains": "ALL CAF\u00c9"}},
+            ],
+        },
+    )
+    r = rook_cli("run", "--json")
+    assert [v[0] for v in verdicts(r)] == ["failed", "passed"], verdicts(r)
