@@ -35,10 +35,20 @@ def _string(value: Any, what: str = "a string") -> str:
     return str(value)
 
 
+def _needle(value: Any, what: str = "a text") -> str:
+    """A text to look for: never empty, which every answer contains."""
+    from marshmallow import ValidationError
+
+    text = _string(value, what)
+    if not text:
+        raise ValidationError(f"must be {what}, not empty (every answer contains the empty text)")
+    return text
+
+
 def _regex(value: Any, flags: int = 0) -> re.Pattern[str]:
     from marshmallow import ValidationError
 
-    pattern = _string(value, "a regular expression")
+    pattern = _needle(value, "a regular expression")
     try:
         return re.compile(pattern, flags)
     except re.error as exc:
@@ -67,7 +77,7 @@ class Contains(CriterionType):
     description = "the answer contains the text (case-insensitive)"
 
     def parse(self, value: Any) -> str:
-        return _string(value)
+        return _needle(value)
 
     def evaluate(self, config: str, view: EvidenceView) -> Verdict:
         if (v := _no_output(view)) is not None:

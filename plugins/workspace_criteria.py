@@ -89,6 +89,8 @@ class File(CriterionType):
                 raise ValidationError({"exists": ["must be true or false"]})
         elif isinstance(want, bool) or not isinstance(want, (str, int, float)):
             raise ValidationError({check: ["must be a text"]})
+        elif str(want) == "":
+            raise ValidationError({check: ["must be a text, not empty (every file contains it)"]})
         else:
             want = str(want)
             if check in ("matches", "not_matches"):

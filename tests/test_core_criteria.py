@@ -493,3 +493,22 @@ def test_canonically_equivalent_text_is_the_same_text(ws, rook_cli):
         if got[f"u{i:02d}"]["status"] != expected
     ]
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+@pytest.mark.parametrize(
+    "criterion, field",
+    [
+        ({"contains": ""}, "criteria.0.contains"),
+        ({"not_contains": ""}, "criteria.0.not_contains"),
+        ({"matches": ""}, "criteria.0.matches"),
+        ({"not_matches": ""}, "criteria.0.not_matches"),
+        ({"file": {"path": "a.txt", "contains": ""}}, "contains"),
+        ({"file": {"path": "a.txt", "not_matches": ""}}, "not_matches"),
+    ],
+)
+def test_an_empty_text_to_look_for_is_refused_before_the_run(ws, rook_cli, criterion, field):
+    # contains: "" is found in every answer: it would pass verifying nothing
+    ws.scenario({"id": "s", "goal": json.dumps(RESPONSE), "criteria": [criterion]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout
+    assert field in r.stderr and "empty" in r.stderr and "s.yaml" in r.stderr, r.stderr
