@@ -80,19 +80,6 @@ class MaxCost(CriterionType):
             return Verdict(
                 UNVERIFIABLE, "the agent's usage has no cost (costUsd), so this cannot be verified"
             )
-        # a negative cost is no cost: summed, it would hide what the other turns cost
-        negative = [
-            f"turn {t.turn}: {c}"
-            for t in view.turns
-            if isinstance(c := (t.usage or {}).get("cost_usd"), (int, float)) and c < 0
-        ]
-        if negative or cost < 0:
-            where = f" ({', '.join(negative)})" if negative else f" (total {cost})"
-            return Verdict(
-                UNVERIFIABLE,
-                f"the agent reported a negative cost{where}, which is no cost: "
-                "this cannot be verified",
-            )
         ok = cost <= config
         return Verdict(PASSED if ok else FAILED, f"cost ${cost:.4f} (max ${config:.4f})")
 

@@ -975,10 +975,10 @@ def test_a_negative_cost_never_passes_max_cost(rook_workspace, rook_cli):
         {"id": "two", "turns": ["first", "second"], "criteria": [{"max_cost": 0.5}]}
     )
     r = rook_cli("run", "--json")
-    for sid in ("one", "two"):
+    for sid in ("one", "two"):  # a negative cost fails the turn, as for any hook
         s = scenario_of(r, sid)
-        assert s["criteria"][0]["status"] == "unverifiable", s["criteria"]
-        assert "negative" in s["criteria"][0]["reason"]
+        assert s["status"] == "error", s
+        assert "usage.cost_usd must be a cost >= 0, got -5" in s["reason"], s["reason"]
 
 
 def test_listed_artifacts_with_one_file_name_are_all_kept(rook_workspace, rook_cli):
