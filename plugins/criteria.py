@@ -7,14 +7,15 @@ and JMESPath, so they are imported by the functions that use them.
 from __future__ import annotations
 
 import json
-import re
 import unicodedata
 from typing import Any
 
 from rook_core.hookio import loads
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, same_json_value
-from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
+from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
+
+from .patterns import IGNORECASE, TooSlow, compile_pattern, search
 
 NOT_OBSERVED_CALLS = (
     "the agent's evidence shows no call log (calls were not observed), so this cannot be verified"
@@ -45,14 +46,14 @@ def _needle(value: Any, what: str = "a text") -> str:
     return text
 
 
-def _regex(value: Any, flags: int = 0) -> re.Pattern[str]:
+def _regex(value: Any, flags: int = 0) -> Any:
     from marshmallow import ValidationError
 
     pattern = _needle(value, "a regular expression")
     try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
-        raise ValidationError(f"not a valid regular expression: {exc}") from None
+        return compile_pattern(pattern, flags)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def same_form(text: str) -> str:
@@ -102,15 +103,18 @@ class NotContains(Contains):
 
 class Matches(CriterionType):
     name = "matches"
-    description = "the answer matches the regular expression (re.search)"
+    description = "the answer matches the regular expression (a search, as re.search)"
 
-    def parse(self, value: Any) -> re.Pattern[str]:
+    def parse(self, value: Any) -> Any:
         return _regex(value)
 
-    def evaluate(self, config: re.Pattern[str], view: EvidenceView) -> Verdict:
+    def evaluate(self, config: Any, view: EvidenceView) -> Verdict:
         if (v := _no_output(view)) is not None:
             return v
-        m = config.search(view.output or "")
+        try:
+            m = search(config, view.output or "")
+        except TooSlow as exc:
+            return Verdict(ERROR, str(exc))
         if m:
             return Verdict(PASSED, f"/{config.pattern}/ matched {m.group(0)!r}")
         return Verdict(FAILED, f"/{config.pattern}/ did not match {_short(view.output)}")
@@ -120,9 +124,9 @@ class NotMatches(Matches):
     name = "not_matches"
     description = "the answer does not match the regular expression"
 
-    def evaluate(self, config: re.Pattern[str], view: EvidenceView) -> Verdict:
+    def evaluate(self, config: Any, view: EvidenceView) -> Verdict:
         v = super().evaluate(config, view)
-        if v.status == UNVERIFIABLE:
+        if v.status in (UNVERIFIABLE, ERROR):
             return v
         return Verdict(FAILED if v.status == PASSED else PASSED, v.reason)
 
@@ -451,7 +455,7 @@ class Claim(_CallCriterion):
         if unknown:
             raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
         try:
-            says = _regex(value["says"], re.IGNORECASE)
+            says = _regex(value["says"], IGNORECASE)
         except ValidationError as exc:
             raise ValidationError({"says": exc.messages}) from None
         try:
@@ -464,7 +468,10 @@ class Claim(_CallCriterion):
         # The answer is the last turn's unless turn: all or turn: N says otherwise;
         # the call may have been made in any turn in view.
         answers = view.turns[-1:] if view.scope == "last" else view.turns
-        claims = [t for t in answers if t.output and config["says"].search(t.output)]
+        try:
+            claims = [t for t in answers if t.output and search(config["says"], t.output)]
+        except TooSlow as exc:
+            return Verdict(ERROR, f"says: {exc}")
         if not claims:
             return Verdict(PASSED, f"the answer makes no claim matching /{config['says'].pattern}/")
         if view.calls is None:

@@ -19,7 +19,6 @@ its ``ValidationError`` is imported by the ``parse`` methods that raise it.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
 
 from .criteria import folded
+from .patterns import TooSlow, compile_pattern, search
 
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
 READ_LIMIT = 10 * 1024 * 1024
@@ -95,11 +95,9 @@ class File(CriterionType):
             want = str(want)
             if check in ("matches", "not_matches"):
                 try:
-                    want = re.compile(want)
-                except re.error as exc:
-                    raise ValidationError(
-                        {check: [f"not a valid regular expression: {exc}"]}
-                    ) from None
+                    want = compile_pattern(want)
+                except ValueError as exc:
+                    raise ValidationError({check: [str(exc)]}) from None
         return {"path": value["path"], "check": check, "want": want}
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
@@ -125,7 +123,10 @@ class File(CriterionType):
             hit = folded(want) in folded(text)
             what = f"{'contains' if hit else 'does not contain'} {want!r}"
         else:
-            m = want.search(text)
+            try:
+                m = search(want, text)
+            except TooSlow as exc:
+                return Verdict(ERROR, f"{target}: {exc}")
             hit = m is not None
             what = (
                 f"matches /{want.pattern}/ ({m.group(0)[:80]!r})"

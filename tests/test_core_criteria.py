@@ -512,3 +512,18 @@ def test_an_empty_text_to_look_for_is_refused_before_the_run(ws, rook_cli, crite
     r = rook_cli("run", "--json")
     assert r.exit_code == 2, r.stdout
     assert field in r.stderr and "empty" in r.stderr and "s.yaml" in r.stderr, r.stderr
+
+
+def test_a_pattern_that_backtracks_without_end_is_an_error_not_a_hung_run(ws, rook_cli):
+    """``(a|aa)+$`` on a long run of ``a`` ending in ``b`` never finished with
+    Python's ``re``: the whole run hung, hook timeouts and other scenarios too."""
+    answer = json.dumps({"output": "a" * 60 + "b"})
+    for sid, crit in [("m", {"matches": "(a|aa)+$"}), ("n", {"not_matches": "(a|aa)+$"}),
+                      ("c", {"claim": {"says": "(a|aa)+$", "requires_call": "x"}})]:
+        ws.scenario({"id": sid, "goal": answer, "criteria": [crit]})
+    ws.scenario({"id": "fine", "goal": answer, "criteria": [{"matches": "a+b"}]})
+    r = rook_cli("run", "--json", "-j", "1")
+    assert r.statuses() == {"m": "error", "n": "error", "c": "error", "fine": "passed"}, r.stderr
+    for sid in "mnc":
+        reason = next(s for s in r.report["scenarios"] if s["id"] == sid)["criteria"][0]["reason"]
+        assert "/(a|aa)+$/ took over 2 s on 61 characters and was stopped" in reason, reason
