@@ -262,6 +262,23 @@ def _matching(spec: dict[str, Any], calls: list[dict[str, Any]]) -> list[dict[st
     ]
 
 
+def _unreadable(spec: dict[str, Any], calls: list[dict[str, Any]]) -> Verdict | None:
+    """Unverifiable when a call of the tool has arguments that are text, not an
+    object (JSON an agent cut short): whether they match cannot be told."""
+    if spec["arguments"] is None:
+        return None
+    odd = [
+        c for c in calls if c.get("name") == spec["name"] and isinstance(c.get("arguments"), str)
+    ]
+    if not odd:
+        return None
+    return Verdict(
+        UNVERIFIABLE,
+        f"{spec['name']} was called with arguments that are not a JSON object "
+        f"({_short(odd[0]['arguments'])}), so whether they match cannot be told",
+    )
+
+
 class _CallCriterion(CriterionType):
     needs = frozenset({"calls"})
     per_turn = False
@@ -303,6 +320,8 @@ class Called(_CallCriterion):
         names = [c.get("name") for c in view.calls]
         if hits:
             return Verdict(PASSED, f"{_describe(config)} was called ({len(hits)}x)")
+        if (odd := _unreadable(config, view.calls)) is not None:
+            return odd
         return Verdict(FAILED, f"{_describe(config)} was not called; calls: {names}")
 
 
@@ -318,6 +337,8 @@ class NotCalled(Called):
         hits = _matching(config, view.calls)
         if hits:
             return Verdict(FAILED, f"{_describe(config)} was called ({len(hits)}x)")
+        if (odd := _unreadable(config, view.calls)) is not None:
+            return odd
         return Verdict(
             PASSED, f"{_describe(config)} was not called ({len(view.calls)} calls observed)"
         )

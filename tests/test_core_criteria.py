@@ -527,3 +527,19 @@ def test_a_pattern_that_backtracks_without_end_is_an_error_not_a_hung_run(ws, ro
     for sid in "mnc":
         reason = next(s for s in r.report["scenarios"] if s["id"] == sid)["criteria"][0]["reason"]
         assert "/(a|aa)+$/ took over 2 s on 61 characters and was stopped" in reason, reason
+
+
+def test_a_call_whose_arguments_are_not_json_is_no_evidence_either_way(ws, rook_cli):
+    """Arguments cut short (``"{\\"path\\": \\"/etc\\""``) let ``not_called`` with
+    arguments pass ("was not called") and ``called`` fail, though they may match."""
+    cut = '{"path": "/etc"'
+    answer = json.dumps({"output": "done", "calls": [{"name": "delete", "arguments": cut}]})
+    ws.scenario({"id": "nc", "goal": answer, "criteria": [
+        {"not_called": {"name": "delete", "arguments": {"path": "/etc"}}}]})
+    ws.scenario({"id": "c", "goal": answer, "criteria": [
+        {"called": {"name": "delete", "arguments": {"path": "/etc"}}}]})
+    ws.scenario({"id": "bare", "goal": answer, "criteria": [{"not_called": "delete"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"nc": "unverifiable", "c": "unverifiable", "bare": "failed"}, r.stderr
+    reason = next(s for s in r.report["scenarios"] if s["id"] == "nc")["criteria"][0]["reason"]
+    assert "delete was called with arguments that are not a JSON object" in reason, reason
