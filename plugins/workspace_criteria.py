@@ -79,6 +79,11 @@ class File(CriterionType):
         unknown = set(value) - {"path", *FILE_CHECKS}
         if unknown:
             raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
+        rel = Path(value["path"])
+        if rel.is_absolute() or value["path"].startswith("~") or ".." in rel.parts:
+            raise ValidationError(  # a check of the agent's work, not of this machine
+                {"path": ["must be a path inside the scenario's workspace (no /, ~ or ..)"]}
+            )
         checks = [k for k in FILE_CHECKS if k in value]
         if len(checks) > 1:
             raise ValidationError("give at most one of " + ", ".join(FILE_CHECKS))
@@ -106,6 +111,12 @@ class File(CriterionType):
             return v
         target = where / config["path"]
         check, want = config["check"], config["want"]
+        try:  # a link the agent made that leads out of its workspace is not its work
+            outside = not target.resolve().is_relative_to(where.resolve())
+        except (OSError, RuntimeError):
+            outside = True
+        if outside and (target.exists() or target.is_symlink()):
+            return Verdict(ERROR, f"{target} leads outside the workspace {where}: not checked")
         if check == "exists":
             found = target.exists()
             ok = found == want

@@ -126,6 +126,10 @@ def test_missing_workspace_directory_is_an_error(rook_workspace, rook_cli):
     ({"command": {"run": "true", "exit": -65}}, "criteria.0.command.exit"),
     ({"command": {"run": "true", "timeout_seconds": 0}}, "timeout_seconds"),
     ({"command": {"exit": 0}}, "criteria.0.command"),
+    # a check of the agent's work, not of this machine: /etc/passwd, ../, ~ were read
+    ({"file": "/etc/passwd"}, "criteria.0.file.path: must be a path inside"),
+    ({"file": {"path": "../outside.txt", "exists": True}}, "must be a path inside"),
+    ({"file": {"path": "~/.ssh/id_rsa"}}, "must be a path inside"),
 ])
 def test_invalid_workspace_criteria_are_refused(rook_workspace, rook_cli, criterion, needle):
     coder(rook_workspace, {"criteria": [criterion]})
@@ -192,3 +196,25 @@ def test_file_contains_reads_canonically_equivalent_text_as_the_same(rook_worksp
     )
     r = rook_cli("run", "--json")
     assert [v[0] for v in verdicts(r)] == ["failed", "passed"], verdicts(r)
+
+
+def test_a_link_out_of_the_workspace_is_not_checked(rook_workspace, rook_cli, tmp_path):
+    """A symlink the agent made to a file outside its workspace was read and passed."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("All 42 tests pass")
+    rook_workspace.script("linker.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        mkdir -p "$ROOK_WORKSPACE/project/out"
+        ln -sf {outside} "$ROOK_WORKSPACE/project/out/report.md"
+        echo '{{"output": "done"}}'
+    """)
+    rook_workspace.profile({"id": "coder", "hooks": {"execute": "scripts/linker.sh"}})
+    (rook_workspace.root / "project").mkdir(exist_ok=True)
+    rook_workspace.scenario({"id": "s", "goal": "42", "workspace": "project", "criteria": [
+        {"file": {"path": "out/report.md", "contains": "All 42"}}]})
+    r = rook_cli("run", "--json")
+    status, reason = verdicts(r)[0]
+    assert status == "error" and "leads outside the workspace" in reason, reason
+
