@@ -810,3 +810,19 @@ def test_a_rook_variable_outside_its_phases_is_refused(rook_cli, rook_workspace,
     r = rook_cli("run")
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "hooks.open.http.body.t: {{env.ROOK_TURN}}: Rook does not set ROOK_TURN in open" in r.stderr
+
+
+def test_blank_lines_after_an_id_or_retry_line_are_no_events(
+    rook_cli, rook_workspace, agent_server
+):
+    """httpx-sse yields an empty event for a block holding only ``id:`` or ``retry:``
+    (the SSE standard dispatches none): ``events[-1]`` was "" and the count too high."""
+    agent_server.streams["idle"] = b"retry: 100\n\nid: 1\ndata: hi\n\nid: 2\n\n\n\ndata: [DONE]\n\n"
+    entry = _stream_entry(agent_server, "idle")
+    entry["http"]["extract"] = {"output": "events[-1]"}
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["details"]["http"]["stream"] == {"events": 1, "done": True}

@@ -258,6 +258,10 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
                 if event.data.strip() == "[DONE]":
                     reply.stream_done = True
                     break
+                if not event.data and event.event != "error":
+                    # the SSE standard dispatches no event with empty data (httpx-sse
+                    # yields one after an id: or retry: line alone); an error still counts
+                    continue
                 reply.events.append((event.event, event.data))
             return reply
         if req.sse and resp.is_success:
