@@ -826,3 +826,21 @@ def test_blank_lines_after_an_id_or_retry_line_are_no_events(
     assert r.statuses() == {"s": "passed"}, r.stdout
     [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
     assert execute["details"]["http"]["stream"] == {"events": 1, "done": True}
+
+
+def test_a_text_body_says_it_is_text(rook_cli, rook_workspace, agent_server):
+    """A plain-string ``body`` went out with no Content-Type at all."""
+    write_profile(rook_workspace, {"execute": {"http": {
+        "url": f"{agent_server.url}/echo", "body": "héllo {{goal}} ☃",
+        "extract": {"output": "text"}}}}, env=())
+    rook_workspace.profile({"id": "own", "hooks": {"execute": {"http": {
+        "url": f"{agent_server.url}/echo", "body": "{{goal}}",
+        "headers": {"content-type": "text/markdown"}, "extract": {"output": "text"}}}}},
+        active=False)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"not_contains": "zzz"}]})
+    assert rook_cli("run", "--json").statuses() == {"s": "passed"}
+    assert rook_cli("run", "--json", "--profile", "own").statuses() == {"s": "passed"}
+    first, own = [r for r in agent_server.seen(path_prefix="/echo")]
+    assert first["headers"].get("Content-Type") == "text/plain; charset=utf-8", first["headers"]
+    assert first["text"] == "héllo g ☃"
+    assert own["headers"].get("content-type", own["headers"].get("Content-Type")) == "text/markdown"

@@ -244,6 +244,8 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
         kwargs["json"] = req.json
     elif req.content is not None:
         kwargs["content"] = req.content.encode("utf-8")
+        if not any(k.lower() == "content-type" for k in req.headers):  # say what it is
+            kwargs["headers"] = {**req.headers, "Content-Type": "text/plain; charset=utf-8"}
     elif req.form is not None:
         kwargs["data"] = req.form
     async with client.stream(req.method, url, **kwargs) as resp:
