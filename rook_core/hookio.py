@@ -149,27 +149,33 @@ USAGE_MAX = 10**15
 small enough that every sum and comparison of them stays a finite float."""
 
 
+def _cut(message: str, limit: int = 300) -> str:
+    """``message`` redacted, then cut to ``limit`` characters (a hook's own key or
+    value it quotes may hold a secret: cut first, a piece of it would be left)."""
+    return current().head(message, limit)
+
+
 def _check_usage(usage: Any) -> dict[str, Any] | None:
     """``usage`` checked: an object of numbers, token counts and costs never negative.
 
     ``None`` (as if absent) when it holds no number at all (``{}``)."""
     if not isinstance(usage, dict):
         raise OutputError(
-            f'usage must be an object like {{"input": 12, "output": 3}}, got {usage!r}'[:300]
+            _cut(f'usage must be an object like {{"input": 12, "output": 3}}, got {usage!r}')
         )
     numbers = False
     for k, v in usage.items():
         if v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise OutputError(f"usage.{k} must be a number, got {v!r}"[:300])
+            raise OutputError(_cut(f"usage.{k} must be a number, got {v!r}"))
         if v < 0 and k in TOKEN_COUNTS:
-            raise OutputError(f"usage.{k} must be a token count >= 0, got {v!r}"[:300])
+            raise OutputError(_cut(f"usage.{k} must be a token count >= 0, got {v!r}"))
         if v < 0 and "cost" in k.lower():  # a negative cost would hide a real one in a sum
-            raise OutputError(f"usage.{k} must be a cost >= 0, got {v!r}"[:300])
+            raise OutputError(_cut(f"usage.{k} must be a cost >= 0, got {v!r}"))
         if abs(v) > USAGE_MAX:
-            shown = f"{v!r}"[:40] + ("..." if len(f"{v!r}") > 40 else "")
-            raise OutputError(f"usage.{k} is absurdly large ({shown}); at most 10**15")
+            shown = current().head(f"{v!r}", 40, "...")
+            raise OutputError(_cut(f"usage.{k} is absurdly large ({shown}); at most 10**15"))
         numbers = True
     return usage if numbers else None
 
@@ -190,7 +196,7 @@ def _check_calls(calls: Any) -> list[dict[str, Any]]:
     for i, call in enumerate(calls):
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
             raise OutputError(
-                f"calls[{i}] must be an object with a string name, got {call!r}"[:300]
+                _cut(f"calls[{i}] must be an object with a string name, got {call!r}")
             )
         args = call.get("arguments", {})
         if isinstance(args, str):  # OpenAI-style arguments arrive as a JSON string

@@ -505,3 +505,40 @@ def test_a_secret_quoted_by_python_or_escaped_for_html_is_redacted(
     assert {evidence[k] for k in ("html", "xml", "jinja")} == {"[redacted:DB_PASSWORD]"}
     stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]["stderr"]
     assert "connecting with '[redacted:DB_PASSWORD]'" in stderr
+
+
+# A hook's output that fails a check is quoted in the hook's diagnosis, cut to
+# 300 characters: the cut fell inside a secret the hook put in a usage key or
+# value, before redaction, and the piece before the cut reached the record.
+USAGE_HOOK = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+shape = os.path.basename(sys.argv[0])[:-3]
+if shape == "cost":
+    print(json.dumps({"output": "ok", "usage": {"cost_" + "k" * 283 + s: -1}}))
+elif shape == "number":
+    print(json.dumps({"output": "ok", "usage": {"input": "n" * 256 + s}}))
+else:
+    print(json.dumps({"output": "ok", "calls": ["c" * 245 + s]}))
+"""
+
+
+@pytest.mark.parametrize("shape", ["cost", "number", "calls"])
+def test_a_check_of_a_hooks_output_never_cuts_a_secret_in_its_diagnosis(
+    rook_workspace, rook_cli, monkeypatch, shape
+):
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script(f"{shape}.py", USAGE_HOOK)
+    ws.profile({"id": "p", "hooks": {"execute": f"scripts/{shape}.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for i in range(len(SECRET) - 5):
+        assert SECRET[i : i + 6] not in text, f"a piece of the secret ({SECRET[i:i + 6]!r}) leaked"
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["diagnosis"].endswith("[redacted:API_TOKEN]"), hook["diagnosis"]  # the marker whole
