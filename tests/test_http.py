@@ -403,6 +403,37 @@ def test_a_malformed_chat_chunk_fails_the_hook_naming_it(
     assert execute["details"]["http"]["stream"] == {"events": 2, "done": True}
 
 
+@pytest.mark.parametrize(
+    ("payload", "pad"),
+    [
+        # a tool_calls that is an object: the chunk's field is quoted, cut at 200
+        (lambda s: {"choices": [{"index": 0, "delta": {"tool_calls": {"x": s}}}]}, 183),
+        # an error event: its payload is quoted, cut at 500
+        (lambda s: {"error": {"message": s}}, 477),
+    ],
+)
+def test_a_stream_error_quoting_a_chunk_never_cuts_a_secret(
+    rook_cli, rook_workspace, agent_server, monkeypatch, payload, pad
+):
+    # the quoted chunk was cut before redaction: the cut fell inside the echoed
+    # secret and its first characters reached the record, the report and the terminal
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    secret = agent_server.api_key
+    body = json.dumps(payload("p" * pad + secret)).encode()
+    agent_server.streams["echo"] = b"data: " + body + b"\n\ndata: [DONE]\n\n"
+    write_profile(rook_workspace, {"execute": _stream_entry(agent_server, "echo")})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"not_contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert "[redacted:AGENT_KEY]" in execute["diagnosis"], execute["diagnosis"]
+    text = r.stdout + r.stderr + "".join(
+        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
+    )
+    for i in range(len(secret) - 5):
+        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from rook_core import hookio
+from rook_core.redact import current
 
 
 class StreamError(Exception):
@@ -41,7 +42,7 @@ def _is_chat_chunk(value: Any) -> bool:
 def _malformed(n: int, where: str, value: Any, expected: str) -> StreamError:
     return StreamError(
         f"chat chunk {n} of the event stream is malformed: {where} is "
-        f"{json.dumps(value)[:200]}, expected {expected}"
+        f"{current().head(json.dumps(value), 200)}, expected {expected}"
     )
 
 
@@ -134,7 +135,8 @@ def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
         reported = value.get("error") if isinstance(value, dict) else None
         if name == "error" or reported:
             detail = reported or value  # an ``event: error`` says it in its whole payload
-            raise StreamError(f"the event stream reported an error: {json.dumps(detail)[:500]}")
+            shown = current().head(json.dumps(detail), 500)  # redacted first, then cut
+            raise StreamError(f"the event stream reported an error: {shown}")
     values = [v for _, v in parsed]
     chat = [v for v in values if _is_chat_chunk(v)]
     if chat and len(chat) == len([v for v in values if isinstance(v, dict)]):
