@@ -14,6 +14,7 @@ from rook_core.hookio import loads
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, same_json_value
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
+from rook_core.redact import current
 
 from .patterns import IGNORECASE, TooSlow, compile_pattern, search
 
@@ -24,8 +25,9 @@ NOT_OBSERVED_USAGE = "the agent's evidence has no token usage, so this cannot be
 
 
 def _short(text: str | None, limit: int = 120) -> str:
-    text = text or ""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+    """``text`` quoted in a reason, redacted before it is cut (a cut inside a
+    secret would leave a piece no redaction recognises)."""
+    return repr(current().head(text or "", limit, "..."))
 
 
 def _string(value: Any, what: str = "a string") -> str:

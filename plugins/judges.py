@@ -31,6 +31,7 @@ from typing import Any
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, JudgingContext, checked_verdict
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
+from rook_core.redact import current
 
 NO_JUDGE = (
     "no judge profile is configured (pass --judge-profile NAME or set judge_profile: in "
@@ -185,7 +186,9 @@ class PluginJudge(CriterionType):
             )
         if not isinstance(result, Verdict):
             return Verdict(
-                ERROR, f"judge {config['name']!r} returned {result!r:.200}, not a Verdict"
+                ERROR,
+                f"judge {config['name']!r} returned {current().head(repr(result), 200)}, "
+                "not a Verdict",
             )
         return checked_verdict(result, f"judge {config['name']!r}")
 

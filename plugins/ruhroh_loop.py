@@ -159,7 +159,7 @@ def _summary(result: IterationResult, message: str, iteration: int, attempt: int
     entry: dict[str, Any] = {
         "iteration": iteration,
         "attempt": attempt,
-        "message": message if len(message) <= 200 else message[:200] + "...",
+        "message": current().head(message, 200, "..."),  # redacted, then cut
         "status": result.status,
         "seconds": round(result.seconds, 6),
     }

@@ -27,6 +27,7 @@ from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
+from rook_core.redact import current
 
 from .criteria import folded
 from .patterns import TooSlow, compile_pattern, search
@@ -140,7 +141,7 @@ class File(CriterionType):
                 return Verdict(ERROR, f"{target}: {exc}")
             hit = m is not None
             what = (
-                f"matches /{want.pattern}/ ({m.group(0)[:80]!r})"
+                f"matches /{want.pattern}/ ({current().head(m.group(0), 80)!r})"
                 if m
                 else f"does not match /{want.pattern}/"
             )

@@ -30,6 +30,7 @@ from .models import (
 )
 from .plain import plain
 from .plugins import Registry
+from .redact import current
 
 
 @plain
@@ -403,7 +404,7 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
                 message = check(c.config, judging) if check is not None else None
             except Exception as exc:  # the plugin's check failed on the user's value
                 message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
-                message += f"{type(exc).__name__}: {exc}"[:400]
+                message += current().head(f"{type(exc).__name__}: {exc}", 400)
             if message:
                 where = f"{s.path}: " if s.path else ""
                 problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")

@@ -542,3 +542,30 @@ def test_a_check_of_a_hooks_output_never_cuts_a_secret_in_its_diagnosis(
         assert SECRET[i : i + 6] not in text, f"a piece of the secret ({SECRET[i:i + 6]!r}) leaked"
     [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
     assert hook["diagnosis"].endswith("[redacted:API_TOKEN]"), hook["diagnosis"]  # the marker whole
+
+
+CUT_ANSWER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+# the secret starts 10 characters before the 120 at which a reason cuts the answer
+print(json.dumps({"output": "x" * 110 + os.environ["API_TOKEN"] + " and more"}))
+"""
+
+
+def test_a_reason_quoting_the_answer_never_cuts_a_secret(rook_workspace, rook_cli, monkeypatch):
+    """A criterion's reason quoted the answer cut at 120 characters before the
+    redactor saw it: the secret's first 10 characters reached record and screen."""
+    monkeypatch.setenv("API_TOKEN", "Zq9-s3cr3t-v4lue-77")
+    ws = rook_workspace
+    ws.script("cut.py", CUT_ANSWER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/cut.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "nope"},
+                                                      {"matches": "nope"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "failed"}, r.stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "Zq9-s3" not in text
+    reason = r.report["scenarios"][0]["criteria"][0]["reason"]
+    assert "[redacted:API_TOKEN]" in reason, reason
