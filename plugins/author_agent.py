@@ -167,7 +167,7 @@ def build_request(
             f"## The source ({src.label})",
             "",
             "```",
-            request.secrets.redactor.text(src.text[:8000]),
+            request.secrets.redactor.head(src.text, 8000),  # redacted, then cut
             "```",
             "",
         ]
@@ -187,7 +187,7 @@ def build_request(
             parts += [
                 "Response:",
                 "```",
-                json.dumps(obs.response, ensure_ascii=False)[:4000],
+                request.secrets.redactor.head(json.dumps(obs.response, ensure_ascii=False), 4000),
                 "```",
                 "",
             ]

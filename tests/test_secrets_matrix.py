@@ -569,3 +569,19 @@ def test_a_reason_quoting_the_answer_never_cuts_a_secret(rook_workspace, rook_cl
     assert "Zq9-s3" not in text
     reason = r.report["scenarios"][0]["criteria"][0]["reason"]
     assert "[redacted:API_TOKEN]" in reason, reason
+
+
+def test_the_author_agent_prompt_never_cuts_a_secret(tmp_path):
+    """The source shown to the author agent was cut at 8,000 characters before the
+    redactor saw it: a secret straddling the cut went to the author half-hidden."""
+    from rook_core.authoring import AuthorRequest, Secrets, Source
+    from rook_core.redact import Redactor
+    from rook_core.workspace import Agent
+    from rook_plugins.author_agent import build_request
+
+    secret = "Zq9-s3cr3t-v4lue-77"
+    source = Source(kind="file", text="x" * 7990 + secret + " tail", label="call.txt")
+    request = AuthorRequest(source=source, agent=Agent(tmp_path, "p", "a"), profile_id="p",
+                            name="p", secrets=Secrets("A", Redactor({"API_TOKEN": secret})))
+    prompt = build_request(request, "Write it.")
+    assert "Zq9-s3" not in prompt and "[redacted:API_TOKEN]" in prompt
