@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import stat
 import xml.dom.minidom
 import xml.etree.ElementTree as ET

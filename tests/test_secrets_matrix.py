@@ -574,10 +574,11 @@ def test_a_reason_quoting_the_answer_never_cuts_a_secret(rook_workspace, rook_cl
 def test_the_author_agent_prompt_never_cuts_a_secret(tmp_path):
     """The source shown to the author agent was cut at 8,000 characters before the
     redactor saw it: a secret straddling the cut went to the author half-hidden."""
+    from rook_plugins.author_agent import build_request
+
     from rook_core.authoring import AuthorRequest, Secrets, Source
     from rook_core.redact import Redactor
     from rook_core.workspace import Agent
-    from rook_plugins.author_agent import build_request
 
     secret = "Zq9-s3cr3t-v4lue-77"
     source = Source(kind="file", text="x" * 7990 + secret + " tail", label="call.txt")
