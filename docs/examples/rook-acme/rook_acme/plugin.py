@@ -28,7 +28,7 @@ from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, HookCall, HookResult, Verdict
 from rook_core.process import run_process
-from rook_core.transports import TransportSpec
+from rook_core.transports import TransportSpec, saves_nothing
 
 from . import desk
 
@@ -136,6 +136,7 @@ def rook_register_transports(register: Any) -> None:
             description="the Acme support desk, in process or as a subprocess",
             start=start,
             stop=stop,
+            saved_names=saves_nothing,  # it keeps no value for later phases
         )
     )
 
