@@ -151,8 +151,8 @@ def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
     Called for every hook result of every phase, in the order they happen,
     after redaction. Every implementation is called; return values are
     ignored. Observers must not block (they run on the event loop). One that
-    raises is named in a warning (once per run) and stops neither the run nor
-    the other observers.
+    raises is named in a warning (once per plugin and run) and stops neither
+    the run nor the other observers.
 
     :param run: the :class:`rook_core.models.RunContext`.
     :param record: the scenario-run record (a dict, as stored) or ``None``
@@ -172,7 +172,9 @@ def rook_evidence_merged(merged: Any) -> None:
     file of its own in the run directory (the Ruhroh plugin's
     ``ruhroh-run-manifest.json``) reads each shard's copy from
     ``merged.sources`` and writes the joined one into ``merged.path``. Every
-    implementation is called; return values are ignored.
+    implementation is called, each on its own; return values are ignored. One
+    that raises is named in a warning and stops neither ``rook merge`` nor the
+    others.
 
     :param merged: the :class:`rook_core.merging.Merged` run: ``path`` (the merged
         run directory), ``manifest`` (its ``run.json``), ``sources`` (the shards'

@@ -607,3 +607,31 @@ def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
                       ("latest~5", "--run latest~5: there are only")):
         refused = rook_cli("merge", "-w", str(ws.root), "--run", ref)
         assert refused.exit_code == 2 and says in refused.stderr, (ref, refused.stderr)
+
+
+MERGE_RAISER = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_evidence_merged(merged):
+    raise RuntimeError("cannot join my files")
+"""
+
+
+def test_a_merge_plugin_that_raises_is_a_warning_and_the_merge_goes_on(
+    tmp_path, rook_cli, rook_distribution
+):
+    """rook_evidence_merged went through plain pluggy: one that raised stopped the
+    other implementations (the Ruhroh manifest's join) and escaped rook merge."""
+    rook_distribution("rook-mraiser", {"mraiser": "rook_mraiser"},
+                      {"rook_mraiser.py": MERGE_RAISER})
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log")
+    for i in (1, 2):
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run", "m-1")
+        assert r.exit_code in (0, 1), r.stderr
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "m-1", "--json")
+    assert merged.exception is None and merged.exit_code in (0, 1), merged.stderr
+    assert merged.report["run"]["id"] == "m-1"
+    assert ("rook: warning: plugin mraiser (rook-mraiser) raised RuntimeError in "
+            "rook_evidence_merged: cannot join my files") in merged.stderr, merged.stderr

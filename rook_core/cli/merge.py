@@ -161,9 +161,17 @@ def merge_command(
     lock = _check_idle(target, int(base.get("shards") or 0)) if isinstance(base, dict) else None
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
-        rook.hook.rook_evidence_merged(merged=merged)  # plugins join their run-level files
+        # plugins join their run-level files, each on its own: one that raises is a warning
+        raised = rook.call_each("rook_evidence_merged", merged=merged)
         redactor = Redactor.for_variables(history.secret_names(target))
         activate(redactor)  # also for what plugins (a failing reporter) say
+        for owner, name, exc in raised:
+            merged.notes.append(
+                redactor.text(
+                    f"plugin {owner} raised {type(exc).__name__} in rook_evidence_merged: {exc} "
+                    f"(its run-level files are not joined; ROOK_DISABLE_PLUGINS={name} skips it)"
+                )
+            )
         # report.json as rook run writes it: one entry per line, one record read at a
         # time; the report's entries are read back from that file on demand.
         report = write_merged_report(merged, min_pass_rate, redactor.data)
