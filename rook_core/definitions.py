@@ -346,15 +346,45 @@ def find_profile(
                 f"{profiles_dir}: several profiles ({stems}) and no 'active' file; "
                 "choose one with --profile NAME"
             )
+    # An id first (what profiles/active and runs hold: a file renamed on disk
+    # keeps its id, and another file may now have that id as its name), then a
+    # file name, then a name, which must name one profile only.
     direct = profiles_dir / f"{name}.yaml"
     if direct.is_file():
-        return load_profile(direct, transports, cache)
+        profile = load_profile(direct, transports, cache)
+        if profile.id == name:
+            return profile
     from .yamlio import load_yaml
 
+    by_id, by_name = [], []
     for path in candidates:
-        data = load_yaml(path, ProfileError)
-        if isinstance(data, dict) and name in (data.get("id"), data.get("name")):
-            return load_profile(path, transports, cache)
+        try:
+            data = load_yaml(path, ProfileError)
+        except ProfileError:
+            continue  # a broken file is no match (rook profile list flags it)
+        if isinstance(data, dict):
+            if data.get("id") == name:
+                by_id.append(path)
+            elif data.get("name") == name:
+                by_name.append(path)
+    if len(by_id) > 1:
+        raise ProfileError(
+            f"{profiles_dir}: several files hold the id {name!r} "
+            f"({', '.join(p.name for p in by_id)}); an id names one profile: "
+            "give each file its own id"
+        )
+    if by_id:
+        return load_profile(by_id[0], transports, cache)
+    if direct.is_file():
+        return load_profile(direct, transports, cache)
+    if len(by_name) > 1:
+        ids = [f"{load_yaml(path, ProfileError).get('id')} ({path.name})" for path in by_name]
+        raise ProfileError(
+            f"{profiles_dir}: several profiles are named {name!r}: {', '.join(ids)}; "
+            "choose one by its id"
+        )
+    if by_name:
+        return load_profile(by_name[0], transports, cache)
     known = ", ".join(p.stem for p in candidates) or "none"
     raise ProfileError(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")
 

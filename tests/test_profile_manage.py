@@ -173,3 +173,42 @@ def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_c
     }
     assert "MODE=fast" in r.stdout and f"OPENAI_API_KEY={hidden}" in r.stdout
     assert "bob:[hidden]@127.0.0.1:9" in r.stdout
+
+
+def test_an_id_wins_over_another_profiles_file_name(rook_workspace, rook_cli):
+    # foo.yaml holds id "bar" (a file renamed on disk); bar.yaml holds id "baz".
+    # `use foo` writes the id "bar": it must go on naming foo.yaml, not bar.yaml.
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "a"}\'\n')
+    ws.profile({"id": "bar", "name": "Foo", "hooks": {"execute": "scripts/a.sh"}}, name="foo")
+    ws.profile({"id": "baz", "name": "Bar", "hooks": {"execute": "scripts/a.sh"}}, name="bar")
+    assert cli(rook_cli, ws, "use", "foo").exit_code == 0
+    r = cli(rook_cli, ws, "show", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["id"] == "bar" and json.loads(r.stdout)["name"] == "Foo"
+    listed = json.loads(cli(rook_cli, ws, "list", "--json").stdout)
+    assert [p["id"] for p in listed if p["active"]] == ["bar"]
+    shown = json.loads(cli(rook_cli, ws, "show", "bar", "--json").stdout)
+    assert shown["name"] == "Foo"
+
+
+def test_a_name_two_profiles_share_is_refused(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "a"}\'\n')
+    ws.profile({"id": "one", "name": "Desk", "hooks": {"execute": "scripts/a.sh"}})
+    ws.profile({"id": "two", "name": "Desk", "hooks": {"execute": "scripts/a.sh"}}, active=False)
+    before = (ws.agent_dir / "profiles" / "active").read_text()
+    r = cli(rook_cli, ws, "use", "Desk")
+    assert r.exit_code == 2
+    assert "one" in r.stderr and "two" in r.stderr and "Desk" in r.stderr
+    assert (ws.agent_dir / "profiles" / "active").read_text() == before
+    assert cli(rook_cli, ws, "use", "two").exit_code == 0
+
+
+def test_two_files_with_one_id_are_refused(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "a"}\'\n')
+    ws.profile({"id": "same", "name": "A", "hooks": {"execute": "scripts/a.sh"}}, name="a")
+    ws.profile({"id": "same", "name": "B", "hooks": {"execute": "scripts/a.sh"}}, name="b")
+    r = cli(rook_cli, ws, "show", "same")
+    assert r.exit_code == 2 and "a.yaml" in r.stderr and "b.yaml" in r.stderr

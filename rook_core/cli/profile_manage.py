@@ -82,10 +82,19 @@ def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
     _edit(path, "capabilities", capabilities)
 
 
-def _active(profiles_dir: Path) -> str | None:
-    from ..definitions import read_active
+def _active(profiles_dir: Path, transports: Any) -> tuple[str | None, Path | None]:
+    """The id ``profiles/active`` names, and the file of the profile it picks
+    (None when it picks none): the same file ``rook run`` would use."""
+    from ..definitions import find_profile, read_active
+    from ..errors import ConfigError
 
-    return read_active(profiles_dir)
+    name = read_active(profiles_dir)
+    if not name:
+        return name, None
+    try:
+        return name, find_profile(profiles_dir, name, transports).path
+    except ConfigError:
+        return name, None
 
 
 @click.command("show")
@@ -116,7 +125,8 @@ def show_command(
         "id": p.id,
         "name": p.name,
         "file": str(p.path),
-        "active": _active(s.agent.profiles_dir) in (p.id, p.path.stem if p.path else None),
+        "active": p.path is not None
+        and _active(s.agent.profiles_dir, s.rook.transports)[1] == p.path,
         "hooks": mask(p.raw.get("hooks") or {}),
         "env": [
             {"variable": e.variable, "purpose": e.purpose, "set": bool(os.environ.get(e.variable))}
@@ -188,7 +198,7 @@ def list_command(
 
     s = Session(workspace, project, agent)
     pdir = s.agent.profiles_dir
-    active = _active(pdir)
+    active, active_path = _active(pdir, s.rook.transports)
     rows = []
     for path in sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []:
         try:
@@ -198,7 +208,7 @@ def list_command(
                 {
                     "id": path.stem,
                     "name": "",
-                    "active": active == path.stem,
+                    "active": active_path is None and active == path.stem,
                     "hooks": "",
                     "problem": str(exc).splitlines()[-1].strip(),
                 }
@@ -208,7 +218,7 @@ def list_command(
             {
                 "id": p.id,
                 "name": p.name,
-                "active": active in (p.id, path.stem),
+                "active": active_path == path,
                 "hooks": ", ".join(f"{k}:{e.transport}" for k, e in p.hooks.items()),
                 "problem": "",
             }
