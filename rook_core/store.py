@@ -37,10 +37,11 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
-def atomic_write(path: str | os.PathLike[str], text: str) -> None:
+def atomic_write(path: str | os.PathLike[str], text: str, mode: int | None = None) -> None:
     """Write ``text`` to ``path`` whole or not at all. A lone surrogate (half
     a character, which UTF-8 cannot hold) is written as its escape, ``\\udc80``:
-    in a JSON string that is the same value.
+    in a JSON string that is the same value. ``mode`` (permission bits) is
+    given to the file before it takes ``path``'s place.
 
     Plain descriptor calls, not a text file object: a record is written once
     per scenario run, and ``open`` adds a ``fstat``, an ``ioctl``, two
@@ -55,6 +56,8 @@ def atomic_write(path: str | os.PathLike[str], text: str) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode)
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -200,3 +200,23 @@ def test_usage_is_observed_only_with_a_token_count(rook_workspace, rook_cli):
     r = rook_cli("run", "--json", env={"USAGE": '{"input": -5, "output": 2}'})
     assert r.statuses() == {"s": "error"}
     assert "usage.input must be a token count >= 0, got -5" in r.report["scenarios"][0]["reason"]
+
+
+def test_update_keeps_the_files_mode_and_refuses_a_read_only_file(rook_workspace, rook_cli):
+    ws = rook_workspace
+    write(ws, {"multi_turn": False, "usage": False})
+    path = ws.agent_dir / "profiles" / "p.yaml"
+    path.chmod(0o600)  # private: rewriting it must not make it world-readable
+    assert profile_test(rook_cli, ws, "--update").exit_code == 0
+    assert yaml.safe_load(path.read_text())["capabilities"]["usage"] is True
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert rook_cli("profile", "rename", "--workspace", str(ws.root), "p", "P").exit_code == 0
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.write_text(path.read_text().replace("usage: true", "usage: false"))
+    path.chmod(0o444)  # read-only: --update must not replace it (root could)
+    before = path.read_text()
+    r = profile_test(rook_cli, ws, "--update")
+    assert r.exit_code == 2 and str(path) in r.stderr and "read-only" in r.stderr
+    assert path.read_text() == before and path.stat().st_mode & 0o777 == 0o444
+    r = rook_cli("profile", "rename", "--workspace", str(ws.root), "p", "Q")
+    assert r.exit_code == 2 and "read-only" in r.stderr and path.read_text() == before

@@ -70,12 +70,14 @@ def test_command(
     from ..errors import RookError
     from ..profile_probe import compare_capabilities, probe
     from ..runner import save_observed
-    from .profile_manage import set_capabilities
+    from .profile_manage import check_writable, set_capabilities
     from .profile_output import capabilities_table, show_observation
 
     s = Session(workspace, project, agent)
     try:
         profile = _load(s, name)
+        if update and profile.path is not None:
+            check_writable(profile.path)  # before anything runs
         obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep)
     except RookError as exc:
         raise s.guard(exc) from None

@@ -63,9 +63,29 @@ def _keep_comments(old: list[str], new: list[str]) -> list[str]:
     return out
 
 
+def check_writable(path: Path) -> int:
+    """The permission bits of the profile file at ``path``; a read-only one
+    (no write bit: someone meant it not to change) is a :class:`ConfigError`."""
+    import stat
+
+    from ..errors import ConfigError
+
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if not mode & 0o222:
+        raise ConfigError(
+            f"{path}: read-only; rook changes nothing in it (make it writable, "
+            "chmod u+w, to let rook edit it)"
+        )
+    return mode
+
+
 def _edit(path: Path, key: str, value: Any) -> None:
     from ..store import atomic_write
 
+    mode = check_writable(path)
     text = path.read_text(encoding="utf-8")
     block = yaml.safe_dump(
         {key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False
@@ -74,7 +94,7 @@ def _edit(path: Path, key: str, value: Any) -> None:
     expected = {**(yaml.safe_load(text) or {}), key: value}
     if yaml.safe_load(edited) != expected:  # an unusual layout: write the data whole
         edited = yaml.safe_dump(expected, sort_keys=False, allow_unicode=True)
-    atomic_write(path, edited)
+    atomic_write(path, edited, mode)  # a private (0600) profile stays private
 
 
 def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
