@@ -327,6 +327,7 @@ def find_profile(
     if not profiles_dir.is_dir():
         raise ProfileError(f"{profiles_dir}: no profiles directory (create a profile first)")
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
+    from_active = name is None
     if name is None:
         active = profiles_dir / "active"
         name = read_active(profiles_dir)
@@ -386,6 +387,11 @@ def find_profile(
     if by_name:
         return load_profile(by_name[0], transports, cache)
     known = ", ".join(p.stem for p in candidates) or "none"
+    if from_active:  # removed or renamed on disk since `rook profile use`
+        raise ProfileError(
+            f"{profiles_dir / 'active'}: names {name!r}, which is no profile here "
+            f"(profiles: {known}); choose one with rook profile use NAME"
+        )
     raise ProfileError(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")
 
 

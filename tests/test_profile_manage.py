@@ -212,3 +212,13 @@ def test_two_files_with_one_id_are_refused(rook_workspace, rook_cli):
     ws.profile({"id": "same", "name": "B", "hooks": {"execute": "scripts/a.sh"}}, name="b")
     r = cli(rook_cli, ws, "show", "same")
     assert r.exit_code == 2 and "a.yaml" in r.stderr and "b.yaml" in r.stderr
+
+
+def test_an_active_file_naming_no_profile_says_so(rook_workspace, rook_cli):
+    ws = rook_workspace
+    two_profiles(ws)
+    active = ws.agent_dir / "profiles" / "active"
+    active.write_text("gone\n")
+    r = cli(rook_cli, ws, "show")
+    assert r.exit_code == 2
+    assert str(active) in r.stderr and "'gone'" in r.stderr and "rook profile use" in r.stderr
