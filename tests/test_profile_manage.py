@@ -222,3 +222,17 @@ def test_an_active_file_naming_no_profile_says_so(rook_workspace, rook_cli):
     r = cli(rook_cli, ws, "show")
     assert r.exit_code == 2
     assert str(active) in r.stderr and "'gone'" in r.stderr and "rook profile use" in r.stderr
+
+
+def test_list_warns_when_the_active_file_names_no_profile(rook_workspace, rook_cli):
+    ws = rook_workspace
+    two_profiles(ws)
+    active = ws.agent_dir / "profiles" / "active"
+    active.write_text("gone\n")
+    r = cli(rook_cli, ws, "list")
+    assert r.exit_code == 0
+    assert "*" not in r.stdout
+    assert str(active) in r.stderr and "'gone'" in r.stderr and "rook profile use" in r.stderr
+    r = cli(rook_cli, ws, "list", "--json")
+    assert r.exit_code == 0 and not any(row["active"] for row in json.loads(r.stdout))
+    assert "'gone'" in r.stderr

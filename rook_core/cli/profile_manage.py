@@ -102,19 +102,20 @@ def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
     _edit(path, "capabilities", capabilities)
 
 
-def _active(profiles_dir: Path, transports: Any) -> tuple[str | None, Path | None]:
-    """The id ``profiles/active`` names, and the file of the profile it picks
-    (None when it picks none): the same file ``rook run`` would use."""
+def _active(profiles_dir: Path, transports: Any) -> tuple[str | None, Path | None, str | None]:
+    """The id ``profiles/active`` names, the file of the profile it picks (None
+    when it picks none: the same file ``rook run`` would use), and why it picks
+    none (the error ``rook run`` would stop with)."""
     from ..definitions import find_profile, read_active
     from ..errors import ConfigError
 
     name = read_active(profiles_dir)
     if not name:
-        return name, None
+        return name, None, None
     try:
-        return name, find_profile(profiles_dir, name, transports).path
-    except ConfigError:
-        return name, None
+        return name, find_profile(profiles_dir, None, transports).path, None
+    except ConfigError as exc:
+        return name, None, str(exc)
 
 
 @click.command("show")
@@ -218,7 +219,7 @@ def list_command(
 
     s = Session(workspace, project, agent)
     pdir = s.agent.profiles_dir
-    active, active_path = _active(pdir, s.rook.transports)
+    active, active_path, problem = _active(pdir, s.rook.transports)
     rows = []
     for path in sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []:
         try:
@@ -243,6 +244,9 @@ def list_command(
                 "problem": "",
             }
         )
+    if problem and not any(r["active"] for r in rows):
+        # what run/show/test would stop with: say it here too, on stderr
+        click.echo(f"rook: warning: {s.redactor.text(problem)}", err=True)
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False))
         return
