@@ -74,6 +74,7 @@ class Observation:
     missing: list[dict[str, str]] = field(default_factory=list)
     run_dir: str | None = None
     handle: str | None = None
+    kills: list[str] = field(default_factory=list)
 
     @property
     def answer(self) -> str | None:
@@ -108,6 +109,7 @@ class Observation:
             "hooks": [phase_line(h) for h in self.hooks],
             "turns": self.turns,
             "missing": self.missing,
+            "kills": self.kills,
         }
 
 
@@ -197,7 +199,9 @@ def request_headers(profile: Profile) -> list[str]:
 # -- the probe ------------------------------------------------------------------
 
 
-async def _drive(engine: Engine, sr: ScenarioRun, manifest: dict[str, Any]) -> None:
+async def _drive(
+    engine: Engine, sr: ScenarioRun, manifest: dict[str, Any], kills: list[str]
+) -> None:
     procscan.become_subreaper()
     try:
         await engine.start_transports()
@@ -207,7 +211,8 @@ async def _drive(engine: Engine, sr: ScenarioRun, manifest: dict[str, Any]) -> N
             engine.flush_records()
     finally:
         await engine.stop_transports()
-        process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id})
+        # what the hooks left running dies here; it is reported, as a run records it
+        kills.extend(process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id}))
 
 
 def probe(
@@ -259,7 +264,7 @@ def probe(
         sr = ScenarioRun(Scenario(id="profile-test", name="rook profile test", turns=texts))
         manifest: dict[str, Any] = {}
         process.use_fast_child_watcher()
-        asyncio.run(_drive(engine, sr, manifest))
+        asyncio.run(_drive(engine, sr, manifest, obs.kills))
         prepare = read_json(run.path / "prepare.json")
         record = run.load_scenario(sr.key) or {}
         obs.hooks = ([prepare] if isinstance(prepare, dict) else []) + list(record.get("hooks", []))

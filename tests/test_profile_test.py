@@ -220,3 +220,36 @@ def test_update_keeps_the_files_mode_and_refuses_a_read_only_file(rook_workspace
     assert path.read_text() == before and path.stat().st_mode & 0o777 == 0o444
     r = rook_cli("profile", "rename", "--workspace", str(ws.root), "p", "Q")
     assert r.exit_code == 2 and "read-only" in r.stderr and path.read_text() == before
+
+
+def test_a_daemon_a_hook_leaves_is_killed_and_reported(rook_workspace, rook_cli, tmp_path):
+    import os
+    import time
+
+    ws = rook_workspace
+    write(ws, {})
+    pidfile = tmp_path / "daemon.pid"
+    ws.script(
+        "daemon.sh",
+        f"""
+        #!/bin/bash
+        cat >/dev/null
+        setsid bash -c 'echo $$ > {pidfile}; exec sleep 600' </dev/null >/dev/null 2>&1 &
+        echo '{{"output": "started"}}'
+        """,
+    )
+    hooks = {p: "scripts/agent.py" for p in ("open", "close", "collect")}
+    ws.profile({"id": "p", "hooks": {**hooks, "execute": "scripts/daemon.sh"}, "capabilities": {}})
+    r = profile_test(rook_cli, ws)
+    for _ in range(50):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    stat = f"/proc/{pid}/stat"
+    alive = os.path.exists(stat) and open(stat).read().split()[2] != "Z"
+    assert not alive, "the daemon outlived rook profile test"
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "left running" in r.stdout and f"pid {pid}" in r.stdout, r.stdout
+    doc = json.loads(profile_test(rook_cli, ws, "--json").stdout)
+    assert doc["test"]["kills"], doc["test"]

@@ -57,6 +57,8 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
         say(f"  diagnosis: {obs.diagnosis}")
         for ref in obs.missing:
             say(f"    {ref['variable']}: {ref['purpose']}")
+    for note in obs.kills:  # a hook left it running (a run records it in run.json: kills)
+        say(f"  left running by a hook, killed at the end: {note}")
     seen = [c for c, v in obs.observed.items() if v]
     say(f"  observed capabilities: {', '.join(seen) or 'none'}")
 
