@@ -70,7 +70,10 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
   {% if gate %}
   <div class="card"><div class="muted">gate --min-pass-rate {{ gate.min_pass_rate }}</div>
     <div class="big">{{ "missed" if gate.missed else "met" }}</div>
-    <div class="muted">{% for m in gate.missed %}{{ m.id }} {{ percent(m.pass_rate) }}{% if not loop.last %}, {% endif %}{% endfor %}</div></div>
+    <div class="muted">{% for m in gate.missed %}{{ m.id }} {{ percent(m.pass_rate) }}{% if not loop.last %}, {% endif %}{% endfor %}</div>
+    {% if gate.get("ungated") %}
+    <div class="muted">ungated (no decided run): {{ gate.ungated | join(", ") }}</div>
+    {% endif %}</div>
   {% endif %}
 </div>
 

@@ -695,3 +695,23 @@ def test_junit_names_no_gate_without_one(mixed):
     _, out = mixed
     props = {p.get("name") for p in ET.parse(out / "r.xml").getroot().iter("property")}
     assert not {"min_pass_rate", "gate", "gate_missed", "gate_ungated"} & props
+
+
+def test_html_gate_card_lists_the_ungated_scenarios(rook_workspace, rook_cli, tmp_path,
+                                                   monkeypatch):
+    # The card named the scenarios that missed the gate, never those with no
+    # decided run, though the table text and JUnit's gate_ungated list them.
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "flaky", "goal": "flaky", "criteria": [{"contains": "good"}]})
+    rook_workspace.scenario({"id": "blind", "goal": "blind", "criteria": [{"max_tokens": 9}]})
+    r = rook_cli("run", "--repeat", "2", "-j", "1", "--min-pass-rate", "0.5",
+                 f"--report=html:{tmp_path}/r.html")
+    assert r.exit_code == 0, r.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    card = page[page.index("gate --min-pass-rate"):]
+    card = card[:card.index("<h2>")]
+    text = re.sub(r"<[^>]+>", " ", card)
+    assert "met" in text
+    assert "ungated (no decided run): blind" in " ".join(text.split())
