@@ -109,7 +109,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
   <tr><th>scenario</th><th>result</th><th class="num">passes</th><th class="num">pass rate (95 % CI)</th><th>pass^N</th><th>pass@N</th><th>class / category</th><th>name</th></tr>
   {% for p in per %}
   <tr><td><a href="#s-{{ p.id }}"><code>{{ p.id }}</code></a></td>
-    <td><span class="badge" style="background:{{ colours[p.outcome] }}">{{ p.outcome }}</span></td>
+    <td><span class="badge" style="background:{{ colours[p.outcome] }}">{{ p.outcome }}</span>{% if p.also_flaky %} <span class="badge" style="background:{{ colours.flaky }}">flaky</span>{% endif %}</td>
     <td class="num">{{ p.passed }}/{{ p.runs }}</td>
     <td class="num">{{ p.rate_text }}</td>
     <td>{{ "yes" if p.pass_all else "no" }}</td>

@@ -30,7 +30,7 @@ from rook_core.report import (
     warning_lines,
 )
 from rook_core.reportio import atomic_file
-from rook_core.stats import outcome
+from rook_core.stats import is_flaky, outcome
 
 MAX_BYTES = 900_000
 """The page's budget in UTF-8 bytes (GitHub refuses a step summary over 1 MiB)."""
@@ -151,9 +151,12 @@ def iter_scenario_table(report: dict[str, Any]) -> Iterator[str]:
         word = outcome(p["statuses"])
         if word == "unverified":
             word = p["statuses"][0] if len(set(p["statuses"])) == 1 else "unverified"
+        result = f"{ICON.get(word, '')} {word}"
+        if word != "flaky" and is_flaky(p["statuses"]):  # the report's flag: results differ
+            result += f" {ICON['flaky']} flaky"
         rate = f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
         yield (
-            f"| {code(p['id'])} | {ICON.get(word, '')} {word} | {p['passed']}/{p['runs']} | "
+            f"| {code(p['id'])} | {result} | {p['passed']}/{p['runs']} | "
             f"{rate} | {cell(last_reason.get(p['id']))} |"
         )
 

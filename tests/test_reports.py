@@ -715,3 +715,42 @@ def test_html_gate_card_lists_the_ungated_scenarios(rook_workspace, rook_cli, tm
     text = re.sub(r"<[^>]+>", " ", card)
     assert "met" in text
     assert "ungated (no decided run): blind" in " ".join(text.split())
+
+
+FAIL_OR_CRASH = r"""
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    sys.stdin.read()
+    counter = os.path.join(os.environ["FLAKY_DIR"], "n")
+    n = int(open(counter).read()) + 1 if os.path.exists(counter) else 1
+    open(counter, "w").write(str(n))
+    if n % 2 == 0:
+        sys.stderr.write("boom\n")
+        sys.exit(1)
+    print(json.dumps({"output": "bad"}))
+"""
+
+
+def test_a_scenario_failed_once_and_errored_once_is_flagged_flaky_in_its_row(
+        rook_workspace, rook_cli, tmp_path, monkeypatch):
+    # The HTML card counted it flaky (its results differ) but its row showed
+    # only "failed": no row told which scenario the count meant.
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", FAIL_OR_CRASH)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "mixed", "goal": "g", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--json", "--repeat", "2", "-j", "1", f"--report=html:{tmp_path}/r.html",
+                 f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 1, r.stderr
+    per = r.report["summary"]["by_scenario"][0]
+    assert per["statuses"] == ["failed", "error"] and per["flaky"] is True
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "1 flaky" in page  # the card's count
+    row = page[page.index('<a href="#s-mixed">'):]
+    row = row[:row.index("</tr>")]
+    assert ">failed</span>" in row and ">flaky</span>" in row
+    md_row = next(ln for ln in (tmp_path / "r.md").read_text().splitlines()
+                  if ln.startswith("| <code>mixed</code>"))
+    assert "❌ failed" in md_row and "⚠️ flaky" in md_row
