@@ -6,7 +6,7 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 (``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
-Turn outputs and calls go to ``<system-out>``. With a ``--min-pass-rate``
+Turn outputs and calls go to ``<system-out>``, each turn cut to its share. With a ``--min-pass-rate``
 gate, the suite's properties carry its verdict (``gate``: ``met``,
 ``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
+from rook_core.redact import current
 from rook_core.report import warning_lines
 from rook_core.reportio import atomic_file
 
@@ -73,16 +74,50 @@ def _details(entry: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _system_out(entry: dict[str, Any]) -> str:
-    parts = []
+MORE = "\n... [{n} more chars]"
+
+
+def _shares(sizes: list[int], budget: int) -> list[int]:
+    """Fair shares of ``budget`` for parts of ``sizes``: a part under its equal
+    share keeps its size and leaves the rest to the others."""
+    shares = [0] * len(sizes)
+    left = budget
+    order = sorted(range(len(sizes)), key=sizes.__getitem__)
+    for k, i in enumerate(order):
+        shares[i] = min(sizes[i], left // (len(sizes) - k))
+        left -= shares[i]
+    return shares
+
+
+def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
+    """The turns' input, output, calls and usage, within about ``limit``
+    characters: every turn gets a fair share, and in it every part, so a long
+    first turn never hides the later ones or their calls. The text is redacted
+    before it is cut (the run's redactor), so a cut never splits a secret, and
+    each part that was cut says how many characters were left out."""
+    redactor = current()
+    turns = []
     for t in entry.get("turns", []):
-        parts.append(f"--- turn {t.get('turn')} input ---\n{t.get('input') or ''}")
-        parts.append(f"--- turn {t.get('turn')} output ---\n{t.get('output') or ''}")
+        n = t.get("turn")
+        parts = [
+            (f"--- turn {n} input ---\n", f"{t.get('input') or ''}"),
+            (f"--- turn {n} output ---\n", f"{t.get('output') or ''}"),
+        ]
         if t.get("calls") is not None:
-            parts.append(f"calls: {json.dumps(t['calls'], ensure_ascii=False)}")
+            parts.append(("calls: ", json.dumps(t["calls"], ensure_ascii=False)))
         if t.get("usage") is not None:
-            parts.append(f"usage: {json.dumps(t['usage'], ensure_ascii=False)}")
-    return "\n".join(parts)
+            parts.append(("usage: ", json.dumps(t["usage"], ensure_ascii=False)))
+        turns.append([(label, redactor.text(value)) for label, value in parts])
+    sizes = [sum(len(value) for _, value in parts) for parts in turns]
+    lines = []
+    for parts, share in zip(turns, _shares(sizes, limit), strict=True):
+        caps = _shares([len(value) for _, value in parts], share)
+        lines += [
+            label + redactor.head(value, cap, MORE)
+            for (label, value), cap in zip(parts, caps, strict=True)
+        ]
+    # the labels and notes are outside the shares: a run of very many turns is cut once more
+    return redactor.head("\n".join(lines), 2 * limit, MORE)
 
 
 def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
@@ -114,8 +149,8 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
             case, "skipped", {"message": clean(f"{status}: {entry.get('reason', '')}", 2000)}
         )
     out = _system_out(entry)
-    if out:
-        ET.SubElement(case, "system-out").text = clean(out)
+    if out:  # already cut, turn by turn
+        ET.SubElement(case, "system-out").text = clean(out, len(out))
     warned = warning_lines(entry)
     if warned:  # a passed run's too: CI shows a test case's system-err
         ET.SubElement(case, "system-err").text = clean("\n".join(warned))

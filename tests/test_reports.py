@@ -754,3 +754,43 @@ def test_a_scenario_failed_once_and_errored_once_is_flagged_flaky_in_its_row(
     md_row = next(ln for ln in (tmp_path / "r.md").read_text().splitlines()
                   if ln.startswith("| <code>mixed</code>"))
     assert "❌ failed" in md_row and "⚠️ flaky" in md_row
+
+
+LONG_TURNS = r"""
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    goal = sys.stdin.read()
+    if goal == "long":  # nothing but the secret: any cut falls in one
+        out = os.environ["AGENT_KEY"] * 3000
+    else:
+        out = "second answer"
+    print(json.dumps({"output": out, "conversation": "c1",
+                      "calls": [{"name": "lookup", "arguments": {"q": goal}}]}))
+"""
+
+
+def test_junit_system_out_cuts_each_turn_and_never_splits_a_secret(
+        rook_workspace, rook_cli, tmp_path, monkeypatch):
+    # 20,000 characters of all turns together: a long first turn hid the second
+    # turn and its calls, and a cut could leave half of a redaction marker.
+    secret = "sk-live-junit-5ecret-value"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    rook_workspace.script("agent.py", LONG_TURNS)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True, "multi_turn": True},
+                            "env": [{"variable": "AGENT_KEY", "purpose": "the agent's key"}]})
+    rook_workspace.scenario({"id": "two", "turns": ["long", "short"],
+                             "criteria": [{"contains": "second"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"two": "passed"}
+    out = ET.parse(tmp_path / "r.xml").getroot().find(".//system-out").text
+    assert secret not in out
+    assert "--- turn 2 output ---\nsecond answer" in out
+    assert '"q": "short"' in out  # the second turn's calls
+    assert re.search(r"\.\.\. \[\d+ more chars\]", out)  # what was left out is said
+    assert "[redacted:AGENT_KEY]" in out
+    assert "[r" not in out.replace("[redacted:AGENT_KEY]", "")  # never half a marker
+    assert len(out) < 25_000
