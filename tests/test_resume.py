@@ -160,6 +160,33 @@ def test_a_turn_answered_before_the_interrupt_is_kept(rook_workspace, tmp_path, 
     assert log(d) == ["execute 1 t1", "execute 2 t2"]
 
 
+def kill_rook_while_a_hook_hangs(ws, d, *args):
+    """Start rook run, SIGKILL it once the blocked hook has written its pid; the
+    hook's pid (it outlives rook)."""
+    proc = subprocess.Popen(rook(ws, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    return int((d / "hook.pid").read_text())
+
+
+def gone_soon(pid):
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace, tmp_path):
     """rook run SIGKILLed while a hook hangs: nothing is left to enforce its
     timeout, so rook run --run ID (under the run's lock, owning its scenario
@@ -168,14 +195,7 @@ def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace
     setup(ws, d, ["execute"])
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / "block-execute:1").touch()
-    proc = subprocess.Popen(rook(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
-    hung = int((d / "hook.pid").read_text())
+    hung = kill_rook_while_a_hook_hangs(ws, d)
     try:
         assert alive(hung)  # it outlived rook
         (run_dir,) = ws.runs_dir.iterdir()
@@ -184,16 +204,9 @@ def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace
                              timeout=120)
         assert out.returncode == 0, out.stderr
         assert "killed 2 process(es) an earlier rook run" in out.stderr  # the hook, its sleep
-        deadline = time.monotonic() + 5
-        while alive(hung) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(hung)
+        assert gone_soon(hung)
     finally:
-        try:
-            os.killpg(hung, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
+        kill_group(hung)
 
 
 def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace, tmp_path):
@@ -203,15 +216,7 @@ def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_wor
     setup(ws, d, ["execute"], judge=True)
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
     (d / "block-judge").touch()
-    proc = subprocess.Popen(rook(ws, "--judge-profile", "grader"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.communicate(timeout=60)
-    hung = int((d / "hook.pid").read_text())
+    hung = kill_rook_while_a_hook_hangs(ws, d, "--judge-profile", "grader")
     try:
         assert alive(hung)  # it outlived rook
         (run_dir,) = ws.runs_dir.iterdir()
@@ -221,15 +226,10 @@ def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_wor
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
         assert "killed 1 process(es) an earlier rook run" in out.stderr, out.stderr
-        deadline = time.monotonic() + 5
-        while alive(hung) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(hung)
+        assert gone_soon(hung)
     finally:
-        try:
-            os.killpg(hung, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(hung)
+
 
 # -- a scenario run's seconds: the time Rook worked on it, never the time between invocations
 
