@@ -591,6 +591,17 @@ def test_an_interpreter_found_on_the_hooks_own_path(rook_workspace, rook_cli, tm
     assert r.exit_code == 2 and "'myinterp'" in r.stderr and "not on PATH" in r.stderr
 
 
+def collect_profile(ws):
+    """One script for execute and collect, every capability declared."""
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
+        }
+    )
+
+
 def test_collects_calls_and_usage_are_the_whole_scenarios_not_added_to_the_turns(
     rook_workspace, rook_cli
 ):
@@ -606,13 +617,7 @@ case "$1" in
 esac
 """,
     )
-    rook_workspace.profile(
-        {
-            "id": "p",
-            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
-            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
-        }
-    )
+    collect_profile(rook_workspace)
     rook_workspace.scenario(
         {
             "id": "s",
@@ -647,13 +652,7 @@ case "$1" in
 esac
 """,
     )
-    rook_workspace.profile(
-        {
-            "id": "p",
-            "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
-            "capabilities": {"multi_turn": True, "calls": True, "usage": True},
-        }
-    )
+    collect_profile(rook_workspace)
     rook_workspace.scenario(
         {
             "id": "s",
