@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, cachedir
-from .errors import ProfileError, ScenarioError
+from .errors import ProfileError, ProfileNotFound, ScenarioError
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
@@ -323,9 +323,10 @@ def read_active(profiles_dir: Path) -> str | None:
 def find_profile(
     profiles_dir: Path, name: str | None, transports: Registry, cache: DefinitionCache | None = None
 ) -> Profile:
-    """Pick a profile by file name, id or name; default: ``profiles/active``."""
+    """Pick a profile by id, file name or name (:func:`locate_profile`); default:
+    ``profiles/active``."""
     if not profiles_dir.is_dir():
-        raise ProfileError(f"{profiles_dir}: no profiles directory (create a profile first)")
+        raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
     from_active = name is None
     if name is None:
@@ -347,16 +348,42 @@ def find_profile(
                 f"{profiles_dir}: several profiles ({stems}) and no 'active' file; "
                 "choose one with --profile NAME"
             )
-    # An id first (what profiles/active and runs hold: a file renamed on disk
-    # keeps its id, and another file may now have that id as its name), then a
-    # file name, then a name, which must name one profile only.
     direct = profiles_dir / f"{name}.yaml"
-    if direct.is_file():
+    if direct.is_file():  # the common case, from the cache: NAME.yaml holds the id NAME
         profile = load_profile(direct, transports, cache)
         if profile.id == name:
             return profile
+    try:
+        path = locate_profile(profiles_dir, name)
+    except ProfileNotFound:
+        if not from_active:
+            raise
+        known = ", ".join(p.stem for p in candidates) or "none"
+        raise ProfileError(  # removed or renamed on disk since `rook profile use`
+            f"{profiles_dir / 'active'}: names {name!r}, which is no profile here "
+            f"(profiles: {known}); choose one with rook profile use NAME"
+        ) from None
+    return load_profile(path, transports, cache)
+
+
+def locate_profile(profiles_dir: Path, name: str) -> Path:
+    """The file of the profile ``name`` picks, as ``rook run --profile NAME``,
+    ``rook profile use NAME`` and ``rook runs --profile NAME`` take it: an id
+    first (what ``profiles/active`` and runs hold: a file renamed on disk keeps
+    its id, and another file may now have that id as its name), then a file
+    name, then a name, which must name one profile only. Only the files' YAML
+    is read (:func:`find_profile` validates the one picked). A name that picks
+    no profile raises :class:`ProfileNotFound`, listing the profiles."""
     from .yamlio import load_yaml
 
+    if not profiles_dir.is_dir():
+        raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
+    candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
+    direct = profiles_dir / f"{name}.yaml"
+    if direct.is_file():
+        data = load_yaml(direct, ProfileError)
+        if isinstance(data, dict) and data.get("id") == name:
+            return direct
     by_id, by_name = [], []
     for path in candidates:
         try:
@@ -375,9 +402,9 @@ def find_profile(
             "give each file its own id"
         )
     if by_id:
-        return load_profile(by_id[0], transports, cache)
+        return by_id[0]
     if direct.is_file():
-        return load_profile(direct, transports, cache)
+        return direct
     if len(by_name) > 1:
         ids = [f"{load_yaml(path, ProfileError).get('id')} ({path.name})" for path in by_name]
         raise ProfileError(
@@ -385,14 +412,9 @@ def find_profile(
             "choose one by its id"
         )
     if by_name:
-        return load_profile(by_name[0], transports, cache)
+        return by_name[0]
     known = ", ".join(p.stem for p in candidates) or "none"
-    if from_active:  # removed or renamed on disk since `rook profile use`
-        raise ProfileError(
-            f"{profiles_dir / 'active'}: names {name!r}, which is no profile here "
-            f"(profiles: {known}); choose one with rook profile use NAME"
-        )
-    raise ProfileError(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")
+    raise ProfileNotFound(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")
 
 
 def profile_text(profile: Profile) -> str:

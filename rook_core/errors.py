@@ -28,6 +28,10 @@ class ProfileError(ConfigError):
     """A profile file is missing or invalid."""
 
 
+class ProfileNotFound(ProfileError):
+    """No profile has the id, file name or name given."""
+
+
 class ScenarioError(ConfigError):
     """A scenario file is missing or invalid."""
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from . import stats
-from .errors import ConfigError, RunStoreError
+from .errors import ConfigError, ProfileError, ProfileNotFound, RunStoreError
 from .models import PASSED
 from .report import COUNTED, PENDING, exit_code, write_report
 from .reportfile import read_report
@@ -144,6 +145,39 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
                 out.append(summary)
     out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)
     return out
+
+
+# -- choosing runs by profile -----------------------------------------------------
+
+
+def profile_id(profiles_dir: Path, name: str, made_with: Iterable[str]) -> str:
+    """The profile id ``rook runs --profile NAME`` selects runs by.
+
+    Runs pin the id of the profile they were made with, so an id some run
+    holds is taken first (its profile may have been renamed or removed since);
+    else NAME is looked up as ``rook run --profile NAME`` looks it up (an id,
+    a file name, then a unique name: :func:`~rook_core.definitions.locate_profile`).
+    A NAME that is neither is a :class:`ProfileNotFound` naming the profiles
+    and the ids the runs were made with.
+    """
+    from .definitions import locate_profile
+    from .yamlio import load_yaml
+
+    pinned = sorted(set(made_with))
+    if name in pinned:
+        return name
+    try:
+        path = locate_profile(profiles_dir, name)
+    except ProfileNotFound as exc:
+        raise ProfileNotFound(
+            f"--profile: {exc}, and no run was made with a profile of id {name!r} "
+            f"(runs were made with: {', '.join(pinned) or 'none'})"
+        ) from None
+    data = load_yaml(path, ProfileError)
+    pid = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(pid, str) or not pid:
+        raise ProfileError(f"{path}: id: missing; a profile needs an id (runs pin it)")
+    return pid
 
 
 # -- finding a run -------------------------------------------------------------

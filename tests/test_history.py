@@ -62,7 +62,7 @@ def test_runs_lists_history_newest_first(ws, rook_cli):
     assert second in text and first in text and "50.0%" in text and "failing" in text
     assert text.index(second) < text.index(first)
     assert first not in rook_cli("runs", "--limit", "1").stdout
-    assert json.loads(rook_cli("runs", "--json", "--profile", "other").stdout)["runs"] == []
+    assert rook_cli("runs", "--json", "--profile", "other").exit_code == 2  # no such profile
 
     shown = rook_cli("runs", "show", "latest")
     assert shown.exit_code == 0 and second in shown.stdout and "FAIL" in shown.stdout
@@ -394,9 +394,62 @@ def test_runs_profile_that_matches_no_run_says_so(ws, rook_cli):
     # it said "no runs yet", with runs there; --profile "" listed every run
     ws.scenario(scenario("a"))
     run(rook_cli)
-    none = rook_cli("runs", "--profile", "nope")
+    ws.profile({"id": "nope", "name": "Nope", "hooks": {"execute": "scripts/agent.sh"}},
+               active=False)
+    none = rook_cli("runs", "--profile", "Nope")
     assert none.exit_code == 0
-    assert "no runs made with profile nope" in none.stdout and "runs were made with: p" in none.stdout
+    assert "no runs made with profile nope (Nope)" in none.stdout, none.stdout
+    assert "runs were made with: p" in none.stdout
     assert "no runs yet" not in none.stdout
     empty = rook_cli("runs", "--profile", "")
     assert empty.exit_code == 2 and "--profile '': names no profile" in empty.stderr
+
+
+def test_runs_profile_is_looked_up_as_run_looks_it_up(ws, rook_cli):
+    """rook runs --profile took only an id: the file name or the display name
+    that rook run --profile takes listed nothing."""
+    ws.scenario(scenario("a"))
+    hooks = {"execute": "scripts/agent.sh"}
+    ws.profile({"id": "stg", "name": "Staging Env", "hooks": hooks}, name="staging",
+               active=False)
+    first = run(rook_cli, "--profile", "p")
+    second = run(rook_cli, "--profile", "Staging Env")
+
+    def listed(name):
+        r = rook_cli("runs", "--json", "--profile", name)
+        assert r.exit_code == 0, (name, r.stdout, r.stderr)
+        return [x["id"] for x in json.loads(r.stdout)["runs"]]
+
+    for name in ("stg", "staging", "Staging Env"):  # id, file name, name
+        assert listed(name) == [second], name
+    assert listed("p") == [first]
+    assert second in rook_cli("runs", "--profile", "staging").stdout
+
+    # renamed since the run: its new name and the id the runs pin both select it
+    renamed = rook_cli("profile", "rename", "-w", str(ws.root), "p", "Production")
+    assert renamed.exit_code == 0, renamed.stderr
+    assert listed("Production") == [first] and listed("p") == [first]
+
+    # removed since the run: the id the runs pin still selects them, even when
+    # another profile now has that id as its name (an id first, as rook run does)
+    (ws.agent_dir / "profiles" / "staging.yaml").unlink()
+    ws.profile({"id": "other", "name": "stg", "hooks": hooks}, active=False)
+    assert listed("stg") == [second]
+
+    # a name that is no profile and no run's: exit 2, naming it and the known ones
+    for name in ("staging", "Staging Env"):
+        r = rook_cli("runs", "--profile", name)
+        assert r.exit_code == 2, (name, r.stdout)
+        assert f"profile {name!r} not found" in r.stderr, r.stderr
+        assert "(profiles: other, p)" in r.stderr and "runs were made with: p, stg" in r.stderr
+        assert r.stdout == "" and "Traceback" not in r.stderr
+        assert rook_cli("run", "--profile", name).exit_code == 2
+
+    # an ambiguous name is refused, as rook run refuses it
+    ws.profile({"id": "twin-a", "name": "Twin", "hooks": hooks}, active=False)
+    ws.profile({"id": "twin-b", "name": "Twin", "hooks": hooks}, active=False)
+    ambiguous = rook_cli("runs", "--profile", "Twin")
+    assert ambiguous.exit_code == 2
+    assert "several profiles are named 'Twin'" in ambiguous.stderr, ambiguous.stderr
+    by_run = rook_cli("run", "--profile", "Twin")
+    assert by_run.exit_code == 2 and "several profiles are named 'Twin'" in by_run.stderr

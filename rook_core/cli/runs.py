@@ -73,7 +73,12 @@ def _row(s: dict[str, Any]) -> list[Any]:
     help="Show the newest N runs.",
 )
 @click.option("--all", "show_all", is_flag=True, help="Show every run.")
-@click.option("--profile", metavar="ID", help="Only runs made with this profile id.")
+@click.option(
+    "--profile",
+    metavar="NAME",
+    help="Only runs made with this profile: its id, file name or name, as rook run takes "
+    "it, or the id runs were made with (the profile may be gone since).",
+)
 @click.option("--reindex", is_flag=True, help="Rebuild every run's summary.json from its files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as JSON.")
 @click.pass_context
@@ -117,7 +122,7 @@ def runs_group(
         return
     from tabulate import tabulate
 
-    from ..history import list_runs
+    from ..history import list_runs, profile_id
 
     if profile is not None and not profile.strip():  # `--profile "$P"` with P empty
         from ..errors import ConfigError
@@ -128,15 +133,19 @@ def runs_group(
     a = find_agent(workspace, project, agent)
     runs = list_runs(a.runs_dir, rebuild=reindex)
     made_with = sorted({str(r.get("profile")) for r in runs})
-    if profile is not None:
-        runs = [r for r in runs if r.get("profile") == profile]
+    wanted = None
+    if profile is not None:  # looked up as rook run --profile looks it up, or an id runs hold
+        pinned = [r["profile"] for r in runs if isinstance(r.get("profile"), str)]
+        wanted = profile_id(a.profiles_dir, profile, pinned)
+        runs = [r for r in runs if r.get("profile") == wanted]
     shown = runs if show_all else runs[:limit]
     if as_json:
         click.echo(json.dumps({"runs": shown, "total": len(runs)}, indent=2, ensure_ascii=False))
         return
-    if not runs and profile is not None and made_with:
+    if not runs and wanted is not None and made_with:
+        named = "" if wanted == profile else f" ({profile})"
         click.echo(
-            f"no runs made with profile {profile} in {a.runs_dir} "
+            f"no runs made with profile {wanted}{named} in {a.runs_dir} "
             f"(runs were made with: {', '.join(made_with)})"
         )
         return
