@@ -287,8 +287,15 @@ def outcomes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
-    """What happened to one scenario between run A and run B."""
-    if a is None:
+    """What happened to one scenario between run A and run B.
+
+    A scenario ``pending`` in a run was not run there (yet): pending in A and
+    decided in B is ``added``, as a scenario only B has (A gives nothing to
+    compare B's result with: never "unchanged", "flaky" or "newly failing");
+    pending in B, whatever A had, is ``not finished`` (a regression: B has no
+    result for it).
+    """
+    if a is None or (a["outcome"] == "pending" and b is not None and b["outcome"] != "pending"):
         return ["added"]
     if b is None:
         return ["removed"]
@@ -296,14 +303,14 @@ def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     if a.get("content_hash") and b.get("content_hash") and a["content_hash"] != b["content_hash"]:
         out.append("changed definition")
     was, now = a["outcome"], b["outcome"]
-    if now == "failed" and was != "failed":
+    if now == "pending":
+        out.append("not finished")
+    elif now == "failed" and was != "failed":
         out.append("newly failing")
     elif now == "flaky" and was in ("passed", "unverified"):
         out.append("newly flaky")
     elif now == "unverified" and was in ("passed", "failed", "flaky"):
         out.append("no longer verified")  # a failure that can no longer be shown is no fix
-    elif now == "pending" and was != "pending":
-        out.append("not finished")
     elif now == "passed" and was in ("failed", "flaky"):
         out.append("fixed")
     elif now == "passed" and was == "unverified":

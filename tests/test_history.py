@@ -453,3 +453,42 @@ def test_runs_profile_is_looked_up_as_run_looks_it_up(ws, rook_cli):
     assert "several profiles are named 'Twin'" in ambiguous.stderr, ambiguous.stderr
     by_run = rook_cli("run", "--profile", "Twin")
     assert by_run.exit_code == 2 and "several profiles are named 'Twin'" in by_run.stderr
+
+
+def test_a_scenario_not_run_yet_in_a_is_added_in_diff_never_unchanged_or_flaky(
+    ws, rook_cli, tmp_path
+):
+    """pending -> passed was "no change" and pending -> flaky was "flaky": a run
+    split before judging has no result to compare with, as if it lacked the scenario."""
+    for sid in "ab":
+        ws.scenario(scenario(sid))
+    ws.scenario(scenario("g", repeat=2))
+    split = rook_cli("run", "--json", "--phases", "prepare,open,execute")
+    assert split.exit_code in (0, 1), split.stderr
+    assert set(split.statuses().values()) == {"pending"}
+    pending = split.report["run"]["id"]
+    again = rook_cli("run", "--json", "--phases", "prepare,open,execute").report["run"]["id"]
+    decided = run(rook_cli, env={"FAIL_IDS": "b", "FLAKY_DIR": str(tmp_path)})
+
+    def diff(a, b):
+        r = rook_cli("diff", a, b, "--json")
+        assert r.exit_code in (0, 1), r.stderr
+        out = json.loads(r.stdout)
+        return r.exit_code, {row["id"]: row for row in out["scenarios"]}, out
+
+    code, rows, out = diff(pending, decided)
+    assert {sid: row["changes"] for sid, row in rows.items()} == {
+        "a": ["added"], "b": ["added"], "g": ["added"]}
+    assert {sid: row["b"]["outcome"] for sid, row in rows.items()} == {
+        "a": "passed", "b": "failed", "g": "flaky"}
+    assert all(row["a"]["outcome"] == "pending" for row in rows.values())
+    assert (code, out["unchanged"], out["regressed"]) == (0, 0, [])
+    text = rook_cli("diff", pending, decided)
+    assert text.exit_code == 0 and "3 added; 0 unchanged" in text.stdout, text.stdout
+
+    # decided -> pending, and pending -> pending: B has no result, never "unchanged"
+    for a in (decided, pending):
+        code, rows, out = diff(a, again)
+        assert {sid: row["changes"] for sid, row in rows.items()} == {
+            "a": ["not finished"], "b": ["not finished"], "g": ["not finished"]}, a
+        assert (code, out["unchanged"], sorted(out["regressed"])) == (1, 0, ["a", "b", "g"])
