@@ -289,13 +289,13 @@ def outcomes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     """What happened to one scenario between run A and run B.
 
-    A scenario ``pending`` in a run was not run there (yet): pending in A and
-    decided in B is ``added``, as a scenario only B has (A gives nothing to
-    compare B's result with: never "unchanged", "flaky" or "newly failing");
+    A scenario ``pending`` in a run has no result there (the run was cut off,
+    or split before judging): pending in A is compared as unverified (so
+    pending -> failed is "newly failing", pending -> passed "now verified");
     pending in B, whatever A had, is ``not finished`` (a regression: B has no
     result for it).
     """
-    if a is None or (a["outcome"] == "pending" and b is not None and b["outcome"] != "pending"):
+    if a is None:
         return ["added"]
     if b is None:
         return ["removed"]
@@ -303,6 +303,8 @@ def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     if a.get("content_hash") and b.get("content_hash") and a["content_hash"] != b["content_hash"]:
         out.append("changed definition")
     was, now = a["outcome"], b["outcome"]
+    if was == "pending":
+        was = "unverified"  # no result in A: nothing B's result could be unchanged from
     if now == "pending":
         out.append("not finished")
     elif now == "failed" and was != "failed":

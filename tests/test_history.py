@@ -455,11 +455,12 @@ def test_runs_profile_is_looked_up_as_run_looks_it_up(ws, rook_cli):
     assert by_run.exit_code == 2 and "several profiles are named 'Twin'" in by_run.stderr
 
 
-def test_a_scenario_not_run_yet_in_a_is_added_in_diff_never_unchanged_or_flaky(
+def test_a_scenario_not_run_yet_in_a_is_compared_as_unverified_never_unchanged_or_flaky(
     ws, rook_cli, tmp_path
 ):
     """pending -> passed was "no change" and pending -> flaky was "flaky": a run
-    split before judging has no result to compare with, as if it lacked the scenario."""
+    split before judging has no result for the scenario, so B's result is
+    compared with no result (as with unverified), and a failure still gates."""
     for sid in "ab":
         ws.scenario(scenario(sid))
     ws.scenario(scenario("g", repeat=2))
@@ -478,13 +479,13 @@ def test_a_scenario_not_run_yet_in_a_is_added_in_diff_never_unchanged_or_flaky(
 
     code, rows, out = diff(pending, decided)
     assert {sid: row["changes"] for sid, row in rows.items()} == {
-        "a": ["added"], "b": ["added"], "g": ["added"]}
+        "a": ["now verified"], "b": ["newly failing"], "g": ["newly flaky"]}
     assert {sid: row["b"]["outcome"] for sid, row in rows.items()} == {
         "a": "passed", "b": "failed", "g": "flaky"}
     assert all(row["a"]["outcome"] == "pending" for row in rows.values())
-    assert (code, out["unchanged"], out["regressed"]) == (0, 0, [])
+    assert (code, out["unchanged"], sorted(out["regressed"])) == (1, 0, ["b", "g"])
     text = rook_cli("diff", pending, decided)
-    assert text.exit_code == 0 and "3 added; 0 unchanged" in text.stdout, text.stdout
+    assert text.exit_code == 1 and "now verified" in text.stdout, text.stdout
 
     # decided -> pending, and pending -> pending: B has no result, never "unchanged"
     for a in (decided, pending):
