@@ -1,5 +1,12 @@
 """``--report junit:PATH``: JUnit XML that GitHub Actions, GitLab and Jenkins read.
 
+The file is valid against the strict JUnit schemas CI tools use (Jenkins'
+``junit-10.xsd``; the Ant ``JUnit.xsd`` too but for a testcase's
+``<system-out>``/``<system-err>``, which it leaves out): a bare
+``<testsuites>``, one ``<testsuite>`` with ``id="0"``, ``package``, a UTC
+``timestamp`` without a zone (the run's start) and ``hostname``, its
+properties, the testcases, and an empty ``<system-out>`` and ``<system-err>``.
+
 One ``<testcase>`` per scenario run (``name`` is the scenario id, with the
 repeat when there are several). A failed scenario carries ``<failure>``, an
 errored or stopped one, or one with an infrastructure error, ``<error>``
@@ -19,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -175,17 +183,41 @@ def _counts(entries: Iterable[dict[str, Any]]) -> dict[str, str]:
     return {**{k: str(v) for k, v in attrs.items()}, "time": f"{seconds:.3f}"}
 
 
+def _timestamp(run: dict[str, Any]) -> str:
+    """When the run started, in UTC: the schemas' ``YYYY-MM-DDTHH:MM:SS``, which
+    has no zone and no fraction (the time of writing for a run that kept none)."""
+    started = run.get("started")
+    when = started if isinstance(started, int | float) and started > 0 else time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when))
+
+
+def _hostname() -> str:
+    """The machine writing the report, redacted like every other text;
+    ``localhost`` when it has no name (the schemas want one)."""
+    import socket  # only when a JUnit report is written (every run loads this module)
+
+    name = clean(current().text(socket.gethostname()), 200).strip()
+    return name or "localhost"
+
+
 def _skeleton(report: dict[str, Any], attrs: dict[str, str]) -> tuple[ET.Element, ET.Element]:
     """The root and its one testsuite, with the run's properties and no testcase."""
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
 
     run = report["run"]
-    root = ET.Element("testsuites", {"name": "rook", **attrs})
+    # the counts are the testsuite's: the schemas let <testsuites> carry no
+    # ``skipped`` (Jenkins') or no attribute at all (Ant's)
+    root = ET.Element("testsuites")
     profile = (run.get("profile") or {}).get("id")
     suite_name = f"rook {run.get('project')}/{run.get('agent')} ({profile})"
-    suite = ET.SubElement(
-        root, "testsuite", {"name": clean(suite_name, 500), **attrs, "id": clean(run["id"], 200)}
-    )
+    head = {
+        "name": clean(suite_name, 500),
+        "package": clean(_classname(report, {}), 500),
+        "id": "0",  # the suite's index in the file (the schema's int); the run id is a property
+        "timestamp": _timestamp(run),
+        "hostname": _hostname(),
+    }
+    suite = ET.SubElement(root, "testsuite", {**head, **attrs})
     props = ET.SubElement(suite, "properties")
     summary = report["summary"]
     facts: list[tuple[str, Any]] = [
@@ -217,6 +249,18 @@ def _skeleton(report: dict[str, Any], attrs: dict[str, str]) -> tuple[ET.Element
     return root, suite
 
 
+def _close(suite: ET.Element) -> None:
+    """The suite's own ``<system-out>`` and ``<system-err>``, after its testcases:
+    empty (a run's text is its testcases'), but the strict schema wants them."""
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
+    ET.SubElement(suite, "system-out")
+    ET.SubElement(suite, "system-err")
+
+
+PLACEHOLDER = "rook-testcases"
+
+
 def document(report: dict[str, Any]) -> ET.Element:
     """The JUnit XML document (its root element) of a JSON report, all in memory
     (:func:`iter_xml` writes the same text one testcase at a time)."""
@@ -224,26 +268,26 @@ def document(report: dict[str, Any]) -> ET.Element:
     root, suite = _skeleton(report, _counts(entries))
     for entry in entries:
         suite.append(testcase(report, entry))
+    _close(suite)
     return root
-
-
-PLACEHOLDER = "rook-testcases"
 
 
 def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     """The JUnit XML file in pieces, one per testcase: the same text as the
     indented :func:`document`, but with one testcase in memory at a time (the
-    entries are read twice: once for the counts the root carries, once to write)."""
+    entries are read twice: once for the counts the suite carries, once to write)."""
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
 
     entries = report["scenarios"]
     root, suite = _skeleton(report, _counts(entries))
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     if not entries:
+        _close(suite)
         ET.indent(root, space="  ")
         yield ET.tostring(root, encoding="unicode") + "\n"
         return
-    ET.SubElement(suite, PLACEHOLDER)  # where the testcases go, indented like the last one
+    ET.SubElement(suite, PLACEHOLDER)  # where the testcases go, indented like one
+    _close(suite)
     ET.indent(root, space="  ")
     before, after = ET.tostring(root, encoding="unicode").split(f"<{PLACEHOLDER} />")
     yield before

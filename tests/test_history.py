@@ -160,7 +160,8 @@ def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
                  f"json:{out}/r.json")
     assert r.exit_code == 0, r.stderr
     root = ET.parse(out / "r.xml").getroot()
-    assert root.get("tests") == "2" and root.get("failures") == "1"
+    suite = root.find("testsuite")
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
     assert run_id in (out / "r.html").read_text()
     assert "1 failed" in (out / "r.md").read_text()
     stored = json.loads((run_dir / "report.json").read_text())
@@ -296,7 +297,7 @@ def test_the_installed_command_gates_ci_end_to_end(ws, tmp_path):
     bad = rook_cmd("run", *common, "-q", "--report", f"junit:{tmp_path}/b.xml",
                    env={"FAIL_IDS": "b"})
     assert bad.returncode == 1, bad.stderr
-    assert ET.parse(tmp_path / "b.xml").getroot().get("failures") == "1"
+    assert ET.parse(tmp_path / "b.xml").getroot().find("testsuite").get("failures") == "1"
     diff = rook_cmd("diff", "latest~1", "latest", *common)
     assert diff.returncode == 1 and "newly failing" in diff.stdout
     listing = rook_cmd("runs", *common)

@@ -128,7 +128,8 @@ def test_junit_written_a_testcase_at_a_time_is_the_indented_document(big):
     text = (out / "r.xml").read_text(encoding="utf-8")
     assert text == whole + "\n"
     parsed = ET.fromstring(text.encode("utf-8"))
-    assert parsed.get("tests") == "270" and len(parsed.findall("testsuite/testcase")) == 270
+    assert parsed.find("testsuite").get("tests") == "270"
+    assert len(parsed.findall("testsuite/testcase")) == 270
 
 
 def test_markdown_and_html_are_what_the_whole_document_renders(big):

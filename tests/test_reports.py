@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import stat
+import time
 import xml.dom.minidom
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -124,15 +126,21 @@ def _table(report):
 
 
 def test_junit_xml_parses_and_holds_every_run(mixed):
-    _, out = mixed
+    r, out = mixed
     text = (out / "r.xml").read_text(encoding="utf-8")
     xml.dom.minidom.parseString(text.encode("utf-8"))  # a second, strict parser
     root = ET.fromstring(text.encode("utf-8"))
-    assert root.tag == "testsuites"
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) \
-        == ("10", "3", "1", "2")
+    assert root.tag == "testsuites" and root.attrib == {}  # the counts are the suite's
     suites = root.findall("testsuite")
-    assert len(suites) == 1 and suites[0].get("tests") == "10"
+    assert len(suites) == 1
+    suite = suites[0]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
+            suite.get("skipped")) == ("10", "3", "1", "2")
+    # the strict schema's: the suite's index, a package, when (UTC, no zone) and where
+    assert suite.get("id") == "0" and suite.get("package") == "rook.proj.agent"
+    started = time.gmtime(r.report["run"]["started"])
+    assert suite.get("timestamp") == time.strftime("%Y-%m-%dT%H:%M:%S", started)
+    assert suite.get("hostname") == (socket.gethostname().strip() or "localhost")
     cases = {c.get("name"): c for c in suites[0].findall("testcase")}
     assert set(cases) == {"pass", "fail", "crash", "blind", "notrun", "ctrl",
                           "flaky [1/4]", "flaky [2/4]", "flaky [3/4]", "flaky [4/4]"}
@@ -151,6 +159,46 @@ def test_junit_xml_parses_and_holds_every_run(mixed):
     assert "<script>alert(1)</script> ]]>" in out_text and "\x01" not in out_text
     props = {p.get("name"): p.get("value") for p in suites[0].iter("property")}
     assert props["pass_rate"] == "0.5" and props["profile"] == "p"
+    assert props["run_id"] == r.report["run"]["id"]  # no longer the suite's id
+
+
+# What the strict JUnit schemas (Jenkins' junit-10.xsd, Ant's JUnit.xsd) ask
+# of each element: its attributes (required ones first) and its children's order.
+SUITE_REQUIRED = {"name", "tests", "failures", "errors", "time", "timestamp", "hostname",
+                  "id", "package"}
+SUITE_ALLOWED = SUITE_REQUIRED | {"skipped", "disabled"}
+CASE_REQUIRED = {"name", "classname", "time"}
+DECIMAL = re.compile(r"-?\d+(\.\d+)?")
+
+
+def test_junit_has_the_shape_the_strict_junit_schemas_ask_for(mixed):
+    # The file only parsed: the run id as the suite's id (an integer in the
+    # schemas), no timestamp, hostname or package, and a skipped count on
+    # <testsuites> failed the schemas strict JUnit readers validate with.
+    _, out = mixed
+    root = ET.fromstring((out / "r.xml").read_bytes())
+    assert root.tag == "testsuites" and root.attrib == {}
+    for suite in root:
+        assert suite.tag == "testsuite"
+        assert SUITE_REQUIRED <= set(suite.attrib) <= SUITE_ALLOWED, suite.attrib
+        assert re.fullmatch(r"\d+", suite.get("id"))
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", suite.get("timestamp"))
+        assert suite.get("hostname").strip() and suite.get("package").strip()
+        for count in ("tests", "failures", "errors", "skipped"):
+            assert re.fullmatch(r"\d+", suite.get(count)), count
+        assert DECIMAL.fullmatch(suite.get("time"))
+        tags = [child.tag for child in suite]
+        # properties, then the testcases, then the suite's own system-out and system-err
+        assert tags[0] == "properties" and tags[-2:] == ["system-out", "system-err"]
+        assert set(tags[1:-2]) == {"testcase"}
+        for case in suite.iter("testcase"):
+            assert CASE_REQUIRED <= set(case.attrib) <= CASE_REQUIRED, case.attrib
+            assert DECIMAL.fullmatch(case.get("time"))
+            parts = [child.tag for child in case]
+            assert set(parts) <= {"failure", "error", "skipped", "system-out", "system-err"}
+            assert len([t for t in parts if t in ("failure", "error", "skipped")]) <= 1
+            for verdict in case.findall("failure") + case.findall("error"):
+                assert verdict.get("message") is not None and verdict.get("type"), parts
 
 
 class _Page(HTMLParser):
@@ -683,7 +731,7 @@ def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, mo
                  f"--report=junit:{tmp_path}/r.xml")
     assert r.exit_code == (0 if verdict == "met" else 1), r.stderr
     root = ET.parse(tmp_path / "r.xml").getroot()
-    assert root.get("failures") == "2"  # every run's result, as before
+    assert root.find("testsuite").get("failures") == "2"  # every run's result, as before
     props = {p.get("name"): p.get("value") for p in root.iter("property")}
     assert props["min_pass_rate"] == gate
     assert props["gate"] == verdict
@@ -794,3 +842,31 @@ def test_junit_system_out_cuts_each_turn_and_never_splits_a_secret(
     assert "[redacted:AGENT_KEY]" in out
     assert "[r" not in out.replace("[redacted:AGENT_KEY]", "")  # never half a marker
     assert len(out) < 25_000
+
+
+def test_junit_hostname_is_the_machines_redacted(rook_workspace, rook_cli, tmp_path,
+                                                 monkeypatch):
+    # The machine's name is no secret, but it goes through the run's redactor
+    # like every other text: a host named after a secret value shows its name.
+    # (The machine here has the name it has: the lookup is replaced for the run.)
+    secret = "sk-live-host-5ecret"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    monkeypatch.setattr(socket, "gethostname", lambda: f"ci-{secret}.example")
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True},
+                            "env": [{"variable": "AGENT_KEY", "purpose": "the agent's key"}]})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == 0, r.stderr
+    text = (tmp_path / "r.xml").read_text(encoding="utf-8")
+    assert secret not in text
+    suite = ET.fromstring(text).find("testsuite")
+    assert suite.get("hostname") == "ci-[redacted:AGENT_KEY].example"
+    monkeypatch.setattr(socket, "gethostname", lambda: "")  # no name: the schema's default
+    r = rook_cli("report", "latest", f"--report=junit:{tmp_path}/again.xml")
+    assert r.exit_code == 0, r.stderr
+    again = ET.parse(tmp_path / "again.xml").getroot().find("testsuite")
+    assert again.get("hostname") == "localhost"
+    # the run's start, not the time of writing: a report rendered again says the same
+    assert again.get("timestamp") == suite.get("timestamp")
