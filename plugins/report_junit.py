@@ -18,7 +18,8 @@ gate, the suite's properties carry its verdict (``gate``: ``met``,
 ``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
 Characters XML 1.0 cannot hold (most control characters) are replaced, so
-the file always parses. The file is written one testcase at a time.
+the file always parses; a carriage return is written ``&#13;``, so a parser
+gives it back rather than a line feed. The file is written one testcase at a time.
 """
 
 from __future__ import annotations
@@ -258,6 +259,15 @@ def _close(suite: ET.Element) -> None:
     ET.SubElement(suite, "system-err")
 
 
+def tostring(element: ET.Element) -> str:
+    """``element`` as XML text, a carriage return as ``&#13;``: written as it is,
+    XML's end-of-line handling would give a parser a line feed instead."""
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
+    # the indentation is all line feeds: a carriage return here is the text's
+    return ET.tostring(element, encoding="unicode").replace("\r", "&#13;")
+
+
 PLACEHOLDER = "rook-testcases"
 
 
@@ -274,8 +284,9 @@ def document(report: dict[str, Any]) -> ET.Element:
 
 def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     """The JUnit XML file in pieces, one per testcase: the same text as the
-    indented :func:`document`, but with one testcase in memory at a time (the
-    entries are read twice: once for the counts the suite carries, once to write)."""
+    indented :func:`document` (written with :func:`tostring`), but with one
+    testcase in memory at a time (the entries are read twice: once for the
+    counts the suite carries, once to write)."""
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
 
     entries = report["scenarios"]
@@ -284,18 +295,18 @@ def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     if not entries:
         _close(suite)
         ET.indent(root, space="  ")
-        yield ET.tostring(root, encoding="unicode") + "\n"
+        yield tostring(root) + "\n"
         return
     ET.SubElement(suite, PLACEHOLDER)  # where the testcases go, indented like one
     _close(suite)
     ET.indent(root, space="  ")
-    before, after = ET.tostring(root, encoding="unicode").split(f"<{PLACEHOLDER} />")
+    before, after = tostring(root).split(f"<{PLACEHOLDER} />")
     yield before
     between = "\n" + "  " * 2
     for n, entry in enumerate(entries):
         case = testcase(report, entry)
         ET.indent(case, space="  ", level=2)
-        yield (between if n else "") + ET.tostring(case, encoding="unicode")
+        yield (between if n else "") + tostring(case)
     yield after + "\n"
 
 

@@ -844,6 +844,36 @@ def test_junit_system_out_cuts_each_turn_and_never_splits_a_secret(
     assert len(out) < 25_000
 
 
+CARRIAGE = r"""
+    #!/usr/bin/env python3
+    import json, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    sys.stdin.read()
+    print(json.dumps({"output": "one\r\ntwo\rthree\n", "calls": []}))
+"""
+
+
+def test_junit_gives_a_carriage_return_back_as_one(rook_workspace, rook_cli, tmp_path):
+    # Written as it is, a carriage return in the text came back from every XML
+    # parser as a line feed (XML's end-of-line handling): '\r\n' and '\r' were '\n'.
+    rook_workspace.script("agent.py", CARRIAGE)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True}})
+    rook_workspace.scenario({"id": "cr", "goal": "x", "criteria": [{"contains": "four"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml")
+    assert r.statuses() == {"cr": "failed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "one\r\ntwo\rthree\n"
+    text = (tmp_path / "r.xml").read_bytes().decode("utf-8")  # every \r as written
+    assert "\r" not in text and "one&#13;\ntwo&#13;three" in text
+    for root in (ET.fromstring(text.encode("utf-8")), ET.parse(tmp_path / "r.xml").getroot()):
+        out = root.find(".//testcase/system-out").text
+        assert "--- turn 1 output ---\none\r\ntwo\rthree\n" in out
+    dom = xml.dom.minidom.parseString(text.encode("utf-8"))
+    (node,) = dom.getElementsByTagName("testcase")[0].getElementsByTagName("system-out")
+    assert "one\r\ntwo\rthree" in node.firstChild.data
+
+
 def test_junit_hostname_is_the_machines_redacted(rook_workspace, rook_cli, tmp_path,
                                                  monkeypatch):
     # The machine's name is no secret, but it goes through the run's redactor
