@@ -7,8 +7,9 @@ The file is valid against the strict JUnit schemas CI tools use (Jenkins'
 ``timestamp`` without a zone (the run's start) and ``hostname``, its
 properties, the testcases, and an empty ``<system-out>`` and ``<system-err>``.
 
-One ``<testcase>`` per scenario run (``name`` is the scenario id, with the
-repeat when there are several). A failed scenario carries ``<failure>``, an
+One ``<testcase>`` per scenario run (``name`` is the scenario id, with
+``[index/count]`` when it has several runs, so one ``--repeat`` value always
+gives the same names). A failed scenario carries ``<failure>``, an
 errored or stopped one, or one with an infrastructure error, ``<error>``
 (``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,

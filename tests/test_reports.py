@@ -900,3 +900,25 @@ def test_junit_hostname_is_the_machines_redacted(rook_workspace, rook_cli, tmp_p
     assert again.get("hostname") == "localhost"
     # the run's start, not the time of writing: a report rendered again says the same
     assert again.get("timestamp") == suite.get("timestamp")
+
+
+def test_junit_test_case_names_stay_the_same_for_one_repeat_value(rook_workspace, rook_cli,
+                                                                  tmp_path, monkeypatch):
+    # CI tools follow a test case's history by classname and name: two runs with
+    # the same --repeat must give the same names (another --repeat gives others).
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "flaky", "goal": "flaky", "criteria": [{"contains": "good"}]})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "repeat": 5,
+                             "criteria": [{"contains": "good"}]})
+
+    def names(*args):
+        rook_cli("run", *args, f"--report=junit:{tmp_path}/r.xml")
+        return sorted((c.get("classname"), c.get("name"))
+                      for c in ET.parse(tmp_path / "r.xml").getroot().iter("testcase"))
+
+    twice = names("--repeat", "2")
+    assert twice == names("--repeat", "2")
+    assert [n for _, n in twice] == ["flaky [1/2]", "flaky [2/2]", "pass [1/2]", "pass [2/2]"]
+    assert [n for _, n in names("--repeat", "1")] == ["flaky", "pass"]
