@@ -3,7 +3,8 @@
 The command is split with :mod:`shlex` (as a POSIX shell would) and the flags
 that shape a request are read: ``-X``, ``-H``, ``-d``/``--data``/``--data-raw``/
 ``--data-binary``/``--data-urlencode``, ``--json``, ``-u``, ``--url``, ``-G``,
-``-b``, ``-A``, ``-e``, ``-k``, ``-m`` and the URL's query string. Every other
+``-b``, ``-A``, ``-e``, ``-k``, ``-m`` (the hook's ``timeout_seconds``: the
+whole call, as curl's ``--max-time``) and the URL's query string. Every other
 flag is read past (with its value, when it takes one). ``{{goal}}`` goes where
 the sample message was; credentials move to ``env`` references.
 """
@@ -338,8 +339,6 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             "the cURL command had -k: TLS certificates are NOT verified; remove "
             "verify_tls: false once the server has a certificate Rook can verify"
         )
-    if c.max_time:
-        entry["timeout_seconds"] = c.max_time
     return entry, notes
 
 
@@ -369,5 +368,9 @@ class CurlAuthor(HttpAuthor):
     def write(self, request: AuthorRequest) -> Draft:
         from rook_core.authoring import Draft
 
-        entry, notes = curl_entry(parse_curl(request.source.text), request)
-        return Draft(hooks={"execute": {"http": entry}}, notes=notes, state={"kind": "curl"})
+        c = parse_curl(request.source.text)
+        entry, notes = curl_entry(c, request)
+        hook: dict[str, Any] = {"http": entry}
+        if c.max_time:  # curl's -m bounds the whole call: the hook's timeout, retries and all
+            hook["timeout_seconds"] = c.max_time
+        return Draft(hooks={"execute": hook}, notes=notes, state={"kind": "curl"})

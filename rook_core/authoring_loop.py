@@ -46,10 +46,13 @@ FETCH_LIMIT = 5 * 1024 * 1024
 @plain
 class Events:
     """Where the loop reports: ``attempt(n, draft, observation)`` after each probe,
-    ``say(text)`` for everything else (the CLI redacts and prints both)."""
+    ``waiting(text)`` just before each probe calls the target (what it waits for,
+    and how long at most), ``say(text)`` for everything else (the CLI redacts and
+    prints them all)."""
 
     say: Callable[[str], None] = print
     attempt: Callable[[int, Draft, Observation], None] = lambda n, d, o: None
+    waiting: Callable[[str], None] = lambda text: None
 
 
 @plain
@@ -167,14 +170,21 @@ def write_draft(rook: Rook, name: str, request: AuthorRequest, events: Events) -
 
 
 def _test(
-    rook: Rook, request: AuthorRequest, draft: Draft, path: Path, redactor: Any
+    rook: Rook, request: AuthorRequest, draft: Draft, path: Path, redactor: Any, events: Events
 ) -> tuple[Observation, dict[str, Any]]:
     write_files(request.agent, draft.files, request.secrets)
     data = profile_data(draft, request.profile_id, request.name, request.secrets, {})
     profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
     profile.path = path
     obs = probe(
-        rook, request.agent, profile, redactor, request.goal, draft.turns, request.secrets.values
+        rook,
+        request.agent,
+        profile,
+        redactor,
+        request.goal,
+        draft.turns,
+        request.secrets.values,
+        announce=events.waiting,
     )
     return obs, data
 
@@ -238,7 +248,7 @@ def add_profile(
     n = 0
     while test and n < attempts:
         n += 1
-        obs, data = _test(rook, request, draft, path, redactor)
+        obs, data = _test(rook, request, draft, path, redactor, events)
         events.attempt(n, draft, obs)
         if n == attempts:
             break
@@ -420,7 +430,9 @@ def fix_profile(
     draft = existing_draft(profile, request.agent)
     original = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)
     originals = dict(draft.files)
-    obs = probe(rook, request.agent, profile, redactor, request.goal, draft.turns)
+    obs = probe(
+        rook, request.agent, profile, redactor, request.goal, draft.turns, announce=events.waiting
+    )
     events.attempt(0, draft, obs)
     changes: list[str] = []
     if obs.ok and not request.what:
@@ -441,7 +453,9 @@ def fix_profile(
             if not _accept("repair", original, data, repaired, events, changes):
                 break
             draft = repaired
-            obs, _ = _test_existing(rook, request, draft, data, profile.path, redactor, snapshot)
+            obs, _ = _test_existing(
+                rook, request, draft, data, profile.path, redactor, snapshot, events
+            )
             events.attempt(n, draft, obs)
             if obs.ok:
                 break
@@ -472,11 +486,15 @@ def _test_existing(
     path: Path,
     redactor: Any,
     snapshot: Snapshot,
+    events: Events,
 ) -> tuple[Observation, dict[str, Any]]:
     snapshot.write(draft.files, request.secrets)
     profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
     profile.path = path
-    return probe(rook, request.agent, profile, redactor, request.goal, draft.turns), data
+    obs = probe(
+        rook, request.agent, profile, redactor, request.goal, draft.turns, announce=events.waiting
+    )
+    return obs, data
 
 
 __all__ = [

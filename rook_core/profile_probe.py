@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,37 @@ async def _drive(
         kills.extend(process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id}))
 
 
+def _entry_shown(entry: Any) -> str:
+    """A hook entry as a person recognises it: ``POST http://host/ask`` (no query,
+    no password: either may hold a credential), a script's path, or its transport."""
+    from .urlcheck import shown
+
+    config = entry.config
+    url, method = getattr(config, "url", None), getattr(config, "method", None)
+    if isinstance(url, str) and isinstance(method, str):
+        return f"{method} {shown(url)}"
+    if isinstance(config, dict) and isinstance(config.get("path"), str):
+        return str(config["path"])
+    return f"a {entry.transport} entry"
+
+
+def waiting_line(profile: Profile, turns: int = 1) -> str:
+    """What a probe of ``profile`` waits for, and for how long at most (each hook's
+    timeout), said before it starts: a target that never answers is then no
+    silent wait. ``trying the agent: POST http://host/ask (up to 300 s)``."""
+    parts = []
+    for phase in HOOK_PHASES:
+        entry = profile.hooks.get(phase)
+        if entry is None:
+            continue
+        name = "" if list(profile.hooks) == ["execute"] else f"{phase} "
+        limit = f"up to {entry.timeout:g} s"
+        if phase == "execute" and turns > 1:
+            limit = f"{turns} turns, {limit} each"
+        parts.append(f"{name}{_entry_shown(entry)} ({limit})")
+    return "trying the agent: " + (", ".join(parts) or "no hook")
+
+
 def probe(
     rook: Rook,
     agent: Agent,
@@ -224,13 +256,15 @@ def probe(
     turns: int = 1,
     extra_env: dict[str, str] | None = None,
     keep: bool = False,
+    announce: Callable[[str], None] | None = None,
 ) -> Observation:
     """Run ``profile`` once against the real target with ``goal`` (and a second turn
     when ``turns`` is 2, to check that the conversation continues).
 
     ``extra_env`` holds values for the probe only (a secret found in a cURL
     command and not yet exported): they reach the hooks' environment and
-    nothing else; they must already be in ``redactor``.
+    nothing else; they must already be in ``redactor``. ``announce`` gets the
+    :func:`waiting_line` just before the target is called.
     """
     obs = Observation(ok=False, goal=goal)
     try:
@@ -245,6 +279,8 @@ def probe(
         obs.missing = [{"variable": e.variable, "purpose": e.purpose} for e in missing]
         obs.diagnosis = "not set: " + ", ".join(e.variable for e in missing)
         return obs
+    if announce is not None:
+        announce(waiting_line(profile, turns))
     tmp = Path(tempfile.mkdtemp(prefix="rook-profile-test-"))
     try:
         run = create_run(tmp, redactor, f"profile-test-{os.getpid()}")
@@ -313,4 +349,5 @@ __all__ = [
     "compare_capabilities",
     "phase_line",
     "probe",
+    "waiting_line",
 ]

@@ -144,6 +144,10 @@ def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_s
     }
     assert "(HTTP 422): the goal now goes in the body field prompt" in r.stdout
     assert f"url ({authoring_server.url}/ask)" in r.stdout  # host and port, no query
+    # each wait is said first, on stderr: the fetch, then each test (no query: it has the key)
+    assert f"reading {authoring_server.url}/ask (GET, up to 30 s)\n" in r.stderr
+    assert f"trying the agent: POST {authoring_server.url}/ask (up to 300 s)\n" in r.stderr
+    assert f"{authoring_server.url}/ask (2 turns, up to 300 s each)" in r.stderr
     caps = profile(ws, "ask")["capabilities"]
     assert caps == {"multi_turn": True, "calls": False, "usage": True}
     # the second turn of the probe continued the same conversation
@@ -837,3 +841,45 @@ def test_a_key_in_the_notes_never_reaches_the_author_agent(
     ws.scenario({"id": "s", "goal": "hello there", "criteria": [{"contains": "echo: hello"}]})
     run = rook_cli("run", "--json", env={"AGENT_API_TOKEN": authoring_server.api_key})
     assert run.statuses() == {"s": "passed"}, run.stderr
+
+
+def test_an_endpoint_that_never_answers_is_no_silent_wait(rook_workspace, tmp_path):
+    """An endpoint that accepts the connection and never answers: Rook says at once, on
+    standard error, what it waits for and for how long; curl's -m bounds the whole call
+    (it used to bound each of the 3 attempts: 3 times the wait), and the diagnosis says
+    it timed out."""
+    import os
+    import socket
+    import subprocess
+    import time
+
+    ws = rook_workspace
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    with socket.socket() as listener:  # accepts connections, never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/ask"
+        call = tmp_path / "call.txt"
+        call.write_text(f"""curl -m 2 {url} -d '{{"message": "hi"}}'\n""")
+        argv = ["profile", "add", "hang", "--from", str(call), "-w", str(ws.root)]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        first = proc.stderr.readline()
+        waiting = proc.poll() is None  # said before the wait, not after it
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        waited = time.monotonic() - t0
+    assert first == f"trying the agent: POST {url} (up to 2 s)\n", first + err
+    assert waiting and waited < 3.9, waited  # one 2 s timeout, not 3 of them
+    assert proc.returncode == 1, out + err
+    assert "test 1 (curl): FAILED (timeout)" in out and "test 2" not in out
+    assert "timed out after 2 s (1 attempt(s))" in out
+    assert "raise timeout_seconds on the hook entry" in out
+    execute = profile(ws, "hang")["hooks"]["execute"]
+    assert execute["timeout_seconds"] == 2 and "timeout_seconds" not in execute["http"]

@@ -47,6 +47,11 @@ class Session:
     def say(self, text: str) -> None:
         click.echo(self.redactor.text(text))
 
+    def wait(self, text: str) -> None:
+        """What the command waits for now (``trying the agent: ...``): on standard
+        error, at once, so a target that never answers is no silent wait."""
+        click.echo(self.redactor.text(text), err=True)
+
     def author_command(self, given: str | None) -> str | None:
         from ..errors import ConfigError
         from ..workspace import read_config
@@ -63,11 +68,16 @@ class Session:
 
 
 def read_source(
-    from_: str | None, command: str | None, ruhroh: str | None, notes: str | None
+    from_: str | None,
+    command: str | None,
+    ruhroh: str | None,
+    notes: str | None,
+    wait: Any = None,
 ) -> Any:
-    """The :class:`~rook_core.authoring.Source` the options (or standard input) give."""
+    """The :class:`~rook_core.authoring.Source` the options (or standard input) give;
+    ``wait`` is told before a URL is fetched (what, and for how long at most)."""
     from ..authoring import Source
-    from ..authoring_loop import fetch
+    from ..authoring_loop import FETCH_TIMEOUT, fetch
     from ..errors import ConfigError
 
     given = [
@@ -88,9 +98,15 @@ def read_source(
             problem = url_problem(from_)
             if problem:  # named without its query or password: either may hold a secret
                 raise ConfigError(f"--from {shown(from_)}: {problem}")
-            source = fetch(from_)
             parts = urlsplit(from_)
-            source.label = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+            label = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+            if wait is not None:
+                wait(f"reading {label} (GET, up to {FETCH_TIMEOUT:g} s)")
+            source = fetch(from_)
+            source.label = label
+            if source.status is None and wait is not None:
+                why = source.content_type.removeprefix("error: ") or "no answer"
+                wait(f"{label}: no answer to GET ({why}); trying it as an endpoint")
             return source
         path = Path(from_).expanduser()
         if not path.is_file():
@@ -241,7 +257,7 @@ def add_command(
         _add(
             s,
             name,
-            read_source(from_, command, ruhroh, notes),
+            read_source(from_, command, ruhroh, notes, s.wait),
             notes,
             author_cmd,
             {"operation": operation, "base_url": base_url, "max_iterations": max_iterations},
@@ -339,7 +355,7 @@ def _add(
                 request,
                 author,
                 s.redactor,
-                Events(s.say, attempt),
+                Events(s.say, attempt, s.wait),
                 path,
                 attempts,
                 test=not no_test,

@@ -78,7 +78,7 @@ def test_command(
         profile = _load(s, name)
         if update and profile.path is not None:
             check_writable(profile.path)  # before anything runs
-        obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep)
+        obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep, announce=s.wait)
     except RookError as exc:
         raise s.guard(exc) from None
     declared = dict(profile.capabilities)
@@ -182,7 +182,7 @@ def fix_command(
             show_observation(obs, s.say, "test" if n == 0 else f"test after repair {n}")
 
         outcome = fix_profile(
-            s.rook, request, profile, s.redactor, Events(s.say, attempt), attempts
+            s.rook, request, profile, s.redactor, Events(s.say, attempt, s.wait), attempts
         )
     except RookError as exc:
         raise s.guard(exc) from None
