@@ -26,6 +26,7 @@ from .author_http import (
     DROP_HEADERS,
     HttpAuthor,
     basic_header,
+    declare_references,
     move_header_secrets,
     move_value_secrets,
     place_goal,
@@ -333,6 +334,7 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         entry["body"] = body
     elif kind == "form":
         entry["form"] = body
+    declare_references(entry, secrets, where)
     if c.insecure:
         entry["verify_tls"] = False
         notes.append(

@@ -74,6 +74,15 @@ def move_header_secrets(headers: dict[str, str], secrets: Secrets, where: str) -
     return out
 
 
+def declare_references(entry: Any, secrets: Secrets, where: str) -> None:
+    """A ``{{env.NAME}}`` the source already holds (a credential kept out of the
+    command, a short one included) -> declared in ``env``, so Rook checks it is
+    set before every run and redacts it."""
+    known = {ref["variable"] for ref in secrets.refs}  # the secrets moved out of it
+    for var in sorted(set(PLACEHOLDER_ENV.findall(str(entry))) - set(ROOK_VARIABLES) - known):
+        secrets.add("", f"{{{{env.{var}}}}} in your source, for {where}", variable=var)
+
+
 def _hide_basic(cred: str, secrets: Secrets, var: str) -> None:
     try:
         plain = base64.b64decode(cred, validate=True).decode("utf-8")

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 from .author_http import (
     HttpAuthor,
     basic_header,
+    declare_references,
     http_entry,
     move_value_secrets,
     split_userinfo,
@@ -98,6 +99,7 @@ class UrlAuthor(HttpAuthor):
             }
         if query:
             base["query"] = query
+        declare_references(base, request.secrets, where)
         return Draft(
             hooks={"execute": {"http": shape_entry(base, 0)}},
             state={"kind": "url", "base": base, "tried": [0]},

@@ -52,7 +52,7 @@ from typing import Any
 from .credentials import ASSIGNMENT, secret_name
 from .errors import ConfigError, RookError
 from .plain import plain
-from .redact import Redactor
+from .redact import MIN_LENGTH, Redactor
 from .store import atomic_write
 from .workspace import Agent
 
@@ -113,6 +113,19 @@ class AuthoringError(RookError):
     """Authoring stopped (e.g. a secret would have reached a file)."""
 
 
+def too_short(purpose: str, value: str) -> str:
+    """Why a secret of fewer than :data:`~rook_core.redact.MIN_LENGTH` characters is
+    refused: the redactor leaves so short a value alone (it would mangle every word
+    holding it), so it would show on the screen and be found in the profile's own
+    words (``ask`` in ``/ask``). The value itself is not named."""
+    return (
+        f"{purpose}: its value is {len(value)} character(s), too short to be redacted "
+        f"safely (a secret needs at least {MIN_LENGTH}); nothing written. Give the real "
+        "credential, or pass it through an environment variable: write {{env.NAME}} in "
+        "its place and set NAME"
+    )
+
+
 def env_prefix(agent_name: str) -> str:
     """``order-desk`` -> ``ORDER_DESK``: the prefix of the variables Rook names."""
     prefix = re.sub(r"[^A-Z0-9]+", "_", agent_name.upper()).strip("_")
@@ -148,6 +161,8 @@ class Secrets:
             for var, known in self._values.items():
                 if known == value:
                     return var
+            if len(value) < MIN_LENGTH:
+                raise ConfigError(too_short(purpose, value))
         base = variable or f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
         if value is None and base in self._refs and base not in self._values:
             return base  # the same secret named twice, with no value: one variable

@@ -883,3 +883,47 @@ def test_an_endpoint_that_never_answers_is_no_silent_wait(rook_workspace, tmp_pa
     assert "raise timeout_seconds on the hook entry" in out
     execute = profile(ws, "hang")["hooks"]["execute"]
     assert execute["timeout_seconds"] == 2 and "timeout_seconds" not in execute["http"]
+
+
+@pytest.mark.parametrize(
+    "curl, named",
+    [
+        (
+            "curl {url}/ask -H 'Authorization: Bearer zq9' -d '{{\"message\": \"hi\"}}'",
+            "Bearer credential for {url}/ask (the Authorization header)",
+        ),
+        (
+            "curl '{url}/ask?key=zq9' -d '{{\"message\": \"hi\"}}'",
+            "the key query parameter of {url}/ask",
+        ),
+    ],
+)
+def test_a_secret_too_short_to_redact_is_a_usage_error(
+    rook_workspace, rook_cli, authoring_server, curl, named
+):
+    """A credential under the redactor's 4 characters could be neither hidden nor told
+    apart from the profile's own words ('ask' in '/ask'): it was a bare 'a secret value
+    would reach the profile' (exit 1); now exit 2 names where it is and what to do."""
+    ws = rook_workspace
+    url = authoring_server.url
+    r = add(rook_cli, ws, "short", "--no-test", input=curl.format(url=url))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert named.format(url=url) + ": its value is 3 character(s), too short to be redacted" in (
+        r.stderr
+    )
+    assert "write {{env.NAME}} in its place and set NAME" in r.stderr
+    assert "zq9" not in r.stdout + r.stderr
+    assert not list((ws.agent_dir / "profiles").iterdir())
+    # what it says works: the variable is declared, checked and used
+    r = add(
+        rook_cli,
+        ws,
+        "short",
+        "--no-test",
+        input=curl.format(url=url).replace("zq9", "{{env.SHORT_KEY}}"),
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "short")["env"] == [
+        {"variable": "SHORT_KEY", "purpose": f"{{{{env.SHORT_KEY}}}} in your source, for {url}/ask"}
+    ]
+    assert "set SHORT_KEY before rook run" in r.stdout
