@@ -16,8 +16,9 @@ import re
 import shlex
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
+from rook_core.credentials import secret_value
 from rook_core.errors import ConfigError
 from rook_core.plain import plain
 from rook_core.urlcheck import shown, url_problem
@@ -36,6 +37,8 @@ from .author_http import (
 
 if TYPE_CHECKING:
     from rook_core.authoring import AuthorRequest, Draft, Source
+
+GOAL = "{{goal}}"
 
 # Flags that take a value (the next word, or attached: -XPOST, --data=x).
 VALUE_LONG = {
@@ -236,8 +239,40 @@ def _apply(c: Curl, name: str, value: str) -> None:
 FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")
 
 
+def urlencode_piece(piece: str) -> tuple[str, str]:
+    """One ``--data-urlencode`` piece as curl reads it: ``(name, content)``, the name
+    ``""`` when the content goes alone. Up to the first ``=`` or ``@``:
+    ``name=content``, ``=content`` and ``content`` (no ``=`` or ``@``) are inline;
+    ``name@file`` and ``@file`` take the file's content (relative to the current
+    directory, newlines included). A file that cannot be read is a usage error."""
+    from pathlib import Path
+
+    cut = re.search(r"[=@]", piece)
+    if cut is None:
+        return "", piece
+    name, rest = piece[: cut.start()], piece[cut.end() :]
+    if cut.group() == "=":
+        return name, rest
+    flag = f"--data-urlencode {piece}"  # a name and a file name: nothing secret
+    if rest in ("", "-"):
+        raise ConfigError(
+            f"{flag}: reads {'standard input' if rest else 'no file'}; "
+            "put the content in a file and name it (name@file)"
+        )
+    path = Path(rest).expanduser()
+    if not path.is_file():
+        what = "a directory, not a file" if path.is_dir() else "no such file"
+        raise ConfigError(f"{flag}: {path}: {what} (relative to {Path.cwd()})")
+    try:
+        return name, path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{flag}: cannot read {path}: {exc}") from None
+
+
 def _body(c: Curl) -> tuple[str, Any]:
-    """``("json", value)``, ``("form", mapping)``, ``("text", str)`` or ``("none", None)``."""
+    """``("json", value)``, ``("form", mapping)``, ``("text", str)``, ``("encoded",
+    [(name, content), ...])`` (``--data-urlencode`` pieces, one with no name) or
+    ``("none", None)``."""
     if c.urlencode:  # curl joins every data piece with &: -d pairs are fields too
         form: dict[str, str] = {}
         for raw in c.data:
@@ -247,10 +282,11 @@ def _body(c: Curl) -> tuple[str, Any]:
                     "is not name=value pairs; send the body one way"
                 )
             form.update(parse_qsl(raw, keep_blank_values=True))
-        for piece in c.urlencode:
-            name, _, value = piece.partition("=")
-            form[name] = value
-        return "form", form
+        pieces = list(form.items())
+        pieces += [urlencode_piece(piece) for piece in c.urlencode]
+        if all(name for name, _ in pieces):
+            return "form", dict(pieces)
+        return "encoded", pieces  # a piece with no name: its content alone, encoded
     if not c.data:
         return "none", None
     raw = "&".join(c.data)
@@ -266,6 +302,33 @@ def _body(c: Curl) -> tuple[str, Any]:
     if FORM_PAIRS.fullmatch(raw):
         return "form", dict(parse_qsl(raw, keep_blank_values=True))
     return "text", raw
+
+
+def _encoded(pieces: list[tuple[str, str]], secrets: Any, where: str) -> tuple[str, str | None]:
+    """``--data-urlencode`` pieces, one with no name, -> the body text curl sends
+    (``name=encoded&encoded``), secrets moved to ``env`` and ``{{goal}}`` in the
+    sample message's place (a named field first, else the longest content alone)."""
+    named = move_value_secrets({n: v for n, v in pieces if n}, secrets, where, "form field")
+    alone = []  # the contents with no name: a key-shaped one moves to env too
+    for name, value in pieces:
+        if not name:
+            if "{{" not in value and secret_value(value):
+                var = secrets.add("API_KEY", f"a --data-urlencode piece for {where}", value)
+                value = f"{{{{env.{var}}}}}"
+            alone.append(value)
+    named, spot = place_goal(named)
+    placed = f"form field {spot}" if spot else None
+    if placed is None and alone:
+        i = max(range(len(alone)), key=lambda k: len(alone[k]) if "{{" not in alone[k] else -1)
+        if "{{" not in alone[i]:
+            alone[i], placed = GOAL, "the --data-urlencode piece with no name"
+
+    def enc(text: str) -> str:  # a reference is filled in when the request is sent
+        return text if "{{" in text else quote_plus(text)
+
+    rest = iter(alone)
+    parts = [f"{quote_plus(n)}={enc(named[n])}" if n else enc(next(rest)) for n, _ in pieces]
+    return "&".join(parts), placed
 
 
 def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[str]]:
@@ -296,6 +359,11 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     kind, body = _body(c)
     entry: dict[str, Any] = {"url": url}
     method = c.method or ("GET" if c.get or kind == "none" else "POST")
+    if c.get and kind == "encoded":
+        raise ConfigError(
+            "-G with a --data-urlencode piece that has no name: a query parameter needs "
+            "one; name the piece (q@file, q=...)"
+        )
     if c.get and kind == "form":  # -G: the data is the query (and its secrets too)
         query.update(body)
         kind, body = "none", None
@@ -310,6 +378,17 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         body = move_value_secrets(body, secrets, where, "form field")
         body, spot = place_goal(body)
         placed = f"form field {spot}" if spot else None
+    elif kind == "encoded":
+        body, placed = _encoded(body, secrets, where)
+        kind = "text"
+        if not any(k.lower() == "content-type" for k in headers):  # as curl sends it
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        if placed:
+            notes.append(
+                "a --data-urlencode piece has no name, so the body is sent as text, as curl "
+                "encodes it, and the goal goes in it as it is (not URL-encoded); name the "
+                "piece (message@file, message=...) to make the body a form"
+            )
     if placed is None and query:
         query, spot = place_goal(query)
         placed = f"query parameter {spot}" if spot else None
@@ -320,8 +399,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     notes.append(f"the goal goes where your sample message was: {placed}")
 
     def plain_type(k: str, v: str) -> bool:  # what httpx sets by itself
-        own = "application/json" if kind == "json" else "application/x-www-form-urlencoded"
-        return k.lower() == "content-type" and v.split(";")[0].strip().lower() == own
+        own = {"json": "application/json", "form": "application/x-www-form-urlencoded"}
+        return k.lower() == "content-type" and v.split(";")[0].strip().lower() == own.get(kind)
 
     headers = {k: v for k, v in headers.items() if not plain_type(k, v)}
     if method != ("POST" if kind != "none" else "GET"):

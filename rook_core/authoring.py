@@ -161,8 +161,8 @@ class Secrets:
             for var, known in self._values.items():
                 if known == value:
                     return var
-            if len(value) < MIN_LENGTH:
-                raise ConfigError(too_short(purpose, value))
+            if len(value.strip()) < MIN_LENGTH:
+                raise ConfigError(too_short(purpose, value.strip()))
         base = variable or f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
         if value is None and base in self._refs and base not in self._values:
             return base  # the same secret named twice, with no value: one variable
@@ -173,6 +173,7 @@ class Secrets:
         if value:
             self._values[var] = value
             self.hide(value, var)
+            self.hide(value.strip(), var)  # read from a file: shown without its newline too
         return var
 
     def hide(self, value: str, name: str) -> None:

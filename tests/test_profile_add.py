@@ -927,3 +927,67 @@ def test_a_secret_too_short_to_redact_is_a_usage_error(
         {"variable": "SHORT_KEY", "purpose": f"{{{{env.SHORT_KEY}}}} in your source, for {url}/ask"}
     ]
     assert "set SHORT_KEY before rook run" in r.stdout
+
+
+def test_data_urlencode_reads_files_as_curl_does(
+    rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
+):
+    """--data-urlencode name@file sends name=<the file's content, encoded> and @file the
+    content alone (curl reads the file, relative to the current directory); they were
+    read literally ('message@msg.txt' became a field 'message@msg.txt'). A key in a file
+    moves to env like one written inline; a missing file is named, exit 2."""
+    ws = rook_workspace
+    monkeypatch.chdir(tmp_path)
+    key = "kq-" + authoring_server.api_key[-16:]
+    (tmp_path / "msg.txt").write_text("Where is ORD-1?\n")
+    (tmp_path / "key.txt").write_text(key + "\n")
+    url = f"{authoring_server.url}/form"
+    r = add(
+        rook_cli,
+        ws,
+        "files",
+        input=f"curl {url} --data-urlencode message@msg.txt --data-urlencode api_key@key.txt",
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "files")["hooks"]["execute"]["http"]
+    assert http["form"] == {"message": "{{goal}}", "api_key": "{{env.AGENT_API_KEY}}"}
+    assert "answer: form reply to: Say hello in one short sentence." in r.stdout
+    sent = authoring_server.seen("POST", "/form")[-1]["text"]
+    assert f"api_key={key}%0A" in sent  # the file's content, newline and all, encoded
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+
+    # @file: the content alone, encoded; beside a named piece the goal takes that one
+    (tmp_path / "extra.txt").write_text("a b&c")
+    r = add(
+        rook_cli,
+        ws,
+        "alone",
+        input=f"curl {url} --data-urlencode message@msg.txt --data-urlencode @extra.txt",
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "alone")["hooks"]["execute"]["http"]
+    assert http["body"] == "message={{goal}}&a+b%26c"
+    assert http["headers"] == {"Content-Type": "application/x-www-form-urlencoded"}
+    assert "answer: form reply to: Say hello in one short sentence." in r.stdout
+    assert "a --data-urlencode piece has no name, so the body is sent as text" in r.stdout
+    # a key-shaped content alone moves to env as well
+    shaped = "sk-" + authoring_server.api_key[-24:]
+    (tmp_path / "token.txt").write_text(shaped)
+    r = add(
+        rook_cli,
+        ws,
+        "shaped",
+        "--no-test",
+        input=f"curl {url} --data-urlencode message@msg.txt --data-urlencode @token.txt",
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "shaped")["hooks"]["execute"]["http"]["body"] == (
+        "message={{goal}}&{{env.AGENT_API_KEY}}"
+    )
+    assert_nowhere(ws, shaped)
+
+    r = add(rook_cli, ws, "gone", input=f"curl {url} --data-urlencode message@nowhere.txt")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "--data-urlencode message@nowhere.txt: nowhere.txt: no such file" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
