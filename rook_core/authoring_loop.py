@@ -435,14 +435,12 @@ def fix_profile(
     )
     events.attempt(0, draft, obs)
     changes: list[str] = []
-    if obs.ok and not request.what:
-        return Outcome(True, draft, obs, original, profile.path)
     if obs.problem in ("missing_variable", "config"):
         return Outcome(False, draft, obs, original, profile.path)
     snapshot = Snapshot(request.agent, originals)
     n = 0
     try:
-        while n < attempts:
+        while n < attempts and (not obs.ok or request.what):
             n += 1
             repaired = _repair(rook, draft, obs, request, events)
             if repaired is None:
@@ -462,6 +460,8 @@ def fix_profile(
     except BaseException:
         snapshot.restore()
         raise
+    if obs.ok:  # what rook profile test flags: a claim the test did not observe
+        draft = claim_only_observed(draft, obs, events, changes)
     if not changes or not obs.ok:
         snapshot.restore()  # leave everything as it was: files, modes, no file added
         return Outcome(obs.ok, draft, obs, original, profile.path, n, changes)
@@ -476,6 +476,46 @@ def fix_profile(
         for written in (backup, profile.path):  # not more open than the user made it
             os.chmod(written, mode)
     return Outcome(True, draft, obs, data, profile.path, n, changes, written=True)
+
+
+EVIDENCE = {
+    "multi_turn": "conversation handle",
+    "calls": "tool call evidence",
+    "usage": "token counts",
+}
+
+
+def claim_only_observed(
+    draft: Draft, obs: Observation, events: Events, changes: list[str]
+) -> Draft:
+    """``draft`` without its optimistic claims: a capability declared but not observed
+    by the passing test ``obs`` (what ``rook profile test`` flags OPTIMISTIC: unsafe,
+    a ``not_called`` criterion would trust call evidence that never comes) becomes
+    ``false``. An observation not declared is only said: claiming it is ``rook profile
+    test --update``'s (a repair never claims a capability)."""
+    from .profile_probe import compare_capabilities
+
+    rows = compare_capabilities(draft.capabilities, obs.observed)
+    for row in rows:
+        if row["verdict"] == "unclaimed":
+            events.say(
+                f"note: capabilities.{row['capability']} is observed but not declared "
+                "(rook profile test --update writes it)"
+            )
+    optimistic = [row["capability"] for row in rows if row["verdict"] == "optimistic"]
+    if not optimistic:
+        return draft
+    new = draft.copy()
+    for cap in optimistic:
+        new.capabilities[cap] = False
+        new.changes.append(
+            f"capabilities.{cap}: false (declared, but the test observed no "
+            f"{EVIDENCE.get(cap, 'evidence of it')}; an optimistic claim is unsafe)"
+        )
+    for change in new.changes:
+        events.say(f"changed: {change}")
+    changes.extend(new.changes)
+    return new
 
 
 def _test_existing(

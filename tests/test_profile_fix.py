@@ -375,3 +375,44 @@ def test_a_script_replacing_an_http_entry_never_drops_its_credential(
     base = {"hooks": {"execute": {"http": {"url": "https://x", "query": {"key": "{{env.Q}}"}}}}}
     found = loosened(base, {"hooks": {"execute": {"script": "scripts/p-hook.py"}}})
     assert found == ["hooks.execute.http.query.key (a credential) would be dropped"]
+
+
+def test_fix_withdraws_an_optimistic_claim_that_profile_test_flags(rook_workspace, rook_cli):
+    """A profile that works but declares calls it never shows: rook profile test flags
+    it OPTIMISTIC (exit 1) and fix said 'the profile works; nothing to fix'. Now fix
+    reports the same finding and withdraws the claim (the old file kept as .bak);
+    an observation not declared is only said, never claimed by fix."""
+    ws = rook_workspace
+    ws.script(
+        "agent.py",
+        """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            print(json.dumps({"output": "hi " + sys.stdin.read(), "usage": {"input": 3, "output": 4}}))
+        """,
+    )
+    path = write(
+        ws,
+        {"execute": "scripts/agent.py"},
+        env=(),
+        capabilities={"multi_turn": False, "calls": True, "usage": False},
+    )
+    before = path.read_text()
+    test = rook_cli("profile", "test", "--workspace", str(ws.root))
+    assert test.exit_code == 1 and "OPTIMISTIC" in test.stdout, test.stdout + test.stderr
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "nothing to fix" not in r.stdout
+    assert (
+        "changed: capabilities.calls: false (declared, but the test observed no tool call "
+        "evidence; an optimistic claim is unsafe)" in r.stdout
+    )
+    assert "note: capabilities.usage is observed but not declared" in r.stdout
+    assert f"fixed: wrote {path}" in r.stdout
+    data = yaml.safe_load(path.read_text())
+    assert data["capabilities"] == {"multi_turn": False, "calls": False, "usage": False}
+    assert path.with_name("p.yaml.bak").read_text() == before
+    assert rook_cli("profile", "test", "--workspace", str(ws.root)).exit_code == 0
+    r = fix(rook_cli, ws)  # the two agree now: nothing optimistic left
+    assert r.exit_code == 0 and "the profile works; nothing to fix" in r.stdout
