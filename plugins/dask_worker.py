@@ -302,6 +302,9 @@ def run_on_worker(
             )
         root = Path(job.workspace)
     engine = worker_engine(job, root)
+    # shipped: where this copy of the workspace is (and its real path), for the driver to
+    # name its own workspace instead in what Rook wrote (see executor_dask.worker_paths)
+    roots = [str(root), os.path.realpath(root)] if job.mode == "ship" else []
 
     def observe(rec: dict[str, Any] | None, result: Any) -> None:
         if rec is not None and rec.get("hooks"):
@@ -314,6 +317,7 @@ def run_on_worker(
                     "token": token,
                     "seq": len(rec["hooks"]) - 1,
                     "hook": rec["hooks"][-1],
+                    "roots": roots,
                 },
             )
 
@@ -330,6 +334,7 @@ def run_on_worker(
         "worker": worker.address,
         "state": state,
         "interrupted": interrupted,
+        "roots": roots,
     }
 
 

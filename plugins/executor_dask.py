@@ -17,7 +17,9 @@ alone stores it, so crash safety and redaction hold as in a local run.
 * The workspace: when every worker sees the run directory at the same path
   (a probe file proves it) it is used in place; otherwise it is shipped with
   the job, once per worker, up to ``ROOK_DASK_SHIP_LIMIT_MB`` (default 64 MiB
-  compressed). ``ROOK_DASK_WORKSPACE=shared|ship`` forces one way.
+  compressed). ``ROOK_DASK_WORKSPACE=shared|ship`` forces one way. Shipped, what
+  Rook wrote in a record (reasons, warnings, verdicts, diagnoses) names the
+  driver's workspace, not the worker's copy (:func:`localize`).
 * With a judge profile (``rubric`` criteria), the judge phase runs here, on
   the driver, after the worker returns the evidence.
 """
@@ -31,9 +33,10 @@ import json
 import logging
 import math
 import os
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,6 +138,64 @@ def _scheduler_file_problem(path: Path) -> str | None:
     return f"its address {address!r}: {problem}" if problem else None
 
 
+def worker_paths(roots: Iterable[str], workspace: str) -> Callable[[str], str]:
+    """A function that names the driver's ``workspace`` wherever a text names a worker's
+    copy of it (``roots``: the copy's path and its real path), as a path or a path's
+    start; other texts come back as they are."""
+    names = {r.rstrip("/") for r in roots if r and r.rstrip("/") and r.rstrip("/") != workspace}
+    if not names:
+        return lambda text: text
+    longest_first = sorted(names, key=len, reverse=True)  # /tmp/x inside /private/tmp/x
+    pattern = re.compile("(?:" + "|".join(re.escape(n) for n in longest_first) + r")(?![\w-])")
+    return lambda text: pattern.sub(lambda _: workspace, text)
+
+
+REWRITTEN = ("reason", "warnings", "criteria")
+"""What a shipped run's record says in Rook's own words (see :func:`localize`)."""
+
+
+def localize(
+    record: dict[str, Any], fix: Callable[[str], str], redact: Callable[[str], str]
+) -> None:
+    """Name the driver's workspace, not the worker's copy, in what Rook wrote in the
+    ``record`` of a shipped run: its ``reason`` and ``warnings``, its criteria's
+    verdicts (reasons and evidence: judged already, on the worker) and its hooks'
+    ``diagnosis`` (lost and interrupted attempts' too). What the agent produced
+    (turns, collected evidence, a hook's output and data) is kept as it came: criteria
+    judge it, now or in a later ``--phases judge``. A text changed is redacted again."""
+
+    def text(value: Any) -> Any:
+        if isinstance(value, str):
+            fixed = fix(value)
+            return value if fixed == value else redact(fixed)
+        if isinstance(value, list):
+            return [text(v) for v in value]
+        if isinstance(value, dict):
+            return {k: text(v) for k, v in value.items()}
+        return value
+
+    for key in REWRITTEN:
+        if key in record:
+            record[key] = text(record[key])
+    hooks = [*record.get("hooks", ())]
+    for attempt in (*record.get("attempts", ()), *record.get("interrupted_attempts", ())):
+        hooks.extend(attempt.get("hooks", ()) if isinstance(attempt, dict) else ())
+    for hook in hooks:
+        localize_hook(hook, fix, redact)
+
+
+def localize_hook(
+    hook: dict[str, Any], fix: Callable[[str], str], redact: Callable[[str], str]
+) -> dict[str, Any]:
+    """A hook record's ``diagnosis`` naming the driver's workspace (see :func:`localize`)."""
+    diagnosis = hook.get("diagnosis")
+    if isinstance(diagnosis, str):
+        fixed = fix(diagnosis)
+        if fixed != diagnosis:
+            hook["diagnosis"] = redact(fixed)
+    return hook
+
+
 async def _outcome(future: Any) -> tuple[bool, Any]:
     try:
         return True, await future
@@ -208,6 +269,7 @@ class _Session:
         self.streamed: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
         self.notified: set[tuple[str, str, int]] = set()
         self.given_up: set[str] = set()
+        self.fixes: dict[tuple[str, ...], Callable[[str], str]] = {}
         self.job: WorkerJob | None = None
         self.bundle: Any = None
         self.probe: Path | None = None
@@ -297,8 +359,19 @@ class _Session:
                 self.given_up.add(key)  # a scheduler that retries more than once: stop it here
                 asyncio.ensure_future(self.client.cancel([future]))
         elif msg.get("type") == "hook":
-            self.streamed.setdefault((key, token), {})[msg["seq"]] = msg["hook"]
-            self._notify(key, token, msg["seq"], msg["hook"])
+            hook = localize_hook(dict(msg["hook"]), self._fix(msg.get("roots")), self._redact)
+            self.streamed.setdefault((key, token), {})[msg["seq"]] = hook
+            self._notify(key, token, msg["seq"], hook)
+
+    def _fix(self, roots: Any) -> Callable[[str], str]:
+        """Names the driver's workspace for a shipped copy's ``roots`` (see :func:`localize`)."""
+        key = tuple(roots or ())
+        if key not in self.fixes:  # one per worker's copy, not one per hook
+            self.fixes[key] = worker_paths(key, str(self.engine.agent.workspace))
+        return self.fixes[key]
+
+    def _redact(self, text: str) -> str:
+        return str(self.engine.redactor.text(text))
 
     def _notify(self, key: str, token: str, seq: int, hook: dict[str, Any]) -> None:
         """Call the ``rook_evidence_recorded`` observers, here on the driver, once per hook."""
@@ -379,6 +452,8 @@ class _Session:
 
     def _accept(self, sr: Any, result: dict[str, Any]) -> dict[str, Any]:
         record: dict[str, Any] = result["record"]
+        if result.get("roots"):  # shipped: Rook's words name the user's workspace
+            localize(record, self._fix(result["roots"]), self._redact)
         lost = self._lost(sr.key, but=result["token"])
         if lost:
             record.setdefault("attempts", []).extend(lost)

@@ -386,3 +386,86 @@ def test_interrupting_one_shard_leaves_another_shard_of_the_run_alone(
     assert {f"{s['id']}.{s['repeat_index']}": s["status"] for s in report["scenarios"]} == {
         key: "passed" for key in second
     }
+
+
+def test_a_shipped_run_names_the_drivers_workspace_in_what_rook_writes(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Shipped: the hooks run in the worker's copy of the workspace, but a reason, a
+    diagnosis, a warning or a criterion's evidence names the user's own workspace; the
+    agent's output is kept as it came (what the criteria judge)."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    closing = (
+        'if [ "$1" = close ]; then echo "cannot tidy $ROOK_WORKSPACE/out.txt '
+        '(or $(cd "$ROOK_WORKSPACE" && pwd -P)) $API_TOKEN" >&2; exit 3; fi\n'
+    )
+    text = AGENT.replace("case \"$1\" in", closing + "case \"$1\" in", 1)
+    rook_workspace.script("agent.sh", text)
+    rook_workspace.scenario(
+        {
+            "id": "paths",
+            "goal": "hi",
+            "criteria": [
+                {"file": "missing.txt"},
+                {"command": {"run": "pwd; pwd -P; echo $API_TOKEN; exit 3"}},
+                {"contains": "hi"},
+            ],
+        }
+    )
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.exit_code == 1, r.stderr
+    run_id = r.report["run"]["id"]
+    record = rook_workspace.record(run_id, "paths.1")
+    ws = str(rook_workspace.root)
+    worker_ws = record["turns"][0]["evidence"]["ws"]
+    assert worker_ws != ws  # the agent's own output: as it came, from the worker's copy
+    missing, command, contains = record["criteria"]
+    assert missing["reason"] == f"{ws}/missing.txt does not exist"
+    assert command["reason"].startswith("'pwd; pwd -P; echo $API_TOKEN; exit 3' exited 3")
+    assert f"{ws}\n{ws}\n[redacted:API_TOKEN]" in command["reason"]
+    assert command["evidence"]["command"]["cwd"] == ws
+    assert command["evidence"]["command"]["stdout"] == f"{ws}\n{ws}\n[redacted:API_TOKEN]"
+    assert contains["status"] == "passed"
+    [close] = [h for h in record["hooks"] if h["phase"] == "close"]
+    assert f"cannot tidy {ws}/out.txt (or {ws}) [redacted:API_TOKEN]" in close["diagnosis"]
+    assert f"cannot tidy {ws}/out.txt" in record["warnings"][0]
+    everything = rook_workspace.all_run_text(run_id) + r.stdout + r.stderr
+    assert SECRET not in everything
+    assert worker_ws not in r.stderr  # the terminal: progress, table
+    rooks_own = copy.deepcopy(record)  # what Rook wrote: all but the agent's own output
+    del rooks_own["turns"], rooks_own["collected"]
+    for hook in rooks_own["hooks"]:
+        del hook["stdout"], hook["stderr"], hook["data"]
+    assert worker_ws not in json.dumps(rooks_own)
+
+
+def test_a_workers_copy_and_its_real_path_are_named_as_the_drivers_workspace(tmp_path):
+    from rook_plugins.executor_dask import localize, worker_paths
+
+    real = tmp_path / "real" / "workspace"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    copy_ = str(tmp_path / "link" / "workspace")
+    fix = worker_paths([copy_, os.path.realpath(copy_)], "/home/me/ws")
+    assert fix(f"{copy_}/a.txt and {real}/b.txt in {real}.") == (
+        "/home/me/ws/a.txt and /home/me/ws/b.txt in /home/me/ws."
+    )
+    assert fix(f"{real}s/x {real}-old") == f"{real}s/x {real}-old"  # other directories
+    assert worker_paths(["/home/me/ws"], "/home/me/ws")("/home/me/ws/x") == "/home/me/ws/x"
+    record = {
+        "reason": f"{real}/x failed",
+        "criteria": [{"reason": f"{real}/x", "evidence": {"command": {"cwd": str(real)}}}],
+        "turns": [{"output": f"I wrote {real}/x"}],
+        "hooks": [{"diagnosis": f"{real} SECRET", "stderr": f"{real} SECRET"}],
+        "attempts": [{"hooks": [{"diagnosis": f"in {real}"}]}],
+    }
+    localize(record, fix, lambda t: t.replace("SECRET", "[redacted:S]"))
+    assert record == {
+        "reason": "/home/me/ws/x failed",
+        "criteria": [{"reason": "/home/me/ws/x", "evidence": {"command": {"cwd": "/home/me/ws"}}}],
+        "turns": [{"output": f"I wrote {real}/x"}],  # the agent's own: as it came
+        "hooks": [{"diagnosis": "/home/me/ws [redacted:S]", "stderr": f"{real} SECRET"}],
+        "attempts": [{"hooks": [{"diagnosis": "in /home/me/ws"}]}],
+    }
