@@ -282,9 +282,19 @@ def _event(worker: Any, topic: str, msg: dict[str, Any]) -> None:
 
 
 def run_on_worker(
-    job: WorkerJob, sr: Any, record: dict[str, Any], todo: list[str], bundle: bytes | None = None
+    job: WorkerJob,
+    sr: Any,
+    record: dict[str, Any],
+    todo: list[str],
+    bundle: bytes | None = None,
+    clean: bool = False,
 ) -> dict[str, Any]:
-    """The Dask task: run ``todo`` of one scenario run; return the record (never store it)."""
+    """The Dask task: run ``todo`` of one scenario run; return the record (never store it).
+
+    ``clean``: the run starts from its beginning and the driver saw its state directory
+    empty. Files found there now were left by an earlier attempt of this very task (Dask
+    runs it again when its worker was lost): they are set aside, so that this attempt
+    starts as the first did (:meth:`~rook_core.engine.Engine.set_aside_state`)."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -302,6 +312,7 @@ def run_on_worker(
             )
         root = Path(job.workspace)
     engine = worker_engine(job, root)
+    aside = engine.set_aside_state(sr.key) if clean else None
     # shipped: where this copy of the workspace is (and its real path), for the driver to
     # name its own workspace instead in what Rook wrote (see executor_dask.worker_paths)
     roots = [str(root), os.path.realpath(root)] if job.mode == "ship" else []
@@ -335,6 +346,8 @@ def run_on_worker(
         "state": state,
         "interrupted": interrupted,
         "roots": roots,
+        # shared: where the lost attempt's files went (shipped: they stayed on its worker)
+        "state_set_aside": aside if job.mode == "shared" else None,
     }
 
 

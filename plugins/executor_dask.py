@@ -196,6 +196,18 @@ def localize_hook(
     return hook
 
 
+def _starts_clean(engine: Any, key: str, record: dict[str, Any]) -> bool:
+    """Whether scenario run ``key`` starts from its beginning with an empty state
+    directory (see :func:`rook_plugins.dask_worker.run_on_worker`'s ``clean``)."""
+    if record.get("phases_done") or record.get("hooks"):
+        return False  # a later phase: the earlier phases' files are its state
+    try:
+        with os.scandir(engine.run_dir.state / key) as entries:
+            return next(entries, None) is None
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+
+
 async def _outcome(future: Any) -> tuple[bool, Any]:
     try:
         return True, await future
@@ -422,6 +434,7 @@ class _Session:
             record,
             remote,
             self.bundle,
+            _starts_clean(engine, sr.key, record),
             key=f"rook-{self.run_id}-{sr.key}-{uuid.uuid4().hex[:8]}",
             pure=False,
         )
@@ -455,13 +468,20 @@ class _Session:
         if result.get("roots"):  # shipped: Rook's words name the user's workspace
             localize(record, self._fix(result["roots"]), self._redact)
         lost = self._lost(sr.key, but=result["token"])
+        aside = result.get("state_set_aside")
         if lost:
+            if aside:  # the lost attempt's files, set aside by the attempt that ran again
+                lost[-1]["state"] = aside
             record.setdefault("attempts", []).extend(lost)
             for a in lost:
                 record.setdefault("warnings", []).append(
                     f"Dask worker {a['worker']} was lost while running this scenario; "
                     f"it ran again on {result['worker']}"
                 )
+        elif aside:
+            record.setdefault("warnings", []).append(
+                f"an earlier attempt's files in its state directory were moved to {aside}"
+            )
         for seq, hook in enumerate(record.get("hooks", [])):
             if seq >= len(self.sent[sr.key]["hooks"]):
                 self._notify(sr.key, result["token"], seq, hook)

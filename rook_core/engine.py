@@ -408,11 +408,38 @@ class Engine:
     def _retry(self, sr: ScenarioRun, earlier: dict[str, Any]) -> dict[str, Any]:
         """A fresh record for a scenario run the infrastructure failed (an
         ``infra_error``: untested, so a resume runs it again from the start);
-        what that attempt recorded is kept in ``infra_attempts``."""
+        what that attempt recorded is kept in ``infra_attempts``, and the files it
+        left in its state directory are set aside (the entry's ``state``), so the
+        new attempt starts from an empty one, as the first did."""
         record = self.new_record(sr)
         attempt = {k: earlier[k] for k in ATTEMPT_KEYS if earlier.get(k) is not None}
+        aside = self.set_aside_state(sr.key)
+        if aside is not None:
+            attempt["state"] = aside
         record["infra_attempts"] = [*(earlier.get("infra_attempts") or []), attempt]
         return record
+
+    def set_aside_state(self, key: str) -> str | None:
+        """Move what an earlier attempt of scenario run ``key`` left in its state
+        directory (``ROOK_STATE_DIR``) to ``state/<key>.attempt-N`` (N: 1, 2, ...
+        in the order attempts were set aside) and leave an empty one, so that a
+        retried attempt starts as the first did and nothing is lost. Returns
+        where the files went (relative to the run directory), or ``None`` when
+        there were none."""
+        d = self.run_dir.state / key
+        try:
+            with os.scandir(d) as entries:
+                if next(entries, None) is None:
+                    return None
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        n = 1
+        while (self.run_dir.state / f"{key}.attempt-{n}").exists():
+            n += 1
+        aside = self.run_dir.state / f"{key}.attempt-{n}"
+        os.rename(d, aside)
+        d.mkdir()
+        return f"state/{aside.name}"
 
     async def compute_scenario(
         self,

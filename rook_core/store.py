@@ -14,6 +14,7 @@ Layout::
       scenarios/<id>.<k>.json  one file per scenario run: request, hooks, turns, evidence, verdict
       state/run/               ROOK_RUN_STATE_DIR
       state/<id>.<k>/          ROOK_STATE_DIR of each scenario run
+      state/<id>.<k>.attempt-N/  what an attempt tried again had left there (Engine.set_aside_state)
       report.json              the JSON report of the last invocation
 """
 

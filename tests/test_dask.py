@@ -469,3 +469,52 @@ def test_a_workers_copy_and_its_real_path_are_named_as_the_drivers_workspace(tmp
         "hooks": [{"diagnosis": "/home/me/ws [redacted:S]", "stderr": f"{real} SECRET"}],
         "attempts": [{"hooks": [{"diagnosis": "in /home/me/ws"}]}],
     }
+
+
+STATEFUL = r"""
+#!/bin/bash
+case "$1" in
+  open) echo opened >> "$ROOK_STATE_DIR/opened"; echo '{}' ;;
+  execute)
+    cat > /dev/null
+    n=$(cat "$MARKS/$ROOK_SCENARIO_ID" 2>/dev/null || echo 0); echo $((n + 1)) > "$MARKS/$ROOK_SCENARIO_ID"
+    echo "$ROOK_STATE_DIR" > "$MARKS/$ROOK_SCENARIO_ID.dir"
+    echo mine > "$ROOK_STATE_DIR/attempt-$((n + 1))"
+    if [ "$n" -lt 1 ]; then kill -9 "$PPID"; sleep 2; exit 0; fi   # the first attempt: lost
+    printf '{"output": "%s"}\n' "$(cd "$ROOK_STATE_DIR" && ls | tr '\n' ' ')" ;;
+esac
+exit 0
+"""
+
+
+def test_a_scenario_run_again_after_its_worker_was_lost_starts_from_an_empty_state_directory(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Shared file system: the attempt Dask runs again finds ROOK_STATE_DIR empty, as the
+    first did, and the lost attempt's files are kept aside (the run's record names where),
+    as the default executor does when it tries an infrastructure error again."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    rook_workspace.script("stateful.sh", STATEFUL)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"open": "scripts/stateful.sh", "execute": "scripts/stateful.sh"},
+            "hook_env": {"MARKS": str(marks)},
+        }
+    )
+    rook_workspace.scenario({"id": "lost", "goal": "x", "criteria": [{"contains": "attempt"}]})
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "shared")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert (marks / "lost").read_text().strip() == "2"  # the worker was lost once
+    run_id = r.report["run"]["id"]
+    state = rook_workspace.run_dir(run_id) / "state"
+    assert (marks / "lost.dir").read_text().strip() == str(state / "lost.1")  # in place
+    [turn] = r.report["scenarios"][0]["turns"]
+    assert turn["output"] == "attempt-2 opened "  # only its own files
+    assert (state / "lost.1" / "opened").read_text() == "opened\n"
+    aside = state / "lost.1.attempt-1"
+    assert sorted(p.name for p in aside.iterdir()) == ["attempt-1", "opened"]
+    [lost] = rook_workspace.record(run_id, "lost.1")["attempts"]
+    assert lost["lost"] and lost["state"] == "state/lost.1.attempt-1"

@@ -1019,3 +1019,38 @@ def test_a_status_that_is_no_string_is_named_in_the_diagnosis(rook_workspace, ro
     s = scenario_of(r)
     assert s["status"] == "error"
     assert "status 7" in s["reason"] and "result file" in s["reason"], s["reason"]
+
+
+def test_an_infrastructure_error_tried_again_starts_from_an_empty_state_directory(
+    rook_workspace, rook_cli, probe_dir
+):
+    """ROOK_STATE_DIR of the retried attempt is empty, as the first attempt's was; what
+    the failed attempt left there is kept aside, named in its infra_attempts entry."""
+    ruhroh_profile(
+        rook_workspace, PY, hook_env={"WRAPPER_MODE": "full", "WRAPPER_MODE_S": "infra_always"}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "infra_error"}, r.stderr
+    run_id = r.report["run"]["id"]
+    state = rook_workspace.run_dir(run_id) / "state"
+    lost = sorted(p.name for p in (state / "s.1").rglob("*"))
+    assert len([n for n in lost if "-attempt-" in n]) == 2  # the wrapper's, tried twice
+    first = {p.name: p.read_bytes() for p in (state / "s.1").rglob("*") if p.is_file()}
+    for attempt in (1, 2):
+        ruhroh_profile(
+            rook_workspace, PY, hook_env={"WRAPPER_MODE": "full", "WRAPPER_MODE_S": "infra_always"}
+        )
+        again = rook_cli("run", "--json", "--run", run_id)
+        assert again.statuses() == {"s": "infra_error"}, again.stderr
+        # the new attempt saw an empty directory: it left what the first attempt left
+        assert sorted(p.name for p in (state / "s.1").rglob("*")) == lost
+        record = rook_workspace.record(run_id, "s.1")
+        assert record["infra_attempts"][-1]["state"] == f"state/s.1.attempt-{attempt}"
+        assert sorted(p.name for p in (state / f"s.1.attempt-{attempt}").rglob("*")) == lost
+    aside = state / "s.1.attempt-1"
+    assert {p.name: p.read_bytes() for p in aside.rglob("*") if p.is_file()} == first
+    assert [a.get("state") for a in record["infra_attempts"]] == [
+        "state/s.1.attempt-1",
+        "state/s.1.attempt-2",
+    ]
