@@ -13,6 +13,7 @@ entry per line, with no more than one record in memory at a time.
 from __future__ import annotations
 
 import copy
+import glob
 import os
 import re
 import shutil
@@ -209,6 +210,8 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
             versions.setdefault(sid, {first[sid]}).add(digest)
         _copy(where / "scenarios" / f"{key}.json", path / "scenarios" / f"{key}.json")
         _copy_tree(where / "state" / key, path / "state" / key)
+        for aside in (where / "state").glob(f"{glob.escape(key)}.attempt-*"):
+            _copy_tree(aside, path / "state" / aside.name)  # an earlier attempt's files
     for i, (d, _) in sorted(parts.items()):
         shard = Shard(i, n)
         for name in ("run.json", "prepare.json", "report.json"):

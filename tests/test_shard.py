@@ -635,3 +635,30 @@ def test_a_merge_plugin_that_raises_is_a_warning_and_the_merge_goes_on(
     assert merged.report["run"]["id"] == "m-1"
     assert ("rook: warning: plugin mraiser (rook-mraiser) raised RuntimeError in "
             "rook_evidence_merged: cannot join my files") in merged.stderr, merged.stderr
+
+
+def test_merge_keeps_the_state_an_earlier_attempt_left_aside(tmp_path, rook_cli):
+    """A scenario run tried again after an infrastructure error leaves the failed
+    attempt's files in state/<key>.attempt-N (its record names them); merge copied
+    only state/<key>, so the merged run's record named a directory it lacked."""
+    log = tmp_path / "log"
+    main = make_workspace(tmp_path / "main", log)
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(main.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+    for i, ws in enumerate(machines, start=1):
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run-name", "ci 9", "--json")
+        assert r.exit_code in (0, 1), r.stderr
+    run_id = run_id_from_name("ci 9")
+    # what Engine.set_aside_state leaves on the machine that tried s1.1 again
+    shard_dir = next(ws.run_dir(run_id) for ws in machines
+                     if (ws.run_dir(run_id) / "scenarios" / "s1.1.json").is_file())
+    aside = shard_dir / "state" / "s1.1.attempt-1"
+    aside.mkdir()
+    (aside / "session.txt").write_text("the lost attempt's", encoding="utf-8")
+    merged = rook_cli("merge", "-w", str(main.root), *[str(ws.run_dir(run_id)) for ws in machines])
+    assert merged.exit_code in (0, 1), merged.stderr
+    kept = main.run_dir(run_id) / "state" / "s1.1.attempt-1" / "session.txt"
+    assert kept.read_text(encoding="utf-8") == "the lost attempt's"
+    assert not (main.run_dir(run_id) / "state" / "s2.1.attempt-1").exists()
