@@ -389,6 +389,15 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
                 "encodes it, and the goal goes in it as it is (not URL-encoded); name the "
                 "piece (message@file, message=...) to make the body a form"
             )
+    typed = any(k.lower() == "content-type" for k in headers)
+    if kind in ("json", "text") and not c.json and not typed:  # -d with no type: as curl sends it
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+        if kind == "json":
+            notes.append(
+                "the body is JSON but the command gives no Content-Type, so it is sent as "
+                "curl sends it, application/x-www-form-urlencoded; if the agent expects "
+                "JSON, add -H 'Content-Type: application/json' to the command"
+            )
     if placed is None and query:
         query, spot = place_goal(query)
         placed = f"query parameter {spot}" if spot else None

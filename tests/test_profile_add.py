@@ -110,7 +110,10 @@ def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, authoring_serve
     r = add(rook_cli, ws, "basic", "--from", str(call))
     assert r.exit_code == 0, r.stdout + r.stderr
     http = profile(ws, "basic")["hooks"]["execute"]["http"]
-    assert http["headers"] == {"Authorization": "Basic {{env.AGENT_BASIC_AUTH}}"}
+    assert http["headers"] == {  # no Content-Type in the command: what curl sends
+        "Authorization": "Basic {{env.AGENT_BASIC_AUTH}}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
     assert http["body"] == {"q": "{{goal}}"} and "extract" not in http
     assert "answer: basic answer to: Say hello" in r.stdout
     assert_nowhere(ws, authoring_server.basic_password)
@@ -991,3 +994,41 @@ def test_data_urlencode_reads_files_as_curl_does(
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "--data-urlencode message@nowhere.txt: nowhere.txt: no such file" in r.stderr
     assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
+
+
+def test_data_without_a_content_type_is_sent_as_curl_sends_it(
+    rook_workspace, rook_cli, authoring_server
+):
+    """-d/--data/--data-raw/--data-binary with no Content-Type: curl sends
+    application/x-www-form-urlencoded, and so does the profile now (a text body went
+    as text/plain, a JSON one as application/json). A JSON body gets a note saying how
+    to send it as JSON; a Content-Type the command gives, or --json, is kept."""
+    ws = rook_workspace
+    url = authoring_server.url
+    form = "application/x-www-form-urlencoded"
+    for n, flag in enumerate(["-d", "--data", "--data-raw", "--data-binary"]):
+        r = add(rook_cli, ws, f"text{n}", input=f"curl {url}/echo {flag} 'hello desk'")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        http = profile(ws, f"text{n}")["hooks"]["execute"]["http"]
+        assert http["headers"] == {"Content-Type": form} and http["body"] == "{{goal}}"
+        sent = authoring_server.seen("POST", "/echo")[-1]
+        assert sent["headers"]["Content-Type"] == form
+        assert sent["text"] == "Say hello in one short sentence."
+
+    r = add(rook_cli, ws, "json", input=f"""curl {url}/echo -d '{{"message": "hi"}}'""")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "json")["hooks"]["execute"]["http"]
+    assert http["headers"] == {"Content-Type": form} and http["body"] == {"message": "{{goal}}"}
+    sent = authoring_server.seen("POST", "/echo")[-1]
+    assert sent["headers"]["Content-Type"] == form
+    assert sent["json"] == {"message": "Say hello in one short sentence."}
+    assert "add -H 'Content-Type: application/json' to the command" in r.stdout
+
+    for name, extra in [("typed", "-H 'Content-Type: application/json' -d"), ("flagged", "--json")]:
+        r = add(rook_cli, ws, name, input=f"""curl {url}/echo {extra} '{{"message": "hi"}}'""")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert "headers" not in profile(ws, name)["hooks"]["execute"]["http"]
+        assert authoring_server.seen("POST", "/echo")[-1]["headers"]["Content-Type"] == (
+            "application/json"
+        )
+        assert "Content-Type: application/json' to the command" not in r.stdout
