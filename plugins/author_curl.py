@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
 from rook_core.credentials import secret_value
 from rook_core.errors import ConfigError
+from rook_core.models import ROOK_VARIABLES
 from rook_core.plain import plain
 from rook_core.urlcheck import shown, url_problem
 
@@ -123,6 +124,33 @@ class Curl:
     max_time: float | None = None
     form: list[str] = field(default_factory=list)
     bearer: str | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+    """``$NAME`` references read as environment variables: name -> where (first use)."""
+
+
+ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+SHELL_ONLY = re.compile(r"\$\(|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})[^}]*\}?")
+"""What only a shell could work out: ``$(command)``, ``${NAME:-default}`` and the like."""
+
+
+def env_refs(c: Curl, value: str, where: str) -> str:
+    """``value`` with each ``$NAME`` / ``${NAME}`` as ``{{env.NAME}}`` (remembered in
+    ``c.variables``); a ``$`` not followed by a name (``$5``, ``$$``) stays as it is."""
+    odd = SHELL_ONLY.search(value)
+    if odd:  # the expansion is shown: it names a command or a variable, never a value
+        shown = value[odd.start() : odd.start() + 60]
+        raise ConfigError(
+            f"the cURL command has {shown!r} in {where}: a shell expansion Rook cannot "
+            "perform; put the value in an environment variable NAME (export NAME=...) "
+            "and write $NAME there"
+        )
+
+    def ref(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        c.variables.setdefault(name, where)
+        return f"{{{{env.{name}}}}}"
+
+    return ENV_REF.sub(ref, value)
 
 
 def words(text: str) -> list[str]:
@@ -177,10 +205,13 @@ def parse_curl(text: str) -> Curl:
                 _flag(c, {"G": "--get", "k": "--insecure", "I": "--head"}.get(ch, f"-{ch}"))
                 j += 1
         elif not c.url:
-            c.url = word
+            c.url = env_refs(c, word, "the URL")
     if not c.url:
         raise ConfigError("the cURL command has no URL")
+    head = re.match(r"[^/?#]*(//[^/?#]*)?", c.url)
     problem = url_problem(c.url)
+    if problem and head and "{{env." in head.group():  # $BASE_URL/v1: checked when it runs
+        problem = None
     if problem:  # named without its query or password: either may be secret
         raise ConfigError(f"the cURL URL {shown(c.url)[:80]!r}: {problem}")
     return c
@@ -201,30 +232,40 @@ def _apply(c: Curl, name: str, value: str) -> None:
     elif name == "--header":
         key, _, val = value.partition(":")
         if key.strip():
-            c.headers.append((key.strip(), val.strip()))
+            c.headers.append((key.strip(), env_refs(c, val.strip(), f"the {key.strip()} header")))
     elif name in ("--data", "--data-raw", "--data-binary", "--data-ascii"):
         if value.startswith("@") and name != "--data-raw":
             raise ConfigError(
                 f"{name} {value}: Rook cannot read a file the command refers to; "
                 "paste the body into the command"
             )
-        c.data.append(value)
+        c.data.append(env_refs(c, value, "the body"))
     elif name == "--data-urlencode":
+        cut = re.search(r"[=@]", value)
+        if cut is None or cut.group() == "=":  # name@file: a file name, read as it is
+            at = cut.end() if cut else 0
+            value = value[:at] + env_refs(c, value[at:], "a --data-urlencode piece")
         c.urlencode.append(value)
     elif name == "--json":
-        c.data.append(value)
+        c.data.append(env_refs(c, value, "the body"))
         c.json = True
     elif name == "--user":
+        if ENV_REF.search(value) or SHELL_ONLY.search(value):
+            raise ConfigError(
+                "-u/--user holds a shell variable: an http: entry cannot base64 user:password "
+                "when it runs; set NAME to the base64 of user:password (printf %s "
+                "'user:password' | base64) and write -H 'Authorization: Basic $NAME' instead"
+            )
         c.user = value
     elif name == "--url":
-        c.url = value
+        c.url = env_refs(c, value, "the URL")
     elif name == "--cookie":
         if "=" in value:
-            c.headers.append(("Cookie", value))
+            c.headers.append(("Cookie", env_refs(c, value, "the Cookie header")))
     elif name == "--user-agent":
-        c.headers.append(("User-Agent", value))
+        c.headers.append(("User-Agent", env_refs(c, value, "the User-Agent header")))
     elif name == "--referer":
-        c.headers.append(("Referer", value))
+        c.headers.append(("Referer", env_refs(c, value, "the Referer header")))
     elif name == "--max-time":
         try:
             c.max_time = float(value)
@@ -233,7 +274,7 @@ def _apply(c: Curl, name: str, value: str) -> None:
     elif name in ("--form", "--form-string"):
         c.form.append(value)
     elif name == "--oauth2-bearer":
-        c.bearer = value
+        c.bearer = env_refs(c, value, "the Authorization header")
 
 
 FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")
@@ -340,13 +381,23 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             "send the message as JSON or form data (-d) instead"
         )
     url, user, password = split_userinfo(c.url)
+    if "{{env." in f"{user}:{password}":
+        raise ConfigError(
+            "the cURL URL's user:password holds a shell variable: an http: entry cannot "
+            "base64 it when it runs; set NAME to the base64 of user:password (printf %s "
+            "'user:password' | base64) and write -H 'Authorization: Basic $NAME' instead"
+        )
     parts = urlsplit(url)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-    if not url.startswith(("http://", "https://")):
+    if not url.startswith(("http://", "https://", "{{env.")):
         raise ConfigError(f"the cURL URL must start with http:// or https://, got {url[:60]!r}")
     where = where_of(url)
     secrets = request.secrets
+    for var, place in c.variables.items():  # declared first: a moved secret never takes the name
+        if var not in ROOK_VARIABLES:
+            secrets.add("", f"${var} in your cURL command, {place} of {where}", variable=var)
+        notes.append(f"${var} taken as the environment variable {var} ({place})")
     headers = {k: v for k, v in c.headers if k.lower() not in DROP_HEADERS}
     if c.user is not None:
         name, _, pw = c.user.partition(":")

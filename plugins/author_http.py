@@ -144,6 +144,8 @@ def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
 
 def where_of(url: str) -> str:
     parts = urlsplit(url)
+    if not parts.scheme:  # {{env.BASE_URL}}/v1: the variable holds scheme and host
+        return parts.path
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 

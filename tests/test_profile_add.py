@@ -996,6 +996,75 @@ def test_data_urlencode_reads_files_as_curl_does(
     assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
 
 
+def test_shell_variables_in_a_curl_command_are_environment_variables(
+    rook_workspace, rook_cli, authoring_server
+):
+    """$NAME / ${NAME} in the URL, a header or the body, in any quoting, is the
+    environment variable NAME: declared in env, written {{env.NAME}}, read from the
+    environment for the test and redacted. It was sent as the literal '$NAME' (the
+    agent rejected it) and moved to env under an invented name."""
+    ws = rook_workspace
+    url, key = authoring_server.url, authoring_server.api_key
+    curl = (
+        """curl "$DESK_URL/ask?key=${DESK_KEY}" -H 'Content-Type: application/json' """
+        """-H 'X-Trace: $TRACE_ID' -d '{"prompt": "hi", "tag": "'"$DESK_KEY"'", "cost": "$5"}'"""
+    )
+    env = {"DESK_URL": url, "DESK_KEY": key, "TRACE_ID": "trace-77"}
+    r = add(rook_cli, ws, "desk", input=curl, env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "desk")
+    http = data["hooks"]["execute"]["http"]
+    assert http["url"] == "{{env.DESK_URL}}/ask"
+    assert http["query"] == {"key": "{{env.DESK_KEY}}"}
+    assert http["headers"] == {"X-Trace": "{{env.TRACE_ID}}"}
+    assert http["body"]["tag"] == "{{env.DESK_KEY}}" and http["body"]["prompt"] == "{{goal}}"
+    assert http["body"]["cost"] == "$5"  # no name after the $: kept as written
+    assert [e["variable"] for e in data["env"]] == ["DESK_URL", "DESK_KEY", "TRACE_ID"]
+    assert "$DESK_KEY taken as the environment variable DESK_KEY (the URL)" in r.stdout
+    assert "$TRACE_ID taken as the environment variable TRACE_ID (the X-Trace header)" in r.stdout
+    sent = authoring_server.seen("POST", "/ask")[-1]
+    assert sent["query"] == {"key": key} and sent["headers"]["X-Trace"] == "trace-77"
+    assert sent["json"]["tag"] == key and sent["json"]["prompt"] != "hi"
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+
+    # the value is redacted like any env value: /echo sends the header back
+    token = "tok-" + key[-20:]
+    r = add(
+        rook_cli,
+        ws,
+        "echo",
+        input=f"""curl {url}/echo -H "Authorization: Bearer $ECHO_TOKEN" --json '{{"q": "hi"}}'""",
+        env={"ECHO_TOKEN": token},
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert authoring_server.seen("POST", "/echo")[-1]["headers"]["Authorization"] == (
+        f"Bearer {token}"
+    )
+    assert "Bearer [redacted:ECHO_TOKEN]" in r.stdout and token not in r.stdout + r.stderr
+    assert profile(ws, "echo")["env"][0]["variable"] == "ECHO_TOKEN"
+
+    # unset: as for a {{env.NAME}}, the profile is written, the variable named, exit 2
+    r = add(rook_cli, ws, "unset", input=curl, env={**env, "DESK_KEY": None})
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "not set: DESK_KEY" in r.stdout and "set DESK_KEY before rook run" in r.stdout
+    assert "rook profile test unset" in r.stdout
+
+    # what only a shell can work out is refused, nothing written
+    for bad, needle in [
+        (
+            f"""curl {url}/ask -H "Authorization: Bearer $(gcloud auth print-access-token)" -d x""",
+            "'$(gcloud auth print-access-token)' in the Authorization header: a shell expansion",
+        ),
+        (f"""curl {url}/ask -d "key=${{KEY:-none}}" """, "'${KEY:-none}' in the body"),
+        (f"""curl -u "me:$PASSWORD" {url}/basic -d x""", "-u/--user holds a shell variable"),
+    ]:
+        r = add(rook_cli, ws, "bad", input=bad)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert needle in r.stderr
+        assert not (ws.agent_dir / "profiles" / "bad.yaml").exists()
+
+
 def test_data_without_a_content_type_is_sent_as_curl_sends_it(
     rook_workspace, rook_cli, authoring_server
 ):
