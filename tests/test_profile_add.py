@@ -1022,6 +1022,8 @@ def test_shell_variables_in_a_curl_command_are_environment_variables(
     assert [e["variable"] for e in data["env"]] == ["DESK_URL", "DESK_KEY", "TRACE_ID"]
     assert "$DESK_KEY taken as the environment variable DESK_KEY (the URL)" in r.stdout
     assert "$TRACE_ID taken as the environment variable TRACE_ID (the X-Trace header)" in r.stdout
+    assert "DESK_KEY" in r.stdout and "moved to env" not in r.stdout  # the command held no value
+    assert "- read from the environment, in no file" in r.stdout
     sent = authoring_server.seen("POST", "/ask")[-1]
     assert sent["query"] == {"key": key} and sent["headers"]["X-Trace"] == "trace-77"
     assert sent["json"]["tag"] == key and sent["json"]["prompt"] != "hi"

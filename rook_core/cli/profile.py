@@ -371,8 +371,10 @@ def _add(
             request.options[exc.option.lstrip("-").replace("-", "_")] = click.prompt(
                 "choose", type=click.Choice(ids)
             )
+    held = secrets.values  # the values the source held; the rest it only referred to
     for ref in secrets.refs:
-        s.say(f"secret: {ref['variable']} ({ref['purpose']}) - moved to env, in no file")
+        where = "moved to env" if ref["variable"] in held else "read from the environment"
+        s.say(f"secret: {ref['variable']} ({ref['purpose']}) - {where}, in no file")
     for note in outcome.draft.notes:
         s.say(f"note: {note}")
     s.say(f"wrote {path}")
