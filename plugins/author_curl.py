@@ -133,12 +133,28 @@ SHELL_ONLY = re.compile(r"\$\(|\$\{(?![A-Za-z_][A-Za-z0-9_]*\})[^}]*\}?")
 """What only a shell could work out: ``$(command)``, ``${NAME:-default}`` and the like."""
 
 
+def expansion_shown(text: str) -> str:
+    """The start of a shell expansion, as a refusal names it: ``$(gcloud ...)``,
+    ``${KEY:-...}``. Never more: what follows is where a secret is written (a
+    default value, ``$(echo -n user:password | base64)``)."""
+    if text.startswith("$("):
+        m = re.match(r"\$\(\s*([^\s()|;&`$]*)\s*(\)?)", text)
+        word = m.group(1) if m else ""
+        return f"$({word})" if m and m.group(2) else f"$({word} ...)".replace("( ", "(")
+    m = re.match(r"\$\{([#!]?)([A-Za-z_][A-Za-z0-9_]*)?([:#%/^,@]?[-=?+]?)", text)
+    if m is None:
+        return "${...}"
+    if not m.group(3) and text[m.end() : m.end() + 1] == "}":  # ${#NAME}, ${!NAME}
+        return text[: m.end() + 1]
+    return text[: m.end()] + "...}"
+
+
 def env_refs(c: Curl, value: str, where: str) -> str:
     """``value`` with each ``$NAME`` / ``${NAME}`` as ``{{env.NAME}}`` (remembered in
     ``c.variables``); a ``$`` not followed by a name (``$5``, ``$$``) stays as it is."""
     odd = SHELL_ONLY.search(value)
-    if odd:  # the expansion is shown: it names a command or a variable, never a value
-        shown = value[odd.start() : odd.start() + 60]
+    if odd:  # named by its command or variable only: the rest may hold a secret
+        shown = expansion_shown(value[odd.start() :])
         raise ConfigError(
             f"the cURL command has {shown!r} in {where}: a shell expansion Rook cannot "
             "perform; put the value in an environment variable NAME (export NAME=...) "

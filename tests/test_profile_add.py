@@ -1056,9 +1056,9 @@ def test_shell_variables_in_a_curl_command_are_environment_variables(
     for bad, needle in [
         (
             f"""curl {url}/ask -H "Authorization: Bearer $(gcloud auth print-access-token)" -d x""",
-            "'$(gcloud auth print-access-token)' in the Authorization header: a shell expansion",
+            "'$(gcloud ...)' in the Authorization header: a shell expansion",
         ),
-        (f"""curl {url}/ask -d "key=${{KEY:-none}}" """, "'${KEY:-none}' in the body"),
+        (f"""curl {url}/ask -d "key=${{KEY:-none}}" """, "'${KEY:-...}' in the body"),
         (f"""curl -u "me:$PASSWORD" {url}/basic -d x""", "-u/--user holds a shell variable"),
     ]:
         r = add(rook_cli, ws, "bad", input=bad)
@@ -1103,3 +1103,31 @@ def test_data_without_a_content_type_is_sent_as_curl_sends_it(
             "application/json"
         )
         assert "Content-Type: application/json' to the command" not in r.stdout
+
+
+def test_a_refused_shell_expansion_never_shows_what_it_holds(
+    rook_workspace, rook_cli, authoring_server
+):
+    """The refusal of $(command) or ${NAME:-default} showed 60 characters of it,
+    and both are where a secret is written: a default value, a password piped to
+    base64. It now shows the command's first word or the variable, never the rest."""
+    ws = rook_workspace
+    url, key = authoring_server.url, authoring_server.api_key
+    for bad, needle in [
+        (
+            f"""curl {url}/ask -H "Authorization: Basic $(echo -n me:{key} | base64)" -d x""",
+            "'$(echo ...)' in the Authorization header: a shell expansion",
+        ),
+        (
+            f"""curl {url}/ask -H 'Authorization: Bearer ${{DESK_KEY:-{key}}}' -d x""",
+            "'${DESK_KEY:-...}' in the Authorization header: a shell expansion",
+        ),
+        (f"""curl {url}/ask -d "n=${{#DESK_KEY}}" """, "'${#DESK_KEY}' in the body"),
+        (f"""curl {url}/ask -d "key=$(cat)" """, "'$(cat)' in the body"),
+    ]:
+        r = add(rook_cli, ws, "bad", input=bad)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert needle in r.stderr
+        assert key not in r.stdout + r.stderr and key[-8:] not in r.stdout + r.stderr
+        assert not (ws.agent_dir / "profiles" / "bad.yaml").exists()
+    assert_nowhere(ws, key)
