@@ -388,6 +388,33 @@ def _encoded(pieces: list[tuple[str, str]], secrets: Any, where: str) -> tuple[s
     return "&".join(parts), placed
 
 
+def written_once(entry: dict[str, Any], secrets: Any) -> None:
+    """Refuse an entry that still holds a secret's value written out: the value of
+    a ``$NAME`` the command refers to (read from the environment) in a field that
+    is not key-shaped, or a moved secret also in the URL's path. The profile would
+    hold it; the message names the variable and where, never the value."""
+    parts: list[tuple[str, Any]] = [("the URL", entry["url"])]
+    for part, what in (("headers", "header"), ("query", "query parameter"), ("form", "form field")):
+        parts += [(f"the {k} {what}", f"{k}: {v}") for k, v in (entry.get(part) or {}).items()]
+    if "body" in entry:
+        parts.append(("the body", entry["body"]))
+    for where, value in parts:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        var = secrets.holder(text) or secrets.holder(str(value))
+        if var is None:
+            continue
+        if var in secrets.values:
+            raise ConfigError(
+                f"the cURL command: the secret moved to {var} is also written out in {where}; "
+                f"nothing written. Put it in an environment variable (export {var}=...) and "
+                f"write ${var} in every place"
+            )
+        raise ConfigError(
+            f"the cURL command: the value of ${var} (set in your environment) is also "
+            f"written out in {where}; write ${var} there too. Nothing written"
+        )
+
+
 def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[str]]:
     """The ``http:`` entry for a parsed cURL command, and notes for the user."""
     notes: list[str] = []
@@ -490,6 +517,7 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     elif kind == "form":
         entry["form"] = body
     declare_references(entry, secrets, where)
+    written_once(entry, secrets)
     if c.insecure:
         entry["verify_tls"] = False
         notes.append(

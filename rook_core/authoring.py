@@ -145,7 +145,7 @@ class Secrets:
         self.redactor = redactor
         self._refs: dict[str, str] = {}  # variable -> purpose
         self._values: dict[str, str] = {}  # variable -> value (when the source held one)
-        self._hidden: list[str] = []  # every secret string, also parts (a password)
+        self._hidden: dict[str, str] = {}  # every secret string (also parts) -> variable
 
     def add(
         self, what: str, purpose: str, value: str | None = None, variable: str | None = None
@@ -155,7 +155,10 @@ class Secrets:
         The same value always gets the same variable; ``value`` is ``None`` when
         the source only says a secret is needed (an OpenAPI security scheme).
         ``variable`` keeps the name the source gave it (``OPENAI_API_KEY=...`` in
-        a command line), when no other secret has it.
+        a command line), when no other secret has it. A variable the source only
+        refers to (no ``value``) is secret too when it is set: its value, read
+        from the environment, is hidden like one the source held (no file, no
+        message may hold it).
         """
         if value:
             for var, known in self._values.items():
@@ -174,12 +177,14 @@ class Secrets:
             self._values[var] = value
             self.hide(value, var)
             self.hide(value.strip(), var)  # read from a file: shown without its newline too
+        elif len(os.environ.get(var, "")) >= MIN_LENGTH:  # shorter: the redactor cannot
+            self.hide(os.environ[var], var)
         return var
 
     def hide(self, value: str, name: str) -> None:
         """Treat ``value`` as secret too (a part of one: the password inside user:password)."""
         if value and value not in self._hidden:
-            self._hidden.append(value)
+            self._hidden[value] = name
             self.redactor.add(name, value)
 
     @property
@@ -191,7 +196,11 @@ class Secrets:
         return dict(self._values)
 
     def found_in(self, text: str) -> bool:
-        return any(v in text for v in self._hidden)
+        return self.holder(text) is not None
+
+    def holder(self, text: str) -> str | None:
+        """The variable whose value (or a part of it) ``text`` holds, if any."""
+        return next((var for v, var in self._hidden.items() if v in text), None)
 
     def move_from_text(self, text: str, where: str) -> str:
         """``text`` (plain-language notes) with every secret in it replaced by

@@ -270,8 +270,11 @@ def add_profile(
     )
     profile_from_dict(copy.deepcopy(data), rook.transports, str(path))  # valid, or ConfigError
     text = dump_yaml(data)
-    if request.secrets.found_in(text):
-        raise AuthoringError(f"{path}: a secret value would reach the profile; nothing written")
+    held = request.secrets.holder(text)
+    if held is not None:  # the variable is named, never its value
+        raise AuthoringError(
+            f"{path}: the value of {held} (a secret) would reach the profile; nothing written"
+        )
     ok = obs.ok if obs is not None else True
     if not ok and obs is not None and obs.problem != "missing_variable":  # that one: set it
         events.say(

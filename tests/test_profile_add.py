@@ -1131,3 +1131,43 @@ def test_a_refused_shell_expansion_never_shows_what_it_holds(
         assert key not in r.stdout + r.stderr and key[-8:] not in r.stdout + r.stderr
         assert not (ws.agent_dir / "profiles" / "bad.yaml").exists()
     assert_nowhere(ws, key)
+
+
+def test_a_variable_value_written_out_elsewhere_in_the_command_is_refused(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A $NAME (or {{env.NAME}}) the command refers to, whose value the command also
+    holds written out elsewhere (a body field that is not key-shaped, the URL's
+    path), went into the profile as written: the value of an env variable on disk,
+    and in the author agent's prompt. Such a value, and a secret the command held
+    that is also in the URL's path (a vague 'a secret value would reach the
+    profile', exit 1, after the test), are now refused before anything runs,
+    naming the variable and where (exit 2, nothing written)."""
+    ws = rook_workspace
+    url = authoring_server.url
+    value = "opensesame-please"
+    for curl, needle in [
+        (
+            f"curl {url}/echo -H 'Authorization: Bearer $TOK' -d 'message=hi&note={value}'",
+            "the value of $TOK (set in your environment) is also written out in the note "
+            "form field; write $TOK there too",
+        ),
+        (
+            f"curl {url}/echo -H 'X-Api-Key: {{{{env.TOK}}}}' "
+            f"""-H 'Content-Type: application/json' -d '{{"message": "hi", "user": "{value}"}}'""",
+            "the value of $TOK (set in your environment) is also written out in the body",
+        ),
+        (
+            f"curl {url}/echo/{value}/x -H 'X-Api-Key: {value}' -d 'message=hi'",
+            "the secret moved to AGENT_API_KEY is also written out in the URL; nothing "
+            "written. Put it in an environment variable (export AGENT_API_KEY=...)",
+        ),
+    ]:
+        for extra in ([], ["--no-test"]):
+            r = add(rook_cli, ws, "twice", *extra, input=curl, env={"TOK": value})
+            assert r.exit_code == 2, r.stdout + r.stderr
+            assert needle in r.stderr, r.stderr
+            assert value not in r.stdout + r.stderr
+            assert not (ws.agent_dir / "profiles" / "twice.yaml").exists()
+    assert not authoring_server.seen("POST", "/echo")  # refused before the test
+    assert_nowhere(ws, value)
