@@ -26,6 +26,7 @@ from rook_core.urlcheck import shown, url_problem
 
 from .author_http import (
     DROP_HEADERS,
+    PLACEHOLDER_ENV,
     HttpAuthor,
     basic_header,
     declare_references,
@@ -169,6 +170,27 @@ def env_refs(c: Curl, value: str, where: str) -> str:
     return ENV_REF.sub(ref, value)
 
 
+def body_refs(c: Curl, value: str) -> str:
+    """A body piece with its ``$NAME`` references as :func:`env_refs` makes them; in
+    JSON, in string values only: a key is a name, kept as written (``$schema``,
+    MongoDB's ``$set``), since an ``http:`` entry fills in values, not names."""
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, (dict, list)):
+        return env_refs(c, value, "the body")
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {k: walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        return env_refs(c, item, "the body") if isinstance(item, str) else item
+
+    return json.dumps(walk(parsed), ensure_ascii=False)
+
+
 def words(text: str) -> list[str]:
     """The command's words: comments, prompts and line continuations removed."""
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
@@ -255,7 +277,7 @@ def _apply(c: Curl, name: str, value: str) -> None:
                 f"{name} {value}: Rook cannot read a file the command refers to; "
                 "paste the body into the command"
             )
-        c.data.append(env_refs(c, value, "the body"))
+        c.data.append(body_refs(c, value))
     elif name == "--data-urlencode":
         cut = re.search(r"[=@]", value)
         if cut is None or cut.group() == "=":  # name@file: a file name, read as it is
@@ -263,7 +285,7 @@ def _apply(c: Curl, name: str, value: str) -> None:
             value = value[:at] + env_refs(c, value[at:], "a --data-urlencode piece")
         c.urlencode.append(value)
     elif name == "--json":
-        c.data.append(env_refs(c, value, "the body"))
+        c.data.append(body_refs(c, value))
         c.json = True
     elif name == "--user":
         if ENV_REF.search(value) or SHELL_ONLY.search(value):
@@ -386,6 +408,24 @@ def _encoded(pieces: list[tuple[str, str]], secrets: Any, where: str) -> tuple[s
     rest = iter(alone)
     parts = [f"{quote_plus(n)}={enc(named[n])}" if n else enc(next(rest)) for n, _ in pieces]
     return "&".join(parts), placed
+
+
+def no_variable_names(entry: dict[str, Any]) -> None:
+    """Refuse a ``$NAME`` in a form field's or query parameter's name: an ``http:``
+    entry fills in placeholders in values only, so the agent would get the literal
+    ``{{env.NAME}}`` as the name (a JSON body's keys are kept as written)."""
+    places = [(f"the {k} form field", k) for k in entry.get("form") or {}]
+    places += [(f"the {k} query parameter", k) for k in entry.get("query") or {}]
+    for where, name in places:
+        found = PLACEHOLDER_ENV.search(name) or ENV_REF.search(name)
+        if found is None:
+            continue
+        var = next(g for g in found.groups() if g)
+        shown = PLACEHOLDER_ENV.sub(r"$\1", where)
+        raise ConfigError(
+            f"the cURL command has ${var} in the name of {shown}: an http: entry fills in "
+            "values, not names; write the name itself there. Nothing written"
+        )
 
 
 def written_once(entry: dict[str, Any], secrets: Any) -> None:
@@ -516,6 +556,7 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         entry["body"] = body
     elif kind == "form":
         entry["form"] = body
+    no_variable_names(entry)
     declare_references(entry, secrets, where)
     written_once(entry, secrets)
     if c.insecure:

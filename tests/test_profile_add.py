@@ -1171,3 +1171,39 @@ def test_a_variable_value_written_out_elsewhere_in_the_command_is_refused(
             assert not (ws.agent_dir / "profiles" / "twice.yaml").exists()
     assert not authoring_server.seen("POST", "/echo")  # refused before the test
     assert_nowhere(ws, value)
+
+
+def test_a_shell_variable_in_a_name_is_refused(rook_workspace, rook_cli, authoring_server):
+    """${NAME} in a JSON body's key, a form field's or a query parameter's name became
+    a key '{{env.NAME}}', which an http: entry never fills in (it fills values): the
+    agent got the literal '{{env.NAME}}' as the name, and the test could pass; a
+    JSON key such as MongoDB's "$set" was a variable 'set' to export. A JSON key is
+    now kept as written; a form field's or query parameter's name with a variable
+    is refused (exit 2, nothing written), naming the variable and where."""
+    ws = rook_workspace
+    url = authoring_server.url
+    env = {"FIELD": "account-field-name", "set": "not-this-one"}
+    body = '{"message": "hi", "update": {"$set": {"${FIELD}": "x"}}}'
+    r = add(rook_cli, ws, "mongo", input=f"curl {url}/echo --json '{body}'", env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "mongo")
+    assert data["hooks"]["execute"]["http"]["body"]["update"] == {"$set": {"${FIELD}": "x"}}
+    assert "env" not in data and "taken as the environment variable" not in r.stdout
+    assert authoring_server.seen("POST", "/echo")[-1]["json"]["update"] == {
+        "$set": {"${FIELD}": "x"}
+    }
+    sent = len(authoring_server.seen("POST", "/echo"))
+    for curl, needle in [
+        (f"curl {url}/echo -d 'message=hi&$FIELD=x'", "$FIELD in the name of the $FIELD form field"),
+        (f"curl '{url}/echo?$FIELD=x' -d 'message=hi'", "$FIELD in the name of the $FIELD query"),
+        (
+            f"curl {url}/echo --data-urlencode 'message=hi' --data-urlencode '$FIELD=x'",
+            "$FIELD in the name of the $FIELD form field",
+        ),
+    ]:
+        r = add(rook_cli, ws, "named", input=curl, env=env)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert needle in r.stderr, r.stderr
+        assert "an http: entry fills in values, not names" in r.stderr
+        assert not (ws.agent_dir / "profiles" / "named.yaml").exists()
+    assert len(authoring_server.seen("POST", "/echo")) == sent  # refused before the test
