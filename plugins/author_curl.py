@@ -12,6 +12,7 @@ the sample message was; credentials move to ``env`` references.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from dataclasses import field
@@ -20,7 +21,7 @@ from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
 from rook_core.credentials import secret_value
 from rook_core.errors import ConfigError
-from rook_core.models import ROOK_VARIABLES
+from rook_core.models import DEFAULT_TIMEOUTS, ROOK_VARIABLES
 from rook_core.plain import plain
 from rook_core.urlcheck import shown, url_problem
 
@@ -306,9 +307,16 @@ def _apply(c: Curl, name: str, value: str) -> None:
         c.headers.append(("Referer", env_refs(c, value, "the Referer header")))
     elif name == "--max-time":
         try:
-            c.max_time = float(value)
+            seconds = float(value)
         except ValueError:
-            pass
+            seconds = math.nan
+        if not math.isfinite(seconds) or seconds < 0:  # what curl itself refuses
+            shown = repr(value) if len(value) <= 12 else "value"
+            raise ConfigError(
+                f"the cURL command's -m/--max-time {shown}: curl takes a number of seconds, "
+                "0 or more (0: no limit)"
+            )
+        c.max_time = seconds
     elif name in ("--form", "--form-string"):
         c.form.append(value)
     elif name == "--oauth2-bearer":
@@ -599,4 +607,9 @@ class CurlAuthor(HttpAuthor):
         hook: dict[str, Any] = {"http": entry}
         if c.max_time:  # curl's -m bounds the whole call: the hook's timeout, retries and all
             hook["timeout_seconds"] = c.max_time
+        elif c.max_time == 0:
+            notes.append(
+                "-m 0 (no limit to curl): the hook keeps Rook's timeout "
+                f"({DEFAULT_TIMEOUTS['execute']:g} s for execute; timeout_seconds to change it)"
+            )
         return Draft(hooks={"execute": hook}, notes=notes, state={"kind": "curl"})

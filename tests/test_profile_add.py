@@ -1207,3 +1207,29 @@ def test_a_shell_variable_in_a_name_is_refused(rook_workspace, rook_cli, authori
         assert "an http: entry fills in values, not names" in r.stderr
         assert not (ws.agent_dir / "profiles" / "named.yaml").exists()
     assert len(authoring_server.seen("POST", "/echo")) == sent  # refused before the test
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [("-1", "'-1'"), ("nan", "'nan'"), ("inf", "'inf'"), ("abc", "'abc'"), ("1e999", "'1e999'")],
+)
+def test_a_curl_max_time_that_is_no_time_is_a_usage_error(rook_workspace, rook_cli, value, shown):
+    """-m with a value curl refuses: a negative, nan or infinite number was reported
+    as the profile file's 'hooks.execute.timeout_seconds' (a field the user never
+    wrote), and one that is no number was dropped without a word (the test then
+    waited 300 s). It is refused naming -m, exit 2, nothing written."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "m", "--no-test", input=f"curl http://127.0.0.1:9/ask -m {value} -d x")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"the cURL command's -m/--max-time {shown}: curl takes a number of seconds" in r.stderr
+    assert "timeout_seconds" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "m.yaml").exists()
+
+
+def test_a_curl_max_time_of_zero_keeps_the_default_timeout(rook_workspace, rook_cli):
+    """-m 0 is no limit to curl: the hook keeps Rook's own timeout, and says so."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "m", "--no-test", input="curl http://127.0.0.1:9/ask --max-time=0 -d x")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "timeout_seconds" not in profile(ws, "m")["hooks"]["execute"]
+    assert "-m 0 (no limit to curl): the hook keeps Rook's timeout (300 s for execute" in r.stdout
