@@ -29,7 +29,7 @@ from .errors import ConfigError
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
-from .redact import Redactor
+from .redact import MIN_LENGTH, Redactor
 from .store import create_run, read_json
 from .workspace import Agent
 
@@ -264,7 +264,8 @@ def probe(
     ``extra_env`` holds values for the probe only (a secret found in a cURL
     command and not yet exported): they reach the hooks' environment and
     nothing else; they must already be in ``redactor``. ``announce`` gets the
-    :func:`waiting_line` just before the target is called.
+    :func:`waiting_line` just before the target is called, after a warning for
+    each ``env`` value too short to be redacted.
     """
     obs = Observation(ok=False, goal=goal)
     try:
@@ -280,6 +281,14 @@ def probe(
         obs.diagnosis = "not set: " + ", ".join(e.variable for e in missing)
         return obs
     if announce is not None:
+        for e in profile.env:  # what rook run warns of: shown as it is
+            value = os.environ.get(e.variable) or extra.get(e.variable) or ""
+            if len(value) < MIN_LENGTH:
+                announce(
+                    f"warning: env {e.variable}: its value is shorter than {MIN_LENGTH} "
+                    "characters, too short to find in text without mangling it: it is "
+                    "not redacted"
+                )
         announce(waiting_line(profile, turns))
     tmp = Path(tempfile.mkdtemp(prefix="rook-profile-test-"))
     try:

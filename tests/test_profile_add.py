@@ -1233,3 +1233,25 @@ def test_a_curl_max_time_of_zero_keeps_the_default_timeout(rook_workspace, rook_
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "timeout_seconds" not in profile(ws, "m")["hooks"]["execute"]
     assert "-m 0 (no limit to curl): the hook keeps Rook's timeout (300 s for execute" in r.stdout
+
+
+def test_a_variable_too_short_to_redact_is_warned_of(rook_workspace, rook_cli, authoring_server):
+    """A $NAME whose value is under 4 characters cannot be redacted (rook run warns
+    of it); profile add and profile test showed it (/echo sends the header back)
+    without a word. Both now warn on standard error before the test, naming the
+    variable (never its value)."""
+    ws = rook_workspace
+    curl = f"curl {authoring_server.url}/echo -H 'X-Api-Key: $TOK' -d 'message=hi'"
+    warning = (
+        "warning: env TOK: its value is shorter than 4 characters, too short to find in "
+        "text without mangling it: it is not redacted\n"
+    )
+    r = add(rook_cli, ws, "short", input=curl, env={"TOK": "q7"})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.stderr.count(warning) == 1 and r.stderr.count("trying the agent") == 2
+    assert r.stderr.index(warning) < r.stderr.index("trying the agent")
+    r = rook_cli("profile", "test", "short", "-w", str(ws.root), env={"TOK": "q7"})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert warning in r.stderr
+    r = rook_cli("profile", "test", "short", "-w", str(ws.root), env={"TOK": "long-enough"})
+    assert "warning" not in r.stderr

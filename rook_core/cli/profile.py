@@ -43,13 +43,19 @@ class Session:
         self.agent = select_agent(find_workspace(workspace), project, agent)
         self.rook = plugins.build_plugin_manager()
         self.redactor = Redactor()
+        self.warned: set[str] = set()
 
     def say(self, text: str) -> None:
         click.echo(self.redactor.text(text))
 
     def wait(self, text: str) -> None:
         """What the command waits for now (``trying the agent: ...``): on standard
-        error, at once, so a target that never answers is no silent wait."""
+        error, at once, so a target that never answers is no silent wait. A
+        warning (``warning: ...``) is said once, however many tests run."""
+        if text.startswith("warning: "):
+            if text in self.warned:
+                return
+            self.warned.add(text)
         click.echo(self.redactor.text(text), err=True)
 
     def author_command(self, given: str | None) -> str | None:
