@@ -390,7 +390,8 @@ class Engine:
         record = existing or self.new_record(sr)
         if record.get("final"):
             return record, []  # finished in an earlier invocation: never repeated
-        if record.get("infra"):
+        retried = bool(record.get("infra"))
+        if retried:
             record = self._retry(sr, record)
         todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
         if not todo:
@@ -403,21 +404,29 @@ class Engine:
                 "run them first (or resume without --phases)"
             )
             return record, []
+        if retried:  # it runs again now: from an empty state directory, as the first did
+            self._set_aside_attempt(sr, record)
         return record, todo
 
     def _retry(self, sr: ScenarioRun, earlier: dict[str, Any]) -> dict[str, Any]:
         """A fresh record for a scenario run the infrastructure failed (an
         ``infra_error``: untested, so a resume runs it again from the start);
-        what that attempt recorded is kept in ``infra_attempts``, and the files it
-        left in its state directory are set aside (the entry's ``state``), so the
-        new attempt starts from an empty one, as the first did."""
+        what that attempt recorded is kept in ``infra_attempts``."""
         record = self.new_record(sr)
         attempt = {k: earlier[k] for k in ATTEMPT_KEYS if earlier.get(k) is not None}
-        aside = self.set_aside_state(sr.key)
-        if aside is not None:
-            attempt["state"] = aside
         record["infra_attempts"] = [*(earlier.get("infra_attempts") or []), attempt]
         return record
+
+    def _set_aside_attempt(self, sr: ScenarioRun, record: dict[str, Any]) -> None:
+        """Set aside the files the attempt ``record`` retries left in its state
+        directory, only once the retry is about to run (an invocation that runs
+        none of its phases leaves them where they are): its ``infra_attempts``
+        entry names where they went (``state``), and the record is written at
+        once, so that it names them however this invocation ends."""
+        aside = self.set_aside_state(sr.key)
+        if aside is not None:
+            record["infra_attempts"][-1]["state"] = aside
+            self.run_dir.save_scenario(sr.key, record)
 
     def set_aside_state(self, key: str) -> str | None:
         """Move what an earlier attempt of scenario run ``key`` left in its state
