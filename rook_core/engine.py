@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import process
-from .errors import ConfigError, MissingEnvError, PluginError, RookError
+from .errors import ConfigError, MissingEnvError, PluginError, RookError, os_error_text
 from .hookio import (
     OutputError,
     collected_evidence,
@@ -390,9 +390,9 @@ class Engine:
         record = existing or self.new_record(sr)
         if record.get("final"):
             return record, []  # finished in an earlier invocation: never repeated
-        retried = bool(record.get("infra"))
-        if retried:
-            record = self._retry(sr, record)
+        earlier = record if record.get("infra") else None
+        if earlier is not None:
+            record = self._retry(sr, earlier)
         todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
         if not todo:
             return record, []
@@ -404,8 +404,8 @@ class Engine:
                 "run them first (or resume without --phases)"
             )
             return record, []
-        if retried:  # it runs again now: from an empty state directory, as the first did
-            self._set_aside_attempt(sr, record)
+        if earlier is not None and not self._set_aside_attempt(sr, record):
+            return earlier, []  # as it was: an infra_error a later resume tries again
         return record, todo
 
     def _retry(self, sr: ScenarioRun, earlier: dict[str, Any]) -> dict[str, Any]:
@@ -417,16 +417,30 @@ class Engine:
         record["infra_attempts"] = [*(earlier.get("infra_attempts") or []), attempt]
         return record
 
-    def _set_aside_attempt(self, sr: ScenarioRun, record: dict[str, Any]) -> None:
+    def _set_aside_attempt(self, sr: ScenarioRun, record: dict[str, Any]) -> bool:
         """Set aside the files the attempt ``record`` retries left in its state
         directory, only once the retry is about to run (an invocation that runs
         none of its phases leaves them where they are): its ``infra_attempts``
         entry names where they went (``state``), and the record is written at
-        once, so that it names them however this invocation ends."""
-        aside = self.set_aside_state(sr.key)
+        once, so that it names them however this invocation ends. False (and a
+        warning naming the directory) when they cannot be moved: the retry would
+        not start as the first attempt did, so it does not run."""
+        try:
+            aside = self.set_aside_state(sr.key)
+        except OSError as exc:
+            sys.stderr.write(
+                self.redactor.text(
+                    f"rook: warning: {sr.key}: not tried again: cannot set aside the files "
+                    f"its failed attempt left in its state directory ({os_error_text(exc)}); "
+                    "move them away, then rook run --run ID tries it again"
+                )
+                + "\n"
+            )
+            return False
         if aside is not None:
             record["infra_attempts"][-1]["state"] = aside
             self.run_dir.save_scenario(sr.key, record)
+        return True
 
     def set_aside_state(self, key: str) -> str | None:
         """Move what an earlier attempt of scenario run ``key`` left in its state

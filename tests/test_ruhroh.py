@@ -7,6 +7,7 @@ written for Ruhroh; Rook runs them through its real subprocess machinery.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -1081,3 +1082,66 @@ def test_a_retry_that_does_not_run_leaves_the_state_directory_as_it_is(
     record = rook_workspace.record(run_id, "s.1")
     assert [a.get("state") for a in record["infra_attempts"]] == ["state/s.1.attempt-1"]
     assert sorted(p.name for p in (state / "s.1.attempt-1").rglob("*")) == lost
+
+
+def _read_only(path: Path) -> bool:
+    """Make directory ``path`` one whose entries cannot be renamed (chmod for a user,
+    ``chattr +i`` for root); False when this system cannot."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        return True
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+def _writable(path: Path) -> None:
+    import os
+    import subprocess
+
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+    path.chmod(0o755)
+
+
+def test_a_state_directory_that_cannot_be_set_aside_is_a_warning_and_no_retry(
+    rook_workspace, rook_cli, probe_dir
+):
+    """The files an infrastructure error left cannot be moved aside (a read-only
+    directory): the resume names the directory and the reason, runs the others, and
+    leaves this one as it was (an infra_error a later resume tries again); never a
+    traceback, nor an 'executor raised' blaming the executor."""
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "infra_always"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    rook_workspace.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "infra_error", "t": "infra_error"}, r.stderr
+    run_id = r.report["run"]["id"]
+    state = rook_workspace.run_dir(run_id) / "state"
+    shutil.rmtree(state / "t.1")  # t left nothing to set aside: it runs again
+    (state / "t.1").mkdir()
+    lost = sorted(p.name for p in (state / "s.1").rglob("*"))
+    before = rook_workspace.record(run_id, "s.1")
+    ruhroh_profile(
+        rook_workspace, PY, hook_env={"WRAPPER_MODE": "full", "WRAPPER_MODE_S": "infra_always"}
+    )
+    if not _read_only(state):
+        pytest.skip("cannot make a directory read-only here")
+    try:
+        again = rook_cli("run", "--json", "--run", run_id)
+    finally:
+        _writable(state)
+    assert again.exit_code == 1, again.stderr
+    assert "Traceback" not in again.stderr and "raised" not in again.stderr, again.stderr
+    assert f"{state / 's.1'}" in again.stderr and "s.1.attempt-1" in again.stderr, again.stderr
+    assert again.statuses() == {"s": "infra_error", "t": "passed"}, again.stderr
+    assert rook_workspace.record(run_id, "s.1") == before
+    assert sorted(p.name for p in (state / "s.1").rglob("*")) == lost
+    assert not (state / "s.1.attempt-1").exists()
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
+    last = rook_cli("run", "--json", "--run", run_id)
+    assert last.statuses() == {"s": "passed", "t": "passed"}, last.stderr
+    record = rook_workspace.record(run_id, "s.1")
+    assert [a.get("state") for a in record["infra_attempts"]] == ["state/s.1.attempt-1"]
