@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 import zipfile
@@ -480,18 +481,32 @@ def wheel(folder: Path, version: str, eps: dict[str, str]) -> Path:
 
 @pytest.fixture
 def venv(tmp_path: Path) -> Path:
-    """A virtual environment that sees this Rook (system site packages) and
-    into which pip installs; its python."""
+    """A virtual environment into which pip installs, that sees this Rook and its
+    dependencies (the site folders of the environment running the tests, added
+    by a ``.pth`` file so their own ``.pth`` files, an editable install's, work:
+    a venv's "system site packages" are the base interpreter's, which need not
+    have Rook); its python."""
     where = tmp_path / "venv"
     made = subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(where)],
+        [sys.executable, "-m", "venv", "--without-pip", str(where)],
         capture_output=True,
         text=True,
         timeout=120,
     )
     if made.returncode != 0:
         pytest.skip(f"cannot make a virtual environment here: {made.stderr.strip()[-300:]}")
-    return where / "bin" / "python"
+    python = where / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+    ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    lines = [f"import site; site.addsitedir({d!r})" for d in ours]
+    (Path(purelib) / "_rook_under_test.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return python
 
 
 OFFLINE = ("--no-deps", "--no-index")
