@@ -432,7 +432,7 @@ class Engine:
                 self.redactor.text(
                     f"rook: warning: {sr.key}: not tried again: cannot set aside the files "
                     f"its failed attempt left in its state directory ({os_error_text(exc)}); "
-                    "move them away, then rook run --run ID tries it again"
+                    f"move them away, then rook run --run {self.ctx.id} tries it again"
                 )
                 + "\n"
             )

@@ -1136,6 +1136,7 @@ def test_a_state_directory_that_cannot_be_set_aside_is_a_warning_and_no_retry(
     assert again.exit_code == 1, again.stderr
     assert "Traceback" not in again.stderr and "raised" not in again.stderr, again.stderr
     assert f"{state / 's.1'}" in again.stderr and "s.1.attempt-1" in again.stderr, again.stderr
+    assert f"rook run --run {run_id} tries it again" in again.stderr, again.stderr
     assert again.statuses() == {"s": "infra_error", "t": "passed"}, again.stderr
     assert rook_workspace.record(run_id, "s.1") == before
     assert sorted(p.name for p in (state / "s.1").rglob("*")) == lost
