@@ -4,6 +4,7 @@ nothing run, never a traceback — through the real ``rook`` command."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,8 +16,8 @@ ROOK = [sys.executable, "-m", "rook_core"]
 NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
 
 
-def rook(*args: str, cwd: Path, as_unprivileged: bool = False) -> subprocess.CompletedProcess:
-    cmd = [*(NO_DAC if as_unprivileged else []), *ROOK, *args]
+def rook(*args: str, cwd: Path, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+    cmd = [*(prefix or []), *ROOK, *args]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
@@ -35,22 +36,30 @@ def example(tmp_path):
     ws.mkdir()
     assert rook("init", "--project", "demo", "--agent", "sample", "--example", cwd=ws).returncode == 0
     yield ws, ws / ".testmuai/rook/projects/demo/agents/sample"
-    for p in [ws, *ws.rglob("*")]:  # undo a chmod 000 (the test runs as root: rglob sees all)
-        if p.is_dir() and not p.is_symlink():
-            p.chmod(0o755)
+    for top, dirs, _files in os.walk(ws):  # undo a chmod 000, top down: a user cannot see
+        for d in dirs:  # into an unreadable folder before it is readable again
+            if not os.path.islink(os.path.join(top, d)):
+                os.chmod(os.path.join(top, d), 0o755)
 
 
-def _can_drop_dac(tmp_path: Path) -> bool:
-    if shutil.which("setpriv") is None:
-        return False
+def _unprivileged(tmp_path: Path) -> list[str] | None:
+    """The prefix that runs a command without the power to read any file: none for
+    a user (who cannot read a file chmod 000 anyway), ``setpriv`` dropping
+    CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for root; None when neither works."""
     probe = tmp_path / "probe"
     probe.write_text("x")
     probe.chmod(0)
     try:
-        done = subprocess.run([*NO_DAC, "cat", str(probe)], capture_output=True)
+        for prefix in ([], NO_DAC):
+            if prefix and shutil.which(prefix[0]) is None:
+                continue
+            if prefix and subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+                continue  # setpriv itself cannot run here
+            if subprocess.run([*prefix, "cat", str(probe)], capture_output=True).returncode != 0:
+                return prefix
     finally:
         probe.chmod(0o644)
-    return done.returncode != 0
+    return None
 
 
 UNREADABLE = [
@@ -72,22 +81,28 @@ UNREADABLE = [
 def test_an_unreadable_file_or_folder_is_named_without_a_traceback(
     example, tmp_path, target, command
 ):
-    if not _can_drop_dac(tmp_path):
+    prefix = _unprivileged(tmp_path)
+    if prefix is None:
         pytest.skip("cannot run rook without the power to read any file")
     ws, agent = example
     path = (agent / target).resolve()
+    mode = path.stat().st_mode
     path.chmod(0)
-    proc = rook(*command.split(), cwd=ws, as_unprivileged=True)
+    try:
+        proc = rook(*command.split(), cwd=ws, prefix=prefix)
+    finally:
+        path.chmod(mode)  # a user could not look into runs/ below it otherwise
     clean_error(proc, str(path), "Permission denied")
     assert not list((agent / "runs").iterdir())
 
 
 def test_an_unreadable_scenarios_folder_is_a_problem_doctor_names(example, tmp_path):
-    if not _can_drop_dac(tmp_path):
+    prefix = _unprivileged(tmp_path)
+    if prefix is None:
         pytest.skip("cannot run rook without the power to read any file")
     ws, agent = example
     (agent / "scenarios").chmod(0)
-    proc = rook("doctor", cwd=ws, as_unprivileged=True)
+    proc = rook("doctor", cwd=ws, prefix=prefix)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert f"{agent / 'scenarios'}: cannot read: Permission denied" in proc.stdout
 
