@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -284,8 +285,10 @@ def test_the_installed_command_gates_ci_end_to_end(ws, tmp_path):
 
     ws.scenario(scenario("a"))
     ws.scenario(scenario("b"))
-    rook = shutil.which("rook") or ""
-    argv = [rook] if rook else [sys.executable, "-m", "rook_core.cli"]
+    # the command installed beside this Python (not a `rook` found on PATH: that can
+    # be another environment's, running another checkout's Rook)
+    rook = Path(sys.executable).parent / "rook"
+    argv = [str(rook)] if rook.is_file() else [sys.executable, "-m", "rook_core.cli"]
     common = ["--workspace", str(ws.root)]
 
     def rook_cmd(*args, env=None):

@@ -98,7 +98,9 @@ def test_profile_add_refuses_mistakes(rook_workspace, rook_cli):
 
 def test_installed_rook_runs_an_existing_wrapper(tmp_path):
     """The installed command, a fresh workspace, a wrapper written for Ruhroh."""
-    rook = shutil.which("rook") or str(Path(sys.executable).parent / "rook")
+    # the command installed beside this Python (not a `rook` found on PATH: that can
+    # be another environment's, running another checkout's Rook)
+    rook = str(Path(sys.executable).parent / "rook")
     env = {**os.environ, "WRAPPER_PLAN": "continue,goal_satisfied"}
     env.pop("PROBE_DIR", None)
 
