@@ -6,8 +6,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -37,16 +35,24 @@ _this_checkouts_plugins()
 pytest_plugins = ["rook_core.testing"]
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _own_cache_dir():
+_CACHE_DIRS: list[tuple[tempfile.TemporaryDirectory[str], str | None]] = []
+
+
+def pytest_configure(config):
     """Every command the suite runs (in process or as a subprocess) uses one
-    fresh cache directory, never the user's ~/.cache/rook."""
-    with tempfile.TemporaryDirectory(prefix="rook-test-cache-") as d:
-        os.chmod(d, 0o700)
-        old = os.environ.get("ROOK_CACHE_DIR")
-        os.environ["ROOK_CACHE_DIR"] = d
-        yield d
+    fresh cache directory, never the user's ~/.cache/rook: set before the test
+    modules are collected, since some build a plugin manager when imported."""
+    d = tempfile.TemporaryDirectory(prefix="rook-test-cache-")
+    os.chmod(d.name, 0o700)
+    _CACHE_DIRS.append((d, os.environ.get("ROOK_CACHE_DIR")))
+    os.environ["ROOK_CACHE_DIR"] = d.name
+
+
+def pytest_unconfigure(config):
+    while _CACHE_DIRS:
+        d, old = _CACHE_DIRS.pop()
         if old is None:
             os.environ.pop("ROOK_CACHE_DIR", None)
         else:
             os.environ["ROOK_CACHE_DIR"] = old
+        d.cleanup()
