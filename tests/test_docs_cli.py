@@ -48,14 +48,18 @@ def test_every_command_has_a_short_help():
 
 @pytest.fixture
 def rook_bin(tmp_path):
-    """A `rook` on PATH that runs the Rook under test."""
+    """A `rook` on PATH that runs the Rook under test, and a HOME of its own."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     rook = bin_dir / "rook"
     rook.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m rook_core "$@"\n')
     rook.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROOK_", "_ROOK"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROOK_", "_ROOK", "XDG_"))}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
+    home = tmp_path / "home"  # zsh's compinit and fish write their files under HOME
+    home.mkdir()
+    env["HOME"] = str(home)
     return env
 
 
