@@ -179,7 +179,7 @@ class Sandbox:
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith("ROOK_") and k not in ("PYTHONPATH", "COLUMNS")
+            if not k.startswith(("ROOK_", "XDG_")) and k not in ("PYTHONPATH", "COLUMNS")
         }
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = str(self.site)

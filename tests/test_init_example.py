@@ -54,6 +54,7 @@ def test_init_example_then_run_passes(tmp_path, rook_cli):
 def test_the_example_is_a_real_program_run_by_a_real_rook(tmp_path):
     """What a new user types: init, then run, in the same directory."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
     rook = [sys.executable, "-m", "rook_core"]
     r = subprocess.run(
         [*rook, "init", "--project", "demo", "--agent", "sample", "--example"],
@@ -87,6 +88,8 @@ def test_the_next_command_names_the_workspace_when_rook_workspace_dir_points_els
     import shlex
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
     rook = [sys.executable, "-m", "rook_core"]
     other, here = tmp_path / "other", tmp_path / "here"
     here.mkdir()

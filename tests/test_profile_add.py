@@ -460,6 +460,7 @@ def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, authoring_server,
     doc.write_text(json.dumps(MANY))
     master, slave = os.openpty()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -858,6 +859,7 @@ def test_an_endpoint_that_never_answers_is_no_silent_wait(rook_workspace, tmp_pa
 
     ws = rook_workspace
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
     with socket.socket() as listener:  # accepts connections, never answers
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
