@@ -35,24 +35,29 @@ _this_checkouts_plugins()
 pytest_plugins = ["rook_core.testing"]
 
 
-_CACHE_DIRS: list[tuple[tempfile.TemporaryDirectory[str], str | None]] = []
+_SAVED: list[tuple[tempfile.TemporaryDirectory[str], dict[str, str]]] = []
 
 
 def pytest_configure(config):
-    """Every command the suite runs (in process or as a subprocess) uses one
-    fresh cache directory, never the user's ~/.cache/rook: set before the test
-    modules are collected, since some build a plugin manager when imported."""
+    """The suite runs with none of the ROOK_* variables of the shell it was
+    started from (a developer's ROOK_WORKSPACE_DIR or ROOK_DISABLE_PLUGINS would
+    change what every command does; click's _ROOK_COMPLETE too), and every
+    command it runs (in process or as a subprocess) uses one fresh cache
+    directory, never the user's ~/.cache/rook. Set before the test modules are
+    collected, since some build a plugin manager when imported."""
+    outside = {k: v for k, v in os.environ.items() if k.startswith(("ROOK_", "_ROOK_"))}
+    for name in outside:
+        del os.environ[name]
     d = tempfile.TemporaryDirectory(prefix="rook-test-cache-")
     os.chmod(d.name, 0o700)
-    _CACHE_DIRS.append((d, os.environ.get("ROOK_CACHE_DIR")))
+    _SAVED.append((d, outside))
     os.environ["ROOK_CACHE_DIR"] = d.name
 
 
 def pytest_unconfigure(config):
-    while _CACHE_DIRS:
-        d, old = _CACHE_DIRS.pop()
-        if old is None:
-            os.environ.pop("ROOK_CACHE_DIR", None)
-        else:
-            os.environ["ROOK_CACHE_DIR"] = old
+    while _SAVED:
+        d, outside = _SAVED.pop()
+        for name in [k for k in os.environ if k.startswith(("ROOK_", "_ROOK_"))]:
+            del os.environ[name]
+        os.environ.update(outside)
         d.cleanup()
