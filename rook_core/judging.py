@@ -18,10 +18,7 @@ from .models import (
     CRITERION_STATUSES,
     ERROR,
     FAILED,
-    INFRA_ERROR,
-    NOT_RUNNABLE,
     PASSED,
-    STOPPED,
     UNVERIFIABLE,
     Criterion,
     Scenario,
@@ -410,7 +407,3 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
                 problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")
     if problems:
         raise ScenarioError("\n".join(problems))
-
-
-DECIDED = (PASSED, FAILED, ERROR, STOPPED)
-UNDECIDED = (UNVERIFIABLE, NOT_RUNNABLE, INFRA_ERROR)

@@ -88,6 +88,8 @@ INFRA_ERROR = "infra_error"
 """The infrastructure failed, not the agent (a hook result with ``infra`` set, a
 lost Dask worker): shown, and the run exits 1, but never counted as decided."""
 SCENARIO_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR)
+DECIDED = (PASSED, FAILED, ERROR, STOPPED)
+"""Statuses that decide a scenario run (the pass rate's denominator)."""
 CRITERION_STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR)
 
 

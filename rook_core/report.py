@@ -10,11 +10,20 @@ from typing import Any, NamedTuple
 
 from . import reportfile, stats
 from .errors import RunStoreError
-from .models import ERROR, FAILED, INFRA_ERROR, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
+from .models import (
+    DECIDED,
+    ERROR,
+    FAILED,
+    INFRA_ERROR,
+    NOT_RUNNABLE,
+    PASSED,
+    SCENARIO_STATUSES,
+    STOPPED,
+    UNVERIFIABLE,
+)
 
 PENDING = "pending"
-COUNTED = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR)
-DECIDED = (PASSED, FAILED, ERROR, STOPPED)
+COUNTED = SCENARIO_STATUSES
 SHOWN = (*COUNTED, PENDING)
 """Every status a summary counts, in the order reports list them."""
 

@@ -24,13 +24,18 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .models import ERROR, FAILED, INFRA_ERROR, NOT_RUNNABLE, PASSED, STOPPED, UNVERIFIABLE
+from .models import (
+    DECIDED,
+    INFRA_ERROR,
+    NOT_RUNNABLE,
+    PASSED,
+    SCENARIO_STATUSES,
+)
 from .reportio import LazyList
 
-DECIDED = (PASSED, FAILED, ERROR, STOPPED)
 NOT_RESULTS = frozenset({NOT_RUNNABLE, INFRA_ERROR, "pending"})
 """Statuses of runs that produced no result of the agent's: they never make a scenario flaky."""
-STATUSES = (PASSED, FAILED, UNVERIFIABLE, ERROR, STOPPED, NOT_RUNNABLE, INFRA_ERROR, "pending")
+STATUSES = (*SCENARIO_STATUSES, "pending")
 Z95 = 1.959963984540054
 EXTRA_KEYS = ("class", "category", "feature_id")
 _STATUS = {s: s for s in STATUSES}  # one string object per status, shared by every scenario
