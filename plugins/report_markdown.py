@@ -50,16 +50,27 @@ ICON = {
 }
 
 
+MARKUP = re.compile(r"([\\`*_\[\]!~|$])")
+"""The characters that make Markdown of plain text on GitHub: images and links
+(``![x](url)``, ``[x](url)``), emphasis, code spans, strikethrough, math, a
+table's pipes, and the backslash itself."""
+
+
 def cell(text: Any, limit: int = 160, table: bool = True) -> str:
-    """Text safe inside a Markdown table cell (no pipes, no newlines, no HTML);
-    with ``table=False``, on one line of raw HTML (a ``<summary>``), where a
-    backslash before ``|`` would be shown as it is."""
+    """Agent text shown as it is in Markdown, on one line: in a table cell or a
+    list item (``table=True``) its markup is escaped (an answer holding
+    ``![x](https://...)`` is never an image fetched from that address, nor
+    ``[approve](https://...)`` a link, nor ``*`` emphasis), and it has no
+    newlines and no HTML; with ``table=False``, on one line of raw HTML (a
+    ``<summary>``), where Markdown is not read and a backslash would be shown
+    as it is."""
     import html  # only when a Markdown report is written
 
     s = " ".join(str(text if text is not None else "").split())
     s = s if len(s) <= limit else s[: limit - 1] + "…"
-    s = html.escape(s, quote=False)
-    return s.replace("|", "\\|") if table else s
+    if table:
+        s = MARKUP.sub(r"\\\1", s)
+    return html.escape(s, quote=False)
 
 
 def code(text: str) -> str:

@@ -287,6 +287,39 @@ def test_markdown_run_summary_shows_a_pipe_as_it_is(rook_workspace, rook_cli, tm
     assert "boom \\| pipe" in row  # in the table, escaped
 
 
+def test_markdown_shows_agent_markup_as_text(rook_workspace, rook_cli, tmp_path):
+    """An answer is quoted in the table's reason and the criteria list, where
+    GitHub reads Markdown: ``![x](url)`` became an image fetched from the agent's
+    address when the step summary was opened, ``[approve](url)`` a link, ``*x*``
+    emphasis. Every such character is escaped there, and shown as it is."""
+    ws = rook_workspace
+    answer = ("![pixel](http://127.0.0.1:9/p.png) [approve](http://127.0.0.1:9/ok) "
+              "*loud* _x_ `tick` ~~gone~~ $x$")
+    ws.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({{"output": {answer!r}}}))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    ws.scenario({"id": "marked", "goal": "g", "criteria": [{"contains": "nope"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 1, r.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    lines = md.splitlines()
+    row = next(ln for ln in lines if ln.startswith("| <code>marked"))
+    item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
+    escaped = ("\\!\\[pixel\\](http://127.0.0.1:9/p.png) \\[approve\\](http://127.0.0.1:9/ok) "
+               "\\*loud\\* \\_x\\_ \\`tick\\` \\~\\~gone\\~\\~ \\$x\\$")
+    for line in (row, item):
+        assert escaped in line, line
+    # where Markdown is not read (the raw-HTML <summary>, the fenced output) it is as it is
+    summary = next(ln for ln in lines if ln.startswith("<details><summary>"))
+    assert "![pixel](http://127.0.0.1:9/p.png)" in summary
+    assert answer in md.split("output:", 1)[1]
+
+
 def test_markdown_stays_under_the_github_limit():
     from rook_plugins.report_markdown import MAX_BYTES, render
 
