@@ -171,7 +171,10 @@ class Json(CriterionType):
         from marshmallow import ValidationError
 
         if not isinstance(value, dict) or "path" not in value:
-            raise ValidationError("must be a mapping with path and one of equals, contains, exists")
+            raise ValidationError(
+                "must be a mapping with path and at most one of equals, contains, exists "
+                "(with none of them, the path must exist)"
+            )
         unknown = set(value) - {"path", "equals", "contains", "exists"}
         if unknown:
             raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})

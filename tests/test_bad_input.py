@@ -433,6 +433,23 @@ def test_a_json_criterion_exists_that_is_not_true_or_false_is_refused(example):
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize("value", ["{equals: open}", "order.id"])
+def test_a_json_criterion_without_path_says_a_check_is_optional(example, value):
+    # the message said "path and one of equals, contains, exists", but
+    # {path: P} alone is accepted (it checks that P exists)
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(path.read_text() + f"  - json: {value}\n")
+    proc = rook("run", cwd=ws)
+    clean_error(
+        proc,
+        str(path),
+        "criteria.2.json: must be a mapping with path and at most one of equals, contains, "
+        "exists (with none of them, the path must exist)",
+    )
+    assert not list((agent / "runs").iterdir())
+
+
 @pytest.mark.parametrize("value", ["80", "-0.5", "1.01"])
 def test_a_rubric_min_score_outside_0_to_1_is_refused(example, value):
     # the judge is asked for a score from 0 to 1: min_score 80 could never pass
