@@ -13,7 +13,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import process
@@ -109,6 +109,17 @@ def hook_env(
     if phase in ("execute", "close", "collect") and conversation:
         env["ROOK_CONVERSATION"] = conversation
     return env
+
+
+def phases_missing_before(record: dict[str, Any], phases: Iterable[str]) -> list[str]:
+    """The phases a scenario run has not done that come before the first of
+    ``phases`` it still needs: a selection resumed across a hole (``--phases
+    judge`` before collect ran) cannot go on for it."""
+    done = record.get("phases_done") or []
+    todo = [p for p in SCENARIO_PHASES if p in phases and p not in done]
+    if not todo:
+        return []
+    return [p for p in SCENARIO_PHASES[: SCENARIO_PHASES.index(todo[0])] if p not in done]
 
 
 class Slot:
@@ -396,8 +407,7 @@ class Engine:
         todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
         if not todo:
             return record, []
-        first = SCENARIO_PHASES.index(todo[0])
-        missing_before = [p for p in SCENARIO_PHASES[:first] if p not in record["phases_done"]]
+        missing_before = phases_missing_before(record, self.phases)
         if missing_before:
             record["reason"] = (
                 f"phases {','.join(missing_before)} have not run for this scenario; "

@@ -20,7 +20,7 @@ from typing import Any
 from . import history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
-from .engine import Engine, check_env, plan_runs, resolve_entries
+from .engine import Engine, check_env, phases_missing_before, plan_runs, resolve_entries
 from .errors import ConfigError, RookError, ScenarioError
 from .interrupts import Interrupts
 from .judge_client import setup_judging
@@ -409,6 +409,12 @@ def prepare_run(
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)
     if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock
+        if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
+            try:
+                _check_no_hole(request, run, runs, phases)
+            except ConfigError:
+                run.unlock()
+                raise
         _kill_leftovers(run, runs, shard is None)
     if judging.client is not None:
         judging.client.attach(run.id, run.path)
@@ -419,6 +425,32 @@ def prepare_run(
             "characters, too short to find in text without mangling it: it is not redacted\n"
         )
     return agent, profile, run, manifest, runs, phases, redactor, judging
+
+
+def _check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: list[str]) -> None:
+    """Refuse (exit 2, nothing run) a ``--phases`` suffix that no scenario run of
+    the run can go on with, since phases before it have not run (``--phases
+    judge`` on a run split before collect): across invocations, a hole."""
+    blocked: dict[str, list[str]] = {}
+    waiting = 0
+    for sr in runs:
+        record = run.load_scenario(sr.key) or {}
+        if record.get("final"):
+            continue
+        waiting += 1
+        missing = phases_missing_before({} if record.get("infra") else record, phases)
+        if missing:
+            blocked[sr.key] = missing
+    if not waiting or len(blocked) < waiting:
+        return  # something can go on: the blocked ones say why in their reason
+    first = min((m[0] for m in blocked.values()), key=PHASES.index)
+    needed = ",".join(PHASES[PHASES.index(first) : PHASES.index(phases[-1]) + 1])
+    key, missing = next(iter(blocked.items()))
+    raise ConfigError(
+        f"--phases {request.phases}: no scenario run of run {run.id} can go on: phases before "
+        f"it have not run (e.g. {', '.join(missing)} for {key}); nothing run. Finish it with "
+        f"rook run --run {run.id} --phases {needed}, or leave --phases out"
+    )
 
 
 def _judging(

@@ -371,6 +371,14 @@ def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
     assert f"rook run --run {run_id} --phases collect,judge" in r.stderr
     first = probes.read(probe_dir)
     assert [c.phase for c in first] == ["prepare", "open", "execute", "close"]
+    # a suffix that skips collect leaves a hole across invocations: refused, nothing run
+    record = (ws.run_dir(run_id) / "scenarios" / "s.1.json").read_bytes()
+    hole = rook_cli("run", "--json", "--run", run_id, "--phases", "judge")
+    assert hole.exit_code == 2 and hole.stdout == "", hole.stdout
+    assert "no scenario run of run" in hole.stderr and "collect for s.1" in hole.stderr
+    assert f"rook run --run {run_id} --phases collect,judge" in hole.stderr, hole.stderr
+    assert len(probes.read(probe_dir)) == 4
+    assert (ws.run_dir(run_id) / "scenarios" / "s.1.json").read_bytes() == record
     r = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
     assert r.statuses() == {"s": "passed"}
     spooled = r.report["scenarios"]  # entries made as this invocation recorded them

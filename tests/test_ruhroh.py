@@ -1060,25 +1060,34 @@ def test_an_infrastructure_error_tried_again_starts_from_an_empty_state_director
 def test_a_retry_that_does_not_run_leaves_the_state_directory_as_it_is(
     rook_workspace, rook_cli, probe_dir
 ):
-    """`rook run --run ID --phases collect,judge` on an infrastructure error runs nothing
-    (its earlier phases are missing): its state directory stays where it is, so that the
-    retry that does run (`rook run --run ID`) sets it aside and its record names it."""
+    """`rook run --run ID --phases collect,judge` runs nothing of an infrastructure error
+    (its earlier phases are missing) while it finishes the others: its state directory
+    stays where it is, so that the retry that does run (`rook run --run ID`) sets it
+    aside and its record names it. When every scenario run is such an error, the
+    selection can go on with none: refused, exit 2."""
     ruhroh_profile(
         rook_workspace, PY, hook_env={"WRAPPER_MODE": "full", "WRAPPER_MODE_S": "infra_always"}
     )
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
-    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    rook_workspace.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close", "--only", "s")
     assert r.statuses() == {"s": "infra_error"}, r.stderr
+    alone = r.report["run"]["id"]
+    refused = rook_cli("run", "--json", "--run", alone, "--phases", "collect,judge")
+    assert refused.exit_code == 2 and "open, execute, close for s.1" in refused.stderr
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert r.statuses() == {"s": "infra_error", "t": "pending"}, r.stderr
     run_id = r.report["run"]["id"]
     state = rook_workspace.run_dir(run_id) / "state"
     lost = sorted(p.name for p in (state / "s.1").rglob("*"))
     assert lost, "the wrapper leaves files in ROOK_STATE_DIR"
     later = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
-    assert later.statuses() == {"s": "infra_error"}, later.stderr
+    assert later.statuses()["s"] == "infra_error", later.stderr
+    assert later.statuses()["t"] != "pending", later.stderr
     assert sorted(p.name for p in (state / "s.1").rglob("*")) == lost
     assert not (state / "s.1.attempt-1").exists()
     again = rook_cli("run", "--json", "--run", run_id)
-    assert again.statuses() == {"s": "infra_error"}, again.stderr
+    assert again.statuses()["s"] == "infra_error", again.stderr
     record = rook_workspace.record(run_id, "s.1")
     assert [a.get("state") for a in record["infra_attempts"]] == ["state/s.1.attempt-1"]
     assert sorted(p.name for p in (state / "s.1.attempt-1").rglob("*")) == lost
