@@ -42,13 +42,22 @@ def loads(text: str) -> Any:
     refused (ValueError, as for any text that is not JSON), and so are arrays
     and objects nested more than :data:`MAX_DEPTH` levels deep; a lone surrogate escape (``"\\ud83d"``, half of a
     character) becomes U+FFFD, so every string can be written as UTF-8.
-    Raises ValueError or RecursionError as :func:`json.loads` does."""
-    value = _DECODER.decode(text)
+    Raises ValueError as :func:`json.loads` does; nesting so deep that the
+    parser itself gives up (Python's recursion limit, far past
+    :data:`MAX_DEPTH`) is the same nesting error, never a RecursionError."""
+    try:
+        value = _DECODER.decode(text)
+    except RecursionError:
+        raise ValueError(_too_deep()) from None
     if text.count("[") + text.count("{") > MAX_DEPTH:  # only then can it nest that deep
         _check_depth(value)
     if "\\ud" in text or "\\uD" in text:  # where a lone surrogate can come from
         value = _whole_characters(value)
     return value
+
+
+def _too_deep() -> str:
+    return f"arrays and objects nested more than {MAX_DEPTH} levels deep"
 
 
 def _check_depth(value: Any) -> None:
@@ -57,7 +66,7 @@ def _check_depth(value: Any) -> None:
         node, depth = stack.pop()
         inner = node.values() if isinstance(node, dict) else node
         if depth > MAX_DEPTH:
-            raise ValueError(f"arrays and objects nested more than {MAX_DEPTH} levels deep")
+            raise ValueError(_too_deep())
         stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
 
 
