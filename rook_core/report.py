@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -373,8 +374,20 @@ SYMBOL = {
 }
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but newline and tab
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: each control character but newline
+    and tab (C0, DEL, C1: ``ESC [2J`` would clear the screen, an OSC sequence
+    retitle it, a carriage return overwrite the line) is
+    written as its escape (``\\x1b``), the way :func:`repr` shows it. Hook
+    output reaches the screen in diagnoses; the records keep it as it was."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def _cut(text: str, n: int = 90) -> str:
-    text = " ".join((text or "").split())
+    text = printable(" ".join((text or "").split()))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 

@@ -337,3 +337,37 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         assert "rook: error: cannot write" in r.stderr
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_terminal_control_bytes_a_hook_prints_never_reach_the_screen(rook_workspace):
+    # a hook's stderr (its diagnosis) with ESC [2J (clear the screen), an OSC
+    # title, BEL and NUL went raw into the progress line, the results table
+    # and rook profile test's diagnosis: the hook could clear or retitle the
+    # user's terminal
+    ws = rook_workspace
+    ws.script("agent.sh", r"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        [ "$ROOK_SCENARIO_ID" = ok ] && { echo '{"output": "ok"}'; exit 0; }
+        printf 'boom\033[2J\033]0;pwned\007 nul\000 c1\302\233 end' >&2
+        exit 3
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("bad", "ok"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    run_id = r.stdout.decode().rsplit("run ", 1)[1].split(":")[0]
+    shown = subprocess.run([*ROOK, "runs", "show", "-w", str(ws.root), run_id],
+                           capture_output=True, timeout=60)  # fmt: skip
+    probe = subprocess.run([*ROOK, "profile", "test", "p", "-w", str(ws.root)],
+                           capture_output=True, timeout=60)  # fmt: skip
+    for out in (r.stdout, r.stderr, shown.stdout, probe.stdout + probe.stderr):
+        text = out.decode()
+        assert "Traceback" not in text
+        controls = [c for c in text if c != "\n" and (ord(c) < 32 or 0x7F <= ord(c) < 0xA0)]
+        assert not controls, text
+        assert "exited with code 3: boom\\x1b[2J\\x1b]0;pwned\\x07 nul\\x00 c1\\x9b end" in text, text
+    report = json.loads(next(Path(ws.root).rglob(f"runs/{run_id}/report.json")).read_text())
+    assert "\x1b[2J" in report["scenarios"][0]["reason"]  # the records keep what the hook printed

@@ -11,6 +11,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..profile_probe import Observation, compare_capabilities, phase_line
+from ..report import printable
 
 ANSWER_CHARS = 400
 VERDICTS = {
@@ -22,7 +23,7 @@ VERDICTS = {
 
 
 def cut(text: Any, limit: int) -> str:
-    s = " ".join(str(text or "").split())
+    s = printable(" ".join(str(text or "").split()))
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
@@ -52,9 +53,9 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
     if obs.ok:
         say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
         if obs.conversation:
-            say(f"  conversation: {obs.conversation}")
+            say(f"  conversation: {printable(obs.conversation)}")
     else:
-        say(f"  diagnosis: {obs.diagnosis}")
+        say(f"  diagnosis: {printable(obs.diagnosis)}")
         for ref in obs.missing:
             say(f"    {ref['variable']}: {ref['purpose']}")
     for note in obs.kills:  # a hook left it running (a run records it in run.json: kills)
