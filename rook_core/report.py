@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import weakref
@@ -374,7 +375,9 @@ SYMBOL = {
 }
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but newline and tab
+@functools.cache
+def _control() -> re.Pattern[str]:  # compiled on first use, as Rook's other patterns
+    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but newline and tab
 
 
 def printable(text: str) -> str:
@@ -383,7 +386,7 @@ def printable(text: str) -> str:
     retitle it, a carriage return overwrite the line) is
     written as its escape (``\\x1b``), the way :func:`repr` shows it. Hook
     output reaches the screen in diagnoses; the records keep it as it was."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    return _control().sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def _cut(text: str, n: int = 90) -> str:
