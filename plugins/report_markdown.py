@@ -26,6 +26,7 @@ from rook_core.report import (
     failing,
     interval,
     percent,
+    printable,
     scenario_stats,
     warning_lines,
 )
@@ -63,10 +64,11 @@ def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     ``[approve](https://...)`` a link, nor ``*`` emphasis), and it has no
     newlines and no HTML; with ``table=False``, on one line of raw HTML (a
     ``<summary>``), where Markdown is not read and a backslash would be shown
-    as it is."""
+    as it is. Control characters are shown as their escapes (``\\x1b``), as
+    on the terminal: the file is read with ``cat`` too."""
     import html  # only when a Markdown report is written
 
-    s = " ".join(str(text if text is not None else "").split())
+    s = printable(" ".join(str(text if text is not None else "").split()))
     s = s if len(s) <= limit else s[: limit - 1] + "…"
     if table:
         s = MARKUP.sub(r"\\\1", s)
@@ -80,8 +82,10 @@ def code(text: str) -> str:
 
 
 def fenced(text: str, limit: int = OUTPUT_CHARS) -> str:
-    """A fenced block that the content's own backticks cannot close."""
+    """A fenced block that the content's own backticks cannot close, its
+    control characters but newline and tab shown as their escapes."""
     s = text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more chars]"
+    s = printable(s)
     longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{s}\n{fence}"

@@ -955,3 +955,38 @@ def test_junit_test_case_names_stay_the_same_for_one_repeat_value(rook_workspace
     assert twice == names("--repeat", "2")
     assert [n for _, n in twice] == ["flaky [1/2]", "flaky [2/2]", "pass [1/2]", "pass [2/2]"]
     assert [n for _, n in names("--repeat", "1")] == ["flaky", "pass"]
+
+
+def test_markdown_shows_control_characters_as_escapes(rook_workspace, rook_cli, tmp_path):
+    # A hook's ESC [2J, OSC title, BEL, NUL and C1 bytes went raw into the
+    # Markdown report (the table's reason, the hook diagnosis, the fenced
+    # output), which is read with `cat` as much as on GitHub: the file could
+    # clear or retitle the terminal that showed it. They are shown as escapes,
+    # as on the terminal itself; the JSON report keeps them as printed.
+    ws = rook_workspace
+    ws.script("agent.sh", r"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        if [ "$ROOK_SCENARIO_ID" = out ]; then
+            printf '{"output": "bad\\u001b[2J\\u0007 title\\u001b]0;pwned\\u0007\\r\\nnext\\u009b"}'
+            exit 0
+        fi
+        printf 'boom\033[2J\033]0;pwned\007 nul\000 c1\302\233 end' >&2
+        exit 3
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("hook", "out"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md", f"--report=json:{tmp_path}/r.json")
+    assert r.exit_code == 1, r.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    controls = [c for c in md if c not in "\n\t" and (ord(c) < 32 or 0x7F <= ord(c) < 0xA0)]
+    assert controls == [], md
+    # in the table and the list, as Markdown shows a backslash; in the raw-HTML <summary>, as it is
+    assert r"boom\\x1b\[2J\\x1b\]0;pwned\\x07 nul\\x00 c1\\x9b end" in md
+    assert r"<summary>💥 <code>hook</code> — error: execute turn 1 failed: exited with code 3: " \
+           r"boom\x1b[2J\x1b]0;pwned\x07 nul\x00 c1\x9b end</summary>" in md
+    assert "bad\\x1b[2J\\x07 title\\x1b]0;pwned\\x07\\r\nnext\\x9b" in md  # the fenced output
+    kept = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["scenarios"]
+    assert "boom\x1b[2J" in next(e["reason"] for e in kept if e["id"] == "hook")
