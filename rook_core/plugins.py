@@ -9,15 +9,18 @@ found until something installed changes). Operators can narrow what loads:
 * ``ROOK_TRACE_PLUGINS=1``    log every hook call to standard error.
 
 A plugin that fails to import is reported (name, distribution, error) and
-the rest of Rook still runs.
+the rest of Rook still runs. What a plugin prints while Rook loads and calls it
+goes to standard error (:func:`plugin_output`): standard output holds Rook's
+own output only, such as the one JSON document of ``--json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
@@ -110,8 +113,10 @@ class Rook:
         by importing their modules (``rook_plugins.authors``): a run never
         calls ``rook_register_authors``."""
         if self._authors is None:
-            self._authors = Registry("author")
-            self._collect("rook_register_authors", self._authors, keyed=True)
+            authors = Registry("author")
+            with plugin_output():
+                self._collect("rook_register_authors", authors, keyed=True)
+            self._authors = authors
         return self._authors
 
     def build_registries(self) -> None:
@@ -245,6 +250,15 @@ class Rook:
             setattr(self, attr, getattr(fresh, attr))
 
 
+@contextlib.contextmanager
+def plugin_output() -> Iterator[None]:
+    """While plugin code runs, what it prints (``print()``, ``sys.stdout``) goes to
+    standard error, so standard output holds Rook's own output only (the one
+    document of ``--json``). Nests; restores standard output however it ends."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
 def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str:
     """A registered name: a non-empty string, else a PluginError naming the plugin."""
     if isinstance(name, str) and name.strip():
@@ -367,6 +381,14 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     pm.add_hookspecs(hookspecs)
     rook = Rook(pm)
     tracing = os.environ.get("ROOK_TRACE_PLUGINS", "") not in ("", "0")
+    with plugin_output():  # what a plugin prints on import or registration
+        _load(rook, load_entry_points, tracing)
+    return rook
+
+
+def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
+    """Load the entry points into ``rook``, check them and build its registries."""
+    pm = rook.pm
     if load_entry_points:
         allow = _split_env("ROOK_LOAD_PLUGINS")
         block = _split_env("ROOK_DISABLE_PLUGINS") or set()
@@ -421,4 +443,3 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
         rook.trace = _trace_line
         pm.add_hookcall_monitoring(_trace_before, _trace_after)
     rook.build_registries()
-    return rook

@@ -28,7 +28,7 @@ from .judging import JudgingContext
 from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario
 from .phases import parse_phases
 from .plain import plain
-from .plugins import Rook
+from .plugins import Rook, plugin_output
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
@@ -204,7 +204,8 @@ def write_reports(
         target = Path(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            writer(report, target)
+            with plugin_output():
+                writer(report, target)
         except OSError as exc:
             failed[fmt, path] = f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
         except RookError as exc:

@@ -264,10 +264,13 @@ def doctor_command(
       rook doctor -w path/to/repo --agent order-desk
       rook doctor --json | jq '.findings[] | select(.status != "ok")'
     """
+    from ..plugins import plugin_output
+
     doctor = Doctor()
     doctor.check_interpreters()
     rook = doctor.check_plugins()
-    doctor.check_workspace(rook, workspace, project, agent)
+    with plugin_output():  # a plugin's criteria parse the scenarios
+        doctor.check_workspace(rook, workspace, project, agent)
     if as_json:
         doc = {
             "ok": not doctor.problems,

@@ -162,7 +162,8 @@ def merge_command(
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
         # plugins join their run-level files, each on its own: one that raises is a warning
-        raised = rook.call_each("rook_evidence_merged", merged=merged)
+        with plugins.plugin_output():
+            raised = rook.call_each("rook_evidence_merged", merged=merged)
         redactor = Redactor.for_variables(history.secret_names(target))
         activate(redactor)  # also for what plugins (a failing reporter) say
         for owner, name, exc in raised:

@@ -68,6 +68,7 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
+    from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
     from ..runner import save_observed
     from .profile_manage import check_writable, set_capabilities
@@ -78,7 +79,8 @@ def test_command(
         profile = _load(s, name)
         if update and profile.path is not None:
             check_writable(profile.path)  # before anything runs
-        obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep, announce=s.wait)
+        with plugin_output():
+            obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep, announce=s.wait)
     except RookError as exc:
         raise s.guard(exc) from None
     declared = dict(profile.capabilities)

@@ -138,6 +138,7 @@ def run_command(
 
     with collector_paused():  # most of Rook's modules: objects that live as long as the run
         from ..errors import ConfigError
+        from ..plugins import plugin_output
         from ..report import SYMBOL, reason_text, table
         from ..reportfile import print_json
         from ..runner import RunRequest, check_json_out, run
@@ -187,7 +188,8 @@ def run_command(
     stderr = sys.stderr
     sys.stderr = UntilTheReaderLeaves(stderr)  # type: ignore[assignment]
     try:
-        outcome = run(request)
+        with plugin_output():  # standard output is for the table or the one document
+            outcome = run(request)
     finally:
         sys.stderr = stderr
     from . import recorded
