@@ -224,6 +224,12 @@ def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
             f"transport {key!r} returned a HookResult with status {result.status!r:.60} "
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
+    for name, value in (("data", result.data), ("details", result.details)):
+        if value is not None and not isinstance(value, dict):  # the engine reads their keys
+            raise HookFailed(
+                f"transport {key!r} returned a HookResult whose {name} is a "
+                f"{type(value).__name__}, not a JSON object (a dict)"
+            )
     for name in ("data", "details"):
         value = getattr(result, name)
         if _plain_json(value):  # what every built-in transport gives: no need to encode it

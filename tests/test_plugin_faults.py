@@ -351,3 +351,83 @@ def test_checking_a_hook_result_does_not_encode_a_big_output():
     result, checking = asyncio.run(dispatched())
     assert result.data is data and result.status == "ok"
     assert checking < encoding / 5, (checking, encoding)
+
+
+NOT_AN_OBJECT = """
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+
+def answer(call):
+    async def run():
+        now = time.time()
+        data = {"output": "fine"} if call.phase == "execute" else {}
+        details = {}
+        if call.phase == call.entry.config["phase"]:
+            if call.entry.config.get("details"):
+                details = call.entry.config["data"]
+            else:
+                data = call.entry.config["data"]
+        return HookResult(call.phase, "ok", 0.0, now, now, data=data, details=details,
+                          turn=call.turn, transport="listy")
+    return run() if call.entry.transport == "listy" else None
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="listy", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_session_open(call):
+    return answer(call)
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call)
+
+
+@hookimpl
+def rook_evidence_collect(call):
+    return answer(call)
+"""
+
+
+def test_hook_result_data_that_is_not_a_json_object_fails_that_hook_naming_the_transport(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """``data`` is the JSON object the agent answered. A list or a string is JSON, so
+    it was taken: an open or collect that returned one crashed the run, blamed on
+    ``executor 'local' (rook-harness) raised AttributeError`` with the scenario left
+    pending, and an execute that returned a string said ``no output field (keys: e,
+    h, l, l, o)``; ``details`` that are not a mapping crashed ``rook profile test``.
+    Now it is that hook's failure, naming the transport."""
+    rook_distribution("rook-listy", {"listy": "rook_listy"}, {"rook_listy.py": NOT_AN_OBJECT})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
+    cases = [
+        (phase, data, shown, False)
+        for phase in ("open", "execute", "collect")
+        for data, shown in ((["a", "b"], "list"), ("hello", "str"))
+    ]
+    cases.append(("execute", ["a"], "list", True))
+    for phase, data, shown, details in cases:
+        name = "details" if details else "data"
+        entry = {"listy": {"phase": phase, "data": data, "details": details}}
+        rook_workspace.profile(
+            {"id": "p", "hooks": {"open": entry, "execute": entry, "collect": entry}}
+        )
+        r = rook_cli("run", "--json")
+        assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+        assert "executor" not in r.stderr, r.stderr
+        assert r.exit_code == 1 and r.statuses() == {"s": "error"}, (phase, r.stderr)
+        reason = r.report["scenarios"][0]["reason"]
+        assert (
+            f"transport 'listy' returned a HookResult whose {name} is a {shown}, "
+            "not a JSON object" in reason
+        ), (phase, reason)
+    r = rook_cli("profile", "test", "-w", str(rook_workspace.root))
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and "whose details is a list" in r.stdout + r.stderr, r.stdout
