@@ -58,17 +58,37 @@ class Registry:
         self.kind = kind
         self._items: dict[str, Any] = {}
         self._owners: dict[str, str] = {}
+        self._ways_out: dict[str, tuple[str, str]] = {}  # name -> (switch, distribution)
 
-    def add(self, name: str, item: Any, owner: str, switch: str = "") -> None:
-        """``switch``: the setting that disables ``owner`` (named when it clashes)."""
+    def add(
+        self, name: str, item: Any, owner: str, switch: str = "", distribution: str = ""
+    ) -> None:
+        """``switch``: the setting that disables ``owner``, and ``distribution`` the
+        one that installed it (named when it clashes)."""
         if name in self._items:
-            fix = f" (uninstall one, or disable the second with {switch})" if switch else ""
             raise PluginError(
                 f"{self.kind} {name!r} is registered twice: by {self._owners[name]} "
-                f"and by {owner}{fix}"
+                f"and by {owner}{self._way_out(name, switch, distribution)}"
             )
         self._items[name] = item
         self._owners[name] = owner
+        self._ways_out[name] = (switch, distribution)
+
+    def _way_out(self, name: str, switch: str, distribution: str) -> str:
+        """How to end a clash: when one side is Rook's own built-in, the other
+        plugin (never Rook itself); else the one that registered second."""
+        first_switch, first_distribution = self._ways_out[name]
+        if first_distribution == OWN and distribution != OWN:
+            culprit = (switch, distribution)
+        elif distribution == OWN and first_distribution != OWN:
+            culprit = (first_switch, first_distribution)
+        else:
+            return f" (uninstall one, or disable the second with {switch})" if switch else ""
+        switch, distribution = culprit
+        if not switch:
+            return ""
+        uninstall = f"uninstall {distribution}, or " if distribution else ""
+        return f" (Rook's own {self.kind} keeps the name: {uninstall}disable it with {switch})"
 
     def get(self, name: str) -> Any:
         return self._items.get(name)
@@ -135,21 +155,29 @@ class Rook:
         for impl in hook.get_hookimpls():
             owner = self.plugin_name(impl.plugin)
             switch = f"ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)}"
+            dist = self.distribution(impl.plugin)
 
             register: Callable[..., None]
             if keyed:
 
                 def register_keyed(
-                    name: str, item: Any, _owner: str = owner, _switch: str = switch
+                    name: str,
+                    item: Any,
+                    _owner: str = owner,
+                    _switch: str = switch,
+                    _dist: str = dist,
                 ) -> None:
-                    registry.add(_checked(name, registry, _owner), item, _owner, _switch)
+                    registry.add(_checked(name, registry, _owner), item, _owner, _switch, _dist)
 
                 register = register_keyed
             else:
 
-                def register_named(item: Any, _owner: str = owner, _switch: str = switch) -> None:
+                def register_named(
+                    item: Any, _owner: str = owner, _switch: str = switch, _dist: str = dist
+                ) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
-                    registry.add(_checked(name, registry, _owner, item), item, _owner, _switch)
+                    checked = _checked(name, registry, _owner, item)
+                    registry.add(checked, item, _owner, _switch, _dist)
 
                 register = register_named
 
@@ -202,6 +230,11 @@ class Rook:
                 name = self.pm.get_name(plugin) or repr(plugin)
                 failed.append((self.plugin_name(plugin), name, exc))
         return failed
+
+    def distribution(self, plugin: object) -> str:
+        """The distribution that installed ``plugin`` ("" for one registered in process)."""
+        name = self.pm.get_name(plugin)
+        return next((i.distribution for i in self.infos if i.name == name), "")
 
     def plugin_name(self, plugin: object) -> str:
         name = self.pm.get_name(plugin) or repr(plugin)

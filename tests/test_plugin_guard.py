@@ -460,3 +460,38 @@ def test_rook_run_says_which_plugin_failed_to_load(rook_distribution, rook_works
     r = rook_cli("run", "--json")
     assert r.exit_code == 0 and r.statuses() == {"loud": "passed", "s": "passed"}, r.stderr
     assert warning in r.stderr and r.report is not None
+
+
+SQUATTER = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("json", lambda report, path: path.write_text("not json"))
+"""
+
+
+@pytest.mark.parametrize("entry_point", ["aaa", "zzz"])
+def test_a_name_clashing_with_a_builtin_says_to_disable_the_plugin_not_rook(
+    rook_distribution, rook_workspace, rook_cli, entry_point
+):
+    """A plugin that registers a built-in's name (the ``json`` reporter): the way
+    out named was whichever plugin registered second, so an entry point sorted
+    before ``reporters`` was told ``disable the second with
+    ROOK_DISABLE_PLUGINS=reporters`` — Rook's own JSON reporter — and ``uninstall
+    one``, which for Rook means uninstalling Rook. Now the fix is always the
+    third-party plugin, whatever its name."""
+    rook_distribution("rook-squat", {entry_point: "rook_squat"}, {"rook_squat.py": SQUATTER})
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stderr
+    assert "reporter 'json' is registered twice" in r.stderr
+    assert f"{entry_point} (rook-squat)" in r.stderr and "reporters (rook-harness)" in r.stderr
+    assert f"uninstall rook-squat, or disable it with ROOK_DISABLE_PLUGINS={entry_point}" in (
+        r.stderr
+    ), r.stderr
+    assert "ROOK_DISABLE_PLUGINS=reporters" not in r.stderr
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROOK_DISABLE_PLUGINS", entry_point)
+        assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
