@@ -45,7 +45,7 @@ from .recording import Recorder
 from .redact import Redactor
 from .report import EntrySpool, run_seconds
 from .store import RunDir
-from .transports import dispatch, run_check, searching
+from .transports import PHASE_HOOKS, dispatch, run_check, searching
 from .workspace import Agent
 
 SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
@@ -912,6 +912,12 @@ def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry:
     spec = rook.transports.get(entry.transport)
     if spec is None:
         return
+    hook_name = PHASE_HOOKS[phase]
+    if not rook.runs_phase(entry.transport, hook_name):
+        raise ConfigError(
+            f"transport {entry.transport!r} ({rook.transports.owner(entry.transport)}) runs "
+            f"no {phase!r} phase (it implements no {hook_name} hook)"
+        )
     if spec.resolve is not None:
         entry.config = spec.resolve(entry.config, agent)
     if spec.check is not None:

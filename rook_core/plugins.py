@@ -93,6 +93,10 @@ class Registry:
     def get(self, name: str) -> Any:
         return self._items.get(name)
 
+    def distribution(self, name: str) -> str:
+        """The distribution of the plugin that registered ``name`` ("" when none)."""
+        return self._ways_out.get(name, ("", ""))[1]
+
     def names(self) -> list[str]:
         return sorted(self._items)
 
@@ -230,6 +234,18 @@ class Rook:
                 name = self.pm.get_name(plugin) or repr(plugin)
                 failed.append((self.plugin_name(plugin), name, exc))
         return failed
+
+    def runs_phase(self, key: str, hook_name: str) -> bool:
+        """Whether the plugin that registered transport ``key`` (or another of its
+        distribution) implements the phase hook ``hook_name``: a plugin implements
+        only the phases its transport supports."""
+        owner = self.transports.owner(key)
+        dist = self.transports.distribution(key)
+        return any(
+            self.plugin_name(impl.plugin) == owner
+            or (dist and self.distribution(impl.plugin) == dist)
+            for impl in getattr(self.pm.hook, hook_name).get_hookimpls()
+        )
 
     def distribution(self, plugin: object) -> str:
         """The distribution that installed ``plugin`` ("" for one registered in process)."""

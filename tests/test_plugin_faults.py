@@ -431,3 +431,33 @@ def test_hook_result_data_that_is_not_a_json_object_fails_that_hook_naming_the_t
     r = rook_cli("profile", "test", "-w", str(rook_workspace.root))
     assert r.exception is None and "Traceback" not in r.stderr, r.stderr
     assert r.exit_code == 1 and "whose details is a list" in r.stdout + r.stderr, r.stdout
+
+
+def test_a_phase_the_transport_does_not_run_is_refused_before_anything_runs(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A profile naming a transport for a phase its plugin implements no hook of
+    (``open: {shapeless: ...}`` where the plugin runs only execute) made the run
+    directory, ran the phases before it, and then stopped with exit 2 ("no
+    installed plugin runs the 'open' phase"), naming no file and leaving an
+    incomplete run in the history. It is refused when the profile is checked:
+    exit 2, naming the file, the phase and the plugin, nothing run."""
+    rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
+                      {"rook_shapeless.py": SHAPELESS})
+    ws = rook_workspace
+    ws.script("prep.sh", "#!/bin/bash\ntouch \"$ROOK_RUN_STATE_DIR/../../prepared\"\necho '{}'\n")
+    profile = ws.profile({"id": "p", "hooks": {"prepare": "scripts/prep.sh",
+                                               "open": {"shapeless": "fine"},
+                                               "execute": {"shapeless": "fine"}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
+    for args in (("run",), ("profile", "test", "p", "-w", str(ws.root)), ("doctor",)):
+        r = rook_cli(*args)
+        assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+        if args[0] == "doctor":
+            assert r.exit_code == 1 and "hooks.open" in r.stdout + r.stderr, r.stdout
+            continue
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        said = " ".join((r.stdout + r.stderr).split())  # profile test wraps its lines
+        assert (f"{profile}: hooks.open: transport 'shapeless' (shapeless (rook-shapeless)) "
+                "runs no 'open' phase (it implements no rook_session_open hook)") in said, said
+    assert not list(ws.root.rglob("runs/*")) and not list(ws.root.rglob("prepared"))
