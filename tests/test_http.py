@@ -878,3 +878,31 @@ def test_a_text_body_says_it_is_text(rook_cli, rook_workspace, agent_server):
     assert first["headers"].get("Content-Type") == "text/plain; charset=utf-8", first["headers"]
     assert first["text"] == "héllo g ☃"
     assert own["headers"].get("content-type", own["headers"].get("Content-Type")) == "text/markdown"
+
+
+def test_a_later_turn_whose_response_repeats_no_thread_id_keeps_the_handle(
+    rook_cli, rook_workspace, agent_server
+):
+    """An API that names the thread only when it creates it (the first turn):
+    extract.conversation found nothing on turn 2 and failed the scenario, though
+    the turn was sent with a handle it simply continues."""
+    entry = {
+        "url": f"{agent_server.url}/threads",
+        "body": {"text": "{{goal}}", "thread": "{{conversation}}"},
+        "extract": {"output": "reply", "conversation": "thread_id"},
+    }
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario(
+        {"id": "two", "turns": ["hello", "again"], "criteria": [{"equals": "in th-1: again"}]}
+    )
+    r = rook_cli("run", "--json")
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "passed", scenario["reason"]
+    assert [t["conversation"] for t in scenario["turns"]] == ["th-1", "th-1"]
+    # the first turn has no handle to keep: a path that finds nothing still fails it
+    entry["extract"]["conversation"] = "thread.id"
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    r = rook_cli("run", "--json")
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error"
+    assert "extract.conversation: the JMESPath 'thread.id' found nothing" in scenario["reason"]

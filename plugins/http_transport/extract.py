@@ -92,8 +92,13 @@ def _default(doc: Any, phase: str) -> dict[str, Any]:
     return {"response": doc}
 
 
-def extract(doc: Any, config: HttpConfig, phase: str) -> dict[str, Any]:
-    """The hook's JSON object for ``phase`` from the response ``doc``."""
+def extract(doc: Any, config: HttpConfig, phase: str, handle: Any = None) -> dict[str, Any]:
+    """The hook's JSON object for ``phase`` from the response ``doc``.
+
+    ``handle`` is the conversation handle the request was sent with: a later
+    turn whose response does not repeat it (an API that names the thread only
+    when it creates it) keeps it, so ``extract.conversation`` may find nothing
+    then. With no handle yet, a path that finds nothing is a failure."""
     ex = config.extract
     if ex is None:
         return _default(doc, phase)
@@ -106,7 +111,12 @@ def extract(doc: Any, config: HttpConfig, phase: str) -> dict[str, Any]:
         else:
             data["output"] = _find(doc, "extract.output (default)", DEFAULT_OUTPUT)
     if "conversation" in ex:
-        data["conversation"] = as_text(_find(doc, "extract.conversation", ex["conversation"]))
+        path = ex["conversation"]
+        found = path.search(doc) if doc is not None else None
+        if found is not None:
+            data["conversation"] = as_text(found)
+        elif not (phase == "execute" and handle):
+            _find(doc, "extract.conversation", path)  # raises: found nothing
     if "usage" in ex:
         data["usage"] = {
             k: _number(_find(doc, f"extract.usage.{k}", p), f"extract.usage.{k}", p)

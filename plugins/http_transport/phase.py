@@ -273,7 +273,9 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         raise HookError(status_failure(method, url, reply, doc, call.phase))
     try:
         values = saved_values(doc, config)
-        data = {} if call.phase == "prepare" else extract(doc, config, call.phase)
+        data = (
+            {} if call.phase == "prepare" else extract(doc, config, call.phase, call.conversation)
+        )
     except ExtractError as exc:
         raise HookError(f"{exc}; response {received(reply, doc, call.phase)}") from None
     if call.phase == "prepare":

@@ -384,6 +384,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return None
+        if path == "/threads" and self.command == "POST":  # the thread id on its first turn only
+            thread = (body or {}).get("thread")
+            if thread is None:
+                return self._send(200, {"reply": "new thread", "thread_id": "th-1"})
+            return self._send(200, {"reply": f"in {thread}: {(body or {}).get('text')}"})
         if path == "/events":
             return self._events(["first ", "second", json.dumps({"note": "json event"})])
         if path == "/events/error":
