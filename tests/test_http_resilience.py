@@ -371,3 +371,72 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     write_profile(rook_workspace, entry(verify_tls="certs/missing.pem"), env=())
     r = rook_cli("run", "--json")
     assert r.exit_code == 2 and "CA bundle 'certs/missing.pem' not found" in r.stderr
+
+
+class _Proxy:
+    """A forward proxy on 127.0.0.1 that answers every request itself, naming the URL asked for."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                data = json.dumps({"output": f"via proxy: {self.path}"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_proxy_in_the_environment_never_stands_between_rook_and_a_loopback_agent(
+    rook_cli, rook_workspace, agent_server, monkeypatch, variable
+):
+    """A CI job's HTTP_PROXY sent requests for the agent on 127.0.0.1 to the proxy
+    (which cannot reach this machine's loopback): 'ConnectError: All connection
+    attempts failed' for a server that was up, the proxy named nowhere."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv(variable, f"http://127.0.0.1:{_closed_port()}")
+    rook_workspace.scenario({"id": "s", "goal": "hello", "criteria": [{"contains": "hello"}]})
+    for base in (agent_server.url, agent_server.url.replace("127.0.0.1", "localhost")):
+        entry = {"url": base + "/echo", "body": {"q": "{{goal}}"}, "extract": {"output": "text"}}
+        write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+        r = rook_cli("run", "--json")
+        scenario = r.report["scenarios"][0]
+        assert scenario["status"] == "passed", (base, scenario["reason"])
+
+
+def test_a_proxy_in_the_environment_still_carries_requests_to_other_hosts(
+    rook_cli, rook_workspace, monkeypatch
+):
+    proxy = _Proxy()
+    try:
+        for name in ("HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+            monkeypatch.delenv(name.lower(), raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        entry = {"url": "http://agent.invalid/chat", "body": {"q": "{{goal}}"}, "retries": 0}
+        write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "proxy"}]})
+        r = rook_cli("run", "--json")
+        scenario = r.report["scenarios"][0]
+        assert scenario["status"] == "passed", scenario["reason"]
+        assert scenario["turns"][0]["output"] == "via proxy: http://agent.invalid/chat"
+    finally:
+        proxy.stop()

@@ -35,6 +35,11 @@ MAX_RETRY_AFTER = 7 * 24 * 3600.0
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
 USER_AGENT = f"rook/{__version__} httpx/{httpx.__version__}"
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+LOOPBACK_DIRECT = {"all://localhost": None, "all://127.0.0.1": None, "all://[::1]": None}
+"""Mounts that reach this machine's own loopback directly, whatever proxy the
+environment sets (``None``: the client's own transport, no proxy): a proxy
+elsewhere cannot reach it, so an ``HTTP_PROXY`` set for a CI job would
+otherwise stand between Rook and an agent running beside it."""
 
 
 class SendError(Exception):
@@ -143,6 +148,7 @@ class HttpResources:
                 follow_redirects=False,
                 headers={"User-Agent": USER_AGENT},
                 limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                mounts=LOOPBACK_DIRECT,
             )
         return self.clients[key]
 
