@@ -440,3 +440,30 @@ def test_a_proxy_in_the_environment_still_carries_requests_to_other_hosts(
         assert scenario["turns"][0]["output"] == "via proxy: http://agent.invalid/chat"
     finally:
         proxy.stop()
+
+
+@pytest.mark.parametrize(
+    "variable, value, says",
+    [
+        ("HTTPS_PROXY", "ftp://rook:pw-0123456789@proxy.example:21", "Unknown scheme"),
+        ("ALL_PROXY", "socks5://proxy.example:1080", "socksio"),
+    ],
+)
+def test_a_proxy_variable_httpx_cannot_use_fails_the_hook_naming_the_variable(
+    rook_cli, rook_workspace, agent_server, monkeypatch, variable, value, says
+):
+    """'transport 'http' raised ValueError: Unknown scheme for proxy URL ...' named
+    neither the variable nor what to do about it."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv(variable, value)
+    entry = {"url": agent_server.url + "/echo", "body": {"q": "{{goal}}"}}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    reason = r.report["scenarios"][0]["reason"]
+    assert f"the proxy in {variable} cannot be used" in reason, reason
+    assert says in reason and "transport 'http' raised" not in reason
+    assert "pw-0123456789" not in r.stdout + r.stderr  # the proxy's password is never shown

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import os
 import random
 import re
 import ssl
@@ -35,6 +36,7 @@ MAX_RETRY_AFTER = 7 * 24 * 3600.0
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
 USER_AGENT = f"rook/{__version__} httpx/{httpx.__version__}"
 RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 LOOPBACK_DIRECT = {"all://localhost": None, "all://127.0.0.1": None, "all://[::1]": None}
 """Mounts that reach this machine's own loopback directly, whatever proxy the
 environment sets (``None``: the client's own transport, no proxy): a proxy
@@ -143,13 +145,20 @@ class HttpResources:
             tls: bool | ssl.SSLContext
             tls = ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
             size = max(10, self.concurrency * 2)
-            self.clients[key] = httpx.AsyncClient(
-                verify=tls,
-                follow_redirects=False,
-                headers={"User-Agent": USER_AGENT},
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-                mounts=LOOPBACK_DIRECT,
-            )
+            try:
+                self.clients[key] = httpx.AsyncClient(
+                    verify=tls,
+                    follow_redirects=False,
+                    headers={"User-Agent": USER_AGENT},
+                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                    mounts=LOOPBACK_DIRECT,
+                )
+            except (ValueError, ImportError) as exc:  # a proxy URL httpx cannot use
+                names = [n for v in PROXY_VARIABLES for n in (v, v.lower()) if os.environ.get(n)]
+                raise SendError(
+                    f"the proxy in {' or '.join(names) or 'the environment'} cannot be used: "
+                    f"{str(exc).rstrip('.')}; correct that variable or unset it"
+                ) from None
         return self.clients[key]
 
     async def aclose(self) -> None:

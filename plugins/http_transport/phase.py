@@ -231,8 +231,9 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     red = redactor(call, res)
     remaining = max(0.001, deadline - time.monotonic())
     try:
+        client = res.client(config.verify_tls)
         reply = await send(
-            res.client(config.verify_tls),
+            client,
             req,
             retries=config.retries,
             backoff_seconds=config.backoff_seconds,
