@@ -86,6 +86,28 @@ def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     assert "the server asked to retry after 120" in execute["diagnosis"]
 
 
+def test_the_diagnosis_says_whether_retries_or_the_timeout_stopped_the_retrying(
+    rook_cli, rook_workspace, agent_server
+):
+    """Rook waited the asked second before each retry, then ran out of retries, and
+    the diagnosis said to raise timeout_seconds 'to wait that long'."""
+    agent_server.flaky["busy"] = [(429, {"Retry-After": "1"})] * 5
+    agent_server.flaky["slow"] = [(429, {"Retry-After": "120"})]
+    entry = flaky_entry(agent_server, "{{scenario}}", retries=1)
+    write_profile(rook_workspace, {"execute": {**entry, "timeout_seconds": 10}}, env=())
+    rook_workspace.scenario({"id": "busy", "goal": "g", "criteria": [{"contains": "g"}]})
+    rook_workspace.scenario({"id": "slow", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    busy = record_hooks(rook_workspace, run_id_of(r), "busy.1", "execute")[0]["diagnosis"]
+    assert "failed after 2 attempts" in busy
+    assert "the server still asked to retry after 1; raise the hook entry's retries" in busy
+    assert "timeout_seconds" not in busy
+    slow = record_hooks(rook_workspace, run_id_of(r), "slow.1", "execute")[0]["diagnosis"]
+    assert "the server asked to retry after 120, which would pass the hook's timeout" in slow
+    assert "raise the hook entry's timeout_seconds to wait that long" in slow
+    assert "retries" not in slow
+
+
 def test_an_absurd_retry_after_never_puts_infinity_in_the_record(
     rook_cli, rook_workspace, agent_server
 ):

@@ -77,6 +77,7 @@ class Reply:
     events: list[tuple[str, str]] | None = None  # (event, data) for an event stream
     stream_done: bool = False
     attempts: int = 1
+    out_of_time: bool = False  # retrying stopped: the next wait would pass the hook's timeout
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -370,6 +371,7 @@ async def send(
         if time.monotonic() + delay >= deadline:
             entry["note"] = f"no retry: waiting {delay:.3g} s would pass the hook's timeout"
             if "status" in entry:
+                reply.out_of_time = True
                 return reply
             break
         entry["wait_seconds"] = round(delay, 3)

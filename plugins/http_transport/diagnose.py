@@ -142,8 +142,14 @@ def status_failure(method: str, url: str, reply: Reply, document: Any, phase: st
     wait = reply.headers.get("retry-after")
     hint = ""
     if wait and (reply.status == 429 or reply.status >= 500):
-        hint = (
-            f" (the server asked to retry after {wait}; raise the hook entry's timeout_seconds "
-            "or retries to wait that long)"
-        )
+        if reply.out_of_time:
+            hint = (
+                f" (the server asked to retry after {wait}, which would pass the hook's timeout; "
+                "raise the hook entry's timeout_seconds to wait that long)"
+            )
+        else:  # every retry was spent, each after the wait the server asked for
+            hint = (
+                f" (the server {'still ' if reply.attempts > 1 else ''}asked to retry after "
+                f"{wait}; raise the hook entry's retries to keep trying)"
+            )
     return f"{method} {url} failed{tries}{hint}: response " + received(reply, document, phase)
