@@ -906,3 +906,30 @@ def test_a_later_turn_whose_response_repeats_no_thread_id_keeps_the_handle(
     scenario = r.report["scenarios"][0]
     assert scenario["status"] == "error"
     assert "extract.conversation: the JMESPath 'thread.id' found nothing" in scenario["reason"]
+
+
+@pytest.mark.parametrize(
+    "ctype, text",
+    [
+        ("image/png", "\x89PNG\r\n\x1a\nhi"),  # binary by its type
+        ("application/octet-stream", "hi\x00\x01\x02\x00"),  # NUL bytes: no text
+        ("text/plain", "hi\x00\x00\x00\x00"),
+    ],
+)
+def test_a_binary_response_is_no_answer_to_judge(
+    rook_cli, rook_workspace, agent_server, ctype, text
+):
+    """An image or raw bytes became the turn's output, decoded as text with
+    replacement characters, and criteria were judged on it ('contains: hi' passed)."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"type": ctype, "enc": "utf-8", "text": text})
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/charset?{query}"}}}, env=()
+    )
+    rook_workspace.scenario({"id": "bin", "goal": "go", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error", scenario
+    assert f"the response is binary ({ctype}, " in scenario["reason"], scenario["reason"]
+    assert scenario["turns"] == []  # nothing judged

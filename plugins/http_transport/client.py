@@ -84,6 +84,13 @@ class Reply:
     def content_type(self) -> str:
         return self.headers.get("content-type", "").partition(";")[0].strip().lower()
 
+    def binary(self) -> bool:
+        """The body is no text: an image, audio, video or font, or bytes holding NUL
+        (which no text in its declared charset has)."""
+        if self.content_type.partition("/")[0] in ("image", "audio", "video", "font"):
+            return True
+        return b"\0" in self.body and "\0" in self.text()  # UTF-16 text has NUL bytes
+
     def text(self) -> str:
         """The body as text, in the charset the ``Content-Type`` declares (else UTF-8).
 

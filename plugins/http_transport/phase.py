@@ -256,6 +256,13 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         doc = document(reply)
     except StreamError as exc:
         raise HookError(f"{shown}: {exc}") from None
+    if isinstance(doc, str) and reply.binary():
+        doc = f"<{len(reply.body)} bytes of {reply.content_type or 'binary data'}>"
+        if call.phase == "execute" and 200 <= reply.status < 300:
+            raise HookError(
+                f"{shown}: the response is binary ({reply.content_type or 'no content type'}, "
+                f"{len(reply.body)} bytes), not text or JSON: no answer to judge"
+            )
     if call.phase != "prepare" and doc is not None:
         http["response"] = preview(doc, RECORD_CHARS, red)
     if reply.events is not None and not reply.stream_done:
