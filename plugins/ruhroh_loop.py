@@ -332,11 +332,7 @@ def evidence(
 ) -> dict[str, Any]:
     """The execute answer: ``output``, ``conversation``, ``usage`` and evidence."""
     final = results[-1]
-    artifacts: dict[str, Any] = {}
-    for r in results:
-        if r.artifacts is not None:
-            base = r.artifacts_base or session.workspace
-            artifacts.update(read_artifacts(r.artifacts, base, config["artifact_max_bytes"]))
+    artifacts = _artifacts(config, session, results, labels)
     data: dict[str, Any] = {
         "output": final.output if final.output is not None else "",
         "conversation": session.handle,
@@ -353,6 +349,26 @@ def evidence(
         "workspace": str(session.workspace),
     }
     return {k: v for k, v in data.items() if v is not None}
+
+
+def _artifacts(
+    config: dict[str, Any], session: Session, results: list[IterationResult], labels: list[str]
+) -> dict[str, Any]:
+    """The artifacts the turn's iterations reported. A name reported again for
+    another file (``transcript`` of each iteration) keeps the latest under the
+    name and the earlier one as ``name (iteration N)``: none is lost."""
+    artifacts: dict[str, Any] = {}
+    came_from: dict[str, str] = {}
+    for r, label in zip(results, labels, strict=True):
+        if r.artifacts is None:
+            continue
+        base = r.artifacts_base or session.workspace
+        for name, info in read_artifacts(r.artifacts, base, config["artifact_max_bytes"]).items():
+            earlier = artifacts.get(name)
+            if earlier is not None and earlier.get("path", earlier) != info.get("path", info):
+                artifacts[f"{name} ({came_from[name]})"] = earlier
+            artifacts[name], came_from[name] = info, label
+    return artifacts
 
 
 def _manifest_details(results: list[IterationResult], conn: Any) -> dict[str, Any]:

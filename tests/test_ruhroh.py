@@ -1155,3 +1155,29 @@ def test_a_state_directory_that_cannot_be_set_aside_is_a_warning_and_no_retry(
     assert last.statuses() == {"s": "passed", "t": "passed"}, last.stderr
     record = rook_workspace.record(run_id, "s.1")
     assert [a.get("state") for a in record["infra_attempts"]] == ["state/s.1.attempt-1"]
+
+
+def test_an_artifact_name_each_iteration_reports_keeps_every_file(rook_workspace, rook_cli):
+    # a wrapper names its log "transcript" on every call, a new file each time (as the
+    # Claude Code and Codex wrappers do): the evidence kept only the last iteration's
+    wrapper = rook_workspace.script(
+        "logs.sh",
+        """
+        #!/bin/bash
+        mkdir -p .ruhroh; echo "log $RUHROH_ITERATION" > ".ruhroh/t-$RUHROH_ITERATION.log"
+        st=continue; [ "$RUHROH_ITERATION" = 3 ] && st=goal_satisfied
+        echo '{"status":"'$st'","artifacts":{"transcript":".ruhroh/t-'$RUHROH_ITERATION'.log","plan":"plan.md"}}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    arts = scenario_of(r)["turns"][0]["evidence"]["artifacts"]
+    assert {k: v.get("content") for k, v in arts.items()} == {
+        "transcript": "log 3\n",
+        "transcript (iteration 2)": "log 2\n",
+        "transcript (iteration 1)": "log 1\n",
+        "plan": None,  # the same file each time (missing here): kept once
+    }
+    assert arts["plan"]["missing"] is True
