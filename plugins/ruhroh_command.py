@@ -93,6 +93,7 @@ class CommandConnector(Connector):
         from .ruhroh_protocol import (
             IterationResult,
             ProtocolError,
+            final_line_problem,
             normalize,
             read_result_file,
             split_final_line,
@@ -150,16 +151,19 @@ class CommandConnector(Connector):
                 )
             elif proc.returncode:
                 how = (
-                    f"killed by signal {-proc.returncode}"
+                    f"was killed by signal {-proc.returncode}"
                     if proc.returncode < 0
                     else f"exited with code {proc.returncode}"
                 )
                 result.failure = f"the wrapper {how} and reported no status{stderr}"
             else:
+                problem = final_line_problem(result.stdout)
                 result.failure = (
-                    "the wrapper reported no completion status: expected a final JSON line "
-                    'such as {"status":"goal_satisfied"} or a result file at '
-                    f"RUHROH_RESULT_PATH; its last output: {tail(result.stdout, 300)!r}"
+                    "the wrapper reported no completion status: "
+                    + (f"{problem}; " if problem else "")
+                    + 'expected a final JSON line such as {"status":"goal_satisfied"} or a '
+                    f"result file at RUHROH_RESULT_PATH; its last output: "
+                    f"{tail(result.stdout, 300)!r}{stderr}"
                 )
         elif proc.returncode and result.status is not None:
             result.notes.append(

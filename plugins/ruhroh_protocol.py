@@ -119,6 +119,30 @@ def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
     return value, "\n".join(lines[:idx])
 
 
+def final_line_problem(stdout: str) -> str | None:
+    """Why the last line of ``stdout``, meant as the final JSON line, gives no
+    status: not JSON (the parser's reason), JSON but no object, or an object
+    without ``status``. ``None`` when it is plain text (a transcript line)."""
+    lines = [ln for ln in stdout.split("\n") if ln.strip()]
+    if not lines:
+        return None
+    line = lines[-1].strip()
+    if not line.lstrip("\ufeff").startswith(("{", "[")):
+        return None
+    try:
+        value = hookio.loads(line)
+    except (ValueError, RecursionError) as exc:
+        bom = " (it starts with a byte order mark, U+FEFF)" if line.startswith("\ufeff") else ""
+        return f"its final line is not valid JSON{bom}: {exc}"
+    if not isinstance(value, dict):
+        kind = "an array" if isinstance(value, list) else "not an object"
+        return f"its final line is JSON, but {kind}: the final line is one JSON object"
+    if "status" not in value:
+        keys = ", ".join(sorted(map(str, value))[:20]) or "none"
+        return f'its final JSON line has no "status" field (keys: {keys})'
+    return None
+
+
 def _read_regular(path: Path, cap: int) -> tuple[int, bytes] | None:
     """``path``'s size and (when within ``cap``) its bytes; ``None`` when it does
     not exist. Opened without blocking and read only when it is a regular file:

@@ -1181,3 +1181,33 @@ def test_an_artifact_name_each_iteration_reports_keeps_every_file(rook_workspace
         "plan": None,  # the same file each time (missing here): kept once
     }
     assert arts["plan"]["missing"] is True
+
+
+@pytest.mark.parametrize(
+    "final_line,why",
+    [
+        ('{"status": "goal_satisfied"', "its final line is not valid JSON: Expecting ','"),
+        ('{"status":"goal_satisfied","usage":{"inputTokens":1e400}}', "1e400 is too large"),
+        ('[{"status": "goal_satisfied"}]', "its final line is JSON, but an array"),
+        ('{"state": "done", "output": "x"}', 'has no "status" field (keys: output, state)'),
+    ],
+)
+def test_a_final_line_that_gives_no_status_says_why(final_line, why, rook_workspace, rook_cli):
+    # the diagnosis said only "reported no completion status" and quoted the line,
+    # also when the line was JSON Rook could not read (1e400, a missing brace)
+    wrapper = rook_workspace.script(
+        "broken-final.sh",
+        f"""
+        #!/bin/bash
+        echo 'calling the agent CLI failed: see above' >&2
+        echo '{final_line}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "reported no completion status: its final" in s["reason"], s["reason"]
+    assert why in s["reason"], s["reason"]
+    assert "stderr: calling the agent CLI failed" in s["reason"], s["reason"]
