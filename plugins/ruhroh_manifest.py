@@ -41,10 +41,13 @@ FALLBACKS: dict[str, tuple[str | None, str]] = {
 
 
 def _environment(run: Any) -> dict[str, str]:
-    """The fallbacks present in what the wrappers saw; secrets withheld."""
+    """The fallbacks present in what the wrappers saw (Rook's environment as the
+    profile's ``inherit_env`` passes it, and its ``hook_env``); secrets withheld."""
+    from rook_core.engine import base_environment
+
     profile = run.profile
     secret = {e.variable for e in profile.env}
-    env = {**os.environ, **profile.hook_env}
+    env = base_environment(profile)
     return {k: env[k] for k in FALLBACKS if env.get(k) and k not in secret}
 
 

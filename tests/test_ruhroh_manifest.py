@@ -194,3 +194,24 @@ def test_merge_writes_the_manifest_from_the_shards(rook_workspace, rook_cli, tmp
     assert m["runSeed"] == "42" and m["sources"]["runSeed"] == "env:RUHROH_RUN_SEED"
     assert m["environment"] == {"RUHROH_RUN_SEED": "42"}
     assert m["merged"]["from"] == [str(d) for d in dirs]
+
+
+def test_fallbacks_are_what_the_wrappers_saw(fallbacks, rook_workspace, rook_cli):
+    # inherit_env keeps RUHROH_* from the wrappers, so their sample seeds were not
+    # derived from RUHROH_RUN_SEED: the manifest still said runSeed "42" and the
+    # model of Rook's environment
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": {"command": BASH}}},
+            "hook_env": {"RUHROH_AGENT_PROVIDER": "hook-provider"},
+            "inherit_env": ["PATH", "HOME", "PROBE_DIR"],
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["environment"] == {"RUHROH_AGENT_PROVIDER": "hook-provider"}
+    assert "runSeed" not in m and "adapterVersion" not in m
+    assert m["model"] == {"provider": "hook-provider"}
