@@ -371,12 +371,21 @@ def _artifacts(
     return artifacts
 
 
+def _reported(model: Any) -> Any:
+    """A model as the manifest takes it: an empty field (``"model": ""`` from a
+    wrapper's unset variable) is no value, as an empty ``adapterVersion`` is."""
+    if isinstance(model, dict):
+        return {k: v for k, v in model.items() if v not in (None, "")} or None
+    return None if model in (None, "") else model
+
+
 def _manifest_details(results: list[IterationResult], conn: Any) -> dict[str, Any]:
     """What ``ruhroh-run-manifest.json`` takes from the latest result that reported
     each value (an iteration of this turn, not only the turn's last)."""
+    models = (_reported(r.model) for r in reversed(results))
     return {
         "adapterVersion": _latest(results, "adapter_version"),
-        "model": _latest(results, "model"),
+        "model": next((m for m in models if m is not None), None),
         "usage": _latest(results, "usage_raw"),
         "continuity": getattr(conn, "continuity", None),
     }

@@ -215,3 +215,28 @@ def test_fallbacks_are_what_the_wrappers_saw(fallbacks, rook_workspace, rook_cli
     assert m["environment"] == {"RUHROH_AGENT_PROVIDER": "hook-provider"}
     assert "runSeed" not in m and "adapterVersion" not in m
     assert m["model"] == {"provider": "hook-provider"}
+
+
+def test_an_empty_model_field_is_no_value(rook_workspace, rook_cli, monkeypatch):
+    # wrappers fill the result file from variables ("model": "$model"); an unset one
+    # gave "model": "", which replaced RUHROH_AGENT_MODEL (an empty adapterVersion did not)
+    monkeypatch.setenv("RUHROH_AGENT_MODEL", "env-model")
+    monkeypatch.setenv("RUHROH_RUN_AGENT_ADAPTER_VERSION", "9.9")
+    wrapper = rook_workspace.script(
+        "empty-model.sh",
+        """
+        #!/bin/bash
+        cat > "$RUHROH_RESULT_PATH" <<JSON
+        {"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied", "adapterVersion": "",
+         "model": {"provider": "anthropic", "model": "", "promptVersion": null}}
+        JSON
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["model"] == {"provider": "anthropic", "model": "env-model"}
+    assert m["sources"]["model.model"] == "env:RUHROH_AGENT_MODEL"
+    assert m["adapterVersion"] == "9.9"
