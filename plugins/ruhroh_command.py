@@ -129,7 +129,16 @@ class CommandConnector(Connector):
             s for s, present in (("result_file", from_file), ("final_line", final)) if present
         )
         stderr = f"; stderr: {tail(result.stderr)}" if result.stderr.strip() else ""
-        if proc.spawn_error:
+        if proc.spawn_error and not Path(cwd).is_dir():  # not the wrapper: where it runs
+            whose = (
+                "the agent workspace (RUHROH_WORKSPACE), removed after Rook made it (by an earlier call?)"
+                if self.cwd is None
+                else "the entry's cwd"
+            )
+            result.failure = (
+                f"could not start the wrapper: its working directory {cwd} does not exist: {whose}"
+            )
+        elif proc.spawn_error:
             result.failure = f"could not start the wrapper: {proc.spawn_error}"
         elif proc.timed_out:
             result.timed_out = True

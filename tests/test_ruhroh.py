@@ -1211,3 +1211,24 @@ def test_a_final_line_that_gives_no_status_says_why(final_line, why, rook_worksp
     assert "reported no completion status: its final" in s["reason"], s["reason"]
     assert why in s["reason"], s["reason"]
     assert "stderr: calling the agent CLI failed" in s["reason"], s["reason"]
+
+
+def test_a_removed_agent_workspace_is_named_as_the_cause(rook_workspace, rook_cli):
+    # a coding agent that cleans up by removing its workspace: the next call could not
+    # start, and the diagnosis said the wrapper itself was not found
+    wrapper = rook_workspace.script(
+        "cleaner.sh",
+        """
+        #!/bin/bash
+        cd .. && rm -rf "$RUHROH_WORKSPACE"
+        echo '{"status":"continue","output":"cleaned"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "its working directory" in s["reason"], s["reason"]
+    assert "the agent workspace (RUHROH_WORKSPACE), removed" in s["reason"], s["reason"]
+    assert s["turns"][0]["output"] == "cleaned"  # the first turn is kept
