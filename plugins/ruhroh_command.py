@@ -149,7 +149,10 @@ class CommandConnector(Connector):
             cap = (
                 turn.limits.stdout_bytes if proc.overflow == "stdout" else turn.limits.stderr_bytes
             )
-            result.failure = f"{proc.overflow} exceeded the {cap}-byte cap; the wrapper was killed"
+            result.failure = (
+                f"{proc.overflow} exceeded the {cap}-byte cap; the wrapper was killed (raise "
+                f"limits.{proc.overflow}_bytes in the profile if this much output is expected)"
+            )
         elif result.failure is None and result.status is None:
             given = fields.get("status")
             if given not in (None, ""):

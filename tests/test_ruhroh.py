@@ -1232,3 +1232,28 @@ def test_a_removed_agent_workspace_is_named_as_the_cause(rook_workspace, rook_cl
     assert "its working directory" in s["reason"], s["reason"]
     assert "the agent workspace (RUHROH_WORKSPACE), removed" in s["reason"], s["reason"]
     assert s["turns"][0]["output"] == "cleaned"  # the first turn is kept
+
+
+def test_output_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
+    # a coding agent's CLI is verbose: the diagnosis named the cap, not the setting
+    wrapper = rook_workspace.script(
+        "verbose.sh",
+        """
+        #!/bin/bash
+        head -c 5000 /dev/zero | tr '\\0' x; echo
+        echo '{"status":"goal_satisfied"}'
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": {"command": str(wrapper)}}},
+            "limits": {"stdout_bytes": 1024},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "stdout exceeded the 1024-byte cap" in s["reason"], s["reason"]
+    assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
