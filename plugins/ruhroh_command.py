@@ -155,10 +155,17 @@ class CommandConnector(Connector):
             )
         elif result.failure is None and result.status is None:
             given = fields.get("status")
-            if given not in (None, ""):
-                where = "result file" if from_file and "status" in from_file else "final line"
+            in_file = bool(from_file and "status" in from_file)
+            hidden = (final or {}).get("status") if in_file else None
+            if given not in (None, "") or hidden not in (None, ""):
+                where = "result file" if in_file else "final line"
+                wins = (
+                    f" (the result file wins over the final line's {tail(json.dumps(hidden), 100)})"
+                    if hidden not in (None, "")
+                    else ""
+                )
                 result.failure = (
-                    f"the wrapper's {where} gives status {tail(json.dumps(given), 100)}: "
+                    f"the wrapper's {where} gives status {tail(json.dumps(given), 100)}{wins}: "
                     'a completion status is a string such as "goal_satisfied"'
                 )
             elif proc.returncode:

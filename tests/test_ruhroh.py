@@ -1257,3 +1257,24 @@ def test_output_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
     assert s["status"] == "error"
     assert "stdout exceeded the 1024-byte cap" in s["reason"], s["reason"]
     assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
+
+
+def test_a_null_status_in_the_result_file_is_named_in_the_diagnosis(rook_workspace, rook_cli):
+    # the result file's {"status": null} (a Python wrapper's None) wins over the final
+    # line's goal_satisfied: the diagnosis said "reported no completion status" and
+    # quoted that final line, which plainly gives one
+    wrapper = rook_workspace.script(
+        "status-null.sh",
+        """
+        #!/bin/bash
+        echo '{"version":"ruhroh_run_agent_result_v1","status":null}' > "$RUHROH_RESULT_PATH"
+        echo '{"status":"goal_satisfied"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "the wrapper's result file gives status null" in s["reason"], s["reason"]
+    assert 'wins over the final line\'s "goal_satisfied"' in s["reason"], s["reason"]
