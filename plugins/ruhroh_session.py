@@ -48,6 +48,25 @@ async def invoke(what: str, method: Callable[..., Any], *args: Any) -> Any:
         raise StepError(f"{what} raised {type(exc).__name__}: {exc}") from None
 
 
+def _copy_template(template: str, workspace: Path) -> None:
+    """Copy ``workspace_template`` into a scenario run's fresh agent workspace."""
+    try:
+        shutil.copytree(template, workspace, symlinks=True)
+    except shutil.Error as exc:  # some files could not be copied: (src, dst, why) each
+        failed = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+        whys = [f"{why}" for _src, _dst, why in failed[:3]] or [str(exc)]
+        more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+        raise StepError(
+            f"workspace_template {template}: cannot copy it into the agent workspace: "
+            + "; ".join(whys)
+            + more
+        ) from None
+    except OSError as exc:
+        raise StepError(
+            f"workspace_template {template}: cannot copy it into the agent workspace: {exc}"
+        ) from None
+
+
 class Runtime:
     """One run's connectors (one instance per distinct entry) and open sessions."""
 
@@ -100,7 +119,7 @@ class Runtime:
         if workspace.exists():  # a resumed run starts the scenario afresh
             shutil.rmtree(workspace)
         if config.get("workspace_template_path"):
-            shutil.copytree(config["workspace_template_path"], workspace, symlinks=True)
+            _copy_template(config["workspace_template_path"], workspace)
         workspace.mkdir(parents=True, exist_ok=True)
         (base / "results").mkdir(parents=True, exist_ok=True)
         goal_path = base / "goal.txt"

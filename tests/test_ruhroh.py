@@ -7,6 +7,7 @@ written for Ruhroh; Rook runs them through its real subprocess machinery.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -1278,3 +1279,20 @@ def test_a_null_status_in_the_result_file_is_named_in_the_diagnosis(rook_workspa
     assert s["status"] == "error"
     assert "the wrapper's result file gives status null" in s["reason"], s["reason"]
     assert 'wins over the final line\'s "goal_satisfied"' in s["reason"], s["reason"]
+
+
+def test_a_template_that_cannot_be_copied_is_named(rook_workspace, rook_cli, probe_dir):
+    # a fixture holding a named pipe (or a socket, an unreadable file) failed each
+    # scenario with "transport 'ruhroh' raised Error: [(src, dst, why)]"
+    template = rook_workspace.agent_dir / "fixtures" / "repo"
+    template.mkdir(parents=True)
+    (template / "README.md").write_text("fixture repo\n")
+    os.mkfifo(template / "pipe")
+    ruhroh_profile(rook_workspace, BASH, workspace_template="fixtures/repo")
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert f"workspace_template {template}: cannot copy it into the agent workspace" in s["reason"]
+    assert "is a named pipe" in s["reason"] and "raised" not in s["reason"], s["reason"]
+    assert calls(probe_dir) == []  # the wrapper never ran in a half-copied workspace
