@@ -1,8 +1,10 @@
 """Workspace criteria for coding agents: what the agent left on disk.
 
 They look at the scenario's ``workspace:`` directory (relative to the Rook
-workspace, or absolute), or at the Rook workspace when the scenario names
-none, after the agent has finished (in the judge phase):
+workspace, or absolute); when the scenario names none, at the agent workspace
+its execute hook reported (the ``workspace`` field: a Ruhroh wrapper's
+``RUHROH_WORKSPACE`` sandbox), else at the Rook workspace; after the agent has
+finished (in the judge phase):
 
 * ``file: {path, exists | contains | not_contains | matches | not_matches}``
   (no check means ``exists: true``; ``contains`` ignores case like the
@@ -40,18 +42,37 @@ TAIL = 1500
 
 
 def workspace_dir(view: EvidenceView) -> Path:
-    """The directory workspace criteria look at for this scenario."""
+    """The directory workspace criteria look at for this scenario: its
+    ``workspace:``, else the agent workspace the last turn reporting one gave
+    (:func:`reported_workspace`), else the Rook workspace."""
     base = view.judging.workspace or Path.cwd()
-    named = view.scenario.extra.get("workspace")
+    named = view.scenario.extra.get("workspace") or reported_workspace(view)
     if not named:
         return Path(base)
     path = Path(named).expanduser()
     return path if path.is_absolute() else Path(base) / path
 
 
-def _missing_dir(where: Path) -> Verdict | None:
+def reported_workspace(view: EvidenceView) -> str | None:
+    """The agent workspace an execute hook reported in its ``workspace`` field
+    (a Ruhroh wrapper works in its own sandbox, ``RUHROH_WORKSPACE``, not in
+    the Rook workspace), the latest turn's; ``None`` when no turn gave one."""
+    for turn in reversed(view.turns):
+        where = turn.evidence.get("workspace")
+        if isinstance(where, str) and where.strip():
+            return where
+    return None
+
+
+def _missing_dir(where: Path, view: EvidenceView) -> Verdict | None:
     if not where.is_dir():
-        return Verdict(ERROR, f"the scenario's workspace directory {where} does not exist")
+        if view.scenario.extra.get("workspace"):
+            whose = "the scenario's workspace directory"
+        elif reported_workspace(view):
+            whose = "the agent workspace its execute hook reported"
+        else:
+            whose = "the workspace"
+        return Verdict(ERROR, f"{whose} {where} does not exist")
     return None
 
 
@@ -108,7 +129,7 @@ class File(CriterionType):
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         where = workspace_dir(view)
-        if (v := _missing_dir(where)) is not None:
+        if (v := _missing_dir(where, view)) is not None:
             return v
         target = where / config["path"]
         check, want = config["check"], config["want"]
@@ -183,7 +204,7 @@ class Command(CriterionType):
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         where = workspace_dir(view)
-        if (v := _missing_dir(where)) is not None:
+        if (v := _missing_dir(where, view)) is not None:
             return v
         env = dict(view.judging.env) or {
             k: v for k, v in os.environ.items() if not k.startswith("ROOK_")

@@ -218,3 +218,54 @@ def test_a_link_out_of_the_workspace_is_not_checked(rook_workspace, rook_cli, tm
     status, reason = verdicts(r)[0]
     assert status == "error" and "leads outside the workspace" in reason, reason
 
+
+
+SANDBOXED = """
+    #!/bin/bash
+    mkdir -p "$RUHROH_WORKSPACE/out"
+    echo "Summary: all $RUHROH_ITERATION done" > "$RUHROH_WORKSPACE/out/report.md"
+    echo '{"status": "goal_satisfied"}'
+"""
+
+
+def test_workspace_criteria_look_where_a_ruhroh_wrapper_worked(rook_workspace, rook_cli):
+    """A Ruhroh wrapper works in its own sandbox (RUHROH_WORKSPACE, under the
+    run's state directory), but file and command criteria looked at the Rook
+    workspace: the report it wrote was never seen, and a stale out/report.md
+    in the user's checkout would have passed. With no ``workspace:`` in the
+    scenario they now look at the agent workspace the hook reported."""
+    ws = rook_workspace
+    ws.script("wrapper.sh", SANDBOXED)
+    ws.profile({"id": "w", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}}})
+    (ws.root / "out").mkdir()
+    (ws.root / "out" / "report.md").write_text("stale: the user's own file\n")
+    ws.scenario({"id": "s", "goal": "write the report", "criteria": [
+        {"file": {"path": "out/report.md", "contains": "Summary: all 1 done"}},
+        {"file": {"path": "out/report.md", "not_contains": "stale"}},
+        {"command": {"run": "pwd; grep -q Summary out/report.md"}},
+    ]})
+    ws.scenario({"id": "named", "goal": "g", "workspace": ".", "criteria": [
+        {"file": {"path": "out/report.md", "contains": "stale"}},  # named: as before
+    ]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, (r.stderr, [e["criteria"] for e in r.report["scenarios"]])
+    sandbox = r.report["scenarios"][1]["turns"][-1]["evidence"]["workspace"]
+    assert sandbox.endswith("/state/s.1/ruhroh/workspace"), sandbox
+    cmd = r.report["scenarios"][1]["criteria"][2]
+    assert sandbox in cmd["reason"] + json.dumps(cmd), cmd
+
+
+def test_a_reported_workspace_that_is_gone_is_an_error_naming_it(rook_workspace, rook_cli):
+    rook_workspace.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{"output": "done", "workspace": "gone/away"}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"file": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    assert verdicts(r)[0][1] == (
+        f"the agent workspace its execute hook reported {rook_workspace.root}/gone/away "
+        "does not exist")
