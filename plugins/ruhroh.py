@@ -55,9 +55,20 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     return run_resolve(config, agent)
 
 
-def check(config: dict[str, Any], plugins: Any) -> dict[str, Any]:
-    """Find the connector class and check it (:func:`rook_plugins.ruhroh_run.check`)."""
+def check(config: dict[str, Any], plugins: Any, phase: str) -> dict[str, Any]:
+    """Find the connector class and check it (:func:`rook_plugins.ruhroh_run.check`).
+    A command wrapper has only iterations: on any phase but execute it would
+    run nothing, so it is refused there."""
+    from rook_core.errors import ConfigError
+
     from .ruhroh_run import check as run_check
+
+    if config.get("kind") == "command" and phase != "execute":
+        raise ConfigError(
+            f"a ruhroh command wrapper runs on execute only (each turn an iteration); on "
+            f"{phase} it would run nothing: give {phase} a script hook ({phase}: "
+            "scripts/NAME.sh), or write a connector for it"
+        )
 
     return run_check(config, plugins)
 

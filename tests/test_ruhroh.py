@@ -1296,3 +1296,22 @@ def test_a_template_that_cannot_be_copied_is_named(rook_workspace, rook_cli, pro
     assert f"workspace_template {template}: cannot copy it into the agent workspace" in s["reason"]
     assert "is a named pipe" in s["reason"] and "raised" not in s["reason"], s["reason"]
     assert calls(probe_dir) == []  # the wrapper never ran in a half-copied workspace
+
+
+@pytest.mark.parametrize("phase", ["prepare", "open", "close", "collect"])
+def test_a_command_wrapper_on_another_phase_than_execute_is_refused(
+        rook_workspace, rook_cli, phase):
+    # `close: {ruhroh: {command: ./cleanup.sh}}` ran nothing at all, silently:
+    # a command wrapper has only iterations, which only execute runs.
+    ws = rook_workspace
+    ws.script("wrapper.sh", "#!/bin/bash\ntouch \"$RUHROH_RUN_ROOT/../../ran-$1\"\n"
+              "echo '{\"status\": \"goal_satisfied\"}'\n")
+    profile = ws.profile({"id": "w", "hooks": {
+        phase: {"ruhroh": {"command": "scripts/wrapper.sh"}},
+        "execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert (f"{profile}: hooks.{phase}: a ruhroh command wrapper runs on execute only (each "
+            f"turn an iteration); on {phase} it would run nothing") in r.stderr, r.stderr
+    assert not list(ws.root.rglob("runs/*"))
