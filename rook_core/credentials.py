@@ -186,10 +186,13 @@ def url_secrets(url: str) -> list[Found]:
     return found
 
 
-def mask_url(url: str) -> str:
-    """``url`` with its password and credential query values hidden."""
+def mask_url(url: str, keep: str = "") -> str:
+    """``url`` with its password and credential query values hidden; with
+    ``keep``, a value that starts with it stays (``[redacted:NAME]``, already
+    hidden and naming its variable)."""
     for f in sorted(url_secrets(url), key=lambda f: f.start, reverse=True):
-        url = url[: f.start] + HIDDEN_PART + url[f.end :]
+        if not (keep and url[f.start : f.end].startswith(keep)):
+            url = url[: f.start] + HIDDEN_PART + url[f.end :]
     return url
 
 

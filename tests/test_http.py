@@ -933,3 +933,23 @@ def test_a_binary_response_is_no_answer_to_judge(
     assert scenario["status"] == "error", scenario
     assert f"the response is binary ({ctype}, " in scenario["reason"], scenario["reason"]
     assert scenario["turns"] == []  # nothing judged
+
+
+def test_a_password_written_in_the_url_never_reaches_a_record_or_message(
+    rook_cli, rook_workspace, agent_server
+):
+    # `url: http://bob:PASSWORD@host/...?api_key=KEY` written by hand (not moved
+    # into env as `rook profile add` does) went whole into every diagnosis, the
+    # records and the reports; `rook profile show` already hid it.
+    host = agent_server.url.split("//", 1)[1]
+    url = f"http://bob:literal-pw-9911@{host}/no-such-route?api_key=literal-key-7733&lang=en"
+    write_profile(rook_workspace, {"execute": {"http": {
+        "url": url, "body": {"goal": "{{goal}}"}, "extract": {"output": "missing"}}}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json", f"--report=markdown:{rook_workspace.root}/r.md")
+    reason = r.report["scenarios"][0]["reason"]
+    assert f"POST http://bob:[hidden]@{host}/no-such-route?api_key=[hidden]&lang=en" in reason, reason
+    runs = rook_workspace.run_dir(run_id_of(r))
+    shown = [p.read_text() for p in runs.rglob("*") if p.is_file() and p.name != "profile.yaml"]
+    for text in [*shown, r.stdout, r.stderr, (rook_workspace.root / "r.md").read_text()]:
+        assert "literal-pw-9911" not in text and "literal-key-7733" not in text

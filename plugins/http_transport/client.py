@@ -30,6 +30,7 @@ from httpx_sse import EventSource
 
 from rook_core import __version__
 from rook_core.plain import plain
+from rook_core.redact import MARK as REDACTED_MARK
 
 MAX_BACKOFF = 30.0
 MAX_RETRY_AFTER = 7 * 24 * 3600.0
@@ -60,12 +61,19 @@ class Request:
     form: dict[str, Any] | None = None
     sse: bool = False
 
-    def shown_url(self) -> str:
-        """The full URL with its query, percent-decoded (so a redactor finds secrets in it)."""
+    def shown_url(self, redact: Callable[[str], str]) -> str:
+        """The full URL with its query as a message or record shows it:
+        percent-decoded, so ``redact`` finds the env values in it (``[redacted:NAME]``),
+        and then a password or credential parameter written into the URL itself
+        (``bob:PW@``, ``?api_key=KEY``) shown as ``[hidden]``, as ``rook profile
+        show`` does."""
+        from rook_core.credentials import mask_url
+
         try:
-            return unquote(str(httpx.URL(self.url).copy_merge_params(self.params)))
+            full = str(httpx.URL(self.url).copy_merge_params(self.params))
         except (httpx.InvalidURL, TypeError, ValueError):
-            return self.url
+            full = self.url
+        return mask_url(redact(unquote(full)), keep=REDACTED_MARK)
 
 
 @plain
@@ -325,7 +333,7 @@ async def send(
     on every attempt, a TLS failure, a body over ``cap``).
     """
     last_error = ""
-    url = redact(req.shown_url())
+    url = req.shown_url(redact)
     for n in range(1, retries + 2):
         started = time.monotonic()
         entry: dict[str, Any] = {"attempt": n, "method": req.method, "url": url}

@@ -245,7 +245,7 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         )
     except SendError as exc:
         raise HookError(str(exc)) from None
-    shown = f"{req.method} {red.text(req.shown_url())}"
+    shown = f"{req.method} {req.shown_url(red.text)}"
     http: dict[str, Any] = {"status": reply.status, "content_type": reply.content_type}
     if reply.events is not None:
         http["stream"] = {"events": len(reply.events), "done": reply.stream_done}
