@@ -7,6 +7,7 @@ and JMESPath, so they are imported by the functions that use them.
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from typing import Any
 
@@ -67,6 +68,12 @@ def folded(text: str) -> str:
     """``text`` for comparing ignoring case: canonical caseless matching (Unicode
     §3.13), recomposed so that ``cafe`` is never found inside ``café``."""
     return same_form(unicodedata.normalize("NFD", text).casefold())
+
+
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a number YAML wrote as one and not ``.nan`` or ``.inf``:
+    a limit of NaN is never met, and one of infinity checks nothing."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _no_output(view: EvidenceView) -> Verdict | None:
@@ -457,8 +464,8 @@ class MaxSeconds(CriterionType):
     def parse(self, value: Any) -> float:
         from marshmallow import ValidationError
 
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ValidationError("must be a number of seconds > 0")
+        if not finite_number(value) or value <= 0:
+            raise ValidationError("must be a number of seconds > 0 (not .nan or .inf)")
         return float(value)
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:

@@ -11,6 +11,8 @@ from typing import Any
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
 
+from .criteria import finite_number
+
 
 class Status(CriterionType):
     """``status: goal_satisfied`` or ``status: [cannot_satisfy, policy_blocked]``:
@@ -70,8 +72,8 @@ class MaxCost(CriterionType):
     def parse(self, value: Any) -> float:
         from marshmallow import ValidationError
 
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ValidationError("must be a number of US dollars >= 0")
+        if not finite_number(value) or value < 0:
+            raise ValidationError("must be a number of US dollars >= 0 (not .nan or .inf)")
         return float(value)
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:

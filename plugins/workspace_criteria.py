@@ -31,7 +31,7 @@ from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
 from rook_core.redact import current
 
-from .criteria import folded
+from .criteria import finite_number, folded
 from .patterns import TooSlow, compile_pattern, search
 
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
@@ -198,8 +198,10 @@ class Command(CriterionType):
                 {"exit": ["must be an exit code, 0 to 255 (or -N: killed by signal N)"]}
             )
         timeout = value.get("timeout_seconds", DEFAULT_COMMAND_TIMEOUT)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValidationError({"timeout_seconds": ["must be a number of seconds > 0"]})
+        if not finite_number(timeout) or timeout <= 0:
+            raise ValidationError(
+                {"timeout_seconds": ["must be a number of seconds > 0 (not .nan or .inf)"]}
+            )
         return {"run": run, "argv": argv, "exit": code, "timeout": float(timeout)}
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:

@@ -500,3 +500,26 @@ def test_a_plan_too_big_to_hold_is_refused_before_anything_runs(example, how, na
     if how == "file":
         assert "greeting.yaml" in proc.stderr
     assert not any((agent / "runs").iterdir())  # nothing run
+
+
+@pytest.mark.parametrize(
+    "criterion, field",
+    [
+        ("max_seconds: .nan", "criteria.2.max_seconds: must be a number of seconds > 0"),
+        ("max_seconds: .inf", "criteria.2.max_seconds: must be a number of seconds > 0"),
+        ("max_cost: .nan", "criteria.2.max_cost: must be a number of US dollars >= 0"),
+        (
+            "command: {run: 'true', timeout_seconds: .nan}",
+            "criteria.2.command.timeout_seconds: must be a number of seconds > 0",
+        ),
+    ],
+)
+def test_a_limit_of_nan_or_infinity_is_refused(example, criterion, field):
+    # max_seconds: .nan was accepted and failed every run ("0.02 s (max nan s)"), a
+    # command with timeout_seconds: .nan "did not finish within nan s"; max_cost: .nan
+    # could never pass, max_seconds: .inf never fail
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(path.read_text() + f"  - {criterion}\n")
+    clean_error(rook("run", cwd=ws), str(path), field)
+    assert not list((agent / "runs").iterdir())
