@@ -173,14 +173,23 @@ def forbidden_rubric(statement: str) -> str:
     )
 
 
+def _statement(value: Any, field: str | None = None) -> str:
+    """A statement the judge profile is asked about: a text that says something."""
+    if isinstance(value, str) and value.strip():
+        return value
+    message = "must be a statement (a text, not empty)"
+    raise ValidationError({field: [message]} if field else message)
+
+
 def _acceptance(i: int, entry: Any) -> dict[str, Any]:
     if isinstance(entry, str):
-        return {"rubric": entry}
-    if not isinstance(entry, dict) or not isinstance(entry.get("statement"), str):
+        return {"rubric": _statement(entry)}
+    if not isinstance(entry, dict) or "statement" not in entry:
         raise ValidationError("must be a statement, or a mapping with id, statement and check")
     unknown = set(entry) - {"id", "statement", "check"}
     if unknown:
         raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
+    _statement(entry["statement"], "statement")
     check = entry.get("check", "llm_judge")
     if check != "llm_judge":
         raise ValidationError(
@@ -196,7 +205,7 @@ def _acceptance(i: int, entry: Any) -> dict[str, Any]:
 
 def _forbidden(i: int, entry: Any) -> dict[str, Any]:
     if isinstance(entry, str):
-        return {"rubric": forbidden_rubric(entry), "turn": "all"}
+        return {"rubric": forbidden_rubric(_statement(entry)), "turn": "all"}
     if not isinstance(entry, dict):
         raise ValidationError("must be a statement, or a mapping with statement or pattern")
     unknown = set(entry) - {"id", "statement", "pattern"}
@@ -206,17 +215,18 @@ def _forbidden(i: int, entry: Any) -> dict[str, Any]:
         raise ValidationError("give exactly one of statement or pattern")
     if "pattern" in entry:
         return _labelled({"not_matches": entry["pattern"], "turn": "all"}, entry)
-    if not isinstance(entry["statement"], str):
-        raise ValidationError({"statement": ["must be a text"]})
-    return _labelled({"rubric": forbidden_rubric(entry["statement"]), "turn": "all"}, entry)
+    statement = _statement(entry["statement"], "statement")
+    return _labelled({"rubric": forbidden_rubric(statement), "turn": "all"}, entry)
 
 
 def _mcp(i: int, entry: Any) -> dict[str, Any]:
-    if not isinstance(entry, dict) or not isinstance(entry.get("tool"), str):
+    if not isinstance(entry, dict) or "tool" not in entry:
         raise ValidationError("must be a mapping with server, tool and expect")
     unknown = set(entry) - {"id", "server", "tool", "expect"}
     if unknown:
         raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
+    if not isinstance(entry["tool"], str) or not entry["tool"].strip():
+        raise ValidationError({"tool": ["must be a tool name (a text, not empty)"]})
     expect = entry.get("expect", "not_called")
     if expect not in ("not_called", "called"):
         raise ValidationError({"expect": ["must be not_called or called"]})
@@ -224,6 +234,9 @@ def _mcp(i: int, entry: Any) -> dict[str, Any]:
 
 
 MAPPERS = {"acceptance_criteria": _acceptance, "forbidden": _forbidden, "mcp": _mcp}
+SOURCE_FIELDS = {"not_matches": "pattern"}
+"""The public field a mapped criterion's value came from, where the mapping has one:
+a problem with it is reported under the field the file holds."""
 
 
 def expectation_criteria(
@@ -242,7 +255,10 @@ def expectation_criteria(
                 item = mapper(i, entry)
                 out.append(parse_criterion(start + len(out), item, criteria, n_turns))
             except ValidationError as exc:
-                errors.setdefault("expectation", {}).setdefault(key, {})[i] = exc.messages
+                messages = exc.messages
+                if isinstance(messages, dict):  # as the file says it: pattern, not not_matches
+                    messages = {SOURCE_FIELDS.get(str(k), k): v for k, v in messages.items()}
+                errors.setdefault("expectation", {}).setdefault(key, {})[i] = messages
     return out
 
 

@@ -141,7 +141,16 @@ def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
         {"id": "x", "statement": "s", "check": "regex"}]}},
      ["expectation.acceptance_criteria.0.check", "llm_judge"]),
     ({"title": "t", "goal": "g", "expectation": {"forbidden": [{"pattern": "(open"}]}},
-     ["expectation.forbidden.0.not_matches", "regular expression"]),
+     ["expectation.forbidden.0.pattern", "regular expression"]),
+    # a blank statement was sent to the judge as the rubric "Forbidden behaviour: "
+    ({"title": "t", "goal": "g", "expectation": {"forbidden": ["  ", {"statement": ""}]}},
+     ["expectation.forbidden.0: must be a statement (a text, not empty)",
+      "expectation.forbidden.1.statement: must be a statement"]),
+    ({"title": "t", "goal": "g", "expectation": {"acceptance_criteria": [
+        {"id": "a", "statement": " "}]}},
+     ["expectation.acceptance_criteria.0.statement: must be a statement"]),
+    ({"title": "t", "goal": "g", "expectation": {"mcp": [{"server": "s", "tool": ""}]}},
+     ["expectation.mcp.0.tool: must be a tool name"]),
     ({"title": "t", "goal": "g", "expectation": {"forbidden": [{"statement": "a", "pattern": "b"}]}},
      ["expectation.forbidden.0", "exactly one of statement or pattern"]),
     ({"title": "t", "goal": "g", "expectation": {"mcp": [{"tool": "x", "expect": "maybe"}]}},
