@@ -35,7 +35,8 @@ from .criteria import finite_number, folded
 from .patterns import TooSlow, compile_pattern, search
 
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
-READ_LIMIT = 10 * 1024 * 1024
+READ_LIMIT = 10 * 1024 * 1024  # of a file a file criterion reads; what lies beyond is not seen
+READ_LIMIT_TEXT = "10 MiB"
 OUTPUT_CAP = 1024 * 1024
 DEFAULT_COMMAND_TIMEOUT = 60.0
 TAIL = 1500
@@ -149,9 +150,11 @@ class File(CriterionType):
             return Verdict(FAILED, f"{target} does not exist (or is not a file)")
         try:
             with open(target, "rb") as fh:
-                text = fh.read(READ_LIMIT).decode("utf-8", errors="replace")
+                data = fh.read(READ_LIMIT + 1)
         except OSError as exc:
             return Verdict(ERROR, f"cannot read {target}: {exc.strerror or exc}")
+        cut = len(data) > READ_LIMIT  # only the first READ_LIMIT bytes are read
+        text = data[:READ_LIMIT].decode("utf-8", errors="replace")
         if check in ("contains", "not_contains"):
             hit = folded(want) in folded(text)
             what = f"{'contains' if hit else 'does not contain'} {want!r}"
@@ -165,6 +168,12 @@ class File(CriterionType):
                 f"matches /{want.pattern}/ ({current().head(m.group(0), 80)!r})"
                 if m
                 else f"does not match /{want.pattern}/"
+            )
+        if cut and not hit:  # what was not read may hold it: neither way is shown
+            return Verdict(
+                ERROR,
+                f"{target} is larger than the {READ_LIMIT_TEXT} Rook reads of a file: "
+                f"{what} in its first {READ_LIMIT_TEXT}, and the rest was not checked",
             )
         ok = hit if check in ("contains", "matches") else not hit
         return Verdict(PASSED if ok else FAILED, f"{target} {what}")

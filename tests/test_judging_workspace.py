@@ -269,3 +269,25 @@ def test_a_reported_workspace_that_is_gone_is_an_error_naming_it(rook_workspace,
     assert verdicts(r)[0][1] == (
         f"the agent workspace its execute hook reported {rook_workspace.root}/gone/away "
         "does not exist")
+
+
+def test_a_file_larger_than_rook_reads_is_never_judged_on_its_first_part_alone(
+    rook_workspace, rook_cli
+):
+    """Rook reads the first 10 MiB of a file: a text found there decides, but one
+    not found there may lie in the rest. Such a check passed not_contains (and
+    failed contains) on an 11 MiB log that ends with the text."""
+    coder(rook_workspace, {"criteria": [
+        {"file": {"path": "big.log", "not_contains": "Traceback"}},
+        {"file": {"path": "big.log", "contains": "traceback"}},
+        {"file": {"path": "big.log", "not_matches": "Trace"}},
+        {"file": {"path": "big.log", "matches": "^start"}},
+        {"file": {"path": "big.log", "not_contains": "start"}},
+    ]})
+    log = rook_workspace.root / "project" / "big.log"
+    log.write_bytes(b"start\n" + b"x" * (11 * 1024 * 1024) + b"\nTraceback (most recent)\n")
+    r = rook_cli("run", "--json")
+    got = verdicts(r)
+    assert [status for status, _ in got] == ["error", "error", "error", "passed", "failed"], got
+    assert "larger than the 10 MiB Rook reads of a file" in got[0][1], got[0][1]
+    assert "the rest was not checked" in got[0][1], got[0][1]
