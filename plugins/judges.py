@@ -33,6 +33,8 @@ from rook_core.judging import CriterionType, EvidenceView, JudgingContext, check
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
 
+from .criteria import folded
+
 NO_JUDGE = (
     "no judge profile is configured (pass --judge-profile NAME or set judge_profile: in "
     "config.yaml)"
@@ -198,8 +200,12 @@ class Keywords:
 
     def check(self, config: dict[str, Any]) -> str | None:
         words = config.get("words")
-        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
-            return "keywords needs words: a non-empty list of texts"
+        if (
+            not isinstance(words, list)
+            or not words
+            or not all(isinstance(w, str) and w.strip() for w in words)
+        ):  # an empty word is in every answer: it would be found verifying nothing
+            return "keywords needs words: a non-empty list of texts, none of them empty"
         unknown = set(config) - {"words", "min_score"}
         if unknown:
             return f"keywords: unknown option(s) {', '.join(sorted(unknown))}"
@@ -211,9 +217,9 @@ class Keywords:
     def __call__(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         if view.output is None:
             return Verdict(UNVERIFIABLE, "no output was recorded")
-        text = view.output.casefold()
+        text = folded(view.output)  # ignoring case as contains does: one Unicode form
         words = config["words"]
-        missing = [w for w in words if w.casefold() not in text]
+        missing = [w for w in words if folded(w) not in text]
         found = len(words) - len(missing)
         ok = found / len(words) >= float(config.get("min_score", 1.0))  # exact, not rounded
         score = round(found / len(words), 4)

@@ -619,3 +619,26 @@ def test_keywords_compares_the_exact_share_with_min_score(rook_workspace, rook_c
     got = criteria_of(r.report, "s")
     assert [c["status"] for c in got] == ["failed", "passed"], got
     assert got[0]["evidence"] == {"score": 0.6667}
+
+
+def test_keywords_ignores_case_and_unicode_form_as_contains_does(rook_workspace, rook_cli):
+    """The answer says 'Café' with the accent as a combining mark: contains found
+    'CAFÉ' in it, the keywords judge did not (casefold alone keeps the forms apart)."""
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "Cafe\u0301-7", "criteria": [
+            {"contains": "CAF\u00c9-7"},
+            {"judge": {"name": "keywords", "words": ["CAF\u00c9-7", "monday"]}}]}])
+    r = rook_cli("run", "--json")
+    got = criteria_of(r.report, "s")
+    assert [c["status"] for c in got] == ["passed", "passed"], got
+
+
+@pytest.mark.parametrize("words", [[""], ["refund", "  "]])
+def test_keywords_refuses_an_empty_word(rook_workspace, rook_cli, words):
+    # an empty word is found in every answer: words: [""] passed whatever the agent said
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": words}}]}])
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout
+    assert "criteria.0.judge: keywords needs words" in r.stderr and "empty" in r.stderr, r.stderr
+    assert "s.yaml" in r.stderr, r.stderr
