@@ -50,6 +50,17 @@ class _Loader(_Base):  # type: ignore[misc, valid-type]
                 )
 
 
+def _timestamp_as_written(loader: Any, node: Any) -> str:
+    return str(loader.construct_scalar(node))
+
+
+# A date (2024-01-01) is the text as written: JSON, which hooks and agents
+# speak, has no dates, so a date object would never equal the answer's
+# "2024-01-01" (json: {path: d, equals: 2024-01-01} failed every run) and
+# could not be shown as JSON (a call's arguments).
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_written)
+
+
 def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
         text = path.read_text(encoding="utf-8")

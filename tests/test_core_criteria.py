@@ -543,3 +543,25 @@ def test_a_call_whose_arguments_are_not_json_is_no_evidence_either_way(ws, rook_
     assert r.statuses() == {"nc": "unverifiable", "c": "unverifiable", "bare": "failed"}, r.stderr
     reason = next(s for s in r.report["scenarios"] if s["id"] == "nc")["criteria"][0]["reason"]
     assert "delete was called with arguments that are not a JSON object" in reason, reason
+
+
+def test_a_date_written_in_yaml_is_the_text_written(ws, rook_cli):
+    """YAML reads 2024-01-01 as a date, which no JSON answer holds: json equals
+    failed every run ("expected datetime.date(2024, 1, 1)") and called raised
+    "Object of type date is not JSON serializable"."""
+    answer = {
+        "output": json.dumps({"day": "2024-01-01", "at": "2024-01-01T10:00:00Z"}),
+        "calls": [{"name": "book", "arguments": {"day": "2024-01-01"}}],
+    }
+    ws.scenario(f"""
+        id: s
+        goal: '{json.dumps(answer)}'
+        criteria:
+          - json: {{path: day, equals: 2024-01-01}}
+          - json: {{path: at, equals: 2024-01-01T10:00:00Z}}
+          - called: {{name: book, arguments: {{day: 2024-01-01}}}}
+          - not_called: {{name: book, arguments: {{day: 2024-01-02}}}}
+    """)
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [status for status, _ in got] == ["passed"] * 4, got
