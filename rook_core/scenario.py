@@ -263,7 +263,9 @@ def expectation_criteria(
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_") or "scenario"
+    """The id a file name gives (``Refund status`` → ``refund-status``); empty
+    when it holds no letter a-z or digit (``日本``)."""
+    return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_")
 
 
 def is_public(data: dict[str, Any]) -> bool:
@@ -282,6 +284,11 @@ def scenario_from_dict(
         raise ScenarioError(f"{source}: a scenario must be a mapping (id, goal, criteria, ...)")
     original = data
     if "id" not in data and default_id and is_public(data):
+        if not _slug(default_id):  # made up ("scenario"), it would clash with the next such file
+            raise ScenarioError(
+                f"{source}: invalid scenario:\n  id: missing, and the file name "
+                f"{default_id!r} gives none (an id is made of a-z, 0-9, - and _): add id:"
+            )
         data = {**data, "id": _slug(default_id)}
     errors: dict[str, Any] = {}
     try:

@@ -196,6 +196,18 @@ def test_a_public_scenario_named_by_a_long_file_name_is_refused(example):
     clean_error(proc, str(path), "id: at most 128 characters")
 
 
+def test_a_public_scenario_whose_file_name_gives_no_id_is_refused(example):
+    # such a file was given the id 'scenario', so a second one was refused as
+    # "scenario id 'scenario' is already used by ...", an id the user never wrote
+    ws, agent = example
+    for name in ("日本", "中文"):
+        (agent / "scenarios" / f"{name}.yaml").write_text(f"title: {name}\ngoal: hi\n")
+    proc = rook("run", cwd=ws)
+    clean_error(proc, "id: missing, and the file name", "add id:")
+    assert "'scenario'" not in proc.stderr, proc.stderr
+    assert not list((agent / "runs").iterdir())
+
+
 # -- flags ------------------------------------------------------------------------
 
 
