@@ -146,15 +146,23 @@ class Rook:
     def build_registries(self) -> None:
         collect = self._collect
         collect("rook_register_transports", self.transports, keyed=False)
-        collect("rook_register_criteria", self.criteria, keyed=False)
+        collect("rook_register_criteria", self.criteria, keyed=False, check=_criterion_needs)
         collect("rook_register_judges", self.judges, keyed=True)
         collect("rook_register_reporters", self.reporters, keyed=True)
         collect("rook_register_executors", self.executors, keyed=True)
         collect("rook_register_connectors", self.connectors, keyed=False)
 
-    def _collect(self, hook_name: str, registry: Registry, keyed: bool) -> None:
+    def _collect(
+        self,
+        hook_name: str,
+        registry: Registry,
+        keyed: bool,
+        check: Callable[[Any, str, str], None] | None = None,
+    ) -> None:
         """Call every implementation of the registration hook ``hook_name``
-        with a ``register`` that adds to ``registry`` under its plugin's name."""
+        with a ``register`` that adds to ``registry`` under its plugin's name
+        (after ``check(item, who, switch)``, which raises a PluginError for an
+        item Rook cannot use)."""
         hook = getattr(self.pm.hook, hook_name)
         for impl in hook.get_hookimpls():
             owner = self.plugin_name(impl.plugin)
@@ -181,6 +189,8 @@ class Rook:
                 ) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
                     checked = _checked(name, registry, _owner, item)
+                    if check is not None:
+                        check(item, f"{_owner}: {registry.kind} {checked!r}", _switch)
                     registry.add(checked, item, _owner, _switch, _dist)
 
                 register = register_named
@@ -317,6 +327,28 @@ def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str
         f"plugin {owner}: the {registry.kind} it registered{what} is named {name!r} "
         "(a name must be a non-empty string)"
     )
+
+
+def _criterion_needs(item: Any, who: str, switch: str) -> None:
+    """A criterion type's ``needs`` is a set of the capabilities a profile can
+    declare: one it cannot (a typo, ``"calls"`` read as its letters) would make
+    every scenario using the type ``not_runnable``, with nothing the user could fix."""
+    from .models import CAPABILITIES
+
+    needs: Any = getattr(item, "needs", frozenset())
+    if isinstance(needs, (str, bytes)) or not isinstance(needs, (set, frozenset, list, tuple)):
+        raise PluginError(
+            f"plugin {who} needs {needs!r:.80}: needs must be a set of capabilities, "
+            f"such as frozenset({{'calls'}}) (of: {', '.join(CAPABILITIES)}); fix the plugin "
+            f"or disable it with {switch}"
+        )
+    unknown = [c for c in needs if c not in CAPABILITIES]
+    if unknown:
+        raise PluginError(
+            f"plugin {who} needs {', '.join(repr(c) for c in unknown)}, not a capability "
+            f"a profile can declare (one of: {', '.join(CAPABILITIES)}); fix the plugin or "
+            f"disable it with {switch}"
+        )
 
 
 def _split_env(name: str) -> set[str] | None:

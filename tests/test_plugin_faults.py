@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 SECRET = "hunter2-secret-value"
 
 
@@ -461,3 +463,49 @@ def test_a_phase_the_transport_does_not_run_is_refused_before_anything_runs(
         assert (f"{profile}: hooks.open: transport 'shapeless' (shapeless (rook-shapeless)) "
                 "runs no 'open' phase (it implements no rook_session_open hook)") in said, said
     assert not list(ws.root.rglob("runs/*")) and not list(ws.root.rglob("prepared"))
+
+
+NEEDS = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Traced(CriterionType):
+    name = "traced"
+    needs = {NEEDS}
+    per_turn = False
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "traced")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Traced())
+"""
+
+
+@pytest.mark.parametrize("needs, said", [
+    ('frozenset({"trace"})', "needs 'trace', not a capability a profile can declare"),
+    ('"calls"', "needs 'calls': needs must be a set of capabilities"),
+])
+def test_a_criterion_that_needs_what_no_profile_can_declare_names_the_plugin(
+    rook_distribution, rook_workspace, rook_cli, needs, said
+):
+    """``needs = {"trace"}`` (no such capability) or ``needs = "calls"`` (read as
+    its letters) made every scenario using the type not_runnable ("needs
+    capability 'c' ...; the profile does not declare it"), which no profile can
+    fix, and the run exited 0: nothing verified, nothing failed."""
+    rook_workspace.script("a.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "x"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"traced": True}]})
+    rook_distribution("rook-traced", {"traced": "rook_traced"},
+                      {"rook_traced.py": NEEDS.replace("{NEEDS}", needs)})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"plugin traced (rook-traced): criterion type 'traced' {said}" in r.stderr, r.stderr
+    assert "ROOK_DISABLE_PLUGINS=traced" in r.stderr and "Traceback" not in r.stderr
+    assert not list(rook_workspace.runs_dir.iterdir())
+    r = rook_cli("run", env={"ROOK_DISABLE_PLUGINS": "traced"})
+    assert r.exit_code == 2 and "unknown criterion type" in r.stderr, r.stderr
