@@ -49,6 +49,15 @@ def _needle(value: Any, what: str = "a text") -> str:
     return text
 
 
+def unknown_keys(value: Any, known: tuple[str, ...]) -> None:
+    """Refuse the keys of a mapping ``value`` that are not ``known``, each with
+    the known key it looks like a typo of (``equal: Unknown field; did you mean
+    equals?``)."""
+    from rook_core.schemafields import refuse_unknown
+
+    refuse_unknown(value, known)
+
+
 def _regex(value: Any, flags: int = 0) -> Any:
     from marshmallow import ValidationError
 
@@ -177,14 +186,12 @@ class Json(CriterionType):
         from jmespath.exceptions import JMESPathError
         from marshmallow import ValidationError
 
+        unknown_keys(value, ("path", "equals", "contains", "exists"))
         if not isinstance(value, dict) or "path" not in value:
             raise ValidationError(
                 "must be a mapping with path and at most one of equals, contains, exists "
                 "(with none of them, the path must exist)"
             )
-        unknown = set(value) - {"path", "equals", "contains", "exists"}
-        if unknown:
-            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
         checks = [k for k in ("equals", "contains", "exists") if k in value]
         if len(checks) > 1:
             raise ValidationError("give at most one of equals, contains, exists")
@@ -250,10 +257,8 @@ def _call_spec(value: Any) -> dict[str, Any]:
 
     if isinstance(value, str) and value:
         return {"name": value, "arguments": None}
+    unknown_keys(value, ("name", "arguments"))
     if isinstance(value, dict) and isinstance(value.get("name"), str):
-        unknown = set(value) - {"name", "arguments"}
-        if unknown:
-            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
         args = value.get("arguments")
         if args is not None and not isinstance(args, dict):
             raise ValidationError({"arguments": ["must be a mapping (matched as a subset)"]})
@@ -413,10 +418,9 @@ class MaxTokens(CriterionType):
             value = {"total": value}
         if not isinstance(value, dict) or not value:
             raise ValidationError("must be a number (total) or a mapping of input, output, total")
+        unknown_keys(value, ("input", "output", "total"))
         out = {}
         for k, v in value.items():
-            if k not in ("input", "output", "total"):
-                raise ValidationError({k: ["unknown field; use input, output, total"]})
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValidationError({k: ["must be a whole number >= 0"]})
             out[k] = v
@@ -480,13 +484,11 @@ class Claim(_CallCriterion):
     def parse(self, value: Any) -> dict[str, Any]:
         from marshmallow import ValidationError
 
+        unknown_keys(value, ("says", "requires_call"))
         if not isinstance(value, dict) or "says" not in value or "requires_call" not in value:
             raise ValidationError(
                 "must be a mapping with says (a regular expression) and requires_call"
             )
-        unknown = set(value) - {"says", "requires_call"}
-        if unknown:
-            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
         try:
             says = _regex(value["says"], IGNORECASE)
         except ValidationError as exc:

@@ -33,7 +33,7 @@ from rook_core.judging import CriterionType, EvidenceView, JudgingContext, check
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
 
-from .criteria import folded
+from .criteria import folded, unknown_keys
 
 NO_JUDGE = (
     "no judge profile is configured (pass --judge-profile NAME or set judge_profile: in "
@@ -107,10 +107,8 @@ class Rubric(CriterionType):
 
         if isinstance(value, str) and value.strip():
             return {"text": value, "min_score": None}
+        unknown_keys(value, ("text", "min_score"))
         if isinstance(value, dict) and isinstance(value.get("text"), str) and value["text"].strip():
-            unknown = set(value) - {"text", "min_score"}
-            if unknown:
-                raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
             ms = value.get("min_score")
             return {"text": value["text"], "min_score": None if ms is None else _min_score(ms)}
         raise ValidationError("must be the rubric text, or a mapping with text and min_score")

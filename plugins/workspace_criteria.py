@@ -31,7 +31,7 @@ from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
 from rook_core.redact import current
 
-from .criteria import finite_number, folded
+from .criteria import finite_number, folded, unknown_keys
 from .patterns import TooSlow, compile_pattern, search
 
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
@@ -91,6 +91,7 @@ class File(CriterionType):
 
         if isinstance(value, str) and value:
             value = {"path": value}
+        unknown_keys(value, ("path", *FILE_CHECKS))
         if (
             not isinstance(value, dict)
             or not isinstance(value.get("path"), str)
@@ -99,9 +100,6 @@ class File(CriterionType):
             raise ValidationError(
                 "must be a mapping with path and one of " + ", ".join(FILE_CHECKS)
             )
-        unknown = set(value) - {"path", *FILE_CHECKS}
-        if unknown:
-            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
         rel = Path(value["path"])
         if rel.is_absolute() or value["path"].startswith("~") or ".." in rel.parts:
             raise ValidationError(  # a check of the agent's work, not of this machine
@@ -189,11 +187,9 @@ class Command(CriterionType):
 
         if isinstance(value, str) and value.strip():
             value = {"run": value}
+        unknown_keys(value, ("run", "exit", "timeout_seconds"))
         if not isinstance(value, dict) or "run" not in value:
             raise ValidationError("must be a mapping with run, and optional exit, timeout_seconds")
-        unknown = set(value) - {"run", "exit", "timeout_seconds"}
-        if unknown:
-            raise ValidationError({k: ["unknown field"] for k in sorted(unknown)})
         run = value["run"]
         if isinstance(run, str) and run.strip():
             argv = ["/bin/sh", "-c", run]

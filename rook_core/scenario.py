@@ -30,7 +30,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 from .errors import ScenarioError, format_validation_messages
 from .models import ID_MAX, SLUG, Criterion, Scenario
 from .plugins import Registry
-from .schemafields import StrictFloat, did_you_mean, explain_unknown
+from .schemafields import StrictFloat, did_you_mean, explain_unknown, refuse_unknown
 from .yamlio import load_yaml
 
 PUBLIC_KEYS = (
@@ -184,11 +184,9 @@ def _statement(value: Any, field: str | None = None) -> str:
 def _acceptance(i: int, entry: Any) -> dict[str, Any]:
     if isinstance(entry, str):
         return {"rubric": _statement(entry)}
+    refuse_unknown(entry, ("id", "statement", "check"))
     if not isinstance(entry, dict) or "statement" not in entry:
         raise ValidationError("must be a statement, or a mapping with id, statement and check")
-    unknown = set(entry) - {"id", "statement", "check"}
-    if unknown:
-        raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
     _statement(entry["statement"], "statement")
     check = entry.get("check", "llm_judge")
     if check != "llm_judge":
@@ -206,11 +204,9 @@ def _acceptance(i: int, entry: Any) -> dict[str, Any]:
 def _forbidden(i: int, entry: Any) -> dict[str, Any]:
     if isinstance(entry, str):
         return {"rubric": forbidden_rubric(_statement(entry)), "turn": "all"}
+    refuse_unknown(entry, ("id", "statement", "pattern"))
     if not isinstance(entry, dict):
         raise ValidationError("must be a statement, or a mapping with statement or pattern")
-    unknown = set(entry) - {"id", "statement", "pattern"}
-    if unknown:
-        raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
     if ("statement" in entry) == ("pattern" in entry):
         raise ValidationError("give exactly one of statement or pattern")
     if "pattern" in entry:
@@ -220,11 +216,9 @@ def _forbidden(i: int, entry: Any) -> dict[str, Any]:
 
 
 def _mcp(i: int, entry: Any) -> dict[str, Any]:
+    refuse_unknown(entry, ("id", "server", "tool", "expect"))
     if not isinstance(entry, dict) or "tool" not in entry:
         raise ValidationError("must be a mapping with server, tool and expect")
-    unknown = set(entry) - {"id", "server", "tool", "expect"}
-    if unknown:
-        raise ValidationError({k: ["Unknown field."] for k in sorted(unknown)})
     if not isinstance(entry["tool"], str) or not entry["tool"].strip():
         raise ValidationError({"tool": ["must be a tool name (a text, not empty)"]})
     expect = entry.get("expect", "not_called")

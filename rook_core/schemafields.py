@@ -32,6 +32,27 @@ def did_you_mean(key: str, known: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def unknown_field(key: str, known: Iterable[str]) -> str:
+    """The message for a key a mapping does not take: the known one it looks
+    like a typo of, else every known one."""
+    names = list(known)
+    close = did_you_mean(key, names)
+    return f"Unknown field; {f'did you mean {close}?' if close else 'expected one of: ' + ', '.join(names)}"
+
+
+def refuse_unknown(value: Any, known: Iterable[str]) -> None:
+    """Refuse (a ``ValidationError`` naming each) the keys of the mapping
+    ``value`` that are not ``known``; anything but a mapping is left to the caller."""
+    from marshmallow import ValidationError
+
+    if not isinstance(value, dict):
+        return
+    names = list(known)
+    unknown = [k for k in value if k not in names]
+    if unknown:
+        raise ValidationError({str(k): [unknown_field(str(k), names)] for k in unknown})
+
+
 def explain_unknown(messages: Any, schema: Schema) -> Any:
     """``messages`` of ``schema.load`` with marshmallow's bare "Unknown field."
     told what to write instead: the field the key looks like a typo of, else
@@ -43,9 +64,7 @@ def explain_unknown(messages: Any, schema: Schema) -> Any:
     for key, value in messages.items():
         field = by_key.get(key)
         if field is None and value == ["Unknown field."]:
-            close = did_you_mean(str(key), by_key)
-            hint = f"did you mean {close}?" if close else f"expected one of: {', '.join(by_key)}"
-            out[key] = [f"Unknown field; {hint}"]
+            out[key] = [unknown_field(str(key), by_key)]
         elif isinstance(field, fields.Nested) and isinstance(field.schema, Schema):
             out[key] = explain_unknown(value, field.schema)
         elif isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):

@@ -503,6 +503,30 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
                 "criteria.1.not_caled: unknown criterion type; did you mean not_called?",
             ],
         ),
+        (  # a criterion's own keys, and a public entry's: were "unknown field", or not
+            "scenario",  # named at all ("must be a mapping with path ...")
+            {
+                "id": "s",
+                "goal": "g",
+                "criteria": [
+                    {"json": {"paht": "a", "equal": 1}},
+                    {"claim": {"say": "x", "requires_call": "y"}},
+                    {"file": {"path": "a", "contain": "x"}},
+                    {"rubric": {"txt": "polite"}},
+                    {"not_called": {"name": "a", "argument": {}}},
+                ],
+                "expectation": {"acceptance_criteria": [{"statment": "x"}]},
+            },
+            [
+                "criteria.0.json.paht: Unknown field; did you mean path?",
+                "criteria.0.json.equal: Unknown field; did you mean equals?",
+                "criteria.1.claim.say: Unknown field; did you mean says?",
+                "criteria.2.file.contain: Unknown field; did you mean contains?",
+                "criteria.3.rubric.txt: Unknown field; did you mean text?",
+                "criteria.4.not_called.argument: Unknown field; did you mean arguments?",
+                "expectation.acceptance_criteria.0.statment: Unknown field; did you mean statement?",
+            ],
+        ),
         (
             "profile",
             {"id": "p", "hook": {"execute": "scripts/h.sh"}, "capabilities": {"call": True}},
