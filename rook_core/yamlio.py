@@ -61,6 +61,67 @@ def _timestamp_as_written(loader: Any, node: Any) -> str:
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_written)
 
 
+ALIAS_LIMIT = 1_000_000
+"""The most values aliases (``*name``) may add to a file: each is a copy of its
+anchor's value, so nine aliases of nine aliases of ... (a "billion laughs")
+make a value of 9**9 items from a few lines, which Rook would spend minutes
+and gigabytes writing into every run record."""
+
+
+def _check_aliases(root: Any) -> None:
+    """Refuse an alias inside its own anchor (a value that holds itself, which no
+    JSON can hold) and aliases that add more than :data:`ALIAS_LIMIT` values."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    added = 0
+
+    def size(node: Any) -> int:
+        nonlocal added
+        key = id(node)
+        if key in sizes:  # an alias: another copy of this value
+            added += sizes[key]
+            if added > ALIAS_LIMIT:
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"aliases of the anchor here add more than {ALIAS_LIMIT:,} values to the file",
+                    node.start_mark,
+                )
+            return sizes[key]
+        if key in open_:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                "an alias inside its own anchor (a value holding itself)",
+                node.start_mark,
+            )
+        open_.add(key)
+        if isinstance(node, yaml.SequenceNode):
+            n = 1 + sum(size(item) for item in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            n = 1 + sum(size(k) + size(v) for k, v in node.value)
+        else:
+            n = 1
+        open_.discard(key)
+        sizes[key] = n
+        return n
+
+    size(root)
+
+
+def _load(text: str) -> Any:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if "&" in text:  # no anchor, no alias: nothing to check
+            _check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
@@ -69,7 +130,7 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read: {exc}") from None
     try:
-        return yaml.load(text, Loader=_Loader)
+        return _load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

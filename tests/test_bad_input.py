@@ -250,6 +250,31 @@ def test_a_duplicate_yaml_key_is_refused_naming_file_key_and_line(example, kind)
     assert not list((agent / "runs").iterdir())
 
 
+LAUGHS = "".join(
+    f"  - json: {{path: x, equals: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]}}\n"
+    for n in range(1, 9)
+)
+
+
+@pytest.mark.parametrize(
+    "kind, added, said",
+    [
+        # a value holding itself: ValueError: Circular reference detected, a traceback
+        ("scenario", "  - json: {path: a, equals: &a [*a]}\n", "an alias inside its own anchor"),
+        ("profile", "hook_env: &e {A: *e}\n", "an alias inside its own anchor"),
+        # nine aliases of nine aliases ...: 9**9 values written into every record
+        ("scenario", "  - json: {path: x, equals: &l0 [lol]}\n" + LAUGHS, "more than 1,000,000"),
+    ],
+)
+def test_yaml_aliases_that_hold_themselves_or_explode_are_refused(example, kind, added, said):
+    ws, agent = example
+    path = agent / ("scenarios/greeting.yaml" if kind == "scenario" else "profiles/example.yaml")
+    path.write_text(path.read_text() + added)
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"{path} (line ", said)
+    assert not list((agent / "runs").iterdir())
+
+
 def test_a_yaml_merge_key_may_still_be_overridden(example):
     ws, agent = example
     path = agent / "scenarios/greeting.yaml"
