@@ -61,6 +61,26 @@ def _timestamp_as_written(loader: Any, node: Any) -> str:
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_written)
 
 
+def _number_unless_sexagesimal(base: Any) -> Any:
+    def construct(loader: Any, node: Any) -> Any:
+        text = loader.construct_scalar(node)
+        if ":" in str(text):  # YAML 1.1's base 60: 12:30 is 750, a time as written
+            return str(text)
+        return base(loader, node)
+
+    return construct
+
+
+# A time of day (contains: 12:30) is the text as written, not YAML 1.1's base-60
+# number (750), which YAML 1.2 dropped: no answer says "750" for "12:30".
+_Loader.add_constructor(
+    "tag:yaml.org,2002:int", _number_unless_sexagesimal(yaml.SafeLoader.construct_yaml_int)
+)
+_Loader.add_constructor(
+    "tag:yaml.org,2002:float", _number_unless_sexagesimal(yaml.SafeLoader.construct_yaml_float)
+)
+
+
 ALIAS_LIMIT = 1_000_000
 """The most values aliases (``*name``) may add to a file: each is a copy of its
 anchor's value, so nine aliases of nine aliases of ... (a "billion laughs")

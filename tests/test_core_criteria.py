@@ -565,3 +565,21 @@ def test_a_date_written_in_yaml_is_the_text_written(ws, rook_cli):
     r = rook_cli("run", "--json")
     got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
     assert [status for status, _ in got] == ["passed"] * 4, got
+
+
+def test_a_time_of_day_written_in_yaml_is_the_text_written(ws, rook_cli):
+    """YAML 1.1 reads 12:30 as the base-60 number 750: contains: 12:30 looked
+    for '750' and failed on an answer saying 12:30."""
+    answer = {"output": "The meeting is at 12:30 in room 1:05, for 90 min.", "calls": []}
+    ws.scenario(f"""
+        id: s
+        goal: '{json.dumps(answer)}'
+        criteria:
+          - contains: 12:30
+          - equals: The meeting is at 12:30 in room 1:05, for 90 min.
+          - contains: 90
+          - not_contains: 750
+    """)
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [status for status, _ in got] == ["passed"] * 4, got
