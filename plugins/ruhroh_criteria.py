@@ -79,8 +79,27 @@ class MaxCost(CriterionType):
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:
         cost = (view.usage or {}).get("cost_usd")
         if cost is None:
+            # Not reported by every turn in view: what the turns that did report
+            # add up to is a lower bound (a cost is never negative), as for max_tokens.
+            costs = {t.turn: (t.usage or {}).get("cost_usd") for t in view.turns}
+            seen = {n: c for n, c in costs.items() if isinstance(c, (int, float))}
+            if not seen:
+                return Verdict(
+                    UNVERIFIABLE,
+                    "the agent's usage has no cost (costUsd), so this cannot be verified",
+                )
+            least = sum(seen.values())
+            blind = ", ".join(str(n) for n in costs if n not in seen)
+            if least > config:
+                return Verdict(
+                    FAILED,
+                    f"cost at least ${least:.4f} (max ${config:.4f}; in the turns that "
+                    f"reported it, not turn(s) {blind})",
+                )
             return Verdict(
-                UNVERIFIABLE, "the agent's usage has no cost (costUsd), so this cannot be verified"
+                UNVERIFIABLE,
+                f"turn(s) {blind} reported no cost (costUsd), so this cannot be verified "
+                f"(the others: ${least:.4f})",
             )
         ok = cost <= config
         return Verdict(PASSED if ok else FAILED, f"cost ${cost:.4f} (max ${config:.4f})")

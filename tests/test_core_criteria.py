@@ -583,3 +583,21 @@ def test_a_time_of_day_written_in_yaml_is_the_text_written(ws, rook_cli):
     r = rook_cli("run", "--json")
     got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
     assert [status for status, _ in got] == ["passed"] * 4, got
+
+
+def test_a_cost_limit_the_reported_costs_already_break_fails(rook_workspace, rook_cli):
+    """As for max_tokens: a cost is never negative, so turns that reported $5
+    break max_cost: 1 whatever the others cost. It was unverifiable, saying
+    "the agent's usage has no cost", though turn 1 reported one."""
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/slow_mirror.py"},
+                            "capabilities": {"usage": True, "multi_turn": True}})
+    first = {"output": "one", "conversation": "c1", "usage": {"input": 9, "cost_usd": 5}}
+    second = {"output": "two", "conversation": "c1"}  # its usage was not observed
+    rook_workspace.scenario({"id": "two", "turns": [json.dumps(first), json.dumps(second)],
+                             "criteria": [{"max_cost": 1}, {"max_cost": 10}]})
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [status for status, _ in got] == ["failed", "unverifiable"], got
+    assert "cost at least $5.0000 (max $1.0000" in got[0][1], got
+    assert "turn(s) 2 reported no cost" in got[1][1], got
