@@ -357,20 +357,24 @@ class Engine:
 
     # -- one scenario run ----------------------------------------------------
 
+    @staticmethod
+    def scenario_block(s: Scenario) -> dict[str, Any]:
+        """The definition a record says its scenario run was judged by."""
+        return {
+            "id": s.id,
+            "name": s.name,
+            "tags": s.tags,
+            "turns": s.turns,
+            "criteria": [c.raw for c in s.criteria],
+            "content_hash": s.content_hash,
+            "file": str(s.path) if s.path else None,
+            **({"extra": s.extra} if s.extra else {}),
+        }
+
     def new_record(self, sr: ScenarioRun) -> dict[str, Any]:
-        s = sr.scenario
         return {
             "key": sr.key,
-            "scenario": {
-                "id": s.id,
-                "name": s.name,
-                "tags": s.tags,
-                "turns": s.turns,
-                "criteria": [c.raw for c in s.criteria],
-                "content_hash": s.content_hash,
-                "file": str(s.path) if s.path else None,
-                **({"extra": s.extra} if s.extra else {}),
-            },
+            "scenario": self.scenario_block(sr.scenario),
             "repeat_index": sr.repeat_index,
             "repeat_count": sr.repeat_count,
             "session": f"{self.ctx.id}-{sr.key}-{os.urandom(4).hex()}",
@@ -401,6 +405,8 @@ class Engine:
         record = existing or self.new_record(sr)
         if record.get("final"):
             return record, []  # finished in an earlier invocation: never repeated
+        if existing is not None:
+            _note_changed_definition(record, self.scenario_block(sr.scenario))
         earlier = record if record.get("infra") else None
         if earlier is not None:
             record = self._retry(sr, earlier)
@@ -878,6 +884,23 @@ class Engine:
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
+
+
+def _note_changed_definition(record: dict[str, Any], now: dict[str, Any]) -> None:
+    """A scenario file edited between two invocations of one run (``--phases``,
+    or a resume): what is still to run, judging included, uses the definition
+    as it is now, so the record says so, with a warning, rather than listing
+    the criteria it started with beside verdicts of others."""
+    before = record.get("scenario") or {}
+    old = before.get("content_hash")
+    if not old or old == now["content_hash"]:
+        return
+    what = [k for k in ("turns", "criteria") if before.get(k) != now.get(k)] or ["definition"]
+    record["scenario"] = now
+    record.setdefault("warnings", []).append(
+        f"the scenario's {' and '.join(what)} changed after this run started it (content "
+        f"hash {old} -> {now['content_hash']}); the phases still to run use the file as it is now"
+    )
 
 
 MAX_PLANNED = 1_000_000

@@ -310,3 +310,26 @@ def test_a_record_written_without_its_seconds_still_reports_and_resumes(rook_wor
     time.sleep(GAP)
     s = finish(ws, run_id, "--phases", "collect,judge")
     assert s["status"] == "passed" and 0.5 < s["seconds"] < 1.5
+
+
+def test_a_scenario_edited_between_two_invocations_says_what_judged_it(rook_workspace, tmp_path):
+    """The criteria were edited between --phases prepare..close and --phases
+    collect,judge: the verdicts were of the new ones, the record listed the old
+    ones and their content hash, without a word."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
+                           capture_output=True, text=True, timeout=120)
+    report = json.loads(first.stdout)
+    run_id, before = report["run"]["id"], report["scenarios"][0]["content_hash"]
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "goodbye"}]})
+    got = finish(ws, run_id, "--phases", "collect,judge")
+    assert [c["type"] for c in got["criteria"]] == ["contains"]
+    assert got["status"] == "failed" and "goodbye" in got["criteria"][0]["reason"], got
+    record = ws.record(run_id, "s.1")
+    assert record["scenario"]["criteria"] == [{"contains": "goodbye"}]
+    assert got["content_hash"] == record["scenario"]["content_hash"] != before
+    assert any(f"criteria changed after this run started it (content hash {before} ->" in w
+               for w in record["warnings"]), record.get("warnings")
+    assert log(d) == ["execute 1 hi"]  # nothing sent again
