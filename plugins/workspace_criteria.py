@@ -73,7 +73,8 @@ def _missing_dir(where: Path, view: EvidenceView) -> Verdict | None:
             whose = "the agent workspace its execute hook reported"
         else:
             whose = "the workspace"
-        return Verdict(ERROR, f"{whose} {where} does not exist")
+        state = "is not a directory" if where.exists() else "does not exist"
+        return Verdict(ERROR, f"{whose} {where} {state}")
     return None
 
 
@@ -84,6 +85,7 @@ def _tail(data: bytes) -> str:
 class File(CriterionType):
     name = "file"
     per_turn = False
+    turns_apply = False
     description = "a file in the agent's workspace exists / contains / matches"
 
     def parse(self, value: Any) -> dict[str, Any]:
@@ -180,6 +182,7 @@ class File(CriterionType):
 class Command(CriterionType):
     name = "command"
     per_turn = False
+    turns_apply = False
     description = "a command run in the agent's workspace exits with the expected code"
 
     def parse(self, value: Any) -> dict[str, Any]:

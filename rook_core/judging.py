@@ -97,6 +97,9 @@ class CriterionType:
       ``turn: N`` is given; such a criterion that also reads an answer reads
       the last one by default (``view.output``; ``view.scope`` says which
       turns were asked for).
+    * ``turns_apply``: ``False`` for a type that judges no turn (``file`` and
+      ``command`` look at the workspace after the scenario): a ``turn:`` on it
+      is refused when the scenario is loaded.
     * ``uses_judge_profile``: ``True`` when the type sends evidence to the
       judge profile (``rubric``); a run whose scenarios use it needs
       ``--judge-profile`` or ``judge_profile:`` in config.yaml, or it is refused
@@ -109,6 +112,7 @@ class CriterionType:
     name: str = ""
     needs: frozenset[str] = frozenset()
     per_turn: bool = True
+    turns_apply: bool = True
     description: str = ""
     uses_judge_profile: bool = False
 

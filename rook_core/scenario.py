@@ -146,6 +146,14 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         elif turn > n_turns:
             raise ValidationError({"turn": [f"scenario has {n_turns} turn(s), not {turn}"]})
     ctype = criteria.get(key)
+    if turn is not None and not getattr(ctype, "turns_apply", True):
+        raise ValidationError(
+            {
+                "turn": [
+                    f"does not apply to {key} criteria: they judge what the scenario left, not a turn"
+                ]
+            }
+        )
     try:
         config = ctype.parse(item[key])
     except ValidationError as exc:

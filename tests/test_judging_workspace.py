@@ -117,6 +117,19 @@ def test_missing_workspace_directory_is_an_error(rook_workspace, rook_cli):
     assert "does not exist" in verdicts(r)[0][1]
 
 
+def test_a_workspace_that_is_a_file_is_an_error_saying_so(rook_workspace, rook_cli):
+    # was "the scenario's workspace directory .../notes.txt does not exist"
+    rook_workspace.script("coder.sh", CODER)
+    rook_workspace.profile({"id": "coder", "hooks": {"execute": "scripts/coder.sh"}})
+    (rook_workspace.root / "notes.txt").write_text("a file\n")
+    rook_workspace.scenario({"id": "s", "goal": "1", "workspace": "notes.txt",
+                             "criteria": [{"file": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    assert verdicts(r)[0][1] == (f"the scenario's workspace directory "
+                                 f"{rook_workspace.root}/notes.txt is not a directory")
+
+
 @pytest.mark.parametrize("criterion, needle", [
     ({"file": {"path": "a", "contains": "x", "matches": "y"}}, "at most one"),
     ({"file": {"path": "a", "matches": "(open"}}, "regular expression"),
@@ -130,6 +143,10 @@ def test_missing_workspace_directory_is_an_error(rook_workspace, rook_cli):
     ({"file": "/etc/passwd"}, "criteria.0.file.path: must be a path inside"),
     ({"file": {"path": "../outside.txt", "exists": True}}, "must be a path inside"),
     ({"file": {"path": "~/.ssh/id_rsa"}}, "must be a path inside"),
+    # `turn: 2` was accepted, and a turn never sent made the check unverifiable
+    ({"file": "out/report.md", "turn": 1},
+     "criteria.0.turn: does not apply to file criteria: they judge what the scenario left"),
+    ({"command": "true", "turn": "all"}, "criteria.0.turn: does not apply to command criteria"),
 ])
 def test_invalid_workspace_criteria_are_refused(rook_workspace, rook_cli, criterion, needle):
     coder(rook_workspace, {"criteria": [criterion]})
