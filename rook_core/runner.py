@@ -34,7 +34,7 @@ from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
 from .reportio import target_problem
 from .startup import collector_paused
-from .store import RunDir, read_json
+from .store import RunDir, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
@@ -600,14 +600,33 @@ def _execute(
     # The entries of the runs recorded by this invocation were spooled as they were
     # recorded; the others' records (redacted on disk) are read one at a time. The
     # report is written entry by entry into report.json and its entries are read back
-    # from it on demand, so no writer below holds every entry at once.
+    # from it on demand, so no writer below holds every entry at once. The report is
+    # the run's (this shard's): the scenario runs a selector left out of this
+    # invocation are reported from their records as well (pending when none).
+    shard_plan = manifest.get("shard")
+    every: list[str] = shard_plan["plan"] if shard_plan else manifest["plan"]
+    unselected_pending = 0
+
+    def one(sr: Any) -> dict[str, Any] | Spooled:
+        spooled = engine.entries.entry(sr.key)
+        if spooled is not None:
+            return spooled
+        return run_dir.load_scenario(sr.key) or redactor.data(engine.new_record(sr))
+
     def records() -> Iterator[dict[str, Any] | Spooled]:
-        for sr in runs:
-            spooled = engine.entries.entry(sr.key)
-            if spooled is not None:
-                yield spooled
-            else:
-                yield run_dir.load_scenario(sr.key) or redactor.data(engine.new_record(sr))
+        nonlocal unselected_pending
+        if len(every) == len(runs):  # nothing left out: the run's scenario runs, in order
+            yield from map(one, runs)
+            return
+        selected = {sr.key: sr for sr in runs}
+        for key in every:
+            sr = selected.get(key)
+            if sr is not None:
+                yield one(sr)
+                continue
+            record = next(planned_records(run_dir.path, [key]))
+            unselected_pending += not record.get("status")
+            yield record
 
     shard = run_dir.shard if isinstance(run_dir, sharding.ShardRunDir) else None
     name = shard.part("report.json") if shard else "report.json"
@@ -627,17 +646,18 @@ def _execute(
     failed = write_reports(rook, report, request.reports)
     report_failures(failed, report["run"]["id"])
     code = 130 if interrupted else exit_code(report)
+    left_undone = (report["summary"].get("pending") or 0) - unselected_pending
     if invocation.get("executor_error") and not interrupted:
         sys.stderr.write(
             f"rook: error: {scrub(invocation['executor_error'])}; "
             "the scenario runs it finished are recorded\n"
         )
         code = 1
-    elif tuple(phases) == PHASES and report["summary"].get("pending") and not interrupted:
+    elif tuple(phases) == PHASES and not interrupted and left_undone:
         owner = rook.executors.owner(request.executor)  # every phase was asked for
         sys.stderr.write(
             f"rook: error: executor {request.executor!r} ({owner}) returned without running "
-            f"{report['summary']['pending']} scenario run(s)\n"
+            f"{left_undone} scenario run(s)\n"
         )
         code = 1
     if failed and not code:  # everything passed, but not everything asked for was done

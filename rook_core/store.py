@@ -15,7 +15,7 @@ Layout::
       state/run/               ROOK_RUN_STATE_DIR
       state/<id>.<k>/          ROOK_STATE_DIR of each scenario run
       state/<id>.<k>.attempt-N/  what an attempt tried again had left there (Engine.set_aside_state)
-      report.json              the JSON report of the last invocation
+      report.json              the run's JSON report, as of its last invocation
 """
 
 from __future__ import annotations

@@ -497,3 +497,34 @@ def test_a_scenario_not_run_yet_in_a_is_compared_as_unverified_never_unchanged_o
         assert {sid: row["changes"] for sid, row in rows.items()} == {
             "a": ["not finished"], "b": ["not finished"], "g": ["not finished"]}, a
         assert (code, out["unchanged"], sorted(out["regressed"])) == (1, 0, ["a", "b", "g"])
+
+
+def test_a_run_finished_with_a_selector_keeps_every_scenario_run_in_its_report(ws, rook_cli):
+    # `rook run --run ID --only c` wrote a report.json of c alone: the failure of b
+    # vanished from rook runs, rook runs show and rook diff (b "removed", exit 0)
+    for sid in "abc":
+        ws.scenario(scenario(sid))
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close",
+                 env={"FAIL_IDS": "b"})
+    assert r.exit_code == 0, r.stderr
+    rid = r.report["run"]["id"]
+    both = rook_cli("run", "--json", "--run", rid, "--phases", "collect,judge", "--only", "a,b")
+    assert both.exit_code == 1, both.stderr  # b failed
+    assert [s["status"] for s in both.report["scenarios"]] == ["passed", "failed", "pending"]
+    assert "executor" not in both.stderr  # c was not asked for: it is not lost by the executor
+    assert f"resume with: rook run --run {rid}" in both.stderr
+
+    last = rook_cli("run", "--json", "--run", rid, "--phases", "collect,judge", "--only", "c")
+    assert last.exit_code == 1, last.stderr  # the run's verdict: b failed in it
+    statuses = {s["id"]: s["status"] for s in last.report["scenarios"]}
+    assert statuses == {"a": "passed", "b": "failed", "c": "passed"}
+    assert last.report["summary"]["total"] == 3 and last.report["summary"]["failed"] == 1
+    shown = rook_cli("runs", "show", rid, "--json")
+    assert shown.stdout == last.stdout  # report.json is the run's, as --json printed it
+    listed = json.loads(rook_cli("runs", "--json").stdout)["runs"][0]
+    assert listed["counts"]["failed"] == 1 and listed["total"] == 3 and listed["complete"]
+
+    before = run(rook_cli)
+    regressed = rook_cli("diff", before, rid, "--json")
+    assert regressed.exit_code == 1
+    assert json.loads(regressed.stdout)["regressed"] == ["b"]
