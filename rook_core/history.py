@@ -73,9 +73,47 @@ def _mtime(path: Path) -> int | None:
         return None
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _listable(summary: Any) -> bool:
+    """Whether a summary has the shape ``rook runs`` reads: a ``summary.json``
+    edited by hand or written by another tool, or one made from such a report
+    or manifest, may hold a value of another type, which must never break the
+    listing of every other run."""
+    if not isinstance(summary, dict):
+        return False
+    counts = summary.get("counts")
+    if counts is not None and not (
+        isinstance(counts, dict) and all(_number(v) for v in counts.values())
+    ):
+        return False
+    numbers = ("started", "total", "recorded", "decided", "pass_rate", "coverage", "exit_code")
+    if any(summary.get(k) is not None and not _number(summary[k]) for k in numbers):
+        return False
+    profile = summary.get("profile")
+    return (profile is None or isinstance(profile, str)) and isinstance(
+        summary.get("phases", []), list
+    )
+
+
+def _is_manifest(manifest: Any) -> bool:
+    """Whether ``manifest`` has the fields of a ``run.json`` that history reads."""
+    return (
+        isinstance(manifest, dict)
+        and isinstance(manifest.get("plan", []), list)
+        and all(isinstance(k, str) for k in manifest.get("plan", []))
+        and isinstance(manifest.get("profile") or {}, dict)
+        and isinstance(manifest.get("judge_profile") or {}, dict)
+        and isinstance(manifest.get("phases", []), list)
+        and isinstance(manifest.get("invocations", []), list)
+    )
+
+
 def _incomplete(run_path: Path) -> dict[str, Any] | None:
     manifest = read_json(run_path / RUN_FILE)
-    if not isinstance(manifest, dict):
+    if not _is_manifest(manifest):
         return None
     try:
         recorded = sum(1 for e in os.scandir(run_path / "scenarios") if e.name.endswith(".json"))
@@ -114,22 +152,42 @@ def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None
             data = read_json(run_path / SUMMARY_FILE)
         except RunStoreError:
             data = None
-        if isinstance(data, dict) and data.get("summary_version") == SUMMARY_VERSION:
+        if _listable(data) and data.get("summary_version") == SUMMARY_VERSION:
             return data
     if report_time is not None:
         try:
             report = read_report(run_path / REPORT_FILE)  # head and tail only
-        except RunStoreError:
-            report = None
-        if isinstance(report, dict) and "run" in report:
+            summary = summary_of(report) if _is_report(report) else None
+        except (RunStoreError, AttributeError, KeyError, TypeError, ValueError):
+            summary = None  # a malformed report: the run is summarised from its manifest
+        if _listable(summary):
             write_summary(run_path, report)
-            return summary_of(report)
+            return summary
     if (run_path / RUN_FILE).is_file():
         try:
-            return _incomplete(run_path)
-        except RunStoreError:
+            summary = _incomplete(run_path)
+        except (RunStoreError, AttributeError, TypeError):
             return None
+        return summary if _listable(summary) else None
     return None
+
+
+def _is_report(report: Any) -> bool:
+    """Whether ``report`` has the head and tail of a run's JSON report."""
+    return (
+        isinstance(report, dict)
+        and isinstance(report.get("run"), dict)
+        and isinstance(report["run"].get("id"), str)
+        and isinstance(report["run"].get("profile") or {}, dict)
+        and isinstance(report["run"].get("phases", []), list)
+        and isinstance(report.get("summary"), dict)
+        and "pass_rate" in report["summary"]
+        and all(
+            report["summary"].get(k) is None or _number(report["summary"][k])
+            for k in ("pass_rate", "coverage", "total", "decided")
+        )
+        and isinstance(report.get("scenarios"), list)  # a view of the file's entries too
+    )
 
 
 def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
@@ -137,12 +195,13 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
     if not runs_dir.is_dir():
         return []
     out = []
-    for entry in os.scandir(runs_dir):
-        if entry.is_dir() and not entry.name.startswith("."):
-            summary = read_summary(Path(entry.path), rebuild)
-            if summary is not None:
-                summary["id"] = entry.name
-                out.append(summary)
+    with os.scandir(runs_dir) as entries:
+        for entry in entries:
+            if entry.is_dir() and not entry.name.startswith("."):
+                summary = read_summary(Path(entry.path), rebuild)
+                if summary is not None:
+                    summary["id"] = entry.name
+                    out.append(summary)
     out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)
     return out
 
@@ -247,11 +306,22 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     """
     if not rebuild:
         report = read_report(run_path / REPORT_FILE)
-        if isinstance(report, dict) and "run" in report:
+        if _is_report(report):
             return report
+        if report is not None:
+            raise RunStoreError(
+                f"{run_path / REPORT_FILE}: not a Rook report (its run, summary or scenarios "
+                f"are missing or of another type); rook report {run_path.name} --rebuild "
+                "renders the run from its records"
+            )
     manifest = read_json(run_path / RUN_FILE)
     if not isinstance(manifest, dict):
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
+    if not _is_manifest(manifest):
+        raise RunStoreError(
+            f"{run_path / RUN_FILE}: not a Rook run manifest (its plan, profile, phases or "
+            "invocations are of another type)"
+        )
     return write_report(
         manifest,
         planned_records(run_path, manifest.get("plan", [])),

@@ -528,3 +528,50 @@ def test_a_run_finished_with_a_selector_keeps_every_scenario_run_in_its_report(w
     regressed = rook_cli("diff", before, rid, "--json")
     assert regressed.exit_code == 1
     assert json.loads(regressed.stdout)["regressed"] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "value"),
+    [
+        ("summary.json", "coverage", "95%"),
+        ("summary.json", "counts", [1]),
+        ("summary.json", "started", "yesterday"),
+        ("report.json", "run", {"id": "x", "profile": "p", "phases": None, "started": "x"}),
+        ("report.json", "summary", None),
+        ("report.json", "summary", {"pass_rate": "all", "repeats": 3}),
+        ("run.json", "plan", None),
+        ("run.json", "profile", "p"),
+    ],
+)
+def test_a_run_with_a_malformed_file_never_breaks_the_listing(ws, rook_cli, name, field, value):
+    # a summary.json, report.json or run.json with a field of the wrong type (edited by
+    # hand, written by another tool) made `rook runs` a traceback, hiding every run
+    ws.scenario(scenario("a"))
+    good, bad = run(rook_cli), run(rook_cli)
+    path = ws.run_dir(bad) / name
+    data = json.loads(path.read_text())
+    data[field] = value
+    path.write_text(json.dumps(data))
+    if name == "run.json":
+        (ws.run_dir(bad) / "report.json").unlink()
+    if name != "summary.json":
+        (ws.run_dir(bad) / "summary.json").unlink()
+    listed = rook_cli("runs", "--all")
+    assert listed.exit_code == 0, listed.stderr
+    assert good in listed.stdout
+    doc = rook_cli("runs", "--json", "--all")
+    assert doc.exit_code == 0 and good in doc.stdout, doc.stderr
+    if name == "summary.json":  # derived: rebuilt from the report
+        assert json.loads(doc.stdout)["runs"][0]["pass_rate"] == 1.0
+    if name == "report.json":
+        for args in (("runs", "show", bad), ("report", bad), ("diff", good, bad)):
+            shown = rook_cli(*args)
+            assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
+            assert f"{path}: not a Rook report" in shown.stderr and "--rebuild" in shown.stderr
+        rebuilt = rook_cli("report", bad, "--rebuild")
+        assert rebuilt.exit_code == 0 and "1 passed" in rebuilt.stdout, rebuilt.stderr
+    if name == "run.json":  # no report: rebuilt from a manifest that cannot be read
+        for args in (("runs", "show", bad), ("diff", good, bad)):
+            shown = rook_cli(*args)
+            assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
+            assert f"{path}: not a Rook run manifest" in shown.stderr
