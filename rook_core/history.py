@@ -89,7 +89,16 @@ def _listable(summary: Any) -> bool:
         isinstance(counts, dict) and all(_number(v) for v in counts.values())
     ):
         return False
-    numbers = ("started", "total", "recorded", "decided", "pass_rate", "coverage", "exit_code")
+    numbers = (
+        "started",
+        "total",
+        "recorded",
+        "decided",
+        "pass_rate",
+        "coverage",
+        "exit_code",
+        "unmerged_shards",
+    )
     if any(summary.get(k) is not None and not _number(summary[k]) for k in numbers):
         return False
     profile = summary.get("profile")
@@ -136,6 +145,8 @@ def _incomplete(run_path: Path) -> dict[str, Any] | None:
         "scenarios": len({k.rsplit(".", 1)[0] for k in manifest.get("plan", [])}),
         "flaky": None,
         "exit_code": None,
+        # split with --shard and not merged yet: rook merge finishes it, not rook run --run
+        "unmerged_shards": None if manifest.get("merged") else manifest.get("shards"),
     }
 
 

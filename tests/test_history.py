@@ -575,3 +575,19 @@ def test_a_run_with_a_malformed_file_never_breaks_the_listing(ws, rook_cli, name
             shown = rook_cli(*args)
             assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
             assert f"{path}: not a Rook run manifest" in shown.stderr
+
+
+def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
+    # it was "incomplete (2/2 recorded)", which says to finish it with rook run --run
+    # ID, a command refused on a run not merged yet
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    for shard in ("1/2", "2/2"):
+        r = rook_cli("run", "--shard", shard, "--run-name", "split-1", "-q")
+        assert r.exit_code == 0, r.stderr
+    assert "not merged (2/2 recorded)" in rook_cli("runs").stdout
+    (listed,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    assert listed["unmerged_shards"] == 2 and listed["complete"] is False
+    assert rook_cli("run", "--run", "split-1").exit_code == 2  # what the listing must not advise
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "split-1").exit_code == 0
+    assert "complete" in rook_cli("runs").stdout.splitlines()[2]

@@ -30,7 +30,10 @@ def _rate(value: Any) -> str:
 def _row(s: dict[str, Any]) -> list[Any]:
     counts = s.get("counts")
     if counts is None:
-        state = f"incomplete ({s.get('recorded', 0)}/{s.get('total', 0)} recorded)"
+        recorded = f"{s.get('recorded', 0)}/{s.get('total', 0)} recorded"
+        state = (
+            f"not merged ({recorded})" if s.get("unmerged_shards") else f"incomplete ({recorded})"
+        )
         return [
             s["id"],
             _when(s.get("started")),
