@@ -101,6 +101,13 @@ def shard_keys(plan: list[str], shard: Shard) -> list[str]:
     return [k for k in unique if k in mine]
 
 
+def shard_of(plan: list[str], count: int) -> dict[str, int]:
+    """The shard index (from 1) of each key of ``plan`` split ``count`` ways, in one
+    ranking: what :func:`shard_keys` deals, for every key at once."""
+    ranked = sorted(dict.fromkeys(plan), key=lambda k: (rank(k), k))
+    return {k: i % count + 1 for i, k in enumerate(ranked)}
+
+
 def partition(keys: list[str], count: int) -> list[list[str]]:
     """All ``count`` parts of ``keys`` (:func:`shard_keys` of each shard)."""
     return [shard_keys(keys, Shard(n, count)) for n in range(1, count + 1)]
@@ -315,4 +322,5 @@ __all__ = [
     "run_dir",
     "run_id_from_name",
     "shard_keys",
+    "shard_of",
 ]

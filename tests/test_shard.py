@@ -586,7 +586,13 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli)
     assert cut.exit_code == 0  # a split run: the rest comes later
     r = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
     assert r.report["summary"]["pending"] > 0 and r.report["summary"]["failed"] == 0
-    assert r.exit_code == 1 and "still pending: a shard did not finish" in r.stderr
+    assert r.exit_code == 1 and "still pending: shard(s) 2/2 did not finish" in r.stderr
+    # the command that finishes it, with the run and the shard (it said "--run ID --shard I/N")
+    assert "finish each with: rook run --run ci --shard 2/2" in r.stderr, r.stderr
+    finish = rook_cli("run", "--run", "ci", "--shard", "2/2")
+    assert finish.exit_code == 0, finish.stderr
+    done = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert done.exit_code == 0 and "pending" not in done.stderr, done.stderr
 
 
 def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(

@@ -196,10 +196,29 @@ def merge_command(
     pending = report["summary"].get("pending") or 0
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(
-            f"rook: {pending} scenario run(s) still pending: a shard did not finish; "
-            "finish it with rook run --run ID --shard I/N, then merge again",
+            f"rook: {pending} scenario run(s) still pending: {_unfinished(report, merged.manifest)}",
             err=True,
         )
     code = exit_code(report) or (1 if failed or pending else 0)
     if code:
         sys.exit(code)
+
+
+def _unfinished(report: dict[str, Any], manifest: dict[str, Any]) -> str:
+    """Which shards left scenario runs pending, and the command that finishes them."""
+    from ..merging import shard_list
+    from ..sharding import shard_of
+
+    run_id, count = report["run"]["id"], manifest.get("shards")
+    if not isinstance(count, int) or count < 1:
+        return f"finish them with: rook run --run {run_id}, then merge again"
+    where = shard_of(manifest["plan"], count)
+    pending = {
+        f"{s['id']}.{s['repeat_index']}" for s in report["scenarios"] if s["status"] == "pending"
+    }
+    shards = sorted({where[k] for k in pending if k in where})
+    labels = [f"{i}/{count}" for i in shards] or ["I/N"]
+    return (
+        f"shard(s) {shard_list(labels)} did not finish; finish each with: "
+        f"rook run --run {run_id} --shard {labels[0]}, then merge again"
+    )
