@@ -337,12 +337,16 @@ def prepare_run(
         planned_ids = list(dict.fromkeys(k.rsplit(".", 1)[0] for k in manifest["plan"]))
         by_id = {s.id: s for s in scenarios}
         gone = [i for i in planned_ids if i not in by_id]
+        if request.only:  # what --only leaves out is not finished now: it needs no file
+            gone = [i for i in gone if i in request.only]
         if gone:
+            rest = [i for i in planned_ids if i in by_id]
             raise ScenarioError(
                 f"--run {request.run_id}: scenario(s) {', '.join(gone)} of this run no longer exist "
-                f"in {agent.scenarios_dir}"
+                f"in {agent.scenarios_dir}; restore the file(s) to finish them"
+                + (f", or finish the others with --only {','.join(rest)}" if rest else "")
             )
-        scenarios = [by_id[i] for i in planned_ids]
+        scenarios = [by_id[i] for i in planned_ids if i in by_id]
         scenarios = select(
             scenarios,
             request.only or None,

@@ -333,3 +333,34 @@ def test_a_scenario_edited_between_two_invocations_says_what_judged_it(rook_work
     assert any(f"criteria changed after this run started it (content hash {before} ->" in w
                for w in record["warnings"]), record.get("warnings")
     assert log(d) == ["execute 1 hi"]  # nothing sent again
+
+
+def test_a_scenario_removed_after_the_run_started_does_not_strand_the_others(
+        rook_workspace, tmp_path):
+    """A scenario file removed while a split run waited for collect,judge: the run
+    could not be finished at all, not even the others with --only, whose evidence
+    was left unjudged."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ["execute"])
+    for sid in ("s", "t"):
+        ws.scenario({"id": sid, "goal": sid, "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
+                           capture_output=True, text=True, timeout=120)
+    run_id = json.loads(first.stdout)["run"]["id"]
+    (ws.agent_dir / "scenarios" / "t.yaml").unlink()
+    refused = subprocess.run(rook(ws, "--run", run_id, "--phases", "collect,judge"),
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2, refused.stderr
+    assert "scenario(s) t of this run no longer exist" in refused.stderr
+    assert "restore the file(s) to finish them, or finish the others with --only s" in (
+        refused.stderr)
+    rest = subprocess.run(rook(ws, "--run", run_id, "--phases", "collect,judge", "--only", "s"),
+                          capture_output=True, text=True, timeout=120)
+    assert rest.returncode == 0, rest.stderr
+    report = json.loads(rest.stdout)
+    assert [(e["id"], e["status"]) for e in report["scenarios"]] == [
+        ("s", "passed"), ("t", "pending")]
+    assert log(d) == ["execute 1 s", "execute 1 t"]  # nothing sent again
+    again = subprocess.run(rook(ws, "--run", run_id, "--only", "t"),
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 2 and "no longer exist" in again.stderr
