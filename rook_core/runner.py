@@ -245,10 +245,15 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     if not every:
         return f"no scenario selected in {agent.scenarios_dir}"
     tags = sorted({t for s in every for t in s.tags})
+    there = [f"tags: {', '.join(tags) or 'none'}"]
+    for values, key in ((request.classes, "class"), (request.categories, "category")):
+        if values:  # what the flag could have named
+            kept = sorted({str(s.extra[key]) for s in every if s.extra.get(key) is not None})
+            there.append(f"{key}: {', '.join(kept) or 'none'}")
     return (
         f"no scenario selected in {agent.scenarios_dir}"
         + (f" by {' '.join(given)}" if given else " (every scenario there is excluded: true)")
-        + f" ({len(every)} scenarios there; tags: {', '.join(tags) or 'none'})"
+        + f" ({len(every)} scenarios there; {'; '.join(there)})"
     )
 
 

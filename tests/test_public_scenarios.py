@@ -124,6 +124,9 @@ def test_selectors_narrow_one_another_and_excluded_needs_only(ws, rook_cli):
     assert none.startswith("rook: error: no scenario selected"), none
     # what emptied the selection, and what there is
     assert "by --class adversarial --category happy_path (5 scenarios there; tags: " in none
+    # the classes and categories there, as the tags: a misspelt one is seen at once
+    assert "class: adversarial, functional; category: boundary, happy_path, jailbreak, " in none
+    assert "class:" not in selected("--tag", "nope")  # only for the flags given
     assert selected("--only", "parked") == ["parked"]
     assert selected("--only", "parked,f-edge", "--class", "functional") == ["f-edge", "parked"]
 
