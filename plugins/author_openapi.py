@@ -59,18 +59,48 @@ def deref(doc: dict[str, Any], node: Any, depth: int = 0) -> Any:
     return node
 
 
+def schema_of(doc: dict[str, Any], node: Any, depth: int = 0) -> dict[str, Any]:
+    """``node`` as one plain schema: ``$ref`` followed, ``allOf`` merged (properties
+    and ``required`` joined), an ``anyOf``/``oneOf`` with one alternative besides
+    ``null`` taken as that alternative, and an OpenAPI 3.1 type list (``[string,
+    "null"]``) as its one type besides ``null``."""
+    schema = deref(doc, node)
+    if not isinstance(schema, dict) or depth > 20:
+        return {}
+    schema = dict(schema)
+    for part in schema.pop("allOf", None) or []:
+        sub = schema_of(doc, part, depth + 1)
+        schema["properties"] = {**(sub.get("properties") or {}), **(schema.get("properties") or {})}
+        schema["required"] = [*(schema.get("required") or []), *(sub.get("required") or [])]
+        for key, value in sub.items():
+            schema.setdefault(key, value)
+    for key in ("anyOf", "oneOf"):
+        options = [
+            o for o in (schema.get(key) or []) if schema_of(doc, o, depth + 1).get("type") != "null"
+        ]
+        if len(options) == 1:
+            del schema[key]
+            for k, v in schema_of(doc, options[0], depth + 1).items():
+                schema.setdefault(k, v)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        schema["type"] = kinds[0] if len(kinds) == 1 else None
+    return schema
+
+
 def json_schema(doc: dict[str, Any], holder: Any) -> Any:
     """The JSON schema of a requestBody or response, or ``None``."""
     content = (deref(doc, holder) or {}).get("content") or {}
     for ctype, media in content.items():
         if "json" in ctype:
-            return deref(doc, (media or {}).get("schema") or {})
+            return schema_of(doc, (media or {}).get("schema") or {})
     return None
 
 
 def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0) -> Any:
     """A value for ``schema``: required properties only, ``message`` set to the goal."""
-    schema = deref(doc, schema) or {}
+    schema = schema_of(doc, schema)
     for key in ("example", "default"):
         if key in schema and depth > 0:
             return schema[key]
@@ -87,11 +117,11 @@ def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0
 
 
 def message_field(doc: dict[str, Any], schema: Any) -> str | None:
-    props = (deref(doc, schema) or {}).get("properties") or {}
+    props = schema_of(doc, schema).get("properties") or {}
     for name in ("messages", *MESSAGE_KEYS):
         for key, prop in props.items():
             if key.lower() == name:
-                kind = (deref(doc, prop) or {}).get("type")
+                kind = schema_of(doc, prop).get("type")
                 if kind == "string" or (name == "messages" and kind == "array"):
                     return key
     return None
@@ -220,7 +250,7 @@ def _response_guess(doc: dict[str, Any], op: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _example(doc: dict[str, Any], schema: Any, depth: int = 0) -> Any:
-    schema = deref(doc, schema) or {}
+    schema = schema_of(doc, schema)
     if depth > 6:
         return None
     if schema.get("type") == "object" or "properties" in schema:

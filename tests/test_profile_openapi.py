@@ -1,0 +1,106 @@
+"""`rook profile add --from` an OpenAPI document written the ways real ones are:
+OpenAPI 3.1 type lists, ``anyOf``/``allOf`` schemas, parameters shared by a path,
+relative server URLs; each one is tested against a real server."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+pytest_plugins = ["servers.fixtures"]
+
+
+def add(rook_cli, ws, *args, env=None):
+    r = rook_cli("profile", "add", "--workspace", str(ws.root), *args, env=env)
+    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    return r
+
+
+def profile(ws, pid):
+    return yaml.safe_load((ws.agent_dir / "profiles" / f"{pid}.yaml").read_text())
+
+
+def ask_document(url, schema):
+    """``POST /ask`` of the authoring server (``prompt`` in the body, the key in the query)."""
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Desk", "version": "1"},
+        "servers": [{"url": url}],
+        "components": {
+            "securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "key"}},
+            "schemas": {
+                "Base": {
+                    "type": "object",
+                    "required": ["prompt"],
+                    "properties": {"prompt": {"type": "string"}},
+                }
+            },
+        },
+        "security": [{"key": []}],
+        "paths": {
+            "/ask": {
+                "post": {
+                    "operationId": "ask",
+                    "requestBody": {"content": {"application/json": {"schema": schema}}},
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {"answer": {"type": ["string", "null"]}},
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+
+
+SCHEMAS = {
+    "3.1 type list": {
+        "type": "object",
+        "required": ["prompt", "temperature"],
+        "properties": {
+            "prompt": {"type": ["string", "null"]},
+            "temperature": {"type": ["number", "null"]},
+        },
+    },
+    "anyOf with null": {
+        "type": "object",
+        "required": ["prompt"],
+        "properties": {"prompt": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+    },
+    "allOf": {
+        "allOf": [
+            {"$ref": "#/components/schemas/Base"},
+            {"type": "object", "properties": {"temperature": {"type": "number"}}},
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("kind", list(SCHEMAS))
+def test_openapi_31_and_composed_schemas(rook_workspace, rook_cli, authoring_server, tmp_path, kind):
+    """A message field typed ``[string, "null"]`` (OpenAPI 3.1), ``anyOf`` a string or
+    null, or a body schema made with ``allOf`` is a message field like ``type:
+    string``: the operation was not found (exit 2), and a required ``[number,
+    "null"]`` field ended in 'not a valid OpenAPI 3 document'."""
+    ws = rook_workspace
+    doc = tmp_path / "api.yaml"
+    doc.write_text(yaml.safe_dump(ask_document(authoring_server.url, SCHEMAS[kind])))
+    r = add(
+        rook_cli, ws, "desk", "--from", str(doc), env={"AGENT_API_KEY": authoring_server.api_key}
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "desk")["hooks"]["execute"]["http"]
+    assert http["body"]["prompt"] == "{{goal}}"
+    assert http["extract"]["output"] == "answer"
+    assert "answer: answer 1: Say hello" in r.stdout
+    assert authoring_server.api_key not in r.stdout + r.stderr
+    if kind == "3.1 type list":
+        assert http["body"]["temperature"] == 0
