@@ -136,8 +136,9 @@ def candidates(doc: dict[str, Any]) -> list[dict[str, Any]]:
             if not isinstance(op, dict):
                 continue
             field, where = None, "body"
-            if method == "get":
-                for p in [deref(doc, p) for p in op.get("parameters") or []]:
+            if method == "get":  # the path's parameters apply to each of its operations
+                shared = [*((item or {}).get("parameters") or []), *(op.get("parameters") or [])]
+                for p in [deref(doc, p) for p in shared]:
                     if p.get("in") == "query" and str(p.get("name", "")).lower() in MESSAGE_KEYS:
                         field, where = p["name"], "query"
             else:

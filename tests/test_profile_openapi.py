@@ -4,6 +4,8 @@ relative server URLs; each one is tested against a real server."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -104,3 +106,52 @@ def test_openapi_31_and_composed_schemas(rook_workspace, rook_cli, authoring_ser
     assert authoring_server.api_key not in r.stdout + r.stderr
     if kind == "3.1 type list":
         assert http["body"]["temperature"] == 0
+
+
+def test_a_query_parameter_the_path_declares_for_its_operations(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """OpenAPI lets a path item declare parameters shared by all its operations; a
+    GET whose ``q`` parameter is declared there takes a message too (it was 'no
+    operation of the OpenAPI document takes a message', exit 2)."""
+    ws = rook_workspace
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Echo", "version": "1"},
+        "servers": [{"url": authoring_server.url}],
+        "paths": {
+            "/echo": {
+                "parameters": [
+                    {"name": "q", "in": "query", "required": True, "schema": {"type": "string"}}
+                ],
+                "get": {
+                    "operationId": "echo",
+                    "responses": {
+                        "200": {
+                            "description": "the query it got",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "query": {
+                                                "type": "object",
+                                                "properties": {"q": {"type": "string"}},
+                                            }
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                },
+            }
+        },
+    }
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "echo", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "echo")["hooks"]["execute"]["http"]
+    assert http["method"] == "GET" and http["query"] == {"q": "{{goal}}"}
+    assert "answer: Say hello in one short sentence." in r.stdout
