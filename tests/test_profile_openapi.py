@@ -155,3 +155,23 @@ def test_a_query_parameter_the_path_declares_for_its_operations(
     http = profile(ws, "echo")["hooks"]["execute"]["http"]
     assert http["method"] == "GET" and http["query"] == {"q": "{{goal}}"}
     assert "answer: Say hello in one short sentence." in r.stdout
+
+
+def test_a_relative_server_url_in_a_file_asks_for_the_whole_url(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A file's ``servers: [{url: /api}]`` has nothing to be resolved against: the
+    message said the document 'names no server URL', and a --base-url of the host
+    alone then lost the /api. It says the URL is relative and asks for all of it."""
+    ws = rook_workspace
+    doc = ask_document("/api", SCHEMAS["allOf"])
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "desk", "--from", str(api))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "server URL '/api' is relative" in r.stderr
+    assert "--base-url URL (such as https://HOST/api)" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
+    r = add(rook_cli, ws, "desk", "--from", str(api), "--base-url", authoring_server.url)
+    assert r.exit_code == 2 and "AGENT_API_KEY" in r.stdout  # written, the key not set
+    assert profile(ws, "desk")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/ask"
