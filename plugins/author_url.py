@@ -3,8 +3,8 @@
 (A URL whose body is an OpenAPI document is the OpenAPI author's.) The
 endpoint is probed: first ``POST {"message": goal}``; when the server refuses
 (400, 405, 415, 422 ...) the next usual shape is tried, jumping straight to a
-field the error names (``"loc": ["body", "prompt"]``), a bounded number of
-times. A key in the query string or a password in the URL becomes an ``env``
+field the error names (``"loc": ["body", "prompt"]``), or to ``GET ?q=`` when
+the method is not allowed (405), a bounded number of times. A key in the query string or a password in the URL becomes an ``env``
 reference. Once it answers, the shared HTTP corrections find the answer.
 """
 
@@ -113,6 +113,9 @@ class UrlAuthor(HttpAuthor):
             body = observation.response
             text = body if isinstance(body, str) else json.dumps(body)
             nxt = named_in(text or "", tried)
+            get = len(SHAPES) - 1  # a POST not allowed (405): no other body will be
+            if nxt is None and observation.http_status == 405 and get not in tried:
+                nxt = get
             if nxt is None:
                 nxt = next((i for i in range(len(SHAPES)) if i not in tried), None)
             if nxt is None:

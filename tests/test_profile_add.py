@@ -159,6 +159,23 @@ def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_s
     assert_nowhere(ws, authoring_server.api_key)
 
 
+def test_an_endpoint_that_allows_no_post_is_asked_with_get(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A 405 to the first POST says the method is wrong: the probe goes to ``GET ?q=``
+    next (it tried every other POST body first, and the default 4 tests ran out
+    before it reached GET: the profile was written broken, exit 1)."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "lookup", "--from", f"{authoring_server.url}/lookup")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "lookup")["hooks"]["execute"]["http"]
+    assert http["method"] == "GET" and http["query"] == {"q": "{{goal}}"}
+    assert "body" not in http
+    assert "(HTTP 405): the goal now goes in the query parameter q (GET)" in r.stdout
+    assert "answer: found: Say hello in one short sentence." in r.stdout
+    assert "test 4" not in r.stdout, r.stdout
+
+
 def test_openapi_document_by_url_builds_a_session_profile(
     rook_workspace, rook_cli, authoring_server
 ):

@@ -12,6 +12,8 @@ Extra endpoints (everything of :class:`AgentServer` still answers):
                                 ``result.text``
 * ``POST /basic``               Basic auth (``user``/``basic_password``); a text answer
 * ``POST /form``                form-encoded ``message``; answers ``{"reply": ...}``
+* ``GET  /lookup?q=...``        answers ``{"results": [{"title": ...}]}``; any other method
+                                is not allowed (405)
 """
 
 from __future__ import annotations
@@ -214,6 +216,13 @@ class _AuthoringHandler(_Handler):
         }
         if self.command == "GET" and path in docs:
             return self._send(200, docs[path])
+        if path == "/lookup":  # GET only: a POST is not allowed (405)
+            if self.command != "GET":
+                return self._send(405, {"detail": "Method Not Allowed"}, {"Allow": "GET"})
+            from urllib.parse import parse_qs
+
+            q = parse_qs(qs).get("q", [""])[0]
+            return self._send(200, {"results": [{"title": f"found: {q}"}]} if q else {})
         if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form"):
             return self._extra(path, qs)
         return super()._handle()
