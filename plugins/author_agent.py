@@ -96,7 +96,7 @@ def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
     lang = ""
     if block:
         lang, text = block.group(1).lower(), block.group(2)
-    elif not text.startswith("#!") and value is None:
+    elif not text.startswith("#!") and not isinstance(value, dict):  # [1, 2] holds none
         raise RookError(
             "the author agent answered no script (no fenced code block, no "
             f"JSON object with output); it said: {text[:300]!r}"

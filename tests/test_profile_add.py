@@ -588,6 +588,24 @@ def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     assert (ws.agent_dir / "scripts" / "helper-hook.py").is_file()
 
 
+@pytest.mark.parametrize("answer", ["[1, 2, 3]", "42", '"done"', "null"])
+def test_an_author_agent_answering_json_that_is_no_object_answered_no_script(
+    rook_workspace, rook_cli, tmp_path, answer
+):
+    """A JSON answer that is no object (a list, a number, a string) holds no script:
+    it was written as the hook script and tested (and the author agent asked again,
+    every attempt); it is refused like any answer with no script, nothing written."""
+    ws = rook_workspace
+    author = tmp_path / "json_author.py"
+    author.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    r = add(rook_cli, ws, "helper", "--notes", "echo it", "--author", f"{sys.executable} {author}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "the author agent answered no script" in r.stderr
+    assert "test 1" not in r.stdout
+    assert not (ws.agent_dir / "profiles" / "helper.yaml").exists()
+    assert not (ws.agent_dir / "scripts" / "helper-hook.py").exists()
+
+
 @pytest.mark.parametrize(
     ("url", "problem"),
     [
