@@ -263,6 +263,23 @@ def _add_extras(http: dict[str, Any], doc: Any, new: Draft) -> None:
         del http["extract"]
 
 
+def _echo_is_no_answer(http: dict[str, Any], doc: Any, obs: Observation, new: Draft) -> None:
+    """The field extracted as the answer holds the goal Rook sent (a history list's
+    first message, the request echoed back): when another field looks like the
+    answer, take that one."""
+    current = (http.get("extract") or {}).get("output")
+    answer = obs.answer
+    if not current or not isinstance(answer, str) or answer.strip() != obs.goal.strip():
+        return
+    path = find_answer(doc, obs.goal)
+    if path and jmes(path) != current:
+        http["extract"]["output"] = jmes(path)
+        new.changes.append(
+            f"{current} holds the goal Rook sent, not an answer: the answer is under "
+            f"{jmes(path)}, extract.output set"
+        )
+
+
 def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool) -> Draft | None:
     """The corrected draft for what ``obs`` shows, or ``None`` when there is nothing
     this author can correct."""
@@ -276,6 +293,7 @@ def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool
     diagnosis = failed.get("diagnosis") or ""
     if obs.ok:
         if isinstance(doc, dict):
+            _echo_is_no_answer(http, doc, obs, new)
             _add_extras(http, doc, new)
     elif (
         "extract.conversation" in diagnosis

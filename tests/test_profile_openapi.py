@@ -175,3 +175,60 @@ def test_a_relative_server_url_in_a_file_asks_for_the_whole_url(
     r = add(rook_cli, ws, "desk", "--from", str(api), "--base-url", authoring_server.url)
     assert r.exit_code == 2 and "AGENT_API_KEY" in r.stdout  # written, the key not set
     assert profile(ws, "desk")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/ask"
+
+
+def test_a_guess_that_extracts_the_goal_sent_back_is_corrected(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """The response schema's first guess (``messages[0].content`` of a history list)
+    held the goal Rook sent: the test passed with the goal as the agent's answer and
+    the profile was written so. The answer is found where it is."""
+    ws = rook_workspace
+    message = {
+        "type": "object",
+        "properties": {"role": {"type": "string"}, "content": {"type": "string"}},
+    }
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "History", "version": "1"},
+        "servers": [{"url": authoring_server.url}],
+        "paths": {
+            "/history": {
+                "post": {
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"message": {"type": "string"}},
+                                }
+                            }
+                        }
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "the conversation so far",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "messages": {"type": "array", "items": message}
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "history", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "messages[0].content holds the goal Rook sent, not an answer" in r.stdout
+    extract = profile(ws, "history")["hooks"]["execute"]["http"]["extract"]
+    assert extract == {"output": "messages[1].content"}
+    assert r.stdout.rstrip().count("answer: noted: Say hello in one short sentence.") == 1

@@ -12,6 +12,8 @@ Extra endpoints (everything of :class:`AgentServer` still answers):
                                 ``result.text``
 * ``POST /basic``               Basic auth (``user``/``basic_password``); a text answer
 * ``POST /form``                form-encoded ``message``; answers ``{"reply": ...}``
+* ``POST /history``             ``message``; answers the history: ``{"messages": [{"role":
+                                "user", "content": message}, {"role": "assistant", ...}]}``
 * ``GET  /lookup?q=...``        answers ``{"results": [{"title": ...}]}``; any other method
                                 is not allowed (405)
 """
@@ -223,7 +225,7 @@ class _AuthoringHandler(_Handler):
 
             q = parse_qs(qs).get("q", [""])[0]
             return self._send(200, {"results": [{"title": f"found: {q}"}]} if q else {})
-        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form"):
+        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form", "/history"):
             return self._extra(path, qs)
         return super()._handle()
 
@@ -264,6 +266,17 @@ class _AuthoringHandler(_Handler):
                     401, {"error": "bad credentials"}, {"WWW-Authenticate": 'Basic realm="agent"'}
                 )
             return self._send(200, f"basic answer to: {(body or {}).get('q', '')}")
+        if path == "/history":  # the conversation so far, the request first
+            message = (body or {}).get("message", "")
+            return self._send(
+                200,
+                {
+                    "messages": [
+                        {"role": "user", "content": message},
+                        {"role": "assistant", "content": f"noted: {message}"},
+                    ]
+                },
+            )
         form = {k: v[0] for k, v in parse_qs(text).items()}
         return self._send(200, {"reply": f"form reply to: {form.get('message', '')}"})
 
