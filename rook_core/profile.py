@@ -27,6 +27,11 @@ VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
 
 
+def _no_nul(value: str) -> None:
+    if "\0" in value:  # the operating system would refuse to start every hook
+        raise ValidationError("holds a NUL character (\\0), which no environment variable can")
+
+
 class _EnvRefSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -83,7 +88,7 @@ class _ProfileSchema(Schema):
     capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)
     hook_env = fields.Dict(
         keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),
-        values=fields.String(),
+        values=fields.String(validate=_no_nul),
         load_default=dict,
     )
     concurrency = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)

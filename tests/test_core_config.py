@@ -69,6 +69,10 @@ def refused(r, ws, *needles):
             },
             ["env.0.value", "Unknown field"],
         ),
+        (  # no environment variable can hold a NUL: refused before a hook, not by each
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"REGION": "eu\0w"}},
+            ["hook_env.REGION", "NUL"],
+        ),
     ],
 )
 def test_invalid_profile_is_refused_with_the_field_path(ws, rook_cli, profile, needles):
