@@ -247,7 +247,14 @@ def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str
         for p in ("prepare", "open", "execute", "close", "collect")
         if p in phases or p == "execute"
     }
-    env = [e for e in (extra.get("env") or []) if isinstance(e, dict) and e.get("variable")]
+    env: list[dict[str, Any]] = []
+    for e in extra.get("env") or []:
+        if (
+            isinstance(e, dict)
+            and e.get("variable")
+            and all(x["variable"] != e["variable"] for x in env)
+        ):
+            env.append(e)  # each variable once: a profile declaring one twice is refused
     known = {e["variable"] for e in env} | {r["variable"] for r in request.secrets.refs}
     for m in ENV_READ.finditer(script):
         var = m.group(1) or m.group(2)

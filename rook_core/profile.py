@@ -95,6 +95,18 @@ class _ProfileSchema(Schema):
     limits = fields.Nested(_LimitsSchema, load_default=dict)
     inherit_env = fields.List(fields.String(validate=validate.Length(min=1)), allow_none=True)
 
+    @validates("env")
+    def _each_variable_once(self, value: list[dict[str, Any]], **kwargs: Any) -> None:
+        first: dict[str, int] = {}
+        twice: dict[int, dict[str, list[str]]] = {}
+        for i, ref in enumerate(value):
+            name = ref["variable"]
+            if name in first:
+                twice[i] = {"variable": [f"{name} is declared twice (also env.{first[name]})"]}
+            first.setdefault(name, i)
+        if twice:
+            raise ValidationError(twice)
+
 
 class _EntryOptionsSchema(Schema):
     class Meta:

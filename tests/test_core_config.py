@@ -73,6 +73,17 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"REGION": "eu\0w"}},
             ["hook_env.REGION", "NUL"],
         ),
+        (  # one variable, two purposes: which one is it?
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "env": [
+                    {"variable": "TOKEN", "purpose": "the API token"},
+                    {"variable": "TOKEN", "purpose": "the admin token"},
+                ],
+            },
+            ["env.1.variable", "TOKEN is declared twice (also env.0)"],
+        ),
     ],
 )
 def test_invalid_profile_is_refused_with_the_field_path(ws, rook_cli, profile, needles):
