@@ -146,7 +146,7 @@ def parse_object(
         if not required:
             return None
         raise OutputError(
-            f"stdout must be one JSON object, got {type(value).__name__}; "
+            f"stdout must be one JSON object, got {json_kind(value)}; "
             f"received {preview(text, redactor=redactor)}"
         )
     return value
@@ -156,6 +156,26 @@ TOKEN_COUNTS = ("input", "output", "total")
 USAGE_MAX = 10**15
 """The largest number ``usage`` may hold: far above any real count or cost, and
 small enough that every sum and comparison of them stays a finite float."""
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON ``value`` is, in JSON's words (``an array``, ``null``),
+    for a message to a hook's author, who may never have written Python."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def as_json(value: Any) -> str:
+    """A parsed JSON ``value`` as the JSON text a hook printed (``true``,
+    ``"7"``, ``{"name": 5}``), not Python's rendering of it."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _cut(message: str, limit: int = 300) -> str:
@@ -170,14 +190,14 @@ def _check_usage(usage: Any) -> dict[str, Any] | None:
     ``None`` (as if absent) when it holds no number at all (``{}``)."""
     if not isinstance(usage, dict):
         raise OutputError(
-            _cut(f'usage must be an object like {{"input": 12, "output": 3}}, got {usage!r}')
+            _cut(f'usage must be an object like {{"input": 12, "output": 3}}, got {as_json(usage)}')
         )
     numbers = False
     for k, v in usage.items():
         if v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise OutputError(_cut(f"usage.{k} must be a number, got {v!r}"))
+            raise OutputError(_cut(f"usage.{k} must be a number, got {as_json(v)}"))
         if v < 0 and k in TOKEN_COUNTS:
             raise OutputError(_cut(f"usage.{k} must be a token count >= 0, got {v!r}"))
         if v < 0 and "cost" in k.lower():  # a negative cost would hide a real one in a sum
@@ -199,13 +219,13 @@ def has_token_counts(usage: dict[str, Any] | None) -> bool:
 def _check_calls(calls: Any) -> list[dict[str, Any]]:
     if not isinstance(calls, list):
         raise OutputError(
-            f"calls must be a list of {{name, arguments}} objects, got {type(calls).__name__}"
+            f"calls must be a list of {{name, arguments}} objects, got {json_kind(calls)}"
         )
     out = []
     for i, call in enumerate(calls):
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
             raise OutputError(
-                _cut(f"calls[{i}] must be an object with a string name, got {call!r}")
+                _cut(f"calls[{i}] must be an object with a string name, got {as_json(call)}")
             )
         args = call.get("arguments", {})
         if isinstance(args, str):  # OpenAI-style arguments arrive as a JSON string

@@ -131,12 +131,18 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
     "body, expect",
     [
         ("echo 'Sure! Here is your answer: 42'", "stdout is not one JSON object"),
-        ("echo '[1, 2, 3]'", "stdout must be one JSON object, got list"),
+        # what was received is named in JSON's words, never Python's (got list, got True)
+        ("echo '[1, 2, 3]'", "stdout must be one JSON object, got an array"),
+        ("echo null", "stdout must be one JSON object, got null"),
         ("echo '{\"answer\": 42}'", "has no output field (keys: answer)"),
         ("echo '{\"output\": null, \"calls\": []}'", "output is null, which holds no answer"),
         ("true", "printed nothing on stdout"),
         ('echo \'{"output": "x", "calls": "lookup"}\'', "calls must be a list"),
-        ('echo \'{"output": "x", "usage": {"input": "many"}}\'', "usage.input must be a number"),
+        ('echo \'{"output": "x", "calls": "lookup"}\'', "got a string"),
+        ('echo \'{"output": "x", "calls": [{"name": 5}]}\'', 'name, got {"name": 5}'),
+        ('echo \'{"output": "x", "usage": "many"}\'', '"output": 3}, got "many"'),
+        ('echo \'{"output": "x", "usage": {"input": "7"}}\'', 'usage.input must be a number, got "7"'),
+        ('echo \'{"output": "x", "usage": {"input": true}}\'', "must be a number, got true"),
         (
             'echo \'{"output": "x", "usage": {"input": -5, "output": 2}}\'',
             "usage.input must be a token count >= 0, got -5",
