@@ -151,8 +151,34 @@ async def _terminate_group(
     return notes
 
 
+def _too_big(env: Mapping[str, str]) -> str | None:
+    """Why the system refused to start a program with ``env`` (``E2BIG``) when a
+    variable is longer than one can be (Linux: 32 pages, 128 KiB), naming it;
+    otherwise ``None``."""
+    try:
+        limit = 32 * os.sysconf("SC_PAGE_SIZE") if sys.platform.startswith("linux") else 0
+    except (ValueError, OSError):
+        limit = 0
+    sizes = {k: len(f"{k}={v}".encode("utf-8", "surrogateescape")) + 1 for k, v in env.items()}
+    name = max(sizes, key=sizes.__getitem__, default=None)
+    if not limit or name is None or sizes[name] <= limit:
+        return None
+    why = (
+        f"{name} holds {sizes[name]} bytes, more than one environment variable can carry ({limit})"
+    )
+    if name == "ROOK_CONVERSATION":
+        why += (
+            "; return a short conversation handle and keep the conversation's state in "
+            "ROOK_STATE_DIR"
+        )
+    return why
+
+
 async def _spawn(
-    start: Callable[[], Awaitable[T]], argv: list[str], result: ProcessResult
+    start: Callable[[], Awaitable[T]],
+    argv: list[str],
+    result: ProcessResult,
+    env: Mapping[str, str] | None = None,
 ) -> T | None:
     """Start the child, retrying the machine's failures with backoff; None, with
     ``result.spawn_error`` set, when it cannot be started."""
@@ -161,6 +187,9 @@ async def _spawn(
             return await start()
         except OSError as exc:
             reason = f"{exc.strerror or exc} ({argv[0]})"
+            too_big = _too_big(env) if exc.errno == errno.E2BIG and env is not None else None
+            if too_big:
+                reason += f": {too_big}"
             if exc.errno not in TRANSIENT_SPAWN_ERRORS or attempt == SPAWN_RETRIES:
                 result.spawn_error = reason
                 break
@@ -203,7 +232,7 @@ async def run_process(
     launch = process_pidfd.start if _PIDFD else _Transports.start
     caps = (stdout_cap, stderr_cap)
     child: _Child | None = await _spawn(
-        lambda: launch(loop, argv, env, cwd, stdin, caps), argv, result
+        lambda: launch(loop, argv, env, cwd, stdin, caps), argv, result, env
     )
     if child is None:
         return result

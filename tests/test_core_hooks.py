@@ -440,3 +440,33 @@ def test_agent_reply_beside_output_is_kept_as_evidence(rook_workspace, rook_cli)
     assert r.statuses() == {"s": "passed"}, r.stderr
     turn = r.report["scenarios"][0]["turns"][0]
     assert turn["output"] == "a" and turn["evidence"] == {"agent_reply": "b"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
+def test_a_handle_too_big_for_an_environment_variable_is_named_by_the_failure(
+    rook_workspace, rook_cli
+):
+    """A conversation handle holding the whole history (an object grows each turn)
+    can outgrow what one environment variable carries (128 KiB on Linux): the next
+    hook cannot start, and its failure said only 'Argument list too long (python3)',
+    though the hook takes one argument."""
+    ws = rook_workspace
+    ws.script("hist.py", """
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "ok", "conversation": {"history": "x" * 200000}}))
+    """, executable=False)
+    hooks = {"execute": "scripts/hist.py", "close": "scripts/hist.py"}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error", s
+    execute2, close = s["hooks"][1], s["hooks"][2]
+    assert execute2["turn"] == 2 and close["phase"] == "close"
+    for hook in (execute2, close):
+        diagnosis = hook["diagnosis"]
+        assert "ROOK_CONVERSATION holds 200" in diagnosis, diagnosis
+        assert "more than one environment variable can carry" in diagnosis, diagnosis
+        assert "ROOK_STATE_DIR" in diagnosis, diagnosis
