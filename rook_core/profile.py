@@ -27,6 +27,19 @@ VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
 
 
+class _EnvValue(fields.String):
+    """A ``hook_env`` value: text, as every environment variable holds. YAML types
+    ``8080`` and ``true`` as a number and a boolean: the message says to quote them."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, (bool, int, float)):
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            raise ValidationError(
+                f'must be text, as an environment variable holds: quote it ("{text}")'
+            )
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 def _no_nul(value: str) -> None:
     if "\0" in value:  # the operating system would refuse to start every hook
         raise ValidationError("holds a NUL character (\\0), which no environment variable can")
@@ -88,7 +101,7 @@ class _ProfileSchema(Schema):
     capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)
     hook_env = fields.Dict(
         keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),
-        values=fields.String(validate=_no_nul),
+        values=_EnvValue(validate=_no_nul),
         load_default=dict,
     )
     concurrency = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
