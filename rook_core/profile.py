@@ -113,7 +113,9 @@ class _ProfileSchema(Schema):
         first: dict[str, int] = {}
         twice: dict[int, dict[str, list[str]]] = {}
         for i, ref in enumerate(value):
-            name = ref["variable"]
+            name = ref.get("variable") if isinstance(ref, dict) else None
+            if name is None:  # refused on its own (not a mapping, a bad name)
+                continue
             if name in first:
                 twice[i] = {"variable": [f"{name} is declared twice (also env.{first[name]})"]}
             first.setdefault(name, i)
