@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -371,3 +372,20 @@ def test_terminal_control_bytes_a_hook_prints_never_reach_the_screen(rook_worksp
         assert "exited with code 3: boom\\x1b[2J\\x1b]0;pwned\\x07 nul\\x00 c1\\x9b end" in text, text
     report = json.loads(next(Path(ws.root).rglob(f"runs/{run_id}/report.json")).read_text())
     assert "\x1b[2J" in report["scenarios"][0]["reason"]  # the records keep what the hook printed
+
+
+def test_a_closed_standard_output_or_error_is_no_traceback(rook_workspace):
+    # `rook run >&-` (or a supervisor that closes a stream): Python starts with
+    # sys.stdout None, and the run that passed ended in an AttributeError
+    # traceback and exit 1 once it flushed or printed its table.
+    ws = rook_workspace
+    ws.script("agent.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ncat >/dev/null\n"
+              "echo '{\"output\": \"ok\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    ws.scenario({"id": "f", "goal": "g", "criteria": [{"contains": "nope"}]})
+    argv = " ".join(shlex.quote(a) for a in [*ROOK, "run", "-w", str(ws.root)])
+    for closing in (">&-", "--json >&-", "2>&-"):
+        r = subprocess.run(["bash", "-c", f"{argv} {closing}"], capture_output=True, timeout=60)
+        assert r.returncode == 1, (closing, r.stderr.decode())  # f failed: the gate holds
+        assert b"Traceback" not in r.stderr + r.stdout, r.stderr.decode()

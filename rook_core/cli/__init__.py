@@ -111,6 +111,11 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """The ``rook`` console script (through :mod:`rook_core.console`): run the
     command, then leave at once."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with it closed (rook run >&-): output goes nowhere
+            import os
+
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     try:
         cli.main(args=argv, prog_name="rook")
     except SystemExit as exc:
