@@ -224,6 +224,22 @@ def test_an_active_file_naming_no_profile_says_so(rook_workspace, rook_cli):
     assert str(active) in r.stderr and "'gone'" in r.stderr and "rook profile use" in r.stderr
 
 
+def test_list_flags_an_id_two_files_hold(rook_workspace, rook_cli):
+    # ids are unique, but `run --profile local` takes local.yaml without reading
+    # the others: a copy holding the same id was listed as a second, valid
+    # profile, and nothing but `rook doctor` said which one runs
+    ws = rook_workspace
+    two_profiles(ws)
+    pdir = ws.agent_dir / "profiles"
+    (pdir / "copy.yaml").write_text((pdir / "local.yaml").read_text())
+    listed = json.loads(cli(rook_cli, ws, "list", "--json").stdout)
+    twins = [p for p in listed if p["id"] == "local"]
+    assert len(twins) == 2 and all(
+        p["problem"] == "the id 'local' is held by copy.yaml and local.yaml: give each its own"
+        for p in twins), listed
+    assert [p["problem"] for p in listed if p["id"] == "staging"] == [""]
+
+
 def test_list_warns_when_the_active_file_names_no_profile(rook_workspace, rook_cli):
     ws = rook_workspace
     two_profiles(ws)

@@ -220,7 +220,7 @@ def list_command(
     s = Session(workspace, project, agent)
     pdir = s.agent.profiles_dir
     active, active_path, problem = _active(pdir, s.rook.transports)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for path in sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []:
         try:
             p = load_profile(path, s.rook.transports)
@@ -242,8 +242,17 @@ def list_command(
                 "active": active_path == path,
                 "hooks": ", ".join(f"{k}:{e.transport}" for k, e in p.hooks.items()),
                 "problem": "",
+                "file": path.name,
             }
         )
+    files_of: dict[str, list[str]] = {}
+    for r in rows:
+        if r.get("file"):
+            files_of.setdefault(r["id"], []).append(r.pop("file"))
+    for r in rows:  # ids are unique: a twin is what run --profile ID would not pick
+        twins = files_of.get(r["id"], [])
+        if len(twins) > 1 and not r["problem"]:
+            r["problem"] = f"the id {r['id']!r} is held by {' and '.join(twins)}: give each its own"
     if problem and not any(r["active"] for r in rows):
         # what run/show/test would stop with: say it here too, on stderr
         click.echo(f"rook: warning: {s.redactor.text(problem)}", err=True)
