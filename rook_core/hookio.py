@@ -320,6 +320,23 @@ def tail(text: str, limit: int = 2000, redactor: Redactor | None = None) -> str:
     return text if len(text) <= limit else "..." + red.tail(text, limit)
 
 
+def last_word(stderr: str) -> str | None:
+    """What a crashed program said last, for the head of its diagnosis (a table
+    shows the first words of a reason): the last line of ``stderr`` that is
+    not part of a stack (indented frames, ``^`` markers, Node's closing
+    ``Node.js vN``), such as Python's ``ValueError: boom`` after its traceback or
+    Node's ``Error: boom`` before its frames; ``None`` when there is none."""
+    for line in reversed(stderr.splitlines()):
+        if (
+            line.strip()
+            and not line[0].isspace()
+            and line.strip(" ^~")
+            and not (line.startswith("Node.js v"))
+        ):
+            return line.strip()
+    return None
+
+
 def clip(text: str, redactor: Redactor | None = None) -> str:
     """``text`` as a record keeps it: its first :data:`RECORD_CHARS`
     characters. Text that long is redacted before the cut (see
@@ -375,8 +392,12 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
             if proc.returncode is not None and proc.returncode < 0
             else f"exited with code {proc.returncode}"
         )
+        said = tail(stderr, redactor=red)
+        last = last_word(said) if "\n" in said else None
         result.diagnosis = (
-            f"{how}: {tail(stderr, redactor=red)}"
+            f"{how}: {last} (stderr: {said})"
+            if last
+            else f"{how}: {said}"
             if stderr.strip()
             else f"{how} (stderr was empty)"
         )

@@ -389,3 +389,29 @@ def test_a_closed_standard_output_or_error_is_no_traceback(rook_workspace):
         r = subprocess.run(["bash", "-c", f"{argv} {closing}"], capture_output=True, timeout=60)
         assert r.returncode == 1, (closing, r.stderr.decode())  # f failed: the gate holds
         assert b"Traceback" not in r.stderr + r.stdout, r.stderr.decode()
+
+
+def test_a_crashed_hook_is_summed_up_by_what_it_said_last(rook_workspace):
+    # The table and progress line show a reason's first words: a Python or Node
+    # hook that crashed showed "exited with code 1: Traceback (most recent call
+    # last): File "/tmp/..." or "/tmp/...js:2", never the error itself.
+    ws = rook_workspace
+    ws.script("py.py", "#!/usr/bin/env python3\nimport sys\nsys.stdin.read()\n"
+              "def answer():\n    raise ValueError('the desk is closed')\nanswer()\n")
+    ws.script("js.js", "#!/usr/bin/env node\nfunction answer() { throw new Error('no desk'); }\n"
+              "answer();\n")
+    for sid, script in (("py", "scripts/py.py"), ("js", "scripts/js.js")):
+        ws.profile({"id": sid, "hooks": {"execute": script}}, active=False)
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    said = {"py": "ValueError: the desk is closed", "js": "Error: no desk"}
+    for sid, last in said.items():
+        r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--profile", sid, "--only", sid],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1, r.stderr
+        head = f"execute turn 1 failed: exited with code 1: {last} (stderr: "
+        assert head in r.stderr and head in r.stdout, (r.stdout, r.stderr)  # progress, table
+        report = json.loads(next(ws.root.rglob("report.json")).read_text())  # one run: sid
+        reason = report["scenarios"][0]["reason"]
+        assert reason.startswith(head) and reason.count(last) == 2, reason  # the whole stderr too
+        for f in ws.root.rglob("report.json"):
+            f.unlink()
