@@ -121,7 +121,7 @@ def run_author(command: str, text: str, request: AuthorRequest) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
     env["ROOK_AUTHOR_REQUEST"] = "1"
     timeout = float(request.options.get("author_timeout") or TIMEOUT)
-    request.say(f"asking the author agent ({argv[0]})...")
+    request.say(f"asking the author agent ({argv[0]}, up to {timeout:g} s)...")
     proc = asyncio.run(
         run_process(
             argv,

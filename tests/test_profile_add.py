@@ -582,6 +582,7 @@ def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     )
     r = add(rook_cli, ws, "helper", "--notes", "echo it", "--author", f"{sys.executable} {author}")
     assert "test 1 (agent): FAILED (not_json)" in r.stdout, r.stdout + r.stderr
+    assert f"asking the author agent ({sys.executable}, up to 900 s)..." in r.stdout + r.stderr
     assert "the author agent exited with code 1: the author agent crashed" in r.stdout
     assert r.exit_code == 1 and "rook profile fix helper" in r.stdout
     assert profile(ws, "helper")["hooks"] == {"execute": "scripts/helper-hook.py"}
