@@ -59,7 +59,7 @@ def check(config: dict[str, Any], plugins: Any) -> dict[str, Any]:
     name = config["name"]
     cls = plugins.connectors.get(name)
     if cls is None:
-        installed = ", ".join(plugins.connectors.names()) or "none"
+        installed = plugins.connectors.listing()
         raise ConfigError(f"connector {name!r} is not installed; installed: {installed}")
     conn = _instantiate(cls, config["options"], name)
     level = getattr(conn, "continuity", None)

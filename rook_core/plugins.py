@@ -93,6 +93,12 @@ class Registry:
     def get(self, name: str) -> Any:
         return self._items.get(name)
 
+    def listing(self) -> str:
+        """The names, for an ``installed: ...`` message: ``none`` when there are
+        none, and the plugin switches that are set (they may be why one is
+        missing)."""
+        return (", ".join(self.names()) or "none") + switches_note()
+
     def distribution(self, name: str) -> str:
         """The distribution of the plugin that registered ``name`` ("" when none)."""
         return self._ways_out.get(name, ("", ""))[1]
@@ -349,6 +355,19 @@ def _criterion_needs(item: Any, who: str, switch: str) -> None:
             f"a profile can declare (one of: {', '.join(CAPABILITIES)}); fix the plugin or "
             f"disable it with {switch}"
         )
+
+
+def switches_note() -> str:
+    """`` (ROOK_LOAD_PLUGINS=a is set: ...)`` when a switch that leaves plugins
+    out is set, so a message listing what is installed names it."""
+    found = [f"{v}={os.environ[v]}" for v in SWITCHES if os.environ.get(v) is not None]
+    if not found:
+        return ""
+    said = "is set: plugins it leaves" if len(found) == 1 else "are set: plugins they leave"
+    return f" ({' and '.join(found)} {said} out are not loaded)"
+
+
+SWITCHES = ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS")
 
 
 def _split_env(name: str) -> set[str] | None:

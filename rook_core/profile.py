@@ -147,7 +147,7 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     Raises ``ValidationError`` whose messages are keyed by the field inside
     the entry.
     """
-    installed = ", ".join(transports.names()) or "none"
+    installed = transports.listing()
     if isinstance(value, str):
         key, raw_config, options = "script", value, {}
     elif isinstance(value, dict):

@@ -84,7 +84,7 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
         raise ConfigError(f"--report {value}: use FORMAT:PATH, e.g. json:report.json")
     if fmt not in rook.reporters:
         raise ConfigError(
-            f"--report {value}: unknown format {fmt!r}; installed: {', '.join(rook.reporters.names())}"
+            f"--report {value}: unknown format {fmt!r}; installed: {rook.reporters.listing()}"
         )
     problem = target_problem(Path(path))
     if problem is not None:  # found now, not after every scenario ran
@@ -270,7 +270,7 @@ def prepare_run(
     request.reports = reports
     if request.executor not in rook.executors:
         raise ConfigError(
-            f"--executor {request.executor}: unknown; installed: {', '.join(rook.executors.names())}"
+            f"--executor {request.executor}: unknown; installed: {rook.executors.listing()}"
         )
     check_executor = getattr(rook.executors.get(request.executor), "check", None)
     if check_executor is not None:

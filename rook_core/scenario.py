@@ -118,7 +118,7 @@ def _unknown_type(key: str, criteria: Registry) -> str:
     close = did_you_mean(key, criteria.names())
     if close:
         return f"unknown criterion type; did you mean {close}?"
-    return f"unknown criterion type; installed: {', '.join(criteria.names())}"
+    return f"unknown criterion type; installed: {criteria.listing()}"
 
 
 def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> Criterion:

@@ -560,3 +560,21 @@ def test_a_limit_of_nan_or_infinity_is_refused(example, criterion, field):
     path.write_text(path.read_text() + f"  - {criterion}\n")
     clean_error(rook("run", cwd=ws), str(path), field)
     assert not list((agent / "runs").iterdir())
+
+
+def test_a_plugin_switch_that_leaves_out_what_a_run_needs_is_named(example):
+    """``ROOK_LOAD_PLUGINS`` is an allow-list: a name that misses the built-ins
+    leaves no executor, transport or reporter. The message names the variable
+    (never only a flag the user did not give) and an empty list reads ``none``."""
+    ws, _agent = example
+    env = {**os.environ, "ROOK_LOAD_PLUGINS": "my_csv"}
+    for args in (["run"], ["run", "--report", "junit:out/r.xml"]):
+        proc = subprocess.run(
+            [*ROOK, *args], cwd=ws, env=env, capture_output=True, text=True, timeout=120
+        )
+        clean_error(proc, "ROOK_LOAD_PLUGINS=my_csv", "installed: none")
+        assert not list((_agent / "runs").iterdir())
+    env = {**os.environ, "ROOK_DISABLE_PLUGINS": "script"}
+    proc = subprocess.run([*ROOK, "run"], cwd=ws, env=env, capture_output=True, text=True,
+                          timeout=120)
+    clean_error(proc, "ROOK_DISABLE_PLUGINS=script", "hooks.execute")
