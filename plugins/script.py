@@ -138,6 +138,11 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
             f"hook script {path} is not executable and its extension is not one Rook knows "
             "(.mjs .js .cjs run with node, .py with Python, .sh with bash); chmod +x it"
         )
+    if not os.access(path, os.R_OK):  # its interpreter would fail on every call
+        raise ConfigError(
+            f"hook script {path} cannot be read: Permission denied; "
+            f"its interpreter must read it (chmod +r it)"
+        )
     program = INTERPRETERS[suffix]
     if program is None:
         return [sys.executable, str(path)]

@@ -74,6 +74,7 @@ UNREADABLE = [
     ("../../..", "profile list"),  # .testmuai/rook/projects
     ("../../..", "runs"),
     ("scripts", "run"),
+    ("scripts/example_agent.py", "run"),  # not executable: Python would have to read it
 ]
 
 
