@@ -42,7 +42,7 @@ from .models import (
 )
 from .plugins import Rook
 from .recording import Recorder
-from .redact import Redactor
+from .redact import MARK, Redactor
 from .report import EntrySpool, run_seconds
 from .store import RunDir
 from .transports import PHASE_HOOKS, dispatch, run_check, searching
@@ -407,6 +407,7 @@ class Engine:
             return record, []  # finished in an earlier invocation: never repeated
         if existing is not None:
             _note_changed_definition(record, self.scenario_block(sr.scenario))
+            _drop_redacted_handle(record)
         earlier = record if record.get("infra") else None
         if earlier is not None:
             record = self._retry(sr, earlier)
@@ -884,6 +885,22 @@ class Engine:
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
+
+
+def _drop_redacted_handle(record: dict[str, Any]) -> None:
+    """A conversation handle that held the value of an env variable is on disk
+    only redacted (``c-[redacted:TOKEN]``): a later invocation of the run
+    cannot give it back, so its hooks get no ``ROOK_CONVERSATION`` (never the
+    redacted text as if it were the handle), and the record says why."""
+    handle = record.get("conversation")
+    if not handle or MARK not in handle:
+        return
+    record["conversation"] = None
+    record.setdefault("warnings", []).append(
+        f"the conversation handle ({handle}) held the value of a profile env variable, so the "
+        "record keeps it redacted and the phases run by this invocation get no "
+        "ROOK_CONVERSATION; run the scenario's phases in one invocation to keep the handle"
+    )
 
 
 def _note_changed_definition(record: dict[str, Any], now: dict[str, Any]) -> None:

@@ -586,3 +586,39 @@ def test_the_author_agent_prompt_never_cuts_a_secret(tmp_path):
                             name="p", secrets=Secrets("A", Redactor({"API_TOKEN": secret})))
     prompt = build_request(request, "Write it.")
     assert "Zq9-s3" not in prompt and "[redacted:API_TOKEN]" in prompt
+
+
+HANDLE = r"""
+#!/bin/bash
+case "$1" in
+  open) echo "{\"conversation\": \"c-$API_TOKEN\"}" ;;
+  execute) cat >/dev/null; echo '{"output": "ok"}' ;;
+  collect) if [ "${ROOK_CONVERSATION+set}" = set ]; then given="$ROOK_CONVERSATION"; else given=absent; fi
+           same=no; [ "$given" = "c-$API_TOKEN" ] && same=yes
+           echo "{\"same\": \"$same\", \"given\": \"$given\"}" ;;
+esac
+"""
+
+
+def test_a_handle_holding_a_secret_is_never_given_back_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A conversation handle holding a secret is recorded redacted; a later
+    `--run ID --phases collect,judge` gave the hook that redacted text as
+    ROOK_CONVERSATION ('c-[redacted:API_TOKEN]'), as if it were the handle."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("handle.sh", HANDLE)
+    ws.profile({"id": "p", "hooks": {p: "scripts/handle.sh" for p in ("open", "execute", "collect")},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    whole = rook_cli("run", "--json")  # one invocation: the hook gets the handle itself
+    assert whole.report["scenarios"][0]["collected"]["evidence"]["same"] == "yes", whole.stderr
+    first = rook_cli("run", "--phases", "prepare,open,execute,close", "--json")
+    run_id = first.report["run"]["id"]
+    assert ws.record(run_id, "s.1")["conversation"] == "c-[redacted:API_TOKEN]"
+    later = rook_cli("run", "--run", run_id, "--phases", "collect,judge", "--json")
+    [entry] = later.report["scenarios"]
+    assert entry["status"] == "passed", later.stderr
+    assert entry["collected"]["evidence"] == {"same": "no", "given": "absent"}
+    assert any("conversation handle (c-[redacted:API_TOKEN]) held the value" in w
+               for w in entry["warnings"]), entry["warnings"]
+    assert SECRET not in all_text(ws.runs_dir) + later.stdout + later.stderr
