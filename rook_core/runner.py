@@ -257,6 +257,28 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     )
 
 
+def _check_names_hold_no_secret(
+    redactor: Redactor, profile: Profile, scenarios: list[Scenario]
+) -> None:
+    """Refuse a new run whose profile id or a selected scenario's id holds the
+    value of a profile env variable: the ids name the run's files (records,
+    state directories) and are read back from its manifest to resume, shard
+    and merge it, where the redacted form would find nothing."""
+    named = [f"profile {redactor.text(profile.id)} ({redactor.text(str(profile.path))})"]
+    named = named if redactor.text(profile.id) != profile.id else []
+    named += [
+        f"scenario {redactor.text(s.id)}" + (f" ({redactor.text(str(s.path))})" if s.path else "")
+        for s in scenarios
+        if redactor.text(s.id) != s.id
+    ]
+    if named:
+        raise ConfigError(
+            f"{'; '.join(named)}: the id holds the value of a profile env variable; an id names "
+            "the run's files and is how a resumed, sharded or merged run finds them, so it is "
+            "never redacted: give it another id (id: in its file)"
+        )
+
+
 def prepare_run(
     request: RunRequest, rook: Rook
 ) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
@@ -398,6 +420,7 @@ def prepare_run(
         )
         if not scenarios:
             raise ScenarioError(_none_selected(request, agent, every))
+        _check_names_hold_no_secret(redactor, profile, scenarios)
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
         run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)

@@ -622,3 +622,32 @@ def test_a_handle_holding_a_secret_is_never_given_back_redacted(rook_workspace, 
     assert any("conversation handle (c-[redacted:API_TOKEN]) held the value" in w
                for w in entry["warnings"]), entry["warnings"]
     assert SECRET not in all_text(ws.runs_dir) + later.stdout + later.stderr
+
+
+def test_an_id_holding_a_secret_is_refused_before_a_run(rook_workspace, rook_cli, monkeypatch):
+    """A scenario id holding a secret ('admin' in admin-login) went into the run's
+    plan redacted, while its record kept its real name: resuming the run said the
+    scenario no longer existed, a second shard was refused ('planned other
+    scenario runs'), and rook runs show listed it as pending. A profile id did the
+    same to a resume ('was made with profile [redacted:...]')."""
+    monkeypatch.setenv("DB_PASSWORD", "admin")
+    ws = rook_workspace
+    ws.script("echo.sh", ECHO)
+    env = [{"variable": "DB_PASSWORD", "purpose": "fixture database"}]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}, "env": env})
+    ws.profile({"id": "admin-desk", "hooks": {"execute": "scripts/echo.sh"}, "env": env}, active=False)
+    ws.scenario({"id": "admin-login", "goal": "g", "criteria": [{"contains": "said"}]})
+    ws.scenario({"id": "other", "goal": "g", "criteria": [{"contains": "said"}]})
+    for args in (["run"], ["run", "--shard", "1/2", "--run-name", "ci"], ["run", "--only", "admin-login"]):
+        r = rook_cli(*args)
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert ("scenario [redacted:DB_PASSWORD]-login" in r.stderr
+                and "the id holds the value of a profile env variable" in r.stderr), r.stderr
+        assert "admin" not in r.stdout + r.stderr.replace(str(ws.root), "")
+    r = rook_cli("run", "--profile", "admin-desk", "--only", "other")
+    assert r.exit_code == 2 and "profile [redacted:DB_PASSWORD]-desk" in r.stderr, r.stderr
+    assert not ws.runs_dir.exists() or not list(ws.runs_dir.iterdir())
+    ok = rook_cli("run", "--only", "other", "--phases", "prepare,open,execute,close", "--json")
+    assert ok.exit_code == 0, ok.stderr
+    later = rook_cli("run", "--run", ok.report["run"]["id"], "--phases", "collect,judge", "--json")
+    assert later.statuses() == {"other": "passed"}, later.stderr
