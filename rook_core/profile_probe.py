@@ -29,7 +29,7 @@ from .errors import ConfigError
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
-from .redact import MIN_LENGTH, Redactor
+from .redact import MIN_LENGTH, Redactor, use
 from .store import create_run, read_json
 from .workspace import Agent
 
@@ -309,6 +309,7 @@ def probe(
         sr = ScenarioRun(Scenario(id="profile-test", name="rook profile test", turns=texts))
         manifest: dict[str, Any] = {}
         process.use_fast_child_watcher()
+        use(redactor)  # what the hooks' text is cut to (a capped artifact ...) is redacted first
         asyncio.run(_drive(engine, sr, manifest, obs.kills))
         prepare = read_json(run.path / "prepare.json")
         record = run.load_scenario(sr.key) or {}

@@ -651,3 +651,31 @@ def test_an_id_holding_a_secret_is_refused_before_a_run(rook_workspace, rook_cli
     assert ok.exit_code == 0, ok.stderr
     later = rook_cli("run", "--run", ok.report["run"]["id"], "--phases", "collect,judge", "--json")
     assert later.statuses() == {"other": "passed"}, later.stderr
+
+
+CAPPED_ARTIFACT = r"""
+#!/bin/bash
+printf 'x%.0s' $(seq 1 100) > "$RUHROH_WORKSPACE/big.log"
+printf '%s tail' "$API_TOKEN" >> "$RUHROH_WORKSPACE/big.log"
+cat > "$RUHROH_RESULT_PATH" <<JSON
+{"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied", "output": "ok",
+ "artifacts": {"big": "$RUHROH_WORKSPACE/big.log"}}
+JSON
+echo '{"status": "goal_satisfied"}'
+"""
+
+
+def test_profile_test_never_shows_the_beginning_of_a_secret_a_cap_cut(rook_workspace, rook_cli, monkeypatch):
+    """rook profile test cut hook text (an artifact at artifact_max_bytes, output
+    at its cap) with no redactor in place, so a secret the cut fell inside showed
+    its beginning ('xxx...Zq9-s3c') where rook run masks it."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("capped.sh", CAPPED_ARTIFACT)
+    ws.profile({"id": "r", "env": [{"variable": "API_TOKEN", "purpose": "agent token"}],
+                "hooks": {"execute": {"ruhroh": {"command": "scripts/capped.sh", "artifact_max_bytes": 108}}}})
+    r = rook_cli("profile", "test", "r", "--json", "-w", str(ws.root))
+    assert r.exit_code == 0, r.stderr
+    artifact = json.loads(r.stdout)["test"]["turns"][0]["evidence"]["artifacts"]["big"]
+    assert artifact["truncated"] and artifact["content"] == "x" * 100 + "[redacted:API_TOKEN]"
+    assert SECRET[:6] not in r.stdout + r.stderr
