@@ -428,16 +428,26 @@ class MaxTokens(CriterionType):
 
     def evaluate(self, config: dict[str, int], view: EvidenceView) -> Verdict:
         usage = view.usage or {}
-        seen = {k: usage.get(k) for k in ("input", "output", "total")}
+        # a count equal to the value of an env variable is recorded as
+        # "[redacted:NAME]": a count that cannot be read, never one to add up
+        hidden = sorted(
+            {
+                k
+                for u in (usage, *(t.usage or {} for t in view.turns))
+                for k in ("input", "output", "total")
+                if isinstance(u.get(k), str)
+            }
+        )
+        seen = {k: _count(usage.get(k)) for k in ("input", "output", "total")}
         if seen["total"] is None and seen["input"] is not None and seen["output"] is not None:
             seen["total"] = seen["input"] + seen["output"]
         # A count not observed for every turn in view: what the turns that did
         # report it add up to is a lower bound (counts are never negative).
         least = {
-            k: sum(t.usage[k] for t in view.turns if t.usage and t.usage.get(k) is not None)
+            k: sum(_count(t.usage.get(k)) or 0 for t in view.turns if t.usage)
             for k in ("input", "output")
         }
-        least = {k: seen[k] if seen[k] is not None else v for k, v in least.items()}
+        least = {k: v if seen[k] is None else seen[k] or 0 for k, v in least.items()}
         least["total"] = least["input"] + least["output"]
         if view.usage is None and not any(least.values()):
             return Verdict(UNVERIFIABLE, NOT_OBSERVED_USAGE)
@@ -457,8 +467,20 @@ class MaxTokens(CriterionType):
             return Verdict(FAILED, "tokens " + ", ".join(parts) + missing)
         if unknown:
             shown = f" (tokens {', '.join(parts)})" if parts else ""
-            return Verdict(UNVERIFIABLE, f"usage has no {', '.join(unknown)} count{shown}")
+            why = (
+                f"; {', '.join(hidden)} redacted: equal to the value of a profile env variable"
+                if hidden
+                else ""
+            )
+            return Verdict(UNVERIFIABLE, f"usage has no {', '.join(unknown)} count{shown}{why}")
         return Verdict(PASSED, "tokens " + ", ".join(parts))
+
+
+def _count(value: Any) -> int | float | None:
+    """A token count as a number, ``None`` for anything else (a redacted one)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return None
 
 
 class MaxSeconds(CriterionType):

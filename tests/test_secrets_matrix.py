@@ -679,3 +679,33 @@ def test_profile_test_never_shows_the_beginning_of_a_secret_a_cap_cut(rook_works
     artifact = json.loads(r.stdout)["test"]["turns"][0]["evidence"]["artifacts"]["big"]
     assert artifact["truncated"] and artifact["content"] == "x" * 100 + "[redacted:API_TOKEN]"
     assert SECRET[:6] not in r.stdout + r.stderr
+
+
+COUNTS = r"""
+#!/bin/bash
+cat >/dev/null
+echo '{"output": "ok", "usage": {"input": 1200, "output": 5}}'
+"""
+
+
+def test_a_token_count_equal_to_a_numeric_secret_is_unverifiable_not_a_crash(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A usage count equal to a numeric secret (PIN 1200) is recorded as
+    "[redacted:PIN]", and max_tokens, judging the record, added it up:
+    'criterion max_tokens raised TypeError: unsupported operand type(s)'."""
+    monkeypatch.setenv("PIN", "1200")
+    ws = rook_workspace
+    ws.script("counts.sh", COUNTS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/counts.sh"}, "capabilities": {"usage": True},
+                "env": [{"variable": "PIN", "purpose": "account PIN"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [
+        {"max_tokens": {"input": 5000}}, {"max_tokens": {"output": 1}}, {"max_tokens": {"output": 10}}]})
+    r = rook_cli("run", "--json")
+    verdicts = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert verdicts == [
+        ("unverifiable", "usage has no input count; input redacted: equal to the value of a profile env variable"),
+        ("failed", "tokens output 5/1"),
+        ("passed", "tokens output 5/10"),
+    ], verdicts
+    assert r.report["scenarios"][0]["turns"][0]["usage"] == {"input": "[redacted:PIN]", "output": 5}
