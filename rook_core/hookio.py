@@ -354,8 +354,11 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
     red = getattr(call.run, "redactor", None)
     if red is None:
         red = current()
-    stdout = decode(proc.stdout, call.limits.stdout_bytes, red)
-    stderr = decode(proc.stderr, call.limits.stderr_bytes, red)
+    # a hook stopped from outside (its timeout, a signal) was cut off wherever
+    # it was, perhaps in the middle of a secret: its streams end as a cap's do
+    stopped = proc.timed_out or (proc.returncode is not None and proc.returncode < 0)
+    stdout = decode(proc.stdout, 0 if stopped else call.limits.stdout_bytes, red)
+    stderr = decode(proc.stderr, 0 if stopped else call.limits.stderr_bytes, red)
     result = HookResult(
         phase=call.phase,
         status="ok",

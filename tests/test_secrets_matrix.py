@@ -709,3 +709,35 @@ def test_a_token_count_equal_to_a_numeric_secret_is_unverifiable_not_a_crash(
         ("passed", "tokens output 5/10"),
     ], verdicts
     assert r.report["scenarios"][0]["turns"][0]["usage"] == {"input": "[redacted:PIN]", "output": 5}
+
+
+STOPPED = r"""
+#!/usr/bin/env python3
+import os, sys, time
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+sys.stdout.write('{"output": "' + s[:9]); sys.stdout.flush()
+sys.stderr.write("connecting with " + s[:7]); sys.stderr.flush()
+time.sleep(60)
+"""
+
+
+def test_a_hook_stopped_in_the_middle_of_a_secret_shows_no_piece_of_it(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A hook killed at its timeout while writing a secret left the secret's
+    beginning at the end of its recorded stdout and stderr ('{"output": "Zq9-s3cr3'),
+    though a stream an output cap stops has it masked."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("stopped.py", STOPPED)
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/stopped.py", "timeout_seconds": 1}},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["status"] == "timeout"
+    assert hook["stdout"] == '{"output": "[redacted:API_TOKEN]'
+    assert hook["stderr"] == "connecting with [redacted:API_TOKEN]"
+    assert "Zq9-s3" not in all_text(ws.runs_dir) + r.stdout + r.stderr
