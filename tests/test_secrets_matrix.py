@@ -741,3 +741,17 @@ def test_a_hook_stopped_in_the_middle_of_a_secret_shows_no_piece_of_it(
     assert hook["stdout"] == '{"output": "[redacted:API_TOKEN]'
     assert hook["stderr"] == "connecting with [redacted:API_TOKEN]"
     assert "Zq9-s3" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+def test_profile_list_never_shows_an_env_value_in_a_profile_s_name(ws, rook_cli):
+    """rook profile list printed each profile's name as written, so a name holding
+    the value of one of its env variables showed it (profile show redacts it)."""
+    ws.profile({"id": "named", "name": f"desk {SECRET}", "hooks": {"execute": "scripts/agent.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]}, active=False)
+    table = rook_cli("profile", "list", "-w", str(ws.root))
+    doc = rook_cli("profile", "list", "--json", "-w", str(ws.root))
+    assert table.exit_code == doc.exit_code == 0, table.stderr + doc.stderr
+    assert_clean(table.stdout + table.stderr + doc.stdout + doc.stderr, "rook profile list")
+    assert "desk [redacted:API_TOKEN]" in table.stdout
+    named = next(r for r in json.loads(doc.stdout) if r["id"] == "named")
+    assert named["name"] == "desk [redacted:API_TOKEN]" and named["active"] is False

@@ -235,6 +235,8 @@ def list_command(
                 }
             )
             continue
+        for ref in p.env:  # a name holding an env value is shown redacted, as by show
+            s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
         rows.append(
             {
                 "id": p.id,
@@ -257,7 +259,7 @@ def list_command(
         # what run/show/test would stop with: say it here too, on stderr
         click.echo(f"rook: warning: {s.redactor.text(problem)}", err=True)
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False))
+        click.echo(json.dumps(s.redactor.data(rows), ensure_ascii=False))
         return
     if not rows:
         s.say(f"no profiles in {pdir}; write one with: rook profile add")
