@@ -182,6 +182,9 @@ class Redactor:
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
         self.too_short: list[str] = []
         """Names of the variables whose values are under :data:`MIN_LENGTH`."""
+        self._kept_words: list[str] = []
+        self._kept: re.Pattern[str] | None = None
+        """Rook's own identifiers that hold a secret's value (:meth:`keep`)."""
         for name, value in (secrets or {}).items():
             self.add(name, value, sort=False)
         self._sort()
@@ -221,7 +224,27 @@ class Redactor:
     def __bool__(self) -> bool:
         return bool(self._pairs)
 
+    def keep(self, word: str) -> None:
+        """Never redact ``word``, one of Rook's own identifiers (a run's id,
+        made of the date and time: a PIN of ``2026`` is in every one made that
+        year), where it appears: it names the run's directory and is what a
+        user types to reach the run, so a redacted one would name nothing. Only
+        a word that holds a secret's value is remembered: others cost nothing."""
+        if self._text(word) == word or word in self._kept_words:
+            return
+        self._kept_words.append(word)
+        longest = sorted(self._kept_words, key=len, reverse=True)
+        self._kept = re.compile("|".join(re.escape(w) for w in longest))
+
     def text(self, s: str) -> str:
+        if self._kept is not None:
+            found = self._kept.findall(s)
+            if found:  # the identifiers as they are, the text between them redacted
+                parts = self._kept.split(s)
+                return "".join(self._text(p) + w for p, w in zip(parts, [*found, ""], strict=True))
+        return self._text(s)
+
+    def _text(self, s: str) -> str:
         # without a % or a +, a pattern finds only the value as it is: a form of its own
         mixed = self._patterns and ("%" in s or "+" in s)
         for found, name in self._order if mixed else self._pairs:

@@ -119,6 +119,7 @@ class RunDir:
         self.path = path
         self.id = path.name
         self.redactor = redactor
+        redactor.keep(self.id)  # a PIN of 2026 is in every run id made that year
         self.scenarios = path / "scenarios"
         self.state = path / "state"
         self._scenarios = str(self.scenarios)  # the per-run paths, built as strings

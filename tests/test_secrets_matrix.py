@@ -755,3 +755,32 @@ def test_profile_list_never_shows_an_env_value_in_a_profile_s_name(ws, rook_cli)
     assert "desk [redacted:API_TOKEN]" in table.stdout
     named = next(r for r in json.loads(doc.stdout) if r["id"] == "named")
     assert named["name"] == "desk [redacted:API_TOKEN]" and named["active"] is False
+
+
+PIN_ECHO = r"""
+#!/bin/bash
+cat >/dev/null
+echo "{\"output\": \"pin is $PIN\"}"
+"""
+
+
+def test_a_run_id_holding_a_secret_is_shown_whole(rook_workspace, rook_cli, monkeypatch):
+    """A run id holds the date: a 4-digit PIN equal to the year garbled every run
+    id Rook printed or recorded ('resume with: rook run --run
+    [redacted:PIN]1201-105622-2a9957', the report's run.id and dir), naming no run."""
+    import time
+
+    year = time.strftime("%Y", time.gmtime())
+    monkeypatch.setenv("PIN", year)
+    ws = rook_workspace
+    ws.script("pin.sh", PIN_ECHO)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/pin.sh"},
+                "env": [{"variable": "PIN", "purpose": "account PIN"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "pin"}]})
+    first = rook_cli("run", "--phases", "prepare,open,execute,close", "--json")
+    run_id = first.report["run"]["id"]
+    assert run_id.startswith(year) and run_id in {p.name for p in ws.runs_dir.iterdir()}
+    assert f"rook run --run {run_id} --phases collect,judge" in first.stderr, first.stderr
+    later = rook_cli("run", "--run", run_id, "--phases", "collect,judge", "--json")
+    assert later.report["run"]["id"] == run_id and later.report["run"]["dir"].endswith(run_id)
+    assert later.report["scenarios"][0]["turns"][0]["output"] == "pin is [redacted:PIN]"  # still redacted
