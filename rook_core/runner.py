@@ -264,6 +264,8 @@ def _check_names_hold_no_secret(
     value of a profile env variable: the ids name the run's files (records,
     state directories) and are read back from its manifest to resume, shard
     and merge it, where the redacted form would find nothing."""
+    if not redactor:  # no env values: nothing to find
+        return
     named = [f"profile {redactor.text(profile.id)} ({redactor.text(str(profile.path))})"]
     named = named if redactor.text(profile.id) != profile.id else []
     named += [
