@@ -577,6 +577,65 @@ def test_a_run_with_a_malformed_file_never_breaks_the_listing(ws, rook_cli, name
             assert f"{path}: not a Rook run manifest" in shown.stderr
 
 
+@pytest.mark.parametrize(
+    ("where", "value", "named"),
+    [
+        ((), [1], "scenario entry 2: it is an array, not an object"),
+        (("criteria",), {"contains": "good"}, "(b): 'criteria' is an object"),
+        (("criteria", 0), "good", "(b): 'criteria' item 1 is a string, not an object"),
+        (("criteria", 0, "status"), 7, "(b): 'criteria' item 1: 'status' is a whole number"),
+        (("criteria", 0, "reason"), None, "(b): 'criteria' item 1: 'reason' is null"),
+        (("hooks", 0, "seconds"), "1s", "(b): 'hooks' item 1: 'seconds' is a string"),
+        (("turns", 0, "output"), ["good"], "(b): 'turns' item 1: 'output' is an array"),
+        (("reason",), [7], "(b): 'reason' is an array"),
+        (("warnings",), 3, "(b): 'warnings' is a whole number"),
+        (("repeat_count",), True, "(b): 'repeat_count' is true or false"),
+        (("seconds",), None, "(b): 'seconds' is null"),
+        (("status",), None, "(b): 'status' is null"),
+    ],
+)
+@pytest.mark.parametrize("layout", ["lines", "whole"])
+def test_a_report_entry_of_the_wrong_shape_is_named_never_a_traceback(
+    ws, rook_cli, tmp_path, where, value, named, layout
+):
+    # an entry of report.json edited by hand (or damaged) with a value of another
+    # type made `rook runs show` and `rook report` a traceback, or a reporter's
+    # failure; each now names the file, the entry and the field
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    good, bad = run(rook_cli), run(rook_cli)
+    path = ws.run_dir(bad) / "report.json"
+    head, *entries, tail = path.read_text().split("\n")
+    doc = json.loads(entries[1].rstrip(","))
+    if where:
+        *parents, last = where
+        target = doc
+        for step in parents:
+            target = target[step]
+        target[last] = value
+    else:
+        doc = value
+    entries[1] = json.dumps(doc) + ("," if entries[1].endswith(",") else "")
+    text = "\n".join([head, *entries, tail])
+    path.write_text(text if layout == "lines" else json.dumps(json.loads(text), indent=2))
+    junit = tmp_path / "junit.xml"
+    for args in (
+        ("runs", "show", bad),  # (with --json it prints the file as it is)
+        ("report", bad, "--report", f"junit:{junit}"),
+    ):
+        shown = rook_cli(*args)
+        assert shown.exit_code == 1, (args, shown.stdout, shown.stderr)
+        assert "Traceback" not in shown.stderr and "failed:" not in shown.stderr, shown.stderr
+        assert f"{path}: scenario entry 2" in shown.stderr and named in shown.stderr, shown.stderr
+        assert f"rook report {bad} --rebuild" in shown.stderr
+    compared = rook_cli("diff", good, bad)  # from the summary's aggregates
+    assert compared.exit_code == 0 and "2 unchanged" in compared.stdout, compared.stderr
+    rebuilt = rook_cli("report", bad, "--rebuild")
+    assert rebuilt.exit_code == 0 and "2 passed" in rebuilt.stdout, rebuilt.stderr
+    listed = rook_cli("runs", "--all")
+    assert listed.exit_code == 0 and bad in listed.stdout, listed.stderr
+
+
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
     # it was "incomplete (2/2 recorded)", which says to finish it with rook run --run
     # ID, a command refused on a run not merged yet
