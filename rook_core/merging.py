@@ -28,7 +28,7 @@ from .models import PHASES
 from .plain import plain
 from .report import write_report
 from .sharding import BASE_KEYS, PART, Shard, check_same_run
-from .store import atomic_write, dumps, planned_records, read_json
+from .store import atomic_write, dumps, planned_records, read_json, read_record
 
 
 @plain
@@ -198,8 +198,8 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     for key in base["plan"]:  # one record in memory at a time
         best, where = None, None
         for d in dirs:
-            rec = read_json(d / "scenarios" / f"{key}.json")
-            if isinstance(rec, dict) and _better(rec, best):
+            rec = read_record(d / "scenarios" / f"{key}.json")
+            if rec is not None and _better(rec, best):
                 best, where = rec, d
         if best is None or where is None:
             continue

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from . import shapes
 from .errors import RunStoreError
 from .reportio import LazyList, iterencode
 
@@ -167,120 +168,11 @@ def _compact(value: Any) -> bytes:
     return json.dumps(value, **COMPACT).encode("utf-8")
 
 
-# The types of a scenario entry's values (report.scenario_entry writes them), as
-# the commands that read a report back rely on them: a value of another type
-# (a report edited by hand, or damaged) is refused with the field named.
-_NONE = type(None)
-_TEXT = (str, _NONE)
-_WHOLE = (int, _NONE)
-_NUMBER = (int, float, _NONE)
-ENTRY_NEEDED = (
-    "id",
-    "repeat_index",
-    "repeat_count",
-    "status",
-    "turns",
-    "criteria",
-    "hooks",
-    "seconds",
-)
-"""What every entry holds: the SPEC's and what the commands reading it count on."""
-ENTRY_TYPES: dict[str, tuple[type, ...]] = {
-    "id": (str,),
-    "name": _TEXT,
-    "tags": (list,),
-    "repeat_index": (int,),
-    "repeat_count": (int,),
-    "content_hash": _TEXT,
-    "status": (str,),
-    "reason": _TEXT,
-    "phases_done": (list,),
-    "turns": (list,),
-    "criteria": (list,),
-    "hooks": (list,),
-    "warnings": (list,),
-    "extra": (dict,),
-    "seconds": (int, float),
-}
-# Lists of objects in an entry: the keys each object must have, and its values' types.
-ENTRY_ITEMS: dict[str, tuple[tuple[str, ...], dict[str, tuple[type, ...]]]] = {
-    "turns": (
-        (),
-        {
-            "turn": _WHOLE,
-            "input": _TEXT,
-            "output": _TEXT,
-            "conversation": _TEXT,
-            "usage": (dict, _NONE),
-            "calls": (list, _NONE),
-            "evidence": (dict, _NONE),
-            "seconds": _NUMBER,
-        },
-    ),
-    "criteria": (
-        ("type", "status", "reason"),
-        {"type": (str,), "status": (str,), "reason": (str,), "id": _TEXT},
-    ),
-    "hooks": (
-        ("phase", "status"),
-        {
-            "phase": (str,),
-            "turn": _WHOLE,
-            "status": (str,),
-            "exit_code": _WHOLE,
-            "seconds": _NUMBER,
-            "diagnosis": _TEXT,
-        },
-    ),
-}
-_JSON_TYPE = {
-    dict: "an object",
-    list: "an array",
-    str: "a string",
-    int: "a whole number",
-    float: "a number",
-    bool: "true or false",
-    _NONE: "null",
-}
-
-
-def _type_name(value: Any) -> str:
-    return _JSON_TYPE.get(type(value), type(value).__name__)
-
-
-def _wrong(value: Any, types: tuple[type, ...]) -> bool:
-    return not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
-
-
-def entry_problem(entry: Any) -> str | None:
-    """What is wrong with a scenario entry read back from a report, if anything:
-    a key it must have is missing, or a value is not of the type Rook writes."""
-    if not isinstance(entry, dict):
-        return f"it is {_type_name(entry)}, not an object"
-    for key in ENTRY_NEEDED:
-        if key not in entry:
-            return f"it has no '{key}'"
-    for key, types in ENTRY_TYPES.items():
-        if key in entry and _wrong(entry[key], types):
-            return f"'{key}' is {_type_name(entry[key])}"
-    for key, (needed, fields) in ENTRY_ITEMS.items():
-        for n, item in enumerate(entry[key], 1):
-            if not isinstance(item, dict):
-                return f"'{key}' item {n} is {_type_name(item)}, not an object"
-            for name in needed:
-                if name not in item:
-                    return f"'{key}' item {n} has no '{name}'"
-            for name, allowed in fields.items():
-                if _wrong(item.get(name), allowed):
-                    return f"'{key}' item {n}: '{name}' is {_type_name(item[name])}"
-    return None
-
-
 def checked_entry(entry: Any, name: str, i: int) -> Any:
     """``entry``, the ``i``-th of the report file ``name``, when its values
-    have the types Rook writes (:func:`entry_problem`); else a
+    has the shape Rook writes (:data:`rook_core.shapes.ENTRY`); else a
     :class:`RunStoreError` naming the entry and the field."""
-    problem = entry_problem(entry)
+    problem = shapes.problem(entry, shapes.ENTRY)
     if problem is None:
         return entry
     which = f"scenario entry {i + 1}"

@@ -21,7 +21,7 @@ from . import history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
 from .engine import Engine, check_env, phases_missing_before, plan_runs, resolve_entries
-from .errors import ConfigError, RookError, ScenarioError
+from .errors import ConfigError, RookError, RunStoreError, ScenarioError
 from .interrupts import Interrupts
 from .judge_client import setup_judging
 from .judging import JudgingContext
@@ -444,12 +444,14 @@ def prepare_run(
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)
     if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock
-        if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
-            try:
+        try:
+            for sr in runs:  # a record of another shape is refused before anything runs
+                run.load_scenario(sr.key)
+            if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
                 _check_no_hole(request, run, runs, phases)
-            except ConfigError:
-                run.unlock()
-                raise
+        except (ConfigError, RunStoreError):
+            run.unlock()
+            raise
         _kill_leftovers(run, runs, shard is None)
     if judging.client is not None:
         judging.client.attach(run.id, run.path)

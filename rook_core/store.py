@@ -28,6 +28,7 @@ from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from . import shapes
 from .errors import ConfigError, RunStoreError
 from .redact import Redactor
 
@@ -92,6 +93,23 @@ def read_json(path: Path) -> Any:
         raise RunStoreError(f"{path}: unreadable record: {exc}") from None
 
 
+def read_record(path: Path) -> dict[str, Any] | None:
+    """A scenario run's record, ``None`` when there is none (no file, or not
+    an object); one of another shape than Rook writes (edited by hand, or
+    damaged: :data:`rook_core.shapes.RECORD`) is a :class:`RunStoreError`
+    naming the file and the field."""
+    record = read_json(path)
+    if not isinstance(record, dict):
+        return None
+    problem = shapes.problem(record, shapes.RECORD)
+    if problem is not None:
+        raise RunStoreError(
+            f"{path}: {problem}, not what Rook writes there; delete the file "
+            "for the scenario run to run again"
+        )
+    return record
+
+
 def planned_records(
     run_path: Path, plan: Iterable[str], recorded: Container[str] | None = None
 ) -> Iterator[dict[str, Any]]:
@@ -101,8 +119,8 @@ def planned_records(
     for key in plan:
         record = None
         if recorded is None or key in recorded:
-            record = read_json(run_path / "scenarios" / f"{key}.json")
-        if not isinstance(record, dict):
+            record = read_record(run_path / "scenarios" / f"{key}.json")
+        if record is None:
             sid, _, k = key.rpartition(".")
             record = {
                 "key": key,
@@ -148,8 +166,7 @@ class RunDir:
         return data
 
     def load_scenario(self, key: str) -> dict[str, Any] | None:
-        data = read_json(self.scenario_file(key))
-        return data if isinstance(data, dict) else None
+        return read_record(self.scenario_file(key))
 
     def lock(self, name: str = ".lock") -> None:
         """Take this run's lock for the life of this process.

@@ -639,6 +639,50 @@ def test_a_report_entry_of_the_wrong_shape_is_named_never_a_traceback(
     assert listed.exit_code == 0 and bad in listed.stdout, listed.stderr
 
 
+@pytest.mark.parametrize(
+    ("where", "value", "named"),
+    [
+        (("scenario",), "b", "'scenario' is a string"),
+        (("scenario", "id"), ["b"], "'scenario': 'id' is an array"),
+        (("criteria",), 7, "'criteria' is a whole number"),
+        (("criteria", 0), None, "'criteria' item 1 is null, not an object"),
+        (("criteria", 0, "status"), 7, "'criteria' item 1: 'status' is a whole number"),
+        (("hooks", 0, "phase"), None, "'hooks' item 1: 'phase' is null"),
+        (("turns", 0), [], "'turns' item 1 is an array, not an object"),
+        (("status",), ["passed"], "'status' is an array"),
+    ],
+)
+def test_a_scenario_record_of_the_wrong_shape_is_named_never_a_traceback(
+    ws, rook_cli, where, value, named
+):
+    # a scenario record (scenarios/KEY.json) edited by hand or damaged made a
+    # resume (`rook run --run ID`) and `rook report ID --rebuild` a traceback
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    rid = run(rook_cli)
+    path = ws.run_dir(rid) / "scenarios" / "b.1.json"
+    record = json.loads(path.read_text())
+    *parents, last = where
+    target = record
+    for step in parents:
+        target = target[step]
+    target[last] = value
+    path.write_text(json.dumps(record))
+    unrun = ws.run_dir(rid) / "scenarios" / "a.1.json"
+    unrun.unlink()  # a's run is to be done again: refused before it runs
+    for args in (("run", "--run", rid), ("report", rid, "--rebuild")):
+        shown = rook_cli(*args)
+        assert shown.exit_code == 1, (args, shown.stdout, shown.stderr)
+        assert "Traceback" not in shown.stderr, shown.stderr
+        assert f"{path}: {named}, not what Rook writes there" in shown.stderr, shown.stderr
+        assert "delete the file" in shown.stderr
+    assert not unrun.exists()
+    path.unlink()  # as the message says: the scenario run runs again
+    again = rook_cli("run", "--run", rid, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
+
+
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
     # it was "incomplete (2/2 recorded)", which says to finish it with rook run --run
     # ID, a command refused on a run not merged yet
