@@ -169,8 +169,8 @@ def _compact(value: Any) -> bytes:
 
 
 def checked_entry(entry: Any, name: str, i: int) -> Any:
-    """``entry``, the ``i``-th of the report file ``name``, when its values
-    has the shape Rook writes (:data:`rook_core.shapes.ENTRY`); else a
+    """``entry``, the ``i``-th of the report file ``name``, when it has the
+    shape Rook writes (:data:`rook_core.shapes.ENTRY`); else a
     :class:`RunStoreError` naming the entry and the field."""
     problem = shapes.problem(entry, shapes.ENTRY)
     if problem is None:
