@@ -143,6 +143,19 @@ def final_line_problem(stdout: str) -> str | None:
     return None
 
 
+def _read_at_most(fh: Any, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``fh``, read in chunks: a cap is the most to read,
+    never a buffer of that size made up front (``read(2**40)`` is a MemoryError)."""
+    chunks: list[bytes] = []
+    while limit > 0:
+        chunk = fh.read(min(limit, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        limit -= len(chunk)
+    return b"".join(chunks)
+
+
 def _read_regular(path: Path, cap: int) -> tuple[int, bytes] | None:
     """``path``'s size and (when within ``cap``) its bytes; ``None`` when it does
     not exist. Opened without blocking and read only when it is a regular file:
@@ -159,7 +172,7 @@ def _read_regular(path: Path, cap: int) -> tuple[int, bytes] | None:
                 f"the result file {path} (RUHROH_RESULT_PATH) is not a regular file "
                 "(a named pipe, device, socket or directory); Rook does not read it"
             )
-        return st.st_size, (fh.read(cap + 1) if st.st_size <= cap else b"")
+        return st.st_size, (_read_at_most(fh, cap + 1) if st.st_size <= cap else b"")
 
 
 def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
@@ -328,7 +341,7 @@ def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
             if not stat.S_ISREG(st.st_mode):
                 return {**info, "kind": "special"}  # a named pipe, socket or device: not read
             size = st.st_size
-            data = fh.read(cap)
+            data = _read_at_most(fh, cap)
     except OSError:
         return {**info, "missing": True}
     info["size"] = size

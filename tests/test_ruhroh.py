@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 AGENTS = Path(__file__).parent / "agents" / "ruhroh"
 BASH = str(AGENTS / "wrapper.sh")
@@ -733,6 +734,38 @@ def test_an_artifact_cut_at_its_cap_shows_no_piece_of_a_secret(rook_workspace, r
     assert art["content"] == "n" * 30 + "[redacted:AGENT_TOKEN]"
     text = rook_workspace.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
     assert "7f3a" not in text
+
+
+HUGE_CAPS = r"""
+#!/usr/bin/env python3
+import json, os
+open("notes.txt", "w").write("the notes")
+json.dump({"status": "goal_satisfied", "output": "done", "artifacts": {"notes": "notes.txt"}},
+          open(os.environ["RUHROH_RESULT_PATH"], "w"))
+"""
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"artifact_max_bytes": 2**40},  # a terabyte: "keep them whole"
+        {"artifact_max_bytes": 10**20},
+        {"limits": {"stdout_bytes": 2**40}},  # also the result file's cap
+    ],
+)
+def test_a_cap_far_above_the_files_reads_them_whole(settings, rook_workspace, rook_cli):
+    # a cap is the most Rook reads, never a buffer of that size made up front
+    wrapper = rook_workspace.script("caps.py", HUGE_CAPS)
+    entry = {k: v for k, v in settings.items() if k != "limits"}
+    profile = ruhroh_profile(rook_workspace, str(wrapper), **entry)
+    if "limits" in settings:
+        data = yaml.safe_load(profile.read_text())
+        profile.write_text(yaml.safe_dump({**data, "limits": settings["limits"]}))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    art = scenario_of(r)["turns"][0]["evidence"]["artifacts"]["notes"]
+    assert art["content"] == "the notes" and "truncated" not in art
 
 
 @pytest.mark.parametrize(
