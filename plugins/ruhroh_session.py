@@ -116,8 +116,9 @@ class Runtime:
         assert sr is not None and call.state_dir is not None
         base = Path(call.state_dir) / "ruhroh"
         workspace = base / "workspace"
-        if workspace.exists():  # a resumed run starts the scenario afresh
-            shutil.rmtree(workspace)
+        for stale in (workspace, base / "results"):
+            if stale.exists():  # a resumed run starts the scenario afresh: every
+                shutil.rmtree(stale)  # RUHROH_RESULT_PATH new, whatever a cut call left there
         if config.get("workspace_template_path"):
             _copy_template(config["workspace_template_path"], workspace)
         workspace.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -656,6 +659,40 @@ def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, prob
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not alive(pid)
+
+
+LEAVES_A_DIRECTORY = r"""
+#!/bin/bash
+# the first call leaves a directory at its RUHROH_RESULT_PATH and is cut off there
+if [ ! -e "$PROBE_DIR/first" ]; then
+  touch "$PROBE_DIR/first"
+  mkdir -p "$RUHROH_RESULT_PATH/sub"
+  touch "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo '{"status":"goal_satisfied","output":"done"}'
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_after_a_cut_gets_a_result_path_that_does_not_exist(
+    rook_workspace, rook_cli, probe_dir
+):
+    # the resumed scenario run's first call reuses the interrupted call's path
+    wrapper = rook_workspace.script("dir.sh", LEAVES_A_DIRECTORY)
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
+    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (probe_dir / "blocking").exists():
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    run_id = json.loads(out)["run"]["id"]
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.exit_code == 0, again.stderr + again.stdout
+    assert again.statuses() == {"s": "passed"}
 
 
 def alive(pid: int) -> bool:
