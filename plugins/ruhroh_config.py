@@ -12,6 +12,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from .ruhroh import CONNECTOR, RUHROH
+from .ruhroh_command import CommandConnector
 from .ruhroh_protocol import CONTINUITY_LEVELS, DEFAULT_ARTIFACT_BYTES
 
 DEFAULT_MAX_ITERATIONS = 5
@@ -69,6 +70,17 @@ def load_connector(value: Any) -> dict[str, Any]:
         value = {"name": value}
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
         raise ValidationError({"name": ["required: a registered connector's name"]})
+    if value["name"] == CommandConnector.name:  # the wrapper: a ruhroh: entry's keys, checked
+        command = load_command({k: v for k, v in value.items() if k != "name"})
+        loop = {k: command.pop(k) for k in _LoopSchema().fields if k in command}
+        options = {k: v for k, v in command.items() if k not in ("kind", "ident")}
+        return {
+            **loop,
+            "kind": "connector",
+            "name": value["name"],
+            "options": options,
+            "ident": _ident(CONNECTOR, value),
+        }
     own = {k: v for k, v in value.items() if k in _LoopSchema().fields}
     data = _LoopSchema().load(own)
     options = {k: v for k, v in value.items() if k not in own and k != "name"}

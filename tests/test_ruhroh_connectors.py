@@ -323,6 +323,29 @@ def test_the_command_wrapper_is_a_registered_connector(rook_workspace, rook_cli,
     assert Path(calls(probe_dir)[0]["RUHROH_WORKSPACE"]).is_dir()
 
 
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        ({"command": PY, "max_iteration": 3}, "hooks.execute.connector.max_iteration: Unknown field"),
+        ({"command": PY, "bogus": 1}, "hooks.execute.connector.bogus: Unknown field"),
+        ({"command": 5}, "hooks.execute.connector.command: must be a command line"),
+        ({"command": PY, "cwd": 5}, "hooks.execute.connector.cwd: Not a valid string"),
+        ({}, "hooks.execute.connector.command: Missing data"),
+    ],
+)
+def test_the_wrapper_as_a_connector_takes_the_ruhroh_entrys_keys_only(
+    options, message, rook_workspace, rook_cli, probe_dir
+):
+    # the same as a ruhroh: entry, so checked the same: a typo is no silent default
+    entry = {"name": "ruhroh-command", **options}
+    rook_workspace.profile({"id": "c", "hooks": {"execute": {"connector": entry}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert calls(probe_dir) == []
+
+
 def test_plugins_list_shows_connectors(connectors):
     from rook_core import plugins
 
