@@ -32,7 +32,7 @@ from .ruhroh_protocol import (
     read_artifacts,
     redact_result_file,
 )
-from .ruhroh_session import Runtime, StepError, invoke, ruhroh_env
+from .ruhroh_session import Runtime, StepError, invoke, remember, ruhroh_env
 
 INFRA_PREFIX = "infrastructure error:"
 
@@ -299,6 +299,8 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
         ended = _ended(final, exhausted, budget)
         data["conversation_ended"] = ended
     notes: list[str] = []
+    if status == "ok" and not (last_turn or ended):
+        remember(session)  # a run cut off in the next turn goes on from here
     if status != "ok" or ((last_turn or ended) and not _defers_to_close(call)):
         artifacts, notes = await rt.finish(config, conn, call)
         if artifacts:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rook_core.models import HookCall, RunContext
 from rook_core.redact import current
-from rook_core.store import atomic_write, dumps
+from rook_core.store import RunStoreError, atomic_write, dumps, read_json
 
 from .ruhroh_connector import Connector, RunInfo, Session, TurnInput
 from .ruhroh_protocol import read_artifacts, sample_seed
@@ -67,6 +67,29 @@ def _copy_template(template: str, workspace: Path) -> None:
         ) from None
 
 
+SESSION_FILE = "session.json"
+
+
+def _went_on(base: Path) -> dict[str, int] | None:
+    """What the earlier turns of a resumed scenario run left (:func:`remember`)."""
+    try:
+        data = read_json(base / SESSION_FILE)
+    except RunStoreError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("iteration"), int):
+        return None
+    return {"iteration": data["iteration"]}
+
+
+def remember(session: Session) -> None:
+    """After a turn the conversation goes on from: how many iterations have run,
+    for a resumed run that goes on at the next turn."""
+    try:
+        atomic_write(session.dir / SESSION_FILE, dumps({"iteration": session.iteration}))
+    except (OSError, RunStoreError):  # a convenience for a resume, which then starts afresh
+        pass
+
+
 class Runtime:
     """One run's connectors (one instance per distinct entry) and open sessions."""
 
@@ -116,20 +139,24 @@ class Runtime:
         assert sr is not None and call.state_dir is not None
         base = Path(call.state_dir) / "ruhroh"
         workspace = base / "workspace"
-        for stale in (workspace, base / "results"):
-            if stale.exists():  # a resumed run starts the scenario afresh: every
-                shutil.rmtree(stale)  # RUHROH_RESULT_PATH new, whatever a cut call left there
-        if config.get("workspace_template_path"):
+        # A resumed run goes on at the turn that was cut off (the engine sends no turn
+        # twice): the workspace stays as the earlier turns left it, and iterations go
+        # on counting. Cut in its first turn, the scenario run starts afresh.
+        went_on = _went_on(base) if call.phase == "execute" and (call.turn or 1) > 1 else None
+        for stale in (base / "results",) if went_on else (workspace, base / "results"):
+            if stale.exists():  # every RUHROH_RESULT_PATH new, whatever a cut call left there
+                shutil.rmtree(stale)
+        if config.get("workspace_template_path") and not went_on:
             _copy_template(config["workspace_template_path"], workspace)
         workspace.mkdir(parents=True, exist_ok=True)
         (base / "results").mkdir(parents=True, exist_ok=True)
         goal_path = base / "goal.txt"
         with open(goal_path, "w", encoding="utf-8", newline="") as fh:
             fh.write(sr.scenario.goal)
-        assigned = not call.conversation  # no open hook returned one: Rook makes one up
-        handle = call.conversation or str(
-            uuid.uuid5(uuid.NAMESPACE_URL, f"rook:{call.run.id}:{call.session}")
-        )
+        made_up = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rook:{call.run.id}:{call.session}"))
+        # no open hook returned one: Rook makes one up (the same again when resumed)
+        assigned = call.conversation in (None, "", made_up)
+        handle = call.conversation or made_up
         session = Session(
             scenario_id=sr.scenario.id,
             sample_id=sr.key,
@@ -149,6 +176,8 @@ class Runtime:
             env=dict(call.env),
             handle_assigned=assigned,
         )
+        if went_on:
+            session.iteration = went_on["iteration"]
         started = await invoke(
             f"connector {conn.name!r} start_session", conn.start_session, session
         )

@@ -695,6 +695,48 @@ def test_a_resume_after_a_cut_gets_a_result_path_that_does_not_exist(
     assert again.statuses() == {"s": "passed"}
 
 
+CUT_IN_TURN_TWO = r"""
+#!/bin/bash
+# the first call of turn 2 is cut off; each call adds its message to a file in the workspace
+if [ "$RUHROH_MESSAGE" = b ] && [ ! -e "$PROBE_DIR/first" ]; then
+  touch "$PROBE_DIR/first" "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo "$RUHROH_ITERATION $RUHROH_MESSAGE $RUHROH_SESSION_HANDLE" >> "$PROBE_DIR/log"
+echo "$RUHROH_MESSAGE" >> notes
+echo "{\"status\":\"continue\",\"output\":\"notes: $(tr '\n' , < notes)\"}"
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_cut_in_a_later_turn_continues_the_scenario_runs_conversation(
+    rook_workspace, rook_cli, probe_dir
+):
+    # the engine sends turn 1 once: the resumed turn 2 finds the agent workspace as turn 1
+    # left it, goes on counting iterations (and the budget), and Rook's made-up handle
+    # still shows nothing about multi_turn
+    wrapper = rook_workspace.script("cut2.sh", CUT_IN_TURN_TWO)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=3)
+    rook_workspace.scenario(
+        {"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "notes: a,b,"}]}
+    )
+    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (probe_dir / "blocking").exists():
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    run_id = json.loads(out)["run"]["id"]
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    log = (probe_dir / "log").read_text().split("\n")[:-1]
+    handle = log[0].split()[2]
+    assert log == [f"1 a {handle}", f"2 b {handle}", f"3 continue {handle}"]
+    assert scenario_of(again)["turns"][1]["output"] == "notes: a,b,continue,"
+    assert "multi_turn" not in again.report["run"]["capabilities"]["observed"]
+
+
 def alive(pid: int) -> bool:
     """A process that exists and is not a zombie (PID 1 may never reap here)."""
     try:
