@@ -98,7 +98,10 @@ class TurnInput:
 
 
 def _candidates(raw: str, workspace: Path, agent_dir: Path) -> list[Path]:
-    path = Path(raw).expanduser()
+    try:
+        path = Path(raw).expanduser()
+    except RuntimeError:  # ~user of no such user: nothing to expand (a shell keeps it as is)
+        path = Path(raw)
     return [path] if path.is_absolute() else [workspace / path, agent_dir / path]
 
 

@@ -897,6 +897,13 @@ def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_di
         ({"ruhroh": {"command": BASH, "bogus": 1}}, "hooks.execute.ruhroh.bogus"),
         ({"ruhroh": {"command": BASH, "continuity": "telepathy"}}, "continuity"),
         ({"ruhroh": {"max_iterations": 2}}, "hooks.execute.ruhroh.command"),
+        # a home of a user who does not exist: nothing to expand, so named as written
+        ({"ruhroh": "~no-such-user-rk/w.sh"}, "ruhroh command '~no-such-user-rk/w.sh' not found"),
+        ({"ruhroh": {"command": BASH, "cwd": "~no-such-user-rk"}}, "ruhroh cwd '~no-such-user-rk'"),
+        (
+            {"ruhroh": {"command": BASH, "workspace_template": "~no-such-user-rk/t"}},
+            "workspace_template '~no-such-user-rk/t' is not a directory",
+        ),
     ],
 )
 def test_configuration_errors_stop_before_anything_runs(
