@@ -288,6 +288,17 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _handle(value: Any) -> str | None:
+    """A reported session handle read as the hook contract reads a conversation
+    (:func:`rook_core.hookio.conversation_handle`): ``true``, a blank string, ``{}``
+    is none; a number or an object is its JSON text. One holding a NUL is kept, for
+    the engine to refuse with its reason."""
+    try:
+        return hookio.conversation_handle(value)
+    except hookio.OutputError:
+        return str(value)
+
+
 def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) -> IterationResult:
     """Fill ``result`` from the merged fields a wrapper or connector reported."""
     result.fields = fields
@@ -299,8 +310,9 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
     )
     if result.output is None and transcript.strip():
         result.output = transcript
-    handle = next((fields[k] for k in HANDLE_FIELDS if fields.get(k) not in (None, "")), None)
-    result.handle = str(handle) if isinstance(handle, (str, int)) else None
+    result.handle = next(
+        (h for h in (_handle(fields.get(k)) for k in HANDLE_FIELDS) if h is not None), None
+    )
     result.usage = rook_usage(fields.get("usage"))
     result.usage_raw = ruhroh_usage(result.usage)
     model = fields.get("model")

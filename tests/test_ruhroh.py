@@ -176,6 +176,45 @@ def test_a_handle_rook_made_up_is_not_multi_turn_observed(rook_workspace, rook_c
     assert "needs capability 'multi_turn'" in scenario_of(r, "two")["reason"]
 
 
+NO_HANDLE = r"""
+#!/usr/bin/env python3
+import json, os
+print(json.dumps({"status": "goal_satisfied", "output": "ok",
+                  "sessionHandle": json.loads(os.environ["HANDLE_JSON"])}))
+"""
+
+
+@pytest.mark.parametrize("value", [True, False, "   ", {}, []])
+def test_a_session_handle_that_is_no_handle_is_not_multi_turn_observed(
+    value, rook_workspace, rook_cli
+):
+    # read as the hook contract reads a conversation handle: true, false, a blank
+    # string, {} or [] is none, so the scenario run keeps Rook's handle
+    wrapper = rook_workspace.script("nohandle.py", NO_HANDLE)
+    ruhroh_profile(rook_workspace, str(wrapper), capabilities={"usage": True},
+                   hook_env={"HANDLE_JSON": json.dumps(value)})
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed"}, r.stderr + r.stdout
+    assert "multi_turn" not in r.report["run"]["capabilities"]["observed"]
+    record = rook_workspace.record(r.report["run"]["id"], "one.1")
+    assert record["hooks"][0]["conversation_assigned"] is True
+
+
+@pytest.mark.parametrize("value,handle", [(42, "42"), (1.5, "1.5"), ({"id": 7}, '{"id": 7}')])
+def test_a_session_handle_that_is_a_number_or_object_is_its_json_text(
+    value, handle, rook_workspace, rook_cli
+):
+    wrapper = rook_workspace.script("numhandle.py", NO_HANDLE)
+    ruhroh_profile(rook_workspace, str(wrapper), capabilities={"usage": True},
+                   hook_env={"HANDLE_JSON": json.dumps(value)})
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed"}, r.stderr + r.stdout
+    assert scenario_of(r)["turns"][0]["conversation"] == handle
+    assert r.report["run"]["capabilities"]["observed"]["multi_turn"] is True
+
+
 def test_run_seed_changes_sample_seeds(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"RUHROH_RUN_SEED": "7"})
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
