@@ -244,6 +244,14 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         if "execute" not in raw_hooks and "hooks" not in errors:
             errors["hooks"] = {"execute": ["missing: execute is the one required phase"]}
     if loaded is not None:
+        # An env variable's value comes from the environment (a secret stays out
+        # of the file): a hook_env value for it would replace the value checked
+        # set before the run, and the hooks would never see it.
+        for name in sorted({e["variable"] for e in loaded["env"]} & set(loaded["hook_env"])):
+            errors.setdefault("hook_env", {})[name] = [
+                f"{name} is declared in env: its value comes from the environment, "
+                "never from the file; remove it from hook_env"
+            ]
         for phase, problems in undeclared_env(hooks, loaded, transports).items():
             errors.setdefault("hooks", {})
             if isinstance(errors["hooks"], dict):

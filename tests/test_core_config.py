@@ -88,6 +88,15 @@ def refused(r, ws, *needles):
             },
             ["env.1.variable", "TOKEN is declared twice (also env.0)"],
         ),
+        (  # a value written in the file for a secret Rook checks is set, then never used
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "env": [{"variable": "TOKEN", "purpose": "the API token"}],
+                "hook_env": {"TOKEN": "literal-in-the-file"},
+            },
+            ["hook_env.TOKEN", "declared in env", "from the environment"],
+        ),
     ],
 )
 def test_invalid_profile_is_refused_with_the_field_path(ws, rook_cli, profile, needles):
