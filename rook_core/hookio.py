@@ -323,14 +323,20 @@ def tail(text: str, limit: int = 2000, redactor: Redactor | None = None) -> str:
 def last_word(stderr: str) -> str | None:
     """What a crashed program said last, for the head of its diagnosis (a table
     shows the first words of a reason): the last line of ``stderr`` that is
-    not part of a stack (indented frames, ``^`` markers, Node's closing
+    not part of a stack (indented frames, ``^`` markers, the ``}`` that closes
+    the properties Node prints after an error's frames, Node's closing
     ``Node.js vN``), such as Python's ``ValueError: boom`` after its traceback or
-    Node's ``Error: boom`` before its frames; ``None`` when there is none."""
-    for line in reversed(stderr.splitlines()):
+    Node's ``Error: boom`` before its frames; ``None`` when there is none. Node's
+    ``Require stack:`` and the ``- PATH`` lines under it are part of a stack too."""
+    lines = stderr.splitlines()
+    required = "Require stack:" in lines
+    for line in reversed(lines):
+        if required and (line == "Require stack:" or line.startswith("- ")):
+            continue
         if (
             line.strip()
             and not line[0].isspace()
-            and line.strip(" ^~")
+            and line.strip(" ^~}")
             and not (line.startswith("Node.js v"))
         ):
             return line.strip()

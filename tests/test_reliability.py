@@ -415,3 +415,30 @@ def test_a_crashed_hook_is_summed_up_by_what_it_said_last(rook_workspace):
         assert reason.startswith(head) and reason.count(last) == 2, reason  # the whole stderr too
         for f in ws.root.rglob("report.json"):
             f.unlink()
+
+
+@pytest.mark.parametrize(
+    "code, said, also",
+    [
+        ("require('fs').readFileSync('orders.json');",
+         "Error: ENOENT: no such file or directory, open 'orders.json'", "code: 'ENOENT'"),
+        ("require('./desk-client');", "Error: Cannot find module './desk-client'",
+         "Require stack:"),
+    ],
+)
+def test_a_node_error_with_properties_is_summed_up_by_its_message(rook_workspace, code, said,
+                                                                   also):
+    # Node prints an error's own properties (code, errno, path ...) after its
+    # frames and closes them with a "}" line: the reason began "exited with
+    # code 1: } (stderr: ...", for every failed fs call or refused connection
+    # (or "- /path/js.js", the require stack of a module not found).
+    ws = rook_workspace
+    ws.script("js.js", f"#!/usr/bin/env node\n{code}\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/js.js"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    reason = json.loads(r.stdout)["scenarios"][0]["reason"]
+    assert reason.startswith(f"execute turn 1 failed: exited with code 1: {said} (stderr: "), reason
+    assert also in reason  # the whole stderr follows
