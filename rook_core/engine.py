@@ -55,7 +55,11 @@ def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | Non
     env = os.environ if environ is None else environ
     missing = [e for e in profile.env if not env.get(e.variable)]
     if missing:
-        lines = "\n".join(f"  {e.variable}: {e.purpose}" for e in missing)
+        lines = "\n".join(
+            f"  {e.variable}: {e.purpose}"
+            + (" (set, but empty)" if e.variable in env else "")  # a CI secret that is missing
+            for e in missing
+        )
         names = " ".join(f"{e.variable}=..." for e in missing)
         raise MissingEnvError(
             f"profile {profile.id!r} ({profile.path}) needs these environment variables, "

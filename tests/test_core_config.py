@@ -143,6 +143,29 @@ def test_missing_env_variables_are_listed_with_their_purpose(ws, rook_cli, monke
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
+def test_an_empty_env_variable_is_named_as_empty_not_as_unset(ws, rook_cli, monkeypatch):
+    # a CI job whose secret is missing exports the variable empty: "not set"
+    # sent its author looking for an export that is there
+    monkeypatch.setenv("REFUND_API_TOKEN", "")
+    monkeypatch.delenv("BASE_URL", raising=False)
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/h.sh"},
+            "env": [
+                {"variable": "REFUND_API_TOKEN", "purpose": "the refund API token"},
+                {"variable": "BASE_URL", "purpose": "target environment base URL"},
+            ],
+        }
+    )
+    refused(
+        rook_cli("run"),
+        ws,
+        "REFUND_API_TOKEN: the refund API token (set, but empty)\n",
+        "BASE_URL: target environment base URL\n",
+    )
+
+
 def test_an_agent_with_no_profile_says_how_to_write_one(rook_workspace, rook_cli):
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run")
