@@ -114,6 +114,21 @@ def _beside_other_lines(text: str) -> bool:
     return False
 
 
+def _handle_beside_other_lines(text: str) -> bool:
+    """Whether ``text`` (not one JSON object) has a line that is a JSON object
+    holding a ``conversation``: an open hook that printed its logs on stdout
+    beside the handle it returns."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for line in lines if len(lines) > 1 else ():
+        try:
+            value = loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and "conversation" in value:
+            return True
+    return False
+
+
 def parse_object(
     stdout: str, required: bool, redactor: Redactor | None = None
 ) -> dict[str, Any] | None:
@@ -413,6 +428,12 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
     else:
         try:
             result.data = parse_object(stdout, required_json, red)
+            if result.data is None and call.phase == "open" and _handle_beside_other_lines(stdout):
+                raise OutputError(  # ignored, the handle would be lost in silence
+                    "stdout is not one JSON object (print logs to stderr): it has other "
+                    "lines beside the JSON object with the conversation handle; received "
+                    f"{preview(stdout.strip(), redactor=red)}"
+                )
         except OutputError as exc:
             result.status = "failed"
             result.diagnosis = str(exc)

@@ -164,6 +164,43 @@ def test_garbage_output_fails_the_hook_showing_what_was_received(
     assert expect in s["hooks"][0]["diagnosis"]
 
 
+def test_an_open_handle_printed_beside_log_lines_fails_open_instead_of_being_lost(
+    rook_workspace, rook_cli
+):
+    # open's output need not be JSON, so its handle beside a log line on stdout
+    # was dropped in silence: the scenario was "stopped" as if open returned none
+    ws = rook_workspace
+    ws.script(
+        "h.sh",
+        """
+        #!/bin/bash
+        if [ "$1" = open ]; then
+          echo "opening a session"
+          [ -f "$ROOK_WORKSPACE/quiet" ] || echo '{"conversation": "c-9"}'
+        fi
+        [ "$1" = execute ] && echo "{\\"output\\": \\"ok $ROOK_CONVERSATION\\"}"
+        exit 0
+    """,
+    )
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"open": "scripts/h.sh", "execute": "scripts/h.sh"},
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and s["turns"] == [], s
+    assert s["reason"].startswith("open failed: stdout is not one JSON object"), s["reason"]
+    assert "print logs to stderr" in s["reason"] and "c-9" in s["reason"]
+    # a log line alone (no handle among it) is still only kept in the record
+    (ws.root / "quiet").write_text("")
+    s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "stopped", s
+
+
 def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
     one_scenario(
         rook_workspace,
