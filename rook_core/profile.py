@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,15 @@ class _EnvValue(fields.String):
                 f'must be text, as an environment variable holds: quote it ("{text}")'
             )
         return super()._deserialize(value, attr, data, **kwargs)
+
+
+def _env_var_limit() -> int:
+    """The most bytes one environment variable (``NAME=value`` and its NUL) can
+    hold: 32 pages on Linux (``MAX_ARG_STRLEN``); 0 (no limit known) elsewhere."""
+    try:
+        return 32 * os.sysconf("SC_PAGE_SIZE") if sys.platform.startswith("linux") else 0
+    except (ValueError, OSError):
+        return 0
 
 
 def _no_nul(value: str) -> None:
@@ -107,6 +118,20 @@ class _ProfileSchema(Schema):
     concurrency = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
     inherit_env = fields.List(fields.String(validate=validate.Length(min=1)), allow_none=True)
+
+    @validates("hook_env")
+    def _each_value_fits(self, value: dict[str, str], **kwargs: Any) -> None:
+        limit = _env_var_limit()  # the system would refuse to start every hook
+        sizes = {
+            k: len(f"{k}={v}".encode("utf-8", "surrogateescape")) + 1 for k, v in value.items()
+        }
+        big = {
+            k: [f"{k} holds {n} bytes, more than one environment variable can carry ({limit})"]
+            for k, n in sizes.items()
+            if limit and n > limit
+        }
+        if big:
+            raise ValidationError(big)
 
     @validates("env")
     def _each_variable_once(self, value: list[dict[str, Any]], **kwargs: Any) -> None:

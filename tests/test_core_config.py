@@ -73,6 +73,10 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"REGION": "eu\0w"}},
             ["hook_env.REGION", "NUL"],
         ),
+        (  # longer than one environment variable can be: every hook would fail to start
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"BIG": "x" * 200_000}},
+            ["hook_env.BIG", "200005 bytes", "more than one environment variable can carry"],
+        ),
         (  # YAML makes 8080 a number: the message says to quote it, not just "Not a valid string"
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"PORT": 8080}},
             ["hook_env.PORT", "quote it", '"8080"'],
