@@ -60,6 +60,8 @@ class _EnvRefSchema(Schema):
     class Meta:
         unknown = RAISE
 
+    error_messages = {"type": "must be a mapping: {variable: NAME, purpose: TEXT}"}
+
     variable = fields.String(
         required=True,
         validate=validate.Regexp(VARIABLE, error="must be an environment variable name"),
@@ -78,6 +80,8 @@ class _CapabilitiesSchema(Schema):
     class Meta:
         unknown = RAISE
 
+    error_messages = {"type": "must be a mapping: {multi_turn: BOOL, calls: BOOL, usage: BOOL}"}
+
     multi_turn = fields.Boolean(truthy={True}, falsy={False})
     calls = fields.Boolean(truthy={True}, falsy={False})
     usage = fields.Boolean(truthy={True}, falsy={False})
@@ -86,6 +90,8 @@ class _CapabilitiesSchema(Schema):
 class _LimitsSchema(Schema):
     class Meta:
         unknown = RAISE
+
+    error_messages = {"type": "must be a mapping: {stdout_bytes: BYTES, stderr_bytes: BYTES}"}
 
     stdout_bytes = fields.Integer(strict=True, validate=validate.Range(min=1024))
     stderr_bytes = fields.Integer(strict=True, validate=validate.Range(min=1024))

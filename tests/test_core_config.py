@@ -73,6 +73,18 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"REGION": "eu\0w"}},
             ["hook_env.REGION", "NUL"],
         ),
+        (  # "Invalid input type." said nothing of what to write instead
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": ["TOKEN"]},
+            ["env.0: must be a mapping: {variable: NAME, purpose: TEXT}"],
+        ),
+        (
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": ["calls"]},
+            ["capabilities: must be a mapping: {multi_turn: BOOL, calls: BOOL, usage: BOOL}"],
+        ),
+        (
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "limits": 4096},
+            ["limits: must be a mapping: {stdout_bytes: BYTES, stderr_bytes: BYTES}"],
+        ),
         (  # longer than one environment variable can be: every hook would fail to start
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"BIG": "x" * 200_000}},
             ["hook_env.BIG", "200005 bytes", "more than one environment variable can carry"],
