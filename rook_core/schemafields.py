@@ -5,18 +5,45 @@ definitions come from Rook's cache."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, ValidationError, fields
+
+_EXPONENT = re.compile(r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE])([-+]?)([0-9]+)")
+
+
+def _exponent_hint(value: str) -> str | None:
+    """How to write ``1e3`` so that YAML reads a number: YAML 1.1 (PyYAML) takes
+    an exponent as a number only after a dot and with a sign (``1.0e+3``)."""
+    found = _EXPONENT.fullmatch(value)
+    if found is None:
+        return None
+    number = float(value)
+    if number != number or number in (float("inf"), float("-inf")):
+        return None
+    mantissa, e, sign, exponent = found.groups()
+    if "." in mantissa and sign:  # YAML's own float: it was quoted, as "30" is
+        return None
+    mantissa += "" if "." in mantissa else ".0"
+    plain = str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+    return (
+        f"Not a valid number: YAML reads {value} as text; "
+        f"write {plain} or {mantissa}{e}{sign or '+'}{exponent}"
+    )
 
 
 class StrictFloat(fields.Float):
     """A number, as YAML writes one: a string (``"30"``) is refused, as
-    ``fields.Integer(strict=True)`` refuses it, and so is a boolean."""
+    ``fields.Integer(strict=True)`` refuses it, and so is a boolean. The
+    message for ``1e3``, which YAML reads as text, says how to write it."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
+            hint = _exponent_hint(value) if isinstance(value, str) else None
+            if hint is not None:
+                raise ValidationError(hint)
             raise self.make_error("invalid", input=value)
         return super()._deserialize(value, attr, data, **kwargs)
 
@@ -43,8 +70,6 @@ def unknown_field(key: str, known: Iterable[str]) -> str:
 def refuse_unknown(value: Any, known: Iterable[str]) -> None:
     """Refuse (a ``ValidationError`` naming each) the keys of the mapping
     ``value`` that are not ``known``; anything but a mapping is left to the caller."""
-    from marshmallow import ValidationError
-
     if not isinstance(value, dict):
         return
     names = list(known)

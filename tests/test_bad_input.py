@@ -380,6 +380,20 @@ def test_output_that_cannot_be_written_after_the_run_exits_1_not_2(example):
             ("\ngoal:", '\ntimeout_seconds: "30"\ngoal:'),
             "timeout_seconds: Not a valid number.",
         ),
+        (  # unquoted, but YAML 1.1 reads an exponent without a dot and a sign as text
+            "profiles/example.yaml",
+            ("  execute: scripts/example_agent.py",
+             "  execute: {script: scripts/example_agent.py, timeout_seconds: 1e3}"),
+            "hooks.execute.timeout_seconds: Not a valid number: YAML reads 1e3 as text; "
+            "write 1000 or 1.0e+3",
+        ),
+        (
+            "profiles/example.yaml",
+            ("  execute: scripts/example_agent.py",
+             "  execute: {script: scripts/example_agent.py, delay_seconds: 2.5E2}"),
+            "hooks.execute.delay_seconds: Not a valid number: YAML reads 2.5E2 as text; "
+            "write 250 or 2.5E+2",
+        ),
     ],
 )  # fmt: skip
 def test_a_number_written_as_a_string_is_refused_naming_the_field(example, where, edit, field):
