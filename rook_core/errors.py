@@ -85,3 +85,19 @@ def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     else:
         lines.append(f"{prefix}: {messages}" if prefix else str(messages))
     return lines
+
+
+def utf8(text: str) -> bool:
+    """Whether ``text`` is UTF-8 text: not a command-line argument or path whose
+    bytes were not (Python keeps them as lone surrogates, which no JSON record,
+    hook's standard input or message can hold)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown(text: str) -> str:
+    """``text`` that may hold bytes that are not UTF-8, printable: each as ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

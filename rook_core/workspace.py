@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import WorkspaceError
+from .errors import WorkspaceError, shown, utf8
 from .plain import plain
 
 ROOT = Path(".testmuai") / "rook"
@@ -19,12 +19,23 @@ def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) 
         path = Path(explicit).expanduser().resolve()
         if not path.is_dir():
             raise WorkspaceError(f"--workspace {explicit}: not a directory")
-        return path
+        return _utf8_path(path)
     start = (cwd or Path.cwd()).resolve()
     for candidate in (start, *start.parents):
         if (candidate / ROOT).is_dir():
-            return candidate
-    return start
+            return _utf8_path(candidate)
+    return _utf8_path(start)
+
+
+def _utf8_path(path: Path) -> Path:
+    """``path``, when it is UTF-8 text: Rook writes the workspace's path into its
+    JSON records and gives it to every hook (``ROOK_WORKSPACE``)."""
+    if not utf8(str(path)):
+        raise WorkspaceError(
+            f"the workspace {shown(str(path))} is not UTF-8 text: Rook writes its path into "
+            "the run's records; rename the directory (or move the workspace)"
+        )
+    return path
 
 
 @plain

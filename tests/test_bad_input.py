@@ -593,3 +593,39 @@ def test_a_plugin_switch_that_leaves_out_what_a_run_needs_is_named(example):
     proc = subprocess.run([*ROOK, "run"], cwd=ws, env=env, capture_output=True, text=True,
                           timeout=120)
     clean_error(proc, "ROOK_DISABLE_PLUGINS=script", "hooks.execute")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [b"run", b"--run-name", b"caf\xe9"],  # was a traceback (the run id made from it)
+        [b"profile", b"test", b"--goal", b"caf\xe9"],  # was "transport 'script' raised ..."
+    ],
+)
+def test_a_command_line_argument_that_is_not_utf8_is_refused(example, args):
+    ws, agent = example
+    cmd = [os.fsencode(a) for a in ROOK] + args
+    proc = subprocess.run(cmd, cwd=ws, capture_output=True, timeout=120)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    assert "rook: error: argument caf\\xe9 is not UTF-8 text" in err, err
+    assert not list((agent / "runs").iterdir())
+
+
+def test_a_workspace_whose_path_is_not_utf8_is_refused_before_anything_runs(tmp_path):
+    # the run went ahead, its hooks ran, then writing the path into a JSON record
+    # was a traceback
+    made = tmp_path / "cafe"
+    made.mkdir()
+    assert rook("init", "--project", "demo", "--agent", "sample", "--example", cwd=made).returncode == 0
+    ws = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"caf\xe9")))
+    made.rename(ws)
+    proc = subprocess.run([*ROOK, "run"], cwd=ws, capture_output=True, timeout=120)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    assert "caf\\xe9" in err and "is not UTF-8 text" in err, err
+    assert not (ws / ".testmuai/rook/projects/demo/agents/sample/runs").exists() or not list(
+        (ws / ".testmuai/rook/projects/demo/agents/sample/runs").iterdir()
+    )

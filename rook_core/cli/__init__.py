@@ -116,6 +116,12 @@ def main(argv: list[str] | None = None) -> None:
             import os
 
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+    from ..errors import shown, utf8
+
+    for arg in sys.argv[1:] if argv is None else argv:
+        if not utf8(arg):  # bytes that are not UTF-8: no record or message could hold them
+            click.echo(f"rook: error: argument {shown(arg)} is not UTF-8 text", err=True)
+            leave(2)
     try:
         cli.main(args=argv, prog_name="rook")
     except SystemExit as exc:
