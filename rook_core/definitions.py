@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, cachedir
-from .errors import ProfileError, ProfileNotFound, ScenarioError
+from .errors import ProfileError, ProfileNotFound, ScenarioError, shown, utf8
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
@@ -286,6 +286,9 @@ def select(
 
 
 def load_profile(path: Path, transports: Registry, cache: DefinitionCache | None = None) -> Profile:
+    if not utf8(str(path)):  # a run records the profile's file: JSON cannot hold it
+        raise ProfileError(f"{shown(str(path))}: its name is not UTF-8 text; rename the file")
+
     def build() -> Profile:
         from .profile import load_profile as validate
 

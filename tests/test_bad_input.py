@@ -629,3 +629,16 @@ def test_a_workspace_whose_path_is_not_utf8_is_refused_before_anything_runs(tmp_
     assert not (ws / ".testmuai/rook/projects/demo/agents/sample/runs").exists() or not list(
         (ws / ".testmuai/rook/projects/demo/agents/sample/runs").iterdir()
     )
+
+
+def test_a_profile_file_whose_name_is_not_utf8_is_refused_before_anything_runs(example):
+    # its hooks ran, then writing its path into the report was a traceback
+    ws, agent = example
+    profiles = os.fsencode(agent / "profiles")
+    os.rename(os.path.join(profiles, b"example.yaml"), os.path.join(profiles, b"exampl\xe9.yaml"))
+    proc = subprocess.run([*ROOK, "run"], cwd=ws, capture_output=True, timeout=120)
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    assert "exampl\\xe9.yaml: its name is not UTF-8 text" in err, err
+    assert not list((agent / "runs").iterdir())
