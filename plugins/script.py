@@ -169,7 +169,14 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
                 "name the script in it"
             )
     tried = " and ".join(str(c) for c in candidates)
-    raise ConfigError(f"hook script {config['path']!r} not found; tried {tried}")
+    hint = ""
+    if len(config["path"].split()) > 1:  # node scripts/agent.mjs, scripts/agent.sh --fast
+        hint = (
+            "; it looks like a command line: a script entry names one file, which Rook runs "
+            "as PATH <phase> (put the command in a script, or let rook profile add --command "
+            "'...' write one)"
+        )
+    raise ConfigError(f"hook script {config['path']!r} not found; tried {tried}{hint}")
 
 
 async def run_script(call: Any) -> Any:

@@ -199,6 +199,18 @@ def test_missing_script_names_both_paths_tried(ws, rook_cli):
     )
 
 
+def test_a_command_line_as_a_script_path_is_told_what_a_script_entry_is(ws, rook_cli):
+    # "not found; tried .../bash scripts/h.sh" left the user to guess why
+    ws.profile({"id": "p", "hooks": {"execute": "bash scripts/h.sh --fast"}})
+    refused(
+        rook_cli("run"),
+        ws,
+        "hook script 'bash scripts/h.sh --fast' not found",
+        "it looks like a command line: a script entry names one file, which Rook runs as "
+        "PATH <phase>",
+    )
+
+
 def test_script_path_resolves_from_the_workspace_first(ws, rook_cli, tmp_path):
     (ws.root / "scripts").mkdir()
     top = ws.root / "scripts" / "h.sh"
