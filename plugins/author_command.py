@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from rook_core.credentials import ASSIGNMENT
 from rook_core.errors import ConfigError
+from rook_core.workspace import user_path
 
 from .author_shapes import find_answer, find_conversation, find_usage
 
@@ -198,7 +199,7 @@ def check_program(argv: list[str], agent: Any) -> None:
     """The command's program must exist (on PATH, or a path in the workspace)."""
     program = argv[0]
     if "/" in program:
-        path = Path(program).expanduser()
+        path = user_path(program)
         if not path.is_absolute():
             path = agent.workspace / path
         if path.is_file() and os.access(path, os.X_OK):

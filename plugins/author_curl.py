@@ -24,6 +24,7 @@ from rook_core.errors import ConfigError
 from rook_core.models import DEFAULT_TIMEOUTS, ROOK_VARIABLES
 from rook_core.plain import plain
 from rook_core.urlcheck import shown, url_problem
+from rook_core.workspace import user_path
 
 from .author_http import (
     DROP_HEADERS,
@@ -346,7 +347,7 @@ def urlencode_piece(piece: str) -> tuple[str, str]:
             f"{flag}: reads {'standard input' if rest else 'no file'}; "
             "put the content in a file and name it (name@file)"
         )
-    path = Path(rest).expanduser()
+    path = user_path(rest)
     if not path.is_file():
         what = "a directory, not a file" if path.is_dir() else "no such file"
         raise ConfigError(f"{flag}: {path}: {what} (relative to {Path.cwd()})")

@@ -152,8 +152,7 @@ class ScriptAuthor:
         if not isinstance(path, str):
             return None
         agent = request.agent
-        raw = Path(path).expanduser()
-        candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+        candidates = agent.candidates(path)
         real = next((c.resolve() for c in candidates if c.is_file()), None)
         if real is None:
             return None

@@ -8,7 +8,6 @@ live in :mod:`rook_plugins.http_transport`.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError
@@ -23,8 +22,7 @@ def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
     """Find a ``verify_tls`` CA bundle (workspace first, then the agent's folder)."""
     if not isinstance(config.verify_tls, str):
         return config
-    raw = Path(config.verify_tls).expanduser()
-    candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+    candidates = agent.candidates(config.verify_tls)
     for candidate in candidates:
         if candidate.is_file():
             config.verify_tls = str(candidate.resolve())

@@ -26,6 +26,7 @@ from typing import Any
 from rook_core.errors import ConfigError
 from rook_core.models import OutputLimits
 from rook_core.plain import plain
+from rook_core.workspace import user_path
 
 from .ruhroh_command import CommandConnector, Connector
 from .script import interpreter_argv
@@ -98,10 +99,7 @@ class TurnInput:
 
 
 def _candidates(raw: str, workspace: Path, agent_dir: Path) -> list[Path]:
-    try:
-        path = Path(raw).expanduser()
-    except RuntimeError:  # ~user of no such user: nothing to expand (a shell keeps it as is)
-        path = Path(raw)
+    path = user_path(raw)
     return [path] if path.is_absolute() else [workspace / path, agent_dir / path]
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from rook_core import hookio
 from rook_core.plain import plain
+from rook_core.workspace import user_path
 
 RESULT_VERSION = "ruhroh_run_agent_result_v1"
 
@@ -334,11 +335,7 @@ def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
         return dict(value)
     if not isinstance(value, (str, Path)):
         return {"value": value}
-    path = Path(value)
-    try:
-        path = path.expanduser()
-    except RuntimeError:  # ~user of no such user: no file to read
-        return {"path": str(value), "missing": True}
+    path = user_path(value)
     if not path.is_absolute():
         path = base / path
     info: dict[str, Any] = {"path": str(path)}

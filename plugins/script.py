@@ -157,8 +157,7 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
 
 
 def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
-    raw = Path(config["path"]).expanduser()
-    candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+    candidates = agent.candidates(config["path"])
     for candidate in candidates:
         if candidate.is_file():
             return {**config, "argv": interpreter_argv(candidate.resolve(), agent.workspace)}

@@ -30,6 +30,7 @@ from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
 from rook_core.redact import current
+from rook_core.workspace import user_path
 
 from .criteria import finite_number, folded, unknown_keys
 from .patterns import TooSlow, compile_pattern, search
@@ -50,7 +51,7 @@ def workspace_dir(view: EvidenceView) -> Path:
     named = view.scenario.extra.get("workspace") or reported_workspace(view)
     if not named:
         return Path(base)
-    path = Path(named).expanduser()
+    path = user_path(named)
     return path if path.is_absolute() else Path(base) / path
 
 

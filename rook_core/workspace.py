@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,17 @@ ROOT = Path(".testmuai") / "rook"
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 
+def user_path(raw: str | Path) -> Path:
+    """``raw`` with a leading ``~`` or ``~user`` expanded, as a shell does: a
+    ``~user`` of no such user stays as written (``Path.expanduser`` raises),
+    a path that is not there for the caller to name."""
+    return Path(os.path.expanduser(raw))
+
+
 def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
     """``--workspace``, else the nearest ancestor holding ``.testmuai/rook``, else cwd."""
     if explicit is not None:
-        path = Path(explicit).expanduser().resolve()
+        path = user_path(explicit).resolve()
         if not path.is_dir():
             raise WorkspaceError(f"--workspace {explicit}: not a directory")
         return _utf8_path(path)
@@ -67,6 +75,13 @@ class Agent:
     @property
     def scripts_dir(self) -> Path:
         return self.dir / "scripts"
+
+    def candidates(self, raw: str | Path) -> list[Path]:
+        """Where a file a profile names is looked for: the path itself when it
+        is absolute (after ``~``), else in the workspace, then in this agent's
+        folder."""
+        path = user_path(raw)
+        return [path] if path.is_absolute() else [self.workspace / path, self.dir / path]
 
 
 def read_config(workspace: Path) -> dict[str, Any]:

@@ -642,3 +642,53 @@ def test_a_profile_file_whose_name_is_not_utf8_is_refused_before_anything_runs(e
     assert "Traceback" not in err, err
     assert "exampl\\xe9.yaml: its name is not UTF-8 text" in err, err
     assert not list((agent / "runs").iterdir())
+
+
+NO_USER = "~rook-no-such-user-zz"
+
+
+@pytest.mark.parametrize(
+    ("command", "edit", "named"),
+    [
+        (
+            ["run"],
+            ("execute: scripts/example_agent.py", f"execute: {NO_USER}/agent.py"),
+            f"hook script '{NO_USER}/agent.py' not found",
+        ),
+        (
+            ["doctor"],
+            ("execute: scripts/example_agent.py", f"execute: {NO_USER}/agent.py"),
+            f"{NO_USER}/agent.py",
+        ),
+        (
+            ["run"],
+            (
+                "  execute: scripts/example_agent.py",
+                '  execute: {http: {url: "http://127.0.0.1:9/", '
+                f"verify_tls: {NO_USER}/ca.pem}}}}",
+            ),
+            f"{NO_USER}/ca.pem",
+        ),
+        (["run", "--workspace", f"{NO_USER}/ws"], None, f"--workspace {NO_USER}/ws"),
+        (["profile", "add", "p2", "--from", f"{NO_USER}/api.yaml"], None, f"{NO_USER}/api.yaml"),
+    ],
+)  # fmt: skip
+def test_a_path_under_the_home_of_no_such_user_is_named_never_a_traceback(
+    example, command, edit, named
+):
+    # ~user of a user that does not exist: a shell leaves it as written, and so
+    # does Rook: a path that is not there, named, exit 2 (Path.expanduser raises)
+    ws, agent = example
+    if edit is not None:
+        path = agent / "profiles/example.yaml"
+        text = path.read_text()
+        assert edit[0] in text
+        path.write_text(text.replace(edit[0], edit[1], 1))
+    proc = rook(*command, cwd=ws)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (1, 2) if command == ["doctor"] else proc.returncode == 2, (
+        proc.returncode,
+        proc.stderr,
+    )
+    assert named in proc.stderr + proc.stdout, proc.stderr + proc.stdout
+    assert not (agent / "runs").exists() or not list((agent / "runs").iterdir())

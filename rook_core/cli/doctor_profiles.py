@@ -133,8 +133,7 @@ def check_entry(
 
 
 def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: str) -> None:
-    raw = Path(raw_path).expanduser()
-    candidates = [raw] if raw.is_absolute() else [agent.workspace / raw, agent.dir / raw]
+    candidates = agent.candidates(raw_path)
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
         tried = " and ".join(str(c) for c in candidates)

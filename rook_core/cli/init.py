@@ -86,7 +86,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
       rook init --project demo --agent sample --example && rook run
     """
     from ..errors import WorkspaceError
-    from ..workspace import ROOT, Agent, check_name, init_agent
+    from ..workspace import ROOT, Agent, check_name, init_agent, user_path
 
     root = Path(workspace).resolve() if workspace else Path.cwd()
     if workspace and root.exists() and not root.is_dir():
@@ -110,6 +110,6 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
         "" if len(projects) == 1 and len(agents) == 1 else f" --project {project} --agent {agent}"
     )
     env_workspace = os.environ.get("ROOK_WORKSPACE_DIR")  # rook run would take it, not cwd
-    here = Path(env_workspace).expanduser().resolve() if env_workspace else Path.cwd().resolve()
+    here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
     where = "" if root == here else f" -w {root}"
     click.echo(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)")

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import click
 
 from ..profile_probe import DEFAULT_GOAL
+from ..workspace import user_path
 from .options import workspace_options
 
 
@@ -114,7 +115,7 @@ def read_source(
                 why = source.content_type.removeprefix("error: ") or "no answer"
                 wait(f"{label}: no answer to GET ({why}); trying it as an endpoint")
             return source
-        path = Path(from_).expanduser()
+        path = user_path(from_)
         if not path.is_file():
             what = "a directory, not a file" if path.is_dir() else "no such file"
             raise ConfigError(f"--from {from_}: {what}")
