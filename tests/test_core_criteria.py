@@ -601,3 +601,26 @@ def test_a_cost_limit_the_reported_costs_already_break_fails(rook_workspace, roo
     assert [status for status, _ in got] == ["failed", "unverifiable"], got
     assert "cost at least $5.0000 (max $1.0000" in got[0][1], got
     assert "turn(s) 2 reported no cost" in got[1][1], got
+
+
+def test_a_criterion_labelled_with_a_number_is_reported_with_that_label(ws, rook_cli):
+    """A label written as a number (`id: 5`, as a public CLI file's
+    acceptance criterion `id: 1` gives) was accepted, the run ran, and then its
+    own report.json was refused ("'id' is a whole number, not what Rook writes
+    there"): exit 1 with no report. The label is the text written."""
+    ws.scenario("""
+        id: s
+        goal: '{"output": "hello", "calls": []}'
+        criteria:
+          - contains: hello
+            id: 5
+        expectation:
+          mcp:
+            - {id: 7, server: orders, tool: cancel_order, expect: not_called}
+    """)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    (entry,) = r.report["scenarios"]
+    assert [c.get("id") for c in entry["criteria"]] == ["5", "7"]
+    shown = rook_cli("runs", "show", "latest")
+    assert shown.exit_code == 0 and "5" in shown.stdout, shown.stderr
