@@ -266,15 +266,14 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
     followed (the file it names is replaced, the link stays), and what is not a
     regular file (``/dev/stdout``, a FIFO, a device) is written into as it is,
     never replaced."""
-    real = Path(os.path.realpath(path))
-    if _special(real):
+    if _special(path):  # opened by its own name: /dev/stdout on a pipe has no real path
         try:
-            with open(real, "w", encoding="utf-8") as fh:
+            with open(path, "w", encoding="utf-8") as fh:
                 yield fh
         except OSError as exc:
             raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         return
-    path = real
+    path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)  # a link may name a folder to make
@@ -301,9 +300,9 @@ def target_problem(path: Path) -> str | None:
     """
     if path.is_dir():
         return f"{path} is a directory"
-    path = Path(os.path.realpath(path))
     if _special(path):  # written into as it is (see atomic_file)
         return None if os.access(path, os.W_OK) else f"{path} is not writable"
+    path = Path(os.path.realpath(path))
     parent, missing = path.parent, None
     while not os.path.lexists(parent) and parent != parent.parent:
         parent, missing = parent.parent, parent
@@ -327,7 +326,9 @@ def target_problem(path: Path) -> str | None:
 
 
 def _special(path: Path) -> bool:
-    """An existing file that is not a regular file (a device, a FIFO, a socket)."""
+    """An existing file that is not a regular file (a device, a FIFO, a socket),
+    through any links: ``/dev/stdout`` on a pipe is one, though its real path
+    (``/proc/PID/fd/pipe:[N]``) names no file."""
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:

@@ -692,3 +692,16 @@ def test_a_path_under_the_home_of_no_such_user_is_named_never_a_traceback(
     )
     assert named in proc.stderr + proc.stdout, proc.stderr + proc.stdout
     assert not (agent / "runs").exists() or not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_report_to_dev_stdout_or_stderr_that_is_a_pipe_is_written(example, stream):
+    """A report to /dev/stdout (or /dev/stderr) is written into as it is; but when
+    that stream was a pipe (`rook run --report junit:/dev/stdout | tee`, a CI
+    log), its real path is /proc/PID/fd/pipe:[N], which no file has: the run was
+    refused, exit 2, "cannot write in /proc/PID/fd"."""
+    ws, _ = example
+    proc = rook("run", "--report", f"junit:/dev/{stream}", cwd=ws)  # both streams are pipes
+    assert proc.returncode == 0, proc.stderr
+    assert "<?xml" in getattr(proc, stream) and "testsuite" in getattr(proc, stream)
+    assert "3 passed" in proc.stdout, proc.stdout
