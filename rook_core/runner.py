@@ -250,6 +250,13 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
         if values:  # what the flag could have named
             kept = sorted({str(s.extra[key]) for s in every if s.extra.get(key) is not None})
             there.append(f"{key}: {', '.join(kept) or 'none'}")
+    if given and not request.only:  # what they would select, were it not excluded
+        parked = select(
+            every, None, request.tags, request.classes, request.categories, include_excluded=True
+        )
+        if parked:
+            ids = ", ".join(s.id for s in parked)
+            there.append(f"excluded: true, run only when --only names them: {ids}")
     return (
         f"no scenario selected in {agent.scenarios_dir}"
         + (f" by {' '.join(given)}" if given else " (every scenario there is excluded: true)")

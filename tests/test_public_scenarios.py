@@ -131,6 +131,23 @@ def test_selectors_narrow_one_another_and_excluded_needs_only(ws, rook_cli):
     assert selected("--only", "parked,f-edge", "--class", "functional") == ["f-edge", "parked"]
 
 
+def test_selectors_that_match_only_excluded_scenarios_say_so(ws, rook_cli):
+    """The selectors matched a scenario with excluded: true, which runs only when
+    --only names it: the refusal listed its tag and category among what is there
+    ("--tag nightly ... tags: nightly"), and never said why it was not run."""
+    ws.scenario({"id": "live", "goal": "hi", "tags": ["smoke"], "criteria": [{"contains": "hi"}]})
+    ws.scenario({"id": "parked", "goal": "hi", "tags": ["nightly"], "category": "slow",
+                 "excluded": True, "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--tag", "nightly")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "by --tag nightly (2 scenarios there; tags: nightly, smoke" in r.stderr, r.stderr
+    assert "excluded: true, run only when --only names them: parked" in r.stderr, r.stderr
+    r = rook_cli("run", "--category", "slow")
+    assert "excluded: true, run only when --only names them: parked" in r.stderr, r.stderr
+    r = rook_cli("run", "--tag", "other")  # parked is not what it would have selected
+    assert r.exit_code == 2 and "excluded" not in r.stderr, r.stderr
+
+
 def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
     ws.scenario({"id": "slow", "title": "Slow", "goal": "sleep", "timeout_seconds": 0.5,
                  "criteria": [{"contains": "x"}]})
