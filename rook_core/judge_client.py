@@ -365,6 +365,12 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
     name = ref
     if "/" in ref:
         other, _, name = ref.partition("/")
+        if other in ("", ".", "..") or not name:  # no agent's folder, or no profile
+            agents = agent.dir.parent
+            names = sorted(p.name for p in agents.iterdir() if p.is_dir())
+            raise ConfigError(
+                f"judge profile {ref!r}: give NAME, or AGENT/NAME (agents: {', '.join(names)})"
+            )
         judge_agent = Agent(agent.workspace, agent.project, other)
         if not judge_agent.dir.is_dir():
             raise ConfigError(

@@ -310,6 +310,25 @@ def test_judge_profile_of_another_agent(rook_workspace, rook_cli):
     assert r.exit_code == 2 and "no agent 'ghosts'" in r.stderr
 
 
+
+@pytest.mark.parametrize("ref", ["../grader", "./grader", "/grader", "judges/"])
+def test_a_judge_profile_reference_naming_no_agent_or_no_profile_is_refused_as_such(
+        rook_workspace, rook_cli, ref):
+    """AGENT/NAME with an AGENT of '..' or '' read the project's folder as an
+    agent's ("agents/../profiles: no profiles directory (create a profile
+    first)"), and an empty NAME was looked up ("profile '' not found")."""
+    from rook_core.testing import Workspace
+
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    judges = Workspace(rook_workspace.root, project=rook_workspace.project, agent="judges")
+    judges.script("judge.py", JUDGE)
+    judges.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}})
+    r = rook_cli("run", "--agent", "agent", "--judge-profile", ref)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"judge profile {ref!r}: give NAME, or AGENT/NAME (agents: agent, judges)" in r.stderr
+    assert "profiles directory" not in r.stderr and not list(rook_workspace.runs_dir.glob("*/"))
+
 class AcmeTone:
     """An organisation's own judge, registered by a plugin."""
 
