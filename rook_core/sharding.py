@@ -37,6 +37,7 @@ from .store import RunDir, create_run, dumps, read_json
 
 _SHARD = r"^\s*(\d+)\s*/\s*(\d+)\s*$"
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_LATEST = r"^latest(?:~\d+)?$"  # what every command reads as the newest run (history.resolve_run)
 PART = r"^run\.shard-(\d+)-of-(\d+)\.json$"
 MAX_SHARDS = 100_000
 """The most shards a run is split into (a Kubernetes indexed Job's most completions)."""
@@ -119,6 +120,11 @@ def run_id_from_name(name: str) -> str:
     text = name.strip()
     if not text:
         raise ConfigError("--run-name: must not be empty (e.g. --run-name ci-$GITHUB_RUN_ID)")
+    if re.match(_LATEST, text):
+        raise ConfigError(
+            f"--run-name {text}: latest names the newest run wherever a command takes a run "
+            "(rook runs show latest), so no run is named so; choose another name"
+        )
     if re.match(_ID, text):
         return text
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")[:100] or "run"
@@ -142,6 +148,12 @@ def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | No
         )
     if run_name is not None:  # an empty one is refused, never taken for no name
         return run_id_from_name(run_name)
+    if run_id and shard is not None and re.match(_LATEST, run_id):
+        raise ConfigError(
+            f"--run {run_id} with --shard: every shard writes into the run named exactly "
+            "(the first one makes it), where latest would name another run on each; "
+            "give the run's id, or --run-name NAME"
+        )
     if run_id and not re.match(_ID, run_id) and shard is not None:
         raise ConfigError(f"--run {run_id}: a run id uses letters, digits, '.', '_' and '-'")
     return run_id

@@ -167,6 +167,24 @@ def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_c
     assert not any(rook_workspace.runs_dir.iterdir())
 
 
+
+@pytest.mark.parametrize("args", [["--shard", "1/2", "--run", "latest"],
+                                  ["--shard", "1/2", "--run", "latest~1"],
+                                  ["--run-name", "latest"]])
+def test_a_run_is_never_named_latest(rook_workspace, rook_cli, tmp_path, args):
+    """`--shard 1/2 --run latest` (or `--run-name latest`) made a run whose id is
+    "latest": from then on `latest`, wherever a command takes a run, named that
+    run instead of the newest one."""
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    first = rook_cli("run", "--json", "-q")
+    assert first.exit_code in (0, 1), first.stderr
+    (tmp_path / "log").unlink()
+    r = rook_cli("run", *args)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "latest" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "log").exists()  # nothing ran
+    assert [p.name for p in rook_workspace.runs_dir.iterdir()] == [first.report["run"]["id"]]
+
 @pytest.mark.parametrize(
     "address, message",
     [  # Dask itself takes these and fails only after its connect timeout
