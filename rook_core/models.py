@@ -68,6 +68,8 @@ DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 """Profile and scenario ids: lower-case letters, digits, - and _ (a pattern for
 :func:`re.match`: the modules every ``rook run`` imports compile none at import)."""
+SLUG_RULE = "must be a slug: lower-case letters, digits, - and _, starting with a letter or digit"
+"""What a file whose id breaks :data:`SLUG` is told."""
 ID_MAX = 128
 """The longest profile or scenario id, project or agent name (ASCII, so also
 bytes): a run writes ``scenarios/.<id>.<k>.json.<pid>.tmp`` and state folders

@@ -16,6 +16,7 @@ from .models import (
     ID_MAX,
     ROOK_VARIABLES,
     SLUG,
+    SLUG_RULE,
     EnvRef,
     HookEntry,
     OutputLimits,
@@ -105,7 +106,7 @@ class _ProfileSchema(Schema):
     id = fields.String(
         required=True,
         validate=[
-            validate.Regexp(SLUG, error="must be a slug: lower-case letters, digits, - and _"),
+            validate.Regexp(SLUG, error=SLUG_RULE),
             validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
         ],
     )

@@ -28,7 +28,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from .errors import ScenarioError, format_validation_messages
-from .models import ID_MAX, SLUG, Criterion, Scenario
+from .models import ID_MAX, SLUG, SLUG_RULE, Criterion, Scenario
 from .plugins import Registry
 from .schemafields import StrictFloat, did_you_mean, explain_unknown, refuse_unknown
 from .yamlio import load_yaml
@@ -71,7 +71,7 @@ class _ScenarioSchema(Schema):
     id = fields.String(
         required=True,
         validate=[
-            validate.Regexp(SLUG, error="must be a slug: lower-case letters, digits, - and _"),
+            validate.Regexp(SLUG, error=SLUG_RULE),
             validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
         ],
     )

@@ -705,3 +705,15 @@ def test_a_report_to_dev_stdout_or_stderr_that_is_a_pipe_is_written(example, str
     assert proc.returncode == 0, proc.stderr
     assert "<?xml" in getattr(proc, stream) and "testsuite" in getattr(proc, stream)
     assert "3 passed" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["scenarios/greeting.yaml", "profiles/example.yaml"])
+def test_an_id_starting_with_a_dash_or_underscore_is_told_why_it_is_refused(example, kind):
+    # "_draft" was refused as "must be a slug: lower-case letters, digits, - and _",
+    # which it is made of: the rule that a slug starts with a letter or digit was unsaid
+    ws, agent = example
+    path = agent / kind
+    text = path.read_text()
+    old = next(line for line in text.splitlines() if line.startswith("id: "))
+    path.write_text(text.replace(old, "id: _draft"))
+    clean_error(rook("run", cwd=ws), str(path), "id: must be a slug", "starting with a letter or digit")
