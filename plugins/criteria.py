@@ -31,6 +31,12 @@ def _short(text: str | None, limit: int = 120) -> str:
     return repr(current().head(text or "", limit, "..."))
 
 
+def _json_short(value: Any, limit: int = 120) -> str:
+    """A JSON value shown in a reason as JSON (``null``, ``true``), redacted, then cut."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return current().head(text, limit, "...")
+
+
 def _string(value: Any, what: str = "a string") -> str:
     from marshmallow import ValidationError
 
@@ -212,14 +218,15 @@ class Json(CriterionType):
             return Verdict(FAILED, f"output is not JSON: {_short(view.output)}")
         found = config["compiled"].search(doc)
         path, check = config["path"], config["check"]
+        shown = f"{path} is {_json_short(found)}"
         if check == "exists":
             want = config.get("exists", True)
             ok = (found is not None) == bool(want)
-            return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}")
+            return Verdict(PASSED if ok else FAILED, shown)
         if check == "equals":
             ok = same_json_value(found, config["equals"])
             return Verdict(
-                PASSED if ok else FAILED, f"{path} is {found!r}, expected {config['equals']!r}"
+                PASSED if ok else FAILED, f"{shown}, expected {_json_short(config['equals'])}"
             )
         needle = config["contains"]
         ok = (
@@ -227,7 +234,9 @@ class Json(CriterionType):
             if isinstance(found, list)
             else (isinstance(found, str) and folded(str(needle)) in folded(found))
         )
-        return Verdict(PASSED if ok else FAILED, f"{path} is {found!r}; contains {needle!r}: {ok}")
+        return Verdict(
+            PASSED if ok else FAILED, f"{shown}; contains {_json_short(needle)}: {json.dumps(ok)}"
+        )
 
 
 def args_match(expected: Any, actual: Any) -> bool:

@@ -624,3 +624,23 @@ def test_a_criterion_labelled_with_a_number_is_reported_with_that_label(ws, rook
     assert [c.get("id") for c in entry["criteria"]] == ["5", "7"]
     shown = rook_cli("runs", "show", "latest")
     assert shown.exit_code == 0 and "5" in shown.stdout, shown.stderr
+
+
+def test_a_json_criterion_shows_json_values_and_cuts_a_large_one(ws, rook_cli):
+    """The reason showed Python's spelling of what the path found ("n is None,
+    expected None", "t is True, expected 1") and all of it: a path naming the
+    whole answer copied every byte of it into the reason, the record and report."""
+    big = {"items": [{"sku": f"SKU-{i:05d}", "note": "x" * 40} for i in range(3000)]}
+    answer = {"output": json.dumps({"n": None, "t": True, "s": "open", **big})}
+    ws.scenario({"id": "s", "goal": json.dumps(answer), "criteria": [
+        {"json": {"path": "n", "equals": None}},
+        {"json": {"path": "t", "equals": 1}},
+        {"json": {"path": "s", "contains": "OP"}},
+        {"json": {"path": "items", "exists": True}},
+    ]})
+    r = rook_cli("run", "--json")
+    reasons = [c["reason"] for c in r.report["scenarios"][0]["criteria"]]
+    assert reasons[0] == "n is null, expected null", reasons
+    assert reasons[1] == "t is true, expected 1", reasons
+    assert reasons[2] == 's is "open"; contains "OP": true', reasons
+    assert reasons[3].startswith('items is [{"sku": "SKU-00000"') and len(reasons[3]) < 200, reasons
