@@ -328,6 +328,16 @@ def _unobserved(view: EvidenceView) -> Verdict:
 
 
 PARTIAL = "in the turns whose calls were observed"
+CALLS_SHOWN = 20  # the calls a reason names: an agent may make thousands
+
+
+def _names(calls: list[dict[str, Any]]) -> str:
+    """The names of ``calls``, in order, as a reason shows them: the first
+    :data:`CALLS_SHOWN`, then how many more."""
+    names = [c.get("name") for c in calls]
+    if len(names) <= CALLS_SHOWN:
+        return repr(names)
+    return f"{repr(names[:CALLS_SHOWN])[:-1]}, ... {len(names) - CALLS_SHOWN} more]"
 
 
 class Called(_CallCriterion):
@@ -343,12 +353,11 @@ class Called(_CallCriterion):
                 return Verdict(PASSED, f"{_describe(config)} was called ({PARTIAL})")
             return _unobserved(view)
         hits = _matching(config, view.calls)
-        names = [c.get("name") for c in view.calls]
         if hits:
             return Verdict(PASSED, f"{_describe(config)} was called ({len(hits)}x)")
         if (odd := _unreadable(config, view.calls)) is not None:
             return odd
-        return Verdict(FAILED, f"{_describe(config)} was not called; calls: {names}")
+        return Verdict(FAILED, f"{_describe(config)} was not called; calls: {_names(view.calls)}")
 
 
 class NotCalled(Called):
@@ -383,14 +392,15 @@ class CallOrder(_CallCriterion):
 
     def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:
         complete = view.calls is not None
-        names = [c.get("name") for c in (view.calls or _seen_calls(view))]
-        it = iter(names)
+        calls = view.calls or _seen_calls(view)
+        it = iter(c.get("name") for c in calls)
         ok = all(any(n == want for n in it) for want in config)
+        seen = f"expected order {config}; calls were {_names(calls)}"
         if not complete:  # the calls seen in this order: so were all of them
             if ok:
-                return Verdict(PASSED, f"expected order {config}; calls were {names} ({PARTIAL})")
+                return Verdict(PASSED, f"{seen} ({PARTIAL})")
             return _unobserved(view)
-        return Verdict(PASSED if ok else FAILED, f"expected order {config}; calls were {names}")
+        return Verdict(PASSED if ok else FAILED, seen)
 
 
 class MaxCalls(_CallCriterion):

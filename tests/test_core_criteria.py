@@ -644,3 +644,22 @@ def test_a_json_criterion_shows_json_values_and_cuts_a_large_one(ws, rook_cli):
     assert reasons[1] == "t is true, expected 1", reasons
     assert reasons[2] == 's is "open"; contains "OP": true', reasons
     assert reasons[3].startswith('items is [{"sku": "SKU-00000"') and len(reasons[3]) < 200, reasons
+
+
+def test_a_call_criterion_names_some_calls_not_every_one(ws, rook_cli):
+    """`called` and `call_order` listed every call made in their reason: an agent
+    that made 5,000 calls gave each such criterion a 64 KB reason (and its
+    scenario the same reason), in the record, every report and the terminal."""
+    calls = [{"name": f"tool_{i}", "arguments": {"i": i}} for i in range(5000)]
+    ws.scenario({"id": "s", "goal": json.dumps({"output": "x", "calls": calls}), "criteria": [
+        {"called": "zzz"},
+        {"call_order": ["zzz", "tool_1"]},
+        {"called": {"name": "tool_3", "arguments": {"i": 4}}},
+    ]})
+    r = rook_cli("run", "--json")
+    (entry,) = r.report["scenarios"]
+    reasons = [c["reason"] for c in entry["criteria"]]
+    assert reasons[0].startswith("zzz was not called; calls: ['tool_0', 'tool_1', "), reasons[0]
+    assert reasons[1].startswith("expected order ['zzz', 'tool_1']; calls were ['tool_0', ")
+    assert all(r.endswith("4980 more]") and len(r) < 500 for r in reasons), reasons
+    assert len(entry["reason"]) < 600, entry["reason"]
