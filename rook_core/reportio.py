@@ -266,7 +266,7 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
     followed (the file it names is replaced, the link stays), and what is not a
     regular file (``/dev/stdout``, a FIFO, a device) is written into as it is,
     never replaced."""
-    if _special(path):  # opened by its own name: /dev/stdout on a pipe has no real path
+    if is_special(path):  # opened by its own name: /dev/stdout on a pipe has no real path
         try:
             with open(path, "w", encoding="utf-8") as fh:
                 yield fh
@@ -300,7 +300,7 @@ def target_problem(path: Path) -> str | None:
     """
     if path.is_dir():
         return f"{path} is a directory"
-    if _special(path):  # written into as it is (see atomic_file)
+    if is_special(path):  # written into as it is (see atomic_file)
         return None if os.access(path, os.W_OK) else f"{path} is not writable"
     path = Path(os.path.realpath(path))
     parent, missing = path.parent, None
@@ -325,7 +325,7 @@ def target_problem(path: Path) -> str | None:
     return None
 
 
-def _special(path: Path) -> bool:
+def is_special(path: Path) -> bool:
     """An existing file that is not a regular file (a device, a FIFO, a socket),
     through any links: ``/dev/stdout`` on a pipe is one, though its real path
     (``/proc/PID/fd/pipe:[N]``) names no file."""

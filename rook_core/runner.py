@@ -32,7 +32,7 @@ from .plugins import Rook, plugin_output
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
-from .reportio import target_problem
+from .reportio import is_special, target_problem
 from .startup import collector_paused
 from .store import RunDir, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
@@ -90,6 +90,26 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     if problem is not None:  # found now, not after every scenario ran
         raise ConfigError(f"--report {value}: {problem}")
     return fmt, path
+
+
+def parse_report_options(
+    values: Iterable[str | tuple[str, str]], rook: Rook
+) -> list[tuple[str, str]]:
+    """Every ``--report`` (:func:`parse_report_option`; one parsed already is
+    kept); two different ones that would write one file (the last would
+    replace the other) are refused."""
+    reports = [parse_report_option(v, rook) if isinstance(v, str) else v for v in values]
+    files: dict[str, tuple[str, str]] = {}
+    for fmt, path in reports:
+        if is_special(Path(path)):  # /dev/stdout: each is written into it in turn
+            continue
+        first = files.setdefault(os.path.realpath(path), (fmt, path))
+        if first[0] != fmt:
+            raise ConfigError(
+                f"--report {fmt}:{path} and --report {first[0]}:{first[1]} name the same file, "
+                "and the one written last would replace the other: give each its own file"
+            )
+    return reports
 
 
 def check_json_out(reports: Iterable[str]) -> None:
@@ -297,7 +317,7 @@ def prepare_run(
             f"failed to load: {f.error}\n"
         )
     phases = parse_phases(request.phases)
-    reports = [parse_report_option(r, rook) if isinstance(r, str) else r for r in request.reports]
+    reports = parse_report_options(request.reports, rook)
     request.reports = reports
     if request.executor not in rook.executors:
         raise ConfigError(

@@ -717,3 +717,22 @@ def test_an_id_starting_with_a_dash_or_underscore_is_told_why_it_is_refused(exam
     old = next(line for line in text.splitlines() if line.startswith("id: "))
     path.write_text(text.replace(old, "id: _draft"))
     clean_error(rook("run", cwd=ws), str(path), "id: must be a slug", "starting with a letter or digit")
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_two_reports_into_one_file_are_refused(example, command, tmp_path):
+    # --report json:out --report junit:out wrote both, one over the other: the
+    # JSON report asked for was silently gone (also through a link, or ./out)
+    ws, agent = example
+    assert rook("run", cwd=ws).returncode == 0
+    (tmp_path / "link.xml").symlink_to(tmp_path / "out")
+    for second in (f"junit:{tmp_path / 'out'}", f"junit:{tmp_path / 'link.xml'}",
+                   f"markdown:{tmp_path / '.' / 'out'}"):
+        done = rook(*command, "--report", f"json:{tmp_path / 'out'}", "--report", second, cwd=ws)
+        clean_error(done, f"--report {second}", f"json:{tmp_path / 'out'}", "same file")
+        assert not (tmp_path / "out").exists()
+    runs = len(list((agent / "runs").iterdir()))
+    same = rook(*command, "--report", f"json:{tmp_path / 'out'}", "--report", f"json:{tmp_path / 'out'}", cwd=ws)
+    assert same.returncode == 0, same.stderr  # the same report twice loses nothing
+    assert json.loads((tmp_path / "out").read_text())["summary"]["passed"] == 3
+    assert len(list((agent / "runs").iterdir())) == runs + (command == ["run"])

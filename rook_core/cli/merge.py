@@ -141,7 +141,7 @@ def merge_command(
     from ..redact import Redactor, activate
     from ..report import exit_code, table
     from ..reportfile import print_json
-    from ..runner import check_json_out, parse_report_option, report_failures, write_reports
+    from ..runner import check_json_out, parse_report_options, report_failures, write_reports
 
     if as_json:
         check_json_out(reports)
@@ -155,7 +155,7 @@ def merge_command(
             "in its own directory (leave --into out, or give the shards' directories)"
         )
     rook = plugins.build_plugin_manager()
-    wanted = [parse_report_option(r, rook) for r in reports]
+    wanted = parse_report_options(reports, rook)
     target = _target(run_dirs, run_id, into, workspace, project, agent)
     base = read_json(target / "run.json") if (target / "run.json").is_file() else None
     lock = _check_idle(target, int(base.get("shards") or 0)) if isinstance(base, dict) else None

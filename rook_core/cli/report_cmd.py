@@ -50,13 +50,13 @@ def report_command(
     from ..redact import Redactor, activate
     from ..report import summarize, table
     from ..reportfile import print_json
-    from ..runner import check_json_out, parse_report_option, write_reports
+    from ..runner import check_json_out, parse_report_options, write_reports
 
     if as_json:
         check_json_out(reports)
 
     rook = plugins.build_plugin_manager()
-    targets = [parse_report_option(r, rook) for r in reports]
+    targets = parse_report_options(reports, rook)
     a = find_agent(workspace, project, agent)
     run_path = resolve_run(a.runs_dir, run_ref)
     activate(Redactor.for_variables(secret_names(run_path)))  # for what a reporter says
