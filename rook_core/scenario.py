@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -165,7 +166,28 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         raise ValidationError(
             {key: [f"the criterion plugin {criteria.owner(key)} refused it: {detail}"[:500]]}
         ) from None
+    where = _non_finite(item[key])
+    if where is not None:  # checked after parse: a limit says what it takes itself
+        message: Any = ["not a JSON value (JSON has no NaN or infinity): nothing could match it"]
+        for part in reversed([key, *where]):
+            message = {part: message}
+        raise ValidationError(message)
     return Criterion(type=key, config=config, turn=turn, index=index, raw=item)
+
+
+def _non_finite(value: Any) -> list[Any] | None:
+    """The path to a YAML ``.nan`` or ``.inf`` inside ``value``, or ``None``."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else []
+    if isinstance(value, dict):
+        items: Any = value.items()
+    else:
+        items = enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        where = _non_finite(v)
+        if where is not None:
+            return [k, *where]
+    return None
 
 
 def _labelled(item: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:

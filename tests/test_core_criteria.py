@@ -663,3 +663,21 @@ def test_a_call_criterion_names_some_calls_not_every_one(ws, rook_cli):
     assert reasons[1].startswith("expected order ['zzz', 'tool_1']; calls were ['tool_0', ")
     assert all(r.endswith("4980 more]") and len(r) < 500 for r in reasons), reasons
     assert len(entry["reason"]) < 600, entry["reason"]
+
+
+@pytest.mark.parametrize("criterion, field", [
+    ("json: {path: a, equals: .nan}", "criteria.0.json.equals"),
+    ("json: {path: a, contains: -.inf}", "criteria.0.json.contains"),
+    ("called: {name: a, arguments: {x: [1, .inf]}}", "criteria.0.called.arguments.x.1"),
+    ("not_called: {name: a, arguments: {x: .NaN}}", "criteria.0.not_called.arguments.x"),
+])
+def test_a_value_json_cannot_hold_is_refused_before_the_run(ws, rook_cli, criterion, field):
+    """YAML's .nan and .inf are no JSON value, so no answer or call ever holds
+    one: the check could never be met, and the scenario record kept the bare
+    NaN, which no strict JSON reader (jq, JSON.parse) can read."""
+    path = ws.scenario(f"id: s\ngoal: '{{}}'\ncriteria:\n  - {criterion}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert str(path) in r.stderr and f"{field}: " in r.stderr, r.stderr
+    assert "not a JSON value" in r.stderr, r.stderr
+    assert not list(ws.runs_dir.glob("*/"))
