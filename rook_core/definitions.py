@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import struct
 import sys
 import time
@@ -207,6 +208,11 @@ def _yaml_files(directory: Path) -> list[FileEntry]:
                     st = entry.stat()
                 except OSError as exc:
                     raise ScenarioError(f"{entry.path}: cannot read: {exc.strerror}") from None
+                if not stat.S_ISREG(st.st_mode):  # reading a FIFO would wait for ever
+                    raise ScenarioError(
+                        f"{entry.path}: not a regular file (a FIFO, a socket or a device); "
+                        "a scenario file holds YAML"
+                    )
                 found.append((entry.path[top:], entry.path, stat_key(st), settled(st)))
 
     walk(str(directory))

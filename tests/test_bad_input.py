@@ -736,3 +736,14 @@ def test_two_reports_into_one_file_are_refused(example, command, tmp_path):
     assert same.returncode == 0, same.stderr  # the same report twice loses nothing
     assert json.loads((tmp_path / "out").read_text())["summary"]["passed"] == 3
     assert len(list((agent / "runs").iterdir())) == runs + (command == ["run"])
+
+
+def test_a_scenario_path_that_is_no_regular_file_is_refused_not_waited_on(example):
+    # a FIFO named *.yaml in scenarios/ (left by a tool, or a mistake) made every
+    # rook run wait forever to read it, with no word of why
+    ws, agent = example
+    fifo = agent / "scenarios" / "feed.yaml"
+    os.mkfifo(fifo)
+    proc = subprocess.run([*ROOK, "run"], cwd=ws, capture_output=True, text=True, timeout=30)
+    clean_error(proc, str(fifo), "not a regular file")
+    assert not list((agent / "runs").iterdir())
