@@ -18,6 +18,7 @@ serves its entries back from the file through such a view.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -265,7 +266,18 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
     renamed over it when the block ends without an error. A symbolic link is
     followed (the file it names is replaced, the link stays), and what is not a
     regular file (``/dev/stdout``, a FIFO, a device) is written into as it is,
-    never replaced."""
+    never replaced; so is Rook's own standard output or error (``/dev/stdout``
+    redirected to a file), through the stream, after what was printed there."""
+    stream = own_stream(path)
+    if stream is not None:
+        try:
+            yield stream
+            stream.flush()
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO:
+                return  # its reader left (rook run | head): dropped, as the table's lines are
+            raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
     if is_special(path):  # opened by its own name: /dev/stdout on a pipe has no real path
         try:
             with open(path, "w", encoding="utf-8") as fh:
@@ -322,6 +334,26 @@ def target_problem(path: Path) -> str | None:
     except OSError as exc:
         where = f"create directory {missing}" if missing is not None else f"write in {parent}"
         return f"cannot {where}: {exc.strerror or exc}"
+    return None
+
+
+def own_stream(path: Path) -> IO[str] | None:
+    """Rook's standard output or error when ``path`` is where it goes
+    (``/dev/stdout``, or the file it is redirected to), else ``None``: the
+    process's own streams, which plugin code (a reporter) finds redirected
+    (:func:`rook_core.plugins.plugin_output`) and Rook prints to."""
+    try:
+        target = os.stat(path)
+    except OSError:
+        return None
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is None:  # closed before Rook started (rook run >&-)
+            continue
+        try:
+            if os.path.samestat(target, os.fstat(stream.fileno())):
+                return stream
+        except (OSError, ValueError):  # no file behind it (a test's buffer)
+            continue
     return None
 
 

@@ -747,3 +747,26 @@ def test_a_scenario_path_that_is_no_regular_file_is_refused_not_waited_on(exampl
     proc = subprocess.run([*ROOK, "run"], cwd=ws, capture_output=True, text=True, timeout=30)
     clean_error(proc, str(fifo), "not a regular file")
     assert not list((agent / "runs").iterdir())
+
+
+def test_a_report_to_dev_stdout_redirected_to_a_file_keeps_the_table(example, tmp_path):
+    """`rook run --report junit:/dev/stdout > out.txt`: /dev/stdout is then the
+    regular file out.txt, which the report replaced (written beside it, then
+    renamed over it): the results table Rook printed went to the file replaced,
+    and out.txt held the XML alone. A report into Rook's own standard output or
+    error is written into that stream, after what Rook printed before it."""
+    ws, _ = example
+    out = tmp_path / "out.txt"
+    with out.open("w") as fh:
+        proc = subprocess.run([*ROOK, "run", "--report", "junit:/dev/stdout"], cwd=ws,
+                              stdout=fh, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "3 passed" in text and "<testsuites" in text, text
+    assert text.count("<?xml") == 1 and text.rstrip().endswith(("</testsuites>", text.splitlines()[-1]))
+    with out.open("w") as fh:
+        proc = subprocess.run([*ROOK, "run", "--report", "markdown:/dev/stderr"], cwd=ws,
+                              stdout=subprocess.PIPE, stderr=fh, text=True, timeout=120)
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout
+    text = out.read_text()
+    assert "## " in text and "PASS" in text, text  # the report and the progress lines
