@@ -32,7 +32,7 @@ from .plugins import Rook, plugin_output
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
-from .reportio import is_special, target_problem
+from .reportio import is_special, own_stream, target_problem
 from .startup import collector_paused
 from .store import RunDir, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
@@ -101,8 +101,8 @@ def parse_report_options(
     reports = [parse_report_option(v, rook) if isinstance(v, str) else v for v in values]
     files: dict[str, tuple[str, str]] = {}
     for fmt, path in reports:
-        if is_special(Path(path)):  # /dev/stdout: each is written into it in turn
-            continue
+        if is_special(Path(path)) or own_stream(Path(path)) is not None:
+            continue  # /dev/stdout: each is written into it in turn
         first = files.setdefault(os.path.realpath(path), (fmt, path))
         if first[0] != fmt:
             raise ConfigError(

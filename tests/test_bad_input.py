@@ -764,6 +764,13 @@ def test_a_report_to_dev_stdout_redirected_to_a_file_keeps_the_table(example, tm
     text = out.read_text()
     assert "3 passed" in text and "<testsuites" in text, text
     assert text.count("<?xml") == 1 and text.rstrip().endswith(("</testsuites>", text.splitlines()[-1]))
+    with out.open("w") as fh:  # two reports into it: each in turn, not one file twice
+        proc = subprocess.run([*ROOK, "run", "--report", "junit:/dev/stdout", "--report",
+                               "markdown:/dev/stdout"], cwd=ws, stdout=fh, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "<testsuites" in text and "## " in text and "3 passed" in text, text
     with out.open("w") as fh:
         proc = subprocess.run([*ROOK, "run", "--report", "markdown:/dev/stderr"], cwd=ws,
                               stdout=subprocess.PIPE, stderr=fh, text=True, timeout=120)
