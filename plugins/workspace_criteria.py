@@ -104,7 +104,12 @@ class File(CriterionType):
                 "must be a mapping with path and one of " + ", ".join(FILE_CHECKS)
             )
         rel = Path(value["path"])
-        if rel.is_absolute() or value["path"].startswith("~") or ".." in rel.parts:
+        if (
+            rel.is_absolute()
+            or value["path"].startswith("~")
+            or ".." in rel.parts
+            or "\0" in value["path"]  # no file name holds one
+        ):
             raise ValidationError(  # a check of the agent's work, not of this machine
                 {"path": ["must be a path inside the scenario's workspace (no /, ~ or ..)"]}
             )
@@ -195,9 +200,14 @@ class Command(CriterionType):
         if not isinstance(value, dict) or "run" not in value:
             raise ValidationError("must be a mapping with run, and optional exit, timeout_seconds")
         run = value["run"]
-        if isinstance(run, str) and run.strip():
+        if isinstance(run, str) and run.strip() and "\0" not in run:  # no argument holds NUL
             argv = ["/bin/sh", "-c", run]
-        elif isinstance(run, list) and run and all(isinstance(a, str) for a in run):
+        elif (
+            isinstance(run, list)
+            and run
+            and all(isinstance(a, str) and "\0" not in a for a in run)
+            and run[0]
+        ):
             argv = list(run)
         else:
             raise ValidationError({"run": ["must be a command line or a list of arguments"]})

@@ -147,6 +147,12 @@ def test_a_workspace_that_is_a_file_is_an_error_saying_so(rook_workspace, rook_c
     ({"file": "out/report.md", "turn": 1},
      "criteria.0.turn: does not apply to file criteria: they judge what the scenario left"),
     ({"command": "true", "turn": "all"}, "criteria.0.turn: does not apply to command criteria"),
+    # a NUL byte no path or argument can hold was the criterion's error at judging time
+    # ("criterion file raised ValueError: embedded null byte"), after the agent ran
+    ({"file": "out/report\0.md"}, "criteria.0.file.path: must be a path inside"),
+    ({"command": "test -f out\0x"}, "criteria.0.command.run: must be a command line"),
+    ({"command": {"run": ["test", "-f", "a\0"]}}, "criteria.0.command.run: must be a command"),
+    ({"command": {"run": ["", "x"]}}, "criteria.0.command.run: must be a command line"),
 ])
 def test_invalid_workspace_criteria_are_refused(rook_workspace, rook_cli, criterion, needle):
     coder(rook_workspace, {"criteria": [criterion]})
