@@ -267,7 +267,7 @@ def _call_spec(value: Any) -> dict[str, Any]:
     if isinstance(value, str) and value:
         return {"name": value, "arguments": None}
     unknown_keys(value, ("name", "arguments"))
-    if isinstance(value, dict) and isinstance(value.get("name"), str):
+    if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
         args = value.get("arguments")
         if args is not None and not isinstance(args, dict):
             raise ValidationError({"arguments": ["must be a mapping (matched as a subset)"]})

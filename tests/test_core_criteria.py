@@ -681,3 +681,17 @@ def test_a_value_json_cannot_hold_is_refused_before_the_run(ws, rook_cli, criter
     assert str(path) in r.stderr and f"{field}: " in r.stderr, r.stderr
     assert "not a JSON value" in r.stderr, r.stderr
     assert not list(ws.runs_dir.glob("*/"))
+
+
+@pytest.mark.parametrize("criterion", [
+    {"not_called": {"name": ""}},
+    {"called": {"name": "", "arguments": {"id": "ORD-1"}}},
+    {"claim": {"says": "refund", "requires_call": {"name": ""}}},
+])
+def test_a_call_with_an_empty_name_is_refused_like_an_empty_tool_name(ws, rook_cli, criterion):
+    # not_called: "" was refused, but not_called: {name: ""} passed every run:
+    # no call is named "", so it verified nothing
+    ws.scenario({"id": "s", "goal": json.dumps(RESPONSE), "criteria": [criterion]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout
+    assert "must be a tool name or {name, arguments}" in r.stderr and "s.yaml" in r.stderr, r.stderr
