@@ -86,6 +86,7 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
         raise ConfigError(
             f"--report {value}: unknown format {fmt!r}; installed: {rook.reporters.listing()}"
         )
+    path = os.path.expanduser(path)  # `json:~/x`: no shell expands a ~ after the colon
     problem = target_problem(Path(path))
     if problem is not None:  # found now, not after every scenario ran
         raise ConfigError(f"--report {value}: {problem}")

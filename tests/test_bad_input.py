@@ -777,3 +777,20 @@ def test_a_report_to_dev_stdout_redirected_to_a_file_keeps_the_table(example, tm
     assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout
     text = out.read_text()
     assert "## " in text and "PASS" in text, text  # the report and the progress lines
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_path_starting_with_a_tilde_is_in_the_home_directory(example, command, tmp_path):
+    # the shell leaves `json:~/x` as it is (the ~ is not at the start of a word):
+    # the report went to a folder named "~" made in the current directory, a
+    # folder `rm -rf ~` would then be one typo from
+    ws, _ = example
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    assert rook("run", cwd=ws).returncode == 0
+    proc = subprocess.run([*ROOK, *command, "--report", "json:~/out/r.json"], cwd=ws, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((home / "out" / "r.json").read_text())["summary"]["passed"] == 3
+    assert not (ws / "~").exists()
