@@ -389,7 +389,8 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
     direct = profiles_dir / f"{name}.yaml"
-    if direct.is_file():
+    named = direct.exists() and not direct.is_dir()  # a FIFO too: load_yaml names it
+    if named:
         data = load_yaml(direct, ProfileError)
         if isinstance(data, dict) and data.get("id") == name:
             return direct
@@ -412,7 +413,7 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         )
     if by_id:
         return by_id[0]
-    if direct.is_file():
+    if named:
         return direct
     if len(by_name) > 1:
         ids = [f"{load_yaml(path, ProfileError).get('id')} ({path.name})" for path in by_name]

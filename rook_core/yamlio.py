@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,11 @@ def _load(text: str) -> Any:
 
 def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
+        mode = path.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # reading a FIFO waits for ever
+            raise error(
+                f"{path}: not a regular file (a FIFO, a socket or a device); a YAML file is expected"
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{path}: file not found") from None

@@ -749,6 +749,25 @@ def test_a_scenario_path_that_is_no_regular_file_is_refused_not_waited_on(exampl
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [(["run"], 2), (["profile", "show", "feed"], 2), (["profile", "list"], 0), (["doctor"], 1)],
+)
+def test_a_profile_path_that_is_no_regular_file_is_named_not_waited_on(example, command, code):
+    # a FIFO named profiles/*.yaml made 'rook profile list', 'profile show' and
+    # 'doctor' wait forever to read it, and 'profile show' of it said 'not found'
+    ws, agent = example
+    fifo = agent / "profiles" / "feed.yaml"
+    os.mkfifo(fifo)
+    if command == ["run"]:
+        (agent / "profiles" / "active").write_text("feed\n")
+    proc = subprocess.run([*ROOK, *command], cwd=ws, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert f"{fifo}: not a regular file" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert not list((agent / "runs").iterdir())
+
+
 def test_a_report_to_dev_stdout_redirected_to_a_file_keeps_the_table(example, tmp_path):
     """`rook run --report junit:/dev/stdout > out.txt`: /dev/stdout is then the
     regular file out.txt, which the report replaced (written beside it, then
