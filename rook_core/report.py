@@ -19,6 +19,7 @@ from .models import (
     INFRA_ERROR,
     NOT_RUNNABLE,
     PASSED,
+    PHASES,
     SCENARIO_STATUSES,
     STOPPED,
     UNVERIFIABLE,
@@ -77,7 +78,7 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         "repeat_count": record.get("repeat_count", 1),
         "content_hash": scenario.get("content_hash"),
         "status": record.get("status") or PENDING,
-        "reason": record.get("reason", ""),
+        "reason": record.get("reason") or pending_reason(record),
         "phases_done": record.get("phases_done", []),
         "turns": turns,
         "collected": record.get("collected"),
@@ -87,6 +88,20 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         "extra": scenario.get("extra", {}),
         "seconds": run_seconds(record),
     }
+
+
+def pending_reason(record: dict[str, Any]) -> str:
+    """The reason of a scenario run with no result yet (``pending``): what it
+    still has to do (a run with a result keeps its own). The command that
+    finishes it depends on the run (``--shard``, ``--phases``): the terminal
+    and ``rook merge`` name it."""
+    if record.get("status"):
+        return ""
+    done = record.get("phases_done") or ()
+    if not done:
+        return "not run yet"
+    rest = [p for p in PHASES[1:] if p not in done]
+    return f"not finished: {', '.join(rest)} still to run"
 
 
 def run_seconds(record: dict[str, Any]) -> float:

@@ -990,3 +990,37 @@ def test_markdown_shows_control_characters_as_escapes(rook_workspace, rook_cli, 
     assert "bad\\x1b[2J\\x07 title\\x1b]0;pwned\\x07\\r\nnext\\x9b" in md  # the fenced output
     kept = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["scenarios"]
     assert "boom\x1b[2J" in next(e["reason"] for e in kept if e["id"] == "hook")
+
+
+def test_a_pending_run_says_why_in_every_report(rook_workspace, rook_cli, tmp_path):
+    # A scenario run with no result yet (a run split with --phases, cut off, or
+    # a shard not run) had an empty reason: JUnit's <skipped message="pending: ">,
+    # an empty Markdown cell and <summary>, nothing in the table. It now says
+    # what is still to run.
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close",
+                 f"--report=junit:{out}/r.xml", f"--report=markdown:{out}/r.md")
+    assert r.statuses() == {"pass": "pending"}, r.stderr
+    reason = "not finished: collect, judge still to run"
+    assert r.report["scenarios"][0]["reason"] == reason
+    case = ET.parse(out / "r.xml").getroot().find(".//testcase")
+    assert case.find("skipped").get("message") == f"pending: {reason}"
+    md = (out / "r.md").read_text(encoding="utf-8")
+    assert f"— pending: {reason}</summary>" in md
+    shown = rook_cli("runs", "show", "latest")
+    assert "not finished: collect, judge still to run" in shown.stdout
+    # never run at all: a run with no record of it (here: its record deleted)
+    run_id = r.report["run"]["id"]
+    (rook_workspace.run_dir(run_id) / "scenarios" / "pass.1.json").unlink()
+    again = rook_cli("report", run_id, "--rebuild", f"--report=junit:{out}/again.xml")
+    assert again.exit_code == 0, again.stderr
+    skipped = ET.parse(out / "again.xml").getroot().find(".//testcase/skipped")
+    assert skipped.get("message") == "pending: not run yet"
+    # a finished run keeps its own reason
+    done = rook_cli("run", "--json", "--run", run_id)
+    assert done.statuses() == {"pass": "passed"}
+    assert done.report["scenarios"][0]["reason"] == "all 1 criteria passed"
