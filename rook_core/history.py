@@ -318,6 +318,8 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     if not rebuild:
         report = read_report(run_path / REPORT_FILE)
         if _is_report(report):
+            run = report["run"]
+            run["dir"] = _where(run_path, run.get("dir"))  # where it is now, if moved since
             return report
         if report is not None:
             raise RunStoreError(
@@ -334,10 +336,23 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
             "invocations are of another type)"
         )
     return write_report(
-        manifest,
+        {**manifest, "dir": _where(run_path, manifest.get("dir"))},
         planned_records(run_path, manifest.get("plan", [])),
         _gate_rate(run_path, manifest),
     )
+
+
+def _where(run_path: Path, written: Any) -> Any:
+    """The run's folder as its reports name it (``written``: as the run wrote
+    it, perhaps elsewhere), redacted as the run redacted it: a secret's value
+    may be part of a path. A damaged profile copy leaves it as written."""
+    from .redact import Redactor
+
+    try:
+        names = secret_names(run_path)
+    except ConfigError:
+        return written
+    return Redactor.for_variables(names).text(str(run_path))
 
 
 def _gate_rate(run_path: Path, manifest: dict[str, Any]) -> float | None:

@@ -348,6 +348,7 @@ def prepare_run(
             if shard is not None and not (run_path / shard.part("run.json")).is_file():
                 joined = (run_path / "run.json", manifest)  # its first start: it joins the run
             manifest = sharding.resume_manifest(run_path, manifest, shard)
+            manifest["dir"] = str(run_path)  # where it is now: a workspace moves, or is restored
             _check_manifest(run_path / "run.json", manifest)
             pinned = manifest["profile"]["id"]
             if profile_name is None:

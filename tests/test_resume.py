@@ -364,3 +364,46 @@ def test_a_scenario_removed_after_the_run_started_does_not_strand_the_others(
     again = subprocess.run(rook(ws, "--run", run_id, "--only", "t"),
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 2 and "no longer exist" in again.stderr
+
+
+def test_a_run_moved_with_its_workspace_names_where_it_is_now(rook_workspace, rook_cli, tmp_path,
+                                                              monkeypatch):
+    # A workspace copied or restored elsewhere (the runs folder kept between CI
+    # jobs in another checkout, an archive unpacked on another machine): the
+    # reports of its runs named the folder the run was made in, which is gone.
+    # 'rook runs show', 'rook report' (JUnit's run_dir) and a resumed run's
+    # report and manifest now name where the run is.
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    from rook_core.testing import Workspace
+
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "env": [{"variable": "MOVE_KEY", "purpose": "a secret"}]})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    secret = "mv-5ecret-in-a-path"  # the folder it moves to holds it: still redacted
+    monkeypatch.setenv("MOVE_KEY", secret)
+    first = rook_cli("run", "--json", "--run-name", "moved", "--phases", "prepare,open,execute")
+    assert first.statuses() == {"s": "pending"}, first.stderr
+    old = rook_workspace.run_dir("moved")
+    assert first.report["run"]["dir"] == str(old)
+    there = Workspace(tmp_path / f"elsewhere-{secret}")
+    shutil.copytree(rook_workspace.root, there.root, dirs_exist_ok=True)
+    shutil.rmtree(rook_workspace.root)
+    now = str(there.run_dir("moved")).replace(secret, "[redacted:MOVE_KEY]")
+    shown = rook_cli("runs", "show", "moved", "-w", str(there.root))
+    assert shown.exit_code == 0, shown.stderr
+    assert f"run moved: {now}" in shown.stdout
+    report = rook_cli("report", "moved", "-w", str(there.root), f"--report=junit:{tmp_path}/r.xml")
+    assert report.exit_code == 0, report.stderr
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "r.xml").iter("property")}
+    assert props["run_dir"] == now
+    done = rook_cli("run", "--json", "--run", "moved", "-w", str(there.root))
+    assert done.statuses() == {"s": "passed"}, done.stderr
+    assert done.report["run"]["dir"] == now
+    assert json.loads((there.run_dir("moved") / "run.json").read_text())["dir"] == now
+    assert not rook_workspace.root.exists()  # nothing written where the run was made
+    for r in (shown, report, done):
+        assert secret not in r.stdout + r.stderr
+    assert secret not in (tmp_path / "r.xml").read_text() + there.all_run_text("moved")
