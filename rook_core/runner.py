@@ -397,6 +397,12 @@ def prepare_run(
         gone = [i for i in planned_ids if i not in by_id]
         if request.only:  # what --only leaves out is not finished now: it needs no file
             gone = [i for i in gone if i in request.only]
+        if gone:  # nor does one whose every run is finished: its records are reported
+            removed = set(gone)
+            keys = [k for k in manifest["plan"] if k.rsplit(".", 1)[0] in removed]
+            records = planned_records(run_path, keys)
+            unfinished = {r["scenario"]["id"] for r in records if not r.get("final")}
+            gone = [i for i in gone if i in unfinished]
         if gone:
             rest = [i for i in planned_ids if i in by_id]
             raise ScenarioError(

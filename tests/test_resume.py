@@ -407,3 +407,27 @@ def test_a_run_moved_with_its_workspace_names_where_it_is_now(rook_workspace, ro
     for r in (shown, report, done):
         assert secret not in r.stdout + r.stderr
     assert secret not in (tmp_path / "r.xml").read_text() + there.all_run_text("moved")
+
+
+def test_a_finished_run_needs_no_file_of_a_scenario_removed_since(rook_workspace, rook_cli):
+    # 'rook run --run ID' on a finished run (a reused --run-name: "runs nothing")
+    # was refused (exit 2, "restore the file(s) to finish them") when a scenario
+    # of the run had been removed since, though none of its runs had anything
+    # left to finish. Only a removed scenario with unfinished runs needs its file.
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("s", "t", "u"):
+        rook_workspace.scenario({"id": sid, "goal": sid, "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json", "--run-name", "kept", "--only", "s,t")
+    assert first.statuses() == {"s": "passed", "t": "passed"}, first.stderr
+    (rook_workspace.agent_dir / "scenarios" / "t.yaml").unlink()
+    again = rook_cli("run", "--json", "--run-name", "kept")
+    assert again.exit_code == 0, again.stderr
+    assert again.statuses() == {"s": "passed", "t": "passed"}  # t reported from its record
+    # a removed scenario with a run still to finish is still refused
+    split = rook_cli("run", "--json", "--run-name", "split", "--phases", "prepare,open,execute")
+    assert split.statuses() == {"s": "pending", "u": "pending"}, split.stderr
+    (rook_workspace.agent_dir / "scenarios" / "u.yaml").unlink()
+    refused = rook_cli("run", "--json", "--run", "split")
+    assert refused.exit_code == 2 and "scenario(s) u of this run no longer exist" in (
+        refused.stderr)
