@@ -49,6 +49,7 @@ COLOURS = {
     "not_runnable": "#6e7781",
     "infra_error": "#953800",
     "pending": "#afb8c1",
+    "incomplete": "#afb8c1",
     "flaky": "#bf8700",
     "unverified": "#8250df",
 }
@@ -180,6 +181,8 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
     gate = summary.get("gate")
     if exit_code(report):
         verdict = "failed"
+    elif summary.get("pending"):  # runs not finished yet: never a pass
+        verdict = "incomplete"
     else:
         # a gate met by no decided run verified nothing: never "passed"
         verdict = "passed" if summary.get("decided") else "unverifiable"

@@ -95,6 +95,13 @@ def headline(report: dict[str, Any]) -> str:
     s = report["summary"]
     bad = [f"{s[k]} {k}" for k in failing(s)]
     gate = s.get("gate")
+    if s.get("pending") and exit_code(report) == 0:  # not finished: never a pass yet
+        done = (
+            f"all {s['decided']} decided scenario runs passed"
+            if s.get("decided")
+            else "nothing was verified yet"
+        )
+        return f"⏳ Rook: incomplete, {s['pending']} pending; {done}"
     if gate:
         missed = len(gate.get("missed") or ())
         if not missed and not bad and not s.get("decided"):  # met by nothing: not a pass

@@ -1024,3 +1024,33 @@ def test_a_pending_run_says_why_in_every_report(rook_workspace, rook_cli, tmp_pa
     done = rook_cli("run", "--json", "--run", run_id)
     assert done.statuses() == {"pass": "passed"}
     assert done.report["scenarios"][0]["reason"] == "all 1 criteria passed"
+
+
+def test_a_run_with_runs_still_pending_is_never_headed_as_passed(rook_workspace, rook_cli,
+                                                                 tmp_path):
+    # A shard merged with --partial (or a run cut off, rendered with rook report)
+    # whose finished runs all passed: rook merge exits 1 and rook runs says
+    # "incomplete", but the Markdown step summary read "✅ Rook: all 1 decided
+    # scenario runs passed" and the HTML page "passed". They now say incomplete.
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    for sid in ("a", "b", "c", "d"):
+        rook_workspace.scenario({"id": sid, "goal": "pass", "criteria": [{"contains": "good"}]})
+    first = rook_cli("run", "--shard", "1/2", "--run-name", "half")
+    assert first.exit_code == 0, first.stderr
+    out = tmp_path / "out"
+    merged = rook_cli("merge", "--run", "half", "--partial", "--json", "-w",
+                      str(rook_workspace.root),
+                      f"--report=markdown:{out}/r.md", f"--report=html:{out}/r.html")
+    assert merged.exit_code == 1, merged.stderr
+    assert merged.report["summary"]["pending"] == 2 and merged.report["summary"]["passed"] == 2
+    heading = (out / "r.md").read_text(encoding="utf-8").splitlines()[0]
+    assert heading == "## ⏳ Rook: incomplete, 2 pending; all 2 decided scenario runs passed"
+    page = (out / "r.html").read_text(encoding="utf-8")
+    assert "<title>Rook run half — incomplete</title>" in page
+    # nothing decided yet: still incomplete, never "nothing was verified" alone
+    rook_cli("run", "--run-name", "split", "--phases", "prepare,open,execute")
+    again = rook_cli("report", "split", f"--report=markdown:{out}/s.md")
+    assert again.exit_code == 0, again.stderr
+    heading = (out / "s.md").read_text(encoding="utf-8").splitlines()[0]
+    assert heading == "## ⏳ Rook: incomplete, 4 pending; nothing was verified yet"
