@@ -36,7 +36,7 @@ from rook_core.report import (
     warning_note,
 )
 from rook_core.reportio import MappedList, atomic_file
-from rook_core.stats import is_flaky, outcome, totals
+from rook_core.stats import is_flaky, outcome, row_word, totals
 
 from .report_html_template import TEMPLATE
 
@@ -164,7 +164,7 @@ def _row(p: dict[str, Any]) -> dict[str, Any]:
     """A per-scenario aggregate with what the page shows of it (a copy: the
     caller's report is never changed)."""
     rate = f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
-    word = outcome(p["statuses"])
+    word = row_word(p["statuses"])
     # the flag the "flaky" count sums (is_flaky), shown beside an outcome that
     # is not already "flaky": failed once and errored once never passed, but its
     # results differ

@@ -31,7 +31,7 @@ from rook_core.report import (
     warning_lines,
 )
 from rook_core.reportio import atomic_file
-from rook_core.stats import is_flaky, outcome
+from rook_core.stats import is_flaky, row_word
 
 MAX_BYTES = 900_000
 """The page's budget in UTF-8 bytes (GitHub refuses a step summary over 1 MiB)."""
@@ -170,9 +170,7 @@ def iter_scenario_table(report: dict[str, Any]) -> Iterator[str]:
     yield "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |"
     yield "|---|---|---|---|---|"
     for p in scenario_stats(report):
-        word = outcome(p["statuses"])
-        if word == "unverified":
-            word = p["statuses"][0] if len(set(p["statuses"])) == 1 else "unverified"
+        word = row_word(p["statuses"])
         result = f"{ICON.get(word, '')} {word}"
         if word != "flaky" and is_flaky(p["statuses"]):  # the report's flag: results differ
             result += f" {ICON['flaky']} flaky"

@@ -277,6 +277,17 @@ def gate(per_scenario: Iterable[dict[str, Any]], min_pass_rate: float) -> dict[s
     return {"min_pass_rate": min_pass_rate, "missed": missed, "ungated": ungated}
 
 
+def row_word(statuses: list[str]) -> str:
+    """The result a report's scenario table shows: :func:`outcome`, or, when
+    every run had the same status and it is not a pass, that status (``error``,
+    ``stopped``, ``not_runnable``...): a scenario whose hook crashed reads
+    ``error`` there, as in its details."""
+    word = outcome(statuses)
+    if word in ("failed", "unverified") and len(set(statuses)) == 1:
+        return statuses[0]
+    return word
+
+
 def outcome(statuses: list[str]) -> str:
     """One word for a scenario's runs, for ``rook diff``: ``flaky`` when some
     passed and some did not; else ``passed`` (every run that produced a

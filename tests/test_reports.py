@@ -1054,3 +1054,27 @@ def test_a_run_with_runs_still_pending_is_never_headed_as_passed(rook_workspace,
     assert again.exit_code == 0, again.stderr
     heading = (out / "s.md").read_text(encoding="utf-8").splitlines()[0]
     assert heading == "## ⏳ Rook: incomplete, 4 pending; nothing was verified yet"
+
+
+def test_scenario_tables_show_the_status_every_run_shared(mixed):
+    # A scenario whose one run errored read "failed" in the Markdown and HTML
+    # scenario tables (its details said error), and the HTML table said
+    # "unverified" for not_runnable and unverifiable runs alike. A row whose
+    # runs share one status that is not a pass now shows that status.
+    _, out = mixed
+    rows = {ln.split("</code>")[0][len("| <code>"):]: ln
+            for ln in (out / "r.md").read_text(encoding="utf-8").splitlines()
+            if ln.startswith("| <code>")}
+    assert "| 💥 error |" in rows["crash"]
+    assert "| ⏭️ not_runnable |" in rows["notrun"] and "| ❔ unverifiable |" in rows["blind"]
+    assert "| ❌ failed |" in rows["fail"] and "| ⚠️ flaky |" in rows["flaky"]
+    page = (out / "r.html").read_text(encoding="utf-8")
+
+    def word(sid):
+        row = page[page.index(f'<a href="#s-{sid}">'):]
+        row = row[:row.index("</tr>")]
+        return re.findall(r'class="badge"[^>]*>([^<]+)</span>', row)
+
+    assert word("crash") == ["error"] and word("notrun") == ["not_runnable"]
+    assert word("blind") == ["unverifiable"] and word("fail") == ["failed"]
+    assert word("flaky") == ["flaky"] and word("pass") == ["passed"]
