@@ -107,6 +107,10 @@ def _listable(summary: Any) -> bool:
     )
 
 
+REPORTED = ("id", "project", "agent", "profile", "phases", "capabilities")
+"""What a report rebuilt from a ``run.json`` reads of it (besides ``dir``)."""
+
+
 def _is_manifest(manifest: Any) -> bool:
     """Whether ``manifest`` has the fields of a ``run.json`` that history reads."""
     return (
@@ -328,12 +332,17 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
                 "renders the run from its records"
             )
     manifest = read_json(run_path / RUN_FILE)
-    if not isinstance(manifest, dict):
+    if manifest is None:
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
     if not _is_manifest(manifest):
         raise RunStoreError(
             f"{run_path / RUN_FILE}: not a Rook run manifest (its plan, profile, phases or "
             "invocations are of another type)"
+        )
+    missing = [k for k in REPORTED if k not in manifest]
+    if missing:  # what the report's run names (report._run)
+        raise RunStoreError(
+            f"{run_path / RUN_FILE}: not a Rook run manifest (it has no {', '.join(missing)})"
         )
     return write_report(
         {**manifest, "dir": _where(run_path, manifest.get("dir"))},

@@ -577,6 +577,26 @@ def test_a_run_with_a_malformed_file_never_breaks_the_listing(ws, rook_cli, name
             assert f"{path}: not a Rook run manifest" in shown.stderr
 
 
+@pytest.mark.parametrize("text", ["{}", '{"plan": [], "phases": []}', "[1]", '"run"'])
+def test_a_run_json_without_what_a_report_needs_is_named_never_a_traceback(ws, rook_cli, text):
+    # A run.json that is an object without a run's id, project, agent, profile
+    # or phases (emptied by hand, written by another tool) made 'rook runs show'
+    # and 'rook diff' of a run with no report a KeyError traceback; one that is
+    # not an object at all was "not a run (no run.json)", exit 2, though it is there.
+    ws.scenario(scenario("a"))
+    good, bad = run(rook_cli), run(rook_cli)
+    path = ws.run_dir(bad) / "run.json"
+    path.write_text(text)
+    for name in ("report.json", "summary.json"):
+        (ws.run_dir(bad) / name).unlink()
+    assert rook_cli("runs", "--all").exit_code == 0
+    for args in (("runs", "show", bad), ("diff", good, bad), ("report", bad)):
+        shown = rook_cli(*args)
+        assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
+        assert shown.exception is None, (args, shown.exception)
+        assert f"{path}: not a Rook run manifest" in shown.stderr, (args, shown.stderr)
+
+
 @pytest.mark.parametrize(
     ("where", "value", "named"),
     [
