@@ -52,13 +52,33 @@ class Merged:
         return planned_records(self.path, self.manifest["plan"], self.recorded)
 
 
-def _run_json(path: Path) -> dict[str, Any]:
+def run_json(path: Path) -> dict[str, Any]:
+    """The shared ``run.json`` of a sharded run's directory, checked."""
     data = read_json(path / "run.json")
     if not isinstance(data, dict) or "plan" not in data:
         raise ConfigError(
             f"{path}: not a Rook run directory (no run.json); give runs/<run-id> dirs"
         )
+    problem = _manifest_problem(data)
+    if problem is not None:  # refused before anything is copied
+        raise RunStoreError(f"{path / 'run.json'}: not a Rook run manifest ({problem})")
     return data
+
+
+def _manifest_problem(data: dict[str, Any]) -> str | None:
+    """What a merge cannot work with in a shared ``run.json`` (edited by hand,
+    or written by another tool), or ``None``."""
+    missing = [k for k in ("id", "project", "agent", "profile") if k not in data]
+    if missing:
+        return f"it has no {', '.join(missing)}"
+    plan, profile, shards = data["plan"], data["profile"], data.get("shards")
+    if not isinstance(plan, list) or not all(isinstance(k, str) for k in plan):
+        return "its plan is not a list of scenario run keys"
+    if not isinstance(profile, dict) or not isinstance(profile.get("id"), str):
+        return "its profile is not an object with a text id"
+    if shards is not None and (type(shards) is not int or shards < 1):
+        return "its shards is not a whole number of at least 1"
+    return None
 
 
 def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
@@ -165,7 +185,7 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
             dirs.append(d)
     if not dirs:
         raise ConfigError(f"{path}: no run to merge (no run.json)")
-    bases = [(d, _run_json(d)) for d in dirs]
+    bases = [(d, run_json(d)) for d in dirs]
     first_dir, base = bases[0]
     if not base.get("shards"):
         raise ConfigError(f"{first_dir}: run {base.get('id')} was not sharded; nothing to merge")

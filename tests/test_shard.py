@@ -613,6 +613,36 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli)
     assert done.exit_code == 0 and "pending" not in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize(("drop", "value"), [
+    ("project", None), ("agent", None), ("id", None), ("shards", "two"), ("shards", 0.5),
+    ("plan", [3]), ("profile", "p"),
+])
+def test_a_merge_names_a_run_json_of_another_shape_never_a_traceback(
+        rook_workspace, rook_cli, drop, value):
+    # A run.json without the project (or another key a report names), or with
+    # shards that is not a whole number, made 'rook merge' a KeyError or
+    # ValueError traceback, after it had copied the shards' records.
+    ws = rook_workspace
+    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    for i in range(2):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    for i in (1, 2):
+        assert rook_cli("run", "--shard", f"{i}/2", "--run-name", "ci").exit_code == 0
+    path = ws.run_dir("ci") / "run.json"
+    data = json.loads(path.read_text())
+    if value is None:
+        del data[drop]
+    else:
+        data[drop] = value
+    path.write_text(json.dumps(data))
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exception is None, r.exception
+    assert r.exit_code == 1 and f"{path}: not a Rook run manifest" in r.stderr, r.stderr
+    assert json.loads(path.read_text()) == data  # left as it was
+    assert not (ws.run_dir("ci") / "report.json").exists()
+
+
 def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
     rook_workspace, rook_cli, tmp_path
 ):

@@ -137,7 +137,7 @@ def merge_command(
     """
     from .. import history, plugins
     from ..errors import ConfigError
-    from ..merging import merge_runs, shard_list, write_merged_report
+    from ..merging import merge_runs, run_json, shard_list, write_merged_report
     from ..redact import Redactor, activate
     from ..report import exit_code, table
     from ..reportfile import print_json
@@ -145,7 +145,6 @@ def merge_command(
 
     if as_json:
         check_json_out(reports)
-    from ..store import read_json
 
     if not run_dirs and run_id is None:
         raise ConfigError("rook merge: give the shards' run directories, or --run ID")
@@ -157,8 +156,8 @@ def merge_command(
     rook = plugins.build_plugin_manager()
     wanted = parse_report_options(reports, rook)
     target = _target(run_dirs, run_id, into, workspace, project, agent)
-    base = read_json(target / "run.json") if (target / "run.json").is_file() else None
-    lock = _check_idle(target, int(base.get("shards") or 0)) if isinstance(base, dict) else None
+    base = run_json(target) if (target / "run.json").is_file() else None
+    lock = _check_idle(target, int(base.get("shards") or 0)) if base is not None else None
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
         # plugins join their run-level files, each on its own: one that raises is a warning
