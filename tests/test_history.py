@@ -703,6 +703,40 @@ def test_a_scenario_record_of_the_wrong_shape_is_named_never_a_traceback(
     assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
 
 
+@pytest.mark.parametrize(("drop", "named"), [
+    (None, "it has no 'scenario'"),  # {}: an object, but no record
+    ("scenario", "it has no 'scenario'"),
+    ("phases_done", "it has no 'phases_done'"),
+    ("hooks", "it has no 'hooks'"),
+])
+def test_a_scenario_record_without_what_rook_writes_is_named_never_a_traceback(
+    ws, rook_cli, drop, named
+):
+    # A record of {} (or one without its scenario, phases or hooks) passed the
+    # shape check: 'rook report ID --rebuild' then failed on its own report
+    # ("report: scenario entry 1: 'id' is null ... rook report  --rebuild"), a
+    # resume raised KeyError inside the executor and wrote a report.json with
+    # an entry of no id, and 'rook merge' wrote that report too.
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    rid = run(rook_cli)
+    path = ws.run_dir(rid) / "scenarios" / "b.1.json"
+    record = json.loads(path.read_text())
+    if drop is None:
+        record = {}
+    else:
+        del record[drop]
+    path.write_text(json.dumps(record))
+    for args in (("run", "--run", rid), ("report", rid, "--rebuild")):
+        shown = rook_cli(*args)
+        assert shown.exit_code == 1 and shown.exception is None, (args, shown.exception)
+        assert f"{path}: {named}, not what Rook writes there" in shown.stderr, shown.stderr
+    path.unlink()  # as the message says: the scenario run runs again
+    again = rook_cli("run", "--run", rid, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
+
+
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
     # it was "incomplete (2/2 recorded)", which says to finish it with rook run --run
     # ID, a command refused on a run not merged yet
