@@ -305,9 +305,12 @@ def secret_names(run_path: Path) -> list[str]:
     if not profile.is_file():
         return []
     data = load_yaml(profile, ConfigError) or {}
-    if not isinstance(data, dict):
+    env = data.get("env") if isinstance(data, dict) else None
+    if not isinstance(env, list):  # none, or a copy edited into another shape
         return []
-    return [e.get("variable", "") for e in data.get("env") or [] if isinstance(e, dict)]
+    return [
+        e["variable"] for e in env if isinstance(e, dict) and isinstance(e.get("variable"), str)
+    ]
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

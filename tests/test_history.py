@@ -737,6 +737,23 @@ def test_a_scenario_record_without_what_rook_writes_is_named_never_a_traceback(
     assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
 
 
+@pytest.mark.parametrize("env", [5, "TOKEN", [{"variable": 5}], [{"variable": ["A"]}], [7]])
+def test_a_damaged_profile_copy_never_breaks_showing_the_run(ws, rook_cli, env):
+    # The run's copy of its profile (profile.yaml, read for the names of the
+    # variables whose values are redacted) with an env that is not a list of
+    # {variable: NAME} made 'rook report' (and 'rook runs show', 'rook diff')
+    # a TypeError traceback.
+    ws.scenario(scenario("a"))
+    good, bad = run(rook_cli), run(rook_cli)
+    path = ws.run_dir(bad) / "profile.yaml"
+    path.write_text(json.dumps({"id": "p", "env": env}))
+    for args in (("runs", "show", bad), ("report", bad), ("report", bad, "--rebuild"),
+                 ("diff", good, bad)):
+        shown = rook_cli(*args)
+        assert shown.exception is None, (args, shown.exception)
+        assert shown.exit_code == 0, (args, shown.stderr)
+
+
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
     # it was "incomplete (2/2 recorded)", which says to finish it with rook run --run
     # ID, a command refused on a run not merged yet
