@@ -23,6 +23,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from . import shapes
 from .errors import ConfigError, RunStoreError
 from .models import PHASES
 from .plain import plain
@@ -88,6 +89,9 @@ def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
         if m and int(m.group(2)) == count:
             data = read_json(f)
             if isinstance(data, dict):
+                problem = shapes.problem(data, shapes.SHARD_PART)
+                if problem is not None:  # refused before anything is copied
+                    raise RunStoreError(f"{f}: {problem}, not what Rook writes there")
                 out[int(m.group(1))] = data
     return out
 

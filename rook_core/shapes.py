@@ -123,6 +123,23 @@ RECORD = Shape(
 )
 """A scenario run's record (``scenarios/KEY.json``: ``Engine.new_record`` and the phases)."""
 
+SHARD_PART = Shape(
+    types={
+        "created": NUMBER,
+        "phases": (list, _NONE),
+        "invocations": (list, _NONE),
+        "capabilities": (dict, _NONE),
+        "prepare": (dict, _NONE),
+        "kills": (list, _NONE),
+    },
+    objects={
+        "capabilities": Shape(types={"observed": (dict, _NONE)}),
+        "prepare": Shape(types={"status": TEXT}),
+    },
+    lists={"invocations": Shape(types={"started": NUMBER})},
+)
+"""A shard's manifest part (``run.shard-I-of-N.json``), as ``rook merge`` reads it."""
+
 _JSON_TYPE = {
     dict: "an object",
     list: "an array",

@@ -643,6 +643,35 @@ def test_a_merge_names_a_run_json_of_another_shape_never_a_traceback(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+@pytest.mark.parametrize(("key", "value", "named"), [
+    ("created", "x", "'created' is a string"),
+    ("invocations", 5, "'invocations' is a whole number"),
+    ("invocations", [5], "'invocations' item 1 is a whole number, not an object"),
+    ("capabilities", {"observed": 5}, "'capabilities': 'observed' is a whole number"),
+    ("prepare", {"status": 5}, "'prepare': 'status' is a whole number"),
+])
+def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
+        rook_workspace, rook_cli, key, value, named):
+    # A shard's run.shard-I-of-N.json with a value of another type (edited by
+    # hand, damaged) made 'rook merge' a TypeError traceback.
+    ws = rook_workspace
+    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    for i in range(2):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    for i in (1, 2):
+        assert rook_cli("run", "--shard", f"{i}/2", "--run-name", "ci").exit_code == 0
+    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
+    data = json.loads(path.read_text())
+    data[key] = value
+    path.write_text(json.dumps(data))
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exception is None, r.exception
+    assert r.exit_code == 1 and f"{path}: {named}, not what Rook writes there" in r.stderr, (
+        r.stderr)
+    assert not (ws.run_dir("ci") / "report.json").exists()
+
+
 def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
     rook_workspace, rook_cli, tmp_path
 ):
