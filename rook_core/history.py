@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from . import stats
+from . import shapes, stats
 from .errors import ConfigError, ProfileError, ProfileNotFound, RunStoreError
 from .models import PASSED
 from .report import COUNTED, PENDING, exit_code, write_report
@@ -202,6 +202,22 @@ def _is_report(report: Any) -> bool:
             for k in ("pass_rate", "coverage", "total", "decided")
         )
         and isinstance(report.get("scenarios"), list)  # a view of the file's entries too
+        and _summary_ok(report["summary"])
+    )
+
+
+def _summary_ok(summary: dict[str, Any]) -> bool:
+    """Whether a report's per-scenario statistics (``by_scenario``, ``repeats``),
+    which ``rook runs show`` and ``rook diff`` read, have the shape Rook writes."""
+    per, repeats = summary.get("by_scenario"), summary.get("repeats")
+    return (repeats is None or isinstance(repeats, dict)) and (
+        per is None
+        or isinstance(per, list)
+        and all(
+            shapes.problem(p, shapes.BY_SCENARIO) is None
+            and all(isinstance(s, str) for s in p["statuses"])
+            for p in per
+        )
     )
 
 

@@ -123,6 +123,25 @@ RECORD = Shape(
 )
 """A scenario run's record (``scenarios/KEY.json``: ``Engine.new_record`` and the phases)."""
 
+BY_SCENARIO = Shape(
+    needed=("id", "runs", "statuses"),
+    types={
+        "id": (str,),
+        "name": TEXT,
+        "content_hash": TEXT,
+        "runs": (int,),
+        "decided": (int,),
+        "passed": (int,),
+        "pass_rate": NUMBER,
+        "pass_all": (bool,),
+        "pass_any": (bool,),
+        "wilson": (list, _NONE),
+        "flaky": (bool,),
+        "statuses": (list,),
+    },
+)
+"""A scenario's statistics in a report's ``summary.by_scenario`` (``stats.by_scenario``)."""
+
 SHARD_PART = Shape(
     types={
         "created": NUMBER,

@@ -754,6 +754,35 @@ def test_a_damaged_profile_copy_never_breaks_showing_the_run(ws, rook_cli, env):
         assert shown.exit_code == 0, (args, shown.stderr)
 
 
+@pytest.mark.parametrize(("key", "value"), [
+    ("by_scenario", "x"), ("by_scenario", 5), ("repeats", 5),
+    (("by_scenario", 0, "id"), [1]), (("by_scenario", 0, "runs"), None),
+    (("by_scenario", 0, "statuses"), None), (("by_scenario", 0, "statuses"), [5]),
+])
+def test_a_report_summary_of_another_shape_is_named_never_a_traceback(ws, rook_cli, key, value):
+    # report.json's per-scenario statistics (summary.by_scenario, summary.repeats)
+    # with a value of another type made 'rook runs show' and 'rook diff' a
+    # TypeError traceback; the report is now named like any malformed report.
+    ws.scenario(scenario("a"))
+    good, bad = run(rook_cli), run(rook_cli)
+    path = ws.run_dir(bad) / "report.json"
+    report = json.loads(path.read_text())
+    if isinstance(key, str):
+        report["summary"][key] = value
+    else:
+        report["summary"][key[0]][key[1]][key[2]] = value
+    path.write_text(json.dumps(report))
+    (ws.run_dir(bad) / "summary.json").unlink()
+    assert rook_cli("runs", "--all").exit_code == 0
+    for args in (("runs", "show", bad), ("diff", good, bad), ("report", bad)):
+        shown = rook_cli(*args)
+        assert shown.exception is None, (args, shown.exception)
+        assert shown.exit_code == 1 and f"{path}: not a Rook report" in shown.stderr, (
+            args, shown.stderr)
+    rebuilt = rook_cli("report", bad, "--rebuild")
+    assert rebuilt.exit_code == 0 and "1 passed" in rebuilt.stdout, rebuilt.stderr
+
+
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
     # it was "incomplete (2/2 recorded)", which says to finish it with rook run --run
     # ID, a command refused on a run not merged yet
