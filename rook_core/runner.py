@@ -152,6 +152,12 @@ def _check_manifest(path: Path, manifest: Any) -> None:
         and isinstance(manifest.get("invocations", []), list)
         and isinstance(manifest.get("phases", []), list)
         and isinstance(manifest.get("capabilities", {}), dict)
+        and all(
+            isinstance(manifest.get("capabilities", {}).get(k, {}), dict)
+            for k in ("declared", "observed")
+        )
+        and all(isinstance(manifest.get(k) or {}, dict) for k in ("prepare", "judge_profile"))
+        and isinstance(manifest.get("id", ""), str)
     )
     if not ok:
         raise ConfigError(

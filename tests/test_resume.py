@@ -431,3 +431,27 @@ def test_a_finished_run_needs_no_file_of_a_scenario_removed_since(rook_workspace
     refused = rook_cli("run", "--json", "--run", "split")
     assert refused.exit_code == 2 and "scenario(s) u of this run no longer exist" in (
         refused.stderr)
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("prepare", 5), ("capabilities", {"declared": 5, "observed": 5}), ("judge_profile", 5),
+    ("id", 5),
+])
+def test_a_run_json_of_another_shape_is_refused_before_a_resume_runs(rook_workspace, rook_cli,
+                                                                     key, value):
+    # A run.json edited by hand with a prepare, capabilities, judge_profile or id
+    # of another type made 'rook run --run ID' an AttributeError or TypeError
+    # traceback; it is refused as any damaged manifest is (exit 2, nothing run).
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json", "--run-name", "edited", "--phases", "prepare,open,execute")
+    assert first.statuses() == {"s": "pending"}, first.stderr
+    path = rook_workspace.run_dir("edited") / "run.json"
+    data = json.loads(path.read_text())
+    data[key] = value
+    path.write_text(json.dumps(data))
+    r = rook_cli("run", "--run", "edited")
+    assert r.exception is None, r.exception
+    assert r.exit_code == 2 and f"{path}: not a run manifest rook can resume" in r.stderr, r.stderr
+    assert rook_workspace.record("edited", "s.1")["status"] is None  # nothing run
