@@ -221,6 +221,40 @@ def test_server_sent_events_are_assembled_into_one_answer(
     assert agent_server.seen("POST")[0]["headers"]["Accept"] == "text/event-stream"
 
 
+def test_an_event_stream_answer_is_assembled_without_stream_sse(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    # SPEC 8: "Responses streamed as server-sent events are assembled". An entry
+    # with no stream: key (as rook profile add writes from `curl -N ... "stream": true`)
+    # whose endpoint answers text/event-stream: the raw "data: {...}" lines were
+    # judged as the answer
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    body = {
+        "model": "fake-model",
+        "stream": True,
+        "messages": [{"role": "user", "content": "{{goal}}"}],
+    }
+    write_profile(rook_workspace, {"execute": chat(agent_server, body=body)})
+    rook_workspace.scenario(
+        {"id": "streamed", "goal": "Say hi", "criteria": [{"equals": "echo: Say hi"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["usage"] == {"input": 2, "output": 2}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "streamed.1", "execute")
+    assert execute["details"]["http"]["stream"]["done"] is True
+    assert agent_server.seen("POST")[0]["headers"]["Accept"] == "*/*"  # not asked for
+
+    # and one cut short is no answer either, stream: sse or not
+    agent_server.streams["cut"] = _chunk("Hello ") + _chunk("wor")
+    entry = _stream_entry(agent_server, "cut")
+    del entry["http"]["stream"]
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"streamed": "error"}
+    assert "cut short" in r.report["scenarios"][0]["reason"]
+
+
 def test_a_generic_event_stream_and_a_text_answer(rook_cli, rook_workspace, agent_server):
     write_profile(
         rook_workspace,

@@ -283,7 +283,7 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
         reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
         is_sse = "text/event-stream" in resp.headers.get("content-type", "")
         unknown = _unknown_encoding(resp) if resp.is_success else None
-        if req.sse and resp.is_success and is_sse:
+        if resp.is_success and is_sse:  # assembled whether or not stream: sse asked for it
             if unknown:
                 raise SendError(unknown)
             reply.events = []
