@@ -969,6 +969,35 @@ def test_a_binary_response_is_no_answer_to_judge(
     assert scenario["turns"] == []  # nothing judged
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"output": "refund issued", "score": NaN}',  # Python's json.dumps default
+        "{'output': 'refund issued'}",
+        '{"output": "refund issued"',  # cut short
+    ],
+)
+def test_a_json_response_that_is_not_json_is_no_answer_to_judge(
+    rook_cli, rook_workspace, agent_server, text
+):
+    """A body labelled application/json that does not parse became the text
+    answer, raw braces and all, and 'contains: refund issued' passed on it; a
+    hook script's stdout that is not one JSON object fails the hook (SPEC 4)."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"type": "application/json", "enc": "utf-8", "text": text})
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/charset?{query}"}}}, env=()
+    )
+    rook_workspace.scenario({"id": "j", "goal": "go", "criteria": [{"contains": "refund issued"}]})
+    r = rook_cli("run", "--json")
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "error", scenario
+    assert "the response is labelled application/json but is not JSON" in scenario["reason"]
+    assert "refund issued" in scenario["reason"]  # shows what was received
+    assert scenario["turns"] == []  # nothing judged
+
+
 def test_a_password_written_in_the_url_never_reaches_a_record_or_message(
     rook_cli, rook_workspace, agent_server
 ):

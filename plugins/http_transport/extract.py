@@ -44,6 +44,19 @@ def document(reply: Reply) -> Any:
     return text
 
 
+def json_problem(reply: Reply, doc: Any) -> str | None:
+    """Why a body labelled JSON that :func:`document` kept as text is no answer:
+    it does not parse (``NaN``, single quotes, cut short ...). Judged as text, its
+    raw braces would be the answer, where a script's stdout that is not JSON fails."""
+    if reply.events is not None or "json" not in reply.content_type or not isinstance(doc, str):
+        return None
+    try:
+        hookio.loads(reply.text())
+    except (ValueError, RecursionError) as exc:
+        return f"the response is labelled {reply.content_type} but is not JSON ({exc})"
+    return None
+
+
 def _find(doc: Any, field: str, path: Path) -> Any:
     value = path.search(doc) if doc is not None else None
     if value is None:

@@ -28,7 +28,7 @@ from rook_core.urlcheck import shown, url_problem
 from .client import HttpResources, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
-from .extract import ExtractError, document, extract, saved_values
+from .extract import ExtractError, document, extract, json_problem, saved_values
 from .sse import StreamError, cut_short
 from .template import Scope, TemplateError, as_text, unavailable_in, walk_strings
 
@@ -279,6 +279,10 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         raise HookError(auth_failure(method, url, reply, doc, call.phase, scope.used, literal))
     if not 200 <= reply.status < 300:
         raise HookError(status_failure(method, url, reply, doc, call.phase))
+    used = call.phase in ("execute", "collect") or config.extract is not None or config.save
+    problem = json_problem(reply, doc) if used and not reply.binary() else None
+    if problem:
+        raise HookError(f"{shown}: {problem}; response {received(reply, doc, call.phase)}")
     try:
         values = saved_values(doc, config)
         data = (
