@@ -270,7 +270,14 @@ def _apply(c: Curl, name: str, value: str) -> None:
     if name == "--request":
         c.method = value.upper()
     elif name == "--header":
+        if value.startswith("@"):  # curl reads headers from that file
+            raise ConfigError(
+                f"-H {value}: Rook cannot read a file the command refers to; "
+                "paste the headers into the command (-H 'Name: value')"
+            )
         key, _, val = value.partition(":")
+        if not _ and key.rstrip().endswith(";"):  # curl's 'Name;': the header, empty
+            key, val = key.rstrip()[:-1], ""
         if key.strip():
             c.headers.append((key.strip(), env_refs(c, val.strip(), f"the {key.strip()} header")))
     elif name in ("--data", "--data-raw", "--data-binary", "--data-ascii"):

@@ -199,9 +199,15 @@ def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) ->
         profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
         profile.path = path
         resolve_entries(rook, profile, request.agent)
-    except ConfigError:
+    except ConfigError as exc:
         for rel in new:
             (request.agent.dir / rel).unlink(missing_ok=True)
+        head, _, problems = str(exc).partition("\n")
+        if head == f"{path}: invalid profile:":  # the draft's fault, not a file's: none is written
+            raise ConfigError(
+                f"{request.source.label}: Rook cannot make a valid profile of it "
+                f"(nothing written):\n{problems}"
+            ) from None
         raise
 
 

@@ -1293,3 +1293,40 @@ def test_a_variable_too_short_to_redact_is_warned_of(rook_workspace, rook_cli, a
     assert warning in r.stderr
     r = rook_cli("profile", "test", "short", "-w", str(ws.root), env={"TOK": "long-enough"})
     assert "warning" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "option, needle",
+    [
+        ("-H @headers.txt", "-H @headers.txt: Rook cannot read a file the command refers to"),
+        ("-X BREW", "hooks.execute.http.method: must be one of GET"),
+        ("-H 'X Foo: 1'", "hooks.execute.http.headers.X Foo: not a valid header name"),
+    ],
+)
+def test_a_curl_command_rook_cannot_make_a_valid_profile_of_names_the_command(
+    rook_workspace, rook_cli, option, needle
+):
+    # `-H @file` (a curl header file) became a header named '@headers.txt', and every
+    # such draft was refused as '.../profiles/cx.yaml: invalid profile', a file never
+    # written (or, with --force, one that is valid and stays as it was)
+    ws = rook_workspace
+    command = f"curl https://example.invalid/ask {option} -d 'message=hi'"
+    r = add(rook_cli, ws, "cx", "--no-test", input=command)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert needle in r.stderr
+    assert "invalid profile" not in r.stderr
+    if not option.startswith("-H @"):
+        assert "standard input: Rook cannot make a valid profile of it (nothing written)" in (
+            r.stderr
+        )
+    assert not (ws.agent_dir / "profiles" / "cx.yaml").exists()
+
+
+def test_a_curl_header_ending_in_a_semicolon_is_sent_empty(rook_workspace, rook_cli):
+    # curl's -H 'X-Empty;' sends the header with no value; it was refused as a header
+    # named 'X-Empty;'
+    ws = rook_workspace
+    command = "curl https://example.invalid/ask -H 'X-Empty;' -d 'message=hi'"
+    r = add(rook_cli, ws, "cx", "--no-test", input=command)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "cx")["hooks"]["execute"]["http"]["headers"]["X-Empty"] == ""
