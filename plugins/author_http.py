@@ -322,6 +322,9 @@ def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool
             _add_extras(http, doc, new)
         if not extract:
             http.pop("extract", None)
+    elif obs.http_status in (301, 302, 307, 308) and failed.get("phase") == "execute":
+        if not _follow_redirect(http, failed, obs, new):
+            return None
     elif obs.problem == "header_rejected":
         if not _fix_header(http, failed, obs, new):
             return None
@@ -352,6 +355,37 @@ def _drop_conversation(http: dict[str, Any], new: Draft, diagnosis: str) -> None
         + (diagnosis[:160] or "no handle")
         + "): conversation extraction removed; scenarios with several turns will not run"
     )
+
+
+def _follow_redirect(
+    http: dict[str, Any], failed: dict[str, Any], obs: Observation, new: Draft
+) -> bool:
+    """The URL a redirect points at (curl -L follows it; Rook does not), keeping the
+    query as written: only on the same host (the credentials go with the request),
+    never from https to http, and never a URL holding a hidden or redacted value."""
+    location = ((failed.get("details") or {}).get("http") or {}).get("location")
+    url = http.get("url")
+    if not isinstance(location, str) or not isinstance(url, str) or "{{" in url:
+        return False
+    old, to = urlsplit(url), urlsplit(location)
+    final = urlunsplit((to.scheme, to.netloc, to.path, old.query, ""))
+    if "[redacted:" in final or "[hidden" in final:  # its query (a key sent back) is not used
+        return False
+    if to.scheme not in ("http", "https") or to.hostname != old.hostname:
+        return False
+    if old.scheme == "https" and to.scheme != "https":
+        return False
+    if final == url:
+        return False
+    http["url"] = final
+    base = new.state.get("base")
+    if isinstance(base, dict) and base.get("url") == url:  # the URL author probes from it
+        base["url"] = final
+    new.changes.append(
+        f"{url} redirects (HTTP {obs.http_status}) to {final}: url set to it "
+        "(Rook does not follow redirects)"
+    )
+    return True
 
 
 def _fix_header(http: dict[str, Any], failed: dict[str, Any], obs: Observation, new: Draft) -> bool:

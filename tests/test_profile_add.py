@@ -1330,3 +1330,42 @@ def test_a_curl_header_ending_in_a_semicolon_is_sent_empty(rook_workspace, rook_
     r = add(rook_cli, ws, "cx", "--no-test", input=command)
     assert r.exit_code == 0, r.stdout + r.stderr
     assert profile(ws, "cx")["hooks"]["execute"]["http"]["headers"]["X-Empty"] == ""
+
+
+def test_a_redirect_curl_follows_is_corrected_to_the_final_url(
+    rook_workspace, rook_cli, authoring_server
+):
+    # `curl -L` follows a redirect (http to https, a moved path); Rook does not, and
+    # profile add wrote the URL that redirects, failing, with no correction
+    ws = rook_workspace
+    base = authoring_server.url
+    command = (
+        f"curl -sSL {base}/moved/strict -H 'Content-Type: application/json' "
+        "-d '{\"message\": \"hi\"}'"
+    )
+    r = add(rook_cli, ws, "moved", input=command)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"redirects (HTTP 308) to {base}/strict: url set to it" in r.stdout
+    http = profile(ws, "moved")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{base}/strict"
+    assert http["extract"]["output"] == "result.text"
+
+    # a key in the query, moved to env, comes back redacted in the Location: still followed
+    key = "qk-" + "7" * 20
+    command = (
+        f"curl -sSL '{base}/moved/strict?api_key={key}' -H 'Content-Type: application/json' "
+        "-d '{\"message\": \"hi\"}'"
+    )
+    r = add(rook_cli, ws, "keyed", input=command)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "keyed")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{base}/strict" and "{{env." in http["query"]["api_key"]
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+
+    # never to another host (the credentials would go with it)
+    command = f"curl -sSL {base}/moved/away/strict -d 'message=hi'"
+    r = add(rook_cli, ws, "away", input=command)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "url set to it" not in r.stdout
+    assert profile(ws, "away")["hooks"]["execute"]["http"]["url"] == f"{base}/moved/away/strict"

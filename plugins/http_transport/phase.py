@@ -19,8 +19,11 @@ import dataclasses
 import json
 import time
 from typing import Any
+from urllib.parse import urljoin
 
+from rook_core.credentials import mask_url
 from rook_core.models import ROOK_VARIABLES, HookCall, HookResult
+from rook_core.redact import MARK as REDACTED_MARK
 from rook_core.redact import Redactor
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
@@ -278,6 +281,9 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         ]
         raise HookError(auth_failure(method, url, reply, doc, call.phase, scope.used, literal))
     if not 200 <= reply.status < 300:
+        location = reply.headers.get("location") if 300 <= reply.status < 400 else None
+        if location:  # where it points, resolved, for rook profile add and fix to correct
+            http["location"] = mask_url(red.text(urljoin(req.url, location)), keep=REDACTED_MARK)
         raise HookError(status_failure(method, url, reply, doc, call.phase))
     used = call.phase in ("execute", "collect") or config.extract is not None or config.save
     problem = json_problem(reply, doc) if used and not reply.binary() else None

@@ -14,6 +14,7 @@ Extra endpoints (everything of :class:`AgentServer` still answers):
 * ``POST /form``                form-encoded ``message``; answers ``{"reply": ...}``
 * ``POST /history``             ``message``; answers the history: ``{"messages": [{"role":
                                 "user", "content": message}, {"role": "assistant", ...}]}``
+* ``ANY  /moved/PATH``           308 to ``/PATH`` (``/moved/away/PATH``: to another host)
 * ``GET  /lookup?q=...``        answers ``{"results": [{"title": ...}]}``; any other method
                                 is not allowed (405)
 """
@@ -218,6 +219,14 @@ class _AuthoringHandler(_Handler):
         }
         if self.command == "GET" and path in docs:
             return self._send(200, docs[path])
+        if path.startswith("/moved/"):  # curl -L follows it; Rook does not
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            rest = path[len("/moved") :]
+            if rest.startswith("/away/"):
+                where = "http://elsewhere.invalid/" + rest[len("/away/") :]
+            else:
+                where = rest + ("?" + qs if qs else "")
+            return self._send(308, {"moved": where}, {"Location": where})
         if path == "/lookup":  # GET only: a POST is not allowed (405)
             if self.command != "GET":
                 return self._send(405, {"detail": "Method Not Allowed"}, {"Allow": "GET"})
