@@ -26,9 +26,25 @@ def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
     for candidate in candidates:
         if candidate.is_file():
             config.verify_tls = str(candidate.resolve())
+            _check_bundle(config.verify_tls)
             return config
     tried = " and ".join(str(c) for c in candidates)
     raise ConfigError(f"http.verify_tls: CA bundle {config.verify_tls!r} not found; tried {tried}")
+
+
+def _check_bundle(path: str) -> None:
+    """A CA bundle the TLS library can load (PEM certificates), or a ConfigError
+    naming it: otherwise every request of the run fails with a raw SSLError."""
+    import ssl
+
+    try:
+        ssl.create_default_context(cafile=path)
+    except (ssl.SSLError, ValueError, OSError) as exc:
+        raise ConfigError(
+            f"http.verify_tls: {path} holds no CA certificate Rook can use ({exc}); give "
+            "the path of the PEM file (-----BEGIN CERTIFICATE-----) that signed the "
+            "server's certificate"
+        ) from None
 
 
 KEY = "http"

@@ -394,6 +394,16 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     r = rook_cli("run", "--json")
     assert r.exit_code == 2 and "CA bundle 'certs/missing.pem' not found" in r.stderr
 
+    # a file that is no PEM bundle (a key, a script, a DER file): refused before the
+    # run, naming the field; it was a run-time 'transport raised SSLError' per scenario
+    (rook_workspace.root / "notes.txt").write_text("not a certificate\n")
+    write_profile(rook_workspace, entry(verify_tls="notes.txt"), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "http.verify_tls: " in r.stderr and "notes.txt" in r.stderr
+    assert "holds no CA certificate" in r.stderr
+    assert "raised" not in r.stderr and not r.stdout.strip()
+
 
 class _Proxy:
     """A forward proxy on 127.0.0.1 that answers every request itself, naming the URL asked for."""
