@@ -16,6 +16,7 @@ import math
 import re
 import shlex
 from dataclasses import field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
@@ -108,7 +109,25 @@ SHORT = {
     "e": "--referer",
     "m": "--max-time",
     "F": "--form",
+    "E": "--cert",
+    "K": "--config",
+    "x": "--proxy",
 }
+# What an http: entry cannot send: left out, and said so (the test may fail without it).
+UNSENDABLE = (
+    "--cert",
+    "--key",
+    "--capath",
+    "--proxy",
+    "--proxy-user",
+    "--resolve",
+    "--connect-to",
+    "--unix-socket",
+    "--aws-sigv4",
+    "--config",
+    "--variable",
+    "--expand-data",
+)
 
 
 @plain
@@ -124,6 +143,8 @@ class Curl:
     user: str | None = None
     get: bool = False
     insecure: bool = False
+    cacert: str | None = None
+    left_out: list[str] = field(default_factory=list)
     max_time: float | None = None
     form: list[str] = field(default_factory=list)
     bearer: str | None = None
@@ -269,6 +290,11 @@ def _flag(c: Curl, name: str) -> None:
 def _apply(c: Curl, name: str, value: str) -> None:
     if name == "--request":
         c.method = value.upper()
+    elif name == "--cacert":  # read from the current directory, as curl reads it
+        c.cacert = str(Path(value).expanduser().resolve())
+    elif name in UNSENDABLE:
+        if name not in c.left_out:
+            c.left_out.append(name)
     elif name == "--header":
         if value.startswith("@"):  # curl reads headers from that file
             raise ConfigError(
@@ -580,6 +606,13 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         notes.append(
             "the cURL command had -k: TLS certificates are NOT verified; remove "
             "verify_tls: false once the server has a certificate Rook can verify"
+        )
+    elif c.cacert:
+        entry["verify_tls"] = c.cacert
+    if c.left_out:
+        notes.append(
+            f"the cURL command's {', '.join(c.left_out)}: an http: entry cannot send them; "
+            "left out (Rook reads a proxy from HTTPS_PROXY/HTTP_PROXY)"
         )
     return entry, notes
 

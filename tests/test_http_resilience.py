@@ -405,6 +405,29 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     assert "raised" not in r.stderr and not r.stdout.strip()
 
 
+def test_curl_cacert_becomes_verify_tls_and_what_an_entry_cannot_send_is_said(
+    rook_cli, rook_workspace, tls_server
+):
+    # `curl --cacert CERT https://...` was written without verify_tls (the option was
+    # dropped in silence), so the profile's own test failed TLS verification; options
+    # an http: entry cannot reproduce (--cert, --proxy ...) were dropped unsaid
+    server, cert = tls_server
+    ws = rook_workspace
+    command = (
+        f"curl --cacert {cert} {server.url}/echo -H 'Content-Type: application/json' "
+        "-d '{\"message\": \"hi\"}'"
+    )
+    r = rook_cli("profile", "add", "--workspace", str(ws.root), "tls", input=command)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    written = (ws.agent_dir / "profiles" / "tls.yaml").read_text()
+    assert f"verify_tls: {cert}" in written
+
+    command = f"curl --cert client.pem -x http://proxy.invalid:3128 {server.url}/echo -d 'q=hi'"
+    r = rook_cli("profile", "add", "--workspace", str(ws.root), "mtls", "--no-test", input=command)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "--cert, --proxy: an http: entry cannot send them; left out" in r.stdout
+
+
 class _Proxy:
     """A forward proxy on 127.0.0.1 that answers every request itself, naming the URL asked for."""
 
