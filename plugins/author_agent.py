@@ -137,6 +137,12 @@ def run_author(command: str, text: str, request: AuthorRequest) -> str:
         raise ConfigError(f"--author {command}: could not start it: {proc.spawn_error}")
     if proc.timed_out:
         raise RookError(f"the author agent timed out after {timeout:g} s")
+    if proc.overflow:  # stopped at the cap (a signal, and nothing said about why)
+        raise RookError(
+            f"the author agent wrote more than 10 MiB on its standard "
+            f"{'output' if proc.overflow == 'stdout' else 'error'} "
+            "and was stopped: no hook script is that long"
+        )
     if proc.returncode != 0:
         raise RookError(f"the author agent exited with code {proc.returncode}: {err[-500:]}")
     return out

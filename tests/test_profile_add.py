@@ -1369,3 +1369,26 @@ def test_a_redirect_curl_follows_is_corrected_to_the_final_url(
     assert r.exit_code == 1, r.stdout + r.stderr
     assert "url set to it" not in r.stdout
     assert profile(ws, "away")["hooks"]["execute"]["http"]["url"] == f"{base}/moved/away/strict"
+
+
+def test_an_author_agent_that_floods_its_output_is_said_so(rook_workspace, rook_cli, tmp_path):
+    # past the 10 MiB cap the author agent is stopped; the message was "the author
+    # agent exited with code -15: " (a signal, and nothing said about why)
+    flood = tmp_path / "flood.py"
+    flood.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "for _ in range(12):\n    sys.stdout.write('x' * (1 << 20))\n"
+    )
+    r = add(
+        rook_cli,
+        rook_workspace,
+        "flood",
+        "--notes",
+        "an agent",
+        "--author",
+        f"{sys.executable} {flood}",
+    )
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "the author agent wrote more than 10 MiB on its standard output" in r.stderr
+    assert "code -15" not in r.stderr
+    assert not (rook_workspace.agent_dir / "profiles" / "flood.yaml").exists()
