@@ -969,6 +969,22 @@ def test_a_binary_response_is_no_answer_to_judge(
     assert scenario["turns"] == []  # nothing judged
 
 
+def test_a_json_response_starting_with_a_byte_order_mark_is_json(
+    rook_cli, rook_workspace, agent_server
+):
+    # some servers (.NET) write a BOM first; the raw text was judged, braces and all
+    from urllib.parse import urlencode
+
+    text = '\ufeff{"output": "refund issued"}'
+    query = urlencode({"type": "application/json", "enc": "utf-8", "text": text})
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/charset?{query}"}}}, env=()
+    )
+    rook_workspace.scenario({"id": "j", "goal": "go", "criteria": [{"equals": "refund issued"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["status"] == "passed", r.report["scenarios"][0]["reason"]
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -33,7 +33,7 @@ def document(reply: Reply) -> Any:
     """The response as JSON when it is JSON, else its text (``None`` when empty)."""
     if reply.events is not None:
         return assemble(reply.events)
-    text = reply.text()
+    text = _text(reply)
     if not text.strip():
         return None
     if "json" in reply.content_type or text.lstrip()[:1] in ("{", "["):
@@ -44,6 +44,13 @@ def document(reply: Reply) -> Any:
     return text
 
 
+def _text(reply: Reply) -> str:
+    """The body's text without the byte order mark some servers write first (.NET),
+    as a script's stdout is read."""
+    text = reply.text()
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def json_problem(reply: Reply, doc: Any) -> str | None:
     """Why a body labelled JSON that :func:`document` kept as text is no answer:
     it does not parse (``NaN``, single quotes, cut short ...). Judged as text, its
@@ -51,7 +58,7 @@ def json_problem(reply: Reply, doc: Any) -> str | None:
     if reply.events is not None or "json" not in reply.content_type or not isinstance(doc, str):
         return None
     try:
-        hookio.loads(reply.text())
+        hookio.loads(_text(reply))
     except (ValueError, RecursionError) as exc:
         return f"the response is labelled {reply.content_type} but is not JSON ({exc})"
     return None
