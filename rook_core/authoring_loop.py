@@ -208,6 +208,9 @@ def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) ->
                 f"{request.source.label}: Rook cannot make a valid profile of it "
                 f"(nothing written):\n{problems}"
             ) from None
+        if str(exc).startswith(f"{path}: "):  # a hook entry's check, such as a missing wrapper
+            rest = str(exc)[len(f"{path}: ") :]
+            raise ConfigError(f"{request.source.label}: {rest} (nothing written)") from None
         raise
 
 

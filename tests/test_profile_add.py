@@ -1392,3 +1392,21 @@ def test_an_author_agent_that_floods_its_output_is_said_so(rook_workspace, rook_
     assert "the author agent wrote more than 10 MiB on its standard output" in r.stderr
     assert "code -15" not in r.stderr
     assert not (rook_workspace.agent_dir / "profiles" / "flood.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("--ruhroh", "./nope.sh"), "--ruhroh: hooks.execute: ruhroh command './nope.sh' not found"),
+    ],
+)
+def test_a_source_that_cannot_run_names_the_source_not_an_unwritten_file(
+    rook_workspace, rook_cli, args, needle
+):
+    # the message began '.../profiles/r1.yaml: hooks.execute: ...', a file never written
+    ws = rook_workspace
+    r = add(rook_cli, ws, "r1", *args)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert needle in r.stderr and "(nothing written)" in r.stderr
+    assert "r1.yaml" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "r1.yaml").exists()
