@@ -194,16 +194,18 @@ def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
             url = url.replace("{" + name + "}", str((var or {}).get("default", "")))
         if url.startswith(("http://", "https://")):
             return url.rstrip("/")
-        if request.source.url:
-            return urljoin(request.source.url, url).rstrip("/")
+        base = request.source.fetched_url or request.source.url  # after redirects
+        if base:
+            return urljoin(base, url).rstrip("/")
         path = "/" + url.strip("/") if url.strip("/") else ""
         raise ConfigError(  # a file: nothing to resolve it against
             f"the OpenAPI document's server URL {url!r} is relative, and a file has no "
             "address to resolve it against; give the whole server URL with --base-url URL "
             f"(such as https://HOST{path})"
         )
-    if request.source.url:
-        return urljoin(request.source.url, "/").rstrip("/")
+    base = request.source.fetched_url or request.source.url
+    if base:
+        return urljoin(base, "/").rstrip("/")
     raise ConfigError("the OpenAPI document names no server URL; give it with --base-url URL")
 
 

@@ -68,6 +68,8 @@ class Source:
     :param url: the URL, for ``url``; ``status`` and ``content_type`` say what the
         fetch returned (``status`` is ``None`` when it could not connect).
     :param label: how to name the source in messages.
+    :param fetched_url: for ``url``, where the body came from after redirects: what
+        a relative reference in it (an OpenAPI document's servers) is relative to.
     """
 
     kind: str
@@ -77,6 +79,7 @@ class Source:
     status: int | None = None
     content_type: str = ""
     label: str = ""
+    fetched_url: str | None = None
 
     def program_name(self) -> str | None:
         """For a command line: its program's name (``./bin/claude -p`` → ``claude``;

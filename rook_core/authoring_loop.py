@@ -84,7 +84,15 @@ def fetch(url: str) -> Source:
         return Source("url", "", url=url, label=url, content_type=f"error: {type(exc).__name__}")
     ctype = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
     text = reply.content[:FETCH_LIMIT].decode("utf-8", errors="replace")
-    return Source("url", text, url=url, status=reply.status_code, content_type=ctype, label=url)
+    return Source(
+        "url",
+        text,
+        url=url,
+        status=reply.status_code,
+        content_type=ctype,
+        label=url,
+        fetched_url=str(reply.url),
+    )
 
 
 def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:

@@ -1410,3 +1410,25 @@ def test_a_source_that_cannot_run_names_the_source_not_an_unwritten_file(
     assert needle in r.stderr and "(nothing written)" in r.stderr
     assert "r1.yaml" not in r.stderr
     assert not (ws.agent_dir / "profiles" / "r1.yaml").exists()
+
+
+def test_an_openapi_url_that_redirects_resolves_its_servers_against_where_it_is(
+    rook_workspace, rook_cli, authoring_server
+):
+    # the document was fetched through the redirect, but its relative server URL
+    # ("/") was resolved against the URL given, a host that does not serve the API
+    from urllib.parse import quote
+
+    from servers.authoring_server import AuthoringServer
+
+    api = AuthoringServer().start()
+    try:
+        ws = rook_workspace
+        source = f"{authoring_server.url}/moved/to?url={quote(api.url + '/openapi.json')}"
+        r = add(rook_cli, ws, "desk", "--from", source)
+        assert r.exit_code == 0, r.stdout + r.stderr
+        hooks = profile(ws, "desk")["hooks"]
+        assert hooks["open"]["http"]["url"] == f"{api.url}/api/sessions"
+        assert api.seen("POST", "/api/sessions")  # the test reached the API's host
+    finally:
+        api.stop()

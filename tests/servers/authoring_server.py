@@ -14,7 +14,8 @@ Extra endpoints (everything of :class:`AgentServer` still answers):
 * ``POST /form``                form-encoded ``message``; answers ``{"reply": ...}``
 * ``POST /history``             ``message``; answers the history: ``{"messages": [{"role":
                                 "user", "content": message}, {"role": "assistant", ...}]}``
-* ``ANY  /moved/PATH``           308 to ``/PATH`` (``/moved/away/PATH``: to another host)
+* ``ANY  /moved/PATH``           308 to ``/PATH`` (``/moved/away/PATH``: to another host;
+                                ``/moved/to?url=URL``: to ``URL``)
 * ``GET  /lookup?q=...``        answers ``{"results": [{"title": ...}]}``; any other method
                                 is not allowed (405)
 """
@@ -222,7 +223,11 @@ class _AuthoringHandler(_Handler):
         if path.startswith("/moved/"):  # curl -L follows it; Rook does not
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             rest = path[len("/moved") :]
-            if rest.startswith("/away/"):
+            if rest == "/to":
+                from urllib.parse import parse_qs
+
+                where = parse_qs(qs)["url"][0]
+            elif rest.startswith("/away/"):
                 where = "http://elsewhere.invalid/" + rest[len("/away/") :]
             else:
                 where = rest + ("?" + qs if qs else "")
