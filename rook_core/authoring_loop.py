@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import os
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import field
 from pathlib import Path
@@ -77,13 +78,24 @@ def fetch(url: str) -> Source:
     no status, so the authors (which probe endpoints) still see it."""
     import httpx
 
+    deadline = time.monotonic() + FETCH_TIMEOUT
+    body = bytearray()
     try:
         with httpx.Client(timeout=FETCH_TIMEOUT, follow_redirects=True) as client:
-            reply = client.get(url, headers={"Accept": "application/json, */*"})
+            with client.stream("GET", url, headers={"Accept": "application/json, */*"}) as reply:
+                # read as it arrives: the first FETCH_LIMIT bytes are all that is looked
+                # at, and a body that trickles in for ever is no answer
+                for chunk in reply.iter_bytes():
+                    body += chunk
+                    if len(body) >= FETCH_LIMIT:
+                        break
+                    if time.monotonic() > deadline:
+                        why = f"error: no complete answer within {FETCH_TIMEOUT:g} s"
+                        return Source("url", "", url=url, label=url, content_type=why)
     except httpx.HTTPError as exc:
         return Source("url", "", url=url, label=url, content_type=f"error: {type(exc).__name__}")
     ctype = reply.headers.get("content-type", "").partition(";")[0].strip().lower()
-    text = reply.content[:FETCH_LIMIT].decode("utf-8", errors="replace")
+    text = bytes(body[:FETCH_LIMIT]).decode("utf-8", errors="replace")
     return Source(
         "url",
         text,

@@ -1432,3 +1432,24 @@ def test_an_openapi_url_that_redirects_resolves_its_servers_against_where_it_is(
         assert api.seen("POST", "/api/sessions")  # the test reached the API's host
     finally:
         api.stop()
+
+
+def test_a_url_whose_body_never_ends_is_read_for_30_seconds_at_most(
+    rook_workspace, authoring_server
+):
+    # 'reading URL (GET, up to 30 s)', and then it read forever: the whole body was
+    # taken in (also past any size) before a byte of it was looked at
+    import subprocess
+
+    ws = rook_workspace
+    proc = subprocess.run(
+        [sys.executable, "-m", "rook_core", "profile", "add", "slow", "--no-test",
+         "--from", f"{authoring_server.url}/endless"],
+        cwd=ws.root, capture_output=True, text=True, timeout=100,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(GET, up to 30 s)" in proc.stderr
+    assert "no answer to GET (no complete answer within 30 s); trying it as an endpoint" in (
+        proc.stderr
+    )
+    assert (ws.agent_dir / "profiles" / "slow.yaml").exists()

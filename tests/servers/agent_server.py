@@ -17,6 +17,7 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /latin1``                   text in ISO-8859-1, as its ``Content-Type`` says
 * ``ANY  /charset``                  ``?type=T&enc=E&text=X``: X encoded in E, sent as type T
 * ``ANY  /trickle``                  a JSON answer sent one byte every 0.2 s
+* ``ANY  /endless``                  text, one byte every 0.2 s, until the client goes (or 300 s)
 * ``ANY  /encoded/NAME``             a JSON answer labelled ``Content-Encoding: NAME``, not encoded
 * ``ANY  /stream/KEY``               the raw bytes of ``streams[KEY]`` as an event stream, then close
 """
@@ -364,6 +365,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(data[i : i + 1])
                 self.wfile.flush()
                 time.sleep(0.2)
+            return None
+        if path == "/endless":  # a body that never ends, trickling
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            deadline = time.monotonic() + 300
+            try:
+                while time.monotonic() < deadline:
+                    self.wfile.write(b"1\r\nx\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:  # the client went away
+                pass
+            self.close_connection = True
             return None
         if parts[:1] == ["encoded"] and len(parts) == 2:  # an encoding httpx cannot undo
             data = json.dumps({"output": "garbled"}).encode()
