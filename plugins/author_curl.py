@@ -265,6 +265,12 @@ def parse_curl(text: str) -> Curl:
                     break
                 _flag(c, {"G": "--get", "k": "--insecure", "I": "--head"}.get(ch, f"-{ch}"))
                 j += 1
+        elif word == "curl" or word.endswith("/curl"):  # a second command (the words are
+            raise ConfigError(  # never shown: a secret may be among them)
+                "the text holds more than one cURL command; give the one that sends the "
+                "agent a message (a request that mints a token belongs in a prepare hook "
+                "with save:, see docs/http.md)"
+            )
         elif not c.url:
             c.url = env_refs(c, word, "the URL")
     if not c.url:

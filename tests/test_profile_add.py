@@ -1453,3 +1453,22 @@ def test_a_url_whose_body_never_ends_is_read_for_30_seconds_at_most(
         proc.stderr
     )
     assert (ws.agent_dir / "profiles" / "slow.yaml").exists()
+
+
+@pytest.mark.parametrize("joiner", ["\n", " && ", "; "])
+def test_two_curl_commands_are_refused_as_two(rook_workspace, rook_cli, joiner):
+    # a token request, then the chat request (as API docs show them) were read as one
+    # command: both -d bodies joined, refused as 'the cURL body is declared as JSON
+    # but is not valid JSON' (or, without a Content-Type, written as one mixed form)
+    ws = rook_workspace
+    text = (
+        "curl -X POST https://example.invalid/token -d 'client_id=x&client_secret=cs-123456789'"
+        + joiner
+        + "curl https://example.invalid/ask -H 'Content-Type: application/json' "
+        "-d '{\"message\": \"hi\"}'"
+    )
+    r = add(rook_cli, ws, "two", "--no-test", input=text)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "more than one cURL command" in r.stderr
+    assert "cs-123456789" not in r.stdout + r.stderr
+    assert not (ws.agent_dir / "profiles" / "two.yaml").exists()
