@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from rook_core.credentials import secret_kind, secret_name, secret_value
+from rook_core.credentials import mask_url, secret_kind, secret_name, secret_value
 from rook_core.models import ROOK_VARIABLES
 
 from .author_shapes import (
@@ -367,11 +367,15 @@ def _follow_redirect(
     url = http.get("url")
     if not isinstance(location, str) or not isinstance(url, str) or "{{" in url:
         return False
-    old, to = urlsplit(url), urlsplit(location)
+    try:  # a hidden password ("bob:[hidden]@") is no host urlsplit can read
+        old, to = urlsplit(url), urlsplit(location)
+        same_host = to.hostname == old.hostname
+    except ValueError:
+        return False
     final = urlunsplit((to.scheme, to.netloc, to.path, old.query, ""))
     if "[redacted:" in final or "[hidden" in final:  # its query (a key sent back) is not used
         return False
-    if to.scheme not in ("http", "https") or to.hostname != old.hostname:
+    if to.scheme not in ("http", "https") or not same_host:
         return False
     if old.scheme == "https" and to.scheme != "https":
         return False
@@ -381,9 +385,9 @@ def _follow_redirect(
     base = new.state.get("base")
     if isinstance(base, dict) and base.get("url") == url:  # the URL author probes from it
         base["url"] = final
-    new.changes.append(
-        f"{url} redirects (HTTP {obs.http_status}) to {final}: url set to it "
-        "(Rook does not follow redirects)"
+    new.changes.append(  # a credential written in the URL is never shown
+        f"{mask_url(url)} redirects (HTTP {obs.http_status}) to {mask_url(final)}: url set "
+        "to it (Rook does not follow redirects)"
     )
     return True
 

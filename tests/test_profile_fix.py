@@ -416,3 +416,33 @@ def test_fix_withdraws_an_optimistic_claim_that_profile_test_flags(rook_workspac
     assert rook_cli("profile", "test", "--workspace", str(ws.root)).exit_code == 0
     r = fix(rook_cli, ws)  # the two agree now: nothing optimistic left
     assert r.exit_code == 0 and "the profile works; nothing to fix" in r.stdout
+
+
+def test_fix_follows_a_redirect_and_never_shows_a_credential_written_in_the_url(
+    rook_workspace, rook_cli, authoring_server
+):
+    # a url written with a literal key (and a password) that redirects: the password
+    # made the repair raise ('hidden' does not appear to be an IPv4 or IPv6 address),
+    # and the 'changed:' line would have shown the key
+    ws = rook_workspace
+    host = authoring_server.url.split("//", 1)[1]
+    url = f"http://{host}/moved/strict?api_key=literal-key-55501"
+    write(ws, {"execute": {"http": {"url": url, "body": {"message": "{{goal}}"}}}}, env=())
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    changed = "\n".join(ln for ln in r.stdout.splitlines() if ln.startswith("changed:"))
+    assert "redirects (HTTP 308)" in changed and "api_key=[hidden]" in changed
+    assert "literal-key-55501" not in changed
+    assert "to /strict?api_key=[hidden];" in r.stdout  # the Location, masked as the URL sent
+    fixed = yaml.safe_load((ws.agent_dir / "profiles" / "p.yaml").read_text())
+    assert fixed["hooks"]["execute"]["http"]["url"] == (
+        f"http://{host}/strict?api_key=literal-key-55501"
+    )
+
+    url = f"http://bob:literal-pw-55502@{host}/moved/strict"
+    write(ws, {"execute": {"http": {"url": url, "body": {"message": "{{goal}}"}}}}, env=())
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout + r.stderr  # not repaired, but said so
+    assert "failed in repair" not in r.stderr and "redirected (HTTP 308)" in r.stdout
+    assert "literal-pw-55502" not in r.stdout + r.stderr
+    assert not [ln for ln in r.stdout.splitlines() if ln.startswith("changed:")]

@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-from rook_core.redact import Redactor, current
+from rook_core.credentials import mask_url
+from rook_core.redact import MARK, Redactor, current
 
 from .client import Reply
 from .template import BUILTINS
@@ -131,7 +132,7 @@ def auth_failure(
 def status_failure(method: str, url: str, reply: Reply, document: Any, phase: str) -> str:
     """The diagnosis for any other unsuccessful status."""
     if 300 <= reply.status < 400:
-        where = reply.headers.get("location", "?")
+        where = mask_url(reply.headers.get("location", "?"), keep=MARK)  # as the URL sent
         return (
             f"{method} {url} was redirected (HTTP {reply.status}) to {where}; "
             f"Rook does not follow redirects: put the final URL in the profile. "
