@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 from rook_core.errors import ConfigError
 
-from .author_http import GOAL, MESSAGE_KEYS, HttpAuthor
+from .author_http import GOAL, MESSAGE_KEYS, HttpAuthor, basic_header, split_userinfo
 from .author_shapes import find_answer, find_conversation, jmes
 
 if TYPE_CHECKING:
@@ -305,9 +305,12 @@ class OpenApiAuthor(HttpAuthor):
                 "convert it, e.g. with swagger2openapi"
             )
         chosen = pick(candidates(doc), request.options.get("operation"))
-        base = base_url(doc, request)
+        # a password in the document's URL (or its server URL) goes to env, never a file
+        base, user, password = split_userinfo(base_url(doc, request))
         where = base + chosen["path"]
         auth_h, auth_q = security_headers(doc, chosen["op"], request, where)
+        if user is not None and "Authorization" not in auth_h:
+            auth_h["Authorization"] = basic_header(user, password or "", request.secrets, where)
         hooks: dict[str, Any] = {}
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         url = base + chosen["path"]

@@ -1472,3 +1472,18 @@ def test_two_curl_commands_are_refused_as_two(rook_workspace, rook_cli, joiner):
     assert "more than one cURL command" in r.stderr
     assert "cs-123456789" not in r.stdout + r.stderr
     assert not (ws.agent_dir / "profiles" / "two.yaml").exists()
+
+
+def test_an_openapi_url_with_a_password_never_writes_it(rook_workspace, rook_cli, authoring_server):
+    # the document's relative server URL was resolved against the URL given, password
+    # and all: 'url: http://bob:PASSWORD@host/api/sessions' went into the profile file
+    ws = rook_workspace
+    host = authoring_server.url.split("//", 1)[1]
+    password = "doc-pw-" + "8" * 12
+    r = add(rook_cli, ws, "desk", "--from", f"http://bob:{password}@{host}/openapi.json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert_nowhere(ws, password)
+    assert password not in r.stdout + r.stderr
+    http = profile(ws, "desk")["hooks"]["open"]["http"]
+    assert http["url"] == f"http://{host}/api/sessions"
+    assert http["headers"]["Authorization"].startswith("Basic {{env.")
