@@ -255,6 +255,26 @@ def test_an_event_stream_answer_is_assembled_without_stream_sse(
     assert "cut short" in r.report["scenarios"][0]["reason"]
 
 
+def test_an_event_stream_is_known_whatever_the_case_of_its_content_type(
+    rook_cli, rook_workspace, agent_server
+):
+    # media types are case-insensitive (RFC 9110); 'Text/Event-Stream' was read as a
+    # plain body even with stream: sse, and the raw 'data:' lines went to extraction
+    from urllib.parse import urlencode
+
+    text = 'data: {"output": "streamed answer"}\n\n'
+    query = urlencode({"type": "Text/Event-Stream; charset=UTF-8", "enc": "utf-8", "text": text})
+    entry = {
+        "url": f"{agent_server.url}/charset?{query}",
+        "stream": "sse",
+        "extract": {"output": "events[0].output"},
+    }
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"equals": "streamed answer"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["status"] == "passed", r.report["scenarios"][0]["reason"]
+
+
 def test_a_generic_event_stream_and_a_text_answer(rook_cli, rook_workspace, agent_server):
     write_profile(
         rook_workspace,

@@ -260,8 +260,13 @@ def _capped(resp: httpx.Response, cap: int) -> httpx.Response:
 
     httpx-sse holds a line, and an event, until it ends: counting only whole
     events let a ``data:`` line that never ends grow without bound. The copy
-    carries the decoded bytes, so it has no ``Content-Encoding``."""
-    headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() != "content-encoding"]
+    carries the decoded bytes, so it has no ``Content-Encoding``, and its
+    ``Content-Type`` in lower case (httpx-sse compares it case-sensitively)."""
+    headers = [
+        (k, v.lower() if k.lower() == "content-type" else v)
+        for k, v in resp.headers.multi_items()
+        if k.lower() != "content-encoding"
+    ]
     return httpx.Response(
         resp.status_code, headers=headers, stream=_CappedBytes(resp, cap), request=resp.request
     )
@@ -281,7 +286,7 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
         kwargs["data"] = req.form
     async with client.stream(req.method, url, **kwargs) as resp:
         reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
-        is_sse = "text/event-stream" in resp.headers.get("content-type", "")
+        is_sse = reply.content_type == "text/event-stream"  # any case (RFC 9110)
         unknown = _unknown_encoding(resp) if resp.is_success else None
         if resp.is_success and is_sse:  # assembled whether or not stream: sse asked for it
             if unknown:
