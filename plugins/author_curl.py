@@ -16,7 +16,6 @@ import math
 import re
 import shlex
 from dataclasses import field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
@@ -297,7 +296,7 @@ def _apply(c: Curl, name: str, value: str) -> None:
     if name == "--request":
         c.method = value.upper()
     elif name == "--cacert":  # read from the current directory, as curl reads it
-        c.cacert = str(Path(value).expanduser().resolve())
+        c.cacert = str(user_path(value).resolve())
     elif name in UNSENDABLE:
         if name not in c.left_out:
             c.left_out.append(name)
