@@ -309,6 +309,8 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
     result.output = next(
         (_text(fields[k]) for k in OUTPUT_FIELDS if fields.get(k) not in (None, "")), None
     )
+    if result.output is None and any(fields.get(k) == "" for k in OUTPUT_FIELDS):
+        result.output = ""  # an answer given, and empty: never the transcript instead
     if result.output is None and transcript.strip():
         result.output = transcript
     result.handle = next(

@@ -1458,3 +1458,26 @@ def test_a_command_wrapper_on_another_phase_than_execute_is_refused(
     assert (f"{profile}: hooks.{phase}: a ruhroh command wrapper runs on execute only (each "
             f"turn an iteration); on {phase} it would run nothing") in r.stderr, r.stderr
     assert not list(ws.root.rglob("runs/*"))
+
+
+def test_an_empty_output_is_an_empty_answer_never_the_transcript(rook_workspace, rook_cli):
+    # "output": "" fell back to the transcript, so a transcript echoing the prompt
+    # made `contains` pass on an agent that answered nothing (a script hook's
+    # "output": "" is an empty answer too); with no answer field at all, the
+    # transcript is still the answer
+    wrapper = rook_workspace.script(
+        "empty-answer.sh",
+        """
+        #!/bin/bash
+        echo "user: $RUHROH_MESSAGE"
+        if [ "$RUHROH_SCENARIO_ID" = none ]; then echo '{"status":"goal_satisfied"}'
+        else echo '{"status":"goal_satisfied","output":""}'; fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "empty", "goal": "say hello", "criteria": [{"contains": "hello"}]})
+    rook_workspace.scenario({"id": "none", "goal": "say hello", "criteria": [{"contains": "hello"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"empty": "failed", "none": "passed"}
+    empty = scenario_of(r, "empty")["turns"][0]
+    assert empty["output"] == "" and empty["evidence"]["transcript"] == "user: say hello"
