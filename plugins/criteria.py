@@ -462,8 +462,14 @@ class MaxTokens(CriterionType):
             seen["total"] = seen["input"] + seen["output"]
         # A count not observed for every turn in view: what the turns that did
         # report it add up to is a lower bound (counts are never negative).
+        # (a turn some of whose iterations left a count out: what the others reported)
         least = {
-            k: sum(_count(t.usage.get(k)) or 0 for t in view.turns if t.usage)
+            k: sum(
+                _count((t.usage or {}).get(k))
+                or _count((t.evidence.get("usage_at_least") or {}).get(k))
+                or 0
+                for t in view.turns
+            )
             for k in ("input", "output")
         }
         least = {k: v if seen[k] is None else seen[k] or 0 for k, v in least.items()}

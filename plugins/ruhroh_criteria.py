@@ -83,13 +83,21 @@ class MaxCost(CriterionType):
             # add up to is a lower bound (a cost is never negative), as for max_tokens.
             costs = {t.turn: (t.usage or {}).get("cost_usd") for t in view.turns}
             seen = {n: c for n, c in costs.items() if isinstance(c, (int, float))}
-            if not seen:
+            # a turn some iteration of which reported no cost: what the others did
+            partial: dict[int, float] = {}
+            for t in view.turns:
+                part = (t.evidence.get("usage_at_least") or {}).get("cost_usd")
+                if t.turn not in seen and isinstance(part, (int, float)):
+                    partial[t.turn] = part
+            if not seen and not partial:
                 return Verdict(
                     UNVERIFIABLE,
                     "the agent's usage has no cost (costUsd), so this cannot be verified",
                 )
-            least = sum(seen.values())
-            blind = ", ".join(str(n) for n in costs if n not in seen)
+            least = sum(seen.values()) + sum(partial.values())
+            blind = ", ".join(
+                f"{n} (some iterations)" if n in partial else str(n) for n in costs if n not in seen
+            )
             if least > config:
                 return Verdict(
                     FAILED,

@@ -151,6 +151,15 @@ def sum_usage(results: list[IterationResult]) -> dict[str, float] | None:
     return total or None
 
 
+def usage_at_least(results: list[IterationResult], total: dict[str, float] | None) -> Any:
+    """What the iterations that did report a count add up to, for each count some
+    iteration of the turn left out (so the turn's usage has none): a lower bound
+    (counts and costs are never negative) that a budget already over it fails on."""
+    counted = [r.usage for r in results if r.usage and r.failure is None]
+    keys = {k for u in counted for k in u} - set(total or {})
+    return {k: sum(u.get(k, 0) for u in counted) for k in sorted(keys)} or None
+
+
 def _latest(results: list[IterationResult], attr: str) -> Any:
     return next((getattr(r, attr) for r in reversed(results) if getattr(r, attr) is not None), None)
 
@@ -335,10 +344,12 @@ def evidence(
     """The execute answer: ``output``, ``conversation``, ``usage`` and evidence."""
     final = results[-1]
     artifacts = _artifacts(config, session, results, labels)
+    usage = sum_usage(results)
     data: dict[str, Any] = {
         "output": final.output if final.output is not None else "",
         "conversation": session.handle,
-        "usage": sum_usage(results),
+        "usage": usage,
+        "usage_at_least": usage_at_least(results, usage),
         "status": final.status,
         "model": _latest(results, "model"),
         "adapterVersion": _latest(results, "adapter_version"),

@@ -1481,3 +1481,31 @@ def test_an_empty_output_is_an_empty_answer_never_the_transcript(rook_workspace,
     assert r.statuses() == {"empty": "failed", "none": "passed"}
     empty = scenario_of(r, "empty")["turns"][0]
     assert empty["output"] == "" and empty["evidence"]["transcript"] == "user: say hello"
+
+
+def test_a_cost_some_iteration_of_a_turn_left_out_still_fails_a_budget_it_exceeds(
+    rook_workspace, rook_cli
+):
+    # iteration 1 reported costUsd 5, iteration 2 none: the turn's usage has no cost
+    # (never an under-count), and what iteration 1 did report was lost with it, so
+    # max_cost 1 was unverifiable though $5 had been spent
+    wrapper = rook_workspace.script(
+        "part-cost.sh",
+        """
+        #!/bin/bash
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          echo '{"status":"continue","output":"working","usage":{"costUsd":5,"inputTokens":900}}'
+        else echo '{"status":"goal_satisfied","output":"done"}'; fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "over", "goal": "g", "criteria": [{"max_cost": 1}]})
+    rook_workspace.scenario({"id": "under", "goal": "g", "criteria": [{"max_cost": 10}]})
+    rook_workspace.scenario({"id": "tokens", "goal": "g", "criteria": [{"max_tokens": {"input": 100}}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"over": "failed", "under": "unverifiable", "tokens": "failed"}
+    over = scenario_of(r, "over")
+    assert "at least $5.0000" in over["criteria"][0]["reason"], over["criteria"]
+    turn = over["turns"][0]
+    assert not (turn.get("usage") or {}).get("cost_usd")
+    assert turn["evidence"]["usage_at_least"] == {"cost_usd": 5, "input": 900}
