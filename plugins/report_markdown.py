@@ -22,6 +22,7 @@ from typing import Any
 from rook_core.hookspecs import hookimpl
 from rook_core.report import (
     SHOWN,
+    continuity_levels,
     exit_code,
     failing,
     interval,
@@ -132,6 +133,9 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     ]
     if judge:
         facts.append(f"**Judge** {code(judge)}")
+    levels = continuity_levels(report)
+    if levels:
+        facts.append(f"**Ruhroh continuity** {', '.join(map(code, levels))}")
     counts = ", ".join(f"{s[k]} {k}" for k in SHOWN if s.get(k))
     lines = [
         " · ".join(facts),

@@ -444,6 +444,19 @@ def reason_text(entry: dict[str, Any], n: int = 90) -> str:
     return f"{reason}; {note}" if reason else note
 
 
+def continuity_levels(report: dict[str, Any]) -> list[str]:
+    """The continuity levels the run's Ruhroh wrappers or connectors declared
+    (each turn's ``continuity`` evidence), in the order first met: none for a run
+    without Ruhroh."""
+    levels: dict[str, None] = {}
+    for e in report["scenarios"]:
+        for t in e.get("turns") or ():
+            level = (t.get("evidence") or {}).get("continuity")
+            if isinstance(level, str):
+                levels[level] = None
+    return list(levels)
+
+
 def table(report: dict[str, Any]) -> str:
     from tabulate import tabulate
 
@@ -484,6 +497,9 @@ def table(report: dict[str, Any]) -> str:
         f"\n\n{', '.join(parts) or 'no scenarios'} — pass rate {rate} of decided, "
         f"coverage {cov} (decided/planned)"
     )
+    levels = continuity_levels(report)
+    if levels:
+        text += f"\nRuhroh continuity: {', '.join(map(printable, levels))}"
     if warned:
         some = ", ".join(warned[:5]) + (f" and {len(warned) - 5} more" if len(warned) > 5 else "")
         text += f"\nwarnings on {len(warned)} scenario run{'s' * (len(warned) > 1)}: {some}"

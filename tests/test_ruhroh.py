@@ -1509,3 +1509,28 @@ def test_a_cost_some_iteration_of_a_turn_left_out_still_fails_a_budget_it_exceed
     turn = over["turns"][0]
     assert not (turn.get("usage") or {}).get("cost_usd")
     assert turn["evidence"]["usage_at_least"] == {"cost_usd": 5, "input": 900}
+
+
+def test_the_continuity_level_is_shown_in_the_terminal_and_markdown_reports(
+    rook_workspace, rook_cli, tmp_path
+):
+    # SPEC 7: the level is "recorded and shown in the report"; only the JSON and
+    # HTML reports had it (in each turn's evidence)
+    wrapper = rook_workspace.script(
+        "cont.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"ok"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), continuity="workspace_plus_transcript")
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    md = tmp_path / "out.md"
+    r = rook_cli("run", "--report", f"markdown:{md}")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert "Ruhroh continuity: workspace_plus_transcript" in r.stdout
+    assert "**Ruhroh continuity** <code>workspace_plus_transcript</code>" in md.read_text()
+    # a run without Ruhroh shows none
+    rook_workspace.profile({"id": "plain", "hooks": {"execute": {"script": str(wrapper)}}})
+    r = rook_cli("run", "--profile", "plain", "--report", f"markdown:{md}")
+    assert "\nrun " in r.stdout and "**Profile** <code>plain</code>" in md.read_text(), r.stderr
+    assert "Ruhroh continuity" not in r.stdout and "continuity" not in md.read_text()
