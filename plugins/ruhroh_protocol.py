@@ -365,20 +365,44 @@ def _read_one(value: Any, base: Path, cap: int) -> dict[str, Any]:
     return info
 
 
+def _listed_name(value: Any, index: int) -> tuple[str, str]:
+    """A listed artifact's name and, for one that shares it, its longer name: a
+    path by its file name (then the path as given); an object by its ``name``,
+    else its ``path`` the same way; anything else by its place in the list."""
+    if isinstance(value, dict):
+        if isinstance(value.get("name"), str) and value["name"]:
+            return value["name"], f"{value['name']} ({index})"
+        value = value.get("path")
+    if isinstance(value, (str, Path)) and Path(value).name:
+        return Path(value).name, str(value)
+    return f"artifact {index}", f"artifact {index}"
+
+
 def read_artifacts(artifacts: Any, base: Path, cap: int) -> dict[str, Any]:
-    """Artifacts a result names (``{name: path}``, or a list of paths) with each
-    file's content, capped at ``cap`` bytes (binary files: size only)."""
+    """Artifacts a result names (``{name: path}``, a list of paths or of objects
+    with a ``path``, or one path) with each file's content, capped at ``cap``
+    bytes (binary files: size only). Anything else is kept as it came, with a note."""
+    if isinstance(artifacts, str):
+        artifacts = [artifacts]  # one path
     if isinstance(artifacts, list):
-        names = [Path(str(p)).name for p in artifacts]
-        # each by its file name; files that share one by the path as given, so none is lost
+        names = [_listed_name(p, i) for i, p in enumerate(artifacts, 1)]
+        short = [n for n, _ in names]
+        # each by its name; entries that share one by the longer name, so none is lost
         items = [
-            (name if names.count(name) == 1 else str(p), p)
-            for name, p in zip(names, artifacts, strict=True)
+            (name if short.count(name) == 1 else longer, p)
+            for (name, longer), p in zip(names, artifacts, strict=True)
         ]
     elif isinstance(artifacts, dict):
         items = list(artifacts.items())
-    else:
+    elif artifacts is None:
         return {}
+    else:
+        return {
+            "artifacts": {
+                "value": artifacts,
+                "note": "not a {name: path} mapping, a list of paths or a path: kept as given",
+            }
+        }
     return {str(name): _read_one(value, base, cap) for name, value in items}
 
 

@@ -1534,3 +1534,34 @@ def test_the_continuity_level_is_shown_in_the_terminal_and_markdown_reports(
     r = rook_cli("run", "--profile", "plain", "--report", f"markdown:{md}")
     assert "\nrun " in r.stdout and "**Profile** <code>plain</code>" in md.read_text(), r.stderr
     assert "Ruhroh continuity" not in r.stdout and "continuity" not in md.read_text()
+
+
+def test_every_artifacts_shape_is_kept_and_named(rook_workspace, rook_cli):
+    # a plain string ("artifacts": "out.log") was dropped silently, and a list entry
+    # that is an object was named by its Python repr ("{'name': 'log', ...}")
+    wrapper = rook_workspace.script(
+        "shapes.sh",
+        """
+        #!/bin/bash
+        echo one > out.log; mkdir -p b; echo two > b/c.txt
+        case "$RUHROH_SCENARIO_ID" in
+          string) arts='"out.log"' ;;
+          objects) arts='[{"name":"log","path":"out.log"},{"path":"b/c.txt"},{"kind":"x"}]' ;;
+          number) arts='7' ;;
+        esac
+        echo "{\\"status\\":\\"goal_satisfied\\",\\"output\\":\\"ok\\",\\"artifacts\\":$arts}"
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    for sid in ("string", "objects", "number"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    arts = {sid: scenario_of(r, sid)["turns"][0]["evidence"]["artifacts"] for sid in r.statuses()}
+    assert {k: v["content"] for k, v in arts["string"].items()} == {"out.log": "one\n"}
+    objects = arts["objects"]
+    assert sorted(objects) == ["artifact 3", "c.txt", "log"], objects
+    assert objects["log"]["content"] == "one\n" and objects["log"]["name"] == "log"
+    assert objects["c.txt"]["content"] == "two\n"
+    assert objects["artifact 3"] == {"kind": "x"}
+    assert arts["number"]["artifacts"]["value"] == 7 and "kept as given" in arts["number"]["artifacts"]["note"]
