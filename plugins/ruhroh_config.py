@@ -11,6 +11,8 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
+from rook_core.schemafields import StrictInteger
+
 from .ruhroh import CONNECTOR, RUHROH
 from .ruhroh_command import CommandConnector
 from .ruhroh_protocol import CONTINUITY_LEVELS, DEFAULT_ARTIFACT_BYTES
@@ -22,11 +24,11 @@ class _LoopSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    max_iterations = fields.Integer(
-        strict=True, validate=validate.Range(min=1), load_default=DEFAULT_MAX_ITERATIONS
+    max_iterations = StrictInteger(
+        validate=validate.Range(min=1), load_default=DEFAULT_MAX_ITERATIONS
     )
-    artifact_max_bytes = fields.Integer(
-        strict=True, validate=validate.Range(min=0), load_default=DEFAULT_ARTIFACT_BYTES
+    artifact_max_bytes = StrictInteger(
+        validate=validate.Range(min=0), load_default=DEFAULT_ARTIFACT_BYTES
     )
     workspace_template = fields.String(validate=validate.Length(min=1))
 

@@ -152,17 +152,25 @@ async def _terminate_group(
 
 
 def _too_big(env: Mapping[str, str]) -> str | None:
-    """Why the system refused to start a program with ``env`` (``E2BIG``) when a
-    variable is longer than one can be (Linux: 32 pages, 128 KiB), naming it;
-    otherwise ``None``."""
+    """Why the system refused to start a program with ``env`` (``E2BIG``): a
+    variable longer than one can be (Linux: 32 pages, 128 KiB), named; else the
+    environment's size and its largest variables (names only, never a value)."""
     try:
         limit = 32 * os.sysconf("SC_PAGE_SIZE") if sys.platform.startswith("linux") else 0
     except (ValueError, OSError):
         limit = 0
     sizes = {k: len(f"{k}={v}".encode("utf-8", "surrogateescape")) + 1 for k, v in env.items()}
     name = max(sizes, key=sizes.__getitem__, default=None)
-    if not limit or name is None or sizes[name] <= limit:
+    if name is None:
         return None
+    if not limit or sizes[name] <= limit:
+        # each fits: together (with the arguments) they are over ARG_MAX
+        largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
+        return (
+            f"the environment holds {sum(sizes.values())} bytes in {len(sizes)} variables, "
+            "more than it can carry with the arguments (ARG_MAX); the largest: "
+            + ", ".join(f"{k} ({sizes[k]} bytes)" for k in largest)
+        )
     why = (
         f"{name} holds {sizes[name]} bytes, more than one environment variable can carry ({limit})"
     )

@@ -23,7 +23,7 @@ from .models import (
     Profile,
 )
 from .plugins import Registry
-from .schemafields import StrictFloat, did_you_mean, explain_unknown
+from .schemafields import StrictFloat, StrictInteger, did_you_mean, explain_unknown
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -49,6 +49,15 @@ def _env_var_limit() -> int:
     try:
         return 32 * os.sysconf("SC_PAGE_SIZE") if sys.platform.startswith("linux") else 0
     except (ValueError, OSError):
+        return 0
+
+
+def _environment_limit() -> int:
+    """The most bytes a program's arguments and environment together can hold
+    (``ARG_MAX``); 0 when it is not known."""
+    try:
+        return max(os.sysconf("SC_ARG_MAX"), 0)
+    except (ValueError, OSError, AttributeError):
         return 0
 
 
@@ -94,8 +103,8 @@ class _LimitsSchema(Schema):
 
     error_messages = {"type": "must be a mapping: {stdout_bytes: BYTES, stderr_bytes: BYTES}"}
 
-    stdout_bytes = fields.Integer(strict=True, validate=validate.Range(min=1024))
-    stderr_bytes = fields.Integer(strict=True, validate=validate.Range(min=1024))
+    stdout_bytes = StrictInteger(validate=validate.Range(min=1024))
+    stderr_bytes = StrictInteger(validate=validate.Range(min=1024))
 
 
 class _ProfileSchema(Schema):
@@ -122,7 +131,7 @@ class _ProfileSchema(Schema):
         values=_EnvValue(validate=_no_nul),
         load_default=dict,
     )
-    concurrency = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
+    concurrency = StrictInteger(validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
     inherit_env = fields.List(fields.String(validate=validate.Length(min=1)), allow_none=True)
 
@@ -139,6 +148,15 @@ class _ProfileSchema(Schema):
         }
         if big:
             raise ValidationError(big)
+        total = sum(sizes.values()) + 8 * len(sizes)  # each string, and its pointer
+        room = _environment_limit()
+        if room and total > room:
+            largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
+            raise ValidationError(
+                f"together {total} bytes, more than a hook's whole environment can carry "
+                f"({room}, ARG_MAX); the largest: "
+                + ", ".join(f"{k} ({sizes[k]} bytes)" for k in largest)
+            )
 
     @validates("env")
     def _each_variable_once(self, value: list[dict[str, Any]], **kwargs: Any) -> None:
@@ -250,6 +268,20 @@ def undeclared_env(
     return found
 
 
+def _mapping(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _env_names(data: dict[str, Any]) -> set[str]:
+    """The variable names ``env`` declares, as the file writes them."""
+    refs = data.get("env")
+    return {
+        ref["variable"]
+        for ref in (refs if isinstance(refs, list) else [])
+        if isinstance(ref, dict) and isinstance(ref.get("variable"), str)
+    }
+
+
 def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     """Validate a profile mapping; every problem is reported with its field path."""
     if not isinstance(data, dict):
@@ -275,15 +307,19 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
                     errors["hooks"][phase] = exc.messages
         if "execute" not in raw_hooks and "hooks" not in errors:
             errors["hooks"] = {"execute": ["missing: execute is the one required phase"]}
+    # An env variable's value comes from the environment (a secret stays out of
+    # the file): a hook_env value for it would replace the value checked set
+    # before the run, and the hooks would never see it. Read from the file as
+    # written, so it is listed with any other problem of the file.
+    for name in sorted(_env_names(data) & set(_mapping(data.get("hook_env")))):
+        found = errors.setdefault("hook_env", {})
+        message = (
+            f"{name} is declared in env: its value comes from the environment, "
+            "never from the file; remove it from hook_env"
+        )
+        if isinstance(found, dict) and isinstance(found.get(name, []), list):
+            found[name] = [*found.get(name, []), message]
     if loaded is not None:
-        # An env variable's value comes from the environment (a secret stays out
-        # of the file): a hook_env value for it would replace the value checked
-        # set before the run, and the hooks would never see it.
-        for name in sorted({e["variable"] for e in loaded["env"]} & set(loaded["hook_env"])):
-            errors.setdefault("hook_env", {})[name] = [
-                f"{name} is declared in env: its value comes from the environment, "
-                "never from the file; remove it from hook_env"
-            ]
         for phase, problems in undeclared_env(hooks, loaded, transports).items():
             errors.setdefault("hooks", {})
             if isinstance(errors["hooks"], dict):

@@ -31,7 +31,13 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 from .errors import ScenarioError, format_validation_messages
 from .models import ID_MAX, SLUG, SLUG_RULE, Criterion, Scenario
 from .plugins import Registry
-from .schemafields import StrictFloat, did_you_mean, explain_unknown, refuse_unknown
+from .schemafields import (
+    StrictFloat,
+    StrictInteger,
+    did_you_mean,
+    explain_unknown,
+    refuse_unknown,
+)
 from .yamlio import load_yaml
 
 PUBLIC_KEYS = (
@@ -81,14 +87,14 @@ class _ScenarioSchema(Schema):
     tags = fields.List(fields.String(), load_default=list)
     goal = fields.String()
     turns = fields.List(fields.String(), validate=validate.Length(min=1))
-    repeat = fields.Integer(strict=True, validate=validate.Range(min=1), load_default=1)
+    repeat = StrictInteger(validate=validate.Range(min=1), load_default=1)
     criteria = fields.List(fields.Raw(), load_default=list)
     class_ = fields.String(data_key="class")
     category = fields.String()
     feature_id = fields.String()
     excluded = fields.Boolean(truthy={True}, falsy={False})
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
-    max_turns = fields.Integer(strict=True, validate=validate.Range(min=1))
+    max_turns = StrictInteger(validate=validate.Range(min=1))
     multi_turn = fields.Boolean(truthy={True}, falsy={False})
     setup_messages = fields.List(fields.String())
     expectation = fields.Nested(_ExpectationSchema)

@@ -34,6 +34,23 @@ def _exponent_hint(value: str) -> str | None:
     )
 
 
+class StrictInteger(fields.Integer):
+    """A whole number (``fields.Integer(strict=True)``); the message for ``1e3``,
+    which YAML reads as text, says how to write it, as :class:`StrictFloat`'s does."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str) and _exponent_hint(value) is not None:
+            number = float(value)
+            if number.is_integer():
+                raise ValidationError(
+                    f"Not a valid integer: YAML reads {value} as text; write {int(number)}"
+                )
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class StrictFloat(fields.Float):
     """A number, as YAML writes one: a string (``"30"``) is refused, as
     ``fields.Integer(strict=True)`` refuses it, and so is a boolean. The

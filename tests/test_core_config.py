@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 ECHO = """
@@ -112,6 +114,31 @@ def refused(r, ws, *needles):
                 "hook_env": {"TOKEN": "literal-in-the-file"},
             },
             ["hook_env.TOKEN", "declared in env", "from the environment"],
+        ),
+        (  # listed with the file's other problems, never only once they are fixed
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "concurrency": 0,
+                "env": [{"variable": "TOKEN", "purpose": "the API token"}],
+                "hook_env": {"TOKEN": "literal-in-the-file"},
+            },
+            ["concurrency", "hook_env.TOKEN", "declared in env"],
+        ),
+        (  # YAML 1.1 reads 1e3 as text: "Not a valid integer." said nothing of why
+            "id: p\nhooks: {execute: scripts/h.sh}\nconcurrency: 1e3\n",
+            ["concurrency: Not a valid integer: YAML reads 1e3 as text; write 1000"],
+        ),
+        (  # each fits in one variable, together they overflow a hook's environment
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "hook_env": {
+                    "BIG": "y" * 125_000,
+                    **{f"V{i}": "x" * 120_000 for i in range(os.sysconf("SC_ARG_MAX") // 120_000)},
+                },
+            },
+            ["hook_env: together", "more than a hook's whole environment", "largest: BIG (125005 bytes)"],
         ),
     ],
 )

@@ -507,3 +507,31 @@ def test_a_handle_too_big_for_an_environment_variable_is_named_by_the_failure(
         assert "ROOK_CONVERSATION holds 200" in diagnosis, diagnosis
         assert "more than one environment variable can carry" in diagnosis, diagnosis
         assert "ROOK_STATE_DIR" in diagnosis, diagnosis
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's ARG_MAX")
+def test_an_environment_too_big_in_all_names_its_largest_variables(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """hook_env values each under 128 KiB, with Rook's own environment, can be more
+    than a program's whole environment carries: the failure said only 'Argument
+    list too long (...)', naming no variable."""
+    ws = rook_workspace
+    half = os.sysconf("SC_ARG_MAX") // 120_000 // 2 + 1
+    for i in range(half):
+        monkeypatch.setenv(f"PAD{i}", "p" * 120_000)
+    hook_env = {f"V{i}": "v" * 120_000 for i in range(half)}
+    hook_env["BIG"] = "b" * 125_000
+    ws.script("ok.sh", """
+        #!/bin/bash
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}, "hook_env": hook_env})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error", s
+    diagnosis = s["hooks"][0]["diagnosis"]
+    assert "Argument list too long" in diagnosis, diagnosis
+    assert "more than it can carry with the arguments (ARG_MAX)" in diagnosis, diagnosis
+    assert "the largest: BIG (125005 bytes)" in diagnosis, diagnosis

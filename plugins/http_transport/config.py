@@ -24,7 +24,7 @@ from marshmallow import (
     validates_schema,
 )
 
-from rook_core.schemafields import StrictFloat
+from rook_core.schemafields import StrictFloat, StrictInteger
 from rook_core.urlcheck import shown, url_problem
 
 from .entry import (
@@ -150,7 +150,7 @@ class HttpSchema(Schema):
     form = fields.Dict(keys=fields.String(), values=fields.Raw())
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     verify_tls = VerifyField()
-    retries = fields.Integer(strict=True, validate=validate.Range(min=0, max=20))
+    retries = StrictInteger(validate=validate.Range(min=0, max=20))
     backoff_seconds = StrictFloat(validate=validate.Range(min=0, max=300))
     stream = fields.String(allow_none=True, validate=validate.OneOf(["sse", "none"]))
     extract = fields.Nested(ExtractSchema)
