@@ -450,11 +450,15 @@ def continuity_levels(report: dict[str, Any]) -> list[str]:
     without Ruhroh."""
     levels: dict[str, None] = {}
     for e in report["scenarios"]:
-        for t in e.get("turns") or ():
-            level = (t.get("evidence") or {}).get("continuity")
-            if isinstance(level, str):
-                levels[level] = None
+        _note_levels(e, levels)
     return list(levels)
+
+
+def _note_levels(entry: dict[str, Any], levels: dict[str, None]) -> None:
+    for t in entry.get("turns") or ():
+        level = (t.get("evidence") or {}).get("continuity")
+        if isinstance(level, str):
+            levels[level] = None
 
 
 def table(report: dict[str, Any]) -> str:
@@ -462,7 +466,9 @@ def table(report: dict[str, Any]) -> str:
 
     rows = []
     warned: list[str] = []
+    levels: dict[str, None] = {}  # read here: the entries are read once (a file of them)
     for e in report["scenarios"]:
+        _note_levels(e, levels)
         crit = e["criteria"]
         ok = sum(1 for c in crit if c["status"] == PASSED)
         name = e["id"] if e["repeat_count"] == 1 else f"{e['id']} #{e['repeat_index']}"
@@ -497,7 +503,6 @@ def table(report: dict[str, Any]) -> str:
         f"\n\n{', '.join(parts) or 'no scenarios'} — pass rate {rate} of decided, "
         f"coverage {cov} (decided/planned)"
     )
-    levels = continuity_levels(report)
     if levels:
         text += f"\nRuhroh continuity: {', '.join(map(printable, levels))}"
     if warned:
