@@ -113,6 +113,49 @@ def parse_report_options(
     return reports
 
 
+RUN_OWN_DIRS = ("scenarios", "state", "judge")
+"""The folders of a run's directory that hold its record (see :mod:`rook_core.store`)."""
+
+
+def check_report_targets(
+    reports: Iterable[tuple[str, str]],
+    runs_dir: Path | None = None,
+    run_dirs: Iterable[Path] = (),
+) -> None:
+    """Refuse (exit 2, nothing run or written) a ``--report`` that would replace
+    a file of a run's record: in a run directory (one of ``run_dirs``, or any
+    folder of ``runs_dir``), a JSON file or ``profile.yaml`` at its top
+    (``run.json``, ``report.json``, ``summary.json``, ``prepare.json``...), a
+    hidden file, or anything under ``scenarios/``, ``state/`` or ``judge/``.
+    Other files there (``report.html``) are the user's to write."""
+    roots = [os.path.realpath(d) for d in run_dirs]
+    top = os.path.realpath(runs_dir) if runs_dir is not None else None
+    for fmt, path in reports:
+        if is_special(Path(path)):
+            continue
+        real = os.path.realpath(path)
+        found = [(r, os.path.relpath(real, r)) for r in roots if real.startswith(r + os.sep)]
+        if not found and top is not None and real.startswith(top + os.sep):
+            head = os.path.relpath(real, top).split(os.sep)[0]
+            found = [(os.path.join(top, head), os.path.relpath(real, os.path.join(top, head)))]
+        for root, rel in found:
+            parts = rel.split(os.sep)
+            name = parts[0]
+            if parts[0] == os.pardir:
+                continue
+            if len(parts) > 1 and name not in RUN_OWN_DIRS:
+                continue
+            if len(parts) == 1 and not (
+                name.endswith(".json") or name == "profile.yaml" or name.startswith(".")
+            ):
+                continue
+            raise ConfigError(
+                f"--report {fmt}:{path}: that is {rel} of run {os.path.basename(root)} "
+                f"({root}), part of its record, which a report never replaces; write the "
+                "report elsewhere (or under another name there, e.g. report.html)"
+            )
+
+
 def check_json_out(reports: Iterable[str]) -> None:
     """With ``--json``, standard output holds exactly one JSON document: a
     ``--report`` that would write there too (``/dev/stdout``, or the file
@@ -337,6 +380,7 @@ def prepare_run(
     request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
     workspace = find_workspace(request.workspace)
     agent = select_agent(workspace, request.project, request.agent)
+    check_report_targets(reports, agent.runs_dir)
 
     manifest: dict[str, Any] | None = None
     joined: tuple[Path, dict[str, Any]] | None = None

@@ -180,6 +180,41 @@ def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
     assert refused.exit_code == 2 and f"--report json:{out}: {out} is a directory" in refused.stderr
 
 
+def test_a_report_never_replaces_a_file_of_a_runs_record(ws, rook_cli):
+    ws.scenario(scenario("a"))
+    run_id = run(rook_cli)
+    run_dir = ws.run_dir(run_id)
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+
+    for name in ("report.json", "run.json", "summary.json", "profile.yaml",
+                 "scenarios/a.1.json", "state/a.1/x.md"):
+        target = f"markdown:{run_dir}/{name}"
+        for args in (("report", run_id), ("run", "--run", run_id), ("run",)):
+            r = rook_cli(*args, "--report", target)
+            assert r.exit_code == 2, (args, name, r.stderr)
+            assert f"--report {target}: that is {name} of run {run_id}" in r.stderr
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+    assert [d.name for d in run_dir.parent.iterdir()] == [run_id]  # nothing ran
+    shown = rook_cli("runs", "show", "latest")
+    assert shown.exit_code == 0 and "PASS" in shown.stdout, shown.stderr
+
+    beside = rook_cli("report", run_id, "--report", f"html:{run_dir}/report.html")
+    assert beside.exit_code == 0 and (run_dir / "report.html").is_file()
+
+
+def test_merge_never_writes_a_report_over_the_runs_record(ws, rook_cli):
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    for i in (1, 2):
+        assert rook_cli("run", "--run-name", "m", "--shard", f"{i}/2").exit_code == 0
+    run_dir = ws.run_dir("m")
+    for name in ("report.json", "run.shard-1-of-2.json"):
+        r = rook_cli("merge", "-w", str(ws.root), "--run", "m", "--report", f"json:{run_dir}/{name}")
+        assert r.exit_code == 2 and f"that is {name} of run m" in r.stderr, r.stderr
+    assert not (run_dir / "report.json").exists()
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "m").exit_code == 0
+
+
 def test_a_rebuilt_report_keeps_the_runs_pass_rate_gate(ws, rook_cli, tmp_path):
     """rook report --rebuild dropped the --min-pass-rate gate: a run that met its
     gate (exit 0) was re-rendered as failed (JUnit, Markdown, HTML and JSON)."""

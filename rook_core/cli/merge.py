@@ -141,7 +141,13 @@ def merge_command(
     from ..redact import Redactor, activate
     from ..report import exit_code, table
     from ..reportfile import print_json
-    from ..runner import check_json_out, parse_report_options, report_failures, write_reports
+    from ..runner import (
+        check_json_out,
+        check_report_targets,
+        parse_report_options,
+        report_failures,
+        write_reports,
+    )
 
     if as_json:
         check_json_out(reports)
@@ -156,6 +162,7 @@ def merge_command(
     rook = plugins.build_plugin_manager()
     wanted = parse_report_options(reports, rook)
     target = _target(run_dirs, run_id, into, workspace, project, agent)
+    check_report_targets(wanted, None, [target, *map(Path, run_dirs)])
     base = run_json(target) if (target / "run.json").is_file() else None
     lock = _check_idle(target, int(base.get("shards") or 0)) if base is not None else None
     try:

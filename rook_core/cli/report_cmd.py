@@ -50,7 +50,7 @@ def report_command(
     from ..redact import Redactor, activate
     from ..report import summarize, table
     from ..reportfile import print_json
-    from ..runner import check_json_out, parse_report_options, write_reports
+    from ..runner import check_json_out, check_report_targets, parse_report_options, write_reports
 
     if as_json:
         check_json_out(reports)
@@ -59,6 +59,7 @@ def report_command(
     targets = parse_report_options(reports, rook)
     a = find_agent(workspace, project, agent)
     run_path = resolve_run(a.runs_dir, run_ref)
+    check_report_targets(targets, a.runs_dir, [run_path])
     activate(Redactor.for_variables(secret_names(run_path)))  # for what a reporter says
     report = load_report(run_path, rebuild=rebuild)
     if "by_scenario" not in report["summary"]:  # written before per-scenario statistics
