@@ -412,6 +412,10 @@ class Engine:
         if existing is not None:
             _note_changed_definition(record, self.scenario_block(sr.scenario))
             _drop_redacted_handle(record)
+        if record.get("blocked") == "prepare":  # never started: prepare failed before it
+            if "prepare" not in self.phases:
+                return record, []  # as it was, until an invocation prepares again
+            record = self.new_record(sr)
         earlier = record if record.get("infra") else None
         if earlier is not None:
             record = self._retry(sr, earlier)
@@ -652,7 +656,13 @@ class Engine:
         state_dir = self.recorder.state_dir(sr.key)
 
         if self.prepare_failed and ("open" in todo or "execute" in todo):
-            self._finish(record, ERROR, self.prepare_failed)
+            # never started: no result of its own, so a resume (preparing again) runs it
+            self._finish(
+                record,
+                ERROR,
+                f"{self.prepare_failed} (rook run --run {self.ctx.id} prepares again and runs it)",
+            )
+            record.update(final=False, blocked="prepare", phases_done=[])
             return
         if "open" in todo or "execute" in todo:
             why = self.not_runnable(scenario)

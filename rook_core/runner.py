@@ -560,7 +560,10 @@ def _check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: li
         if record.get("final"):
             continue
         waiting += 1
-        missing = phases_missing_before({} if record.get("infra") else record, phases)
+        fresh = record.get("infra") or record.get("blocked")  # a resume runs it from the start
+        missing = phases_missing_before({} if fresh else record, phases)
+        if record.get("blocked") == "prepare":
+            missing = ["prepare", *missing]
         if missing:
             blocked[sr.key] = missing
     if not waiting or len(blocked) < waiting:

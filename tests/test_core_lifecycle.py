@@ -107,6 +107,31 @@ def test_prepare_failure_is_reported_and_no_scenario_runs(ws, rook_cli, monkeypa
     assert r.exit_code == 1
 
 
+def test_a_resume_after_prepare_failed_prepares_again_and_runs_the_scenarios(
+    ws, rook_cli, monkeypatch
+):
+    monkeypatch.setenv("FAIL_PREPARE", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json")
+    run_id = first.report["run"]["id"]
+    assert first.exit_code == 1 and first.report["scenarios"][0]["status"] == "error"
+    assert f"rook run --run {run_id} prepares again" in first.report["scenarios"][0]["reason"]
+    # a suffix that does not prepare cannot run them: prepare must succeed first
+    hole = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
+    assert hole.exit_code == 2 and f"--phases prepare,open,execute" in hole.stderr, hole.stderr
+
+    monkeypatch.delenv("FAIL_PREPARE")  # the user fixed prepare
+    again = rook_cli("run", "--run", run_id, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert again.report["run"]["prepare"]["status"] == "ok"
+    assert [(s["id"], s["status"]) for s in again.report["scenarios"]] == [("s", "passed")]
+    assert [ln.split()[0] for ln in log_lines(ws)] == [
+        "prepare", "prepare", "open", "execute", "close", "collect"
+    ]
+    shown = json.loads(rook_cli("runs", "--json").stdout)["runs"][0]
+    assert shown["id"] == run_id and shown["complete"] and shown["exit_code"] == 0
+
+
 def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     monkeypatch.setenv("NO_HANDLE", "1")
     ws.profile(
