@@ -342,7 +342,10 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
         report = read_report(run_path / REPORT_FILE)
         if _is_report(report):
             run = report["run"]
-            run["dir"] = _where(run_path, run.get("dir"))  # where it is now, if moved since
+            where = _where(run_path, run.get("dir"))  # where it is now, if moved since
+            if (run.get("id"), run.get("dir")) != (run_path.name, where):  # moved, or copied
+                # a new value, so that the report is no longer printed as its file holds it
+                report["run"] = {**run, "id": run_path.name, "dir": where}
             return report
         if report is not None:
             raise RunStoreError(
@@ -364,7 +367,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
             f"{run_path / RUN_FILE}: not a Rook run manifest (it has no {', '.join(missing)})"
         )
     return write_report(
-        {**manifest, "dir": _where(run_path, manifest.get("dir"))},
+        {**manifest, "id": run_path.name, "dir": _where(run_path, manifest.get("dir"))},
         planned_records(run_path, manifest.get("plan", [])),
         _gate_rate(run_path, manifest),
     )

@@ -399,6 +399,7 @@ def prepare_run(
                 joined = (run_path / "run.json", manifest)  # its first start: it joins the run
             manifest = sharding.resume_manifest(run_path, manifest, shard)
             manifest["dir"] = str(run_path)  # where it is now: a workspace moves, or is restored
+            manifest["id"] = run_path.name  # its folder's name: a run copied under a new one
             _check_manifest(run_path / "run.json", manifest)
             pinned = manifest["profile"]["id"]
             if profile_name is None:

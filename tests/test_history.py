@@ -148,6 +148,32 @@ def test_many_runs_and_copies_without_an_index(ws, rook_cli):
     assert all((ws.runs_dir / r["id"] / "summary.json").is_file() for r in doc["runs"])
 
 
+def test_a_run_copied_under_a_new_name_is_named_by_its_folder(ws, rook_cli, tmp_path):
+    ws.scenario(scenario("a"))
+    run_id = run(rook_cli)
+    copy = ws.runs_dir / "baseline"
+    shutil.copytree(ws.run_dir(run_id), copy)
+
+    diff = rook_cli("diff", run_id, "baseline")
+    assert diff.exit_code == 0 and f"A {run_id} (" in diff.stdout, diff.stdout
+    assert "B baseline (" in diff.stdout
+    shown = rook_cli("runs", "show", "baseline")
+    assert f"run baseline: {copy}" in shown.stdout + shown.stderr
+    for args in (("runs", "show", "baseline", "--json"), ("report", "baseline", "--json"),
+                 ("report", "baseline", "--rebuild", "--json")):
+        doc = json.loads(rook_cli(*args).stdout)
+        assert (doc["run"]["id"], doc["run"]["dir"]) == ("baseline", str(copy)), args
+    rook_cli("report", "baseline", "--report", f"junit:{tmp_path}/j.xml")
+    assert 'name="run_id" value="baseline"' in (tmp_path / "j.xml").read_text()
+    original = json.loads(rook_cli("report", run_id, "--json").stdout)
+    assert original["run"]["id"] == run_id
+
+    resumed = rook_cli("run", "--run", "baseline", "--json")  # nothing left: it reports again
+    assert resumed.exit_code == 0 and resumed.report["run"]["id"] == "baseline"
+    assert json.loads((copy / "run.json").read_text())["id"] == "baseline"
+    assert json.loads((ws.run_dir(run_id) / "run.json").read_text())["id"] == run_id
+
+
 def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
     ws.scenario(scenario("a"))
     ws.scenario(scenario("b"))
