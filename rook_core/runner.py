@@ -136,13 +136,12 @@ def check_report_targets(
         real = os.path.realpath(path)
         found = [(r, os.path.relpath(real, r)) for r in roots if real.startswith(r + os.sep)]
         if not found and top is not None and real.startswith(top + os.sep):
-            head = os.path.relpath(real, top).split(os.sep)[0]
-            found = [(os.path.join(top, head), os.path.relpath(real, os.path.join(top, head)))]
+            head, *rest = os.path.relpath(real, top).split(os.sep)
+            if rest:  # in a run's folder, not beside the runs
+                found = [(os.path.join(top, head), os.sep.join(rest))]
         for root, rel in found:
             parts = rel.split(os.sep)
             name = parts[0]
-            if parts[0] == os.pardir:
-                continue
             if len(parts) > 1 and name not in RUN_OWN_DIRS:
                 continue
             if len(parts) == 1 and not (

@@ -226,6 +226,8 @@ def test_a_report_never_replaces_a_file_of_a_runs_record(ws, rook_cli):
 
     beside = rook_cli("report", run_id, "--report", f"html:{run_dir}/report.html")
     assert beside.exit_code == 0 and (run_dir / "report.html").is_file()
+    among = rook_cli("report", run_id, "--report", f"json:{run_dir.parent}/export.json")
+    assert among.exit_code == 0 and (run_dir.parent / "export.json").is_file(), among.stderr
 
 
 def test_merge_never_writes_a_report_over_the_runs_record(ws, rook_cli):
