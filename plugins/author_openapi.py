@@ -209,17 +209,37 @@ def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
     raise ConfigError("the OpenAPI document names no server URL; give it with --base-url URL")
 
 
+# http schemes that answer the server's challenge on each request: no fixed header sends them
+CHALLENGE = ("digest", "negotiate", "ntlm", "hoba", "mutual", "scram-sha-1", "scram-sha-256")
+TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an auth scheme's name (RFC 9110 token)
+
+
+def _sendable(doc: dict[str, Any], schemes: dict[str, Any], requirement: Any) -> bool:
+    """Whether every scheme of one security requirement can be sent as a fixed header."""
+    for name in requirement or {}:
+        s = deref(doc, schemes.get(name) or {})
+        if s.get("type") == "http" and str(s.get("scheme", "")).lower() in CHALLENGE:
+            return False
+    return True
+
+
 def security_headers(
-    doc: dict[str, Any], op: dict[str, Any], request: AuthorRequest, where: str
+    doc: dict[str, Any], op: dict[str, Any], request: AuthorRequest, where: str, notes: list[str]
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """Headers and query parameters carrying the operation's credentials, from env."""
+    """Headers and query parameters carrying the operation's credentials, from env.
+
+    Of the alternative requirements, the first that Rook can send; a scheme that
+    answers a challenge (``http`` ``digest``, ``negotiate``...) is never sent as
+    a fixed header: ``notes`` says so."""
     headers: dict[str, str] = {}
     query: dict[str, str] = {}
     reqs = op.get("security", doc.get("security")) or []
     schemes = (doc.get("components") or {}).get("securitySchemes") or {}
-    for name in reqs[0] if reqs else {}:
+    chosen = next((r for r in reqs if _sendable(doc, schemes, r)), reqs[0] if reqs else {})
+    for name in chosen or {}:
         s = deref(doc, schemes.get(name) or {})
         kind, purpose = s.get("type"), f"{name} credential for {where} (OpenAPI security scheme)"
+        scheme = str(s.get("scheme", "")).strip()
         if kind == "apiKey":
             var = request.secrets.add("API_KEY", purpose)
             target = query if s.get("in") == "query" else headers
@@ -230,9 +250,24 @@ def security_headers(
                 else f"{s.get('name')}={{{{env.{var}}}}}"
             )
             target[key] = value
-        elif kind == "http" and str(s.get("scheme", "")).lower() == "basic":
+        elif kind == "http" and scheme.lower() in CHALLENGE:
+            notes.append(
+                f"security scheme {name} (http {scheme}) is not sent: {scheme} authentication "
+                "answers a challenge from the server on each request, and an http hook sends "
+                "fixed headers; send the credential from a script hook, or use a scheme of "
+                "the API that takes a fixed header (bearer, basic, an API key)"
+            )
+        elif kind == "http" and scheme.lower() == "basic":
             var = request.secrets.add("BASIC_AUTH", purpose + ": base64 of user:password")
             headers["Authorization"] = f"Basic {{{{env.{var}}}}}"
+        elif kind == "http" and scheme.lower() not in ("", "bearer"):
+            if not TOKEN.fullmatch(scheme):
+                raise ConfigError(
+                    f"OpenAPI: components.securitySchemes.{name}.scheme: {scheme!r} is not "
+                    "the name of an HTTP authentication scheme (such as bearer, basic, token)"
+                )
+            var = request.secrets.add("API_TOKEN", purpose + f": sent as {scheme} TOKEN")
+            headers["Authorization"] = f"{scheme} {{{{env.{var}}}}}"
         elif kind in ("http", "oauth2", "openIdConnect"):
             var = request.secrets.add("API_TOKEN", purpose)
             headers["Authorization"] = f"Bearer {{{{env.{var}}}}}"
@@ -308,11 +343,11 @@ class OpenApiAuthor(HttpAuthor):
         # a password in the document's URL (or its server URL) goes to env, never a file
         base, user, password = split_userinfo(base_url(doc, request))
         where = base + chosen["path"]
-        auth_h, auth_q = security_headers(doc, chosen["op"], request, where)
+        notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
+        auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes)
         if user is not None and "Authorization" not in auth_h:
             auth_h["Authorization"] = basic_header(user, password or "", request.secrets, where)
         hooks: dict[str, Any] = {}
-        notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         url = base + chosen["path"]
         params = PARAM.findall(chosen["path"])
         if params:

@@ -232,3 +232,77 @@ def test_a_guess_that_extracts_the_goal_sent_back_is_corrected(
     extract = profile(ws, "history")["hooks"]["execute"]["http"]["extract"]
     assert extract == {"output": "messages[1].content"}
     assert r.stdout.rstrip().count("answer: noted: Say hello in one short sentence.") == 1
+
+
+def history_document(url, schemes, security):
+    """``POST /history`` of the authoring server (no credential checked), secured so."""
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "History", "version": "1"},
+        "servers": [{"url": url}],
+        "components": {"securitySchemes": schemes},
+        "security": security,
+        "paths": {
+            "/history": {
+                "post": {
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"message": {"type": "string"}},
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    }
+
+
+def test_an_http_scheme_other_than_bearer_or_basic_is_sent_as_itself(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """``type: http, scheme: token`` was written as ``Authorization: Bearer ...``:
+    the server got a scheme it does not take. It is sent as ``token VALUE``."""
+    ws = rook_workspace
+    doc = history_document(
+        authoring_server.url, {"tok": {"type": "http", "scheme": "token"}}, [{"tok": []}]
+    )
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    secret = "tok-" + "9f3a7c21e8"
+    r = add(rook_cli, ws, "hist", "--from", str(api), env={"AGENT_API_TOKEN": secret})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    headers = profile(ws, "hist")["hooks"]["execute"]["http"]["headers"]
+    assert headers == {"Authorization": "token {{env.AGENT_API_TOKEN}}"}
+    assert authoring_server.requests[-1]["headers"]["Authorization"] == f"token {secret}"
+    assert secret not in r.stdout + r.stderr
+
+
+def test_a_digest_scheme_is_said_to_be_unsendable_and_an_alternative_is_used(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """``scheme: digest`` was written as ``Authorization: Bearer ...``. Digest answers
+    the server's challenge, which a fixed header cannot: the note says it is not
+    sent; when the document offers another requirement, that one is used."""
+    ws = rook_workspace
+    schemes = {
+        "dig": {"type": "http", "scheme": "digest"},
+        "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+    }
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(history_document(authoring_server.url, schemes, [{"dig": []}])))
+    r = add(rook_cli, ws, "dig", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "security scheme dig (http digest) is not sent" in r.stdout
+    assert "headers" not in profile(ws, "dig")["hooks"]["execute"]["http"]
+    assert "Authorization" not in authoring_server.requests[-1]["headers"]
+    alternatives = [{"dig": []}, {"key": []}]
+    api.write_text(json.dumps(history_document(authoring_server.url, schemes, alternatives)))
+    r = add(rook_cli, ws, "keyed", "--from", str(api), env={"AGENT_API_KEY": "k-2d8e61f0aa"})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "is not sent" not in r.stdout
+    headers = profile(ws, "keyed")["hooks"]["execute"]["http"]["headers"]
+    assert headers == {"X-Key": "{{env.AGENT_API_KEY}}"}
