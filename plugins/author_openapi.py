@@ -59,6 +59,129 @@ def deref(doc: dict[str, Any], node: Any, depth: int = 0) -> Any:
     return node
 
 
+def _kind(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    names: dict[type, str] = {dict: "a mapping", list: "a list", str: "text"}
+    return names.get(type(value), "a number")
+
+
+class Shapes:
+    """Checks the shape of every part of a document that Rook reads, before it reads
+    them: a wrong one is named by its field path (``paths./ask.post.requestBody``)."""
+
+    def __init__(self, doc: dict[str, Any], label: str) -> None:
+        self.doc, self.label, self.seen = doc, label, set[str]()
+
+    def fail(self, where: str, what: str) -> None:
+        raise ConfigError(f"{self.label}: {where}: {what} (not a valid OpenAPI 3 document)")
+
+    def mapping(self, value: Any, where: str, null: bool = True) -> dict[Any, Any]:
+        if value is None and null:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(where, f"expected a mapping, not {_kind(value)}")
+        return value  # type: ignore[no-any-return]
+
+    def listing(self, value: Any, where: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(where, f"expected a list, not {_kind(value)}")
+        return value  # type: ignore[no-any-return]
+
+    def ref(self, value: Any, where: str) -> tuple[Any, str]:
+        """``value`` with its ``$ref``s followed, and where it is."""
+        chain: list[str] = []
+        while isinstance(value, dict) and "$ref" in value:
+            ref = value["$ref"]
+            if not isinstance(ref, str) or not ref.startswith("#/"):
+                self.fail(f"{where}.$ref", f"only local $ref ('#/...') are read, not {ref!r}")
+            if ref in chain:
+                self.fail(f"{where}.$ref", "a $ref cycle: " + " -> ".join([*chain, ref]))
+            chain.append(ref)
+            target: Any = self.doc
+            for part in ref[2:].split("/"):
+                part = part.replace("~1", "/").replace("~0", "~")
+                if not isinstance(target, dict) or part not in target:
+                    self.fail(f"{where}.$ref", f"{ref!r} points at nothing")
+                target = target[part]
+            value, where = target, ref[2:].replace("/", ".")
+        return value, where
+
+    def schema(self, value: Any, where: str) -> None:
+        value, where = self.ref(value, where)
+        if where in self.seen:  # a schema that holds itself (a tree) is checked once
+            return
+        self.seen.add(where)
+        node = self.mapping(value, where)
+        for key, prop in self.mapping(node.get("properties"), f"{where}.properties").items():
+            self.schema(prop, f"{where}.properties.{key}")
+        for key in ("allOf", "anyOf", "oneOf"):
+            for i, part in enumerate(self.listing(node.get(key), f"{where}.{key}")):
+                self.schema(part, f"{where}.{key}[{i}]")
+        if "items" in node:
+            self.schema(node["items"], f"{where}.items")
+        self.listing(node.get("required"), f"{where}.required")
+        self.listing(node.get("enum"), f"{where}.enum")
+        kind = node.get("type")
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not all(isinstance(k, str) for k in kinds if k is not None):
+            self.fail(f"{where}.type", f"expected a type name, not {_kind(kind)}")
+
+    def content(self, holder: Any, where: str) -> None:
+        holder, where = self.ref(holder, where)
+        node = self.mapping(holder, where)
+        for ctype, media in self.mapping(node.get("content"), f"{where}.content").items():
+            media = self.mapping(media, f"{where}.content.{ctype}")
+            if "schema" in media:
+                self.schema(media["schema"], f"{where}.content.{ctype}.schema")
+
+    def parameters(self, value: Any, where: str) -> None:
+        for i, p in enumerate(self.listing(value, where)):
+            p, at = self.ref(p, f"{where}[{i}]")
+            self.mapping(p, at, null=False)
+
+    def security(self, value: Any, where: str, schemes: dict[str, Any]) -> None:
+        for i, requirement in enumerate(self.listing(value, where)):
+            for name in self.mapping(requirement, f"{where}[{i}]", null=False):
+                if name not in schemes:
+                    self.fail(
+                        f"{where}[{i}]",
+                        f"names the scheme {name!r}, which components.securitySchemes "
+                        "does not define",
+                    )
+                s, at = self.ref(schemes[name], f"components.securitySchemes.{name}")
+                s = self.mapping(s, at, null=False)
+                for key in ("type", "scheme", "name", "in"):
+                    if key in s and not isinstance(s[key], str):
+                        self.fail(f"{at}.{key}", f"expected text, not {_kind(s[key])}")
+
+    def check(self) -> None:
+        """Every part that authoring reads (``servers`` is checked where it is read)."""
+        doc = self.doc
+        components = self.mapping(doc.get("components"), "components")
+        schemes = self.mapping(components.get("securitySchemes"), "components.securitySchemes")
+        self.security(doc.get("security"), "security", schemes)
+        for path, item in self.mapping(doc.get("paths"), "paths", null=False).items():
+            where = f"paths.{path}"
+            item = self.mapping(item, where)
+            self.parameters(item.get("parameters"), f"{where}.parameters")
+            for method in (*METHODS, "delete"):
+                if method not in item:
+                    continue
+                at = f"{where}.{method}"
+                op = self.mapping(item[method], at, null=False)
+                self.parameters(op.get("parameters"), f"{at}.parameters")
+                if op.get("requestBody") is not None:
+                    self.content(op["requestBody"], f"{at}.requestBody")
+                responses = self.mapping(op.get("responses"), f"{at}.responses")
+                for code in ("200", "201", 200, 201):
+                    if responses.get(code) is not None:
+                        self.content(responses[code], f"{at}.responses.{code}")
+                self.security(op.get("security"), f"{at}.security", schemes)
+
+
 def schema_of(doc: dict[str, Any], node: Any, depth: int = 0) -> dict[str, Any]:
     """``node`` as one plain schema: ``$ref`` followed, ``allOf`` merged (properties
     and ``required`` joined), an ``anyOf``/``oneOf`` with one alternative besides
@@ -187,11 +310,16 @@ def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
     given = request.options.get("base_url")
     if given:
         return str(given).rstrip("/")
-    servers = doc.get("servers") or []
-    if servers and isinstance(servers[0], dict) and servers[0].get("url"):
-        url = str(servers[0]["url"])
-        for name, var in (servers[0].get("variables") or {}).items():
-            url = url.replace("{" + name + "}", str((var or {}).get("default", "")))
+    shapes = Shapes(doc, request.source.label)
+    servers = shapes.listing(doc.get("servers"), "servers")
+    first = shapes.mapping(servers[0], "servers[0]", null=False) if servers else {}
+    if first.get("url") is not None and not isinstance(first["url"], str):
+        shapes.fail("servers[0].url", f"expected text, not {_kind(first['url'])}")
+    if first.get("url"):
+        url = str(first["url"])
+        for name, var in shapes.mapping(first.get("variables"), "servers[0].variables").items():
+            var = shapes.mapping(var, f"servers[0].variables.{name}")
+            url = url.replace("{" + name + "}", str(var.get("default", "")))
         if url.startswith(("http://", "https://")):
             return url.rstrip("/")
         base = request.source.fetched_url or request.source.url  # after redirects
@@ -333,12 +461,19 @@ class OpenApiAuthor(HttpAuthor):
 
         doc = load_document(request.source.text)
         assert doc is not None
-        if "openapi" not in doc or not str(doc["openapi"]).startswith("3"):
-            raise ConfigError(
-                "only OpenAPI 3 documents are supported (this one is "
-                f"{doc.get('swagger') and 'Swagger ' + str(doc['swagger'])}); "
-                "convert it, e.g. with swagger2openapi"
+        version = doc.get("openapi")
+        number = isinstance(version, (int, float)) and not isinstance(version, bool)
+        if not (isinstance(version, str) or number) or not str(version).startswith("3"):
+            this = (
+                f"Swagger {doc['swagger']}"
+                if "openapi" not in doc
+                else f"openapi: {json.dumps(version)}"
             )
+            raise ConfigError(
+                f"{request.source.label}: only OpenAPI 3 documents are supported (this one "
+                f"is {this}); convert it, e.g. with swagger2openapi"
+            )
+        Shapes(doc, request.source.label).check()
         chosen = pick(candidates(doc), request.options.get("operation"))
         # a password in the document's URL (or its server URL) goes to env, never a file
         base, user, password = split_userinfo(base_url(doc, request))

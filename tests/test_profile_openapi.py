@@ -306,3 +306,53 @@ def test_a_digest_scheme_is_said_to_be_unsendable_and_an_alternative_is_used(
     assert "is not sent" not in r.stdout
     headers = profile(ws, "keyed")["hooks"]["execute"]["http"]["headers"]
     assert headers == {"X-Key": "{{env.AGENT_API_KEY}}"}
+
+
+def _set(doc, path, value):
+    *parents, last = path
+    for key in parents:
+        doc = doc[key]
+    doc[last] = value
+
+
+BODY = ("paths", "/ask", "post", "requestBody")
+SCHEMA = (*BODY, "content", "application/json", "schema")
+WRONG_SHAPES = [
+    (("paths",), [1, 2], "paths: expected a mapping, not a list"),
+    (("paths", "/ask"), "text", "paths./ask: expected a mapping, not text"),
+    (("paths", "/ask", "post"), 5, "paths./ask.post: expected a mapping, not a number"),
+    (BODY, [1], "paths./ask.post.requestBody: expected a mapping, not a list"),
+    ((*BODY, "content"), "json", "paths./ask.post.requestBody.content: expected a mapping, not text"),
+    (SCHEMA, [1], "requestBody.content.application/json.schema: expected a mapping, not a list"),
+    (SCHEMA, {"$ref": "#/components/schemas/Nope"}, "schema.$ref: '#/components/schemas/Nope' points at nothing"),
+    (("components", "schemas", "Base", "properties"), [1], "components.schemas.Base.properties: expected a mapping"),
+    (("components", "schemas", "Base", "required"), 5, "components.schemas.Base.required: expected a list, not a number"),
+    (("components", "schemas", "Base", "type"), True, "components.schemas.Base.type: expected a type name, not true"),
+    (("components", "schemas", "Base"), {"$ref": "#/components/schemas/Loop"}, "a $ref cycle: #/components/schemas/Base -> #/components/schemas/Loop -> #/components/schemas/Base"),
+    (("paths", "/ask", "parameters"), "q", "paths./ask.parameters: expected a list, not text"),
+    (("paths", "/ask", "post", "responses", "200"), [1], "paths./ask.post.responses.200: expected a mapping, not a list"),
+    (("servers",), {"url": "x"}, "servers: expected a list, not a mapping"),
+    (("servers", 0, "url"), 5, "servers[0].url: expected text, not a number"),
+    (("components", "securitySchemes"), [1], "components.securitySchemes: expected a mapping, not a list"),
+    (("components", "securitySchemes", "key", "name"), [1], "components.securitySchemes.key.name: expected text, not a list"),
+    (("security",), [{"nokey": []}], "security[0]: names the scheme 'nokey', which components.securitySchemes does not define"),
+    (("openapi",), [3], "only OpenAPI 3 documents are supported (this one is openapi: [3])"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", WRONG_SHAPES, ids=[m for _, _, m in WRONG_SHAPES])
+def test_a_wrong_shape_is_named_by_its_field_path(rook_workspace, rook_cli, tmp_path, path, value, message):
+    """A list where a mapping belongs said "'list' object has no attribute 'items'",
+    naming no field, and a $ref cycle or a requirement naming no scheme was passed
+    over in silence. Each wrong shape is named by its field path: exit 2, no profile."""
+    ws = rook_workspace
+    doc = ask_document("http://127.0.0.1:9", SCHEMAS["allOf"])
+    doc["components"]["schemas"]["Loop"] = {"$ref": "#/components/schemas/Base"}
+    _set(doc, path, value)
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "desk", "--from", str(api))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{api}: " in r.stderr and message in r.stderr, r.stderr
+    assert "object" not in r.stderr and "attribute" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
