@@ -103,8 +103,29 @@ class UrlAuthor(HttpAuthor):
         return Draft(
             hooks={"execute": {"http": shape_entry(base, 0)}},
             state={"kind": "url", "base": base, "tried": [0]},
-            notes=["the request shape was found by probing the endpoint"],
         )
+
+    def conclude(
+        self, draft: Draft, observation: Observation | None, request: AuthorRequest
+    ) -> list[str] | None:
+        """What probing showed of the request shape: found, refused, or never tried."""
+        st = draft.state
+        if st.get("kind") != "url" or http_entry(draft) is None:
+            return None
+        name, method, _ = SHAPES[st["tried"][-1]]
+        shape = f"GET ?{name}=GOAL" if method == "GET" else f'POST {{"{name}": GOAL}}'
+        status = observation.http_status if observation is not None else None
+        if observation is None or observation.problem == "missing_variable":
+            said = "not sent to the endpoint (no test ran)"
+        elif observation.ok:
+            return [f"the request shape ({shape}) was found by probing the endpoint"]
+        elif status is None:
+            said = "never confirmed: the endpoint gave no answer"
+        elif status in REFUSED:
+            said = f"refused (HTTP {status}) like each of the {len(st['tried'])} tried"
+        else:
+            said = f"not confirmed: the endpoint answered HTTP {status}"
+        return [f"the request shape is the last one tried ({shape}), {said}"]
 
     def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
         st = draft.state

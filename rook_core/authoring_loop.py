@@ -294,6 +294,9 @@ def add_profile(
         draft = revised
     if not test:
         write_files(request.agent, draft.files, request.secrets)
+    concluded = _call(draft.author, rook, "conclude", draft, obs, request)
+    if concluded is not None:  # what the probes showed, in place of what was assumed
+        draft.notes = list(concluded)
     data = profile_data(
         draft, request.profile_id, request.name, request.secrets, capabilities_of(obs, draft)
     )

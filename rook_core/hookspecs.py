@@ -298,7 +298,10 @@ def rook_register_authors(register: Any) -> None:
         (after each probe, with the :class:`rook_core.profile_probe.Observation`:
         a corrected draft whose ``changes`` say what and why, or ``None``),
         ``repair(draft, observation, request)`` (``rook profile fix``: the same,
-        for an existing profile; a repair that loosens a check is refused) and
+        for an existing profile; a repair that loosens a check is refused),
+        ``conclude(draft, observation, request)`` (once, with the last
+        observation, ``None`` when nothing was tested: the draft's notes, as
+        what the probes showed, or ``None`` to keep them) and
         ``suggest_name(source)``. ``fallback = True`` marks the author agent,
         which gets plain-language notes and what no other author settles. A
         duplicate name is an error naming both plugins.

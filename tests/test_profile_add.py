@@ -159,6 +159,33 @@ def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_s
     assert_nowhere(ws, authoring_server.api_key)
 
 
+def test_the_note_on_the_request_shape_says_what_probing_showed(
+    rook_workspace, rook_cli, authoring_server
+):
+    """An endpoint that never answered still got 'the request shape was found by
+    probing the endpoint'. The note says what happened: found, never confirmed
+    (no answer), or not sent (no test ran)."""
+    import socket
+
+    ws = rook_workspace
+    with socket.socket() as sock:  # a port where nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    r = add(rook_cli, ws, "gone", "--from", f"http://127.0.0.1:{port}/ask")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "found by probing" not in r.stdout
+    assert (
+        'note: the request shape is the last one tried (POST {"message": GOAL}), never '
+        "confirmed: the endpoint gave no answer" in r.stdout
+    )
+    r = add(rook_cli, ws, "later", "--no-test", "--from", f"http://127.0.0.1:{port}/ask")
+    assert "found by probing" not in r.stdout
+    assert "(no test ran)" in r.stdout
+    r = add(rook_cli, ws, "strict", "--from", f"{authoring_server.url}/strict")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert 'note: the request shape (POST {"message": GOAL}) was found by probing' in r.stdout
+
+
 def test_an_endpoint_that_allows_no_post_is_asked_with_get(
     rook_workspace, rook_cli, authoring_server
 ):
