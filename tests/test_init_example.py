@@ -169,3 +169,22 @@ def test_the_templates_ship_as_package_data():
         "scenarios/order-status.yaml",
         "scripts/example_agent.py",
     ]
+
+
+def test_init_inside_a_workspace_warns_naming_the_outer_one(tmp_path, rook_cli):
+    """``rook init`` in a folder below a workspace silently made a second, nested
+    workspace (and later commands there use it, not the outer one). It still does,
+    but says so on stderr, naming the outer workspace and how to add to it."""
+    outer = tmp_path / "my ws"
+    rook_cli("init", "--project", "demo", "--agent", "sample", "-w", str(outer))
+    inner = outer / "src" / "app"
+    inner.mkdir(parents=True)
+    r = rook_cli("init", "--project", "demo", "--agent", "bot", "-w", str(inner))
+    assert r.exit_code == 0, r.stderr
+    assert (inner / ".testmuai" / "rook" / "projects" / "demo" / "agents" / "bot").is_dir()
+    assert f"warning: {inner} is inside the workspace {outer}" in r.stderr, r.stderr
+    assert f"rook init --project demo --agent bot -w '{outer}'" in r.stderr
+    r = rook_cli("init", "--project", "demo", "--agent", "bot2", "-w", str(inner))
+    assert "warning" not in r.stderr  # that workspace exists already: nothing new is made
+    r = rook_cli("init", "--project", "demo", "--agent", "other", "-w", str(outer))
+    assert "warning" not in r.stderr

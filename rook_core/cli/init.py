@@ -95,8 +95,21 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
         check_name("--project", project)
         check_name("--agent", agent)
         check_example(Agent(root, project, agent).dir)
+    import shlex
+
+    outer = None  # a workspace above: this one, new, is nested in it (allowed, but said)
+    if not (root / ROOT).is_dir():
+        outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
     a = init_agent(root, project, agent)
     click.echo(f"created {a.dir}")
+    if outer is not None:
+        click.echo(
+            f"rook: warning: {root} is inside the workspace {outer}: this made a second "
+            f"workspace, nested in it, which rook uses from {root} and below; to add the "
+            f"agent to {outer} instead, run: rook init --project {project} --agent {agent} "
+            f"-w {shlex.quote(str(outer))}",
+            err=True,
+        )
     if not example:
         click.echo(
             "next: add a profile in profiles/, a hook script in scripts/, scenarios in scenarios/"
