@@ -164,6 +164,8 @@ class Shapes:
         schemes = self.mapping(components.get("securitySchemes"), "components.securitySchemes")
         self.security(doc.get("security"), "security", schemes)
         for path, item in self.mapping(doc.get("paths"), "paths", null=False).items():
+            if str(path).startswith("x-"):  # an extension, not a path
+                continue
             where = f"paths.{path}"
             item = self.mapping(item, where)
             self.parameters(item.get("parameters"), f"{where}.parameters")
@@ -254,6 +256,8 @@ def candidates(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Operations that take a message, best first."""
     found = []
     for path, item in (doc.get("paths") or {}).items():
+        if str(path).startswith("x-"):  # an extension, not a path
+            continue
         for method in METHODS:
             op = (item or {}).get(method)
             if not isinstance(op, dict):

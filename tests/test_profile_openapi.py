@@ -356,3 +356,14 @@ def test_a_wrong_shape_is_named_by_its_field_path(rook_workspace, rook_cli, tmp_
     assert f"{api}: " in r.stderr and message in r.stderr, r.stderr
     assert "object" not in r.stderr and "attribute" not in r.stderr
     assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
+
+
+def test_an_extension_among_the_paths_is_no_path(rook_workspace, rook_cli, authoring_server, tmp_path):
+    """OpenAPI lets ``paths`` hold ``x-`` extensions of any shape: they are not paths,
+    so not refused as one."""
+    doc = history_document(authoring_server.url, {}, [])
+    doc["paths"]["x-owner"] = "team desk"
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, rook_workspace, "hist", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
