@@ -224,7 +224,10 @@ def json_schema(doc: dict[str, Any], holder: Any) -> Any:
 
 
 def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0) -> Any:
-    """A value for ``schema``: required properties only, ``message`` set to the goal."""
+    """A value for ``schema``: required properties only, ``message`` set to the goal;
+    ``null`` below 8 levels (a schema that requires itself has no finite value)."""
+    if depth > 8:
+        return None
     schema = schema_of(doc, schema)
     for key in ("example", "default"):
         if key in schema and depth > 0:

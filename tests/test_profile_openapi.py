@@ -367,3 +367,28 @@ def test_an_extension_among_the_paths_is_no_path(rook_workspace, rook_cli, autho
     api.write_text(json.dumps(doc))
     r = add(rook_cli, rook_workspace, "hist", "--from", str(api))
     assert r.exit_code == 0, r.stdout + r.stderr
+
+
+def test_a_body_schema_that_requires_itself_is_sampled_to_a_depth(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A required property whose schema requires itself (a linked list) made the
+    author fail with 'RecursionError'; the sample body stops at a depth, with null."""
+    doc = history_document(authoring_server.url, {}, [])
+    doc["components"]["schemas"] = {
+        "Node": {
+            "type": "object",
+            "required": ["next"],
+            "properties": {"next": {"$ref": "#/components/schemas/Node"}},
+        }
+    }
+    schema = doc["paths"]["/history"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    schema["required"] = ["message", "chain"]
+    schema["properties"]["chain"] = {"$ref": "#/components/schemas/Node"}
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, rook_workspace, "hist", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    body = profile(rook_workspace, "hist")["hooks"]["execute"]["http"]["body"]
+    assert body["message"] == "{{goal}}" and body["chain"]["next"]["next"]["next"] is not None
+    assert "answer: noted: Say hello in one short sentence." in r.stdout
