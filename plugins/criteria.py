@@ -220,8 +220,12 @@ class Json(CriterionType):
         path, check = config["path"], config["check"]
         shown = f"{path} is {_json_short(found)}"
         if check == "exists":
-            want = config.get("exists", True)
-            ok = (found is not None) == bool(want)
+            there = found is not None
+            if not there:  # a key holding null is there; a missing one is not
+                walked = _present(config["compiled"].parsed, doc)
+                there = isinstance(walked, tuple) and walked[0]
+                shown = shown if there else f"{path} is missing"
+            ok = there == config.get("exists", True)
             return Verdict(PASSED if ok else FAILED, shown)
         if check == "equals":
             ok = same_json_value(found, config["equals"])
@@ -237,6 +241,36 @@ class Json(CriterionType):
         return Verdict(
             PASSED if ok else FAILED, f"{shown}; contains {_json_short(needle)}: {json.dumps(ok)}"
         )
+
+
+_UNKNOWN = object()
+
+
+def _present(node: dict[str, Any], doc: Any) -> tuple[bool, Any] | object:
+    """Whether a plain JMESPath ``node`` (fields, indexes, ``@``, pipes of
+    them) reaches a value in ``doc``, and the value: ``{"n": null}`` has ``n``,
+    ``{}`` has not, though JMESPath answers null for both. ``_UNKNOWN`` for
+    any other expression, whose null result stays "not there"."""
+    kind, children = node["type"], node["children"]
+    if kind == "current":
+        return True, doc
+    if kind == "field":
+        return (
+            (True, doc[node["value"]])
+            if isinstance(doc, dict) and node["value"] in doc
+            else (False, None)
+        )
+    if kind == "index":
+        i = node["value"]
+        return (
+            (True, doc[i]) if isinstance(doc, list) and -len(doc) <= i < len(doc) else (False, None)
+        )
+    if kind in ("subexpression", "index_expression", "pipe"):
+        left = _present(children[0], doc)
+        if not isinstance(left, tuple) or not left[0]:
+            return left
+        return _present(children[1], left[1])
+    return _UNKNOWN
 
 
 def args_match(expected: Any, actual: Any) -> bool:

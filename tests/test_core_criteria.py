@@ -695,3 +695,39 @@ def test_a_call_with_an_empty_name_is_refused_like_an_empty_tool_name(ws, rook_c
     r = rook_cli("run")
     assert r.exit_code == 2, r.stdout
     assert "must be a tool name or {name, arguments}" in r.stderr and "s.yaml" in r.stderr, r.stderr
+
+
+def test_a_key_holding_null_exists_and_a_missing_key_does_not(ws, rook_cli):
+    # exists asks whether the path is there: {"n": null} has n (its value is
+    # null), {} has not. JMESPath gives null for both, so a plain path is
+    # walked to tell them apart.
+    cases = [
+        ({"n": None}, {"path": "n", "exists": True}, "passed"),
+        ({"n": None}, {"path": "n"}, "passed"),
+        ({"n": None}, {"path": "n", "exists": False}, "failed"),
+        ({}, {"path": "n", "exists": True}, "failed"),
+        ({}, {"path": "n", "exists": False}, "passed"),
+        ({"a": {"b": [1, None]}}, {"path": "a.b[1]", "exists": True}, "passed"),
+        ({"a": {"b": [1, None]}}, {"path": "a.b[-1]"}, "passed"),
+        ({"a": {"b": [1, None]}}, {"path": "a.b[2]", "exists": True}, "failed"),
+        ({"a": {"b": [1, None]}}, {"path": "a.c", "exists": False}, "passed"),
+        ({"a": None}, {"path": "a.b", "exists": False}, "passed"),
+        ({"a": {"b": None}}, {"path": "a | b"}, "passed"),
+        ({"a": [{"b": None}]}, {"path": "a[0].b", "exists": True}, "passed"),
+    ]
+    for i, (answer, criterion, _) in enumerate(cases):
+        ws.scenario(
+            {
+                "id": f"x{i:02d}",
+                "goal": json.dumps({"output": json.dumps(answer)}),
+                "criteria": [{"json": criterion}],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (answer, criterion, expected, got[f"x{i:02d}"])
+        for i, (answer, criterion, expected) in enumerate(cases)
+        if got[f"x{i:02d}"]["status"] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
