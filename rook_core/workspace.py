@@ -21,9 +21,20 @@ def user_path(raw: str | Path) -> Path:
     return Path(os.path.expanduser(raw))
 
 
+def no_directory(explicit: str) -> None:
+    """Refuse ``--workspace ""`` (``-w "$DIR"`` with DIR unset), which would
+    quietly be the current directory, as every other empty flag is refused."""
+    if not explicit.strip():
+        raise WorkspaceError(
+            f"--workspace {explicit!r}: names no directory; give one, or leave the flag out "
+            "to use the nearest workspace"
+        )
+
+
 def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
     """``--workspace``, else the nearest ancestor holding ``.testmuai/rook``, else cwd."""
     if explicit is not None:
+        no_directory(str(explicit))
         path = user_path(explicit).resolve()
         if not path.is_dir():
             raise WorkspaceError(f"--workspace {explicit}: not a directory")

@@ -141,6 +141,19 @@ def test_init_refuses_a_workspace_that_is_a_file(tmp_path):
     clean_error(proc, "--workspace", "not a directory")
 
 
+@pytest.mark.parametrize("value", ["", "  "])
+@pytest.mark.parametrize("command", [["run"], ["runs"], ["profile", "list"], ["init", "--project", "demo", "--agent", "other"]])
+def test_an_empty_workspace_flag_is_refused_not_taken_for_cwd(example, command, value):
+    # `-w "$DIR"` with DIR unset: refused as every other empty flag is
+    # (--run '', --only ''), never quietly the current directory.
+    ws, agent = example
+    runs = sorted(p.name for p in (agent / "runs").iterdir())
+    proc = rook(*command, "-w", value, cwd=ws)
+    clean_error(proc, "--workspace", "names no directory")
+    assert sorted(p.name for p in (agent / "runs").iterdir()) == runs
+    assert not (ws / ".testmuai/rook/projects/demo/agents/other").exists()
+
+
 @pytest.mark.parametrize("flag", ["--project", "--agent"])
 def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names = {"--project": "p", "--agent": "a"}

@@ -86,8 +86,10 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
       rook init --project demo --agent sample --example && rook run
     """
     from ..errors import WorkspaceError
-    from ..workspace import ROOT, Agent, check_name, init_agent, user_path
+    from ..workspace import ROOT, Agent, check_name, init_agent, no_directory, user_path
 
+    if workspace is not None:
+        no_directory(workspace)
     root = Path(workspace).resolve() if workspace else Path.cwd()
     if workspace and root.exists() and not root.is_dir():
         raise WorkspaceError(f"--workspace {workspace}: not a directory")
