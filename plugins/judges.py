@@ -96,6 +96,18 @@ def rubric_prompt(rubric: str, view: EvidenceView) -> str:
     return PROMPT.format(rubric=rubric.strip(), evidence=doc)
 
 
+REASON_SHOWN = 400  # of a judge's reason, in the criterion's (a judge may write 120 KB)
+
+
+def judge_reason(reason: str) -> str:
+    """A judge's ``reason`` as the criterion's reason shows it: redacted, then cut
+    to :data:`REASON_SHOWN` characters; the whole answer is the criterion's
+    evidence (``judge.answer``)."""
+    return current().head(
+        reason, REASON_SHOWN, " ... {n} characters more (the whole reason: evidence judge.answer)"
+    )
+
+
 class Rubric(CriterionType):
     name = "rubric"
     per_turn = False
@@ -139,13 +151,13 @@ class Rubric(CriterionType):
                 return Verdict(
                     ERROR,
                     f"the rubric sets min_score {config['min_score']:g} but "
-                    f"the judge gave no score; its reason: {answer.reason}",
+                    f"the judge gave no score; its reason: {judge_reason(answer.reason)}",
                     evidence,
                 )
             if score < config["min_score"]:
                 status = FAILED
                 scored += f" below min_score {config['min_score']:g}"
-        return Verdict(status, f"judge: {answer.reason}{scored}", evidence)
+        return Verdict(status, f"judge: {judge_reason(answer.reason)}{scored}", evidence)
 
 
 class PluginJudge(CriterionType):

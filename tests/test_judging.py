@@ -54,6 +54,8 @@ JUDGE = r"""
         del verdict["score"]
     if mode == "leak":
         verdict["reason"] += " token=" + os.environ["JUDGE_TOKEN"]
+    if mode == "long":  # a judge that explains at length: 120 KB
+        verdict["reason"] += ". " + "because " * 15000 + "THE-END"
     answers = {
         "garbage": "yes, looks fine to me",
         "string-pass": json.dumps({"pass": "true", "reason": "ok"}),
@@ -235,6 +237,33 @@ def test_min_score(rook_workspace, rook_cli, monkeypatch):
     assert '"score" must be a number from 0 to 1 (got 2.0)' in criteria_of(r.report, "s")[0][
         "reason"
     ]
+
+
+def test_a_long_judge_reason_is_kept_in_the_record_and_cut_in_the_reason(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    # The judge's whole answer is evidence, kept in the record; its reason is
+    # also the criterion's and the scenario's reason, shown in every report
+    # and the terminal table, so it is bounded there, saying how much was cut.
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention tuesday"}]},
+        {"id": "m", "goal": "G", "criteria": [
+            {"rubric": {"text": "must mention monday", "min_score": 0.5}}]}])
+    monkeypatch.setenv("JUDGE_MODE", "long")
+    md = tmp_path / "r.md"
+    r = rook_cli("run", "--json", "--judge-profile", "grader", "--report", f"markdown:{md}")
+    assert r.statuses() == {"s": "failed", "m": "passed"}
+    for sid in ("s", "m"):
+        c = criteria_of(r.report, sid)[0]
+        assert c["reason"].startswith("judge: ") and len(c["reason"]) < 1000, c["reason"][:2000]
+        assert "characters more" in c["reason"] and "THE-END" not in c["reason"]
+        scenario = next(x for x in r.report["scenarios"] if x["id"] == sid)
+        assert len(scenario["reason"]) < 1000
+        stored = rook_workspace.record(r.report["run"]["id"], f"{sid}.1")
+        assert stored["criteria"][0]["evidence"]["judge"]["answer"]["reason"].endswith("THE-END")
+    assert len(md.read_text()) < 20000
+    table = rook_cli("run", "--judge-profile", "grader")
+    assert "THE-END" not in table.stdout and len(table.stdout) < 20000
 
 
 def test_a_judge_that_says_fail_fails_a_min_score_rubric_without_a_score(
