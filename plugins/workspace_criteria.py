@@ -20,6 +20,7 @@ its ``ValidationError`` is imported by the ``parse`` methods that raise it.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,28 @@ def reported_workspace(view: EvidenceView) -> str | None:
     the Rook workspace), the latest turn's; ``None`` when no turn gave one."""
     for turn in reversed(view.turns):
         where = turn.evidence.get("workspace")
+        if where is not None:
+            return where if isinstance(where, str) and where.strip() else None
+    return None
+
+
+def _not_a_path(view: EvidenceView) -> str | None:
+    """Why the latest ``workspace`` a turn reported is no directory to look in
+    (``5``, ``""``), or ``None``: never quietly the Rook workspace instead."""
+    for turn in reversed(view.turns):
+        where = turn.evidence.get("workspace")
+        if where is None:
+            continue
         if isinstance(where, str) and where.strip():
-            return where
+            return None
+        shown = current().head(json.dumps(where, ensure_ascii=False, default=str), 120, "...")
+        return f"the agent workspace its execute hook reported in turn {turn.turn} ({shown}) is not a path"
     return None
 
 
 def _missing_dir(where: Path, view: EvidenceView) -> Verdict | None:
+    if not view.scenario.extra.get("workspace") and (bad := _not_a_path(view)):
+        return Verdict(ERROR, bad)
     if not where.is_dir():
         if view.scenario.extra.get("workspace"):
             whose = "the scenario's workspace directory"

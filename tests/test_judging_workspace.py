@@ -294,6 +294,32 @@ def test_a_reported_workspace_that_is_gone_is_an_error_naming_it(rook_workspace,
         "does not exist")
 
 
+@pytest.mark.parametrize("reported, shown", [
+    ("5", "5"), ('["a"]', '["a"]'), ('""', '""'), ('"  "', '"  "'), ("true", "true"),
+])
+def test_a_reported_workspace_that_is_not_a_path_is_an_error_naming_it(
+    rook_workspace, rook_cli, reported, shown
+):
+    # was ignored: the file criterion then looked in the Rook workspace, where
+    # a stale file of the same name passed it
+    rook_workspace.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{{"output": "done", "workspace": {reported}}}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    (rook_workspace.root / "x").write_text("stale\n")
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"file": "x"}, {"command": {"run": "true"}}, {"contains": "done"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}
+    (fs, fr), (cs, cr), (ok, _) = verdicts(r)
+    assert fs == cs == "error" and ok == "passed"
+    assert fr == cr == (
+        f"the agent workspace its execute hook reported in turn 1 ({shown}) is not a path"), fr
+
+
 def test_a_file_larger_than_rook_reads_is_never_judged_on_its_first_part_alone(
     rook_workspace, rook_cli
 ):
