@@ -346,11 +346,26 @@ async def _call(ctype: CriterionType, criterion: Criterion, view: EvidenceView) 
     return checked_verdict(result, f"criterion {criterion.type}")
 
 
+REASON_MAX = 4000  # of a plugin's reason: the criterion's and scenario's, in every report
+
+
 def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     """``verdict`` when its status is one of the four, else that criterion's error:
-    a misspelt status (``"pass"``) must never count as a pass."""
+    a misspelt status (``"pass"``) must never count as a pass. A reason longer
+    than :data:`REASON_MAX` is cut, the whole one kept in its evidence."""
     if verdict.status in CRITERION_STATUSES:
-        return verdict
+        if not isinstance(verdict.reason, str) or len(verdict.reason) <= REASON_MAX:
+            return verdict
+        evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
+        return Verdict(
+            verdict.status,
+            current().head(  # well under the limit, so a verdict checked twice is cut once
+                verdict.reason,
+                REASON_MAX - 200,
+                " ... {n} characters more (the whole reason: evidence)",
+            ),
+            {**evidence, "reason": verdict.reason},
+        )
     return Verdict(
         ERROR,
         f"{who} returned a Verdict with status {verdict.status!r:.60}; a status is one of "

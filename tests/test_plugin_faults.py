@@ -141,6 +141,54 @@ def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
     assert lenient["evidence"] == {"score": 1}
 
 
+WORDY = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import FAILED, Verdict
+
+
+class Wordy(CriterionType):
+    name = "wordy"
+
+    def evaluate(self, config, view):
+        return Verdict(FAILED, "no: " + "because " * 15000 + "THE-END", {"score": 0})
+
+
+class Chatty:
+    def __call__(self, config, view):
+        return Verdict(FAILED, "no: " + "since " * 20000 + "THE-END")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Wordy())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("chatty", Chatty())
+"""
+
+
+def test_a_plugins_endless_reason_is_kept_in_evidence_and_cut_in_the_reason(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion or judge plugin's 120 KB reason went whole into the criterion's
+    and the scenario's reason, every report and the record twice over."""
+    rook_distribution("rook-wordy", {"wordy": "rook_wordy"}, {"rook_wordy.py": WORDY})
+    secret_workspace(rook_workspace, monkeypatch, [{"wordy": True}, {"judge": {"name": "chatty"}}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "failed"}, r.stderr
+    scenario = r.report["scenarios"][0]
+    wordy, chatty = scenario["criteria"]
+    for c in (wordy, chatty):
+        assert c["status"] == "failed" and c["reason"].startswith("no: ")
+        assert len(c["reason"]) < 5000 and "characters more" in c["reason"], c["reason"][-200:]
+        assert c["evidence"]["reason"].endswith("THE-END")
+    assert wordy["evidence"]["score"] == 0
+    assert len(scenario["reason"]) < 5000
+
+
 RAISER = """
 from rook_core.hookspecs import hookimpl
 
