@@ -80,7 +80,7 @@ class RunOutcome:
 
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     fmt, sep, path = value.partition(":")
-    if not sep or not path:
+    if not sep or not path.strip():  # `json:"$OUT"` with OUT unset, or blank
         raise ConfigError(f"--report {value}: use FORMAT:PATH, e.g. json:report.json")
     if fmt not in rook.reporters:
         raise ConfigError(

@@ -154,6 +154,38 @@ def test_an_empty_workspace_flag_is_refused_not_taken_for_cwd(example, command, 
     assert not (ws / ".testmuai/rook/projects/demo/agents/other").exists()
 
 
+@pytest.mark.parametrize("value", ["", "  "])
+@pytest.mark.parametrize("args, flag", [
+    (["profile", "test", "--goal"], "--goal"),
+    (["profile", "fix", "--goal"], "--goal"),
+    (["profile", "fix", "--what"], "--what"),
+    (["profile", "fix", "--author"], "--author"),
+    (["profile", "add", "x", "--command", "./agent.sh", "--goal"], "--goal"),
+    (["profile", "add", "x", "--notes", "n", "--author"], "--author"),
+    (["profile", "add", "x", "--from", "api.json", "--operation"], "--operation"),
+    (["profile", "add", "x", "--from", "api.json", "--base-url"], "--base-url"),
+])
+def test_an_empty_profile_flag_is_refused_not_taken_as_given(example, args, flag, value):
+    # `--goal "$GOAL"` with GOAL unset sent the agent an empty goal, and
+    # `--what ""` / `--author ""` were quietly taken as left out.
+    ws, agent = example
+    before = sorted(p.name for p in (agent / "profiles").iterdir())
+    proc = rook(*args, value, cwd=ws)
+    clean_error(proc, f"{flag} {value!r}: names nothing")
+    assert sorted(p.name for p in (agent / "profiles").iterdir()) == before
+    assert not (agent / "runs").exists() or not any((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_path_of_blanks_is_refused(example, command):
+    ws, _ = example
+    if command[0] == "report":
+        assert rook("run", cwd=ws).returncode == 0
+    proc = rook(*command, "--report", "json:  ", cwd=ws)
+    clean_error(proc, "--report json:  ", "use FORMAT:PATH")
+    assert not (ws / "  ").exists()
+
+
 @pytest.mark.parametrize("flag", ["--project", "--agent"])
 def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names = {"--project": "p", "--agent": "a"}

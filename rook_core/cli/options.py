@@ -51,5 +51,15 @@ class Rate(click.ParamType):
 RATE = Rate()
 
 
+def refuse_empty(*flags: tuple[str, str | None]) -> None:
+    """Refuse a flag given as empty or blank text (``--goal "$GOAL"`` with GOAL
+    unset): never taken as left out, nor sent on as nothing."""
+    from ..errors import ConfigError
+
+    for what, value in flags:
+        if value is not None and not value.strip():
+            raise ConfigError(f"{what} {value!r}: names nothing; give a value, or leave it out")
+
+
 def split_csv(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]

@@ -250,6 +250,10 @@ def add_command(
         ("--command", command),
         ("--ruhroh", ruhroh),
         ("--notes", notes),
+        ("--author", author_cmd),
+        ("--operation", operation),
+        ("--base-url", base_url),
+        ("--goal", goal),
     ):  # `--command "$CMD"` with CMD empty: refused, never taken for something else
         if value is not None and not value.strip():
             raise ConfigError(

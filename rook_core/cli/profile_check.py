@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ..profile_probe import DEFAULT_GOAL
-from .options import workspace_options
+from .options import refuse_empty, workspace_options
 from .profile import Session
 
 ADVICE = {
@@ -74,6 +74,7 @@ def test_command(
     from .profile_manage import check_writable, set_capabilities
     from .profile_output import capabilities_table, show_observation
 
+    refuse_empty(("--goal", goal))
     s = Session(workspace, project, agent)
     try:
         profile = _load(s, name)
@@ -166,6 +167,7 @@ def fix_command(
     from ..errors import RookError
     from .profile_output import show_observation
 
+    refuse_empty(("--what", what), ("--author", author_cmd), ("--goal", goal))
     s = Session(workspace, project, agent)
     try:
         profile = _load(s, name)
