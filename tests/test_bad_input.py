@@ -176,6 +176,22 @@ def test_an_empty_profile_flag_is_refused_not_taken_as_given(example, args, flag
     assert not (agent / "runs").exists() or not any((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize("value", ["", "  "])
+def test_merge_into_an_empty_directory_name_is_refused_not_the_cwd(example, value):
+    # `--into "$OUT"` with OUT unset merged the shards into the current
+    # directory, strewing run.json, report.json and scenarios/ there.
+    ws, agent = example
+    out = ws / "out"
+    out.mkdir()
+    for i in (1, 2):
+        assert rook("run", "--shard", f"{i}/2", "--run-name", "m", "-q", cwd=ws).returncode == 0
+        shutil.copytree(agent / "runs/m", out / f"s{i}")
+        shutil.rmtree(agent / "runs/m")
+    proc = rook("merge", "s1", "s2", "--into", value, cwd=out)
+    clean_error(proc, f"--into {value!r}: names nothing")
+    assert sorted(p.name for p in out.iterdir()) == ["s1", "s2"]
+
+
 @pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
 def test_a_report_path_of_blanks_is_refused(example, command):
     ws, _ = example

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .options import RATE, workspace_options
+from .options import RATE, refuse_empty, workspace_options
 
 
 def _target(
@@ -91,7 +91,7 @@ def _check_idle(target: Path, count: int) -> Any:
 )
 @click.option(
     "--into",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),  # text: Path("") would be the current directory
     metavar="DIR",
     help="Directory of the merged run (default: runs/<run-id> of the workspace).",
 )
@@ -114,7 +114,7 @@ def merge_command(
     agent: str | None,
     run_dirs: tuple[Path, ...],
     run_id: str | None,
-    into: Path | None,
+    into: str | None,
     partial: bool,
     min_pass_rate: float | None,
     reports: tuple[str, ...],
@@ -151,6 +151,7 @@ def merge_command(
 
     if as_json:
         check_json_out(reports)
+    refuse_empty(("--into", into))  # `--into "$OUT"` with OUT unset: not the cwd
 
     if not run_dirs and run_id is None:
         raise ConfigError("rook merge: give the shards' run directories, or --run ID")
@@ -161,7 +162,9 @@ def merge_command(
         )
     rook = plugins.build_plugin_manager()
     wanted = parse_report_options(reports, rook)
-    target = _target(run_dirs, run_id, into, workspace, project, agent)
+    target = _target(
+        run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
+    )
     check_report_targets(wanted, None, [target, *map(Path, run_dirs)])
     base = run_json(target) if (target / "run.json").is_file() else None
     lock = _check_idle(target, int(base.get("shards") or 0)) if base is not None else None
