@@ -118,7 +118,7 @@ def test_a_resume_after_prepare_failed_prepares_again_and_runs_the_scenarios(
     assert f"rook run --run {run_id} prepares again" in first.report["scenarios"][0]["reason"]
     # a suffix that does not prepare cannot run them: prepare must succeed first
     hole = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
-    assert hole.exit_code == 2 and f"--phases prepare,open,execute" in hole.stderr, hole.stderr
+    assert hole.exit_code == 2 and "--phases prepare,open,execute" in hole.stderr, hole.stderr
 
     monkeypatch.delenv("FAIL_PREPARE")  # the user fixed prepare
     again = rook_cli("run", "--run", run_id, "--json")
