@@ -622,6 +622,17 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli)
     assert done.exit_code == 0 and "pending" not in done.stderr, done.stderr
 
 
+def _two_shards_run(ws: Workspace, rook_cli: Any) -> Workspace:
+    """Two scenarios run as the two shards of the run ``ci``, not merged yet."""
+    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    for i in range(2):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    for i in (1, 2):
+        assert rook_cli("run", "--shard", f"{i}/2", "--run-name", "ci").exit_code == 0
+    return ws
+
+
 @pytest.mark.parametrize(("drop", "value"), [
     ("project", None), ("agent", None), ("id", None), ("shards", "two"), ("shards", 0.5),
     ("plan", [3]), ("profile", "p"),
@@ -631,13 +642,7 @@ def test_a_merge_names_a_run_json_of_another_shape_never_a_traceback(
     # A run.json without the project (or another key a report names), or with
     # shards that is not a whole number, made 'rook merge' a KeyError or
     # ValueError traceback, after it had copied the shards' records.
-    ws = rook_workspace
-    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
-    for i in range(2):
-        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
-    for i in (1, 2):
-        assert rook_cli("run", "--shard", f"{i}/2", "--run-name", "ci").exit_code == 0
+    ws = _two_shards_run(rook_workspace, rook_cli)
     path = ws.run_dir("ci") / "run.json"
     data = json.loads(path.read_text())
     if value is None:
@@ -663,13 +668,7 @@ def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
         rook_workspace, rook_cli, key, value, named):
     # A shard's run.shard-I-of-N.json with a value of another type (edited by
     # hand, damaged) made 'rook merge' a TypeError traceback.
-    ws = rook_workspace
-    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
-    for i in range(2):
-        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
-    for i in (1, 2):
-        assert rook_cli("run", "--shard", f"{i}/2", "--run-name", "ci").exit_code == 0
+    ws = _two_shards_run(rook_workspace, rook_cli)
     path = ws.run_dir("ci") / "run.shard-2-of-2.json"
     data = json.loads(path.read_text())
     data[key] = value
