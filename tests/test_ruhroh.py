@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rook_core.testing import Workspace
+
 AGENTS = Path(__file__).parent / "agents" / "ruhroh"
 BASH = str(AGENTS / "wrapper.sh")
 PY = str(AGENTS / "wrapper.py")
@@ -713,6 +715,19 @@ echo '{"status":"goal_satisfied","output":"done"}'
 """
 
 
+def _run_cut_while_blocking(ws: Workspace, probe_dir: Path) -> str:
+    """``rook run --json`` interrupted (SIGINT) once a hook made ``PROBE_DIR/blocking``:
+    the run's id."""
+    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (probe_dir / "blocking").exists():
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    return json.loads(out)["run"]["id"]
+
+
 @pytest.mark.timeout(120)
 def test_a_resume_after_a_cut_gets_a_result_path_that_does_not_exist(
     rook_workspace, rook_cli, probe_dir
@@ -721,14 +736,7 @@ def test_a_resume_after_a_cut_gets_a_result_path_that_does_not_exist(
     wrapper = rook_workspace.script("dir.sh", LEAVES_A_DIRECTORY)
     ruhroh_profile(rook_workspace, str(wrapper))
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
-    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (probe_dir / "blocking").exists():
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
-    run_id = json.loads(out)["run"]["id"]
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
     again = rook_cli("run", "--json", "--run", run_id)
     assert again.exit_code == 0, again.stderr + again.stdout
     assert again.statuses() == {"s": "passed"}
@@ -759,14 +767,7 @@ def test_a_resume_cut_in_a_later_turn_continues_the_scenario_runs_conversation(
     rook_workspace.scenario(
         {"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "notes: a,b,"}]}
     )
-    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (probe_dir / "blocking").exists():
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
-    run_id = json.loads(out)["run"]["id"]
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
     again = rook_cli("run", "--json", "--run", run_id)
     assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
     log = (probe_dir / "log").read_text().split("\n")[:-1]
