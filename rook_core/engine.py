@@ -835,6 +835,11 @@ class Engine:
                 if not result.ok:
                     self._finish(record, ERROR, f"collect failed: {result.diagnosis}")
                     return
+                if result.data is None:  # exit 0, nothing printed: nothing to add
+                    record.setdefault("warnings", []).append(
+                        "collect printed nothing: no evidence collected (a script exits 0 "
+                        "for a phase it does not implement)"
+                    )
                 record["collected"] = self.redactor.data(collected)
                 if collected and collected.get("calls") is not None:
                     record["observed"]["calls"] = True

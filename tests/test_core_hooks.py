@@ -535,3 +535,42 @@ def test_an_environment_too_big_in_all_names_its_largest_variables(
     assert "Argument list too long" in diagnosis, diagnosis
     assert "more than it can carry with the arguments (ARG_MAX)" in diagnosis, diagnosis
     assert "the largest: BIG (125005 bytes)" in diagnosis, diagnosis
+
+
+SWITCHES_ON_ITS_PHASE = """#!/bin/bash
+# one script for every phase: it implements execute and exits 0 for the rest
+case "$1" in
+  execute) cat >/dev/null; echo '{"output": "ok"}' ;;
+  collect) COLLECT_BODY ;;
+  *) exit 0 ;;
+esac
+"""
+
+
+def test_a_script_that_exits_0_for_collect_it_does_not_implement_passes(rook_workspace, rook_cli):
+    # "A script implements the phases it needs and exits successfully for the
+    # rest": one script named for every phase, collect printing nothing, failed
+    # every scenario ("the hook printed nothing on stdout"); it collected nothing,
+    # which the scenario run's warnings say
+    ws = rook_workspace
+    ws.script("agent.sh", SWITCHES_ON_ITS_PHASE.replace("COLLECT_BODY", "exit 0"))
+    phases = ("prepare", "open", "execute", "close", "collect")
+    ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in phases}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed", s["reason"]
+    assert [h["phase"] for h in s["hooks"]] == ["open", "execute", "close", "collect"]
+    assert any("collect printed nothing" in w for w in s["warnings"]), s["warnings"]
+
+
+def test_a_collect_that_prints_what_is_no_json_object_still_fails(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script("agent.sh", SWITCHES_ON_ITS_PHASE.replace("COLLECT_BODY", "echo 'traces: 3'"))
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and "collect failed" in s["reason"], s["reason"]
+    assert "traces: 3" in s["reason"]
