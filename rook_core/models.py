@@ -119,18 +119,24 @@ class HookEntry:
 
 @plain
 class EnvRef:
+    """A variable a profile's ``env`` names: read from Rook's environment, redacted everywhere."""
+
     variable: str
     purpose: str
 
 
 @plain
 class OutputLimits:
+    """The most a hook may print on each stream."""
+
     stdout_bytes: int = DEFAULT_OUTPUT_LIMIT
     stderr_bytes: int = DEFAULT_OUTPUT_LIMIT
 
 
 @plain
 class Profile:
+    """A validated profile: how Rook reaches one agent."""
+
     id: str
     name: str
     hooks: dict[str, HookEntry]

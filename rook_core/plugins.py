@@ -37,6 +37,8 @@ OWN = "rook-harness"
 
 @plain
 class PluginInfo:
+    """A plugin registered from an entry point (``rook plugins``)."""
+
     name: str
     distribution: str
     version: str
@@ -46,6 +48,8 @@ class PluginInfo:
 
 @plain
 class LoadFailure:
+    """An entry point that could not be loaded, and why."""
+
     name: str
     distribution: str
     error: str

@@ -59,6 +59,8 @@ T = TypeVar("T")
 
 @plain
 class ProcessResult:
+    """What a finished child left: its exit status and its output."""
+
     returncode: int | None
     stdout: bytes
     stderr: bytes

@@ -40,6 +40,8 @@ from .workspace import Agent, find_workspace, read_config, select_agent
 
 @plain
 class RunRequest:
+    """What ``rook run`` was asked to do (its flags)."""
+
     workspace: str | None = None
     project: str | None = None
     agent: str | None = None
@@ -68,6 +70,8 @@ class RunRequest:
 
 @plain
 class RunOutcome:
+    """A finished run: its report, its exit code and its directory."""
+
     report: dict[str, Any]
     exit_code: int
     run_dir: Path

@@ -59,6 +59,8 @@ def _utf8_path(path: Path) -> Path:
 
 @plain
 class Agent:
+    """One agent of a project in a workspace, and where its files are."""
+
     workspace: Path
     project: str
     name: str
