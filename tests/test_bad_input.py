@@ -154,6 +154,32 @@ def test_an_empty_workspace_flag_is_refused_not_taken_for_cwd(example, command, 
     assert not (ws / ".testmuai/rook/projects/demo/agents/other").exists()
 
 
+@pytest.mark.parametrize("command", [["run"], ["runs"], ["profile", "list"]])
+def test_a_bad_rook_workspace_dir_is_named_as_the_variable_not_the_flag(example, tmp_path, command):
+    # the user set the variable (a CI job's, say), never typed --workspace: the
+    # message names what they set; the flag, given, still wins and is named
+    ws, agent = example
+    runs = sorted(p.name for p in (agent / "runs").iterdir())
+    for value, said in ((str(tmp_path / "nowhere"), "not a directory"), ("  ", "names no directory")):
+        env = dict(os.environ, ROOK_WORKSPACE_DIR=value)
+        proc = subprocess.run([*ROOK, *command], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+        clean_error(proc, f"ROOK_WORKSPACE_DIR {value if said != 'names no directory' else repr(value)}", said)
+        assert "--workspace" not in proc.stderr, proc.stderr
+    proc = subprocess.run([*ROOK, *command, "-w", str(tmp_path / "gone")], cwd=ws, capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, ROOK_WORKSPACE_DIR=str(ws)))
+    clean_error(proc, f"--workspace {tmp_path / 'gone'}: not a directory")
+    assert sorted(p.name for p in (agent / "runs").iterdir()) == runs
+
+
+def test_doctor_names_a_bad_rook_workspace_dir(example, tmp_path):
+    ws, _agent = example
+    env = dict(os.environ, ROOK_WORKSPACE_DIR=str(tmp_path / "nowhere"))
+    proc = subprocess.run([*ROOK, "doctor"], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc
+    assert f"ROOK_WORKSPACE_DIR {tmp_path / 'nowhere'}: not a directory" in proc.stdout, proc.stdout
+    assert "set ROOK_WORKSPACE_DIR to one (or unset it)" in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize("value", ["", "  "])
 @pytest.mark.parametrize("args, flag", [
     (["profile", "test", "--goal"], "--goal"),

@@ -109,12 +109,15 @@ class Doctor:
         self, rook: Any, workspace: str | None, project: str | None, agent: str | None
     ) -> None:
         from ..errors import ConfigError
-        from ..workspace import ROOT, Agent, find_workspace, read_config, select_agent
+        from ..workspace import ROOT, Agent, find_workspace, given_as, read_config, select_agent
 
         try:
             root = find_workspace(workspace)
         except ConfigError as exc:
-            self.add(PROBLEM, "workspace", str(exc), "give an existing directory with -w DIR")
+            fix = "give an existing directory with -w DIR"
+            if given_as() != "--workspace":
+                fix += ", or set ROOK_WORKSPACE_DIR to one (or unset it)"
+            self.add(PROBLEM, "workspace", str(exc), fix)
             return
         if not (root / ROOT).is_dir():
             self.add(
