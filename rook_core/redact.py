@@ -255,6 +255,41 @@ class Redactor:
                 s = found.sub(f"{MARK}{name}]", s)
         return s
 
+    def pieces(self, parts: list[str]) -> list[str]:
+        """``parts``, consecutive pieces of one text (a stream's events), each
+        redacted; and where a secret runs across pieces, found only in their
+        joined text, each piece's share of it is replaced by the marker too:
+        no piece keeps a part of a secret for a reader to put back together."""
+        joined = "".join(parts)
+        if not self or self._text(joined) == joined:
+            return [self.text(p) for p in parts]
+        spans: list[tuple[int, int, str]] = []
+        for found, name in self._order:
+            matches = (
+                re.finditer(re.escape(found), joined)
+                if isinstance(found, str)
+                else found.finditer(joined)
+            )
+            spans += [(m.start(), m.end(), name) for m in matches if m.end() > m.start()]
+        out = []
+        start = 0
+        for part in parts:
+            end = start + len(part)
+            across = sorted(  # the secrets this piece holds only a share of
+                (max(a, start) - start, min(b, end) - start, name)
+                for a, b, name in spans
+                if a < end and b > start and not (start <= a and b <= end)
+            )
+            kept, at = [], 0
+            for a, b, name in across:
+                if b <= at:  # inside a share masked already
+                    continue
+                kept += [part[at : max(a, at)], f"{MARK}{name}]"]
+                at = b
+            out.append(self.text("".join(kept) + part[at:]))
+            start = end
+        return out
+
     def head(self, text: str, limit: int, more: str = "") -> str:
         """The first ``limit`` characters of ``text``, redacted, cut so that no
         secret is split (a redaction marker at the cut is kept whole); then

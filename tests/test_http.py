@@ -491,6 +491,37 @@ def test_a_stream_error_quoting_a_chunk_never_cuts_a_secret(
         assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
 
 
+def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    # each event was redacted on its own: neither half is the secret, so both
+    # halves reached the record's events, the report and the terminal, and
+    # put together they are the key
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    secret = agent_server.api_key
+    cut = len(secret) // 2
+    events = ["the key is " + secret[:cut], secret[cut:] + " (do not share)", "bye"]
+    agent_server.streams["split"] = (
+        b"".join(b"data: " + e.encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+    )
+    entry = _stream_entry(agent_server, "split")
+    entry["http"]["extract"] = {"output": "text", "evidence": {"first": "events[0]"}}
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "bye"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "the key is [redacted:AGENT_KEY] (do not share)bye", turn
+    assert turn["evidence"] == {"first": "the key is [redacted:AGENT_KEY]"}, turn
+    text = r.stdout + r.stderr + "".join(
+        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
+    )
+    text = text.replace(str(rook_workspace.root), "<ws>")
+    assert "[redacted:AGENT_KEY] (do not share)" in text, "the second event is recorded, masked"
+    for i in range(len(secret) - 5):
+        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -259,6 +259,12 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
         doc = document(reply)
     except StreamError as exc:
         raise HookError(f"{shown}: {exc}") from None
+    if isinstance(doc, dict) and isinstance(doc.get("events"), list) and reply.events is not None:
+        # the text events are pieces of one text: a secret split between two is
+        # found only in their join, so each keeps no share of it
+        texts = [i for i, e in enumerate(doc["events"]) if isinstance(e, str)]
+        for i, masked in zip(texts, red.pieces([doc["events"][i] for i in texts]), strict=True):
+            doc["events"][i] = masked
     if isinstance(doc, str) and reply.binary():
         doc = f"<{len(reply.body)} bytes of {reply.content_type or 'binary data'}>"
         if call.phase == "execute" and 200 <= reply.status < 300:
