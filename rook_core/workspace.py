@@ -21,33 +21,21 @@ def user_path(raw: str | Path) -> Path:
     return Path(os.path.expanduser(raw))
 
 
-def given_as() -> str:
-    """How the workspace in hand was given: ``ROOK_WORKSPACE_DIR`` when the
-    running command took its ``--workspace`` from that variable, else the flag
-    (a message names what the user actually set)."""
-    import sys
-
-    click = sys.modules.get("click")  # loaded by every command; not by an API caller
-    ctx = click.get_current_context(silent=True) if click is not None else None
-    try:
-        source = ctx.get_parameter_source("workspace") if ctx is not None else None
-    except Exception:  # a context of another program's making: the flag
-        source = None
-    return (
-        "ROOK_WORKSPACE_DIR"
-        if source is not None and source.name == "ENVIRONMENT"
-        else "--workspace"
-    )
+def given_as(explicit: object) -> str:
+    """What the user set to give ``explicit``, for a message to name: the
+    variable when the command took it from one (the CLI marks such a value
+    with ``given_as``: :class:`rook_core.cli.options.FromEnv`), else the flag."""
+    return getattr(explicit, "given_as", "--workspace")
 
 
 def no_directory(explicit: str) -> None:
     """Refuse ``--workspace ""`` (``-w "$DIR"`` with DIR unset), which would
     quietly be the current directory, as every other empty flag is refused."""
     if not explicit.strip():
-        what = given_as()
+        what = given_as(explicit)
         leave = "the flag out" if what == "--workspace" else "it unset"
         raise WorkspaceError(
-            f"{what} {explicit!r}: names no directory; give one, or leave {leave} "
+            f"{what} {str(explicit)!r}: names no directory; give one, or leave {leave} "
             "to use the nearest workspace"
         )
 
@@ -55,10 +43,10 @@ def no_directory(explicit: str) -> None:
 def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
     """``--workspace``, else the nearest ancestor holding ``.testmuai/rook``, else cwd."""
     if explicit is not None:
-        no_directory(str(explicit))
+        no_directory(explicit if isinstance(explicit, str) else str(explicit))
         path = user_path(explicit).resolve()
         if not path.is_dir():
-            raise WorkspaceError(f"{given_as()} {explicit}: not a directory")
+            raise WorkspaceError(f"{given_as(explicit)} {explicit}: not a directory")
         return _utf8_path(path)
     start = (cwd or Path.cwd()).resolve()
     for candidate in (start, *start.parents):

@@ -115,7 +115,7 @@ class Doctor:
             root = find_workspace(workspace)
         except ConfigError as exc:
             fix = "give an existing directory with -w DIR"
-            if given_as() != "--workspace":
+            if given_as(workspace) != "--workspace":
                 fix += ", or set ROOK_WORKSPACE_DIR to one (or unset it)"
             self.add(PROBLEM, "workspace", str(exc), fix)
             return

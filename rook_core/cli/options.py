@@ -8,6 +8,22 @@ from typing import Any
 import click
 
 
+class FromEnv(str):
+    """A flag's value that the command took from the flag's environment
+    variable: ``given_as`` names the variable, so that a message about the
+    value names what the user actually set (not a flag they never typed)."""
+
+    given_as: str
+
+
+def _from_env(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    source = ctx.get_parameter_source(param.name) if param.name else None
+    if isinstance(value, str) and source is click.core.ParameterSource.ENVIRONMENT:
+        value = FromEnv(value)
+        value.given_as = str(param.envvar)
+    return value
+
+
 def workspace_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
         "--agent", metavar="AGENT", help="Agent to use (default: the only one, or config.yaml's)."
@@ -23,6 +39,7 @@ def workspace_options(f: Callable[..., Any]) -> Callable[..., Any]:
         metavar="DIR",
         envvar="ROOK_WORKSPACE_DIR",
         show_envvar=True,
+        callback=_from_env,
         help="Workspace directory (default: nearest ancestor holding .testmuai/rook, else cwd).",
     )(f)
     return f
