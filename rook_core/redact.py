@@ -208,6 +208,9 @@ class Redactor:
             self._patterns.append((pattern, name, len(value)))
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
+        stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
+        if stripped != value and len(stripped) >= MIN_LENGTH:
+            self.add(name, stripped, sort=False)
         if sort:
             self._sort()
 

@@ -784,3 +784,34 @@ def test_a_run_id_holding_a_secret_is_shown_whole(rook_workspace, rook_cli, monk
     later = rook_cli("run", "--run", run_id, "--phases", "collect,judge", "--json")
     assert later.report["run"]["id"] == run_id and later.report["run"]["dir"].endswith(run_id)
     assert later.report["scenarios"][0]["turns"][0]["output"] == "pin is [redacted:PIN]"  # still redacted
+
+
+STRIPPED = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+token = os.environ["API_TOKEN"].strip()  # as an HTTP client sends it
+print(f"calling with Bearer {token}", file=sys.stderr)
+print(json.dumps({"output": f"sent Authorization: Bearer {token}"}))
+"""
+
+
+def test_a_secret_read_from_a_file_with_its_newline_is_redacted_without_it(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A value set from a file keeps the file's last newline (a Kubernetes secret
+    mounted with --from-file, a CI secret pasted with one); the agent strips it
+    before use. Only the value with its newline was redacted: the token itself
+    reached the record, the reports and the terminal."""
+    monkeypatch.setenv("API_TOKEN", SECRET + "\n")
+    ws = rook_workspace
+    ws.script("stripped.py", STRIPPED)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/stripped.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "nothing like it"}]})
+    r = rook_cli("run", "--json", "--report", f"markdown:{tmp_path}/out/r.md")
+    table = rook_cli("run")
+    assert r.statuses() == {"s": "failed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "sent Authorization: Bearer [redacted:API_TOKEN]"
+    text = all_text(ws.runs_dir) + all_text(tmp_path / "out") + r.stdout + r.stderr + table.stdout + table.stderr
+    assert SECRET not in text
