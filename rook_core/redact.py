@@ -163,6 +163,39 @@ def percent_pattern(value: str) -> re.Pattern[str] | None:
     return re.compile("".join(parts))
 
 
+def json_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` in a JSON string as any encoder writes it: each character that
+    is not :data:`_UNRESERVED` either as it is, escaped as :func:`json.dumps`
+    escapes it, or as a ``\\u`` escape (hex in either case; behind more
+    backslashes in JSON text inside a JSON string). Encoders differ in what
+    they escape so (Gson writes ``=`` as ``\\u003d``, Go's ``json.Marshal``
+    ``&`` as ``\\u0026``), so no one escaped form finds them all. None for a
+    value that needs no escaping, or one with bytes that are not UTF-8."""
+    if all(c in _UNRESERVED for c in value):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    parts = []
+    for c in value:
+        if c in _UNRESERVED:
+            parts.append(re.escape(c))
+            continue
+        units = c.encode("utf-16-be")  # a character past U+FFFF is escaped as a surrogate pair
+        codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
+        hexed = "".join("\\\\+u" + "".join(_hex(d) for d in code) for code in codes)
+        alternatives = [re.escape(e) for e in (c, *_json_escaped(c))] + [hexed]
+        alternatives += ["\\\\+/"] if c == "/" else []
+        parts.append("(?:" + "|".join(alternatives) + ")")
+    return re.compile("".join(parts))
+
+
+def _hex(digit: str) -> str:
+    """A hex digit, matched in either case."""
+    return f"[{digit.upper()}{digit.lower()}]" if digit.isalpha() else digit
+
+
 def _pct(byte: int) -> str:
     """``%XX`` for ``byte``, either case of hex digit."""
     return "%" + "".join(f"[{d.upper()}{d.lower()}]" if d.isalpha() else d for d in f"{byte:02X}")
@@ -203,9 +236,9 @@ class Redactor:
             self.too_short.append(name)
             return
         self._pairs += [(form, name) for form in encodings(value)]
-        pattern = percent_pattern(value)
-        if pattern is not None:
-            self._patterns.append((pattern, name, len(value)))
+        for pattern in (percent_pattern(value), json_pattern(value)):
+            if pattern is not None:
+                self._patterns.append((pattern, name, len(value)))
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
@@ -248,8 +281,8 @@ class Redactor:
         return self._text(s)
 
     def _text(self, s: str) -> str:
-        # without a % or a +, a pattern finds only the value as it is: a form of its own
-        mixed = self._patterns and ("%" in s or "+" in s)
+        # without a %, a + or a \u, a pattern finds only the value as it is: a form of its own
+        mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s)
         for found, name in self._order if mixed else self._pairs:
             if isinstance(found, str):
                 if found in s:

@@ -815,3 +815,39 @@ def test_a_secret_read_from_a_file_with_its_newline_is_redacted_without_it(
     assert r.report["scenarios"][0]["turns"][0]["output"] == "sent Authorization: Bearer [redacted:API_TOKEN]"
     text = all_text(ws.runs_dir) + all_text(tmp_path / "out") + r.stdout + r.stderr + table.stdout + table.stderr
     assert SECRET not in text
+
+
+ESCAPING = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+text = json.dumps({"output": "the token is " + s})
+if os.environ["ROOK_SCENARIO_ID"] == "gson":  # Gson's HTML-safe default, Go's json.Marshal: \u003d...
+    for c in "<>&='":
+        text = text.replace(c, "\\u%04x" % ord(c))
+else:  # an encoder with upper-case hex, and a JSON string inside a JSON string
+    text = json.dumps({"output": "ok", "args": json.dumps({"pw": s}).replace("=", "\\u003D")})
+print(text)
+"""
+
+
+@pytest.mark.parametrize("sid", ["gson", "nested"])
+def test_a_secret_a_json_encoder_escaped_as_unicode_is_redacted_in_the_raw_output(
+    rook_workspace, rook_cli, monkeypatch, sid
+):
+    """Gson (by default) and Go's json.Marshal write `=`, `<`, `>`, `&` as
+    `\\u003d`...: the parsed output was redacted, but the raw standard output a
+    record keeps held the token, padding escaped ('dGhpc2lzYXNlY3JldA\\u003d\\u003d')."""
+    token = "dGhpc2lzYXNl&Y3JldA=="
+    monkeypatch.setenv("API_TOKEN", token)
+    ws = rook_workspace
+    ws.script("escaping.py", ESCAPING)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/escaping.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "token"}]})
+    r = rook_cli("run", "--json")
+    record = ws.record(r.report["run"]["id"], f"{sid}.1")
+    stdout = record["hooks"][0]["stdout"]
+    assert "[redacted:API_TOKEN]" in stdout and "\\u00" not in stdout, stdout  # no escape left over
+    assert "dGhpc2lzYXNl" not in all_text(ws.runs_dir) + r.stdout + r.stderr
