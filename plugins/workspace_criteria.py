@@ -187,11 +187,10 @@ class File(CriterionType):
             except TooSlow as exc:
                 return Verdict(ERROR, f"{target}: {exc}")
             hit = m is not None
-            what = (
-                f"matches /{want.pattern}/ ({current().head(m.group(0), 80)!r})"
-                if m
-                else f"does not match /{want.pattern}/"
-            )
+            what = f"does not match /{want.pattern}/"
+            if m:  # a secret the match stops inside is masked whole (its share of it too)
+                quoted = current().pieces([text[: m.start()], m.group(0), text[m.end() :]])[1]
+                what = f"matches /{want.pattern}/ ({current().head(quoted, 80)!r})"
         if cut and not hit:  # what was not read may hold it: neither way is shown
             return Verdict(
                 ERROR,

@@ -851,3 +851,33 @@ def test_a_secret_a_json_encoder_escaped_as_unicode_is_redacted_in_the_raw_outpu
     stdout = record["hooks"][0]["stdout"]
     assert "[redacted:API_TOKEN]" in stdout and "\\u00" not in stdout, stdout  # no escape left over
     assert "dGhpc2lzYXNl" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+WRITES_ENV = r"""
+#!/bin/bash
+cat >/dev/null
+printf 'API_TOKEN=%s\n' "$API_TOKEN" > agent.env
+echo '{"output": "configured"}'
+"""
+
+
+def test_a_file_criterion_quoting_its_match_never_shows_a_piece_of_a_secret(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A `file: {matches}` reason quotes what the pattern matched in the file: a
+    pattern that stops inside a secret the agent wrote ('API_TOKEN=.{8}') showed
+    its first characters ('API_TOKEN=Zq9-s3cr'), whole secrets only being found."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("writes.sh", WRITES_ENV)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/writes.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "configure", "workspace": ".",
+                 "criteria": [{"file": {"path": "agent.env", "matches": "API_TOKEN=.{8}"}}]})
+    r = rook_cli("run", "--json")
+    table = rook_cli("run")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    [criterion] = r.report["scenarios"][0]["criteria"]
+    assert criterion["reason"].endswith("('API_TOKEN=[redacted:API_TOKEN]')"), criterion
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
+    assert SECRET[:6] not in text
