@@ -70,9 +70,13 @@ def _quoted(text: str) -> list[str]:
     """``text`` as a program quotes it in what it prints: Python's ``repr`` and
     ``ascii`` (a traceback, ``%r`` logging: the part between the quotes) and
     escaped for HTML or XML (``&amp;``, ``&lt;``, ``&gt;``, quotes as ``&quot;``,
-    ``&#x27;``, ``&#34;`` or ``&#39;``)."""
+    ``&#x27;``, ``&#34;`` or ``&#39;``), and as a shell quotes one holding a
+    single quote (``'it'\\''s'``: bash's ``set -x`` trace and ``${v@Q}``;
+    ``'it'"'"'s'``: Python's :func:`shlex.quote`)."""
     xml = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    shell = [text.replace("'", "'\\''"), text.replace("'", "'\"'\"'")] if "'" in text else []
     return [
+        *shell,
         repr(text)[1:-1],
         ascii(text)[1:-1],
         xml,

@@ -881,3 +881,31 @@ def test_a_file_criterion_quoting_its_match_never_shows_a_piece_of_a_secret(
     assert criterion["reason"].endswith("('API_TOKEN=[redacted:API_TOKEN]')"), criterion
     text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
     assert SECRET[:6] not in text
+
+
+XTRACE = r"""
+#!/bin/bash
+set -x
+cat >/dev/null
+token="$API_TOKEN"
+python3 -c 'import shlex, os, sys; print("would run: curl -u " + shlex.quote("me:" + os.environ["API_TOKEN"]), file=sys.stderr)'
+echo '{"output": "ok"}'
+"""
+
+
+def test_a_secret_with_a_quote_traced_by_a_shell_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A bash hook run with `set -x` traces each assignment, quoting a value
+    that holds a single quote as 'it'\\''s...', and Python's shlex.quote as
+    'it'"'"'s...': the secret was found in neither, and the trace kept it."""
+    secret = "it's-a-s3cret pass"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("traced.sh", XTRACE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/traced.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]["stderr"]
+    assert "+ token=[redacted:API_TOKEN]" in stderr or "+ token='[redacted:API_TOKEN]'" in stderr, stderr
+    assert "s3cret" not in all_text(ws.runs_dir) + r.stdout + r.stderr
