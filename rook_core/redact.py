@@ -119,7 +119,9 @@ def base64_forms(value: str) -> list[str]:
     three positions it can start at in a 3-byte group, the characters its own
     bytes alone decide (the groups it fills whole; a partial group's
     characters also depend on its neighbours' bytes). Each in the standard
-    and the URL-safe alphabet. Values shorter than :data:`BASE64_MIN` bytes
+    and the URL-safe alphabet; the value encoded alone (and the groups it
+    fills whole at its start) also broken into lines of 76 or 64 characters,
+    as ``base64`` and ``openssl base64`` print it. Values shorter than :data:`BASE64_MIN` bytes
     get none: so few characters would be found in unrelated base64 text."""
     import base64
 
@@ -134,7 +136,15 @@ def base64_forms(value: str) -> list[str]:
     for skip in (0, 2, 1):  # the value starts 0, 1 or 2 bytes into a group
         core = raw[skip:]
         forms.append(base64.b64encode(core[: len(core) // 3 * 3]).decode("ascii"))
-    return forms + [f.translate(_URLSAFE) for f in forms if "+" in f or "/" in f]
+    # encoded alone by a tool that breaks lines (GNU base64 and MIME at 76, openssl at 64)
+    wrapped = [
+        sep.join(f[i : i + width] for i in range(0, len(f), width))
+        for f in (whole, forms[2])
+        for width in (76, 64)
+        for sep in ("\n", "\r\n")
+        if len(f) > width
+    ]
+    return forms + [f.translate(_URLSAFE) for f in forms if "+" in f or "/" in f] + wrapped
 
 
 _URLSAFE = str.maketrans("+/", "-_")

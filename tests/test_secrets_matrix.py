@@ -909,3 +909,38 @@ def test_a_secret_with_a_quote_traced_by_a_shell_is_redacted(rook_workspace, roo
     stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]["stderr"]
     assert "+ token=[redacted:API_TOKEN]" in stderr or "+ token='[redacted:API_TOKEN]'" in stderr, stderr
     assert "s3cret" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+WRAPPED = r"""
+#!/bin/bash
+cat >/dev/null
+printf '%s' "$API_TOKEN" | base64 >&2  # GNU base64 wraps its output at 76 columns
+echo "$API_TOKEN" | openssl base64 >&2  # 64 columns (and the echo's newline encoded too)
+echo '{"output": "ok"}'
+"""
+
+
+def test_a_long_secret_base64_encoded_by_a_tool_that_wraps_lines_is_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """GNU base64, openssl and Python's base64.encodebytes break their output
+    into lines (76 or 64 characters): a secret longer than 57 bytes (a private
+    key, a service account's JSON) encoded so was found only on one line, so its
+    base64 reached the record whole."""
+    import base64
+    import shutil
+
+    secret = "-----BEGIN KEY-----\n" + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" * 2 + "\n-----END KEY-----"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("wraps.sh", WRAPPED if shutil.which("openssl") else WRAPPED.replace("openssl base64", "base64 -w 64"))
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/wraps.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "signing key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]["stderr"]
+    assert stderr.count("[redacted:API_TOKEN]") == 2, stderr
+    encoded = base64.b64encode(secret.encode()).decode()
+    shown = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert not [encoded[i:i + 40] for i in range(0, len(encoded) - 40, 20) if encoded[i:i + 40] in shown], stderr
