@@ -75,9 +75,11 @@ class WorkerJob:
     phases: list[str]
     redactor: Redactor
     observed: dict[str, bool] = field(default_factory=dict)
-    saved: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    """Values of the profile's ``env`` variables, from the driver."""
+    saved: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Values prepare saved (secrets among them): never in a repr, which a
+    worker's failure log would print."""
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    """Values of the profile's ``env`` variables, from the driver (never in a repr)."""
     mode: str = "shared"
     probe: str | None = None
     """Shared mode: the probe file every worker must see, holding ``probe_token``."""

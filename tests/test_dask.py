@@ -518,3 +518,21 @@ def test_a_scenario_run_again_after_its_worker_was_lost_starts_from_an_empty_sta
     assert sorted(p.name for p in aside.iterdir()) == ["attempt-1", "opened"]
     [lost] = rook_workspace.record(run_id, "lost.1")["attempts"]
     assert lost["lost"] and lost["state"] == "state/lost.1.attempt-1"
+
+
+def test_a_worker_job_never_shows_the_profiles_secrets_in_its_repr():
+    # a worker logs the job it failed on ("Compute Failed ... args: (WorkerJob(...),)"):
+    # the env values and prepare's saved values it carries must not be in that text
+    from rook_plugins.dask_worker import WorkerJob
+
+    from rook_core.redact import Redactor
+
+    job = WorkerJob(
+        run_id="r", workspace="/w", run_rel="runs/r", project="p", agent="a",
+        profile_raw={}, profile_source="p.yaml", profile_rel=None, phases=["execute"],
+        redactor=Redactor({"API_TOKEN": "Zq9-s3cr3t-abcd"}),
+        saved={"token": "sv-T0ken-9876"}, env={"API_TOKEN": "Zq9-s3cr3t-abcd"},
+    )
+    shown = repr(job)
+    assert "Zq9-s3cr3t-abcd" not in shown and "sv-T0ken-9876" not in shown, shown
+    assert "run_id='r'" in shown
