@@ -297,13 +297,8 @@ class Redactor:
     def _text(self, s: str) -> str:
         # without a %, a + or a \u, a pattern finds only the value as it is: a form of its own
         mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s)
-        for found, name in self._order if mixed else self._pairs:
-            if isinstance(found, str):
-                if found in s:
-                    s = s.replace(found, f"{MARK}{name}]")
-            else:
-                s = found.sub(f"{MARK}{name}]", s)
-        return s
+        spans = _spans(s, self._order if mixed else self._pairs)
+        return _masked(s, spans) if spans else s
 
     def pieces(self, parts: list[str]) -> list[str]:
         """``parts``, consecutive pieces of one text (a stream's events), each
@@ -313,14 +308,7 @@ class Redactor:
         joined = "".join(parts)
         if not self or self._text(joined) == joined:
             return [self.text(p) for p in parts]
-        spans: list[tuple[int, int, str]] = []
-        for found, name in self._order:
-            matches = (
-                re.finditer(re.escape(found), joined)
-                if isinstance(found, str)
-                else found.finditer(joined)
-            )
-            spans += [(m.start(), m.end(), name) for m in matches if m.end() > m.start()]
+        spans = _spans(joined, self._order)
         out = []
         start = 0
         for part in parts:
@@ -414,6 +402,53 @@ class Redactor:
 
 _active: list[Redactor] = []
 _current: ContextVar[Redactor | None] = ContextVar("rook_redactor", default=None)
+
+
+Span = tuple[int, int, str]
+"""Where a secret's form was found in a text: start, end and the variable's name."""
+
+
+def _spans(s: str, forms: Iterable[tuple[str | re.Pattern[str], str]]) -> list[Span]:
+    """Every place a form of a secret is found in ``s`` (each form's places
+    apart, as ``str.replace`` finds them), all found in ``s`` as it is."""
+    found: list[Span] = []
+    for form, name in forms:
+        if isinstance(form, str):
+            at = s.find(form)
+            while at != -1:
+                found.append((at, at + len(form), name))
+                at = s.find(form, at + len(form))
+        else:
+            found += [(m.start(), m.end(), name) for m in form.finditer(s) if m.end() > m.start()]
+    return found
+
+
+def _masked(s: str, spans: list[Span]) -> str:
+    """``s`` with every span replaced by its marker. Spans that overlap (two
+    secrets sharing characters: ``A_KEY`` ends with what ``B_KEY`` starts
+    with) are masked as one stretch, with the marker of each secret in it
+    that is not inside another: replacing one first would leave the other's
+    remaining characters in the clear."""
+    spans.sort(key=lambda sp: (sp[0], -sp[1]))
+    out: list[str] = []
+    at = i = 0
+    while i < len(spans):
+        start, end, _ = spans[i]
+        group = [spans[i]]
+        i += 1
+        while i < len(spans) and spans[i][0] < end:
+            group.append(spans[i])
+            end = max(end, spans[i][1])
+            i += 1
+        names: list[str] = []
+        for a, b, name in group:
+            inside = any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in group)
+            if not inside and name not in names:
+                names.append(name)
+        out += [s[at:start], *(f"{MARK}{name}]" for name in names)]
+        at = end
+    out.append(s[at:])
+    return "".join(out)
 
 
 def activate(redactor: Redactor) -> None:

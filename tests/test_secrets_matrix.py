@@ -944,3 +944,33 @@ def test_a_long_secret_base64_encoded_by_a_tool_that_wraps_lines_is_redacted(
     encoded = base64.b64encode(secret.encode()).decode()
     shown = all_text(ws.runs_dir) + r.stdout + r.stderr
     assert not [encoded[i:i + 40] for i in range(0, len(encoded) - 40, 20) if encoded[i:i + 40] in shown], stderr
+
+
+OVERLAP = r"""
+#!/bin/bash
+cat >/dev/null
+echo "joined: ${A_KEY}${B_KEY:4}" >&2
+echo "{\"output\": \"ok ${A_KEY}${B_KEY:4}\"}"
+"""
+
+
+def test_two_secrets_that_overlap_leave_no_piece_of_either(rook_workspace, rook_cli, monkeypatch):
+    """A_KEY ends with what B_KEY begins with, and the agent printed them run
+    together: B_KEY (the longer) was replaced first, and A_KEY, no longer whole,
+    was never found, so its first eleven characters stayed in the record."""
+    a, b = "Zq9-s3cr3t-abcd", "abcd-p4ssw0rd-99"
+    monkeypatch.setenv("A_KEY", a)
+    monkeypatch.setenv("B_KEY", b)
+    ws = rook_workspace
+    ws.script("overlap.sh", OVERLAP)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/overlap.sh"},
+                "env": [{"variable": "A_KEY", "purpose": "one key"},
+                        {"variable": "B_KEY", "purpose": "another"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    record = ws.record(r.report["run"]["id"], "s.1")
+    assert record["turns"][0]["output"] == "ok [redacted:A_KEY][redacted:B_KEY]", record["turns"]
+    assert "joined: [redacted:A_KEY][redacted:B_KEY]" in record["hooks"][0]["stderr"]
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "s3cr3t" not in text and "p4ssw0rd" not in text and "Zq9" not in text
