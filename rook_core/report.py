@@ -484,13 +484,14 @@ def table(report: dict[str, Any]) -> str:
             ]
         )
     headers = ["scenario", "status", "criteria", "seconds", "reason"]
-    # seconds as written ("0.00", not tabulate's reparsed "0"), right-aligned
+    # seconds as written ("0.00", not tabulate's reparsed "0"), right-aligned; no colalign
+    # without rows (an empty shard's table): tabulate 0.9 raises IndexError on it
     body = tabulate(
         rows,
         headers=headers,
         tablefmt="simple",
         disable_numparse=True,
-        colalign=("left", "left", "left", "right", "left"),
+        colalign=("left", "left", "left", "right", "left") if rows else None,
     )
     s = report["summary"]
     rate, cov = percent(s["pass_rate"]), percent(s["coverage"])

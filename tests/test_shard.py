@@ -474,6 +474,10 @@ def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_pa
     assert r.exit_code == 0, r.stderr
     assert r.report["scenarios"] == []
     assert not (tmp_path / "log").exists()  # no hook at all: not even prepare
+    # the terminal's table of no scenario run (tabulate 0.9 raised IndexError on it)
+    r = rook_cli("run", "--only", "s1", "--shard", "2/2", "--run-name", "tiny-table")
+    assert r.exit_code == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "no scenarios" in r.stdout
 
 
 def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
