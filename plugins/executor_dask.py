@@ -86,8 +86,11 @@ def _address_problem(address: str) -> str | None:
         scheme, location = parse_address(address)
         if scheme not in backends:
             return f"unknown scheme {scheme!r} (one of {', '.join(sorted(backends))})"
-        if scheme == "inproc":
-            return None
+        if scheme == "inproc":  # Dask's in-memory transport: never another process's
+            return (
+                "an inproc:// address names a scheduler inside one Python process, "
+                "which rook run cannot reach; give the scheduler's tcp:// address"
+            )
         host, port = parse_host_port(location, 8786)
     except ValueError as exc:
         return f"not a scheduler address ({exc})"
@@ -101,16 +104,16 @@ def _address_problem(address: str) -> str | None:
 
 
 def _unreachable(address: str, timeout: float = 5.0) -> str | None:
-    """Why no scheduler answers at ``address`` (a TCP or TLS address nothing
-    listens on), or ``None``: checked before anything runs, so that an address
+    """Why no scheduler answers at ``address`` (a TCP, TLS or WebSocket address
+    nothing listens on), or ``None``: checked before anything runs, so that an address
     nobody serves does not run prepare and leave a pending run behind."""
     import socket
 
     from distributed.comm.addressing import parse_address, parse_host_port
 
     scheme, location = parse_address(address)
-    if scheme not in ("tcp", "tls"):
-        return None  # inproc, ucx, ws: left to Dask
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        return None  # ucx: left to Dask
     host, port = parse_host_port(location, 8786)
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()

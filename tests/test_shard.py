@@ -192,6 +192,8 @@ def test_a_run_is_never_named_latest(rook_workspace, rook_cli, tmp_path, args):
         ("tcp://h:99999", "port 99999 is out of range"),
         ("foo://h:1", "unknown scheme 'foo'"),
         ("tcp://:8786", "names no host"),
+        # ran prepare, then failed with "not enough values to unpack" (exit 1)
+        ("inproc://x", "an inproc:// address names a scheduler inside one Python process"),
     ],
 )
 def test_a_scheduler_that_cannot_be_an_address_is_refused_before_anything_runs(
@@ -241,7 +243,7 @@ def test_a_scheduler_nobody_serves_is_refused_before_prepare_runs(
         port = s.getsockname()[1]
     sched = tmp_path / "scheduler.json"
     sched.write_text(json.dumps({"address": f"tcp://127.0.0.1:{port}"}))
-    for given in (f"tcp://127.0.0.1:{port}", str(sched)):
+    for given in (f"tcp://127.0.0.1:{port}", str(sched), f"ws://127.0.0.1:{port}"):
         r = rook_cli("run", "--executor", "dask", "--scheduler", given)
         assert r.exit_code == 2, r.stderr
         assert f"--scheduler {given}: no Dask scheduler answers there" in r.stderr, r.stderr
