@@ -448,12 +448,15 @@ def prepare_run(
     if manifest is not None:
         planned_ids = list(dict.fromkeys(k.rsplit(".", 1)[0] for k in manifest["plan"]))
         by_id = {s.id: s for s in scenarios}
-        gone = [i for i in planned_ids if i not in by_id]
+        # a shard finishes its own scenario runs only: another shard's need no file here
+        own = (manifest.get("shard") or {}).get("plan") if shard is not None else None
+        own = own if isinstance(own, list) else manifest["plan"]
+        gone = [i for i in dict.fromkeys(k.rsplit(".", 1)[0] for k in own) if i not in by_id]
         if request.only:  # what --only leaves out is not finished now: it needs no file
             gone = [i for i in gone if i in request.only]
         if gone:  # nor does one whose every run is finished: its records are reported
             removed = set(gone)
-            keys = [k for k in manifest["plan"] if k.rsplit(".", 1)[0] in removed]
+            keys = [k for k in own if k.rsplit(".", 1)[0] in removed]
             records = planned_records(run_path, keys)
             unfinished = {r["scenario"]["id"] for r in records if not r.get("final")}
             gone = [i for i in gone if i in unfinished]

@@ -482,6 +482,26 @@ def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_pa
     assert "no scenarios" in r.stdout
 
 
+def test_a_shard_resumes_when_a_scenario_of_another_shard_was_removed(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A scenario file removed after shard 1 joined kept shard 1 from resuming (exit 2,
+    "no longer exist", naming the removed scenario) though no run of it is shard 1's."""
+    log = tmp_path / "log"
+    make_workspace(rook_workspace.root, log)
+    r = rook_cli("run", "--shard", "1/2", "--run-name", "gone", "--phases", "prepare,open,execute")
+    assert r.exit_code == 0, r.stderr
+    part = json.loads((rook_workspace.run_dir("gone") / "run.shard-1-of-2.json").read_text())
+    mine = {k.rsplit(".", 1)[0] for k in part["shard"]["plan"]}
+    other = sorted({k.rsplit(".", 1)[0] for k in part["plan"]} - mine)[0]
+    (rook_workspace.agent_dir / "scenarios" / f"{other}.yaml").unlink()
+    r = rook_cli("run", "--run", "gone", "--shard", "1/2", "--json")
+    assert r.exit_code in (0, 1), r.stderr
+    assert sorted(keys(r.report)) == sorted(part["shard"]["plan"])
+    assert "pending" not in {e["status"] for e in r.report["scenarios"]}
+    assert len(log_lines(log, "prepare")) == 1
+
+
 def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
     ws = make_workspace(tmp_path / "ws", tmp_path / "log", sleep=1)
     run_dir = ws.run_dir("busy")
