@@ -532,6 +532,12 @@ def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
             time.sleep(0.1)
         r = rook_cli("merge", "-w", str(ws.root), "--run", "busy")
         assert r.exit_code == 2 and "shard 1/2 is still running" in r.stderr
+        # its directory given, merged elsewhere: it merged a half-written shard (exit 1,
+        # its runs "pending", "did not finish") while the shard went on
+        out = tmp_path / "out" / "busy"
+        r = rook_cli("merge", str(run_dir), "--into", str(out), "--partial")
+        assert r.exit_code == 2 and "shard 1/2 is still running" in r.stderr, r.stderr
+        assert not out.exists()
     finally:
         proc.communicate(timeout=60)
     assert rook_cli("run", "-w", str(ws.root), "--shard", "2/2", "--run", "busy").exit_code in (

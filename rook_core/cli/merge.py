@@ -53,29 +53,48 @@ def _target(
         raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
 
 
-def _check_idle(target: Path, count: int) -> Any:
-    """Refuse while a shard is still writing into ``target`` (same file system);
-    returns the run's own lock, held while merging."""
-    from ..errors import ConfigError
-    from ..redact import Redactor
-    from ..sharding import Shard
-    from ..store import RunDir
+def _running_shard(run_dir: Path, count: int) -> int | None:
+    """A shard of ``count`` still writing into ``run_dir`` (it holds its lock there),
+    or ``None``. The lock files are only read: a shard's copy may be read-only."""
+    import fcntl
 
-    run = RunDir(target, Redactor())
+    from ..sharding import Shard
+
     started = sorted(  # a shard that never started here has no lock file to hold
         int(m.group(1))
-        for p in target.glob(f".lock.shard-*-of-{count}")
+        for p in run_dir.glob(f".lock.shard-*-of-{count}")
         if (m := re.fullmatch(rf"\.lock\.shard-(\d+)-of-{count}", p.name))
     )
     for i in started:
-        name = f".lock.{Shard(i, count).suffix}"
         try:
-            run.lock(name)
-        except ConfigError:
+            fh = open(run_dir / f".lock.{Shard(i, count).suffix}", "rb")  # noqa: SIM115
+        except OSError:
+            continue  # unreadable: a copy, whose shard holds no lock here
+        with fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on close
+            except OSError:
+                return i
+    return None
+
+
+def _check_idle(target: Path, count: int, sources: tuple[Path, ...] = ()) -> Any:
+    """Refuse while a shard is still writing into ``target`` or one of the ``sources``
+    (a shard's directory given, merged elsewhere: it would be merged half-written);
+    returns the run's own lock when ``target`` is a run already, held while merging."""
+    from ..errors import ConfigError
+    from ..redact import Redactor
+    from ..store import RunDir
+
+    for d in dict.fromkeys([target, *sources]):
+        i = _running_shard(d, count)
+        if i is not None:
             raise ConfigError(
-                f"run {target.name}: shard {i}/{count} is still running; merge when it ends"
-            ) from None
-        run.unlock()
+                f"run {d.name}: shard {i}/{count} is still running; merge when it ends"
+            )
+    if not (target / "run.json").is_file():
+        return None
+    run = RunDir(target, Redactor())
     run.lock()
     return run
 
@@ -167,7 +186,10 @@ def merge_command(
     )
     check_report_targets(wanted, None, [target, *map(Path, run_dirs)])
     base = run_json(target) if (target / "run.json").is_file() else None
-    lock = _check_idle(target, int(base.get("shards") or 0)) if base is not None else None
+    if base is None and run_dirs and (run_dirs[0] / "run.json").is_file():
+        base = run_json(run_dirs[0])  # merged into a new directory (--into): the shards' N
+    shards = int(base.get("shards") or 0) if base is not None else 0
+    lock = _check_idle(target, shards, run_dirs) if base is not None else None
     try:
         merged = merge_runs(list(run_dirs), target, partial=partial)
         # plugins join their run-level files, each on its own: one that raises is a warning
