@@ -449,8 +449,7 @@ def prepare_run(
         planned_ids = list(dict.fromkeys(k.rsplit(".", 1)[0] for k in manifest["plan"]))
         by_id = {s.id: s for s in scenarios}
         # a shard finishes its own scenario runs only: another shard's need no file here
-        own = (manifest.get("shard") or {}).get("plan") if shard is not None else None
-        own = own if isinstance(own, list) else manifest["plan"]
+        own = manifest["plan"] if shard is None else sharding.shard_keys(manifest["plan"], shard)
         gone = [i for i in dict.fromkeys(k.rsplit(".", 1)[0] for k in own) if i not in by_id]
         if request.only:  # what --only leaves out is not finished now: it needs no file
             gone = [i for i in gone if i in request.only]

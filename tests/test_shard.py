@@ -495,6 +495,9 @@ def test_a_shard_resumes_when_a_scenario_of_another_shard_was_removed(
     mine = {k.rsplit(".", 1)[0] for k in part["shard"]["plan"]}
     other = sorted({k.rsplit(".", 1)[0] for k in part["plan"]} - mine)[0]
     (rook_workspace.agent_dir / "scenarios" / f"{other}.yaml").unlink()
+    # the part's "shard" is rewritten by each invocation, never read: one edited is no error
+    damaged = {**part, "shard": 5}
+    (rook_workspace.run_dir("gone") / "run.shard-1-of-2.json").write_text(json.dumps(damaged))
     r = rook_cli("run", "--run", "gone", "--shard", "1/2", "--json")
     assert r.exit_code in (0, 1), r.stderr
     assert sorted(keys(r.report)) == sorted(part["shard"]["plan"])
