@@ -497,6 +497,7 @@ def prepare_run(
         assert request.run_id is not None  # the manifest was read from it
         run = sharding.run_dir(agent.runs_dir / request.run_id, redactor, shard)
         run.lock()
+        sharding.check_alone(run, shard.count if shard else manifest.get("shards"), shard)
     else:
         if phases[0] != "prepare":
             raise ConfigError(

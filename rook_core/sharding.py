@@ -188,6 +188,30 @@ class ShardRunDir(RunDir):
         super().lock(f"{name}.{self.shard.suffix}", *args, **kwargs)
 
 
+def check_alone(run: RunDir, count: int | None, shard: Shard | None) -> None:
+    """Refuse a resume of a sharded run while the other kind of process works on it:
+    each takes its own lock, so a shard and ``rook run --run ID`` on the merged run
+    would both run (and kill as leftovers the hooks of) the same scenario runs."""
+    if type(count) is not int or count < 1:
+        return
+    if shard is not None:
+        others = [(".lock", "the whole run")]
+    else:
+        others = [
+            (p.name, f"shard {m.group(1)}/{count}")
+            for p in sorted(run.path.glob(f".lock.shard-*-of-{count}"))
+            if (m := re.fullmatch(rf"\.lock\.shard-(\d+)-of-{count}", p.name))
+        ]
+    for name, what in others:
+        holder = run.holder(name)
+        if holder is not None:
+            run.unlock()  # its own, taken a moment ago
+            raise ConfigError(
+                f"run {run.id} is in use by another rook process ({holder}, {what}); "
+                "wait for it to finish, then resume with --run"
+            )
+
+
 def run_dir(path: Path, redactor: Redactor, shard: Shard | None) -> RunDir:
     """The run directory of an existing run, as this shard (or an unsharded run) sees it."""
     return RunDir(path, redactor) if shard is None else ShardRunDir(path, redactor, shard)

@@ -203,6 +203,20 @@ class RunDir:
             fh.close()
             self._lock = None
 
+    def holder(self, name: str) -> str | None:
+        """Who holds the lock ``name`` of this run (``pid N``), or ``None`` when no
+        process does. The lock file is only read, never taken for long."""
+        try:
+            fh = open(self.path / name, encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError:
+            return None  # never taken here
+        with fh:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)  # released on close
+            except OSError:
+                return fh.read().strip() or "another process"
+        return None
+
     def state_dir(self, key: str, make: bool = True) -> Path:
         """The state directory of scenario run ``key``, made unless ``make`` is false."""
         d = self.state / key

@@ -551,6 +551,52 @@ def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
     assert json.loads((run_dir / "run.json").read_text())["merged"]["missing"] == []
 
 
+def _background_run(ws: Workspace, log: Path, *args: str) -> subprocess.Popen[str]:
+    """``rook run ARGS`` in ``ws`` as a process of its own, once its first execute ran."""
+    start = len(log_lines(log, "execute")) if log.is_file() else 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "-q", "-j", "1", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(100):
+        if log.is_file() and len(log_lines(log, "execute")) > start:
+            break
+        time.sleep(0.1)
+    return proc
+
+
+def test_a_merged_run_is_never_resumed_whole_and_by_a_shard_at_once(tmp_path, rook_cli):
+    """After a merge, rook run --run ID (the run's lock) and a shard's resume (the
+    shard's lock) both ran the unfinished scenario runs, each executing them, and the
+    whole run killed the shard's hooks as leftovers of a killed run."""
+    log = tmp_path / "log"
+    ws = make_workspace(tmp_path / "ws", log, sleep=1)
+    assert rook_cli("run", "-w", str(ws.root), "--shard", "1/3", "--run", "both").exit_code in (
+        0,
+        1,
+    )
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "both", "--partial").exit_code == 1
+    shard = _background_run(ws, log, "--run", "both", "--shard", "2/3")
+    try:
+        r = rook_cli("run", "-w", str(ws.root), "--run", "both")
+        assert r.exit_code == 2 and "in use by another rook process" in r.stderr, r.stderr
+        assert "shard 2/3" in r.stderr and "killed" not in r.stderr
+    finally:
+        _, err = shard.communicate(timeout=60)
+    assert shard.returncode in (0, 1), err
+    whole = _background_run(ws, log, "--run", "both")
+    try:
+        r = rook_cli("run", "-w", str(ws.root), "--run", "both", "--shard", "3/3")
+        assert r.exit_code == 2 and "in use by another rook process" in r.stderr, r.stderr
+    finally:
+        _, err = whole.communicate(timeout=60)
+    assert whole.returncode in (0, 1), err
+    executed = log_lines(log, "execute")
+    assert len(executed) == len(set(executed)) + 2  # calls: three runs, one line each
+
+
 # -- a large merge keeps one record in memory at a time ----------------------------------
 
 
