@@ -400,6 +400,12 @@ def prepare_run(
             _check_manifest(run_path / "run.json", manifest)
             if shard is not None and not (run_path / shard.part("run.json")).is_file():
                 joined = (run_path / "run.json", manifest)  # its first start: it joins the run
+                if phases[0] != "prepare":  # as a new run: nothing of it has run yet
+                    raise ConfigError(
+                        f"--phases {request.phases}: shard {shard.label} of run "
+                        f"{request.run_id} has not run yet, and a shard starts with prepare; "
+                        "leave --phases out, or give a selection that starts with prepare"
+                    )
             manifest = sharding.resume_manifest(run_path, manifest, shard)
             manifest["dir"] = str(run_path)  # where it is now: a workspace moves, or is restored
             manifest["id"] = run_path.name  # its folder's name: a run copied under a new one
@@ -578,10 +584,12 @@ def _check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: li
     first = min((m[0] for m in blocked.values()), key=PHASES.index)
     needed = ",".join(PHASES[PHASES.index(first) : PHASES.index(phases[-1]) + 1])
     key, missing = next(iter(blocked.items()))
+    shard = run.shard if isinstance(run, sharding.ShardRunDir) else None  # a shard: its own
+    which = f"{run.id} --shard {shard.label}" if shard else run.id
     raise ConfigError(
         f"--phases {request.phases}: no scenario run of run {run.id} can go on: phases before "
         f"it have not run (e.g. {', '.join(missing)} for {key}); nothing run. Finish it with "
-        f"rook run --run {run.id} --phases {needed}, or leave --phases out"
+        f"rook run --run {which} --phases {needed}, or leave --phases out"
     )
 
 

@@ -505,6 +505,25 @@ def test_a_shard_resumes_when_a_scenario_of_another_shard_was_removed(
     assert len(log_lines(log, "prepare")) == 1
 
 
+def test_a_shard_split_by_phase_is_told_how_to_finish_as_a_shard(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The hole rule's hint left out --shard (rook run --run ID --phases ..., which a
+    run not merged yet refuses); a shard's first invocation with a suffix of the phases
+    ran nothing and exited 0, leaving a part that made the shard look present."""
+    log = tmp_path / "log"
+    make_workspace(rook_workspace.root, log)
+    r = rook_cli("run", "--shard", "1/2", "--run-name", "hole", "--phases", "prepare,open,execute")
+    assert r.exit_code == 0, r.stderr
+    r = rook_cli("run", "--run", "hole", "--shard", "1/2", "--phases", "judge")
+    assert r.exit_code == 2 and "rook run --run hole --shard 1/2 --phases " in r.stderr, r.stderr
+    before = log.read_text()
+    r = rook_cli("run", "--run", "hole", "--shard", "2/2", "--phases", "collect,judge")
+    assert r.exit_code == 2 and "shard 2/2 of run hole has not run yet" in r.stderr, r.stderr
+    assert log.read_text() == before
+    assert not (rook_workspace.run_dir("hole") / "run.shard-2-of-2.json").exists()
+
+
 def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
     ws = make_workspace(tmp_path / "ws", tmp_path / "log", sleep=1)
     run_dir = ws.run_dir("busy")
