@@ -300,6 +300,29 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
         raise
 
 
+@contextlib.contextmanager
+def staged(path: Path) -> Iterator[Path]:
+    """The path a reporter writes ``path`` through: a temporary file beside it
+    (its name ends with ``path``'s, so its suffix is the same), renamed over
+    ``path`` when the block ends without an error and removed when it raises,
+    so a reporter that fails midway leaves no half-written report and what was
+    there stays. Links and what is not a regular file are treated as
+    :func:`atomic_file` treats them: ``path`` itself is given for those."""
+    if own_stream(path) is not None or is_special(path):
+        yield path
+        return
+    real = Path(os.path.realpath(path))
+    tmp = real.with_name(f".{os.getpid()}.tmp.{real.name}")
+    real.parent.mkdir(parents=True, exist_ok=True)  # a link may name a folder to make
+    try:
+        yield tmp
+        if os.path.lexists(tmp):  # a reporter that wrote nothing leaves path as it was
+            os.replace(tmp, real)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 def target_problem(path: Path) -> str | None:
     """Why a report cannot be written to ``path``, or ``None`` when it can.
 

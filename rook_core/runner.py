@@ -32,7 +32,7 @@ from .plugins import Rook, plugin_output
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, write_report
-from .reportio import is_special, own_stream, target_problem
+from .reportio import is_special, own_stream, staged, target_problem
 from .startup import collector_paused
 from .store import RunDir, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
@@ -277,8 +277,8 @@ def write_reports(
         target = Path(path)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with plugin_output():
-                writer(report, target)
+            with staged(target) as given, plugin_output():
+                writer(report, given)
         except OSError as exc:
             failed[fmt, path] = f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
         except RookError as exc:

@@ -515,6 +515,40 @@ def test_a_broken_reporter_is_named_without_a_traceback(rook_workspace, rook_cli
     assert (rook_workspace.run_dir(run_id) / "report.json").is_file()
 
 
+class HalfwayReporter:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        def write(report, path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write("id,status\n")
+                for entry in report["scenarios"]:
+                    fh.write(f"{entry['id']},{entry['status']}\n")
+                    raise RuntimeError("the upload of the attachments failed")
+
+        register("halfway", write)
+
+
+def test_a_reporter_that_fails_midway_leaves_no_half_written_report(
+        rook_workspace, rook_cli, rook_plugin, tmp_path):
+    rook_plugin(HalfwayReporter())
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.csv").write_text("the last good report\n")
+    (out / "link.csv").symlink_to(out / "old.csv")
+    for target in ("new.csv", "old.csv", "link.csv"):
+        r = rook_cli("run", "--report", f"halfway:{out}/{target}")
+        assert r.exit_code == 1 and r.exception is None, r.stderr
+        assert "the 'halfway' reporter" in r.stderr and "upload of the attachments" in r.stderr
+        # the file a CI step picks up is never a truncated one: what was there stays
+        assert not (out / "new.csv").exists()
+        assert (out / "old.csv").read_text() == "the last good report\n"
+        assert (out / "link.csv").is_symlink()
+        assert sorted(p.name for p in out.iterdir()) == ["link.csv", "old.csv"], target
+
+
 class LeakyReporter:
     @hookimpl
     def rook_register_reporters(self, register):
