@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import process
-from .errors import ConfigError, MissingEnvError, PluginError, RookError, os_error_text
+from .errors import ConfigError, HookFailed, MissingEnvError, PluginError, RookError, os_error_text
 from .hookio import (
     OutputError,
     collected_evidence,
@@ -240,7 +240,16 @@ class Engine:
         for key in {e.transport for e in self.profile.hooks.values()}:
             spec = self.rook.transports.get(key)
             if spec is not None and spec.start is not None:
-                self.ctx.resources[key] = await spec.start(self.ctx)
+                try:
+                    self.ctx.resources[key] = await spec.start(self.ctx)
+                except RookError:
+                    raise
+                except Exception as exc:  # the plugin's bug: named, never a traceback
+                    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                    raise HookFailed(
+                        f"transport {key!r} ({self.rook.transports.owner(key)}) could not start: "
+                        f"{detail}"
+                    ) from None
 
     async def stop_transports(self) -> None:
         for key, resource in list(self.ctx.resources.items()):
@@ -977,10 +986,19 @@ def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry:
             f"transport {entry.transport!r} ({rook.transports.owner(entry.transport)}) runs "
             f"no {phase!r} phase (it implements no {hook_name} hook)"
         )
-    if spec.resolve is not None:
-        entry.config = spec.resolve(entry.config, agent)
-    if spec.check is not None:
-        entry.config = run_check(spec, entry.config, rook, phase, profile)
+    try:
+        if spec.resolve is not None:
+            entry.config = spec.resolve(entry.config, agent)
+        if spec.check is not None:
+            entry.config = run_check(spec, entry.config, rook, phase, profile)
+    except RookError:
+        raise
+    except Exception as exc:  # the plugin's bug: named, never a traceback
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise ConfigError(
+            f"the transport plugin {rook.transports.owner(entry.transport)} could not check "
+            f"its {entry.transport!r} entry: {detail}"[:500]
+        ) from None
 
 
 def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:

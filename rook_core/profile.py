@@ -228,6 +228,10 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
         config = spec.load_config(raw_config)
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
+    except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
+        raise ValidationError(
+            {key: [f"the transport plugin {transports.owner(key)} refused it: {_what(exc)}"[:500]]}
+        ) from None
     return HookEntry(
         phase=phase,
         transport=key,
@@ -252,7 +256,14 @@ def undeclared_env(
         spec = transports.get(entry.transport)
         if spec is None or spec.env_names is None:
             continue
-        for where, name in spec.env_names(entry.config):
+        try:
+            names = list(spec.env_names(entry.config))
+        except Exception as exc:  # the plugin's bug: named, never a traceback
+            owner = transports.owner(entry.transport)
+            problem = f"the transport plugin {owner} could not list its variables: {_what(exc)}"
+            found.setdefault(phase, {})[entry.transport] = [problem[:500]]
+            continue
+        for where, name in names:
             if name in declared or name in plain or phase in ROOK_VARIABLES.get(name, ()):
                 continue
             if name in ROOK_VARIABLES:
@@ -266,6 +277,11 @@ def undeclared_env(
             messages = found.setdefault(phase, {}).setdefault(entry.transport, {})
             messages.setdefault(where, []).append(f"{{{{env.{name}}}}}: {why}")
     return found
+
+
+def _what(exc: Exception) -> str:
+    """An exception as ``Type: message`` (the type alone when it says nothing)."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _mapping(value: Any) -> dict[Any, Any]:

@@ -351,6 +351,89 @@ def test_a_criterion_plugin_that_raises_on_a_bad_value_is_a_config_error(
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
 
 
+# A transport plugin one of whose callbacks, run before anything runs, has a
+# bug: it raises instead of a ValidationError or ConfigError (FUSSY_FAILS says which).
+FUSSY = """
+import os, time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+def fails(name, result):
+    def callback(*args):
+        if os.environ.get("FUSSY_FAILS") == name:
+            raise RuntimeError(f"the {name} of fussy has a bug")
+        return result(*args)
+    return callback
+
+
+async def execute(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={"output": call.entry.config},
+                      turn=call.turn, transport="fussy")
+
+
+async def start(run):
+    if os.environ.get("FUSSY_FAILS") == "start":
+        raise RuntimeError("the start of fussy has a bug")
+    return None
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="fussy", load_config=fails("load_config", lambda v: v), start=start,
+                           resolve=fails("resolve", lambda c, a: c),
+                           check=fails("check", lambda c, p: c),
+                           env_names=fails("env_names", lambda c: []),
+                           saved_names=saves_nothing))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return execute(call) if call.entry.transport == "fussy" else None
+"""
+
+
+@pytest.mark.parametrize("callback", ["load_config", "resolve", "check", "env_names"])
+def test_a_transport_plugin_whose_callback_raises_is_named_not_a_traceback(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, callback
+):
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("ROOK_NO_CACHE", "1")
+    monkeypatch.setenv("FUSSY_FAILS", callback)
+    for command in (("run",), ("doctor",)):
+        r = rook_cli(*command)
+        assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
+        out = r.stdout + r.stderr
+        assert "p.yaml" in out and "hooks.execute" in out, out
+        assert "fussy (rook-fussy)" in out, out
+        assert f"RuntimeError: the {callback} of fussy has a bug" in out, out
+    assert rook_cli("run").exit_code == 2
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+    monkeypatch.delenv("FUSSY_FAILS")
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+def test_a_transport_plugin_whose_start_raises_is_named_not_a_traceback(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("FUSSY_FAILS", "start")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.exception is None, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    assert ("rook: error: transport 'fussy' (fussy (rook-fussy)) could not start: "
+            "RuntimeError: the start of fussy has a bug") in r.stderr
+    monkeypatch.delenv("FUSSY_FAILS")
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
 BAD_REGISTRATION = """
     from rook_core.hookspecs import hookimpl
 
