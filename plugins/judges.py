@@ -179,7 +179,14 @@ class PluginJudge(CriterionType):
             return f"unknown judge {config['name']!r}; installed judges: {names or 'none'}"
         judge = judges.get(config["name"])
         check = getattr(judge, "check", None)
-        return check(config["config"]) if callable(check) else None
+        try:
+            return check(config["config"]) if callable(check) else None
+        except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
+            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return (
+                f"the judge {config['name']!r} ({judges.owner(config['name'])}) could not "
+                f"check it: {detail}"
+            )[:500]
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         judges = view.judging.judges

@@ -412,6 +412,39 @@ def test_unknown_judge_name_is_a_configuration_error(rook_workspace, rook_cli, r
     assert not any(rook_workspace.runs_dir.iterdir())
 
 
+PICKY = """
+from rook_core.hookspecs import hookimpl
+from rook_core.models import PASSED, Verdict
+
+
+class Picky:
+    def check(self, config):
+        return None if config["limit"] > 0 else "picky needs a positive limit"  # KeyError
+
+    def __call__(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("picky", Picky())
+"""
+
+
+def test_a_judge_whose_check_raises_names_its_own_plugin(rook_workspace, rook_cli,
+                                                         rook_distribution):
+    rook_distribution("rook-picky", {"picky": "rook_picky"}, {"rook_picky.py": PICKY})
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "picky", "limti": 3}}]}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stdout + r.stderr
+    assert "s.yaml" in r.stderr and "criteria.0.judge: " in r.stderr
+    assert ("the judge 'picky' (picky (rook-picky)) could not check it: KeyError: 'limit'"
+            in r.stderr), r.stderr
+    assert "rook-harness" not in r.stderr  # not Rook's bug: the judge's
+    assert not any(rook_workspace.runs_dir.iterdir())
+
+
 def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
     setup_agent(rook_workspace, judge=False, scenarios=[
         {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": []}}]}])
