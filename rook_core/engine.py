@@ -163,6 +163,11 @@ def _snapshot(record: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
 
 
+class PluginFault(str):
+    """Why a scenario cannot run when the reason is a plugin's bug (a transport's
+    ``runnable`` that raised): the scenario run is an ``error``, never skipped."""
+
+
 class Engine:
     def __init__(
         self,
@@ -647,7 +652,14 @@ class Engine:
         for phase, entry in self.profile.hooks.items():
             spec = self.rook.transports.get(entry.transport)
             check = getattr(spec, "runnable", None)
-            why = check(entry.config, scenario) if check is not None else None
+            try:
+                why = check(entry.config, scenario) if check is not None else None
+            except Exception as exc:  # the plugin's bug: the scenario is an error, never skipped
+                owner = self.rook.transports.owner(entry.transport)
+                return PluginFault(
+                    f"hooks.{phase} ({entry.transport}): the transport plugin {owner} raised "
+                    f"{type(exc).__name__} in runnable: {exc}"
+                )
             if why:
                 return f"hooks.{phase} ({entry.transport}): {why}"
         return None
@@ -676,7 +688,7 @@ class Engine:
         if "open" in todo or "execute" in todo:
             why = self.not_runnable(scenario)
             if why:
-                self._finish(record, NOT_RUNNABLE, why)
+                self._finish(record, ERROR if isinstance(why, PluginFault) else NOT_RUNNABLE, why)
                 return
 
         def call_for(phase: str, turn: int | None = None, stdin: str | None = None) -> HookCall:

@@ -387,6 +387,7 @@ def rook_register_transports(register):
                            resolve=fails("resolve", lambda c, a: c),
                            check=fails("check", lambda c, p: c),
                            env_names=fails("env_names", lambda c: []),
+                           runnable=fails("runnable", lambda c, s: None),
                            saved_names=saves_nothing))
 
 
@@ -432,6 +433,25 @@ def test_a_transport_plugin_whose_start_raises_is_named_not_a_traceback(
             "RuntimeError: the start of fussy has a bug") in r.stderr
     monkeypatch.delenv("FUSSY_FAILS")
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+@pytest.mark.parametrize("prepare", [False, True])
+def test_a_transport_plugin_whose_runnable_raises_errors_the_scenario(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, prepare
+):
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.script("ok.sh", "#!/bin/bash\nexit 0\n")
+    hooks = {"execute": {"fussy": "HELLO"}, **({"prepare": "scripts/ok.sh"} if prepare else {})}
+    rook_workspace.profile({"id": "p", "hooks": hooks})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("FUSSY_FAILS", "runnable")
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"loud": "error"}  # never skipped as if fine
+    assert r.report["scenarios"][0]["reason"] == (
+        "hooks.execute (fussy): the transport plugin fussy (rook-fussy) raised "
+        "RuntimeError in runnable: the runnable of fussy has a bug")
+    assert "executor" not in r.stderr
 
 
 BAD_REGISTRATION = """
