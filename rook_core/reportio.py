@@ -306,9 +306,28 @@ def staged(path: Path) -> Iterator[Path]:
     (its name ends with ``path``'s, so its suffix is the same), renamed over
     ``path`` when the block ends without an error and removed when it raises,
     so a reporter that fails midway leaves no half-written report and what was
-    there stays. Links and what is not a regular file are treated as
-    :func:`atomic_file` treats them: ``path`` itself is given for those."""
-    if own_stream(path) is not None or is_special(path):
+    there stays. Links are followed, as :func:`atomic_file` follows them. For
+    Rook's own standard output or error (``/dev/stdout``, or the file it is
+    redirected to) the temporary file is copied into that stream, after what
+    was printed there, since opening it anew would truncate it; what else is
+    not a regular file (a FIFO, a device) is given as it is."""
+    stream = own_stream(path)
+    if stream is not None:
+        import shutil
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix=".rook-report-", suffix=f".{path.name}")
+        os.close(fd)
+        try:
+            yield Path(name)
+            with open(name, "rb") as fh, atomic_file(path) as out:
+                out.flush()
+                shutil.copyfileobj(fh, getattr(out, "buffer", None) or out)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return
+    if is_special(path):
         yield path
         return
     real = Path(os.path.realpath(path))

@@ -885,6 +885,45 @@ def test_a_report_to_dev_stdout_redirected_to_a_file_keeps_the_table(example, tm
     assert "## " in text and "PASS" in text, text  # the report and the progress lines
 
 
+TAP = """
+    from rook_core.hookspecs import hookimpl
+
+
+    def write_tap(report, path):
+        lines = [f"ok {n} - {s['id']}" for n, s in enumerate(report["scenarios"], start=1)]
+        path.write_text("TAP version 13\\n" + "\\n".join(lines) + "\\n")
+
+
+    @hookimpl
+    def rook_register_reporters(register):
+        register("tap", write_tap)
+"""
+
+
+def test_a_plugin_report_to_dev_stdout_redirected_to_a_file_keeps_what_is_there(
+        example, tmp_path):
+    """A reporter plugin opens the path it is given itself (`path.write_text`):
+    given /dev/stdout redirected to a file, it truncated that file, losing what
+    was there before (`>>`) and what Rook printed; the next report or the table
+    then overwrote it in part. Written into Rook's stream, after what is there."""
+    from rook_core.testing import make_distribution
+
+    ws, _ = example
+    site = make_distribution(tmp_path / "site", "rook-tap", {"tap": "rook_tap"},
+                             {"rook_tap.py": TAP})
+    env = {**os.environ, "PYTHONPATH": str(site), "ROOK_NO_CACHE": "1"}
+    out = tmp_path / "out.txt"
+    out.write_text("earlier CI log\n")
+    with out.open("a") as fh:
+        proc = subprocess.run([*ROOK, "run", "--report", "tap:/dev/stdout", "--report",
+                               "junit:/dev/stdout"], cwd=ws, env=env, stdout=fh,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert text.startswith("earlier CI log\nTAP version 13\nok 1 - "), text
+    assert "<testsuites" in text and "3 passed" in text, text
+
+
 @pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
 def test_a_report_path_starting_with_a_tilde_is_in_the_home_directory(example, command, tmp_path):
     # the shell leaves `json:~/x` as it is (the ~ is not at the start of a word):
