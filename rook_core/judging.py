@@ -352,9 +352,17 @@ REASON_MAX = 4000  # of a plugin's reason: the criterion's and scenario's, in ev
 def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     """``verdict`` when its status is one of the four, else that criterion's error:
     a misspelt status (``"pass"``) must never count as a pass. A reason longer
-    than :data:`REASON_MAX` is cut, the whole one kept in its evidence."""
+    than :data:`REASON_MAX` is cut, the whole one kept in its evidence; one that
+    is not a text (a score, ``None``) is that criterion's error too."""
+    if not isinstance(verdict.reason, str):
+        return Verdict(
+            ERROR,
+            f"{who} returned a Verdict whose reason is {current().head(repr(verdict.reason), 60)}, "
+            "not a text",
+            verdict.evidence if isinstance(verdict.evidence, dict) else {},
+        )
     if verdict.status in CRITERION_STATUSES:
-        if not isinstance(verdict.reason, str) or len(verdict.reason) <= REASON_MAX:
+        if len(verdict.reason) <= REASON_MAX:
             return verdict
         evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}
         return Verdict(

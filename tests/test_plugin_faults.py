@@ -141,6 +141,57 @@ def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
     assert lenient["evidence"] == {"score": 1}
 
 
+MUTE = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Scored(CriterionType):
+    name = "scored"
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, 0.93)  # the score where the reason goes
+
+
+class Quiet:
+    def __call__(self, config, view):
+        return Verdict(PASSED, None, {"score": 1})
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Scored())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("quiet", Quiet())
+"""
+
+
+def test_a_verdict_whose_reason_is_not_text_is_an_error_and_the_reports_are_written(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A criterion or judge plugin returning ``Verdict(PASSED, 0.93)`` passed, and
+    then no report could be written (JUnit, Markdown, HTML: 'reason is a number,
+    not what Rook writes there'), exit 1. A verdict without a text reason says
+    nothing a reviewer can read: it is that criterion's error, named."""
+    rook_distribution("rook-mute", {"mute": "rook_mute"}, {"rook_mute.py": MUTE})
+    secret_workspace(rook_workspace, monkeypatch, [{"scored": True}, {"judge": {"name": "quiet"}}])
+    reports = [f"--report={f}:{tmp_path}/r.{f}" for f in ("junit", "markdown", "html")]
+    r = rook_cli("run", "--json", "--only", "s1", *reports)
+    assert r.exception is None and "rook: error" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    scored, quiet = r.report["scenarios"][0]["criteria"]
+    assert scored["status"] == quiet["status"] == "error"
+    assert scored["reason"] == "criterion scored returned a Verdict whose reason is 0.93, not a text"
+    assert quiet["reason"] == "judge 'quiet' returned a Verdict whose reason is None, not a text"
+    assert quiet["evidence"] == {"score": 1}
+    for f in ("junit", "markdown", "html"):
+        assert "returned a Verdict whose reason is" in (tmp_path / f"r.{f}").read_text(), f
+
+
 WORDY = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
