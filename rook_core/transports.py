@@ -224,6 +224,13 @@ def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
             f"transport {key!r} returned a HookResult with status {result.status!r:.60} "
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
+    for name in ("diagnosis", "end_conversation"):
+        text = getattr(result, name)
+        if text is not None and not isinstance(text, str):  # read as text by every report
+            raise HookFailed(
+                f"transport {key!r} returned a HookResult whose {name} is a "
+                f"{type(text).__name__}, not a text: {text!r:.60}"
+            )
     for name, value in (("data", result.data), ("details", result.details)):
         if value is not None and not isinstance(value, dict):  # the engine reads their keys
             raise HookFailed(

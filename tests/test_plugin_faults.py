@@ -335,8 +335,11 @@ async def answer(call):
         status = "failed"
     elif kind == "empty":
         data = None
+    diagnosis = None
+    if kind == "coded":
+        status, diagnosis = "failed", 503  # an HTTP status where the text goes
     return HookResult(call.phase, status, 0.0, now, now, data=data, turn=call.turn,
-                      transport="shapeless")
+                      diagnosis=diagnosis, transport="shapeless")
 
 
 @hookimpl
@@ -360,7 +363,7 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
                       {"rook_shapeless.py": SHAPELESS})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
-    for kind in ("status", "set", "silent", "empty", "fine"):
+    for kind in ("status", "set", "silent", "empty", "coded", "fine"):
         rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
                                active=False)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
@@ -374,10 +377,15 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         # was "the JSON object has no output field (keys: none)", naming no transport
         "empty": "transport 'shapeless' returned an ok execute result without data "
         "(the agent's answer goes in data, as {'output': ...})",
+        # was the reason '... failed: 503', and then no report could be written
+        "coded": "transport 'shapeless' returned a HookResult whose diagnosis is a int, "
+        "not a text: 503",
     }
     for kind, reason in expected.items():
-        r = rook_cli("run", "--json", "--profile", kind)
+        r = rook_cli("run", "--json", "--profile", kind,
+                     "--report", f"junit:{rook_workspace.root}/r.xml")
         assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+        assert "rook: error" not in r.stderr, r.stderr  # the report is written
         assert r.exit_code == 1 and r.statuses() == {"s": "error", "t": "error"}, r.stderr
         assert r.report["scenarios"][0]["reason"] == f"execute turn 1 failed: {reason}"
     r = rook_cli("run", "--json", "--profile", "fine")
