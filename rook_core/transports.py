@@ -224,6 +224,19 @@ def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
             f"transport {key!r} returned a HookResult with status {result.status!r:.60} "
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
+    for name in ("seconds", "started", "ended"):
+        number = getattr(result, name)
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise HookFailed(
+                f"transport {key!r} returned a HookResult whose {name} is a "
+                f"{type(number).__name__}, not a number: {number!r:.60}"
+            )
+    code = result.exit_code
+    if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
+        raise HookFailed(
+            f"transport {key!r} returned a HookResult whose exit_code is a "
+            f"{type(code).__name__}, not a whole number: {code!r:.60}"
+        )
     for name in ("diagnosis", "end_conversation"):
         text = getattr(result, name)
         if text is not None and not isinstance(text, str):  # read as text by every report

@@ -335,11 +335,15 @@ async def answer(call):
         status = "failed"
     elif kind == "empty":
         data = None
-    diagnosis = None
+    diagnosis, seconds, code = None, 0.0, None
     if kind == "coded":
         status, diagnosis = "failed", 503  # an HTTP status where the text goes
-    return HookResult(call.phase, status, 0.0, now, now, data=data, turn=call.turn,
-                      diagnosis=diagnosis, transport="shapeless")
+    elif kind == "timed":
+        seconds = "0.2 s"
+    elif kind == "exited":
+        code = "0"
+    return HookResult(call.phase, status, seconds, now, now, data=data, turn=call.turn,
+                      diagnosis=diagnosis, exit_code=code, transport="shapeless")
 
 
 @hookimpl
@@ -363,7 +367,7 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
                       {"rook_shapeless.py": SHAPELESS})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
-    for kind in ("status", "set", "silent", "empty", "coded", "fine"):
+    for kind in ("status", "set", "silent", "empty", "coded", "timed", "exited", "fine"):
         rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
                                active=False)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
@@ -380,6 +384,11 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         # was the reason '... failed: 503', and then no report could be written
         "coded": "transport 'shapeless' returned a HookResult whose diagnosis is a int, "
         "not a text: 503",
+        # were a crash blamed on the executor, and reports that could not be written
+        "timed": "transport 'shapeless' returned a HookResult whose seconds is a str, "
+        "not a number: '0.2 s'",
+        "exited": "transport 'shapeless' returned a HookResult whose exit_code is a str, "
+        "not a whole number: '0'",
     }
     for kind, reason in expected.items():
         r = rook_cli("run", "--json", "--profile", kind,
