@@ -157,9 +157,24 @@ class Rook:
         collect = self._collect
         collect("rook_register_transports", self.transports, keyed=False)
         collect("rook_register_criteria", self.criteria, keyed=False, check=_criterion_needs)
-        collect("rook_register_judges", self.judges, keyed=True)
-        collect("rook_register_reporters", self.reporters, keyed=True)
-        collect("rook_register_executors", self.executors, keyed=True)
+        collect(
+            "rook_register_judges",
+            self.judges,
+            keyed=True,
+            check=_callable("judge", "judge(config, view)"),
+        )
+        collect(
+            "rook_register_reporters",
+            self.reporters,
+            keyed=True,
+            check=_callable("reporter", "write(report, path)"),
+        )
+        collect(
+            "rook_register_executors",
+            self.executors,
+            keyed=True,
+            check=_callable("executor", "executor(engine, scenario_runs, concurrency, options)"),
+        )
         collect("rook_register_connectors", self.connectors, keyed=False)
 
     def _collect(
@@ -189,7 +204,10 @@ class Rook:
                     _switch: str = switch,
                     _dist: str = dist,
                 ) -> None:
-                    registry.add(_checked(name, registry, _owner), item, _owner, _switch, _dist)
+                    checked = _checked(name, registry, _owner)
+                    if check is not None:
+                        check(item, f"{_owner}: {registry.kind} {checked!r}", _switch)
+                    registry.add(checked, item, _owner, _switch, _dist)
 
                 register = register_keyed
             else:
@@ -326,6 +344,20 @@ def plugin_output() -> Iterator[None]:
     document of ``--json``). Nests; restores standard output however it ends."""
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+def _callable(kind: str, signature: str) -> Callable[[Any, str, str], None]:
+    """A check that a registered judge, reporter or executor can be called as
+    ``signature``: one that cannot would fail only when used, after a whole run."""
+
+    def check(item: Any, who: str, switch: str) -> None:
+        if not callable(item):
+            raise PluginError(
+                f"plugin {who} is a {type(item).__name__}, not callable (a {kind} is "
+                f"{signature}); fix the plugin or disable it with {switch}"
+            )
+
+    return check
 
 
 def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str:

@@ -472,6 +472,15 @@ NAMELESS = """
         register(object())
 """
 
+UNCALLABLE = """
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    def rook_register_reporters(register):
+        register("csv", "rook_bad.write_csv")
+"""
+
 NONE_NAMED = """
     from rook_core.hookspecs import hookimpl
 
@@ -495,6 +504,13 @@ NONE_NAMED = """
             "plugin bad (rook-bad): the criterion type it registered (object) is named None",
         ),
         (NONE_NAMED, "plugin bad (rook-bad): the executor it registered is named None"),
+        # found only when the report was written, after every scenario had run
+        (UNCALLABLE, "plugin bad (rook-bad): reporter 'csv' is a str, not callable (a "
+         "reporter is write(report, path)); fix the plugin or disable it with "
+         "ROOK_DISABLE_PLUGINS=bad"),
+        (UNCALLABLE.replace("reporters", "judges"),
+         "plugin bad (rook-bad): judge 'csv' is a str, not callable (a judge is "
+         "judge(config, view)); fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
     ],
 )
 def test_a_registration_hook_that_raises_or_registers_garbage_is_named(
