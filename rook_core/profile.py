@@ -22,7 +22,7 @@ from .models import (
     OutputLimits,
     Profile,
 )
-from .plugins import Registry
+from .plugins import Registry, plugin_output
 from .schemafields import StrictFloat, StrictInteger, did_you_mean, explain_unknown
 from .yamlio import load_yaml
 
@@ -225,7 +225,8 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
             f"no installed transport runs {key!r} entries; installed: {installed}"
         )
     try:
-        config = spec.load_config(raw_config)
+        with plugin_output():  # what it prints is not Rook's output (--json)
+            config = spec.load_config(raw_config)
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
     except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
@@ -257,7 +258,8 @@ def undeclared_env(
         if spec is None or spec.env_names is None:
             continue
         try:
-            names = list(spec.env_names(entry.config))
+            with plugin_output():
+                names = list(spec.env_names(entry.config))
         except Exception as exc:  # the plugin's bug: named, never a traceback
             owner = transports.owner(entry.transport)
             problem = f"the transport plugin {owner} could not list its variables: {_what(exc)}"

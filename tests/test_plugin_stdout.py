@@ -141,3 +141,55 @@ def test_what_a_plugin_prints_does_not_mix_into_tables(
     r = rook_cli("run")
     assert r.exit_code == 0 and "noisy:" not in r.stdout and "noisy: evaluate" in r.stderr
     assert "2 passed" in r.stdout
+
+
+NOISY_TRANSPORT = """
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+def load_config(value):
+    print("noisy: load_config")
+    return value
+
+
+def env_names(config):
+    print("noisy: env_names")
+    return []
+
+
+async def answer(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={"output": call.entry.config},
+                      turn=call.turn, transport="noisy")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="noisy", load_config=load_config, env_names=env_names,
+                           saved_names=saves_nothing))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "noisy" else None
+"""
+
+
+def test_what_a_transport_plugin_prints_while_a_profile_loads_goes_to_stderr(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A transport's load_config and env_names run when a profile loads: what they
+    printed reached standard output in `rook profile list/show/test --json`."""
+    rook_distribution("rook-noisyt", {"noisyt": "rook_noisyt"},
+                      {"rook_noisyt.py": NOISY_TRANSPORT})
+    monkeypatch.setenv("ROOK_NO_CACHE", "1")  # the profile is validated on every command
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"noisy": "HELLO"}}})
+    rook_workspace.scenario({"id": "a", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    ws = ("-w", str(rook_workspace.root))
+    for argv in (("profile", "list", "--json"), ("profile", "show", "p", "--json"),
+                 ("profile", "test", "--json"), ("run", "--json"), ("doctor", "--json")):
+        one_document(rook_cli(*argv, *ws), "load_config", "env_names")
