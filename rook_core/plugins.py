@@ -63,6 +63,7 @@ class Registry:
         self._items: dict[str, Any] = {}
         self._owners: dict[str, str] = {}
         self._ways_out: dict[str, tuple[str, str]] = {}  # name -> (switch, distribution)
+        self.failures: list[LoadFailure] = []  # the Rook's: what may have provided a name
 
     def add(
         self, name: str, item: Any, owner: str, switch: str = "", distribution: str = ""
@@ -99,9 +100,13 @@ class Registry:
 
     def listing(self) -> str:
         """The names, for an ``installed: ...`` message: ``none`` when there are
-        none, and the plugin switches that are set (they may be why one is
-        missing)."""
-        return (", ".join(self.names()) or "none") + switches_note()
+        none, the plugin switches that are set and the plugins that failed to
+        load (they may be why one is missing)."""
+        failed = "".join(
+            f" (plugin {f.name} ({f.distribution}) failed to load: {f.error})"
+            for f in self.failures
+        )
+        return (", ".join(self.names()) or "none") + switches_note() + failed
 
     def distribution(self, name: str) -> str:
         """The distribution of the plugin that registered ``name`` ("" when none)."""
@@ -135,6 +140,15 @@ class Rook:
         self._authors: Registry | None = None  # built when first asked for: see authors
         self.executors = Registry("executor")
         self.connectors = Registry("connector")
+        for registry in (
+            self.transports,
+            self.criteria,
+            self.judges,
+            self.reporters,
+            self.executors,
+            self.connectors,
+        ):
+            registry.failures = self.failures  # one list: named in every "installed: ..."
         self.trace: Any = None
         """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
         self._each: dict[str, Any] = {}  # call_each's per-plugin callers, by hook
@@ -148,6 +162,7 @@ class Rook:
         calls ``rook_register_authors``."""
         if self._authors is None:
             authors = Registry("author")
+            authors.failures = self.failures
             with plugin_output():
                 self._collect("rook_register_authors", authors, keyed=True)
             self._authors = authors
@@ -321,6 +336,7 @@ class Rook:
     def _rebuild(self) -> None:
         fresh = Rook(self.pm)
         fresh.infos = self.infos
+        fresh.failures.extend(self.failures)  # the list its registries name
         fresh.trace = self.trace
         fresh.build_registries()
         if self._authors is not None:  # in use already: rebuilt now, its errors raised now

@@ -581,6 +581,23 @@ def test_rook_run_says_which_plugin_failed_to_load(rook_distribution, rook_works
     assert warning in r.stderr and r.report is not None
 
 
+def test_a_profile_whose_transport_plugin_failed_to_load_says_so(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """`rook profile test` (show, list, doctor) said only 'unknown transport key;
+    installed transports: ...' for a profile whose transport's plugin failed to
+    import, as if the profile were wrong: every 'installed: ...' list now names
+    the plugins that failed to load."""
+    rook_distribution("rook-broken", {"broken": "rook_broken"}, {"rook_broken.py": BROKEN})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"acme": {"agent": "x"}}}})
+    note = ("(plugin broken (rook-broken) failed to load: ImportError: rook-broken needs "
+            "the acme-sdk package)")
+    for argv in (("profile", "test"), ("profile", "show", "p")):
+        r = rook_cli(*argv, "-w", str(rook_workspace.root))
+        assert r.exit_code == 2 and "hooks.execute.acme: unknown transport key" in r.stderr
+        assert note in r.stderr, (argv, r.stderr)
+
+
 SQUATTER = """
 from rook_core.hookspecs import hookimpl
 
