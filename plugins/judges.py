@@ -28,6 +28,7 @@ import inspect
 import json
 from typing import Any
 
+from rook_core.errors import exception_text
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, JudgingContext, checked_verdict
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
@@ -182,10 +183,9 @@ class PluginJudge(CriterionType):
         try:
             return check(config["config"]) if callable(check) else None
         except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
-            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             return (
                 f"the judge {config['name']!r} ({judges.owner(config['name'])}) could not "
-                f"check it: {detail}"
+                f"check it: {exception_text(exc)}"
             )[:500]
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:

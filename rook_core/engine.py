@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import process
-from .errors import ConfigError, HookFailed, MissingEnvError, PluginError, RookError, os_error_text
+from .errors import (
+    ConfigError,
+    HookFailed,
+    MissingEnvError,
+    PluginError,
+    RookError,
+    exception_text,
+    os_error_text,
+)
 from .hookio import (
     OutputError,
     collected_evidence,
@@ -250,10 +258,9 @@ class Engine:
                 except RookError:
                     raise
                 except Exception as exc:  # the plugin's bug: named, never a traceback
-                    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                     raise HookFailed(
                         f"transport {key!r} ({self.rook.transports.owner(key)}) could not start: "
-                        f"{detail}"
+                        f"{exception_text(exc)}"
                     ) from None
 
     async def stop_transports(self) -> None:
@@ -1006,10 +1013,9 @@ def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry:
     except RookError:
         raise
     except Exception as exc:  # the plugin's bug: named, never a traceback
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise ConfigError(
             f"the transport plugin {rook.transports.owner(entry.transport)} could not check "
-            f"its {entry.transport!r} entry: {detail}"[:500]
+            f"its {entry.transport!r} entry: {exception_text(exc)}"[:500]
         ) from None
 
 

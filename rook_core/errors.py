@@ -52,6 +52,12 @@ class HookFailed(RookError):
     """A hook failed; the message is its diagnosis."""
 
 
+def exception_text(exc: BaseException) -> str:
+    """An exception as ``Type: message`` (the type alone when it says nothing):
+    a plugin's bug, named in a message."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 def os_error_text(exc: OSError) -> str:
     """``PATH: reason`` for an :class:`OSError` (``Permission denied``, ``File
     name too long``, ...), as a message to a user, never a traceback."""

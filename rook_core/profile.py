@@ -10,7 +10,7 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates
 
-from .errors import ProfileError, format_validation_messages
+from .errors import ProfileError, exception_text, format_validation_messages
 from .models import (
     HOOK_PHASES,
     ID_MAX,
@@ -230,9 +230,8 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
     except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
-        raise ValidationError(
-            {key: [f"the transport plugin {transports.owner(key)} refused it: {_what(exc)}"[:500]]}
-        ) from None
+        why = f"the transport plugin {transports.owner(key)} refused it: {exception_text(exc)}"
+        raise ValidationError({key: [why[:500]]}) from None
     return HookEntry(
         phase=phase,
         transport=key,
@@ -262,7 +261,9 @@ def undeclared_env(
                 names = list(spec.env_names(entry.config))
         except Exception as exc:  # the plugin's bug: named, never a traceback
             owner = transports.owner(entry.transport)
-            problem = f"the transport plugin {owner} could not list its variables: {_what(exc)}"
+            problem = (
+                f"the transport plugin {owner} could not list its variables: {exception_text(exc)}"
+            )
             found.setdefault(phase, {})[entry.transport] = [problem[:500]]
             continue
         for where, name in names:
@@ -279,11 +280,6 @@ def undeclared_env(
             messages = found.setdefault(phase, {}).setdefault(entry.transport, {})
             messages.setdefault(where, []).append(f"{{{{env.{name}}}}}: {why}")
     return found
-
-
-def _what(exc: Exception) -> str:
-    """An exception as ``Type: message`` (the type alone when it says nothing)."""
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _mapping(value: Any) -> dict[Any, Any]:

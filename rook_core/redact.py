@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -160,21 +160,12 @@ def percent_pattern(value: str) -> re.Pattern[str] | None:
     ``&=/?:@$,;+#``, Java's ``URLEncoder`` keeps ``*`` and encodes ``~``), so
     no one encoded form finds them all. None for a value that needs no
     encoding, or one with bytes that are not UTF-8 (it has no URL form)."""
-    if all(c in _UNRESERVED for c in value):
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    parts = []
-    for c in value:
-        if c in _UNRESERVED:
-            parts.append(re.escape(c))
-            continue
+
+    def forms(c: str) -> list[str]:
         hexed = "".join(_pct(b) for b in c.encode("utf-8"))
-        alternatives = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
-        parts.append("(?:" + "|".join(alternatives) + ")")
-    return re.compile("".join(parts))
+        return [re.escape(c), hexed] + (["\\+"] if c == " " else [])
+
+    return _each_character(value, forms)
 
 
 def json_pattern(value: str) -> re.Pattern[str] | None:
@@ -185,23 +176,28 @@ def json_pattern(value: str) -> re.Pattern[str] | None:
     they escape so (Gson writes ``=`` as ``\\u003d``, Go's ``json.Marshal``
     ``&`` as ``\\u0026``), so no one escaped form finds them all. None for a
     value that needs no escaping, or one with bytes that are not UTF-8."""
+
+    def forms(c: str) -> list[str]:
+        units = c.encode("utf-16-be")  # a character past U+FFFF is escaped as a surrogate pair
+        codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
+        hexed = "".join("\\\\+u" + "".join(_hex(d) for d in code) for code in codes)
+        alternatives = [re.escape(e) for e in (c, *_json_escaped(c))] + [hexed]
+        return alternatives + (["\\\\+/"] if c == "/" else [])
+
+    return _each_character(value, forms)
+
+
+def _each_character(value: str, forms: Callable[[str], list[str]]) -> re.Pattern[str] | None:
+    """A pattern matching ``value`` with each character that is not
+    :data:`_UNRESERVED` in any of its ``forms`` (regular expressions); None
+    for a value with no such character, or with bytes that are not UTF-8."""
     if all(c in _UNRESERVED for c in value):
         return None
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         return None
-    parts = []
-    for c in value:
-        if c in _UNRESERVED:
-            parts.append(re.escape(c))
-            continue
-        units = c.encode("utf-16-be")  # a character past U+FFFF is escaped as a surrogate pair
-        codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
-        hexed = "".join("\\\\+u" + "".join(_hex(d) for d in code) for code in codes)
-        alternatives = [re.escape(e) for e in (c, *_json_escaped(c))] + [hexed]
-        alternatives += ["\\\\+/"] if c == "/" else []
-        parts.append("(?:" + "|".join(alternatives) + ")")
+    parts = [re.escape(c) if c in _UNRESERVED else "(?:" + "|".join(forms(c)) + ")" for c in value]
     return re.compile("".join(parts))
 
 

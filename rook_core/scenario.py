@@ -28,7 +28,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from .errors import ScenarioError, format_validation_messages
+from .errors import ScenarioError, exception_text, format_validation_messages
 from .models import ID_MAX, SLUG, SLUG_RULE, Criterion, Scenario
 from .plugins import Registry
 from .schemafields import (
@@ -168,7 +168,7 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
     except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        detail = exception_text(exc)
         raise ValidationError(
             {key: [f"the criterion plugin {criteria.owner(key)} refused it: {detail}"[:500]]}
         ) from None

@@ -29,6 +29,7 @@ import httpx
 from httpx_sse import EventSource
 
 from rook_core import __version__
+from rook_core.errors import exception_text
 from rook_core.plain import plain
 from rook_core.redact import MARK as REDACTED_MARK
 
@@ -355,7 +356,7 @@ async def send(
             last_error = entry["error"]
         except RETRYABLE_ERRORS as exc:
             entry["seconds"] = round(time.monotonic() - started, 6)
-            entry["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            entry["error"] = exception_text(exc)
             if _tls_failure(exc):
                 raise SendError(
                     f"TLS certificate verification failed for {url}: {exc}; "
