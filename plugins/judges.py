@@ -30,7 +30,16 @@ from typing import Any
 
 from rook_core.errors import exception_text
 from rook_core.hookspecs import hookimpl
-from rook_core.judging import CriterionType, EvidenceView, JudgingContext, checked_verdict
+from rook_core.judging import (
+    OVERDUE,
+    CriterionType,
+    EvidenceView,
+    JudgingContext,
+    checked_verdict,
+    overdue,
+    time_bound,
+    within,
+)
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
 
@@ -113,6 +122,7 @@ class Rubric(CriterionType):
     name = "rubric"
     per_turn = False
     uses_judge_profile = True
+    timeout_seconds = None  # the judge profile's hooks have their timeouts
     description = "the judge profile decides whether the evidence satisfies the rubric"
 
     def parse(self, value: Any) -> dict[str, Any]:
@@ -164,6 +174,7 @@ class Rubric(CriterionType):
 class PluginJudge(CriterionType):
     name = "judge"
     per_turn = False
+    timeout_seconds = None  # each judge has its own: see evaluate
     description = "a whole judge a plugin registered (rook_register_judges)"
 
     def parse(self, value: Any) -> dict[str, Any]:
@@ -193,10 +204,14 @@ class PluginJudge(CriterionType):
         judge = judges.get(config["name"]) if judges is not None else None
         if judge is None:
             return Verdict(ERROR, f"judge {config['name']!r} is not installed")
+        who = f"judge {config['name']!r} ({judges.owner(config['name'])})"
         try:
             result = judge(config["config"], view)
             if inspect.isawaitable(result):
-                result = await result
+                seconds = time_bound(judge)
+                result = await within(result, seconds)
+                if result is OVERDUE:
+                    return overdue(who, seconds)
         except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
             return Verdict(
                 ERROR,

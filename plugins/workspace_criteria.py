@@ -205,6 +205,7 @@ class Command(CriterionType):
     name = "command"
     per_turn = False
     turns_apply = False
+    timeout_seconds = None  # its own timeout_seconds kills the command
     description = "a command run in the agent's workspace exits with the expected code"
 
     def parse(self, value: Any) -> dict[str, Any]:

@@ -915,6 +915,7 @@ class Engine:
                 record.get("collected"),
                 record,
                 judging=self.judging,
+                owner=self.rook.criteria.owner(criterion.type),
             )
             verdicts.append(v)
             verdict: dict[str, Any] = {

@@ -8,6 +8,7 @@ criterion needs but the agent did not give is ``unverifiable``, never a pass.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable
 from dataclasses import field
@@ -84,6 +85,11 @@ class EvidenceView:
         return self.turns[-1].turn if len(self.turns) == 1 else None
 
 
+CRITERION_TIMEOUT_SECONDS = 300.0
+"""How long a criterion's or a judge's awaitable evaluation may take unless it
+sets ``timeout_seconds`` (the default execute timeout: it may call a model)."""
+
+
 class CriterionType:
     """Base for criterion types. Subclasses set ``name`` and implement ``evaluate``.
 
@@ -104,6 +110,11 @@ class CriterionType:
       judge profile (``rubric``); a run whose scenarios use it needs
       ``--judge-profile`` or ``judge_profile:`` in config.yaml, or it is refused
       before anything runs.
+    * ``timeout_seconds``: how long an awaitable ``evaluate`` may take (default
+      :data:`CRITERION_TIMEOUT_SECONDS`); past it, it is cancelled and the
+      criterion is an ``error`` naming the plugin, and the run goes on.
+      ``None`` for a type that bounds its own work (``rubric``: its judge
+      profile's hooks have timeouts; ``command``: its ``timeout_seconds``).
     * ``check(config, judging)``: optional; called before anything runs with
       the :class:`JudgingContext`; returns a message when the criterion cannot
       work (an unknown judge name), which refuses the run (exit 2).
@@ -115,6 +126,7 @@ class CriterionType:
     turns_apply: bool = True
     description: str = ""
     uses_judge_profile: bool = False
+    timeout_seconds: float | None = CRITERION_TIMEOUT_SECONDS
 
     def parse(self, value: Any) -> Any:
         return value
@@ -126,6 +138,47 @@ class CriterionType:
         self, config: Any, view: EvidenceView
     ) -> Verdict | Awaitable[Verdict]:
         raise NotImplementedError
+
+
+OVERDUE = object()
+"""What :func:`within` gives for an evaluation that took longer than its bound."""
+
+
+async def within(awaitable: Awaitable[Any], seconds: float | None) -> Any:
+    """``await awaitable`` for at most ``seconds`` (``None``: no bound); past it,
+    it is cancelled and the result is :data:`OVERDUE` (a plugin's own
+    ``TimeoutError`` is raised as any other exception)."""
+    if seconds is None:
+        return await awaitable
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except asyncio.CancelledError:  # the run was interrupted: so is the evaluation
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        return OVERDUE
+    return task.result()
+
+
+def time_bound(evaluator: Any) -> float | None:
+    """A criterion type's or judge's ``timeout_seconds``: ``None`` (no bound), a
+    number of seconds > 0, else :data:`CRITERION_TIMEOUT_SECONDS`."""
+    seconds = getattr(evaluator, "timeout_seconds", CRITERION_TIMEOUT_SECONDS)
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        return CRITERION_TIMEOUT_SECONDS
+    return float(seconds)
+
+
+def overdue(who: str, seconds: float | None) -> Verdict:
+    """The error of an evaluation :func:`within` found :data:`OVERDUE`."""
+    return Verdict(
+        ERROR,
+        f"{who} gave no verdict within {seconds or 0:g} s (its timeout_seconds); it was cancelled",
+    )
 
 
 def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -278,7 +331,10 @@ async def evaluate_criterion(
     collected: dict[str, Any] | None,
     record: dict[str, Any],
     judging: JudgingContext | None = None,
+    owner: str = "?",
 ) -> Verdict:
+    """The criterion's verdict; ``owner`` is the plugin that registered its type
+    (``NAME (DIST)``), named when it gives no verdict in its time."""
     if not turns:
         return Verdict(UNVERIFIABLE, "no turn was recorded")
     scope = criterion.turn
@@ -306,16 +362,16 @@ async def evaluate_criterion(
                         f"{ended.get('after_turn')} ({ended.get('reason')})",
                     )
                 return Verdict(UNVERIFIABLE, f"turn {scope} was not recorded")
-            return await _call(ctype, criterion, view(picked, False))
+            return await _call(ctype, criterion, owner, view(picked, False))
         if ctype.per_turn and scope == "all":
             verdicts = []
             for t in turns:
-                v = await _call(ctype, criterion, view([t], False))
+                v = await _call(ctype, criterion, owner, view([t], False))
                 verdicts.append((t.turn, v))
             return _every_turn_seen(combine_turn_verdicts(verdicts), record)
         if ctype.per_turn:
-            return await _call(ctype, criterion, view([turns[-1]], False))
-        verdict = await _call(ctype, criterion, view(turns, True))
+            return await _call(ctype, criterion, owner, view([turns[-1]], False))
+        verdict = await _call(ctype, criterion, owner, view(turns, True))
         if scope == "all" and getattr(ctype, "uses_judge_profile", False):
             return _every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
@@ -337,10 +393,15 @@ def _every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:
     )
 
 
-async def _call(ctype: CriterionType, criterion: Criterion, view: EvidenceView) -> Verdict:
+async def _call(
+    ctype: CriterionType, criterion: Criterion, owner: str, view: EvidenceView
+) -> Verdict:
     result = ctype.evaluate(criterion.config, view)
     if inspect.isawaitable(result):
-        result = await result
+        seconds = time_bound(ctype)
+        result = await within(result, seconds)
+        if result is OVERDUE:
+            return overdue(f"criterion {criterion.type} ({owner})", seconds)
     if not isinstance(result, Verdict):
         return Verdict(ERROR, f"criterion {criterion.type} returned {result!r}, not a Verdict")
     return checked_verdict(result, f"criterion {criterion.type}")

@@ -625,3 +625,65 @@ def test_a_criterion_that_needs_what_no_profile_can_declare_names_the_plugin(
     assert not list(rook_workspace.runs_dir.iterdir())
     r = rook_cli("run", env={"ROOK_DISABLE_PLUGINS": "traced"})
     assert r.exit_code == 2 and "unknown criterion type" in r.stderr, r.stderr
+
+
+ENDLESS = """
+import asyncio
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+
+
+class Forever(CriterionType):
+    name = "forever"
+    timeout_seconds = 1
+
+    async def evaluate(self, config, view):
+        await asyncio.Event().wait()  # a service that never answers
+
+
+class Stuck:
+    timeout_seconds = 1
+
+    async def __call__(self, config, view):
+        await asyncio.Event().wait()
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Forever())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("stuck", Stuck())
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_criterion_or_judge_that_never_answers_cannot_hang_the_run(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion or judge plugin whose async evaluation never returned hung
+    ``rook run`` for ever (hooks have timeouts, criteria had none). Past its
+    ``timeout_seconds`` the criterion is an error naming the plugin, the other
+    criteria are judged and the run goes on."""
+    rook_distribution("rook-endless", {"endless": "rook_endless"}, {"rook_endless.py": ENDLESS})
+    secret_workspace(
+        rook_workspace,
+        monkeypatch,
+        [{"forever": True}, {"judge": {"name": "stuck"}}, {"contains": "HELLO"}],
+    )
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
+    forever, stuck, contains = r.report["scenarios"][0]["criteria"]
+    assert forever["status"] == stuck["status"] == "error"
+    assert forever["reason"] == (
+        "criterion forever (endless (rook-endless)) gave no verdict within 1 s "
+        "(its timeout_seconds); it was cancelled"
+    ), forever
+    assert stuck["reason"] == (
+        "judge 'stuck' (endless (rook-endless)) gave no verdict within 1 s "
+        "(its timeout_seconds); it was cancelled"
+    ), stuck
+    assert contains["status"] == "passed"
