@@ -191,13 +191,17 @@ class PluginJudge(CriterionType):
             return f"unknown judge {config['name']!r}; installed judges: {names or 'none'}"
         judge = judges.get(config["name"])
         check = getattr(judge, "check", None)
+        who = f"the judge {config['name']!r} ({judges.owner(config['name'])})"
         try:
-            return check(config["config"]) if callable(check) else None
+            message = check(config["config"]) if callable(check) else None
         except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
-            return (
-                f"the judge {config['name']!r} ({judges.owner(config['name'])}) could not "
-                f"check it: {exception_text(exc)}"
-            )[:500]
+            return f"{who} could not check it: {exception_text(exc)}"[:500]
+        if not message or isinstance(message, str):
+            return message or None
+        return (  # a score, True ...: no message a user can act on
+            f"{who} returned {current().head(repr(message), 200)} from check, not a message "
+            "(a text, or None when the configuration is fine)"
+        )
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         judges = view.judging.judges

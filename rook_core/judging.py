@@ -490,6 +490,12 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
             except Exception as exc:  # the plugin's check failed on the user's value
                 message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
                 message += current().head(f"{type(exc).__name__}: {exc}", 400)
+            if message and not isinstance(message, str):  # a score, True ...: not a message
+                message = (
+                    f"the criterion plugin {criteria.owner(c.type)} returned "
+                    f"{current().head(repr(message), 200)} from check, not a message (a text, "
+                    "or None when the value is fine)"
+                )
             if message:
                 where = f"{s.path}: " if s.path else ""
                 problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")

@@ -687,3 +687,61 @@ def test_a_criterion_or_judge_that_never_answers_cannot_hang_the_run(
         "(its timeout_seconds); it was cancelled"
     ), stuck
     assert contains["status"] == "passed"
+
+
+ODD_CHECK = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Scored(CriterionType):
+    name = "scored_check"
+
+    def check(self, config, judging):
+        return 42  # a score where the message goes
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+class Odd:
+    def check(self, config):
+        return 42
+
+    def __call__(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Scored())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("odd", Odd())
+"""
+
+
+def test_a_check_that_returns_no_text_names_the_plugin_and_what_it_returned(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A judge's or criterion type's ``check`` returning 42 (not a message) refused
+    the run with only that value as the reason ('criteria.0.judge: 42'); it now
+    names the judge or criterion, its plugin and what it returned."""
+    rook_distribution("rook-odd", {"odd": "rook_odd"}, {"rook_odd.py": ODD_CHECK})
+    secret_workspace(
+        rook_workspace, monkeypatch, [{"judge": {"name": "odd"}}, {"scored_check": True}]
+    )
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert (
+        "scenario s1: criteria.0.judge: the judge 'odd' (odd (rook-odd)) returned 42 from "
+        "check, not a message (a text, or None when the configuration is fine)"
+    ) in r.stderr, r.stderr
+    assert (
+        "scenario s1: criteria.1.scored_check: the criterion plugin odd (rook-odd) returned 42 "
+        "from check, not a message (a text, or None when the value is fine)"
+    ) in r.stderr, r.stderr
+    assert not list(rook_workspace.runs_dir.iterdir())
