@@ -53,7 +53,7 @@ from .recording import Recorder
 from .redact import MARK, Redactor
 from .report import EntrySpool, run_seconds
 from .store import RunDir
-from .transports import PHASE_HOOKS, dispatch, run_check, searching
+from .transports import PHASE_HOOKS, dispatch, run_check, searching, stop_resources
 from .workspace import Agent
 
 SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
@@ -264,14 +264,10 @@ class Engine:
                     ) from None
 
     async def stop_transports(self) -> None:
-        for key, resource in list(self.ctx.resources.items()):
-            spec = self.rook.transports.get(key)
-            if spec is not None and spec.stop is not None:
-                try:
-                    await spec.stop(resource)
-                except Exception:  # closing must never lose the run's results
-                    pass
-        self.ctx.resources.clear()
+        def warn(message: str) -> None:
+            sys.stderr.write(self.redactor.text(f"rook: warning: {message}") + "\n")
+
+        await stop_resources(self.ctx.resources, self.rook.transports, warn)
 
     async def call_hook(self, call: HookCall, record: dict[str, Any] | None = None) -> HookResult:
         entry = call.entry

@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import re
+import sys
 import time
 import uuid
 from dataclasses import field
@@ -38,7 +39,7 @@ from .plain import plain
 from .plugins import Rook
 from .redact import Redactor
 from .store import atomic_write, dumps
-from .transports import dispatch
+from .transports import dispatch, stop_resources
 from .workspace import Agent
 
 VERDICT_KEYS = ("pass", "reason", "score")
@@ -180,14 +181,12 @@ class JudgeClient:
     async def stop(self) -> None:
         if self.ctx is None:
             return
-        for key, resource in list(self.ctx.resources.items()):
-            spec = self.rook.transports.get(key)
-            if spec is not None and spec.stop is not None:
-                try:
-                    await spec.stop(resource)
-                except Exception:  # closing must never lose the run's results
-                    pass
-        self.ctx.resources.clear()
+
+        def warn(message: str) -> None:
+            message = f"rook: warning: judge profile {self.ref}: {message}"
+            sys.stderr.write(self.redactor.text(message) + "\n")
+
+        await stop_resources(self.ctx.resources, self.rook.transports, warn)
 
     # -- hooks ---------------------------------------------------------------
 

@@ -109,6 +109,27 @@ def saves_nothing(config: Any) -> tuple[str, ...]:
     return ()
 
 
+async def stop_resources(
+    resources: dict[str, Any], transports: Any, warn: Callable[[str], None]
+) -> None:
+    """Call each transport's ``stop`` on the resource its ``start`` gave. One that
+    raises (a plugin's bug) never loses the run's results and never keeps the
+    others from stopping: ``warn`` gets a message naming the transport and its
+    plugin."""
+    for key, resource in list(resources.items()):
+        spec = transports.get(key)
+        if spec is not None and spec.stop is not None:
+            try:
+                await spec.stop(resource)
+            except Exception as exc:  # closing must never lose the run's results
+                detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                warn(
+                    f"transport {key!r} ({transports.owner(key)}) could not stop: {detail} "
+                    "(the run's results are kept)"
+                )
+    resources.clear()
+
+
 CHECK_OPT_IN = ("phase", "profile")
 """The arguments a transport's ``check`` gets when its signature names them."""
 

@@ -745,3 +745,67 @@ def test_a_check_that_returns_no_text_names_the_plugin_and_what_it_returned(
         "from check, not a message (a text, or None when the value is fine)"
     ) in r.stderr, r.stderr
     assert not list(rook_workspace.runs_dir.iterdir())
+
+
+UNCLOSED = """
+import os
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+async def start(run):
+    return "pool"
+
+
+async def stop(resource):
+    raise RuntimeError("could not close the pool, key " + os.environ["DESK_KEY"])
+
+
+async def answer(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={"output": call.stdin},
+                      turn=call.turn, transport="unclosed")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="unclosed", load_config=lambda value: value,
+                           saved_names=saves_nothing, start=start, stop=stop))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "unclosed" else None
+"""
+
+
+def test_a_transport_whose_stop_raises_is_a_warning_and_the_results_stand(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """An exception from a transport plugin's ``stop`` was silently ignored: exit 0,
+    nothing said. The run's results still stand, and a warning (redacted) names
+    the transport and its plugin."""
+    rook_distribution("rook-unclosed", {"unclosed": "rook_unclosed"},
+                      {"rook_unclosed.py": UNCLOSED})
+    monkeypatch.setenv("DESK_KEY", SECRET)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": {"unclosed": {}}},
+            "env": [{"variable": "DESK_KEY", "purpose": "the desk's key"}],
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "HELLO", "criteria": [{"contains": "HELLO"}]})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
+    warning = (
+        "rook: warning: transport 'unclosed' (unclosed (rook-unclosed)) could not stop: "
+        "RuntimeError: could not close the pool, key [redacted:DESK_KEY] (the run's results "
+        "are kept)"
+    )
+    assert r.stderr.count(warning) == 1, r.stderr
+    assert SECRET not in r.stderr + r.stdout
+    assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
