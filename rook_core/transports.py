@@ -109,18 +109,27 @@ def saves_nothing(config: Any) -> tuple[str, ...]:
     return ()
 
 
+STOP_TIMEOUT_SECONDS = 10.0
+"""How long Rook waits for a transport's ``stop`` when the run ends."""
+
+
 async def stop_resources(
     resources: dict[str, Any], transports: Any, warn: Callable[[str], None]
 ) -> None:
     """Call each transport's ``stop`` on the resource its ``start`` gave. One that
-    raises (a plugin's bug) never loses the run's results and never keeps the
-    others from stopping: ``warn`` gets a message naming the transport and its
-    plugin."""
+    raises or does not return within :data:`STOP_TIMEOUT_SECONDS` (a plugin's
+    bug) never loses the run's results and never keeps the others from
+    stopping: ``warn`` gets a message naming the transport and its plugin."""
     for key, resource in list(resources.items()):
         spec = transports.get(key)
         if spec is not None and spec.stop is not None:
             try:
-                await spec.stop(resource)
+                await asyncio.wait_for(spec.stop(resource), STOP_TIMEOUT_SECONDS)
+            except asyncio.TimeoutError:  # nor hang it when every scenario has run
+                warn(
+                    f"transport {key!r} ({transports.owner(key)}) did not stop within "
+                    f"{STOP_TIMEOUT_SECONDS:g} s; Rook stopped waiting (the run's results are kept)"
+                )
             except Exception as exc:  # closing must never lose the run's results
                 detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 warn(

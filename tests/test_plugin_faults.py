@@ -809,3 +809,33 @@ def test_a_transport_whose_stop_raises_is_a_warning_and_the_results_stand(
     assert r.stderr.count(warning) == 1, r.stderr
     assert SECRET not in r.stderr + r.stdout
     assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
+
+
+@pytest.mark.timeout(60)
+def test_a_transport_whose_stop_never_returns_cannot_hang_the_run(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A transport plugin's ``stop`` that never returned hung ``rook run`` for ever
+    after every scenario had run: no report, and the run, interrupted, was left
+    'incomplete'. Rook now waits ``STOP_TIMEOUT_SECONDS`` for it, then warns
+    naming the transport and its plugin, and the run ends with its results."""
+    from rook_core.transports import STOP_TIMEOUT_SECONDS
+
+    endless = UNCLOSED.replace(
+        'raise RuntimeError("could not close the pool, key " + os.environ["DESK_KEY"])',
+        "import asyncio; await asyncio.Event().wait()",
+    )
+    rook_distribution("rook-unclosed", {"unclosed": "rook_unclosed"},
+                      {"rook_unclosed.py": endless})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"unclosed": {}}}})
+    rook_workspace.scenario({"id": "s", "goal": "HELLO", "criteria": [{"contains": "HELLO"}]})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
+    warning = (
+        f"rook: warning: transport 'unclosed' (unclosed (rook-unclosed)) did not stop within "
+        f"{STOP_TIMEOUT_SECONDS:g} s; Rook stopped waiting (the run's results are kept)"
+    )
+    assert r.stderr.count(warning) == 1, r.stderr
+    listed = rook_cli("runs")
+    assert "incomplete" not in listed.stdout, listed.stdout
