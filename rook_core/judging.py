@@ -376,7 +376,9 @@ async def evaluate_criterion(
             return _every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
     except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
-        return Verdict(ERROR, f"criterion {criterion.type} raised {type(exc).__name__}: {exc}")
+        return Verdict(
+            ERROR, f"criterion {criterion.type} ({owner}) raised {type(exc).__name__}: {exc}"
+        )
 
 
 def _every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:

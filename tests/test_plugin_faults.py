@@ -839,3 +839,37 @@ def test_a_transport_whose_stop_never_returns_cannot_hang_the_run(
     assert r.stderr.count(warning) == 1, r.stderr
     listed = rook_cli("runs")
     assert "incomplete" not in listed.stdout, listed.stdout
+
+
+BROKEN = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+
+
+class Broken(CriterionType):
+    name = "broken"
+
+    def evaluate(self, config, view):
+        raise ValueError("tone table missing")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Broken())
+"""
+
+
+def test_a_criterion_that_raises_is_named_with_its_plugin(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion type that raised was 'criterion broken raised ValueError: ...',
+    naming no plugin (a judge that raised names its plugin); it now does."""
+    rook_distribution("rook-broken", {"broken": "rook_broken"}, {"rook_broken.py": BROKEN})
+    secret_workspace(rook_workspace, monkeypatch, [{"broken": True}, {"contains": "HELLO"}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    broken, contains = r.report["scenarios"][0]["criteria"]
+    assert broken["reason"] == (
+        "criterion broken (broken (rook-broken)) raised ValueError: tone table missing"
+    ), broken
+    assert contains["status"] == "passed"
