@@ -9,6 +9,7 @@ built from the records on disk.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 import time
@@ -261,6 +262,10 @@ def save_observed(agent: Agent, profile: Profile, observed: dict[str, bool]) -> 
         pass  # history of observations is a convenience; never fail a run on it
 
 
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
 def write_reports(
     rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]]
 ) -> dict[tuple[str, str], str]:
@@ -278,7 +283,9 @@ def write_reports(
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             with staged(target) as given, plugin_output():
-                writer(report, given)
+                written = writer(report, given)
+                if inspect.isawaitable(written):  # an async def write: run it to its end
+                    asyncio.run(_awaited(written))
         except OSError as exc:
             failed[fmt, path] = f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
         except RookError as exc:

@@ -873,3 +873,38 @@ def test_a_criterion_that_raises_is_named_with_its_plugin(
         "criterion broken (broken (rook-broken)) raised ValueError: tone table missing"
     ), broken
     assert contains["status"] == "passed"
+
+
+ASYNC_REPORTER = """
+import asyncio
+from rook_core.hookspecs import hookimpl
+
+
+async def write_count(report, path):
+    await asyncio.sleep(0)
+    path.write_text(f"{len(report['scenarios'])} scenario runs\\n", encoding="utf-8")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("count", write_count)
+"""
+
+
+def test_an_async_reporter_writes_its_report(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A reporter whose write is ``async def`` wrote nothing: its coroutine was
+    never awaited, no report file appeared, and Rook said nothing but a Python
+    RuntimeWarning. It is now awaited, as a judge's or criterion's is."""
+    rook_distribution("rook-count-report", {"countrep": "rook_countrep"},
+                      {"rook_countrep.py": ASYNC_REPORTER})
+    secret_workspace(rook_workspace, monkeypatch)
+    out = tmp_path / "runs.txt"
+    r = rook_cli("run", f"--report=count:{out}")
+    assert r.exit_code == 0 and "never awaited" not in r.stderr, r.stderr
+    assert out.read_text() == "2 scenario runs\n"
+    again = tmp_path / "again.txt"
+    r = rook_cli("report", "latest", f"--report=count:{again}")
+    assert r.exit_code == 0, r.stderr
+    assert again.read_text() == "2 scenario runs\n"
