@@ -35,6 +35,7 @@ from rook_core.judging import (
     CriterionType,
     EvidenceView,
     JudgingContext,
+    check_message,
     checked_verdict,
     overdue,
     time_bound,
@@ -196,12 +197,7 @@ class PluginJudge(CriterionType):
             message = check(config["config"]) if callable(check) else None
         except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
             return f"{who} could not check it: {exception_text(exc)}"[:500]
-        if not message or isinstance(message, str):
-            return message or None
-        return (  # a score, True ...: no message a user can act on
-            f"{who} returned {current().head(repr(message), 200)} from check, not a message "
-            "(a text, or None when the configuration is fine)"
-        )
+        return check_message(message, who, "the configuration is fine")
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         judges = view.judging.judges

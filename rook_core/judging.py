@@ -478,6 +478,26 @@ def judge_profile_users(scenarios: list[Scenario], criteria: Registry) -> list[s
     return users
 
 
+def check_message(message: Any, who: str, fine: str) -> str | None:
+    """What a plugin's ``check`` returned as the message refusing the run, or
+    ``None``; ``who`` names the plugin. A score, ``True`` or a coroutine (an
+    ``async def check``) is no message a user can act on: it says what it was."""
+    if not message or isinstance(message, str):
+        return message or None
+    if inspect.isawaitable(message):
+        close = getattr(message, "close", None)
+        if callable(close):
+            close()  # never to be awaited: no 'never awaited' warning of Python's
+        return (
+            f"{who} returned a coroutine from check: check is called before anything runs "
+            "and must be a plain function (def, not async def)"
+        )
+    return (
+        f"{who} returned {current().head(repr(message), 200)} from check, not a message "
+        f"(a text, or None when {fine})"
+    )
+
+
 def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: JudgingContext) -> None:
     """Ask every criterion whether it can work; refuse the run (exit 2) when one cannot."""
     from .errors import ScenarioError
@@ -492,12 +512,9 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
             except Exception as exc:  # the plugin's check failed on the user's value
                 message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
                 message += current().head(f"{type(exc).__name__}: {exc}", 400)
-            if message and not isinstance(message, str):  # a score, True ...: not a message
-                message = (
-                    f"the criterion plugin {criteria.owner(c.type)} returned "
-                    f"{current().head(repr(message), 200)} from check, not a message (a text, "
-                    "or None when the value is fine)"
-                )
+            message = check_message(
+                message, f"the criterion plugin {criteria.owner(c.type)}", "the value is fine"
+            )
             if message:
                 where = f"{s.path}: " if s.path else ""
                 problems.append(f"{where}scenario {s.id}: criteria.{c.index}.{c.type}: {message}")

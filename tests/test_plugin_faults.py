@@ -908,3 +908,64 @@ def test_an_async_reporter_writes_its_report(
     r = rook_cli("report", "latest", f"--report=count:{again}")
     assert r.exit_code == 0, r.stderr
     assert again.read_text() == "2 scenario runs\n"
+
+
+ASYNC_CHECK = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Awaited(CriterionType):
+    name = "awaited_check"
+
+    async def check(self, config, judging):
+        return None
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+class Later:
+    async def check(self, config):
+        return None
+
+    def __call__(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Awaited())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("later", Later())
+"""
+
+
+def test_an_async_check_is_refused_saying_check_must_be_a_plain_function(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A judge's or criterion type's ``async def check`` refused the run with the
+    coroutine's repr as the reason, and Python's 'coroutine was never awaited'
+    warning on standard error. It is now refused saying check must be a plain
+    function, naming the plugin, and no warning leaks."""
+    rook_distribution("rook-later", {"later": "rook_later"}, {"rook_later.py": ASYNC_CHECK})
+    secret_workspace(
+        rook_workspace, monkeypatch, [{"judge": {"name": "later"}}, {"awaited_check": True}]
+    )
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "never awaited" not in r.stderr and "<coroutine" not in r.stderr, r.stderr
+    assert (
+        "scenario s1: criteria.0.judge: the judge 'later' (later (rook-later)) returned a "
+        "coroutine from check: check is called before anything runs and must be a plain "
+        "function (def, not async def)"
+    ) in r.stderr, r.stderr
+    assert (
+        "scenario s1: criteria.1.awaited_check: the criterion plugin later (rook-later) returned "
+        "a coroutine from check: check is called before anything runs and must be a plain "
+        "function (def, not async def)"
+    ) in r.stderr, r.stderr
