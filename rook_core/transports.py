@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .errors import HookFailed, PluginError
+from .errors import HookFailed, PluginError, exception_text
 from .models import HookCall, HookResult
 from .plain import plain
 
@@ -131,9 +131,9 @@ async def stop_resources(
                     f"{STOP_TIMEOUT_SECONDS:g} s; Rook stopped waiting (the run's results are kept)"
                 )
             except Exception as exc:  # closing must never lose the run's results
-                detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 warn(
-                    f"transport {key!r} ({transports.owner(key)}) could not stop: {detail} "
+                    f"transport {key!r} ({transports.owner(key)}) could not stop: "
+                    f"{exception_text(exc)} "
                     "(the run's results are kept)"
                 )
     resources.clear()
