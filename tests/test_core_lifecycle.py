@@ -553,6 +553,14 @@ def test_the_resume_hint_names_the_phases_still_to_run(ws, rook_cli, phases, hin
     ]
 
 
+def test_a_pending_runs_progress_line_says_what_is_still_to_run(ws, rook_cli):
+    # the table said "not finished: ..." while the progress line had no reason at all
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0
+    assert "PENDING      s.1  not finished: collect, judge still to run\n" in r.stderr
+
+
 def test_a_new_run_must_start_with_prepare(ws, rook_cli):
     ws.scenario({"id": "s", "goal": "g"})
     r = rook_cli("run", "--phases", "collect,judge")

@@ -139,7 +139,7 @@ def run_command(
     with collector_paused():  # most of Rook's modules: objects that live as long as the run
         from ..errors import ConfigError
         from ..plugins import plugin_output
-        from ..report import SYMBOL, reason_text, table
+        from ..report import SYMBOL, pending_reason, reason_text, table
         from ..reportfile import print_json
         from ..runner import RunRequest, check_json_out, run
 
@@ -151,6 +151,8 @@ def run_command(
             return
         status = record.get("status") or "pending"
         mark = SYMBOL.get(status, status)
+        if not record.get("reason"):  # pending: what is still to run, as the table says
+            record = {**record, "reason": pending_reason(record)}
         sys.stderr.write(f"  {mark:<12} {record['key']}  {reason_text(record, 100)}\n")
         sys.stderr.flush()
 
