@@ -561,6 +561,25 @@ def test_a_pending_runs_progress_line_says_what_is_still_to_run(ws, rook_cli):
     assert "PENDING      s.1  not finished: collect, judge still to run\n" in r.stderr
 
 
+def test_a_run_continued_with_nothing_left_to_run_says_so(ws, rook_cli):
+    # rook run --run-name nightly, run again the next night, silently showed last
+    # night's results as if the agent had been tested again
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "--run-name", "nightly").exit_code == 0
+    for flags in (["--run-name", "nightly"], ["--run", "nightly", "--json"]):
+        r = rook_cli("run", *flags)
+        assert r.exit_code == 0
+        assert (
+            "rook: note: run nightly had nothing left to run: every selected scenario run "
+            "was finished already, and its results are shown as recorded; rook run without "
+            "--run or --run-name starts a new run\n"
+        ) in r.stderr
+    assert [line.split()[0] for line in log_lines(ws)].count("execute") == 1
+    r = rook_cli("run", "--run-name", "other", "--phases", "prepare,open,execute,close")
+    assert "nothing left to run" not in r.stderr
+    assert "nothing left to run" not in rook_cli("run", "--run", "other").stderr
+
+
 def test_a_new_run_must_start_with_prepare(ws, rook_cli):
     ws.scenario({"id": "s", "goal": "g"})
     r = rook_cli("run", "--phases", "collect,judge")

@@ -146,7 +146,11 @@ def run_command(
     if scheduler is not None and executor == "local":
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
 
+    recorded_now = 0  # scenario runs this invocation recorded
+
     def progress(record: dict[str, Any]) -> None:
+        nonlocal recorded_now
+        recorded_now += 1
         if quiet:
             return
         status = record.get("status") or "pending"
@@ -198,6 +202,7 @@ def run_command(
 
     recorded()
     report = outcome.report
+    continued = bool(run_id or run_name) and not shard  # an existing run, perhaps finished
     try:
         if as_json:
             print_json(report)
@@ -212,6 +217,13 @@ def run_command(
             )
         elif report["summary"].get("pending"):
             click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}", err=True)
+        elif continued and not recorded_now:
+            click.echo(
+                f"rook: note: run {run_id} had nothing left to run: every selected scenario "
+                "run was finished already, and its results are shown as recorded; rook run "
+                "without --run or --run-name starts a new run",
+                err=True,
+            )
     except OSError as exc:  # rook run | head -1: the run is recorded; its verdict stands
         if not reader_gone(exc):
             raise
