@@ -323,7 +323,10 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
         if values
     ]
     if not every:
-        return f"no scenario selected in {agent.scenarios_dir}"
+        return (
+            f"no scenarios in {agent.scenarios_dir}: write one there (a .yaml file with id, "
+            "goal and criteria; see docs/scenarios.md)"
+        )
     tags = sorted({t for s in every for t in s.tags})
     there = [f"tags: {', '.join(tags) or 'none'}"]
     for values, key in ((request.classes, "class"), (request.categories, "category")):

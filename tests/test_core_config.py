@@ -215,6 +215,18 @@ def test_an_agent_with_no_profile_says_how_to_write_one(rook_workspace, rook_cli
     assert r.exit_code == 2 and "no profiles (*.yaml); write one with rook profile add" in r.stderr
 
 
+def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
+    # "no scenario selected in DIR", with no selector given, left the user to guess
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    (ws.agent_dir / "scenarios" / "s.yaml").unlink()
+    refused(
+        rook_cli("run"),
+        ws,
+        f"no scenarios in {(ws.agent_dir / 'scenarios').resolve()}: write one there "
+        "(a .yaml file with id, goal and criteria; see docs/scenarios.md)",
+    )
+
+
 def test_missing_script_names_both_paths_tried(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/nope.sh"}})
     r = rook_cli("run")
