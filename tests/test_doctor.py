@@ -192,6 +192,22 @@ def test_a_scenario_without_criteria_gets_a_note(rook_workspace, rook_cli):
     assert note["message"].startswith("no criteria in bare: nothing is verified")
 
 
+def test_a_missing_scenarios_folder_is_told_to_be_made(rook_workspace, rook_cli):
+    """Its fix said 'correct the scenario file named above', naming no file."""
+    import shutil
+
+    healthy(rook_workspace)
+    sdir = rook_workspace.agent_dir / "scenarios"
+    shutil.rmtree(sdir)
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 1
+    [problem] = problems(findings)
+    assert problem["message"] == f"no scenarios directory {sdir.resolve()}", problem
+    assert problem["fix"] == (
+        "create it and add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
+    )
+
+
 def test_a_project_or_agent_that_does_not_exist_is_a_usage_error(rook_workspace, rook_cli):
     """It was a finding (exit 1) where every other command says exit 2."""
     healthy(rook_workspace)

@@ -222,6 +222,12 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     from ..errors import ConfigError
 
     sdir = agent.scenarios_dir
+    how = "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
+    if not sdir.is_dir():
+        doctor.add(
+            PROBLEM, f"{label} scenarios", f"no scenarios directory {sdir}", f"create it and {how}"
+        )
+        return []
     try:
         scenarios = load_scenarios(sdir, rook.criteria)
     except ConfigError as exc:
@@ -238,7 +244,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             PROBLEM,
             f"{label} scenarios",
             f"no scenario in {sdir}",
-            "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)",
+            how,
         )
         return []
     doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")
