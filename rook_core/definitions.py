@@ -226,7 +226,10 @@ def load_scenarios(
     """Every ``*.yaml``/``*.yml`` file under ``directory`` (hidden ones aside);
     one scenario or a list per file."""
     if not directory.is_dir():
-        raise ScenarioError(f"{directory}: no scenarios directory")
+        raise ScenarioError(
+            f"{directory}: no scenarios directory: create it and write a scenario there "
+            "(a .yaml file with id, goal and criteria; see docs/scenarios.md)"
+        )
 
     def build(file: str) -> Built:
         from .scenario import scenarios_from_file

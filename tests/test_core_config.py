@@ -225,6 +225,14 @@ def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
         f"no scenarios in {(ws.agent_dir / 'scenarios').resolve()}: write one there "
         "(a .yaml file with id, goal and criteria; see docs/scenarios.md)",
     )
+    # nor the folder: "DIR: no scenarios directory", and nothing more
+    (ws.agent_dir / "scenarios").rmdir()
+    refused(
+        rook_cli("run"),
+        ws,
+        f"{(ws.agent_dir / 'scenarios').resolve()}: no scenarios directory: create it and "
+        "write a scenario there (a .yaml file with id, goal and criteria; see docs/scenarios.md)",
+    )
 
 
 def test_missing_script_names_both_paths_tried(ws, rook_cli):
