@@ -295,7 +295,10 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
     if len(hits) == 1:
         return runs_dir / hits[0]
     if len(hits) > 1:
-        raise ConfigError(f"run {ref}: ambiguous, matches {', '.join(sorted(hits)[:5])}")
+        shown = ", ".join(sorted(hits)[:5]) + (", ..." if len(hits) > 5 else "")
+        raise ConfigError(
+            f"run {ref}: ambiguous, matches {len(hits)} runs ({shown}); give more of its id"
+        )
     raise ConfigError(f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir)}")
 
 

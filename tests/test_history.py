@@ -95,6 +95,18 @@ def test_the_latest_named_in_an_error_is_the_latest_run(ws, rook_cli):
     assert latest_hint(empty) == " (no runs yet)"
 
 
+def test_an_ambiguous_prefix_says_how_many_runs_it_matches(ws, rook_cli):
+    # "ambiguous, matches r-1, ..., r-5" named five of seven, as if they were all
+    ws.scenario(scenario("a"))
+    for k in range(1, 8):
+        run(rook_cli, "--run-name", f"r-{k}", "-q")
+    r = rook_cli("runs", "show", "r-")
+    assert r.exit_code == 2
+    assert "run r-: ambiguous, matches 7 runs (r-1, r-2, r-3, r-4, r-5, ...); give more of its id" in r.stderr, r.stderr
+    two = rook_cli("diff", "r-", "latest")
+    assert two.exit_code == 2 and "matches 7 runs (" in two.stderr, two.stderr
+
+
 def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)
