@@ -25,6 +25,19 @@ def test_init_makes_the_layout(tmp_path, rook_cli):
     assert list((agent_dir(tmp_path) / "profiles").iterdir()) == []
 
 
+def test_init_of_an_agent_that_exists_says_so_not_created(tmp_path, rook_cli):
+    # a second rook init of the same agent said "created DIR", as if it were new
+    args = ("init", "--project", "demo", "--agent", "sample", "-w", str(tmp_path))
+    assert rook_cli(*args).stdout.startswith(f"created {agent_dir(tmp_path)}\n")
+    (agent_dir(tmp_path) / "scripts").rmdir()
+    r = rook_cli(*args)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.startswith(
+        f"exists already: {agent_dir(tmp_path)} (missing folders made)\n"
+    ), r.stdout
+    assert (agent_dir(tmp_path) / "scripts").is_dir()
+
+
 def test_init_example_then_run_passes(tmp_path, rook_cli):
     r = rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))
     assert r.exit_code == 0, r.stderr

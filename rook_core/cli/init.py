@@ -102,8 +102,9 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     outer = None  # a workspace above: this one, new, is nested in it (allowed, but said)
     if not (root / ROOT).is_dir():
         outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
+    existed = Agent(root, project, agent).dir.is_dir()
     a = init_agent(root, project, agent)
-    click.echo(f"created {a.dir}")
+    click.echo(f"exists already: {a.dir} (missing folders made)" if existed else f"created {a.dir}")
     if outer is not None:
         click.echo(
             f"rook: warning: {root} is inside the workspace {outer}: this made a second "
