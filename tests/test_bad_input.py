@@ -939,3 +939,13 @@ def test_a_report_path_starting_with_a_tilde_is_in_the_home_directory(example, c
     assert proc.returncode == 0, proc.stderr
     assert json.loads((home / "out" / "r.json").read_text())["summary"]["passed"] == 3
     assert not (ws / "~").exists()
+
+
+@pytest.mark.parametrize("typo, meant", [("rn", "run"), ("doctr", "doctor"), ("dif", "diff")])
+def test_a_misspelt_command_is_told_the_one_it_looks_like(tmp_path, typo, meant):
+    # the subcommands' groups said "Did you mean 'show'?"; the top level, whose
+    # commands load lazily, said only "No such command 'rn'."
+    proc = rook(typo, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"Error: No such command '{typo}'. Did you mean '{meant}'?" in proc.stderr, proc.stderr
+    assert "Did you mean" not in rook("xyzzy", cwd=tmp_path).stderr

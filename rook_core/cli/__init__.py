@@ -46,6 +46,20 @@ class RookGroup(click.Group):
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            if not ctx.resilient_parsing:  # the commands load lazily: Click knows none yet
+                import difflib
+
+                near = difflib.get_close_matches(name, self.list_commands(ctx))
+                ctx.fail(
+                    f"No such command {name!r}." + (f" Did you mean {near[0]!r}?" if near else "")
+                )
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import RookError
         from ..startup import resume
