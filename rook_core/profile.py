@@ -296,6 +296,19 @@ def _env_names(data: dict[str, Any]) -> set[str]:
     }
 
 
+def _explain_phases(errors: dict[str, Any]) -> None:
+    """A ``hooks`` key that is no phase, told as one (``hooks.exec: unknown phase;
+    did you mean execute?``), not as marshmallow's ``hooks.exec.key: Must be one of``."""
+    found = errors.get("hooks")
+    if not isinstance(found, dict):
+        return
+    for key, problem in found.items():
+        if isinstance(problem, dict) and "key" in problem:
+            close = did_you_mean(str(key), HOOK_PHASES)
+            hint = f"did you mean {close}?" if close else f"the phases are {', '.join(HOOK_PHASES)}"
+            found[key] = [f"unknown phase; {hint}"]  # its value matters no more
+
+
 def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     """Validate a profile mapping; every problem is reported with its field path."""
     if not isinstance(data, dict):
@@ -306,6 +319,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     except ValidationError as exc:
         messages = explain_unknown(exc.messages, _PROFILE_SCHEMA)
         errors.update(messages if isinstance(messages, dict) else {"_schema": messages})
+        _explain_phases(errors)
         loaded = None
     hooks: dict[str, HookEntry] = {}
     raw_hooks = data.get("hooks")

@@ -52,7 +52,15 @@ def refused(r, ws, *needles):
             ["hooks.execute.grpc", "installed transports:", "script"],
         ),
         ({"id": "p", "hooks": {"open": "scripts/h.sh"}}, ["hooks.execute", "required"]),
-        ({"id": "p", "hooks": {"execute": "scripts/h.sh", "teardown": "x"}}, ["hooks", "teardown"]),
+        (  # it said "hooks.teardown.key: Must be one of: ..."
+            {"id": "p", "hooks": {"execute": "scripts/h.sh", "teardown": "x"}},
+            ["hooks.teardown: unknown phase; the phases are prepare, open, execute, close, "
+             "collect\n"],
+        ),
+        (
+            {"id": "p", "hooks": {"exec": "scripts/h.sh"}},
+            ["hooks.exec: unknown phase; did you mean execute?\n"],
+        ),
         ({"id": "Not A Slug", "hooks": {"execute": "scripts/h.sh"}}, ["id", "slug"]),
         ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "concurrency": 0}, ["concurrency"]),
         (
