@@ -208,6 +208,22 @@ def test_a_missing_scenarios_folder_is_told_to_be_made(rook_workspace, rook_cli)
     )
 
 
+def test_a_scenario_file_that_holds_no_scenario_gets_a_note(rook_workspace, rook_cli):
+    """An empty file (or one of comments only) was skipped without a word: '1 load'."""
+    healthy(rook_workspace)
+    sdir = rook_workspace.agent_dir / "scenarios"
+    (sdir / "new.yaml").write_text("# id: refund\n# goal: ...\n")
+    (sdir / "empty.yml").write_text("")
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 0 and not problems(findings)
+    notes = [f["message"] for f in findings
+             if f["status"] == "note" and f["subject"].endswith("scenarios")]
+    assert notes == [
+        f"no scenario in {(sdir / 'empty.yml').resolve()}, {(sdir / 'new.yaml').resolve()} "
+        "(empty, or only comments): rook run skips them"
+    ], findings
+
+
 def test_a_project_or_agent_that_does_not_exist_is_a_usage_error(rook_workspace, rook_cli):
     """It was a finding (exit 1) where every other command says exit 2."""
     healthy(rook_workspace)

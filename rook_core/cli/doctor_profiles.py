@@ -218,7 +218,7 @@ def _which(program: str) -> str | None:
 
 def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
     """Check the agent's scenarios; return those that load (none on a problem)."""
-    from ..definitions import load_scenarios
+    from ..definitions import _yaml_files, load_scenarios
     from ..errors import ConfigError
 
     sdir = agent.scenarios_dir
@@ -248,6 +248,14 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         )
         return []
     doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")
+    held = {s.path for s in scenarios}
+    hollow = [path for _, path, _, _ in _yaml_files(sdir) if path not in held]
+    if hollow:  # a file saved empty, or commented out, is skipped without a word
+        doctor.add(
+            NOTE,
+            f"{label} scenarios",
+            f"no scenario in {', '.join(hollow)} (empty, or only comments): rook run skips them",
+        )
     bare = [s.id for s in scenarios if not s.criteria]
     if bare:  # each can only end unverifiable, and an exit code of 0 does not show it
         shown = ", ".join(bare[:10]) + (f" and {len(bare) - 10} more" if len(bare) > 10 else "")
