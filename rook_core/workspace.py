@@ -173,17 +173,23 @@ def _config_schema() -> Any:
     return ConfigSchema()
 
 
-def _choose(kind: str, flag: str, wanted: str | None, default: Any, parent: Path) -> str:
+def _choose(
+    kind: str, flag: str, wanted: str | None, default: Any, parent: Path, config: Path
+) -> str:
     try:
         names = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
     except OSError as exc:
         raise WorkspaceError(f"{parent}: cannot list the {kind}s: {exc.strerror or exc}") from None
+    source = ""
     if wanted is None and isinstance(default, str):
-        wanted = default
+        wanted, source = default, f" (the {kind}: of {config})"
     if wanted is not None:
         if wanted not in names:
             listing = ", ".join(names) or "none"
-            raise WorkspaceError(f"{kind} {wanted!r} not found in {parent} ({kind}s: {listing})")
+            fix = f"; correct it there, or give {flag}" if source else ""
+            raise WorkspaceError(
+                f"{kind} {wanted!r}{source} not found in {parent} ({kind}s: {listing}){fix}"
+            )
         return wanted
     if len(names) == 1:
         return names[0]
@@ -202,13 +208,14 @@ def select_agent(workspace: Path, project: str | None, agent: str | None) -> Age
             "run: rook init --project P --agent A"
         )
     config = read_config(workspace)
+    source = root / "config.yaml"
     project_name = _choose(
-        "project", "--project", project, config.get("project"), root / "projects"
+        "project", "--project", project, config.get("project"), root / "projects", source
     )
     agents_dir = root / "projects" / project_name / "agents"
     # config.yaml's agent is its project's: another project chosen, it is no default there
     default = config.get("agent") if config.get("project") in (None, project_name) else None
-    agent_name = _choose("agent", "--agent", agent, default, agents_dir)
+    agent_name = _choose("agent", "--agent", agent, default, agents_dir, source)
     return Agent(workspace, project_name, agent_name)
 
 

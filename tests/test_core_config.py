@@ -541,6 +541,24 @@ def test_valid_config_yaml_keys_are_accepted(ws, rook_cli):
     assert rook_cli("run").exit_code == 0
 
 
+@pytest.mark.parametrize("key", ["project", "agent"])
+def test_a_config_yaml_default_that_names_nothing_says_it_comes_from_config_yaml(
+    ws, rook_cli, key
+):
+    # "agent 'sampel' not found in ..." blamed a name the user never typed
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(f"{key}: nope\n")
+    refused(
+        rook_cli("run"),
+        ws,
+        f"{key} 'nope' (the {key}: of {config.resolve()}) not found in ",
+        f"; correct it there, or give --{key}",
+    )
+    r = rook_cli("run", f"--{key}", "nope2")  # a flag's own name is told as before
+    assert f"{key} 'nope2' not found in " in r.stderr and "config.yaml" not in r.stderr
+
+
 BODY = '[ "$1" = execute ] && { touch "$MARK"; echo \'{"output": "ok"}\'; }\nexit 0\n'
 
 
