@@ -107,6 +107,18 @@ def test_an_ambiguous_prefix_says_how_many_runs_it_matches(ws, rook_cli):
     assert two.exit_code == 2 and "matches 7 runs (" in two.stderr, two.stderr
 
 
+def test_runs_show_of_an_unfinished_run_names_the_command_that_finishes_it(ws, rook_cli):
+    # rook run said "resume with: ..."; rook runs show of the same run said nothing
+    ws.scenario(scenario("a"))
+    split = run(rook_cli, "--phases", "prepare,open,execute,close")
+    shown = rook_cli("runs", "show", split)
+    assert shown.exit_code == 0 and "PENDING" in shown.stdout
+    assert f"finish it with: rook run --run {split} --phases collect,judge\n" in shown.stderr
+    assert rook_cli("runs", "show", split, "--json").stderr == ""  # one document, no more
+    done = run(rook_cli)
+    assert "finish it with" not in rook_cli("runs", "show", done).stderr
+
+
 def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)

@@ -192,9 +192,10 @@ def show_command(
     Example:
       rook runs show latest~1
     """
-    from ..history import load_report, resolve_run
+    from ..history import RUN_FILE, load_report, resolve_run
     from ..report import table
     from ..reportfile import print_json
+    from ..store import read_json
 
     parent = ctx.obj or {}
     a = find_agent(
@@ -202,8 +203,16 @@ def show_command(
         project or parent.get("project"),
         agent or parent.get("agent"),
     )
-    report = load_report(resolve_run(a.runs_dir, run_ref))
+    run_path = resolve_run(a.runs_dir, run_ref)
+    report = load_report(run_path)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         print_json(report)
-    else:
-        click.echo(table(report))
+        return
+    click.echo(table(report))
+    manifest = read_json(run_path / RUN_FILE)
+    if report["summary"].get("pending") and isinstance(manifest, dict):
+        if not manifest.get("shards"):  # a sharded run is finished shard by shard, then merged
+            from .run import rest_of
+
+            finish = f"rook run --run {report['run']['id']}{rest_of(report)}"
+            click.echo(f"finish it with: {finish}", err=True)
