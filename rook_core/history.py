@@ -287,6 +287,8 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
     if m:
         runs = newest_first(runs_dir)
         back = int(m.group(1) or 0)
+        if not runs:
+            raise ConfigError(f"run {ref}: no runs yet in {runs_dir} (rook run makes one)")
         if back >= len(runs):
             raise ConfigError(f"run {ref}: there are only {len(runs)} run(s) in {runs_dir}")
         return runs_dir / runs[back]

@@ -119,6 +119,15 @@ def test_runs_show_of_an_unfinished_run_names_the_command_that_finishes_it(ws, r
     assert "finish it with" not in rook_cli("runs", "show", done).stderr
 
 
+def test_latest_before_any_run_says_there_is_none_yet(ws, rook_cli):
+    # it said "run latest: there are only 0 run(s) in ..."
+    ws.scenario(scenario("a"))
+    for args in (("runs", "show", "latest"), ("diff", "latest~1", "latest"), ("report", "latest")):
+        r = rook_cli(*args)
+        assert r.exit_code == 2, r.stderr
+        assert f"no runs yet in {ws.runs_dir.resolve()} (rook run makes one)" in r.stderr, r.stderr
+
+
 def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)
