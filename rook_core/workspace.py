@@ -122,6 +122,9 @@ CONFIG_KEYS = ("project", "agent", "judge_profile", "author")
 """Every key ``config.yaml`` may hold (each is read by a command; any other is an error)."""
 
 
+UNKNOWN_CONFIG_KEY = "unknown key; config.yaml takes " + ", ".join(CONFIG_KEYS)
+
+
 def _load_config(path: Path) -> dict[str, Any]:
     """Read and validate ``config.yaml``; a problem is a :class:`WorkspaceError`
     (exit 2) naming the file and each field at fault."""
@@ -141,7 +144,14 @@ def _load_config(path: Path) -> dict[str, Any]:
     try:
         loaded: dict[str, Any] = _config_schema().load(data)
     except ValidationError as exc:
-        lines = format_validation_messages(exc.messages)
+        from .schemafields import did_you_mean
+
+        messages: Any = exc.messages
+        for key, problem in list(messages.items() if isinstance(messages, dict) else ()):
+            close = did_you_mean(str(key), CONFIG_KEYS)
+            if close and problem == [UNKNOWN_CONFIG_KEY]:
+                messages[key] = [f"unknown key; did you mean {close}?"]
+        lines = format_validation_messages(messages)
         raise WorkspaceError(
             f"{path}: invalid config.yaml:\n" + "\n".join(f"  {ln}" for ln in lines)
         ) from None
@@ -161,9 +171,7 @@ def _config_schema() -> Any:
         class Meta:
             unknown = RAISE
 
-        error_messages = {  # noqa: RUF012
-            "unknown": "unknown key; config.yaml takes " + ", ".join(CONFIG_KEYS)
-        }
+        error_messages = {"unknown": UNKNOWN_CONFIG_KEY}  # noqa: RUF012
 
         project = text("a project name")
         agent = text("an agent name")

@@ -514,6 +514,9 @@ def test_init_creates_the_layout(tmp_path, rook_cli):
         ("project: ''\n", ["project", "not empty"]),
         ("concurrency: lots\n", ["concurrency", "unknown key", "project, agent"]),
         ("bogus: 1\n", ["bogus", "unknown key"]),
+        # the list of keys alone left the typo to be found: scenarios and profiles say it
+        ("agnt: sample\n", ["agnt: unknown key; did you mean agent?\n"]),
+        ("judge: grader\n", ["judge: unknown key; did you mean judge_profile?\n"]),
         ("- project\n", ["must be a mapping"]),
         ("project: [unclosed\n", ["line", "not valid YAML"]),
     ],
