@@ -118,11 +118,16 @@ class _ProfileSchema(Schema):
             validate.Regexp(SLUG, error=SLUG_RULE),
             validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
         ],
+        error_messages={
+            "required": "missing: a profile needs an id (lower-case letters, digits, - and _); "
+            "runs pin it"
+        },
     )
     hooks = fields.Dict(
         keys=fields.String(validate=validate.OneOf(HOOK_PHASES)),
         values=fields.Raw(allow_none=False),
         required=True,
+        error_messages={"required": "missing: a profile needs hooks, at least execute"},
     )
     env = fields.List(fields.Nested(_EnvRefSchema), load_default=list)
     capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)

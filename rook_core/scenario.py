@@ -81,6 +81,10 @@ class _ScenarioSchema(Schema):
             validate.Regexp(SLUG, error=SLUG_RULE),
             validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
         ],
+        error_messages={
+            "required": "missing: a scenario needs an id (lower-case letters, digits, - and _), "
+            "unique within the agent"
+        },
     )
     name = fields.String()
     title = fields.String()

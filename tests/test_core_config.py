@@ -52,6 +52,12 @@ def refused(r, ws, *needles):
             ["hooks.execute.grpc", "installed transports:", "script"],
         ),
         ({"id": "p", "hooks": {"open": "scripts/h.sh"}}, ["hooks.execute", "required"]),
+        (  # they said marshmallow's "Missing data for required field."
+            {"hooks": {"execute": "scripts/h.sh"}},
+            ["id: missing: a profile needs an id (lower-case letters, digits, - and _); "
+             "runs pin it\n"],
+        ),
+        ({"id": "p"}, ["hooks: missing: a profile needs hooks, at least execute\n"]),
         (  # it said "hooks.teardown.key: Must be one of: ..."
             {"id": "p", "hooks": {"execute": "scripts/h.sh", "teardown": "x"}},
             ["hooks.teardown: unknown phase; the phases are prepare, open, execute, close, "
@@ -240,6 +246,18 @@ def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
         ws,
         f"{(ws.agent_dir / 'scenarios').resolve()}: no scenarios directory: create it and "
         "write a scenario there (a .yaml file with id, goal and criteria; see docs/scenarios.md)",
+    )
+
+
+def test_a_scenario_without_an_id_is_told_what_one_is(ws, rook_cli):
+    # it said marshmallow's "id: Missing data for required field."
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    (ws.agent_dir / "scenarios" / "s.yaml").write_text("goal: hi\n")
+    refused(
+        rook_cli("run"),
+        ws,
+        "s.yaml: invalid scenario:\n  id: missing: a scenario needs an id (lower-case "
+        "letters, digits, - and _), unique within the agent\n",
     )
 
 
