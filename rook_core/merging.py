@@ -28,7 +28,7 @@ from .errors import ConfigError, RunStoreError
 from .models import PHASES
 from .plain import plain
 from .report import write_report
-from .sharding import BASE_KEYS, PART, Shard, check_same_run
+from .sharding import BASE_KEYS, PART, Shard, check_same_run, shard_of
 from .store import atomic_write, dumps, planned_records, read_json, read_record
 
 
@@ -173,6 +173,24 @@ def shard_list(labels: list[str], most: int = 10) -> str:
     return f"{', '.join(labels[:most])} ... ({len(labels)} in all)"
 
 
+def _still_unfinished(plan: list[str], n: int, labels: list[str], dirs: list[Path]) -> list[str]:
+    """Of the shards that left no part, those with a planned scenario run that no
+    directory holds a final record of (a shard never run, after which ``rook run
+    --run ID`` on the merged run finished all it would have run, is not missing);
+    a shard with nothing planned stays missing while any such shard does."""
+    where, wanted, undone, busy = shard_of(plan, n), set(labels), set(), set()
+    for key in plan:
+        label = f"{where[key]}/{n}"
+        if label in wanted and label not in undone:
+            busy.add(label)
+            records = (read_record(d / "scenarios" / f"{key}.json") for d in dirs)
+            if not any(rec is not None and rec.get("final") for rec in records):
+                undone.add(label)
+    if not undone:
+        return []
+    return [label for label in labels if label in undone or label not in busy]
+
+
 def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged:
     """Join the records of a sharded run's shards into the run directory ``path``.
 
@@ -207,6 +225,8 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
             if i not in parts or _latest(part) > _latest(parts[i][1]):
                 parts[i] = (d, part)
     missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
+    if missing:  # rook run --run ID on the merged run may have finished a shard's part
+        missing = _still_unfinished(base["plan"], n, missing, dirs)
     if missing and not partial:
         raise ConfigError(
             f"run {base['id']}: no record of shard(s) {shard_list(missing)} in "

@@ -853,3 +853,32 @@ def test_merge_keeps_the_state_an_earlier_attempt_left_aside(tmp_path, rook_cli)
     kept = main.run_dir(run_id) / "state" / "s1.1.attempt-1" / "session.txt"
     assert kept.read_text(encoding="utf-8") == "the lost attempt's"
     assert not (main.run_dir(run_id) / "state" / "s2.1.attempt-1").exists()
+
+
+def _ok_workspace(ws: Workspace, scenarios: int = 4, prepare: str = "") -> Workspace:
+    ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
+    hooks = {"execute": "scripts/ok.sh"}
+    if prepare:
+        ws.script("prep.sh", prepare)
+        hooks["prepare"] = "scripts/prep.sh"
+    ws.profile({"id": "p", "hooks": hooks})
+    for i in range(scenarios):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    return ws
+
+
+def test_a_merged_run_finished_whole_merges_again_without_its_missing_shards(
+    rook_workspace, rook_cli
+):
+    """After merge --partial, rook run --run ID finishes the missing shards' scenario
+    runs in one process; merging again was refused ('no record of shard(s) 3/3')
+    though every planned scenario run had its final record."""
+    ws = _ok_workspace(rook_workspace, 6)
+    assert rook_cli("run", "--shard", "1/3", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert rook_cli("run", "--run", "ci").exit_code == 0
+    again = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert again.report["summary"]["passed"] == 6 and not again.report["summary"].get("pending")
+    assert "without shard" not in again.stderr
+    assert json.loads((ws.run_dir("ci") / "run.json").read_text())["merged"]["missing"] == []
