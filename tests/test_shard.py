@@ -882,3 +882,18 @@ def test_a_merged_run_finished_whole_merges_again_without_its_missing_shards(
     assert again.report["summary"]["passed"] == 6 and not again.report["summary"].get("pending")
     assert "without shard" not in again.stderr
     assert json.loads((ws.run_dir("ci") / "run.json").read_text())["merged"]["missing"] == []
+
+
+def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_workspace, rook_cli):
+    """The hint after merging said rook run --run ID --shard 1/2 without --phases."""
+    ws = _ok_workspace(rook_workspace)
+    for i in (1, 2):
+        r = rook_cli(
+            "run", "--shard", f"{i}/2", "--run-name", "ci", "--phases", "prepare,open,execute,close"
+        )
+        assert r.exit_code == 0, r.stderr
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert merged.exit_code == 1
+    assert "rook run --run ci --shard 1/2 --phases collect,judge, then merge again" in (
+        merged.stderr
+    ), merged.stderr

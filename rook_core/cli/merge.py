@@ -251,5 +251,25 @@ def _unfinished(report: dict[str, Any], manifest: dict[str, Any]) -> str:
     labels = [f"{i}/{count}" for i in shards] or ["I/N"]
     return (
         f"shard(s) {shard_list(labels)} did not finish; finish each with: "
-        f"rook run --run {run_id} --shard {labels[0]}, then merge again"
+        f"rook run --run {run_id} --shard {labels[0]}"
+        f"{_phases_left(report, where, shards[0] if shards else None)}, then merge again"
     )
+
+
+def _phases_left(report: dict[str, Any], where: dict[str, int], shard: int | None) -> str:
+    """``--phases collect,judge`` when the pending scenario runs of ``shard`` were
+    split by phase and have only the end of the lifecycle left, else nothing."""
+    from ..models import PHASES
+
+    later = PHASES[1:]  # prepare runs once per invocation, never in a record's phases_done
+    rest = [
+        p
+        for p in later
+        if any(
+            p not in (s.get("phases_done") or ())
+            for s in report["scenarios"]
+            if s["status"] == "pending" and where.get(f"{s['id']}.{s['repeat_index']}") == shard
+        )
+    ]
+    suffix = rest and len(rest) < len(later) and rest == list(later[-len(rest) :])
+    return f" --phases {','.join(rest)}" if suffix else ""
