@@ -89,6 +89,9 @@ class WorkerJob:
     topic: str = ""
     """This ``rook run`` invocation's own name on the cluster (events, cancelling): unique,
     where the run id is shared by the shards of a sharded run."""
+    resume: str = ""
+    """The command that finishes the run's unfinished scenario runs (the driver's
+    ``Engine.resume``: a shard's names the shard)."""
 
 
 # -- the workspace: shared, or shipped as a tar.gz -------------------------------------
@@ -253,6 +256,7 @@ def worker_engine(job: WorkerJob, root: Path) -> Engine:
     )
     engine.base_env.update(job.env)  # the judging context shares this dict
     engine.ctx.saved.update(copy.deepcopy(job.saved))
+    engine.resume = job.resume or engine.resume  # the worker's RunDir knows no shard
     return engine
 
 

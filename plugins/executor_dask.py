@@ -320,6 +320,7 @@ class _Session:
             redactor=e.redactor,
             saved=dict(e.ctx.saved),
             topic=self.topic,
+            resume=e.resume,
             env={
                 v.variable: os.environ[v.variable] for v in profile.env if v.variable in os.environ
             },

@@ -214,6 +214,9 @@ class Engine:
             redactor=redactor,
         )
         self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
+        shard = getattr(run, "shard", None)  # a shard (ShardRunDir) resumes as that shard
+        self.resume = f"rook run --run {run.id}" + (f" --shard {shard.label}" if shard else "")
+        """The command that finishes this run's unfinished scenario runs (stored reasons)."""
         self.prepare_failed: str | None = None
         self.prepare_ended: float | None = None
         """When this invocation's prepare hook ended: the phase before each
@@ -474,7 +477,7 @@ class Engine:
                 self.redactor.text(
                     f"rook: warning: {sr.key}: not tried again: cannot set aside the files "
                     f"its failed attempt left in its state directory ({os_error_text(exc)}); "
-                    f"move them away, then rook run --run {self.ctx.id} tries it again"
+                    f"move them away, then {self.resume} tries it again"
                 )
                 + "\n"
             )
@@ -684,7 +687,7 @@ class Engine:
             self._finish(
                 record,
                 ERROR,
-                f"{self.prepare_failed} (rook run --run {self.ctx.id} prepares again and runs it)",
+                f"{self.prepare_failed} ({self.resume} prepares again and runs it)",
             )
             record.update(final=False, blocked="prepare", phases_done=[])
             return
@@ -840,7 +843,7 @@ class Engine:
             if ending["status"] == INFRA_ERROR:  # not the agent's doing: a resume tries again
                 record["infra"] = True
                 record["final"] = False
-                record["reason"] += f" (rook run --run {self.ctx.id} tries it again)"
+                record["reason"] += f" ({self.resume} tries it again)"
             return
 
         if "collect" in todo:

@@ -897,3 +897,15 @@ def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_work
     assert "rook run --run ci --shard 1/2 --phases collect,judge, then merge again" in (
         merged.stderr
     ), merged.stderr
+
+
+def test_a_shard_whose_prepare_failed_names_the_command_that_finishes_it(
+    rook_workspace, rook_cli
+):
+    """The stored reason said rook run --run ID, which a run not merged yet refuses."""
+    _ok_workspace(rook_workspace, prepare="#!/bin/bash\necho broken >&2\nexit 3\n")
+    r = rook_cli("run", "--shard", "1/2", "--run-name", "ci", "--json")
+    reasons = [s["reason"] for s in r.report["scenarios"]]
+    assert reasons and all("rook run --run ci --shard 1/2 prepares again" in x for x in reasons), (
+        reasons
+    )
