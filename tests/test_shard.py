@@ -909,3 +909,21 @@ def test_a_shard_whose_prepare_failed_names_the_command_that_finishes_it(
     assert reasons and all("rook run --run ci --shard 1/2 prepares again" in x for x in reasons), (
         reasons
     )
+
+
+def test_a_shard_run_after_its_run_was_merged_says_to_merge_again(rook_workspace, rook_cli):
+    """A shard run after merge --partial said nothing: rook runs, rook report and
+    rook runs show went on showing the old merge (its scenario runs pending)."""
+    ws = _ok_workspace(rook_workspace)
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    late = rook_cli("run", "--run", "ci", "--shard", "2/2")
+    assert late.exit_code == 0, late.stderr
+    assert "rook merge --run ci" in late.stderr, late.stderr
+    first = rook_cli("run", "--shard", "1/2", "--run-name", "fresh")
+    assert first.exit_code == 0 and "rook merge" not in first.stderr, first.stderr
+    again = rook_cli("run", "--run", "ci", "--shard", "2/2")  # nothing new: the hint stands
+    assert again.exit_code == 0 and "rook merge --run ci" in again.stderr, again.stderr
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    done = rook_cli("run", "--run", "ci", "--shard", "2/2")  # merged since: nothing to join
+    assert done.exit_code == 0 and "rook merge" not in done.stderr, done.stderr

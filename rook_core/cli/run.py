@@ -224,11 +224,46 @@ def run_command(
                 "without --run or --run-name starts a new run",
                 err=True,
             )
+        if shard and merged_before(report, shard):  # rook runs and rook report show that merge
+            click.echo(
+                f"rook: run {report['run']['id']} was merged before this shard ran; its "
+                f"report leaves this shard out until: rook merge --run {report['run']['id']}",
+                err=True,
+            )
     except OSError as exc:  # rook run | head -1: the run is recorded; its verdict stands
         if not reader_gone(exc):
             raise
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+def merged_before(report: dict[str, Any], shard: str) -> bool:
+    """Whether the run a shard ran into was merged before this shard recorded
+    something (``rook merge --partial``, then the missing shard): the run's
+    ``run.json`` and ``report.json`` are that merge's, without this work."""
+    import os
+    from pathlib import Path
+
+    from ..errors import ConfigError, RunStoreError
+    from ..sharding import parse_shard, shard_keys
+    from ..store import read_json
+
+    path = Path(report["run"]["dir"])
+    try:
+        manifest = read_json(path / "run.json")
+        merged, mine = manifest["merged"], parse_shard(shard)
+        at, plan = float(merged["at"]), list(manifest["plan"])
+    except (RunStoreError, ConfigError, KeyError, TypeError, ValueError):
+        return False
+    if mine is None:
+        return False
+    for key in shard_keys(plan, mine):
+        try:
+            if os.stat(path / "scenarios" / f"{key}.json").st_mtime > at:
+                return True
+        except OSError:
+            pass
+    return False
 
 
 def reader_gone(exc: OSError) -> bool:
