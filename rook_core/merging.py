@@ -284,6 +284,27 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     return Merged(path, manifest, recorded, missing, notes, dirs)
 
 
+def joined_since(run_path: Path) -> list[str]:
+    """The shards (``2/3``) that recorded scenario runs into the merged run in
+    ``run_path`` after its ``report.json`` was written (``rook merge --partial``,
+    then the missing shard): its report leaves them out until merged again."""
+    try:
+        manifest = read_json(run_path / "run.json")
+        merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
+        since = max(float(merged["at"]), (run_path / "report.json").stat().st_mtime)
+    except (OSError, RunStoreError, KeyError, TypeError, ValueError):
+        return []
+    where, late = shard_of(plan, n), set()
+    for key in plan:
+        if where[key] not in late:
+            try:
+                if (run_path / "scenarios" / f"{key}.json").stat().st_mtime > since:
+                    late.add(where[key])
+            except OSError:
+                pass
+    return [f"{i}/{n}" for i in sorted(late)]
+
+
 def write_merged_report(
     merged: Merged,
     min_pass_rate: float | None = None,
@@ -302,4 +323,4 @@ def write_merged_report(
     )
 
 
-__all__ = ["Merged", "combine", "merge_runs", "write_merged_report"]
+__all__ = ["Merged", "combine", "joined_since", "merge_runs", "write_merged_report"]

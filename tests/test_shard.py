@@ -927,3 +927,26 @@ def test_a_shard_run_after_its_run_was_merged_says_to_merge_again(rook_workspace
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
     done = rook_cli("run", "--run", "ci", "--shard", "2/2")  # merged since: nothing to join
     assert done.exit_code == 0 and "rook merge" not in done.stderr, done.stderr
+
+
+def test_a_merged_run_a_shard_recorded_into_since_says_so_where_it_is_shown(
+    rook_workspace, rook_cli
+):
+    """rook report and rook runs show went on showing the earlier merge (scenario runs
+    pending) with no word that a shard had recorded them since."""
+    ws = _ok_workspace(rook_workspace)
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
+    hint = "shard(s) 2/2 recorded scenario runs after run ci was merged"
+    for args in (("report", "ci"), ("runs", "show", "ci")):
+        r = rook_cli(*args)
+        assert "PENDING" in r.stdout and hint in r.stderr, (args, r.stderr)
+        assert "rook merge --run ci" in r.stderr
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    for args in (("report", "ci"), ("runs", "show", "ci")):
+        r = rook_cli(*args)
+        assert r.exit_code == 0 and "PENDING" not in r.stdout and hint not in r.stderr
+    # rook run --run ID on the merged run writes its report anew: nothing left out
+    assert rook_cli("run", "--run", "ci").exit_code == 0
+    assert hint[:10] not in rook_cli("report", "ci").stderr

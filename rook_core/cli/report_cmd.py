@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -76,5 +77,22 @@ def report_command(
             click.echo(f"wrote {fmt} report to {path}", err=True)
     for message in failed.values():
         click.echo(f"rook: error: {message}", err=True)
+    if not rebuild:  # --rebuild reads every record, theirs too
+        warn_joined_since(run_path)
     if failed:
         sys.exit(1)
+
+
+def warn_joined_since(run_path: Path) -> None:
+    """Warn when shards recorded scenario runs after the run was merged: its
+    report, shown as it was merged, leaves them out until merged again."""
+    from ..merging import joined_since, shard_list
+
+    late = joined_since(run_path)
+    if late:
+        click.echo(
+            f"rook: warning: shard(s) {shard_list(late)} recorded scenario runs after run "
+            f"{run_path.name} was merged; this report leaves them out until: "
+            f"rook merge --run {run_path.name}",
+            err=True,
+        )

@@ -241,29 +241,13 @@ def merged_before(report: dict[str, Any], shard: str) -> bool:
     """Whether the run a shard ran into was merged before this shard recorded
     something (``rook merge --partial``, then the missing shard): the run's
     ``run.json`` and ``report.json`` are that merge's, without this work."""
-    import os
     from pathlib import Path
 
-    from ..errors import ConfigError, RunStoreError
-    from ..sharding import parse_shard, shard_keys
-    from ..store import read_json
+    from ..merging import joined_since
+    from ..sharding import parse_shard
 
-    path = Path(report["run"]["dir"])
-    try:
-        manifest = read_json(path / "run.json")
-        merged, mine = manifest["merged"], parse_shard(shard)
-        at, plan = float(merged["at"]), list(manifest["plan"])
-    except (RunStoreError, ConfigError, KeyError, TypeError, ValueError):
-        return False
-    if mine is None:
-        return False
-    for key in shard_keys(plan, mine):
-        try:
-            if os.stat(path / "scenarios" / f"{key}.json").st_mtime > at:
-                return True
-        except OSError:
-            pass
-    return False
+    mine = parse_shard(shard)
+    return mine is not None and mine.label in joined_since(Path(report["run"]["dir"]))
 
 
 def reader_gone(exc: OSError) -> bool:

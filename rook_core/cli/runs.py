@@ -207,12 +207,15 @@ def show_command(
     report = load_report(run_path)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         print_json(report)
-        return
-    click.echo(table(report))
-    manifest = read_json(run_path / RUN_FILE)
-    if report["summary"].get("pending") and isinstance(manifest, dict):
-        if not manifest.get("shards"):  # a sharded run is finished shard by shard, then merged
-            from .run import rest_of
+    else:
+        click.echo(table(report))
+        manifest = read_json(run_path / RUN_FILE)
+        if report["summary"].get("pending") and isinstance(manifest, dict):
+            if not manifest.get("shards"):  # a sharded run is finished shard by shard, then merged
+                from .run import rest_of
 
-            finish = f"rook run --run {report['run']['id']}{rest_of(report)}"
-            click.echo(f"finish it with: {finish}", err=True)
+                finish = f"rook run --run {report['run']['id']}{rest_of(report)}"
+                click.echo(f"finish it with: {finish}", err=True)
+    from .report_cmd import warn_joined_since
+
+    warn_joined_since(run_path)
