@@ -562,7 +562,7 @@ class Engine:
             record.clear()
             record.update(before)
             record.setdefault("interrupted_attempts", []).append(attempt)
-            record["reason"] = "interrupted; rook run --run ID finishes it"
+            record["reason"] = f"interrupted; {self.resume} finishes it"
             raise
         finally:
             end = time.time()

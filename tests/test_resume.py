@@ -455,3 +455,15 @@ def test_a_run_json_of_another_shape_is_refused_before_a_resume_runs(rook_worksp
     assert r.exception is None, r.exception
     assert r.exit_code == 2 and f"{path}: not a run manifest rook can resume" in r.stderr, r.stderr
     assert rook_workspace.record("edited", "s.1")["status"] is None  # nothing run
+
+
+def test_a_shard_cut_off_names_the_command_that_finishes_it(rook_workspace, tmp_path):
+    """The reason stored for a scenario run cut off said 'rook run --run ID', with ID
+    left as it is, and no --shard, which a shard not merged yet needs."""
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("open", "execute", "close"))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    run_id = cut(rook_workspace, d, signal.SIGINT, "--shard", "1/1", "--run-name", "ci")
+    record = json.loads((rook_workspace.runs_dir / run_id / "scenarios" / "s.1.json").read_text())
+    assert record["reason"] == "interrupted; rook run --run ci --shard 1/1 finishes it", record
