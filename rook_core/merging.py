@@ -100,6 +100,11 @@ def _latest(manifest: dict[str, Any]) -> float:
     return max((i.get("started") or 0 for i in manifest.get("invocations") or []), default=0.0)
 
 
+def _latest_of(invocation: dict[str, Any]) -> float:
+    started = invocation.get("started")
+    return float(started) if isinstance(started, (int, float)) else 0.0
+
+
 def _better(new: dict[str, Any], old: dict[str, Any] | None) -> bool:
     if old is None:
         return True
@@ -144,9 +149,13 @@ def combine(base: dict[str, Any], parts: dict[int, dict[str, Any]], path: Path) 
         for i in sorted(parts)
         for inv in parts[i].get("invocations") or []
     ]
+    # merged before, then resumed whole (rook run --run ID): that invocation is no shard's
+    whole = [i for i in base.get("invocations") or [] if isinstance(i, dict) and "shard" not in i]
+    if whole:
+        m["invocations"] = sorted([*m["invocations"], *whole], key=_latest_of)
     declared = (base.get("capabilities") or {}).get("declared", {})
     observed: dict[str, bool] = {}
-    for q in ordered:
+    for q in (base, *ordered) if whole else ordered:
         for cap, seen in ((q.get("capabilities") or {}).get("observed") or {}).items():
             observed[cap] = bool(observed.get(cap) or seen)
     m["capabilities"] = {"declared": declared, "observed": observed}

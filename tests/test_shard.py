@@ -881,7 +881,10 @@ def test_a_merged_run_finished_whole_merges_again_without_its_missing_shards(
     assert again.exit_code == 0, again.stderr
     assert again.report["summary"]["passed"] == 6 and not again.report["summary"].get("pending")
     assert "without shard" not in again.stderr
-    assert json.loads((ws.run_dir("ci") / "run.json").read_text())["merged"]["missing"] == []
+    manifest = json.loads((ws.run_dir("ci") / "run.json").read_text())
+    assert manifest["merged"]["missing"] == []
+    # the invocation that finished it is kept, beside shard 1/3's
+    assert [i.get("shard") for i in manifest["invocations"]] == ["1/3", None]
 
 
 def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_workspace, rook_cli):
