@@ -721,7 +721,9 @@ def _execute(
         on_progress=request.on_progress,
         judging=judging,
     )
-    engine.fresh = not manifest["invocations"]  # first invocation: no records to look up
+    # first invocation: no records to look up, unless a shard joins a run merged without
+    # it, whose scenario runs rook run --run ID may have finished since
+    engine.fresh = not manifest["invocations"] and not sharding.joins_merged(run_dir)
     invocation: dict[str, Any] = {
         "phases": phases,
         "started": time.time(),

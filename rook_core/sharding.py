@@ -342,6 +342,17 @@ def is_shard(run: RunDir) -> bool:
     return isinstance(run, ShardRunDir)
 
 
+def joins_merged(run: RunDir) -> bool:
+    """Whether ``run`` is a shard of a run already merged (``rook merge --partial``)."""
+    if not is_shard(run):
+        return False
+    try:
+        base = read_json(run.path / "run.json")
+    except RunStoreError:
+        return False
+    return isinstance(base, dict) and bool(base.get("merged"))
+
+
 __all__ = [
     "Shard",
     "ShardRunDir",
@@ -349,6 +360,7 @@ __all__ = [
     "check_same_run",
     "creates_run",
     "is_shard",
+    "joins_merged",
     "new_run",
     "parse_shard",
     "partition",

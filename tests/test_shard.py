@@ -885,6 +885,12 @@ def test_a_merged_run_finished_whole_merges_again_without_its_missing_shards(
     assert manifest["merged"]["missing"] == []
     # the invocation that finished it is kept, beside shard 1/3's
     assert [i.get("shard") for i in manifest["invocations"]] == ["1/3", None]
+    # a shard started now finds its scenario runs finished: it runs none again
+    records = sorted((ws.run_dir("ci") / "scenarios").glob("*.json"))
+    before = {p.name: p.read_bytes() for p in records}
+    late = rook_cli("run", "--run", "ci", "--shard", "3/3", "--json")
+    assert late.exit_code == 0, late.stderr
+    assert {p.name: p.read_bytes() for p in records} == before
 
 
 def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_workspace, rook_cli):
