@@ -66,6 +66,19 @@ def write_summary(run_path: Path, report: dict[str, Any]) -> None:
         pass
 
 
+def note_unjoined(run_path: Path, shards: list[str]) -> None:
+    """Note in a merged run's summary the shards (``2/3``) that recorded scenario
+    runs since it was merged: ``rook runs`` lists it as ``merge again`` until
+    ``rook merge`` (or ``rook run --run ID``) writes its summary anew."""
+    summary = read_summary(run_path)
+    if summary is None or summary.get("counts") is None:
+        return
+    try:
+        atomic_write(run_path / SUMMARY_FILE, dumps({**summary, "unjoined_shards": shards}))
+    except RunStoreError:
+        pass
+
+
 def _mtime(path: Path) -> int | None:
     try:
         return path.stat().st_mtime_ns
@@ -100,6 +113,11 @@ def _listable(summary: Any) -> bool:
         "unmerged_shards",
     )
     if any(summary.get(k) is not None and not _number(summary[k]) for k in numbers):
+        return False
+    unjoined = summary.get("unjoined_shards")
+    if unjoined is not None and not (
+        isinstance(unjoined, list) and all(isinstance(x, str) for x in unjoined)
+    ):
         return False
     profile = summary.get("profile")
     return (profile is None or isinstance(profile, str)) and isinstance(

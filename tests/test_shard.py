@@ -948,6 +948,10 @@ def test_a_merged_run_a_shard_recorded_into_since_says_so_where_it_is_shown(
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
     assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
     hint = "shard(s) 2/2 recorded scenario runs after run ci was merged"
+    listed = rook_cli("runs")
+    assert "merge again" in listed.stdout, listed.stdout
+    (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]
+    assert row["unjoined_shards"] == ["2/2"]
     for args in (("report", "ci"), ("runs", "show", "ci")):
         r = rook_cli(*args)
         assert "PENDING" in r.stdout and hint in r.stderr, (args, r.stderr)
@@ -956,6 +960,7 @@ def test_a_merged_run_a_shard_recorded_into_since_says_so_where_it_is_shown(
     for args in (("report", "ci"), ("runs", "show", "ci")):
         r = rook_cli(*args)
         assert r.exit_code == 0 and "PENDING" not in r.stdout and hint not in r.stderr
+    assert "merge again" not in rook_cli("runs").stdout
     # rook run --run ID on the merged run writes its report anew: nothing left out
     assert rook_cli("run", "--run", "ci").exit_code == 0
     assert hint[:10] not in rook_cli("report", "ci").stderr

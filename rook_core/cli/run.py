@@ -240,14 +240,20 @@ def run_command(
 def merged_before(report: dict[str, Any], shard: str) -> bool:
     """Whether the run a shard ran into was merged before this shard recorded
     something (``rook merge --partial``, then the missing shard): the run's
-    ``run.json`` and ``report.json`` are that merge's, without this work."""
+    ``run.json`` and ``report.json`` are that merge's, without this work. If so,
+    ``rook runs`` lists it as ``merge again`` until it is merged again."""
     from pathlib import Path
 
+    from ..history import note_unjoined
     from ..merging import joined_since
     from ..sharding import parse_shard
 
-    mine = parse_shard(shard)
-    return mine is not None and mine.label in joined_since(Path(report["run"]["dir"]))
+    path, mine = Path(report["run"]["dir"]), parse_shard(shard)
+    late = joined_since(path)
+    if mine is None or mine.label not in late:
+        return False
+    note_unjoined(path, late)
+    return True
 
 
 def reader_gone(exc: OSError) -> bool:

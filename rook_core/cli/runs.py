@@ -50,6 +50,8 @@ def _row(s: dict[str, Any]) -> list[Any]:
     state = "complete" if s.get("complete") else "incomplete"
     if s.get("exit_code") and s.get("complete"):
         state = "failing"
+    if s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
+        state = "merge again"
     return [
         s["id"],
         _when(s.get("started")),
