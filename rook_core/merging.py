@@ -296,21 +296,36 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
 def joined_since(run_path: Path) -> list[str]:
     """The shards (``2/3``) that recorded scenario runs into the merged run in
     ``run_path`` after its ``report.json`` was written (``rook merge --partial``,
-    then the missing shard): its report leaves them out until merged again."""
+    then the missing shard): its report leaves them out until merged again.
+
+    A record's own times decide (a run copied, or unpacked from an artifact, has
+    new file times); only the records whose file changed since are read."""
     try:
         manifest = read_json(run_path / "run.json")
         merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
-        since = max(float(merged["at"]), (run_path / "report.json").stat().st_mtime)
+        since = float(merged["at"])
+        for inv in manifest.get("invocations") or []:  # rook run --run ID since: its report
+            if isinstance(inv, dict) and "shard" not in inv:
+                since = max(since, float(inv.get("ended") or 0))
+        touched = max(since, (run_path / "report.json").stat().st_mtime)
     except (OSError, RunStoreError, KeyError, TypeError, ValueError):
         return []
     where, late = shard_of(plan, n), set()
     for key in plan:
-        if where[key] not in late:
-            try:
-                if (run_path / "scenarios" / f"{key}.json").stat().st_mtime > since:
-                    late.add(where[key])
-            except OSError:
-                pass
+        if where[key] in late:
+            continue
+        path = run_path / "scenarios" / f"{key}.json"
+        try:
+            if path.stat().st_mtime <= touched:
+                continue
+            record = read_record(path) or {}
+        except (OSError, RunStoreError):
+            continue
+        times: list[float] = [
+            t for t in (record.get("started"), record.get("ended")) if isinstance(t, (int, float))
+        ]
+        if times and max(times) > since:
+            late.add(where[key])
     return [f"{i}/{n}" for i in sorted(late)]
 
 
