@@ -59,7 +59,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
     <div class="muted">{{ summary.passed }} of {{ summary.decided }} decided</div></div>
   <div class="card"><div class="muted">verification coverage</div>
     <div class="big">{{ percent(summary.coverage) }}</div>
-    <div class="muted">{{ summary.decided }} of {{ summary.total }} planned runs decided</div></div>
+    <div class="muted">{{ summary.decided }} of {{ summary.total }} planned run{% if summary.total != 1 %}s{% endif %} decided</div></div>
   <div class="card"><div class="muted">scenarios</div>
     <div class="big">{{ per | length }}</div>
     <div class="muted">{{ repeats.pass_all }} passed every run{% if repeats.flaky %}, {{ repeats.flaky }} flaky{% endif %}</div></div>

@@ -97,18 +97,14 @@ def headline(report: dict[str, Any]) -> str:
     bad = [f"{s[k]} {k}" for k in failing(s)]
     gate = s.get("gate")
     if s.get("pending") and exit_code(report) == 0:  # not finished: never a pass yet
-        done = (
-            f"all {s['decided']} decided scenario runs passed"
-            if s.get("decided")
-            else "nothing was verified yet"
-        )
+        done = all_passed(s["decided"]) if s.get("decided") else "nothing was verified yet"
         return f"⏳ Rook: incomplete, {s['pending']} pending; {done}"
     if gate:
         missed = len(gate.get("missed") or ())
         if not missed and not bad and not s.get("decided"):  # met by nothing: not a pass
             return f"❔ Rook: nothing was verified (gate {gate['min_pass_rate']:g})"
         what = (
-            f"{missed} scenario(s) missed the pass-rate gate"
+            f"{missed} scenario{'s' * (missed != 1)} missed the pass-rate gate"
             if missed
             else "every scenario reached the pass-rate gate"
         )
@@ -120,7 +116,13 @@ def headline(report: dict[str, Any]) -> str:
         return f"❌ Rook: {', '.join(bad)}"
     if not s.get("decided"):
         return "❔ Rook: nothing was verified"
-    return f"✅ Rook: all {s['decided']} decided scenario runs passed"
+    return f"✅ Rook: {all_passed(s['decided'])}"
+
+
+def all_passed(decided: int) -> str:
+    if decided == 1:
+        return "1 decided scenario run passed"
+    return f"all {decided} decided scenario runs passed"
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
@@ -142,7 +144,8 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         "",
         f"**Pass rate** {percent(s.get('pass_rate'))} of decided runs "
         f"({s.get('passed', 0)}/{s.get('decided', 0)}) · **Coverage** {percent(s.get('coverage'))}"
-        f" ({s.get('decided', 0)} of {s.get('total', 0)} planned runs decided)"
+        f" ({s.get('decided', 0)} of {s.get('total', 0)} planned "
+        f"run{'s' * (s.get('total') != 1)} decided)"
         f" · {counts or 'no runs'}",
     ]
     gate = s.get("gate")

@@ -461,10 +461,17 @@ def scenario_status(criteria_verdicts: list[Verdict]) -> tuple[str, str]:
     for status in (FAILED, ERROR, UNVERIFIABLE):
         hits = [v for v in criteria_verdicts if v.status == status]
         if hits:
-            return status, f"{len(hits)} criterion(s) {status}: {hits[0].reason}"
+            return status, f"{criteria(len(hits))} {status}: {hits[0].reason}"
     if not criteria_verdicts:
         return UNVERIFIABLE, "the scenario has no criteria: nothing was verified"
+    if len(criteria_verdicts) == 1:
+        return PASSED, "1 criterion passed"
     return PASSED, f"all {len(criteria_verdicts)} criteria passed"
+
+
+def criteria(n: int) -> str:
+    """``1 criterion``, ``2 criteria``: a count of criteria, for a reason."""
+    return f"{n} criterion" if n == 1 else f"{n} criteria"
 
 
 def judge_profile_users(scenarios: list[Scenario], criteria: Registry) -> list[str]:

@@ -677,7 +677,7 @@ def test_a_failed_close_hook_is_a_warning_everywhere_people_look(rook_workspace,
     whole = "warning: close failed: exited with code 3: session c1 is gone: 404"
     # the progress line and the results table: a short note after the reason
     (progress,) = [line for line in r.stderr.splitlines() if "kept.1" in line]
-    assert progress.endswith(f"all 1 criteria passed; {note}")
+    assert progress.endswith(f"1 criterion passed; {note}")
     (row,) = [line for line in r.stdout.splitlines() if line.startswith("kept ")]
     assert row.endswith(f"; {note}")
     (tidy,) = [line for line in r.stdout.splitlines() if line.startswith("tidy ")]
@@ -698,7 +698,7 @@ def test_a_failed_close_hook_is_a_warning_everywhere_people_look(rook_workspace,
     assert cases["kept"].find("failure") is None and cases["tidy"].find("system-err") is None
     # HTML: in the run's summary line and in its details
     page = (out / "r.html").read_text()
-    assert f"all 1 criteria passed; {note}</span>" in page and f">{whole}</div>" in page
+    assert f"1 criterion passed; {note}</span>" in page and f">{whole}</div>" in page
     # rook runs show: the same table
     shown = rook_cli("runs", "show", "latest")
     assert shown.exit_code == 0
@@ -1057,7 +1057,7 @@ def test_a_pending_run_says_why_in_every_report(rook_workspace, rook_cli, tmp_pa
     # a finished run keeps its own reason
     done = rook_cli("run", "--json", "--run", run_id)
     assert done.statuses() == {"pass": "passed"}
-    assert done.report["scenarios"][0]["reason"] == "all 1 criteria passed"
+    assert done.report["scenarios"][0]["reason"] == "1 criterion passed"
 
 
 def test_a_run_with_runs_still_pending_is_never_headed_as_passed(rook_workspace, rook_cli,
@@ -1112,3 +1112,34 @@ def test_scenario_tables_show_the_status_every_run_shared(mixed):
     assert word("crash") == ["error"] and word("notrun") == ["not_runnable"]
     assert word("blind") == ["unverifiable"] and word("fail") == ["failed"]
     assert word("flaky") == ["flaky"] and word("pass") == ["passed"]
+
+
+def test_counted_wording_says_one_in_the_singular(rook_workspace, rook_cli, tmp_path):
+    # "all 1 criteria passed", "1 criterion(s) failed" and "## ✅ Rook: all 1 decided
+    # scenario runs passed": a count of one was worded as many, in the reason (the
+    # table, JUnit, HTML) and in the Markdown heading
+    ws = rook_workspace
+    ws.script("agent.py", AGENT)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    ws.scenario({"id": "one", "goal": "pass", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    r = rook_cli("run", "--json", f"--report=markdown:{out}/r.md", f"--report=junit:{out}/r.xml",
+                 f"--report=html:{out}/r.html")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"][0]["reason"] == "1 criterion passed"
+    md = (out / "r.md").read_text(encoding="utf-8")
+    assert md.startswith("## ✅ Rook: 1 decided scenario run passed"), md
+    assert "(1 of 1 planned run decided)" in md, md
+    assert "1 of 1 planned run decided" in (out / "r.html").read_text(encoding="utf-8")
+    assert "1 criterion passed" in rook_cli("runs", "show", "latest").stdout
+    ws.scenario({"id": "two", "goal": "fail", "criteria": [{"contains": "good"}, {"contains": "bad"}]})
+    ws.scenario({"id": "one", "goal": "fail", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{out}/r.xml")
+    reasons = {s["id"]: s["reason"] for s in r.report["scenarios"]}
+    assert reasons["one"].startswith("1 criterion failed: "), reasons
+    assert reasons["two"].startswith("1 criterion failed: "), reasons
+    ws.scenario({"id": "two", "goal": "pass", "criteria": [{"contains": "good"}, {"contains": "all"}]})
+    r = rook_cli("run", "--json", "--only", "two")
+    assert r.report["scenarios"][0]["reason"] == "all 2 criteria passed"
+    failures = [f.get("message") for f in ET.parse(out / "r.xml").getroot().iter("failure")]
+    assert failures and all(m.startswith("1 criterion failed: ") for m in failures), failures
