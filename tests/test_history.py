@@ -119,6 +119,24 @@ def test_runs_show_of_an_unfinished_run_names_the_command_that_finishes_it(ws, r
     assert "finish it with" not in rook_cli("runs", "show", done).stderr
 
 
+def test_report_of_an_unfinished_run_names_the_command_that_finishes_it(ws, rook_cli, tmp_path):
+    # rook runs show said "finish it with: ..."; rook report of the same run said nothing
+    ws.scenario(scenario("a"))
+    split = run(rook_cli, "--phases", "prepare,open,execute,close")
+    hint = f"finish it with: rook run --run {split} --phases collect,judge\n"
+    shown = rook_cli("report", split)
+    assert shown.exit_code == 0 and "PENDING" in shown.stdout and hint not in shown.stdout
+    assert hint in shown.stderr, shown.stderr
+    out = tmp_path / "r.xml"
+    written = rook_cli("report", split, f"--report=junit:{out}")
+    assert written.exit_code == 0 and hint in written.stderr, written.stderr
+    assert out.read_text().startswith("<?xml")
+    as_json = rook_cli("report", split, "--json")
+    assert as_json.report["summary"]["pending"] == 1 and "finish it with" not in as_json.stderr
+    done = run(rook_cli)
+    assert "finish it with" not in rook_cli("report", done).stderr
+
+
 def test_latest_before_any_run_says_there_is_none_yet(ws, rook_cli):
     # it said "run latest: there are only 0 run(s) in ..."
     ws.scenario(scenario("a"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .options import workspace_options
-from .runs import find_agent
+from .runs import find_agent, finish_hint
 
 
 @click.command("report")
@@ -77,6 +77,8 @@ def report_command(
             click.echo(f"wrote {fmt} report to {path}", err=True)
     for message in failed.values():
         click.echo(f"rook: error: {message}", err=True)
+    if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
+        finish_hint(run_path, report)
     if not rebuild:  # --rebuild reads every record, theirs too
         warn_joined_since(run_path)
     if failed:

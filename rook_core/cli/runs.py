@@ -194,10 +194,9 @@ def show_command(
     Example:
       rook runs show latest~1
     """
-    from ..history import RUN_FILE, load_report, resolve_run
+    from ..history import load_report, resolve_run
     from ..report import table
     from ..reportfile import print_json
-    from ..store import read_json
 
     parent = ctx.obj or {}
     a = find_agent(
@@ -211,13 +210,24 @@ def show_command(
         print_json(report)
     else:
         click.echo(table(report))
-        manifest = read_json(run_path / RUN_FILE)
-        if report["summary"].get("pending") and isinstance(manifest, dict):
-            if not manifest.get("shards"):  # a sharded run is finished shard by shard, then merged
-                from .run import rest_of
-
-                finish = f"rook run --run {report['run']['id']}{rest_of(report)}"
-                click.echo(f"finish it with: {finish}", err=True)
+        finish_hint(run_path, report)
     from .report_cmd import warn_joined_since
 
     warn_joined_since(run_path)
+
+
+def finish_hint(run_path: Any, report: dict[str, Any]) -> None:
+    """On standard error, the command that finishes a run with scenario runs
+    still pending (split with --phases, or cut off); a sharded run is finished
+    shard by shard, then merged, so it gets none."""
+    from ..history import RUN_FILE
+    from ..store import read_json
+
+    if not report["summary"].get("pending"):
+        return
+    manifest = read_json(run_path / RUN_FILE)
+    if isinstance(manifest, dict) and not manifest.get("shards"):
+        from .run import rest_of
+
+        finish = f"rook run --run {report['run']['id']}{rest_of(report)}"
+        click.echo(f"finish it with: {finish}", err=True)
