@@ -83,6 +83,16 @@ class RunOutcome:
     standard error already; the exit code is then at least 1)."""
 
 
+STDOUT = "-"
+"""A ``--report`` PATH that means standard output (``junit:-``; a file named ``-`` is ``./-``)."""
+
+
+def to_stdout(values: Iterable[str]) -> bool:
+    """Whether a ``--report FORMAT:PATH`` given writes to standard output as ``-``:
+    the report is then all standard output holds (the table goes to standard error)."""
+    return any(value.partition(":")[2] == STDOUT for value in values)
+
+
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     fmt, sep, path = value.partition(":")
     if not sep or not path.strip():  # `json:"$OUT"` with OUT unset, or blank
@@ -91,6 +101,10 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
         raise ConfigError(
             f"--report {value}: unknown format {fmt!r}; installed: {rook.reporters.listing()}"
         )
+    if path == STDOUT:
+        if sys.__stdout__ is None:  # rook run >&-
+            raise ConfigError(f"--report {value}: standard output is closed")
+        return fmt, path
     path = os.path.expanduser(path)  # `json:~/x`: no shell expands a ~ after the colon
     problem = target_problem(Path(path))
     if problem is not None:  # found now, not after every scenario ran
@@ -105,9 +119,21 @@ def parse_report_options(
     kept); two different ones that would write one file (the last would
     replace the other) are refused."""
     reports = [parse_report_option(v, rook) if isinstance(v, str) else v for v in values]
+    if any(path == STDOUT for _, path in reports):  # junit:-: the one thing on standard output
+        out = [
+            f"{fmt}:{path}"
+            for fmt, path in reports
+            if path == STDOUT or own_stream(Path(path)) is sys.__stdout__
+        ]
+        if len(out) > 1:
+            raise ConfigError(
+                f"--report {out[0]} and --report {out[1]} both write to standard output, "
+                "which then holds one report (the table goes to standard error): write the "
+                "other to a file"
+            )
     files: dict[str, tuple[str, str]] = {}
     for fmt, path in reports:
-        if is_special(Path(path)) or own_stream(Path(path)) is not None:
+        if path == STDOUT or is_special(Path(path)) or own_stream(Path(path)) is not None:
             continue  # /dev/stdout: each is written into it in turn
         first = files.setdefault(os.path.realpath(path), (fmt, path))
         if first[0] != fmt:
@@ -136,7 +162,7 @@ def check_report_targets(
     roots = [os.path.realpath(d) for d in run_dirs]
     top = os.path.realpath(runs_dir) if runs_dir is not None else None
     for fmt, path in reports:
-        if is_special(Path(path)):
+        if path == STDOUT or is_special(Path(path)):
             continue
         real = os.path.realpath(path)
         found = [(r, os.path.relpath(real, r)) for r in roots if real.startswith(r + os.sep)]
@@ -164,6 +190,12 @@ def check_json_out(reports: Iterable[str]) -> None:
     """With ``--json``, standard output holds exactly one JSON document: a
     ``--report`` that would write there too (``/dev/stdout``, or the file
     standard output is redirected to) is refused before anything runs."""
+    for value in reports:
+        if value.partition(":")[2] == STDOUT:
+            raise ConfigError(
+                f"--report {value}: that is standard output, where --json prints the report; "
+                "write the report to a file, or leave out --json"
+            )
     try:
         out = os.fstat(sys.stdout.fileno())
         if os.path.samestat(out, os.stat(os.devnull)):
@@ -279,7 +311,7 @@ def write_reports(
     failed: dict[tuple[str, str], str] = {}
     for fmt, path in reports:
         writer = rook.reporters.get(fmt)
-        target = Path(path)
+        target = Path("/dev/stdout" if path == STDOUT else path)  # written into Rook's own
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             with staged(target) as given, plugin_output():

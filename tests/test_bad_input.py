@@ -949,3 +949,49 @@ def test_a_misspelt_command_is_told_the_one_it_looks_like(tmp_path, typo, meant)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert f"Error: No such command '{typo}'. Did you mean '{meant}'?" in proc.stderr, proc.stderr
     assert "Did you mean" not in rook("xyzzy", cwd=tmp_path).stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_to_dash_is_written_to_standard_output(example, command):
+    """`--report junit:-` wrote a file named `-` in the current directory; a
+    user of a CLI tool expects `-` to be standard output. It is now, and the
+    report is all standard output holds (the table goes to standard error), so
+    `rook run --report junit:- > rook.xml` gives a report that parses."""
+    ws, agent = example
+    assert rook("run", cwd=ws).returncode == 0
+    for fmt in ("junit", "markdown", "json", "html"):
+        proc = rook(*command, "--report", f"{fmt}:-", cwd=ws)
+        assert proc.returncode == 0, proc.stderr
+        assert not (ws / "-").exists()
+        if fmt == "junit":
+            import xml.etree.ElementTree as ET
+
+            assert ET.fromstring(proc.stdout).find("testsuite").get("tests") == "3"
+        elif fmt == "json":
+            assert json.loads(proc.stdout)["summary"]["passed"] == 3
+        elif fmt == "markdown":
+            assert proc.stdout.startswith("## ✅ Rook"), proc.stdout
+        else:
+            assert proc.stdout.startswith("<!DOCTYPE html>") and proc.stdout.rstrip().endswith("</html>")
+        if command == ["run"]:
+            assert "3 passed — pass rate" in proc.stderr, proc.stderr
+            assert "pass rate 100.0% of decided" not in proc.stdout, proc.stdout
+    named = rook(*command, "--report", "json:./-", cwd=ws)  # a file named -: ./-
+    assert named.returncode == 0, named.stderr
+    assert json.loads((ws / "-").read_text())["summary"]["passed"] == 3
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_to_dash_with_json_or_another_report_to_stdout_is_refused(example, command):
+    """Standard output holds one document: `--json` with `--report junit:-`, or
+    two reports to it (`junit:- --report markdown:-`), are refused before
+    anything runs."""
+    ws, agent = example
+    assert rook("run", cwd=ws).returncode == 0
+    runs = sorted((agent / "runs").iterdir())
+    clean_error(rook(*command, "--json", "--report", "junit:-", cwd=ws),
+                "--report junit:-", "standard output", "--json")
+    for other in ("markdown:-", "junit:-", "html:/dev/stdout"):
+        clean_error(rook(*command, "--report", "junit:-", "--report", other, cwd=ws),
+                    "--report junit:-", f"--report {other}", "standard output")
+    assert sorted((agent / "runs").iterdir()) == runs and not (ws / "-").exists()

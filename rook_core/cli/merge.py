@@ -165,6 +165,7 @@ def merge_command(
         check_report_targets,
         parse_report_options,
         report_failures,
+        to_stdout,
         write_reports,
     )
 
@@ -222,8 +223,8 @@ def merge_command(
         click.echo(f"rook: merged without shard(s) {shard_list(merged.missing)}", err=True)
     if as_json:
         print_json(report)
-    else:
-        click.echo(table(report))
+    else:  # after a report to standard output (junit:-): to standard error
+        click.echo(table(report), err=to_stdout(reports))
     pending = report["summary"].get("pending") or 0
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(

@@ -19,7 +19,7 @@ from .runs import find_agent, finish_hint
     "reports",
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Write the report in this format (json, junit, markdown, html, or a plugin's).",
+    help="Write the report in this format (json, junit, markdown, html, or a plugin's); PATH - is standard output.",
 )
 @click.option(
     "--rebuild",
@@ -51,7 +51,13 @@ def report_command(
     from ..redact import Redactor, activate
     from ..report import summarize, table
     from ..reportfile import print_json
-    from ..runner import check_json_out, check_report_targets, parse_report_options, write_reports
+    from ..runner import (
+        STDOUT,
+        check_json_out,
+        check_report_targets,
+        parse_report_options,
+        write_reports,
+    )
 
     if as_json:
         check_json_out(reports)
@@ -74,7 +80,8 @@ def report_command(
         click.echo(table(report))
     for fmt, path in targets:
         if (fmt, path) not in failed:
-            click.echo(f"wrote {fmt} report to {path}", err=True)
+            where = "standard output" if path == STDOUT else path
+            click.echo(f"wrote {fmt} report to {where}", err=True)
     for message in failed.values():
         click.echo(f"rook: error: {message}", err=True)
     if not as_json:  # as rook runs show says it (--json: the one document, nothing else)

@@ -69,7 +69,7 @@ from .options import RATE, split_csv, workspace_options
     "reports",
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Also write a report (e.g. json:out.json).",
+    help="Also write a report (e.g. json:out.json; PATH - is standard output).",
 )
 @click.option(
     "--json",
@@ -141,7 +141,7 @@ def run_command(
         from ..plugins import plugin_output
         from ..report import SYMBOL, pending_reason, reason_text, table
         from ..reportfile import print_json
-        from ..runner import RunRequest, check_json_out, run
+        from ..runner import RunRequest, check_json_out, run, to_stdout
 
     if scheduler is not None and executor == "local":
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
@@ -206,8 +206,8 @@ def run_command(
     try:
         if as_json:
             print_json(report)
-        else:
-            click.echo(table(report))
+        else:  # after a report to standard output (junit:-): to standard error
+            click.echo(table(report), err=to_stdout(reports))
         run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
         if outcome.interrupted:
             click.echo(
