@@ -48,6 +48,13 @@ class RunStoreError(RookError):
     """The run record cannot be read or written."""
 
 
+class DamagedRecord(RunStoreError):
+    """A file of a run's record that cannot be read or is not what Rook writes
+    there (edited by hand, damaged). To a command that only reads runs
+    (``rook report``, ``rook runs show``, ``rook diff``) it is bad input: exit 2
+    (see :func:`rook_core.cli.reads_runs`)."""
+
+
 class HookFailed(RookError):
     """A hook failed; the message is its diagnosis."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import shapes, stats
-from .errors import ConfigError, ProfileError, ProfileNotFound, RunStoreError
+from .errors import ConfigError, DamagedRecord, ProfileError, ProfileNotFound, RunStoreError
 from .models import PASSED
 from .report import COUNTED, PENDING, exit_code, write_report
 from .reportfile import read_report
@@ -371,7 +371,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
                 report["run"] = {**run, "id": run_path.name, "dir": where}
             return report
         if report is not None:
-            raise RunStoreError(
+            raise DamagedRecord(
                 f"{run_path / REPORT_FILE}: not a Rook report (its run, summary or scenarios "
                 f"are missing or of another type); rook report {run_path.name} --rebuild "
                 "renders the run from its records"
@@ -380,13 +380,13 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     if manifest is None:
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
     if not _is_manifest(manifest):
-        raise RunStoreError(
+        raise DamagedRecord(
             f"{run_path / RUN_FILE}: not a Rook run manifest (its plan, profile, phases or "
             "invocations are of another type)"
         )
     missing = [k for k in REPORTED if k not in manifest]
     if missing:  # what the report's run names (report._run)
-        raise RunStoreError(
+        raise DamagedRecord(
             f"{run_path / RUN_FILE}: not a Rook run manifest (it has no {', '.join(missing)})"
         )
     return write_report(

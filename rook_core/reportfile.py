@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import shapes
-from .errors import RunStoreError
+from .errors import DamagedRecord, RunStoreError
 from .reportio import LazyList, iterencode
 
 CHUNK = 1 << 18  # bytes read at once: a few entries, never the whole file
@@ -125,7 +125,11 @@ class FileEntries(LazyList):
         try:
             entry = json.loads(raw.rstrip(b",\n"))
         except ValueError as exc:
-            raise RunStoreError(f"{self._name}: unreadable report entry: {exc}") from None
+            raise DamagedRecord(
+                f"{self._name}: scenario entry {i + 1}: not JSON ({exc}); "
+                f"rook report {Path(self._name).parent.name} --rebuild renders the run again "
+                "from its records"
+            ) from None
         return checked_entry(entry, self._name, i)
 
     def _item(self, i: int) -> Any:
@@ -152,7 +156,7 @@ def pread_all(fd: int, size: int, offset: int) -> bytes:
     while got < size:
         data = os.pread(fd, size - got, offset + got)
         if not data:
-            raise RunStoreError("a report file was cut short while it was being read")
+            raise DamagedRecord("a report file was cut short while it was being read")
         parts.append(data)
         got += len(data)
     return b"".join(parts) if len(parts) != 1 else parts[0]
@@ -179,7 +183,7 @@ def checked_entry(entry: Any, name: str, i: int) -> Any:
     if isinstance(entry, dict) and isinstance(entry.get("id"), str):
         which += f" ({entry['id']})"
     run = Path(name).parent.name
-    raise RunStoreError(
+    raise DamagedRecord(
         f"{name}: {which}: {problem}, not what Rook writes there; "
         f"rook report {run} --rebuild renders the run again from its records"
     )
@@ -313,6 +317,11 @@ def _tail(rest: dict[str, Any]) -> Iterator[bytes]:
     yield b"}\n"
 
 
+def _rebuild(path: Path) -> str:
+    """The way out of a damaged ``report.json``: the run rendered from its records."""
+    return f"; rook report {path.parent.name} --rebuild renders the run again from its records"
+
+
 def read_report(path: Path) -> Any:
     """A report file, its entries read on demand when it is in the line layout
     (anything else is parsed whole); ``None`` when the file does not exist."""
@@ -321,7 +330,7 @@ def read_report(path: Path) -> Any:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise RunStoreError(f"{path}: unreadable report: {exc.strerror or exc}") from None
+        raise DamagedRecord(f"{path}: unreadable report: {exc.strerror or exc}") from None
     try:
         found = _layout(fd)
     except BaseException:
@@ -332,7 +341,7 @@ def read_report(path: Path) -> Any:
         try:
             report = json.loads(path.read_bytes())
         except (OSError, ValueError) as exc:
-            raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+            raise DamagedRecord(f"{path}: unreadable report: {exc}{_rebuild(path)}") from None
         if isinstance(report, dict) and isinstance(report.get("scenarios"), list):
             for i, entry in enumerate(report["scenarios"]):
                 checked_entry(entry, str(path), i)
@@ -343,10 +352,10 @@ def read_report(path: Path) -> Any:
         rest = json.loads(b'{"scenarios":[' + tail_line)
     except ValueError as exc:
         os.close(fd)
-        raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+        raise DamagedRecord(f"{path}: unreadable report: {exc}{_rebuild(path)}") from None
     if not (isinstance(head, dict) and isinstance(rest, dict)):
         os.close(fd)
-        raise RunStoreError(f"{path}: not a report")
+        raise DamagedRecord(f"{path}: not a report{_rebuild(path)}")
     view = head["scenarios"] = FileEntries(fd, str(path), start, stop, None)
     rest.pop("scenarios", None)
     report = {**head, **rest}

@@ -22,7 +22,7 @@ from . import history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
 from .engine import Engine, check_env, phases_missing_before, plan_runs, resolve_entries
-from .errors import ConfigError, RookError, RunStoreError, ScenarioError
+from .errors import ConfigError, DamagedRecord, RookError, RunStoreError, ScenarioError
 from .interrupts import Interrupts
 from .judge_client import setup_judging
 from .judging import JudgingContext
@@ -299,14 +299,16 @@ async def _awaited(awaitable: Any) -> Any:
 
 
 def write_reports(
-    rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]]
+    rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]], read_only: bool = False
 ) -> dict[tuple[str, str], str]:
     """Write each report; return why each one that failed did (the others are written).
 
     The targets were checked before anything ran (:func:`parse_report_option`);
     what fails here fails at the end (a full disk, a directory removed meanwhile,
     a reporter plugin's bug). The run is recorded either way: callers print
-    these and still print the run's table or ``--json`` document.
+    these and still print the run's table or ``--json`` document. With
+    ``read_only`` (``rook report``, which only reads a past run), a damaged entry
+    of the run's ``report.json`` met while writing is raised: bad input, exit 2.
     """
     failed: dict[tuple[str, str], str] = {}
     for fmt, path in reports:
@@ -321,6 +323,8 @@ def write_reports(
         except OSError as exc:
             failed[fmt, path] = f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
         except RookError as exc:
+            if read_only and isinstance(exc, DamagedRecord):
+                raise
             failed[fmt, path] = f"--report {fmt}:{path}: {exc}"
         except Exception as exc:  # a reporter plugin's bug: name it, never a traceback
             failed[fmt, path] = (

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import shapes
-from .errors import ConfigError, RunStoreError
+from .errors import ConfigError, DamagedRecord, RunStoreError
 from .redact import Redactor
 
 RUN_FILE = "run.json"
@@ -90,7 +90,7 @@ def read_json(path: Path) -> Any:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise RunStoreError(f"{path}: unreadable record: {exc}") from None
+        raise DamagedRecord(f"{path}: unreadable record: {exc}") from None
 
 
 def read_record(path: Path) -> dict[str, Any] | None:
@@ -103,7 +103,7 @@ def read_record(path: Path) -> dict[str, Any] | None:
         return None
     problem = shapes.problem(record, shapes.RECORD)
     if problem is not None:
-        raise RunStoreError(
+        raise DamagedRecord(
             f"{path}: {problem}, not what Rook writes there; delete the file "
             "for the scenario run to run again"
         )

@@ -680,14 +680,14 @@ def test_a_run_with_a_malformed_file_never_breaks_the_listing(ws, rook_cli, name
     if name == "report.json":
         for args in (("runs", "show", bad), ("report", bad), ("diff", good, bad)):
             shown = rook_cli(*args)
-            assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
+            assert shown.exit_code == 2 and "Traceback" not in shown.stderr, (args, shown.stderr)
             assert f"{path}: not a Rook report" in shown.stderr and "--rebuild" in shown.stderr
         rebuilt = rook_cli("report", bad, "--rebuild")
         assert rebuilt.exit_code == 0 and "1 passed" in rebuilt.stdout, rebuilt.stderr
     if name == "run.json":  # no report: rebuilt from a manifest that cannot be read
         for args in (("runs", "show", bad), ("diff", good, bad)):
             shown = rook_cli(*args)
-            assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
+            assert shown.exit_code == 2 and "Traceback" not in shown.stderr, (args, shown.stderr)
             assert f"{path}: not a Rook run manifest" in shown.stderr
 
 
@@ -706,7 +706,7 @@ def test_a_run_json_without_what_a_report_needs_is_named_never_a_traceback(ws, r
     assert rook_cli("runs", "--all").exit_code == 0
     for args in (("runs", "show", bad), ("diff", good, bad), ("report", bad)):
         shown = rook_cli(*args)
-        assert shown.exit_code == 1 and "Traceback" not in shown.stderr, (args, shown.stderr)
+        assert shown.exit_code == 2 and "Traceback" not in shown.stderr, (args, shown.stderr)
         assert shown.exception is None, (args, shown.exception)
         assert f"{path}: not a Rook run manifest" in shown.stderr, (args, shown.stderr)
 
@@ -758,7 +758,7 @@ def test_a_report_entry_of_the_wrong_shape_is_named_never_a_traceback(
         ("report", bad, "--report", f"junit:{junit}"),
     ):
         shown = rook_cli(*args)
-        assert shown.exit_code == 1, (args, shown.stdout, shown.stderr)
+        assert shown.exit_code == 2, (args, shown.stdout, shown.stderr)
         assert "Traceback" not in shown.stderr and "failed:" not in shown.stderr, shown.stderr
         assert f"{path}: scenario entry 2" in shown.stderr and named in shown.stderr, shown.stderr
         assert f"rook report {bad} --rebuild" in shown.stderr
@@ -766,7 +766,7 @@ def test_a_report_entry_of_the_wrong_shape_is_named_never_a_traceback(
     if layout == "lines":  # read on demand: diff reads the summary's aggregates alone
         assert compared.exit_code == 0 and "2 unchanged" in compared.stdout, compared.stderr
     else:  # read whole, every entry checked
-        assert compared.exit_code == 1 and named in compared.stderr, compared.stderr
+        assert compared.exit_code == 2 and named in compared.stderr, compared.stderr
     rebuilt = rook_cli("report", bad, "--rebuild")
     assert rebuilt.exit_code == 0 and "2 passed" in rebuilt.stdout, rebuilt.stderr
     listed = rook_cli("runs", "--all")
@@ -806,7 +806,7 @@ def test_a_scenario_record_of_the_wrong_shape_is_named_never_a_traceback(
     unrun.unlink()  # a's run is to be done again: refused before it runs
     for args in (("run", "--run", rid), ("report", rid, "--rebuild")):
         shown = rook_cli(*args)
-        assert shown.exit_code == 1, (args, shown.stdout, shown.stderr)
+        assert shown.exit_code == (1 if args[0] == "run" else 2), (args, shown.stdout, shown.stderr)
         assert "Traceback" not in shown.stderr, shown.stderr
         assert f"{path}: {named}, not what Rook writes there" in shown.stderr, shown.stderr
         assert "delete the file" in shown.stderr
@@ -843,7 +843,8 @@ def test_a_scenario_record_without_what_rook_writes_is_named_never_a_traceback(
     path.write_text(json.dumps(record))
     for args in (("run", "--run", rid), ("report", rid, "--rebuild")):
         shown = rook_cli(*args)
-        assert shown.exit_code == 1 and shown.exception is None, (args, shown.exception)
+        assert shown.exit_code == (1 if args[0] == "run" else 2), (args, shown.stderr)
+        assert shown.exception is None, (args, shown.exception)
         assert f"{path}: {named}, not what Rook writes there" in shown.stderr, shown.stderr
     path.unlink()  # as the message says: the scenario run runs again
     again = rook_cli("run", "--run", rid, "--json")
@@ -891,10 +892,42 @@ def test_a_report_summary_of_another_shape_is_named_never_a_traceback(ws, rook_c
     for args in (("runs", "show", bad), ("diff", good, bad), ("report", bad)):
         shown = rook_cli(*args)
         assert shown.exception is None, (args, shown.exception)
-        assert shown.exit_code == 1 and f"{path}: not a Rook report" in shown.stderr, (
+        assert shown.exit_code == 2 and f"{path}: not a Rook report" in shown.stderr, (
             args, shown.stderr)
     rebuilt = rook_cli("report", bad, "--rebuild")
     assert rebuilt.exit_code == 0 and "1 passed" in rebuilt.stdout, rebuilt.stderr
+
+
+@pytest.mark.parametrize("damage", ["not json", "cut short", "entry"])
+def test_a_damaged_report_read_by_a_command_is_bad_input_naming_file_and_fix(
+    ws, rook_cli, damage
+):
+    # rook report, rook runs show and rook diff of a run whose report.json is
+    # damaged ended with exit 1, which says "a scenario failed, errored or
+    # stopped"; a report.json that is not JSON named no way out
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    good, bad = run(rook_cli), run(rook_cli)
+    path = ws.run_dir(bad) / "report.json"
+    text = path.read_text()
+    if damage == "not json":
+        path.write_text('{"run": ')
+    elif damage == "cut short":
+        path.write_text(text[: len(text) // 2])
+    else:  # one entry's line, in the layout read on demand
+        lines = text.split("\n")
+        lines[2] = "{oops" + ("," if lines[2].endswith(",") else "")
+        path.write_text("\n".join(lines))
+    commands = [("runs", "show", bad), ("report", bad)]
+    if damage != "entry":  # diff reads the summary's aggregates, not the entries
+        commands.append(("diff", good, bad))
+    for args in commands:
+        shown = rook_cli(*args)
+        assert shown.exit_code == 2 and shown.exception is None, (args, shown.stderr)
+        assert f"rook: error: {path}" in shown.stderr, (args, shown.stderr)
+        assert f"rook report {bad} --rebuild" in shown.stderr, (args, shown.stderr)
+    rebuilt = rook_cli("report", bad, "--rebuild")
+    assert rebuilt.exit_code == 0 and "2 passed" in rebuilt.stdout, rebuilt.stderr
 
 
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):

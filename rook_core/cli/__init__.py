@@ -68,9 +68,12 @@ class RookGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RookError as exc:
+            from ..errors import DamagedRecord
             from ..redact import scrub
 
             click.echo(f"rook: error: {scrub(str(exc))}", err=True)
+            if isinstance(exc, DamagedRecord) and ctx.meta.get(READS_RUNS):
+                ctx.exit(2)  # bad input to a command that only reads runs: no run failed
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("rook: interrupted", err=True)
@@ -101,6 +104,18 @@ class RookGroup(click.Group):
 RECORDED = "rook.recorded"
 """``click.Context.meta`` key a command sets once it has recorded a run: an
 error after that exits 1, not 2 (see :meth:`RookGroup.invoke`)."""
+
+
+READS_RUNS = "rook.reads_runs"
+"""``click.Context.meta`` key a command sets when it only reads runs (``rook
+report``, ``rook runs show``, ``rook diff``): a damaged record it meets
+(:class:`rook_core.errors.DamagedRecord`) exits 2, bad input, never 1, which
+says a scenario failed (see :meth:`RookGroup.invoke`)."""
+
+
+def reads_runs() -> None:
+    """Say that this command only reads runs (see :data:`READS_RUNS`)."""
+    click.get_current_context().meta[READS_RUNS] = True
 
 
 def recorded() -> None:

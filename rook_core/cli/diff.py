@@ -46,7 +46,7 @@ def diff_command(
     `latest~N`.
 
     Exit code 0: nothing regressed; 1: something regressed (gate CI on it);
-    2: a usage error.
+    2: a usage error, or a run's files are damaged.
 
     \b
     Examples:
@@ -56,7 +56,9 @@ def diff_command(
     from tabulate import tabulate
 
     from ..history import diff, load_report, resolve_run
+    from . import reads_runs
 
+    reads_runs()  # a damaged record is bad input here: exit 2
     a = find_agent(workspace, project, agent)
     report_a = load_report(resolve_run(a.runs_dir, run_a))
     report_b = load_report(resolve_run(a.runs_dir, run_b))

@@ -197,7 +197,9 @@ def show_command(
     from ..history import load_report, resolve_run
     from ..report import table
     from ..reportfile import print_json
+    from . import reads_runs
 
+    reads_runs()  # a damaged record is bad input here: exit 2
     parent = ctx.obj or {}
     a = find_agent(
         workspace or parent.get("workspace"),
