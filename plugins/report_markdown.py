@@ -103,11 +103,14 @@ def headline(report: dict[str, Any]) -> str:
         missed = len(gate.get("missed") or ())
         if not missed and not bad and not s.get("decided"):  # met by nothing: not a pass
             return f"❔ Rook: nothing was verified (gate {gate['min_pass_rate']:g})"
+        ungated = len(gate.get("ungated") or ())
         what = (
             f"{missed} scenario{'s' * (missed != 1)} missed the pass-rate gate"
             if missed
-            else "every scenario reached the pass-rate gate"
+            else f"every {'decided ' * bool(ungated)}scenario reached the pass-rate gate"
         )
+        if ungated:  # no decided run, no rate: never "reached"
+            what += f"; {ungated} ungated (no decided run)"
         if s.get("infra_error"):  # fails the run, gate or not
             what += f"; {s['infra_error']} infra_error"
         mark = "✅" if exit_code(report) == 0 else "❌"
@@ -152,6 +155,12 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     if gate and gate.get("missed"):
         missed = ", ".join(f"{code(m['id'])} {percent(m['pass_rate'])}" for m in gate["missed"])
         lines += ["", f"**Missed --min-pass-rate {gate['min_pass_rate']:g}:** {missed}"]
+    if gate and gate.get("ungated"):
+        ungated = ", ".join(map(code, gate["ungated"]))
+        lines += [
+            "",
+            f"**Ungated --min-pass-rate {gate['min_pass_rate']:g} (no decided run):** {ungated}",
+        ]
     return lines
 
 

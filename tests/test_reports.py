@@ -832,6 +832,27 @@ def test_html_gate_card_lists_the_ungated_scenarios(rook_workspace, rook_cli, tm
     assert "ungated (no decided run): blind" in " ".join(text.split())
 
 
+def test_markdown_never_says_every_scenario_reached_the_gate_when_one_was_ungated(
+        rook_workspace, rook_cli, tmp_path, monkeypatch):
+    # The heading said "every scenario reached the pass-rate gate (0.5)" while a
+    # scenario had no decided run (ungated: never verified), and the page named
+    # it nowhere, though the table text, JUnit and HTML list it.
+    monkeypatch.setenv("FLAKY_DIR", str(tmp_path))
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "flaky", "goal": "flaky", "criteria": [{"contains": "good"}]})
+    rook_workspace.scenario({"id": "blind", "goal": "blind", "criteria": [{"max_tokens": 9}]})
+    r = rook_cli("run", "--repeat", "2", "-j", "1", "--min-pass-rate", "0.5",
+                 f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 0, r.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    heading = md.splitlines()[0]
+    assert "every scenario reached" not in heading, heading
+    assert heading == ("## ✅ Rook: every decided scenario reached the pass-rate gate; "
+                       "1 ungated (no decided run) (0.5)"), heading
+    assert "**Ungated --min-pass-rate 0.5 (no decided run):** <code>blind</code>" in md, md
+
+
 FAIL_OR_CRASH = r"""
     #!/usr/bin/env python3
     import json, os, sys
