@@ -451,6 +451,9 @@ def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:
         if bad:
             n, v = bad[0]
             return Verdict(status, f"turn {n}: {v.reason}")
+    if len(verdicts) == 1:  # "all 1 turns" would say one as many
+        n, v = verdicts[0]
+        return Verdict(PASSED, f"turn {n}: {v.reason}")
     return Verdict(
         PASSED, f"all {len(verdicts)} turns: " + (verdicts[-1][1].reason if verdicts else "")
     )

@@ -853,6 +853,18 @@ def test_markdown_never_says_every_scenario_reached_the_gate_when_one_was_ungate
     assert "**Ungated --min-pass-rate 0.5 (no decided run):** <code>blind</code>" in md, md
 
 
+def test_a_turn_all_criterion_of_one_turn_says_turn_1_not_all_1_turns(rook_workspace, rook_cli):
+    # a `turn: all` criterion of a one-turn scenario said "all 1 turns: found 'good' ..."
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "one", "goal": "pass",
+                             "criteria": [{"contains": "good", "turn": "all"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    reason = r.report["scenarios"][0]["criteria"][0]["reason"]
+    assert reason == "turn 1: found 'good' in 'all good'", reason
+
+
 FAIL_OR_CRASH = r"""
     #!/usr/bin/env python3
     import json, os, sys
