@@ -19,7 +19,6 @@ from typing import Any
 from . import process
 from .errors import (
     ConfigError,
-    HookFailed,
     MissingEnvError,
     PluginError,
     RookError,
@@ -53,7 +52,14 @@ from .recording import Recorder
 from .redact import MARK, Redactor
 from .report import EntrySpool, run_seconds
 from .store import RunDir
-from .transports import PHASE_HOOKS, dispatch, run_check, searching, stop_resources
+from .transports import (
+    PHASE_HOOKS,
+    dispatch,
+    run_check,
+    searching,
+    start_resource,
+    stop_resources,
+)
 from .workspace import Agent
 
 SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
@@ -256,15 +262,7 @@ class Engine:
         for key in {e.transport for e in self.profile.hooks.values()}:
             spec = self.rook.transports.get(key)
             if spec is not None and spec.start is not None:
-                try:
-                    self.ctx.resources[key] = await spec.start(self.ctx)
-                except RookError:
-                    raise
-                except Exception as exc:  # the plugin's bug: named, never a traceback
-                    raise HookFailed(
-                        f"transport {key!r} ({self.rook.transports.owner(key)}) could not start: "
-                        f"{exception_text(exc)}"
-                    ) from None
+                self.ctx.resources[key] = await start_resource(spec, self.ctx, self.rook.transports)
 
     async def stop_transports(self) -> None:
         def warn(message: str) -> None:

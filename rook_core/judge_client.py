@@ -39,7 +39,7 @@ from .plain import plain
 from .plugins import Rook
 from .redact import Redactor
 from .store import atomic_write, dumps
-from .transports import dispatch, stop_resources
+from .transports import dispatch, start_resource, stop_resources
 from .workspace import Agent
 
 VERDICT_KEYS = ("pass", "reason", "score")
@@ -176,7 +176,7 @@ class JudgeClient:
         for key in {e.transport for e in self.profile.hooks.values()}:
             spec = self.rook.transports.get(key)
             if spec is not None and spec.start is not None:
-                self.ctx.resources[key] = await spec.start(self.ctx)
+                self.ctx.resources[key] = await start_resource(spec, self.ctx, self.rook.transports)
 
     async def stop(self) -> None:
         if self.ctx is None:

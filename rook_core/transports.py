@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .errors import HookFailed, PluginError, exception_text
+from .errors import HookFailed, PluginError, RookError, exception_text
 from .models import HookCall, HookResult
 from .plain import plain
 
@@ -107,6 +107,37 @@ handle its timeout itself (``TransportSpec.handles_timeout``)."""
 def saves_nothing(config: Any) -> tuple[str, ...]:
     """A ``saved_names`` for a transport whose entries save no value for later phases."""
     return ()
+
+
+START_TIMEOUT_SECONDS = 60.0
+"""How long Rook waits for a transport's ``start`` before the run ends."""
+
+
+async def start_resource(spec: TransportSpec, run: Any, transports: Any) -> Any:
+    """``spec.start(run)``, bounded by :data:`START_TIMEOUT_SECONDS`. One that raises
+    (a plugin's bug) or does not return in time is a :class:`HookFailed` naming
+    the transport and its plugin, never a traceback or a run that hangs;
+    a :class:`rook_core.errors.RookError` it raises passes as it is."""
+    assert spec.start is not None
+    owner = transports.owner(spec.key)
+    limit, clock = START_TIMEOUT_SECONDS, time.monotonic()
+    try:
+        return await asyncio.wait_for(spec.start(run), limit)
+    except RookError:
+        raise
+    except asyncio.TimeoutError as exc:
+        if time.monotonic() - clock < limit:  # the plugin's own TimeoutError: its bug
+            raise HookFailed(
+                f"transport {spec.key!r} ({owner}) could not start: {exception_text(exc)}"
+            ) from None
+        raise HookFailed(
+            f"transport {spec.key!r} ({owner}) did not start within {limit:g} s; "
+            "Rook stopped waiting (no scenario was run)"
+        ) from None
+    except Exception as exc:
+        raise HookFailed(
+            f"transport {spec.key!r} ({owner}) could not start: {exception_text(exc)}"
+        ) from None
 
 
 STOP_TIMEOUT_SECONDS = 10.0

@@ -841,6 +841,37 @@ def test_a_transport_whose_stop_never_returns_cannot_hang_the_run(
     assert "incomplete" not in listed.stdout, listed.stdout
 
 
+
+@pytest.mark.timeout(60)
+def test_a_transport_whose_start_never_returns_cannot_hang_the_run(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A transport plugin's ``start`` that never returned hung ``rook run`` before
+    any scenario ran (only Ctrl-C ended it). Rook now waits
+    ``START_TIMEOUT_SECONDS`` for it, then ends the run as for a ``start`` that
+    raises (exit 1, naming the transport and its plugin), nothing sent."""
+    from rook_core import transports
+
+    monkeypatch.setattr(transports, "START_TIMEOUT_SECONDS", 2.0)  # 60 s by default
+    endless = UNCLOSED.replace(
+        'async def start(run):\n    return "pool"',
+        "async def start(run):\n    import asyncio; await asyncio.Event().wait()",
+    )
+    assert endless != UNCLOSED
+    rook_distribution("rook-unclosed", {"unclosed": "rook_unclosed"},
+                      {"rook_unclosed.py": endless})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"unclosed": {}}}})
+    rook_workspace.scenario({"id": "s", "goal": "HELLO", "criteria": [{"contains": "HELLO"}]})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.stdout == "", r.stderr
+    assert (
+        "rook: error: transport 'unclosed' (unclosed (rook-unclosed)) did not start within "
+        "2 s; Rook stopped waiting (no scenario was run)"
+    ) in r.stderr
+    assert not list(rook_workspace.runs_dir.glob("*/scenarios/*.json")), "nothing was sent"
+
+
 BROKEN = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
