@@ -24,7 +24,6 @@ its ``ValidationError`` is imported by the functions that raise it.
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 
@@ -37,11 +36,12 @@ from rook_core.judging import (
     JudgingContext,
     check_message,
     checked_verdict,
+    evaluation,
     overdue,
     time_bound,
-    within,
 )
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
+from rook_core.plugins import OWN
 from rook_core.redact import current
 
 from .criteria import folded, unknown_keys
@@ -206,12 +206,11 @@ class PluginJudge(CriterionType):
             return Verdict(ERROR, f"judge {config['name']!r} is not installed")
         who = f"judge {config['name']!r} ({judges.owner(config['name'])})"
         try:
-            result = judge(config["config"], view)
-            if inspect.isawaitable(result):
-                seconds = time_bound(judge)
-                result = await within(result, seconds)
-                if result is OVERDUE:
-                    return overdue(who, seconds)
+            seconds = time_bound(judge)
+            own = judges.distribution(config["name"]) == OWN  # Rook's own: no thread hop
+            result = await evaluation(judge, (config["config"], view), seconds, not own)
+            if result is OVERDUE:
+                return overdue(who, seconds)
         except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
             return Verdict(
                 ERROR,

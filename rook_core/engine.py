@@ -47,7 +47,7 @@ from .models import (
     ScenarioRun,
     TurnEvidence,
 )
-from .plugins import Rook
+from .plugins import OWN, Rook
 from .recording import Recorder
 from .redact import MARK, Redactor
 from .report import EntrySpool, run_seconds
@@ -913,6 +913,7 @@ class Engine:
                 record,
                 judging=self.judging,
                 owner=self.rook.criteria.owner(criterion.type),
+                third_party=self.rook.criteria.distribution(criterion.type) != OWN,
             )
             verdicts.append(v)
             verdict: dict[str, Any] = {

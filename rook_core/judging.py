@@ -9,7 +9,9 @@ criterion needs but the agent did not give is ``unverifiable``, never a pass.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
+import threading
 from collections.abc import Awaitable
 from dataclasses import field
 from pathlib import Path
@@ -110,9 +112,11 @@ class CriterionType:
       judge profile (``rubric``); a run whose scenarios use it needs
       ``--judge-profile`` or ``judge_profile:`` in config.yaml, or it is refused
       before anything runs.
-    * ``timeout_seconds``: how long an awaitable ``evaluate`` may take (default
+    * ``timeout_seconds``: how long ``evaluate`` may take (default
       :data:`CRITERION_TIMEOUT_SECONDS`); past it, it is cancelled and the
-      criterion is an ``error`` naming the plugin, and the run goes on.
+      criterion is an ``error`` naming the plugin, and the run goes on. A
+      third-party plugin's plain ``evaluate`` runs in a thread to be bounded
+      (Rook stops waiting for it; the thread cannot be stopped).
       ``None`` for a type that bounds its own work (``rubric``: its judge
       profile's hooks have timeouts; ``command``: its ``timeout_seconds``).
     * ``check(config, judging)``: optional; called before anything runs with
@@ -160,6 +164,52 @@ async def within(awaitable: Awaitable[Any], seconds: float | None) -> Any:
         task.cancel()
         return OVERDUE
     return task.result()
+
+
+def in_thread(fn: Any, *args: Any) -> asyncio.Future[Any]:
+    """``fn(*args)`` in a daemon thread (with the caller's context variables), as a
+    future of the running loop: a third-party plugin's plain evaluation that
+    never returns then blocks neither the run nor Rook's exit."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, exc: BaseException | None) -> None:
+        if not future.done():  # else it was cancelled: past its bound, or interrupted
+            future.set_result(result) if exc is None else future.set_exception(exc)
+
+    def work() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (context.run(fn, *args), None)
+        except BaseException as exc:  # the plugin's: raised where it is awaited
+            outcome = (None, exc)
+        try:
+            loop.call_soon_threadsafe(settle, *outcome)
+        except RuntimeError:  # the loop is closed: the run ended without it
+            pass
+
+    threading.Thread(target=work, name="rook-plugin-evaluation", daemon=True).start()
+    return future
+
+
+def is_async(fn: Any) -> bool:
+    """Whether calling ``fn`` only makes a coroutine (``async def``, or an
+    object whose ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+
+
+async def evaluation(fn: Any, args: tuple[Any, ...], seconds: float | None, threaded: bool) -> Any:
+    """``fn(*args)``, and what it returns awaited when it is awaitable, each part
+    bounded by ``seconds`` (:func:`within`): :data:`OVERDUE` past it. A plain
+    ``fn`` is called in a thread (:func:`in_thread`) when ``threaded`` (a
+    third-party plugin's), else directly (Rook's own: no thread hop)."""
+    if threaded and not is_async(fn):
+        result = await within(in_thread(fn, *args), seconds)
+    else:
+        result = fn(*args)
+    if result is not OVERDUE and inspect.isawaitable(result):
+        result = await within(result, seconds)
+    return result
 
 
 def time_bound(evaluator: Any) -> float | None:
@@ -332,9 +382,12 @@ async def evaluate_criterion(
     record: dict[str, Any],
     judging: JudgingContext | None = None,
     owner: str = "?",
+    third_party: bool = False,
 ) -> Verdict:
     """The criterion's verdict; ``owner`` is the plugin that registered its type
-    (``NAME (DIST)``), named when it gives no verdict in its time."""
+    (``NAME (DIST)``), named when it gives no verdict in its time. A
+    ``third_party`` type's plain ``evaluate`` runs in a thread, bounded by its
+    ``timeout_seconds`` as an awaitable one is (:func:`evaluation`)."""
     if not turns:
         return Verdict(UNVERIFIABLE, "no turn was recorded")
     scope = criterion.turn
@@ -362,16 +415,16 @@ async def evaluate_criterion(
                         f"{ended.get('after_turn')} ({ended.get('reason')})",
                     )
                 return Verdict(UNVERIFIABLE, f"turn {scope} was not recorded")
-            return await _call(ctype, criterion, owner, view(picked, False))
+            return await _call(ctype, criterion, owner, view(picked, False), third_party)
         if ctype.per_turn and scope == "all":
             verdicts = []
             for t in turns:
-                v = await _call(ctype, criterion, owner, view([t], False))
+                v = await _call(ctype, criterion, owner, view([t], False), third_party)
                 verdicts.append((t.turn, v))
             return _every_turn_seen(combine_turn_verdicts(verdicts), record)
         if ctype.per_turn:
-            return await _call(ctype, criterion, owner, view([turns[-1]], False))
-        verdict = await _call(ctype, criterion, owner, view(turns, True))
+            return await _call(ctype, criterion, owner, view([turns[-1]], False), third_party)
+        verdict = await _call(ctype, criterion, owner, view(turns, True), third_party)
         if scope == "all" and getattr(ctype, "uses_judge_profile", False):
             return _every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
@@ -396,14 +449,16 @@ def _every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:
 
 
 async def _call(
-    ctype: CriterionType, criterion: Criterion, owner: str, view: EvidenceView
+    ctype: CriterionType,
+    criterion: Criterion,
+    owner: str,
+    view: EvidenceView,
+    third_party: bool = False,
 ) -> Verdict:
-    result = ctype.evaluate(criterion.config, view)
-    if inspect.isawaitable(result):
-        seconds = time_bound(ctype)
-        result = await within(result, seconds)
-        if result is OVERDUE:
-            return overdue(f"criterion {criterion.type} ({owner})", seconds)
+    seconds = time_bound(ctype)
+    result = await evaluation(ctype.evaluate, (criterion.config, view), seconds, third_party)
+    if result is OVERDUE:
+        return overdue(f"criterion {criterion.type} ({owner})", seconds)
     if not isinstance(result, Verdict):
         return Verdict(ERROR, f"criterion {criterion.type} returned {result!r}, not a Verdict")
     return checked_verdict(result, f"criterion {criterion.type}")

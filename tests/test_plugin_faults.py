@@ -9,6 +9,9 @@ lose a recorded result and never let a profile's secret value through.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -678,6 +681,76 @@ def test_a_criterion_or_judge_that_never_answers_cannot_hang_the_run(
     assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
     forever, stuck, contains = r.report["scenarios"][0]["criteria"]
     assert forever["status"] == stuck["status"] == "error"
+    assert forever["reason"] == (
+        "criterion forever (endless (rook-endless)) gave no verdict within 1 s "
+        "(its timeout_seconds); it was cancelled"
+    ), forever
+    assert stuck["reason"] == (
+        "judge 'stuck' (endless (rook-endless)) gave no verdict within 1 s "
+        "(its timeout_seconds); it was cancelled"
+    ), stuck
+    assert contains["status"] == "passed"
+
+
+
+STUCK_SYNC = """
+import threading
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+
+
+class Forever(CriterionType):
+    name = "forever"
+    timeout_seconds = 1
+
+    def evaluate(self, config, view):
+        threading.Event().wait()  # a blocking call that never returns
+
+
+class Stuck:
+    timeout_seconds = 1
+
+    def __call__(self, config, view):
+        threading.Event().wait()
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Forever())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("stuck", Stuck())
+"""
+
+
+def test_a_plain_criterion_or_judge_that_never_returns_cannot_hang_the_run(
+    rook_distribution, rook_workspace, monkeypatch
+):
+    """A criterion or judge plugin whose plain (not async) evaluation never
+    returned blocked ``rook run`` for ever, Ctrl-C included: only awaitables had
+    ``timeout_seconds``. A third-party plugin's plain evaluation now runs in a
+    thread bounded by the same timeout: past it the criterion is an error naming
+    the plugin, the run goes on, and the stuck thread does not keep ``rook`` from
+    exiting (the real command, in its own process)."""
+    root = rook_distribution("rook-endless", {"endless": "rook_endless"},
+                             {"rook_endless.py": STUCK_SYNC})
+    secret_workspace(
+        rook_workspace,
+        monkeypatch,
+        [{"forever": True}, {"judge": {"name": "stuck"}}, {"contains": "HELLO"}],
+    )
+    env = {**os.environ, "PYTHONPATH": str(root), "ROOK_NO_CACHE": "1"}
+    r = subprocess.run(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert "Traceback" not in r.stderr, r.stderr
+    report = json.loads(r.stdout)
+    assert r.returncode == 1, r.stderr
+    assert {s["id"]: s["status"] for s in report["scenarios"]} == {"s1": "error", "s2": "error"}
+    forever, stuck, contains = report["scenarios"][0]["criteria"]
     assert forever["reason"] == (
         "criterion forever (endless (rook-endless)) gave no verdict within 1 s "
         "(its timeout_seconds); it was cancelled"
