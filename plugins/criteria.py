@@ -496,18 +496,14 @@ class MaxTokens(CriterionType):
             seen["total"] = seen["input"] + seen["output"]
         # A count not observed for every turn in view: what the turns that did
         # report it add up to is a lower bound (counts are never negative).
-        # (a turn some of whose iterations left a count out: what the others reported)
-        least = {
-            k: sum(
-                _count((t.usage or {}).get(k))
-                or _count((t.evidence.get("usage_at_least") or {}).get(k))
-                or 0
-                for t in view.turns
-            )
-            for k in ("input", "output")
-        }
+        least = {k: sum(_at_least(t, k) for t in view.turns) for k in ("input", "output")}
         least = {k: v if seen[k] is None else seen[k] or 0 for k, v in least.items()}
-        least["total"] = least["input"] + least["output"]
+        # a total some turns (or iterations) reported bounds it too
+        reported = sum(
+            max(_at_least(t, "total"), _at_least(t, "input") + _at_least(t, "output"))
+            for t in view.turns
+        )
+        least["total"] = max(least["input"] + least["output"], reported)
         if view.usage is None and not any(least.values()):
             return Verdict(UNVERIFIABLE, NOT_OBSERVED_USAGE)
         parts, broken, unknown = [], False, []
@@ -533,6 +529,16 @@ class MaxTokens(CriterionType):
             )
             return Verdict(UNVERIFIABLE, f"usage has no {', '.join(unknown)} count{shown}{why}")
         return Verdict(PASSED, "tokens " + ", ".join(parts))
+
+
+def _at_least(turn: Any, key: str) -> int | float:
+    """What a turn reported of a count: its usage's, else (a turn some of whose
+    iterations left it out) what the others reported, else 0."""
+    return (
+        _count((turn.usage or {}).get(key))
+        or _count((turn.evidence.get("usage_at_least") or {}).get(key))
+        or 0
+    )
 
 
 def _count(value: Any) -> int | float | None:

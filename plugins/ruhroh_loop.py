@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from rook_core.hookio import clip, preview, tail
+from rook_core.judging import with_totals
 from rook_core.models import HookCall, HookResult
 from rook_core.redact import current
 from rook_core.store import read_json
@@ -146,8 +147,9 @@ def sum_usage(results: list[IterationResult]) -> dict[str, float] | None:
     retried = [r for r in results if r.status == INFRA_FAILURE and r.usage]
     if not answered or any(r.usage is None for r in answered):
         return None
-    keys = set.intersection(*(set(r.usage or {}) for r in answered))
-    total = {k: sum((r.usage or {}).get(k, 0) for r in answered + retried) for k in sorted(keys)}
+    usages = with_totals([r.usage or {} for r in answered + retried])
+    keys = set.intersection(*(set(u) for u in usages[: len(answered)]))
+    total = {k: sum(u.get(k, 0) for u in usages) for k in sorted(keys)}
     return total or None
 
 

@@ -231,13 +231,29 @@ def overdue(who: str, seconds: float | None) -> Verdict:
     )
 
 
+def with_totals(numbers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """When some of these usages report a ``total``: the others' is their input plus
+    output (as ``max_tokens`` takes a total that was not reported), so a total one
+    turn or iteration left out does not hide the whole of it."""
+    if not any("total" in n for n in numbers):
+        return numbers
+    return [
+        {**n, "total": n["input"] + n["output"]}
+        if "total" not in n and "input" in n and "output" in n
+        else n
+        for n in numbers
+    ]
+
+
 def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
     """The usage of several turns: each count summed when every turn reports it.
     A count some turn left out was not observed for them together (it is not 0)."""
-    numbers = [
-        {k: v for k, v in u.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        for u in usages
-    ]
+    numbers = with_totals(
+        [
+            {k: v for k, v in u.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            for u in usages
+        ]
+    )
     if not numbers:
         return {}
     return {k: sum(n[k] for n in numbers) for k in numbers[0] if all(k in n for n in numbers)}

@@ -1566,3 +1566,80 @@ def test_every_artifacts_shape_is_kept_and_named(rook_workspace, rook_cli):
     assert objects["c.txt"]["content"] == "two\n"
     assert objects["artifact 3"] == {"kind": "x"}
     assert arts["number"]["artifacts"]["value"] == 7 and "kept as given" in arts["number"]["artifacts"]["note"]
+
+
+def test_a_total_some_iterations_report_and_others_give_as_input_plus_output_is_judged(
+    rook_workspace, rook_cli
+):
+    # iteration 1 reported totalTokens only, iteration 2 inputTokens and outputTokens
+    # only: each iteration's total is known (the reference's total is input plus
+    # output, as max_tokens takes it when a turn reports no total), yet the turn's
+    # usage had none, and max_tokens {total: ...} was unverifiable, even over budget
+    wrapper = rook_workspace.script(
+        "part-total.sh",
+        """
+        #!/bin/bash
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          echo '{"status":"continue","output":"working","usage":{"totalTokens":15}}'
+        else
+          echo '{"status":"goal_satisfied","output":"done","usage":{"inputTokens":10,"outputTokens":5}}'
+        fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "over", "goal": "g", "criteria": [{"max_tokens": 20}]})
+    rook_workspace.scenario({"id": "under", "goal": "g", "criteria": [{"max_tokens": 100}]})
+    rook_workspace.scenario(
+        {"id": "input", "goal": "g", "criteria": [{"max_tokens": {"input": 100}}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"over": "failed", "under": "passed", "input": "unverifiable"}
+    assert scenario_of(r, "over")["criteria"][0]["reason"] == "tokens total 30/20"
+    assert scenario_of(r, "under")["turns"][0]["usage"] == {"total": 30}
+
+
+def test_a_total_one_turn_reports_and_another_gives_as_input_plus_output_is_judged(
+    rook_workspace, rook_cli
+):
+    # the same across turns: turn 1 reported totalTokens, turn 2 input and output
+    wrapper = rook_workspace.script(
+        "turn-total.sh",
+        """
+        #!/bin/bash
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          echo '{"status":"continue","sessionHandle":"h","output":"a","usage":{"totalTokens":15}}'
+        else
+          echo '{"status":"goal_satisfied","sessionHandle":"h","output":"b","usage":{"inputTokens":10,"outputTokens":5}}'
+        fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "over", "turns": ["a", "b"], "criteria": [{"max_tokens": 20}]})
+    rook_workspace.scenario(
+        {"id": "under", "turns": ["a", "b"], "criteria": [{"max_tokens": 100}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"over": "failed", "under": "passed"}
+    assert scenario_of(r, "over")["criteria"][0]["reason"] == "tokens total 30/20"
+
+
+def test_a_total_reported_by_the_iterations_that_did_still_fails_a_budget_it_exceeds(
+    rook_workspace, rook_cli
+):
+    # iteration 1 reported totalTokens 500, iteration 2 no usage: the lower bound
+    # kept in usage_at_least was ignored for total (only input + output counted)
+    wrapper = rook_workspace.script(
+        "some-total.sh",
+        """
+        #!/bin/bash
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          echo '{"status":"continue","output":"working","usage":{"totalTokens":500}}'
+        else echo '{"status":"goal_satisfied","output":"done"}'; fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "over", "goal": "g", "criteria": [{"max_tokens": 100}]})
+    rook_workspace.scenario({"id": "under", "goal": "g", "criteria": [{"max_tokens": 1000}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"over": "failed", "under": "unverifiable"}
+    assert "total at least 500/100" in scenario_of(r, "over")["criteria"][0]["reason"]
