@@ -17,6 +17,7 @@ wrapper connector, so it stays light) and re-exported here.
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from dataclasses import field
@@ -103,9 +104,37 @@ def _candidates(raw: str, workspace: Path, agent_dir: Path) -> list[Path]:
     return [path] if path.is_absolute() else [workspace / path, agent_dir / path]
 
 
-def resolve_command(command: Any, workspace: Path, agent_dir: Path) -> list[str]:
+INTERPRETERS = re.compile(r"(python[0-9.]*|node|bash|sh|zsh|ruby|perl|php)")
+"""Programs whose first argument is the script they run (``python3 wrapper.py``)."""
+
+
+def _script_argument(
+    program: str, rest: list[str], workspace: Path, agent_dir: Path, template: str | None
+) -> list[str]:
+    """An interpreter's script found as the wrapper is (the wrapper runs in the
+    scenario's workspace, where a path relative to the checkout names nothing),
+    unless the workspace template puts it there."""
+    if not rest or not INTERPRETERS.fullmatch(Path(program).name) or rest[0].startswith("-"):
+        return rest
+    if template is not None and (Path(template) / rest[0]).is_file():
+        return rest
+    for candidate in _candidates(rest[0], workspace, agent_dir):
+        if candidate.is_file():
+            return [str(candidate.resolve()), *rest[1:]]
+    return rest
+
+
+def resolve_command(
+    command: Any,
+    workspace: Path,
+    agent_dir: Path,
+    template: str | None = None,
+    scripts: bool = True,
+) -> list[str]:
     """The wrapper's argv: a path (relative to the workspace, then the agent's
-    folder) or a program on PATH, then its arguments."""
+    folder) or a program on PATH, then its arguments; an interpreter's script
+    is found the same way (with ``scripts``: the wrapper runs in the scenario's
+    workspace), unless ``template`` (the workspace template's folder) has it."""
     if isinstance(command, str):
         try:
             argv = shlex.split(command)
@@ -120,14 +149,20 @@ def resolve_command(command: Any, workspace: Path, agent_dir: Path) -> list[str]
         tried = _candidates(first, workspace, agent_dir)
         for candidate in tried:
             if candidate.is_file():
-                return [*interpreter_argv(candidate.resolve()), *rest]
-        raise ConfigError(
-            f"ruhroh command {first!r} not found; tried {' and '.join(str(c) for c in tried)}"
-        )
-    found = shutil.which(first)
-    if found is None:
-        raise ConfigError(f"ruhroh command {first!r} is not installed (not on PATH)")
-    return [found, *rest]
+                argv = interpreter_argv(candidate.resolve())
+                break
+        else:
+            raise ConfigError(
+                f"ruhroh command {first!r} not found; tried {' and '.join(str(c) for c in tried)}"
+            )
+    else:
+        found = shutil.which(first)
+        if found is None:
+            raise ConfigError(f"ruhroh command {first!r} is not installed (not on PATH)")
+        argv = [found]
+    if scripts and len(argv) == 1:
+        rest = _script_argument(argv[0], rest, workspace, agent_dir, template)
+    return [*argv, *rest]
 
 
 def resolve_dir(raw: str, what: str, workspace: Path, agent_dir: Path) -> str:

@@ -34,7 +34,13 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
             return out
         target = out["options"] = dict(config["options"])  # the wrapper, as a connector
     if target.get("command") is not None:
-        target["argv"] = resolve_command(target["command"], agent.workspace, agent.dir)
+        target["argv"] = resolve_command(
+            target["command"],
+            agent.workspace,
+            agent.dir,
+            out.get("workspace_template_path"),
+            scripts=not target.get("cwd"),  # the entry's cwd: where its paths are
+        )
     if target.get("cwd"):
         target["cwd_path"] = resolve_dir(target["cwd"], "ruhroh cwd", agent.workspace, agent.dir)
     return out

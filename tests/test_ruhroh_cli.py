@@ -120,3 +120,57 @@ def test_installed_rook_runs_an_existing_wrapper(tmp_path):
     turn = report["scenarios"][0]["turns"][0]
     assert [i["message"] for i in turn["evidence"]["iterations"]] == ["ship it", "continue"]
     assert (Path(report["run"]["dir"]) / "ruhroh-run-manifest.json").is_file()
+
+
+def test_a_script_given_to_an_interpreter_is_found_like_the_wrapper_itself(
+    rook_workspace, rook_cli
+):
+    # `--ruhroh "python3 wrappers/pw.py"` looked up python3 only: the script path
+    # went to the wrapper as it was, relative to the scenario's fresh workspace
+    # (RUHROH_WORKSPACE) where it runs, so profile add's test and every run failed
+    # with "can't open file .../ruhroh/workspace/wrappers/pw.py"
+    ws = rook_workspace
+    (ws.root / "wrappers").mkdir()
+    (ws.root / "wrappers" / "pw.py").write_text(
+        "import json, os\n"
+        'print(json.dumps({"status": "goal_satisfied", "output": "py " + os.getcwd()}))\n'
+    )
+    (ws.agent_dir / "scripts" / "nw.mjs").write_text(
+        'console.log(JSON.stringify({status: "goal_satisfied", output: "node ok"}))\n'
+    )
+    r = profile_add(rook_cli, ws, "pw", "--ruhroh", "python3 wrappers/pw.py")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = yaml.safe_load((ws.agent_dir / "profiles" / "pw.yaml").read_text())
+    assert data["hooks"]["execute"]["ruhroh"]["command"] == "python3 wrappers/pw.py"
+    ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "py "}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
+    # it still works in the scenario's workspace, never the checkout
+    assert "/ruhroh/workspace" in run.report["scenarios"][0]["turns"][0]["output"]
+    if shutil.which("node"):  # relative to the agent's folder, as for the wrapper
+        r = profile_add(rook_cli, ws, "nw", "--ruhroh", "node scripts/nw.mjs", "--use")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "node ok"}]})
+        assert rook_cli("run", "--json").statuses() == {"s": "passed"}
+
+
+def test_a_script_in_the_workspace_template_is_left_to_the_scenarios_copy(
+    rook_workspace, rook_cli
+):
+    # the template's copy is what runs, even when the checkout has a file of that name
+    ws = rook_workspace
+    template = ws.agent_dir / "fixtures" / "repo"
+    template.mkdir(parents=True)
+    (template / "run.sh").write_text('echo \'{"status":"goal_satisfied","output":"template"}\'\n')
+    (ws.root / "run.sh").write_text('echo \'{"status":"goal_satisfied","output":"checkout"}\'\n')
+    ws.profile(
+        {
+            "id": "rr",
+            "hooks": {
+                "execute": {"ruhroh": {"command": "bash run.sh", "workspace_template": "fixtures/repo"}}
+            },
+        }
+    )
+    ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "template"}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
