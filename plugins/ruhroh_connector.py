@@ -106,6 +106,7 @@ def _candidates(raw: str, workspace: Path, agent_dir: Path) -> list[Path]:
 
 INTERPRETERS = re.compile(r"(python[0-9.]*|node|bash|sh|zsh|ruby|perl|php)")
 """Programs whose first argument is the script they run (``python3 wrapper.py``)."""
+SCRIPT_SUFFIXES = re.compile(r"\.(py|sh|bash|zsh|js|mjs|cjs|ts|rb|pl|php)")
 
 
 def _script_argument(
@@ -113,14 +114,22 @@ def _script_argument(
 ) -> list[str]:
     """An interpreter's script found as the wrapper is (the wrapper runs in the
     scenario's workspace, where a path relative to the checkout names nothing),
-    unless the workspace template puts it there."""
+    unless the workspace template puts it there. A script (a name with a
+    script's extension) found nowhere is refused, as a missing wrapper is."""
     if not rest or not INTERPRETERS.fullmatch(Path(program).name) or rest[0].startswith("-"):
         return rest
-    if template is not None and (Path(template) / rest[0]).is_file():
+    if template is not None and (Path(template) / rest[0]).exists():
         return rest
-    for candidate in _candidates(rest[0], workspace, agent_dir):
+    tried = _candidates(rest[0], workspace, agent_dir)
+    for candidate in tried:
         if candidate.is_file():
             return [str(candidate.resolve()), *rest[1:]]
+    if SCRIPT_SUFFIXES.fullmatch(Path(rest[0]).suffix):
+        raise ConfigError(
+            f"ruhroh command: {Path(program).name}'s script {rest[0]!r} not found; tried "
+            + " and ".join(str(c) for c in tried)
+            + (f" and the workspace_template {template}" if template else "")
+        )
     return rest
 
 

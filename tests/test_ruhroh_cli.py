@@ -174,3 +174,23 @@ def test_a_script_in_the_workspace_template_is_left_to_the_scenarios_copy(
     ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "template"}]})
     run = rook_cli("run", "--json")
     assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
+
+
+def test_a_missing_script_given_to_an_interpreter_is_refused_before_anything_runs(
+    rook_workspace, rook_cli
+):
+    # `--ruhroh "python3 wrappers/missing.py"` wrote a profile that could never work
+    # (exit 1, "can't open file" in the scenario's workspace), and a profile naming
+    # it errored every scenario, where a missing wrapper is refused (exit 2)
+    ws = rook_workspace
+    r = profile_add(rook_cli, ws, "miss", "--ruhroh", "python3 wrappers/missing.py")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "wrappers/missing.py' not found" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "miss.yaml").exists()
+    ws.profile({"id": "rr", "hooks": {"execute": {"ruhroh": "node ./gone/w.mjs"}}})
+    ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "x"}]})
+    run = rook_cli("run")
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert "'./gone/w.mjs' not found" in run.stderr and "tried" in run.stderr, run.stderr
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
