@@ -92,24 +92,31 @@ def build(run: Any, latest: dict[str, Any], environment: dict[str, str]) -> dict
     return {k: v for k, v in doc.items() if v not in ({}, None)}
 
 
-def _latest(path: Path) -> dict[str, Any]:
+def _recorded(path: Path) -> dict[str, Any]:
     try:
         data = read_json(path)
     except Exception:
         return {}
-    return dict(data.get("latest") or {}) if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) else {}
 
 
 def write(run: Any, result: dict[str, Any] | None = None) -> Path:
-    """Write (or update with ``result``'s values) the run's manifest, atomically."""
+    """Write (or update with ``result``'s values) the run's manifest, atomically.
+    The environment fallbacks are those of the invocation that recorded the
+    latest result: one that has recorded none yet (a resume, ``rook run --run
+    ID``) keeps those the run's wrappers saw."""
     path = Path(run.dir) / MANIFEST
-    latest = _latest(path)
+    recorded = _recorded(path)
+    latest = dict(recorded.get("latest") or {})
+    environment = _environment(run)
     if result:
         for key in ("adapterVersion", "model", "usage", "continuity"):
             if result.get(key) is not None:
                 latest[key] = result[key]
         latest["resultAt"] = time.time()
-    doc = build(run, latest, _environment(run))
+    elif isinstance(recorded.get("environment"), dict):
+        environment = {k: v for k, v in recorded["environment"].items() if k in FALLBACKS}
+    doc = build(run, latest, environment)
     doc["latest"] = latest
     redactor = Redactor.for_variables(
         [e.variable for e in run.profile.env], {**os.environ, **run.profile.hook_env}

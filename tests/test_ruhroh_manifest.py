@@ -131,6 +131,33 @@ def test_a_resumed_run_keeps_the_result_values(fallbacks, rook_workspace, rook_c
     assert m["adapterVersion"] == "1.4.0" and m["model"]["model"] == "agent-model"
 
 
+def test_a_resume_that_calls_no_wrapper_keeps_the_fallbacks_the_wrappers_saw(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # rook run --run ID with nothing left to run (or only collect and judge) wrote
+    # the manifest again from its own environment: the runSeed and model version
+    # every wrapper of the run had seen were dropped, and a variable set only for
+    # the resume was recorded though no wrapper saw it
+    ruhroh_profile(rook_workspace, BASH)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    monkeypatch.setenv("RUHROH_RUN_SEED", "42")
+    monkeypatch.setenv("RUHROH_AGENT_MODEL_VERSION", "v-run")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    before = manifest(r)
+    assert before["runSeed"] == "42" and before["model"]["version"] == "v-run"
+    monkeypatch.delenv("RUHROH_RUN_SEED")
+    monkeypatch.setenv("RUHROH_AGENT_MODEL_VERSION", "v-resume")
+    r2 = rook_cli("run", "--json", "--run", r.report["run"]["id"])
+    assert r2.exit_code == 0, r2.stderr + r2.stdout
+    after = manifest(r2)
+    assert after["environment"] == before["environment"] == {
+        "RUHROH_RUN_SEED": "42",
+        "RUHROH_AGENT_MODEL_VERSION": "v-run",
+    }
+    assert after["runSeed"] == "42" and after["model"]["version"] == "v-run"
+
+
 def test_no_secret_value_is_copied(rook_workspace, rook_cli, monkeypatch):
     monkeypatch.setenv("AGENT_TOKEN", "tok-7f3a9c")
     monkeypatch.setenv("RUHROH_AGENT_PROVIDER", "provider-secret-81")
