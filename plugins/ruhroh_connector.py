@@ -24,6 +24,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from rook_core.credentials import ASSIGNMENT
 from rook_core.errors import ConfigError
 from rook_core.models import OutputLimits
 from rook_core.plain import plain
@@ -154,6 +155,18 @@ def resolve_command(
     if not argv:
         raise ConfigError("ruhroh command is empty")
     first, rest = argv[0], argv[1:]
+    if (assigned := ASSIGNMENT.fullmatch(first)) is not None:
+        name = assigned.group(1)  # its value is never shown: it may be a secret
+        raise ConfigError(
+            f"ruhroh command: it starts with {name}=..., which sets a variable, but the "
+            f"command line is not run through a shell: put {name} under the profile's "
+            f"hook_env (or env: for a secret), or start the command with env {name}=..."
+        )
+    if Path(first).name == "env" and rest and not rest[0].startswith("-"):
+        count = next((i for i, w in enumerate(rest) if not ASSIGNMENT.fullmatch(w)), len(rest))
+        if count and count < len(rest):  # env NAME=value ... program: the program found
+            program = resolve_command(rest[count:], workspace, agent_dir, template, scripts)
+            return [*resolve_command([first], workspace, agent_dir), *rest[:count], *program]
     if "/" in first or first.startswith("."):
         tried = _candidates(first, workspace, agent_dir)
         for candidate in tried:

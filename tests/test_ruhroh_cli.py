@@ -194,3 +194,24 @@ def test_a_missing_script_given_to_an_interpreter_is_refused_before_anything_run
     assert run.exit_code == 2, run.stdout + run.stderr
     assert "'./gone/w.mjs' not found" in run.stderr and "tried" in run.stderr, run.stderr
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+def test_variables_set_before_the_wrapper_in_its_command_line(rook_workspace, rook_cli):
+    # `MODE=fast ./wrappers/w.sh` was refused as "'MODE=fast' is not installed (not
+    # on PATH)"; `env MODE=fast ./wrappers/w.sh` was written, and every call failed:
+    # env looked for ./wrappers/w.sh in the scenario's workspace
+    ws = rook_workspace
+    (ws.root / "wrappers").mkdir()
+    wrapper = ws.root / "wrappers" / "w.sh"
+    wrapper.write_text('#!/bin/bash\necho "{\\"status\\":\\"goal_satisfied\\",\\"output\\":\\"mode $MODE\\"}"\n')
+    wrapper.chmod(0o755)
+    r = profile_add(rook_cli, ws, "bare", "--ruhroh", "MODE=fast ./wrappers/w.sh")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "starts with MODE=..., which sets a variable" in r.stderr, r.stderr
+    assert "hook_env" in r.stderr and "fast" not in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "bare.yaml").exists()
+    r = profile_add(rook_cli, ws, "viaenv", "--ruhroh", "env MODE=fast ./wrappers/w.sh")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "mode fast"}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
