@@ -358,6 +358,14 @@ def _sendable(doc: dict[str, Any], schemes: dict[str, Any], requirement: Any) ->
     return True
 
 
+def _challenged(doc: dict[str, Any], op: dict[str, Any]) -> bool:
+    """Whether the operation asks for credentials and Rook can send none of its
+    alternatives (each holds a scheme such as ``digest`` that answers a challenge)."""
+    reqs = op.get("security", doc.get("security")) or []
+    schemes = (doc.get("components") or {}).get("securitySchemes") or {}
+    return bool(reqs) and not any(_sendable(doc, schemes, r) for r in reqs)
+
+
 def security_headers(
     doc: dict[str, Any], op: dict[str, Any], request: AuthorRequest, where: str, notes: list[str]
 ) -> tuple[dict[str, str], dict[str, str]]:
@@ -488,7 +496,13 @@ class OpenApiAuthor(HttpAuthor):
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes)
         if user is not None and "Authorization" not in auth_h:
-            auth_h["Authorization"] = basic_header(user, password or "", request.secrets, where)
+            if _challenged(doc, chosen["op"]):  # as Basic, the password would go in clear
+                notes.append(
+                    "the user and password in the URL are not sent as Basic: the API asks "
+                    "for a scheme that answers a challenge, which an http hook cannot"
+                )
+            else:
+                auth_h["Authorization"] = basic_header(user, password or "", request.secrets, where)
         hooks: dict[str, Any] = {}
         url = base + chosen["path"]
         params = PARAM.findall(chosen["path"])

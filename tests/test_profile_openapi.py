@@ -308,6 +308,28 @@ def test_a_digest_scheme_is_said_to_be_unsendable_and_an_alternative_is_used(
     assert headers == {"X-Key": "{{env.AGENT_API_KEY}}"}
 
 
+def test_a_user_and_password_in_the_url_are_not_sent_as_basic_to_a_digest_api(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A document declaring only digest, with ``bob:PW@`` in its server URL, sent
+    the password as Basic (in clear, to an API that asked for digest). Rook cannot
+    answer a digest challenge from an http hook: it sends nothing and says so."""
+    ws = rook_workspace
+    password = "pw-" + "71c3e9a0d4"
+    url = authoring_server.url.replace("http://", f"http://bob:{password}@")
+    doc = history_document(url, {"dig": {"type": "http", "scheme": "digest"}}, [{"dig": []}])
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "dig", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "Authorization" not in authoring_server.requests[-1]["headers"]
+    assert "headers" not in profile(ws, "dig")["hooks"]["execute"]["http"]
+    assert "env" not in profile(ws, "dig")
+    assert "the user and password in the URL are not sent as Basic" in r.stdout
+    assert password not in r.stdout + r.stderr
+    assert password not in (ws.agent_dir / "profiles" / "dig.yaml").read_text()
+
+
 def _set(doc, path, value):
     *parents, last = path
     for key in parents:
