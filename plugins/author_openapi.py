@@ -30,14 +30,21 @@ HINT = re.compile(r"(chat|message|ask|prompt|complet|query|convers|question|answ
 PARAM = re.compile(r"\{([^{}]+)\}")
 
 
-def load_document(text: str) -> dict[str, Any] | None:
-    """The document when ``text`` is an OpenAPI (or Swagger) document, else ``None``."""
+def load_document(text: str, label: str = "the source") -> dict[str, Any] | None:
+    """The document when ``text`` is an OpenAPI (or Swagger) document, else ``None``.
+
+    Text nested too deeply to parse is refused (``ConfigError`` naming ``label``)."""
     import yaml
 
     try:
         doc = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError):
         return None
+    except RecursionError:
+        raise ConfigError(
+            f"{label}: nested too deeply to read (JSON or YAML more than about 900 "
+            "levels deep; an OpenAPI document is far shallower)"
+        ) from None
     if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) and "paths" in doc:
         return doc
     return None
@@ -455,10 +462,10 @@ class OpenApiAuthor(HttpAuthor):
     options = ("operation", "base_url")
 
     def detect(self, source: Source) -> float:
-        return 1.0 if load_document(source.text) is not None else 0.0
+        return 1.0 if load_document(source.text, source.label) is not None else 0.0
 
     def suggest_name(self, source: Source) -> str | None:
-        info = (load_document(source.text) or {}).get("info")
+        info = (load_document(source.text, source.label) or {}).get("info")
         title = str(info.get("title") or "") if isinstance(info, dict) else ""
         return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or None
 
@@ -474,7 +481,7 @@ class OpenApiAuthor(HttpAuthor):
     def _write(self, request: AuthorRequest) -> Draft:
         from rook_core.authoring import Draft
 
-        doc = load_document(request.source.text)
+        doc = load_document(request.source.text, request.source.label)
         assert doc is not None
         version = doc.get("openapi")
         number = isinstance(version, (int, float)) and not isinstance(version, bool)

@@ -116,6 +116,8 @@ def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
             continue
         try:
             score = float(detect(source) or 0.0)
+        except ConfigError:  # the author refused the source as the user's mistake
+            raise
         except Exception as exc:
             raise PluginError(
                 f"author {name!r} ({rook.authors.owner(name)}) failed while reading the source: "

@@ -380,6 +380,25 @@ def test_a_wrong_shape_is_named_by_its_field_path(rook_workspace, rook_cli, tmp_
     assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
 
 
+@pytest.mark.parametrize("suffix", ["json", "yaml"])
+def test_a_document_nested_too_deeply_is_refused_by_name(rook_workspace, rook_cli, tmp_path, suffix):
+    """A document nested ~3000 levels deep was refused as "author 'openapi' ...
+    failed while reading the source: RecursionError: maximum recursion depth
+    exceeded": the file named, the problem said plainly, exit 2, no profile."""
+    ws = rook_workspace
+    deep = "[" * 3000 + "]" * 3000
+    api = tmp_path / f"api.{suffix}"
+    if suffix == "json":
+        api.write_text('{"openapi": "3.0.3", "paths": {}, "x-deep": ' + deep + "}")
+    else:
+        api.write_text("openapi: 3.0.3\npaths: {}\nx-deep: " + deep + "\n")
+    r = add(rook_cli, ws, "deep", "--from", str(api))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{api}: nested too deeply" in r.stderr, r.stderr
+    assert "RecursionError" not in r.stderr and "recursion" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "deep.yaml").exists()
+
+
 def test_an_extension_among_the_paths_is_no_path(rook_workspace, rook_cli, authoring_server, tmp_path):
     """OpenAPI lets ``paths`` hold ``x-`` extensions of any shape: they are not paths,
     so not refused as one."""
