@@ -252,7 +252,7 @@ def _present(node: dict[str, Any], doc: Any) -> tuple[bool, Any] | object:
     ``{}`` has not, though JMESPath answers null for both. ``_UNKNOWN`` for
     any other expression, whose null result stays "not there"."""
     kind, children = node["type"], node["children"]
-    if kind == "current":
+    if kind in ("current", "identity"):
         return True, doc
     if kind == "field":
         return (
@@ -267,6 +267,11 @@ def _present(node: dict[str, Any], doc: Any) -> tuple[bool, Any] | object:
         )
     if kind in ("subexpression", "index_expression", "pipe"):
         left = _present(children[0], doc)
+        if not isinstance(left, tuple) and kind == "pipe":  # a filter, a function ... first:
+            from jmespath.visitor import TreeInterpreter  # what it gives, walked on
+
+            value = TreeInterpreter().visit(children[0], doc)
+            left = (value is not None, value)
         if not isinstance(left, tuple) or not left[0]:
             return left
         return _present(children[1], left[1])

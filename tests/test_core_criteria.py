@@ -714,6 +714,14 @@ def test_a_key_holding_null_exists_and_a_missing_key_does_not(ws, rook_cli):
         ({"a": None}, {"path": "a.b", "exists": False}, "passed"),
         ({"a": {"b": None}}, {"path": "a | b"}, "passed"),
         ({"a": [{"b": None}]}, {"path": "a[0].b", "exists": True}, "passed"),
+        # a filter or function piped into plain keys: the keys after the pipe are
+        # walked too ("a[?id==`1`] | [0].b is missing" though b is there, as null)
+        ({"a": [{"id": 1, "b": None}]}, {"path": "a[?id==`1`] | [0].b"}, "passed"),
+        ({"a": [{"id": 1, "b": None}]}, {"path": "a[?id==`2`] | [0].b"}, "failed"),
+        ({"a": [{"id": 1}]}, {"path": "a[?id==`1`] | [0].b", "exists": False}, "passed"),
+        ({"a": [{"b": None}]}, {"path": "reverse(a) | [0].b"}, "passed"),
+        ([None], {"path": "[0]"}, "passed"),
+        ({"a": [None]}, {"path": "a | [0]"}, "passed"),
     ]
     for i, (answer, criterion, _) in enumerate(cases):
         ws.scenario(
