@@ -193,6 +193,56 @@ def test_connection_errors_are_retried_then_reported(rook_cli, rook_workspace):
     assert f"POST http://127.0.0.1:{port}/chat failed after 3 attempt(s)" in execute["diagnosis"]
 
 
+def _resetting_server() -> tuple[socket.socket, int]:
+    """A server on 127.0.0.1 that starts a response, then resets the connection (RST)."""
+    import struct
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"output": "par'
+            )
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+def test_a_refused_or_reset_connection_is_said_so(rook_cli, rook_workspace):
+    """The diagnosis said "ConnectError: All connection attempts failed" for a port
+    nothing listens on, and a bare "ReadError" for a connection reset mid-body: the
+    reason the system gave (refused, reset) was dropped."""
+    listener, reset_port = _resetting_server()
+    closed_port = _closed_port()
+    try:
+        for scenario, port in (("refused", closed_port), ("reset", reset_port)):
+            entry = {"url": f"http://127.0.0.1:{port}/chat", "body": {"q": "{{goal}}"}}
+            write_profile(
+                rook_workspace, {"execute": {"http": {**entry, "retries": 0}}}, env=()
+            )
+            rook_workspace.scenario({"id": scenario, "goal": "g", "criteria": [{"contains": "g"}]})
+            r = rook_cli("run", "--json", "--only", scenario)
+            assert r.exit_code == 1, r.stdout + r.stderr
+            [execute] = record_hooks(rook_workspace, run_id_of(r), f"{scenario}.1", "execute")
+            expected = "Connection refused" if scenario == "refused" else "Connection reset by peer"
+            assert expected in execute["diagnosis"], execute["diagnosis"]
+            assert expected in execute["details"]["attempts"][0]["error"]
+    finally:
+        listener.close()
+
+
 def test_a_slow_endpoint_times_out_with_its_attempts_recorded(rook_cli, rook_workspace):
     with socket.socket() as listener:  # accepts connections, never answers
         listener.bind(("127.0.0.1", 0))

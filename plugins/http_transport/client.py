@@ -224,6 +224,22 @@ def _tls_failure(exc: BaseException) -> bool:
     return False
 
 
+def _network_text(exc: BaseException) -> str:
+    """``exc`` as ``Type: message``, with the system's reason when httpx's own text
+    leaves it out (a bare ``ReadError`` for a reset, "All connection attempts
+    failed" for a refusal): ``ReadError (Connection reset by peer)``."""
+    text = exception_text(exc)
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, OSError) and seen.errno:
+            reason = os.strerror(seen.errno)
+            return text if reason.lower() in text.lower() else f"{text} ({reason})"
+        seen = seen.__cause__ or seen.__context__
+    return text
+
+
 def _unknown_encoding(resp: httpx.Response) -> str | None:
     """Why the body cannot be read: a ``Content-Encoding`` httpx has no decoder for.
 
@@ -356,7 +372,7 @@ async def send(
             last_error = entry["error"]
         except RETRYABLE_ERRORS as exc:
             entry["seconds"] = round(time.monotonic() - started, 6)
-            entry["error"] = exception_text(exc)
+            entry["error"] = _network_text(exc)
             if _tls_failure(exc):
                 raise SendError(
                     f"TLS certificate verification failed for {url}: {exc}; "
