@@ -112,6 +112,8 @@ SHORT = {
     "K": "--config",
     "x": "--proxy",
 }
+# -u with these answers the server's challenge on each request: no fixed header does
+CHALLENGE_FLAGS = ("--digest", "--ntlm", "--ntlm-wb", "--negotiate")
 # What an http: entry cannot send: left out, and said so (the test may fail without it).
 UNSENDABLE = (
     "--cert",
@@ -148,6 +150,7 @@ class Curl:
     form: list[str] = field(default_factory=list)
     bearer: str | None = None
     variables: dict[str, str] = field(default_factory=dict)
+    challenge: str | None = None  # --digest, --ntlm, --negotiate: auth no header can send
     """``$NAME`` references read as environment variables: name -> where (first use)."""
 
 
@@ -290,6 +293,8 @@ def _flag(c: Curl, name: str) -> None:
         c.insecure = True
     elif name == "--head":
         c.method = "HEAD"
+    elif name in CHALLENGE_FLAGS:
+        c.challenge = name
 
 
 def _apply(c: Curl, name: str, value: str) -> None:
@@ -529,7 +534,14 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             secrets.add("", f"${var} in your cURL command, {place} of {where}", variable=var)
         notes.append(f"${var} taken as the environment variable {var} ({place})")
     headers = {k: v for k, v in c.headers if k.lower() not in DROP_HEADERS}
-    if c.user is not None:
+    if c.challenge and (c.user is not None or user is not None):
+        notes.append(  # as Basic the password would go in clear to a server asking otherwise
+            f"the cURL command's {c.challenge}: the user and password (-u, or in the URL) "
+            f"are not sent: {c.challenge[2:]} authentication answers a challenge from the "
+            "server on each request, which an http: entry cannot (as Basic the password "
+            "would travel in clear); send them from a script hook"
+        )
+    elif c.user is not None:
         name, _, pw = c.user.partition(":")
         headers["Authorization"] = basic_header(name, pw, secrets, where)
     elif user is not None:

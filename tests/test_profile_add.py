@@ -130,6 +130,29 @@ def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, authoring_serve
     assert http["extract"]["output"] == "reply"
 
 
+@pytest.mark.parametrize("flag", ["--digest", "--ntlm", "--negotiate"])
+def test_curl_digest_credentials_are_not_sent_as_basic(
+    rook_workspace, rook_cli, authoring_server, tmp_path, flag
+):
+    """`curl --digest -u bob:PW` was written as a Basic header: the password went in
+    clear to a server that asked for digest. An http entry cannot answer the
+    challenge, so the credential is not sent, and a note says so."""
+    ws = rook_workspace
+    password = "pw-" + "5e0b7d93c1"
+    call = tmp_path / "digest.sh"
+    call.write_text(
+        f"curl {flag} -u bob:{password} {authoring_server.url}/history "
+        """-H 'Content-Type: application/json' -d '{"message": "hi"}'\n"""
+    )
+    r = add(rook_cli, ws, "dig", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "Authorization" not in authoring_server.requests[-1]["headers"]
+    assert "Authorization" not in profile(ws, "dig")["hooks"]["execute"]["http"].get("headers", {})
+    assert f"the cURL command's {flag}: the user and password (-u, or in the URL) are not sent" in r.stdout
+    assert password not in r.stdout + r.stderr
+    assert_nowhere(ws, password)
+
+
 def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     r = add(
