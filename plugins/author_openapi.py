@@ -374,13 +374,19 @@ def _challenged(doc: dict[str, Any], op: dict[str, Any]) -> bool:
 
 
 def security_headers(
-    doc: dict[str, Any], op: dict[str, Any], request: AuthorRequest, where: str, notes: list[str]
+    doc: dict[str, Any],
+    op: dict[str, Any],
+    request: AuthorRequest,
+    where: str,
+    notes: list[str],
+    userinfo: tuple[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Headers and query parameters carrying the operation's credentials, from env.
 
     Of the alternative requirements, the first that Rook can send; a scheme that
     answers a challenge (``http`` ``digest``, ``negotiate``...) is never sent as
-    a fixed header: ``notes`` says so."""
+    a fixed header: ``notes`` says so. ``userinfo`` (a user and password in the
+    URL) is the value of an ``http`` ``basic`` scheme."""
     headers: dict[str, str] = {}
     query: dict[str, str] = {}
     reqs = op.get("security", doc.get("security")) or []
@@ -407,6 +413,8 @@ def security_headers(
                 "fixed headers; send the credential from a script hook, or use a scheme of "
                 "the API that takes a fixed header (bearer, basic, an API key)"
             )
+        elif kind == "http" and scheme.lower() == "basic" and userinfo is not None:
+            headers["Authorization"] = basic_header(*userinfo, request.secrets, where)
         elif kind == "http" and scheme.lower() == "basic":
             var = request.secrets.add("BASIC_AUTH", purpose + ": base64 of user:password")
             headers["Authorization"] = f"Basic {{{{env.{var}}}}}"
@@ -501,7 +509,8 @@ class OpenApiAuthor(HttpAuthor):
         base, user, password = split_userinfo(base_url(doc, request))
         where = base + chosen["path"]
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
-        auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes)
+        userinfo = (user, password or "") if user is not None else None
+        auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes, userinfo)
         if user is not None and "Authorization" not in auth_h:
             if _challenged(doc, chosen["op"]):  # as Basic, the password would go in clear
                 notes.append(

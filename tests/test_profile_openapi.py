@@ -330,6 +330,31 @@ def test_a_user_and_password_in_the_url_are_not_sent_as_basic_to_a_digest_api(
     assert password not in (ws.agent_dir / "profiles" / "dig.yaml").read_text()
 
 
+def test_a_user_and_password_in_the_url_fill_a_basic_scheme_the_document_declares(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A document declaring http basic, with ``user:PW@`` in its server URL, wrote
+    ``Basic {{env.AGENT_BASIC_AUTH}}`` with no value for it: the URL's credentials
+    were ignored and the test did not run ("not set: AGENT_BASIC_AUTH")."""
+    ws = rook_workspace
+    password = authoring_server.basic_password
+    url = authoring_server.url.replace("http://", f"http://user:{password}@")
+    doc = history_document(url, {"b": {"type": "http", "scheme": "basic"}}, [{"b": []}])
+    doc["paths"]["/basic"] = doc["paths"].pop("/history")
+    props = doc["paths"]["/basic"]["post"]["requestBody"]["content"]["application/json"]
+    props["schema"]["properties"] = {"q": {"type": "string"}}
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "bas", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: basic answer to: Say hello" in r.stdout, r.stdout
+    headers = profile(ws, "bas")["hooks"]["execute"]["http"]["headers"]
+    assert headers == {"Authorization": "Basic {{env.AGENT_BASIC_AUTH}}"}
+    assert [e["variable"] for e in profile(ws, "bas")["env"]] == ["AGENT_BASIC_AUTH"]
+    assert password not in r.stdout + r.stderr
+    assert password not in (ws.agent_dir / "profiles" / "bas.yaml").read_text()
+
+
 def _set(doc, path, value):
     *parents, last = path
     for key in parents:
