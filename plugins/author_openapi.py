@@ -12,6 +12,7 @@ where the answer is, and the probe corrects it.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -238,9 +239,9 @@ def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0
     schema = schema_of(doc, schema)
     for key in ("example", "default"):
         if key in schema and depth > 0:
-            return schema[key]
+            return _as_json(schema[key])
     if "enum" in schema and schema["enum"]:
-        return schema["enum"][0]
+        return _as_json(schema["enum"][0])
     kind = schema.get("type")
     if kind == "object" or "properties" in schema:
         props = schema.get("properties") or {}
@@ -249,6 +250,18 @@ def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0
     if kind == "array":
         return []
     return {"integer": 0, "number": 0, "boolean": False}.get(kind or "", "")
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` with the dates and times YAML reads from bare text (``example:
+    2024-01-01``) as the text they were written as: JSON has no date."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    return value
 
 
 def message_field(doc: dict[str, Any], schema: Any) -> str | None:

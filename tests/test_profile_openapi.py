@@ -108,6 +108,34 @@ def test_openapi_31_and_composed_schemas(rook_workspace, rook_cli, authoring_ser
         assert http["body"]["temperature"] == 0
 
 
+def test_a_date_written_bare_in_a_yaml_document_is_sent_as_text(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """``example: 2024-01-01`` (a date, as YAML reads it bare; common in real
+    documents) on a required field made the profile "hold a value that is not
+    JSON; quote dates and times in YAML": exit 2, nothing written, for a document
+    the user did not write. Such a value is the text it was written as."""
+    ws = rook_workspace
+    schema = {
+        "type": "object",
+        "required": ["prompt", "since", "window"],
+        "properties": {
+            "prompt": {"type": "string"},
+            "since": {"type": "string", "format": "date", "example": "DATE"},
+            "window": {"type": "object", "example": {"from": "DATE"}},
+        },
+    }
+    doc = tmp_path / "api.yaml"
+    text = yaml.safe_dump(ask_document(authoring_server.url, schema))
+    doc.write_text(text.replace("'DATE'", "2024-01-01").replace("DATE", "2024-01-01"))
+    assert "since:\n" in text and "2024-01-01" in doc.read_text()
+    r = add(rook_cli, ws, "desk", "--from", str(doc), env={"AGENT_API_KEY": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    body = profile(ws, "desk")["hooks"]["execute"]["http"]["body"]
+    assert body["since"] == "2024-01-01" and body["window"] == {"from": "2024-01-01"}, body
+    assert "answer: answer 1: Say hello" in r.stdout
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
