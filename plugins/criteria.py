@@ -210,14 +210,19 @@ class Json(CriterionType):
         return {**value, "compiled": compiled, "check": checks[0] if checks else "exists"}
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        from jmespath.exceptions import JMESPathError
+
         if (v := _no_output(view)) is not None:
             return v
         try:
             doc = loads(view.output or "")  # only JSON: not NaN, Infinity or 1e999
         except (ValueError, RecursionError):
             return Verdict(FAILED, f"output is not JSON: {_short(view.output)}")
-        found = config["compiled"].search(doc)
         path, check = config["path"], config["check"]
+        try:
+            found = config["compiled"].search(doc)
+        except JMESPathError as exc:  # a function given a value of the wrong type
+            return Verdict(FAILED, f"{path}: {current().head(str(exc), 200, '...')}")
         shown = f"{path} is {_json_short(found)}"
         if check == "exists":
             there = found is not None

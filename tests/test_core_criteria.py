@@ -646,6 +646,25 @@ def test_a_json_criterion_shows_json_values_and_cuts_a_large_one(ws, rook_cli):
     assert reasons[3].startswith('items is [{"sku": "SKU-00000"') and len(reasons[3]) < 200, reasons
 
 
+def test_a_json_function_the_answer_does_not_fit_fails_the_criterion(ws, rook_cli):
+    """A function given a value of the wrong type by the answer (length of a number,
+    sort_by on nulls) made the criterion an error, "criterion json (criteria
+    (rook-harness)) raised JMESPathTypeError", as if Rook had a bug: the scenario
+    was undecided. The answer does not meet the criterion: it fails, saying why."""
+    answer = {"output": json.dumps({"n": 5, "items": [{"b": None}]})}
+    ws.scenario({"id": "s", "goal": json.dumps(answer), "criteria": [
+        {"json": {"path": "length(n)", "equals": 1}},
+        {"json": {"path": "sort_by(items, &b)"}},
+    ]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    (entry,) = r.report["scenarios"]
+    got = [(c["status"], c["reason"]) for c in entry["criteria"]]
+    assert [status for status, _ in got] == ["failed", "failed"], got
+    assert got[0][1].startswith("length(n): In function length(), invalid type for value: 5"), got
+    assert entry["status"] == "failed" and "raised" not in entry["reason"], entry
+
+
 def test_a_call_criterion_names_some_calls_not_every_one(ws, rook_cli):
     """`called` and `call_order` listed every call made in their reason: an agent
     that made 5,000 calls gave each such criterion a 64 KB reason (and its
