@@ -540,6 +540,30 @@ def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     assert scenario["turns"] == []
 
 
+@pytest.mark.parametrize("field", ["output", "conversation", "save"])
+def test_a_path_whose_function_the_response_does_not_fit_fails_the_hook_saying_so(
+    rook_cli, rook_workspace, agent_server, monkeypatch, field
+):
+    """``abs(choices[0].message.content)`` (a function given text) failed the hook as
+    "transport 'http' raised JMESPathTypeError", as if Rook had a bug, naming
+    neither the field nor the path, and without the response."""
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    bad = "abs(choices[0].message.content)"
+    if field == "save":
+        entry = chat(agent_server, save={"n": bad})
+    else:
+        entry = chat(agent_server, extract={**CHAT_EXTRACT, field: bad})
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "fn", "goal": "where is it", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    where = f"extract.{field}" if field != "save" else "save.n"
+    assert f"{where}: the JMESPath {bad!r} cannot be applied to the response" in reason, reason
+    assert "In function abs()" in reason and "raised" not in reason, reason
+    assert "HTTP 200" in reason, reason
+
+
 def test_a_long_response_is_shown_truncated(rook_cli, rook_workspace, agent_server):
     write_profile(
         rook_workspace,

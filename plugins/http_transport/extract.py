@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import jmespath
+from jmespath.exceptions import JMESPathError
 
 from rook_core import hookio
 
@@ -64,8 +65,21 @@ def json_problem(reply: Reply, doc: Any) -> str | None:
     return None
 
 
+def _search(doc: Any, field: str, path: Path) -> Any:
+    """What ``path`` finds in ``doc`` (``None``: nothing); a function given a value of
+    the wrong type (``abs`` of text) is an :class:`ExtractError` naming the field."""
+    if doc is None:
+        return None
+    try:
+        return path.search(doc)
+    except JMESPathError as exc:
+        raise ExtractError(
+            f"{field}: the JMESPath {path.text!r} cannot be applied to the response: {exc}"
+        ) from None
+
+
 def _find(doc: Any, field: str, path: Path) -> Any:
-    value = path.search(doc) if doc is not None else None
+    value = _search(doc, field, path)
     if value is None:
         raise ExtractError(f"{field}: the JMESPath {path.text!r} found nothing in the response")
     return value
@@ -132,7 +146,7 @@ def extract(doc: Any, config: HttpConfig, phase: str, handle: Any = None) -> dic
             data["output"] = _find(doc, "extract.output (default)", DEFAULT_OUTPUT)
     if "conversation" in ex:
         path = ex["conversation"]
-        found = path.search(doc) if doc is not None else None
+        found = _search(doc, "extract.conversation", path)
         if found is not None:
             data["conversation"] = as_text(found)
         elif not (phase == "execute" and handle):
