@@ -16,7 +16,7 @@ import datetime
 import json
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from rook_core.errors import ConfigError
 
@@ -393,13 +393,15 @@ def security_headers(
     where: str,
     notes: list[str],
     userinfo: tuple[str, str] | None = None,
+    given: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Headers and query parameters carrying the operation's credentials, from env.
 
     Of the alternative requirements, the first that Rook can send; a scheme that
     answers a challenge (``http`` ``digest``, ``negotiate``...) is never sent as
     a fixed header: ``notes`` says so. ``userinfo`` (a user and password in the
-    URL) is the value of an ``http`` ``basic`` scheme."""
+    URL) is the value of an ``http`` ``basic`` scheme, and ``given`` (the document
+    URL's query) that of an ``apiKey`` in the query of the same name."""
     headers: dict[str, str] = {}
     query: dict[str, str] = {}
     reqs = op.get("security", doc.get("security")) or []
@@ -410,7 +412,8 @@ def security_headers(
         kind, purpose = s.get("type"), f"{name} credential for {where} (OpenAPI security scheme)"
         scheme = str(s.get("scheme", "")).strip()
         if kind == "apiKey":
-            var = request.secrets.add("API_KEY", purpose)
+            found = (given or {}).get(str(s.get("name"))) if s.get("in") == "query" else None
+            var = request.secrets.add("API_KEY", purpose, found or None)
             target = query if s.get("in") == "query" else headers
             key = s.get("name", "X-API-Key") if s.get("in") != "cookie" else "Cookie"
             value = (
@@ -523,7 +526,8 @@ class OpenApiAuthor(HttpAuthor):
         where = base + chosen["path"]
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         userinfo = (user, password or "") if user is not None else None
-        auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes, userinfo)
+        given = dict(parse_qsl(urlsplit(request.source.url or "").query))
+        auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes, userinfo, given)
         if user is not None and "Authorization" not in auth_h:
             if _challenged(doc, chosen["op"]):  # as Basic, the password would go in clear
                 notes.append(

@@ -278,6 +278,24 @@ def test_openapi_with_several_operations_asks(rook_workspace, rook_cli, authorin
     assert "not tested; next: rook profile test two" in r.stdout
 
 
+def test_an_api_key_in_the_openapi_url_fills_the_query_key_scheme(
+    rook_workspace, rook_cli, authoring_server
+):
+    """``--from https://HOST/openapi.json?key=KEY``, for a document whose apiKey scheme
+    is that query parameter, wrote ``{{env.AGENT_API_KEY}}`` with no value for it: the
+    key in hand was ignored and the test did not run ("not set: AGENT_API_KEY")."""
+    ws = rook_workspace
+    key = authoring_server.api_key
+    r = add(rook_cli, ws, "keyed", "--from", f"{authoring_server.url}/openapi-key.json?key={key}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: answer 1: Say hello" in r.stdout, r.stdout
+    data = profile(ws, "keyed")
+    assert data["hooks"]["execute"]["http"]["query"] == {"key": "{{env.AGENT_API_KEY}}"}
+    assert [e["variable"] for e in data["env"]] == ["AGENT_API_KEY"]
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+
+
 def test_openapi_security_scheme_becomes_env(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     r = add(rook_cli, ws, "keyed", "--from", f"{authoring_server.url}/openapi-key.json")
