@@ -74,6 +74,27 @@ def test_a_wrong_token_is_diagnosed_as_an_authentication_problem(
     assert wrong not in everything
 
 
+@pytest.mark.parametrize("challenge", ['Digest realm="agent", nonce="n1", qop="auth"', "NTLM"])
+def test_a_server_asking_for_digest_is_said_to_need_a_script_hook(
+    rook_cli, rook_workspace, agent_server, challenge
+):
+    """A 401 asking for Digest (or NTLM) was diagnosed "No header or query parameter
+    carried a credential; add one, e.g. headers: {Authorization: 'Bearer ...'}":
+    advice that cannot work, since such a scheme answers a challenge on each
+    request and an http entry sends fixed headers."""
+    agent_server.flaky["d"] = [(401, {"WWW-Authenticate": challenge})]
+    entry = {"url": f"{agent_server.url}/flaky/d", "body": {"q": "{{goal}}"}, "retries": 0}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "d", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    scheme = challenge.split()[0]
+    assert f"The server asks for {scheme} authentication" in reason, reason
+    assert "cannot answer it: reach the agent from a script hook" in reason, reason
+    assert "Bearer" not in reason, reason
+
+
 def test_prepare_mints_a_token_that_later_phases_use(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -19,6 +19,18 @@ from .template import BUILTINS
 
 SHOW_CHARS = 600
 CREDENTIAL_FIELD = re.compile(r"(key|token|secret|passw|auth|credential|cookie|session)", re.I)
+# WWW-Authenticate schemes that answer a challenge on each request: no fixed header sends them
+CHALLENGE_SCHEMES = {"digest", "ntlm", "negotiate", "kerberos", "mutual", "hoba"}
+_SCHEME = re.compile(r"(?:^|,)\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?=\s|,|$)")
+
+
+def challenge_only(header: str) -> str | None:
+    """The scheme a ``WWW-Authenticate`` header asks for when every scheme it offers
+    answers a challenge (``Digest``, ``NTLM``...), else ``None``."""
+    schemes = _SCHEME.findall(header)
+    if schemes and all(s.lower() in CHALLENGE_SCHEMES for s in schemes):
+        return schemes[0]
+    return None
 
 
 def preview(value: Any, limit: int = SHOW_CHARS, redactor: Redactor | None = None) -> str:
@@ -96,6 +108,18 @@ def auth_failure(
     what = "rejected the credentials" if reply.status == 401 else "refused access"
     msg = [f"authentication problem: {method} {url} {what} (HTTP {reply.status} {reply.reason})."]
     sources, names = credential_sources(used)
+    challenge = reply.headers.get("www-authenticate")
+    scheme = challenge_only(challenge) if challenge else None
+    if scheme:
+        if sources:
+            msg.append("Credentials sent: " + "; ".join(sources) + ".")
+        msg.append(
+            f"The server asks for {scheme} authentication (WWW-Authenticate: {challenge}), "
+            "which answers a challenge from the server on each request; an http: entry "
+            "sends fixed headers and cannot answer it: reach the agent from a script hook."
+        )
+        msg.append("Response " + received(reply, document, phase))
+        return " ".join(msg)
     if sources:
         msg.append("Credentials sent: " + "; ".join(sources) + ".")
         env_names = [n[4:] for n in names if n.startswith("env.")]
@@ -122,7 +146,6 @@ def auth_failure(
             "No header or query parameter carried a credential; add one, e.g. "
             "headers: {Authorization: 'Bearer {{env.TOKEN}}'} with TOKEN listed under env:."
         )
-    challenge = reply.headers.get("www-authenticate")
     if challenge:
         msg.append(f"The server asked for: WWW-Authenticate: {challenge}.")
     msg.append("Response " + received(reply, document, phase))
