@@ -523,10 +523,15 @@ class OpenApiAuthor(HttpAuthor):
         chosen = pick(candidates(doc), request.options.get("operation"))
         # a password in the document's URL (or its server URL) goes to env, never a file
         base, user, password = split_userinfo(base_url(doc, request))
+        # the document URL's credentials, for a server on its host (never elsewhere)
+        doc_url = request.source.url or ""
+        here = urlsplit(base).hostname == urlsplit(doc_url).hostname
+        if user is None and here:
+            _, user, password = split_userinfo(doc_url)
         where = base + chosen["path"]
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         userinfo = (user, password or "") if user is not None else None
-        given = dict(parse_qsl(urlsplit(request.source.url or "").query))
+        given = dict(parse_qsl(urlsplit(doc_url).query)) if here else {}
         auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes, userinfo, given)
         if user is not None and "Authorization" not in auth_h:
             if _challenged(doc, chosen["op"]):  # as Basic, the password would go in clear

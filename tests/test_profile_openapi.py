@@ -383,6 +383,48 @@ def test_a_user_and_password_in_the_url_fill_a_basic_scheme_the_document_declare
     assert password not in (ws.agent_dir / "profiles" / "bas.yaml").read_text()
 
 
+def test_a_user_and_password_in_the_document_url_reach_its_absolute_server_on_that_host(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """``--from http://user:PW@HOST/api.json`` whose ``servers`` names the API by its
+    whole URL dropped the user and password (the Basic scheme got no value, "not
+    set: AGENT_BASIC_AUTH"), though the docs say they become the Basic credential.
+    They now do when the server is on the document's host, and never go elsewhere."""
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    ws = rook_workspace
+    password = authoring_server.basic_password
+    doc = history_document(
+        authoring_server.url, {"b": {"type": "http", "scheme": "basic"}}, [{"b": []}]
+    )
+    doc["paths"]["/basic"] = doc["paths"].pop("/history")
+    media = doc["paths"]["/basic"]["post"]["requestBody"]["content"]["application/json"]
+    media["schema"]["properties"] = {"q": {"type": "string"}}
+    (tmp_path / "api.json").write_text(json.dumps(doc))
+    handler = partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    docs = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=docs.serve_forever, daemon=True).start()
+    try:
+        port = docs.server_address[1]
+        url = f"http://user:{password}@127.0.0.1:{port}/api.json"
+        r = add(rook_cli, ws, "bas", "--from", url)
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert "answer: basic answer to: Say hello" in r.stdout, r.stdout
+        headers = profile(ws, "bas")["hooks"]["execute"]["http"]["headers"]
+        assert headers == {"Authorization": "Basic {{env.AGENT_BASIC_AUTH}}"}
+        assert password not in r.stdout + r.stderr
+        # the document on another host (localhost, not 127.0.0.1): not sent there
+        url = f"http://user:{password}@localhost:{port}/api.json"
+        r = add(rook_cli, ws, "away", "--from", url)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert "not set: AGENT_BASIC_AUTH" in r.stdout, r.stdout
+    finally:
+        docs.shutdown()
+        docs.server_close()
+
+
 def _set(doc, path, value):
     *parents, last = path
     for key in parents:
