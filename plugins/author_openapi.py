@@ -501,6 +501,11 @@ class OpenApiAuthor(HttpAuthor):
                 f"{request.source.label}: not a valid OpenAPI 3 document (a field holds "
                 f"the wrong kind of value: {exc})"
             ) from None
+        except RecursionError:  # a shallow file whose $refs chain thousands of schemas
+            raise ConfigError(
+                f"{request.source.label}: its schemas nest too deeply to read (through "
+                "nested schemas or a chain of $ref, more than about 900 levels)"
+            ) from None
 
     def _write(self, request: AuthorRequest) -> Draft:
         from rook_core.authoring import Draft

@@ -494,6 +494,27 @@ def test_a_document_nested_too_deeply_is_refused_by_name(rook_workspace, rook_cl
     assert not (ws.agent_dir / "profiles" / "deep.yaml").exists()
 
 
+def test_a_chain_of_refs_too_long_to_follow_is_refused_by_name(rook_workspace, rook_cli, tmp_path):
+    """A shallow document whose schemas nest through 3000 ``$ref``s (S0's items are
+    S1, whose items are S2 ...) failed as "author 'openapi' ... failed in write:
+    RecursionError": the file named, the problem said plainly, exit 2, no profile."""
+    ws = rook_workspace
+    n = 3000
+    ref = "#/components/schemas/S{}"
+    schemas = {f"S{i}": {"type": "array", "items": {"$ref": ref.format(i + 1)}} for i in range(n)}
+    schemas[f"S{n}"] = {"type": "string"}
+    doc = ask_document("http://127.0.0.1:9", SCHEMAS["allOf"])
+    doc["components"]["schemas"].update(schemas)
+    doc["components"]["schemas"]["Base"]["properties"]["deep"] = {"$ref": ref.format(0)}
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "deep", "--from", str(api))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{api}: its schemas nest too deeply to read" in r.stderr, r.stderr
+    assert "RecursionError" not in r.stderr and "recursion" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "deep.yaml").exists()
+
+
 def test_an_extension_among_the_paths_is_no_path(rook_workspace, rook_cli, authoring_server, tmp_path):
     """OpenAPI lets ``paths`` hold ``x-`` extensions of any shape: they are not paths,
     so not refused as one."""
