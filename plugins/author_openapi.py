@@ -37,6 +37,7 @@ def load_document(text: str, label: str = "the source") -> dict[str, Any] | None
     Text nested too deeply to parse is refused (``ConfigError`` naming ``label``)."""
     import yaml
 
+    text = text.removeprefix("\ufeff")  # a byte order mark (Windows tools write one)
     try:
         doc = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError):

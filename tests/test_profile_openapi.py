@@ -136,6 +136,21 @@ def test_a_date_written_bare_in_a_yaml_document_is_sent_as_text(
     assert "answer: answer 1: Say hello" in r.stdout
 
 
+def test_a_json_document_with_a_byte_order_mark_and_tabs_is_read(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A JSON document saved with a UTF-8 byte order mark and indented with tabs (as
+    some Windows tools write it) was "Rook cannot tell what this is": the mark hid
+    the opening brace, so it was read as YAML, where a tab cannot indent."""
+    ws = rook_workspace
+    doc = tmp_path / "api.json"
+    text = json.dumps(ask_document(authoring_server.url, SCHEMAS["allOf"]), indent="\t")
+    doc.write_text(text, encoding="utf-8-sig")
+    r = add(rook_cli, ws, "desk", "--from", str(doc), env={"AGENT_API_KEY": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "author: openapi" in r.stdout and "answer: answer 1: Say hello" in r.stdout, r.stdout
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
