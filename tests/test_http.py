@@ -74,6 +74,24 @@ def test_a_wrong_token_is_diagnosed_as_an_authentication_problem(
     assert wrong not in everything
 
 
+def test_a_credential_in_the_url_query_is_named_in_an_authentication_problem(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """A 401 for a request whose URL carried ``?key={{env.AGENT_KEY}}`` was diagnosed
+    "No header or query parameter carried a credential; add one", though one had."""
+    monkeypatch.setenv("AGENT_KEY", "k-wrong-0123456789")
+    entry = chat(agent_server, headers={})
+    entry["http"]["url"] += "?key={{env.AGENT_KEY}}"
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "q", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "Credentials sent: the URL's query from {{env.AGENT_KEY}}" in reason, reason
+    assert "No header or query parameter carried a credential" not in reason, reason
+    assert "k-wrong-0123456789" not in reason
+
+
 @pytest.mark.parametrize("challenge", ['Digest realm="agent", nonce="n1", qop="auth"', "NTLM"])
 def test_a_server_asking_for_digest_is_said_to_need_a_script_hook(
     rook_cli, rook_workspace, agent_server, challenge

@@ -66,9 +66,12 @@ def received(reply: Reply, document: Any, phase: str) -> str:
     return f"({head}, {kind}): {preview(body)}"
 
 
-def credential_sources(used: list[tuple[str, str, Any]]) -> tuple[list[str], list[str]]:
+def credential_sources(
+    used: list[tuple[str, str, Any]], url_query: set[str] | frozenset[str] = frozenset()
+) -> tuple[list[str], list[str]]:
     """Where the request carried credentials (``header Authorization from {{env.KEY}}``),
-    and the placeholder names involved."""
+    and the placeholder names involved; ``url_query`` names the placeholders in the
+    query the ``url`` itself writes (``?key={{env.KEY}}``)."""
     lines: list[str] = []
     names: list[str] = []
     for where, name, _ in used:
@@ -81,6 +84,8 @@ def credential_sources(used: list[tuple[str, str, Any]]) -> tuple[list[str], lis
             place = f"query parameter {rest}"
         elif section in ("body", "form") and CREDENTIAL_FIELD.search(rest):
             place = f"{section} field {rest}"
+        elif section == "url" and name in url_query:
+            place = "the URL's query"
         else:
             continue
         if name.startswith("env."):
@@ -103,11 +108,12 @@ def auth_failure(
     phase: str,
     used: list[tuple[str, str, Any]],
     literal_headers: list[str],
+    url_query: set[str] | frozenset[str] = frozenset(),
 ) -> str:
     """The diagnosis for a 401 or 403, naming the header and the variable involved."""
     what = "rejected the credentials" if reply.status == 401 else "refused access"
     msg = [f"authentication problem: {method} {url} {what} (HTTP {reply.status} {reply.reason})."]
-    sources, names = credential_sources(used)
+    sources, names = credential_sources(used, url_query)
     challenge = reply.headers.get("www-authenticate")
     scheme = challenge_only(challenge) if challenge else None
     if scheme:

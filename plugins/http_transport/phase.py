@@ -33,7 +33,7 @@ from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import ExtractError, document, extract, json_problem, saved_values
 from .sse import StreamError, cut_short
-from .template import Scope, TemplateError, as_text, unavailable_in, walk_strings
+from .template import Scope, TemplateError, as_text, placeholders, unavailable_in, walk_strings
 
 KEY = "http"
 SAVED_FILE = "http-saved.json"
@@ -285,7 +285,11 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
             for h, v in config.headers.items()
             if h.lower() in CREDENTIAL_HEADERS and "{{" not in str(v)
         ]
-        raise HookError(auth_failure(method, url, reply, doc, call.phase, scope.used, literal))
+        cut = config.url.find("?")  # placeholders in the query the url itself writes
+        in_query = {n for _, n in placeholders(config.url[cut:])} if cut >= 0 else set()
+        raise HookError(
+            auth_failure(method, url, reply, doc, call.phase, scope.used, literal, in_query)
+        )
     if not 200 <= reply.status < 300:
         location = reply.headers.get("location") if 300 <= reply.status < 400 else None
         if location:  # where it points, resolved, for rook profile add and fix to correct
