@@ -239,6 +239,14 @@ def test_a_refused_or_reset_connection_is_said_so(rook_cli, rook_workspace):
             expected = "Connection refused" if scenario == "refused" else "Connection reset by peer"
             assert expected in execute["diagnosis"], execute["diagnosis"]
             assert expected in execute["details"]["attempts"][0]["error"]
+        # a name that does not resolve: its own words, no "(Unknown error -2)" after them
+        entry = {"url": "http://nonexistent.invalid/chat", "body": {"q": "{{goal}}"}}
+        write_profile(rook_workspace, {"execute": {"http": {**entry, "retries": 0}}}, env=())
+        rook_workspace.scenario({"id": "nohost", "goal": "g", "criteria": [{"contains": "g"}]})
+        r = rook_cli("run", "--json", "--only", "nohost")
+        [execute] = record_hooks(rook_workspace, run_id_of(r), "nohost.1", "execute")
+        assert "ConnectError: " in execute["diagnosis"], execute["diagnosis"]
+        assert "Unknown error" not in execute["diagnosis"], execute["diagnosis"]
     finally:
         listener.close()
 

@@ -234,8 +234,11 @@ def _network_text(exc: BaseException) -> str:
         if seen is None:
             break
         if isinstance(seen, OSError) and seen.errno:
-            reason = os.strerror(seen.errno)
-            return text if reason.lower() in text.lower() else f"{text} ({reason})"
+            # a negative errno is a resolver's (socket.gaierror): its own words say it
+            reason = os.strerror(seen.errno) if seen.errno > 0 else (seen.strerror or "")
+            if not reason or reason.lower() in text.lower():
+                return text
+            return f"{text} ({reason})"
         seen = seen.__cause__ or seen.__context__
     return text
 
