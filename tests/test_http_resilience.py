@@ -247,6 +247,14 @@ def test_a_refused_or_reset_connection_is_said_so(rook_cli, rook_workspace):
         [execute] = record_hooks(rook_workspace, run_id_of(r), "nohost.1", "execute")
         assert "ConnectError: " in execute["diagnosis"], execute["diagnosis"]
         assert "Unknown error" not in execute["diagnosis"], execute["diagnosis"]
+        # https to a server that speaks plain HTTP: TLS's words, no "(Operation not permitted)"
+        entry = {"url": f"https://127.0.0.1:{reset_port}/chat", "body": {"q": "{{goal}}"}}
+        write_profile(rook_workspace, {"execute": {"http": {**entry, "retries": 0}}}, env=())
+        rook_workspace.scenario({"id": "tls", "goal": "g", "criteria": [{"contains": "g"}]})
+        r = rook_cli("run", "--json", "--only", "tls")
+        [execute] = record_hooks(rook_workspace, run_id_of(r), "tls.1", "execute")
+        assert "SSL" in execute["diagnosis"], execute["diagnosis"]
+        assert "Operation not permitted" not in execute["diagnosis"], execute["diagnosis"]
     finally:
         listener.close()
 

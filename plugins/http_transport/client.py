@@ -227,18 +227,16 @@ def _tls_failure(exc: BaseException) -> bool:
 def _network_text(exc: BaseException) -> str:
     """``exc`` as ``Type: message``, with the system's reason when httpx's own text
     leaves it out (a bare ``ReadError`` for a reset, "All connection attempts
-    failed" for a refusal): ``ReadError (Connection reset by peer)``."""
+    failed" for a refusal): ``ReadError (Connection reset by peer)``. A resolver's
+    or TLS error says it in its own words already."""
     text = exception_text(exc)
     seen: BaseException | None = exc
     for _ in range(6):
         if seen is None:
             break
-        if isinstance(seen, OSError) and seen.errno:
-            # a negative errno is a resolver's (socket.gaierror): its own words say it
-            reason = os.strerror(seen.errno) if seen.errno > 0 else (seen.strerror or "")
-            if not reason or reason.lower() in text.lower():
-                return text
-            return f"{text} ({reason})"
+        if isinstance(seen, ConnectionError) and seen.errno:  # refused, reset, aborted
+            reason = os.strerror(seen.errno)
+            return text if reason.lower() in text.lower() else f"{text} ({reason})"
         seen = seen.__cause__ or seen.__context__
     return text
 
