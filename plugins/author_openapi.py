@@ -238,6 +238,8 @@ def sample(doc: dict[str, Any], schema: Any, message: str | None, depth: int = 0
     if depth > 8:
         return None
     schema = schema_of(doc, schema)
+    if "const" in schema:  # OpenAPI 3.1: the one value the field may hold
+        return _as_json(schema["const"])
     for key in ("example", "default"):
         if key in schema and depth > 0:
             return _as_json(schema[key])

@@ -151,6 +151,29 @@ def test_a_json_document_with_a_byte_order_mark_and_tabs_is_read(
     assert "author: openapi" in r.stdout and "answer: answer 1: Say hello" in r.stdout, r.stdout
 
 
+def test_a_required_field_with_a_const_is_sent_with_that_value(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """OpenAPI 3.1's ``const`` (``kind: {const: chat}``) on a required field was sent
+    as ``""``, a value the schema forbids; it is the value the schema fixes."""
+    ws = rook_workspace
+    schema = {
+        "type": "object",
+        "required": ["prompt", "kind", "version"],
+        "properties": {
+            "prompt": {"type": "string"},
+            "kind": {"const": "chat"},
+            "version": {"type": "integer", "const": 2},
+        },
+    }
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps(ask_document(authoring_server.url, schema)))
+    r = add(rook_cli, ws, "desk", "--from", str(doc), env={"AGENT_API_KEY": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    body = profile(ws, "desk")["hooks"]["execute"]["http"]["body"]
+    assert body["kind"] == "chat" and body["version"] == 2, body
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
