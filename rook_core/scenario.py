@@ -71,6 +71,12 @@ class _ExpectationSchema(Schema):
     mcp = fields.List(fields.Raw(), load_default=list)
 
 
+def _some_text(value: str) -> None:
+    """A goal or turn: the agent gets it on standard input, so it must say something."""
+    if not value.strip():
+        raise ValidationError("empty: nothing to send the agent; write the text to send")
+
+
 class _ScenarioSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -89,8 +95,8 @@ class _ScenarioSchema(Schema):
     name = fields.String()
     title = fields.String()
     tags = fields.List(fields.String(), load_default=list)
-    goal = fields.String()
-    turns = fields.List(fields.String(), validate=validate.Length(min=1))
+    goal = fields.String(validate=_some_text)
+    turns = fields.List(fields.String(validate=_some_text), validate=validate.Length(min=1))
     repeat = StrictInteger(validate=validate.Range(min=1), load_default=1)
     criteria = fields.List(fields.Raw(), load_default=list)
     class_ = fields.String(data_key="class")
@@ -100,7 +106,7 @@ class _ScenarioSchema(Schema):
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     max_turns = StrictInteger(validate=validate.Range(min=1))
     multi_turn = fields.Boolean(truthy={True}, falsy={False})
-    setup_messages = fields.List(fields.String())
+    setup_messages = fields.List(fields.String(validate=_some_text))
     expectation = fields.Nested(_ExpectationSchema)
     workspace = fields.String(validate=validate.Length(min=1))
 

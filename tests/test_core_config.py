@@ -393,6 +393,14 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ),
         ({"id": "s", "goal": "g", "repeat": 0}, ["repeat"]),
         ({"id": "s", "goal": "g", "owner": "me"}, ["owner", "Unknown field"]),
+        # an empty goal (`goal: "{{ q }}"` left unfilled) sent the agent nothing and ran
+        ({"id": "s", "goal": ""}, ["goal: empty", "nothing to send"]),
+        ({"id": "s", "goal": " \n\t"}, ["goal: empty"]),
+        ({"id": "s", "turns": ["Cancel ORD-1", ""]}, ["turns.1: empty"]),
+        (
+            {"id": "s", "title": "t", "goal": "g", "multi_turn": True, "setup_messages": ["  "]},
+            ["setup_messages.0: empty"],
+        ),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):

@@ -389,3 +389,14 @@ def test_the_judge_profile_rubric_criteria_need_is_checked(rook_workspace, rook_
     assert code == 1
     [p] = problems(findings)
     assert "judge.sh" in p["message"], p
+
+
+def test_a_scenario_with_an_empty_goal_is_a_problem(rook_workspace, rook_cli):
+    """rook run sent the agent an empty goal and judged its answer; doctor said
+    'no problems found'."""
+    healthy(rook_workspace)
+    rook_workspace.scenario({"id": "blank", "goal": "  ", "criteria": [{"contains": "ok"}]})
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 1
+    [p] = problems(findings)
+    assert "blank.yaml" in p["message"] and "goal: empty" in p["message"], p
