@@ -77,6 +77,27 @@ def _some_text(value: str) -> None:
         raise ValidationError("empty: nothing to send the agent; write the text to send")
 
 
+def _selectable(flag: str) -> Any:
+    """A tag, class or category: ``flag`` splits on commas and strips blanks, so a
+    value that holds a comma or blanks at either end could never be selected."""
+
+    def check(value: str) -> None:
+        if not value.strip():
+            raise ValidationError(f"empty: {flag} could never select it")
+        if "," in value:
+            raise ValidationError(
+                f"{value!r} holds a comma, which {flag} takes as a separator, so it could "
+                "never be selected; write it without (a-b), or as two"
+            )
+        if value != value.strip():
+            raise ValidationError(
+                f"{value!r} begins or ends with blanks, which {flag} drops, so it could "
+                f"never be selected; write {value.strip()!r}"
+            )
+
+    return check
+
+
 class _ScenarioSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -94,13 +115,13 @@ class _ScenarioSchema(Schema):
     )
     name = fields.String()
     title = fields.String()
-    tags = fields.List(fields.String(), load_default=list)
+    tags = fields.List(fields.String(validate=_selectable("--tag")), load_default=list)
     goal = fields.String(validate=_some_text)
     turns = fields.List(fields.String(validate=_some_text), validate=validate.Length(min=1))
     repeat = StrictInteger(validate=validate.Range(min=1), load_default=1)
     criteria = fields.List(fields.Raw(), load_default=list)
-    class_ = fields.String(data_key="class")
-    category = fields.String()
+    class_ = fields.String(data_key="class", validate=_selectable("--class"))
+    category = fields.String(validate=_selectable("--category"))
     feature_id = fields.String()
     excluded = fields.Boolean(truthy={True}, falsy={False})
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))

@@ -401,6 +401,12 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
             {"id": "s", "title": "t", "goal": "g", "multi_turn": True, "setup_messages": ["  "]},
             ["setup_messages.0: empty"],
         ),
+        # values --tag/--class/--category split on commas and strip: never selectable
+        ({"id": "s", "goal": "g", "tags": ["ok", "a,b"]}, ["tags.1: 'a,b' holds a comma", "--tag"]),
+        ({"id": "s", "goal": "g", "tags": [" smoke"]}, ["tags.0: ' smoke' begins or ends"]),
+        ({"id": "s", "goal": "g", "tags": [""]}, ["tags.0: empty", "--tag"]),
+        ({"id": "s", "goal": "g", "class": "x,y"}, ["class: 'x,y' holds a comma", "--class"]),
+        ({"id": "s", "goal": "g", "category": "  "}, ["category: empty", "--category"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
