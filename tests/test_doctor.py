@@ -400,3 +400,27 @@ def test_a_scenario_with_an_empty_goal_is_a_problem(rook_workspace, rook_cli):
     assert code == 1
     [p] = problems(findings)
     assert "blank.yaml" in p["message"] and "goal: empty" in p["message"], p
+
+
+def test_a_criterion_rook_run_refuses_is_a_problem(rook_workspace, rook_cli, monkeypatch):
+    """A `judge:` criterion naming no installed judge (or one whose options the
+    judge refuses): rook run stops with exit 2 before anything runs; doctor
+    said 'no problems found'."""
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",judges")
+    ws = rook_workspace
+    healthy(ws)
+    ws.scenario({"id": "tone", "goal": "g", "criteria": [{"judge": {"name": "acme-tone"}}]})
+    ws.scenario({"id": "kw", "goal": "g", "criteria": [{"judge": {"name": "keywords"}}]})
+    run = rook_cli("run", "-w", str(ws.root))
+    assert run.exit_code == 2 and "unknown judge 'acme-tone'" in run.stderr, run.stderr
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = problems(findings)
+    assert p["subject"] == "proj/agent scenarios", p
+    assert "tone.yaml: scenario tone: criteria.0.judge: unknown judge 'acme-tone'" in p["message"]
+    assert "scenario kw: criteria.0.judge: keywords needs words" in p["message"], p
+    assert p["fix"]
+    ws.scenario({"id": "tone", "goal": "g", "criteria": [{"judge": {"name": "keywords", "words": ["x"]}}]})
+    ws.scenario({"id": "kw", "goal": "g", "criteria": [{"contains": "ok"}]})
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0, problems(findings)

@@ -248,6 +248,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         )
         return []
     doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")
+    check_criteria_work(doctor, rook, agent, label, scenarios)
     held = {s.path for s in scenarios}
     hollow = [path for _, path, _, _ in _yaml_files(sdir) if path not in held]
     if hollow:  # a file saved empty, or commented out, is skipped without a word
@@ -266,6 +267,26 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             "(rook run still exits 0 for them: add criteria)",
         )
     return list(scenarios)
+
+
+def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenarios: Any) -> None:
+    """Ask each criterion whether it can work, as ``rook run`` does before anything
+    runs (a ``judge:`` criterion naming no installed judge, say)."""
+    from ..errors import ConfigError
+    from ..judging import JudgingContext, check_criteria
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    judging = JudgingContext(workspace=agent.workspace, env=env, judges=rook.judges)
+    try:
+        check_criteria(list(scenarios), rook.criteria, judging)
+    except ConfigError as exc:
+        doctor.add(
+            PROBLEM,
+            f"{label} scenarios",
+            str(exc),
+            "correct the criteria named above (docs/criteria.md; installed judges: "
+            f"{', '.join(rook.judges.names()) or 'none'})",
+        )
 
 
 def check_judge_profile(
