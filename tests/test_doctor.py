@@ -347,12 +347,28 @@ def test_the_judge_profile_rubric_criteria_need_is_checked(rook_workspace, rook_
     ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.sh"}}, active=False)
     config = ws.root / ".testmuai" / "rook" / "config.yaml"
 
-    # none configured: rook run needs --judge-profile; a note says so
+    # none configured: rook run refuses the run (exit 2); doctor said "no problems
+    # found" (a note), so `rook doctor && rook run` failed past a green check
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 2
     code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = problems(findings)
+    assert p["subject"] == "proj/agent judge profile" and "scenario tone" in p["message"], p
+    assert "rook run refuses them" in p["message"], p
+    assert "pass --judge-profile NAME" in p["fix"] and "judge_profile: NAME" in p["fix"], p
+    # ... unless it is given as rook run takes it: doctor checks the same profile
+    assert rook_cli("run", "-w", str(ws.root), "--judge-profile", "grader").exit_code == 0
+    code, findings = doctor(rook_cli, ws, "--judge-profile", "grader")
     assert code == 0, problems(findings)
-    note = next(f for f in findings if f["subject"] == "proj/agent judge profile")
-    assert note["status"] == "note" and "scenario tone" in note["message"]
-    assert "--judge-profile" in note["message"]
+    ok = next(f for f in findings if f["subject"] == "proj/agent judge profile")
+    assert ok["status"] == "ok" and "grader" in ok["message"]
+    code, findings = doctor(rook_cli, ws, "--judge-profile", "gradr")
+    assert code == 1
+    [p] = problems(findings)
+    assert p["message"].startswith("--judge-profile: judge profile 'gradr'"), p
+    assert "--judge-profile" in p["fix"], p
+    r = rook_cli("doctor", "-w", str(ws.root), "--judge-profile", " ")
+    assert r.exit_code == 2 and "--judge-profile ' ': names no profile" in r.stderr, r.stderr
 
     config.write_text("judge_profile: gradr\n")
     assert rook_cli("run", "-w", str(ws.root)).exit_code == 2

@@ -43,6 +43,8 @@ class Doctor:
         self.interpreters: dict[str, str | None] = {}
         self.config: dict[str, Any] = {}
         """The workspace's config.yaml, as read (``judge_profile`` is checked per agent)."""
+        self.judge_profile: str | None = None
+        """``--judge-profile``: checked instead of config.yaml's, as ``rook run`` would."""
 
     def add(self, status: str, subject: str, message: str, fix: str = "") -> None:
         self.findings.append(Finding(status, subject, message, fix))
@@ -201,7 +203,9 @@ class Doctor:
         check_profiles(self, rook, agent, label)
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
-            check_judge_profile(self, rook, agent, label, scenarios, self.config)
+            check_judge_profile(
+                self, rook, agent, label, scenarios, self.config, self.judge_profile
+            )
 
     def _check_switch_names(self) -> None:
         from ..entrypoints import discover
@@ -249,10 +253,21 @@ def _echo_findings(doctor: Doctor) -> None:
 
 @click.command("doctor")
 @workspace_options
+@click.option(
+    "--judge-profile",
+    metavar="NAME",
+    help="Check the judge profile rook run --judge-profile NAME would use (default: "
+    "config.yaml's judge_profile).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON document.")
 @click.pass_context
 def doctor_command(
-    ctx: click.Context, workspace: str | None, project: str | None, agent: str | None, as_json: bool
+    ctx: click.Context,
+    workspace: str | None,
+    project: str | None,
+    agent: str | None,
+    judge_profile: str | None,
+    as_json: bool,
 ) -> None:
     """Check interpreters, plugins, profiles, hook scripts, required variables and
     scenarios, and say how to fix each problem. Nothing is sent to the agent.
@@ -265,11 +280,19 @@ def doctor_command(
     Examples:
       rook doctor
       rook doctor -w path/to/repo --agent order-desk
+      rook doctor --judge-profile grader
       rook doctor --json | jq '.findings[] | select(.status != "ok")'
     """
+    from ..errors import ConfigError
     from ..plugins import plugin_output
 
+    if judge_profile is not None and not judge_profile.strip():  # `--judge-profile "$J"`
+        raise ConfigError(
+            f"--judge-profile {judge_profile!r}: names no profile; give NAME (or AGENT/NAME), "
+            "or leave the flag out to check judge_profile: in config.yaml"
+        )
     doctor = Doctor()
+    doctor.judge_profile = judge_profile
     doctor.check_interpreters()
     rook = doctor.check_plugins()
     with plugin_output():  # a plugin's criteria parse the scenarios

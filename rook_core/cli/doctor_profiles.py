@@ -290,14 +290,21 @@ def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenario
 
 
 def check_judge_profile(
-    doctor: Any, rook: Any, agent: Any, label: str, scenarios: list[Any], config: dict[str, Any]
+    doctor: Any,
+    rook: Any,
+    agent: Any,
+    label: str,
+    scenarios: list[Any],
+    config: dict[str, Any],
+    requested: str | None = None,
 ) -> None:
     """The judge profile that ``rook run`` needs for the agent's ``rubric``
-    criteria: config.yaml's ``judge_profile`` must name one that loads; one of
-    another agent (``AGENT/NAME``) must also have hook entries that resolve and
-    its variables set (the checks ``rook run`` makes before anything runs; this
-    agent's own profiles had them already). Without one, a note: ``rook run``
-    then needs ``--judge-profile NAME``."""
+    criteria: ``requested`` (doctor's ``--judge-profile``, as ``rook run``'s), else
+    config.yaml's ``judge_profile``, must name one that loads; one of another
+    agent (``AGENT/NAME``) must also have hook entries that resolve and its
+    variables set (the checks ``rook run`` makes before anything runs; this
+    agent's own profiles had them already). Without one, a problem: ``rook run``
+    refuses such criteria."""
     from ..engine import check_env as check_variables
     from ..engine import resolve_entries
     from ..errors import ConfigError
@@ -308,24 +315,27 @@ def check_judge_profile(
     if not users:
         return
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
-    ref = config.get("judge_profile")
+    ref = requested or config.get("judge_profile")
     if not ref:
-        doctor.add(
-            NOTE,
-            f"{label} judge profile",
-            f"none is configured, and these criteria send evidence to one: {shown}; "
-            "rook run refuses them without --judge-profile NAME",
-            "set judge_profile: NAME in config.yaml (docs/judges.md), or pass --judge-profile",
-        )
-        return
-    try:
-        judge_agent, profile = find_judge_profile(agent, ref, rook)
-    except ConfigError as exc:
         doctor.add(
             PROBLEM,
             f"{label} judge profile",
-            f"config.yaml: judge_profile: {exc}",
-            "correct judge_profile: in config.yaml (NAME, or AGENT/NAME for another agent's)",
+            f"none is configured, and these criteria send evidence to one: {shown}; "
+            "rook run refuses them (exit 2) without one",
+            "pass --judge-profile NAME (to rook run, and to rook doctor to check it), or set "
+            f"judge_profile: NAME in {agent.root / 'config.yaml'} (docs/judges.md)",
+        )
+        return
+    given = "--judge-profile" if requested else "config.yaml: judge_profile"
+    try:
+        judge_agent, profile = find_judge_profile(agent, ref, rook)
+    except ConfigError as exc:
+        where = "--judge-profile" if requested else "judge_profile: in config.yaml"
+        doctor.add(
+            PROBLEM,
+            f"{label} judge profile",
+            f"{given}: {exc}",
+            f"correct {where} (NAME, or AGENT/NAME for another agent's)",
         )
         return
     if judge_agent.dir == agent.dir:  # its scripts and variables were checked with its file
