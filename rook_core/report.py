@@ -361,6 +361,20 @@ def exit_code(report: dict[str, Any]) -> int:
     return 1 if failing(s) else 0
 
 
+def undecided_warning(report: dict[str, Any]) -> str | None:
+    """The warning for a finished run of which no scenario run was decided (each
+    unverifiable or not runnable): it exits 0, yet nothing was verified. None for
+    a run with a decided run, with nothing planned, or with runs still pending."""
+    s = report["summary"]
+    if s.get("decided") or not s.get("total") or s.get("pending"):
+        return None
+    counts = ", ".join(f"{s[k]} {k}" for k in SHOWN if s.get(k))
+    return (
+        f"rook: warning: no scenario run was decided ({counts}): nothing was verified, "
+        "and exit code 0 says only that nothing failed"
+    )
+
+
 FAILING = (FAILED, ERROR, STOPPED, INFRA_ERROR)
 
 

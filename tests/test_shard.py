@@ -970,3 +970,19 @@ def test_a_merged_run_a_shard_recorded_into_since_says_so_where_it_is_shown(
     # rook run --run ID on the merged run writes its report anew: nothing left out
     assert rook_cli("run", "--run", "ci").exit_code == 0
     assert "recorded scenario runs after" not in rook_cli("report", "ci").stderr
+
+
+def test_a_merged_run_that_decided_nothing_warns(rook_workspace, rook_cli):
+    """The merge is what a sharded CI job gates on: every scenario not_runnable
+    exited 0 there with no word that nothing was verified (rook run warns)."""
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok"}\'\nexit 0\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}, "capabilities": {"calls": False}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
+    ws.scenario({"id": "t", "goal": "g", "criteria": [{"not_called": "refund"}]})
+    for i in (1, 2):
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run-name", "m", "-q")
+        assert r.exit_code == 0, r.stderr
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "m")
+    assert merged.exit_code == 0, merged.stderr
+    assert "rook: warning: no scenario run was decided (2 not_runnable)" in merged.stderr

@@ -158,7 +158,7 @@ def merge_command(
     from ..errors import ConfigError
     from ..merging import merge_runs, run_json, shard_list, write_merged_report
     from ..redact import Redactor, activate
-    from ..report import exit_code, table
+    from ..report import exit_code, table, undecided_warning
     from ..reportfile import print_json
     from ..runner import (
         check_json_out,
@@ -234,6 +234,9 @@ def merge_command(
     code = exit_code(report) or (1 if failed or pending else 0)
     if code:
         sys.exit(code)
+    warning = undecided_warning(report)
+    if warning:
+        click.echo(warning, err=True)
 
 
 def _unfinished(report: dict[str, Any], manifest: dict[str, Any]) -> str:

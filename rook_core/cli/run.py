@@ -139,7 +139,7 @@ def run_command(
     with collector_paused():  # most of Rook's modules: objects that live as long as the run
         from ..errors import ConfigError
         from ..plugins import plugin_output
-        from ..report import SYMBOL, pending_reason, reason_text, table
+        from ..report import SYMBOL, pending_reason, reason_text, table, undecided_warning
         from ..reportfile import print_json
         from ..runner import RunRequest, check_json_out, run, to_stdout
 
@@ -224,13 +224,9 @@ def run_command(
                 "without --run or --run-name starts a new run",
                 err=True,
             )
-        undecided = nothing_decided(report)
-        if undecided and not outcome.interrupted and not outcome.exit_code:
-            click.echo(
-                f"rook: warning: no scenario run was decided ({undecided}): nothing was "
-                "verified, and exit code 0 says only that nothing failed",
-                err=True,
-            )
+        warning = undecided_warning(report)
+        if warning and not outcome.interrupted and not outcome.exit_code:
+            click.echo(warning, err=True)
         if shard and merged_before(report, shard):  # rook runs and rook report show that merge
             click.echo(
                 f"rook: run {report['run']['id']} was merged before this shard ran; its "
@@ -242,18 +238,6 @@ def run_command(
             raise
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
-
-
-def nothing_decided(report: dict[str, Any]) -> str:
-    """The counts (``1 unverifiable, 2 not_runnable``) of a finished run of which
-    no scenario run was decided (passed, failed, errored or stopped); empty
-    otherwise, and for a run with nothing planned or still pending."""
-    from ..report import SHOWN
-
-    s = report["summary"]
-    if s.get("decided") or not s.get("total") or s.get("pending"):
-        return ""
-    return ", ".join(f"{s[k]} {k}" for k in SHOWN if s.get(k))
 
 
 def merged_before(report: dict[str, Any], shard: str) -> bool:
