@@ -440,3 +440,16 @@ def test_a_criterion_rook_run_refuses_is_a_problem(rook_workspace, rook_cli, mon
     ws.scenario({"id": "kw", "goal": "g", "criteria": [{"contains": "ok"}]})
     code, findings = doctor(rook_cli, ws)
     assert code == 0, problems(findings)
+
+
+def test_a_judge_profile_flag_naming_nothing_is_a_problem_without_rubrics(rook_workspace, rook_cli):
+    """rook run --judge-profile NAME loads NAME even when no criterion needs it."""
+    ws = rook_workspace
+    healthy(ws)
+    assert rook_cli("run", "-w", str(ws.root), "--judge-profile", "gradr").exit_code == 2
+    code, findings = doctor(rook_cli, ws, "--judge-profile", "gradr")
+    assert code == 1
+    [p] = problems(findings)
+    assert p["message"].startswith("--judge-profile: judge profile 'gradr'"), p
+    code, findings = doctor(rook_cli, ws, "--judge-profile", "p")
+    assert code == 0, problems(findings)

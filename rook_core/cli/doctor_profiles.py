@@ -312,7 +312,7 @@ def check_judge_profile(
     from ..judging import judge_profile_users
 
     users = judge_profile_users(scenarios, rook.criteria)
-    if not users:
+    if not users and not requested:  # rook run loads a requested one all the same
         return
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
     ref = requested or config.get("judge_profile")
