@@ -383,7 +383,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     )
 
 
-def _check_names_hold_no_secret(
+def check_names_hold_no_secret(
     redactor: Redactor, profile: Profile, scenarios: list[Scenario]
 ) -> None:
     """Refuse a new run whose profile id or a selected scenario's id holds the
@@ -566,7 +566,7 @@ def prepare_run(
         )
         if not scenarios:
             raise ScenarioError(_none_selected(request, agent, every))
-        _check_names_hold_no_secret(redactor, profile, scenarios)
+        check_names_hold_no_secret(redactor, profile, scenarios)
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
         run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)

@@ -453,3 +453,21 @@ def test_a_judge_profile_flag_naming_nothing_is_a_problem_without_rubrics(rook_w
     assert p["message"].startswith("--judge-profile: judge profile 'gradr'"), p
     code, findings = doctor(rook_cli, ws, "--judge-profile", "p")
     assert code == 0, problems(findings)
+
+
+def test_an_id_holding_a_secret_value_is_a_problem(rook_workspace, rook_cli):
+    """rook run refuses (exit 2) a scenario whose id holds the value of a profile
+    env variable; doctor said 'no problems found'. Neither shows the value."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "env": [{"variable": "DOCTOR_TOKEN", "purpose": "token"}]})
+    ws.scenario({"id": "s-tok3n99", "goal": "g", "criteria": [{"contains": "ok"}]})
+    env = {"DOCTOR_TOKEN": "tok3n99"}
+    assert rook_cli("run", "-w", str(ws.root), env=env).exit_code == 2
+    code, findings = doctor(rook_cli, ws, env=env)
+    assert code == 1
+    [p] = problems(findings)
+    assert "scenario s-[redacted:DOCTOR_TOKEN]" in p["message"], p
+    assert "holds the value of a profile env variable" in p["message"] and p["fix"], p
+    assert "tok3n99" not in json.dumps(findings)

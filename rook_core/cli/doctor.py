@@ -194,15 +194,21 @@ class Doctor:
         return True
 
     def check_agent(self, rook: Any, agent: Any) -> None:
-        from .doctor_profiles import check_judge_profile, check_profiles, check_scenarios
+        from .doctor_profiles import (
+            check_ids_hold_no_secret,
+            check_judge_profile,
+            check_profiles,
+            check_scenarios,
+        )
 
         label = f"{agent.project}/{agent.name}"
         if rook is None:
             self.add(NOTE, label, "profiles and scenarios not checked: the plugins did not load")
             return
-        check_profiles(self, rook, agent, label)
+        profiles = check_profiles(self, rook, agent, label)
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
+            check_ids_hold_no_secret(self, profiles, label, scenarios)
             check_judge_profile(
                 self, rook, agent, label, scenarios, self.config, self.judge_profile
             )

@@ -14,7 +14,8 @@ INSTALL = {
 }
 
 
-def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
+def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
+    """Check the agent's profiles; return those that load."""
     from ..errors import ConfigError
     from ..profile import load_profile
 
@@ -28,8 +29,9 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             "write profiles/NAME.yaml (docs/profiles.md), or start from "
             f"rook init --project {agent.project} --agent NEW --example",
         )
-        return
+        return []
     ids: list[str] = []
+    loaded: list[Any] = []
     titles: list[str] = []
     where: dict[str, Path] = {}
     for path in files:
@@ -54,6 +56,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             )
             continue
         where[profile.id] = path
+        loaded.append(profile)
         problems_before = len(doctor.problems)
         for phase, entry in profile.hooks.items():
             check_entry(doctor, rook, agent, profile, phase, entry, f"{label} {profile.id}")
@@ -62,6 +65,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> None:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
             doctor.add(OK, f"{label} profile {profile.id}", f"{path.name} ({hooks})")
     check_active(doctor, pdir, files, ids, label, titles)
+    return loaded
 
 
 def check_active(
@@ -267,6 +271,26 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             "(rook run still exits 0 for them: add criteria)",
         )
     return list(scenarios)
+
+
+def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: Any) -> None:
+    """The ids a run names its files by hold no value of a profile's ``env``
+    variables: ``rook run`` refuses such a run, with the value redacted."""
+    from ..errors import ConfigError
+    from ..redact import Redactor
+    from ..runner import check_names_hold_no_secret
+
+    for profile in profiles:
+        redactor = Redactor.for_variables(e.variable for e in profile.env)
+        try:
+            check_names_hold_no_secret(redactor, profile, list(scenarios))
+        except ConfigError as exc:
+            doctor.add(
+                PROBLEM,
+                f"{label} profile {profile.id}",
+                str(exc),
+                "give the scenario (or profile) another id, or use another value",
+            )
 
 
 def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenarios: Any) -> None:
