@@ -36,6 +36,7 @@ from .judging import JudgingContext, evaluate_criterion, runnability, scenario_s
 from .models import (
     ERROR,
     INFRA_ERROR,
+    MAX_PLANNED,
     NOT_RUNNABLE,
     PHASES,
     STOPPED,
@@ -964,12 +965,6 @@ def _note_changed_definition(record: dict[str, Any], now: dict[str, Any]) -> Non
         f"the scenario's {' and '.join(what)} changed after this run started it (content "
         f"hash {old} -> {now['content_hash']}); the phases still to run use the file as it is now"
     )
-
-
-MAX_PLANNED = 1_000_000
-"""The most scenario runs one run plans (scenarios times repeats): each is an
-object in memory and a record on disk, and a mistyped ``--repeat`` must be
-refused, not planned until the kernel kills Rook."""
 
 
 def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun]:

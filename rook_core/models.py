@@ -70,6 +70,10 @@ SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 :func:`re.match`: the modules every ``rook run`` imports compile none at import)."""
 SLUG_RULE = "must be a slug: lower-case letters, digits, - and _, starting with a letter or digit"
 """What a file whose id breaks :data:`SLUG` is told."""
+MAX_PLANNED = 1_000_000
+"""The most scenario runs one run plans (scenarios times repeats): each is an
+object in memory and a record on disk, and a mistyped ``--repeat`` must be
+refused, not planned until the kernel kills Rook."""
 ID_MAX = 128
 """The longest profile or scenario id, project or agent name (ASCII, so also
 bytes): a run writes ``scenarios/.<id>.<k>.json.<pid>.tmp`` and state folders

@@ -29,7 +29,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from .errors import ScenarioError, exception_text, format_validation_messages
-from .models import ID_MAX, SLUG, SLUG_RULE, Criterion, Scenario
+from .models import ID_MAX, MAX_PLANNED, SLUG, SLUG_RULE, Criterion, Scenario
 from .plugins import Registry
 from .schemafields import (
     StrictFloat,
@@ -118,7 +118,15 @@ class _ScenarioSchema(Schema):
     tags = fields.List(fields.String(validate=_selectable("--tag")), load_default=list)
     goal = fields.String(validate=_some_text)
     turns = fields.List(fields.String(validate=_some_text), validate=validate.Length(min=1))
-    repeat = StrictInteger(validate=validate.Range(min=1), load_default=1)
+    repeat = StrictInteger(
+        validate=validate.Range(
+            min=1,
+            max=MAX_PLANNED,
+            error=f"{{input}}: must be a whole number from 1 to {MAX_PLANNED:,} (runs of this scenario; "
+            f"a run plans at most {MAX_PLANNED:,})",
+        ),
+        load_default=1,
+    )
     criteria = fields.List(fields.Raw(), load_default=list)
     class_ = fields.String(data_key="class", validate=_selectable("--class"))
     category = fields.String(validate=_selectable("--category"))

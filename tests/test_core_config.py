@@ -407,6 +407,8 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "tags": [""]}, ["tags.0: empty", "--tag"]),
         ({"id": "s", "goal": "g", "class": "x,y"}, ["class: 'x,y' holds a comma", "--class"]),
         ({"id": "s", "goal": "g", "category": "  "}, ["category: empty", "--category"]),
+        # more runs than one run may plan: no run could ever hold it (doctor said nothing)
+        ({"id": "s", "goal": "g", "repeat": 1_000_001}, ["repeat: 1000001: must be a whole number from 1 to 1,000,000"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):

@@ -471,3 +471,18 @@ def test_an_id_holding_a_secret_value_is_a_problem(rook_workspace, rook_cli):
     assert "scenario s-[redacted:DOCTOR_TOKEN]" in p["message"], p
     assert "holds the value of a profile env variable" in p["message"] and p["fix"], p
     assert "tok3n99" not in json.dumps(findings)
+
+
+def test_scenarios_planning_more_runs_than_a_run_may_are_a_problem(rook_workspace, rook_cli):
+    """rook run refuses (exit 2) to plan over 1,000,000 scenario runs; doctor said
+    'no problems found'."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.scenario({"id": "s", "goal": "g", "repeat": 600_000, "criteria": [{"contains": "ok"}]})
+    ws.scenario({"id": "t", "goal": "g", "repeat": 600_000, "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 2
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = problems(findings)
+    assert "plan 1200000 scenario runs" in p["message"] and "1,000,000" in p["message"], p
+    assert "--only" in p["fix"] or "--tag" in p["fix"], p

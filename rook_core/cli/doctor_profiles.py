@@ -224,6 +224,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     """Check the agent's scenarios; return those that load (none on a problem)."""
     from ..definitions import _yaml_files, load_scenarios
     from ..errors import ConfigError
+    from ..models import MAX_PLANNED
 
     sdir = agent.scenarios_dir
     how = "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
@@ -252,6 +253,15 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         )
         return []
     doctor.add(OK, f"{label} scenarios", f"{len(scenarios)} load")
+    planned = sum(s.repeat for s in scenarios if not s.extra.get("excluded"))
+    if planned > MAX_PLANNED:  # rook run without selectors refuses to plan them
+        doctor.add(
+            PROBLEM,
+            f"{label} scenarios",
+            f"together they plan {planned} scenario runs (their repeat: summed); a run "
+            f"plans at most {MAX_PLANNED:,}, so rook run refuses to run them all",
+            "run fewer at a time (--only, --tag, --class, --category), or lower repeat:",
+        )
     check_criteria_work(doctor, rook, agent, label, scenarios)
     held = {s.path for s in scenarios}
     hollow = [path for _, path, _, _ in _yaml_files(sdir) if path not in held]
