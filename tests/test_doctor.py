@@ -486,3 +486,20 @@ def test_scenarios_planning_more_runs_than_a_run_may_are_a_problem(rook_workspac
     [p] = problems(findings)
     assert "plan 1200000 scenario runs" in p["message"] and "1,000,000" in p["message"], p
     assert "--only" in p["fix"] or "--tag" in p["fix"], p
+
+
+def test_a_scenario_file_with_an_upper_case_suffix_gets_a_note(rook_workspace, rook_cli):
+    """rook run reads *.yaml and *.yml: a Refund.YAML was skipped without a word,
+    its scenario never run, and doctor said nothing."""
+    ws = rook_workspace
+    healthy(ws)
+    deeper = ws.agent_dir / "scenarios" / "more"
+    deeper.mkdir()
+    (deeper / "Refund.YAML").write_text("id: refund\ngoal: g\ncriteria: [{contains: ok}]\n")
+    (ws.agent_dir / "scenarios" / "old.yaml.bak").write_text("id: old\ngoal: g\n")
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0 and not problems(findings)
+    notes = [f for f in findings if f["status"] == "note" and f["subject"].endswith("scenarios")]
+    assert len(notes) == 1, findings
+    assert "more/Refund.YAML" in notes[0]["message"] and "old.yaml.bak" not in notes[0]["message"]
+    assert "rename" in notes[0]["message"] + notes[0]["fix"], notes

@@ -271,6 +271,15 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             f"{label} scenarios",
             f"no scenario in {', '.join(hollow)} (empty, or only comments): rook run skips them",
         )
+    cased = _cased_suffixes(sdir)
+    if cased:  # Refund.YAML: read by no run, with no word said
+        doctor.add(
+            NOTE,
+            f"{label} scenarios",
+            f"{', '.join(cased)}: rook run reads only *.yaml and *.yml files (lower case), "
+            "so it skips them",
+            "rename each to end in .yaml",
+        )
     bare = [s.id for s in scenarios if not s.criteria]
     if bare:  # each can only end unverifiable, and an exit code of 0 does not show it
         shown = ", ".join(bare[:10]) + (f" and {len(bare) - 10} more" if len(bare) > 10 else "")
@@ -321,6 +330,20 @@ def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenario
             "correct the criteria named above (docs/criteria.md; installed judges: "
             f"{', '.join(rook.judges.names()) or 'none'})",
         )
+
+
+def _cased_suffixes(sdir: Path) -> list[str]:
+    """Files under ``sdir`` (hidden ones aside) named ``*.YAML``, ``*.Yml`` ...:
+    meant as scenarios, but not ``*.yaml``/``*.yml``, which is all a run reads."""
+    found = []
+    for top, dirs, files in os.walk(sdir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            suffixes = (".yaml", ".yml")
+            if name.lower().endswith(suffixes) and not name.endswith(suffixes):
+                if not name.startswith("."):
+                    found.append(os.path.relpath(os.path.join(top, name), sdir))
+    return found
 
 
 def check_judge_profile(
