@@ -244,16 +244,43 @@ def load_scenarios(
     )
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
-    for file, (listed, items) in validated:
-        for n, scenario in enumerate(items):
-            source = f"{file}[{n}]" if listed else file
-            if scenario.id in seen:
-                raise ScenarioError(
-                    f"{source}: scenario id {scenario.id!r} is already used by {seen[scenario.id]}"
-                )
-            seen[scenario.id] = file
-            scenarios.append(scenario)
+    try:
+        for file, (listed, items) in validated:
+            for n, scenario in enumerate(items):
+                source = f"{file}[{n}]" if listed else file
+                if scenario.id in seen:
+                    raise ScenarioError(
+                        f"{source}: scenario id {scenario.id!r} is already used by "
+                        f"{seen[scenario.id]}"
+                    )
+                seen[scenario.id] = file
+                scenarios.append(scenario)
+    except ScenarioError as exc:  # name every file at fault, not one per run
+        raise ScenarioError(_every_problem(str(exc), files, build)) from None
     return scenarios
+
+
+MAX_SHOWN_FILES = 10
+
+
+def _every_problem(first: str, files: list[FileEntry], build: Callable[[str], Built]) -> str:
+    """``first``, then the problems of the other files that do not validate
+    (validated again, without the cache: this is the error path)."""
+    problems = [first]
+    more = 0
+    for _, path, _, _ in files:
+        try:
+            build(path)
+        except ScenarioError as exc:
+            if str(exc) in problems:
+                continue
+            if len(problems) < MAX_SHOWN_FILES:
+                problems.append(str(exc))
+            else:
+                more += 1
+    if more:
+        problems.append(f"... and {more} more file(s) with a problem")
+    return "\n".join(problems)
 
 
 def select(

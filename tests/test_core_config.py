@@ -417,6 +417,18 @@ def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario,
     refused(rook_cli("run"), ws, path.name, *needles)
 
 
+def test_every_invalid_scenario_file_is_named_at_once(ws, rook_cli):
+    """Only the first bad file was named: fixing three took three runs (and three
+    rook doctor rounds)."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "a", "goal": ""})
+    ws.scenario({"id": "b", "gaol": "g"})
+    ws.scenario({"id": "c", "goal": "g", "criteria": [{"containz": "x"}]})
+    r = rook_cli("run")
+    refused(r, ws, "a.yaml", "goal: empty", "b.yaml", "gaol", "c.yaml", "containz")
+    assert r.stderr.count("invalid scenario") == 3, r.stderr
+
+
 def test_duplicate_scenario_ids_name_both_files(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     ws.scenario({"id": "s", "goal": "again"}, name="copy")

@@ -503,3 +503,15 @@ def test_a_scenario_file_with_an_upper_case_suffix_gets_a_note(rook_workspace, r
     assert len(notes) == 1, findings
     assert "more/Refund.YAML" in notes[0]["message"] and "old.yaml.bak" not in notes[0]["message"]
     assert "rename" in notes[0]["message"] + notes[0]["fix"], notes
+
+
+def test_every_broken_scenario_file_is_named(rook_workspace, rook_cli):
+    """Only the first was: each doctor round found one more."""
+    healthy(rook_workspace)
+    rook_workspace.scenario({"id": "a", "goal": " "})
+    rook_workspace.scenario({"id": "b", "goal": "g", "criteria": [{"containz": "x"}]})
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 1
+    [p] = problems(findings)
+    assert "a.yaml" in p["message"] and "b.yaml" in p["message"], p
+    assert "each scenario file named above" in p["fix"]

@@ -240,7 +240,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             PROBLEM,
             f"{label} scenarios",
             str(exc),
-            "correct the scenario file named above (installed criteria: "
+            "correct each scenario file named above (installed criteria: "
             f"{', '.join(rook.criteria.names())})",
         )
         return []
