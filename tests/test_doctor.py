@@ -356,6 +356,14 @@ def test_the_judge_profile_rubric_criteria_need_is_checked(rook_workspace, rook_
     assert p["subject"] == "proj/agent judge profile" and "scenario tone" in p["message"], p
     assert "rook run refuses them" in p["message"], p
     assert "pass --judge-profile NAME" in p["fix"] and "judge_profile: NAME" in p["fix"], p
+    # only excluded scenarios need one: plain rook run runs; --only NAME needs one (a note)
+    ws.scenario({"id": "tone", "goal": "g", "excluded": True, "criteria": [{"rubric": "is polite"}]})
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 0
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0, problems(findings)
+    note = next(f for f in findings if f["subject"] == "proj/agent judge profile")
+    assert note["status"] == "note" and "excluded: true" in note["message"], note
+    ws.scenario({"id": "tone", "goal": "g", "criteria": [{"rubric": "is polite"}]})
     # ... unless it is given as rook run takes it: doctor checks the same profile
     assert rook_cli("run", "-w", str(ws.root), "--judge-profile", "grader").exit_code == 0
     code, findings = doctor(rook_cli, ws, "--judge-profile", "grader")

@@ -374,11 +374,18 @@ def check_judge_profile(
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
     ref = requested or config.get("judge_profile")
     if not ref:
+        selected = [s for s in scenarios if not s.extra.get("excluded")]
+        by_default = judge_profile_users(selected, rook.criteria)  # what plain rook run runs
         doctor.add(
-            PROBLEM,
+            PROBLEM if by_default else NOTE,
             f"{label} judge profile",
             f"none is configured, and these criteria send evidence to one: {shown}; "
-            "rook run refuses them (exit 2) without one",
+            + (
+                "rook run refuses them (exit 2) without one"
+                if by_default
+                else "their scenarios are excluded: true, and rook run --only refuses them "
+                "(exit 2) without one"
+            ),
             "pass --judge-profile NAME (to rook run, and to rook doctor to check it), or set "
             f"judge_profile: NAME in {agent.root / 'config.yaml'} (docs/judges.md)",
         )
