@@ -523,3 +523,22 @@ def test_every_broken_scenario_file_is_named(rook_workspace, rook_cli):
     [p] = problems(findings)
     assert "a.yaml" in p["message"] and "b.yaml" in p["message"], p
     assert "each scenario file named above" in p["fix"]
+
+
+def test_scenarios_a_profile_cannot_run_get_a_note(rook_workspace, rook_cli):
+    """rook run skips them as not_runnable and exits 0; doctor said nothing."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.scenario({"id": "quiet", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
+    ws.scenario({"id": "off", "goal": "g", "excluded": True, "criteria": [{"max_tokens": 9}]})
+    r = rook_cli("run", "-w", str(ws.root), "--json")
+    assert r.exit_code == 0 and r.statuses()["quiet"] == "not_runnable", r.stderr
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0 and not problems(findings)
+    [note] = [f for f in findings if f["subject"] == "proj/agent profile p" and f["status"] == "note"]
+    assert "quiet" in note["message"] and "not_runnable" in note["message"], note
+    assert "'calls'" in note["message"] and "off" not in note["message"], note
+    assert "capabilities" in note["fix"], note
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": True}})
+    code, findings = doctor(rook_cli, ws)
+    assert not [f for f in findings if f["status"] == "note" and "not_runnable" in f["message"]]

@@ -198,6 +198,7 @@ class Doctor:
             check_ids_hold_no_secret,
             check_judge_profile,
             check_profiles,
+            check_runnable,
             check_scenarios,
         )
 
@@ -209,6 +210,7 @@ class Doctor:
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
             check_ids_hold_no_secret(self, profiles, label, scenarios)
+            check_runnable(self, rook, agent, profiles, label, scenarios)
             check_judge_profile(
                 self, rook, agent, label, scenarios, self.config, self.judge_profile
             )

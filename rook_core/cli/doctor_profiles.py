@@ -312,6 +312,35 @@ def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: 
             )
 
 
+def check_runnable(
+    doctor: Any, rook: Any, agent: Any, profiles: Any, label: str, scenarios: Any
+) -> None:
+    """Scenarios (those plain ``rook run`` runs) each profile cannot run: a
+    capability it neither declares nor has shown makes them ``not_runnable``,
+    skipped, never a pass, and the run still exits 0: a note."""
+    from ..judging import runnability
+    from ..runner import load_observed
+
+    selected = [s for s in scenarios if not s.extra.get("excluded")]
+    for profile in profiles:
+        observed = load_observed(agent, profile)
+        gaps = [
+            f"{s.id} ({why})"
+            for s in selected
+            if (why := runnability(s, rook.criteria, profile.capabilities, observed))
+        ]
+        if gaps:
+            shown = "; ".join(gaps[:5]) + (f"; and {len(gaps) - 5} more" if len(gaps) > 5 else "")
+            doctor.add(
+                NOTE,
+                f"{label} profile {profile.id}",
+                f"rook run skips {len(gaps)} scenario(s) as not_runnable with it "
+                f"(never a pass): {shown}",
+                f"declare the capability under capabilities: in {profile.path} if the agent "
+                "gives that evidence (rook profile test shows what it observes)",
+            )
+
+
 def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenarios: Any) -> None:
     """Ask each criterion whether it can work, as ``rook run`` does before anything
     runs (a ``judge:`` criterion naming no installed judge, say)."""
