@@ -5,7 +5,9 @@ hook's process group is killed, its scenario run is recorded as interrupted
 (not finished, so ``rook run --run ID`` does it again), and the run ends
 normally — reports for what finished, the run id, the command that resumes
 it, exit 130. A second signal kills every hook process at once and exits 130
-immediately.
+immediately. Once the hooks are done (:func:`after_hooks`), a signal stops
+nothing that is left: the record and the reports are still written, and the
+run exits 130; a second one exits 130 at once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from typing import Any
 
 # SIGHUP too: a closed terminal or a dropped ssh session would otherwise end
 # rook at once, leaving its hooks running with no timeout and their attempts
@@ -64,6 +67,47 @@ class Interrupts:
             except (RuntimeError, ValueError):
                 pass
         self._installed.clear()
+
+
+_before: dict[int, Any] = {}  # by after_hooks(): each signal's handler before it
+_late: list[str] = []  # the signal that came once the hooks were done
+
+
+def after_hooks(interrupted: bool) -> None:
+    """Once the hooks are done (``interrupted``: a signal stopped them): a signal
+    no longer ends Rook half-way through writing the run's record and reports (a
+    CI cancel while a report is written), it only makes the run exit 130
+    (:func:`late_signal`); one after another signal exits 130 at once.
+    :func:`restore` puts the handlers back."""
+
+    def on_signal(sig: int, frame: object) -> None:
+        if interrupted or _late:
+            _say("rook: interrupted twice: exiting now\n")
+            os._exit(130)
+        _late.append(signal.Signals(sig).name)
+        _say(
+            f"\nrook: {_late[0]}: the hooks are done; writing the record and the reports "
+            "of what finished (again to exit at once)\n"
+        )
+
+    for sig in SIGNALS:
+        try:
+            _before.setdefault(sig, signal.signal(sig, on_signal))
+        except (ValueError, OSError):
+            pass  # not the main thread (embedded use): no signal handling
+
+
+def late_signal() -> str | None:
+    """The signal that came after :func:`after_hooks`, if one did."""
+    return _late[0] if _late else None
+
+
+def restore() -> None:
+    """Undo :func:`after_hooks` (a no-op without it)."""
+    for sig, handler in _before.items():
+        signal.signal(sig, handler)
+    _before.clear()
+    _late.clear()
 
 
 def _say(text: str) -> None:

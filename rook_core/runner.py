@@ -23,7 +23,8 @@ from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
 from .engine import Engine, check_env, phases_missing_before, plan_runs, resolve_entries
 from .errors import ConfigError, DamagedRecord, RookError, RunStoreError, ScenarioError
-from .interrupts import Interrupts
+from .interrupts import Interrupts, after_hooks, late_signal
+from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
 from .judging import JudgingContext
 from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario
@@ -710,6 +711,7 @@ async def _drive(
         engine.flush_records()  # the runs that finished before the signal
     finally:
         interrupts.remove()
+        after_hooks(interrupts.interrupted)  # a signal now: the record and reports are written
         if client is not None:
             await client.stop()
         await engine.stop_transports()
@@ -730,6 +732,7 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
     try:
         return _execute(request, rook, *prepared)
     finally:
+        restore_signals()  # after_hooks() in _drive
         run_dir.unlock()  # idempotent: released however the run ends
 
 
@@ -832,7 +835,7 @@ def _execute(
     run_dir.unlock()  # the record is complete; reports are written outside the run directory
     failed = write_reports(rook, report, request.reports)
     report_failures(failed, report["run"]["id"])
-    code = 130 if interrupted else exit_code(report)
+    code = 130 if interrupted or late_signal() else exit_code(report)
     left_undone = (report["summary"].get("pending") or 0) - unselected_pending
     if invocation.get("executor_error") and not interrupted:
         sys.stderr.write(

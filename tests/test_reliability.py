@@ -107,6 +107,38 @@ def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_pat
     assert ws.log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_once_the_hooks_are_done_still_writes_the_reports_and_exits_130(
+        rook_workspace, tmp_path, sig):
+    """A CI cancel that comes while Rook writes the reports (every hook done; here
+    a JUnit report into a named pipe no one reads yet): the reports and the one
+    JSON document are still written, and the exit code is 130, never a silent
+    death by the signal."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    first, fifo = tmp_path / "first.json", tmp_path / "junit.xml"
+    os.mkfifo(fifo)
+    proc = start(ws, "--report", f"json:{first}", "--report", f"junit:{fifo}")
+    assert wait_for(first.exists), proc.communicate(timeout=5)
+    time.sleep(0.2)  # Rook is blocked opening the pipe
+    proc.send_signal(sig)
+    time.sleep(0.5)
+    assert proc.poll() is None, (proc.returncode, proc.communicate())  # it did not die of it
+    with open(fifo) as reader:
+        junit = reader.read()
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert json.loads(out)["summary"]["passed"] == 1
+    assert 'testcase name="a1"' in junit and junit.rstrip().endswith("</testsuites>")
+    assert f"rook: {sig.name}:" in err and "Traceback" not in err
+
+
 def test_a_terminal_that_hangs_up_stops_the_run_like_ctrl_c(slow_ws):
     """rook run in a terminal that closes (SIGHUP; every write to it then fails
     with EIO): the hooks in flight are killed, what finished and the interrupted
