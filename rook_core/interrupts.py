@@ -35,6 +35,7 @@ class Interrupts:
         self.signal_name: str | None = None
         self._loop = asyncio.get_running_loop()
         self._installed: list[int] = []
+        self._before = {sig: signal.getsignal(sig) for sig in SIGNALS}
         for sig in SIGNALS:
             try:
                 self._loop.add_signal_handler(sig, self._on_signal, sig)
@@ -64,6 +65,8 @@ class Interrupts:
         for sig in self._installed:
             try:
                 self._loop.remove_signal_handler(sig)
+                if self._before[sig] is not None:  # the console script's (SIGTERM as Ctrl-C)
+                    signal.signal(sig, self._before[sig])
             except (RuntimeError, ValueError):
                 pass
         self._installed.clear()

@@ -139,6 +139,39 @@ def test_a_signal_once_the_hooks_are_done_still_writes_the_reports_and_exits_130
     assert f"rook: {sig.name}:" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace, tmp_path, sig):
+    """A CI cancel while Rook starts (here: loading a plugin that takes its time)
+    ends it like Ctrl-C: 'rook: interrupted', exit 130 as documented, nothing run
+    and no run directory, never a silent death by the signal."""
+    from rook_core.testing import make_distribution
+
+    ws = rook_workspace
+    ready = tmp_path / "ready"
+    site = make_distribution(tmp_path / "site", "rook-slow", {"slow": "rook_slow"}, {
+        "rook_slow.py": f"""
+            import pathlib, time
+            pathlib.Path({str(ready)!r}).touch()
+            time.sleep(30)
+        """})
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([*ROOK, "run", "-w", str(ws.root), "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(ready.exists), proc.communicate(timeout=5)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert err.strip() == "rook: interrupted" and out == ""
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
 def test_a_terminal_that_hangs_up_stops_the_run_like_ctrl_c(slow_ws):
     """rook run in a terminal that closes (SIGHUP; every write to it then fails
     with EIO): the hooks in flight are killed, what finished and the interrupted

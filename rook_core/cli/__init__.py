@@ -156,7 +156,10 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         leave(exc.code)
     except KeyboardInterrupt:
-        click.echo("rook: interrupted", err=True)
+        try:
+            click.echo("rook: interrupted", err=True)
+        except OSError:  # a terminal that hung up (SIGHUP): nothing can be said there
+            pass
         leave(130)
     leave(0)
 
