@@ -9,7 +9,8 @@ Where it lives, first that applies:
 
 * ``ROOK_NO_CACHE=1``: no cache at all (read or written);
 * ``ROOK_CACHE_DIR``: that directory;
-* ``$XDG_CACHE_HOME/rook``, else ``~/.cache/rook``.
+* ``$XDG_CACHE_HOME/rook`` (an absolute path), else ``~/.cache/rook``;
+  with no home directory (``HOME`` unset, a user with no passwd entry), none.
 
 It is kept outside the workspace on purpose: entries are loaded with
 :mod:`pickle`, so only a directory the user owns and no one else can write to
@@ -39,7 +40,12 @@ def cache_dir() -> Path | None:
     given = os.environ.get("ROOK_CACHE_DIR")
     if given:
         return Path(given)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative: which the XDG spec says to ignore
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):  # no HOME and no passwd entry: "~" itself, never ./~
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "rook"
 
 

@@ -191,3 +191,32 @@ def test_entries_not_written_for_30_days_are_pruned(rook_workspace, cache):
     proc, _, _ = rook(ws, cache)  # validates, so it writes entries (and prunes)
     assert proc.returncode == 0, proc.stderr
     assert not old.exists() and recent.exists()
+
+
+def test_without_a_home_the_cache_never_lands_in_the_current_directory(rook_workspace):
+    """A relative XDG_CACHE_HOME (which the XDG spec says to ignore), or no home
+    at all (HOME unset and a uid with no passwd entry, as in a container run as
+    an arbitrary user), never puts the cache into the directory Rook runs in
+    (the workspace, in CI): ``./rel/rook`` or a literal ``./~/.cache/rook``."""
+    ws = rook_workspace
+    setup(ws)
+    env = {k: v for k, v in os.environ.items() if k not in ("ROOK_CACHE_DIR", "HOME")}
+    argv = [sys.executable, "-m", "rook_core", "run", "--json"]
+    proc = subprocess.run(argv, cwd=ws.root, capture_output=True, text=True,
+                          env={**env, "XDG_CACHE_HOME": "rel", "HOME": str(ws.root / "home")})
+    assert proc.returncode == 0, proc.stderr
+    assert not (ws.root / "rel").exists()
+    assert (ws.root / "home" / ".cache" / "rook").is_dir()  # the home's, as without it
+    # no home: run as a uid that has no passwd entry (a user namespace maps us to it)
+    unshare = ["unshare", "--user", "--map-user=54321", "--map-group=54321"]
+    try:
+        probe = subprocess.run([*unshare, "true"], capture_output=True)
+    except FileNotFoundError:
+        pytest.skip("no unshare")
+    if probe.returncode:
+        pytest.skip("user namespaces are not available here")
+    proc = subprocess.run([*unshare, *argv], cwd=ws.root, capture_output=True, text=True,
+                          env={k: v for k, v in env.items() if k != "XDG_CACHE_HOME"})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["passed"] == 1
+    assert not (ws.root / "~").exists()
