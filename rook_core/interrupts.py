@@ -37,6 +37,8 @@ class Interrupts:
         self._installed: list[int] = []
         self._before = {sig: signal.getsignal(sig) for sig in SIGNALS}
         for sig in SIGNALS:
+            if self._before[sig] == signal.SIG_IGN:  # nohup rook run, rook run & in a script
+                continue
             try:
                 self._loop.add_signal_handler(sig, self._on_signal, sig)
                 self._installed.append(sig)
@@ -94,6 +96,8 @@ def after_hooks(interrupted: bool) -> None:
         )
 
     for sig in SIGNALS:
+        if signal.getsignal(sig) == signal.SIG_IGN:  # ignored when Rook started: stays so
+            continue
         try:
             _before.setdefault(sig, signal.signal(sig, on_signal))
         except (ValueError, OSError):

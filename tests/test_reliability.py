@@ -172,6 +172,34 @@ def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
+def test_a_signal_ignored_when_rook_starts_stays_ignored(rook_workspace, tmp_path, sig):
+    """``nohup rook run`` (SIGHUP ignored) goes on when the terminal closes, and
+    ``rook run &`` in a script (SIGINT ignored) when Ctrl-C reaches its shell:
+    the run ends as it would have, every scenario run finished."""
+    ws = rook_workspace
+    started, release = tmp_path / "started", tmp_path / "release"
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        touch {started}
+        while [ ! -e {release} ]; do sleep 0.05; done
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    proc = subprocess.Popen(
+        [*ROOK, "run", "-w", str(ws.root), "--json"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(sig, signal.SIG_IGN))
+    assert wait_for(started.exists), proc.communicate(timeout=5)
+    proc.send_signal(sig)
+    time.sleep(0.5)
+    release.touch()
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert json.loads(out)["summary"]["passed"] == 1 and "interrupted" not in err
+
+
 def test_a_terminal_that_hangs_up_stops_the_run_like_ctrl_c(slow_ws):
     """rook run in a terminal that closes (SIGHUP; every write to it then fails
     with EIO): the hooks in flight are killed, what finished and the interrupted
