@@ -568,7 +568,7 @@ def test_the_resume_hint_names_the_phases_still_to_run(ws, rook_cli, phases, hin
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json", "--phases", phases)
     run_id = r.report["run"]["id"]
-    assert f"resume with: rook run --run {run_id} {hint}\n" in r.stderr
+    assert f"resume with: rook run --run {run_id} {hint} -w {ws.root}\n" in r.stderr
     r = rook_cli("run", "--json", "--run", run_id, *hint.split())
     assert r.statuses() == {"s": "passed"}
     assert [line.split()[0] for line in log_lines(ws)] == [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -467,3 +468,29 @@ def test_a_shard_cut_off_names_the_command_that_finishes_it(rook_workspace, tmp_
     run_id = cut(rook_workspace, d, signal.SIGINT, "--shard", "1/1", "--run-name", "ci")
     record = json.loads((rook_workspace.runs_dir / run_id / "scenarios" / "s.1.json").read_text())
     assert record["reason"] == "interrupted; rook run --run ci --shard 1/1 finishes it", record
+
+
+def test_the_printed_resume_command_finishes_a_run_made_with_workspace_project_and_agent(
+        tmp_path):
+    """In CI the workspace and the agent are often named on the command line
+    (`rook run -w DIR --project P --agent A`, one of several): the command Rook
+    prints to finish the run names them too, so it works as printed."""
+    ws = tmp_path / "ws"
+    rook = [sys.executable, "-m", "rook_core"]
+    for project, agent in (("demo", "a1"), ("demo", "a2"), ("other", "b")):
+        subprocess.run([*rook, "init", "--project", project, "--agent", agent, "--example",
+                        "-w", str(ws)], check=True, capture_output=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    first = subprocess.run(
+        [*rook, "run", "-w", str(ws), "--project", "demo", "--agent", "a2",
+         "--phases", "prepare,open,execute"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    (hint,) = [ln for ln in first.stderr.splitlines() if ln.startswith("resume with: ")]
+    argv = shlex.split(hint.removeprefix("resume with: "))
+    assert argv[0] == "rook"
+    done = subprocess.run([*rook, *argv[1:], "--json"], cwd=elsewhere, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, (hint, done.stderr)
+    assert json.loads(done.stdout)["summary"]["passed"] == 3

@@ -209,14 +209,15 @@ def run_command(
         else:  # after a report to standard output (junit:-): to standard error
             click.echo(table(report), err=to_stdout(reports))
         run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
+        where = found_by(workspace, project, agent)  # so the command works as printed
         if outcome.interrupted:
             click.echo(
                 f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
-                f"finish it with: rook run --run {run_id}",
+                f"finish it with: rook run --run {run_id}{where}",
                 err=True,
             )
         elif report["summary"].get("pending"):
-            click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}", err=True)
+            click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}{where}", err=True)
         elif continued and not recorded_now:
             click.echo(
                 f"rook: note: run {run_id} had nothing left to run: every selected scenario "
@@ -230,7 +231,8 @@ def run_command(
         if shard and merged_before(report, shard):  # rook runs and rook report show that merge
             click.echo(
                 f"rook: run {report['run']['id']} was merged before this shard ran; its "
-                f"report leaves this shard out until: rook merge --run {report['run']['id']}",
+                f"report leaves this shard out until: rook merge --run {report['run']['id']}"
+                f"{found_by(workspace, project, agent)}",
                 err=True,
             )
     except OSError as exc:  # rook run | head -1: the run is recorded; its verdict stands
@@ -238,6 +240,22 @@ def run_command(
             raise
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+def found_by(workspace: str | None, project: str | None, agent: str | None) -> str:
+    """The ``-w``, ``--project`` and ``--agent`` flags given on the command line
+    (a workspace from ``ROOK_WORKSPACE_DIR`` is found again the same way), for a
+    command Rook prints that must find the same run."""
+    import shlex
+
+    from .options import FromEnv
+
+    flags = (("-w", workspace), ("--project", project), ("--agent", agent))
+    return "".join(
+        f" {flag} {shlex.quote(value)}"
+        for flag, value in flags
+        if value and not isinstance(value, FromEnv)
+    )
 
 
 def merged_before(report: dict[str, Any], shard: str) -> bool:
