@@ -113,7 +113,7 @@ def test_runs_show_of_an_unfinished_run_names_the_command_that_finishes_it(ws, r
     split = run(rook_cli, "--phases", "prepare,open,execute,close")
     shown = rook_cli("runs", "show", split)
     assert shown.exit_code == 0 and "PENDING" in shown.stdout
-    assert f"finish it with: rook run --run {split} --phases collect,judge\n" in shown.stderr
+    assert f"finish it with: rook run --run {split} --phases collect,judge -w {ws.root}\n" in shown.stderr
     assert rook_cli("runs", "show", split, "--json").stderr == ""  # one document, no more
     done = run(rook_cli)
     assert "finish it with" not in rook_cli("runs", "show", done).stderr

@@ -494,3 +494,23 @@ def test_the_printed_resume_command_finishes_a_run_made_with_workspace_project_a
                           text=True, timeout=60)
     assert done.returncode == 0, (hint, done.stderr)
     assert json.loads(done.stdout)["summary"]["passed"] == 3
+
+
+def test_rook_runs_show_names_the_workspace_project_and_agent_in_its_finish_command(tmp_path):
+    ws = tmp_path / "ws"
+    rook = [sys.executable, "-m", "rook_core"]
+    for project, agent in (("demo", "a1"), ("demo", "a2"), ("other", "b")):
+        subprocess.run([*rook, "init", "--project", project, "--agent", agent, "--example",
+                        "-w", str(ws)], check=True, capture_output=True)
+    where = ["-w", str(ws), "--project", "demo", "--agent", "a2"]
+    first = subprocess.run([*rook, "run", *where, "--phases", "prepare,open,execute", "--json"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    run_id = json.loads(first.stdout)["run"]["id"]
+    shown = subprocess.run([*rook, "runs", "show", run_id, *where], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60)
+    (hint,) = [ln for ln in shown.stderr.splitlines() if ln.startswith("finish it with: ")]
+    argv = shlex.split(hint.removeprefix("finish it with: "))
+    done = subprocess.run([*rook, *argv[1:], "--json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, (hint, done.stderr)
+    assert json.loads(done.stdout)["summary"]["passed"] == 3

@@ -87,7 +87,9 @@ def report_command(
     for message in failed.values():
         click.echo(f"rook: error: {message}", err=True)
     if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
-        finish_hint(run_path, report)
+        from .run import found_by
+
+        finish_hint(run_path, report, found_by(workspace, project, agent))
     if not rebuild:  # --rebuild reads every record, theirs too
         warn_joined_since(run_path)
     if failed:

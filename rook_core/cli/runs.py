@@ -212,16 +212,24 @@ def show_command(
         print_json(report)
     else:
         click.echo(table(report))
-        finish_hint(run_path, report)
+        from .run import found_by
+
+        where = found_by(
+            workspace or parent.get("workspace"),
+            project or parent.get("project"),
+            agent or parent.get("agent"),
+        )
+        finish_hint(run_path, report, where)
     from .report_cmd import warn_joined_since
 
     warn_joined_since(run_path)
 
 
-def finish_hint(run_path: Any, report: dict[str, Any]) -> None:
+def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
     """On standard error, the command that finishes a run with scenario runs
-    still pending (split with --phases, or cut off); a sharded run is finished
-    shard by shard, then merged, so it gets none."""
+    still pending (split with --phases, or cut off), ending with ``where``: the
+    flags that found the run (:func:`rook_core.cli.run.found_by`). A sharded run
+    is finished shard by shard, then merged, so it gets none."""
     from ..history import RUN_FILE
     from ..store import read_json
 
@@ -231,5 +239,5 @@ def finish_hint(run_path: Any, report: dict[str, Any]) -> None:
     if isinstance(manifest, dict) and not manifest.get("shards"):
         from .run import rest_of
 
-        finish = f"rook run --run {report['run']['id']}{rest_of(report)}"
+        finish = f"rook run --run {report['run']['id']}{rest_of(report)}{where}"
         click.echo(f"finish it with: {finish}", err=True)
