@@ -321,8 +321,9 @@ def write_reports(
                 written = writer(report, given)
                 if inspect.isawaitable(written):  # an async def write: run it to its end
                     asyncio.run(_awaited(written))
-        except OSError as exc:
-            failed[fmt, path] = f"--report {fmt}:{path}: cannot write: {exc.strerror or exc}"
+        except OSError as exc:  # named as before the run when it can be (a folder now a file)
+            problem = target_problem(target) or f"cannot write: {exc.strerror or exc}"
+            failed[fmt, path] = f"--report {fmt}:{path}: {problem}"
         except RookError as exc:
             if read_only and isinstance(exc, DamagedRecord):
                 raise
