@@ -78,15 +78,17 @@ _before: dict[int, Any] = {}  # by after_hooks(): each signal's handler before i
 _late: list[str] = []  # the signal that came once the hooks were done
 
 
-def after_hooks(interrupted: bool) -> None:
+def after_hooks(interrupted: bool, kill_all: Callable[[], object] = lambda: None) -> None:
     """Once the hooks are done (``interrupted``: a signal stopped them): a signal
     no longer ends Rook half-way through writing the run's record and reports (a
     CI cancel while a report is written), it only makes the run exit 130
     (:func:`late_signal`); one after another signal exits 130 at once.
-    :func:`restore` puts the handlers back."""
+    ``kill_all`` kills what hooks left before such an exit. :func:`restore` puts
+    the handlers back."""
 
     def on_signal(sig: int, frame: object) -> None:
         if interrupted or _late:
+            kill_all()
             _say("rook: interrupted twice: exiting now\n")
             os._exit(130)
         _late.append(signal.Signals(sig).name)

@@ -712,7 +712,8 @@ async def _drive(
         engine.flush_records()  # the runs that finished before the signal
     finally:
         interrupts.remove()
-        after_hooks(interrupts.interrupted)  # a signal now: the record and reports are written
+        # a signal now: the record and reports are still written
+        after_hooks(interrupts.interrupted, lambda: process.kill_leftovers(marker))
         if client is not None:
             await client.stop()
         await engine.stop_transports()
