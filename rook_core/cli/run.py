@@ -248,13 +248,16 @@ def found_by(workspace: str | None, project: str | None, agent: str | None) -> s
     command Rook prints that must find the same run."""
     import shlex
 
+    from ..redact import scrub
     from .options import FromEnv
 
     flags = (("-w", workspace), ("--project", project), ("--agent", agent))
-    return "".join(
-        f" {flag} {shlex.quote(value)}"
-        for flag, value in flags
-        if value and not isinstance(value, FromEnv)
+    return scrub(  # a folder named after an env value is redacted like the rest
+        "".join(
+            f" {flag} {shlex.quote(value)}"
+            for flag, value in flags
+            if value and not isinstance(value, FromEnv)
+        )
     )
 
 
