@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -703,7 +704,7 @@ print(json.dumps([streamed, whole]))
     assert text.count("\n") == len(keys(json.loads(text))) + 2
 
 
-def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli):
+def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
     ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
@@ -717,8 +718,13 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli)
     assert r.exit_code == 1 and "still pending: shard(s) 2/2 did not finish" in r.stderr
     # the command that finishes it, with the run and the shard (it said "--run ID --shard I/N")
     assert "finish each with: rook run --run ci --shard 2/2" in r.stderr, r.stderr
-    finish = rook_cli("run", "--run", "ci", "--shard", "2/2")
-    assert finish.exit_code == 0, finish.stderr
+    # as printed, from anywhere: it names the workspace merge was given
+    printed = r.stderr.split("finish each with: ", 1)[1].split(", then merge again")[0]
+    argv = shlex.split(printed)
+    assert argv[:2] == ["rook", "run"], printed
+    finish = subprocess.run([sys.executable, "-m", "rook_core", *argv[1:]], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert finish.returncode == 0, (printed, finish.stderr)
     done = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
     assert done.exit_code == 0 and "pending" not in done.stderr, done.stderr
 
@@ -904,7 +910,7 @@ def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_work
         assert r.exit_code == 0, r.stderr
     merged = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
     assert merged.exit_code == 1
-    assert "rook run --run ci --shard 1/2 --phases collect,judge, then merge again" in (
+    assert f"rook run --run ci --shard 1/2 --phases collect,judge -w {ws.root}, then merge again" in (
         merged.stderr
     ), merged.stderr
 

@@ -168,6 +168,7 @@ def merge_command(
         to_stdout,
         write_reports,
     )
+    from .run import found_by
 
     if as_json:
         check_json_out(reports)
@@ -228,7 +229,8 @@ def merge_command(
     pending = report["summary"].get("pending") or 0
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(
-            f"rook: {pending} scenario run(s) still pending: {_unfinished(report, merged.manifest)}",
+            f"rook: {pending} scenario run(s) still pending: "
+            f"{_unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
             err=True,
         )
     code = exit_code(report) or (1 if failed or pending else 0)
@@ -239,24 +241,26 @@ def merge_command(
         click.echo(warning, err=True)
 
 
-def _unfinished(report: dict[str, Any], manifest: dict[str, Any]) -> str:
-    """Which shards left scenario runs pending, and the command that finishes them."""
+def _unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) -> str:
+    """Which shards left scenario runs pending, and the command that finishes them
+    (``where``: the ``-w``, ``--project`` and ``--agent`` merge was given)."""
     from ..merging import shard_list
     from ..sharding import shard_of
 
     run_id, count = report["run"]["id"], manifest.get("shards")
     if not isinstance(count, int) or count < 1:
-        return f"finish them with: rook run --run {run_id}, then merge again"
-    where = shard_of(manifest["plan"], count)
+        return f"finish them with: rook run --run {run_id}{where}, then merge again"
+    shard_by_key = shard_of(manifest["plan"], count)
     pending = {
         f"{s['id']}.{s['repeat_index']}" for s in report["scenarios"] if s["status"] == "pending"
     }
-    shards = sorted({where[k] for k in pending if k in where})
+    shards = sorted({shard_by_key[k] for k in pending if k in shard_by_key})
     labels = [f"{i}/{count}" for i in shards] or ["I/N"]
     return (
         f"shard(s) {shard_list(labels)} did not finish; finish each with: "
         f"rook run --run {run_id} --shard {labels[0]}"
-        f"{_phases_left(report, where, shards[0] if shards else None)}, then merge again"
+        f"{_phases_left(report, shard_by_key, shards[0] if shards else None)}{where}, "
+        "then merge again"
     )
 
 
