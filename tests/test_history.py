@@ -123,7 +123,7 @@ def test_report_of_an_unfinished_run_names_the_command_that_finishes_it(ws, rook
     # rook runs show said "finish it with: ..."; rook report of the same run said nothing
     ws.scenario(scenario("a"))
     split = run(rook_cli, "--phases", "prepare,open,execute,close")
-    hint = f"finish it with: rook run --run {split} --phases collect,judge\n"
+    hint = f"finish it with: rook run --run {split} --phases collect,judge -w {ws.root}\n"
     shown = rook_cli("report", split)
     assert shown.exit_code == 0 and "PENDING" in shown.stdout and hint not in shown.stdout
     assert hint in shown.stderr, shown.stderr
