@@ -16,7 +16,7 @@ import datetime
 import json
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
 from rook_core.errors import ConfigError
 
@@ -336,6 +336,13 @@ def pick(found: list[dict[str, Any]], wanted: str | None) -> dict[str, Any]:
     return best[0]
 
 
+def _at(base: str, path: str) -> str:
+    """``base`` with ``path`` appended to its path: before its query (never after it);
+    a fragment, which is never sent, is dropped."""
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path, fragment=""))
+
+
 def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
     given = request.options.get("base_url")
     if given:
@@ -536,7 +543,7 @@ class OpenApiAuthor(HttpAuthor):
         here = urlsplit(base).hostname == urlsplit(doc_url).hostname
         if user is None and here:
             _, user, password = split_userinfo(doc_url)
-        where = base + chosen["path"]
+        where = _at(base, chosen["path"])
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         userinfo = (user, password or "") if user is not None else None
         given = dict(parse_qsl(urlsplit(doc_url).query)) if here else {}
@@ -550,7 +557,7 @@ class OpenApiAuthor(HttpAuthor):
             else:
                 auth_h["Authorization"] = basic_header(user, password or "", request.secrets, where)
         hooks: dict[str, Any] = {}
-        url = base + chosen["path"]
+        url = _at(base, chosen["path"])
         params = PARAM.findall(chosen["path"])
         if params:
             url = self._session_hooks(doc, chosen, base, params, hooks, auth_h, auth_q, notes)
@@ -602,7 +609,7 @@ class OpenApiAuthor(HttpAuthor):
                 f"{path} needs {{{params[0]}}}, and nothing in the document "
                 f"creates one (no POST {parent})"
             )
-        opener: dict[str, Any] = {"url": base + parent}
+        opener: dict[str, Any] = {"url": _at(base, parent)}
         body = sample(doc, json_schema(doc, create.get("requestBody") or {}) or {}, None)
         opener["body"] = body if body not in ("", None) else {}
         guess, _ = _response_guess(doc, create)
@@ -621,12 +628,12 @@ class OpenApiAuthor(HttpAuthor):
             f"open: POST {parent} creates the {params[0]} "
             f"(extract.conversation = {opener['extract']['conversation']})"
         )
-        url = base + path.replace("{" + params[0] + "}", "{{conversation}}")
+        url = _at(base, path.replace("{" + params[0] + "}", "{{conversation}}"))
         closer = ((doc.get("paths") or {}).get(f"{parent}/{{{params[0]}}}") or {}).get("delete")
         if isinstance(closer, dict):
             hooks["close"] = {
                 "http": _with_auth(
-                    {"url": f"{base}{parent}/{{{{conversation}}}}", "method": "DELETE"},
+                    {"url": _at(base, f"{parent}/{{{{conversation}}}}"), "method": "DELETE"},
                     auth_h,
                     auth_q,
                 )

@@ -1556,3 +1556,19 @@ def test_an_openapi_url_with_a_password_never_writes_it(rook_workspace, rook_cli
     http = profile(ws, "desk")["hooks"]["open"]["http"]
     assert http["url"] == f"http://{host}/api/sessions"
     assert http["headers"]["Authorization"].startswith("Basic {{env.")
+
+
+def test_a_base_url_with_a_query_keeps_the_path_before_it(rook_workspace, rook_cli, tmp_path):
+    """``--base-url 'http://h/api?x=1'`` wrote ``http://h/api?x=1/v2/ask``: the
+    operation's path went after the query, so every request missed the API."""
+    ws = rook_workspace
+    import json
+
+    from servers.authoring_server import MANY
+
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps(MANY))
+    r = add(rook_cli, ws, "q", "--from", str(doc), "--operation", "askV2", "--base-url",
+            "http://127.0.0.1:9/api/?x=1#top", "--no-test")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    assert profile(ws, "q")["hooks"]["execute"]["http"]["url"] == "http://127.0.0.1:9/api/v2/ask?x=1"
