@@ -54,7 +54,12 @@ def _as_result(raw: Any, started: float, session: Session) -> IterationResult:
 
 
 async def one_iteration(
-    conn: Any, session: Session, call: HookCall, message: str, attempt: int
+    conn: Any,
+    session: Session,
+    call: HookCall,
+    message: str,
+    attempt: int,
+    timeout: float | None = None,
 ) -> IterationResult:
     turn_no = call.turn or 1
     path = (
@@ -71,7 +76,7 @@ async def one_iteration(
         attempt,
         path,
         {},
-        call.timeout,
+        call.timeout if timeout is None else timeout,
         call.limits,
     )
     turn.env = ruhroh_env(session, call, turn)
@@ -79,13 +84,13 @@ async def one_iteration(
     what = f"connector {conn.name!r} run_turn"
     try:
         coro = invoke(what, conn.run_turn, session, turn)
-        raw = await (coro if conn.handles_timeout else asyncio.wait_for(coro, call.timeout))
+        raw = await (coro if conn.handles_timeout else asyncio.wait_for(coro, turn.timeout))
     except asyncio.TimeoutError:
         return IterationResult(
             started=started,
             ended=time.time(),
             timed_out=True,
-            failure=f"{what} did not finish within {call.timeout:g} s",
+            failure=f"{what} did not finish within {turn.timeout:g} s",
         )
     except StepError as exc:
         return IterationResult(started=started, ended=time.time(), failure=str(exc))
@@ -237,6 +242,14 @@ def _outcome(final: IterationResult) -> tuple[str, str | None, bool]:
     return "ok", None, False
 
 
+def turn_cap(call: HookCall) -> float | None:
+    """A scenario's ``timeout_seconds``: it caps the whole execute turn, every
+    iteration of it (each call also has the entry's own timeout)."""
+    scenario = call.scenario
+    cap = scenario.extra.get("timeout_seconds") if scenario is not None else None
+    return float(cap) if cap else None
+
+
 def _defers_to_close(call: HookCall) -> bool:
     close = call.profile.hooks.get("close")
     return close is not None and close.transport == call.entry.transport
@@ -280,10 +293,19 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     summaries: list[dict[str, Any]] = []
     labels: list[str] = []
     exhausted = False
+    cap = turn_cap(call)
     while True:
         session.iteration += 1
         for attempt in (1, 2):
-            result = await one_iteration(conn, session, call, message, attempt)
+            timeout = call.timeout
+            if cap is not None:  # what is left of the turn's time
+                timeout = min(timeout, max(round(started + cap - time.time(), 3), 0.001))
+            result = await one_iteration(conn, session, call, message, attempt, timeout)
+            if cap is not None and result.timed_out and timeout < call.entry.timeout:
+                result.failure = (
+                    f"{result.failure}; the scenario's timeout_seconds ({cap:g} s) caps the "
+                    f"whole turn: iteration {session.iteration} had what was left of it"
+                )
             results.append(result)
             summaries.append(_summary(result, message, session.iteration, attempt))
             labels.append(f"iteration {session.iteration}" + (" (retry)" if attempt > 1 else ""))

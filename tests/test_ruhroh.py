@@ -680,6 +680,33 @@ def test_workspace_template_and_working_directory(rook_workspace, rook_cli, prob
 # -- timeouts, redaction, configuration -------------------------------------------
 
 
+SLOW_CONTINUE = r"""#!/bin/bash
+sleep 1.2
+[ "$RUHROH_ITERATION" -lt 3 ] && s=continue || s=goal_satisfied
+printf '{"status":"%s","output":"reply %s"}\n' "$s" "$RUHROH_ITERATION"
+"""
+
+
+def test_a_scenarios_timeout_caps_the_whole_turn_not_each_call(rook_workspace, rook_cli):
+    """A scenario's ``timeout_seconds`` caps each execute turn (scenarios.md), but a
+    Ruhroh wrapper answering continue got it afresh for every call: three calls of
+    1.2 s under ``timeout_seconds: 2`` passed. The turn's iterations now share it."""
+    ws = rook_workspace
+    wrapper = ws.script("slow.sh", SLOW_CONTINUE)
+    ruhroh_profile(ws, str(wrapper), max_iterations=5)
+    ws.scenario(
+        {"id": "s", "goal": "g", "timeout_seconds": 2, "criteria": [{"contains": "reply 3"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr + r.stdout
+    hook = scenario_of(r)["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    assert "the scenario's timeout_seconds (2 s) caps the whole turn" in hook["diagnosis"]
+    assert "iteration 2 had what was left of it" in hook["diagnosis"]  # the third call was never made
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply 3"}]})
+    assert rook_cli("run", "--json").statuses() == {"s": "passed"}  # each call has 300 s
+
+
 def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, probe_dir):
     rook_workspace.profile(
         {
