@@ -22,7 +22,14 @@ from . import history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
 from .engine import Engine, check_env, phases_missing_before, plan_runs, resolve_entries
-from .errors import ConfigError, DamagedRecord, RookError, RunStoreError, ScenarioError
+from .errors import (
+    ConfigError,
+    DamagedRecord,
+    HookFailed,
+    RookError,
+    RunStoreError,
+    ScenarioError,
+)
 from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
@@ -679,10 +686,17 @@ async def _drive(
     client = engine.judging.client
 
     async def work() -> None:
-        await engine.start_transports()
+        try:
+            await engine.start_transports()
+        except HookFailed as exc:  # recorded as a failed prepare: each run it stops says why
+            if "open" not in engine.phases and "execute" not in engine.phases:
+                raise
+            why = engine.redactor.text(str(exc))
+            manifest["prepare"] = {"status": "failed", "diagnosis": why}
+            engine.prepare_failed = why
         if client is not None:
             await client.start()
-        if await engine.prepare(manifest, runs):
+        if not engine.prepare_failed and await engine.prepare(manifest, runs):
             engine.run_dir.write_json("run.json", manifest)  # a resume never prepares twice
         engine.plan_ahead(runs, concurrency)
         executor = rook.executors.get(request.executor)
