@@ -185,6 +185,12 @@ class PluginJudge(CriterionType):
             raise ValidationError("must be a mapping with the judge's name and its options")
         return {"name": value["name"], "config": {k: v for k, v in value.items() if k != "name"}}
 
+    def may_ask_judge_profile(self, config: dict[str, Any], judges: Any) -> bool:
+        """A plugin's judge may ask the judge profile (``view.judging.client``):
+        a configured one is loaded for it. Rook's own (``keywords``) never does."""
+        name = config["name"]
+        return judges is not None and name in judges and judges.distribution(name) != OWN
+
     def check(self, config: dict[str, Any], judging: JudgingContext) -> str | None:
         judges = judging.judges
         if judges is None or config["name"] not in judges:

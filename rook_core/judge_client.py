@@ -33,7 +33,7 @@ from .definitions import find_profile
 from .engine import base_environment, check_env, hook_env, resolve_entries
 from .errors import ConfigError, PluginError, RookError
 from .hookio import OutputError, preview, turn_evidence
-from .judging import JudgingContext, check_criteria, judge_profile_users
+from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
@@ -383,6 +383,19 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
     return judge_agent, profile
 
 
+def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> JudgeClient:
+    """The judge profile ``ref`` names, checked as any profile (exit 2 on a problem)."""
+    judge_agent, profile = find_judge_profile(agent, ref, rook)
+    resolve_entries(rook, profile, judge_agent)
+    try:
+        check_env(profile)
+    except ConfigError as exc:
+        raise type(exc)(f"judge {exc}") from None
+    for e in profile.env:
+        redactor.add(e.variable, os.environ.get(e.variable, ""))
+    return JudgeClient(rook, judge_agent, profile, redactor, ref)
+
+
 def setup_judging(
     rook: Rook,
     agent: Agent,
@@ -399,7 +412,9 @@ def setup_judging(
     The judge profile is ``requested`` (``--judge-profile``), else the one the
     run already used (``pinned``), else ``configured`` (config.yaml's
     ``judge_profile``). It is loaded when a selected scenario sends evidence to
-    it (and the judge phase is selected) or when it was requested explicitly.
+    it (and the judge phase is selected) or when it was requested explicitly;
+    also when a selected scenario has a criterion that may ask it (a plugin's
+    judge), but then one that cannot be used is a warning, never a refusal.
     """
     if configured is not None and not isinstance(configured, str):
         raise ConfigError("config.yaml: judge_profile must be a profile name (a string)")
@@ -420,15 +435,19 @@ def setup_judging(
             f"{agent.root / 'config.yaml'}:\n{shown}{more}"
         )
     if ref and (users or requested):
-        judge_agent, profile = find_judge_profile(agent, ref, rook)
-        resolve_entries(rook, profile, judge_agent)
+        client = _load_client(rook, agent, ref, redactor)
+    elif ref and "judge" in phases and may_ask_judge_profile(scenarios, rook.criteria, rook.judges):
+        # a plugin's judge may ask it (view.judging.client), or may not: no reason to refuse
         try:
-            check_env(profile)
+            client = _load_client(rook, agent, ref, redactor)
         except ConfigError as exc:
-            raise type(exc)(f"judge {exc}") from None
-        for e in profile.env:
-            redactor.add(e.variable, os.environ.get(e.variable, ""))
-        client = JudgeClient(rook, judge_agent, profile, redactor, ref)
+            sys.stderr.write(
+                redactor.text(
+                    f"rook: warning: {exc}\n(plugin judges find no judge profile: "
+                    "view.judging.client is None)"
+                )
+                + "\n"
+            )
     judging = JudgingContext(
         workspace=agent.workspace,
         env=base_environment(agent_profile),

@@ -119,6 +119,11 @@ class CriterionType:
       (Rook stops waiting for it; the thread cannot be stopped).
       ``None`` for a type that bounds its own work (``rubric``: its judge
       profile's hooks have timeouts; ``command``: its ``timeout_seconds``).
+    * ``may_ask_judge_profile(config, judges)``: optional; ``True`` when the
+      criterion may ask the judge profile (``view.judging.client``) without
+      needing one (``judge:`` naming a plugin's judge): a judge profile
+      config.yaml names is then loaded for the run (one that cannot be used
+      is a warning, not a refusal).
     * ``check(config, judging)``: optional; called before anything runs with
       the :class:`JudgingContext`; returns a message when the criterion cannot
       work (an unknown judge name), which refuses the run (exit 2).
@@ -557,6 +562,19 @@ def judge_profile_users(scenarios: list[Scenario], criteria: Registry) -> list[s
                 where = f" ({s.path})" if s.path else ""
                 users.append(f"scenario {s.id}{where} criterion {c.index + 1} ({c.type})")
     return users
+
+
+def may_ask_judge_profile(scenarios: list[Scenario], criteria: Registry, judges: Any) -> bool:
+    """Whether a selected scenario has a criterion that may ask the judge profile
+    without needing one (a type's optional ``may_ask_judge_profile(config, judges)``
+    says so: a ``judge:`` naming a plugin's judge, which reaches it through
+    ``view.judging.client``), so that a configured judge profile is loaded."""
+    for s in scenarios:
+        for c in s.criteria:
+            may_ask = getattr(criteria.get(c.type), "may_ask_judge_profile", None)
+            if callable(may_ask) and may_ask(c.config, judges):
+                return True
+    return False
 
 
 def check_message(message: Any, who: str, fine: str) -> str | None:

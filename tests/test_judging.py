@@ -445,6 +445,63 @@ def test_a_judge_whose_check_raises_names_its_own_plugin(rook_workspace, rook_cl
     assert not any(rook_workspace.runs_dir.iterdir())
 
 
+ASKING = r"""
+import json
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import ERROR, FAILED, PASSED, Verdict
+
+
+class Asking:
+    async def __call__(self, config, view):
+        if view.judging.client is None:
+            return Verdict(ERROR, "no judge profile reached")
+        evidence = json.dumps({"turns": [{"output": view.output}]})
+        prompt = f"Asking.\nRUBRIC:\nmust mention monday\n\nEVIDENCE\n{evidence}\n\nAnswer with"
+        answer = await view.judging.client.ask(prompt, view.scenario)
+        if not answer.ok:
+            return Verdict(ERROR, answer.diagnosis)
+        return Verdict(PASSED if answer.passed else FAILED, "asked: " + answer.reason)
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("asking", Asking())
+"""
+
+
+def test_a_plugin_judge_reaches_the_judge_profile_config_yaml_names(
+    rook_workspace, rook_cli, rook_distribution, judge_log
+):
+    """judges.md: view.judging.client reaches the judge profile when one is
+    configured, in config.yaml as with --judge-profile, though no rubric
+    criterion is selected."""
+    rook_distribution("rook-asking", {"asking": "rook_asking"}, {"rook_asking.py": ASKING})
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "asking"}}]}])
+    (rook_workspace.root / ".testmuai" / "rook" / "config.yaml").write_text(
+        "judge_profile: grader\n")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert criteria_of(r.report, "s")[0]["reason"] == "asked: mentions monday"
+    assert r.report["run"]["judge_profile"]["id"] == "grader"
+    assert (judge_log / "0.prompt").read_text().startswith("Asking.")
+    # one that cannot be used (its key not set) is named in a warning, never a
+    # refusal: a plugin's judge may not ask it at all
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"},
+                            "env": [{"variable": "JUDGE_TOKEN", "purpose": "the judge key"}]},
+                           active=False)
+    r = rook_cli("run", "--json", env={"JUDGE_TOKEN": ""})
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert criteria_of(r.report, "s")[0]["reason"] == "no judge profile reached"
+    assert "rook: warning: judge profile 'grader'" in r.stderr and "JUDGE_TOKEN" in r.stderr
+    # Rook's own keywords judge never asks it: no warning
+    rook_workspace.scenario({"id": "s", "goal": "G", "criteria": [
+        {"judge": {"name": "keywords", "words": ["refund"]}}]})
+    r = rook_cli("run", env={"JUDGE_TOKEN": ""})
+    assert r.exit_code == 0 and "warning" not in r.stderr, r.stdout + r.stderr
+
+
 def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
     setup_agent(rook_workspace, judge=False, scenarios=[
         {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": []}}]}])
