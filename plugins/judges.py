@@ -37,6 +37,7 @@ from rook_core.judging import (
     check_message,
     checked_verdict,
     evaluation,
+    every_turn_seen,
     overdue,
     time_bound,
 )
@@ -229,7 +230,10 @@ class PluginJudge(CriterionType):
                 f"judge {config['name']!r} returned {current().head(repr(result), 200)}, "
                 "not a Verdict",
             )
-        return checked_verdict(result, f"judge {config['name']!r}")
+        verdict = checked_verdict(result, f"judge {config['name']!r}")
+        if view.scope == "all":  # it could not see turns never sent
+            return every_turn_seen(verdict, view.record)
+        return verdict
 
 
 class Keywords:

@@ -442,12 +442,12 @@ async def evaluate_criterion(
             for t in turns:
                 v = await _call(ctype, criterion, owner, view([t], False), third_party)
                 verdicts.append((t.turn, v))
-            return _every_turn_seen(combine_turn_verdicts(verdicts), record)
+            return every_turn_seen(combine_turn_verdicts(verdicts), record)
         if ctype.per_turn:
             return await _call(ctype, criterion, owner, view([turns[-1]], False), third_party)
         verdict = await _call(ctype, criterion, owner, view(turns, True), third_party)
         if scope == "all" and getattr(ctype, "uses_judge_profile", False):
-            return _every_turn_seen(verdict, record)  # a rubric judging all turns together
+            return every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
     except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
         return Verdict(
@@ -455,7 +455,7 @@ async def evaluate_criterion(
         )
 
 
-def _every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:
+def every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:
     """A ``turn: all`` pass, unless the conversation ended before some turns were
     sent: then it could not see them, and the criterion is unverifiable."""
     ended = record.get("conversation_ended") or {}

@@ -330,6 +330,22 @@ def test_a_rubric_over_all_turns_of_a_conversation_that_ended_early_is_unverifia
     assert last["status"] == "passed", last  # the last turn sent is the last turn
 
 
+def test_a_plugin_judge_over_all_turns_of_a_conversation_that_ended_early_is_unverifiable(
+    rook_workspace, rook_cli, probe_dir
+):
+    """A ``judge:`` with ``turn: all`` (view.scope "all") could not see turn 3,
+    never sent: like a rubric over all turns, unverifiable, never passed."""
+    ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
+    rook_workspace.scenario({"id": "m", "turns": ["a", "b", "c"], "criteria": [
+        {"judge": {"name": "keywords", "words": ["reply"]}, "turn": "all"},
+        {"judge": {"name": "keywords", "words": ["reply"]}}]})
+    r = rook_cli("run", "--json")
+    every, last = scenario_of(r, "m")["criteria"]
+    assert every["status"] == "unverifiable", every
+    assert "turn(s) 3 were not sent" in every["reason"]
+    assert last["status"] == "passed", last
+
+
 def test_continue_sends_every_turn(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,continue,goal_satisfied"})
     rook_workspace.scenario(
