@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import json
 import threading
 from collections.abc import Awaitable
 from dataclasses import field
@@ -493,6 +494,13 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     a misspelt status (``"pass"``) must never count as a pass. A reason longer
     than :data:`REASON_MAX` is cut, the whole one kept in its evidence; one that
     is not a text (a score, ``None``) is that criterion's error too."""
+    unwritable = _not_json(verdict.evidence)
+    if unwritable:
+        return Verdict(
+            ERROR,
+            f"{who} returned a Verdict whose evidence cannot be written as JSON ({unwritable}); "
+            "it is left out",
+        )
     if not isinstance(verdict.reason, str):
         return Verdict(
             ERROR,
@@ -519,6 +527,19 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
         f"{', '.join(CRITERION_STATUSES)} (the constants of rook_core.models)",
         verdict.evidence if isinstance(verdict.evidence, dict) else {},
     )
+
+
+def _not_json(evidence: Any) -> str | None:
+    """Why a verdict's evidence cannot be written into the run's records and JSON
+    report (a circular reference, NaN or Infinity, a key that is no text), or
+    ``None``. Values JSON has no type for (a set, bytes) are written as text."""
+    try:
+        json.dumps(evidence, default=str, allow_nan=False)
+    except RecursionError:
+        return "it nests too deeply, or refers to itself"
+    except (ValueError, TypeError) as exc:
+        return current().head(str(exc), 200)
+    return None
 
 
 def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:

@@ -195,6 +195,59 @@ def test_a_verdict_whose_reason_is_not_text_is_an_error_and_the_reports_are_writ
         assert "returned a Verdict whose reason is" in (tmp_path / f"r.{f}").read_text(), f
 
 
+UNWRITABLE = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Looped(CriterionType):
+    name = "looped"
+
+    def evaluate(self, config, view):
+        evidence = {"note": "mine"}
+        evidence["self"] = evidence  # a circular reference
+        return Verdict(PASSED, "fine", evidence)
+
+
+class NotANumber:
+    def __call__(self, config, view):
+        return Verdict(PASSED, "fine", {"score": float("nan")})
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Looped())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("nan", NotANumber())
+"""
+
+
+def test_a_verdict_whose_evidence_is_no_json_is_an_error_and_the_run_goes_on(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion plugin's evidence with a circular reference stopped the whole
+    run with a traceback when its record was written (the other scenarios never
+    ran); a judge's NaN score was written into the JSON report, which no strict
+    JSON reader takes. Either is that criterion's error, named, and the run goes on."""
+    rook_distribution("rook-unwritable", {"unwritable": "rook_unwritable"},
+                      {"rook_unwritable.py": UNWRITABLE})
+    secret_workspace(rook_workspace, monkeypatch, [{"looped": True}, {"judge": {"name": "nan"}}])
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "rook: error" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
+    json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the JSON report"))
+    looped, nan = r.report["scenarios"][0]["criteria"]
+    assert looped["status"] == nan["status"] == "error"
+    assert looped["reason"].startswith(
+        "criterion looped returned a Verdict whose evidence cannot be written as JSON")
+    assert nan["reason"].startswith(
+        "judge 'nan' returned a Verdict whose evidence cannot be written as JSON")
+
+
 WORDY = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
