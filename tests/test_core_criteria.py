@@ -212,6 +212,8 @@ def test_which_turn_each_criterion_looks_at_by_default(rook_workspace, rook_cli)
     ]
     assert wrong == [], "\n".join(map(str, wrong))
     assert s["turns"][0]["seconds"] > 0.5
+    claim_in_turn_1 = got[-1][1]  # issue_refund was called, in turn 2: never "never called"
+    assert claim_in_turn_1.endswith("issue_refund was not called in turn 1"), claim_in_turn_1
 
 
 PARTIAL_CASES = [
