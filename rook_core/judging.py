@@ -12,6 +12,7 @@ import asyncio
 import contextvars
 import inspect
 import json
+import re
 import threading
 from collections.abc import Awaitable
 from dataclasses import field
@@ -494,13 +495,17 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     a misspelt status (``"pass"``) must never count as a pass. A reason longer
     than :data:`REASON_MAX` is cut, the whole one kept in its evidence; one that
     is not a text (a score, ``None``) is that criterion's error too."""
-    unwritable = _not_json(verdict.evidence)
+    unwritable, evidence = _as_json(verdict.evidence)
     if unwritable:
         return Verdict(
             ERROR,
             f"{who} returned a Verdict whose evidence cannot be written as JSON ({unwritable}); "
             "it is left out",
         )
+    if isinstance(verdict.reason, str) and _SURROGATE.search(verdict.reason):
+        verdict = Verdict(verdict.status, _SURROGATE.sub("\ufffd", verdict.reason), evidence)
+    elif evidence is not verdict.evidence:
+        verdict = Verdict(verdict.status, verdict.reason, evidence)
     if not isinstance(verdict.reason, str):
         return Verdict(
             ERROR,
@@ -529,17 +534,26 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     )
 
 
-def _not_json(evidence: Any) -> str | None:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate: text decoded with ``surrogateescape`` (``os.fsdecode``), no UTF-8."""
+
+
+def _as_json(evidence: Any) -> tuple[str | None, Any]:
     """Why a verdict's evidence cannot be written into the run's records and JSON
-    report (a circular reference, NaN or Infinity, a key that is no text), or
-    ``None``. Values JSON has no type for (a set, bytes) are written as text."""
+    report (a circular reference, NaN or Infinity, a key that is no text), else
+    ``None`` and the evidence: as it is, or, when a text holds what UTF-8 cannot
+    (a lone surrogate), read back with U+FFFD in its place, as Rook reads a
+    hook's undecodable bytes. Values JSON has no type for (a set, bytes) are
+    written as text."""
     try:
-        json.dumps(evidence, default=str, allow_nan=False)
+        text = json.dumps(evidence, default=str, allow_nan=False, ensure_ascii=False)
     except RecursionError:
-        return "it nests too deeply, or refers to itself"
+        return "it nests too deeply, or refers to itself", evidence
     except (ValueError, TypeError) as exc:
-        return current().head(str(exc), 200)
-    return None
+        return current().head(str(exc), 200), evidence
+    if _SURROGATE.search(text):
+        return None, json.loads(_SURROGATE.sub("\ufffd", text))
+    return None, evidence
 
 
 def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:

@@ -195,7 +195,7 @@ def test_a_verdict_whose_reason_is_not_text_is_an_error_and_the_reports_are_writ
         assert "returned a Verdict whose reason is" in (tmp_path / f"r.{f}").read_text(), f
 
 
-UNWRITABLE = """
+UNWRITABLE = r"""
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
 from rook_core.models import PASSED, Verdict
@@ -215,6 +215,11 @@ class NotANumber:
         return Verdict(PASSED, "fine", {"score": float("nan")})
 
 
+class Undecoded:
+    def __call__(self, config, view):  # a file name read with os.fsdecode: not UTF-8
+        return Verdict(PASSED, "found report-\udcff.md", {"path": "report-\udcff.md"})
+
+
 @hookimpl
 def rook_register_criteria(register):
     register(Looped())
@@ -223,6 +228,7 @@ def rook_register_criteria(register):
 @hookimpl
 def rook_register_judges(register):
     register("nan", NotANumber())
+    register("undecoded", Undecoded())
 """
 
 
@@ -246,6 +252,27 @@ def test_a_verdict_whose_evidence_is_no_json_is_an_error_and_the_run_goes_on(
         "criterion looped returned a Verdict whose evidence cannot be written as JSON")
     assert nan["reason"].startswith(
         "judge 'nan' returned a Verdict whose evidence cannot be written as JSON")
+
+
+def test_a_verdict_with_text_that_is_not_utf8_is_written_with_replacement_characters(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A judge's reason or evidence holding a lone surrogate (a file name decoded
+    with os.fsdecode) passed, and then no report could be written: a traceback,
+    the run left incomplete. Rook writes it as it writes a hook's undecodable
+    bytes: U+FFFD in their place."""
+    rook_distribution("rook-unwritable", {"unwritable": "rook_unwritable"},
+                      {"rook_unwritable.py": UNWRITABLE})
+    secret_workspace(rook_workspace, monkeypatch, [{"judge": {"name": "undecoded"}}])
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "rook: error" not in r.stderr, r.stderr
+    assert r.exit_code == 0 and r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
+    (verdict,) = r.report["scenarios"][0]["criteria"]
+    assert verdict["reason"] == "found report-\ufffd.md"
+    assert verdict["evidence"] == {"path": "report-\ufffd.md"}
+    shown = rook_cli("runs", "show", "--json", "latest")
+    assert shown.exit_code == 0 and shown.exception is None, shown.stderr
+    assert shown.report["scenarios"][0]["criteria"][0]["reason"] == "found report-\ufffd.md"
 
 
 WORDY = """
