@@ -602,6 +602,9 @@ def prepare_run(
                 run.load_scenario(sr.key)
             if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
                 _check_no_hole(request, run, runs, phases)
+        except DamagedRecord as exc:  # nothing has run: bad input, exit 2 (never 1)
+            run.unlock()
+            raise ConfigError(str(exc)) from None
         except (ConfigError, RunStoreError):
             run.unlock()
             raise

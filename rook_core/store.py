@@ -98,7 +98,10 @@ def read_record(path: Path) -> dict[str, Any] | None:
     an object); one of another shape than Rook writes (edited by hand, or
     damaged: :data:`rook_core.shapes.RECORD`) is a :class:`RunStoreError`
     naming the file and the field."""
-    record = read_json(path)
+    try:
+        record = read_json(path)
+    except DamagedRecord as exc:
+        raise DamagedRecord(f"{exc}; delete the file for the scenario run to run again") from None
     if not isinstance(record, dict):
         return None
     problem = shapes.problem(record, shapes.RECORD)

@@ -806,7 +806,8 @@ def test_a_scenario_record_of_the_wrong_shape_is_named_never_a_traceback(
     unrun.unlink()  # a's run is to be done again: refused before it runs
     for args in (("run", "--run", rid), ("report", rid, "--rebuild")):
         shown = rook_cli(*args)
-        assert shown.exit_code == (1 if args[0] == "run" else 2), (args, shown.stdout, shown.stderr)
+        # nothing was run: bad input, exit 2 (a resume exited 1, "a scenario failed")
+        assert shown.exit_code == 2, (args, shown.stdout, shown.stderr)
         assert "Traceback" not in shown.stderr, shown.stderr
         assert f"{path}: {named}, not what Rook writes there" in shown.stderr, shown.stderr
         assert "delete the file" in shown.stderr
@@ -843,10 +844,35 @@ def test_a_scenario_record_without_what_rook_writes_is_named_never_a_traceback(
     path.write_text(json.dumps(record))
     for args in (("run", "--run", rid), ("report", rid, "--rebuild")):
         shown = rook_cli(*args)
-        assert shown.exit_code == (1 if args[0] == "run" else 2), (args, shown.stderr)
+        assert shown.exit_code == 2, (args, shown.stderr)  # nothing run: bad input
         assert shown.exception is None, (args, shown.exception)
         assert f"{path}: {named}, not what Rook writes there" in shown.stderr, shown.stderr
     path.unlink()  # as the message says: the scenario run runs again
+    again = rook_cli("run", "--run", rid, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
+
+
+@pytest.mark.parametrize("content", ["[1", "{}", '{"scenario": 5}'])
+def test_resuming_with_a_damaged_scenario_record_is_bad_input_naming_file_and_fix(
+    ws, rook_cli, content
+):
+    # 'rook run --run ID' refused a damaged scenarios/KEY.json before anything
+    # ran but exited 1 ("a scenario failed"), and an unreadable one (not JSON)
+    # was named without the fix
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    rid = run(rook_cli)
+    path = ws.run_dir(rid) / "scenarios" / "a.1.json"
+    path.write_text(content)
+    (ws.run_dir(rid) / "scenarios" / "b.1.json").unlink()  # b is to run again: it never does
+    shown = rook_cli("run", "--run", rid)
+    assert shown.exception is None, shown.exception
+    assert shown.exit_code == 2, shown.stderr
+    assert f"rook: error: {path}: " in shown.stderr, shown.stderr
+    assert "delete the file for the scenario run to run again" in shown.stderr, shown.stderr
+    assert not (ws.run_dir(rid) / "scenarios" / "b.1.json").exists()
+    path.unlink()  # as the message says
     again = rook_cli("run", "--run", rid, "--json")
     assert again.exit_code == 0, again.stderr
     assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
