@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import shapes
-from .errors import ConfigError, RunStoreError
+from .errors import ConfigError, DamagedRecord, RunStoreError
 from .models import PHASES
 from .plain import plain
 from .report import write_report
@@ -62,7 +62,7 @@ def run_json(path: Path) -> dict[str, Any]:
         )
     problem = _manifest_problem(data)
     if problem is not None:  # refused before anything is copied
-        raise RunStoreError(f"{path / 'run.json'}: not a Rook run manifest ({problem})")
+        raise DamagedRecord(f"{path / 'run.json'}: not a Rook run manifest ({problem})")
     return data
 
 
@@ -91,7 +91,7 @@ def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
             if isinstance(data, dict):
                 problem = shapes.problem(data, shapes.SHARD_PART)
                 if problem is not None:  # refused before anything is copied
-                    raise RunStoreError(f"{f}: {problem}, not what Rook writes there")
+                    raise DamagedRecord(f"{f}: {problem}, not what Rook writes there")
                 out[int(m.group(1))] = data
     return out
 

@@ -759,7 +759,8 @@ def test_a_merge_names_a_run_json_of_another_shape_never_a_traceback(
     path.write_text(json.dumps(data))
     r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
     assert r.exception is None, r.exception
-    assert r.exit_code == 1 and f"{path}: not a Rook run manifest" in r.stderr, r.stderr
+    # nothing merged, nothing written: bad input, exit 2 (it exited 1, "a scenario failed")
+    assert r.exit_code == 2 and f"{path}: not a Rook run manifest" in r.stderr, r.stderr
     assert json.loads(path.read_text()) == data  # left as it was
     assert not (ws.run_dir("ci") / "report.json").exists()
 
@@ -782,8 +783,28 @@ def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
     path.write_text(json.dumps(data))
     r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
     assert r.exception is None, r.exception
-    assert r.exit_code == 1 and f"{path}: {named}, not what Rook writes there" in r.stderr, (
+    assert r.exit_code == 2 and f"{path}: {named}, not what Rook writes there" in r.stderr, (
         r.stderr)
+    assert not (ws.run_dir("ci") / "report.json").exists()
+
+
+@pytest.mark.parametrize(("name", "content", "named"), [
+    ("run.shard-2-of-2.json", "{", "unreadable record"),
+    ("run.json", "{", "unreadable record"),
+    ("scenarios/s1.1.json", "{", "unreadable record"),
+    ("scenarios/s1.1.json", "{}", "it has no 'scenario', not what Rook writes there"),
+])
+def test_a_merge_of_a_damaged_file_is_bad_input_naming_it(
+        rook_workspace, rook_cli, name, content, named):
+    # a damaged shard part, run.json or scenario record made 'rook merge' exit
+    # 1 ("a scenario failed") though nothing was merged
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    path = ws.run_dir("ci") / name
+    path.write_text(content)
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exception is None, r.exception
+    assert r.exit_code == 2 and f"rook: error: {path}: {named}" in r.stderr, r.stderr
+    assert path.read_text() == content
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 

@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .options import RATE, refuse_empty, workspace_options
+
+
+@contextmanager
+def _bad_input() -> Iterator[None]:
+    """A damaged file of the run met before anything is merged (a shard part,
+    ``run.json`` or scenario record edited by hand or cut short): bad input,
+    exit 2 (nothing merged, nothing written), never 1, which says a scenario
+    failed."""
+    from ..errors import ConfigError, DamagedRecord
+
+    try:
+        yield
+    except DamagedRecord as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _target(
@@ -183,17 +199,20 @@ def merge_command(
         )
     rook = plugins.build_plugin_manager()
     wanted = parse_report_options(reports, rook)
-    target = _target(
-        run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
-    )
+    with _bad_input():
+        target = _target(
+            run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
+        )
     check_report_targets(wanted, None, [target, *map(Path, run_dirs)])
-    base = run_json(target) if (target / "run.json").is_file() else None
-    if base is None and run_dirs and (run_dirs[0] / "run.json").is_file():
-        base = run_json(run_dirs[0])  # merged into a new directory (--into): the shards' N
+    with _bad_input():
+        base = run_json(target) if (target / "run.json").is_file() else None
+        if base is None and run_dirs and (run_dirs[0] / "run.json").is_file():
+            base = run_json(run_dirs[0])  # merged into a new directory (--into): the shards' N
     shards = int(base.get("shards") or 0) if base is not None else 0
     lock = _check_idle(target, shards, run_dirs) if base is not None else None
     try:
-        merged = merge_runs(list(run_dirs), target, partial=partial)
+        with _bad_input():
+            merged = merge_runs(list(run_dirs), target, partial=partial)
         # plugins join their run-level files, each on its own: one that raises is a warning
         with plugins.plugin_output():
             raised = rook.call_each("rook_evidence_merged", merged=merged)
