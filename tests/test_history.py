@@ -754,11 +754,15 @@ def test_a_report_entry_of_the_wrong_shape_is_named_never_a_traceback(
     path.write_text(text if layout == "lines" else json.dumps(json.loads(text), indent=2))
     junit = tmp_path / "junit.xml"
     for args in (
-        ("runs", "show", bad),  # (with --json it prints the file as it is)
+        ("runs", "show", bad),
         ("report", bad, "--report", f"junit:{junit}"),
+        # --json printed the file as it is and exited 0, where the table refused it
+        ("runs", "show", bad, "--json"),
+        ("report", bad, "--json"),
     ):
         shown = rook_cli(*args)
         assert shown.exit_code == 2, (args, shown.stdout, shown.stderr)
+        assert "--json" not in args or shown.stdout == "", (args, shown.stdout)
         assert "Traceback" not in shown.stderr and "failed:" not in shown.stderr, shown.stderr
         assert f"{path}: scenario entry 2" in shown.stderr and named in shown.stderr, shown.stderr
         assert f"rook report {bad} --rebuild" in shown.stderr
@@ -944,7 +948,8 @@ def test_a_damaged_report_read_by_a_command_is_bad_input_naming_file_and_fix(
         lines = text.split("\n")
         lines[2] = "{oops" + ("," if lines[2].endswith(",") else "")
         path.write_text("\n".join(lines))
-    commands = [("runs", "show", bad), ("report", bad)]
+    commands = [("runs", "show", bad), ("report", bad), ("runs", "show", bad, "--json"),
+                ("report", bad, "--json")]
     if damage != "entry":  # diff reads the summary's aggregates, not the entries
         commands.append(("diff", good, bad))
     for args in commands:

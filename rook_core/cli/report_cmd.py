@@ -50,7 +50,7 @@ def report_command(
     from ..history import load_report, resolve_run, secret_names
     from ..redact import Redactor, activate
     from ..report import summarize, table
-    from ..reportfile import print_json
+    from ..reportfile import check_entries, print_json
     from ..runner import (
         STDOUT,
         check_json_out,
@@ -75,6 +75,8 @@ def report_command(
         gate = report["summary"].get("gate") or {}
         fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
         report["summary"] = {**fresh, **report["summary"]}
+    if as_json:  # before any report is written: a damaged entry is refused, nothing printed
+        check_entries(report)
     failed = write_reports(rook, report, targets, read_only=True)
     if as_json:
         print_json(report)

@@ -196,7 +196,7 @@ def show_command(
     """
     from ..history import load_report, resolve_run
     from ..report import table
-    from ..reportfile import print_json
+    from ..reportfile import check_entries, print_json
     from . import reads_runs
 
     reads_runs()  # a damaged record is bad input here: exit 2
@@ -209,6 +209,7 @@ def show_command(
     run_path = resolve_run(a.runs_dir, run_ref)
     report = load_report(run_path)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
+        check_entries(report)  # as the table does: a damaged entry is refused, exit 2
         print_json(report)
     else:
         click.echo(table(report))
