@@ -102,7 +102,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
   </g>
   {% endfor %}
 </svg>
-{% if chart.hidden %}<p class="muted">{{ chart.hidden }} more scenarios are in the table below.</p>{% endif %}
+{% if chart.hidden %}<p class="muted">{{ chart.hidden }} more {{ "scenario is" if chart.hidden == 1 else "scenarios are" }} in the table below.</p>{% endif %}
 
 <h2>Scenarios</h2>
 <table>

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rook_core.errors import counted
 from rook_core.hookspecs import hookimpl
 from rook_core.report import (
     SHOWN,
@@ -273,7 +274,8 @@ def iter_render(report: dict[str, Any]) -> Iterator[str]:
     yield out("\n")
     if left_out:
         yield out(
-            f"\n_{left_out} more scenarios not shown here (size limit); see the "
+            f"\n_{counted(left_out, 'more scenario', 'more scenarios')} not shown here "
+            "(size limit); see the "
             "JSON or HTML report._\n"
         )
     troubled, unlisted = 0, 0
@@ -292,7 +294,8 @@ def iter_render(report: dict[str, Any]) -> Iterator[str]:
     if warned or unlisted:
         yield out("\n### Warnings\n\n" + "".join(warned))
         if unlisted:
-            yield out(f"\n_{unlisted} more run(s) with warnings; see the JSON or HTML report._\n")
+            more = counted(unlisted, "more run", "more runs")
+            yield out(f"\n_{more} with warnings; see the JSON or HTML report._\n")
     if not troubled:
         return
     yield out("\n### What did not pass\n\n")

@@ -50,7 +50,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from .credentials import ASSIGNMENT, secret_name
-from .errors import ConfigError, RookError
+from .errors import ConfigError, RookError, counted
 from .plain import plain
 from .redact import MIN_LENGTH, Redactor
 from .store import atomic_write
@@ -122,7 +122,7 @@ def too_short(purpose: str, value: str) -> str:
     holding it), so it would show on the screen and be found in the profile's own
     words (``ask`` in ``/ask``). The value itself is not named."""
     return (
-        f"{purpose}: its value is {len(value)} character(s), too short to be redacted "
+        f"{purpose}: its value is {counted(len(value), 'character')}, too short to be redacted "
         f"safely (a secret needs at least {MIN_LENGTH}); nothing written. Give the real "
         "credential, or pass it through an environment variable: write {{env.NAME}} in "
         "its place and set NAME"

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, cachedir
-from .errors import ProfileError, ProfileNotFound, ScenarioError, shown, utf8
+from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, shown, utf8
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
@@ -279,7 +279,7 @@ def _every_problem(first: str, files: list[FileEntry], build: Callable[[str], Bu
             else:
                 more += 1
     if more:
-        problems.append(f"... and {more} more file(s) with a problem")
+        problems.append(f"... and {counted(more, 'more file')} with a problem")
     return "\n".join(problems)
 
 

@@ -100,6 +100,13 @@ def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     return lines
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 scenario``, ``2 scenarios``: a count and its noun (``plural``, else
+    the noun with an ``s``), for a message or a report, never ``1 scenarios``
+    or ``scenario(s)``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
 def utf8(text: str) -> bool:
     """Whether ``text`` is UTF-8 text: not a command-line argument or path whose
     bytes were not (Python keeps them as lone surrogates, which no JSON record,

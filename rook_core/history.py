@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from . import shapes, stats
-from .errors import ConfigError, DamagedRecord, ProfileError, ProfileNotFound, RunStoreError
+from .errors import (
+    ConfigError,
+    DamagedRecord,
+    ProfileError,
+    ProfileNotFound,
+    RunStoreError,
+    counted,
+)
 from .models import PASSED
 from .report import COUNTED, PENDING, exit_code, write_report
 from .reportfile import read_report
@@ -308,7 +315,9 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         if not runs:
             raise ConfigError(f"run {ref}: no runs yet in {runs_dir} (rook run makes one)")
         if back >= len(runs):
-            raise ConfigError(f"run {ref}: there are only {len(runs)} run(s) in {runs_dir}")
+            raise ConfigError(
+                f"run {ref}: there are only {counted(len(runs), 'run')} in {runs_dir}"
+            )
         return runs_dir / runs[back]
     names = [e.name for e in os.scandir(runs_dir) if e.is_dir()] if runs_dir.is_dir() else []
     hits = [n for n in names if n.startswith(ref) and (runs_dir / n / RUN_FILE).is_file()]

@@ -19,6 +19,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from .errors import counted
 from .models import (
     CRITERION_STATUSES,
     ERROR,
@@ -585,7 +586,7 @@ def scenario_status(criteria_verdicts: list[Verdict]) -> tuple[str, str]:
 
 def criteria(n: int) -> str:
     """``1 criterion``, ``2 criteria``: a count of criteria, for a reason."""
-    return f"{n} criterion" if n == 1 else f"{n} criteria"
+    return counted(n, "criterion", "criteria")
 
 
 def judge_profile_users(scenarios: list[Scenario], criteria: Registry) -> list[str]:

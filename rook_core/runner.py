@@ -29,6 +29,7 @@ from .errors import (
     RookError,
     RunStoreError,
     ScenarioError,
+    counted,
 )
 from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
@@ -388,7 +389,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     return (
         f"no scenario selected in {agent.scenarios_dir}"
         + (f" by {' '.join(given)}" if given else " (every scenario there is excluded: true)")
-        + f" ({len(every)} scenarios there; {'; '.join(there)})"
+        + f" ({counted(len(every), 'scenario')} there; {'; '.join(there)})"
     )
 
 
@@ -866,7 +867,7 @@ def _execute(
         owner = rook.executors.owner(request.executor)  # every phase was asked for
         sys.stderr.write(
             f"rook: error: executor {request.executor!r} ({owner}) returned without running "
-            f"{left_undone} scenario run(s)\n"
+            f"{counted(left_undone, 'scenario run')}\n"
         )
         code = 1
     if failed and not code:  # everything passed, but not everything asked for was done

@@ -28,7 +28,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
-from .errors import ScenarioError, exception_text, format_validation_messages
+from .errors import ScenarioError, counted, exception_text, format_validation_messages
 from .models import ID_MAX, MAX_PLANNED, SLUG, SLUG_RULE, Criterion, Scenario
 from .plugins import Registry
 from .schemafields import (
@@ -192,7 +192,9 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         elif isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
             raise ValidationError({"turn": ["must be a turn number (1, 2, ...) or 'all'"]})
         elif turn > n_turns:
-            raise ValidationError({"turn": [f"scenario has {n_turns} turn(s), not {turn}"]})
+            raise ValidationError(
+                {"turn": [f"scenario has {counted(n_turns, 'turn')}, not {turn}"]}
+            )
     ctype = criteria.get(key)
     if turn is not None and not getattr(ctype, "turns_apply", True):
         raise ValidationError(

@@ -620,7 +620,7 @@ def test_run_takes_latest_and_a_prefix_like_every_command(ws, rook_cli, monkeypa
     r = rook_cli("run", "--json", "--run", first[:-3])
     assert r.report["run"]["id"] == first
     r = rook_cli("run", "--run", "latest~5")
-    assert r.exit_code == 2 and "--run latest~5: there are only 2 run(s)" in r.stderr
+    assert r.exit_code == 2 and "--run latest~5: there are only 2 runs" in r.stderr
 
 
 @pytest.mark.parametrize("broken", ["open", "execute"])

@@ -989,7 +989,7 @@ def test_an_endpoint_that_never_answers_is_no_silent_wait(rook_workspace, tmp_pa
     assert waiting and waited < 3.9, waited  # one 2 s timeout, not 3 of them
     assert proc.returncode == 1, out + err
     assert "test 1 (curl): FAILED (timeout)" in out and "test 2" not in out
-    assert "timed out after 2 s (1 attempt(s))" in out
+    assert "timed out after 2 s (1 attempt)" in out
     assert "raise timeout_seconds on the hook entry" in out
     execute = profile(ws, "hang")["hooks"]["execute"]
     assert execute["timeout_seconds"] == 2 and "timeout_seconds" not in execute["http"]
@@ -1018,7 +1018,7 @@ def test_a_secret_too_short_to_redact_is_a_usage_error(
     url = authoring_server.url
     r = add(rook_cli, ws, "short", "--no-test", input=curl.format(url=url))
     assert r.exit_code == 2, r.stdout + r.stderr
-    assert named.format(url=url) + ": its value is 3 character(s), too short to be redacted" in (
+    assert named.format(url=url) + ": its value is 3 characters, too short to be redacted" in (
         r.stderr
     )
     assert "write {{env.NAME}} in its place and set NAME" in r.stderr

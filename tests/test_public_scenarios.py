@@ -148,6 +148,17 @@ def test_selectors_that_match_only_excluded_scenarios_say_so(ws, rook_cli):
     assert r.exit_code == 2 and "excluded" not in r.stderr, r.stderr
 
 
+def test_a_lone_excluded_scenario_is_counted_in_the_singular(rook_workspace, rook_cli):
+    # "(every scenario there is excluded: true) (1 scenarios there; ...)"
+    rook_workspace.script("agent.sh", "#!/bin/sh\ncat >/dev/null; echo '{\"output\": \"hi\"}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "parked", "goal": "hi", "excluded": True,
+                             "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "(every scenario there is excluded: true) (1 scenario there; " in r.stderr, r.stderr
+
+
 def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
     ws.scenario({"id": "slow", "title": "Slow", "goal": "sleep", "timeout_seconds": 0.5,
                  "criteria": [{"contains": "x"}]})

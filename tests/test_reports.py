@@ -379,6 +379,50 @@ def test_markdown_table_of_many_scenarios_stays_under_the_github_limit():
     assert md.startswith("## ✅ Rook: all 20000 decided scenario runs passed")
 
 
+def _many(n, **extra):
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "passed",
+             "reason": "1 criterion passed", "turns": [], "criteria": [], "hooks": [],
+             "extra": {}, "content_hash": "h", **extra}
+    entries = [{**entry, "id": f"scenario-with-a-longish-id-{i}"} for i in range(n)]
+    return {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+            "scenarios": entries, "summary": summarize(entries)}
+
+
+def test_reports_count_one_left_out_in_the_singular(rook_workspace, rook_cli):
+    """"1 more scenarios not shown here", "1 more run(s) with warnings" and "1
+    more scenarios are in the table below": a count of one read as many."""
+    from rook_plugins.report_html import CHART_LIMIT
+    from rook_plugins.report_html import render as html
+    from rook_plugins.report_markdown import MAX_WARNINGS
+    from rook_plugins.report_markdown import render as markdown
+
+    from rook_core.report import summarize
+
+    md = markdown(_many(20000))
+    left = int(re.search(r"_(\d+) more scenarios not shown here", md).group(1))
+    md = markdown(_many(20000 - left + 1))  # rows of one size: one fewer fits, one left out
+    assert "\n_1 more scenario not shown here (size limit); see the" in md, md[-300:]
+    md = markdown(_many(MAX_WARNINGS + 1, warnings=["close hook failed"]))
+    assert "\n_1 more run with warnings; see the JSON or HTML report._" in md
+    md = markdown(_many(MAX_WARNINGS + 2, warnings=["close hook failed"]))
+    assert "\n_2 more runs with warnings; see the JSON or HTML report._" in md
+    rook_workspace.script("agent.sh", "#!/bin/sh\ncat >/dev/null; echo '{\"output\": \"hi\"}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    (entry,) = r.report["scenarios"]
+
+    def page(n):  # the run's report, its one entry as n scenarios
+        entries = [{**entry, "id": f"s{i}"} for i in range(n)]
+        return html({**r.report, "scenarios": entries, "summary": summarize(entries)})
+
+    assert "1 more scenario is in the table below." in page(CHART_LIMIT + 1)
+    assert "2 more scenarios are in the table below." in page(CHART_LIMIT + 2)
+
+
 @pytest.mark.parametrize("gate, code", [(None, 1), ("0.5", 0), ("0.75", 1)])
 def test_min_pass_rate_gates_each_scenario(rook_workspace, rook_cli, tmp_path, monkeypatch,
                                            gate, code):

@@ -29,7 +29,7 @@ import httpx
 from httpx_sse import EventSource
 
 from rook_core import __version__
-from rook_core.errors import exception_text
+from rook_core.errors import counted, exception_text
 from rook_core.plain import plain
 from rook_core.redact import MARK as REDACTED_MARK
 
@@ -414,4 +414,6 @@ async def send(
             break
         entry["wait_seconds"] = round(delay, 3)
         await asyncio.sleep(delay)
-    raise SendError(f"{req.method} {url} failed after {len(attempts)} attempt(s): {last_error}")
+    raise SendError(
+        f"{req.method} {url} failed after {counted(len(attempts), 'attempt')}: {last_error}"
+    )

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from rook_core.credentials import mask_url
+from rook_core.errors import counted
 from rook_core.models import ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
 from rook_core.redact import Redactor
@@ -328,7 +329,8 @@ async def run_http(call: HookCall) -> HookResult:
     except asyncio.TimeoutError:
         result.status = "timeout"
         result.diagnosis = (
-            f"timed out after {call.timeout:g} s ({len(result.details['attempts'])} attempt(s)); "
+            f"timed out after {call.timeout:g} s "
+            f"({counted(len(result.details['attempts']), 'attempt')}); "
             "raise timeout_seconds on the hook entry if the endpoint is this slow"
         )
     except HookError as exc:

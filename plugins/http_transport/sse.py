@@ -21,6 +21,7 @@ import json
 from typing import Any
 
 from rook_core import hookio
+from rook_core.errors import counted
 from rook_core.redact import current
 
 
@@ -163,6 +164,6 @@ def cut_short(answer: Any, events: int) -> str | None:
         if not any(isinstance(c, dict) and c.get("finish_reason") for c in choices):
             return (
                 f"the event stream ended before data: [DONE] and no choice had a finish_reason "
-                f"(after {events} event(s)): the answer was cut short"
+                f"(after {counted(events, 'event')}): the answer was cut short"
             )
     return None

@@ -318,6 +318,7 @@ def check_runnable(
     """Scenarios (those plain ``rook run`` runs) each profile cannot run: a
     capability it neither declares nor has shown makes them ``not_runnable``,
     skipped, never a pass, and the run still exits 0: a note."""
+    from ..errors import counted
     from ..judging import runnability
     from ..runner import load_observed
 
@@ -334,7 +335,7 @@ def check_runnable(
             doctor.add(
                 NOTE,
                 f"{label} profile {profile.id}",
-                f"rook run skips {len(gaps)} scenario(s) as not_runnable with it "
+                f"rook run skips {counted(len(gaps), 'scenario')} as not_runnable with it "
                 f"(never a pass): {shown}",
                 f"declare the capability under capabilities: in {profile.path} if the agent "
                 "gives that evidence (rook profile test shows what it observes)",

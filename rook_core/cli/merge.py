@@ -171,7 +171,7 @@ def merge_command(
       rook merge shards/*/ --report json:out/rook.json
     """
     from .. import history, plugins
-    from ..errors import ConfigError
+    from ..errors import ConfigError, counted
     from ..merging import merge_runs, run_json, shard_list, write_merged_report
     from ..redact import Redactor, activate
     from ..report import exit_code, table, undecided_warning
@@ -248,7 +248,7 @@ def merge_command(
     pending = report["summary"].get("pending") or 0
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(
-            f"rook: {pending} scenario run(s) still pending: "
+            f"rook: {counted(pending, 'scenario run')} still pending: "
             f"{_unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
             err=True,
         )
