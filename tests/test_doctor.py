@@ -448,6 +448,17 @@ def test_a_criterion_rook_run_refuses_is_a_problem(rook_workspace, rook_cli, mon
     ws.scenario({"id": "kw", "goal": "g", "criteria": [{"contains": "ok"}]})
     code, findings = doctor(rook_cli, ws)
     assert code == 0, problems(findings)
+    # only an excluded: true scenario has it: plain rook run leaves it out and
+    # exits 0 (doctor called it a problem); rook run --only NAME refuses it: a note
+    ws.scenario({"id": "tone", "goal": "g", "excluded": True,
+                 "criteria": [{"judge": {"name": "acme-tone"}}]})
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 0
+    assert rook_cli("run", "-w", str(ws.root), "--only", "tone").exit_code == 2
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0, problems(findings)
+    note = next(f for f in findings if "acme-tone" in f["message"])
+    assert note["status"] == "note" and "excluded: true" in note["message"], note
+    assert "rook run --only" in note["message"] and note["fix"], note
 
 
 def test_a_judge_profile_flag_naming_nothing_is_a_problem_without_rubrics(rook_workspace, rook_cli):
@@ -478,6 +489,18 @@ def test_an_id_holding_a_secret_value_is_a_problem(rook_workspace, rook_cli):
     [p] = problems(findings)
     assert "scenario s-[redacted:DOCTOR_TOKEN]" in p["message"], p
     assert "holds the value of a profile env variable" in p["message"] and p["fix"], p
+    assert "tok3n99" not in json.dumps(findings)
+    # only an excluded: true scenario's id: plain rook run leaves it out and exits
+    # 0 (doctor called it a problem); rook run --only NAME refuses it: a note
+    ws.scenario({"id": "s-tok3n99", "goal": "g", "excluded": True,
+                 "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "-w", str(ws.root), env=env).exit_code == 0
+    assert rook_cli("run", "-w", str(ws.root), "--only", "s-tok3n99", env=env).exit_code == 2
+    code, findings = doctor(rook_cli, ws, env=env)
+    assert code == 0, problems(findings)
+    note = next(f for f in findings if "scenario s-[redacted:DOCTOR_TOKEN]" in f["message"])
+    assert note["status"] == "note" and "excluded: true" in note["message"], note
+    assert "rook run --only" in note["message"] and note["fix"], note
     assert "tok3n99" not in json.dumps(findings)
 
 

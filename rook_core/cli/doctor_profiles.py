@@ -294,22 +294,40 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
 
 def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: Any) -> None:
     """The ids a run names its files by hold no value of a profile's ``env``
-    variables: ``rook run`` refuses such a run, with the value redacted."""
+    variables: ``rook run`` refuses such a run, with the value redacted (a
+    problem); only in ``excluded: true`` scenarios, which plain ``rook run``
+    leaves out, a note."""
     from ..errors import ConfigError
     from ..redact import Redactor
     from ..runner import check_names_hold_no_secret
 
+    selected, parked = _by_default(scenarios)
     for profile in profiles:
         redactor = Redactor.for_variables(e.variable for e in profile.env)
-        try:
-            check_names_hold_no_secret(redactor, profile, list(scenarios))
-        except ConfigError as exc:
-            doctor.add(
-                PROBLEM,
-                f"{label} profile {profile.id}",
-                str(exc),
-                "give the scenario (or profile) another id, or use another value",
-            )
+        for status, which in ((PROBLEM, selected), (NOTE, parked)):
+            try:
+                check_names_hold_no_secret(redactor, profile, which)
+            except ConfigError as exc:
+                doctor.add(
+                    status,
+                    f"{label} profile {profile.id}",
+                    str(exc) + ("" if status == PROBLEM else EXCLUDED),
+                    "give the scenario (or profile) another id, or use another value",
+                )
+                break
+
+
+EXCLUDED = (
+    " (its scenarios are excluded: true: plain rook run leaves them out; "
+    "rook run --only NAME refuses them, exit 2)"
+)
+"""What a doctor's note adds when only ``excluded: true`` scenarios are at fault."""
+
+
+def _by_default(scenarios: Any) -> tuple[list[Any], list[Any]]:
+    """The scenarios plain ``rook run`` runs, and those it leaves out (``excluded: true``)."""
+    selected = [s for s in scenarios if not s.extra.get("excluded")]
+    return selected, [s for s in scenarios if s.extra.get("excluded")]
 
 
 def check_runnable(
@@ -344,22 +362,26 @@ def check_runnable(
 
 def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenarios: Any) -> None:
     """Ask each criterion whether it can work, as ``rook run`` does before anything
-    runs (a ``judge:`` criterion naming no installed judge, say)."""
+    runs (a ``judge:`` criterion naming no installed judge, say): a problem; only
+    in ``excluded: true`` scenarios, which plain ``rook run`` leaves out, a note."""
     from ..errors import ConfigError
     from ..judging import JudgingContext, check_criteria
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
     judging = JudgingContext(workspace=agent.workspace, env=env, judges=rook.judges)
-    try:
-        check_criteria(list(scenarios), rook.criteria, judging)
-    except ConfigError as exc:
-        doctor.add(
-            PROBLEM,
-            f"{label} scenarios",
-            str(exc),
-            "correct the criteria named above (docs/criteria.md; installed judges: "
-            f"{', '.join(rook.judges.names()) or 'none'})",
-        )
+    selected, parked = _by_default(scenarios)
+    for status, which in ((PROBLEM, selected), (NOTE, parked)):
+        try:
+            check_criteria(which, rook.criteria, judging)
+        except ConfigError as exc:
+            doctor.add(
+                status,
+                f"{label} scenarios",
+                str(exc) + ("" if status == PROBLEM else EXCLUDED),
+                "correct the criteria named above (docs/criteria.md; installed judges: "
+                f"{', '.join(rook.judges.names()) or 'none'})",
+            )
+            return
 
 
 def _cased_suffixes(sdir: Path) -> list[str]:
