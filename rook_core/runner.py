@@ -254,6 +254,15 @@ def _check_manifest(path: Path, manifest: Any) -> None:
         )
 
 
+def _resumable(read: Callable[[], Any]) -> Any:
+    """``read()``, a resume's reading of its ``run.json`` or shard part: one that
+    is not JSON (cut short, damaged) is bad input, exit 2, nothing run."""
+    try:
+        return read()
+    except DamagedRecord as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _kill_leftovers(run: RunDir, runs: list[Any], whole: bool) -> None:
     """Kill what an earlier, killed invocation of this run left running (a hung
     hook whose timeout died with it): its scenario runs are this one's now, and
@@ -451,7 +460,8 @@ def prepare_run(
             except ConfigError as exc:
                 raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
         run_path = agent.runs_dir / request.run_id
-        manifest = read_json(run_path / "run.json") if (run_path / "run.json").is_file() else None
+        found = (run_path / "run.json").is_file()
+        manifest = _resumable(lambda: read_json(run_path / "run.json")) if found else None
         if manifest is not None:
             _check_manifest(run_path / "run.json", manifest)
             if shard is not None and not (run_path / shard.part("run.json")).is_file():
@@ -462,7 +472,8 @@ def prepare_run(
                         f"{request.run_id} has not run yet, and a shard starts with prepare; "
                         "leave --phases out, or give a selection that starts with prepare"
                     )
-            manifest = sharding.resume_manifest(run_path, manifest, shard)
+            base = manifest
+            manifest = _resumable(lambda: sharding.resume_manifest(run_path, base, shard))
             manifest["dir"] = str(run_path)  # where it is now: a workspace moves, or is restored
             manifest["id"] = run_path.name  # its folder's name: a run copied under a new one
             _check_manifest(run_path / "run.json", manifest)

@@ -540,6 +540,21 @@ def test_resuming_a_run_whose_manifest_is_damaged_names_the_file(example, damage
     clean_error(done, str(manifest), "not a run manifest")
 
 
+@pytest.mark.parametrize("name", ["run.json", "run.shard-1-of-2.json"])
+def test_resuming_a_run_whose_manifest_is_not_json_is_bad_input(example, name):
+    # a run.json (or a shard's part) that is not JSON, cut short or damaged,
+    # exited 1 ("a scenario failed") though nothing ran; one of another shape, 2
+    ws, agent = example
+    cut = rook("run", "--shard", "1/2", "--phases", "prepare,open,execute,close", "--run-name",
+               "r1", cwd=ws)
+    assert cut.returncode == 0, cut.stderr
+    path = agent / "runs" / "r1" / name
+    path.write_text('{"plan": [')
+    done = rook("run", "--run", "r1", "--shard", "1/2", "--phases", "collect,judge", cwd=ws)
+    clean_error(done, f"{path}: unreadable record")
+    assert path.read_text() == '{"plan": ['
+
+
 @pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
 def test_json_with_a_report_on_standard_output_is_refused(example, command, tmp_path):
     """--json prints exactly one document on standard output: a --report
