@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, RunStoreError
+from . import shapes
+from .errors import ConfigError, DamagedRecord, RunStoreError
 from .redact import Redactor
 from .store import RunDir, create_run, dumps, read_json
 
@@ -319,6 +320,11 @@ def resume_manifest(run_path: Path, base: dict[str, Any], shard: Shard | None) -
         )
     part = read_json(run_path / shard.part("run.json"))
     if isinstance(part, dict):
+        problem = shapes.problem(part, shapes.SHARD_PART)
+        if problem is not None:  # as rook merge reads it: refused before anything runs
+            raise DamagedRecord(
+                f"{run_path / shard.part('run.json')}: {problem}, not what Rook writes there"
+            )
         return part
     fresh = copy.deepcopy({k: base[k] for k in BASE_KEYS if k in base})
     fresh["phases"], fresh["invocations"] = [], []

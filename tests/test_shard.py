@@ -788,6 +788,27 @@ def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+@pytest.mark.parametrize(("key", "value", "named"), [
+    ("created", "x", "'created' is a string"),
+    ("invocations", [5], "'invocations' item 1 is a whole number, not an object"),
+])
+def test_a_shard_resume_refuses_its_part_of_another_shape(
+        rook_workspace, rook_cli, key, value, named):
+    # 'rook run --run ci --shard 2/2' took a run.shard-2-of-2.json of another
+    # shape (edited by hand, damaged), ran and exited 0, keeping it: 'rook merge'
+    # then refused it
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
+    data = json.loads(path.read_text())
+    data[key] = value
+    path.write_text(json.dumps(data))
+    r = rook_cli("run", "--run", "ci", "--shard", "2/2")
+    assert r.exception is None, r.exception
+    assert r.exit_code == 2 and f"{path}: {named}, not what Rook writes there" in r.stderr, (
+        r.stderr)
+    assert json.loads(path.read_text()) == data
+
+
 @pytest.mark.parametrize(("name", "content", "named"), [
     ("run.shard-2-of-2.json", "{", "unreadable record"),
     ("run.json", "{", "unreadable record"),
