@@ -610,8 +610,10 @@ def prepare_run(
     runs = sharding.assign(runs, manifest, shard)
     if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock
         try:
-            for sr in runs:  # a record of another shape is refused before anything runs
-                run.load_scenario(sr.key)
+            # a record of another shape is refused before anything runs: each one the
+            # run's report reads, not only those run now (--only), as it was read at the end
+            for key in manifest["shard"]["plan"] if shard is not None else manifest["plan"]:
+                run.load_scenario(key)
             if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
                 _check_no_hole(request, run, runs, phases)
         except DamagedRecord as exc:  # nothing has run: bad input, exit 2 (never 1)

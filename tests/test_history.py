@@ -857,9 +857,10 @@ def test_a_scenario_record_without_what_rook_writes_is_named_never_a_traceback(
     assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
 
 
+@pytest.mark.parametrize("only", [None, "b"])
 @pytest.mark.parametrize("content", ["[1", "{}", '{"scenario": 5}'])
 def test_resuming_with_a_damaged_scenario_record_is_bad_input_naming_file_and_fix(
-    ws, rook_cli, content
+    ws, rook_cli, content, only
 ):
     # 'rook run --run ID' refused a damaged scenarios/KEY.json before anything
     # ran but exited 1 ("a scenario failed"), and an unreadable one (not JSON)
@@ -870,7 +871,8 @@ def test_resuming_with_a_damaged_scenario_record_is_bad_input_naming_file_and_fi
     path = ws.run_dir(rid) / "scenarios" / "a.1.json"
     path.write_text(content)
     (ws.run_dir(rid) / "scenarios" / "b.1.json").unlink()  # b is to run again: it never does
-    shown = rook_cli("run", "--run", rid)
+    # with --only b, b ran and the run's report then failed on a's record (exit 1)
+    shown = rook_cli("run", "--run", rid, *(["--only", only] if only else []))
     assert shown.exception is None, shown.exception
     assert shown.exit_code == 2, shown.stderr
     assert f"rook: error: {path}: " in shown.stderr, shown.stderr
