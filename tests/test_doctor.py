@@ -391,6 +391,7 @@ def test_the_judge_profile_rubric_criteria_need_is_checked(rook_workspace, rook_
     assert code == 0, problems(findings)
     ok = next(f for f in findings if f["subject"] == "proj/agent judge profile")
     assert ok["status"] == "ok" and "grader" in ok["message"]
+    assert ok["message"] == "grader for 1 criterion", ok  # it said "for 1 criteria"
 
     # another agent's judge profile: checked as rook run checks it, even with --agent
     judges = Workspace(ws.root, project=ws.project, agent="judges")

@@ -418,7 +418,7 @@ def check_judge_profile(
     from ..engine import resolve_entries
     from ..errors import ConfigError
     from ..judge_client import find_judge_profile
-    from ..judging import judge_profile_users
+    from ..judging import criteria, judge_profile_users
 
     users = judge_profile_users(scenarios, rook.criteria)
     if not users and not requested:  # rook run loads a requested one all the same
@@ -455,7 +455,7 @@ def check_judge_profile(
         )
         return
     if judge_agent.dir == agent.dir:  # its scripts and variables were checked with its file
-        doctor.add(OK, f"{label} judge profile", f"{ref} for {len(users)} criteria")
+        doctor.add(OK, f"{label} judge profile", f"{ref} for {criteria(len(users))}")
         return
     try:
         resolve_entries(rook, profile, judge_agent)
@@ -469,4 +469,4 @@ def check_judge_profile(
             f"export {names}" if names else f"correct {profile.path} (docs/judges.md)",
         )
         return
-    doctor.add(OK, f"{label} judge profile", f"{ref} for {len(users)} criteria")
+    doctor.add(OK, f"{label} judge profile", f"{ref} for {criteria(len(users))}")
