@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import shapes
-from .errors import ConfigError, DamagedRecord, RunStoreError
+from .errors import ConfigError, DamagedRecord, RunStoreError, counted
 from .redact import Redactor
 from .store import RunDir, create_run, dumps, read_json
 
@@ -303,7 +303,8 @@ def resume_manifest(run_path: Path, base: dict[str, Any], shard: Shard | None) -
     if shard is None:
         if n and not base.get("merged"):
             raise ConfigError(
-                f"--run {run_id}: this run is split into {n} shards and not merged yet; resume "
+                f"--run {run_id}: this run is split into {counted(n, 'shard')} and not merged yet; "
+                "resume "
                 f"one shard with --run {run_id} --shard I/{n}, or join the shards first with "
                 f"rook merge --run {run_id} (then rook run --run {run_id} finishes whatever "
                 "is missing, in one process)"
@@ -316,7 +317,8 @@ def resume_manifest(run_path: Path, base: dict[str, Any], shard: Shard | None) -
         )
     if n != shard.count:
         raise ConfigError(
-            f"--shard {shard.label}: run {run_id} is split into {n} shards; use --shard I/{n}"
+            f"--shard {shard.label}: run {run_id} is split into {counted(n, 'shard')}; "
+            f"use --shard I/{n}"
         )
     part = read_json(run_path / shard.part("run.json"))
     if isinstance(part, dict):

@@ -829,6 +829,20 @@ def test_a_merge_of_a_damaged_file_is_bad_input_naming_it(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+def test_a_run_of_one_shard_is_named_in_the_singular(rook_workspace, rook_cli):
+    # "run one is split into 1 shards" (resumed without --shard, or with 1/2)
+    ws = rook_workspace
+    ws.script("agent.sh", "#!/bin/sh\ncat >/dev/null; echo '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
+    assert rook_cli("run", "--shard", "1/1", "--run-name", "one").exit_code == 0
+    for args in (("--run", "one"), ("--run", "one", "--shard", "1/2"),
+                 ("--run-name", "one", "--shard", "1/2")):
+        r = rook_cli("run", *args)
+        assert r.exit_code == 2 and "is split into 1 shard" in r.stderr, (args, r.stderr)
+        assert "1 shards" not in r.stderr, r.stderr
+
+
 def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
     rook_workspace, rook_cli, tmp_path
 ):
