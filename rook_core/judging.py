@@ -496,7 +496,8 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     a misspelt status (``"pass"``) must never count as a pass. A reason longer
     than :data:`REASON_MAX` is cut, the whole one kept in its evidence; one that
     is not a text (a score, ``None``) is that criterion's error too."""
-    unwritable, evidence = _as_json(verdict.evidence)
+    evidence = verdict.evidence  # most verdicts carry none: nothing to check
+    unwritable, evidence = _as_json(evidence) if evidence else (None, evidence)
     if unwritable:
         return Verdict(
             ERROR,
