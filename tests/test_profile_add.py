@@ -1572,3 +1572,21 @@ def test_a_base_url_with_a_query_keeps_the_path_before_it(rook_workspace, rook_c
             "http://127.0.0.1:9/api/?x=1#top", "--no-test")  # fmt: skip
     assert r.exit_code == 0, r.stderr
     assert profile(ws, "q")["hooks"]["execute"]["http"]["url"] == "http://127.0.0.1:9/api/v2/ask?x=1"
+
+
+def test_the_next_step_of_a_profile_that_is_not_active_names_it(rook_workspace, rook_cli):
+    """Another profile is active: plain `rook run` would test that one, so the next
+    step after adding a second profile names the new one (--profile, or profile use)."""
+    ws = rook_workspace
+    cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'}"
+    r = add(rook_cli, ws, "first", "--command", cmd)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "active profile: first" in r.stdout
+    assert "then: rook run\n" in r.stdout
+    r = add(rook_cli, ws, "second", "--command", cmd)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "active profile: second" not in r.stdout
+    assert "then: rook run --profile second (or rook profile use second)" in r.stdout
+    r = add(rook_cli, ws, "third", "--command", cmd, "--use")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "active profile: third" in r.stdout and "then: rook run\n" in r.stdout

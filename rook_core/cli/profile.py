@@ -393,7 +393,8 @@ def _add(
     if use or (use is None and not active.is_file()):
         atomic_write(active, pid + "\n")
         s.say(f"active profile: {pid}")
-    _next_steps(s, outcome, pid, secrets, no_test)
+    is_active = active.is_file() and active.read_text(encoding="utf-8").strip() == pid
+    _next_steps(s, outcome, pid, secrets, no_test, is_active)
 
 
 def holder(profiles_dir: Path, pid: str) -> Path | None:
@@ -416,7 +417,9 @@ def holder(profiles_dir: Path, pid: str) -> Path | None:
     return None
 
 
-def _next_steps(s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool) -> None:
+def _next_steps(
+    s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool, is_active: bool
+) -> None:
     import os
 
     unset = [r for r in outcome.data.get("env", []) if not os.environ.get(r["variable"])]
@@ -436,7 +439,9 @@ def _next_steps(s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool)
         s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
         sys.exit(1)
     else:
-        s.say("next: write scenarios in scenarios/, then: rook run")
+        # plain rook run uses the active profile: name this one when another is
+        run = "rook run" if is_active else f"rook run --profile {pid} (or rook profile use {pid})"
+        s.say(f"next: write scenarios in scenarios/, then: {run}")
 
 
 def _register() -> None:
