@@ -199,7 +199,20 @@ async def run_script(call: Any) -> Any:
         problem = interpreter_problem(Path(argv[0]), Path(call.run.workspace), call.env.get("PATH"))
         if problem:
             proc.spawn_error = f"{proc.spawn_error}: {problem}"
-    return hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
+    result = hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
+    if result.status == "failed" and len(argv) == 3 and Path(argv[1]).suffix.lower() == ".sh":
+        try:  # run by bash: its own words would not say why
+            with open(argv[1], "rb") as f:
+                crlf = b"\r\n" in f.read(65536)
+        except OSError:
+            crlf = False
+        if crlf:
+            name = Path(argv[1]).name  # first: the table's reason column shows the start
+            result.diagnosis = (
+                f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
+                f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
+            )
+    return result
 
 
 @hookimpl

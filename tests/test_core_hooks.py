@@ -574,3 +574,18 @@ def test_a_collect_that_prints_what_is_no_json_object_still_fails(rook_workspace
     s = r.report["scenarios"][0]
     assert s["status"] == "error" and "collect failed" in s["reason"], s["reason"]
     assert "traces: 3" in s["reason"]
+
+
+def test_a_bash_hook_with_windows_line_endings_is_named_as_such(rook_workspace, rook_cli):
+    """A .sh hook saved with Windows line endings and run by bash fails with bash's
+    own puzzling words (syntax error: unexpected end of file): the diagnosis says why."""
+    ws = rook_workspace
+    one_scenario(ws, "x")
+    script = ws.agent_dir / "scripts" / "h.sh"
+    script.write_bytes(b'if [ "$1" = execute ]; then\r\n  echo \'{"output": "ok"}\'\r\nfi\r\n')
+    script.chmod(0o644)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    hook = r.report["scenarios"][0]["hooks"][0]
+    assert hook["status"] == "failed"
+    assert "Windows line endings" in hook["diagnosis"] and "convert it to LF" in hook["diagnosis"]

@@ -566,3 +566,18 @@ def test_scenarios_a_profile_cannot_run_get_a_note(rook_workspace, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": True}})
     code, findings = doctor(rook_cli, ws)
     assert not [f for f in findings if f["status"] == "note" and "not_runnable" in f["message"]]
+
+
+def test_a_bash_hook_with_windows_line_endings_and_no_run_bit(rook_workspace, rook_cli):
+    """A .sh hook without the run bit runs with bash, which cannot run a file saved
+    with Windows line endings (each \\r ends up in a word): a problem, with the fix."""
+    ws = rook_workspace
+    healthy(ws)
+    crlf = ws.script("crlf.sh", "x", executable=False)
+    crlf.write_bytes(b'if [ "$1" = execute ]; then\r\n  echo \'{"output": "ok"}\'\r\nfi\r\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/crlf.sh"}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
+    assert "crlf.sh has Windows line endings" in p["message"]
+    assert "dos2unix" in p["fix"]

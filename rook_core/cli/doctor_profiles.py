@@ -168,6 +168,23 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
             INSTALL.get(program, f"install {program}")
             + f", or make {found.name} executable with a #! line",
         )
+        return
+    if program == "bash" and windows_line_endings(found):
+        doctor.add(  # bash reads each \r as part of a word: the hook cannot work
+            PROBLEM,
+            where,
+            f"{found} has Windows line endings (its lines end in \\r\\n), which bash cannot run",
+            f"convert it to LF line endings (dos2unix {found}, or sed -i 's/\\r$//' {found})",
+        )
+
+
+def windows_line_endings(path: Path) -> bool:
+    """Whether the first 64 KiB of ``path`` hold a line ending in ``\\r\\n``."""
+    try:
+        with path.open("rb") as fh:
+            return b"\r\n" in fh.read(65536)
+    except OSError:
+        return False
 
 
 def check_shebang(doctor: Any, path: Path, where: str) -> None:
