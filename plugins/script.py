@@ -84,8 +84,12 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
             what = "is empty" if not head.strip() else "has no #! line"
             return (
                 f"it is executable but {what}, so the system cannot start it ({path}); "
-                "begin it with an interpreter line such as #!/bin/sh, or chmod -x it so "
-                "Rook picks the interpreter by its extension"
+                "begin it with an interpreter line such as #!/bin/sh"
+                + (  # without the run bit, only a known extension picks an interpreter
+                    ", or chmod -x it so Rook picks the interpreter by its extension"
+                    if path.suffix.lower() in INTERPRETERS
+                    else ""
+                )
             )
         return None
     interpreter, arg = found

@@ -581,3 +581,23 @@ def test_a_bash_hook_with_windows_line_endings_and_no_run_bit(rook_workspace, ro
     assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
     assert "crlf.sh has Windows line endings" in p["message"]
     assert "dos2unix" in p["fix"]
+
+
+def test_no_shebang_and_no_known_extension_is_not_told_to_drop_the_run_bit(
+    rook_workspace, rook_cli
+):
+    """chmod -x lets Rook pick the interpreter by the extension: for a file with none
+    it knows (scripts/agent), that advice would only trade one problem for another."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.script("bare", "echo '{}'\n", executable=True)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/bare"}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and "has no #! line" in p["message"]
+    assert "add a first line such as #!/usr/bin/env bash" in p["fix"]
+    assert "chmod -x" not in p["fix"]
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "-w", str(ws.root))
+    assert r.exit_code == 2 and "has no #! line" in r.stderr
+    assert "chmod -x" not in r.stderr

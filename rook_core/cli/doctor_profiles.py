@@ -201,8 +201,12 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
             PROBLEM,
             where,
             f"{path} is executable but has no #! line, so it cannot be started",
-            f"add a first line such as #!/usr/bin/env bash, or chmod -x {path} so Rook "
-            "chooses the interpreter by its extension",
+            "add a first line such as #!/usr/bin/env bash"
+            + (  # without the run bit, only a known extension picks an interpreter
+                f", or chmod -x {path} so Rook chooses the interpreter by its extension"
+                if path.suffix.lower() in BY_EXTENSION
+                else ""
+            ),
         )
         return
     if head.rstrip(b"\n").endswith(b"\r"):
