@@ -11,7 +11,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
-from rook_core.schemafields import StrictInteger
+from rook_core.schemafields import StrictInteger, explain_unknown
 
 from .ruhroh import CONNECTOR, RUHROH
 from .ruhroh_command import CommandConnector
@@ -61,7 +61,11 @@ def load_command(value: Any) -> dict[str, Any]:
         value = {"command": value}
     if not isinstance(value, dict):
         raise ValidationError("must be a command line or a mapping with command, max_iterations")
-    data = _CommandSchema().load(value)
+    schema = _CommandSchema()
+    try:
+        data = schema.load(value)
+    except ValidationError as exc:  # a misspelt key: the one it looks like, else every one
+        raise ValidationError(explain_unknown(exc.messages, schema)) from None
     _check_command(data["command"])
     return {**data, "kind": "command", "ident": _ident(RUHROH, value)}
 

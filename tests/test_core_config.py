@@ -755,6 +755,34 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
             },
             ["env.0.value: Unknown field; expected one of: variable, purpose"],
         ),
+        (  # inside a transport's own entry too: were a list of every key, or nothing
+            "profile",
+            {
+                "id": "p",
+                "hooks": {
+                    "execute": {
+                        "http": {
+                            "url": "http://127.0.0.1:9/ask",
+                            "header": {"X-A": "b"},
+                            "extract": {"ouput": "a", "usage": {"inputs": "b"}},
+                        }
+                    },
+                    "close": {"ruhroh": {"comand": "./w.sh", "max_iteration": 3}},
+                },
+            },
+            [
+                "hooks.execute.http.header: Unknown field; did you mean headers?",
+                "hooks.execute.http.extract.ouput: Unknown field; did you mean output?",
+                "hooks.execute.http.extract.usage.inputs: Unknown field; did you mean input?",
+                "hooks.close.ruhroh.comand: Unknown field; did you mean command?",
+                "hooks.close.ruhroh.max_iteration: Unknown field; did you mean max_iterations?",
+            ],
+        ),
+        (
+            "profile",
+            {"id": "p", "hooks": {"execute": {"http": {"url": "http://h/", "colour": 1}}}},
+            ["hooks.execute.http.colour: Unknown field; expected one of: url, method, headers"],
+        ),
     ],
 )
 def test_a_misspelt_key_is_told_what_to_write_instead(ws, rook_cli, kind, data, needles):

@@ -814,14 +814,14 @@ def test_a_failure_message_never_shows_a_secret(
 @pytest.mark.parametrize(
     "bad, field",
     [
-        ({"bogus": 1}, "hooks.execute.http.bogus: unknown key"),
+        ({"bogus": 1}, "hooks.execute.http.bogus: Unknown field; expected one of: url, method"),
         (
             {"extract": {"output": "choices[0"}},
             "hooks.execute.http.extract.output: not a valid JMESPath",
         ),
         (
             {"extract": {"usage": {"total": "x"}}},
-            "hooks.execute.http.extract.usage.total: unknown key",
+            "hooks.execute.http.extract.usage.total: Unknown field; expected one of: input, output",
         ),
         (  # as prose writes it: told the nested form
             {"extract": {"output": "a", "usage.input": "tokens.in"}},

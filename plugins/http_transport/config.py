@@ -24,7 +24,7 @@ from marshmallow import (
     validates_schema,
 )
 
-from rook_core.schemafields import StrictFloat, StrictInteger
+from rook_core.schemafields import StrictFloat, StrictInteger, explain_unknown
 from rook_core.urlcheck import shown, url_problem
 
 from .entry import (
@@ -79,8 +79,6 @@ class UsageSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    error_messages = {"unknown": "unknown key; usage takes input and output"}  # noqa: RUF012
-
     input = JMESPathField()
     output = JMESPathField()
 
@@ -88,10 +86,6 @@ class UsageSchema(Schema):
 class ExtractSchema(Schema):
     class Meta:
         unknown = RAISE
-
-    error_messages = {  # noqa: RUF012
-        "unknown": "unknown key; extract takes output, conversation, usage, calls, evidence"
-    }
 
     output = JMESPathField()
     conversation = JMESPathField()
@@ -136,11 +130,6 @@ class ExtractSchema(Schema):
 class HttpSchema(Schema):
     class Meta:
         unknown = RAISE
-
-    error_messages = {  # noqa: RUF012
-        "unknown": "unknown key; an http entry takes url, method, headers, query, body, form, "
-        "timeout_seconds, verify_tls, retries, backoff_seconds, stream, extract, save"
-    }
 
     url = fields.String(required=True, validate=validate.Length(min=1))
     method = fields.String()
@@ -213,7 +202,11 @@ def load_config(value: Any) -> HttpConfig:
     """
     if not isinstance(value, dict):
         raise ValidationError("must be a mapping with url, method, headers, body, extract ...")
-    data = HttpSchema().load(value)
+    schema = HttpSchema()
+    try:
+        data = schema.load(value)
+    except ValidationError as exc:  # a misspelt key: the one it looks like, else every one
+        raise ValidationError(explain_unknown(exc.messages, schema)) from None
     method = str(data.get("method") or ("POST" if "body" in data or "form" in data else "GET"))
     names: list[str] = []
     for key in ("url", "headers", "query", "body", "form"):
