@@ -129,7 +129,14 @@ class _ProfileSchema(Schema):
         required=True,
         error_messages={"required": "missing: a profile needs hooks, at least execute"},
     )
-    env = fields.List(fields.Nested(_EnvRefSchema), load_default=list)
+    env = fields.List(
+        fields.Nested(_EnvRefSchema),
+        load_default=list,
+        error_messages={
+            "invalid": "must be a list of {{variable: NAME, purpose: TEXT}}, which holds no "
+            "value (secrets stay in the environment; plain values go in hook_env)"
+        },
+    )
     capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)
     hook_env = fields.Dict(
         keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),

@@ -93,6 +93,10 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": ["TOKEN"]},
             ["env.0: must be a mapping: {variable: NAME, purpose: TEXT}"],
         ),
+        (  # "Not a valid list." said nothing of what a list of, nor where a value goes
+            {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": {"TOKEN": "s3cret"}},
+            ["env: must be a list of {variable: NAME, purpose: TEXT}", "hook_env"],
+        ),
         (
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": ["calls"]},
             ["capabilities: must be a mapping: {multi_turn: BOOL, calls: BOOL, usage: BOOL}"],
