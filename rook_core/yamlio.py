@@ -161,7 +161,9 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        if "another document" in problem:  # a `---` between two documents
+        if mark is not None and text[mark.index : mark.index + 1] == "\t":  # an editor's
+            problem += ": a tab: YAML indents with spaces only"
+        elif "another document" in problem:  # a `---` between two documents
             problem += ": a file holds one YAML document" + (
                 "; write several scenarios as one list (- id: a ... - id: b ...)"
                 if issubclass(error, ScenarioError)

@@ -170,6 +170,16 @@ def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
 
 
+def test_a_tab_indenting_yaml_is_named_as_a_tab(ws, rook_cli):
+    """PyYAML's "found character that cannot start any token" did not say the
+    character is a tab an editor put in, nor that YAML indents with spaces."""
+    ws.profile("id: p\nhooks:\n\texecute: scripts/h.sh\n", name="p")
+    refused(rook_cli("run"), ws, "p.yaml", "(line 3, column 1)", "a tab: YAML indents with spaces")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario("id: s\ngoal: g\ncriteria:\n\t- contains: g\n", name="s")
+    refused(rook_cli("run"), ws, "s.yaml", "(line 4, column 1)", "a tab: YAML indents with spaces")
+
+
 def test_two_documents_in_one_scenario_file_are_told_to_be_a_list(ws, rook_cli):
     """PyYAML's "but found another document" alone did not say what to write."""
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
