@@ -211,9 +211,27 @@ def check_program(argv: list[str], agent: Any) -> None:
                 f"--command: {program} is not executable; chmod +x {program}, or name its "
                 f"interpreter first (--command 'python3 {program}')"
             )
-        raise ConfigError(f"--command: {program} not found (looked in {agent.workspace})")
+        raise ConfigError(
+            f"--command: {program} not found in the workspace {agent.workspace} (the command "
+            f"runs there){_from_here(program, agent.workspace)}"
+        )
     if shutil.which(program) is None:
         raise ConfigError(f"--command: {program!r} is not installed (not on PATH)")
+
+
+def _from_here(program: str, workspace: Path) -> str:
+    """A program path typed in a folder below (or beside) the workspace: where the
+    user meant it, said as the command must write it, or nothing."""
+    here = Path.cwd() / user_path(program)
+    if user_path(program).is_absolute() or not here.is_file():
+        return ""
+    try:
+        return (
+            "; it is in the current directory: write its path from the workspace, "
+            f"{here.resolve().relative_to(workspace.resolve())}"
+        )
+    except ValueError:
+        return f"; it is in the current directory: write its absolute path, {here.resolve()}"
 
 
 def json_fields(draft: Draft, obs: Observation) -> Draft | None:

@@ -401,6 +401,29 @@ def test_command_that_fails_is_written_and_reported(rook_workspace, rook_cli):
     assert r.exit_code == 2 and "not installed" in r.stderr
 
 
+def test_a_command_path_from_a_folder_below_the_workspace_is_told_its_path_from_there(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """The command runs in the workspace: ./tool.sh typed in a folder below it is not
+    found there, and the message says where it is and what to write instead."""
+    ws = rook_workspace
+    below = ws.root / "tools"
+    below.mkdir()
+    tool = below / "tool.sh"
+    tool.write_text("#!/bin/sh\nread line\necho \"tool: $line\"\n")
+    tool.chmod(0o755)
+    monkeypatch.chdir(below)
+    r = add(rook_cli, ws, "t", "--command", "./tool.sh --fast")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--command: ./tool.sh not found in the workspace {ws.root}" in r.stderr
+    assert "the command runs there" in r.stderr
+    assert "write its path from the workspace, tools/tool.sh" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "t.yaml").exists()
+    r = add(rook_cli, ws, "t", "--command", "tools/tool.sh --fast")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: tool: Say hello in one short sentence." in r.stdout
+
+
 def test_command_without_the_run_bit_is_refused_with_the_fix(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     agent = tmp_path / "agent.py"
