@@ -1613,3 +1613,21 @@ def test_the_next_step_of_a_profile_that_is_not_active_names_it(rook_workspace, 
     r = add(rook_cli, ws, "third", "--command", cmd, "--use")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "active profile: third" in r.stdout and "then: rook run\n" in r.stdout
+
+
+def test_a_url_alone_on_standard_input_is_told_to_come_as_from_url(
+    rook_workspace, rook_cli, tmp_path
+):
+    """pbpaste | rook profile add, with a URL copied: the text is no cURL command, and
+    the message says to give the URL with --from (without echoing it: a key may be in it)."""
+    ws = rook_workspace
+    url = "https://api.example.invalid/ask?key=sk-abcdefghijklmnopqrstuv"
+    r = add(rook_cli, ws, "u", input=url + "\n")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "standard input: it holds a URL alone; give it as --from URL" in r.stderr
+    assert "sk-abcdefghijklmnopqrstuv" not in r.stdout + r.stderr
+    held = tmp_path / "url.txt"
+    held.write_text(url + "\n")
+    r = add(rook_cli, ws, "u", "--from", str(held))
+    assert r.exit_code == 2 and "url.txt: it holds a URL alone; give it as --from URL" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "u.yaml").exists()

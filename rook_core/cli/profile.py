@@ -305,6 +305,12 @@ def _add(
     chosen = choose_author(s.rook, source)
     if chosen is None and options["author_command"] and fallback_author(s.rook):
         chosen = fallback_author(s.rook)
+    words = source.text.split() if source.kind in ("file", "stdin") else []
+    if chosen is None and len(words) == 1 and words[0].startswith(("http://", "https://")):
+        raise ConfigError(  # not echoed: a URL may hold a key
+            f"{source.label}: it holds a URL alone; give it as --from URL (an endpoint to "
+            "probe, or an OpenAPI document), or paste the cURL command that calls it"
+        )
     if chosen is None:
         raise ConfigError(
             f"{source.label}: Rook cannot tell what this is (not a cURL command, an OpenAPI 3 "
