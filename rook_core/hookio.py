@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import re
 from typing import Any
 
 from .models import TurnEvidence
@@ -129,6 +130,10 @@ def _handle_beside_other_lines(text: str) -> bool:
     return False
 
 
+# the start of a Python dict's repr ({'a') or a JavaScript object's (console.log: { a:)
+_OBJECT_LITERAL = re.compile(r"\{\s*(?:'|[A-Za-z_$][\w$]*\s*:)")
+
+
 def parse_object(
     stdout: str, required: bool, redactor: Redactor | None = None
 ) -> dict[str, Any] | None:
@@ -153,6 +158,12 @@ def parse_object(
             raise OutputError(
                 "stdout is not one JSON object (print logs to stderr): it has other lines "
                 f"beside the JSON object; received {preview(text, redactor=redactor)}"
+            ) from None
+        if _OBJECT_LITERAL.match(text):  # {'a': 1} or { a: 1 }: print(dict), console.log(obj)
+            raise OutputError(
+                "stdout is not one JSON object: it looks like a Python dict or a JavaScript "
+                "object printed as it is; print json.dumps(...) (Python) or "
+                f"JSON.stringify(...) (Node); received {preview(text, redactor=redactor)}"
             ) from None
         raise OutputError(
             f"stdout is not one JSON object ({exc}); received {preview(text, redactor=redactor)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -589,3 +590,33 @@ def test_a_bash_hook_with_windows_line_endings_is_named_as_such(rook_workspace, 
     hook = r.report["scenarios"][0]["hooks"][0]
     assert hook["status"] == "failed"
     assert "Windows line endings" in hook["diagnosis"] and "convert it to LF" in hook["diagnosis"]
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        (  # console.log of an object prints JavaScript, not JSON
+            "h.mjs",
+            "if (process.argv[2] === 'execute') console.log({output: 'ok', calls: []});\n",
+        ),
+        (  # print of a dict prints Python, not JSON
+            "h.py",
+            "import sys\nif sys.argv[1] == 'execute':\n    print({'output': 'ok', 'usage': None})\n",
+        ),
+    ],
+)
+def test_an_object_printed_as_is_is_told_to_print_json(rook_workspace, rook_cli, name, body):
+    """console.log(obj) and print(dict) print no JSON; the diagnosis says what to print."""
+    if name.endswith(".mjs") and not shutil.which("node"):
+        pytest.skip("node is not installed")
+    ws = rook_workspace
+    one_scenario(ws, body, name=name)
+    (ws.agent_dir / "scripts" / name).chmod(0o644)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    assert diagnosis.startswith(
+        "stdout is not one JSON object: it looks like a Python dict or a JavaScript object "
+        "printed as it is; print json.dumps(...) (Python) or JSON.stringify(...) (Node)"
+    ), diagnosis
+    assert "received" in diagnosis
