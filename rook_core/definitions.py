@@ -359,6 +359,24 @@ def read_active(profiles_dir: Path) -> str | None:
         ) from None
 
 
+def unread_profiles(profiles_dir: Path) -> str:
+    """``NAME.yml is not read: a profile file ends in .yaml`` for the files of
+    ``profiles_dir`` named as YAML but not ``*.yaml`` (``local.yml``,
+    ``Local.YAML``), which no command reads as a profile; else ``""``."""
+    try:
+        names = sorted(
+            p.name
+            for p in profiles_dir.iterdir()
+            if p.suffix.lower() in (".yaml", ".yml") and p.suffix != ".yaml" and p.is_file()
+        )
+    except OSError:
+        return ""
+    if not names:
+        return ""
+    verb = "is" if len(names) == 1 else "are"
+    return f"{', '.join(names)} {verb} not read: a profile file ends in .yaml"
+
+
 def find_profile(
     profiles_dir: Path, name: str | None, transports: Registry, cache: DefinitionCache | None = None
 ) -> Profile:
@@ -377,9 +395,12 @@ def find_profile(
         elif len(candidates) == 1:
             return load_profile(candidates[0], transports, cache)
         elif not candidates:
+            unread = unread_profiles(profiles_dir)
             raise ProfileError(
-                f"{profiles_dir}: no profiles (*.yaml); write one with rook profile add "
-                "(docs/profiles.md), or by hand as profiles/NAME.yaml"
+                f"{profiles_dir}: no profiles (*.yaml)"
+                + (f"; {unread}; rename it" if unread else "")
+                + "; write one with rook profile add (docs/profiles.md), or by hand as "
+                "profiles/NAME.yaml"
             )
         else:
             stems = ", ".join(p.stem for p in candidates)
@@ -454,7 +475,11 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
     if by_name:
         return by_name[0]
     known = ", ".join(p.stem for p in candidates) or "none"
-    raise ProfileNotFound(f"profile {name!r} not found in {profiles_dir} (profiles: {known})")
+    unread = unread_profiles(profiles_dir)
+    raise ProfileNotFound(
+        f"profile {name!r} not found in {profiles_dir} (profiles: {known})"
+        + (f"; {unread}; rename it" if unread else "")
+    )
 
 
 def profile_text(profile: Profile) -> str:

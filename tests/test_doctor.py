@@ -601,3 +601,30 @@ def test_no_shebang_and_no_known_extension_is_not_told_to_drop_the_run_bit(
     r = rook_cli("run", "-w", str(ws.root))
     assert r.exit_code == 2 and "has no #! line" in r.stderr
     assert "chmod -x" not in r.stderr
+
+
+def test_a_profile_file_named_yml_is_named_as_unread(rook_workspace, rook_cli):
+    """profiles/local.yml (as scenarios may be named) is read by no command: rook run
+    and rook doctor said only 'no profiles', never why that file was not one."""
+    ws = rook_workspace
+    healthy(ws)
+    profiles = ws.agent_dir / "profiles"
+    for path in profiles.glob("*.yaml"):
+        path.rename(path.with_suffix(".yml"))
+    (profiles / "active").unlink(missing_ok=True)
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and "no profile in" in p["message"]
+    assert "p.yml is not read: a profile file ends in .yaml" in p["message"]
+    assert "rename" in p["fix"]
+    r = rook_cli("run", "-w", str(ws.root))
+    assert r.exit_code == 2
+    assert "p.yml is not read: a profile file ends in .yaml; rename it" in r.stderr
+    r = rook_cli("profile", "list", "-w", str(ws.root))
+    assert r.exit_code == 0 and "p.yml is not read: a profile file ends in .yaml" in r.stdout
+    # beside a profile that loads, it is a note
+    ws.profile({"id": "other", "hooks": {"execute": "scripts/agent.sh"}})
+    code, findings = doctor(rook_cli, ws)
+    notes = [f for f in findings if f["status"] == "note" and "p.yml" in f["message"]]
+    assert code == 0 and len(notes) == 1, findings
+    assert "is not read: a profile file ends in .yaml" in notes[0]["message"]

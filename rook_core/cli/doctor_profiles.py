@@ -16,20 +16,25 @@ INSTALL = {
 
 def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
     """Check the agent's profiles; return those that load."""
+    from ..definitions import unread_profiles
     from ..errors import ConfigError
     from ..profile import load_profile
 
     pdir = agent.profiles_dir
     files = sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []
+    unread = unread_profiles(pdir) if pdir.is_dir() else ""
     if not files:
         doctor.add(
             PROBLEM,
             label,
-            f"no profile in {pdir}",
-            "write profiles/NAME.yaml (docs/profiles.md), or start from "
+            f"no profile in {pdir}" + (f"; {unread}" if unread else ""),
+            ("rename it to end in .yaml, or " if unread else "")
+            + "write profiles/NAME.yaml (docs/profiles.md), or start from "
             f"rook init --project {agent.project} --agent NEW --example",
         )
         return []
+    if unread:  # local.yml beside the profiles that load: read by no command
+        doctor.add(NOTE, f"{label} profiles", unread, "rename it to end in .yaml")
     ids: list[str] = []
     loaded: list[Any] = []
     titles: list[str] = []

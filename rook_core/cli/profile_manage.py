@@ -262,7 +262,14 @@ def list_command(
         click.echo(json.dumps(s.redactor.data(rows), ensure_ascii=False))
         return
     if not rows:
-        s.say(f"no profiles in {pdir}; write one with: rook profile add")
+        from ..definitions import unread_profiles
+
+        unread = unread_profiles(pdir) if pdir.is_dir() else ""
+        s.say(
+            f"no profiles in {pdir}"
+            + (f"; {unread}; rename it" if unread else "")
+            + "; write one with: rook profile add"
+        )
         return
     table = [
         [
