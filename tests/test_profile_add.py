@@ -1631,3 +1631,20 @@ def test_a_url_alone_on_standard_input_is_told_to_come_as_from_url(
     r = add(rook_cli, ws, "u", "--from", str(held))
     assert r.exit_code == 2 and "url.txt: it holds a URL alone; give it as --from URL" in r.stderr
     assert not (ws.agent_dir / "profiles" / "u.yaml").exists()
+
+
+def test_an_empty_answer_is_pointed_out(rook_workspace, rook_cli, tmp_path):
+    """A command that takes the goal as an argument, not on standard input, answers
+    nothing: the test passes, but 'answer: ' alone did not say anything was amiss."""
+    ws = rook_workspace
+    tool = tmp_path / "argv_tool.py"
+    tool.write_text("import sys\nprint(' '.join(sys.argv[1:]))\n")
+    r = add(rook_cli, ws, "argv", "--command", f"{sys.executable} {tool}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: \n" in r.stdout
+    assert "the answer is empty: the agent said nothing to the goal" in r.stdout
+    assert "standard input" in r.stdout
+    r = rook_cli("profile", "test", "argv", "-w", str(ws.root))
+    assert "the answer is empty" in r.stdout, r.stdout + r.stderr
+    r = add(rook_cli, ws, "cli", "--command", f"{sys.executable} {AGENTS / 'cli_agent.py'}")
+    assert r.exit_code == 0 and "the answer is empty" not in r.stdout

@@ -52,6 +52,11 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
     say(phases_table(obs))
     if obs.ok:
         say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
+        if isinstance(obs.answer, str) and not obs.answer.strip():  # ok, yet it said nothing
+            say(
+                "  the answer is empty: the agent said nothing to the goal (it comes on "
+                "standard input: a command that reads its arguments instead never sees it)"
+            )
         if obs.conversation:
             say(f"  conversation: {printable(obs.conversation)}")
     else:
