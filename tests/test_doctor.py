@@ -628,3 +628,41 @@ def test_a_profile_file_named_yml_is_named_as_unread(rook_workspace, rook_cli):
     notes = [f for f in findings if f["status"] == "note" and "p.yml" in f["message"]]
     assert code == 0 and len(notes) == 1, findings
     assert "is not read: a profile file ends in .yaml" in notes[0]["message"]
+
+
+def test_a_credential_written_literally_in_a_profile_is_a_note(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """rook profile show hides it, but the file is copied into every run's record as it
+    is: doctor names the field (never the value) and says to move it to env."""
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",http")
+    ws = rook_workspace
+    healthy(ws)
+    secret = "sk-abcdefghijklmnopqrstuvwxyz123456"
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {
+                "execute": {
+                    "http": {
+                        "url": "http://127.0.0.1:9/ask",
+                        "headers": {"Authorization": f"Bearer {secret}"},
+                        "body": {"q": "{{goal}}"},
+                    }
+                }
+            },
+            "hook_env": {"REGION": "eu", "SERVICE_TOKEN": "plain-looking-value"},
+        }
+    )
+    r = rook_cli("doctor", "-w", str(ws.root), "--json")
+    assert secret not in r.stdout + r.stderr and "plain-looking-value" not in r.stdout
+    findings = json.loads(r.stdout)["findings"]
+    (note,) = [f for f in findings if f["status"] == "note" and "literally" in f["message"]]
+    assert note["subject"] == "proj/agent profile p"
+    assert "hooks.execute.http.headers.Authorization" in note["message"]
+    assert "hook_env.SERVICE_TOKEN" in note["message"] and "REGION" not in note["message"]
+    assert "copied into every run's record" in note["message"]
+    assert "env" in note["fix"]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    r = rook_cli("doctor", "-w", str(ws.root))
+    assert "literally" not in r.stdout

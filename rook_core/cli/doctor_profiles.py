@@ -66,6 +66,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
         for phase, entry in profile.hooks.items():
             check_entry(doctor, rook, agent, profile, phase, entry, f"{label} {profile.id}")
         check_env(doctor, profile, f"{label} {profile.id}")
+        check_literal_secrets(doctor, profile, f"{label} profile {profile.id}")
         if len(doctor.problems) == problems_before:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
             doctor.add(OK, f"{label} profile {profile.id}", f"{path.name} ({hooks})")
@@ -139,6 +140,44 @@ def check_entry(
             f"correct hooks.{phase} in {profile.path} (see the {entry.transport} "
             "transport's page in docs/)",
         )
+
+
+def check_literal_secrets(doctor: Any, profile: Any, where: str) -> None:
+    """A note naming each field that holds a credential written literally (what
+    ``rook profile show`` hides): the file is copied into every run's record."""
+    from ..credentials import mask, mask_env
+
+    fields = _unmasked(profile.raw.get("hooks") or {}, mask(profile.raw.get("hooks") or {}))
+    hidden = mask_env(dict(profile.hook_env))
+    fields = [f"hooks.{f}" for f in fields] + [
+        f"hook_env.{name}" for name, value in profile.hook_env.items() if hidden[name] != value
+    ]
+    if fields:
+        doctor.add(
+            NOTE,
+            where,
+            f"{', '.join(fields)}: a credential written literally (rook profile show hides "
+            "it), so it is in the file and copied into every run's record (profile.yaml)",
+            "move it to env: declare the variable under env: and write {{env.NAME}} in its "
+            "place (docs/profiles.md#secrets)",
+        )
+
+
+def _unmasked(raw: Any, shown: Any, path: str = "") -> list[str]:
+    """The field paths where ``shown`` (the masked profile) differs from ``raw``."""
+    if isinstance(raw, dict) and isinstance(shown, dict):
+        return [
+            f
+            for k in raw
+            for f in _unmasked(raw[k], shown.get(k), f"{path}.{k}" if path else str(k))
+        ]
+    if isinstance(raw, list) and isinstance(shown, list) and len(raw) == len(shown):
+        return [
+            f
+            for i, (a, b) in enumerate(zip(raw, shown, strict=True))
+            for f in _unmasked(a, b, f"{path}.{i}")
+        ]
+    return [] if raw == shown else [path]
 
 
 def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: str) -> None:
