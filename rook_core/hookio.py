@@ -452,4 +452,6 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         except OutputError as exc:
             result.status = "failed"
             result.diagnosis = str(exc)
+            if not stdout.strip() and stderr.strip():  # console.error: the wrong stream
+                result.diagnosis += f" (its stderr: {tail(stderr, redactor=red)})"
     return result

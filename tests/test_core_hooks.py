@@ -620,3 +620,21 @@ def test_an_object_printed_as_is_is_told_to_print_json(rook_workspace, rook_cli,
         "printed as it is; print json.dumps(...) (Python) or JSON.stringify(...) (Node)"
     ), diagnosis
     assert "received" in diagnosis
+
+
+def test_nothing_on_stdout_shows_what_went_to_stderr(rook_workspace, rook_cli):
+    """console.error (or print to sys.stderr) sends the JSON object to the wrong stream:
+    'printed nothing on stdout' alone hid that it was printed at all."""
+    one_scenario(
+        rook_workspace,
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo '{"output": "ok"}' >&2
+    """,
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    assert diagnosis.startswith("the hook printed nothing on stdout; expected one JSON object")
+    assert 'its stderr: {"output": "ok"}' in diagnosis, diagnosis
