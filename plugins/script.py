@@ -18,6 +18,8 @@ from rook_core.process import run_process
 from rook_core.transports import TransportSpec, hook_search_path, phase_hooks, saves_nothing
 
 KEY = "script"
+SHEBANG = {".py": "#!/usr/bin/env python3", ".mjs": "#!/usr/bin/env node"}
+SHEBANG.update({".js": SHEBANG[".mjs"], ".cjs": SHEBANG[".mjs"]})
 INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
 
 
@@ -84,7 +86,8 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
             what = "is empty" if not head.strip() else "has no #! line"
             return (
                 f"it is executable but {what}, so the system cannot start it ({path}); "
-                "begin it with an interpreter line such as #!/bin/sh"
+                "begin it with an interpreter line such as "
+                + SHEBANG.get(path.suffix.lower(), "#!/bin/sh")
                 + (  # without the run bit, only a known extension picks an interpreter
                     ", or chmod -x it so Rook picks the interpreter by its extension"
                     if path.suffix.lower() in INTERPRETERS

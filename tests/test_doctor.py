@@ -666,3 +666,21 @@ def test_a_credential_written_literally_in_a_profile_is_a_note(
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
     r = rook_cli("doctor", "-w", str(ws.root))
     assert "literally" not in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [("agent.py", "#!/usr/bin/env python3"), ("agent.mjs", "#!/usr/bin/env node")],
+)
+def test_the_missing_shebang_suggested_fits_the_language(rook_workspace, rook_cli, name, line):
+    """An executable agent.py with no #! line was told to begin with a bash line."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.script(name, "print('{}')\n", executable=True)
+    ws.profile({"id": "p", "hooks": {"execute": f"scripts/{name}"}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and "has no #! line" in p["message"]
+    assert f"add a first line such as {line}" in p["fix"], p["fix"]
+    r = rook_cli("run", "-w", str(ws.root))
+    assert r.exit_code == 2 and f"interpreter line such as {line}" in r.stderr, r.stderr

@@ -8,6 +8,7 @@ from typing import Any
 
 PROBLEM, OK, NOTE = "problem", "ok", "note"
 BY_EXTENSION = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": "python"}
+SHEBANG = {".py": "python3", ".mjs": "node", ".js": "node", ".cjs": "node"}
 INSTALL = {
     "node": "install Node.js (e.g. apt-get install nodejs, or https://nodejs.org)",
     "bash": "install bash",
@@ -245,7 +246,7 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
             PROBLEM,
             where,
             f"{path} is executable but has no #! line, so it cannot be started",
-            "add a first line such as #!/usr/bin/env bash"
+            f"add a first line such as #!/usr/bin/env {SHEBANG.get(path.suffix.lower(), 'bash')}"
             + (  # without the run bit, only a known extension picks an interpreter
                 f", or chmod -x {path} so Rook chooses the interpreter by its extension"
                 if path.suffix.lower() in BY_EXTENSION
