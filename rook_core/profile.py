@@ -72,11 +72,16 @@ class _EnvRefSchema(Schema):
 
     error_messages = {"type": "must be a mapping: {variable: NAME, purpose: TEXT}"}
 
-    variable = fields.String(
-        required=True,
-        validate=validate.Regexp(VARIABLE, error="must be an environment variable name"),
-    )
+    variable = fields.String(required=True)
     purpose = fields.String(required=True, validate=validate.Length(min=1))
+
+    @validates("variable")
+    def _a_name(self, value: str, **kwargs: Any) -> None:
+        if VARIABLE.match(value):
+            return
+        bare = re.sub(r"^\$\{?|^\{\{\s*env\.|\}+$|\s*\}\}$", "", value.strip())
+        hint = f"; write it as {bare}" if bare != value and VARIABLE.match(bare) else ""
+        raise ValidationError(f"must be an environment variable name{hint}")
 
     @validates("variable")
     def _not_rooks(self, value: str, **kwargs: Any) -> None:

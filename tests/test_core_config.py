@@ -93,6 +93,20 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": ["TOKEN"]},
             ["env.0: must be a mapping: {variable: NAME, purpose: TEXT}"],
         ),
+        (  # "must be an environment variable name" did not say what to write instead
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "env": [
+                    {"variable": "$TOKEN", "purpose": "x"},
+                    {"variable": "{{env.KEY}}", "purpose": "y"},
+                ],
+            },
+            [
+                "env.0.variable: must be an environment variable name; write it as TOKEN",
+                "env.1.variable: must be an environment variable name; write it as KEY",
+            ],
+        ),
         (  # "Not a valid list." said nothing of what a list of, nor where a value goes
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": {"TOKEN": "s3cret"}},
             ["env: must be a list of {variable: NAME, purpose: TEXT}", "hook_env"],
