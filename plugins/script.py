@@ -182,6 +182,7 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
             "as PATH <phase> (put the command in a script, or let rook profile add --command "
             "'...' write one)"
         )
+    hint = hint or agent.near_script(config["path"])
     raise ConfigError(f"hook script {config['path']!r} not found; tried {tried}{hint}")
 
 

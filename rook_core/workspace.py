@@ -98,6 +98,21 @@ class Agent:
     def scripts_dir(self) -> Path:
         return self.dir / "scripts"
 
+    def near_script(self, raw: str | Path) -> str:
+        """``; did you mean scripts/NAME?`` for a file of this agent's ``scripts/``
+        folder with the name (or the stem) of ``raw``, a path that found no file
+        (``script/agent.sh``, ``agent.sh``, ``scripts/agent.py``); else ``""``."""
+        name = Path(raw).name
+        stem = Path(raw).stem
+        try:
+            found = sorted(p.name for p in self.scripts_dir.iterdir() if p.is_file())
+        except OSError:
+            return ""
+        for match in [n for n in found if n == name] + [n for n in found if Path(n).stem == stem]:
+            if Path(raw) != Path("scripts") / match:
+                return f"; did you mean scripts/{match}?"
+        return ""
+
     def candidates(self, raw: str | Path) -> list[Path]:
         """Where a file a profile names is looked for: the path itself when it
         is absolute (after ``~``), else in the workspace, then in this agent's

@@ -684,3 +684,18 @@ def test_the_missing_shebang_suggested_fits_the_language(rook_workspace, rook_cl
     assert f"add a first line such as {line}" in p["fix"], p["fix"]
     r = rook_cli("run", "-w", str(ws.root))
     assert r.exit_code == 2 and f"interpreter line such as {line}" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("written", ["script/agent.sh", "agent.sh", "scripts/agent.py"])
+def test_a_hook_path_that_misses_a_script_in_scripts_names_it(rook_workspace, rook_cli, written):
+    """A folder typo, a bare name, another extension: the script is right there in the
+    agent's scripts/ folder, and the message says so."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "p", "hooks": {"execute": written}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and f"'{written}' not found" in p["message"]
+    assert "did you mean scripts/agent.sh?" in p["message"], p["message"]
+    r = rook_cli("run", "-w", str(ws.root))
+    assert r.exit_code == 2 and "did you mean scripts/agent.sh?" in r.stderr, r.stderr

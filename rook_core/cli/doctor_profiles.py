@@ -189,7 +189,7 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
         doctor.add(
             PROBLEM,
             where,
-            f"hook script {raw_path!r} not found (tried {tried})",
+            f"hook script {raw_path!r} not found (tried {tried}){agent.near_script(raw_path)}",
             f"create the script, or correct the path in {profile.path}",
         )
         return
