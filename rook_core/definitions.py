@@ -419,9 +419,11 @@ def find_profile(
         if not from_active:
             raise
         known = ", ".join(p.stem for p in candidates) or "none"
+        unread = unread_profiles(profiles_dir)
         raise ProfileError(  # removed or renamed on disk since `rook profile use`
             f"{profiles_dir / 'active'}: names {name!r}, which is no profile here "
-            f"(profiles: {known}); choose one with rook profile use NAME"
+            f"(profiles: {known}){f'; {unread}; rename it' if unread else ''}; choose one "
+            "with rook profile use NAME"
         ) from None
     return load_profile(path, transports, cache)
 

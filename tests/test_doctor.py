@@ -620,6 +620,11 @@ def test_a_profile_file_named_yml_is_named_as_unread(rook_workspace, rook_cli):
     r = rook_cli("run", "-w", str(ws.root))
     assert r.exit_code == 2
     assert "p.yml is not read: a profile file ends in .yaml; rename it" in r.stderr
+    (profiles / "active").write_text("p\n")  # as rook profile use p wrote it
+    r = rook_cli("run", "-w", str(ws.root))
+    assert r.exit_code == 2 and "names 'p', which is no profile here" in r.stderr
+    assert "p.yml is not read: a profile file ends in .yaml; rename it" in r.stderr
+    (profiles / "active").unlink()
     r = rook_cli("profile", "list", "-w", str(ws.root))
     assert r.exit_code == 0 and "p.yml is not read: a profile file ends in .yaml" in r.stdout
     # beside a profile that loads, it is a note
