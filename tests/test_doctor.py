@@ -615,6 +615,7 @@ def test_a_profile_file_named_yml_is_named_as_unread(rook_workspace, rook_cli):
     code, findings = doctor(rook_cli, ws)
     (p,) = problems(findings)
     assert code == 1 and "no profile in" in p["message"]
+    assert "rook profile add --project proj --agent agent" in p["fix"], p["fix"]
     assert "p.yml is not read: a profile file ends in .yaml" in p["message"]
     assert "rename" in p["fix"]
     r = rook_cli("run", "-w", str(ws.root))

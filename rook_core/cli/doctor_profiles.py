@@ -30,7 +30,8 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
             label,
             f"no profile in {pdir}" + (f"; {unread}" if unread else ""),
             ("rename it to end in .yaml, or " if unread else "")
-            + "write profiles/NAME.yaml (docs/profiles.md), or start from "
+            + f"write one with rook profile add --project {agent.project} --agent "
+            f"{agent.name} (docs/profiles.md) or by hand as profiles/NAME.yaml, or start from "
             f"rook init --project {agent.project} --agent NEW --example",
         )
         return []
