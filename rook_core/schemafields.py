@@ -34,6 +34,22 @@ def _exponent_hint(value: str) -> str | None:
     )
 
 
+_DURATION = re.compile(
+    r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\s*", re.I
+)
+_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def _duration_hint(value: str) -> str | None:
+    """How to write ``30s`` or ``2 min`` in a field that counts seconds."""
+    found = _DURATION.fullmatch(value)
+    if found is None:
+        return None
+    unit = found.group(2).lower()
+    seconds = float(found.group(1)) * _UNIT["ms" if unit == "ms" else unit[0]]
+    return f"Not a valid number: it counts seconds; write {seconds:g}"
+
+
 class StrictInteger(fields.Integer):
     """A whole number (``fields.Integer(strict=True)``); the message for ``1e3``,
     which YAML reads as text, says how to write it, as :class:`StrictFloat`'s does."""
@@ -58,7 +74,9 @@ class StrictFloat(fields.Float):
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            hint = _exponent_hint(value) if isinstance(value, str) else None
+            hint = (
+                (_exponent_hint(value) or _duration_hint(value)) if isinstance(value, str) else None
+            )
             if hint is not None:
                 raise ValidationError(hint)
             raise self.make_error("invalid", input=value)

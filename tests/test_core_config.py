@@ -93,6 +93,19 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": ["TOKEN"]},
             ["env.0: must be a mapping: {variable: NAME, purpose: TEXT}"],
         ),
+        (  # "Not a valid number." did not say the unit goes: the field is in seconds
+            {
+                "id": "p",
+                "hooks": {
+                    "execute": {"script": "scripts/h.sh", "timeout_seconds": "30s"},
+                    "collect": {"script": "scripts/h.sh", "delay_seconds": "2 min"},
+                },
+            },
+            [
+                "hooks.execute.timeout_seconds: Not a valid number: it counts seconds; write 30",
+                "hooks.collect.delay_seconds: Not a valid number: it counts seconds; write 120",
+            ],
+        ),
         (  # "must be an environment variable name" did not say what to write instead
             {
                 "id": "p",
