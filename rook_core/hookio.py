@@ -379,6 +379,18 @@ def clip(text: str, redactor: Redactor | None = None) -> str:
     return (redactor or current()).head(text, RECORD_CHARS, "\n... [{n} more chars not recorded]")
 
 
+def _answered(stdout: str) -> str:
+    """For a hook that failed in silence: that it had printed its JSON object (its
+    last command failed after the answer), which is why nothing else said why."""
+    try:
+        value = loads(stdout.strip().lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        return ""
+    if not isinstance(value, dict):
+        return ""
+    return " after printing one JSON object on stdout: a hook that answered exits 0"
+
+
 def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
     """Turn a finished process into the phase's :class:`HookResult` with a diagnosis."""
     from .models import HookResult
@@ -434,7 +446,7 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
             if last
             else f"{how}: {said}"
             if stderr.strip()
-            else f"{how} (stderr was empty)"
+            else f"{how} (stderr was empty)" + _answered(stdout)
         )
     else:
         try:

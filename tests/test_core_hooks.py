@@ -638,3 +638,24 @@ def test_nothing_on_stdout_shows_what_went_to_stderr(rook_workspace, rook_cli):
     diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
     assert diagnosis.startswith("the hook printed nothing on stdout; expected one JSON object")
     assert 'its stderr: {"output": "ok"}' in diagnosis, diagnosis
+
+
+def test_a_hook_that_answered_and_exited_non_zero_is_told_to_exit_0(rook_workspace, rook_cli):
+    """A script whose last command fails (a grep that matched nothing, an exit 1 left
+    in) after printing its answer: 'exited with code 1 (stderr was empty)' hid why."""
+    one_scenario(
+        rook_workspace,
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo '{"output": "ok"}'
+        grep -q never-there /dev/null
+    """,
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    assert diagnosis == (
+        "exited with code 1 (stderr was empty) after printing one JSON object on stdout: "
+        "a hook that answered exits 0"
+    ), diagnosis
