@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
@@ -242,25 +243,31 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
             f"{', '.join(str(d) for d in dirs)}; run them (rook run --run {base['id']} "
             "--shard I/N), or merge what there is with --partial"
         )
-    path.mkdir(parents=True, exist_ok=True)
-    for sub in ("scenarios", "state"):
-        (path / sub).mkdir(exist_ok=True)
     recorded: set[str] = set()
+    chosen = array("I")  # per planned key, 1 + the index in dirs of its best record (0: none)
     first: dict[str, str] = {}  # scenario id -> the hash of its first definition seen
     versions: dict[str, set[str]] = {}  # scenario id -> hashes, where they differ
-    for key in base["plan"]:  # one record in memory at a time
-        best, where = None, None
-        for d in dirs:
+    for key in base["plan"]:  # one record in memory at a time, all read before any is copied
+        best, found = None, 0
+        for i, d in enumerate(dirs, start=1):
             rec = read_record(d / "scenarios" / f"{key}.json")
             if rec is not None and _better(rec, best):
-                best, where = rec, d
-        if best is None or where is None:
+                best, found = rec, i
+        chosen.append(found)
+        if best is None:
             continue
         recorded.add(key)
         scenario = best.get("scenario") or {}
         sid, digest = str(scenario.get("id")), scenario.get("content_hash")
         if digest and first.setdefault(sid, digest) != digest:
             versions.setdefault(sid, {first[sid]}).add(digest)
+    path.mkdir(parents=True, exist_ok=True)
+    for sub in ("scenarios", "state"):
+        (path / sub).mkdir(exist_ok=True)
+    for key, i in zip(base["plan"], chosen, strict=True):
+        if not i:
+            continue
+        where = dirs[i - 1]
         _copy(where / "scenarios" / f"{key}.json", path / "scenarios" / f"{key}.json")
         _copy_tree(where / "state" / key, path / "state" / key)
         for aside in (where / "state").glob(f"{glob.escape(key)}.attempt-*"):

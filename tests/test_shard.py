@@ -829,6 +829,23 @@ def test_a_merge_of_a_damaged_file_is_bad_input_naming_it(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+def test_a_merge_refused_for_a_damaged_record_writes_nothing_into_its_target(
+        rook_workspace, rook_cli, tmp_path):
+    # a scenario record damaged in one shard's copy, met partway through, made
+    # 'rook merge --into OUT' exit 2 with the records before it already in OUT
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    copies = []
+    for i in (1, 2):
+        shutil.copytree(ws.run_dir("ci"), tmp_path / f"m{i}")
+        copies.append(tmp_path / f"m{i}")
+    (copies[1] / "scenarios" / "s1.1.json").write_text("{")
+    out = tmp_path / "out"
+    r = rook_cli("merge", *map(str, copies), "--into", str(out))
+    assert r.exit_code == 2 and f"{copies[1] / 'scenarios' / 's1.1.json'}: unreadable" in (
+        r.stderr), r.stderr
+    assert not out.exists() or not any(out.rglob("*")), sorted(out.rglob("*"))
+
+
 def test_a_run_of_one_shard_is_named_in_the_singular(rook_workspace, rook_cli):
     # "run one is split into 1 shards" (resumed without --shard, or with 1/2)
     ws = rook_workspace
