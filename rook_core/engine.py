@@ -22,6 +22,7 @@ from .errors import (
     MissingEnvError,
     PluginError,
     RookError,
+    RunStoreError,
     exception_text,
     os_error_text,
 )
@@ -349,8 +350,9 @@ class Engine:
 
     async def prepare(self, manifest: dict[str, Any], runs: list[ScenarioRun]) -> bool:
         """Run the prepare hook once per run: not when it succeeded before (a
-        resumed run), and not when no scenario of ``runs`` can run (each is
-        ``not_runnable``; they are skipped before any hook runs). Returns
+        resumed run), not when no scenario of ``runs`` can run (each is
+        ``not_runnable``; they are skipped before any hook runs), and not when
+        each of ``runs`` has its final record already. Returns
         whether a hook ran (the manifest then says how it went)."""
         entry = self.profile.hooks.get("prepare")
         if "prepare" not in self.phases or manifest.get("prepare", {}).get("status") == "ok":
@@ -360,6 +362,8 @@ class Engine:
             return False
         if all(self.not_runnable(sr.scenario) for sr in runs):
             return False
+        if not self.fresh and all(self._finished(sr.key) for sr in runs):
+            return False  # nothing left to run: a shard joining a run finished whole
         call = HookCall(
             phase="prepare",
             entry=entry,
@@ -377,6 +381,14 @@ class Engine:
         if not result.ok:
             self.prepare_failed = f"prepare failed: {data.get('diagnosis')}"
         return True
+
+    def _finished(self, key: str) -> bool:
+        """Whether scenario run ``key`` has its final record (an unreadable one is
+        left for the run itself to refuse)."""
+        try:
+            return bool((self.run_dir.load_scenario(key) or {}).get("final"))
+        except RunStoreError:
+            return False
 
     # -- one scenario run ----------------------------------------------------
 

@@ -973,6 +973,24 @@ def test_a_merged_run_finished_whole_merges_again_without_its_missing_shards(
     assert {p.name: p.read_bytes() for p in records} == before
 
 
+def test_a_shard_joining_a_run_finished_whole_runs_no_prepare(rook_workspace, rook_cli, tmp_path):
+    """A shard started after rook run --run ID had finished the merged run ran the
+    profile's prepare hook, though it had no scenario run left to run."""
+    log = tmp_path / "prepared"
+    ws = _ok_workspace(rook_workspace, 6, prepare=f"#!/bin/bash\necho prepared >> {log}\n")
+    assert rook_cli("run", "--shard", "1/3", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert rook_cli("run", "--run", "ci").exit_code == 0
+    before = log.read_text()
+    late = rook_cli("run", "--run", "ci", "--shard", "3/3", "--json")
+    assert late.exit_code == 0, late.stderr
+    assert late.report["summary"]["passed"] == late.report["summary"]["total"] > 0
+    assert log.read_text() == before
+    again = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
+    assert again.exit_code == 0, again.stderr
+    assert again.report["summary"]["passed"] == 6
+
+
 def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_workspace, rook_cli):
     """The hint after merging said rook run --run ID --shard 1/2 without --phases."""
     ws = _ok_workspace(rook_workspace)
