@@ -769,6 +769,28 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         run_dir.unlock()  # idempotent: released however the run ends
 
 
+def _noting_unjoined(
+    run_dir: RunDir, then: Callable[[dict[str, Any]], None] | None
+) -> Callable[[dict[str, Any]], None]:
+    """``on_progress`` for a shard of a run merged before it: its first record notes
+    the shard in the merged run's summary, so ``rook runs`` lists the run as ``merge
+    again`` from then on, even when the shard is killed before it ends."""
+    noted = False
+
+    def progress(record: dict[str, Any]) -> None:
+        nonlocal noted
+        if not noted and isinstance(run_dir, sharding.ShardRunDir):
+            noted = True
+            known = (history.read_summary(run_dir.path) or {}).get("unjoined_shards") or []
+            labels = {run_dir.shard.label}  # with those noted before that look like 2/3
+            labels.update(x for x in known if x.partition("/")[0].isdecimal())
+            history.note_unjoined(run_dir.path, sorted(labels, key=lambda x: int(x.split("/")[0])))
+        if then is not None:
+            then(record)
+
+    return progress
+
+
 def _execute(
     request: RunRequest,
     rook: Rook,
@@ -782,6 +804,7 @@ def _execute(
     judging: JudgingContext,
 ) -> RunOutcome:
     concurrency = request.concurrency or profile.concurrency
+    late = sharding.joins_merged(run_dir)
     engine = Engine(
         rook,
         agent,
@@ -790,12 +813,12 @@ def _execute(
         phases,
         redactor,
         observed_before=load_observed(agent, profile),
-        on_progress=request.on_progress,
+        on_progress=_noting_unjoined(run_dir, request.on_progress) if late else request.on_progress,
         judging=judging,
     )
     # first invocation: no records to look up, unless a shard joins a run merged without
     # it, whose scenario runs rook run --run ID may have finished since
-    engine.fresh = not manifest["invocations"] and not sharding.joins_merged(run_dir)
+    engine.fresh = not manifest["invocations"] and not late
     invocation: dict[str, Any] = {
         "phases": phases,
         "started": time.time(),

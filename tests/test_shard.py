@@ -1069,6 +1069,50 @@ def test_a_merged_run_a_shard_recorded_into_since_says_so_where_it_is_shown(
     assert "recorded scenario runs after" not in rook_cli("report", "ci").stderr
 
 
+def test_a_shard_killed_after_recording_into_a_merged_run_is_listed_to_merge_again(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A shard run after merge --partial and killed midway, after it had recorded a
+    scenario run, left rook runs listing the old merge (incomplete), never
+    'merge again': only a shard that ended noted it."""
+    slow = tmp_path / "slow"
+    ws = _ok_workspace(rook_workspace, 6)
+    ws.script(  # once slow exists: the first scenario run answers, the others hang
+        "ok.sh",
+        f"#!/bin/bash\ncat >/dev/null\nif [ -e {slow} ]; then\n"
+        f"  if [ -e {slow}.one ]; then sleep 60; fi; touch {slow}.one\nfi\n"
+        "echo '{\"output\": \"fine\"}'\n",
+    )
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert "merge again" not in rook_cli("runs").stdout
+    slow.touch()
+    records = ws.run_dir("ci") / "scenarios"
+    before = len(list(records.glob("*.json")))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "-q", "-j", "1",
+         "--run", "ci", "--shard", "2/2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        for _ in range(300):
+            if len(list(records.glob("*.json"))) > before:
+                break
+            time.sleep(0.1)
+        assert len(list(records.glob("*.json"))) == before + 1
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+    listed = rook_cli("runs")
+    assert "merge again" in listed.stdout, listed.stdout
+    (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]
+    assert row["unjoined_shards"] == ["2/2"]
+    slow.unlink()
+    assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    assert "merge again" not in rook_cli("runs").stdout
+
+
 def test_a_merged_run_that_decided_nothing_warns(rook_workspace, rook_cli):
     """The merge is what a sharded CI job gates on: every scenario not_runnable
     exited 0 there with no word that nothing was verified (rook run warns)."""
