@@ -252,3 +252,19 @@ def test_list_warns_when_the_active_file_names_no_profile(rook_workspace, rook_c
     r = cli(rook_cli, ws, "list", "--json")
     assert r.exit_code == 0 and not any(row["active"] for row in json.loads(r.stdout))
     assert "'gone'" in r.stderr
+
+
+def test_list_names_every_problem_of_a_broken_profile(rook_workspace, rook_cli):
+    # list showed the last line of the error only: a file with two misspelt
+    # fields said one, and fixing it revealed the next
+    ws = rook_workspace
+    two_profiles(ws)
+    (ws.agent_dir / "profiles" / "broken.yaml").write_text(
+        "id: broken\nhooks: {execute: scripts/a.sh}\ncapabilites: {}\nhook-env: {X: '1'}\n"
+    )
+    r = cli(rook_cli, ws, "list")
+    row = next(ln for ln in r.stdout.splitlines() if "broken" in ln)
+    assert "capabilites" in row and "hook-env" in row, r.stdout
+    listed = json.loads(cli(rook_cli, ws, "list", "--json").stdout)
+    problem = next(p["problem"] for p in listed if p["id"] == "broken")
+    assert "capabilites" in problem and "hook-env" in problem, problem

@@ -231,7 +231,7 @@ def list_command(
                     "name": "",
                     "active": active_path is None and active == path.stem,
                     "hooks": "",
-                    "problem": str(exc).splitlines()[-1].strip(),
+                    "problem": _problems(str(exc)),
                 }
             )
             continue
@@ -282,6 +282,20 @@ def list_command(
         for r in rows
     ]
     s.say(tabulate(table, headers=["", "id", "name", "hooks", ""], tablefmt="simple"))
+
+
+MAX_LISTED_PROBLEMS = 5
+
+
+def _problems(message: str) -> str:
+    """Every problem of a profile that does not load (its lines after the one
+    naming the file), on one line; the first few, then how many more."""
+    lines = message.splitlines()
+    items = [ln.strip() for ln in lines[1:] if ln.strip()] or [lines[-1].strip()]
+    more = len(items) - MAX_LISTED_PROBLEMS
+    if more > 0:
+        items = items[:MAX_LISTED_PROBLEMS] + [f"... and {more} more (rook doctor names each)"]
+    return "; ".join(items)
 
 
 @click.command("rename")
