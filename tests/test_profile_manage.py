@@ -268,3 +268,17 @@ def test_list_names_every_problem_of_a_broken_profile(rook_workspace, rook_cli):
     listed = json.loads(cli(rook_cli, ws, "list", "--json").stdout)
     problem = next(p["problem"] for p in listed if p["id"] == "broken")
     assert "capabilites" in problem and "hook-env" in problem, problem
+
+
+def test_list_table_has_no_blank_trailing_heading(rook_workspace, rook_cli):
+    # the problem column had no heading: its rule printed a stray `--`, and
+    # with every profile valid the table ended in a column of nothing
+    ws = rook_workspace
+    two_profiles(ws)
+    lines = cli(rook_cli, ws, "list").stdout.splitlines()
+    assert lines[0].split() == ["id", "name", "hooks"], lines
+    assert len(lines[1].split()) == 4, lines  # the `*` column, then id, name, hooks
+    (ws.agent_dir / "profiles" / "broken.yaml").write_text("id: broken\nhooks: {}\n")
+    lines = cli(rook_cli, ws, "list").stdout.splitlines()
+    assert lines[0].split() == ["id", "name", "hooks", "problem"], lines
+    assert len(lines[1].split()) == 5, lines

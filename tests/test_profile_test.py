@@ -253,3 +253,20 @@ def test_a_daemon_a_hook_leaves_is_killed_and_reported(rook_workspace, rook_cli,
     assert "left running" in r.stdout and f"pid {pid}" in r.stdout, r.stdout
     doc = json.loads(profile_test(rook_cli, ws, "--json").stdout)
     assert doc["test"]["kills"], doc["test"]
+
+
+def test_capabilities_table_has_no_blank_heading(rook_workspace, rook_cli):
+    # the table ended in an untitled column: its rule printed a stray `--`
+    # under no heading, and when every claim held, a column of nothing
+    ws = rook_workspace
+    write(ws, {"multi_turn": True, "usage": True, "calls": False})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    lines = r.stdout.split("capabilities:\n", 1)[1].splitlines()
+    assert lines[0].split() == ["capability", "declared", "observed"], lines
+    assert len(lines[1].split()) == 3 and not lines[1].replace("-", "").strip(), lines
+    write(ws, {"multi_turn": True, "usage": True, "calls": True})
+    r = profile_test(rook_cli, ws)
+    lines = r.stdout.split("capabilities:\n", 1)[1].splitlines()
+    assert lines[0].split() == ["capability", "declared", "observed", "note"], lines
+    assert all(w.strip("-") == "" for w in lines[1].split()) and len(lines[1].split()) == 4

@@ -271,17 +271,14 @@ def list_command(
             + "; write one with: rook profile add"
         )
         return
+    problems = any(r["problem"] for r in rows)  # a column of nothing, untitled, is noise
     table = [
-        [
-            "*" if r["active"] else "",
-            r["id"],
-            r["name"],
-            r["hooks"],
-            f"invalid: {r['problem']}" if r["problem"] else "",
-        ]
+        ["*" if r["active"] else "", r["id"], r["name"], r["hooks"]]
+        + ([f"invalid: {r['problem']}" if r["problem"] else ""] if problems else [])
         for r in rows
     ]
-    s.say(tabulate(table, headers=["", "id", "name", "hooks", ""], tablefmt="simple"))
+    headers = ["", "id", "name", "hooks"] + (["problem"] if problems else [])
+    s.say(tabulate(table, headers=headers, tablefmt="simple"))
 
 
 MAX_LISTED_PROBLEMS = 5

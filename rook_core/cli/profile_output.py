@@ -82,5 +82,8 @@ def capabilities_table(declared: dict[str, Any], observed: dict[str, bool]) -> t
                 VERDICTS[row["verdict"]],
             ]
         )
-    table = tabulate(rows, headers=["capability", "declared", "observed", ""], tablefmt="simple")
+    headers = ["capability", "declared", "observed", "note"]
+    if not any(r[-1] for r in rows):  # every claim holds: no column of nothing
+        headers, rows = headers[:-1], [r[:-1] for r in rows]
+    table = tabulate(rows, headers=headers, tablefmt="simple")
     return "\n".join("  " + ln for ln in table.splitlines()), optimistic
