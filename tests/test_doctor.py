@@ -705,3 +705,22 @@ def test_a_hook_path_that_misses_a_script_in_scripts_names_it(rook_workspace, ro
     assert "did you mean scripts/agent.sh?" in p["message"], p["message"]
     r = rook_cli("run", "-w", str(ws.root))
     assert r.exit_code == 2 and "did you mean scripts/agent.sh?" in r.stderr, r.stderr
+
+
+def test_help_and_behaviour_agree_on_which_agents_are_checked(rook_workspace, rook_cli):
+    # --agent's help said "default: the only one, or config.yaml's", shared with
+    # rook run, while doctor checks every agent of the workspace without a flag,
+    # config.yaml or not: the help now says what doctor does
+    from rook_core.testing import Workspace
+
+    ws = rook_workspace
+    healthy(ws)
+    other = Workspace(ws.root, agent="other")
+    healthy(other)
+    (ws.root / ".testmuai/rook/config.yaml").write_text("project: proj\nagent: agent\n")
+    code, findings = doctor(rook_cli, ws)
+    subjects = {f["subject"].split()[0] for f in findings}
+    assert {"proj/agent", "proj/other"} <= subjects, findings
+    text = " ".join(rook_cli("doctor", "--help").stdout.split())
+    assert "config.yaml's)" not in text, text
+    assert "--agent AGENT Check this agent only (default: every agent" in text, text

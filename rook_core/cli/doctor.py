@@ -259,8 +259,17 @@ def _echo_findings(doctor: Doctor) -> None:
     click.echo("no problems found" if n == 0 else f"{n} problem{'s' if n != 1 else ''} found")
 
 
+def _doctor_options(f: Any) -> Any:
+    """The workspace options, with help that says what doctor checks without them."""
+    return workspace_options(
+        f,
+        agent_help="Check this agent only (default: every agent of the workspace).",
+        project_help="Check this project only (default: every agent of the workspace).",
+    )
+
+
 @click.command("doctor")
-@workspace_options
+@_doctor_options
 @click.option(
     "--judge-profile",
     metavar="NAME",
@@ -282,7 +291,9 @@ def doctor_command(
 
     Exit code 0: no problem found; 1: at least one problem (each has a fix);
     2: a --project or --agent that does not exist.
-    Without --project/--agent every agent of the workspace is checked.
+    Without --project/--agent every agent of the workspace is checked, also
+    when config.yaml names one; given one of them, the other is taken as rook
+    run takes it (the only one, or config.yaml's default).
 
     \b
     Examples:

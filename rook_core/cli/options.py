@@ -24,15 +24,13 @@ def _from_env(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
-def workspace_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option(
-        "--agent", metavar="AGENT", help="Agent to use (default: the only one, or config.yaml's)."
-    )(f)
-    f = click.option(
-        "--project",
-        metavar="PROJECT",
-        help="Project to use (default: the only one, or config.yaml's).",
-    )(f)
+def workspace_options(
+    f: Callable[..., Any],
+    agent_help: str = "Agent to use (default: the only one, or config.yaml's).",
+    project_help: str = "Project to use (default: the only one, or config.yaml's).",
+) -> Callable[..., Any]:
+    f = click.option("--agent", metavar="AGENT", help=agent_help)(f)
+    f = click.option("--project", metavar="PROJECT", help=project_help)(f)
     f = click.option(
         "--workspace",
         "-w",
