@@ -25,7 +25,7 @@ from typing import Any
 
 from . import process, procscan
 from .engine import Engine, resolve_entries
-from .errors import ConfigError
+from .errors import ConfigError, HookFailed
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
@@ -205,7 +205,11 @@ async def _drive(
 ) -> None:
     procscan.become_subreaper()
     try:
-        await engine.start_transports()
+        try:
+            await engine.start_transports()
+        except HookFailed as exc:  # as rook run records it: a failed prepare that names it
+            engine.prepare_failed = engine.redactor.text(str(exc))
+            return
         await engine.prepare(manifest, [sr])
         if not engine.prepare_failed:
             await engine.run_scenario(sr)

@@ -1153,3 +1153,43 @@ def test_an_async_check_is_refused_saying_check_must_be_a_plain_function(
         "a coroutine from check: check is called before anything runs and must be a plain "
         "function (def, not async def)"
     ) in r.stderr, r.stderr
+
+
+UNSTARTED = UNCLOSED.replace(
+    'async def start(run):\n    return "pool"',
+    'async def start(run):\n    raise RuntimeError("no broker, key " + os.environ["DESK_KEY"])',
+)
+
+
+def test_profile_test_of_a_transport_whose_start_raises_says_so_as_a_failed_test(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """``rook profile test`` of a profile whose transport's ``start`` raised ended
+    with a bare ``rook: error:``: no phase table, and with --json nothing on
+    stdout. It is now a failed test (exit 1, as documented for a hook that
+    failed) whose diagnosis names the transport and its plugin, redacted."""
+    assert "raise RuntimeError" in UNSTARTED
+    rook_distribution("rook-unstarted", {"unstarted": "rook_unstarted"},
+                      {"rook_unstarted.py": UNSTARTED.replace('"unclosed"', '"unstarted"')})
+    monkeypatch.setenv("DESK_KEY", SECRET)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": {"unstarted": {}}},
+            "env": [{"variable": "DESK_KEY", "purpose": "the desk's key"}],
+        }
+    )
+    named = (
+        "transport 'unstarted' (unstarted (rook-unstarted)) could not start: "
+        "RuntimeError: no broker, key [redacted:DESK_KEY]"
+    )
+    ws = ["-w", str(rook_workspace.root)]
+    r = rook_cli("profile", "test", *ws)
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "rook: error" not in r.stderr and named in r.stdout, r.stdout + r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    r = rook_cli("profile", "test", *ws, "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert not doc["test"]["ok"] and named in doc["test"]["diagnosis"], doc
