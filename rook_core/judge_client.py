@@ -31,7 +31,7 @@ from typing import Any
 from . import hookio
 from .definitions import find_profile
 from .engine import base_environment, check_env, hook_env, resolve_entries
-from .errors import ConfigError, PluginError, RookError
+from .errors import ConfigError, HookFailed, PluginError, RookError
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
@@ -176,7 +176,12 @@ class JudgeClient:
         for key in {e.transport for e in self.profile.hooks.values()}:
             spec = self.rook.transports.get(key)
             if spec is not None and spec.start is not None:
-                self.ctx.resources[key] = await start_resource(spec, self.ctx, self.rook.transports)
+                try:
+                    resource = await start_resource(spec, self.ctx, self.rook.transports)
+                except HookFailed as exc:  # each judgement errors saying so; the run goes on
+                    self._prepared = self.redactor.text(str(exc))
+                    return
+                self.ctx.resources[key] = resource
 
     async def stop(self) -> None:
         if self.ctx is None:

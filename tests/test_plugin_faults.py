@@ -1193,3 +1193,40 @@ def test_profile_test_of_a_transport_whose_start_raises_says_so_as_a_failed_test
     assert r.exit_code == 1, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     assert not doc["test"]["ok"] and named in doc["test"]["diagnosis"], doc
+
+
+def test_a_judge_profile_whose_transport_cannot_start_fails_its_criteria_only(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A judge profile whose transport's ``start`` raised ended ``rook run`` with a
+    bare ``rook: error: transport ...`` (not saying it was the judge profile's),
+    no scenario run and no report. The agent's scenarios now run and are kept;
+    each judgement errors naming the judge profile, the transport and its plugin."""
+    rook_distribution("rook-unstarted", {"unstarted": "rook_unstarted"},
+                      {"rook_unstarted.py": UNSTARTED.replace('"unclosed"', '"unstarted"')})
+    monkeypatch.setenv("DESK_KEY", SECRET)
+    ws = rook_workspace
+    ws.script("agent.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"hello there\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.profile(
+        {
+            "id": "grader",
+            "hooks": {"execute": {"unstarted": {}}},
+            "env": [{"variable": "DESK_KEY", "purpose": "the desk's key"}],
+        },
+        active=False,
+    )
+    ws.scenario({"id": "plain", "goal": "hi", "criteria": [{"contains": "hello"}]})
+    ws.scenario({"id": "tone", "goal": "hi", "criteria": [{"rubric": "is polite"}]})
+    r = rook_cli("run", "--judge-profile", "grader", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert "rook: error" not in r.stderr, r.stderr
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.statuses() == {"plain": "passed", "tone": "error"}, r.stdout
+    reason = next(s["reason"] for s in r.report["scenarios"] if s["id"] == "tone")
+    assert "judge profile 'grader'" in reason and (
+        "transport 'unstarted' (unstarted (rook-unstarted)) could not start: RuntimeError: "
+        "no broker, key [redacted:DESK_KEY]"
+    ) in reason, reason
+    assert SECRET not in r.stdout + r.stderr
+    assert SECRET not in ws.all_run_text(r.report["run"]["id"])
