@@ -149,6 +149,7 @@ class Curl:
     max_time: float | None = None
     form: list[str] = field(default_factory=list)
     bearer: str | None = None
+    anyauth: bool = False  # --anyauth: curl picks the scheme the server asks for
     variables: dict[str, str] = field(default_factory=dict)
     challenge: str | None = None  # --digest, --ntlm, --negotiate: auth no header can send
     """``$NAME`` references read as environment variables: name -> where (first use)."""
@@ -295,6 +296,8 @@ def _flag(c: Curl, name: str) -> None:
         c.method = "HEAD"
     elif name in CHALLENGE_FLAGS:
         c.challenge = name
+    elif name == "--anyauth":
+        c.anyauth = True
 
 
 def _apply(c: Curl, name: str, value: str) -> None:
@@ -546,6 +549,13 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         headers["Authorization"] = basic_header(name, pw, secrets, where)
     elif user is not None:
         headers["Authorization"] = basic_header(user, password or "", secrets, where)
+    if c.anyauth and not c.challenge and (c.user is not None or user is not None):
+        notes.append(  # curl asks the server first; an http: entry sends one header up front
+            "the cURL command's --anyauth: Basic authentication is assumed (curl uses the "
+            "scheme the server asks for; an http: entry sends the Authorization header on "
+            "every request); if the server asks for digest, NTLM or Negotiate, send the "
+            "user and password from a script hook"
+        )
     if c.bearer:
         headers["Authorization"] = f"Bearer {c.bearer}"
     headers = move_header_secrets(headers, secrets, where)

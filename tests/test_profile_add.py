@@ -153,6 +153,28 @@ def test_curl_digest_credentials_are_not_sent_as_basic(
     assert_nowhere(ws, password)
 
 
+def test_curl_anyauth_is_written_as_basic_with_a_note_saying_so(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """`curl --anyauth -u user:PW` lets curl pick the scheme the server asks for; it
+    was written as a Basic header in silence. Basic stays (what such a server
+    most often takes, and the test shows whether it does), and a note says the
+    scheme was assumed and what to do when the server asks for another."""
+    ws = rook_workspace
+    call = tmp_path / "any.sh"
+    call.write_text(
+        f"curl --anyauth -u user:{authoring_server.basic_password} "
+        f"""{authoring_server.url}/basic -d '{{"q": "what is up"}}'\n"""
+    )
+    r = add(rook_cli, ws, "any", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "any")["hooks"]["execute"]["http"]
+    assert http["headers"]["Authorization"] == "Basic {{env.AGENT_BASIC_AUTH}}"
+    assert "the cURL command's --anyauth: Basic authentication is assumed" in r.stdout, r.stdout
+    assert authoring_server.basic_password not in r.stdout + r.stderr
+    assert_nowhere(ws, authoring_server.basic_password)
+
+
 def test_url_endpoint_is_probed_into_shape(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     r = add(
