@@ -974,3 +974,33 @@ def test_two_secrets_that_overlap_leave_no_piece_of_either(rook_workspace, rook_
     assert "joined: [redacted:A_KEY][redacted:B_KEY]" in record["hooks"][0]["stderr"]
     text = all_text(ws.runs_dir) + r.stdout + r.stderr
     assert "s3cr3t" not in text and "p4ssw0rd" not in text and "Zq9" not in text
+
+
+def test_runs_show_of_an_unfinished_run_redacts_the_workspace_in_its_finish_hint(tmp_path, monkeypatch):
+    """rook runs show of a split run printed 'finish it with: rook run --run ID
+    ... -w /path/ws-SECRET' with the folder unredacted, though its table's 'run
+    ID: /path/ws-[redacted:API_TOKEN]/...' line and rook report of the same run
+    redact it: runs show read no secret names from the run."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+
+    def rook(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv, "-w", str(ws.root)],
+                              capture_output=True, text=True, timeout=120)
+
+    split = rook("run", "--phases", "prepare,open,execute,close", "--json")
+    run_id = json.loads(split.stdout)["run"]["id"]
+    shown = rook("runs", "show", run_id)
+    assert shown.returncode == 0 and "PENDING" in shown.stdout, shown.stderr
+    assert f"finish it with: rook run --run {run_id} --phases collect,judge -w " in shown.stderr
+    assert "ws-[redacted:API_TOKEN]" in shown.stderr, shown.stderr
+    assert_clean(shown.stdout + shown.stderr, "rook runs show's finish hint")

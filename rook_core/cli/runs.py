@@ -194,7 +194,8 @@ def show_command(
     Example:
       rook runs show latest~1
     """
-    from ..history import load_report, resolve_run
+    from ..history import load_report, resolve_run, secret_names
+    from ..redact import Redactor, activate
     from ..report import table
     from ..reportfile import check_entries, print_json
     from . import reads_runs
@@ -207,6 +208,7 @@ def show_command(
         agent or parent.get("agent"),
     )
     run_path = resolve_run(a.runs_dir, run_ref)
+    activate(Redactor.for_variables(secret_names(run_path)))  # the finish hint's -w, as rook report
     report = load_report(run_path)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         check_entries(report)  # as the table does: a damaged entry is refused, exit 2
