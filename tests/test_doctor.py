@@ -505,6 +505,29 @@ def test_an_id_holding_a_secret_value_is_a_problem(rook_workspace, rook_cli):
     assert "tok3n99" not in json.dumps(findings)
 
 
+def test_no_finding_shows_the_value_of_a_profile_env_variable(rook_workspace, rook_cli, tmp_path):
+    """A scenario id holding an env value: the problem redacted it, but the note
+    on scenarios the profile cannot run named 's-tok3n99' in the clear, and so
+    did the workspace line for a folder holding one: nothing in doctor's
+    findings passed the redactor."""
+    from rook_core.testing import Workspace
+
+    ws = Workspace(tmp_path / "ws-tok3n99")
+    healthy(ws)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "env": [{"variable": "DOCTOR_TOKEN", "purpose": "token"}]})
+    ws.scenario({"id": "s-tok3n99", "goal": "g", "criteria": [{"called": "lookup"}]})
+    env = {"DOCTOR_TOKEN": "tok3n99"}
+    code, findings = doctor(rook_cli, ws, env=env)
+    assert code == 1
+    note = next(f for f in findings if "not_runnable" in f["message"])
+    assert "s-[redacted:DOCTOR_TOKEN] (needs capability 'calls'" in note["message"], note
+    assert any("ws-[redacted:DOCTOR_TOKEN]" in f["message"] for f in findings), findings
+    assert "tok3n99" not in json.dumps(findings)
+    shown = rook_cli("doctor", "-w", str(ws.root), env=env)
+    assert "tok3n99" not in shown.stdout + shown.stderr, shown.stdout
+
+
 def test_scenarios_planning_more_runs_than_a_run_may_are_a_problem(rook_workspace, rook_cli):
     """rook run refuses (exit 2) to plan over 1,000,000 scenario runs; doctor said
     'no problems found'."""

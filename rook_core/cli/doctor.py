@@ -45,6 +45,9 @@ class Doctor:
         """The workspace's config.yaml, as read (``judge_profile`` is checked per agent)."""
         self.judge_profile: str | None = None
         """``--judge-profile``: checked instead of config.yaml's, as ``rook run`` would."""
+        self.secret_names: set[str] = set()
+        """The ``env`` variables of every profile checked: their values are redacted
+        in every finding (an id or a folder holding one), as ``rook run`` redacts them."""
 
     def add(self, status: str, subject: str, message: str, fix: str = "") -> None:
         self.findings.append(Finding(status, subject, message, fix))
@@ -207,6 +210,7 @@ class Doctor:
             self.add(NOTE, label, "profiles and scenarios not checked: the plugins did not load")
             return
         profiles = check_profiles(self, rook, agent, label)
+        self.secret_names.update(e.variable for p in profiles for e in p.env)
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
             check_ids_hold_no_secret(self, profiles, label, scenarios)
@@ -304,6 +308,7 @@ def doctor_command(
     """
     from ..errors import ConfigError
     from ..plugins import plugin_output
+    from ..redact import Redactor
 
     if judge_profile is not None and not judge_profile.strip():  # `--judge-profile "$J"`
         raise ConfigError(
@@ -316,6 +321,11 @@ def doctor_command(
     rook = doctor.check_plugins()
     with plugin_output():  # a plugin's criteria parse the scenarios
         doctor.check_workspace(rook, workspace, project, agent)
+    redactor = Redactor.for_variables(sorted(doctor.secret_names))
+    doctor.findings = [
+        Finding(f.status, redactor.text(f.subject), redactor.text(f.message), redactor.text(f.fix))
+        for f in doctor.findings
+    ]
     if as_json:
         doc = {
             "ok": not doctor.problems,
