@@ -482,6 +482,8 @@ def prepare_run(
                 profile_name = pinned
     definitions = DefinitionCache(rook)
     profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
+    redactor = Redactor.for_variables([e.variable for e in profile.env])
+    activate_redactor(redactor)  # before the profile's checks: their messages name paths
     if manifest is not None and profile.id != manifest["profile"]["id"]:
         raise ConfigError(
             f"--run {request.run_id} was made with profile {manifest['profile']['id']!r}, "
@@ -490,8 +492,6 @@ def prepare_run(
     resolve_entries(rook, profile, agent)
     if any(p in HOOK_PHASES for p in phases):
         check_env(profile)
-    redactor = Redactor.for_variables([e.variable for e in profile.env])
-    activate_redactor(redactor)
     if manifest is None and request.run_id and redactor.text(request.run_id) != request.run_id:
         raise ConfigError(  # the id names the run's directory and every listing of runs
             f"--run-name {redactor.text(request.run_id)}: holds the value of a profile env "

@@ -1004,3 +1004,26 @@ def test_runs_show_of_an_unfinished_run_redacts_the_workspace_in_its_finish_hint
     assert f"finish it with: rook run --run {run_id} --phases collect,judge -w " in shown.stderr
     assert "ws-[redacted:API_TOKEN]" in shown.stderr, shown.stderr
     assert_clean(shown.stdout + shown.stderr, "rook runs show's finish hint")
+
+
+def test_a_run_refused_for_its_profile_redacts_a_workspace_holding_a_secret(tmp_path, monkeypatch):
+    """rook run of a profile whose hook script is missing said 'hook script ...
+    not found; tried /path/ws-SECRET/scripts/...' in the clear (rook profile test
+    of the same profile redacts it): the run's redactor was made only after the
+    hooks were resolved."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/missing.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "-w", str(ws.root)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "hook script 'scripts/missing.sh' not found" in r.stderr, r.stderr
+    assert "ws-[redacted:API_TOKEN]/scripts/missing.sh" in r.stderr, r.stderr
+    assert_clean(r.stdout + r.stderr, "rook run's message")
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
