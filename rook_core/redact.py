@@ -148,6 +148,31 @@ def base64_forms(value: str) -> list[str]:
 
 
 _URLSAFE = str.maketrans("+/", "-_")
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def basic_forms(value: str) -> list[str]:
+    """What a ``Basic`` credential stands for, when ``value`` is one: the base64
+    of ``user:password`` (``rook profile add`` moves a URL's password to ``env``
+    so). Its decoded text and the password alone, each of at least
+    :data:`MIN_LENGTH` characters: an agent that decodes it (to log in, or
+    to say whose login failed) prints them. Nothing for any other value."""
+    import base64
+    import binascii
+
+    text = value.strip()
+    if len(text) < BASE64_MIN or not _BASE64.fullmatch(text):
+        return []
+    try:
+        decoded = base64.b64decode(text, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    user, colon, password = decoded.partition(":")
+    if not colon or not user or not decoded.isprintable():
+        return []
+    return [d for d in (decoded, password) if len(d) >= MIN_LENGTH]
+
+
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 """Characters no URL encoder changes (``~`` is one some encode: Java's ``URLEncoder``)."""
 
@@ -251,6 +276,8 @@ class Redactor:
                 self._patterns.append((pattern, name, len(value)))
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
+        for decoded in basic_forms(value):  # what a Basic credential stands for
+            self.add(name, decoded, sort=False)
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)

@@ -1027,3 +1027,32 @@ def test_a_run_refused_for_its_profile_redacts_a_workspace_holding_a_secret(tmp_
     assert "ws-[redacted:API_TOKEN]/scripts/missing.sh" in r.stderr, r.stderr
     assert_clean(r.stdout + r.stderr, "rook run's message")
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+BASIC_DECODER = r"""
+#!/bin/bash
+cat >/dev/null
+creds=$(printf %s "$DESK_BASIC_AUTH" | base64 -d)
+echo "login failed for ${creds%%:*} with password ${creds#*:}" >&2
+printf '{"output": "sent %s"}\n' "$creds"
+"""
+
+
+def test_a_basic_credential_is_redacted_decoded_too(rook_workspace, rook_cli, monkeypatch):
+    """A Basic credential in env (the base64 of user:password, as rook profile add
+    moves a URL's password there) was redacted only as base64: an agent
+    echoing what it stands for showed 'bob:pw12345secret' and the password in
+    the clear, though rook profile add's own test of it redacts both."""
+    import base64
+
+    monkeypatch.setenv("DESK_BASIC_AUTH", base64.b64encode(b"bob:pw12345secret").decode())
+    ws = rook_workspace
+    ws.script("basic.sh", BASIC_DECODER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/basic.sh"},
+                "env": [{"variable": "DESK_BASIC_AUTH", "purpose": "base64 of user:password"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "sent"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "sent [redacted:DESK_BASIC_AUTH]"
+    text = r.stdout + r.stderr + ws.all_run_text(r.report["run"]["id"])
+    assert "pw12345secret" not in text and "with password [redacted:DESK_BASIC_AUTH]" in text
