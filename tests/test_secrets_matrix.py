@@ -1056,3 +1056,23 @@ def test_a_basic_credential_is_redacted_decoded_too(rook_workspace, rook_cli, mo
     assert r.report["scenarios"][0]["turns"][0]["output"] == "sent [redacted:DESK_BASIC_AUTH]"
     text = r.stdout + r.stderr + ws.all_run_text(r.report["run"]["id"])
     assert "pw12345secret" not in text and "with password [redacted:DESK_BASIC_AUTH]" in text
+
+
+def test_rook_report_redacts_the_path_it_says_it_wrote(tmp_path, monkeypatch, rook_cli):
+    """rook report ID --report html:DIR/out.html, DIR holding an env value, said
+    'wrote html report to /path/ws-SECRET/out.html' in the clear, the table of
+    the same command redacting it."""
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    run_id = rook_cli("run", "-w", str(ws.root), "--json").report["run"]["id"]
+    out = ws.root / "out.html"
+    r = rook_cli("report", run_id, "-w", str(ws.root), f"--report=html:{out}")
+    assert r.exit_code == 0 and out.is_file(), r.stderr
+    assert "wrote html report to " in r.stderr and "ws-[redacted:API_TOKEN]/out.html" in r.stderr
+    assert_clean(r.stdout + r.stderr, "rook report's messages")

@@ -48,7 +48,7 @@ def report_command(
     """
     from .. import plugins
     from ..history import load_report, resolve_run, secret_names
-    from ..redact import Redactor, activate
+    from ..redact import Redactor, activate, scrub
     from ..report import summarize, table
     from ..reportfile import check_entries, print_json
     from ..runner import (
@@ -85,9 +85,9 @@ def report_command(
     for fmt, path in targets:
         if (fmt, path) not in failed:
             where = "standard output" if path == STDOUT else path
-            click.echo(f"wrote {fmt} report to {where}", err=True)
+            click.echo(scrub(f"wrote {fmt} report to {where}"), err=True)  # a folder's name
     for message in failed.values():
-        click.echo(f"rook: error: {message}", err=True)
+        click.echo(f"rook: error: {scrub(message)}", err=True)
     if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
         from .run import found_by
 
