@@ -15,12 +15,17 @@ from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
-from rook_core.transports import TransportSpec, hook_search_path, phase_hooks, saves_nothing
+from rook_core.transports import (
+    SCRIPT_INTERPRETERS,
+    SHEBANGS,
+    TransportSpec,
+    hook_search_path,
+    phase_hooks,
+    saves_nothing,
+    windows_line_endings,
+)
 
 KEY = "script"
-SHEBANG = {".py": "#!/usr/bin/env python3", ".mjs": "#!/usr/bin/env node"}
-SHEBANG.update({".js": SHEBANG[".mjs"], ".cjs": SHEBANG[".mjs"]})
-INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
 
 
 def load_config(value: Any) -> dict[str, Any]:
@@ -87,10 +92,10 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
             return (
                 f"it is executable but {what}, so the system cannot start it ({path}); "
                 "begin it with an interpreter line such as "
-                + SHEBANG.get(path.suffix.lower(), "#!/bin/sh")
+                + SHEBANGS.get(path.suffix.lower(), "#!/bin/sh")
                 + (  # without the run bit, only a known extension picks an interpreter
                     ", or chmod -x it so Rook picks the interpreter by its extension"
-                    if path.suffix.lower() in INTERPRETERS
+                    if path.suffix.lower() in SCRIPT_INTERPRETERS
                     else ""
                 )
             )
@@ -140,7 +145,7 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
             raise ConfigError(f"hook script {path} cannot start: {problem}")
         return [str(path)]
     suffix = path.suffix.lower()
-    if suffix not in INTERPRETERS:
+    if suffix not in SCRIPT_INTERPRETERS:
         raise ConfigError(
             f"hook script {path} is not executable and its extension is not one Rook knows "
             "(.mjs .js .cjs run with node, .py with Python, .sh with bash); chmod +x it"
@@ -150,7 +155,7 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
             f"hook script {path} cannot be read: Permission denied; "
             f"its interpreter must read it (chmod +r it)"
         )
-    program = INTERPRETERS[suffix]
+    program = SCRIPT_INTERPRETERS[suffix]
     if program is None:
         return [sys.executable, str(path)]
     import shutil  # only a script that is not executable needs it (start-up: 1.4 ms)
@@ -208,18 +213,17 @@ async def run_script(call: Any) -> Any:
         if problem:
             proc.spawn_error = f"{proc.spawn_error}: {problem}"
     result = hook_result(call, proc, required_json=call.phase in ("execute", "collect"))
-    if result.status == "failed" and len(argv) == 3 and Path(argv[1]).suffix.lower() == ".sh":
-        try:  # run by bash: its own words would not say why
-            with open(argv[1], "rb") as f:
-                crlf = b"\r\n" in f.read(65536)
-        except OSError:
-            crlf = False
-        if crlf:
-            name = Path(argv[1]).name  # first: the table's reason column shows the start
-            result.diagnosis = (
-                f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
-                f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
-            )
+    if (
+        result.status == "failed"
+        and len(argv) == 3
+        and Path(argv[1]).suffix.lower() == ".sh"
+        and windows_line_endings(argv[1])  # run by bash: its own words would not say why
+    ):
+        name = Path(argv[1]).name  # first: the table's reason column shows the start
+        result.diagnosis = (
+            f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
+            f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
+        )
     return result
 
 

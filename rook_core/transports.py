@@ -39,6 +39,30 @@ def hook_search_path() -> str:
     return os.environ.get("PATH", os.defpath) if found is None else found
 
 
+SCRIPT_INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
+"""The program that runs a hook script without the run bit, by its extension
+(``None``: the Python running Rook). The script transport runs them so, and
+``rook doctor`` checks them so."""
+
+SHEBANGS = {
+    ".py": "#!/usr/bin/env python3",
+    ".mjs": "#!/usr/bin/env node",
+    ".js": "#!/usr/bin/env node",
+    ".cjs": "#!/usr/bin/env node",
+}
+"""The ``#!`` line to suggest for an executable script of each extension."""
+
+
+def windows_line_endings(path: Any) -> bool:
+    """Whether the first 64 KiB of the file at ``path`` hold a line ending in
+    ``\\r\\n`` (which bash reads as part of each line's last word)."""
+    try:
+        with open(path, "rb") as fh:
+            return b"\r\n" in fh.read(65536)
+    except OSError:
+        return False
+
+
 @plain
 class TransportSpec:
     """A hook-entry key a plugin runs.

@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..transports import SCRIPT_INTERPRETERS, SHEBANGS, windows_line_endings
+
 PROBLEM, OK, NOTE = "problem", "ok", "note"
-BY_EXTENSION = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": "python"}
-SHEBANG = {".py": "python3", ".mjs": "node", ".js": "node", ".cjs": "node"}
+BY_EXTENSION = {ext: program or "python" for ext, program in SCRIPT_INTERPRETERS.items()}
 INSTALL = {
     "node": "install Node.js (e.g. apt-get install nodejs, or https://nodejs.org)",
     "bash": "install bash",
@@ -224,15 +225,6 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
         )
 
 
-def windows_line_endings(path: Path) -> bool:
-    """Whether the first 64 KiB of ``path`` hold a line ending in ``\\r\\n``."""
-    try:
-        with path.open("rb") as fh:
-            return b"\r\n" in fh.read(65536)
-    except OSError:
-        return False
-
-
 def check_shebang(doctor: Any, path: Path, where: str) -> None:
     try:
         with path.open("rb") as fh:
@@ -247,7 +239,7 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
             PROBLEM,
             where,
             f"{path} is executable but has no #! line, so it cannot be started",
-            f"add a first line such as #!/usr/bin/env {SHEBANG.get(path.suffix.lower(), 'bash')}"
+            f"add a first line such as {SHEBANGS.get(path.suffix.lower(), '#!/usr/bin/env bash')}"
             + (  # without the run bit, only a known extension picks an interpreter
                 f", or chmod -x {path} so Rook chooses the interpreter by its extension"
                 if path.suffix.lower() in BY_EXTENSION
