@@ -215,3 +215,24 @@ def test_variables_set_before_the_wrapper_in_its_command_line(rook_workspace, ro
     ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "mode fast"}]})
     run = rook_cli("run", "--json")
     assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
+
+
+def test_an_empty_answer_from_a_wrapper_is_not_blamed_on_standard_input(
+    rook_workspace, rook_cli
+):
+    # the protocol's own minimal wrapper, {"status":"goal_satisfied"} alone, was told
+    # "the agent said nothing to the goal (it comes on standard input ...)": a wrapper
+    # gets the goal in RUHROH_MESSAGE, and its standard input is empty by design
+    ws = rook_workspace
+    (ws.root / "wrappers").mkdir()
+    wrapper = ws.root / "wrappers" / "min.sh"
+    wrapper.write_text('#!/bin/bash\nprintf \'{"status":"goal_satisfied"}\\n\'\n')
+    wrapper.chmod(0o755)
+    r = profile_add(rook_cli, ws, "min", "--ruhroh", "./wrappers/min.sh")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: \n" in r.stdout
+    assert "standard input" not in r.stdout, r.stdout
+    assert "the answer is empty: the wrapper reported none" in r.stdout, r.stdout
+    assert "RUHROH_MESSAGE" in r.stdout and "output" in r.stdout
+    r = rook_cli("profile", "test", "min", "-w", str(ws.root))
+    assert "standard input" not in r.stdout and "the wrapper reported none" in r.stdout

@@ -45,6 +45,26 @@ def phases_table(obs: Observation) -> str:
     return "\n".join("  " + ln for ln in table.splitlines())
 
 
+EMPTY_WHY = {
+    # a Ruhroh wrapper or connector gets the goal in RUHROH_MESSAGE; its stdin is empty
+    "ruhroh": "the wrapper reported none (it gets the goal in RUHROH_MESSAGE; the answer is "
+    "its first non-empty output, message, summary, result, response, answer or text field, "
+    "else the lines it printed before its final JSON line)",
+    "connector": "the connector's run_turn returned none (no output, message, summary, "
+    "result, response, answer or text)",
+}
+
+
+def _why_empty(obs: Observation) -> str:
+    """Why an answer that is empty may be so, by the transport that gave it."""
+    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), {})
+    return EMPTY_WHY.get(
+        str(execute.get("transport") or ""),
+        "the agent said nothing to the goal (it comes on standard input: a command "
+        "that reads its arguments instead never sees it)",
+    )
+
+
 def show_observation(obs: Observation, say: Callable[[str], None], title: str = "") -> None:
     """The phases with their times, then the answer or the diagnosis."""
     head = f"{title}: " if title else ""
@@ -53,10 +73,7 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
     if obs.ok:
         say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
         if isinstance(obs.answer, str) and not obs.answer.strip():  # ok, yet it said nothing
-            say(
-                "  the answer is empty: the agent said nothing to the goal (it comes on "
-                "standard input: a command that reads its arguments instead never sees it)"
-            )
+            say(f"  the answer is empty: {_why_empty(obs)}")
         if obs.conversation:
             say(f"  conversation: {printable(obs.conversation)}")
     else:
