@@ -76,7 +76,7 @@ class IterationResult:
     output: str | None = None
     handle: str | None = None
     usage: dict[str, float] | None = None
-    usage_raw: dict[str, float] | None = None
+    usage_raw: dict[str, Any] | None = None
     model: Any = None
     adapter_version: str | None = None
     run_id: str | None = None
@@ -274,11 +274,14 @@ def rook_usage(raw: Any) -> dict[str, float] | None:
     return out or None
 
 
-def ruhroh_usage(usage: dict[str, float] | None) -> dict[str, float] | None:
-    """Rook usage back in Ruhroh's names, for ``ruhroh-run-manifest.json``."""
-    if not usage:
-        return None
-    return {RUHROH_USAGE[k]: v for k, v in usage.items() if k in RUHROH_USAGE}
+def ruhroh_usage(usage: dict[str, float] | None, raw: Any = None) -> dict[str, Any] | None:
+    """Rook usage back in Ruhroh's names, for ``ruhroh-run-manifest.json``, with the
+    other fields of the usage the wrapper reported (``raw``: ``cacheReadTokens`` ...)
+    as they came: the manifest copies the usage, not only what Rook judges."""
+    known = {name for names in USAGE_NAMES.values() for name in names}
+    extra = {k: v for k, v in raw.items() if k not in known} if isinstance(raw, dict) else {}
+    counts = {RUHROH_USAGE[k]: v for k, v in (usage or {}).items() if k in RUHROH_USAGE}
+    return {**counts, **extra} or None
 
 
 def _text(value: Any) -> str | None:
@@ -317,7 +320,7 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
         (h for h in (_handle(fields.get(k)) for k in HANDLE_FIELDS) if h is not None), None
     )
     result.usage = rook_usage(fields.get("usage"))
-    result.usage_raw = ruhroh_usage(result.usage)
+    result.usage_raw = ruhroh_usage(result.usage, fields.get("usage"))
     model = fields.get("model")
     result.model = {"model": model} if isinstance(model, str) else model
     for attr, names in (

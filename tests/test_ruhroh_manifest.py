@@ -267,3 +267,38 @@ def test_an_empty_model_field_is_no_value(rook_workspace, rook_cli, monkeypatch)
     assert m["model"] == {"provider": "anthropic", "model": "env-model"}
     assert m["sources"]["model.model"] == "env:RUHROH_AGENT_MODEL"
     assert m["adapterVersion"] == "9.9"
+
+
+def test_the_usage_is_copied_with_every_field_the_wrapper_reported(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # "Ruhroh copies adapterVersion, model, and usage from the latest command result":
+    # the model came whole, but of the usage only the four counts Rook judges were
+    # kept, so a wrapper's cache and reasoning tokens never reached the manifest
+    monkeypatch.setenv("RUHROH_TOTAL_TOKENS", "99")
+    wrapper = rook_workspace.script(
+        "cache-tokens.sh",
+        """
+        #!/bin/bash
+        cat > "$RUHROH_RESULT_PATH" <<JSON
+        {"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+         "usage": {"input_tokens": "1200", "outputTokens": 800, "cacheReadTokens": 5000,
+                   "reasoningTokens": 300, "costUsd": 0.42}}
+        JSON
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["usage"] == {
+        "inputTokens": 1200,  # the counts in Ruhroh's names, as numbers
+        "outputTokens": 800,
+        "costUsd": 0.42,
+        "cacheReadTokens": 5000,  # the other fields as reported
+        "reasoningTokens": 300,
+        "totalTokens": 99,  # none reported: the fallback fills it
+    }
+    assert m["sources"]["usage.cacheReadTokens"] == "result"
+    assert m["sources"]["usage.totalTokens"] == "env:RUHROH_TOTAL_TOKENS"
