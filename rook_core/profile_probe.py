@@ -245,7 +245,14 @@ def waiting_line(profile: Profile, turns: int = 1) -> str:
             continue
         name = "" if list(profile.hooks) == ["execute"] else f"{phase} "
         limit = f"up to {entry.timeout:g} s"
-        if phase == "execute" and turns > 1:
+        # an entry that calls its agent several times over a scenario run (a Ruhroh
+        # wrapper's max_iterations: its turns and continue iterations) waits that often
+        calls = entry.config.get("max_iterations") if isinstance(entry.config, dict) else None
+        if phase == "execute" and isinstance(calls, int) and calls > 1:
+            limit = f"up to {calls} iterations of {limit} each"
+            if turns > 1:
+                limit = f"{turns} turns, {limit} in all"
+        elif phase == "execute" and turns > 1:
             limit = f"{turns} turns, {limit} each"
         parts.append(f"{name}{_entry_shown(entry)} ({limit})")
     return "trying the agent: " + (", ".join(parts) or "no hook")

@@ -236,3 +236,21 @@ def test_an_empty_answer_from_a_wrapper_is_not_blamed_on_standard_input(
     assert "RUHROH_MESSAGE" in r.stdout and "output" in r.stdout
     r = rook_cli("profile", "test", "min", "-w", str(ws.root))
     assert "standard input" not in r.stdout and "the wrapper reported none" in r.stdout
+
+
+def test_the_wait_announced_for_a_wrapper_counts_its_iterations(rook_workspace, rook_cli):
+    # "trying the agent: a ruhroh entry (up to 2 s)" was said before a test that could
+    # call the wrapper max_iterations times, each up to the entry's timeout: a wrapper
+    # answering continue ran 5 calls of 1.5 s, past the 2 s it announced
+    ws = rook_workspace
+    ws.profile(
+        {
+            "id": "loop",
+            "hooks": {
+                "execute": {"ruhroh": {"command": BASH, "max_iterations": 3}, "timeout_seconds": 2}
+            },
+        }
+    )
+    r = rook_cli("profile", "test", "loop", "-w", str(ws.root))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "trying the agent: a ruhroh entry (up to 3 iterations of up to 2 s each)\n" in r.stderr
