@@ -236,6 +236,12 @@ def test_an_empty_answer_from_a_wrapper_is_not_blamed_on_standard_input(
     assert "RUHROH_MESSAGE" in r.stdout and "output" in r.stdout
     r = rook_cli("profile", "test", "min", "-w", str(ws.root))
     assert "standard input" not in r.stdout and "the wrapper reported none" in r.stdout
+    # the same wrapper as the built-in connector
+    entry = {"connector": {"name": "ruhroh-command", "command": "./wrappers/min.sh"}}
+    ws.profile({"id": "conn", "hooks": {"execute": entry}})
+    r = rook_cli("profile", "test", "conn", "-w", str(ws.root))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "standard input" not in r.stdout and "RUHROH_MESSAGE" in r.stdout, r.stdout
 
 
 def test_the_wait_announced_for_a_wrapper_counts_its_iterations(rook_workspace, rook_cli):

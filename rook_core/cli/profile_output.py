@@ -51,7 +51,8 @@ EMPTY_WHY = {
     "its first non-empty output, message, summary, result, response, answer or text field, "
     "else the lines it printed before its final JSON line)",
     "connector": "the connector's run_turn returned none (no output, message, summary, "
-    "result, response, answer or text)",
+    "result, response, answer or text; a ruhroh-command wrapper gets the goal in "
+    "RUHROH_MESSAGE, and its answer is else the lines it printed before its final JSON line)",
 }
 
 
