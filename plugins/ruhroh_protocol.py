@@ -186,7 +186,10 @@ def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
         return None
     size, raw = found
     if size > cap or len(raw) > cap:
-        raise ProtocolError(f"the result file {path} is {size} bytes, over the {cap}-byte cap")
+        raise ProtocolError(
+            f"the result file {path} is {size} bytes, over the {cap}-byte cap (raise "
+            "limits.stdout_bytes in the profile if a result this large is expected)"
+        )
     text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return None

@@ -1468,6 +1468,32 @@ def test_output_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
     assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
 
 
+def test_a_result_file_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
+    # the result file is capped at limits.stdout_bytes too: the diagnosis named the
+    # cap ("over the 1024-byte cap") but not the setting that sets it
+    wrapper = rook_workspace.script(
+        "big-result.sh",
+        """
+        #!/bin/bash
+        printf '{"status":"goal_satisfied","summary":"%s"}' "$(head -c 3000 /dev/zero | tr '\\0' x)" \\
+          > "$RUHROH_RESULT_PATH"
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": {"command": str(wrapper)}}},
+            "limits": {"stdout_bytes": 1024},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "over the 1024-byte cap" in s["reason"], s["reason"]
+    assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
+
+
 def test_a_template_that_cannot_be_copied_is_named(rook_workspace, rook_cli, probe_dir):
     # a fixture holding a named pipe (or a socket, an unreadable file) failed each
     # scenario with "transport 'ruhroh' raised Error: [(src, dst, why)]"
