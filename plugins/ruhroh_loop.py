@@ -306,6 +306,11 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
                     f"{result.failure}; the scenario's timeout_seconds ({cap:g} s) caps the "
                     f"whole turn: iteration {session.iteration} had what was left of it"
                 )
+            elif result.timed_out:  # the entry's own timeout, for each call
+                result.failure = (
+                    f"{result.failure}; raise timeout_seconds on the hook entry (beside "
+                    f"{call.entry.transport}:) if the agent is this slow"
+                )
             results.append(result)
             summaries.append(_summary(result, message, session.iteration, attempt))
             labels.append(f"iteration {session.iteration}" + (" (retry)" if attempt > 1 else ""))

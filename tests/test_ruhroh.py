@@ -719,6 +719,7 @@ def test_a_scenarios_timeout_caps_the_whole_turn_not_each_call(rook_workspace, r
     assert hook["status"] == "timeout", hook
     assert "the scenario's timeout_seconds (2 s) caps the whole turn" in hook["diagnosis"]
     assert "iteration 2 had what was left of it" in hook["diagnosis"]  # the third call was never made
+    assert "on the hook entry" not in hook["diagnosis"]  # the entry's timeout did not run out
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply 3"}]})
     assert rook_cli("run", "--json").statuses() == {"s": "passed"}  # each call has 300 s
 
@@ -736,6 +737,11 @@ def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, prob
     assert r.exit_code == 1
     hook = scenario_of(r)["hooks"][0]
     assert hook["status"] == "timeout" and "process group was killed" in hook["diagnosis"]
+    # which setting to raise (the entry's: inside ruhroh: it is refused as unknown)
+    assert (
+        "raise timeout_seconds on the hook entry (beside ruhroh:) if the agent is this slow"
+        in hook["diagnosis"]
+    ), hook["diagnosis"]
     pid = int((probe_dir / "grandchild.pid").read_text())
     # SIGKILL is delivered at once but a process is torn down asynchronously:
     # on a loaded machine it may take a moment to be gone.
