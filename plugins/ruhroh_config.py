@@ -55,8 +55,13 @@ def _ident(key: str, value: Any) -> str:
         return f"{key}:{value!r}"
 
 
-def load_command(value: Any) -> dict[str, Any]:
-    """Validate a ``ruhroh:`` entry (a command line, or a mapping)."""
+ENTRY_KEYS = ("timeout_seconds", "delay_seconds")
+"""Keys of the hook entry itself, beside ``ruhroh:``, often written inside it."""
+
+
+def load_command(value: Any, key: str = RUHROH) -> dict[str, Any]:
+    """Validate a ``ruhroh:`` entry (a command line, or a mapping); ``key`` is the
+    entry's key (``connector:`` for the wrapper as the built-in connector)."""
     if isinstance(value, str):
         value = {"command": value}
     if not isinstance(value, dict):
@@ -65,7 +70,15 @@ def load_command(value: Any) -> dict[str, Any]:
     try:
         data = schema.load(value)
     except ValidationError as exc:  # a misspelt key: the one it looks like, else every one
-        raise ValidationError(explain_unknown(exc.messages, schema)) from None
+        messages = explain_unknown(exc.messages, schema)
+        if isinstance(messages, dict):
+            for name in ENTRY_KEYS:
+                if name in messages:
+                    messages[name] = [
+                        f"belongs on the hook entry, beside {key}: (at the same "
+                        f"indentation as {key}:), not inside it"
+                    ]
+        raise ValidationError(messages) from None
     _check_command(data["command"])
     return {**data, "kind": "command", "ident": _ident(RUHROH, value)}
 
@@ -77,7 +90,7 @@ def load_connector(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict) or not isinstance(value.get("name"), str) or not value["name"]:
         raise ValidationError({"name": ["required: a registered connector's name"]})
     if value["name"] == CommandConnector.name:  # the wrapper: a ruhroh: entry's keys, checked
-        command = load_command({k: v for k, v in value.items() if k != "name"})
+        command = load_command({k: v for k, v in value.items() if k != "name"}, CONNECTOR)
         loop = {k: command.pop(k) for k in _LoopSchema().fields if k in command}
         options = {k: v for k, v in command.items() if k not in ("kind", "ident")}
         return {

@@ -984,6 +984,15 @@ def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_di
         ({"ruhroh": {"command": "no-such-program-xyz"}}, "not on PATH"),
         ({"ruhroh": {"command": BASH, "max_iterations": 0}}, "hooks.execute.ruhroh.max_iterations"),
         ({"ruhroh": {"command": BASH, "bogus": 1}}, "hooks.execute.ruhroh.bogus"),
+        # the entry's keys, written inside ruhroh: said only "Unknown field; expected one of ..."
+        (
+            {"ruhroh": {"command": BASH, "timeout_seconds": 900}},
+            "hooks.execute.ruhroh.timeout_seconds: belongs on the hook entry, beside ruhroh:",
+        ),
+        (
+            {"connector": {"name": "ruhroh-command", "command": BASH, "delay_seconds": 5}},
+            "delay_seconds: belongs on the hook entry, beside connector:",
+        ),
         ({"ruhroh": {"command": BASH, "continuity": "telepathy"}}, "continuity"),
         ({"ruhroh": {"max_iterations": 2}}, "hooks.execute.ruhroh.command"),
         # a home of a user who does not exist: nothing to expand, so named as written
