@@ -355,6 +355,8 @@ class Engine:
         each of ``runs`` has its final record already. Returns
         whether a hook ran (the manifest then says how it went)."""
         entry = self.profile.hooks.get("prepare")
+        if manifest.get("prepare", {}).get("status") == "ok":
+            self.prepare_ended = self._earlier_prepare_end()
         if "prepare" not in self.phases or manifest.get("prepare", {}).get("status") == "ok":
             return False
         if entry is None:
@@ -381,6 +383,19 @@ class Engine:
         if not result.ok:
             self.prepare_failed = f"prepare failed: {data.get('diagnosis')}"
         return True
+
+    def _earlier_prepare_end(self) -> float | None:
+        """When the prepare hook of an earlier invocation of this run ended
+        (``prepare.json``): still the phase before each new scenario run's
+        first, for its delay. ``None`` when no hook ran or its record is gone."""
+        try:
+            data = self.run_dir.read_json("prepare.json")
+        except RunStoreError:
+            return None
+        ended = data.get("ended") if isinstance(data, dict) else None
+        if isinstance(ended, bool) or not isinstance(ended, (int, float)):
+            return None
+        return float(ended)
 
     def _finished(self, key: str) -> bool:
         """Whether scenario run ``key`` has its final record (an unreadable one is

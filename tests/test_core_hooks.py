@@ -329,6 +329,41 @@ def test_the_first_phase_of_a_scenario_run_waits_its_delay_after_prepare(
     assert times[f"open-{second}"] - times[f"execute-{first}"] < 0.9
 
 
+def test_a_split_runs_first_phase_waits_its_delay_after_the_earlier_prepare(
+    rook_workspace, rook_cli, tmp_path
+):
+    # --phases prepare, then --run ID: prepare ran in the earlier invocation,
+    # and it is still the phase open's delay counts from
+    ws = rook_workspace
+    log = tmp_path / "times"
+    ws.script(
+        "h.sh",
+        f"""
+        #!/bin/bash
+        echo "$1 $(date +%s.%N)" >> {log}
+        [ "$1" = execute ] && {{ cat >/dev/null; echo '{{"output": "ok"}}'; }}
+        exit 0
+    """,
+    )
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {
+                "prepare": "scripts/h.sh",
+                "open": {"script": "scripts/h.sh", "delay_seconds": 2},
+                "execute": "scripts/h.sh",
+            },
+        }
+    )
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--phases", "prepare")
+    assert r.exit_code == 0, r.stderr
+    r = rook_cli("run", "--json", "--run", r.report["run"]["id"])
+    assert r.statuses() == {"s": "passed"}
+    times = {k: float(v) for k, v in (line.split() for line in log.read_text().splitlines())}
+    assert times["open"] - times["prepare"] >= 2.0  # waited: not yet elapsed
+
+
 def test_default_timeouts_and_the_close_floor():
     e = {p: HookEntry(p, "script", {}) for p in ("prepare", "open", "execute", "close", "collect")}
     assert {p: x.timeout for p, x in e.items()} == {
