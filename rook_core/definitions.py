@@ -412,7 +412,7 @@ def find_profile(
     if direct.is_file():  # the common case, from the cache: NAME.yaml holds the id NAME
         profile = load_profile(direct, transports, cache)
         if profile.id == name:
-            return profile
+            return _sole_holder(profile, direct, candidates)
     try:
         path = locate_profile(profiles_dir, name)
     except ProfileNotFound:
@@ -425,7 +425,35 @@ def find_profile(
             f"(profiles: {known}){f'; {unread}; rename it' if unread else ''}; choose one "
             "with rook profile use NAME"
         ) from None
-    return load_profile(path, transports, cache)
+    return _sole_holder(load_profile(path, transports, cache), path, candidates)
+
+
+def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profile:
+    """``profile`` (read from ``path``), unless another of the ``candidates``
+    holds its id too: a run pins the id, and resuming it would load whichever
+    file the id finds first, another profile's hooks. Only a file whose text
+    holds the id is parsed."""
+    from .yamlio import load_yaml
+
+    twins = []
+    for other in candidates:
+        if other == path:
+            continue
+        try:
+            if profile.id not in other.read_text(encoding="utf-8", errors="replace"):
+                continue
+            data = load_yaml(other, ProfileError)
+        except (OSError, ProfileError):
+            continue  # a broken file is no match (rook profile list flags it)
+        if isinstance(data, dict) and data.get("id") == profile.id:
+            twins.append(other)
+    if twins:
+        names = ", ".join(sorted(p.name for p in [path, *twins]))
+        raise ProfileError(
+            f"{path.parent}: several files hold the id {profile.id!r} ({names}); an id names "
+            "one profile (runs pin it): give each file its own id"
+        )
+    return profile
 
 
 def locate_profile(profiles_dir: Path, name: str) -> Path:

@@ -550,6 +550,23 @@ def test_profile_selection_active_and_override(ws, rook_cli):
     refused(rook_cli("run", "--profile", "zzz"), ws, "zzz", "not found")
 
 
+def test_an_id_held_by_two_profile_files_is_refused_whichever_is_picked(ws, rook_cli):
+    # production.yaml copied from staging.yaml, its id left as it was: a run of
+    # it was pinned to 'staging', and resuming it ran staging.yaml's hooks
+    ws.profile({"id": "staging", "name": "Staging", "hooks": {"execute": "scripts/h.sh"}})
+    ws.profile(
+        {"id": "staging", "name": "Production", "hooks": {"execute": "scripts/h.sh"}},
+        name="production",
+        active=False,
+    )
+    both = "several files hold the id 'staging' (production.yaml, staging.yaml)"
+    refused(rook_cli("run"), ws, both)  # the active id
+    refused(rook_cli("run", "--profile", "production"), ws, both)  # a file name
+    refused(rook_cli("run", "--profile", "Production"), ws, both)  # a name
+    refused(rook_cli("profile", "test", "--workspace", str(ws.root)), ws, both)
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
 def test_workspace_project_agent_selection(tmp_path, rook_cli, monkeypatch):
     from rook_core.testing import RookCli, Workspace
 
