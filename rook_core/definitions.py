@@ -442,6 +442,8 @@ def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profil
         try:
             if profile.id not in other.read_text(encoding="utf-8", errors="replace"):
                 continue
+            if other.samefile(path):  # a link to the same file: the same hooks
+                continue
             data = load_yaml(other, ProfileError)
         except (OSError, ProfileError):
             continue  # a broken file is no match (rook profile list flags it)

@@ -565,6 +565,11 @@ def test_an_id_held_by_two_profile_files_is_refused_whichever_is_picked(ws, rook
     refused(rook_cli("run", "--profile", "Production"), ws, both)  # a name
     refused(rook_cli("profile", "test", "--workspace", str(ws.root)), ws, both)
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+    # a link to the same file is the same profile, not a second one
+    production = ws.agent_dir / "profiles" / "production.yaml"
+    production.unlink()
+    production.symlink_to("staging.yaml")
+    assert rook_cli("run", "--profile", "production").exit_code == 0
 
 
 def test_workspace_project_agent_selection(tmp_path, rook_cli, monkeypatch):
