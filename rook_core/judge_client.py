@@ -138,6 +138,7 @@ class JudgeClient:
         self.base_env = base_environment(profile)
         self.ctx: RunContext | None = None
         self._prepared: str | None = None  # None: not yet; "" ok; else the failure
+        self._prepare_ended: float | None = None  # when this invocation's prepare hook ended
         self._lock: asyncio.Lock | None = None
         self._slots: asyncio.Semaphore | None = None
         self._count = itertools.count(1)
@@ -219,9 +220,17 @@ class JudgeClient:
         session: str = "",
         conversation: str | None = None,
         stdin: str | None = None,
+        after: float | None = None,
     ) -> HookResult:
+        """Run the judge profile's ``phase`` hook; its entry's ``delay_seconds``
+        is a minimum time since ``after`` (the preceding phase's end), as for
+        an agent's hooks."""
         assert self.ctx is not None
         entry = self.profile.hooks[phase]
+        if entry.delay_seconds and after is not None:
+            wait = after + entry.delay_seconds - time.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
         call = HookCall(
             phase=phase,
             entry=entry,
@@ -266,6 +275,7 @@ class JudgeClient:
                 if "prepare" in self.profile.hooks:
                     assert self.ctx is not None
                     result = await self._hook("prepare", self.ctx.state_dir)
+                    self._prepare_ended = result.ended
                     data = self.redactor.data(result.to_dict())
                     self.ctx.dir.mkdir(parents=True, exist_ok=True)
                     atomic_write(self.ctx.dir / "prepare.json", dumps(data))
@@ -313,8 +323,10 @@ class JudgeClient:
             return result
 
         conversation = None
+        last_end = self._prepare_ended
         if "open" in self.profile.hooks:
-            opened = keep(await self._hook("open", state_dir, sr, session))
+            opened = keep(await self._hook("open", state_dir, sr, session, after=last_end))
+            last_end = opened.ended
             if not opened.ok:
                 return JudgeAnswer(
                     "error", diagnosis=f"{who}: open failed: {opened.diagnosis}", record=record
@@ -323,7 +335,9 @@ class JudgeClient:
                 conversation = hookio.conversation_handle((opened.data or {}).get("conversation"))
             except OutputError as exc:
                 return JudgeAnswer("error", diagnosis=f"{who}: open failed: {exc}", record=record)
-        result = await self._hook("execute", state_dir, sr, session, conversation, prompt)
+        result = await self._hook(
+            "execute", state_dir, sr, session, conversation, prompt, after=last_end
+        )
         output = None
         if result.ok:
             try:
@@ -333,7 +347,9 @@ class JudgeClient:
                 result.status, result.diagnosis = "failed", str(exc)
         keep(result)
         if "close" in self.profile.hooks:
-            keep(await self._hook("close", state_dir, sr, session, conversation))
+            keep(
+                await self._hook("close", state_dir, sr, session, conversation, after=result.ended)
+            )
         if not result.ok or output is None:
             return JudgeAnswer(
                 "error", diagnosis=f"{who}: execute failed: {result.diagnosis}", record=record

@@ -184,6 +184,34 @@ def test_the_judge_profiles_close_gets_the_handle_its_execute_returned(
         "open unset", "execute from-open", "close from-execute"]
 
 
+def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """A judge profile's entries take delay_seconds as an agent's do (it was
+    accepted and never waited)."""
+    log = tmp_path / "judge-times"
+    monkeypatch.setenv("JUDGE_TIMES", str(log))
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    rook_workspace.script("grader.sh", """
+        #!/bin/bash
+        echo "$1 $(date +%s.%N)" >> "$JUDGE_TIMES"
+        [ "$1" = execute ] && { cat >/dev/null; echo '{"output": {"pass": true, "reason": "ok"}}'; }
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {
+        "open": "scripts/grader.sh",
+        "execute": {"script": "scripts/grader.sh", "delay_seconds": 1},  # 1 s after open ended
+        "close": {"script": "scripts/grader.sh", "delay_seconds": 1},  # 1 s after execute
+    }}, active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"a": "passed"}, r.stderr
+    times = {k: float(v) for k, v in (line.split() for line in log.read_text().splitlines())}
+    assert times["execute"] - times["open"] >= 1.0
+    assert times["close"] - times["execute"] >= 1.0
+
+
 @pytest.mark.parametrize("mode, needle", [
     ("garbage", "it is not JSON"),
     ("string-pass", '"pass" must be true or false'),
