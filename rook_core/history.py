@@ -11,6 +11,7 @@ nothing.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 from collections.abc import Iterable
@@ -75,15 +76,31 @@ def write_summary(run_path: Path, report: dict[str, Any]) -> None:
 
 def note_unjoined(run_path: Path, shards: list[str]) -> None:
     """Note in a merged run's summary the shards (``2/3``) that recorded scenario
-    runs since it was merged: ``rook runs`` lists it as ``merge again`` until
-    ``rook merge`` (or ``rook run --run ID``) writes its summary anew."""
-    summary = read_summary(run_path)
-    if summary is None or summary.get("counts") is None:
-        return
+    runs since it was merged, beside those noted before: ``rook runs`` lists it as
+    ``merge again`` until ``rook merge`` (or ``rook run --run ID``) writes its
+    summary anew. Late shards note themselves at the same moment, so the summary
+    is read and written back under a lock (``.summary.lock``), never losing a note."""
     try:
-        atomic_write(run_path / SUMMARY_FILE, dumps({**summary, "unjoined_shards": shards}))
-    except RunStoreError:
-        pass
+        fh = open(run_path / ".summary.lock", "a")  # noqa: SIM115 - closed below
+    except OSError:
+        return
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # released on close
+        except OSError:
+            return
+        summary = read_summary(run_path)
+        if summary is None or summary.get("counts") is None:
+            return
+        labels = set(shards)  # with those noted before that look like 2/3
+        labels.update(
+            x for x in summary.get("unjoined_shards") or [] if x.partition("/")[0].isdecimal()
+        )
+        noted = sorted(labels, key=lambda x: int(x.partition("/")[0]))
+        try:
+            atomic_write(run_path / SUMMARY_FILE, dumps({**summary, "unjoined_shards": noted}))
+        except RunStoreError:
+            pass
 
 
 def _mtime(path: Path) -> int | None:

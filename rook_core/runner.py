@@ -781,10 +781,7 @@ def _noting_unjoined(
         nonlocal noted
         if not noted and isinstance(run_dir, sharding.ShardRunDir):
             noted = True
-            known = (history.read_summary(run_dir.path) or {}).get("unjoined_shards") or []
-            labels = {run_dir.shard.label}  # with those noted before that look like 2/3
-            labels.update(x for x in known if x.partition("/")[0].isdecimal())
-            history.note_unjoined(run_dir.path, sorted(labels, key=lambda x: int(x.split("/")[0])))
+            history.note_unjoined(run_dir.path, [run_dir.shard.label])
         if then is not None:
             then(record)
 

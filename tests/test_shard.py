@@ -1127,3 +1127,52 @@ def test_a_merged_run_that_decided_nothing_warns(rook_workspace, rook_cli):
     merged = rook_cli("merge", "-w", str(ws.root), "--run", "m")
     assert merged.exit_code == 0, merged.stderr
     assert "rook: warning: no scenario run was decided (2 not_runnable)" in merged.stderr
+
+
+def test_late_shards_recording_at_once_each_note_they_must_be_merged_again(
+    rook_workspace, rook_cli, tmp_path
+):
+    """Shards started together after merge --partial, whose first records land at the
+    same moment, each read the summary's 'merge again' list and wrote it back with only
+    their own label added: some shards' notes were lost (rook runs --json listed 4 of 11)
+    until each shard's end, never for a shard killed before it."""
+    n, gate = 12, tmp_path / "gate"
+    gate.mkdir()
+    ws = _ok_workspace(rook_workspace, 3 * n)
+    ws.script(  # once open: each shard's first scenario run waits for every shard's, then
+        "ok.sh",  # all answer at once; the shard's next ones hang
+        f"#!/bin/bash\ncat >/dev/null\nif [ -e {gate}/open ]; then\n"
+        f"  if [ -e {gate}/$PPID ]; then sleep 60; fi; touch {gate}/$PPID\n"
+        f"  while [ $(ls {gate} | wc -l) -lt {n} ]; do sleep 0.01; done\nfi\n"
+        "echo '{\"output\": \"fine\"}'\n",
+    )
+    assert rook_cli("run", "--shard", f"1/{n}", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    (gate / "open").touch()
+    records = ws.run_dir("ci") / "scenarios"
+    before = len(list(records.glob("*.json")))
+    late = [f"{i}/{n}" for i in range(2, n + 1)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "-q", "-j", "1",
+             "--run", "ci", "--shard", shard],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+        for shard in late
+    ]
+    try:
+        noted: Any = None
+        for _ in range(600):
+            if len(list(records.glob("*.json"))) == before + len(late):
+                summary = history.read_summary(ws.run_dir("ci")) or {}
+                noted = summary.get("unjoined_shards")
+                if noted == late:
+                    break
+            time.sleep(0.05)
+        assert noted == late
+    finally:
+        for proc in procs:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+    (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]
+    assert row["unjoined_shards"] == late
