@@ -231,6 +231,9 @@ class Engine:
         scenario run's first (a new record's ``last_phase_end``, for its delay)."""
         self.fresh = False
         """True when this invocation created the run (no scenario record exists yet)."""
+        self.prepare_again = False
+        """True when the run's successful prepare is not this process's to reuse: a
+        merged run resumed whole, whose prepare was a shard's."""
         self.observer_failures: set[str] = set()
         """The plugins whose ``rook_evidence_recorded`` raised (each is warned of once)."""
         self.observe: Callable[[dict[str, Any] | None, HookResult], None] | None = None
@@ -350,14 +353,16 @@ class Engine:
 
     async def prepare(self, manifest: dict[str, Any], runs: list[ScenarioRun]) -> bool:
         """Run the prepare hook once per run: not when it succeeded before (a
-        resumed run), not when no scenario of ``runs`` can run (each is
+        resumed run; a merged run resumed whole prepares once for itself, as a
+        shard does: :attr:`prepare_again`), not when no scenario of ``runs`` can run (each is
         ``not_runnable``; they are skipped before any hook runs), and not when
         each of ``runs`` has its final record already. Returns
         whether a hook ran (the manifest then says how it went)."""
         entry = self.profile.hooks.get("prepare")
         if manifest.get("prepare", {}).get("status") == "ok":
-            self.prepare_ended = self._earlier_prepare_end()
-        if "prepare" not in self.phases or manifest.get("prepare", {}).get("status") == "ok":
+            self.prepare_ended = self._earlier_prepare_end()  # until this process prepares again
+        done = manifest.get("prepare", {}).get("status") == "ok" and not self.prepare_again
+        if "prepare" not in self.phases or done:
             return False
         if entry is None:
             manifest["prepare"] = {"status": "ok", "note": "no prepare hook"}

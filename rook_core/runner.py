@@ -816,6 +816,13 @@ def _execute(
     # first invocation: no records to look up, unless a shard joins a run merged without
     # it, whose scenario runs rook run --run ID may have finished since
     engine.fresh = not manifest["invocations"] and not late
+    # a merged run resumed whole: its prepare was a shard's (another process, often on
+    # another machine); this one prepares for itself once, as a shard does (prepare.json)
+    engine.prepare_again = (
+        bool(manifest.get("merged"))
+        and not sharding.is_shard(run_dir)
+        and not (run_dir.path / "prepare.json").is_file()
+    )
     invocation: dict[str, Any] = {
         "phases": phases,
         "started": time.time(),

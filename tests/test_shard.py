@@ -991,6 +991,41 @@ def test_a_shard_joining_a_run_finished_whole_runs_no_prepare(rook_workspace, ro
     assert again.report["summary"]["passed"] == 6
 
 
+def test_a_merged_run_resumed_whole_prepares_for_itself_once(rook_workspace, rook_cli, tmp_path):
+    """rook run --run ID on a merged run reused the first shard's prepare (made by
+    another process, often on another machine, maybe long before): the scenario runs
+    it finished got that shard's token, where shard 2/2 run late would have signed in
+    for itself. It now prepares once, as a shard does; later resumes reuse it."""
+    log = tmp_path / "prepared"
+    ws = _ok_workspace(
+        rook_workspace,
+        6,
+        prepare=f'#!/bin/bash\necho "$$" >> {log}\necho "tok-$$" > "$ROOK_RUN_STATE_DIR/token"\n',
+    )
+    ws.script(
+        "ok.sh",
+        '#!/bin/bash\ncat >/dev/null\necho "{\\"output\\": \\"fine $(cat "$ROOK_RUN_STATE_DIR/token")\\"}"\n',
+    )
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    mine = partition([f"s{i}.1" for i in range(6)], 2)[1]  # the shard never run
+    first = rook_cli("run", "--run", "ci", "--only", mine[0].split(".")[0], "--json")
+    assert first.exit_code == 0, first.stderr
+    pids = log.read_text().split()
+    assert len(pids) == 2, pids  # shard 1/2's, then this process's own
+    (entry,) = [s for s in first.report["scenarios"] if f"{s['id']}.1" == mine[0]]
+    assert entry["turns"][0]["output"] == f"fine tok-{pids[1]}", entry["turns"][0]
+    assert first.report["run"]["prepare"]["status"] == "ok"
+    rest = rook_cli("run", "--run", "ci", "--json")  # the same run's prepare: not again
+    assert rest.exit_code == 0, rest.stderr
+    assert log.read_text().split() == pids
+    outputs = {f"{s['id']}.1": s["turns"][0]["output"] for s in rest.report["scenarios"]}
+    assert all(outputs[k] == f"fine tok-{pids[1]}" for k in mine), outputs
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    assert rook_cli("run", "--run", "ci").exit_code == 0
+    assert log.read_text().split() == pids
+
+
 def test_a_merged_run_split_by_phase_is_told_the_phases_that_finish_it(rook_workspace, rook_cli):
     """The hint after merging said rook run --run ID --shard 1/2 without --phases."""
     ws = _ok_workspace(rook_workspace)
