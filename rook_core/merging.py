@@ -227,6 +227,11 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
                 f"{d}: holds run {other.get('id')!r}, not {base.get('id')!r}; "
                 "merge the shards of one run"
             )
+        if not other.get("shards"):  # a run of that id made without --shard, where it goes
+            raise ConfigError(
+                f"{d}: holds run {other.get('id')}, which was not sharded, not a copy of "
+                "these shards' run; merge them elsewhere (--into DIR) or move it away"
+            )
         check_same_run(other, base, str(d / "run.json"), None)
     n = int(base["shards"])
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}

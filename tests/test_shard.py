@@ -419,6 +419,17 @@ def test_merge_refuses_runs_that_do_not_belong_together(tmp_path, rook_cli):
     r = rook_cli("merge", "-w", str(ws.root), "--run", "a", "--into", str(tmp_path / "out"))
     assert r.exit_code == 2 and "--into: where the RUN_DIRS given are merged" in r.stderr
     assert not (tmp_path / "out").exists()
+    # the shards' copies merged where a run of the same id, not sharded, already is:
+    # refused as 'split into None shards, not 2'
+    shutil.copytree(ws.run_dir("a"), tmp_path / "copy-a")
+    shutil.rmtree(ws.run_dir("a"))
+    assert rook_cli("run", "-w", str(ws.root), "--run-name", "a").exit_code in (0, 1)
+    before = sorted(p.name for p in ws.run_dir("a").iterdir())
+    r = rook_cli("merge", "-w", str(ws.root), str(tmp_path / "copy-a"), "--partial")
+    assert r.exit_code == 2, r.stderr
+    assert f"{ws.run_dir('a')}: holds run a, which was not sharded" in r.stderr, r.stderr
+    assert "None" not in r.stderr and "--into DIR" in r.stderr
+    assert sorted(p.name for p in ws.run_dir("a").iterdir()) == before
 
 
 def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(
