@@ -31,6 +31,7 @@ from .plain import plain
 from .report import write_report
 from .sharding import BASE_KEYS, PART, Shard, check_same_run, shard_of
 from .store import atomic_write, dumps, planned_records, read_json, read_record
+from .yamlio import load_yaml
 
 
 @plain
@@ -176,6 +177,35 @@ def combine(base: dict[str, Any], parts: dict[int, dict[str, Any]], path: Path) 
     return m
 
 
+def _profile_as_used(run_dir: Path) -> Any:
+    """The run's ``profile.yaml`` as data (its text when it is not YAML), or ``None``."""
+    path = run_dir / "profile.yaml"
+    if not path.is_file():
+        return None
+    try:
+        return load_yaml(path)
+    except ConfigError:
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+
+def _profile_note(dirs: list[Path], profile_id: Any) -> str | None:
+    """A warning when the directories' ``profile.yaml`` differ (same profile id,
+    another definition: shards run on different commits), else ``None``."""
+    used = [(d, _profile_as_used(d)) for d in dirs]
+    used = [(d, p) for d, p in used if p is not None]
+    other = [d for d, p in used[1:] if p != used[0][1]]
+    if not other:
+        return None
+    return (
+        f"profile {profile_id} was defined differently on different shards "
+        f"({', '.join(map(str, other))} against {used[0][0]}): "
+        "check every shard ran the same commit"
+    )
+
+
 def shard_list(labels: list[str], most: int = 10) -> str:
     """``1/4, 3/4``; past ``most`` labels, the first ones and how many in all."""
     if len(labels) <= most:
@@ -301,6 +331,9 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
         f"({len(h)} versions): check every shard ran the same commit"
         for sid, h in sorted(versions.items())
     ]
+    profile_note = _profile_note(dirs, base["profile"].get("id"))
+    if profile_note is not None:
+        notes.insert(0, profile_note)
     atomic_write(path / "run.json", dumps(manifest))
     return Merged(path, manifest, recorded, missing, notes, dirs)
 

@@ -284,6 +284,7 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
         "merge", "-w", str(main.root), *dirs, "--json", "--report", f"junit:{tmp_path}/rook.xml"
     )
     assert merged.exit_code == unsharded.exit_code, merged.stderr
+    assert "defined differently" not in merged.stderr, merged.stderr
     assert normalize(merged.report) == normalize(whole)
     assert merged.report["run"]["id"] == run_id
     # report.json as an unsharded run writes it: one scenario entry per line
@@ -430,6 +431,25 @@ def test_merge_refuses_runs_that_do_not_belong_together(tmp_path, rook_cli):
     assert f"{ws.run_dir('a')}: holds run a, which was not sharded" in r.stderr, r.stderr
     assert "None" not in r.stderr and "--into DIR" in r.stderr
     assert sorted(p.name for p in ws.run_dir("a").iterdir()) == before
+
+
+def test_a_merge_of_shards_run_with_different_profiles_says_so(tmp_path, rook_cli):
+    """Shards whose profile (same id) differed, as on two commits, merged without a
+    word: the merged run kept one shard's profile.yaml, as if every shard had used it
+    (a scenario defined differently is warned of)."""
+    main = _ok_workspace(Workspace(tmp_path / "main"))
+    for i in (1, 2):
+        shutil.copytree(main.root, tmp_path / f"m{i}")
+    changed = Workspace(tmp_path / "m2")
+    changed.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}, "concurrency": 1})
+    for i in (1, 2):
+        r = rook_cli("run", "-w", str(tmp_path / f"m{i}"), "--shard", f"{i}/2", "--run", "ci")
+        assert r.exit_code == 0, r.stderr
+    dirs = [str(Workspace(tmp_path / f"m{i}").run_dir("ci")) for i in (1, 2)]
+    merged = rook_cli("merge", "-w", str(main.root), *dirs)
+    assert merged.exit_code == 0, merged.stderr
+    assert "rook: warning: profile p was defined differently on different shards" in merged.stderr
+    assert dirs[1] in merged.stderr, merged.stderr
 
 
 def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(

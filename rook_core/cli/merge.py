@@ -237,8 +237,8 @@ def merge_command(
             lock.unlock()
     failed = write_reports(rook, report, wanted)
     report_failures(failed, report["run"]["id"])
-    for note in merged.notes:
-        click.echo(f"rook: warning: {note}", err=True)
+    for note in merged.notes:  # paths among them: a folder may be named after an env value
+        click.echo(f"rook: warning: {redactor.text(note)}", err=True)
     if merged.missing:
         click.echo(f"rook: merged without shard(s) {shard_list(merged.missing)}", err=True)
     if as_json:
