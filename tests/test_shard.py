@@ -1171,6 +1171,10 @@ def test_a_shard_killed_after_recording_into_a_merged_run_is_listed_to_merge_aga
                 break
             time.sleep(0.1)
         assert len(list(records.glob("*.json"))) == before + 1
+        for _ in range(100):  # noted just after the record is written: not killed between
+            if (history.read_summary(ws.run_dir("ci")) or {}).get("unjoined_shards"):
+                break
+            time.sleep(0.1)
     finally:
         os.killpg(proc.pid, 9)
         proc.wait()
