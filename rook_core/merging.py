@@ -338,6 +338,10 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     return Merged(path, manifest, recorded, missing, notes, dirs)
 
 
+SKEW = 5.0
+"""Seconds a file's time (a shared file system's server clock) may lag ``time.time()``."""
+
+
 def joined_since(run_path: Path) -> list[str]:
     """The shards (``2/3``) that recorded scenario runs into the merged run in
     ``run_path`` after its ``report.json`` was written (``rook merge --partial``,
@@ -348,11 +352,13 @@ def joined_since(run_path: Path) -> list[str]:
     try:
         manifest = read_json(run_path / "run.json")
         merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
-        since = float(merged["at"])
+        since, reported = float(merged["at"]), (run_path / "report.json").stat().st_mtime
+        if reported < since - SKEW:  # a merge killed between its run.json and its report:
+            since = reported  # the report is an earlier merge's
         for inv in manifest.get("invocations") or []:  # rook run --run ID since: its report
             if isinstance(inv, dict) and "shard" not in inv:
                 since = max(since, float(inv.get("ended") or 0))
-        touched = max(since, (run_path / "report.json").stat().st_mtime)
+        touched = max(since, reported)
     except (OSError, RunStoreError, KeyError, TypeError, ValueError):
         return []
     where, late = shard_of(plan, n), set()

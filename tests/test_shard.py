@@ -1188,6 +1188,56 @@ def test_a_shard_killed_after_recording_into_a_merged_run_is_listed_to_merge_aga
     assert "merge again" not in rook_cli("runs").stdout
 
 
+STALLING_MERGE = """
+    import os, time
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    def rook_evidence_merged(merged):
+        open(os.environ["STALLED"], "w").close()
+        time.sleep(60)
+"""
+
+
+def test_a_merge_killed_before_its_report_leaves_the_late_shard_warned_of(
+    rook_workspace, rook_cli, rook_distribution, tmp_path
+):
+    """A merge killed after writing the merged run.json, before its report.json (a CI
+    timeout): rook report showed the earlier merge's report (scenario runs pending)
+    with no word that a shard had recorded them since, as the new run.json's merge
+    time was taken for the report's."""
+    ws = _ok_workspace(rook_workspace)
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
+    site = rook_distribution("rook-stall", {"stall": "rook_stall"}, {"rook_stall.py": STALLING_MERGE})
+    stalled = tmp_path / "stalled"
+    env = {**os.environ, "PYTHONPATH": str(site), "STALLED": str(stalled)}
+    # merged again later than a file system's clock may lag (merging.SKEW)
+    time.sleep(max(0.0, (ws.run_dir("ci") / "report.json").stat().st_mtime + 6 - time.time()))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "merge", "-w", str(ws.root), "--run", "ci"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        for _ in range(300):
+            if stalled.exists():
+                break
+            time.sleep(0.1)
+        assert stalled.exists()
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+    assert json.loads((ws.run_dir("ci") / "run.json").read_text())["merged"]["missing"] == []
+    hint = "shard(s) 2/2 recorded scenario runs after run ci was merged"
+    r = rook_cli("report", "ci")
+    assert "PENDING" in r.stdout and hint in r.stderr, r.stderr
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    r = rook_cli("report", "ci")
+    assert "PENDING" not in r.stdout and hint not in r.stderr, r.stderr
+
+
 def test_a_merged_run_that_decided_nothing_warns(rook_workspace, rook_cli):
     """The merge is what a sharded CI job gates on: every scenario not_runnable
     exited 0 there with no word that nothing was verified (rook run warns)."""
