@@ -514,6 +514,32 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
     )
 
 
+def agent_secret_names(profiles_dir: Path) -> list[str]:
+    """The ``env`` variables of every profile of an agent (``profiles/*.yaml``,
+    read as YAML only; a file Rook cannot read adds none): what a command
+    redacts before it has the profile it uses, as when a run or a profile is
+    not found and its folder, which may hold such a value, is named."""
+    from .yamlio import load_yaml
+
+    names: list[str] = []
+    for path in sorted(profiles_dir.glob("*.yaml")):
+        try:
+            names += env_names(load_yaml(path, ProfileError))
+        except ProfileError:
+            continue  # a broken file: rook profile list and rook doctor name it
+    return list(dict.fromkeys(names))
+
+
+def env_names(data: Any) -> list[str]:
+    """The variables a profile's ``env`` list names, from its YAML as read."""
+    env = data.get("env") if isinstance(data, dict) else None
+    if not isinstance(env, list):  # none, or a copy edited into another shape
+        return []
+    return [
+        e["variable"] for e in env if isinstance(e, dict) and isinstance(e.get("variable"), str)
+    ]
+
+
 def profile_text(profile: Profile) -> str:
     """The profile as used, for the run record: its file's text (comments and
     all), else its mapping written as YAML."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from .errors import (
     DamagedRecord,
     ProfileError,
     ProfileNotFound,
+    RookError,
     RunStoreError,
     counted,
 )
@@ -364,18 +366,41 @@ def latest_hint(runs_dir: Path) -> str:
 def secret_names(run_path: Path) -> list[str]:
     """The ``env`` variables of the profile copy a run keeps (``profile.yaml``):
     their values are secrets wherever the run's data is shown again."""
+    from .definitions import env_names
     from .yamlio import load_yaml
 
     profile = run_path / "profile.yaml"
     if not profile.is_file():
         return []
-    data = load_yaml(profile, ConfigError) or {}
-    env = data.get("env") if isinstance(data, dict) else None
-    if not isinstance(env, list):  # none, or a copy edited into another shape
-        return []
-    return [
-        e["variable"] for e in env if isinstance(e, dict) and isinstance(e.get("variable"), str)
-    ]
+    return env_names(load_yaml(profile, ConfigError) or {})
+
+
+def activate_agent_redactor(profiles_dir: Path, runs_dir: Path) -> None:
+    """Redact :func:`~rook_core.definitions.agent_secret_names` from every
+    message until the command has a profile or a run of its own; the ids of
+    the agent's runs are kept whole (:meth:`~rook_core.redact.Redactor.keep`:
+    "latest is ID")."""
+    from .definitions import agent_secret_names
+    from .redact import Redactor, activate
+
+    redactor = Redactor.for_variables(agent_secret_names(profiles_dir))
+    if redactor and runs_dir.is_dir():
+        for entry in os.scandir(runs_dir):
+            redactor.keep(entry.name)
+    activate(redactor)
+
+
+@contextmanager
+def agent_secrets_redacted(profiles_dir: Path, runs_dir: Path) -> Iterator[None]:
+    """Say a :class:`RookError` raised inside (a run or a profile not found,
+    named with its folder) with :func:`activate_agent_redactor`'s redaction:
+    the command has no profile of its own yet. The profiles are read only
+    when one is raised."""
+    try:
+        yield
+    except RookError:
+        activate_agent_redactor(profiles_dir, runs_dir)
+        raise
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

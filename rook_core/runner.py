@@ -456,7 +456,9 @@ def prepare_run(
     if request.run_id:
         if not sharding.creates_run(request.run_name, shard):
             try:  # an id, a unique prefix, latest or latest~N, as for every command
-                request.run_id = history.resolve_run(agent.runs_dir, request.run_id).name
+                # one not found is named with its folder
+                with history.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
+                    request.run_id = history.resolve_run(agent.runs_dir, request.run_id).name
             except ConfigError as exc:
                 raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
         run_path = agent.runs_dir / request.run_id
@@ -481,7 +483,9 @@ def prepare_run(
             if profile_name is None:
                 profile_name = pinned
     definitions = DefinitionCache(rook)
-    profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
+    # one not found is named with its folder
+    with history.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
+        profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     activate_redactor(redactor)  # before the profile's checks: their messages name paths
     if manifest is not None and profile.id != manifest["profile"]["id"]:

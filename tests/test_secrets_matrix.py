@@ -1076,3 +1076,47 @@ def test_rook_report_redacts_the_path_it_says_it_wrote(tmp_path, monkeypatch, ro
     assert r.exit_code == 0 and out.is_file(), r.stderr
     assert "wrote html report to " in r.stderr and "ws-[redacted:API_TOKEN]/out.html" in r.stderr
     assert_clean(r.stdout + r.stderr, "rook report's messages")
+
+
+def test_a_run_or_profile_not_found_redacts_a_workspace_holding_a_secret(tmp_path, monkeypatch):
+    """rook run --run nosuch, rook report nosuch, rook runs show nosuch, rook diff
+    A B, rook merge --run nosuch and a --profile that names no profile said 'no
+    such run in /path/ws-SECRET/...' in the clear: no profile, so no redactor,
+    was loaded yet. The agent's profiles are found, and their env values are
+    redacted, as in what the same commands say once a run is found; a run id
+    named stays whole (a PIN of the year is in it)."""
+    import subprocess
+    import sys
+    import time
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("DESK_PIN", time.strftime("%Y"))
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"},
+                        {"variable": "DESK_PIN", "purpose": "desk PIN"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+
+    def rook(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv, "-w", str(ws.root)],
+                              capture_output=True, text=True, timeout=120)
+
+    first = rook("run", "-q", "--json")
+    assert first.returncode == 0, first.stderr
+    run_id = json.loads(first.stdout)["run"]["id"]
+    for argv, said in ((["run", "--run", "nosuch"], "--run nosuch: no such run in "),
+                       (["report", "nosuch"], "run nosuch: no such run in "),
+                       (["runs", "show", "nosuch"], "run nosuch: no such run in "),
+                       (["diff", "latest", "nosuch"], "run nosuch: no such run in "),
+                       (["merge", "--run", "nosuch"], "--run nosuch: no such run in "),
+                       (["run", "--profile", "nosuch"], "profile 'nosuch' not found in "),
+                       (["runs", "--profile", "nosuch"], "profile 'nosuch' not found in ")):
+        r = rook(*argv)
+        assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
+        assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert "run" not in said or f"latest is {run_id})" in r.stderr, (argv, r.stderr)
+

@@ -61,10 +61,12 @@ def _target(
         raise ConfigError(f"{exc}\n(or name the merged run's directory with --into DIR)") from None
     if run_dirs:
         return found.runs_dir / run_id
-    from ..history import resolve_run
+    from ..history import agent_secrets_redacted, resolve_run
 
     try:  # an id, a unique prefix, latest or latest~N, as for every command
-        return resolve_run(found.runs_dir, run_id)
+        # one not found is named with its folder
+        with agent_secrets_redacted(found.profiles_dir, found.runs_dir):
+            return resolve_run(found.runs_dir, run_id)
     except ConfigError as exc:
         raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
 

@@ -12,9 +12,15 @@ from .options import workspace_options
 
 
 def find_agent(workspace: str | None, project: str | None, agent: str | None) -> Any:
+    """The agent a command that reads runs reads, with the values of its profiles'
+    ``env`` variables redacted from what it says until it has a run's own (a
+    run not found is named with its folder, which may hold such a value)."""
+    from ..history import activate_agent_redactor
     from ..workspace import find_workspace, select_agent
 
-    return select_agent(find_workspace(workspace), project, agent)
+    found = select_agent(find_workspace(workspace), project, agent)
+    activate_agent_redactor(found.profiles_dir, found.runs_dir)
+    return found
 
 
 def _when(started: Any) -> str:
