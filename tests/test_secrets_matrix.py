@@ -1120,3 +1120,37 @@ def test_a_run_or_profile_not_found_redacts_a_workspace_holding_a_secret(tmp_pat
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
         assert "run" not in said or f"latest is {run_id})" in r.stderr, (argv, r.stderr)
 
+
+def test_profile_commands_redact_the_env_values_of_the_agent_s_other_profiles(
+    tmp_path, monkeypatch
+):
+    """rook profile add next to a profile whose env holds API_TOKEN said 'wrote
+    /path/ws-SECRET/.../x.yaml' and echoed a command holding the value in the
+    clear: its redactor knew only the secrets of the source it read. rook
+    profile show, use and rename of a profile not found named the folder in the
+    clear too (rook profile test redacted it)."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+
+    def rook(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv, "-w", str(ws.root)],
+                              capture_output=True, text=True, timeout=120)
+
+    r = rook("profile", "add", "x", "--command", f"/bin/echo {SECRET}", "--no-test")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "runs /bin/echo [redacted:API_TOKEN])" in r.stdout, r.stdout
+    assert "wrote " in r.stdout and "ws-[redacted:API_TOKEN]/.testmuai" in r.stdout, r.stdout
+    assert_clean(r.stdout + r.stderr, "rook profile add's messages")
+    for argv in (["show", "nosuch"], ["use", "nosuch"], ["rename", "nosuch", "other"]):
+        r = rook("profile", *argv)
+        assert r.returncode == 2 and "profile 'nosuch' not found in " in r.stderr, r.stderr
+        assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook profile {argv[0]}'s message")

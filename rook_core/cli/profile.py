@@ -38,12 +38,15 @@ class Session:
 
     def __init__(self, workspace: str | None, project: str | None, agent: str | None) -> None:
         from .. import plugins
-        from ..redact import Redactor
+        from ..definitions import agent_secret_names
+        from ..redact import Redactor, activate
         from ..workspace import find_workspace, select_agent
 
         self.agent = select_agent(find_workspace(workspace), project, agent)
         self.rook = plugins.build_plugin_manager()
-        self.redactor = Redactor()
+        # the agent's profiles' secrets too: a new profile's source or folder may hold one
+        self.redactor = Redactor.for_variables(agent_secret_names(self.agent.profiles_dir))
+        activate(self.redactor)  # for the CLI's error boundary too: a profile not found
         self.warned: set[str] = set()
 
     def say(self, text: str) -> None:
