@@ -364,15 +364,45 @@ def latest_hint(runs_dir: Path) -> str:
 
 
 def secret_names(run_path: Path) -> list[str]:
-    """The ``env`` variables of the profile copy a run keeps (``profile.yaml``):
-    their values are secrets wherever the run's data is shown again."""
+    """The ``env`` variables of the profile copy a run keeps (``profile.yaml``),
+    and of the judge profile it names (:func:`judge_secret_names`): their
+    values are secrets wherever the run's data is shown again."""
     from .definitions import env_names
     from .yamlio import load_yaml
 
     profile = run_path / "profile.yaml"
     if not profile.is_file():
+        return judge_secret_names(run_path)
+    return env_names(load_yaml(profile, ConfigError) or {}) + judge_secret_names(run_path)
+
+
+def judge_secret_names(run_path: Path) -> list[str]:
+    """The ``env`` variables of the judge profile ``run.json`` names, read from
+    its agent's profiles (the run keeps no copy of it; the run redacted their
+    values as the agent profile's); none when it is not found there now."""
+    from .definitions import env_names, locate_profile
+    from .yamlio import load_yaml
+
+    try:
+        manifest = read_json(run_path / RUN_FILE)
+    except RunStoreError:  # damaged: what reads it next says so
         return []
-    return env_names(load_yaml(profile, ConfigError) or {})
+    judge = manifest.get("judge_profile") if isinstance(manifest, dict) else None
+    if not isinstance(judge, dict):
+        return []
+    pid, agent = judge.get("id"), judge.get("agent")
+    if (
+        not isinstance(pid, str)
+        or not isinstance(agent, str)
+        or "/" in agent
+        or agent in ("", "..", ".")
+    ):
+        return []
+    try:  # the run's folder is <agent>/runs/<id>; the judge's agent is one of the project's
+        path = locate_profile(run_path.parent.parent.parent / agent / "profiles", pid)
+        return env_names(load_yaml(path, ConfigError))
+    except ConfigError:
+        return []
 
 
 def activate_agent_redactor(profiles_dir: Path, runs_dir: Path) -> None:

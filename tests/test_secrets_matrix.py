@@ -1154,3 +1154,52 @@ def test_profile_commands_redact_the_env_values_of_the_agent_s_other_profiles(
         assert r.returncode == 2 and "profile 'nosuch' not found in " in r.stderr, r.stderr
         assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook profile {argv[0]}'s message")
+
+
+JUDGE = r"""
+#!/bin/bash
+cat >/dev/null
+echo "judge sees $JUDGE_KEY" >&2
+[ "$1" = execute ] && echo "{\"output\": {\"pass\": true, \"reason\": \"key $JUDGE_KEY\", \"score\": 1}}"
+exit 0
+"""
+
+
+def test_a_judge_profile_s_secret_is_redacted_when_the_run_is_shown_again(tmp_path, monkeypatch):
+    """rook run of a run judged by a judge profile whose env holds JUDGE_KEY
+    redacted its value ('run ID: /path/ws-[redacted:JUDGE_KEY]/...'), but rook
+    runs show, rook report and rook runs show --json of that run showed the
+    folder in the clear: they redacted only the env of the run's profile copy."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    judge_key = "jk-9Secret-judge-44"
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("JUDGE_KEY", judge_key)
+    ws = Workspace(tmp_path / f"ws-{judge_key}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.script("judge.sh", JUDGE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.sh"},
+                "env": [{"variable": "JUDGE_KEY", "purpose": "judge model key"}]}, active=False)
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "says hi"}]})
+    (ws.root / ".testmuai" / "rook" / "config.yaml").write_text("judge_profile: grader\n")
+
+    def rook(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv, "-w", str(ws.root)],
+                              capture_output=True, text=True, timeout=120)
+
+    first = rook("run")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "ws-[redacted:JUDGE_KEY]/.testmuai" in first.stdout and judge_key not in first.stdout
+    out = ws.root / "out.html"
+    for argv in (["runs", "show", "latest"], ["report", "latest"], ["runs", "show", "latest", "--json"],
+                 ["report", "latest", f"--report=html:{out}"]):
+        r = rook(*argv)
+        assert r.returncode == 0, (argv, r.stderr)
+        assert "ws-[redacted:JUDGE_KEY]/" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
+        assert judge_key not in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
+    assert judge_key not in out.read_text() + all_text(ws.runs_dir)
