@@ -433,6 +433,26 @@ def agent_secrets_redacted(profiles_dir: Path, runs_dir: Path) -> Iterator[None]
         raise
 
 
+@contextmanager
+def flags_redacted(workspace: str | None, project: str | None, agent: str | None) -> Iterator[None]:
+    """Say a :class:`RookError` raised inside (a flag checked before the agent is
+    found: ``--report FORMAT:PATH``, ``--phases``) with
+    :func:`activate_agent_redactor`'s redaction when the workspace and agent
+    the flags name are found (else as it is): the value is shown as typed."""
+    try:
+        yield
+    except RookError:
+        from .workspace import find_workspace, select_agent
+
+        try:
+            found = select_agent(find_workspace(workspace), project, agent)
+        except (RookError, OSError):
+            found = None
+        if found is not None:
+            activate_agent_redactor(found.profiles_dir, found.runs_dir)
+        raise
+
+
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     """The run's JSON report: ``report.json``, or rebuilt from the run's records.
 

@@ -434,18 +434,20 @@ def prepare_run(
             f"rook: warning: plugin {f.name} ({f.distribution or 'unknown distribution'}) "
             f"failed to load: {f.error}\n"
         )
-    phases = parse_phases(request.phases)
-    reports = parse_report_options(request.reports, rook)
-    request.reports = reports
-    if request.executor not in rook.executors:
-        raise ConfigError(
-            f"--executor {request.executor}: unknown; installed: {rook.executors.listing()}"
-        )
-    check_executor = getattr(rook.executors.get(request.executor), "check", None)
-    if check_executor is not None:
-        check_executor(request.executor_options)  # raises ConfigError before anything runs
-    shard = sharding.parse_shard(request.shard)
-    request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
+    # a value as typed (a folder of --report's PATH) may hold a secret
+    with history.flags_redacted(request.workspace, request.project, request.agent):
+        phases = parse_phases(request.phases)
+        reports = parse_report_options(request.reports, rook)
+        request.reports = reports
+        if request.executor not in rook.executors:
+            raise ConfigError(
+                f"--executor {request.executor}: unknown; installed: {rook.executors.listing()}"
+            )
+        check_executor = getattr(rook.executors.get(request.executor), "check", None)
+        if check_executor is not None:
+            check_executor(request.executor_options)  # raises ConfigError before anything runs
+        shard = sharding.parse_shard(request.shard)
+        request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
     workspace = find_workspace(request.workspace)
     agent = select_agent(workspace, request.project, request.agent)
     check_report_targets(reports, agent.runs_dir)

@@ -1203,3 +1203,46 @@ def test_a_judge_profile_s_secret_is_redacted_when_the_run_is_shown_again(tmp_pa
         assert "ws-[redacted:JUDGE_KEY]/" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
         assert judge_key not in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
     assert judge_key not in out.read_text() + all_text(ws.runs_dir)
+
+
+def test_a_flag_checked_before_the_agent_is_found_is_redacted(tmp_path, monkeypatch):
+    """rook run, rook report and rook merge check --report FORMAT:PATH (and rook
+    run --phases) before they find the agent, so a refusal showed the value as
+    typed, 'ws-SECRET/afile is not a directory' in the clear: no redactor yet.
+    They now redact it with the agent's profiles when the agent is found."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    (ws.root / "afile").write_text("")
+
+    def rook(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv, "-w", str(ws.root)],
+                              capture_output=True, text=True, timeout=120)
+
+    assert rook("run", "-q").returncode == 0
+    target = f"--report=junit:{ws.root}/afile/x.xml"
+    for argv, said in ((["run", target], "afile is not a directory"),
+                       (["report", "latest", target], "afile is not a directory"),
+                       (["merge", "--run", "latest", target], "afile is not a directory"),
+                       (["run", "--phases", f"prepare,{SECRET}"], "--phases: unknown phase")):
+        r = rook(*argv)
+        assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv[:2])}")
+        assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
+    out = ws.root / "out.json"  # --json and a --report to the file standard output goes to
+    for argv in (["run"], ["report", "latest"]):
+        with out.open("w") as stdout:
+            r = subprocess.run([sys.executable, "-m", "rook_core", *argv, "--json",
+                                f"--report=json:{out}", "-w", str(ws.root)],
+                               stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert r.returncode == 2 and "that is standard output" in r.stderr, (argv, r.stderr)
+        assert_clean(r.stderr, f"rook {argv[0]} --json")
+        assert "ws-[redacted:API_TOKEN]/out.json" in r.stderr, (argv, r.stderr)

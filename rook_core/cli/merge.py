@@ -200,7 +200,8 @@ def merge_command(
             "in its own directory (leave --into out, or give the shards' directories)"
         )
     rook = plugins.build_plugin_manager()
-    wanted = parse_report_options(reports, rook)
+    with history.flags_redacted(workspace, project, agent):  # a folder as typed: a secret?
+        wanted = parse_report_options(reports, rook)
     with _bad_input():
         target = _target(
             run_dirs, run_id, None if into is None else Path(into), workspace, project, agent

@@ -47,7 +47,7 @@ def report_command(
       rook report 20261130-101500-ab12cd --report junit:out/rook.xml --report markdown:out/rook.md
     """
     from .. import plugins
-    from ..history import load_report, resolve_run, secret_names
+    from ..history import flags_redacted, load_report, resolve_run, secret_names
     from ..redact import Redactor, activate, scrub
     from ..report import summarize, table
     from ..reportfile import check_entries, print_json
@@ -61,11 +61,11 @@ def report_command(
     from . import reads_runs
 
     reads_runs()  # a damaged record is bad input here: exit 2
-    if as_json:
-        check_json_out(reports)
-
-    rook = plugins.build_plugin_manager()
-    targets = parse_report_options(reports, rook)
+    with flags_redacted(workspace, project, agent):  # a folder as typed may hold a secret
+        if as_json:
+            check_json_out(reports)
+        rook = plugins.build_plugin_manager()
+        targets = parse_report_options(reports, rook)
     a = find_agent(workspace, project, agent)
     run_path = resolve_run(a.runs_dir, run_ref)
     check_report_targets(targets, a.runs_dir, [run_path])

@@ -161,7 +161,10 @@ def run_command(
         sys.stderr.flush()
 
     if as_json:
-        check_json_out(reports)
+        from ..history import flags_redacted
+
+        with flags_redacted(workspace, project, agent):  # a folder as typed may hold a secret
+            check_json_out(reports)
     selectors = {"--only": only, "--tag": tags, "--class": classes, "--category": categories}
     for flag, given in selectors.items():
         if given and not split_csv(given):  # `--tag "$TAGS"` with TAGS empty selects nothing
