@@ -1246,3 +1246,34 @@ def test_a_flag_checked_before_the_agent_is_found_is_redacted(tmp_path, monkeypa
         assert r.returncode == 2 and "that is standard output" in r.stderr, (argv, r.stderr)
         assert_clean(r.stderr, f"rook {argv[0]} --json")
         assert "ws-[redacted:API_TOKEN]/out.json" in r.stderr, (argv, r.stderr)
+
+
+def test_rook_merge_refusing_a_run_redacts_its_folder(tmp_path, monkeypatch):
+    """rook merge of a run that was not sharded (given as --run ID or as its
+    directory) said '/path/ws-SECRET/.../runs/ID: run ID was not sharded' in the
+    clear: rook merge made its redactor only after merging."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+
+    def rook(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    first = rook("run", "--json", "-w", str(ws.root))
+    assert first.returncode == 0, first.stderr
+    run_dir = ws.runs_dir / json.loads(first.stdout)["run"]["id"]
+    for argv in (["merge", "--run", "latest", "-w", str(ws.root)],
+                 ["merge", str(run_dir), "--into", str(tmp_path / "merged")]):
+        r = rook(*argv)
+        assert r.returncode == 2 and "was not sharded; nothing to merge" in r.stderr, r.stderr
+        assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv[:2])}")

@@ -7,11 +7,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .options import RATE, refuse_empty, workspace_options
+
+if TYPE_CHECKING:
+    from ..redact import Redactor
 
 
 @contextmanager
@@ -69,6 +72,23 @@ def _target(
             return resolve_run(found.runs_dir, run_id)
     except ConfigError as exc:
         raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
+
+
+def _runs_redactor(*run_dirs: Path) -> Redactor:
+    """A redactor of the ``env`` values of the profiles the runs in ``run_dirs``
+    were made with (:func:`rook_core.history.secret_names`; a damaged profile
+    copy adds none: merging it says so)."""
+    from ..errors import ConfigError
+    from ..history import secret_names
+    from ..redact import Redactor
+
+    names: list[str] = []
+    for d in dict.fromkeys(run_dirs):
+        try:
+            names += secret_names(d)
+        except ConfigError:
+            continue
+    return Redactor.for_variables(dict.fromkeys(names))
 
 
 def _running_shard(run_dir: Path, count: int) -> int | None:
@@ -206,6 +226,7 @@ def merge_command(
         target = _target(
             run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
         )
+    activate(_runs_redactor(target, *run_dirs))  # a message about a run names its folder
     check_report_targets(wanted, None, [target, *map(Path, run_dirs)])
     with _bad_input():
         base = run_json(target) if (target / "run.json").is_file() else None
