@@ -407,13 +407,13 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
 def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> JudgeClient:
     """The judge profile ``ref`` names, checked as any profile (exit 2 on a problem)."""
     judge_agent, profile = find_judge_profile(agent, ref, rook)
+    for e in profile.env:  # before its checks: their messages name paths
+        redactor.add(e.variable, os.environ.get(e.variable, ""))
     resolve_entries(rook, profile, judge_agent)
     try:
         check_env(profile)
     except ConfigError as exc:
         raise type(exc)(f"judge {exc}") from None
-    for e in profile.env:
-        redactor.add(e.variable, os.environ.get(e.variable, ""))
     return JudgeClient(rook, judge_agent, profile, redactor, ref)
 
 

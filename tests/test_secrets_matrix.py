@@ -1277,3 +1277,31 @@ def test_rook_merge_refusing_a_run_redacts_its_folder(tmp_path, monkeypatch):
         assert r.returncode == 2 and "was not sharded; nothing to merge" in r.stderr, r.stderr
         assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv[:2])}")
+
+
+def test_a_judge_profile_refused_for_its_hook_redacts_its_own_secret(tmp_path, monkeypatch):
+    """rook run with a judge profile whose hook script is missing said 'hook
+    script ... not found; tried /path/ws-JUDGE_SECRET/scripts/...' in the clear
+    (rook doctor of the same workspace redacts it): the judge profile's env
+    was added to the run's redactor only after its hooks were resolved."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    judge_key = "jk-9Secret-judge-44"
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("JUDGE_KEY", judge_key)
+    ws = Workspace(tmp_path / f"ws-{judge_key}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.profile({"id": "grader", "hooks": {"execute": "scripts/missing.sh"},
+                "env": [{"variable": "JUDGE_KEY", "purpose": "judge model key"}]}, active=False)
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "says hi"}]})
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--judge-profile", "grader",
+                        "-w", str(ws.root)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "hook script 'scripts/missing.sh' not found" in r.stderr, r.stderr
+    assert "ws-[redacted:JUDGE_KEY]/scripts/missing.sh" in r.stderr, r.stderr
+    assert judge_key not in r.stdout + r.stderr
+    assert not any(ws.runs_dir.iterdir())
