@@ -465,16 +465,18 @@ def use_fast_child_watcher() -> None:
         asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
 
 
-def kill_leftovers(marker: Mapping[str, str] | None = None) -> list[str]:
+def kill_leftovers(marker: Mapping[str, str] | None = None, scrubbed: bool = False) -> list[str]:
     """Kill every process group a hook started that is still alive, and every
-    adopted orphan carrying ``marker`` (end of run). Returns what was killed."""
+    adopted orphan carrying ``marker`` (end of run); with ``scrubbed``, also
+    those that cleared their environment (see :func:`procscan.marked_orphans`).
+    Returns what was killed."""
     notes = []
     for pgid in sorted(_live_groups):
         if group_alive(pgid):
             _killpg(pgid, signal.SIGKILL)
             notes.append(f"killed leftover process group {pgid}")
     _live_groups.clear()
-    orphans = procscan.marked_orphans(marker or {})
+    orphans = procscan.marked_orphans(marker or {}, scrubbed=scrubbed)
     for p in _kill_pids(orphans, signal.SIGKILL):
         notes.append(f"killed pid {p}, a hook's descendant that outlived its hook")
     if orphans:

@@ -95,12 +95,30 @@ def _has_children() -> bool:
     return True
 
 
-def marked_orphans(marker: Mapping[str, str], exclude: Iterable[int] = ()) -> list[int]:
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except OSError:
+        return None
+
+
+def marked_orphans(
+    marker: Mapping[str, str], exclude: Iterable[int] = (), scrubbed: bool = False
+) -> list[int]:
     """Children of Rook (adopted orphans) whose environment carries ``marker``,
-    with their own descendants."""
+    with their own descendants.
+
+    With ``scrubbed`` (the end of a run, in a process that runs one run's
+    hooks), also those that left Rook's session and carry no ``ROOK_RUN_ID``
+    at all (``setsid env -i ...``): every hook starts a session of its own, so
+    no descendant of a hook is ever in Rook's, while what Rook's own process
+    starts otherwise (a Dask LocalCluster, a plugin's helper; under pytest,
+    the test's servers) is, and keeps running; one that carries another
+    run's id is that run's."""
     if not marker or not _has_children():
         return []
     me = os.getpid()
+    mine = _session(0) if scrubbed else None
     skip = set(exclude)
     parents = _parents()
     want = {k.encode(): v.encode() for k, v in marker.items()}
@@ -109,7 +127,9 @@ def marked_orphans(marker: Mapping[str, str], exclude: Iterable[int] = ()) -> li
         if ppid != me or pid in skip:
             continue
         env = _environ(pid)
-        if env and all(env.get(k) == v for k, v in want.items()):
+        if (env and all(env.get(k) == v for k, v in want.items())) or (
+            mine is not None and b"ROOK_RUN_ID" not in env and _session(pid) not in (None, mine)
+        ):
             found.append(pid)
             found.extend(descendants(pid, parents))
     return found

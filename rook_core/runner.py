@@ -740,7 +740,7 @@ async def _drive(
         engine.flush_records()
 
     task = asyncio.create_task(work())
-    interrupts = Interrupts(task, lambda: process.kill_leftovers(marker))
+    interrupts = Interrupts(task, lambda: process.kill_leftovers(marker, scrubbed=True))
     try:
         await task
     except asyncio.CancelledError:
@@ -750,11 +750,11 @@ async def _drive(
     finally:
         interrupts.remove()
         # a signal now: the record and reports are still written
-        after_hooks(interrupts.interrupted, lambda: process.kill_leftovers(marker))
+        after_hooks(interrupts.interrupted, lambda: process.kill_leftovers(marker, scrubbed=True))
         if client is not None:
             await client.stop()
         await engine.stop_transports()
-        kills = process.kill_leftovers(marker)
+        kills = process.kill_leftovers(marker, scrubbed=True)
         if kills:
             manifest.setdefault("kills", []).extend(kills)
     if interrupts.interrupted:

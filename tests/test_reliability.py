@@ -298,6 +298,109 @@ def test_a_daemon_a_hook_leaves_behind_dies_when_the_run_ends(rook_workspace, ro
     assert any(f"pid {daemon}" in k for k in manifest["kills"])
 
 
+SCRUBBED_DAEMONS = {
+    # each escapes the process group (setsid) and clears its environment (env -i),
+    # so neither the group nor ROOK_RUN_ID leads to it; each writes its pid
+    "bash, holding stdout": """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        setsid env -i sleep 300 &
+        echo $! >> {pids}
+        echo '{{"output": "ok"}}'
+    """,
+    "bash, double fork, closed descriptors, with a child": """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        ( setsid env -i /bin/bash -c 'echo $$ >> {pids}; /bin/sleep 300 & echo $! >> {pids}; wait' \
+            </dev/null >/dev/null 2>&1 & )
+        until [ "$(wc -l < {pids})" -ge 2 ] 2>/dev/null; do sleep 0.01; done
+        echo '{{"output": "ok"}}'
+    """,
+    "python, fork, setsid, execve with an empty environment": """
+        #!{python}
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            pid = os.fork()
+            if pid == 0:
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                os.execve("/bin/sleep", ["sleep", "300"], {{}})
+            with open("{pids}", "a") as fh:
+                fh.write(f"{{pid}}\\n")
+            print(json.dumps({{"output": "ok"}}))
+    """,
+}
+
+
+@pytest.mark.parametrize("how", list(SCRUBBED_DAEMONS))
+def test_a_daemon_that_escapes_the_group_and_clears_its_environment_dies_when_the_run_ends(
+        rook_workspace, tmp_path, how):
+    """Neither its process group nor its environment leads back to the hook: it
+    is recognised as an orphan Rook adopted (a child of Rook, in a session of
+    its own) that no longer carries any run's id."""
+    ws = rook_workspace
+    pids = tmp_path / "pids"
+    pids.touch()
+    ws.script("daemon", SCRUBBED_DAEMONS[how].format(pids=pids, python=sys.executable))
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/daemon"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    left = pids_of_file(pids)
+    try:
+        assert left
+        assert wait_for(lambda: not any(alive(p) for p in left), 5), left
+        manifest = json.loads((Path(json.loads(r.stdout)["run"]["dir"]) / "run.json").read_text())
+        assert any(f"pid {left[0]}" in k for k in manifest["kills"]), manifest.get("kills")
+    finally:
+        for p in left:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def pids_of_file(path):
+    return [int(p) for p in path.read_text().split()]
+
+
+def test_a_process_rook_started_that_is_no_hooks_descendant_survives_the_run(
+        rook_plugin, rook_workspace, rook_cli):
+    """The other side of the rule above: a child of Rook's own process (here a
+    plugin's, in Rook's session) is never taken for a hook's orphan, even with
+    an empty environment."""
+    from rook_core.hookspecs import hookimpl
+
+    class Starts:
+        started: list[subprocess.Popen] = []
+
+        @hookimpl
+        def rook_evidence_recorded(self, run, record, result):
+            if not self.started:
+                self.started.append(subprocess.Popen(["/bin/sleep", "300"], env={}))
+
+    plugin = rook_plugin(Starts())
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    try:
+        assert rook_cli("run").exit_code == 0
+        (child,) = plugin.started
+        assert child.poll() is None  # still running
+    finally:
+        for child in plugin.started:
+            child.kill()
+            child.wait()
+
+
 def test_a_second_process_resuming_the_same_run_is_refused(slow_ws):
     ws = slow_ws
     proc = start(ws)
