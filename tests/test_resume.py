@@ -201,6 +201,10 @@ def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace
         assert alive(hung)  # it outlived rook
         (run_dir,) = ws.runs_dir.iterdir()
         (d / "fast-now").touch()
+        # a new run leaves it alone: it is the killed run's (docs/running.md)
+        new = subprocess.run(rook(ws), capture_output=True, text=True, timeout=120)
+        assert new.returncode == 0 and "earlier rook run" not in new.stderr, new.stderr
+        assert alive(hung)
         out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 0, out.stderr
