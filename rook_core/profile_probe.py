@@ -217,7 +217,7 @@ async def _drive(
     finally:
         await engine.stop_transports()
         # what the hooks left running dies here; it is reported, as a run records it
-        kills.extend(process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id}))
+        kills.extend(process.kill_leftovers({"ROOK_RUN_ID": engine.ctx.id}, scrubbed=True))
 
 
 def _entry_shown(entry: Any) -> str:

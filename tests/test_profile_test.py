@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 import yaml
 
 PROBE_SCRIPT = """
@@ -222,7 +224,8 @@ def test_update_keeps_the_files_mode_and_refuses_a_read_only_file(rook_workspace
     assert r.exit_code == 2 and "read-only" in r.stderr and path.read_text() == before
 
 
-def test_a_daemon_a_hook_leaves_is_killed_and_reported(rook_workspace, rook_cli, tmp_path):
+@pytest.mark.parametrize("escape", ["setsid", "setsid env -i"])  # env -i: no ROOK_RUN_ID left
+def test_a_daemon_a_hook_leaves_is_killed_and_reported(rook_workspace, rook_cli, tmp_path, escape):
     import os
     import time
 
@@ -234,7 +237,7 @@ def test_a_daemon_a_hook_leaves_is_killed_and_reported(rook_workspace, rook_cli,
         f"""
         #!/bin/bash
         cat >/dev/null
-        setsid bash -c 'echo $$ > {pidfile}; exec sleep 600' </dev/null >/dev/null 2>&1 &
+        {escape} /bin/bash -c 'echo $$ > {pidfile}; exec /bin/sleep 600' </dev/null >/dev/null 2>&1 &
         echo '{{"output": "started"}}'
         """,
     )
@@ -247,7 +250,7 @@ def test_a_daemon_a_hook_leaves_is_killed_and_reported(rook_workspace, rook_cli,
         time.sleep(0.05)
     pid = int(pidfile.read_text())
     stat = f"/proc/{pid}/stat"
-    alive = os.path.exists(stat) and open(stat).read().split()[2] != "Z"
+    alive = os.path.exists(stat) and Path(stat).read_text().split()[2] != "Z"
     assert not alive, "the daemon outlived rook profile test"
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "left running" in r.stdout and f"pid {pid}" in r.stdout, r.stdout
