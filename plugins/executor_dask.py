@@ -454,7 +454,7 @@ class _Session:
                 if done and waiter.result()[0]:
                     stored = self._accept(sr, waiter.result()[1])
                 else:
-                    record["reason"] = "interrupted; rook run --run ID finishes it"
+                    record["reason"] = f"interrupted; {engine.resume} finishes it"
                 raise
             if not ok or sr.key in self.given_up:  # a third attempt is not accepted either
                 stored = self._infra(sr, record, value)

@@ -76,6 +76,9 @@ class RunRequest:
     """A name every shard (or a CI retry) passes; the run id is derived from it."""
     executor_options: dict[str, Any] = field(default_factory=dict)
     """Passed to the executor as ``options`` (e.g. ``{"scheduler": ADDRESS}`` for dask)."""
+    found_by: str = ""
+    """The ``-w``, ``--project`` and ``--agent`` flags that found the agent (`` -w DIR
+    --agent A``): the stored reasons' ``rook run --run ID`` ends with them."""
 
 
 @plain
@@ -819,6 +822,7 @@ def _execute(
         on_progress=_noting_unjoined(run_dir, request.on_progress) if late else request.on_progress,
         judging=judging,
     )
+    engine.resume += redactor.text(request.found_by)  # works as stored, from anywhere
     # first invocation: no records to look up, unless a shard joins a run merged without
     # it, whose scenario runs rook run --run ID may have finished since
     engine.fresh = not manifest["invocations"] and not late

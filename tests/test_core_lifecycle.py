@@ -115,7 +115,8 @@ def test_a_resume_after_prepare_failed_prepares_again_and_runs_the_scenarios(
     first = rook_cli("run", "--json")
     run_id = first.report["run"]["id"]
     assert first.exit_code == 1 and first.report["scenarios"][0]["status"] == "error"
-    assert f"rook run --run {run_id} prepares again" in first.report["scenarios"][0]["reason"]
+    assert f"rook run --run {run_id} -w {ws.root} prepares again" in (
+        first.report["scenarios"][0]["reason"])
     # a suffix that does not prepare cannot run them: prepare must succeed first
     hole = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
     assert hole.exit_code == 2 and "--phases prepare,open,execute" in hole.stderr, hole.stderr

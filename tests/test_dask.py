@@ -341,8 +341,9 @@ def test_an_interrupt_kills_the_hooks_on_the_workers(
             os.kill(pid, 0)
     report = json.loads(out)
     assert {s["status"] for s in report["scenarios"]} == {"pending"}
-    for s in report["scenarios"]:
-        assert s["reason"].startswith("interrupted"), s
+    for s in report["scenarios"]:  # it said "rook run --run ID", ID as it is, and no -w
+        run = f"rook run --run {report['run']['id']} -w {rook_workspace.root}"
+        assert s["reason"] == f"interrupted; {run} finishes it", s
 
 
 def test_interrupting_one_shard_leaves_another_shard_of_the_run_alone(

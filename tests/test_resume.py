@@ -471,7 +471,8 @@ def test_a_shard_cut_off_names_the_command_that_finishes_it(rook_workspace, tmp_
     (d / "block-execute:1").touch()
     run_id = cut(rook_workspace, d, signal.SIGINT, "--shard", "1/1", "--run-name", "ci")
     record = json.loads((rook_workspace.runs_dir / run_id / "scenarios" / "s.1.json").read_text())
-    assert record["reason"] == "interrupted; rook run --run ci --shard 1/1 finishes it", record
+    assert record["reason"] == (
+        f"interrupted; rook run --run ci --shard 1/1 -w {rook_workspace.root} finishes it"), record
 
 
 def test_the_printed_resume_command_finishes_a_run_made_with_workspace_project_and_agent(
@@ -518,3 +519,50 @@ def test_rook_runs_show_names_the_workspace_project_and_agent_in_its_finish_comm
                           text=True, timeout=60)
     assert done.returncode == 0, (hint, done.stderr)
     assert json.loads(done.stdout)["summary"]["passed"] == 3
+
+
+def test_the_stored_reason_of_a_run_cut_off_names_where_it_was_found(tmp_path, monkeypatch):
+    """A scenario run cut off in a run made with -w, --project and --agent stored
+    'interrupted; rook run --run ID finishes it': from anywhere but the workspace
+    (rook runs show, a report read later) that command finds no run. The stored
+    reason names the flags too, the workspace as an absolute path (it is read from
+    anywhere), redacted as every stored text is."""
+    from rook_core.testing import Workspace
+
+    secret = "cut-5ecret-in-a-path"
+    monkeypatch.setenv("CUT_KEY", secret)
+    ws = Workspace(tmp_path / f"ws-{secret}", project="demo", agent="a2")
+    Workspace(ws.root, project="demo", agent="a1")  # --agent is needed to pick a2
+    d = tmp_path / "d"
+    setup(ws, d, ("open", "execute", "close"))
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "env": [{"variable": "CUT_KEY", "purpose": "a secret"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    rook = [sys.executable, "-m", "rook_core"]
+    proc = subprocess.Popen([*rook, "run", "-w", f"../ws-{secret}", "--project", "demo",
+                             "--agent", "a2", "--json"], cwd=here,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    (d / "fast-now").touch()
+    run_id = json.loads(out)["run"]["id"]
+    root = str(ws.root).replace(secret, "[redacted:CUT_KEY]")
+    expected = (f"interrupted; rook run --run {run_id} -w {root} --project demo --agent a2 "
+                "finishes it")
+    assert ws.record(run_id, "s.1")["reason"] == expected
+    assert secret not in ws.all_run_text(run_id)
+    # with the folder's name given as it is, the stored command finishes it from elsewhere
+    argv = shlex.split(expected.removeprefix("interrupted; ").removesuffix(" finishes it"))
+    argv[argv.index("-w") + 1] = str(ws.root)
+    done = subprocess.run([*rook, *argv[1:], "--json"], cwd=there, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scenarios"][0]["status"] == "passed"

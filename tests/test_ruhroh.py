@@ -522,7 +522,7 @@ def test_infra_failure_twice_is_an_infrastructure_error(
     assert "— failed</title>" in html.read_text()
     # untested, so a resume tries it again, from the start; the failed attempt is kept
     run_id = r.report["run"]["id"]
-    assert f"rook run --run {run_id} tries it again" in s["reason"]
+    assert f"rook run --run {run_id} -w {rook_workspace.root} tries it again" in s["reason"]
     ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
     again = rook_cli("run", "--json", "--run", run_id)
     assert again.statuses() == {"s": "failed", "fine": "passed"}  # tested now: judged
@@ -1369,7 +1369,8 @@ def test_a_state_directory_that_cannot_be_set_aside_is_a_warning_and_no_retry(
     assert again.exit_code == 1, again.stderr
     assert "Traceback" not in again.stderr and "raised" not in again.stderr, again.stderr
     assert f"{state / 's.1'}" in again.stderr and "s.1.attempt-1" in again.stderr, again.stderr
-    assert f"rook run --run {run_id} tries it again" in again.stderr, again.stderr
+    assert f"rook run --run {run_id} -w {rook_workspace.root} tries it again" in again.stderr, (
+        again.stderr)
     assert again.statuses() == {"s": "infra_error", "t": "passed"}, again.stderr
     assert rook_workspace.record(run_id, "s.1") == before
     assert sorted(p.name for p in (state / "s.1").rglob("*")) == lost

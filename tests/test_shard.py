@@ -1084,9 +1084,8 @@ def test_a_shard_whose_prepare_failed_names_the_command_that_finishes_it(
     _ok_workspace(rook_workspace, prepare="#!/bin/bash\necho broken >&2\nexit 3\n")
     r = rook_cli("run", "--shard", "1/2", "--run-name", "ci", "--json")
     reasons = [s["reason"] for s in r.report["scenarios"]]
-    assert reasons and all("rook run --run ci --shard 1/2 prepares again" in x for x in reasons), (
-        reasons
-    )
+    again = f"rook run --run ci --shard 1/2 -w {rook_workspace.root} prepares again"
+    assert reasons and all(again in x for x in reasons), reasons
 
 
 def test_a_shard_run_after_its_run_was_merged_says_to_merge_again(rook_workspace, rook_cli):

@@ -193,6 +193,7 @@ def run_command(
         shard=shard,
         run_name=run_name,
         executor_options={"scheduler": scheduler} if scheduler is not None else {},
+        found_by=found_by(workspace, project, agent, absolute=True),
     )
     stderr = sys.stderr
     sys.stderr = UntilTheReaderLeaves(stderr)  # type: ignore[assignment]
@@ -245,15 +246,21 @@ def run_command(
         sys.exit(outcome.exit_code)
 
 
-def found_by(workspace: str | None, project: str | None, agent: str | None) -> str:
+def found_by(
+    workspace: str | None, project: str | None, agent: str | None, absolute: bool = False
+) -> str:
     """The ``-w``, ``--project`` and ``--agent`` flags given on the command line
     (a workspace from ``ROOK_WORKSPACE_DIR`` is found again the same way), for a
-    command Rook prints that must find the same run."""
+    command Rook prints that must find the same run. ``absolute``: the workspace
+    as an absolute path, for a command stored in a record (read from anywhere)."""
+    import os
     import shlex
 
     from ..redact import scrub
     from .options import FromEnv
 
+    if absolute and workspace and not isinstance(workspace, FromEnv):
+        workspace = os.path.abspath(workspace)
     flags = (("-w", workspace), ("--project", project), ("--agent", agent))
     return scrub(  # a folder named after an env value is redacted like the rest
         "".join(
