@@ -492,7 +492,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
         )
     return write_report(
         {**manifest, "id": run_path.name, "dir": _where(run_path, manifest.get("dir"))},
-        planned_records(run_path, manifest.get("plan", [])),
+        planned_records(run_path, manifest.get("plan", []), None, manifest.get("definitions")),
         _gate_rate(run_path, manifest),
     )
 

@@ -52,7 +52,8 @@ class Merged:
         """One record per planned scenario run, in plan order, read from the merged
         run's ``scenarios/`` as needed (a stand-in naming the run where no shard
         recorded it: ``pending`` in the report)."""
-        return planned_records(self.path, self.manifest["plan"], self.recorded)
+        definitions = self.manifest.get("definitions")
+        return planned_records(self.path, self.manifest["plan"], self.recorded, definitions)
 
 
 def run_json(path: Path) -> dict[str, Any]:

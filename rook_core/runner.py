@@ -610,6 +610,9 @@ def prepare_run(
             "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
             "created": time.time(),
             "plan": [r.key for r in runs],
+            # what each scenario was when planned: a run cut off (SIGKILL) before a scenario
+            # run was recorded still says which definition it is of (rook diff)
+            "definitions": {s.id: s.content_hash for s in scenarios},
             "phases": [],
             "invocations": [],
             "capabilities": {"declared": dict(profile.capabilities), "observed": {}},
@@ -884,7 +887,7 @@ def _execute(
             if sr is not None:
                 yield one(sr)
                 continue
-            record = next(planned_records(run_dir.path, [key]))
+            record = next(planned_records(run_dir.path, [key], None, manifest.get("definitions")))
             unselected_pending += not record.get("status")
             yield record
 

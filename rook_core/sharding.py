@@ -42,7 +42,18 @@ _LATEST = r"^latest(?:~\d+)?$"  # what every command reads as the newest run (hi
 PART = r"^run\.shard-(\d+)-of-(\d+)\.json$"
 MAX_SHARDS = 100_000
 """The most shards a run is split into (a Kubernetes indexed Job's most completions)."""
-BASE_KEYS = ("id", "dir", "workspace", "project", "agent", "profile", "created", "plan", "shards")
+BASE_KEYS = (
+    "id",
+    "dir",
+    "workspace",
+    "project",
+    "agent",
+    "profile",
+    "created",
+    "plan",
+    "definitions",
+    "shards",
+)
 """What the shared ``run.json`` of a sharded run holds until it is merged."""
 
 

@@ -114,11 +114,17 @@ def read_record(path: Path) -> dict[str, Any] | None:
 
 
 def planned_records(
-    run_path: Path, plan: Iterable[str], recorded: Container[str] | None = None
+    run_path: Path,
+    plan: Iterable[str],
+    recorded: Container[str] | None = None,
+    definitions: Any = None,
 ) -> Iterator[dict[str, Any]]:
     """One record per planned scenario run key, in plan order, read from
     ``run_path/scenarios`` one at a time; where none was recorded (or
-    ``recorded`` says so) a stand-in naming the run, ``pending`` in a report."""
+    ``recorded`` says so) a stand-in naming the run, ``pending`` in a report,
+    with its scenario's content hash when ``definitions`` (the run manifest's
+    scenario id -> content hash, as planned) has it: ``rook diff`` compares it."""
+    hashes = definitions if isinstance(definitions, dict) else {}
     for key in plan:
         record = None
         if recorded is None or key in recorded:
@@ -130,6 +136,8 @@ def planned_records(
                 "scenario": {"id": sid, "name": sid},
                 "repeat_index": int(k) if k.isdigit() else 1,
             }
+            if isinstance(hashes.get(sid), str):
+                record["scenario"]["content_hash"] = hashes[sid]
         yield record
 
 

@@ -566,3 +566,39 @@ def test_the_stored_reason_of_a_run_cut_off_names_where_it_was_found(tmp_path, m
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"][0]["status"] == "passed"
+
+
+def test_a_run_killed_keeps_the_definitions_it_planned_for_rook_diff(rook_workspace, rook_cli,
+                                                                     tmp_path):
+    """A run SIGKILLed before some of its scenario runs were recorded had no
+    content hash for them (their stand-ins named only the scenario), so rook diff
+    against it lost 'changed definition' for exactly those, resumed or not."""
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("open", "execute", "close"))
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "concurrency": 1})
+    for sid in ("s", "t"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json", "--run-name", "before")
+    assert first.statuses() == {"s": "passed", "t": "passed"}, first.stderr
+    for sid in ("s", "t"):  # both change before the run that is killed
+        rook_workspace.scenario({"id": sid, "goal": "new", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    proc = subprocess.Popen(rook(rook_workspace, "--run-name", "killed"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.kill()
+    proc.communicate(timeout=60)
+    os.killpg(int((d / "hook.pid").read_text()), signal.SIGKILL)
+    (d / "fast-now").touch()
+    for resumed in (False, True):
+        if resumed:  # only s: t is still never recorded
+            again = rook_cli("run", "--json", "--run", "killed", "--only", "s")
+            assert again.statuses() == {"s": "passed", "t": "pending"}, again.stderr
+        r = rook_cli("diff", "before", "killed", "--json")
+        rows = {row["id"]: row["changes"] for row in json.loads(r.stdout)["scenarios"]}
+        assert rows["t"] == ["changed definition", "not finished"], (resumed, rows)
+        assert rows["s"][0] == "changed definition", (resumed, rows)
