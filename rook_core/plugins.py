@@ -27,7 +27,7 @@ from typing import Any
 import pluggy
 
 from . import entrypoints, hookspecs
-from .errors import PluginError
+from .errors import PluginError, counted
 from .plain import plain
 
 ENTRY_POINT_GROUP = "rook"
@@ -459,13 +459,13 @@ def _summary(value: Any) -> str:
     if isinstance(value, dict) and "key" in value:
         return f"record({value['key']})"
     if isinstance(value, list):
-        return f"[{len(value)} result(s)]"
+        return f"[{counted(len(value), 'result')}]"
     return type(value).__name__
 
 
 def _trace_before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
     args = ", ".join(f"{k}={_summary(v)}" for k, v in kwargs.items())
-    _trace_line(f"{hook_name}({args}) -> {len(impls)} implementation(s)")
+    _trace_line(f"{hook_name}({args}) -> {counted(len(impls), 'implementation')}")
 
 
 def _trace_after(
@@ -548,7 +548,7 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         found = entrypoints.discover(ENTRY_POINT_GROUP)
         if tracing:
             source = "from the cache" if found.from_cache else "by scanning distributions"
-            _trace_line(f"found {len(found.entry_points)} entry point(s) {source}")
+            _trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")
         # one name, two distributions: Rook's own built-in first, then by distribution name
         order = sorted(
             found.entry_points, key=lambda e: (e.name, e.distribution != OWN, e.distribution)

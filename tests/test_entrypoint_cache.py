@@ -6,7 +6,7 @@ holding a module and a ``NAME-VERSION.dist-info`` (``METADATA`` and
 ``entry_points.txt``), which is an installed distribution as far as
 :mod:`importlib.metadata` is concerned, or (one test) wheels installed,
 upgraded, reinstalled and uninstalled by pip. ``ROOK_TRACE_PLUGINS`` says
-where the entry points came from: ``found N entry point(s) from the cache``
+where the entry points came from: ``found N entry points from the cache``
 or ``... by scanning distributions``.
 """
 

@@ -257,6 +257,10 @@ def test_rook_trace_plugins_logs_every_hook_call_without_secrets(
     )
     assert "finish rook_transport_execute" in text
     assert "rook_evidence_recorded(" in text
+    # counts as everywhere else in Rook: "1 implementation", "0 results", never "(s)"
+    assert re.search(r"found \d+ entry points (from the cache|by scanning)", text), text
+    assert "-> 1 implementation\n" in text + "\n" and "-> [0 results]" in text, text
+    assert "(s)" not in text, text
     assert "s3cr3t-value" not in r.stderr and "s3cr3t-value" not in r.stdout
     monkeypatch.setenv("ROOK_TRACE_PLUGINS", "0")
     r = rook_cli("run", "--json")
