@@ -73,6 +73,7 @@ def test_use_and_list_mark_the_active_one(rook_workspace, rook_cli):
     }
     assert rows["local"].startswith("*") and not rows["staging"].startswith("*")
     assert "invalid" in rows["broken"]
+    assert r.stdout.splitlines()[0].split()[:2] == ["active", "id"], r.stdout  # every column titled
     r = cli(rook_cli, ws, "use", "Staging")
     assert r.exit_code == 0 and "active profile: staging" in r.stdout
     assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "staging"
@@ -276,9 +277,9 @@ def test_list_table_has_no_blank_trailing_heading(rook_workspace, rook_cli):
     ws = rook_workspace
     two_profiles(ws)
     lines = cli(rook_cli, ws, "list").stdout.splitlines()
-    assert lines[0].split() == ["id", "name", "hooks"], lines
+    assert lines[0].split() == ["active", "id", "name", "hooks"], lines
     assert len(lines[1].split()) == 4, lines  # the `*` column, then id, name, hooks
     (ws.agent_dir / "profiles" / "broken.yaml").write_text("id: broken\nhooks: {}\n")
     lines = cli(rook_cli, ws, "list").stdout.splitlines()
-    assert lines[0].split() == ["id", "name", "hooks", "problem"], lines
+    assert lines[0].split() == ["active", "id", "name", "hooks", "problem"], lines
     assert len(lines[1].split()) == 5, lines

@@ -277,7 +277,7 @@ def list_command(
         + ([f"invalid: {r['problem']}" if r["problem"] else ""] if problems else [])
         for r in rows
     ]
-    headers = ["", "id", "name", "hooks"] + (["problem"] if problems else [])
+    headers = ["active", "id", "name", "hooks"] + (["problem"] if problems else [])
     s.say(tabulate(table, headers=headers, tablefmt="simple"))
 
 
