@@ -76,7 +76,7 @@ def _min_score(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         # the judge is asked for a score from 0 to 1: a min_score above 1 could never pass
         raise ValidationError({"min_score": ["must be a number from 0 to 1"]})
-    return float(value)
+    return float(value) or 0.0  # -0.0 is 0: never shown as "min_score -0"
 
 
 def evidence_document(view: EvidenceView) -> dict[str, Any]:

@@ -374,7 +374,7 @@ class JudgeClient:
             "ok",
             passed=verdict["pass"],
             reason=verdict["reason"],
-            score=float(score) if score is not None else None,
+            score=float(score) or 0.0 if score is not None else None,  # -0.0 is 0, never "-0"
             record=record,
         )
 

@@ -267,6 +267,28 @@ def test_min_score(rook_workspace, rook_cli, monkeypatch):
     ]
 
 
+def test_a_score_of_minus_zero_is_shown_as_0(rook_workspace, rook_cli, monkeypatch, tmp_path):
+    # a judge answering "score": -0.0 (in range: -0.0 >= 0) was shown as "(score -0)"
+    # in the table, the reports and the evidence; a min_score of -0.0 as "min_score -0"
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [
+            {"rubric": {"text": "must mention monday", "min_score": 0.8}}]},
+        {"id": "t", "goal": "G", "criteria": [
+            {"rubric": {"text": "must mention monday", "min_score": -0.0}}]}])
+    monkeypatch.setenv("JUDGE_MODE", "score:-0.0")
+    md = tmp_path / "r.md"
+    r = rook_cli("run", "--judge-profile", "grader", "--report", f"markdown:{md}")
+    assert "(score 0) below min_score 0.8" in r.stdout and "score -0" not in r.stdout, r.stdout
+    assert "(score 0) below min_score 0.8" in md.read_text()
+    assert "score -0" not in md.read_text()
+    report = rook_cli("report", "latest", "--json").report
+    assert [c["evidence"]["score"] for c in criteria_of(report, "s")] == [0.0]
+    assert criteria_of(report, "t")[0]["reason"] == "judge: mentions monday (score 0)"
+    monkeypatch.setenv("JUDGE_MODE", "noscore")
+    r = rook_cli("run", "--json", "--judge-profile", "grader", "--only", "t")
+    assert "the rubric sets min_score 0 but" in criteria_of(r.report, "t")[0]["reason"]
+
+
 def test_a_long_judge_reason_is_kept_in_the_record_and_cut_in_the_reason(
     rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
