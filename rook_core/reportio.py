@@ -302,15 +302,16 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
 
 @contextlib.contextmanager
 def staged(path: Path) -> Iterator[Path]:
-    """The path a reporter writes ``path`` through: a temporary file beside it
-    (its name ends with ``path``'s, so its suffix is the same), renamed over
-    ``path`` when the block ends without an error and removed when it raises,
-    so a reporter that fails midway leaves no half-written report and what was
-    there stays. Links are followed, as :func:`atomic_file` follows them. For
-    Rook's own standard output or error (``/dev/stdout``, or the file it is
-    redirected to) the temporary file is copied into that stream, after what
-    was printed there, since opening it anew would truncate it; what else is
-    not a regular file (a FIFO, a device) is given as it is."""
+    """The path a reporter writes ``path`` through: a file of ``path``'s name in
+    a temporary folder beside it, renamed over ``path`` when the block ends
+    without an error and removed when it raises, so a reporter that fails
+    midway leaves no half-written report and what was there stays. Files the
+    reporter wrote beside it (named from it: ``index_files/``) are moved
+    beside ``path`` first. Links are followed, as :func:`atomic_file` follows
+    them. For Rook's own standard output or error (``/dev/stdout``, or the file
+    it is redirected to) a temporary file is copied into that stream, after
+    what was printed there, since opening it anew would truncate it; what else
+    is not a regular file (a FIFO, a device) is given as it is."""
     stream = own_stream(path)
     if stream is not None:
         import shutil
@@ -330,16 +331,31 @@ def staged(path: Path) -> Iterator[Path]:
     if is_special(path):
         yield path
         return
+    import shutil
+    import tempfile
+
     real = Path(os.path.realpath(path))
-    tmp = real.with_name(f".{os.getpid()}.tmp.{real.name}")
     real.parent.mkdir(parents=True, exist_ok=True)  # a link may name a folder to make
+    # the file has the target's very name, in a folder of its own beside it: what
+    # a reporter writes next to it (named from it) is moved beside the target too
+    folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent))
     try:
-        yield tmp
-        if os.path.lexists(tmp):  # a reporter that wrote nothing leaves path as it was
-            os.replace(tmp, real)
+        yield folder / real.name
+        _move_into(folder, real.parent, last=real.name)
     finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _move_into(folder: Path, into: Path, last: str = "") -> None:
+    """Move what ``folder`` holds into ``into``, the file named ``last`` after
+    the rest: a folder that exists there gets what it holds, file by file (what
+    else it held stays); a file replaces the one of its name."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name == last):
+        there = into / entry.name
+        if entry.is_dir(follow_symlinks=False) and there.is_dir() and not there.is_symlink():
+            _move_into(Path(entry.path), there)
+        else:
+            os.replace(entry.path, there)
 
 
 def target_problem(path: Path) -> str | None:

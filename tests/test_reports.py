@@ -593,6 +593,58 @@ def test_a_reporter_that_fails_midway_leaves_no_half_written_report(
         assert sorted(p.name for p in out.iterdir()) == ["link.csv", "old.csv"], target
 
 
+# A third-party reporter that writes its page and, beside it, the files the page
+# links to, each named from the page's own path: rook-site, installed for real.
+SITE = """
+import os
+
+from rook_core.hookspecs import hookimpl
+
+
+def write_site(report, path):
+    assets = path.with_name(path.stem + "_files")
+    assets.mkdir(exist_ok=True)
+    (assets / "style.css").write_text("body { color: teal }\\n")
+    path.with_suffix(".json").write_text('{"scenarios": %d}\\n' % len(report["scenarios"]))
+    if os.environ.get("SITE_FAIL"):
+        raise RuntimeError("the upload of the page failed")
+    path.write_text(f'<link rel="stylesheet" href="{assets.name}/style.css">\\n')
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("site", write_site)
+"""
+
+
+def test_a_reporters_companion_files_are_named_from_the_target(
+        rook_workspace, rook_cli, rook_distribution, tmp_path, monkeypatch):
+    # Rook gave the reporter a temporary file, '.PID.tmp.index.html', and renamed only
+    # that: the companion files kept the temporary name ('.PID.tmp.index_files/'),
+    # hidden, left behind by every run, and the page linked to that name
+    rook_distribution("rook-site", {"site": "rook_site"}, {"rook_site.py": SITE})
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    for _ in range(2):  # and again, over the files of the first run
+        r = rook_cli("run", "--report", f"site:{out}/index.html")
+        assert r.exit_code == 0, r.stderr
+        assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
+            "index.html", "index.json", "index_files", "index_files/style.css"]
+        page = (out / "index.html").read_text()
+        assert page == '<link rel="stylesheet" href="index_files/style.css">\n'
+        assert (out / "index.json").read_text() == '{"scenarios": 1}\n'
+    # a reporter that fails leaves the files of the last good report, and nothing else
+    (out / "index_files" / "style.css").write_text("the last good style\n")
+    monkeypatch.setenv("SITE_FAIL", "1")
+    r = rook_cli("run", "--report", f"site:{out}/index.html")
+    assert r.exit_code == 1 and "upload of the page failed" in r.stderr, r.stderr
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
+        "index.html", "index.json", "index_files", "index_files/style.css"]
+    assert (out / "index_files" / "style.css").read_text() == "the last good style\n"
+
+
 class LeakyReporter:
     @hookimpl
     def rook_register_reporters(self, register):
