@@ -1056,6 +1056,35 @@ def test_a_later_turn_whose_response_repeats_no_thread_id_keeps_the_handle(
     assert "extract.conversation: the JMESPath 'thread.id' found nothing" in scenario["reason"]
 
 
+def test_open_reads_the_session_from_a_response_header(rook_cli, rook_workspace, agent_server):
+    """A 201 Created whose only answer is its Location header: no extract path
+    could read a header, so open could not give the conversation handle."""
+    hooks = {
+        "open": {"http": {"url": f"{agent_server.url}/located", "body": {},
+                          "extract": {"conversation": "header('Location')"}}},
+        "execute": {"http": {"url": agent_server.url + "{{conversation}}/messages",
+                             "body": {"text": "{{goal}}"},
+                             "extract": {"output": "data.reply"}}},
+    }
+    write_profile(rook_workspace, hooks, env=())
+    rook_workspace.scenario({"id": "loc", "turns": ["My order is ORD-9.", "What did I say first?"],
+                             "criteria": [{"contains": "ORD-9"}]})
+    r = rook_cli("run", "--json")
+    scenario = r.report["scenarios"][0]
+    assert scenario["status"] == "passed", scenario["reason"]
+    [sid] = agent_server.sessions
+    assert [t["conversation"] for t in scenario["turns"]] == [f"/api/sessions/{sid}"] * 2
+    assert len(agent_server.seen("POST", f"/api/sessions/{sid}/messages")) == 2
+    # a header the response does not have is a path that finds nothing, naming the headers
+    hooks["open"]["http"]["extract"] = {"conversation": "header('X-Thread')"}
+    write_profile(rook_workspace, hooks, env=())
+    scenario = rook_cli("run", "--json").report["scenarios"][0]
+    assert scenario["status"] == "error"
+    assert "extract.conversation: the JMESPath \"header('X-Thread')\" found nothing" in (
+        scenario["reason"])
+    assert "location" in scenario["reason"].lower(), scenario["reason"]
+
+
 @pytest.mark.parametrize(
     "ctype, text",
     [

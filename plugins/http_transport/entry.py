@@ -49,8 +49,19 @@ class Path:
     text: str
     compiled: Any
 
-    def search(self, document: Any) -> Any:
-        return self.compiled.search(document)
+    def search(self, document: Any, options: Any = None) -> Any:
+        return self.compiled.search(document, options=options)
+
+    @property
+    def reads_headers(self) -> bool:
+        """Whether the expression calls ``header(NAME)`` (a response header)."""
+        nodes = [self.compiled.parsed]
+        while nodes:
+            node = nodes.pop()
+            if node.get("type") == "function_expression" and node.get("value") == "header":
+                return True
+            nodes.extend(node.get("children") or ())
+        return False
 
 
 @plain

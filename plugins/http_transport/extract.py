@@ -4,7 +4,8 @@ Without ``extract:``, a JSON object response *is* the hook's answer (the
 same contract a hook script prints: ``output``, ``conversation``, ``usage``,
 ``calls``, and every other field kept as evidence); a text response is the
 ``output``. With ``extract:``, each named field is found by its path, and a
-path that finds nothing is a failure that shows the response.
+path that finds nothing is a failure that shows the response. A path reads a
+response header with ``header('Location')`` (case does not matter).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import jmespath
+from jmespath import functions
 from jmespath.exceptions import JMESPathError
 
 from rook_core import hookio
@@ -28,6 +30,19 @@ PROJECTION_HINT = "e.g. data.tool_calls[].{name: function, arguments: args}"
 
 class ExtractError(Exception):
     """A field could not be found or has the wrong type; the message says which."""
+
+
+class ResponseFunctions(functions.Functions):
+    """JMESPath's functions, and ``header(NAME)``: the response's header NAME
+    (any case; ``null`` when it has none), e.g. ``header('Location')``."""
+
+    def __init__(self, headers: Any) -> None:
+        super().__init__()
+        self.headers = headers if headers is not None else {}
+
+    @functions.signature({"types": ["string"]})
+    def _func_header(self, name: str) -> Any:
+        return self.headers.get(name)
 
 
 def document(reply: Reply) -> Any:
@@ -65,12 +80,16 @@ def json_problem(reply: Reply, doc: Any) -> str | None:
     return None
 
 
-def _search(doc: Any, field: str, path: Path) -> Any:
-    """What ``path`` finds in ``doc`` (``None``: nothing); a function given a value of
-    the wrong type (``abs`` of text) is an :class:`ExtractError` naming the field."""
-    if doc is None:
+def _search(doc: Any, field: str, path: Path, headers: Any = None) -> Any:
+    """What ``path`` finds in ``doc`` (``None``: nothing), with ``header(NAME)``
+    reading ``headers``; a function given a value of the wrong type (``abs`` of
+    text) is an :class:`ExtractError` naming the field."""
+    reads_headers = path.reads_headers
+    if doc is None and not reads_headers:
         return None
     try:
+        if reads_headers:
+            return path.search(doc, jmespath.Options(custom_functions=ResponseFunctions(headers)))
         return path.search(doc)
     except JMESPathError as exc:
         raise ExtractError(
@@ -78,10 +97,14 @@ def _search(doc: Any, field: str, path: Path) -> Any:
         ) from None
 
 
-def _find(doc: Any, field: str, path: Path) -> Any:
-    value = _search(doc, field, path)
+def _find(doc: Any, field: str, path: Path, headers: Any = None) -> Any:
+    value = _search(doc, field, path, headers)
     if value is None:
-        raise ExtractError(f"{field}: the JMESPath {path.text!r} found nothing in the response")
+        held = f" (its headers: {', '.join(sorted(headers or {})) or 'none'})"
+        raise ExtractError(
+            f"{field}: the JMESPath {path.text!r} found nothing in the response"
+            + (held if path.reads_headers else "")
+        )
     return value
 
 
@@ -126,8 +149,11 @@ def _default(doc: Any, phase: str) -> dict[str, Any]:
     return {"response": doc}
 
 
-def extract(doc: Any, config: HttpConfig, phase: str, handle: Any = None) -> dict[str, Any]:
-    """The hook's JSON object for ``phase`` from the response ``doc``.
+def extract(
+    doc: Any, config: HttpConfig, phase: str, handle: Any = None, headers: Any = None
+) -> dict[str, Any]:
+    """The hook's JSON object for ``phase`` from the response ``doc`` (and its
+    ``headers``, which a path reads with ``header(NAME)``).
 
     ``handle`` is the conversation handle the request was sent with: a later
     turn whose response does not repeat it (an API that names the thread only
@@ -138,7 +164,7 @@ def extract(doc: Any, config: HttpConfig, phase: str, handle: Any = None) -> dic
         return _default(doc, phase)
     data: dict[str, Any] = {}
     if "output" in ex:
-        data["output"] = _find(doc, "extract.output", ex["output"])
+        data["output"] = _find(doc, "extract.output", ex["output"], headers)
     elif phase == "execute":
         if isinstance(doc, str) and doc.strip():
             data["output"] = doc
@@ -146,23 +172,23 @@ def extract(doc: Any, config: HttpConfig, phase: str, handle: Any = None) -> dic
             data["output"] = _find(doc, "extract.output (default)", DEFAULT_OUTPUT)
     if "conversation" in ex:
         path = ex["conversation"]
-        found = _search(doc, "extract.conversation", path)
+        found = _search(doc, "extract.conversation", path, headers)
         if found is not None:
             data["conversation"] = as_text(found)
         elif not (phase == "execute" and handle):
-            _find(doc, "extract.conversation", path)  # raises: found nothing
+            _find(doc, "extract.conversation", path, headers)  # raises: found nothing
     if "usage" in ex:
         data["usage"] = {
-            k: _number(_find(doc, f"extract.usage.{k}", p), f"extract.usage.{k}", p)
+            k: _number(_find(doc, f"extract.usage.{k}", p, headers), f"extract.usage.{k}", p)
             for k, p in ex["usage"].items()
         }
     if "calls" in ex:
-        data["calls"] = _calls(_find(doc, "extract.calls", ex["calls"]), ex["calls"])
+        data["calls"] = _calls(_find(doc, "extract.calls", ex["calls"], headers), ex["calls"])
     for name, path in (ex.get("evidence") or {}).items():
-        data[name] = _find(doc, f"extract.evidence.{name}", path)
+        data[name] = _find(doc, f"extract.evidence.{name}", path, headers)
     return data
 
 
-def saved_values(doc: Any, config: HttpConfig) -> dict[str, Any]:
-    """The values ``save: {NAME: PATH}`` names, found in the response."""
-    return {name: _find(doc, f"save.{name}", path) for name, path in config.save.items()}
+def saved_values(doc: Any, config: HttpConfig, headers: Any = None) -> dict[str, Any]:
+    """The values ``save: {NAME: PATH}`` names, found in the response (and its ``headers``)."""
+    return {name: _find(doc, f"save.{name}", path, headers) for name, path in config.save.items()}

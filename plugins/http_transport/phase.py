@@ -301,9 +301,11 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     if problem:
         raise HookError(f"{shown}: {problem}; response {received(reply, doc, call.phase)}")
     try:
-        values = saved_values(doc, config)
+        values = saved_values(doc, config, reply.headers)
         data = (
-            {} if call.phase == "prepare" else extract(doc, config, call.phase, call.conversation)
+            {}
+            if call.phase == "prepare"
+            else extract(doc, config, call.phase, call.conversation, reply.headers)
         )
     except ExtractError as exc:
         raise HookError(f"{exc}; response {received(reply, doc, call.phase)}") from None

@@ -9,6 +9,7 @@ background thread and logs every request it receives. Endpoints:
 * ``POST /api/sessions/ID/messages`` a turn in a session (it remembers earlier turns)
 * ``GET  /api/sessions/ID/trace``    evidence about a session
 * ``DELETE /api/sessions/ID``        close a session
+* ``POST /located``                  create a session → 201, an empty body, ``Location: /api/sessions/ID``
 * ``POST /echo``                     answer with exactly what was received
 * ``ANY  /flaky/KEY``                answer the statuses queued in ``flaky[KEY]`` first
 * ``GET  /text``                     a plain-text answer
@@ -399,6 +400,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(app.streams.get(parts[1], b""))
             self.wfile.flush()
             self.close_connection = True
+            return None
+        if path == "/located" and self.command == "POST":  # 201, the session only in Location
+            sid = "s-" + secrets.token_hex(4)
+            with app.lock:
+                app.sessions[sid] = {"messages": [], "closed": False, "user": None}
+            self.send_response(201)
+            self.send_header("Location", f"/api/sessions/{sid}")
+            self.send_header("X-Session-Id", sid)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return None
         if path == "/threads" and self.command == "POST":  # the thread id on its first turn only
             thread = (body or {}).get("thread")
