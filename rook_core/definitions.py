@@ -129,9 +129,13 @@ class DefinitionCache:
     def __init__(self, rook: Rook) -> None:
         self.key = fingerprint(rook)
         self.enabled = self.key != ("uncacheable",)
+        # an install's own entries: Rook, Python, the plugins and where their
+        # files are, not the files' stats (an edit rewrites the same entries)
+        files = tuple(f for f, _ in self.key[-1]) if self.enabled else ()
+        self.install = _digest(repr((*self.key[:-1], files)))[:8]
 
     def profile(self, path: Path, st: os.stat_result, build: Callable[[], Profile]) -> Profile:
-        name, key = f"profile-{_digest(str(path))}", (self.key, stat_key(st))
+        name, key = f"profile-{self.install}-{_digest(str(path))}", (self.key, stat_key(st))
         hit = cachedir.load(name, key) if self.enabled else None
         if hit is not None:
             return hit  # type: ignore[no-any-return]
@@ -145,7 +149,7 @@ class DefinitionCache:
     ) -> Iterator[tuple[str, Built]]:
         """Each file's validated scenarios, in order: from the cache where the
         file is unchanged, else ``build(path)`` (which raises its error)."""
-        name = f"scenarios-{_digest(str(directory))}"
+        name = f"scenarios-{self.install}-{_digest(str(directory))}"
         cached = cachedir.load_items(name, self.key) if self.enabled else _no_items()
         kept: list[tuple[str, bytes, bool, list[Any]]] = []
         changed = False
@@ -565,8 +569,9 @@ def read_yaml(path: Path, build: Callable[[], Any], schema: Any = None) -> Any:
         st = os.stat(path)
     except OSError:
         return build()
-    digest = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()
-    name = f"yaml-{digest[:24]}"
+    # named by what reads it too: another install's Rook keeps its own entry
+    digest = hashlib.sha256(f"{__version__}\0{schema!r}\0{path}".encode("utf-8", "surrogateescape"))
+    name = f"yaml-{digest.hexdigest()[:24]}"
     key = (__version__, schema, stat_key(st))
     hit = cachedir.load(name, key)
     if hit is not None:

@@ -146,6 +146,38 @@ def test_a_change_in_the_plugins_revalidates(rook_workspace, cache):
     assert proc.returncode == 0 and validated.startswith("False,")
 
 
+EXTRA = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("extra", lambda report, path: path.write_text("extra"))
+"""
+
+
+def test_two_installs_sharing_the_cache_keep_their_own_entries(rook_workspace, cache, tmp_path):
+    """Two installs of Rook (two virtual environments, one with another plugin)
+    sharing ~/.cache/rook: each overwrote the other's entry for the same files,
+    so every run of either validated everything again."""
+    from rook_core.testing import make_distribution
+
+    ws = rook_workspace
+    setup(ws)
+    site = make_distribution(
+        tmp_path / "site", "rook-extra", {"extra": "rook_extra"}, {"rook_extra.py": EXTRA}
+    )
+    other = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    assert rook(ws, cache)[1] == "True,True"
+    assert rook(ws, cache, env=other)[1] == "True,True"
+    for _ in range(2):
+        assert rook(ws, cache)[1] == "False,False"
+        assert rook(ws, cache, env=other)[1] == "False,False"
+    # one entry per install and file or folder, rewritten in place: the cache stays small
+    names = sorted(f.name.split("-")[0] for f in cache.iterdir())
+    assert names.count("profile") == 2 and names.count("scenarios") == 2, names
+
+
 def test_corrupt_untrusted_or_disabled_cache_is_not_used(rook_workspace, cache):
     ws = rook_workspace
     setup(ws)
