@@ -11,6 +11,7 @@ import math
 import unicodedata
 from typing import Any
 
+from rook_core.errors import listed
 from rook_core.hookio import loads
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, same_json_value
@@ -366,7 +367,7 @@ def _unobserved(view: EvidenceView) -> Verdict:
     if len(blind) < len(view.turns):
         return Verdict(
             UNVERIFIABLE,
-            f"the calls of turn(s) {', '.join(blind)} were not observed, so this cannot be verified",
+            f"the calls of {listed('turn', blind)} were not observed, so this cannot be verified",
         )
     return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rook_core.errors import listed
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
 
@@ -95,18 +96,23 @@ class MaxCost(CriterionType):
                     "the agent's usage has no cost (costUsd), so this cannot be verified",
                 )
             least = sum(seen.values()) + sum(partial.values())
-            blind = ", ".join(
-                f"{n} (some iterations)" if n in partial else str(n) for n in costs if n not in seen
+            blind = listed(
+                "turn",
+                [
+                    f"{n} (some iterations)" if n in partial else str(n)
+                    for n in costs
+                    if n not in seen
+                ],
             )
             if least > config:
                 return Verdict(
                     FAILED,
                     f"cost at least ${least:.4f} (max ${config:.4f}; in the turns that "
-                    f"reported it, not turn(s) {blind})",
+                    f"reported it, not {blind})",
                 )
             return Verdict(
                 UNVERIFIABLE,
-                f"turn(s) {blind} reported no cost (costUsd), so this cannot be verified "
+                f"{blind} reported no cost (costUsd), so this cannot be verified "
                 f"(the others: ${least:.4f})",
             )
         ok = cost <= config

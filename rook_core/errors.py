@@ -107,6 +107,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
 
 
+def listed(noun: str, items: list[str], plural: str | None = None) -> str:
+    """``turn 3``, ``turns 2, 3``: a noun and the items it names, in one line,
+    never ``turn(s) 2, 3``."""
+    return f"{noun if len(items) == 1 else plural or noun + 's'} {', '.join(items)}"
+
+
 def utf8(text: str) -> bool:
     """Whether ``text`` is UTF-8 text: not a command-line argument or path whose
     bytes were not (Python keeps them as lone surrogates, which no JSON record,

@@ -19,7 +19,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from .errors import counted
+from .errors import counted, listed
 from .models import (
     CRITERION_STATUSES,
     ERROR,
@@ -464,10 +464,11 @@ def every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:
     ended = record.get("conversation_ended") or {}
     if verdict.status != PASSED or not ended.get("not_sent"):
         return verdict
-    unsent = ", ".join(str(n) for n in ended["not_sent"])
+    unsent = [str(n) for n in ended["not_sent"]]
     return Verdict(
         UNVERIFIABLE,
-        f"{verdict.reason}; but turn(s) {unsent} were not sent: the conversation "
+        f"{verdict.reason}; but {listed('turn', unsent)} {'was' if len(unsent) == 1 else 'were'} "
+        "not sent: the conversation "
         f"ended after turn {ended.get('after_turn')} ({ended.get('reason')})",
     )
 

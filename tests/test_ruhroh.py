@@ -326,7 +326,7 @@ def test_a_rubric_over_all_turns_of_a_conversation_that_ended_early_is_unverifia
     r = rook_cli("run", "--json", "--judge-profile", "grader")
     every, last = scenario_of(r, "m")["criteria"]
     assert every["status"] == "unverifiable", every
-    assert "turn(s) 3 were not sent" in every["reason"]
+    assert "turn 3 was not sent" in every["reason"]
     assert last["status"] == "passed", last  # the last turn sent is the last turn
 
 
@@ -342,7 +342,7 @@ def test_a_plugin_judge_over_all_turns_of_a_conversation_that_ended_early_is_unv
     r = rook_cli("run", "--json")
     every, last = scenario_of(r, "m")["criteria"]
     assert every["status"] == "unverifiable", every
-    assert "turn(s) 3 were not sent" in every["reason"]
+    assert "turn 3 was not sent" in every["reason"]
     assert last["status"] == "passed", last
 
 
@@ -384,7 +384,7 @@ def test_a_terminal_status_mid_scenario_ends_the_conversation(
     assert r.statuses() == {"m": "passed", "late": "unverifiable", "every": "unverifiable"}
     assert [c["RUHROH_MESSAGE"] for c in calls(probe_dir)] == ["a", "b"] * 3
     every = scenario_of(r, "every")["criteria"][0]["reason"]
-    assert every.startswith("all 2 turns: ") and "turn(s) 3 were not sent" in every
+    assert every.startswith("all 2 turns: ") and "turn 3 was not sent" in every
     m = scenario_of(r, "m")
     assert [t["turn"] for t in m["turns"]] == [1, 2]
     assert m["turns"][1]["evidence"]["conversation_ended"] == f"the agent answered {status}"
