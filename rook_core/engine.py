@@ -820,7 +820,7 @@ class Engine:
                     except OutputError as exc:
                         result.status = "failed"
                         result.diagnosis = str(exc)
-                self._record_hook(record, result)
+                hooked = self._record_hook(record, result)
                 if not result.ok:
                     end(
                         INFRA_ERROR if result.infra else ERROR,
@@ -836,6 +836,7 @@ class Engine:
                 if has_token_counts(ev.usage):
                     record["observed"]["usage"] = True
                 record["turns"].append(self.redactor.data(ev.to_dict()))
+                record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
                 if result.end_conversation and n < len(scenario.turns):
                     self._end_conversation(record, n, len(scenario.turns), result)
                     break
@@ -889,7 +890,7 @@ class Engine:
                     except OutputError as exc:
                         result.status = "failed"
                         result.diagnosis = str(exc)
-                self._record_hook(record, result)
+                hooked = self._record_hook(record, result)
                 if not result.ok:
                     self._finish(record, ERROR, f"collect failed: {result.diagnosis}")
                     return
@@ -899,6 +900,7 @@ class Engine:
                         "for a phase it does not implement)"
                     )
                 record["collected"] = self.redactor.data(collected)
+                record["hooks"][-1] = {**hooked, "data": None}  # stored once: as collected
                 if collected and collected.get("calls") is not None:
                     record["observed"]["calls"] = True
                 if collected and has_token_counts(collected.get("usage")):

@@ -214,3 +214,56 @@ def test_atomic_write_writes_whole_files_and_leaves_no_temporary_file(tmp_path):
     with pytest.raises(RunStoreError, match="dir.json"):
         atomic_write(tmp_path / "dir.json", "{}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.json", "r.json"]
+
+
+BIG = r"""
+#!/usr/bin/env python3
+import json, sys
+if sys.argv[1] == "execute":
+    sys.stdin.read()
+    print(json.dumps({"output": "order " + "o" * 1_000_000 + " END-OF-ANSWER",
+                      "calls": [{"name": "lookup", "arguments": {"q": "c" * 300_000}}],
+                      "trace": "t" * 300_000 + " END-OF-TRACE"}))
+elif sys.argv[1] == "collect":
+    print(json.dumps({"log": "l" * 300_000 + " END-OF-LOG"}))
+"""
+
+
+def test_a_hooks_answer_is_stored_once_and_every_reader_still_has_it(
+    rook_workspace, rook_cli, tmp_path
+):
+    """An execute hook's answer was stored twice in its record: as the hook's
+    parsed data and as the turn (collect's as the hook's data and as collected),
+    so a 10 MiB answer made a 20 MB record. It is stored once, as the turn (as
+    collected), which is what the report, the judges and rook diff read."""
+    rook_workspace.script("big.py", BIG)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/big.py",
+                                                 "collect": "scripts/big.py"},
+                            "capabilities": {"calls": True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"contains": "order"}, {"called": "lookup"}]})
+    split = rook_cli("run", "--json", "--run-name", "big", "--phases", "prepare,open,execute")
+    assert split.statuses() == {"s": "pending"}, split.stderr
+    done = rook_cli("run", "--json", "--run", "big")  # judged from the stored record
+    assert done.statuses() == {"s": "passed"}, done.stderr
+    text = (rook_workspace.run_dir("big") / "scenarios" / "s.1.json").read_text()
+    for big in ("o" * 1_000_000, "c" * 300_000, "t" * 300_000, "l" * 300_000):
+        assert text.count(big) == 1, big[0]
+    assert len(text) < 2_200_000
+    record = json.loads(text)
+    (turn,) = record["turns"]
+    assert turn["output"].endswith(" END-OF-ANSWER") and turn["calls"][0]["name"] == "lookup"
+    assert turn["evidence"]["trace"].endswith(" END-OF-TRACE")
+    assert record["collected"]["evidence"]["log"].endswith(" END-OF-LOG")
+    execute = next(h for h in record["hooks"] if h["phase"] == "execute")
+    assert execute["status"] == "ok" and execute["turn"] == 1
+    out = tmp_path / "out"
+    rebuilt = rook_cli("report", "big", "--rebuild", "--report", f"json:{out}/r.json",
+                       "--report", f"junit:{out}/r.xml", "--report", f"markdown:{out}/r.md",
+                       "--report", f"html:{out}/r.html")
+    assert rebuilt.exit_code == 0, rebuilt.stderr
+    entry = json.loads((out / "r.json").read_text())["scenarios"][0]
+    assert entry["status"] == "passed" and entry["turns"][0]["output"] == turn["output"]
+    assert "order ooo" in (out / "r.html").read_text()
+    assert rook_cli("runs", "show", "big").exit_code == 0
+    assert rook_cli("diff", "big", "big").exit_code == 0

@@ -207,7 +207,7 @@ def test_scenarios_use_the_transport_criterion_judge_and_reporter(venv, acme_wor
     run_dir = Path(report["run"]["dir"])
     record = json.loads((run_dir / "scenarios" / "follow-up.1.json").read_text())
     assert [h["transport"] for h in record["hooks"]] == ["acme"] * 4  # open, 2 turns, close
-    assert record["hooks"][1]["data"]["conversation"].startswith("acme-")
+    assert record["turns"][0]["conversation"].startswith("acme-")  # the execute hook's answer
     rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     assert {(row["scenario"], row["status"]) for row in rows} == {
         ("order", "passed"),
