@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rook_core.errors import exception_text
+from rook_core.errors import exception_text, listed
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import (
     OVERDUE,
@@ -249,7 +249,7 @@ class Keywords:
             return "keywords needs words: a non-empty list of texts, none of them empty"
         unknown = set(config) - {"words", "min_score"}
         if unknown:
-            return f"keywords: unknown option(s) {', '.join(sorted(unknown))}"
+            return f"keywords: unknown {listed('option', sorted(unknown))}"
         ms = config.get("min_score", 1.0)
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 1:
             return "keywords: min_score must be a number from 0 to 1"

@@ -208,10 +208,12 @@ def _profile_note(dirs: list[Path], profile_id: Any) -> str | None:
 
 
 def shard_list(labels: list[str], most: int = 10) -> str:
-    """``1/4, 3/4``; past ``most`` labels, the first ones and how many in all."""
+    """``shard 1/4``, ``shards 1/4, 3/4``; past ``most`` labels, the first ones
+    and how many in all."""
+    noun = "shard" if len(labels) == 1 else "shards"
     if len(labels) <= most:
-        return ", ".join(labels)
-    return f"{', '.join(labels[:most])} ... ({len(labels)} in all)"
+        return f"{noun} {', '.join(labels)}"
+    return f"{noun} {', '.join(labels[:most])} ... ({len(labels)} in all)"
 
 
 def _still_unfinished(plan: list[str], n: int, labels: list[str], dirs: list[Path]) -> list[str]:
@@ -275,7 +277,7 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
         missing = _still_unfinished(base["plan"], n, missing, dirs)
     if missing and not partial:
         raise ConfigError(
-            f"run {base['id']}: no record of shard(s) {shard_list(missing)} in "
+            f"run {base['id']}: no record of {shard_list(missing)} in "
             f"{', '.join(str(d) for d in dirs)}; run them (rook run --run {base['id']} "
             "--shard I/N), or merge what there is with --partial"
         )

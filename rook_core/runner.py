@@ -30,6 +30,7 @@ from .errors import (
     RunStoreError,
     ScenarioError,
     counted,
+    listed,
 )
 from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
@@ -544,8 +545,9 @@ def prepare_run(
         if gone:
             rest = [i for i in planned_ids if i in by_id]
             raise ScenarioError(
-                f"--run {request.run_id}: scenario(s) {', '.join(gone)} of this run no longer exist "
-                f"in {agent.scenarios_dir}; restore the file(s) to finish them"
+                f"--run {request.run_id}: {listed('scenario', gone)} of this run no longer "
+                f"{'exists' if len(gone) == 1 else 'exist'} in {agent.scenarios_dir}; restore "
+                f"{'its file to finish it' if len(gone) == 1 else 'their files to finish them'}"
                 + (f", or finish the others with --only {','.join(rest)}" if rest else "")
             )
         scenarios = [by_id[i] for i in planned_ids if i in by_id]
@@ -571,7 +573,8 @@ def prepare_run(
             if other:  # silently running another number of repeats would mislead
                 raise ConfigError(
                     f"--repeat {request.repeat}: run {request.run_id} planned "
-                    f"{' or '.join(map(str, other))} run(s) of a scenario, and a run keeps its "
+                    f"{' or '.join(map(str, other))} {'run' if other == [1] else 'runs'} of a "
+                    "scenario, and a run keeps its "
                     "plan; leave --repeat out to finish it, or start a new run"
                 )
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)

@@ -557,6 +557,11 @@ def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
         {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": []}}]}])
     r = rook_cli("run")
     assert r.exit_code == 2 and "non-empty list" in r.stderr
+    # an unknown option is named as one, never "option(s)"
+    rook_workspace.scenario({"id": "s", "goal": "G", "criteria": [
+        {"judge": {"name": "keywords", "words": ["a"], "minscore": 0.5}}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "keywords: unknown option minscore" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("criterion, expected", [

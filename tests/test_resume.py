@@ -356,8 +356,8 @@ def test_a_scenario_removed_after_the_run_started_does_not_strand_the_others(
     refused = subprocess.run(rook(ws, "--run", run_id, "--phases", "collect,judge"),
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2, refused.stderr
-    assert "scenario(s) t of this run no longer exist" in refused.stderr
-    assert "restore the file(s) to finish them, or finish the others with --only s" in (
+    assert "scenario t of this run no longer exists" in refused.stderr
+    assert "restore its file to finish it, or finish the others with --only s" in (
         refused.stderr)
     rest = subprocess.run(rook(ws, "--run", run_id, "--phases", "collect,judge", "--only", "s"),
                           capture_output=True, text=True, timeout=120)
@@ -434,7 +434,7 @@ def test_a_finished_run_needs_no_file_of_a_scenario_removed_since(rook_workspace
     assert split.statuses() == {"s": "pending", "u": "pending"}, split.stderr
     (rook_workspace.agent_dir / "scenarios" / "u.yaml").unlink()
     refused = rook_cli("run", "--json", "--run", "split")
-    assert refused.exit_code == 2 and "scenario(s) u of this run no longer exist" in (
+    assert refused.exit_code == 2 and "scenario u of this run no longer exists" in (
         refused.stderr)
 
 

@@ -376,10 +376,10 @@ def test_a_missing_shard_is_refused_then_merged_partially_then_finished(tmp_path
     dirs = [str(Workspace(tmp_path / f"m{i}").run_dir("r-1")) for i in (1, 2)]
 
     refused = rook_cli("merge", "-w", str(main.root), *dirs)
-    assert refused.exit_code == 2 and "shard(s) 3/3" in refused.stderr
+    assert refused.exit_code == 2 and "shard 3/3" in refused.stderr
 
     partial = rook_cli("merge", "-w", str(main.root), *dirs, "--partial", "--json")
-    assert "without shard(s) 3/3" in partial.stderr
+    assert "without shard 3/3" in partial.stderr
     summary = partial.report["summary"]
     third = len(partition(json.loads((main.run_dir("r-1") / "run.json").read_text())["plan"], 3)[2])
     assert summary["pending"] == third > 0 and summary["coverage"] < 1
@@ -497,7 +497,7 @@ def test_many_shards_are_cheap_and_too_many_are_refused(rook_workspace, rook_cli
         assert r.exit_code in (0, 1), r.stderr
         assert len(r.report["scenarios"]) == (1 if i <= 11 else 0)
     r = rook_cli("merge", "-w", str(rook_workspace.root), "--run", "wide")
-    assert r.exit_code == 2 and "no record of shard(s) 3/100000, 4/100000," in r.stderr
+    assert r.exit_code == 2 and "no record of shards 3/100000, 4/100000," in r.stderr
     assert "(99997 in all)" in r.stderr and len(r.stderr) < 1000
     r = rook_cli("merge", "-w", str(rook_workspace.root), "--run", "wide", "--partial")
     assert r.exit_code == 1 and "(99997 in all)" in r.stderr and len(r.stderr) < 2000
@@ -751,7 +751,7 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli,
     assert cut.exit_code == 0  # a split run: the rest comes later
     r = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
     assert r.report["summary"]["pending"] > 0 and r.report["summary"]["failed"] == 0
-    assert r.exit_code == 1 and "still pending: shard(s) 2/2 did not finish" in r.stderr
+    assert r.exit_code == 1 and "still pending: shard 2/2 did not finish" in r.stderr
     # the command that finishes it, with the run and the shard (it said "--run ID --shard I/N")
     assert "finish each with: rook run --run ci --shard 2/2" in r.stderr, r.stderr
     # as printed, from anywhere: it names the workspace merge was given
@@ -1115,7 +1115,7 @@ def test_a_merged_run_a_shard_recorded_into_since_says_so_where_it_is_shown(
     assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
     assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
-    hint = "shard(s) 2/2 recorded scenario runs after run ci was merged"
+    hint = "shard 2/2 recorded scenario runs after run ci was merged"
     listed = rook_cli("runs")
     assert "merge again" in listed.stdout, listed.stdout
     (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]

@@ -264,7 +264,7 @@ def merge_command(
     for note in merged.notes:  # paths among them: a folder may be named after an env value
         click.echo(f"rook: warning: {redactor.text(note)}", err=True)
     if merged.missing:
-        click.echo(f"rook: merged without shard(s) {shard_list(merged.missing)}", err=True)
+        click.echo(f"rook: merged without {shard_list(merged.missing)}", err=True)
     if as_json:
         print_json(report)
     else:  # after a report to standard output (junit:-): to standard error
@@ -300,7 +300,7 @@ def _unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) ->
     shards = sorted({shard_by_key[k] for k in pending if k in shard_by_key})
     labels = [f"{i}/{count}" for i in shards] or ["I/N"]
     return (
-        f"shard(s) {shard_list(labels)} did not finish; finish each with: "
+        f"{shard_list(labels)} did not finish; finish each with: "
         f"rook run --run {run_id} --shard {labels[0]}"
         f"{_phases_left(report, shard_by_key, shards[0] if shards else None)}{where}, "
         "then merge again"

@@ -106,7 +106,7 @@ def warn_joined_since(run_path: Path) -> None:
     late = joined_since(run_path)
     if late:
         click.echo(
-            f"rook: warning: shard(s) {shard_list(late)} recorded scenario runs after run "
+            f"rook: warning: {shard_list(late)} recorded scenario runs after run "
             f"{run_path.name} was merged; this report leaves them out until: "
             f"rook merge --run {run_path.name}",
             err=True,
