@@ -309,24 +309,25 @@ def staged(path: Path) -> Iterator[Path]:
     reporter wrote beside it (named from it: ``index_files/``) are moved
     beside ``path`` first. Links are followed, as :func:`atomic_file` follows
     them. For Rook's own standard output or error (``/dev/stdout``, or the file
-    it is redirected to) a temporary file is copied into that stream, after
-    what was printed there, since opening it anew would truncate it; what else
+    it is redirected to) a file in a temporary folder is copied into that
+    stream, after what was printed there, since opening it anew would truncate
+    it, and the folder is removed with what else was written in it; what else
     is not a regular file (a FIFO, a device) is given as it is."""
     stream = own_stream(path)
     if stream is not None:
         import shutil
         import tempfile
 
-        fd, name = tempfile.mkstemp(prefix=".rook-report-", suffix=f".{path.name}")
-        os.close(fd)
+        folder = Path(tempfile.mkdtemp(prefix=".rook-report-"))  # with what it writes beside
+        name = folder / path.name
         try:
-            yield Path(name)
-            with open(name, "rb") as fh, atomic_file(path) as out:
-                out.flush()
-                shutil.copyfileobj(fh, getattr(out, "buffer", None) or out)
+            yield name
+            if os.path.lexists(name):
+                with open(name, "rb") as fh, atomic_file(path) as out:
+                    out.flush()
+                    shutil.copyfileobj(fh, getattr(out, "buffer", None) or out)
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
+            shutil.rmtree(folder, ignore_errors=True)
         return
     if is_special(path):
         yield path

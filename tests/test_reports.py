@@ -645,6 +645,32 @@ def test_a_reporters_companion_files_are_named_from_the_target(
     assert (out / "index_files" / "style.css").read_text() == "the last good style\n"
 
 
+def test_a_reporter_writing_to_standard_output_leaves_no_companion_files_behind(
+        rook_workspace, tmp_path):
+    # --report site:- gave the reporter $TMPDIR/.rook-report-XXXX.stdout, and the
+    # folder it wrote beside it ($TMPDIR/.rook-report-XXXX_files) stayed, one per run
+    import subprocess
+    import sys
+
+    from rook_core.testing import make_distribution
+
+    site = make_distribution(tmp_path / "site", "rook-site", {"site": "rook_site"},
+                             {"rook_site.py": SITE})
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": path}
+    proc = subprocess.run([sys.executable, "-m", "rook_core", "run", "--report", "site:-"],
+                          cwd=rook_workspace.root, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith('<link rel="stylesheet"'), proc.stdout
+    assert list(temp.iterdir()) == []
+
+
 class LeakyReporter:
     @hookimpl
     def rook_register_reporters(self, register):
