@@ -482,6 +482,21 @@ def test_min_pass_rate_is_validated(rook_workspace, rook_cli):
     assert r.exit_code == 2 and "--min-pass-rate" in r.stderr
 
 
+def test_a_min_pass_rate_of_minus_zero_is_shown_as_0(rook_workspace, rook_cli, tmp_path):
+    # accepted (-0 is within 0 to 1), it was shown as "gate --min-pass-rate -0",
+    # "gate (-0)" in Markdown and -0.0 in the JSON report
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    md = tmp_path / "r.md"
+    r = rook_cli("run", "--min-pass-rate", "-0", "--report", f"markdown:{md}")
+    assert r.exit_code == 0, r.stderr
+    assert "gate --min-pass-rate 0: every scenario reached it" in r.stdout, r.stdout
+    assert "gate (0)" in md.read_text() and "-0" not in md.read_text().split("\n")[0]
+    gate = rook_cli("report", "latest", "--json").report["summary"]["gate"]
+    assert str(gate["min_pass_rate"]) == "0.0", gate
+
+
 def test_unknown_report_format_names_the_installed_ones(rook_workspace, rook_cli):
     rook_workspace.script("agent.py", AGENT)
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})

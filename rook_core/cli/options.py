@@ -60,7 +60,7 @@ class Rate(click.ParamType):
             self.fail(f"{value!r} is not a number between 0 and 1", param, ctx)
         if not math.isfinite(rate) or not 0 <= rate <= 1:
             self.fail(f"{value!r} is not a number between 0 and 1", param, ctx)
-        return rate
+        return rate or 0.0  # -0 is 0: never shown as "gate -0"
 
 
 RATE = Rate()
