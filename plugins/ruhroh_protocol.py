@@ -128,6 +128,8 @@ def final_line_problem(stdout: str) -> str | None:
     if not lines:
         return None
     line = lines[-1].strip()
+    if line.startswith("}"):
+        return _spread_object(lines)
     if not line.lstrip("\ufeff").startswith(("{", "[")):
         return None
     try:
@@ -141,6 +143,25 @@ def final_line_problem(stdout: str) -> str | None:
     if "status" not in value:
         keys = ", ".join(sorted(map(str, value))[:20]) or "none"
         return f'its final JSON line has no "status" field (keys: {keys})'
+    return None
+
+
+def _spread_object(lines: list[str]) -> str | None:
+    """The problem of output that ends with a JSON object printed over several
+    lines (``jq``, ``json.dumps(indent=2)``): the last line alone is ``}``."""
+    for start in range(len(lines) - 2, max(len(lines) - 200, -1), -1):
+        if not lines[start].lstrip().startswith("{"):
+            continue
+        try:
+            value = hookio.loads("\n".join(lines[start:]))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return (
+                f"its final JSON object spans {len(lines) - start} lines (pretty-printed); "
+                "the final JSON line is one line: print it compact (jq -c, "
+                "JSON.stringify(x), json.dumps(x))"
+            )
     return None
 
 

@@ -1438,6 +1438,26 @@ def test_a_final_line_that_gives_no_status_says_why(final_line, why, rook_worksp
     assert "stderr: calling the agent CLI failed" in s["reason"], s["reason"]
 
 
+def test_a_final_json_object_over_several_lines_is_named_as_the_cause(rook_workspace, rook_cli):
+    # jq and json.dumps(indent=2) print an object over several lines: the last line is
+    # "}", and the diagnosis said only that no status was reported, quoting the lines
+    wrapper = rook_workspace.script(
+        "pretty.sh",
+        """
+        #!/bin/bash
+        echo 'working on it'
+        printf '{\\n  "status": "goal_satisfied",\\n  "output": "done"\\n}\\n'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error", s
+    assert "its final JSON object spans 4 lines" in s["reason"], s["reason"]
+    assert "jq -c" in s["reason"], s["reason"]
+
+
 def test_a_removed_agent_workspace_is_named_as_the_cause(rook_workspace, rook_cli):
     # a coding agent that cleans up by removing its workspace: the next call could not
     # start, and the diagnosis said the wrapper itself was not found
