@@ -176,15 +176,30 @@ def resolve_command(
         else:
             raise ConfigError(
                 f"ruhroh command {first!r} not found; tried {' and '.join(str(c) for c in tried)}"
+                + _unexpanded(first)
             )
     else:
         found = shutil.which(first)
         if found is None:
-            raise ConfigError(f"ruhroh command {first!r} is not installed (not on PATH)")
+            raise ConfigError(
+                f"ruhroh command {first!r} is not installed (not on PATH)" + _unexpanded(first)
+            )
         argv = [found]
     if scripts and len(argv) == 1:
         rest = _script_argument(argv[0], rest, workspace, agent_dir, template)
     return [*argv, *rest]
+
+
+def _unexpanded(program: str) -> str:
+    """Why a program naming a variable (``$HOME/w.sh``) was not found: no shell runs
+    the command line, so nothing expands the variable."""
+    found = re.search(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", program)
+    if found is None:
+        return ""
+    return (
+        f" (the command line is not run through a shell, so ${found.group(1)} is not "
+        "expanded: write the path itself, or run it with bash -c '...')"
+    )
 
 
 def resolve_dir(raw: str, what: str, workspace: Path, agent_dir: Path) -> str:

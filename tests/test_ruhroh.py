@@ -984,6 +984,9 @@ def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_di
         ({"ruhroh": {"command": "no-such-program-xyz"}}, "not on PATH"),
         ({"ruhroh": {"command": BASH, "max_iterations": 0}}, "hooks.execute.ruhroh.max_iterations"),
         ({"ruhroh": {"command": BASH, "bogus": 1}}, "hooks.execute.ruhroh.bogus"),
+        # a variable in the program's path: no shell expands it ("not found; tried .../$HOME/w.sh")
+        ({"ruhroh": "$HOME/w.sh"}, "not run through a shell, so $HOME is not expanded"),
+        ({"ruhroh": "${AGENT_BIN} --fast"}, "not run through a shell, so $AGENT_BIN is not expanded"),
         # the entry's keys, written inside ruhroh: said only "Unknown field; expected one of ..."
         (
             {"ruhroh": {"command": BASH, "timeout_seconds": 900}},
