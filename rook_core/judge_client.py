@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import hookio
-from .definitions import find_profile
+from .definitions import agent_secret_names, find_profile
 from .engine import base_environment, check_env, hook_env, resolve_entries
 from .errors import ConfigError, HookFailed, PluginError, RookError
 from .hookio import OutputError, preview, turn_evidence
@@ -406,7 +406,16 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
 
 def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> JudgeClient:
     """The judge profile ``ref`` names, checked as any profile (exit 2 on a problem)."""
-    judge_agent, profile = find_judge_profile(agent, ref, rook)
+    try:
+        judge_agent, profile = find_judge_profile(agent, ref, rook)
+    except ConfigError:  # named with its folder: the secrets of every profile there
+        other = ref.partition("/")[0] if "/" in ref else ""
+        folders = [agent.profiles_dir]
+        if other not in ("", ".", ".."):
+            folders.append(agent.dir.parent / other / "profiles")
+        for name in [n for folder in folders for n in agent_secret_names(folder)]:
+            redactor.add(name, os.environ.get(name, ""))
+        raise
     for e in profile.env:  # before its checks: their messages name paths
         redactor.add(e.variable, os.environ.get(e.variable, ""))
     resolve_entries(rook, profile, judge_agent)

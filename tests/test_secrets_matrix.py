@@ -1305,3 +1305,32 @@ def test_a_judge_profile_refused_for_its_hook_redacts_its_own_secret(tmp_path, m
     assert "ws-[redacted:JUDGE_KEY]/scripts/missing.sh" in r.stderr, r.stderr
     assert judge_key not in r.stdout + r.stderr
     assert not any(ws.runs_dir.iterdir())
+
+
+def test_a_judge_profile_not_found_redacts_the_secrets_of_the_agent_s_profiles(
+    tmp_path, monkeypatch
+):
+    """rook run --judge-profile nosuch named the profiles folder in the clear
+    when it held the env value of another profile of the agent (the judge
+    meant, say), though rook run --profile nosuch redacts it: only the run
+    profile's env was redacted."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    judge_key = "jk-9Secret-judge-44"
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("JUDGE_KEY", judge_key)
+    ws = Workspace(tmp_path / f"ws-{judge_key}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.profile({"id": "grader", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "JUDGE_KEY", "purpose": "judge model key"}]}, active=False)
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "says hi"}]})
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--judge-profile", "nosuch",
+                        "-w", str(ws.root)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "judge profile 'nosuch': profile 'nosuch' not found" in r.stderr
+    assert "ws-[redacted:JUDGE_KEY]/.testmuai" in r.stderr, r.stderr
+    assert judge_key not in r.stdout + r.stderr
