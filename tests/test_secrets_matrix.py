@@ -1277,6 +1277,11 @@ def test_rook_merge_refusing_a_run_redacts_its_folder(tmp_path, monkeypatch):
         assert r.returncode == 2 and "was not sharded; nothing to merge" in r.stderr, r.stderr
         assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv[:2])}")
+    # a directory that holds no run, in the workspace: the agent's profiles say what is secret
+    (ws.root / "notarun").mkdir()
+    r = rook("merge", str(ws.root / "notarun"), "-w", str(ws.root))
+    assert r.returncode == 2 and "not a Rook run directory" in r.stderr, r.stderr
+    assert "ws-[redacted:API_TOKEN]/notarun" in r.stderr, r.stderr
 
 
 def test_a_judge_profile_refused_for_its_hook_redacts_its_own_secret(tmp_path, monkeypatch):

@@ -222,7 +222,8 @@ def merge_command(
     rook = plugins.build_plugin_manager()
     with history.flags_redacted(workspace, project, agent):  # a folder as typed: a secret?
         wanted = parse_report_options(reports, rook)
-    with _bad_input():
+    # a directory named as given: the agent's profiles say what is secret in it
+    with _bad_input(), history.flags_redacted(workspace, project, agent):
         target = _target(
             run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
         )
