@@ -731,7 +731,7 @@ def test_a_hook_stopped_in_the_middle_of_a_secret_shows_no_piece_of_it(
     monkeypatch.setenv("API_TOKEN", SECRET)
     ws = rook_workspace
     ws.script("stopped.py", STOPPED)
-    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/stopped.py", "timeout_seconds": 1}},
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/stopped.py", "timeout_seconds": 5}},
                 "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
     ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json")
