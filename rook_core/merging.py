@@ -265,7 +265,7 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
                 f"{d}: holds run {other.get('id')}, which was not sharded, not a copy of "
                 "these shards' run; merge them elsewhere (--into DIR) or move it away"
             )
-        check_same_run(other, base, str(d / "run.json"), None)
+        check_same_run(other, base, str(d / "run.json"), None, str(first_dir))
     n = int(base["shards"])
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}
     for d in dirs:

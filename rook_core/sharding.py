@@ -283,10 +283,15 @@ def publish(run: RunDir, manifest: dict[str, Any], shard: Shard | None) -> None:
 
 
 def check_same_run(
-    existing: dict[str, Any], mine: dict[str, Any], where: str, shard: Shard | None
+    existing: dict[str, Any],
+    mine: dict[str, Any],
+    where: str,
+    shard: Shard | None,
+    against: str = "the other copies",
 ) -> None:
-    """Refuse to join a run whose profile, plan or shard count differs from this one's."""
-    who = f"--shard {shard.label}" if shard else "this run"
+    """Refuse to join a run whose profile, plan or shard count differs from this one's
+    (``shard``'s; without one, ``rook merge``'s copy ``against``)."""
+    who, ours_is = (f"--shard {shard.label}", "this shard") if shard else ("rook merge", against)
     if existing.get("profile", {}).get("id") != mine.get("profile", {}).get("id"):
         raise ConfigError(
             f"{who}: {where} was made with profile {existing.get('profile', {}).get('id')!r}, "
@@ -296,7 +301,7 @@ def check_same_run(
         theirs, ours = set(existing.get("plan") or []), set(mine.get("plan") or [])
         diff = sorted(theirs ^ ours)[:5]
         raise ConfigError(
-            f"{who}: {where} planned other scenario runs than this shard "
+            f"{who}: {where} planned other scenario runs than {ours_is} "
             f"(differing: {', '.join(diff) or 'the order'}); every shard must select the same "
             "scenarios from the same workspace (same flags, same commit)"
         )

@@ -452,6 +452,20 @@ def test_a_merge_of_shards_run_with_different_profiles_says_so(tmp_path, rook_cl
     assert dirs[1] in merged.stderr, merged.stderr
 
 
+def test_a_merge_of_copies_that_planned_other_runs_names_them_as_a_merge(tmp_path, rook_cli):
+    """rook merge of two machines' copies that planned other scenario runs said
+    'this run: ... planned other scenario runs than this shard', though no shard ran."""
+    for i, count in ((1, 4), (2, 5)):
+        ws = _ok_workspace(Workspace(tmp_path / f"m{i}"), count)
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run", "ci")
+        assert r.exit_code == 0, r.stderr
+    dirs = [str(Workspace(tmp_path / f"m{i}").run_dir("ci")) for i in (1, 2)]
+    r = rook_cli("merge", "--into", str(tmp_path / "out"), *dirs)
+    assert r.exit_code == 2, r.stderr
+    assert f"rook merge: {dirs[1]}/run.json planned other scenario runs than {dirs[0]}" in r.stderr
+    assert "this shard" not in r.stderr and "this run" not in r.stderr, r.stderr
+
+
 def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(
     rook_workspace, rook_cli, tmp_path
 ):
