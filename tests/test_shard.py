@@ -1281,7 +1281,8 @@ def test_late_shards_recording_at_once_each_note_they_must_be_merged_again(
         "ok.sh",  # all answer at once; the shard's next ones hang
         f"#!/bin/bash\ncat >/dev/null\nif [ -e {gate}/open ]; then\n"
         f"  if [ -e {gate}/$PPID ]; then sleep 60; fi; touch {gate}/$PPID\n"
-        f"  while [ $(ls {gate} | wc -l) -lt {n} ]; do sleep 0.01; done\nfi\n"
+        f"  for _ in $(seq 3000); do [ $(ls {gate} | wc -l) -ge {n} ] && break; sleep 0.01; done\n"
+        "fi\n"
         "echo '{\"output\": \"fine\"}'\n",
     )
     assert rook_cli("run", "--shard", f"1/{n}", "--run-name", "ci").exit_code == 0
@@ -1308,9 +1309,14 @@ def test_late_shards_recording_at_once_each_note_they_must_be_merged_again(
                     break
             time.sleep(0.05)
         assert noted == late
-    finally:
+    finally:  # SIGTERM: each shard ends its hooks too (a SIGKILL would leave them running)
         for proc in procs:
-            os.killpg(proc.pid, 9)
-            proc.wait()
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
     (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]
     assert row["unjoined_shards"] == late
