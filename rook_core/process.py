@@ -48,6 +48,9 @@ SPAWN_RETRIES = 3
 SPAWN_BACKOFF = 0.1
 
 _live_groups: set[int] = set()
+# The groups of those live ones whose hook (their leader) exited and was reaped:
+# any child of Rook in one is an orphan Rook adopted (see _reap_left).
+_left_groups: set[int] = set()
 # Tasks cancelled after their hook had exited: run_process kept the hook's
 # result and asked for the cancellation again (see _cancel_later).
 _cancel_pending: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
@@ -278,6 +281,9 @@ async def run_process(
         result.returncode = child.close()
         if not group_alive(pgid):
             _live_groups.discard(pgid)
+        elif result.returncode is not None:  # it left a process in its group
+            _left_groups.add(pgid)
+            _reap_left()
     result.stdout, result.stderr = child.output()
     return result
 
@@ -307,6 +313,33 @@ async def _watch(
     if child.overflow and result.overflow is None and not result.timed_out:
         result.overflow = child.overflow
         result.notes += await _terminate_group(pid, child, kill_grace, marker)
+
+
+def _reap_left() -> None:
+    """Reap the processes hooks left in their groups that have exited since
+    (Rook adopted them: unreaped, they would pile up as zombies for the whole
+    run, each holding a pid, and keep their group alive); forget the groups
+    left with nothing running. Only when a hook left something behind."""
+    for pgid in list(_left_groups):
+        try:
+            os.kill(pgid, 0)
+            taken = True
+        except ProcessLookupError:  # the hook (reaped) is gone: what is in its group, it left
+            taken = False
+        except OSError:
+            taken = True
+        if taken:  # a pid is never a process's while a group has it as id: the group
+            # ended, and the id is another's now (a new hook's, say): never reaped here
+            _left_groups.discard(pgid)
+            continue
+        try:
+            while os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG) is not None:
+                pass
+        except OSError:  # ChildProcessError: no child of Rook left in it
+            pass
+        if not group_alive(pgid):
+            _left_groups.discard(pgid)
+            _live_groups.discard(pgid)
 
 
 def _kill_tree(pgid: int) -> None:
@@ -471,11 +504,13 @@ def kill_leftovers(marker: Mapping[str, str] | None = None, scrubbed: bool = Fal
     those that cleared their environment (see :func:`procscan.marked_orphans`).
     Returns what was killed."""
     notes = []
+    _reap_left()  # a group whose processes have all exited since is no leftover
     for pgid in sorted(_live_groups):
         if group_alive(pgid):
             _killpg(pgid, signal.SIGKILL)
             notes.append(f"killed leftover process group {pgid}")
     _live_groups.clear()
+    _left_groups.clear()
     orphans = procscan.marked_orphans(marker or {}, scrubbed=scrubbed)
     for p in _kill_pids(orphans, signal.SIGKILL):
         notes.append(f"killed pid {p}, a hook's descendant that outlived its hook")

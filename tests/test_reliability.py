@@ -401,6 +401,37 @@ def test_a_process_rook_started_that_is_no_hooks_descendant_survives_the_run(
             child.wait()
 
 
+def test_short_background_processes_hooks_leave_do_not_pile_up_as_zombies(rook_workspace, tmp_path):
+    """Each hook leaves a short background job (a fire-and-forget log call) that
+    ends just after the hook: Rook adopts it and reaps it, so its exited
+    processes do not pile up for the whole run (each holds a pid, and counts
+    against the user's process limit), and the run does not record killing
+    groups in which nothing was running any more."""
+    ws = rook_workspace
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        g=$(cat)
+        if [ "$g" = last ]; then
+          sleep 0.5
+          ps -o stat= --ppid $PPID | grep -c Z > {tmp_path}/zombies
+        else
+          sleep 0.05 &
+        fi
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for i in range(30):
+        ws.scenario({"id": f"s{i:02}", "goal": "x", "criteria": [{"contains": "ok"}]})
+    ws.scenario({"id": "zz", "goal": "last", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json", "-j", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert int((tmp_path / "zombies").read_text()) <= 2
+    manifest = json.loads((Path(json.loads(r.stdout)["run"]["dir"]) / "run.json").read_text())
+    assert not manifest.get("kills"), manifest["kills"]
+
+
 def test_a_second_process_resuming_the_same_run_is_refused(slow_ws):
     ws = slow_ws
     proc = start(ws)
