@@ -441,7 +441,7 @@ def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profil
 
     twins = []
     for other in candidates:
-        if other == path:
+        if other == path or not other.is_file():  # a FIFO would never answer a read
             continue
         try:
             if profile.id not in other.read_text(encoding="utf-8", errors="replace"):
