@@ -436,9 +436,8 @@ def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profil
     """``profile`` (read from ``path``), unless another of the ``candidates``
     holds its id too: a run pins the id, and resuming it would load whichever
     file the id finds first, another profile's hooks. Only a file whose text
-    holds the id is parsed."""
-    from .yamlio import load_yaml
-
+    holds the id is parsed (and only then is PyYAML imported: a run with its
+    definitions cached imports none)."""
     twins = []
     for other in candidates:
         if other == path or not other.is_file():  # a FIFO would never answer a read
@@ -448,6 +447,8 @@ def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profil
                 continue
             if other.samefile(path):  # a link to the same file: the same hooks
                 continue
+            from .yamlio import load_yaml
+
             data = load_yaml(other, ProfileError)
         except (OSError, ProfileError):
             continue  # a broken file is no match (rook profile list flags it)

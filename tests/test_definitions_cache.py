@@ -32,6 +32,7 @@ except SystemExit as exc:
     code = exc.code
 print(f"validated={'rook_core.scenario' in sys.modules},"
       f"{'rook_core.profile' in sys.modules}", file=sys.stderr)
+print(f"parsed={'yaml' in sys.modules}", file=sys.stderr)  # PyYAML imported at all
 sys.exit(code)
 """
 
@@ -80,6 +81,7 @@ def test_second_run_uses_the_cache_and_edits_are_seen(rook_workspace, cache):
     proc, validated, report = rook(ws, cache)
     assert proc.returncode == 0, proc.stderr
     assert validated == "False,False", "nothing changed: nothing validated"
+    assert "parsed=False" in proc.stderr, "nothing changed: PyYAML is not even imported"
     assert report["summary"]["passed"] == 1
 
     # Same size, new content: the scenario is validated again and its new goal runs.
