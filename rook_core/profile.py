@@ -323,6 +323,13 @@ def _explain_phases(errors: dict[str, Any]) -> None:
         if isinstance(problem, dict) and "key" in problem:
             close = did_you_mean(str(key), HOOK_PHASES)
             hint = f"did you mean {close}?" if close else f"the phases are {', '.join(HOOK_PHASES)}"
+            if key == "judge":  # the lifecycle's last phase, but Rook's: no hook runs it
+                hint = (
+                    "judge is Rook's own phase, which no hook runs: a scenario's criteria "
+                    "are judged by Rook, and a model judge is a judge profile "
+                    "(judge_profile in config.yaml, or --judge-profile; docs/judges.md); "
+                    f"the phases a profile hooks are {', '.join(HOOK_PHASES)}"
+                )
             found[key] = [f"unknown phase; {hint}"]  # its value matters no more
 
 

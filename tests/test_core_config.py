@@ -67,6 +67,11 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"exec": "scripts/h.sh"}},
             ["hooks.exec: unknown phase; did you mean execute?\n"],
         ),
+        (  # it said only "the phases are ...", as if judge were a typo
+            {"id": "p", "hooks": {"execute": "scripts/h.sh", "judge": "scripts/j.sh"}},
+            ["hooks.judge: unknown phase; judge is Rook's own phase, which no hook runs",
+             "judge_profile in config.yaml, or --judge-profile"],
+        ),
         ({"id": "Not A Slug", "hooks": {"execute": "scripts/h.sh"}}, ["id", "slug"]),
         ({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "concurrency": 0}, ["concurrency"]),
         (
