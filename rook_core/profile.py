@@ -333,10 +333,17 @@ def _explain_phases(errors: dict[str, Any]) -> None:
             found[key] = [f"unknown phase; {hint}"]  # its value matters no more
 
 
+EMPTY_MEANS_NONE = ("env", "hook_env", "capabilities", "limits")
+"""Keys whose empty value (YAML's null) means their default: none declared."""
+
+
 def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
     """Validate a profile mapping; every problem is reported with its field path."""
     if not isinstance(data, dict):
         raise ProfileError(f"{source}: a profile must be a mapping (name, id, hooks, ...)")
+    # a key with nothing but comments under it (`env:` above a commented-out
+    # `# - variable: API_KEY`) is YAML's null: none of them, as if left out
+    data = {k: v for k, v in data.items() if not (v is None and k in EMPTY_MEANS_NONE)}
     errors: dict[str, Any] = {}
     try:
         loaded = _PROFILE_SCHEMA.load(data)

@@ -197,6 +197,21 @@ def test_invalid_profile_is_refused_with_the_field_path(ws, rook_cli, profile, n
     refused(rook_cli("run"), ws, *needles)
 
 
+def test_a_profile_key_holding_only_comments_means_none(ws, rook_cli):
+    """`env:` above a commented-out entry is YAML's null: it was refused ('env: Field
+    may not be null.'), though the user declared nothing, as if the key were left out."""
+    (ws.agent_dir / "profiles" / "p.yaml").write_text(
+        "id: p\nhooks:\n  execute: scripts/h.sh\n"
+        "env:\n  # - variable: API_KEY\n  #   purpose: the agent's key\n"
+        "hook_env:\n  # MODE: test\n"
+        "capabilities:\nlimits:\n"
+    )
+    (ws.agent_dir / "profiles" / "active").write_text("p\n")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"s": "passed"}
+
+
 def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     ws.profile("id: p\nhooks: [unclosed\n", name="p")
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
