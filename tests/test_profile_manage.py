@@ -82,6 +82,22 @@ def test_use_and_list_mark_the_active_one(rook_workspace, rook_cli):
     assert cli(rook_cli, ws, "use", "nope").exit_code == 2
 
 
+def test_use_refuses_a_folder_named_active_as_a_mistake(rook_workspace, rook_cli):
+    """A folder profiles/active made 'rook profile use' fail with exit 1 ('cannot
+    write ...: Is a directory'): it is the user's mistake (exit 2), and kept."""
+    ws = rook_workspace
+    two_profiles(ws)
+    active = ws.agent_dir / "profiles" / "active"
+    active.unlink()
+    active.mkdir()
+    (active / "notes.txt").write_text("mine\n")
+    r = cli(rook_cli, ws, "use", "staging")
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert f"{active}: a folder" in r.stderr and "move the folder away" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert (active / "notes.txt").read_text() == "mine\n"
+
+
 def test_rename_changes_the_name_only(rook_workspace, rook_cli):
     ws = rook_workspace
     two_profiles(ws)

@@ -196,7 +196,15 @@ def use_command(workspace: str | None, project: str | None, agent: str | None, n
 
     s = Session(workspace, project, agent)
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
-    atomic_write(s.agent.profiles_dir / "active", p.id + "\n")
+    active = s.agent.profiles_dir / "active"
+    if active.is_dir():  # a user's folder: never replaced, and no file could be written there
+        from ..errors import ConfigError
+
+        raise ConfigError(
+            f"{active}: a folder, where Rook keeps the active profile's id in a file of "
+            "that name; move the folder away, then run this again"
+        )
+    atomic_write(active, p.id + "\n")
     s.say(f"active profile: {p.id}")
 
 
