@@ -305,12 +305,9 @@ def _mapping(value: Any) -> dict[Any, Any]:
 
 def _env_names(data: dict[str, Any]) -> set[str]:
     """The variable names ``env`` declares, as the file writes them."""
-    refs = data.get("env")
-    return {
-        ref["variable"]
-        for ref in (refs if isinstance(refs, list) else [])
-        if isinstance(ref, dict) and isinstance(ref.get("variable"), str)
-    }
+    from .definitions import env_names
+
+    return set(env_names(data))
 
 
 def _explain_phases(errors: dict[str, Any]) -> None:
