@@ -1284,14 +1284,10 @@ def test_rook_merge_refusing_a_run_redacts_its_folder(tmp_path, monkeypatch):
     assert "ws-[redacted:API_TOKEN]/notarun" in r.stderr, r.stderr
 
 
-def test_a_judge_profile_refused_for_its_hook_redacts_its_own_secret(tmp_path, monkeypatch):
-    """rook run with a judge profile whose hook script is missing said 'hook
-    script ... not found; tried /path/ws-JUDGE_SECRET/scripts/...' in the clear
-    (rook doctor of the same workspace redacts it): the judge profile's env
-    was added to the run's redactor only after its hooks were resolved."""
-    import subprocess
-    import sys
-
+def _judged_workspace(tmp_path, monkeypatch, judge_hook: str):
+    """A workspace whose path holds the judge profile's key (grader, not active,
+    its execute hook ``judge_hook``) beside the agent's profile p, and one
+    rubric scenario."""
     from rook_core.testing import Workspace
 
     judge_key = "jk-9Secret-judge-44"
@@ -1301,9 +1297,21 @@ def test_a_judge_profile_refused_for_its_hook_redacts_its_own_secret(tmp_path, m
     ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
     ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
                 "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
-    ws.profile({"id": "grader", "hooks": {"execute": "scripts/missing.sh"},
+    ws.profile({"id": "grader", "hooks": {"execute": judge_hook},
                 "env": [{"variable": "JUDGE_KEY", "purpose": "judge model key"}]}, active=False)
     ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "says hi"}]})
+    return ws, judge_key
+
+
+def test_a_judge_profile_refused_for_its_hook_redacts_its_own_secret(tmp_path, monkeypatch):
+    """rook run with a judge profile whose hook script is missing said 'hook
+    script ... not found; tried /path/ws-JUDGE_SECRET/scripts/...' in the clear
+    (rook doctor of the same workspace redacts it): the judge profile's env
+    was added to the run's redactor only after its hooks were resolved."""
+    import subprocess
+    import sys
+
+    ws, judge_key = _judged_workspace(tmp_path, monkeypatch, "scripts/missing.sh")
     r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--judge-profile", "grader",
                         "-w", str(ws.root)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "hook script 'scripts/missing.sh' not found" in r.stderr, r.stderr
@@ -1322,18 +1330,7 @@ def test_a_judge_profile_not_found_redacts_the_secrets_of_the_agent_s_profiles(
     import subprocess
     import sys
 
-    from rook_core.testing import Workspace
-
-    judge_key = "jk-9Secret-judge-44"
-    monkeypatch.setenv("API_TOKEN", SECRET)
-    monkeypatch.setenv("JUDGE_KEY", judge_key)
-    ws = Workspace(tmp_path / f"ws-{judge_key}")
-    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
-                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
-    ws.profile({"id": "grader", "hooks": {"execute": "scripts/echo.sh"},
-                "env": [{"variable": "JUDGE_KEY", "purpose": "judge model key"}]}, active=False)
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "says hi"}]})
+    ws, judge_key = _judged_workspace(tmp_path, monkeypatch, "scripts/echo.sh")
     r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--judge-profile", "nosuch",
                         "-w", str(ws.root)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "judge profile 'nosuch': profile 'nosuch' not found" in r.stderr
