@@ -815,6 +815,15 @@ def test_a_merge_names_a_run_json_of_another_shape_never_a_traceback(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+def _damage_shard_part(ws, key, value):
+    """Give shard 2's run.shard-2-of-2.json ``value`` at ``key``; its path and data."""
+    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
+    data = json.loads(path.read_text())
+    data[key] = value
+    path.write_text(json.dumps(data))
+    return path, data
+
+
 @pytest.mark.parametrize(("key", "value", "named"), [
     ("created", "x", "'created' is a string"),
     ("invocations", 5, "'invocations' is a whole number"),
@@ -827,10 +836,7 @@ def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
     # A shard's run.shard-I-of-N.json with a value of another type (edited by
     # hand, damaged) made 'rook merge' a TypeError traceback.
     ws = _two_shards_run(rook_workspace, rook_cli)
-    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
-    data = json.loads(path.read_text())
-    data[key] = value
-    path.write_text(json.dumps(data))
+    path, data = _damage_shard_part(ws, key, value)
     r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
     assert r.exception is None, r.exception
     assert r.exit_code == 2 and f"{path}: {named}, not what Rook writes there" in r.stderr, (
@@ -848,10 +854,7 @@ def test_a_shard_resume_refuses_its_part_of_another_shape(
     # shape (edited by hand, damaged), ran and exited 0, keeping it: 'rook merge'
     # then refused it
     ws = _two_shards_run(rook_workspace, rook_cli)
-    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
-    data = json.loads(path.read_text())
-    data[key] = value
-    path.write_text(json.dumps(data))
+    path, data = _damage_shard_part(ws, key, value)
     r = rook_cli("run", "--run", "ci", "--shard", "2/2")
     assert r.exception is None, r.exception
     assert r.exit_code == 2 and f"{path}: {named}, not what Rook writes there" in r.stderr, (
