@@ -31,7 +31,6 @@ from .plain import plain
 from .report import write_report
 from .sharding import BASE_KEYS, PART, Shard, check_same_run, shard_of
 from .store import atomic_write, dumps, planned_records, read_json, read_record
-from .yamlio import load_yaml
 
 
 @plain
@@ -180,6 +179,8 @@ def combine(base: dict[str, Any], parts: dict[int, dict[str, Any]], path: Path) 
 
 def _profile_as_used(run_dir: Path) -> Any:
     """The run's ``profile.yaml`` as data (its text when it is not YAML), or ``None``."""
+    from .yamlio import load_yaml  # only rook merge: rook report reads this module too
+
     path = run_dir / "profile.yaml"
     if not path.is_file():
         return None
