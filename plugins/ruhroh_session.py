@@ -232,7 +232,9 @@ class Runtime:
 
 
 def ruhroh_env(session: Session, call: HookCall, turn: TurnInput) -> dict[str, str]:
-    """The phase environment plus every ``RUHROH_*`` variable of the reference."""
+    """The phase environment plus every ``RUHROH_*`` variable of the reference;
+    ``ROOK_CONVERSATION`` is the session's latest handle (a ``continue`` call of
+    the same turn may have changed it)."""
     env = dict(call.env)
     env.update(
         {
@@ -252,4 +254,6 @@ def ruhroh_env(session: Session, call: HookCall, turn: TurnInput) -> dict[str, s
             "RUHROH_RUN_COUNT": str(session.repeat_count),
         }
     )
+    if not session.handle_assigned:  # the agent's (or open's) latest handle, as for any hook;
+        env["ROOK_CONVERSATION"] = session.handle  # never the one Rook made up
     return env

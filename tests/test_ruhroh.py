@@ -217,6 +217,49 @@ def test_a_session_handle_that_is_a_number_or_object_is_its_json_text(
     assert r.report["run"]["capabilities"]["observed"]["multi_turn"] is True
 
 
+ROTATING = r"""
+#!/usr/bin/env python3
+import json, os
+it = int(os.environ["RUHROH_ITERATION"])
+with open(os.path.join(os.environ["PROBE_DIR"], f"{it}.seen"), "w") as fh:
+    json.dump([os.environ.get("RUHROH_SESSION_HANDLE"), os.environ.get("ROOK_CONVERSATION")], fh)
+print(json.dumps({"status": "continue" if it < 3 else "goal_satisfied", "output": "ok",
+                  "sessionHandle": f"h-{it}"}))
+"""
+
+
+def test_a_handle_changed_by_a_continue_call_reaches_the_next_call_and_later_hooks(
+    rook_workspace, rook_cli, probe_dir
+):
+    """A wrapper that reports a new sessionHandle on each call: the next call gets it
+    as RUHROH_SESSION_HANDLE and as ROOK_CONVERSATION (the hook contract's handle),
+    also within the last turn's continue calls, and the close hook gets the latest."""
+    wrapper = rook_workspace.script("rotating.py", ROTATING)
+    rook_workspace.script(
+        "close.sh",
+        """
+        #!/bin/bash
+        printf '%s' "$ROOK_CONVERSATION" > "$PROBE_DIR/close.seen"
+        echo '{}'
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": str(wrapper)}, "close": "scripts/close.sh"},
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = [json.loads((probe_dir / f"{i}.seen").read_text()) for i in (1, 2, 3)]
+    assert seen[0][1] is None  # no handle returned yet: none (Rook's own is no conversation)
+    assert seen[1:] == [["h-1", "h-1"], ["h-2", "h-2"]]
+    assert (probe_dir / "close.seen").read_text() == "h-3"
+    assert [t["conversation"] for t in scenario_of(r)["turns"]] == ["h-1", "h-3"]
+
+
 def test_run_seed_changes_sample_seeds(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"RUHROH_RUN_SEED": "7"})
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
