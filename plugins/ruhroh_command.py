@@ -46,7 +46,8 @@ class Connector:
         """Once per run, before the first session: sign in, warm up."""
 
     def start_session(self, session: Session) -> str | None:
-        """Open the agent's session; return its handle (or ``None`` to keep Rook's)."""
+        """Open the agent's session; return its handle (or ``None`` to keep Rook's),
+        read as a hook's ``conversation``: a number or an object is its JSON text."""
         return None
 
     def run_turn(self, session: Session, turn: TurnInput) -> dict[str, Any]:

@@ -316,7 +316,7 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _handle(value: Any) -> str | None:
+def read_handle(value: Any) -> str | None:
     """A reported session handle read as the hook contract reads a conversation
     (:func:`rook_core.hookio.conversation_handle`): ``true``, a blank string, ``{}``
     is none; a number or an object is its JSON text. One holding a NUL is kept, for
@@ -341,7 +341,7 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
     if result.output is None and transcript.strip():
         result.output = transcript
     result.handle = next(
-        (h for h in (_handle(fields.get(k)) for k in HANDLE_FIELDS) if h is not None), None
+        (h for h in (read_handle(fields.get(k)) for k in HANDLE_FIELDS) if h is not None), None
     )
     result.usage = rook_usage(fields.get("usage"))
     result.usage_raw = ruhroh_usage(result.usage, fields.get("usage"))

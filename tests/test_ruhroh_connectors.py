@@ -105,10 +105,19 @@ class BrokenPrepare(Memory):
         raise ConnectionError("cannot sign in")
 
 
+class Threaded(Memory):
+    """start_session returns what the SDK gave: an object, or a number, or True."""
+
+    name = "threaded"
+
+    async def start_session(self, session):
+        return self.options["handle"]
+
+
 class ConnectorPlugin:
     @hookimpl
     def rook_register_connectors(self, register):
-        for cls in (Memory, Amnesiac, Flaky, NoLevel, Picky, BrokenPrepare):
+        for cls in (Memory, Amnesiac, Flaky, NoLevel, Picky, BrokenPrepare, Threaded):
             register(cls)
 
 
@@ -181,6 +190,31 @@ def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_
     assert last["artifacts"]["notes"]["content"] == "hi\nagain"
     assert "artifacts" not in turns[0]["evidence"]  # collected once, at the end
     assert turns[0]["usage"] == {"input": 2, "output": 1, "cost_usd": 0.001}
+
+
+@pytest.mark.parametrize(
+    "handle,text", [({"thread": 7}, '{"thread": 7}'), (42, "42"), (True, None), ({}, None)]
+)
+def test_a_start_session_handle_is_read_as_a_hook_reads_a_conversation(
+    handle, text, connectors, rook_workspace, rook_cli
+):
+    """An object or a number is its JSON text (never Python's repr); true or {} is
+    no handle: the scenario run keeps Rook's, which shows no multi_turn."""
+    rook_workspace.profile(
+        {"id": "conn", "hooks": {"execute": {"connector": {"name": "threaded", "handle": handle}}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "1 messages"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    turn = scenario_of(r)["turns"][0]
+    echoed = turn["output"].split("|")[1]  # RUHROH_SESSION_HANDLE, as the subprocess got it
+    observed = r.report["run"]["capabilities"]["observed"]
+    if text is None:
+        assert "multi_turn" not in observed
+        assert echoed == turn["conversation"] and echoed not in ("True", "{}")
+    else:
+        assert turn["conversation"] == echoed == text
+        assert observed["multi_turn"] is True
 
 
 def test_connector_continue_loop(connectors, rook_workspace, rook_cli):
