@@ -8,17 +8,18 @@ first time a profile with such an entry is checked or run. Validation lives in
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rook_core.errors import ConfigError
 
 from . import ruhroh_manifest
-from .ruhroh import RUHROH
+from .ruhroh import CONNECTOR, RUHROH
 from .ruhroh_command import CommandConnector
 from .ruhroh_connector import resolve_command, resolve_dir
 from .ruhroh_loop import phase
 from .ruhroh_protocol import CONTINUITY_LEVELS
-from .ruhroh_session import Runtime
+from .ruhroh_session import PROTOCOL_VARIABLES, Runtime
 
 
 def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
@@ -88,7 +89,26 @@ def build(config: dict[str, Any]) -> Any:
 async def start(run: Any) -> Runtime:
     """One runtime per run and transport key (connectors, sessions); the manifest is begun."""
     ruhroh_manifest.write(run)
+    if not any(key in run.resources for key in (RUHROH, CONNECTOR)):  # once per run
+        _warn_overridden(run)
     return Runtime(run, build)
+
+
+def _warn_overridden(run: Any) -> None:
+    """A ``hook_env`` value for a variable Rook sets on every call never reaches the
+    wrapper (Rook's own takes precedence, as for ``ROOK_*``): say so, and go on."""
+    profile = run.profile
+    names = sorted(set(profile.hook_env) & set(PROTOCOL_VARIABLES))
+    if not names:
+        return
+    them = "it" if len(names) == 1 else "them"
+    message = (
+        f"rook: warning: {profile.path or profile.id}: hook_env sets {', '.join(names)}, "
+        "which Rook sets itself on every Ruhroh wrapper or connector call (the protocol's "
+        f"variables): the wrapper gets Rook's value, never this one; remove {them} from hook_env"
+    )
+    redactor = run.redactor
+    sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 
 async def stop(rt: Runtime) -> None:

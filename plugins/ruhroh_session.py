@@ -232,6 +232,26 @@ class Runtime:
         self.sessions.clear()
 
 
+PROTOCOL_VARIABLES = (
+    "RUHROH_MESSAGE",
+    "RUHROH_ITERATION",
+    "RUHROH_WORKSPACE",
+    "RUHROH_WORKSPACE_PATH",
+    "RUHROH_GOAL_PATH",
+    "RUHROH_RESULT_PATH",
+    "RUHROH_SESSION_HANDLE",
+    "RUHROH_SCENARIO_ID",
+    "RUHROH_RUN_ROOT",
+    "RUHROH_ADAPTER_ID",
+    "RUHROH_SAMPLE_ID",
+    "RUHROH_SAMPLE_SEED",
+    "RUHROH_RUN_INDEX",
+    "RUHROH_RUN_COUNT",
+)
+"""The variables :func:`ruhroh_env` sets on every call (a ``hook_env`` value for one
+never reaches the wrapper)."""
+
+
 def ruhroh_env(session: Session, call: HookCall, turn: TurnInput) -> dict[str, str]:
     """The phase environment plus every ``RUHROH_*`` variable of the reference;
     ``ROOK_CONVERSATION`` is the session's latest handle (a ``continue`` call of

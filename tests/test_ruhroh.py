@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from rook_plugins.ruhroh_session import PROTOCOL_VARIABLES
 
 from rook_core.testing import Workspace
 
@@ -258,6 +259,31 @@ def test_a_handle_changed_by_a_continue_call_reaches_the_next_call_and_later_hoo
     assert seen[1:] == [["h-1", "h-1"], ["h-2", "h-2"]]
     assert (probe_dir / "close.seen").read_text() == "h-3"
     assert [t["conversation"] for t in scenario_of(r)["turns"]] == ["h-1", "h-3"]
+
+
+def test_a_ruhroh_variable_rook_sets_given_in_hook_env_is_a_warning(
+    rook_workspace, rook_cli, probe_dir
+):
+    """Rook sets the protocol's RUHROH_* variables for each call: a hook_env value for
+    one never reaches the wrapper, and the user is told so (the run goes on). A
+    fallback Rook does not set (RUHROH_AGENT_MODEL) is the user's to give."""
+    ruhroh_profile(
+        rook_workspace,
+        BASH,
+        hook_env={"RUHROH_SCENARIO_ID": "mine", "RUHROH_MESSAGE": "hi", "RUHROH_AGENT_MODEL": "m"},
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)[0]
+    assert (seen["RUHROH_SCENARIO_ID"], seen["RUHROH_MESSAGE"]) == ("s", "g")
+    assert seen["RUHROH_AGENT_MODEL"] == "m"
+    warnings = [ln for ln in r.stderr.splitlines() if "hook_env" in ln]
+    assert len(warnings) == 1, r.stderr
+    assert warnings[0].startswith("rook: warning: ") and "rr.yaml" in warnings[0]
+    assert "RUHROH_MESSAGE, RUHROH_SCENARIO_ID" in warnings[0]
+    assert "RUHROH_AGENT_MODEL" not in warnings[0] and "mine" not in warnings[0]
+    assert set(PROTOCOL_VARIABLES) == RUHROH_VARS  # the names warned about: every one Rook sets
 
 
 def test_run_seed_changes_sample_seeds(rook_workspace, rook_cli, probe_dir):
