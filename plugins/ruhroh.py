@@ -83,6 +83,34 @@ def runnable(config: dict[str, Any], scenario: Any) -> str | None:
     return None
 
 
+def fits(config: dict[str, Any], scenario: Any) -> str | None:
+    """A command wrapper gets each turn's text in ``RUHROH_MESSAGE``: a turn longer
+    than one environment variable can carry could never be sent (the system
+    refuses to start the wrapper), so it is refused before anything runs."""
+    if config.get("kind") != "command" and config.get("name") != "ruhroh-command":
+        return None  # a connector's run_turn gets the text as a value
+    from rook_core.profile import env_var_limit
+
+    limit = env_var_limit()
+    for i, text in enumerate(scenario.turns if limit else ()):
+        size = len(f"RUHROH_MESSAGE={text}".encode("utf-8", "surrogateescape")) + 1
+        if size > limit:
+            return (
+                f"turn {i + 1} ({_turn_field(scenario, i)}) holds {size - 16} bytes: the "
+                f"Ruhroh wrapper gets it in RUHROH_MESSAGE, and one environment variable "
+                f"carries at most {limit} bytes (with its name); shorten it, or put the long "
+                "text in a file the turn names (a workspace_template can provide one)"
+            )
+    return None
+
+
+def _turn_field(scenario: Any, index: int) -> str:
+    """The field of a scenario file that holds turn ``index`` (0-based)."""
+    if scenario.goal_turn == 0 and len(scenario.turns) > 1:
+        return f"turns[{index}]"
+    return "goal" if index == scenario.goal_turn else f"setup_messages[{index}]"
+
+
 async def start(run: Any) -> Any:
     """The run's connector runtime (:func:`rook_plugins.ruhroh_run.start`)."""
     from .ruhroh_run import start as run_start
@@ -114,6 +142,7 @@ def rook_register_transports(register: Any) -> None:
             start=start,
             stop=stop,
             runnable=runnable,
+            check_scenario=fits,
             saved_names=saves_nothing,
             description="run a Ruhroh command wrapper as is (RUHROH_* variables, the task loop)",
         )
@@ -128,6 +157,7 @@ def rook_register_transports(register: Any) -> None:
             start=start,
             stop=stop,
             runnable=runnable,
+            check_scenario=fits,
             saved_names=saves_nothing,
             description="run a registered connector with the advanced Ruhroh lifecycle",
         )

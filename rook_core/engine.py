@@ -23,6 +23,7 @@ from .errors import (
     PluginError,
     RookError,
     RunStoreError,
+    ScenarioError,
     exception_text,
     os_error_text,
 )
@@ -1057,10 +1058,35 @@ def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
                 raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 
 
+def check_scenarios(rook: Rook, profile: Profile, scenarios: list[Scenario]) -> None:
+    """Refuse, before anything runs, a scenario an entry of the profile could never
+    send as written (its transport's ``check_scenario``), naming the file and field."""
+    problems: dict[str, None] = {}
+    for phase, entry in profile.hooks.items():
+        spec = rook.transports.get(entry.transport)
+        check = getattr(spec, "check_scenario", None)
+        if check is None:
+            continue
+        for scenario in scenarios:
+            try:
+                why = check(entry.config, scenario)
+            except Exception as exc:  # the plugin's bug: named, never a traceback
+                raise ConfigError(
+                    f"the transport plugin {rook.transports.owner(entry.transport)} could not "
+                    f"check scenario {scenario.id!r}: {exception_text(exc)}"[:500]
+                ) from None
+            if why:
+                where = scenario.path or f"scenario {scenario.id}"
+                problems[f"{where}: {why} (hooks.{phase} of {profile.path})"] = None
+    if problems:
+        raise ScenarioError("\n".join(problems))
+
+
 __all__ = [
     "Engine",
     "PHASES",
     "check_env",
+    "check_scenarios",
     "plan_runs",
     "resolve_entry",
     "resolve_entries",

@@ -43,7 +43,7 @@ class _EnvValue(fields.String):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-def _env_var_limit() -> int:
+def env_var_limit() -> int:
     """The most bytes one environment variable (``NAME=value`` and its NUL) can
     hold: 32 pages on Linux (``MAX_ARG_STRLEN``); 0 (no limit known) elsewhere."""
     try:
@@ -154,7 +154,7 @@ class _ProfileSchema(Schema):
 
     @validates("hook_env")
     def _each_value_fits(self, value: dict[str, str], **kwargs: Any) -> None:
-        limit = _env_var_limit()  # the system would refuse to start every hook
+        limit = env_var_limit()  # the system would refuse to start every hook
         sizes = {
             k: len(f"{k}={v}".encode("utf-8", "surrogateescape")) + 1 for k, v in value.items()
         }

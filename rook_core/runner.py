@@ -21,7 +21,14 @@ from typing import Any
 from . import history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
-from .engine import Engine, check_env, phases_missing_before, plan_runs, resolve_entries
+from .engine import (
+    Engine,
+    check_env,
+    check_scenarios,
+    phases_missing_before,
+    plan_runs,
+    resolve_entries,
+)
 from .errors import (
     ConfigError,
     DamagedRecord,
@@ -564,6 +571,7 @@ def prepare_run(
                 f"--run {request.run_id}: no scenario of this run selected "
                 f"(its scenarios: {', '.join(planned_ids)})"
             )
+        check_scenarios(rook, profile, scenarios)
         counts: dict[str, int] = {}
         for key in manifest["plan"]:
             sid = key.rsplit(".", 1)[0]
@@ -600,6 +608,7 @@ def prepare_run(
         if not scenarios:
             raise ScenarioError(_none_selected(request, agent, every))
         check_names_hold_no_secret(redactor, profile, scenarios)
+        check_scenarios(rook, profile, scenarios)
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
         run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)

@@ -108,6 +108,11 @@ class TransportSpec:
         before a scenario's first hook; a string is why this
         entry cannot run the scenario, which then is ``not_runnable`` with that
         reason.
+    :param check_scenario: optional ``check_scenario(config, scenario) -> str | None``,
+        called by ``rook run`` with each selected scenario before anything runs; a
+        string (``FIELD holds ...``) is why the entry could never send the scenario
+        as written (a turn longer than the environment variable that carries it):
+        the run is refused (exit 2), naming the scenario's file.
     """
 
     key: str
@@ -118,6 +123,7 @@ class TransportSpec:
     stop: Callable[[Any], Awaitable[None]] | None = None
     check: Callable[..., Any] | None = None  # (config, plugins), plus opt-in phase, profile
     runnable: Callable[[Any, Any], str | None] | None = None
+    check_scenario: Callable[[Any, Any], str | None] | None = None
     env_names: Callable[[Any], Iterable[tuple[str, str]]] | None = None
     saved_names: Callable[[Any], Iterable[str]] | None = None
     handles_timeout: bool = False

@@ -1088,6 +1088,36 @@ def test_configuration_errors_stop_before_anything_runs(
     assert calls(probe_dir) == []
 
 
+@pytest.mark.parametrize(
+    "scenario,field",
+    [
+        ({"goal": "x" * 140_000}, "turn 1 (goal)"),
+        ({"turns": ["a", "y" * 140_000]}, "turn 2 (turns[1])"),
+        ({"goal": "g", "multi_turn": True, "setup_messages": ["z" * 140_000]},
+         "turn 1 (setup_messages[0])"),
+    ],
+)
+def test_a_turn_too_long_for_ruhroh_message_is_refused_before_anything_runs(
+    scenario, field, rook_workspace, rook_cli, probe_dir
+):
+    """A wrapper gets each turn's text in RUHROH_MESSAGE: a turn longer than one
+    environment variable can carry (128 KiB on Linux) could never be sent, so the
+    run is refused (exit 2) naming the scenario file and the turn, and nothing runs."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the limit of one environment variable is Linux's")
+    ruhroh_profile(rook_workspace, BASH)
+    path = rook_workspace.scenario({"id": "long", **scenario, "criteria": [{"contains": "x"}]})
+    rook_workspace.scenario({"id": "short", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{path}: {field} holds " in r.stderr and "RUHROH_MESSAGE" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert calls(probe_dir) == []
+    assert not rook_workspace.runs_dir.exists() or not any(rook_workspace.runs_dir.iterdir())
+    # the other scenario runs on its own
+    assert rook_cli("run", "--json", "--only", "short").exit_code == 0
+
+
 def test_status_criterion_is_validated(rook_workspace, rook_cli):
     ruhroh_profile(rook_workspace, BASH)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfed"}]})
