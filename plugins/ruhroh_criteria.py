@@ -66,7 +66,9 @@ class MaxCost(CriterionType):
     is at most this many US dollars."""
 
     name = "max_cost"
-    needs = frozenset({"usage"})
+    # the usage capability is token counts: a cost is judged wherever it is reported
+    # (a wrapper reporting only costUsd), and is unverifiable where it is not
+    needs: frozenset[str] = frozenset()
     per_turn = False
     description = "the reported cost in USD (usage costUsd) stays within the limit"
 

@@ -134,7 +134,7 @@ def test_registration_data_is_complete_without_those_imports(tmp_path):
     assert criteria["contains"] == [[], True, criteria["contains"][2], False]
     assert criteria["not_called"][:2] == [["calls"], False]
     assert criteria["max_tokens"][:2] == [["usage"], False]
-    assert criteria["max_cost"][:2] == [["usage"], False]
+    assert criteria["max_cost"][:2] == [[], False]  # a cost is no token count
     assert criteria["rubric"][1:] == [False, criteria["rubric"][2], True]
     assert {"json", "status", "file", "command", "judge"} <= set(criteria)
     assert "keywords" in data["judges"]

@@ -260,3 +260,32 @@ def test_the_wait_announced_for_a_wrapper_counts_its_iterations(rook_workspace, 
     r = rook_cli("profile", "test", "loop", "-w", str(ws.root))
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "trying the agent: a ruhroh entry (up to 3 iterations of up to 2 s each)\n" in r.stderr
+
+
+COST_ONLY = r"""
+#!/usr/bin/env python3
+import json, os
+usage = json.loads(os.environ.get("WRAPPER_USAGE", '{"costUsd": 0.1}'))
+print(json.dumps({"status": "goal_satisfied", "output": "ok", "usage": usage}))
+"""
+
+
+def test_a_cost_only_wrapper_can_be_held_to_a_cost_budget(rook_workspace, rook_cli, monkeypatch):
+    """A wrapper that reports costUsd and no token counts shows no usage capability
+    (that is token counts), yet max_cost judges what it reports: it is never
+    not_runnable for want of token counts. With no cost at all it is unverifiable."""
+    ws = rook_workspace
+    ws.script("cost.py", COST_ONLY)
+    assert profile_add(rook_cli, ws, "cost", "--ruhroh", "scripts/cost.py").exit_code == 0
+    data = yaml.safe_load((ws.agent_dir / "profiles" / "cost.yaml").read_text())
+    assert data["capabilities"]["usage"] is False  # no token count was observed
+    ws.scenario({"id": "cheap", "goal": "g", "criteria": [{"max_cost": 0.5}]})
+    ws.scenario({"id": "dear", "goal": "g", "criteria": [{"max_cost": 0.05}]})
+    ws.scenario({"id": "tokens", "goal": "g", "criteria": [{"max_tokens": 100}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"cheap": "passed", "dear": "failed", "tokens": "not_runnable"}, (
+        r.stdout + r.stderr
+    )
+    monkeypatch.setenv("WRAPPER_USAGE", "{}")  # no cost at all: not a pass
+    r = rook_cli("run", "--json", "--only", "cheap")
+    assert r.statuses() == {"cheap": "unverifiable"}, r.stdout + r.stderr
