@@ -28,6 +28,7 @@ from rook_core.credentials import ASSIGNMENT
 from rook_core.errors import ConfigError
 from rook_core.models import OutputLimits
 from rook_core.plain import plain
+from rook_core.transports import hook_search_path
 from rook_core.workspace import user_path
 
 from .ruhroh_command import CommandConnector, Connector
@@ -179,7 +180,7 @@ def resolve_command(
                 + _unexpanded(first)
             )
     else:
-        found = shutil.which(first)
+        found = shutil.which(first, path=hook_search_path())  # the PATH the wrapper gets
         if found is None:
             raise ConfigError(
                 f"ruhroh command {first!r} is not installed (not on PATH)" + _unexpanded(first)

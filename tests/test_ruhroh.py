@@ -1118,6 +1118,29 @@ def test_a_turn_too_long_for_ruhroh_message_is_refused_before_anything_runs(
     assert rook_cli("run", "--json", "--only", "short").exit_code == 0
 
 
+def test_a_wrapper_named_bare_is_found_on_the_path_the_hooks_get(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A bare command name is looked up on the PATH the wrapper will run with (the
+    profile's hook_env PATH), as the script transport looks up its interpreters,
+    not only on Rook's own."""
+    bin_dir = tmp_path / "agent-bin"
+    bin_dir.mkdir()
+    shutil.copy(BASH, bin_dir / "acme-ruhroh-wrapper")
+    (bin_dir / "acme-ruhroh-wrapper").chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', os.defpath)}"
+    ruhroh_profile(rook_workspace, "acme-ruhroh-wrapper", hook_env={"PATH": path})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply 1"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.statuses() == {"s": "passed"}
+    # not on the hooks' PATH (only on Rook's): named as not installed there
+    ruhroh_profile(rook_workspace, "acme-ruhroh-wrapper", hook_env={"PATH": "/nonexistent"})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "ruhroh command 'acme-ruhroh-wrapper' is not installed" in r.stderr
+
+
 def test_status_criterion_is_validated(rook_workspace, rook_cli):
     ruhroh_profile(rook_workspace, BASH)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfed"}]})
