@@ -85,16 +85,22 @@ def runnable(config: dict[str, Any], scenario: Any) -> str | None:
 
 def fits(config: dict[str, Any], scenario: Any) -> str | None:
     """A command wrapper gets each turn's text in ``RUHROH_MESSAGE``: a turn longer
-    than one environment variable can carry could never be sent (the system
-    refuses to start the wrapper), so it is refused before anything runs."""
+    than one environment variable can carry, or holding a NUL, could never be sent
+    (the system refuses to start the wrapper), so it is refused before anything runs."""
     if config.get("kind") != "command" and config.get("name") != "ruhroh-command":
         return None  # a connector's run_turn gets the text as a value
     from rook_core.profile import env_var_limit
 
     limit = env_var_limit()
-    for i, text in enumerate(scenario.turns if limit else ()):
+    for i, text in enumerate(scenario.turns):
+        if "\0" in text:
+            return (
+                f"turn {i + 1} ({_turn_field(scenario, i)}) holds a NUL character (\\0): the "
+                "Ruhroh wrapper gets it in RUHROH_MESSAGE, and no environment variable can "
+                "carry one"
+            )
         size = len(f"RUHROH_MESSAGE={text}".encode("utf-8", "surrogateescape")) + 1
-        if size > limit:
+        if limit and size > limit:
             return (
                 f"turn {i + 1} ({_turn_field(scenario, i)}) holds {size - 16} bytes: the "
                 f"Ruhroh wrapper gets it in RUHROH_MESSAGE, and one environment variable "

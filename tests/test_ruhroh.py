@@ -1118,6 +1118,20 @@ def test_a_turn_too_long_for_ruhroh_message_is_refused_before_anything_runs(
     assert rook_cli("run", "--json", "--only", "short").exit_code == 0
 
 
+def test_a_turn_holding_a_nul_is_refused_before_anything_runs(rook_workspace, rook_cli, probe_dir):
+    """No environment variable can carry a NUL character, so RUHROH_MESSAGE could never
+    carry such a turn: refused with exit 2 naming the file and turn, nothing run."""
+    ruhroh_profile(rook_workspace, BASH)
+    path = rook_workspace.scenario(
+        {"id": "nul", "turns": ["a", "b\0c"], "criteria": [{"contains": "x"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{path}: turn 2 (turns[1]) holds a NUL character" in r.stderr, r.stderr
+    assert "RUHROH_MESSAGE" in r.stderr and "Traceback" not in r.stderr
+    assert calls(probe_dir) == []
+
+
 def test_a_wrapper_named_bare_is_found_on_the_path_the_hooks_get(
     rook_workspace, rook_cli, tmp_path
 ):
