@@ -316,15 +316,19 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
-def read_handle(value: Any) -> str | None:
+def read_handle(value: Any, what: str = "the handle") -> str | None:
     """A reported session handle read as the hook contract reads a conversation
     (:func:`rook_core.hookio.conversation_handle`): ``true``, a blank string, ``{}``
-    is none; a number or an object is its JSON text. One holding a NUL is kept, for
-    the engine to refuse with its reason."""
+    is none; a number or an object is its JSON text. One holding a NUL character,
+    which no environment variable can carry to the next call, is a
+    :class:`ProtocolError` naming ``what``."""
     try:
         return hookio.conversation_handle(value)
     except hookio.OutputError:
-        return str(value)
+        raise ProtocolError(
+            f"{what} holds a NUL character (\\u0000), which RUHROH_SESSION_HANDLE and "
+            "ROOK_CONVERSATION (environment variables) cannot carry to the next call"
+        ) from None
 
 
 def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) -> IterationResult:
@@ -340,9 +344,14 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
         result.output = ""  # an answer given, and empty: never the transcript instead
     if result.output is None and transcript.strip():
         result.output = transcript
-    result.handle = next(
-        (h for h in (read_handle(fields.get(k)) for k in HANDLE_FIELDS) if h is not None), None
-    )
+    result.handle = None
+    for key in HANDLE_FIELDS:
+        try:
+            result.handle = read_handle(fields.get(key), f"the reported {key}")
+        except ProtocolError as exc:  # the call fails, and the session keeps its handle
+            result.failure = result.failure or str(exc)
+        if result.handle is not None:
+            break
     result.usage = rook_usage(fields.get("usage"))
     result.usage_raw = ruhroh_usage(result.usage, fields.get("usage"))
     model = fields.get("model")

@@ -17,7 +17,7 @@ from rook_core.redact import current
 from rook_core.store import RunStoreError, atomic_write, dumps, read_json
 
 from .ruhroh_connector import Connector, RunInfo, Session, TurnInput
-from .ruhroh_protocol import read_artifacts, read_handle, sample_seed
+from .ruhroh_protocol import ProtocolError, read_artifacts, read_handle, sample_seed
 
 
 class StepError(Exception):
@@ -181,7 +181,10 @@ class Runtime:
         started = await invoke(
             f"connector {conn.name!r} start_session", conn.start_session, session
         )
-        started = read_handle(started)  # as a hook's conversation: {} is none, an object JSON
+        try:  # read as a hook's conversation: {} is none, an object its JSON text
+            started = read_handle(started, f"connector {conn.name!r} start_session's handle")
+        except ProtocolError as exc:
+            raise StepError(str(exc)) from None
         if started is not None:
             session.handle, session.handle_assigned = started, False
         self.sessions[key] = session

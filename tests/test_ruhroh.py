@@ -286,6 +286,28 @@ def test_a_ruhroh_variable_rook_sets_given_in_hook_env_is_a_warning(
     assert set(PROTOCOL_VARIABLES) == RUHROH_VARS  # the names warned about: every one Rook sets
 
 
+def test_a_session_handle_holding_a_nul_fails_the_call_that_reported_it(
+    rook_workspace, rook_cli
+):
+    """No environment variable can carry a NUL: a sessionHandle holding one could not
+    reach the next call (it failed as 'run_turn raised ValueError: embedded null
+    byte'). The call that reported it fails, saying so."""
+    wrapper = rook_workspace.script(
+        "nulhandle.sh",
+        r"""
+        #!/bin/bash
+        printf '{"status":"continue","sessionHandle":"a\\u0000b","output":"ok"}\n'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), capabilities={"usage": True})
+    rook_workspace.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "error"}, r.stderr + r.stdout
+    hook = scenario_of(r)["hooks"][0]
+    assert "sessionHandle holds a NUL character" in hook["diagnosis"], hook
+    assert "ValueError" not in hook["diagnosis"]
+
+
 def test_run_seed_changes_sample_seeds(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"RUHROH_RUN_SEED": "7"})
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})

@@ -217,6 +217,20 @@ def test_a_start_session_handle_is_read_as_a_hook_reads_a_conversation(
         assert observed["multi_turn"] is True
 
 
+def test_a_start_session_handle_holding_a_nul_fails_the_scenario_saying_so(
+    connectors, rook_workspace, rook_cli
+):
+    rook_workspace.profile(
+        {"id": "conn", "hooks": {"execute": {"connector": {"name": "threaded", "handle": "a\0b"}}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "1 messages"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    reason = scenario_of(r)["reason"]
+    assert "start_session's handle holds a NUL character" in reason and "ValueError" not in reason
+    assert not [e for e in connectors if e[0] == "run_turn"]
+
+
 def test_connector_continue_loop(connectors, rook_workspace, rook_cli):
     connector_profile(rook_workspace, done_after=3, max_iterations=5)
     rook_workspace.scenario({"id": "s", "goal": "work", "criteria": [{"status": "goal_satisfied"}]})
