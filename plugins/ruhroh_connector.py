@@ -180,7 +180,9 @@ def resolve_command(
                 + _unexpanded(first)
             )
     else:
-        found = shutil.which(first, path=hook_search_path())  # the PATH the wrapper gets
+        # the PATH the wrapper gets (the profile's hook_env PATH), then Rook's own: it
+        # runs by the path found, also when the profile's inherit_env leaves PATH out
+        found = shutil.which(first, path=hook_search_path()) or shutil.which(first)
         if found is None:
             raise ConfigError(
                 f"ruhroh command {first!r} is not installed (not on PATH)" + _unexpanded(first)

@@ -1170,11 +1170,30 @@ def test_a_wrapper_named_bare_is_found_on_the_path_the_hooks_get(
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert r.statuses() == {"s": "passed"}
-    # not on the hooks' PATH (only on Rook's): named as not installed there
+    # on neither the hooks' PATH nor Rook's: not installed
     ruhroh_profile(rook_workspace, "acme-ruhroh-wrapper", hook_env={"PATH": "/nonexistent"})
     r = rook_cli("run", "--json")
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "ruhroh command 'acme-ruhroh-wrapper' is not installed" in r.stderr
+
+
+def test_a_wrapper_on_rooks_own_path_runs_when_inherit_env_leaves_path_out(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """A bare name not on the hooks' PATH (inherit_env leaves PATH out) but on Rook's
+    is found there and run by that path, as before hook_env's PATH was honoured."""
+    bin_dir = tmp_path / "agent-bin"
+    bin_dir.mkdir()
+    shutil.copy(BASH, bin_dir / "acme-ruhroh-wrapper")
+    (bin_dir / "acme-ruhroh-wrapper").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', os.defpath)}")
+    rook_workspace.profile(
+        {"id": "rr", "hooks": {"execute": {"ruhroh": "acme-ruhroh-wrapper"}}, "inherit_env": ["HOME"]}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply 1"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.statuses() == {"s": "passed"}
 
 
 def test_status_criterion_is_validated(rook_workspace, rook_cli):
