@@ -409,11 +409,7 @@ def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> Judg
     try:
         judge_agent, profile = find_judge_profile(agent, ref, rook)
     except ConfigError:  # named with its folder: the secrets of every profile there
-        other = ref.partition("/")[0] if "/" in ref else ""
-        folders = [agent.profiles_dir]
-        if other not in ("", ".", ".."):
-            folders.append(agent.dir.parent / other / "profiles")
-        for name in [n for folder in folders for n in agent_secret_names(folder)]:
+        for name in _folder_secret_names(agent, ref):
             redactor.add(name, os.environ.get(name, ""))
         raise
     for e in profile.env:  # before its checks: their messages name paths
@@ -424,6 +420,29 @@ def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> Judg
     except ConfigError as exc:
         raise type(exc)(f"judge {exc}") from None
     return JudgeClient(rook, judge_agent, profile, redactor, ref)
+
+
+def _add_judge_secrets(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> None:
+    """Redact the ``env`` values of the judge profile ``ref`` names in an
+    invocation that does not judge (``--phases`` without judge): the agent's
+    hooks see them all the same, and the run is judged later. Never a refusal:
+    a profile that cannot be read adds the secrets of every profile of its folder."""
+    try:
+        names = [e.variable for e in find_judge_profile(agent, ref, rook)[1].env]
+    except ConfigError:
+        names = _folder_secret_names(agent, ref)
+    for name in names:
+        redactor.add(name, os.environ.get(name, ""))
+
+
+def _folder_secret_names(agent: Agent, ref: str) -> list[str]:
+    """The ``env`` variables of every profile of the agent, and of the agent
+    ``ref`` names (``AGENT/NAME``): for a judge profile not found or not read."""
+    other = ref.partition("/")[0] if "/" in ref else ""
+    folders = [agent.profiles_dir]
+    if other not in ("", ".", ".."):
+        folders.append(agent.dir.parent / other / "profiles")
+    return [n for folder in folders for n in agent_secret_names(folder)]
 
 
 def setup_judging(
@@ -478,6 +497,8 @@ def setup_judging(
                 )
                 + "\n"
             )
+    if ref and client is None and "judge" not in phases:
+        _add_judge_secrets(rook, agent, ref, redactor)
     judging = JudgingContext(
         workspace=agent.workspace,
         env=base_environment(agent_profile),

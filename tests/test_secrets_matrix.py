@@ -1336,3 +1336,28 @@ def test_a_judge_profile_not_found_redacts_the_secrets_of_the_agent_s_profiles(
     assert r.returncode == 2 and "judge profile 'nosuch': profile 'nosuch' not found" in r.stderr
     assert "ws-[redacted:JUDGE_KEY]/.testmuai" in r.stderr, r.stderr
     assert judge_key not in r.stdout + r.stderr
+
+
+def test_a_run_split_before_judge_redacts_the_judge_profile_s_secret(tmp_path, monkeypatch):
+    """rook run --phases prepare,open,execute with the judge profile named in
+    config.yaml wrote the judge profile's env value in the clear into the
+    record (an agent that echoes its environment), and the terminal showed it:
+    only a run that judges loaded the judge profile, so only it redacted it."""
+    import subprocess
+    import sys
+
+    ws, judge_key = _judged_workspace(tmp_path, monkeypatch, "scripts/echo.sh")
+    ws.script("leak.sh", '#!/bin/bash\ncat >/dev/null\necho "key $JUDGE_KEY" >&2\n'
+              'echo "{\\"output\\": \\"hi $JUDGE_KEY\\"}"\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/leak.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    (ws.root / ".testmuai" / "rook" / "config.yaml").write_text("judge_profile: grader\n")
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--json", "--phases",
+                        "prepare,open,execute", "-w", str(ws.root)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert judge_key not in r.stdout + r.stderr
+    run_id = json.loads(r.stdout)["run"]["id"]
+    text = ws.all_run_text(run_id)
+    assert "key [redacted:JUDGE_KEY]" in text
+    assert judge_key not in text
