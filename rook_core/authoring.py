@@ -149,6 +149,7 @@ class Secrets:
         self._refs: dict[str, str] = {}  # variable -> purpose
         self._values: dict[str, str] = {}  # variable -> value (when the source held one)
         self._hidden: dict[str, str] = {}  # every secret string (also parts) -> variable
+        self.known: set[str] = set()  # variables of the agent's profiles (:meth:`hide_known`)
 
     def add(
         self, what: str, purpose: str, value: str | None = None, variable: str | None = None
@@ -189,6 +190,25 @@ class Secrets:
         if value and value not in self._hidden:
             self._hidden[value] = name
             self.redactor.add(name, value)
+
+    def hide_known(self, names: list[str]) -> None:
+        """Treat the values of ``names`` (the ``env`` variables of the agent's
+        profiles, as set now) as secret too: a source that holds one written
+        out must not put it into a new file."""
+        for name in names:
+            value = os.environ.get(name, "")
+            if len(value) >= MIN_LENGTH:  # shorter: the redactor cannot either
+                self.known.add(name)
+                self.hide(value, name)
+
+    def refuse_known(self, held: str | None, where: str, fix: str) -> None:
+        """Refuse (exit 2) a file ``where`` that would hold the value of ``held``,
+        when it is one of :attr:`known`: the source held it written out."""
+        if held in self.known:
+            raise ConfigError(
+                f"{where}: it would hold the value of {held} (an env variable of the agent's "
+                f"profiles), written out in the source; nothing written. Instead, {fix}"
+            )
 
     @property
     def refs(self) -> list[dict[str, str]]:
@@ -317,7 +337,9 @@ def write_files(agent: Agent, files: dict[str, str], secrets: Secrets) -> list[P
     alone; one that is replaced keeps its mode (an executable script stays one)."""
     for rel, text in files.items():
         file_target(agent, rel)
-        if secrets.found_in(text):
+        held = secrets.holder(text)
+        secrets.refuse_known(held, rel, "let the program read it from its environment")
+        if held is not None:
             raise AuthoringError(
                 f"{rel}: the author put a secret value in the file; refused (nothing written)"
             )

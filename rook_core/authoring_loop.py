@@ -215,8 +215,10 @@ def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) ->
     """The first draft must be runnable as written (a wrapper or script the user named
     exists, a program is installed): otherwise a user's mistake, and nothing is kept."""
     new = [rel for rel in draft.files if not (request.agent.dir / rel).exists()]
-    write_files(request.agent, draft.files, request.secrets)
     data = profile_data(draft, request.profile_id, request.name, request.secrets, {})
+    held = request.secrets.holder(dump_yaml(data))
+    request.secrets.refuse_known(held, str(path), f"write {{{{env.{held}}}}} in its place")
+    write_files(request.agent, draft.files, request.secrets)
     try:
         profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
         profile.path = path

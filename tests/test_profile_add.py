@@ -1670,3 +1670,36 @@ def test_an_empty_answer_is_pointed_out(rook_workspace, rook_cli, tmp_path):
     assert "the answer is empty" in r.stdout, r.stdout + r.stderr
     r = add(rook_cli, ws, "cli", "--command", f"{sys.executable} {AGENTS / 'cli_agent.py'}")
     assert r.exit_code == 0 and "the answer is empty" not in r.stdout
+
+
+def test_another_profile_s_secret_in_a_source_is_refused(
+    rook_workspace, rook_cli, tmp_path, authoring_server
+):
+    """rook profile add --command 'tool VALUE', VALUE the env value of another
+    profile of the agent, wrote it into scripts/<id>-hook.py (while the screen
+    showed it redacted): only the secrets the source held were checked against
+    the files; a URL holding it ended, after the tests, in 'would reach the
+    profile' (exit 1). Both are refused before any test (exit 2, nothing
+    written), naming the variable, never its value."""
+    ws = rook_workspace
+    value = "main-Tok3n-7781x"
+    ws.profile({"id": "main", "hooks": {"execute": "scripts/none.sh"},
+                "env": [{"variable": "MAIN_TOKEN", "purpose": "the agent's token"}]})
+    tool = tmp_path / "tool.sh"
+    tool.write_text('#!/bin/bash\ncat >/dev/null\necho "hello from $1" > "$0.ran"\necho hi\n')
+    tool.chmod(0o755)
+    r = add(rook_cli, ws, "x", "--command", f"{tool} {value}", env={"MAIN_TOKEN": value})
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "MAIN_TOKEN" in r.stderr and "nothing written" in r.stderr, r.stderr
+    assert value not in r.stdout + r.stderr
+    assert_nowhere(ws, value)
+    assert not (ws.agent_dir / "profiles" / "x.yaml").exists()
+    assert not (tmp_path / "tool.sh.ran").exists()  # refused before any test
+    sent = len(authoring_server.seen("POST", "/echo"))
+    r = add(rook_cli, ws, "y", "--from", f"{authoring_server.url}/echo?say={value}",
+            env={"MAIN_TOKEN": value})
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "value of MAIN_TOKEN" in r.stderr and "{{env.MAIN_TOKEN}}" in r.stderr, r.stderr
+    assert value not in r.stdout + r.stderr
+    assert_nowhere(ws, value)
+    assert len(authoring_server.seen("POST", "/echo")) == sent  # refused before the test

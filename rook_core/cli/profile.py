@@ -45,7 +45,8 @@ class Session:
         self.agent = select_agent(find_workspace(workspace), project, agent)
         self.rook = plugins.build_plugin_manager()
         # the agent's profiles' secrets too: a new profile's source or folder may hold one
-        self.redactor = Redactor.for_variables(agent_secret_names(self.agent.profiles_dir))
+        self.secret_names = agent_secret_names(self.agent.profiles_dir)
+        self.redactor = Redactor.for_variables(self.secret_names)
         activate(self.redactor)  # for the CLI's error boundary too: a profile not found
         self.warned: set[str] = set()
 
@@ -348,6 +349,7 @@ def _add(
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
 
     secrets = Secrets(env_prefix(s.agent.name), s.redactor)
+    secrets.hide_known(s.secret_names)  # another profile's value: in no new file either
     if source.kind == "notes":  # a key in the notes never reaches the author agent
         source = dataclasses.replace(source, text=secrets.move_from_text(source.text, "the notes"))
     elif notes:
