@@ -528,6 +528,27 @@ def test_no_finding_shows_the_value_of_a_profile_env_variable(rook_workspace, ro
     assert "tok3n99" not in shown.stdout + shown.stderr, shown.stdout
 
 
+def test_a_profile_that_does_not_load_still_has_its_env_values_redacted(tmp_path, rook_cli):
+    """A profile doctor finds invalid (a key it does not know) declared no
+    variable for doctor's redactor, which knew only the profiles that loaded:
+    a workspace folder holding that profile's env value was named in the
+    clear in the workspace line and in the problem naming the file, though
+    rook profile list and rook profile show of the same profile redact it."""
+    from rook_core.testing import Workspace
+
+    ws = Workspace(tmp_path / "ws-tok3n99")
+    healthy(ws)
+    ws.profile({"id": "w", "hooks": {"execute": "scripts/agent.sh"}, "bogus": 1,
+                "env": [{"variable": "DOCTOR_TOKEN", "purpose": "token"}]}, active=False)
+    env = {"DOCTOR_TOKEN": "tok3n99"}
+    code, findings = doctor(rook_cli, ws, env=env)
+    assert code == 1
+    assert any("ws-[redacted:DOCTOR_TOKEN]" in f["message"] for f in problems(findings)), findings
+    assert "tok3n99" not in json.dumps(findings)
+    shown = rook_cli("doctor", "-w", str(ws.root), env=env)
+    assert "tok3n99" not in shown.stdout + shown.stderr, shown.stdout
+
+
 def test_scenarios_planning_more_runs_than_a_run_may_are_a_problem(rook_workspace, rook_cli):
     """rook run refuses (exit 2) to plan over 1,000,000 scenario runs; doctor said
     'no problems found'."""

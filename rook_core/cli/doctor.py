@@ -197,6 +197,7 @@ class Doctor:
         return True
 
     def check_agent(self, rook: Any, agent: Any) -> None:
+        from ..definitions import agent_secret_names
         from .doctor_profiles import (
             check_ids_hold_no_secret,
             check_judge_profile,
@@ -206,6 +207,8 @@ class Doctor:
         )
 
         label = f"{agent.project}/{agent.name}"
+        # every profile's, one that does not load included: a finding names its file
+        self.secret_names.update(agent_secret_names(agent.profiles_dir))
         if rook is None:
             self.add(NOTE, label, "profiles and scenarios not checked: the plugins did not load")
             return
