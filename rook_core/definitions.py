@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import struct
 import sys
@@ -530,9 +531,24 @@ def agent_secret_names(profiles_dir: Path) -> list[str]:
     for path in sorted(profiles_dir.glob("*.yaml")):
         try:
             names += env_names(load_yaml(path, ProfileError))
-        except ProfileError:
-            continue  # a broken file: rook profile list and rook doctor name it
+        except ProfileError:  # a broken file: rook profile list and rook doctor name it
+            names += _declared_in_text(path)
     return list(dict.fromkeys(names))
+
+
+_VARIABLE = re.compile(r"\bvariable\s*:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _declared_in_text(path: Path) -> list[str]:
+    """The ``variable: NAME`` entries a profile file that is not valid YAML
+    seems to declare (a brace left open elsewhere): the messages that name
+    the file redact their values all the same."""
+    if not path.is_file():  # a FIFO: reading it would wait for ever
+        return []
+    try:
+        return _VARIABLE.findall(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return []
 
 
 def env_names(data: Any) -> list[str]:

@@ -1361,3 +1361,28 @@ def test_a_run_split_before_judge_redacts_the_judge_profile_s_secret(tmp_path, m
     text = ws.all_run_text(run_id)
     assert "key [redacted:JUDGE_KEY]" in text
     assert judge_key not in text
+
+
+def test_a_profile_that_is_not_yaml_still_has_its_env_values_redacted(tmp_path, monkeypatch):
+    """A profile file that is not valid YAML (a brace left open) declared no
+    variable: rook profile list, rook profile show, rook run --profile and
+    rook doctor named its file, in a workspace folder holding the value of
+    the variable it declares, in the clear; the same file with the brace
+    closed has it redacted. The names it declares are read from its text."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    key = "tok3n-notyaml-99"
+    monkeypatch.setenv("WEB_KEY", key)
+    ws = Workspace(tmp_path / f"ws-{key}")
+    ws.profile("id: web\nhooks:\n  execute: {http: {url: 'http://127.0.0.1:1/x'}\n"
+               "env:\n  - variable: WEB_KEY\n    purpose: key\n", name="web")
+    for args in (["profile", "list"], ["profile", "show", "web"], ["run", "--profile", "web"],
+                 ["doctor"]):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120)
+        assert "not valid YAML" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+        assert key not in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+        assert "ws-[redacted:WEB_KEY]" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
