@@ -1386,3 +1386,34 @@ def test_a_profile_that_is_not_yaml_still_has_its_env_values_redacted(tmp_path, 
         assert "not valid YAML" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
         assert key not in r.stdout + r.stderr, (args, r.stdout, r.stderr)
         assert "ws-[redacted:WEB_KEY]" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+
+
+def test_rook_runs_saying_there_is_no_run_redacts_the_folder(tmp_path, monkeypatch):
+    """rook runs of an agent with no run said 'no runs yet in DIR', and rook
+    runs --profile NAME of a profile no run was made with 'no runs made with
+    profile NAME in DIR', with DIR in the clear when a workspace folder held
+    the value of one of the agent's env variables, though rook runs show
+    latest of the same agent redacts it: the listing's lines passed no redactor."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.profile({"id": "q", "hooks": {"execute": "scripts/echo.sh"}}, active=False)
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+
+    def rook(*args):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120)
+        assert SECRET not in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+        return r
+
+    assert "ws-[redacted:API_TOKEN]/" in rook("runs").stdout
+    assert rook("run").returncode == 0
+    none = rook("runs", "--profile", "q").stdout
+    assert "no runs made with profile q in " in none and "ws-[redacted:API_TOKEN]/" in none, none

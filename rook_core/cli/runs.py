@@ -134,6 +134,7 @@ def runs_group(
     from tabulate import tabulate
 
     from ..history import list_runs, profile_id
+    from ..redact import scrub
 
     if profile is not None and not profile.strip():  # `--profile "$P"` with P empty
         from ..errors import ConfigError
@@ -155,13 +156,15 @@ def runs_group(
         return
     if not runs and wanted is not None and made_with:
         named = "" if wanted == profile else f" ({profile})"
-        click.echo(
-            f"no runs made with profile {wanted}{named} in {a.runs_dir} "
-            f"(runs were made with: {', '.join(made_with)})"
+        click.echo(  # the folder, redacted as in an error (find_agent's redactor)
+            scrub(
+                f"no runs made with profile {wanted}{named} in {a.runs_dir} "
+                f"(runs were made with: {', '.join(made_with)})"
+            )
         )
         return
     if not runs:
-        click.echo(f"no runs yet in {a.runs_dir}")
+        click.echo(scrub(f"no runs yet in {a.runs_dir}"))
         return
     headers = [
         "run",
