@@ -235,7 +235,12 @@ def _still_unfinished(plan: list[str], n: int, labels: list[str], dirs: list[Pat
     return [label for label in labels if label in undone or label not in busy]
 
 
-def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged:
+def merge_runs(
+    sources: list[Path],
+    path: Path,
+    partial: bool = False,
+    redact: Callable[[Any], Any] = lambda data: data,
+) -> Merged:
     """Join the records of a sharded run's shards into the run directory ``path``.
 
     ``sources`` are copies of ``runs/<run-id>/`` (one per machine, or the one
@@ -243,7 +248,8 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     them. Every planned scenario run keeps its best record (a final one over an
     unfinished one, else the latest); records, state directories and shard parts
     are copied into ``path``; ``run.json`` is rewritten as the merged manifest.
-    A missing shard is refused unless ``partial``.
+    A missing shard is refused unless ``partial``. ``redact`` is applied to the
+    ``run.json`` written (its folders may hold a secret, as a shard's part does).
     """
     dirs: list[Path] = []
     for d in [*sources, path]:
@@ -338,7 +344,7 @@ def merge_runs(sources: list[Path], path: Path, partial: bool = False) -> Merged
     profile_note = _profile_note(dirs, base["profile"].get("id"))
     if profile_note is not None:
         notes.insert(0, profile_note)
-    atomic_write(path / "run.json", dumps(manifest))
+    atomic_write(path / "run.json", dumps(redact(manifest)))
     return Merged(path, manifest, recorded, missing, notes, dirs)
 
 

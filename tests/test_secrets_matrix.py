@@ -1417,3 +1417,32 @@ def test_rook_runs_saying_there_is_no_run_redacts_the_folder(tmp_path, monkeypat
     assert rook("run").returncode == 0
     none = rook("runs", "--profile", "q").stdout
     assert "no runs made with profile q in " in none and "ws-[redacted:API_TOKEN]/" in none, none
+
+
+def test_a_merged_run_json_names_its_folders_redacted(tmp_path, monkeypatch):
+    """rook merge wrote the merged run.json with its dir and merged.sources in
+    the clear, a workspace folder holding an env value included, while every
+    shard's part, its report and what rook run writes for an unsharded run
+    redact it: the merged manifest was written without the redactor."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "hi"}]})
+    for args in (["run", "--shard", "1/2", "--run-name", "sh"], ["run", "--shard", "2/2", "--run", "sh"],
+                 ["merge", "--run", "sh"]):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
+    manifest = json.loads((ws.runs_dir / "sh" / "run.json").read_text())
+    assert manifest["merged"]["shards"] == ["1/2", "2/2"]
+    assert manifest["id"] == "sh" and manifest["dir"].endswith("/runs/sh"), manifest["dir"]
+    assert "ws-[redacted:API_TOKEN]/" in manifest["dir"]
+    assert SECRET not in ws.all_run_text("sh")

@@ -227,7 +227,9 @@ def merge_command(
         target = _target(
             run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
         )
-    activate(_runs_redactor(target, *run_dirs))  # a message about a run names its folder
+    runs_redactor = _runs_redactor(target, *run_dirs)
+    runs_redactor.keep(target.name)  # the run's id, as rook run keeps it
+    activate(runs_redactor)  # a message about a run names its folder
     check_report_targets(wanted, None, [target, *map(Path, run_dirs)])
     with _bad_input():
         base = run_json(target) if (target / "run.json").is_file() else None
@@ -237,7 +239,7 @@ def merge_command(
     lock = _check_idle(target, shards, run_dirs) if base is not None else None
     try:
         with _bad_input():
-            merged = merge_runs(list(run_dirs), target, partial=partial)
+            merged = merge_runs(list(run_dirs), target, partial, runs_redactor.data)
         # plugins join their run-level files, each on its own: one that raises is a warning
         with plugins.plugin_output():
             raised = rook.call_each("rook_evidence_merged", merged=merged)
