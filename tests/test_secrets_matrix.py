@@ -1144,9 +1144,12 @@ def test_profile_commands_redact_the_env_values_of_the_agent_s_other_profiles(
         return subprocess.run([sys.executable, "-m", "rook_core", *argv, "-w", str(ws.root)],
                               capture_output=True, text=True, timeout=120)
 
+    # a command holding the value is refused (it would reach the script), redacted
     r = rook("profile", "add", "x", "--command", f"/bin/echo {SECRET}", "--no-test")
+    assert r.returncode == 2 and "value of API_TOKEN" in r.stderr, r.stdout + r.stderr
+    assert_clean(r.stdout + r.stderr, "rook profile add's refusal")
+    r = rook("profile", "add", "x", "--command", "/bin/echo hi", "--no-test")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "runs /bin/echo [redacted:API_TOKEN])" in r.stdout, r.stdout
     assert "wrote " in r.stdout and "ws-[redacted:API_TOKEN]/.testmuai" in r.stdout, r.stdout
     assert_clean(r.stdout + r.stderr, "rook profile add's messages")
     for argv in (["show", "nosuch"], ["use", "nosuch"], ["rename", "nosuch", "other"]):
