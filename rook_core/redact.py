@@ -212,6 +212,29 @@ def json_pattern(value: str) -> re.Pattern[str] | None:
     return _each_character(value, forms)
 
 
+_ENTITIES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+
+
+def html_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` escaped for HTML or XML as any library does it: each of
+    ``& < > " '`` either as it is, as its named entity (``&amp;``, ``&quot;``,
+    ``&apos;`` ...) or as a numeric one, decimal or hex in either case, leading
+    zeros allowed. Libraries differ in which they escape and how (PHP's
+    ``htmlspecialchars`` writes ``'`` as ``&#039;``, Apache Commons'
+    ``escapeHtml4`` leaves it as it is), so no one escaped form finds them
+    all. None for a value with none of these characters."""
+    if not any(c in _ENTITIES for c in value):
+        return None
+
+    def forms(c: str) -> list[str]:
+        if c not in _ENTITIES:
+            return [re.escape(c)]
+        hexed = "".join(_hex(d) for d in f"{ord(c):x}")
+        return [re.escape(c), f"&{_ENTITIES[c]};", f"&#0*{ord(c)};", f"&#[xX]0*{hexed};"]
+
+    return _each_character(value, forms)
+
+
 def _each_character(value: str, forms: Callable[[str], list[str]]) -> re.Pattern[str] | None:
     """A pattern matching ``value`` with each character that is not
     :data:`_UNRESERVED` in any of its ``forms`` (regular expressions); None
@@ -244,7 +267,8 @@ class Redactor:
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         self._pairs: list[tuple[str, str]] = []
         self._patterns: list[tuple[re.Pattern[str], str, int]] = []
-        """A secret in any mix of percent-encoding (:func:`percent_pattern`), with its length."""
+        """A secret in any mix of percent-encoding (:func:`percent_pattern`), JSON
+        escapes (:func:`json_pattern`) or HTML entities (:func:`html_pattern`), with its length."""
         self._order: list[tuple[str | re.Pattern[str], str]] = []
         self._numbers: dict[int | float, str] = {}
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
@@ -271,7 +295,7 @@ class Redactor:
             self.too_short.append(name)
             return
         self._pairs += [(form, name) for form in encodings(value)]
-        for pattern in (percent_pattern(value), json_pattern(value)):
+        for pattern in (percent_pattern(value), json_pattern(value), html_pattern(value)):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))
         if _NUMBER.fullmatch(value):
@@ -318,8 +342,8 @@ class Redactor:
         return self._text(s)
 
     def _text(self, s: str) -> str:
-        # without a %, a + or a \u, a pattern finds only the value as it is: a form of its own
-        mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s)
+        # without a %, a +, a \u or a &, a pattern finds only the value as it is: a form of its own
+        mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s)
         spans = _spans(s, self._order if mixed else self._pairs)
         return _masked(s, spans) if spans else s
 

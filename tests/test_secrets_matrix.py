@@ -1449,3 +1449,41 @@ def test_a_merged_run_json_names_its_folders_redacted(tmp_path, monkeypatch):
     assert manifest["id"] == "sh" and manifest["dir"].endswith("/runs/sh"), manifest["dir"]
     assert "ws-[redacted:API_TOKEN]/" in manifest["dir"]
     assert SECRET not in ws.all_run_text("sh")
+
+
+HTML_ESCAPER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+amp = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+php = amp.replace('"', "&quot;").replace("'", "&#039;")  # PHP 8.1 htmlspecialchars
+commons = amp.replace('"', "&quot;")  # Apache Commons escapeHtml4: ' as it is
+numeric = amp.replace('"', "&#x22;").replace("'", "&#x27;").replace("&amp;", "&#38;")
+sys.stderr.write(f"<b>{commons}</b>\n")
+print(json.dumps({"output": f"<p>{php}</p>", "page": f"<i>{numeric}</i>"}))
+"""
+
+
+def test_a_secret_escaped_for_html_by_any_library_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A secret holding HTML's special characters was redacted only as Python's
+    html.escape, markupsafe and XML attributes escape it: as PHP's
+    htmlspecialchars (' as &#039;), Apache Commons' escapeHtml4 (' as it is)
+    or with numeric entities it reached the record, the report and the
+    terminal whole. Each such character is now found in any of its forms."""
+    secret = "pw<a>&\"b'c-Zq9"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("html.py", HTML_ESCAPER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/html.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "<p>"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "<p>[redacted:API_TOKEN]</p>", turn
+    assert turn["evidence"]["page"] == "<i>[redacted:API_TOKEN]</i>", turn
+    text = ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+    assert "<b>[redacted:API_TOKEN]</b>" in text
+    for piece in ("&#039;c-Zq9", "\\\"b'c-Zq9", "&quot;b'c-Zq9", "&#x27;c-Zq9"):
+        assert piece not in text, piece
