@@ -201,15 +201,16 @@ def json_pattern(value: str) -> re.Pattern[str] | None:
     they escape so (Gson writes ``=`` as ``\\u003d``, Go's ``json.Marshal``
     ``&`` as ``\\u0026``), so no one escaped form finds them all. None for a
     value that needs no escaping, or one with bytes that are not UTF-8."""
+    return _each_character(value, _json_forms)
 
-    def forms(c: str) -> list[str]:
-        units = c.encode("utf-16-be")  # a character past U+FFFF is escaped as a surrogate pair
-        codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
-        hexed = "".join("\\\\+u" + "".join(_hex(d) for d in code) for code in codes)
-        alternatives = [re.escape(e) for e in (c, *_json_escaped(c))] + [hexed]
-        return alternatives + (["\\\\+/"] if c == "/" else [])
 
-    return _each_character(value, forms)
+def _json_forms(c: str) -> list[str]:
+    """The character ``c`` in a JSON string, as :func:`json_pattern` finds it."""
+    units = c.encode("utf-16-be")  # a character past U+FFFF is escaped as a surrogate pair
+    codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
+    hexed = "".join("\\\\+u" + "".join(_hex(d) for d in code) for code in codes)
+    alternatives = [re.escape(e) for e in (c, *_json_escaped(c))] + [hexed]
+    return alternatives + (["\\\\+/"] if c == "/" else [])
 
 
 _ENTITIES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
@@ -222,15 +223,18 @@ def html_pattern(value: str) -> re.Pattern[str] | None:
     zeros allowed. Libraries differ in which they escape and how (PHP's
     ``htmlspecialchars`` writes ``'`` as ``&#039;``, Apache Commons'
     ``escapeHtml4`` leaves it as it is), so no one escaped form finds them
-    all. None for a value with none of these characters."""
+    all. Each character also as a JSON string holds it (:func:`json_pattern`):
+    the HTML a hook prints inside its JSON object. None for a value with none
+    of these characters."""
     if not any(c in _ENTITIES for c in value):
         return None
 
     def forms(c: str) -> list[str]:
         if c not in _ENTITIES:
-            return [re.escape(c)]
+            return _json_forms(c)
         hexed = "".join(_hex(d) for d in f"{ord(c):x}")
-        return [re.escape(c), f"&{_ENTITIES[c]};", f"&#0*{ord(c)};", f"&#[xX]0*{hexed};"]
+        entities = [f"&{_ENTITIES[c]};", f"&#0*{ord(c)};", f"&#[xX]0*{hexed};"]
+        return _json_forms(c) + entities
 
     return _each_character(value, forms)
 

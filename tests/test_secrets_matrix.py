@@ -1470,8 +1470,10 @@ def test_a_secret_escaped_for_html_by_any_library_is_redacted(rook_workspace, ro
     html.escape, markupsafe and XML attributes escape it: as PHP's
     htmlspecialchars (' as &#039;), Apache Commons' escapeHtml4 (' as it is)
     or with numeric entities it reached the record, the report and the
-    terminal whole. Each such character is now found in any of its forms."""
-    secret = "pw<a>&\"b'c-Zq9"
+    terminal whole; and in the raw standard output a record keeps, the JSON
+    string holding such HTML (a backslash in it doubled) also once found.
+    Each such character is now found in any of its forms."""
+    secret = "pw<a>&\"b'c\\d-Zq9"
     monkeypatch.setenv("API_TOKEN", secret)
     ws = rook_workspace
     ws.script("html.py", HTML_ESCAPER)
@@ -1485,5 +1487,7 @@ def test_a_secret_escaped_for_html_by_any_library_is_redacted(rook_workspace, ro
     assert turn["evidence"]["page"] == "<i>[redacted:API_TOKEN]</i>", turn
     text = ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
     assert "<b>[redacted:API_TOKEN]</b>" in text
-    for piece in ("&#039;c-Zq9", "\\\"b'c-Zq9", "&quot;b'c-Zq9", "&#x27;c-Zq9"):
+    for piece in ("&#039;c", "\\\"b'c", "&quot;b'c", "&#x27;c", "d-Zq9"):
         assert piece not in text, piece
+    hook = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]
+    assert hook["stdout"].startswith('{"output": "<p>[redacted:API_TOKEN]</p>"'), hook["stdout"]
