@@ -72,11 +72,14 @@ def _quoted(text: str) -> list[str]:
     escaped for HTML or XML (``&amp;``, ``&lt;``, ``&gt;``, quotes as ``&quot;``,
     ``&#x27;``, ``&#34;`` or ``&#39;``), and as a shell quotes one holding a
     single quote (``'it'\\''s'``: bash's ``set -x`` trace and ``${v@Q}``;
-    ``'it'"'"'s'``: Python's :func:`shlex.quote`)."""
+    ``'it'"'"'s'``: Python's :func:`shlex.quote`); with each quote doubled, as
+    YAML's single-quoted style and SQL write ``'`` (``'it''s'``) and CSV ``"``."""
     xml = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     shell = [text.replace("'", "'\\''"), text.replace("'", "'\"'\"'")] if "'" in text else []
+    doubled = [text.replace(q, q + q) for q in ("'", '"') if q in text]
     return [
         *shell,
+        *doubled,
         repr(text)[1:-1],
         ascii(text)[1:-1],
         xml,

@@ -1491,3 +1491,34 @@ def test_a_secret_escaped_for_html_by_any_library_is_redacted(rook_workspace, ro
         assert piece not in text, piece
     hook = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]
     assert hook["stdout"].startswith('{"output": "<p>[redacted:API_TOKEN]</p>"'), hook["stdout"]
+
+
+QUOTE_DOUBLER = r"""
+#!/usr/bin/env python3
+import csv, json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+sys.stderr.write("config:\n  password: '" + s.replace("'", "''") + "'\n")  # YAML, as yaml.dump
+csv.writer(sys.stderr).writerow(["login", s])  # CSV: a double quote doubled
+print(json.dumps({"output": "SELECT 1 WHERE pw = '" + s.replace("'", "''") + "'"}))  # SQL
+"""
+
+
+def test_a_secret_quoted_by_doubling_its_quotes_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A secret holding a quote was redacted as a shell, Python and JSON quote
+    it, but not where the quote is doubled: YAML's single-quoted style (what
+    yaml.dump writes for '@pw''q...'), a CSV field ("" for ") and an SQL string
+    literal kept it whole in the record, the report and the terminal."""
+    secret = "@pw'q\"x-Zq9#1"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("quoted.py", QUOTE_DOUBLER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/quoted.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "SELECT"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "SELECT 1 WHERE pw = '[redacted:API_TOKEN]'"
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert "password: '[redacted:API_TOKEN]'" in stderr and 'login,"[redacted:API_TOKEN]"' in stderr
+    assert "x-Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
