@@ -424,9 +424,10 @@ def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> Judg
 
 def _add_judge_secrets(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> None:
     """Redact the ``env`` values of the judge profile ``ref`` names in an
-    invocation that does not judge (``--phases`` without judge): the agent's
-    hooks see them all the same, and the run is judged later. Never a refusal:
-    a profile that cannot be read adds the secrets of every profile of its folder."""
+    invocation that does not judge with it (``--phases`` without judge, no
+    scenario with a rubric): the agent's hooks see them all the same. Never a
+    refusal: a profile that cannot be read adds the secrets of every profile
+    of its folder."""
     try:
         names = [e.variable for e in find_judge_profile(agent, ref, rook)[1].env]
     except ConfigError:
@@ -497,7 +498,7 @@ def setup_judging(
                 )
                 + "\n"
             )
-    if ref and client is None and "judge" not in phases:
+    if ref and client is None:  # not used now: the agent's hooks see its env all the same
         _add_judge_secrets(rook, agent, ref, redactor)
     judging = JudgingContext(
         workspace=agent.workspace,

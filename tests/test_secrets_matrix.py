@@ -1341,11 +1341,15 @@ def test_a_judge_profile_not_found_redacts_the_secrets_of_the_agent_s_profiles(
     assert judge_key not in r.stdout + r.stderr
 
 
-def test_a_run_split_before_judge_redacts_the_judge_profile_s_secret(tmp_path, monkeypatch):
-    """rook run --phases prepare,open,execute with the judge profile named in
-    config.yaml wrote the judge profile's env value in the clear into the
-    record (an agent that echoes its environment), and the terminal showed it:
-    only a run that judges loaded the judge profile, so only it redacted it."""
+@pytest.mark.parametrize("args", [["--phases", "prepare,open,execute"], ["--only", "plain"]])
+def test_a_run_that_does_not_judge_redacts_the_judge_profile_s_secret(
+    tmp_path, monkeypatch, args
+):
+    """rook run --phases prepare,open,execute, and a run of scenarios with no
+    rubric, with the judge profile named in config.yaml wrote the judge
+    profile's env value in the clear into the record (an agent that echoes its
+    environment), and the terminal showed it: only a run that judges with it
+    loaded the judge profile, so only it redacted it."""
     import subprocess
     import sys
 
@@ -1354,10 +1358,10 @@ def test_a_run_split_before_judge_redacts_the_judge_profile_s_secret(tmp_path, m
               'echo "{\\"output\\": \\"hi $JUDGE_KEY\\"}"\n')
     ws.profile({"id": "p", "hooks": {"execute": "scripts/leak.sh"},
                 "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "plain", "goal": "hi", "criteria": [{"contains": "hi"}]})
     (ws.root / ".testmuai" / "rook" / "config.yaml").write_text("judge_profile: grader\n")
-    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--json", "--phases",
-                        "prepare,open,execute", "-w", str(ws.root)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--json", *args,
+                        "-w", str(ws.root)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert judge_key not in r.stdout + r.stderr
     run_id = json.loads(r.stdout)["run"]["id"]
