@@ -72,10 +72,16 @@ def _quoted(text: str) -> list[str]:
     escaped for HTML or XML (``&amp;``, ``&lt;``, ``&gt;``, quotes as ``&quot;``,
     ``&#x27;``, ``&#34;`` or ``&#39;``), and as a shell quotes one holding a
     single quote (``'it'\\''s'``: bash's ``set -x`` trace and ``${v@Q}``;
-    ``'it'"'"'s'``: Python's :func:`shlex.quote`); with each quote doubled, as
-    YAML's single-quoted style and SQL write ``'`` (``'it''s'``) and CSV ``"``."""
+    ``'it'"'"'s'``: Python's :func:`shlex.quote`) or with backslashes (bash's
+    ``printf %q``, ``\\`` before each character a shell treats specially; and
+    in double quotes, ``\\"``, ``\\\\``, ``\\$``, as ``declare -p`` writes it);
+    with each quote doubled, as YAML's single-quoted style and SQL write ``'``
+    (``'it''s'``) and CSV ``"``."""
     xml = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     shell = [text.replace("'", "'\\''"), text.replace("'", "'\"'\"'")] if "'" in text else []
+    printf_q = "".join("\\" + c if c in _SHELL_SPECIAL else c for c in text)
+    shell += [printf_q, "\\" + printf_q] if text[:1] in ("~", "#") else [printf_q]
+    shell.append("".join("\\" + c if c in '"\\$`' else c for c in text))
     doubled = [text.replace(q, q + q) for q in ("'", '"') if q in text]
     return [
         *shell,
@@ -87,6 +93,11 @@ def _quoted(text: str) -> list[str]:
         xml.replace('"', "&#34;").replace("'", "&#39;"),  # markupsafe, Jinja
         xml.replace('"', "&quot;").replace("'", "&apos;"),  # XML attributes
     ]
+
+
+_SHELL_SPECIAL = frozenset(" \t'\"\\|&;()<>!{}*[]?^$`,")
+"""What bash's ``printf %q`` writes with a backslash before it (also ``~`` and
+``#``, but only at the start of what it quotes)."""
 
 
 def _as_received(value: str) -> list[str]:

@@ -1526,3 +1526,34 @@ def test_a_secret_quoted_by_doubling_its_quotes_is_redacted(rook_workspace, rook
     stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     assert "password: '[redacted:API_TOKEN]'" in stderr and 'login,"[redacted:API_TOKEN]"' in stderr
     assert "x-Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+
+
+BASH_QUOTER = r"""
+#!/bin/bash
+cat >/dev/null
+printf 'running: curl -H %q\n' "X-Key: $API_TOKEN" >&2
+declare -p API_TOKEN >&2
+printf %q "$API_TOKEN" >&2
+echo '{"output": "ok"}'
+"""
+
+
+def test_a_secret_quoted_by_bash_with_backslashes_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A secret holding characters a shell treats specially was redacted as
+    bash's set -x and ${v@Q} quote it, but not as printf %q (a backslash before
+    each such character, how a script logs the command it runs) or declare -p
+    (a double-quoted string: \\" \\\\ \\$) write it: the record, the report and
+    the terminal kept it whole."""
+    secret = "pw\"x'y$z&q(1)-Zq9"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("quoter.sh", BASH_QUOTER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/quoter.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert "X-Key:\\ [redacted:API_TOKEN]" in stderr and stderr.endswith("\n[redacted:API_TOKEN]")
+    assert 'API_TOKEN="[redacted:API_TOKEN]"' in stderr, stderr
+    assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
