@@ -217,7 +217,8 @@ def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) ->
     new = [rel for rel in draft.files if not (request.agent.dir / rel).exists()]
     data = profile_data(draft, request.profile_id, request.name, request.secrets, {})
     held = request.secrets.holder(dump_yaml(data))
-    request.secrets.refuse_known(held, str(path), f"write {{{{env.{held}}}}} in its place")
+    fix = f"write {{{{env.{held}}}}} in its place in a URL or header, or let the program read it"
+    request.secrets.refuse_known(held, str(path), f"{fix} from its environment")
     write_files(request.agent, draft.files, request.secrets)
     try:
         profile = profile_from_dict(copy.deepcopy(data), rook.transports, str(path))

@@ -1703,3 +1703,9 @@ def test_another_profile_s_secret_in_a_source_is_refused(
     assert value not in r.stdout + r.stderr
     assert_nowhere(ws, value)
     assert len(authoring_server.seen("POST", "/echo")) == sent  # refused before the test
+    # a Ruhroh command line is kept in the profile as written: the wrapper reads it instead
+    r = add(rook_cli, ws, "z", "--ruhroh", f"{tool} {value}", env={"MAIN_TOKEN": value})
+    assert r.exit_code == 2 and "value of MAIN_TOKEN" in r.stderr, r.stdout + r.stderr
+    assert "let the program read it from its environment" in r.stderr, r.stderr
+    assert value not in r.stdout + r.stderr
+    assert_nowhere(ws, value)
