@@ -379,7 +379,9 @@ def secret_names(run_path: Path) -> list[str]:
 def judge_secret_names(run_path: Path) -> list[str]:
     """The ``env`` variables of the judge profile ``run.json`` names, read from
     its agent's profiles (the run keeps no copy of it; the run redacted their
-    values as the agent profile's); none when it is not found there now."""
+    values as the agent profile's); none when it is not found there now. A run
+    not judged (yet: ``--phases`` without judge) names none: then those of the
+    one ``config.yaml`` names, whose values the run redacted as well."""
     from .definitions import env_names, locate_profile
     from .yamlio import load_yaml
 
@@ -389,7 +391,7 @@ def judge_secret_names(run_path: Path) -> list[str]:
         return []
     judge = manifest.get("judge_profile") if isinstance(manifest, dict) else None
     if not isinstance(judge, dict):
-        return []
+        judge = _configured_judge(run_path)
     pid, agent = judge.get("id"), judge.get("agent")
     if (
         not isinstance(pid, str)
@@ -403,6 +405,20 @@ def judge_secret_names(run_path: Path) -> list[str]:
         return env_names(load_yaml(path, ConfigError))
     except ConfigError:
         return []
+
+
+def _configured_judge(run_path: Path) -> dict[str, Any]:
+    """The judge profile ``config.yaml`` names (``NAME`` or ``AGENT/NAME``), as
+    ``run.json`` names one; empty when none is named or the file cannot be read.
+    The run's folder is ``<workspace>/.testmuai/rook/projects/P/agents/A/runs/ID``."""
+    from .workspace import read_config
+
+    try:
+        ref = read_config(run_path.parents[7]).get("judge_profile")
+    except (ConfigError, IndexError):
+        return {}
+    agent, _, pid = ref.rpartition("/") if isinstance(ref, str) else ("", "", "")
+    return {"id": pid, "agent": agent or run_path.parent.parent.name} if pid else {}
 
 
 def activate_agent_redactor(profiles_dir: Path, runs_dir: Path) -> None:

@@ -1557,3 +1557,30 @@ def test_a_secret_quoted_by_bash_with_backslashes_is_redacted(rook_workspace, ro
     assert "X-Key:\\ [redacted:API_TOKEN]" in stderr and stderr.endswith("\n[redacted:API_TOKEN]")
     assert 'API_TOKEN="[redacted:API_TOKEN]"' in stderr, stderr
     assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+
+
+def test_a_run_not_judged_yet_is_shown_with_the_judge_profile_s_secret_redacted(
+    tmp_path, monkeypatch
+):
+    """rook runs show and rook report of a run split before its judge phase
+    (rook run --phases prepare,open,execute, the judge profile named in
+    config.yaml) named the run's folder in the clear when it held the judge
+    profile's env value, though the run itself redacted it: they read the
+    judge profile run.json names, and a run not judged yet names none."""
+    import subprocess
+    import sys
+
+    ws, judge_key = _judged_workspace(tmp_path, monkeypatch, "scripts/echo.sh")
+    (ws.root / ".testmuai" / "rook" / "config.yaml").write_text("judge_profile: grader\n")
+
+    def rook(*args):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120)
+        assert judge_key not in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+        return r
+
+    assert rook("run", "--phases", "prepare,open,execute").returncode == 0
+    for args in (["runs", "show", "latest"], ["report", "latest"]):
+        r = rook(*args)
+        assert r.returncode == 0, (args, r.stderr)
+        assert "ws-[redacted:JUDGE_KEY]/" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
