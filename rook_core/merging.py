@@ -177,6 +177,22 @@ def combine(base: dict[str, Any], parts: dict[int, dict[str, Any]], path: Path) 
     return m
 
 
+def _version_note(parts: dict[int, dict[str, Any]], n: int) -> str | None:
+    """A warning when the shards were run by different versions of Rook (each
+    invocation records its own), else ``None``."""
+    by: dict[str, list[int]] = {}
+    for i, part in sorted(parts.items()):
+        for inv in part.get("invocations") or []:
+            v = inv.get("rook_version") if isinstance(inv, dict) else None
+            v = v if isinstance(v, str) else "an older Rook (no version recorded)"
+            if i not in by.setdefault(v, []):
+                by[v].append(i)
+    if len(by) < 2:
+        return None
+    said = "; ".join(f"{v}: {shard_list([f'{i}/{n}' for i in shards])}" for v, shards in by.items())
+    return f"the shards were run by different versions of Rook ({said}): check every shard ran the same install"
+
+
 def _profile_as_used(run_dir: Path) -> Any:
     """The run's ``profile.yaml`` as data (its text when it is not YAML), or ``None``."""
     from .yamlio import load_yaml  # only rook merge: rook report reads this module too
@@ -344,6 +360,9 @@ def merge_runs(
     profile_note = _profile_note(dirs, base["profile"].get("id"))
     if profile_note is not None:
         notes.insert(0, profile_note)
+    version_note = _version_note({i: p for i, (_, p) in parts.items()}, n)
+    if version_note is not None:
+        notes.insert(0, version_note)
     atomic_write(path / "run.json", dumps(redact(manifest)))
     return Merged(path, manifest, recorded, missing, notes, dirs)
 

@@ -286,7 +286,19 @@ def _run(manifest: dict[str, Any]) -> dict[str, Any]:
     }
     if manifest.get("judge_profile"):
         run["judge_profile"] = manifest["judge_profile"]
+    versions = rook_versions(manifest)
+    if versions:  # a run made by a Rook that did not record its version has none
+        run["rook_versions"] = versions
     return run
+
+
+def rook_versions(manifest: dict[str, Any]) -> list[str]:
+    """The versions of Rook that ran the run (its invocations, shards' included),
+    each once, in the order they first ran it."""
+    found = [
+        i.get("rook_version") for i in manifest.get("invocations") or [] if isinstance(i, dict)
+    ]
+    return list(dict.fromkeys(v for v in found if isinstance(v, str)))
 
 
 def build_report(

@@ -18,7 +18,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from . import history, process, procscan, sharding
+from . import __version__, history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
 from .engine import (
@@ -853,6 +853,7 @@ def _execute(
         "started": time.time(),
         "pid": os.getpid(),
         "concurrency": concurrency,
+        "rook_version": __version__,  # which Rook ran it (rook runs show; rook merge compares)
     }
     if request.min_pass_rate is not None:  # the gate its report has (rook report --rebuild)
         invocation["min_pass_rate"] = request.min_pass_rate

@@ -977,3 +977,16 @@ def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
     assert rook_cli("run", "--run", "split-1").exit_code == 2  # what the listing must not advise
     assert rook_cli("merge", "-w", str(ws.root), "--run", "split-1").exit_code == 0
     assert "complete" in rook_cli("runs").stdout.splitlines()[2]
+
+
+def test_a_run_says_which_rook_made_it(ws, rook_cli):
+    # run.json kept no version of Rook: a run could not say which Rook made it
+    from rook_core import __version__
+
+    ws.scenario(scenario("a"))
+    rid = run(rook_cli)
+    manifest = json.loads((ws.run_dir(rid) / "run.json").read_text())
+    assert [i["rook_version"] for i in manifest["invocations"]] == [__version__]
+    shown = rook_cli("runs", "show", rid)
+    assert shown.exit_code == 0 and f"made with Rook {__version__}\n" in shown.stdout, shown.stdout
+    assert rook_cli("runs", "show", rid, "--json").report["run"]["rook_versions"] == [__version__]

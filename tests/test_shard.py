@@ -1323,3 +1323,26 @@ def test_late_shards_recording_at_once_each_note_they_must_be_merged_again(
                 proc.wait()
     (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]
     assert row["unjoined_shards"] == late
+
+
+def test_a_merge_of_shards_run_by_different_rook_versions_says_so(rook_workspace, rook_cli):
+    """Shards run by different versions of Rook were merged without a word: no
+    record said which Rook ran a shard."""
+    from rook_core import __version__
+
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    part = ws.run_dir("ci") / "run.shard-2-of-2.json"
+    data = json.loads(part.read_text())
+    assert [i["rook_version"] for i in data["invocations"]] == [__version__]
+    data["invocations"][0]["rook_version"] = "0.0.1"  # shard 2 ran on an older install
+    part.write_text(json.dumps(data))
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert merged.exit_code == 0, merged.stderr
+    assert (
+        f"rook: warning: the shards were run by different versions of Rook "
+        f"({__version__}: shard 1/2; 0.0.1: shard 2/2)" in merged.stderr
+    ), merged.stderr
+    shown = rook_cli("runs", "show", "ci")
+    assert f"made with Rook {__version__}, 0.0.1\n" in shown.stdout, shown.stdout
+    again = rook_cli("merge", "-w", str(ws.root), "--run", "ci")  # the same shards: said again
+    assert "different versions of Rook" in again.stderr, again.stderr

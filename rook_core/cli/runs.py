@@ -224,6 +224,9 @@ def show_command(
         print_json(report)
     else:
         click.echo(table(report))
+        versions = report["run"].get("rook_versions")
+        if isinstance(versions, list) and versions:  # none: an older Rook recorded none
+            click.echo(f"made with Rook {', '.join(map(str, versions))}")
         from .run import found_by
 
         where = found_by(
