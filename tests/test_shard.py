@@ -1346,3 +1346,26 @@ def test_a_merge_of_shards_run_by_different_rook_versions_says_so(rook_workspace
     assert f"made with Rook {__version__}, 0.0.1\n" in shown.stdout, shown.stdout
     again = rook_cli("merge", "-w", str(ws.root), "--run", "ci")  # the same shards: said again
     assert "different versions of Rook" in again.stderr, again.stderr
+
+
+def test_a_sharded_run_not_merged_yet_says_so_where_it_is_shown(rook_workspace, rook_cli):
+    """rook runs show and rook report of a run split with --shard and never merged
+    showed what its shards had recorded as if it were the whole run, with no word
+    that it needs rook merge (rook runs listed it as 'not merged')."""
+    ws = _ok_workspace(rook_workspace)
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    hint = (
+        "rook: warning: run ci was split with --shard and is not merged yet "
+        "(shard 2/2 recorded nothing yet): this shows what its shards recorded so far; "
+        f"join them with: rook merge --run ci -w {ws.root}\n"
+    )
+    for args in (("report", "ci"), ("runs", "show", "ci"), ("report", "ci", "--json")):
+        r = rook_cli(*args)
+        assert r.exit_code == 0 and hint in r.stderr, (args, r.stderr)
+    assert rook_cli("run", "--shard", "2/2", "--run-name", "ci").exit_code == 0
+    r = rook_cli("runs", "show", "ci")  # every shard ran: it still needs merging
+    assert "PENDING" not in r.stdout
+    assert "rook: warning: run ci was split with --shard and is not merged yet: " in r.stderr, r.stderr
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    for args in (("report", "ci"), ("runs", "show", "ci")):
+        assert "not merged" not in rook_cli(*args).stderr

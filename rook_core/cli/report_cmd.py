@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .options import workspace_options
-from .runs import find_agent, finish_hint
+from .runs import find_agent, finish_hint, warn_unmerged
 
 
 @click.command("report")
@@ -88,10 +88,11 @@ def report_command(
             click.echo(scrub(f"wrote {fmt} report to {where}"), err=True)  # a folder's name
     for message in failed.values():
         click.echo(f"rook: error: {scrub(message)}", err=True)
-    if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
-        from .run import found_by
+    from .run import found_by
 
+    if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
         finish_hint(run_path, report, found_by(workspace, project, agent))
+    warn_unmerged(run_path, found_by(workspace, project, agent))
     if not rebuild:  # --rebuild reads every record, theirs too
         warn_joined_since(run_path)
     if failed:

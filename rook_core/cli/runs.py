@@ -235,6 +235,16 @@ def show_command(
             agent or parent.get("agent"),
         )
         finish_hint(run_path, report, where)
+    from .run import found_by
+
+    warn_unmerged(
+        run_path,
+        found_by(
+            workspace or parent.get("workspace"),
+            project or parent.get("project"),
+            agent or parent.get("agent"),
+        ),
+    )
     from .report_cmd import warn_joined_since
 
     warn_joined_since(run_path)
@@ -256,3 +266,37 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
 
         finish = f"rook run --run {report['run']['id']}{rest_of(report)}{where}"
         click.echo(f"finish it with: {finish}", err=True)
+
+
+def warn_unmerged(run_path: Any, where: str = "") -> None:
+    """On standard error, a warning that a run split with ``--shard`` is not merged
+    yet: what is shown is what its shards recorded so far, not the run. ``where``:
+    the flags that found the run (:func:`rook_core.cli.run.found_by`)."""
+    import os
+    import re
+
+    from ..errors import RunStoreError
+    from ..history import RUN_FILE
+    from ..merging import shard_list
+    from ..sharding import PART
+    from ..store import read_json
+
+    try:
+        manifest = read_json(run_path / RUN_FILE)
+        names = os.listdir(run_path)
+    except (OSError, RunStoreError):  # a damaged run.json is named by whoever reads it
+        return
+    if not isinstance(manifest, dict) or manifest.get("merged"):
+        return
+    n = manifest.get("shards")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return
+    parts = {int(m[1]) for m in map(re.compile(PART).match, names) if m and int(m[2]) == n}
+    silent = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
+    missing = f" ({shard_list(silent)} recorded nothing yet)" if silent else ""
+    click.echo(
+        f"rook: warning: run {run_path.name} was split with --shard and is not merged "
+        f"yet{missing}: this shows what its shards recorded so far; join them with: "
+        f"rook merge --run {run_path.name}{where}",
+        err=True,
+    )
