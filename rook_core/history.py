@@ -76,12 +76,14 @@ def write_summary(run_path: Path, report: dict[str, Any]) -> None:
         pass
 
 
-def note_unjoined(run_path: Path, shards: list[str]) -> None:
+def note_unjoined(run_path: Path, shards: list[str], seen: int | None = None) -> None:
     """Note in a merged run's summary the shards (``2/3``) that recorded scenario
     runs since it was merged, beside those noted before: ``rook runs`` lists it as
     ``merge again`` until ``rook merge`` (or ``rook run --run ID``) writes its
     summary anew. Late shards note themselves at the same moment, so the summary
-    is read and written back under a lock (``.summary.lock``), never losing a note."""
+    is read and written back under a lock (``.summary.lock``), never losing a note.
+    ``seen``: the time of the run's ``scenarios`` folder when :func:`list_runs` looked
+    for records copied in, so that it looks again only when the folder changes."""
     try:
         fh = open(run_path / ".summary.lock", "a")  # noqa: SIM115 - closed below
     except OSError:
@@ -100,7 +102,10 @@ def note_unjoined(run_path: Path, shards: list[str]) -> None:
         )
         noted = sorted(labels, key=lambda x: int(x.partition("/")[0]))
         try:
-            atomic_write(run_path / SUMMARY_FILE, dumps({**summary, "unjoined_shards": noted}))
+            doc = {**summary, "unjoined_shards": noted} if noted else dict(summary)
+            if seen is not None:
+                doc["scenarios_seen"] = seen
+            atomic_write(run_path / SUMMARY_FILE, dumps(doc))
         except RunStoreError:
             pass
 
@@ -274,11 +279,30 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
         for entry in entries:
             if entry.is_dir() and not entry.name.startswith("."):
                 summary = read_summary(Path(entry.path), rebuild)
+                if summary is not None and summary.get("counts") is not None:
+                    summary = _copied_in(Path(entry.path), summary)
                 if summary is not None:
                     summary["id"] = entry.name
                     out.append(summary)
     out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)
     return out
+
+
+def _copied_in(run_path: Path, summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a merged run with the shards noted whose scenario runs were
+    copied into it since it was merged (an artifact of a late shard unpacked there:
+    a shard run into it notes itself). Looked for only when its ``scenarios``
+    folder changed after its report and since it was last looked at."""
+    folder = _mtime(run_path / "scenarios")
+    report = _mtime(run_path / REPORT_FILE)
+    if folder is None or report is None or folder <= report:
+        return summary
+    if summary.get("scenarios_seen") == folder:
+        return summary
+    from .merging import joined_since
+
+    note_unjoined(run_path, joined_since(run_path), folder)
+    return read_summary(run_path) or summary
 
 
 # -- choosing runs by profile -----------------------------------------------------

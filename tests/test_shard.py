@@ -1369,3 +1369,29 @@ def test_a_sharded_run_not_merged_yet_says_so_where_it_is_shown(rook_workspace, 
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
     for args in (("report", "ci"), ("runs", "show", "ci")):
         assert "not merged" not in rook_cli(*args).stderr
+
+
+def test_a_late_shard_whose_records_were_copied_in_is_listed_to_merge_again(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A shard run on another machine after merge --partial, its records then copied
+    into the merged run (an artifact unpacked): rook runs listed the old merge as
+    'incomplete', never 'merge again', though rook runs show warned of it."""
+    ws = _ok_workspace(rook_workspace)
+    shutil.copytree(ws.root, tmp_path / "other")
+    other = Workspace(tmp_path / "other")
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert "merge again" not in rook_cli("runs").stdout
+    assert rook_cli("run", "-w", str(other.root), "--shard", "2/2", "--run-name", "ci").exit_code == 0
+    theirs = other.run_dir("ci")
+    for record in (theirs / "scenarios").glob("*.json"):
+        shutil.copy(record, ws.run_dir("ci") / "scenarios" / record.name)
+    for part in theirs.glob("*.shard-2-of-2.json"):
+        shutil.copy(part, ws.run_dir("ci") / part.name)
+    listed = rook_cli("runs")
+    assert "merge again" in listed.stdout, listed.stdout
+    (row,) = [s for s in json.loads(rook_cli("runs", "--json").stdout)["runs"] if s["id"] == "ci"]
+    assert row["unjoined_shards"] == ["2/2"]
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    assert "merge again" not in rook_cli("runs").stdout
