@@ -990,3 +990,33 @@ def test_a_run_says_which_rook_made_it(ws, rook_cli):
     shown = rook_cli("runs", "show", rid)
     assert shown.exit_code == 0 and f"made with Rook {__version__}\n" in shown.stdout, shown.stdout
     assert rook_cli("runs", "show", rid, "--json").report["run"]["rook_versions"] == [__version__]
+
+
+def test_a_workspace_from_rook_workspace_dir_is_named_in_hints_and_stored_reasons(ws, tmp_path):
+    # The workspace found through ROOK_WORKSPACE_DIR was left out of the commands Rook
+    # prints and stores, which then named no run from another directory without it
+    import subprocess
+    import sys
+
+    ws.script("prep.sh", "#!/bin/bash\nexit 3\n")
+    ws.profile({"id": "p", "hooks": {"prepare": "scripts/prep.sh", "execute": "scripts/agent.sh"}})
+    ws.scenario(scenario("a"))
+    env = dict(os.environ, ROOK_WORKSPACE_DIR=str(ws.root))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def rook(*args):
+        return subprocess.run([sys.executable, "-m", "rook_core", *args], cwd=elsewhere, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert rook("run", "-q", "--run-name", "r1").returncode == 1
+    record = json.loads((ws.run_dir("r1") / "scenarios" / "a.1.json").read_text())
+    assert f"rook run --run r1 -w {ws.root} prepares again" in record["reason"], record["reason"]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    split = rook("run", "-q", "--run-name", "r2", "--phases", "prepare,open,execute,close")
+    assert f"rook run --run r2 --phases collect,judge -w {ws.root}\n" in split.stderr, split.stderr
+    shown = rook("runs", "show", "r2")
+    assert f"finish it with: rook run --run r2 --phases collect,judge -w {ws.root}\n" in shown.stderr
+    env.pop("ROOK_WORKSPACE_DIR")  # as printed, it works where the variable is not set
+    done = rook("run", "--run", "r2", "--phases", "collect,judge", "-w", str(ws.root))
+    assert done.returncode == 0, done.stderr
