@@ -1395,3 +1395,24 @@ def test_a_late_shard_whose_records_were_copied_in_is_listed_to_merge_again(
     assert row["unjoined_shards"] == ["2/2"]
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
     assert "merge again" not in rook_cli("runs").stdout
+
+
+def test_diff_of_a_run_not_merged_or_merged_before_a_shard_says_so(rook_workspace, rook_cli):
+    """rook diff compared a run split with --shard and not merged, or merged before a
+    shard recorded more, as if it were the whole run: its scenario runs 'not
+    finished' (a regression, exit 1) with no word that rook merge would join them."""
+    ws = _ok_workspace(rook_workspace)
+    assert rook_cli("run", "--run-name", "base").exit_code == 0
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    d = rook_cli("diff", "base", "ci")
+    assert d.exit_code == 1 and "not finished" in d.stdout
+    assert "rook: warning: run ci was split with --shard and is not merged yet" in d.stderr, d.stderr
+    assert f"rook merge --run ci -w {ws.root}" in d.stderr
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
+    d = rook_cli("diff", "ci", "base", "--json")
+    assert "shard 2/2 recorded scenario runs after run ci was merged" in d.stderr, d.stderr
+    assert json.loads(d.stdout)["a"]["id"] == "ci"
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    d = rook_cli("diff", "base", "ci")
+    assert d.exit_code == 0 and "warning" not in d.stderr, d.stderr

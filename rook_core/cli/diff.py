@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .options import workspace_options
-from .runs import find_agent
+from .runs import find_agent, warn_unmerged
 
 
 def _side(o: dict[str, Any] | None) -> str:
@@ -60,9 +60,15 @@ def diff_command(
 
     reads_runs()  # a damaged record is bad input here: exit 2
     a = find_agent(workspace, project, agent)
-    report_a = load_report(resolve_run(a.runs_dir, run_a))
-    report_b = load_report(resolve_run(a.runs_dir, run_b))
+    path_a, path_b = resolve_run(a.runs_dir, run_a), resolve_run(a.runs_dir, run_b)
+    report_a, report_b = load_report(path_a), load_report(path_b)
     result = diff(report_a, report_b)
+    from .report_cmd import warn_joined_since
+    from .run import found_by
+
+    for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
+        warn_unmerged(path, found_by(workspace, project, agent))
+        warn_joined_since(path)
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
