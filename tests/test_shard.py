@@ -1416,3 +1416,29 @@ def test_diff_of_a_run_not_merged_or_merged_before_a_shard_says_so(rook_workspac
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
     d = rook_cli("diff", "base", "ci")
     assert d.exit_code == 0 and "warning" not in d.stderr, d.stderr
+
+
+def test_a_merged_run_with_shards_still_to_run_names_the_command_where_it_is_shown(
+    rook_workspace, rook_cli
+):
+    """rook merge --partial said which shards left scenario runs pending and how to
+    finish them; rook runs show and rook report of the merged run showed them
+    PENDING with no word of it (an unsharded run's say 'finish it with: ...')."""
+    ws = _ok_workspace(rook_workspace, 6)
+    assert rook_cli("run", "--shard", "1/3", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    hint = (
+        "shards 2/3, 3/3 did not finish; finish each with: "
+        f"rook run --run ci --shard 2/3 -w {ws.root}, then merge again\n"
+    )
+    for args in (("report", "ci"), ("runs", "show", "ci")):
+        r = rook_cli(*args)
+        assert r.exit_code == 0 and "PENDING" in r.stdout, r.stdout
+        assert hint in r.stderr, (args, r.stderr)
+    assert rook_cli("run", "--run", "ci", "--shard", "2/3").exit_code == 0
+    r = rook_cli("runs", "show", "ci")  # shard 2/3 ran since: merge again says it
+    assert "recorded scenario runs after run ci was merged" in r.stderr, r.stderr
+    assert "did not finish" not in r.stderr, r.stderr
+    assert rook_cli("run", "--run", "ci", "--shard", "3/3").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    assert "did not finish" not in rook_cli("runs", "show", "ci").stderr

@@ -276,7 +276,7 @@ def merge_command(
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(
             f"rook: {counted(pending, 'scenario run')} still pending: "
-            f"{_unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
+            f"{unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
             err=True,
         )
     code = exit_code(report) or (1 if failed or pending else 0)
@@ -287,7 +287,7 @@ def merge_command(
         click.echo(warning, err=True)
 
 
-def _unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) -> str:
+def unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) -> str:
     """Which shards left scenario runs pending, and the command that finishes them
     (``where``: the ``-w``, ``--project`` and ``--agent`` merge was given)."""
     from ..merging import shard_list

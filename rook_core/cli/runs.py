@@ -254,13 +254,22 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
     """On standard error, the command that finishes a run with scenario runs
     still pending (split with --phases, or cut off), ending with ``where``: the
     flags that found the run (:func:`rook_core.cli.run.found_by`). A sharded run
-    is finished shard by shard, then merged, so it gets none."""
+    is finished shard by shard, then merged: a merged one (``--partial``) names the
+    shards that left them and the command that finishes each, as ``rook merge``
+    did; one not merged yet gets none (:func:`warn_unmerged` says to merge it)."""
     from ..history import RUN_FILE
     from ..store import read_json
 
     if not report["summary"].get("pending"):
         return
     manifest = read_json(run_path / RUN_FILE)
+    if isinstance(manifest, dict) and manifest.get("shards") and manifest.get("merged"):
+        from ..merging import joined_since
+        from .merge import unfinished
+
+        if not joined_since(run_path):  # else: merge again, as warn_joined_since says
+            click.echo(unfinished(report, manifest, where), err=True)
+        return
     if isinstance(manifest, dict) and not manifest.get("shards"):
         from .run import rest_of
 
