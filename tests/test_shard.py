@@ -1442,3 +1442,17 @@ def test_a_merged_run_with_shards_still_to_run_names_the_command_where_it_is_sho
     assert rook_cli("run", "--run", "ci", "--shard", "3/3").exit_code == 0
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
     assert "did not finish" not in rook_cli("runs", "show", "ci").stderr
+
+
+def test_the_merge_again_warning_names_the_flags_that_found_the_run(rook_workspace, rook_cli):
+    """rook runs show, rook report and rook diff warned of a shard recorded since the
+    merge with 'rook merge --run ci' alone, without the -w they were given, so the
+    command, run where it was printed, found no workspace."""
+    ws = _ok_workspace(rook_workspace)
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
+    hint = f"this report leaves them out until: rook merge --run ci -w {ws.root}\n"
+    for args in (("report", "ci"), ("runs", "show", "ci"), ("diff", "ci", "ci")):
+        r = rook_cli(*args)
+        assert hint in r.stderr, (args, r.stderr)

@@ -66,9 +66,10 @@ def diff_command(
     from .report_cmd import warn_joined_since
     from .run import found_by
 
+    where = found_by(workspace, project, agent)
     for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
-        warn_unmerged(path, found_by(workspace, project, agent))
-        warn_joined_since(path)
+        warn_unmerged(path, where)
+        warn_joined_since(path, where)
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:

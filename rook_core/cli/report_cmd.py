@@ -90,18 +90,20 @@ def report_command(
         click.echo(f"rook: error: {scrub(message)}", err=True)
     from .run import found_by
 
+    where = found_by(workspace, project, agent)
     if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
-        finish_hint(run_path, report, found_by(workspace, project, agent))
-    warn_unmerged(run_path, found_by(workspace, project, agent))
+        finish_hint(run_path, report, where)
+    warn_unmerged(run_path, where)
     if not rebuild:  # --rebuild reads every record, theirs too
-        warn_joined_since(run_path)
+        warn_joined_since(run_path, where)
     if failed:
         sys.exit(1)
 
 
-def warn_joined_since(run_path: Path) -> None:
+def warn_joined_since(run_path: Path, where: str = "") -> None:
     """Warn when shards recorded scenario runs after the run was merged: its
-    report, shown as it was merged, leaves them out until merged again."""
+    report, shown as it was merged, leaves them out until merged again. ``where``:
+    the flags that found the run (:func:`rook_core.cli.run.found_by`)."""
     from ..merging import joined_since, shard_list
 
     late = joined_since(run_path)
@@ -109,6 +111,6 @@ def warn_joined_since(run_path: Path) -> None:
         click.echo(
             f"rook: warning: {shard_list(late)} recorded scenario runs after run "
             f"{run_path.name} was merged; this report leaves them out until: "
-            f"rook merge --run {run_path.name}",
+            f"rook merge --run {run_path.name}{where}",
             err=True,
         )

@@ -219,6 +219,13 @@ def show_command(
     run_path = resolve_run(a.runs_dir, run_ref)
     activate(Redactor.for_variables(secret_names(run_path)))  # the finish hint's -w, as rook report
     report = load_report(run_path)
+    from .run import found_by
+
+    where = found_by(
+        workspace or parent.get("workspace"),
+        project or parent.get("project"),
+        agent or parent.get("agent"),
+    )
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         check_entries(report)  # as the table does: a damaged entry is refused, exit 2
         print_json(report)
@@ -227,27 +234,11 @@ def show_command(
         versions = report["run"].get("rook_versions")
         if isinstance(versions, list) and versions:  # none: an older Rook recorded none
             click.echo(f"made with Rook {', '.join(map(str, versions))}")
-        from .run import found_by
-
-        where = found_by(
-            workspace or parent.get("workspace"),
-            project or parent.get("project"),
-            agent or parent.get("agent"),
-        )
         finish_hint(run_path, report, where)
-    from .run import found_by
-
-    warn_unmerged(
-        run_path,
-        found_by(
-            workspace or parent.get("workspace"),
-            project or parent.get("project"),
-            agent or parent.get("agent"),
-        ),
-    )
+    warn_unmerged(run_path, where)
     from .report_cmd import warn_joined_since
 
-    warn_joined_since(run_path)
+    warn_joined_since(run_path, where)
 
 
 def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
