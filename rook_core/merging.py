@@ -377,11 +377,14 @@ def joined_since(run_path: Path) -> list[str]:
     then the missing shard): its report leaves them out until merged again.
 
     A record's own times decide (a run copied, or unpacked from an artifact, has
-    new file times); only the records whose file changed since are read."""
+    new file times); only the records whose file changed since are read. A record
+    of a shard the merge had nothing of (``merged.missing``) made before the merge
+    came since too (its copy arrived late)."""
     try:
         manifest = read_json(run_path / "run.json")
         merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
         since, reported = float(merged["at"]), (run_path / "report.json").stat().st_mtime
+        at, missing = since, {str(x) for x in merged.get("missing") or []}
         if reported < since - SKEW:  # a merge killed between its run.json and its report:
             since = reported  # the report is an earlier merge's
         for inv in manifest.get("invocations") or []:  # rook run --run ID since: its report
@@ -404,7 +407,7 @@ def joined_since(run_path: Path) -> list[str]:
         times: list[float] = [
             t for t in (record.get("started"), record.get("ended")) if isinstance(t, (int, float))
         ]
-        if times and max(times) > since:
+        if times and (max(times) > since or (f"{where[key]}/{n}" in missing and max(times) < at)):
             late.add(where[key])
     return [f"{i}/{n}" for i in sorted(late)]
 

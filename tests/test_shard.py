@@ -1456,3 +1456,27 @@ def test_the_merge_again_warning_names_the_flags_that_found_the_run(rook_workspa
     for args in (("report", "ci"), ("runs", "show", "ci"), ("diff", "ci", "ci")):
         r = rook_cli(*args)
         assert hint in r.stderr, (args, r.stderr)
+
+
+def test_a_shard_run_before_a_partial_merge_but_copied_in_after_is_seen(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A shard that ran before merge --partial, its records copied in only after (an
+    artifact that came late): its records' own times are before the merge, so
+    nothing said they were left out; rook runs show even said to run the shard."""
+    ws = _ok_workspace(rook_workspace)
+    shutil.copytree(ws.root, tmp_path / "other")
+    other = Workspace(tmp_path / "other")
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("run", "-w", str(other.root), "--shard", "2/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    theirs = other.run_dir("ci")
+    for record in (theirs / "scenarios").glob("*.json"):
+        shutil.copy(record, ws.run_dir("ci") / "scenarios" / record.name)
+    shown = rook_cli("runs", "show", "ci")
+    assert "shard 2/2 recorded scenario runs after run ci was merged" in shown.stderr, shown.stderr
+    assert "did not finish" not in shown.stderr, shown.stderr
+    assert "merge again" in rook_cli("runs").stdout
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    shown = rook_cli("runs", "show", "ci")
+    assert "warning" not in shown.stderr and "PENDING" not in shown.stdout, shown.stderr
