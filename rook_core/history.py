@@ -292,7 +292,7 @@ def _copied_in(run_path: Path, summary: dict[str, Any]) -> dict[str, Any]:
     """The summary of a merged run with the shards noted whose scenario runs were
     copied into it since it was merged (an artifact of a late shard unpacked there:
     a shard run into it notes itself). Looked for only when its ``scenarios``
-    folder changed after its report and since it was last looked at."""
+    folder changed after its report and since such shards were last noted."""
     folder = _mtime(run_path / "scenarios")
     report = _mtime(run_path / REPORT_FILE)
     if folder is None or report is None or folder <= report:
@@ -301,7 +301,10 @@ def _copied_in(run_path: Path, summary: dict[str, Any]) -> dict[str, Any]:
         return summary
     from .merging import joined_since
 
-    note_unjoined(run_path, joined_since(run_path), folder)
+    late = joined_since(run_path)
+    if not late:  # nothing written: a run still going writes its own summary meanwhile
+        return summary
+    note_unjoined(run_path, late, folder)
     return read_summary(run_path) or summary
 
 

@@ -1020,3 +1020,18 @@ def test_a_workspace_from_rook_workspace_dir_is_named_in_hints_and_stored_reason
     env.pop("ROOK_WORKSPACE_DIR")  # as printed, it works where the variable is not set
     done = rook("run", "--run", "r2", "--phases", "collect,judge", "-w", str(ws.root))
     assert done.returncode == 0, done.stderr
+
+
+def test_listing_a_run_whose_records_changed_since_its_report_writes_nothing(ws, rook_cli):
+    # rook runs looked for a late shard's records copied into a run whose scenarios
+    # folder changed after its report, and wrote its summary back even when there were
+    # none: on a run being resumed, an old summary over the one the run writes at its end
+    ws.scenario(scenario("a"))
+    rid = run(rook_cli, "--phases", "prepare,open,execute,close")
+    assert rook_cli("runs").exit_code == 0
+    summary = ws.run_dir(rid) / "summary.json"
+    before = summary.read_bytes(), summary.stat().st_mtime_ns
+    later = os.stat(ws.run_dir(rid) / "report.json").st_mtime + 5  # a resume recording now
+    os.utime(ws.run_dir(rid) / "scenarios", (later, later))
+    assert rid in rook_cli("runs").stdout
+    assert (summary.read_bytes(), summary.stat().st_mtime_ns) == before
