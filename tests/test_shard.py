@@ -1480,3 +1480,17 @@ def test_a_shard_run_before_a_partial_merge_but_copied_in_after_is_seen(
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
     shown = rook_cli("runs", "show", "ci")
     assert "warning" not in shown.stderr and "PENDING" not in shown.stdout, shown.stderr
+
+
+def test_the_not_merged_warning_names_only_shards_with_something_to_run(rook_workspace, rook_cli):
+    """Split more ways than it has scenario runs, a run not merged yet was said to
+    miss the records of shards that had nothing to run (and that rook merge does
+    not wait for)."""
+    _ok_workspace(rook_workspace)  # 4 scenario runs over 8 shards: 5/8 to 8/8 have none
+    assert rook_cli("run", "--shard", "1/8", "--run-name", "ci").exit_code == 0
+    r = rook_cli("runs", "show", "ci")
+    assert "(shards 2/8, 3/8, 4/8 recorded nothing yet)" in r.stderr, r.stderr
+    for i in (2, 3, 4):
+        assert rook_cli("run", "--shard", f"{i}/8", "--run-name", "ci").exit_code == 0
+    r = rook_cli("runs", "show", "ci")
+    assert "rook: warning: run ci was split with --shard and is not merged yet: " in r.stderr, r.stderr

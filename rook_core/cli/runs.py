@@ -278,7 +278,7 @@ def warn_unmerged(run_path: Any, where: str = "") -> None:
     from ..errors import RunStoreError
     from ..history import RUN_FILE
     from ..merging import shard_list
-    from ..sharding import PART
+    from ..sharding import PART, shard_of
     from ..store import read_json
 
     try:
@@ -292,7 +292,12 @@ def warn_unmerged(run_path: Any, where: str = "") -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         return
     parts = {int(m[1]) for m in map(re.compile(PART).match, names) if m and int(m[2]) == n}
-    silent = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
+    plan = manifest.get("plan")
+    if isinstance(plan, list) and all(isinstance(k, str) for k in plan):
+        busy = set(shard_of(plan, n).values())
+    else:
+        busy = set(range(1, n + 1))
+    silent = [f"{i}/{n}" for i in sorted(busy) if i not in parts]  # none to run: none missed
     missing = f" ({shard_list(silent)} recorded nothing yet)" if silent else ""
     click.echo(
         f"rook: warning: run {run_path.name} was split with --shard and is not merged "
