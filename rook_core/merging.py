@@ -350,7 +350,7 @@ def merge_runs(
         "at": time.time(),
         "shards": [f"{i}/{n}" for i in sorted(parts)],
         "missing": missing,
-        "sources": [str(d) for d in dirs],
+        "sources": [os.path.abspath(d) for d in dirs],
     }
     notes = [
         f"scenario {sid} was defined differently on different shards "

@@ -1494,3 +1494,21 @@ def test_the_not_merged_warning_names_only_shards_with_something_to_run(rook_wor
         assert rook_cli("run", "--shard", f"{i}/8", "--run-name", "ci").exit_code == 0
     r = rook_cli("runs", "show", "ci")
     assert "rook: warning: run ci was split with --shard and is not merged yet: " in r.stderr, r.stderr
+
+
+def test_a_merge_into_a_relative_folder_records_where_it_is(rook_workspace, rook_cli, tmp_path):
+    """rook merge DIR ... --into out/merged wrote the relative path as the run's dir in
+    run.json, report.json (run.dir) and JUnit's run_dir, which tools reading them from
+    anywhere else took for another folder; every other run records its absolute folder."""
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rook_core", "merge", str(ws.run_dir("ci")), "--into", "out/merged",
+         "--report", "junit:out/rook.xml"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    where = str(tmp_path / "out" / "merged")
+    assert json.loads((tmp_path / "out/merged/run.json").read_text())["dir"] == where
+    assert read_report(tmp_path / "out/merged/report.json")["run"]["dir"] == where
+    assert f'"run_dir" value="{where}"' in (tmp_path / "out/rook.xml").read_text()
+    assert f"run ci: {where}\n" in proc.stdout + proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -224,8 +225,13 @@ def merge_command(
         wanted = parse_report_options(reports, rook)
     # a directory named as given: the agent's profiles say what is secret in it
     with _bad_input(), history.flags_redacted(workspace, project, agent):
-        target = _target(
-            run_dirs, run_id, None if into is None else Path(into), workspace, project, agent
+        target = _target(  # --into as an absolute path: the run's dir, read from anywhere
+            run_dirs,
+            run_id,
+            None if into is None else Path(os.path.abspath(into)),
+            workspace,
+            project,
+            agent,
         )
     runs_redactor = _runs_redactor(target, *run_dirs)
     runs_redactor.keep(target.name)  # the run's id, as rook run keeps it
