@@ -488,7 +488,9 @@ def prepare_run(
                         "leave --phases out, or give a selection that starts with prepare"
                     )
             base = manifest
-            manifest = _resumable(lambda: sharding.resume_manifest(run_path, base, shard))
+            manifest = _resumable(
+                lambda: sharding.resume_manifest(run_path, base, shard, request.found_by)
+            )
             manifest["dir"] = str(run_path)  # where it is now: a workspace moves, or is restored
             manifest["id"] = run_path.name  # its folder's name: a run copied under a new one
             _check_manifest(run_path / "run.json", manifest)

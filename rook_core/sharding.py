@@ -312,8 +312,11 @@ def check_same_run(
         )
 
 
-def resume_manifest(run_path: Path, base: dict[str, Any], shard: Shard | None) -> dict[str, Any]:
-    """The manifest a ``rook run --run ID`` continues: the run's own, or this shard's part."""
+def resume_manifest(
+    run_path: Path, base: dict[str, Any], shard: Shard | None, where: str = ""
+) -> dict[str, Any]:
+    """The manifest a ``rook run --run ID`` continues: the run's own, or this shard's
+    part. ``where``: the flags that found the run, for the commands a refusal names."""
     run_id = base.get("id", run_path.name)
     n = base.get("shards")
     if shard is None:
@@ -322,8 +325,8 @@ def resume_manifest(run_path: Path, base: dict[str, Any], shard: Shard | None) -
                 f"--run {run_id}: this run is split into {counted(n, 'shard')} and not merged yet; "
                 "resume "
                 f"one shard with --run {run_id} --shard I/{n}, or join the shards first with "
-                f"rook merge --run {run_id} (then rook run --run {run_id} finishes whatever "
-                "is missing, in one process)"
+                f"rook merge --run {run_id}{where} (then rook run --run {run_id}{where} "
+                "finishes whatever is missing, in one process)"
             )
         return base
     if not n:

@@ -1512,3 +1512,14 @@ def test_a_merge_into_a_relative_folder_records_where_it_is(rook_workspace, rook
     assert read_report(tmp_path / "out/merged/report.json")["run"]["dir"] == where
     assert f'"run_dir" value="{where}"' in (tmp_path / "out/rook.xml").read_text()
     assert f"run ci: {where}\n" in proc.stdout + proc.stderr
+
+
+def test_resuming_a_run_not_merged_names_the_merge_with_the_flags_given(rook_workspace, rook_cli):
+    """rook run --run ID -w WS on a run not merged yet was refused naming 'rook merge
+    --run ID' alone, which, run where it was printed, found no workspace."""
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    r = rook_cli("run", "--run", "ci")
+    assert r.exit_code == 2, r.stderr
+    assert f"rook merge --run ci -w {ws.root} (then rook run --run ci -w {ws.root} finishes" in (
+        r.stdout + r.stderr
+    ), r.stdout + r.stderr
