@@ -377,9 +377,10 @@ def joined_since(run_path: Path) -> list[str]:
     then the missing shard): its report leaves them out until merged again.
 
     A record's own times decide (a run copied, or unpacked from an artifact, has
-    new file times); only the records whose file changed since are read. A record
-    of a shard the merge had nothing of (``merged.missing``) made before the merge
-    came since too (its copy arrived late)."""
+    new file times); only the records whose file changed since are read, and those
+    of shards the merge had nothing of (``merged.missing``): one of theirs made
+    before the merge came since too (its copy arrived late, its file times kept or
+    not)."""
     try:
         manifest = read_json(run_path / "run.json")
         merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
@@ -398,8 +399,9 @@ def joined_since(run_path: Path) -> list[str]:
         if where[key] in late:
             continue
         path = run_path / "scenarios" / f"{key}.json"
+        absent = f"{where[key]}/{n}" in missing  # its copy may keep older file times
         try:
-            if path.stat().st_mtime <= touched:
+            if path.stat().st_mtime <= touched and not absent:
                 continue
             record = read_record(path) or {}
         except (OSError, RunStoreError):
@@ -407,7 +409,7 @@ def joined_since(run_path: Path) -> list[str]:
         times: list[float] = [
             t for t in (record.get("started"), record.get("ended")) if isinstance(t, (int, float))
         ]
-        if times and (max(times) > since or (f"{where[key]}/{n}" in missing and max(times) < at)):
+        if times and (max(times) > since or (absent and max(times) < at)):
             late.add(where[key])
     return [f"{i}/{n}" for i in sorted(late)]
 

@@ -1523,3 +1523,22 @@ def test_resuming_a_run_not_merged_names_the_merge_with_the_flags_given(rook_wor
     assert f"rook merge --run ci -w {ws.root} (then rook run --run ci -w {ws.root} finishes" in (
         r.stdout + r.stderr
     ), r.stdout + r.stderr
+
+
+def test_a_late_copy_that_keeps_its_file_times_is_seen_too(rook_workspace, rook_cli, tmp_path):
+    """The records of a shard missing from merge --partial, copied in after it with
+    their file times kept (cp -p, tar, unzip: older than the merge's report), went
+    unseen: only records whose file changed after the report were looked at."""
+    ws = _ok_workspace(rook_workspace)
+    shutil.copytree(ws.root, tmp_path / "other")
+    other = Workspace(tmp_path / "other")
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("run", "-w", str(other.root), "--shard", "2/2", "--run-name", "ci").exit_code == 0
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    for record in (other.run_dir("ci") / "scenarios").glob("*.json"):
+        shutil.copy2(record, ws.run_dir("ci") / "scenarios" / record.name)  # times kept
+    shown = rook_cli("runs", "show", "ci")
+    assert "shard 2/2 recorded scenario runs after run ci was merged" in shown.stderr, shown.stderr
+    assert "merge again" in rook_cli("runs").stdout
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+    assert "warning" not in rook_cli("runs", "show", "ci").stderr
