@@ -384,6 +384,8 @@ def joined_since(run_path: Path) -> list[str]:
     try:
         manifest = read_json(run_path / "run.json")
         merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
+        if not all(isinstance(k, str) for k in plan) or n < 1:  # edited by hand: none known
+            return []
         since, reported = float(merged["at"]), (run_path / "report.json").stat().st_mtime
         at, missing = since, {str(x) for x in merged.get("missing") or []}
         if reported < since - SKEW:  # a merge killed between its run.json and its report:

@@ -258,6 +258,11 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
         from ..merging import joined_since
         from .merge import unfinished
 
+        plan = manifest.get("plan")
+        if not isinstance(plan, list) or not all(isinstance(k, str) for k in plan):
+            return  # a run.json edited by hand: which shard left what is not known
+        if not isinstance(manifest["shards"], int):
+            return
         if not joined_since(run_path):  # else: merge again, as warn_joined_since says
             click.echo(unfinished(report, manifest, where), err=True)
         return
