@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytest_plugins = ["servers.fixtures"]
+
 PROBE_SCRIPT = """
 #!/usr/bin/env python3
 import json, os, sys
@@ -273,3 +275,19 @@ def test_capabilities_table_has_no_blank_heading(rook_workspace, rook_cli):
     lines = r.stdout.split("capabilities:\n", 1)[1].splitlines()
     assert lines[0].split() == ["capability", "declared", "observed", "note"], lines
     assert all(w.strip("-") == "" for w in lines[1].split()) and len(lines[1].split()) == 4
+
+
+def test_an_empty_http_answer_speaks_of_the_response_not_standard_input(
+    rook_workspace, rook_cli, agent_server
+):
+    # the note said the goal comes on standard input, as for a command: an http:
+    # entry has none; its answer is the response body, or what extract.output reads
+    ws = rook_workspace
+    url = f"{agent_server.url}/echo"
+    http = {"url": url, "body": {"q": "{{goal}}"}, "extract": {"output": "''"}}
+    ws.profile({"id": "p", "hooks": {"execute": {"http": http}}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    note = r.stdout.split("the answer is empty: ", 1)[1].splitlines()[0]
+    assert "standard input" not in note and "standard output" not in note, note
+    assert "HTTP response" in note and "extract.output" in note, note
