@@ -334,19 +334,23 @@ def _matching(spec: dict[str, Any], calls: list[dict[str, Any]]) -> list[dict[st
 
 
 def _unreadable(spec: dict[str, Any], calls: list[dict[str, Any]]) -> Verdict | None:
-    """Unverifiable when a call of the tool has arguments that are text, not an
-    object (JSON an agent cut short): whether they match cannot be told."""
+    """Unverifiable when a call of the tool has arguments that are no object:
+    text (JSON an agent cut short), a list (positional arguments) or a bare
+    value have no names to match: whether they match cannot be told."""
     if spec["arguments"] is None:
         return None
     odd = [
-        c for c in calls if c.get("name") == spec["name"] and isinstance(c.get("arguments"), str)
+        c.get("arguments")
+        for c in calls
+        if c.get("name") == spec["name"] and not isinstance(c.get("arguments", {}), dict)
     ]
     if not odd:
         return None
+    shown = _short(odd[0]) if isinstance(odd[0], str) else _json_short(odd[0])
     return Verdict(
         UNVERIFIABLE,
         f"{spec['name']} was called with arguments that are not a JSON object "
-        f"({_short(odd[0]['arguments'])}), so whether they match cannot be told",
+        f"({shown}), so whether they match cannot be told",
     )
 
 

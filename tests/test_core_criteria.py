@@ -547,6 +547,24 @@ def test_a_call_whose_arguments_are_not_json_is_no_evidence_either_way(ws, rook_
     assert "delete was called with arguments that are not a JSON object" in reason, reason
 
 
+@pytest.mark.parametrize("args", [["/etc"], 5, True])
+def test_a_call_whose_arguments_are_no_object_is_no_evidence_either_way(ws, rook_cli, args):
+    """Positional arguments (``["/etc"]``) or a bare value have no names to match
+    ``{path: /etc}`` against: not_called passed ("was not called") and called
+    failed, while arguments that are text not JSON were unverifiable."""
+    answer = json.dumps({"output": "done", "calls": [{"name": "delete", "arguments": args}]})
+    ws.scenario({"id": "nc", "goal": answer, "criteria": [
+        {"not_called": {"name": "delete", "arguments": {"path": "/etc"}}}]})
+    ws.scenario({"id": "c", "goal": answer, "criteria": [
+        {"called": {"name": "delete", "arguments": {"path": "/etc"}}}]})
+    ws.scenario({"id": "bare", "goal": answer, "criteria": [{"called": "delete"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"nc": "unverifiable", "c": "unverifiable", "bare": "passed"}, r.stderr
+    reason = next(s for s in r.report["scenarios"] if s["id"] == "c")["criteria"][0]["reason"]
+    assert "delete was called with arguments that are not a JSON object" in reason, reason
+    assert json.dumps(args) in reason, reason
+
+
 def test_a_date_written_in_yaml_is_the_text_written(ws, rook_cli):
     """YAML reads 2024-01-01 as a date, which no JSON answer holds: json equals
     failed every run ("expected datetime.date(2024, 1, 1)") and called raised
