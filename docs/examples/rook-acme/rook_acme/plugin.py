@@ -205,7 +205,8 @@ class AcmeTone:
     def check(self, config: dict[str, Any]) -> str | None:
         unknown = set(config) - {"min_score"}
         if unknown:
-            return f"acme-tone: unknown option(s) {', '.join(sorted(unknown))}"
+            options = "option" if len(unknown) == 1 else "options"  # never "option(s)"
+            return f"acme-tone: unknown {options} {', '.join(sorted(unknown))}"
         ms = config.get("min_score", 0.5)
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 1:
             return "acme-tone: min_score must be a number from 0 to 1"
