@@ -11,7 +11,7 @@ import math
 import unicodedata
 from typing import Any
 
-from rook_core.errors import listed
+from rook_core.errors import counted, listed
 from rook_core.hookio import loads
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType, EvidenceView, same_json_value
@@ -424,7 +424,8 @@ class NotCalled(Called):
         if (odd := _unreadable(config, view.calls)) is not None:
             return odd
         return Verdict(
-            PASSED, f"{_describe(config)} was not called ({len(view.calls)} calls observed)"
+            PASSED,
+            f"{_describe(config)} was not called ({counted(len(view.calls), 'call')} observed)",
         )
 
 
@@ -467,10 +468,12 @@ class MaxCalls(_CallCriterion):
         if view.calls is None:
             seen = len(_seen_calls(view))
             if seen > config:
-                return Verdict(FAILED, f"at least {seen} calls (max {config}; {PARTIAL})")
+                return Verdict(
+                    FAILED, f"at least {counted(seen, 'call')} (max {config}; {PARTIAL})"
+                )
             return _unobserved(view)
         n = len(view.calls)
-        return Verdict(PASSED if n <= config else FAILED, f"{n} calls (max {config})")
+        return Verdict(PASSED if n <= config else FAILED, f"{counted(n, 'call')} (max {config})")
 
 
 class MaxTokens(CriterionType):

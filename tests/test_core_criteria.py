@@ -565,6 +565,25 @@ def test_a_call_whose_arguments_are_no_object_is_no_evidence_either_way(ws, rook
     assert json.dumps(args) in reason, reason
 
 
+def test_call_counts_in_reasons_are_never_1_calls(ws, rook_cli):
+    """max_calls and not_called said "1 calls (max 0)", "1 calls observed" and
+    "at least 1 calls": Rook's messages count one call as one call."""
+    one = {"output": "done", "conversation": "c-1", "calls": [{"name": "lookup"}]}
+    blind = {"output": "done", "conversation": "c-1"}
+    ws.scenario({"id": "max", "goal": json.dumps(one), "criteria": [{"max_calls": 0}]})
+    ws.scenario({"id": "not", "goal": json.dumps(one), "criteria": [{"not_called": "x"}]})
+    ws.scenario({"id": "part", "turns": [json.dumps(one), json.dumps(blind)],
+                 "criteria": [{"max_calls": 0}]})
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/mirror.sh"},
+                "capabilities": {"calls": True, "usage": True, "multi_turn": True}})
+    r = rook_cli("run", "--json")
+    reasons = {s["id"]: s["criteria"][0]["reason"] for s in r.report["scenarios"]}
+    assert reasons["max"] == "1 call (max 0)", reasons
+    assert reasons["not"] == "x was not called (1 call observed)", reasons
+    assert reasons["part"].startswith("at least 1 call (max 0;"), reasons
+    assert "1 calls" not in json.dumps(r.report), reasons
+
+
 def test_a_date_written_in_yaml_is_the_text_written(ws, rook_cli):
     """YAML reads 2024-01-01 as a date, which no JSON answer holds: json equals
     failed every run ("expected datetime.date(2024, 1, 1)") and called raised
