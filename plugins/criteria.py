@@ -625,16 +625,15 @@ class Claim(_CallCriterion):
             )
         if _matching(config["call"], view.calls):
             return Verdict(PASSED, f"claim backed by a call to {_describe(config['call'])}")
+        claimed = f"turn {claims[0].turn} claims /{config['says'].pattern}/ but "
+        if (odd := _unreadable(config["call"], view.calls)) is not None:
+            return Verdict(UNVERIFIABLE, claimed + odd.reason)
         missing = (  # with turn: N its calls alone are in view: a later call is not
             f"was not called in turn {view.scope}"
             if isinstance(view.scope, int)
             else "was never called"
         )
-        return Verdict(
-            FAILED,
-            f"turn {claims[0].turn} claims /{config['says'].pattern}/ but "
-            f"{_describe(config['call'])} {missing}",
-        )
+        return Verdict(FAILED, f"{claimed}{_describe(config['call'])} {missing}")
 
 
 BUILTINS = [

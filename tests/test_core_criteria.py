@@ -565,6 +565,21 @@ def test_a_call_whose_arguments_are_no_object_is_no_evidence_either_way(ws, rook
     assert json.dumps(args) in reason, reason
 
 
+def test_a_claim_whose_call_has_unreadable_arguments_is_unverifiable(ws, rook_cli):
+    """claim said "cancel with {...} was never called" (failed) for a call of the
+    tool whose arguments were cut short, which called finds unverifiable."""
+    answer = json.dumps({"output": "Order cancelled.",
+                         "calls": [{"name": "cancel", "arguments": '{"id": "ORD-1"'}]})
+    spec = {"name": "cancel", "arguments": {"id": "ORD-1"}}
+    ws.scenario({"id": "claim", "goal": answer, "criteria": [
+        {"claim": {"says": "cancelled", "requires_call": spec}}]})
+    ws.scenario({"id": "called", "goal": answer, "criteria": [{"called": spec}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"claim": "unverifiable", "called": "unverifiable"}, r.stderr
+    reason = next(s for s in r.report["scenarios"] if s["id"] == "claim")["criteria"][0]["reason"]
+    assert "cancel was called with arguments that are not a JSON object" in reason, reason
+
+
 def test_call_counts_in_reasons_are_never_1_calls(ws, rook_cli):
     """max_calls and not_called said "1 calls (max 0)", "1 calls observed" and
     "at least 1 calls": Rook's messages count one call as one call."""
