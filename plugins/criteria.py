@@ -141,7 +141,7 @@ class Matches(CriterionType):
         except TooSlow as exc:
             return Verdict(ERROR, str(exc))
         if m:
-            return Verdict(PASSED, f"/{config.pattern}/ matched {m.group(0)!r}")
+            return Verdict(PASSED, f"/{config.pattern}/ matched {_short(m.group(0))}")
         return Verdict(FAILED, f"/{config.pattern}/ did not match {_short(view.output)}")
 
 

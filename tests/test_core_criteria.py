@@ -565,6 +565,21 @@ def test_a_call_whose_arguments_are_no_object_is_no_evidence_either_way(ws, rook
     assert json.dumps(args) in reason, reason
 
 
+def test_what_a_pattern_matched_is_shown_cut_as_the_answer_is(ws, rook_cli):
+    """matches and not_matches quoted the whole match: ``(?s).+`` on a long answer
+    put thousands of characters in the reason (cut at Rook's reason limit, the
+    whole kept again in the evidence), where a miss shows the answer cut short."""
+    answer = json.dumps({"output": "word " * 2000})
+    ws.scenario({"id": "m", "goal": answer, "criteria": [{"matches": "(?s)w.+"}]})
+    ws.scenario({"id": "n", "goal": answer, "criteria": [{"not_matches": "(?s)w.+"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"m": "passed", "n": "failed"}, r.stderr
+    for s in r.report["scenarios"]:
+        c = s["criteria"][0]
+        assert c["reason"].startswith("/(?s)w.+/ matched 'word word"), c["reason"][:200]
+        assert len(c["reason"]) < 300 and "reason" not in c.get("evidence", {}), c["reason"][:300]
+
+
 def test_a_claim_whose_call_has_unreadable_arguments_is_unverifiable(ws, rook_cli):
     """claim said "cancel with {...} was never called" (failed) for a call of the
     tool whose arguments were cut short, which called finds unverifiable."""
