@@ -222,7 +222,7 @@ class PluginJudge(CriterionType):
             return Verdict(
                 ERROR,
                 f"judge {config['name']!r} ({judges.owner(config['name'])}) raised "
-                f"{type(exc).__name__}: {exc}",
+                f"{exception_text(exc)}",
             )
         if not isinstance(result, Verdict):
             return Verdict(

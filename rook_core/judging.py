@@ -19,7 +19,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from .errors import counted, listed
+from .errors import counted, exception_text, listed
 from .models import (
     CRITERION_STATUSES,
     ERROR,
@@ -453,9 +453,7 @@ async def evaluate_criterion(
             return every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
     except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
-        return Verdict(
-            ERROR, f"criterion {criterion.type} ({owner}) raised {type(exc).__name__}: {exc}"
-        )
+        return Verdict(ERROR, f"criterion {criterion.type} ({owner}) raised {exception_text(exc)}")
 
 
 def every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:

@@ -1227,3 +1227,47 @@ def test_a_judge_profile_whose_transport_cannot_start_fails_its_criteria_only(
     ) in reason, reason
     assert SECRET not in r.stdout + r.stderr
     assert SECRET not in ws.all_run_text(r.report["run"]["id"])
+
+
+SILENT = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+
+
+class Silent(CriterionType):
+    name = "silent"
+
+    def evaluate(self, config, view):
+        raise KeyError()
+
+
+class Quiet:
+    def __call__(self, config, view):
+        assert view.output == "never"
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Silent())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("quiet", Quiet())
+"""
+
+
+def test_an_exception_without_a_message_is_named_without_a_dangling_colon(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A bare ``assert`` or ``raise KeyError()`` in a criterion or judge was
+    reported as '... raised AssertionError: ', a colon followed by nothing."""
+    rook_distribution("rook-silent", {"silent": "rook_silent"}, {"rook_silent.py": SILENT})
+    secret_workspace(
+        rook_workspace, monkeypatch, [{"silent": True}, {"judge": {"name": "quiet"}}]
+    )
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    criterion, judge = (c["reason"] for c in r.report["scenarios"][0]["criteria"])
+    assert criterion == "criterion silent (silent (rook-silent)) raised KeyError", criterion
+    assert judge == "judge 'quiet' (silent (rook-silent)) raised AssertionError", judge
