@@ -240,6 +240,13 @@ class Keywords:
     """The built-in ``keywords`` judge: the share of listed words the answer contains."""
 
     def check(self, config: dict[str, Any]) -> str | None:
+        from rook_core.schemafields import did_you_mean
+
+        unknown = sorted(set(config) - {"words", "min_score"})
+        if unknown:  # first: a misspelt words: is named as a typo, not as words missing
+            close = did_you_mean(unknown[0], ("words", "min_score")) if len(unknown) == 1 else None
+            hint = f"; did you mean {close}?" if close else ""
+            return f"keywords: unknown {listed('option', unknown)}{hint}"
         words = config.get("words")
         if (
             not isinstance(words, list)
@@ -247,9 +254,6 @@ class Keywords:
             or not all(isinstance(w, str) and w.strip() for w in words)
         ):  # an empty word is in every answer: it would be found verifying nothing
             return "keywords needs words: a non-empty list of texts, none of them empty"
-        unknown = set(config) - {"words", "min_score"}
-        if unknown:
-            return f"keywords: unknown {listed('option', sorted(unknown))}"
         ms = config.get("min_score", 1.0)
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 1:
             return "keywords: min_score must be a number from 0 to 1"

@@ -562,6 +562,12 @@ def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
         {"judge": {"name": "keywords", "words": ["a"], "minscore": 0.5}}]})
     r = rook_cli("run")
     assert r.exit_code == 2 and "keywords: unknown option minscore" in r.stderr, r.stderr
+    # a misspelt words: was refused as "keywords needs words", naming no typo
+    rook_workspace.scenario({"id": "s", "goal": "G", "criteria": [
+        {"judge": {"name": "keywords", "word": ["refund"]}}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert "keywords: unknown option word; did you mean words?" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("criterion, expected", [
