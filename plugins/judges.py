@@ -159,18 +159,21 @@ class Rubric(CriterionType):
             evidence["score"] = score
         scored = "" if score is None else f" (score {score:g})"
         status = PASSED if answer.passed else FAILED
+        blank = not answer.reason.strip()  # never "judge: " followed by nothing
         if config["min_score"] is not None and answer.passed:  # a fail needs no score
             if score is None:
                 return Verdict(
                     ERROR,
-                    f"the rubric sets min_score {config['min_score']:g} but "
-                    f"the judge gave no score; its reason: {judge_reason(answer.reason)}",
+                    f"the rubric sets min_score {config['min_score']:g} but the judge gave "
+                    + ("no score, nor any reason" if blank else "no score; its reason: ")
+                    + ("" if blank else judge_reason(answer.reason)),
                     evidence,
                 )
             if score < config["min_score"]:
                 status = FAILED
                 scored += f" below min_score {config['min_score']:g}"
-        return Verdict(status, f"judge: {judge_reason(answer.reason)}{scored}", evidence)
+        said = "the judge gave no reason" if blank else f"judge: {judge_reason(answer.reason)}"
+        return Verdict(status, f"{said}{scored}", evidence)
 
 
 class PluginJudge(CriterionType):

@@ -52,6 +52,8 @@ JUDGE = r"""
         verdict["score"] = float(mode[6:])
     if mode == "noscore":
         del verdict["score"]
+    if mode == "blank-reason":
+        verdict["reason"] = " "
     if mode == "leak":
         verdict["reason"] += " token=" + os.environ["JUDGE_TOKEN"]
     if mode == "long":  # a judge that explains at length: 120 KB
@@ -245,6 +247,22 @@ def test_tolerated_shapes_of_a_correct_answer(rook_workspace, rook_cli, monkeypa
     r = rook_cli("run", "--json", "--judge-profile", "grader")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert r.statuses() == {"s": "passed"}
+
+
+def test_a_judge_that_gives_a_blank_reason_is_said_to_have_given_none(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A judge's blank reason left 'judge:  (score 0.2)' as the criterion's reason
+    (and 'its reason: ' under min_score), as if text were missing."""
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention tuesday"}]},
+        {"id": "m", "goal": "G", "criteria": [
+            {"rubric": {"text": "must mention monday", "min_score": 0.5}}]}])
+    monkeypatch.setenv("JUDGE_MODE", "blank-reason")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "failed", "m": "passed"}, r.stderr
+    assert criteria_of(r.report, "s")[0]["reason"] == "the judge gave no reason (score 0.2)"
+    assert criteria_of(r.report, "m")[0]["reason"] == "the judge gave no reason (score 1)"
 
 
 def test_min_score(rook_workspace, rook_cli, monkeypatch):
