@@ -545,8 +545,29 @@ class MaxTokens(CriterionType):
                 if hidden
                 else ""
             )
-            return Verdict(UNVERIFIABLE, f"usage has no {', '.join(unknown)} count{shown}{why}")
+            # a count some turns reported: the others are named, as max_cost names them
+            blind = {k: _turns_without(view, k) for k in unknown}
+            some = [k for k in unknown if 0 < len(blind[k]) < len(view.turns) and least[k]]
+            full = [k for k in unknown if k not in some]
+            said = [f"usage has no {', '.join(full)} count"] if full else []
+            said += [
+                f"{listed('turn', blind[k])} reported no {k} count (the others: {least[k]:g})"
+                for k in some
+            ]
+            return Verdict(UNVERIFIABLE, "; ".join(said) + shown + why)
         return Verdict(PASSED, "tokens " + ", ".join(parts))
+
+
+def _turns_without(view: EvidenceView, key: str) -> list[str]:
+    """The turns in view whose usage has no ``key`` count (a ``total`` is there
+    when the turn gave ``input`` and ``output``)."""
+    out = []
+    for t in view.turns:
+        usage = t.usage or {}
+        parts = (_count(usage.get("input")), _count(usage.get("output")))
+        if _count(usage.get(key)) is None and (key != "total" or None in parts):
+            out.append(str(t.turn))
+    return out
 
 
 def _at_least(turn: Any, key: str) -> int | float:

@@ -672,6 +672,24 @@ def test_a_cost_limit_the_reported_costs_already_break_fails(rook_workspace, roo
     assert "turn 2 reported no cost" in got[1][1] and "(s)" not in got[0][1] + got[1][1], got
 
 
+def test_a_token_count_some_turns_left_out_names_those_turns(rook_workspace, rook_cli):
+    """max_tokens said "usage has no input count" when turn 1 reported 9 and
+    turn 2 none, as if no turn had; max_cost names the turns that reported none."""
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/slow_mirror.py"},
+                            "capabilities": {"usage": True, "multi_turn": True}})
+    first = {"output": "one", "conversation": "c1", "usage": {"input": 9, "output": 3}}
+    second = {"output": "two", "conversation": "c1"}  # its usage was not observed
+    rook_workspace.scenario({"id": "two", "turns": [json.dumps(first), json.dumps(second)],
+                             "criteria": [{"max_tokens": {"input": 100}}, {"max_tokens": 100}]})
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert got == [
+        ("unverifiable", "turn 2 reported no input count (the others: 9)"),
+        ("unverifiable", "turn 2 reported no total count (the others: 12)"),
+    ], got
+
+
 def test_a_criterion_labelled_with_a_number_is_reported_with_that_label(ws, rook_cli):
     """A label written as a number (`id: 5`, as a public CLI file's
     acceptance criterion `id: 1` gives) was accepted, the run ran, and then its
