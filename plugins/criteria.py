@@ -640,9 +640,15 @@ class Claim(_CallCriterion):
                 return Verdict(
                     PASSED, f"claim backed by a call to {_describe(config['call'])} ({PARTIAL})"
                 )
+            blind = [str(t.turn) for t in view.turns if t.calls is None]
+            where = (  # the turns that reported theirs are not the ones missing
+                f"the calls of {listed('turn', blind)} were"
+                if len(blind) < len(view.turns)
+                else "calls were"
+            )
             return Verdict(
                 UNVERIFIABLE,
-                f"the answer claims it (turn {claims[0].turn}) but calls were not observed",
+                f"the answer claims it (turn {claims[0].turn}) but {where} not observed",
             )
         if _matching(config["call"], view.calls):
             return Verdict(PASSED, f"claim backed by a call to {_describe(config['call'])}")

@@ -690,6 +690,23 @@ def test_a_token_count_some_turns_left_out_names_those_turns(rook_workspace, roo
     ], got
 
 
+def test_a_claim_names_the_turns_whose_calls_were_not_observed(rook_workspace, rook_cli):
+    """claim said "calls were not observed" though turn 1 reported its calls;
+    called and call_order name the turns whose calls were not observed."""
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/slow_mirror.py"},
+                            "capabilities": {"calls": True, "multi_turn": True}})
+    first = {"output": "looking", "conversation": "c1", "calls": [{"name": "lookup"}]}
+    second = {"output": "Refund issued.", "conversation": "c1"}  # its calls not observed
+    rook_workspace.scenario({"id": "two", "turns": [json.dumps(first), json.dumps(second)],
+                             "criteria": [{"claim": {"says": "refund", "requires_call": "refund"}}]})
+    r = rook_cli("run", "--json")
+    (c,) = r.report["scenarios"][0]["criteria"]
+    assert (c["status"], c["reason"]) == (
+        "unverifiable", "the answer claims it (turn 2) but the calls of turn 2 were not observed"
+    ), c
+
+
 def test_a_criterion_labelled_with_a_number_is_reported_with_that_label(ws, rook_cli):
     """A label written as a number (`id: 5`, as a public CLI file's
     acceptance criterion `id: 1` gives) was accepted, the run ran, and then its
