@@ -269,9 +269,10 @@ class Keywords:
         words = config["words"]
         missing = [w for w in words if folded(w) not in text]
         found = len(words) - len(missing)
-        ok = found / len(words) >= float(config.get("min_score", 1.0))  # exact, not rounded
+        wanted = float(config.get("min_score", 1.0)) or 0.0  # -0.0 is 0: never "min_score -0"
+        ok = found / len(words) >= wanted  # exact, not rounded
         score = round(found / len(words), 4)
-        reason = f"{len(words) - len(missing)}/{len(words)} keywords found (score {score:g})"
+        reason = f"{found}/{len(words)} keywords found (score {score:g}, min_score {wanted:g})"
         if missing:
             reason += f"; missing: {', '.join(repr(m) for m in missing)}"
         return Verdict(PASSED if ok else FAILED, reason, {"score": score})

@@ -469,6 +469,25 @@ def test_plugin_judges(rook_workspace, rook_cli, rook_plugin):
     assert words[2]["id"] == "apology" and "missing: 'sorry'" in words[2]["reason"]
 
 
+def test_the_keywords_reason_says_the_min_score_it_was_held_to(rook_workspace, rook_cli):
+    """2 of 3 words passed at min_score 0.5 and failed at 0.8 (and at the default 1)
+    with the same reason, '2/3 keywords found (score 0.6667)': which limit decided
+    was not said, as rubric and acme-tone say it."""
+    words = ["refund", "Monday", "Friday"]
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "ORD-1", "criteria": [
+            {"judge": {"name": "keywords", "words": words, "min_score": 0.5}},
+            {"judge": {"name": "keywords", "words": words, "min_score": 0.8}},
+            {"judge": {"name": "keywords", "words": words}}]}])
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in criteria_of(r.report, "s")]
+    assert got == [
+        ("passed", "2/3 keywords found (score 0.6667, min_score 0.5); missing: 'Friday'"),
+        ("failed", "2/3 keywords found (score 0.6667, min_score 0.8); missing: 'Friday'"),
+        ("failed", "2/3 keywords found (score 0.6667, min_score 1); missing: 'Friday'"),
+    ], got
+
+
 def test_unknown_judge_name_is_a_configuration_error(rook_workspace, rook_cli, rook_plugin):
     rook_plugin(AcmeTone())
     setup_agent(rook_workspace, judge=False, scenarios=[
