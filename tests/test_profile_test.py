@@ -291,3 +291,42 @@ def test_an_empty_http_answer_speaks_of_the_response_not_standard_input(
     note = r.stdout.split("the answer is empty: ", 1)[1].splitlines()[0]
     assert "standard input" not in note and "standard output" not in note, note
     assert "HTTP response" in note and "extract.output" in note, note
+
+
+MUTE = """
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+async def execute(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", started=now, ended=now, data={"output": ""},
+                      turn=call.turn, transport="mute")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="mute", load_config=lambda value: value or {},
+                           description="answers nothing", saved_names=saves_nothing))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return execute(call) if call.entry.transport == "mute" else None
+"""
+
+
+def test_an_empty_answer_of_a_plugin_transport_names_its_entry_not_standard_input(
+    rook_workspace, rook_cli, rook_distribution
+):
+    # a third-party transport's entry has no standard input either: the note said it had
+    rook_distribution("rook-mute", {"mute": "rook_mute"}, {"rook_mute.py": MUTE})
+    ws = rook_workspace
+    ws.profile({"id": "p", "hooks": {"execute": {"mute": {}}}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    note = r.stdout.split("the answer is empty: ", 1)[1].splitlines()[0]
+    assert note == "the agent said nothing to the goal (its mute: entry gave an empty output)", note

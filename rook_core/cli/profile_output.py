@@ -63,10 +63,16 @@ EMPTY_WHY = {
 def _why_empty(obs: Observation) -> str:
     """Why an answer that is empty may be so, by the transport that gave it."""
     execute = next((h for h in obs.hooks if h.get("phase") == "execute"), {})
-    return EMPTY_WHY.get(
-        str(execute.get("transport") or ""),
+    key = str(execute.get("transport") or "")
+    if key in EMPTY_WHY:
+        return EMPTY_WHY[key]
+    if key not in ("", "script"):  # a plugin's transport: no standard input to speak of
+        return (
+            f"the agent said nothing to the goal (its {printable(key)}: entry gave an empty output)"
+        )
+    return (
         "the agent said nothing to the goal (it comes on standard input: a command "
-        "that reads its arguments instead never sees it)",
+        "that reads its arguments instead never sees it)"
     )
 
 
