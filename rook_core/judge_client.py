@@ -404,8 +404,20 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
     return judge_agent, profile
 
 
-def _load_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> JudgeClient:
-    """The judge profile ``ref`` names, checked as any profile (exit 2 on a problem)."""
+def _load_client(
+    rook: Rook, agent: Agent, ref: str, redactor: Redactor, source: str = ""
+) -> JudgeClient:
+    """The judge profile ``ref`` names, checked as any profile (exit 2 on a problem,
+    the message after ``source``: where the name came from)."""
+    try:
+        return _loaded_client(rook, agent, ref, redactor)
+    except ConfigError as exc:
+        if not source:
+            raise
+        raise type(exc)(source + str(exc)) from None
+
+
+def _loaded_client(rook: Rook, agent: Agent, ref: str, redactor: Redactor) -> JudgeClient:
     try:
         judge_agent, profile = find_judge_profile(agent, ref, rook)
     except ConfigError:  # named with its folder: the secrets of every profile there
@@ -484,8 +496,10 @@ def setup_judging(
             "pass --judge-profile NAME or set judge_profile: NAME in "
             f"{agent.root / 'config.yaml'}:\n{shown}{more}"
         )
+    # a name config.yaml gave is refused naming config.yaml: no flag was given to blame
+    source = "" if requested or pinned else f"{agent.root / 'config.yaml'}: judge_profile: "
     if ref and (users or requested):
-        client = _load_client(rook, agent, ref, redactor)
+        client = _load_client(rook, agent, ref, redactor, source)
     elif ref and "judge" in phases and may_ask_judge_profile(scenarios, rook.criteria, rook.judges):
         # a plugin's judge may ask it (view.judging.client), or may not: no reason to refuse
         try:

@@ -370,6 +370,22 @@ def test_unknown_judge_profile_is_refused(rook_workspace, rook_cli):
     assert not any(rook_workspace.runs_dir.iterdir())
 
 
+def test_an_unknown_judge_profile_from_config_yaml_names_config_yaml(rook_workspace, rook_cli):
+    """judge_profile: nobody in config.yaml was refused as "judge profile 'nobody':
+    ... not found", naming neither config.yaml nor its key: no flag was given, so
+    where the name came from was left to guess."""
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
+    config = rook_workspace.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text("judge_profile: nobody\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{config}: judge_profile: judge profile 'nobody'" in r.stderr, r.stderr
+    assert "grader" in r.stderr and not any(rook_workspace.runs_dir.iterdir())
+    r = rook_cli("run", "--judge-profile", "nobody")  # the flag's own name: no config.yaml
+    assert r.exit_code == 2 and "config.yaml" not in r.stderr, r.stderr
+
+
 def test_judge_profile_env_is_checked_and_its_secrets_redacted(
     rook_workspace, rook_cli, monkeypatch
 ):
