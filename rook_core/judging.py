@@ -646,7 +646,7 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
                 message = check(c.config, judging) if check is not None else None
             except Exception as exc:  # the plugin's check failed on the user's value
                 message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
-                message += current().head(f"{type(exc).__name__}: {exc}", 400)
+                message += current().head(exception_text(exc), 400)
             message = check_message(
                 message, f"the criterion plugin {criteria.owner(c.type)}", "the value is fine"
             )

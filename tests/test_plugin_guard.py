@@ -317,6 +317,8 @@ class AtLeast(CriterionType):
         return {"n": value}
 
     def check(self, config, judging):
+        if config["n"] > 1000:
+            raise LookupError()  # no message: named without a colon after it
         if config["n"] > 100:
             raise RuntimeError("the limit service is down")
         return None
@@ -338,6 +340,7 @@ def rook_register_criteria(register):
         ("many", "TypeError: expected a number, got str"),
         ({"m": 1}, "KeyError: 'n'"),
         (101, "could not check it: RuntimeError: the limit service is down"),
+        (1001, "could not check it: LookupError\n"),
     ],
 )
 def test_a_criterion_plugin_that_raises_on_a_bad_value_is_a_config_error(
