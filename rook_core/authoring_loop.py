@@ -30,7 +30,7 @@ from .authoring import (
     write_files,
 )
 from .engine import resolve_entries
-from .errors import ConfigError, PluginError, RookError
+from .errors import ConfigError, PluginError, RookError, exception_text
 from .models import CAPABILITIES, Profile
 from .plain import plain
 from .plugins import Rook
@@ -121,7 +121,7 @@ def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
         except Exception as exc:
             raise PluginError(
                 f"author {name!r} ({rook.authors.owner(name)}) failed while reading the source: "
-                f"{type(exc).__name__}: {exc}"
+                f"{exception_text(exc)}"
             ) from None
         rank = 0 if getattr(author, "fallback", False) else 1
         if score > 0 and (best is None or (score, rank) > best[:2]):
@@ -147,7 +147,7 @@ def suggest_name(author: Any, source: Source) -> str | None:
         raise
     except Exception as exc:
         raise PluginError(
-            f"author {type(author).__name__} failed in suggest_name: {type(exc).__name__}: {exc}"
+            f"author {type(author).__name__} failed in suggest_name: {exception_text(exc)}"
         ) from None
     return name if isinstance(name, str) else None
 
@@ -165,7 +165,7 @@ def _call(name: str, rook: Rook, method: str, *args: Any) -> Any:
     except Exception as exc:
         raise PluginError(
             f"author {name!r} ({rook.authors.owner(name)}) failed in {method}: "
-            f"{type(exc).__name__}: {exc}"
+            f"{exception_text(exc)}"
         ) from None
 
 

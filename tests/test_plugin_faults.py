@@ -1271,3 +1271,41 @@ def test_an_exception_without_a_message_is_named_without_a_dangling_colon(
     criterion, judge = (c["reason"] for c in r.report["scenarios"][0]["criteria"])
     assert criterion == "criterion silent (silent (rook-silent)) raised KeyError", criterion
     assert judge == "judge 'quiet' (silent (rook-silent)) raised AssertionError", judge
+
+
+BARE_AUTHOR = """
+from rook_core.hookspecs import hookimpl
+
+
+class Bare:
+    def detect(self, source):
+        suffix = source.path.suffix if source.path is not None else ""
+        if suffix == ".bare":
+            raise KeyError()
+        return 1.0 if suffix == ".bare2" else 0.0
+
+    def write(self, request):
+        raise ValueError()
+
+
+@hookimpl
+def rook_register_authors(register):
+    register("bare", Bare())
+"""
+
+
+def test_an_author_that_raises_without_a_message_is_named_without_a_dangling_colon(
+    rook_distribution, rook_workspace, rook_cli, tmp_path
+):
+    """An author plugin raising a bare KeyError() or ValueError() was reported as
+    '... failed while reading the source: KeyError: ', a colon followed by nothing."""
+    rook_distribution("rook-bare", {"bare": "rook_bare"}, {"rook_bare.py": BARE_AUTHOR})
+    for suffix, what in ((".bare", "failed while reading the source: KeyError"),
+                         (".bare2", "failed in write: ValueError")):
+        source = tmp_path / f"call{suffix}"
+        source.write_text("POST http://127.0.0.1:9/ask\n")
+        r = rook_cli("profile", "add", "p", "--from", str(source), "--no-test",
+                     "-w", str(rook_workspace.root))
+        assert r.exit_code != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+        line = next(ln for ln in r.stderr.splitlines() if "author 'bare'" in ln)
+        assert line.endswith(what), line
