@@ -308,9 +308,7 @@ class Engine:
         except RookError as exc:
             return ended("failed", str(exc))
         except Exception as exc:  # a transport plugin's bug fails this hook, not the run
-            return ended(
-                "failed", f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}"
-            )
+            return ended("failed", f"transport {entry.transport!r} raised {exception_text(exc)}")
 
     async def _delay(self, entry: Any, last_end: float | None) -> None:
         if entry.delay_seconds and last_end is not None:

@@ -31,7 +31,7 @@ from typing import Any
 from . import hookio
 from .definitions import agent_secret_names, find_profile
 from .engine import base_environment, check_env, hook_env, resolve_entries
-from .errors import ConfigError, HookFailed, PluginError, RookError
+from .errors import ConfigError, HookFailed, PluginError, RookError, exception_text
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
@@ -253,7 +253,7 @@ class JudgeClient:
         except RookError as exc:
             diagnosis = str(exc)
         except Exception as exc:  # a transport plugin's bug fails this judgement only
-            diagnosis = f"transport {entry.transport!r} raised {type(exc).__name__}: {exc}"
+            diagnosis = f"transport {entry.transport!r} raised {exception_text(exc)}"
         now = time.time()
         return HookResult(
             phase,

@@ -1309,3 +1309,42 @@ def test_an_author_that_raises_without_a_message_is_named_without_a_dangling_col
         assert r.exit_code != 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
         line = next(ln for ln in r.stderr.splitlines() if "author 'bare'" in ln)
         assert line.endswith(what), line
+
+
+BARE_TRANSPORT = """
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+async def execute(call):
+    raise RuntimeError()
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="boom", load_config=lambda value: value or {},
+                           description="raises", saved_names=saves_nothing))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return execute(call) if call.entry.transport == "boom" else None
+"""
+
+
+def test_a_transport_that_raises_without_a_message_is_named_without_a_dangling_colon(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A transport plugin raising a bare RuntimeError() failed the agent's hook, or
+    a judgement, with "transport 'boom' raised RuntimeError: ", a colon followed by
+    nothing."""
+    rook_distribution("rook-boom", {"boom": "rook_boom"}, {"rook_boom.py": BARE_TRANSPORT})
+    secret_workspace(rook_workspace, monkeypatch, [{"rubric": "says hello"}])
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": {"boom": {}}}}, active=False)
+    r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
+    (verdict,) = r.report["scenarios"][0]["criteria"]
+    assert verdict["reason"].endswith("transport 'boom' raised RuntimeError"), verdict
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"boom": {}}}})
+    r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
+    (hook,) = r.report["scenarios"][0]["hooks"]
+    assert hook["diagnosis"] == "transport 'boom' raised RuntimeError", hook
