@@ -161,7 +161,9 @@ def content_hash(data: Any) -> str:
 
 
 def _unknown_type(key: str, criteria: Registry) -> str:
-    close = did_you_mean(key, criteria.names())
+    close = did_you_mean(key, [*criteria.names(), "turn", LABEL])
+    if close in ("turn", LABEL):  # a criterion's own keys are misspelt too
+        return f"unknown criterion type or key; did you mean {close}?"
     if close:
         return f"unknown criterion type; did you mean {close}?"
     return f"unknown criterion type; installed: {criteria.listing()}"

@@ -787,6 +787,15 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
                 "criteria.1.not_caled: unknown criterion type; did you mean not_called?",
             ],
         ),
+        (  # a misspelt turn or id was "unknown criterion type; installed: ..." (no hint)
+            "scenario",
+            {"id": "s", "turns": ["a", "b"],
+             "criteria": [{"contains": "x", "tunr": 2}, {"contains": "y", "ids": "label"}]},
+            [
+                "criteria.0.tunr: unknown criterion type or key; did you mean turn?",
+                "criteria.1.ids: unknown criterion type or key; did you mean id?",
+            ],
+        ),
         (  # a criterion's own keys, and a public entry's: were "unknown field", or not
             "scenario",  # named at all ("must be a mapping with path ...")
             {
