@@ -179,6 +179,11 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     unknown = [k for k in keys if k not in criteria]
     if unknown:
         raise ValidationError({str(k): [_unknown_type(str(k), criteria)] for k in unknown})
+    if len(keys) > 1:  # two criteria run together (a "-" left out): name them
+        raise ValidationError(
+            f"holds {len(keys)} criterion types ({', '.join(map(str, keys))}), not exactly "
+            "one; give each its own item of the list"
+        )
     if len(keys) != 1:
         raise ValidationError(f"needs exactly one criterion type (one of: {installed})")
     key = keys[0]

@@ -531,6 +531,19 @@ def test_a_pattern_that_backtracks_without_end_is_an_error_not_a_hung_run(ws, ro
         assert "/(a|aa)+$/ took over 2 s on 61 characters and was stopped" in reason, reason
 
 
+def test_two_criterion_types_in_one_item_are_named(ws, rook_cli):
+    """{contains: a, matches: b} (a '-' left out between two criteria) was refused
+    as 'needs exactly one criterion type (one of: <every installed type>)',
+    naming neither of the two it holds."""
+    ws.scenario({"id": "s", "goal": json.dumps(RESPONSE),
+                 "criteria": [{"contains": "refund", "matches": "ships", "turn": 1}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert ("criteria.0: holds 2 criterion types (contains, matches), not exactly one; "
+            "give each its own item of the list") in r.stderr, r.stderr
+    assert not list(ws.runs_dir.iterdir())
+
+
 def test_a_call_whose_arguments_are_not_json_is_no_evidence_either_way(ws, rook_cli):
     """Arguments cut short (``"{\\"path\\": \\"/etc\\""``) let ``not_called`` with
     arguments pass ("was not called") and ``called`` fail, though they may match."""
