@@ -245,7 +245,7 @@ class Keywords:
     def check(self, config: dict[str, Any]) -> str | None:
         from rook_core.schemafields import did_you_mean
 
-        unknown = sorted(set(config) - {"words", "min_score"})
+        unknown = sorted(map(str, set(config) - {"words", "min_score"}))  # 1: x is a number
         if unknown:  # first: a misspelt words: is named as a typo, not as words missing
             close = did_you_mean(unknown[0], ("words", "min_score")) if len(unknown) == 1 else None
             hint = f"; did you mean {close}?" if close else ""

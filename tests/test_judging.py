@@ -621,6 +621,12 @@ def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
     r = rook_cli("run")
     assert r.exit_code == 2, r.stderr
     assert "keywords: unknown option word; did you mean words?" in r.stderr, r.stderr
+    # a key YAML reads as a number (1: x) ended rook run with a Python traceback
+    rook_workspace.scenario({"id": "s", "goal": "G", "criteria": [
+        {"judge": {"name": "keywords", "words": ["refund"], 1: "x"}}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stderr
+    assert "keywords: unknown option 1" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("criterion, expected", [
