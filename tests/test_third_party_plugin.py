@@ -249,6 +249,7 @@ def test_the_judge_through_the_registry(venv):
                "bad_config": judge.check({"min_score": 3}),
                "unknown": judge.check({"colour": "red"}),
                "unknowns": judge.check({"colour": "red", "size": 3}),
+               "numbered": judge.check({1: "x", "colour": "red"}),
                "good_config": judge.check({"min_score": 0.6})}
         for text in ("Thank you! Happy to help.", "What now? Whatever."):
             s = Scenario("s", "s", ["hi"])
@@ -264,6 +265,7 @@ def test_the_judge_through_the_registry(venv):
     assert doc["bad_config"] == "acme-tone: min_score must be a number from 0 to 1"
     assert doc["unknown"] == "acme-tone: unknown option colour" and doc["good_config"] is None
     assert doc["unknowns"] == "acme-tone: unknown options colour, size"  # never option(s)
+    assert doc["numbered"] == "acme-tone: unknown options 1, colour"  # 1: x, a number key
     assert doc["Thank you! Happy to help."] == ["passed", "tone score 1 (min 0.6)", {"score": 1.0}]
     assert doc["What now? Whatever."][0] == "failed"
 

@@ -206,7 +206,7 @@ class AcmeTone:
         unknown = set(config) - {"min_score"}
         if unknown:
             options = "option" if len(unknown) == 1 else "options"  # never "option(s)"
-            return f"acme-tone: unknown {options} {', '.join(sorted(unknown))}"
+            return f"acme-tone: unknown {options} {', '.join(sorted(map(str, unknown)))}"
         ms = config.get("min_score", 0.5)
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 1:
             return "acme-tone: min_score must be a number from 0 to 1"
