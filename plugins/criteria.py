@@ -208,6 +208,11 @@ class Json(CriterionType):
             compiled = jmespath.compile(_string(value["path"], "a JMESPath expression"))
         except JMESPathError as exc:
             raise ValidationError({"path": [f"not a valid JMESPath expression: {exc}"]}) from None
+        from rook_core.scenario import text_keys
+
+        for key in ("equals", "contains"):  # {200: ok}: a JSON object's keys are text
+            if key in value:
+                value = {**value, key: text_keys(value[key])}
         return {**value, "compiled": compiled, "check": checks[0] if checks else "exists"}
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
@@ -309,6 +314,8 @@ def args_match(expected: Any, actual: Any) -> bool:
 def _call_spec(value: Any) -> dict[str, Any]:
     from marshmallow import ValidationError
 
+    from rook_core.scenario import text_keys
+
     if isinstance(value, str) and value:
         return {"name": value, "arguments": None}
     unknown_keys(value, ("name", "arguments"))
@@ -316,7 +323,7 @@ def _call_spec(value: Any) -> dict[str, Any]:
         args = value.get("arguments")
         if args is not None and not isinstance(args, dict):
             raise ValidationError({"arguments": ["must be a mapping (matched as a subset)"]})
-        return {"name": value["name"], "arguments": args}
+        return {"name": value["name"], "arguments": text_keys(args)}  # {1: x}: keys are text
     raise ValidationError("must be a tool name or {name, arguments}")
 
 

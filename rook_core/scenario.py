@@ -159,16 +159,16 @@ def content_hash(data: Any) -> str:
     try:
         text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     except TypeError:  # keys YAML read as numbers next to text ({1: x, words: ...}): unsortable
-        text = json.dumps(_text_keys(data), sort_keys=True, ensure_ascii=False, default=str)
+        text = json.dumps(text_keys(data), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _text_keys(data: Any) -> Any:
+def text_keys(data: Any) -> Any:
     """``data`` with every mapping's keys as text, as JSON writes them."""
     if isinstance(data, dict):
-        return {str(k): _text_keys(v) for k, v in data.items()}
+        return {str(k): text_keys(v) for k, v in data.items()}
     if isinstance(data, list):
-        return [_text_keys(v) for v in data]
+        return [text_keys(v) for v in data]
     return data
 
 

@@ -649,6 +649,29 @@ def test_a_date_written_in_yaml_is_the_text_written(ws, rook_cli):
     assert [status for status, _ in got] == ["passed"] * 4, got
 
 
+def test_a_number_written_as_a_key_in_yaml_is_the_text_written(ws, rook_cli):
+    """YAML reads the key of {200: ok} as a number, and a JSON object's keys are
+    text: json equals failed with 'codes is {"200": "ok"}, expected {"200": "ok"}'
+    and called never matched arguments {1: first}."""
+    answer = {
+        "output": json.dumps({"codes": {"200": "ok", "404": "missing"}, "list": [{"7": "x"}]}),
+        "calls": [{"name": "pin", "arguments": {"1": "first", "2": "second"}}],
+    }
+    ws.scenario(f"""
+        id: s
+        goal: '{json.dumps(answer)}'
+        criteria:
+          - json: {{path: codes, equals: {{200: ok, 404: missing}}}}
+          - json: {{path: list, contains: {{7: x}}}}
+          - called: {{name: pin, arguments: {{1: first}}}}
+          - not_called: {{name: pin, arguments: {{2: third}}}}
+          - claim: {{says: codes, requires_call: {{name: pin, arguments: {{2: second}}}}}}
+    """)
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [status for status, _ in got] == ["passed"] * 5, got
+
+
 def test_a_time_of_day_written_in_yaml_is_the_text_written(ws, rook_cli):
     """YAML 1.1 reads 12:30 as the base-60 number 750: contains: 12:30 looked
     for '750' and failed on an answer saying 12:30."""
