@@ -169,8 +169,11 @@ class File(CriterionType):
             return Verdict(
                 PASSED if ok else FAILED, f"{target} {'exists' if found else 'does not exist'}"
             )
-        if not target.is_file():
-            return Verdict(FAILED, f"{target} does not exist (or is not a file)")
+        if not target.is_file():  # say which: a folder where a file was expected exists
+            what = "is a directory, not a file" if target.is_dir() else "does not exist"
+            if target.exists() and not target.is_dir():
+                what = "is not a regular file"
+            return Verdict(FAILED, f"{target} {what}")
         try:
             with open(target, "rb") as fh:
                 data = fh.read(READ_LIMIT + 1)

@@ -43,6 +43,8 @@ def verdicts(r):
     ({"file": {"path": "out/report.md", "matches": r"All \d+ tests"}}, "passed", "matches"),
     ({"file": {"path": "out/report.md", "not_matches": r"All \d+ tests"}}, "failed", "matches"),
     ({"file": {"path": "out/missing.md", "contains": "x"}}, "failed", "does not exist"),
+    # a folder where a file was expected: it was "does not exist (or is not a file)"
+    ({"file": {"path": "out", "contains": "x"}}, "failed", "/out is a directory, not a file"),
     ({"command": {"run": "grep -q 'All 42' out/report.md"}}, "passed", "exited 0"),
     ({"command": "test -f out/report.md"}, "passed", "exited 0"),
     ({"command": {"run": "grep 'All 43' out/report.md", "exit": 0}}, "failed", "exited 1"),
