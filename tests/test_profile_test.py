@@ -125,6 +125,11 @@ def test_failures_are_shown_with_their_phase(rook_workspace, rook_cli):
     r = profile_test(rook_cli, ws)
     assert r.exit_code == 1
     assert "FAILED (not_json)" in r.stdout and "not one JSON object" in r.stdout
+    # a hook that fails in no particular way read "test: FAILED (failed)"
+    ws.script("bad.sh", "#!/bin/bash\necho 'model not loaded' >&2\nexit 3\n")
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1 and "test: FAILED\n" in r.stdout, r.stdout
+    assert "(failed)" not in r.stdout and "execute failed: exited with code 3" in r.stdout, r.stdout
 
 
 def test_missing_variables_exit_2_and_are_listed(rook_workspace, rook_cli):

@@ -79,7 +79,8 @@ def _why_empty(obs: Observation) -> str:
 def show_observation(obs: Observation, say: Callable[[str], None], title: str = "") -> None:
     """The phases with their times, then the answer or the diagnosis."""
     head = f"{title}: " if title else ""
-    say(f"{head}{'ok' if obs.ok else 'FAILED'}" + ("" if obs.ok else f" ({obs.problem})"))
+    kind = "" if obs.ok or obs.problem in (None, "failed") else f" ({obs.problem})"  # no "(failed)"
+    say(f"{head}{'ok' if obs.ok else 'FAILED'}{kind}")
     say(phases_table(obs))
     if obs.ok:
         say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
