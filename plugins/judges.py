@@ -222,10 +222,14 @@ class PluginJudge(CriterionType):
             if result is OVERDUE:
                 return overdue(who, seconds)
         except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
-            return Verdict(
+            return Verdict(  # cut as a check's is: a service's whole error page may be in it
                 ERROR,
-                f"judge {config['name']!r} ({judges.owner(config['name'])}) raised "
-                f"{exception_text(exc)}",
+                current().head(
+                    f"judge {config['name']!r} ({judges.owner(config['name'])}) raised "
+                    f"{exception_text(exc)}",
+                    500,
+                    "...",
+                ),
             )
         if not isinstance(result, Verdict):
             return Verdict(

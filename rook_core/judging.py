@@ -453,7 +453,12 @@ async def evaluate_criterion(
             return every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
     except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
-        return Verdict(ERROR, f"criterion {criterion.type} ({owner}) raised {exception_text(exc)}")
+        return Verdict(  # cut as a check's is: a service's whole error page may be in it
+            ERROR,
+            current().head(
+                f"criterion {criterion.type} ({owner}) raised {exception_text(exc)}", 500, "..."
+            ),
+        )
 
 
 def every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:

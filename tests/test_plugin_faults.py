@@ -1348,3 +1348,46 @@ def test_a_transport_that_raises_without_a_message_is_named_without_a_dangling_c
     r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
     (hook,) = r.report["scenarios"][0]["hooks"]
     assert hook["diagnosis"] == "transport 'boom' raised RuntimeError", hook
+
+
+LOUD = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+
+
+class Loud(CriterionType):
+    name = "loud"
+
+    def evaluate(self, config, view):
+        raise ValueError("service said: " + "boom " * 50000)
+
+
+class LoudJudge:
+    def __call__(self, config, view):
+        raise ValueError("service said: " + "boom " * 50000)
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Loud())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("loud", LoudJudge())
+"""
+
+
+def test_an_exception_with_a_huge_message_is_cut_in_the_reason(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion or judge raising with a 250 KB message (a service's error page)
+    put all of it in the criterion's reason, in every report; a check's message
+    is cut at 500 characters."""
+    rook_distribution("rook-loud", {"loud": "rook_loud"}, {"rook_loud.py": LOUD})
+    secret_workspace(rook_workspace, monkeypatch, [{"loud": True}, {"judge": {"name": "loud"}}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.statuses() == {"s1": "error"}, r.stderr
+    for c in r.report["scenarios"][0]["criteria"]:
+        assert "raised ValueError: service said: boom boom" in c["reason"], c["reason"][:200]
+        assert len(c["reason"]) <= 600, len(c["reason"])
