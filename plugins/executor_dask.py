@@ -41,7 +41,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rook_core.errors import ConfigError, RookError
+from rook_core.errors import ConfigError, RookError, exception_text
 from rook_core.hookspecs import hookimpl
 from rook_core.models import INFRA_ERROR, HookResult
 from rook_core.report import run_seconds
@@ -131,7 +131,7 @@ def _scheduler_file_problem(path: Path) -> str | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return f"not a Dask scheduler file ({type(exc).__name__}: {exc})"
+        return f"not a Dask scheduler file ({exception_text(exc)})"
     if not isinstance(data, dict):
         return "not a Dask scheduler file (a JSON object with the scheduler's address)"
     address = data.get("address")
@@ -502,7 +502,7 @@ class _Session:
                 f"times ({workers}); it was retried once on another worker, then given up"
             )
         else:
-            why = f"the Dask task failed: {type(exc).__name__}: {exc}"
+            why = f"the Dask task failed: {exception_text(exc)}"
         now = time.time()
         if lost:
             record.setdefault("attempts", []).extend(lost)
@@ -611,7 +611,7 @@ class DaskExecutor:
                 except Exception as exc:  # the cluster failed us before any scenario ran
                     raise RookError(
                         f"--executor dask: setting up the run on the cluster failed: "
-                        f"{type(exc).__name__}: {exc}"
+                        f"{exception_text(exc)}"
                     ) from None
                 queue = iter(work)
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rook_core.errors import exception_text
 from rook_core.models import HookCall, RunContext
 from rook_core.redact import current
 from rook_core.store import RunStoreError, atomic_write, dumps, read_json
@@ -45,7 +46,7 @@ async def invoke(what: str, method: Callable[..., Any], *args: Any) -> Any:
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        raise StepError(f"{what} raised {type(exc).__name__}: {exc}") from None
+        raise StepError(f"{what} raised {exception_text(exc)}") from None
 
 
 def _copy_template(template: str, workspace: Path) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 import pluggy
 
 from . import entrypoints, hookspecs
-from .errors import PluginError, counted
+from .errors import PluginError, counted, exception_text
 from .plain import plain
 
 ENTRY_POINT_GROUP = "rook"
@@ -245,8 +245,9 @@ class Rook:
             except PluginError:
                 raise
             except Exception as exc:  # a plugin's bug: name it, never a traceback
+                said = f": {exc}" if str(exc) else ""  # a bare KeyError() says nothing
                 raise PluginError(
-                    f"plugin {owner} raised {type(exc).__name__} in {hook_name}: {exc} "
+                    f"plugin {owner} raised {type(exc).__name__} in {hook_name}{said} "
                     f"(disable it with ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
                 ) from None
 
@@ -574,7 +575,7 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)
             except Exception as exc:  # a broken plugin must not take Rook down
-                rook.failures.append(LoadFailure(ep.name, dist, f"{type(exc).__name__}: {exc}"))
+                rook.failures.append(LoadFailure(ep.name, dist, exception_text(exc)))
                 continue
             rook.infos.append(
                 PluginInfo(

@@ -37,6 +37,7 @@ from .errors import (
     RunStoreError,
     ScenarioError,
     counted,
+    exception_text,
     listed,
 )
 from .interrupts import Interrupts, after_hooks, late_signal
@@ -359,7 +360,7 @@ def write_reports(
         except Exception as exc:  # a reporter plugin's bug: name it, never a traceback
             failed[fmt, path] = (
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
-                f"failed: {type(exc).__name__}: {exc}"
+                f"failed: {exception_text(exc)}"
             )
     return {k: scrub(v) for k, v in failed.items()}  # a plugin's message may hold a secret
 
@@ -755,7 +756,7 @@ async def _drive(
         except Exception as exc:  # an executor plugin's bug: what it recorded is kept
             owner = rook.executors.owner(request.executor)
             manifest["invocations"][-1]["executor_error"] = (
-                f"executor {request.executor!r} ({owner}) raised {type(exc).__name__}: {exc}"
+                f"executor {request.executor!r} ({owner}) raised {exception_text(exc)}"
             )
         engine.flush_records()
 

@@ -1391,3 +1391,52 @@ def test_an_exception_with_a_huge_message_is_cut_in_the_reason(
     for c in r.report["scenarios"][0]["criteria"]:
         assert "raised ValueError: service said: boom boom" in c["reason"], c["reason"][:200]
         assert len(c["reason"]) <= 600, len(c["reason"])
+
+
+BARE_REGISTRATION = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_register_reporters(register):
+    raise KeyError()
+"""
+
+BARE_REPORTER = """
+from rook_core.hookspecs import hookimpl
+
+
+def write(report, path):
+    raise ValueError()
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("mute", write)
+"""
+
+
+def test_a_plugin_that_raises_bare_in_registration_import_or_report_says_no_dangling_colon(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A plugin raising a bare KeyError() while registering, an ImportError() while
+    imported, or a reporter a bare ValueError() was named as 'raised KeyError in
+    rook_register_reporters: (disable ...)', 'ImportError: ' and 'failed: ValueError: ',
+    a colon followed by nothing."""
+    secret_workspace(rook_workspace, monkeypatch, [{"contains": "HELLO"}])
+    rook_distribution("rook-bare", {"bare": "rook_bare"}, {"rook_bare.py": BARE_REGISTRATION})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
+    assert (
+        "plugin bare (rook-bare) raised KeyError in rook_register_reporters "
+        "(disable it with ROOK_DISABLE_PLUGINS=bare)" in r.stderr
+    ), r.stderr
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "bare")
+    rook_distribution("rook-noimp", {"noimp": "rook_noimp"}, {"rook_noimp.py": "raise ImportError()\n"})
+    r = rook_cli("plugins")
+    line = next(ln for ln in r.stderr.splitlines() if "failed to load noimp" in ln)
+    assert line.endswith("(rook-noimp): ImportError"), line
+    rook_distribution("rook-mute", {"mute": "rook_mute"}, {"rook_mute.py": BARE_REPORTER})
+    r = rook_cli("run", "--json", f"--report=mute:{tmp_path}/r.mute")
+    line = next(ln for ln in r.stderr.splitlines() if "reporter" in ln and "mute" in ln)
+    assert line.rstrip().endswith("failed: ValueError"), line

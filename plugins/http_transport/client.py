@@ -387,7 +387,7 @@ async def send(
             raise
         except httpx.HTTPError as exc:  # an invalid URL, an unsupported scheme ...
             entry["seconds"] = round(time.monotonic() - started, 6)
-            entry["error"] = f"{type(exc).__name__}: {exc}"
+            entry["error"] = exception_text(exc)
             raise SendError(f"{req.method} {url}: {entry['error']}") from None
         else:
             entry["seconds"] = round(time.monotonic() - started, 6)
