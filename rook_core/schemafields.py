@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields
@@ -27,11 +28,10 @@ def _exponent_hint(value: str) -> str | None:
     if "." in mantissa and sign:  # YAML's own float: it was quoted, as "30" is
         return None
     mantissa += "" if "." in mantissa else ".0"
-    plain = str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
-    return (
-        f"Not a valid number: YAML reads {value} as text; "
-        f"write {plain} or {mantissa}{e}{sign or '+'}{exponent}"
-    )
+    written = f"{mantissa}{e}{sign or '+'}{exponent}"
+    plain = format(Decimal(value), "f")  # 0.00001, never 1e-05: YAML reads that as text too
+    advice = f"{plain} or {written}" if len(plain) <= 20 else written
+    return f"Not a valid number: YAML reads {value} as text; write {advice}"
 
 
 _DURATION = re.compile(

@@ -495,6 +495,27 @@ def test_a_number_written_as_a_string_is_refused_naming_the_field(example, where
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize(("field", "value"), [("delay_seconds", "1e-5"), ("timeout_seconds", "2e20")])
+def test_every_way_the_exponent_message_says_to_write_a_number_is_read(example, field, value):
+    # 1e-5 was told "write 1e-05 or 1.0e-5": YAML reads 1e-05 as text too
+    ws, agent = example
+    path = agent / "profiles/example.yaml"
+    text = path.read_text()
+    line = "  execute: scripts/example_agent.py"
+
+    def write(number: str) -> None:
+        path.write_text(text.replace(line, f"  execute: {{script: {line[11:]}, {field}: {number}}}"))
+
+    write(value)
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"hooks.execute.{field}: Not a valid number: YAML reads {value} as text")
+    advice = proc.stderr.split("; write ", 1)[1].splitlines()[0]
+    for suggested in advice.split(" or "):
+        write(suggested)
+        proc = rook("run", "--only", "greeting", cwd=ws)
+        assert proc.returncode == 0, (suggested, proc.stderr)
+
+
 @pytest.mark.parametrize("command", ["run", "profile show example"])
 @pytest.mark.parametrize("content", ["[1, 2]", '"calls"', "7"])
 def test_an_observed_capabilities_file_that_is_not_a_mapping_is_ignored(
