@@ -100,6 +100,26 @@ def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, authorin
     assert_nowhere(ws, "k-123456789")
 
 
+@pytest.mark.parametrize("via", ["file", "stdin"])
+def test_a_curl_command_saved_with_a_byte_order_mark_is_read(
+    rook_workspace, rook_cli, authoring_server, tmp_path, via
+):
+    # Notepad and PowerShell (Out-File -Encoding utf8) write a BOM first, and CRLF:
+    # it was "Rook cannot tell what this is"
+    ws = rook_workspace
+    text = "\ufeff" + chat_curl(authoring_server).replace("\n", "\r\n")
+    call = tmp_path / "call.txt"
+    call.write_bytes(text.encode())
+    args = ("--from", str(call)) if via == "file" else ()
+    r = add(rook_cli, ws, "staging", *args, input=text if via == "stdin" else None)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "staging")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{authoring_server.url}/v1/chat/completions"
+    assert http["headers"] == {"Authorization": "Bearer {{env.AGENT_API_TOKEN}}"}
+    assert "answer: echo: Say hello in one short sentence." in r.stdout
+    assert_nowhere(ws, authoring_server.api_key)
+
+
 def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, authoring_server, tmp_path):
     ws = rook_workspace
     call = tmp_path / "basic.sh"

@@ -127,9 +127,10 @@ def read_source(
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"--from {from_}: cannot read it: {exc}") from None
-        return Source("file", text, path=path.resolve(), label=from_)
+        # a byte order mark first (Notepad, PowerShell's Out-File write one) is no part of it
+        return Source("file", text.removeprefix("\ufeff"), path=path.resolve(), label=from_)
     if from_ == "-" or (notes is None and not sys.stdin.isatty()):
-        text = sys.stdin.read()
+        text = sys.stdin.read().removeprefix("\ufeff")
         if text.strip():
             return Source("stdin", text, label="standard input")
     if notes is not None:
