@@ -345,8 +345,8 @@ def load_profile(path: Path, transports: Registry, cache: DefinitionCache | None
 
 
 def read_active(profiles_dir: Path) -> str | None:
-    """The id ``profiles/active`` names (stripped), or None without the file; a
-    file Rook cannot read is a :class:`ProfileError` naming it."""
+    """The id ``profiles/active`` names (stripped, of a byte order mark too), or None
+    without the file; a file Rook cannot read is a :class:`ProfileError` naming it."""
     active = profiles_dir / "active"
     try:
         if not active.is_file():
@@ -355,7 +355,8 @@ def read_active(profiles_dir: Path) -> str | None:
                     f"{active}: not a file; write the id of the active profile in it"
                 )
             return None
-        return active.read_text(encoding="utf-8").strip()
+        # a byte order mark first (PowerShell's Set-Content -Encoding utf8) is no part of the id
+        return active.read_text(encoding="utf-8").removeprefix("\ufeff").strip()
     except OSError as exc:
         raise ProfileError(f"{active}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -116,6 +116,23 @@ def test_an_active_file_that_is_not_utf8_is_named(example, command):
     clean_error(proc, f"{agent / 'profiles/active'}: not UTF-8 text")
 
 
+def test_an_active_file_written_with_a_byte_order_mark_names_its_profile(example):
+    # PowerShell 5's Set-Content -Encoding utf8 writes a BOM (and CRLF): it was
+    # "names '\ufeffexample', which is no profile here"
+    ws, agent = example
+    (agent / "profiles/second.yaml").write_text(
+        (agent / "profiles/example.yaml").read_text().replace("id: example", "id: second")
+    )
+    (agent / "profiles/active").write_bytes("\ufeffsecond\r\n".encode())
+    proc = rook("run", "--json", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["run"]["profile"]["id"] == "second"
+    listed = json.loads(rook("profile", "list", "--json", cwd=ws).stdout)
+    assert [p["id"] for p in listed if p["active"]] == ["second"]
+    doctor = rook("doctor", cwd=ws)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
 def test_an_active_file_that_is_a_folder_is_named(example):
     ws, agent = example
     (agent / "profiles/active").unlink()
