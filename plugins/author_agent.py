@@ -78,7 +78,7 @@ Secrets come from environment variables; never write a secret value into the scr
 
 def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
     """The script, its language and any extra JSON fields (``env``, ``phases``)."""
-    text = stdout.strip()
+    text = stdout.lstrip().removeprefix("\ufeff").strip()  # a BOM first: .NET, PowerShell
     extra: dict[str, Any] = {}
     try:
         value = json.loads(text)

@@ -3,6 +3,7 @@ OpenAPI documents, Ruhroh wrappers and an author agent; no secret reaches a file
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -720,6 +721,27 @@ def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     assert r.exit_code == 1 and "rook profile fix helper" in r.stdout
     assert profile(ws, "helper")["hooks"] == {"execute": "scripts/helper-hook.py"}
     assert (ws.agent_dir / "scripts" / "helper-hook.py").is_file()
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_an_author_agent_answering_after_a_byte_order_mark_is_read(
+    rook_workspace, rook_cli, tmp_path, form
+):
+    """A .NET or PowerShell author agent may write a BOM first: it was 'answered no
+    script', in either form of answer."""
+    ws = rook_workspace
+    script = '#!/usr/bin/env python3\nimport sys\nsys.stdin.read()\nprint(\'{"output": "hi"}\')\n'
+    answer = script if form == "text" else json.dumps({"output": script})
+    author = tmp_path / "bom_author.py"
+    author.write_text(
+        "import sys\nsys.stdin.read()\n"
+        f"sys.stdout.buffer.write('\\ufeff'.encode() + {answer!r}.encode())\n"
+    )
+    r = add(rook_cli, ws, "helper", "--notes", "say hi", "--author", f"{sys.executable} {author}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: hi" in r.stdout
+    written = (ws.agent_dir / "scripts" / "helper-hook.py").read_text()
+    assert written.startswith("#!/usr/bin/env python3\n")
 
 
 @pytest.mark.parametrize("answer", ["[1, 2, 3]", "42", '"done"', "null"])
