@@ -144,7 +144,10 @@ def run_author(command: str, text: str, request: AuthorRequest) -> str:
             "and was stopped: no hook script is that long"
         )
     if proc.returncode != 0:
-        raise RookError(f"the author agent exited with code {proc.returncode}: {err[-500:]}")
+        rc = proc.returncode
+        how = f"was killed by signal {-rc}" if rc and rc < 0 else f"exited with code {rc}"
+        said = f": {err[-500:]}" if err else " (it wrote nothing on standard error)"
+        raise RookError(f"the author agent {how}{said}")
     return out
 
 

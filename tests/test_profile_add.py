@@ -744,6 +744,26 @@ def test_an_author_agent_answering_after_a_byte_order_mark_is_read(
     assert written.startswith("#!/usr/bin/env python3\n")
 
 
+@pytest.mark.parametrize(
+    ("ends", "said"),
+    [
+        ("exit 3", "the author agent exited with code 3 (it wrote nothing on standard error)"),
+        ("kill -9 $$", "the author agent was killed by signal 9 (it wrote nothing on standard"),
+    ],
+)
+def test_an_author_agent_failing_silently_is_told_how_it_ended(
+    rook_workspace, rook_cli, tmp_path, ends, said
+):
+    # it was "exited with code -9: " (a negative code, and nothing after the colon)
+    ws = rook_workspace
+    author = tmp_path / "silent_author.sh"
+    author.write_text(f"cat > /dev/null\n{ends}\n")
+    r = add(rook_cli, ws, "helper", "--notes", "say hi", "--author", f"bash {author}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert said in r.stderr
+    assert not (ws.agent_dir / "profiles" / "helper.yaml").exists()
+
+
 @pytest.mark.parametrize("answer", ["[1, 2, 3]", "42", '"done"', "null"])
 def test_an_author_agent_answering_json_that_is_no_object_answered_no_script(
     rook_workspace, rook_cli, tmp_path, answer
