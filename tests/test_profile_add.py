@@ -4,6 +4,7 @@ OpenAPI documents, Ruhroh wrappers and an author agent; no secret reaches a file
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -848,6 +849,17 @@ def test_from_a_directory_says_so(rook_workspace, rook_cli, tmp_path):
     assert r.exit_code == 2 and f"--from {tmp_path}: a directory, not a file" in r.stderr
     r = add(rook_cli, rook_workspace, "d", "--from", str(tmp_path / "nope.txt"))
     assert r.exit_code == 2 and "nope.txt: no such file" in r.stderr
+
+
+def test_from_a_pipe_or_device_says_what_it_is_and_how_to_pipe(rook_workspace, rook_cli, tmp_path):
+    # `--from <(pbpaste)` (a pipe) and /dev/null were "no such file": they exist
+    os.mkfifo(tmp_path / "fifo")
+    for source in (tmp_path / "fifo", Path("/dev/null")):
+        r = add(rook_cli, rook_workspace, "d", "--from", str(source))
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert f"--from {source}: not a regular file (a pipe, a socket or a device)" in r.stderr
+        assert "--from - " in r.stderr
+    assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,11 @@ def read_source(
         path = user_path(from_)
         if not path.is_file():
             what = "a directory, not a file" if path.is_dir() else "no such file"
+            if path.exists() and not path.is_dir():  # never waited on: a pipe may not end
+                what = (
+                    "not a regular file (a pipe, a socket or a device); give a file, or "
+                    "pipe the source in with --from - (e.g. pbpaste | rook profile add NAME --from -)"
+                )
             raise ConfigError(f"--from {from_}: {what}")
         try:
             text = path.read_text(encoding="utf-8")
