@@ -248,7 +248,10 @@ def check_name(kind: str, value: str) -> None:
     from .models import ID_MAX
 
     if not re.match(NAME, value):
-        raise WorkspaceError(f"{kind} {value!r}: use letters, digits, '.', '_' and '-'")
+        raise WorkspaceError(
+            f"{kind} {value!r}: use letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
     if len(value) > ID_MAX:
         raise WorkspaceError(f"{kind} {value[:40]!r}...: {len(value)} characters; at most {ID_MAX}")
 

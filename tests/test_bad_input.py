@@ -246,6 +246,17 @@ def test_a_report_path_of_blanks_is_refused(example, command):
 
 
 @pytest.mark.parametrize("flag", ["--project", "--agent"])
+@pytest.mark.parametrize("name", [".hidden", "_draft", "..", "-x"])
+def test_init_tells_why_a_name_of_allowed_characters_is_refused(tmp_path, flag, name):
+    # ".hidden" was told "use letters, digits, '.', '_' and '-'", which it is made of
+    names = {"--project": "p", "--agent": "a"}
+    names[flag] = name
+    proc = rook("init", f"--project={names['--project']}", f"--agent={names['--agent']}", cwd=tmp_path)
+    clean_error(proc, f"{flag} {name!r}", "starting with a letter or digit")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag", ["--project", "--agent"])
 def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names = {"--project": "p", "--agent": "a"}
     names[flag] = "n" * 300
