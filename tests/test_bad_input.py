@@ -220,6 +220,17 @@ def test_an_empty_profile_flag_is_refused_not_taken_as_given(example, args, flag
 
 
 @pytest.mark.parametrize("value", ["", "  "])
+@pytest.mark.parametrize("flag", ["--project", "--agent"])
+def test_doctor_refuses_an_empty_project_or_agent_not_checks_every_one(example, flag, value):
+    # `rook doctor --agent "$AGENT"` with AGENT unset checked every agent and
+    # exited 0: "no problems found" said of an agent nobody named
+    ws, _agent = example
+    proc = rook("doctor", flag, value, cwd=ws)
+    clean_error(proc, f"{flag} {value!r}: names nothing")
+    assert "no problems found" not in proc.stdout
+
+
+@pytest.mark.parametrize("value", ["", "  "])
 def test_merge_into_an_empty_directory_name_is_refused_not_the_cwd(example, value):
     # `--into "$OUT"` with OUT unset merged the shards into the current
     # directory, strewing run.json, report.json and scenarios/ there.

@@ -312,7 +312,10 @@ def doctor_command(
     from ..errors import ConfigError
     from ..plugins import plugin_output
     from ..redact import Redactor
+    from .options import refuse_empty
 
+    # `--agent "$AGENT"` with AGENT unset: never taken as left out (every agent checked)
+    refuse_empty(("--project", project), ("--agent", agent))
     if judge_profile is not None and not judge_profile.strip():  # `--judge-profile "$J"`
         raise ConfigError(
             f"--judge-profile {judge_profile!r}: names no profile; give NAME (or AGENT/NAME), "
