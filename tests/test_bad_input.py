@@ -171,6 +171,20 @@ def test_an_empty_workspace_flag_is_refused_not_taken_for_cwd(example, command, 
     assert not (ws / ".testmuai/rook/projects/demo/agents/other").exists()
 
 
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [("-w", "--workspace '': names no directory"), ("--project", "project '' not found"),
+     ("--agent", "agent '' not found")],
+)
+def test_runs_show_refuses_an_empty_flag_as_runs_does(example, flag, said):
+    # `rook runs show latest -w "$DIR"` with DIR unset showed the run of the
+    # current directory's workspace (--project/--agent "": the default one)
+    ws, _agent = example
+    assert rook("run", cwd=ws).returncode == 0
+    clean_error(rook("runs", flag, "", "show", "latest", cwd=ws), said)
+    clean_error(rook("runs", "show", "latest", flag, "", cwd=ws), said)
+
+
 @pytest.mark.parametrize("command", [["run"], ["runs"], ["profile", "list"]])
 def test_a_bad_rook_workspace_dir_is_named_as_the_variable_not_the_flag(example, tmp_path, command):
     # the user set the variable (a CI job's, say), never typed --workspace: the

@@ -211,21 +211,18 @@ def show_command(
 
     reads_runs()  # a damaged record is bad input here: exit 2
     parent = ctx.obj or {}
-    a = find_agent(
-        workspace or parent.get("workspace"),
-        project or parent.get("project"),
-        agent or parent.get("agent"),
+    # a flag given here wins, also given empty (`-w "$DIR"` with DIR unset: refused)
+    workspace, project, agent = (
+        parent.get(k) if v is None else v
+        for k, v in (("workspace", workspace), ("project", project), ("agent", agent))
     )
+    a = find_agent(workspace, project, agent)
     run_path = resolve_run(a.runs_dir, run_ref)
     activate(Redactor.for_variables(secret_names(run_path)))  # the finish hint's -w, as rook report
     report = load_report(run_path)
     from .run import found_by
 
-    where = found_by(
-        workspace or parent.get("workspace"),
-        project or parent.get("project"),
-        agent or parent.get("agent"),
-    )
+    where = found_by(workspace, project, agent)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         check_entries(report)  # as the table does: a damaged entry is refused, exit 2
         print_json(report)
