@@ -87,6 +87,12 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
     head = _head(path)
     found = shebang(path, head)
     if found is None:
+        if head is not None and head.startswith(b"\xef\xbb\xbf#!"):  # an editor's UTF-8 BOM
+            return (
+                f"its #! line comes after a byte order mark (U+FEFF), which hides it from "
+                f"the system ({path}); save the file as UTF-8 without a BOM "
+                f"(sed -i '1s/^\\xEF\\xBB\\xBF//' {path})"
+            )
         if head is not None and b"\0" not in head:  # text (a program holds NUL bytes)
             what = "is empty" if not head.strip() else "has no #! line"
             return (

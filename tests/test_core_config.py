@@ -705,6 +705,7 @@ BODY = '[ "$1" = execute ] && { touch "$MARK"; echo \'{"output": "ok"}\'; }\nexi
         ("#!/usr/bin/env ./nope/interp", ["./nope/interp", "does not exist"]),
         ("#!/etc/passwd", ["/etc/passwd", "not executable"]),
         ("#!/bin/bash\r", ["carriage return", "LF"]),
+        ("\ufeff#!/bin/bash", ["byte order mark", "without a BOM"]),  # was "has no #! line"
         ("#!", ["names no interpreter"]),
     ],
 )

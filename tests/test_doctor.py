@@ -612,6 +612,21 @@ def test_scenarios_a_profile_cannot_run_get_a_note(rook_workspace, rook_cli):
     assert not [f for f in findings if f["status"] == "note" and "not_runnable" in f["message"]]
 
 
+def test_a_hook_whose_shebang_follows_a_byte_order_mark_is_told_so(rook_workspace, rook_cli):
+    """An editor saving UTF-8 with a BOM hides the #! line from the system: it was
+    "has no #! line, add a first line such as #!/usr/bin/env bash", which it has."""
+    ws = rook_workspace
+    healthy(ws)
+    bom = ws.script("bom.sh", "x")
+    bom.write_bytes(b'\xef\xbb\xbf#!/bin/bash\necho \'{"output": "ok"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/bom.sh"}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
+    assert "bom.sh starts with a byte order mark (U+FEFF) before its #! line" in p["message"]
+    assert "without a BOM" in p["fix"] and "add a first line" not in p["fix"]
+
+
 def test_a_bash_hook_with_windows_line_endings_and_no_run_bit(rook_workspace, rook_cli):
     """A .sh hook without the run bit runs with bash, which cannot run a file saved
     with Windows line endings (each \\r ends up in a word): a problem, with the fix."""

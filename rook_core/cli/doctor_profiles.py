@@ -234,6 +234,15 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
         return
     if head.startswith(b"\x7fELF"):
         return
+    if head.startswith(b"\xef\xbb\xbf#!"):  # saved as UTF-8 with a BOM: the system sees no #!
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{path} starts with a byte order mark (U+FEFF) before its #! line, "
+            "so it cannot be started",
+            f"save it as UTF-8 without a BOM (sed -i '1s/^\\xEF\\xBB\\xBF//' {path})",
+        )
+        return
     if not head.startswith(b"#!"):
         doctor.add(
             PROBLEM,
