@@ -28,6 +28,12 @@ def resolve(config: HttpConfig, agent: Any) -> HttpConfig:
             config.verify_tls = str(candidate.resolve())
             _check_bundle(config.verify_tls)
             return config
+    for candidate in candidates:
+        if candidate.is_dir():  # /etc/ssl/certs, say: OpenSSL's folder, no bundle
+            raise ConfigError(
+                f"http.verify_tls: {candidate} is a folder; give the path of the PEM file "
+                "(-----BEGIN CERTIFICATE-----) that signed the server's certificate"
+            )
     tried = " and ".join(str(c) for c in candidates)
     raise ConfigError(f"http.verify_tls: CA bundle {config.verify_tls!r} not found; tried {tried}")
 

@@ -588,3 +588,17 @@ def test_a_proxy_variable_httpx_cannot_use_fails_the_hook_naming_the_variable(
     assert f"the proxy in {variable} cannot be used" in reason, reason
     assert says in reason and "transport 'http' raised" not in reason
     assert "pw-0123456789" not in r.stdout + r.stderr  # the proxy's password is never shown
+
+
+def test_a_verify_tls_folder_is_named_a_folder_not_missing(rook_workspace, rook_cli):
+    # verify_tls: /etc/ssl/certs (OpenSSL's folder of certificates) was
+    # "CA bundle '/etc/ssl/certs' not found; tried /etc/ssl/certs": it exists
+    certs = rook_workspace.root / "certs"
+    certs.mkdir()
+    url = "https://127.0.0.1:9/chat"
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"http": {"url": url, "verify_tls": "certs"}}}})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"http.verify_tls: {certs} is a folder" in r.stderr, r.stderr
+    assert "the path of the PEM file" in r.stderr and "not found" not in r.stderr
