@@ -1175,3 +1175,21 @@ def test_a_password_written_in_the_url_never_reaches_a_record_or_message(
     shown = [p.read_text() for p in runs.rglob("*") if p.is_file() and p.name != "profile.yaml"]
     for text in [*shown, r.stdout, r.stderr, (rook_workspace.root / "r.md").read_text()]:
         assert "literal-pw-9911" not in text and "literal-key-7733" not in text
+
+
+def test_a_json_null_response_is_shown_as_null_not_as_an_empty_body(
+    rook_cli, rook_workspace, agent_server
+):
+    # the diagnosis said "response (HTTP 200 OK, application/json): (empty body)"
+    # of a body that was `null`: the user looked for a server sending nothing
+    from urllib.parse import urlencode
+
+    query = urlencode({"type": "application/json", "enc": "utf-8", "text": "null"})
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/charset?{query}"}}}, env=()
+    )
+    rook_workspace.scenario({"id": "n", "goal": "go", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert "the response holds no answer" in reason, reason
+    assert reason.endswith("application/json): null"), reason

@@ -63,6 +63,8 @@ def received(reply: Reply, document: Any, phase: str) -> str:
             f"credentials): {preview(shape(document))}"
         )
     body = document if document not in (None, "") else "(empty body)"
+    if document is None and reply.body.strip().lstrip(b"\xef\xbb\xbf") == b"null":
+        body = "null"  # JSON's null, sent as such: no empty body
     return f"({head}, {kind}): {preview(body)}"
 
 
