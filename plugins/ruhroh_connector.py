@@ -175,6 +175,11 @@ def resolve_command(
                 argv = interpreter_argv(candidate.resolve())
                 break
         else:
+            folder = next((c for c in tried if c.is_dir()), None)
+            if folder is not None:
+                raise ConfigError(
+                    f"ruhroh command {first!r} is a directory ({folder}); name the wrapper in it"
+                )
             raise ConfigError(
                 f"ruhroh command {first!r} not found; tried {' and '.join(str(c) for c in tried)}"
                 + _unexpanded(first)
