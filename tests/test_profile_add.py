@@ -699,6 +699,27 @@ def test_an_id_another_profile_file_holds_is_not_added_twice(rook_workspace, roo
     assert yaml.safe_load(other.read_text())["hooks"] == {"execute": "scripts/desk-hook.py"}
 
 
+def test_a_name_rook_chose_that_an_existing_profile_holds_is_refused_asking_for_a_name(
+    rook_workspace, rook_cli
+):
+    """Without NAME the profile is named after its source (`python3 a.py` -> python3): a
+    second command run by the same interpreter gets the first one's id. The refusal asks
+    for a NAME, never suggests --force alone, which would replace the first profile."""
+    ws = rook_workspace
+    cmd = f"{sys.executable} {AGENTS / 'plain_agent.py'}"
+    r = add(rook_cli, ws, "--command", cmd, "--no-test")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    (first,) = (ws.agent_dir / "profiles").glob("*.yaml")
+    before = first.read_text()
+    r = add(rook_cli, ws, "--command", f"{cmd} --verbose", "--no-test")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    pid = first.stem
+    assert f"no NAME was given, so the profile was named {pid!r} after its source" in r.stderr
+    assert "give it a name of its own: rook profile add NAME" in r.stderr
+    assert first.read_text() == before
+    assert [p.name for p in (ws.agent_dir / "profiles").glob("*.yaml")] == [first.name]
+
+
 def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     rook_workspace, rook_cli, tmp_path
 ):

@@ -335,6 +335,7 @@ def _add(
                 f"{flag}: the {author!r} author, which reads {source.label}, does not use it "
                 "(it is for an OpenAPI document)"
             )
+    named = name is not None
     name = name or suggest_name(plugin, source) or s.agent.name
     pid = slug(name)
     if not pid:
@@ -352,6 +353,12 @@ def _add(
         )
     path = holder(s.agent.profiles_dir, pid) or s.agent.profiles_dir / f"{pid}.yaml"
     if path.exists() and not force:
+        if not named:  # --force would replace a profile the user never named here
+            raise ConfigError(
+                f"{path}: a profile with id {pid!r} exists; no NAME was given, so the profile "
+                f"was named {pid!r} after its source: give it a name of its own: rook profile "
+                "add NAME ... (or --force to overwrite that profile)"
+            )
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
 
     secrets = Secrets(env_prefix(s.agent.name), s.redactor)
