@@ -384,10 +384,16 @@ def unread_profiles(profiles_dir: Path) -> str:
 
 
 def find_profile(
-    profiles_dir: Path, name: str | None, transports: Registry, cache: DefinitionCache | None = None
+    profiles_dir: Path,
+    name: str | None,
+    transports: Registry,
+    cache: DefinitionCache | None = None,
+    *,
+    choose: str = "--profile NAME",
 ) -> Profile:
     """Pick a profile by id, file name or name (:func:`locate_profile`); default:
-    ``profiles/active``."""
+    ``profiles/active``. ``choose`` is how the calling command is given a NAME,
+    for the message when several profiles and no active one leave it unsaid."""
     if not profiles_dir.is_dir():
         raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
@@ -412,7 +418,7 @@ def find_profile(
             stems = ", ".join(p.stem for p in candidates)
             raise ProfileError(
                 f"{profiles_dir}: several profiles ({stems}) and no 'active' file; "
-                "choose one with --profile NAME"
+                f"choose one with {choose}, or make one active: rook profile use NAME"
             )
     direct = profiles_dir / f"{name}.yaml"
     if direct.is_file():  # the common case, from the cache: NAME.yaml holds the id NAME

@@ -299,3 +299,29 @@ def test_list_table_has_no_blank_trailing_heading(rook_workspace, rook_cli):
     lines = cli(rook_cli, ws, "list").stdout.splitlines()
     assert lines[0].split() == ["active", "id", "name", "hooks", "problem"], lines
     assert len(lines[1].split()) == 5, lines
+
+
+def test_several_profiles_and_none_active_names_the_way_each_command_picks_one(
+    rook_workspace, rook_cli
+):
+    """`rook profile test|show|fix` take the profile as NAME: with several profiles and
+    no active one, they told the user to "choose one with --profile NAME", an option
+    they do not have (click then refused it). Each now names its own form, and
+    `rook profile use NAME`; `rook run` keeps --profile NAME. Following the advice works."""
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "a"}\'\nexit 0\n')
+    for pid in ("one", "two"):
+        ws.profile({"id": pid, "hooks": {"execute": "scripts/a.sh"}}, active=False)
+    for command in ("test", "show", "fix"):
+        r = cli(rook_cli, ws, command)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert "several profiles (one, two) and no 'active' file" in r.stderr
+        assert f"choose one with rook profile {command} NAME" in r.stderr, r.stderr
+        assert "rook profile use NAME" in r.stderr and "--profile" not in r.stderr
+        assert cli(rook_cli, ws, command, "one").exit_code == 0
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "a"}]})
+    r = rook_cli("run", "--workspace", str(ws.root))
+    assert r.exit_code == 2 and "choose one with --profile NAME" in r.stderr, r.stderr
+    assert "rook profile use NAME" in r.stderr
+    assert cli(rook_cli, ws, "use", "two").exit_code == 0
+    assert cli(rook_cli, ws, "test").exit_code == 0

@@ -28,10 +28,12 @@ ADVICE = {
 }
 
 
-def _load(s: Session, name: str | None) -> Any:
+def _load(s: Session, name: str | None, command: str) -> Any:
     from ..definitions import find_profile
 
-    profile = find_profile(s.agent.profiles_dir, name, s.rook.transports)
+    profile = find_profile(
+        s.agent.profiles_dir, name, s.rook.transports, choose=f"rook profile {command} NAME"
+    )
     for ref in profile.env:
         s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
     return profile
@@ -77,7 +79,7 @@ def test_command(
     refuse_empty(("--goal", goal))
     s = Session(workspace, project, agent)
     try:
-        profile = _load(s, name)
+        profile = _load(s, name, "test")
         if update and profile.path is not None:
             check_writable(profile.path)  # before anything runs
         with plugin_output():
@@ -170,7 +172,7 @@ def fix_command(
     refuse_empty(("--what", what), ("--author", author_cmd), ("--goal", goal))
     s = Session(workspace, project, agent)
     try:
-        profile = _load(s, name)
+        profile = _load(s, name, "fix")
         request = AuthorRequest(
             source=Source("profile", label=str(profile.path), path=profile.path),
             agent=s.agent,

@@ -139,7 +139,7 @@ def show_command(
     from ..runner import load_observed
 
     s = Session(workspace, project, agent)
-    p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
+    p = find_profile(s.agent.profiles_dir, name, s.rook.transports, choose="rook profile show NAME")
     for ref in p.env:
         s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
     doc = {
