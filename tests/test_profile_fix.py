@@ -147,6 +147,26 @@ def test_fix_with_a_working_profile(rook_workspace, rook_cli, authoring_server):
     assert r.exit_code == 0 and "--what needs an author agent" in r.stdout
 
 
+def test_fix_of_an_endpoint_sent_no_credential_never_sends_the_user_to_a_variable(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A profile that sends no credential to an endpoint that wants one (what
+    `profile add --from URL` writes for it): the advice said "the credential is
+    wrong or expired: check the variable named above", naming none, and a --what
+    given with no author agent was dropped without a word."""
+    ws = rook_workspace
+    path = write(ws, {"execute": chat(authoring_server, headers={})}, env=())
+    before = path.read_text()
+    r = fix(rook_cli, ws, "--what", "it needs a bearer token")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "FAILED (auth)" in r.stdout and "not fixed; nothing was changed" in r.stdout
+    assert "check the variable named above" not in r.stdout
+    assert "No header or query parameter carried a credential" in r.stdout
+    assert "next: the target refused the request's credentials" in r.stdout
+    assert "--what needs an author agent (--author CMD" in r.stdout
+    assert path.read_text() == before
+
+
 def test_fix_reports_missing_variables(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     write(ws, {"execute": chat(authoring_server)})

@@ -20,8 +20,9 @@ from .profile import Session
 
 ADVICE = {
     "missing_variable": "set the variables listed above (their values never go in a file)",
-    "auth": "the credential is wrong or expired: check the variable named above, or give "
-    "--what 'the auth header is wrong' with an author agent",
+    "auth": "the target refused the request's credentials: do what the diagnosis above "
+    "says (the variable or header to check, or the credential to add), or give --what "
+    "'the auth header is wrong' with an author agent",
     "not_found": "check the URL or path in the hook entry",
     "timeout": "raise timeout_seconds on the hook entry if the target is this slow",
     "config": "correct the profile file (the message names the field)",
@@ -208,6 +209,15 @@ def fix_command(
     s.say("not fixed; nothing was changed")
     if obs is not None and obs.problem in ADVICE:
         s.say(f"next: {ADVICE[obs.problem]}")
+        if (
+            what
+            and not request.options["author_command"]
+            and obs.problem not in ("missing_variable", "config")
+        ):
+            s.say(
+                "--what needs an author agent (--author CMD, or author: in config.yaml): "
+                "Rook repairs only what it can itself"
+            )
     elif not request.options["author_command"]:
         s.say(
             "next: name an author agent (--author CMD, or author: in config.yaml) for what "
