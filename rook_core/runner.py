@@ -407,9 +407,16 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
         if parked:
             ids = ", ".join(s.id for s in parked)
             there.append(f"excluded: true, run only when --only names them: {ids}")
+    every_id = [s.id for s in every]
+    only = ",".join(every_id[:10]) + (",..." if len(every_id) > 10 else "")
     return (
         f"no scenario selected in {agent.scenarios_dir}"
-        + (f" by {' '.join(given)}" if given else " (every scenario there is excluded: true)")
+        + (
+            f" by {' '.join(given)}"
+            if given
+            else " (every scenario there is excluded: true, which runs only when --only names "
+            f"it: --only {only})"
+        )
         + f" ({counted(len(every), 'scenario')} there; {'; '.join(there)})"
     )
 

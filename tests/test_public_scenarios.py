@@ -156,7 +156,13 @@ def test_a_lone_excluded_scenario_is_counted_in_the_singular(rook_workspace, roo
                              "criteria": [{"contains": "hi"}]})
     r = rook_cli("run")
     assert r.exit_code == 2, r.stdout + r.stderr
-    assert "(every scenario there is excluded: true) (1 scenario there; " in r.stderr, r.stderr
+    assert "(1 scenario there; " in r.stderr, r.stderr
+    # it never said how to run it: excluded: true runs only when --only names it
+    assert (
+        "(every scenario there is excluded: true, which runs only when --only names it: "
+        "--only parked)" in r.stderr
+    ), r.stderr
+    assert rook_cli("run", "--only", "parked").exit_code == 0
 
 
 def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
