@@ -192,6 +192,26 @@ def test_a_scenario_without_criteria_gets_a_note(rook_workspace, rook_cli):
     assert note["message"].startswith("no criteria in bare: nothing is verified")
 
 
+def test_every_scenario_excluded_gets_a_note(rook_workspace, rook_cli):
+    """Plain `rook run` refuses (exit 2) to run an agent whose every scenario is
+    excluded: true, but the doctor said 'no problems found' without a word of it."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.scenario({"id": "s", "goal": "g", "excluded": True, "criteria": [{"contains": "ok"}]})
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0 and not problems(findings)  # --only runs them: a note
+    notes = [f for f in findings if f["status"] == "note" and f["subject"].endswith("scenarios")]
+    assert [n["message"] for n in notes] == [
+        "every scenario is excluded: true, so plain rook run selects none and refuses to run "
+        "(exit 2); such a scenario runs only when --only names it"
+    ], findings
+    assert notes[0]["fix"] == "rook run --only s, or remove excluded: true from the ones to run"
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 2
+    ws.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "ok"}]})
+    code, findings = doctor(rook_cli, ws)
+    assert not [f for f in findings if "excluded: true" in f["message"]], findings
+
+
 def test_a_missing_scenarios_folder_is_told_to_be_made(rook_workspace, rook_cli):
     """Its fix said 'correct the scenario file named above', naming no file."""
     import shutil

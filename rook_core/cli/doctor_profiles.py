@@ -330,6 +330,16 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             f"plans at most {MAX_PLANNED:,}, so rook run refuses to run them all",
             "run fewer at a time (--only, --tag, --class, --category), or lower repeat:",
         )
+    if all(s.extra.get("excluded") for s in scenarios):  # rook run: nothing selected
+        ids = [s.id for s in scenarios]
+        doctor.add(
+            NOTE,
+            f"{label} scenarios",
+            "every scenario is excluded: true, so plain rook run selects none and refuses to "
+            "run (exit 2); such a scenario runs only when --only names it",
+            f"rook run --only {','.join(ids[:10])}{',...' if len(ids) > 10 else ''}, or remove "
+            "excluded: true from the ones to run",
+        )
     check_criteria_work(doctor, rook, agent, label, scenarios)
     held = {s.path for s in scenarios}
     hollow = [path for _, path, _, _ in _yaml_files(sdir) if path not in held]
