@@ -219,6 +219,26 @@ def check_program(argv: list[str], agent: Any) -> None:
         raise ConfigError(f"--command: {program!r} is not installed (not on PATH)")
 
 
+def check_script(argv: list[str], agent: Any) -> None:
+    """The script an interpreter runs (``python3 ../agent.py``), a relative path typed
+    in a folder below the workspace: found from there, not from the workspace the
+    command runs in, it is refused with the path to write (like a program path)."""
+    name = PurePath(argv[0]).name
+    if not INTERPRETERS.fullmatch(name) or name in ("npx", "uv", "uvx") or len(argv) < 2:
+        return
+    script = argv[1]
+    if script.startswith("-") or user_path(script).is_absolute():
+        return
+    if (agent.workspace / user_path(script)).exists():
+        return
+    here = _from_here(script, agent.workspace)
+    if here:
+        raise ConfigError(
+            f"--command: {script} not found in the workspace {agent.workspace} (the command "
+            f"runs there){here}"
+        )
+
+
 def _from_here(program: str, workspace: Path) -> str:
     """A program path typed in a folder below (or beside) the workspace: where the
     user meant it, said as the command must write it, or nothing."""
@@ -227,11 +247,13 @@ def _from_here(program: str, workspace: Path) -> str:
         return ""
     try:
         return (
-            "; it is in the current directory: write its path from the workspace, "
+            "; it is there from the current directory: write its path from the workspace, "
             f"{here.resolve().relative_to(workspace.resolve())}"
         )
     except ValueError:
-        return f"; it is in the current directory: write its absolute path, {here.resolve()}"
+        return (
+            f"; it is there from the current directory: write its absolute path, {here.resolve()}"
+        )
 
 
 def json_fields(draft: Draft, obs: Observation) -> Draft | None:
@@ -305,6 +327,7 @@ class CommandAuthor:
             raise ConfigError("--command: give the command line, e.g. --command 'claude -p'")
         argv, code, shown, notes = move_secrets(argv, request)
         check_program(argv, request.agent)
+        check_script(argv, request.agent)
         script = request.script_path(".py")
         state = {
             "script": script,

@@ -468,6 +468,30 @@ def test_a_command_path_from_a_folder_below_the_workspace_is_told_its_path_from_
     assert "answer: tool: Say hello in one short sentence." in r.stdout
 
 
+def test_an_interpreters_script_from_a_folder_below_the_workspace_is_told_its_path(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """`python3 ../agent.py` typed in a folder below the workspace names a file that is
+    there from the current directory, not from the workspace the command runs in: the
+    profile was written and its test failed (python3 cannot open the file), exit 1;
+    it is refused like a program path, nothing written, with the path to write."""
+    ws = rook_workspace
+    (ws.root / "agent.py").write_text("import sys\nprint('desk: ' + sys.stdin.read())\n")
+    below = ws.root / "tools"
+    below.mkdir()
+    monkeypatch.chdir(below)
+    python = Path(sys.executable).name
+    r = add(rook_cli, ws, "t", "--command", f"{python} ../agent.py --fast")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--command: ../agent.py not found in the workspace {ws.root}" in r.stderr
+    assert "write its path from the workspace, agent.py" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "t.yaml").exists()
+    assert not (ws.agent_dir / "scripts" / "t-hook.py").exists()
+    r = add(rook_cli, ws, "t", "--command", f"{python} agent.py")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: desk: Say hello in one short sentence." in r.stdout
+
+
 def test_command_without_the_run_bit_is_refused_with_the_fix(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     agent = tmp_path / "agent.py"
