@@ -564,6 +564,29 @@ def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     assert not (ws.agent_dir / "profiles" / "leaky.yaml").exists()
 
 
+@pytest.mark.parametrize("typed, write", [("./wrapper.sh", "wrappers/wrapper.sh"),
+                                          ("bash wrapper.sh", "wrappers/wrapper.sh")])
+def test_a_ruhroh_wrapper_from_a_folder_below_the_workspace_is_told_its_path(
+    rook_workspace, rook_cli, monkeypatch, typed, write
+):
+    """--ruhroh ./wrapper.sh typed in wrappers/ was refused naming only the paths tried
+    (from the workspace and the agent's folder); it now also says where the file is
+    from the current directory and the path to write, as --command does."""
+    ws = rook_workspace
+    below = ws.root / "wrappers"
+    below.mkdir()
+    wrapper = below / "wrapper.sh"
+    wrapper.write_text((AGENTS / "ruhroh" / "wrapper.sh").read_text())
+    wrapper.chmod(0o755)
+    monkeypatch.chdir(below)
+    r = add(rook_cli, ws, "w", "--ruhroh", typed)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"write its path from the workspace, {write}" in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "w.yaml").exists()
+    r = add(rook_cli, ws, "w", "--ruhroh", typed.replace("wrapper.sh", write).replace("./", ""))
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+
 def test_notes_go_to_the_author_agent(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     log = tmp_path / "log"
