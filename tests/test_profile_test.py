@@ -132,6 +132,20 @@ def test_failures_are_shown_with_their_phase(rook_workspace, rook_cli):
     assert "(failed)" not in r.stdout and "execute failed: exited with code 3" in r.stdout, r.stdout
 
 
+def test_a_failure_rook_can_repair_points_to_rook_profile_fix(rook_workspace, rook_cli):
+    """A hook that answers under another field (what `rook profile fix` repairs by
+    itself): the test failed with no next step, as `profile add` and `fix` give one."""
+    ws = rook_workspace
+    ws.script("reply.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"reply": "hi"}\'\nexit 0\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/reply.sh"}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1 and "FAILED (no_answer)" in r.stdout, r.stdout + r.stderr
+    assert "next: rook profile fix p" in r.stdout, r.stdout
+    r = rook_cli("profile", "fix", "--workspace", str(ws.root))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile_test(rook_cli, ws).exit_code == 0
+
+
 def test_missing_variables_exit_2_and_are_listed(rook_workspace, rook_cli):
     ws = rook_workspace
     write(ws, {}, env=("DESK_TOKEN",))

@@ -118,6 +118,11 @@ def test_command(
             s.say(f"kept: {obs.run_dir}")
         if not obs.ok and obs.problem in ADVICE:
             s.say(f"next: {ADVICE[obs.problem]}")
+        elif not obs.ok:
+            s.say(
+                f"next: rook profile fix {profile.id} (it repairs what it can itself, and "
+                "asks an author agent for the rest)"
+            )
     if obs.problem in ("missing_variable", "config"):
         sys.exit(2)  # nothing ran: a usage or configuration error
     if not obs.ok or (optimistic and not updated):
