@@ -122,6 +122,37 @@ def test_the_next_command_names_the_workspace_when_rook_workspace_dir_points_els
     assert json.loads(r.stdout)["run"]["agent"] == "sample"
 
 
+def test_init_warns_when_rook_workspace_dir_names_another_workspace(tmp_path):
+    """With ROOK_WORKSPACE_DIR exported (running.md shows it), rook init made the agent
+    in the current directory without a word, and every later command (rook run
+    --agent NEW, rook profile add) looked in ROOK_WORKSPACE_DIR: 'agent not found'."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
+    rook = [sys.executable, "-m", "rook_core"]
+    other, here = tmp_path / "other ws", tmp_path / "here"
+    here.mkdir()
+    r = subprocess.run([*rook, "init", "--project", "demo", "--agent", "a", "-w", str(other)],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    env["ROOK_WORKSPACE_DIR"] = str(other)
+    r = subprocess.run([*rook, "init", "--project", "demo", "--agent", "second"],
+                       cwd=here, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert (here / ".testmuai" / "rook" / "projects" / "demo" / "agents" / "second").is_dir()
+    assert (
+        f"rook: warning: ROOK_WORKSPACE_DIR names {other}, the workspace the other rook "
+        f"commands use, but rook init made the agent in {here.resolve()}" in r.stderr
+    ), r.stderr
+    assert f"rook init --project demo --agent second -w '{other}'" in r.stderr, r.stderr
+    r = subprocess.run([*rook, "init", "--project", "demo", "--agent", "second", "-w",
+                        str(other)], cwd=here, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+    r = subprocess.run([*rook, "init", "--project", "demo", "--agent", "third"],
+                       cwd=other, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 def test_the_sample_agent_catches_a_regression(tmp_path, rook_cli):
     """The sample is a real agent: break it and a scenario fails."""
     rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))

@@ -113,6 +113,15 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
             f"-w {shlex.quote(str(outer))}",
             err=True,
         )
+    env_workspace = (os.environ.get("ROOK_WORKSPACE_DIR") or "").strip()
+    if workspace is None and env_workspace and user_path(env_workspace).resolve() != root:
+        click.echo(  # every later command looks there, and finds no such agent
+            f"rook: warning: ROOK_WORKSPACE_DIR names {env_workspace}, the workspace the other "
+            f"rook commands use, but rook init made the agent in {root} (its workspace is -w "
+            f"or the current directory); to add the agent there instead, run: rook init "
+            f"--project {project} --agent {agent} -w {shlex.quote(env_workspace)}",
+            err=True,
+        )
     if not example:
         click.echo(
             "next: add a profile in profiles/, a hook script in scripts/, scenarios in scenarios/"
@@ -125,7 +134,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     select = (
         "" if len(projects) == 1 and len(agents) == 1 else f" --project {project} --agent {agent}"
     )
-    env_workspace = os.environ.get("ROOK_WORKSPACE_DIR")  # rook run would take it, not cwd
+    # rook run would take ROOK_WORKSPACE_DIR, not cwd
     here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
     where = "" if root == here else f" -w {root}"
     click.echo(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)")
