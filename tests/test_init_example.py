@@ -153,6 +153,28 @@ def test_init_warns_when_rook_workspace_dir_names_another_workspace(tmp_path):
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
 
 
+def test_init_expands_a_tilde_in_the_workspace_as_rook_run_does(tmp_path):
+    """`rook init -w '~/ws'` (a quoted ~, as a CI file passes it) made a folder named
+    '~' in the current directory, while `rook run -w '~/ws'` reads the home one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    env["HOME"] = str(home)
+    rook = [sys.executable, "-m", "rook_core"]
+    r = subprocess.run([*rook, "init", "--project", "demo", "--agent", "sample", "--example",
+                        "-w", "~/ws"], cwd=here, env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert list(here.iterdir()) == [], "a folder named ~ was made in the current directory"
+    assert agent_dir(home / "ws").is_dir()
+    assert f"next: rook run -w {home / 'ws'}" in r.stdout, r.stdout
+    r = subprocess.run([*rook, "run", "-w", "~/ws", "--json"], cwd=here, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["summary"]["passed"] == 3, r.stderr
+
+
 def test_the_sample_agent_catches_a_regression(tmp_path, rook_cli):
     """The sample is a real agent: break it and a scenario fails."""
     rook_cli("init", "--project", "demo", "--agent", "sample", "--example", "-w", str(tmp_path))

@@ -90,7 +90,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
 
     if workspace is not None:
         no_directory(workspace)
-    root = Path(workspace).resolve() if workspace else Path.cwd()
+    root = user_path(workspace).resolve() if workspace else Path.cwd()  # ~ as rook run
     if workspace and root.exists() and not root.is_dir():
         raise WorkspaceError(f"--workspace {workspace}: not a directory")
     if example:  # refused before the folders are made and "created" is said
