@@ -1514,6 +1514,21 @@ def test_a_merge_into_a_relative_folder_records_where_it_is(rook_workspace, rook
     assert f"run ci: {where}\n" in proc.stdout + proc.stderr
 
 
+def test_a_merge_into_a_quoted_tilde_folder_goes_home(rook_workspace, rook_cli, tmp_path):
+    """rook merge --into '~/merged' (quoted, as a CI file passes it) made a folder
+    named '~' in the current directory, where rook run -w '~/ws' uses the home one."""
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "rook_core", "merge", str(ws.run_dir("ci")), "--into", "~/merged"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(home)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (home / "merged" / "run.json").is_file() and not (tmp_path / "~").exists()
+
+
 def test_resuming_a_run_not_merged_names_the_merge_with_the_flags_given(rook_workspace, rook_cli):
     """rook run --run ID -w WS on a run not merged yet was refused naming 'rook merge
     --run ID' alone, which, run where it was printed, found no workspace."""

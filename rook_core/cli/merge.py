@@ -207,6 +207,7 @@ def merge_command(
         to_stdout,
         write_reports,
     )
+    from ..workspace import user_path
     from .run import found_by
 
     if as_json:
@@ -228,7 +229,7 @@ def merge_command(
         target = _target(  # --into as an absolute path: the run's dir, read from anywhere
             run_dirs,
             run_id,
-            None if into is None else Path(os.path.abspath(into)),
+            None if into is None else Path(os.path.abspath(user_path(into))),  # '~/x' quoted
             workspace,
             project,
             agent,
