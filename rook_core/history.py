@@ -282,6 +282,7 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
                 if summary is not None and summary.get("counts") is not None:
                     summary = _copied_in(Path(entry.path), summary)
                 if summary is not None:
+                    summary.pop("scenarios_seen", None)  # bookkeeping, not the run's
                     summary["id"] = entry.name
                     out.append(summary)
     out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)
@@ -362,7 +363,8 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
             raise ConfigError(f"run {ref}: no runs yet in {runs_dir} (rook run makes one)")
         if back >= len(runs):
             raise ConfigError(
-                f"run {ref}: there are only {counted(len(runs), 'run')} in {runs_dir}"
+                f"run {ref}: there {'is' if len(runs) == 1 else 'are'} only "
+                f"{counted(len(runs), 'run')} in {runs_dir}"
             )
         return runs_dir / runs[back]
     names = [e.name for e in os.scandir(runs_dir) if e.is_dir()] if runs_dir.is_dir() else []

@@ -146,6 +146,14 @@ def test_latest_before_any_run_says_there_is_none_yet(ws, rook_cli):
         assert f"no runs yet in {ws.runs_dir.resolve()} (rook run makes one)" in r.stderr, r.stderr
 
 
+def test_latest_beyond_a_lone_run_says_there_is_only_one(ws, rook_cli):
+    # it said "run latest~1: there are only 1 run in ..."
+    ws.scenario(scenario("a"))
+    rook_cli("run", "--json")
+    r = rook_cli("runs", "show", "latest~1")
+    assert r.exit_code == 2 and "run latest~1: there is only 1 run in " in r.stderr, r.stderr
+
+
 def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)
