@@ -277,6 +277,36 @@ def _pct(byte: int) -> str:
     return "%" + "".join(f"[{d.upper()}{d.lower()}]" if d.isalpha() else d for d in f"{byte:02X}")
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_ORDINARY_LINE = re.compile(
+    r"-----(?:BEGIN|END)[ A-Z0-9]*-----"  # a PEM or OpenSSH key's header and footer
+    r"|(?:- )?[\"']?[\w.-]+[\"']?:\s*[\[{|>]?"  # a key opening a block: `users:`, `"data": {`
+    r"|[\W_]*"  # punctuation alone: `},`, YAML's `---`
+)
+"""A line of a multi-line value that is not redacted on its own (:func:`secret_lines`)."""
+
+
+def secret_lines(value: str) -> list[str]:
+    """What a value of several lines (a private key, a service account's JSON,
+    a kubeconfig) also shows of itself in a hook's output: the value with each
+    of the line endings ``\\n``, ``\\r\\n`` and ``\\r``, and each of its lines
+    alone, without the white space around it (a hook logs it line by line,
+    ``log: <line>``), when that line is at least :data:`MIN_LENGTH` characters
+    and is not ordinary text that every such file holds (:data:`_ORDINARY_LINE`:
+    a key's header and footer, a key opening a block, punctuation). Nothing for
+    a value of one line."""
+    lines = _LINE_END.split(value)
+    if len(lines) < 2:
+        return []
+    whole = [ending.join(lines) for ending in ("\n", "\r\n", "\r")]
+    alone = [
+        line.strip()
+        for line in lines
+        if len(line.strip()) >= MIN_LENGTH and not _ORDINARY_LINE.fullmatch(line.strip())
+    ]
+    return [v for v in dict.fromkeys(whole + alone) if v != value]
+
+
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 """A secret that is a JSON number, so a hook can print it as one."""
 
@@ -292,6 +322,8 @@ class Redactor:
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
         self.too_short: list[str] = []
         """Names of the variables whose values are under :data:`MIN_LENGTH`."""
+        self._added: set[tuple[str, str]] = set()
+        """The values added, by name: a value and its forms add each other."""
         self._kept_words: list[str] = []
         self._kept: re.Pattern[str] | None = None
         """Rook's own identifiers that hold a secret's value (:meth:`keep`)."""
@@ -307,8 +339,9 @@ class Redactor:
         return cls({n: env[n] for n in names if env.get(n)})
 
     def add(self, name: str, value: str, sort: bool = True) -> None:
-        if not value:
+        if not value or (name, value) in self._added:
             return
+        self._added.add((name, value))
         if len(value) < MIN_LENGTH:
             self.too_short.append(name)
             return
@@ -323,6 +356,8 @@ class Redactor:
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)
+        for part in secret_lines(value):  # a key file: whole with any line ending, each line alone
+            self.add(name, part, sort=False)
         if sort:
             self._sort()
 

@@ -1584,3 +1584,99 @@ def test_a_run_not_judged_yet_is_shown_with_the_judge_profile_s_secret_redacted(
         r = rook(*args)
         assert r.returncode == 0, (args, r.stderr)
         assert "ws-[redacted:JUDGE_KEY]/" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+
+
+PEM = ("-----BEGIN PRIVATE KEY-----\n"
+       "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7abcdEFGH\n"
+       "Qm9va1NlY3JldExpbmVUd29Gb3JUZXN0aW5nUGVtS2V5c0hlcmUxMjM0NTY3\n"
+       "Zz9XY2l0aEFub3RoZXJMaW5lT2ZLZXlNYXRlcmlhbA==\n"
+       "-----END PRIVATE KEY-----")
+
+# each logs the key line by line with a prefix, prints it with CRLF line
+# endings, and returns it in its JSON output with \r\n escapes
+LINE_LOGGERS = {
+    "logger.sh": r"""
+#!/bin/bash
+cat >/dev/null
+while read -r l; do echo "log: $l"; done <<<"$PEM" >&2
+printf '%s' "$PEM" | sed 's/$/\r/' >&2
+crlf=$(printf '%s' "$PEM" | sed 's/$/\\r\\n/' | tr -d '\n')
+echo "{\"output\": \"key: ${crlf%\\r\\n}\"}"
+""",
+    "logger.py": r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+pem = os.environ["PEM"]
+for line in pem.splitlines():
+    print("log:", line, file=sys.stderr)
+print(pem.replace("\n", "\r\n"), file=sys.stderr)
+print(json.dumps({"output": "key: " + pem.replace("\n", "\r\n")}))
+""",
+    "logger.js": r"""
+#!/usr/bin/env node
+const pem = process.env.PEM;
+for (const line of pem.split("\n")) console.error("log: " + line);
+console.error(pem.replace(/\n/g, "\r\n"));
+console.log(JSON.stringify({output: "key: " + pem.replace(/\n/g, "\r\n")}));
+""",
+}
+
+
+@pytest.mark.parametrize("hook", sorted(LINE_LOGGERS))
+def test_a_multi_line_secret_logged_line_by_line_or_with_crlf_is_redacted(
+    rook_workspace, rook_cli, monkeypatch, hook
+):
+    """A private key in env was redacted only where it appeared whole, with
+    the line endings it was set with: a hook logging it line by line with a
+    prefix, or printing it with CRLF line endings (raw, or \\r\\n in its JSON
+    output), put its lines in the record, the report and the terminal."""
+    import shutil
+
+    if hook.endswith(".js") and not shutil.which("node"):
+        pytest.skip("node is not installed")
+    monkeypatch.setenv("PEM", PEM)
+    ws = rook_workspace
+    ws.script(hook, LINE_LOGGERS[hook])
+    ws.profile({"id": "p", "hooks": {"execute": f"scripts/{hook}"},
+                "env": [{"variable": "PEM", "purpose": "signing key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "nothing like it"}]})
+    r = rook_cli("run", "--json")
+    table = rook_cli("run")
+    assert r.statuses() == {"s": "failed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "key: [redacted:PEM]"
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    # the header and footer alone are ordinary text, kept; each line of the key is not
+    assert stderr.startswith("log: -----BEGIN PRIVATE KEY-----\n" + "log: [redacted:PEM]\n" * 3), stderr
+    assert "log: -----END PRIVATE KEY-----\n[redacted:PEM]" in stderr, stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
+    for line in PEM.splitlines()[1:-1]:
+        assert line[:12] not in text, line
+
+
+KUBE_LOGGER = r"""
+#!/bin/bash
+cat >/dev/null
+while IFS= read -r l; do echo "config: $l"; done <<<"$KUBE_CONFIG" >&2
+echo '{"output": "users: 2 found\n-----BEGIN CERTIFICATE-----\n}"}'
+"""
+
+
+def test_a_multi_line_secret_s_ordinary_lines_are_not_redacted_alone(rook_workspace, rook_cli, monkeypatch):
+    """Each line of a kubeconfig in env is redacted where a hook logs it alone,
+    but not the lines every such file holds (a key opening a block, a
+    certificate's header, punctuation): they would mangle ordinary text."""
+    kube = ("apiVersion: v1\nclusters:\n- cluster:\n    server: https://10.1.2.3:6443\n  name: prod\n"
+            "users:\n- name: admin\n  user:\n    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=\n}\n")
+    monkeypatch.setenv("KUBE_CONFIG", kube)
+    ws = rook_workspace
+    ws.script("kube.sh", KUBE_LOGGER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/kube.sh"},
+                "env": [{"variable": "KUBE_CONFIG", "purpose": "cluster access"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "users: 2"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "users: 2 found\n-----BEGIN CERTIFICATE-----\n}"
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert "config:     [redacted:KUBE_CONFIG]\n" in stderr and "config: users:\n" in stderr, stderr
+    assert "LS0tLS1CRUdJTi" not in all_text(ws.runs_dir) + r.stdout + r.stderr
