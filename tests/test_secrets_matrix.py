@@ -1680,3 +1680,28 @@ def test_a_multi_line_secret_s_ordinary_lines_are_not_redacted_alone(rook_worksp
     stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     assert "config:     [redacted:KUBE_CONFIG]\n" in stderr and "config: users:\n" in stderr, stderr
     assert "LS0tLS1CRUdJTi" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+def test_rook_init_redacts_a_workspace_holding_a_secret(tmp_path, monkeypatch):
+    """rook init in a workspace whose folder holds an env value of a profile
+    there said 'created /path/ws-SECRET/...' (or 'exists already: ...', and
+    'rook run -w /path/ws-SECRET' for --example) in the clear, though every
+    other command redacts it: it loaded no profile. It now redacts the env
+    values of every profile in the workspace, the new agent's being none."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    for argv, said in ((["--project", "proj", "--agent", "agent"], "exists already: "),
+                       (["--project", "p2", "--agent", "a2"], "created "),
+                       (["--project", "p2", "--agent", "a3", "--example"], "rook run -w ")):
+        r = subprocess.run([sys.executable, "-m", "rook_core", "init", *argv, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert r.returncode == 0, (argv, r.stderr)
+        assert said in r.stdout and "ws-[redacted:API_TOKEN]" in r.stdout, (argv, r.stdout)
+        assert_clean(r.stdout + r.stderr, f"rook init {' '.join(argv)}")

@@ -63,6 +63,24 @@ def write_example(agent_dir: Path) -> list[Path]:
     return written
 
 
+def _redact_workspace_secrets(workspaces: list[Path]) -> None:
+    """Redact the ``env`` values of every profile of every agent in
+    ``workspaces`` from what ``rook init`` says: it names their folders (which
+    may hold such a value), as every other command redacts them, and the new
+    agent has no profile of its own."""
+    from ..definitions import agent_secret_names
+    from ..redact import Redactor, activate
+    from ..workspace import ROOT
+
+    names = [
+        name
+        for ws in workspaces
+        for profiles in sorted((ws / ROOT / "projects").glob("*/agents/*/profiles"))
+        for name in agent_secret_names(profiles)
+    ]
+    activate(Redactor.for_variables(dict.fromkeys(names)))
+
+
 @click.command("init")
 @click.option("--project", required=True, help="Project id, e.g. demo.")
 @click.option("--agent", required=True, help="Agent id, e.g. order-desk.")
@@ -86,6 +104,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
       rook init --project demo --agent sample --example && rook run
     """
     from ..errors import WorkspaceError
+    from ..redact import scrub
     from ..workspace import ROOT, Agent, check_name, init_agent, no_directory, user_path
 
     if workspace is not None:
@@ -93,24 +112,29 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     root = user_path(workspace).resolve() if workspace else Path.cwd()  # ~ as rook run
     if workspace and root.exists() and not root.is_dir():
         raise WorkspaceError(f"--workspace {workspace}: not a directory")
+    outer = None  # a workspace above: this one, new, is nested in it (allowed, but said)
+    if not (root / ROOT).is_dir():
+        outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
+    _redact_workspace_secrets([root] if outer is None else [root, outer])
     if example:  # refused before the folders are made and "created" is said
         check_name("--project", project)
         check_name("--agent", agent)
         check_example(Agent(root, project, agent).dir)
     import shlex
 
-    outer = None  # a workspace above: this one, new, is nested in it (allowed, but said)
-    if not (root / ROOT).is_dir():
-        outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
     existed = Agent(root, project, agent).dir.is_dir()
     a = init_agent(root, project, agent)
-    click.echo(f"exists already: {a.dir} (missing folders made)" if existed else f"created {a.dir}")
+    click.echo(
+        scrub(f"exists already: {a.dir} (missing folders made)" if existed else f"created {a.dir}")
+    )
     if outer is not None:
         click.echo(
-            f"rook: warning: {root} is inside the workspace {outer}: this made a second "
-            f"workspace, nested in it, which rook uses from {root} and below; to add the "
-            f"agent to {outer} instead, run: rook init --project {project} --agent {agent} "
-            f"-w {shlex.quote(str(outer))}",
+            scrub(
+                f"rook: warning: {root} is inside the workspace {outer}: this made a second "
+                f"workspace, nested in it, which rook uses from {root} and below; to add the "
+                f"agent to {outer} instead, run: rook init --project {project} --agent {agent} "
+                f"-w {shlex.quote(str(outer))}"
+            ),
             err=True,
         )
     env_workspace = (os.environ.get("ROOK_WORKSPACE_DIR") or "").strip()
@@ -137,4 +161,4 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     # rook run would take ROOK_WORKSPACE_DIR, not cwd
     here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
     where = "" if root == here else f" -w {root}"
-    click.echo(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)")
+    click.echo(scrub(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)"))
