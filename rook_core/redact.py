@@ -307,6 +307,32 @@ def secret_lines(value: str) -> list[str]:
     return [v for v in dict.fromkeys(whole + alone) if v != value]
 
 
+def json_strings(value: str) -> list[str]:
+    """The strings of several lines inside ``value`` when it is JSON text: a
+    service account's key holds its private key so (``\\n`` escapes), and a
+    hook that reads it out prints it with real line breaks (each then found
+    as :func:`secret_lines` finds a value's). Not the one-line strings such a
+    file holds (its ``type``, its URLs): ordinary text. Nothing for a value
+    that is not a JSON object or array."""
+    text = value.strip()
+    if text[:1] not in ("{", "["):
+        return []
+    try:
+        stack = [json.loads(text)]
+    except (ValueError, RecursionError):
+        return []
+    found = []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and _LINE_END.search(item.strip()):
+            found.append(item)
+    return found
+
+
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 """A secret that is a JSON number, so a hook can print it as one."""
 
@@ -357,6 +383,8 @@ class Redactor:
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)
         for part in secret_lines(value):  # a key file: whole with any line ending, each line alone
+            self.add(name, part, sort=False)
+        for part in json_strings(value):  # a service account's JSON: its private key
             self.add(name, part, sort=False)
         if sort:
             self._sort()

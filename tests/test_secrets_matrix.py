@@ -1705,3 +1705,38 @@ def test_rook_init_redacts_a_workspace_holding_a_secret(tmp_path, monkeypatch):
         assert r.returncode == 0, (argv, r.stderr)
         assert said in r.stdout and "ws-[redacted:API_TOKEN]" in r.stdout, (argv, r.stdout)
         assert_clean(r.stdout + r.stderr, f"rook init {' '.join(argv)}")
+
+
+SERVICE_ACCOUNT = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+key = json.loads(os.environ["GCP_KEY"])["private_key"]  # what a client library signs with
+print("loaded key:\n" + key, file=sys.stderr)
+print(json.dumps({"output": "signed with " + key.splitlines()[1]}))
+"""
+
+
+def test_the_private_key_inside_a_service_account_s_json_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A service account's JSON key in env holds its private key as a JSON
+    string (\\n escapes): a hook that read the key out of it and printed it,
+    with real line breaks, put it in the record, the report and the terminal,
+    only the JSON text being known."""
+    pem = PEM + "\n"
+    key = {"type": "service_account", "project_id": "demo", "private_key": pem,
+           "client_email": "bot@demo.iam.gserviceaccount.com"}
+    monkeypatch.setenv("GCP_KEY", json.dumps(key, indent=2))
+    ws = rook_workspace
+    ws.script("sa.py", SERVICE_ACCOUNT)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/sa.py"},
+                "env": [{"variable": "GCP_KEY", "purpose": "service account key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "signed"}]})
+    r = rook_cli("run", "--json")
+    table = rook_cli("run")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "signed with [redacted:GCP_KEY]"
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert stderr.startswith("loaded key:\n[redacted:GCP_KEY]"), stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
+    for line in PEM.splitlines()[1:-1]:
+        assert line[:12] not in text, line
