@@ -307,6 +307,15 @@ def secret_lines(value: str) -> list[str]:
     return [v for v in dict.fromkeys(whole + alone) if v != value]
 
 
+def _line_forms(text: str) -> list[str]:
+    """A part of a multi-line value (:func:`secret_lines`) as it is, and escaped
+    in a JSON string (``\\r\\n``, ``\\/``): the forms a hook that logs a key
+    line by line gives it, fewer than a value's :func:`encodings` (a key of
+    thirty lines would otherwise add a thousand forms to look for)."""
+    found = [text, *_json_escaped(text, depth=1)]
+    return [*found, *(f.replace("/", "\\/") for f in found if "/" in f)]
+
+
 def json_strings(value: str) -> list[str]:
     """The strings of several lines inside ``value`` when it is JSON text: a
     service account's key holds its private key so (``\\n`` escapes), and a
@@ -348,6 +357,12 @@ class Redactor:
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
         self.too_short: list[str] = []
         """Names of the variables whose values are under :data:`MIN_LENGTH`."""
+        self._lines: dict[str, list[str]] = {}
+        """The other line endings and the lines alone of each multi-line value
+        (:func:`secret_lines`), by name: found by one pattern per name."""
+        self._plain: list[tuple[str | re.Pattern[str], str]] = []
+        """:attr:`_pairs` and those patterns: what is looked for in a text that
+        has no mixed encoding (:meth:`_text`)."""
         self._added: set[tuple[str, str]] = set()
         """The values added, by name: a value and its forms add each other."""
         self._kept_words: list[str] = []
@@ -382,8 +397,7 @@ class Redactor:
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)
-        for part in secret_lines(value):  # a key file: whole with any line ending, each line alone
-            self.add(name, part, sort=False)
+        self._lines.setdefault(name, []).extend(secret_lines(value))  # a key file's lines
         for part in json_strings(value):  # a service account's JSON: its private key
             self.add(name, part, sort=False)
         if sort:
@@ -393,10 +407,16 @@ class Redactor:
         # Longest first, so a secret that contains another is replaced whole.
         self._pairs.sort(key=lambda p: len(p[0]), reverse=True)
         # a pattern's place is its secret's length: a longer secret's forms go first
-        ranked: list[tuple[int, str | re.Pattern[str], str]]
-        ranked = [(len(form), form, name) for form, name in self._pairs]
-        ranked += [(n, pattern, name) for pattern, name, n in self._patterns]
+        plain: list[tuple[int, str | re.Pattern[str], str]]
+        plain = [(len(form), form, name) for form, name in self._pairs]
+        for name, parts in self._lines.items():
+            forms = sorted({f for part in parts for f in _line_forms(part)}, key=len, reverse=True)
+            if forms:  # one alternation, longest first: a whole value before its lines
+                plain.append((len(forms[0]), re.compile("|".join(map(re.escape, forms))), name))
+        ranked = plain + [(n, pattern, name) for pattern, name, n in self._patterns]
+        plain.sort(key=lambda r: r[0], reverse=True)
         ranked.sort(key=lambda r: r[0], reverse=True)
+        self._plain = [(found, name) for _, found, name in plain]
         self._order = [(found, name) for _, found, name in ranked]
 
     def __bool__(self) -> bool:
@@ -425,7 +445,7 @@ class Redactor:
     def _text(self, s: str) -> str:
         # without a %, a +, a \u or a &, a pattern finds only the value as it is: a form of its own
         mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s)
-        spans = _spans(s, self._order if mixed else self._pairs)
+        spans = _spans(s, self._order if mixed else self._plain)
         return _masked(s, spans) if spans else s
 
     def pieces(self, parts: list[str]) -> list[str]:
@@ -486,7 +506,8 @@ class Redactor:
         output cap): a secret's beginning at its very end is masked as well,
         when it is at least :data:`PARTIAL_MIN` characters or half the secret."""
         text = self.text(text)
-        for value, name in self._pairs:
+        lines = [(line, name) for name, parts in self._lines.items() for line in parts]
+        for value, name in self._pairs + lines:
             for k in range(min(len(value) - 1, len(text)), 0, -1):
                 if k < PARTIAL_MIN and 2 * k < len(value):
                     break
