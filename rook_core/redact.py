@@ -400,6 +400,8 @@ class Redactor:
         self._lines.setdefault(name, []).extend(secret_lines(value))  # a key file's lines
         for part in json_strings(value):  # a service account's JSON: its private key
             self.add(name, part, sort=False)
+        if "\\n" in value and not _LINE_END.search(value):  # a key kept in one line, \n escapes
+            self.add(name, value.replace("\\r\\n", "\n").replace("\\n", "\n"), sort=False)
         if sort:
             self._sort()
 

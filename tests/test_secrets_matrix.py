@@ -1740,3 +1740,39 @@ def test_the_private_key_inside_a_service_account_s_json_is_redacted(rook_worksp
     text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
     for line in PEM.splitlines()[1:-1]:
         assert line[:12] not in text, line
+
+
+UNESCAPES = r"""
+#!/usr/bin/env node
+const key = process.env.PEM.replace(/\\n/g, "\n");  // a key kept in one line, \n for each line break
+console.error("using key:\n" + key);
+console.log(JSON.stringify({output: "signed with " + key.split("\n")[2]}));
+"""
+
+
+def test_a_private_key_kept_with_backslash_n_for_its_line_breaks_is_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A private key is often kept in CI as one line, with \\n (a backslash and
+    an n) for each line break; the program turns them back into line breaks
+    before use. A hook that printed the key so put its lines in the record,
+    the report and the terminal: only the one-line text was known."""
+    import shutil
+
+    if not shutil.which("node"):
+        pytest.skip("node is not installed")
+    monkeypatch.setenv("PEM", PEM.replace("\n", "\\n") + "\\n")
+    ws = rook_workspace
+    ws.script("unescapes.js", UNESCAPES)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/unescapes.js"},
+                "env": [{"variable": "PEM", "purpose": "signing key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "signed"}]})
+    r = rook_cli("run", "--json")
+    table = rook_cli("run")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "signed with [redacted:PEM]"
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert stderr.startswith("using key:\n[redacted:PEM]"), stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
+    for line in PEM.splitlines()[1:-1]:
+        assert line[:12] not in text, line
