@@ -187,6 +187,29 @@ def basic_forms(value: str) -> list[str]:
     return [d for d in (decoded, password) if len(d) >= MIN_LENGTH]
 
 
+def decoded_text(value: str) -> list[str]:
+    """What ``value`` stands for when it is the base64 of text of several
+    lines (an SSH or TLS key, a kubeconfig, kept base64-encoded in CI so that
+    no line break is lost; standard or URL-safe alphabet, broken into lines or
+    not): a hook that decodes it prints that text. Nothing for any other
+    value: a token that happens to be base64 decodes to bytes that are not
+    such text, and one-line text (``user:password``) is :func:`basic_forms`'."""
+    import base64
+    import binascii
+
+    text = "".join(value.split()).translate(_URLSAFE_BACK)
+    if len(text) < BASE64_MIN or not _BASE64.fullmatch(text + "=" * (-len(text) % 4)):
+        return []
+    try:
+        decoded = base64.b64decode(text + "=" * (-len(text) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    if not _LINE_END.search(decoded.strip()) or not "".join(decoded.split()).isprintable():
+        return []
+    return [decoded]
+
+
+_URLSAFE_BACK = str.maketrans("-_", "+/")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 """Characters no URL encoder changes (``~`` is one some encode: Java's ``URLEncoder``)."""
 
@@ -392,7 +415,7 @@ class Redactor:
                 self._patterns.append((pattern, name, len(value)))
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
-        for decoded in basic_forms(value):  # what a Basic credential stands for
+        for decoded in basic_forms(value) + decoded_text(value):  # what base64 stands for
             self.add(name, decoded, sort=False)
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
         if stripped != value and len(stripped) >= MIN_LENGTH:

@@ -1776,3 +1776,37 @@ def test_a_private_key_kept_with_backslash_n_for_its_line_breaks_is_redacted(
     text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
     for line in PEM.splitlines()[1:-1]:
         assert line[:12] not in text, line
+
+
+DECODES = r"""
+#!/bin/bash
+cat >/dev/null
+printf '%s' "$SSH_KEY_B64" | base64 -d > id_key
+echo "wrote id_key:" >&2
+cat id_key >&2
+echo "{\"output\": \"key $(sed -n 2p id_key)\"}"
+"""
+
+
+def test_a_multi_line_secret_kept_base64_encoded_is_redacted_decoded(rook_workspace, rook_cli, monkeypatch):
+    """An SSH or TLS key is often kept in CI base64-encoded (one line, no line
+    breaks to lose); the job decodes it before use. A hook that decoded it and
+    printed the key put it in the record, the report and the terminal: only
+    its base64 was known."""
+    import base64
+
+    monkeypatch.setenv("SSH_KEY_B64", base64.b64encode((PEM + "\n").encode()).decode())
+    ws = rook_workspace
+    ws.script("decodes.sh", DECODES)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/decodes.sh"},
+                "env": [{"variable": "SSH_KEY_B64", "purpose": "deploy key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "key"}]})
+    r = rook_cli("run", "--json")
+    table = rook_cli("run")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "key [redacted:SSH_KEY_B64]"
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert stderr.rstrip("\n") == "wrote id_key:\n[redacted:SSH_KEY_B64]", stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
+    for line in PEM.splitlines()[1:-1]:
+        assert line[:12] not in text, line
