@@ -421,6 +421,10 @@ class Redactor:
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)
         self._lines.setdefault(name, []).extend(secret_lines(value))  # a key file's lines
+        words = value.split() if _LINE_END.search(value) else []
+        for word in dict.fromkeys(words):  # a kubeconfig's client-key-data, decoded
+            for decoded in decoded_text(word.strip("\"',")):
+                self.add(name, decoded, sort=False)
         for part in json_strings(value):  # a service account's JSON: its private key
             self.add(name, part, sort=False)
         if "\\n" in value and not _LINE_END.search(value):  # a key kept in one line, \n escapes

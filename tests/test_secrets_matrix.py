@@ -1810,3 +1810,36 @@ def test_a_multi_line_secret_kept_base64_encoded_is_redacted_decoded(rook_worksp
     text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
     for line in PEM.splitlines()[1:-1]:
         assert line[:12] not in text, line
+
+
+KUBE_KEY = r"""
+#!/bin/bash
+cat >/dev/null
+sed -n 's/^ *client-key-data: //p' <<<"$KUBE_CONFIG" | base64 -d > client.key
+echo "client key:" >&2
+cat client.key >&2
+echo '{"output": "ok"}'
+"""
+
+
+def test_a_key_held_base64_encoded_in_a_kubeconfig_is_redacted_decoded(rook_workspace, rook_cli, monkeypatch):
+    """A kubeconfig holds its client key as base64 (client-key-data): a hook
+    that decoded it (as kubectl does) and printed the key put it in the
+    record and the terminal; only the kubeconfig's own lines were known."""
+    import base64
+
+    data = base64.b64encode((PEM + "\n").encode()).decode()
+    kube = f"apiVersion: v1\nusers:\n- name: admin\n  user:\n    client-key-data: {data}\n"
+    monkeypatch.setenv("KUBE_CONFIG", kube)
+    ws = rook_workspace
+    ws.script("kubekey.sh", KUBE_KEY)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/kubekey.sh"},
+                "env": [{"variable": "KUBE_CONFIG", "purpose": "cluster access"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert stderr.rstrip("\n") == "client key:\n[redacted:KUBE_CONFIG]", stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for line in PEM.splitlines()[1:-1]:
+        assert line[:12] not in text, line
