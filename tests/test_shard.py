@@ -928,7 +928,7 @@ def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
         assert merged.report["run"]["id"] == "nightly-42"
     assert (ws.run_dir("nightly-42") / "report.json").is_file()
     for ref, says in (("nope", "--run nope: no such run"), ("", "--run '': names no run"),
-                      ("latest~5", "--run latest~5: there are only")):
+                      ("latest~5", "--run latest~5: there is only 1 run")):
         refused = rook_cli("merge", "-w", str(ws.root), "--run", ref)
         assert refused.exit_code == 2 and says in refused.stderr, (ref, refused.stderr)
 
