@@ -388,12 +388,13 @@ CALLS_SHOWN = 20  # the calls a reason names: an agent may make thousands
 
 
 def _names(calls: list[dict[str, Any]]) -> str:
-    """The names of ``calls``, in order, as a reason shows them: the first
-    :data:`CALLS_SHOWN`, then how many more."""
+    """The names of ``calls``, in order, as a reason shows them: a JSON list (as
+    their arguments are shown) of the first :data:`CALLS_SHOWN`, then how many more."""
     names = [c.get("name") for c in calls]
+    shown = json.dumps(names[:CALLS_SHOWN], ensure_ascii=False)
     if len(names) <= CALLS_SHOWN:
-        return repr(names)
-    return f"{repr(names[:CALLS_SHOWN])[:-1]}, ... {len(names) - CALLS_SHOWN} more]"
+        return shown
+    return f"{shown[:-1]}, ... {len(names) - CALLS_SHOWN} more]"
 
 
 class Called(_CallCriterion):
@@ -452,7 +453,9 @@ class CallOrder(_CallCriterion):
         calls = view.calls or _seen_calls(view)
         it = iter(c.get("name") for c in calls)
         ok = all(any(n == want for n in it) for want in config)
-        seen = f"expected order {config}; calls were {_names(calls)}"
+        seen = (
+            f"expected order {json.dumps(config, ensure_ascii=False)}; calls were {_names(calls)}"
+        )
         if not complete:  # the calls seen in this order: so were all of them
             if ok:
                 return Verdict(PASSED, f"{seen} ({PARTIAL})")

@@ -55,7 +55,7 @@ class Status(CriterionType):
             else ""
         )
         ok = status in config
-        expected = config[0] if len(config) == 1 else f"one of {config}"
+        expected = config[0] if len(config) == 1 else f"one of {', '.join(config)}"
         return Verdict(
             PASSED if ok else FAILED, f"status is {status!r}{extra}; expected {expected}"
         )

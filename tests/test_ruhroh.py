@@ -542,6 +542,15 @@ def test_refusal_can_be_expected_with_a_list(rook_workspace, rook_cli, probe_dir
     )
     r = rook_cli("run", "--json")
     assert r.exit_code == 0 and r.statuses() == {"s": "passed"}
+    rook_workspace.scenario(
+        {"id": "t", "goal": "g", "criteria": [{"status": ["goal_satisfied", "cannot_satisfy"]}]}
+    )
+    r = rook_cli("run", "--json", "--only", "t")
+    (verdict,) = scenario_of(r, "t")["criteria"]
+    # the list as words, never Python's ['goal_satisfied', 'cannot_satisfy']
+    assert verdict["reason"] == (
+        "status is 'policy_blocked'; expected one of goal_satisfied, cannot_satisfy"
+    ), verdict
 
 
 def test_runtime_failure_fails_the_hook(rook_workspace, rook_cli, probe_dir):
