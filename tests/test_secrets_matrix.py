@@ -1594,6 +1594,29 @@ PEM = ("-----BEGIN PRIVATE KEY-----\n"
 
 # each logs the key line by line with a prefix, prints it with CRLF line
 # endings, and returns it in its JSON output with \r\n escapes
+
+def _key_run(ws, rook_cli, hook, script, variable, contains, table=True):
+    """One scenario run through the hook ``hook`` (its text ``script``), the
+    profile declaring ``variable``: the JSON run, its hook's standard error as
+    recorded, and all Rook wrote (the runs' files, what both runs printed)."""
+    ws.script(hook, script)
+    ws.profile({"id": "p", "hooks": {"execute": f"scripts/{hook}"},
+                "env": [{"variable": variable, "purpose": "a key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": contains}]})
+    r = rook_cli("run", "--json")
+    printed = r.stdout + r.stderr
+    if table:
+        t = rook_cli("run")
+        printed += t.stdout + t.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    return r, stderr, all_text(ws.runs_dir) + printed
+
+
+def _no_line_of_the_key(text):
+    for line in PEM.splitlines()[1:-1]:
+        assert line[:12] not in text, line
+
+
 LINE_LOGGERS = {
     "logger.sh": r"""
 #!/bin/bash
@@ -1636,22 +1659,13 @@ def test_a_multi_line_secret_logged_line_by_line_or_with_crlf_is_redacted(
     if hook.endswith(".js") and not shutil.which("node"):
         pytest.skip("node is not installed")
     monkeypatch.setenv("PEM", PEM)
-    ws = rook_workspace
-    ws.script(hook, LINE_LOGGERS[hook])
-    ws.profile({"id": "p", "hooks": {"execute": f"scripts/{hook}"},
-                "env": [{"variable": "PEM", "purpose": "signing key"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "nothing like it"}]})
-    r = rook_cli("run", "--json")
-    table = rook_cli("run")
+    r, stderr, text = _key_run(rook_workspace, rook_cli, hook, LINE_LOGGERS[hook], "PEM", "nothing like it")
     assert r.statuses() == {"s": "failed"}, r.stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == "key: [redacted:PEM]"
-    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     # the header and footer alone are ordinary text, kept; each line of the key is not
     assert stderr.startswith("log: -----BEGIN PRIVATE KEY-----\n" + "log: [redacted:PEM]\n" * 3), stderr
     assert "log: -----END PRIVATE KEY-----\n[redacted:PEM]" in stderr, stderr
-    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
-    for line in PEM.splitlines()[1:-1]:
-        assert line[:12] not in text, line
+    _no_line_of_the_key(text)
 
 
 KUBE_LOGGER = r"""
@@ -1726,20 +1740,11 @@ def test_the_private_key_inside_a_service_account_s_json_is_redacted(rook_worksp
     key = {"type": "service_account", "project_id": "demo", "private_key": pem,
            "client_email": "bot@demo.iam.gserviceaccount.com"}
     monkeypatch.setenv("GCP_KEY", json.dumps(key, indent=2))
-    ws = rook_workspace
-    ws.script("sa.py", SERVICE_ACCOUNT)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/sa.py"},
-                "env": [{"variable": "GCP_KEY", "purpose": "service account key"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "signed"}]})
-    r = rook_cli("run", "--json")
-    table = rook_cli("run")
+    r, stderr, text = _key_run(rook_workspace, rook_cli, "sa.py", SERVICE_ACCOUNT, "GCP_KEY", "signed")
     assert r.statuses() == {"s": "passed"}, r.stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == "signed with [redacted:GCP_KEY]"
-    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     assert stderr.startswith("loaded key:\n[redacted:GCP_KEY]"), stderr
-    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
-    for line in PEM.splitlines()[1:-1]:
-        assert line[:12] not in text, line
+    _no_line_of_the_key(text)
 
 
 UNESCAPES = r"""
@@ -1762,20 +1767,11 @@ def test_a_private_key_kept_with_backslash_n_for_its_line_breaks_is_redacted(
     if not shutil.which("node"):
         pytest.skip("node is not installed")
     monkeypatch.setenv("PEM", PEM.replace("\n", "\\n") + "\\n")
-    ws = rook_workspace
-    ws.script("unescapes.js", UNESCAPES)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/unescapes.js"},
-                "env": [{"variable": "PEM", "purpose": "signing key"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "signed"}]})
-    r = rook_cli("run", "--json")
-    table = rook_cli("run")
+    r, stderr, text = _key_run(rook_workspace, rook_cli, "unescapes.js", UNESCAPES, "PEM", "signed")
     assert r.statuses() == {"s": "passed"}, r.stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == "signed with [redacted:PEM]"
-    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     assert stderr.startswith("using key:\n[redacted:PEM]"), stderr
-    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
-    for line in PEM.splitlines()[1:-1]:
-        assert line[:12] not in text, line
+    _no_line_of_the_key(text)
 
 
 DECODES = r"""
@@ -1796,20 +1792,11 @@ def test_a_multi_line_secret_kept_base64_encoded_is_redacted_decoded(rook_worksp
     import base64
 
     monkeypatch.setenv("SSH_KEY_B64", base64.b64encode((PEM + "\n").encode()).decode())
-    ws = rook_workspace
-    ws.script("decodes.sh", DECODES)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/decodes.sh"},
-                "env": [{"variable": "SSH_KEY_B64", "purpose": "deploy key"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "key"}]})
-    r = rook_cli("run", "--json")
-    table = rook_cli("run")
+    r, stderr, text = _key_run(rook_workspace, rook_cli, "decodes.sh", DECODES, "SSH_KEY_B64", "key")
     assert r.statuses() == {"s": "passed"}, r.stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == "key [redacted:SSH_KEY_B64]"
-    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     assert stderr.rstrip("\n") == "wrote id_key:\n[redacted:SSH_KEY_B64]", stderr
-    text = all_text(ws.runs_dir) + r.stdout + r.stderr + table.stdout + table.stderr
-    for line in PEM.splitlines()[1:-1]:
-        assert line[:12] not in text, line
+    _no_line_of_the_key(text)
 
 
 KUBE_KEY = r"""
@@ -1831,15 +1818,7 @@ def test_a_key_held_base64_encoded_in_a_kubeconfig_is_redacted_decoded(rook_work
     data = base64.b64encode((PEM + "\n").encode()).decode()
     kube = f"apiVersion: v1\nusers:\n- name: admin\n  user:\n    client-key-data: {data}\n"
     monkeypatch.setenv("KUBE_CONFIG", kube)
-    ws = rook_workspace
-    ws.script("kubekey.sh", KUBE_KEY)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/kubekey.sh"},
-                "env": [{"variable": "KUBE_CONFIG", "purpose": "cluster access"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
-    r = rook_cli("run", "--json")
+    r, stderr, text = _key_run(rook_workspace, rook_cli, "kubekey.sh", KUBE_KEY, "KUBE_CONFIG", "ok", table=False)
     assert r.statuses() == {"s": "passed"}, r.stderr
-    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
     assert stderr.rstrip("\n") == "client key:\n[redacted:KUBE_CONFIG]", stderr
-    text = all_text(ws.runs_dir) + r.stdout + r.stderr
-    for line in PEM.splitlines()[1:-1]:
-        assert line[:12] not in text, line
+    _no_line_of_the_key(text)
