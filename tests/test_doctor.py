@@ -78,7 +78,7 @@ def test_a_missing_script_names_both_paths_tried(rook_workspace, rook_cli):
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/nope.sh"}})
     code, findings = doctor(rook_cli, rook_workspace)
     (p,) = problems(findings)
-    assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
+    assert code == 1 and p["subject"] == "proj/agent profile p hooks.execute"
     assert "'scripts/nope.sh' not found" in p["message"]
     assert str(rook_workspace.root / "scripts/nope.sh") in p["message"]
     assert str(rook_workspace.agent_dir / "scripts/nope.sh") in p["message"]
@@ -146,6 +146,7 @@ def test_required_variables(rook_workspace, rook_cli, monkeypatch):
     code, findings = doctor(rook_cli, rook_workspace)
     (p,) = problems(findings)
     assert code == 1 and p["message"] == "variable DOCTOR_TOKEN is not set (the API token)"
+    assert p["subject"] == "proj/agent profile p", p  # as its other findings name it
     assert p["fix"].startswith("export DOCTOR_TOKEN=")
     code, findings = doctor(rook_cli, rook_workspace, env={"DOCTOR_TOKEN": "s3cret"})
     assert code == 0 and problems(findings) == []
@@ -296,7 +297,7 @@ def test_the_text_output_shows_each_fix(rook_workspace, rook_cli):
     r = rook_cli("doctor", "-w", str(rook_workspace.root))
     assert r.exit_code == 1
     assert (
-        "PROBLEM  proj/agent p hooks.execute: hook script 'scripts/nope.sh' not found" in r.stdout
+        "PROBLEM  proj/agent profile p hooks.execute: hook script 'scripts/nope.sh' not found" in r.stdout
     )
     assert "fix: create the script" in r.stdout and "1 problem found" in r.stdout
 
@@ -642,7 +643,7 @@ def test_a_hook_whose_shebang_follows_a_byte_order_mark_is_told_so(rook_workspac
     ws.profile({"id": "p", "hooks": {"execute": "scripts/bom.sh"}})
     code, findings = doctor(rook_cli, ws)
     (p,) = problems(findings)
-    assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
+    assert code == 1 and p["subject"] == "proj/agent profile p hooks.execute"
     assert "bom.sh starts with a byte order mark (U+FEFF) before its #! line" in p["message"]
     assert "without a BOM" in p["fix"] and "add a first line" not in p["fix"]
 
@@ -657,7 +658,7 @@ def test_a_bash_hook_with_windows_line_endings_and_no_run_bit(rook_workspace, ro
     ws.profile({"id": "p", "hooks": {"execute": "scripts/crlf.sh"}})
     code, findings = doctor(rook_cli, ws)
     (p,) = problems(findings)
-    assert code == 1 and p["subject"] == "proj/agent p hooks.execute"
+    assert code == 1 and p["subject"] == "proj/agent profile p hooks.execute"
     assert "crlf.sh has Windows line endings" in p["message"]
     assert "dos2unix" in p["fix"]
 

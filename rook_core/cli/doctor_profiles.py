@@ -67,8 +67,8 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
         loaded.append(profile)
         problems_before = len(doctor.problems)
         for phase, entry in profile.hooks.items():
-            check_entry(doctor, rook, agent, profile, phase, entry, f"{label} {profile.id}")
-        check_env(doctor, profile, f"{label} {profile.id}")
+            check_entry(doctor, rook, agent, profile, phase, entry, f"{label} profile {profile.id}")
+        check_env(doctor, profile, f"{label} profile {profile.id}")
         check_literal_secrets(doctor, profile, f"{label} profile {profile.id}")
         if len(doctor.problems) == problems_before:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
