@@ -496,6 +496,36 @@ def test_a_judge_profile_flag_naming_nothing_is_a_problem_without_rubrics(rook_w
     assert code == 0, problems(findings)
 
 
+def test_a_judge_profile_of_the_agent_with_a_variable_unset_is_not_ok(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """rook run --judge-profile cu refuses (exit 2) when cu's variable is unset;
+    doctor --judge-profile cu said "ok ... judge profile: cu" and named the
+    variable only under the profile itself."""
+    monkeypatch.delenv("CU_TOKEN", raising=False)
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile(
+        {
+            "id": "cu",
+            "hooks": {"execute": "scripts/agent.sh"},
+            "env": [{"variable": "CU_TOKEN", "purpose": "token for cu"}],
+        },
+        active=False,
+    )
+    r = rook_cli("run", "-w", str(ws.root), "--judge-profile", "cu")
+    assert r.exit_code == 2 and "judge profile 'cu'" in r.stderr, r.stderr
+    code, findings = doctor(rook_cli, ws, "--judge-profile", "cu")
+    assert code == 1
+    judge = next(f for f in findings if f["subject"].startswith("proj/agent judge profile"))
+    assert judge["status"] == "problem", judge
+    assert judge["message"].startswith("judge profile 'cu'"), judge
+    assert "CU_TOKEN: token for cu" in judge["message"], judge
+    assert "export CU_TOKEN=" in judge["fix"], judge
+    code, findings = doctor(rook_cli, ws, "--judge-profile", "cu", env={"CU_TOKEN": "t-0123456789"})
+    assert code == 0, problems(findings)
+
+
 def test_an_id_holding_a_secret_value_is_a_problem(rook_workspace, rook_cli):
     """rook run refuses (exit 2) a scenario whose id holds the value of a profile
     env variable; doctor said 'no problems found'. Neither shows the value."""

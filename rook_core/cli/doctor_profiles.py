@@ -487,11 +487,10 @@ def check_judge_profile(
 ) -> None:
     """The judge profile that ``rook run`` needs for the agent's ``rubric``
     criteria: ``requested`` (doctor's ``--judge-profile``, as ``rook run``'s), else
-    config.yaml's ``judge_profile``, must name one that loads; one of another
-    agent (``AGENT/NAME``) must also have hook entries that resolve and its
-    variables set (the checks ``rook run`` makes before anything runs; this
-    agent's own profiles had them already). Without one, a problem: ``rook run``
-    refuses such criteria."""
+    config.yaml's ``judge_profile``, must name one that loads, with hook entries
+    that resolve and its variables set (the checks ``rook run`` makes before
+    anything runs), whether it is this agent's (``NAME``) or another's
+    (``AGENT/NAME``). Without one, a problem: ``rook run`` refuses such criteria."""
     from ..engine import check_env as check_variables
     from ..engine import resolve_entries
     from ..errors import ConfigError
@@ -532,12 +531,12 @@ def check_judge_profile(
             f"correct {where} (NAME, or AGENT/NAME for another agent's)",
         )
         return
-    if judge_agent.dir == agent.dir:  # its scripts and variables were checked with its file
-        doctor.add(OK, f"{label} judge profile", f"{ref} for {criteria(len(users))}")
-        return
-    try:
+    try:  # one of this agent's too: rook run refuses it as a judge all the same
         resolve_entries(rook, profile, judge_agent)
-        check_variables(profile)
+        try:
+            check_variables(profile)
+        except ConfigError as exc:
+            raise type(exc)(f"judge {exc}") from None  # as rook run says it
     except ConfigError as exc:
         names = " ".join(f"{e.variable}=..." for e in profile.env if not os.environ.get(e.variable))
         doctor.add(
