@@ -118,6 +118,42 @@ def test_update_keeps_comments(rook_workspace, rook_cli):
     assert "  # what the agent shows\n" in text and "  calls: false   # no tools yet\n" in text, text
 
 
+def test_update_keeps_an_anchor_and_refuses_to_lose_what_it_cannot_keep(rook_workspace, rook_cli):
+    """--update dropped the anchor of `capabilities: &caps`; a profile written as
+    one JSON mapping made it (and rook profile rename) end in a traceback."""
+    ws = rook_workspace
+    write(ws, {})
+    path = ws.agent_dir / "profiles" / "p.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("capabilities: {}", "capabilities: &caps  # claimed\n  calls: false"))
+    assert profile_test(rook_cli, ws, "--update").exit_code == 0
+    text = path.read_text()
+    assert "capabilities: &caps  # claimed\n" in text, text
+    assert yaml.safe_load(text)["capabilities"] == {"multi_turn": True, "calls": False, "usage": True}
+    # one JSON mapping, no comment: nothing to lose, the data is written whole
+    data = yaml.safe_load(text)
+    data["capabilities"] = {}
+    path.write_text(json.dumps(data))
+    assert profile_test(rook_cli, ws, "--update").exit_code == 0
+    assert yaml.safe_load(path.read_text())["capabilities"]["usage"] is True
+    r = rook_cli("profile", "rename", "--workspace", str(ws.root), "p", "Renamed")
+    assert "Traceback" not in r.stdout + r.stderr and r.exit_code == 0, r.stderr
+    assert yaml.safe_load(path.read_text())["name"] == "Renamed"
+    # ... with a comment, rewriting it would drop the comment: refused, before anything runs
+    data["capabilities"] = {}
+    before = "# staging desk\n" + json.dumps(data) + "\n"
+    path.write_text(before)
+    (ws.agent_dir / "profiles" / "p.observed.json").unlink()
+    r = profile_test(rook_cli, ws, "--update")
+    assert r.exit_code == 2 and str(path) in r.stderr and "capabilities" in r.stderr, r.stderr
+    assert "by hand" in r.stderr, r.stderr
+    assert path.read_text() == before
+    assert not (ws.agent_dir / "profiles" / "p.observed.json").exists(), "nothing ran"
+    r = rook_cli("profile", "rename", "--workspace", str(ws.root), "p", "Other")
+    assert "Traceback" not in r.stdout + r.stderr and r.exit_code == 2, r.stderr
+    assert path.read_text() == before
+
+
 def test_failures_are_shown_with_their_phase(rook_workspace, rook_cli):
     ws = rook_workspace
     ws.script("bad.sh", "#!/bin/bash\necho 'not json'\n")

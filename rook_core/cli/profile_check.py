@@ -71,10 +71,11 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
+    from ..models import CAPABILITIES
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
     from ..runner import save_observed
-    from .profile_manage import check_writable, set_capabilities
+    from .profile_manage import check_writable, edited, set_capabilities
     from .profile_output import capabilities_table, show_observation
 
     refuse_empty(("--goal", goal))
@@ -83,6 +84,8 @@ def test_command(
         profile = _load(s, name, "test")
         if update and profile.path is not None:
             check_writable(profile.path)  # before anything runs
+            hint = " (rook profile test without --update shows what it observes)"
+            edited(profile.path, "capabilities", dict.fromkeys(CAPABILITIES, True), hint)
         with plugin_output():
             obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep, announce=s.wait)
     except RookError as exc:

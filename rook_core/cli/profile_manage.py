@@ -26,6 +26,9 @@ def replace_block(text: str, key: str, block: str) -> str:
     lines = text.splitlines(keepends=True)
     start = next((i for i, ln in enumerate(lines) if re.match(rf"{key}\s*:", ln)), None)
     new = [ln + "\n" for ln in block.rstrip("\n").split("\n")]
+    anchor = re.match(rf"{key}\s*:\s*(&\S+)", lines[start]) if start is not None else None
+    if anchor:  # capabilities: &caps keeps its anchor
+        new[0] = new[0].replace(":", f": {anchor.group(1)}", 1)
     if start is None:
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
@@ -86,15 +89,47 @@ def _edit(path: Path, key: str, value: Any) -> None:
     from ..store import atomic_write
 
     mode = check_writable(path)
+    atomic_write(path, edited(path, key, value), mode)  # a private (0600) profile stays private
+
+
+def edited(path: Path, key: str, value: Any, hint: str = "") -> str:
+    """The text of the profile file at ``path`` with ``key`` set to ``value``,
+    only its lines changed; in an unusual layout (one JSON mapping, say) the
+    data written whole, unless that would lose a comment, an anchor or an
+    alias: then a :class:`ConfigError` saying what to write by hand (or ``hint``)."""
+    from ..errors import ConfigError
+
     text = path.read_text(encoding="utf-8")
     block = yaml.safe_dump(
         {key: value}, sort_keys=False, allow_unicode=True, default_flow_style=False
     )
-    edited = replace_block(text, key, block)
+    changed = replace_block(text, key, block)
     expected = {**(yaml.safe_load(text) or {}), key: value}
-    if yaml.safe_load(edited) != expected:  # an unusual layout: write the data whole
-        edited = yaml.safe_dump(expected, sort_keys=False, allow_unicode=True)
-    atomic_write(path, edited, mode)  # a private (0600) profile stays private
+    try:
+        if yaml.safe_load(changed) == expected:
+            return changed
+    except yaml.YAMLError:
+        pass
+    if not _only_data(text):
+        raise ConfigError(
+            f"{path}: rook cannot change {key}: line by line in this layout, and writing the "
+            "file whole would lose its comments, anchors or aliases; change it by hand"
+            + (hint or " to:\n" + block.rstrip("\n"))
+        )
+    return yaml.safe_dump(expected, sort_keys=False, allow_unicode=True)
+
+
+def _only_data(text: str) -> bool:
+    """Whether ``text`` holds nothing that writing its data anew would lose: no
+    comment, no anchor, no alias."""
+    if re.search(r"(?m)(^|\s)#", text):
+        return False
+    try:
+        return not any(
+            isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None) for e in yaml.parse(text)
+        )
+    except yaml.YAMLError:
+        return False
 
 
 def set_capabilities(path: Path, capabilities: dict[str, bool]) -> None:
