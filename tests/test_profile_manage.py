@@ -82,6 +82,32 @@ def test_use_and_list_mark_the_active_one(rook_workspace, rook_cli):
     assert cli(rook_cli, ws, "use", "nope").exit_code == 2
 
 
+def test_the_only_profile_is_shown_as_the_one_a_run_uses(rook_workspace, rook_cli):
+    """With no profiles/active and one profile, rook run uses it; list marked
+    nothing and show said nothing of it."""
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "a"}\'\n')
+    ws.profile({"id": "local", "hooks": {"execute": "scripts/a.sh"}}, active=False)
+    assert not (ws.agent_dir / "profiles" / "active").exists()
+    r = cli(rook_cli, ws, "list")
+    assert r.exit_code == 0 and "rook run uses local: the only profile" in r.stdout, r.stdout
+    assert not r.stdout.splitlines()[2].startswith("*"), r.stdout  # active is still profiles/active
+    [row] = json.loads(cli(rook_cli, ws, "list", "--json").stdout)
+    assert row["active"] is False and row["used"] is True, row
+    r = cli(rook_cli, ws, "show")
+    assert r.stdout.splitlines()[0] == "local (id local)  [used: the only profile]", r.stdout
+    doc = json.loads(cli(rook_cli, ws, "show", "--json").stdout)
+    assert doc["active"] is False and doc["used"] is True, doc
+    # with an active one, it is the one used
+    two_profiles(ws)
+    [used] = [p["id"] for p in json.loads(cli(rook_cli, ws, "list", "--json").stdout) if p["used"]]
+    assert used == "local"
+    assert "the only profile" not in cli(rook_cli, ws, "list").stdout
+    assert cli(rook_cli, ws, "show", "local").stdout.splitlines()[0] == "local (id local)  [active]"
+    doc = json.loads(cli(rook_cli, ws, "show", "staging", "--json").stdout)
+    assert doc["used"] is False
+
+
 def test_use_refuses_a_folder_named_active_as_a_mistake(rook_workspace, rook_cli):
     """A folder profiles/active made 'rook profile use' fail with exit 1 ('cannot
     write ...: Is a directory'): it is the user's mistake (exit 2), and kept."""

@@ -153,6 +153,13 @@ def _active(profiles_dir: Path, transports: Any) -> tuple[str | None, Path | Non
         return name, None, str(exc)
 
 
+def _only(profiles_dir: Path, active: str | None) -> Path | None:
+    """The profile ``rook run`` uses without ``profiles/active`` (``active`` is
+    None): the only one there; none when there are several, or an active file."""
+    files = sorted(profiles_dir.glob("*.yaml")) if profiles_dir.is_dir() else []
+    return files[0] if active is None and len(files) == 1 else None
+
+
 @click.command("show")
 @workspace_options
 @click.argument("name", required=False)
@@ -177,12 +184,14 @@ def show_command(
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports, choose="rook profile show NAME")
     for ref in p.env:
         s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
+    active, active_path, _ = _active(s.agent.profiles_dir, s.rook.transports)
+    only = _only(s.agent.profiles_dir, active)  # what rook run uses, though none is active
     doc = {
         "id": p.id,
         "name": p.name,
         "file": str(p.path),
-        "active": p.path is not None
-        and _active(s.agent.profiles_dir, s.rook.transports)[1] == p.path,
+        "active": p.path is not None and active_path == p.path,
+        "used": p.path is not None and p.path in (active_path, only),
         "hooks": mask(p.raw.get("hooks") or {}),
         "env": [
             {"variable": e.variable, "purpose": e.purpose, "set": bool(os.environ.get(e.variable))}
@@ -195,7 +204,8 @@ def show_command(
     if as_json:
         click.echo(s.redactor.text(json.dumps(doc, ensure_ascii=False)))
         return
-    s.say(f"{p.name} (id {p.id}){'  [active]' if doc['active'] else ''}")
+    marked = "  [active]" if doc["active"] else "  [used: the only profile]" if doc["used"] else ""
+    s.say(f"{p.name} (id {p.id}){marked}")
     s.say(f"file: {p.path}")
     s.say("hooks:")
     s.say("  " + yaml.safe_dump(doc["hooks"], sort_keys=False).rstrip().replace("\n", "\n  "))
@@ -263,6 +273,7 @@ def list_command(
     s = Session(workspace, project, agent)
     pdir = s.agent.profiles_dir
     active, active_path, problem = _active(pdir, s.rook.transports)
+    only = _only(pdir, active)  # what rook run uses, though none is active
     rows: list[dict[str, Any]] = []
     for path in sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []:
         try:
@@ -273,6 +284,7 @@ def list_command(
                     "id": path.stem,
                     "name": "",
                     "active": active_path is None and active == path.stem,
+                    "used": False,
                     "hooks": "",
                     "problem": _problems(str(exc)),
                 }
@@ -285,6 +297,7 @@ def list_command(
                 "id": p.id,
                 "name": p.name,
                 "active": active_path == path,
+                "used": path in (active_path, only),
                 "hooks": ", ".join(f"{k}:{e.transport}" for k, e in p.hooks.items()),
                 "problem": "",
                 "file": path.name,
@@ -322,6 +335,9 @@ def list_command(
     ]
     headers = ["active", "id", "name", "hooks"] + (["problem"] if problems else [])
     s.say(tabulate(table, headers=headers, tablefmt="simple"))
+    used = [r["id"] for r in rows if r["used"] and not r["active"]]
+    if used:
+        s.say(f"rook run uses {used[0]}: the only profile (no profiles/active file)")
 
 
 MAX_LISTED_PROBLEMS = 5
