@@ -1577,3 +1577,26 @@ def test_a_merged_run_json_with_a_plan_of_another_shape_never_breaks_showing_it(
         assert r.exception is None, (args, r.exception, r.stderr)
         assert r.exit_code == (1 if args[0] == "diff" else 0), (args, r.stderr)  # not finished
         assert "PENDING" in r.stdout or args[0] in ("diff", "runs"), r.stdout
+
+
+def test_merge_names_a_directory_that_is_not_a_run_and_refuses_run_with_dirs(tmp_path, rook_cli):
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log")
+    for i in (1, 2):
+        assert rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run", "c").exit_code in (
+            0,
+            1,
+        )
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    # --run ID with directories: which one merge used was never said; refused
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "c", str(junk))
+    assert r.exit_code == 2, r.stderr
+    assert "--run c" in r.stderr and str(junk) in r.stderr and "not both" in r.stderr
+    assert "merged" not in json.loads((ws.run_dir("c") / "run.json").read_text())
+    # a directory with no run.json among the shards' copies was skipped silently
+    shutil.copytree(ws.run_dir("c"), tmp_path / "copy")
+    out = tmp_path / "out"
+    r = rook_cli("merge", "-w", str(ws.root), str(tmp_path / "copy"), str(junk), "--into", str(out))
+    assert r.exit_code == 2, r.stderr
+    assert f"{junk}: not a Rook run directory (no run.json)" in r.stderr
+    assert not out.exists()

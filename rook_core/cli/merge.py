@@ -45,15 +45,15 @@ def _target(
     from ..store import read_json
     from ..workspace import find_workspace, select_agent
 
+    ids = set()
+    for d in run_dirs:  # each one named, with --into too: none is skipped unsaid
+        data = read_json(d / "run.json")
+        if not isinstance(data, dict) or not data.get("id"):
+            raise ConfigError(f"{d}: not a Rook run directory (no run.json)")
+        ids.add(data["id"])
     if into is not None:
         return into
     if run_id is None:
-        ids = set()
-        for d in run_dirs:
-            data = read_json(d / "run.json")
-            if not isinstance(data, dict) or not data.get("id"):
-                raise ConfigError(f"{d}: not a Rook run directory (no run.json)")
-            ids.add(data["id"])
         if len(ids) > 1:
             raise ConfigError(f"these directories hold different runs ({', '.join(sorted(ids))})")
         run_id = ids.pop()
@@ -223,6 +223,11 @@ def merge_command(
         )
     rook = plugins.build_plugin_manager()
     with history.flags_redacted(workspace, project, agent):  # a folder as typed: a secret?
+        if run_dirs and run_id is not None:  # which of them merge used was never said
+            raise ConfigError(
+                f"--run {run_id} and {', '.join(map(str, run_dirs))}: give --run ID (the shards "
+                "wrote into the workspace's run) or the shards' run directories, not both"
+            )
         wanted = parse_report_options(reports, rook)
     # a directory named as given: the agent's profiles say what is secret in it
     with _bad_input(), history.flags_redacted(workspace, project, agent):
