@@ -256,6 +256,7 @@ def merge_runs(
     path: Path,
     partial: bool = False,
     redact: Callable[[Any], Any] = lambda data: data,
+    flags: str = "",
 ) -> Merged:
     """Join the records of a sharded run's shards into the run directory ``path``.
 
@@ -265,7 +266,9 @@ def merge_runs(
     unfinished one, else the latest); records, state directories and shard parts
     are copied into ``path``; ``run.json`` is rewritten as the merged manifest.
     A missing shard is refused unless ``partial``. ``redact`` is applied to the
-    ``run.json`` written (its folders may hold a secret, as a shard's part does).
+    ``run.json`` written (its folders may hold a secret, as a shard's part does);
+    ``flags``: the ``-w``, ``--project`` and ``--agent`` given, for the command a
+    refusal names.
     """
     dirs: list[Path] = []
     for d in [*sources, path]:
@@ -301,8 +304,10 @@ def merge_runs(
     if missing and not partial:
         raise ConfigError(
             f"run {base['id']}: no record of {shard_list(missing)} in "
-            f"{', '.join(str(d) for d in dirs)}; run them (rook run --run {base['id']} "
-            "--shard I/N), or merge what there is with --partial"
+            f"{', '.join(str(d) for d in dirs)}; run {'each' if missing[1:] else 'it'}: "
+            f"rook run --run {base['id']} --shard {missing[0]}{flags}"
+            f"{f' (and likewise {shard_list(missing[1:])})' if missing[1:] else ''}, "
+            "or merge what there is with --partial"
         )
     recorded: set[str] = set()
     chosen = array("I")  # per planned key, 1 + the index in dirs of its best record (0: none)

@@ -1600,3 +1600,17 @@ def test_merge_names_a_directory_that_is_not_a_run_and_refuses_run_with_dirs(tmp
     assert r.exit_code == 2, r.stderr
     assert f"{junk}: not a Rook run directory (no run.json)" in r.stderr
     assert not out.exists()
+
+
+def test_a_missing_shard_is_named_with_the_command_that_runs_it(tmp_path, rook_cli):
+    """The refusal said 'run them (rook run --run ci --shard I/N)': a placeholder, and
+    without the -w the merge was given."""
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log")
+    r = rook_cli("run", "-w", str(ws.root), "--shard", "1/3", "--run", "ci")
+    assert r.exit_code in (0, 1), r.stderr
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exit_code == 2, r.stderr
+    assert "I/N" not in r.stderr, r.stderr
+    assert "no record of shards 2/3, 3/3" in r.stderr, r.stderr
+    assert f"rook run --run ci --shard 2/3 -w {ws.root}" in r.stderr, r.stderr
+    assert "(and likewise shard 3/3)" in r.stderr, r.stderr

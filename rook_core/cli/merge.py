@@ -251,7 +251,13 @@ def merge_command(
     lock = _check_idle(target, shards, run_dirs) if base is not None else None
     try:
         with _bad_input():
-            merged = merge_runs(list(run_dirs), target, partial, runs_redactor.data)
+            merged = merge_runs(
+                list(run_dirs),
+                target,
+                partial,
+                runs_redactor.data,
+                found_by(workspace, project, agent),
+            )
         # plugins join their run-level files, each on its own: one that raises is a warning
         with plugins.plugin_output():
             raised = rook.call_each("rook_evidence_merged", merged=merged)
