@@ -36,7 +36,7 @@ from .errors import ConfigError, DamagedRecord, RunStoreError, counted
 from .redact import Redactor
 from .store import RunDir, create_run, dumps, read_json
 
-_SHARD = r"^\s*(\d+)\s*/\s*(\d+)\s*$"
+_SHARD = r"(?a)^\s*(\d+)\s*/\s*(\d+)\s*$"  # ASCII digits: int() would read '١/٢' as 1/2
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 _LATEST = r"^latest(?:~\d+)?$"  # what every command reads as the newest run (history.resolve_run)
 PART = r"^run\.shard-(\d+)-of-(\d+)\.json$"
@@ -84,7 +84,9 @@ def parse_shard(value: str | None) -> Shard | None:
         return None
     m = re.match(_SHARD, str(value))
     if not m:
-        raise ConfigError(f"--shard {value}: use I/N, e.g. --shard 1/4 (shards count from 1)")
+        raise ConfigError(
+            f"--shard {value}: use I/N in digits 0-9, e.g. --shard 1/4 (shards count from 1)"
+        )
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1 or not 1 <= index <= count:
         raise ConfigError(

@@ -156,6 +156,9 @@ def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_c
         (["--shard", "0/3", "--run-name", "x"], "between 1 and N"),
         (["--shard", "4/3", "--run-name", "x"], "between 1 and N"),
         (["--shard", "one/3", "--run-name", "x"], "use I/N"),
+        # int() reads any Unicode digit: Arabic-Indic and fullwidth ones were taken for 1/2
+        (["--shard", "\u0661/\u0662", "--run-name", "x"], "use I/N in digits 0-9"),
+        (["--shard", "\uff11/\uff12", "--run-name", "x"], "use I/N in digits 0-9"),
         (["--shard", "1/3"], "--run ID or --run-name NAME"),
         (["--run", "a", "--run-name", "b"], "not both"),
         (["--run", "nope"], "no such run"),
