@@ -28,6 +28,8 @@ from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
+MAX_DELAY = 86400
+"""The longest ``delay_seconds`` of a hook entry (a day)."""
 
 
 class _EnvValue(fields.String):
@@ -195,7 +197,16 @@ class _EntryOptionsSchema(Schema):
         unknown = EXCLUDE
 
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
-    delay_seconds = StrictFloat(validate=validate.Range(min=0), load_default=0.0)
+    delay_seconds = StrictFloat(  # 1.0e+30 waited forever: a longer wait splits the run
+        validate=validate.Range(
+            min=0,
+            max=MAX_DELAY,
+            error=f"must be between 0 and {MAX_DELAY} seconds (a day); to wait longer, "
+            "split the run: rook run --phases prepare,open,execute,close, then "
+            "rook run --run ID --phases collect,judge",
+        ),
+        load_default=0.0,
+    )
 
 
 _PROFILE_SCHEMA = _ProfileSchema()

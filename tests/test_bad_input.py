@@ -1084,3 +1084,19 @@ def test_a_report_to_dash_with_json_or_another_report_to_stdout_is_refused(examp
         clean_error(rook(*command, "--report", "junit:-", "--report", other, cwd=ws),
                     "--report junit:-", f"--report {other}", "standard output")
     assert sorted((agent / "runs").iterdir()) == runs and not (ws / "-").exists()
+
+
+def test_a_delay_of_more_than_a_day_is_refused_naming_the_field(example):
+    """delay_seconds: 1.0e+30 was accepted and the run waited forever before collect;
+    a wait that long belongs in a split run (--phases), as the docs say."""
+    ws, agent = example
+    path = agent / "profiles/example.yaml"
+    line = "  execute: scripts/example_agent.py"
+    text = path.read_text()
+    assert line in text
+    path.write_text(text.replace(line, f"{line}\n  collect: {{script: scripts/example_agent.py, "
+                                       "delay_seconds: 1.0e+30}"))
+    proc = rook("run", cwd=ws)
+    clean_error(proc, str(path), "hooks.collect.delay_seconds: must be between 0 and 86400",
+                "--phases collect,judge")
+    assert not list((agent / "runs").iterdir())
