@@ -202,6 +202,10 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     label = item.get(LABEL)
     if label is not None and (isinstance(label, bool) or not isinstance(label, (str, int))):
         raise ValidationError({LABEL: ["must be a short text (a label shown in reports)"]})
+    if isinstance(label, str) and not label.strip():  # `id: ""`: a label left unfilled
+        raise ValidationError(
+            {LABEL: ["must not be empty (a label shown in reports); leave id out for none"]}
+        )
     if isinstance(label, int):  # `id: 5` labels it "5": reports hold a label as text
         item = {**item, LABEL: str(label)}
     turn = item.get("turn")

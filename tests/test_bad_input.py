@@ -1100,3 +1100,13 @@ def test_a_delay_of_more_than_a_day_is_refused_naming_the_field(example):
     clean_error(proc, str(path), "hooks.collect.delay_seconds: must be between 0 and 86400",
                 "--phases collect,judge")
     assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize("label", ['""', '"   "'])
+def test_an_empty_criterion_label_is_refused(example, label):
+    # id: "" was taken as an empty label: reports showed the criterion with no name
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(path.read_text() + f"  - {{contains: hi, id: {label}}}\n")
+    clean_error(rook("run", cwd=ws), str(path), "criteria.2.id: must not be empty")
+    assert not list((agent / "runs").iterdir())
