@@ -610,7 +610,18 @@ class MaxSeconds(CriterionType):
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:
         ok = view.seconds <= config
-        return Verdict(PASSED if ok else FAILED, f"{view.seconds:.3f} s (max {config:g} s)")
+        return Verdict(
+            PASSED if ok else FAILED, f"{view.seconds:.3f} s (max {_as_written(config)} s)"
+        )
+
+
+def _as_written(number: float) -> str:
+    """``number`` as a limit is written, never in an exponent nor rounded as ``:g``
+    shows it (``1e-06``, ``1.23457e+06``): ``0.000001``, ``1234567``, ``2.5``."""
+    from decimal import Decimal
+
+    text = format(Decimal(repr(number)), "f")
+    return text[:-2] if text.endswith(".0") else text
 
 
 class Claim(_CallCriterion):

@@ -899,3 +899,19 @@ def test_a_key_holding_null_exists_and_a_missing_key_does_not(ws, rook_cli):
         if got[f"x{i:02d}"]["status"] != expected
     ]
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+def test_a_max_seconds_limit_is_shown_as_written(ws, rook_cli):
+    """max_seconds: 0.000001 read "max 1e-06 s", and 1234567 "max 1.23457e+06 s"
+    (rounded: another limit than the one written)."""
+    answer = {"output": "done", "conversation": "c-1"}
+    ws.scenario({"id": "tiny", "goal": json.dumps(answer), "criteria": [{"max_seconds": 0.000001}]})
+    ws.scenario({"id": "big", "goal": json.dumps(answer), "criteria": [{"max_seconds": 1234567}]})
+    ws.scenario({"id": "half", "goal": json.dumps(answer), "criteria": [{"max_seconds": 2.5}]})
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/mirror.sh"},
+                "capabilities": {"calls": True, "usage": True, "multi_turn": True}})
+    r = rook_cli("run", "--json")
+    reasons = {s["id"]: s["criteria"][0]["reason"] for s in r.report["scenarios"]}
+    assert reasons["tiny"].endswith(" s (max 0.000001 s)"), reasons
+    assert reasons["big"].endswith(" s (max 1234567 s)"), reasons
+    assert reasons["half"].endswith(" s (max 2.5 s)"), reasons
