@@ -104,7 +104,9 @@ def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
 
     Lines end at a newline (``\n`` or ``\r\n``) only: ``str.splitlines`` would also
     end one at U+2028, U+2029 or U+0085, which JSON.stringify leaves in a string
-    as they are, and at a progress bar's ``\r``."""
+    as they are, and at a progress bar's ``\r``. A byte order mark first (a Windows
+    tool's, as a hook's stdout may start with) is no part of the JSON line."""
+    stdout = stdout.removeprefix("\ufeff")
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in stdout.split("\n")]
     idx = len(lines) - 1
     while idx >= 0 and not lines[idx].strip():
@@ -112,7 +114,7 @@ def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
     if idx < 0:
         return None, ""
     try:
-        value = hookio.loads(lines[idx])
+        value = hookio.loads(lines[idx].removeprefix("\ufeff"))
     except (ValueError, RecursionError):
         return None, "\n".join(lines[: idx + 1])
     if not isinstance(value, dict):
@@ -127,16 +129,15 @@ def final_line_problem(stdout: str) -> str | None:
     lines = [ln for ln in stdout.split("\n") if ln.strip()]
     if not lines:
         return None
-    line = lines[-1].strip()
+    line = lines[-1].strip().lstrip("\ufeff")
     if line.startswith("}"):
         return _spread_object(lines)
-    if not line.lstrip("\ufeff").startswith(("{", "[")):
+    if not line.startswith(("{", "[")):
         return None
     try:
         value = hookio.loads(line)
     except (ValueError, RecursionError) as exc:
-        bom = " (it starts with a byte order mark, U+FEFF)" if line.startswith("\ufeff") else ""
-        return f"its final line is not valid JSON{bom}: {exc}"
+        return f"its final line is not valid JSON: {exc}"
     if not isinstance(value, dict):
         kind = "an array" if isinstance(value, list) else "not an object"
         return f"its final line is JSON, but {kind}: the final line is one JSON object"
@@ -211,7 +212,7 @@ def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
             f"the result file {path} is {size} bytes, over the {cap}-byte cap (raise "
             "limits.stdout_bytes in the profile if a result this large is expected)"
         )
-    text = raw.decode("utf-8", errors="replace")
+    text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")  # no part of JSON
     if not text.strip():
         return None
     try:
@@ -252,7 +253,7 @@ def redact_result_file(path: Path, redactor: Any, cap: int) -> str | None:
     text = raw.decode("utf-8", errors="replace")
     clean = redactor.text(text)
     try:
-        data = hookio.loads(text)
+        data = hookio.loads(text.removeprefix("\ufeff"))
     except (ValueError, RecursionError):
         data = None
     if data is not None:

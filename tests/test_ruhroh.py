@@ -1939,3 +1939,32 @@ def test_a_total_reported_by_the_iterations_that_did_still_fails_a_budget_it_exc
     r = rook_cli("run", "--json")
     assert r.statuses() == {"over": "failed", "under": "unverifiable"}
     assert "total at least 500/100" in scenario_of(r, "over")["criteria"][0]["reason"]
+
+
+BOM_WRAPPER = r"""
+#!/bin/bash
+# a Windows tool (PowerShell's Out-File, .NET) writes a UTF-8 byte order mark first
+if [ "$BOM_IN" = file ]; then
+  printf '\xef\xbb\xbf{"version":"ruhroh_run_agent_result_v1","status":"goal_satisfied","output":"from the file"}\n' > "$RUHROH_RESULT_PATH"
+else
+  printf '\xef\xbb\xbf{"status":"goal_satisfied","output":"from the line"}\n'
+fi
+"""
+
+
+@pytest.mark.parametrize("where,output", [("line", "from the line"), ("file", "from the file")])
+def test_a_byte_order_mark_before_the_final_line_or_result_file_is_no_part_of_the_json(
+    where, output, rook_workspace, rook_cli
+):
+    """A byte order mark is no part of JSON text: a hook's stdout that starts with one
+    is read, and so are a wrapper's final line and result file (both failed as not JSON)."""
+    wrapper = rook_workspace.script("bom.sh", BOM_WRAPPER)
+    ruhroh_profile(rook_workspace, str(wrapper), capabilities={}, hook_env={"BOM_IN": where})
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}, {"equals": output}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr + r.stdout
+    assert scenario_of(r)["turns"][0]["evidence"]["iterations"][0]["source"] == (
+        "final_line" if where == "line" else "result_file"
+    )
