@@ -19,6 +19,7 @@ from typing import Any
 
 from rook_core import hookio
 from rook_core.plain import plain
+from rook_core.redact import current
 from rook_core.workspace import user_path
 
 RESULT_VERSION = "ruhroh_run_agent_result_v1"
@@ -299,6 +300,26 @@ def rook_usage(raw: Any) -> dict[str, float] | None:
     return out or None
 
 
+def usage_problem(raw: Any) -> str | None:
+    """Why a reported ``usage`` cannot be read, as a hook's malformed usage is
+    diagnosed: not an object, or a count or cost Rook reads (``inputTokens`` ...)
+    that is no number (``"lots"``, ``true``). ``None`` when it can be read."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        shown = current().head(hookio.as_json(raw), 100, "...")  # redacted, then cut
+        return (
+            'the reported usage must be an object like {"inputTokens": 12, "outputTokens": 3}, '
+            f"got {shown}"
+        )
+    for name in (n for names in USAGE_NAMES.values() for n in names):
+        value = raw.get(name)
+        if value is not None and _number(value) is None:
+            shown = current().head(hookio.as_json(value), 100, "...")
+            return f"the reported usage.{name} must be a number, got {shown}"
+    return None
+
+
 def ruhroh_usage(usage: dict[str, float] | None, raw: Any = None) -> dict[str, Any] | None:
     """Rook usage back in Ruhroh's names, for ``ruhroh-run-manifest.json``, with the
     other fields of the usage the wrapper reported (``raw``: ``cacheReadTokens`` ...)
@@ -354,6 +375,7 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
         if result.handle is not None:
             break
     result.usage = rook_usage(fields.get("usage"))
+    result.failure = result.failure or usage_problem(fields.get("usage"))
     result.usage_raw = ruhroh_usage(result.usage, fields.get("usage"))
     model = fields.get("model")
     result.model = {"model": model} if isinstance(model, str) else model

@@ -1355,13 +1355,9 @@ def test_usage_strings_that_are_no_json_number_are_not_counts(rook_workspace, ro
     )
     r = rook_cli("run", "--json")
     s = scenario_of(r)
-    assert [c["status"] for c in s["criteria"]] == [
-        "unverifiable",
-        "unverifiable",
-        "unverifiable",
-        "passed",
-    ], s["criteria"]
-    assert s["turns"][0]["usage"] == {"output": 12}
+    # no count, and the call fails naming the field, as a hook's malformed usage does
+    assert s["status"] == "error", s
+    assert 'usage.inputTokens must be a number, got "nan"' in s["hooks"][0]["diagnosis"]
     run_dir = Path(r.report["run"]["dir"])
     json.loads(
         (run_dir / "scenarios" / "s.1.json").read_text(),
@@ -1968,3 +1964,47 @@ def test_a_byte_order_mark_before_the_final_line_or_result_file_is_no_part_of_th
     assert scenario_of(r)["turns"][0]["evidence"]["iterations"][0]["source"] == (
         "final_line" if where == "line" else "result_file"
     )
+
+
+USAGE_WRAPPER = r"""
+#!/usr/bin/env python3
+import json, os
+usage = json.loads(os.environ["USAGE_JSON"].replace("TOKEN", os.environ.get("AGENT_TOKEN", "")))
+print(json.dumps({"status": "goal_satisfied", "output": "ok", "usage": usage}))
+"""
+
+
+@pytest.mark.parametrize(
+    "usage,message",
+    [
+        ({"inputTokens": "lots"}, 'usage.inputTokens must be a number, got "lots"'),
+        ({"output_tokens": [3], "totalTokens": 5}, "usage.output_tokens must be a number, got [3]"),
+        ({"costUsd": True}, "usage.costUsd must be a number, got true"),
+        ("lots", 'usage must be an object like {"inputTokens": 12, "outputTokens": 3}, got "lots"'),
+        ({"inputTokens": "TOKEN"}, 'usage.inputTokens must be a number, got "[redacted:AGENT_TOKEN]"'),
+    ],
+)
+def test_a_usage_count_that_is_no_number_fails_the_call_as_a_hooks_does(
+    usage, message, rook_workspace, rook_cli, monkeypatch
+):
+    """A usage count Rook cannot read was dropped without a word (the run passed with
+    no usage); a hook's malformed usage fails the hook, naming the field: so does a
+    wrapper's. A count written as a JSON string ("12") is still read as the number."""
+    monkeypatch.setenv("AGENT_TOKEN", "tok-7f3a9c")
+    wrapper = rook_workspace.script("usage.py", USAGE_WRAPPER)
+    ruhroh_profile(
+        rook_workspace,
+        str(wrapper),
+        hook_env={"USAGE_JSON": json.dumps(usage)},
+        env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}],
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    assert message in scenario_of(r)["hooks"][0]["diagnosis"], scenario_of(r)["hooks"][0]
+    assert "tok-7f3a9c" not in r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    ruhroh_profile(rook_workspace, str(wrapper), hook_env={"USAGE_JSON": '{"inputTokens": "12"}'})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr + r.stdout
+    assert scenario_of(r)["turns"][0]["usage"] == {"input": 12}
