@@ -141,6 +141,11 @@ class CommandConnector(Connector):
             )
         elif proc.spawn_error:
             result.failure = f"could not start the wrapper: {proc.spawn_error}"
+            if "RUHROH_SESSION_HANDLE holds" in proc.spawn_error:  # as for ROOK_CONVERSATION
+                result.failure += (
+                    "; return a short sessionHandle and keep the session's state in "
+                    "RUHROH_WORKSPACE (kept across the scenario run's turns)"
+                )
         elif proc.timed_out:
             result.timed_out = True
             result.failure = (

@@ -2008,3 +2008,29 @@ def test_a_usage_count_that_is_no_number_fails_the_call_as_a_hooks_does(
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "passed"}, r.stderr + r.stdout
     assert scenario_of(r)["turns"][0]["usage"] == {"input": 12}
+
+
+LONG_HANDLE = r"""
+#!/usr/bin/env python3
+import json
+print(json.dumps({"status": "continue", "output": "ok", "sessionHandle": "h" * 200_000}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
+def test_a_session_handle_too_long_for_the_environment_says_to_return_a_short_one(
+    rook_workspace, rook_cli
+):
+    """A sessionHandle over what one environment variable can carry (Linux: 128 KiB)
+    fails the next call, which cannot start; the diagnosis named RUHROH_SESSION_HANDLE
+    but, unlike an over-long ROOK_CONVERSATION's, not what to do about it."""
+    wrapper = rook_workspace.script("longhandle.py", LONG_HANDLE)
+    ruhroh_profile(rook_workspace, str(wrapper), capabilities={"multi_turn": True})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    diagnosis = scenario_of(r)["hooks"][0]["diagnosis"]
+    assert "RUHROH_SESSION_HANDLE holds 200023 bytes" in diagnosis, diagnosis
+    assert "return a short sessionHandle" in diagnosis, diagnosis
+    assert "RUHROH_WORKSPACE" in diagnosis
+    assert "Traceback" not in r.stdout + r.stderr
