@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import stat
 from dataclasses import field
@@ -273,7 +274,7 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return value
+        return value if math.isfinite(value) else None  # a connector's float("nan"): no count
     if isinstance(value, str):
         # a number written as a JSON string ("12", "0.1"): JSON's number syntax only,
         # never what float() also takes ("nan", "-inf", "1_0"), no count at all

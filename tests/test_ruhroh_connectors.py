@@ -81,6 +81,8 @@ class Flaky(Memory):
             await asyncio.sleep(30)
         if mode == "infra_once" and turn.attempt == 1:
             return {"status": "infra_failure", "error": "rate limited upstream"}
+        if mode == "nan_usage":  # a Python float no JSON can hold, as a client may compute it
+            return {"status": "goal_satisfied", "output": "ok", "usage": {"inputTokens": float("nan")}}
         return {"status": "goal_satisfied", "output": "ok"}
 
 
@@ -312,6 +314,27 @@ def test_connector_infra_failure_is_retried(connectors, rook_workspace, rook_cli
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout
     assert [e for e in connectors if e[0] == "run_turn"] == [("run_turn", 1), ("run_turn", 2)]
+
+
+def test_a_connectors_usage_that_is_nan_fails_the_call(connectors, rook_workspace, rook_cli):
+    """A connector's usage of float("nan") passed max_tokens (nan <= 5 is never found
+    false) and wrote NaN, which no JSON reader accepts, into the report; it is no
+    number to count, so the call fails naming the field, as for a wrapper's "lots"."""
+    rook_workspace.profile(
+        {
+            "id": "conn",
+            "hooks": {"execute": {"connector": {"name": "flaky", "mode": "nan_usage"}}},
+            "capabilities": {"usage": True},
+        }
+    )
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "criteria": [{"max_tokens": {"input": 5}}]}
+    )
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error", s
+    assert "the reported usage.inputTokens must be a number, got NaN" in s["hooks"][0]["diagnosis"]
+    assert "NaN" not in r.stdout.replace("got NaN", "")
 
 
 def test_prepare_failure_fails_each_scenario_clearly(connectors, rook_workspace, rook_cli):
