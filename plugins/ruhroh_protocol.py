@@ -376,7 +376,8 @@ def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) 
         if result.handle is not None:
             break
     result.usage = rook_usage(fields.get("usage"))
-    result.failure = result.failure or usage_problem(fields.get("usage"))
+    if result.status not in (RUNTIME_FAILURE, INFRA_FAILURE):  # no count ("n/a") is no news
+        result.failure = result.failure or usage_problem(fields.get("usage"))
     result.usage_raw = ruhroh_usage(result.usage, fields.get("usage"))
     model = fields.get("model")
     result.model = {"model": model} if isinstance(model, str) else model

@@ -2034,3 +2034,28 @@ def test_a_session_handle_too_long_for_the_environment_says_to_return_a_short_on
     assert "return a short sessionHandle" in diagnosis, diagnosis
     assert "RUHROH_WORKSPACE" in diagnosis
     assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_a_failure_status_with_unreadable_usage_keeps_the_agents_error(
+    rook_workspace, rook_cli, probe_dir
+):
+    """A wrapper whose model call failed often has no count ("n/a"): its runtime_failure
+    is the diagnosis (with its error), and an infra_failure is still retried once."""
+    wrapper = rook_workspace.script(
+        "failing.sh",
+        r"""
+        #!/bin/bash
+        touch "$PROBE_DIR/call-$RANDOM$RANDOM"
+        echo "{\"status\":\"$STATUS\",\"error\":\"the model API returned 500\",\"usage\":{\"inputTokens\":\"n/a\"}}"
+        """,
+    )
+    for status, diagnosis in (
+        ("runtime_failure", "the agent reported runtime_failure: the model API returned 500"),
+        ("infra_failure", "infrastructure error: the agent reported infra_failure on both attempts"),
+    ):
+        ruhroh_profile(rook_workspace, str(wrapper), hook_env={"STATUS": status})
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+        r = rook_cli("run", "--json")
+        hook = scenario_of(r)["hooks"][0]
+        assert diagnosis in hook["diagnosis"], hook
+    assert len(list(probe_dir.glob("call-*"))) == 3  # runtime_failure once, infra_failure twice
