@@ -81,8 +81,10 @@ def build(run: Any, latest: dict[str, Any], environment: dict[str, str]) -> dict
                 if v is not None:
                     doc[section][name] = v
                     doc["sources"][f"{section}.{name}"] = "result"
-        elif value is not None:
+        elif value is not None:  # the whole section: the fallbacks it replaced are gone
             doc[section] = value
+            for key in [k for k in doc["sources"] if k.startswith(f"{section}.")]:
+                del doc["sources"][key]
             doc["sources"][section] = "result"
     for key in ("continuity", "resultAt"):
         if latest.get(key) is not None:

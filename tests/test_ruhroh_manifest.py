@@ -302,3 +302,25 @@ def test_the_usage_is_copied_with_every_field_the_wrapper_reported(
     }
     assert m["sources"]["usage.cacheReadTokens"] == "result"
     assert m["sources"]["usage.totalTokens"] == "env:RUHROH_TOTAL_TOKENS"
+
+
+def test_a_model_that_is_no_object_replaces_the_fallbacks_and_their_sources(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # a model reported as a number replaced the whole model section, but the sources
+    # still said model.model came from RUHROH_AGENT_MODEL, a value no longer there
+    monkeypatch.setenv("RUHROH_AGENT_MODEL", "env-model")
+    wrapper = rook_workspace.script(
+        "number-model.sh",
+        """
+        #!/bin/bash
+        echo '{"status": "goal_satisfied", "model": 7}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["model"] == 7 and m["sources"]["model"] == "result"
+    assert not [k for k in m["sources"] if k.startswith("model.")], m["sources"]
