@@ -128,7 +128,7 @@ def final_line_problem(stdout: str) -> str | None:
     """Why the last line of ``stdout``, meant as the final JSON line, gives no
     status: not JSON (the parser's reason), JSON but no object, or an object
     without ``status``. ``None`` when it is plain text (a transcript line)."""
-    lines = [ln for ln in stdout.split("\n") if ln.strip()]
+    lines = [ln for ln in stdout.removeprefix("\ufeff").split("\n") if ln.strip()]
     if not lines:
         return None
     line = lines[-1].strip().lstrip("\ufeff")

@@ -2059,3 +2059,24 @@ def test_a_failure_status_with_unreadable_usage_keeps_the_agents_error(
         hook = scenario_of(r)["hooks"][0]
         assert diagnosis in hook["diagnosis"], hook
     assert len(list(probe_dir.glob("call-*"))) == 3  # runtime_failure once, infra_failure twice
+
+
+def test_a_pretty_printed_object_after_a_byte_order_mark_is_diagnosed_as_such(
+    rook_workspace, rook_cli
+):
+    # PowerShell's ConvertTo-Json prints over several lines unless -Compress, and
+    # its output may start with a byte order mark: the diagnosis said only that
+    # no status came, not that the object spans lines and how to print it compact
+    wrapper = rook_workspace.script(
+        "bompretty.sh",
+        r"""
+        #!/bin/bash
+        printf '\xef\xbb\xbf{\n  "status": "goal_satisfied"\n}\n'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), capabilities={})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    diagnosis = scenario_of(r)["hooks"][0]["diagnosis"]
+    assert "its final JSON object spans 3 lines (pretty-printed)" in diagnosis, diagnosis
