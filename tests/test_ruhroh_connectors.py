@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,8 @@ class Flaky(Memory):
             await asyncio.sleep(30)
         if mode == "infra_once" and turn.attempt == 1:
             return {"status": "infra_failure", "error": "rate limited upstream"}
+        if mode == "nan_field":  # a score a client computed from no data
+            return {"status": "goal_satisfied", "output": "ok", "scores": [1.0, float("nan")]}
         if mode == "nan_usage":  # a Python float no JSON can hold, as a client may compute it
             return {"status": "goal_satisfied", "output": "ok", "usage": {"inputTokens": float("nan")}}
         return {"status": "goal_satisfied", "output": "ok"}
@@ -333,8 +336,24 @@ def test_a_connectors_usage_that_is_nan_fails_the_call(connectors, rook_workspac
     r = rook_cli("run", "--json")
     s = scenario_of(r)
     assert s["status"] == "error", s
-    assert "the reported usage.inputTokens must be a number, got NaN" in s["hooks"][0]["diagnosis"]
-    assert "NaN" not in r.stdout.replace("got NaN", "")
+    assert "run_turn returned usage.inputTokens: NaN" in s["hooks"][0]["diagnosis"]
+    json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} in the report"))
+
+
+def test_a_connectors_result_holding_nan_fails_the_call(connectors, rook_workspace, rook_cli):
+    """A NaN (or infinity) anywhere in what run_turn returned reached report.json as
+    NaN, which no JSON reader but Python's accepts (jq, JSON.parse): the call fails,
+    naming the field."""
+    rook_workspace.profile(
+        {"id": "conn", "hooks": {"execute": {"connector": {"name": "flaky", "mode": "nan_field"}}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error", s
+    assert "run_turn returned scores[1]: NaN" in s["hooks"][0]["diagnosis"], s["hooks"][0]
+    report = Path(r.report["run"]["dir"]) / "report.json"
+    json.loads(report.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in report.json"))
 
 
 def test_prepare_failure_fails_each_scenario_clearly(connectors, rook_workspace, rook_cli):
