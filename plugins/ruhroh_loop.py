@@ -13,8 +13,6 @@ up, ends the conversation: a turn before the last says so
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import time
 from typing import Any
 
@@ -31,6 +29,7 @@ from .ruhroh_protocol import (
     RUNTIME_FAILURE,
     STATUSES,
     IterationResult,
+    non_finite,
     normalize,
     read_artifacts,
     redact_result_file,
@@ -51,7 +50,7 @@ def _as_result(raw: Any, started: float, session: Session) -> IterationResult:
     if not isinstance(raw, dict):
         result.failure = f"run_turn returned {type(raw).__name__}, not a mapping with a status"
         return result
-    where = _non_finite(raw)
+    where = non_finite(raw)
     if where:  # never into a record: NaN is no JSON (jq, JSON.parse refuse the file)
         result.failure = (
             f"run_turn returned {where}, which no JSON can hold: return a number or null"
@@ -59,21 +58,6 @@ def _as_result(raw: Any, started: float, session: Session) -> IterationResult:
         return result
     transcript = raw.get("transcript") if isinstance(raw.get("transcript"), str) else ""
     return normalize(dict(raw), transcript or "", result)
-
-
-def _non_finite(value: Any) -> str | None:
-    """Where ``value`` (a connector's mapping) holds a float that is NaN or an
-    infinity, with it (``scores[1]: NaN``); ``None`` when it holds none."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return f"{where}: {json.dumps(item)}"
-        if isinstance(item, dict):
-            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in item.items())
-        elif isinstance(item, (list, tuple)):
-            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
-    return None
 
 
 async def one_iteration(

@@ -354,6 +354,21 @@ def read_handle(value: Any, what: str = "the handle") -> str | None:
         ) from None
 
 
+def non_finite(value: Any) -> str | None:
+    """Where ``value`` (a connector's mapping) holds a float that is NaN or an
+    infinity, with it (``scores[1]: NaN``); ``None`` when it holds none."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{where}: {json.dumps(item)}"
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k)) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, f"{where}[{i}]") for i, v in enumerate(item))
+    return None
+
+
 def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) -> IterationResult:
     """Fill ``result`` from the merged fields a wrapper or connector reported."""
     result.fields = fields

@@ -18,7 +18,13 @@ from rook_core.redact import current
 from rook_core.store import RunStoreError, atomic_write, dumps, read_json
 
 from .ruhroh_connector import Connector, RunInfo, Session, TurnInput
-from .ruhroh_protocol import ProtocolError, read_artifacts, read_handle, sample_seed
+from .ruhroh_protocol import (
+    ProtocolError,
+    non_finite,
+    read_artifacts,
+    read_handle,
+    sample_seed,
+)
 
 
 class StepError(Exception):
@@ -215,6 +221,12 @@ class Runtime:
             raw = await invoke(
                 f"connector {conn.name!r} collect_artifacts", conn.collect_artifacts, session
             )
+            where = non_finite(raw)
+            if where:  # never into a record: NaN is no JSON (jq, JSON.parse refuse the file)
+                raise StepError(
+                    f"connector {conn.name!r} collect_artifacts returned {where}, which no "
+                    "JSON can hold: its artifacts were left out"
+                )
             artifacts = read_artifacts(raw, session.workspace, config["artifact_max_bytes"])
         except StepError as exc:
             notes.append(str(exc))

@@ -82,11 +82,19 @@ class Flaky(Memory):
             await asyncio.sleep(30)
         if mode == "infra_once" and turn.attempt == 1:
             return {"status": "infra_failure", "error": "rate limited upstream"}
+        if mode == "nan_artifact":
+            return {"status": "goal_satisfied", "output": "ok"}
         if mode == "nan_field":  # a score a client computed from no data
             return {"status": "goal_satisfied", "output": "ok", "scores": [1.0, float("nan")]}
         if mode == "nan_usage":  # a Python float no JSON can hold, as a client may compute it
             return {"status": "goal_satisfied", "output": "ok", "usage": {"inputTokens": float("nan")}}
         return {"status": "goal_satisfied", "output": "ok"}
+
+
+    def collect_artifacts(self, session):
+        if self.options["mode"] == "nan_artifact":
+            return {"score": {"value": float("nan")}}
+        return super().collect_artifacts(session)
 
 
 class NoLevel(Memory):
@@ -354,6 +362,22 @@ def test_a_connectors_result_holding_nan_fails_the_call(connectors, rook_workspa
     assert "run_turn returned scores[1]: NaN" in s["hooks"][0]["diagnosis"], s["hooks"][0]
     report = Path(r.report["run"]["dir"]) / "report.json"
     json.loads(report.read_text(), parse_constant=lambda c: pytest.fail(f"{c} in report.json"))
+
+
+def test_connector_artifacts_holding_nan_are_left_out_with_a_note(
+    connectors, rook_workspace, rook_cli
+):
+    """collect_artifacts returning a NaN put it into report.json, which then no JSON
+    reader but Python's accepts: the artifacts are left out, and a note says where."""
+    entry = {"connector": {"name": "flaky", "mode": "nan_artifact"}}
+    rook_workspace.profile({"id": "conn", "hooks": {"execute": entry, "collect": entry}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    report = (Path(r.report["run"]["dir"]) / "report.json").read_text()
+    json.loads(report, parse_constant=lambda c: pytest.fail(f"{c} in report.json"))
+    record = json.dumps(rook_workspace.record(r.report["run"]["id"], "s.1"))
+    assert "collect_artifacts returned score.value: NaN, which no JSON can hold" in record
 
 
 def test_prepare_failure_fails_each_scenario_clearly(connectors, rook_workspace, rook_cli):
