@@ -137,6 +137,25 @@ def test_rename_changes_the_name_only(rook_workspace, rook_cli):
     assert cli(rook_cli, ws, "show", "Staging (EU)").exit_code == 0
 
 
+def test_rename_to_what_another_profile_is_called_is_refused(rook_workspace, rook_cli):
+    """rook profile rename staging local, local the other profile's id, was accepted:
+    rook run --profile local and every lookup of 'local' then picked the other
+    one (an id comes first), and a name two profiles share picks neither."""
+    ws = rook_workspace
+    two_profiles(ws)
+    path = ws.agent_dir / "profiles" / "staging.yaml"
+    before = path.read_text()
+    r = cli(rook_cli, ws, "rename", "staging", "local")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "the profile local (local.yaml) is already called 'local'" in r.stderr, r.stderr
+    local = ws.agent_dir / "profiles" / "local.yaml"
+    r = cli(rook_cli, ws, "rename", "local", "Staging")
+    assert r.exit_code == 2, r.stderr
+    assert "the profile staging (staging.yaml) is already called 'Staging'" in r.stderr, r.stderr
+    assert path.read_text() == before and "Staging" not in local.read_text()
+    assert cli(rook_cli, ws, "rename", "staging", "staging").exit_code == 0  # its own id
+
+
 def test_profile_commands_help(rook_cli):
     for cmd in ("add", "test", "fix", "show", "use", "list", "rename"):
         r = rook_cli("profile", cmd, "--help")

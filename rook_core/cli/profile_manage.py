@@ -160,6 +160,29 @@ def _only(profiles_dir: Path, active: str | None) -> Path | None:
     return files[0] if active is None and len(files) == 1 else None
 
 
+def _refuse_a_taken_name(path: Path, new_name: str) -> None:
+    """Refuse to give the profile at ``path`` a name another profile of its folder
+    is called by (its id, file name or name): a lookup of that name (``rook run
+    --profile NAME``) would then pick the other one, or neither."""
+    from ..errors import ConfigError
+    from ..yamlio import load_yaml
+
+    for other in sorted(path.parent.glob("*.yaml")):
+        if other == path or not other.is_file():
+            continue
+        try:
+            data = load_yaml(other, ConfigError)
+        except ConfigError:
+            continue  # a broken file: rook profile list names it
+        data = data if isinstance(data, dict) else {}
+        if new_name in (other.stem, data.get("id"), data.get("name")):
+            raise ConfigError(
+                f"rook profile rename: the profile {data.get('id') or other.stem} ({other.name}) "
+                f"is already called {new_name!r}; a lookup of that name would pick it: "
+                "choose another name"
+            )
+
+
 @click.command("show")
 @workspace_options
 @click.argument("name", required=False)
@@ -375,5 +398,6 @@ def rename_command(
     s = Session(workspace, project, agent)
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
     assert p.path is not None
+    _refuse_a_taken_name(p.path, new_name)
     _edit(p.path, "name", new_name)
     s.say(f"renamed {p.id}: name is now {new_name!r} (id unchanged)")
