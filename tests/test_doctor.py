@@ -494,6 +494,9 @@ def test_a_judge_profile_flag_naming_nothing_is_a_problem_without_rubrics(rook_w
     assert p["message"].startswith("--judge-profile: judge profile 'gradr'"), p
     code, findings = doctor(rook_cli, ws, "--judge-profile", "p")
     assert code == 0, problems(findings)
+    [ok] = [f for f in findings if f["subject"].endswith("judge profile")]
+    # it said "p for 0 criteria"
+    assert ok["message"] == "p (no rubric criterion uses it; rook run loads it all the same)", ok
 
 
 def test_a_judge_profile_of_the_agent_with_a_variable_unset_is_not_ok(

@@ -546,4 +546,9 @@ def check_judge_profile(
             f"export {names}" if names else f"correct {profile.path} (docs/judges.md)",
         )
         return
-    doctor.add(OK, f"{label} judge profile", f"{ref} for {criteria(len(users))}")
+    used = (
+        f"for {criteria(len(users))}"
+        if users
+        else "(no rubric criterion uses it; rook run loads it all the same)"
+    )
+    doctor.add(OK, f"{label} judge profile", f"{ref} {used}")
