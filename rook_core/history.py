@@ -344,7 +344,7 @@ def profile_id(profiles_dir: Path, name: str, made_with: Iterable[str]) -> str:
 
 # -- finding a run -------------------------------------------------------------
 
-_LATEST = r"^latest(?:~(\d+))?$"
+_LATEST = r"(?a)^latest(?:~(\d+))?$"  # ASCII digits: int() reads any digit
 
 
 def resolve_run(runs_dir: Path, ref: str) -> Path:

@@ -38,7 +38,7 @@ from .store import RunDir, create_run, dumps, read_json
 
 _SHARD = r"(?a)^\s*(\d+)\s*/\s*(\d+)\s*$"  # ASCII digits: int() would read '١/٢' as 1/2
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-_LATEST = r"^latest(?:~\d+)?$"  # what every command reads as the newest run (history.resolve_run)
+_LATEST = r"(?a)^latest(?:~\d+)?$"  # the newest run to every command (history.resolve_run)
 PART = r"^run\.shard-(\d+)-of-(\d+)\.json$"
 MAX_SHARDS = 100_000
 """The most shards a run is split into (a Kubernetes indexed Job's most completions)."""

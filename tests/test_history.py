@@ -154,6 +154,16 @@ def test_latest_beyond_a_lone_run_says_there_is_only_one(ws, rook_cli):
     assert r.exit_code == 2 and "run latest~1: there is only 1 run in " in r.stderr, r.stderr
 
 
+def test_latest_takes_ascii_digits_only(ws, rook_cli):
+    # int() reads any Unicode digit: latest~١ (Arabic-Indic one) showed latest~1
+    ws.scenario(scenario("a"))
+    rook_cli("run", "--json")
+    rook_cli("run", "--json")
+    r = rook_cli("runs", "show", "latest~\u0661")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "latest~\u0661" in r.stderr and "no such run" in r.stderr, r.stderr
+
+
 def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)
