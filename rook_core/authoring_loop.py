@@ -313,7 +313,8 @@ def add_profile(
             f"{path}: the value of {held} (a secret) would reach the profile; nothing written"
         )
     ok = obs.ok if obs is not None else True
-    if not ok and obs is not None and obs.problem != "missing_variable":  # that one: set it
+    # a variable is the user's to set, an agent not running theirs to start: no fix helps
+    if not ok and obs is not None and obs.problem not in ("missing_variable", "unreachable"):
         events.say(
             "the last test failed: the profile is written anyway (exit 1), "
             f"for rook profile fix {request.profile_id} to take over"
@@ -475,7 +476,7 @@ def fix_profile(
     )
     events.attempt(0, draft, obs)
     changes: list[str] = []
-    if obs.problem in ("missing_variable", "config"):
+    if obs.problem in ("missing_variable", "config", "unreachable"):  # no repair helps
         return Outcome(False, draft, obs, original, profile.path)
     snapshot = Snapshot(request.agent, originals)
     n = 0

@@ -44,6 +44,7 @@ PROBLEMS = {
     "not_found": "the target answered 404 Not Found",
     "header_rejected": "the target rejected a request header",
     "http_error": "the target refused the request",
+    "unreachable": "nothing answered at the target's address (is the agent running?)",
     "timeout": "a hook timed out",
     "not_json": "the hook's output is not one JSON object",
     "no_answer": "the answer was not found in the response",
@@ -144,6 +145,8 @@ def compare_capabilities(
 _NOT_JSON = ("not one JSON object", "must be one JSON object", "printed nothing on stdout")
 _NO_ANSWER = ("has no output field", "found nothing in the response", "holds no answer")
 _UNSET = re.compile(r"environment variable (\w+), which is not set")
+_UNREACHABLE = ("ConnectError", "Connection refused", "Name or service not known")
+"""What an HTTP entry's diagnosis says when nothing answered (httpx's errors)."""
 
 
 def _response(hook: dict[str, Any]) -> Any:
@@ -173,6 +176,8 @@ def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[st
         return "timeout", status
     if _UNSET.search(diagnosis):
         return "missing_variable", status
+    if status is None and any(s in diagnosis for s in _UNREACHABLE):
+        return "unreachable", status
     if isinstance(status, int):
         if status in (401, 403):
             return "auth", status

@@ -1851,3 +1851,28 @@ def test_another_profile_s_secret_in_a_source_is_refused(
     assert "let the program read it from its environment" in r.stderr, r.stderr
     assert value not in r.stdout + r.stderr
     assert_nowhere(ws, value)
+
+
+def test_an_agent_that_is_not_running_is_told_to_be_started_not_fixed(rook_workspace, rook_cli):
+    """profile add of a cURL command whose agent is not running (nothing listens
+    at its address) said 'the profile does not work yet; next: rook profile fix
+    NAME --what ...', and profile test sent the user to rook profile fix: no
+    repair helps an agent that is not running."""
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ws = rook_workspace
+    curl = f"curl http://127.0.0.1:{port}/ask -H 'Content-Type: application/json' -d '{{\"q\": \"hi\"}}'"
+    r = add(rook_cli, ws, "down", input=curl)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    said = r.stdout + r.stderr
+    assert "rook profile fix" not in said, said
+    assert f"nothing answered at 127.0.0.1:{port}" in said, said
+    assert "start the agent" in said and "then: rook profile test down" in said, said
+    t = rook_cli("profile", "test", "down", "-w", str(ws.root))
+    assert t.exit_code == 1 and "rook profile fix" not in t.stdout + t.stderr, t.stdout
+    assert "next: start the agent" in t.stdout, t.stdout
+    f = rook_cli("profile", "fix", "down", "-w", str(ws.root))
+    assert f.exit_code == 1 and "next: start the agent" in f.stdout, f.stdout + f.stderr

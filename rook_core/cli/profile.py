@@ -459,6 +459,15 @@ def _next_steps(
         # nothing could run: a missing variable is the user's to set, not a repair
         s.say(f"not tested: its variables are not set; set them, then: rook profile test {pid}")
         sys.exit(2)
+    elif getattr(outcome.observation, "problem", None) == "unreachable":
+        # no repair helps an agent that is not running
+        found = re.search(r"https?://([^/\s]+)", outcome.observation.diagnosis or "")
+        at = f" (nothing answered at {found.group(1)})" if found else ""
+        s.say(
+            f"the agent did not answer{at}: start the agent, or correct the address in "
+            f"the profile, then: rook profile test {pid}"
+        )
+        sys.exit(1)
     elif not outcome.ok:
         s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
         sys.exit(1)

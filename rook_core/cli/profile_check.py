@@ -24,6 +24,8 @@ ADVICE = {
     "says (the variable or header to check, or the credential to add), or give --what "
     "'the auth header is wrong' with an author agent",
     "not_found": "check the URL or path in the hook entry",
+    "unreachable": "start the agent (nothing answered at the address in the hook entry), "
+    "or correct that address; then run rook profile test again",
     "timeout": "raise timeout_seconds on the hook entry if the target is this slow",
     "config": "correct the profile file (the message names the field)",
 }
