@@ -1462,18 +1462,25 @@ def test_the_merge_again_warning_names_the_flags_that_found_the_run(rook_workspa
         assert hint in r.stderr, (args, r.stderr)
 
 
-def test_a_shard_run_before_a_partial_merge_but_copied_in_after_is_seen(
-    rook_workspace, rook_cli, tmp_path
-):
-    """A shard that ran before merge --partial, its records copied in only after (an
-    artifact that came late): its records' own times are before the merge, so
-    nothing said they were left out; rook runs show even said to run the shard."""
+def _merged_without_shard_2_run_elsewhere(rook_workspace, rook_cli, tmp_path):
+    """Run ci: shard 1/2 run here, shard 2/2 in a copy of the workspace (another
+    machine), then merged here with --partial: the workspace and the copy."""
     ws = _ok_workspace(rook_workspace)
     shutil.copytree(ws.root, tmp_path / "other")
     other = Workspace(tmp_path / "other")
     assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
     assert rook_cli("run", "-w", str(other.root), "--shard", "2/2", "--run-name", "ci").exit_code == 0
     assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    return ws, other
+
+
+def test_a_shard_run_before_a_partial_merge_but_copied_in_after_is_seen(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A shard that ran before merge --partial, its records copied in only after (an
+    artifact that came late): its records' own times are before the merge, so
+    nothing said they were left out; rook runs show even said to run the shard."""
+    ws, other = _merged_without_shard_2_run_elsewhere(rook_workspace, rook_cli, tmp_path)
     theirs = other.run_dir("ci")
     for record in (theirs / "scenarios").glob("*.json"):
         shutil.copy(record, ws.run_dir("ci") / "scenarios" / record.name)
@@ -1548,12 +1555,7 @@ def test_a_late_copy_that_keeps_its_file_times_is_seen_too(rook_workspace, rook_
     """The records of a shard missing from merge --partial, copied in after it with
     their file times kept (cp -p, tar, unzip: older than the merge's report), went
     unseen: only records whose file changed after the report were looked at."""
-    ws = _ok_workspace(rook_workspace)
-    shutil.copytree(ws.root, tmp_path / "other")
-    other = Workspace(tmp_path / "other")
-    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
-    assert rook_cli("run", "-w", str(other.root), "--shard", "2/2", "--run-name", "ci").exit_code == 0
-    assert rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--partial").exit_code == 1
+    ws, other = _merged_without_shard_2_run_elsewhere(rook_workspace, rook_cli, tmp_path)
     for record in (other.run_dir("ci") / "scenarios").glob("*.json"):
         shutil.copy2(record, ws.run_dir("ci") / "scenarios" / record.name)  # times kept
     shown = rook_cli("runs", "show", "ci")
