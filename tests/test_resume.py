@@ -9,7 +9,9 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from test_reliability import alive
@@ -94,6 +96,70 @@ def test_a_cut_in_turn_2_resumes_at_turn_2(rook_workspace, tmp_path, sig):
     assert s["status"] == "passed" and [t["turn"] for t in s["turns"]] == [1, 2, 3]
     # turn 1 went to the agent once; turn 2 again (it was cut off), then turn 3
     assert log(d) == ["open", "execute 1 t1", "execute 2 t2", "execute 2 t2", "execute 3 t3", "close"]
+
+
+def test_an_http_agent_cut_in_turn_2_is_resumed_at_turn_2_in_the_session_open_made(
+    rook_workspace, tmp_path
+):
+    """The same over HTTP: a real server on 127.0.0.1 whose open makes a session
+    (saved with ``save:``, used in every turn's URL); rook run SIGKILLed while turn
+    2 waits for its answer. The resume neither opens again nor sends turn 1 again,
+    and its turns go to the session the first invocation opened."""
+    seen, release = [], threading.Event()
+
+    class Agent(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+            seen.append(f"{self.path} {body.get('turn', '')} {body.get('text', '')}".strip())
+            if self.path == "/sessions":
+                answer = {"id": f"sess-{len(seen)}"}
+            else:
+                if body["turn"] == 2 and not release.is_set():
+                    release.wait(60)  # rook is killed meanwhile
+                answer = {"reply": f"ok {body['turn']} {body['text']}"}
+            data = json.dumps(answer).encode()
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the killed rook's connection is gone
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Agent)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        rook_workspace.profile({"id": "h", "capabilities": {"multi_turn": True}, "hooks": {
+            "open": {"http": {"url": f"{url}/sessions", "body": {}, "save": {"sid": "id"},
+                              "extract": {"conversation": "id"}}},
+            "execute": {"http": {"url": url + "/sessions/{{sid}}",
+                                 "body": {"text": "{{goal}}", "turn": "{{turn}}"},
+                                 "extract": {"output": "reply"}}}}})
+        rook_workspace.scenario({"id": "s", "turns": ["t1", "t2", "t3"],
+                                 "criteria": [{"contains": "ok 3 t3"}]})
+        proc = subprocess.Popen(rook(rook_workspace, "--run-name", "cut"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(seen) < 3:
+            time.sleep(0.05)
+        proc.kill()
+        proc.communicate(timeout=60)
+        release.set()
+        assert seen == ["/sessions", "/sessions/sess-1 1 t1", "/sessions/sess-1 2 t2"]
+        s = finish(rook_workspace, "cut")
+        assert s["status"] == "passed", s
+        assert [t["output"] for t in s["turns"]] == ["ok 1 t1", "ok 2 t2", "ok 3 t3"]
+        assert seen[3:] == ["/sessions/sess-1 2 t2", "/sessions/sess-1 3 t3"]
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
