@@ -646,8 +646,15 @@ def prepare_run(
         try:
             # a record of another shape is refused before anything runs: each one the
             # run's report reads, not only those run now (--only), as it was read at the end
+            observed = dict(manifest["capabilities"].get("observed") or {})
             for key in manifest["shard"]["plan"] if shard is not None else manifest["plan"]:
-                run.load_scenario(key)
+                record = run.load_scenario(key) or {}
+                # what an invocation killed before it ended (SIGKILL) observed is in its
+                # records only: the manifest was to get it when that invocation ended
+                observed.update(
+                    (cap, True) for cap, seen in record.get("observed", {}).items() if seen
+                )
+            manifest["capabilities"]["observed"] = observed
             if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
                 _check_no_hole(request, run, runs, phases)
         except DamagedRecord as exc:  # nothing has run: bad input, exit 2 (never 1)
@@ -881,7 +888,7 @@ def _execute(
         manifest["capabilities"]["observed"] = observed
         invocation["ended"] = time.time()
         run_dir.write_json("run.json", manifest)
-        save_observed(agent, profile, engine.observed)
+        save_observed(agent, profile, observed)
 
     # The entries of the runs recorded by this invocation were spooled as they were
     # recorded; the others' records (redacted on disk) are read one at a time. The

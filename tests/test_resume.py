@@ -302,6 +302,45 @@ def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_wor
         kill_group(hung)
 
 
+def test_what_a_run_killed_midway_observed_stays_in_its_capabilities(rook_workspace, tmp_path):
+    """The run's observed capabilities were written only when an invocation
+    ended: a run SIGKILLed after a scenario run that made a tool call was
+    recorded, then resumed, reported calls as never observed (a run not cut
+    off reports them), though that scenario run's record shows them."""
+    d = tmp_path / "d"
+    d.mkdir()
+    rook_workspace.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, os, sys, time
+        goal = sys.stdin.read()
+        if goal == "slow" and not os.path.exists("{d}/fast-now"):
+            open("{d}/hook.pid", "w").write(str(os.getpid()))
+            time.sleep(300)
+        calls = {{"calls": [{{"name": "lookup", "arguments": {{}}}}]}} if goal == "tool" else {{}}
+        print(json.dumps({{"output": "ok", **calls}}))  # b reports no calls: not observed
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True}, "concurrency": 1})
+    rook_workspace.scenario({"id": "a", "goal": "tool", "criteria": [{"called": "lookup"}]})
+    rook_workspace.scenario({"id": "b", "goal": "slow", "criteria": [{"contains": "ok"}]})
+    hung = kill_rook_while_a_hook_hangs(rook_workspace, d)
+    kill_group(hung)
+    (run_dir,) = rook_workspace.runs_dir.iterdir()
+    assert rook_workspace.record(run_dir.name, "a.1")["observed"] == {"calls": True}
+    (d / "fast-now").touch()
+    out = subprocess.run(rook(rook_workspace, "--run", run_dir.name), capture_output=True,
+                         text=True, timeout=120)
+    report = json.loads(out.stdout)
+    assert [s["status"] for s in report["scenarios"]] == ["passed", "passed"], out.stderr
+    assert report["run"]["capabilities"]["observed"] == {"calls": True}
+    assert json.loads((run_dir / "run.json").read_text())["capabilities"]["observed"] == {
+        "calls": True
+    }
+    # and the profile's observed capabilities (rook profile show, rook doctor) have it too
+    observed = rook_workspace.agent_dir / "profiles" / "p.observed.json"
+    assert json.loads(observed.read_text()) == {"calls": True}
+
+
 # -- a scenario run's seconds: the time Rook worked on it, never the time between invocations
 
 GAP = 2.0  # between the invocations; each hook takes milliseconds
