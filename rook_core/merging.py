@@ -313,6 +313,7 @@ def merge_runs(
     chosen = array("I")  # per planned key, 1 + the index in dirs of its best record (0: none)
     first: dict[str, str] = {}  # scenario id -> the hash of its first definition seen
     versions: dict[str, set[str]] = {}  # scenario id -> hashes, where they differ
+    observed: dict[str, bool] = {}  # a shard killed before it ended has it in its records only
     for key in base["plan"]:  # one record in memory at a time, all read before any is copied
         best, found = None, 0
         for i, d in enumerate(dirs, start=1):
@@ -323,6 +324,7 @@ def merge_runs(
         if best is None:
             continue
         recorded.add(key)
+        observed.update((cap, True) for cap, seen in (best.get("observed") or {}).items() if seen)
         scenario = best.get("scenario") or {}
         sid, digest = str(scenario.get("id")), scenario.get("content_hash")
         if digest and first.setdefault(sid, digest) != digest:
@@ -351,6 +353,7 @@ def merge_runs(
             _copy_tree(d / "state" / "run", path / "state" / "run")
         _copy_tree(d / "judge", path / "judge")
     manifest = combine(base, {i: p for i, (_, p) in parts.items()}, path)
+    manifest["capabilities"]["observed"].update(observed)
     manifest["merged"] = {
         "at": time.time(),
         "shards": [f"{i}/{n}" for i in sorted(parts)],

@@ -1207,6 +1207,43 @@ def test_a_shard_killed_after_recording_into_a_merged_run_is_listed_to_merge_aga
     assert "merge again" not in rook_cli("runs").stdout
 
 
+def test_a_merge_keeps_what_a_shard_killed_midway_observed(rook_workspace, rook_cli, tmp_path):
+    """A shard's observed capabilities reached its part only when it ended: a
+    shard killed (SIGKILL, a CI job's time limit) after a scenario run that made
+    a tool call was recorded, merged with --partial, gave a merged run that had
+    never observed calls, though the record it merged shows them."""
+    hang = tmp_path / "hang"
+    rook_workspace.script("agent.sh", f"""
+        #!/bin/bash
+        goal=$(cat)
+        if [ "$goal" = tool ]; then
+          echo '{{"output": "ok", "calls": [{{"name": "lookup", "arguments": {{}}}}]}}'
+        else touch {hang}; sleep 60; fi
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "capabilities": {"calls": True}, "concurrency": 1})
+    rook_workspace.scenario({"id": "a", "goal": "tool", "criteria": [{"called": "lookup"}]})
+    rook_workspace.scenario({"id": "b", "goal": "slow", "criteria": [{"contains": "ok"}]})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "-q",
+         "--run-name", "ci", "--shard", "1/1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        for _ in range(300):
+            if hang.exists():
+                break
+            time.sleep(0.1)
+        assert hang.exists()
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+    assert rook_workspace.record("ci", "a.1")["observed"] == {"calls": True}
+    merged = rook_cli("merge", "-w", str(rook_workspace.root), "--run", "ci", "--partial", "--json")
+    assert merged.exit_code == 1, merged.stderr  # b is still pending
+    assert merged.report["run"]["capabilities"]["observed"] == {"calls": True}
+
+
 STALLING_MERGE = """
     import os, time
     from rook_core.hookspecs import hookimpl
