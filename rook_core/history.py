@@ -535,9 +535,20 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
         raise DamagedRecord(
             f"{run_path / RUN_FILE}: not a Rook run manifest (it has no {', '.join(missing)})"
         )
+    plan, definitions = manifest.get("plan", []), manifest.get("definitions")
+    # a run killed before its invocation ended (SIGKILL) has what it observed in its records only
+    observed = dict((manifest.get("capabilities") or {}).get("observed") or {})
+    for record in planned_records(run_path, plan, None, definitions):
+        observed.update((cap, True) for cap, seen in (record.get("observed") or {}).items() if seen)
+    capabilities = {**(manifest.get("capabilities") or {}), "observed": observed}
     return write_report(
-        {**manifest, "id": run_path.name, "dir": _where(run_path, manifest.get("dir"))},
-        planned_records(run_path, manifest.get("plan", []), None, manifest.get("definitions")),
+        {
+            **manifest,
+            "id": run_path.name,
+            "dir": _where(run_path, manifest.get("dir")),
+            "capabilities": capabilities,
+        },
+        planned_records(run_path, plan, None, definitions),
         _gate_rate(run_path, manifest),
     )
 

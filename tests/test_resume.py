@@ -327,6 +327,9 @@ def test_what_a_run_killed_midway_observed_stays_in_its_capabilities(rook_worksp
     kill_group(hung)
     (run_dir,) = rook_workspace.runs_dir.iterdir()
     assert rook_workspace.record(run_dir.name, "a.1")["observed"] == {"calls": True}
+    shown = subprocess.run([sys.executable, "-m", "rook_core", "runs", "-w", str(rook_workspace.root),
+                            "show", run_dir.name, "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(shown.stdout)["run"]["capabilities"]["observed"] == {"calls": True}
     (d / "fast-now").touch()
     out = subprocess.run(rook(rook_workspace, "--run", run_dir.name), capture_output=True,
                          text=True, timeout=120)
