@@ -1231,6 +1231,23 @@ def test_a_pending_run_says_why_in_every_report(rook_workspace, rook_cli, tmp_pa
     assert done.report["scenarios"][0]["reason"] == "1 criterion passed"
 
 
+def test_junit_gives_a_stopped_run_as_an_error_ci_counts(rook_workspace, rook_cli, tmp_path):
+    # SPEC: exit 1 for a scenario that failed, errored or stopped; CI reads the
+    # JUnit counts, so a stopped run is an <error type="stopped">, never a pass or a skip
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"multi_turn": True}})
+    # the agent returns no conversation handle: turn 2 cannot continue, the run is stopped
+    rook_workspace.scenario({"id": "two", "turns": ["pass", "pass"],
+                             "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml")
+    assert r.statuses() == {"two": "stopped"} and r.exit_code == 1, r.stderr
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert [suite.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["1", "0", "1", "0"]
+    error = suite.find("testcase/error")
+    assert error.get("type") == "stopped" and "no conversation handle" in error.get("message")
+
+
 def test_a_run_with_runs_still_pending_is_never_headed_as_passed(rook_workspace, rook_cli,
                                                                  tmp_path):
     # A shard merged with --partial (or a run cut off, rendered with rook report)
