@@ -42,7 +42,7 @@ case "$1" in
     printf '{"output": "%s|%s|%s|%s", "ppid": %s, "ws": "%s"}\n' "$goal" \
       "$(cat "$ROOK_STATE_DIR/opened")" "$(cat "$ROOK_RUN_STATE_DIR/token")" "$API_TOKEN" \
       "$PPID" "$ROOK_WORKSPACE" ;;
-  collect) printf '{"usage": {"input": 1, "output": 2}}\n' ;;
+  collect) printf '{"usage": {"input": 1, "output": 2}, "ppid": %s}\n' "$PPID" ;;
 esac
 exit 0
 """
@@ -111,6 +111,8 @@ def normalize(report: dict[str, Any]) -> dict[str, Any]:
             t.pop("seconds", None)
             t["evidence"].pop("ppid", None)
             t["evidence"].pop("ws", None)
+        if s.get("collected"):
+            s["collected"]["evidence"].pop("ppid", None)
         for h in s["hooks"]:
             h.pop("seconds", None)
     return r
@@ -160,6 +162,12 @@ def test_dask_runs_the_same_lifecycle_on_workers(
     me = os.getpid()
     ran = [t["evidence"]["ppid"] for s in r.report["scenarios"] for t in s["turns"]]
     assert ran and me not in ran  # every hook ran in a worker process
+    for s in r.report["scenarios"]:  # a scenario run's phases all ran in one worker
+        ppids = [t["evidence"]["ppid"] for t in s["turns"]]
+        ppids += [s["collected"]["evidence"]["ppid"]] if s.get("collected") else []
+        assert len(set(ppids)) <= 1, (s["id"], ppids)
+    chat = next(s for s in r.report["scenarios"] if s["id"] == "chat")
+    assert len(chat["turns"]) == 2 and chat["collected"]["evidence"]["ppid"] != me
     assert {t["evidence"]["ppid"] for s in local.report["scenarios"] for t in s["turns"]} == {me}
     run_id = r.report["run"]["id"]
     # the driver alone wrote the records; observers ran there, once per hook
