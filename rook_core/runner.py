@@ -664,6 +664,7 @@ def prepare_run(
             run.unlock()
             raise
         _kill_leftovers(run, runs, shard is None)
+        _warn_changed_profile(run, profile, redactor, request.run_id)
     if judging.client is not None:
         judging.client.attach(run.id, run.path)
         manifest["judge_profile"] = judging.client.info
@@ -673,6 +674,23 @@ def prepare_run(
             "characters, too short to find in text without mangling it: it is not redacted\n"
         )
     return agent, profile, run, manifest, runs, phases, redactor, judging
+
+
+def _warn_changed_profile(run: RunDir, profile: Profile, redactor: Redactor, run_id: str) -> None:
+    """A profile edited between two invocations of one run (``--phases``, or a
+    resume): what is still to run uses the file as it is now, while the run's
+    ``profile.yaml`` keeps the copy it started with; say so rather than nothing."""
+    try:
+        before = (run.path / "profile.yaml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # no copy to compare with (removed, damaged): nothing to say
+    if before == redactor.text(profile_text(profile)):
+        return
+    sys.stderr.write(
+        f"rook: warning: profile {profile.id} ({profile.path}) changed after run {run_id} "
+        "started; the phases still to run use the file as it is now (the run's profile.yaml "
+        "keeps the one it started with)\n"
+    )
 
 
 def _check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: list[str]) -> None:

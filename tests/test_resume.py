@@ -448,6 +448,34 @@ def test_a_scenario_edited_between_two_invocations_says_what_judged_it(rook_work
     assert log(d) == ["execute 1 hi"]  # nothing sent again
 
 
+def test_a_profile_edited_between_two_invocations_is_warned_of(rook_workspace, tmp_path):
+    """The profile was edited between --phases prepare..close and --phases
+    collect,judge: the resume used the file as it is now, and runs/ID/profile.yaml
+    (the copy of the profile the run started with) kept the old text, without a word."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ["execute", "collect"])
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+
+    def split_run(edit):
+        first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
+                               capture_output=True, text=True, timeout=120)
+        run_id = json.loads(first.stdout)["run"]["id"]
+        if edit:
+            ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in ["execute", "collect"]},
+                        "capabilities": {"multi_turn": True, "calls": True, "usage": True}})
+        out = subprocess.run(rook(ws, "--run", run_id, "--phases", "collect,judge"),
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return run_id, out.stderr
+
+    _, stderr = split_run(edit=False)
+    assert "changed after" not in stderr, stderr  # unchanged: no word
+    run_id, stderr = split_run(edit=True)
+    assert (f"rook: warning: profile p ({ws.agent_dir / 'profiles' / 'p.yaml'}) changed after "
+            f"run {run_id} started") in stderr, stderr
+    assert "profile.yaml keeps the one it started with" in stderr, stderr
+
+
 def test_a_scenario_removed_after_the_run_started_does_not_strand_the_others(
         rook_workspace, tmp_path):
     """A scenario file removed while a split run waited for collect,judge: the run
