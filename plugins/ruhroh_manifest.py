@@ -123,6 +123,7 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
     redactor = Redactor.for_variables(
         [e.variable for e in run.profile.env], {**os.environ, **run.profile.hook_env}
     )
+    redactor.keep(str(run.id))  # the run's id, as its record keeps it (a PIN of 2026)
     atomic_write(path, dumps(redactor.data(doc)))
     return path
 

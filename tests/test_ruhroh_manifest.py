@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,23 @@ def test_no_secret_value_is_copied(rook_workspace, rook_cli, monkeypatch):
     assert m["model"]["model"] == "model-[redacted:AGENT_TOKEN]"
     assert m["environment"] == {"RUHROH_RETRY_POLICY": "twice"}
     assert m["model"]["provider"] == "example"  # the result's own value, not the secret fallback
+
+
+def test_a_run_id_holding_a_secrets_value_is_kept_in_the_manifest(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # a secret PIN 2026 is in every run id made that year: the run record keeps the
+    # id, but the manifest said "runId": "[redacted:PIN]1205-..." (and runRoot too),
+    # naming no run
+    monkeypatch.setenv("PIN", time.strftime("%Y", time.gmtime()))  # a run id's first word
+    ruhroh_profile(rook_workspace, BASH, env=[{"variable": "PIN", "purpose": "a PIN"}])
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    run_dir = Path(r.report["run"]["dir"])
+    m = manifest(r)
+    assert m["runId"] == run_dir.name == r.report["run"]["id"], m
+    assert m["runRoot"] == str(run_dir)
 
 
 def test_merge_writes_the_manifest_from_the_shards(rook_workspace, rook_cli, tmp_path, monkeypatch):
