@@ -1822,6 +1822,9 @@ def test_the_continuity_level_is_shown_in_the_terminal_and_markdown_reports(
     assert r.exit_code == 0, r.stderr + r.stdout
     assert "Ruhroh continuity: workspace_plus_transcript" in r.stdout
     assert "**Ruhroh continuity** <code>workspace_plus_transcript</code>" in md.read_text()
+    run_id = r.stdout.split("\nrun ", 1)[1].split(":", 1)[0]  # and in the run's manifest
+    manifest = json.loads((rook_workspace.run_dir(run_id) / "ruhroh-run-manifest.json").read_text())
+    assert manifest["continuity"] == "workspace_plus_transcript"
     # a run without Ruhroh shows none
     rook_workspace.profile({"id": "plain", "hooks": {"execute": {"script": str(wrapper)}}})
     r = rook_cli("run", "--profile", "plain", "--report", f"markdown:{md}")

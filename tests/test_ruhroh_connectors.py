@@ -203,6 +203,11 @@ def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_
     assert last["artifacts"]["notes"]["content"] == "hi\nagain"
     assert "artifacts" not in turns[0]["evidence"]  # collected once, at the end
     assert turns[0]["usage"] == {"input": 2, "output": 1, "cost_usd": 0.001}
+    # the run has the manifest too, with the connector's continuity and latest result
+    manifest = json.loads((Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text())
+    assert manifest["adapterId"] == "conn" and manifest["continuity"] == "native_session"
+    assert manifest["model"] == {"model": "memory-1"}
+    assert manifest["usage"] == {"inputTokens": 2, "outputTokens": 1, "costUsd": 0.001}
 
 
 @pytest.mark.parametrize(
