@@ -382,6 +382,25 @@ def test_a_public_cli_scenarios_max_turns_lowers_the_iteration_budget(
     assert scenario_of(r)["turns"][0]["evidence"]["max_iterations_reached"] is True
 
 
+def test_a_public_cli_scenarios_setup_messages_come_first_and_the_goal_file_holds_its_goal(
+    rook_workspace, rook_cli, probe_dir
+):
+    # RUHROH_GOAL_PATH is the goal (after the setup messages), never the first turn sent
+    ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue"})
+    rook_workspace.scenario(
+        {"title": "Refund", "id": "refund", "goal": "Where is my refund?", "multi_turn": True,
+         "setup_messages": ["I cancelled ORD-1", "it was 20 EUR"], "max_turns": 4,
+         "criteria": [{"status": "continue"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    seen = calls(probe_dir)
+    assert [c["RUHROH_MESSAGE"] for c in seen] == [
+        "I cancelled ORD-1", "it was 20 EUR", "Where is my refund?", "continue"
+    ]
+    assert {Path(c["RUHROH_GOAL_PATH"]).read_text() for c in seen} == {"Where is my refund?"}
+
+
 def test_turns_are_iterations_and_continue_follows_the_last(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, max_iterations=4, hook_env={"WRAPPER_PLAN": "continue"})
     rook_workspace.scenario(
@@ -924,6 +943,36 @@ def test_a_resume_cut_in_a_later_turn_continues_the_scenario_runs_conversation(
     assert log == [f"1 a {handle}", f"2 b {handle}", f"3 continue {handle}"]
     assert scenario_of(again)["turns"][1]["output"] == "notes: a,b,continue,"
     assert "multi_turn" not in again.report["run"]["capabilities"]["observed"]
+
+
+CUT_IN_TURN_TWO_WITH_HANDLES = r"""
+#!/bin/bash
+# reports a handle of its own on every call; the first call of turn 2 is cut off
+if [ "$RUHROH_MESSAGE" = b ] && [ ! -e "$PROBE_DIR/first" ]; then
+  touch "$PROBE_DIR/first" "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo "$RUHROH_MESSAGE $RUHROH_SESSION_HANDLE ${ROOK_CONVERSATION:-none}" >> "$PROBE_DIR/log"
+echo "{\"status\":\"continue\",\"sessionHandle\":\"agent-$RUHROH_ITERATION\"}"
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_cut_in_a_later_turn_sends_the_handle_the_wrapper_last_reported(
+    rook_workspace, rook_cli, probe_dir
+):
+    # the resumed turn 2 gets the handle turn 1 reported, never one Rook makes up
+    wrapper = rook_workspace.script("cut2h.sh", CUT_IN_TURN_TWO_WITH_HANDLES)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2)
+    rook_workspace.scenario(
+        {"id": "s", "turns": ["a", "b"], "criteria": [{"status": "continue"}]}
+    )
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    log = (probe_dir / "log").read_text().split("\n")[:-1]
+    assert log[1:] == ["b agent-1 agent-1"], log
+    assert [t["conversation"] for t in scenario_of(again)["turns"]] == ["agent-1", "agent-2"]
 
 
 def alive(pid: int) -> bool:
