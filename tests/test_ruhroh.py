@@ -25,6 +25,7 @@ AGENTS = Path(__file__).parent / "agents" / "ruhroh"
 BASH = str(AGENTS / "wrapper.sh")
 PY = str(AGENTS / "wrapper.py")
 WRAPPERS = {"bash": BASH, "python": PY}
+NODE = str(AGENTS / "probe.mjs")  # records its environment like the others; not executable
 RUHROH_VARS = {
     "RUHROH_MESSAGE",
     "RUHROH_ITERATION",
@@ -87,10 +88,11 @@ def scenario_of(r, sid=None, index=1):
 # -- the variables -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("lang", sorted(WRAPPERS))
+@pytest.mark.parametrize("lang", [*sorted(WRAPPERS), "node"])
 def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, probe_dir):
     ws = rook_workspace
-    ruhroh_profile(ws, WRAPPERS[lang], hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
+    wrapper = NODE if lang == "node" else WRAPPERS[lang]
+    ruhroh_profile(ws, wrapper, hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
     goal = 'fix "it" — $HOME `date` \\ back\nsecond line ✓'
     ws.scenario(
         {
@@ -130,7 +132,7 @@ def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, prob
     assert seen[0]["RUHROH_WORKSPACE"] != seen[2]["RUHROH_WORKSPACE"]
     assert seen[0]["RUHROH_SESSION_HANDLE"] != seen[2]["RUHROH_SESSION_HANDLE"]
     # The wrapper's memory lives in the per-scenario workspace: turn 2 saw turn 1.
-    if lang == "bash":
+    if lang in ("bash", "node"):
         assert "(2 messages)" in scenario_of(r)["turns"][1]["output"]
 
     # Deterministic per scenario and repeat: a second run gets the same seeds and ids.
