@@ -40,6 +40,8 @@ from .store import atomic_write
 from .yamlio import dump_yaml
 
 DEFAULT_ATTEMPTS = 4
+NO_REPAIR = ("missing_variable", "unreachable", "infra")
+"""Problems no change to the profile repairs: the user's to set, start or wait for."""
 FETCH_TIMEOUT = 30.0
 FETCH_LIMIT = 5 * 1024 * 1024
 
@@ -313,8 +315,9 @@ def add_profile(
             f"{path}: the value of {held} (a secret) would reach the profile; nothing written"
         )
     ok = obs.ok if obs is not None else True
-    # a variable is the user's to set, an agent not running theirs to start: no fix helps
-    if not ok and obs is not None and obs.problem not in ("missing_variable", "unreachable"):
+    # a variable is the user's to set, an agent not running theirs to start, its
+    # infrastructure failing theirs to wait for: no fix helps
+    if not ok and obs is not None and obs.problem not in NO_REPAIR:
         events.say(
             "the last test failed: the profile is written anyway (exit 1), "
             f"for rook profile fix {request.profile_id} to take over"
@@ -476,7 +479,7 @@ def fix_profile(
     )
     events.attempt(0, draft, obs)
     changes: list[str] = []
-    if obs.problem in ("missing_variable", "config", "unreachable"):  # no repair helps
+    if obs.problem in ("config", *NO_REPAIR):  # no repair helps
         return Outcome(False, draft, obs, original, profile.path)
     snapshot = Snapshot(request.agent, originals)
     n = 0

@@ -45,6 +45,7 @@ PROBLEMS = {
     "header_rejected": "the target rejected a request header",
     "http_error": "the target refused the request",
     "unreachable": "nothing answered at the target's address (is the agent running?)",
+    "infra": "the agent reported an infrastructure failure (Ruhroh infra_failure, twice)",
     "timeout": "a hook timed out",
     "not_json": "the hook's output is not one JSON object",
     "no_answer": "the answer was not found in the response",
@@ -174,6 +175,8 @@ def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[st
     diagnosis = hook.get("diagnosis") or ""
     if hook.get("status") == "timeout":
         return "timeout", status
+    if hook.get("infra"):  # not the profile's fault, nor the agent's (Ruhroh infra_failure)
+        return "infra", status
     if _UNSET.search(diagnosis):
         return "missing_variable", status
     if status is None and any(s in diagnosis for s in _UNREACHABLE):

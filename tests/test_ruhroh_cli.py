@@ -289,3 +289,29 @@ def test_a_cost_only_wrapper_can_be_held_to_a_cost_budget(rook_workspace, rook_c
     monkeypatch.setenv("WRAPPER_USAGE", "{}")  # no cost at all: not a pass
     r = rook_cli("run", "--json", "--only", "cheap")
     assert r.statuses() == {"cheap": "unverifiable"}, r.stdout + r.stderr
+
+
+def test_a_wrapper_reporting_infra_failure_is_not_sent_to_profile_fix(rook_workspace, rook_cli):
+    # infra_failure is not counted against the agent, nor the profile: profile add said
+    # 'the profile does not work yet; next: rook profile fix NAME', and profile test and
+    # fix sent the user to an author agent, which would rewrite a profile that works
+    ws = rook_workspace
+    wrapper = ws.script(
+        "down.sh",
+        """
+        #!/bin/bash
+        echo '{"status":"infra_failure","error":"sandbox unavailable"}'
+        """,
+    )
+    r = profile_add(rook_cli, ws, "sandboxed", "--ruhroh", str(wrapper))
+    assert r.exit_code == 1, r.stdout + r.stderr
+    said = r.stdout + r.stderr
+    assert "rook profile fix" not in said and "does not work" not in said, said
+    assert "infrastructure" in said and "then: rook profile test sandboxed" in said, said
+    assert (ws.agent_dir / "profiles" / "sandboxed.yaml").exists()  # written, as it is
+    t = rook_cli("profile", "test", "sandboxed", "-w", str(ws.root))
+    assert t.exit_code == 1 and "rook profile fix" not in t.stdout + t.stderr, t.stdout
+    assert "next: try again when the agent's infrastructure is up" in t.stdout, t.stdout
+    f = rook_cli("profile", "fix", "sandboxed", "-w", str(ws.root))
+    assert f.exit_code == 1 and "author agent" not in f.stdout, f.stdout + f.stderr
+    assert "next: try again when the agent's infrastructure is up" in f.stdout, f.stdout

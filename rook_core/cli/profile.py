@@ -468,6 +468,13 @@ def _next_steps(
             f"the profile, then: rook profile test {pid}"
         )
         sys.exit(1)
+    elif getattr(outcome.observation, "problem", None) == "infra":
+        # an infrastructure error is not counted against the agent, nor the profile
+        s.say(
+            "the agent reported an infrastructure failure (infra_failure, retried once), "
+            f"which is not the profile's: wait until it is up, then: rook profile test {pid}"
+        )
+        sys.exit(1)
     elif not outcome.ok:
         s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
         sys.exit(1)

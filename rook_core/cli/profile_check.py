@@ -27,6 +27,9 @@ ADVICE = {
     "unreachable": "start the agent (nothing answered at the address in the hook entry), "
     "or correct that address; then run rook profile test again",
     "timeout": "raise timeout_seconds on the hook entry if the target is this slow",
+    "infra": "try again when the agent's infrastructure is up (it reported infra_failure, "
+    "retried once: not the profile's fault, so there is nothing to fix); then run rook "
+    "profile test again",
     "config": "correct the profile file (the message names the field)",
 }
 
