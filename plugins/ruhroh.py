@@ -57,13 +57,15 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
 
 def check(config: dict[str, Any], plugins: Any, phase: str) -> dict[str, Any]:
     """Find the connector class and check it (:func:`rook_plugins.ruhroh_run.check`).
-    A command wrapper has only iterations: on any phase but execute it would
+    A command wrapper (a ``ruhroh:`` entry, or the same as the built-in connector
+    ``ruhroh-command``) has only iterations: on any phase but execute it would
     run nothing, so it is refused there."""
     from rook_core.errors import ConfigError
 
     from .ruhroh_run import check as run_check
 
-    if config.get("kind") == "command" and phase != "execute":
+    wrapper = config.get("kind") == "command" or config.get("name") == CommandConnector.name
+    if wrapper and phase != "execute":
         raise ConfigError(
             f"a ruhroh command wrapper runs on execute only (each turn an iteration); on "
             f"{phase} it would run nothing: give {phase} a script hook ({phase}: "

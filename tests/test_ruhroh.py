@@ -1785,16 +1785,21 @@ def test_a_template_that_cannot_be_copied_is_named(rook_workspace, rook_cli, pro
     assert calls(probe_dir) == []  # the wrapper never ran in a half-copied workspace
 
 
+@pytest.mark.parametrize("form", ["ruhroh", "connector"])
 @pytest.mark.parametrize("phase", ["prepare", "open", "close", "collect"])
 def test_a_command_wrapper_on_another_phase_than_execute_is_refused(
-        rook_workspace, rook_cli, phase):
+        rook_workspace, rook_cli, phase, form):
     # `close: {ruhroh: {command: ./cleanup.sh}}` ran nothing at all, silently:
-    # a command wrapper has only iterations, which only execute runs.
+    # a command wrapper has only iterations, which only execute runs. So did the
+    # same wrapper as the built-in connector (`connector: {name: ruhroh-command}`)
     ws = rook_workspace
     ws.script("wrapper.sh", "#!/bin/bash\ntouch \"$RUHROH_RUN_ROOT/../../ran-$1\"\n"
               "echo '{\"status\": \"goal_satisfied\"}'\n")
+    entry = {"command": "scripts/wrapper.sh"}
+    if form == "connector":
+        entry = {"name": "ruhroh-command", **entry}
     profile = ws.profile({"id": "w", "hooks": {
-        phase: {"ruhroh": {"command": "scripts/wrapper.sh"}},
+        phase: {form: entry},
         "execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
     r = rook_cli("run")
