@@ -14,6 +14,12 @@ from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
 
 from .criteria import finite_number
 
+NEVER_JUDGED = {
+    "runtime_failure": "a wrapper answering it fails its hook (the scenario is error)",
+    "infra_failure": "it is an infrastructure error (retried once, not counted against the agent)",
+}
+"""Statuses no turn is ever judged with: the call they end is not a completed turn."""
+
 
 class Status(CriterionType):
     """``status: goal_satisfied`` or ``status: [cannot_satisfy, policy_blocked]``:
@@ -38,6 +44,13 @@ class Status(CriterionType):
         if unknown:
             raise ValidationError(
                 f"unknown status {', '.join(map(repr, unknown))}; one of: {', '.join(STATUSES)}"
+            )
+        never = [v for v in wanted if v in NEVER_JUDGED]
+        if never:
+            raise ValidationError(
+                "; ".join(f"{v} is never judged: {NEVER_JUDGED[v]}" for v in never)
+                + "; a status criterion expects one of: "
+                + ", ".join(v for v in STATUSES if v not in NEVER_JUDGED)
             )
         return wanted
 

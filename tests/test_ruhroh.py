@@ -1265,6 +1265,23 @@ def test_status_criterion_is_validated(rook_workspace, rook_cli):
     assert r.exit_code == 2 and "goal_satisfed" in r.stderr
 
 
+@pytest.mark.parametrize("wanted", ["runtime_failure", ["goal_satisfied", "infra_failure"]])
+def test_a_status_criterion_that_can_never_be_judged_is_refused(wanted, rook_workspace, rook_cli,
+                                                                probe_dir):
+    """runtime_failure fails the hook (the scenario is error) and infra_failure is an
+    infrastructure error: neither is ever a status a criterion judges, so
+    `status: runtime_failure` was accepted and the wrapper answering it gave ERROR,
+    the criterion never judged."""
+    ruhroh_profile(rook_workspace, BASH)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": wanted}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    bad = "runtime_failure" if wanted == "runtime_failure" else "infra_failure"
+    assert "s.yaml" in r.stderr and "criteria.0.status" in r.stderr, r.stderr
+    assert f"{bad} is never judged" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not list(rook_workspace.runs_dir.iterdir())
+
+
 def test_status_is_unverifiable_without_ruhroh(rook_workspace, rook_cli):
     rook_workspace.script(
         "plain.sh",
