@@ -1369,6 +1369,24 @@ def test_a_result_file_that_is_no_regular_file_is_not_read(kind, rook_workspace,
     assert "is not a regular file" in s["reason"] and "RUHROH_RESULT_PATH" in s["reason"]
 
 
+@pytest.mark.parametrize("content", ["", " \\n"])
+def test_an_empty_result_file_counts_as_not_written(content, rook_workspace, rook_cli):
+    # a wrapper that truncates the file first and answers on its final line
+    wrapper = rook_workspace.script(
+        "empty-result.sh",
+        f"""
+        #!/bin/bash
+        printf '{content}' > "$RUHROH_RESULT_PATH"
+        echo '{{"status":"goal_satisfied","output":"from the final line"}}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "final line"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert scenario_of(r)["turns"][0]["evidence"]["iterations"][0]["source"] == "final_line"
+
+
 def test_an_artifact_path_that_cannot_be_opened_loses_nothing(rook_workspace, rook_cli):
     # "~nobody-here/x" (no such user) raised RuntimeError and a path holding NUL a
     # ValueError: the whole turn was lost (no status, no transcript), as a plugin crash
