@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
@@ -373,6 +374,10 @@ def test_script_path_resolves_from_the_workspace_first(ws, rook_cli, tmp_path):
             "a.cjs",
             "if (process.argv[2] === 'execute') console.log(JSON.stringify({output: 'ok cjs'}));\n",
         ),
+        (
+            "a.js",
+            "if (process.argv[2] === 'execute') console.log(JSON.stringify({output: 'ok js'}));\n",
+        ),
     ],
 )
 def test_non_executable_scripts_run_by_extension(ws, rook_cli, name, body):
@@ -380,7 +385,40 @@ def test_non_executable_scripts_run_by_extension(ws, rook_cli, name, body):
     ws.profile({"id": "p", "hooks": {"execute": f"scripts/{name}"}})
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stderr
-    assert r.report["scenarios"][0]["turns"][0]["output"].startswith("ok ")
+    assert r.report["scenarios"][0]["turns"][0]["output"] == f"ok {name[2:]}"
+
+
+def test_a_py_script_runs_with_the_running_python_not_one_on_path(ws, rook_cli, tmp_path):
+    """SPEC §3: ``.py`` runs "with the running Python", not a python3 the hooks' PATH finds."""
+    other = tmp_path / "bin"
+    other.mkdir()
+    for name in ("python3", "python"):
+        (other / name).write_text("#!/bin/sh\necho '{\"output\": \"another python\"}'\n")
+        (other / name).chmod(0o755)
+    ws.script(
+        "a.py",
+        "import json, sys\nif sys.argv[1] == 'execute':\n    print(json.dumps({'output': 'ok ' + sys.executable}))\n",
+        executable=False,
+    )
+    path = f"{other}:{os.environ['PATH']}"
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.py"}, "hook_env": {"PATH": path}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == f"ok {sys.executable}"
+
+
+def test_an_executable_script_starts_by_its_own_line_not_its_extension(ws, rook_cli):
+    """SPEC §3: an executable script is started directly (its #! line), whatever its
+    extension; the extension picks an interpreter only for one that is not."""
+    ws.script("a.py", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo "{\\"output\\": \\"ok bash ${BASH_VERSINFO[0]}\\"}"
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.py"}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"].startswith("ok bash ")
 
 
 def test_unknown_extension_and_not_executable_is_a_config_error(ws, rook_cli):
