@@ -196,11 +196,19 @@ def _config_schema() -> Any:
     return ConfigSchema()
 
 
+def folder_names(parent: Path) -> list[str]:
+    """The projects (or agents) in ``parent``: its folders, but a hidden one
+    (``.ipynb_checkpoints``), which no project or agent can be named (``NAME``)."""
+    if not parent.is_dir():
+        return []
+    return sorted(p.name for p in parent.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
 def _choose(
     kind: str, flag: str, wanted: str | None, default: Any, parent: Path, config: Path
 ) -> str:
     try:
-        names = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+        names = folder_names(parent)
     except OSError as exc:
         raise WorkspaceError(f"{parent}: cannot list the {kind}s: {exc.strerror or exc}") from None
     source = ""

@@ -653,6 +653,21 @@ def test_workspace_project_agent_selection(tmp_path, rook_cli, monkeypatch):
     assert r.report["run"]["agent"] == "one"
 
 
+def test_a_hidden_folder_is_no_project_or_agent(ws, rook_cli):
+    """A folder such as Jupyter's .ipynb_checkpoints beside the one agent (or the
+    one project) made "several agents (.ipynb_checkpoints, agent)": no such name
+    can be a project or an agent (rook init refuses it), and the only one is used."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    projects = ws.agent_dir.parent.parent.parent
+    (projects / ".ipynb_checkpoints").mkdir()
+    (ws.agent_dir.parent / ".ipynb_checkpoints").mkdir()
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert (r.report["run"]["project"], r.report["run"]["agent"]) == (ws.project, ws.agent)
+    r = rook_cli("doctor")
+    assert ".ipynb_checkpoints" not in r.stdout + r.stderr, r.stdout
+
+
 def test_no_workspace_says_how_to_create_one(tmp_path, monkeypatch):
     from rook_core.testing import RookCli
 

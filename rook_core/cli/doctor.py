@@ -114,7 +114,15 @@ class Doctor:
         self, rook: Any, workspace: str | None, project: str | None, agent: str | None
     ) -> None:
         from ..errors import ConfigError
-        from ..workspace import ROOT, Agent, find_workspace, given_as, read_config, select_agent
+        from ..workspace import (
+            ROOT,
+            Agent,
+            find_workspace,
+            folder_names,
+            given_as,
+            read_config,
+            select_agent,
+        )
 
         try:
             root = find_workspace(workspace)
@@ -146,10 +154,11 @@ class Doctor:
         if project or agent:  # a --project or --agent that names nothing: a usage error
             agents = [select_agent(root, project, agent)]
         else:
+            projects = root / ROOT / "projects"  # a hidden folder is no project or agent
             agents = [
-                Agent(root, p.parent.parent.name, p.name)
-                for p in sorted((root / ROOT / "projects").glob("*/agents/*"))
-                if p.is_dir()
+                Agent(root, p, a)
+                for p in _listed(projects, folder_names)
+                for a in _listed(projects / p / "agents", folder_names)
             ]
         if not agents:
             self.add(
@@ -237,6 +246,14 @@ class Doctor:
                     f"{var} names {name!r}, which no installed plugin is called",
                     f"use installed names ({', '.join(sorted(installed))}), or install it",
                 )
+
+
+def _listed(folder: Any, names: Any) -> list[str]:
+    """``names(folder)``, or none when Rook cannot list the folder (as a glob skips it)."""
+    try:
+        return list(names(folder))
+    except OSError:
+        return []
 
 
 def _version(program: str) -> str:
