@@ -34,7 +34,10 @@ class _LoopSchema(Schema):
 
 
 class _CommandSchema(_LoopSchema):
-    command = fields.Raw(required=True)
+    command = fields.Raw(
+        required=True,
+        error_messages={"required": "missing: the wrapper's command line (or a list of arguments)"},
+    )
     continuity = fields.String(validate=validate.OneOf(CONTINUITY_LEVELS))
     cwd = fields.String(validate=validate.Length(min=1))
 

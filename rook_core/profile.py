@@ -74,8 +74,18 @@ class _EnvRefSchema(Schema):
 
     error_messages = {"type": "must be a mapping: {variable: NAME, purpose: TEXT}"}
 
-    variable = fields.String(required=True)
-    purpose = fields.String(required=True, validate=validate.Length(min=1))
+    variable = fields.String(
+        required=True,
+        error_messages={
+            "required": "missing: the name of an environment variable "
+            "(its value stays in the environment)"
+        },
+    )
+    purpose = fields.String(
+        required=True,
+        validate=validate.Length(min=1),
+        error_messages={"required": "missing: what the variable is for (shown when it is not set)"},
+    )
 
     @validates("variable")
     def _a_name(self, value: str, **kwargs: Any) -> None:

@@ -198,6 +198,38 @@ def test_invalid_profile_is_refused_with_the_field_path(ws, rook_cli, profile, n
     refused(rook_cli("run"), ws, *needles)
 
 
+@pytest.mark.parametrize(
+    "entry, field, expected",
+    [
+        (  # marshmallow's "Missing data for required field." said nothing of what goes there
+            {"env": [{"purpose": "the API token"}]},
+            "env.0.variable",
+            "missing: the name of an environment variable (its value stays in the environment)",
+        ),
+        (
+            {"env": [{"variable": "TOKEN"}]},
+            "env.0.purpose",
+            "missing: what the variable is for (shown when it is not set)",
+        ),
+        (  # and a second line, "must start with http:// or https://", of a URL never given
+            {"hooks": {"execute": {"http": {"method": "POST"}}}},
+            "hooks.execute.http.url",
+            "missing: the URL to send the request to (http:// or https://)",
+        ),
+        (
+            {"hooks": {"execute": {"ruhroh": {"max_iterations": 2}}}},
+            "hooks.execute.ruhroh.command",
+            "missing: the wrapper's command line (or a list of arguments)",
+        ),
+    ],
+)
+def test_a_required_field_left_out_says_what_goes_there(ws, rook_cli, entry, field, expected):
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, **entry})
+    r = rook_cli("run")
+    refused(r, ws, f"  {field}: {expected}\n")
+    assert r.stderr.count(f"{field}:") == 1, r.stderr
+
+
 def test_a_profile_key_holding_only_comments_means_none(ws, rook_cli):
     """`env:` above a commented-out entry is YAML's null: it was refused ('env: Field
     may not be null.'), though the user declared nothing, as if the key were left out."""

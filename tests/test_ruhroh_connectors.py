@@ -449,7 +449,7 @@ def test_the_command_wrapper_is_a_registered_connector(rook_workspace, rook_cli,
         ({"command": PY, "bogus": 1}, "hooks.execute.connector.bogus: Unknown field"),
         ({"command": 5}, "hooks.execute.connector.command: must be a command line"),
         ({"command": PY, "cwd": 5}, "hooks.execute.connector.cwd: Not a valid string"),
-        ({}, "hooks.execute.connector.command: Missing data"),
+        ({}, "hooks.execute.connector.command: missing: the wrapper's command line"),
     ],
 )
 def test_the_wrapper_as_a_connector_takes_the_ruhroh_entrys_keys_only(

@@ -131,7 +131,16 @@ class HttpSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    url = fields.String(required=True, validate=validate.Length(min=1))
+    url = fields.String(
+        required=True,
+        validate=validate.Length(
+            min=1, error="empty: give the URL to send the request to (http:// or https://)"
+        ),
+        error_messages={
+            "required": "missing: the URL to send the request to (http:// or https://)",
+            "invalid": "must be a URL, as text (http:// or https://)",
+        },
+    )
     method = fields.String()
     headers = fields.Dict(keys=fields.String(validate=validate.Length(min=1)), values=fields.Raw())
     query = fields.Dict(keys=fields.String(validate=validate.Length(min=1)), values=fields.Raw())
@@ -156,7 +165,9 @@ class HttpSchema(Schema):
         if "body" in data and "form" in data:
             errors["form"] = ["give body (JSON) or form (form-encoded), not both"]
         url = data.get("url", "")
-        if not url.startswith(("http://", "https://", "{{")):
+        if "url" not in data:  # missing, empty or no text: its own message says so
+            pass
+        elif not url.startswith(("http://", "https://", "{{")):
             errors["url"] = [
                 "must start with http:// or https:// (or a placeholder such as {{env.BASE_URL}})"
             ]
