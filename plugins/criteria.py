@@ -41,7 +41,11 @@ def _json_short(value: Any, limit: int = 120) -> str:
 def _string(value: Any, what: str = "a string") -> str:
     from marshmallow import ValidationError
 
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+    from rook_core.schemafields import yaml_typed
+
+    if isinstance(value, bool):  # `contains: yes`: text to its writer
+        raise ValidationError(yaml_typed(value) or f"must be {what}")
+    if not isinstance(value, (str, int, float)):
         raise ValidationError(f"must be {what}")
     return str(value)
 
@@ -318,6 +322,10 @@ def _call_spec(value: Any) -> dict[str, Any]:
 
     if isinstance(value, str) and value:
         return {"name": value, "arguments": None}
+    if isinstance(value, bool):  # `called: on`: a tool's name to its writer
+        from rook_core.schemafields import yaml_typed
+
+        raise ValidationError(yaml_typed(value) or "must be a tool name")
     unknown_keys(value, ("name", "arguments"))
     if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
         args = value.get("arguments")

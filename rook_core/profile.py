@@ -23,7 +23,7 @@ from .models import (
     Profile,
 )
 from .plugins import Registry, plugin_output
-from .schemafields import StrictFloat, StrictInteger, did_you_mean, explain_unknown
+from .schemafields import StrictFloat, StrictInteger, Text, did_you_mean, explain_unknown
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -81,7 +81,7 @@ class _EnvRefSchema(Schema):
             "(its value stays in the environment)"
         },
     )
-    purpose = fields.String(
+    purpose = Text(
         required=True,
         validate=validate.Length(min=1),
         error_messages={"required": "missing: what the variable is for (shown when it is not set)"},
@@ -128,8 +128,8 @@ class _ProfileSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    name = fields.String(validate=validate.Length(min=1))
-    id = fields.String(
+    name = Text(validate=validate.Length(min=1))
+    id = Text(
         required=True,
         validate=[
             validate.Regexp(SLUG, error=SLUG_RULE),

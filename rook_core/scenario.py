@@ -34,6 +34,7 @@ from .plugins import Registry
 from .schemafields import (
     StrictFloat,
     StrictInteger,
+    Text,
     did_you_mean,
     explain_unknown,
     refuse_unknown,
@@ -102,7 +103,7 @@ class _ScenarioSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    id = fields.String(
+    id = Text(
         required=True,
         validate=[
             validate.Regexp(SLUG, error=SLUG_RULE),
@@ -113,11 +114,11 @@ class _ScenarioSchema(Schema):
             "unique within the agent"
         },
     )
-    name = fields.String()
-    title = fields.String()
-    tags = fields.List(fields.String(validate=_selectable("--tag")), load_default=list)
-    goal = fields.String(validate=_some_text)
-    turns = fields.List(fields.String(validate=_some_text), validate=validate.Length(min=1))
+    name = Text()
+    title = Text()
+    tags = fields.List(Text(validate=_selectable("--tag")), load_default=list)
+    goal = Text(validate=_some_text)
+    turns = fields.List(Text(validate=_some_text), validate=validate.Length(min=1))
     repeat = StrictInteger(
         validate=validate.Range(
             min=1,
@@ -128,16 +129,16 @@ class _ScenarioSchema(Schema):
         load_default=1,
     )
     criteria = fields.List(fields.Raw(), load_default=list)
-    class_ = fields.String(data_key="class", validate=_selectable("--class"))
-    category = fields.String(validate=_selectable("--category"))
-    feature_id = fields.String()
+    class_ = Text(data_key="class", validate=_selectable("--class"))
+    category = Text(validate=_selectable("--category"))
+    feature_id = Text()
     excluded = fields.Boolean(truthy={True}, falsy={False})
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     max_turns = StrictInteger(validate=validate.Range(min=1))
     multi_turn = fields.Boolean(truthy={True}, falsy={False})
-    setup_messages = fields.List(fields.String(validate=_some_text))
+    setup_messages = fields.List(Text(validate=_some_text))
     expectation = fields.Nested(_ExpectationSchema)
-    workspace = fields.String(validate=validate.Length(min=1))
+    workspace = Text(validate=validate.Length(min=1))
 
     @validates_schema
     def _goal_or_turns(self, data: dict[str, Any], **kwargs: Any) -> None:

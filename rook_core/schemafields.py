@@ -83,6 +83,28 @@ class StrictFloat(fields.Float):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+def yaml_typed(value: Any) -> str | None:
+    """Why ``value`` is no text when YAML typed what was written as text: an
+    unquoted ``yes`` is a boolean, ``2024`` a number. ``None`` for anything else."""
+    if isinstance(value, bool):
+        written = "yes, on or true" if value else "no, off or false"
+        return f"must be text: YAML reads an unquoted {written} as a boolean; quote it"
+    if isinstance(value, (int, float)):
+        return f"must be text: YAML reads {value} unquoted as a number; quote it as written"
+    return None
+
+
+class Text(fields.String):
+    """A string; a boolean or a number YAML made of what was written as text
+    (``goal: yes``) is refused saying so, not as "Not a valid string."."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        hint = yaml_typed(value)
+        if hint is not None:
+            raise ValidationError(hint)
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 def did_you_mean(key: str, known: Iterable[str]) -> str | None:
     """The one name in ``known`` that ``key`` looks like a typo or a short form
     of (``gaol``: ``goal``; ``timeout``: ``timeout_seconds``), if any."""

@@ -548,6 +548,39 @@ def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario,
     refused(rook_cli("run"), ws, path.name, *needles)
 
 
+def test_text_yaml_reads_as_a_boolean_or_number_is_told_to_be_quoted(ws, rook_cli):
+    """`goal: yes`, `turns: [yes, no]`, `- contains: yes` are text to the writer, but
+    YAML reads them as booleans (and 2024 as a number): "goal: Not a valid string."
+    and "criteria.0.contains: must be a text" did not say why, nor what to write."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario("""
+        id: s
+        goal: yes
+        tags: [2024]
+        criteria:
+          - contains: yes
+          - equals: off
+          - called: on
+    """)
+    boolean = "must be text: YAML reads an unquoted {} as a boolean; quote it"
+    refused(
+        rook_cli("run"),
+        ws,
+        "  goal: " + boolean.format("yes, on or true") + "\n",
+        "  tags.0: must be text: YAML reads 2024 unquoted as a number; quote it as written\n",
+        "  criteria.0.contains: " + boolean.format("yes, on or true") + "\n",
+        "  criteria.1.equals: " + boolean.format("no, off or false") + "\n",
+        "  criteria.2.called: " + boolean.format("yes, on or true") + "\n",
+    )
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    ws.profile("id: p\nname: 2024\nhooks: {execute: scripts/h.sh}\n")
+    refused(
+        rook_cli("run"),
+        ws,
+        "  name: must be text: YAML reads 2024 unquoted as a number; quote it as written\n",
+    )
+
+
 def test_every_invalid_scenario_file_is_named_at_once(ws, rook_cli):
     """Only the first bad file was named: fixing three took three runs (and three
     rook doctor rounds)."""
