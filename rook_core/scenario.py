@@ -370,6 +370,23 @@ def is_public(data: dict[str, Any]) -> bool:
     return any(k in data for k in PUBLIC_KEYS)
 
 
+EMPTY_MEANS_NONE = ("tags", "criteria", "setup_messages", "expectation")
+"""Keys whose empty value (YAML's null: nothing, or only comments, under the key)
+means none, as in a profile; so do the lists of ``expectation``."""
+
+
+def _none_left_out(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without the keys of :data:`EMPTY_MEANS_NONE` (and of ``expectation``)
+    that hold YAML's null: ``tags:`` above a commented-out tag declares none."""
+    out = {k: v for k, v in data.items() if not (v is None and k in EMPTY_MEANS_NONE)}
+    expectation = out.get("expectation")
+    if isinstance(expectation, dict):
+        out["expectation"] = {
+            k: v for k, v in expectation.items() if not (v is None and k in MAPPERS)
+        }
+    return out
+
+
 def scenario_from_dict(
     data: Any, criteria: Registry, source: str, default_id: str | None = None
 ) -> Scenario:
@@ -380,6 +397,7 @@ def scenario_from_dict(
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a mapping (id, goal, criteria, ...)")
     original = data
+    data = _none_left_out(data)
     if "id" not in data and default_id and is_public(data):
         if not _slug(default_id):  # made up ("scenario"), it would clash with the next such file
             raise ScenarioError(

@@ -245,6 +245,26 @@ def test_a_profile_key_holding_only_comments_means_none(ws, rook_cli):
     assert r.statuses() == {"s": "passed"}
 
 
+def test_a_scenario_key_holding_only_comments_means_none(ws, rook_cli):
+    """`tags:` above a commented-out tag (or an `expectation` list with nothing under
+    it) was refused ('tags: Field may not be null.'), which a profile's `env:` is not."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    (ws.agent_dir / "scenarios" / "s.yaml").write_text(
+        "id: s\ngoal: g\ntags:\n  # - smoke\ncriteria:\n  - contains: ok\n"
+    )
+    (ws.agent_dir / "scenarios" / "public.yaml").write_text(
+        "title: Public\ngoal: g\nsetup_messages:\nexpectation:\n  acceptance_criteria:\n"
+        "  forbidden:\n    # - 'Refuses to help'\n  mcp:\n"
+    )
+    (ws.agent_dir / "scenarios" / "bare.yaml").write_text(
+        "id: bare\ngoal: g\ncriteria:\n  # - contains: ok\n"
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"s": "passed", "public": "unverifiable", "bare": "unverifiable"}
+    assert [e["tags"] for e in r.report["scenarios"]] == [[], [], []]
+
+
 def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     ws.profile("id: p\nhooks: [unclosed\n", name="p")
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
