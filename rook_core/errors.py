@@ -77,6 +77,10 @@ def os_error_text(exc: OSError) -> str:
     return f"{where}: {reason}"
 
 
+NULL_MESSAGE = "empty: nothing is written there (YAML's null); write a value"
+"""What marshmallow's "Field may not be null." says to a user who left a key unfilled."""
+
+
 def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     """Flatten marshmallow's nested error dict into ``a.b.c: message`` lines."""
     lines: list[str] = []
@@ -91,6 +95,7 @@ def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     elif isinstance(messages, (list, tuple)):
         if all(isinstance(m, str) for m in messages):
             for m in messages:
+                m = NULL_MESSAGE if m == "Field may not be null." else m  # `goal:` unfilled
                 lines.append(f"{prefix}: {m}" if prefix else m)
         else:
             for m in messages:

@@ -265,6 +265,18 @@ def test_a_scenario_key_holding_only_comments_means_none(ws, rook_cli):
     assert [e["tags"] for e in r.report["scenarios"]] == [[], [], []]
 
 
+def test_a_key_written_with_no_value_says_so_not_field_may_not_be_null(ws, rook_cli):
+    """`goal:` left unfilled said marshmallow's 'goal: Field may not be null.',
+    which says nothing of what happened nor what to write."""
+    ws.profile("id: p\nhooks:\n  execute: scripts/h.sh\nconcurrency:\n")
+    (ws.agent_dir / "scenarios" / "s.yaml").write_text("id: s\ngoal:\nrepeat:\n")
+    r = rook_cli("run")
+    empty = "empty: nothing is written there (YAML's null); write a value\n"
+    refused(r, ws, "  concurrency: " + empty)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    refused(rook_cli("run"), ws, "  goal: " + empty, "  repeat: " + empty)
+
+
 def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     ws.profile("id: p\nhooks: [unclosed\n", name="p")
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
