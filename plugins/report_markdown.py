@@ -192,8 +192,11 @@ def iter_scenario_table(report: dict[str, Any]) -> Iterator[str]:
         if word != "flaky" and is_flaky(p["statuses"]):  # the report's flag: results differ
             result += f" {ICON['flaky']} flaky"
         rate = f"{percent(p['pass_rate'])} ({interval(p['wilson'])})" if p["decided"] else "n/a"
+        # the public CLI's class and category, kept for reports (as JUnit and HTML show them)
+        kind = " / ".join(cell(p[k]) for k in ("class", "category") if p.get(k))
         yield (
-            f"| {code(p['id'])} | {result} | {p['passed']}/{p['runs']} | "
+            f"| {code(p['id'])}{f' ({kind})' if kind else ''} | {result} | "
+            f"{p['passed']}/{p['runs']} | "
             f"{rate} | {cell(last_reason.get(p['id']))} |"
         )
 

@@ -87,6 +87,23 @@ def test_a_public_cli_scenario_loads_and_runs_as_is(ws, rook_cli):
     assert stats["class"] == "functional" and stats["category"] == "state_context"
 
 
+def test_class_and_category_reach_every_report(ws, rook_cli, tmp_path):
+    """SPEC §6: class and category are kept for selection and reports; the
+    Markdown report (a CI job's summary) showed neither."""
+    ws.scenario({"id": "kept", "goal": "hello", "class": "functional",
+                 "category": "happy_path", "criteria": [{"contains": "hello"}]})
+    ws.scenario({"id": "plain", "goal": "hello", "criteria": [{"contains": "hello"}]})
+    out = {f: tmp_path / f"r.{f}" for f in ("markdown", "html", "junit")}
+    r = rook_cli("run", *[a for f, p in out.items() for a in ("--report", f"{f}:{p}")])
+    assert r.exit_code == 0, r.stderr
+    for fmt, path in out.items():
+        text = path.read_text(encoding="utf-8").replace("\\_", "_")  # Markdown's escape
+        assert "functional" in text and "happy_path" in text, (fmt, text)
+    md = out["markdown"].read_text(encoding="utf-8")
+    assert "| <code>kept</code> (functional / happy\\_path) |" in md, md
+    assert "| <code>plain</code> |" in md, md
+
+
 def test_public_and_native_fields_mix(ws, rook_cli):
     ws.scenario({"id": "mixed", "title": "Mixed", "goal": "hello", "class": "functional",
                  "criteria": [{"contains": "hello"}],
