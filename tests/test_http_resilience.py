@@ -353,6 +353,52 @@ def test_a_resumed_run_sends_prepare_again_for_secrets_it_kept_in_memory(
         assert token not in everything + first.stdout + second.stdout + second.stderr
 
 
+def test_a_resumed_phase_needing_a_secret_open_kept_in_memory_is_told_so(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """A value open saved that holds a secret is never written to the state directory,
+    so a later --phases collect,judge cannot have it: the failure said '{{k}} is not a
+    value saved by an earlier phase ... save it with save: {k: PATH}', though open saves it."""
+    monkeypatch.setenv("KEY", "k3y-value-1234")
+    echo = f"{agent_server.url}/echo"
+    hooks = {
+        "open": {
+            "http": {
+                "url": echo,
+                "body": {"k": "key={{env.KEY}}", "plain": "p-1"},
+                "save": {"k": "received.k", "plain": "received.plain"},
+            }
+        },
+        "execute": {
+            "http": {"url": echo, "body": {"g": "{{goal}}"}, "extract": {"output": "received.g"}}
+        },
+        "collect": {
+            "http": {
+                "url": echo,
+                "body": {"k": "{{k}}", "plain": "{{plain}}"},
+                "extract": {"evidence": {"col": "received"}},
+            }
+        },
+    }
+    write_profile(rook_workspace, hooks, env=("KEY",))
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stdout + first.stderr
+    run_id = run_id_of(first)
+    second = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert second.exit_code == 1, second.stdout + second.stderr
+    [collect] = record_hooks(rook_workspace, run_id, "s.1", "collect")
+    why = collect["diagnosis"]
+    assert "body.k: {{k}} was saved by open in an earlier invocation" in why, why
+    assert "kept it in memory only" in why and "save it with save:" not in why, why
+    everything = "".join(
+        p.read_text(errors="replace")
+        for p in rook_workspace.run_dir(run_id).rglob("*")
+        if p.is_file()
+    )
+    assert "k3y-value-1234" not in everything + second.stdout + second.stderr
+
+
 def test_one_connection_is_reused_across_scenarios(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

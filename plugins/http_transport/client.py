@@ -132,6 +132,7 @@ class HttpResources:
         self.concurrency = max(1, concurrency)
         self.clients: dict[Any, httpx.AsyncClient] = {}
         self.scenario_saved: dict[str, dict[str, Any]] = {}
+        self.scenario_lost: dict[str, dict[str, str]] = {}  # kept in memory, gone since
         self.redacted: set[tuple[str, str]] = set()
         self.prepare_done = False
         self._prepare_lock: asyncio.Lock | None = None
@@ -142,12 +143,14 @@ class HttpResources:
             "concurrency": self.concurrency,
             "prepare_done": self.prepare_done,
             "scenario_saved": self.scenario_saved,
+            "scenario_lost": self.scenario_lost,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["concurrency"])  # type: ignore[misc]
         self.prepare_done = state["prepare_done"]
         self.scenario_saved = state["scenario_saved"]
+        self.scenario_lost = state.get("scenario_lost", {})
 
     @property
     def prepare_lock(self) -> asyncio.Lock:

@@ -9,7 +9,9 @@ Saved values (``save: {NAME: PATH}``):
 * saved by a scenario phase (open, execute, close, collect) they belong to
   that scenario run; they are written to its state directory
   (``http-saved.json``) so a later ``--phases collect,judge`` finds them,
-  unless they contain a secret, in which case they stay in memory.
+  unless they contain a secret, in which case they stay in memory: only their
+  names (and the phase that saved them) are written, ``http-saved-in-memory.json``,
+  so a later invocation needing one says why it is gone.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .template import Scope, TemplateError, as_text, placeholders, unavailable_i
 
 KEY = "http"
 SAVED_FILE = "http-saved.json"
+MEMORY_FILE = "http-saved-in-memory.json"  # {name: phase} of values kept in memory only
 RECORD_CHARS = 16 * 1024
 CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key", "cookie")
 
@@ -90,14 +93,21 @@ def scenario_saved(call: HookCall, res: HttpResources) -> dict[str, Any]:
         return {}
     key = call.scenario_run.key
     if key not in res.scenario_saved:
-        loaded: Any = {}
-        if call.state_dir is not None:
-            try:
-                loaded = json.loads((call.state_dir / SAVED_FILE).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                loaded = {}
-        res.scenario_saved[key] = loaded if isinstance(loaded, dict) else {}
+        loaded = _read_state(call, SAVED_FILE)
+        res.scenario_saved[key] = loaded
+        lost = _read_state(call, MEMORY_FILE)
+        res.scenario_lost[key] = {k: v for k, v in lost.items() if k not in loaded}
     return res.scenario_saved[key]
+
+
+def _read_state(call: HookCall, name: str) -> dict[str, Any]:
+    if call.state_dir is None:
+        return {}
+    try:
+        loaded = json.loads((call.state_dir / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str, Any]:
@@ -115,8 +125,14 @@ def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str
     red = redactor(call, res)
     persist = {k: v for k, v in store.items() if red.data(v) == v}
     memory_only = sorted(set(store) - set(persist))
+    lost = res.scenario_lost.setdefault(call.scenario_run.key, {})  # type: ignore[union-attr]
+    lost.update({name: call.phase for name in values if name in memory_only})
+    for name in persist:
+        lost.pop(name, None)
     if call.state_dir is not None:
         atomic_write(call.state_dir / SAVED_FILE, json.dumps(persist, ensure_ascii=False))
+        if lost:
+            atomic_write(call.state_dir / MEMORY_FILE, json.dumps(lost, ensure_ascii=False))
     return {"saved": sorted(values), **({"memory_only": memory_only} if memory_only else {})}
 
 
@@ -135,6 +151,15 @@ def scope_for(call: HookCall, res: HttpResources) -> Scope:
             values["goal"] = scenario.goal
     saved = {**call.run.saved, **scenario_saved(call, res)}
     values.update(saved)
+    if call.scenario_run is not None:  # saved in an earlier invocation, held a secret
+        for name, phase in res.scenario_lost.get(call.scenario_run.key, {}).items():
+            if name not in saved:
+                unavailable[name] = (
+                    f"was saved by {phase} in an earlier invocation, but it holds a secret, "
+                    "so Rook kept it in memory only and it is gone now: run the phases "
+                    f"from {phase} to {call.phase} in one rook run (not split by --phases), "
+                    "or save a value that holds no secret"
+                )
     return Scope(values=values, unavailable=unavailable, env=call.env, saved_names=sorted(saved))
 
 
