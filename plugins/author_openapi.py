@@ -20,7 +20,14 @@ from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
 from rook_core.errors import ConfigError
 
-from .author_http import GOAL, MESSAGE_KEYS, HttpAuthor, basic_header, split_userinfo
+from .author_http import (
+    GOAL,
+    MESSAGE_KEYS,
+    HttpAuthor,
+    basic_header,
+    move_value_secrets,
+    split_userinfo,
+)
 from .author_shapes import find_answer, find_conversation, jmes
 
 if TYPE_CHECKING:
@@ -560,7 +567,9 @@ class OpenApiAuthor(HttpAuthor):
         url = _at(base, chosen["path"])
         params = PARAM.findall(chosen["path"])
         if params:
-            url = self._session_hooks(doc, chosen, base, params, hooks, auth_h, auth_q, notes)
+            url = self._session_hooks(
+                doc, chosen, base, params, hooks, auth_h, auth_q, notes, request.secrets
+            )
         entry: dict[str, Any] = {"url": url}
         if chosen["where"] == "query":
             entry.update(method="GET", query={chosen["field"]: GOAL})
@@ -569,7 +578,8 @@ class OpenApiAuthor(HttpAuthor):
             body = sample(doc, schema, chosen["field"])
             if chosen["field"].lower() == "messages":
                 body["messages"] = [{"role": "user", "content": GOAL}]
-            entry["body"] = body
+            # an example credential (client_secret, a key-shaped value) goes to env
+            entry["body"] = move_value_secrets(body, request.secrets, where, "field")
             if chosen["method"] != "post":
                 entry["method"] = chosen["method"].upper()
         guess, _ = _response_guess(doc, chosen["op"])
@@ -595,6 +605,7 @@ class OpenApiAuthor(HttpAuthor):
         auth_h: dict[str, str],
         auth_q: dict[str, str],
         notes: list[str],
+        secrets: Any,
     ) -> str:
         from rook_core.authoring import CannotAuthor
 
@@ -611,6 +622,8 @@ class OpenApiAuthor(HttpAuthor):
             )
         opener: dict[str, Any] = {"url": _at(base, parent)}
         body = sample(doc, json_schema(doc, create.get("requestBody") or {}) or {}, None)
+        if isinstance(body, dict):
+            body = move_value_secrets(body, secrets, _at(base, parent), "field")
         opener["body"] = body if body not in ("", None) else {}
         guess, _ = _response_guess(doc, create)
         handle = find_conversation(guess) if guess is not None else None

@@ -174,6 +174,37 @@ def test_a_required_field_with_a_const_is_sent_with_that_value(
     assert body["kind"] == "chat" and body["version"] == 2, body
 
 
+def test_a_credential_among_the_body_examples_moves_to_env(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A required body field named like a credential, or whose example is shaped like a
+    key (also nested), was written into the profile as the document's example and shown
+    in the test's output: it becomes an env reference, as in a cURL command's body."""
+    ws = rook_workspace
+    schema = {
+        "type": "object",
+        "required": ["prompt", "client_secret", "auth"],
+        "properties": {
+            "prompt": {"type": "string"},
+            "client_secret": {"type": "string", "example": "cs-example-4242"},
+            "auth": {"type": "object", "example": {"from": "sk-live-example0123456789"}},
+        },
+    }
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps(ask_document(authoring_server.url, schema)))
+    r = add(rook_cli, ws, "desk", "--from", str(doc), env={"AGENT_API_KEY": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    written = (ws.agent_dir / "profiles" / "desk.yaml").read_text()
+    for value in ("cs-example-4242", "sk-live-example0123456789"):
+        assert value not in written + r.stdout + r.stderr, (value, written, r.stdout)
+    data = profile(ws, "desk")
+    body = data["hooks"]["execute"]["http"]["body"]
+    assert body["client_secret"].startswith("{{env.") and body["auth"]["from"].startswith("{{env.")
+    declared = {e["variable"] for e in data["env"]}
+    assert {body["client_secret"][6:-2], body["auth"]["from"][6:-2]} <= declared, data["env"]
+    assert "answer: answer 1: Say hello" in r.stdout
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
