@@ -230,6 +230,10 @@ def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) ->
         for rel in new:
             (request.agent.dir / rel).unlink(missing_ok=True)
         head, _, problems = str(exc).partition("\n")
+        if head == f"{path}: invalid profile:" and _by_author_agent(rook, draft):
+            raise AuthoringError(  # the author agent's failure, not the user's mistake
+                f"the author agent's answer makes no valid profile (nothing written):\n{problems}"
+            ) from None
         if head == f"{path}: invalid profile:":  # the draft's fault, not a file's: none is written
             raise ConfigError(
                 f"{request.source.label}: Rook cannot make a valid profile of it "
@@ -239,6 +243,20 @@ def check_draft(rook: Rook, request: AuthorRequest, draft: Draft, path: Path) ->
             rest = str(exc)[len(f"{path}: ") :]
             raise ConfigError(f"{request.source.label}: {rest} (nothing written)") from None
         raise
+
+
+def _by_author_agent(rook: Rook, draft: Draft) -> bool:
+    return bool(draft.author) and getattr(rook.authors.get(draft.author), "fallback", False)
+
+
+def _invalid(rook: Rook, data: dict[str, Any], path: Path) -> str | None:
+    """Why the profile ``data`` is not valid (its problems, one a line), or ``None``."""
+    try:
+        profile_from_dict(copy.deepcopy(data), rook.transports, str(path))
+    except ConfigError as exc:
+        head, _, problems = str(exc).partition("\n")
+        return problems.strip() or head
+    return None
 
 
 def _next_draft(
@@ -296,6 +314,10 @@ def add_profile(
         if revised is None or (obs.ok and not revised.changes):
             break
         after = profile_data(revised, request.profile_id, request.name, request.secrets, {})
+        problems = _invalid(rook, after, path)
+        if problems is not None:  # the tested draft stays: written below, for fix to take over
+            events.say(f"no correction: the correction makes no valid profile: {problems}")
+            break
         if not _accept("correction", data, after, revised, events, changes):
             break
         draft = revised
@@ -492,6 +514,10 @@ def fix_profile(
             data = profile_data(
                 repaired, profile.id, profile.name, request.secrets, repaired.capabilities
             )
+            problems = _invalid(rook, data, profile.path)
+            if problems is not None:
+                events.say(f"refused a repair that makes no valid profile: {problems}")
+                break
             if not _accept("repair", original, data, repaired, events, changes):
                 break
             draft = repaired

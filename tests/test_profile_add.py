@@ -632,6 +632,29 @@ def test_author_agent_from_config_answers_json(rook_workspace, rook_cli):
     assert r.exit_code == 1 and "answered no script" in r.stderr
 
 
+def test_an_author_agent_answering_no_valid_profile_is_its_failure_not_the_users(
+    rook_workspace, rook_cli
+):
+    """An author agent whose JSON answer lists an env entry that is no variable name
+    ('desk token') was the user's mistake: '--notes: Rook cannot make a valid profile
+    of it' (exit 2); as a correction, '.../profiles/desk.yaml: invalid profile' (exit 2)
+    for a file never written. It is the author agent's failure: exit 1, and a correction
+    that makes no valid profile is no correction, the tested profile written for fix."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "desk", "--notes", "x", "--author", AUTHOR, env={"AUTHOR_MODE": "bad_env"})
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "the author agent's answer makes no valid profile" in r.stderr, r.stderr
+    assert "env.0.variable" in r.stderr and "--notes: Rook cannot" not in r.stderr
+    assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
+
+    mode = {"AUTHOR_MODE": "broken bad_env"}
+    r = add(rook_cli, ws, "desk", "--notes", "x", "--author", AUTHOR, env=mode)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "no correction: the correction makes no valid profile" in r.stdout, r.stdout
+    assert "env.0.variable" in r.stdout and "invalid profile" not in r.stderr, r.stderr
+    assert profile(ws, "desk")["hooks"] == {"execute": "scripts/desk-hook.py"}
+
+
 def test_sources_that_cannot_be_written(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     odd = tmp_path / "odd.txt"

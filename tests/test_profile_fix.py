@@ -138,6 +138,25 @@ def test_fix_asks_the_author_agent_for_a_broken_script(rook_workspace, rook_cli,
     assert "plain text" in (ws.agent_dir / "scripts" / "desk.py.bak").read_text()
 
 
+def test_a_repair_that_makes_no_valid_profile_is_refused_and_changes_nothing(
+    rook_workspace, rook_cli
+):
+    """An author agent's repair whose env names no variable ('desk token') stopped
+    fix with '.../profiles/p.yaml: invalid profile' (exit 2), as if the user's own
+    file were wrong. The repair is refused; nothing is changed (exit 1)."""
+    ws = rook_workspace
+    ws.script("desk.py", "import sys\nprint('plain text, not the contract')\n", executable=False)
+    path = write(ws, {"execute": "scripts/desk.py"}, env=())
+    before = path.read_text()
+    r = fix(rook_cli, ws, "--author", AUTHOR, env={"AUTHOR_MODE": "bad_env"})
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "refused a repair that makes no valid profile" in r.stdout, r.stdout
+    assert "env.0.variable" in r.stdout and "invalid profile" not in r.stderr, r.stderr
+    assert "not fixed; nothing was changed" in r.stdout
+    assert path.read_text() == before
+    assert "plain text" in (ws.agent_dir / "scripts" / "desk.py").read_text()
+
+
 def test_fix_with_a_working_profile(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     write(ws, {"execute": chat(authoring_server)})

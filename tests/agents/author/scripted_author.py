@@ -7,6 +7,8 @@ AUTHOR_MODE chooses how it answers:
   broken      the first answer prints plain text (not the hook contract); asked again
               with the observed failure, it answers a working script
   none        prose without any script
+  bad_env     a JSON object whose env names no environment variable ("desk token");
+              with broken, only once asked again with the observed failure
 AUTHOR_LOG, when set, is a directory where each request is saved (request-N.md).
 """
 
@@ -41,6 +43,8 @@ if sys.argv[1] == "execute":
 
 if mode == "none":
     print("I am not sure how to do that.")
+elif mode == "bad_env" or (mode == "broken bad_env" and machine.get("problem")):
+    print(json.dumps({"output": WORKING, "env": [{"variable": "desk token", "purpose": "p"}]}))
 elif mode == "json":
     print(
         json.dumps(
@@ -48,5 +52,5 @@ elif mode == "json":
         )
     )
 else:
-    script = BROKEN if mode == "broken" and not machine.get("problem") else WORKING
+    script = BROKEN if mode.startswith("broken") and not machine.get("problem") else WORKING
     print("Here is the hook script you asked for.\n\n```python\n" + script + "```\n\nDone.")
