@@ -110,14 +110,15 @@ def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
 
 def run_author(command: str, text: str, request: AuthorRequest) -> str:
     """Run the author agent with ``text`` on its standard input; its standard output."""
+    given = request.options.get("author_from") or "--author"  # or config.yaml's author:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise ConfigError(f"--author: cannot split the command line: {exc}") from None
+        raise ConfigError(f"{given}: cannot split the command line: {exc}") from None
     if not argv:
-        raise ConfigError("--author: empty command")
+        raise ConfigError(f"{given}: empty command")
     if "/" not in argv[0] and shutil.which(argv[0]) is None:
-        raise ConfigError(f"--author: {argv[0]!r} is not installed (not on PATH)")
+        raise ConfigError(f"{given}: {argv[0]!r} is not installed (not on PATH)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
     env["ROOK_AUTHOR_REQUEST"] = "1"
     timeout = float(request.options.get("author_timeout") or TIMEOUT)
@@ -134,7 +135,7 @@ def run_author(command: str, text: str, request: AuthorRequest) -> str:
     out = proc.stdout.decode("utf-8", errors="replace")
     err = proc.stderr.decode("utf-8", errors="replace").strip()
     if proc.spawn_error:
-        raise ConfigError(f"--author {command}: could not start it: {proc.spawn_error}")
+        raise ConfigError(f"{given} {command}: could not start it: {proc.spawn_error}")
     if proc.timed_out:
         raise RookError(f"the author agent timed out after {timeout:g} s")
     if proc.overflow:  # stopped at the cap (a signal, and nothing said about why)

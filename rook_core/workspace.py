@@ -191,7 +191,10 @@ def _config_schema() -> Any:
         project = text("a project name")
         agent = text("an agent name")
         judge_profile = text("a profile name (NAME, or AGENT/NAME for another agent's)")
-        author = text("a command line")
+        author = fields.String(  # a blank command line is empty too
+            validate=validate.Regexp(r"\S", error="must be a command line (not empty)"),
+            error_messages={"invalid": "must be a command line (a string)"},
+        )
 
     return ConfigSchema()
 

@@ -655,6 +655,30 @@ def test_an_author_agent_answering_no_valid_profile_is_its_failure_not_the_users
     assert profile(ws, "desk")["hooks"] == {"execute": "scripts/desk-hook.py"}
 
 
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        ("nosuchprogram-xyz --flag", "'nosuchprogram-xyz' is not installed (not on PATH)"),
+        ("'  '", "must be a command line (not empty)"),
+        ("'python3 -c \"'", "cannot split the command line: No closing quotation"),
+    ],
+)
+def test_an_author_agent_from_config_that_cannot_run_names_config_not_a_flag(
+    rook_workspace, rook_cli, command, said
+):
+    """An author: of config.yaml that cannot run was reported as '--author: ...', a
+    flag the user never gave (and a blank one passed the config check): the message
+    names config.yaml's author field."""
+    ws = rook_workspace
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(f"author: {command}\n")
+    r = add(rook_cli, ws, "desk", "--notes", "anything")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{config}" in r.stderr and "author" in r.stderr and said in r.stderr, r.stderr
+    assert "--author" not in r.stderr.replace("--author CMD", ""), r.stderr
+    assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
+
+
 def test_sources_that_cannot_be_written(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     odd = tmp_path / "odd.txt"

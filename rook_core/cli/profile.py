@@ -72,6 +72,16 @@ class Session:
             raise ConfigError("config.yaml: author must be a command line (a string)")
         return given or configured or None
 
+    def author_options(self, given: str | None) -> dict[str, str | None]:
+        """The author agent's command line, and where it was given (for its messages)."""
+        from ..workspace import ROOT
+
+        config = self.agent.workspace / ROOT / "config.yaml"
+        return {
+            "author_command": self.author_command(given),
+            "author_from": "--author" if given else f"{config}: author",
+        }
+
     def guard(self, exc: Exception) -> Exception:
         """The same error with every secret value replaced."""
         exc.args = (self.redactor.text(str(exc)),)
@@ -311,7 +321,7 @@ def _add(
     from ..store import atomic_write
     from .profile_output import show_observation
 
-    options["author_command"] = s.author_command(author_cmd)
+    options.update(s.author_options(author_cmd))
     chosen = choose_author(s.rook, source)
     if chosen is None and options["author_command"] and fallback_author(s.rook):
         chosen = fallback_author(s.rook)

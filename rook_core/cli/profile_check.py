@@ -195,7 +195,7 @@ def fix_command(
             secrets=Secrets(env_prefix(s.agent.name), s.redactor),
             what=what or "",
             goal=goal,
-            options={"author_command": s.author_command(author_cmd)},
+            options=s.author_options(author_cmd),
             say=s.say,
         )
 
