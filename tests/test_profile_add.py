@@ -85,6 +85,30 @@ def test_curl_file_becomes_a_tested_http_profile(
     assert_nowhere(ws, authoring_server.api_key)
 
 
+def test_a_variable_already_set_to_another_value_is_said_to_have_been_used(
+    rook_workspace, rook_cli, authoring_server
+):
+    """With the variable a secret moves to already set (a stale token in the shell),
+    the test used that value, as documented, but nothing said so: the user saw their
+    working cURL command fail as 'rejected the credentials' with no hint why."""
+    ws = rook_workspace
+    stale = "stale-token-5678"
+    env = {"AGENT_API_TOKEN": stale}
+    r = add(rook_cli, ws, "staging", input=chat_curl(authoring_server), env=env)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "FAILED (auth)" in r.stdout
+    assert (
+        "AGENT_API_TOKEN is set in your environment: the test used its value, "
+        "not the one in your source" in r.stdout
+    ), r.stdout
+    assert stale not in r.stdout + r.stderr and authoring_server.api_key not in r.stdout
+    # set to the value the source holds, there is nothing to say
+    env = {"AGENT_API_TOKEN": authoring_server.api_key}
+    r = add(rook_cli, ws, "staging", "--force", input=chat_curl(authoring_server), env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "is set in your environment" not in r.stdout
+
+
 def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     curl = (

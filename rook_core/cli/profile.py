@@ -9,6 +9,7 @@ and the authors are plugins (``rook_register_authors``).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shlex
 import sys
@@ -420,6 +421,12 @@ def _add(
     for ref in secrets.refs:
         where = "moved to env" if ref["variable"] in held else "read from the environment"
         s.say(f"secret: {ref['variable']} ({ref['purpose']}) - {where}, in no file")
+        set_to = os.environ.get(ref["variable"])
+        if not no_test and ref["variable"] in held and set_to and set_to != held[ref["variable"]]:
+            s.say(  # the environment wins: a stale value there is why a test may fail
+                f"note: {ref['variable']} is set in your environment: the test used its "
+                "value, not the one in your source"
+            )
     for note in outcome.draft.notes:
         s.say(f"note: {note}")
     s.say(f"wrote {path}")
@@ -454,8 +461,6 @@ def holder(profiles_dir: Path, pid: str) -> Path | None:
 def _next_steps(
     s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool, is_active: bool
 ) -> None:
-    import os
-
     unset = [r for r in outcome.data.get("env", []) if not os.environ.get(r["variable"])]
     for ref in unset:
         known = ref["variable"] in secrets.values
