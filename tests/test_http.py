@@ -837,6 +837,10 @@ def test_a_failure_message_never_shows_a_secret(
         ({"url": "http:///echo"}, "hooks.execute.http.url: names no host"),
         ({"headers": {"X Bad": "x"}}, "hooks.execute.http.headers.X Bad: not a valid header"),
         ({"headers": {"X-City": "Zürich"}}, "hooks.execute.http.headers.X-City: its value holds"),
+        # JSON written as one string: a goal holding a quote would break it (as text it
+        # was sent '{"q": "say "hi""}'); Rook fills placeholders inside a structure only
+        ({"body": '{"q": "{{goal}}"}'}, "hooks.execute.http.body: JSON written as a string"),
+        ({"body": ' [{"turn": {{turn}}}]'}, "remove the quotes around it"),
     ],
 )
 def test_invalid_entries_are_refused_before_anything_runs(

@@ -34,7 +34,7 @@ from .entry import (
     Path,
     header_problem,
 )
-from .template import BUILTINS, SAVED_NAME, check_name, placeholders
+from .template import BUILTINS, PLACEHOLDER, SAVED_NAME, check_name, placeholders
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 CONTRACT_FIELDS = ("output", "agent_reply", "conversation", "usage", "calls")
@@ -187,6 +187,13 @@ class HttpSchema(Schema):
                 problem = check_name(name)
                 if problem:
                     errors.setdefault(where, []).append(problem)
+        if _json_text(data.get("body")):
+            errors.setdefault("body", []).append(
+                "JSON written as a string, holding placeholders: a value with a quote, a "
+                "backslash or a line break (a goal, say) would break it. Write the body as "
+                "YAML: remove the quotes around it (JSON is YAML), and Rook fills the "
+                "placeholders inside the structure"
+            )
         for k, v in (data.get("headers") or {}).items():
             if isinstance(v, (dict, list)):
                 errors.setdefault(f"headers.{k}", []).append("must be a string")
@@ -204,6 +211,18 @@ class HttpSchema(Schema):
                 )
         if errors:
             raise ValidationError(errors)
+
+
+def _json_text(body: Any) -> bool:
+    """Whether ``body`` is a JSON object or list written as one string, with
+    placeholders (``'{"q": "{{goal}}"}'``): filled as text, a value could break it."""
+    if not isinstance(body, str) or not any(placeholders(body)):
+        return False
+    try:  # each placeholder as a number: it may stand inside quotes or for a value
+        parsed = json.loads(PLACEHOLDER.sub("0", body))
+    except ValueError:
+        return False
+    return isinstance(parsed, (dict, list))
 
 
 def load_config(value: Any) -> HttpConfig:
