@@ -43,6 +43,8 @@ SUFFIX = {
     "node": ".mjs",
     "mjs": ".mjs",
 }
+SHEBANG_PROGRAM = re.compile(r"\b(python[\d.]*|node|bash|sh)\b")
+PLAIN_TEXT = ("", "text", "txt", "plaintext", "code")  # a fence naming no language
 PHASE_WORD = re.compile(r"""["'](prepare|open|close|collect)["']""")
 ENV_READ = re.compile(
     r"""os\.environ\[["']([A-Z][A-Z0-9_]*)["']\]|process\.env\.([A-Z][A-Z0-9_]*)"""
@@ -101,11 +103,22 @@ def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
             "the author agent answered no script (no fenced code block, no "
             f"JSON object with output); it said: {text[:300]!r}"
         )
-    lang = str(extra.get("language") or lang)
-    if not lang and text.startswith("#!"):
+    lang = str(extra.get("language") or lang).lower()
+    if lang not in SUFFIX and text.startswith("#!"):  # the #! line names what runs it
         first = text.splitlines()[0]
-        lang = "python" if "python" in first else "node" if "node" in first else "bash"
-    return text.rstrip() + "\n", lang or "python", extra
+        found = SHEBANG_PROGRAM.search(first)
+        words = first[2:].split() or ["?"]
+        program = words[0].split("/")[-1]
+        if program == "env":  # #!/usr/bin/env [-S] perl
+            program = next((w for w in words[1:] if not w.startswith("-")), program)
+        lang = found.group(1) if found else program
+        lang = "python" if lang.startswith("python") else lang
+    if lang not in SUFFIX and lang not in PLAIN_TEXT:
+        raise RookError(
+            f"the author agent answered a script Rook cannot run ({lang}): Rook runs the "
+            "hook scripts it writes in Python, bash or Node"
+        )
+    return text.rstrip() + "\n", lang if lang in SUFFIX else "python", extra
 
 
 def run_author(command: str, text: str, request: AuthorRequest) -> str:

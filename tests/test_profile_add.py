@@ -922,6 +922,32 @@ def test_an_author_agent_answering_json_that_is_no_object_answered_no_script(
     assert not (ws.agent_dir / "scripts" / "helper-hook.py").exists()
 
 
+PERL = '#!/usr/bin/env perl\nprint "{\\"output\\": \\"perl\\"}\\n" if $ARGV[0] eq "execute";\n'
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [f"```perl\n{PERL}```", PERL, "```ruby\nputs 'hi'\n```"],
+    ids=["fenced perl", "a perl #! line", "fenced ruby"],
+)
+def test_a_script_in_a_language_rook_cannot_run_is_no_script(
+    rook_workspace, rook_cli, tmp_path, answer
+):
+    """A script the author agent wrote in a language Rook runs no hook script in
+    (```perl, a #!/usr/bin/env perl line) was saved as scripts/NAME-hook.py (or .sh)
+    and run by Python (or bash): a SyntaxError, sent back to the author agent as if
+    its script were broken. It is refused, naming the language and those Rook runs."""
+    ws = rook_workspace
+    author = tmp_path / "perl_author.py"
+    author.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    r = add(rook_cli, ws, "helper", "--notes", "x", "--author", f"{sys.executable} {author}")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "a script Rook cannot run" in r.stderr and "Python, bash or Node" in r.stderr, r.stderr
+    assert "test 1" not in r.stdout
+    assert not (ws.agent_dir / "profiles" / "helper.yaml").exists()
+    assert not list((ws.agent_dir / "scripts").glob("helper-hook*"))
+
+
 @pytest.mark.parametrize(
     ("url", "problem"),
     [
