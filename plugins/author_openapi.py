@@ -25,6 +25,7 @@ from .author_http import (
     MESSAGE_KEYS,
     HttpAuthor,
     basic_header,
+    move_header_secrets,
     move_value_secrets,
     split_userinfo,
 )
@@ -465,6 +466,47 @@ def security_headers(
     return headers, query
 
 
+def required_parameters(
+    doc: dict[str, Any],
+    chosen: dict[str, Any],
+    secrets: Any,
+    where: str,
+    notes: list[str],
+    sent: set[str],
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The operation's required header and query parameters (its path's too), each
+    with its example, default, enum or const (a credential moved to env); one with
+    none is named in a note. The message parameter, path parameters and those the
+    security schemes send already (``sent``, lower case) aside."""
+    item = (doc.get("paths") or {}).get(chosen["path"]) or {}
+    shared = [*(item.get("parameters") or []), *(chosen["op"].get("parameters") or [])]
+    headers: dict[str, str] = {}
+    query: dict[str, str] = {}
+    for param in [deref(doc, p) for p in shared]:
+        name, place = str(param.get("name", "")), param.get("in")
+        if not param.get("required") or place not in ("header", "query"):
+            continue
+        if place == "header" and name.lower() in ("accept", "content-type", "authorization"):
+            continue  # OpenAPI ignores these as parameters
+        if name.lower() in sent:  # a security scheme's credential is sent once
+            continue
+        if place == "query" and name == chosen["field"] and chosen["where"] == "query":
+            continue
+        if "example" in param:
+            value = _as_json(param["example"])
+        else:
+            value = sample(doc, param.get("schema") or {}, None, 1)
+        if value in ("", None) or isinstance(value, (dict, list)):
+            notes.append(f"required {place} parameter {name}: no example in the document; add it")
+            continue
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        (headers if place == "header" else query)[name] = text
+    return (
+        move_header_secrets(headers, secrets, where),
+        move_value_secrets(query, secrets, where, "query parameter"),
+    )
+
+
 def _with_auth(entry: dict[str, Any], headers: dict[str, str], query: dict[str, str]) -> dict:
     if headers:
         entry["headers"] = {**headers, **entry.get("headers", {})}
@@ -587,6 +629,11 @@ class OpenApiAuthor(HttpAuthor):
             path = find_answer(guess)
             if path:
                 entry["extract"] = {"output": jmes(path)}
+        sent = {k.lower() for k in [*auth_h, *auth_q]}
+        own = required_parameters(doc, chosen, request.secrets, where, notes, sent)
+        for key, values in zip(("headers", "query"), own, strict=True):
+            if values:  # the operation's own required parameters, beside the message
+                entry[key] = {**values, **entry.get(key, {})}
         hooks["execute"] = {"http": _with_auth(entry, auth_h, auth_q)}
         return Draft(
             hooks=hooks,

@@ -205,6 +205,40 @@ def test_a_credential_among_the_body_examples_moves_to_env(
     assert "answer: answer 1: Say hello" in r.stdout
 
 
+def test_required_query_and_header_parameters_are_sent(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A required query or header parameter the operation declares (Azure OpenAI's
+    api-version) was left out of the profile in silence, so the real API refused every
+    request. Each is sent with its example (or default, enum, const), a credential
+    among them moved to env; an optional one is not sent."""
+    ws = rook_workspace
+    document = ask_document(authoring_server.url, SCHEMAS["allOf"])
+    document["paths"]["/ask"]["post"]["parameters"] = [
+        {"name": "api-version", "in": "query", "required": True,
+         "schema": {"type": "string"}, "example": "2024-02-01"},
+        {"name": "X-Tenant", "in": "header", "required": True,
+         "schema": {"type": "string", "enum": ["acme", "other"]}},
+        {"name": "X-Client-Token", "in": "header", "required": True,
+         "schema": {"type": "string", "example": "ghp_exampleexampleexample0123"}},
+        {"name": "X-Trace", "in": "header", "schema": {"type": "string", "example": "t-1"}},
+        # the security scheme's key, declared as a parameter too: sent once, from env
+        {"name": "key", "in": "query", "required": True, "example": "example-key-0000"},
+    ]
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps(document))
+    r = add(rook_cli, ws, "desk", "--from", str(doc), env={"AGENT_API_KEY": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "desk")["hooks"]["execute"]["http"]
+    assert http["query"]["api-version"] == "2024-02-01", http
+    assert http["headers"]["X-Tenant"] == "acme" and "X-Trace" not in http["headers"], http
+    assert http["headers"]["X-Client-Token"].startswith("{{env."), http
+    assert "ghp_exampleexampleexample0123" not in r.stdout + r.stderr
+    assert http["query"]["key"] == "{{env.AGENT_API_KEY}}", http
+    sent = authoring_server.seen("POST", "/ask")[-1]
+    assert sent["query"]["api-version"] == "2024-02-01" and sent["headers"]["X-Tenant"] == "acme"
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
