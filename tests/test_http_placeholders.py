@@ -243,6 +243,12 @@ def test_every_legal_placeholder_is_accepted(rook_cli, rook_workspace, agent_ser
     got = scenario["turns"][0]["evidence"]["got"]
     assert got["from_open"] == got["spaced"] == "s" and got["turn"] == 1
     assert got["region"] == "eu-west-1" and got["rook_turn"] == "1"
+    # each built-in is the value it names, in the type it has (null before a handle)
+    run_id = r.report["run"]["id"]
+    session = rook_workspace.record(run_id, "s.1")["session"]
+    assert got["session"] == session and session.startswith(run_id), got
+    assert got["conversation"] is None and got["scenario"] == "s" and got["run"] == run_id
+    assert got["goal"] == "hi"
     collected = json.loads(json.dumps(scenario["collected"]["evidence"]["collected"]))
     assert collected == {"closed": "hi", "said": "hi", "goal": "hi"}
 
