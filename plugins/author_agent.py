@@ -45,6 +45,8 @@ SUFFIX = {
 }
 SHEBANG_PROGRAM = re.compile(r"\b(python[\d.]*|node|bash|sh)\b")
 PLAIN_TEXT = ("", "text", "txt", "plaintext", "code")  # a fence naming no language
+PHASES = ("prepare", "open", "close", "collect")
+CASE_LABEL = re.compile(r"""^[ \t]*\(?([\w|"' \t]+?)[ \t]*\)""", re.MULTILINE)
 PHASE_WORD = re.compile(r"""["'](prepare|open|close|collect)["']""")
 ENV_READ = re.compile(
     r"""os\.environ\[["']([A-Z][A-Z0-9_]*)["']\]|process\.env\.([A-Z][A-Z0-9_]*)"""
@@ -264,7 +266,11 @@ def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str
             script = f"{first}\n{script}"
     phases = extra.get("phases")
     if not isinstance(phases, list):
-        phases = ["execute", *sorted(set(PHASE_WORD.findall(script)))]
+        found = set(PHASE_WORD.findall(script))
+        if suffix == ".sh":  # a shell names them as case labels, unquoted: open) ... ;;
+            for label in CASE_LABEL.findall(script):
+                found |= {w.strip("\"' ") for w in label.split("|")} & set(PHASES)
+        phases = ["execute", *sorted(found)]
     hooks = {
         p: rel
         for p in ("prepare", "open", "execute", "close", "collect")

@@ -884,6 +884,29 @@ def test_an_author_agent_answering_after_a_byte_order_mark_is_read(
     assert written.startswith("#!/usr/bin/env python3\n")
 
 
+def test_the_phases_of_a_bash_script_are_its_case_labels(rook_workspace, rook_cli, tmp_path):
+    """A bash hook script names its phases as case labels, unquoted (open) ... ;;): only
+    quoted names were looked for, so the author agent's open hook was never run, and
+    the session it creates never made (no conversation handle, no second turn)."""
+    ws = rook_workspace
+    script = (
+        'case "$1" in\n'
+        "  open) echo '{\"conversation\": \"c-1\"}' ;;\n"
+        "  execute) g=$(cat); printf '{\"output\": \"in %s: %s\", \"conversation\": \"%s\"}\\n'"
+        ' "$ROOK_CONVERSATION" "$g" "$ROOK_CONVERSATION" ;;\n'
+        "  prepare|close) : ;;\n"
+        "esac\n"
+    )
+    author = tmp_path / "bash_author.py"
+    answer = f"```bash\n{script}```"
+    author.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    r = add(rook_cli, ws, "helper", "--notes", "x", "--author", f"{sys.executable} {author}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    hooks = profile(ws, "helper")["hooks"]
+    assert set(hooks) == {"prepare", "open", "execute", "close"}, hooks
+    assert "answer: in c-1: Say hello" in r.stdout, r.stdout
+
+
 @pytest.mark.parametrize(
     ("ends", "said"),
     [
