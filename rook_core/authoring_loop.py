@@ -40,8 +40,9 @@ from .store import atomic_write
 from .yamlio import dump_yaml
 
 DEFAULT_ATTEMPTS = 4
-NO_REPAIR = ("missing_variable", "unreachable", "infra")
-"""Problems no change to the profile repairs: the user's to set, start or wait for."""
+NO_REPAIR = ("missing_variable", "unreachable", "infra", "tls")
+"""Problems no change to the profile repairs: the user's to set, start, wait for or trust
+(no repair turns TLS verification off)."""
 FETCH_TIMEOUT = 30.0
 FETCH_LIMIT = 5 * 1024 * 1024
 
@@ -338,7 +339,7 @@ def add_profile(
         )
     ok = obs.ok if obs is not None else True
     # a variable is the user's to set, an agent not running theirs to start, its
-    # infrastructure failing theirs to wait for: no fix helps
+    # infrastructure failing theirs to wait for, a certificate theirs to trust: no fix helps
     if not ok and obs is not None and obs.problem not in NO_REPAIR:
         events.say(
             "the last test failed: the profile is written anyway (exit 1), "

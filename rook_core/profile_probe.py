@@ -46,6 +46,7 @@ PROBLEMS = {
     "http_error": "the target refused the request",
     "unreachable": "nothing answered at the target's address (is the agent running?)",
     "infra": "the agent reported an infrastructure failure (Ruhroh infra_failure, twice)",
+    "tls": "Rook does not trust the target's TLS certificate",
     "timeout": "a hook timed out",
     "not_json": "the hook's output is not one JSON object",
     "no_answer": "the answer was not found in the response",
@@ -179,6 +180,8 @@ def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[st
         return "infra", status
     if _UNSET.search(diagnosis):
         return "missing_variable", status
+    if status is None and "TLS certificate verification failed" in diagnosis:
+        return "tls", status  # no repair helps: none turns verification off
     if status is None and any(s in diagnosis for s in _UNREACHABLE):
         return "unreachable", status
     if isinstance(status, int):

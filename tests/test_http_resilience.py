@@ -517,6 +517,28 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     assert "raised" not in r.stderr and not r.stdout.strip()
 
 
+def test_an_untrusted_certificate_is_told_to_be_trusted_not_fixed(rook_cli, rook_workspace, tls_server):
+    """profile add of a cURL command for an https agent whose certificate Rook does not
+    trust ended 'next: rook profile fix NAME', and profile test sent the user there too,
+    but no repair helps: a repair never turns TLS verification off. Each says what to
+    do: verify_tls with the CA bundle that signed it."""
+    server, _ = tls_server
+    ws = rook_workspace
+    command = f"curl {server.url}/echo -H 'Content-Type: application/json' -d '{{\"message\": \"hi\"}}'"
+    r = rook_cli("profile", "add", "--workspace", str(ws.root), "tls", input=command)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    said = r.stdout + r.stderr
+    assert "rook profile fix" not in said, said
+    assert "give verify_tls the path of the CA bundle" in said, said
+    assert "then: rook profile test tls" in said, said
+    t = rook_cli("profile", "test", "tls", "-w", str(ws.root))
+    assert t.exit_code == 1 and "rook profile fix" not in t.stdout + t.stderr, t.stdout
+    assert "next: give verify_tls" in t.stdout, t.stdout
+    f = rook_cli("profile", "fix", "tls", "-w", str(ws.root))
+    assert f.exit_code == 1 and "next: give verify_tls" in f.stdout, f.stdout + f.stderr
+    assert "test after repair" not in f.stdout
+
+
 def test_curl_cacert_becomes_verify_tls_and_what_an_entry_cannot_send_is_said(
     rook_cli, rook_workspace, tls_server
 ):

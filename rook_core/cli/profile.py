@@ -490,6 +490,14 @@ def _next_steps(
             f"which is not the profile's: wait until it is up, then: rook profile test {pid}"
         )
         sys.exit(1)
+    elif getattr(outcome.observation, "problem", None) == "tls":
+        # no repair turns TLS verification off
+        s.say(
+            "Rook does not trust the agent's TLS certificate: give verify_tls the path of "
+            "the CA bundle that signed it (or, for a test server only, verify_tls: false) "
+            f"in the profile, then: rook profile test {pid}"
+        )
+        sys.exit(1)
     elif not outcome.ok:
         s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
         sys.exit(1)

@@ -26,6 +26,9 @@ ADVICE = {
     "not_found": "check the URL or path in the hook entry",
     "unreachable": "start the agent (nothing answered at the address in the hook entry), "
     "or correct that address; then run rook profile test again",
+    "tls": "give verify_tls the path of the CA bundle that signed the agent's certificate "
+    "(or, for a test server only, verify_tls: false) in the hook entry; then run rook "
+    "profile test again",
     "timeout": "raise timeout_seconds on the hook entry if the target is this slow",
     "infra": "try again when the agent's infrastructure is up (it reported infra_failure, "
     "retried once: not the profile's fault, so there is nothing to fix); then run rook "
