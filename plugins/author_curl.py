@@ -28,6 +28,8 @@ from rook_core.workspace import user_path
 
 from .author_http import (
     DROP_HEADERS,
+    GOAL_GIVEN,
+    GOAL_WRITTEN,
     PLACEHOLDER_ENV,
     HttpAuthor,
     basic_header,
@@ -572,14 +574,15 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         kind, body = "none", None
     query = move_value_secrets(query, secrets, where, "query parameter")
     placed: str | None = None
+    given = bool(GOAL_WRITTEN.search(str([body, query, headers, url])))  # {{goal}} written
     if kind in ("json", "text"):
         if isinstance(body, (dict, list)):  # a JSON array too: its objects' fields
             body = move_value_secrets({"body": body}, secrets, where, "field")["body"]
-        body, placed = place_goal(body)
+        body, placed = place_goal(body, given)
         placed = f"body ({placed})" if placed else None
     elif kind == "form":
         body = move_value_secrets(body, secrets, where, "form field")
-        body, spot = place_goal(body)
+        body, spot = place_goal(body, given)
         placed = f"form field {spot}" if spot else None
     elif kind == "encoded":
         body, placed = _encoded(body, secrets, where)
@@ -602,13 +605,19 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
                 "JSON, add -H 'Content-Type: application/json' to the command"
             )
     if placed is None and query:
-        query, spot = place_goal(query)
+        query, spot = place_goal(query, given)
         placed = f"query parameter {spot}" if spot else None
+    if given:
+        placed = GOAL_GIVEN
     if placed is None:
         from rook_core.authoring import CannotAuthor
 
         raise CannotAuthor("the cURL command sends no message Rook could replace with the goal")
-    notes.append(f"the goal goes where your sample message was: {placed}")
+    notes.append(
+        f"the goal goes {placed}"
+        if given
+        else f"the goal goes where your sample message was: {placed}"
+    )
 
     def plain_type(k: str, v: str) -> bool:  # what httpx sets by itself
         own = {"json": "application/json", "form": "application/x-www-form-urlencoded"}

@@ -152,10 +152,18 @@ def where_of(url: str) -> str:
 # -- the goal ----------------------------------------------------------------------
 
 
-def place_goal(value: Any) -> tuple[Any, str | None]:
+GOAL_WRITTEN = re.compile(r"\{\{\s*goal\s*\}\}")
+GOAL_GIVEN = "where your command has {{goal}}"
+
+
+def place_goal(value: Any, given: bool = False) -> tuple[Any, str | None]:
     """Put ``{{goal}}`` where the sample message is: the last user message of a chat
     ``messages`` list, else a field named message/prompt/input/..., else the longest
-    string. Returns the new value and where the goal went (``None``: nowhere)."""
+    string. Returns the new value and where the goal went (``None``: nowhere). When
+    the source already says where it goes (``given``: a ``{{goal}}`` in the command),
+    nothing is replaced."""
+    if given:
+        return value, None
     if isinstance(value, str):
         return GOAL, "the whole body"
     if not isinstance(value, (dict, list)):

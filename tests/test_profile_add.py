@@ -109,6 +109,40 @@ def test_a_variable_already_set_to_another_value_is_said_to_have_been_used(
     assert "is set in your environment" not in r.stdout
 
 
+@pytest.mark.parametrize(
+    "data, query",
+    [
+        ('{"text": "{{goal}}", "meta": {"sid": "{{session}}"}}', ""),
+        ('{"text": "hi", "tag": "a longer sample tag"}', "?q={{goal}}"),
+    ],
+)
+def test_a_curl_command_that_already_says_where_the_goal_goes_is_taken_as_written(
+    rook_workspace, rook_cli, authoring_server, data, query
+):
+    """A cURL command written with {{goal}} where the message goes (as http.md shows
+    it) was refused: 'the cURL command sends no message Rook could replace with the
+    goal'; with {{goal}} in its query, the goal also replaced the longest body string.
+    The goal goes where the command says, and the other placeholders stay."""
+    ws = rook_workspace
+    curl = (
+        f"curl '{authoring_server.url}/echo{query}' -H 'Content-Type: application/json' "
+        f"-H 'X-Session: {{{{session}}}}' -d '{data}'"
+    )
+    r = add(rook_cli, ws, "echo", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "note: the goal goes where your command has {{goal}}" in r.stdout, r.stdout
+    http = profile(ws, "echo")["hooks"]["execute"]["http"]
+    assert http["headers"]["X-Session"] == "{{session}}", http
+    sent = authoring_server.seen("POST", "/echo")[-1]
+    goal = "Say hello in one short sentence."
+    assert sent["headers"]["X-Session"] not in ("", "{{session}}"), sent
+    if query:
+        assert sent["query"]["q"] == goal
+        assert sent["json"] == {"text": "hi", "tag": "a longer sample tag"}, sent
+    else:
+        assert sent["json"]["text"] == goal and sent["json"]["meta"]["sid"], sent
+
+
 def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     curl = (
