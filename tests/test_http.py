@@ -603,6 +603,28 @@ def test_a_path_whose_function_the_response_does_not_fit_fails_the_hook_saying_s
     assert "HTTP 200" in reason, reason
 
 
+def test_a_token_count_written_as_text_is_said_to_be_text(rook_cli, rook_workspace, agent_server):
+    """An API that reports its token counts as text ("7") failed the hook saying the path
+    'found 7, not a number', which reads as a contradiction. It says it found the text
+    "7", and how to read it as a number (to_number), which then works."""
+    def entry(path: str) -> dict:
+        return {"execute": {"http": {
+            "url": f"{agent_server.url}/echo", "body": {"g": "{{goal}}", "tokens": "7"},
+            "extract": {"output": "received.g", "usage": {"input": path}}}}}
+
+    write_profile(rook_workspace, entry("received.tokens"), env=())
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "'received.tokens' found the text \"7\", not a number" in reason, reason
+    assert "to_number(received.tokens)" in reason, reason
+    write_profile(rook_workspace, entry("to_number(received.tokens)"), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["usage"] == {"input": 7}
+
+
 def test_a_long_response_is_shown_truncated(rook_cli, rook_workspace, agent_server):
     write_profile(
         rook_workspace,

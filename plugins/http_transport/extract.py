@@ -10,6 +10,7 @@ response header with ``header('Location')`` (case does not matter).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jmespath
@@ -109,6 +110,11 @@ def _find(doc: Any, field: str, path: Path, headers: Any = None) -> Any:
 
 
 def _number(value: Any, field: str, path: Path) -> Any:
+    if isinstance(value, str):  # a count written as text: say so, and how to read it
+        raise ExtractError(
+            f"{field}: the JMESPath {path.text!r} found the text {preview(json.dumps(value, ensure_ascii=False), 100)}"
+            f", not a number (to read a number written as text: to_number({path.text}))"
+        )
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ExtractError(
             f"{field}: the JMESPath {path.text!r} found {preview(value, 100)}, not a number"
