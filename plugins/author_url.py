@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .author_http import (
+    GOAL_WRITTEN,
     HttpAuthor,
     basic_header,
     declare_references,
@@ -100,6 +101,12 @@ class UrlAuthor(HttpAuthor):
         if query:
             base["query"] = query
         declare_references(base, request.secrets, where)
+        if GOAL_WRITTEN.search(str(query)):  # the URL says where the goal goes: no probing
+            return Draft(
+                hooks={"execute": {"http": {**base, "method": "GET"}}},
+                notes=["the goal goes where your URL has {{goal}}"],
+                state={"kind": "url given"},
+            )
         return Draft(
             hooks={"execute": {"http": shape_entry(base, 0)}},
             state={"kind": "url", "base": base, "tried": [0]},

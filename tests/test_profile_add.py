@@ -143,6 +143,23 @@ def test_a_curl_command_that_already_says_where_the_goal_goes_is_taken_as_writte
         assert sent["json"]["text"] == goal and sent["json"]["meta"]["sid"], sent
 
 
+def test_a_url_that_already_says_where_the_goal_goes_is_not_probed(
+    rook_workspace, rook_cli, authoring_server
+):
+    """--from URL?q={{goal}} was probed like a bare URL: POST {"message": goal} first
+    (with the goal in the query too, so an endpoint taking both got it twice). The URL
+    says where the goal goes: a GET with that query, nothing else tried."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "look", "--from", f"{authoring_server.url}/lookup?q={{{{goal}}}}&n=3")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "note: the goal goes where your URL has {{goal}}" in r.stdout, r.stdout
+    assert "answer: found: Say hello" in r.stdout and "HTTP 405" not in r.stdout, r.stdout
+    http = profile(ws, "look")["hooks"]["execute"]["http"]
+    assert http.get("method", "GET") == "GET" and "body" not in http, http
+    assert http["query"] == {"q": "{{goal}}", "n": "3"}, http
+    assert not authoring_server.seen("POST", "/lookup")
+
+
 def test_curl_on_stdin_with_a_rejected_header(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     curl = (
