@@ -1020,6 +1020,20 @@ def test_a_rook_variable_outside_its_phases_is_refused(rook_cli, rook_workspace,
     assert "hooks.open.http.body.t: {{env.ROOK_TURN}}: Rook does not set ROOK_TURN in open" in r.stderr
 
 
+def test_rook_conversation_before_any_handle_names_why_it_is_unset(
+    rook_cli, rook_workspace, agent_server, monkeypatch, tmp_path
+):
+    # open returned no handle: ROOK_CONVERSATION is absent, as for a script;
+    # listing it under env: (which the message used to say) is refused
+    monkeypatch.setenv("MARK", str(tmp_path / "opened"))
+    env_profile(rook_workspace, agent_server, {"conv": "{{env.ROOK_CONVERSATION}}"})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert r.statuses() == {"s": "error"}, reason
+    assert "{{env.ROOK_CONVERSATION}}" in reason and "no conversation handle" in reason, reason
+    assert "{{conversation}}" in reason and "env:" not in reason, reason
+
+
 def test_blank_lines_after_an_id_or_retry_line_are_no_events(
     rook_cli, rook_workspace, agent_server
 ):

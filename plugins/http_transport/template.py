@@ -103,6 +103,12 @@ class Scope:
         m = ENV_NAME.match(name)
         if m:
             var = m.group(1)
+            if var == "ROOK_CONVERSATION" and var not in self.env:
+                raise TemplateError(
+                    f"{where}: {{{{env.{var}}}}} has no value: no conversation handle has been "
+                    "returned yet (open or an earlier turn returns one); use {{conversation}}, "
+                    "which is null until there is one"
+                )
             if var not in self.env:
                 raise TemplateError(
                     f"{where}: {{{{env.{var}}}}} needs the environment variable {var}, "
