@@ -438,6 +438,14 @@ def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
     assert collect.env["ROOK_SESSION"] == first[1].env["ROOK_SESSION"]
     assert collect.env["ROOK_CONVERSATION"] == "conv-1"
     assert collect.env["ROOK_RUN_ID"] == run_id
+    # exactly collect's variables of the contract, though its run started in another process
+    assert {k for k in collect.env if k.startswith("ROOK_")} == {
+        "ROOK_HOOK", "ROOK_WORKSPACE", "ROOK_PROJECT", "ROOK_AGENT", "ROOK_STATE_DIR",
+        "ROOK_RUN_STATE_DIR", "ROOK_RUN_ID", "ROOK_SCENARIO_ID", "ROOK_SESSION",
+        "ROOK_CONVERSATION",
+    }  # fmt: skip
+    assert collect.env["ROOK_RUN_STATE_DIR"] == first[0].env["ROOK_RUN_STATE_DIR"]
+    assert collect.env["ROOK_SCENARIO_ID"] == "s" and collect.env["ROOK_HOOK"] == "collect"
     # running it again repeats nothing
     r = rook_cli("run", "--json", "--run", run_id)
     assert len(probes.read(probe_dir)) == 5 and r.statuses() == {"s": "passed"}

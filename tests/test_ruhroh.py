@@ -131,6 +131,18 @@ def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, prob
     assert seen[0]["RUHROH_SAMPLE_SEED"] != seen[2]["RUHROH_SAMPLE_SEED"]
     assert seen[0]["RUHROH_WORKSPACE"] != seen[2]["RUHROH_WORKSPACE"]
     assert seen[0]["RUHROH_SESSION_HANDLE"] != seen[2]["RUHROH_SESSION_HANDLE"]
+    # the hook contract's ROOK_* variables of execute, as a script hook gets them
+    execute_vars = {
+        "ROOK_HOOK", "ROOK_WORKSPACE", "ROOK_PROJECT", "ROOK_AGENT", "ROOK_STATE_DIR",
+        "ROOK_RUN_STATE_DIR", "ROOK_RUN_ID", "ROOK_SCENARIO_ID", "ROOK_SESSION", "ROOK_TURN",
+    }  # fmt: skip
+    for c in seen:
+        assert {k for k in c if k.startswith("ROOK_")} - {"ROOK_CONVERSATION"} == execute_vars
+        assert c["ROOK_RUN_ID"] == r.report["run"]["id"] and c["ROOK_SCENARIO_ID"] == "conv"
+        assert c["ROOK_WORKSPACE"] == str(ws.root.resolve())
+    assert [c["ROOK_TURN"] for c in seen] == ["1", "2", "1", "2"]
+    assert first["ROOK_SESSION"] == second["ROOK_SESSION"] != seen[2]["ROOK_SESSION"]
+    assert first["ROOK_STATE_DIR"] == second["ROOK_STATE_DIR"] != seen[2]["ROOK_STATE_DIR"]
     # The wrapper's memory lives in the per-scenario workspace: turn 2 saw turn 1.
     if lang in ("bash", "node"):
         assert "(2 messages)" in scenario_of(r)["turns"][1]["output"]
