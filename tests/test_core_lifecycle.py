@@ -138,7 +138,7 @@ def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     ws.profile(
         {
             "id": "p",
-            "hooks": {"execute": "scripts/agent.sh", "close": "scripts/agent.sh"},
+            "hooks": {p: "scripts/agent.sh" for p in ("execute", "close", "collect")},
             "capabilities": {"multi_turn": True},
         }
     )
@@ -147,7 +147,8 @@ def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     s = r.report["scenarios"][0]
     assert s["status"] == "stopped"
     assert "no conversation handle" in s["reason"]
-    assert [ln.split()[0] for ln in log_lines(ws)] == ["execute", "close"]  # turn 2 never sent
+    # turn 2 never sent; close releases what the run made; collect does not run (decided)
+    assert [ln.split()[0] for ln in log_lines(ws)] == ["execute", "close"]
     assert r.exit_code == 1
 
 
