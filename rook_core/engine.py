@@ -32,6 +32,7 @@ from .hookio import (
     collected_evidence,
     conversation_handle,
     has_token_counts,
+    preview,
     turn_evidence,
 )
 from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
@@ -844,7 +845,7 @@ class Engine:
                         STOPPED,
                         "the first turn returned no conversation handle, so later turns cannot "
                         "continue the same conversation (treating independent calls as one "
-                        "conversation would mislead); scenario stopped",
+                        "conversation would mislead); scenario stopped" + _open_said(record),
                     )
                     break
                 if n < len(scenario.turns):  # a cut during the next turn resumes there
@@ -965,6 +966,22 @@ class Engine:
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
+
+
+def _open_said(record: dict[str, Any]) -> str:
+    """For a run stopped for want of a handle: what open printed that is none (a
+    handle as plain text, or an object under another key), or ``""``."""
+    opened = next((h for h in record["hooks"] if h["phase"] == "open"), None)
+    if opened is None or opened["status"] != "ok" or opened.get("transport") != "script":
+        return ""
+    data, printed = opened.get("data"), (opened.get("stdout") or "").strip()
+    if isinstance(data, dict) and "conversation" not in data:
+        what = f"a JSON object with no conversation (keys: {', '.join(sorted(data)) or 'none'})"
+    elif data is None and printed:
+        what = f"{preview(printed)}, which is not a JSON object"
+    else:
+        return ""
+    return f'; open printed {what}: open passes a handle as {{"conversation": "..."}}'
 
 
 def _drop_redacted_handle(record: dict[str, Any]) -> None:

@@ -152,6 +152,40 @@ def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     assert r.exit_code == 1
 
 
+@pytest.mark.parametrize(
+    "printed, said",
+    [
+        ("echo thread_abc123", "open printed 'thread_abc123', which is not a JSON object"),
+        ("echo '{\"thread\": \"t-1\"}'", "open printed a JSON object with no conversation (keys: thread)"),
+    ],
+)
+def test_a_stopped_scenario_names_what_open_printed_that_is_no_handle(
+    rook_workspace, rook_cli, printed, said
+):
+    # open "returned" its handle as plain text (or under another key): ignored,
+    # so turn 1 had none; the reason must not leave the user wondering why
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        f"""
+        #!/bin/bash
+        case "$1" in
+          open) {printed} ;;
+          execute) cat >/dev/null; echo '{{"output": "ok"}}' ;;
+        esac
+        exit 0
+    """,
+    )
+    hooks = {"open": "scripts/agent.sh", "execute": "scripts/agent.sh"}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "stopped" and "no conversation handle" in s["reason"], s["reason"]
+    assert said in s["reason"], s["reason"]
+    assert '{"conversation": "..."}' in s["reason"], s["reason"]
+
+
 @pytest.mark.parametrize("handle", ["false", "true", '""', '"   "', "{}", "[]"])
 def test_a_value_that_is_no_handle_stops_a_multi_turn_scenario(rook_workspace, rook_cli, handle):
     """``"conversation": false`` (or blank, or empty) is no conversation handle:
