@@ -293,6 +293,30 @@ def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(
     assert float(times["collect"]) - t_resume < 0.9  # already elapsed: Rook waited nothing
 
 
+def test_an_execute_delay_holds_before_every_turn(rook_workspace, rook_cli, tmp_path):
+    # turn 2's preceding phase is turn 1: it waits its delay after turn 1 ended
+    ws = rook_workspace
+    log = tmp_path / "times"
+    ws.script(
+        "h.sh",
+        f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null
+        echo "start-$ROOK_TURN $(date +%s.%N)" >> {log}
+        echo '{{"output": "ok", "conversation": "c"}}'
+        echo "end-$ROOK_TURN $(date +%s.%N)" >> {log}
+    """,
+    )
+    entry = {"script": "scripts/h.sh", "delay_seconds": 1}
+    ws.profile({"id": "p", "hooks": {"execute": entry}, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}
+    times = {k: float(v) for k, v in (line.split() for line in log.read_text().splitlines())}
+    assert times["start-2"] - times["end-1"] >= 1.0
+
+
 def test_the_first_phase_of_a_scenario_run_waits_its_delay_after_prepare(
     rook_workspace, rook_cli, tmp_path
 ):
