@@ -401,6 +401,29 @@ def test_default_timeouts_and_the_close_floor():
     assert HookEntry("execute", "script", {}, timeout_seconds=1).timeout == 1
 
 
+def test_a_close_entry_below_the_floor_still_gets_5_seconds_in_a_run(rook_workspace, rook_cli):
+    # the floor holds where the hook runs, not only in HookEntry
+    ws = rook_workspace
+    ws.script(
+        "h.sh",
+        """
+        #!/bin/bash
+        case "$1" in
+          execute) cat >/dev/null; echo '{"output": "ok"}' ;;
+          close) sleep 2 ;;
+        esac
+        exit 0
+    """,
+    )
+    close = {"script": "scripts/h.sh", "timeout_seconds": 1}
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "close": close}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed" and not s.get("warnings"), s
+    assert [h["status"] for h in s["hooks"]] == ["ok", "ok"]
+
+
 def test_big_goal_to_a_hook_that_writes_before_it_reads(rook_workspace, rook_cli):
     # 3 MB of goal; the hook writes 200 KB of stderr before reading stdin
     one_scenario(
