@@ -49,7 +49,16 @@ COMPLETED = (GOAL_SATISFIED, CANNOT_SATISFY, POLICY_BLOCKED, OUT_OF_SCOPE, CANCE
 
 CONTINUITY_LEVELS = ("native_session", "workspace_plus_transcript", "workspace_only")
 
-OUTPUT_FIELDS = ("output", "message", "summary", "result", "response", "answer", "text")
+OUTPUT_FIELDS = (
+    "output",
+    "agent_reply",  # the hook contract's other name for output
+    "message",
+    "summary",
+    "result",
+    "response",
+    "answer",
+    "text",
+)
 HANDLE_FIELDS = ("sessionHandle", "session_handle", "conversation")
 USAGE_NAMES = {
     "input": ("inputTokens", "input_tokens", "input"),

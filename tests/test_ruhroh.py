@@ -1879,6 +1879,24 @@ def test_an_empty_output_is_an_empty_answer_never_the_transcript(rook_workspace,
     assert empty["output"] == "" and empty["evidence"]["transcript"] == "user: say hello"
 
 
+def test_agent_reply_is_the_answer_as_output_is(rook_workspace, rook_cli):
+    # the hook contract's other name for output (SPEC: the public Rook CLI documents
+    # it): a wrapper answering with it had its transcript judged instead
+    wrapper = rook_workspace.script(
+        "reply.sh",
+        """
+        #!/bin/bash
+        echo "working on: $RUHROH_MESSAGE"
+        echo '{"status":"goal_satisfied","agent_reply":"Your order ships Tuesday."}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "when?", "criteria": [{"contains": "Tuesday"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout
+    assert scenario_of(r)["turns"][0]["output"] == "Your order ships Tuesday."
+
+
 def test_a_cost_some_iteration_of_a_turn_left_out_still_fails_a_budget_it_exceeds(
     rook_workspace, rook_cli
 ):

@@ -48,14 +48,14 @@ def phases_table(obs: Observation) -> str:
 EMPTY_WHY = {
     # a Ruhroh wrapper or connector gets the goal in RUHROH_MESSAGE; its stdin is empty
     "ruhroh": "the wrapper reported none (it gets the goal in RUHROH_MESSAGE; the answer is "
-    "its first non-empty output, message, summary, result, response, answer or text field, "
-    "else the lines it printed before its final JSON line)",
+    "its first non-empty output, agent_reply, message, summary, result, response, answer or "
+    "text field, else the lines it printed before its final JSON line)",
     # an http: entry has no standard input: the goal goes where the request puts {{goal}}
     "http": "the endpoint answered none (the answer is the HTTP response body, or what "
     "extract.output reads from it: check that the request sends {{goal}} and that "
     "extract.output points at the reply)",
-    "connector": "the connector's run_turn returned none (no output, message, summary, "
-    "result, response, answer or text; a ruhroh-command wrapper gets the goal in "
+    "connector": "the connector's run_turn returned none (no output, agent_reply, message, "
+    "summary, result, response, answer or text; a ruhroh-command wrapper gets the goal in "
     "RUHROH_MESSAGE, and its answer is else the lines it printed before its final JSON line)",
 }
 
