@@ -32,7 +32,7 @@ from .hookio import (
     collected_evidence,
     conversation_handle,
     has_token_counts,
-    preview,
+    open_said,
     turn_evidence,
 )
 from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
@@ -841,11 +841,13 @@ class Engine:
                     self._end_conversation(record, n, len(scenario.turns), result)
                     break
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
+                    said = open_said(record["hooks"])  # a handle open printed wrongly
                     end(
                         STOPPED,
                         "the first turn returned no conversation handle, so later turns cannot "
                         "continue the same conversation (treating independent calls as one "
-                        "conversation would mislead); scenario stopped" + _open_said(record),
+                        "conversation would mislead); scenario stopped"
+                        + (f"; {said}" if said else ""),
                     )
                     break
                 if n < len(scenario.turns):  # a cut during the next turn resumes there
@@ -966,22 +968,6 @@ class Engine:
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
-
-
-def _open_said(record: dict[str, Any]) -> str:
-    """For a run stopped for want of a handle: what open printed that is none (a
-    handle as plain text, or an object under another key), or ``""``."""
-    opened = next((h for h in record["hooks"] if h["phase"] == "open"), None)
-    if opened is None or opened["status"] != "ok" or opened.get("transport") != "script":
-        return ""
-    data, printed = opened.get("data"), (opened.get("stdout") or "").strip()
-    if isinstance(data, dict) and "conversation" not in data:
-        what = f"a JSON object with no conversation (keys: {', '.join(sorted(data)) or 'none'})"
-    elif data is None and printed:
-        what = f"{preview(printed)}, which is not a JSON object"
-    else:
-        return ""
-    return f'; open printed {what}: open passes a handle as {{"conversation": "..."}}'
 
 
 def _drop_redacted_handle(record: dict[str, Any]) -> None:

@@ -289,6 +289,23 @@ def conversation_handle(value: Any) -> str | None:
     return handle
 
 
+def open_said(hooks: list[dict[str, Any]]) -> str:
+    """When a scenario run has no handle: what its open script printed that is
+    none (a handle as plain text, or an object under another key), or ``""``.
+    ``hooks`` are the run's recorded hooks (redacted)."""
+    opened = next((h for h in hooks if h.get("phase") == "open"), None)
+    if opened is None or opened.get("status") != "ok" or opened.get("transport") != "script":
+        return ""
+    data, printed = opened.get("data"), (opened.get("stdout") or "").strip()
+    if isinstance(data, dict) and "conversation" not in data:
+        what = f"a JSON object with no conversation (keys: {', '.join(sorted(data)) or 'none'})"
+    elif data is None and printed:
+        what = f"{preview(printed)}, which is not a JSON object"
+    else:
+        return ""
+    return f'open printed {what}: open passes a handle as {{"conversation": "..."}}'
+
+
 def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:
     """Normalise an execute result: ``output`` (or ``agent_reply``) is required."""
     if "output" in data and data["output"] is not None:

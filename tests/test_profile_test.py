@@ -102,6 +102,31 @@ def test_flags_optimistic_claims_and_unclaimed_observations(rook_workspace, rook
     assert profile_test(rook_cli, ws).exit_code == 0
 
 
+def test_an_optimistic_multi_turn_names_what_open_printed_that_is_no_handle(
+    rook_workspace, rook_cli
+):
+    # open "returned" its handle as plain text: ignored, so multi_turn was not
+    # observed; the table alone left the user wondering why
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        case "$1" in
+          open) echo thread_abc123 ;;
+          execute) cat >/dev/null; echo '{"output": "ok"}' ;;
+        esac
+        exit 0
+    """,
+    )
+    hooks = {"open": "scripts/agent.sh", "execute": "scripts/agent.sh"}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout
+    assert "open printed 'thread_abc123', which is not a JSON object" in r.stdout, r.stdout
+    assert '{"conversation": "..."}' in r.stdout
+
+
 def test_update_keeps_comments(rook_workspace, rook_cli):
     ws = rook_workspace
     write(ws, {})

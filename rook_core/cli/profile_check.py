@@ -79,6 +79,7 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
+    from ..hookio import open_said
     from ..models import CAPABILITIES
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
@@ -123,6 +124,9 @@ def test_command(
         if obs.ok:
             s.say("capabilities:")
             s.say(table)
+            said = open_said(obs.hooks)
+            if said and declared.get("multi_turn") and not obs.observed.get("multi_turn"):
+                s.say(f"note: {said}")
         if updated:
             s.say(f"updated capabilities in {profile.path}")
         if obs.run_dir:
