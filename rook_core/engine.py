@@ -34,6 +34,7 @@ from .hookio import (
     has_token_counts,
     open_said,
     turn_evidence,
+    usage_names_warning,
 )
 from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
 from .models import (
@@ -835,6 +836,8 @@ class Engine:
                     record["observed"]["calls"] = True
                 if has_token_counts(ev.usage):
                     record["observed"]["usage"] = True
+                elif ev.usage is not None:
+                    _warn_once(record, usage_names_warning(ev.usage))
                 record["turns"].append(self.redactor.data(ev.to_dict()))
                 record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
                 if result.end_conversation and n < len(scenario.turns):
@@ -907,6 +910,8 @@ class Engine:
                     record["observed"]["calls"] = True
                 if collected and has_token_counts(collected.get("usage")):
                     record["observed"]["usage"] = True
+                elif collected:
+                    _warn_once(record, usage_names_warning(collected.get("usage")))
             record["phases_done"].append("collect")
             if entry is not None:
                 phase_done(hooks_after("collect"))
@@ -968,6 +973,12 @@ class Engine:
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
+
+
+def _warn_once(record: dict[str, Any], warning: str | None) -> None:
+    """Add ``warning`` to the record's warnings unless it is there (or ``None``)."""
+    if warning and warning not in record.setdefault("warnings", []):
+        record["warnings"].append(warning)
 
 
 def _drop_redacted_handle(record: dict[str, Any]) -> None:

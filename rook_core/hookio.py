@@ -242,6 +242,22 @@ def has_token_counts(usage: dict[str, Any] | None) -> bool:
     return usage is not None and any(usage.get(k) is not None for k in TOKEN_COUNTS)
 
 
+def usage_names_warning(usage: dict[str, Any] | None) -> str | None:
+    """For checked ``usage`` with no token count under Rook's names but numbers
+    under names that say tokens (``input_tokens``, as an API names them): a
+    warning saying why no count was observed, or ``None``."""
+    if usage is None or has_token_counts(usage):
+        return None
+    named = [k for k, v in usage.items() if v is not None and "token" in k.lower()]
+    if not named:
+        return None
+    return (
+        f"usage has {', '.join(named)} but no input, output or total: Rook reads token "
+        'counts as usage.input, usage.output and usage.total ({"input": 12, "output": 3}), '
+        "so this usage shows no token count"
+    )
+
+
 def _check_calls(calls: Any) -> list[dict[str, Any]]:
     if not isinstance(calls, list):
         raise OutputError(

@@ -562,6 +562,31 @@ def test_agent_reply_beside_output_is_kept_as_evidence(rook_workspace, rook_cli)
     assert turn["output"] == "a" and turn["evidence"] == {"agent_reply": "b"}
 
 
+@pytest.mark.parametrize("phase", ["execute", "collect"])
+def test_token_counts_under_an_apis_own_names_are_named_in_a_warning(
+    rook_workspace, rook_cli, phase
+):
+    """A hook passing on its API's usage ({"input_tokens": 5}) showed no token count:
+    max_tokens was unverifiable ("usage has no total count") and nothing said why."""
+    api_usage = '"usage": {"input_tokens": 5, "output_tokens": 3}'
+    rook_workspace.script("api.sh", f"""
+        #!/bin/bash
+        case "$1" in
+          execute) cat > /dev/null; echo '{{"output": "a"{", " + api_usage if phase == "execute" else ""}}}' ;;
+          collect) echo '{{{api_usage if phase == "collect" else ""}}}' ;;
+        esac
+        exit 0
+    """)
+    hooks = {"execute": "scripts/api.sh", "collect": "scripts/api.sh"}
+    rook_workspace.profile({"id": "p", "hooks": hooks, "capabilities": {"usage": True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"max_tokens": 100}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "unverifiable", s["reason"]  # never taken as counts it is not
+    warnings = " ".join(s.get("warnings") or [])
+    assert "usage has input_tokens, output_tokens but no input, output or total" in warnings, s
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
 def test_a_handle_too_big_for_an_environment_variable_is_named_by_the_failure(
     rook_workspace, rook_cli

@@ -127,6 +127,24 @@ def test_an_optimistic_multi_turn_names_what_open_printed_that_is_no_handle(
     assert '{"conversation": "..."}' in r.stdout
 
 
+def test_an_optimistic_usage_names_token_counts_under_an_apis_own_names(
+    rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null; echo '{"output": "ok", "usage": {"input_tokens": 5, "output_tokens": 3}}'
+    """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"usage": True}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout
+    assert "note: usage has input_tokens, output_tokens but no input, output or total" in r.stdout
+
+
 def test_update_keeps_comments(rook_workspace, rook_cli):
     ws = rook_workspace
     write(ws, {})

@@ -79,7 +79,7 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
-    from ..hookio import open_said
+    from ..hookio import open_said, usage_names_warning
     from ..models import CAPABILITIES
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
@@ -127,6 +127,9 @@ def test_command(
             said = open_said(obs.hooks)
             if said and declared.get("multi_turn") and not obs.observed.get("multi_turn"):
                 s.say(f"note: {said}")
+            named = [usage_names_warning(t.get("usage")) for t in obs.turns]
+            if declared.get("usage") and not obs.observed.get("usage") and any(named):
+                s.say(f"note: {next(w for w in named if w)}")
         if updated:
             s.say(f"updated capabilities in {profile.path}")
         if obs.run_dir:
