@@ -29,6 +29,7 @@ from .errors import (
 )
 from .hookio import (
     OutputError,
+    calls_names_warning,
     collected_evidence,
     conversation_handle,
     has_token_counts,
@@ -834,6 +835,8 @@ class Engine:
                         record["observed"]["multi_turn"] = True
                 if ev.calls is not None:
                     record["observed"]["calls"] = True
+                elif ev.evidence:
+                    _warn_once(record, calls_names_warning(ev.evidence))
                 if has_token_counts(ev.usage):
                     record["observed"]["usage"] = True
                 elif ev.usage is not None:
@@ -908,6 +911,8 @@ class Engine:
                 record["hooks"][-1] = {**hooked, "data": None}  # stored once: as collected
                 if collected and collected.get("calls") is not None:
                     record["observed"]["calls"] = True
+                elif collected:
+                    _warn_once(record, calls_names_warning(collected.get("evidence")))
                 if collected and has_token_counts(collected.get("usage")):
                     record["observed"]["usage"] = True
                 elif collected:

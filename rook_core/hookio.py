@@ -258,6 +258,23 @@ def usage_names_warning(usage: dict[str, Any] | None) -> str | None:
     )
 
 
+_CALLS_NAME = re.compile(r"(tool|function)_?(call|use)s?$", re.IGNORECASE)
+"""An API's own name for tool calls: ``tool_calls``, ``toolCalls``, ``function_call``, ``tool_use``."""
+
+
+def calls_names_warning(evidence: dict[str, Any] | None) -> str | None:
+    """For output with no ``calls`` but fields whose names say calls
+    (``tool_calls``, as an API names them): a warning saying why no call was
+    observed, or ``None``. ``evidence`` holds the output's other fields."""
+    named = [k for k, v in (evidence or {}).items() if v is not None and _CALLS_NAME.search(k)]
+    if not named:
+        return None
+    return (
+        f"the hook's output has {', '.join(named)} but no calls: Rook reads tool calls as "
+        'calls: [{"name": ..., "arguments": {...}}], so this output shows no call log'
+    )
+
+
 def _check_calls(calls: Any) -> list[dict[str, Any]]:
     if not isinstance(calls, list):
         raise OutputError(

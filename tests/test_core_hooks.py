@@ -587,6 +587,29 @@ def test_token_counts_under_an_apis_own_names_are_named_in_a_warning(
     assert "usage has input_tokens, output_tokens but no input, output or total" in warnings, s
 
 
+@pytest.mark.parametrize("phase", ["execute", "collect"])
+def test_tool_calls_under_an_apis_own_name_are_named_in_a_warning(rook_workspace, rook_cli, phase):
+    """A hook passing on its API's tool_calls showed no call log: not_called was
+    unverifiable ("shows no call log") and nothing said the name was why."""
+    api_calls = '"tool_calls": [{"function": {"name": "cancel_order"}}]'
+    rook_workspace.script("api.sh", f"""
+        #!/bin/bash
+        case "$1" in
+          execute) cat > /dev/null; echo '{{"output": "a"{", " + api_calls if phase == "execute" else ""}}}' ;;
+          collect) echo '{{{api_calls if phase == "collect" else ""}}}' ;;
+        esac
+        exit 0
+    """)
+    hooks = {"execute": "scripts/api.sh", "collect": "scripts/api.sh"}
+    rook_workspace.profile({"id": "p", "hooks": hooks, "capabilities": {"calls": True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "unverifiable", s["reason"]  # never read as calls they are not
+    warnings = " ".join(s.get("warnings") or [])
+    assert "the hook's output has tool_calls but no calls" in warnings, s
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
 def test_a_handle_too_big_for_an_environment_variable_is_named_by_the_failure(
     rook_workspace, rook_cli
