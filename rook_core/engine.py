@@ -836,11 +836,11 @@ class Engine:
                 if ev.calls is not None:
                     record["observed"]["calls"] = True
                 elif ev.evidence:
-                    _warn_once(record, calls_names_warning(ev.evidence))
+                    _warn_once(record, calls_names_warning(ev.evidence), self.redactor)
                 if has_token_counts(ev.usage):
                     record["observed"]["usage"] = True
                 elif ev.usage is not None:
-                    _warn_once(record, usage_names_warning(ev.usage))
+                    _warn_once(record, usage_names_warning(ev.usage), self.redactor)
                 record["turns"].append(self.redactor.data(ev.to_dict()))
                 record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
                 if result.end_conversation and n < len(scenario.turns):
@@ -912,11 +912,12 @@ class Engine:
                 if collected and collected.get("calls") is not None:
                     record["observed"]["calls"] = True
                 elif collected:
-                    _warn_once(record, calls_names_warning(collected.get("evidence")))
+                    warning = calls_names_warning(collected.get("evidence"))
+                    _warn_once(record, warning, self.redactor)
                 if collected and has_token_counts(collected.get("usage")):
                     record["observed"]["usage"] = True
                 elif collected:
-                    _warn_once(record, usage_names_warning(collected.get("usage")))
+                    _warn_once(record, usage_names_warning(collected.get("usage")), self.redactor)
             record["phases_done"].append("collect")
             if entry is not None:
                 phase_done(hooks_after("collect"))
@@ -980,8 +981,10 @@ class Engine:
         record["reason"] = self.redactor.text(reason)
 
 
-def _warn_once(record: dict[str, Any], warning: str | None) -> None:
-    """Add ``warning`` to the record's warnings unless it is there (or ``None``)."""
+def _warn_once(record: dict[str, Any], warning: str | None, redactor: Redactor) -> None:
+    """Add ``warning`` (redacted: it names the hook's own fields) to the record's
+    warnings unless it is there (or ``None``)."""
+    warning = redactor.text(warning) if warning else None
     if warning and warning not in record.setdefault("warnings", []):
         record["warnings"].append(warning)
 

@@ -610,6 +610,27 @@ def test_tool_calls_under_an_apis_own_name_are_named_in_a_warning(rook_workspace
     assert "the hook's output has tool_calls but no calls" in warnings, s
 
 
+def test_a_warning_naming_the_hooks_fields_never_shows_a_secret(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # the fields are the hook's: one may be named after an env variable's value
+    monkeypatch.setenv("AGENT_TOKEN", "s3cr3t-value-42")
+    rook_workspace.script("api.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            t = os.environ["AGENT_TOKEN"]
+            sys.stdin.read()
+            print(json.dumps({"output": "a", t + "_tool_calls": [], "usage": {t + "_tokens": 1}}))
+    """)
+    env = [{"variable": "AGENT_TOKEN", "purpose": "the agent's token"}]
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/api.py"}, "env": env})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "a"}]})
+    r = rook_cli("run")
+    assert "[redacted:AGENT_TOKEN]_tool_calls" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "s3cr3t-value-42" not in r.stdout + r.stderr
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
 def test_a_handle_too_big_for_an_environment_variable_is_named_by_the_failure(
     rook_workspace, rook_cli
