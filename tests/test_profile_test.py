@@ -145,6 +145,22 @@ def test_an_optimistic_usage_names_token_counts_under_an_apis_own_names(
     assert "note: usage has input_tokens, output_tokens but no input, output or total" in r.stdout
 
 
+def test_an_optimistic_calls_names_tool_calls_under_an_apis_own_name(rook_workspace, rook_cli):
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null; echo '{"output": "ok", "tool_calls": []}'
+    """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": True}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout
+    assert "note: the hook's output has tool_calls but no calls" in r.stdout, r.stdout
+
+
 def test_update_keeps_comments(rook_workspace, rook_cli):
     ws = rook_workspace
     write(ws, {})

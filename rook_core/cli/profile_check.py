@@ -79,7 +79,7 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
-    from ..hookio import open_said, usage_names_warning
+    from ..hookio import calls_names_warning, open_said, usage_names_warning
     from ..models import CAPABILITIES
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
@@ -127,9 +127,12 @@ def test_command(
             said = open_said(obs.hooks)
             if said and declared.get("multi_turn") and not obs.observed.get("multi_turn"):
                 s.say(f"note: {said}")
-            named = [usage_names_warning(t.get("usage")) for t in obs.turns]
-            if declared.get("usage") and not obs.observed.get("usage") and any(named):
-                s.say(f"note: {next(w for w in named if w)}")
+            for cap, names in (
+                ("usage", [usage_names_warning(t.get("usage")) for t in obs.turns]),
+                ("calls", [calls_names_warning(t.get("evidence")) for t in obs.turns]),
+            ):
+                if declared.get(cap) and not obs.observed.get(cap) and any(names):
+                    s.say(f"note: {next(w for w in names if w)}")
         if updated:
             s.say(f"updated capabilities in {profile.path}")
         if obs.run_dir:
