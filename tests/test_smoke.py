@@ -33,3 +33,59 @@ def test_the_examples_readme_shows_how_to_see_faq_bots_optimistic_claim(tmp_path
     assert r.returncode == 1, r.stdout + r.stderr
     [calls] = [ln for ln in r.stdout.splitlines() if ln.strip().startswith("calls ")]
     assert "OPTIMISTIC" in calls, r.stdout
+
+
+def _example_outcomes():
+    """The outcome examples/README.md promises for each scenario, per agent:
+    its `## order-desk` and `## faq-bot` tables, `| `id` | ... | **status** |`."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "examples" / "README.md").read_text()
+    outcomes = {}
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        agent = section.split()[0]
+        rows = re.findall(r"^\| `([\w-]+)`.*\*\*(\w+)\*\*", section, flags=re.M)
+        if rows:
+            outcomes[agent] = dict(rows)
+    return outcomes
+
+
+def test_the_example_agents_end_as_the_readmes_say(tmp_path):
+    """README.md's first command and examples/README.md promise what the example
+    workspace does: order-desk exits 1 (refund-promise fails, the rest pass),
+    faq-bot exits 0 with no-escalation unverifiable, and --tag smoke runs only the
+    smoke-tagged ones. Run the real `rook` on a copy, as a user would."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples", tmp_path / "examples")
+    expected = _example_outcomes()
+    assert expected["order-desk"]["refund-promise"] == "failed", expected
+    assert expected["faq-bot"]["no-escalation"] == "unverifiable", expected
+
+    def run(*args):
+        r = subprocess.run(
+            [sys.executable, "-m", "rook_core", "run", "-w", "examples", "--json", *args],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )
+        report = json.loads(r.stdout)
+        return r.returncode, {s["id"]: s["status"] for s in report["scenarios"]}, report
+
+    code, statuses, report = run("--agent", "order-desk")
+    assert (code, statuses) == (1, expected["order-desk"]), report["summary"]
+    [refund] = [s for s in report["scenarios"] if s["id"] == "refund-promise"]
+    verdicts = {c["type"]: c["status"] for c in refund["criteria"]}
+    assert verdicts == {"contains": "passed", "called": "failed", "claim": "failed"}, refund
+    [status] = [s for s in report["scenarios"] if s["id"] == "cancel-then-status"]
+    collected = json.dumps(status)
+    assert "eu-west-1" in collected and "trace_url" in collected, status  # hook_env, collect
+
+    code, statuses, report = run("--project", "demo", "--agent", "faq-bot")
+    assert (code, statuses) == (0, expected["faq-bot"]), report["summary"]
+
+    code, statuses, _ = run("--project", "demo", "--agent", "order-desk", "--tag", "smoke")
+    assert (code, statuses) == (1, {"order-status": "passed", "refund-promise": "failed"})
