@@ -89,3 +89,31 @@ def test_the_example_agents_end_as_the_readmes_say(tmp_path):
 
     code, statuses, _ = run("--project", "demo", "--agent", "order-desk", "--tag", "smoke")
     assert (code, statuses) == (1, {"order-status": "passed", "refund-promise": "failed"})
+
+
+def test_the_examples_readme_s_hooks_by_hand_run_as_written(tmp_path):
+    """examples/README.md's 'Trying the hooks by hand' block, copied as written:
+    every phase of the order desk by hand (turn 2 remembers turn 1's cancel,
+    collect names the transcript), then the faq bot's execute."""
+    import json
+    import os
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "examples" / "README.md").read_text()
+    section = text.split("## Trying the hooks by hand", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, flags=re.S).group(1)
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [json.loads(ln) for ln in r.stdout.splitlines()]
+    turn1, turn2, collected, faq = lines
+    assert "now cancelled" in turn1["output"] and "cancelled" in turn2["output"], lines
+    assert [c["name"] for c in turn1["calls"]] == ["lookup_order", "cancel_order"], turn1
+    assert collected["turns"] == 2 and collected["trace_url"].startswith("file://"), collected
+    assert "Saturday" in faq["output"], faq
