@@ -202,6 +202,43 @@ def test_an_open_handle_printed_beside_log_lines_fails_open_instead_of_being_los
     assert s["status"] == "stopped", s
 
 
+@pytest.mark.parametrize(
+    "name, body",
+    [
+        ("h.py", """
+            import json, os, sys
+            if sys.argv[1] == "open":
+                print({"conversation": "c-9"})
+            if sys.argv[1] == "execute":
+                sys.stdin.read()
+                print(json.dumps({"output": "ok " + os.environ.get("ROOK_CONVERSATION", "")}))
+        """),
+        ("h.mjs", """
+            if (process.argv[2] === "open") console.log({conversation: "c-9"});
+            if (process.argv[2] === "execute")
+              console.log(JSON.stringify({output: "ok " + (process.env.ROOK_CONVERSATION || "")}));
+        """),
+    ],
+)
+def test_an_open_handle_printed_as_a_dict_or_object_fails_open_instead_of_being_lost(
+    rook_workspace, rook_cli, name, body
+):
+    # Python's print(dict) / Node's console.log(obj) on open was not JSON, so it was
+    # ignored: the handle was lost in silence and the scenario "stopped" as if open
+    # returned none (a single-turn one went on without it, without a word)
+    ws = rook_workspace
+    ws.script(name, body, executable=False)
+    hooks = {"open": f"scripts/{name}", "execute": f"scripts/{name}"}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and s["turns"] == [], s
+    assert s["reason"].startswith("open failed: stdout is not one JSON object"), s["reason"]
+    assert "JSON.stringify(...)" in s["reason"] and "c-9" in s["reason"], s["reason"]
+
+
 def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
     one_scenario(
         rook_workspace,
