@@ -135,12 +135,12 @@ _OBJECT_LITERAL = re.compile(r"\{\s*(?:'|[A-Za-z_$][\w$]*\s*:)")
 _CONVERSATION_KEY = re.compile(r"""[{,]\s*['"]?conversation['"]?\s*:""")
 
 
-def _handle_printed_as_is(text: str) -> bool:
-    """Whether ``text`` (not JSON) is a Python dict or a JavaScript object holding
-    a ``conversation``: an open hook that printed its handle with ``print(dict)``
-    or ``console.log(obj)``."""
-    text = text.strip()
-    return bool(_OBJECT_LITERAL.match(text) and _CONVERSATION_KEY.search(text))
+def _handle_in_no_json(text: str) -> bool:
+    """Whether ``text`` (not JSON) is meant as an object holding a ``conversation``:
+    an open hook that printed its handle with ``print(dict)``, ``console.log(obj)``,
+    a ``NaN`` or a trailing comma, whose handle ignoring it would lose."""
+    text = text.strip().lstrip("\ufeff").lstrip()
+    return text.startswith("{") and bool(_CONVERSATION_KEY.search(text))
 
 
 def parse_object(
@@ -520,13 +520,8 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
                     "lines beside the JSON object with the conversation handle; received "
                     f"{preview(stdout.strip(), redactor=red)}"
                 )
-            if result.data is None and call.phase == "open" and _handle_printed_as_is(stdout):
-                raise OutputError(  # the same: print(dict), console.log(obj)
-                    "stdout is not one JSON object: it looks like a Python dict or a "
-                    "JavaScript object holding the conversation handle, printed as it is; "
-                    "print json.dumps(...) (Python) or JSON.stringify(...) (Node); "
-                    f"received {preview(stdout.strip(), redactor=red)}"
-                )
+            if result.data is None and call.phase == "open" and _handle_in_no_json(stdout):
+                parse_object(stdout, True, red)  # the same: raises, saying what is wrong
         except OutputError as exc:
             result.status = "failed"
             result.diagnosis = str(exc)

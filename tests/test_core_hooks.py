@@ -239,6 +239,36 @@ def test_an_open_handle_printed_as_a_dict_or_object_fails_open_instead_of_being_
     assert "JSON.stringify(...)" in s["reason"] and "c-9" in s["reason"], s["reason"]
 
 
+@pytest.mark.parametrize(
+    "printed, says",
+    [
+        ('{"conversation": "c-9", "latency": NaN}', "NaN"),  # Python's json.dumps writes it
+        ('{"conversation": "c-9", "cost": 1e999}', "1e999"),
+        ('{"conversation": "c-9",}', "c-9"),
+    ],
+)
+def test_an_open_handle_in_output_that_is_not_json_fails_open_instead_of_being_lost(
+    rook_workspace, rook_cli, printed, says
+):
+    # open's output that is not JSON was ignored, with the handle it held: the
+    # scenario was "stopped" as if open returned none
+    ws = rook_workspace
+    ws.script("h.sh", f"""
+        #!/bin/bash
+        [ "$1" = open ] && echo '{printed}'
+        [ "$1" = execute ] && echo "{{\\"output\\": \\"ok $ROOK_CONVERSATION\\"}}"
+        exit 0
+    """)
+    hooks = {"open": "scripts/h.sh", "execute": "scripts/h.sh"}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and s["turns"] == [], s
+    assert s["reason"].startswith("open failed: "), s["reason"]
+    assert says in s["reason"], s["reason"]
+
+
 def test_non_utf8_output_does_not_crash(rook_workspace, rook_cli):
     one_scenario(
         rook_workspace,
