@@ -251,6 +251,41 @@ def test_a_structured_handle_is_passed_back_as_its_json_text(rook_workspace, roo
     assert [t["conversation"] for t in r.report["scenarios"][0]["turns"]] == [handle, handle]
 
 
+def test_a_later_turn_that_returns_no_handle_keeps_the_one_before(rook_workspace, rook_cli, tmp_path):
+    """ROOK_CONVERSATION is the latest handle returned (hooks.md): a later turn that
+    returns none (or null) keeps the conversation going with the earlier one, up to
+    close and collect."""
+    seen = tmp_path / "seen"
+    rook_workspace.script("agent.py", f"""
+        import json, os, sys
+        phase, turn = sys.argv[1], os.environ.get("ROOK_TURN", "-")
+        with open({str(seen)!r}, "a") as f:
+            f.write(f"{{phase}} {{turn}} {{os.environ.get('ROOK_CONVERSATION', 'none')}}\\n")
+        if phase == "execute":
+            sys.stdin.read()
+            answer = {{"output": "ok"}}
+            if turn == "1":
+                answer["conversation"] = "c-1"
+            if turn == "3":
+                answer["conversation"] = None
+            print(json.dumps(answer))
+        if phase == "collect":
+            print("{{}}")
+    """, executable=False)
+    rook_workspace.profile({
+        "id": "p",
+        "hooks": {p: "scripts/agent.py" for p in ("execute", "close", "collect")},
+        "capabilities": {"multi_turn": True},
+    })
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b", "c", "d"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert seen.read_text().splitlines() == [
+        "execute 1 none", "execute 2 c-1", "execute 3 c-1", "execute 4 c-1",
+        "close - c-1", "collect - c-1",
+    ]
+
+
 @pytest.mark.parametrize("phase", ["open", "execute"])
 def test_a_handle_no_environment_variable_can_hold_fails_the_hook_that_returned_it(
     rook_workspace, rook_cli, phase
