@@ -212,10 +212,15 @@ def test_a_second_agent_gets_the_selecting_run_command(tmp_path, rook_cli):
     assert r.exit_code == 0, r.stderr
 
 
-@pytest.mark.parametrize("name", ["bad name", "../up", ""])
-def test_bad_names_are_refused(tmp_path, rook_cli, name):
-    r = rook_cli("init", "--project", "demo", "--agent", name, "--example", "-w", str(tmp_path))
-    assert r.exit_code == 2 and "--agent" in r.stderr
+@pytest.mark.parametrize("name", ["bad name", "../up", "", ".hidden", "-x", "_a"])
+@pytest.mark.parametrize("flag", ["--agent", "--project"])
+def test_bad_names_are_refused(tmp_path, rook_cli, name, flag):
+    # getting-started.md: letters, digits, '.', '_' and '-', starting with a letter
+    # or digit ('.hidden' or '-x' is refused, exit 2)
+    names = {"--project": "demo", "--agent": "a", flag: name}
+    r = rook_cli("init", "--project", names["--project"], "--agent", names["--agent"],
+                 "--example", "-w", str(tmp_path))
+    assert r.exit_code == 2 and flag in r.stderr, r.stderr
     assert not (tmp_path / ".testmuai").exists() or not any(
         (tmp_path / ".testmuai").rglob("example_agent.py")
     )
