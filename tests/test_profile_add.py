@@ -815,6 +815,49 @@ def test_openapi_choice_is_asked_on_a_terminal(rook_workspace, authoring_server,
     assert profile(ws, "two")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/v2/ask"
 
 
+def _at_a_terminal(ws, answers, *args):
+    """rook profile add ARGS with a terminal on standard input, typing ``answers``."""
+    import os
+    import subprocess
+
+    master, slave = os.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
+    env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "profile", "add", *args, "-w", str(ws.root)],
+        stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    os.close(slave)
+    try:
+        os.write(master, answers.encode())
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    assert "Traceback" not in out + err, out + err
+    return proc.returncode, out, err
+
+
+def test_a_bare_profile_add_at_a_terminal_asks_for_the_source(rook_workspace, authoring_server):
+    """The reference's first example is a bare `rook profile add`: at a terminal it
+    said only 'give a source' (exit 2). It asks what reaches the agent, and reads it;
+    a cURL command pasted over several lines (ending in a backslash) is read whole."""
+    ws = rook_workspace
+    curl = f"curl {authoring_server.url}/form \\\n  --data-urlencode 'message=hello desk'\n"
+    code, out, err = _at_a_terminal(ws, "1\n" + curl)
+    assert code == 0, out + err
+    assert "What reaches the agent?" in out + err
+    (written,) = (ws.agent_dir / "profiles").glob("*.yaml")
+    http = profile(ws, written.stem)["hooks"]["execute"]["http"]
+    assert http["form"] == {"message": "{{goal}}"} and http["url"] == f"{authoring_server.url}/form"
+
+    code, out, err = _at_a_terminal(ws, "4\nprintf x\n", "by-command", "--no-test")
+    assert code == 0, out + err
+    assert (ws.agent_dir / "profiles" / "by-command.yaml").is_file()
+
+    code, out, err = _at_a_terminal(ws, "\x04")  # Ctrl-D, nothing typed: nothing written
+    assert code == 2 and "give a source" in err, out + err
+
+
 EXECUTABLES = {
     # a hook script that puts its answer under reply: mapped
     "desk.sh": (

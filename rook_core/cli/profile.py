@@ -151,10 +151,51 @@ def read_source(
             return Source("stdin", text, label="standard input")
     if notes is not None:
         return Source("notes", notes, label="--notes")
+    asked = ask_source() if from_ is None and sys.stdin.isatty() else None
+    if asked is not None:  # the bare `rook profile add` at a terminal
+        kind, value = asked
+        if kind == "curl":
+            return Source("stdin", value, label="the pasted cURL command")
+        if kind == "notes":
+            return Source("notes", value, label="your notes")
+        options: dict[str, Any] = dict.fromkeys(("from_", "command", "ruhroh", "notes"))
+        return read_source(**{**options, kind: value}, wait=wait)
     raise ConfigError(
         "rook profile add: give a source: --from FILE|URL, --command CMD, --ruhroh CMD or "
         "--notes TEXT (or pipe a cURL command on standard input)"
     )
+
+
+ASKED = (
+    ("curl", "a cURL command (paste it; a line ending in \\ goes on)", "cURL command"),
+    ("from_", "a URL: the agent's endpoint, or an OpenAPI document", "URL"),
+    ("from_", "a file: a cURL command, an OpenAPI document or a hook script", "file"),
+    ("command", "a command line that takes the goal on its standard input", "command line"),
+    ("ruhroh", "a Ruhroh command wrapper", "wrapper command"),
+    ("notes", "plain-language notes, for an author agent", "notes"),
+)
+"""What a bare ``rook profile add`` at a terminal offers: (kind, choice, prompt)."""
+
+
+def ask_source() -> tuple[str, str] | None:
+    """Ask at the terminal what reaches the agent, and for it (the reference's bare
+    ``rook profile add``); ``None`` when nothing was given (end of input, Ctrl-C)."""
+    click.echo("What reaches the agent?", err=True)
+    for n, (_, choice, _) in enumerate(ASKED, 1):
+        click.echo(f"  {n}. {choice}", err=True)
+    try:
+        pick = click.prompt("choose", type=click.IntRange(1, len(ASKED)), default=1, err=True)
+        kind, _, what = ASKED[pick - 1]
+        lines = [click.prompt(what, err=True)]
+        while kind == "curl" and lines[-1].rstrip().endswith("\\"):  # pasted over lines
+            lines.append(
+                click.prompt(">", default="", show_default=False, prompt_suffix=" ", err=True)
+            )
+    except (click.Abort, EOFError):
+        click.echo("", err=True)
+        return None
+    value = "\n".join(lines).strip()
+    return (kind, value) if value else None
 
 
 @click.group("profile")
@@ -466,7 +507,11 @@ def _next_steps(
         known = ref["variable"] in secrets.values
         s.say(
             f"set {ref['variable']} before rook run ({ref['purpose']})"
-            + ("; the value from your source was used for this test only" if known else "")
+            + (
+                "; the value from your source was used for this test only"
+                if known and not no_test
+                else ""
+            )
         )
     if no_test:
         s.say(f"not tested; next: rook profile test {pid}")
