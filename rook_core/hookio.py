@@ -509,10 +509,13 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         )
     else:
         try:
-            # collect may print nothing: a script exits 0 for a phase it does not
-            # implement, so it collected nothing (the engine warns); anything else
+            # collect may print nothing (a byte order mark alone is nothing): a script
+            # exits 0 for a phase it does not implement, so it collected nothing (the
+            # engine warns); anything else
             # it prints must still be one JSON object
-            required = required_json and (call.phase != "collect" or bool(stdout.strip()))
+            required = required_json and (
+                call.phase != "collect" or bool(stdout.strip().lstrip("\ufeff").strip())
+            )
             result.data = parse_object(stdout, required, red)
             if result.data is None and call.phase == "open" and _handle_beside_other_lines(stdout):
                 raise OutputError(  # ignored, the handle would be lost in silence

@@ -766,13 +766,16 @@ esac
 """
 
 
-def test_a_script_that_exits_0_for_collect_it_does_not_implement_passes(rook_workspace, rook_cli):
+@pytest.mark.parametrize("body", ["exit 0", r"printf '\xef\xbb\xbf'"])
+def test_a_script_that_exits_0_for_collect_it_does_not_implement_passes(body, rook_workspace,
+                                                                        rook_cli):
     # "A script implements the phases it needs and exits successfully for the
     # rest": one script named for every phase, collect printing nothing, failed
     # every scenario ("the hook printed nothing on stdout"); it collected nothing,
-    # which the scenario run's warnings say
+    # which the scenario run's warnings say; so is a byte order mark alone (a
+    # PowerShell or .NET tool writes one before nothing), which failed the hook
     ws = rook_workspace
-    ws.script("agent.sh", SWITCHES_ON_ITS_PHASE.replace("COLLECT_BODY", "exit 0"))
+    ws.script("agent.sh", SWITCHES_ON_ITS_PHASE.replace("COLLECT_BODY", body))
     phases = ("prepare", "open", "execute", "close", "collect")
     ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in phases}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
