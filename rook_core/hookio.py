@@ -343,9 +343,11 @@ def open_said(hooks: list[dict[str, Any]]) -> str:
         what = f"a JSON object with no conversation (keys: {', '.join(sorted(data)) or 'none'})"
     elif data is None and printed:
         what = f"{preview(printed)}, which is not a JSON object"
+    elif data is None and _CONVERSATION_KEY.search(opened.get("stderr") or ""):
+        what = "nothing on standard output, and its handle on standard error"
     else:
         return ""
-    return f'open printed {what}: open passes a handle as {{"conversation": "..."}}'
+    return f'open printed {what}: open passes a handle as {{"conversation": "..."}} on stdout'
 
 
 def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:

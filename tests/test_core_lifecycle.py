@@ -157,6 +157,9 @@ def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     [
         ("echo thread_abc123", "open printed 'thread_abc123', which is not a JSON object"),
         ("echo '{\"thread\": \"t-1\"}'", "open printed a JSON object with no conversation (keys: thread)"),
+        # console.error / print(..., file=sys.stderr): the handle went to the wrong stream
+        ("echo '{\"conversation\": \"c-1\"}' >&2",
+         "open printed nothing on standard output, and its handle on standard error"),
     ],
 )
 def test_a_stopped_scenario_names_what_open_printed_that_is_no_handle(
