@@ -176,6 +176,26 @@ def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
     assert log(d) == ["execute 1 g"] + (["collect"] if "collect" in phases else [])
 
 
+@pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
+def test_a_cut_while_a_command_criterion_runs_never_asks_the_agent_again(
+    rook_workspace, tmp_path, phases
+):
+    d = tmp_path / "d"
+    setup(rook_workspace, d, phases)
+    check = rook_workspace.script("check.sh", f"""
+        #!/bin/bash
+        [ -e {d}/fast-now ] && exit 0
+        echo $$ > {d}/hook.pid
+        exec sleep 300
+    """)
+    rook_workspace.scenario({"id": "s", "goal": "g",
+                             "criteria": [{"contains": "ok"}, {"command": {"run": [str(check)]}}]})
+    run_id = cut(rook_workspace, d, signal.SIGKILL)
+    s = finish(rook_workspace, run_id)
+    assert s["status"] == "passed"
+    assert log(d) == ["execute 1 g"] + (["collect"] if "collect" in phases else [])
+
+
 @pytest.mark.parametrize("broken", ["open", "execute:1"])
 def test_a_split_run_still_closes_after_a_failure(rook_workspace, tmp_path, broken):
     d = tmp_path / "d"
