@@ -880,3 +880,77 @@ def test_a_hook_that_answered_and_exited_non_zero_is_told_to_exit_0(rook_workspa
         "exited with code 1 (stderr was empty) after printing one JSON object on stdout: "
         "a hook that answered exits 0"
     ), diagnosis
+
+
+MISBEHAVING = {
+    "h.sh": r"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        case "$(cat)" in
+          crash) echo 'about to crash' >&2; kill -SEGV $$ ;;
+          partial) printf '{"output": "ha'; sleep 300 ;;
+          nonl) head -c 3000000 /dev/zero | tr '\0' x ;;
+          *) echo '{"output": "ok"}' ;;
+        esac
+    """,
+    "h.py": r"""
+        #!/usr/bin/env python3
+        import os, signal, sys, time
+        if sys.argv[1] != "execute":
+            sys.exit(0)
+        goal, out = sys.stdin.read(), sys.stdout
+        if goal == "crash":
+            print("about to crash", file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        elif goal == "partial":
+            out.write('{"output": "ha'); out.flush(); time.sleep(300)
+        elif goal == "nonl":
+            out.write("x" * 3000000)
+        else:
+            print('{"output": "ok"}')
+    """,
+    "h.mjs": r"""
+        #!/usr/bin/env node
+        if (process.argv[2] !== "execute") process.exit(0);
+        let goal = "";
+        process.stdin.on("data", (d) => (goal += d)).on("end", () => {
+          if (goal === "crash") {
+            process.stderr.write("about to crash\n", () => process.kill(process.pid, "SIGSEGV"));
+          } else if (goal === "partial") {
+            process.stdout.write('{"output": "ha'); setTimeout(() => {}, 300000);
+          } else if (goal === "nonl") process.stdout.write("x".repeat(3000000));
+          else process.stdout.write('{"output": "ok"}\n');
+        });
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(MISBEHAVING))
+def test_a_crashing_half_writing_or_newline_less_hook_fails_its_scenario_and_the_run_goes_on(
+    rook_workspace, rook_cli, name
+):
+    """SPEC §12: a hook killed by a signal, one that writes half a JSON line and
+    hangs, one that prints megabytes without a newline: each fails its scenario
+    with a diagnosis, and the scenarios around them still run."""
+    if name.endswith(".mjs") and not shutil.which("node"):
+        pytest.skip("node is not installed")
+    ws = rook_workspace
+    ws.script(name, MISBEHAVING[name])
+    ws.profile({"id": "p", "hooks": {"execute": {"script": f"scripts/{name}", "timeout_seconds": 2}}})
+    for goal in ("crash", "partial", "nonl", "fine"):
+        ws.scenario({"id": goal, "goal": goal, "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    by_id = {s["id"]: s for s in r.report["scenarios"]}
+    assert {k: s["status"] for k, s in by_id.items()} == {
+        "crash": "error", "partial": "error", "nonl": "error", "fine": "passed"}
+    crash = by_id["crash"]["hooks"][0]
+    assert crash["exit_code"] == -11
+    assert crash["diagnosis"].startswith("killed by signal 11: about to crash"), crash
+    partial = by_id["partial"]["hooks"][0]
+    assert partial["status"] == "timeout" and partial["diagnosis"].startswith("timed out after 2 s")
+    # what it wrote before it hung is kept in the record
+    assert ws.record(r.report["run"]["id"], "partial.1")["hooks"][0]["stdout"] == '{"output": "ha'
+    nonl = by_id["nonl"]["hooks"][0]["diagnosis"]
+    assert nonl.startswith("stdout is not one JSON object") and "received 'xxx" in nonl
+    assert len(nonl) < 2000  # the preview is cut: megabytes never reach a message
