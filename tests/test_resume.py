@@ -98,6 +98,38 @@ def test_a_cut_in_turn_2_resumes_at_turn_2(rook_workspace, tmp_path, sig):
     assert log(d) == ["open", "execute 1 t1", "execute 2 t2", "execute 2 t2", "execute 3 t3", "close"]
 
 
+@pytest.mark.parametrize(("blocked", "sig"), [("prepare", signal.SIGTERM), ("close", signal.SIGHUP),
+                                           ("collect", signal.SIGINT)])
+def test_a_signal_in_prepare_close_or_collect_resumes_at_that_phase(rook_workspace, tmp_path,
+                                                                     blocked, sig):
+    """The first signal in any phase: exit 130, the cut phase recorded as an interrupted
+    attempt, and the resume does that phase again and what follows it, nothing before."""
+    d = tmp_path / "d"
+    phases = ("prepare", "open", "execute", "close", "collect")
+    setup(rook_workspace, d, phases)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / f"block-{blocked}").touch()
+    proc = subprocess.Popen(rook(rook_workspace), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    run_id = json.loads(out)["run"]["id"]
+    assert f"rook run --run {run_id}" in err
+    if blocked != "prepare":  # no scenario run had started: none has a record
+        (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+        assert [(h["phase"], h["status"]) for h in attempt["hooks"]] == [(blocked, "interrupted")]
+    (d / "fast-now").touch()
+    assert finish(rook_workspace, run_id)["status"] == "passed"
+    done = ["prepare", "open", "execute 1 g", "close", "collect"]
+    i = phases.index(blocked)
+    assert log(d) == done[: i + 1] + done[i:]
+
+
 def test_an_http_agent_cut_in_turn_2_is_resumed_at_turn_2_in_the_session_open_made(
     rook_workspace, tmp_path
 ):
