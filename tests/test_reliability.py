@@ -139,6 +139,38 @@ def test_a_signal_once_the_hooks_are_done_still_writes_the_reports_and_exits_130
     assert f"rook: {sig.name}:" in err and "Traceback" not in err
 
 
+def test_a_second_signal_while_the_reports_are_written_exits_130_at_once(rook_workspace, tmp_path):
+    """A CI cancel, then its follow-up, while Rook is blocked writing a report (a
+    named pipe no one reads): the second signal exits 130 at once, and the record
+    already written needs nothing more from ``rook run --run ID``."""
+    ws, log = rook_workspace, tmp_path / "log"
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] && echo sent >> {log} && echo '{{"output": "ok"}}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    first, fifo = tmp_path / "first.json", tmp_path / "junit.xml"
+    os.mkfifo(fifo)
+    proc = start(ws, "--report", f"json:{first}", "--report", f"junit:{fifo}")
+    assert wait_for(first.exists), proc.communicate(timeout=5)
+    time.sleep(0.2)  # Rook is blocked opening the pipe
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert proc.poll() is None, (proc.returncode, proc.communicate())
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=10)  # never read: the pipe's reader never came
+    assert proc.returncode == 130, err
+    assert "rook: interrupted twice: exiting now" in err and "Traceback" not in err
+    run_id = json.loads(first.read_text())["run"]["id"]
+    again = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--json", "--run", run_id],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["summary"]["passed"] == 1
+    assert log.read_text().split() == ["sent"]  # the agent was asked once
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace, tmp_path, sig):
     """A CI cancel while Rook starts (here: loading a plugin that takes its time)
