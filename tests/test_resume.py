@@ -208,20 +208,49 @@ def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
     assert log(d) == ["execute 1 g"] + (["collect"] if "collect" in phases else [])
 
 
+SLOW_JUDGE = """
+import asyncio, os
+from rook_core.hookspecs import hookimpl
+from rook_core.models import PASSED, Verdict
+
+
+class Slow:  # a plugin judge asking its own model or service
+    async def __call__(self, config, view):
+        if not os.path.exists({d!r} + "/fast-now"):
+            open({d!r} + "/hook.pid", "w").write("none: no process of its own")
+            await asyncio.sleep(300)
+        return Verdict(PASSED, "fine", {{}})
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("slow", Slow())
+"""
+
+
 @pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
-def test_a_cut_while_a_command_criterion_runs_never_asks_the_agent_again(
-    rook_workspace, tmp_path, phases
+@pytest.mark.parametrize("criterion", ["command", "plugin judge"])
+def test_a_cut_while_a_command_criterion_or_a_plugin_judge_runs_never_asks_the_agent_again(
+    rook_workspace, tmp_path, monkeypatch, phases, criterion
 ):
     d = tmp_path / "d"
     setup(rook_workspace, d, phases)
-    check = rook_workspace.script("check.sh", f"""
-        #!/bin/bash
-        [ -e {d}/fast-now ] && exit 0
-        echo $$ > {d}/hook.pid
-        exec sleep 300
-    """)
-    rook_workspace.scenario({"id": "s", "goal": "g",
-                             "criteria": [{"contains": "ok"}, {"command": {"run": [str(check)]}}]})
+    if criterion == "command":
+        check = rook_workspace.script("check.sh", f"""
+            #!/bin/bash
+            [ -e {d}/fast-now ] && exit 0
+            echo $$ > {d}/hook.pid
+            exec sleep 300
+        """)
+        slow = {"command": {"run": [str(check)]}}
+    else:
+        from rook_core.testing import make_distribution
+
+        site = make_distribution(tmp_path / "site", "rook-slow", {"slow": "rook_slow"},
+                                 {"rook_slow.py": SLOW_JUDGE.format(d=str(d))})
+        monkeypatch.setenv("PYTHONPATH", str(site))
+        slow = {"judge": {"name": "slow"}}
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}, slow]})
     run_id = cut(rook_workspace, d, signal.SIGKILL)
     s = finish(rook_workspace, run_id)
     assert s["status"] == "passed"
