@@ -762,17 +762,22 @@ class Engine:
             return await self.call_hook(call, record)
 
         # a command criterion runs a program, up to its timeout (a test suite), and
-        # a plugin judge may ask its own model: what the agent did is recorded
-        # before them, as before a judge profile
-        slow_criteria = any(c.type in ("command", "judge") for c in scenario.criteria)
+        # a plugin judge or a plugin's criterion type may ask its own model or
+        # service: what the agent did is recorded before them, as before a judge profile
+        criteria = self.rook.criteria
+        slow_criteria = any(
+            c.type in ("command", "judge") or criteria.distribution(c.type) != OWN
+            for c in scenario.criteria
+        )
         # No hook after execute: its last turn gives the slot back at once.
         hooks = self.profile.hooks
         last_is_execute = not any(p in todo and p in hooks for p in ("close", "collect"))
 
         def hooks_after(phase: str) -> bool:
             """Whether a hook of a later phase is still to run, the judge
-            profile's, a ``command`` criterion's and a plugin judge's included (then
-            a phase's record is written as it completes: see compute_scenario)."""
+            profile's, a ``command`` criterion's and a plugin's judge or criterion
+            type's included (then a phase's record is written as it completes:
+            see compute_scenario)."""
             later = SCENARIO_PHASES[SCENARIO_PHASES.index(phase) + 1 :]
             if "judge" in todo and (self.judging.client is not None or slow_criteria):
                 return True

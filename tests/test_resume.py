@@ -211,6 +211,7 @@ def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
 SLOW_JUDGE = """
 import asyncio, os
 from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
 from rook_core.models import PASSED, Verdict
 
 
@@ -225,11 +226,21 @@ class Slow:  # a plugin judge asking its own model or service
 @hookimpl
 def rook_register_judges(register):
     register("slow", Slow())
+
+
+class SlowCheck(CriterionType):  # a plugin's criterion type, as slow
+    name = "slowcheck"
+    evaluate = Slow.__call__
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(SlowCheck())
 """
 
 
 @pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
-@pytest.mark.parametrize("criterion", ["command", "plugin judge"])
+@pytest.mark.parametrize("criterion", ["command", "plugin judge", "plugin criterion"])
 def test_a_cut_while_a_command_criterion_or_a_plugin_judge_runs_never_asks_the_agent_again(
     rook_workspace, tmp_path, monkeypatch, phases, criterion
 ):
@@ -249,7 +260,7 @@ def test_a_cut_while_a_command_criterion_or_a_plugin_judge_runs_never_asks_the_a
         site = make_distribution(tmp_path / "site", "rook-slow", {"slow": "rook_slow"},
                                  {"rook_slow.py": SLOW_JUDGE.format(d=str(d))})
         monkeypatch.setenv("PYTHONPATH", str(site))
-        slow = {"judge": {"name": "slow"}}
+        slow = {"judge": {"name": "slow"}} if criterion == "plugin judge" else {"slowcheck": True}
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}, slow]})
     run_id = cut(rook_workspace, d, signal.SIGKILL)
     s = finish(rook_workspace, run_id)
