@@ -434,6 +434,25 @@ def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
 
 
+def _no_hooks(plugin: object, value: str) -> str:
+    """Why a loaded entry point implements no hook: functions named like hooks
+    without the marker, else the object it names holds none."""
+    try:
+        unmarked = sorted(n for n in dir(plugin) if n.startswith("rook_"))
+    except Exception:  # an object whose dir() fails: say what it is
+        unmarked = []
+    if unmarked:
+        verb = "is" if len(unmarked) == 1 else "are"
+        return (
+            f"it implements no Rook hook: {', '.join(unmarked)} {verb} not marked "
+            "with @hookimpl (from rook_core.hookspecs import hookimpl)"
+        )
+    return (
+        f"it implements no Rook hook: its entry point names {value} "
+        f"({type(plugin).__name__}), which has no function marked with @hookimpl"
+    )
+
+
 def _trace_line(text: str) -> None:
     sys.stderr.write(f"[rook-trace] {text}\n")
     sys.stderr.flush()
@@ -576,6 +595,10 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                 pm.register(plugin, name=ep.name)
             except Exception as exc:  # a broken plugin must not take Rook down
                 rook.failures.append(LoadFailure(ep.name, dist, exception_text(exc)))
+                continue
+            if not _hook_names(pm, plugin):  # a missing @hookimpl, or the wrong object named
+                pm.unregister(plugin)
+                rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(plugin, ep.value)))
                 continue
             rook.infos.append(
                 PluginInfo(

@@ -189,6 +189,37 @@ def test_a_plugin_that_fails_to_import_is_reported_and_rook_still_runs(
     assert "ROOK_DISABLE_PLUGINS=broken" in r.stdout
 
 
+UNMARKED = """
+def rook_register_reporters(register):  # no @hookimpl: pluggy never sees it
+    register("plain", lambda report, path: path.write_text("plain"))
+"""
+
+
+def test_an_entry_point_that_implements_no_hook_is_reported_not_silently_loaded(
+    rook_distribution, rook_workspace, rook_cli
+):
+    rook_distribution(
+        "rook-unmarked",
+        {"unmarked": "rook_unmarked", "number": "rook_unmarked:NUMBER"},
+        {"rook_unmarked.py": UNMARKED + "NUMBER = 42\n"},
+    )
+    r = rook_cli("plugins")
+    assert r.exit_code == 0
+    assert (
+        "failed to load unmarked (rook-unmarked): it implements no Rook hook: "
+        "rook_register_reporters is not marked with @hookimpl" in r.stderr
+    )
+    assert "failed to load number (rook-unmarked): it implements no Rook hook" in r.stderr
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])
+    r = rook_cli("run", "--report", "plain:out.txt")
+    assert r.exit_code == 2
+    assert "unknown format 'plain'" in r.stderr
+    assert "plugin unmarked (rook-unmarked) failed to load" in r.stderr
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    assert r.exit_code == 1
+    assert "plugin unmarked: from rook-unmarked failed to load" in r.stdout
+
+
 def test_rook_load_plugins_is_an_allow_list(
     rook_distribution, rook_workspace, rook_cli, monkeypatch
 ):
