@@ -592,6 +592,18 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             seen[ep.name] = dist
             try:
                 plugin = ep.load()
+                other = pm.get_name(plugin)
+                if other is not None:  # pluggy's own message lists every plugin loaded
+                    rook.failures.append(
+                        LoadFailure(
+                            ep.name,
+                            dist,
+                            f"its entry point names {ep.value}, which the entry point "
+                            f"{other} ({seen.get(other) or 'another distribution'}) loads "
+                            "already; give each entry point a module of its own",
+                        )
+                    )
+                    continue
                 pm.register(plugin, name=ep.name)
             except Exception as exc:  # a broken plugin must not take Rook down
                 rook.failures.append(LoadFailure(ep.name, dist, exception_text(exc)))

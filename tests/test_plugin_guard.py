@@ -608,6 +608,28 @@ def test_a_plugin_whose_entry_point_name_is_taken_is_reported_not_dropped(
     assert {f["distribution"] for f in doc["failed"]} == {"rook-shout", "rook-b"}
 
 
+def test_two_entry_points_naming_one_module_name_each_other_in_one_line(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A second entry point naming a module another one loaded: the module's hooks run
+    once, and the second is a failure naming the first, never pluggy's dump of every
+    plugin loaded."""
+    rook_distribution("rook-shout", {"shout": "rook_shout"}, {"rook_shout.py": SHOUT})
+    rook_distribution("rook-again", {"again": "rook_shout"}, {})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0
+    failure = [line for line in r.stderr.splitlines() if line.startswith("failed to load")]
+    assert failure == [
+        "failed to load shout (rook-shout): its entry point names rook_shout, which the "
+        "entry point again (rook-again) loads already; give each entry point a module "
+        "of its own"
+    ], r.stderr
+    assert "rook_plugins" not in r.stderr, "no dump of the plugins loaded"
+    echo_workspace(rook_workspace, [{"shouts": True}])
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"loud": "passed"}, "the module's criterion is registered once"
+
+
 def test_rook_run_says_which_plugin_failed_to_load(rook_distribution, rook_workspace, rook_cli):
     """The profile's transport comes from a plugin that failed to import: rook run
     names the plugin and its error (not only 'unknown transport key'), and a run that
