@@ -84,7 +84,8 @@ def rook_auth_prepare(call: Any) -> Any:
     is resumed after a successful prepare). Stops at the first non-None result.
 
     :param call: a :class:`rook_core.models.HookCall` with no scenario;
-        ``call.run.saved`` is where values for later phases may be put.
+        ``call.run.saved`` is where values for later phases may be put (in
+        memory only: a run resumed in a new process starts with it empty).
     :returns: an awaitable of :class:`rook_core.models.HookResult`, or
         ``None`` when the entry is not yours.
     """

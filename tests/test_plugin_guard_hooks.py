@@ -166,6 +166,13 @@ def test_hook_rook_auth_prepare(rook_plugin, rook_workspace, rook_cli):
     prepares = [c for c in desk.calls if c[0] == "prepare"]
     assert prepares == [("prepare", None)], "once per run, with no scenario"
     assert desk.calls[0][0] == "prepare"
+    # resumed in a new process: prepare is not run again, and run.saved starts empty
+    r = rook_cli("run", "--phases", "prepare", "--json")
+    desk.calls.clear()
+    r = rook_cli("run", "--run", r.report["run"]["id"], "--json")
+    assert [c[0] for c in desk.calls] == ["execute", "execute"]
+    assert r.statuses() == {"a": "failed", "b": "failed"}
+    assert "[None]" in r.report["scenarios"][0]["turns"][0]["output"]
 
 
 def test_hook_rook_session_open(rook_plugin, rook_workspace, rook_cli):
