@@ -234,8 +234,7 @@ class PluginJudge(CriterionType):
         if not isinstance(result, Verdict):
             return Verdict(
                 ERROR,
-                f"judge {config['name']!r} returned {current().head(repr(result), 200)}, "
-                "not a Verdict",
+                f"{who} returned {current().head(repr(result), 200)}, not a Verdict",
             )
         verdict = checked_verdict(result, f"judge {config['name']!r}")
         if view.scope == "all":  # it could not see turns never sent

@@ -488,7 +488,11 @@ async def _call(
     if result is OVERDUE:
         return overdue(f"criterion {criterion.type} ({owner})", seconds)
     if not isinstance(result, Verdict):
-        return Verdict(ERROR, f"criterion {criterion.type} returned {result!r}, not a Verdict")
+        return Verdict(
+            ERROR,
+            f"criterion {criterion.type} ({owner}) returned "
+            f"{current().head(repr(result), 200)}, not a Verdict",
+        )
     return checked_verdict(result, f"criterion {criterion.type}")
 
 

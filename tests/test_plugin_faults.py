@@ -1056,6 +1056,48 @@ def test_a_criterion_that_raises_is_named_with_its_plugin(
     assert contains["status"] == "passed"
 
 
+NO_VERDICT = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+
+
+class Echoes(CriterionType):
+    name = "echoes"
+
+    def evaluate(self, config, view):
+        return "x" * 100_000  # the output, say, instead of a Verdict
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Echoes())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("echo-judge", lambda config, view: "y" * 100_000)
+"""
+
+
+def test_a_criterion_or_judge_that_returns_no_verdict_is_named_and_cut(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion that returned a long text instead of a Verdict put all of it in the
+    criterion's and the scenario's reason (100 KB in every report), naming no plugin."""
+    rook_distribution("rook-echoes", {"echoes": "rook_echoes"}, {"rook_echoes.py": NO_VERDICT})
+    criteria = [{"echoes": True}, {"judge": {"name": "echo-judge"}}]
+    secret_workspace(rook_workspace, monkeypatch, criteria)
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    scenario = r.report["scenarios"][0]
+    echoes, judge = scenario["criteria"]
+    assert echoes["reason"].startswith("criterion echoes (echoes (rook-echoes)) returned 'xxx")
+    assert judge["reason"].startswith("judge 'echo-judge' (echoes (rook-echoes)) returned 'yyy")
+    for reason in (echoes["reason"], judge["reason"]):
+        assert reason.endswith(", not a Verdict") and len(reason) < 400, reason[-80:]
+    assert len(scenario["reason"]) < 1000
+
+
 ASYNC_REPORTER = """
 import asyncio
 from rook_core.hookspecs import hookimpl
