@@ -267,16 +267,18 @@ class Rook:
         callers = self._each.get(hook_name)
         if callers is None or callers[0] != key:
             everyone = [impl.plugin for impl in impls]
+            # one caller per plugin, which calls each of its implementations (specname)
+            plugins = list({id(p): p for p in reversed(everyone)}.values())
             callers = (
                 key,
                 [
                     (
-                        impl.plugin,
+                        plugin,
                         self.pm.subset_hook_caller(
-                            hook_name, [p for p in everyone if p is not impl.plugin]
+                            hook_name, [p for p in everyone if p is not plugin]
                         ),
                     )
-                    for impl in reversed(impls)  # pluggy's order: the last registered first
+                    for plugin in plugins  # pluggy's order: the last registered first
                 ],
             )
             self._each[hook_name] = callers

@@ -95,6 +95,40 @@ def test_an_evidence_observer_that_raises_is_named_and_the_run_goes_on(
     json.dumps(r.report)
 
 
+TWO_OBSERVERS = """
+from rook_core.hookspecs import hookimpl
+
+SEEN = []
+
+@hookimpl
+def rook_evidence_recorded(record, result):
+    SEEN.append(("first", record["key"], result.phase))
+
+@hookimpl(specname="rook_evidence_recorded")
+def second_observer(record, result):
+    SEEN.append(("second", record["key"], result.phase))
+"""
+
+
+def test_a_plugin_with_two_observers_has_each_called_once_per_result(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A plugin implementing rook_evidence_recorded twice (pluggy's specname) had both
+    called twice for every hook result."""
+    rook_distribution("rook-twice", {"twice": "rook_twice"}, {"rook_twice.py": TWO_OBSERVERS})
+    secret_workspace(rook_workspace, monkeypatch)
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.statuses() == {"s1": "passed"}, r.stderr
+    import rook_twice
+
+    assert sorted(rook_twice.SEEN) == [
+        ("first", "s1.1", "close"),
+        ("first", "s1.1", "execute"),
+        ("second", "s1.1", "close"),
+        ("second", "s1.1", "execute"),
+    ]
+
+
 SLOPPY = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
