@@ -285,7 +285,14 @@ class Rook:
         failed: list[tuple[str, str, Exception]] = []
         for plugin, caller in callers[1]:
             try:
-                caller(**kwargs)
+                for result in caller(**kwargs):
+                    if isinstance(result, types.CoroutineType):  # an async def observer
+                        result.close()
+                        raise TypeError(
+                            "it returned a coroutine, which Rook does not run: an observer "
+                            "is called on the event loop and must be a plain function "
+                            "(def, not async def)"
+                        )
             except Exception as exc:  # a plugin's bug: the caller names it
                 name = self.pm.get_name(plugin) or repr(plugin)
                 failed.append((self.plugin_name(plugin), name, exc))

@@ -110,6 +110,35 @@ def second_observer(record, result):
 """
 
 
+ASYNC_OBSERVER = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+async def rook_evidence_recorded(result):
+    pass
+"""
+
+
+def test_an_async_observer_is_named_in_a_warning_not_left_unawaited(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """An ``async def`` observer never ran: its coroutine was dropped, and all the user
+    saw was Python's 'RuntimeWarning: coroutine ... was never awaited'. It is now a
+    warning naming the plugin and the fix, and the run goes on."""
+    rook_distribution("rook-later", {"later": "rook_later"}, {"rook_later.py": ASYNC_OBSERVER})
+    secret_workspace(rook_workspace, monkeypatch)
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 0 and r.statuses() == {"s1": "passed"}, r.stderr
+    assert "never awaited" not in r.stderr
+    warning = (
+        "rook: warning: plugin later (rook-later) raised TypeError in rook_evidence_recorded: "
+        "it returned a coroutine, which Rook does not run: an observer is called on the "
+        "event loop and must be a plain function (def, not async def)"
+    )
+    assert r.stderr.count(warning) == 1, r.stderr
+
+
 def test_a_plugin_with_two_observers_has_each_called_once_per_result(
     rook_distribution, rook_workspace, rook_cli, monkeypatch
 ):
