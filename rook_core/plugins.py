@@ -241,7 +241,7 @@ class Rook:
             if self.trace is not None:
                 self.trace(f"{hook_name}(register) -> {owner}")
             try:
-                impl.function(register=register)
+                returned = impl.function(register=register)
             except PluginError:
                 raise
             except Exception as exc:  # a plugin's bug: name it, never a traceback
@@ -250,6 +250,13 @@ class Rook:
                     f"plugin {owner} raised {type(exc).__name__} in {hook_name}{said} "
                     f"(disable it with ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
                 ) from None
+            if isinstance(returned, types.CoroutineType):  # an async def: never run
+                returned.close()
+                raise PluginError(
+                    f"plugin {owner} returned a coroutine from {hook_name}: a registration "
+                    "hook must be a plain function (def, not async def) (disable it with "
+                    f"ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
+                )
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, str, Exception]]:
         """Call every implementation of the every-plugin hook ``hook_name``, each

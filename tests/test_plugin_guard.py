@@ -537,10 +537,25 @@ NONE_NAMED = """
         register(None, lambda **kw: None)
 """
 
+ASYNC_REGISTRATION = """
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    async def rook_register_reporters(register):
+        register("csv", lambda report, path: None)
+"""
+
 
 @pytest.mark.parametrize(
     "module, message",
     [
+        (  # its coroutine was never run: nothing registered, and a Python RuntimeWarning
+            ASYNC_REGISTRATION,
+            "plugin bad (rook-bad) returned a coroutine from rook_register_reporters: a "
+            "registration hook must be a plain function (def, not async def) (disable it "
+            "with ROOK_DISABLE_PLUGINS=bad)",
+        ),
         (
             BAD_REGISTRATION,
             "plugin bad (rook-bad) raised RuntimeError in rook_register_reporters: "
