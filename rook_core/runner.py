@@ -464,7 +464,16 @@ def prepare_run(
             )
         check_executor = getattr(rook.executors.get(request.executor), "check", None)
         if check_executor is not None:
-            check_executor(request.executor_options)  # raises ConfigError before anything runs
+            try:  # raises ConfigError before anything runs
+                check_executor(request.executor_options)
+            except RookError:
+                raise
+            except Exception as exc:  # the executor plugin's bug: name it, no traceback
+                raise ConfigError(
+                    f"--executor {request.executor}: the executor plugin "
+                    f"{rook.executors.owner(request.executor)} could not check its options: "
+                    f"{exception_text(exc)}"
+                ) from None
         shard = sharding.parse_shard(request.shard)
         request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
     workspace = find_workspace(request.workspace)

@@ -281,6 +281,47 @@ def test_an_executor_that_raises_keeps_what_it_recorded_and_names_the_plugin(
     assert again.statuses() == {"a": "passed", "b": "passed"}
 
 
+CHECK_RAISES = """
+    from rook_core.hookspecs import hookimpl
+
+
+    class Picky:
+        def check(self, options):
+            return options["queue"]  # a KeyError: the plugin's bug
+
+        async def __call__(self, engine, scenario_runs, concurrency, options):
+            for sr in scenario_runs:
+                await engine.run_scenario(sr)
+
+
+    @hookimpl
+    def rook_register_executors(register):
+        register("picky", Picky())
+"""
+
+
+def test_an_executor_whose_check_raises_is_named_not_a_traceback(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """An executor's check(options) that raised anything but a ConfigError ended rook
+    run with a Python traceback (exit 1); it now refuses the run naming the executor
+    and its plugin, exit 2, nothing run."""
+    rook_distribution("rook-picky", {"picky": "rook_picky"}, {"rook_picky.py": CHECK_RAISES})
+    rook_workspace.script(
+        "echo.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\necho \'{"output": "hi"}\'\n'
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    rook_workspace.scenario({"id": "a", "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--executor", "picky")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 2, r.stderr
+    assert (
+        "rook: error: --executor picky: the executor plugin picky (rook-picky) could not "
+        "check its options: KeyError: 'queue'" in r.stderr
+    )
+    assert not any(rook_workspace.runs_dir.iterdir()), "nothing ran"
+
+
 IDLE_EXECUTOR = """
     from rook_core.hookspecs import hookimpl
 
