@@ -392,11 +392,11 @@ def test_a_criterion_plugin_that_raises_on_a_bad_value_is_a_config_error(
 # A transport plugin one of whose callbacks, run before anything runs, has a
 # bug: it raises instead of a ValidationError or ConfigError (FUSSY_FAILS says which).
 FUSSY = """
-import os, time
+import json, os, time
 
 from rook_core.hookspecs import hookimpl
 from rook_core.models import HookResult
-from rook_core.transports import TransportSpec, saves_nothing
+from rook_core.transports import TransportSpec
 
 
 def fails(name, result):
@@ -426,7 +426,8 @@ def rook_register_transports(register):
                            check=fails("check", lambda c, p: c),
                            env_names=fails("env_names", lambda c: []),
                            runnable=fails("runnable", lambda c, s: None),
-                           saved_names=saves_nothing))
+                           saved_names=fails("saved_names", lambda c: json.loads(
+                               os.environ.get("FUSSY_SAVES", "[]")))))
 
 
 @hookimpl
@@ -455,6 +456,38 @@ def test_a_transport_plugin_whose_callback_raises_is_named_not_a_traceback(
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
     monkeypatch.delenv("FUSSY_FAILS")
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+@pytest.mark.parametrize(
+    "fails, saves, message",
+    [
+        ("saved_names", '["token"]', "RuntimeError: the saved_names of fussy has a bug"),
+        ("", '"token"', "returned 'token', not a list of names"),
+    ],
+)
+def test_a_transport_plugin_whose_saved_names_fails_is_named_not_http(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, fails, saves, message
+):
+    """An entry of a third-party transport whose saved_names raised, or returned a
+    text (read letter by letter), before an http: entry that uses a saved value: the
+    run was refused blaming Rook's own http plugin ('the transport plugin http
+    (rook-harness) could not check its entry'), or named {{t}}, {{o}}, {{k}} ... as
+    the names saved. The transport plugin is now named."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    hooks = {
+        "execute": {"fussy": "HELLO"},
+        "close": {"http": {"url": "http://127.0.0.1:9/end", "body": {"t": "{{token}}"}}},
+    }
+    rook_workspace.profile({"id": "p", "hooks": hooks})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("ROOK_NO_CACHE", "1")
+    monkeypatch.setenv("FUSSY_FAILS", fails)
+    monkeypatch.setenv("FUSSY_SAVES", saves)
+    r = rook_cli("run")
+    assert r.exception is None and r.exit_code == 2, r.stderr
+    assert "p.yaml: hooks.close: the transport plugin fussy (rook-fussy)" in r.stderr, r.stderr
+    assert message in r.stderr and "http (rook-harness)" not in r.stderr, r.stderr
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
 
 
 def test_a_transport_plugin_whose_start_raises_is_named_not_a_traceback(

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rook_core.errors import ConfigError
+from rook_core.errors import ConfigError, exception_text
 from rook_core.models import HOOK_PHASES
 
 from .entry import HttpConfig
@@ -53,8 +53,25 @@ def saved_by_phase(profile: Any, plugins: Any) -> tuple[dict[str, list[str]], se
         if spec is None or spec.saved_names is None:
             unknown.add(phase)
         else:
-            saves[phase] = list(spec.saved_names(entry.config))
+            saves[phase] = _saved_names(spec, entry, phase, plugins)
     return saves, unknown
+
+
+def _saved_names(spec: Any, entry: Any, phase: str, plugins: Any) -> list[str]:
+    """What another transport's entry saves: a bug of its plugin (an exception, a
+    text read letter by letter) names that plugin, not the http: entry checked."""
+    who = (
+        f"the transport plugin {plugins.transports.owner(entry.transport)} could not say "
+        f"which values its {entry.transport!r} entry of hooks.{phase} saves (saved_names)"
+    )
+    try:
+        names = spec.saved_names(entry.config)
+        listed = None if isinstance(names, (str, bytes)) else list(names)
+    except Exception as exc:  # the other plugin's bug, named
+        raise ConfigError(f"{who}: {exception_text(exc)}") from None
+    if listed is None or not all(isinstance(n, str) for n in listed):
+        raise ConfigError(f"{who}: returned {names!r:.200}, not a list of names")
+    return listed
 
 
 def _shown(names: Any) -> str:
