@@ -699,6 +699,12 @@ class Engine:
                     f"hooks.{phase} ({entry.transport}): the transport plugin {owner} raised "
                     f"{type(exc).__name__} in runnable: {exc}"
                 )
+            if why and not isinstance(why, str):  # True ('runnable'), a number: the plugin's bug
+                owner = self.rook.transports.owner(entry.transport)
+                return PluginFault(
+                    f"hooks.{phase} ({entry.transport}): the transport plugin {owner} "
+                    f"{not_a_reason(why, 'runnable', 'the entry can run the scenario')}"
+                )
             if why:
                 return f"hooks.{phase} ({entry.transport}): {why}"
         return None
@@ -1087,6 +1093,16 @@ def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
                 raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 
 
+def not_a_reason(returned: Any, hook: str, fine: str) -> str:
+    """What a transport's ``runnable`` or ``check_scenario`` returned that is no
+    reason (``True``, a number, a coroutine), said of its plugin."""
+    if asyncio.iscoroutine(returned):
+        returned.close()  # never to be awaited: no 'never awaited' warning of Python's
+    shown = repr(returned)
+    shown = shown if len(shown) <= 200 else shown[:200] + "..."
+    return f"returned {shown} from {hook}, not a reason (a text, or None when {fine})"
+
+
 def check_scenarios(rook: Rook, profile: Profile, scenarios: list[Scenario]) -> None:
     """Refuse, before anything runs, a scenario an entry of the profile could never
     send as written (its transport's ``check_scenario``), naming the file and field."""
@@ -1104,6 +1120,14 @@ def check_scenarios(rook: Rook, profile: Profile, scenarios: list[Scenario]) -> 
                     f"the transport plugin {rook.transports.owner(entry.transport)} could not "
                     f"check scenario {scenario.id!r}: {exception_text(exc)}"[:500]
                 ) from None
+            if why and not isinstance(why, str):  # the plugin's bug: named
+                raise ConfigError(
+                    f"the transport plugin {rook.transports.owner(entry.transport)} "
+                    + not_a_reason(
+                        why, f"check_scenario for scenario {scenario.id!r}", "the entry can send it"
+                    )
+                    + f" (hooks.{phase} of {profile.path})"
+                )
             if why:
                 where = scenario.path or f"scenario {scenario.id}"
                 problems[f"{where}: {why} (hooks.{phase} of {profile.path})"] = None

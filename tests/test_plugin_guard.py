@@ -425,7 +425,10 @@ def rook_register_transports(register):
                            resolve=fails("resolve", lambda c, a: c),
                            check=fails("check", lambda c, p: c),
                            env_names=fails("env_names", lambda c: []),
-                           runnable=fails("runnable", lambda c, s: None),
+                           runnable=fails("runnable", lambda c, s: json.loads(
+                               os.environ.get("FUSSY_REASON", "null"))),
+                           check_scenario=lambda c, s: json.loads(
+                               os.environ.get("FUSSY_SCENARIO_REASON", "null")),
                            saved_names=fails("saved_names", lambda c: json.loads(
                                os.environ.get("FUSSY_SAVES", "[]")))))
 
@@ -532,6 +535,36 @@ def test_a_transport_plugin_whose_runnable_raises_errors_the_scenario(
         "hooks.execute (fussy): the transport plugin fussy (rook-fussy) raised "
         "RuntimeError in runnable: the runnable of fussy has a bug")
     assert "executor" not in r.stderr
+
+
+@pytest.mark.parametrize("returned", ["true", "42"])
+def test_a_transport_plugin_whose_runnable_or_check_scenario_returns_no_text_is_named(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, returned
+):
+    """runnable returning True ('yes, runnable') skipped every scenario as not_runnable
+    with the reason 'True' (exit 0, nothing tested); check_scenario returning it refused
+    the run with 'FILE: True'. Like a criterion's check, anything but a text or None is
+    now the plugin's fault, named: the scenario run is an error, or the run is refused."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("FUSSY_REASON", returned)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.statuses() == {"loud": "error"}, r.stderr
+    shown = {"true": "True", "42": "42"}[returned]
+    assert r.report["scenarios"][0]["reason"] == (
+        f"hooks.execute (fussy): the transport plugin fussy (rook-fussy) returned {shown} "
+        "from runnable, not a reason (a text, or None when the entry can run the scenario)")
+    monkeypatch.delenv("FUSSY_REASON")
+    monkeypatch.setenv("FUSSY_SCENARIO_REASON", returned)
+    runs = len(list(rook_workspace.runs_dir.glob("*/run.json")))
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert (
+        f"the transport plugin fussy (rook-fussy) returned {shown} from check_scenario "
+        "for scenario 'loud', not a reason (a text, or None when the entry can send it)"
+    ) in r.stderr, r.stderr
+    assert len(list(rook_workspace.runs_dir.glob("*/run.json"))) == runs, "nothing ran"
 
 
 BAD_REGISTRATION = """
