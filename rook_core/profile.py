@@ -294,15 +294,28 @@ def undeclared_env(
         spec = transports.get(entry.transport)
         if spec is None or spec.env_names is None:
             continue
+        owner = transports.owner(entry.transport)
         try:
             with plugin_output():
-                names = list(spec.env_names(entry.config))
+                returned = spec.env_names(entry.config)
+            names = list(returned)
         except Exception as exc:  # the plugin's bug: named, never a traceback
-            owner = transports.owner(entry.transport)
             problem = (
                 f"the transport plugin {owner} could not list its variables: {exception_text(exc)}"
             )
             found.setdefault(phase, {})[entry.transport] = [problem[:500]]
+            continue
+        if isinstance(returned, str) or not all(
+            isinstance(pair, (tuple, list))
+            and len(pair) == 2
+            and all(isinstance(part, str) for part in pair)
+            for pair in names
+        ):  # names alone, a text: the plugin's bug too
+            problem = (
+                f"the transport plugin {owner} returned {returned!r:.200} from env_names, not a "
+                "list of (field path, NAME) pairs"
+            )
+            found.setdefault(phase, {})[entry.transport] = [problem]
             continue
         for where, name in names:
             if name in declared or name in plain or phase in ROOK_VARIABLES.get(name, ()):

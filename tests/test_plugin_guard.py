@@ -424,7 +424,8 @@ def rook_register_transports(register):
     register(TransportSpec(key="fussy", load_config=fails("load_config", lambda v: v), start=start,
                            resolve=fails("resolve", lambda c, a: c),
                            check=fails("check", lambda c, p: c),
-                           env_names=fails("env_names", lambda c: []),
+                           env_names=fails("env_names", lambda c: json.loads(
+                               os.environ.get("FUSSY_ENV_NAMES", "[]"))),
                            runnable=fails("runnable", lambda c, s: json.loads(
                                os.environ.get("FUSSY_REASON", "null"))),
                            check_scenario=lambda c, s: json.loads(
@@ -490,6 +491,27 @@ def test_a_transport_plugin_whose_saved_names_fails_is_named_not_http(
     assert r.exception is None and r.exit_code == 2, r.stderr
     assert "p.yaml: hooks.close: the transport plugin fussy (rook-fussy)" in r.stderr, r.stderr
     assert message in r.stderr and "http (rook-harness)" not in r.stderr, r.stderr
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+
+
+@pytest.mark.parametrize("returned", ['["DESK_KEY"]', '"DESK_KEY"', '[["url", 5]]'])
+def test_a_transport_plugin_whose_env_names_returns_no_pairs_is_named_not_a_traceback(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, returned
+):
+    """env_names returning the variables' names alone (not (field path, NAME) pairs),
+    or a text, ended rook run with a Python traceback ('not enough values to unpack')."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("ROOK_NO_CACHE", "1")
+    monkeypatch.setenv("FUSSY_ENV_NAMES", returned)
+    for command in (("run",), ("doctor",)):
+        r = rook_cli(*command)
+        assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
+        out = r.stdout + r.stderr
+        assert "p.yaml" in out and "hooks.execute.fussy: the transport plugin fussy " in out, out
+        assert "from env_names, not a list of (field path, NAME) pairs" in out, out
+    assert rook_cli("run").exit_code == 2
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
 
 
