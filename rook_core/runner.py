@@ -350,6 +350,11 @@ def write_reports(
                 written = writer(report, given)
                 if inspect.isawaitable(written):  # an async def write: run it to its end
                     asyncio.run(_awaited(written))
+                if not os.path.lexists(given):  # it wrote elsewhere, or returned early
+                    failed[fmt, path] = (
+                        f"--report {fmt}:{path}: the {fmt!r} reporter "
+                        f"({rook.reporters.owner(fmt)}) wrote nothing at the path it was given"
+                    )
         except OSError as exc:  # named as before the run when it can be (a folder now a file)
             problem = target_problem(target) or f"cannot write: {exc.strerror or exc}"
             failed[fmt, path] = f"--report {fmt}:{path}: {problem}"

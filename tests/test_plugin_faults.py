@@ -1196,6 +1196,42 @@ def test_an_async_reporter_writes_its_report(
     assert again.read_text() == "2 scenario runs\n"
 
 
+SILENT_REPORTER = """
+from rook_core.hookspecs import hookimpl
+
+
+def write_elsewhere(report, path):
+    with open("results-elsewhere.txt", "w") as fh:  # not the path it was given
+        fh.write("done")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("elsewhere", write_elsewhere)
+"""
+
+
+def test_a_reporter_that_writes_nothing_at_its_path_is_named(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A reporter that wrote nothing at the path it was given (it wrote elsewhere, or
+    returned early) left no report and Rook said nothing: the run looked reported."""
+    rook_distribution("rook-elsewhere", {"elsewhere": "rook_elsewhere"},
+                      {"rook_elsewhere.py": SILENT_REPORTER})
+    secret_workspace(rook_workspace, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out" / "results.txt"
+    r = rook_cli("run", f"--report=elsewhere:{out}", "--json")
+    assert r.statuses() == {"s1": "passed", "s2": "passed"}, "the run is recorded"
+    assert not out.exists()
+    assert (
+        f"rook: error: --report elsewhere:{out}: the 'elsewhere' reporter (elsewhere "
+        "(rook-elsewhere)) wrote nothing at the path it was given" in r.stderr
+    ), r.stderr
+    assert "write again with: rook report" in r.stderr
+    assert r.exit_code == 1
+
+
 ASYNC_CHECK = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
