@@ -190,8 +190,22 @@ def write_draft(rook: Rook, name: str, request: AuthorRequest, events: Events) -
         events.say(f"{name} cannot write it ({exc}); asking the author agent")
         name = agent[0]
         draft = _call(name, rook, "write", request)
+    draft = _drafted(name, rook, "write", draft, optional=False)
     draft.author = draft.author or name
     return draft
+
+
+def _drafted(name: str, rook: Rook, method: str, result: Any, optional: bool = True) -> Any:
+    """``result`` when it is a Draft (or ``None``, when ``optional``); anything else (a
+    forgotten return, a dict) is the author plugin's bug, named, never a traceback."""
+    if isinstance(result, Draft) or (optional and result is None):
+        return result
+    shown = repr(result)
+    raise PluginError(
+        f"author {name!r} ({rook.authors.owner(name)}) returned "
+        f"{shown if len(shown) <= 200 else shown[:200] + '...'} from {method}, not a Draft "
+        f"(rook_core.authoring.Draft{', or None' if optional else ''})"
+    )
 
 
 def _test(
@@ -264,12 +278,16 @@ def _next_draft(
     rook: Rook, draft: Draft, obs: Observation, request: AuthorRequest, method: str, events: Events
 ) -> Draft | None:
     """The author's correction; when it has none for a failure, the author agent's."""
-    revised: Draft | None = _call(draft.author, rook, method, draft, obs, request)
+    revised: Draft | None = _drafted(
+        draft.author, rook, method, _call(draft.author, rook, method, draft, obs, request)
+    )
     if revised is None and not obs.ok and request.options.get("author_command"):
         agent = fallback_author(rook)
         if agent is not None and agent[0] != draft.author:
             events.say(f"{draft.author} cannot correct this; asking the author agent")
-            revised = _call(agent[0], rook, method, draft, obs, request)
+            revised = _drafted(
+                agent[0], rook, method, _call(agent[0], rook, method, draft, obs, request)
+            )
             if revised is not None:
                 revised.author = agent[0]
     if revised is not None:
@@ -462,7 +480,9 @@ def _repair(
         for name, author in rook.authors.items():
             if getattr(author, "fallback", False) or getattr(author, "repair", None) is None:
                 continue
-            repaired = _call(name, rook, "repair", draft, obs, request)
+            repaired = _drafted(
+                name, rook, "repair", _call(name, rook, "repair", draft, obs, request)
+            )
             if repaired is not None:
                 repaired.author = name
                 return repaired
@@ -470,7 +490,9 @@ def _repair(
     if agent is None or not request.options.get("author_command"):
         return None
     events.say("asking the author agent" + (f" ({request.what})" if request.what else ""))
-    repaired = _call(agent[0], rook, "repair", draft, obs, request)
+    repaired = _drafted(
+        agent[0], rook, "repair", _call(agent[0], rook, "repair", draft, obs, request)
+    )
     if repaired is not None:
         repaired.author = agent[0]
     return repaired

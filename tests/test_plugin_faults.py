@@ -1452,6 +1452,59 @@ def test_an_author_that_raises_without_a_message_is_named_without_a_dangling_col
         assert line.endswith(what), line
 
 
+DRAFTLESS_AUTHOR = """
+from rook_core.authoring import Draft
+from rook_core.hookspecs import hookimpl
+
+
+class Draftless:
+    def detect(self, source):
+        return 1.0 if source.path is not None and source.path.suffix == ".nodraft" else 0.0
+
+    def write(self, request):
+        if "revise" in request.source.text:  # a good draft, for an agent answering no JSON
+            return Draft(hooks={"execute": "scripts/agent.sh"})
+        draft = {"hooks": {"execute": "scripts/agent.sh"}}  # built, but not returned as a Draft
+        return None if "none" in request.source.text else draft
+
+    def revise(self, draft, observation, request):
+        return {"hooks": {}}
+
+
+@hookimpl
+def rook_register_authors(register):
+    register("draftless", Draftless())
+"""
+
+
+@pytest.mark.parametrize(
+    "text, shown", [("none", "None from write"), ("dict", "{'hooks': "), ("revise", "from revise")]
+)
+def test_an_author_whose_write_returns_no_draft_is_named_not_a_traceback(
+    rook_distribution, rook_workspace, rook_cli, tmp_path, text, shown
+):
+    """An author whose write returned None (a forgotten return) or a dict, or whose
+    revise returned a dict, ended rook profile add with a Python traceback ('NoneType'
+    object has no attribute 'author')."""
+    rook_distribution("rook-draftless", {"draftless": "rook_draftless"},
+                      {"rook_draftless.py": DRAFTLESS_AUTHOR})
+    source = tmp_path / "call.nodraft"
+    source.write_text(text)
+    rook_workspace.script("agent.sh", "#!/bin/bash\necho 'not json'\n")
+    tested = () if text == "revise" else ("--no-test",)
+    r = rook_cli("profile", "add", "p", "--from", str(source), *tested,
+                 "-w", str(rook_workspace.root))
+    out = r.stdout + r.stderr
+    assert r.exception is None, (r.exception, out)
+    assert "author 'draftless' (draftless (rook-draftless)) returned " in out, out
+    assert shown in out and ", not a Draft (rook_core.authoring.Draft" in out, out
+    if text == "revise":  # no correction: the tested draft is kept, for rook profile fix
+        assert r.exit_code == 1 and "no correction: author 'draftless'" in out
+        return
+    assert r.exit_code == 2
+    assert not (rook_workspace.agent_dir / "profiles" / "p.yaml").exists()
+
+
 BARE_TRANSPORT = """
 from rook_core.hookspecs import hookimpl
 from rook_core.transports import TransportSpec, saves_nothing
