@@ -343,6 +343,15 @@ def add_profile(
     if not test:
         write_files(request.agent, draft.files, request.secrets)
     concluded = _call(draft.author, rook, "conclude", draft, obs, request)
+    if isinstance(concluded, str):  # one note, never one per character
+        concluded = [concluded]
+    if concluded is not None and not (
+        isinstance(concluded, (list, tuple)) and all(isinstance(n, str) for n in concluded)
+    ):
+        raise PluginError(
+            f"author {draft.author!r} ({rook.authors.owner(draft.author)}) returned "
+            f"{concluded!r:.200} from conclude, not notes (a list of texts, a text, or None)"
+        )
     if concluded is not None:  # what the probes showed, in place of what was assumed
         draft.notes = list(concluded)
     data = profile_data(

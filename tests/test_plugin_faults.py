@@ -1505,6 +1505,54 @@ def test_an_author_whose_write_returns_no_draft_is_named_not_a_traceback(
     assert not (rook_workspace.agent_dir / "profiles" / "p.yaml").exists()
 
 
+CONCLUDING_AUTHOR = """
+from rook_core.authoring import Draft
+from rook_core.hookspecs import hookimpl
+
+
+class Concluding:
+    def detect(self, source):
+        return 1.0 if source.path is not None and source.path.suffix == ".concl" else 0.0
+
+    def write(self, request):
+        return Draft(hooks={"execute": "scripts/agent.sh"}, notes=["assumed: JSON"])
+
+    def conclude(self, draft, observation, request):
+        return eval(request.source.text)
+
+
+@hookimpl
+def rook_register_authors(register):
+    register("concluding", Concluding())
+"""
+
+
+def test_an_author_whose_conclude_returns_a_text_gives_one_note(
+    rook_distribution, rook_workspace, rook_cli, tmp_path
+):
+    """conclude returning a text ('the probe answered') gave one note per character
+    (note: t, note: h, ...); a text is now one note, and a number is the author's
+    failure, named, never a traceback."""
+    rook_distribution("rook-concluding", {"concluding": "rook_concluding"},
+                      {"rook_concluding.py": CONCLUDING_AUTHOR})
+    rook_workspace.script("agent.sh", "#!/bin/bash\necho '{\"output\": \"hi\"}'\n")
+    source = tmp_path / "call.concl"
+    source.write_text("'the probe answered'")
+    r = rook_cli("profile", "add", "p", "--from", str(source), "--no-test",
+                 "-w", str(rook_workspace.root))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    notes = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("note:")]
+    assert notes == ["note: the probe answered"], notes
+    source.write_text("42")
+    r = rook_cli("profile", "add", "q", "--from", str(source), "--no-test",
+                 "-w", str(rook_workspace.root))
+    assert r.exception is None and r.exit_code == 2, (r.exception, r.stdout + r.stderr)
+    assert (
+        "author 'concluding' (concluding (rook-concluding)) returned 42 from conclude, "
+        "not notes (a list of texts, a text, or None)" in r.stderr
+    ), r.stderr
+
+
 BARE_TRANSPORT = """
 from rook_core.hookspecs import hookimpl
 from rook_core.transports import TransportSpec, saves_nothing
