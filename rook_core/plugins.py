@@ -450,6 +450,17 @@ def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
 
 
+def _methods(pm: pluggy.PluginManager, plugin: type) -> bool:
+    """Whether a class registered as a plugin has hook implementations taking
+    ``self``: pluggy calls them on the class, where they fail for want of one."""
+    for caller in pm.get_hookcallers(plugin) or []:
+        for impl in caller.get_hookimpls():
+            code = getattr(impl.function, "__code__", None)
+            if impl.plugin is plugin and code is not None and code.co_varnames[:1] == ("self",):
+                return True
+    return False
+
+
 def _no_hooks(plugin: object, value: str) -> str:
     """Why a loaded entry point implements no hook: functions named like hooks
     without the marker, else the object it names holds none."""
@@ -627,6 +638,18 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             if not _hook_names(pm, plugin):  # a missing @hookimpl, or the wrong object named
                 pm.unregister(plugin)
                 rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(plugin, ep.value)))
+                continue
+            if isinstance(plugin, type) and _methods(pm, plugin):  # never called with a self
+                pm.unregister(plugin)
+                rook.failures.append(
+                    LoadFailure(
+                        ep.name,
+                        dist,
+                        f"its entry point names the class {ep.value}, whose hooks are methods: "
+                        f"name an instance of it (PLUGIN = {plugin.__name__}() in its module, "
+                        "and the entry point module:PLUGIN)",
+                    )
+                )
                 continue
             rook.infos.append(
                 PluginInfo(

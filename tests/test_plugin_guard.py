@@ -220,6 +220,35 @@ def test_an_entry_point_that_implements_no_hook_is_reported_not_silently_loaded(
     assert "plugin unmarked: from rook-unmarked failed to load" in r.stdout
 
 
+A_CLASS = """
+from rook_core.hookspecs import hookimpl
+
+
+class Plugin:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        register("classy", lambda report, path: path.write_text("classy"))
+"""
+
+
+def test_an_entry_point_naming_a_class_says_to_name_an_instance(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """An entry point naming a class whose hooks are methods made every command exit 2
+    with 'Plugin.rook_register_reporters() missing 1 required positional argument:
+    'self''; it is now a plugin that failed to load, saying to name an instance."""
+    rook_distribution("rook-classy", {"classy": "rook_classy:Plugin"}, {"rook_classy.py": A_CLASS})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0, r.stderr
+    assert (
+        "failed to load classy (rook-classy): its entry point names the class "
+        "rook_classy:Plugin, whose hooks are methods: name an instance of it (PLUGIN = "
+        "Plugin() in its module, and the entry point module:PLUGIN)" in r.stderr
+    ), r.stderr
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}, "the rest of Rook runs"
+
+
 def test_rook_load_plugins_is_an_allow_list(
     rook_distribution, rook_workspace, rook_cli, monkeypatch
 ):
