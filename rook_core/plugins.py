@@ -633,7 +633,8 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                     continue
                 pm.register(plugin, name=ep.name)
             except Exception as exc:  # a broken plugin must not take Rook down
-                rook.failures.append(LoadFailure(ep.name, dist, exception_text(exc)))
+                said = exception_text(exc).replace("\n", "; ")  # pluggy's are several lines
+                rook.failures.append(LoadFailure(ep.name, dist, said))
                 continue
             if not _hook_names(pm, plugin):  # a missing @hookimpl, or the wrong object named
                 pm.unregister(plugin)

@@ -249,6 +249,32 @@ def test_an_entry_point_naming_a_class_says_to_name_an_instance(
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}, "the rest of Rook runs"
 
 
+WRONG_ARGUMENT = """
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_register_reporters(regster):
+    regster("typo", lambda report, path: path.write_text("typo"))
+"""
+
+
+def test_a_hook_taking_an_argument_the_hook_lacks_is_one_line_naming_it(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A hook implementation with a misspelt argument was reported in pluggy's three
+    lines, breaking the layout of rook doctor and of every warning of rook run."""
+    rook_distribution("rook-typo", {"typo": "rook_typo"}, {"rook_typo.py": WRONG_ARGUMENT})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0, r.stderr
+    line = next(ln for ln in r.stderr.splitlines() if ln.startswith("failed to load typo"))
+    assert "rook_register_reporters(regster)" in line and "{'regster'}" in line, r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    r = rook_cli("doctor", "-w", str(rook_workspace.root))
+    problem = next(ln for ln in r.stdout.splitlines() if "plugin typo" in ln)
+    assert "can not be found in the hookspec" in problem, r.stdout
+
+
 def test_rook_load_plugins_is_an_allow_list(
     rook_distribution, rook_workspace, rook_cli, monkeypatch
 ):
