@@ -405,11 +405,18 @@ def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str
 
 
 def _criterion_needs(item: Any, who: str, switch: str) -> None:
-    """A criterion type's ``needs`` is a set of the capabilities a profile can
-    declare: one it cannot (a typo, ``"calls"`` read as its letters) would make
-    every scenario using the type ``not_runnable``, with nothing the user could fix."""
+    """A criterion type's name is no key a scenario keeps for itself (``turn``,
+    ``id``), and its ``needs`` is a set of the capabilities a profile can declare:
+    one it cannot (a typo, ``"calls"`` read as its letters) would make every
+    scenario using the type ``not_runnable``, with nothing the user could fix."""
     from .models import CAPABILITIES
 
+    name = getattr(item, "name", None)
+    if name in ("turn", "id"):  # a criterion's own keys in a scenario (scenario.LABEL)
+        raise PluginError(
+            f"plugin {who}: scenarios keep {name!r} for a criterion's own key (turn, id), "
+            f"so no scenario could use the type; rename it, or disable the plugin with {switch}"
+        )
     needs: Any = getattr(item, "needs", frozenset())
     if isinstance(needs, (str, bytes)) or not isinstance(needs, (set, frozenset, list, tuple)):
         raise PluginError(

@@ -693,6 +693,11 @@ ASYNC_REGISTRATION = """
 @pytest.mark.parametrize(
     "module, message",
     [
+        (  # registered, listed, and never usable: `- id: x` is a criterion's label
+            SHOUT.replace('name = "shouts"', 'name = "id"'),
+            "plugin bad (rook-bad): criterion type 'id': scenarios keep 'id' for a "
+            "criterion's own key (turn, id), so no scenario could use the type",
+        ),
         (  # its coroutine was never run: nothing registered, and a Python RuntimeWarning
             ASYNC_REGISTRATION,
             "plugin bad (rook-bad) returned a coroutine from rook_register_reporters: a "
