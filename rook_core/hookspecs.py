@@ -328,6 +328,7 @@ def rook_register_executors(register: Any) -> None:
         picklable inputs and output) where the hooks run. ``options`` holds the
         executor's flags (``{"scheduler": ADDRESS}`` for ``dask``). The executor
         may have a ``check(options)`` method, called before anything runs, that
-        raises :class:`rook_core.errors.ConfigError` (a missing extra, a bad flag).
+        raises :class:`rook_core.errors.ConfigError` (a missing extra, a bad flag)
+        or returns that message (``None`` when the options are fine).
     :returns: nothing.
     """

@@ -43,7 +43,7 @@ from .errors import (
 from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
-from .judging import JudgingContext
+from .judging import JudgingContext, check_message
 from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario
 from .phases import parse_phases
 from .plain import plain
@@ -469,16 +469,19 @@ def prepare_run(
             )
         check_executor = getattr(rook.executors.get(request.executor), "check", None)
         if check_executor is not None:
+            who = f"the executor plugin {rook.executors.owner(request.executor)}"
             try:  # raises ConfigError before anything runs
-                check_executor(request.executor_options)
+                message = check_executor(request.executor_options)
             except RookError:
                 raise
             except Exception as exc:  # the executor plugin's bug: name it, no traceback
                 raise ConfigError(
-                    f"--executor {request.executor}: the executor plugin "
-                    f"{rook.executors.owner(request.executor)} could not check its options: "
+                    f"--executor {request.executor}: {who} could not check its options: "
                     f"{exception_text(exc)}"
                 ) from None
+            said = check_message(message, who, "the options are fine")  # as a criterion's
+            if said:
+                raise ConfigError(f"--executor {request.executor}: {said}")
         shard = sharding.parse_shard(request.shard)
         request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
     workspace = find_workspace(request.workspace)

@@ -287,6 +287,8 @@ CHECK_RAISES = """
 
     class Picky:
         def check(self, options):
+            if options:  # as a criterion's check does: a message
+                return "picky takes no --scheduler"
             return options["queue"]  # a KeyError: the plugin's bug
 
         async def __call__(self, engine, scenario_runs, concurrency, options):
@@ -319,6 +321,11 @@ def test_an_executor_whose_check_raises_is_named_not_a_traceback(
         "rook: error: --executor picky: the executor plugin picky (rook-picky) could not "
         "check its options: KeyError: 'queue'" in r.stderr
     )
+    assert not any(rook_workspace.runs_dir.iterdir()), "nothing ran"
+    # a check that returns a message refuses the run with it (it was ignored: the run ran)
+    r = rook_cli("run", "--executor", "picky", "--scheduler", "tcp://x:1")
+    assert r.exit_code == 2, r.stderr
+    assert "rook: error: --executor picky: picky takes no --scheduler" in r.stderr, r.stderr
     assert not any(rook_workspace.runs_dir.iterdir()), "nothing ran"
 
 
