@@ -173,6 +173,31 @@ def test_every_string_inside_an_object_prepare_saved_is_a_secret(
         assert secret not in run_text + r.stdout + r.stderr
 
 
+def test_a_prepare_path_whose_function_does_not_fit_never_shows_the_token(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """``save: {token: abs(access_token)}`` failed prepare with JMESPath's reason
+    'invalid type for value: tok-...', the minted token itself, into the record and the
+    terminal, where a prepare response is shown only by its shape."""
+    monkeypatch.setenv("CLIENT_SECRET", agent_server.client_secret)
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    prepare = token_prepare(agent_server)
+    prepare["http"]["save"] = {"token": "abs(access_token)"}
+    write_profile(
+        rook_workspace,
+        {"prepare": prepare, "execute": chat(agent_server)},
+        env=("CLIENT_SECRET", "AGENT_KEY"),
+    )
+    rook_workspace.scenario({"id": "a", "goal": "x", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "save.token: the JMESPath 'abs(access_token)' cannot be applied" in reason, reason
+    assert "In function abs()" in reason and '"<string, 36 chars>"' in reason, reason
+    [token] = agent_server.tokens
+    assert token not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+
+
 def test_a_rejected_client_secret_names_the_form_field_and_variable(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -15,7 +15,7 @@ from typing import Any
 
 import jmespath
 from jmespath import functions
-from jmespath.exceptions import JMESPathError
+from jmespath.exceptions import JMESPathError, JMESPathTypeError
 
 from rook_core import hookio
 
@@ -81,10 +81,13 @@ def json_problem(reply: Reply, doc: Any) -> str | None:
     return None
 
 
-def _search(doc: Any, field: str, path: Path, headers: Any = None) -> Any:
+def _search(
+    doc: Any, field: str, path: Path, headers: Any = None, values_hidden: bool = False
+) -> Any:
     """What ``path`` finds in ``doc`` (``None``: nothing), with ``header(NAME)``
     reading ``headers``; a function given a value of the wrong type (``abs`` of
-    text) is an :class:`ExtractError` naming the field."""
+    text) is an :class:`ExtractError` naming the field (and, ``values_hidden``,
+    the value's type rather than the value: a prepare response's are credentials)."""
     reads_headers = path.reads_headers
     if doc is None and not reads_headers:
         return None
@@ -93,13 +96,21 @@ def _search(doc: Any, field: str, path: Path, headers: Any = None) -> Any:
             return path.search(doc, jmespath.Options(custom_functions=ResponseFunctions(headers)))
         return path.search(doc)
     except JMESPathError as exc:
+        reason = str(exc)
+        if values_hidden and isinstance(exc, JMESPathTypeError):
+            reason = (
+                f"In function {exc.function_name}(), invalid type for a value: expected "
+                f"one of: {exc.expected_types}, received: {exc.actual_type!r}"
+            )
         raise ExtractError(
-            f"{field}: the JMESPath {path.text!r} cannot be applied to the response: {exc}"
+            f"{field}: the JMESPath {path.text!r} cannot be applied to the response: {reason}"
         ) from None
 
 
-def _find(doc: Any, field: str, path: Path, headers: Any = None) -> Any:
-    value = _search(doc, field, path, headers)
+def _find(
+    doc: Any, field: str, path: Path, headers: Any = None, values_hidden: bool = False
+) -> Any:
+    value = _search(doc, field, path, headers, values_hidden)
     if value is None:
         held = f" (its headers: {', '.join(sorted(headers or {})) or 'none'})"
         raise ExtractError(
@@ -195,6 +206,12 @@ def extract(
     return data
 
 
-def saved_values(doc: Any, config: HttpConfig, headers: Any = None) -> dict[str, Any]:
-    """The values ``save: {NAME: PATH}`` names, found in the response (and its ``headers``)."""
-    return {name: _find(doc, f"save.{name}", path, headers) for name, path in config.save.items()}
+def saved_values(
+    doc: Any, config: HttpConfig, headers: Any = None, values_hidden: bool = False
+) -> dict[str, Any]:
+    """The values ``save: {NAME: PATH}`` names, found in the response (and its ``headers``);
+    ``values_hidden`` (prepare): a failure never quotes a value of the response."""
+    return {
+        name: _find(doc, f"save.{name}", path, headers, values_hidden)
+        for name, path in config.save.items()
+    }

@@ -326,7 +326,7 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     if problem:
         raise HookError(f"{shown}: {problem}; response {received(reply, doc, call.phase)}")
     try:
-        values = saved_values(doc, config, reply.headers)
+        values = saved_values(doc, config, reply.headers, call.phase == "prepare")
         data = (
             {}
             if call.phase == "prepare"
