@@ -125,6 +125,30 @@ def test_a_name_saved_by_the_same_phase_is_refused(rook_cli, rook_workspace, age
     assert not agent_server.seen()
 
 
+def test_a_value_the_phase_that_saves_it_failed_to_save_names_that_phase(
+    rook_cli, rook_workspace, agent_server
+):
+    """When execute, which saves {{said}}, failed before saving it, close's warning said
+    '{{said}} is not a value saved by an earlier phase ...; save it with save: {said:
+    PATH} in prepare or open': advice to add what the profile already has."""
+    write_profile(
+        rook_workspace,
+        {
+            "execute": echo(agent_server, save={"said": "received.nothing"}),
+            "close": echo(agent_server, body={"said": "{{said}}"}, extract={}),
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    [close] = [h for h in r.report["scenarios"][0]["hooks"] if h["phase"] == "close"]
+    why = close["diagnosis"]
+    assert why.startswith("body.said: {{said}} has no value: execute, which saves it,"), why
+    assert "in prepare or open" not in why, why
+    assert len(agent_server.seen("POST", "/echo")) == 1  # close was not sent
+
+
 def test_a_saved_placeholder_after_a_script_prepare_is_refused(
     rook_cli, rook_workspace, agent_server, tmp_path, monkeypatch
 ):

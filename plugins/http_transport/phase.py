@@ -25,7 +25,7 @@ from urllib.parse import urljoin
 
 from rook_core.credentials import mask_url
 from rook_core.errors import counted
-from rook_core.models import ROOK_VARIABLES, HookCall, HookResult
+from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
 from rook_core.redact import Redactor
 from rook_core.store import atomic_write
@@ -151,6 +151,15 @@ def scope_for(call: HookCall, res: HttpResources) -> Scope:
             values["goal"] = scenario.goal
     saved = {**call.run.saved, **scenario_saved(call, res)}
     values.update(saved)
+    for phase in HOOK_PHASES[: HOOK_PHASES.index(call.phase)]:  # its saver saved nothing
+        entry = call.profile.hooks.get(phase)
+        if entry is not None and isinstance(entry.config, HttpConfig):
+            for name in set(entry.config.save) - set(saved):
+                unavailable.setdefault(
+                    name,
+                    f"has no value: {phase}, which saves it, did not save it in this "
+                    "scenario run (it failed, or did not run: see its record)",
+                )
     if call.scenario_run is not None:  # saved in an earlier invocation, held a secret
         for name, phase in res.scenario_lost.get(call.scenario_run.key, {}).items():
             if name not in saved:
