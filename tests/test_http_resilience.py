@@ -70,6 +70,40 @@ def test_retries_are_bounded_and_other_4xx_fail_at_once(rook_cli, rook_workspace
     assert "HTTP 400" in four["diagnosis"] and "planned 400" in four["diagnosis"]
 
 
+def test_a_403_is_never_retried_and_a_redirect_is_never_followed(
+    rook_cli, rook_workspace, agent_server
+):
+    # a 403 is an authentication problem, from any phase: retrying cannot mend it
+    agent_server.flaky["denied"] = [(403, {})] * 3
+    # a 3xx fails with where it points, its credentials hidden, for the profile's url
+    moved = "https://bob:pw-55501@elsewhere.example/v2/chat?api_key=k-55502&v=1"
+    agent_server.flaky["moved"] = [(302, {"Location": moved})] * 3
+    write_profile(
+        rook_workspace,
+        {
+            "open": flaky_entry(agent_server, "denied", retries=2),
+            "execute": flaky_entry(agent_server, "{{scenario}}", retries=2),
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "moved", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    [opened] = record_hooks(rook_workspace, run_id_of(r), "moved.1", "open")
+    assert [a["status"] for a in opened["details"]["attempts"]] == [403]
+    assert opened["diagnosis"].startswith("authentication problem"), opened["diagnosis"]
+    agent_server.flaky["denied"].clear()
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "moved.1", "execute")
+    assert [a["status"] for a in execute["details"]["attempts"]] == [302]
+    assert len(agent_server.seen(path_prefix="/flaky/moved")) == 1
+    hidden = "https://bob:[hidden]@elsewhere.example/v2/chat?api_key=[hidden]&v=1"
+    assert execute["details"]["http"]["location"] == hidden
+    assert f"was redirected (HTTP 302) to {hidden}; Rook does not follow" in execute["diagnosis"]
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert "pw-55501" not in everything and "k-55502" not in everything
+
+
 def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     rook_cli, rook_workspace, agent_server
 ):
