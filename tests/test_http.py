@@ -799,6 +799,45 @@ def test_a_query_in_the_url_is_sent_with_the_query_mapping(
         assert "api-version=2024-02-01" in execute["details"]["attempts"][0]["url"]
 
 
+def test_a_null_placeholder_leaves_its_header_or_parameter_out(
+    rook_cli, rook_workspace, agent_server
+):
+    # before any handle {{conversation}} is null: the header, query and form parameter
+    # it fills are left out, not sent as "None" or empty; stream: sse asks for a stream
+    # (Accept) and an answer that is no stream is read as a body, noted in the record
+    echo = f"{agent_server.url}/echo"
+    hooks = {
+        "open": {
+            "http": {
+                "url": echo,
+                "query": {"n": 3, "c": "{{conversation}}"},
+                "headers": {"X-Conv": "{{conversation}}", "X-Kept": "k"},
+                "stream": "sse",
+                "extract": {},
+            }
+        },
+        "execute": {
+            "http": {
+                "url": echo,
+                "form": {"g": "{{goal}}", "c": "{{conversation}}"},
+                "extract": {"output": "text"},
+            }
+        },
+    }
+    write_profile(rook_workspace, hooks, env=())
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"equals": "g=hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    opened, executed = agent_server.seen(path_prefix="/echo")
+    assert opened["method"] == "GET" and opened["query"] == {"n": "3"}, opened
+    assert "X-Conv" not in opened["headers"] and opened["headers"]["X-Kept"] == "k"
+    assert opened["headers"]["Accept"] == "text/event-stream"
+    assert executed["method"] == "POST" and executed["text"] == "g=hi"
+    [open_hook] = record_hooks(rook_workspace, run_id_of(r), "s.1", "open")
+    [note] = open_hook["details"]["http"]["notes"]
+    assert note.startswith("stream: sse was asked for but the response is application/json")
+
+
 def test_placeholders_in_the_url_are_encoded_for_where_they_stand(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):
