@@ -202,6 +202,40 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+def test_a_gzip_body_is_read_decoded_recorded_to_16_kib_and_capped(
+    rook_cli, rook_workspace, agent_server
+):
+    # gzip is undone; the record keeps 16 KiB of the answer; limits.stdout_bytes counts
+    # the decoded body: 40 kB sent as a few hundred compressed bytes is over 30 000
+    entry = {"http": {"url": f"{agent_server.url}/gzip?pad={{{{env.PAD}}}}", "retries": 0}}
+    for pad, status in (("40000", "passed"), ("10", "passed")):
+        write_profile(
+            rook_workspace,
+            {"execute": entry},
+            env=(),
+            hook_env={"PAD": pad},
+            limits={"stdout_bytes": 50_000},
+        )
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+        r = rook_cli("run", "--json")
+        assert r.statuses() == {"s": status}, r.stdout + r.stderr
+        [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+        response = execute["details"]["http"]["response"]
+        assert response.startswith('{"output": "ok", "pad": "xxx'), response[:100]
+        assert len(response) <= 16 * 1024 + 100 and (pad == "10") == ("more chars]" not in response)
+    write_profile(
+        rook_workspace,
+        {"execute": entry},
+        env=(),
+        hook_env={"PAD": "40000"},
+        limits={"stdout_bytes": 30_000},
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["diagnosis"] == "the response body exceeded the 30000-byte cap", execute
+
+
 def test_connection_errors_are_retried_then_reported(rook_cli, rook_workspace):
     port = _closed_port()
     write_profile(

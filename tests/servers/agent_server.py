@@ -25,6 +25,7 @@ background thread and logs every request it receives. Endpoints:
 
 from __future__ import annotations
 
+import gzip
 import json
 import secrets
 import ssl
@@ -381,6 +382,16 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:  # the client went away
                 pass
             self.close_connection = True
+            return None
+        if path == "/gzip":  # ?pad=N: {"output": "ok", "pad": N x's}, gzip-encoded
+            pad = int(entry["query"].get("pad", "0"))
+            data = gzip.compress(json.dumps({"output": "ok", "pad": "x" * pad}).encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return None
         if parts[:1] == ["encoded"] and len(parts) == 2:  # an encoding httpx cannot undo
             data = json.dumps({"output": "garbled"}).encode()
