@@ -428,6 +428,39 @@ def test_an_error_event_fails_the_hook_with_what_it_said(rook_cli, rook_workspac
     assert "model overloaded" in scenario["reason"], scenario["reason"]
 
 
+@pytest.mark.parametrize(
+    ("stream", "said"),
+    [
+        (
+            b'data: {"error": {"message": "rotated", "refresh_token": "rt-55503-secret"}}\n\n',
+            'the event stream reported an error: {"message": "<string, 7 chars>", '
+            '"refresh_token": "<string, 15 chars>"}',
+        ),
+        (
+            b'data: {"choices": [{"delta": "rt-55503-secret"}]}\n\n',
+            "chat chunk 1 of the event stream is malformed: choices[0].delta is "
+            '"<string, 15 chars>", expected an object',
+        ),
+    ],
+)
+def test_a_prepare_event_stream_that_fails_shows_its_shape_not_its_values(
+    rook_cli, rook_workspace, agent_server, stream, said
+):
+    """A prepare answered with an event stream that reported an error, or a malformed
+    chat chunk, quoted its payload (here a refresh token) into the record and the
+    terminal, where a prepare response is otherwise shown only by its shape."""
+    agent_server.streams["p"] = stream
+    prepare = {"http": {"url": f"{agent_server.url}/stream/p", "save": {"token": "text"}}}
+    execute = {"http": {"url": f"{agent_server.url}/echo", "body": {"t": "{{token}}"}}}
+    write_profile(rook_workspace, {"prepare": prepare, "execute": execute}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert f"/stream/p: {said} (" in reason, reason
+    assert "rt-55503" not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+
+
 def _chunk(content: str | None = None, finish: str | None = None) -> bytes:
     delta = {} if content is None else {"content": content}
     choice = {"index": 0, "delta": delta, "finish_reason": finish}

@@ -292,8 +292,8 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     result.details["http"] = http
     try:
         doc = document(reply)
-    except StreamError as exc:
-        raise HookError(f"{shown}: {exc}") from None
+    except StreamError as exc:  # prepare's stream carries credentials: its shape only
+        raise HookError(f"{shown}: {exc.shaped if call.phase == 'prepare' else exc}") from None
     if isinstance(doc, dict) and isinstance(doc.get("events"), list) and reply.events is not None:
         # the text events are pieces of one text: a secret split between two is
         # found only in their join, so each keeps no share of it

@@ -24,9 +24,16 @@ from rook_core import hookio
 from rook_core.errors import counted
 from rook_core.redact import current
 
+from .diagnose import shape
+
 
 class StreamError(Exception):
-    """The stream reported an error; the message says what it sent."""
+    """The stream reported an error; the message says what it sent, ``shaped`` says
+    it with its values hidden (for prepare, whose responses carry credentials)."""
+
+    def __init__(self, message: str, shaped: str) -> None:
+        super().__init__(message)
+        self.shaped = shaped
 
 
 def _parse(data: str) -> Any:
@@ -41,9 +48,10 @@ def _is_chat_chunk(value: Any) -> bool:
 
 
 def _malformed(n: int, where: str, value: Any, expected: str) -> StreamError:
+    said = f"chat chunk {n} of the event stream is malformed: {where} is "
     return StreamError(
-        f"chat chunk {n} of the event stream is malformed: {where} is "
-        f"{current().head(json.dumps(value), 200)}, expected {expected}"
+        f"{said}{current().head(json.dumps(value), 200)}, expected {expected}",
+        f"{said}{current().head(json.dumps(shape(value)), 200)}, expected {expected}",
     )
 
 
@@ -137,7 +145,11 @@ def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
         if name == "error" or reported:
             detail = reported or value  # an ``event: error`` says it in its whole payload
             shown = current().head(json.dumps(detail), 500)  # redacted first, then cut
-            raise StreamError(f"the event stream reported an error: {shown}")
+            raise StreamError(
+                f"the event stream reported an error: {shown}",
+                "the event stream reported an error: "
+                + current().head(json.dumps(shape(detail)), 500),
+            )
     values = [v for _, v in parsed]
     chat = [v for v in values if _is_chat_chunk(v)]
     if chat and len(chat) == len([v for v in values if isinstance(v, dict)]):
