@@ -570,6 +570,14 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout + r.stderr
 
+    # a relative path: in the workspace, else in the agent's folder
+    for where in (rook_workspace.root, rook_workspace.agent_dir):
+        (where / "certs").mkdir(exist_ok=True)
+        shutil.copy(cert, where / "certs" / f"ca-{where.name}.pem")
+        write_profile(rook_workspace, entry(verify_tls=f"certs/ca-{where.name}.pem"), env=())
+        r = rook_cli("run", "--json")
+        assert r.exit_code == 0, r.stdout + r.stderr
+
     write_profile(rook_workspace, entry(verify_tls="certs/missing.pem"), env=())
     r = rook_cli("run", "--json")
     assert r.exit_code == 2 and "CA bundle 'certs/missing.pem' not found" in r.stderr
