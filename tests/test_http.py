@@ -952,6 +952,9 @@ def test_a_failure_message_never_shows_a_secret(
         ({"retries": -1}, "hooks.execute.http.retries:"),
         ({"retries": 21}, "hooks.execute.http.retries: Must be greater than or equal to 0 and"),
         ({"form": {"a": "b"}}, "hooks.execute.http.form: give body (JSON) or form"),
+        # a key is sent as written: {"{{env.FIELD}}": 1} went out with its braces
+        ({"body": {"m": [{"{{scenario}}": 1}]}}, "http.body.m.0.{{scenario}}: a placeholder in"),
+        ({"query": {"k-{{run}}": "v"}}, "hooks.execute.http.query.k-{{run}}: a placeholder in"),
         ({"url": "ftp://127.0.0.1/echo"}, "hooks.execute.http.url: must start with http://"),
         ({"stream": "websocket"}, "hooks.execute.http.stream:"),
         ({"url": "http://127.0.0.1:99999/echo"}, "hooks.execute.http.url: not a valid URL (Port"),

@@ -187,6 +187,12 @@ class HttpSchema(Schema):
                 problem = check_name(name)
                 if problem:
                     errors.setdefault(where, []).append(problem)
+        for key in ("query", "body", "form"):
+            for where in _placeholder_keys(data.get(key), key):
+                errors.setdefault(where, []).append(
+                    "a placeholder in a key would be sent as written: Rook fills "
+                    "placeholders in values only; put it in a value"
+                )
         if _json_text(data.get("body")):
             errors.setdefault("body", []).append(
                 "JSON written as a string, holding placeholders: a value with a quote, a "
@@ -211,6 +217,21 @@ class HttpSchema(Schema):
                 )
         if errors:
             raise ValidationError(errors)
+
+
+def _placeholder_keys(value: Any, path: str) -> list[str]:
+    """The field path of every mapping key inside ``value`` that holds a placeholder."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            where = f"{path}.{k}"
+            if PLACEHOLDER.search(str(k)):
+                found.append(where)
+            found.extend(_placeholder_keys(v, where))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found.extend(_placeholder_keys(v, f"{path}.{i}"))
+    return found
 
 
 def _json_text(body: Any) -> bool:
