@@ -220,6 +220,14 @@ async def ensure_prepared(
 # -- one request -----------------------------------------------------------------
 
 
+def _param(value: Any, top: bool = True) -> Any:
+    """A query value as httpx sends it: a list's items each so, its nulls left out (as a
+    null value is), an object or a list in it as JSON, never as Python's text of it."""
+    if isinstance(value, list) and top:
+        return [_param(v, top=False) for v in value if v is not None]
+    return value if isinstance(value, (str, int, float)) else as_text(value)
+
+
 def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
     try:
         url = scope.render_url(config.url)
@@ -241,11 +249,7 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
             raise HookError(f"headers.{k}: {problem}")
     if config.stream == "sse" and not any(k.lower() == "accept" for k in headers):
         headers["Accept"] = "text/event-stream"
-    params = {
-        k: (v if isinstance(v, (str, int, float, list)) else as_text(v))
-        for k, v in query.items()
-        if v is not None
-    }
+    params = {k: _param(v) for k, v in query.items() if v is not None}
     req = Request(config.method, url, headers, params, sse=config.stream == "sse")
     if config.has_body:
         if isinstance(body, str):

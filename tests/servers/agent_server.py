@@ -261,6 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
             "method": self.command,
             "path": path,
             "query": {k: v[0] for k, v in parse_qs(split.query).items()},
+            "raw_query": split.query,
             "headers": dict(self.headers.items()),
             "text": text,
             "json": body,
