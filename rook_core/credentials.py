@@ -186,6 +186,20 @@ def url_secrets(url: str) -> list[Found]:
     return found
 
 
+def mask_query(url: str) -> str:
+    """``url`` with every query value and its fragment hidden (and its password): a
+    sign-in's redirect carries credentials under any name (``?code=...&state=...``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = "&".join(
+        f"{name}={HIDDEN_PART}" if sep else name
+        for name, sep, _ in (p.partition("=") for p in parts.query.split("&") if p)
+    )
+    fragment = HIDDEN_PART if parts.fragment else ""
+    return mask_url(urlunsplit(parts._replace(query=query, fragment=fragment)))
+
+
 def mask_url(url: str, keep: str = "") -> str:
     """``url`` with its password and credential query values hidden; with
     ``keep``, a value that starts with it stays (``[redacted:NAME]``, already

@@ -104,6 +104,27 @@ def test_a_403_is_never_retried_and_a_redirect_is_never_followed(
     assert "pw-55501" not in everything and "k-55502" not in everything
 
 
+def test_a_prepare_redirect_shows_no_value_of_its_query(rook_cli, rook_workspace, agent_server):
+    """A prepare (sign in) redirected to a callback carries an authorization code in
+    its query (?code=...): only credential-named parameters were hidden, so the code
+    went into prepare.json, the report and the terminal. A prepare's are all hidden."""
+    moved = "https://idp.example/cb?code=c-55503&state=s-55504#t-55505"
+    agent_server.flaky["signin"] = [(302, {"Location": moved})]
+    write_profile(
+        rook_workspace,
+        {"prepare": flaky_entry(agent_server, "signin", body={"user": "bob"}),
+         "execute": flaky_entry(agent_server, "{{scenario}}")},
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert "https://idp.example/cb?code=[hidden]&state=[hidden]" in everything, everything
+    for value in ("c-55503", "s-55504", "t-55505"):
+        assert value not in everything, value
+
+
 def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     rook_cli, rook_workspace, agent_server
 ):

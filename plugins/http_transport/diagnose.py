@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from rook_core.credentials import mask_url
+from rook_core.credentials import mask_query, mask_url
 from rook_core.redact import MARK, Redactor, current
 
 from .client import Reply
@@ -163,7 +163,9 @@ def auth_failure(
 def status_failure(method: str, url: str, reply: Reply, document: Any, phase: str) -> str:
     """The diagnosis for any other unsuccessful status."""
     if 300 <= reply.status < 400:
-        where = mask_url(reply.headers.get("location", "?"), keep=MARK)  # as the URL sent
+        where = reply.headers.get("location", "?")
+        # as the URL sent; a sign-in's (prepare) carries credentials under any name
+        where = mask_query(where) if phase == "prepare" else mask_url(where, keep=MARK)
         return (
             f"{method} {url} was redirected (HTTP {reply.status}) to {where}; "
             f"Rook does not follow redirects: put the final URL in the profile. "

@@ -23,7 +23,7 @@ import time
 from typing import Any
 from urllib.parse import urljoin
 
-from rook_core.credentials import mask_url
+from rook_core.credentials import mask_query, mask_url
 from rook_core.errors import counted
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
@@ -332,7 +332,11 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     if not 200 <= reply.status < 300:
         location = reply.headers.get("location") if 300 <= reply.status < 400 else None
         if location:  # where it points, resolved, for rook profile add and fix to correct
-            http["location"] = mask_url(red.text(urljoin(req.url, location)), keep=REDACTED_MARK)
+            http["location"] = (
+                mask_query(red.text(urljoin(req.url, location)))  # a sign-in's: ?code=...
+                if call.phase == "prepare"
+                else mask_url(red.text(urljoin(req.url, location)), keep=REDACTED_MARK)
+            )
         raise HookError(status_failure(method, url, reply, doc, call.phase))
     used = call.phase in ("execute", "collect") or config.extract is not None or config.save
     problem = json_problem(reply, doc) if used and not reply.binary() else None
