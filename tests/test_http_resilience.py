@@ -193,6 +193,21 @@ def test_an_absurd_retry_after_never_puts_infinity_in_the_record(
     assert "the server asked to retry after 999" in execute["diagnosis"]
 
 
+def test_an_ignored_retry_after_is_not_said_to_be_what_the_server_asked(
+    rook_cli, rook_workspace, agent_server
+):
+    # http.md: a Retry-After that is neither seconds nor a date (inf) is ignored; the
+    # diagnosis still said "the server still asked to retry after inf"
+    agent_server.flaky["inf"] = [(503, {"Retry-After": "inf"})] * 2
+    write_profile(rook_workspace, {"execute": flaky_entry(agent_server, "inf", retries=1)},
+                  env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert "failed after 2 attempts" in execute["diagnosis"], execute["diagnosis"]
+    assert "retry after" not in execute["diagnosis"], execute["diagnosis"]
+
+
 def test_a_body_in_an_encoding_rook_cannot_decode_fails_rather_than_being_judged(
     rook_cli, rook_workspace, agent_server
 ):
