@@ -481,9 +481,11 @@ class Engine:
                 f"phases {','.join(missing_before)} have not run for this scenario; "
                 "run them first (or resume without --phases)"
             )
+            self.store_scenario(sr, record)  # the report reads the reason from the record
             return record, []
         if earlier is not None and not self._set_aside_attempt(sr, record):
             return earlier, []  # as it was: an infra_error a later resume tries again
+        record["reason"] = ""  # what it said while it waited ('interrupted; ...') no longer holds
         return record, todo
 
     def _retry(self, sr: ScenarioRun, earlier: dict[str, Any]) -> dict[str, Any]:

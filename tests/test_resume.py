@@ -283,6 +283,47 @@ def test_a_split_run_still_closes_after_a_failure(rook_workspace, tmp_path, brok
     assert log(d)[-1] == "close"
 
 
+def test_a_pending_runs_reason_says_what_is_still_to_run_after_a_partial_resume(rook_workspace,
+                                                                                 tmp_path):
+    """An interrupted scenario run resumed by a prefix of the phases is no longer
+    interrupted: its reason says what is still to run, never the stale 'interrupted'."""
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("open", "execute", "close"))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    run_id = cut(rook_workspace, d, signal.SIGTERM)
+    assert rook_workspace.record(run_id, "s.1")["reason"].startswith("interrupted; ")
+    s = finish(rook_workspace, run_id, "--phases", "prepare,open,execute")
+    assert s["status"] == "pending" and log(d)[-1] == "execute 1 g"
+    assert s["reason"] == "not finished: close, collect, judge still to run", s["reason"]
+
+
+def test_a_scenario_run_a_suffix_cannot_go_on_with_says_which_phases_must_run_first(
+        rook_workspace, tmp_path):
+    """--phases collect,judge on a run where one scenario run has closed and the
+    other has not: the first goes on, the second stays pending, its reason (in
+    the report and the record) naming the phase that must run first."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ("open", "execute", "close"))
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws, "--phases", "prepare,open,execute"),
+                           capture_output=True, text=True, timeout=60)
+    run_id = json.loads(first.stdout)["run"]["id"]
+    subprocess.run(rook(ws, "--run", run_id, "--only", "b", "--phases",
+                        "prepare,open,execute,close"), capture_output=True, timeout=60, check=True)
+    out = subprocess.run(rook(ws, "--run", run_id, "--phases", "collect,judge"),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    a, b = json.loads(out.stdout)["scenarios"]
+    assert b["status"] == "passed" and a["status"] == "pending"
+    assert a["reason"].startswith("phases close have not run for this scenario"), a["reason"]
+    assert ws.record(run_id, "a.1")["reason"] == a["reason"]
+    # a later invocation that does run it leaves no stale reason behind
+    s = finish(ws, run_id)
+    assert s["status"] == "passed" and s["reason"] == "1 criterion passed", s
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_turn_answered_before_the_interrupt_is_kept(rook_workspace, tmp_path, sig):
     """Turn 1's hook answered and exited, but a process it started holds its
