@@ -319,8 +319,9 @@ exit 0
 
 
 def test_capability_never_declared_nor_observed_is_not_runnable(ws, rook_cli):
-    ws.profile(
-        {"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": False}}
+    ws.profile(  # prepare does not run at all when no selected scenario can
+        {"id": "p", "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"},
+         "capabilities": {"calls": False}}
     )
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
     ws.scenario({"id": "t", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
