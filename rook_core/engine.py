@@ -477,6 +477,8 @@ class Engine:
             return record, []
         missing_before = phases_missing_before(record, self.phases)
         if missing_before:
+            if earlier is not None:
+                return earlier, []  # as it was: an infra_error a later resume tries again
             record["reason"] = (
                 f"phases {','.join(missing_before)} have not run for this scenario; "
                 "run them first (or resume without --phases)"
