@@ -737,7 +737,7 @@ def _check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: li
     raise ConfigError(
         f"--phases {request.phases}: no scenario run of run {run.id} can go on: phases before "
         f"it have not run (e.g. {', '.join(missing)} for {key}); nothing run. Finish it with "
-        f"rook run --run {which} --phases {needed}, or leave --phases out"
+        f"rook run --run {which} --phases {needed}{request.found_by}, or leave --phases out"
     )
 
 

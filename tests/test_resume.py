@@ -764,6 +764,14 @@ def test_the_printed_resume_command_finishes_a_run_made_with_workspace_project_a
     (hint,) = [ln for ln in first.stderr.splitlines() if ln.startswith("resume with: ")]
     argv = shlex.split(hint.removeprefix("resume with: "))
     assert argv[0] == "rook"
+    # a suffix that skips close is refused, naming a command that finishes the run as printed
+    run_id = argv[argv.index("--run") + 1]
+    hole = subprocess.run(
+        [*rook, "run", "-w", str(ws), "--project", "demo", "--agent", "a2", "--run", run_id,
+         "--phases", "judge"], cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    assert hole.returncode == 2 and "nothing run" in hole.stderr, hole.stderr
+    finish_it = hole.stderr.split("Finish it with ", 1)[1].split(", or leave --phases out")[0]
+    assert shlex.split(finish_it) == argv, (finish_it, hint)
     done = subprocess.run([*rook, *argv[1:], "--json"], cwd=elsewhere, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, (hint, done.stderr)
