@@ -55,6 +55,7 @@ def test_hook_order_variables_and_stdin(lang, rook_workspace, rook_cli, probe_di
         {"id": "two", "turns": ["first turn", goal2], "criteria": [{"contains": "ok turn 2"}]}
     )
     monkeypatch.setenv("ROOK_TURN", "leaked-from-parent")
+    monkeypatch.setenv("ROOK_WORKSPACE_DIR", str(ws.root))  # Rook's own: never a hook's
     r = rook_cli("run", "--json", input="ROOK'S OWN STDIN MUST NOT REACH A HOOK")
     assert r.exit_code == 0, r.stderr + r.stdout
     assert r.statuses() == {"two": "passed"}
