@@ -659,6 +659,20 @@ def test_the_resume_hint_names_the_phases_still_to_run(ws, rook_cli, phases, hin
     ]
 
 
+def test_the_resume_hint_finishes_scenario_runs_an_only_left_behind(ws, rook_cli):
+    """A later invocation narrowed with --only goes further for some scenario runs:
+    the hint names the phases the one furthest behind still needs, so it finishes the run."""
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    run_id = rook_cli("run", "--json", "--phases", "prepare,open,execute").report["run"]["id"]
+    r = rook_cli("run", "--json", "--run", run_id, "--only", "b", "--phases",
+                 "prepare,open,execute,close")
+    hint = "--phases close,collect,judge"
+    assert f"resume with: rook run --run {run_id} {hint} -w {ws.root}\n" in r.stderr, r.stderr
+    r = rook_cli("run", "--json", "--run", run_id, *hint.split())
+    assert r.statuses() == {"a": "passed", "b": "passed"}, r.stderr
+
+
 def test_a_pending_runs_progress_line_says_what_is_still_to_run(ws, rook_cli):
     # the table said "not finished: ..." while the progress line had no reason at all
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
