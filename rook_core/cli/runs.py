@@ -181,7 +181,8 @@ def runs_group(
     ]
     click.echo(tabulate([_row(s) for s in shown], headers=headers, tablefmt="simple"))
     if len(shown) < len(runs):
-        click.echo(f"({len(runs) - len(shown)} older runs not shown; --all shows every run)")
+        left = len(runs) - len(shown)
+        click.echo(f"({left} older run{'' if left == 1 else 's'} not shown; --all shows every run)")
 
 
 @runs_group.command("show")
