@@ -390,6 +390,38 @@ def test_diff_names_what_regressed_and_gates_on_it(ws, rook_cli, tmp_path):
     assert rook_cli("diff", before, "nope").exit_code == 2
 
 
+def test_diff_calls_failed_to_flaky_improved_and_shows_the_first_200_changes(
+    ws, rook_cli, tmp_path
+):
+    # failed -> flaky ("improved", no regression) and the table's limit of 200
+    # rows (--all lifts it; --json always holds every row) were held by no test
+    ws.scenario(scenario("g", repeat=2))
+    failed = run(rook_cli, env={"FAIL_IDS": "g"})
+    flaky = run(rook_cli, env={"FLAKY_DIR": str(tmp_path)})
+    r = rook_cli("diff", failed, flaky)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "g failed 0/2 flaky 1/2 improved".split() in [
+        line.split() for line in r.stdout.splitlines()], r.stdout
+    assert "1 improved; 0 unchanged" in r.stdout and "regressed" not in r.stderr
+
+    ids = [f"s{i:03d}" for i in range(201)]
+    for sid in ids:
+        ws.scenario(scenario(sid))
+    before = run(rook_cli, "--concurrency", "8")
+    after = run(rook_cli, "--concurrency", "8", env={"FAIL_IDS": ",".join(ids)})
+    table = rook_cli("diff", before, after)
+    assert table.exit_code == 1, table.stderr
+    rows = [line.split()[0] for line in table.stdout.splitlines() if "newly failing" in line]
+    assert rows[:-1] == ids[:200], rows  # the last such line is the counts line
+    assert "(1 more; --all lists them)" in table.stdout, table.stdout
+    assert "201 newly failing; 1 unchanged" in table.stdout
+    every = rook_cli("diff", before, after, "--all")
+    assert [line.split()[0] for line in every.stdout.splitlines()
+            if "newly failing" in line][:-1] == ids
+    assert "more; --all" not in every.stdout
+    assert len(json.loads(rook_cli("diff", before, after, "--json").stdout)["scenarios"]) == 201
+
+
 def test_a_scenario_that_can_no_longer_be_verified_is_a_regression(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
                 "capabilities": {"calls": True}})
