@@ -257,6 +257,32 @@ def test_a_run_copied_under_a_new_name_is_named_by_its_folder(ws, rook_cli, tmp_
     assert json.loads((ws.run_dir(run_id) / "run.json").read_text())["id"] == run_id
 
 
+def test_an_unfinished_run_copied_under_a_new_name_is_finished_as_that_run(ws, rook_cli,
+                                                                          tmp_path):
+    # the test above finishes a copy with nothing left to run: no hook saw its id
+    seen = tmp_path / "seen"
+    ws.script("seen.sh", """
+        #!/bin/bash
+        echo "$1 $ROOK_RUN_ID" >> "$SEEN"
+        [ "$1" = execute ] && echo '{"output": "good"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/seen.sh", "collect": "scripts/seen.sh"}})
+    ws.scenario(scenario("a"))
+    env = {"SEEN": str(seen)}
+    run(rook_cli, "--phases", "prepare,open,execute,close", "--run-name", "orig", env=env)
+    shutil.copytree(ws.run_dir("orig"), ws.runs_dir / "baseline")
+    finished = rook_cli("run", "--run", "baseline", "--json", env=env)
+    assert finished.exit_code == 0, finished.stderr
+    assert seen.read_text().splitlines() == ["execute orig", "collect baseline"]
+    assert finished.report["run"]["id"] == "baseline"
+    assert finished.report["run"]["dir"] == str(ws.runs_dir / "baseline")
+    assert json.loads((ws.runs_dir / "baseline" / "run.json").read_text())["id"] == "baseline"
+    assert json.loads((ws.run_dir("orig") / "run.json").read_text())["id"] == "orig"
+    listed = {r["id"]: r for r in json.loads(rook_cli("runs", "--json").stdout)["runs"]}
+    assert listed["baseline"]["complete"] and not listed["orig"]["complete"], listed
+
+
 def test_report_renders_a_past_run_again(ws, rook_cli, tmp_path):
     ws.scenario(scenario("a"))
     ws.scenario(scenario("b"))
