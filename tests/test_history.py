@@ -88,6 +88,11 @@ def test_the_latest_named_in_an_error_is_the_latest_run(ws, rook_cli):
         r = rook_cli(*args)
         assert r.exit_code == 2 and "no such run" in r.stderr, args
         assert "latest is run-three)" in r.stderr, (args, r.stderr)
+    for args in (("runs", "show", ""), ("report", " "), ("diff", "", "latest"),
+                 ("run", "--run", "")):  # `"$ID"` with ID unset: never the only or latest run
+        r = rook_cli(*args)
+        assert r.exit_code == 2 and "names no run; give its id" in r.stderr, (args, r.stderr)
+        assert r.stdout == "" and "Traceback" not in r.stderr, args
     empty = ws.runs_dir.parent / "runs-empty"
     empty.mkdir()
     from rook_core.history import latest_hint
