@@ -57,6 +57,34 @@ def test_a_reader_that_left_never_stops_the_run(example, stream):
     assert proc.returncode == 0
 
 
+@pytest.mark.parametrize("streams", ["stdout", "both"])
+def test_diff_whose_reader_left_still_exits_with_its_verdict(example, streams):
+    # `rook diff latest~1 latest | head -1` (a CI step under pipefail) exited 1,
+    # "something regressed", when the reader left before the table was written
+    ws, agent = example
+    for _ in range(2):
+        assert subprocess.run([*ROOK, "run", "-q"], cwd=ws, capture_output=True,
+                              timeout=120).returncode == 0
+
+    def diff() -> int:
+        w = closed_pipe()
+        try:
+            return subprocess.run(
+                [*ROOK, "diff", "latest~1", "latest"], cwd=ws, stdin=subprocess.DEVNULL,
+                stdout=w, stderr=w if streams == "both" else subprocess.DEVNULL, timeout=120,
+            ).returncode
+        finally:
+            os.close(w)
+
+    assert diff() == 0  # nothing regressed
+    script = agent / "scripts" / "example_agent.py"
+    script.write_text(script.read_text().replace(
+        'if "cancel" in lowered and "yes" in lowered:', 'if "cancel" in lowered:'))
+    assert subprocess.run([*ROOK, "run", "-q"], cwd=ws, capture_output=True,
+                          timeout=120).returncode == 1
+    assert diff() == 1  # keep-order regressed
+
+
 def on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
     """What ``rook ARGS`` prints to a terminal (a pseudo-terminal on stdout)."""
     import pty
