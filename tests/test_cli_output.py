@@ -85,6 +85,23 @@ def test_diff_whose_reader_left_still_exits_with_its_verdict(example, streams):
     assert diff() == 1  # keep-order regressed
 
 
+def test_merge_whose_reader_left_still_exits_with_its_verdict(example):
+    # `rook merge --run ci | head -1`: a merged run that passed exited 1, as if
+    # it had failed, when the reader left before the table was written
+    ws, _ = example
+    for shard in ("1/2", "2/2"):
+        done = subprocess.run([*ROOK, "run", "--run-name", "ci", "--shard", shard, "-q"],
+                              cwd=ws, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    w = closed_pipe()
+    try:
+        proc = subprocess.run([*ROOK, "merge", "--run", "ci"], cwd=ws, stdin=subprocess.DEVNULL,
+                              stdout=w, stderr=w, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 0
+
+
 def on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
     """What ``rook ARGS`` prints to a terminal (a pseudo-terminal on stdout)."""
     import pty

@@ -281,28 +281,34 @@ def merge_command(
         if lock is not None:
             lock.unlock()
     failed = write_reports(rook, report, wanted)
-    report_failures(failed, report["run"]["id"])
-    for note in merged.notes:  # paths among them: a folder may be named after an env value
-        click.echo(f"rook: warning: {redactor.text(note)}", err=True)
-    if merged.missing:
-        click.echo(f"rook: merged without {shard_list(merged.missing)}", err=True)
-    if as_json:
-        print_json(report)
-    else:  # after a report to standard output (junit:-): to standard error
-        click.echo(table(report), err=to_stdout(reports))
     pending = report["summary"].get("pending") or 0
-    if pending:  # a shard was cut off: the run is not whole, CI must not pass it
-        click.echo(
-            f"rook: {counted(pending, 'scenario run')} still pending: "
-            f"{unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
-            err=True,
-        )
     code = exit_code(report) or (1 if failed or pending else 0)
+    from .run import reader_gone
+
+    try:
+        report_failures(failed, report["run"]["id"])
+        for note in merged.notes:  # paths among them: a folder may be named after an env value
+            click.echo(f"rook: warning: {redactor.text(note)}", err=True)
+        if merged.missing:
+            click.echo(f"rook: merged without {shard_list(merged.missing)}", err=True)
+        if as_json:
+            print_json(report)
+        else:  # after a report to standard output (junit:-): to standard error
+            click.echo(table(report), err=to_stdout(reports))
+        if pending:  # a shard was cut off: the run is not whole, CI must not pass it
+            click.echo(
+                f"rook: {counted(pending, 'scenario run')} still pending: "
+                f"{unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
+                err=True,
+            )
+        warning = undecided_warning(report)
+        if warning and not code:
+            click.echo(warning, err=True)
+    except OSError as exc:  # rook merge | head -1: the merged run's verdict stands
+        if not reader_gone(exc):
+            raise
     if code:
         sys.exit(code)
-    warning = undecided_warning(report)
-    if warning:
-        click.echo(warning, err=True)
 
 
 def unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) -> str:
