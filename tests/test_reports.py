@@ -246,6 +246,12 @@ def test_html_is_self_contained_and_shows_everything(mixed):
     assert "all bad" in text and '"lookup"' in text  # turns and calls
     assert "not observed" in text  # calls/usage not observed are said so
     assert "2/4" in text and "15–85%" in text  # passes over repeats, Wilson interval
+    # runs that did not pass are expanded, the passed ones folded
+    runs = dict(re.findall(r'<details class="run" id="s-([^"]+)"\s*(open)?', page_text))
+    expected = {k if "." not in k or not k.endswith(".1") else k[:-2]: v
+                for k, v in EXPECTED.items()}
+    assert runs.keys() == expected.keys(), runs
+    assert {k for k, v in runs.items() if v} == {k for k, v in expected.items() if v != "passed"}
 
 
 def test_markdown_fits_a_step_summary(mixed):
