@@ -272,6 +272,32 @@ def test_markdown_fits_a_step_summary(mixed):
     assert "boom: the agent fell over" in md
 
 
+def test_markdown_and_html_scenario_tables_give_class_and_category(rook_workspace, rook_cli,
+                                                                     tmp_path):
+    # reports.md: the scenario's id, "with its class and category when the
+    # scenario has them"; no test held it
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "good"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "both", "class": "functional", "category": "happy_path", "goal": "g",
+                 "criteria": [{"contains": "good"}]})
+    ws.scenario({"id": "one", "class": "safety", "goal": "g", "criteria": [{"contains": "good"}]})
+    ws.scenario({"id": "none", "goal": "g", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md",
+                 f"--report=html:{tmp_path}/r.html")
+    assert r.exit_code == 0, r.stderr
+    rows = {ln.split(" | ")[0] for ln in (tmp_path / "r.md").read_text(encoding="utf-8")
+            .splitlines() if ln.startswith("| <code>")}
+    assert rows == {"| <code>both</code> (functional / happy\\_path)",
+                    "| <code>one</code> (safety)", "| <code>none</code>"}, rows
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "functional / happy_path" in page and "safety" in page
+
+
 def test_markdown_run_summary_shows_a_pipe_as_it_is(rook_workspace, rook_cli, tmp_path):
     """A <summary> line is raw HTML, where Markdown escapes are not read: a reason
     holding | showed as \\| there (a table cell needs the backslash, it does not)."""
