@@ -77,6 +77,43 @@ def test_runs_lists_history_newest_first(ws, rook_cli):
     assert rook_cli("runs", "show", "latest~5").exit_code == 2
 
 
+def test_runs_sums_statuses_into_errored_and_unverified(ws, rook_cli):
+    # history.md: "errored is error + stopped + infra_error; unverified is
+    # unverifiable + not runnable + pending"; only passed and failed were tested
+    ws.script("mixed.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        case "$ROOK_SCENARIO_ID" in
+            crash) exit 3;;
+            blind) echo '{"output": "good"}';;
+            *) echo '{"output": "good", "calls": []}';;
+        esac
+    """)
+    ws.profile({"id": "m", "hooks": {"execute": "scripts/mixed.sh"},
+                "capabilities": {"calls": True}})
+    ws.scenario(scenario("ok"))
+    ws.scenario(scenario("crash"))
+    ws.scenario({"id": "blind", "goal": "b", "criteria": [{"not_called": "delete"}]})
+    ws.scenario({"id": "notrun", "goal": "n", "criteria": [{"max_tokens": 100}]})
+    done = run(rook_cli, "--profile", "m")
+    assert rook_cli("runs", "show", done, "--json").report["summary"]["unverifiable"] == 1
+    cells = listed_first(rook_cli)
+    assert cells["runs"] == "4" and cells["passed"] == "1" and cells["failed"] == "0", cells
+    assert cells["errored"] == "1" and cells["unverified"] == "2", cells  # error; the other two
+    split = run(rook_cli, "--profile", "m", "--phases", "prepare,open,execute")
+    cells = listed_first(rook_cli)
+    assert cells["run"] == split and cells["unverified"] == "3", cells  # 3 pending
+
+
+def listed_first(rook_cli) -> dict[str, str]:
+    """The cells of the newest run's row of the ``rook runs`` table, by column."""
+    header, _, row = rook_cli("runs").stdout.splitlines()[:3]
+    run_id, day, hour, *rest = row.split()
+    return dict(zip(header.replace("pass rate", "pass_rate").split(),
+                    [run_id, f"{day} {hour}", *rest], strict=True))
+
+
 def test_the_latest_named_in_an_error_is_the_latest_run(ws, rook_cli):
     """Named runs sort anywhere by name: run-two is last by name, run-three is newest."""
     ws.scenario(scenario("a"))
