@@ -185,6 +185,23 @@ def test_runs_show_refuses_an_empty_flag_as_runs_does(example, flag, said):
     clean_error(rook("runs", "show", "latest", flag, "", cwd=ws), said)
 
 
+def test_runs_show_takes_the_agent_before_or_after_show_the_later_winning(example):
+    # history.md: -w, --project and --agent "may come before or after show
+    # (after wins)"; no test held it
+    ws, _agent = example
+    assert rook("init", "--project", "demo", "--agent", "second", "--example",
+                cwd=ws).returncode == 0
+    for name, agent in (("in-sample", "sample"), ("in-second", "second")):
+        assert rook("run", "--agent", agent, "--run-name", name, "-q", cwd=ws).returncode == 0
+    for args, shown in ((["--agent", "second", "show", "latest"], "in-second"),
+                        (["show", "latest", "--agent", "sample"], "in-sample"),
+                        (["--agent", "sample", "show", "latest", "--agent", "second"], "in-second"),
+                        (["--agent", "second", "show", "latest", "--agent", "sample"], "in-sample")):
+        proc = rook("runs", *args, "--json", cwd=ws)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert json.loads(proc.stdout)["run"]["id"] == shown, args
+
+
 @pytest.mark.parametrize("command", [["run"], ["runs"], ["profile", "list"]])
 def test_a_bad_rook_workspace_dir_is_named_as_the_variable_not_the_flag(example, tmp_path, command):
     # the user set the variable (a CI job's, say), never typed --workspace: the
