@@ -102,6 +102,25 @@ def test_merge_whose_reader_left_still_exits_with_its_verdict(example):
     assert proc.returncode == 0
 
 
+@pytest.mark.parametrize("args", [["report", "latest"], ["report", "latest", "--json"],
+                                  ["runs", "show", "latest"], ["runs", "show", "latest", "--json"]])
+def test_showing_a_run_to_a_reader_that_left_exits_0(example, args):
+    # `rook report latest | head -1` exited 1 when the reader left before the
+    # table was written (`--report markdown:-` exited 0); history.md: they
+    # display a run and exit 0 whatever its verdict
+    ws, agent = example
+    assert subprocess.run([*ROOK, "run", "-q", "--repeat", "30"], cwd=ws, capture_output=True,
+                          timeout=120).returncode == 0
+    w = closed_pipe()
+    try:
+        proc = subprocess.run([*ROOK, *args], cwd=ws, stdin=subprocess.DEVNULL, stdout=w,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
     """What ``rook ARGS`` prints to a terminal (a pseudo-terminal on stdout)."""
     import pty

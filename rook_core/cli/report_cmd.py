@@ -78,24 +78,30 @@ def report_command(
     if as_json:  # before any report is written: a damaged entry is refused, nothing printed
         check_entries(report)
     failed = write_reports(rook, report, targets, read_only=True)
-    if as_json:
-        print_json(report)
-    elif not targets:
-        click.echo(table(report))
-    for fmt, path in targets:
-        if (fmt, path) not in failed:
-            where = "standard output" if path == STDOUT else path
-            click.echo(scrub(f"wrote {fmt} report to {where}"), err=True)  # a folder's name
-    for message in failed.values():
-        click.echo(f"rook: error: {scrub(message)}", err=True)
-    from .run import found_by
+    from .run import reader_gone
 
-    where = found_by(workspace, project, agent)
-    if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
-        finish_hint(run_path, report, where)
-    warn_unmerged(run_path, where)
-    if not rebuild:  # --rebuild reads every record, theirs too
-        warn_joined_since(run_path, where)
+    try:
+        if as_json:
+            print_json(report)
+        elif not targets:
+            click.echo(table(report))
+        for fmt, path in targets:
+            if (fmt, path) not in failed:
+                where = "standard output" if path == STDOUT else path
+                click.echo(scrub(f"wrote {fmt} report to {where}"), err=True)  # a folder's name
+        for message in failed.values():
+            click.echo(f"rook: error: {scrub(message)}", err=True)
+        from .run import found_by
+
+        where = found_by(workspace, project, agent)
+        if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
+            finish_hint(run_path, report, where)
+        warn_unmerged(run_path, where)
+        if not rebuild:  # --rebuild reads every record, theirs too
+            warn_joined_since(run_path, where)
+    except OSError as exc:  # rook report ID | head -1: it has shown what it could
+        if not reader_gone(exc):
+            raise
     if failed:
         sys.exit(1)
 

@@ -224,19 +224,25 @@ def show_command(
     from .run import found_by
 
     where = found_by(workspace, project, agent)
-    if as_json or parent.get("as_json"):  # rook runs --json show ID
-        check_entries(report)  # as the table does: a damaged entry is refused, exit 2
-        print_json(report)
-    else:
-        click.echo(table(report))
-        versions = report["run"].get("rook_versions")
-        if isinstance(versions, list) and versions:  # none: an older Rook recorded none
-            click.echo(f"made with Rook {', '.join(map(str, versions))}")
-        finish_hint(run_path, report, where)
-    warn_unmerged(run_path, where)
-    from .report_cmd import warn_joined_since
+    from .run import reader_gone
 
-    warn_joined_since(run_path, where)
+    try:
+        if as_json or parent.get("as_json"):  # rook runs --json show ID
+            check_entries(report)  # as the table does: a damaged entry is refused, exit 2
+            print_json(report)
+        else:
+            click.echo(table(report))
+            versions = report["run"].get("rook_versions")
+            if isinstance(versions, list) and versions:  # none: an older Rook recorded none
+                click.echo(f"made with Rook {', '.join(map(str, versions))}")
+            finish_hint(run_path, report, where)
+        warn_unmerged(run_path, where)
+        from .report_cmd import warn_joined_since
+
+        warn_joined_since(run_path, where)
+    except OSError as exc:  # rook runs show ID | head -1: it has shown what it could
+        if not reader_gone(exc):
+            raise
 
 
 def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
