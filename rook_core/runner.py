@@ -178,7 +178,7 @@ def check_report_targets(
     a file of a run's record: in a run directory (one of ``run_dirs``, or any
     folder of ``runs_dir``), a JSON file or ``profile.yaml`` at its top
     (``run.json``, ``report.json``, ``summary.json``, ``prepare.json``...), a
-    hidden file, or anything under ``scenarios/``, ``state/`` or ``judge/``.
+    hidden file, or ``scenarios``, ``state`` or ``judge`` and anything under them.
     Other files there (``report.html``) are the user's to write."""
     roots = [os.path.realpath(d) for d in run_dirs]
     top = os.path.realpath(runs_dir) if runs_dir is not None else None
@@ -196,8 +196,11 @@ def check_report_targets(
             name = parts[0]
             if len(parts) > 1 and name not in RUN_OWN_DIRS:
                 continue
-            if len(parts) == 1 and not (
-                name.endswith(".json") or name == "profile.yaml" or name.startswith(".")
+            if len(parts) == 1 and not (  # scenarios, state, judge: where its folder belongs
+                name.endswith(".json")
+                or name == "profile.yaml"
+                or name.startswith(".")
+                or name in RUN_OWN_DIRS
             ):
                 continue
             raise ConfigError(

@@ -381,6 +381,30 @@ def test_a_report_never_replaces_a_file_of_a_runs_record(ws, rook_cli):
     assert among.exit_code == 0 and (run_dir.parent / "export.json").is_file(), among.stderr
 
 
+def test_a_report_never_takes_the_place_of_a_runs_record_folder(ws, rook_cli):
+    # --report html:runs/ID/judge wrote a file where the run's judge/ folder
+    # belongs (a run judged by no judge profile has none yet), and for a run not
+    # made yet (--run-name) runs/NEW/scenarios ran every scenario, then failed
+    ws.scenario(scenario("a"))
+    run_id = run(rook_cli)
+    run_dir = ws.run_dir(run_id)
+    assert not (run_dir / "judge").exists()
+    before = sorted(p.name for p in run_dir.iterdir())
+    for name in ("judge", "scenarios", "state"):
+        target = f"html:{run_dir}/{name}"
+        for args in (("report", run_id), ("run", "--run", run_id)):
+            r = rook_cli(*args, "--report", target)
+            assert r.exit_code == 2, (args, name, r.stderr)
+            said = (f"that is {name} of run {run_id}" if name == "judge"
+                    else f"{run_dir}/{name} is a directory")  # made already: a folder
+            assert f"--report {target}: {said}" in r.stderr, r.stderr
+        fresh = f"html:{ws.runs_dir}/fresh/{name}"
+        r = rook_cli("run", "--run-name", "fresh", "--report", fresh)
+        assert r.exit_code == 2 and f"that is {name} of run fresh" in r.stderr, r.stderr
+    assert sorted(p.name for p in run_dir.iterdir()) == before
+    assert [d.name for d in ws.runs_dir.iterdir()] == [run_id]  # nothing ran
+
+
 def test_merge_never_writes_a_report_over_the_runs_record(ws, rook_cli):
     ws.scenario(scenario("a"))
     ws.scenario(scenario("b"))
