@@ -178,14 +178,23 @@ def check_report_targets(
     a file of a run's record: in a run directory (one of ``run_dirs``, or any
     folder of ``runs_dir``), a JSON file or ``profile.yaml`` at its top
     (``run.json``, ``report.json``, ``summary.json``, ``prepare.json``...), a
-    hidden file, or ``scenarios``, ``state`` or ``judge`` and anything under them.
-    Other files there (``report.html``) are the user's to write."""
+    hidden file, or ``scenarios``, ``state`` or ``judge`` and anything under them;
+    or the folder of one of ``run_dirs`` itself (the run ``rook run --run-name``
+    makes). Other files there (``report.html``) are the user's to write."""
     roots = [os.path.realpath(d) for d in run_dirs]
     top = os.path.realpath(runs_dir) if runs_dir is not None else None
     for fmt, path in reports:
         if path == STDOUT or is_special(Path(path)):
             continue
         real = os.path.realpath(path)
+        for root in roots:
+            if real == root:  # --report runs/ID: where the run's folder is, or will be
+                raise ConfigError(
+                    f"--report {fmt}:{path}: that is the folder of run "
+                    f"{os.path.basename(root)} ({root}), which a report never replaces; write "
+                    "the report elsewhere (or in that folder under another name, e.g. "
+                    f"{os.path.join(path, 'report.html')})"
+                )
         found = [(r, os.path.relpath(real, r)) for r in roots if real.startswith(r + os.sep)]
         if not found and top is not None and real.startswith(top + os.sep):
             head, *rest = os.path.relpath(real, top).split(os.sep)
@@ -503,6 +512,7 @@ def prepare_run(
             except ConfigError as exc:
                 raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
         run_path = agent.runs_dir / request.run_id
+        check_report_targets(reports, None, [run_path])  # --report runs/ID, ID made or not
         found = (run_path / "run.json").is_file()
         manifest = _resumable(lambda: read_json(run_path / "run.json")) if found else None
         if manifest is not None:

@@ -401,6 +401,10 @@ def test_a_report_never_takes_the_place_of_a_runs_record_folder(ws, rook_cli):
         fresh = f"html:{ws.runs_dir}/fresh/{name}"
         r = rook_cli("run", "--run-name", "fresh", "--report", fresh)
         assert r.exit_code == 2 and f"that is {name} of run fresh" in r.stderr, r.stderr
+    # the new run's folder itself: it ran every scenario, then could not write there
+    r = rook_cli("run", "--run-name", "fresh", "--report", f"html:{ws.runs_dir}/fresh")
+    assert r.exit_code == 2, r.stderr
+    assert f"that is the folder of run fresh ({ws.runs_dir}/fresh)" in r.stderr, r.stderr
     assert sorted(p.name for p in run_dir.iterdir()) == before
     assert [d.name for d in ws.runs_dir.iterdir()] == [run_id]  # nothing ran
 
