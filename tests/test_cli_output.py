@@ -103,7 +103,8 @@ def test_merge_whose_reader_left_still_exits_with_its_verdict(example):
 
 
 @pytest.mark.parametrize("args", [["report", "latest"], ["report", "latest", "--json"],
-                                  ["runs", "show", "latest"], ["runs", "show", "latest", "--json"]])
+                                  ["runs", "show", "latest"], ["runs", "show", "latest", "--json"],
+                                  ["runs"], ["runs", "--json"]])
 def test_showing_a_run_to_a_reader_that_left_exits_0(example, args):
     # `rook report latest | head -1` exited 1 when the reader left before the
     # table was written (`--report markdown:-` exited 0); history.md: they

@@ -64,10 +64,10 @@ def diff_command(
     report_a, report_b = load_report(path_a), load_report(path_b)
     result = diff(report_a, report_b)
     from .report_cmd import warn_joined_since
-    from .run import found_by, reader_gone
+    from .run import found_by, until_the_reader_leaves
 
     where = found_by(workspace, project, agent)
-    try:
+    with until_the_reader_leaves():  # rook diff ... | head -1: the verdict stands, as rook run's
         for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
             warn_unmerged(path, where)
             warn_joined_since(path, where)
@@ -104,7 +104,4 @@ def diff_command(
                     else ""
                 )
                 click.echo(f"regressed: {shown}{more}", err=True)
-    except OSError as exc:  # rook diff ... | head -1: the verdict stands, as rook run's
-        if not reader_gone(exc):
-            raise
     sys.exit(1 if result["regressed"] else 0)

@@ -283,9 +283,9 @@ def merge_command(
     failed = write_reports(rook, report, wanted)
     pending = report["summary"].get("pending") or 0
     code = exit_code(report) or (1 if failed or pending else 0)
-    from .run import reader_gone
+    from .run import until_the_reader_leaves
 
-    try:
+    with until_the_reader_leaves():  # rook merge | head -1: the merged run's verdict stands
         report_failures(failed, report["run"]["id"])
         for note in merged.notes:  # paths among them: a folder may be named after an env value
             click.echo(f"rook: warning: {redactor.text(note)}", err=True)
@@ -304,9 +304,6 @@ def merge_command(
         warning = undecided_warning(report)
         if warning and not code:
             click.echo(warning, err=True)
-    except OSError as exc:  # rook merge | head -1: the merged run's verdict stands
-        if not reader_gone(exc):
-            raise
     if code:
         sys.exit(code)
 

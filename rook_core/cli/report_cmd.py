@@ -78,9 +78,9 @@ def report_command(
     if as_json:  # before any report is written: a damaged entry is refused, nothing printed
         check_entries(report)
     failed = write_reports(rook, report, targets, read_only=True)
-    from .run import reader_gone
+    from .run import until_the_reader_leaves
 
-    try:
+    with until_the_reader_leaves():  # rook report ID | head -1: it has shown what it could
         if as_json:
             print_json(report)
         elif not targets:
@@ -99,9 +99,6 @@ def report_command(
         warn_unmerged(run_path, where)
         if not rebuild:  # --rebuild reads every record, theirs too
             warn_joined_since(run_path, where)
-    except OSError as exc:  # rook report ID | head -1: it has shown what it could
-        if not reader_gone(exc):
-            raise
     if failed:
         sys.exit(1)
 

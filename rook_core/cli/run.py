@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -207,7 +209,7 @@ def run_command(
     recorded()
     report = outcome.report
     continued = bool(run_id or run_name) and not shard  # an existing run, perhaps finished
-    try:
+    with until_the_reader_leaves():  # rook run | head -1: the run is recorded; its verdict stands
         if as_json:
             print_json(report)
         else:  # after a report to standard output (junit:-): to standard error
@@ -239,9 +241,6 @@ def run_command(
                 f"{found_by(workspace, project, agent)}",
                 err=True,
             )
-    except OSError as exc:  # rook run | head -1: the run is recorded; its verdict stands
-        if not reader_gone(exc):
-            raise
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
 
@@ -293,6 +292,18 @@ def reader_gone(exc: OSError) -> bool:
     import errno
 
     return isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO
+
+
+@contextmanager
+def until_the_reader_leaves() -> Iterator[None]:
+    """What a command shows, up to where its reader left (``rook runs | head -1``, a
+    step under ``pipefail``): the rest is dropped, and the command's exit code stands
+    (Click would turn the closed pipe into exit 1)."""
+    try:
+        yield
+    except OSError as exc:
+        if not reader_gone(exc):
+            raise
 
 
 class UntilTheReaderLeaves:

@@ -131,10 +131,8 @@ def runs_group(
                     f"{flag}: lists runs; rook runs {ctx.invoked_subcommand} does not take it"
                 )
         return
-    from tabulate import tabulate
 
     from ..history import list_runs, profile_id
-    from ..redact import scrub
 
     if profile is not None and not profile.strip():  # `--profile "$P"` with P empty
         from ..errors import ConfigError
@@ -151,6 +149,26 @@ def runs_group(
         wanted = profile_id(a.profiles_dir, profile, pinned)
         runs = [r for r in runs if r.get("profile") == wanted]
     shown = runs if show_all else runs[:limit]
+    from .run import until_the_reader_leaves
+
+    with until_the_reader_leaves():  # rook runs | head -1: it has shown what it could
+        _listing(a.runs_dir, runs, shown, wanted, profile, made_with, as_json)
+
+
+def _listing(
+    runs_dir: Any,
+    runs: list[dict[str, Any]],
+    shown: list[dict[str, Any]],
+    wanted: str | None,
+    profile: str | None,
+    made_with: list[str],
+    as_json: bool,
+) -> None:
+    """Print the runs listed (``shown`` of ``runs``), or why there are none."""
+    from tabulate import tabulate
+
+    from ..redact import scrub
+
     if as_json:
         click.echo(json.dumps({"runs": shown, "total": len(runs)}, indent=2, ensure_ascii=False))
         return
@@ -158,13 +176,13 @@ def runs_group(
         named = "" if wanted == profile else f" ({profile})"
         click.echo(  # the folder, redacted as in an error (find_agent's redactor)
             scrub(
-                f"no runs made with profile {wanted}{named} in {a.runs_dir} "
+                f"no runs made with profile {wanted}{named} in {runs_dir} "
                 f"(runs were made with: {', '.join(made_with)})"
             )
         )
         return
     if not runs:
-        click.echo(scrub(f"no runs yet in {a.runs_dir}"))
+        click.echo(scrub(f"no runs yet in {runs_dir}"))
         return
     headers = [
         "run",
@@ -224,9 +242,9 @@ def show_command(
     from .run import found_by
 
     where = found_by(workspace, project, agent)
-    from .run import reader_gone
+    from .run import until_the_reader_leaves
 
-    try:
+    with until_the_reader_leaves():  # rook runs show ID | head -1: it has shown what it could
         if as_json or parent.get("as_json"):  # rook runs --json show ID
             check_entries(report)  # as the table does: a damaged entry is refused, exit 2
             print_json(report)
@@ -240,9 +258,6 @@ def show_command(
         from .report_cmd import warn_joined_since
 
         warn_joined_since(run_path, where)
-    except OSError as exc:  # rook runs show ID | head -1: it has shown what it could
-        if not reader_gone(exc):
-            raise
 
 
 def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
