@@ -30,7 +30,7 @@ from .errors import (
     counted,
 )
 from .models import PASSED
-from .report import COUNTED, PENDING, exit_code, write_report
+from .report import COUNTED, PENDING, Tally, exit_code, scenario_entry, write_report
 from .reportfile import read_report
 from .store import atomic_write, dumps, planned_records, read_json
 
@@ -94,8 +94,8 @@ def note_unjoined(run_path: Path, shards: list[str], seen: int | None = None) ->
         except OSError:
             return
         summary = read_summary(run_path)
-        if summary is None or summary.get("counts") is None:
-            return
+        if summary is None or summary.get("counts") is None or "recorded" in summary:
+            return  # no report yet: its summary is made from its records, never written
         labels = set(shards)  # with those noted before that look like 2/3
         labels.update(
             x for x in summary.get("unjoined_shards") or [] if x.partition("/")[0].isdecimal()
@@ -181,6 +181,7 @@ def _incomplete(run_path: Path) -> dict[str, Any] | None:
         recorded = sum(1 for e in os.scandir(run_path / "scenarios") if e.name.endswith(".json"))
     except OSError:
         recorded = 0
+    summary = _recorded_counts(run_path, manifest)
     return {
         "summary_version": SUMMARY_VERSION,
         "id": run_path.name,
@@ -189,18 +190,31 @@ def _incomplete(run_path: Path) -> dict[str, Any] | None:
         "judge_profile": (manifest.get("judge_profile") or {}).get("id"),
         "phases": manifest.get("phases", []),
         "complete": False,
-        "counts": None,
+        "counts": summary and {k: summary.get(k, 0) for k in (*COUNTED, PENDING)},
         "total": len(manifest.get("plan", [])),
         "recorded": recorded,
-        "decided": None,
-        "pass_rate": None,
-        "coverage": None,
+        "decided": summary and summary["decided"],
+        "pass_rate": summary and summary["pass_rate"],
+        "coverage": summary and summary["coverage"],
         "scenarios": len({k.rsplit(".", 1)[0] for k in manifest.get("plan", [])}),
         "flaky": None,
         "exit_code": None,
         # split with --shard and not merged yet: rook merge finishes it, not rook run --run
         "unmerged_shards": None if manifest.get("merged") else manifest.get("shards"),
     }
+
+
+def _recorded_counts(run_path: Path, manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The counts, pass rate and coverage of what a run with no report yet (cut
+    off, or still running) recorded, the rest pending, as ``rook runs show``
+    counts them; ``None`` when a record is damaged (``rook runs show`` names it)."""
+    tally = Tally()
+    try:
+        for record in planned_records(run_path, manifest.get("plan", [])):
+            tally.add(scenario_entry(record))
+    except (RunStoreError, AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return {k: v for k, v in tally.summary().items() if k not in ("repeats", "by_scenario")}
 
 
 def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None:

@@ -1195,3 +1195,41 @@ def test_listing_a_run_whose_records_changed_since_its_report_writes_nothing(ws,
     os.utime(ws.run_dir(rid) / "scenarios", (later, later))
     assert rid in rook_cli("runs").stdout
     assert (summary.read_bytes(), summary.stat().st_mtime_ns) == before
+
+
+def test_a_run_killed_midway_lists_the_counts_of_what_it_recorded(ws, rook_cli, tmp_path):
+    """rook runs left the passed/failed columns of a run killed midway blank
+    ('incomplete (3/4 recorded)') while rook runs show counted what it recorded:
+    the listing counts them too, the rest pending."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        if [ "$ROOK_SCENARIO_ID" = d ]; then echo $$ > {tmp_path}/hook.pid; exec sleep 300; fi
+        [ "$ROOK_SCENARIO_ID" = b ] && {{ echo '{{"output": "bad"}}'; exit 0; }}
+        echo '{{"output": "good"}}'
+    """)
+    for sid in "abcd":
+        ws.scenario(scenario(sid))
+    proc = subprocess.Popen([sys.executable, "-m", "rook_core", "run", "-w", str(ws.root),
+                             "--concurrency", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (tmp_path / "hook.pid").exists():
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate(timeout=60)
+    os.killpg(int((tmp_path / "hook.pid").read_text()), signal.SIGKILL)
+    (listed,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    shown = json.loads(rook_cli("runs", "show", "latest", "--json").stdout)["summary"]
+    assert listed["recorded"] == 3 and listed["complete"] is False
+    assert listed["counts"]["passed"] == shown["passed"] == 2
+    assert listed["counts"]["failed"] == shown["failed"] == 1
+    assert listed["counts"]["pending"] == shown["pending"] == 1
+    assert listed["pass_rate"] == shown["pass_rate"] and listed["coverage"] == shown["coverage"]
+    row = next(line for line in rook_cli("runs").stdout.splitlines() if "recorded" in line)
+    assert row.split()[5:7] == ["2", "1"] and "incomplete (3/4 recorded)" in row, row

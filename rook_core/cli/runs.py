@@ -35,11 +35,18 @@ def _rate(value: Any) -> str:
 
 def _row(s: dict[str, Any]) -> list[Any]:
     counts = s.get("counts")
-    if counts is None:
+    if "recorded" in s:  # no report yet (cut off, still running, or shards not merged)
         recorded = f"{s.get('recorded', 0)}/{s.get('total', 0)} recorded"
         state = (
             f"not merged ({recorded})" if s.get("unmerged_shards") else f"incomplete ({recorded})"
         )
+    else:
+        state = "complete" if s.get("complete") else "incomplete"
+        if s.get("exit_code") and s.get("complete"):
+            state = "failing"
+        if s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
+            state = "merge again"
+    if counts is None:  # a record damaged: rook runs show ID names it
         return [
             s["id"],
             _when(s.get("started")),
@@ -53,11 +60,6 @@ def _row(s: dict[str, Any]) -> list[Any]:
             "n/a",
             state,
         ]
-    state = "complete" if s.get("complete") else "incomplete"
-    if s.get("exit_code") and s.get("complete"):
-        state = "failing"
-    if s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
-        state = "merge again"
     return [
         s["id"],
         _when(s.get("started")),
