@@ -27,7 +27,7 @@ from typing import Any
 
 from rook_core.hookio import decode, tail
 from rook_core.hookspecs import hookimpl
-from rook_core.judging import CriterionType, EvidenceView
+from rook_core.judging import CHECK_MARKER, CriterionType, EvidenceView
 from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
 from rook_core.redact import current
@@ -247,9 +247,9 @@ class Command(CriterionType):
         where = workspace_dir(view)
         if (v := _missing_dir(where, view)) is not None:
             return v
-        env = dict(view.judging.env) or {
-            k: v for k, v in os.environ.items() if not k.startswith("ROOK_")
-        }
+        env = dict(view.judging.env)
+        marker = {k: env.pop(k) for k in (CHECK_MARKER,) if k in env}
+        env = (env or {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}) | marker
         proc = await run_process(
             config["argv"],
             env=env,

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from . import process
@@ -37,7 +38,7 @@ from .hookio import (
     turn_evidence,
     usage_names_warning,
 )
-from .judging import JudgingContext, evaluate_criterion, runnability, scenario_status
+from .judging import CHECK_MARKER, JudgingContext, evaluate_criterion, runnability, scenario_status
 from .models import (
     ERROR,
     INFRA_ERROR,
@@ -969,6 +970,9 @@ class Engine:
         turns = [TurnEvidence(**t) for t in record["turns"]]
         verdicts = []
         record["criteria"] = []
+        # what a criterion runs is found by its marker when this run is killed meanwhile
+        state = str(self.run_dir.state / record["key"])
+        judging = replace(self.judging, env={**self.judging.env, CHECK_MARKER: state})
         for criterion in scenario.criteria:
             ctype = self.rook.criteria.get(criterion.type)
             v = await evaluate_criterion(
@@ -978,7 +982,7 @@ class Engine:
                 turns,
                 record.get("collected"),
                 record,
-                judging=self.judging,
+                judging=judging,
                 owner=self.rook.criteria.owner(criterion.type),
                 third_party=self.rook.criteria.distribution(criterion.type) != OWN,
             )

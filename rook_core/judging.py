@@ -35,6 +35,12 @@ from .plain import plain
 from .plugins import Registry
 from .redact import current
 
+CHECK_MARKER = "RUN_BY_ROOK"
+"""The variable a criterion's programs carry while a run judges a scenario run
+(not a ``ROOK_*`` name: they see none of the hooks'): that scenario run's state
+directory, by which a resume of the run, killed while they ran, finds and kills
+them (:func:`rook_core.procscan.leftovers`)."""
+
 
 @plain
 class JudgingContext:
@@ -44,7 +50,8 @@ class JudgingContext:
       ``command``) work in the scenario's ``workspace:`` directory, resolved
       from here, or here when the scenario names none;
     * ``env``: the environment for programs a criterion runs (the agent's
-      hook environment without any ``ROOK_*`` variable);
+      hook environment without any ``ROOK_*`` variable), with
+      :data:`CHECK_MARKER` when a run judges a scenario run;
     * ``client``: the judge profile's client (:class:`rook_core.judge_client.JudgeClient`)
       when one is configured (``--judge-profile`` or ``judge_profile:`` in
       config.yaml), else ``None``;

@@ -141,7 +141,10 @@ def leftovers(run_id: str, state_dirs: Iterable[str], prefixes: Iterable[str] = 
     environment carries the run's id and one of ``state_dirs`` (the scenario
     runs this invocation owns, under the run's lock), or a state directory
     starting with one of ``prefixes`` (the judge profile's, one per judgement
-    of such a run). Only what ``/proc`` lets this user read; nothing elsewhere."""
+    of such a run), and the programs its criteria ran (``command:``), which carry
+    no ``ROOK_*`` variable but one of ``state_dirs`` in ``RUN_BY_ROOK``
+    (:data:`rook_core.judging.CHECK_MARKER`). Only what ``/proc`` lets this user
+    read; nothing elsewhere."""
     try:
         names = os.listdir(PROC)
     except OSError:
@@ -155,6 +158,9 @@ def leftovers(run_id: str, state_dirs: Iterable[str], prefixes: Iterable[str] = 
         if not name.isdigit() or int(name) == me:
             continue
         env = _environ(int(name))
+        if env.get(b"RUN_BY_ROOK") in dirs:  # a criterion's program (judging.CHECK_MARKER)
+            found.append(int(name))
+            continue
         if env.get(b"ROOK_RUN_ID") != run:
             continue
         state = env.get(b"ROOK_STATE_DIR", b"")

@@ -435,6 +435,37 @@ def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_wor
         kill_group(hung)
 
 
+def test_a_command_criterion_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace,
+                                                                              tmp_path):
+    """rook run SIGKILLed while a command: criterion runs: its program (which has
+    no ROOK_* variable to be found by) kept running, and rook run --run ID
+    started it again beside it. The resume now kills it, as it kills a hook."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup(ws, d, ["execute"])
+    check = ws.script("check.sh", f"""
+        #!/bin/bash
+        echo started >> {d}/checks
+        [ -e {d}/fast-now ] && exit 0
+        echo $$ > {d}/hook.pid
+        sleep 300
+    """)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"command": {"run": [str(check)]}}]})
+    hung = kill_rook_while_a_hook_hangs(ws, d)
+    try:
+        assert alive(hung)  # it outlived rook
+        (run_dir,) = ws.runs_dir.iterdir()
+        (d / "fast-now").touch()
+        out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
+        assert "killed 2 process(es) an earlier rook run" in out.stderr, out.stderr  # it, its sleep
+        assert gone_soon(hung)
+        assert (d / "checks").read_text().split() == ["started", "started"]
+    finally:
+        kill_group(hung)
+
+
 def test_what_a_run_killed_midway_observed_stays_in_its_capabilities(rook_workspace, tmp_path):
     """The run's observed capabilities were written only when an invocation
     ended: a run SIGKILLed after a scenario run that made a tool call was
