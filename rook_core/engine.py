@@ -9,6 +9,7 @@ scenario runs are in flight; the store records each one atomically.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
 import sys
@@ -383,7 +384,16 @@ class Engine:
             limits=self.profile.limits,
             state_dir=self.ctx.state_dir,
         )
-        result = await self.call_hook(call)
+        held: dict[str, Any] = {"hooks": []}  # where call_hook puts it when interrupted
+        try:
+            result = await self.call_hook(call, held)
+        except asyncio.CancelledError:  # kept where prepare's record goes; a resume prepares
+            data = self.redactor.data(held["hooks"][-1]) if held["hooks"] else None
+            if data is not None:
+                manifest["prepare"] = {"status": data["status"], "diagnosis": data["diagnosis"]}
+                with contextlib.suppress(RunStoreError):  # never in place of the interrupt
+                    self.run_dir.write_json("prepare.json", data)
+            raise
         self.prepare_ended = result.ended
         data = self._record_hook(None, result)
         self.run_dir.write_json("prepare.json", data)

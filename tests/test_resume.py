@@ -123,6 +123,14 @@ def test_a_signal_in_prepare_close_or_collect_resumes_at_that_phase(rook_workspa
     if blocked != "prepare":  # no scenario run had started: none has a record
         (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
         assert [(h["phase"], h["status"]) for h in attempt["hooks"]] == [(blocked, "interrupted")]
+    else:  # its record was kept nowhere: it goes where prepare's does, and run.json says so
+        run_dir = rook_workspace.run_dir(run_id)
+        hook = json.loads((run_dir / "prepare.json").read_text())
+        assert (hook["phase"], hook["status"]) == ("prepare", "interrupted"), hook
+        assert "interrupted" in hook["diagnosis"] and hook["seconds"] > 0
+        prepared = json.loads((run_dir / "run.json").read_text())["prepare"]
+        assert prepared == {"status": "interrupted", "diagnosis": hook["diagnosis"]}
+        assert json.loads(out)["run"]["prepare"] == prepared
     (d / "fast-now").touch()
     assert finish(rook_workspace, run_id)["status"] == "passed"
     done = ["prepare", "open", "execute 1 g", "close", "collect"]
