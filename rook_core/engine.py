@@ -985,17 +985,22 @@ class Engine:
         judging = replace(self.judging, env={**self.judging.env, CHECK_MARKER: state})
         for criterion in scenario.criteria:
             ctype = self.rook.criteria.get(criterion.type)
-            v = await evaluate_criterion(
-                criterion,
-                ctype,
-                scenario,
-                turns,
-                record.get("collected"),
-                record,
-                judging=judging,
-                owner=self.rook.criteria.owner(criterion.type),
-                third_party=self.rook.criteria.distribution(criterion.type) != OWN,
-            )
+            try:
+                v = await evaluate_criterion(
+                    criterion,
+                    ctype,
+                    scenario,
+                    turns,
+                    record.get("collected"),
+                    record,
+                    judging=judging,
+                    owner=self.rook.criteria.owner(criterion.type),
+                    third_party=self.rook.criteria.distribution(criterion.type) != OWN,
+                )
+            except asyncio.CancelledError:  # the judge profile's hooks it cut: in the attempt
+                if judging.client is not None:
+                    record["hooks"].extend(judging.client.interrupted_hooks(record["key"]))
+                raise
             verdicts.append(v)
             verdict: dict[str, Any] = {
                 "index": criterion.index,

@@ -142,6 +142,7 @@ class JudgeClient:
         self._lock: asyncio.Lock | None = None
         self._slots: asyncio.Semaphore | None = None
         self._count = itertools.count(1)
+        self._interrupted: dict[str, list[dict[str, Any]]] = {}  # see interrupted_hooks
 
     @property
     def info(self) -> dict[str, Any]:
@@ -246,9 +247,27 @@ class JudgeClient:
             state_dir=state_dir,
             turns_total=1,
         )
+        began = time.time()
         try:
             return await dispatch(self.rook.hook, call, self.rook.transports)
-        except (PluginError, asyncio.CancelledError):
+        except PluginError:
+            raise
+        except asyncio.CancelledError:
+            if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
+                now = time.time()
+                hook = HookResult(
+                    phase,
+                    "interrupted",
+                    round(now - began, 6),
+                    began,
+                    now,
+                    diagnosis="interrupted; its process group was killed",
+                    turn=call.turn,
+                    transport=entry.transport,
+                )
+                self._interrupted.setdefault(sr.key, []).append(
+                    {**self.redactor.data(hook.to_dict()), "judge_profile": self.profile.id}
+                )
             raise
         except RookError as exc:
             diagnosis = str(exc)
@@ -265,6 +284,12 @@ class JudgeClient:
             turn=call.turn,
             transport=entry.transport,
         )
+
+    def interrupted_hooks(self, key: str) -> list[dict[str, Any]]:
+        """The records (redacted, with ``judge_profile``) of this profile's hooks
+        that were judging scenario run ``key`` when the run was interrupted; each
+        is given once, for that scenario run's interrupted attempt."""
+        return self._interrupted.pop(key, [])
 
     async def _prepare(self) -> str:
         if self._lock is None:

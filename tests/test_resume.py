@@ -202,6 +202,22 @@ def test_an_http_agent_cut_in_turn_2_is_resumed_at_turn_2_in_the_session_open_ma
         server.server_close()
 
 
+def test_a_judge_hook_interrupted_is_in_the_interrupted_attempt(rook_workspace, tmp_path):
+    """SIGINT while the judge profile's execute hook ran: the scenario record's
+    interrupted attempt had an empty hook list; it names the judge's hook."""
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("execute",), judge=True)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
+    (d / "block-judge").touch()
+    run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader")
+    (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+    (hook,) = attempt["hooks"]
+    assert (hook["phase"], hook["status"], hook["judge_profile"]) == (
+        "execute", "interrupted", "grader"), hook
+    assert "interrupted" in hook["diagnosis"] and hook["seconds"] > 0
+    assert finish(rook_workspace, run_id, "--judge-profile", "grader")["status"] == "passed"
+
+
 @pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
 def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
     rook_workspace, tmp_path, phases
