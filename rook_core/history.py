@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -173,7 +174,14 @@ def _is_manifest(manifest: Any) -> bool:
     )
 
 
+def _records_seen(run_path: Path) -> list[int | None]:
+    """When the run's records and manifest last changed: a summary counted from
+    them (a run with no report yet) stands while they have not."""
+    return [_mtime(run_path / "scenarios"), _mtime(run_path / RUN_FILE)]
+
+
 def _incomplete(run_path: Path) -> dict[str, Any] | None:
+    seen = _records_seen(run_path)
     manifest = read_json(run_path / RUN_FILE)
     if not _is_manifest(manifest):
         return None
@@ -182,7 +190,7 @@ def _incomplete(run_path: Path) -> dict[str, Any] | None:
     except OSError:
         recorded = 0
     summary = _recorded_counts(run_path, manifest)
-    return {
+    incomplete = {
         "summary_version": SUMMARY_VERSION,
         "id": run_path.name,
         "started": manifest.get("created"),
@@ -202,6 +210,20 @@ def _incomplete(run_path: Path) -> dict[str, Any] | None:
         # split with --shard and not merged yet: rook merge finishes it, not rook run --run
         "unmerged_shards": None if manifest.get("merged") else manifest.get("shards"),
     }
+    # kept in summary.json while its records stay as they were: a run killed long
+    # ago is not read again by every listing (one still writing them always is;
+    # a change in the same tick of a coarse clock shows a second later)
+    settled = time.time_ns() - 10**9
+    if (
+        summary is not None
+        and all(t is not None and t < settled for t in seen)
+        and seen == _records_seen(run_path)
+    ):
+        try:
+            atomic_write(run_path / SUMMARY_FILE, dumps({**incomplete, "records_seen": seen}))
+        except RunStoreError:
+            pass
+    return incomplete
 
 
 def _recorded_counts(run_path: Path, manifest: dict[str, Any]) -> dict[str, Any] | None:
@@ -230,7 +252,15 @@ def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None
             data = read_json(run_path / SUMMARY_FILE)
         except RunStoreError:
             data = None
-        if _listable(data) and data.get("summary_version") == SUMMARY_VERSION:
+        if (
+            _listable(data)
+            and data.get("summary_version") == SUMMARY_VERSION
+            and (  # one counted from the records of a run with no report: while they stand
+                "recorded" not in data
+                or report_time is None
+                and data.get("records_seen") == _records_seen(run_path)
+            )
+        ):
             return data
     if report_time is not None:
         try:
@@ -297,6 +327,7 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
                     summary = _copied_in(Path(entry.path), summary)
                 if summary is not None:
                     summary.pop("scenarios_seen", None)  # bookkeeping, not the run's
+                    summary.pop("records_seen", None)
                     summary["id"] = entry.name
                     out.append(summary)
     out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)

@@ -1233,3 +1233,16 @@ def test_a_run_killed_midway_lists_the_counts_of_what_it_recorded(ws, rook_cli, 
     assert listed["pass_rate"] == shown["pass_rate"] and listed["coverage"] == shown["coverage"]
     row = next(line for line in rook_cli("runs").stdout.splitlines() if "recorded" in line)
     assert row.split()[5:7] == ["2", "1"] and "incomplete (3/4 recorded)" in row, row
+
+    # what it counted stands while its records do (as for a run killed long ago) ...
+    run_dir = ws.run_dir(listed["id"])
+    old = time.time() - 60
+    for path in (run_dir / "scenarios", run_dir / "run.json"):
+        os.utime(path, (old, old))
+    assert json.loads(rook_cli("runs", "--json").stdout)["runs"] == [listed]
+    assert json.loads(rook_cli("runs", "--json").stdout)["runs"] == [listed]
+    # ... and no longer once one changes: b's record deleted, to run it again
+    (run_dir / "scenarios" / "b.1.json").unlink()
+    (again,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    assert again["recorded"] == 2 and again["counts"]["failed"] == 0, again
+    assert again["counts"]["pending"] == 2
