@@ -17,6 +17,7 @@ criteria reach it as ``view.judging.client``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -31,7 +32,14 @@ from typing import Any
 from . import hookio
 from .definitions import agent_secret_names, find_profile
 from .engine import base_environment, check_env, hook_env, resolve_entries
-from .errors import ConfigError, HookFailed, PluginError, RookError, exception_text
+from .errors import (
+    ConfigError,
+    HookFailed,
+    PluginError,
+    RookError,
+    RunStoreError,
+    exception_text,
+)
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
@@ -253,21 +261,25 @@ class JudgeClient:
         except PluginError:
             raise
         except asyncio.CancelledError:
+            now = time.time()
+            hook = HookResult(
+                phase,
+                "interrupted",
+                round(now - began, 6),
+                began,
+                now,
+                diagnosis="interrupted; its process group was killed",
+                turn=call.turn,
+                transport=entry.transport,
+            )
+            data = self.redactor.data(hook.to_dict())
             if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
-                now = time.time()
-                hook = HookResult(
-                    phase,
-                    "interrupted",
-                    round(now - began, 6),
-                    began,
-                    now,
-                    diagnosis="interrupted; its process group was killed",
-                    turn=call.turn,
-                    transport=entry.transport,
-                )
                 self._interrupted.setdefault(sr.key, []).append(
-                    {**self.redactor.data(hook.to_dict()), "judge_profile": self.profile.id}
+                    {**data, "judge_profile": self.profile.id}
                 )
+            elif phase == "prepare":  # where its prepare's record goes; the resume prepares
+                with contextlib.suppress(RunStoreError, OSError):
+                    atomic_write(self.ctx.dir / "prepare.json", dumps(data))
             raise
         except RookError as exc:
             diagnosis = str(exc)

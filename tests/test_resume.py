@@ -218,6 +218,31 @@ def test_a_judge_hook_interrupted_is_in_the_interrupted_attempt(rook_workspace, 
     assert finish(rook_workspace, run_id, "--judge-profile", "grader")["status"] == "passed"
 
 
+def test_a_judge_prepare_hook_interrupted_is_recorded_where_its_prepare_goes(rook_workspace,
+                                                                            tmp_path):
+    """SIGINT while the judge profile's prepare hook ran: it was recorded nowhere
+    (no judge/prepare.json); it is, as the agent's prepare is (prepare.json)."""
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("execute",), judge=True)
+    rook_workspace.script("judge.py", JUDGE.format(d=d).replace(
+        'if sys.argv[1] != "execute":',
+        'if sys.argv[1] == "prepare" and not os.path.exists(D + "/fast-now"):\n'
+        '    open(D + "/hook.pid", "w").write(str(os.getpid()))\n'
+        '    time.sleep(300)\n'
+        'if sys.argv[1] != "execute":'))
+    rook_workspace.profile({"id": "grader", "hooks": {"prepare": "scripts/judge.py",
+                                                      "execute": "scripts/judge.py"}},
+                           active=False)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
+    run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader")
+    hook = json.loads((rook_workspace.run_dir(run_id) / "judge" / "prepare.json").read_text())
+    assert (hook["phase"], hook["status"]) == ("prepare", "interrupted"), hook
+    assert "interrupted" in hook["diagnosis"] and hook["seconds"] > 0
+    assert finish(rook_workspace, run_id, "--judge-profile", "grader")["status"] == "passed"
+    hook = json.loads((rook_workspace.run_dir(run_id) / "judge" / "prepare.json").read_text())
+    assert hook["status"] == "ok", hook
+
+
 @pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
 def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
     rook_workspace, tmp_path, phases
