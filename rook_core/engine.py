@@ -724,6 +724,16 @@ class Engine:
                 return f"hooks.{phase} ({entry.transport}): {why}"
         return None
 
+    def _runs_programs(self, scenario: Scenario) -> bool:
+        """Whether judging ``scenario`` may run programs or call out, for a while: a
+        ``command`` criterion (a test suite, up to its timeout), a plugin judge, or
+        a plugin's criterion type (its own model or service)."""
+        criteria = self.rook.criteria
+        return any(
+            c.type in ("command", "judge") or criteria.distribution(c.type) != OWN
+            for c in scenario.criteria
+        )
+
     async def _run_phases(
         self,
         sr: ScenarioRun,
@@ -782,14 +792,9 @@ class Engine:
                 record["started"] = record["started"] or span[0]  # the run's first hook
             return await self.call_hook(call, record)
 
-        # a command criterion runs a program, up to its timeout (a test suite), and
-        # a plugin judge or a plugin's criterion type may ask its own model or
-        # service: what the agent did is recorded before them, as before a judge profile
-        criteria = self.rook.criteria
-        slow_criteria = any(
-            c.type in ("command", "judge") or criteria.distribution(c.type) != OWN
-            for c in scenario.criteria
-        )
+        # what the agent did is recorded before criteria that run programs or call out,
+        # as before a judge profile
+        slow_criteria = self._runs_programs(scenario)
         # No hook after execute: its last turn gives the slot back at once.
         hooks = self.profile.hooks
         last_is_execute = not any(p in todo and p in hooks for p in ("close", "collect"))
@@ -980,9 +985,12 @@ class Engine:
         turns = [TurnEvidence(**t) for t in record["turns"]]
         verdicts = []
         record["criteria"] = []
-        # what a criterion runs is found by its marker when this run is killed meanwhile
-        state = str(self.run_dir.state / record["key"])
-        judging = replace(self.judging, env={**self.judging.env, CHECK_MARKER: state})
+        # what a criterion runs (command:, a plugin's) is found by its marker when this
+        # run is killed meanwhile; the built-in text criteria run nothing
+        judging = self.judging
+        if self._runs_programs(scenario):
+            state = str(self.run_dir.state / record["key"])
+            judging = replace(judging, env={**judging.env, CHECK_MARKER: state})
         for criterion in scenario.criteria:
             ctype = self.rook.criteria.get(criterion.type)
             try:
