@@ -74,6 +74,19 @@ class Status(CriterionType):
         )
 
 
+COST_FIELD = "usage.cost_usd, or a Ruhroh wrapper's costUsd"
+
+
+def _cost_named_otherwise(view: EvidenceView) -> str:
+    """What a hook gave under another name than the cost Rook reads (a script's
+    ``usage.costUsd``): said, since it is not read as the cost."""
+    usages = [t.usage or {} for t in view.turns] + [view.usage or {}]
+    names = sorted({k for u in usages for k in u if "cost" in k.lower() and k != "cost_usd"})
+    if not names:
+        return ""
+    return f"; it gave {', '.join(f'usage.{n}' for n in names)}, which is not read as the cost"
+
+
 class MaxCost(CriterionType):
     """``max_cost: 0.50``: the reported cost (``costUsd``), summed over the turns,
     is at most this many US dollars."""
@@ -108,7 +121,8 @@ class MaxCost(CriterionType):
             if not seen and not partial:
                 return Verdict(
                     UNVERIFIABLE,
-                    "the agent's usage has no cost (costUsd), so this cannot be verified",
+                    f"the agent's usage has no cost ({COST_FIELD}){_cost_named_otherwise(view)}"
+                    ", so this cannot be verified",
                 )
             least = sum(seen.values()) + sum(partial.values())
             blind = listed(
@@ -127,7 +141,8 @@ class MaxCost(CriterionType):
                 )
             return Verdict(
                 UNVERIFIABLE,
-                f"{blind} reported no cost (costUsd), so this cannot be verified "
+                f"{blind} reported no cost ({COST_FIELD}){_cost_named_otherwise(view)}, "
+                "so this cannot be verified "
                 f"(the others: ${least:.4f})",
             )
         ok = cost <= config

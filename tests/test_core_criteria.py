@@ -708,6 +708,21 @@ def test_a_cost_limit_the_reported_costs_already_break_fails(rook_workspace, roo
     assert "turn 2 reported no cost" in got[1][1] and "(s)" not in got[0][1] + got[1][1], got
 
 
+def test_a_cost_under_another_name_is_named_never_silently_missed(rook_workspace, rook_cli):
+    """A script hook reports its cost as usage.cost_usd. One that gave usage.costUsd
+    (a Ruhroh wrapper's name) was told "the agent's usage has no cost (costUsd)":
+    the very name it had used. The reason names the field Rook reads, and the one
+    the hook gave instead."""
+    rook_workspace.script("slow_mirror.py", SLOW_MIRROR)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/slow_mirror.py"}})
+    answer = {"output": "one", "usage": {"input": 9, "costUsd": 5}}
+    rook_workspace.scenario({"id": "s", "goal": json.dumps(answer), "criteria": [{"max_cost": 1}]})
+    r = rook_cli("run", "--json")
+    (c,) = r.report["scenarios"][0]["criteria"]
+    assert c["status"] == "unverifiable", c  # never a pass
+    assert "usage.cost_usd" in c["reason"] and "usage.costUsd" in c["reason"], c
+
+
 def test_a_token_count_some_turns_left_out_names_those_turns(rook_workspace, rook_cli):
     """max_tokens said "usage has no input count" when turn 1 reported 9 and
     turn 2 none, as if no turn had; max_cost names the turns that reported none."""
