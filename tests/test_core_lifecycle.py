@@ -378,6 +378,45 @@ def test_an_observed_capability_makes_the_scenario_runnable_next_time(ws, rook_c
     assert r.statuses() == {"s": "passed"}
 
 
+@pytest.mark.parametrize("phase", ["execute", "collect"])
+def test_usage_is_observed_only_from_a_token_count(rook_workspace, rook_cli, monkeypatch, phase):
+    """capabilities.md: ``usage`` becomes observed from a number in usage.input,
+    usage.output or usage.total (execute or collect); ``usage: {}`` or a cost alone
+    is not, yet ``max_cost`` needs no capability and judges that cost."""
+    rook_workspace.script(
+        "agent.sh",
+        r"""#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null; [ "$PHASE" = execute ] && echo "{\"output\": \"ok\", \"usage\": $USAGE}" || echo '{"output": "ok"}' ;;
+  collect) [ "$PHASE" = collect ] && echo "{\"usage\": $USAGE}" ;;
+esac
+exit 0
+""",
+    )
+    rook_workspace.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in ("execute", "collect")}})
+    rook_workspace.scenario({"id": "tokens", "goal": "g", "criteria": [{"max_tokens": 10}]})
+    rook_workspace.scenario({"id": "cost", "goal": "g", "criteria": [{"max_cost": 1}]})
+    monkeypatch.setenv("PHASE", phase)
+    observed = rook_workspace.agent_dir / "profiles" / "p.observed.json"
+    for usage in ("{}", '{"cost_usd": 0.5}', '{"input": null}'):
+        monkeypatch.setenv("USAGE", usage)
+        r = rook_cli("run", "--json")
+        assert r.report["run"]["capabilities"]["observed"] == {}, (usage, r.report["run"])
+        assert not json.loads(observed.read_text()).get("usage"), usage
+        assert r.statuses()["tokens"] == "not_runnable", usage
+    assert r.statuses()["cost"] == "unverifiable"  # no cost reported: never a pass
+    monkeypatch.setenv("USAGE", '{"cost_usd": 0.5}')
+    assert rook_cli("run", "--json", "--only", "cost").statuses() == {"cost": "passed"}
+    for count in ("input", "output", "total"):
+        observed.unlink()
+        monkeypatch.setenv("USAGE", f'{{"{count}": 3}}')
+        r = rook_cli("run", "--json", "--only", "cost")
+        assert r.report["run"]["capabilities"]["observed"] == {"usage": True}, count
+        assert json.loads(observed.read_text()) == {"usage": True}, count
+        runnable = rook_cli("run", "--json", "--only", "tokens").statuses()["tokens"]
+        assert runnable == ("passed" if count == "total" else "unverifiable"), count
+
+
 def test_turn_scoping(ws, rook_cli):
     ws.scenario(
         {
