@@ -211,6 +211,31 @@ def test_a_workspace_the_workers_do_not_share_is_shipped(
         assert client.run(copies) == {w: [] for w in client.scheduler_info()["workers"]}
 
 
+def test_a_workspace_over_the_ship_limit_stops_the_run_naming_the_limit(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """scale-out.md: ROOK_DASK_SHIP_LIMIT_MB is the largest workspace shipped; over
+    it the run stops with a message saying to use a shared file system, and no
+    scenario's hook runs. A limit that is no number is refused before anything runs."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    scenarios(rook_workspace)
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    dask = ("run", "--executor", "dask", "--scheduler", scheduler, "--only", "hello", "-j", "2")
+    for bad, said in (("lots", "must be a number of MiB"), ("-1", "must be >= 0")):
+        monkeypatch.setenv("ROOK_DASK_SHIP_LIMIT_MB", bad)
+        r = rook_cli(*dask)
+        assert r.exit_code == 2 and f"ROOK_DASK_SHIP_LIMIT_MB={bad}: {said}" in r.stderr, r.stderr
+        assert not rook_workspace.runs_dir.exists() or not list(rook_workspace.runs_dir.iterdir())
+    monkeypatch.setenv("ROOK_DASK_SHIP_LIMIT_MB", "0")
+    r = rook_cli(*dask)
+    assert r.exit_code == 2, r.stderr
+    assert "a file system every worker mounts at the same path" in r.stderr, r.stderr
+    assert "raise ROOK_DASK_SHIP_LIMIT_MB" in r.stderr and "Traceback" not in r.stderr
+    assert not list(rook_workspace.runs_dir.glob("*/scenarios/*.json"))  # no scenario ran
+    assert not (marks / "hello").exists() and not list(rook_workspace.runs_dir.glob("*/state/hello.1/*"))
+
+
 def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
