@@ -782,6 +782,33 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli,
     assert done.exit_code == 0 and "pending" not in done.stderr, done.stderr
 
 
+def test_merge_gates_the_whole_runs_pass_rate_as_rook_run_does(rook_workspace, rook_cli):
+    """scale-out.md: --min-pass-rate works for rook merge as for rook run: the gate is
+    the merged run's, each scenario's repeats counted together whatever shard ran
+    them (here 3 of 4 pass, one of them in a shard of its own)."""
+    ws = rook_workspace
+    ws.script("ok.sh", r"""#!/bin/bash
+cat >/dev/null
+case "$(basename "$ROOK_STATE_DIR")" in *.1) echo '{"output": "bad"}' ;; *) echo '{"output": "fine"}' ;; esac
+""")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    ws.scenario({"id": "r", "goal": "g", "repeat": 4, "criteria": [{"contains": "fine"}]})
+    whole = rook_cli("run", "--json", "--min-pass-rate", "0.75")
+    assert whole.exit_code == 0, whole.stderr
+    for i in (1, 2, 3):
+        rook_cli("run", "--shard", f"{i}/3", "--run-name", "ci")
+    for rate, code in (("0.75", 0), ("0.8", 1)):
+        r = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json", "--min-pass-rate", rate)
+        assert r.exit_code == code, (rate, r.stderr)
+        assert r.report["summary"]["gate"]["min_pass_rate"] == float(rate)
+        missed = [m["id"] for m in r.report["summary"]["gate"]["missed"]]
+        assert missed == ([] if code == 0 else ["r"]), r.report["summary"]["gate"]
+        shown = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--min-pass-rate", rate)
+        assert shown.exit_code == code
+        said = "every scenario reached it" if code == 0 else "missed by r (75.0%)"
+        assert f"gate --min-pass-rate {rate}: {said}" in shown.stdout + shown.stderr
+
+
 def _two_shards_run(ws: Workspace, rook_cli: Any) -> Workspace:
     """Two scenarios run as the two shards of the run ``ci``, not merged yet."""
     ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
