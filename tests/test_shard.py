@@ -782,6 +782,44 @@ def test_a_merge_with_runs_still_pending_does_not_pass(rook_workspace, rook_cli,
     assert done.exit_code == 0 and "pending" not in done.stderr, done.stderr
 
 
+def test_merge_keeps_a_finished_record_over_an_unfinished_one_else_the_latest(
+    tmp_path, rook_cli
+):
+    """scale-out.md: merge takes one record per planned scenario run, a finished one
+    over an unfinished one (a copy of a shard cut off after execute, however late),
+    else the latest (a shard run twice: the second run's answers)."""
+    ws = Workspace(tmp_path / "ws")
+    ws.script("n.sh", r"""#!/bin/bash
+cat >/dev/null
+echo "{\"output\": \"answer $(cat "$ROUND")\"}"
+""")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/n.sh"},
+                "hook_env": {"ROUND": str(tmp_path / "round")}})
+    for i in range(4):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "answer"}]})
+    copies = {}
+
+    def shard(name: str, i: int, round_: int, *phases: str) -> None:
+        (tmp_path / "round").write_text(str(round_))
+        shutil.rmtree(ws.run_dir("ci"), ignore_errors=True)
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run-name", "ci", *phases)
+        assert r.exit_code == 0, r.stderr
+        copies[name] = shutil.copytree(ws.run_dir("ci"), tmp_path / name)
+
+    shard("done", 1, 1)
+    shard("cut", 1, 2, "--phases", "prepare,open,execute")  # later, but not finished
+    shard("other", 2, 1)
+    shard("again", 2, 3)  # shard 2 run again later: its records are the latest
+    shutil.rmtree(ws.run_dir("ci"))
+    r = rook_cli("merge", "-w", str(ws.root), *(str(copies[n]) for n in ("cut", "done", "again", "other")),
+                 "--json")
+    assert r.exit_code == 0, r.stderr
+    part = json.loads((copies["done"] / "run.shard-1-of-2.json").read_text())["shard"]["plan"]
+    outputs = {f"{e['id']}.{e['repeat_index']}": e["turns"][0]["output"] for e in r.report["scenarios"]}
+    assert r.report["summary"]["pending"] == 0 and len(outputs) == 4, r.report["summary"]
+    assert outputs == {k: "answer 1" if k in part else "answer 3" for k in outputs}, outputs
+
+
 def test_merge_gates_the_whole_runs_pass_rate_as_rook_run_does(rook_workspace, rook_cli):
     """scale-out.md: --min-pass-rate works for rook merge as for rook run: the gate is
     the merged run's, each scenario's repeats counted together whatever shard ran
