@@ -317,8 +317,12 @@ def _kill_leftovers(run: RunDir, runs: list[Any], whole: bool) -> None:
 def load_observed(agent: Agent, profile: Profile) -> dict[str, bool]:
     """The capabilities this profile has shown in earlier runs: only those Rook
     wrote as ``true`` (a damaged or hand-edited file shows nothing more)."""
+    return _read_observed(observed_file(agent, profile))
+
+
+def _read_observed(path: Path) -> dict[str, bool]:
     try:
-        data = read_json(observed_file(agent, profile))
+        data = read_json(path)
     except Exception:
         return {}
     if not isinstance(data, dict):
@@ -327,11 +331,17 @@ def load_observed(agent: Agent, profile: Profile) -> dict[str, bool]:
 
 
 def save_observed(agent: Agent, profile: Profile, observed: dict[str, bool]) -> None:
+    save_observed_file(observed_file(agent, profile), observed)
+
+
+def save_observed_file(path: Path, observed: dict[str, bool]) -> None:
+    """Add ``observed`` to the profile's ``<id>.observed.json`` at ``path`` (a run,
+    or a merged one: ``rook merge``)."""
     from .store import atomic_write, dumps
 
-    merged = {**load_observed(agent, profile), **{k: True for k, v in observed.items() if v}}
+    merged = {**_read_observed(path), **{k: True for k, v in observed.items() if v}}
     try:
-        atomic_write(observed_file(agent, profile), dumps(merged))
+        atomic_write(path, dumps(merged))
     except Exception:
         pass  # history of observations is a convenience; never fail a run on it
 

@@ -1309,6 +1309,31 @@ def test_a_merge_keeps_what_a_shard_killed_midway_observed(rook_workspace, rook_
     assert merged.report["run"]["capabilities"]["observed"] == {"calls": True}
 
 
+def test_what_a_merged_run_observed_is_the_profiles_too(tmp_path, rook_cli):
+    """capabilities.md: what Rook observed is recorded per run and per profile
+    (profiles/<id>.observed.json, merged over runs). Shards run on other machines
+    merged here showed calls in the merged run, yet this workspace's profile never
+    had them: a scenario needing calls stayed not_runnable, 'never showed it'."""
+    main = Workspace(tmp_path / "main")
+    main.script("h.sh", "#!/bin/bash\ncat >/dev/null\n"
+                "echo '{\"output\": \"fine\", \"calls\": [{\"name\": \"lookup\"}]}'\n")
+    main.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    for i in range(3):
+        main.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    dirs = []
+    for i in (1, 2):
+        machine = Workspace(Path(shutil.copytree(main.root, tmp_path / f"m{i}")))
+        r = rook_cli("run", "-w", str(machine.root), "--shard", f"{i}/2", "--run-name", "ci")
+        assert r.exit_code == 0, r.stderr
+        dirs.append(str(machine.run_dir("ci")))
+    merged = rook_cli("merge", "-w", str(main.root), *dirs, "--json")
+    assert merged.report["run"]["capabilities"]["observed"] == {"calls": True}
+    observed = main.agent_dir / "profiles" / "p.observed.json"
+    assert json.loads(observed.read_text()) == {"calls": True}
+    main.scenario({"id": "t", "goal": "g", "criteria": [{"called": "lookup"}]})
+    assert rook_cli("run", "-w", str(main.root), "--only", "t", "--json").statuses() == {"t": "passed"}
+
+
 STALLING_MERGE = """
     import os, time
     from rook_core.hookspecs import hookimpl

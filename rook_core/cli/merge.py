@@ -75,6 +75,23 @@ def _target(
         raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
 
 
+def _save_observed(target: Path, manifest: dict[str, Any]) -> None:
+    """What the merged run observed, added to its profile's ``<id>.observed.json``
+    when the run is in an agent's ``runs/`` (as every run's is; not ``--into``
+    elsewhere): capabilities are recorded per run and per profile."""
+    from ..models import SLUG
+    from ..runner import save_observed_file
+
+    profiles = target.parent.parent / "profiles"
+    profile_id = (manifest.get("profile") or {}).get("id")
+    if not isinstance(profile_id, str) or not re.fullmatch(SLUG, profile_id):
+        return  # a hand-edited run.json names no file here
+    if target.parent.name != "runs" or not profiles.is_dir():
+        return
+    observed = (manifest.get("capabilities") or {}).get("observed") or {}
+    save_observed_file(profiles / f"{profile_id}.observed.json", observed)
+
+
 def _runs_redactor(*run_dirs: Path) -> Redactor:
     """A redactor of the ``env`` values of the profiles the runs in ``run_dirs``
     were made with (:func:`rook_core.history.secret_names`; a damaged profile
@@ -274,6 +291,7 @@ def merge_command(
         # time; the report's entries are read back from that file on demand.
         report = write_merged_report(merged, min_pass_rate, redactor.data)
         history.write_summary(target, report)
+        _save_observed(target, merged.manifest)
         from . import recorded
 
         recorded()
