@@ -330,8 +330,9 @@ def test_without_a_scheduler_rook_starts_a_local_cluster(
     assert r.statuses() == {"hello": "passed", "wrong": "failed"}
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])  # scale-out.md: all three
 def test_an_interrupt_kills_the_hooks_on_the_workers(
-    scheduler, rook_workspace, monkeypatch, tmp_path
+    scheduler, rook_workspace, monkeypatch, tmp_path, sig
 ):
     marks = tmp_path / "marks"
     agent(rook_workspace, marks, monkeypatch)
@@ -366,17 +367,55 @@ def test_an_interrupt_kills_the_hooks_on_the_workers(
         if (marks / "pids").is_file():
             pids = [int(p) for p in (marks / "pids").read_text().split()]
     assert len(pids) == 2, proc.stderr.read() if proc.poll() is not None else "hooks never started"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sig))
     out, err = proc.communicate(timeout=40)
     assert proc.returncode == 130, err
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    # cancelled on the workers as rook ends: a hook may take a moment more to die there
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
     report = json.loads(out)
     assert {s["status"] for s in report["scenarios"]} == {"pending"}
     for s in report["scenarios"]:  # it said "rook run --run ID", ID as it is, and no -w
         run = f"rook run --run {report['run']['id']} -w {rook_workspace.root}"
         assert s["reason"] == f"interrupted; {run} finishes it", s
+
+
+def test_what_a_runs_hooks_left_behind_on_a_worker_is_killed_at_its_end(
+    scheduler, rook_workspace, rook_cli, tmp_path
+):
+    """scale-out.md: at the end of a run, each (long-lived) worker kills what the
+    run's hooks left behind, as the driver does at the end of a local run."""
+    left = tmp_path / "left"
+    rook_workspace.script("agent.sh", r"""#!/bin/bash
+[ "$1" = execute ] || exit 0
+cat >/dev/null
+setsid sleep 300 >/dev/null 2>&1 </dev/null &   # its own session: no process group of the hook's
+echo "$!" >> "$LEFT"
+echo '{"output": "ok"}'
+""")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "hook_env": {"LEFT": str(left)}})
+    for i in range(2):
+        rook_workspace.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "-j", "2", "--json")
+    assert r.statuses() == {"s0": "passed", "s1": "passed"}, r.stderr
+    pids = [int(p) for p in left.read_text().split()]
+    assert len(pids) == 2
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie not reaped yet is gone too
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_interrupting_one_shard_leaves_another_shard_of_the_run_alone(
