@@ -587,16 +587,19 @@ def test_every_way_the_exponent_message_says_to_write_a_number_is_read(example, 
 
 
 @pytest.mark.parametrize("command", ["run", "profile show example"])
-@pytest.mark.parametrize("content", ["[1, 2]", '"calls"', "7"])
+@pytest.mark.parametrize("content", ["[1, 2]", '"calls"', "7", '{"calls": ', '{"calls": "yes"}'])
 def test_an_observed_capabilities_file_that_is_not_a_mapping_is_ignored(
     example, command, content
 ):
     # Rook's own file, hand-edited or damaged: what was observed is forgotten, not a traceback
     ws, agent = example
-    (agent / "profiles/example.observed.json").write_text(content)
+    observed = agent / "profiles/example.observed.json"
+    observed.write_text(content)
     proc = rook(*command.split(), cwd=ws)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+    if command == "run":  # capabilities.md: the next run writes it again, what it observed
+        assert json.loads(observed.read_text()) == {"multi_turn": True, "calls": True, "usage": True}
 
 
 def test_an_observed_capability_is_only_one_rook_wrote_as_true(example):
