@@ -36,6 +36,7 @@ from rook_core.judging import (
     JudgingContext,
     check_message,
     checked_verdict,
+    combine_turn_verdicts,
     evaluation,
     every_turn_seen,
     overdue,
@@ -266,9 +267,18 @@ class Keywords:
         return None
 
     def __call__(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
-        if view.output is None:
+        if view.scope == "all":  # as contains: every turn's answer must hold the words
+            verdicts = [(t.turn, self.judge(config, t.output)) for t in view.turns]
+            verdict = combine_turn_verdicts(verdicts)
+            scores = [v.evidence["score"] for _, v in verdicts if "score" in v.evidence]
+            return Verdict(verdict.status, verdict.reason, {"score": min(scores)} if scores else {})
+        return self.judge(config, view.output)
+
+    def judge(self, config: dict[str, Any], output: str | None) -> Verdict:
+        """The verdict on one answer."""
+        if output is None:
             return Verdict(UNVERIFIABLE, "no output was recorded")
-        text = folded(view.output)  # ignoring case as contains does: one Unicode form
+        text = folded(output)  # ignoring case as contains does: one Unicode form
         words = config["words"]
         missing = [w for w in words if folded(w) not in text]
         found = len(words) - len(missing)

@@ -504,6 +504,43 @@ def test_the_keywords_reason_says_the_min_score_it_was_held_to(rook_workspace, r
     ], got
 
 
+ECHO = """
+    #!/usr/bin/env python3
+    import json, sys
+    if sys.argv[1] == "execute":
+        print(json.dumps({"output": sys.stdin.read(), "conversation": "c-1"}))
+"""
+
+
+def test_keywords_with_turn_all_holds_every_turn_to_the_words(rook_workspace, rook_cli):
+    """turn: all on the keywords judge judged the last answer alone, as with no
+    turn: a conversation whose first answer lacked the words passed."""
+    rook_workspace.script("echo.py", ECHO)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/echo.py"},
+                            "capabilities": {"multi_turn": True}})
+    words = {"name": "keywords", "words": ["refund", "Monday"], "min_score": 0.5}
+    rook_workspace.scenario({"id": "s", "turns": ["no idea", "refund on Monday"], "criteria": [
+        {"judge": words, "turn": "all"},
+        {"judge": {**words, "min_score": 1}, "turn": "all"},
+        {"judge": words}]})
+    rook_workspace.scenario({"id": "t", "turns": ["a refund", "Monday it is"], "criteria": [
+        {"judge": words, "turn": "all"}]})
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in criteria_of(r.report, "s")]
+    assert got == [
+        ("failed", "turn 1: 0/2 keywords found (score 0, min_score 0.5); "
+                   "missing: 'refund', 'Monday'"),
+        ("failed", "turn 1: 0/2 keywords found (score 0, min_score 1); "
+                   "missing: 'refund', 'Monday'"),
+        ("passed", "2/2 keywords found (score 1, min_score 0.5)"),
+    ], got
+    [t] = criteria_of(r.report, "t")
+    assert (t["status"], t["reason"]) == (
+        "passed", "all 2 turns: 1/2 keywords found (score 0.5, min_score 0.5); missing: 'refund'"
+    ), t
+    assert t["evidence"] == {"score": 0.5}  # the lowest turn's
+
+
 def test_unknown_judge_name_is_a_configuration_error(rook_workspace, rook_cli, rook_plugin):
     rook_plugin(AcmeTone())
     setup_agent(rook_workspace, judge=False, scenarios=[
