@@ -408,7 +408,7 @@ def test_judge_profile_env_is_checked_and_its_secrets_redacted(
     assert secret not in rook_workspace.all_run_text(r.report["run"]["id"])
 
 
-def test_judge_profile_of_another_agent(rook_workspace, rook_cli):
+def test_judge_profile_of_another_agent(rook_workspace, rook_cli, judge_log):
     from rook_core.testing import Workspace
 
     setup_agent(rook_workspace, judge=False, scenarios=[
@@ -419,6 +419,8 @@ def test_judge_profile_of_another_agent(rook_workspace, rook_cli):
     r = rook_cli("run", "--json", "--agent", "agent", "--judge-profile", "judges/grader")
     assert r.exit_code == 0, r.stderr
     assert r.report["run"]["judge_profile"]["agent"] == "judges"
+    env = json.loads((judge_log / "0.env").read_text())
+    assert (env["ROOK_AGENT"], env["ROOK_SCENARIO_ID"]) == ("judges", "s"), env
     r = rook_cli("run", "--agent", "agent", "--judge-profile", "ghosts/grader")
     assert r.exit_code == 2 and "no agent 'ghosts'" in r.stderr
 
@@ -762,12 +764,15 @@ def test_the_next_scenario_runs_while_the_previous_one_is_judged(
 
 
 def test_the_judge_never_receives_a_secret_the_agent_echoed(
-    rook_workspace, rook_cli, judge_log, monkeypatch
+    rook_workspace, rook_cli, judge_log, monkeypatch, rook_distribution
 ):
     secret = "ag-5f4e3d2c1b0a"
     monkeypatch.setenv("AGENT_TOKEN", secret)
+    # nor through the prompt a plugin judge builds and passes to client.ask
+    rook_distribution("rook-asking", {"asking": "rook_asking"}, {"rook_asking.py": ASKING})
     setup_agent(rook_workspace, scenarios=[
-        {"id": "s", "goal": "token", "criteria": [{"rubric": "must mention monday"}]}])
+        {"id": "s", "goal": "token", "criteria": [{"rubric": "must mention monday"}]},
+        {"id": "p", "goal": "token", "criteria": [{"judge": {"name": "asking"}}]}])
     rook_workspace.script("agent.py", AGENT.replace(
         "was issued;", 'was issued with " + os.environ["AGENT_TOKEN"] + ";').replace(
         'f"Your refund', '"Your refund').replace("{goal} was", '" + goal + " was'))
@@ -776,10 +781,12 @@ def test_the_judge_never_receives_a_secret_the_agent_echoed(
                             "capabilities": {"calls": True, "usage": True}})
     r = rook_cli("run", "--json", "--judge-profile", "grader")
     assert r.exit_code == 0, r.stderr
-    sent = next(judge_log.glob("*.prompt")).read_text()  # written by the judge hook itself
-    assert secret not in sent
-    assert "issued with [redacted:AGENT_TOKEN]; it arrives Monday" in sent
-    assert criteria_of(r.report, "s")[0]["status"] == "passed"
+    sent = [f.read_text() for f in judge_log.glob("*.prompt")]  # written by the judge hook
+    assert len(sent) == 2 and any(p.startswith("Asking.") for p in sent), sent
+    for prompt in sent:
+        assert secret not in prompt
+        assert "issued with [redacted:AGENT_TOKEN]; it arrives Monday" in prompt
+    assert r.statuses() == {"s": "passed", "p": "passed"}
 
 
 def test_a_rubric_judges_the_last_turn_with_the_earlier_ones_as_context(
