@@ -69,6 +69,26 @@ def test_command_runs_in_the_scenario_workspace_and_is_recorded(rook_workspace, 
     assert cmd["exit_code"] == 0 and "report.md" in cmd["stdout"]
 
 
+
+def test_command_gets_the_hook_environment_without_rook_variables(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """criteria.md: a command runs with the agent's hook environment (hook_env and
+    the profile's env variables) without ROOK_* variables; exit -N is a command
+    killed by signal N."""
+    monkeypatch.setenv("CODER_KEY", "ck-77aa66bb55")
+    coder(rook_workspace, {"criteria": [
+        {"command": {"run": 'test "$FOO" = bar && test "$CODER_KEY" = ck-77aa66bb55 && '
+                            'test -z "$(env | grep ^ROOK_)"'}},
+        {"command": {"run": "kill -TERM $$", "exit": -15}},
+        {"command": {"run": "kill -TERM $$"}}]})
+    rook_workspace.profile({"id": "coder", "hooks": {"execute": "scripts/coder.sh"},
+                            "hook_env": {"FOO": "bar"},
+                            "env": [{"variable": "CODER_KEY", "purpose": "a key"}]})
+    r = rook_cli("run", "--json")
+    assert [s for s, _ in verdicts(r)] == ["passed", "passed", "failed"], verdicts(r)
+    assert "exited -15 (expected 0)" in verdicts(r)[2][1]
+
 def test_default_workspace_is_the_rook_workspace(rook_workspace, rook_cli):
     rook_workspace.script("coder.sh", CODER)
     rook_workspace.profile({"id": "coder", "hooks": {"execute": "scripts/coder.sh"}})
