@@ -697,16 +697,31 @@ def test_a_split_run_is_judged_when_the_judge_phase_runs(rook_workspace, rook_cl
 
 
 def test_a_resumed_run_keeps_its_judge_profile(rook_workspace, rook_cli):
+    """judges.md: rook run --run ID keeps the judge profile the run started with,
+    though config.yaml now names another, unless --judge-profile names another."""
     setup_agent(rook_workspace, scenarios=[
         {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
-    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close",
-                     "--judge-profile", "grader")
-    assert first.exit_code == 0, first.stderr
-    assert first.report["run"]["judge_profile"]["id"] == "grader"
-    run_id = first.report["run"]["id"]
-    done = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
-    assert done.exit_code == 0, done.stderr
-    assert done.statuses() == {"s": "passed"}
+    rook_workspace.script("strict.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": {"pass": false, "reason": "strict says no"}}'
+        exit 0
+    """)
+    rook_workspace.profile({"id": "strict", "hooks": {"execute": "scripts/strict.sh"}},
+                           active=False)
+    phases = "prepare,open,execute,close,collect"
+    runs = []
+    for _ in range(2):
+        r = rook_cli("run", "--json", "--judge-profile", "grader", "--phases", phases)
+        assert r.exit_code == 0, r.stdout + r.stderr
+        runs.append(r.report["run"]["id"])
+    (rook_workspace.root / ".testmuai" / "rook" / "config.yaml").write_text(
+        "judge_profile: strict\n")
+    kept = rook_cli("run", "--json", "--run", runs[0])
+    assert kept.report["run"]["judge_profile"]["id"] == "grader", kept.stderr
+    assert criteria_of(kept.report, "s")[0]["reason"] == "judge: mentions monday (score 1)"
+    named = rook_cli("run", "--json", "--run", runs[1], "--judge-profile", "strict")
+    assert named.report["run"]["judge_profile"]["id"] == "strict", named.stderr
+    assert criteria_of(named.report, "s")[0]["reason"] == "judge: strict says no"
 
 
 TIMED_AGENT = """
