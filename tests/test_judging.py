@@ -157,6 +157,38 @@ def test_judge_profile_from_config_yaml_and_its_lifecycle(rook_workspace, rook_c
     assert (run_dir / "judge" / "prepare.json").is_file()
 
 
+def test_a_judge_profile_whose_prepare_fails_stops_no_run(rook_workspace, rook_cli, tmp_path):
+    """judges.md: a failed prepare of the judge profile stops no run: the agent's
+    scenarios run and are kept, each judgement is an error naming the judge
+    profile and what failed, and judge/prepare.json records it."""
+    log = tmp_path / "judge-phases"
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "plain", "goal": "A", "criteria": [{"contains": "refund"}]},
+        {"id": "tone", "goal": "B", "criteria": [{"contains": "refund"},
+                                                 {"rubric": "must mention monday"}]}])
+    rook_workspace.script("grader.sh", f"""
+        #!/bin/bash
+        echo "$1" >> {log}
+        [ "$1" = prepare ] && {{ echo "no judge model today" >&2; exit 3; }}
+        [ "$1" = execute ] && echo '{{"output": {{"pass": true, "reason": "fine"}}}}'
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {
+        "prepare": "scripts/grader.sh", "execute": "scripts/grader.sh"}}, active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"plain": "passed", "tone": "error"}, r.stderr
+    passed, judged = criteria_of(r.report, "tone")
+    assert passed["status"] == "passed" and judged["status"] == "error"
+    assert judged["reason"].startswith(
+        "judge profile 'grader': its prepare hook failed: exited with code 3: "
+        "no judge model today"), judged["reason"]
+    assert log.read_text().split() == ["prepare"]  # nothing judged without it
+    prepared = json.loads((rook_workspace.run_dir(r.report["run"]["id"]) / "judge"
+                           / "prepare.json").read_text())
+    assert (prepared["status"], prepared["exit_code"]) == ("failed", 3), prepared
+
+
 def test_the_judge_profiles_close_gets_the_handle_its_execute_returned(
     rook_workspace, rook_cli, tmp_path, monkeypatch
 ):
