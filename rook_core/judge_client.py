@@ -45,7 +45,7 @@ from .judging import JudgingContext, check_criteria, judge_profile_users, may_as
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
-from .redact import Redactor
+from .redact import Redactor, current
 from .store import atomic_write, dumps
 from .transports import dispatch, start_resource, stop_resources
 from .workspace import Agent
@@ -88,22 +88,37 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     except (ValueError, RecursionError):
         return None, "it is not JSON"
     if not isinstance(value, dict):
-        return None, f"it is a JSON {type(value).__name__}, not an object"
+        return None, f"it is a JSON {_JSON_TYPES.get(type(value), 'value')}, not an object"
     repeated = repeated_keys(body)
     if repeated:
         return None, _repeated_problem(repeated)
     if not isinstance(value.get("pass"), bool):
-        got = "missing" if "pass" not in value else f"{value['pass']!r}"
-        return None, f'"pass" must be true or false (got {got})'
+        return None, f'"pass" must be true or false (got {_got(value, "pass")})'
     if not isinstance(value.get("reason"), str):
-        got = "missing" if "reason" not in value else f"{value['reason']!r}"
-        return None, f'"reason" must be a string (got {got})'
+        return None, f'"reason" must be a string (got {_got(value, "reason")})'
     score = value.get("score")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-        return None, f'"score" must be a number (got {score!r})'
+        return None, f'"score" must be a number (got {_got(value, "score")})'
     if score is not None and not 0 <= score <= 1:  # NaN too: the prompt asks for 0 to 1
         return None, f'"score" must be a number from 0 to 1 (got {score!r})'
     return value, ""
+
+
+_JSON_TYPES = {
+    list: "list",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
+
+
+def _got(value: dict[str, Any], key: str) -> str:
+    """What the judge gave for ``key``, as JSON writes it (``true``, ``null``, ``"yes"``)."""
+    if key not in value:
+        return "missing"
+    return current().head(json.dumps(value[key], ensure_ascii=False), 80, "...")
 
 
 class _Pairs(list):  # type: ignore[type-arg]

@@ -64,6 +64,9 @@ JUDGE = r"""
         "no-reason": json.dumps({"pass": True}),
         "array": json.dumps([verdict]),
         "bad-score": json.dumps({**verdict, "score": "high"}),
+        "true-score": json.dumps({**verdict, "score": True}),
+        "null-reason": json.dumps({**verdict, "reason": None}),
+        "text": json.dumps(json.dumps(verdict)),
         "fenced": "```json\n" + json.dumps(verdict) + "\n```",
     }
     if mode == "exit3":
@@ -248,10 +251,14 @@ def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase
 
 @pytest.mark.parametrize("mode, needle", [
     ("garbage", "it is not JSON"),
-    ("string-pass", '"pass" must be true or false'),
-    ("no-reason", '"reason" must be a string'),
-    ("array", "not an object"),
-    ("bad-score", '"score" must be a number'),
+    # what the judge gave, as JSON says it (it was Python's: True, None, 'true', str)
+    ("string-pass", '"pass" must be true or false (got "true")'),
+    ("no-reason", '"reason" must be a string (got missing)'),
+    ("null-reason", '"reason" must be a string (got null)'),
+    ("array", "it is a JSON list, not an object"),
+    ("text", "it is a JSON string, not an object"),
+    ("bad-score", '"score" must be a number (got "high")'),
+    ("true-score", '"score" must be a number (got true)'),
     ("exit3", "judge model unavailable"),
     ("no-output", "no output field"),
 ])
