@@ -322,7 +322,7 @@ def _call_spec(value: Any) -> dict[str, Any]:
 
     if isinstance(value, str) and value:
         return {"name": value, "arguments": None}
-    if isinstance(value, bool):  # `called: on`: a tool's name to its writer
+    if isinstance(value, (bool, int, float)):  # `called: on`: a tool's name to its writer
         from rook_core.schemafields import yaml_typed
 
         raise ValidationError(yaml_typed(value) or "must be a tool name")
@@ -452,8 +452,12 @@ class CallOrder(_CallCriterion):
     def parse(self, value: Any) -> list[str]:
         from marshmallow import ValidationError
 
+        from rook_core.schemafields import yaml_typed
+
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise ValidationError("must be a list of tool names")
+            items = value if isinstance(value, list) else []
+            typed = {i: [yaml_typed(v)] for i, v in enumerate(items) if yaml_typed(v)}
+            raise ValidationError(typed or "must be a list of tool names")
         return value
 
     def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:

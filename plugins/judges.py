@@ -137,6 +137,14 @@ class Rubric(CriterionType):
         if isinstance(value, dict) and isinstance(value.get("text"), str) and value["text"].strip():
             ms = value.get("min_score")
             return {"text": value["text"], "min_score": None if ms is None else _min_score(ms)}
+        from rook_core.schemafields import yaml_typed
+
+        typed = yaml_typed(value)  # `rubric: yes`: text to its writer
+        if typed:
+            raise ValidationError(typed)
+        typed = yaml_typed(value.get("text")) if isinstance(value, dict) else None
+        if typed:
+            raise ValidationError({"text": [typed]})
         raise ValidationError("must be the rubric text, or a mapping with text and min_score")
 
     async def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
@@ -247,7 +255,7 @@ class Keywords:
     """The built-in ``keywords`` judge: the share of listed words the answer contains."""
 
     def check(self, config: dict[str, Any]) -> str | None:
-        from rook_core.schemafields import did_you_mean
+        from rook_core.schemafields import did_you_mean, yaml_typed
 
         unknown = sorted(map(str, set(config) - {"words", "min_score"}))  # 1: x is a number
         if unknown:  # first: a misspelt words: is named as a typo, not as words missing
@@ -255,6 +263,10 @@ class Keywords:
             hint = f"; did you mean {close}?" if close else ""
             return f"keywords: unknown {listed('option', unknown)}{hint}"
         words = config.get("words")
+        listed_words = words if isinstance(words, list) else []
+        typed = [(i, yaml_typed(w)) for i, w in enumerate(listed_words) if yaml_typed(w)]
+        if typed:  # `words: [refund, yes]`: text to its writer
+            return f"keywords: words.{typed[0][0]}: {typed[0][1]}"
         if (
             not isinstance(words, list)
             or not words

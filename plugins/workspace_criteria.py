@@ -109,6 +109,8 @@ class File(CriterionType):
     def parse(self, value: Any) -> dict[str, Any]:
         from marshmallow import ValidationError
 
+        from rook_core.schemafields import yaml_typed
+
         if isinstance(value, str) and value:
             value = {"path": value}
         unknown_keys(value, ("path", *FILE_CHECKS))
@@ -138,7 +140,9 @@ class File(CriterionType):
         if check == "exists":
             if not isinstance(want, bool):
                 raise ValidationError({"exists": ["must be true or false"]})
-        elif isinstance(want, bool) or not isinstance(want, (str, int, float)):
+        elif isinstance(want, bool):  # `contains: on`: text to its writer
+            raise ValidationError({check: [yaml_typed(want) or "must be a text"]})
+        elif not isinstance(want, (str, int, float)):
             raise ValidationError({check: ["must be a text"]})
         elif str(want) == "":
             raise ValidationError({check: ["must be a text, not empty (every file contains it)"]})

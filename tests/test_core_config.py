@@ -593,17 +593,35 @@ def test_text_yaml_reads_as_a_boolean_or_number_is_told_to_be_quoted(ws, rook_cl
           - contains: yes
           - equals: off
           - called: on
+          - rubric: yes
+          - rubric: {text: 2024}
+          - file: {path: out.txt, contains: on}
+          - call_order: [lookup, no]
+          - not_called: 42
+          - judge: {name: keywords, words: [refund, yes]}
     """)
     boolean = "must be text: YAML reads an unquoted {} as a boolean; quote it"
+    number = "must be text: YAML reads {} unquoted as a number; quote it as written"
     refused(
         rook_cli("run"),
         ws,
         "  goal: " + boolean.format("yes, on or true") + "\n",
-        "  tags.0: must be text: YAML reads 2024 unquoted as a number; quote it as written\n",
+        "  tags.0: " + number.format(2024) + "\n",
         "  criteria.0.contains: " + boolean.format("yes, on or true") + "\n",
         "  criteria.1.equals: " + boolean.format("no, off or false") + "\n",
         "  criteria.2.called: " + boolean.format("yes, on or true") + "\n",
+        # these said only "must be the rubric text ...", "must be a text", "must be a
+        # list of tool names", "must be a tool name or {name, arguments}"
+        "  criteria.3.rubric: " + boolean.format("yes, on or true") + "\n",
+        "  criteria.4.rubric.text: " + number.format(2024) + "\n",
+        "  criteria.5.file.contains: " + boolean.format("yes, on or true") + "\n",
+        "  criteria.6.call_order.1: " + boolean.format("no, off or false") + "\n",
+        "  criteria.7.not_called: " + number.format(42) + "\n",
     )
+    ws.scenario({"id": "s", "goal": "g", "criteria": [
+        {"judge": {"name": "keywords", "words": ["refund", True]}}]})
+    refused(rook_cli("run"), ws, "criteria.0.judge: keywords: words.1: "
+            + boolean.format("yes, on or true"))
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     ws.profile("id: p\nname: 2024\nhooks: {execute: scripts/h.sh}\n")
     refused(
