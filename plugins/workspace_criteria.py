@@ -113,6 +113,12 @@ class File(CriterionType):
 
         if isinstance(value, str) and value:
             value = {"path": value}
+        typed = yaml_typed(value)  # `file: on`: a path to its writer
+        if typed:
+            raise ValidationError(typed)
+        typed = yaml_typed(value.get("path")) if isinstance(value, dict) else None
+        if typed:
+            raise ValidationError({"path": [typed]})
         unknown_keys(value, ("path", *FILE_CHECKS))
         if (
             not isinstance(value, dict)
@@ -234,7 +240,12 @@ class Command(CriterionType):
         ):
             argv = list(run)
         else:
-            raise ValidationError({"run": ["must be a command line or a list of arguments"]})
+            from rook_core.schemafields import yaml_typed
+
+            typed = yaml_typed(run)  # `run: yes`: a command line to its writer
+            raise ValidationError(
+                {"run": [typed or "must be a command line or a list of arguments"]}
+            )
         code = value.get("exit", 0)
         if isinstance(code, bool) or not isinstance(code, int) or not -64 <= code <= 255:
             raise ValidationError(

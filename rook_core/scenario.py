@@ -38,6 +38,7 @@ from .schemafields import (
     did_you_mean,
     explain_unknown,
     refuse_unknown,
+    yaml_typed,
 )
 from .yamlio import load_yaml
 
@@ -280,7 +281,7 @@ def _statement(value: Any, field: str | None = None) -> str:
     """A statement the judge profile is asked about: a text that says something."""
     if isinstance(value, str) and value.strip():
         return value
-    message = "must be a statement (a text, not empty)"
+    message = yaml_typed(value) or "must be a statement (a text, not empty)"
     raise ValidationError({field: [message]} if field else message)
 
 
@@ -289,7 +290,9 @@ def _acceptance(i: int, entry: Any) -> dict[str, Any]:
         return {"rubric": _statement(entry)}
     refuse_unknown(entry, ("id", "statement", "check"))
     if not isinstance(entry, dict) or "statement" not in entry:
-        raise ValidationError("must be a statement, or a mapping with id, statement and check")
+        raise ValidationError(
+            yaml_typed(entry) or "must be a statement, or a mapping with id, statement and check"
+        )
     _statement(entry["statement"], "statement")
     check = entry.get("check", "llm_judge")
     if check != "llm_judge":
@@ -308,8 +311,10 @@ def _forbidden(i: int, entry: Any) -> dict[str, Any]:
     if isinstance(entry, str):
         return {"rubric": forbidden_rubric(_statement(entry)), "turn": "all"}
     refuse_unknown(entry, ("id", "statement", "pattern"))
-    if not isinstance(entry, dict):
-        raise ValidationError("must be a statement, or a mapping with statement or pattern")
+    if not isinstance(entry, dict):  # `- no`: a statement to its writer
+        raise ValidationError(
+            yaml_typed(entry) or "must be a statement, or a mapping with statement or pattern"
+        )
     if ("statement" in entry) == ("pattern" in entry):
         raise ValidationError("give exactly one of statement or pattern")
     if "pattern" in entry:
@@ -323,7 +328,8 @@ def _mcp(i: int, entry: Any) -> dict[str, Any]:
     if not isinstance(entry, dict) or "tool" not in entry:
         raise ValidationError("must be a mapping with server, tool and expect")
     if not isinstance(entry["tool"], str) or not entry["tool"].strip():
-        raise ValidationError({"tool": ["must be a tool name (a text, not empty)"]})
+        typed = yaml_typed(entry["tool"])
+        raise ValidationError({"tool": [typed or "must be a tool name (a text, not empty)"]})
     expect = entry.get("expect", "not_called")
     if expect not in ("not_called", "called"):
         raise ValidationError({"expect": ["must be not_called or called"]})

@@ -622,6 +622,31 @@ def test_text_yaml_reads_as_a_boolean_or_number_is_told_to_be_quoted(ws, rook_cl
         {"judge": {"name": "keywords", "words": ["refund", True]}}]})
     refused(rook_cli("run"), ws, "criteria.0.judge: keywords: words.1: "
             + boolean.format("yes, on or true"))
+    ws.scenario("""
+        id: s
+        title: Public
+        goal: g
+        criteria:
+          - file: {path: 2024}
+          - file: on
+          - command: {run: yes}
+        expectation:
+          acceptance_criteria:
+            - {id: ac-1, statement: yes, check: llm_judge}
+          forbidden: [no]
+          mcp:
+            - {server: orders, tool: 42}
+    """)
+    refused(
+        rook_cli("run"),
+        ws,
+        "  criteria.0.file.path: " + number.format(2024) + "\n",
+        "  criteria.1.file: " + boolean.format("yes, on or true") + "\n",
+        "  criteria.2.command.run: " + boolean.format("yes, on or true") + "\n",
+        "  expectation.acceptance_criteria.0.statement: " + boolean.format("yes, on or true"),
+        "  expectation.forbidden.0: " + boolean.format("no, off or false") + "\n",
+        "  expectation.mcp.0.tool: " + number.format(42) + "\n",
+    )
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     ws.profile("id: p\nname: 2024\nhooks: {execute: scripts/h.sh}\n")
     refused(
