@@ -209,9 +209,14 @@ class Json(CriterionType):
         if "exists" in value and not isinstance(value["exists"], bool):
             raise ValidationError({"exists": ["must be true or false"]})
         try:
-            compiled = jmespath.compile(_string(value["path"], "a JMESPath expression"))
-        except JMESPathError as exc:
-            raise ValidationError({"path": [f"not a valid JMESPath expression: {exc}"]}) from None
+            path = _string(value["path"], "a JMESPath expression")
+        except ValidationError as exc:  # named as the path's, not the criterion's
+            raise ValidationError({"path": exc.messages}) from None
+        try:
+            compiled = jmespath.compile(path)
+        except JMESPathError as exc:  # one line: jmespath puts the path and a caret below
+            said = " ".join(p.strip() for p in str(exc).splitlines() if p.strip() != "^")
+            raise ValidationError({"path": [f"not a valid JMESPath expression: {said}"]}) from None
         from rook_core.scenario import text_keys
 
         for key in ("equals", "contains"):  # {200: ok}: a JSON object's keys are text

@@ -546,6 +546,18 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
             {"id": "s", "goal": "g", "criteria": [{"contains": "x", "turn": 3}]},
             ["criteria.0.turn", "1 turn"],
         ),
+        # a bad JMESPath path was told over three lines (the path and a caret on
+        # lines of their own, breaking the list of fields); a boolean one was
+        # named criteria.0.json, not its path
+        (
+            {"id": "s", "goal": "g", "criteria": [{"json": {"path": "a["}}]},
+            ['  criteria.0.json.path: not a valid JMESPath expression: Invalid jmespath '
+             'expression: Incomplete expression: "a["\n'],
+        ),
+        (
+            {"id": "s", "goal": "g", "criteria": [{"json": {"path": True}}]},
+            ["  criteria.0.json.path: must be text: YAML reads an unquoted yes"],
+        ),
         (
             {"id": "s", "goal": "g", "criteria": [{"contains": "x", "equals": "y"}]},
             ["criteria.0", "exactly one"],
