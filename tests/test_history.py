@@ -518,6 +518,19 @@ def test_diff_calls_failed_to_flaky_improved_and_shows_the_first_200_changes(
     assert len(json.loads(rook_cli("diff", before, after, "--json").stdout)["scenarios"]) == 201
 
 
+def test_a_scenario_run_never_recorded_has_the_hash_its_run_planned(ws, rook_cli):
+    """scenarios.md: run.json holds the hash of each scenario the run planned, so a
+    scenario run not recorded yet still has it, and rook diff says its definition
+    changed since."""
+    ws.scenario({"id": "a", "goal": "a", "criteria": [{"contains": "good"}]})
+    before = run(rook_cli, "--phases", "prepare")  # planned, nothing recorded
+    ws.scenario({"id": "a", "goal": "a again", "criteria": [{"contains": "good"}]})
+    after = run(rook_cli)
+    r = rook_cli("diff", before, after, "--json")
+    (row,) = json.loads(r.stdout)["scenarios"]
+    assert row["changes"] == ["changed definition", "now verified"], row
+
+
 def test_a_scenario_that_can_no_longer_be_verified_is_a_regression(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
                 "capabilities": {"calls": True}})
