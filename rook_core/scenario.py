@@ -410,7 +410,14 @@ def scenario_from_dict(
                 f"{source}: invalid scenario:\n  id: missing, and the file name "
                 f"{default_id!r} gives none (an id is made of a-z, 0-9, - and _): add id:"
             )
-        data = {**data, "id": _slug(default_id)}
+        made = _slug(default_id)
+        if len(made) > ID_MAX:  # no id: line to shorten: say where the id came from
+            shown = made if len(made) <= 60 else made[:60] + "..."
+            raise ScenarioError(
+                f"{source}: invalid scenario:\n  id: missing, and the file name gives {shown} "
+                f"({len(made)} characters; an id has at most {ID_MAX}): add id:"
+            )
+        data = {**data, "id": made}
     errors: dict[str, Any] = {}
     try:
         loaded = _SCENARIO_SCHEMA.load(data)
