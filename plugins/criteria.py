@@ -47,7 +47,9 @@ def _string(value: Any, what: str = "a string") -> str:
         raise ValidationError(yaml_typed(value) or f"must be {what}")
     if not isinstance(value, (str, int, float)):
         raise ValidationError(f"must be {what}")
-    return str(value)
+    from rook_core.yamlio import written
+
+    return written(value)  # 19.90 as written, never 19.9
 
 
 def _needle(value: Any, what: str = "a text") -> str:

@@ -153,7 +153,9 @@ class File(CriterionType):
         elif str(want) == "":
             raise ValidationError({check: ["must be a text, not empty (every file contains it)"]})
         else:
-            want = str(want)
+            from rook_core.yamlio import written
+
+            want = written(want)  # 007 as written, never 7
             if check in ("matches", "not_matches"):
                 try:
                     want = compile_pattern(want)

@@ -62,12 +62,35 @@ def _timestamp_as_written(loader: Any, node: Any) -> str:
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_written)
 
 
+class WrittenInt(int):
+    """A whole number YAML read from text it writes otherwise (``007``, ``0x1F``,
+    ``1_000``): a number still, and ``written`` is the text as written."""
+
+    written: str
+
+
+class WrittenFloat(float):
+    """The same for a number with a fraction (``19.90``, ``+1.5``)."""
+
+    written: str
+
+
+def written(value: Any) -> str:
+    """``value`` as text: a number as written in the file it came from (a criterion
+    comparing text looks for ``19.90``, never ``19.9``), else ``str(value)``."""
+    return getattr(value, "written", None) or str(value)
+
+
 def _number_unless_sexagesimal(base: Any) -> Any:
     def construct(loader: Any, node: Any) -> Any:
         text = loader.construct_scalar(node)
         if ":" in str(text):  # YAML 1.1's base 60: 12:30 is 750, a time as written
             return str(text)
-        return base(loader, node)
+        value = base(loader, node)
+        if str(value) != text and type(value) in (int, float):  # 19.90 is 19.9 to YAML
+            value = (WrittenInt if type(value) is int else WrittenFloat)(value)
+            value.written = str(text)
+        return value
 
     return construct
 
@@ -172,6 +195,10 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         raise error(f"{path}{where}: not valid YAML: {problem}") from None
     except RecursionError:
         raise error(f"{path}: not valid YAML: nested too deeply") from None
+
+
+yaml.SafeDumper.add_representer(WrittenInt, yaml.SafeDumper.represent_int)
+yaml.SafeDumper.add_representer(WrittenFloat, yaml.SafeDumper.represent_float)
 
 
 def dump_yaml(data: Any) -> str:

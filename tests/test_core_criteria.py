@@ -690,6 +690,29 @@ def test_a_time_of_day_written_in_yaml_is_the_text_written(ws, rook_cli):
     assert [status for status, _ in got] == ["passed"] * 4, got
 
 
+def test_a_number_written_in_yaml_is_compared_as_written(ws, rook_cli):
+    """criteria.md and scenarios.md: a number is taken as written where a
+    criterion compares text. YAML reads 19.90 as 19.9, 007 as 7, 0x1F as 31 and
+    1_000 as 1000: equals: 19.90 failed on the answer 19.90, and not_contains:
+    0x1F looked for '31'."""
+    answer = {"output": "19.90", "calls": []}
+    ws.scenario(f"""
+        id: s
+        goal: '{json.dumps(answer)}'
+        criteria:
+          - equals: 19.90
+          - not_equals: 19.9
+          - not_contains: 0x1F
+          - file: {{path: codes.txt, contains: 007}}
+          - file: {{path: codes.txt, not_contains: 1000}}
+          - file: {{path: codes.txt, contains: 1_000}}
+    """)
+    (ws.root / "codes.txt").write_text("code 007, 1_000 of them, 31 left\n")
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [status for status, _ in got] == ["passed"] * 6, got
+
+
 def test_a_cost_limit_the_reported_costs_already_break_fails(rook_workspace, rook_cli):
     """As for max_tokens: a cost is never negative, so turns that reported $5
     break max_cost: 1 whatever the others cost. It was unverifiable, saying
