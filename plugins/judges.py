@@ -256,6 +256,7 @@ class Keywords:
 
     def check(self, config: dict[str, Any]) -> str | None:
         from rook_core.schemafields import did_you_mean, yaml_typed
+        from rook_core.yamlio import written
 
         unknown = sorted(map(str, set(config) - {"words", "min_score"}))  # 1: x is a number
         if unknown:  # first: a misspelt words: is named as a typo, not as words missing
@@ -264,13 +265,13 @@ class Keywords:
             return f"keywords: unknown {listed('option', unknown)}{hint}"
         words = config.get("words")
         listed_words = words if isinstance(words, list) else []
-        typed = [(i, yaml_typed(w)) for i, w in enumerate(listed_words) if yaml_typed(w)]
-        if typed:  # `words: [refund, yes]`: text to its writer
+        typed = [(i, yaml_typed(w)) for i, w in enumerate(listed_words) if isinstance(w, bool)]
+        if typed:  # `words: [refund, yes]`: text to its writer (19.90 is taken as written)
             return f"keywords: words.{typed[0][0]}: {typed[0][1]}"
         if (
             not isinstance(words, list)
             or not words
-            or not all(isinstance(w, str) and w.strip() for w in words)
+            or not all(isinstance(w, (str, int, float)) and written(w).strip() for w in words)
         ):  # an empty word is in every answer: it would be found verifying nothing
             return "keywords needs words: a non-empty list of texts, none of them empty"
         ms = config.get("min_score", 1.0)
@@ -290,8 +291,10 @@ class Keywords:
         """The verdict on one answer."""
         if output is None:
             return Verdict(UNVERIFIABLE, "no output was recorded")
+        from rook_core.yamlio import written
+
         text = folded(output)  # ignoring case as contains does: one Unicode form
-        words = config["words"]
+        words = [written(w) for w in config["words"]]  # a number as written, as contains
         missing = [w for w in words if folded(w) not in text]
         found = len(words) - len(missing)
         wanted = float(config.get("min_score", 1.0)) or 0.0  # -0.0 is 0: never "min_score -0"

@@ -582,6 +582,25 @@ def test_keywords_with_turn_all_holds_every_turn_to_the_words(rook_workspace, ro
     assert t["evidence"] == {"score": 0.5}  # the lowest turn's
 
 
+def test_a_keyword_written_as_a_number_is_looked_for_as_written(rook_workspace, rook_cli):
+    """A number is taken as written where a criterion compares text (scenarios.md),
+    as contains: 19.90 is: words: [refund, 19.90] was refused as 'keywords needs
+    words: a non-empty list of texts'."""
+    setup_agent(rook_workspace, judge=False)
+    rook_workspace.scenario("""
+        id: s
+        goal: "19.90"
+        criteria:
+          - judge: {name: keywords, words: [refund, 19.90]}
+          - judge: {name: keywords, words: [19.9, 007]}
+    """)
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in criteria_of(r.report, "s")]
+    assert got == [
+        ("passed", "2/2 keywords found (score 1, min_score 1)"),
+        ("failed", "1/2 keywords found (score 0.5, min_score 1); missing: '007'"),
+    ], got
+
 def test_unknown_judge_name_is_a_configuration_error(rook_workspace, rook_cli, rook_plugin):
     rook_plugin(AcmeTone())
     setup_agent(rook_workspace, judge=False, scenarios=[
