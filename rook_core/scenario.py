@@ -452,9 +452,11 @@ def scenario_from_dict(
     if "class_" in loaded:
         loaded["class"] = loaded.pop("class_")
     extra = {k: loaded[k] for k in EXTRA_KEYS if k in loaded}
+    # a blank name is none, as an empty one is: reports show the id
+    named = (loaded.get(k) for k in ("name", "title"))
     return Scenario(
         id=loaded["id"],
-        name=loaded.get("name") or loaded.get("title") or loaded["id"],
+        name=next((n for n in named if n and n.strip()), loaded["id"]),
         turns=turns,
         criteria=parsed,
         tags=loaded["tags"],

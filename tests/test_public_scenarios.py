@@ -104,6 +104,16 @@ def test_class_and_category_reach_every_report(ws, rook_cli, tmp_path):
     assert "| <code>plain</code> |" in md, md
 
 
+@pytest.mark.parametrize("field", ["name", "title"])
+def test_a_blank_name_is_no_name(ws, rook_cli, field):
+    # scenarios.md: name defaults to the id; an empty one did, a blank one ("   ")
+    # was kept, and reports showed a row with no name
+    ws.scenario({"id": "blank", field: "   ", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"][0]["name"] == "blank"
+
+
 def test_public_and_native_fields_mix(ws, rook_cli):
     ws.scenario({"id": "mixed", "title": "Mixed", "goal": "hello", "class": "functional",
                  "criteria": [{"contains": "hello"}],
