@@ -210,6 +210,8 @@ class Engine:
         self.phases = phases
         self.redactor = redactor
         self.observed_before = dict(observed_before or {})
+        self._runs_programs_of: dict[str, bool] = {}
+        self._program_types: frozenset[str] | None = None  # the criterion types that do
         self.observed: dict[str, bool] = {}
         self.on_progress = on_progress
         self.base_env = base_environment(profile)
@@ -728,11 +730,18 @@ class Engine:
         """Whether judging ``scenario`` may run programs or call out, for a while: a
         ``command`` criterion (a test suite, up to its timeout), a plugin judge, or
         a plugin's criterion type (its own model or service)."""
-        criteria = self.rook.criteria
-        return any(
-            c.type in ("command", "judge") or criteria.distribution(c.type) != OWN
-            for c in scenario.criteria
-        )
+        found = self._runs_programs_of.get(scenario.id)
+        if found is None:  # once per scenario: asked for every run of it, twice
+            if self._program_types is None:
+                criteria = self.rook.criteria
+                self._program_types = frozenset(
+                    t
+                    for t in criteria.names()
+                    if t in ("command", "judge") or criteria.distribution(t) != OWN
+                )
+            found = not self._program_types.isdisjoint([c.type for c in scenario.criteria])
+            self._runs_programs_of[scenario.id] = found
+        return found
 
     async def _run_phases(
         self,

@@ -643,7 +643,8 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                 said = exception_text(exc).replace("\n", "; ")  # pluggy's are several lines
                 rook.failures.append(LoadFailure(ep.name, dist, said))
                 continue
-            if not _hook_names(pm, plugin):  # a missing @hookimpl, or the wrong object named
+            hooks = _hook_names(pm, plugin)
+            if not hooks:  # a missing @hookimpl, or the wrong object named
                 pm.unregister(plugin)
                 rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(plugin, ep.value)))
                 continue
@@ -665,7 +666,7 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                     distribution=dist,
                     version=version,
                     module=getattr(plugin, "__name__", ep.value),
-                    hooks=_hook_names(pm, plugin),
+                    hooks=hooks,
                 )
             )
     try:
