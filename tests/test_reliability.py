@@ -107,6 +107,21 @@ def test_first_signal_stops_kills_records_reports_and_exits_130(slow_ws, tmp_pat
     assert ws.log.read_text().split() == ["fast", "fast", "slow", "slow", "fast"]
 
 
+def blocked_on_a_report_pipe(ws, tmp_path, agent):
+    """A one-scenario run of the hook ``agent`` whose JSON report is written and
+    whose JUnit report goes into a named pipe no one reads yet: Rook, started,
+    is blocked opening it. The process, the JSON report's path and the pipe's."""
+    ws.script("agent.sh", agent)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    first, fifo = tmp_path / "first.json", tmp_path / "junit.xml"
+    os.mkfifo(fifo)
+    proc = start(ws, "--report", f"json:{first}", "--report", f"junit:{fifo}")
+    assert wait_for(first.exists), proc.communicate(timeout=5)
+    time.sleep(0.2)  # Rook is blocked opening the pipe
+    return proc, first, fifo
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_once_the_hooks_are_done_still_writes_the_reports_and_exits_130(
         rook_workspace, tmp_path, sig):
@@ -115,18 +130,11 @@ def test_a_signal_once_the_hooks_are_done_still_writes_the_reports_and_exits_130
     JSON document are still written, and the exit code is 130, never a silent
     death by the signal."""
     ws = rook_workspace
-    ws.script("agent.sh", """
+    proc, first, fifo = blocked_on_a_report_pipe(ws, tmp_path, """
         #!/bin/bash
         [ "$1" = execute ] && echo '{"output": "ok"}'
         exit 0
     """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
-    first, fifo = tmp_path / "first.json", tmp_path / "junit.xml"
-    os.mkfifo(fifo)
-    proc = start(ws, "--report", f"json:{first}", "--report", f"junit:{fifo}")
-    assert wait_for(first.exists), proc.communicate(timeout=5)
-    time.sleep(0.2)  # Rook is blocked opening the pipe
     proc.send_signal(sig)
     time.sleep(0.5)
     assert proc.poll() is None, (proc.returncode, proc.communicate())  # it did not die of it
@@ -144,18 +152,11 @@ def test_a_second_signal_while_the_reports_are_written_exits_130_at_once(rook_wo
     named pipe no one reads): the second signal exits 130 at once, and the record
     already written needs nothing more from ``rook run --run ID``."""
     ws, log = rook_workspace, tmp_path / "log"
-    ws.script("agent.sh", f"""
+    proc, first, _ = blocked_on_a_report_pipe(ws, tmp_path, f"""
         #!/bin/bash
         [ "$1" = execute ] && echo sent >> {log} && echo '{{"output": "ok"}}'
         exit 0
     """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
-    first, fifo = tmp_path / "first.json", tmp_path / "junit.xml"
-    os.mkfifo(fifo)
-    proc = start(ws, "--report", f"json:{first}", "--report", f"junit:{fifo}")
-    assert wait_for(first.exists), proc.communicate(timeout=5)
-    time.sleep(0.2)  # Rook is blocked opening the pipe
     proc.send_signal(signal.SIGTERM)
     time.sleep(0.5)
     assert proc.poll() is None, (proc.returncode, proc.communicate())

@@ -422,6 +422,20 @@ def kill_rook_while_a_hook_hangs(ws, d, *args):
     return int((d / "hook.pid").read_text())
 
 
+def resume_kills_what_it_left(ws, d, hung, killed):
+    """``rook run --run ID`` after rook was SIGKILLed with ``hung`` running: the
+    run finishes (passed), saying it killed ``killed`` processes, and they are gone."""
+    assert alive(hung)  # it outlived rook
+    (run_dir,) = ws.runs_dir.iterdir()
+    (d / "fast-now").touch()
+    out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
+    assert f"killed {killed} process(es) an earlier rook run" in out.stderr, out.stderr
+    assert gone_soon(hung)
+
+
 def gone_soon(pid):
     deadline = time.monotonic() + 5
     while alive(pid) and time.monotonic() < deadline:
@@ -471,15 +485,7 @@ def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_wor
     (d / "block-judge").touch()
     hung = kill_rook_while_a_hook_hangs(ws, d, "--judge-profile", "grader")
     try:
-        assert alive(hung)  # it outlived rook
-        (run_dir,) = ws.runs_dir.iterdir()
-        (d / "fast-now").touch()
-        out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
-                             timeout=60)
-        assert out.returncode == 0, out.stderr
-        assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
-        assert "killed 1 process(es) an earlier rook run" in out.stderr, out.stderr
-        assert gone_soon(hung)
+        resume_kills_what_it_left(ws, d, hung, 1)
     finally:
         kill_group(hung)
 
@@ -501,15 +507,7 @@ def test_a_command_criterion_left_running_by_a_killed_rook_is_killed_on_resume(r
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"command": {"run": [str(check)]}}]})
     hung = kill_rook_while_a_hook_hangs(ws, d)
     try:
-        assert alive(hung)  # it outlived rook
-        (run_dir,) = ws.runs_dir.iterdir()
-        (d / "fast-now").touch()
-        out = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
-                             timeout=60)
-        assert out.returncode == 0, out.stderr
-        assert json.loads(out.stdout)["scenarios"][0]["status"] == "passed"
-        assert "killed 2 process(es) an earlier rook run" in out.stderr, out.stderr  # it, its sleep
-        assert gone_soon(hung)
+        resume_kills_what_it_left(ws, d, hung, 2)  # the program and its sleep
         assert (d / "checks").read_text().split() == ["started", "started"]
     finally:
         kill_group(hung)
