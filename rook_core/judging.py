@@ -612,8 +612,22 @@ def judge_profile_users(scenarios: list[Scenario], criteria: Registry) -> list[s
         for c in s.criteria:
             if getattr(criteria.get(c.type), "uses_judge_profile", False):
                 where = f" ({s.path})" if s.path else ""
-                users.append(f"scenario {s.id}{where} criterion {c.index + 1} ({c.type})")
+                users.append(f"scenario {s.id}{where} criterion {c.index + 1} ({_named(c)})")
     return users
+
+
+def _named(c: Criterion) -> str:
+    """A criterion as its file lets a reader find it: its type, with its id where it
+    has one (``rubric ac-1``), else the start of its text (a public-CLI file's are
+    made from its ``expectation``: their numbers are nowhere in it)."""
+    label = c.raw.get("id") if isinstance(c.raw, dict) else None  # scenario.LABEL
+    if label is not None:
+        return f"{c.type} {label}"
+    text = c.raw.get(c.type) if isinstance(c.raw, dict) else None
+    if isinstance(text, str) and text.strip():
+        first = " ".join(text.split())
+        return f'{c.type}: "{first[:60]}{"..." if len(first) > 60 else ""}"'
+    return c.type
 
 
 def may_ask_judge_profile(scenarios: list[Scenario], criteria: Registry, judges: Any) -> bool:

@@ -395,7 +395,7 @@ def test_rubric_without_a_judge_profile_is_refused_before_anything_runs(
     assert r.exit_code == 2, r.stdout + r.stderr
     assert r.exception is None
     for needle in ("judge profile", "--judge-profile", "judge_profile:", "scenario s",
-                   "criterion 2 (rubric)"):
+                   'criterion 2 (rubric: "must mention monday")'):
         assert needle in r.stderr, (needle, r.stderr)
     assert not any(rook_workspace.runs_dir.iterdir()), "nothing may run or be recorded"
 

@@ -87,6 +87,17 @@ def test_a_public_cli_scenario_loads_and_runs_as_is(ws, rook_cli):
     assert stats["class"] == "functional" and stats["category"] == "state_context"
 
 
+def test_a_missing_judge_profile_names_the_criteria_as_the_file_writes_them(ws, rook_cli):
+    """The refusal named them 'criterion 1 (rubric)', 'criterion 2 (rubric)': numbers a
+    public-CLI file never shows (they are made from its expectation). It names each
+    by its id where it has one, else by the start of its text."""
+    ws.scenario(PUBLIC, name="refund-status")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "criterion 1 (rubric ac-1)" in r.stderr, r.stderr
+    assert 'criterion 2 (rubric: "Forbidden behaviour: Claims to be unable to help' in r.stderr
+
+
 def test_class_and_category_reach_every_report(ws, rook_cli, tmp_path):
     """SPEC §6: class and category are kept for selection and reports; the
     Markdown report (a CI job's summary) showed neither."""
