@@ -629,52 +629,40 @@ def test_agent_reply_beside_output_is_kept_as_evidence(rook_workspace, rook_cli)
     assert turn["output"] == "a" and turn["evidence"] == {"agent_reply": "b"}
 
 
+API_NAMED = {
+    # a hook passing on its API's usage ({"input_tokens": 5}) showed no token count:
+    # max_tokens was unverifiable ("usage has no total count") and nothing said why
+    "usage": ('"usage": {"input_tokens": 5, "output_tokens": 3}', {"max_tokens": 100},
+              "usage has input_tokens, output_tokens but no input, output or total"),
+    # a hook passing on its API's tool_calls showed no call log: not_called was
+    # unverifiable ("shows no call log") and nothing said the name was why
+    "calls": ('"tool_calls": [{"function": {"name": "cancel_order"}}]',
+              {"not_called": "cancel_order"}, "the hook's output has tool_calls but no calls"),
+}
+
+
 @pytest.mark.parametrize("phase", ["execute", "collect"])
-def test_token_counts_under_an_apis_own_names_are_named_in_a_warning(
-    rook_workspace, rook_cli, phase
+@pytest.mark.parametrize("capability", ["usage", "calls"])
+def test_usage_or_calls_under_an_apis_own_names_are_named_in_a_warning(
+    rook_workspace, rook_cli, phase, capability
 ):
-    """A hook passing on its API's usage ({"input_tokens": 5}) showed no token count:
-    max_tokens was unverifiable ("usage has no total count") and nothing said why."""
-    api_usage = '"usage": {"input_tokens": 5, "output_tokens": 3}'
+    field, criterion, said = API_NAMED[capability]
     rook_workspace.script("api.sh", f"""
         #!/bin/bash
         case "$1" in
-          execute) cat > /dev/null; echo '{{"output": "a"{", " + api_usage if phase == "execute" else ""}}}' ;;
-          collect) echo '{{{api_usage if phase == "collect" else ""}}}' ;;
+          execute) cat > /dev/null; echo '{{"output": "a"{", " + field if phase == "execute" else ""}}}' ;;
+          collect) echo '{{{field if phase == "collect" else ""}}}' ;;
         esac
         exit 0
     """)
     hooks = {"execute": "scripts/api.sh", "collect": "scripts/api.sh"}
-    rook_workspace.profile({"id": "p", "hooks": hooks, "capabilities": {"usage": True}})
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"max_tokens": 100}]})
+    rook_workspace.profile({"id": "p", "hooks": hooks, "capabilities": {capability: True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [criterion]})
     r = rook_cli("run", "--json")
     s = r.report["scenarios"][0]
-    assert s["status"] == "unverifiable", s["reason"]  # never taken as counts it is not
+    assert s["status"] == "unverifiable", s["reason"]  # never taken as what they are not
     warnings = " ".join(s.get("warnings") or [])
-    assert "usage has input_tokens, output_tokens but no input, output or total" in warnings, s
-
-
-@pytest.mark.parametrize("phase", ["execute", "collect"])
-def test_tool_calls_under_an_apis_own_name_are_named_in_a_warning(rook_workspace, rook_cli, phase):
-    """A hook passing on its API's tool_calls showed no call log: not_called was
-    unverifiable ("shows no call log") and nothing said the name was why."""
-    api_calls = '"tool_calls": [{"function": {"name": "cancel_order"}}]'
-    rook_workspace.script("api.sh", f"""
-        #!/bin/bash
-        case "$1" in
-          execute) cat > /dev/null; echo '{{"output": "a"{", " + api_calls if phase == "execute" else ""}}}' ;;
-          collect) echo '{{{api_calls if phase == "collect" else ""}}}' ;;
-        esac
-        exit 0
-    """)
-    hooks = {"execute": "scripts/api.sh", "collect": "scripts/api.sh"}
-    rook_workspace.profile({"id": "p", "hooks": hooks, "capabilities": {"calls": True}})
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "cancel_order"}]})
-    r = rook_cli("run", "--json")
-    s = r.report["scenarios"][0]
-    assert s["status"] == "unverifiable", s["reason"]  # never read as calls they are not
-    warnings = " ".join(s.get("warnings") or [])
-    assert "the hook's output has tool_calls but no calls" in warnings, s
+    assert said in warnings, s
 
 
 def test_a_warning_naming_the_hooks_fields_never_shows_a_secret(

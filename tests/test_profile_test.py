@@ -127,38 +127,31 @@ def test_an_optimistic_multi_turn_names_what_open_printed_that_is_no_handle(
     assert '{"conversation": "..."}' in r.stdout
 
 
-def test_an_optimistic_usage_names_token_counts_under_an_apis_own_names(
-    rook_workspace, rook_cli
+@pytest.mark.parametrize(
+    ("capability", "field", "said"),
+    [
+        ("usage", '"usage": {"input_tokens": 5, "output_tokens": 3}',
+         "note: usage has input_tokens, output_tokens but no input, output or total"),
+        ("calls", '"tool_calls": []', "note: the hook's output has tool_calls but no calls"),
+    ],
+)
+def test_an_optimistic_usage_or_calls_names_what_the_api_called_them(
+    rook_workspace, rook_cli, capability, field, said
 ):
     ws = rook_workspace
     ws.script(
         "agent.sh",
-        """
+        f"""
         #!/bin/bash
         [ "$1" = execute ] || exit 0
-        cat >/dev/null; echo '{"output": "ok", "usage": {"input_tokens": 5, "output_tokens": 3}}'
+        cat >/dev/null; echo '{{"output": "ok", {field}}}'
     """,
     )
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"usage": True}})
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {capability: True}})
     r = profile_test(rook_cli, ws)
     assert r.exit_code == 1, r.stdout
-    assert "note: usage has input_tokens, output_tokens but no input, output or total" in r.stdout
-
-
-def test_an_optimistic_calls_names_tool_calls_under_an_apis_own_name(rook_workspace, rook_cli):
-    ws = rook_workspace
-    ws.script(
-        "agent.sh",
-        """
-        #!/bin/bash
-        [ "$1" = execute ] || exit 0
-        cat >/dev/null; echo '{"output": "ok", "tool_calls": []}'
-    """,
-    )
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": True}})
-    r = profile_test(rook_cli, ws)
-    assert r.exit_code == 1, r.stdout
-    assert "note: the hook's output has tool_calls but no calls" in r.stdout, r.stdout
+    assert said in r.stdout, r.stdout
 
 
 def test_update_keeps_comments(rook_workspace, rook_cli):
