@@ -779,8 +779,13 @@ class Engine:
                 phase=phase,
                 entry=entry,
                 run=self.ctx,
-                env=self.env_for(
-                    phase, state_dir, sr, record["session"], turn, record["conversation"]
+                env=self.env_for(  # ROOK_CONVERSATION: a handle a hook returned, never
+                    phase,  # one the transport made up (that shows no multi_turn either)
+                    state_dir,
+                    sr,
+                    record["session"],
+                    turn,
+                    record["conversation"] if record["observed"].get("multi_turn") else None,
                 ),
                 timeout=timeout,
                 limits=self.profile.limits,

@@ -275,6 +275,47 @@ def test_a_handle_changed_by_a_continue_call_reaches_the_next_call_and_later_hoo
     assert [t["conversation"] for t in scenario_of(r)["turns"]] == ["h-1", "h-3"]
 
 
+REPORTS_NO_HANDLE = r"""
+#!/bin/bash
+printf '%s %s\n' "$RUHROH_ITERATION" "${ROOK_CONVERSATION-unset}" >> "$PROBE_DIR/seen"
+echo '{"status":"continue","output":"ok"}'
+"""
+
+
+def test_a_handle_rook_made_up_is_never_rook_conversation(rook_workspace, rook_cli, probe_dir):
+    """A wrapper that reports no sessionHandle: the conversation goes on by the handle
+    Rook makes up (RUHROH_SESSION_HANDLE), but ROOK_CONVERSATION is the hook contract's
+    "handle returned by open or the previous execute", and none was: not on turn 2, not
+    on the continue call after it, not for the close and collect hooks."""
+    wrapper = rook_workspace.script("nohandle.sh", REPORTS_NO_HANDLE)
+    rook_workspace.script(
+        "after.sh",
+        """
+        #!/bin/bash
+        printf '%s %s\\n' "$1" "${ROOK_CONVERSATION-unset}" >> "$PROBE_DIR/seen"
+        [ "$1" = collect ] && echo '{}'
+        exit 0
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {
+                "execute": {"ruhroh": {"command": str(wrapper), "max_iterations": 3}},
+                "close": "scripts/after.sh",
+                "collect": "scripts/after.sh",
+            },
+            "capabilities": {"multi_turn": True},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr + r.stdout
+    seen = (probe_dir / "seen").read_text().splitlines()
+    assert seen == ["1 unset", "2 unset", "3 unset", "close unset", "collect unset"], seen
+    assert "multi_turn" not in r.report["run"]["capabilities"]["observed"]
+
+
 def test_a_ruhroh_variable_rook_sets_given_in_hook_env_is_a_warning(
     rook_workspace, rook_cli, probe_dir
 ):
