@@ -14,7 +14,7 @@ import fnmatch
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -1148,11 +1148,16 @@ def not_a_reason(returned: Any, hook: str, fine: str) -> str:
     return f"returned {shown} from {hook}, not a reason (a text, or None when {fine})"
 
 
-def check_scenarios(rook: Rook, profile: Profile, scenarios: list[Scenario]) -> None:
+def check_scenarios(
+    rook: Rook, profile: Profile, scenarios: list[Scenario], phases: Sequence[str] | None = None
+) -> None:
     """Refuse, before anything runs, a scenario an entry of the profile could never
-    send as written (its transport's ``check_scenario``), naming the file and field."""
+    send as written (its transport's ``check_scenario``), naming the file and field;
+    with ``phases`` (a resume), only the entries of those phases, which send now."""
     problems: dict[str, None] = {}
     for phase, entry in profile.hooks.items():
+        if phases is not None and phase not in phases:
+            continue
         spec = rook.transports.get(entry.transport)
         check = getattr(spec, "check_scenario", None)
         if check is None:

@@ -621,7 +621,7 @@ def prepare_run(
                 f"--run {request.run_id}: no scenario of this run selected "
                 f"(its scenarios: {', '.join(planned_ids)})"
             )
-        check_scenarios(rook, profile, scenarios)
+        check_scenarios(rook, profile, scenarios, phases)  # what the phases run now send
         counts: dict[str, int] = {}
         for key in manifest["plan"]:
             sid = key.rsplit(".", 1)[0]

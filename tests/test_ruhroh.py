@@ -1255,6 +1255,29 @@ def test_a_turn_too_long_for_ruhroh_message_is_refused_before_anything_runs(
     assert rook_cli("run", "--json", "--only", "short").exit_code == 0
 
 
+def test_a_resume_that_sends_no_turn_is_not_refused_for_a_turn_too_long(
+    rook_workspace, rook_cli, probe_dir
+):
+    """A turn too long for RUHROH_MESSAGE refuses a run that would send it; a resume
+    whose phases send none (--phases collect,judge, after the turns were sent) has
+    nothing to refuse: it collects and judges what was recorded."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the limit of one environment variable is Linux's")
+    ruhroh_profile(rook_workspace, BASH)
+    path = rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr + first.stdout
+    assert len(calls(probe_dir)) == 1
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**data, "goal": "x" * 140_000}))  # now one too long
+    again = rook_cli("run", "--json", "--run", first.report["run"]["id"], "--phases", "collect,judge")
+    assert again.exit_code == 0, again.stderr[-2000:]
+    assert again.statuses() == {"s": "passed"}
+    assert len(calls(probe_dir)) == 1  # no turn sent again
+    # a new run would send it: refused
+    assert rook_cli("run", "--json").exit_code == 2
+
+
 def test_a_turn_holding_a_nul_is_refused_before_anything_runs(rook_workspace, rook_cli, probe_dir):
     """No environment variable can carry a NUL character, so RUHROH_MESSAGE could never
     carry such a turn: refused with exit 2 naming the file and turn, nothing run."""
