@@ -398,14 +398,33 @@ class JudgeClient:
             except OutputError as exc:
                 result.status, result.diagnosis = "failed", str(exc)
         keep(result)
+        last_end = result.ended
         if "close" in self.profile.hooks:
-            keep(
-                await self._hook("close", state_dir, sr, session, conversation, after=result.ended)
+            closed = keep(
+                await self._hook("close", state_dir, sr, session, conversation, after=last_end)
             )
+            last_end = closed.ended
         if not result.ok or output is None:
             return JudgeAnswer(
                 "error", diagnosis=f"{who}: execute failed: {result.diagnosis}", record=record
             )
+        if "collect" in self.profile.hooks:  # the judge's usage, a trace: kept with its record
+            collected = await self._hook(
+                "collect", state_dir, sr, session, conversation, after=last_end
+            )
+            if collected.ok:  # read as an agent's collect is (usage, calls, the rest evidence)
+                try:
+                    evidence = hookio.collected_evidence(collected.data or {})
+                    record["collected"] = self.redactor.data(evidence)
+                except OutputError as exc:
+                    collected.status, collected.diagnosis = "failed", str(exc)
+            keep(collected)
+            if not collected.ok:  # as a failed collect fails an agent's scenario
+                return JudgeAnswer(
+                    "error",
+                    diagnosis=f"{who}: collect failed: {collected.diagnosis}",
+                    record=record,
+                )
         verdict, problem = parse_verdict(output)
         data = result.data or {}
         if verdict is not None and isinstance(data.get("output"), dict) and result.stdout:

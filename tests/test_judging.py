@@ -221,6 +221,48 @@ def test_the_judge_profiles_close_gets_the_handle_its_execute_returned(
         "open unset", "execute from-open", "close from-execute"]
 
 
+def test_the_judge_profiles_collect_runs_after_close_and_is_recorded(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """A judge profile is a profile: its collect hook (the judge model's usage, a trace)
+    runs after close, under the hook contract, and what it returns is kept with the
+    judgement; a collect that fails makes the judgement an error, as it fails an
+    agent's scenario. (It was never run.)"""
+    log = tmp_path / "judge-phases"
+    monkeypatch.setenv("JUDGE_PHASES", str(log))
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    rook_workspace.script("grader.sh", """
+        #!/bin/bash
+        echo "$1 ${ROOK_CONVERSATION-unset} ${ROOK_TURN-none}" >> "$JUDGE_PHASES"
+        case "$1" in
+          execute) cat >/dev/null
+            echo '{"output": {"pass": true, "reason": "fine"}, "conversation": "j-1"}' ;;
+          collect) [ -n "$COLLECT_FAILS" ] && { echo "trace store down" >&2; exit 4; }
+            echo '{"usage": {"input": 700, "output": 30}, "trace_url": "https://t/j-1"}' ;;
+        esac
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {p: "scripts/grader.sh" for p in
+                                                      ("execute", "close", "collect")}},
+                           active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"a": "passed"}, r.stderr
+    assert log.read_text().splitlines() == ["execute unset 1", "close j-1 none", "collect j-1 none"]
+    judge = criteria_of(r.report, "a")[0]["evidence"]["judge"]
+    assert [h["phase"] for h in judge["hooks"]] == ["execute", "close", "collect"]
+    assert judge["collected"] == {"usage": {"input": 700, "output": 30},
+                                  "evidence": {"trace_url": "https://t/j-1"}}
+
+    monkeypatch.setenv("COLLECT_FAILS", "1")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1 and r.statuses() == {"a": "error"}, r.stderr
+    reason = criteria_of(r.report, "a")[0]["reason"]
+    assert reason.startswith("judge profile 'grader': collect failed: exited with code 4"), reason
+    assert "trace store down" in reason
+
+
 def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase(
     rook_workspace, rook_cli, tmp_path, monkeypatch
 ):
