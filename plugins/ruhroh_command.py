@@ -146,6 +146,13 @@ class CommandConnector(Connector):
                     "; return a short sessionHandle and keep the session's state in "
                     "RUHROH_WORKSPACE (kept across the scenario run's turns)"
                 )
+            elif "RUHROH_MESSAGE holds" in proc.spawn_error:  # turns are checked before a run:
+                result.failure += (  # here a judge profile's prompt, which holds the evidence
+                    "; a Ruhroh wrapper gets its text in RUHROH_MESSAGE alone, so a text this "
+                    "long (a judge profile's prompt: the rubric with the evidence it judges) "
+                    "can never reach one: judge with a script hook, which gets the prompt on "
+                    "standard input, or an http: entry"
+                )
         elif proc.timed_out:
             result.timed_out = True
             result.failure = (

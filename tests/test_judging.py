@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 import pytest
 
@@ -261,6 +262,39 @@ def test_the_judge_profiles_collect_runs_after_close_and_is_recorded(
     reason = criteria_of(r.report, "a")[0]["reason"]
     assert reason.startswith("judge profile 'grader': collect failed: exited with code 4"), reason
     assert "trace store down" in reason
+
+
+def test_a_judge_prompt_too_long_for_a_ruhroh_judge_says_what_to_do(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A Ruhroh wrapper gets its text in RUHROH_MESSAGE alone, which carries at most
+    128 KiB on Linux: a judge prompt holding a long answer can never reach a Ruhroh
+    judge. The judgement is an error that says so and what to use instead (it named the
+    variable and its size only); the agent's run is kept."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the limit of one environment variable is Linux's")
+    rook_workspace.script("long.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            print(json.dumps({"output": "word " * 40000}))
+    """)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/long.py"}})
+    wrapper = rook_workspace.script("judge.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"{\\"pass\\": true, \\"reason\\": \\"ok\\"}"}'
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": {"ruhroh": str(wrapper)}}},
+                           active=False)
+    rook_workspace.scenario({"id": "a", "goal": "A", "criteria": [
+        {"contains": "word"}, {"rubric": "is long"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1 and r.statuses() == {"a": "error"}, r.stderr
+    kept, judged = criteria_of(r.report, "a")
+    assert kept["status"] == "passed" and judged["status"] == "error"
+    assert "RUHROH_MESSAGE holds" in judged["reason"], judged["reason"]
+    assert "a script hook" in judged["reason"] and "standard input" in judged["reason"]
+    assert "Traceback" not in r.stderr
 
 
 def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase(
