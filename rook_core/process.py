@@ -180,9 +180,10 @@ def _too_big(env: Mapping[str, str]) -> str | None:
         f"{name} holds {sizes[name]} bytes, more than one environment variable can carry ({limit})"
     )
     if name == "ROOK_CONVERSATION":
-        why += (
-            "; return a short conversation handle and keep the conversation's state in "
-            "ROOK_STATE_DIR"
+        why += (  # named by who returned it: this hook may only be handed it
+            "; have the hook that returned it (open, or execute: its conversation, a Ruhroh "
+            "wrapper's sessionHandle) return a short conversation handle and keep the "
+            "conversation's state in ROOK_STATE_DIR"
         )
     return why
 

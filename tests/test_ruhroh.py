@@ -2224,6 +2224,33 @@ def test_a_session_handle_too_long_for_the_environment_says_to_return_a_short_on
     assert "Traceback" not in r.stdout + r.stderr
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
+def test_a_session_handle_too_long_for_a_later_hook_names_who_returned_it(
+    rook_workspace, rook_cli
+):
+    """A wrapper's last sessionHandle is ROOK_CONVERSATION for the collect hook after it:
+    one over 128 KiB fails collect, which cannot start, and the diagnosis told the collect
+    script to return a short handle, though the wrapper's sessionHandle was the one."""
+    wrapper = rook_workspace.script(
+        "longdone.py",
+        LONG_HANDLE.replace('"continue"', '"goal_satisfied"'),
+    )
+    rook_workspace.script("collect.sh", "#!/bin/bash\necho '{}'\n")
+    rook_workspace.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": str(wrapper)}, "collect": "scripts/collect.sh"},
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    diagnosis = scenario_of(r)["hooks"][-1]["diagnosis"]
+    assert "ROOK_CONVERSATION holds 200019 bytes" in diagnosis, diagnosis
+    assert "sessionHandle" in diagnosis, diagnosis
+    assert "Traceback" not in r.stdout + r.stderr
+
+
 def test_a_failure_status_with_unreadable_usage_keeps_the_agents_error(
     rook_workspace, rook_cli, probe_dir
 ):
