@@ -394,7 +394,9 @@ class JudgeClient:
         if result.ok:
             try:
                 turn = turn_evidence(1, prompt, result.data or {}, result.seconds)
-                output, conversation = turn.output, turn.conversation or conversation
+                output = turn.output
+                if turn.conversation and not result.conversation_assigned:  # made up: no hook's
+                    conversation = turn.conversation
             except OutputError as exc:
                 result.status, result.diagnosis = "failed", str(exc)
         keep(result)

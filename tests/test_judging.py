@@ -297,6 +297,37 @@ def test_a_judge_prompt_too_long_for_a_ruhroh_judge_says_what_to_do(
     assert "Traceback" not in r.stderr
 
 
+def test_a_ruhroh_judges_made_up_handle_is_never_rook_conversation(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """A Ruhroh wrapper as the judge profile's execute that reports no sessionHandle:
+    its close and collect hooks get no ROOK_CONVERSATION (none was returned), never the
+    handle Rook made up for the wrapper, as for an agent's hooks."""
+    log = tmp_path / "judge-phases"
+    monkeypatch.setenv("JUDGE_PHASES", str(log))
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    wrapper = rook_workspace.script("judge.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"{\\"pass\\": true, \\"reason\\": \\"ok\\"}"}'
+    """)
+    rook_workspace.script("after.sh", """
+        #!/bin/bash
+        echo "$1 ${ROOK_CONVERSATION-unset}" >> "$JUDGE_PHASES"
+        [ "$1" = collect ] && echo '{}'
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {
+        "execute": {"ruhroh": str(wrapper)},
+        "close": "scripts/after.sh",
+        "collect": "scripts/after.sh",
+    }}, active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"a": "passed"}, r.stderr
+    assert log.read_text().splitlines() == ["close unset", "collect unset"]
+
+
 def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase(
     rook_workspace, rook_cli, tmp_path, monkeypatch
 ):
