@@ -142,8 +142,9 @@ class CommandConnector(Connector):
         elif proc.spawn_error:
             result.failure = f"could not start the wrapper: {proc.spawn_error}"
             if "RUHROH_SESSION_HANDLE holds" in proc.spawn_error:  # as for ROOK_CONVERSATION
-                result.failure += (
-                    "; return a short sessionHandle and keep the session's state in "
+                result.failure += (  # the wrapper's, or an open hook's conversation
+                    "; return a short sessionHandle (or, when the open hook returned this "
+                    "handle, a short conversation from it) and keep the session's state in "
                     "RUHROH_WORKSPACE (kept across the scenario run's turns)"
                 )
             elif "RUHROH_MESSAGE holds" in proc.spawn_error:  # turns are checked before a run:

@@ -2251,6 +2251,36 @@ def test_a_session_handle_too_long_for_a_later_hook_names_who_returned_it(
     assert "Traceback" not in r.stdout + r.stderr
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's per-variable limit")
+def test_a_handle_too_long_from_the_open_hook_is_not_blamed_on_the_wrapper(
+    rook_workspace, rook_cli
+):
+    """An open hook's conversation is the wrapper's RUHROH_SESSION_HANDLE: one over
+    128 KiB stops the wrapper's first call, and the diagnosis told the wrapper, which
+    reported no handle, to return a short sessionHandle; it names the open hook too."""
+    rook_workspace.script(
+        "open.py",
+        """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "open":
+            print(json.dumps({"conversation": "c" * 200_000}))
+        """,
+    )
+    wrapper = rook_workspace.script(
+        "short.sh", """#!/bin/bash\necho '{"status":"goal_satisfied","output":"ok"}'\n"""
+    )
+    rook_workspace.profile(
+        {"id": "rr", "hooks": {"open": "scripts/open.py", "execute": {"ruhroh": str(wrapper)}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    reason = scenario_of(r)["reason"]
+    assert "RUHROH_SESSION_HANDLE holds 200023 bytes" in reason, reason
+    assert "the open hook" in reason, reason
+
+
 def test_a_failure_status_with_unreadable_usage_keeps_the_agents_error(
     rook_workspace, rook_cli, probe_dir
 ):
