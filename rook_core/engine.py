@@ -890,7 +890,10 @@ class Engine:
                     record["observed"]["usage"] = True
                 elif ev.usage is not None:
                     _warn_once(record, usage_names_warning(ev.usage), self.redactor)
-                record["turns"].append(self.redactor.data(ev.to_dict()))
+                turn = ev.to_dict()
+                if result.conversation_assigned:  # the transport's own handle: none returned
+                    turn["conversation"] = None
+                record["turns"].append(self.redactor.data(turn))
                 record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
                 if result.end_conversation and n < len(scenario.turns):
                     self._end_conversation(record, n, len(scenario.turns), result)

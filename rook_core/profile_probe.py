@@ -338,7 +338,8 @@ def probe(
         obs.hooks = ([prepare] if isinstance(prepare, dict) else []) + list(record.get("hooks", []))
         obs.turns = list(record.get("turns", []))
         obs.observed = {k: bool(v) for k, v in (record.get("observed") or {}).items() if v}
-        obs.handle = record.get("conversation")
+        if obs.observed.get("multi_turn"):  # else no hook returned one (a transport's own)
+            obs.handle = record.get("conversation")
         if keep:
             obs.run_dir = str(run.path)
         _conclude(obs, record, engine, request_headers(profile))

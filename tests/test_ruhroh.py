@@ -314,6 +314,11 @@ def test_a_handle_rook_made_up_is_never_rook_conversation(rook_workspace, rook_c
     seen = (probe_dir / "seen").read_text().splitlines()
     assert seen == ["1 unset", "2 unset", "3 unset", "close unset", "collect unset"], seen
     assert "multi_turn" not in r.report["run"]["capabilities"]["observed"]
+    # nor does the report show Rook's handle as one the agent returned
+    (entry,) = r.report["scenarios"]
+    assert [t["conversation"] for t in entry["turns"]] == [None, None], entry["turns"]
+    probe = rook_cli("profile", "test", "-w", str(rook_workspace.root), "--json")
+    assert json.loads(probe.stdout)["test"]["conversation"] is None, probe.stdout
 
 
 def test_a_ruhroh_variable_rook_sets_given_in_hook_env_is_a_warning(
