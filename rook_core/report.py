@@ -418,15 +418,17 @@ SYMBOL = {
 
 @functools.cache
 def _control() -> re.Pattern[str]:  # compiled on first use, as Rook's other patterns
-    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but newline and tab
+    # all but newline and tab, and the bidi controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
+    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
     """``text`` safe to print on a terminal: each control character but newline
     and tab (C0, DEL, C1: ``ESC [2J`` would clear the screen, an OSC sequence
-    retitle it, a carriage return overwrite the line) is
-    written as its escape (``\\x1b``), the way :func:`repr` shows it. Hook
-    output reaches the screen in diagnoses; the records keep it as it was."""
+    retitle it, a carriage return overwrite the line) and each bidi control
+    (U+202E would show the rest of the line backwards: ``SSAP`` as ``PASS``) is
+    written as its escape (``\\x1b``, ``\\u202e``), the way :func:`repr` shows it.
+    Hook output reaches the screen in diagnoses; the records keep it as it was."""
     return _control().sub(lambda m: repr(m.group())[1:-1], text)
 
 

@@ -634,6 +634,44 @@ def test_terminal_control_bytes_a_hook_prints_never_reach_the_screen(rook_worksp
     assert "\x1b[2J" in report["scenarios"][0]["reason"]  # the records keep what the hook printed
 
 
+BIDI = "\u202e\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+def test_bidi_controls_a_hook_prints_are_shown_as_escapes(rook_workspace, tmp_path):
+    # A hook's U+202E (right-to-left override) and the other bidi controls went
+    # raw to the progress line, the results table, rook runs show, rook profile
+    # test and the Markdown report: "\u202eSSAP" showed as "PASS" on a failed
+    # run's line, and the rest of the line read backwards. They are shown as
+    # escapes, as the C0 and C1 controls are; the records keep what was printed.
+    ws = rook_workspace
+    ws.script("agent.py", r"""
+        #!/usr/bin/env python3
+        import sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            sys.stderr.write("boom \u202eSSAP\u202c \u2067x\u2069 \u200f.")
+            sys.exit(3)
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    ws.scenario({"id": "bad", "goal": "g", "criteria": [{"contains": "ok"}]})
+    md = tmp_path / "r.md"
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), f"--report=markdown:{md}"],
+                       capture_output=True, timeout=60)  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    run_id = r.stdout.decode().rsplit("run ", 1)[1].split(":")[0]
+    shown = subprocess.run([*ROOK, "runs", "show", "-w", str(ws.root), run_id],
+                           capture_output=True, timeout=60)  # fmt: skip
+    probe = subprocess.run([*ROOK, "profile", "test", "p", "-w", str(ws.root)],
+                           capture_output=True, timeout=60)  # fmt: skip
+    seen = [r.stdout, r.stderr, shown.stdout, probe.stdout + probe.stderr, md.read_bytes()]
+    for out in seen:
+        text = out.decode()
+        assert not [c for c in text if c in BIDI], text
+        assert "boom \\u202eSSAP\\u202c \\u2067x\\u2069 \\u200f." in text.replace("\\\\", "\\"), text
+    report = json.loads(next(Path(ws.root).rglob(f"runs/{run_id}/report.json")).read_text())
+    assert "\u202eSSAP" in report["scenarios"][0]["reason"]  # the records keep what the hook printed
+
+
 def test_a_closed_standard_output_or_error_is_no_traceback(rook_workspace):
     # `rook run >&-` (or a supervisor that closes a stream): Python starts with
     # sys.stdout None, and the run that passed ended in an AttributeError
