@@ -157,3 +157,22 @@ def test_doctor_has_no_colours_when_asked_for_none(example, env):
     assert "\x1b[" in on_a_terminal(["doctor"], ws, TERM="xterm")  # colours by default
     plain = on_a_terminal(["doctor"], ws, **env)
     assert "\x1b[" not in plain and "no problems found" in plain
+
+
+def test_an_error_or_doctor_finding_shows_control_characters_as_escapes(example):
+    # A scenario file (one fetched from elsewhere, or written by an authoring
+    # agent) whose criterion key held ESC ]0; (a title), BEL and U+202E went raw
+    # into `rook: error:` and rook doctor's finding: the file could retitle the
+    # terminal or show the rest of the line backwards. Shown as escapes, as the
+    # progress lines and the table show a hook's.
+    ws, agent = example
+    (agent / "scenarios/z.yaml").write_text(
+        'id: esc\ngoal: hi\ncriteria:\n  - "cont\\e]0;pwned\\ains\\u202e": x\n'
+    )
+    run = subprocess.run([*ROOK, "run"], cwd=ws, capture_output=True, text=True, timeout=60)
+    doctor = subprocess.run([*ROOK, "doctor"], cwd=ws, capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    assert run.returncode == 2 and doctor.returncode == 1, (run.stderr, doctor.stdout)
+    for out in (run.stderr, doctor.stdout):
+        assert "criteria.0.cont\\x1b]0;pwned\\x07ins\\u202e: unknown criterion type" in out, out
+        assert not [c for c in out if c != "\n" and (ord(c) < 32 or c == "\u202e")], out

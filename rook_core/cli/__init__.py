@@ -70,8 +70,9 @@ class RookGroup(click.Group):
         except RookError as exc:
             from ..errors import DamagedRecord
             from ..redact import scrub
+            from ..report import printable  # a file's ESC or U+202E quoted: shown, never obeyed
 
-            click.echo(f"rook: error: {scrub(str(exc))}", err=True)
+            click.echo(f"rook: error: {printable(scrub(str(exc)))}", err=True)
             if isinstance(exc, DamagedRecord) and ctx.meta.get(READS_RUNS):
                 ctx.exit(2)  # bad input to a command that only reads runs: no run failed
             ctx.exit(exc.exit_code)
@@ -87,8 +88,9 @@ class RookGroup(click.Group):
             # that know which file is at fault raise a ConfigError before this.
             from ..errors import os_error_text
             from ..redact import scrub
+            from ..report import printable
 
-            click.echo(f"rook: error: {scrub(os_error_text(exc))}", err=True)
+            click.echo(f"rook: error: {printable(scrub(os_error_text(exc)))}", err=True)
             # after a run was recorded (its output could not be written, say) the
             # run still happened: 1, never 2 ("nothing was run")
             ctx.exit(1 if ctx.meta.get(RECORDED) else 2)

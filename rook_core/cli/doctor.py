@@ -268,16 +268,18 @@ def _version(program: str) -> str:
 
 
 def _echo_findings(doctor: Doctor) -> None:
+    from ..report import printable
+
     marks = {OK: ("ok", "green"), PROBLEM: ("PROBLEM", "red"), NOTE: ("note", "yellow")}
     # click drops colours off a terminal; these ask for none on one (no-color.org)
     plain = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
-    for f in doctor.findings:
+    for f in doctor.findings:  # a file's ESC or U+202E quoted in a finding: shown as its escape
         word, colour = marks[f.status]
-        message = f.message.replace("\n", "\n" + " " * 11)
+        message = printable(f.message).replace("\n", "\n" + " " * 11)
         mark = f"{word:<8}" if plain else click.style(f"{word:<8}", fg=colour)
-        click.echo(f"{mark} {f.subject}: {message}")
+        click.echo(f"{mark} {printable(f.subject)}: {message}")
         if f.fix:
-            click.echo(f"{'':<8}   fix: {f.fix}")
+            click.echo(f"{'':<8}   fix: {printable(f.fix)}")
     n = len(doctor.problems)
     click.echo("")
     click.echo("no problems found" if n == 0 else f"{n} problem{'s' if n != 1 else ''} found")
