@@ -953,6 +953,40 @@ def test_html_shows_characters_html_cannot_hold_as_replacement_marks(mixed):
     assert "all good \ufffd\ufffd\ufffd[31m &lt;script&gt;" in page_text
 
 
+def test_junit_shows_c1_controls_as_replacement_marks(rook_workspace, rook_cli, tmp_path):
+    # The C0 controls became U+FFFD in JUnit, yet the C1 ones (U+0080-U+009F:
+    # CSI U+009B starts a terminal escape as ESC [ does, NEL U+0085 is a line
+    # end to XML 1.1) and the noncharacters U+FDD0-U+FDEF, which XML 1.0 asks
+    # documents to avoid, went into the file raw, in the message, the
+    # diagnosis and <system-out>: a CI log that prints the failure message got
+    # the escape. They are U+FFFD, as in the HTML report; JSON keeps them.
+    rook_workspace.script("agent.py", r"""
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            if os.environ["ROOK_SCENARIO_ID"] == "out":
+                print(json.dumps({"output": "out \x9b2J nel\x85 \ufdd0 \x7f end"}))
+                sys.exit(0)
+            sys.stderr.write("boom \x9b2J nel\x85 \ufdd0 \x7f end")
+            sys.exit(3)
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    for sid in ("hook", "out"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=junit:{tmp_path}/r.xml", f"--report=json:{tmp_path}/r.json")
+    assert r.exit_code == 1, r.stderr
+    text = (tmp_path / "r.xml").read_text(encoding="utf-8")
+    assert [c for c in text if 0x7F <= ord(c) <= 0x9F or 0xFDD0 <= ord(c) <= 0xFDEF] == [], text
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["hook"].find("error").get("message").endswith(
+        "boom \ufffd2J nel\ufffd \ufffd \ufffd end")
+    assert "out \ufffd2J nel\ufffd \ufffd \ufffd end" in cases["out"].find("system-out").text
+    kept = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["scenarios"]
+    assert "boom \x9b2J nel\x85" in next(e["reason"] for e in kept if e["id"] == "hook")
+
+
 @pytest.mark.parametrize("gate, verdict, missed", [("0.5", "met", ""), ("0.75", "missed", "flaky")])
 def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, monkeypatch,
                                           gate, verdict, missed):
