@@ -401,10 +401,13 @@ RECORD_CHARS = 64 * 1024
 
 def tail(text: str, limit: int = 2000, redactor: Redactor | None = None) -> str:
     """The end of ``text`` for a diagnosis: redacted, then its last ``limit``
-    characters (see :func:`preview`)."""
+    characters after ``[N earlier chars] ...`` (see :func:`preview`)."""
     red = redactor or current()
     text = red.text(text.strip())
-    return text if len(text) <= limit else "..." + red.tail(text, limit)
+    if len(text) <= limit:
+        return text
+    kept = red.tail(text, limit)
+    return f"[{len(text) - len(kept)} earlier chars] ...{kept}"
 
 
 def last_word(stderr: str) -> str | None:

@@ -491,6 +491,29 @@ def test_a_close_entry_below_the_floor_still_gets_5_seconds_in_a_run(rook_worksp
     assert [h["status"] for h in s["hooks"]] == ["ok", "ok"]
 
 
+def test_a_long_stderr_cut_in_the_diagnosis_says_how_much_was_left_out(rook_workspace, rook_cli):
+    # The diagnosis keeps the last 2,000 characters of a failed hook's stderr and
+    # began with a bare "...": nothing said how much came before, while a cut
+    # preview of stdout ends "... [N more chars]". It now says it, and the
+    # record keeps the whole stream.
+    one_scenario(
+        rook_workspace,
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        { head -c 7000 /dev/zero | tr '\\0' 'a'; printf 'LAST'; } >&2
+        exit 3
+    """,
+    )
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["hooks"][0]["diagnosis"] == "exited with code 3: [5004 earlier chars] ..." + "a" * 1996 + "LAST"
+    assert s["reason"].startswith("execute turn 1 failed: exited with code 3: [5004 earlier chars] ...a")
+    record = json.loads(next(rook_workspace.root.rglob("scenarios/s.1.json")).read_text())
+    assert record["hooks"][0]["stderr"] == "a" * 7000 + "LAST"  # the record keeps it whole
+
+
 def test_big_goal_to_a_hook_that_writes_before_it_reads(rook_workspace, rook_cli):
     # 3 MB of goal; the hook writes 200 KB of stderr before reading stdin
     one_scenario(
