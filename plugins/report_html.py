@@ -27,10 +27,12 @@ from typing import Any
 from rook_core import __version__
 from rook_core.hookspecs import hookimpl
 from rook_core.report import (
+    BIDI,
     SHOWN,
     exit_code,
     interval,
     percent,
+    replaced,
     scenario_stats,
     warning_lines,
     warning_note,
@@ -211,7 +213,9 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
 # feed and carriage return (parse errors; a NUL is dropped by browsers), C1
 # controls, the noncharacters U+FFFE and U+FFFF, and lone surrogates (half a
 # character, which UTF-8 cannot even encode). Each becomes U+FFFD, as in JUnit.
-_UNSHOWABLE = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]"
+# A bidi control (U+202E would show the rest of a line backwards) is shown as its
+# escape (\u202e), as on the terminal.
+_UNSHOWABLE = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff" + BIDI + "]"
 
 
 @functools.cache
@@ -224,7 +228,7 @@ def _showable(value: Any) -> Any:
     before escaping, so Markup stays Markup)."""
     if not isinstance(value, str):
         return value
-    cleaned = _unshowable().sub("\ufffd", value)
+    cleaned = _unshowable().sub(replaced, value)
     if cleaned == value:
         return value
     return type(value)(cleaned) if hasattr(value, "__html__") else cleaned  # Markup stays

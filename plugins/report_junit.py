@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
 from rook_core.redact import current
-from rook_core.report import warning_lines
+from rook_core.report import BIDI, replaced, warning_lines
 from rook_core.reportio import atomic_file
 
 if TYPE_CHECKING:
@@ -46,12 +46,13 @@ if TYPE_CHECKING:
 # [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]), and those it asks documents
 # to avoid (section 2.2): DEL and the C1 controls (U+009B starts a terminal escape
 # as ESC [ does; U+0085 is a line end to XML 1.1) and the noncharacters U+FDD0-U+FDEF,
-# as the HTML report does. Listed rather than negated:
+# as the HTML report does; a bidi control is shown as its escape (\u202e), as there.
+# Listed rather than negated:
 # the same set, compiled in ~0.3 ms instead of ~3 ms, and only when a JUnit report
 # is written (every run loads this module).
 ERRORS = ("error", "stopped", "infra_error")
 """Statuses written as ``<error>``: the run did not get a fair verdict."""
-_INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]"
+_INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff" + BIDI + "]"
 TEXT_LIMIT = 20_000
 
 
@@ -63,7 +64,7 @@ def _invalid() -> re.Pattern[str]:
 def clean(text: Any, limit: int = TEXT_LIMIT) -> str:
     """Text safe for an XML 1.0 document, cut at ``limit`` characters."""
     s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
-    s = _invalid().sub("\ufffd", s)
+    s = _invalid().sub(replaced, s)
     return s if len(s) <= limit else s[:limit] + f"... [{len(s) - limit} more chars]"
 
 

@@ -416,10 +416,28 @@ SYMBOL = {
 }
 
 
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""The bidi controls (U+061C, U+200E/F, U+202A-E, U+2066-9) as the body of a
+regular expression's character class: U+202E shows the rest of a line
+backwards. Every printer and report shows them as :func:`escaped`."""
+
+
+def escaped(match: re.Match[str]) -> str:
+    """A matched character as its escape (``\\x1b``, ``\\u202e``), the way
+    :func:`repr` shows it."""
+    return repr(match.group())[1:-1]
+
+
+def replaced(match: re.Match[str]) -> str:
+    """What the HTML and JUnit reports show of a character they cannot hold
+    (a control character, a lone surrogate): U+FFFD; of a bidi control (U+061C
+    to U+2069, where none of those is), its escape, as :func:`printable` does."""
+    return escaped(match) if "\u061c" <= match.group() <= "\u2069" else "\ufffd"
+
+
 @functools.cache
 def _control() -> re.Pattern[str]:  # compiled on first use, as Rook's other patterns
-    # all but newline and tab, and the bidi controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
-    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    return re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")  # all but newline, tab
 
 
 def printable(text: str) -> str:
@@ -429,7 +447,7 @@ def printable(text: str) -> str:
     (U+202E would show the rest of the line backwards: ``SSAP`` as ``PASS``) is
     written as its escape (``\\x1b``, ``\\u202e``), the way :func:`repr` shows it.
     Hook output reaches the screen in diagnoses; the records keep it as it was."""
-    return _control().sub(lambda m: repr(m.group())[1:-1], text)
+    return _control().sub(escaped, text)
 
 
 def _cut(text: str, n: int = 90) -> str:

@@ -987,6 +987,33 @@ def test_junit_shows_c1_controls_as_replacement_marks(rook_workspace, rook_cli, 
     assert "boom \x9b2J nel\x85" in next(e["reason"] for e in kept if e["id"] == "hook")
 
 
+def test_html_and_junit_show_bidi_controls_as_escapes(rook_workspace, rook_cli, tmp_path):
+    # An agent's U+202E (right-to-left override) went raw into the HTML page and
+    # the JUnit file (which CI shows as a page): a reason "boom \u202eSSAP ..."
+    # read "boom ... PASS", the rest of its line backwards. They are shown as
+    # escapes, as on the terminal and in Markdown; the JSON report keeps them.
+    rook_workspace.script("agent.py", r"""
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "out \u202eSSAP\u202c \u2067x\u2069"}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=html:{tmp_path}/r.html", f"--report=junit:{tmp_path}/r.xml",
+                 f"--report=json:{tmp_path}/r.json")  # fmt: skip
+    assert r.exit_code == 1, r.stderr
+    bidi = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    for name in ("r.html", "r.xml"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert [c for c in text if c in bidi] == [], text
+        assert "out \\u202eSSAP\\u202c \\u2067x\\u2069" in text, text  # the turn's output
+    ET.parse(tmp_path / "r.xml")
+    kept = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["scenarios"][0]
+    assert kept["turns"][0]["output"] == "out \u202eSSAP\u202c \u2067x\u2069"
+
+
 @pytest.mark.parametrize("gate, verdict, missed", [("0.5", "met", ""), ("0.75", "missed", "flaky")])
 def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, monkeypatch,
                                           gate, verdict, missed):
