@@ -437,3 +437,24 @@ def test_an_empty_answer_of_a_plugin_transport_names_its_entry_not_standard_inpu
     assert r.exit_code == 0, r.stdout + r.stderr
     note = r.stdout.split("the answer is empty: ", 1)[1].splitlines()[0]
     assert note == "the agent said nothing to the goal (its mute: entry gave an empty output)", note
+
+
+def test_a_note_quoting_what_a_hook_printed_shows_control_characters_as_escapes(rook_workspace, rook_cli):
+    # An open hook whose JSON object had no conversation but a key holding ESC ]0;
+    # (a terminal title), BEL and U+202E: the note naming its keys went raw to
+    # the terminal, while the phases table and the diagnosis showed escapes.
+    rook_workspace.script("agent.py", r"""
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "open":
+            print(json.dumps({"h\x1b]0;pwned\x07\u202ex": "c"}))
+        elif sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "ok"}))
+    """)
+    rook_workspace.profile({"id": "p", "capabilities": {"multi_turn": True},
+                            "hooks": {"open": "scripts/agent.py", "execute": "scripts/agent.py"}})
+    r = profile_test(rook_cli, rook_workspace, "p")
+    said = r.stdout + r.stderr
+    assert "(keys: h\\x1b]0;pwned\\x07\\u202ex)" in said, said
+    assert not [c for c in said if c != "\n" and (ord(c) < 32 or c == "\u202e")], said

@@ -52,7 +52,9 @@ class Session:
         self.warned: set[str] = set()
 
     def say(self, text: str) -> None:
-        click.echo(self.redactor.text(text))
+        from ..report import printable  # a hook's ESC or U+202E quoted: shown, never obeyed
+
+        click.echo(printable(self.redactor.text(text)))
 
     def wait(self, text: str) -> None:
         """What the command waits for now (``trying the agent: ...``): on standard
@@ -62,7 +64,9 @@ class Session:
             if text in self.warned:
                 return
             self.warned.add(text)
-        click.echo(self.redactor.text(text), err=True)
+        from ..report import printable
+
+        click.echo(printable(self.redactor.text(text)), err=True)
 
     def author_command(self, given: str | None) -> str | None:
         from ..errors import ConfigError
