@@ -26,16 +26,21 @@ NOT_OBSERVED_CALLS = (
 NOT_OBSERVED_USAGE = "the agent's evidence has no token usage, so this cannot be verified"
 
 
+MORE = "... [{n} more chars]"
+"""How a text a reason quotes ends when it was cut, as a hook output's preview does."""
+
+
 def _short(text: str | None, limit: int = 120) -> str:
     """``text`` quoted in a reason, redacted before it is cut (a cut inside a
-    secret would leave a piece no redaction recognises)."""
-    return repr(current().head(text or "", limit, "..."))
+    secret would leave a piece no redaction recognises), a cut ending in
+    ``... [N more chars]``: the turn keeps the whole."""
+    return repr(current().head(text or "", limit, MORE))
 
 
 def _json_short(value: Any, limit: int = 120) -> str:
     """A JSON value shown in a reason as JSON (``null``, ``true``), redacted, then cut."""
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return current().head(text, limit, "...")
+    return current().head(text, limit, MORE)
 
 
 def _string(value: Any, what: str = "a string") -> str:

@@ -593,6 +593,25 @@ def test_what_a_pattern_matched_is_shown_cut_as_the_answer_is(ws, rook_cli):
         assert len(c["reason"]) < 300 and "reason" not in c.get("evidence", {}), c["reason"][:300]
 
 
+def test_an_answer_cut_in_a_reason_says_how_much_was_left_out(ws, rook_cli):
+    """A failed criterion quoted a long answer cut to 120 characters ending in a
+    bare '...', as an answer that itself ends in '...' would read: nothing
+    said it was cut, nor by how much. It ends '... [N more chars]', as the
+    preview of a hook's output that is not JSON does; the turn keeps it whole."""
+    answer = "x" * 1000
+    ws.scenario({"id": "c", "goal": json.dumps({"output": answer}),
+                 "criteria": [{"contains": "nope"}]})
+    ws.scenario({"id": "j", "goal": json.dumps({"output": json.dumps({"a": answer})}),
+                 "criteria": [{"json": {"path": "a", "equals": "b"}}]})
+    r = rook_cli("run", "--json")
+    got = {s["id"]: s for s in r.report["scenarios"]}
+    assert got["c"]["criteria"][0]["reason"] == (
+        "did not find 'nope' in '" + "x" * 120 + "... [880 more chars]'")
+    assert got["j"]["criteria"][0]["reason"] == (
+        'a is "' + "x" * 119 + "... [882 more chars], expected \"b\"")
+    assert got["c"]["turns"][0]["output"] == answer
+
+
 def test_a_claim_whose_call_has_unreadable_arguments_is_unverifiable(ws, rook_cli):
     """claim said "cancel with {...} was never called" (failed) for a call of the
     tool whose arguments were cut short, which called finds unverifiable."""
