@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import shapes, stats
 from .errors import (
@@ -34,6 +34,9 @@ from .models import PASSED
 from .report import COUNTED, PENDING, Tally, exit_code, scenario_entry, write_report
 from .reportfile import read_report
 from .store import atomic_write, dumps, planned_records, read_json
+
+if TYPE_CHECKING:
+    from .redact import Redactor
 
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.json"
@@ -541,6 +544,39 @@ def flags_redacted(workspace: str | None, project: str | None, agent: str | None
         if found is not None:
             activate_agent_redactor(found.profiles_dir, found.runs_dir)
         raise
+
+
+def workspace_redactor(args: list[str]) -> Redactor:
+    """A redactor of the ``env`` values of every profile of every agent of the
+    workspace ``args`` name (``-w``/``--workspace`` as typed, else the one
+    the current folder is in): for a value Click refuses before any command
+    has found its agent (``rook run -j VALUE``), which it shows as typed.
+    Made only then: a command line Click accepts costs nothing."""
+    from .definitions import agent_secret_names
+    from .redact import Redactor
+    from .workspace import ROOT, find_workspace
+
+    given = None
+    for i, arg in enumerate(args):
+        if arg in ("-w", "--workspace") and i + 1 < len(args):
+            given = args[i + 1]
+        elif arg.startswith("--workspace="):
+            given = arg.partition("=")[2]
+        elif arg.startswith("-w") and not arg.startswith("--") and len(arg) > 2:
+            given = arg[2:]
+    try:
+        root = find_workspace(given)
+    except (RookError, OSError):
+        try:
+            root = find_workspace(None)
+        except (RookError, OSError):
+            return Redactor()
+    names = [
+        name
+        for profiles in sorted((root / ROOT / "projects").glob("*/agents/*/profiles"))
+        for name in agent_secret_names(profiles)
+    ]
+    return Redactor.for_variables(dict.fromkeys(names))
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

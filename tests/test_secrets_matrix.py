@@ -1822,3 +1822,36 @@ def test_a_key_held_base64_encoded_in_a_kubeconfig_is_redacted_decoded(rook_work
     assert r.statuses() == {"s": "passed"}, r.stderr
     assert stderr.rstrip("\n") == "client key:\n[redacted:KUBE_CONFIG]", stderr
     _no_line_of_the_key(text)
+
+
+def test_a_flag_value_click_refuses_is_redacted(tmp_path, monkeypatch):
+    """A value Click itself refuses (not an integer, not a command) was echoed
+    in the clear: 'rook run -j "$API_TOKEN"' said "'SECRET' is not a valid
+    integer range", as did 'rook SECRET' ("No such command"): Click says it
+    before any command has a redactor. Now the values of every profile of the
+    workspace (found from --workspace as typed, else from the current folder)
+    are redacted from it."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / "ws")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+
+    def rook(*argv: str, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "rook_core", *argv], cwd=cwd,
+                              capture_output=True, text=True, timeout=120)
+
+    for argv, cwd, said in ((["run", "-j", SECRET, "-w", str(ws.root)], tmp_path, "not a valid"),
+                            (["run", f"--workspace={ws.root}", "-j", SECRET], tmp_path, "not a valid"),
+                            (["run", "--concurrency", f"x{SECRET}"], ws.root, "not a valid"),
+                            ([SECRET], ws.agent_dir / "profiles", "No such command")):
+        r = rook(*argv, cwd=cwd)
+        assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)

@@ -65,8 +65,21 @@ class RookGroup(click.Group):
         from ..startup import resume
 
         resume()  # the command line is parsed: the console script's start-up is over
+        args = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # as typed, for a usage error
         try:
             return super().invoke(ctx)
+        except click.ClickException as exc:  # a value Click refuses is shown as typed
+            from ..history import workspace_redactor
+
+            redactor = workspace_redactor(args)
+            if not redactor:
+                raise
+            import io
+
+            said = io.StringIO()
+            exc.show(file=said)
+            click.echo(redactor.text(said.getvalue()), err=True, nl=False)
+            ctx.exit(exc.exit_code)
         except RookError as exc:
             from ..errors import DamagedRecord
             from ..redact import scrub
