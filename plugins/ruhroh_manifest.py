@@ -4,7 +4,8 @@ The latest command result's ``adapterVersion``, ``model`` and ``usage`` take
 precedence, field by field, over the ``RUHROH_*`` environment fallbacks
 (from Rook's environment and the profile's ``hook_env``), which are also
 written as they were when present. A variable the profile lists under
-``env`` holds a secret and is never copied; every value passes the redactor.
+``env`` holds a secret and is never copied; every value passes the run's
+redactor (the judge profile's ``env`` values too, as in the rest of the record).
 ``rook merge`` joins the shards' manifests (:func:`merge`) by the same rule.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from rook_core.redact import Redactor
+from rook_core.redact import Redactor, current
 from rook_core.store import atomic_write, dumps, read_json
 
 from .ruhroh_protocol import rook_usage, ruhroh_usage
@@ -120,9 +121,11 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
         environment = {k: v for k, v in recorded["environment"].items() if k in FALLBACKS}
     doc = build(run, latest, environment)
     doc["latest"] = latest
-    redactor = Redactor.for_variables(
-        [e.variable for e in run.profile.env], {**os.environ, **run.profile.hook_env}
-    )
+    redactor = getattr(run, "redactor", None)  # the run's: the judge profile's env values too
+    if redactor is None:
+        redactor = Redactor.for_variables(
+            [e.variable for e in run.profile.env], {**os.environ, **run.profile.hook_env}
+        )
     redactor.keep(str(run.id))  # the run's id, as its record keeps it (a PIN of 2026)
     atomic_write(path, dumps(redactor.data(doc)))
     return path
@@ -165,5 +168,6 @@ def merge(merged: Any) -> Path | None:
     doc["latest"] = latest
     doc["merged"] = {"from": [str(d) for d in merged.sources]}
     path = Path(merged.path) / MANIFEST
-    atomic_write(path, dumps(doc))  # its parts were redacted when each shard wrote them
+    # its parts were redacted when each shard wrote them; its folders are rook merge's
+    atomic_write(path, dumps(current().data(doc)))
     return path

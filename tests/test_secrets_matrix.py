@@ -1855,3 +1855,73 @@ def test_a_flag_value_click_refuses_is_redacted(tmp_path, monkeypatch):
         assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
         assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
+
+
+def test_the_ruhroh_manifest_redacts_every_secret_the_run_redacts(tmp_path, monkeypatch):
+    """The Ruhroh manifest made its own redactor of the run profile's env values
+    alone, so what the rest of the run redacts with the run's redactor (the
+    judge profile's env values too) was written in the clear there: its
+    runRoot (a workspace folder holding the judge's key) and an environment
+    fallback (RUHROH_AGENT_PROVIDER naming a proxy URL with the key in it).
+    It now redacts with the run's own redactor."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    judge_key = "jk-9Secret-judge-44"
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("JUDGE_KEY", judge_key)
+    monkeypatch.setenv("RUHROH_AGENT_PROVIDER", f"https://proxy.example/v1?key={judge_key}")
+    ws = Workspace(tmp_path / f"ws-{judge_key}")
+    ws.script("wrapper.sh", WRAPPER)
+    ws.script("judge.sh", JUDGE)
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"},
+                        {"variable": "DB_PASSWORD", "purpose": "fixture database"}]})
+    monkeypatch.setenv("DB_PASSWORD", OTHER)
+    ws.profile({"id": "grader", "hooks": {"execute": "scripts/judge.sh"},
+                "env": [{"variable": "JUDGE_KEY", "purpose": "judge model key"}]}, active=False)
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "says done"}]})
+    (ws.root / ".testmuai" / "rook" / "config.yaml").write_text("judge_profile: grader\n")
+
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "-w", str(ws.root)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    manifest = next(ws.runs_dir.glob("*/ruhroh-run-manifest.json")).read_text()
+    assert judge_key not in manifest, manifest
+    doc = json.loads(manifest)
+    assert doc["runRoot"].startswith(str(tmp_path / "ws-[redacted:JUDGE_KEY]")), doc["runRoot"]
+    assert doc["model"]["provider"] == "p"  # the result's, over the environment's
+    assert doc["environment"]["RUHROH_AGENT_PROVIDER"].endswith("key=[redacted:JUDGE_KEY]"), doc
+    assert judge_key not in all_text(ws.runs_dir)
+
+
+def test_a_merged_ruhroh_manifest_names_its_folders_redacted(tmp_path, monkeypatch):
+    """rook merge of a sharded Ruhroh run wrote the merged
+    ruhroh-run-manifest.json with its runRoot and merged.from in the clear, a
+    workspace folder holding an env value included, while each shard's
+    manifest and the merged run.json redact it: merging passed no redactor."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("DB_PASSWORD", OTHER)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.script("wrapper.sh", WRAPPER)
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"},
+                        {"variable": "DB_PASSWORD", "purpose": "fixture database"}]})
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "done"}]})
+    for args in (["run", "--shard", "1/2", "--run-name", "sh"], ["run", "--shard", "2/2", "--run", "sh"],
+                 ["merge", "--run", "sh"]):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
+    doc = json.loads((ws.runs_dir / "sh" / "ruhroh-run-manifest.json").read_text())
+    assert doc["runId"] == "sh" and doc["merged"]["from"], doc
+    assert "ws-[redacted:API_TOKEN]/" in doc["runRoot"], doc["runRoot"]
+    assert SECRET not in ws.all_run_text("sh")
