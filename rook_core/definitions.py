@@ -531,11 +531,31 @@ def agent_secret_names(profiles_dir: Path) -> list[str]:
     """The ``env`` variables of every profile of an agent (``profiles/*.yaml``,
     read as YAML only; a file Rook cannot read adds none): what a command
     redacts before it has the profile it uses, as when a run or a profile is
-    not found and its folder, which may hold such a value, is named."""
+    not found and its folder, which may hold such a value, is named. An
+    agent with no profile yet (``rook init`` made it) has those of every agent
+    of its workspace (:func:`workspace_secret_names`): its folders are in theirs."""
+    paths = sorted(profiles_dir.glob("*.yaml"))
+    agents = profiles_dir.parent.parent  # <workspace>/.testmuai/rook/projects/P/agents
+    if not paths and agents.name == "agents" and agents.parent.parent.name == "projects":
+        paths = sorted(agents.parent.parent.glob("*/agents/*/profiles/*.yaml"))
+    return _secret_names(paths)
+
+
+def workspace_secret_names(workspace: Path) -> list[str]:
+    """The ``env`` variables of every profile of every agent of ``workspace``:
+    what a command redacts before it knows its agent (``rook init``, a value
+    the command line parser refuses)."""
+    from .workspace import ROOT
+
+    return _secret_names(sorted((workspace / ROOT / "projects").glob("*/agents/*/profiles/*.yaml")))
+
+
+def _secret_names(paths: list[Path]) -> list[str]:
+    """The ``env`` variables the profile files ``paths`` declare."""
     from .yamlio import load_yaml
 
     names: list[str] = []
-    for path in sorted(profiles_dir.glob("*.yaml")):
+    for path in paths:
         try:
             names += env_names(load_yaml(path, ProfileError))
         except ProfileError:  # a broken file: rook profile list and rook doctor name it

@@ -552,9 +552,9 @@ def workspace_redactor(args: list[str]) -> Redactor:
     the current folder is in): for a value Click refuses before any command
     has found its agent (``rook run -j VALUE``), which it shows as typed.
     Made only then: a command line Click accepts costs nothing."""
-    from .definitions import agent_secret_names
+    from .definitions import workspace_secret_names
     from .redact import Redactor
-    from .workspace import ROOT, find_workspace
+    from .workspace import find_workspace
 
     given = None
     for i, arg in enumerate(args):
@@ -571,12 +571,7 @@ def workspace_redactor(args: list[str]) -> Redactor:
             root = find_workspace(None)
         except (RookError, OSError):
             return Redactor()
-    names = [
-        name
-        for profiles in sorted((root / ROOT / "projects").glob("*/agents/*/profiles"))
-        for name in agent_secret_names(profiles)
-    ]
-    return Redactor.for_variables(dict.fromkeys(names))
+    return Redactor.for_variables(workspace_secret_names(root))
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

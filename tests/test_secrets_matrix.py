@@ -1925,3 +1925,31 @@ def test_a_merged_ruhroh_manifest_names_its_folders_redacted(tmp_path, monkeypat
     assert doc["runId"] == "sh" and doc["merged"]["from"], doc
     assert "ws-[redacted:API_TOKEN]/" in doc["runRoot"], doc["runRoot"]
     assert SECRET not in ws.all_run_text("sh")
+
+
+def test_commands_for_an_agent_with_no_profile_yet_redact_the_workspace_s_secrets(tmp_path, monkeypatch):
+    """rook init of a second agent in a workspace whose folder holds an env
+    value of the first agent's profile redacts it, but every command for the
+    new agent (no profile yet) then named that folder in the clear ('DIR: no
+    profiles', 'no runs yet in DIR', rook doctor's workspace): each redacted
+    the env values of the agent's own profiles, none. An agent with no profile
+    now redacts those of every agent of the workspace, as rook init does."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    Workspace(ws.root, "proj", "fresh")
+    for argv, code, said in ((["run"], 2, "no profiles"), (["runs"], 0, "no runs yet in "),
+                             (["runs", "show", "latest"], 2, "no run"),
+                             (["doctor"], 1, "workspace: "), (["profile", "list"], 0, "no profiles in "),
+                             (["profile", "show"], 2, "no profile")):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *argv, "--agent", "fresh", "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert r.returncode == code and said in r.stdout + r.stderr, (argv, r.returncode, r.stdout, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)

@@ -68,16 +68,10 @@ def _redact_workspace_secrets(workspaces: list[Path]) -> None:
     ``workspaces`` from what ``rook init`` says: it names their folders (which
     may hold such a value), as every other command redacts them, and the new
     agent has no profile of its own."""
-    from ..definitions import agent_secret_names
+    from ..definitions import workspace_secret_names
     from ..redact import Redactor, activate
-    from ..workspace import ROOT
 
-    names = [
-        name
-        for ws in workspaces
-        for profiles in sorted((ws / ROOT / "projects").glob("*/agents/*/profiles"))
-        for name in agent_secret_names(profiles)
-    ]
+    names = [name for ws in workspaces for name in workspace_secret_names(ws)]
     activate(Redactor.for_variables(dict.fromkeys(names)))
 
 
