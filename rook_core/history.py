@@ -546,16 +546,29 @@ def flags_redacted(workspace: str | None, project: str | None, agent: str | None
         raise
 
 
-def workspace_redactor(args: list[str]) -> Redactor:
+def workspace_redactor(workspace: str | None) -> Redactor:
     """A redactor of the ``env`` values of every profile of every agent of the
-    workspace ``args`` name (``-w``/``--workspace`` as typed, else the one
-    the current folder is in): for a value Click refuses before any command
-    has found its agent (``rook run -j VALUE``), which it shows as typed.
-    Made only then: a command line Click accepts costs nothing."""
+    workspace ``workspace`` names (as typed; else the one the current folder
+    is in): for what is said before a command has found its agent, a value
+    Click refuses (``rook run -j VALUE``, shown as typed) or a plugin that
+    failed to load (its error). Made only then: it costs a command nothing
+    otherwise."""
     from .definitions import workspace_secret_names
     from .redact import Redactor
     from .workspace import find_workspace
 
+    try:
+        root = find_workspace(workspace)
+    except (RookError, OSError):
+        try:
+            root = find_workspace(None)
+        except (RookError, OSError):
+            return Redactor()
+    return Redactor.for_variables(workspace_secret_names(root))
+
+
+def typed_workspace(args: list[str]) -> str | None:
+    """The ``-w``/``--workspace`` value in a command line's ``args``, if any."""
     given = None
     for i, arg in enumerate(args):
         if arg in ("-w", "--workspace") and i + 1 < len(args):
@@ -564,14 +577,7 @@ def workspace_redactor(args: list[str]) -> Redactor:
             given = arg.partition("=")[2]
         elif arg.startswith("-w") and not arg.startswith("--") and len(arg) > 2:
             given = arg[2:]
-    try:
-        root = find_workspace(given)
-    except (RookError, OSError):
-        try:
-            root = find_workspace(None)
-        except (RookError, OSError):
-            return Redactor()
-    return Redactor.for_variables(workspace_secret_names(root))
+    return given
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

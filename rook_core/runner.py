@@ -475,10 +475,12 @@ def check_names_hold_no_secret(
 def prepare_run(
     request: RunRequest, rook: Rook
 ) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
-    for f in rook.failures:  # what it would have registered is missing from this run
+    # what it would have registered is missing from this run; its error may say a secret
+    failed = history.workspace_redactor(request.workspace) if rook.failures else None
+    for f in rook.failures:
         sys.stderr.write(
             f"rook: warning: plugin {f.name} ({f.distribution or 'unknown distribution'}) "
-            f"failed to load: {f.error}\n"
+            f"failed to load: {failed.text(f.error) if failed else f.error}\n"
         )
     # a value as typed (a folder of --report's PATH) may hold a secret
     with history.flags_redacted(request.workspace, request.project, request.agent):

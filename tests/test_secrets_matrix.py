@@ -1953,3 +1953,26 @@ def test_commands_for_an_agent_with_no_profile_yet_redact_the_workspace_s_secret
         assert r.returncode == code and said in r.stdout + r.stderr, (argv, r.returncode, r.stdout, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
         assert "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
+
+
+def test_a_plugin_that_fails_to_load_never_shows_a_secret(rook_distribution, rook_workspace, rook_cli,
+                                                          monkeypatch):
+    """A plugin whose import fails saying an env value (a client that checks its
+    key at import: '401 from https://api/v1?key=...') had it shown in the clear
+    in rook run's warning and by rook plugins (its table and --json), which
+    passed its error through no redactor; rook doctor redacts it. They now
+    redact the env values of every profile of the workspace from it."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    rook_distribution("rook-badkey", {"badkey": "rook_badkey"}, {"rook_badkey.py": (
+        "import os\nraise RuntimeError('401 from https://api.example/v1?key=' + os.environ['API_TOKEN'])\n")})
+    ws = rook_workspace
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    monkeypatch.chdir(ws.root)
+    for argv in (["run"], ["plugins"], ["plugins", "--json"], ["doctor"]):
+        r = rook_cli(*argv)
+        assert "badkey" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
+        assert "key=[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")

@@ -69,9 +69,9 @@ class RookGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:  # a value Click refuses is shown as typed
-            from ..history import workspace_redactor
+            from ..history import typed_workspace, workspace_redactor
 
-            redactor = workspace_redactor(args)
+            redactor = workspace_redactor(typed_workspace(args))
             if not redactor:
                 raise
             import io

@@ -40,10 +40,17 @@ def plugins_command(as_json: bool) -> None:
         }
         for kind, registry in registries.items()
     }
+    if rook.failures:  # an error may say a secret: the workspace's (of the current folder)
+        from ..history import workspace_redactor
+
+        said = workspace_redactor(None)
+        failures = [{**vars(f), "error": said.text(f.error)} for f in rook.failures]
+    else:
+        failures = []
     if as_json:
         doc = {
             "plugins": [vars(i) for i in rook.infos],
-            "failed": [vars(f) for f in rook.failures],
+            "failed": failures,
             **{k: r.names() for k, r in registries.items()},
             "descriptions": {k: d for k, d in described.items() if d},
         }
@@ -64,5 +71,5 @@ def plugins_command(as_json: bool) -> None:
         for name in names:
             line = f"  {name:<{width}}  {described[kind].get(name, '')}".rstrip()
             click.echo(f"{line}  · {registry.owner(name)}")
-    for f in rook.failures:
-        click.echo(f"failed to load {f.name} ({f.distribution}): {f.error}", err=True)
+    for f in failures:
+        click.echo(f"failed to load {f['name']} ({f['distribution']}): {f['error']}", err=True)
