@@ -9,6 +9,7 @@ stream), the secret's beginning is masked too.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -19,6 +20,10 @@ from typing import Any
 MARK = "[redacted:"
 PARTIAL_MIN = 4  # see Redactor.cut_short
 BASE64_MIN = 8  # see base64_forms
+FOLD_MIN = 16
+"""A value this long is also found folded across lines (:func:`_folded_spans`):
+a console folds only a word longer than its width, and the lines of a
+shorter value (a PIN ``1234``) could be two lines' ends that meet by chance."""
 MIN_LENGTH = 4
 """Values shorter than this are not redacted (:meth:`Redactor.too_short` names
 them): ``on`` or ``id`` would be found inside every other word of a record,
@@ -300,6 +305,51 @@ def _pct(byte: int) -> str:
     return "%" + "".join(f"[{d.upper()}{d.lower()}]" if d.isalpha() else d for d in f"{byte:02X}")
 
 
+_BREAKS = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n|\\r\\n|\\n|\\r))+[ \t]*")
+_FOLD = re.compile(r"[ \t]*(?:\r\n|\r|\n|\\r\\n|\\n|\\r)[ \t]*")
+"""A line break a console put inside a word, with the white space around it,
+as it is or escaped in a JSON string (the raw output of a hook that prints it
+so); never a blank line between (:data:`_BREAKS` finds them to leave them be)."""
+
+
+def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
+    """Where each of ``values`` (value, name) is in ``s`` folded across lines,
+    as a console or a log handler breaks a word longer than its width (rich
+    writing to a pipe folds at 80 columns; a handler indents the continuation
+    lines): found in ``s`` with every :data:`_FOLD` taken out, each place
+    given as the stretch of ``s`` it covers."""
+    starts: list[int] = []  # where each piece of s begins in the joined text
+    offsets: list[int] = []  # and in s
+    pieces = []
+    at = joined = 0
+    for m in _BREAKS.finditer(s):
+        if not _FOLD.fullmatch(m.group()):  # a blank line: two paragraphs, never a fold
+            continue
+        starts.append(joined)
+        offsets.append(at)
+        pieces.append(s[at : m.start()])
+        joined += m.start() - at
+        at = m.end()
+    if not pieces:
+        return []
+    starts.append(joined)
+    offsets.append(at)
+    pieces.append(s[at:])
+    text = "".join(pieces)
+
+    def where(i: int) -> int:  # the place in s of the joined text's character i
+        k = bisect.bisect_right(starts, i) - 1
+        return offsets[k] + i - starts[k]
+
+    found: list[Span] = []
+    for value, name in values:
+        i = text.find(value)
+        while i != -1:
+            found.append((where(i), where(i + len(value) - 1) + 1, name))
+            i = text.find(value, i + len(value))
+    return found
+
+
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _ORDINARY_LINE = re.compile(
     r"-----(?:BEGIN|END)[ A-Z0-9]*-----"  # a PEM or OpenSSH key's header and footer
@@ -388,6 +438,9 @@ class Redactor:
         has no mixed encoding (:meth:`_text`)."""
         self._added: set[tuple[str, str]] = set()
         """The values added, by name: a value and its forms add each other."""
+        self._folded: list[tuple[str, str]] = []
+        """Each value of one line, by name: also looked for folded across lines
+        (:func:`_folded_spans`) in a text with a line break in it."""
         self._kept_words: list[str] = []
         self._kept: re.Pattern[str] | None = None
         """Rook's own identifiers that hold a secret's value (:meth:`keep`)."""
@@ -421,6 +474,8 @@ class Redactor:
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)
         self._lines.setdefault(name, []).extend(secret_lines(value))  # a key file's lines
+        if len(value) >= FOLD_MIN and not _LINE_END.search(value):  # a console may fold it
+            self._folded.append((value, name))
         words = value.split() if _LINE_END.search(value) else []
         for word in dict.fromkeys(words):  # a kubeconfig's client-key-data, decoded
             for decoded in decoded_text(word.strip("\"',")):
@@ -475,7 +530,15 @@ class Redactor:
         # without a %, a +, a \u or a &, a pattern finds only the value as it is: a form of its own
         mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s)
         spans = _spans(s, self._order if mixed else self._plain)
+        if self._folded:  # values of 16 characters or more
+            spans += self._folded_spans(s)
         return _masked(s, spans) if spans else s
+
+    def _folded_spans(self, s: str) -> list[Span]:
+        """Where a value is in ``s`` folded across lines (:func:`_folded_spans`)."""
+        if "\n" in s or "\r" in s or "\\n" in s or "\\r" in s:
+            return _folded_spans(s, self._folded)
+        return []
 
     def pieces(self, parts: list[str]) -> list[str]:
         """``parts``, consecutive pieces of one text (a stream's events), each
@@ -485,7 +548,7 @@ class Redactor:
         joined = "".join(parts)
         if not self or self._text(joined) == joined:
             return [self.text(p) for p in parts]
-        spans = _spans(joined, self._order)
+        spans = _spans(joined, self._order) + self._folded_spans(joined)
         out = []
         start = 0
         for part in parts:

@@ -1976,3 +1976,49 @@ def test_a_plugin_that_fails_to_load_never_shows_a_secret(rook_distribution, roo
         assert "badkey" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
         assert "key=[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+
+
+WRAPPING = r"""
+#!/usr/bin/env python3
+import json, os, sys, textwrap
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+# a console that folds a long word at its width (rich on a pipe: 80 columns; here 12),
+# and a log handler that indents its continuation lines
+print("Authorization: Bearer " + "\n".join(textwrap.wrap(s, 12, break_on_hyphens=False)), file=sys.stderr)
+print(json.dumps({"output": "sent " + "\n    ".join(s[i:i + 10] for i in range(0, len(s), 10))}))
+"""
+
+
+def test_a_secret_a_console_wrapped_across_lines_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A long secret a console or log handler folded at its width (rich writing
+    to a pipe folds at 80 columns; a handler indents the continuation lines)
+    reached the record in pieces, one per line, each in the clear: only the
+    value whole was looked for. The value with line breaks (and the white
+    space around them) between its characters is now found, in the record's
+    text and in the raw standard output, where the breaks are JSON escapes."""
+    secret = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJyb29rLWNpIn0.c2VjcmV0LXNpZ25hdHVyZQ"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("wrap.py", WRAPPING)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/wrap.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "sent"}]})
+    r = rook_cli("run", "--run-name", "w")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    text = ws.all_run_text("w")
+    for width in (10, 12):
+        for i in range(0, len(secret), width):
+            assert secret[i:i + width] not in text, secret[i:i + width]
+    assert "Bearer [redacted:API_TOKEN]" in text and "sent [redacted:API_TOKEN]" in text, text
+
+
+def test_redactor_folds():
+    from rook_core.redact import Redactor
+
+    r = Redactor({"LONG": "abcdefgh12345678xyz", "PIN": "1234"})
+    assert r.text("key: abcdefgh\n  12345678\r\nxyz!") == "key: [redacted:LONG]!"
+    assert r.text('"abcdefgh1234\\n5678xyz"') == '"[redacted:LONG]"'  # the raw JSON a hook printed
+    assert r.text("total 12\n34 items") == "total 12\n34 items"  # a short value is never joined
+    apart = "abcdefgh\n\n12345678xyz"  # a blank line between: two paragraphs, no fold
+    assert Redactor({"LONG": "abcdefgh12345678xyz"}).text(apart) == apart
