@@ -699,6 +699,11 @@ def activate(redactor: Redactor) -> None:
     _current.set(redactor)
 
 
+def activated() -> bool:
+    """Whether a command has activated a redactor (:func:`activate`) yet."""
+    return bool(_active)
+
+
 def use(redactor: Redactor) -> None:
     """Make ``redactor`` the one :func:`current` gives in this context only
     (an asyncio task's: a Dask worker runs the scenarios of several runs)."""

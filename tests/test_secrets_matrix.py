@@ -2022,3 +2022,36 @@ def test_redactor_folds():
     assert r.text("total 12\n34 items") == "total 12\n34 items"  # a short value is never joined
     apart = "abcdefgh\n\n12345678xyz"  # a blank line between: two paragraphs, no fold
     assert Redactor({"LONG": "abcdefgh12345678xyz"}).text(apart) == apart
+
+
+def test_an_error_said_before_a_command_has_a_redactor_never_shows_a_secret(tmp_path, monkeypatch):
+    """A plugin whose register hook raised saying an env value (a client that
+    checks its key when it registers: '401 key=...') stopped rook run and
+    rook plugins with 'plugin NAME raised RuntimeError in
+    rook_register_criteria: 401 key=SECRET' in the clear: the plugins load
+    before any command has a redactor, and the CLI's boundary redacted with
+    none. An error said before a command activated a redactor is now redacted
+    with the env values of every profile of the workspace."""
+    import os
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace, make_distribution
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    site = make_distribution(tmp_path / "site", "rook-regkey", {"regkey": "rook_regkey"}, {"rook_regkey.py": (
+        "import os, pluggy\nhookimpl = pluggy.HookimplMarker('rook')\n@hookimpl\n"
+        "def rook_register_criteria(register):\n"
+        "    raise RuntimeError('401 key=' + os.environ['API_TOKEN'])\n")})
+    ws = Workspace(tmp_path / "ws")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    for argv, cwd in ((["run", "-w", str(ws.root)], tmp_path), (["plugins"], ws.root)):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *argv], cwd=cwd, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and "rook_register_criteria" in r.stderr, (argv, r.stderr)
+        assert "key=[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {argv[0]}")

@@ -82,10 +82,9 @@ class RookGroup(click.Group):
             ctx.exit(exc.exit_code)
         except RookError as exc:
             from ..errors import DamagedRecord
-            from ..redact import scrub
             from ..report import printable  # a file's ESC or U+202E quoted: shown, never obeyed
 
-            click.echo(f"rook: error: {printable(scrub(str(exc)))}", err=True)
+            click.echo(f"rook: error: {printable(_redacted(str(exc), args))}", err=True)
             if isinstance(exc, DamagedRecord) and ctx.meta.get(READS_RUNS):
                 ctx.exit(2)  # bad input to a command that only reads runs: no run failed
             ctx.exit(exc.exit_code)
@@ -100,10 +99,9 @@ class RookGroup(click.Group):
             # too long): the path and the reason, never a traceback. The places
             # that know which file is at fault raise a ConfigError before this.
             from ..errors import os_error_text
-            from ..redact import scrub
-            from ..report import printable
+            from ..report import printable  # a file's ESC or U+202E quoted: shown, never obeyed
 
-            click.echo(f"rook: error: {printable(scrub(os_error_text(exc)))}", err=True)
+            click.echo(f"rook: error: {printable(_redacted(os_error_text(exc), args))}", err=True)
             # after a run was recorded (its output could not be written, say) the
             # run still happened: 1, never 2 ("nothing was run")
             ctx.exit(1 if ctx.meta.get(RECORDED) else 2)
@@ -114,6 +112,23 @@ class RookGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
+
+
+def _redacted(text: str, args: list[str]) -> str:
+    """``text``, an error's, redacted with the command's redactor; said before
+    the command activated one (a plugin that raised as Rook loaded it), with
+    the env values of every profile of the workspace ``args`` name."""
+    from ..errors import RookError
+    from ..redact import activated, scrub
+
+    if activated():
+        return scrub(text)
+    from ..history import typed_workspace, workspace_redactor
+
+    try:
+        return workspace_redactor(typed_workspace(args)).text(text)
+    except (RookError, OSError, ValueError):  # a profile Rook cannot read: as before
+        return scrub(text)
 
 
 RECORDED = "rook.recorded"
