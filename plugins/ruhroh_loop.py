@@ -16,7 +16,7 @@ import asyncio
 import time
 from typing import Any
 
-from rook_core.hookio import clip, preview, tail
+from rook_core.hookio import clip, decode, keep_cut_off_output, preview, tail
 from rook_core.judging import with_totals
 from rook_core.models import HookCall, HookResult
 from rook_core.redact import current
@@ -150,6 +150,30 @@ def _joined(results: list[IterationResult], attr: str, labels: list[str]) -> str
     if len(results) == 1:
         return parts[0][1] if parts else ""
     return "\n".join(f"--- {label} ---\n{text}" for label, text in parts)
+
+
+def _label(iteration: int, attempt: int) -> str:
+    return f"iteration {iteration}" + (" (retry)" if attempt > 1 else "")
+
+
+def _keep_cut_off(
+    exc: BaseException, call: HookCall, results: list[IterationResult], labels: list[str]
+) -> None:
+    """An interrupt cut off the turn's last iteration (``labels[-1]``): its hook's
+    record holds what the turn's iterations printed, as a finished turn's does,
+    the cut one's as far as it was read (see :func:`rook_core.hookio.cut_off_output`)."""
+    from rook_core.process import read_before
+
+    red = call.run.redactor or current()
+    cut, proc = IterationResult(), read_before(exc)
+    if proc is not None:  # a wrapper's process (a connector's run_turn in Python has none)
+        cut.stdout, cut.stderr = decode(proc.stdout, 0, red), decode(proc.stderr, 0, red)
+    done = [*results, cut]
+    keep_cut_off_output(
+        exc,
+        clip(_joined(done, "stdout", labels), red),
+        clip(_joined(done, "stderr", labels), red),
+    )
 
 
 def sum_usage(results: list[IterationResult]) -> dict[str, float] | None:
@@ -307,7 +331,11 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             timeout = call.timeout
             if cap is not None:  # what is left of the turn's time
                 timeout = min(timeout, max(round(started + cap - time.time(), 3), 0.001))
-            result = await one_iteration(conn, session, call, message, attempt, timeout)
+            try:
+                result = await one_iteration(conn, session, call, message, attempt, timeout)
+            except asyncio.CancelledError as exc:  # the run interrupted: keep what they printed
+                _keep_cut_off(exc, call, results, [*labels, _label(session.iteration, attempt)])
+                raise
             if cap is not None and result.timed_out and timeout < call.entry.timeout:
                 result.failure = (
                     f"{result.failure}; the scenario's timeout_seconds ({cap:g} s) caps the "
@@ -320,7 +348,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
                 )
             results.append(result)
             summaries.append(_summary(result, message, session.iteration, attempt))
-            labels.append(f"iteration {session.iteration}" + (" (retry)" if attempt > 1 else ""))
+            labels.append(_label(session.iteration, attempt))
             if result.handle:
                 session.handle, session.handle_assigned = result.handle, False
             if attempt == 1 and result.failure is None and result.status == INFRA_FAILURE:

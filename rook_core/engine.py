@@ -34,6 +34,7 @@ from .hookio import (
     calls_names_warning,
     collected_evidence,
     conversation_handle,
+    cut_off_output,
     has_token_counts,
     open_said,
     turn_evidence,
@@ -306,9 +307,10 @@ class Engine:
             return await dispatch(self.rook.hook, call, self.rook.transports)
         except PluginError:
             raise
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             if record is not None:  # the run was interrupted while this hook ran
                 interrupted = ended("interrupted", "interrupted; its process group was killed")
+                interrupted.stdout, interrupted.stderr = cut_off_output(exc, call)
                 record["hooks"].append(interrupted.to_dict())
                 record["interrupted"] = True
             raise

@@ -443,6 +443,33 @@ def clip(text: str, redactor: Redactor | None = None) -> str:
     return (redactor or current()).head(text, RECORD_CHARS, "\n... [{n} more chars not recorded]")
 
 
+_KEPT = "rook_cut_off_output"  # where a transport keeps its own (see keep_cut_off_output)
+
+
+def keep_cut_off_output(exc: BaseException, stdout: str, stderr: str) -> None:
+    """Keep, on the cancellation ``exc`` it re-raises, what a hook cut off by an
+    interrupt had printed, as the transport's record would hold it (a transport
+    whose hook is more than one process: the Ruhroh loop's iterations)."""
+    setattr(exc, _KEPT, (stdout, stderr))
+
+
+def cut_off_output(exc: BaseException, call: Any) -> tuple[str, str]:
+    """What a hook cut off by an interrupt (the cancellation ``exc``) had printed
+    before its process group was killed: its stdout and stderr as a record
+    keeps a stopped hook's (see :func:`hook_result`), or as its transport kept
+    them (:func:`keep_cut_off_output`); empty when no process was cut off."""
+    kept = getattr(exc, _KEPT, None)
+    if isinstance(kept, tuple):
+        return kept
+    from .process import read_before  # only an interrupted hook needs it
+
+    proc = read_before(exc)
+    if proc is None:
+        return "", ""
+    red = getattr(call.run, "redactor", None) or current()
+    return clip(decode(proc.stdout, 0, red), red), clip(decode(proc.stderr, 0, red), red)
+
+
 def _answered(stdout: str) -> str:
     """For a hook that failed in silence: that it had printed its JSON object (its
     last command failed after the answer), which is why nothing else said why."""

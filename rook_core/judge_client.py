@@ -275,7 +275,7 @@ class JudgeClient:
             return await dispatch(self.rook.hook, call, self.rook.transports)
         except PluginError:
             raise
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             now = time.time()
             hook = HookResult(
                 phase,
@@ -287,6 +287,7 @@ class JudgeClient:
                 turn=call.turn,
                 transport=entry.transport,
             )
+            hook.stdout, hook.stderr = hookio.cut_off_output(exc, call)
             data = self.redactor.data(hook.to_dict())
             if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
                 self._interrupted.setdefault(sr.key, []).append(

@@ -58,6 +58,7 @@ _cancel_pending: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 # turn it off to exercise the asyncio fallback).
 _PIDFD = process_pidfd.available()
 T = TypeVar("T")
+_READ_BEFORE = "rook_read_before"  # where run_process keeps a cut-off hook's output
 
 
 @plain
@@ -273,9 +274,11 @@ async def run_process(
                 " and what it started was killed"
             )
             _cancel_later()
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
         _kill_tree(pid)
         child.reap_soon()
+        result.stdout, result.stderr = child.output()
+        setattr(exc, _READ_BEFORE, result)  # noqa: B010 - for read_before; only when cut off
         raise
     finally:
         result.ended = time.time()
@@ -287,6 +290,15 @@ async def run_process(
             _reap_left()
     result.stdout, result.stderr = child.output()
     return result
+
+
+def read_before(exc: BaseException) -> ProcessResult | None:
+    """What a hook cut off by the cancellation ``exc`` (an interrupted run) had
+    printed before its group was killed: :func:`run_process` keeps its
+    :class:`ProcessResult` (``stdout``, ``stderr``, ``notes``; no exit code) on
+    the exception it re-raises. ``None`` for a cancellation that cut no hook."""
+    kept = getattr(exc, _READ_BEFORE, None)
+    return kept if isinstance(kept, ProcessResult) else None
 
 
 async def _watch(

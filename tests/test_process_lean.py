@@ -184,6 +184,34 @@ def test_cancellation_kills_the_group_and_reaps(path, tmp_path):
     assert wait_until(lambda: not our_zombie(pids[1]))
 
 
+def test_a_cancelled_hook_keeps_what_it_had_printed_on_the_cancellation(path, tmp_path):
+    """The run interrupted while a hook blocks: what it had printed (a line and the
+    start of another on stdout, a line on stderr) is kept on the cancellation
+    that reaches its caller (read_before), on every path; it was thrown away."""
+    pidfile = tmp_path / "pid"
+    body = f"printf 'partial line\\n{{\"out'; echo 'warming up' >&2; echo $$ > {pidfile}; sleep 300"
+
+    async def hook():
+        try:
+            await process.run_process(sh(body), env=dict(os.environ), stdin=None, timeout=60)
+        except asyncio.CancelledError as exc:
+            return process.read_before(exc)
+
+    async def main():
+        task = asyncio.ensure_future(hook())
+        while not pids_in(pidfile):
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.2)
+        task.cancel()
+        kept = await task
+        await asyncio.sleep(0.3)  # the loop goes on, as after a first Ctrl-C
+        return kept
+
+    kept = asyncio.run(main())
+    assert kept is not None and (kept.stdout, kept.stderr) == (b'partial line\n{"out', b"warming up\n")
+    assert not kept.timed_out and kept.overflow is None
+    assert wait_until(lambda: not alive(pids_in(pidfile)[0]))
+
 def test_cancelling_a_burst_of_hooks_mid_spawn_leaves_nothing(path, tmp_path):
     marker = {"ROOK_LEAN_TEST": str(tmp_path)}
     pidfile = tmp_path / "pids"

@@ -243,6 +243,104 @@ def test_a_judge_prepare_hook_interrupted_is_recorded_where_its_prepare_goes(roo
     assert hook["status"] == "ok", hook
 
 
+ANSWER = '{"output": "{\\"pass\\": true, \\"reason\\": \\"fine\\"}"}'
+# A hook that prints a line and the start of a JSON object on stdout, a line with
+# a secret on stderr, then blocks in PHASE (until fast-now); else it answers.
+CUT_HOOKS = {
+    "sh": r"""#!/bin/bash
+D={d}
+[ "$1" = execute ] && cat > /dev/null
+if [ "$1" = {phase} ] && [ ! -e $D/fast-now ]; then
+  printf 'partial line\n{{"output": "half'
+  echo "warming up with $MY_TOKEN" >&2
+  echo $$ > $D/hook.pid
+  sleep 300
+fi
+[ "$1" = execute ] && echo '{answer}'
+exit 0
+""",
+    "py": r"""#!/usr/bin/env python3
+import json, os, sys, time
+D = "{d}"
+if sys.argv[1] == "execute":
+    sys.stdin.read()
+if sys.argv[1] == "{phase}" and not os.path.exists(D + "/fast-now"):
+    print('partial line\n{{"output": "half', end="", flush=True)
+    print("warming up with " + os.environ["MY_TOKEN"], file=sys.stderr, flush=True)
+    open(D + "/hook.pid", "w").write(str(os.getpid()))
+    time.sleep(300)
+if sys.argv[1] == "execute":
+    print(json.dumps({{"output": json.dumps({{"pass": True, "reason": "fine"}})}}))
+""",
+    "mjs": r"""#!/usr/bin/env node
+import fs from "node:fs";
+const D = "{d}";
+const phase = process.argv[2];
+if (phase === "execute") fs.readFileSync(0);
+if (phase === "{phase}" && !fs.existsSync(D + "/fast-now")) {{
+  fs.writeSync(1, 'partial line\n{{"output": "half');
+  fs.writeSync(2, "warming up with " + process.env.MY_TOKEN + "\n");
+  fs.writeFileSync(D + "/hook.pid", String(process.pid));
+  setTimeout(() => {{}}, 300000);
+}} else if (phase === "execute") {{
+  console.log(JSON.stringify({{output: JSON.stringify({{pass: true, reason: "fine"}})}}));
+}}
+""",
+}
+
+
+@pytest.mark.parametrize(("lang", "sig", "where"), [
+    ("sh", signal.SIGINT, "execute"), ("py", signal.SIGTERM, "execute"),
+    ("mjs", signal.SIGINT, "execute"), ("sh", signal.SIGTERM, "prepare"),
+    ("py", signal.SIGINT, "judge"), ("mjs", signal.SIGTERM, "judge prepare")],
+    ids=lambda v: v.name if isinstance(v, signal.Signals) else v)
+def test_a_hook_cut_off_keeps_what_it_had_printed_and_the_resume_ignores_it(
+        rook_workspace, tmp_path, monkeypatch, lang, sig, where):
+    """A hook that printed (stdout, stderr) and then blocked, cut off by SIGINT or
+    SIGTERM: its interrupted record had empty stdout and stderr. It keeps what
+    was read, redacted (the secret stays out of the run directory) and cut as a
+    stopped hook's is; the resume takes no part of it for an answer."""
+    d = tmp_path / "d"
+    d.mkdir()
+    monkeypatch.setenv("MY_TOKEN", "s3cr3t-t0ken-value")
+    env = [{"variable": "MY_TOKEN", "purpose": "the agent's token"}]
+    judged = where.startswith("judge")
+    phase = "prepare" if where.endswith("prepare") else "execute"
+    cut_script = rook_workspace.script(f"cut.{lang}", CUT_HOOKS[lang].format(
+        d=d, phase=phase, answer=ANSWER))
+    plain = rook_workspace.script("plain.sh", f"#!/bin/bash\n[ \"$1\" = execute ] && "
+                                              f"cat >/dev/null && echo '{ANSWER}'\nexit 0\n")
+    agent = plain if judged else cut_script
+    hooks = {"prepare": f"scripts/{agent.name}", "execute": f"scripts/{agent.name}"}
+    rook_workspace.profile({"id": "p", "hooks": hooks, "env": env})
+    args = ()
+    criterion = {"contains": "fine"}
+    if judged:
+        rook_workspace.profile({"id": "grader", "hooks": {
+            "prepare": f"scripts/{cut_script.name}", "execute": f"scripts/{cut_script.name}"},
+            "env": env}, active=False)
+        args, criterion = ("--judge-profile", "grader"), {"rubric": "is fine"}
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [criterion]})
+    run_id = cut(rook_workspace, d, sig, *args)
+    run_dir = rook_workspace.run_dir(run_id)
+    if phase == "prepare":
+        hook = json.loads((run_dir / ("judge" if judged else "") / "prepare.json").read_text())
+    else:
+        (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+        (hook,) = attempt["hooks"]
+        assert hook.get("judge_profile") == ("grader" if judged else None), hook
+    assert (hook["phase"], hook["status"]) == (phase, "interrupted"), hook
+    assert hook["stdout"] == 'partial line\n{"output": "half', hook
+    assert hook["stderr"] == "warming up with [redacted:MY_TOKEN]\n", hook
+    assert "s3cr3t-t0ken-value" not in rook_workspace.all_run_text(run_id)
+    shown = subprocess.run([sys.executable, "-m", "rook_core", "runs", "show", run_id, "-w",
+                            str(rook_workspace.root)], capture_output=True, text=True, timeout=60)
+    assert "s3cr3t" not in shown.stdout + shown.stderr
+    s = finish(rook_workspace, run_id, *args)
+    assert s["status"] == "passed", s["reason"]
+    assert [json.loads(t["output"]) for t in s["turns"]] == [{"pass": True, "reason": "fine"}]
+
+
 @pytest.mark.parametrize("phases", [("execute",), ("execute", "collect")])
 def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
     rook_workspace, tmp_path, phases

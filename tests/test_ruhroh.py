@@ -970,6 +970,57 @@ def test_a_resume_after_a_cut_gets_a_result_path_that_does_not_exist(
     assert again.statuses() == {"s": "passed"}
 
 
+CUT_IN_ITERATION_TWO = r"""
+#!/bin/bash
+# iteration 1 answers continue; iteration 2 prints a line, the start of its final
+# line and a secret on stderr, then blocks (until PROBE_DIR/fast-now)
+if [ "$RUHROH_ITERATION" = 1 ]; then
+  echo "thinking"
+  echo "step one done" >&2
+  echo '{"status":"continue","output":"half way"}'
+  exit 0
+fi
+if [ ! -e "$PROBE_DIR/fast-now" ]; then
+  printf 'partial line\n{"status":"goal_sat'
+  echo "warming up with $MY_TOKEN" >&2
+  touch "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo '{"status":"goal_satisfied","output":"done"}'
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_wrapper_cut_off_keeps_what_its_iterations_had_printed(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    """SIGINT while the second iteration of a turn blocks: the interrupted hook's
+    record had empty stdout and stderr; it holds each iteration's output as a
+    finished turn's does (labelled), the cut one's as far as it was read,
+    redacted, and the resume takes no part of it for an answer."""
+    monkeypatch.setenv("MY_TOKEN", "s3cr3t-t0ken-value")
+    wrapper = rook_workspace.script("cut.sh", CUT_IN_ITERATION_TWO)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=3,
+                   env=[{"variable": "MY_TOKEN", "purpose": "the agent's token"}])
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+    (hook,) = attempt["hooks"]
+    assert hook["status"] == "interrupted", hook
+    assert hook["stdout"] == (
+        '--- iteration 1 ---\nthinking\n{"status":"continue","output":"half way"}\n\n'
+        '--- iteration 2 ---\npartial line\n{"status":"goal_sat'
+    ), hook
+    assert hook["stderr"] == (
+        "--- iteration 1 ---\nstep one done\n\n"
+        "--- iteration 2 ---\nwarming up with [redacted:MY_TOKEN]\n"
+    ), hook
+    assert "s3cr3t-t0ken-value" not in rook_workspace.all_run_text(run_id)
+    (probe_dir / "fast-now").touch()
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    assert scenario_of(again)["turns"][0]["output"] == "done"
+
 CUT_IN_TURN_TWO = r"""
 #!/bin/bash
 # the first call of turn 2 is cut off; each call adds its message to a file in the workspace
