@@ -116,8 +116,11 @@ class CommandConnector(Connector):
         )
         result.started, result.ended = proc.started, proc.ended
         result.exit_code = proc.returncode
-        result.stdout = decode(proc.stdout, turn.limits.stdout_bytes)
-        result.stderr = decode(proc.stderr, turn.limits.stderr_bytes)
+        # a wrapper stopped from outside (its timeout, a signal) was cut off wherever it
+        # was, perhaps in the middle of a secret: its streams end as a cap's do
+        stopped = proc.timed_out or (proc.returncode is not None and proc.returncode < 0)
+        result.stdout = decode(proc.stdout, 0 if stopped else turn.limits.stdout_bytes)
+        result.stderr = decode(proc.stderr, 0 if stopped else turn.limits.stderr_bytes)
         result.notes = list(proc.notes)
         final, transcript = split_final_line(result.stdout)
         try:
