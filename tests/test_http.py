@@ -525,6 +525,36 @@ def test_the_size_cap_holds_while_an_event_is_still_arriving(
     assert "the event stream exceeded the 100000-byte cap" in execute["diagnosis"]
 
 
+@pytest.mark.parametrize("stopped", ["timeout", "cap"])
+def test_a_stream_stopped_by_the_timeout_or_the_cap_keeps_what_it_had_sent(
+    rook_cli, rook_workspace, agent_server, stopped, monkeypatch
+):
+    """An event stream that stalls until the hook's timeout, or whose next event
+    runs over the cap, after two chunks ("Hello ", "wor"): the record kept only
+    the request (a timeout) or the diagnosis (the cap), not the status nor the
+    events read, which a stream the server closed as early keeps as evidence."""
+    secret = "sk-" + "q" * 20
+    agent_server.streams["k"] = _chunk("Hello ") + _chunk("wor " + secret)
+    entry = _stream_entry(agent_server, "k")
+    extra = {}
+    if stopped == "timeout":
+        entry["http"]["url"] = f"{agent_server.url}/stalled/k"
+        entry["timeout_seconds"] = 1
+    else:
+        agent_server.streams["k"] += b"data: " + b"y" * 300_000
+        extra["limits"] = {"stdout_bytes": 100_000}
+    monkeypatch.setenv("AGENT_KEY", secret)
+    write_profile(rook_workspace, {"execute": entry}, **extra)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "Hello"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] == ("timeout" if stopped == "timeout" else "failed"), execute
+    http = execute["details"]["http"]
+    assert (http["status"], http["stream"]) == (200, {"events": 2, "done": False}), http
+    assert "Hello wor " in http["response"], http
+    assert secret not in rook_workspace.all_run_text(run_id_of(r))
+
 @pytest.mark.parametrize(
     ("choice", "named"),
     [

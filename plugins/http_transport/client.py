@@ -293,7 +293,11 @@ def _capped(resp: httpx.Response, cap: int) -> httpx.Response:
     )
 
 
-async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: int) -> Reply:
+async def _once(
+    client: httpx.AsyncClient, req: Request, timeout: float, cap: int, begun: list[Reply]
+) -> Reply:
+    """One attempt; its reply, once its headers came, is in ``begun`` too, so what a
+    stream had sent is known when the attempt is cut off (a timeout, the cap)."""
     kwargs: dict[str, Any] = {"headers": req.headers, "timeout": timeout}
     # merged, not passed as ``params=``: httpx would drop the query the URL itself holds
     url = httpx.URL(req.url).copy_merge_params(req.params) if req.params else req.url
@@ -307,6 +311,7 @@ async def _once(client: httpx.AsyncClient, req: Request, timeout: float, cap: in
         kwargs["data"] = req.form
     async with client.stream(req.method, url, **kwargs) as resp:
         reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
+        begun.append(reply)
         is_sse = reply.content_type == "text/event-stream"  # any case (RFC 9110)
         unknown = _unknown_encoding(resp) if resp.is_success else None
         if resp.is_success and is_sse:  # assembled whether or not stream: sse asked for it
@@ -352,12 +357,15 @@ async def send(
     cap: int,
     attempts: list[dict[str, Any]],
     redact: Callable[[str], str],
+    begun: list[Reply] | None = None,
 ) -> Reply:
     """Send ``req``, retrying what is worth retrying; returns the last reply.
 
     Raises :class:`SendError` when no reply could be had (connection errors
-    on every attempt, a TLS failure, a body over ``cap``).
+    on every attempt, a TLS failure, a body over ``cap``). ``begun`` holds the
+    last attempt's reply as soon as its headers came (its events as they come).
     """
+    begun = [] if begun is None else begun
     last_error = ""
     url = req.shown_url(redact)
     for n in range(1, retries + 2):
@@ -369,7 +377,8 @@ async def send(
             timeout = max(0.001, min(attempt_timeout, deadline - time.monotonic()))
             # httpx's timeout bounds each read; this bounds the whole attempt (a body
             # that trickles in a byte at a time would otherwise never time out)
-            reply = await asyncio.wait_for(_once(client, req, timeout, cap), timeout)
+            begun.clear()
+            reply = await asyncio.wait_for(_once(client, req, timeout, cap, begun), timeout)
         except asyncio.TimeoutError:
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = f"TimeoutError: no complete response within {timeout:.3g} s"

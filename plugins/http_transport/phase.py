@@ -31,7 +31,7 @@ from rook_core.redact import Redactor
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
 
-from .client import HttpResources, Request, SendError, send
+from .client import HttpResources, Reply, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import ExtractError, document, extract, json_problem, saved_values
@@ -261,8 +261,15 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
     return req
 
 
-async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadline: float) -> None:
-    """Send this phase's request and fill ``result.data``; raises :class:`HookError`."""
+async def exchange(
+    call: HookCall,
+    res: HttpResources,
+    result: HookResult,
+    deadline: float,
+    begun: list[Reply] | None = None,
+) -> None:
+    """Send this phase's request and fill ``result.data``; raises :class:`HookError`.
+    ``begun``: the reply as soon as its headers came (see :func:`client.send`)."""
     config: HttpConfig = call.entry.config
     await ensure_prepared(call, res, deadline, result)
     scope = scope_for(call, res)
@@ -284,26 +291,17 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
             cap=call.limits.stdout_bytes,
             attempts=result.details["attempts"],
             redact=red.text,
+            begun=begun,
         )
     except SendError as exc:
         raise HookError(str(exc)) from None
     shown = f"{req.method} {req.shown_url(red.text)}"
-    http: dict[str, Any] = {"status": reply.status, "content_type": reply.content_type}
-    if reply.events is not None:
-        http["stream"] = {"events": len(reply.events), "done": reply.stream_done}
-    if reply.notes:
-        http["notes"] = reply.notes
+    http = _response_details(reply)
     result.details["http"] = http
     try:
-        doc = document(reply)
+        doc = _document(reply, red)
     except StreamError as exc:  # prepare's stream carries credentials: its shape only
         raise HookError(f"{shown}: {exc.shaped if call.phase == 'prepare' else exc}") from None
-    if isinstance(doc, dict) and isinstance(doc.get("events"), list) and reply.events is not None:
-        # the text events are pieces of one text: a secret split between two is
-        # found only in their join, so each keeps no share of it
-        texts = [i for i, e in enumerate(doc["events"]) if isinstance(e, str)]
-        for i, masked in zip(texts, red.pieces([doc["events"][i] for i in texts]), strict=True):
-            doc["events"][i] = masked
     if isinstance(doc, str) and reply.binary():
         doc = f"<{len(reply.body)} bytes of {reply.content_type or 'binary data'}>"
         if call.phase == "execute" and 200 <= reply.status < 300:
@@ -361,6 +359,40 @@ async def exchange(call: HookCall, res: HttpResources, result: HookResult, deadl
     result.data = {"saved": sorted(values)} if call.phase == "prepare" else data
 
 
+def _response_details(reply: Reply) -> dict[str, Any]:
+    http: dict[str, Any] = {"status": reply.status, "content_type": reply.content_type}
+    if reply.events is not None:
+        http["stream"] = {"events": len(reply.events), "done": reply.stream_done}
+    if reply.notes:
+        http["notes"] = reply.notes
+    return http
+
+
+def _document(reply: Reply, red: Redactor) -> Any:
+    """The response as :func:`document` reads it; raises :class:`StreamError`."""
+    doc = document(reply)
+    if isinstance(doc, dict) and isinstance(doc.get("events"), list) and reply.events is not None:
+        # the text events are pieces of one text: a secret split between two is
+        # found only in their join, so each keeps no share of it
+        texts = [i for i, e in enumerate(doc["events"]) if isinstance(e, str)]
+        for i, masked in zip(texts, red.pieces([doc["events"][i] for i in texts]), strict=True):
+            doc["events"][i] = masked
+    return doc
+
+
+def _keep_begun(call: HookCall, result: HookResult, reply: Reply, red: Redactor) -> None:
+    """A response cut off by the hook's timeout, an attempt's or the cap keeps what
+    had come, as one read whole does: its status and, for an event stream, the
+    events read (prepare's, which carry credentials: their count only)."""
+    http = _response_details(reply)
+    if reply.events and call.phase != "prepare":
+        try:
+            http["response"] = preview(_document(reply, red), RECORD_CHARS, red)
+        except StreamError:  # an error event: the diagnosis says what it said
+            pass
+    result.details["http"] = http
+
+
 async def run_http(call: HookCall) -> HookResult:
     """Run one phase of an ``http:`` entry and return its :class:`HookResult`."""
     res = resources(call)
@@ -368,8 +400,9 @@ async def run_http(call: HookCall) -> HookResult:
     result.details["attempts"] = []
     t0 = time.monotonic()
     deadline = t0 + call.timeout
+    begun: list[Reply] = []
     try:
-        await asyncio.wait_for(exchange(call, res, result, deadline), timeout=call.timeout)
+        await asyncio.wait_for(exchange(call, res, result, deadline, begun), timeout=call.timeout)
     except asyncio.TimeoutError:
         result.status = "timeout"
         result.diagnosis = (
@@ -384,6 +417,8 @@ async def run_http(call: HookCall) -> HookResult:
     result.ended = time.time()
     result.seconds = round(time.monotonic() - t0, 6)
     red = redactor(call, res)
+    if begun and "http" not in result.details:  # cut off while its response came
+        _keep_begun(call, result, begun[-1], red)
     if result.diagnosis:
         result.diagnosis = red.text(result.diagnosis)
     result.details = red.data(result.details)

@@ -21,6 +21,7 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /endless``                  text, one byte every 0.2 s, until the client goes (or 300 s)
 * ``ANY  /encoded/NAME``             a JSON answer labelled ``Content-Encoding: NAME``, not encoded
 * ``ANY  /stream/KEY``               the raw bytes of ``streams[KEY]`` as an event stream, then close
+* ``ANY  /stalled/KEY``              the same, then nothing more (keep-alive comments) until the client leaves
 """
 
 from __future__ import annotations
@@ -403,6 +404,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)
+            return None
+        if parts[:1] == ["stalled"] and len(parts) == 2:  # written as is, then it stalls
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            deadline = time.monotonic() + 300
+            try:
+                self.wfile.write(app.streams.get(parts[1], b""))
+                while time.monotonic() < deadline:
+                    self.wfile.write(b": ping\n\n")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:  # the client went away
+                pass
+            self.close_connection = True
             return None
         if parts[:1] == ["stream"] and len(parts) == 2:  # written as is, cut where it ends
             self.send_response(200)
