@@ -171,8 +171,8 @@ def _keep_cut_off(
     done = [*results, cut]
     keep_cut_off_output(
         exc,
-        clip(_joined(done, "stdout", labels), red),
-        clip(_joined(done, "stderr", labels), red),
+        stdout=clip(_joined(done, "stdout", labels), red),
+        stderr=clip(_joined(done, "stderr", labels), red),
     )
 
 

@@ -310,7 +310,7 @@ class Engine:
         except asyncio.CancelledError as exc:
             if record is not None:  # the run was interrupted while this hook ran
                 interrupted = ended("interrupted", "interrupted; its process group was killed")
-                interrupted.stdout, interrupted.stderr = cut_off_output(exc, call)
+                cut_off_output(exc, call, interrupted)
                 record["hooks"].append(interrupted.to_dict())
                 record["interrupted"] = True
             raise

@@ -446,28 +446,32 @@ def clip(text: str, redactor: Redactor | None = None) -> str:
 _KEPT = "rook_cut_off_output"  # where a transport keeps its own (see keep_cut_off_output)
 
 
-def keep_cut_off_output(exc: BaseException, stdout: str, stderr: str) -> None:
+def keep_cut_off_output(exc: BaseException, **fields: Any) -> None:
     """Keep, on the cancellation ``exc`` it re-raises, what a hook cut off by an
-    interrupt had printed, as the transport's record would hold it (a transport
-    whose hook is more than one process: the Ruhroh loop's iterations)."""
-    setattr(exc, _KEPT, (stdout, stderr))
+    interrupt had produced, as the transport's record would hold it: ``stdout``,
+    ``stderr`` (a hook of more than one process: the Ruhroh loop's iterations),
+    ``details`` (an HTTP hook's attempts and the response begun), redacted."""
+    setattr(exc, _KEPT, fields)
 
 
-def cut_off_output(exc: BaseException, call: Any) -> tuple[str, str]:
-    """What a hook cut off by an interrupt (the cancellation ``exc``) had printed
-    before its process group was killed: its stdout and stderr as a record
-    keeps a stopped hook's (see :func:`hook_result`), or as its transport kept
-    them (:func:`keep_cut_off_output`); empty when no process was cut off."""
+def cut_off_output(exc: BaseException, call: Any, result: Any) -> None:
+    """Fill ``result``, the record of a hook cut off by an interrupt (the
+    cancellation ``exc``), with what it had printed before its process group was
+    killed: its stdout and stderr as a record keeps a stopped hook's (see
+    :func:`hook_result`), or what its transport kept (:func:`keep_cut_off_output`)."""
     kept = getattr(exc, _KEPT, None)
-    if isinstance(kept, tuple):
-        return kept
+    if isinstance(kept, dict):
+        for name, value in kept.items():
+            setattr(result, name, value)
+        return
     from .process import read_before  # only an interrupted hook needs it
 
     proc = read_before(exc)
     if proc is None:
-        return "", ""
+        return
     red = getattr(call.run, "redactor", None) or current()
-    return clip(decode(proc.stdout, 0, red), red), clip(decode(proc.stderr, 0, red), red)
+    result.stdout = clip(decode(proc.stdout, 0, red), red)
+    result.stderr = clip(decode(proc.stderr, 0, red), red)
 
 
 def _answered(stdout: str) -> str:

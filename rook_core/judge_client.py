@@ -287,7 +287,7 @@ class JudgeClient:
                 turn=call.turn,
                 transport=entry.transport,
             )
-            hook.stdout, hook.stderr = hookio.cut_off_output(exc, call)
+            hookio.cut_off_output(exc, call, hook)
             data = self.redactor.data(hook.to_dict())
             if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
                 self._interrupted.setdefault(sr.key, []).append(

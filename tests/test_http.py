@@ -555,6 +555,42 @@ def test_a_stream_stopped_by_the_timeout_or_the_cap_keeps_what_it_had_sent(
     assert "Hello wor " in http["response"], http
     assert secret not in rook_workspace.all_run_text(run_id_of(r))
 
+
+def test_a_stream_cut_off_by_an_interrupt_keeps_what_it_had_sent(
+    rook_workspace, agent_server, monkeypatch
+):
+    """SIGINT while an event stream had sent two chunks and stalled: the interrupted
+    hook's record (in the scenario run's interrupted attempt) kept neither its
+    attempts nor the status and events read; it keeps them, redacted."""
+    import signal
+    import time
+
+    secret = "sk-" + "q" * 20
+    agent_server.streams["k"] = _chunk("Hello ") + _chunk("wor " + secret)
+    entry = _stream_entry(agent_server, "k")
+    entry["http"]["url"] = f"{agent_server.url}/stalled/k"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "Hello"}]})
+    proc = subprocess.Popen([sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not agent_server.seen(path_prefix="/stalled/k"):
+        time.sleep(0.05)
+    time.sleep(0.5)  # the two chunks are read
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    run_id = json.loads(out)["run"]["id"]
+    (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+    (hook,) = attempt["hooks"]
+    assert hook["status"] == "interrupted", hook
+    assert [a["url"] for a in hook["details"]["attempts"]] == [f"{agent_server.url}/stalled/k"]
+    http = hook["details"]["http"]
+    assert (http["status"], http["stream"]) == (200, {"events": 2, "done": False}), http
+    assert "Hello wor [redacted:AGENT_KEY]" in http["response"], http
+    assert secret not in rook_workspace.all_run_text(run_id)
+
 @pytest.mark.parametrize(
     ("choice", "named"),
     [

@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 
 from rook_core.credentials import mask_query, mask_url
 from rook_core.errors import counted
+from rook_core.hookio import keep_cut_off_output
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
 from rook_core.redact import Redactor
@@ -403,6 +404,12 @@ async def run_http(call: HookCall) -> HookResult:
     begun: list[Reply] = []
     try:
         await asyncio.wait_for(exchange(call, res, result, deadline, begun), timeout=call.timeout)
+    except asyncio.CancelledError as exc:  # the run interrupted: keep what had come
+        red = redactor(call, res)
+        if begun and "http" not in result.details:
+            _keep_begun(call, result, begun[-1], red)
+        keep_cut_off_output(exc, details=red.data(result.details))
+        raise
     except asyncio.TimeoutError:
         result.status = "timeout"
         result.diagnosis = (
