@@ -943,6 +943,40 @@ def test_a_null_placeholder_leaves_its_header_or_parameter_out(
     assert note.startswith("stream: sse was asked for but the response is application/json")
 
 
+def test_a_form_list_repeats_its_field_as_a_query_list_does(
+    rook_cli, rook_workspace, agent_server
+):
+    # a list in form: is one field per item, as HTML forms and httpx send it (it was
+    # sent as one field holding the list's JSON text, tag=["a", "b"]); its nulls are
+    # left out and an object in it is sent as JSON, as in a query list
+    hooks = {
+        "open": {
+            "http": {
+                "url": f"{agent_server.url}/echo",
+                "query": {"tag": ["a", "b"]},
+                "extract": {},
+            }
+        },
+        "execute": {
+            "http": {
+                "url": f"{agent_server.url}/echo",
+                "form": {"tag": ["a", "{{goal}}", "{{conversation}}", {"b": 1}], "n": 2},
+                "extract": {"output": "text"},
+            }
+        },
+    }
+    write_profile(rook_workspace, hooks, env=())
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "tag="}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    opened, executed = agent_server.seen(path_prefix="/echo")
+    assert parse_qsl(opened["raw_query"]) == [("tag", "a"), ("tag", "b")]
+    assert executed["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
+    assert parse_qsl(executed["text"], keep_blank_values=True) == [
+        ("tag", "a"), ("tag", "hi"), ("tag", '{"b": 1}'), ("n", "2")
+    ], executed["text"]
+
+
 def test_placeholders_in_the_url_are_encoded_for_where_they_stand(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

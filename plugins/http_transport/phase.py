@@ -258,7 +258,12 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
         else:
             req.json, req.has_json = body, True
     elif form is not None:
-        req.form = {k: as_text(v) for k, v in form.items() if v is not None}
+        # a list is one field per item, as a query list is one parameter per item
+        req.form = {
+            k: [as_text(i) for i in v if i is not None] if isinstance(v, list) else as_text(v)
+            for k, v in form.items()
+            if v is not None
+        }
     return req
 
 
