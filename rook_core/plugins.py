@@ -170,7 +170,7 @@ class Rook:
 
     def build_registries(self) -> None:
         collect = self._collect
-        collect("rook_register_transports", self.transports, keyed=False)
+        collect("rook_register_transports", self.transports, keyed=False, check=_transport_key)
         collect("rook_register_criteria", self.criteria, keyed=False, check=_criterion_needs)
         collect(
             "rook_register_judges",
@@ -402,6 +402,21 @@ def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str
         f"plugin {owner}: the {registry.kind} it registered{what} is named {name!r} "
         "(a name must be a non-empty string)"
     )
+
+
+def _transport_key(item: Any, who: str, switch: str) -> None:
+    """A transport's key is no option a profile's hook entry keeps for itself
+    (``timeout_seconds``): an entry holding it would be read as that option, so
+    the transport, listed among the installed ones, could never be used."""
+    from .profile import ENTRY_OPTIONS
+
+    key = getattr(item, "key", None)
+    if key in ENTRY_OPTIONS:
+        raise PluginError(
+            f"plugin {who}: a profile's hook entry keeps {key!r} for its own option "
+            f"({', '.join(ENTRY_OPTIONS)}), so no profile could use the transport; rename "
+            f"it, or disable the plugin with {switch}"
+        )
 
 
 def _criterion_needs(item: Any, who: str, switch: str) -> None:

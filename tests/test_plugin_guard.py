@@ -698,6 +698,12 @@ ASYNC_REGISTRATION = """
             "plugin bad (rook-bad): criterion type 'id': scenarios keep 'id' for a "
             "criterion's own key (turn, id), so no scenario could use the type",
         ),
+        (  # listed as a transport key, and never usable: a hook entry's own option
+            FUSSY.replace('key="fussy"', 'key="delay_seconds"'),
+            "plugin bad (rook-bad): transport 'delay_seconds': a profile's hook entry keeps "
+            "'delay_seconds' for its own option (timeout_seconds, delay_seconds), so no "
+            "profile could use the transport",
+        ),
         (  # its coroutine was never run: nothing registered, and a Python RuntimeWarning
             ASYNC_REGISTRATION,
             "plugin bad (rook-bad) returned a coroutine from rook_register_reporters: a "
