@@ -507,6 +507,40 @@ def required_parameters(
     )
 
 
+def _sent(headers: dict[str, str], query: dict[str, str]) -> set[str]:
+    """The names the security schemes send already (lower case): sent once."""
+    return {k.lower() for k in [*headers, *query]}
+
+
+def _with_own(entry: dict[str, Any], own: tuple[dict[str, str], dict[str, str]]) -> dict:
+    """``entry`` with the operation's own required header and query parameters."""
+    for key, values in zip(("headers", "query"), own, strict=True):
+        if values:
+            entry[key] = {**values, **entry.get(key, {})}
+    return entry
+
+
+def _session_parameters(
+    doc: dict[str, Any],
+    path: str,
+    op: dict[str, Any],
+    url: str,
+    secrets: Any,
+    notes: list[str],
+    sent: set[str],
+    phase: str,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The required header and query parameters of the operation ``phase`` (open,
+    close) sends, as :func:`required_parameters` gives execute's; its notes say
+    ``phase``."""
+    said: list[str] = []
+    found = required_parameters(
+        doc, {"path": path, "op": op, "field": None, "where": "body"}, secrets, url, said, sent
+    )
+    notes.extend(f"{phase}: {note}" for note in said)
+    return found
+
+
 def _with_auth(entry: dict[str, Any], headers: dict[str, str], query: dict[str, str]) -> dict:
     if headers:
         entry["headers"] = {**headers, **entry.get("headers", {})}
@@ -629,12 +663,8 @@ class OpenApiAuthor(HttpAuthor):
             path = find_answer(guess)
             if path:
                 entry["extract"] = {"output": jmes(path)}
-        sent = {k.lower() for k in [*auth_h, *auth_q]}
-        own = required_parameters(doc, chosen, request.secrets, where, notes, sent)
-        for key, values in zip(("headers", "query"), own, strict=True):
-            if values:  # the operation's own required parameters, beside the message
-                entry[key] = {**values, **entry.get(key, {})}
-        hooks["execute"] = {"http": _with_auth(entry, auth_h, auth_q)}
+        own = required_parameters(doc, chosen, request.secrets, where, notes, _sent(auth_h, auth_q))
+        hooks["execute"] = {"http": _with_auth(_with_own(entry, own), auth_h, auth_q)}
         return Draft(
             hooks=hooks,
             notes=notes,
@@ -683,20 +713,23 @@ class OpenApiAuthor(HttpAuthor):
                 )
             )
         opener["extract"] = {"conversation": jmes(handle or ("id",))}
-        hooks["open"] = {"http": _with_auth(opener, auth_h, auth_q)}
+        sent = _sent(auth_h, auth_q)
+        own = _session_parameters(
+            doc, parent, create, _at(base, parent), secrets, notes, sent, "open"
+        )
+        hooks["open"] = {"http": _with_auth(_with_own(opener, own), auth_h, auth_q)}
         notes.append(
             f"open: POST {parent} creates the {params[0]} "
             f"(extract.conversation = {opener['extract']['conversation']})"
         )
         url = _at(base, path.replace("{" + params[0] + "}", "{{conversation}}"))
-        closer = ((doc.get("paths") or {}).get(f"{parent}/{{{params[0]}}}") or {}).get("delete")
+        closing = f"{parent}/{{{params[0]}}}"
+        closer = ((doc.get("paths") or {}).get(closing) or {}).get("delete")
         if isinstance(closer, dict):
-            hooks["close"] = {
-                "http": _with_auth(
-                    {"url": _at(base, f"{parent}/{{{{conversation}}}}"), "method": "DELETE"},
-                    auth_h,
-                    auth_q,
-                )
-            }
+            own = _session_parameters(
+                doc, closing, closer, _at(base, closing), secrets, notes, sent, "close"
+            )
+            entry = {"url": _at(base, f"{parent}/{{{{conversation}}}}"), "method": "DELETE"}
+            hooks["close"] = {"http": _with_auth(_with_own(entry, own), auth_h, auth_q)}
             notes.append(f"close: DELETE {parent}/{{{params[0]}}}")
         return url

@@ -239,6 +239,54 @@ def test_required_query_and_header_parameters_are_sent(
     assert sent["query"]["api-version"] == "2024-02-01" and sent["headers"]["X-Tenant"] == "acme"
 
 
+def test_required_parameters_of_the_session_operations_are_sent_on_open_and_close(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """The session API's POST that creates the session (open) and its DELETE (close)
+    were sent without their own required header and query parameters, while the
+    message operation (execute) got its own: a real API refused the open, and so
+    every scenario. Each is now sent as execute's are, a credential among them moved
+    to env; one the document gives no value for is named in a note."""
+    from servers.authoring_server import SESSION_API
+
+    ws = rook_workspace
+    document = json.loads(json.dumps(SESSION_API))
+    document["servers"] = [{"url": authoring_server.url}]
+    paths = document["paths"]
+    paths["/api/sessions"]["post"]["parameters"] = [
+        {"name": "X-Tenant", "in": "header", "required": True,
+         "schema": {"type": "string", "enum": ["acme", "other"]}},
+        {"name": "api-version", "in": "query", "required": True, "example": "2024-02-01"},
+        {"name": "X-Client-Token", "in": "header", "required": True,
+         "schema": {"type": "string", "example": "ghp_exampleexampleexample0123"}},
+        {"name": "X-Region", "in": "header", "required": True, "schema": {"type": "string"}},
+        {"name": "X-Trace", "in": "header", "schema": {"type": "string", "example": "t-1"}},
+    ]
+    paths["/api/sessions/{id}"]["parameters"] = [
+        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+        {"name": "api-version", "in": "query", "required": True, "example": "2024-03-01"},
+    ]
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(document))
+    r = add(rook_cli, ws, "desk", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    hooks = profile(ws, "desk")["hooks"]
+    opener = hooks["open"]["http"]
+    assert opener["query"] == {"api-version": "2024-02-01"}, opener
+    assert opener["headers"]["X-Tenant"] == "acme" and "X-Trace" not in opener["headers"]
+    assert opener["headers"]["X-Client-Token"].startswith("{{env."), opener
+    assert "ghp_exampleexampleexample0123" not in r.stdout + r.stderr
+    assert "required header parameter X-Region: no example" in r.stdout + r.stderr
+    assert hooks["close"]["http"]["query"] == {"api-version": "2024-03-01"}, hooks["close"]
+    assert "query" not in hooks["execute"]["http"], hooks["execute"]
+    opened = [q for q in authoring_server.seen("POST") if q["path"] == "/api/sessions"][-1]
+    assert opened["query"] == {"api-version": "2024-02-01"}
+    assert opened["headers"]["X-Tenant"] == "acme"
+    assert opened["headers"]["X-Client-Token"] == "ghp_exampleexampleexample0123"
+    closed = authoring_server.seen("DELETE", "/api/sessions/")[-1]
+    assert closed["query"] == {"api-version": "2024-03-01"}
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
