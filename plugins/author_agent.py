@@ -80,6 +80,25 @@ Secrets come from environment variables; never write a secret value into the scr
 """
 
 
+def _phases(value: Any) -> list[str]:
+    """The ``phases`` of a JSON answer: a list of phase names, or one name alone
+    (``"open"``: a one-item list); anything else is the author agent's error."""
+    every = ("prepare", "open", "execute", "close", "collect")
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list):
+        raise RookError(
+            f"the author agent answered phases: {value!r:.100} is not a phase "
+            f"name nor a list of them ({', '.join(every)})"
+        )
+    for name in names:
+        if name not in every:
+            raise RookError(
+                f"the author agent answered phases: {name!r:.100} is not a phase "
+                f"({', '.join(every)})"
+            )
+    return names
+
+
 def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
     """The script, its language and any extra JSON fields (``env``, ``phases``)."""
     text = stdout.lstrip().removeprefix("\ufeff").strip()  # a BOM first: .NET, PowerShell
@@ -95,6 +114,8 @@ def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
                 "the author agent answered a JSON object without the script in its output field"
             )
         extra = {k: v for k, v in value.items() if k in ("env", "phases", "language")}
+        if extra.get("phases") is not None:
+            extra["phases"] = _phases(extra["phases"])
         text = script.strip()
     block = FENCE.search(text)
     lang = ""

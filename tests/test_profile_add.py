@@ -1039,6 +1039,46 @@ def test_an_author_agent_answering_json_that_is_no_object_answered_no_script(
     assert not (ws.agent_dir / "scripts" / "helper-hook.py").exists()
 
 
+PHASED_SCRIPT = (  # open is handled without its quoted name, so no scan of the script finds it
+    "import json, sys\nphase = sys.argv[1]\nif phase[:2] == 'op':\n"
+    "    print(json.dumps({'conversation': 'c-1'}))\nelif phase == 'execute':\n"
+    "    print(json.dumps({'output': 'heard: ' + sys.stdin.read()}))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "phases, hooks, said",
+    [
+        # one phase written as a string was ignored: open silently fell back to what a
+        # scan of the script found (no open hook, a single-turn profile)
+        ("open", ["execute", "open"], None),
+        (["open"], ["execute", "open"], None),
+        # a name that is no phase was dropped in silence, as was a value of another kind
+        (["execute", "opne"], None, "phases: 'opne' is not a phase"),
+        ("open close", None, "phases: 'open close' is not a phase"),
+        (3, None, "phases: 3 is not a phase name nor a list of them"),
+    ],
+)
+def test_an_author_agents_phases_are_a_list_or_one_phase_else_refused_by_name(
+    rook_workspace, rook_cli, tmp_path, phases, hooks, said
+):
+    ws = rook_workspace
+    author = tmp_path / "phased_author.py"
+    answer = json.dumps({"output": f"```python\n{PHASED_SCRIPT}```", "phases": phases})
+    author.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    r = add(rook_cli, ws, "helper", "--notes", "echo it", "--author", f"{sys.executable} {author}")
+    if said is None:
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert sorted(profile(ws, "helper")["hooks"]) == sorted(hooks)
+        assert "answer: heard: Say hello" in r.stdout
+        return
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert said in r.stderr and "(prepare, open, execute, close, collect)" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "test 1" not in r.stdout
+    assert not (ws.agent_dir / "profiles" / "helper.yaml").exists()
+    assert not (ws.agent_dir / "scripts" / "helper-hook.py").exists()
+
+
 PERL = '#!/usr/bin/env perl\nprint "{\\"output\\": \\"perl\\"}\\n" if $ARGV[0] eq "execute";\n'
 
 
