@@ -68,6 +68,7 @@ from .transports import (
     searching,
     start_resource,
     stop_resources,
+    transport_named,
 )
 from .workspace import Agent
 
@@ -317,7 +318,8 @@ class Engine:
         except RookError as exc:
             return ended("failed", str(exc))
         except Exception as exc:  # a transport plugin's bug fails this hook, not the run
-            return ended("failed", f"transport {entry.transport!r} raised {exception_text(exc)}")
+            who = transport_named(entry.transport, self.rook.transports)
+            return ended("failed", f"{who} raised {exception_text(exc)}")
 
     async def _delay(self, entry: Any, last_end: float | None) -> None:
         if entry.delay_seconds and last_end is not None:

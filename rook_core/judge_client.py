@@ -47,7 +47,7 @@ from .plain import plain
 from .plugins import Rook
 from .redact import Redactor, current
 from .store import atomic_write, dumps
-from .transports import dispatch, start_resource, stop_resources
+from .transports import dispatch, start_resource, stop_resources, transport_named
 from .workspace import Agent
 
 VERDICT_KEYS = ("pass", "reason", "score")
@@ -300,7 +300,8 @@ class JudgeClient:
         except RookError as exc:
             diagnosis = str(exc)
         except Exception as exc:  # a transport plugin's bug fails this judgement only
-            diagnosis = f"transport {entry.transport!r} raised {exception_text(exc)}"
+            who = transport_named(entry.transport, self.rook.transports)
+            diagnosis = f"{who} raised {exception_text(exc)}"
         now = time.time()
         return HookResult(
             phase,

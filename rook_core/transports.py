@@ -236,11 +236,11 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
     ``timeout`` naming the plugin, never a run that hangs."""
     spec = transports.get(call.entry.transport) if transports is not None else None
     if spec is None or spec.handles_timeout:
-        return await _dispatch(hook, call)
+        return await _dispatch(hook, call, transports)
     limit = call.timeout + TIMEOUT_GRACE_SECONDS
     started, clock = time.time(), time.monotonic()
     try:
-        return await asyncio.wait_for(_dispatch(hook, call), limit)
+        return await asyncio.wait_for(_dispatch(hook, call, transports), limit)
     except asyncio.TimeoutError:
         if time.monotonic() - clock < limit:  # the transport's own TimeoutError: its bug
             raise
@@ -252,7 +252,7 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
         started,
         time.time(),
         diagnosis=(
-            f"transport {key!r} ({transports.owner(key)}) did not answer within "
+            f"{transport_named(key, transports)} did not answer within "
             f"{call.timeout:g} s; Rook stopped waiting {TIMEOUT_GRACE_SECONDS:g} s later "
             "(the plugin does not honour call.timeout)"
         ),
@@ -261,7 +261,15 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
     )
 
 
-async def _dispatch(hook: Any, call: HookCall) -> HookResult:
+def transport_named(key: str, transports: Any = None) -> str:
+    """``transport 'KEY' (PLUGIN (DIST))``, as a transport plugin's fault names it
+    (the key alone without the ``transports`` registry)."""
+    if transports is None or key not in transports:
+        return f"transport {key!r}"
+    return f"transport {key!r} ({transports.owner(key)})"
+
+
+async def _dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookResult:
     caller = getattr(hook, PHASE_HOOKS[call.phase])
     awaitable = caller(call=call)
     if awaitable is None:
@@ -271,15 +279,16 @@ async def _dispatch(hook: Any, call: HookCall) -> HookResult:
         )
     if not inspect.isawaitable(awaitable):  # a plugin's bug: this hook's failure, named
         raise HookFailed(
-            f"transport {call.entry.transport!r} returned {type(awaitable).__name__}, "
-            "not an awaitable of a HookResult"
+            f"{transport_named(call.entry.transport, transports)} returned "
+            f"{type(awaitable).__name__}, not an awaitable of a HookResult"
         )
     result = await awaitable
     if not isinstance(result, HookResult):
         raise HookFailed(
-            f"transport {call.entry.transport!r} returned {type(result).__name__}, not a HookResult"
+            f"{transport_named(call.entry.transport, transports)} returned "
+            f"{type(result).__name__}, not a HookResult"
         )
-    return _checked_result(call.entry.transport, result, call.phase)
+    return _checked_result(call.entry.transport, result, call.phase, transports)
 
 
 RESULT_STATUSES = ("ok", "failed", "timeout")
@@ -306,39 +315,40 @@ def _plain_json(value: Any) -> bool:
     return False
 
 
-def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
+def _checked_result(key: str, result: HookResult, phase: str, transports: Any = None) -> HookResult:
     """A transport's result as the record can hold it: a known status, a diagnosis
     for one that is not ``ok``, JSON ``data`` and ``details``; anything else is
-    this hook's failure naming the transport (not an error of the whole run)."""
+    this hook's failure naming the transport, its plugin and distribution (not an
+    error of the whole run)."""
     if result.status not in RESULT_STATUSES:
         raise HookFailed(
-            f"transport {key!r} returned a HookResult with status {result.status!r:.60} "
+            f"{transport_named(key, transports)} returned a HookResult with status {result.status!r:.60} "
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
     for name in ("seconds", "started", "ended"):
         number = getattr(result, name)
         if isinstance(number, bool) or not isinstance(number, (int, float)):
             raise HookFailed(
-                f"transport {key!r} returned a HookResult whose {name} is a "
+                f"{transport_named(key, transports)} returned a HookResult whose {name} is a "
                 f"{type(number).__name__}, not a number: {number!r:.60}"
             )
     code = result.exit_code
     if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
         raise HookFailed(
-            f"transport {key!r} returned a HookResult whose exit_code is a "
+            f"{transport_named(key, transports)} returned a HookResult whose exit_code is a "
             f"{type(code).__name__}, not a whole number: {code!r:.60}"
         )
     for name in ("diagnosis", "end_conversation"):
         text = getattr(result, name)
         if text is not None and not isinstance(text, str):  # read as text by every report
             raise HookFailed(
-                f"transport {key!r} returned a HookResult whose {name} is a "
+                f"{transport_named(key, transports)} returned a HookResult whose {name} is a "
                 f"{type(text).__name__}, not a text: {text!r:.60}"
             )
     for name, value in (("data", result.data), ("details", result.details)):
         if value is not None and not isinstance(value, dict):  # the engine reads their keys
             raise HookFailed(
-                f"transport {key!r} returned a HookResult whose {name} is a "
+                f"{transport_named(key, transports)} returned a HookResult whose {name} is a "
                 f"{type(value).__name__}, not a JSON object (a dict)"
             )
     for name in ("data", "details"):
@@ -349,15 +359,17 @@ def _checked_result(key: str, result: HookResult, phase: str) -> HookResult:
             json.dumps(value)
         except (TypeError, ValueError, RecursionError) as exc:
             raise HookFailed(
-                f"transport {key!r} returned a HookResult whose {name} is not JSON: {exc}"
+                f"{transport_named(key, transports)} returned a HookResult whose {name} is not JSON: {exc}"
             ) from None
     if phase == "execute" and result.status == "ok" and result.data is None:
         raise HookFailed(
-            f"transport {key!r} returned an ok execute result without data "
+            f"{transport_named(key, transports)} returned an ok execute result without data "
             "(the agent's answer goes in data, as {'output': ...})"
         )
     if result.status != "ok" and not result.diagnosis:
-        result.diagnosis = f"transport {key!r} gave status {result.status} and no diagnosis"
+        result.diagnosis = (
+            f"{transport_named(key, transports)} gave status {result.status} and no diagnosis"
+        )
     return result
 
 

@@ -219,7 +219,8 @@ def test_a_transport_that_resolves_to_garbage_fails_the_hook_not_the_run(
     rook_distribution, rook_workspace, rook_cli, kind, shown
 ):
     """The awaitable of a phase hook must resolve to a HookResult; anything else is
-    that hook's failure naming the transport (as an exception is), never a traceback
+    that hook's failure naming the transport, its plugin and its distribution (as an
+    exception is; it named the transport's key alone), never a traceback
     that ends the run and loses what the other scenario runs recorded."""
     modules = {"rook_garbage.py": GARBAGE_TRANSPORT}
     rook_distribution("rook-garbage", {"garbage": "rook_garbage"}, modules)
@@ -233,7 +234,8 @@ def test_a_transport_that_resolves_to_garbage_fails_the_hook_not_the_run(
     assert r.exit_code == 1, r.stderr
     s = r.report["scenarios"][0]
     assert s["status"] == "error", s
-    assert f"transport 'garbage' {shown}" in s["reason"]
+    # named with its plugin and distribution, as the plugin's other faults are
+    assert f"transport 'garbage' (garbage (rook-garbage)) {shown}" in s["reason"], s["reason"]
     assert rook_workspace.record(r.report["run"]["id"], "s.1")["status"] == "error"
 
 

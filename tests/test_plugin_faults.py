@@ -519,21 +519,21 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
     rook_workspace.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "fine"}]})
     expected = {
-        "status": "transport 'shapeless' returned a HookResult with status 'passed' "
+        "status": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult with status 'passed' "
         "(expected ok, failed, timeout)",
-        "set": "transport 'shapeless' returned a HookResult whose data is not JSON: "
+        "set": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose data is not JSON: "
         "Object of type set is not JSON serializable",
-        "silent": "transport 'shapeless' gave status failed and no diagnosis",
+        "silent": "transport 'shapeless' (shapeless (rook-shapeless)) gave status failed and no diagnosis",
         # was "the JSON object has no output field (keys: none)", naming no transport
-        "empty": "transport 'shapeless' returned an ok execute result without data "
+        "empty": "transport 'shapeless' (shapeless (rook-shapeless)) returned an ok execute result without data "
         "(the agent's answer goes in data, as {'output': ...})",
         # was the reason '... failed: 503', and then no report could be written
-        "coded": "transport 'shapeless' returned a HookResult whose diagnosis is a int, "
+        "coded": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose diagnosis is a int, "
         "not a text: 503",
         # were a crash blamed on the executor, and reports that could not be written
-        "timed": "transport 'shapeless' returned a HookResult whose seconds is a str, "
+        "timed": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose seconds is a str, "
         "not a number: '0.2 s'",
-        "exited": "transport 'shapeless' returned a HookResult whose exit_code is a str, "
+        "exited": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose exit_code is a str, "
         "not a whole number: '0'",
     }
     for kind, reason in expected.items():
@@ -689,7 +689,7 @@ def test_hook_result_data_that_is_not_a_json_object_fails_that_hook_naming_the_t
         assert r.exit_code == 1 and r.statuses() == {"s": "error"}, (phase, r.stderr)
         reason = r.report["scenarios"][0]["reason"]
         assert (
-            f"transport 'listy' returned a HookResult whose {name} is a {shown}, "
+            f"transport 'listy' (listy (rook-listy)) returned a HookResult whose {name} is a {shown}, "
             "not a JSON object" in reason
         ), (phase, reason)
     r = rook_cli("profile", "test", "-w", str(rook_workspace.root))
@@ -1585,11 +1585,11 @@ def test_a_transport_that_raises_without_a_message_is_named_without_a_dangling_c
     rook_workspace.profile({"id": "grader", "hooks": {"execute": {"boom": {}}}}, active=False)
     r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
     (verdict,) = r.report["scenarios"][0]["criteria"]
-    assert verdict["reason"].endswith("transport 'boom' raised RuntimeError"), verdict
+    assert verdict["reason"].endswith("transport 'boom' (boom (rook-boom)) raised RuntimeError")
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"boom": {}}}})
     r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
     (hook,) = r.report["scenarios"][0]["hooks"]
-    assert hook["diagnosis"] == "transport 'boom' raised RuntimeError", hook
+    assert hook["diagnosis"] == "transport 'boom' (boom (rook-boom)) raised RuntimeError", hook
 
 
 LOUD = """
