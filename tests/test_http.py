@@ -52,6 +52,75 @@ def test_bearer_auth_with_the_right_token(rook_cli, rook_workspace, agent_server
     )
 
 
+def test_digest_auth_answers_the_servers_challenge(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """An API that takes HTTP Digest only could not be reached from an http: entry
+    (it sends fixed headers; a digest answers the server's challenge). auth.digest
+    answers it, with its username and password from env: never recorded or shown;
+    a wrong one is an authentication problem naming the variables."""
+    monkeypatch.setenv("DIGEST_USER", agent_server.digest_user)
+    monkeypatch.setenv("DIGEST_PASSWORD", agent_server.digest_password)
+    digest = {"username": "{{env.DIGEST_USER}}", "password": "{{env.DIGEST_PASSWORD}}"}
+    entry = {
+        "url": f"{agent_server.url}/digest",
+        "body": {"message": "{{goal}}"},
+        "auth": {"digest": digest},
+        "extract": {"output": "output"},
+    }
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=("DIGEST_USER", "DIGEST_PASSWORD"))
+    rook_workspace.scenario(
+        {"id": "s", "goal": "hi there", "criteria": [{"equals": "digest answer to: hi there"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    challenged, answered = agent_server.seen("POST", "/digest")
+    assert "Authorization" not in challenged["headers"]
+    assert answered["headers"]["Authorization"].startswith("Digest username=")
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert agent_server.digest_password not in everything
+
+    monkeypatch.setenv("DIGEST_PASSWORD", "dp-wrong-0123456789")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "authentication problem" in reason and "401" in reason, reason
+    assert "digest password from {{env.DIGEST_PASSWORD}}" in reason, reason
+    assert "DIGEST_PASSWORD holds a valid credential" in reason, reason
+    assert "dp-wrong-0123456789" not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout
+
+    del entry["auth"]  # without it, the diagnosis says how to answer the challenge
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    r = rook_cli("run", "--json")
+    assert "give the entry auth: {digest: {username: ..., password: ...}}" in (
+        r.report["scenarios"][0]["reason"]
+    )
+
+
+@pytest.mark.parametrize(
+    "auth, field, said",
+    [
+        ({"digest": {"username": "u", "password": "{{env.UNDECLARED}}"}},
+         "hooks.execute.http.auth.digest.password", "UNDECLARED is not declared"),
+        ({"digest": {"username": "u"}}, "hooks.execute.http.auth.digest.password",
+         "Missing data for required field"),
+        ({}, "hooks.execute.http.auth", "digest"),
+        ({"basic": {"username": "u", "password": "p"}}, "hooks.execute.http.auth.basic",
+         "Unknown field"),
+    ],
+)
+def test_a_wrong_auth_entry_is_refused_before_anything_runs(
+    rook_cli, rook_workspace, agent_server, auth, field, said
+):
+    entry = {"url": f"{agent_server.url}/digest", "body": {"q": "{{goal}}"}, "auth": auth}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
+    assert field in r.stderr and said in r.stderr, r.stderr
+    assert not agent_server.seen(path_prefix="/digest")
+
+
 def test_a_wrong_token_is_diagnosed_as_an_authentication_problem(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):
@@ -110,7 +179,10 @@ def test_a_server_asking_for_digest_is_said_to_need_a_script_hook(
     reason = r.report["scenarios"][0]["reason"]
     scheme = challenge.split()[0]
     assert f"The server asks for {scheme} authentication" in reason, reason
-    assert "cannot answer it: reach the agent from a script hook" in reason, reason
+    if scheme == "Digest":  # an http: entry answers it with auth.digest
+        assert "give the entry auth: {digest: {username: ..., password: ...}}" in reason
+    else:
+        assert "cannot answer it: reach the agent from a script hook" in reason, reason
     assert "Bearer" not in reason, reason
 
 

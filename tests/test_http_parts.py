@@ -193,6 +193,8 @@ def test_the_profiles_in_the_http_docs_are_valid():
             profile_from_dict({"id": "x", **block}, transports, "docs/http.md")
         elif set(block) <= {"extract", "calls"}:
             load_config({"url": "http://x", "extract": block.get("extract", block)})
+        elif "url" in block:  # a whole http: entry
+            load_config(block)
         else:
             raise AssertionError(f"a yaml snippet this test does not check: {block}")
         snippets += 1

@@ -61,6 +61,7 @@ class Request:
     content: str | None = None
     form: dict[str, Any] | None = None
     sse: bool = False
+    digest: tuple[str, str] | None = None  # username, password: answers a Digest challenge
 
     def shown_url(self, redact: Callable[[str], str]) -> str:
         """The full URL with its query as a message or record shows it:
@@ -299,6 +300,8 @@ async def _once(
     """One attempt; its reply, once its headers came, is in ``begun`` too, so what a
     stream had sent is known when the attempt is cut off (a timeout, the cap)."""
     kwargs: dict[str, Any] = {"headers": req.headers, "timeout": timeout}
+    if req.digest is not None:  # httpx answers the 401's challenge and sends again
+        kwargs["auth"] = httpx.DigestAuth(*req.digest)
     # merged, not passed as ``params=``: httpx would drop the query the URL itself holds
     url = httpx.URL(req.url).copy_merge_params(req.params) if req.params else req.url
     if req.has_json:

@@ -127,6 +127,27 @@ class ExtractSchema(Schema):
             )
 
 
+class DigestSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    username = fields.String(required=True)
+    password = fields.String(required=True)
+
+
+class AuthSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    digest = fields.Nested(
+        DigestSchema,
+        required=True,
+        error_messages={
+            "required": "missing: the Digest credentials, {{username: ..., password: ...}}"
+        },
+    )
+
+
 class HttpSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -146,6 +167,7 @@ class HttpSchema(Schema):
     query = fields.Dict(keys=fields.String(validate=validate.Length(min=1)), values=fields.Raw())
     body = fields.Raw(allow_none=True)
     form = fields.Dict(keys=fields.String(), values=fields.Raw())
+    auth = fields.Nested(AuthSchema)
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     verify_tls = VerifyField()
     retries = StrictInteger(validate=validate.Range(min=0, max=20))
@@ -180,7 +202,7 @@ class HttpSchema(Schema):
                 errors.setdefault("save", []).append(
                     f"{name}: a name Rook fills in itself; choose another name"
                 )
-        for key in ("url", "headers", "query", "body", "form"):
+        for key in ("url", "headers", "query", "body", "form", "auth"):
             if key not in data:
                 continue
             for where, name in placeholders(data[key], key):
@@ -260,7 +282,7 @@ def load_config(value: Any) -> HttpConfig:
         raise ValidationError(explain_unknown(exc.messages, schema)) from None
     method = str(data.get("method") or ("POST" if "body" in data or "form" in data else "GET"))
     names: list[str] = []
-    for key in ("url", "headers", "query", "body", "form"):
+    for key in ("url", "headers", "query", "body", "form", "auth"):
         for _, name in placeholders(data.get(key), key):
             if name not in BUILTINS and not name.startswith("env.") and name not in names:
                 names.append(name)
@@ -273,6 +295,7 @@ def load_config(value: Any) -> HttpConfig:
         body=data.get("body"),
         has_body="body" in data,
         form=data.get("form"),
+        auth=data.get("auth"),
         timeout_seconds=data.get("timeout_seconds"),
         verify_tls=data.get("verify_tls", True),
         retries=data.get("retries", DEFAULT_RETRIES),

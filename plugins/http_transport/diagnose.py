@@ -88,6 +88,8 @@ def credential_sources(
             place = f"{section} field {rest}"
         elif section == "url" and name in url_query:
             place = "the URL's query"
+        elif section == "auth":  # auth.digest.password
+            place = f"digest {rest.rpartition('.')[2]}"
         else:
             continue
         if name.startswith("env."):
@@ -111,20 +113,28 @@ def auth_failure(
     used: list[tuple[str, str, Any]],
     literal_headers: list[str],
     url_query: set[str] | frozenset[str] = frozenset(),
+    digest: bool = False,
 ) -> str:
-    """The diagnosis for a 401 or 403, naming the header and the variable involved."""
+    """The diagnosis for a 401 or 403, naming the header and the variable involved
+    (``digest``: the entry answers a Digest challenge, ``auth.digest``)."""
     what = "rejected the credentials" if reply.status == 401 else "refused access"
     msg = [f"authentication problem: {method} {url} {what} (HTTP {reply.status} {reply.reason})."]
     sources, names = credential_sources(used, url_query)
     challenge = reply.headers.get("www-authenticate")
     scheme = challenge_only(challenge) if challenge else None
-    if scheme:
+    if scheme and not (digest and scheme.lower() == "digest"):
         if sources:
             msg.append("Credentials sent: " + "; ".join(sources) + ".")
+        how = (
+            "an http: entry answers it with auth: give the entry auth: {digest: {username: "
+            "..., password: ...}}, each from {{env.NAME}}."
+            if scheme.lower() == "digest"
+            else "an http: entry sends fixed headers and cannot answer it: reach the agent "
+            "from a script hook."
+        )
         msg.append(
             f"The server asks for {scheme} authentication (WWW-Authenticate: {challenge}), "
-            "which answers a challenge from the server on each request; an http: entry "
-            "sends fixed headers and cannot answer it: reach the agent from a script hook."
+            f"which answers a challenge from the server on each request; {how}"
         )
         msg.append("Response " + received(reply, document, phase))
         return " ".join(msg)
@@ -139,10 +149,18 @@ def auth_failure(
             hints.append(
                 f"that prepare saved the right value as {', '.join(saved)} and it has not expired"
             )
-        hints.append("that the header's format is what the server expects (e.g. 'Bearer <token>')")
-        msg.append(
-            "Check " + ", ".join(hints[:-1]) + (" and " if len(hints) > 1 else "") + hints[-1] + "."
-        )
+        if not digest:
+            hints.append(
+                "that the header's format is what the server expects (e.g. 'Bearer <token>')"
+            )
+        if hints:
+            msg.append(
+                "Check "
+                + ", ".join(hints[:-1])
+                + (" and " if len(hints) > 1 else "")
+                + hints[-1]
+                + "."
+            )
     elif literal_headers:
         msg.append(
             f"The request sent {', '.join(literal_headers)} written literally in the profile; "

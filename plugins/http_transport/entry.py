@@ -75,6 +75,8 @@ class HttpConfig:
     body: Any = None
     has_body: bool = False
     form: dict[str, Any] | None = None
+    auth: dict[str, Any] | None = None
+    """``{"digest": {"username": ..., "password": ...}}``: HTTP Digest credentials."""
     timeout_seconds: float | None = None
     verify_tls: bool | str = True
     retries: int = DEFAULT_RETRIES

@@ -41,6 +41,7 @@ def request_parts(config: HttpConfig) -> dict[str, Any]:
         "query": config.query,
         "body": config.body if config.has_body else None,
         "form": config.form,
+        "auth": config.auth,
     }
 
 

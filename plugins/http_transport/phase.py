@@ -236,6 +236,7 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
         query = scope.render(config.query, "query")
         body = scope.render(config.body, "body") if config.has_body else None
         form = scope.render(config.form, "form") if config.form is not None else None
+        auth = scope.render(config.auth, "auth") if config.auth is not None else None
     except TemplateError as exc:
         raise HookError(str(exc)) from None
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -252,6 +253,8 @@ def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
         headers["Accept"] = "text/event-stream"
     params = {k: _param(v) for k, v in query.items() if v is not None}
     req = Request(config.method, url, headers, params, sse=config.stream == "sse")
+    if auth is not None:
+        req.digest = (as_text(auth["digest"]["username"]), as_text(auth["digest"]["password"]))
     if config.has_body:
         if isinstance(body, str):
             req.content = body
@@ -331,7 +334,17 @@ async def exchange(
         cut = config.url.find("?")  # placeholders in the query the url itself writes
         in_query = {n for _, n in placeholders(config.url[cut:])} if cut >= 0 else set()
         raise HookError(
-            auth_failure(method, url, reply, doc, call.phase, scope.used, literal, in_query)
+            auth_failure(
+                method,
+                url,
+                reply,
+                doc,
+                call.phase,
+                scope.used,
+                literal,
+                in_query,
+                digest=config.auth is not None,
+            )
         )
     if not 200 <= reply.status < 300:
         location = reply.headers.get("location") if 300 <= reply.status < 400 else None

@@ -22,12 +22,16 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /encoded/NAME``             a JSON answer labelled ``Content-Encoding: NAME``, not encoded
 * ``ANY  /stream/KEY``               the raw bytes of ``streams[KEY]`` as an event stream, then close
 * ``ANY  /stalled/KEY``              the same, then nothing more (keep-alive comments) until the client leaves
+* ``POST /digest``                   ``message``, behind HTTP Digest auth (RFC 7616, MD5, qop=auth) of ``digest_user``
+                                     and ``digest_password``; answers ``{"output": ...}``
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import re
 import secrets
 import ssl
 import threading
@@ -38,6 +42,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 _S = TypeVar("_S", bound="AgentServer")
+DIGEST_NONCE = "dcd98b7102dd2f0e8b11d0f600bfb0c093"
 
 
 class AgentServer:
@@ -49,6 +54,8 @@ class AgentServer:
         self.api_key = "sk-test-" + secrets.token_hex(12)
         self.client_id = "rook-client"
         self.client_secret = "cs-" + secrets.token_hex(12)
+        self.digest_user = "rook"
+        self.digest_password = "dp-" + secrets.token_hex(12)
         self.tokens: set[str] = set()
         self.sessions: dict[str, dict[str, Any]] = {}
         self.flaky: dict[str, list[tuple[int, dict[str, str]]]] = {}
@@ -104,6 +111,30 @@ class AgentServer:
         auth = headers.get("Authorization", "")
         scheme, _, token = auth.partition(" ")
         return scheme.lower() == "bearer" and (token == self.api_key or token in self.tokens)
+
+    def digest_ok(self, method: str, uri: str, header: str) -> bool:
+        """Whether ``header`` answers the ``/digest`` challenge (RFC 7616, MD5, qop=auth)."""
+        scheme, _, rest = header.partition(" ")
+        if scheme.lower() != "digest":
+            return False
+        given = dict(
+            (k.strip(), v.strip().strip('"')) for k, _, v in
+            (p.partition("=") for p in re.split(r",\s*(?=[a-z]+=)", rest))
+        )
+
+        def md5(text: str) -> str:
+            return hashlib.md5(text.encode()).hexdigest()
+
+        ha1 = md5(f"{self.digest_user}:agent:{self.digest_password}")
+        ha2 = md5(f"{method}:{given.get('uri', '')}")
+        expected = md5(
+            f"{ha1}:{DIGEST_NONCE}:{given.get('nc', '')}:{given.get('cnonce', '')}:auth:{ha2}"
+        )
+        return (
+            given.get("username") == self.digest_user
+            and given.get("uri") == uri
+            and given.get("response") == expected
+        )
 
     def mint(self, form: dict[str, str]) -> tuple[int, Any]:
         if (
@@ -445,6 +476,14 @@ class _Handler(BaseHTTPRequestHandler):
             if thread is None:
                 return self._send(200, {"reply": "new thread", "thread_id": "th-1"})
             return self._send(200, {"reply": f"in {thread}: {(body or {}).get('text')}"})
+        if path == "/digest" and self.command == "POST":
+            if not app.digest_ok(self.command, self.path, self.headers.get("Authorization", "")):
+                return self._send(
+                    401,
+                    {"error": "digest credentials needed"},
+                    {"WWW-Authenticate": f'Digest realm="agent", qop="auth", nonce="{DIGEST_NONCE}"'},
+                )
+            return self._send(200, {"output": f"digest answer to: {(body or {}).get('message', '')}"})
         if path == "/events":
             return self._events(["first ", "second", json.dumps({"note": "json event"})])
         if path == "/events/error":
