@@ -382,8 +382,9 @@ def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
     raise ConfigError("the OpenAPI document names no server URL; give it with --base-url URL")
 
 
-# http schemes that answer the server's challenge on each request: no fixed header sends them
-CHALLENGE = ("digest", "negotiate", "ntlm", "hoba", "mutual", "scram-sha-1", "scram-sha-256")
+# http schemes that answer the server's challenge on each request: no fixed header sends
+# them (digest an http entry answers with its auth.digest)
+CHALLENGE = ("negotiate", "ntlm", "hoba", "mutual", "scram-sha-1", "scram-sha-256")
 TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an auth scheme's name (RFC 9110 token)
 
 
@@ -398,7 +399,7 @@ def _sendable(doc: dict[str, Any], schemes: dict[str, Any], requirement: Any) ->
 
 def _challenged(doc: dict[str, Any], op: dict[str, Any]) -> bool:
     """Whether the operation asks for credentials and Rook can send none of its
-    alternatives (each holds a scheme such as ``digest`` that answers a challenge)."""
+    alternatives (each holds a scheme such as ``ntlm`` that answers a challenge)."""
     reqs = op.get("security", doc.get("security")) or []
     schemes = (doc.get("components") or {}).get("securitySchemes") or {}
     return bool(reqs) and not any(_sendable(doc, schemes, r) for r in reqs)
@@ -412,14 +413,16 @@ def security_headers(
     notes: list[str],
     userinfo: tuple[str, str] | None = None,
     given: dict[str, str] | None = None,
+    auth: dict[str, Any] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Headers and query parameters carrying the operation's credentials, from env.
 
     Of the alternative requirements, the first that Rook can send; a scheme that
-    answers a challenge (``http`` ``digest``, ``negotiate``...) is never sent as
-    a fixed header: ``notes`` says so. ``userinfo`` (a user and password in the
-    URL) is the value of an ``http`` ``basic`` scheme, and ``given`` (the document
-    URL's query) that of an ``apiKey`` in the query of the same name."""
+    answers a challenge (``http`` ``negotiate``, ``ntlm``...) is never sent as a
+    fixed header: ``notes`` says so. An ``http`` ``digest`` scheme fills ``auth``
+    (an entry's ``auth: {digest: ...}``). ``userinfo`` (a user and password in the
+    URL) is the value of an ``http`` ``basic`` or ``digest`` scheme, and ``given``
+    (the document URL's query) that of an ``apiKey`` in the query of the same name."""
     headers: dict[str, str] = {}
     query: dict[str, str] = {}
     reqs = op.get("security", doc.get("security")) or []
@@ -440,6 +443,14 @@ def security_headers(
                 else f"{s.get('name')}={{{{env.{var}}}}}"
             )
             target[key] = value
+        elif kind == "http" and scheme.lower() == "digest" and auth is not None:
+            if userinfo is not None:  # the user name is no secret; the password is
+                user = userinfo[0]
+                word = request.secrets.add("DIGEST_PASSWORD", purpose, userinfo[1] or None)
+            else:
+                user = f"{{{{env.{request.secrets.add('DIGEST_USER', purpose + ': user')}}}}}"
+                word = request.secrets.add("DIGEST_PASSWORD", purpose + ": password")
+            auth["digest"] = {"username": user, "password": f"{{{{env.{word}}}}}"}
         elif kind == "http" and scheme.lower() in CHALLENGE:
             notes.append(
                 f"security scheme {name} (http {scheme}) is not sent: {scheme} authentication "
@@ -630,8 +641,11 @@ class OpenApiAuthor(HttpAuthor):
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         userinfo = (user, password or "") if user is not None else None
         given = dict(parse_qsl(urlsplit(doc_url).query)) if here else {}
-        auth_h, auth_q = security_headers(doc, chosen["op"], request, where, notes, userinfo, given)
-        if user is not None and "Authorization" not in auth_h:
+        auth: dict[str, Any] = {}  # an http digest scheme's auth.digest
+        auth_h, auth_q = security_headers(
+            doc, chosen["op"], request, where, notes, userinfo, given, auth
+        )
+        if user is not None and "Authorization" not in auth_h and not auth:
             if _challenged(doc, chosen["op"]):  # as Basic, the password would go in clear
                 notes.append(
                     "the user and password in the URL are not sent as Basic: the API asks "
@@ -665,6 +679,8 @@ class OpenApiAuthor(HttpAuthor):
                 entry["extract"] = {"output": jmes(path)}
         own = required_parameters(doc, chosen, request.secrets, where, notes, _sent(auth_h, auth_q))
         hooks["execute"] = {"http": _with_auth(_with_own(entry, own), auth_h, auth_q)}
+        for hook in hooks.values() if auth else ():  # each request answers the challenge
+            hook["http"]["auth"] = auth
         return Draft(
             hooks=hooks,
             notes=notes,

@@ -413,8 +413,9 @@ def test_a_guess_that_extracts_the_goal_sent_back_is_corrected(
     assert r.stdout.rstrip().count("answer: noted: Say hello in one short sentence.") == 1
 
 
-def history_document(url, schemes, security):
-    """``POST /history`` of the authoring server (no credential checked), secured so."""
+def history_document(url, schemes, security, path="/history"):
+    """``POST /history`` of the authoring server (no credential checked), secured so
+    (``path="/digest"``: the endpoint that checks HTTP Digest credentials)."""
     return {
         "openapi": "3.0.3",
         "info": {"title": "History", "version": "1"},
@@ -422,7 +423,7 @@ def history_document(url, schemes, security):
         "components": {"securitySchemes": schemes},
         "security": security,
         "paths": {
-            "/history": {
+            path: {
                 "post": {
                     "requestBody": {
                         "content": {
@@ -460,22 +461,65 @@ def test_an_http_scheme_other_than_bearer_or_basic_is_sent_as_itself(
     assert secret not in r.stdout + r.stderr
 
 
-def test_a_digest_scheme_is_said_to_be_unsendable_and_an_alternative_is_used(
+def test_a_digest_scheme_is_answered_with_credentials_from_env(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
-    """``scheme: digest`` was written as ``Authorization: Bearer ...``. Digest answers
-    the server's challenge, which a fixed header cannot: the note says it is not
-    sent; when the document offers another requirement, that one is used."""
+    """``scheme: digest`` was not sent ("security scheme dig (http digest) is not
+    sent"), and the profile could not reach an API that takes Digest only. It is
+    written as the entry's auth.digest, its user and password env references,
+    and tested against the real server's challenge."""
+    ws = rook_workspace
+    schemes = {"dig": {"type": "http", "scheme": "digest"}}
+    doc = history_document(authoring_server.url, schemes, [{"dig": []}], path="/digest")
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(doc))
+    env = {
+        "AGENT_DIGEST_USER": authoring_server.digest_user,
+        "AGENT_DIGEST_PASSWORD": authoring_server.digest_password,
+    }
+    r = add(rook_cli, ws, "dig", "--from", str(api), env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "dig")["hooks"]["execute"]["http"]
+    assert http["auth"] == {
+        "digest": {
+            "username": "{{env.AGENT_DIGEST_USER}}",
+            "password": "{{env.AGENT_DIGEST_PASSWORD}}",
+        }
+    }
+    assert "answer: digest answer to: Say hello" in r.stdout
+    assert "is not sent" not in r.stdout
+    assert authoring_server.digest_password not in r.stdout + r.stderr
+
+    # a password in the server URL is the digest password, moved to env
+    password = authoring_server.digest_password
+    url = authoring_server.url.replace("http://", f"http://desk-operator:{password}@")
+    api.write_text(json.dumps(history_document(url, schemes, [{"dig": []}], path="/digest")))
+    r = add(rook_cli, ws, "dig2", "--from", str(api))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    digest = profile(ws, "dig2")["hooks"]["execute"]["http"]["auth"]["digest"]
+    assert digest["username"] == "desk-operator" and digest["password"].startswith("{{env."), digest
+    assert "answer: digest answer to: Say hello" in r.stdout
+    assert "Authorization" not in profile(ws, "dig2")["hooks"]["execute"]["http"].get("headers", {})
+    assert password not in r.stdout + r.stderr
+    assert password not in (ws.agent_dir / "profiles" / "dig2.yaml").read_text()
+
+
+def test_a_challenge_scheme_is_said_to_be_unsendable_and_an_alternative_is_used(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """``scheme: ntlm`` (like negotiate) answers the server's challenge in a way an
+    http entry cannot: the note says it is not sent; when the document offers
+    another requirement, that one is used."""
     ws = rook_workspace
     schemes = {
-        "dig": {"type": "http", "scheme": "digest"},
+        "dig": {"type": "http", "scheme": "ntlm"},
         "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
     }
     api = tmp_path / "api.json"
     api.write_text(json.dumps(history_document(authoring_server.url, schemes, [{"dig": []}])))
     r = add(rook_cli, ws, "dig", "--from", str(api))
     assert r.exit_code == 0, r.stdout + r.stderr
-    assert "security scheme dig (http digest) is not sent" in r.stdout
+    assert "security scheme dig (http ntlm) is not sent" in r.stdout
     assert "headers" not in profile(ws, "dig")["hooks"]["execute"]["http"]
     assert "Authorization" not in authoring_server.requests[-1]["headers"]
     alternatives = [{"dig": []}, {"key": []}]
@@ -487,16 +531,17 @@ def test_a_digest_scheme_is_said_to_be_unsendable_and_an_alternative_is_used(
     assert headers == {"X-Key": "{{env.AGENT_API_KEY}}"}
 
 
-def test_a_user_and_password_in_the_url_are_not_sent_as_basic_to_a_digest_api(
+def test_a_user_and_password_in_the_url_are_not_sent_as_basic_to_an_ntlm_api(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
-    """A document declaring only digest, with ``bob:PW@`` in its server URL, sent
-    the password as Basic (in clear, to an API that asked for digest). Rook cannot
-    answer a digest challenge from an http hook: it sends nothing and says so."""
+    """A document declaring only a challenge scheme (ntlm), with ``bob:PW@`` in its
+    server URL, sent the password as Basic (in clear, to an API that asked for
+    another scheme). Rook cannot answer an NTLM challenge from an http hook: it sends
+    nothing and says so."""
     ws = rook_workspace
     password = "pw-" + "71c3e9a0d4"
     url = authoring_server.url.replace("http://", f"http://bob:{password}@")
-    doc = history_document(url, {"dig": {"type": "http", "scheme": "digest"}}, [{"dig": []}])
+    doc = history_document(url, {"dig": {"type": "http", "scheme": "ntlm"}}, [{"dig": []}])
     api = tmp_path / "api.json"
     api.write_text(json.dumps(doc))
     r = add(rook_cli, ws, "dig", "--from", str(api))

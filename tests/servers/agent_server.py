@@ -54,7 +54,7 @@ class AgentServer:
         self.api_key = "sk-test-" + secrets.token_hex(12)
         self.client_id = "rook-client"
         self.client_secret = "cs-" + secrets.token_hex(12)
-        self.digest_user = "rook"
+        self.digest_user = "desk-operator"
         self.digest_password = "dp-" + secrets.token_hex(12)
         self.tokens: set[str] = set()
         self.sessions: dict[str, dict[str, Any]] = {}
