@@ -416,6 +416,8 @@ def loosened(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
                 credential = secret_name(str(key)) or "{{env." in str(value)
                 if credential and key not in new:
                     found.append(f"hooks.{phase}.http.{part}.{key} (a credential) would be dropped")
+        if vb.get("auth") and not va.get("auth"):  # auth.digest: a user and password
+            found.append(f"hooks.{phase}.http.auth (a credential) would be dropped")
     caps_before = before.get("capabilities") or {}
     caps_after = after.get("capabilities") or {}
     for cap, value in caps_after.items():

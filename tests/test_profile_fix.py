@@ -416,6 +416,28 @@ def test_a_script_replacing_an_http_entry_never_drops_its_credential(
     assert found == ["hooks.execute.http.query.key (a credential) would be dropped"]
 
 
+def test_a_script_replacing_an_http_entry_never_drops_its_digest_credential(
+    rook_workspace, rook_cli, authoring_server
+):
+    """An http: entry's auth.digest was not counted among its credentials: a repair
+    that made the entry a script, dropping it, was written (exit 0). It is refused
+    like a dropped Authorization header; every file stays as it was."""
+    ws = rook_workspace
+    digest = {"username": "{{env.DIGEST_USER}}", "password": "{{env.DIGEST_PASSWORD}}"}
+    entry = chat(authoring_server, url=f"{authoring_server.url}/v1/nowhere", headers={})
+    entry["http"]["auth"] = {"digest": digest}
+    path = write(ws, {"execute": entry}, env=("DIGEST_USER", "DIGEST_PASSWORD"))
+    before = path.read_text()
+    env = {"DIGEST_USER": "desk-operator", "DIGEST_PASSWORD": authoring_server.digest_password}
+    r = fix(rook_cli, ws, "--author", AUTHOR, env=env)
+    assert "FAILED (not_found)" in r.stdout, r.stdout + r.stderr
+    assert (
+        "refused a repair that would loosen a check: "
+        "hooks.execute.http.auth (a credential) would be dropped" in r.stdout
+    ), r.stdout
+    assert r.exit_code == 1 and path.read_text() == before
+
+
 def test_fix_withdraws_an_optimistic_claim_that_profile_test_flags(rook_workspace, rook_cli):
     """A profile that works but declares calls it never shows: rook profile test flags
     it OPTIMISTIC (exit 1) and fix said 'the profile works; nothing to fix'. Now fix
