@@ -115,6 +115,7 @@ SHORT = {
     "x": "--proxy",
 }
 # -u with these answers the server's challenge on each request: no fixed header does
+# (--digest an http: entry answers with its auth.digest)
 CHALLENGE_FLAGS = ("--digest", "--ntlm", "--ntlm-wb", "--negotiate")
 # What an http: entry cannot send: left out, and said so (the test may fail without it).
 UNSENDABLE = (
@@ -539,7 +540,15 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             secrets.add("", f"${var} in your cURL command, {place} of {where}", variable=var)
         notes.append(f"${var} taken as the environment variable {var} ({place})")
     headers = {k: v for k, v in c.headers if k.lower() not in DROP_HEADERS}
-    if c.challenge and (c.user is not None or user is not None):
+    digest: dict[str, str] | None = None
+    if c.challenge == "--digest" and (c.user is not None or user is not None):
+        # answered by the entry's auth.digest: the user as written, the password to env
+        name, pw = c.user.partition(":")[::2] if c.user is not None else (user, password)
+        if not GOAL_WRITTEN.search(pw or "") and "{{" not in (pw or ""):
+            purpose = f"Digest password of {name} for {where}"
+            pw = f"{{{{env.{secrets.add('DIGEST_PASSWORD', purpose, pw or None)}}}}}"
+        digest = {"username": str(name), "password": str(pw)}
+    elif c.challenge and (c.user is not None or user is not None):
         notes.append(  # as Basic the password would go in clear to a server asking otherwise
             f"the cURL command's {c.challenge}: the user and password (-u, or in the URL) "
             f"are not sent: {c.challenge[2:]} authentication answers a challenge from the "
@@ -634,6 +643,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         entry["body"] = body
     elif kind == "form":
         entry["form"] = body
+    if digest is not None:
+        entry["auth"] = {"digest": digest}
     no_variable_names(entry)
     declare_references(entry, secrets, where)
     written_once(entry, secrets)

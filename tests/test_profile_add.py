@@ -227,7 +227,34 @@ def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, authoring_serve
     assert http["extract"]["output"] == "reply"
 
 
-@pytest.mark.parametrize("flag", ["--digest", "--ntlm", "--negotiate"])
+def test_curl_digest_credentials_answer_the_servers_challenge(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """`curl --digest -u USER:PW` was written with no credential at all (a note said
+    an http entry cannot answer the challenge), so the profile could not reach the
+    API. It is the entry's auth.digest: the user as written, the password moved to
+    env, tested against the real server's challenge."""
+    ws = rook_workspace
+    password = authoring_server.digest_password
+    call = tmp_path / "digest.sh"
+    call.write_text(
+        f"curl --digest -u desk-operator:{password} {authoring_server.url}/digest "
+        """-H 'Content-Type: application/json' -d '{"message": "hi"}'\n"""
+    )
+    r = add(rook_cli, ws, "dig", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "dig")["hooks"]["execute"]["http"]
+    assert http["auth"] == {
+        "digest": {"username": "desk-operator", "password": "{{env.AGENT_DIGEST_PASSWORD}}"}
+    }, http
+    assert "Authorization" not in http.get("headers", {})
+    assert "answer: digest answer to: Say hello" in r.stdout
+    assert "are not sent" not in r.stdout
+    assert password not in r.stdout + r.stderr
+    assert_nowhere(ws, password)
+
+
+@pytest.mark.parametrize("flag", ["--ntlm", "--negotiate"])
 def test_curl_digest_credentials_are_not_sent_as_basic(
     rook_workspace, rook_cli, authoring_server, tmp_path, flag
 ):
