@@ -411,18 +411,17 @@ def _body(c: Curl) -> tuple[str, Any]:
     [(name, content), ...])`` (``--data-urlencode`` pieces, one with no name) or
     ``("none", None)``."""
     if c.urlencode:  # curl joins every data piece with &: -d pairs are fields too
-        form: dict[str, str] = {}
+        pieces: list[tuple[str, str]] = []
         for raw in c.data:
             if not FORM_PAIRS.fullmatch(raw):
                 raise ConfigError(  # the piece is not shown: it may hold a secret
                     "the cURL command mixes --data-urlencode with a -d/--data piece that "
                     "is not name=value pairs; send the body one way"
                 )
-            form.update(parse_qsl(raw, keep_blank_values=True))
-        pieces = list(form.items())
+            pieces += parse_qsl(raw, keep_blank_values=True)
         pieces += [urlencode_piece(piece) for piece in c.urlencode]
         if all(name for name, _ in pieces):
-            return "form", dict(pieces)
+            return "form", fields_of(pieces)
         return "encoded", pieces  # a piece with no name: its content alone, encoded
     if not c.data:
         return "none", None
@@ -437,8 +436,22 @@ def _body(c: Curl) -> tuple[str, Any]:
             "the cURL body is declared as JSON (Content-Type or --json) but is not valid JSON"
         )
     if FORM_PAIRS.fullmatch(raw):
-        return "form", dict(parse_qsl(raw, keep_blank_values=True))
+        return "form", fields_of(parse_qsl(raw, keep_blank_values=True))
     return "text", raw
+
+
+def fields_of(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """``name=value`` pairs as a mapping; a name given more than once holds the list
+    of its values, which an ``http:`` entry sends once per item, as curl does."""
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name not in out:
+            out[name] = value
+        elif isinstance(out[name], list):
+            out[name].append(value)
+        else:
+            out[name] = [out[name], value]
+    return out
 
 
 def _encoded(pieces: list[tuple[str, str]], secrets: Any, where: str) -> tuple[str, str | None]:
@@ -529,7 +542,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             "'user:password' | base64) and write -H 'Authorization: Basic $NAME' instead"
         )
     parts = urlsplit(url)
-    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = fields_of(pairs)
     url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
     if not url.startswith(("http://", "https://", "{{env.")):
         raise ConfigError(f"the cURL URL must start with http:// or https://, got {url[:60]!r}")
@@ -579,7 +593,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             "one; name the piece (q@file, q=...)"
         )
     if c.get and kind == "form":  # -G: the data is the query (and its secrets too)
-        query.update(body)
+        items = [(k, i) for k, v in body.items() for i in (v if isinstance(v, list) else [v])]
+        query = fields_of([*pairs, *items])
         kind, body = "none", None
     query = move_value_secrets(query, secrets, where, "query parameter")
     placed: str | None = None

@@ -122,12 +122,12 @@ def _move_value(key: str, value: Any, secrets: Secrets, where: str, part: str) -
             var = secrets.add(secret_kind(key), f"the {key} {part} of {where}", value)
             return f"{{{{env.{var}}}}}"
         return value
+    if isinstance(value, list):  # an item is named by its list's field (or parameter)
+        return [_move_value(key, item, secrets, where, part) for item in value]
     if part != "field":
         return value
     if isinstance(value, dict):
         return move_value_secrets(value, secrets, where, part)
-    if isinstance(value, list):  # an item is named by its list's field
-        return [_move_value(key, item, secrets, where, part) for item in value]
     return value
 
 

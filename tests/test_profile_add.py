@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 import yaml
@@ -225,6 +226,27 @@ def test_curl_basic_auth_and_form_body(rook_workspace, rook_cli, authoring_serve
     http = profile(ws, "form")["hooks"]["execute"]["http"]
     assert http["form"] == {"message": "{{goal}}", "lang": "en"}
     assert http["extract"]["output"] == "reply"
+
+
+def test_curl_fields_given_more_than_once_are_all_sent(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A form field or query parameter a cURL command gives twice (`-d tag=a -d
+    tag=b`, `?tag=x&tag=y`) kept only its last value: the profile sent another
+    request than the command. Each is a list, sent once per item as curl sends it."""
+    ws = rook_workspace
+    call = tmp_path / "tags.sh"
+    call.write_text(
+        f"curl '{authoring_server.url}/form?tag=x&tag=y' -d tag=a -d tag=b -d message=hi\n"
+    )
+    r = add(rook_cli, ws, "tags", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "tags")["hooks"]["execute"]["http"]
+    assert http["form"] == {"tag": ["a", "b"], "message": "{{goal}}"}, http
+    assert http["query"] == {"tag": ["x", "y"]}, http
+    assert "answer: form reply to: Say hello" in r.stdout
+    sent = [q for q in authoring_server.requests if q["path"] == "/form"][-1]
+    assert parse_qsl(sent["text"])[:2] == [("tag", "a"), ("tag", "b")], sent["text"]
 
 
 def test_curl_digest_credentials_answer_the_servers_challenge(
