@@ -62,6 +62,8 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
     "close": 30.0,
     "collect": 120.0,
 }
+ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
+"""A hook entry's own options beside its one transport key (no transport's key)."""
 CLOSE_TIMEOUT_FLOOR = 5.0
 DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
 

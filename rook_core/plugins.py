@@ -408,7 +408,7 @@ def _transport_key(item: Any, who: str, switch: str) -> None:
     """A transport's key is no option a profile's hook entry keeps for itself
     (``timeout_seconds``): an entry holding it would be read as that option, so
     the transport, listed among the installed ones, could never be used."""
-    from .profile import ENTRY_OPTIONS
+    from .models import ENTRY_OPTIONS
 
     key = getattr(item, "key", None)
     if key in ENTRY_OPTIONS:

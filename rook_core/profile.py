@@ -12,6 +12,7 @@ from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validat
 
 from .errors import ProfileError, exception_text, format_validation_messages
 from .models import (
+    ENTRY_OPTIONS,
     HOOK_PHASES,
     ID_MAX,
     ROOK_VARIABLES,
@@ -27,7 +28,6 @@ from .schemafields import StrictFloat, StrictInteger, Text, did_you_mean, explai
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
 MAX_DELAY = 86400
 """The longest ``delay_seconds`` of a hook entry (a day)."""
 
