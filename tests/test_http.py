@@ -89,6 +89,14 @@ def test_digest_auth_answers_the_servers_challenge(
     assert "DIGEST_PASSWORD holds a valid credential" in reason, reason
     assert "dp-wrong-0123456789" not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout
 
+    # written literally in the profile: never the advice to add a Bearer header
+    entry["auth"] = {"digest": {"username": "desk-operator", "password": "dp-literal-0123"}}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert "auth.digest writes literally in the profile" in reason, reason
+    assert "Bearer" not in reason and "dp-literal-0123" not in reason, reason
+
     del entry["auth"]  # without it, the diagnosis says how to answer the challenge
     write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
     r = rook_cli("run", "--json")

@@ -161,6 +161,12 @@ def auth_failure(
                 + hints[-1]
                 + "."
             )
+    elif digest:
+        msg.append(
+            "The request answered the Digest challenge with the username and password "
+            "auth.digest writes literally in the profile; check them, and take them from "
+            "the environment instead: {{env.NAME}} with NAME listed under env:."
+        )
     elif literal_headers:
         msg.append(
             f"The request sent {', '.join(literal_headers)} written literally in the profile; "
