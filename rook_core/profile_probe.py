@@ -296,6 +296,8 @@ def probe(
         obs.problem, obs.diagnosis = "config", str(exc)
         return obs
     extra = dict(extra_env or {})
+    for e in profile.env:  # a draft's own variables (an author agent's), as rook run redacts them
+        redactor.add(e.variable, os.environ.get(e.variable) or extra.get(e.variable) or "")
     missing = [e for e in profile.env if not (os.environ.get(e.variable) or extra.get(e.variable))]
     if missing:
         obs.problem = "missing_variable"

@@ -1088,6 +1088,32 @@ def test_an_author_agent_answering_json_that_is_no_object_answered_no_script(
     assert not (ws.agent_dir / "scripts" / "helper-hook.py").exists()
 
 
+TOKEN_SCRIPT = (  # reads the variable in a way no scan of the script finds, and echoes it
+    "import json, os, sys\nif sys.argv[1] == 'execute':\n    sys.stdin.read()\n"
+    "    print(json.dumps({'output': 'token is ' + os.getenv('DESK_TOKEN', '')}))\n"
+)
+
+
+def test_a_variable_the_author_agent_declares_is_redacted_in_the_test(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The test of an author agent's script showed the value of a variable its answer
+    declares in env (answer: token is tok-...): the redactor knew the secrets of the
+    source only. The profile's env values are redacted in the test, as rook run does."""
+    ws = rook_workspace
+    token = "tok-desk-" + "5c1e9b07a3"
+    author = tmp_path / "env_author.py"
+    env = [{"variable": "DESK_TOKEN", "purpose": "the desk's token"}]
+    answer = json.dumps({"output": f"```python\n{TOKEN_SCRIPT}```", "env": env})
+    author.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    r = add(rook_cli, ws, "desk", "--notes", "x", "--author", f"{sys.executable} {author}",
+            env={"DESK_TOKEN": token})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: token is [redacted:DESK_TOKEN]" in r.stdout, r.stdout
+    assert token not in r.stdout + r.stderr
+    assert profile(ws, "desk")["env"] == env
+
+
 PHASED_SCRIPT = (  # open is handled without its quoted name, so no scan of the script finds it
     "import json, sys\nphase = sys.argv[1]\nif phase[:2] == 'op':\n"
     "    print(json.dumps({'conversation': 'c-1'}))\nelif phase == 'execute':\n"
