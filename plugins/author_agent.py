@@ -99,6 +99,22 @@ def _phases(value: Any) -> list[str]:
     return names
 
 
+def _env(value: Any) -> list[dict[str, Any]]:
+    """The ``env`` of a JSON answer: ``{variable, purpose}`` objects, a variable's name
+    alone standing for one (so it is declared: checked before a run and redacted);
+    anything else is the author agent's error."""
+    for item in value if isinstance(value, list) else [value]:
+        if not isinstance(item, str) and not (isinstance(item, dict) and "variable" in item):
+            raise RookError(
+                f"the author agent answered env: {item!r:.100} is not a variable "
+                "({variable: NAME, purpose: ...}, or a NAME alone)"
+            )
+    return [
+        {"variable": item, "purpose": "read by the hook script"} if isinstance(item, str) else item
+        for item in (value if isinstance(value, list) else [value])
+    ]
+
+
 def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
     """The script, its language and any extra JSON fields (``env``, ``phases``)."""
     text = stdout.lstrip().removeprefix("\ufeff").strip()  # a BOM first: .NET, PowerShell
@@ -116,6 +132,8 @@ def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
         extra = {k: v for k, v in value.items() if k in ("env", "phases", "language")}
         if extra.get("phases") is not None:
             extra["phases"] = _phases(extra["phases"])
+        if extra.get("env") is not None:
+            extra["env"] = _env(extra["env"])
         text = script.strip()
     block = FENCE.search(text)
     lang = ""

@@ -1114,6 +1114,39 @@ def test_a_variable_the_author_agent_declares_is_redacted_in_the_test(
     assert profile(ws, "desk")["env"] == env
 
 
+@pytest.mark.parametrize(
+    "env, said",
+    [
+        # a name alone was dropped in silence: the variable neither checked nor redacted
+        (["DESK_TOKEN"], None),
+        ("DESK_TOKEN", None),
+        ([{"name": "DESK_TOKEN"}], "env: {'name': 'DESK_TOKEN'} is not a variable"),
+        ([3], "env: 3 is not a variable"),
+    ],
+)
+def test_an_author_agents_env_names_alone_are_declared_else_refused_by_name(
+    rook_workspace, rook_cli, tmp_path, env, said
+):
+    ws = rook_workspace
+    token = "tok-desk-" + "5c1e9b07a3"
+    author = tmp_path / "env_author.py"
+    answer = json.dumps({"output": f"```python\n{TOKEN_SCRIPT}```", "env": env})
+    author.write_text(f"import sys\nsys.stdin.read()\nprint({answer!r})\n")
+    r = add(rook_cli, ws, "desk", "--notes", "x", "--author", f"{sys.executable} {author}",
+            env={"DESK_TOKEN": token})
+    assert token not in r.stdout + r.stderr
+    if said is None:
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert "answer: token is [redacted:DESK_TOKEN]" in r.stdout, r.stdout
+        assert profile(ws, "desk")["env"] == [
+            {"variable": "DESK_TOKEN", "purpose": "read by the hook script"}
+        ]
+        return
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert said in r.stderr and "{variable: NAME, purpose: ...}" in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
+
+
 PHASED_SCRIPT = (  # open is handled without its quoted name, so no scan of the script finds it
     "import json, sys\nphase = sys.argv[1]\nif phase[:2] == 'op':\n"
     "    print(json.dumps({'conversation': 'c-1'}))\nelif phase == 'execute':\n"
