@@ -943,6 +943,13 @@ def _execute(
     try:
         process.use_fast_child_watcher()
         interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
+    except RookError as exc:  # after prepare (a cluster it cannot use): the run stays, named
+        exc.args = (
+            f"{exc}\nrook: run {run_dir.path.name} is kept as it stands (rook runs lists it "
+            f"as incomplete); once that is fixed, finish it with: {engine.resume}, or delete "
+            f"its folder {run_dir.path}",
+        )
+        raise
     finally:
         observed = {**manifest["capabilities"].get("observed", {}), **engine.observed}
         manifest["capabilities"]["observed"] = observed

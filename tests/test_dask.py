@@ -234,6 +234,15 @@ def test_a_workspace_over_the_ship_limit_stops_the_run_naming_the_limit(
     assert "raise ROOK_DASK_SHIP_LIMIT_MB" in r.stderr and "Traceback" not in r.stderr
     assert not list(rook_workspace.runs_dir.glob("*/scenarios/*.json"))  # no scenario ran
     assert not (marks / "hello").exists() and not list(rook_workspace.runs_dir.glob("*/state/hello.1/*"))
+    # prepare ran into a new run: the message names it and the command that finishes it,
+    # which works, and rook runs lists it as incomplete until then
+    [run_dir] = rook_workspace.runs_dir.iterdir()
+    assert f"rook run --run {run_dir.name}" in r.stderr and str(run_dir) in r.stderr, r.stderr
+    [listed] = rook_cli("runs", "--json").report["runs"]
+    assert listed["id"] == run_dir.name and not listed["complete"] and listed["recorded"] == 0
+    monkeypatch.delenv("ROOK_DASK_WORKSPACE")
+    done = rook_cli("run", "--run", run_dir.name, "--json")
+    assert done.exit_code == 0 and done.statuses() == {"hello": "passed"}, done.stderr
 
 
 def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
