@@ -286,9 +286,8 @@ def _run(manifest: dict[str, Any]) -> dict[str, Any]:
     }
     if manifest.get("judge_profile"):
         run["judge_profile"] = manifest["judge_profile"]
-    versions = rook_versions(manifest)
-    if versions:  # a run made by a Rook that did not record its version has none
-        run["rook_versions"] = versions
+    # empty for a run made by a Rook that did not record its version: never guessed
+    run["rook_versions"] = rook_versions(manifest)
     return run
 
 

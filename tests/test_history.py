@@ -1165,6 +1165,23 @@ def test_a_run_says_which_rook_made_it(ws, rook_cli):
     assert rook_cli("runs", "show", rid, "--json").report["run"]["rook_versions"] == [__version__]
 
 
+def test_a_rebuilt_report_of_a_run_without_rook_versions_has_the_key_all_the_same(ws, rook_cli):
+    # rook report --rebuild of a run whose run.json recorded no Rook version (made by
+    # an older Rook) left run.rook_versions out, a key a fresh run's report always has
+    ws.scenario(scenario("a"))
+    rid = run(rook_cli)
+    fresh = rook_cli("report", rid, "--rebuild", "--json").report
+    path = ws.run_dir(rid) / "run.json"
+    manifest = json.loads(path.read_text())
+    for invocation in manifest["invocations"]:
+        del invocation["rook_version"]
+    path.write_text(json.dumps(manifest))
+    rebuilt = rook_cli("report", rid, "--rebuild", "--json")
+    assert rebuilt.exit_code == 0, rebuilt.stderr
+    assert sorted(rebuilt.report["run"]) == sorted(fresh["run"])
+    assert rebuilt.report["run"]["rook_versions"] == []  # none recorded: none claimed
+
+
 def test_a_workspace_from_rook_workspace_dir_is_named_in_hints_and_stored_reasons(ws, tmp_path):
     # The workspace found through ROOK_WORKSPACE_DIR was left out of the commands Rook
     # prints and stores, which then named no run from another directory without it
