@@ -689,7 +689,8 @@ def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     if b is None:
         return ["removed"]
     out = []
-    if a.get("content_hash") and b.get("content_hash") and a["content_hash"] != b["content_hash"]:
+    was_defined, now_defined = _definitions(a), _definitions(b)
+    if was_defined and now_defined and was_defined != now_defined:
         out.append("changed definition")
     was, now = a["outcome"], b["outcome"]
     if was == "pending":
@@ -713,6 +714,15 @@ def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
     elif now == "failed":
         out.append("still failing")
     return out
+
+
+def _definitions(o: dict[str, Any]) -> set[str]:
+    """The content hashes a scenario's runs had: every repeat's (``content_hashes``,
+    when they differ), not the first one's alone."""
+    every = o.get("content_hashes")
+    if isinstance(every, list) and every:
+        return {h for h in every if isinstance(h, str)}
+    return {o["content_hash"]} if o.get("content_hash") else set()
 
 
 def diff(report_a: dict[str, Any], report_b: dict[str, Any]) -> dict[str, Any]:
@@ -750,6 +760,7 @@ def _brief(o: dict[str, Any] | None) -> dict[str, Any] | None:
         "runs": o["runs"],
         "pass_rate": o["pass_rate"],
         "content_hash": o.get("content_hash"),
+        **({"content_hashes": o["content_hashes"]} if o.get("content_hashes") else {}),
     }
 
 

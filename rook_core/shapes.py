@@ -129,6 +129,7 @@ BY_SCENARIO = Shape(
         "id": (str,),
         "name": TEXT,
         "content_hash": TEXT,
+        "content_hashes": (list,),
         "runs": (int,),
         "decided": (int,),
         "passed": (int,),

@@ -62,12 +62,14 @@ def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float] | None:
 def aggregate(scenario_id: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """Fold the report entries of one scenario (its repeats) into one aggregate."""
     first = entries[0] if entries else {}
+    hashes = {e.get("content_hash") for e in entries}
     return _aggregate(
         scenario_id,
         first.get("name"),
         first.get("content_hash"),
         kept_extra(first),
         [e["status"] for e in entries],
+        hashes if len(hashes) > 1 else None,
     )
 
 
@@ -84,7 +86,10 @@ def _aggregate(
     content_hash: Any,
     extra: dict[str, Any] | None,
     statuses: list[str],
+    hashes: set[Any] | None = None,
 ) -> dict[str, Any]:
+    """``hashes``: the content hashes of its runs when they differ (its repeats ran
+    different definitions: shards of other commits, a resume after an edit)."""
     counts = {s: 0 for s in STATUSES}
     for status in statuses:
         counts[status] = counts.get(status, 0) + 1
@@ -92,10 +97,12 @@ def _aggregate(
     passed = counts[PASSED]
     runs, pass_all, pass_any, flaky = _flags(statuses)
     interval = wilson(passed, decided)
+    differ = sorted(h for h in hashes if isinstance(h, str)) if hashes else []
     return {
         "id": scenario_id,
         "name": name,
         "content_hash": content_hash,
+        **({"content_hashes": differ} if len(differ) > 1 else {}),
         **(extra or {}),
         "runs": runs,
         "decided": decided,
@@ -113,11 +120,12 @@ def _aggregate(
 class _Scenario:
     """What one scenario's aggregate needs, and no more: a few strings and its statuses."""
 
-    __slots__ = ("id", "name", "content_hash", "extra", "first", "runs")
+    __slots__ = ("id", "name", "content_hash", "extra", "first", "runs", "hashes")
 
     def __init__(self, sid: str, entry: dict[str, Any], index: int) -> None:
         self.id = sid
         self.first = index
+        self.hashes: set[Any] | None = None  # every run's, once one differs (rare)
         self._take(entry)
         self.runs: Any = _STATUS.get(entry["status"], entry["status"])  # one run: its status
 
@@ -132,6 +140,11 @@ class _Scenario:
         if isinstance(self.runs, str):
             self.runs = [(self.first, self.runs)]
         self.runs.append((index, status))
+        digest = entry.get("content_hash")
+        if self.hashes is not None:
+            self.hashes.add(digest)
+        elif digest != self.content_hash:
+            self.hashes = {self.content_hash, digest}
         if index < self.first:  # the lowest repeat index names the scenario
             self.first = index
             self._take(entry)
@@ -142,7 +155,9 @@ class _Scenario:
         return [s for _, s in sorted(self.runs, key=lambda r: r[0])]
 
     def aggregate(self) -> dict[str, Any]:
-        return _aggregate(self.id, self.name, self.content_hash, self.extra, self.statuses())
+        return _aggregate(
+            self.id, self.name, self.content_hash, self.extra, self.statuses(), self.hashes
+        )
 
 
 class Aggregates(LazyList):

@@ -654,6 +654,34 @@ def test_flaky_means_the_repeats_results_differ_in_the_report_and_in_diff(
     assert stats.outcome(["error", "error"]) == "failed"
 
 
+def test_diff_sees_a_changed_definition_in_any_repeat_not_the_first_alone(ws, rook_cli):
+    # rook diff compared the content hash of a scenario's first repeat only: a merged
+    # run whose shards ran two definitions of a (rook merge warned of it) was "no
+    # changes" against a baseline when the changed one ran a later repeat
+    for sid in "ab":
+        ws.scenario(scenario(sid))
+    before = run(rook_cli, "--repeat", "4")
+    keys = {}
+    for shard in ("1/2", "2/2"):
+        r = rook_cli("run", "--repeat", "4", "--shard", shard, "--run-name", "s", "--json")
+        assert r.exit_code == 0, r.stderr
+        keys[shard] = {f"{e['id']}.{e['repeat_index']}" for e in r.report["scenarios"]}
+        ws.scenario(scenario("a", tags=["edited"]))  # shard 2/2 runs another definition
+    assert "a.1" in keys["1/2"] and keys["2/2"] & {"a.2", "a.3", "a.4"}, keys
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "s")
+    assert merged.exit_code == 0 and "scenario a was defined differently" in merged.stderr
+    r = rook_cli("diff", before, "s", "--json")
+    assert r.exit_code == 0, r.stdout  # a changed definition alone is no regression
+    changes = {row["id"]: row["changes"] for row in json.loads(r.stdout)["scenarios"]}
+    assert changes == {"a": ["changed definition"]}, changes
+    back = {row["id"]: row["changes"] for row in json.loads(
+        rook_cli("diff", "s", before, "--json").stdout)["scenarios"]}
+    assert back == {"a": ["changed definition"]}, back
+    assert json.loads(rook_cli("diff", "s", "s", "--json").stdout)["scenarios"] == []
+    text = rook_cli("diff", before, "s")
+    assert "changed definition" in text.stdout, text.stdout
+
+
 def test_a_run_cut_off_before_judging_is_not_finished_in_diff(rook_workspace, rook_cli):
     ws = rook_workspace
     ws.script("ok.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"fine\"}'\n")
