@@ -1255,6 +1255,47 @@ def test_listing_a_run_whose_records_changed_since_its_report_writes_nothing(ws,
     assert (summary.read_bytes(), summary.stat().st_mtime_ns) == before
 
 
+def test_a_run_killed_in_prepare_is_finished_by_a_command_that_prepares(ws, rook_cli, tmp_path):
+    # rook runs show and rook report said "finish it with: rook run --run ID --phases
+    # open,execute,close,collect,judge" for a run killed while its prepare hook ran:
+    # done as printed, the scenarios ran without a prepare and failed for want of it
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    ws.script("prep.sh", f"""
+        #!/bin/bash
+        if [ ! -f {tmp_path}/again ]; then echo $$ > {tmp_path}/hook.pid; exec sleep 300; fi
+        echo ready > "$ROOK_RUN_STATE_DIR/token"
+    """)
+    ws.script("exec.sh", """
+        #!/bin/bash
+        cat > /dev/null
+        printf '{"output": "%s"}\\n' "$(cat "$ROOK_RUN_STATE_DIR/token" 2>/dev/null || echo none)"
+    """)
+    ws.profile({"id": "p", "hooks": {"prepare": "scripts/prep.sh", "execute": "scripts/exec.sh"}})
+    ws.scenario({"id": "a", "goal": "a", "criteria": [{"contains": "ready"}]})
+    proc = subprocess.Popen([sys.executable, "-m", "rook_core", "run", "-w", str(ws.root),
+                             "--run-name", "cut"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (tmp_path / "hook.pid").exists():
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    out = proc.communicate(timeout=60)
+    assert (tmp_path / "hook.pid").exists(), out
+    os.killpg(int((tmp_path / "hook.pid").read_text()), signal.SIGKILL)
+    (tmp_path / "again").touch()
+    for command in (("runs", "show", "cut"), ("report", "cut")):
+        shown = rook_cli(*command)
+        assert shown.exit_code == 0, shown.stderr
+        assert f"finish it with: rook run --run cut -w {ws.root}\n" in shown.stderr, shown.stderr
+    done = rook_cli("run", "--run", "cut", "--json")
+    assert done.exit_code == 0 and done.statuses() == {"a": "passed"}, done.stderr
+
+
 def test_a_run_killed_midway_lists_the_counts_of_what_it_recorded(ws, rook_cli, tmp_path):
     """rook runs left the passed/failed columns of a run killed midway blank
     ('incomplete (3/4 recorded)') while rook runs show counted what it recorded:

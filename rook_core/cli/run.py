@@ -351,4 +351,7 @@ def rest_of(report: dict[str, Any]) -> str:
         if entry.get("status") == "pending" and entry.get("phases_done") is not None:
             behind = [p for p in PHASES[1:] if p not in entry["phases_done"]]
             rest = behind if len(behind) > len(rest) else rest
+    prepare = report["run"].get("prepare")
+    if rest[:1] == ["open"] and not (isinstance(prepare, dict) and prepare.get("status") == "ok"):
+        return ""  # no prepare succeeded (killed in it): --run ID alone prepares first
     return f" --phases {','.join(rest)}" if rest and rest == list(PHASES[-len(rest) :]) else ""
