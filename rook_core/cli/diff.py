@@ -41,9 +41,9 @@ def diff_command(
 
     Lists scenarios newly failing, newly flaky, no longer verified, not
     finished (these are regressions), fixed, improved, now verified, still
-    failing, flaky, added, removed, and changed in definition (their content
-    hash differs). A and B are run ids, unique prefixes, `latest` or
-    `latest~N`.
+    failing, flaky, added, removed, and changed in definition (the content
+    hashes of their repeats differ, any repeat's). A and B are run ids, unique
+    prefixes, `latest` or `latest~N`.
 
     Exit code 0: nothing regressed; 1: something regressed (gate CI on it);
     2: a usage error, or a run's files are damaged.
