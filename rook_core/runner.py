@@ -689,8 +689,10 @@ def prepare_run(
             # a record of another shape is refused before anything runs: each one the
             # run's report reads, not only those run now (--only), as it was read at the end
             observed = dict(manifest["capabilities"].get("observed") or {})
+            started = False  # a scenario run of the run has a record
             for key in manifest["shard"]["plan"] if shard is not None else manifest["plan"]:
                 record = run.load_scenario(key) or {}
+                started = started or bool(record)
                 # what an invocation killed before it ended (SIGKILL) observed is in its
                 # records only: the manifest was to get it when that invocation ended
                 observed.update(
@@ -699,6 +701,8 @@ def prepare_run(
             manifest["capabilities"]["observed"] = observed
             if phases[0] not in ("prepare", "open"):  # a suffix: earlier phases must be done
                 _check_no_hole(request, run, runs, phases)
+            if phases[0] != "prepare" and not started and not manifest.get("shards"):
+                _check_prepared(request, run, manifest, profile)
         except DamagedRecord as exc:  # nothing has run: bad input, exit 2 (never 1)
             run.unlock()
             raise ConfigError(str(exc)) from None
@@ -732,6 +736,24 @@ def _warn_changed_profile(run: RunDir, profile: Profile, redactor: Redactor, run
         f"rook: warning: profile {profile.id} ({profile.path}) changed after run {run_id} "
         "started; the phases still to run use the file as it is now (the run's profile.yaml "
         "keeps the one it started with)\n"
+    )
+
+
+def _check_prepared(
+    request: RunRequest, run: RunDir, manifest: dict[str, Any], profile: Profile
+) -> None:
+    """Refuse (exit 2, nothing run) a ``--phases`` without prepare on a run that
+    recorded no scenario run and whose prepare hook never succeeded (it failed, or
+    was killed while preparing): its scenario runs would run unprepared."""
+    prepared = manifest.get("prepare")
+    if "prepare" not in profile.hooks or (
+        isinstance(prepared, dict) and prepared.get("status") == "ok"
+    ):
+        return
+    raise ConfigError(
+        f"--phases {request.phases}: no prepare of run {run.id} has succeeded (it failed, "
+        "or was cut off), so its scenario runs would run unprepared; nothing run. "
+        f"Finish it with rook run --run {run.id}{request.found_by}, which prepares first"
     )
 
 

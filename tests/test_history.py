@@ -1292,6 +1292,12 @@ def test_a_run_killed_in_prepare_is_finished_by_a_command_that_prepares(ws, rook
         shown = rook_cli(*command)
         assert shown.exit_code == 0, shown.stderr
         assert f"finish it with: rook run --run cut -w {ws.root}\n" in shown.stderr, shown.stderr
+    # typed by hand, that --phases is refused: nothing runs unprepared
+    unprepared = rook_cli("run", "--run", "cut", "--phases", "open,execute,close,collect,judge")
+    assert unprepared.exit_code == 2, unprepared.stderr
+    assert "no prepare of run cut has succeeded" in unprepared.stderr, unprepared.stderr
+    assert f"rook run --run cut -w {ws.root}" in unprepared.stderr, unprepared.stderr
+    assert not list((ws.run_dir("cut") / "scenarios").glob("*.json"))
     done = rook_cli("run", "--run", "cut", "--json")
     assert done.exit_code == 0 and done.statuses() == {"a": "passed"}, done.stderr
 
