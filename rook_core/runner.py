@@ -1042,6 +1042,10 @@ def _execute(
             f"{counted(left_undone, 'scenario run')}\n"
         )
         code = 1
+    if engine.prepare_failed and not interrupted and not {"open", "execute"} & set(phases):
+        # --phases prepare: no scenario run records the failure, so it is said here
+        sys.stderr.write(f"rook: error: {scrub(engine.prepare_failed)}\n")
+        code = code or 1
     if failed and not code:  # everything passed, but not everything asked for was done
         code = 1
     return RunOutcome(report, code, run_dir.path, redactor, interrupted, list(failed.values()))

@@ -133,6 +133,22 @@ def test_a_resume_after_prepare_failed_prepares_again_and_runs_the_scenarios(
     assert shown["id"] == run_id and shown["complete"] and shown["exit_code"] == 0
 
 
+def test_a_failed_prepare_run_alone_fails_and_says_why(ws, rook_cli, monkeypatch):
+    # rook run --phases prepare whose prepare hook failed exited 0 and showed only a
+    # table of pending scenarios: the failure was reported nowhere, and a CI step
+    # running prepare alone passed
+    monkeypatch.setenv("FAIL_PREPARE", "1")
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--phases", "prepare", "--run-name", "p1")
+    assert first.exit_code == 1, first.stderr
+    assert "rook: error: prepare failed: " in first.stderr, first.stderr
+    assert "prepare is broken today" in first.stderr, first.stderr
+    assert f"resume with: rook run --run p1 -w {ws.root}" in first.stderr, first.stderr
+    monkeypatch.delenv("FAIL_PREPARE")  # the user fixed prepare
+    again = rook_cli("run", "--run", "p1", "--json")
+    assert again.exit_code == 0 and again.statuses() == {"s": "passed"}, again.stderr
+
+
 def test_multi_turn_without_a_handle_is_stopped(ws, rook_cli, monkeypatch):
     monkeypatch.setenv("NO_HANDLE", "1")
     ws.profile(
