@@ -966,10 +966,11 @@ def _execute(
         process.use_fast_child_watcher()
         interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
     except RookError as exc:  # after prepare (a cluster it cannot use): the run stays, named
+        alone = engine.fresh and not sharding.is_shard(run_dir)  # no other work in its folder
         exc.args = (
-            f"{exc}\nrook: run {run_dir.path.name} is kept as it stands (rook runs lists it "
-            f"as incomplete); once that is fixed, finish it with: {engine.resume}, or delete "
-            f"its folder {run_dir.path}",
+            f"{exc}\nrook: run {run_dir.path.name} is kept as it stands; once that is fixed, "
+            f"finish it with: {engine.resume}"
+            + (f", or delete its folder {run_dir.path}" if alone else ""),
         )
         raise
     finally:

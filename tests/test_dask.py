@@ -240,6 +240,10 @@ def test_a_workspace_over_the_ship_limit_stops_the_run_naming_the_limit(
     assert f"rook run --run {run_dir.name}" in r.stderr and str(run_dir) in r.stderr, r.stderr
     [listed] = rook_cli("runs", "--json").report["runs"]
     assert listed["id"] == run_dir.name and not listed["complete"] and listed["recorded"] == 0
+    # resumed, the run may hold what other invocations recorded: never advised to delete
+    again = rook_cli(*dask, "--run", run_dir.name)
+    assert again.exit_code == 2 and f"rook run --run {run_dir.name}" in again.stderr
+    assert "delete" not in again.stderr, again.stderr
     monkeypatch.delenv("ROOK_DASK_WORKSPACE")
     done = rook_cli("run", "--run", run_dir.name, "--json")
     assert done.exit_code == 0 and done.statuses() == {"hello": "passed"}, done.stderr
