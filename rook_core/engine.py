@@ -59,7 +59,7 @@ from .models import (
 from .plugins import OWN, Rook
 from .recording import Recorder
 from .redact import MARK, Redactor
-from .report import EntrySpool, run_seconds
+from .report import EntrySpool, printable, run_seconds
 from .store import RunDir
 from .transports import (
     PHASE_HOOKS,
@@ -281,7 +281,7 @@ class Engine:
 
     async def stop_transports(self) -> None:
         def warn(message: str) -> None:
-            sys.stderr.write(self.redactor.text(f"rook: warning: {message}") + "\n")
+            sys.stderr.write(printable(self.redactor.text(f"rook: warning: {message}")) + "\n")
 
         await stop_resources(self.ctx.resources, self.rook.transports, warn)
 

@@ -46,6 +46,7 @@ from .models import HookCall, HookResult, Profile, RunContext, Scenario, Scenari
 from .plain import plain
 from .plugins import Rook
 from .redact import Redactor, current
+from .report import printable
 from .store import atomic_write, dumps
 from .transports import dispatch, start_resource, stop_resources, transport_named
 from .workspace import Agent
@@ -214,7 +215,7 @@ class JudgeClient:
 
         def warn(message: str) -> None:
             message = f"rook: warning: judge profile {self.ref}: {message}"
-            sys.stderr.write(self.redactor.text(message) + "\n")
+            sys.stderr.write(printable(self.redactor.text(message)) + "\n")
 
         await stop_resources(self.ctx.resources, self.rook.transports, warn)
 

@@ -50,7 +50,7 @@ from .plain import plain
 from .plugins import Rook, plugin_output
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
-from .report import Spooled, exit_code, write_report
+from .report import Spooled, exit_code, printable, write_report
 from .reportio import is_special, own_stream, staged, target_problem
 from .startup import collector_paused
 from .store import RunDir, planned_records, read_json
@@ -389,7 +389,8 @@ def write_reports(
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
                 f"failed: {exception_text(exc)}"
             )
-    return {k: scrub(v) for k, v in failed.items()}  # a plugin's message may hold a secret
+    # a plugin's message may hold a secret, and control characters (ESC [2J) for a terminal
+    return {k: printable(scrub(v)) for k, v in failed.items()}
 
 
 def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:

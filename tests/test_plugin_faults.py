@@ -973,7 +973,7 @@ async def start(run):
 
 
 async def stop(resource):
-    raise RuntimeError("could not close the pool, key " + os.environ["DESK_KEY"])
+    raise RuntimeError("could not close the pool, key " + os.environ["DESK_KEY"] + "\x1b[2J\x07")
 
 
 async def answer(call):
@@ -999,7 +999,8 @@ def test_a_transport_whose_stop_raises_is_a_warning_and_the_results_stand(
 ):
     """An exception from a transport plugin's ``stop`` was silently ignored: exit 0,
     nothing said. The run's results still stand, and a warning (redacted) names
-    the transport and its plugin."""
+    the transport and its plugin; its control characters are shown escaped (they
+    were printed raw: ESC [2J cleared the screen)."""
     rook_distribution("rook-unclosed", {"unclosed": "rook_unclosed"},
                       {"rook_unclosed.py": UNCLOSED})
     monkeypatch.setenv("DESK_KEY", SECRET)
@@ -1016,10 +1017,11 @@ def test_a_transport_whose_stop_raises_is_a_warning_and_the_results_stand(
     assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
     warning = (
         "rook: warning: transport 'unclosed' (unclosed (rook-unclosed)) could not stop: "
-        "RuntimeError: could not close the pool, key [redacted:DESK_KEY] (the run's results "
-        "are kept)"
+        "RuntimeError: could not close the pool, key [redacted:DESK_KEY]\\x1b[2J\\x07 "
+        "(the run's results are kept)"
     )
     assert r.stderr.count(warning) == 1, r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr, r.stderr
     assert SECRET not in r.stderr + r.stdout
     assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
 
@@ -1035,7 +1037,7 @@ def test_a_transport_whose_stop_never_returns_cannot_hang_the_run(
     from rook_core.transports import STOP_TIMEOUT_SECONDS
 
     endless = UNCLOSED.replace(
-        'raise RuntimeError("could not close the pool, key " + os.environ["DESK_KEY"])',
+        'raise RuntimeError("could not close the pool, key " + os.environ["DESK_KEY"] + "\x1b[2J\x07")',
         "import asyncio; await asyncio.Event().wait()",
     )
     rook_distribution("rook-unclosed", {"unclosed": "rook_unclosed"},

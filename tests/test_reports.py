@@ -606,6 +606,35 @@ def test_a_broken_reporter_is_named_without_a_traceback(rook_workspace, rook_cli
     assert (rook_workspace.run_dir(run_id) / "report.json").is_file()
 
 
+class EscapingReporter:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        def write(report, path):
+            raise RuntimeError("upload refused\x1b[2J\x07 by the server")
+
+        register("escaping", write)
+
+
+def test_a_reporters_failure_is_printed_with_its_control_characters_escaped(
+        rook_workspace, rook_cli, rook_plugin, tmp_path):
+    """A reporter's message reached the terminal raw (ESC [2J cleared the screen,
+    BEL rang), from rook run and rook report alike; it is shown escaped, as every
+    other printer shows a plugin's text."""
+    rook_plugin(EscapingReporter())
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--report", f"escaping:{tmp_path}/x")
+    assert r.exit_code == 1 and r.exception is None, r.stderr
+    shown = "failed: RuntimeError: upload refused\\x1b[2J\\x07 by the server"
+    assert shown in r.stderr and "\x1b" not in r.stderr and "\x07" not in r.stderr, r.stderr
+    (run_id,) = [p.name for p in rook_workspace.runs_dir.iterdir()]
+    again = rook_cli("report", run_id, "--report", f"escaping:{tmp_path}/y")
+    assert again.exit_code == 1 and again.exception is None, again.stderr
+    assert shown in again.stderr and "\x1b" not in again.stderr, again.stderr
+    assert "\x07" not in again.stderr
+
+
 class HalfwayReporter:
     @hookimpl
     def rook_register_reporters(self, register):
