@@ -32,6 +32,8 @@ from .author_http import (
 from .author_shapes import find_answer, find_conversation, jmes
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rook_core.authoring import AuthorRequest, Draft, Source
 
 METHODS = ("post", "put", "patch", "get")
@@ -397,10 +399,19 @@ def _sendable(doc: dict[str, Any], schemes: dict[str, Any], requirement: Any) ->
     return True
 
 
+Credentials = tuple[dict[str, str], dict[str, str], dict[str, Any]]
+"""An operation's credential headers, query parameters and auth (an auth.digest)."""
+
+
+def _requirements(doc: dict[str, Any], op: dict[str, Any]) -> Any:
+    """The operation's security requirements: its own, else the document's."""
+    return op.get("security", doc.get("security")) or []
+
+
 def _challenged(doc: dict[str, Any], op: dict[str, Any]) -> bool:
     """Whether the operation asks for credentials and Rook can send none of its
     alternatives (each holds a scheme such as ``ntlm`` that answers a challenge)."""
-    reqs = op.get("security", doc.get("security")) or []
+    reqs = _requirements(doc, op)
     schemes = (doc.get("components") or {}).get("securitySchemes") or {}
     return bool(reqs) and not any(_sendable(doc, schemes, r) for r in reqs)
 
@@ -425,7 +436,7 @@ def security_headers(
     (the document URL's query) that of an ``apiKey`` in the query of the same name."""
     headers: dict[str, str] = {}
     query: dict[str, str] = {}
-    reqs = op.get("security", doc.get("security")) or []
+    reqs = _requirements(doc, op)
     schemes = (doc.get("components") or {}).get("securitySchemes") or {}
     chosen = next((r for r in reqs if _sendable(doc, schemes, r)), reqs[0] if reqs else {})
     for name in chosen or {}:
@@ -552,7 +563,14 @@ def _session_parameters(
     return found
 
 
-def _with_auth(entry: dict[str, Any], headers: dict[str, str], query: dict[str, str]) -> dict:
+def _with_auth(
+    entry: dict[str, Any],
+    headers: dict[str, str],
+    query: dict[str, str],
+    auth: dict[str, Any] | None = None,
+) -> dict:
+    if auth:  # an http digest scheme: each request answers the challenge
+        entry["auth"] = auth
     if headers:
         entry["headers"] = {**headers, **entry.get("headers", {})}
     if query:
@@ -641,24 +659,36 @@ class OpenApiAuthor(HttpAuthor):
         notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
         userinfo = (user, password or "") if user is not None else None
         given = dict(parse_qsl(urlsplit(doc_url).query)) if here else {}
-        auth: dict[str, Any] = {}  # an http digest scheme's auth.digest
-        auth_h, auth_q = security_headers(
-            doc, chosen["op"], request, where, notes, userinfo, given, auth
-        )
-        if user is not None and "Authorization" not in auth_h and not auth:
-            if _challenged(doc, chosen["op"]):  # as Basic, the password would go in clear
-                notes.append(
-                    "the user and password in the URL are not sent as Basic: the API asks "
-                    "for a scheme that answers a challenge, which an http hook cannot"
-                )
-            else:
-                auth_h["Authorization"] = basic_header(user, password or "", request.secrets, where)
+
+        def own(op: dict[str, Any], at: str) -> Credentials:
+            """The headers, query parameters and auth.digest carrying ``op``'s credentials."""
+            auth: dict[str, Any] = {}  # an http digest scheme's auth.digest
+            auth_h, auth_q = security_headers(doc, op, request, at, notes, userinfo, given, auth)
+            if user is not None and "Authorization" not in auth_h and not auth:
+                if _challenged(doc, op):  # as Basic, the password would go in clear
+                    notes.append(
+                        "the user and password in the URL are not sent as Basic: the API asks "
+                        "for a scheme that answers a challenge, which an http hook cannot"
+                    )
+                else:
+                    auth_h["Authorization"] = basic_header(
+                        user, password or "", request.secrets, at
+                    )
+            return auth_h, auth_q, auth
+
+        auth_h, auth_q, auth = execute = own(chosen["op"], where)
+
+        def credentials(op: dict[str, Any], at: str) -> Credentials:
+            """Those of a session operation: execute's when it asks for the same."""
+            same = _requirements(doc, op) == _requirements(doc, chosen["op"])
+            return execute if same else own(op, at)
+
         hooks: dict[str, Any] = {}
         url = _at(base, chosen["path"])
         params = PARAM.findall(chosen["path"])
         if params:
             url = self._session_hooks(
-                doc, chosen, base, params, hooks, auth_h, auth_q, notes, request.secrets
+                doc, chosen, base, params, hooks, credentials, notes, request.secrets
             )
         entry: dict[str, Any] = {"url": url}
         if chosen["where"] == "query":
@@ -677,10 +707,10 @@ class OpenApiAuthor(HttpAuthor):
             path = find_answer(guess)
             if path:
                 entry["extract"] = {"output": jmes(path)}
-        own = required_parameters(doc, chosen, request.secrets, where, notes, _sent(auth_h, auth_q))
-        hooks["execute"] = {"http": _with_auth(_with_own(entry, own), auth_h, auth_q)}
-        for hook in hooks.values() if auth else ():  # each request answers the challenge
-            hook["http"]["auth"] = auth
+        params_own = required_parameters(
+            doc, chosen, request.secrets, where, notes, _sent(auth_h, auth_q)
+        )
+        hooks["execute"] = {"http": _with_auth(_with_own(entry, params_own), auth_h, auth_q, auth)}
         return Draft(
             hooks=hooks,
             notes=notes,
@@ -695,8 +725,7 @@ class OpenApiAuthor(HttpAuthor):
         base: str,
         params: list[str],
         hooks: dict[str, Any],
-        auth_h: dict[str, str],
-        auth_q: dict[str, str],
+        credentials: Callable[[dict[str, Any], str], Credentials],
         notes: list[str],
         secrets: Any,
     ) -> str:
@@ -729,11 +758,11 @@ class OpenApiAuthor(HttpAuthor):
                 )
             )
         opener["extract"] = {"conversation": jmes(handle or ("id",))}
-        sent = _sent(auth_h, auth_q)
+        auth_h, auth_q, auth = credentials(create, _at(base, parent))
         own = _session_parameters(
-            doc, parent, create, _at(base, parent), secrets, notes, sent, "open"
+            doc, parent, create, _at(base, parent), secrets, notes, _sent(auth_h, auth_q), "open"
         )
-        hooks["open"] = {"http": _with_auth(_with_own(opener, own), auth_h, auth_q)}
+        hooks["open"] = {"http": _with_auth(_with_own(opener, own), auth_h, auth_q, auth)}
         notes.append(
             f"open: POST {parent} creates the {params[0]} "
             f"(extract.conversation = {opener['extract']['conversation']})"
@@ -742,10 +771,12 @@ class OpenApiAuthor(HttpAuthor):
         closing = f"{parent}/{{{params[0]}}}"
         closer = ((doc.get("paths") or {}).get(closing) or {}).get("delete")
         if isinstance(closer, dict):
+            auth_h, auth_q, auth = credentials(closer, _at(base, closing))
+            sent = _sent(auth_h, auth_q)
             own = _session_parameters(
                 doc, closing, closer, _at(base, closing), secrets, notes, sent, "close"
             )
             entry = {"url": _at(base, f"{parent}/{{{{conversation}}}}"), "method": "DELETE"}
-            hooks["close"] = {"http": _with_auth(_with_own(entry, own), auth_h, auth_q)}
+            hooks["close"] = {"http": _with_auth(_with_own(entry, own), auth_h, auth_q, auth)}
             notes.append(f"close: DELETE {parent}/{{{params[0]}}}")
         return url

@@ -287,6 +287,42 @@ def test_required_parameters_of_the_session_operations_are_sent_on_open_and_clos
     assert closed["query"] == {"api-version": "2024-03-01"}
 
 
+def test_the_session_operations_send_their_own_security(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """The open entry (the POST creating the session) and the close entry (its
+    DELETE) were sent the message operation's credential, not the scheme their
+    own operation's ``security`` names: a real API refused the open. Each entry
+    carries its own operation's security, the document's where it names none."""
+    from servers.authoring_server import SESSION_API
+
+    ws = rook_workspace
+    document = json.loads(json.dumps(SESSION_API))
+    document["servers"] = [{"url": authoring_server.url}]
+    document.setdefault("components", {})["securitySchemes"] = {
+        "key": {"type": "apiKey", "in": "header", "name": "X-Desk-Key"},
+        "tok": {"type": "http", "scheme": "bearer"},
+    }
+    document["security"] = [{"key": []}]  # the close operation names none: this one
+    paths = document["paths"]
+    paths["/api/sessions"]["post"]["security"] = [{"key": []}]
+    paths["/api/sessions/{id}/messages"]["post"]["security"] = [{"tok": []}]
+    api = tmp_path / "api.json"
+    api.write_text(json.dumps(document))
+    env = {"AGENT_API_KEY": "key-" + "5be1d07a", "AGENT_API_TOKEN": "tok-" + "c3a9e410"}
+    r = add(rook_cli, ws, "desk", "--from", str(api), env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    hooks = profile(ws, "desk")["hooks"]
+    assert hooks["open"]["http"]["headers"] == {"X-Desk-Key": "{{env.AGENT_API_KEY}}"}, hooks
+    assert hooks["execute"]["http"]["headers"] == {
+        "Authorization": "Bearer {{env.AGENT_API_TOKEN}}"
+    }, hooks
+    assert hooks["close"]["http"]["headers"] == {"X-Desk-Key": "{{env.AGENT_API_KEY}}"}, hooks
+    opened = [q for q in authoring_server.seen("POST") if q["path"] == "/api/sessions"][-1]
+    assert opened["headers"]["X-Desk-Key"] == env["AGENT_API_KEY"]
+    assert "Authorization" not in opened["headers"], opened
+
+
 def test_a_query_parameter_the_path_declares_for_its_operations(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
