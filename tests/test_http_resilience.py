@@ -416,6 +416,25 @@ def test_timeout_seconds_bounds_a_whole_attempt_even_when_bytes_keep_coming(
     assert "failed after 2 attempts" in execute["diagnosis"]
 
 
+def test_a_plain_body_cut_off_by_the_timeout_keeps_what_had_come(
+    rook_cli, rook_workspace, agent_server
+):
+    """A plain (not streamed) body the entry's timeout cut off was lost: the
+    record held the status and content type only, not the bytes already read.
+    They are kept, as a cut-off event stream's events are."""
+    entry = {"http": {"url": f"{agent_server.url}/trickle", "timeout_seconds": 0.5}}
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "slowly"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert "0.5 s" in execute["diagnosis"], execute
+    http = execute["details"]["http"]
+    assert http["status"] == 200 and http["content_type"] == "application/json", http
+    kept = http["response"]
+    assert kept and '{"output": "slowly"}'.startswith(kept) and kept != '{"output": "slowly"}', http
+
+
 def test_a_resumed_run_sends_prepare_again_for_secrets_it_kept_in_memory(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -89,6 +89,7 @@ class Reply:
     attempts: int = 1
     out_of_time: bool = False  # retrying stopped: the next wait would pass the hook's timeout
     notes: list[str] = field(default_factory=list)
+    read: list[bytes] = field(default_factory=list)  # a plain body's bytes as they came
 
     @property
     def content_type(self) -> str:
@@ -336,7 +337,7 @@ async def _once(
                 f"stream: sse was asked for but the response is {reply.content_type or 'untyped'}; "
                 "read as a plain body"
             )
-        chunks: list[bytes] = []
+        chunks = reply.read  # what had come is kept when the attempt is cut off
         size = 0
         async for chunk in resp.aiter_bytes():
             size += len(chunk)
@@ -344,6 +345,7 @@ async def _once(
                 raise SendError(f"the response body exceeded the {cap}-byte cap")
             chunks.append(chunk)
         reply.body = b"".join(chunks)
+        chunks.clear()
         if unknown and reply.body:
             raise SendError(unknown)
         return reply

@@ -402,13 +402,22 @@ def _document(reply: Reply, red: Redactor) -> Any:
 def _keep_begun(call: HookCall, result: HookResult, reply: Reply, red: Redactor) -> None:
     """A response cut off by the hook's timeout, an attempt's or the cap keeps what
     had come, as one read whole does: its status and, for an event stream, the
-    events read (prepare's, which carry credentials: their count only)."""
+    events read, for a plain body its bytes read (prepare's, which carry
+    credentials: their count only)."""
     http = _response_details(reply)
     if reply.events and call.phase != "prepare":
         try:
             http["response"] = preview(_document(reply, red), RECORD_CHARS, red)
         except StreamError:  # an error event: the diagnosis says what it said
             pass
+    elif reply.read and not reply.body and call.phase != "prepare":
+        reply.body = b"".join(reply.read)
+        text = (  # it stops where the server went on: a secret's beginning is masked too
+            f"<{len(reply.body)} bytes of {reply.content_type or 'binary data'}>"
+            if reply.binary()
+            else red.cut_short(reply.text())
+        )
+        http["response"] = preview(text, RECORD_CHARS, red)
     result.details["http"] = http
 
 
