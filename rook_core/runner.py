@@ -877,6 +877,7 @@ async def _drive(
             manifest.setdefault("kills", []).extend(kills)
     if interrupts.interrupted:
         manifest["interrupted"] = interrupts.signal_name
+        manifest["invocations"][-1]["interrupted"] = interrupts.signal_name  # rook runs show
     return interrupts.interrupted
 
 

@@ -1055,3 +1055,36 @@ def test_a_run_killed_keeps_the_definitions_it_planned_for_rook_diff(rook_worksp
         rows = {row["id"]: row["changes"] for row in json.loads(r.stdout)["scenarios"]}
         assert rows["t"] == ["changed definition", "not finished"], (resumed, rows)
         assert rows["s"][0] == "changed definition", (resumed, rows)
+
+
+def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_rook_run_did(
+        rook_workspace, tmp_path):
+    """rook runs show of a run another rook run still held said its scenario runs were
+    pending and 'finish it with: rook run --run ID --phases ...', a command refused
+    while the run is in use; it says the run is in progress. Once that run was cut
+    off, rook run said 'finish it with: rook run --run ID' and rook runs show added
+    '--phases open,execute,close,collect,judge': it prints what rook run printed."""
+    d = tmp_path / "d"
+    setup(rook_workspace, d, ("open", "execute", "close"))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    proc = subprocess.Popen(rook(rook_workspace), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    (run_dir,) = rook_workspace.runs_dir.iterdir()
+    show = [sys.executable, "-m", "rook_core", "runs", "show", run_dir.name,
+            "-w", str(rook_workspace.root)]
+    busy = subprocess.run(show, capture_output=True, text=True, timeout=60)
+    assert busy.returncode == 0 and "PENDING" in busy.stdout, busy.stderr
+    assert f"rook: run {run_dir.name} is in progress (pid {proc.pid})" in busy.stderr, busy.stderr
+    assert "finish it with" not in busy.stderr, busy.stderr
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    (printed,) = [ln for ln in err.splitlines() if ln.startswith("finish it with: ")]
+    assert printed == f"finish it with: rook run --run {run_dir.name} -w {rook_workspace.root}"
+    shown = subprocess.run(show, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "is in progress" not in shown.stderr, shown.stderr
+    assert [ln for ln in shown.stderr.splitlines() if ln.startswith("finish it")] == [printed]

@@ -288,9 +288,24 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             click.echo(unfinished(report, manifest, where), err=True)
         return
     if isinstance(manifest, dict) and not manifest.get("shards"):
+        from ..redact import Redactor
+        from ..store import RunDir
         from .run import rest_of
 
-        finish = f"rook run --run {report['run']['id']}{rest_of(report)}{where}"
+        run_id = report["run"]["id"]
+        holder = RunDir(run_path, Redactor()).holder(".lock")
+        if holder is not None:  # its pending runs are still to come: no command finishes it
+            click.echo(
+                f"rook: run {run_id} is in progress ({holder}); what it has recorded so far "
+                "is shown",
+                err=True,
+            )
+            return
+        invocations = manifest.get("invocations")
+        last = invocations[-1] if isinstance(invocations, list) and invocations else None
+        # cut off: as rook run said it, a plain --run ID finishes whatever is missing
+        cut_off = isinstance(last, dict) and last.get("interrupted")
+        finish = f"rook run --run {run_id}{'' if cut_off else rest_of(report)}{where}"
         click.echo(f"finish it with: {finish}", err=True)
 
 
