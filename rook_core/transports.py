@@ -239,11 +239,19 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
         return await _dispatch(hook, call, transports)
     limit = call.timeout + TIMEOUT_GRACE_SECONDS
     started, clock = time.time(), time.monotonic()
+    cut: list[BaseException] = []  # the cancellation that cut the hook off, in its own task
     try:
-        return await asyncio.wait_for(_dispatch(hook, call, transports), limit)
+        return await asyncio.wait_for(_noting_cut(_dispatch(hook, call, transports), cut), limit)
     except asyncio.TimeoutError:
         if time.monotonic() - clock < limit:  # the transport's own TimeoutError: its bug
             raise
+    except asyncio.CancelledError as exc:
+        # wait_for (Python 3.11) raises a cancellation of its own: what run_process or
+        # keep_cut_off_output kept on the hook's goes with it (hookio.cut_off_output)
+        for name, value in vars(cut[-1]).items() if cut and cut[-1] is not exc else ():
+            if not hasattr(exc, name):
+                setattr(exc, name, value)
+        raise
     key = call.entry.transport
     return HookResult(
         call.phase,
@@ -259,6 +267,15 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
         turn=call.turn,
         transport=key,
     )
+
+
+async def _noting_cut(awaitable: Any, cut: list[BaseException]) -> HookResult:
+    """``awaitable``'s result; the cancellation that cuts it off goes in ``cut``."""
+    try:
+        return await awaitable
+    except asyncio.CancelledError as exc:
+        cut.append(exc)
+        raise
 
 
 def transport_named(key: str, transports: Any = None) -> str:

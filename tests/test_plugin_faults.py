@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -1684,3 +1686,72 @@ def test_a_plugin_that_raises_bare_in_registration_import_or_report_says_no_dang
     r = rook_cli("run", "--json", f"--report=mute:{tmp_path}/r.mute")
     line = next(ln for ln in r.stderr.splitlines() if "reporter" in ln and "mute" in ln)
     assert line.rstrip().endswith("failed: ValueError"), line
+
+
+LAGGING = """
+import sys
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.process import run_process
+from rook_core.transports import TransportSpec, saves_nothing
+
+PROGRAM = (
+    "import os, sys, time; print('half an answer', flush=True); "
+    "print('warming up', file=sys.stderr, flush=True); "
+    "open(os.environ['LAG_DIR'] + '/hook.pid', 'w').write(str(os.getpid())); time.sleep(300)"
+)
+
+
+async def answer(call):
+    proc = await run_process([sys.executable, "-c", PROGRAM], env=call.env, stdin=None,
+                             timeout=call.timeout)
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={"output": proc.stdout.decode()},
+                      turn=call.turn, transport="lagging")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="lagging", load_config=lambda value: value,
+                           saved_names=saves_nothing))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "lagging" else None
+"""
+
+
+def test_an_interrupted_hook_of_a_transport_without_handles_timeout_keeps_its_output(
+    rook_distribution, rook_workspace, tmp_path
+):
+    """A third-party transport that does not handle its timeout is waited for
+    through asyncio.wait_for, which (Python 3.11) runs it in a task of its own
+    and re-raises another cancellation: what run_process had read from the
+    program it ran, cut off by SIGTERM, was lost (the interrupted record had empty
+    stdout and stderr). It is kept, as for the built-in script transport."""
+    root = rook_distribution("rook-lagging", {"lagging": "rook_lagging"},
+                             {"rook_lagging.py": LAGGING})
+    d = tmp_path / "d"
+    d.mkdir()
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"lagging": {}}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "answer"}]})
+    env = {**os.environ, "PYTHONPATH": str(root), "ROOK_NO_CACHE": "1", "LAG_DIR": str(d)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+        time.sleep(0.05)
+    time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    (run_dir,) = rook_workspace.runs_dir.iterdir()
+    (attempt,) = rook_workspace.record(run_dir.name, "s.1")["interrupted_attempts"]
+    (hook,) = attempt["hooks"]
+    assert (hook["phase"], hook["status"]) == ("execute", "interrupted"), hook
+    assert hook["stdout"] == "half an answer\n", hook
+    assert hook["stderr"] == "warming up\n", hook
