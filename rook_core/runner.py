@@ -393,6 +393,18 @@ def write_reports(
     return {k: printable(scrub(v)) for k, v in failed.items()}
 
 
+def _still_sending(run_path: Path, keys: list[str], ids: set[str]) -> set[str]:
+    """The scenarios of ``ids`` with a planned run (of ``keys``) that has turns left
+    to send on a resume: not finished, its execute not done (a run cut off in a turn
+    sends that turn again)."""
+    keys = [k for k in keys if k.rsplit(".", 1)[0] in ids]
+    return {
+        r["scenario"]["id"]
+        for r in planned_records(run_path, keys)
+        if not r.get("final") and "execute" not in (r.get("phases_done") or ())
+    }
+
+
 def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:
     """Say on standard error which reports could not be written at the end of a
     run, and how to write them again from the run's record."""
@@ -624,7 +636,11 @@ def prepare_run(
                 f"--run {request.run_id}: no scenario of this run selected "
                 f"(its scenarios: {', '.join(planned_ids)})"
             )
-        check_scenarios(rook, profile, scenarios, phases)  # what the phases run now send
+        try:
+            check_scenarios(rook, profile, scenarios, phases)  # what the phases run now send
+        except ScenarioError:  # a scenario whose every run sent its turns sends none now
+            sending = _still_sending(run_path, own, {s.id for s in scenarios})
+            check_scenarios(rook, profile, [s for s in scenarios if s.id in sending], phases)
         counts: dict[str, int] = {}
         for key in manifest["plan"]:
             sid = key.rsplit(".", 1)[0]

@@ -1334,6 +1334,42 @@ def test_a_resume_that_sends_no_turn_is_not_refused_for_a_turn_too_long(
     assert rook_cli("run", "--json").exit_code == 2
 
 
+def test_a_plain_resume_is_refused_only_for_a_turn_too_long_it_would_still_send(
+    rook_workspace, rook_cli, probe_dir
+):
+    """A plain rook run --run ID (every phase) was refused for a turn too long for
+    RUHROH_MESSAGE of a scenario whose turns were sent already (its file edited
+    since): the scenario only has collect and judge left, nothing to refuse. A
+    scenario whose turn is still to be sent is refused as before, by name alone."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the limit of one environment variable is Linux's")
+    ruhroh_profile(rook_workspace, BASH)
+    paths = {
+        sid: rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "reply"}]})
+        for sid in ("s", "t")
+    }
+    first = rook_cli("run", "--json", "--phases", "prepare")  # plans s and t
+    assert first.exit_code == 0, first.stderr + first.stdout
+    run_id = first.report["run"]["id"]
+    sent = rook_cli("run", "--json", "--run", run_id, "--only", "s",
+                    "--phases", "prepare,open,execute,close")
+    assert sent.exit_code == 0, sent.stderr + sent.stdout
+    assert len(calls(probe_dir)) == 1
+    for path in paths.values():  # both now too long; t's turn is still to be sent
+        data = yaml.safe_load(path.read_text())
+        path.write_text(yaml.safe_dump({**data, "goal": "x" * 140_000}))
+    refused = rook_cli("run", "--json", "--run", run_id)
+    assert refused.exit_code == 2, refused.stderr[-2000:]
+    assert str(paths["t"]) in refused.stderr and str(paths["s"]) not in refused.stderr, refused.stderr
+    assert len(calls(probe_dir)) == 1  # nothing run
+    data = yaml.safe_load(paths["t"].read_text())
+    paths["t"].write_text(yaml.safe_dump({**data, "goal": "g"}))
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.exit_code == 0, again.stderr[-2000:]
+    assert again.statuses() == {"s": "passed", "t": "passed"}
+    assert len(calls(probe_dir)) == 2  # t's turn only: s's was sent before
+
+
 def test_a_turn_holding_a_nul_is_refused_before_anything_runs(rook_workspace, rook_cli, probe_dir):
     """No environment variable can carry a NUL character, so RUHROH_MESSAGE could never
     carry such a turn: refused with exit 2 naming the file and turn, nothing run."""
