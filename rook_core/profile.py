@@ -162,7 +162,7 @@ class _ProfileSchema(Schema):
     )
     concurrency = StrictInteger(validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
-    inherit_env = fields.List(fields.String(validate=validate.Length(min=1)), allow_none=True)
+    inherit_env = fields.List(fields.String(validate=validate.Length(min=1)))
 
     @validates("hook_env")
     def _each_value_fits(self, value: dict[str, str], **kwargs: Any) -> None:

@@ -277,6 +277,16 @@ def test_a_key_written_with_no_value_says_so_not_field_may_not_be_null(ws, rook_
     refused(rook_cli("run"), ws, "  goal: " + empty, "  repeat: " + empty)
 
 
+def test_an_inherit_env_left_empty_is_refused_not_taken_as_all(ws, rook_cli):
+    """`inherit_env:` with its names commented out is YAML's null, which let
+    every variable of Rook's environment reach the hooks (the default), the
+    opposite of an allow-list: it is no key that empty means left out."""
+    ws.profile("id: p\nhooks:\n  execute: scripts/h.sh\ninherit_env:\n  # - PATH\n")
+    empty = "empty: nothing is written there (YAML's null); write a value\n"
+    refused(rook_cli("run"), ws, "p.yaml", "  inherit_env: " + empty)
+    refused(rook_cli("profile", "test", "p", "--workspace", str(ws.root)), ws, "  inherit_env: " + empty)
+
+
 def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     ws.profile("id: p\nhooks: [unclosed\n", name="p")
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
