@@ -495,6 +495,8 @@ def _repair(
             if repaired is not None:
                 repaired.author = name
                 return repaired
+        if obs.problem == "no_conversation" and draft.capabilities.get("multi_turn"):
+            return _stop_claiming_multi_turn(draft)
     agent = fallback_author(rook)
     if agent is None or not request.options.get("author_command"):
         return None
@@ -505,6 +507,19 @@ def _repair(
     if repaired is not None:
         repaired.author = agent[0]
     return repaired
+
+
+def _stop_claiming_multi_turn(draft: Draft) -> Draft:
+    """``draft`` claiming no ``multi_turn``, tested with one turn: its hooks return
+    no conversation handle (an ``http:`` entry's own repair finds one in the
+    response first), and what does not work is claimed no more."""
+    new = draft.copy(turns=1)
+    new.capabilities["multi_turn"] = False
+    new.changes.append(
+        "capabilities.multi_turn: false (the first turn returned no conversation "
+        "handle; scenarios with several turns will not run)"
+    )
+    return new
 
 
 def fix_profile(

@@ -507,3 +507,32 @@ def test_fix_follows_a_redirect_and_never_shows_a_credential_written_in_the_url(
     assert "failed in repair" not in r.stderr and "redirected (HTTP 308)" in r.stdout
     assert "literal-pw-55502" not in r.stdout + r.stderr
     assert not [ln for ln in r.stdout.splitlines() if ln.startswith("changed:")]
+
+
+NO_HANDLE = {
+    "agent.sh": '#!/bin/bash\n[ "$1" = execute ] || exit 0\necho "{\\"output\\": \\"hi $(cat)\\"}"\n',
+    "agent.mjs": (
+        "#!/usr/bin/env node\nif (process.argv[2] !== 'execute') process.exit(0);\n"
+        "let s = ''; process.stdin.on('data', d => (s += d));\n"
+        "process.stdin.on('end', () => console.log(JSON.stringify({output: 'hi ' + s})));\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_HANDLE))
+def test_fix_stops_claiming_multi_turn_a_hook_script_never_shows(rook_workspace, rook_cli, name):
+    """A hook script that returns no conversation handle, in a profile claiming
+    multi_turn: fix failed the two-turn test and said 'not fixed; nothing was
+    changed' (only an http: entry had the claim withdrawn), though the table of
+    profiles.md says it stops claiming multi_turn. It does now, for any transport."""
+    ws = rook_workspace
+    ws.script(name, NO_HANDLE[name])
+    path = write(ws, {"execute": f"scripts/{name}"}, env=(), capabilities={"multi_turn": True})
+    before = path.read_text()
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "changed: capabilities.multi_turn: false" in r.stdout, r.stdout
+    assert f"fixed: wrote {path}" in r.stdout
+    assert yaml.safe_load(path.read_text())["capabilities"]["multi_turn"] is False
+    assert path.with_name("p.yaml.bak").read_text() == before
+    assert rook_cli("profile", "test", "--workspace", str(ws.root)).exit_code == 0
