@@ -186,6 +186,23 @@ def test_fix_of_an_endpoint_sent_no_credential_never_sends_the_user_to_a_variabl
     assert path.read_text() == before
 
 
+def test_a_what_with_no_author_agent_is_said_unread_whatever_the_outcome(rook_workspace, rook_cli):
+    """--what with no author agent was named unread only when nothing was to fix or
+    the failure had advice: a repair Rook made itself (an optimistic claim withdrawn),
+    or a script breaking the contract, said nothing of it."""
+    ws = rook_workspace
+    ws.script("ok.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "hi"}\'\nexit 0\n')
+    ws.script("text.sh", "#!/bin/bash\necho not json\n")
+    write(ws, {"execute": "scripts/ok.sh"}, env=(), capabilities={"calls": True})
+    r = fix(rook_cli, ws, "--what", "the answer is wrong")
+    assert r.exit_code == 0 and "changed: capabilities.calls: false" in r.stdout, r.stdout
+    assert "--what needs an author agent (--author CMD" in r.stdout
+    write(ws, {"execute": "scripts/text.sh"}, env=())
+    r = fix(rook_cli, ws, "--what", "the answer is wrong")
+    assert r.exit_code == 1 and "FAILED (not_json)" in r.stdout, r.stdout
+    assert "--what needs an author agent (--author CMD" in r.stdout
+
+
 def test_fix_reports_missing_variables(rook_workspace, rook_cli, authoring_server):
     ws = rook_workspace
     write(ws, {"execute": chat(authoring_server)})

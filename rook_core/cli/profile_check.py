@@ -18,6 +18,10 @@ from ..profile_probe import DEFAULT_GOAL
 from .options import refuse_empty, workspace_options
 from .profile import Session
 
+WHAT_UNREAD = (
+    "--what needs an author agent (--author CMD, or author: in config.yaml): "
+    "Rook repairs only what it can itself"
+)
 ADVICE = {
     "missing_variable": "set the variables listed above (their values never go in a file)",
     "auth": "the target refused the request's credentials: do what the diagnosis above "
@@ -221,6 +225,11 @@ def fix_command(
     except RookError as exc:
         raise s.guard(exc) from None
     obs = outcome.observation
+    unread = (
+        what
+        and not request.options["author_command"]
+        and (obs is None or obs.problem not in ("missing_variable", "config"))
+    )
     if outcome.ok and not outcome.changes:
         s.say(
             "the profile works; nothing to fix"
@@ -231,20 +240,17 @@ def fix_command(
         s.say(f"fixed: wrote {profile.path}" if outcome.written else "fixed")
         for rel in outcome.draft.files:
             s.say(f"  {rel}")
+        if unread:
+            s.say(WHAT_UNREAD)
         return
     s.say("not fixed; nothing was changed")
     if obs is not None and obs.problem in ADVICE:
         s.say(f"next: {ADVICE[obs.problem]}")
-        if (
-            what
-            and not request.options["author_command"]
-            and obs.problem not in ("missing_variable", "config")
-        ):
-            s.say(
-                "--what needs an author agent (--author CMD, or author: in config.yaml): "
-                "Rook repairs only what it can itself"
-            )
+        if unread:
+            s.say(WHAT_UNREAD)
     elif not request.options["author_command"]:
+        if unread:
+            s.say(WHAT_UNREAD)
         s.say(
             "next: name an author agent (--author CMD, or author: in config.yaml) for what "
             "Rook cannot repair itself"
