@@ -253,9 +253,16 @@ def test_keep_leaves_the_run_record(rook_workspace, rook_cli):
 
     files = list(Path(kept).rglob("*.json"))
     assert any(f.name == "profile-test.1.json" for f in files)
+    import json
     import shutil
 
     shutil.rmtree(Path(kept).parent, ignore_errors=True)
+    # with --json the directory was kept, but said nowhere: not in the document
+    r = profile_test(rook_cli, ws, "--keep", "--json")
+    kept = json.loads(r.stdout)["kept"]
+    assert any(f.name == "profile-test.1.json" for f in Path(kept).rglob("*.json")), kept
+    shutil.rmtree(Path(kept).parent, ignore_errors=True)
+    assert json.loads(profile_test(rook_cli, ws, "--json").stdout)["kept"] is None
 
 
 USAGE_SCRIPT = """

@@ -120,6 +120,7 @@ def test_command(
             "test": obs.to_dict(),
             "updated": updated,
             "capabilities": compare_capabilities(declared, obs.observed),
+            "kept": str(obs.run_dir) if obs.run_dir else None,  # --keep's record
         }
         sys.stdout.write(s.redactor.text(json.dumps(doc, ensure_ascii=False)) + "\n")
     else:
