@@ -553,3 +553,24 @@ def test_fix_stops_claiming_multi_turn_a_hook_script_never_shows(rook_workspace,
     assert yaml.safe_load(path.read_text())["capabilities"]["multi_turn"] is False
     assert path.with_name("p.yaml.bak").read_text() == before
     assert rook_cli("profile", "test", "--workspace", str(ws.root)).exit_code == 0
+
+
+def test_an_author_flag_that_cannot_run_is_refused_before_anything_runs(
+    rook_workspace, rook_cli, tmp_path
+):
+    """--author naming a program not installed was checked only when the author
+    agent was asked: a fix of a working profile exited 0 without a word, with
+    --what the hooks ran first, and profile add --command took it silently."""
+    ws = rook_workspace
+    mark = tmp_path / "ran"
+    ws.script("ok.sh", f'#!/bin/bash\ntouch {mark}\n[ "$1" = execute ] && echo \'{{"output": "hi"}}\'\nexit 0\n')
+    write(ws, {"execute": "scripts/ok.sh"}, env=())
+    for extra in ((), ("--what", "the answer is wrong")):
+        r = fix(rook_cli, ws, "--author", "no-such-author-agent -p", *extra)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert "--author: 'no-such-author-agent' is not installed (not on PATH)" in r.stderr
+        assert not mark.exists(), "a hook ran despite a bad --author"
+    r = rook_cli("profile", "add", "q", "--command", "cat", "--author", "no-such-author-agent",
+                 "--workspace", str(ws.root))
+    assert r.exit_code == 2 and "--author: 'no-such-author-agent'" in r.stderr, r.stdout + r.stderr
+    assert not (ws.agent_dir / "profiles" / "q.yaml").exists()

@@ -76,5 +76,24 @@ def refuse_empty(*flags: tuple[str, str | None]) -> None:
             raise ConfigError(f"{what} {value!r}: names nothing; give a value, or leave it out")
 
 
+def refuse_unrunnable_author(command: str | None) -> None:
+    """Refuse an ``--author`` command line that cannot run (it does not split, or
+    its program is not on ``PATH``) before anything runs, as the author agent
+    would when asked: a fix of a working profile never asks it."""
+    import shlex
+    import shutil
+
+    from ..errors import ConfigError
+
+    if command is None:
+        return
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ConfigError(f"--author: cannot split the command line: {exc}") from None
+    if argv and "/" not in argv[0] and shutil.which(argv[0]) is None:
+        raise ConfigError(f"--author: {argv[0]!r} is not installed (not on PATH)")
+
+
 def split_csv(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]

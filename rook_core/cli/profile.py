@@ -21,7 +21,7 @@ import click
 
 from ..profile_probe import DEFAULT_GOAL
 from ..workspace import user_path
-from .options import workspace_options
+from .options import refuse_unrunnable_author, workspace_options
 
 
 def slug(text: str) -> str:
@@ -329,6 +329,7 @@ def add_command(
     given = click.get_current_context().get_parameter_source("max_iterations")
     if ruhroh is None and given is click.core.ParameterSource.COMMANDLINE:
         raise ConfigError("--max-iterations: only for a Ruhroh wrapper (--ruhroh CMD)")
+    refuse_unrunnable_author(author_cmd)
     s = Session(workspace, project, agent)
     try:
         _add(

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ..profile_probe import DEFAULT_GOAL
-from .options import refuse_empty, workspace_options
+from .options import refuse_empty, refuse_unrunnable_author, workspace_options
 from .profile import Session
 
 WHAT_UNREAD = (
@@ -202,6 +202,7 @@ def fix_command(
     from .profile_output import show_observation
 
     refuse_empty(("--what", what), ("--author", author_cmd), ("--goal", goal))
+    refuse_unrunnable_author(author_cmd)
     s = Session(workspace, project, agent)
     try:
         profile = _load(s, name, "fix")
