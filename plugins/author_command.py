@@ -209,7 +209,7 @@ def check_program(argv: list[str], agent: Any) -> None:
         if path.exists():
             raise ConfigError(
                 f"--command: {program} is not executable; chmod +x {program}, or name its "
-                f"interpreter first (--command 'python3 {program}')"
+                f"interpreter first (--command '{_interpreter(path)} {program}')"
             )
         raise ConfigError(
             f"--command: {program} not found in the workspace {agent.workspace} (the command "
@@ -217,6 +217,23 @@ def check_program(argv: list[str], agent: Any) -> None:
         )
     if shutil.which(program) is None:
         raise ConfigError(f"--command: {program!r} is not installed (not on PATH)")
+
+
+def _interpreter(path: Path) -> str:
+    """The program to name before a script without the run bit: its ``#!`` line's
+    (``#!/usr/bin/env node``: node), else its extension's, else python3."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(256).decode("utf-8", errors="replace")
+    except OSError:
+        first = ""
+    words = first[2:].split() if first.startswith("#!") else []
+    if words and PurePath(words[0]).name == "env" and len(words) > 1:
+        words = words[1:]
+    if words and not words[0].startswith("-"):
+        return PurePath(words[0]).name
+    program = {".sh": "bash", ".bash": "bash", ".mjs": "node", ".js": "node", ".cjs": "node"}
+    return program.get(path.suffix.lower(), "python3")
 
 
 def check_script(argv: list[str], agent: Any) -> None:

@@ -625,7 +625,13 @@ def test_command_without_the_run_bit_is_refused_with_the_fix(rook_workspace, roo
     assert r.exit_code == 2, r.stdout + r.stderr
     assert f"--command: {agent} is not executable" in r.stderr
     assert f"chmod +x {agent}" in r.stderr and "Traceback" not in r.stdout + r.stderr
+    assert f"--command 'python3 {agent}'" in r.stderr
     assert not (ws.agent_dir / "profiles" / "plain.yaml").exists()
+    # the interpreter to name is the script's own: python3 would fail on a bash script
+    tool = tmp_path / "tool.sh"
+    tool.write_text("#!/bin/bash\necho hi\n")
+    r = add(rook_cli, ws, "plain", "--command", str(tool))
+    assert r.exit_code == 2 and f"--command 'bash {tool}'" in r.stderr, r.stderr
     r = add(rook_cli, ws, "folder", "--command", str(tmp_path))
     assert r.exit_code == 2 and "is a directory, not a program" in r.stderr
 
