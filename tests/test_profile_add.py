@@ -987,6 +987,18 @@ def test_a_name_rook_chose_that_an_existing_profile_holds_is_refused_asking_for_
     assert [p.name for p in (ws.agent_dir / "profiles").glob("*.yaml")] == [first.name]
 
 
+def test_a_url_names_the_profile_after_its_host_but_localhost_or_an_ip_after_the_agent(
+    rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    for curl, pid in (
+        ("curl https://api.acme.example/v1/ask -d message=hi", "acme"),
+        ("curl http://127.0.0.1:9/ask -d message=hi", ws.agent_dir.name),
+    ):
+        r = add(rook_cli, ws, "--no-test", input=curl)
+        assert r.exit_code == 0 and (ws.agent_dir / "profiles" / f"{pid}.yaml").is_file(), r.stderr
+
+
 def test_an_author_agent_that_fails_a_correction_leaves_the_profile_written(
     rook_workspace, rook_cli, tmp_path
 ):
