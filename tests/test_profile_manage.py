@@ -51,6 +51,10 @@ def test_show_never_shows_secrets(rook_workspace, rook_cli):
     assert "STAGING_TOKEN: set - bearer token of staging" in r.stdout
     assert "OTHER_VAR: NOT SET - something else" in r.stdout
     assert "tok-very-secret-value" not in r.stdout
+    # exported empty, as a CI job does when its secret is missing: said as rook run says it
+    r = cli(rook_cli, ws, "show", "staging", env={"STAGING_TOKEN": "tok-very-secret-value",
+                                                   "OTHER_VAR": ""})
+    assert "OTHER_VAR: NOT SET (set, but empty) - something else" in r.stdout, r.stdout
     assert "literal-key-0123456789" not in r.stdout and "[hidden" in r.stdout
     assert "Bearer {{env.STAGING_TOKEN}}" in r.stdout
     doc = json.loads(cli(rook_cli, ws, "show", "staging", "--json").stdout)

@@ -234,7 +234,10 @@ def show_command(
     s.say("  " + yaml.safe_dump(doc["hooks"], sort_keys=False).rstrip().replace("\n", "\n  "))
     s.say("env:" + ("" if p.env else " none"))
     for e in doc["env"]:
-        s.say(f"  {e['variable']}: {'set' if e['set'] else 'NOT SET'} - {e['purpose']}")
+        state = "set" if e["set"] else "NOT SET"
+        if not e["set"] and e["variable"] in os.environ:  # a CI job's missing secret
+            state += " (set, but empty)"
+        s.say(f"  {e['variable']}: {state} - {e['purpose']}")
     caps = doc["capabilities"]
     s.say(
         "capabilities: "
