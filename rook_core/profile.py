@@ -144,7 +144,10 @@ class _ProfileSchema(Schema):
         keys=fields.String(validate=validate.OneOf(HOOK_PHASES)),
         values=fields.Raw(allow_none=False),
         required=True,
-        error_messages={"required": "missing: a profile needs hooks, at least execute"},
+        error_messages={
+            "required": "missing: a profile needs hooks, at least execute",
+            "invalid": "must be a mapping of phase to hook entry: {{execute: scripts/agent.sh}}",
+        },
     )
     env = fields.List(
         fields.Nested(_EnvRefSchema),
@@ -159,10 +162,18 @@ class _ProfileSchema(Schema):
         keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),
         values=_EnvValue(validate=_no_nul),
         load_default=dict,
+        error_messages={
+            "invalid": "must be a mapping of NAME: text value, e.g. {{REGION: eu-west-1}}"
+        },
     )
     concurrency = StrictInteger(validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
-    inherit_env = fields.List(fields.String(validate=validate.Length(min=1)))
+    inherit_env = fields.List(
+        fields.String(validate=validate.Length(min=1)),
+        error_messages={
+            "invalid": 'must be a list of variable names or patterns, e.g. [PATH, "AWS_*"]'
+        },
+    )
 
     @validates("hook_env")
     def _each_value_fits(self, value: dict[str, str], **kwargs: Any) -> None:

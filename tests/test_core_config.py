@@ -99,6 +99,12 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": ["TOKEN"]},
             ["env.0: must be a mapping: {variable: NAME, purpose: TEXT}"],
         ),
+        (  # "Not a valid mapping type." / "Not a valid list." said nothing of what to write
+            {"id": "p", "hooks": "scripts/h.sh", "hook_env": ["REGION"], "inherit_env": "PATH"},
+            ["hooks: must be a mapping of phase to hook entry: {execute: scripts/agent.sh}\n",
+             "hook_env: must be a mapping of NAME: text value, e.g. {REGION: eu-west-1}\n",
+             'inherit_env: must be a list of variable names or patterns, e.g. [PATH, "AWS_*"]\n'],
+        ),
         (  # "Not a valid number." did not say the unit goes: the field is in seconds
             {
                 "id": "p",
