@@ -647,6 +647,12 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     assert "holds no CA certificate" in r.stderr
     assert "raised" not in r.stderr and not r.stdout.strip()
 
+    # a quoted "false" is text, not false: it was looked for as a CA bundle file
+    write_profile(rook_workspace, entry(verify_tls="false"), env=())
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "hooks.execute.http.verify_tls: must be true or false unquoted" in r.stderr, r.stderr
+
 
 def test_an_untrusted_certificate_is_told_to_be_trusted_not_fixed(rook_cli, rook_workspace, tls_server):
     """profile add of a cURL command for an https agent whose certificate Rook does not

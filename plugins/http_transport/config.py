@@ -66,9 +66,17 @@ class VerifyField(fields.Field):
     """``verify_tls``: true, false, or the path of a CA bundle file."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in BOOLEAN_WORDS:
+            raise ValidationError(  # text in quotes: it would be looked for as a file
+                f"must be true or false unquoted (YAML reads {value!r} in quotes as text), "
+                "or the path of a CA bundle (PEM) file"
+            )
         if isinstance(value, bool) or (isinstance(value, str) and value.strip()):
             return value
         raise ValidationError("must be true, false or the path of a CA bundle (PEM) file")
+
+
+BOOLEAN_WORDS = ("true", "false", "yes", "no", "on", "off")
 
 
 def _name_key(error: str) -> Any:
