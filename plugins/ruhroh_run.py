@@ -95,20 +95,31 @@ async def start(run: Any) -> Runtime:
 
 
 def _warn_overridden(run: Any) -> None:
-    """A ``hook_env`` value for a variable Rook sets on every call never reaches the
-    wrapper (Rook's own takes precedence, as for ``ROOK_*``): say so, and go on."""
+    """A ``hook_env`` value (or an ``env`` variable) for a variable Rook sets on every
+    call never reaches the wrapper (Rook's own takes precedence, as for ``ROOK_*``):
+    say so, and go on."""
     profile = run.profile
     names = sorted(set(profile.hook_env) & set(PROTOCOL_VARIABLES))
-    if not names:
-        return
-    them = "it" if len(names) == 1 else "them"
-    message = (
-        f"rook: warning: {profile.path or profile.id}: hook_env sets {', '.join(names)}, "
-        "which Rook sets itself on every Ruhroh wrapper or connector call (the protocol's "
-        f"variables): the wrapper gets Rook's value, never this one; remove {them} from hook_env"
-    )
+    declared = sorted({e.variable for e in profile.env} & set(PROTOCOL_VARIABLES))
     redactor = run.redactor
-    sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
+    if names:
+        them = "it" if len(names) == 1 else "them"
+        message = (
+            f"rook: warning: {profile.path or profile.id}: hook_env sets {', '.join(names)}, "
+            "which Rook sets itself on every Ruhroh wrapper or connector call (the protocol's "
+            f"variables): the wrapper gets Rook's value, never this one; remove {them} from "
+            "hook_env"
+        )
+        sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
+    if declared:  # required set, redacted everywhere, and never passed on
+        them = "it" if len(declared) == 1 else "them"
+        message = (
+            f"rook: warning: {profile.path or profile.id}: env declares {', '.join(declared)}, "
+            "which Rook sets itself on every Ruhroh wrapper or connector call (the protocol's "
+            "variables): the wrapper gets Rook's value, never yours, yet yours is required "
+            f"and redacted from every record; remove {them} from env"
+        )
+        sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 
 async def stop(rt: Runtime) -> None:

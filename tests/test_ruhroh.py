@@ -346,6 +346,25 @@ def test_a_ruhroh_variable_rook_sets_given_in_hook_env_is_a_warning(
     assert set(PROTOCOL_VARIABLES) == RUHROH_VARS  # the names warned about: every one Rook sets
 
 
+def test_a_ruhroh_variable_rook_sets_declared_in_env_is_a_warning(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    """env declaring RUHROH_MESSAGE was taken without a word: the run required it set,
+    the wrapper never got its value (Rook's turn text replaced it), and the value was
+    redacted from every record, the goal's text included."""
+    monkeypatch.setenv("RUHROH_MESSAGE", "from-the-user")
+    ruhroh_profile(
+        rook_workspace, BASH, env=[{"variable": "RUHROH_MESSAGE", "purpose": "the message"}]
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "reply"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert calls(probe_dir)[0]["RUHROH_MESSAGE"] == "g"
+    (warning,) = [ln for ln in r.stderr.splitlines() if "env declares" in ln]
+    assert warning.startswith("rook: warning: ") and "rr.yaml" in warning, r.stderr
+    assert "RUHROH_MESSAGE" in warning and "from-the-user" not in warning
+
+
 def test_a_session_handle_holding_a_nul_fails_the_call_that_reported_it(
     rook_workspace, rook_cli
 ):
