@@ -1263,6 +1263,11 @@ def test_an_undeclared_env_placeholder_is_refused_before_anything_runs(
     assert "s3cret-value" not in r.stderr
     assert not mark.exists(), "the open hook ran"
     assert not agent_server.seen("POST", "/echo")
+    path = rook_workspace.agent_dir / "profiles" / "p.yaml"
+    before = path.read_text()
+    r = rook_cli("profile", "fix", "--workspace", str(rook_workspace.root))  # nor repaired
+    assert r.exit_code == 2 and "env: [{variable: UNDECLARED_VAR_Q" in r.stderr, r.stderr
+    assert path.read_text() == before and not mark.exists()
 
 
 def test_a_declared_env_placeholder_that_is_unset_stops_the_run_before_prepare(
