@@ -471,6 +471,21 @@ def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profil
     return profile
 
 
+def _holds_id(text: str, name: str) -> bool:
+    """Whether YAML text Rook cannot parse seems to give the id ``name`` (``id: NAME``)."""
+    return (
+        re.search(rf"\bid[\"']?\s*:\s*[\"']?{re.escape(name)}[\"']?(?=[\s,}}#]|$)", text)
+        is not None
+    )
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def locate_profile(profiles_dir: Path, name: str) -> Path:
     """The file of the profile ``name`` picks, as ``rook run --profile NAME``,
     ``rook profile use NAME`` and ``rook runs --profile NAME`` take it: an id
@@ -491,10 +506,13 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         if isinstance(data, dict) and data.get("id") == name:
             return direct
     by_id, by_name = [], []
+    suspect: ProfileError | None = None  # a broken file whose text holds the name
     for path in candidates:
         try:
             data = load_yaml(path, ProfileError)
-        except ProfileError:
+        except ProfileError as exc:
+            if suspect is None and path.is_file() and _holds_id(_text(path), name):
+                suspect = exc  # a file renamed on disk, then broken: named, not "gone"
             continue  # a broken file is no match (rook profile list flags it)
         if isinstance(data, dict):
             if data.get("id") == name:
@@ -519,6 +537,8 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         )
     if by_name:
         return by_name[0]
+    if suspect is not None:
+        raise suspect
     known = ", ".join(p.stem for p in candidates) or "none"
     unread = unread_profiles(profiles_dir)
     raise ProfileNotFound(

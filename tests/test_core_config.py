@@ -293,6 +293,18 @@ def test_an_inherit_env_left_empty_is_refused_not_taken_as_all(ws, rook_cli):
     refused(rook_cli("profile", "test", "p", "--workspace", str(ws.root)), ws, "  inherit_env: " + empty)
 
 
+def test_a_profile_renamed_on_disk_and_broken_is_named_not_said_to_be_gone(ws, rook_cli):
+    """A file renamed on disk keeps its id (profiles/active holds it); when that file
+    was then not valid YAML, the lookup skipped it and said the active profile is 'no
+    profile here', to choose another with rook profile use: nothing named the file."""
+    ws.profile("id: staging\nhooks:\n\texecute: scripts/h.sh\n", name="old-name")
+    ws.profile({"id": "other", "hooks": {"execute": "scripts/h.sh"}}, name="other")
+    (ws.agent_dir / "profiles" / "active").write_text("staging\n")
+    said = "old-name.yaml (line 3, column 1): not valid YAML"
+    refused(rook_cli("run"), ws, said)
+    refused(rook_cli("profile", "show", "staging", "--workspace", str(ws.root)), ws, said)
+
+
 def test_invalid_yaml_names_file_and_line(ws, rook_cli):
     ws.profile("id: p\nhooks: [unclosed\n", name="p")
     refused(rook_cli("run"), ws, "p.yaml", "line", "not valid YAML")
