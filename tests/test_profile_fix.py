@@ -570,6 +570,13 @@ def test_an_author_flag_that_cannot_run_is_refused_before_anything_runs(
         assert r.exit_code == 2, r.stdout + r.stderr
         assert "--author: 'no-such-author-agent' is not installed (not on PATH)" in r.stderr
         assert not mark.exists(), "a hook ran despite a bad --author"
+    # config.yaml's author, asked whenever --what is given: refused before the test too
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text("author: no-such-author-agent\n")
+    r = fix(rook_cli, ws, "--what", "the answer is wrong")
+    assert r.exit_code == 2 and f"{config}: author: 'no-such-author-agent'" in r.stderr, r.stderr
+    assert not mark.exists(), "a hook ran despite a bad author: in config.yaml"
+    config.unlink()
     r = rook_cli("profile", "add", "q", "--command", "cat", "--author", "no-such-author-agent",
                  "--workspace", str(ws.root))
     assert r.exit_code == 2 and "--author: 'no-such-author-agent'" in r.stderr, r.stdout + r.stderr

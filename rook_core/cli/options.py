@@ -76,10 +76,11 @@ def refuse_empty(*flags: tuple[str, str | None]) -> None:
             raise ConfigError(f"{what} {value!r}: names nothing; give a value, or leave it out")
 
 
-def refuse_unrunnable_author(command: str | None) -> None:
-    """Refuse an ``--author`` command line that cannot run (it does not split, or
+def refuse_unrunnable_author(command: str | None, given: str = "--author") -> None:
+    """Refuse an author agent's command line that cannot run (it does not split, or
     its program is not on ``PATH``) before anything runs, as the author agent
-    would when asked: a fix of a working profile never asks it."""
+    would when asked: a fix of a working profile never asks it. ``given`` says
+    where it was given (``--author``, or ``.../config.yaml: author``)."""
     import shlex
     import shutil
 
@@ -90,9 +91,9 @@ def refuse_unrunnable_author(command: str | None) -> None:
     try:
         argv = shlex.split(command)
     except ValueError as exc:
-        raise ConfigError(f"--author: cannot split the command line: {exc}") from None
+        raise ConfigError(f"{given}: cannot split the command line: {exc}") from None
     if argv and "/" not in argv[0] and shutil.which(argv[0]) is None:
-        raise ConfigError(f"--author: {argv[0]!r} is not installed (not on PATH)")
+        raise ConfigError(f"{given}: {argv[0]!r} is not installed (not on PATH)")
 
 
 def split_csv(values: tuple[str, ...]) -> list[str]:

@@ -205,6 +205,9 @@ def fix_command(
     refuse_unrunnable_author(author_cmd)
     s = Session(workspace, project, agent)
     try:
+        if what and not author_cmd:  # with --what, config.yaml's author is always asked
+            options = s.author_options(None)
+            refuse_unrunnable_author(options["author_command"], options["author_from"] or "")
         profile = _load(s, name, "fix")
         request = AuthorRequest(
             source=Source("profile", label=str(profile.path), path=profile.path),
