@@ -1317,6 +1317,10 @@ def test_from_a_pipe_or_device_says_what_it_is_and_how_to_pipe(rook_workspace, r
         (["x", "--command", "python3 a.py", "--operation", "chat", "--no-test"], "--operation"),
         (["x", "--command", "python3 a.py", "--max-iterations", "3", "--no-test"],
          "--max-iterations: only for a Ruhroh wrapper"),
+        (["x", "--command", "cat", "--no-test", "--goal", "Where is ORD-1?"],
+         "--goal: only for the test, which --no-test leaves out"),
+        (["x", "--command", "cat", "--no-test", "--attempts=2"],
+         "--attempts: only for the test, which --no-test leaves out"),
     ],
 )
 def test_a_flag_the_source_does_not_use_is_refused(rook_workspace, rook_cli, args, needle):

@@ -326,9 +326,13 @@ def add_command(
                 f"{what} {value!r}: names nothing; give a value, or leave it out"
                 + (" (the profile is then named after its source)" if what == "NAME" else "")
             )
-    given = click.get_current_context().get_parameter_source("max_iterations")
+    ctx = click.get_current_context()
+    given = ctx.get_parameter_source("max_iterations")
     if ruhroh is None and given is click.core.ParameterSource.COMMANDLINE:
         raise ConfigError("--max-iterations: only for a Ruhroh wrapper (--ruhroh CMD)")
+    for flag, param in (("--goal", "goal"), ("--attempts", "attempts")):
+        if no_test and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE:
+            raise ConfigError(f"{flag}: only for the test, which --no-test leaves out")
     refuse_unrunnable_author(author_cmd)
     s = Session(workspace, project, agent)
     try:
