@@ -837,3 +837,24 @@ def test_help_and_behaviour_agree_on_which_agents_are_checked(rook_workspace, ro
     text = " ".join(rook_cli("doctor", "--help").stdout.split())
     assert "config.yaml's)" not in text, text
     assert "--agent AGENT Check this agent only (default: every agent" in text, text
+
+
+def test_a_project_or_agent_that_leaves_the_other_to_choose_exits_2_as_the_help_says(
+    rook_workspace, rook_cli
+):
+    # the help's exit codes said 2 only for a --project or --agent that does not
+    # exist, while one that leaves the other to choose among several exits 2 too
+    # (as rook run refuses it): the help now says so
+    from rook_core.testing import Workspace
+
+    ws = rook_workspace
+    healthy(ws)
+    healthy(Workspace(ws.root, agent="other"))
+    r = rook_cli("doctor", "-w", str(ws.root), "--project", "proj")
+    assert r.exit_code == 2 and "several agents (agent, other)" in r.stderr, r.stderr
+    assert r.exception is None and r.stdout == ""
+    text = " ".join(rook_cli("doctor", "--help").stdout.split())
+    assert (
+        "2: a --project or --agent that does not exist, or one given while the other is "
+        "left to choose among several" in text
+    ), text

@@ -316,7 +316,8 @@ def doctor_command(
     scenarios, and say how to fix each problem. Nothing is sent to the agent.
 
     Exit code 0: no problem found; 1: at least one problem (each has a fix);
-    2: a --project or --agent that does not exist.
+    2: a --project or --agent that does not exist, or one given while the other
+    is left to choose among several (as rook run refuses it).
     Without --project/--agent every agent of the workspace is checked, also
     when config.yaml names one; given one of them, the other is taken as rook
     run takes it (the only one, or config.yaml's default).
