@@ -465,3 +465,17 @@ def test_a_note_quoting_what_a_hook_printed_shows_control_characters_as_escapes(
     said = r.stdout + r.stderr
     assert "(keys: h\\x1b]0;pwned\\x07\\u202ex)" in said, said
     assert not [c for c in said if c != "\n" and (ord(c) < 32 or c == "\u202e")], said
+
+
+def test_a_profile_that_cannot_run_as_written_exits_2_as_the_help_says(rook_workspace, rook_cli):
+    # exit 2 was documented only for a variable not set, while a hook script
+    # not found (nothing ran) exits 2 too: the help and profiles.md say so now
+    ws = rook_workspace
+    write(ws, {}, hooks={"execute": "scripts/gone.sh"})
+    r = profile_test(rook_cli, ws, "--json")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    test = json.loads(r.stdout)["test"]
+    assert test["problem"] == "config" and test["hooks"] == [], test
+    assert "hooks.execute: hook script 'scripts/gone.sh' not found" in test["diagnosis"]
+    text = " ".join(rook_cli("profile", "test", "--help").stdout.split())
+    assert "2: a variable is not set, or the profile cannot run as written" in text, text

@@ -74,7 +74,8 @@ def test_command(
     Shows the extracted answer, each phase's result and time, and compares the
     declared capabilities with the observed ones: an optimistic claim (declared,
     not observed) fails the test. Exit 0: it works and claims nothing it did not
-    show; 1: a hook failed or a claim is optimistic; 2: a variable is not set.
+    show; 1: a hook failed or a claim is optimistic; 2: a variable is not set, or
+    the profile cannot run as written (a hook script not found, say): nothing ran.
 
     \b
     Examples:
