@@ -75,7 +75,7 @@ class Observation:
     phase: str | None = None
     http_status: int | None = None
     response: Any = None
-    missing: list[dict[str, str]] = field(default_factory=list)
+    missing: list[dict[str, Any]] = field(default_factory=list)
     run_dir: str | None = None
     handle: str | None = None
     kills: list[str] = field(default_factory=list)
@@ -302,7 +302,16 @@ def probe(
     if missing:
         obs.problem = "missing_variable"
         obs.missing = [{"variable": e.variable, "purpose": e.purpose} for e in missing]
-        obs.diagnosis = "not set: " + ", ".join(e.variable for e in missing)
+        empty = [e.variable for e in missing if e.variable in os.environ]  # a CI secret missing
+        unset = [e.variable for e in missing if e.variable not in empty]
+        obs.diagnosis = "; ".join(
+            f"{what}: {', '.join(names)}"
+            for what, names in (("not set", unset), ("set, but empty", empty))
+            if names
+        )
+        for ref in obs.missing:
+            if ref["variable"] in empty:
+                ref["empty"] = True
         return obs
     if announce is not None:
         for e in profile.env:  # what rook run warns of: shown as it is

@@ -148,6 +148,9 @@ def test_required_variables(rook_workspace, rook_cli, monkeypatch):
     assert code == 1 and p["message"] == "variable DOCTOR_TOKEN is not set (the API token)"
     assert p["subject"] == "proj/agent profile p", p  # as its other findings name it
     assert p["fix"].startswith("export DOCTOR_TOKEN=")
+    code, findings = doctor(rook_cli, rook_workspace, env={"DOCTOR_TOKEN": ""})
+    (p,) = problems(findings)  # exported empty: said so, as rook run says it
+    assert code == 1 and p["message"] == "variable DOCTOR_TOKEN is set, but empty (the API token)"
     code, findings = doctor(rook_cli, rook_workspace, env={"DOCTOR_TOKEN": "s3cret"})
     assert code == 0 and problems(findings) == []
     assert "s3cret" not in json.dumps(findings)

@@ -240,6 +240,11 @@ def test_missing_variables_exit_2_and_are_listed(rook_workspace, rook_cli):
     r = profile_test(rook_cli, ws)
     assert r.exit_code == 2
     assert "DESK_TOKEN: DESK_TOKEN for the agent" in r.stdout
+    # exported empty (a CI secret that is missing): said so, as rook run says it
+    r = profile_test(rook_cli, ws, env={"DESK_TOKEN": ""})
+    assert r.exit_code == 2
+    assert "DESK_TOKEN: DESK_TOKEN for the agent (set, but empty)" in r.stdout, r.stdout
+    assert "diagnosis: set, but empty: DESK_TOKEN" in r.stdout, r.stdout
     r = profile_test(rook_cli, ws, env={"DESK_TOKEN": "tok-secret-value"})
     assert r.exit_code == 0 and "tok-secret-value" not in r.stdout
 

@@ -114,7 +114,9 @@ def check_env(doctor: Any, profile: Any, label: str) -> None:
             doctor.add(
                 PROBLEM,
                 label,
-                f"variable {ref.variable} is not set ({ref.purpose})",
+                f"variable {ref.variable} is "
+                + ("set, but empty" if ref.variable in os.environ else "not set")
+                + f" ({ref.purpose})",
                 f"export {ref.variable}=...   before rook run (its value is never recorded)",
             )
 
