@@ -1352,6 +1352,20 @@ def test_an_empty_name_or_source_is_refused(rook_workspace, rook_cli, args, need
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
 
 
+def test_an_empty_standard_input_is_named_as_the_source_given(rook_workspace, rook_cli):
+    """`pbpaste | rook profile add NAME --from -` with the clipboard empty was told
+    to "give a source ... (or pipe a cURL command on standard input)", which it
+    did, and with --notes the empty input was dropped for the notes in silence."""
+    ws = rook_workspace
+    for args in (["x", "--from", "-"], ["x", "--from", "-", "--notes", "n", "--author", "cat"]):
+        r = add(rook_cli, ws, *args, input=" \n")
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert "--from -: standard input is empty" in r.stderr, r.stderr
+    r = add(rook_cli, ws, "x", input="")  # piped, no --from: said too
+    assert r.exit_code == 2 and "standard input was empty" in r.stderr, r.stderr
+    assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
 def test_curl_get_data_credentials_move_to_env(rook_workspace, rook_cli, authoring_server):
     """With -G the -d/--data-urlencode pairs are the query: an api_key among them
     went into the profile's query as written, not into env."""

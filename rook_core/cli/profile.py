@@ -149,10 +149,16 @@ def read_source(
             raise ConfigError(f"--from {from_}: cannot read it: {exc}") from None
         # a byte order mark first (Notepad, PowerShell's Out-File write one) is no part of it
         return Source("file", text.removeprefix("\ufeff"), path=path.resolve(), label=from_)
-    if from_ == "-" or (notes is None and not sys.stdin.isatty()):
+    piped = from_ == "-" or (notes is None and not sys.stdin.isatty())
+    if piped:
         text = sys.stdin.read().removeprefix("\ufeff")
         if text.strip():
             return Source("stdin", text, label="standard input")
+        if from_ == "-":  # `pbpaste | rook profile add NAME --from -` with nothing copied
+            raise ConfigError(
+                "--from -: standard input is empty; pipe the source in, e.g. "
+                "pbpaste | rook profile add NAME --from -"
+            )
     if notes is not None:
         return Source("notes", notes, label="--notes")
     asked = ask_source() if from_ is None and sys.stdin.isatty() else None
@@ -167,6 +173,7 @@ def read_source(
     raise ConfigError(
         "rook profile add: give a source: --from FILE|URL, --command CMD, --ruhroh CMD or "
         "--notes TEXT (or pipe a cURL command on standard input)"
+        + ("; standard input was empty" if piped else "")
     )
 
 
