@@ -570,6 +570,10 @@ def test_an_author_flag_that_cannot_run_is_refused_before_anything_runs(
         assert r.exit_code == 2, r.stdout + r.stderr
         assert "--author: 'no-such-author-agent' is not installed (not on PATH)" in r.stderr
         assert not mark.exists(), "a hook ran despite a bad --author"
+    # a path is looked up from the workspace, where the author agent runs
+    r = fix(rook_cli, ws, "--author", "./nope-author.sh --x")
+    assert r.exit_code == 2 and "--author: './nope-author.sh' not found (no " in r.stderr, r.stderr
+    assert not mark.exists(), "a hook ran despite an --author path to no file"
     # config.yaml's author, asked whenever --what is given: refused before the test too
     config = ws.root / ".testmuai" / "rook" / "config.yaml"
     config.write_text("author: no-such-author-agent\n")

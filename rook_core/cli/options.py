@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class FromEnv(str):
@@ -76,11 +79,13 @@ def refuse_empty(*flags: tuple[str, str | None]) -> None:
             raise ConfigError(f"{what} {value!r}: names nothing; give a value, or leave it out")
 
 
-def refuse_unrunnable_author(command: str | None, given: str = "--author") -> None:
-    """Refuse an author agent's command line that cannot run (it does not split, or
-    its program is not on ``PATH``) before anything runs, as the author agent
-    would when asked: a fix of a working profile never asks it. ``given`` says
-    where it was given (``--author``, or ``.../config.yaml: author``)."""
+def refuse_unrunnable_author(command: str | None, workspace: Path, given: str = "--author") -> None:
+    """Refuse an author agent's command line that cannot run (it does not split,
+    its program is not on ``PATH``, or a path to it names no file from
+    ``workspace``, where the author agent runs) before anything runs, as the
+    author agent would when asked: a fix of a working profile never asks it.
+    ``given`` says where it was given (``--author``, or ``.../config.yaml:
+    author``)."""
     import shlex
     import shutil
 
@@ -94,6 +99,8 @@ def refuse_unrunnable_author(command: str | None, given: str = "--author") -> No
         raise ConfigError(f"{given}: cannot split the command line: {exc}") from None
     if argv and "/" not in argv[0] and shutil.which(argv[0]) is None:
         raise ConfigError(f"{given}: {argv[0]!r} is not installed (not on PATH)")
+    if argv and "/" in argv[0] and not (workspace / argv[0]).is_file():
+        raise ConfigError(f"{given}: {argv[0]!r} not found (no {workspace / argv[0]})")
 
 
 def split_csv(values: tuple[str, ...]) -> list[str]:

@@ -340,8 +340,8 @@ def add_command(
     for flag, param in (("--goal", "goal"), ("--attempts", "attempts")):
         if no_test and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE:
             raise ConfigError(f"{flag}: only for the test, which --no-test leaves out")
-    refuse_unrunnable_author(author_cmd)
     s = Session(workspace, project, agent)
+    refuse_unrunnable_author(author_cmd, s.agent.workspace)
     try:
         _add(
             s,

@@ -203,12 +203,14 @@ def fix_command(
     from .profile_output import show_observation
 
     refuse_empty(("--what", what), ("--author", author_cmd), ("--goal", goal))
-    refuse_unrunnable_author(author_cmd)
     s = Session(workspace, project, agent)
+    refuse_unrunnable_author(author_cmd, s.agent.workspace)
     try:
         if what and not author_cmd:  # with --what, config.yaml's author is always asked
             options = s.author_options(None)
-            refuse_unrunnable_author(options["author_command"], options["author_from"] or "")
+            refuse_unrunnable_author(
+                options["author_command"], s.agent.workspace, options["author_from"] or ""
+            )
         profile = _load(s, name, "fix")
         request = AuthorRequest(
             source=Source("profile", label=str(profile.path), path=profile.path),
