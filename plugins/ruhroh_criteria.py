@@ -88,7 +88,7 @@ def _cost_named_otherwise(view: EvidenceView) -> str:
 
 
 class MaxCost(CriterionType):
-    """``max_cost: 0.50``: the reported cost (``costUsd``), summed over the turns,
+    """``max_cost: 0.50``: the reported cost (``usage.cost_usd``), summed over the turns,
     is at most this many US dollars."""
 
     name = "max_cost"
@@ -96,7 +96,10 @@ class MaxCost(CriterionType):
     # (a wrapper reporting only costUsd), and is unverifiable where it is not
     needs: frozenset[str] = frozenset()
     per_turn = False
-    description = "the reported cost in USD (usage costUsd) stays within the limit"
+    description = (
+        "the reported cost in USD (usage.cost_usd, or a Ruhroh wrapper's costUsd) stays within"
+        " the limit"
+    )
 
     def parse(self, value: Any) -> float:
         from marshmallow import ValidationError

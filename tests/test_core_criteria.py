@@ -763,6 +763,9 @@ def test_a_cost_under_another_name_is_named_never_silently_missed(rook_workspace
     (c,) = r.report["scenarios"][0]["criteria"]
     assert c["status"] == "unverifiable", c  # never a pass
     assert "usage.cost_usd" in c["reason"] and "usage.costUsd" in c["reason"], c
+    # rook plugins describes max_cost by the field Rook reads (it said "usage costUsd")
+    listed = json.loads(rook_cli("plugins", "--json").stdout)["descriptions"]["criteria"]
+    assert "usage.cost_usd" in listed["max_cost"], listed["max_cost"]
 
 
 def test_a_token_count_some_turns_left_out_names_those_turns(rook_workspace, rook_cli):
