@@ -246,6 +246,62 @@ def test_hook_rook_evidence_recorded(rook_plugin, rook_workspace, rook_cli):
     ]
 
 
+def test_evidence_observers_see_every_phase_failures_and_a_later_collect_redacted(
+    rook_plugin, rook_workspace, rook_cli, monkeypatch
+):
+    """hookspecs: rook_evidence_recorded is called for every hook result of every
+    phase, in order, after redaction: with a real bash hook, that is collect too
+    (also run by a later rook run --run ID process), a failed execute, and the
+    value of a profile env variable the hook echoes shown only redacted."""
+
+    class Observer:
+        def __init__(self):
+            self.seen = []
+
+        @hookimpl
+        def rook_evidence_recorded(self, run, record, result):
+            data = json.dumps([result.data, result.stderr, result.diagnosis])
+            self.seen.append((record["key"] if record else None, result.phase, result.status, data))
+
+    observer = rook_plugin(Observer())
+    monkeypatch.setenv("DESK_KEY", "k-9qx-secret")
+    rook_workspace.script(
+        "desk.sh",
+        """
+        #!/bin/bash
+        case "$1" in
+          prepare) echo "signed in with $DESK_KEY" >&2 ;;
+          execute) goal=$(cat)
+            if [ "$goal" = bad ]; then echo "refused $DESK_KEY" >&2; exit 3; fi
+            echo "{\\"output\\": \\"hi $DESK_KEY\\"}" ;;
+          collect) echo "{\\"trace\\": \\"t-$DESK_KEY\\"}" ;;
+        esac
+        exit 0
+        """,
+    )
+    hooks = {p: "scripts/desk.sh" for p in ("prepare", "execute", "close", "collect")}
+    env = [{"variable": "DESK_KEY", "purpose": "desk key"}]
+    rook_workspace.profile({"id": "desk", "hooks": hooks, "env": env})
+    rook_workspace.scenario({"id": "a", "goal": "g", "criteria": [{"contains": "hi"}]})
+    rook_workspace.scenario({"id": "b", "goal": "bad", "criteria": [{"contains": "hi"}]})
+    first = rook_cli("run", "--json", "-j", "1", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 1, first.stderr  # b's execute failed
+    run_id = first.report["run"]["id"]
+    assert [s[:3] for s in observer.seen] == [
+        (None, "prepare", "ok"),
+        ("a.1", "execute", "ok"),
+        ("a.1", "close", "ok"),
+        ("b.1", "execute", "failed"),
+        ("b.1", "close", "ok"),
+    ]
+    observer.seen.clear()
+    later = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert later.statuses() == {"a": "passed", "b": "error"}, later.stderr
+    assert [s[:3] for s in observer.seen] == [("a.1", "collect", "ok")]
+    seen = json.dumps(observer.seen)
+    assert "k-9qx-secret" not in seen and "t-[redacted:DESK_KEY]" in seen, seen
+
+
 def test_hook_rook_evidence_merged(rook_plugin, rook_workspace, rook_cli):
     class Joiner:
         """Keeps a run-level file of its own; joins the shards' copies on merge."""
