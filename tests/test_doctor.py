@@ -790,6 +790,48 @@ def test_a_credential_written_literally_in_a_profile_is_a_note(
     assert "literally" not in r.stdout
 
 
+def test_a_literal_hook_env_credential_is_moved_to_env_by_name_not_by_placeholder(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """For a hook_env value written literally, doctor said to "declare the variable
+    under env: and write {{env.NAME}} in its place": hook_env expands no
+    placeholder, so a hook then got the text {{env.NAME}} as its token. Its fix
+    says to declare the name under env: and delete it from hook_env (the hook
+    reads the variable from the environment); {{env.NAME}} is for a hooks field."""
+    monkeypatch.setenv("SERVICE_TOKEN", "st-real-value")
+    ws = rook_workspace
+    healthy(ws)
+    ws.script(
+        "token.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo "{\\"output\\": \\"token $SERVICE_TOKEN\\"}"
+        """,
+    )
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/token.sh"},
+            "hook_env": {"SERVICE_TOKEN": "plain-looking-value"},
+        }
+    )
+    r = rook_cli("doctor", "-w", str(ws.root), "--json")
+    (note,) = [
+        f for f in json.loads(r.stdout)["findings"] if f["status"] == "note" and "literally" in f["message"]
+    ]
+    assert "{{env." not in note["fix"], note["fix"]
+    assert "SERVICE_TOKEN" in note["fix"] and "delete it from hook_env" in note["fix"], note["fix"]
+    # the fix, followed, reaches the hook with the real value (redacted in the record)
+    env = [{"variable": "SERVICE_TOKEN", "purpose": "the service token"}]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/token.sh"}, "env": env})
+    ws.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "token [redacted"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses()["t"] == "passed", r.report["scenarios"]
+    r = rook_cli("doctor", "-w", str(ws.root))
+    assert "literally" not in r.stdout
+
+
 @pytest.mark.parametrize(
     ("name", "line"),
     [("agent.py", "#!/usr/bin/env python3"), ("agent.mjs", "#!/usr/bin/env node")],

@@ -152,19 +152,26 @@ def check_literal_secrets(doctor: Any, profile: Any, where: str) -> None:
     ``rook profile show`` hides): the file is copied into every run's record."""
     from ..credentials import mask, mask_env
 
-    fields = _unmasked(profile.raw.get("hooks") or {}, mask(profile.raw.get("hooks") or {}))
+    hooks = _unmasked(profile.raw.get("hooks") or {}, mask(profile.raw.get("hooks") or {}))
     hidden = mask_env(dict(profile.hook_env))
-    fields = [f"hooks.{f}" for f in fields] + [
-        f"hook_env.{name}" for name, value in profile.hook_env.items() if hidden[name] != value
-    ]
+    names = [name for name, value in profile.hook_env.items() if hidden[name] != value]
+    fields = [f"hooks.{f}" for f in hooks] + [f"hook_env.{name}" for name in names]
     if fields:
+        # hook_env expands no placeholder: a name there moves to env as it is
+        ways = []
+        if hooks:
+            ways.append("declare the variable under env: and write {{env.NAME}} in its place")
+        if names:
+            ways.append(
+                f"declare {', '.join(names)} under env: and delete {'it' if len(names) == 1 else 'them'}"
+                " from hook_env (the hook reads it from the environment as before)"
+            )
         doctor.add(
             NOTE,
             where,
             f"{', '.join(fields)}: a credential written literally (rook profile show hides "
             "it), so it is in the file and copied into every run's record (profile.yaml)",
-            "move it to env: declare the variable under env: and write {{env.NAME}} in its "
-            "place (docs/profiles.md#secrets)",
+            f"move it to env: {'; for hook_env: '.join(ways)} (docs/profiles.md#secrets)",
         )
 
 
