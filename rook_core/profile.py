@@ -68,6 +68,20 @@ def _no_nul(value: str) -> None:
         raise ValidationError("holds a NUL character (\\0), which no environment variable can")
 
 
+ENV_PLACEHOLDER = re.compile(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _hook_env_value(value: str) -> None:
+    _no_nul(value)
+    found = ENV_PLACEHOLDER.search(value)
+    if found:  # an http: entry's placeholder: here every hook would get the text itself
+        raise ValidationError(
+            f"holds {found.group(0)}, but hook_env expands no placeholder (the hook would get "
+            f"that text): declare the variable the hook reads under env: instead (its value "
+            "then comes from the environment)"
+        )
+
+
 class _EnvRefSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -160,7 +174,7 @@ class _ProfileSchema(Schema):
     capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)
     hook_env = fields.Dict(
         keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),
-        values=_EnvValue(validate=_no_nul),
+        values=_EnvValue(validate=_hook_env_value),
         load_default=dict,
         error_messages={
             "invalid": "must be a mapping of NAME: text value, e.g. {{REGION: eu-west-1}}"

@@ -148,6 +148,14 @@ def refused(r, ws, *needles):
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"BIG": "x" * 200_000}},
             ["hook_env.BIG", "200005 bytes", "more than one environment variable can carry"],
         ),
+        (  # hook_env expands no placeholder: the hook got the text "{{env.REAL_TOKEN}}"
+            {
+                "id": "p",
+                "hooks": {"execute": "scripts/h.sh"},
+                "hook_env": {"API_TOKEN": "Bearer {{env.REAL_TOKEN}}"},
+            },
+            ["hook_env.API_TOKEN", "{{env.REAL_TOKEN}}", "expands no placeholder", "env:"],
+        ),
         (  # YAML makes 8080 a number: the message says to quote it, not just "Not a valid string"
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"PORT": 8080}},
             ["hook_env.PORT", "quote it", '"8080"'],
