@@ -790,6 +790,32 @@ def test_a_credential_written_literally_in_a_profile_is_a_note(
     assert "literally" not in r.stdout
 
 
+def test_a_literal_credential_in_a_ruhroh_command_is_not_told_to_become_a_placeholder(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A Ruhroh command line expands no {{env.NAME}} (it is not run through a shell,
+    nor filled like an http: entry): doctor's fix, "write {{env.NAME}} in its place",
+    had the wrapper get the text {{env.NAME}} as its key. For a field outside an
+    http: entry the fix says to have the program read the variable instead."""
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",ruhroh")
+    ws = rook_workspace
+    healthy(ws)
+    secret = "sk-abcdefghijklmnopqrstuvwxyz123456"
+    ws.script("w.sh", '#!/bin/bash\necho \'{"status": "goal_satisfied"}\'\n')
+    command = f"scripts/w.sh --api-key {secret}"
+    ws.profile({"id": "p", "hooks": {"execute": {"ruhroh": {"command": command}}}})
+    r = rook_cli("doctor", "-w", str(ws.root), "--json")
+    assert secret not in r.stdout + r.stderr
+    (note,) = [
+        f
+        for f in json.loads(r.stdout)["findings"]
+        if f["status"] == "note" and "literally" in f["message"]
+    ]
+    assert "hooks.execute.ruhroh.command" in note["message"], note
+    assert "{{env." not in note["fix"], note["fix"]
+    assert "read it from its environment" in note["fix"], note["fix"]
+
+
 def test_a_literal_hook_env_credential_is_moved_to_env_by_name_not_by_placeholder(
     rook_workspace, rook_cli, monkeypatch
 ):

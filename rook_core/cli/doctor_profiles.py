@@ -156,23 +156,29 @@ def check_literal_secrets(doctor: Any, profile: Any, where: str) -> None:
     hidden = mask_env(dict(profile.hook_env))
     names = [name for name, value in profile.hook_env.items() if hidden[name] != value]
     fields = [f"hooks.{f}" for f in hooks] + [f"hook_env.{name}" for name in names]
-    if fields:
-        # hook_env expands no placeholder: a name there moves to env as it is
-        ways = []
-        if hooks:
-            ways.append("declare the variable under env: and write {{env.NAME}} in its place")
-        if names:
-            ways.append(
-                f"declare {', '.join(names)} under env: and delete {'it' if len(names) == 1 else 'them'}"
-                " from hook_env (the hook reads it from the environment as before)"
-            )
-        doctor.add(
-            NOTE,
-            where,
-            f"{', '.join(fields)}: a credential written literally (rook profile show hides "
-            "it), so it is in the file and copied into every run's record (profile.yaml)",
-            f"move it to env: {'; for hook_env: '.join(ways)} (docs/profiles.md#secrets)",
-        )
+    if not fields:
+        return
+    # only an http: entry fills {{env.NAME}}: a command line and hook_env pass it as written
+    filled = [f"hooks.{f}" for f in hooks if ".http." in f".{f}."]
+    run = [f"hooks.{f}" for f in hooks if f"hooks.{f}" not in filled]
+    ways = [
+        (filled, "declare the variable under env: and write {{env.NAME}} in its place"),
+        (run, "declare the variable under env: and have the program read it from its environment"),
+        (
+            [f"hook_env.{n}" for n in names],
+            f"declare {', '.join(names)} under env: and delete {'it' if len(names) == 1 else 'them'}"
+            " from hook_env (the hook reads it from the environment as before)",
+        ),
+    ]
+    said = [(at, how) for at, how in ways if at]
+    fix = "; ".join(how if len(said) == 1 else f"for {', '.join(at)}: {how}" for at, how in said)
+    doctor.add(
+        NOTE,
+        where,
+        f"{', '.join(fields)}: a credential written literally (rook profile show hides "
+        "it), so it is in the file and copied into every run's record (profile.yaml)",
+        f"move it to env: {fix} (docs/profiles.md#secrets)",
+    )
 
 
 def _unmasked(raw: Any, shown: Any, path: str = "") -> list[str]:
