@@ -135,6 +135,10 @@ def _script_argument(
     return rest
 
 
+PLACEHOLDER = re.compile(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+"""An http: entry's ``{{env.NAME}}``, which a command line passes as written."""
+
+
 def resolve_command(
     command: Any,
     workspace: Path,
@@ -155,6 +159,14 @@ def resolve_command(
         argv = list(command)
     if not argv:
         raise ConfigError("ruhroh command is empty")
+    for word in argv:
+        if (held := PLACEHOLDER.search(str(word))) is not None:
+            raise ConfigError(
+                f"ruhroh command: it holds {held.group(0)}, which the wrapper would get as "
+                "written: a command line is not filled like an http: entry; have the wrapper "
+                f"read {held.group(1)} from its environment (declared under env:), or run it "
+                f"with bash -c '... \"${held.group(1)}\"'"
+            )
     first, rest = argv[0], argv[1:]
     if (assigned := ASSIGNMENT.fullmatch(first)) is not None:
         name = assigned.group(1)  # its value is never shown: it may be a secret

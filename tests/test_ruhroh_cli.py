@@ -217,6 +217,26 @@ def test_variables_set_before_the_wrapper_in_its_command_line(rook_workspace, ro
     assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
 
 
+def test_a_placeholder_in_a_wrapper_command_line_is_refused(rook_workspace, rook_cli, monkeypatch):
+    # `./wrappers/w.sh --api-key {{env.KEY}}` ran the wrapper with the text
+    # {{env.KEY}} as its key: a command line is not filled like an http: entry
+    monkeypatch.setenv("KEY", "real-key-value")
+    ws = rook_workspace
+    (ws.root / "wrappers").mkdir()
+    wrapper = ws.root / "wrappers" / "w.sh"
+    wrapper.write_text('#!/bin/bash\necho "{\\"status\\":\\"goal_satisfied\\",\\"output\\":\\"$2\\"}"\n')
+    wrapper.chmod(0o755)
+    env = [{"variable": "KEY", "purpose": "the agent's key"}]
+    for entry in ("./wrappers/w.sh --api-key {{env.KEY}}", ["./wrappers/w.sh", "{{ env.KEY }}"]):
+        ws.profile({"id": "rr", "hooks": {"execute": {"ruhroh": {"command": entry}}}, "env": env})
+        ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "real"}]})
+        run = rook_cli("run")
+        assert run.exit_code == 2, run.stdout + run.stderr
+        assert "{{env.KEY}}" in run.stderr.replace(" ", "") and "as written" in run.stderr, run.stderr
+        assert "real-key-value" not in run.stderr
+        assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
 def test_an_empty_answer_from_a_wrapper_is_not_blamed_on_standard_input(
     rook_workspace, rook_cli
 ):
