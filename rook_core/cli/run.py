@@ -120,10 +120,11 @@ def run_command(
 ) -> None:
     """Run scenarios against the agent and judge them.
 
-    Exit code 0: every decided scenario passed; 1: a scenario failed, errored
-    or stopped (with --min-pass-rate: a scenario's pass rate missed the gate),
-    or an infrastructure error left one untested; 2: a usage or configuration
-    error (nothing was run).
+    Exit code 0: every decided scenario passed and none was left untested; 1: a
+    scenario failed, errored or stopped (with --min-pass-rate: a scenario's pass
+    rate missed the gate), or an infrastructure error left one untested (even
+    with every decided one passed); 2: a usage or configuration error (nothing
+    was run).
 
     \b
     Examples:
