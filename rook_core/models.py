@@ -8,6 +8,8 @@ the store can turn any record into JSON.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,6 +158,31 @@ class Profile:
     ``None`` passes everything. ``env`` variables always pass."""
     path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+
+
+SHELL_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+"""A shell variable (``$PATH``, ``${HOME}``), which a hook_env value holds as text."""
+
+
+def hook_env_references(profile: Profile) -> list[str]:
+    """What to say of each ``hook_env`` value naming a shell variable (``PATH:
+    "$PATH:/opt/bin"``): hooks get it as written. Only a reference to a variable
+    that is set (or one the profile declares) is quoted, never the rest of the
+    value: a literal credential with a ``$`` in it is not read as one."""
+    known = set(os.environ) | {ref.variable for ref in profile.env}
+    said = []
+    for name, value in profile.hook_env.items():
+        found = [
+            ref
+            for ref in dict.fromkeys(SHELL_REFERENCE.findall(value))
+            if ref.strip("${}") in known
+        ]
+        if found:
+            said.append(
+                f"hook_env.{name} holds {', '.join(found)}, which every hook gets as written "
+                "(hook_env expands no variable): write the value itself"
+            )
+    return said
 
 
 @plain(slots=True)

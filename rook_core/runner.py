@@ -44,7 +44,7 @@ from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
 from .judging import JudgingContext, check_message
-from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario
+from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook, plugin_output
@@ -731,6 +731,8 @@ def prepare_run(
     if judging.client is not None:
         judging.client.attach(run.id, run.path)
         manifest["judge_profile"] = judging.client.info
+    for note in hook_env_references(profile):
+        sys.stderr.write(f"rook: warning: {profile.path or profile.id}: {note}\n")
     for name in redactor.too_short:  # the judge profile's env variables included
         sys.stderr.write(
             f"rook: warning: env {name}: its value is shorter than {MIN_LENGTH} "

@@ -192,3 +192,27 @@ def test_hook_env_passes_custom_rook_names_but_never_rook_owned_ones(
         assert rook_vars == EXPECTED[phase] - {"ROOK_CONVERSATION"}, phase
         assert "hijack" not in env.values(), phase
         assert env["ROOK_HOOK"] == phase
+
+
+def test_a_shell_variable_in_hook_env_is_named_as_passed_as_written(
+    rook_workspace, rook_cli, probe_dir
+):
+    """hook_env is plain text: PATH: "$PATH:/opt/bin" gave every hook the PATH
+    "$PATH:/opt/bin" (its commands then not found), with no word from rook run
+    or rook doctor. The value still reaches the hook as written, and both now
+    name the field and the reference (never the rest of the value)."""
+    ws = rook_workspace
+    ws.script("dump.sh", ENV_DUMP)
+    hook_env = {"EXTRA": "${HOME}/data:$PATH-x", "PRICE": "costs $5", "KEY": "Xy$zq9Word"}
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/dump.sh"}, "hook_env": hook_env})
+    ws.scenario({"id": "one", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed"}, r.stderr
+    raw = (probe_dir / "execute.env").read_bytes().split(b"\0")
+    env = dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+    assert env["EXTRA"] == "${HOME}/data:$PATH-x", "passed as written, as documented"
+    assert "hook_env.EXTRA holds ${HOME}, $PATH, which every hook gets as written" in r.stderr
+    # no variable: "$5", and a literal value's "$zq9Word" (never shown: it may be a secret)
+    assert "PRICE" not in r.stderr and "zq9" not in r.stderr, r.stderr
+    r = rook_cli("doctor", "-w", str(ws.root))
+    assert "hook_env.EXTRA holds ${HOME}, $PATH" in r.stdout and "zq9" not in r.stdout, r.stdout

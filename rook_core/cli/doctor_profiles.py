@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..models import hook_env_references
 from ..transports import SCRIPT_INTERPRETERS, SHEBANGS, windows_line_endings
 
 PROBLEM, OK, NOTE = "problem", "ok", "note"
@@ -70,6 +71,13 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
             check_entry(doctor, rook, agent, profile, phase, entry, f"{label} profile {profile.id}")
         check_env(doctor, profile, f"{label} profile {profile.id}")
         check_literal_secrets(doctor, profile, f"{label} profile {profile.id}")
+        for note in hook_env_references(profile):
+            doctor.add(
+                NOTE,
+                f"{label} profile {profile.id}",
+                note,
+                f"correct hook_env in {profile.path} (docs/profiles.md)",
+            )
         if len(doctor.problems) == problems_before:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
             doctor.add(OK, f"{label} profile {profile.id}", f"{path.name} ({hooks})")
