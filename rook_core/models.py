@@ -160,8 +160,10 @@ class Profile:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-SHELL_REFERENCE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
-"""A shell variable (``$PATH``, ``${HOME}``), which a hook_env value holds as text."""
+SHELL_REFERENCE = r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"
+"""A shell variable (``$PATH``, ``${HOME}``), which a hook_env value holds as
+text (compiled on first use, as Rook's other patterns: most profiles have no
+hook_env)."""
 
 
 def hook_env_references(profile: Profile) -> list[str]:
@@ -169,12 +171,14 @@ def hook_env_references(profile: Profile) -> list[str]:
     "$PATH:/opt/bin"``): hooks get it as written. Only a reference to a variable
     that is set (or one the profile declares) is quoted, never the rest of the
     value: a literal credential with a ``$`` in it is not read as one."""
+    if not profile.hook_env:
+        return []
     known = set(os.environ) | {ref.variable for ref in profile.env}
     said = []
     for name, value in profile.hook_env.items():
         found = [
             ref
-            for ref in dict.fromkeys(SHELL_REFERENCE.findall(value))
+            for ref in dict.fromkeys(re.findall(SHELL_REFERENCE, value))
             if ref.strip("${}") in known
         ]
         if found:
