@@ -2,7 +2,6 @@ import atexit
 import importlib.util
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -32,26 +31,6 @@ def _this_checkouts_plugins():
 
 
 _this_checkouts_plugins()
-
-
-def _signals_live():
-    """A suite started in the background (``nohup``, ``&`` in a script, a CI
-    runner that starts jobs so) inherits SIGINT, SIGQUIT or SIGHUP ignored, and
-    so would every ``rook`` it starts: Rook keeps a signal ignored when it
-    starts (docs/reliability.md), and the tests that interrupt a run would see
-    it go on. Their default handling is given back here, for this process and
-    what it starts."""
-    for name, handler in (
-        ("SIGINT", signal.default_int_handler),
-        ("SIGQUIT", signal.SIG_DFL),
-        ("SIGHUP", signal.SIG_DFL),
-    ):
-        sig = getattr(signal, name, None)
-        if sig is not None and signal.getsignal(sig) == signal.SIG_IGN:
-            signal.signal(sig, handler)
-
-
-_signals_live()
 
 pytest_plugins = ["rook_core.testing"]
 
