@@ -2,6 +2,7 @@ import atexit
 import importlib.util
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -52,6 +53,18 @@ def pytest_configure(config):
     os.chmod(d.name, 0o700)
     _SAVED.append((d, outside))
     os.environ["ROOK_CACHE_DIR"] = d.name
+    # Nor with the signals its shell ignored (nohup, as Jenkins runs a step; a
+    # script's `.ci/run &`): every rook it starts would keep them ignored, as Rook
+    # must, and the tests that send them would wait in vain. A handler that does
+    # nothing keeps the suite itself deaf to them; a child starts with the default.
+    for name in ("SIGHUP", "SIGINT"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, _ignored)
+
+
+def _ignored(signum, frame):
+    pass
 
 
 def pytest_unconfigure(config):

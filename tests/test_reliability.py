@@ -233,6 +233,25 @@ def test_a_signal_ignored_when_rook_starts_stays_ignored(rook_workspace, tmp_pat
     assert json.loads(out)["summary"]["passed"] == 1 and "interrupted" not in err
 
 
+def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ignored():
+    """CI run under nohup (as Jenkins' sh step does) or as ``.ci/run &`` from a
+    script starts the suite with SIGHUP or SIGINT ignored; every rook it starts
+    would inherit that and rightly keep it, and the tests that send those
+    signals would wait for an exit that never comes."""
+    def ignore():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    root = Path(__file__).resolve().parents[1]
+    test = "tests/test_reliability.py::test_a_signal_before_any_hook_runs_exits_130_with_nothing_run"
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        cwd=root, capture_output=True, text=True, timeout=110, preexec_fn=ignore,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert "3 passed" in r.stdout  # SIGINT, SIGTERM, SIGHUP
+
+
 def test_a_terminal_that_hangs_up_stops_the_run_like_ctrl_c(slow_ws):
     """rook run in a terminal that closes (SIGHUP; every write to it then fails
     with EIO): the hooks in flight are killed, what finished and the interrupted
