@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 METHODS = ("post", "put", "patch", "get")
 HINT = re.compile(r"(chat|message|ask|prompt|complet|query|convers|question|answer|agent)", re.I)
 PARAM = re.compile(r"\{([^{}]+)\}")
+# How deeply a document may nest: about where Python's recursion limit stops
+# the YAML parser (and the JSON one before Python 3.13)
+MAX_DEPTH = 900
 
 
 def load_document(text: str, label: str = "the source") -> dict[str, Any] | None:
@@ -53,13 +56,31 @@ def load_document(text: str, label: str = "the source") -> dict[str, Any] | None
     except (ValueError, yaml.YAMLError):
         return None
     except RecursionError:
-        raise ConfigError(
-            f"{label}: nested too deeply to read (JSON or YAML more than about 900 "
-            "levels deep; an OpenAPI document is far shallower)"
-        ) from None
+        raise _too_deep(label) from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _nests_deeper(doc, MAX_DEPTH):
+        raise _too_deep(label)  # Python 3.13's JSON parser reads some 10,000 levels
     if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) and "paths" in doc:
         return doc
     return None
+
+
+def _too_deep(label: str) -> ConfigError:
+    return ConfigError(
+        f"{label}: nested too deeply to read (JSON or YAML more than about {MAX_DEPTH} "
+        "levels deep; an OpenAPI document is far shallower)"
+    )
+
+
+def _nests_deeper(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, (dict, list)):
+            inner = node.values() if isinstance(node, dict) else node
+            stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
+    return False
 
 
 def deref(doc: dict[str, Any], node: Any, depth: int = 0) -> Any:
