@@ -9,7 +9,6 @@ stream), the secret's beginning is masked too.
 
 from __future__ import annotations
 
-import bisect
 import json
 import os
 import re
@@ -305,8 +304,9 @@ def _pct(byte: int) -> str:
     return "%" + "".join(f"[{d.upper()}{d.lower()}]" if d.isalpha() else d for d in f"{byte:02X}")
 
 
-_BREAKS = re.compile(r"(?:[ \t]*(?:\r\n|\r|\n|\\r\\n|\\n|\\r))+[ \t]*")
-_FOLD = re.compile(r"[ \t]*(?:\r\n|\r|\n|\\r\\n|\\n|\\r)[ \t]*")
+_BREAK = r"(?:\r\n|\r|\n|\\r\\n|\\n|\\r)"
+_BREAKS = rf"(?:[ \t]*{_BREAK})+[ \t]*"
+_FOLD = rf"[ \t]*{_BREAK}[ \t]*"
 """A line break a console put inside a word, with the white space around it,
 as it is or escaped in a JSON string (the raw output of a hook that prints it
 so); never a blank line between (:data:`_BREAKS` finds them to leave them be)."""
@@ -317,13 +317,16 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     as a console or a log handler breaks a word longer than its width (rich
     writing to a pipe folds at 80 columns; a handler indents the continuation
     lines): found in ``s`` with every :data:`_FOLD` taken out, each place
-    given as the stretch of ``s`` it covers."""
+    given as the stretch of ``s`` it covers. Its module and patterns are loaded
+    on first use: only a text of lines, with a long secret to look for, needs them."""
+    import bisect
+
     starts: list[int] = []  # where each piece of s begins in the joined text
     offsets: list[int] = []  # and in s
     pieces = []
     at = joined = 0
-    for m in _BREAKS.finditer(s):
-        if not _FOLD.fullmatch(m.group()):  # a blank line: two paragraphs, never a fold
+    for m in re.finditer(_BREAKS, s):
+        if not re.fullmatch(_FOLD, m.group()):  # a blank line: two paragraphs, never a fold
             continue
         starts.append(joined)
         offsets.append(at)
