@@ -1434,9 +1434,6 @@ def test_a_merged_run_json_names_its_folders_redacted(tmp_path, monkeypatch):
     the clear, a workspace folder holding an env value included, while every
     shard's part, its report and what rook run writes for an unsharded run
     redact it: the merged manifest was written without the redactor."""
-    import subprocess
-    import sys
-
     from rook_core.testing import Workspace
 
     monkeypatch.setenv("API_TOKEN", SECRET)
@@ -1446,11 +1443,7 @@ def test_a_merged_run_json_names_its_folders_redacted(tmp_path, monkeypatch):
                 "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
     for sid in ("a", "b"):
         ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "hi"}]})
-    for args in (["run", "--shard", "1/2", "--run-name", "sh"], ["run", "--shard", "2/2", "--run", "sh"],
-                 ["merge", "--run", "sh"]):
-        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, (args, r.stdout, r.stderr)
+    run_two_shards_and_merge(ws, "sh")
     manifest = json.loads((ws.runs_dir / "sh" / "run.json").read_text())
     assert manifest["merged"]["shards"] == ["1/2", "2/2"]
     assert manifest["id"] == "sh" and manifest["dir"].endswith("/runs/sh"), manifest["dir"]
@@ -1905,9 +1898,6 @@ def test_a_merged_ruhroh_manifest_names_its_folders_redacted(tmp_path, monkeypat
     ruhroh-run-manifest.json with its runRoot and merged.from in the clear, a
     workspace folder holding an env value included, while each shard's
     manifest and the merged run.json redact it: merging passed no redactor."""
-    import subprocess
-    import sys
-
     from rook_core.testing import Workspace
 
     monkeypatch.setenv("API_TOKEN", SECRET)
@@ -1919,11 +1909,7 @@ def test_a_merged_ruhroh_manifest_names_its_folders_redacted(tmp_path, monkeypat
                         {"variable": "DB_PASSWORD", "purpose": "fixture database"}]})
     for sid in ("a", "b"):
         ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "done"}]})
-    for args in (["run", "--shard", "1/2", "--run-name", "sh"], ["run", "--shard", "2/2", "--run", "sh"],
-                 ["merge", "--run", "sh"]):
-        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
-                           capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, (args, r.stdout, r.stderr)
+    run_two_shards_and_merge(ws, "sh")
     doc = json.loads((ws.runs_dir / "sh" / "ruhroh-run-manifest.json").read_text())
     assert doc["runId"] == "sh" and doc["merged"]["from"], doc
     assert "ws-[redacted:API_TOKEN]/" in doc["runRoot"], doc["runRoot"]
@@ -2058,3 +2044,15 @@ def test_an_error_said_before_a_command_has_a_redactor_never_shows_a_secret(tmp_
         assert r.returncode == 2 and "rook_register_criteria" in r.stderr, (argv, r.stderr)
         assert "key=[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {argv[0]}")
+
+
+def run_two_shards_and_merge(ws, name):
+    """Run ``ws``'s scenarios as shards 1/2 and 2/2 of the run ``name``, then merge them."""
+    import subprocess
+    import sys
+
+    for args in (["run", "--shard", "1/2", "--run-name", name], ["run", "--shard", "2/2", "--run", name],
+                 ["merge", "--run", name]):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
