@@ -1381,13 +1381,40 @@ def test_a_later_turn_whose_response_repeats_no_thread_id_keeps_the_handle(
     scenario = r.report["scenarios"][0]
     assert scenario["status"] == "passed", scenario["reason"]
     assert [t["conversation"] for t in scenario["turns"]] == ["th-1", "th-1"]
-    # the first turn has no handle to keep: a path that finds nothing still fails it
+    # the first turn has no handle to keep: a path that finds nothing is no handle, so
+    # the later turn cannot continue the conversation (the contract's stop)
     entry["extract"]["conversation"] = "thread.id"
     write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
     r = rook_cli("run", "--json")
     scenario = r.report["scenarios"][0]
-    assert scenario["status"] == "error"
-    assert "extract.conversation: the JMESPath 'thread.id' found nothing" in scenario["reason"]
+    assert scenario["status"] == "stopped", scenario["reason"]
+    assert "the first turn returned no conversation handle" in scenario["reason"]
+
+
+def test_a_first_turn_whose_conversation_is_null_has_no_handle(
+    rook_cli, rook_workspace, agent_server
+):
+    """The hook contract makes the handle optional: a script returning
+    ``"conversation": null`` passes a one-turn scenario, but an ``http:`` entry
+    whose ``extract.conversation`` found ``null`` made even that scenario
+    ``error``. Null is no handle: one turn passes, two turns stop."""
+    entry = {
+        "url": f"{agent_server.url}/echo",
+        "body": {"text": "{{goal}}", "thread": None},
+        "extract": {"output": "received.text", "conversation": "received.thread"},
+    }
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "one", "goal": "hi", "criteria": [{"equals": "hi"}]})
+    rook_workspace.scenario(
+        {"id": "two", "turns": ["hi", "again"], "criteria": [{"equals": "again"}]}
+    )
+    r = rook_cli("run", "--json")
+    by_id = {s["id"]: s for s in r.report["scenarios"]}
+    assert by_id["one"]["status"] == "passed", by_id["one"]["reason"]
+    assert by_id["one"]["turns"][0]["conversation"] is None
+    assert by_id["two"]["status"] == "stopped", by_id["two"]["reason"]
+    assert "the first turn returned no conversation handle" in by_id["two"]["reason"]
+    assert len(agent_server.seen("POST", "/echo")) == 2  # turn 2 never sent
 
 
 def test_open_reads_the_session_from_a_response_header(rook_cli, rook_workspace, agent_server):

@@ -174,8 +174,10 @@ def extract(
 
     ``handle`` is the conversation handle the request was sent with: a later
     turn whose response does not repeat it (an API that names the thread only
-    when it creates it) keeps it, so ``extract.conversation`` may find nothing
-    then. With no handle yet, a path that finds nothing is a failure."""
+    when it creates it) keeps it. In execute ``extract.conversation`` may find
+    nothing (or ``null``): the handle is optional, as for a script, so the turn
+    returns none and only a later turn needs one (the engine stops the scenario
+    then). Elsewhere a path that finds nothing is a failure."""
     ex = config.extract
     if ex is None:
         return _default(doc, phase)
@@ -192,7 +194,7 @@ def extract(
         found = _search(doc, "extract.conversation", path, headers)
         if found is not None:
             data["conversation"] = as_text(found)
-        elif not (phase == "execute" and handle):
+        elif phase != "execute":
             _find(doc, "extract.conversation", path, headers)  # raises: found nothing
     if "usage" in ex:
         data["usage"] = {
