@@ -14,7 +14,7 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 (``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
-Turn outputs and calls go to ``<system-out>``, each turn cut to its share. With a ``--min-pass-rate``
+Turn outputs, calls, usage and other evidence go to ``<system-out>``, each turn cut to its share. With a ``--min-pass-rate``
 gate, the suite's properties carry its verdict (``gate``: ``met``,
 ``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
@@ -105,7 +105,7 @@ def _shares(sizes: list[int], budget: int) -> list[int]:
 
 
 def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
-    """The turns' input, output, calls and usage, within about ``limit``
+    """The turns' input, output, calls, usage and other evidence, within about ``limit``
     characters: every turn gets a fair share, and in it every part, so a long
     first turn never hides the later ones or their calls. The text is redacted
     before it is cut (the run's redactor), so a cut never splits a secret, and
@@ -122,6 +122,8 @@ def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
             parts.append(("calls: ", json.dumps(t["calls"], ensure_ascii=False)))
         if t.get("usage") is not None:
             parts.append(("usage: ", json.dumps(t["usage"], ensure_ascii=False)))
+        if t.get("evidence"):  # what the hook returned beyond the contract's keys
+            parts.append(("evidence: ", json.dumps(t["evidence"], ensure_ascii=False)))
         turns.append([(label, redactor.text(value)) for label, value in parts])
     sizes = [sum(len(value) for _, value in parts) for parts in turns]
     lines = []

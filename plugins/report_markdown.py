@@ -234,6 +234,8 @@ def details(entry: dict[str, Any]) -> str:
         ]
         if t.get("calls") is not None:
             parts += ["", "calls:", "", fenced(json.dumps(t["calls"], ensure_ascii=False))]
+        if t.get("evidence"):  # what the hook returned beyond the contract's keys
+            parts += ["", "evidence:", "", fenced(json.dumps(t["evidence"], ensure_ascii=False))]
     parts += ["", "</details>", "", ""]
     return "\n".join(parts)
 

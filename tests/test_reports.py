@@ -1453,3 +1453,40 @@ def test_counted_wording_says_one_in_the_singular(rook_workspace, rook_cli, tmp_
     assert r.report["scenarios"][0]["reason"] == "all 2 criteria passed"
     failures = [f.get("message") for f in ET.parse(out / "r.xml").getroot().iter("failure")]
     assert failures and all(m.startswith("1 criterion failed: ") for m in failures), failures
+
+
+EXTRA_EVIDENCE = r"""
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    sys.stdin.read()
+    print(json.dumps({"output": "all bad", "model": "m-7 <b>|`x`", "trace_id": "tr-42",
+                      "token_echo": "key=" + os.environ["AGENT_KEY"]}))
+"""
+
+
+def test_markdown_and_junit_show_a_turns_extra_evidence(rook_workspace, rook_cli, tmp_path,
+                                                       monkeypatch):
+    # docs/concepts.md: what a hook returns beyond the contract's keys is kept as
+    # evidence "in the record and the reports"; JSON and HTML showed it, Markdown
+    # and JUnit (what a CI view shows) did not.
+    secret = "sk-live-evidence-5ecret"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    rook_workspace.script("agent.py", EXTRA_EVIDENCE)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "env": [{"variable": "AGENT_KEY", "purpose": "the agent's key"}]})
+    rook_workspace.scenario({"id": "ev", "goal": "x", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml",
+                 f"--report=markdown:{tmp_path}/r.md")
+    assert r.statuses() == {"ev": "failed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["evidence"]["trace_id"] == "tr-42"
+    out = ET.parse(tmp_path / "r.xml").getroot().find(".//testcase/system-out").text
+    assert '"trace_id": "tr-42"' in out and '"model": "m-7 <b>|`x`"' in out
+    assert "key=[redacted:AGENT_KEY]" in out
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "tr-42" in md and "key=[redacted:AGENT_KEY]" in md
+    # in a fenced block, as the turn's output and calls are: shown as text, never markup
+    assert re.search(r"evidence:\n\n```text\n\{[^`]*\"model\": \"m-7 <b>\|", md), md
+    for text in (out, md, (tmp_path / "r.xml").read_text(encoding="utf-8")):
+        assert secret not in text
