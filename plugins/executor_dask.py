@@ -36,8 +36,8 @@ import os
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -218,6 +218,33 @@ async def _outcome(future: Any) -> tuple[bool, Any]:
         return False, exc
 
 
+class _NoDaskLines(logging.Filter):
+    """Keeps Dask's own log lines (``distributed.client - ERROR - Failed to
+    reconnect to scheduler...``) off the terminal while Rook drives the run:
+    what they tell (a worker or the scheduler lost) is in Rook's diagnosis."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False
+
+
+@contextmanager
+def _quiet_dask_logs() -> Iterator[None]:
+    handlers = {
+        h
+        for name, lg in list(logging.root.manager.loggerDict.items())
+        if name.split(".")[0] == "distributed" and isinstance(lg, logging.Logger)
+        for h in lg.handlers
+    }
+    quiet = _NoDaskLines()
+    for h in handlers:
+        h.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for h in handlers:
+            h.removeFilter(quiet)
+
+
 async def _close(cluster: Any) -> None:
     closing = cluster.close()  # typed as maybe-awaitable (sync or async clusters)
     if closing is not None:
@@ -279,6 +306,7 @@ class _Session:
         self.topic = f"rook-{self.run_id}-{uuid.uuid4().hex[:8]}"
         self.judge_here = engine.judging.client is not None
         self.sent: dict[str, dict[str, Any]] = {}
+        self.sent_at: dict[str, float] = {}  # when each scenario run was handed to Dask
         self.futures: dict[str, Any] = {}
         self.starts: dict[str, list[tuple[str, str]]] = {}
         self.streamed: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
@@ -431,6 +459,7 @@ class _Session:
         assert self.job is not None
         job = dataclasses.replace(self.job, observed={**engine.observed_before, **engine.observed})
         self.sent[sr.key] = record
+        self.sent_at[sr.key] = time.time()
         future = self.client.submit(
             self.w.run_on_worker,
             job,
@@ -501,9 +530,15 @@ class _Session:
                 f"the Dask worker running this scenario was lost {max(len(lost), MAX_ATTEMPTS)} "
                 f"times ({workers}); it was retried once on another worker, then given up"
             )
+        elif getattr(exc, "reason", None) == "scheduler-connection-lost":
+            why = (
+                "the connection to the Dask scheduler was lost while this scenario ran; "
+                "nothing came back from its worker"
+            )
         else:
             why = f"the Dask task failed: {exception_text(exc)}"
         now = time.time()
+        sent = self.sent_at.get(sr.key, now)
         if lost:
             record.setdefault("attempts", []).extend(lost)
         record["status"] = INFRA_ERROR
@@ -511,8 +546,9 @@ class _Session:
             f"infrastructure error: {why} (rook run --run {self.run_id} tries it again)"
         )
         record["infra"] = True
-        record["seconds"] = run_seconds(record)  # before ended moves: see run_seconds
-        record["started"] = record.get("started") or now
+        # what Rook knows of the lost work: the time since the run was sent to Dask
+        record["seconds"] = round(run_seconds(record) + (now - sent), 6)
+        record["started"] = record.get("started") or sent
         record["ended"] = now
         return record
 
@@ -601,6 +637,12 @@ class DaskExecutor:
             for sr, _, _ in work:
                 await engine.run_scenario(sr)
             return
+        with _quiet_dask_logs():
+            await self._run(engine, work, concurrency, options)
+
+    async def _run(
+        self, engine: Any, work: list[Any], concurrency: int, options: dict[str, Any]
+    ) -> None:
         async with _client(options, concurrency) as client:
             session = _Session(engine, client)
             try:

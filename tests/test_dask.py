@@ -622,3 +622,56 @@ def test_a_worker_job_never_shows_the_profiles_secrets_in_its_repr():
     shown = repr(job)
     assert "Zq9-s3cr3t-abcd" not in shown and "sv-T0ken-9876" not in shown, shown
     assert "run_id='r'" in shown
+
+
+def test_a_scheduler_lost_mid_run_is_rooks_diagnosis_with_the_time_it_ran(
+    rook_workspace, monkeypatch, tmp_path
+):
+    """The scheduler killed while the hooks ran: Dask's own log line
+    (``distributed.client - ERROR - Failed to reconnect to scheduler``) reached
+    the terminal, and each scenario was recorded as infra_error with
+    ``seconds: 0.0`` though its hooks had run for seconds."""
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    sfile = tmp_path / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    sched = subprocess.Popen(
+        [dask_cli, "scheduler", "--scheduler-file", str(sfile), "--host", "127.0.0.1",
+         "--dashboard-address", "127.0.0.1:0"], **quiet)
+    worker = None
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and not sfile.is_file():
+            time.sleep(0.1)
+        worker = subprocess.Popen(
+            [dask_cli, "worker", "--scheduler-file", str(sfile), "--nthreads", "2",
+             "--no-dashboard"], **quiet)
+        marks = tmp_path / "marks"
+        agent(rook_workspace, marks, monkeypatch)
+        for i in range(2):
+            rook_workspace.scenario({"id": f"nap{i}", "goal": "nap", "criteria": [{"contains": "x"}]})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", str(sfile), "-j", "2", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        naps: list[str] = []
+        deadline = time.time() + 60
+        while time.time() < deadline and len(naps) < 2:
+            time.sleep(0.1)
+            if (marks / "naps").is_file():
+                naps = (marks / "naps").read_text().split()
+        assert len(naps) == 2, proc.stderr.read() if proc.poll() is not None else "no naps"
+        time.sleep(2)  # the hooks have run for a while
+        sched.kill()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        for p in (worker, sched):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+    assert "distributed." not in err and " - ERROR - " not in err, err
+    report = json.loads(out)
+    for s in report["scenarios"]:
+        assert s["status"] == "infra_error", s
+        assert s["reason"].startswith(
+            "infrastructure error: the connection to the Dask scheduler was lost"), s["reason"]
+        assert s["seconds"] >= 2, s  # since it was sent: its hooks ran for 2 s and more
