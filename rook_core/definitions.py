@@ -491,7 +491,7 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
     ``rook profile use NAME`` and ``rook runs --profile NAME`` take it: an id
     first (what ``profiles/active`` and runs hold: a file renamed on disk keeps
     its id, and another file may now have that id as its name), then a file
-    name, then a name, which must name one profile only. Only the files' YAML
+    name (``NAME`` or ``NAME.yaml``), then a name, which must name one profile only. Only the files' YAML
     is read (:func:`find_profile` validates the one picked). A name that picks
     no profile raises :class:`ProfileNotFound`, listing the profiles."""
     from .yamlio import load_yaml
@@ -529,6 +529,9 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         return by_id[0]
     if named:
         return direct
+    given = profiles_dir / name  # the file name with its .yaml, as `ls profiles` shows it
+    if name.endswith(".yaml") and given in candidates and not given.is_dir():
+        return given
     if len(by_name) > 1:
         ids = [f"{load_yaml(path, ProfileError).get('id')} ({path.name})" for path in by_name]
         raise ProfileError(

@@ -374,3 +374,24 @@ def test_several_profiles_and_none_active_names_the_way_each_command_picks_one(
     assert "rook profile use NAME" in r.stderr
     assert cli(rook_cli, ws, "use", "two").exit_code == 0
     assert cli(rook_cli, ws, "test").exit_code == 0
+
+
+def test_a_profile_is_picked_by_its_file_name_with_yaml_everywhere(rook_workspace, rook_cli):
+    # The help says "id, file name or name": `--profile b.yaml` picks b.yaml
+    # (id "bee") in rook run, rook runs and rook profile use/show alike.
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "a"}\'\n')
+    ws.profile({"id": "aye", "name": "A", "hooks": {"execute": "scripts/a.sh"}}, name="a")
+    ws.profile({"id": "bee", "name": "B", "hooks": {"execute": "scripts/a.sh"}}, name="b")
+    ws.scenario({"id": "s1", "goal": "say a"})
+    shown = cli(rook_cli, ws, "show", "b.yaml", "--json")
+    assert shown.exit_code == 0, shown.stderr
+    assert json.loads(shown.stdout)["id"] == "bee"
+    r = rook_cli("run", "--workspace", str(ws.root), "--profile", "b.yaml")
+    assert r.exit_code == 0, r.stderr
+    listed = rook_cli("runs", "--workspace", str(ws.root), "--profile", "b.yaml", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    assert [run["profile"] for run in json.loads(listed.stdout)["runs"]] == ["bee"]
+    assert cli(rook_cli, ws, "use", "b.yaml").exit_code == 0
+    assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "bee"
+    assert "not found" in cli(rook_cli, ws, "show", "c.yaml").stderr
