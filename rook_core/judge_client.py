@@ -461,7 +461,8 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
     name = ref
     if "/" in ref:
         other, _, name = ref.partition("/")
-        if other in ("", ".", "..") or not name:  # no agent's folder, or no profile
+        # no agent's folder, no profile, or a path deeper than AGENT/NAME (a/b/c)
+        if other in ("", ".", "..") or not name or "/" in name:
             agents = agent.dir.parent
             names = sorted(p.name for p in agents.iterdir() if p.is_dir())
             raise ConfigError(
@@ -573,7 +574,10 @@ def setup_judging(
             f"{agent.root / 'config.yaml'}:\n{shown}{more}"
         )
     # a name config.yaml gave is refused naming config.yaml: no flag was given to blame
-    source = "" if requested or pinned else f"{agent.root / 'config.yaml'}: judge_profile: "
+    # (the flag, when it named the profile; a resumed run's pinned one: neither)
+    source = "" if pinned else f"{agent.root / 'config.yaml'}: judge_profile: "
+    if requested:
+        source = "--judge-profile: "
     if ref and (users or requested):
         client = _load_client(rook, agent, ref, redactor, source)
     elif ref and "judge" in phases and may_ask_judge_profile(scenarios, rook.criteria, rook.judges):

@@ -572,11 +572,12 @@ def test_judge_profile_of_another_agent(rook_workspace, rook_cli, judge_log):
 
 
 
-@pytest.mark.parametrize("ref", ["../grader", "./grader", "/grader", "judges/"])
+@pytest.mark.parametrize(
+    "ref", ["../grader", "./grader", "/grader", "judges/", "judges/grader/x", "a/b/c"])
 def test_a_judge_profile_reference_naming_no_agent_or_no_profile_is_refused_as_such(
         rook_workspace, rook_cli, ref):
     """AGENT/NAME with an AGENT of '..' or '' read the project's folder as an
-    agent's ("agents/../profiles: no profiles directory (create a profile
+    agent's, a/b/c said "no agent 'a'" ("agents/../profiles: no profiles directory (create a profile
     first)"), and an empty NAME was looked up ("profile '' not found")."""
     from rook_core.testing import Workspace
 
@@ -588,6 +589,8 @@ def test_a_judge_profile_reference_naming_no_agent_or_no_profile_is_refused_as_s
     r = rook_cli("run", "--agent", "agent", "--judge-profile", ref)
     assert r.exit_code == 2, r.stdout + r.stderr
     assert f"judge profile {ref!r}: give NAME, or AGENT/NAME (agents: agent, judges)" in r.stderr
+    assert r.stderr.startswith("rook: error: --judge-profile: ")  # the flag, named
+    assert "no agent" not in r.stderr  # a/b/c: the form is wrong, not the agent 'a'
     assert "profiles directory" not in r.stderr and not list(rook_workspace.runs_dir.glob("*/"))
 
 class AcmeTone:
