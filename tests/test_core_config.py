@@ -752,6 +752,16 @@ def test_a_selector_naming_nothing_is_refused_not_ignored(ws, rook_cli, flag, va
     refused(rook_cli("run", flag, value), ws, flag, "names nothing")
 
 
+@pytest.mark.parametrize("flag", ["--only", "--tag", "--class", "--category"])
+@pytest.mark.parametrize("value", ["s,", ",s", "s,,t", "s, ,t"])
+def test_a_selector_with_an_empty_item_is_refused_as_phases_is(ws, rook_cli, flag, value):
+    """`--only greeting,` ran greeting while `--phases prepare,` was refused:
+    `--only "$A,$B"` with B unset narrows the run without a word."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "t", "goal": "g", "tags": ["s", "t"], "criteria": [{"contains": "ok"}]})
+    refused(rook_cli("run", flag, value), ws, f"{flag} {value!r}: an empty item")
+
+
 def test_resuming_with_selectors_that_match_none_of_the_run_is_refused(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     ws.scenario({"id": "t", "tags": ["x"], "goal": "g", "repeat": 2, "criteria": [{"contains": "ok"}]})

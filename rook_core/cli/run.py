@@ -175,6 +175,11 @@ def run_command(
                 f"{flag} {','.join(given)!r}: names nothing; leave the flag out to run "
                 "every scenario"
             )
+        for value in given:  # `--only "$A,$B"` with B empty: refused, as --phases is
+            if "" in (part.strip() for part in value.split(",")) and value.strip(" ,"):
+                raise ConfigError(
+                    f"{flag} {value!r}: an empty item (two commas, or one at an end); name each one"
+                )
     request = RunRequest(
         workspace=workspace,
         project=project,
