@@ -82,6 +82,19 @@ def _hook_env_value(value: str) -> None:
         )
 
 
+def _inherited_name(value: str) -> None:
+    """An ``inherit_env`` item: a name or pattern some variable could have (no
+    ``=``, no NUL: no environment variable's name holds one)."""
+    if "=" in value or "\0" in value:
+        name = value.partition("=")[0]
+        shown = f"{name}=..." if "=" in value else name  # what follows '=' may be a secret
+        raise ValidationError(
+            f"{shown!r} can name no variable (a name holds no '=' or NUL); it is a name or "
+            'pattern to pass through, e.g. PATH or "AWS_*": a value to set goes in hook_env '
+            "(NAME: value)"
+        )
+
+
 class _EnvRefSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -183,7 +196,7 @@ class _ProfileSchema(Schema):
     concurrency = StrictInteger(validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
     inherit_env = fields.List(
-        fields.String(validate=validate.Length(min=1)),
+        fields.String(validate=[validate.Length(min=1), _inherited_name]),
         error_messages={
             "invalid": 'must be a list of variable names or patterns, e.g. [PATH, "AWS_*"]'
         },

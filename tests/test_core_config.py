@@ -291,6 +291,17 @@ def test_a_key_written_with_no_value_says_so_not_field_may_not_be_null(ws, rook_
     refused(rook_cli("run"), ws, "  goal: " + empty, "  repeat: " + empty)
 
 
+@pytest.mark.parametrize("item", ["A=B", "TOKEN=sk-live-0123456789", "=", "HO\0ME"])
+def test_an_inherit_env_item_no_variable_could_be_named_by_is_refused(ws, rook_cli, item):
+    """`inherit_env: ["A=B"]` (a value meant for hook_env) was accepted and
+    matched nothing: the hooks silently lost the variable meant for them."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "inherit_env": ["PATH", item]})
+    r = rook_cli("run")
+    refused(r, ws, "p.yaml", "inherit_env.1: ", "hook_env")
+    assert "sk-live" not in r.stderr  # what follows '=' may be a value meant to stay off screen
+    refused(rook_cli("profile", "test", "p", "--workspace", str(ws.root)), ws, "inherit_env.1: ")
+
+
 def test_an_inherit_env_left_empty_is_refused_not_taken_as_all(ws, rook_cli):
     """`inherit_env:` with its names commented out is YAML's null, which let
     every variable of Rook's environment reach the hooks (the default), the
