@@ -149,6 +149,10 @@ class Rook:
             self.connectors,
         ):
             registry.failures = self.failures  # one list: named in every "installed: ..."
+        self.unknown_disabled: list[str] = []
+        """The names ``ROOK_DISABLE_PLUGINS`` gives that no installed plugin has."""
+        self.installed: list[str] = []
+        """The entry point names found (loaded or not)."""
         self.trace: Any = None
         """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
         self._each: dict[str, Any] = {}  # call_each's per-plugin callers, by hook
@@ -615,6 +619,8 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         block = _split_env("ROOK_DISABLE_PLUGINS") or set()
         seen: dict[str, str] = {}  # entry point name -> the distribution loaded under it
         found = entrypoints.discover(ENTRY_POINT_GROUP)
+        rook.installed = sorted({ep.name for ep in found.entry_points})
+        rook.unknown_disabled = sorted(block - set(rook.installed))
         if tracing:
             source = "from the cache" if found.from_cache else "by scanning distributions"
             _trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")

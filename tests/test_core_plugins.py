@@ -368,3 +368,22 @@ def test_an_executor_that_leaves_scenario_runs_unrun_does_not_pass(
     # a run split by phases leaves runs pending on purpose: that stays exit 0
     r = rook_cli("run", "--phases", "prepare,open,execute,close", "--json")
     assert r.exit_code == 0 and set(r.statuses().values()) == {"pending"}, r.stderr
+
+
+def test_rook_run_warns_once_of_a_misspelt_name_in_rook_disable_plugins(rook_workspace, rook_cli):
+    """`ROOK_DISABLE_PLUGINS=reportrs rook run` disabled nothing without a word
+    (only rook doctor named it): the operator believed the plugin was off."""
+    ws = rook_workspace
+    ws.script("a.sh", '#!/bin/bash\necho \'{"output": "ok"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", env={"ROOK_DISABLE_PLUGINS": "reportrs,judges"})
+    assert r.exit_code == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if "ROOK_DISABLE_PLUGINS" in line]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("rook: warning: ") and "'reportrs'" in lines[0]
+    named, _, installed = lines[0].partition("(installed: ")
+    assert "judges" not in named  # installed, so disabled: nothing to warn of
+    assert "reporters" in installed.split(", ")  # the installed names, to pick the right one
+    r = rook_cli("run", env={"ROOK_DISABLE_PLUGINS": "judges"})
+    assert r.exit_code == 0 and "ROOK_DISABLE_PLUGINS" not in r.stderr, r.stderr
