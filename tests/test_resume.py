@@ -1081,10 +1081,19 @@ def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_r
     assert busy.returncode == 0 and "PENDING" in busy.stdout, busy.stderr
     assert f"rook: run {run_dir.name} is in progress (pid {proc.pid})" in busy.stderr, busy.stderr
     assert "finish it with" not in busy.stderr, busy.stderr
+    # the listing said 'incomplete (0/1 recorded)' of it, as of a run cut off
+    listing = [sys.executable, "-m", "rook_core", "runs", "-w", str(rook_workspace.root)]
+    listed = subprocess.run(listing, capture_output=True, text=True, timeout=60)
+    (row,) = [ln for ln in listed.stdout.splitlines() if ln.startswith(run_dir.name)]
+    assert "in progress (" in row and "incomplete" not in row, listed.stdout
+    as_json = subprocess.run([*listing, "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(as_json.stdout)["runs"][0]["in_progress"] == f"pid {proc.pid}"
     os.kill(proc.pid, signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     (printed,) = [ln for ln in err.splitlines() if ln.startswith("finish it with: ")]
     assert printed == f"finish it with: rook run --run {run_dir.name} -w {rook_workspace.root}"
     shown = subprocess.run(show, capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0 and "is in progress" not in shown.stderr, shown.stderr
+    listed = subprocess.run(listing, capture_output=True, text=True, timeout=60)
+    assert "incomplete" in listed.stdout and "in progress" not in listed.stdout, listed.stdout
     assert [ln for ln in shown.stderr.splitlines() if ln.startswith("finish it")] == [printed]

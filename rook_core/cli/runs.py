@@ -40,12 +40,16 @@ def _row(s: dict[str, Any]) -> list[Any]:
         state = (
             f"not merged ({recorded})" if s.get("unmerged_shards") else f"incomplete ({recorded})"
         )
+        if s.get("in_progress"):  # another rook run is working on it: not cut off
+            state = f"in progress ({recorded})"
     else:
         state = "complete" if s.get("complete") else "incomplete"
         if s.get("exit_code") and s.get("complete"):
             state = "failing"
         if s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
             state = "merge again"
+        elif s.get("in_progress"):  # being resumed now
+            state = "in progress"
     if counts is None:  # a record damaged: rook runs show ID names it
         return [
             s["id"],
@@ -151,10 +155,24 @@ def runs_group(
         wanted = profile_id(a.profiles_dir, profile, pinned)
         runs = [r for r in runs if r.get("profile") == wanted]
     shown = runs if show_all else runs[:limit]
+    shown = [_in_progress(a.runs_dir, s) for s in shown]
     from .run import until_the_reader_leaves
 
     with until_the_reader_leaves():  # rook runs | head -1: it has shown what it could
         _listing(a.runs_dir, runs, shown, wanted, profile, made_with, as_json)
+
+
+def _in_progress(runs_dir: Any, s: dict[str, Any]) -> dict[str, Any]:
+    """``s``, with ``in_progress`` (``pid N``) when a ``rook run`` holds the run
+    now. Only a run not finished has its lock looked at: a listing of 1,000 runs
+    opens no file of the finished ones."""
+    if s.get("complete") or s.get("unmerged_shards") or not isinstance(s.get("id"), str):
+        return s
+    from ..redact import Redactor
+    from ..store import RunDir
+
+    holder = RunDir(runs_dir / s["id"], Redactor()).holder(".lock")
+    return s if holder is None else {**s, "in_progress": holder}
 
 
 def _listing(
