@@ -149,8 +149,9 @@ class Rook:
             self.connectors,
         ):
             registry.failures = self.failures  # one list: named in every "installed: ..."
-        self.unknown_disabled: list[str] = []
-        """The names ``ROOK_DISABLE_PLUGINS`` gives that no installed plugin has."""
+        self.unknown_named: dict[str, list[str]] = {}
+        """The names ``ROOK_LOAD_PLUGINS`` or ``ROOK_DISABLE_PLUGINS`` gives that no
+        installed plugin has, by switch (a misspelt name loads or disables nothing)."""
         self.installed: list[str] = []
         """The entry point names found (loaded or not)."""
         self.trace: Any = None
@@ -620,7 +621,10 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         seen: dict[str, str] = {}  # entry point name -> the distribution loaded under it
         found = entrypoints.discover(ENTRY_POINT_GROUP)
         rook.installed = sorted({ep.name for ep in found.entry_points})
-        rook.unknown_disabled = sorted(block - set(rook.installed))
+        for switch, names in (("ROOK_LOAD_PLUGINS", allow), ("ROOK_DISABLE_PLUGINS", block)):
+            unknown = sorted((names or set()) - set(rook.installed))
+            if unknown:
+                rook.unknown_named[switch] = unknown
         if tracing:
             source = "from the cache" if found.from_cache else "by scanning distributions"
             _trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")

@@ -495,11 +495,12 @@ def prepare_run(
             f"rook: warning: plugin {f.name} ({f.distribution or 'unknown distribution'}) "
             f"failed to load: {failed.text(f.error) if failed else f.error}\n"
         )
-    if rook.unknown_disabled:  # a misspelt name disables nothing (rook doctor names it too)
+    for switch, unknown in rook.unknown_named.items():  # a misspelt name (doctor names it too)
+        does = "loads" if switch == "ROOK_LOAD_PLUGINS" else "disables"
         sys.stderr.write(
-            f"rook: warning: ROOK_DISABLE_PLUGINS names "
-            f"{', '.join(map(repr, rook.unknown_disabled))}, which no installed plugin is "
-            f"called: it disables nothing (installed: {', '.join(rook.installed)})\n"
+            f"rook: warning: {switch} names {', '.join(map(repr, unknown))}, which no "
+            f"installed plugin is called: it {does} nothing (installed: "
+            f"{', '.join(rook.installed)})\n"
         )
     # a value as typed (a folder of --report's PATH) may hold a secret
     with history.flags_redacted(request.workspace, request.project, request.agent):

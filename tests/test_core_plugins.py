@@ -372,7 +372,8 @@ def test_an_executor_that_leaves_scenario_runs_unrun_does_not_pass(
 
 def test_rook_run_warns_once_of_a_misspelt_name_in_rook_disable_plugins(rook_workspace, rook_cli):
     """`ROOK_DISABLE_PLUGINS=reportrs rook run` disabled nothing without a word
-    (only rook doctor named it): the operator believed the plugin was off."""
+    (only rook doctor named it): the operator believed the plugin was off. A name
+    in ROOK_LOAD_PLUGINS that no plugin has is said the same way."""
     ws = rook_workspace
     ws.script("a.sh", '#!/bin/bash\necho \'{"output": "ok"}\'\n')
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
@@ -387,3 +388,11 @@ def test_rook_run_warns_once_of_a_misspelt_name_in_rook_disable_plugins(rook_wor
     assert "reporters" in installed.split(", ")  # the installed names, to pick the right one
     r = rook_cli("run", env={"ROOK_DISABLE_PLUGINS": "judges"})
     assert r.exit_code == 0 and "ROOK_DISABLE_PLUGINS" not in r.stderr, r.stderr
+    # the allow-list likewise: a name no plugin has loads nothing, and is said
+    every = installed.rstrip(")").split(", ")
+    r = rook_cli("run", env={"ROOK_LOAD_PLUGINS": ",".join([*every, "reportrs"])})
+    assert r.exit_code == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if "ROOK_LOAD_PLUGINS" in line]
+    assert len(lines) == 1 and "'reportrs'" in lines[0] and "loads nothing" in lines[0], r.stderr
+    r = rook_cli("run", env={"ROOK_LOAD_PLUGINS": ",".join(every)})
+    assert r.exit_code == 0 and "ROOK_LOAD_PLUGINS" not in r.stderr, r.stderr
