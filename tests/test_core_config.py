@@ -771,6 +771,8 @@ def test_a_selector_with_an_empty_item_is_refused_as_phases_is(ws, rook_cli, fla
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     ws.scenario({"id": "t", "goal": "g", "tags": ["s", "t"], "criteria": [{"contains": "ok"}]})
     refused(rook_cli("run", flag, value), ws, f"{flag} {value!r}: an empty item")
+    # an empty value beside a named one (`--only a --only "$B"`, B empty) likewise
+    refused(rook_cli("run", flag, "t", flag, value.strip(",st ")), ws, f"{flag} '': empty")
 
 
 def test_resuming_with_selectors_that_match_none_of_the_run_is_refused(ws, rook_cli):

@@ -176,10 +176,10 @@ def run_command(
                 "every scenario"
             )
         for value in given:  # `--only "$A,$B"` with B empty: refused, as --phases is
-            if "" in (part.strip() for part in value.split(",")) and value.strip(" ,"):
-                raise ConfigError(
-                    f"{flag} {value!r}: an empty item (two commas, or one at an end); name each one"
-                )
+            parts = [part.strip() for part in value.split(",")]
+            if "" in parts:  # `--only a --only "$B"` with B empty too
+                what = "an empty item (two commas, or one at an end)" if any(parts) else "empty"
+                raise ConfigError(f"{flag} {value!r}: {what}; name each one")
     request = RunRequest(
         workspace=workspace,
         project=project,
