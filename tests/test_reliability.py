@@ -619,6 +619,20 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def printed_by_a_failed_run(ws, *extra):
+    """What ``rook run`` (with ``extra``, failing: exit 1), ``rook runs show`` of
+    that run and ``rook profile test p`` print, as bytes (stdout, stderr, the
+    listing, the probe's output), with the run's id."""
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), *extra], capture_output=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    run_id = r.stdout.decode().rsplit("run ", 1)[1].split(":")[0]
+    shown = subprocess.run([*ROOK, "runs", "show", "-w", str(ws.root), run_id],
+                           capture_output=True, timeout=60)  # fmt: skip
+    probe = subprocess.run([*ROOK, "profile", "test", "p", "-w", str(ws.root)],
+                           capture_output=True, timeout=60)  # fmt: skip
+    return run_id, [r.stdout, r.stderr, shown.stdout, probe.stdout + probe.stderr]
+
+
 def test_terminal_control_bytes_a_hook_prints_never_reach_the_screen(rook_workspace):
     # a hook's stderr (its diagnosis) with ESC [2J (clear the screen), an OSC
     # title, BEL and NUL went raw into the progress line, the results table
@@ -636,14 +650,8 @@ def test_terminal_control_bytes_a_hook_prints_never_reach_the_screen(rook_worksp
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
     for sid in ("bad", "ok"):
         ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
-    r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, timeout=60)
-    assert r.returncode == 1, r.stderr
-    run_id = r.stdout.decode().rsplit("run ", 1)[1].split(":")[0]
-    shown = subprocess.run([*ROOK, "runs", "show", "-w", str(ws.root), run_id],
-                           capture_output=True, timeout=60)  # fmt: skip
-    probe = subprocess.run([*ROOK, "profile", "test", "p", "-w", str(ws.root)],
-                           capture_output=True, timeout=60)  # fmt: skip
-    for out in (r.stdout, r.stderr, shown.stdout, probe.stdout + probe.stderr):
+    run_id, printed = printed_by_a_failed_run(ws)
+    for out in printed:
         text = out.decode()
         assert "Traceback" not in text
         controls = [c for c in text if c != "\n" and (ord(c) < 32 or 0x7F <= ord(c) < 0xA0)]
@@ -674,15 +682,8 @@ def test_bidi_controls_a_hook_prints_are_shown_as_escapes(rook_workspace, tmp_pa
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
     ws.scenario({"id": "bad", "goal": "g", "criteria": [{"contains": "ok"}]})
     md = tmp_path / "r.md"
-    r = subprocess.run([*ROOK, "run", "-w", str(ws.root), f"--report=markdown:{md}"],
-                       capture_output=True, timeout=60)  # fmt: skip
-    assert r.returncode == 1, r.stderr
-    run_id = r.stdout.decode().rsplit("run ", 1)[1].split(":")[0]
-    shown = subprocess.run([*ROOK, "runs", "show", "-w", str(ws.root), run_id],
-                           capture_output=True, timeout=60)  # fmt: skip
-    probe = subprocess.run([*ROOK, "profile", "test", "p", "-w", str(ws.root)],
-                           capture_output=True, timeout=60)  # fmt: skip
-    seen = [r.stdout, r.stderr, shown.stdout, probe.stdout + probe.stderr, md.read_bytes()]
+    run_id, printed = printed_by_a_failed_run(ws, f"--report=markdown:{md}")
+    seen = [*printed, md.read_bytes()]
     for out in seen:
         text = out.decode()
         assert not [c for c in text if c in BIDI], text

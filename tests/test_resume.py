@@ -58,13 +58,19 @@ def rook(ws, *args):
     return [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json", *args]
 
 
-def cut(ws, d, sig, *args):
-    """Start a run, send ``sig`` once a blocking hook is running; kill that hook."""
-    proc = subprocess.Popen(rook(ws, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def wait_for_the_blocked_hook(d):
+    """Until the blocking hook has written ``d/hook.pid`` (60 s at most), and a
+    moment more for Rook to have recorded its start."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (d / "hook.pid").exists():
         time.sleep(0.05)
     time.sleep(0.2)
+
+
+def cut(ws, d, sig, *args):
+    """Start a run, send ``sig`` once a blocking hook is running; kill that hook."""
+    proc = subprocess.Popen(rook(ws, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for_the_blocked_hook(d)
     os.kill(proc.pid, sig)
     proc.communicate(timeout=60)
     try:
@@ -111,10 +117,7 @@ def test_a_signal_in_prepare_close_or_collect_resumes_at_that_phase(rook_workspa
     (d / f"block-{blocked}").touch()
     proc = subprocess.Popen(rook(rook_workspace), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for_the_blocked_hook(d)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -511,10 +514,7 @@ def kill_rook_while_a_hook_hangs(ws, d, *args):
     """Start rook run, SIGKILL it once the blocked hook has written its pid; the
     hook's pid (it outlives rook)."""
     proc = subprocess.Popen(rook(ws, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for_the_blocked_hook(d)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     return int((d / "hook.pid").read_text())
@@ -999,10 +999,7 @@ def test_the_stored_reason_of_a_run_cut_off_names_where_it_was_found(tmp_path, m
     proc = subprocess.Popen([*rook, "run", "-w", f"../ws-{secret}", "--project", "demo",
                              "--agent", "a2", "--json"], cwd=here,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for_the_blocked_hook(d)
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     (d / "fast-now").touch()
@@ -1039,10 +1036,7 @@ def test_a_run_killed_keeps_the_definitions_it_planned_for_rook_diff(rook_worksp
     (d / "block-execute:1").touch()
     proc = subprocess.Popen(rook(rook_workspace, "--run-name", "killed"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for_the_blocked_hook(d)
     proc.kill()
     proc.communicate(timeout=60)
     os.killpg(int((d / "hook.pid").read_text()), signal.SIGKILL)
@@ -1070,10 +1064,7 @@ def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_r
     (d / "block-execute:1").touch()
     proc = subprocess.Popen(rook(rook_workspace), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
-        time.sleep(0.05)
-    time.sleep(0.2)
+    wait_for_the_blocked_hook(d)
     (run_dir,) = rook_workspace.runs_dir.iterdir()
     show = [sys.executable, "-m", "rook_core", "runs", "show", run_dir.name,
             "-w", str(rook_workspace.root)]
