@@ -344,6 +344,10 @@ def test_a_ruhroh_variable_rook_sets_given_in_hook_env_is_a_warning(
     assert "RUHROH_MESSAGE, RUHROH_SCENARIO_ID" in warnings[0]
     assert "RUHROH_AGENT_MODEL" not in warnings[0] and "mine" not in warnings[0]
     assert set(PROTOCOL_VARIABLES) == RUHROH_VARS  # the names warned about: every one Rook sets
+    tested = rook_cli("profile", "test", "rr", "-w", str(rook_workspace.root))  # says so too
+    assert "test: ok" in tested.stdout, tested.stderr + tested.stdout
+    (warning,) = [ln for ln in tested.stderr.splitlines() if "hook_env" in ln]
+    assert warning == warnings[0]
 
 
 def test_a_ruhroh_variable_rook_sets_declared_in_env_is_a_warning(
@@ -550,7 +554,9 @@ def test_continue_sends_every_turn(rook_workspace, rook_cli, probe_dir):
     assert "conversation_ended" not in rook_workspace.record(r.report["run"]["id"], "m.1")
 
 
-@pytest.mark.parametrize("status", ["goal_satisfied", "cannot_satisfy", "policy_blocked"])
+@pytest.mark.parametrize(
+    "status", ["goal_satisfied", "cannot_satisfy", "policy_blocked", "out_of_scope", "cancelled"]
+)
 def test_a_terminal_status_mid_scenario_ends_the_conversation(
     status, rook_workspace, rook_cli, probe_dir
 ):
