@@ -264,6 +264,29 @@ def test_an_empty_answer_from_a_wrapper_is_not_blamed_on_standard_input(
     assert "standard input" not in r.stdout and "RUHROH_MESSAGE" in r.stdout, r.stdout
 
 
+def test_a_wrapper_reads_nothing_on_standard_input_whatever_rook_was_given(rook_workspace):
+    # "Standard input is empty": the text comes in RUHROH_MESSAGE, never what was typed
+    # (or piped) into rook run, which a wrapper reading its standard input would take
+    ws = rook_workspace
+    wrapper = ws.script(
+        "stdin.sh",
+        """
+        #!/bin/bash
+        got=$(head -c 100 | tr -d '\\n')
+        echo "{\\"status\\":\\"goal_satisfied\\",\\"output\\":\\"stdin=[$got]\\"}"
+        """,
+    )
+    ws.profile({"id": "in", "hooks": {"execute": {"ruhroh": str(wrapper)}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "stdin=[]"}]})
+    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json"]
+    env = {k: v for k, v in os.environ.items() if k != "PROBE_DIR"}
+    done = subprocess.run(argv, input="typed at the terminal\n", capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["scenarios"][0]["turns"][0]["output"] == "stdin=[]", done.stderr
+    assert done.returncode == 0
+
+
 def test_the_wait_announced_for_a_wrapper_counts_its_iterations(rook_workspace, rook_cli):
     # "trying the agent: a ruhroh entry (up to 2 s)" was said before a test that could
     # call the wrapper max_iterations times, each up to the entry's timeout: a wrapper
