@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,7 @@ from test_ruhroh import PY, calls, scenario_of
 
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
+from rook_core.testing import make_distribution
 
 LOG: list[tuple] = []
 
@@ -331,6 +337,58 @@ def test_connector_infra_failure_is_retried(connectors, rook_workspace, rook_cli
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout
     assert [e for e in connectors if e[0] == "run_turn"] == [("run_turn", 1), ("run_turn", 2)]
+
+
+HANGS = """
+import asyncio, os
+from pathlib import Path
+from rook_core.hookspecs import hookimpl
+from rook_plugins.ruhroh_connector import Connector
+
+LOG = Path(os.environ["HANG_LOG"])
+
+class Hangs(Connector):
+    name = "hangs"
+    continuity = "native_session"
+
+    async def start_session(self, session):
+        return f"thread-{session.sample_id}"
+
+    async def run_turn(self, session, turn):
+        with LOG.open("a") as fh:
+            fh.write(f"run_turn {session.sample_id}\\n")
+        await asyncio.sleep(600)
+
+    async def cleanup(self, session):
+        with LOG.open("a") as fh:
+            fh.write(f"cleanup {session.handle}\\n")
+
+@hookimpl
+def rook_register_connectors(register):
+    register(Hangs)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_session_open_when_the_run_is_interrupted_is_cleaned_up(rook_workspace, tmp_path):
+    """"Sessions still open when a run is interrupted are cleaned up when it ends":
+    an installed connector's run_turn hangs, the real rook run gets SIGINT."""
+    site = make_distribution(tmp_path / "site", "rook-hangs", {"hangs": "rook_hangs"},
+                             {"rook_hangs.py": HANGS})  # fmt: skip
+    log = tmp_path / "hang.log"
+    rook_workspace.profile({"id": "h", "hooks": {"execute": {"connector": {"name": "hangs"}}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    env = {**os.environ, "HANG_LOG": str(log), "PYTHONPATH": str(site)}
+    argv = [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not log.exists():
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert json.loads(out)["scenarios"][0]["status"] == "pending"
+    assert log.read_text().splitlines() == ["run_turn s.1", "cleanup thread-s.1"]
 
 
 def test_a_connectors_usage_that_is_nan_fails_the_call(connectors, rook_workspace, rook_cli):
