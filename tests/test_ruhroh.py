@@ -897,6 +897,30 @@ def test_workspace_template_and_working_directory(rook_workspace, rook_cli, prob
     assert calls(probe_dir)[1]["_cwd"] == str(ws.root)
 
 
+def test_a_relative_artifact_path_is_read_from_where_the_wrapper_runs(rook_workspace, rook_cli):
+    # the wrapper names the file it wrote in its working directory: the entry's cwd
+    # (found in the workspace, then the agent's folder), else RUHROH_WORKSPACE
+    ws = rook_workspace
+    (ws.agent_dir / "tools").mkdir()
+    wrapper = ws.script(
+        "rel.sh",
+        """
+        #!/bin/bash
+        echo "cwd" > out.log
+        echo "sandbox" > "$RUHROH_WORKSPACE/out.log"
+        echo '{"status":"goal_satisfied","output":"ok","artifacts":{"log":"out.log"}}'
+        """,
+    )
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    for cwd, content in (("tools", "cwd\n"), (None, "sandbox\n")):
+        ruhroh_profile(ws, str(wrapper), **({"cwd": cwd} if cwd else {}))
+        r = rook_cli("run", "--json")
+        assert r.exit_code == 0, r.stderr + r.stdout
+        log = scenario_of(r)["turns"][0]["evidence"]["artifacts"]["log"]
+        assert log["content"] == content, log
+    assert log["path"] == str(Path(scenario_of(r)["turns"][0]["evidence"]["workspace"]) / "out.log")
+
+
 # -- timeouts, redaction, configuration -------------------------------------------
 
 
