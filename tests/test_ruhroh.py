@@ -1994,15 +1994,16 @@ def test_output_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
     assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
 
 
-def test_a_result_file_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
+def test_a_result_file_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli, monkeypatch):
     # the result file is capped at limits.stdout_bytes too: the diagnosis named the
     # cap ("over the 1024-byte cap") but not the setting that sets it
+    monkeypatch.setenv("AGENT_TOKEN", "tok-over-the-cap-41")
     wrapper = rook_workspace.script(
         "big-result.sh",
         """
         #!/bin/bash
-        printf '{"status":"goal_satisfied","summary":"%s"}' "$(head -c 3000 /dev/zero | tr '\\0' x)" \\
-          > "$RUHROH_RESULT_PATH"
+        printf '{"status":"goal_satisfied","summary":"%s %s"}' "$AGENT_TOKEN" \\
+          "$(head -c 3000 /dev/zero | tr '\\0' x)" > "$RUHROH_RESULT_PATH"
         """,
     )
     rook_workspace.profile(
@@ -2010,6 +2011,7 @@ def test_a_result_file_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cl
             "id": "rr",
             "hooks": {"execute": {"ruhroh": {"command": str(wrapper)}}},
             "limits": {"stdout_bytes": 1024},
+            "env": [{"variable": "AGENT_TOKEN", "purpose": "API token"}],
         }
     )
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
@@ -2018,6 +2020,10 @@ def test_a_result_file_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cl
     assert s["status"] == "error"
     assert "over the 1024-byte cap" in s["reason"], s["reason"]
     assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
+    # never read, so never redacted: removed, with the secret it held
+    run_dir = Path(r.report["run"]["dir"])
+    assert list((run_dir / "state" / "s.1" / "ruhroh" / "results").iterdir()) == []
+    assert "tok-over-the-cap-41" not in rook_workspace.all_run_text(r.report["run"]["id"])
 
 
 def test_a_template_that_cannot_be_copied_is_named(rook_workspace, rook_cli, probe_dir):
@@ -2100,6 +2106,31 @@ def test_agent_reply_is_the_answer_as_output_is(rook_workspace, rook_cli):
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "passed"}, r.stdout
     assert scenario_of(r)["turns"][0]["output"] == "Your order ships Tuesday."
+
+
+ANSWER_FIELDS = ["output", "agent_reply", "message", "summary", "result", "response", "answer", "text"]
+
+
+def test_the_answer_is_the_first_answer_field_in_the_pages_order(rook_workspace, rook_cli):
+    # ruhroh.md: output, agent_reply, message, summary, result, response, answer, text;
+    # scenario N's wrapper answers with the fields from the Nth on (each names itself)
+    wrapper = rook_workspace.script(
+        "fields.py",
+        f"""
+        #!/usr/bin/env python3
+        import json, os
+        fields = {ANSWER_FIELDS!r}
+        first = fields.index(os.environ["RUHROH_SCENARIO_ID"])
+        print(json.dumps({{"status": "goal_satisfied", **{{f: "from " + f for f in fields[first:]}}}}))
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    for field in ANSWER_FIELDS:
+        rook_workspace.scenario({"id": field, "goal": "g", "criteria": [{"contains": "from"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    answers = {s["id"]: s["turns"][0]["output"] for s in r.report["scenarios"]}
+    assert answers == {field: f"from {field}" for field in ANSWER_FIELDS}
 
 
 def test_a_cost_some_iteration_of_a_turn_left_out_still_fails_a_budget_it_exceeds(
