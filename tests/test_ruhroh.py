@@ -1969,29 +1969,30 @@ def test_a_removed_agent_workspace_is_named_as_the_cause(rook_workspace, rook_cl
     assert s["turns"][0]["output"] == "cleaned"  # the first turn is kept
 
 
-def test_output_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli):
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_output_over_the_cap_says_how_to_raise_it(stream, rook_workspace, rook_cli):
     # a coding agent's CLI is verbose: the diagnosis named the cap, not the setting
     wrapper = rook_workspace.script(
         "verbose.sh",
-        """
+        f"""
         #!/bin/bash
-        head -c 5000 /dev/zero | tr '\\0' x; echo
-        echo '{"status":"goal_satisfied"}'
+        head -c 5000 /dev/zero | tr '\\0' x {">&2" if stream == "stderr" else ""}; echo
+        echo '{{"status":"goal_satisfied"}}'
         """,
     )
     rook_workspace.profile(
         {
             "id": "rr",
             "hooks": {"execute": {"ruhroh": {"command": str(wrapper)}}},
-            "limits": {"stdout_bytes": 1024},
+            "limits": {f"{stream}_bytes": 1024},
         }
     )
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
     r = rook_cli("run", "--json")
     s = scenario_of(r)
     assert s["status"] == "error"
-    assert "stdout exceeded the 1024-byte cap" in s["reason"], s["reason"]
-    assert "raise limits.stdout_bytes in the profile" in s["reason"], s["reason"]
+    assert f"{stream} exceeded the 1024-byte cap" in s["reason"], s["reason"]
+    assert f"raise limits.{stream}_bytes in the profile" in s["reason"], s["reason"]
 
 
 def test_a_result_file_over_the_cap_says_how_to_raise_it(rook_workspace, rook_cli, monkeypatch):
