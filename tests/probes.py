@@ -18,6 +18,7 @@ class Call:
     stdin: bytes
     argc: int
     blocked: bool
+    cwd: str
 
 
 def install(ws, lang: str) -> str:
@@ -48,6 +49,7 @@ def read(probe_dir: Path) -> list[Call]:
                 stdin=stdin_file.read_bytes() if stdin_file.exists() else b"",
                 argc=int((probe_dir / f"{stem}.argc").read_text().strip() or 0),
                 blocked=(probe_dir / f"{stem}.blocked").exists(),
+                cwd=(probe_dir / f"{stem}.cwd").read_text().strip(),
             )
         )
     return sorted(calls, key=lambda c: c.stamp)

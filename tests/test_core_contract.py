@@ -71,6 +71,7 @@ def test_hook_order_variables_and_stdin(lang, rook_workspace, rook_cli, probe_di
         assert c.env["ROOK_RUN_ID"] == run_id
         assert c.env["ROOK_PROJECT"] == ws.project and c.env["ROOK_AGENT"] == ws.agent
         assert c.env["ROOK_WORKSPACE"] == str(ws.root.resolve())
+        assert c.cwd == c.env["ROOK_WORKSPACE"]  # also the hook's working directory
         assert c.env["REGION"] == "eu-west-1"  # hook_env is added ...
         assert not c.blocked
         if c.phase != "execute":

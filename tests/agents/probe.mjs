@@ -7,6 +7,7 @@ const dir = process.env.PROBE_DIR;
 const stamp = BigInt(Date.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
 const base = path.join(dir, `${stamp}-${process.pid}-${phase}`);
 fs.writeFileSync(base + ".argc", `${process.argv.length - 2}\n`);
+fs.writeFileSync(base + ".cwd", `${process.cwd()}\n`);
 fs.writeFileSync(base + ".env", Object.entries(process.env).map(([k, v]) => `${k}=${v}\0`).join(""));
 const data = fs.readFileSync(0);
 fs.writeFileSync(base + ".stdin", data);

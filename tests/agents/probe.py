@@ -9,6 +9,8 @@ d = os.environ["PROBE_DIR"]
 base = os.path.join(d, f"{time.time_ns()}-{os.getpid()}-{phase}")
 with open(base + ".argc", "w") as fh:
     fh.write(f"{len(sys.argv) - 1}\n")
+with open(base + ".cwd", "w") as fh:
+    fh.write(os.getcwd() + "\n")
 with open(base + ".env", "wb") as fh:
     fh.write(b"".join(k.encode() + b"=" + v.encode() + b"\0" for k, v in os.environ.items()))
 data = sys.stdin.buffer.read()

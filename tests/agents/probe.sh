@@ -5,6 +5,7 @@ phase="$1"
 d="${PROBE_DIR:?PROBE_DIR must be set}"
 base="$d/$(date +%s%N)-$$-$phase"
 printf '%s\n' "$#" > "$base.argc"
+pwd -P > "$base.cwd"
 env -0 > "$base.env"
 if [ "$phase" = execute ]; then
   cat > "$base.stdin"
