@@ -16,6 +16,8 @@ RESPONSE = {
 }
 JSON_OUT = {"output": json.dumps({"order": {"status": "open", "items": ["a", "b"]}})}
 BLIND = {"output": "Your refund was issued."}  # no calls, no usage observed
+# arguments given as a JSON string (OpenAI's style) are parsed (hooks.md)
+ARGS_AS_TEXT = {"output": "ok", "calls": [{"name": "cancel_order", "arguments": '{"id": "ORD-1"}'}]}
 
 CASES = [
     # (criterion, response, expected)
@@ -46,6 +48,8 @@ CASES = [
     ({"not_called": "cancel_order"}, RESPONSE, "passed"),
     ({"not_called": "issue_refund"}, RESPONSE, "failed"),
     ({"not_called": "cancel_order"}, BLIND, "unverifiable"),
+    ({"called": {"name": "cancel_order", "arguments": {"id": "ORD-1"}}}, ARGS_AS_TEXT, "passed"),
+    ({"not_called": {"name": "cancel_order", "arguments": {"id": "ORD-1"}}}, ARGS_AS_TEXT, "failed"),
     ({"call_order": ["lookup_order", "issue_refund"]}, RESPONSE, "passed"),
     ({"call_order": ["issue_refund", "lookup_order"]}, RESPONSE, "failed"),
     ({"call_order": ["lookup_order"]}, BLIND, "unverifiable"),
