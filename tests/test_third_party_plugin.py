@@ -234,6 +234,10 @@ def test_the_criterion_and_judge_fail_a_grumpy_agent(venv, acme_workspace):
     assert by_type["acme_ticket"]["status"] == "failed"
     assert by_type["judge"]["status"] == "failed" and "tone score 0" in by_type["judge"]["reason"]
     assert by_type["contains"]["status"] == "passed"
+    # the README: "order fails tone and ticket, follow-up the ticket"
+    follow_up = next(s for s in report["scenarios"] if s["id"] == "follow-up")
+    failed = [c["type"] for c in follow_up["criteria"] if c["status"] == "failed"]
+    assert (follow_up["status"], failed) == ("failed", ["acme_ticket"]), follow_up["criteria"]
 
 
 def test_the_judge_through_the_registry(venv):
