@@ -19,6 +19,7 @@ from rook_core.transports import (
     SCRIPT_INTERPRETERS,
     SHEBANGS,
     TransportSpec,
+    env_program,
     hook_search_path,
     phase_hooks,
     saves_nothing,
@@ -53,29 +54,6 @@ def shebang(path: Path, head: bytes | None = None) -> tuple[str, str] | None:
     line = head[2:].split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip(" \t")
     words = line.replace("\t", " ").split(" ", 1)  # not \r: the kernel keeps it too
     return words[0], (words[1] if len(words) > 1 else "").strip(" \t")
-
-
-# env's options that take a value as the next word (GNU and BSD env).
-_ENV_VALUE_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-P", "--argv0", "-a")
-
-
-def _env_program(arg: str) -> str | None:
-    """The program ``/usr/bin/env ARG`` starts: options (``-S``/``--split-string``
-    and the rest) and ``NAME=VALUE`` assignments skipped, or ``None``."""
-    words = arg.split()
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word in _ENV_VALUE_OPTIONS:
-            i += 2
-            continue
-        if word.startswith("-S") and len(word) > 2:  # -Snode --flag
-            return word[2:]
-        if word.startswith("-") or ("=" in word and not word.startswith("=")):
-            i += 1
-            continue
-        return word
-    return None
 
 
 def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -> str | None:
@@ -121,7 +99,7 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
         return f"its interpreter {interpreter} (from its #! line) {why}"
     if program.name != "env":
         return None
-    name = _env_program(arg)
+    name = env_program(arg)
     if name is None:
         return f"its #! line ({interpreter} {arg}) names no program for env to start".replace(
             " )", ")"

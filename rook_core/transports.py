@@ -53,6 +53,30 @@ SHEBANGS = {
 """The ``#!`` line to suggest for an executable script of each extension."""
 
 
+# env's options that take a value as the next word (GNU and BSD env).
+ENV_VALUE_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-P", "--argv0", "-a")
+
+
+def env_program(arg: str) -> str | None:
+    """The program ``/usr/bin/env ARG`` starts: options (``-S``/``--split-string``
+    and the rest) and ``NAME=VALUE`` assignments skipped, or ``None``: how the
+    script transport and ``rook doctor`` read a ``#!/usr/bin/env`` line."""
+    words = arg.split()
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ENV_VALUE_OPTIONS:
+            i += 2
+            continue
+        if word.startswith("-S") and len(word) > 2:  # -Snode --flag
+            return word[2:]
+        if word.startswith("-") or ("=" in word and not word.startswith("=")):
+            i += 1
+            continue
+        return word
+    return None
+
+
 def windows_line_endings(path: Any) -> bool:
     """Whether the first 64 KiB of the file at ``path`` hold a line ending in
     ``\\r\\n`` (which bash reads as part of each line's last word)."""

@@ -133,6 +133,39 @@ def test_an_interpreter_missing_from_path(rook_workspace, rook_cli, tmp_path):
     assert node["status"] == "note"
 
 
+def test_an_env_shebang_is_read_as_rook_run_reads_it(rook_workspace, rook_cli, tmp_path):
+    """hooks.md: for ``#!/usr/bin/env NAME`` (with or without -S, options and
+    VAR=value assignments) NAME must be on the PATH the hook will get. rook doctor
+    took the word after env or -S (``LC_ALL=C``, ``-u``) for the interpreter and
+    looked on its own PATH: a problem for hooks rook run runs, and the wrong name
+    for the one it refuses."""
+    ws = rook_workspace
+    healthy(ws)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "mysh").write_text('#!/bin/sh\nexec bash "$@"\n')
+    (tools / "mysh").chmod(0o755)
+    body = "[ \"$1\" = execute ] && echo '{\"output\": \"ok\"}'\nexit 0\n"
+    ws.script("assigns.sh", "#!/usr/bin/env -S LC_ALL=C bash\n" + body)
+    ws.script("unsets.sh", "#!/usr/bin/env -S -u NOTHING bash\n" + body)
+    ws.script("own_path.sh", "#!/usr/bin/env mysh\n" + body)
+    ws.script("missing.sh", "#!/usr/bin/env -S LC_ALL=C no-such-interpreter-xyz\n" + body)
+    hooks = {"prepare": "scripts/assigns.sh", "open": "scripts/unsets.sh",
+             "execute": "scripts/own_path.sh", "close": "scripts/missing.sh"}
+    hook_env = {"PATH": f"{tools}:{os.environ['PATH']}"}  # mysh is on the hooks' PATH only
+    ws.profile({"id": "p", "hooks": hooks, "hook_env": hook_env})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"].endswith("hooks.close"), problems(findings)
+    assert "no-such-interpreter-xyz" in p["message"] and "LC_ALL" not in p["message"], p
+    del hooks["close"]
+    ws.profile({"id": "p", "hooks": hooks, "hook_env": hook_env})
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0 and problems(findings) == []
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr  # rook run runs all three
+
+
 def test_required_variables(rook_workspace, rook_cli, monkeypatch):
     healthy(rook_workspace)
     monkeypatch.delenv("DOCTOR_TOKEN", raising=False)

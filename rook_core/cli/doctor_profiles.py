@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from ..models import hook_env_references
-from ..transports import SCRIPT_INTERPRETERS, SHEBANGS, windows_line_endings
+from ..transports import (
+    SCRIPT_INTERPRETERS,
+    SHEBANGS,
+    env_program,
+    hook_search_path,
+    windows_line_endings,
+)
 
 PROBLEM, OK, NOTE = "problem", "ok", "note"
 BY_EXTENSION = {ext: program or "python" for ext, program in SCRIPT_INTERPRETERS.items()}
@@ -137,13 +143,15 @@ def check_entry(
     from ..transports import searching
 
     where = f"{label} hooks.{phase}"
+    hook_path = base_environment(profile).get("PATH", os.defpath)  # the PATH its hooks get
     if entry.transport == "script" and isinstance(entry.config, dict) and "path" in entry.config:
         before = len(doctor.problems)
-        check_script(doctor, agent, profile, entry.config["path"], where)
+        with searching(hook_path):
+            check_script(doctor, agent, profile, entry.config["path"], where)
         if len(doctor.problems) != before:
             return
     try:  # what rook run checks before anything runs, the same way
-        with searching(base_environment(profile).get("PATH", os.defpath)):
+        with searching(hook_path):
             resolve_entry(rook, profile, agent, phase, entry)
     except ConfigError as exc:
         doctor.add(
@@ -291,9 +299,11 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
     if not words:
         doctor.add(PROBLEM, where, f"{path}: empty #! line", "name the interpreter after #!")
         return
-    program = words[1] if Path(words[0]).name == "env" and len(words) > 1 else words[0]
-    if program == "-S" and len(words) > 2:
-        program = words[2]
+    program: str | None = words[0]
+    if Path(words[0]).name == "env":  # as rook run reads it: options and VAR=value skipped
+        program = env_program(" ".join(words[1:]))
+    if program is None or ("/" in program and not os.path.isabs(program)):
+        return  # the transport's own check, which follows, names what is wrong
     located = program if os.path.isabs(program) else _which(program)
     if located is None or not os.access(located, os.X_OK):
         doctor.add(
@@ -308,7 +318,7 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
 def _which(program: str) -> str | None:
     import shutil
 
-    return shutil.which(program)
+    return shutil.which(program, path=hook_search_path())  # the hooks' PATH in check_entry
 
 
 def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
