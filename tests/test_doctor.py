@@ -133,6 +133,27 @@ def test_an_interpreter_missing_from_path(rook_workspace, rook_cli, tmp_path):
     assert node["status"] == "note"
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
+def test_an_interpreter_on_the_hooks_path_only_is_no_problem(rook_workspace, rook_cli, tmp_path):
+    """A .mjs hook runs with the node on the PATH its hooks get (hook_env), as rook
+    run looks for it: the doctor looked on its own PATH, a problem rook run has not."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.script("agent.mjs", "if (process.argv[2] === 'execute') console.log('{\"output\": \"ok\"}');\n",
+              executable=False)
+    bare, tools = tmp_path / "bin", tmp_path / "tools"
+    for d in (bare, tools):
+        d.mkdir()
+        os.symlink(shutil.which("bash"), d / "bash")
+    os.symlink(shutil.which("node"), tools / "node")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.mjs"},
+                "hook_env": {"PATH": str(tools)}})
+    code, findings = doctor(rook_cli, ws, env={"PATH": str(bare)})
+    assert (code, problems(findings)) == (0, []), problems(findings)
+    r = rook_cli("run", "--json", env={"PATH": str(bare)})
+    assert r.statuses() == {"s": "passed"}, r.stderr
+
+
 def test_an_env_shebang_is_read_as_rook_run_reads_it(rook_workspace, rook_cli, tmp_path):
     """hooks.md: for ``#!/usr/bin/env NAME`` (with or without -S, options and
     VAR=value assignments) NAME must be on the PATH the hook will get. rook doctor

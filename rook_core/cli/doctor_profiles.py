@@ -238,7 +238,8 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
             f"chmod +x {found} (with a #! line), or use .py, .sh, .mjs, .js or .cjs",
         )
         return
-    if doctor.interpreters.get(program) is None:
+    # node and bash as rook run finds them: on the hooks' PATH (python is Rook's own)
+    if (doctor.interpreters.get(program) if program == "python" else _which(program)) is None:
         doctor.add(
             PROBLEM,
             where,
