@@ -89,6 +89,8 @@ def test_hook_order_variables_and_stdin(lang, rook_workspace, rook_cli, probe_di
     scenario_calls = [c for c in calls if c.phase != "prepare"]
     assert len({c.env["ROOK_STATE_DIR"] for c in scenario_calls}) == 1
     assert len({c.env["ROOK_RUN_STATE_DIR"] for c in calls}) == 1
+    assert calls[0].env["ROOK_STATE_DIR"] == calls[0].env["ROOK_RUN_STATE_DIR"]  # prepare's
+    assert scenario_calls[0].env["ROOK_STATE_DIR"] != calls[0].env["ROOK_RUN_STATE_DIR"]
     assert len({c.env["ROOK_SESSION"] for c in scenario_calls}) == 1
     assert scenario_calls[0].env["ROOK_SCENARIO_ID"] == "two"
 
