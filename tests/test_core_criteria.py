@@ -18,6 +18,8 @@ JSON_OUT = {"output": json.dumps({"order": {"status": "open", "items": ["a", "b"
 BLIND = {"output": "Your refund was issued."}  # no calls, no usage observed
 # arguments given as a JSON string (OpenAI's style) are parsed (hooks.md)
 ARGS_AS_TEXT = {"output": "ok", "calls": [{"name": "cancel_order", "arguments": '{"id": "ORD-1"}'}]}
+# a non-string output is kept as its JSON text (hooks.md), never a language's rendering
+OBJECT_OUT = {"output": {"order": {"status": "open", "note": "café"}}}
 
 CASES = [
     # (criterion, response, expected)
@@ -34,6 +36,9 @@ CASES = [
     ({"json": {"path": "order.items", "contains": "b"}}, JSON_OUT, "passed"),
     ({"json": {"path": "order.missing"}}, JSON_OUT, "failed"),
     ({"json": {"path": "order.status", "equals": "open"}}, RESPONSE, "failed"),  # not JSON
+    ({"json": {"path": "order.status", "equals": "open"}}, OBJECT_OUT, "passed"),
+    ({"contains": '"note": "café"'}, OBJECT_OUT, "passed"),
+    ({"equals": "42"}, {"output": 42}, "passed"),
     ({"called": "lookup_order"}, RESPONSE, "passed"),
     ({"called": {"name": "lookup_order", "arguments": {"id": "ORD-1"}}}, RESPONSE, "passed"),
     (
