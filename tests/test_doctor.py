@@ -85,6 +85,26 @@ def test_a_missing_script_names_both_paths_tried(rook_workspace, rook_cli):
     assert p["fix"].startswith("create the script, or correct the path in")
 
 
+@pytest.mark.parametrize("written, said", [
+    ("scripts", "is a directory"),
+    ("node scripts/agent.sh", "it looks like a command line: a script entry names one file"),
+])
+def test_a_hook_path_naming_a_directory_or_a_command_line_says_so(
+    rook_workspace, rook_cli, written, said
+):
+    """hooks.md: a hook path naming a directory says so, and one that looks like a
+    command line says a script entry names one file, as rook run does; the doctor
+    said 'not found (tried ...)' of a folder that is there, and of node ... offered
+    another script."""
+    healthy(rook_workspace)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": written}})
+    run = rook_cli("run")
+    assert run.exit_code == 2 and said in run.stderr, run.stderr
+    code, findings = doctor(rook_cli, rook_workspace)
+    (p,) = problems(findings)
+    assert code == 1 and said in p["message"] and p["message"] in run.stderr, p  # run's words
+
+
 def test_run_bits_and_shebang_lines(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     healthy(ws)
