@@ -514,6 +514,30 @@ def test_a_long_stderr_cut_in_the_diagnosis_says_how_much_was_left_out(rook_work
     assert record["hooks"][0]["stderr"] == "a" * 7000 + "LAST"  # the record keeps it whole
 
 
+def test_the_record_keeps_a_failed_hooks_streams_up_to_64_kib(rook_workspace, rook_cli):
+    # hooks.md: the record keeps the stream, up to 64 KiB (well below the output
+    # cap): its beginning, then how much was left out
+    one_scenario(
+        rook_workspace,
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        { printf FIRST; head -c 200000 /dev/zero | tr '\\0' a; printf LAST; } >&2
+        { printf FIRST; head -c 200000 /dev/zero | tr '\\0' b; }
+        exit 3
+    """,
+    )
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["status"] == "error"
+    record = json.loads(next(rook_workspace.root.rglob("scenarios/s.1.json")).read_text())
+    for stream in ("stderr", "stdout"):
+        kept = record["hooks"][0][stream]
+        head, _, note = kept.partition("\n... [")
+        assert head.startswith("FIRST") and len(head) == 64 * 1024, (stream, len(head))
+        assert note.endswith("more chars not recorded]") and "LAST" not in kept, note
+
+
 def test_big_goal_to_a_hook_that_writes_before_it_reads(rook_workspace, rook_cli):
     # 3 MB of goal; the hook writes 200 KB of stderr before reading stdin
     one_scenario(
