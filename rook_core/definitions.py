@@ -554,13 +554,19 @@ def agent_secret_names(profiles_dir: Path) -> list[str]:
     """The ``env`` variables of every profile of an agent (``profiles/*.yaml``,
     read as YAML only; a file Rook cannot read adds none): what a command
     redacts before it has the profile it uses, as when a run or a profile is
-    not found and its folder, which may hold such a value, is named. An
-    agent with no profile yet (``rook init`` made it) has those of every agent
-    of its workspace (:func:`workspace_secret_names`): its folders are in theirs."""
+    not found and its folder, which may hold such a value, is named. Those of
+    every other agent of its workspace follow (:func:`workspace_secret_names`):
+    its folders are in the workspace's, whose path may hold any of them (an
+    agent with no profile yet, or whose profiles declare no ``env``, has no
+    others)."""
     paths = sorted(profiles_dir.glob("*.yaml"))
     agents = profiles_dir.parent.parent  # <workspace>/.testmuai/rook/projects/P/agents
-    if not paths and agents.name == "agents" and agents.parent.parent.name == "projects":
-        paths = sorted(agents.parent.parent.glob("*/agents/*/profiles/*.yaml"))
+    if agents.name == "agents" and agents.parent.parent.name == "projects":
+        paths += [
+            p
+            for p in sorted(agents.parent.parent.glob("*/agents/*/profiles/*.yaml"))
+            if p.parent != profiles_dir
+        ]
     return _secret_names(paths)
 
 

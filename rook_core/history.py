@@ -443,14 +443,16 @@ def latest_hint(runs_dir: Path) -> str:
 def secret_names(run_path: Path) -> list[str]:
     """The ``env`` variables of the profile copy a run keeps (``profile.yaml``),
     and of the judge profile it names (:func:`judge_secret_names`): their
-    values are secrets wherever the run's data is shown again."""
-    from .definitions import env_names
+    values are secrets wherever the run's data is shown again; then those of
+    every profile of the workspace, as the run redacted them (its folder may
+    hold one)."""
+    from .definitions import agent_secret_names, env_names
     from .yamlio import load_yaml
 
     profile = run_path / "profile.yaml"
-    if not profile.is_file():
-        return judge_secret_names(run_path)
-    return env_names(load_yaml(profile, ConfigError) or {}) + judge_secret_names(run_path)
+    names = env_names(load_yaml(profile, ConfigError) or {}) if profile.is_file() else []
+    agent_profiles = run_path.parent.parent / "profiles"  # the run's folder is <agent>/runs/<id>
+    return names + judge_secret_names(run_path) + agent_secret_names(agent_profiles)
 
 
 def judge_secret_names(run_path: Path) -> list[str]:

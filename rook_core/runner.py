@@ -20,7 +20,14 @@ from typing import Any
 
 from . import __version__, history, process, procscan, sharding
 from . import plugins as plugin_manager
-from .definitions import DefinitionCache, find_profile, load_scenarios, profile_text, select
+from .definitions import (
+    DefinitionCache,
+    agent_secret_names,
+    find_profile,
+    load_scenarios,
+    profile_text,
+    select,
+)
 from .engine import (
     Engine,
     check_env,
@@ -572,6 +579,10 @@ def prepare_run(
     with history.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
         profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
+    own_short = list(redactor.too_short)  # another profile's short value: its own runs warn
+    for name in agent_secret_names(agent.profiles_dir):  # the workspace's path may hold one
+        redactor.add(name, os.environ.get(name, ""))
+    redactor.too_short[:] = own_short
     activate_redactor(redactor)  # before the profile's checks: their messages name paths
     if manifest is not None and profile.id != manifest["profile"]["id"]:
         raise ConfigError(

@@ -1944,6 +1944,42 @@ def test_commands_for_an_agent_with_no_profile_yet_redact_the_workspace_s_secret
         assert "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
 
 
+def test_commands_for_an_agent_whose_profiles_declare_no_env_redact_the_workspace_s_secrets(
+    tmp_path, monkeypatch
+):
+    """A second agent whose profiles declare no env, in a workspace whose
+    folder holds the env value of the first agent's profile: rook run of it
+    wrote the folder in the clear to its records, its report and the terminal,
+    and so did rook runs show, rook report, rook profile show and test and
+    rook doctor of it (only an agent with no profile at all redacted the
+    workspace's secrets). Every command redacts them now."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / f"ws-{SECRET}")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    other = Workspace(ws.root, "proj", "other")
+    other.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho "in $PWD" >&2\n'
+                            'echo "{\\"output\\": \\"hi from $PWD\\"}"\n')
+    other.profile({"id": "q", "hooks": {"execute": "scripts/echo.sh"}})
+    other.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "nope"}]})
+    for argv in (["run"], ["run", "--json"], ["runs"], ["runs", "show", "latest"],
+                 ["runs", "show", "latest", "--json"], ["report", "latest", "--report", "html:-"],
+                 ["report", "latest", "--rebuild"],
+                 ["runs", "show", "nosuch"], ["profile", "show"], ["profile", "test"],
+                 ["profile", "show", "nosuch"], ["doctor"]):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *argv, "--agent", "other", "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert argv == ["runs"] or "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout)
+    assert_clean(all_text(other.agent_dir), "the other agent's records")
+
+
 def test_a_plugin_that_fails_to_load_never_shows_a_secret(rook_distribution, rook_workspace, rook_cli,
                                                           monkeypatch):
     """A plugin whose import fails saying an env value (a client that checks its
