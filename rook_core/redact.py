@@ -441,6 +441,9 @@ class Redactor:
         has no mixed encoding (:meth:`_text`)."""
         self._added: set[tuple[str, str]] = set()
         """The values added, by name: a value and its forms add each other."""
+        self._values: set[str] = set()
+        """The values added: one that two variables hold is shown by the first's name
+        (a run's own profile's, before another agent's of the workspace)."""
         self._folded: list[tuple[str, str]] = []
         """Each value of one line, by name: also looked for folded across lines
         (:func:`_folded_spans`) in a text with a line break in it."""
@@ -459,9 +462,10 @@ class Redactor:
         return cls({n: env[n] for n in names if env.get(n)})
 
     def add(self, name: str, value: str, sort: bool = True) -> None:
-        if not value or (name, value) in self._added:
+        if not value or (name, value) in self._added or value in self._values:
             return
         self._added.add((name, value))
+        self._values.add(value)
         if len(value) < MIN_LENGTH:
             self.too_short.append(name)
             return

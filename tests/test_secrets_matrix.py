@@ -2049,6 +2049,21 @@ def test_redactor_folds():
     assert Redactor({"LONG": "abcdefgh12345678xyz"}).text(apart) == apart
 
 
+
+def test_redactor_shows_a_value_two_variables_hold_by_the_first_s_name():
+    """Since 656a2ce a run also redacts the env values of the workspace's other
+    agents: one holding the run's own BASE_URL under another name
+    (OPENAI_BASE_URL) turned '[redacted:BASE_URL]/api' into
+    '[redacted:BASE_URL][redacted:OPENAI_BASE_URL]/api'. The first name added
+    (the run's own profile's) is the one shown."""
+    from rook_core.redact import Redactor
+
+    url = "http://127.0.0.1:4000"
+    r = Redactor({"BASE_URL": url, "OPENAI_BASE_URL": url})
+    assert r.text(f"x {url}/api") == "x [redacted:BASE_URL]/api"
+    r.add("THIRD_URL", url)
+    assert r.text(f'"{url}/api"') == '"[redacted:BASE_URL]/api"'
+
 def test_an_error_said_before_a_command_has_a_redactor_never_shows_a_secret(tmp_path, monkeypatch):
     """A plugin whose register hook raised saying an env value (a client that
     checks its key when it registers: '401 key=...') stopped rook run and
