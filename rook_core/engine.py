@@ -35,6 +35,7 @@ from .hookio import (
     collected_evidence,
     conversation_handle,
     cut_off_output,
+    execute_said,
     has_token_counts,
     open_said,
     turn_evidence,
@@ -903,7 +904,9 @@ class Engine:
                     self._end_conversation(record, n, len(scenario.turns), result)
                     break
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
-                    said = open_said(record["hooks"])  # a handle open printed wrongly
+                    said = "; ".join(  # a handle open or the turn gave wrongly
+                        filter(None, (open_said(record["hooks"]), execute_said(hooked)))
+                    )
                     end(
                         STOPPED,
                         "the first turn returned no conversation handle, so later turns cannot "

@@ -336,7 +336,12 @@ def open_said(hooks: list[dict[str, Any]]) -> str:
     none (a handle as plain text, or an object under another key), or ``""``.
     ``hooks`` are the run's recorded hooks (redacted)."""
     opened = next((h for h in hooks if h.get("phase") == "open"), None)
-    if opened is None or opened.get("status") != "ok" or opened.get("transport") != "script":
+    if opened is None or opened.get("status") != "ok":
+        return ""
+    why = (opened.get("details") or {}).get("no_handle")  # a transport's own (http's path)
+    if isinstance(why, str) and why:
+        return f"open's {why}"
+    if opened.get("transport") != "script":
         return ""
     data, printed = opened.get("data"), (opened.get("stdout") or "").strip()
     if isinstance(data, dict) and "conversation" not in data:
@@ -348,6 +353,24 @@ def open_said(hooks: list[dict[str, Any]]) -> str:
     else:
         return ""
     return f'open printed {what}: open passes a handle as {{"conversation": "..."}} on stdout'
+
+
+def execute_said(hook: dict[str, Any]) -> str:
+    """When the first turn returned no handle: why, from its hook record
+    ``hook`` (redacted): a transport's own word (``details.no_handle``, such as
+    an http entry's path that found nothing), or the keys of the JSON object a
+    script printed with no ``conversation`` key; or ``""``."""
+    data = hook.get("data")
+    why = (hook.get("details") or {}).get("no_handle")
+    if isinstance(why, str) and why:
+        return f"execute's {why}"
+    if hook.get("transport") != "script" or not isinstance(data, dict) or "conversation" in data:
+        return ""
+    keys = ", ".join(sorted(data)) or "none"
+    return (
+        f"execute printed a JSON object with no conversation (keys: {keys}): execute "
+        'returns a handle as {"conversation": "..."} on stdout'
+    )
 
 
 def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:

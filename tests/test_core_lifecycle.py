@@ -205,6 +205,30 @@ def test_a_stopped_scenario_names_what_open_printed_that_is_no_handle(
     assert '{"conversation": "..."}' in s["reason"], s["reason"]
 
 
+def test_a_stopped_scenario_names_the_keys_execute_printed_with_no_conversation(
+    rook_workspace, rook_cli
+):
+    """An execute script that returned its handle under another key (a typo,
+    "conversaton", or its API's thread_id) had the scenario stopped with the
+    generic 'no conversation handle' only: the reason now shows the keys it
+    printed, as it does for open's."""
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] && { cat >/dev/null; echo '{"output": "ok", "conversaton": "t-1"}'; }
+        exit 0
+    """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "ok"}]})
+    s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "stopped" and "no conversation handle" in s["reason"], s["reason"]
+    assert "execute printed a JSON object with no conversation (keys: conversaton, output)" in s["reason"]
+    assert '{"conversation": "..."}' in s["reason"], s["reason"]
+
+
 @pytest.mark.parametrize("handle", ["false", "true", '""', '"   "', "{}", "[]"])
 def test_a_value_that_is_no_handle_stops_a_multi_turn_scenario(rook_workspace, rook_cli, handle):
     """``"conversation": false`` (or blank, or empty) is no conversation handle:

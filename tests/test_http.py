@@ -1417,6 +1417,31 @@ def test_a_first_turn_whose_conversation_is_null_has_no_handle(
     assert len(agent_server.seen("POST", "/echo")) == 2  # turn 2 never sent
 
 
+def test_a_conversation_path_that_finds_nothing_is_named_when_the_scenario_stops(
+    rook_cli, rook_workspace, agent_server
+):
+    """A typo in execute's extract.conversation (thread where the API says
+    thread_id) stopped a two-turn scenario with the generic 'the first turn
+    returned no conversation handle': nothing said the path found nothing.
+    The reason names the path and the response's keys, as open's failure
+    does; a one-turn scenario is still judged."""
+    entry = {"url": f"{agent_server.url}/threads", "body": {"text": "{{goal}}", "thread": "{{conversation}}"},
+             "extract": {"output": "reply", "conversation": "thread"}}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "one", "goal": "hi", "criteria": [{"contains": "thread"}]})
+    rook_workspace.scenario({"id": "two", "turns": ["hi", "again"], "criteria": [{"contains": "thread"}]})
+    by_id = {s["id"]: s for s in rook_cli("run", "--json").report["scenarios"]}
+    assert by_id["one"]["status"] == "passed", by_id["one"]["reason"]
+    reason = by_id["two"]["reason"]
+    assert by_id["two"]["status"] == "stopped", reason
+    assert "the first turn returned no conversation handle" in reason
+    assert "execute's extract.conversation: the JMESPath 'thread' found nothing in the response" in reason
+    assert "(its keys: reply, thread_id)" in reason, reason
+    # rook profile test's optimistic multi_turn says so too
+    shown = rook_cli("profile", "test", "-w", str(rook_workspace.root)).stdout
+    assert "note: execute's extract.conversation: the JMESPath 'thread' found nothing" in shown, shown
+
+
 def test_open_reads_the_session_from_a_response_header(rook_cli, rook_workspace, agent_server):
     """A 201 Created whose only answer is its Location header: no extract path
     could read a header, so open could not give the conversation handle."""

@@ -208,6 +208,42 @@ def extract(
     return data
 
 
+def no_handle(doc: Any, config: HttpConfig, headers: Any = None) -> str | None:
+    """Why a response that gave no conversation handle gave none, for the
+    reason of a scenario stopped for want of one: ``extract.conversation``
+    found nothing (naming the path, and the response's keys or headers), or,
+    with no ``extract``, a JSON object has no ``conversation`` field; ``None``
+    when no handle was asked for."""
+    ex = config.extract
+    if ex is None:
+        if not isinstance(doc, dict) or "conversation" in doc:
+            return None
+        return (
+            f"the response is a JSON object with no conversation (its keys: {_names(doc)}); "
+            "say where the handle is with extract: {conversation: PATH}"
+        )
+    path = ex.get("conversation")
+    if path is None:
+        return None
+    if path.reads_headers:
+        held = f"its headers: {_names(headers or {})}"
+    elif isinstance(doc, dict):
+        held = f"its keys: {_names(doc)}"
+    elif doc is None:
+        held = "it is empty"
+    else:
+        held = "it is a JSON list" if isinstance(doc, list) else "it is text, not JSON"
+    return (
+        f"extract.conversation: the JMESPath {path.text!r} found nothing in the response ({held})"
+    )
+
+
+def _names(keys: Any, most: int = 20) -> str:
+    names = sorted(str(k) for k in keys)
+    more = f", ... ({len(names) - most} more)" if len(names) > most else ""
+    return ", ".join(names[:most]) + more if names else "none"
+
+
 def saved_values(
     doc: Any, config: HttpConfig, headers: Any = None, values_hidden: bool = False
 ) -> dict[str, Any]:
