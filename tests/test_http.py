@@ -1442,6 +1442,37 @@ def test_a_conversation_path_that_finds_nothing_is_named_when_the_scenario_stops
     assert "note: execute's extract.conversation: the JMESPath 'thread' found nothing" in shown, shown
 
 
+def test_an_open_whose_conversation_path_finds_nothing_gives_no_handle(
+    rook_cli, rook_workspace, agent_server
+):
+    """The handle is optional (hook contract), and execute's conversation path
+    that finds nothing is no handle; open's failed the hook, so even a one-turn
+    scenario, which needs no handle, was 'error'. Now it is no handle in open
+    too: one turn is judged, two turns stop, the reason naming open's path and
+    the response's keys; a {{conversation}} that execute's url needs says it."""
+    open_entry = {"url": f"{agent_server.url}/api/sessions", "body": {},
+                  "extract": {"conversation": "sesion.id"}}
+    execute = {"url": f"{agent_server.url}/echo", "body": {"text": "{{goal}}", "c": "{{conversation}}"},
+               "extract": {"output": "received.text"}}
+    write_profile(rook_workspace, {"open": {"http": open_entry}, "execute": {"http": execute}}, env=())
+    rook_workspace.scenario({"id": "one", "goal": "hi", "criteria": [{"equals": "hi"}]})
+    rook_workspace.scenario({"id": "two", "turns": ["hi", "again"], "criteria": [{"equals": "again"}]})
+    by_id = {s["id"]: s for s in rook_cli("run", "--json").report["scenarios"]}
+    assert by_id["one"]["status"] == "passed", by_id["one"]["reason"]
+    reason = by_id["two"]["reason"]
+    assert by_id["two"]["status"] == "stopped", reason
+    assert "the first turn returned no conversation handle" in reason
+    assert ("open's extract.conversation: the JMESPath 'sesion.id' found nothing in the response "
+            "(its keys: session)") in reason, reason
+    # an execute url that needs the handle fails, saying why there is none
+    execute["url"] = agent_server.url + "/api/sessions/{{conversation}}/messages"
+    write_profile(rook_workspace, {"open": {"http": open_entry}, "execute": {"http": execute}}, env=())
+    one = rook_cli("run", "--json", "--only", "one").report["scenarios"][0]
+    assert one["status"] == "error", one["reason"]
+    assert "url: {{conversation}} has no value yet" in one["reason"], one["reason"]
+    assert "open's extract.conversation: the JMESPath 'sesion.id' found nothing" in one["reason"]
+
+
 def test_open_reads_the_session_from_a_response_header(rook_cli, rook_workspace, agent_server):
     """A 201 Created whose only answer is its Location header: no extract path
     could read a header, so open could not give the conversation handle."""

@@ -135,6 +135,7 @@ class HttpResources:
         self.clients: dict[Any, httpx.AsyncClient] = {}
         self.scenario_saved: dict[str, dict[str, Any]] = {}
         self.scenario_lost: dict[str, dict[str, str]] = {}  # kept in memory, gone since
+        self.scenario_no_handle: dict[str, str] = {}  # why open gave none, by scenario run
         self.redacted: set[tuple[str, str]] = set()
         self.prepare_done = False
         self._prepare_lock: asyncio.Lock | None = None

@@ -174,10 +174,11 @@ def extract(
 
     ``handle`` is the conversation handle the request was sent with: a later
     turn whose response does not repeat it (an API that names the thread only
-    when it creates it) keeps it. In execute ``extract.conversation`` may find
-    nothing (or ``null``): the handle is optional, as for a script, so the turn
-    returns none and only a later turn needs one (the engine stops the scenario
-    then). Elsewhere a path that finds nothing is a failure."""
+    when it creates it) keeps it. In open and execute ``extract.conversation``
+    may find nothing (or ``null``): the handle is optional, as for a script, so
+    the hook returns none and only a later turn needs one (the engine stops the
+    scenario then, saying why: :func:`no_handle`). Elsewhere a path that finds
+    nothing is a failure."""
     ex = config.extract
     if ex is None:
         return _default(doc, phase)
@@ -194,7 +195,7 @@ def extract(
         found = _search(doc, "extract.conversation", path, headers)
         if found is not None:
             data["conversation"] = as_text(found)
-        elif phase != "execute":
+        elif phase not in ("open", "execute"):
             _find(doc, "extract.conversation", path, headers)  # raises: found nothing
     if "usage" in ex:
         data["usage"] = {

@@ -170,7 +170,16 @@ def scope_for(call: HookCall, res: HttpResources) -> Scope:
                     f"from {phase} to {call.phase} in one rook run (not split by --phases), "
                     "or save a value that holds no secret"
                 )
-    return Scope(values=values, unavailable=unavailable, env=call.env, saved_names=sorted(saved))
+    why = None
+    if call.conversation is None and call.scenario_run is not None:
+        why = res.scenario_no_handle.get(call.scenario_run.key)
+    return Scope(
+        values=values,
+        unavailable=unavailable,
+        env=call.env,
+        saved_names=sorted(saved),
+        no_handle=why,
+    )
 
 
 async def ensure_prepared(
@@ -376,6 +385,8 @@ async def exchange(
         why = no_handle(doc, config, reply.headers)  # a stopped scenario's reason says it
         if why:
             result.details["no_handle"] = why
+            if call.phase == "open" and call.scenario_run is not None:  # and execute's url
+                res.scenario_no_handle[call.scenario_run.key] = f"open's {why}"
     kept = keep(call, res, values)
     if kept:
         result.details["saved"] = kept

@@ -91,6 +91,8 @@ class Scope:
     :param unavailable: built-in names not available in this phase, with why.
     :param env: the hook's environment (``{{env.NAME}}``).
     :param used: filled while rendering: ``(field path, placeholder, value)``.
+    :param no_handle: why ``{{conversation}}`` has no value yet (open's
+        ``extract.conversation`` found nothing), for a failure that needs it.
     """
 
     values: dict[str, Any]
@@ -98,6 +100,10 @@ class Scope:
     env: Mapping[str, str]
     saved_names: list[str] = field(default_factory=list)
     used: list[tuple[str, str, Any]] = field(default_factory=list)
+    no_handle: str | None = None
+
+    def _why(self, name: str) -> str:
+        return f"; {self.no_handle}" if self.no_handle and name == "conversation" else ""
 
     def lookup(self, name: str, where: str) -> Any:
         m = ENV_NAME.match(name)
@@ -107,7 +113,7 @@ class Scope:
                 raise TemplateError(
                     f"{where}: {{{{env.{var}}}}} has no value: no conversation handle has been "
                     "returned yet (open or an earlier turn returns one); use {{conversation}}, "
-                    "which is null until there is one"
+                    "which is null until there is one" + self._why("conversation")
                 )
             if var not in self.env:
                 raise TemplateError(
@@ -135,7 +141,7 @@ class Scope:
         if got is None:
             raise TemplateError(
                 f"{where}: {{{{{m.group(1)}}}}} has no value yet, and it is part of a "
-                "longer string (on its own it would be sent as null)"
+                "longer string (on its own it would be sent as null)" + self._why(m.group(1))
             )
         return as_text(got)
 
