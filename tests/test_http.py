@@ -1442,6 +1442,24 @@ def test_a_conversation_path_that_finds_nothing_is_named_when_the_scenario_stops
     assert "note: execute's extract.conversation: the JMESPath 'thread' found nothing" in shown, shown
 
 
+def test_a_response_with_no_conversation_field_is_named_when_the_scenario_stops(
+    rook_cli, rook_workspace, agent_server
+):
+    """With no extract, a JSON response is the hook's answer: one with no
+    conversation field is no handle, and the stop reason says so, with the
+    keys it has, for open and for execute alike (it read 'open's the
+    response is ...' when first written)."""
+    hooks = {"open": {"http": {"url": f"{agent_server.url}/api/sessions", "body": {}}},
+             "execute": {"http": {"url": f"{agent_server.url}/flaky/none", "body": {"text": "{{goal}}"}}}}
+    write_profile(rook_workspace, hooks, env=())
+    rook_workspace.scenario({"id": "two", "turns": ["hi", "again"], "criteria": [{"equals": "finally"}]})
+    scenario = rook_cli("run", "--json").report["scenarios"][0]
+    assert scenario["status"] == "stopped", scenario["reason"]
+    for phase, keys in (("open", "session"), ("execute", "attempt_path, output")):
+        said = f"{phase}'s response is a JSON object with no conversation (its keys: {keys})"
+        assert said in scenario["reason"], scenario["reason"]
+
+
 def test_an_open_whose_conversation_path_finds_nothing_gives_no_handle(
     rook_cli, rook_workspace, agent_server
 ):

@@ -214,13 +214,14 @@ def no_handle(doc: Any, config: HttpConfig, headers: Any = None) -> str | None:
     reason of a scenario stopped for want of one: ``extract.conversation``
     found nothing (naming the path, and the response's keys or headers), or,
     with no ``extract``, a JSON object has no ``conversation`` field; ``None``
-    when no handle was asked for."""
+    when no handle was asked for. The caller puts its phase first
+    (``execute's response is ...``, ``open's extract.conversation: ...``)."""
     ex = config.extract
     if ex is None:
         if not isinstance(doc, dict) or "conversation" in doc:
             return None
         return (
-            f"the response is a JSON object with no conversation (its keys: {_names(doc)}); "
+            f"response is a JSON object with no conversation (its keys: {_names(doc)}); "
             "say where the handle is with extract: {conversation: PATH}"
         )
     path = ex.get("conversation")
