@@ -556,9 +556,8 @@ def agent_secret_names(profiles_dir: Path) -> list[str]:
     redacts before it has the profile it uses, as when a run or a profile is
     not found and its folder, which may hold such a value, is named. Those of
     every other agent of its workspace follow (:func:`workspace_secret_names`):
-    its folders are in the workspace's, whose path may hold any of them (an
-    agent with no profile yet, or whose profiles declare no ``env``, has no
-    others)."""
+    its folders are in the workspace's, whose path may hold any of them (also
+    when it has no profile yet, or none of its profiles declares ``env``)."""
     paths = sorted(profiles_dir.glob("*.yaml"))
     agents = profiles_dir.parent.parent  # <workspace>/.testmuai/rook/projects/P/agents
     if agents.name == "agents" and agents.parent.parent.name == "projects":
