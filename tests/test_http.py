@@ -1453,11 +1453,17 @@ def test_a_response_with_no_conversation_field_is_named_when_the_scenario_stops(
              "execute": {"http": {"url": f"{agent_server.url}/flaky/none", "body": {"text": "{{goal}}"}}}}
     write_profile(rook_workspace, hooks, env=())
     rook_workspace.scenario({"id": "two", "turns": ["hi", "again"], "criteria": [{"equals": "finally"}]})
-    scenario = rook_cli("run", "--json").report["scenarios"][0]
+    rook_workspace.scenario({"id": "one", "goal": "hi", "criteria": [{"equals": "finally"}]})
+    r = rook_cli("run", "--json")
+    scenario = next(s for s in r.report["scenarios"] if s["id"] == "two")
     assert scenario["status"] == "stopped", scenario["reason"]
     for phase, keys in (("open", "session"), ("execute", "attempt_path, output")):
         said = f"{phase}'s response is a JSON object with no conversation (its keys: {keys})"
         assert said in scenario["reason"], scenario["reason"]
+    # a one-turn scenario against an API that keeps no conversation needs no handle:
+    # its records carry no note of one
+    one = rook_workspace.record(run_id_of(r), "one.1")
+    assert not [h for h in one["hooks"] if "no_handle" in (h.get("details") or {})], one["hooks"]
 
 
 def test_an_open_whose_conversation_path_finds_nothing_gives_no_handle(

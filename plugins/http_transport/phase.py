@@ -140,6 +140,16 @@ def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str
 # -- the scope of placeholders ---------------------------------------------------
 
 
+def asks_handle(call: HookCall) -> bool:
+    """Whether a missing conversation handle can matter to ``call``'s scenario
+    (more than one turn, or an entry that names where the handle is): only then
+    does its record say why there is none. A one-turn scenario against a
+    stateless API keeps its records free of the note."""
+    config = call.entry.config
+    extract = getattr(config, "extract", None) or {}
+    return call.turns_total > 1 or "conversation" in extract
+
+
 def scope_for(call: HookCall, res: HttpResources) -> Scope:
     values: dict[str, Any] = {"run": call.run.id}
     scenario = call.scenario
@@ -381,7 +391,7 @@ async def exchange(
         res.prepare_done = True
     if call.phase == "execute" and data.get("conversation") in (None, "") and call.conversation:
         data["conversation"] = call.conversation  # the turn continued the open conversation
-    elif call.phase in ("open", "execute") and "conversation" not in data:
+    elif call.phase in ("open", "execute") and "conversation" not in data and asks_handle(call):
         why = no_handle(doc, config, reply.headers)  # a stopped scenario's reason says it
         if why:
             result.details["no_handle"] = why
