@@ -22,7 +22,6 @@ from typing import Any
 from rook_core.errors import counted
 from rook_core.hookspecs import hookimpl
 from rook_core.report import (
-    SHOWN,
     continuity_levels,
     exit_code,
     failing,
@@ -30,6 +29,7 @@ from rook_core.report import (
     percent,
     printable,
     scenario_stats,
+    status_counts,
     warning_lines,
 )
 from rook_core.reportio import atomic_file
@@ -142,7 +142,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     levels = continuity_levels(report)
     if levels:
         facts.append(f"**Ruhroh continuity** {', '.join(map(code, levels))}")
-    counts = ", ".join(f"{s[k]} {k}" for k in SHOWN if s.get(k))
+    counts = status_counts(s)
     lines = [
         " · ".join(facts),
         "",

@@ -31,6 +31,17 @@ SHOWN = (*COUNTED, PENDING)
 """Every status a summary counts, in the order reports list them."""
 
 
+def status_counts(summary: dict[str, Any]) -> str:
+    """``2 passed, 1 failed, 2 errors``: the summary's counts in the order of
+    :data:`SHOWN`, those that are none left out (``""`` when all are); the two
+    statuses that are nouns take a plural."""
+    return ", ".join(
+        f"{n} {k}{'s' if n != 1 and k in (ERROR, INFRA_ERROR) else ''}"
+        for k in SHOWN
+        if (n := summary.get(k))
+    )
+
+
 def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
     hooks = [
         {
@@ -379,7 +390,7 @@ def undecided_warning(report: dict[str, Any]) -> str | None:
     s = report["summary"]
     if s.get("decided") or not s.get("total") or s.get("pending"):
         return None
-    counts = ", ".join(f"{s[k]} {k}" for k in SHOWN if s.get(k))
+    counts = status_counts(s)
     return (
         f"rook: warning: no scenario run was decided ({counts}): nothing was verified, "
         "and exit code 0 says only that nothing failed"
@@ -540,13 +551,13 @@ def table(report: dict[str, Any]) -> str:
     )
     s = report["summary"]
     rate, cov = percent(s["pass_rate"]), percent(s["coverage"])
-    parts = [f"{s[k]} {k}" for k in SHOWN if s.get(k)]
+    counts = status_counts(s)
     text = body
     repeats = repeats_table(report)
     if repeats:
         text += "\n\n" + repeats
     text += (
-        f"\n\n{', '.join(parts) or 'no scenarios'} — pass rate {rate} of decided, "
+        f"\n\n{counts or 'no scenarios'} — pass rate {rate} of decided, "
         f"coverage {cov} (decided/planned)"
     )
     if levels:

@@ -157,6 +157,16 @@ def test_table_and_progress(ws, rook_cli):
     assert "scenario" in r.stdout and "status" in r.stdout
     assert "FAIL" in r.stdout and "ERROR" in r.stdout
     assert "pass rate" in r.stdout
+
+
+def test_the_summary_line_counts_errors_in_the_plural(ws, rook_cli, tmp_path):
+    """'2 errors', as pytest says it, not '2 error'; one is '1 error'."""
+    ws.scenario({"id": "crash2", "goal": "crash", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--report", f"markdown:{tmp_path / 'r.md'}")
+    assert "1 failed, 2 errors — pass rate" in r.stdout, r.stdout
+    assert "1 failed, 2 errors" in (tmp_path / "r.md").read_text(encoding="utf-8")
+    one = rook_cli("run", "--only", "crash")
+    assert "1 error — pass rate" in one.stdout, one.stdout
     assert "crash.1" in r.stderr
 
 
