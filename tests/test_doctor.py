@@ -228,6 +228,12 @@ def test_required_variables(rook_workspace, rook_cli, monkeypatch):
     code, findings = doctor(rook_cli, rook_workspace, env={"DOCTOR_TOKEN": "s3cret"})
     assert code == 0 and problems(findings) == []
     assert "s3cret" not in json.dumps(findings)
+    assert not [f for f in findings if "DOCTOR_TOKEN" in f["message"]], findings
+    # a value too short to redact: rook run warns of it and runs; doctor notes it
+    code, findings = doctor(rook_cli, rook_workspace, env={"DOCTOR_TOKEN": "ab"})
+    (n,) = [f for f in findings if "DOCTOR_TOKEN" in f["message"]]
+    assert code == 0 and n["status"] == "note", findings
+    assert "shorter than 4 characters" in n["message"] and "does not redact it" in n["message"]
 
 
 def test_invalid_profile_bad_active_file_and_broken_scenario(rook_workspace, rook_cli):

@@ -123,8 +123,11 @@ def check_active(
 
 
 def check_env(doctor: Any, profile: Any, label: str) -> None:
+    from ..redact import MIN_LENGTH
+
     for ref in profile.env:
-        if not os.environ.get(ref.variable):
+        value = os.environ.get(ref.variable)
+        if not value:
             doctor.add(
                 PROBLEM,
                 label,
@@ -132,6 +135,14 @@ def check_env(doctor: Any, profile: Any, label: str) -> None:
                 + ("set, but empty" if ref.variable in os.environ else "not set")
                 + f" ({ref.purpose})",
                 f"export {ref.variable}=...   before rook run (its value is never recorded)",
+            )
+        elif len(value) < MIN_LENGTH:  # rook run warns of it too, and runs
+            doctor.add(
+                NOTE,
+                label,
+                f"variable {ref.variable}'s value is shorter than {MIN_LENGTH} characters, "
+                "too short to find in text without mangling it: rook run does not redact it",
+                f"if {ref.variable} is a secret, give it its real value",
             )
 
 
