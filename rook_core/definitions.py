@@ -558,15 +558,47 @@ def agent_secret_names(profiles_dir: Path) -> list[str]:
     every other agent of its workspace follow (:func:`workspace_secret_names`):
     its folders are in the workspace's, whose path may hold any of them (also
     when it has no profile yet, or none of its profiles declares ``env``)."""
-    paths = sorted(profiles_dir.glob("*.yaml"))
+    return _secret_names(_agent_and_workspace_profiles(profiles_dir))
+
+
+def other_secret_names(profiles_dir: Path, own: Path | None) -> list[str]:
+    """:func:`agent_secret_names` but for the profile file ``own``, each file
+    scanned as text for its ``variable: NAME`` entries rather than parsed: what
+    ``rook run`` adds to its redactor beside its own profile's variables (the
+    workspace's path may hold any of their values), without importing YAML on a
+    run that has every definition cached. A name the scan finds that is not one
+    (a comment's) only redacts that variable's value too."""
+    paths = _agent_and_workspace_profiles(profiles_dir)
+    return list(dict.fromkeys(n for p in paths if p != own for n in _declared_in_text(p)))
+
+
+def _agent_and_workspace_profiles(profiles_dir: Path) -> list[Path]:
+    """The profile files (``*.yaml``) of ``profiles_dir``'s agent, sorted, then
+    those of every other agent of its workspace."""
+    paths = _profile_files(profiles_dir)
     agents = profiles_dir.parent.parent  # <workspace>/.testmuai/rook/projects/P/agents
     if agents.name == "agents" and agents.parent.parent.name == "projects":
-        paths += [
-            p
-            for p in sorted(agents.parent.parent.glob("*/agents/*/profiles/*.yaml"))
-            if p.parent != profiles_dir
-        ]
-    return _secret_names(paths)
+        for project in _subfolders(agents.parent.parent):
+            for agent in _subfolders(project / "agents"):
+                if agent / "profiles" != profiles_dir:
+                    paths += _profile_files(agent / "profiles")
+    return paths
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(Path(e.path) for e in it if e.is_dir())
+    except OSError:
+        return []
+
+
+def _profile_files(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(Path(e.path) for e in it if e.name.endswith(".yaml"))
+    except OSError:
+        return []
 
 
 def workspace_secret_names(workspace: Path) -> list[str]:
@@ -591,7 +623,7 @@ def _secret_names(paths: list[Path]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-_VARIABLE = re.compile(r"\bvariable\s*:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+_VARIABLE = re.compile(r"\bvariable[\"']?\s*:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _declared_in_text(path: Path) -> list[str]:

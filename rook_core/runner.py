@@ -22,9 +22,9 @@ from . import __version__, history, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import (
     DefinitionCache,
-    agent_secret_names,
     find_profile,
     load_scenarios,
+    other_secret_names,
     profile_text,
     select,
 )
@@ -580,7 +580,7 @@ def prepare_run(
         profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     own_short = list(redactor.too_short)  # another profile's short value: its own runs warn
-    for name in agent_secret_names(agent.profiles_dir):  # the workspace's path may hold one
+    for name in other_secret_names(agent.profiles_dir, profile.path):  # a path may hold one
         redactor.add(name, os.environ.get(name, ""))
     redactor.too_short[:] = own_short
     activate_redactor(redactor)  # before the profile's checks: their messages name paths

@@ -1978,6 +1978,15 @@ def test_commands_for_an_agent_whose_profiles_declare_no_env_redact_the_workspac
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
         assert argv == ["runs"] or "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout)
     assert_clean(all_text(other.agent_dir), "the other agent's records")
+    # the first agent's profile written as JSON (which is YAML): rook run finds its
+    # variables as well (it scans the other profiles' text, "variable": "API_TOKEN")
+    (ws.agent_dir / "profiles" / "p.yaml").write_text(json.dumps(
+        {"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+         "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]}, indent=1))
+    r = subprocess.run([sys.executable, "-m", "rook_core", "run", "--agent", "other", "-w", str(ws.root)],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert_clean(r.stdout + r.stderr, "rook run beside a JSON profile")
+    assert_clean(all_text(other.agent_dir), "the other agent's records beside a JSON profile")
 
 
 def test_a_plugin_that_fails_to_load_never_shows_a_secret(rook_distribution, rook_workspace, rook_cli,
