@@ -620,6 +620,46 @@ def test_merge_waits_for_a_shard_still_running(tmp_path, rook_cli):
     assert json.loads((run_dir / "run.json").read_text())["merged"]["missing"] == []
 
 
+def test_runs_show_of_a_sharded_run_whose_shard_is_running_says_it_is_in_progress(
+    tmp_path, rook_cli
+):
+    """rook runs show of a sharded run a shard was still running said 'not merged yet
+    ... join them with: rook merge --run ID', a merge refused while the shard runs, and
+    rook runs listed it as 'not merged (N/M recorded)', where an unsharded run held by
+    its rook run is 'in progress': it says so, naming the shard."""
+    log = tmp_path / "log"
+    ws = make_workspace(tmp_path / "ws", log, sleep=1)
+    shard = _background_run(ws, log, "--shard", "1/2", "--run", "busy")
+    try:
+        show = rook_cli("runs", "show", "busy", "-w", str(ws.root))
+        assert show.exit_code == 0, show.stderr
+        busy = f"rook: run busy is in progress (pid {shard.pid}, shard 1/2)"
+        assert busy in show.stderr and "warning" not in show.stderr, show.stderr
+        listed = rook_cli("runs", "-w", str(ws.root))
+        (row,) = [ln for ln in listed.stdout.splitlines() if ln.startswith("busy")]
+        assert "in progress (" in row and "not merged" not in row, listed.stdout
+        as_json = rook_cli("runs", "-w", str(ws.root), "--json")
+        assert json.loads(as_json.stdout)["runs"][0]["in_progress"] == f"pid {shard.pid}, shard 1/2"
+    finally:
+        shard.communicate(timeout=60)
+    show = rook_cli("runs", "show", "busy", "-w", str(ws.root))
+    assert "in progress" not in show.stderr and "is not merged yet" in show.stderr, show.stderr
+    listed = rook_cli("runs", "-w", str(ws.root))
+    assert "not merged (" in listed.stdout and "in progress" not in listed.stdout, listed.stdout
+    # merged without shard 2/2, which then runs: not 'merge again', nor its command
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "busy", "--partial").exit_code == 1
+    shard = _background_run(ws, log, "--shard", "2/2", "--run", "busy")
+    try:
+        show = rook_cli("runs", "show", "busy", "-w", str(ws.root))
+        assert f"rook: run busy is in progress (pid {shard.pid}, shard 2/2)" in show.stderr
+        assert "finish each with" not in show.stderr, show.stderr
+        listed = rook_cli("runs", "-w", str(ws.root))
+        (row,) = [ln for ln in listed.stdout.splitlines() if ln.startswith("busy")]
+        assert row.endswith("in progress"), listed.stdout
+    finally:
+        shard.communicate(timeout=60)
+
+
 def _background_run(ws: Workspace, log: Path, *args: str) -> subprocess.Popen[str]:
     """``rook run ARGS`` in ``ws`` as a process of its own, once its first execute ran."""
     start = len(log_lines(log, "execute")) if log.is_file() else 0

@@ -46,10 +46,10 @@ def _row(s: dict[str, Any]) -> list[Any]:
         state = "complete" if s.get("complete") else "incomplete"
         if s.get("exit_code") and s.get("complete"):
             state = "failing"
-        if s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
-            state = "merge again"
-        elif s.get("in_progress"):  # being resumed now
+        if s.get("in_progress"):  # being resumed now (a shard, too: merged when it ends)
             state = "in progress"
+        elif s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
+            state = "merge again"
     if counts is None:  # a record damaged: rook runs show ID names it
         return [
             s["id"],
@@ -163,16 +163,33 @@ def runs_group(
 
 
 def _in_progress(runs_dir: Any, s: dict[str, Any]) -> dict[str, Any]:
-    """``s``, with ``in_progress`` (``pid N``) when a ``rook run`` holds the run
-    now. Only a run not finished has its lock looked at: a listing of 1,000 runs
-    opens no file of the finished ones."""
-    if s.get("complete") or s.get("unmerged_shards") or not isinstance(s.get("id"), str):
+    """``s``, with ``in_progress`` (``pid N``; a shard's ``pid N, shard I/N``) when
+    a ``rook run`` holds the run now. Only a run not finished has its locks looked
+    at: a listing of 1,000 runs opens no file of the finished ones."""
+    if s.get("complete") or not isinstance(s.get("id"), str):
         return s
+    holder = held_by(runs_dir / s["id"])
+    return s if holder is None else {**s, "in_progress": holder}
+
+
+def held_by(run_path: Any) -> str | None:
+    """Who works on the run now: the ``rook run`` that holds its lock (``pid N``),
+    or the shards that hold theirs (``pid N, shard I/N``); None when none does."""
+    import re
+
     from ..redact import Redactor
     from ..store import RunDir
 
-    holder = RunDir(runs_dir / s["id"], Redactor()).holder(".lock")
-    return s if holder is None else {**s, "in_progress": holder}
+    run = RunDir(run_path, Redactor())
+    holder = run.holder(".lock")
+    if holder is not None:
+        return holder
+    shards = []
+    for lock in sorted(run_path.glob(".lock.shard-*-of-*")):
+        m = re.fullmatch(r"\.lock\.shard-(\d+)-of-(\d+)", lock.name)
+        if m and (holder := run.holder(lock.name)) is not None:
+            shards.append(f"{holder}, shard {m[1]}/{m[2]}")
+    return "; ".join(shards) or None
 
 
 def _listing(
@@ -302,16 +319,21 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             return  # a run.json edited by hand: which shard left what is not known
         if not isinstance(manifest["shards"], int):
             return
-        if not joined_since(run_path):  # else: merge again, as warn_joined_since says
+        holder = held_by(run_path)
+        if holder is not None:  # a shard finishing it now: no command finishes it
+            click.echo(
+                f"rook: run {report['run']['id']} is in progress ({holder}); what it has "
+                "recorded so far is shown",
+                err=True,
+            )
+        elif not joined_since(run_path):  # else: merge again, as warn_joined_since says
             click.echo(unfinished(report, manifest, where), err=True)
         return
     if isinstance(manifest, dict) and not manifest.get("shards"):
-        from ..redact import Redactor
-        from ..store import RunDir
         from .run import rest_of
 
         run_id = report["run"]["id"]
-        holder = RunDir(run_path, Redactor()).holder(".lock")
+        holder = held_by(run_path)
         if holder is not None:  # its pending runs are still to come: no command finishes it
             click.echo(
                 f"rook: run {run_id} is in progress ({holder}); what it has recorded so far "
@@ -358,6 +380,15 @@ def warn_unmerged(run_path: Any, where: str = "") -> None:
         busy = set(range(1, n + 1))
     silent = [f"{i}/{n}" for i in sorted(busy) if i not in parts]  # none to run: none missed
     missing = f" ({shard_list(silent)} recorded nothing yet)" if silent else ""
+    holder = held_by(run_path)
+    if holder is not None:  # a merge now is refused while a shard runs
+        click.echo(
+            f"rook: run {run_path.name} is in progress ({holder}); it was split with "
+            "--shard and is not merged yet: this shows what its shards recorded so far; "
+            f"once they end, join them with: rook merge --run {run_path.name}{where}",
+            err=True,
+        )
+        return
     click.echo(
         f"rook: warning: run {run_path.name} was split with --shard and is not merged "
         f"yet{missing}: this shows what its shards recorded so far; join them with: "
