@@ -277,7 +277,7 @@ class Command(CriterionType):
             stderr_cap=OUTPUT_CAP,
         )
         shown = config["run"] if isinstance(config["run"], str) else " ".join(config["run"])
-        evidence = {
+        evidence: dict[str, dict[str, Any]] = {
             "command": {
                 "run": shown,
                 "cwd": str(where),
@@ -288,6 +288,8 @@ class Command(CriterionType):
                 "stderr": _tail(proc.stderr),
             }
         }
+        if proc.notes:  # what was killed (a descendant outside its group), as a hook's
+            evidence["command"]["process"] = list(proc.notes)
         if proc.spawn_error:
             return Verdict(ERROR, f"could not run {shown!r}: {proc.spawn_error}", evidence)
         if proc.timed_out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -114,6 +115,41 @@ def test_a_command_that_hangs_fails_and_its_process_group_is_killed(
         time.sleep(0.1)
     else:
         pytest.fail("the command's background process survived its timeout")
+
+
+@pytest.mark.parametrize("lang", ["bash", "python", "node"])
+def test_a_commands_descendant_that_escapes_with_setsid_dies_at_its_timeout_and_is_recorded(
+    rook_workspace, rook_cli, tmp_path, lang
+):
+    """A command's descendant in a session of its own (bash setsid, Python os.setsid,
+    Node detached: true) is out of reach of the group kill: it was killed at the
+    command's timeout, but unlike a hook's (details.process) the kill was nowhere in
+    the record. The criterion's evidence lists it (command.process)."""
+    pidfile = tmp_path / "escaped.pid"
+    escape = {
+        "bash": ["bash", "-c", f"setsid sleep 300 & echo $! > {pidfile}; sleep 300"],
+        "python": [sys.executable, "-c", "import os, time\n"
+                   "pid = os.fork()\n"
+                   "if pid == 0:\n os.setsid(); os.execvp('sleep', ['sleep', '300'])\n"
+                   f"open({str(pidfile)!r}, 'w').write(str(pid)); time.sleep(300)"],
+        "node": ["node", "-e", "const c = require('child_process').spawn('sleep', ['300'], "
+                 "{detached: true, stdio: 'inherit'}); "
+                 f"require('fs').writeFileSync({json.dumps(str(pidfile))}, String(c.pid)); "
+                 "setTimeout(() => {}, 300000)"],
+    }[lang]
+    coder(rook_workspace, {"criteria": [{"command": {"run": escape, "timeout_seconds": 1}}]})
+    r = rook_cli("run", "--json")
+    c = r.report["scenarios"][0]["criteria"][0]
+    assert c["status"] == "failed" and "did not finish within 1 s" in c["reason"]
+    escaped = int(pidfile.read_text())
+    for _ in range(50):
+        if not alive(escaped):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the command's escaped descendant survived its timeout")
+    process = c["evidence"]["command"].get("process", [])
+    assert any(f"pid {escaped}" in n for n in process), c["evidence"]
 
 
 def alive(pid: int) -> bool:
