@@ -329,6 +329,86 @@ def test_a_descendant_that_escapes_with_setsid_dies_at_the_timeout(rook_workspac
     assert any(f"pid {escaped}" in n for n in hook["details"]["process"])  # the kill is recorded
 
 
+# execute starts a child in a session of its own (out of reach of killpg), writes its
+# pid to $PIDS, then stays (STAY=1: until killed) or answers and exits
+ESCAPERS = {
+    "bash": ("esc.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        setsid sleep 300 & echo $! >> "$PIDS"
+        [ "$STAY" = 1 ] && sleep 300
+        echo '{"output": "ok"}'
+    """),
+    "python": ("esc.py", """
+        import json, os, sys, time
+        if sys.argv[1] == "execute":
+            pid = os.fork()
+            if pid == 0:
+                os.setsid()
+                os.execvp("sleep", ["sleep", "300"])
+            with open(os.environ["PIDS"], "a") as fh:
+                fh.write(f"{pid}\\n")
+            if os.environ.get("STAY") == "1":
+                time.sleep(300)
+            print(json.dumps({"output": "ok"}))
+    """),
+    "node": ("esc.mjs", """
+        import { spawn } from "node:child_process";
+        import { appendFileSync } from "node:fs";
+        if (process.argv[2] === "execute") {
+          const c = spawn("sleep", ["300"], {detached: true, stdio: "inherit"});
+          appendFileSync(process.env.PIDS, `${c.pid}\\n`);
+          c.unref();
+          if (process.env.STAY === "1") setTimeout(() => {}, 300000);
+          else process.stdout.write(JSON.stringify({output: "ok"}) + "\\n", () => process.exit(0));
+        }
+    """),
+}
+
+
+def escaper(ws, tmp_path, lang, stay, timeout=None):
+    """A one-scenario agent whose execute hook (in ``lang``) leaves a child in a
+    session of its own; the file its pid goes to."""
+    name, body = ESCAPERS[lang]
+    ws.script(name, body, executable=lang == "bash")
+    pids = tmp_path / "pids"
+    entry = f"scripts/{name}" if timeout is None else {"script": f"scripts/{name}",
+                                                        "timeout_seconds": timeout}
+    ws.profile({"id": "p", "hooks": {"execute": entry},
+                "hook_env": {"PIDS": str(pids), "STAY": "1" if stay else "0"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    return pids
+
+
+@pytest.mark.parametrize("lang", list(ESCAPERS))
+def test_a_child_in_a_session_of_its_own_dies_at_the_timeout_in_every_language(
+        rook_workspace, rook_cli, tmp_path, lang):
+    """bash setsid, Python os.setsid, Node detached: true: killed at the hook's
+    timeout, and the kill recorded in the hook's record."""
+    pids = escaper(rook_workspace, tmp_path, lang, stay=True, timeout=1)
+    r = rook_cli("run", "--json")
+    hook = rook_workspace.record(r.report["run"]["id"], "s.1")["hooks"][0]
+    assert hook["status"] == "timeout"
+    (escaped,) = pids_of_file(pids)
+    assert wait_for(lambda: not alive(escaped), 5)
+    assert any(f"pid {escaped}" in n for n in hook["details"]["process"]), hook["details"]
+
+
+@pytest.mark.parametrize("lang", list(ESCAPERS))
+def test_a_child_in_a_session_of_its_own_dies_when_the_run_ends_in_every_language(
+        rook_workspace, tmp_path, lang):
+    """The hook answered and exited, leaving it (holding its stdout): the run ends
+    without waiting for it, kills it, and run.json's kills names it."""
+    pids = escaper(rook_workspace, tmp_path, lang, stay=False)
+    r = subprocess.run([*ROOK, "run", "-w", str(rook_workspace.root), "--json"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    (escaped,) = pids_of_file(pids)
+    assert wait_for(lambda: not alive(escaped), 5)
+    manifest = json.loads((Path(json.loads(r.stdout)["run"]["dir"]) / "run.json").read_text())
+    assert any(f"pid {escaped}" in k for k in manifest["kills"]), manifest.get("kills")
+
+
 def test_a_daemon_a_hook_leaves_behind_dies_when_the_run_ends(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     pids = tmp_path / "pids"
