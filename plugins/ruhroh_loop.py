@@ -169,10 +169,12 @@ def _keep_cut_off(
     if proc is not None:  # a wrapper's process (a connector's run_turn in Python has none)
         cut.stdout, cut.stderr = decode(proc.stdout, 0, red), decode(proc.stderr, 0, red)
     done = [*results, cut]
+    kept = {"details": {"process": list(proc.notes)}} if proc is not None and proc.notes else {}
     keep_cut_off_output(
         exc,
         stdout=clip(_joined(done, "stdout", labels), red),
         stderr=clip(_joined(done, "stderr", labels), red),
+        **kept,  # what was killed, as at a timeout
     )
 
 

@@ -495,6 +495,8 @@ def cut_off_output(exc: BaseException, call: Any, result: Any) -> None:
     red = getattr(call.run, "redactor", None) or current()
     result.stdout = clip(decode(proc.stdout, 0, red), red)
     result.stderr = clip(decode(proc.stderr, 0, red), red)
+    if proc.notes:  # what was killed, as at a timeout
+        result.details["process"] = list(proc.notes)
 
 
 def _answered(stdout: str) -> str:

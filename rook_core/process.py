@@ -265,7 +265,7 @@ async def run_process(
             # never thrown away to be asked for again). Kill what it left
             # behind, read what is left in its pipes, and return the result;
             # the cancellation comes at the caller's next wait.
-            _kill_tree(pid)
+            result.notes += _kill_tree(pid)
             await _uncancelled(child.wait_pipes(PIPE_GRACE_SECONDS))
             if child.overflow and result.overflow is None and not result.timed_out:
                 result.overflow = child.overflow
@@ -275,7 +275,7 @@ async def run_process(
             )
             _cancel_later()
     except asyncio.CancelledError as exc:
-        _kill_tree(pid)
+        result.notes += _kill_tree(pid)
         child.reap_soon()
         result.stdout, result.stderr = child.output()
         setattr(exc, _READ_BEFORE, result)  # noqa: B010 - for read_before; only when cut off
@@ -355,11 +355,14 @@ def _reap_left() -> None:
             _live_groups.discard(pgid)
 
 
-def _kill_tree(pgid: int) -> None:
-    """SIGKILL a hook's process group and its descendants outside it."""
-    escaped = procscan.descendants(pgid)
-    _killpg(pgid, signal.SIGKILL)
-    _kill_pids(escaped, signal.SIGKILL)
+def _kill_tree(pgid: int) -> list[str]:
+    """SIGKILL a hook's process group and its descendants outside it; returns
+    what was killed (as :func:`_terminate_group` says it)."""
+    escaped = [p for p in procscan.descendants(pgid) if _pgid(p) != pgid]
+    notes = [f"sent SIGKILL to process group {pgid}"] if _killpg(pgid, signal.SIGKILL) else []
+    for p in _kill_pids(escaped, signal.SIGKILL):
+        notes.append(f"sent SIGKILL to pid {p} (a descendant outside the process group)")
+    return notes
 
 
 async def _uncancelled(waiting: Awaitable[Any]) -> None:

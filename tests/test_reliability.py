@@ -369,11 +369,13 @@ ESCAPERS = {
 def escaper(ws, tmp_path, lang, stay, timeout=None):
     """A one-scenario agent whose execute hook (in ``lang``) leaves a child in a
     session of its own; the file its pid goes to."""
-    name, body = ESCAPERS[lang]
-    ws.script(name, body, executable=lang == "bash")
+    name, body = ESCAPERS["bash" if lang == "ruhroh" else lang]
+    path = ws.script(name, body, executable=lang in ("bash", "ruhroh"))
     pids = tmp_path / "pids"
     entry = f"scripts/{name}" if timeout is None else {"script": f"scripts/{name}",
                                                         "timeout_seconds": timeout}
+    if lang == "ruhroh":  # the bash hook as a Ruhroh wrapper
+        entry = {"ruhroh": {"command": f"{path} execute", "max_iterations": 1}}
     ws.profile({"id": "p", "hooks": {"execute": entry},
                 "hook_env": {"PIDS": str(pids), "STAY": "1" if stay else "0"}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
@@ -407,6 +409,26 @@ def test_a_child_in_a_session_of_its_own_dies_when_the_run_ends_in_every_languag
     assert wait_for(lambda: not alive(escaped), 5)
     manifest = json.loads((Path(json.loads(r.stdout)["run"]["dir"]) / "run.json").read_text())
     assert any(f"pid {escaped}" in k for k in manifest["kills"]), manifest.get("kills")
+
+
+@pytest.mark.parametrize("lang", [*ESCAPERS, "ruhroh"])
+def test_a_child_in_a_session_of_its_own_dies_at_an_interrupt_and_the_kill_is_recorded(
+        rook_workspace, tmp_path, lang):
+    """Ctrl-C while the hook runs: its child outside the group was killed, but the
+    cut hook's record said only 'its process group was killed' (details empty), and
+    run.json had no kills: the kill was nowhere. The record lists it, as at a timeout."""
+    pids = escaper(rook_workspace, tmp_path, lang, stay=True)
+    proc = start(rook_workspace)
+    assert wait_for(lambda: pids.exists() and pids.read_text().strip()), proc.communicate(timeout=5)
+    time.sleep(0.3)  # the hook goes on to wait
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    (escaped,) = pids_of_file(pids)
+    assert wait_for(lambda: not alive(escaped), 5)
+    record = rook_workspace.record(json.loads(out)["run"]["id"], "s.1")
+    cut = record["interrupted_attempts"][0]["hooks"][0]
+    assert any(f"pid {escaped}" in n for n in cut["details"].get("process", [])), cut
 
 
 def test_a_daemon_a_hook_leaves_behind_dies_when_the_run_ends(rook_workspace, rook_cli, tmp_path):
