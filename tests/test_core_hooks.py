@@ -555,6 +555,77 @@ def test_big_goal_to_a_hook_that_writes_before_it_reads(rook_workspace, rook_cli
     assert r.report["scenarios"][0]["turns"][0]["output"] == "ok 3000000"
 
 
+# Every phase writes 1 MB to stdout and 1 MB to stderr at once (16 pipe buffers each);
+# execute writes 200 KB before it reads its goal; "cmd" is a command criterion's run
+FLOODERS = {
+    "bash": ("flood.sh", r"""
+        #!/bin/bash
+        head -c 1000000 /dev/zero | tr '\0' e >&2 &
+        printf '{"status": "goal_satisfied", "pad": "'; head -c 200000 /dev/zero | tr '\0' x
+        n=$(wc -c)
+        head -c 800000 /dev/zero | tr '\0' x
+        a="\"ok $n\""; [ "$ROLE$1" = judgeexecute ] && a='{"pass": true, "reason": "fine"}'
+        printf '", "output": %s}\n' "$a"
+        wait
+    """),
+    "python": ("flood.py", r"""
+        import json, os, sys, threading
+        err = threading.Thread(target=lambda: (sys.stderr.write("e" * 1000000), sys.stderr.flush()))
+        err.start()
+        sys.stdout.write('{"status": "goal_satisfied", "pad": "' + "x" * 200000)
+        sys.stdout.flush()
+        n = len(sys.stdin.read())
+        a = {"pass": True, "reason": "fine"} if os.environ.get("ROLE") == "judge" and sys.argv[1] == "execute" else f"ok {n}"
+        sys.stdout.write("x" * 800000 + '", "output": ' + json.dumps(a) + "}\n")
+        sys.stdout.flush()
+        err.join()
+    """),
+    "node": ("flood.cjs", r"""
+        const fs = require("fs");
+        process.stderr.write("e".repeat(1000000));
+        process.stdout.write('{"status": "goal_satisfied", "pad": "' + "x".repeat(200000), () => {
+          const n = fs.readFileSync(0).length;
+          const a = process.env.ROLE === "judge" && process.argv[2] === "execute"
+            ? {pass: true, reason: "fine"} : `ok ${n}`;
+          process.stdout.write("x".repeat(800000) + '", "output": ' + JSON.stringify(a) + "}\n");
+        });
+    """),
+}
+INTERPRETER = {"bash": [], "python": [sys.executable], "node": ["node"]}
+
+
+@pytest.mark.parametrize("lang", list(FLOODERS))
+def test_a_megabyte_on_both_streams_at_once_deadlocks_no_phase(rook_workspace, rook_cli, lang):
+    """The pipe buffer holds 64 KiB: a hook that fills stdout while Rook waits on
+    stderr (or writes before reading its goal) would block forever. Each phase, a
+    judge profile's hook, a command criterion's program and a Ruhroh wrapper, in
+    bash, Python and Node, writes 1 MB on each stream at once, and execute 200 KB
+    before reading a 3 MB goal: each runs to its end."""
+    ws = rook_workspace
+    name, body = FLOODERS[lang]
+    path = ws.script(name, body, executable=lang == "bash")
+    script = f"scripts/{name}"
+    phases = ("prepare", "open", "execute", "collect", "close")
+    ws.profile({"id": "p", "hooks": dict.fromkeys(phases, script)})
+    ws.profile({"id": "grader", "hooks": {"execute": script}, "hook_env": {"ROLE": "judge"}},
+               active=False)
+    wrapper = " ".join([*INTERPRETER[lang], str(path), "execute"])
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": wrapper}}}}, active=False)
+    ws.scenario({"id": "s", "goal": "g" * 3_000_000, "criteria": [
+        {"contains": "ok"}, {"rubric": "fine"},
+        {"command": {"run": [*INTERPRETER[lang], str(path), "cmd"]}}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    (s,) = r.report["scenarios"]
+    assert r.exit_code == 0 and s["status"] == "passed", s["reason"]
+    assert s["turns"][0]["output"] == "ok 3000000"
+    assert [h["phase"] for h in s["hooks"] if h["status"] == "ok"] == [
+        "open", "execute", "close", "collect"], s["hooks"]
+    assert r.report["run"]["prepare"]["status"] == "ok", r.report["run"]["prepare"]
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--profile", "r")
+    assert r.exit_code == 0 and r.report["scenarios"][0]["turns"][0]["output"] == "ok 0"
+
+
 def test_hook_that_closes_stdout_early_is_still_bounded(rook_workspace, rook_cli):
     one_scenario(
         rook_workspace,
