@@ -586,6 +586,36 @@ def test_short_background_processes_hooks_leave_do_not_pile_up_as_zombies(rook_w
     assert not manifest.get("kills"), manifest["kills"]
 
 
+def test_256_hooks_at_once_cost_rook_no_thread_each(rook_workspace, tmp_path):
+    """Python 3.11's default child watcher starts a thread per child: 256 hooks
+    running at once (-j 256, each waiting until all have started) must not cost
+    Rook 256 threads. Each reads Rook's thread count from /proc while all run."""
+    ws = rook_workspace
+    live, go, threads, fifo = (tmp_path / n for n in ("live", "go", "threads", "fifo"))
+    os.mkfifo(fifo)  # read with a timeout, nobody writing: a sleep that starts no process
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        exec 3<>{fifo}
+        echo $$ >> {live}
+        for ((i = 0; i < 600; i++)); do [ -e {go} ] && break; read -t 0.1 -u 3; done
+        grep '^Threads:' /proc/$PPID/status >> {threads}  # read whole: it changes as read
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for i in range(256):
+        ws.scenario({"id": f"s{i:03}", "goal": "g", "criteria": [{"contains": "ok"}]})
+    proc = subprocess.Popen([*ROOK, "run", "-w", str(ws.root), "--json", "-j", "256", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    all_started = wait_for(lambda: live.exists() and len(live.read_text().split()) == 256, 120)
+    go.touch()
+    out, err = proc.communicate(timeout=120)
+    assert all_started and proc.returncode == 0, err
+    assert json.loads(out)["summary"]["passed"] == 256
+    counts = [int(n) for n in threads.read_text().split()[1::2]]
+    assert len(counts) == 256 and max(counts) < 32, max(counts)
+
+
 def test_a_second_process_resuming_the_same_run_is_refused(slow_ws):
     ws = slow_ws
     proc = start(ws)
