@@ -431,6 +431,62 @@ def test_a_child_in_a_session_of_its_own_dies_at_an_interrupt_and_the_kill_is_re
     assert any(f"pid {escaped}" in n for n in cut["details"].get("process", [])), cut
 
 
+# execute writes 64 KiB to stdout and to stderr every 50 ms until it is killed
+WRITERS = {
+    "bash": ("w.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo $$ >> "$PIDS"
+        while :; do head -c 65536 /dev/zero | tr '\\0' x; head -c 65536 /dev/zero >&2; sleep 0.05; done
+    """),
+    "python": ("w.py", """
+        import os, sys, time
+        if sys.argv[1] == "execute":
+            with open(os.environ["PIDS"], "a") as fh:
+                fh.write(f"{os.getpid()}\\n")
+            while True:
+                os.write(1, b"x" * 65536)
+                os.write(2, b"e" * 65536)
+                time.sleep(0.05)
+    """),
+    "node": ("w.cjs", """
+        if (process.argv[2] === "execute") {
+          require("fs").appendFileSync(process.env.PIDS, `${process.pid}\\n`);
+          const b = Buffer.alloc(65536, 120);
+          setInterval(() => { process.stdout.write(b); process.stderr.write(b); }, 50);
+        }
+    """),
+}
+
+
+@pytest.mark.parametrize("how", ["timeout", "interrupt"])
+@pytest.mark.parametrize("lang", list(WRITERS))
+def test_a_hook_killed_while_it_writes_to_both_streams_ends_and_keeps_what_it_wrote(
+        rook_workspace, tmp_path, lang, how):
+    """asyncio's Process.wait() after SIGKILL does not return while pipe data is
+    unread: a hook writing to both streams when its timeout or an interrupt kills
+    it ends at once, recorded with what it had written."""
+    ws = rook_workspace
+    name, body = WRITERS[lang]
+    ws.script(name, body, executable=lang == "bash")
+    pids = tmp_path / "pids"
+    entry = {"script": f"scripts/{name}", "timeout_seconds": 1 if how == "timeout" else 60}
+    ws.profile({"id": "p", "hooks": {"execute": entry}, "hook_env": {"PIDS": str(pids)}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    proc = start(ws)
+    if how == "interrupt":
+        assert wait_for(lambda: pids.exists() and pids.read_text().strip())
+        time.sleep(0.5)  # writing
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == (1 if how == "timeout" else 130), err
+    record = ws.record(json.loads(out)["run"]["id"], "s.1")
+    hook = record["hooks"][0] if how == "timeout" else record["interrupted_attempts"][0]["hooks"][0]
+    assert hook["status"] == ("timeout" if how == "timeout" else "interrupted"), hook["status"]
+    assert hook["stdout"].startswith("x" * 1000) and hook["stderr"], hook["stdout"][:100]
+    assert wait_for(lambda: not any(alive(p) for p in pids_of_file(pids)), 5)
+
+
 def test_a_daemon_a_hook_leaves_behind_dies_when_the_run_ends(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     pids = tmp_path / "pids"
