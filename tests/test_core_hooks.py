@@ -667,6 +667,98 @@ def test_background_process_holding_stdout_does_not_hang_rook(rook_workspace, ro
     assert json.dumps(r.report)  # report is plain JSON
 
 
+# Each phase ("cmd": a command criterion's run) starts `sleep 300` holding its stdout
+# and stderr, writes its pid to $PIDS, then answers and exits (STAY=1: stays)
+LEAVERS = {
+    "bash": ("leave.sh", """
+        #!/bin/bash
+        sleep 300 &
+        echo $! >> "$PIDS"
+        [ "$STAY" = 1 ] && sleep 300
+        a='"ok"'; [ "$ROLE$1" = judgeexecute ] && a='{"pass": true, "reason": "fine"}'
+        echo "{\\"status\\": \\"goal_satisfied\\", \\"output\\": $a}"
+    """),
+    "python": ("leave.py", """
+        import json, os, subprocess, sys, time
+        child = subprocess.Popen(["sleep", "300"])
+        with open(os.environ["PIDS"], "a") as fh:
+            fh.write(f"{child.pid}\\n")
+        if os.environ.get("STAY") == "1":
+            time.sleep(300)
+        judge = os.environ.get("ROLE") == "judge" and sys.argv[1] == "execute"
+        a = {"pass": True, "reason": "fine"} if judge else "ok"
+        print(json.dumps({"status": "goal_satisfied", "output": a}), flush=True)
+        os._exit(0)  # not waiting for its child
+    """),
+    "node": ("leave.cjs", """
+        const c = require("child_process").spawn("sleep", ["300"], {stdio: "inherit"});
+        require("fs").appendFileSync(process.env.PIDS, `${c.pid}\\n`);
+        if (process.env.STAY === "1") setTimeout(() => {}, 300000);
+        else {
+          const judge = process.env.ROLE === "judge" && process.argv[2] === "execute";
+          const a = judge ? {pass: true, reason: "fine"} : "ok";
+          process.stdout.write(JSON.stringify({status: "goal_satisfied", output: a}) + "\\n",
+                               () => process.exit(0));
+        }
+    """),
+}
+
+
+@pytest.mark.parametrize("lang", list(LEAVERS))
+def test_a_grandchild_holding_the_pipes_holds_up_no_phase_and_dies_with_the_run(
+    rook_workspace, rook_cli, tmp_path, lang
+):
+    """A hook that exits leaving `sleep 300 &` (its stdout and stderr still open) in
+    each phase, as a judge profile's hook, a command criterion's program and a
+    Ruhroh wrapper, in bash, Python and Node: Rook stops reading, the run ends, and
+    every one of them is killed."""
+    ws = rook_workspace
+    name, body = LEAVERS[lang]
+    path = ws.script(name, body, executable=lang == "bash")
+    pids = tmp_path / "pids"
+    script, env = f"scripts/{name}", {"PIDS": str(pids)}
+    phases = ("prepare", "open", "execute", "collect", "close")
+    ws.profile({"id": "p", "hooks": dict.fromkeys(phases, script), "hook_env": env})
+    ws.profile({"id": "grader", "hooks": {"execute": script}, "hook_env": {**env, "ROLE": "judge"}},
+               active=False)
+    wrapper = " ".join([*INTERPRETER[lang], str(path), "execute"])
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": wrapper}}}, "hook_env": env},
+               active=False)
+    cmd = ["env", f"PIDS={pids}", *INTERPRETER[lang], str(path), "cmd"]
+    ws.scenario({"id": "s", "goal": "g", "criteria": [
+        {"contains": "ok"}, {"rubric": "fine"}, {"command": {"run": cmd}}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.report["scenarios"][0]["reason"]
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "--json", "--profile", "r").exit_code == 0
+    left = [int(p) for p in pids.read_text().split()]
+    assert len(left) == 8  # 5 phases, the judge's, the command's, the wrapper's
+    deadline = time.monotonic() + 5
+    while any(pid_alive(p) for p in left) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in left if pid_alive(p)]
+
+
+@pytest.mark.parametrize("lang", list(LEAVERS))
+def test_a_grandchild_dies_with_its_hook_at_the_timeout_in_every_language(
+    rook_workspace, rook_cli, tmp_path, lang
+):
+    ws = rook_workspace
+    name, body = LEAVERS[lang]
+    ws.script(name, body, executable=lang == "bash")
+    pids = tmp_path / "pids"
+    entry = {"script": f"scripts/{name}", "timeout_seconds": 1}
+    ws.profile({"id": "p", "hooks": {"execute": entry}, "hook_env": {"PIDS": str(pids), "STAY": "1"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["hooks"][0]["status"] == "timeout"
+    (grandchild,) = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while pid_alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(grandchild)
+
+
 @pytest.mark.parametrize("depth", [500, 100_000])
 @pytest.mark.parametrize("phase", ["execute", "collect"])
 def test_json_nested_too_deep_fails_the_hook_and_the_run_goes_on(rook_workspace, phase, depth):
