@@ -89,6 +89,7 @@ class CommandConnector(Connector):
 
     async def run_turn(self, session: Session, turn: TurnInput) -> IterationResult:  # type: ignore[override]
         from rook_core.hookio import decode
+        from rook_core.models import MARKER_KEYS
         from rook_core.process import run_process
 
         from .ruhroh_protocol import (
@@ -113,6 +114,8 @@ class CommandConnector(Connector):
             cwd=cwd,
             stdout_cap=turn.limits.stdout_bytes,
             stderr_cap=turn.limits.stderr_bytes,
+            # a daemon it started is found by these at its timeout, as a hook's is
+            marker={k: turn.env[k] for k in MARKER_KEYS if k in turn.env},
         )
         result.started, result.ended = proc.started, proc.ended
         result.exit_code = proc.returncode

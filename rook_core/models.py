@@ -67,6 +67,9 @@ DEFAULT_TIMEOUTS: dict[str, float] = {
 ENTRY_OPTIONS = ("timeout_seconds", "delay_seconds")
 """A hook entry's own options beside its one transport key (no transport's key)."""
 CLOSE_TIMEOUT_FLOOR = 5.0
+# The variables that identify a hook's descendants once they escaped its process
+# group (HookCall.marker; a Ruhroh wrapper's are in its turn's env)
+MARKER_KEYS = ("ROOK_RUN_ID", "ROOK_STATE_DIR", "ROOK_HOOK", "ROOK_TURN")
 DEFAULT_OUTPUT_LIMIT = 10 * 1024 * 1024
 
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
@@ -290,8 +293,7 @@ class HookCall:
     def marker(self) -> dict[str, str]:
         """Variables that identify this hook's descendants if they escape its
         process group (passed to :func:`rook_core.process.run_process`)."""
-        keys = ("ROOK_RUN_ID", "ROOK_STATE_DIR", "ROOK_HOOK", "ROOK_TURN")
-        return {k: self.env[k] for k in keys if k in self.env}
+        return {k: self.env[k] for k in MARKER_KEYS if k in self.env}
 
     @property
     def scenario(self) -> Scenario | None:

@@ -979,6 +979,38 @@ def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, prob
     assert not alive(pid)
 
 
+def test_a_daemon_a_wrapper_started_dies_at_its_timeout_as_a_hooks_does(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A wrapper that double-forks a daemon (a new session, its own descriptors:
+    orphaned at once, out of the process tree and the group) and then hangs: a
+    script hook's such daemon is found by its ROOK_* variables and killed at the
+    hook's timeout; a wrapper's kept running through the rest of the run, killed only
+    at its end. It dies at the timeout, the kill in the iteration's notes."""
+    ws = rook_workspace
+    pids, seen = tmp_path / "pids", tmp_path / "seen"
+    ws.script("w.sh", f"""
+        #!/bin/bash
+        if [ "$RUHROH_MESSAGE" = daemon ]; then
+          ( setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > {pids} )
+          sleep 300
+        fi
+        kill -0 "$(cat {pids})" 2>/dev/null && echo alive > {seen}
+        echo '{{"status": "goal_satisfied", "output": "ok"}}'
+    """)
+    command = str(ws.agent_dir / "scripts" / "w.sh")
+    ws.profile({"id": "p", "hooks": {"execute": {"ruhroh": {"command": command},
+                                                 "timeout_seconds": 1}}})
+    ws.scenario({"id": "a1", "goal": "daemon", "criteria": [{"contains": "ok"}]})
+    ws.scenario({"id": "a2", "goal": "later", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "-j", "1")
+    assert r.statuses() == {"a1": "error", "a2": "passed"}
+    assert not seen.exists(), "the daemon outlived its wrapper's timeout"
+    daemon = int(pids.read_text())
+    (iteration,) = rook_workspace.record(r.report["run"]["id"], "a1.1")["hooks"][0]["data"]["iterations"]
+    assert any(f"pid {daemon}" in n for n in iteration["notes"]), iteration
+
+
 LEAVES_A_DIRECTORY = r"""
 #!/bin/bash
 # the first call leaves a directory at its RUHROH_RESULT_PATH and is cut off there
