@@ -275,6 +275,7 @@ class Command(CriterionType):
             cwd=str(where),
             stdout_cap=OUTPUT_CAP,
             stderr_cap=OUTPUT_CAP,
+            marker=marker,  # a daemon it started is found by it at its timeout, as a hook's
         )
         shown = config["run"] if isinstance(config["run"], str) else " ".join(config["run"])
         evidence: dict[str, dict[str, Any]] = {

@@ -117,7 +117,7 @@ def test_a_command_that_hangs_fails_and_its_process_group_is_killed(
         pytest.fail("the command's background process survived its timeout")
 
 
-@pytest.mark.parametrize("lang", ["bash", "python", "node"])
+@pytest.mark.parametrize("lang", ["bash", "python", "node", "bash daemon"])
 def test_a_commands_descendant_that_escapes_with_setsid_dies_at_its_timeout_and_is_recorded(
     rook_workspace, rook_cli, tmp_path, lang
 ):
@@ -128,6 +128,9 @@ def test_a_commands_descendant_that_escapes_with_setsid_dies_at_its_timeout_and_
     pidfile = tmp_path / "escaped.pid"
     escape = {
         "bash": ["bash", "-c", f"setsid sleep 300 & echo $! > {pidfile}; sleep 300"],
+        # double fork: orphaned at once, found by RUN_BY_ROOK (it outlived the timeout)
+        "bash daemon": ["bash", "-c", "( setsid sleep 300 </dev/null >/dev/null 2>&1 & "
+                        f"echo $! > {pidfile} ); sleep 300"],
         "python": [sys.executable, "-c", "import os, time\n"
                    "pid = os.fork()\n"
                    "if pid == 0:\n os.setsid(); os.execvp('sleep', ['sleep', '300'])\n"
