@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOK = [sys.executable, "-m", "rook_core"]
 
@@ -393,6 +394,31 @@ def test_a_child_in_a_session_of_its_own_dies_at_the_timeout_in_every_language(
     assert hook["status"] == "timeout"
     (escaped,) = pids_of_file(pids)
     assert wait_for(lambda: not alive(escaped), 5)
+    assert any(f"pid {escaped}" in n for n in hook["details"]["process"]), hook["details"]
+
+
+@pytest.mark.parametrize("lang", list(ESCAPERS))
+def test_a_judge_hooks_child_in_a_session_of_its_own_dies_at_its_timeout(
+        rook_workspace, rook_cli, tmp_path, lang):
+    """The same of a judge profile's hook: the kill is in the judgement's record."""
+    ws = rook_workspace
+    pids = escaper(ws, tmp_path, lang, stay=True, timeout=1)
+    grader = yaml.safe_load((ws.agent_dir / "profiles" / "p.yaml").read_text())
+    ws.profile({**grader, "id": "grader"}, active=False)
+    ws.script("ok.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "fine"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    (criterion,) = r.report["scenarios"][0]["criteria"]
+    assert criterion["status"] == "error" and "timed out" in criterion["reason"], criterion
+    (escaped,) = pids_of_file(pids)
+    assert wait_for(lambda: not alive(escaped), 5)
+    record = ws.record(r.report["run"]["id"], "s.1")
+    (hook,) = record["criteria"][0]["evidence"]["judge"]["hooks"]
     assert any(f"pid {escaped}" in n for n in hook["details"]["process"]), hook["details"]
 
 
