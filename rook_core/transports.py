@@ -313,6 +313,13 @@ def transport_named(key: str, transports: Any = None) -> str:
 async def _dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookResult:
     caller = getattr(hook, PHASE_HOOKS[call.phase])
     awaitable = caller(call=call)
+    if awaitable is None and transports is not None and call.entry.transport in transports:
+        # the profile was checked to name a phase its plugin runs: a plugin's bug, this hook's
+        raise HookFailed(
+            f"{transport_named(call.entry.transport, transports)} returned None for its own "
+            f"{call.phase!r} entry, not an awaitable of a HookResult (None is the answer "
+            "for another transport's entries)"
+        )
     if awaitable is None:
         raise PluginError(
             f"no installed plugin runs the {call.phase!r} phase for "

@@ -198,6 +198,8 @@ GARBAGE_TRANSPORT = """
             return None
         if call.entry.config == "sync":
             return 42
+        if call.entry.config == "unanswered":  # None for its own entry: no answer at all
+            return None
 
         async def answer():
             return {"dict": {"output": "hello"}, "none": None, "text": "hello"}[call.entry.config]
@@ -213,6 +215,7 @@ GARBAGE_TRANSPORT = """
         ("none", "returned NoneType, not a HookResult"),
         ("text", "returned str, not a HookResult"),
         ("sync", "returned int, not an awaitable of a HookResult"),
+        ("unanswered", "returned None for its own 'execute' entry, not an awaitable of a HookResult"),
     ],
 )
 def test_a_transport_that_resolves_to_garbage_fails_the_hook_not_the_run(
