@@ -120,6 +120,55 @@ def test_an_in_test_plugin_adds_a_criterion_a_transport_and_observes(
     assert plugin.seen == ["execute:ok", "execute:ok"]
 
 
+class OnExitSeen:
+    """A transport noting which of its calls carried ``HookCall.on_exit``."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int | None, bool]] = []
+
+    @hookimpl
+    def rook_register_transports(self, register):
+        register(TransportSpec(key="seen", load_config=lambda v: v))
+
+    def answer(self, call):
+        if call.entry.transport != "seen":
+            return None
+        self.seen.append((call.phase, call.turn, call.on_exit is not None))
+
+        async def run():
+            data = {"output": "hi", "conversation": "c"}
+            return HookResult(call.phase, "ok", data=data, turn=call.turn)
+
+        return run()
+
+    @hookimpl
+    def rook_transport_execute(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_session_close(self, call):
+        return self.answer(call)
+
+
+@pytest.mark.parametrize("close", [False, True])
+def test_on_exit_is_set_on_the_last_hook_call_only_when_that_is_execute(
+    rook_plugin, rook_workspace, rook_cli, close
+):
+    """transport.md: on_exit is set on the last turn's execute call when no close or
+    collect hook follows it (the scenario run's last hook call), else None."""
+    plugin = rook_plugin(OnExitSeen())
+    hooks = {"execute": {"seen": {}}, **({"close": {"seen": {}}} if close else {})}
+    rook_workspace.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    last = not close
+    expected = [("execute", 1, False), ("execute", 2, last)] + (
+        [("close", None, False)] if close else []
+    )
+    assert plugin.seen == expected
+
+
 def test_unknown_transport_key_names_the_installed_ones(rook_plugin, rook_workspace, rook_cli):
     rook_plugin(OrgPlugin())
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"grpc": "x"}}})
