@@ -511,6 +511,9 @@ def test_a_transport_plugin_whose_callback_raises_is_named_not_a_traceback(
         assert "p.yaml" in out and "hooks.execute" in out, out
         assert "fussy (rook-fussy)" in out, out
         assert f"RuntimeError: the {callback} of fussy has a bug" in out, out
+        if command == ("doctor",) and callback in ("resolve", "check"):
+            # its fix points at the plugin's own documentation: Rook's docs/ has no page of it
+            assert "see the documentation of rook-fussy" in out and "docs/)" not in out, out
     assert rook_cli("run").exit_code == 2
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
     monkeypatch.delenv("FUSSY_FAILS")

@@ -151,6 +151,7 @@ def check_entry(
 ) -> None:
     from ..engine import base_environment, resolve_entry
     from ..errors import ConfigError
+    from ..plugins import OWN
     from ..transports import searching
 
     where = f"{label} hooks.{phase}"
@@ -165,12 +166,14 @@ def check_entry(
         with searching(hook_path):
             resolve_entry(rook, profile, agent, phase, entry)
     except ConfigError as exc:
+        distribution = rook.transports.distribution(entry.transport)
+        page = (  # Rook's docs/ has a page of its own transports only
+            f"the {entry.transport} transport's page in docs/"
+            if distribution in ("", OWN)
+            else f"the documentation of {distribution}, which provides the {entry.transport} transport"
+        )
         doctor.add(
-            PROBLEM,
-            where,
-            str(exc),
-            f"correct hooks.{phase} in {profile.path} (see the {entry.transport} "
-            "transport's page in docs/)",
+            PROBLEM, where, str(exc), f"correct hooks.{phase} in {profile.path} (see {page})"
         )
 
 
