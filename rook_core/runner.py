@@ -877,17 +877,28 @@ async def _drive(
             engine.run_dir.write_json("run.json", manifest)  # a resume never prepares twice
         engine.plan_ahead(runs, concurrency)
         executor = rook.executors.get(request.executor)
+        owner = rook.executors.owner(request.executor)
         try:
-            await executor(
+            pending = executor(
                 engine=engine,
                 scenario_runs=runs,
                 concurrency=concurrency,
                 options=dict(request.executor_options),
             )
+            if inspect.isawaitable(pending):
+                await pending
+            else:  # a plain def: nothing ran; named, as the plugin's other bugs are
+                for item in pending if isinstance(pending, (list, tuple)) else ():
+                    if inspect.iscoroutine(item):
+                        item.close()  # never to be awaited: no warning of Python's
+                manifest["invocations"][-1]["executor_error"] = (
+                    f"executor {request.executor!r} ({owner}) returned "
+                    f"{type(pending).__name__}, not an awaitable (an executor is an async "
+                    "function: async def executor(engine, scenario_runs, concurrency, options))"
+                )
         except (RookError, asyncio.CancelledError):
             raise
         except Exception as exc:  # an executor plugin's bug: what it recorded is kept
-            owner = rook.executors.owner(request.executor)
             manifest["invocations"][-1]["executor_error"] = (
                 f"executor {request.executor!r} ({owner}) raised {exception_text(exc)}"
             )

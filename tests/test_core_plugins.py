@@ -335,6 +335,53 @@ def test_an_executor_that_raises_keeps_what_it_recorded_and_names_the_plugin(
     assert again.statuses() == {"a": "passed", "b": "passed"}
 
 
+PLAIN_EXECUTORS = """
+    from rook_core.hookspecs import hookimpl
+
+
+    def forgets_async(engine, scenario_runs, concurrency, options):
+        return None  # a plain def where executor.md asks for an async def
+
+
+    def hands_back_a_list(engine, scenario_runs, concurrency, options):
+        return [engine.run_scenario(sr) for sr in scenario_runs]
+
+
+    @hookimpl
+    def rook_register_executors(register):
+        register("forgets", forgets_async)
+        register("hands", hands_back_a_list)
+"""
+
+
+@pytest.mark.parametrize("name, returned", [("forgets", "NoneType"), ("hands", "list")])
+def test_an_executor_that_is_no_async_function_is_named_saying_so(
+    rook_distribution, rook_workspace, rook_cli, name, returned
+):
+    """executor.md: an executor is an async function. A plain def was reported as
+    'raised TypeError: object NoneType can't be used in 'await' expression' (it
+    raised nothing), with Python's 'coroutine ... was never awaited' warnings; it is
+    named saying what it returned, exit 1, the run kept for rook run --run ID."""
+    modules = {"rook_plain_exec.py": PLAIN_EXECUTORS}
+    rook_distribution("rook-plain-exec", {"plain_exec": "rook_plain_exec"}, modules)
+    rook_workspace.script(
+        "echo.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\necho \'{"output": "hi"}\'\n'
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    rook_workspace.scenario({"id": "a", "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--executor", name, "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"a": "pending"}, r.stderr
+    assert (
+        f"rook: error: executor {name!r} (plain_exec (rook-plain-exec)) returned {returned}, "
+        "not an awaitable (an executor is an async function: async def "
+        "executor(engine, scenario_runs, concurrency, options))" in r.stderr
+    ), r.stderr
+    assert "never awaited" not in r.stderr, r.stderr
+    again = rook_cli("run", "--run", r.report["run"]["id"], "--json")
+    assert again.statuses() == {"a": "passed"}, again.stderr
+
+
 CHECK_RAISES = """
     from rook_core.hookspecs import hookimpl
 
