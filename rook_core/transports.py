@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from .errors import HookFailed, PluginError, RookError, exception_text
+from .errors import ConfigError, HookFailed, PluginError, RookError, exception_text
 from .models import HookCall, HookResult
 from .plain import plain
 
@@ -177,6 +177,9 @@ async def start_resource(spec: TransportSpec, run: Any, transports: Any) -> Any:
     limit, clock = START_TIMEOUT_SECONDS, time.monotonic()
     try:
         return await asyncio.wait_for(spec.start(run), limit)
+    except ConfigError as exc:  # a user's mistake (exit 2): said with who refused it
+        exc.args = (f"transport {spec.key!r} ({owner}) could not start: {exc}",)
+        raise
     except RookError:
         raise
     except asyncio.TimeoutError as exc:

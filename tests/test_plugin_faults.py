@@ -1337,6 +1337,36 @@ def test_profile_test_of_a_transport_whose_start_raises_says_so_as_a_failed_test
     assert not doc["test"]["ok"] and named in doc["test"]["diagnosis"], doc
 
 
+UNCONFIGURED = UNCLOSED.replace(
+    'async def start(run):\n    return "pool"',
+    "async def start(run):\n    from rook_core.errors import ConfigError\n"
+    '    raise ConfigError("DESK_URL is not set; export DESK_URL=...")',
+)
+
+
+def test_a_transport_whose_start_refuses_a_users_mistake_is_named_exit_2(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """transport.md: a ``start`` raises ConfigError for a user's mistake (exit 2).
+    Its message reached the terminal alone ('rook: error: DESK_URL is not set ...'),
+    saying neither which transport nor which plugin refused; it is named as a
+    start that raises is, and no hook runs."""
+    assert "ConfigError(" in UNCONFIGURED
+    rook_distribution("rook-unconfigured", {"unconfigured": "rook_unconfigured"},
+                      {"rook_unconfigured.py": UNCONFIGURED.replace('"unclosed"', '"unconfigured"')})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"unconfigured": {}}}})
+    rook_workspace.scenario({"id": "s", "goal": "HELLO", "criteria": [{"contains": "HELLO"}]})
+    named = (
+        "rook: error: transport 'unconfigured' (unconfigured (rook-unconfigured)) could not "
+        "start: DESK_URL is not set; export DESK_URL=..."
+    )
+    for command in (("run",), ("profile", "test", "-w", str(rook_workspace.root))):
+        r = rook_cli(*command)
+        assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+        assert r.exit_code == 2 and named in r.stderr, (command, r.stderr)
+    assert not list(rook_workspace.runs_dir.glob("*/scenarios/*")), "no hook ran"
+
+
 def test_a_judge_profile_whose_transport_cannot_start_fails_its_criteria_only(
     rook_distribution, rook_workspace, rook_cli, monkeypatch
 ):
