@@ -169,6 +169,86 @@ def test_on_exit_is_set_on_the_last_hook_call_only_when_that_is_execute(
     assert plugin.seen == expected
 
 
+class CheckArguments:
+    """Four transports whose ``check`` takes the opt-in arguments or not."""
+
+    def __init__(self) -> None:
+        self.got: dict[str, tuple[Any, ...]] = {}
+
+    @hookimpl
+    def rook_register_transports(self, register):
+        def two(config, plugins):
+            self.got["two"] = (config, "transports" in dir(plugins))
+            return {**config, "checked": "two"}
+
+        def phase(config, plugins, phase):
+            self.got["phase"] = (config, phase)
+            return {**config, "checked": "phase"}
+
+        def profile(config, plugins, profile):
+            self.got["profile"] = (config, sorted(profile.hooks))
+            return {**config, "checked": "profile"}
+
+        def both(config, plugins, profile, phase):  # by name, in any order
+            self.got["both"] = (config, phase, sorted(profile.hooks))
+            return {**config, "checked": "both"}
+
+        for key, check in (("two", two), ("phase", phase), ("profile", profile), ("both", both)):
+            register(TransportSpec(key=key, load_config=lambda v: dict(v), check=check))
+
+    def answer(self, call):
+        if call.entry.transport not in self.got:
+            return None
+        self.got.setdefault("configs", []).append((call.phase, call.entry.config))
+
+        async def run():
+            return HookResult(call.phase, "ok", data={"output": "hi"}, turn=call.turn)
+
+        return run()
+
+    @hookimpl
+    def rook_auth_prepare(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_session_open(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_transport_execute(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_session_close(self, call):
+        return self.answer(call)
+
+
+def test_a_transport_check_gets_phase_and_profile_only_when_it_names_them(
+    rook_plugin, rook_workspace, rook_cli
+):
+    """transport.md: check(config, plugins) gets the entry's phase and the whole
+    profile as opt-in arguments, either or both, by those names; what it returns is
+    the entry's config from then on."""
+    plugin = rook_plugin(CheckArguments())
+    hooks = {"prepare": {"two": {"n": 1}}, "open": {"phase": {"n": 2}},
+             "execute": {"profile": {"n": 3}}, "close": {"both": {"n": 4}}}
+    rook_workspace.profile({"id": "p", "hooks": hooks})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    phases = ["close", "execute", "open", "prepare"]
+    assert plugin.got["two"] == ({"n": 1}, True)
+    assert plugin.got["phase"] == ({"n": 2}, "open")
+    assert plugin.got["profile"] == ({"n": 3}, phases)
+    assert plugin.got["both"] == ({"n": 4}, "close", phases)
+    assert plugin.got["configs"] == [
+        ("prepare", {"n": 1, "checked": "two"}),
+        ("open", {"n": 2, "checked": "phase"}),
+        ("execute", {"n": 3, "checked": "profile"}),
+        ("close", {"n": 4, "checked": "both"}),
+    ]
+
+
 def test_unknown_transport_key_names_the_installed_ones(rook_plugin, rook_workspace, rook_cli):
     rook_plugin(OrgPlugin())
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"grpc": "x"}}})
