@@ -158,6 +158,65 @@ def rook_register_reporters(register):
 """
 
 
+PICKY = """
+import time
+from marshmallow import ValidationError
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+
+def load_config(value):
+    if value == "loud":
+        raise ValidationError("must be 'quiet'")
+    return value
+
+
+async def answer(call):
+    now = time.time()
+    return HookResult("execute", "ok", 0.0, now, now, data={"output": call.stdin})
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="picky", load_config=load_config))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "picky" else None
+"""
+
+
+def test_an_edit_of_a_transport_plugins_code_revalidates_its_profiles(
+    rook_workspace, cache, tmp_path
+):
+    """transport.md: a profile validated by a transport's load_config is kept in the
+    cache until the file or the plugin's code changes: an edited plugin (an editable
+    install) judges the unchanged profile again."""
+    from rook_core.testing import make_distribution
+
+    ws = rook_workspace
+    setup(ws)
+    ws.profile({"id": "p", "hooks": {"execute": {"picky": "loud"}}})
+    site = make_distribution(
+        tmp_path / "site", "rook-picky", {"picky": "rook_picky"}, {"rook_picky.py": PICKY}
+    )
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    proc = rook(ws, cache, env=env)[0]
+    assert proc.returncode == 2 and "hooks.execute.picky: must be 'quiet'" in proc.stderr
+    plugin = site / "rook_picky.py"
+    plugin.write_text(plugin.read_text().replace('value == "loud"', 'value == "shrill"'))
+    settle()
+    proc, validated, report = rook(ws, cache, env=env)
+    assert proc.returncode == 0 and validated.startswith("True"), proc.stderr
+    assert rook(ws, cache, env=env)[1].startswith("False")  # and cached from then on
+    plugin.write_text(plugin.read_text().replace('value == "shrill"', 'value == "loud"'))
+    settle()
+    proc = rook(ws, cache, env=env)[0]
+    assert proc.returncode == 2 and "hooks.execute.picky: must be 'quiet'" in proc.stderr
+
+
 def test_two_installs_sharing_the_cache_keep_their_own_entries(rook_workspace, cache, tmp_path):
     """Two installs of Rook (two virtual environments, one with another plugin)
     sharing ~/.cache/rook: each overwrote the other's entry for the same files,
