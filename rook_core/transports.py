@@ -376,6 +376,11 @@ def _checked_result(key: str, result: HookResult, phase: str, transports: Any = 
             f"{transport_named(key, transports)} returned a HookResult with status {result.status!r:.60} "
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
+    if result.phase != phase:  # recorded as another phase's hook, silently
+        raise HookFailed(
+            f"{transport_named(key, transports)} returned a HookResult of phase "
+            f"{result.phase!r:.60} for its {phase!r} hook (HookResult(call.phase, ...))"
+        )
     for name in ("seconds", "started", "ended"):
         number = getattr(result, name)
         if isinstance(number, bool) or not isinstance(number, (int, float)):

@@ -490,7 +490,8 @@ async def answer(call):
         seconds = "0.2 s"
     elif kind == "exited":
         code = "0"
-    return HookResult(call.phase, status, seconds, now, now, data=data, turn=call.turn,
+    phase = "close" if kind == "misphased" else call.phase  # a copied close's result
+    return HookResult(phase, status, seconds, now, now, data=data, turn=call.turn,
                       diagnosis=diagnosis, exit_code=code, transport="shapeless")
 
 
@@ -515,7 +516,8 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
                       {"rook_shapeless.py": SHAPELESS})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
-    for kind in ("status", "set", "silent", "empty", "coded", "timed", "exited", "fine"):
+    kinds = ("status", "set", "silent", "empty", "coded", "timed", "exited", "misphased", "fine")
+    for kind in kinds:
         rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
                                active=False)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
@@ -537,6 +539,9 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         "not a number: '0.2 s'",
         "exited": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose exit_code is a str, "
         "not a whole number: '0'",
+        # was recorded as a close hook, the turn's answer taken from it
+        "misphased": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult of phase 'close' "
+        "for its 'execute' hook (HookResult(call.phase, ...))",
     }
     for kind, reason in expected.items():
         r = rook_cli("run", "--json", "--profile", kind,
