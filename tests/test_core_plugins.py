@@ -56,6 +56,34 @@ def test_builtins_load_through_the_entry_point_group(rook_cli):
                for line in lines), r.stdout
 
 
+WORDY = """
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="wordy", load_config=lambda v: v,
+                           description="Call the agent.\\n\\n    Over several lines, \\x1b[2J too.\\n"))
+"""
+
+
+def test_a_plugins_description_is_one_line_in_rook_plugins(rook_distribution, rook_cli):
+    """transport.md: a description is one line for rook plugins. One written over
+    several lines (a docstring) broke the listing, its second line at the margin,
+    and a control character in it reached the terminal raw (ESC [2J clears it)."""
+    rook_distribution("rook-wordy", {"wordy": "rook_wordy"}, {"rook_wordy.py": WORDY})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("  wordy "))
+    assert line.split(None, 1)[1] == (
+        "Call the agent. Over several lines, \\x1b[2J too.  · wordy (rook-wordy)"
+    ), r.stdout
+    assert "\x1b" not in r.stdout
+    listed = json.loads(rook_cli("plugins", "--json").stdout)["descriptions"]["transports"]
+    assert listed["wordy"].startswith("Call the agent.\n\n")  # the JSON keeps it as given
+
+
 def test_operator_switches_disable_and_allow(monkeypatch):
     monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "reporters")
     assert "json" not in build_plugin_manager().reporters

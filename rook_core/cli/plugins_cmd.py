@@ -21,6 +21,7 @@ def plugins_command(as_json: bool) -> None:
     from tabulate import tabulate
 
     from .. import plugins
+    from ..report import printable
 
     rook = plugins.build_plugin_manager()
     registries = {
@@ -69,7 +70,8 @@ def plugins_command(as_json: bool) -> None:
         click.echo(f"{kind}:")
         width = max(len(n) for n in names)
         for name in names:
-            line = f"  {name:<{width}}  {described[kind].get(name, '')}".rstrip()
+            shown = printable(" ".join(str(described[kind].get(name, "")).split()))  # one line
+            line = f"  {name:<{width}}  {shown}".rstrip()
             click.echo(f"{line}  · {registry.owner(name)}")
     for f in failures:
         click.echo(f"failed to load {f['name']} ({f['distribution']}): {f['error']}", err=True)
