@@ -278,7 +278,8 @@ class HookCall:
     state_dir: Path | None = None
     turns_total: int = 1
     on_exit: Callable[[], None] | None = None
-    """Set on a scenario run's last hook call: a transport whose agent is a
+    """Set on a scenario run's last hook call when that is the last turn's
+    execute (no close or collect hook follows), else ``None``: a transport whose agent is a
     process may call it (once, without awaiting) as soon as the process has
     exited, before reading the rest of its output; the next scenario run's
     hook then starts without waiting for this one's output to be parsed. A
