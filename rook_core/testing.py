@@ -170,7 +170,8 @@ def rook_cli(rook_workspace: Workspace) -> RookCli:
 
 @pytest.fixture
 def rook_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """``rook_plugin(obj)`` registers ``obj`` on every plugin manager built in this test."""
+    """``rook_plugin(obj)`` registers ``obj`` on every plugin manager built in this test
+    (unless an installed entry point loads it already: then it runs once, as that)."""
     from rook_core import plugins
 
     registered: list[object] = []
@@ -179,7 +180,8 @@ def rook_plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     def build(load_entry_points: bool = True) -> Any:
         rook = original(load_entry_points)
         for obj in registered:
-            rook.register(obj)
+            if rook.pm.get_name(obj) is None:  # else its installed entry point loaded it
+                rook.register(obj)
         return rook
 
     def add(obj: object) -> object:

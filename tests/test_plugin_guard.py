@@ -163,6 +163,23 @@ def test_an_installed_distribution_loads_through_its_entry_point(
     assert r.statuses() == {"loud": "passed"}
 
 
+def test_rook_plugin_of_a_module_its_package_installs_already_runs_it_once(
+    rook_distribution, rook_plugin, rook_workspace, rook_cli
+):
+    """A plugin author's package is installed (``pip install -e .``) and the test
+    hands ``rook_plugin`` the very module its entry point loads."""
+    import importlib
+
+    rook_distribution("rook-shout", {"shout": "rook_shout"}, {"rook_shout.py": SHOUT})
+    rook_plugin(importlib.import_module("rook_shout"))
+    echo_workspace(rook_workspace, [{"shouts": True}])
+    r = rook_cli("run", "--json")
+    assert r.exception is None and r.exit_code == 0, r.stderr
+    assert r.statuses() == {"loud": "passed"}
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    assert [p["name"] for p in doc["plugins"] if p["module"] == "rook_shout"] == ["shout"]
+
+
 def test_a_plugin_that_fails_to_import_is_reported_and_rook_still_runs(
     rook_distribution, rook_workspace, rook_cli
 ):
