@@ -1316,7 +1316,7 @@ def test_from_a_pipe_or_device_says_what_it_is_and_how_to_pipe(rook_workspace, r
         (["x", "--command", "python3 a.py", "--base-url", "http://x", "--no-test"], "--base-url"),
         (["x", "--command", "python3 a.py", "--operation", "chat", "--no-test"], "--operation"),
         (["x", "--command", "python3 a.py", "--max-iterations", "3", "--no-test"],
-         "--max-iterations: only for a Ruhroh wrapper"),
+         "--max-iterations: the 'command' author, which reads --command, does not use it"),
         (["x", "--command", "cat", "--no-test", "--goal", "Where is ORD-1?"],
          "--goal: only for the test, which --no-test leaves out"),
         (["x", "--command", "cat", "--no-test", "--attempts=2"],
@@ -1330,6 +1330,53 @@ def test_a_flag_the_source_does_not_use_is_refused(rook_workspace, rook_cli, arg
     assert r.exit_code == 2, r.stdout + r.stderr
     assert needle in r.stderr, r.stderr
     assert not list((ws.agent_dir / "profiles").glob("*.yaml"))
+
+
+class LoopAuthor:
+    """A plugin's author of ``.loop`` files; ``options`` as the test sets it."""
+
+    def __init__(self, options):
+        if options is not None:
+            self.options = options
+
+    def detect(self, source):
+        return 0.9 if source.path is not None and source.path.suffix == ".loop" else 0.0
+
+    def write(self, request):
+        from rook_core.authoring import Draft
+
+        iterations = str(request.options.get("max_iterations"))
+        script = {"scripts/loop.sh": "#!/bin/sh\necho '{\"output\": \"hi\"}'\n"}
+        return Draft(hooks={"execute": "scripts/loop.sh"}, files=script,
+                     hook_env={"ITERATIONS": iterations})
+
+
+@pytest.mark.parametrize("options", [("max_iterations",), None, ("operation",)])
+def test_max_iterations_reaches_a_plugin_author_that_reads_it(
+    rook_plugin, rook_workspace, rook_cli, tmp_path, options
+):
+    """author.md: an author lists the flags it reads in ``options`` (``max_iterations``
+    among them), and one it does not read is refused; without ``options`` every flag
+    is passed on."""
+    from rook_core.hookspecs import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def rook_register_authors(self, register):
+            register("loop", LoopAuthor(options))
+
+    rook_plugin(Plugin())
+    (tmp_path / "desk.loop").write_text("loop\n")
+    r = add(rook_cli, rook_workspace, "desk", "--from", str(tmp_path / "desk.loop"),
+            "--max-iterations", "3", "--no-test")
+    if options == ("operation",):
+        assert r.exit_code == 2, r.stdout
+        assert "--max-iterations: the 'loop' author, which reads " in r.stderr
+        assert "desk.loop, does not use it (it is for a Ruhroh wrapper" in r.stderr
+        assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
+        return
+    assert r.exit_code == 0, r.stderr
+    assert profile(rook_workspace, "desk")["hook_env"] == {"ITERATIONS": "3"}
 
 
 @pytest.mark.parametrize(

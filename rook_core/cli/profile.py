@@ -334,9 +334,13 @@ def add_command(
                 + (" (the profile is then named after its source)" if what == "NAME" else "")
             )
     ctx = click.get_current_context()
-    given = ctx.get_parameter_source("max_iterations")
-    if ruhroh is None and given is click.core.ParameterSource.COMMANDLINE:
-        raise ConfigError("--max-iterations: only for a Ruhroh wrapper (--ruhroh CMD)")
+    given = {  # the flags refused when the author that writes the source does not read them
+        key
+        for key, value in (("operation", operation), ("base_url", base_url))
+        if value is not None
+    }
+    if ctx.get_parameter_source("max_iterations") is click.core.ParameterSource.COMMANDLINE:
+        given.add("max_iterations")
     for flag, param in (("--goal", "goal"), ("--attempts", "attempts")):
         if no_test and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE:
             raise ConfigError(f"{flag}: only for the test, which --no-test leaves out")
@@ -350,6 +354,7 @@ def add_command(
             notes,
             author_cmd,
             {"operation": operation, "base_url": base_url, "max_iterations": max_iterations},
+            given,
             goal,
             attempts,
             no_test,
@@ -367,6 +372,7 @@ def _add(
     notes: str | None,
     author_cmd: str | None,
     options: dict[str, Any],
+    given: set[str],
     goal: str,
     attempts: int,
     no_test: bool,
@@ -397,11 +403,15 @@ def _add(
         )
     author, plugin = chosen
     reads = getattr(plugin, "options", None)  # the options an author says it reads
-    for flag, key in (("--operation", "operation"), ("--base-url", "base_url")):
-        if options.get(key) is not None and reads is not None and key not in reads:
+    for flag, key, meant in (
+        ("--operation", "operation", "an OpenAPI document"),
+        ("--base-url", "base_url", "an OpenAPI document"),
+        ("--max-iterations", "max_iterations", "a Ruhroh wrapper, --ruhroh CMD"),
+    ):
+        if key in given and reads is not None and key not in reads:
             raise ConfigError(
                 f"{flag}: the {author!r} author, which reads {source.label}, does not use it "
-                "(it is for an OpenAPI document)"
+                f"(it is for {meant})"
             )
     named = name is not None
     name = name or suggest_name(plugin, source) or s.agent.name
