@@ -111,8 +111,9 @@ def fetch(url: str) -> Source:
 
 
 def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
-    """The author most confident it can write ``source`` (fallback authors lose ties)."""
-    best: tuple[float, int, str, Any] | None = None
+    """The author most confident it can write ``source``; a fallback author only
+    when no other claims it (a score above 0), however sure the fallback is."""
+    best: tuple[int, float, str, Any] | None = None
     for name, author in rook.authors.items():
         detect = getattr(author, "detect", None)
         if detect is None or not callable(getattr(author, "write", None)):
@@ -127,8 +128,8 @@ def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
                 f"{exception_text(exc)}"
             ) from None
         rank = 0 if getattr(author, "fallback", False) else 1
-        if score > 0 and (best is None or (score, rank) > best[:2]):
-            best = (score, rank, name, author)
+        if score > 0 and (best is None or (rank, score) > best[:2]):
+            best = (rank, score, name, author)
     return (best[2], best[3]) if best else None
 
 

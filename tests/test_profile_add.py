@@ -1379,6 +1379,37 @@ def test_max_iterations_reaches_a_plugin_author_that_reads_it(
     assert profile(rook_workspace, "desk")["hook_env"] == {"ITERATIONS": "3"}
 
 
+def test_a_fallback_author_gets_only_what_no_other_author_claims(
+    rook_plugin, rook_workspace, rook_cli, tmp_path
+):
+    """author.md: ``fallback = True`` is for an author that should only get what no
+    other author claims, however sure its ``detect`` is."""
+    from rook_core.hookspecs import hookimpl
+
+    class CatchAll(LoopAuthor):
+        fallback = True
+
+        def detect(self, source):
+            return 1.0 if source.kind == "file" else 0.0
+
+    class Plugin:
+        @hookimpl
+        def rook_register_authors(self, register):
+            register("catchall", CatchAll(None))
+
+    rook_plugin(Plugin())
+    script = tmp_path / "desk.py"
+    script.write_text("import sys\nprint('{\"output\": \"hi\"}')\n")
+    r = add(rook_cli, rook_workspace, "desk", "--from", str(script), "--no-test")
+    assert r.exit_code == 0, r.stderr
+    assert "author: script (" in r.stdout, "the script author claims a .py file"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("an agent somewhere\n")
+    r = add(rook_cli, rook_workspace, "other", "--from", str(notes), "--no-test")
+    assert r.exit_code == 0, r.stderr
+    assert "author: catchall (" in r.stdout, "what no other author claims"
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [
