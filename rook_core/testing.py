@@ -128,8 +128,10 @@ class CliResult:
         }
 
 
-WORKSPACE_COMMANDS = ("run", "runs", "diff", "report", "doctor")
+WORKSPACE_COMMANDS = ("run", "runs", "diff", "report", "doctor", "merge")
 """Commands that get ``--workspace`` (the fixture's) unless the test passes one."""
+WORKSPACE_GROUPS = ("profile",)
+"""Groups whose every subcommand gets it (``profile add``, ``profile test`` ...)."""
 
 
 class RookCli:
@@ -144,14 +146,16 @@ class RookCli:
         from rook_core.cli import cli
 
         argv = list(args)
+        at = 1 if argv and argv[0] in WORKSPACE_COMMANDS else 0
+        if argv[:1] and argv[0] in WORKSPACE_GROUPS and argv[1:2] and argv[1][:1] != "-":
+            at = 2  # after the subcommand: the group itself takes no --workspace
         if (
             self.workspace is not None
-            and argv
-            and argv[0] in WORKSPACE_COMMANDS
+            and at
             and "-w" not in argv
-            and "--workspace" not in argv
+            and not any(a == "--workspace" or a.startswith("--workspace=") for a in argv)
         ):
-            argv[1:1] = ["--workspace", str(self.workspace.root)]
+            argv[at:at] = ["--workspace", str(self.workspace.root)]
         runner = CliRunner()
         result = runner.invoke(cli, argv, env=env, input=input, catch_exceptions=True)
         exc = result.exception if not isinstance(result.exception, SystemExit) else None

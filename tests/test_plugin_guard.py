@@ -180,6 +180,24 @@ def test_rook_plugin_of_a_module_its_package_installs_already_runs_it_once(
     assert [p["name"] for p in doc["plugins"] if p["module"] == "rook_shout"] == ["shout"]
 
 
+def test_rook_cli_gives_every_workspace_command_the_fixture_workspace(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """testing.md: ``run`` and the other workspace commands (``profile add``, ``profile
+    test``, ``merge`` ...) get the fixture's ``--workspace``, wherever the test runs."""
+    monkeypatch.chdir(tmp_path)  # no workspace here
+    echo_workspace(rook_workspace, [{"contains": "HELLO"}])
+    r = rook_cli("profile", "test", "p")
+    assert r.exit_code == 0, r.stderr
+    r = rook_cli("profile", "add", "q", "--command", "cat", "--no-test")
+    assert r.exit_code == 0, r.stderr
+    assert (rook_workspace.agent_dir / "profiles" / "q.yaml").is_file()
+    assert "q" in rook_cli("profile", "list").stdout
+    r = rook_cli("merge", "--run", "nope")
+    assert r.exit_code == 2 and "no Rook workspace here" not in r.stderr, r.stderr
+    assert "--help" in rook_cli("profile", "--help").stdout
+
+
 def test_a_plugin_that_fails_to_import_is_reported_and_rook_still_runs(
     rook_distribution, rook_workspace, rook_cli
 ):
