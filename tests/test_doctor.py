@@ -374,6 +374,40 @@ def test_a_plugin_that_fails_to_load_is_a_problem(
     assert "ROOK_DISABLE_PLUGINS=bad" in p["fix"]
 
 
+AUTHOR = """
+from rook_core.hookspecs import hookimpl
+
+
+class Author:
+    def detect(self, source):
+        return 0.0
+
+    def write(self, request):
+        return None
+
+
+@hookimpl
+def rook_register_authors(register):
+    register("curl", Author())
+"""
+
+
+def test_an_author_that_the_profile_commands_refuse_is_a_problem(
+    rook_workspace, rook_cli, rook_distribution, monkeypatch
+):
+    """A plugin's author clashing with a built-in one: rook plugins and every rook
+    profile command that asks for the authors exit 2, so doctor is not all ok."""
+    healthy(rook_workspace)
+    rook_distribution("rook-mycurl", {"mycurl": "rook_mycurl"}, {"rook_mycurl.py": AUTHOR})
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",author_curl,mycurl")
+    assert rook_cli("plugins").exit_code == 2
+    code, findings = doctor(rook_cli, rook_workspace)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"] == "plugins"
+    assert p["message"].startswith("author 'curl' is registered twice: by author_curl")
+    assert "ROOK_DISABLE_PLUGINS=mycurl" in p["message"] + p["fix"]
+
+
 def test_the_text_output_shows_each_fix(rook_workspace, rook_cli):
     healthy(rook_workspace)
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/nope.sh"}})

@@ -104,6 +104,16 @@ class Doctor:
                 f"or skip it with ROOK_DISABLE_PLUGINS={f.name}"
             )
             self.add(PROBLEM, f"plugin {f.name}", f"from {dist} failed to load: {f.error}", fix)
+        try:  # registered only when asked for, which rook run never does
+            rook.authors.names()
+        except PluginError as exc:
+            self.add(
+                PROBLEM,
+                "plugins",
+                str(exc),
+                "rook plugins and the rook profile commands exit 2 until the plugin named "
+                "above is fixed, uninstalled or disabled (ROOK_DISABLE_PLUGINS=NAME)",
+            )
         if "script" not in rook.transports:
             self.add(NOTE, "plugins", "the built-in script transport is not loaded")
         return rook
