@@ -15,7 +15,7 @@ Where it lives, first that applies:
 It is kept outside the workspace on purpose: entries are loaded with
 :mod:`pickle`, so only a directory the user owns and no one else can write to
 is trusted (Rook creates it with mode 0700); one that the group or others can
-write, or that another user owns, is not used.
+write, or that another user owns, is not used, and nor is such an entry file.
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ def _trusted(directory: Path) -> bool:
         st = os.stat(directory)
     except OSError:
         return False
+    return _own(st)
+
+
+def _own(st: os.stat_result) -> bool:
+    """Owned by the user, and neither the group nor others may write it."""
     return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
@@ -64,6 +69,8 @@ def load(name: str, key: Any) -> Any:
         return None
     try:
         with open(directory / name, "rb") as fh:
+            if not _own(os.fstat(fh.fileno())):  # others could have written it: unpickle never
+                return None
             stored = pickle.load(fh)
     except Exception:  # missing, truncated, written by another version: rebuild
         return None
@@ -85,6 +92,8 @@ def load_items(name: str, key: Any) -> Generator[Any, None, None]:
         return
     with fh:
         try:
+            if not _own(os.fstat(fh.fileno())):  # others could have written it
+                return
             if pickle.load(fh) != (FORMAT, key):
                 return
             while True:

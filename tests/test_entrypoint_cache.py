@@ -289,6 +289,25 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(tmp_path, site):
     assert rook.plugins() == (good, "scan")
 
 
+def test_a_cache_others_can_write_is_not_used(tmp_path, site):
+    """plugins.md: the cache is used only when no one else can write to it. It is
+    unpickled, so an entry file the group or others can write (in a folder they can
+    enter) is as untrusted as such a folder."""
+    rook = Rook(tmp_path, site)
+    good, _ = rook.plugins()
+    [entry] = rook.entries()
+    for mode in (0o777, 0o770):
+        rook.cache.chmod(mode)
+        assert rook.plugins() == (good, "scan"), oct(mode)
+    rook.cache.chmod(0o755)
+    assert rook.plugins() == (good, "cache")
+    for mode in (0o666, 0o620):
+        entry.chmod(mode)
+        assert rook.plugins() == (good, "scan"), oct(mode)
+    entry.chmod(0o600)
+    assert rook.plugins() == (good, "cache")
+
+
 def test_a_cached_answer_in_another_layout_is_ignored(tmp_path, site):
     """A readable entry under the right key whose value is not this layout
     (say, written by another Rook version) is scanned again, never trusted."""
