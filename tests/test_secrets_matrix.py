@@ -2010,6 +2010,15 @@ def test_a_plugin_that_fails_to_load_never_shows_a_secret(rook_distribution, roo
         assert "badkey" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
         assert "key=[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+    # index.md: a message listing what is installed ends with the failure, redacted too
+    ws.profile({"id": "q", "hooks": {"execute": {"badkey": {"desk": "x"}}},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]}, active=False)
+    for argv in (["profile", "test", "q"], ["run", "--profile", "q"]):
+        r = rook_cli(*argv)
+        assert r.exit_code == 2, (argv, r.stdout, r.stderr)
+        assert "unknown transport key; installed transports: " in r.stderr, (argv, r.stderr)
+        assert "(plugin badkey (rook-badkey) failed to load: RuntimeError: 401 from " in r.stderr
+        assert "key=[redacted:API_TOKEN]" in r.stderr and SECRET not in r.stdout + r.stderr
 
 
 WRAPPING = r"""
