@@ -1410,6 +1410,48 @@ def test_a_fallback_author_gets_only_what_no_other_author_claims(
     assert "author: catchall (" in r.stdout, "what no other author claims"
 
 
+def test_a_plugin_author_asks_for_a_choice_or_gives_up_with_exit_2(
+    rook_plugin, rook_workspace, rook_cli, tmp_path
+):
+    """author.md: NeedsChoice off a terminal lists the candidates and exits 2; then the
+    flag it names reaches the author. CannotAuthor with no author agent configured
+    says how to give one. Nothing is written until a draft is."""
+    from rook_core.authoring import CannotAuthor, NeedsChoice
+    from rook_core.hookspecs import hookimpl
+
+    class Picky(LoopAuthor):
+        def write(self, request):
+            if request.source.text.startswith("give up"):
+                raise CannotAuthor("desk.loop names no endpoint after all")
+            if not request.options.get("operation"):
+                raise NeedsChoice("two desks fit", "--operation", [("north", "N"), ("south", "S")])
+            request.options["max_iterations"] = request.options["operation"]
+            return super().write(request)
+
+    class Plugin:
+        @hookimpl
+        def rook_register_authors(self, register):
+            register("picky", Picky(("operation",)))
+
+    rook_plugin(Plugin())
+    source = tmp_path / "desk.loop"
+    source.write_text("loop\n")
+    r = add(rook_cli, rook_workspace, "desk", "--from", str(source), "--no-test")
+    assert r.exit_code == 2, r.stdout
+    assert "two desks fit; choose one with --operation ID:\n  north  N\n  south  S" in r.stderr
+    assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
+    r = add(rook_cli, rook_workspace, "desk", "--from", str(source), "--operation", "south",
+            "--no-test")
+    assert r.exit_code == 0, r.stderr
+    assert profile(rook_workspace, "desk")["hook_env"] == {"ITERATIONS": "south"}
+    source.write_text("give up\n")
+    r = add(rook_cli, rook_workspace, "other", "--from", str(source), "--no-test")
+    assert r.exit_code == 2, r.stdout
+    assert "desk.loop names no endpoint after all; describe the target with --notes and " \
+           "name an author agent with --author CMD" in r.stderr
+    assert not (rook_workspace.agent_dir / "profiles" / "other.yaml").exists()
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [
