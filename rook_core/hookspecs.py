@@ -279,7 +279,7 @@ def rook_register_authors(register: Any) -> None:
     """Register profile authors for ``rook profile add`` and ``rook profile fix``.
 
     Called once, the first time a command asks for the authors (the
-    ``rook profile`` commands and ``rook plugins``), not by ``rook run``: a
+    ``rook profile`` commands, ``rook plugins``, ``rook doctor``), not by ``rook run``: a
     plugin may import what its authors need here. An author turns a source (a
     cURL command, a command line, an OpenAPI document, a script, a URL,
     plain-language notes) into a :class:`rook_core.authoring.Draft`: the
