@@ -208,7 +208,12 @@ def test_a_plugin_that_fails_to_import_is_reported_and_rook_still_runs(
         "failed to load broken (rook-broken): ImportError: rook-broken needs the acme-sdk package"
         in r.stderr
     )
-    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    r = rook_cli("plugins", "--json")
+    assert (  # standard error too: a script keeping the document still sees it
+        "failed to load broken (rook-broken): ImportError: rook-broken needs the acme-sdk package"
+        in r.stderr
+    )
+    doc = json.loads(r.stdout)
     assert {
         "name": "broken",
         "distribution": "rook-broken",

@@ -56,6 +56,7 @@ def plugins_command(as_json: bool) -> None:
             "descriptions": {k: d for k, d in described.items() if d},
         }
         click.echo(json.dumps(doc, indent=2))
+        _say_failures(failures)  # a script keeping the document still sees them
         return
     rows = [[i.name, i.distribution, i.version, "\n".join(i.hooks)] for i in rook.infos]
     click.echo(
@@ -73,5 +74,9 @@ def plugins_command(as_json: bool) -> None:
             shown = printable(" ".join(str(described[kind].get(name, "")).split()))  # one line
             line = f"  {name:<{width}}  {shown}".rstrip()
             click.echo(f"{line}  · {registry.owner(name)}")
+    _say_failures(failures)
+
+
+def _say_failures(failures: list[dict[str, str]]) -> None:
     for f in failures:
         click.echo(f"failed to load {f['name']} ({f['distribution']}): {f['error']}", err=True)
