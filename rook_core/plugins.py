@@ -389,6 +389,8 @@ def _callable(kind: str, signature: str) -> Callable[[Any, str, str], None]:
     ``signature``: one that cannot would fail only when used, after a whole run."""
 
     def check(item: Any, who: str, switch: str) -> None:
+        if kind == "judge":
+            _an_instance(item, who, switch)
         if not callable(item):
             raise PluginError(
                 f"plugin {who} is a {type(item).__name__}, not callable (a {kind} is "
@@ -396,6 +398,17 @@ def _callable(kind: str, signature: str) -> Callable[[Any, str, str], None]:
             )
 
     return check
+
+
+def _an_instance(item: Any, who: str, switch: str) -> None:
+    """A judge or criterion type registered as its class (``register(CitesOrder)``)
+    is refused: its methods, called unbound, would fail on every scenario using it
+    (``parse() missing ... 'value'``), as if the scenario's value were wrong."""
+    if isinstance(item, type):
+        raise PluginError(
+            f"plugin {who} is the class {item.__name__}, not an instance (register "
+            f"{item.__name__}()); fix the plugin or disable it with {switch}"
+        )
 
 
 def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str:
@@ -431,6 +444,7 @@ def _criterion_needs(item: Any, who: str, switch: str) -> None:
     scenario using the type ``not_runnable``, with nothing the user could fix."""
     from .models import CAPABILITIES
 
+    _an_instance(item, who, switch)
     name = getattr(item, "name", None)
     if name in ("turn", "id"):  # a criterion's own keys in a scenario (scenario.LABEL)
         raise PluginError(

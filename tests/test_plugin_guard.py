@@ -723,6 +723,21 @@ NONE_NAMED = """
         register(None, lambda **kw: None)
 """
 
+A_JUDGE_CLASS = """
+    from rook_core.hookspecs import hookimpl
+    from rook_core.models import PASSED, Verdict
+
+
+    class Tone:
+        def __call__(self, config, view):
+            return Verdict(PASSED, "calm")
+
+
+    @hookimpl
+    def rook_register_judges(register):
+        register("tone", Tone)
+"""
+
 ASYNC_REGISTRATION = """
     from rook_core.hookspecs import hookimpl
 
@@ -763,6 +778,14 @@ ASYNC_REGISTRATION = """
             "plugin bad (rook-bad): the criterion type it registered (object) is named None",
         ),
         (NONE_NAMED, "plugin bad (rook-bad): the executor it registered is named None"),
+        # the class, not an instance: every scenario using it was then refused with
+        # 'refused it: TypeError: parse() missing ... value', as if its value were wrong
+        (SHOUT.replace("register(Shouts())", "register(Shouts)"),
+         "plugin bad (rook-bad): criterion type 'shouts' is the class Shouts, not an instance "
+         "(register Shouts()); fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
+        (A_JUDGE_CLASS,
+         "plugin bad (rook-bad): judge 'tone' is the class Tone, not an instance (register "
+         "Tone()); fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
         # found only when the report was written, after every scenario had run
         (UNCALLABLE, "plugin bad (rook-bad): reporter 'csv' is a str, not callable (a "
          "reporter is write(report, path)); fix the plugin or disable it with "
