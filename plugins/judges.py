@@ -245,7 +245,7 @@ class PluginJudge(CriterionType):
                 ERROR,
                 f"{who} returned {current().head(repr(result), 200)}, not a Verdict",
             )
-        verdict = checked_verdict(result, f"judge {config['name']!r}")
+        verdict = checked_verdict(result, who)
         if view.scope == "all":  # it could not see turns never sent
             return every_turn_seen(verdict, view.record)
         return verdict

@@ -500,7 +500,7 @@ async def _call(
             f"criterion {criterion.type} ({owner}) returned "
             f"{current().head(repr(result), 200)}, not a Verdict",
         )
-    return checked_verdict(result, f"criterion {criterion.type}")
+    return checked_verdict(result, f"criterion {criterion.type} ({owner})")
 
 
 REASON_MAX = 4000  # of a plugin's reason: the criterion's and scenario's, in every report

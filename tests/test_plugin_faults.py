@@ -202,10 +202,12 @@ def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
     sure, lenient = r.report["scenarios"][0]["criteria"]
     assert sure["status"] == lenient["status"] == "error"
     assert sure["reason"].startswith(
-        "criterion sure returned a Verdict with status 'pass'; a status is one of passed, "
+        "criterion sure (sloppy (rook-sloppy)) returned a Verdict with status 'pass'; a status "
+        "is one of passed, "
         "failed, unverifiable, error"
     ), sure
-    assert lenient["reason"].startswith("judge 'lenient' returned a Verdict with status 'ok'")
+    assert lenient["reason"].startswith(
+        "judge 'lenient' (sloppy (rook-sloppy)) returned a Verdict with status 'ok'")
     assert lenient["evidence"] == {"score": 1}
 
 
@@ -253,8 +255,10 @@ def test_a_verdict_whose_reason_is_not_text_is_an_error_and_the_reports_are_writ
     assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
     scored, quiet = r.report["scenarios"][0]["criteria"]
     assert scored["status"] == quiet["status"] == "error"
-    assert scored["reason"] == "criterion scored returned a Verdict whose reason is 0.93, not a text"
-    assert quiet["reason"] == "judge 'quiet' returned a Verdict whose reason is None, not a text"
+    assert scored["reason"] == (
+        "criterion scored (mute (rook-mute)) returned a Verdict whose reason is 0.93, not a text")
+    assert quiet["reason"] == (
+        "judge 'quiet' (mute (rook-mute)) returned a Verdict whose reason is None, not a text")
     assert quiet["evidence"] == {"score": 1}
     for f in ("junit", "markdown", "html"):
         assert "returned a Verdict whose reason is" in (tmp_path / f"r.{f}").read_text(), f
@@ -314,9 +318,11 @@ def test_a_verdict_whose_evidence_is_no_json_is_an_error_and_the_run_goes_on(
     looped, nan = r.report["scenarios"][0]["criteria"]
     assert looped["status"] == nan["status"] == "error"
     assert looped["reason"].startswith(
-        "criterion looped returned a Verdict whose evidence cannot be written as JSON")
+        "criterion looped (unwritable (rook-unwritable)) returned a Verdict whose evidence "
+        "cannot be written as JSON")
     assert nan["reason"].startswith(
-        "judge 'nan' returned a Verdict whose evidence cannot be written as JSON")
+        "judge 'nan' (unwritable (rook-unwritable)) returned a Verdict whose evidence cannot "
+        "be written as JSON")
 
 
 def test_a_verdict_with_text_that_is_not_utf8_is_written_with_replacement_characters(
