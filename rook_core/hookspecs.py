@@ -196,11 +196,13 @@ def rook_register_criteria(register: Any) -> None:
 
     Called once when the plugin manager is built.
 
-    :param register: ``register(criterion_type)`` where ``criterion_type`` is a
-        :class:`rook_core.judging.CriterionType`: its ``name`` (the key in
-        the scenario file), the capabilities it ``needs``, its default turn
-        ``scope`` and ``parse``/``evaluate`` methods. A duplicate name is an
-        error naming both plugins.
+    :param register: ``register(criterion_type)`` where ``criterion_type`` is
+        an instance of a :class:`rook_core.judging.CriterionType` subclass (the
+        class itself is refused): its ``name`` (the key in the scenario file),
+        the capabilities it ``needs``, whether it is judged ``per_turn`` (one
+        answer: the last turn, ``turn: N`` or each with ``turn: all``) or across
+        the turns, and ``parse``/``evaluate`` methods. A duplicate name, or
+        ``turn`` or ``id``, is an error naming the plugins.
     :returns: nothing.
     """
 
@@ -212,10 +214,11 @@ def rook_register_judges(register: Any) -> None:
     Called once when the plugin manager is built.
 
     :param register: ``register(name, judge)`` where ``judge`` is a callable
-        ``judge(config, evidence) -> Verdict`` (or an awaitable of one):
-        ``config`` is the criterion's mapping without ``name``, ``evidence``
-        the :class:`rook_core.judging.EvidenceView` of every turn (its
-        ``judging.client`` reaches the judge profile when one is configured).
+        ``judge(config, view) -> Verdict`` (or an awaitable of one):
+        ``config`` is the criterion's mapping without ``name``, ``view``
+        the :class:`rook_core.judging.EvidenceView` of every turn (only turn N
+        with ``turn: N``; its ``judging.client`` reaches the judge profile when
+        one is configured). ``judge`` is an instance (a class is refused).
         The judge may also offer ``check(config) -> str | None``, called
         before anything runs; a message refuses the run (exit 2). A
         duplicate name is an error naming both plugins.

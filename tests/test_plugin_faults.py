@@ -284,6 +284,13 @@ class NotANumber:
         return Verdict(PASSED, "fine", {"score": float("nan")})
 
 
+class Keyed:
+    def __call__(self, config, view):  # keys as JSON takes them (numbers), and one it cannot
+        if config.get("pairs"):
+            return Verdict(PASSED, "fine", {("a", "b"): 1})
+        return Verdict(PASSED, "fine", {1: 0.5, 2: 0.75})
+
+
 class Undecoded:
     def __call__(self, config, view):  # a file name read with os.fsdecode: not UTF-8
         return Verdict(PASSED, "found report-\udcff.md", {"path": "report-\udcff.md"})
@@ -298,6 +305,7 @@ def rook_register_criteria(register):
 def rook_register_judges(register):
     register("nan", NotANumber())
     register("undecoded", Undecoded())
+    register("keyed", Keyed())
 """
 
 
@@ -323,6 +331,25 @@ def test_a_verdict_whose_evidence_is_no_json_is_an_error_and_the_run_goes_on(
     assert nan["reason"].startswith(
         "judge 'nan' (unwritable (rook-unwritable)) returned a Verdict whose evidence cannot "
         "be written as JSON")
+
+
+def test_a_verdicts_evidence_keys_json_cannot_hold_are_an_error_numbers_are_text(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """criterion.md said any key that is not a text makes the criterion error: a
+    number key (a score per turn) is written as text, as JSON writes it; a key
+    JSON cannot hold (a tuple) is that criterion's error, the evidence left out."""
+    rook_distribution("rook-unwritable", {"unwritable": "rook_unwritable"},
+                      {"rook_unwritable.py": UNWRITABLE})
+    secret_workspace(rook_workspace, monkeypatch,
+                     [{"judge": {"name": "keyed"}}, {"judge": {"name": "keyed", "pairs": True}}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exception is None and r.exit_code == 1, r.stderr
+    numbered, paired = r.report["scenarios"][0]["criteria"]
+    assert numbered["status"] == "passed" and numbered["evidence"] == {"1": 0.5, "2": 0.75}
+    assert paired["status"] == "error" and not paired.get("evidence"), paired
+    assert paired["reason"].startswith("judge 'keyed' (unwritable (rook-unwritable)) returned "
+                                       "a Verdict whose evidence cannot be written as JSON")
 
 
 def test_a_verdict_with_text_that_is_not_utf8_is_written_with_replacement_characters(
