@@ -214,7 +214,7 @@ class PluginJudge(CriterionType):
         who = f"the judge {config['name']!r} ({judges.owner(config['name'])})"
         try:
             message = check(config["config"]) if callable(check) else None
-        except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
+        except (Exception, SystemExit) as exc:  # the judge plugin's bug (sys.exit() too)
             return f"{who} could not check it: {exception_text(exc)}"[:500]
         return check_message(message, who, "the configuration is fine")
 
@@ -230,7 +230,7 @@ class PluginJudge(CriterionType):
             result = await evaluation(judge, (config["config"], view), seconds, not own)
             if result is OVERDUE:
                 return overdue(who, seconds)
-        except Exception as exc:  # the judge plugin's bug: name the judge and its plugin
+        except (Exception, SystemExit) as exc:  # the judge plugin's bug (sys.exit() too)
             return Verdict(  # cut as a check's is: a service's whole error page may be in it
                 ERROR,
                 current().head(

@@ -223,8 +223,27 @@ async def evaluation(fn: Any, args: tuple[Any, ...], seconds: float | None, thre
     else:
         result = fn(*args)
     if result is not OVERDUE and inspect.isawaitable(result):
-        result = await within(result, seconds)
+        result = await within(_exit_kept(result), seconds)
+        if isinstance(result, _Exited):
+            raise result.exc
     return result
+
+
+class _Exited:
+    """A plugin coroutine's ``sys.exit()``, carried out of the task it ran in."""
+
+    def __init__(self, exc: SystemExit) -> None:
+        self.exc = exc
+
+
+async def _exit_kept(awaitable: Awaitable[Any]) -> Any:
+    """``await awaitable``, its ``SystemExit`` returned as :class:`_Exited`: raised
+    in a task, it would end the event loop (the whole run, with the plugin's exit
+    code); the caller raises it again, where it is that criterion's error."""
+    try:
+        return await awaitable
+    except SystemExit as exc:
+        return _Exited(exc)
 
 
 def time_bound(evaluator: Any) -> float | None:
@@ -459,7 +478,8 @@ async def evaluate_criterion(
         if scope == "all" and getattr(ctype, "uses_judge_profile", False):
             return every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
-    except Exception as exc:  # a criterion plugin's bug is that criterion's error, not Rook's
+    except (Exception, SystemExit) as exc:  # a criterion plugin's bug (sys.exit() too) is
+        # that criterion's error, not Rook's
         return Verdict(  # cut as a check's is: a service's whole error page may be in it
             ERROR,
             current().head(
@@ -674,7 +694,7 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
             check = getattr(ctype, "check", None)
             try:
                 message = check(c.config, judging) if check is not None else None
-            except Exception as exc:  # the plugin's check failed on the user's value
+            except (Exception, SystemExit) as exc:  # the plugin's check failed on the value
                 message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
                 message += current().head(exception_text(exc), 400)
             message = check_message(

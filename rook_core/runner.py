@@ -391,7 +391,8 @@ def write_reports(
             if read_only and isinstance(exc, DamagedRecord):
                 raise
             failed[fmt, path] = f"--report {fmt}:{path}: {exc}"
-        except Exception as exc:  # a reporter plugin's bug: name it, never a traceback
+        except (Exception, SystemExit) as exc:  # a reporter plugin's bug (sys.exit() too):
+            # name it, never a traceback nor the end of Rook
             failed[fmt, path] = (
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
                 f"failed: {exception_text(exc)}"

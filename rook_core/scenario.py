@@ -233,7 +233,8 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         config = ctype.parse(item[key])
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
-    except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
+    except (Exception, SystemExit) as exc:  # a plugin refusing a value its own way (even
+        # sys.exit()): still the user's value
         detail = exception_text(exc)
         raise ValidationError(
             {key: [f"the criterion plugin {criteria.owner(key)} refused it: {detail}"[:500]]}

@@ -1274,6 +1274,99 @@ def test_a_reporter_that_writes_nothing_at_its_path_is_named(
     assert r.exit_code == 1
 
 
+EXITS = """
+import os, sys
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+
+def leave_in(where):
+    if os.environ.get("EXITS_IN") == where:
+        sys.exit(0)
+
+
+class Quits(CriterionType):
+    name = "quits"
+
+    def parse(self, value):
+        leave_in("parse")
+        return value
+
+    def check(self, config, judging):
+        leave_in("check")
+
+    def evaluate(self, config, view):
+        sys.exit(0)
+
+
+class Leaves:
+    def check(self, config):
+        leave_in("judge check")
+
+    def __call__(self, config, view):
+        sys.exit(3)
+
+
+class LeavesLater:
+    async def __call__(self, config, view):
+        sys.exit(0)
+
+
+def write_and_leave(report, path):
+    path.write_text("half")
+    sys.exit(0)
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Quits())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("leaves", Leaves())
+    register("leaves-later", LeavesLater())
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("leaving", write_and_leave)
+"""
+
+
+def test_a_plugin_that_calls_sys_exit_is_named_and_the_run_goes_on(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A criterion, judge or reporter calling sys.exit() (SystemExit, no Exception)
+    ended rook run at once with the plugin's exit code, 0 for sys.exit(0): no
+    table, no --json document, the scenario left pending, the other reports not
+    written, and CI green. In evaluate or a judge it is that criterion's error; in
+    write, that report's failure (exit 1); in parse or check, a refused run (exit 2)."""
+    rook_distribution("rook-exits", {"exits": "rook_exits"}, {"rook_exits.py": EXITS})
+    criteria = [{"quits": True}, {"judge": {"name": "leaves"}},
+                {"judge": {"name": "leaves-later"}}, {"contains": "HELLO"}]
+    secret_workspace(rook_workspace, monkeypatch, criteria)
+    out = tmp_path / "r.tap"
+    r = rook_cli("run", "--json", f"--report=leaving:{out}", f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
+    quits, leaves, later, contains = r.report["scenarios"][0]["criteria"]
+    assert quits["reason"] == "criterion quits (exits (rook-exits)) raised SystemExit: 0", quits
+    assert leaves["reason"] == "judge 'leaves' (exits (rook-exits)) raised SystemExit: 3"
+    assert later["reason"] == "judge 'leaves-later' (exits (rook-exits)) raised SystemExit: 0"
+    assert contains["status"] == "passed"
+    assert (tmp_path / "r.xml").is_file() and not out.exists()
+    assert (f"--report leaving:{out}: the 'leaving' reporter (exits (rook-exits)) failed: "
+            "SystemExit: 0") in r.stderr, r.stderr
+    for where in ("parse", "check", "judge check"):
+        monkeypatch.setenv("EXITS_IN", where)  # a new value: parse is not cached
+        secret_workspace(rook_workspace, monkeypatch, [{"quits": where}, *criteria[1:]])
+        r = rook_cli("run")
+        assert r.exit_code == 2 and "exits (rook-exits)" in r.stderr, (where, r.stderr)
+        assert "SystemExit" in r.stderr, (where, r.stderr)
+
+
 ASYNC_CHECK = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
