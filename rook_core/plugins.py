@@ -225,6 +225,12 @@ class Rook:
                     _dist: str = dist,
                 ) -> None:
                     checked = _checked(name, registry, _owner)
+                    if registry.kind == "reporter" and ":" in checked:  # --report FMT:PATH
+                        raise PluginError(
+                            f"plugin {_owner}: reporter {checked!r}: --report FORMAT:PATH ends "
+                            "the format at its first ':', so no --report could choose it; "
+                            f"rename it, or disable the plugin with {_switch}"
+                        )
                     if check is not None:
                         check(item, f"{_owner}: {registry.kind} {checked!r}", _switch)
                     registry.add(checked, item, _owner, _switch, _dist)

@@ -783,6 +783,12 @@ ASYNC_REGISTRATION = """
         (SHOUT.replace("register(Shouts())", "register(Shouts)"),
          "plugin bad (rook-bad): criterion type 'shouts' is the class Shouts, not an instance "
          "(register Shouts()); fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
+        # listed among the installed formats, and never usable: --report a:b:PATH
+        # is format 'a', path 'b:PATH'
+        (ASYNC_REGISTRATION.replace("async def", "def").replace('"csv"', '"csv:excel"'),
+         "plugin bad (rook-bad): reporter 'csv:excel': --report FORMAT:PATH ends the format "
+         "at its first ':', so no --report could choose it; rename it, or disable the plugin "
+         "with ROOK_DISABLE_PLUGINS=bad"),
         (A_JUDGE_CLASS,
          "plugin bad (rook-bad): judge 'tone' is the class Tone, not an instance (register "
          "Tone()); fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
