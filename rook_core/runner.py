@@ -9,6 +9,7 @@ built from the records on disk.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import os
 import sys
@@ -58,7 +59,7 @@ from .plugins import Rook, plugin_output
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, printable, write_report
-from .reportio import is_special, own_stream, staged, target_problem
+from .reportio import LazyList, MappedList, is_special, own_stream, staged, target_problem
 from .startup import collector_paused
 from .store import RunDir, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
@@ -370,6 +371,7 @@ def write_reports(
     of the run's ``report.json`` met while writing is raised: bad input, exit 2.
     """
     failed: dict[tuple[str, str], str] = {}
+    report = _read_only_aggregates(report)
     for fmt, path in reports:
         writer = rook.reporters.get(fmt)
         target = Path("/dev/stdout" if path == STDOUT else path)  # written into Rook's own
@@ -399,6 +401,20 @@ def write_reports(
             )
     # a plugin's message may hold a secret, and control characters (ESC [2J) for a terminal
     return {k: printable(scrub(v)) for k, v in failed.items()}
+
+
+def _read_only_aggregates(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with its ``summary.by_scenario`` a read-only list of fresh entries,
+    as ``rook run`` gives it: read back whole from ``report.json`` (``rook
+    report``) it was a plain list, and one reporter's ``sort`` or ``append`` was
+    what the next one wrote."""
+    summary = report.get("summary")
+    if not isinstance(summary, dict):
+        return report
+    per = summary.get("by_scenario")
+    if not isinstance(per, list) or isinstance(per, LazyList):
+        return report
+    return {**report, "summary": {**summary, "by_scenario": MappedList(per, copy.deepcopy)}}
 
 
 def _still_sending(run_path: Path, keys: list[str], ids: set[str]) -> set[str]:

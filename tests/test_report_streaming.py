@@ -259,6 +259,8 @@ class Inspector:
                 lambda: scenarios.append({}),
                 lambda: scenarios.sort(),
                 lambda: scenarios.__setitem__(0, {}),
+                lambda: per.append({}),  # rook report gave a plain list: one reporter's
+                lambda: per.sort(key=str),  # sort was what the next one wrote
             ):
                 with pytest.raises(TypeError, match="read-only"):
                     change()
@@ -266,6 +268,8 @@ class Inspector:
             mine.append({"id": "extra"})
             first["status"] = "changed"  # a fresh entry: the report is not changed
             assert scenarios[0]["status"] != "changed"
+            per[0]["id"] = "changed"
+            assert per[0]["id"] != "changed"
             path.write_text("\n".join(s["id"] for s in scenarios) + "\n")
 
         register("inspect", write)
@@ -295,6 +299,10 @@ def test_a_third_party_reporter_gets_a_list(rook_workspace, rook_cli, rook_plugi
     assert seen["dumped"] == seen["indented"] == r.report
     assert seen["copied"] == r.report["scenarios"] and type(seen["copied"]) is list
     assert (tmp_path / "ids.txt").read_text() == "a\nb\nc\nc\n"
+    again = rook_cli("report", "latest", "--report", f"inspect:{tmp_path}/again.txt")
+    assert again.exit_code == 0 and again.exception is None, again.stderr
+    assert Inspector.seen["per"] == (3, "a", ["a", "b", "c"])
+    assert (tmp_path / "again.txt").read_text() == "a\nb\nc\nc\n"
 
 
 def test_a_lazy_list_behaves_like_a_read_only_list():
