@@ -265,7 +265,13 @@ def rook_register_reporters(register: Any) -> None:
     Called once when the plugin manager is built.
 
     :param register: ``register(name, write)`` where ``write(report, path)``
-        writes the JSON report document (a dict) to ``path`` in its format.
+        (a plain function, or an ``async def`` one, run to its end) writes the
+        JSON report document (a dict) to ``path`` in its format: a temporary
+        file with the target's name, renamed over the target once ``write``
+        returns (removed if it raises, which fails that report only, exit 1:
+        the run is recorded). ``name`` is the ``FORMAT`` of ``--report
+        FORMAT:PATH`` (no ``:`` in it); a duplicate is an error naming both
+        plugins.
         ``report["scenarios"]`` and ``report["summary"]["by_scenario"]`` are
         lists, possibly read-only ones whose items are read on demand
         (:class:`rook_core.reportio.LazyList`, so a run of any size never sits
