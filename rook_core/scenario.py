@@ -445,7 +445,11 @@ def scenario_from_dict(
     parsed += expectation_criteria(data.get("expectation"), len(parsed), criteria, n_turns, errors)
     if errors or loaded is None:
         lines = format_validation_messages(errors)
-        raise ScenarioError(f"{source}: invalid scenario:\n" + "\n".join(f"  {ln}" for ln in lines))
+        sid = data.get("id") if "id" not in errors else None  # a valid id names it
+        which = f" {sid}" if isinstance(sid, str) else ""
+        raise ScenarioError(
+            f"{source}: invalid scenario{which}:\n" + "\n".join(f"  {ln}" for ln in lines)
+        )
     if "turns" in loaded:
         turns = loaded["turns"]
     else:

@@ -478,6 +478,7 @@ def test_a_criterion_plugin_that_raises_on_a_bad_value_is_a_config_error(
     assert r.exit_code == 2, r.stdout + r.stderr
     assert r.exception is None and "Traceback" not in r.stderr + r.stdout
     assert "loud.yaml" in r.stderr and "criteria.1.at_least: " in r.stderr
+    assert "scenario loud" in r.stderr, r.stderr  # criterion.md: names the scenario too
     assert "strict (rook-strict)" in r.stderr and message in r.stderr
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
     echo_workspace(rook_workspace, [{"at_least": 3}])
