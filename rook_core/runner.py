@@ -387,7 +387,8 @@ def write_reports(
                         f"({rook.reporters.owner(fmt)}) wrote nothing at the path it was given"
                     )
         except OSError as exc:  # named as before the run when it can be (a folder now a file)
-            problem = target_problem(target) or f"cannot write: {exc.strerror or exc}"
+            blocked = f" {exc.filename2}" if exc.filename2 else ""  # a companion's place
+            problem = target_problem(target) or f"cannot write{blocked}: {exc.strerror or exc}"
             failed[fmt, path] = f"--report {fmt}:{path}: {problem}"
         except RookError as exc:
             if read_only and isinstance(exc, DamagedRecord):

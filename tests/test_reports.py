@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import stat
 import time
@@ -719,6 +720,15 @@ def test_a_reporters_companion_files_are_named_from_the_target(
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
         "index.html", "index.json", "index_files", "index_files/style.css"]
     assert (out / "index_files" / "style.css").read_text() == "the last good style\n"
+    # a file where the companion folder goes: 'cannot write: Not a directory' named
+    # nothing; the message names what is in the way
+    monkeypatch.delenv("SITE_FAIL")
+    shutil.rmtree(out / "index_files")
+    (out / "index_files").write_text("a file in the way\n")
+    r = rook_cli("run", "--report", f"site:{out}/index.html")
+    assert r.exit_code == 1 and r.exception is None, r.stderr
+    blocked = os.path.join(os.path.realpath(out), "index_files")
+    assert f"site:{out}/index.html: cannot write {blocked}: Not a directory" in r.stderr, r.stderr
 
 
 def test_a_reporter_writing_to_standard_output_leaves_no_companion_files_behind(
