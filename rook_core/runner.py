@@ -372,7 +372,12 @@ def write_reports(
     """
     failed: dict[tuple[str, str], str] = {}
     report = _read_only_aggregates(report)
+    try:
+        home: str | None = os.getcwd()
+    except OSError:  # the working folder is gone: nothing to come back to
+        home = None
     for fmt, path in reports:
+        _back_to(home)  # after a reporter's os.chdir, a relative target is still the user's
         writer = rook.reporters.get(fmt)
         target = Path("/dev/stdout" if path == STDOUT else path)  # written into Rook's own
         try:
@@ -400,8 +405,18 @@ def write_reports(
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
                 f"failed: {exception_text(exc)}"
             )
+    _back_to(home)
     # a plugin's message may hold a secret, and control characters (ESC [2J) for a terminal
     return {k: printable(scrub(v)) for k, v in failed.items()}
+
+
+def _back_to(home: str | None) -> None:
+    """Back to the working folder ``home`` (unless it was gone to begin with)."""
+    if home is not None:
+        try:
+            os.chdir(home)
+        except OSError:  # removed meanwhile: relative targets fail, each named
+            pass
 
 
 def _read_only_aggregates(report: dict[str, Any]) -> dict[str, Any]:

@@ -731,6 +731,42 @@ def test_a_reporters_companion_files_are_named_from_the_target(
     assert f"site:{out}/index.html: cannot write {blocked}: Not a directory" in r.stderr, r.stderr
 
 
+AWAY = """
+import os
+
+from rook_core.hookspecs import hookimpl
+
+
+def write_away(report, path):
+    os.chdir(os.environ["AWAY_DIR"])  # a plugin that works from a folder of its own
+    path.write_text("away\\n")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("away", write_away)
+"""
+
+
+def test_a_reporter_that_changes_the_working_folder_moves_no_other_report(
+        rook_workspace, rook_cli, rook_distribution, tmp_path, monkeypatch):
+    # the next --report with a relative path was written under the folder the
+    # reporter had moved to (/out/r.json from a reporter that did chdir('/')), exit 0
+    rook_distribution("rook-away", {"away": "rook_away"}, {"rook_away.py": AWAY})
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    here, away = tmp_path / "here", tmp_path / "away"
+    here.mkdir()
+    away.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("AWAY_DIR", str(away))
+    r = rook_cli("run", "--report", "away:out/a.txt", "--report", "json:out/r.json")
+    assert r.exit_code == 0 and r.exception is None, r.stderr
+    assert (here / "out" / "a.txt").read_text() == "away\n"
+    assert (here / "out" / "r.json").is_file() and not (away / "out").exists()
+
+
 def test_a_reporter_writing_to_standard_output_leaves_no_companion_files_behind(
         rook_workspace, tmp_path):
     # --report site:- gave the reporter $TMPDIR/.rook-report-XXXX.stdout, and the
