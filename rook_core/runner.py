@@ -82,6 +82,8 @@ class RunRequest:
     executor: str = "local"
     reports: list[Any] = field(default_factory=list)
     """``FORMAT:PATH`` strings (validated into ``(format, path)`` pairs)."""
+    cwd: str | None = None
+    """The working folder the reports' relative paths are in (set with them)."""
     on_progress: Callable[[dict[str, Any]], None] | None = None
     classes: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
@@ -372,10 +374,7 @@ def write_reports(
     """
     failed: dict[tuple[str, str], str] = {}
     report = _read_only_aggregates(report)
-    try:
-        home: str | None = os.getcwd()
-    except OSError:  # the working folder is gone: nothing to come back to
-        home = None
+    home = _cwd()
     for fmt, path in reports:
         _back_to(home)  # after a reporter's os.chdir, a relative target is still the user's
         writer = rook.reporters.get(fmt)
@@ -408,6 +407,14 @@ def write_reports(
     _back_to(home)
     # a plugin's message may hold a secret, and control characters (ESC [2J) for a terminal
     return {k: printable(scrub(v)) for k, v in failed.items()}
+
+
+def _cwd() -> str | None:
+    """The working folder; ``None`` when it is gone (nothing to come back to)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
 
 
 def _back_to(home: str | None) -> None:
@@ -547,6 +554,7 @@ def prepare_run(
         phases = parse_phases(request.phases)
         reports = parse_report_options(request.reports, rook)
         request.reports = reports
+        request.cwd = _cwd()
         if request.executor not in rook.executors:
             raise ConfigError(
                 f"--executor {request.executor}: unknown; installed: {rook.executors.listing()}"
@@ -1108,6 +1116,7 @@ def _execute(
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory
+    _back_to(request.cwd)  # a judge's os.chdir (the whole process's) moves no report
     failed = write_reports(rook, report, request.reports)
     report_failures(failed, report["run"]["id"])
     code = 130 if interrupted or late_signal() else exit_code(report)

@@ -735,6 +735,7 @@ AWAY = """
 import os
 
 from rook_core.hookspecs import hookimpl
+from rook_core.models import PASSED, Verdict
 
 
 def write_away(report, path):
@@ -742,9 +743,20 @@ def write_away(report, path):
     path.write_text("away\\n")
 
 
+class Away:
+    def __call__(self, config, view):  # a judge too: its chdir is the whole process's
+        os.chdir(os.environ["AWAY_DIR"])
+        return Verdict(PASSED, "judged from away")
+
+
 @hookimpl
 def rook_register_reporters(register):
     register("away", write_away)
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("away", Away())
 """
 
 
@@ -765,6 +777,11 @@ def test_a_reporter_that_changes_the_working_folder_moves_no_other_report(
     assert r.exit_code == 0 and r.exception is None, r.stderr
     assert (here / "out" / "a.txt").read_text() == "away\n"
     assert (here / "out" / "r.json").is_file() and not (away / "out").exists()
+    # a judge that moved during the run: the reports still go where the user said
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"judge": {"name": "away"}}]})
+    r = rook_cli("run", "--report", "json:out/judged.json")
+    assert r.exit_code == 0 and r.exception is None, r.stderr
+    assert (here / "out" / "judged.json").is_file() and not (away / "out").exists()
 
 
 def test_a_reporter_writing_to_standard_output_leaves_no_companion_files_behind(
