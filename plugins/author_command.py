@@ -206,6 +206,11 @@ def check_program(argv: list[str], agent: Any) -> None:
             return
         if path.is_dir():
             raise ConfigError(f"--command: {program} is a directory, not a program")
+        if path.exists() and not path.is_file():  # reading a FIFO's first line would wait
+            raise ConfigError(
+                f"--command: {program} is not a regular file (a pipe, a socket or a device), "
+                "not a program"
+            )
         if path.exists():
             raise ConfigError(
                 f"--command: {program} is not executable; chmod +x {program}, or name its "

@@ -636,6 +636,20 @@ def test_command_without_the_run_bit_is_refused_with_the_fix(rook_workspace, roo
     assert r.exit_code == 2 and "is a directory, not a program" in r.stderr
 
 
+@pytest.mark.timeout(60)
+def test_command_naming_a_pipe_or_device_is_refused_not_read(rook_workspace, rook_cli, tmp_path):
+    # `--command ./fifo` hung for good: the advice for a program without the run
+    # bit read its first line to name the interpreter, and a FIFO has no writer
+    os.mkfifo(tmp_path / "fifo")
+    for program in (tmp_path / "fifo", Path("/dev/null")):
+        r = add(rook_cli, rook_workspace, "p", "--command", str(program), "--no-test")
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert f"--command: {program} is not a regular file (a pipe, a socket or a device)" in (
+            r.stderr
+        )
+    assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
+
+
 def test_scripts_used_as_hooks_or_wrapped(rook_workspace, rook_cli):
     ws = rook_workspace
     r = add(rook_cli, ws, "--from", str(AGENTS / "hook_agent.py"))
