@@ -94,6 +94,10 @@ ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 """A ``VAR=value`` word of a command line."""
 _HEADER = re.compile(r"\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*\S)\s*", re.S)
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_URL_IN_TEXT = re.compile(r"(?<![A-Za-z0-9+.-])[0-9+.-]*(?P<url>[A-Za-z][A-Za-z0-9+.-]*://\S+)")
+"""A URL inside text, as :data:`_URL` finds it (group ``url``), tried only where a
+word of scheme characters starts: :data:`_URL` searched tries each letter of a
+long word again (100,000 letters, minutes)."""
 HEADER_OPTIONS = ("-H", "--header", "--headers")
 
 
@@ -226,10 +230,11 @@ def text_secrets(text: str) -> list[Found]:
     ``Authorization: Bearer X`` gives X), and any word shaped like a key. Spans of
     ``text``, without overlaps, in order."""
     found: list[Found] = []
-    for m in _URL.finditer(text):
-        url = m.group(0).rstrip(".,;:)]}'\"")
+    for m in _URL_IN_TEXT.finditer(text):
+        url = m.group("url").rstrip(".,;:)]}'\"")
+        at = m.start("url")
         for f in url_secrets(url):
-            found.append(Found(f.value, m.start() + f.start, m.start() + f.end, f.name, f.purpose))
+            found.append(Found(f.value, at + f.start, at + f.end, f.name, f.purpose))
     for m in _NAMED_IN_TEXT.finditer(text):
         name, value = m.group(1), m.group(2).rstrip(".)]}")
         if secret_name(name) and not placeholder(value) and len(value) >= 6:
@@ -407,8 +412,10 @@ def mask(value: Any, key: str = "", paths: bool = False) -> Any:
         return HIDDEN
     if key in ("command", "cmd", "shell"):
         value = mask_command(value)
-    elif _URL.search(value):
-        value = _URL.sub(lambda m: mask_url(m.group(0)), value)
+    elif _URL_IN_TEXT.search(value):
+        value = _URL_IN_TEXT.sub(
+            lambda m: m.group(0)[: m.start("url") - m.start()] + mask_url(m.group("url")), value
+        )
     return SECRET_IN_TEXT.sub(HIDDEN_PART, value)
 
 

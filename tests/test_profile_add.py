@@ -776,6 +776,16 @@ def test_author_agent_from_config_answers_json(rook_workspace, rook_cli):
     assert r.exit_code == 1 and "answered no script" in r.stderr
 
 
+@pytest.mark.timeout(60)
+def test_notes_holding_a_long_word_are_read_not_stuck(rook_workspace, rook_cli):
+    # looking for URLs in the notes tried every letter of a long word (a pasted
+    # hex dump) as the start of a scheme: 100,000 letters took minutes
+    word = "f" * 200_000
+    r = add(rook_cli, rook_workspace, "n", "--command", "cat", "--no-test", "--notes", word)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert (rook_workspace.agent_dir / "profiles" / "n.yaml").is_file()
+
+
 def test_an_author_agent_answering_no_valid_profile_is_its_failure_not_the_users(
     rook_workspace, rook_cli
 ):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 
@@ -239,6 +240,19 @@ def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_c
     }
     assert "MODE=fast" in r.stdout and f"OPENAI_API_KEY={hidden}" in r.stdout
     assert "bob:[hidden]@127.0.0.1:9" in r.stdout
+
+
+@pytest.mark.timeout(60)
+def test_show_of_a_long_word_in_a_value_is_shown_not_stuck(rook_workspace, rook_cli):
+    # looking for URLs in a value tried every letter of a long word as the
+    # start of a scheme: 50,000 letters under hook_env took over a minute
+    ws = rook_workspace
+    word = "a" * 100_000
+    ws.script("a.sh", "#!/bin/bash\necho '{\"output\": \"a\"}'\n")
+    ws.profile({"id": "long", "hooks": {"execute": "scripts/a.sh"}, "hook_env": {"NOTE": word}})
+    r = cli(rook_cli, ws, "show", "long")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"NOTE={word}" in r.stdout
 
 
 def test_an_id_wins_over_another_profiles_file_name(rook_workspace, rook_cli):
