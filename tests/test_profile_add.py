@@ -2321,6 +2321,30 @@ def test_the_next_step_of_a_profile_that_is_not_active_names_it(rook_workspace, 
     assert "active profile: third" in r.stdout and "then: rook run\n" in r.stdout
 
 
+@pytest.mark.parametrize("damage", ["not utf-8", "a folder"])
+def test_a_damaged_active_file_is_refused_before_the_profile_is_written(
+    rook_workspace, rook_cli, damage
+):
+    """profiles/active holding bytes that are not UTF-8, or a folder there: the
+    profile and its script were written, then rook profile add ended with 'a
+    file Rook reads is not UTF-8 text' (exit 2, naming no file) or 'cannot write
+    .../active: Is a directory' (exit 1). It is refused first, as rook run and
+    rook profile list refuse it, naming the file; nothing is written."""
+    ws = rook_workspace
+    active = ws.agent_dir / "profiles" / "active"
+    active.parent.mkdir(parents=True, exist_ok=True)
+    if damage == "a folder":
+        active.mkdir()
+    else:
+        active.write_bytes(b"\xff\xfe\x00local")
+    r = add(rook_cli, ws, "p", "--command", "cat", "--no-test")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"rook: error: {active}: not " in r.stderr
+    assert "write the id of the active profile in it" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "p.yaml").exists()
+    assert not (ws.agent_dir / "scripts" / "p-hook.py").exists()
+
+
 def test_a_url_alone_on_standard_input_is_told_to_come_as_from_url(
     rook_workspace, rook_cli, tmp_path
 ):

@@ -438,6 +438,10 @@ def _add(
                 "add NAME ... (or --force to overwrite that profile)"
             )
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
+    from ..definitions import read_active
+
+    if use is not True or (s.agent.profiles_dir / "active").is_dir():
+        read_active(s.agent.profiles_dir)  # one it cannot read or write: refused, nothing written
 
     secrets = Secrets(env_prefix(s.agent.name), s.redactor)
     secrets.hide_known(s.secret_names)  # another profile's value: in no new file either
@@ -501,7 +505,7 @@ def _add(
     if use or (use is None and not active.is_file()):
         atomic_write(active, pid + "\n")
         s.say(f"active profile: {pid}")
-    is_active = active.is_file() and active.read_text(encoding="utf-8").strip() == pid
+    is_active = read_active(s.agent.profiles_dir) == pid
     _next_steps(s, outcome, pid, secrets, no_test, is_active)
 
 
