@@ -176,3 +176,24 @@ def test_an_error_or_doctor_finding_shows_control_characters_as_escapes(example)
     for out in (run.stderr, doctor.stdout):
         assert "criteria.0.cont\\x1b]0;pwned\\x07ins\\u202e: unknown criterion type" in out, out
         assert not [c for c in out if c != "\n" and (ord(c) < 32 or c == "\u202e")], out
+
+
+def raw_controls(out: str) -> list[str]:
+    return [c for c in out if c != "\n" and (ord(c) < 32 or c == "\u202e")]
+
+
+def test_a_report_path_with_control_characters_is_shown_as_escapes(example):
+    # rook report ID --report json:PATH said "wrote json report to PATH" with the
+    # path's ESC ]0; (a title), BEL and U+202E raw: a name from a script could
+    # retitle the terminal. The file is written under its name; the line escapes it.
+    ws, _ = example
+    run = subprocess.run([*ROOK, "run"], cwd=ws, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    name = "out/r\x1b]0;pwned\x07\u202e.json"
+    shown = "out/r\\x1b]0;pwned\\x07\\u202e.json"
+    for args in (["json:" + name], ["json:" + name + "/no/such/dir/r.json"]):
+        done = subprocess.run([*ROOK, "report", "latest", "--report", *args], cwd=ws,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert shown in done.stderr, done.stderr
+        assert not raw_controls(done.stderr), done.stderr
+    assert (ws / name).is_file()

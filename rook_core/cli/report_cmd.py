@@ -49,7 +49,7 @@ def report_command(
     from .. import plugins
     from ..history import flags_redacted, load_report, resolve_run, secret_names
     from ..redact import Redactor, activate, scrub
-    from ..report import summarize, table
+    from ..report import printable, summarize, table
     from ..reportfile import check_entries, print_json
     from ..runner import (
         STDOUT,
@@ -88,9 +88,10 @@ def report_command(
         for fmt, path in targets:
             if (fmt, path) not in failed:
                 where = "standard output" if path == STDOUT else path
-                click.echo(scrub(f"wrote {fmt} report to {where}"), err=True)  # a folder's name
+                # a folder's name redacted; a typed ESC or U+202E shown, never obeyed
+                click.echo(printable(scrub(f"wrote {fmt} report to {where}")), err=True)
         for message in failed.values():
-            click.echo(f"rook: error: {scrub(message)}", err=True)
+            click.echo(f"rook: error: {printable(scrub(message))}", err=True)
         from .run import found_by
 
         where = found_by(workspace, project, agent)
