@@ -197,3 +197,21 @@ def test_a_report_path_with_control_characters_is_shown_as_escapes(example):
         assert shown in done.stderr, done.stderr
         assert not raw_controls(done.stderr), done.stderr
     assert (ws / name).is_file()
+
+
+def test_init_shows_a_workspace_path_with_control_characters_as_escapes(example):
+    # rook init -w DIR said "created DIR/..." and, DIR being inside another
+    # workspace, warned naming it three times, with DIR's ESC ]0;, BEL and
+    # U+202E raw. The folders are made under their real name; the lines escape it.
+    ws, _ = example
+    name = "sub\x1b]0;pwned\x07\u202e"
+    done = subprocess.run(
+        [*ROOK, "init", "--project", "p", "--agent", "a", "-w", name],
+        cwd=ws, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert "created " + str(ws / "sub\\x1b]0;pwned\\x07\\u202e") in done.stdout, out
+    assert "is inside the workspace" in done.stderr, out
+    assert not raw_controls(out), out
+    assert (ws / name / ".testmuai/rook/projects/p/agents/a").is_dir()

@@ -99,6 +99,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     """
     from ..errors import WorkspaceError
     from ..redact import scrub
+    from ..report import printable
     from ..workspace import ROOT, Agent, check_name, init_agent, no_directory, user_path
 
     if workspace is not None:
@@ -118,26 +119,34 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
 
     existed = Agent(root, project, agent).dir.is_dir()
     a = init_agent(root, project, agent)
-    click.echo(
-        scrub(f"exists already: {a.dir} (missing folders made)" if existed else f"created {a.dir}")
+    click.echo(  # a typed ESC or U+202E in the path shown as its escape, never obeyed
+        printable(
+            scrub(
+                f"exists already: {a.dir} (missing folders made)" if existed else f"created {a.dir}"
+            )
+        )
     )
     if outer is not None:
         click.echo(
-            scrub(
-                f"rook: warning: {root} is inside the workspace {outer}: this made a second "
-                f"workspace, nested in it, which rook uses from {root} and below; to add the "
-                f"agent to {outer} instead, run: rook init --project {project} --agent {agent} "
-                f"-w {shlex.quote(str(outer))}"
+            printable(
+                scrub(
+                    f"rook: warning: {root} is inside the workspace {outer}: this made a second "
+                    f"workspace, nested in it, which rook uses from {root} and below; to add the "
+                    f"agent to {outer} instead, run: rook init --project {project} --agent "
+                    f"{agent} -w {shlex.quote(str(outer))}"
+                )
             ),
             err=True,
         )
     env_workspace = (os.environ.get("ROOK_WORKSPACE_DIR") or "").strip()
     if workspace is None and env_workspace and user_path(env_workspace).resolve() != root:
         click.echo(  # every later command looks there, and finds no such agent
-            f"rook: warning: ROOK_WORKSPACE_DIR names {env_workspace}, the workspace the other "
-            f"rook commands use, but rook init made the agent in {root} (its workspace is -w "
-            f"or the current directory); to add the agent there instead, run: rook init "
-            f"--project {project} --agent {agent} -w {shlex.quote(env_workspace)}",
+            printable(
+                f"rook: warning: ROOK_WORKSPACE_DIR names {env_workspace}, the workspace the "
+                f"other rook commands use, but rook init made the agent in {root} (its workspace "
+                f"is -w or the current directory); to add the agent there instead, run: rook "
+                f"init --project {project} --agent {agent} -w {shlex.quote(env_workspace)}"
+            ),
             err=True,
         )
     if not example:
@@ -155,4 +164,6 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     # rook run would take ROOK_WORKSPACE_DIR, not cwd
     here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
     where = "" if root == here else f" -w {root}"
-    click.echo(scrub(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)"))
+    click.echo(
+        printable(scrub(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)"))
+    )
