@@ -542,6 +542,11 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         return by_name[0]
     if suspect is not None:
         raise suspect
+    if direct.is_dir():  # listed below as a profile, it would say NAME is and is not there
+        raise ProfileError(
+            f"{direct}: a folder, not a profile file; a profile is a YAML file: move the "
+            "folder away, or write the profile there as a file"
+        )
     known = ", ".join(p.stem for p in candidates) or "none"
     unread = unread_profiles(profiles_dir)
     raise ProfileNotFound(

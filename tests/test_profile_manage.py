@@ -129,6 +129,26 @@ def test_use_refuses_a_folder_named_active_as_a_mistake(rook_workspace, rook_cli
     assert (active / "notes.txt").read_text() == "mine\n"
 
 
+def test_a_folder_named_as_the_profile_file_is_said_to_be_one(rook_workspace, rook_cli):
+    """profiles/desk.yaml a folder: rook profile show desk said "profile 'desk'
+    not found ... (profiles: desk)", and rook run "active: names 'desk', which is
+    no profile here (profiles: desk)", contradicting themselves. They name the
+    folder, as rook profile list does; exit 2."""
+    ws = rook_workspace
+    two_profiles(ws)
+    folder = ws.agent_dir / "profiles" / "desk.yaml"
+    folder.mkdir()
+    (ws.agent_dir / "profiles" / "active").write_text("desk\n")
+    for args in (["show", "desk"], ["use", "desk"], ["test", "desk"], ["show"]):
+        r = cli(rook_cli, ws, *args)
+        assert r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert f"{folder}: a folder, not a profile file" in r.stderr, (args, r.stderr)
+        assert "(profiles: desk" not in r.stderr, (args, r.stderr)
+    r = rook_cli("run", "--workspace", str(ws.root))
+    assert r.exit_code == 2 and f"{folder}: a folder, not a profile file" in r.stderr, r.stderr
+    assert not (ws.agent_dir / "runs").exists() or not list((ws.agent_dir / "runs").iterdir())
+
+
 def test_rename_changes_the_name_only(rook_workspace, rook_cli):
     ws = rook_workspace
     two_profiles(ws)
