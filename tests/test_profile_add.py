@@ -833,6 +833,19 @@ def test_an_author_agent_from_config_that_cannot_run_names_config_not_a_flag(
     assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
 
 
+@pytest.mark.timeout(60)
+def test_an_author_that_is_a_folder_or_a_pipe_is_said_to_be_one(rook_workspace, rook_cli, tmp_path):
+    # --author DIR (or a FIFO) said "'DIR' not found (no DIR)": it is there
+    os.mkfifo(tmp_path / "fifo")
+    for author, said in ((tmp_path, "is a directory, not a program"),
+                         (tmp_path / "fifo", "is not a regular file (a pipe, a socket or a device)")):  # fmt: skip
+        r = add(rook_cli, rook_workspace, "desk", "--notes", "anything", "--author", str(author))
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert f"--author: {str(author)!r} {said}" in r.stderr, r.stderr
+        assert "not found" not in r.stderr, r.stderr
+    assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
+
+
 def test_sources_that_cannot_be_written(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     odd = tmp_path / "odd.txt"

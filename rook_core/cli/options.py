@@ -99,8 +99,15 @@ def refuse_unrunnable_author(command: str | None, workspace: Path, given: str = 
         raise ConfigError(f"{given}: cannot split the command line: {exc}") from None
     if argv and "/" not in argv[0] and shutil.which(argv[0]) is None:
         raise ConfigError(f"{given}: {argv[0]!r} is not installed (not on PATH)")
-    if argv and "/" in argv[0] and not (workspace / argv[0]).is_file():
-        raise ConfigError(f"{given}: {argv[0]!r} not found (no {workspace / argv[0]})")
+    path = workspace / argv[0] if argv else workspace
+    if argv and "/" in argv[0] and not path.is_file():
+        if path.is_dir():
+            raise ConfigError(f"{given}: {argv[0]!r} is a directory, not a program")
+        if path.exists():
+            raise ConfigError(
+                f"{given}: {argv[0]!r} is not a regular file (a pipe, a socket or a device)"
+            )
+        raise ConfigError(f"{given}: {argv[0]!r} not found (no {path})")
 
 
 def split_csv(values: tuple[str, ...]) -> list[str]:
