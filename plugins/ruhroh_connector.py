@@ -192,6 +192,12 @@ def resolve_command(
                 raise ConfigError(
                     f"ruhroh command {first!r} is a directory ({folder}); name the wrapper in it"
                 )
+            odd = next((c for c in tried if c.exists()), None)  # a FIFO, a device
+            if odd is not None:
+                raise ConfigError(
+                    f"ruhroh command {first!r} is not a regular file (a pipe, a socket or a "
+                    f"device: {odd}); name the wrapper"
+                )
             raise ConfigError(
                 f"ruhroh command {first!r} not found; tried {' and '.join(str(c) for c in tried)}"
                 + _unexpanded(first)

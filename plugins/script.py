@@ -163,6 +163,11 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
                 f"hook script {config['path']!r} is a directory ({candidate}); "
                 "name the script in it"
             )
+        if candidate.exists():  # a FIFO, a device: there, but never a script
+            raise ConfigError(
+                f"hook script {config['path']!r} is not a regular file (a pipe, a socket or a "
+                f"device: {candidate}); name a script"
+            )
     tried = " and ".join(str(c) for c in candidates)
     hint = ""
     if len(config["path"].split()) > 1:  # node scripts/agent.mjs, scripts/agent.sh --fast

@@ -552,6 +552,14 @@ def test_a_hook_path_that_is_a_directory_is_named_so(ws, rook_cli):
     refused(rook_cli("run"), ws, "'scripts/tools' is a directory")
 
 
+def test_a_hook_path_that_is_a_pipe_or_a_device_is_named_so(ws, rook_cli):
+    # a FIFO (or /dev/null) was "hook script ... not found; tried ...": it is there
+    os.mkfifo(ws.agent_dir / "scripts" / "pipe")
+    for path in ("scripts/pipe", "/dev/null"):
+        ws.profile({"id": "p", "hooks": {"execute": path}})
+        refused(rook_cli("run"), ws, f"hook script {path!r} is not a regular file (a pipe")
+
+
 def test_missing_interpreter_is_named(ws, rook_cli, monkeypatch, tmp_path):
     ws.script("a.mjs", "console.log('{}')", executable=False)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.mjs"}})

@@ -1325,6 +1325,8 @@ def test_workspace_only_cannot_run_multi_turn(rook_workspace, rook_cli, probe_di
         ({"ruhroh": {"command": "./missing.sh"}}, "not found"),
         # a folder was "not found; tried ..." though it exists
         ({"ruhroh": {"command": "./scripts"}}, "ruhroh command './scripts' is a directory ("),
+        # a device (or a FIFO) was "not found; tried ..." too
+        ({"ruhroh": {"command": "/dev/null"}}, "ruhroh command '/dev/null' is not a regular file"),
         ({"ruhroh": {"command": "no-such-program-xyz"}}, "not on PATH"),
         ({"ruhroh": {"command": BASH, "max_iterations": 0}}, "hooks.execute.ruhroh.max_iterations"),
         ({"ruhroh": {"command": BASH, "bogus": 1}}, "hooks.execute.ruhroh.bogus"),
