@@ -575,7 +575,8 @@ def table(report: dict[str, Any]) -> str:
         text += f"\ngate --min-pass-rate {gate['min_pass_rate']:g}: " + (
             f"missed by {missed}" if missed else reached
         )
-    return text + f"\nrun {report['run']['id']}: {report['run']['dir']}"
+    # a workspace folder's ESC or U+202E shown as its escape, never obeyed
+    return text + f"\nrun {report['run']['id']}: {printable(report['run']['dir'])}"
 
 
 def scenario_stats(report: dict[str, Any]) -> list[dict[str, Any]]:

@@ -215,3 +215,19 @@ def test_init_shows_a_workspace_path_with_control_characters_as_escapes(example)
     assert "is inside the workspace" in done.stderr, out
     assert not raw_controls(out), out
     assert (ws / name / ".testmuai/rook/projects/p/agents/a").is_dir()
+
+
+def test_the_run_line_shows_a_workspace_path_with_control_characters_as_escapes(tmp_path):
+    # the table's last line, "run ID: DIR", of rook run, rook runs show, rook report
+    # and rook merge, printed a workspace folder's ESC ]0;, BEL and U+202E raw
+    ws = tmp_path / "ws\x1b]0;pwned\x07\u202e"
+    ws.mkdir()
+    made = subprocess.run([*ROOK, "init", "--project", "d", "--agent", "a", "--example"],
+                          cwd=ws, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    shown = str(tmp_path / "ws\\x1b]0;pwned\\x07\\u202e") + "/.testmuai/rook/projects/d/agents/a"
+    for args in (["run"], ["runs", "show", "latest"], ["report", "latest"]):
+        done = subprocess.run([*ROOK, *args], cwd=ws, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        assert f": {shown}/runs/" in done.stdout, (args, done.stdout)
+        assert not raw_controls(done.stdout + done.stderr), (args, done.stdout, done.stderr)
