@@ -421,7 +421,7 @@ def find_profile(
                 f"choose one with {choose}, or make one active: rook profile use NAME"
             )
     direct = profiles_dir / f"{name}.yaml"
-    if direct.is_file():  # the common case, from the cache: NAME.yaml holds the id NAME
+    if fits(direct) and direct.is_file():  # the common case: NAME.yaml holds the id NAME
         profile = load_profile(direct, transports, cache)
         if profile.id == name:
             return _sole_holder(profile, direct, candidates)
@@ -486,6 +486,13 @@ def _text(path: Path) -> str:
         return ""
 
 
+def fits(path: Path) -> bool:
+    """Whether ``path``'s last part can be a file name (at most 255 bytes): a longer
+    one (``--profile NAME`` with a profile's long name, a run reference) names no
+    file, and asking the system about it raises ``File name too long``."""
+    return len(os.fsencode(path.name)) <= 255
+
+
 def locate_profile(profiles_dir: Path, name: str) -> Path:
     """The file of the profile ``name`` picks, as ``rook run --profile NAME``,
     ``rook profile use NAME`` and ``rook runs --profile NAME`` take it: an id
@@ -500,7 +507,7 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
     direct = profiles_dir / f"{name}.yaml"
-    named = direct.exists() and not direct.is_dir()  # a FIFO too: load_yaml names it
+    named = fits(direct) and direct.exists() and not direct.is_dir()  # a FIFO: load_yaml says
     if named:
         data = load_yaml(direct, ProfileError)
         if isinstance(data, dict) and data.get("id") == name:
@@ -542,7 +549,7 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         return by_name[0]
     if suspect is not None:
         raise suspect
-    if direct.is_dir():  # listed below as a profile, it would say NAME is and is not there
+    if fits(direct) and direct.is_dir():  # listed as a profile, NAME would be and not be there
         raise ProfileError(
             f"{direct}: a folder, not a profile file; a profile is a YAML file: move the "
             "folder away, or write the profile there as a file"

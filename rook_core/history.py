@@ -401,7 +401,8 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         raise ConfigError(
             f"run {ref!r}: names no run; give its id, a unique prefix, latest or latest~N"
         )
-    if ref and "/" not in ref and (runs_dir / ref / RUN_FILE).is_file():
+    named = "/" not in ref and len(os.fsencode(ref)) <= 255  # longer: no file name, ENAMETOOLONG
+    if named and (runs_dir / ref / RUN_FILE).is_file():
         return runs_dir / ref
     m = re.match(_LATEST, ref)
     if m:

@@ -129,6 +129,28 @@ def test_use_refuses_a_folder_named_active_as_a_mistake(rook_workspace, rook_cli
     assert (active / "notes.txt").read_text() == "mine\n"
 
 
+def test_a_name_longer_than_a_file_name_is_looked_up_not_refused(rook_workspace, rook_cli):
+    """A name longer than a file name can be (255 bytes) ended every command that
+    took it with '.../profiles/NAME.yaml: File name too long': a profile renamed so
+    (rook profile rename allows it) could not be picked by its name, and a run
+    reference that long was not said to be no run."""
+    ws = rook_workspace
+    two_profiles(ws)
+    long = "j" * 300
+    assert cli(rook_cli, ws, "rename", "staging", long).exit_code == 0
+    r = cli(rook_cli, ws, "show", long)
+    assert r.exit_code == 0 and "(id staging)" in r.stdout, r.stdout + r.stderr
+    r = cli(rook_cli, ws, "use", long)
+    assert r.exit_code == 0 and "active profile: staging" in r.stdout, r.stdout + r.stderr
+    r = cli(rook_cli, ws, "show", "k" * 300)
+    assert r.exit_code == 2 and "File name too long" not in r.stderr, r.stderr
+    assert f"profile {'k' * 300!r} not found" in r.stderr, r.stderr
+    for args in (["report", "r" * 300], ["runs", "show", "r" * 300]):
+        r = rook_cli(*args, "--workspace", str(ws.root))
+        assert r.exit_code == 2 and "File name too long" not in r.stderr, r.stderr
+        assert f"run {'r' * 300}: no " in r.stderr, r.stderr
+
+
 def test_a_folder_named_as_the_profile_file_is_said_to_be_one(rook_workspace, rook_cli):
     """profiles/desk.yaml a folder: rook profile show desk said "profile 'desk'
     not found ... (profiles: desk)", and rook run "active: names 'desk', which is
