@@ -308,6 +308,10 @@ def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names[flag] = "n" * 128
     proc = rook("init", "--project", names["--project"], "--agent", names["--agent"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
+    # in a workspace whose folders exist: was '.../projects/nnn...: File name too long'
+    names[flag] = "n" * 300
+    proc = rook("init", "--project", names["--project"], "--agent", names["--agent"], cwd=tmp_path)
+    clean_error(proc, flag, "300 characters; at most 128")
 
 
 def test_profile_add_refuses_a_name_too_long(example):

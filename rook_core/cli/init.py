@@ -111,9 +111,9 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     if not (root / ROOT).is_dir():
         outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
     _redact_workspace_secrets([root] if outer is None else [root, outer])
+    check_name("--project", project)  # before any path is made of them (300 characters:
+    check_name("--agent", agent)  # 'File name too long' asking whether the folder exists)
     if example:  # refused before the folders are made and "created" is said
-        check_name("--project", project)
-        check_name("--agent", agent)
         check_example(Agent(root, project, agent).dir)
     import shlex
 
