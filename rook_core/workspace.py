@@ -45,7 +45,11 @@ def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) 
     if explicit is not None:
         no_directory(explicit if isinstance(explicit, str) else str(explicit))
         path = user_path(explicit).resolve()
-        if not path.is_dir():
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # a name too long for a file name (ENAMETOOLONG)
+            raise WorkspaceError(f"{given_as(explicit)} {explicit}: {exc.strerror}") from None
+        if not is_dir:
             raise WorkspaceError(f"{given_as(explicit)} {explicit}: not a directory")
         return _utf8_path(path)
     start = (cwd or Path.cwd()).resolve()

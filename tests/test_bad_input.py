@@ -298,6 +298,21 @@ def test_init_tells_why_a_name_of_allowed_characters_is_refused(tmp_path, flag, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "command", [["runs"], ["run"], ["profile", "list"], ["init", "--project", "p", "--agent", "a"]]
+)
+def test_a_workspace_name_too_long_is_refused_naming_the_flag(example, command):
+    # -w of 300 characters: '/.../www...: File name too long', naming no flag
+    # (and rook doctor stopped there, instead of reporting it as a problem)
+    ws, _ = example
+    proc = rook(*command, "-w", "w" * 300, cwd=ws)
+    clean_error(proc, f"--workspace {'w' * 300}: File name too long")
+    assert "w" * 300 not in os.listdir(ws)
+    doctor = rook("doctor", "-w", "w" * 300, cwd=ws)
+    assert doctor.returncode == 1, (doctor.stdout, doctor.stderr)
+    assert f"workspace: --workspace {'w' * 300}: File name too long" in doctor.stdout
+
+
 @pytest.mark.parametrize("flag", ["--project", "--agent"])
 def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names = {"--project": "p", "--agent": "a"}

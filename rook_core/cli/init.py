@@ -105,8 +105,11 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     if workspace is not None:
         no_directory(workspace)
     root = user_path(workspace).resolve() if workspace else Path.cwd()  # ~ as rook run
-    if workspace and root.exists() and not root.is_dir():
-        raise WorkspaceError(f"--workspace {workspace}: not a directory")
+    try:
+        if workspace and root.exists() and not root.is_dir():
+            raise WorkspaceError(f"--workspace {workspace}: not a directory")
+    except OSError as exc:  # a name too long for a file name (ENAMETOOLONG)
+        raise WorkspaceError(f"--workspace {workspace}: {exc.strerror}") from None
     outer = None  # a workspace above: this one, new, is nested in it (allowed, but said)
     if not (root / ROOT).is_dir():
         outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
