@@ -369,6 +369,13 @@ def target_problem(path: Path) -> str | None:
     written to a temporary file beside ``path``, then renamed). Nothing is
     left behind: a probe file or directory is removed at once.
     """
+    try:
+        return _target_problem(path)
+    except OSError as exc:  # asking about it failed: a name too long, a folder not searchable
+        return f"cannot use {path}: {exc.strerror or exc}"
+
+
+def _target_problem(path: Path) -> str | None:
     if path.is_dir():
         return f"{path} is a directory"
     if is_special(path):  # written into as it is (see atomic_file)

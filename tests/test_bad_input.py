@@ -313,6 +313,21 @@ def test_a_workspace_name_too_long_is_refused_naming_the_flag(example, command):
     assert f"workspace: --workspace {'w' * 300}: File name too long" in doctor.stdout
 
 
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_path_too_long_is_refused_naming_the_flag(example, command):
+    # --report json:www....json (300 characters): 'www....json: File name too long'
+    # from the last-resort boundary, naming no flag, where every other target
+    # problem is '--report json:PATH: ...'
+    ws, agent = example
+    if command[0] == "report":
+        assert rook("run", cwd=ws).returncode == 0
+    runs = sorted(os.listdir(agent / "runs")) if (agent / "runs").exists() else []
+    target = "w" * 300 + ".json"
+    proc = rook(*command, "--report", f"json:{target}", cwd=ws)
+    clean_error(proc, f"--report json:{target}: ", "File name too long")
+    assert (sorted(os.listdir(agent / "runs")) if (agent / "runs").exists() else []) == runs
+
+
 @pytest.mark.parametrize("flag", ["--project", "--agent"])
 def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names = {"--project": "p", "--agent": "a"}
