@@ -1336,6 +1336,14 @@ def test_from_a_directory_says_so(rook_workspace, rook_cli, tmp_path):
     assert r.exit_code == 2 and "nope.txt: no such file" in r.stderr
 
 
+def test_from_a_name_too_long_for_a_file_names_the_flag(rook_workspace, rook_cli):
+    # --from www... (300 characters): '/cwd/www...: File name too long', no flag named
+    r = add(rook_cli, rook_workspace, "d", "--from", "w" * 300)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--from {'w' * 300}: cannot read it: " in r.stderr and "too long" in r.stderr
+    assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
+
+
 def test_from_a_pipe_or_device_says_what_it_is_and_how_to_pipe(rook_workspace, rook_cli, tmp_path):
     # `--from <(pbpaste)` (a pipe) and /dev/null were "no such file": they exist
     os.mkfifo(tmp_path / "fifo")

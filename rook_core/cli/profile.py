@@ -135,7 +135,11 @@ def read_source(
                 wait(f"{label}: no answer to GET ({why}); trying it as an endpoint")
             return source
         path = user_path(from_)
-        if not path.is_file():
+        try:
+            is_file = path.is_file()
+        except OSError as exc:  # a name too long for a file (ENAMETOOLONG)
+            raise ConfigError(f"--from {from_}: cannot read it: {exc.strerror}") from None
+        if not is_file:
             what = "a directory, not a file" if path.is_dir() else "no such file"
             if path.exists() and not path.is_dir():  # never waited on: a pipe may not end
                 what = (
