@@ -318,13 +318,18 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
 
 
 def undeclared_env(
-    hooks: dict[str, HookEntry], loaded: dict[str, Any], transports: Registry
+    hooks: dict[str, HookEntry],
+    loaded: dict[str, Any],
+    transports: Registry,
+    written: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per phase, ``{transport: {field: [message]}}`` for each variable a hook
     entry reads itself (``{{env.NAME}}``) that the profile does not declare in
     ``env:``: nothing would check it is set before the run, and its value, a
     secret, would not be redacted. A ``hook_env`` name, or a variable Rook sets
-    in that phase, needs no declaration."""
+    in that phase, needs no declaration. The message cites ``{{env.NAME}}`` where
+    the entry as ``written`` (the file's ``hooks``) holds it, else names the
+    plugin that reads the variable."""
     declared = {e["variable"] for e in loaded["env"]}
     plain = set(loaded["hook_env"]) - set(ROOK_VARIABLES)
     found: dict[str, dict[str, Any]] = {}
@@ -366,8 +371,11 @@ def undeclared_env(
                     "it is set before the run, nor redact its value); add "
                     f"env: [{{variable: {name}, purpose: ...}}]"
                 )
+            cited = f"{{{{env.{name}}}}}"
+            if cited not in str(_mapping(written).get(phase)):  # a variable of the plugin's own
+                cited = f"the transport plugin {owner} reads the variable {name}"
             messages = found.setdefault(phase, {}).setdefault(entry.transport, {})
-            messages.setdefault(where, []).append(f"{{{{env.{name}}}}}: {why}")
+            messages.setdefault(where, []).append(f"{cited}: {why}")
     return found
 
 
@@ -448,7 +456,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         if isinstance(found, dict) and isinstance(found.get(name, []), list):
             found[name] = [*found.get(name, []), message]
     if loaded is not None:
-        for phase, problems in undeclared_env(hooks, loaded, transports).items():
+        for phase, problems in undeclared_env(hooks, loaded, transports, raw_hooks).items():
             errors.setdefault("hooks", {})
             if isinstance(errors["hooks"], dict):
                 errors["hooks"][phase] = problems

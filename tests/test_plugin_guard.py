@@ -614,6 +614,41 @@ def test_a_transport_plugin_whose_env_names_returns_no_pairs_is_named_not_a_trac
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
 
 
+@pytest.mark.parametrize(
+    "variable, why",
+    [
+        ("API_KEY", "API_KEY is not declared in the profile's env: list"),
+        ("ROOK_TURN", "Rook does not set ROOK_TURN in open"),
+    ],
+)
+def test_a_transport_plugin_variable_not_declared_is_named_in_its_own_terms(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, variable, why
+):
+    """A transport plugin whose env_names gives a variable the profile does not
+    declare was refused in the http transport's placeholder syntax
+    ('hooks.execute.fussy.key: {{env.API_KEY}}: ...'), which the user never wrote
+    and no fussy entry takes. The field and the variable are named, with the plugin
+    that reads it."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"open": {"fussy": "HI"},
+                                                 "execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("ROOK_NO_CACHE", "1")
+    monkeypatch.setenv("FUSSY_ENV_NAMES", json.dumps([["key", variable]]))
+    for command in (("run",), ("doctor",)):
+        r = rook_cli(*command)
+        assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
+        out = r.stdout + r.stderr
+        assert "{{env." not in out, out
+        phase = "open" if variable.startswith("ROOK_") else "execute"
+        assert (
+            f"hooks.{phase}.fussy.key: the transport plugin fussy (rook-fussy) reads the "
+            f"variable {variable}: {why}"
+        ) in out, out
+    assert rook_cli("run").exit_code == 2
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+
+
 def test_a_transport_plugin_whose_start_raises_is_named_not_a_traceback(
     rook_distribution, rook_workspace, rook_cli, monkeypatch
 ):
