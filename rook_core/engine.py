@@ -1179,6 +1179,7 @@ def check_scenarios(
                 raise ConfigError(
                     f"the transport plugin {rook.transports.owner(entry.transport)} could not "
                     f"check scenario {scenario.id!r}: {exception_text(exc)}"[:500]
+                    + f" (hooks.{phase} of {profile.path})"
                 ) from None
             if why and not isinstance(why, str):  # the plugin's bug: named
                 raise ConfigError(

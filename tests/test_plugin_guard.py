@@ -524,8 +524,8 @@ def rook_register_transports(register):
                                os.environ.get("FUSSY_ENV_NAMES", "[]"))),
                            runnable=fails("runnable", lambda c, s: json.loads(
                                os.environ.get("FUSSY_REASON", "null"))),
-                           check_scenario=lambda c, s: json.loads(
-                               os.environ.get("FUSSY_SCENARIO_REASON", "null")),
+                           check_scenario=fails("check_scenario", lambda c, s: json.loads(
+                               os.environ.get("FUSSY_SCENARIO_REASON", "null"))),
                            saved_names=fails("saved_names", lambda c: json.loads(
                                os.environ.get("FUSSY_SAVES", "[]")))))
 
@@ -721,6 +721,27 @@ def test_a_transport_plugin_whose_runnable_or_check_scenario_returns_no_text_is_
         "for scenario 'loud', not a reason (a text, or None when the entry can send it)"
     ) in r.stderr, r.stderr
     assert len(list(rook_workspace.runs_dir.glob("*/run.json"))) == runs, "nothing ran"
+
+
+def test_a_transport_plugin_whose_check_scenario_raises_names_the_phase_and_profile(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """check_scenario raising refused the run naming the plugin and the scenario
+    alone, while its returning True named 'hooks.execute of PROFILE' too: the user
+    could not tell which entry of which profile asked. Both name them now."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("FUSSY_FAILS", "check_scenario")
+    r = rook_cli("run")
+    assert r.exception is None and r.exit_code == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    profile = rook_workspace.agent_dir / "profiles" / "p.yaml"
+    assert (
+        "the transport plugin fussy (rook-fussy) could not check scenario 'loud': "
+        f"RuntimeError: the check_scenario of fussy has a bug (hooks.execute of {profile})"
+    ) in r.stderr, r.stderr
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
 
 
 BAD_REGISTRATION = """
