@@ -1111,6 +1111,17 @@ def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun
     return runs
 
 
+def kept(owner: str, callback: str, given: Any, returned: Any) -> Any:
+    """The config a transport's ``resolve`` or ``check`` returned; ``None`` for
+    an entry that had one is a forgotten ``return config``, refused up front
+    rather than failing every scenario with the plugin's own ``TypeError``."""
+    if returned is None and given is not None:
+        raise ConfigError(
+            f"the transport plugin {owner} returned None from {callback}; return the entry's config"
+        )
+    return returned
+
+
 def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry: Any) -> None:
     """Let the entry's transport check it before anything runs (``resolve``, then
     ``check``); a :class:`ConfigError` names the problem. ``rook run`` and ``rook
@@ -1124,16 +1135,18 @@ def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry:
             f"transport {entry.transport!r} ({rook.transports.owner(entry.transport)}) runs "
             f"no {phase!r} phase (it implements no {hook_name} hook)"
         )
+    owner = rook.transports.owner(entry.transport)
     try:
         if spec.resolve is not None:
-            entry.config = spec.resolve(entry.config, agent)
+            entry.config = kept(owner, "resolve", entry.config, spec.resolve(entry.config, agent))
         if spec.check is not None:
-            entry.config = run_check(spec, entry.config, rook, phase, profile)
+            checked = run_check(spec, entry.config, rook, phase, profile)
+            entry.config = kept(owner, "check", entry.config, checked)
     except RookError:
         raise
     except Exception as exc:  # the plugin's bug: named, never a traceback
         raise ConfigError(
-            f"the transport plugin {rook.transports.owner(entry.transport)} could not check "
+            f"the transport plugin {owner} could not check "
             f"its {entry.transport!r} entry: {exception_text(exc)}"[:500]
         ) from None
 

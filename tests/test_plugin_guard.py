@@ -503,6 +503,10 @@ def fails(name, result):
     return callback
 
 
+def returned(name, config):  # FUSSY_RETURNS_NONE: the callback that forgets `return config`
+    return None if os.environ.get("FUSSY_RETURNS_NONE") == name else config
+
+
 async def execute(call):
     now = time.time()
     return HookResult(call.phase, "ok", 0.0, now, now, data={"output": call.entry.config},
@@ -518,8 +522,8 @@ async def start(run):
 @hookimpl
 def rook_register_transports(register):
     register(TransportSpec(key="fussy", load_config=fails("load_config", lambda v: v), start=start,
-                           resolve=fails("resolve", lambda c, a: c),
-                           check=fails("check", lambda c, p: c),
+                           resolve=fails("resolve", lambda c, a: returned("resolve", c)),
+                           check=fails("check", lambda c, p: returned("check", c)),
                            env_names=fails("env_names", lambda c: json.loads(
                                os.environ.get("FUSSY_ENV_NAMES", "[]"))),
                            runnable=fails("runnable", lambda c, s: json.loads(
@@ -558,6 +562,33 @@ def test_a_transport_plugin_whose_callback_raises_is_named_not_a_traceback(
     assert rook_cli("run").exit_code == 2
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
     monkeypatch.delenv("FUSSY_FAILS")
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+@pytest.mark.parametrize("callback", ["resolve", "check"])
+def test_a_transport_plugin_whose_resolve_or_check_returns_none_is_refused_up_front(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, callback
+):
+    """A resolve or check that forgot `return config` made the entry's config None:
+    the run started, and every scenario was an error with the plugin's own TypeError
+    (here: 'output is null'), while rook doctor found no problem. It is refused
+    before anything runs, naming the plugin, the callback and what it returned."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("FUSSY_RETURNS_NONE", callback)
+    for command in (("run",), ("doctor",), ("profile", "test", "p")):
+        r = rook_cli(*command)
+        assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
+        out = r.stdout + r.stderr
+        assert "p.yaml" in out and "hooks.execute" in out, out
+        assert (
+            f"the transport plugin fussy (rook-fussy) returned None from {callback}; "
+            "return the entry's config"
+        ) in out, out
+    assert rook_cli("run").exit_code == 2
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+    monkeypatch.delenv("FUSSY_RETURNS_NONE")
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
 
 
