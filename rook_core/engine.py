@@ -1114,7 +1114,14 @@ def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun
 def kept(owner: str, callback: str, given: Any, returned: Any) -> Any:
     """The config a transport's ``resolve`` or ``check`` returned; ``None`` for
     an entry that had one is a forgotten ``return config``, refused up front
-    rather than failing every scenario with the plugin's own ``TypeError``."""
+    rather than failing every scenario with the plugin's own ``TypeError``; so is
+    the coroutine of one written ``async def``."""
+    if asyncio.iscoroutine(returned):
+        returned.close()  # never to be awaited: no 'never awaited' warning of Python's
+        raise ConfigError(
+            f"the transport plugin {owner} returned a coroutine from {callback} (an async def); "
+            f"{callback} is a plain function: return the entry's config"
+        )
     if returned is None and given is not None:
         raise ConfigError(
             f"the transport plugin {owner} returned None from {callback}; return the entry's config"

@@ -503,7 +503,13 @@ def fails(name, result):
     return callback
 
 
+async def later(config):
+    return config
+
+
 def returned(name, config):  # FUSSY_RETURNS_NONE: the callback that forgets `return config`
+    if os.environ.get("FUSSY_RETURNS_ASYNC") == name:  # one written `async def`
+        return later(config)
     return None if os.environ.get("FUSSY_RETURNS_NONE") == name else config
 
 
@@ -590,6 +596,31 @@ def test_a_transport_plugin_whose_resolve_or_check_returns_none_is_refused_up_fr
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
     monkeypatch.delenv("FUSSY_RETURNS_NONE")
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+@pytest.mark.parametrize("callback", ["resolve", "check"])
+def test_a_transport_plugin_whose_resolve_or_check_is_async_is_refused_up_front(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, callback
+):
+    """A resolve or check written `async def` returned a coroutine, which became the
+    entry's config: the run started and every scenario was an error with the plugin's
+    own TypeError ('coroutine' object ...). It is refused before anything runs."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    monkeypatch.setenv("FUSSY_RETURNS_ASYNC", callback)
+    for command in (("run",), ("doctor",)):
+        r = rook_cli(*command)
+        assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
+        out = r.stdout + r.stderr
+        assert "p.yaml" in out and "hooks.execute" in out, out
+        assert (
+            f"the transport plugin fussy (rook-fussy) returned a coroutine from {callback} "
+            f"(an async def); {callback} is a plain function: return the entry's config"
+        ) in out, out
+        assert "never awaited" not in out, out
+    assert rook_cli("run").exit_code == 2
+    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
 
 
 @pytest.mark.parametrize(
