@@ -84,6 +84,44 @@ def test_a_plugins_description_is_one_line_in_rook_plugins(rook_distribution, ro
     assert listed["wordy"].startswith("Call the agent.\n\n")  # the JSON keeps it as given
 
 
+MODEST = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Polite(CriterionType):
+    name = "polite"  # no description
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "polite enough")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Polite())
+"""
+
+
+def test_a_criterion_type_without_a_description_is_aligned_in_rook_plugins(
+    rook_distribution, rook_cli
+):
+    """A criterion type with no description was listed out of line with the
+    others ('  polite  · polite (rook-polite)'): its name's padding was cut
+    with the missing description. Its plugin is where the descriptions are."""
+    rook_distribution("rook-polite", {"polite": "rook_polite"}, {"rook_polite.py": MODEST})
+    r = rook_cli("plugins")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    criteria = lines[lines.index("criteria:") + 1 :]
+    criteria = criteria[: next(i for i, ln in enumerate(criteria) if not ln.startswith("  "))]
+    polite = next(ln for ln in criteria if ln.startswith("  polite "))
+    contains = next(ln for ln in criteria if ln.startswith("  contains "))
+    column = len(contains) - len(contains[2:].split(None, 1)[1])  # where descriptions start
+    assert polite[column:] == "· polite (rook-polite)", r.stdout
+    assert polite[2:column].rstrip() == "polite"
+
+
 def test_operator_switches_disable_and_allow(monkeypatch):
     monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "reporters")
     assert "json" not in build_plugin_manager().reporters

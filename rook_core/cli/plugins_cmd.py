@@ -72,8 +72,8 @@ def plugins_command(as_json: bool) -> None:
         width = max(len(n) for n in names)
         for name in names:
             shown = printable(" ".join(str(described[kind].get(name, "")).split()))  # one line
-            line = f"  {name:<{width}}  {shown}".rstrip()
-            click.echo(f"{line}  · {registry.owner(name)}")
+            shown += "  " if shown else ""  # none: its plugin where the descriptions are
+            click.echo(f"  {name:<{width}}  {shown}· {registry.owner(name)}")
     _say_failures(failures)
 
 
