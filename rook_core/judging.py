@@ -530,7 +530,8 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     """``verdict`` when its status is one of the four, else that criterion's error:
     a misspelt status (``"pass"``) must never count as a pass. A reason longer
     than :data:`REASON_MAX` is cut, the whole one kept in its evidence; one that
-    is not a text (a score, ``None``) is that criterion's error too."""
+    is not a text (a score, ``None``) is that criterion's error too, and so is
+    evidence that is not a dict (a list: kept in the error's evidence)."""
     evidence = verdict.evidence  # most verdicts carry none: nothing to check
     unwritable, evidence = _as_json(evidence) if evidence else (None, evidence)
     if unwritable:
@@ -543,6 +544,14 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
         verdict = Verdict(verdict.status, _SURROGATE.sub("\ufffd", verdict.reason), evidence)
     elif evidence is not verdict.evidence:
         verdict = Verdict(verdict.status, verdict.reason, evidence)
+    if evidence is not None and not isinstance(evidence, dict):  # a list: kept, never dropped
+        kept = {"evidence": evidence}
+        return Verdict(
+            ERROR,
+            f"{who} returned a Verdict whose evidence is {current().head(repr(evidence), 60)}, "
+            "not a dict",
+            {**kept, "reason": verdict.reason} if isinstance(verdict.reason, str) else kept,
+        )
     if not isinstance(verdict.reason, str):
         return Verdict(
             ERROR,

@@ -373,6 +373,59 @@ def test_a_verdict_with_text_that_is_not_utf8_is_written_with_replacement_charac
     assert shown.report["scenarios"][0]["criteria"][0]["reason"] == "found report-\ufffd.md"
 
 
+LISTED = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Listy(CriterionType):
+    name = "listy"
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "y" * 5000, ["a"])  # a list where the evidence dict goes
+
+
+class Tally:
+    def __call__(self, config, view):
+        return Verdict(PASSED, "fine", [1, 2])
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Listy())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("tally", Tally())
+"""
+
+
+def test_a_verdict_whose_evidence_is_not_a_dict_is_an_error_and_kept(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion plugin's ``Verdict(PASSED, "y" * 5000, ["a"])`` passed with its
+    evidence silently replaced by {"reason": ...} (the list lost when the long
+    reason was kept); a short reason kept the list, though a verdict's evidence
+    is a dict. Either is that criterion's error, named, the list kept."""
+    rook_distribution("rook-listed", {"listed": "rook_listed"}, {"rook_listed.py": LISTED})
+    secret_workspace(rook_workspace, monkeypatch, [{"listy": True}, {"judge": {"name": "tally"}}])
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exception is None and "rook: error" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    listy, tally = r.report["scenarios"][0]["criteria"]
+    assert listy["status"] == tally["status"] == "error"
+    assert listy["reason"] == (
+        "criterion listy (listed (rook-listed)) returned a Verdict whose evidence is ['a'], "
+        "not a dict"), listy["reason"][:300]
+    assert listy["evidence"] == {"evidence": ["a"], "reason": "y" * 5000}
+    assert tally["reason"] == (
+        "judge 'tally' (listed (rook-listed)) returned a Verdict whose evidence is [1, 2], "
+        "not a dict")
+    assert tally["evidence"] == {"evidence": [1, 2], "reason": "fine"}
+
+
 WORDY = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
