@@ -384,11 +384,14 @@ def write_reports(
                 written = writer(report, given)
                 if inspect.isawaitable(written):  # an async def write: run it to its end
                     asyncio.run(_awaited(written))
-                if not os.path.lexists(given):  # it wrote elsewhere, or returned early
-                    failed[fmt, path] = (
+                left = _left_at(given)
+                if left:  # raised, so what it wrote is removed and what was there stays
+                    raise _NotWritten(
                         f"--report {fmt}:{path}: the {fmt!r} reporter "
-                        f"({rook.reporters.owner(fmt)}) wrote nothing at the path it was given"
+                        f"({rook.reporters.owner(fmt)}) {left}"
                     )
+        except _NotWritten as exc:
+            failed[fmt, path] = str(exc)
         except OSError as exc:  # named as before the run when it can be (a folder now a file)
             blocked = f" {exc.filename2}" if exc.filename2 else ""  # a companion's place
             problem = target_problem(target) or f"cannot write{blocked}: {exc.strerror or exc}"
@@ -406,6 +409,20 @@ def write_reports(
     _back_to(home)
     # a plugin's message may hold a secret, and control characters (ESC [2J) for a terminal
     return {k: printable(scrub(v)) for k, v in failed.items()}
+
+
+class _NotWritten(Exception):
+    """A reporter returned without a report file at its path (the message says why)."""
+
+
+def _left_at(given: Path) -> str:
+    """What is wrong with what a reporter left at the path it was given ('' when
+    it is a report): nothing (it wrote elsewhere, or returned early), or a folder."""
+    if not os.path.lexists(given):
+        return "wrote nothing at the path it was given"
+    if os.path.isdir(given):
+        return "left a folder at the path it was given, not a file"
+    return ""
 
 
 def _cwd() -> str | None:

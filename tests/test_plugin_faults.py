@@ -1327,6 +1327,47 @@ def test_a_reporter_that_writes_nothing_at_its_path_is_named(
     assert r.exit_code == 1
 
 
+FOLDER_REPORTER = """
+from rook_core.hookspecs import hookimpl
+
+
+def write_folder(report, path):
+    path.with_suffix(".css").write_text("a companion")
+    path.mkdir()  # a folder where the report goes
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("folder", write_folder)
+"""
+
+
+def test_a_reporter_that_leaves_a_folder_at_its_path_is_named(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A reporter that made a folder at the path it was given (``path.mkdir()``)
+    exited 0 with that folder as the report. It is that reporter's failure,
+    named, exit 1, and what it wrote is removed as when it raises: the file
+    that was there stays."""
+    rook_distribution("rook-folder", {"folder": "rook_folder"},
+                      {"rook_folder.py": FOLDER_REPORTER})
+    secret_workspace(rook_workspace, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.txt").write_text("the last good report")
+    for target in ("out/new.txt", "out/old.txt"):
+        r = rook_cli("run", f"--report=folder:{target}", "--json")
+        assert r.exception is None and r.statuses() == {"s1": "passed", "s2": "passed"}
+        assert (
+            f"rook: error: --report folder:{target}: the 'folder' reporter (folder "
+            "(rook-folder)) left a folder at the path it was given, not a file" in r.stderr
+        ), r.stderr
+        assert "write again with: rook report" in r.stderr
+        assert r.exit_code == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["old.txt"]
+    assert (tmp_path / "out" / "old.txt").read_text() == "the last good report"
+
+
 EXITS = """
 import os, sys
 from rook_core.hookspecs import hookimpl
