@@ -307,7 +307,8 @@ def staged(path: Path) -> Iterator[Path]:
     without an error and removed when it raises, so a reporter that fails
     midway leaves no half-written report and what was there stays. Files the
     reporter wrote beside it (named from it: ``index_files/``) are moved
-    beside ``path`` first. Links are followed, as :func:`atomic_file` follows
+    beside ``path`` first, all or none (a place that blocks one moves none).
+    Links are followed, as :func:`atomic_file` follows
     them. For Rook's own standard output or error (``/dev/stdout``, or the file
     it is redirected to) a file in a temporary folder is copied into that
     stream, after what was printed there, since opening it anew would truncate
@@ -342,6 +343,7 @@ def staged(path: Path) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent))
     try:
         yield folder / real.name
+        _check_move(folder, real.parent)  # all or nothing: a blocked place moves none
         _move_into(folder, real.parent, last=real.name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -357,6 +359,24 @@ def _move_into(folder: Path, into: Path, last: str = "") -> None:
             _move_into(Path(entry.path), there)
         else:
             os.replace(entry.path, there)
+
+
+def _check_move(folder: Path, into: Path) -> None:
+    """Raise the :class:`OSError` that :func:`_move_into` would meet partway
+    (naming the place in ``into`` that blocks it: a file where a folder goes, a
+    folder where a file goes) before anything is moved."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            there = into / entry.name
+            moved_into = there.is_dir() and not there.is_symlink()  # else replaced
+            if entry.is_dir(follow_symlinks=False):
+                if moved_into:
+                    _check_move(Path(entry.path), there)
+                elif os.path.lexists(there):
+                    why = errno.ENOTDIR
+                    raise OSError(why, os.strerror(why), entry.path, None, there)
+            elif moved_into:
+                raise OSError(errno.EISDIR, os.strerror(errno.EISDIR), entry.path, None, there)
 
 
 def target_problem(path: Path) -> str | None:

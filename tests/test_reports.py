@@ -731,6 +731,63 @@ def test_a_reporters_companion_files_are_named_from_the_target(
     assert f"site:{out}/index.html: cannot write {blocked}: Not a directory" in r.stderr, r.stderr
 
 
+SPREAD = """
+from rook_core.hookspecs import hookimpl
+
+
+def write_spread(report, path):
+    for name in ("a", "b", "c", "d", "e", "f"):  # companions beside the report, and in folders
+        path.with_name(f"{path.stem}_{name}.txt").write_text("new\\n")
+        folder = path.with_name(f"{path.stem}_{name}")
+        (folder / "sub").mkdir(parents=True)
+        (folder / "sub" / "x.txt").write_text("new\\n")
+        (folder / "y.txt").write_text("new\\n")
+    path.write_text("new report\\n")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("spread", write_spread)
+"""
+
+
+def test_a_companion_that_cannot_be_moved_leaves_the_last_report_whole(
+        rook_workspace, rook_cli, rook_distribution, tmp_path):
+    # a file where one companion folder goes failed the report, but the companions
+    # moved before it stayed: new files beside the old report, half of a report
+    rook_distribution("rook-spread", {"spread": "rook_spread"}, {"rook_spread.py": SPREAD})
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    out = tmp_path / "out"
+    out.mkdir()
+    real = os.path.realpath(out)
+
+    def files():
+        return {str(p.relative_to(out)): p.read_text() for p in out.rglob("*") if p.is_file()}
+
+    for blocker, kind, why in (("r_e", "file", "Not a directory"),  # where a folder goes
+                               ("r_e/sub", "file", "Not a directory"),  # deeper
+                               ("r_d.txt", "folder", "Is a directory")):  # where a file goes
+        shutil.rmtree(out)
+        out.mkdir()
+        (out / "r.txt").write_text("old report\n")
+        (out / "r_a.txt").write_text("old\n")
+        if blocker != "r_e":
+            (out / "r_e").mkdir()
+            (out / "r_e" / "y.txt").write_text("old\n")
+        if kind == "file":
+            (out / blocker).write_text("in the way\n")
+        else:
+            (out / blocker).mkdir()
+        before = files()
+        r = rook_cli("run", "--report", f"spread:{out}/r.txt")
+        assert r.exit_code == 1 and r.exception is None, r.stderr
+        assert f"cannot write {real}/{blocker}: {why}" in r.stderr, r.stderr
+        assert files() == before, blocker  # nothing moved: the last report is whole
+        assert not [p for p in out.iterdir() if p.name.startswith(".")]  # nor left behind
+
+
 AWAY = """
 import os
 
