@@ -656,8 +656,31 @@ def test_runs_show_of_a_sharded_run_whose_shard_is_running_says_it_is_in_progres
         listed = rook_cli("runs", "-w", str(ws.root))
         (row,) = [ln for ln in listed.stdout.splitlines() if ln.startswith("busy")]
         assert row.endswith("in progress"), listed.stdout
+        # once it recorded a scenario run since the merge: still no merge advised, which
+        # would be refused while the shard runs
+        run_dir = ws.runs_dir / "busy"
+        merged_at = (run_dir / "report.json").stat().st_mtime
+        for _ in range(100):
+            if any(f.stat().st_mtime > merged_at for f in (run_dir / "scenarios").glob("*.json")):
+                break
+            time.sleep(0.1)
+        show = rook_cli("runs", "show", "busy", "-w", str(ws.root))
+        assert shard.poll() is None, "the shard ended too soon for this test"
+        assert f"rook: run busy is in progress (pid {shard.pid}, shard 2/2)" in show.stderr
+        assert "rook merge" not in show.stderr, show.stderr
+        listed = rook_cli("runs", "-w", str(ws.root))
+        (row,) = [ln for ln in listed.stdout.splitlines() if ln.startswith("busy")]
+        assert row.endswith("in progress"), listed.stdout
+        (entry,) = json.loads(rook_cli("runs", "-w", str(ws.root), "--json").stdout)["runs"]
+        assert entry["in_progress"] == f"pid {shard.pid}, shard 2/2", entry
     finally:
         shard.communicate(timeout=60)
+    show = rook_cli("runs", "show", "busy", "-w", str(ws.root))  # ended: merge it now
+    assert "in progress" not in show.stderr, show.stderr
+    assert "shard 2/2 recorded scenario runs after run busy was merged" in show.stderr
+    assert "rook merge --run busy" in show.stderr, show.stderr
+    listed = rook_cli("runs", "-w", str(ws.root))
+    assert "merge again" in listed.stdout, listed.stdout
 
 
 def _background_run(ws: Workspace, log: Path, *args: str) -> subprocess.Popen[str]:
