@@ -801,6 +801,7 @@ class Engine:
                 session=record["session"],
                 state_dir=state_dir,
                 turns_total=len(scenario.turns),
+                recorded=record["hooks"],
             )
 
         async def hook(call: HookCall) -> HookResult:

@@ -277,6 +277,10 @@ class HookCall:
     session: str | None = None
     state_dir: Path | None = None
     turns_total: int = 1
+    recorded: list[dict[str, Any]] | None = None
+    """The hook records (redacted) of the scenario run so far, an earlier
+    invocation's too (a run split by ``--phases``, or resumed): what a transport
+    tells of them, such as why open gave no conversation handle."""
     on_exit: Callable[[], None] | None = None
     """Set on a scenario run's last hook call when that is the last turn's
     execute (no close or collect hook follows), else ``None``: a transport whose agent is a

@@ -1495,6 +1495,20 @@ def test_an_open_whose_conversation_path_finds_nothing_gives_no_handle(
     assert one["status"] == "error", one["reason"]
     assert "url: {{conversation}} has no value yet" in one["reason"], one["reason"]
     assert "open's extract.conversation: the JMESPath 'sesion.id' found nothing" in one["reason"]
+    # split after open (--phases, then rook run --run ID): open's record says why, as
+    # one rook run does, for execute's url and for a multi-turn scenario's stop
+    run_id = rook_cli("run", "--json", "--phases", "prepare,open").report["run"]["id"]
+    by_id = {s["id"]: s for s in rook_cli("run", "--run", run_id, "--json").report["scenarios"]}
+    assert by_id["one"]["status"] == "error", by_id["one"]["reason"]
+    assert "open's extract.conversation: the JMESPath 'sesion.id' found nothing" in by_id["one"]["reason"]
+    execute["url"] = f"{agent_server.url}/echo"
+    write_profile(rook_workspace, {"open": {"http": open_entry}, "execute": {"http": execute}}, env=())
+    run_id = rook_cli("run", "--json", "--phases", "prepare,open").report["run"]["id"]
+    by_id = {s["id"]: s for s in rook_cli("run", "--run", run_id, "--json").report["scenarios"]}
+    two = by_id["two"]
+    assert two["status"] == "stopped", two["reason"]
+    assert ("open's extract.conversation: the JMESPath 'sesion.id' found nothing in the response "
+            "(its keys: session)") in two["reason"], two["reason"]
 
 
 def test_open_reads_the_session_from_a_response_header(rook_cli, rook_workspace, agent_server):

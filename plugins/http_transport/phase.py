@@ -25,7 +25,7 @@ from urllib.parse import urljoin
 
 from rook_core.credentials import mask_query, mask_url
 from rook_core.errors import counted
-from rook_core.hookio import keep_cut_off_output
+from rook_core.hookio import keep_cut_off_output, open_said
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
 from rook_core.redact import Redactor
@@ -183,6 +183,8 @@ def scope_for(call: HookCall, res: HttpResources) -> Scope:
     why = None
     if call.conversation is None and call.scenario_run is not None:
         why = res.scenario_no_handle.get(call.scenario_run.key)
+        if why is None and call.recorded:  # open ran in an earlier invocation: its record
+            why = open_said(call.recorded) or None
     return Scope(
         values=values,
         unavailable=unavailable,
