@@ -683,6 +683,43 @@ def test_runs_show_of_a_sharded_run_whose_shard_is_running_says_it_is_in_progres
     assert "merge again" in listed.stdout, listed.stdout
 
 
+def test_a_late_shard_that_ends_before_another_says_to_merge_once_that_one_ends(
+    tmp_path, rook_cli
+):
+    """Shards 2/3 and 3/3 run after merge --partial: 2/3, ending first, said 'its report
+    leaves this shard out until: rook merge --run ID', a merge refused while 3/3 runs.
+    It says 3/3 still runs, and to merge once it ends."""
+    ws, log = Workspace(tmp_path / "ws"), tmp_path / "log"
+    ws.script("agent.sh", '#!/bin/bash\ngoal=$(cat)\ncase "$goal" in *slow*) '
+              'echo slow >> "$SLOW_LOG"; sleep 8;; esac\nprintf \'{"output": "%s"}\\n\' "$goal"\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "hook_env": {"SLOW_LOG": str(log)}, "concurrency": 4})
+    ids = [f"s{i}" for i in range(6)]
+    third = {k.split(".")[0] for k in partition([f"{i}.1" for i in ids], 3)[2]}
+    for i in ids:
+        ws.scenario({"id": i, "goal": f"{i} slow" if i in third else i, "criteria": [{"contains": i}]})
+    rook_cli("run", "-w", str(ws.root), "--run-name", "m", "--shard", "1/3")
+    assert rook_cli("merge", "-w", str(ws.root), "--run", "m", "--partial").exit_code == 1
+    late = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "-q", "--run", "m",
+         "--shard", "3/3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            if log.is_file():
+                break
+            time.sleep(0.1)
+        second = rook_cli("run", "-w", str(ws.root), "-q", "--run", "m", "--shard", "2/3")
+        assert late.poll() is None, "shard 3/3 ended too soon for this test"
+        assert "was merged before this shard ran" in second.stderr, second.stderr
+        assert f"run m is in progress (pid {late.pid}, shard 3/3)" in second.stderr, second.stderr
+        assert "until: rook merge" not in second.stderr, second.stderr
+        assert f"when it ends: rook merge --run m -w {ws.root}" in second.stderr, second.stderr
+    finally:
+        late.communicate(timeout=60)
+    show = rook_cli("runs", "show", "m", "-w", str(ws.root))
+    assert "shards 2/3, 3/3 recorded scenario runs after run m was merged" in show.stderr, show.stderr
+
+
 def _background_run(ws: Workspace, log: Path, *args: str) -> subprocess.Popen[str]:
     """``rook run ARGS`` in ``ws`` as a process of its own, once its first execute ran."""
     start = len(log_lines(log, "execute")) if log.is_file() else 0

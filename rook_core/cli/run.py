@@ -241,10 +241,21 @@ def run_command(
         if warning and not outcome.interrupted and not outcome.exit_code:
             click.echo(warning, err=True)
         if shard and merged_before(report, shard):  # rook runs and rook report show that merge
+            from pathlib import Path
+
+            from .runs import held_by
+
+            run_id = report["run"]["id"]
+            merge = f"rook merge --run {run_id}{found_by(workspace, project, agent)}"
+            holder = held_by(Path(report["run"]["dir"]))  # another shard: a merge waits for it
             click.echo(
-                f"rook: run {report['run']['id']} was merged before this shard ran; its "
-                f"report leaves this shard out until: rook merge --run {report['run']['id']}"
-                f"{found_by(workspace, project, agent)}",
+                f"rook: run {run_id} was merged before this shard ran; its report leaves "
+                + (
+                    f"this shard out until: {merge}"
+                    if holder is None
+                    else f"this shard out until merged again, and run {run_id} is in "
+                    f"progress ({holder}): when it ends: {merge}"
+                ),
                 err=True,
             )
     if outcome.exit_code:
