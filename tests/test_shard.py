@@ -666,8 +666,12 @@ def test_runs_show_of_a_sharded_run_whose_shard_is_running_says_it_is_in_progres
             time.sleep(0.1)
         show = rook_cli("runs", "show", "busy", "-w", str(ws.root))
         assert shard.poll() is None, "the shard ended too soon for this test"
-        assert f"rook: run busy is in progress (pid {shard.pid}, shard 2/2)" in show.stderr
-        assert "rook merge" not in show.stderr, show.stderr
+        busy = f"rook: run busy is in progress (pid {shard.pid}, shard 2/2); shard 2/2 recorded"
+        assert busy in show.stderr and "until: rook merge" not in show.stderr, show.stderr
+        assert "once it ends, merge again with: rook merge --run busy" in show.stderr
+        assert show.stderr.count("in progress") == 1, show.stderr
+        other = rook_cli("diff", "busy", "busy", "-w", str(ws.root))  # so does rook diff
+        assert busy in other.stderr and "until: rook merge" not in other.stderr, other.stderr
         listed = rook_cli("runs", "-w", str(ws.root))
         (row,) = [ln for ln in listed.stdout.splitlines() if ln.startswith("busy")]
         assert row.endswith("in progress"), listed.stdout

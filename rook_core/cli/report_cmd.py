@@ -107,13 +107,21 @@ def report_command(
 def warn_joined_since(run_path: Path, where: str = "") -> None:
     """Warn when shards recorded scenario runs after the run was merged: its
     report, shown as it was merged, leaves them out until merged again. ``where``:
-    the flags that found the run (:func:`rook_core.cli.run.found_by`). None while a
-    shard still runs into it: a merge waits for it (the run is in progress)."""
+    the flags that found the run (:func:`rook_core.cli.run.found_by`). While a shard
+    still runs into it, the run is in progress: a merge waits for it to end."""
     from ..merging import joined_since, shard_list
     from .runs import held_by
 
     late = joined_since(run_path)
-    if late and held_by(run_path) is None:
+    holder = held_by(run_path) if late else None
+    if holder is not None:
+        click.echo(
+            f"rook: run {run_path.name} is in progress ({holder}); {shard_list(late)} "
+            "recorded scenario runs after it was merged: this report leaves them out; "
+            f"once it ends, merge again with: rook merge --run {run_path.name}{where}",
+            err=True,
+        )
+    elif late:
         click.echo(
             f"rook: warning: {shard_list(late)} recorded scenario runs after run "
             f"{run_path.name} was merged; this report leaves them out until: "

@@ -319,6 +319,8 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             return  # a run.json edited by hand: which shard left what is not known
         if not isinstance(manifest["shards"], int):
             return
+        if joined_since(run_path):  # merge again, as warn_joined_since says (in progress too)
+            return
         holder = held_by(run_path)
         if holder is not None:  # a shard finishing it now: no command finishes it
             click.echo(
@@ -326,7 +328,7 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
                 "recorded so far is shown",
                 err=True,
             )
-        elif not joined_since(run_path):  # else: merge again, as warn_joined_since says
+        else:
             click.echo(unfinished(report, manifest, where), err=True)
         return
     if isinstance(manifest, dict) and not manifest.get("shards"):
