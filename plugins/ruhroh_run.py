@@ -134,6 +134,12 @@ def _runtime(call: Any) -> Runtime:
     return rt
 
 
-def run_phase(call: Any) -> Any:
-    """Run one phase call of a ``ruhroh:`` or ``connector:`` entry through the task loop."""
-    return phase(_runtime(call), call.entry.config, call)
+async def run_phase(call: Any) -> Any:
+    """Run one phase call of a ``ruhroh:`` or ``connector:`` entry through the task loop.
+    A judge profile's results reach no ``rook_evidence_recorded`` observer (the
+    plugin's keeps the agent's manifest): its manifest, in ``judge/``, is kept here."""
+    result = await phase(_runtime(call), call.entry.config, call)
+    details = result.details or {}
+    if getattr(call.run, "judge", False) and details.get("ruhroh"):
+        ruhroh_manifest.write(call.run, details["ruhroh"])
+    return result

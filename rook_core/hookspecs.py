@@ -149,8 +149,9 @@ def rook_evidence_collect(call: Any) -> Any:
 def rook_evidence_recorded(run: Any, record: Any, result: Any) -> None:
     """Observe a hook result the moment it is part of a scenario's evidence.
 
-    Called for every hook result of every phase, in the order they happen,
-    after redaction. Every implementation is called; return values are
+    Called for every hook result of every phase of the agent's profile, in
+    the order they happen, after redaction (a judge profile's hook results,
+    kept with its criterion's verdict, are not observed). Every implementation is called; return values are
     ignored. Observers must not block (they run on the event loop). One that
     raises is named in a warning (once per plugin and run) and stops neither
     the run nor the other observers.

@@ -192,6 +192,7 @@ class JudgeClient:
             agent_dir=self.agent.dir,
             profile=self.profile,
             state_dir=state,
+            judge=True,  # no evidence observer sees its results (see RunContext.judge)
         )
         for name, value in (("plugins", self.rook), ("redactor", self.redactor)):
             if hasattr(self.ctx, name):  # optional context other transports rely on

@@ -258,6 +258,10 @@ class RunContext:
     redactor: Any = None
     """The run's :class:`rook_core.redact.Redactor`; a transport ``add``s secrets it
     learns during the run (e.g. a token minted in prepare) so they are never recorded."""
+    judge: bool = False
+    """True for the judge profile's hooks (their records under ``runs/<id>/judge/``):
+    their results reach no ``rook_evidence_recorded`` observer, so a transport that
+    keeps a file of its own from its results (the Ruhroh manifest) keeps it itself."""
 
 
 @plain

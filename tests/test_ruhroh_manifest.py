@@ -342,3 +342,48 @@ def test_a_model_that_is_no_object_replaces_the_fallbacks_and_their_sources(
     m = manifest(r)
     assert m["model"] == 7 and m["sources"]["model"] == "result"
     assert not [k for k in m["sources"] if k.startswith("model.")], m["sources"]
+
+
+def test_a_ruhroh_judge_profiles_manifest_holds_the_judges_latest_result(
+    rook_workspace, rook_cli
+):
+    # a judge profile that is a Ruhroh wrapper got runs/<id>/judge/ruhroh-run-manifest.json,
+    # which was begun and never updated ("latest": {}): the manifest is kept from the
+    # results the engine records, and a judge's results are recorded by the judge client
+    ruhroh_profile(rook_workspace, BASH)
+    grader = rook_workspace.script(
+        "grader.py",
+        """
+        #!/usr/bin/env python3
+        import json, os
+        with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
+            json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+                       "adapterVersion": "2.0.0-judge",
+                       "model": {"provider": "judgeco", "model": "judge-model"},
+                       "usage": {"inputTokens": 7, "outputTokens": 3, "costUsd": 0.02},
+                       "output": json.dumps({"pass": True, "reason": "polite"})}, fh)
+        """,
+    )
+    rook_workspace.profile(
+        {
+            "id": "grader",
+            "hooks": {"execute": {"ruhroh": str(grader)}},
+            "hook_env": {"RUHROH_RUN_SEED": "7"},
+        },
+        active=False,
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is polite"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    run_dir = Path(r.report["run"]["dir"])
+    judge = json.loads((run_dir / "judge" / "ruhroh-run-manifest.json").read_text())
+    assert judge["adapterId"] == "grader" and judge["runId"] == r.report["run"]["id"]
+    assert judge["adapterVersion"] == "2.0.0-judge", judge
+    assert judge["model"] == {"provider": "judgeco", "model": "judge-model"}
+    assert judge["usage"] == {"inputTokens": 7, "outputTokens": 3, "costUsd": 0.02}
+    assert judge["latest"]["adapterVersion"] == "2.0.0-judge"
+    assert judge["runSeed"] == "7"  # the judge profile's own fallbacks
+    # the agent's manifest holds the agent's results alone
+    agent = manifest(r)
+    assert agent["adapterId"] == "rr" and "adapterVersion" not in agent, agent
+    assert agent["usage"]["inputTokens"] == 10 and "runSeed" not in agent
