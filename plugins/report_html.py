@@ -147,6 +147,7 @@ HOOK: dict[str, Any] = {
     "exit_code": None,
     "seconds": 0.0,
     "diagnosis": None,
+    "continuity": None,
 }
 CRITERION: dict[str, Any] = {"type": "", "turn": None, "status": "", "reason": ""}
 

@@ -162,7 +162,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
       <td><span class="badge" style="background:{{ '#1a7f37' if h.status == 'ok' else '#cf222e' }}">{{ h.status }}</span></td>
       <td class="num">{{ h.exit_code if h.exit_code is not none else "" }}</td>
       <td class="num">{{ "%.3f" | format(h.seconds or 0) }}</td>
-      <td>{{ h.diagnosis or "" }}</td></tr>
+      <td>{{ h.diagnosis or "" }}{% if h.continuity %} <span class="muted">(Ruhroh continuity: {{ h.continuity }})</span>{% endif %}</td></tr>
     {% endfor %}
   </table>
   {% endif %}

@@ -43,17 +43,7 @@ def status_counts(summary: dict[str, Any]) -> str:
 
 
 def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
-    hooks = [
-        {
-            "phase": h.get("phase"),
-            "turn": h.get("turn"),
-            "status": h.get("status"),
-            "exit_code": h.get("exit_code"),
-            "seconds": h.get("seconds"),
-            "diagnosis": h.get("diagnosis"),
-        }
-        for h in record.get("hooks", [])
-    ]
+    hooks = [_hook_entry(h) for h in record.get("hooks", [])]
     turns = [
         {
             "turn": t.get("turn"),
@@ -99,6 +89,23 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
         "extra": scenario.get("extra", {}),
         "seconds": run_seconds(record),
     }
+
+
+def _hook_entry(h: dict[str, Any]) -> dict[str, Any]:
+    item = {
+        "phase": h.get("phase"),
+        "turn": h.get("turn"),
+        "status": h.get("status"),
+        "exit_code": h.get("exit_code"),
+        "seconds": h.get("seconds"),
+        "diagnosis": h.get("diagnosis"),
+    }
+    # a hook's answer is kept when its turn was not recorded (a Ruhroh turn that
+    # failed): the continuity level it declared is then shown here, not in a turn
+    data = h.get("data")
+    if isinstance(data, dict) and isinstance(data.get("continuity"), str):
+        item["continuity"] = data["continuity"]
+    return item
 
 
 def pending_reason(record: dict[str, Any]) -> str:
@@ -502,8 +509,8 @@ def reason_text(entry: dict[str, Any], n: int = 90) -> str:
 
 def continuity_levels(report: dict[str, Any]) -> list[str]:
     """The continuity levels the run's Ruhroh wrappers or connectors declared
-    (each turn's ``continuity`` evidence), in the order first met: none for a run
-    without Ruhroh."""
+    (each turn's ``continuity`` evidence, or a hook's whose turn was not
+    recorded), in the order first met: none for a run without Ruhroh."""
     levels: dict[str, None] = {}
     for e in report["scenarios"]:
         _note_levels(e, levels)
@@ -513,6 +520,10 @@ def continuity_levels(report: dict[str, Any]) -> list[str]:
 def _note_levels(entry: dict[str, Any], levels: dict[str, None]) -> None:
     for t in entry.get("turns") or ():
         level = (t.get("evidence") or {}).get("continuity")
+        if isinstance(level, str):
+            levels[level] = None
+    for h in entry.get("hooks") or ():
+        level = h.get("continuity")
         if isinstance(level, str):
             levels[level] = None
 

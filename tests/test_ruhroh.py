@@ -2225,6 +2225,34 @@ def test_the_continuity_level_is_shown_in_the_terminal_and_markdown_reports(
     assert "Ruhroh continuity" not in r.stdout and "continuity" not in md.read_text()
 
 
+def test_the_continuity_level_is_shown_when_no_turn_was_recorded(
+    rook_workspace, rook_cli, tmp_path
+):
+    # the reports read the level from the turns' evidence alone: a wrapper whose every
+    # turn failed (no turn recorded) showed it nowhere, though its record and the
+    # manifest had it
+    wrapper = rook_workspace.script(
+        "down.sh", """
+        #!/bin/bash
+        echo "service down" >&2
+        exit 3
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), continuity="native_session")
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    md, js, page = tmp_path / "out.md", tmp_path / "out.json", tmp_path / "out.html"
+    r = rook_cli("run", "--report", f"markdown:{md}", "--report", f"json:{js}",
+                 "--report", f"html:{page}")
+    assert r.exit_code == 1, r.stderr + r.stdout
+    assert "Ruhroh continuity: native_session" in r.stdout, r.stdout
+    assert "**Ruhroh continuity** <code>native_session</code>" in md.read_text()
+    entry = json.loads(js.read_text())["scenarios"][0]
+    assert entry["status"] == "error" and entry["turns"] == [], entry
+    assert entry["hooks"][0]["phase"] == "execute", entry["hooks"]
+    assert entry["hooks"][0]["continuity"] == "native_session", entry["hooks"]
+    assert "(Ruhroh continuity: native_session)" in page.read_text()
+
+
 def test_every_artifacts_shape_is_kept_and_named(rook_workspace, rook_cli):
     # a plain string ("artifacts": "out.log") was dropped silently, and a list entry
     # that is an object was named by its Python repr ("{'name': 'log', ...}")

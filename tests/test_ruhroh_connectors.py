@@ -86,6 +86,8 @@ class Flaky(Memory):
             raise RuntimeError("the SDK client is gone")
         if mode == "hang":
             await asyncio.sleep(30)
+        if mode == "runtime_failure":
+            return {"status": "runtime_failure", "error": "the model refused"}
         if mode == "infra_once" and turn.attempt == 1:
             return {"status": "infra_failure", "error": "rate limited upstream"}
         if mode == "nan_artifact":
@@ -530,3 +532,18 @@ def test_plugins_list_shows_connectors(connectors):
     rook = plugins.build_plugin_manager()
     assert {"memory", "ruhroh-command"} <= set(rook.connectors.names())
     assert rook.connectors.owner("ruhroh-command") == "ruhroh (rook-harness)"
+
+
+def test_a_connectors_continuity_is_shown_when_its_every_turn_failed(
+    connectors, rook_workspace, rook_cli
+):
+    # the level was read from the turns' evidence alone: a connector whose run_turn
+    # answered runtime_failure in every scenario recorded no turn, and no report showed it
+    rook_workspace.profile(
+        {"id": "conn", "hooks": {"execute": {"connector": {"name": "flaky", "mode": "runtime_failure"}}}}
+    )
+    rook_workspace.scenario({"id": "a", "goal": "A", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 1, r.stderr + r.stdout
+    assert "the model refused" in r.stdout, r.stdout
+    assert "Ruhroh continuity: native_session" in r.stdout, r.stdout
