@@ -361,6 +361,36 @@ def test_hidden_blocks_options_and_shapes(tmp_path):
         check_block(found[5], box)
 
 
+def rook_run_output(text: str) -> list[str]:
+    """What a sample of `rook run`'s output shows, its times, its run's id and
+    folder and the width of its columns aside."""
+    text = re.sub(r"\b\d+\.\d\d\b", "S", text)
+    text = re.sub(r"^run \S+: \S+$", "run ID: DIR", text, flags=re.MULTILINE)
+    return [" ".join(line.split()) for line in text.strip().splitlines()]
+
+
+def test_the_getting_started_samples_show_what_rook_run_prints(tmp_path):
+    # its samples of `rook run` left out the lines Rook prints after the table (the
+    # summary of a failed run, and `run <id>: <path>`, which names where the run is)
+    page = DOCS / "getting-started.md"
+    box = Sandbox(tmp_path / "sandbox")
+    found = blocks(page)
+    compared = 0
+    for block, after in zip(found, [*found[1:], None], strict=True):
+        if block.spec is None:
+            continue
+        last = block.text.strip().splitlines()[-1]
+        if after is None or after.lang != "text" or not last.startswith("rook run"):
+            check_block(block, box)
+            continue
+        printed = box.run(["bash", "-e", "-c", block.text]).stdout
+        assert rook_run_output(after.text) == rook_run_output(printed), (
+            f"{after.where}: the sample is not what `{last}` prints:\n{printed}"
+        )
+        compared += 1
+    assert compared == 2
+
+
 def test_every_page_links_only_to_files_that_exist():
     broken = []
     for page in [*DOCS.rglob("*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]:
