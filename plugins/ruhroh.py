@@ -197,6 +197,7 @@ def rook_evidence_merged(merged: Any) -> None:
     from . import ruhroh_manifest
 
     ruhroh_manifest.merge(merged)
+    ruhroh_manifest.merge(merged, "judge")  # a Ruhroh judge profile's, in judge/
 
 
 (

@@ -131,15 +131,16 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
     return path
 
 
-def merge(merged: Any) -> Path | None:
+def merge(merged: Any, sub: str = "") -> Path | None:
     """The merged run's manifest from its shards' (``rook merge``): their latest
     values applied in the order the shards recorded their results, so field by
     field the latest result wins, as in a single run; the environment fallbacks
-    of the shard that recorded last. ``None`` when no shard has a manifest."""
+    of the shard that recorded last. ``None`` when no shard has a manifest.
+    ``sub="judge"``: the judge profile's manifests, in each run's ``judge/``."""
     found = []
     for d in merged.sources:
         try:
-            doc = read_json(Path(d) / MANIFEST)
+            doc = read_json(Path(d) / sub / MANIFEST)
         except Exception:
             doc = None
         if isinstance(doc, dict):
@@ -158,16 +159,17 @@ def merge(merged: Any) -> Path | None:
             if value is not None:
                 latest[key] = value
     manifest = merged.manifest
+    profile = manifest.get("judge_profile" if sub else "profile") or {}
     run = SimpleNamespace(
         id=manifest.get("id"),
-        dir=merged.path,
-        profile=SimpleNamespace(id=(manifest.get("profile") or {}).get("id")),
+        dir=Path(merged.path) / sub,
+        profile=SimpleNamespace(id=profile.get("id")),
     )
     environment = {k: v for k, v in (found[-1].get("environment") or {}).items() if k in FALLBACKS}
     doc = build(run, latest, environment)
     doc["latest"] = latest
-    doc["merged"] = {"from": [str(d) for d in merged.sources]}
-    path = Path(merged.path) / MANIFEST
+    doc["merged"] = {"from": [str(Path(d) / sub) for d in merged.sources]}
+    path = Path(merged.path) / sub / MANIFEST
     # its parts were redacted when each shard wrote them; its folders are rook merge's
     atomic_write(path, dumps(current().data(doc)))
     return path

@@ -387,3 +387,47 @@ def test_a_ruhroh_judge_profiles_manifest_holds_the_judges_latest_result(
     agent = manifest(r)
     assert agent["adapterId"] == "rr" and "adapterVersion" not in agent, agent
     assert agent["usage"]["inputTokens"] == 10 and "runSeed" not in agent
+
+
+def test_merge_joins_the_shards_judge_manifests(rook_workspace, rook_cli, tmp_path, monkeypatch):
+    # `rook merge` joined the shards' run manifests but copied their judge/ folders one
+    # over another: the merged judge manifest was the last shard copied (not the one that
+    # judged last), and its runRoot named that shard's folder
+    from rook_core.testing import Workspace
+
+    ws = rook_workspace
+    ruhroh_profile(ws, BASH)
+    grader = ws.script(
+        "grader.py",
+        """
+        #!/usr/bin/env python3
+        import json, os
+        with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
+            json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+                       "adapterVersion": os.environ["JUDGE_VERSION"],
+                       "output": json.dumps({"pass": True, "reason": "polite"})}, fh)
+        """,
+    )
+    ws.profile({"id": "grader", "hooks": {"execute": {"ruhroh": str(grader)}}}, active=False)
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": sid, "criteria": [{"rubric": "is polite"}]})
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(ws.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+    for i, version in ((2, "judged-first"), (1, "judged-last")):
+        monkeypatch.setenv("JUDGE_VERSION", version)
+        r = rook_cli("run", "-w", str(machines[i - 1].root), "--shard", f"{i}/2",
+                     "--run-name", "rr-1", "--judge-profile", "grader", "--json")
+        assert r.exit_code == 0, r.stderr
+        time.sleep(0.01)
+    dirs = [m.run_dir("rr-1") for m in machines]
+    merged = rook_cli("merge", "-w", str(ws.root), *map(str, dirs), "--json")
+    assert merged.exit_code == 0, merged.stderr
+    run_dir = ws.run_dir("rr-1")
+    m = json.loads((run_dir / "judge" / "ruhroh-run-manifest.json").read_text())
+    assert m["adapterVersion"] == "judged-last", m
+    assert m["runRoot"] == str(run_dir / "judge") and m["adapterId"] == "grader"
+    assert m["merged"]["from"] == [str(d / "judge") for d in dirs]
+    agent = json.loads((run_dir / "ruhroh-run-manifest.json").read_text())
+    assert agent["adapterId"] == "rr" and "adapterVersion" not in agent
