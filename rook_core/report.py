@@ -43,7 +43,19 @@ def status_counts(summary: dict[str, Any]) -> str:
 
 
 def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
-    hooks = [_hook_entry(h) for h in record.get("hooks", [])]
+    hooks = [
+        {
+            "phase": h.get("phase"),
+            "turn": h.get("turn"),
+            "status": h.get("status"),
+            "exit_code": h.get("exit_code"),
+            "seconds": h.get("seconds"),
+            "diagnosis": h.get("diagnosis"),
+        }
+        for h in record.get("hooks", [])
+    ]
+    if not record.get("turns"):  # no turn recorded (a Ruhroh turn that failed): a hook's
+        _hook_continuity(hooks, record.get("hooks", []))  # answer may name the level
     turns = [
         {
             "turn": t.get("turn"),
@@ -91,21 +103,13 @@ def scenario_entry(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _hook_entry(h: dict[str, Any]) -> dict[str, Any]:
-    item = {
-        "phase": h.get("phase"),
-        "turn": h.get("turn"),
-        "status": h.get("status"),
-        "exit_code": h.get("exit_code"),
-        "seconds": h.get("seconds"),
-        "diagnosis": h.get("diagnosis"),
-    }
-    # a hook's answer is kept when its turn was not recorded (a Ruhroh turn that
-    # failed): the continuity level it declared is then shown here, not in a turn
-    data = h.get("data")
-    if isinstance(data, dict) and isinstance(data.get("continuity"), str):
-        item["continuity"] = data["continuity"]
-    return item
+def _hook_continuity(entries: list[dict[str, Any]], hooks: list[dict[str, Any]]) -> None:
+    """Give each hook entry the continuity level its answer declared (kept in the
+    record when its turn was not recorded), where no turn can show it."""
+    for item, h in zip(entries, hooks, strict=True):
+        data = h.get("data")
+        if isinstance(data, dict) and isinstance(data.get("continuity"), str):
+            item["continuity"] = data["continuity"]
 
 
 def pending_reason(record: dict[str, Any]) -> str:
