@@ -186,7 +186,27 @@ def test_an_in_test_plugin_adds_a_criterion_a_transport_and_observes(
     assert plugin.seen == ["execute:ok", "execute:ok"]
 
 
-class OnExitSeen:
+class AnswersEveryPhase:
+    """A test transport's phase hooks, each answered by ``self.answer(call)``."""
+
+    @hookimpl
+    def rook_auth_prepare(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_session_open(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_transport_execute(self, call):
+        return self.answer(call)
+
+    @hookimpl
+    def rook_session_close(self, call):
+        return self.answer(call)
+
+
+class OnExitSeen(AnswersEveryPhase):
     """A transport noting which of its calls carried ``HookCall.on_exit``."""
 
     def __init__(self) -> None:
@@ -206,14 +226,6 @@ class OnExitSeen:
             return HookResult(call.phase, "ok", data=data, turn=call.turn)
 
         return run()
-
-    @hookimpl
-    def rook_transport_execute(self, call):
-        return self.answer(call)
-
-    @hookimpl
-    def rook_session_close(self, call):
-        return self.answer(call)
 
 
 @pytest.mark.parametrize("close", [False, True])
@@ -235,7 +247,7 @@ def test_on_exit_is_set_on_the_last_hook_call_only_when_that_is_execute(
     assert plugin.seen == expected
 
 
-class CheckArguments:
+class CheckArguments(AnswersEveryPhase):
     """Four transports whose ``check`` takes the opt-in arguments or not."""
 
     def __init__(self) -> None:
@@ -271,22 +283,6 @@ class CheckArguments:
             return HookResult(call.phase, "ok", data={"output": "hi"}, turn=call.turn)
 
         return run()
-
-    @hookimpl
-    def rook_auth_prepare(self, call):
-        return self.answer(call)
-
-    @hookimpl
-    def rook_session_open(self, call):
-        return self.answer(call)
-
-    @hookimpl
-    def rook_transport_execute(self, call):
-        return self.answer(call)
-
-    @hookimpl
-    def rook_session_close(self, call):
-        return self.answer(call)
 
 
 def test_a_transport_check_gets_phase_and_profile_only_when_it_names_them(

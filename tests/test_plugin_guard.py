@@ -572,55 +572,38 @@ def test_a_transport_plugin_whose_callback_raises_is_named_not_a_traceback(
 
 
 @pytest.mark.parametrize("callback", ["resolve", "check"])
-def test_a_transport_plugin_whose_resolve_or_check_returns_none_is_refused_up_front(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch, callback
+@pytest.mark.parametrize(
+    "switch, said",
+    [
+        ("FUSSY_RETURNS_NONE", "returned None from {0}; return the entry's config"),
+        ("FUSSY_RETURNS_ASYNC",
+         "returned a coroutine from {0} (an async def); {0} is a plain function: return the "
+         "entry's config"),
+    ],
+)
+def test_a_transport_plugin_whose_resolve_or_check_returns_no_config_is_refused_up_front(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, callback, switch, said
 ):
-    """A resolve or check that forgot `return config` made the entry's config None:
-    the run started, and every scenario was an error with the plugin's own TypeError
-    (here: 'output is null'), while rook doctor found no problem. It is refused
+    """A resolve or check that forgot `return config` made the entry's config None,
+    and one written `async def` made it a coroutine: the run started, and every
+    scenario was an error with the plugin's own TypeError (here: 'output is null',
+    "'coroutine' object ..."), while rook doctor found no problem. Each is refused
     before anything runs, naming the plugin, the callback and what it returned."""
     rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
     rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
-    monkeypatch.setenv("FUSSY_RETURNS_NONE", callback)
+    monkeypatch.setenv(switch, callback)
     for command in (("run",), ("doctor",), ("profile", "test", "p")):
         r = rook_cli(*command)
         assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
         out = r.stdout + r.stderr
         assert "p.yaml" in out and "hooks.execute" in out, out
-        assert (
-            f"the transport plugin fussy (rook-fussy) returned None from {callback}; "
-            "return the entry's config"
-        ) in out, out
-    assert rook_cli("run").exit_code == 2
-    assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
-    monkeypatch.delenv("FUSSY_RETURNS_NONE")
-    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
-
-
-@pytest.mark.parametrize("callback", ["resolve", "check"])
-def test_a_transport_plugin_whose_resolve_or_check_is_async_is_refused_up_front(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch, callback
-):
-    """A resolve or check written `async def` returned a coroutine, which became the
-    entry's config: the run started and every scenario was an error with the plugin's
-    own TypeError ('coroutine' object ...). It is refused before anything runs."""
-    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
-    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
-    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
-    monkeypatch.setenv("FUSSY_RETURNS_ASYNC", callback)
-    for command in (("run",), ("doctor",)):
-        r = rook_cli(*command)
-        assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
-        out = r.stdout + r.stderr
-        assert "p.yaml" in out and "hooks.execute" in out, out
-        assert (
-            f"the transport plugin fussy (rook-fussy) returned a coroutine from {callback} "
-            f"(an async def); {callback} is a plain function: return the entry's config"
-        ) in out, out
+        assert f"the transport plugin fussy (rook-fussy) {said.format(callback)}" in out, out
         assert "never awaited" not in out, out
     assert rook_cli("run").exit_code == 2
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+    monkeypatch.delenv(switch)
+    assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
 
 
 @pytest.mark.parametrize(
