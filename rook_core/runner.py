@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -384,7 +385,7 @@ def write_reports(
                 written = writer(report, given)
                 if inspect.isawaitable(written):  # an async def write: run it to its end
                     asyncio.run(_awaited(written))
-                left = _left_at(given)
+                left = _left_at(given) if given != target else ""  # a FIFO given as it is
                 if left:  # raised, so what it wrote is removed and what was there stays
                     raise _NotWritten(
                         f"--report {fmt}:{path}: the {fmt!r} reporter "
@@ -417,12 +418,25 @@ class _NotWritten(Exception):
 
 def _left_at(given: Path) -> str:
     """What is wrong with what a reporter left at the path it was given ('' when
-    it is a report): nothing (it wrote elsewhere, or returned early), or a folder."""
-    if not os.path.lexists(given):
+    it is a report): nothing (it wrote elsewhere, or returned early), or what is
+    not a regular file: a folder, a symbolic link (to a file anywhere), a named
+    pipe (the next reader waits forever), a socket or a device."""
+    try:
+        mode = os.lstat(given).st_mode
+    except FileNotFoundError:
         return "wrote nothing at the path it was given"
-    if os.path.isdir(given):
-        return "left a folder at the path it was given, not a file"
-    return ""
+    if stat.S_ISREG(mode):
+        return ""
+    kind = _NOT_A_FILE.get(stat.S_IFMT(mode), "a device")
+    return f"left {kind} at the path it was given, not a file"
+
+
+_NOT_A_FILE = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 def _cwd() -> str | None:

@@ -1368,6 +1368,64 @@ def test_a_reporter_that_leaves_a_folder_at_its_path_is_named(
     assert (tmp_path / "out" / "old.txt").read_text() == "the last good report"
 
 
+
+ODD_FILE_REPORTER = """
+import os
+from rook_core.hookspecs import hookimpl
+
+
+def write_fifo(report, path):
+    os.mkfifo(path)  # whoever reads "the report" next waits forever
+
+
+def write_link(report, path):
+    os.symlink(os.environ["ODD_OUTSIDE"], path)  # "the report" is a file elsewhere
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("fifo", write_fifo)
+    register("link", write_link)
+"""
+
+
+def test_a_reporter_that_leaves_a_link_or_a_pipe_at_its_path_is_named(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A reporter that left a symbolic link (to a file anywhere) or a named pipe
+    at the path it was given exited 0 with it moved to the target as the
+    report; with ``-`` a pipe hung Rook and a link printed the file it named.
+    Each is that reporter's failure, as a folder is: named, exit 1, removed."""
+    site = rook_distribution("rook-odd", {"odd": "rook_odd"}, {"rook_odd.py": ODD_FILE_REPORTER})
+    secret_workspace(rook_workspace, monkeypatch)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not a report")
+    monkeypatch.setenv("ODD_OUTSIDE", str(outside))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.txt").write_text("the last good report")
+    left = {"fifo": "a named pipe", "link": "a symbolic link"}
+    for fmt in left:
+        for target in ("out/new.txt", "out/old.txt"):
+            r = rook_cli("run", f"--report={fmt}:{target}", "--json")
+            assert r.exception is None and r.statuses() == {"s1": "passed", "s2": "passed"}
+            assert (
+                f"rook: error: --report {fmt}:{target}: the '{fmt}' reporter (odd "
+                f"(rook-odd)) left {left[fmt]} at the path it was given, not a file" in r.stderr
+            ), r.stderr
+            assert r.exit_code == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["old.txt"]
+    assert (tmp_path / "out" / "old.txt").read_text() == "the last good report"
+    assert outside.read_text() == "not a report"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    for fmt in left:  # Rook's own standard output: the pipe is never read, the link never followed
+        proc = subprocess.run(
+            [sys.executable, "-m", "rook_core", "report", "latest", "--report", f"{fmt}:-"],
+            cwd=rook_workspace.root, env=env, capture_output=True, text=True, timeout=60,
+        )
+        assert proc.returncode == 1 and "not a report" not in proc.stdout, proc.stdout
+        assert f"left {left[fmt]} at the path it was given, not a file" in proc.stderr
+
 EXITS = """
 import os, sys
 from rook_core.hookspecs import hookimpl
