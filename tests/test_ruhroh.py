@@ -156,6 +156,25 @@ def test_every_ruhroh_variable_on_each_call(lang, rook_workspace, rook_cli, prob
     assert [c["RUHROH_SAMPLE_ID"] for c in again] == [c["RUHROH_SAMPLE_ID"] for c in seen]
 
 
+
+def test_the_run_index_and_count_follow_the_repeat_flag(rook_workspace, rook_cli, probe_dir):
+    """``rook run --repeat N`` overrides a file's ``repeat:`` (up or down) and a
+    scenario's default of 1: RUHROH_RUN_INDEX is 1..N and RUHROH_RUN_COUNT is N."""
+    ruhroh_profile(rook_workspace, BASH)
+    rook_workspace.scenario({"id": "a", "goal": "g", "repeat": 2, "criteria": [{"contains": "g"}]})
+    rook_workspace.scenario({"id": "b", "goal": "g", "criteria": [{"contains": "g"}]})
+    for n in (3, 1):
+        for f in probe_dir.iterdir():
+            f.unlink()
+        r = rook_cli("run", "--json", "--repeat", str(n))
+        assert r.exit_code == 0, r.stderr + r.stdout
+        seen = sorted(
+            (c["RUHROH_SAMPLE_ID"], c["RUHROH_RUN_INDEX"], c["RUHROH_RUN_COUNT"])
+            for c in calls(probe_dir)
+        )
+        runs = [(f"{sid}.{i}", str(i), str(n)) for sid in "ab" for i in range(1, n + 1)]
+        assert seen == runs
+
 def test_handle_reported_by_the_wrapper_is_carried(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(
         rook_workspace,
