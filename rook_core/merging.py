@@ -127,10 +127,18 @@ def _copy(src: Path, dst: Path) -> None:
         raise RunStoreError(f"cannot copy {src} to {dst}: {exc.strerror or exc}") from None
 
 
-def _copy_tree(src: Path, dst: Path) -> None:
+def _copy_tree(src: Path, dst: Path, keep: frozenset[str] = frozenset()) -> None:
+    """``src`` into ``dst``; ``keep``: the names in ``src`` itself not copied (``dst``'s own)."""
     if src.is_dir() and src.resolve() != dst.resolve():
         try:
-            shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+            top = str(src)
+            shutil.copytree(
+                src,
+                dst,
+                symlinks=True,
+                dirs_exist_ok=True,
+                ignore=lambda d, names: [n for n in names if n in keep] if d == top else [],
+            )
         except (OSError, shutil.Error) as exc:
             raise RunStoreError(f"cannot copy {src} to {dst}: {exc}") from None
 
@@ -345,13 +353,18 @@ def merge_runs(
         for name in ("run.json", "prepare.json", "report.json"):
             if (d / shard.part(name)).is_file():
                 _copy(d / shard.part(name), path / shard.part(name))
+    # a source's judge/ files (``path`` is a shard's folder): plugins join their run-level
+    # files there from each source's (rook_evidence_merged), so its own are never copied over
+    judge, own = path / "judge", frozenset[str]()
+    if judge.is_dir() and any(d.resolve() == path.resolve() for d in dirs):
+        own = frozenset(p.name for p in judge.iterdir() if p.is_file())
     for d in dirs:
         for name in ("profile.yaml",):
             if (d / name).is_file() and not (path / name).is_file():
                 _copy(d / name, path / name)
         if not any((path / "state" / "run").glob("*")):
             _copy_tree(d / "state" / "run", path / "state" / "run")
-        _copy_tree(d / "judge", path / "judge")
+        _copy_tree(d / "judge", judge, own)
     manifest = combine(base, {i: p for i, (_, p) in parts.items()}, path)
     manifest["capabilities"]["observed"].update(observed)
     manifest["merged"] = {

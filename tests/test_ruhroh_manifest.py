@@ -431,3 +431,49 @@ def test_merge_joins_the_shards_judge_manifests(rook_workspace, rook_cli, tmp_pa
     assert m["merged"]["from"] == [str(d / "judge") for d in dirs]
     agent = json.loads((run_dir / "ruhroh-run-manifest.json").read_text())
     assert agent["adapterId"] == "rr" and "adapterVersion" not in agent
+
+
+def test_merge_into_a_shards_own_folder_keeps_its_judge_manifest(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    # `rook merge` into shard 1's own folder copied shard 2's judge/ over it before the
+    # judge manifests were joined: shard 1's (the latest judgement) was lost, and the
+    # merged judge manifest held the model shard 2 reported
+    from rook_core.testing import Workspace
+
+    ws = rook_workspace
+    ruhroh_profile(ws, BASH)
+    grader = ws.script(
+        "grader.py",
+        """
+        #!/usr/bin/env python3
+        import json, os
+        with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
+            json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+                       "model": {"model": os.environ["JUDGE_MODEL"]},
+                       "output": json.dumps({"pass": True, "reason": "polite"})}, fh)
+        """,
+    )
+    ws.profile({"id": "grader", "hooks": {"execute": {"ruhroh": str(grader)}}}, active=False)
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": sid, "criteria": [{"rubric": "is polite"}]})
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(ws.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+    for i, model in ((2, "judged-first"), (1, "judged-last")):
+        monkeypatch.setenv("JUDGE_MODEL", model)
+        r = rook_cli("run", "-w", str(machines[i - 1].root), "--shard", f"{i}/2",
+                     "--run-name", "rr-1", "--judge-profile", "grader", "--json")
+        assert r.exit_code == 0, r.stderr
+        time.sleep(0.01)
+    dirs = [m.run_dir("rr-1") for m in machines]
+    merged = rook_cli("merge", "-w", str(machines[0].root), *map(str, dirs), "--json")
+    assert merged.exit_code == 0, merged.stderr
+    m = json.loads((dirs[0] / "judge" / "ruhroh-run-manifest.json").read_text())
+    assert m["model"] == {"model": "judged-last"}, m
+    assert m["runRoot"] == str(dirs[0] / "judge") and m["adapterId"] == "grader"
+    # the other shard's judge state is still joined in
+    assert sorted(p.name for p in (dirs[0] / "judge" / "state").glob("*-j1")) == [
+        "a.1-j1", "b.1-j1"
+    ]
