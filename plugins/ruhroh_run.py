@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from rook_core.errors import ConfigError
+from rook_core.errors import ConfigError, RookError, exception_text
+from rook_core.report import printable
 
 from . import ruhroh_manifest
 from .ruhroh import CONNECTOR, RUHROH
@@ -141,5 +142,27 @@ async def run_phase(call: Any) -> Any:
     result = await phase(_runtime(call), call.entry.config, call)
     details = result.details or {}
     if getattr(call.run, "judge", False) and details.get("ruhroh"):
-        ruhroh_manifest.write(call.run, details["ruhroh"])
+        try:
+            ruhroh_manifest.write(call.run, details["ruhroh"])
+        except Exception as exc:  # as the agent's manifest (an observer's): a warning, once
+            _warn_unwritten(call.run, exc)
     return result
+
+
+JUDGE_WARNED = "ruhroh:judge-manifest"
+"""The ``run.resources`` key set once a judge's manifest could not be written (warned of)."""
+
+
+def _warn_unwritten(run: Any, exc: Exception) -> None:
+    """The judge profile's manifest could not be written (disk full, permissions):
+    the judgement stands; say so once per run, redacted."""
+    if run.resources.get(JUDGE_WARNED):
+        return
+    run.resources[JUDGE_WARNED] = True
+    text = str(exc) if isinstance(exc, RookError) else exception_text(exc)
+    message = (
+        f"rook: warning: judge profile {run.profile.id}: {text} (its Ruhroh manifest "
+        "is not updated; the run goes on)"
+    )
+    redactor = getattr(run, "redactor", None)
+    sys.stderr.write(printable(redactor.text(message) if redactor else message) + "\n")

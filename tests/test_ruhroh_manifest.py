@@ -477,3 +477,41 @@ def test_merge_into_a_shards_own_folder_keeps_its_judge_manifest(
     assert sorted(p.name for p in (dirs[0] / "judge" / "state").glob("*-j1")) == [
         "a.1-j1", "b.1-j1"
     ]
+
+
+def test_a_judge_manifest_that_cannot_be_written_is_a_warning_as_the_agents_is(
+    rook_workspace, rook_cli
+):
+    # the judge's manifest could not be written (its path a folder): each judgement was
+    # an error naming the file, where the agent's manifest in that case is a warning
+    ruhroh_profile(rook_workspace, BASH)
+    grader = rook_workspace.script(
+        "grader.py",
+        """
+        #!/usr/bin/env python3
+        import json, os, pathlib
+        judge = pathlib.Path(os.environ["ROOK_STATE_DIR"]).parents[1]
+        manifest = judge / "ruhroh-run-manifest.json"
+        if manifest.is_file():
+            manifest.unlink()
+        manifest.mkdir(exist_ok=True)  # so it cannot be written
+        with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
+            json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+                       "model": {"model": "judge-model"},
+                       "output": json.dumps({"pass": True, "reason": "polite"})}, fh)
+        """,
+    )
+    rook_workspace.profile(
+        {"id": "grader", "hooks": {"execute": {"ruhroh": str(grader)}}}, active=False
+    )
+    for sid in ("a", "b"):
+        rook_workspace.scenario({"id": sid, "goal": sid, "criteria": [{"rubric": "is polite"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    assert [s["status"] for s in r.report["scenarios"]] == ["passed", "passed"], r.stdout
+    run_dir = Path(r.report["run"]["dir"])
+    assert (run_dir / "judge" / "ruhroh-run-manifest.json").is_dir()
+    warnings = [line for line in r.stderr.splitlines() if "ruhroh-run-manifest.json" in line]
+    assert len(warnings) == 1, r.stderr  # once, naming the file
+    assert "warning" in warnings[0] and str(run_dir / "judge") in warnings[0], warnings
+    assert manifest(r)["adapterId"] == "rr"  # the agent's is written
