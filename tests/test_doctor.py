@@ -676,6 +676,38 @@ def test_an_id_holding_a_secret_value_is_a_problem(rook_workspace, rook_cli):
     assert "tok3n99" not in json.dumps(findings)
 
 
+def test_a_turn_the_transport_cannot_send_is_a_problem(rook_workspace, rook_cli, monkeypatch):
+    """rook run refuses (exit 2) a scenario a hook entry's transport could never
+    send (a Ruhroh wrapper's turn over 128 KiB: RUHROH_MESSAGE cannot carry it);
+    doctor never asked the transport (check_scenario) and said 'no problems found'.
+    It reports rook run's own message now; an excluded: true scenario, a note."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the limit of one environment variable is Linux's")
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",ruhroh")
+    ws = rook_workspace
+    healthy(ws)
+    wrapper = os.path.join(os.path.dirname(__file__), "agents", "ruhroh", "wrapper.sh")
+    ws.profile({"id": "rr", "hooks": {"execute": {"ruhroh": {"command": wrapper}}}})
+    path = ws.scenario({"id": "big", "goal": "x" * 140_000, "criteria": [{"contains": "x"}]})
+    run = rook_cli("run", "-w", str(ws.root))
+    assert run.exit_code == 2, run.stderr
+    refused = run.stderr.removeprefix("rook: error: ").strip()
+    assert f"{path}: turn 1 (goal) holds 140000 bytes" in refused, refused
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = problems(findings)
+    assert p["subject"] == "proj/agent profile rr", p
+    assert p["message"] == refused and p["fix"], p
+    # only in an excluded: true scenario: plain rook run leaves it out: a note
+    ws.scenario({"id": "big", "goal": "x" * 140_000, "excluded": True,
+                 "criteria": [{"contains": "x"}]})
+    assert rook_cli("run", "-w", str(ws.root), "--only", "big").exit_code == 2
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0, problems(findings)
+    note = next(f for f in findings if "holds 140000 bytes" in f["message"])
+    assert note["status"] == "note" and "excluded: true" in note["message"], note
+
+
 def test_no_finding_shows_the_value_of_a_profile_env_variable(rook_workspace, rook_cli, tmp_path):
     """A scenario id holding an env value: the problem redacted it, but the note
     on scenarios the profile cannot run named 's-tok3n99' in the clear, and so

@@ -787,6 +787,19 @@ def test_a_transport_plugin_whose_check_scenario_raises_names_the_phase_and_prof
         f"RuntimeError: the check_scenario of fussy has a bug (hooks.execute of {profile})"
     ) in r.stderr, r.stderr
     assert not any(rook_workspace.runs_dir.glob("*/run.json")), "nothing ran"
+    # rook doctor said "no problems found" (it never asked check_scenario): it
+    # reports rook run's own message now, for a bug and for a reason alike
+    def doctor_problems():
+        r = rook_cli("doctor", "--json")
+        assert r.exception is None and r.exit_code == 1, r.stdout
+        return [f["message"] for f in json.loads(r.stdout)["findings"] if f["status"] == "problem"]
+
+    assert doctor_problems() == [r.stderr.removeprefix("rook: error: ").strip()]
+    monkeypatch.delenv("FUSSY_FAILS")
+    monkeypatch.setenv("FUSSY_SCENARIO_REASON", '"too loud for fussy"')
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "loud.yaml: too loud for fussy" in r.stderr, r.stderr
+    assert doctor_problems() == [r.stderr.removeprefix("rook: error: ").strip()]
 
 
 BAD_REGISTRATION = """

@@ -223,6 +223,7 @@ class Doctor:
             check_profiles,
             check_runnable,
             check_scenarios,
+            check_sendable,
         )
 
         label = f"{agent.project}/{agent.name}"
@@ -236,6 +237,7 @@ class Doctor:
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
             check_ids_hold_no_secret(self, profiles, label, scenarios)
+            check_sendable(self, rook, profiles, label, scenarios)
             check_runnable(self, rook, agent, profiles, label, scenarios)
             check_judge_profile(
                 self, rook, agent, label, scenarios, self.config, self.judge_profile

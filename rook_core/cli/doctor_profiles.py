@@ -445,6 +445,29 @@ def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: 
                 break
 
 
+def check_sendable(doctor: Any, rook: Any, profiles: Any, label: str, scenarios: Any) -> None:
+    """Ask each profile's transports whether they can send each scenario, as ``rook
+    run`` does before anything runs (a Ruhroh wrapper's turn over 128 KiB, say):
+    ``rook run``'s own message, a problem; only in ``excluded: true`` scenarios, a note."""
+    from ..engine import check_scenarios as check_sends
+    from ..errors import ConfigError
+
+    selected, parked = _by_default(scenarios)
+    for profile in profiles:
+        for status, which in ((PROBLEM, selected), (NOTE, parked)):
+            try:
+                check_sends(rook, profile, which)
+            except ConfigError as exc:
+                doctor.add(
+                    status,
+                    f"{label} profile {profile.id}",
+                    str(exc) + ("" if status == PROBLEM else EXCLUDED),
+                    "correct the scenario or the hook entry named above (the message says "
+                    "how; see the transport's page in docs/)",
+                )
+                break
+
+
 EXCLUDED = (
     " (its scenarios are excluded: true: plain rook run leaves them out; "
     "rook run --only NAME refuses them, exit 2)"
