@@ -320,6 +320,7 @@ def _summary_ok(summary: dict[str, Any]) -> bool:
 def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
     """Every run of an agent, newest first."""
     if not runs_dir.is_dir():
+        check_runs_folder(runs_dir)
         return []
     out = []
     with os.scandir(runs_dir) as entries:
@@ -390,6 +391,16 @@ def profile_id(profiles_dir: Path, name: str, made_with: Iterable[str]) -> str:
     return pid
 
 
+def check_runs_folder(runs_dir: Path, said: str = "") -> None:
+    """Refuse a ``runs`` that is a file, never taken for an agent with no runs
+    (``said``: what the message starts with, ``run REF:``)."""
+    if os.path.lexists(runs_dir) and not runs_dir.is_dir():
+        raise ConfigError(
+            f"{said}{runs_dir} is a file, not the runs folder; move it away (rook run makes the "
+            "folder, and looks for the agent's runs in it)"
+        )
+
+
 # -- finding a run -------------------------------------------------------------
 
 _LATEST = r"(?a)^latest(?:~(\d+))?$"  # ASCII digits: int() reads any digit
@@ -401,6 +412,7 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         raise ConfigError(
             f"run {ref!r}: names no run; give its id, a unique prefix, latest or latest~N"
         )
+    check_runs_folder(runs_dir, f"run {ref}: ")
     named = "/" not in ref and len(os.fsencode(ref)) <= 255  # longer: no file name, ENAMETOOLONG
     if named and (runs_dir / ref / RUN_FILE).is_file():
         return runs_dir / ref

@@ -34,7 +34,7 @@ from typing import Any
 from . import shapes
 from .errors import ConfigError, DamagedRecord, RunStoreError, counted
 from .redact import Redactor
-from .store import RunDir, create_run, dumps, read_json
+from .store import RunDir, cannot_create, create_run, dumps, read_json
 
 _SHARD = r"(?a)^\s*(\d+)\s*/\s*(\d+)\s*$"  # ASCII digits: int() would read '١/٢' as 1/2
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
@@ -242,9 +242,7 @@ def new_run(runs_dir: Path, redactor: Redactor, run_id: str | None, shard: Shard
         (path / "scenarios").mkdir(parents=True, exist_ok=True)
         (path / "state" / "run").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RunStoreError(
-            f"cannot create the run directory {path}: {exc.strerror or exc}"
-        ) from None
+        raise cannot_create(path, exc) from None
     return run_dir(path, redactor, shard)
 
 

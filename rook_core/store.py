@@ -251,7 +251,15 @@ def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) ->
     except FileExistsError:
         raise ConfigError(f"run {run_id} already exists in {runs_dir}") from None
     except OSError as exc:
-        raise RunStoreError(
-            f"cannot create the run directory {path}: {exc.strerror or exc}"
-        ) from None
+        raise cannot_create(path, exc) from None
     return RunDir(path, redactor)
+
+
+def cannot_create(path: Path, exc: OSError) -> RunStoreError:
+    """Why the run directory ``path`` could not be made, naming a ``runs`` that is a file."""
+    runs_dir = path.parent
+    in_the_way = os.path.lexists(runs_dir) and not runs_dir.is_dir()
+    return RunStoreError(
+        f"cannot create the run directory {path}: {exc.strerror or exc}"
+        + (f" ({runs_dir} is a file, not the runs folder; move it away)" if in_the_way else "")
+    )

@@ -188,6 +188,29 @@ def test_latest_before_any_run_says_there_is_none_yet(ws, rook_cli):
         assert f"no runs yet in {ws.runs_dir.resolve()} (rook run makes one)" in r.stderr, r.stderr
 
 
+def test_a_runs_folder_that_is_a_file_is_named_not_taken_for_no_runs(ws, rook_cli):
+    # with the runs folder replaced by a file, rook runs listed "no runs yet" (exit 0)
+    # and rook runs show, report, diff and run --run said "no such run ... (no runs
+    # yet)": the file in the way was named by none of them
+    ws.scenario(scenario("a"))
+    done = run(rook_cli)
+    shutil.rmtree(ws.runs_dir)
+    ws.runs_dir.write_text("")
+    said = f"{ws.runs_dir.resolve()} is a file, not the runs folder"
+    for args in (("runs",), ("runs", "--json"), ("runs", "show", done), ("report", done),
+                 ("diff", done, "latest"), ("runs", "show", "latest"), ("run", "--run", done)):
+        r = rook_cli(*args)
+        assert r.exception is None and r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert said in r.stderr and "no runs yet" not in r.stderr + r.stdout, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+    # a new run cannot make its folder there: exit 1, as reliability.md says, naming it
+    for args in (("run",), ("run", "--run-name", "named")):
+        r = rook_cli(*args)
+        assert r.exit_code == 1 and "cannot create the run directory" in r.stderr, r.stderr
+        assert f"Not a directory ({said}; move it away)" in r.stderr, r.stderr
+    assert ws.runs_dir.is_file() and ws.runs_dir.read_text() == ""
+
+
 def test_latest_beyond_a_lone_run_says_there_is_only_one(ws, rook_cli):
     # it said "run latest~1: there are only 1 run in ..."
     ws.scenario(scenario("a"))
