@@ -695,7 +695,7 @@ def test_a_late_shard_that_ends_before_another_says_to_merge_once_that_one_ends(
     It says 3/3 still runs, and to merge once it ends."""
     ws, log = Workspace(tmp_path / "ws"), tmp_path / "log"
     ws.script("agent.sh", '#!/bin/bash\ngoal=$(cat)\ncase "$goal" in *slow*) '
-              'echo slow >> "$SLOW_LOG"; sleep 8;; esac\nprintf \'{"output": "%s"}\\n\' "$goal"\n')
+              'echo slow >> "$SLOW_LOG"; sleep 4;; esac\nprintf \'{"output": "%s"}\\n\' "$goal"\n')
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
                 "hook_env": {"SLOW_LOG": str(log)}, "concurrency": 4})
     ids = [f"s{i}" for i in range(6)]
