@@ -389,23 +389,25 @@ def test_a_ruhroh_judge_profiles_manifest_holds_the_judges_latest_result(
     assert agent["usage"]["inputTokens"] == 10 and "runSeed" not in agent
 
 
-def test_merge_joins_the_shards_judge_manifests(rook_workspace, rook_cli, tmp_path, monkeypatch):
-    # `rook merge` joined the shards' run manifests but copied their judge/ folders one
-    # over another: the merged judge manifest was the last shard copied (not the one that
-    # judged last), and its runRoot named that shard's folder
+def judged_on_two_machines(ws, rook_cli, tmp_path, monkeypatch, field):
+    """The run ``rr-1`` in two copies of ``ws`` (``m1``, ``m2``), one shard each, judged
+    by a Ruhroh wrapper whose result gives ``field`` (``adapterVersion`` or ``model``)
+    as ``judged-first`` (shard 2, judging first) and ``judged-last`` (shard 1, later):
+    the shards' run folders, shard 1's first."""
     from rook_core.testing import Workspace
 
-    ws = rook_workspace
     ruhroh_profile(ws, BASH)
+    value = ('os.environ["JUDGE_VALUE"]' if field == "adapterVersion"
+             else '{"model": os.environ["JUDGE_VALUE"]}')
     grader = ws.script(
         "grader.py",
-        """
+        f"""
         #!/usr/bin/env python3
         import json, os
         with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
-            json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
-                       "adapterVersion": os.environ["JUDGE_VERSION"],
-                       "output": json.dumps({"pass": True, "reason": "polite"})}, fh)
+            json.dump({{"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+                       "{field}": {value},
+                       "output": json.dumps({{"pass": True, "reason": "polite"}})}}, fh)
         """,
     )
     ws.profile({"id": "grader", "hooks": {"execute": {"ruhroh": str(grader)}}}, active=False)
@@ -415,13 +417,21 @@ def test_merge_joins_the_shards_judge_manifests(rook_workspace, rook_cli, tmp_pa
     for i in (1, 2):
         shutil.copytree(ws.root, tmp_path / f"m{i}")
         machines.append(Workspace(tmp_path / f"m{i}"))
-    for i, version in ((2, "judged-first"), (1, "judged-last")):
-        monkeypatch.setenv("JUDGE_VERSION", version)
+    for i, judged in ((2, "judged-first"), (1, "judged-last")):
+        monkeypatch.setenv("JUDGE_VALUE", judged)
         r = rook_cli("run", "-w", str(machines[i - 1].root), "--shard", f"{i}/2",
                      "--run-name", "rr-1", "--judge-profile", "grader", "--json")
         assert r.exit_code == 0, r.stderr
         time.sleep(0.01)
-    dirs = [m.run_dir("rr-1") for m in machines]
+    return [m.run_dir("rr-1") for m in machines]
+
+
+def test_merge_joins_the_shards_judge_manifests(rook_workspace, rook_cli, tmp_path, monkeypatch):
+    # `rook merge` joined the shards' run manifests but copied their judge/ folders one
+    # over another: the merged judge manifest was the last shard copied (not the one that
+    # judged last), and its runRoot named that shard's folder
+    ws = rook_workspace
+    dirs = judged_on_two_machines(ws, rook_cli, tmp_path, monkeypatch, "adapterVersion")
     merged = rook_cli("merge", "-w", str(ws.root), *map(str, dirs), "--json")
     assert merged.exit_code == 0, merged.stderr
     run_dir = ws.run_dir("rr-1")
@@ -439,36 +449,8 @@ def test_merge_into_a_shards_own_folder_keeps_its_judge_manifest(
     # `rook merge` into shard 1's own folder copied shard 2's judge/ over it before the
     # judge manifests were joined: shard 1's (the latest judgement) was lost, and the
     # merged judge manifest held the model shard 2 reported
-    from rook_core.testing import Workspace
-
-    ws = rook_workspace
-    ruhroh_profile(ws, BASH)
-    grader = ws.script(
-        "grader.py",
-        """
-        #!/usr/bin/env python3
-        import json, os
-        with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
-            json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
-                       "model": {"model": os.environ["JUDGE_MODEL"]},
-                       "output": json.dumps({"pass": True, "reason": "polite"})}, fh)
-        """,
-    )
-    ws.profile({"id": "grader", "hooks": {"execute": {"ruhroh": str(grader)}}}, active=False)
-    for sid in ("a", "b"):
-        ws.scenario({"id": sid, "goal": sid, "criteria": [{"rubric": "is polite"}]})
-    machines = []
-    for i in (1, 2):
-        shutil.copytree(ws.root, tmp_path / f"m{i}")
-        machines.append(Workspace(tmp_path / f"m{i}"))
-    for i, model in ((2, "judged-first"), (1, "judged-last")):
-        monkeypatch.setenv("JUDGE_MODEL", model)
-        r = rook_cli("run", "-w", str(machines[i - 1].root), "--shard", f"{i}/2",
-                     "--run-name", "rr-1", "--judge-profile", "grader", "--json")
-        assert r.exit_code == 0, r.stderr
-        time.sleep(0.01)
-    dirs = [m.run_dir("rr-1") for m in machines]
-    merged = rook_cli("merge", "-w", str(machines[0].root), *map(str, dirs), "--json")
+    dirs = judged_on_two_machines(rook_workspace, rook_cli, tmp_path, monkeypatch, "model")
+    merged = rook_cli("merge", "-w", str(tmp_path / "m1"), *map(str, dirs), "--json")
     assert merged.exit_code == 0, merged.stderr
     m = json.loads((dirs[0] / "judge" / "ruhroh-run-manifest.json").read_text())
     assert m["model"] == {"model": "judged-last"}, m

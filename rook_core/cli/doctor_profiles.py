@@ -425,24 +425,17 @@ def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: 
     variables: ``rook run`` refuses such a run, with the value redacted (a
     problem); only in ``excluded: true`` scenarios, which plain ``rook run``
     leaves out, a note."""
-    from ..errors import ConfigError
     from ..redact import Redactor
     from ..runner import check_names_hold_no_secret
 
-    selected, parked = _by_default(scenarios)
-    for profile in profiles:
+    def check(profile: Any, which: list[Any]) -> None:
         redactor = Redactor.for_variables(e.variable for e in profile.env)
-        for status, which in ((PROBLEM, selected), (NOTE, parked)):
-            try:
-                check_names_hold_no_secret(redactor, profile, which)
-            except ConfigError as exc:
-                doctor.add(
-                    status,
-                    f"{label} profile {profile.id}",
-                    str(exc) + ("" if status == PROBLEM else EXCLUDED),
-                    "give the scenario (or profile) another id, or use another value",
-                )
-                break
+        check_names_hold_no_secret(redactor, profile, which)
+
+    _as_rook_run(
+        doctor, profiles, label, scenarios, check,
+        "give the scenario (or profile) another id, or use another value",
+    )  # fmt: skip
 
 
 def check_sendable(doctor: Any, rook: Any, profiles: Any, label: str, scenarios: Any) -> None:
@@ -450,20 +443,35 @@ def check_sendable(doctor: Any, rook: Any, profiles: Any, label: str, scenarios:
     run`` does before anything runs (a Ruhroh wrapper's turn over 128 KiB, say):
     ``rook run``'s own message, a problem; only in ``excluded: true`` scenarios, a note."""
     from ..engine import check_scenarios as check_sends
+
+    _as_rook_run(
+        doctor, profiles, label, scenarios,
+        lambda profile, which: check_sends(rook, profile, which),
+        "correct the scenario or the hook entry named above (the message says how; see the "
+        "transport's page in docs/)",
+    )  # fmt: skip
+
+
+def _as_rook_run(
+    doctor: Any, profiles: Any, label: str, scenarios: Any, check: Any, fix: str
+) -> None:
+    """``check(profile, scenarios)``, one of ``rook run``'s checks before anything
+    runs, for each profile: its first refusal of the scenarios plain ``rook run``
+    selects is a problem (``rook run``'s own message), else of the ``excluded: true``
+    ones a note."""
     from ..errors import ConfigError
 
     selected, parked = _by_default(scenarios)
     for profile in profiles:
         for status, which in ((PROBLEM, selected), (NOTE, parked)):
             try:
-                check_sends(rook, profile, which)
+                check(profile, which)
             except ConfigError as exc:
                 doctor.add(
                     status,
                     f"{label} profile {profile.id}",
                     str(exc) + ("" if status == PROBLEM else EXCLUDED),
-                    "correct the scenario or the hook entry named above (the message says "
-                    "how; see the transport's page in docs/)",
+                    fix,
                 )
                 break
 
