@@ -105,6 +105,20 @@ def test_a_hook_path_naming_a_directory_or_a_command_line_says_so(
     assert code == 1 and said in p["message"] and p["message"] in run.stderr, p  # run's words
 
 
+def test_a_hook_path_naming_a_named_pipe_says_so(rook_workspace, rook_cli):
+    """hooks.md: a pipe where the hook script should be is refused as what it is; rook
+    run said so, but the doctor said 'not found (tried ...)' and to create the script."""
+    healthy(rook_workspace)
+    os.mkfifo(rook_workspace.agent_dir / "scripts" / "pipe.py")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/pipe.py"}})
+    run = rook_cli("run")
+    assert run.exit_code == 2 and "is not a regular file" in run.stderr, run.stderr
+    code, findings = doctor(rook_cli, rook_workspace)
+    (p,) = problems(findings)
+    assert code == 1 and "not found" not in p["message"], p
+    assert "is not a regular file" in p["message"] and p["message"] in run.stderr, p
+
+
 def test_run_bits_and_shebang_lines(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     healthy(ws)

@@ -231,8 +231,8 @@ def _unmasked(raw: Any, shown: Any, path: str = "") -> list[str]:
 def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: str) -> None:
     candidates = agent.candidates(raw_path)
     found = next((c for c in candidates if c.is_file()), None)
-    if found is None and (any(c.is_dir() for c in candidates) or len(raw_path.split()) > 1):
-        return  # a folder, or a command line: the transport's own check, which follows, says so
+    if found is None and (any(c.exists() for c in candidates) or len(raw_path.split()) > 1):
+        return  # a folder, a pipe, or a command line: the transport's own check, which follows, says so
     if found is None:
         tried = " and ".join(str(c) for c in candidates)
         doctor.add(
