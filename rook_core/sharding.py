@@ -208,14 +208,7 @@ def check_alone(run: RunDir, count: int | None, shard: Shard | None) -> None:
     would both run (and kill as leftovers the hooks of) the same scenario runs."""
     if type(count) is not int or count < 1:
         return
-    if shard is not None:
-        others = [(".lock", "the whole run")]
-    else:
-        others = [
-            (p.name, f"shard {m.group(1)}/{count}")
-            for p in sorted(run.path.glob(f".lock.shard-*-of-{count}"))
-            if (m := re.fullmatch(rf"\.lock\.shard-(\d+)-of-{count}", p.name))
-        ]
+    others = [(".lock", "the whole run")] if shard is not None else shard_locks(run.path, count)
     for name, what in others:
         holder = run.holder(name)
         if holder is not None:
@@ -224,6 +217,18 @@ def check_alone(run: RunDir, count: int | None, shard: Shard | None) -> None:
                 f"run {run.id} is in use by another rook process ({holder}, {what}); "
                 "wait for it to finish, then resume with --run"
             )
+
+
+def shard_locks(path: Path, count: int | None = None) -> list[tuple[str, str]]:
+    """The lock files the shards of the run at ``path`` made (of a ``count``-way split,
+    else of any), by name, each with the shard it is (``shard I/N``): a shard working
+    on the run holds its own."""
+    of = r"\d+" if count is None else str(count)
+    return [
+        (p.name, f"shard {m[1]}/{m[2]}")
+        for p in sorted(path.glob(f".lock.shard-*-of-{'*' if count is None else count}"))
+        if (m := re.fullmatch(rf"\.lock\.shard-(\d+)-of-({of})", p.name))
+    ]
 
 
 def run_dir(path: Path, redactor: Redactor, shard: Shard | None) -> RunDir:

@@ -175,20 +175,19 @@ def _in_progress(runs_dir: Any, s: dict[str, Any]) -> dict[str, Any]:
 def held_by(run_path: Any) -> str | None:
     """Who works on the run now: the ``rook run`` that holds its lock (``pid N``),
     or the shards that hold theirs (``pid N, shard I/N``); None when none does."""
-    import re
-
     from ..redact import Redactor
+    from ..sharding import shard_locks
     from ..store import RunDir
 
     run = RunDir(run_path, Redactor())
     holder = run.holder(".lock")
     if holder is not None:
         return holder
-    shards = []
-    for lock in sorted(run_path.glob(".lock.shard-*-of-*")):
-        m = re.fullmatch(r"\.lock\.shard-(\d+)-of-(\d+)", lock.name)
-        if m and (holder := run.holder(lock.name)) is not None:
-            shards.append(f"{holder}, shard {m[1]}/{m[2]}")
+    shards = [
+        f"{holder}, {shard}"
+        for name, shard in shard_locks(run_path)
+        if (holder := run.holder(name)) is not None
+    ]
     return "; ".join(shards) or None
 
 
