@@ -35,9 +35,8 @@ from .hookio import (
     collected_evidence,
     conversation_handle,
     cut_off_output,
-    execute_said,
+    handle_said,
     has_token_counts,
-    open_said,
     turn_evidence,
     usage_names_warning,
 )
@@ -905,9 +904,7 @@ class Engine:
                     self._end_conversation(record, n, len(scenario.turns), result)
                     break
                 if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
-                    said = "; ".join(  # a handle open or the turn gave wrongly
-                        filter(None, (open_said(record["hooks"]), execute_said(hooked)))
-                    )
+                    said = handle_said(record["hooks"], hooked)  # a handle given wrongly
                     end(
                         STOPPED,
                         "the first turn returned no conversation handle, so later turns cannot "

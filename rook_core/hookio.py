@@ -373,6 +373,13 @@ def execute_said(hook: dict[str, Any]) -> str:
     )
 
 
+def handle_said(hooks: list[dict[str, Any]], turn: dict[str, Any]) -> str:
+    """Why the first turn left no conversation handle: what :func:`open_said`
+    finds in the run's recorded ``hooks`` and :func:`execute_said` in the turn's
+    hook record ``turn``, joined (``""`` when neither says anything)."""
+    return "; ".join(filter(None, (open_said(hooks), execute_said(turn))))
+
+
 def turn_evidence(turn: int, text: str, data: dict[str, Any], seconds: float) -> TurnEvidence:
     """Normalise an execute result: ``output`` (or ``agent_reply``) is required."""
     if "output" in data and data["output"] is not None:

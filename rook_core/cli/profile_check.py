@@ -84,7 +84,7 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
-    from ..hookio import calls_names_warning, execute_said, open_said, usage_names_warning
+    from ..hookio import calls_names_warning, handle_said, usage_names_warning
     from ..models import CAPABILITIES
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
@@ -131,7 +131,7 @@ def test_command(
             s.say("capabilities:")
             s.say(table)
             turn = next((h for h in obs.hooks if h.get("phase") == "execute"), {})
-            said = "; ".join(filter(None, (open_said(obs.hooks), execute_said(turn))))
+            said = handle_said(obs.hooks, turn)
             if said and declared.get("multi_turn") and not obs.observed.get("multi_turn"):
                 s.say(f"note: {said}")
             for cap, names in (
