@@ -371,9 +371,9 @@ def undeclared_env(
                     "it is set before the run, nor redact its value); add "
                     f"env: [{{variable: {name}, purpose: ...}}]"
                 )
-            cited = f"{{{{env.{name}}}}}"
-            if cited not in str(_mapping(written).get(phase)):  # a variable of the plugin's own
-                cited = f"the transport plugin {owner} reads the variable {name}"
+            cited = f"{{{{env.{name}}}}}"  # written so, or {{ env.NAME }}
+            if not re.search(rf"\{{\{{\s*env\.{name}\s*\}}\}}", str(_mapping(written).get(phase))):
+                cited = f"the transport plugin {owner} reads the variable {name}"  # its own
             messages = found.setdefault(phase, {}).setdefault(entry.transport, {})
             messages.setdefault(where, []).append(f"{cited}: {why}")
     return found

@@ -1270,6 +1270,19 @@ def test_an_undeclared_env_placeholder_is_refused_before_anything_runs(
     assert path.read_text() == before and not mark.exists()
 
 
+def test_an_undeclared_env_placeholder_written_with_spaces_is_cited_as_one(
+    rook_cli, rook_workspace, agent_server, monkeypatch, tmp_path
+):
+    """{{ env.NAME }} is a placeholder as {{env.NAME}} is: undeclared, it is cited as
+    the user's placeholder, never as a variable the http plugin reads of its own."""
+    monkeypatch.setenv("MARK", str(tmp_path / "opened"))
+    env_profile(rook_workspace, agent_server, {"a": "{{ env.SPACED_VAR_Q }}"})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "hooks.execute.http.body.a: {{env.SPACED_VAR_Q}}: SPACED_VAR_Q" in r.stderr, r.stderr
+    assert "reads the variable" not in r.stderr, r.stderr
+
+
 def test_a_declared_env_placeholder_that_is_unset_stops_the_run_before_prepare(
     rook_cli, rook_workspace, agent_server, monkeypatch, tmp_path
 ):
