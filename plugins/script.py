@@ -99,6 +99,12 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
         return f"its interpreter {interpreter} (from its #! line) {why}"
     if program.name != "env":
         return None
+    if _unsplit(arg):
+        return (
+            f"its #! line ({interpreter} {arg}) gives env {arg!r} as one argument (Linux "
+            "does not split a #! line), which env cannot start: it fails, or starts the "
+            f"script itself again and again; write #!{interpreter} -S {arg}"
+        )
     name = env_program(arg)
     if name is None:
         return f"its #! line ({interpreter} {arg}) names no program for env to start".replace(
@@ -117,6 +123,19 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
     return (
         f"its interpreter {name!r} (from its #! line: {interpreter} {arg}) "
         "is not installed (not on PATH)"
+    )
+
+
+def _unsplit(arg: str) -> bool:
+    """Whether ``/usr/bin/env ARG`` on a ``#!`` line gets several words as one
+    argument: on Linux the kernel passes all that follows the interpreter as
+    one word, which only env's ``-S`` (``-vS``, ``--split-string=``) splits."""
+    import re
+
+    return (
+        sys.platform.startswith("linux")
+        and len(arg.split()) > 1
+        and re.match(r"-[iv0]*S|--split-string=", arg) is None
     )
 
 

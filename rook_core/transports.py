@@ -70,6 +70,8 @@ def env_program(arg: str) -> str | None:
             continue
         if word.startswith("-S") and len(word) > 2:  # -Snode --flag
             return word[2:]
+        if word.startswith("--split-string=") and len(word) > 15:  # its long form
+            return word[15:]
         if word.startswith("-") or ("=" in word and not word.startswith("=")):
             i += 1
             continue

@@ -972,7 +972,12 @@ BODY = '[ "$1" = execute ] && { touch "$MARK"; echo \'{"output": "ok"}\'; }\nexi
         ("#!/usr/bin/nonexistent-interp", ["/usr/bin/nonexistent-interp", "does not exist"]),
         ("#!/usr/bin/env nonexistent-interp-q", ["'nonexistent-interp-q'", "not on PATH"]),
         ("#! /usr/bin/env -S nonexistent-interp-q -e", ["'nonexistent-interp-q'", "env -S"]),
-        ("#!/usr/bin/env -i A=1 -u B nonexistent-interp-q", ["'nonexistent-interp-q'"]),
+        ("#!/usr/bin/env -S -i A=1 -u B nonexistent-interp-q", ["'nonexistent-interp-q'"]),
+        # Linux gives env all of it as one word: it started the script itself again and
+        # again until the hook's timeout (the first two), or failed every call
+        ("#!/usr/bin/env -u X bash", ["gives env '-u X bash' as one argument", "-S -u X bash"]),
+        ("#!/usr/bin/env LC_ALL=C bash", ["'LC_ALL=C bash' as one argument", "env -S LC_ALL"]),
+        ("#!/usr/bin/env bash -e", ["'bash -e' as one argument", "#!/usr/bin/env -S bash -e"]),
         ("#!/usr/bin/env", ["names no program"]),  # it would start the script forever
         ("#!/usr/bin/env ./nope/interp", ["./nope/interp", "does not exist"]),
         ("#!/etc/passwd", ["/etc/passwd", "not executable"]),
@@ -991,7 +996,15 @@ def test_missing_shebang_interpreter_is_named_before_anything_runs(ws, rook_cli,
 
 
 @pytest.mark.parametrize(
-    "line", ["#!/bin/bash", "#! /bin/bash -e", "#!/usr/bin/env bash", "#!/usr/bin/env -S bash -e"]
+    "line",
+    [
+        "#!/bin/bash",
+        "#! /bin/bash -e",
+        "#!/usr/bin/env bash",
+        "#!/usr/bin/env -S bash -e",
+        "#!/usr/bin/env -Sbash -e",
+        "#!/usr/bin/env --split-string=bash -e",
+    ],
 )
 def test_a_shebang_whose_interpreter_exists_runs(ws, rook_cli, line):
     ws.script("a.sh", f"{line}\n{BODY}")

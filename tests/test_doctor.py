@@ -221,6 +221,24 @@ def test_an_env_shebang_is_read_as_rook_run_reads_it(rook_workspace, rook_cli, t
     assert r.statuses() == {"s": "passed"}, r.stderr  # rook run runs all three
 
 
+def test_an_env_line_linux_passes_as_one_word_is_a_problem(rook_workspace, rook_cli):
+    """'#!/usr/bin/env -u X bash' gives env '-u X bash' as one argument: it starts
+    the script itself again and again until the hook's timeout. The doctor took
+    it as bash's line ('no problems found'); rook run refuses it, and so does the
+    doctor, in rook run's words."""
+    ws = rook_workspace
+    healthy(ws)
+    body = "[ \"$1\" = execute ] && echo '{\"output\": \"ok\"}'\nexit 0\n"
+    ws.script("loops.sh", "#!/usr/bin/env -u X bash\n" + body)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/loops.sh"}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and p["subject"].endswith("hooks.execute"), problems(findings)
+    assert "gives env '-u X bash' as one argument" in p["message"], p
+    assert "#!/usr/bin/env -S -u X bash" in p["message"], p
+    assert rook_cli("run").exit_code == 2
+
+
 def test_required_variables(rook_workspace, rook_cli, monkeypatch):
     healthy(rook_workspace)
     monkeypatch.delenv("DOCTOR_TOKEN", raising=False)
