@@ -343,7 +343,12 @@ class Rook:
     def register(self, plugin: object, name: str | None = None) -> None:
         """Register an in-process plugin (tests, embedding) and rebuild registries."""
         self.pm.register(plugin, name=name)
-        self.pm.check_pending()
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:  # a misspelt hook: Rook's message
+            message = _unknown_hooks(self) or str(exc)
+            self.pm.unregister(plugin)
+            raise PluginError(message) from None
         self.infos.append(
             PluginInfo(
                 name=self.pm.get_name(plugin) or repr(plugin),
@@ -608,10 +613,19 @@ def _unknown_hooks(rook: Rook) -> str:
         for impl in caller.get_hookimpls():
             close = difflib.get_close_matches(hook_name, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
+            name = rook.pm.get_name(impl.plugin)
+            if name in rook.installed:  # loaded through its entry point
+                who = rook.plugin_name(impl.plugin)
+                fix = f" or disable it with ROOK_DISABLE_PLUGINS={name}"
+            else:  # registered in process (Rook.register, the rook_plugin fixture)
+                plugin = impl.plugin
+                who = getattr(plugin, "__name__", None) or (
+                    f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+                )
+                fix = ""
             lines.append(
-                f"plugin {rook.plugin_name(impl.plugin)} implements {hook_name}, a hook Rook "
-                f"does not define{hint}; fix the plugin or disable it with "
-                f"ROOK_DISABLE_PLUGINS={rook.pm.get_name(impl.plugin)}"
+                f"plugin {who} implements {hook_name}, a hook Rook does not define{hint}; "
+                f"fix the plugin{fix}"
             )
     return "\n".join(lines)
 

@@ -14,8 +14,11 @@ import signal
 import subprocess
 import sys
 import time
+import types
 
 import pytest
+
+from rook_core.hookspecs import hookimpl
 
 SECRET = "hunter2-secret-value"
 
@@ -668,6 +671,45 @@ def test_a_misspelt_hook_names_the_plugin_its_distribution_and_the_fix(
     assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = rook_cli("doctor", "-w", str(rook_workspace.root))
     assert r.exit_code == 1 and message in r.stdout, r.stdout
+
+
+class _Typo:
+    @hookimpl
+    def rook_register_criterai(self, register):
+        pass
+
+
+def _typo_module():
+    module = types.ModuleType("rook_typo")
+    exec(MISSPELT, vars(module))
+    return module
+
+
+@pytest.mark.parametrize(
+    "make, name, wrong, meant",
+    [
+        (_typo_module, "rook_typo", "rook_transport_excute", "rook_transport_execute"),
+        (_Typo, f"{__name__}._Typo", "rook_register_criterai", "rook_register_criteria"),
+    ],
+)
+def test_a_misspelt_hook_of_an_in_test_plugin_gets_rooks_message_not_pluggys(
+    make, name, wrong, meant, rook_plugin, rook_workspace, rook_cli
+):
+    """A plugin registered with the ``rook_plugin`` fixture whose hook is misspelt
+    ended the command with pluggy's PluginValidationError (exit 1, the exception
+    in the CliResult, nothing on stderr), where the same plugin installed gets
+    Rook's message: it now gets that message too, exit 2, without the
+    ROOK_DISABLE_PLUGINS fix (that switch names entry points only)."""
+    rook_plugin(make())
+    r = rook_cli("plugins")
+    assert r.exit_code == 2 and r.exception is None, (r.exit_code, r.exception)
+    assert (
+        f"rook: error: plugin {name} implements {wrong}, a hook Rook does not define "
+        f"(did you mean {meant}?); fix the plugin\n"
+    ) in r.stderr, r.stderr
+    assert "ROOK_DISABLE_PLUGINS" not in r.stderr
+    r = rook_cli("doctor")
+    assert r.exit_code == 1 and f"plugin {name} implements {wrong}" in r.stdout, r.stdout
 
 
 def test_checking_a_hook_result_does_not_encode_a_big_output():
