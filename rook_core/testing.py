@@ -15,13 +15,19 @@ Fixtures:
   through its entry point exactly as after ``pip install``; the helper
   :func:`make_distribution` writes one into any folder.
 
+The tests run with none of the shell's ``ROOK_*`` variables and with a fresh
+cache directory (``ROOK_CACHE_DIR``) for each pytest process (each
+pytest-xdist worker), removed at its end.
+
 The plugin author guide, ``docs/plugins/testing.md``, shows them in use.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import stat
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +37,34 @@ import pytest
 import yaml
 
 from .plain import plain
+
+_SAVED: list[tuple[tempfile.TemporaryDirectory[str], dict[str, str]]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests run with none of the ROOK_* variables of the shell they were
+    started from (a developer's ROOK_DISABLE_PLUGINS or ROOK_LOAD_PLUGINS would
+    change what every command does; click's _ROOK_COMPLETE too), and every
+    command they run (in process or as a subprocess) uses one fresh cache
+    directory, never the user's ~/.cache/rook: one for each pytest process (each
+    pytest-xdist worker), removed at its end. Set before the test modules are
+    collected, since one may build a plugin manager when imported."""
+    outside = {k: v for k, v in os.environ.items() if k.startswith(("ROOK_", "_ROOK_"))}
+    for name in outside:
+        del os.environ[name]
+    d = tempfile.TemporaryDirectory(prefix="rook-test-cache-")
+    os.chmod(d.name, 0o700)
+    _SAVED.append((d, outside))
+    os.environ["ROOK_CACHE_DIR"] = d.name
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _SAVED:
+        d, outside = _SAVED.pop()
+        for name in [k for k in os.environ if k.startswith(("ROOK_", "_ROOK_"))]:
+            del os.environ[name]
+        os.environ.update(outside)
+        d.cleanup()
 
 
 class Workspace:

@@ -36,27 +36,13 @@ _this_checkouts_plugins()
 pytest_plugins = ["rook_core.testing"]
 
 
-_SAVED: list[tuple[tempfile.TemporaryDirectory[str], dict[str, str]]] = []
-
-
 def pytest_configure(config):
-    """The suite runs with none of the ROOK_* variables of the shell it was
-    started from (a developer's ROOK_WORKSPACE_DIR or ROOK_DISABLE_PLUGINS would
-    change what every command does; click's _ROOK_COMPLETE too), and every
-    command it runs (in process or as a subprocess) uses one fresh cache
-    directory, never the user's ~/.cache/rook. Set before the test modules are
-    collected, since some build a plugin manager when imported."""
-    outside = {k: v for k, v in os.environ.items() if k.startswith(("ROOK_", "_ROOK_"))}
-    for name in outside:
-        del os.environ[name]
-    d = tempfile.TemporaryDirectory(prefix="rook-test-cache-")
-    os.chmod(d.name, 0o700)
-    _SAVED.append((d, outside))
-    os.environ["ROOK_CACHE_DIR"] = d.name
-    # Nor with the signals its shell ignored (nohup, as Jenkins runs a step; a
-    # script's `.ci/run &`): every rook it starts would keep them ignored, as Rook
-    # must, and the tests that send them would wait in vain. A handler that does
-    # nothing keeps the suite itself deaf to them; a child starts with the default.
+    """The suite runs without the signals its shell ignored (nohup, as Jenkins
+    runs a step; a script's `.ci/run &`): every rook it starts would keep them
+    ignored, as Rook must, and the tests that send them would wait in vain. A
+    handler that does nothing keeps the suite itself deaf to them; a child
+    starts with the default. (The shell's ROOK_* variables and the cache:
+    rook_core.testing's own pytest_configure, a fresh cache for each worker.)"""
     for name in ("SIGHUP", "SIGINT"):
         sig = getattr(signal, name, None)
         if sig is not None and signal.getsignal(sig) == signal.SIG_IGN:
@@ -65,12 +51,3 @@ def pytest_configure(config):
 
 def _ignored(signum, frame):
     pass
-
-
-def pytest_unconfigure(config):
-    while _SAVED:
-        d, outside = _SAVED.pop()
-        for name in [k for k in os.environ if k.startswith(("ROOK_", "_ROOK_"))]:
-            del os.environ[name]
-        os.environ.update(outside)
-        d.cleanup()

@@ -1,0 +1,80 @@
+"""``rook_core.testing`` as a plugin author uses it: their own pytest suite,
+run as a real ``pytest`` process (docs/plugins/testing.md)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+AUTHOR_TESTS = """
+import os
+import pathlib
+
+import pytest
+
+
+def agent(ws):
+    ws.script("agent.sh", '''
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '{"output": "%s, please"}\\\\n' "$(cat)"
+    ''')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "ask", "goal": "Pass the salt", "criteria": [{"contains": "please"}]})
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_a_run(i, rook_distribution, rook_workspace, rook_cli):
+    assert not [k for k in os.environ if k.startswith("ROOK_") and k != "ROOK_CACHE_DIR"]
+    rook_distribution(f"rook-none{i}", {f"none{i}": f"rook_none{i}"}, {f"rook_none{i}.py": ""})
+    agent(rook_workspace)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"ask": "passed"}
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    seen = pathlib.Path(os.environ["SEEN"]) / f"{worker}-{i}"
+    seen.write_text(os.environ["ROOK_CACHE_DIR"])
+"""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_an_authors_suite_ignores_the_shells_rook_variables_and_cache(tmp_path, workers):
+    """A plugin author's suite ran with the ROOK_* variables of their shell (a
+    ROOK_DISABLE_PLUGINS=script left from disabling a plugin failed every run)
+    and wrote its entries into their real cache (~/.cache/rook, or their
+    ROOK_CACHE_DIR), one for each test's workspace and sys.path: now it runs
+    with none of them and with a fresh cache of its own, one for each
+    pytest-xdist worker, removed at the end."""
+    project = tmp_path / "author"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "conftest.py").write_text('pytest_plugins = ["rook_core.testing"]\n')
+    (project / "tests" / "test_author.py").write_text(textwrap.dedent(AUTHOR_TESTS))
+    outer_cache = tmp_path / "developers-cache"
+    outer_cache.mkdir(mode=0o700)
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    env = {
+        **os.environ,
+        "ROOK_CACHE_DIR": str(outer_cache),
+        "ROOK_DISABLE_PLUGINS": "script",
+        "ROOK_TRACE_PLUGINS": "1",
+        "SEEN": str(seen),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers, "tests"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0 and "4 passed" in out.stdout, out.stdout + out.stderr
+    assert not any(outer_cache.iterdir())  # nothing written into the developer's cache
+    caches = {p.name.rsplit("-", 1)[0]: p.read_text() for p in seen.iterdir()}
+    assert len(set(caches.values())) == len(caches)  # one cache for each worker
+    assert len(caches) == (2 if workers == "2" else 1), caches
+    assert not any(os.path.exists(c) for c in caches.values())  # removed at the end
