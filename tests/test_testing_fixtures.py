@@ -78,3 +78,97 @@ def test_an_authors_suite_ignores_the_shells_rook_variables_and_cache(tmp_path, 
     assert len(set(caches.values())) == len(caches)  # one cache for each worker
     assert len(caches) == (2 if workers == "2" else 1), caches
     assert not any(os.path.exists(c) for c in caches.values())  # removed at the end
+
+
+CLAIMS = """
+import importlib
+import sys
+
+COUNTED = '''
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Counted(CriterionType):
+    name = "counted"
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "counted")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Counted())
+'''
+
+
+def agent(ws, criterion):
+    ws.script("agent.sh", '''
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '{"output": "%s, please"}\\\\n' "$(cat)"
+    ''')
+    ws.profile('''
+        id: p
+        hooks:
+          execute: scripts/agent.sh
+    ''')
+    ws.scenario(f'''
+        id: ask
+        goal: Pass the salt
+        repeat: 2
+        criteria:
+          - {criterion}
+    ''')
+
+
+def test_1_installed_and_registered_again_runs_once(rook_distribution, rook_plugin, rook_workspace, rook_cli):
+    rook_distribution("rook-counted", {"counted": "rook_counted"}, {"rook_counted.py": COUNTED})
+    rook_plugin(importlib.import_module("rook_counted"))  # registered twice: an error
+    agent(rook_workspace, "counted: true")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"ask.1": "passed", "ask.2": "passed"}
+
+
+def test_2_the_distribution_is_gone_in_the_next_test(rook_workspace, rook_cli):
+    assert "rook_counted" not in sys.modules
+    assert "counted" not in rook_cli("plugins").stdout
+    agent(rook_workspace, "counted: true")
+    assert rook_cli("run").exit_code == 2
+
+
+def test_3_every_workspace_command_gets_the_workspace_wherever_the_test_runs(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    agent(rook_workspace, "contains: please")
+    monkeypatch.chdir(tmp_path)  # no workspace above it
+    a = rook_cli("run", "--json").report["run"]["id"]
+    b = rook_cli("run", "--json").report["run"]["id"]
+    assert rook_workspace.record(a, "ask.1")["status"] == "passed"
+    for args in (("runs",), ("runs", "show", a), ("report", a), ("diff", a, b), ("doctor",),
+                 ("profile", "list"), ("profile", "show", "p"), ("profile", "use", "p")):
+        r = rook_cli(*args)
+        assert r.exit_code == 0, (args, r.stderr)
+"""
+
+
+def test_the_fixtures_do_what_the_testing_page_says(tmp_path):
+    """docs/plugins/testing.md's claims, in a plugin author's own suite: a plugin
+    object an installed entry point loads already and rook_plugin registers again
+    runs once; a rook_distribution is gone (entry point and modules) in the next
+    test; rook_cli gives every workspace command the fixture's workspace from
+    any directory; statuses() keys a repeated scenario ID.N, as record() does."""
+    project = tmp_path / "author"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "conftest.py").write_text('pytest_plugins = ["rook_core.testing"]\n')
+    (project / "tests" / "test_claims.py").write_text(textwrap.dedent(CLAIMS))
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "tests"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0 and "3 passed" in out.stdout, out.stdout + out.stderr
