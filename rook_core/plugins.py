@@ -342,7 +342,13 @@ class Rook:
 
     def register(self, plugin: object, name: str | None = None) -> None:
         """Register an in-process plugin (tests, embedding) and rebuild registries."""
-        self.pm.register(plugin, name=name)
+        try:
+            self.pm.register(plugin, name=name)
+        except (pluggy.PluginValidationError, ValueError) as exc:  # pluggy's are several lines
+            said = exception_text(exc).replace("\n", "; ")
+            raise PluginError(
+                f"plugin {_in_process(plugin)} cannot be registered: {said}"
+            ) from None
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:  # a misspelt hook: Rook's message
@@ -600,6 +606,14 @@ class _PluginManager(pluggy.PluginManager):
         return super().parse_hookimpl_opts(plugin, name)
 
 
+def _in_process(plugin: object) -> str:
+    """A plugin registered in process, by name: a module's, else its class's."""
+    name = getattr(plugin, "__name__", None)
+    return (
+        name if isinstance(name, str) else f"{type(plugin).__module__}.{type(plugin).__qualname__}"
+    )
+
+
 def _unknown_hooks(rook: Rook) -> str:
     """Each hook implementation no hookspec defines (a misspelt name), naming its
     plugin and distribution, a did-you-mean and how to disable the plugin."""
@@ -618,11 +632,7 @@ def _unknown_hooks(rook: Rook) -> str:
                 who = rook.plugin_name(impl.plugin)
                 fix = f" or disable it with ROOK_DISABLE_PLUGINS={name}"
             else:  # registered in process (Rook.register, the rook_plugin fixture)
-                plugin = impl.plugin
-                who = getattr(plugin, "__name__", None) or (
-                    f"{type(plugin).__module__}.{type(plugin).__qualname__}"
-                )
-                fix = ""
+                who, fix = _in_process(impl.plugin), ""
             lines.append(
                 f"plugin {who} implements {hook_name}, a hook Rook does not define{hint}; "
                 f"fix the plugin{fix}"

@@ -712,6 +712,31 @@ def test_a_misspelt_hook_of_an_in_test_plugin_gets_rooks_message_not_pluggys(
     assert r.exit_code == 1 and f"plugin {name} implements {wrong}" in r.stdout, r.stdout
 
 
+class _WrongArgument:
+    @hookimpl
+    def rook_register_criteria(self, registry):
+        pass
+
+
+def test_a_hook_with_a_wrong_argument_in_an_in_test_plugin_is_named_not_pluggys(
+    rook_plugin, rook_workspace, rook_cli
+):
+    """A plugin registered with ``rook_plugin`` whose hook takes an argument the
+    hook does not have (``registry`` for ``register``) ended the command with
+    pluggy's PluginValidationError (exit 1, nothing on stderr; installed, the
+    same plugin is named as failing to load): it is now Rook's error, exit 2,
+    naming the plugin, the hook and the argument on one line."""
+    rook_plugin(_WrongArgument())
+    r = rook_cli("plugins")
+    assert r.exit_code == 2 and r.exception is None, (r.exit_code, r.exception)
+    assert (
+        f"rook: error: plugin {__name__}._WrongArgument cannot be registered: "
+        "PluginValidationError: Plugin "
+    ) in r.stderr, r.stderr
+    assert "Argument(s) {'registry'} are declared in the hookimpl" in r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
 def test_checking_a_hook_result_does_not_encode_a_big_output():
     """Every hook's result is checked to be JSON; encoding it to tell cost
     milliseconds per hook for a big output (10 MiB: about the time of
