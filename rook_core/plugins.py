@@ -349,6 +349,17 @@ class Rook:
             raise PluginError(
                 f"plugin {_in_process(plugin)} cannot be registered: {said}"
             ) from None
+        why = ""
+        if not _hook_names(self.pm, plugin):  # a missing @hookimpl, as for an entry point
+            why = f"plugin {_in_process(plugin)}: {_no_hooks(plugin, '')}"
+        elif isinstance(plugin, type) and _methods(self.pm, plugin):  # never called with a self
+            why = (
+                f"plugin {_in_process(plugin)} is a class whose hooks are methods: "
+                f"register an instance of it ({plugin.__name__}())"
+            )
+        if why:
+            self.pm.unregister(plugin)
+            raise PluginError(why)
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:  # a misspelt hook: Rook's message
@@ -532,6 +543,8 @@ def _no_hooks(plugin: object, value: str) -> str:
             f"it implements no Rook hook: {', '.join(unmarked)} {verb} not marked "
             "with @hookimpl (from rook_core.hookspecs import hookimpl)"
         )
+    if not value:  # registered in process
+        return "it implements no Rook hook: it has no function marked with @hookimpl"
     return (
         f"it implements no Rook hook: its entry point names {value} "
         f"({type(plugin).__name__}), which has no function marked with @hookimpl"
@@ -608,10 +621,10 @@ class _PluginManager(pluggy.PluginManager):
 
 def _in_process(plugin: object) -> str:
     """A plugin registered in process, by name: a module's, else its class's."""
-    name = getattr(plugin, "__name__", None)
-    return (
-        name if isinstance(name, str) else f"{type(plugin).__module__}.{type(plugin).__qualname__}"
-    )
+    if isinstance(plugin, types.ModuleType):
+        return plugin.__name__
+    cls = plugin if isinstance(plugin, type) else type(plugin)
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _unknown_hooks(rook: Rook) -> str:

@@ -737,6 +737,47 @@ def test_a_hook_with_a_wrong_argument_in_an_in_test_plugin_is_named_not_pluggys(
     assert len(r.stderr.splitlines()) == 1, r.stderr
 
 
+class _Unmarked:
+    def rook_register_criteria(self, register):
+        pass
+
+
+class _Methods:
+    @hookimpl
+    def rook_register_criteria(self, register):
+        pass
+
+
+@pytest.mark.parametrize(
+    "plugin, said",
+    [
+        (
+            _Methods,
+            f"plugin {__name__}._Methods is a class whose hooks are methods: "
+            "register an instance of it (_Methods())",
+        ),
+        (
+            _Unmarked(),
+            f"plugin {__name__}._Unmarked: it implements no Rook hook: rook_register_criteria "
+            "is not marked with @hookimpl (from rook_core.hookspecs import hookimpl)",
+        ),
+    ],
+)
+def test_an_in_test_plugin_given_as_a_class_or_with_no_hook_is_named_as_installed(
+    plugin, said, rook_plugin, rook_workspace, rook_cli
+):
+    """``rook_plugin(Plugin)`` (the class, not an instance) ended rook run with
+    'plugin Plugin raised TypeError in rook_register_criteria: ... missing 1
+    required positional argument: 'self'', and a plugin whose hooks lack
+    @hookimpl was registered with none (its criterion then 'unknown'), where an
+    entry point naming either is refused saying so: Rook.register now refuses
+    them the same way, exit 2."""
+    rook_plugin(plugin)
+    r = rook_cli("plugins")
+    assert r.exit_code == 2 and r.exception is None, (r.exit_code, r.exception)
+    assert f"rook: error: {said}\n" == r.stderr, r.stderr
+
+
 def test_checking_a_hook_result_does_not_encode_a_big_output():
     """Every hook's result is checked to be JSON; encoding it to tell cost
     milliseconds per hook for a big output (10 MiB: about the time of
