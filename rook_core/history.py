@@ -33,7 +33,7 @@ from .errors import (
 from .models import PASSED
 from .report import COUNTED, PENDING, Tally, exit_code, scenario_entry, write_report
 from .reportfile import read_report
-from .store import atomic_write, dumps, planned_records, read_json
+from .store import atomic_write, dumps, not_a_folder, planned_records, read_json
 
 if TYPE_CHECKING:
     from .redact import Redactor
@@ -392,11 +392,13 @@ def profile_id(profiles_dir: Path, name: str, made_with: Iterable[str]) -> str:
 
 
 def check_runs_folder(runs_dir: Path, said: str = "") -> None:
-    """Refuse a ``runs`` that is a file, never taken for an agent with no runs
-    (``said``: what the message starts with, ``run REF:``)."""
-    if os.path.lexists(runs_dir) and not runs_dir.is_dir():
+    """Refuse a ``runs`` that is not a folder (a file, a named pipe, a broken
+    symbolic link), never taken for an agent with no runs (``said``: what the
+    message starts with, ``run REF:``)."""
+    kind = not_a_folder(runs_dir)
+    if kind:
         raise ConfigError(
-            f"{said}{runs_dir} is a file, not the runs folder; move it away (rook run makes the "
+            f"{said}{runs_dir} is {kind}, not the runs folder; move it away (rook run makes the "
             "folder, and looks for the agent's runs in it)"
         )
 

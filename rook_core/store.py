@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
@@ -248,7 +249,9 @@ def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) ->
     try:
         (path / "scenarios").mkdir(parents=True, exist_ok=False)
         (path / "state" / "run").mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
+    except FileExistsError as exc:
+        if not_a_folder(runs_dir):  # a broken symbolic link in its place
+            raise cannot_create(path, exc) from None
         raise ConfigError(f"run {run_id} already exists in {runs_dir}") from None
     except OSError as exc:
         raise cannot_create(path, exc) from None
@@ -256,10 +259,36 @@ def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) ->
 
 
 def cannot_create(path: Path, exc: OSError) -> RunStoreError:
-    """Why the run directory ``path`` could not be made, naming a ``runs`` that is a file."""
+    """Why the run directory ``path`` could not be made, naming what is in the
+    place of its ``runs`` folder."""
     runs_dir = path.parent
-    in_the_way = os.path.lexists(runs_dir) and not runs_dir.is_dir()
+    kind = not_a_folder(runs_dir)
     return RunStoreError(
         f"cannot create the run directory {path}: {exc.strerror or exc}"
-        + (f" ({runs_dir} is a file, not the runs folder; move it away)" if in_the_way else "")
+        + (f" ({runs_dir} is {kind}, not the runs folder; move it away)" if kind else "")
     )
+
+
+def not_a_folder(path: Path) -> str:
+    """What is at ``path`` that is not a folder, for a message ('a file', 'a named
+    pipe', 'a broken symbolic link to X'); '' for a folder (or a link to one) or
+    nothing at all."""
+    try:
+        mode = os.lstat(path).st_mode
+        if not stat.S_ISLNK(mode):
+            return "" if stat.S_ISDIR(mode) else _KINDS.get(stat.S_IFMT(mode), "a device")
+        target = os.readlink(path)
+    except OSError:  # nothing there (or nothing Rook may look at): not in the way
+        return ""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return f"a broken symbolic link to {target}"
+    except OSError as exc:  # a loop of links, a folder not searchable
+        return f"a symbolic link to {target} that cannot be followed ({exc.strerror or exc})"
+    if stat.S_ISDIR(mode):
+        return ""
+    return f"a symbolic link to {_KINDS.get(stat.S_IFMT(mode), 'a device')} ({target})"
+
+
+_KINDS = {stat.S_IFREG: "a file", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket"}

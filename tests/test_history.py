@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -209,6 +210,41 @@ def test_a_runs_folder_that_is_a_file_is_named_not_taken_for_no_runs(ws, rook_cl
         assert r.exit_code == 1 and "cannot create the run directory" in r.stderr, r.stderr
         assert f"Not a directory ({said}; move it away)" in r.stderr, r.stderr
     assert ws.runs_dir.is_file() and ws.runs_dir.read_text() == ""
+
+
+@pytest.mark.parametrize("kind", ["broken link", "link to a file", "named pipe", "socket"])
+def test_a_runs_folder_that_is_no_file_either_says_what_is_there(ws, rook_cli, kind):
+    # a broken symbolic link, a link to a file, a named pipe or a socket in the runs
+    # folder's place was called "a file"; rook run with a broken link said its new
+    # run "already exists" (exit 2)
+    ws.scenario(scenario("a"))
+    done = run(rook_cli)
+    shutil.rmtree(ws.runs_dir)
+    other = ws.root / "elsewhere"
+    if kind == "broken link":
+        ws.runs_dir.symlink_to(other)
+        said = f"is a broken symbolic link to {other}, not the runs folder"
+    elif kind == "link to a file":
+        other.write_text("")
+        ws.runs_dir.symlink_to(other)
+        said = f"is a symbolic link to a file ({other}), not the runs folder"
+    elif kind == "named pipe":
+        os.mkfifo(ws.runs_dir)
+        said = "is a named pipe, not the runs folder"
+    else:
+        os.mknod(ws.runs_dir, 0o600 | stat.S_IFSOCK)
+        said = "is a socket, not the runs folder"
+    said = f"{ws.runs_dir.parent.resolve() / 'runs'} {said}"
+    for args in (("runs",), ("runs", "show", done), ("report", done), ("diff", done, "latest"),
+                 ("run", "--run", done)):
+        r = rook_cli(*args)
+        assert r.exception is None and r.exit_code == 2, (args, r.stdout, r.stderr)
+        assert f"{said}; move it away" in r.stderr and "is a file" not in r.stderr, r.stderr
+    for args in (("run",), ("run", "--run-name", "named")):
+        r = rook_cli(*args)
+        assert r.exit_code == 1 and "cannot create the run directory" in r.stderr, r.stderr
+        assert f"({said}; move it away)" in r.stderr and "already exists" not in r.stderr
+    assert os.path.lexists(ws.runs_dir) and not os.path.isdir(ws.runs_dir)
 
 
 def test_latest_beyond_a_lone_run_says_there_is_only_one(ws, rook_cli):
