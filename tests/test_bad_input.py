@@ -414,6 +414,48 @@ def test_min_pass_rate_must_be_a_number_from_0_to_1(example, value):
     assert not list((agent / "runs").iterdir())
 
 
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize(("args", "said", "then"), [
+    (["run", "--only", LONG], "--only: no scenario with id x", "(scenarios: greeting"),
+    (["run", "--only", f"greeting,{LONG}"], "--only: no scenario with id x", "(scenarios: "),
+    (["run", "--agent", LONG], "agent 'x", "(agents: sample)"),
+    (["run", "--tag", LONG], "by --tag x", "tags: "),
+    (["run", "--report", LONG], "--report x", ": use FORMAT:PATH"),
+    (["run", f"--phases={LONG}"], "--phases: unknown phase x", "; phases are prepare"),
+    (["run", "--shard", LONG], "--shard x", ": use I/N"),
+    (["run", "--executor", LONG], "--executor x", ": unknown; installed: "),
+    (["run", "--run", LONG], "--run x", ": no such run in "),
+    (["run", "-j", LONG], "Invalid value for '--concurrency' / '-j': 'x", "is not a valid integer"),
+    (["report", LONG], "run x", ": no such run in "),
+    (["profile", "add", "p2", "--from", LONG], "--from x", ": cannot read it"),
+])
+def test_a_long_flag_value_is_cut_in_its_message(example, args, said, then):
+    # a 100 KB flag value was echoed whole in its error message: 100 KB on the terminal
+    ws, _ = example
+    proc = rook(*args, cwd=ws)
+    clean_error(proc, said, "x ... 99", then)
+    assert len(proc.stderr) < 2000 and "characters more" in proc.stderr, proc.stderr[-300:]
+
+
+def test_a_long_flag_value_is_redacted_before_it_is_cut(example, monkeypatch):
+    # a secret where the value is cut must be dropped whole, never leave its first half
+    ws, agent = example
+    profile = agent / "profiles/example.yaml"
+    profile.write_text(profile.read_text().replace(
+        "# env:", "env: [{variable: ORDER_API_TOKEN, purpose: token}]\n# env:", 1))
+    secret = "tok-Sekr3t-Straddled-99"
+    monkeypatch.setenv("ORDER_API_TOKEN", secret)
+    for args in (["run", "--only"], ["run", "-j"], ["run", "--shard"]):
+        for at in range(485, 505, 6):  # cut at 500: inside the secret, then after it
+            proc = rook(*args, "y" * at + secret + LONG, cwd=ws)
+            clean_error(proc)
+            assert len(proc.stderr) < 2000 and "characters more" in proc.stderr, proc.stderr[-300:]
+            assert "tok-" not in proc.stderr and "Sekr3t" not in proc.stderr, proc.stderr
+            assert "[redacted:ORDER_API_TOKEN]" in proc.stderr or "y ... " in proc.stderr
+
+
 def test_merge_min_pass_rate_refuses_nan(example):
     ws, _ = example
     proc = rook("merge", "--min-pass-rate", "nan", str(ws), cwd=ws)

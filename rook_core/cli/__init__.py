@@ -6,6 +6,7 @@ Imports stay lazy so ``rook --version`` and ``rook --help`` start fast.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -72,13 +73,14 @@ class RookGroup(click.Group):
             from ..history import typed_workspace, workspace_redactor
 
             redactor = workspace_redactor(typed_workspace(args))
-            if not redactor:
-                raise
             import io
 
             said = io.StringIO()
             exc.show(file=said)
-            click.echo(redactor.text(said.getvalue()), err=True, nl=False)
+            text = shortened(said.getvalue(), args, redactor.text)
+            if text == said.getvalue():
+                raise
+            click.echo(text, err=True, nl=False)
             ctx.exit(exc.exit_code)
         except RookError as exc:
             from ..errors import DamagedRecord
@@ -117,18 +119,55 @@ class RookGroup(click.Group):
 def _redacted(text: str, args: list[str]) -> str:
     """``text``, an error's, redacted with the command's redactor; said before
     the command activated one (a plugin that raised as Rook loaded it), with
-    the env values of every profile of the workspace ``args`` name."""
+    the env values of every profile of the workspace ``args`` name. A long
+    value typed in ``args`` is cut (:func:`shortened`)."""
     from ..errors import RookError
     from ..redact import activated, scrub
 
     if activated():
-        return scrub(text)
+        return shortened(text, args, scrub)
     from ..history import typed_workspace, workspace_redactor
 
     try:
-        return workspace_redactor(typed_workspace(args)).text(text)
+        return shortened(text, args, workspace_redactor(typed_workspace(args)).text)
     except (RookError, OSError, ValueError):  # a profile Rook cannot read: as before
-        return scrub(text)
+        return shortened(text, args, scrub)
+
+
+VALUE_SHOWN = 500
+"""Characters of a value typed on the command line that an error message shows."""
+
+
+def shortened(text: str, args: list[str], redact: Callable[[str], str]) -> str:
+    """``text``, an error message, redacted by ``redact``, with each value typed
+    in ``args`` that it echoes (a flag's value, one of its comma-separated
+    items) cut to :data:`VALUE_SHOWN` characters, saying how many were left
+    out: a 100 KB ``--only`` is not 100 KB on the terminal. Cut once redacted,
+    so a secret at the cut is dropped whole, never halved."""
+    from ..redact import Redactor
+
+    text = redact(text)
+    for typed in sorted(_typed_values(args), key=len, reverse=True):
+        value = redact(typed)
+        if len(value) > VALUE_SHOWN and value in text:  # redacted: only its markers to keep
+            cut = Redactor().head(value, VALUE_SHOWN, " ... {n} characters more")
+            text = text.replace(value, cut)
+    return text
+
+
+def _typed_values(args: list[str]) -> set[str]:
+    """Each argument of ``args`` longer than :data:`VALUE_SHOWN`, and the parts an
+    error message may quote: after ``--flag=`` or ``-j``, after ``FORMAT:``, its
+    comma-separated items; each as typed and as :func:`repr` shows it."""
+    found = set()
+    for arg in args:
+        if len(arg) <= VALUE_SHOWN:
+            continue
+        parts = {arg, arg.partition("=")[2], arg.partition(":")[2], *arg.split(",")}
+        if arg.startswith("-") and not arg.startswith("--"):
+            parts.add(arg[2:])
+        found |= {form for part in parts for form in (part, repr(part)[1:-1])}
+    return found
 
 
 RECORDED = "rook.recorded"
