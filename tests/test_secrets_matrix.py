@@ -1853,6 +1853,34 @@ def test_a_flag_value_click_refuses_is_redacted(tmp_path, monkeypatch):
         assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
 
 
+def test_an_argument_refused_before_any_command_is_redacted(tmp_path, monkeypatch):
+    """Two refusals said before any command runs echoed a typed value in the
+    clear, where a value a command's option refuses was redacted: an option
+    of rook itself ('rook --SECRET': "No such option '--SECRET'") and an
+    argument that is not UTF-8 ('rook run --only $'\\xff'SECRET': "argument
+    \\xffSECRET is not UTF-8 text"). They go through the same redaction."""
+    import subprocess
+    import sys
+
+    from rook_core.testing import Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = Workspace(tmp_path / "ws")
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    for argv, said in (([f"--{SECRET}"], "No such option"),
+                       (["run", "--only", b"\xff" + SECRET.encode()], "is not UTF-8 text"),
+                       (["run", "-w", str(ws.root), "--goal", b"\xff" + SECRET.encode()],
+                        "is not UTF-8 text")):
+        r = subprocess.run([sys.executable, "-m", "rook_core", *argv], cwd=ws.root,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
+        assert_clean(r.stdout + r.stderr, f"rook {argv}")
+        assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
+
+
 def test_the_ruhroh_manifest_redacts_every_secret_the_run_redacts(tmp_path, monkeypatch):
     """The Ruhroh manifest made its own redactor of the run profile's env values
     alone, so what the rest of the run redacts with the run's redactor (the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -61,6 +61,13 @@ class RookGroup(click.Group):
                 )
         return super().resolve_command(ctx, args)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        typed = list(args)  # as typed: Click's parser takes them off the list
+        try:
+            return super().parse_args(ctx, args)
+        except click.ClickException as exc:  # rook's own options: rook --VALUE
+            refused(ctx, exc, typed)
+
     def invoke(self, ctx: click.Context) -> Any:
         from ..errors import RookError
         from ..startup import resume
@@ -70,18 +77,7 @@ class RookGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:  # a value Click refuses is shown as typed
-            from ..history import typed_workspace, workspace_redactor
-
-            redactor = workspace_redactor(typed_workspace(args))
-            import io
-
-            said = io.StringIO()
-            exc.show(file=said)
-            text = shortened(said.getvalue(), args, redactor.text)
-            if text == said.getvalue():
-                raise
-            click.echo(text, err=True, nl=False)
-            ctx.exit(exc.exit_code)
+            refused(ctx, exc, args)
         except RookError as exc:
             from ..errors import DamagedRecord
             from ..report import printable  # a file's ESC or U+202E quoted: shown, never obeyed
@@ -114,6 +110,23 @@ class RookGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
+
+
+def refused(ctx: click.Context, exc: click.ClickException, args: list[str]) -> NoReturn:
+    """Say what Click refused, as typed in ``args``: redacted with the env values
+    of every profile of the workspace ``args`` name, long values cut."""
+    import io
+
+    from ..history import typed_workspace, workspace_redactor
+
+    redactor = workspace_redactor(typed_workspace(args))
+    said = io.StringIO()
+    exc.show(file=said)
+    text = shortened(said.getvalue(), args, redactor.text)
+    if text == said.getvalue():
+        raise exc
+    click.echo(text, err=True, nl=False)
+    ctx.exit(exc.exit_code)
 
 
 def _redacted(text: str, args: list[str]) -> str:
@@ -218,7 +231,9 @@ def main(argv: list[str] | None = None) -> None:
 
     for arg in sys.argv[1:] if argv is None else argv:
         if not utf8(arg):  # bytes that are not UTF-8: no record or message could hold them
-            click.echo(f"rook: error: argument {shown(arg)} is not UTF-8 text", err=True)
+            said = f"argument {shown(arg)} is not UTF-8 text"
+            typed = [shown(a) for a in (sys.argv[1:] if argv is None else argv)]
+            click.echo(f"rook: error: {_redacted(said, typed)}", err=True)
             leave(2)
     try:
         cli.main(args=argv, prog_name="rook")
