@@ -386,6 +386,8 @@ def write_reports(
                 if inspect.isawaitable(written):  # an async def write: run it to its end
                     asyncio.run(_awaited(written))
                 left = _left_at(given) if given != target else ""  # a FIFO given as it is
+                if given != target and not left and own_stream(target) is None:
+                    left = _left_beside(given, target)  # companions, moved beside the target
                 if left:  # raised, so what it wrote is removed and what was there stays
                     raise _NotWritten(
                         f"--report {fmt}:{path}: the {fmt!r} reporter "
@@ -429,6 +431,23 @@ def _left_at(given: Path) -> str:
         return ""
     kind = _NOT_A_FILE.get(stat.S_IFMT(mode), "a device")
     return f"left {kind} at the path it was given, not a file"
+
+
+def _left_beside(given: Path, target: Path) -> str:
+    """What is wrong with what a reporter left beside the path it was given
+    (its companions, moved beside ``target``; '' when nothing is): the first,
+    in a companion folder too, that is neither a regular file nor a folder,
+    named where it would go, as :func:`_left_at` names one at the path."""
+    for top, dirs, files in os.walk(given.parent):
+        for name in sorted(dirs + files):
+            found = Path(top, name)
+            mode = os.lstat(found).st_mode
+            if found == given or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+                continue
+            where = target.parent / found.relative_to(given.parent)
+            kind = _NOT_A_FILE.get(stat.S_IFMT(mode), "a device")
+            return f"left {kind} beside its report ({where}), not a file"
+    return ""
 
 
 _NOT_A_FILE = {

@@ -1536,6 +1536,68 @@ def test_a_reporter_that_leaves_a_link_or_a_pipe_at_its_path_is_named(
         assert proc.returncode == 1 and "not a report" not in proc.stdout, proc.stdout
         assert f"left {left[fmt]} at the path it was given, not a file" in proc.stderr
 
+
+ODD_COMPANION_REPORTER = """
+import os, stat
+from rook_core.hookspecs import hookimpl
+
+
+def write_odd(report, path):
+    path.with_suffix(".css").write_text("a companion")
+    odd = os.environ["ODD_COMPANION"]
+    beside = path.with_name(path.stem + "_files") / "live" if "/" in odd else path.with_suffix(".x")
+    beside.parent.mkdir(exist_ok=True)
+    if odd.endswith("fifo"):
+        os.mkfifo(beside)  # whoever reads it next waits forever
+    elif odd.endswith("link"):
+        os.symlink(os.environ["ODD_OUTSIDE"], beside)  # a file anywhere
+    else:
+        os.mknod(beside, 0o600 | stat.S_IFSOCK)
+    path.write_text("a new report")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("oddside", write_odd)
+"""
+
+
+@pytest.mark.parametrize(("odd", "kind"), [
+    ("fifo", "a named pipe"), ("link", "a symbolic link"), ("socket", "a socket"),
+    ("in/fifo", "a named pipe"),  # in a companion folder
+])
+def test_a_reporter_that_leaves_a_link_or_a_pipe_beside_its_report_is_named(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path, odd, kind
+):
+    """A reporter that left a named pipe, a socket or a symbolic link beside its
+    report (a companion) had it moved beside the target, as a companion file:
+    a pipe hangs whoever reads the report's folder next, a link makes a
+    companion any file. It is that reporter's failure, as one at the report's
+    own path is: named, exit 1, nothing moved, the last report whole; the
+    other reports are written."""
+    rook_distribution("rook-oddside", {"oddside": "rook_oddside"},
+                      {"rook_oddside.py": ODD_COMPANION_REPORTER})
+    secret_workspace(rook_workspace, monkeypatch)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not a report")
+    monkeypatch.setenv("ODD_OUTSIDE", str(outside))
+    monkeypatch.setenv("ODD_COMPANION", odd)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.txt").write_text("the last good report")
+    where = "out/old_files/live" if "/" in odd else "out/old.x"
+    r = rook_cli("run", "--report=oddside:out/old.txt", "--report=json:out/r.json", "--json")
+    assert r.exception is None and r.statuses() == {"s1": "passed", "s2": "passed"}
+    assert (
+        "rook: error: --report oddside:out/old.txt: the 'oddside' reporter (oddside "
+        f"(rook-oddside)) left {kind} beside its report ({where}), not a file" in r.stderr
+    ), r.stderr
+    assert "write again with: rook report" in r.stderr and r.exit_code == 1
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["old.txt", "r.json"]
+    assert (tmp_path / "out" / "old.txt").read_text() == "the last good report"
+    assert json.loads((tmp_path / "out" / "r.json").read_text())["summary"]["passed"] == 2
+
+
 EXITS = """
 import os, sys
 from rook_core.hookspecs import hookimpl
