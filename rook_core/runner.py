@@ -271,20 +271,22 @@ def _check_manifest(path: Path, manifest: Any) -> None:
         and isinstance(manifest["profile"].get("id"), str)
         and isinstance(manifest.get("plan"), list)
         and all(isinstance(k, str) for k in manifest["plan"])
-        and isinstance(manifest.get("invocations", []), list)
-        and isinstance(manifest.get("phases", []), list)
-        and isinstance(manifest.get("capabilities", {}), dict)
+        and all(isinstance(manifest.get(k), str) for k in ("project", "agent"))
+        and isinstance(manifest.get("invocations"), list)
+        and isinstance(manifest.get("phases"), list)
+        and all(p in PHASES for p in manifest["phases"])
+        and isinstance(manifest.get("capabilities"), dict)
         and all(
-            isinstance(manifest.get("capabilities", {}).get(k, {}), dict)
-            for k in ("declared", "observed")
+            isinstance(manifest["capabilities"].get(k, {}), dict) for k in ("declared", "observed")
         )
-        and all(isinstance(manifest.get(k) or {}, dict) for k in ("prepare", "judge_profile"))
+        and isinstance(manifest.get("prepare", {}), dict)
+        and isinstance(manifest.get("judge_profile") or {}, dict)
         and isinstance(manifest.get("id", ""), str)
     )
     if not ok:
         raise ConfigError(
-            f"{path}: not a run manifest rook can resume (a JSON object with profile.id, "
-            "plan, phases, invocations and capabilities); was it edited or damaged?"
+            f"{path}: not a run manifest rook can resume (a JSON object with project, agent, "
+            "profile.id, plan, phases, invocations and capabilities); was it edited or damaged?"
         )
 
 

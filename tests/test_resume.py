@@ -883,9 +883,16 @@ def test_a_finished_run_needs_no_file_of_a_scenario_removed_since(rook_workspace
         refused.stderr)
 
 
+DELETED = object()
+
+
 @pytest.mark.parametrize(("key", "value"), [
     ("prepare", 5), ("capabilities", {"declared": 5, "observed": 5}), ("judge_profile", 5),
     ("id", 5),
+    # a key Rook always writes, left out, and phases or prepare of another shape made it a
+    # KeyError, ValueError or AttributeError traceback, exit 1 (found by test_fuzz_boundaries)
+    *((k, DELETED) for k in ("project", "agent", "phases", "invocations", "capabilities")),
+    ("phases", [1]), ("phases", ["nope"]), ("prepare", None), ("prepare", []),
 ])
 def test_a_run_json_of_another_shape_is_refused_before_a_resume_runs(rook_workspace, rook_cli,
                                                                      key, value):
@@ -899,7 +906,10 @@ def test_a_run_json_of_another_shape_is_refused_before_a_resume_runs(rook_worksp
     assert first.statuses() == {"s": "pending"}, first.stderr
     path = rook_workspace.run_dir("edited") / "run.json"
     data = json.loads(path.read_text())
-    data[key] = value
+    if value is DELETED:
+        del data[key]
+    else:
+        data[key] = value
     path.write_text(json.dumps(data))
     r = rook_cli("run", "--run", "edited")
     assert r.exception is None, r.exception
