@@ -293,6 +293,7 @@ def _is_report(report: Any) -> bool:
         and isinstance(report["run"].get("phases", []), list)
         and isinstance(report.get("summary"), dict)
         and "pass_rate" in report["summary"]
+        and "coverage" in report["summary"]  # beside it in every report (rook report's table)
         and all(
             report["summary"].get(k) is None or _number(report["summary"][k])
             for k in ("pass_rate", "coverage", "total", "decided")
