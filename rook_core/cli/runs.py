@@ -26,7 +26,10 @@ def find_agent(workspace: str | None, project: str | None, agent: str | None) ->
 def _when(started: Any) -> str:
     if not isinstance(started, (int, float)):
         return "?"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started))
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started))
+    except (OverflowError, ValueError, OSError):  # NaN, or past any clock (a damaged record)
+        return "?"
 
 
 def _rate(value: Any) -> str:
