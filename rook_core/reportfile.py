@@ -169,7 +169,9 @@ COMPACT: dict[str, Any] = {"ensure_ascii": False, "default": str, "separators": 
 
 
 def _compact(value: Any) -> bytes:
-    return json.dumps(value, **COMPACT).encode("utf-8")
+    # a lone surrogate (a "\ud800" escape read back from a file) as its escape again, as
+    # store.atomic_write writes it: in a JSON string that is the same value
+    return json.dumps(value, **COMPACT).encode("utf-8", "backslashreplace")
 
 
 def checked_entry(entry: Any, name: str, i: int) -> Any:

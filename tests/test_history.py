@@ -1419,3 +1419,20 @@ def test_a_run_killed_midway_lists_the_counts_of_what_it_recorded(ws, rook_cli, 
     (again,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
     assert again["recorded"] == 2 and again["counts"]["failed"] == 0, again
     assert again["counts"]["pending"] == 2
+
+
+def test_a_report_holding_a_lone_surrogate_escape_is_printed_as_json(ws, rook_cli):
+    # a report.json edited by hand (or written by another tool) with a "\ud800" escape, valid
+    # JSON, in a run copied under another name (its head printed anew) made rook report
+    # --json and rook runs show --json a UnicodeEncodeError traceback, exit 1; it is
+    # printed with the escape kept
+    ws.scenario(scenario("a"))
+    shutil.copytree(ws.run_dir(run(rook_cli)), ws.runs_dir / "copied")
+    rid = "copied"
+    path = ws.run_dir(rid) / "report.json"
+    head, rest = path.read_text().split("\n", 1)
+    path.write_text(head.replace('{"version":1,', '{"version":1,"note":"\\ud800",', 1) + "\n" + rest)
+    for args in (("report", rid, "--json"), ("runs", "show", rid, "--json")):
+        shown = rook_cli(*args)
+        assert shown.exception is None, (args, shown.exception)
+        assert shown.exit_code == 0 and json.loads(shown.stdout)["note"] == "\ud800", shown.stderr
