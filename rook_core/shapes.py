@@ -85,7 +85,7 @@ ENTRY = Shape(
 """A scenario entry of a report (``report.scenario_entry`` writes it)."""
 
 RECORD = Shape(
-    needed=("scenario", "phases_done", "hooks", "turns"),
+    needed=("scenario", "key", "phases_done", "hooks", "turns"),
     types={
         "key": (str,),
         "scenario": (dict,),

@@ -1089,6 +1089,7 @@ def test_a_scenario_record_of_the_wrong_shape_is_named_never_a_traceback(
     ("scenario", "it has no 'scenario'"),
     ("phases_done", "it has no 'phases_done'"),
     ("hooks", "it has no 'hooks'"),
+    ("key", "it has no 'key'"),
 ])
 def test_a_scenario_record_without_what_rook_writes_is_named_never_a_traceback(
     ws, rook_cli, drop, named
@@ -1436,3 +1437,20 @@ def test_a_report_holding_a_lone_surrogate_escape_is_printed_as_json(ws, rook_cl
         shown = rook_cli(*args)
         assert shown.exception is None, (args, shown.exception)
         assert shown.exit_code == 0 and json.loads(shown.stdout)["note"] == "\ud800", shown.stderr
+
+
+def test_resuming_a_scenario_record_without_its_key_is_bad_input(ws, rook_cli):
+    # a record without its key (a hand edit) of a run stopped after execute made
+    # 'rook run --run ID' a KeyError traceback, exit 1, when it printed the scenario
+    # run's progress line; it is refused before anything runs, naming the file
+    ws.scenario(scenario("a"))
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute")
+    rid = first.report["run"]["id"]
+    path = ws.run_dir(rid) / "scenarios" / "a.1.json"
+    record = json.loads(path.read_text())
+    del record["key"]
+    path.write_text(json.dumps(record))
+    shown = rook_cli("run", "--run", rid)
+    assert shown.exception is None, shown.exception
+    assert shown.exit_code == 2 and f"{path}: it has no 'key'" in shown.stderr, shown.stderr
+    assert "delete the file for the scenario run to run again" in shown.stderr
