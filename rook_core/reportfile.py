@@ -328,7 +328,7 @@ def _tail(rest: dict[str, Any]) -> Iterator[bytes]:
     for k, v in rest.items():  # the summary's per-scenario list is lazy too
         yield b"," + _compact(k) + b":"
         for piece in iterencode(v, **COMPACT):
-            yield piece.encode("utf-8")
+            yield piece.encode("utf-8", "backslashreplace")  # as _compact
     yield b"}\n"
 
 

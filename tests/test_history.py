@@ -1422,7 +1422,8 @@ def test_a_run_killed_midway_lists_the_counts_of_what_it_recorded(ws, rook_cli, 
     assert again["counts"]["pending"] == 2
 
 
-def test_a_report_holding_a_lone_surrogate_escape_is_printed_as_json(ws, rook_cli):
+@pytest.mark.parametrize("where", ["head", "summary"])
+def test_a_report_holding_a_lone_surrogate_escape_is_printed_as_json(ws, rook_cli, where):
     # a report.json edited by hand (or written by another tool) with a "\ud800" escape, valid
     # JSON, in a run copied under another name (its head printed anew) made rook report
     # --json and rook runs show --json a UnicodeEncodeError traceback, exit 1; it is
@@ -1431,12 +1432,17 @@ def test_a_report_holding_a_lone_surrogate_escape_is_printed_as_json(ws, rook_cl
     shutil.copytree(ws.run_dir(run(rook_cli)), ws.runs_dir / "copied")
     rid = "copied"
     path = ws.run_dir(rid) / "report.json"
-    head, rest = path.read_text().split("\n", 1)
-    path.write_text(head.replace('{"version":1,', '{"version":1,"note":"\\ud800",', 1) + "\n" + rest)
+    text = path.read_text()
+    if where == "head":
+        text = text.replace('{"version":1,', '{"version":1,"note":"\\ud800",', 1)
+    else:  # the summary, after the entries
+        text = text.replace('"summary":{', '"summary":{"note":"\\ud800",', 1)
+    path.write_text(text)
     for args in (("report", rid, "--json"), ("runs", "show", rid, "--json")):
         shown = rook_cli(*args)
         assert shown.exception is None, (args, shown.exception)
-        assert shown.exit_code == 0 and json.loads(shown.stdout)["note"] == "\ud800", shown.stderr
+        doc = json.loads(shown.stdout)
+        assert (doc if where == "head" else doc["summary"])["note"] == "\ud800", shown.stdout
 
 
 def test_resuming_a_scenario_record_without_its_key_is_bad_input(ws, rook_cli):
