@@ -83,7 +83,7 @@ COMMANDS = [("report", "{run}"), ("runs", "show", "{run}", "--json"), ("runs", "
 
 
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
+def three_runs(tmp_path_factory):
     ws = Workspace(tmp_path_factory.mktemp("records") / "ws")
     ws.script("agent.sh", """
         #!/bin/bash
@@ -96,7 +96,9 @@ def two_runs(tmp_path_factory):
     ws.scenario({"id": "b", "goal": "b", "criteria": [{"contains": "bad"}]})
     cli = RookCli(ws)
     runs = [cli("run", "--json").report["run"]["id"] for _ in range(2)]
-    return ws.root, runs
+    # and one stopped after execute, which rook run --run ID finishes
+    unfinished = cli("run", "--json", "--phases", "prepare,open,execute").report["run"]["id"]
+    return ws.root, runs, unfinished
 
 
 def places(doc, at=()):
@@ -106,12 +108,13 @@ def places(doc, at=()):
         yield from places(v, (*at, k))
 
 
-@bounded(25)
+@bounded(40)
 @given(st.sampled_from(RECORD_FILES), st.data(), trees(RECORD_KEYS), st.booleans(),
-       st.sampled_from(COMMANDS))
+       st.sampled_from(COMMANDS), st.booleans())
 def test_damaged_run_records_never_crash_the_commands_reading_them(
-        two_runs, tmp_path_factory, name, data, value, remove, command):
-    template, (run, other) = two_runs
+        three_runs, tmp_path_factory, name, data, value, remove, command, finished):
+    template, (run, other), unfinished = three_runs
+    run = run if finished else unfinished
     root = tmp_path_factory.mktemp("damaged") / "ws"
     shutil.copytree(template, root)
     ws = Workspace(root)
