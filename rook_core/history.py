@@ -174,6 +174,11 @@ def _is_manifest(manifest: Any) -> bool:
         and isinstance(manifest.get("judge_profile") or {}, dict)
         and isinstance(manifest.get("phases", []), list)
         and isinstance(manifest.get("invocations", []), list)
+        and isinstance(manifest.get("capabilities") or {}, dict)
+        and all(
+            isinstance((manifest.get("capabilities") or {}).get(k) or {}, dict)
+            for k in ("declared", "observed")
+        )
     )
 
 
@@ -627,8 +632,8 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
         raise ConfigError(f"{run_path}: not a run (no {RUN_FILE})")
     if not _is_manifest(manifest):
         raise DamagedRecord(
-            f"{run_path / RUN_FILE}: not a Rook run manifest (its plan, profile, phases or "
-            "invocations are of another type)"
+            f"{run_path / RUN_FILE}: not a Rook run manifest (its plan, profile, phases, "
+            "invocations or capabilities are of another type)"
         )
     missing = [k for k in REPORTED if k not in manifest]
     if missing:  # what the report's run names (report._run)

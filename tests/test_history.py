@@ -917,6 +917,8 @@ def test_a_run_finished_with_a_selector_keeps_every_scenario_run_in_its_report(w
         ("report.json", "summary", {"pass_rate": "all", "repeats": 3}),
         ("run.json", "plan", None),
         ("run.json", "profile", "p"),
+        # rook report --rebuild, rook runs show, rook diff: an AttributeError traceback
+        ("run.json", "capabilities", True), ("run.json", "capabilities", {"observed": 5}),
     ],
 )
 def test_a_run_with_a_malformed_file_never_breaks_the_listing(ws, rook_cli, name, field, value):
