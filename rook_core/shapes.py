@@ -124,7 +124,7 @@ RECORD = Shape(
 """A scenario run's record (``scenarios/KEY.json``: ``Engine.new_record`` and the phases)."""
 
 BY_SCENARIO = Shape(
-    needed=("id", "runs", "statuses"),
+    needed=("id", "runs", "decided", "passed", "pass_rate", "statuses"),  # rook diff's
     types={
         "id": (str,),
         "name": TEXT,
