@@ -411,16 +411,31 @@ class _Transports(asyncio.SubprocessProtocol):
         caps: tuple[int, int],
     ) -> _Transports:
         self = cls(loop, caps)
-        transport, _ = await loop.subprocess_exec(
-            lambda: self,
-            *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
+        spawning = asyncio.ensure_future(
+            loop.subprocess_exec(
+                lambda: self,
+                *argv,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
         )
+        try:
+            transport, _ = await asyncio.shield(spawning)
+        except asyncio.CancelledError:
+            # Interrupted while asyncio connects the pipes, the child already
+            # running: asyncio's own clean-up would kill the child alone (3.10,
+            # what it started runs on) or wait for every pipe to close (3.11+,
+            # as long as what it started holds one). Kill its whole group.
+            await _uncancelled(asyncio.wait({spawning}))
+            if not spawning.cancelled() and spawning.exception() is None:
+                transport = spawning.result()[0]
+                _kill_tree(transport.get_pid())
+                transport.close()
+            raise
         self.transport, self.pid = transport, transport.get_pid()
         pipe = cast("asyncio.WriteTransport | None", transport.get_pipe_transport(0))
         if stdin is not None and pipe is not None:

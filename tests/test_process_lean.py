@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rook_core import process, process_pidfd
+from rook_core import process, process_pidfd, procscan
 
 PATHS = ["pidfd", "pidfd-popen", "fallback"] if process_pidfd.available() else ["fallback"]
 
@@ -177,6 +177,32 @@ def test_cancellation_kills_the_group_and_reaps(path, tmp_path):
         with pytest.raises(asyncio.CancelledError):
             await task
         await asyncio.sleep(0.3)  # the loop goes on, as after a first Ctrl-C
+
+    asyncio.run(main())
+    pids = pids_in(pidfile)
+    assert wait_until(lambda: not any(alive(p) for p in pids))
+    assert wait_until(lambda: not our_zombie(pids[1]))
+
+
+def test_a_cancellation_while_the_hook_is_being_started_kills_its_group(path, tmp_path):
+    """The run interrupted while asyncio still connects a new hook's pipes (the
+    fallback's start), the hook already running and forking: its whole group is
+    killed, as later. Only the hook was (asyncio's own clean-up), what it had
+    started ran on (Python 3.10 under load lost this race in the test above)."""
+    pidfile = tmp_path / "pids"
+    body = f"sleep 300 & echo $! >> {pidfile}; echo $$ >> {pidfile}; wait"
+
+    async def main():
+        env = dict(os.environ)
+        before = set(procscan.descendants(os.getpid()))
+        task = asyncio.ensure_future(process.run_process(sh(body), env=env, stdin=b"", timeout=60))
+        while not set(procscan.descendants(os.getpid())) - before:
+            await asyncio.sleep(0)  # until the hook is started; the loop runs no further
+        assert wait_until(lambda: len(pids_in(pidfile)) == 2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.3)
 
     asyncio.run(main())
     pids = pids_in(pidfile)
