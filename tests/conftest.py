@@ -51,3 +51,13 @@ def pytest_configure(config):
 
 def _ignored(signum, frame):
     pass
+
+
+def pytest_make_parametrize_id(config, val, argname):
+    """A signal parameter's id is its name (``[SIGINT]``) on every Python: pytest
+    would take str(), ``2`` since 3.11 but ``Signals.SIGINT`` on 3.10, so the same
+    test had another id there (``pytest 'test_x[2]'`` found nothing)."""
+    if isinstance(val, signal.Signals):
+        return val.name
+    return None
+

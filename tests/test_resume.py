@@ -295,8 +295,7 @@ if (phase === "{phase}" && !fs.existsSync(D + "/fast-now")) {{
 @pytest.mark.parametrize(("lang", "sig", "where"), [
     ("sh", signal.SIGINT, "execute"), ("py", signal.SIGTERM, "execute"),
     ("mjs", signal.SIGINT, "execute"), ("sh", signal.SIGTERM, "prepare"),
-    ("py", signal.SIGINT, "judge"), ("mjs", signal.SIGTERM, "judge prepare")],
-    ids=lambda v: v.name if isinstance(v, signal.Signals) else v)
+    ("py", signal.SIGINT, "judge"), ("mjs", signal.SIGTERM, "judge prepare")])
 def test_a_hook_cut_off_keeps_what_it_had_printed_and_the_resume_ignores_it(
         rook_workspace, tmp_path, monkeypatch, lang, sig, where):
     """A hook that printed (stdout, stderr) and then blocked, cut off by SIGINT or
