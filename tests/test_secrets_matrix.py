@@ -1120,7 +1120,7 @@ def test_a_run_or_profile_not_found_redacts_a_workspace_holding_a_secret(tmp_pat
         r = rook(*argv)
         assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
         assert "ws-[redacted:API_TOKEN]/.testmuai" in r.stderr, (argv, r.stderr)
-        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert_clean(r.stdout + r.stderr, f"rook {argv}")
         assert "run" not in said or f"latest is {run_id})" in r.stderr, (argv, r.stderr)
 
 
@@ -1826,7 +1826,8 @@ def test_a_flag_value_click_refuses_is_redacted(tmp_path, monkeypatch):
     integer range", as did 'rook SECRET' ("No such command"): Click says it
     before any command has a redactor. Now the values of every profile of the
     workspace (found from --workspace as typed, else from the current folder)
-    are redacted from it."""
+    are redacted from it. So are the two refusals said before any command runs
+    (an option of rook itself, an argument that is not UTF-8)."""
     import subprocess
     import sys
 
@@ -1839,43 +1840,22 @@ def test_a_flag_value_click_refuses_is_redacted(tmp_path, monkeypatch):
                 "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
     ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
 
-    def rook(*argv: str, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
+    def rook(*argv: str | bytes, cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "rook_core", *argv], cwd=cwd,
                               capture_output=True, text=True, timeout=120)
 
     for argv, cwd, said in ((["run", "-j", SECRET, "-w", str(ws.root)], tmp_path, "not a valid"),
                             (["run", f"--workspace={ws.root}", "-j", SECRET], tmp_path, "not a valid"),
                             (["run", "--concurrency", f"x{SECRET}"], ws.root, "not a valid"),
-                            ([SECRET], ws.agent_dir / "profiles", "No such command")):
+                            ([SECRET], ws.agent_dir / "profiles", "No such command"),
+                            # said before any command runs: an option of rook itself, and
+                            # an argument that is not UTF-8 (they were in the clear)
+                            ([f"--{SECRET}"], ws.root, "No such option"),
+                            (["run", "--only", b"\xff" + SECRET.encode()], ws.root,
+                             "is not UTF-8 text"),
+                            (["run", "-w", str(ws.root), "--goal", b"\xff" + SECRET.encode()],
+                             ws.root, "is not UTF-8 text")):
         r = rook(*argv, cwd=cwd)
-        assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
-        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
-        assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
-
-
-def test_an_argument_refused_before_any_command_is_redacted(tmp_path, monkeypatch):
-    """Two refusals said before any command runs echoed a typed value in the
-    clear, where a value a command's option refuses was redacted: an option
-    of rook itself ('rook --SECRET': "No such option '--SECRET'") and an
-    argument that is not UTF-8 ('rook run --only $'\\xff'SECRET': "argument
-    \\xffSECRET is not UTF-8 text"). They go through the same redaction."""
-    import subprocess
-    import sys
-
-    from rook_core.testing import Workspace
-
-    monkeypatch.setenv("API_TOKEN", SECRET)
-    ws = Workspace(tmp_path / "ws")
-    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
-                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
-    for argv, said in (([f"--{SECRET}"], "No such option"),
-                       (["run", "--only", b"\xff" + SECRET.encode()], "is not UTF-8 text"),
-                       (["run", "-w", str(ws.root), "--goal", b"\xff" + SECRET.encode()],
-                        "is not UTF-8 text")):
-        r = subprocess.run([sys.executable, "-m", "rook_core", *argv], cwd=ws.root,
-                           capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and said in r.stderr, (argv, r.stderr)
         assert_clean(r.stdout + r.stderr, f"rook {argv}")
         assert "[redacted:API_TOKEN]" in r.stderr, (argv, r.stderr)
@@ -1968,7 +1948,7 @@ def test_commands_for_an_agent_with_no_profile_yet_redact_the_workspace_s_secret
         r = subprocess.run([sys.executable, "-m", "rook_core", *argv, "--agent", "fresh", "-w", str(ws.root)],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert r.returncode == code and said in r.stdout + r.stderr, (argv, r.returncode, r.stdout, r.stderr)
-        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert_clean(r.stdout + r.stderr, f"rook {argv}")
         assert "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
 
 
@@ -2003,7 +1983,7 @@ def test_commands_for_an_agent_whose_profiles_declare_no_env_redact_the_workspac
         r = subprocess.run([sys.executable, "-m", "rook_core", *argv, "--agent", "other", "-w", str(ws.root)],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr, (argv, r.stderr)
-        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert_clean(r.stdout + r.stderr, f"rook {argv}")
         assert argv == ["runs"] or "ws-[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout)
     assert_clean(all_text(other.agent_dir), "the other agent's records")
     # the first agent's profile written as JSON (which is YAML): rook run finds its
@@ -2037,7 +2017,7 @@ def test_a_plugin_that_fails_to_load_never_shows_a_secret(rook_distribution, roo
         r = rook_cli(*argv)
         assert "badkey" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
         assert "key=[redacted:API_TOKEN]" in r.stdout + r.stderr, (argv, r.stdout, r.stderr)
-        assert_clean(r.stdout + r.stderr, f"rook {' '.join(argv)}")
+        assert_clean(r.stdout + r.stderr, f"rook {argv}")
     # index.md: a message listing what is installed ends with the failure, redacted too
     ws.profile({"id": "q", "hooks": {"execute": {"badkey": {"desk": "x"}}},
                 "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]}, active=False)
