@@ -61,7 +61,7 @@ from .redact import activate as activate_redactor
 from .report import Spooled, exit_code, printable, write_report
 from .reportio import LazyList, MappedList, is_special, own_stream, staged, target_problem
 from .startup import collector_paused
-from .store import RunDir, planned_records, read_json
+from .store import RunDir, kind_of, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
@@ -431,8 +431,7 @@ def _left_at(given: Path) -> str:
         return "wrote nothing at the path it was given"
     if stat.S_ISREG(mode):
         return ""
-    kind = _NOT_A_FILE.get(stat.S_IFMT(mode), "a device")
-    return f"left {kind} at the path it was given, not a file"
+    return f"left {kind_of(mode)} at the path it was given, not a file"
 
 
 def _left_beside(given: Path, target: Path) -> str:
@@ -447,17 +446,8 @@ def _left_beside(given: Path, target: Path) -> str:
             if found == given or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
                 continue
             where = target.parent / found.relative_to(given.parent)
-            kind = _NOT_A_FILE.get(stat.S_IFMT(mode), "a device")
-            return f"left {kind} beside its report ({where}), not a file"
+            return f"left {kind_of(mode)} beside its report ({where}), not a file"
     return ""
-
-
-_NOT_A_FILE = {
-    stat.S_IFDIR: "a folder",
-    stat.S_IFLNK: "a symbolic link",
-    stat.S_IFIFO: "a named pipe",
-    stat.S_IFSOCK: "a socket",
-}
 
 
 def _cwd() -> str | None:

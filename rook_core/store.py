@@ -276,7 +276,7 @@ def not_a_folder(path: Path) -> str:
     try:
         mode = os.lstat(path).st_mode
         if not stat.S_ISLNK(mode):
-            return "" if stat.S_ISDIR(mode) else _KINDS.get(stat.S_IFMT(mode), "a device")
+            return "" if stat.S_ISDIR(mode) else kind_of(mode)
         target = os.readlink(path)
     except OSError:  # nothing there (or nothing Rook may look at): not in the way
         return ""
@@ -288,7 +288,18 @@ def not_a_folder(path: Path) -> str:
         return f"a symbolic link to {target} that cannot be followed ({exc.strerror or exc})"
     if stat.S_ISDIR(mode):
         return ""
-    return f"a symbolic link to {_KINDS.get(stat.S_IFMT(mode), 'a device')} ({target})"
+    return f"a symbolic link to {kind_of(mode)} ({target})"
 
 
-_KINDS = {stat.S_IFREG: "a file", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket"}
+def kind_of(mode: int) -> str:
+    """What a file of the ``st_mode`` ``mode`` is, for a message ('a named pipe')."""
+    return _KINDS.get(stat.S_IFMT(mode), "a device")
+
+
+_KINDS = {
+    stat.S_IFREG: "a file",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+}
