@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from rook_core import process, procscan, redact
-from rook_core.engine import Engine, resolve_entries
+from rook_core.engine import Engine
 from rook_core.plain import plain
 from rook_core.plugins import build_plugin_manager
+from rook_core.preflight import resolve_entries
 from rook_core.profile import profile_from_dict
 from rook_core.redact import Redactor
 from rook_core.store import RunDir

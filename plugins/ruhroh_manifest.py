@@ -44,7 +44,7 @@ FALLBACKS: dict[str, tuple[str | None, str]] = {
 def _environment(run: Any) -> dict[str, str]:
     """The fallbacks present in what the wrappers saw (Rook's environment as the
     profile's ``inherit_env`` passes it, and its ``hook_env``); secrets withheld."""
-    from rook_core.engine import base_environment
+    from rook_core.hookenv import base_environment
 
     profile = run.profile
     secret = {e.variable for e in profile.env}

@@ -29,11 +29,11 @@ from .authoring import (
     profile_data,
     write_files,
 )
-from .engine import resolve_entries
 from .errors import ConfigError, PluginError, RookError, exception_text
 from .models import CAPABILITIES, Profile
 from .plain import plain
 from .plugins import Rook
+from .preflight import resolve_entries
 from .profile import profile_from_dict
 from .profile_probe import Observation, probe
 from .store import atomic_write

@@ -10,189 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
-import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from . import process
-from .errors import (
-    ConfigError,
-    MissingEnvError,
-    PluginError,
-    RookError,
-    RunStoreError,
-    ScenarioError,
-    exception_text,
-    os_error_text,
-)
-from .hookio import (
-    OutputError,
-    calls_names_warning,
-    collected_evidence,
-    conversation_handle,
-    cut_off_output,
-    handle_said,
-    has_token_counts,
-    turn_evidence,
-    usage_names_warning,
-)
+from .attempts import Attempts, snapshot
+from .errors import PluginError, RookError, RunStoreError, exception_text
+from .hookenv import base_environment, hook_env
+from .hookio import cut_off_output
 from .judging import CHECK_MARKER, JudgingContext, evaluate_criterion, runnability, scenario_status
-from .models import (
-    ERROR,
-    INFRA_ERROR,
-    MAX_PLANNED,
-    NOT_RUNNABLE,
-    PHASES,
-    STOPPED,
-    HookCall,
-    HookResult,
-    Profile,
-    RunContext,
-    Scenario,
-    ScenarioRun,
-    TurnEvidence,
-)
+from .lifecycle import PluginFault, ScenarioPhases, Slot
+from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun, TurnEvidence
 from .plugins import OWN, Rook
+from .preflight import not_a_reason
 from .recording import Recorder
-from .redact import MARK, Redactor
+from .redact import Redactor
 from .report import EntrySpool, printable, run_seconds
 from .store import RunDir
-from .transports import (
-    PHASE_HOOKS,
-    dispatch,
-    run_check,
-    searching,
-    start_resource,
-    stop_resources,
-    transport_named,
-)
+from .transports import dispatch, start_resource, stop_resources, transport_named
 from .workspace import Agent
 
-SCENARIO_PHASES = ("open", "execute", "close", "collect", "judge")
 
-
-def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | None = None) -> None:
-    env = os.environ if environ is None else environ
-    missing = [e for e in profile.env if not env.get(e.variable)]
-    if missing:
-        lines = "\n".join(
-            f"  {e.variable}: {e.purpose}"
-            + (" (set, but empty)" if e.variable in env else "")  # a CI secret that is missing
-            for e in missing
-        )
-        names = " ".join(f"{e.variable}=..." for e in missing)
-        raise MissingEnvError(
-            f"profile {profile.id!r} ({profile.path}) needs these environment variables, "
-            f"which are not set:\n{lines}\nset them first, e.g.: export {names}"
-        )
-
-
-def base_environment(profile: Profile) -> dict[str, str]:
-    """What every hook inherits: Rook's environment without any ``ROOK_*`` name
-    (except the profile's ``env`` variables, which the hooks need whatever their
-    name), plus the profile's ``hook_env`` (which holds no Rook-owned name, see
-    :data:`rook_core.models.ROOK_VARIABLES`, but may hold another ``ROOK_*``
-    name). Phase variables are added per call."""
-    needed = {e.variable for e in profile.env}
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_") or k in needed}
-    if profile.inherit_env is not None:
-        keep = [*profile.inherit_env, *(e.variable for e in profile.env)]
-        env = {k: v for k, v in env.items() if any(fnmatch.fnmatchcase(k, pat) for pat in keep)}
-    env.update(profile.hook_env)
-    return env
-
-
-def hook_env(
-    base: dict[str, str],
-    agent: Agent,
-    run: RunContext,
-    phase: str,
-    state_dir: Any,
-    scenario_id: str | None = None,
-    session: str | None = None,
-    turn: int | None = None,
-    conversation: str | None = None,
-) -> dict[str, str]:
-    """A hook's environment: ``base`` (:func:`base_environment`) and the
-    ``ROOK_*`` variables of its phase, each only in the phases the contract
-    gives it (:data:`rook_core.models.ROOK_VARIABLES`). The engine's hooks and
-    the judge profile's use this one function."""
-    env = dict(base)
-    env["ROOK_HOOK"] = phase
-    env["ROOK_WORKSPACE"] = str(agent.workspace)
-    env["ROOK_PROJECT"] = agent.project
-    env["ROOK_AGENT"] = agent.name
-    env["ROOK_STATE_DIR"] = str(state_dir)
-    env["ROOK_RUN_STATE_DIR"] = str(run.state_dir)
-    env["ROOK_RUN_ID"] = run.id
-    if scenario_id is not None and phase != "prepare":
-        env["ROOK_SCENARIO_ID"] = scenario_id
-        env["ROOK_SESSION"] = session or ""
-    if phase == "execute" and turn is not None:
-        env["ROOK_TURN"] = str(turn)
-    if phase in ("execute", "close", "collect") and conversation:
-        env["ROOK_CONVERSATION"] = conversation
-    return env
-
-
-def phases_missing_before(record: dict[str, Any], phases: Iterable[str]) -> list[str]:
-    """The phases a scenario run has not done that come before the first of
-    ``phases`` it still needs: a selection resumed across a hole (``--phases
-    judge`` before collect ran) cannot go on for it."""
-    done = record.get("phases_done") or []
-    todo = [p for p in SCENARIO_PHASES if p in phases and p not in done]
-    if not todo:
-        return []
-    return [p for p in SCENARIO_PHASES[: SCENARIO_PHASES.index(todo[0])] if p not in done]
-
-
-class Slot:
-    """A scenario run's place among the runs whose hooks are in flight: a
-    semaphore's slot, taken before a hook and given back after the last one
-    (see :meth:`Engine.run_scenario`)."""
-
-    __slots__ = ("_sem", "held", "taken")
-
-    def __init__(self, sem: asyncio.Semaphore) -> None:
-        self._sem = sem
-        self.held = False
-        self.taken = False  # ever: the run has started
-
-    async def take(self) -> None:
-        if not self.held:
-            await self._sem.acquire()
-            self.held = self.taken = True
-
-    async def give(self) -> None:
-        """Give the slot back, then let a run waiting for it go first."""
-        if self.held:
-            self.drop()
-            await asyncio.sleep(0)
-
-    def drop(self) -> None:
-        if self.held:
-            self.held = False
-            self._sem.release()
-
-
-ATTEMPT_KEYS = ("reason", "started", "ended", "seconds", "hooks", "turns", "attempts")
-"""What ``infra_attempts`` keeps of a scenario run the infrastructure failed."""
-
-
-def _snapshot(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.copy() if isinstance(v, (list, dict)) else v) for k, v in record.items()}
-
-
-class PluginFault(str):
-    """Why a scenario cannot run when the reason is a plugin's bug (a transport's
-    ``runnable`` that raised): the scenario run is an ``error``, never skipped."""
-
-
-class Engine:
+class Engine(Attempts):
     def __init__(
         self,
         rook: Rook,
@@ -321,13 +162,7 @@ class Engine:
             who = transport_named(entry.transport, self.rook.transports)
             return ended("failed", f"{who} raised {exception_text(exc)}")
 
-    async def _delay(self, entry: Any, last_end: float | None) -> None:
-        if entry.delay_seconds and last_end is not None:
-            wait = last_end + entry.delay_seconds - time.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-
-    def _record_hook(self, record: dict[str, Any] | None, result: HookResult) -> dict[str, Any]:
+    def record_hook(self, record: dict[str, Any] | None, result: HookResult) -> dict[str, Any]:
         data = self.redactor.data(result.to_dict())
         if record is not None:
             record["hooks"].append(data)
@@ -401,7 +236,7 @@ class Engine:
                     self.run_dir.write_json("prepare.json", data)
             raise
         self.prepare_ended = result.ended
-        data = self._record_hook(None, result)
+        data = self.record_hook(None, result)
         self.run_dir.write_json("prepare.json", data)
         manifest["prepare"] = {"status": result.status, "diagnosis": data.get("diagnosis")}
         if not result.ok:
@@ -421,147 +256,7 @@ class Engine:
             return None
         return float(ended)
 
-    def _finished(self, key: str) -> bool:
-        """Whether scenario run ``key`` has its final record (an unreadable one is
-        left for the run itself to refuse)."""
-        try:
-            return bool((self.run_dir.load_scenario(key) or {}).get("final"))
-        except RunStoreError:
-            return False
-
     # -- one scenario run ----------------------------------------------------
-
-    @staticmethod
-    def scenario_block(s: Scenario) -> dict[str, Any]:
-        """The definition a record says its scenario run was judged by."""
-        return {
-            "id": s.id,
-            "name": s.name,
-            "tags": s.tags,
-            "turns": s.turns,
-            "criteria": [c.raw for c in s.criteria],
-            "content_hash": s.content_hash,
-            "file": str(s.path) if s.path else None,
-            **({"extra": s.extra} if s.extra else {}),
-        }
-
-    def new_record(self, sr: ScenarioRun) -> dict[str, Any]:
-        return {
-            "key": sr.key,
-            "scenario": self.scenario_block(sr.scenario),
-            "repeat_index": sr.repeat_index,
-            "repeat_count": sr.repeat_count,
-            "session": f"{self.ctx.id}-{sr.key}-{os.urandom(4).hex()}",
-            "conversation": None,
-            "phases_done": [],
-            "hooks": [],
-            "turns": [],
-            "collected": None,
-            "status": None,
-            "reason": "",
-            "criteria": [],
-            "observed": {},
-            "started": None,
-            "ended": None,
-            "seconds": 0.0,
-            "last_phase_end": self.prepare_ended,
-        }
-
-    def load_record(self, sr: ScenarioRun) -> tuple[dict[str, Any], list[str]]:
-        """The record of one scenario run and the phases still to run for it (driver side).
-
-        An empty list means nothing is to run: it finished in an earlier
-        invocation, no selected phase is missing, or earlier phases are missing
-        (``reason`` says so).
-        """
-        # a run this invocation created has no records yet: skip the lookup
-        existing = None if self.fresh else self.run_dir.load_scenario(sr.key)
-        record = existing or self.new_record(sr)
-        if record.get("final"):
-            return record, []  # finished in an earlier invocation: never repeated
-        if existing is not None:
-            _note_changed_definition(record, self.scenario_block(sr.scenario))
-            _drop_redacted_handle(record)
-        if record.get("blocked") == "prepare":  # never started: prepare failed before it
-            if "prepare" not in self.phases:
-                return record, []  # as it was, until an invocation prepares again
-            record = self.new_record(sr)
-        earlier = record if record.get("infra") else None
-        if earlier is not None:
-            record = self._retry(sr, earlier)
-        todo = [p for p in SCENARIO_PHASES if p in self.phases and p not in record["phases_done"]]
-        if not todo:
-            return record, []
-        missing_before = phases_missing_before(record, self.phases)
-        if missing_before:
-            if earlier is not None:
-                return earlier, []  # as it was: an infra_error a later resume tries again
-            record["reason"] = (
-                f"phases {','.join(missing_before)} have not run for this scenario; "
-                "run them first (or resume without --phases)"
-            )
-            self.store_scenario(sr, record)  # the report reads the reason from the record
-            return record, []
-        if earlier is not None and not self._set_aside_attempt(sr, record):
-            return earlier, []  # as it was: an infra_error a later resume tries again
-        record["reason"] = ""  # what it said while it waited ('interrupted; ...') no longer holds
-        return record, todo
-
-    def _retry(self, sr: ScenarioRun, earlier: dict[str, Any]) -> dict[str, Any]:
-        """A fresh record for a scenario run the infrastructure failed (an
-        ``infra_error``: untested, so a resume runs it again from the start);
-        what that attempt recorded is kept in ``infra_attempts``."""
-        record = self.new_record(sr)
-        attempt = {k: earlier[k] for k in ATTEMPT_KEYS if earlier.get(k) is not None}
-        record["infra_attempts"] = [*(earlier.get("infra_attempts") or []), attempt]
-        return record
-
-    def _set_aside_attempt(self, sr: ScenarioRun, record: dict[str, Any]) -> bool:
-        """Set aside the files the attempt ``record`` retries left in its state
-        directory, only once the retry is about to run (an invocation that runs
-        none of its phases leaves them where they are): its ``infra_attempts``
-        entry names where they went (``state``), and the record is written at
-        once, so that it names them however this invocation ends. False (and a
-        warning naming the directory) when they cannot be moved: the retry would
-        not start as the first attempt did, so it does not run."""
-        try:
-            aside = self.set_aside_state(sr.key)
-        except OSError as exc:
-            sys.stderr.write(
-                self.redactor.text(
-                    f"rook: warning: {sr.key}: not tried again: cannot set aside the files "
-                    f"its failed attempt left in its state directory ({os_error_text(exc)}); "
-                    f"move them away, then {self.resume} tries it again"
-                )
-                + "\n"
-            )
-            return False
-        if aside is not None:
-            record["infra_attempts"][-1]["state"] = aside
-            self.run_dir.save_scenario(sr.key, record)
-        return True
-
-    def set_aside_state(self, key: str) -> str | None:
-        """Move what an earlier attempt of scenario run ``key`` left in its state
-        directory (``ROOK_STATE_DIR``) to ``state/<key>.attempt-N`` (N: 1, 2, ...
-        in the order attempts were set aside) and leave an empty one, so that a
-        retried attempt starts as the first did and nothing is lost. Returns
-        where the files went (relative to the run directory), or ``None`` when
-        there were none."""
-        d = self.run_dir.state / key
-        try:
-            with os.scandir(d) as entries:
-                if next(entries, None) is None:
-                    return None
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        n = 1
-        while (self.run_dir.state / f"{key}.attempt-{n}").exists():
-            n += 1
-        aside = self.run_dir.state / f"{key}.attempt-{n}"
-        os.rename(d, aside)
-        d.mkdir()
-        return f"state/{aside.name}"
 
     async def compute_scenario(
         self,
@@ -591,7 +286,7 @@ class Engine:
         # The state to go back to if interrupted: phases only append to lists and
         # set keys, so a one-level copy is a faithful snapshot (and cheap). It
         # moves on as each phase completes.
-        before = _snapshot(record)
+        before = snapshot(record)
 
         prior = run_seconds(record)  # the spans of earlier invocations
         span: list[float] = []  # this call's work began: its first hook's start, or its judging's
@@ -601,14 +296,14 @@ class Engine:
             if write and checkpoint is not None:
                 if span:
                     record["seconds"] = round(prior + time.time() - span[0], 6)
-                before = _snapshot(record)
+                before = snapshot(record)
                 checkpoint(record)
             else:
-                before = _snapshot(record)
+                before = snapshot(record)
 
         began = time.time()
         try:
-            await self._run_phases(sr, record, todo, span, slot, phase_done)
+            await ScenarioPhases(self, sr, record, todo, span, slot, phase_done).run()
         except asyncio.CancelledError:
             # Keep the record as it was after its last completed phase (so a
             # resume redoes exactly the interrupted one) and note the attempt.
@@ -690,12 +385,6 @@ class Engine:
         """Record every finished scenario run not yet written; raises a write failure."""
         self.recorder.flush()
 
-    def _finish(self, record: dict[str, Any], status: str, reason: str) -> None:
-        record["status"] = status
-        record["reason"] = self.redactor.text(reason)
-        record["final"] = True
-        record["phases_done"] = list(SCENARIO_PHASES)
-
     def not_runnable(self, scenario: Scenario) -> str | None:
         """Why this profile cannot run the scenario (a capability it neither
         declares nor has shown, or a transport's refusal), or ``None``."""
@@ -730,7 +419,7 @@ class Engine:
                 return f"hooks.{phase} ({entry.transport}): {why}"
         return None
 
-    def _runs_programs(self, scenario: Scenario) -> bool:
+    def runs_programs(self, scenario: Scenario) -> bool:
         """Whether judging ``scenario`` may run programs or call out, for a while: a
         ``command`` criterion (a test suite, up to its timeout), a plugin judge, or
         a plugin's criterion type (its own model or service)."""
@@ -747,262 +436,6 @@ class Engine:
             self._runs_programs_of[scenario.id] = found
         return found
 
-    async def _run_phases(
-        self,
-        sr: ScenarioRun,
-        record: dict[str, Any],
-        todo: list[str],
-        span: list[float],
-        slot: Slot | None = None,
-        phase_done: Callable[[bool], None] = lambda write: None,
-    ) -> None:
-        scenario = sr.scenario
-        state_dir = self.recorder.state_dir(sr.key)
-
-        if self.prepare_failed and ("open" in todo or "execute" in todo):
-            # never started: no result of its own, so a resume (preparing again) runs it
-            self._finish(
-                record,
-                ERROR,
-                f"{self.prepare_failed} ({self.resume} prepares again and runs it)",
-            )
-            record.update(final=False, blocked="prepare", phases_done=[])
-            return
-        if "open" in todo or "execute" in todo:
-            why = self.not_runnable(scenario)
-            if why:
-                self._finish(record, ERROR if isinstance(why, PluginFault) else NOT_RUNNABLE, why)
-                return
-
-        def call_for(phase: str, turn: int | None = None, stdin: str | None = None) -> HookCall:
-            entry = self.profile.hooks[phase]
-            timeout = entry.timeout
-            if phase == "execute" and scenario.extra.get("timeout_seconds"):
-                timeout = min(timeout, float(scenario.extra["timeout_seconds"]))
-            return HookCall(
-                phase=phase,
-                entry=entry,
-                run=self.ctx,
-                env=self.env_for(  # ROOK_CONVERSATION: a handle a hook returned, never
-                    phase,  # one the transport made up (that shows no multi_turn either)
-                    state_dir,
-                    sr,
-                    record["session"],
-                    turn,
-                    record["conversation"] if record["observed"].get("multi_turn") else None,
-                ),
-                timeout=timeout,
-                limits=self.profile.limits,
-                scenario_run=sr,
-                turn=turn,
-                stdin=stdin,
-                conversation=record["conversation"],
-                session=record["session"],
-                state_dir=state_dir,
-                turns_total=len(scenario.turns),
-                recorded=record["hooks"],
-            )
-
-        async def hook(call: HookCall) -> HookResult:
-            if slot is not None:
-                await slot.take()
-            if not span:  # this call's first hook: its work begins
-                span.append(time.time())
-                record["started"] = record["started"] or span[0]  # the run's first hook
-            return await self.call_hook(call, record)
-
-        # what the agent did is recorded before criteria that run programs or call out,
-        # as before a judge profile
-        slow_criteria = self._runs_programs(scenario)
-        # No hook after execute: its last turn gives the slot back at once.
-        hooks = self.profile.hooks
-        last_is_execute = not any(p in todo and p in hooks for p in ("close", "collect"))
-
-        def hooks_after(phase: str) -> bool:
-            """Whether a hook of a later phase is still to run, the judge
-            profile's, a ``command`` criterion's and a plugin's judge or criterion
-            type's included (then a phase's record is written as it completes:
-            see compute_scenario)."""
-            later = SCENARIO_PHASES[SCENARIO_PHASES.index(phase) + 1 :]
-            if "judge" in todo and (self.judging.client is not None or slow_criteria):
-                return True
-            return any(p in todo and p in hooks for p in later)
-
-        # How the run ends when an earlier phase decided it (open or execute
-        # failed, the first turn gave no handle): kept in the record, so a run
-        # resumed after a later phase was cut off still ends that way.
-        def end(status: str, reason: str) -> None:
-            record["ending"] = {"status": status, "reason": reason}
-
-        if "open" in todo:
-            entry = self.profile.hooks.get("open")
-            if entry is not None:
-                await self._delay(entry, record["last_phase_end"])
-                result = await hook(call_for("open"))
-                handle = None
-                if result.ok:
-                    try:
-                        handle = conversation_handle((result.data or {}).get("conversation"))
-                    except OutputError as exc:
-                        result.status, result.diagnosis = "failed", str(exc)
-                self._record_hook(record, result)
-                if not result.ok:
-                    end(ERROR, f"open failed: {result.diagnosis}")
-                elif handle:
-                    record["conversation"] = handle
-                    if not result.conversation_assigned:
-                        record["observed"]["multi_turn"] = True
-            record["phases_done"].append("open")
-            if entry is not None:
-                phase_done(hooks_after("open"))
-
-        if "execute" in todo and "ending" not in record:
-            entry = self.profile.hooks["execute"]
-            sent = len(record["turns"])  # turns a cut-off attempt finished: not sent again
-            for n, text in enumerate(scenario.turns, start=1):
-                if n <= sent:
-                    continue
-                await self._delay(entry, record["last_phase_end"])
-                call = call_for("execute", turn=n, stdin=text)
-                last = last_is_execute and n == len(scenario.turns)
-                if last and slot is not None:
-                    call.on_exit = slot.drop  # the agent's process is done: next run's turn
-                result = await hook(call)
-                if last and slot is not None:
-                    await slot.give()
-                if result.ok:
-                    try:
-                        ev = turn_evidence(n, text, result.data or {}, result.seconds)
-                    except OutputError as exc:
-                        result.status = "failed"
-                        result.diagnosis = str(exc)
-                hooked = self._record_hook(record, result)
-                if not result.ok:
-                    end(
-                        INFRA_ERROR if result.infra else ERROR,
-                        f"execute turn {n} failed: {result.diagnosis}",
-                    )
-                    break
-                if ev.conversation:
-                    record["conversation"] = ev.conversation
-                    if not result.conversation_assigned:  # a handle Rook made shows nothing
-                        record["observed"]["multi_turn"] = True
-                if ev.calls is not None:
-                    record["observed"]["calls"] = True
-                elif ev.evidence:
-                    _warn_once(record, calls_names_warning(ev.evidence), self.redactor)
-                if has_token_counts(ev.usage):
-                    record["observed"]["usage"] = True
-                elif ev.usage is not None:
-                    _warn_once(record, usage_names_warning(ev.usage), self.redactor)
-                turn = ev.to_dict()
-                if result.conversation_assigned:  # the transport's own handle: none returned
-                    turn["conversation"] = None
-                record["turns"].append(self.redactor.data(turn))
-                record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
-                if result.end_conversation and n < len(scenario.turns):
-                    self._end_conversation(record, n, len(scenario.turns), result)
-                    break
-                if n == 1 and len(scenario.turns) > 1 and not record["conversation"]:
-                    said = handle_said(record["hooks"], hooked)  # a handle given wrongly
-                    end(
-                        STOPPED,
-                        "the first turn returned no conversation handle, so later turns cannot "
-                        "continue the same conversation (treating independent calls as one "
-                        "conversation would mislead); scenario stopped"
-                        + (f"; {said}" if said else ""),
-                    )
-                    break
-                if n < len(scenario.turns):  # a cut during the next turn resumes there
-                    phase_done(True)
-            record["phases_done"].append("execute")
-            phase_done(hooks_after("execute"))
-        elif "execute" in todo:  # decided before it (open failed): nothing is sent
-            record["phases_done"].append("execute")
-
-        if "close" in todo:
-            entry = self.profile.hooks.get("close")
-            if entry is not None:
-                await self._delay(entry, record["last_phase_end"])
-                result = await hook(call_for("close"))
-                self._record_hook(record, result)
-                if not result.ok:
-                    record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
-            record["phases_done"].append("close")
-            if entry is not None:
-                phase_done(hooks_after("close"))
-
-        if "ending" in record and "close" in hooks and "close" not in record["phases_done"]:
-            return  # decided, but close is still to run (a later --phases): the end waits
-        ending = record.pop("ending", None)
-        if ending is not None:
-            self._finish(record, ending["status"], ending["reason"])
-            if ending["status"] == INFRA_ERROR:  # not the agent's doing: a resume tries again
-                record["infra"] = True
-                record["final"] = False
-                record["reason"] += f" ({self.resume} tries it again)"
-            return
-
-        if "collect" in todo:
-            entry = self.profile.hooks.get("collect")
-            if entry is not None:
-                await self._delay(entry, record["last_phase_end"])
-                result = await hook(call_for("collect"))
-                collected = None
-                if result.ok:
-                    try:
-                        collected = collected_evidence(result.data or {})
-                    except OutputError as exc:
-                        result.status = "failed"
-                        result.diagnosis = str(exc)
-                hooked = self._record_hook(record, result)
-                if not result.ok:
-                    self._finish(record, ERROR, f"collect failed: {result.diagnosis}")
-                    return
-                if result.data is None:  # exit 0, nothing printed: nothing to add
-                    record.setdefault("warnings", []).append(
-                        "collect printed nothing: no evidence collected (a script exits 0 "
-                        "for a phase it does not implement)"
-                    )
-                record["collected"] = self.redactor.data(collected)
-                record["hooks"][-1] = {**hooked, "data": None}  # stored once: as collected
-                if collected and collected.get("calls") is not None:
-                    record["observed"]["calls"] = True
-                elif collected:
-                    warning = calls_names_warning(collected.get("evidence"))
-                    _warn_once(record, warning, self.redactor)
-                if collected and has_token_counts(collected.get("usage")):
-                    record["observed"]["usage"] = True
-                elif collected:
-                    _warn_once(record, usage_names_warning(collected.get("usage")), self.redactor)
-            record["phases_done"].append("collect")
-            if entry is not None:
-                phase_done(hooks_after("collect"))
-
-        if "judge" in todo:
-            if slot is not None:
-                await slot.give()
-            if not span:  # no hook ran in this call: its work is the judging
-                span.append(time.time())
-            await self.judge(scenario, record)
-            record["phases_done"].append("judge")
-            record["final"] = True
-
-    def _end_conversation(
-        self, record: dict[str, Any], n: int, total: int, result: HookResult
-    ) -> None:
-        """Turn ``n`` ended the conversation: the later turns are not sent."""
-        reason = self.redactor.text(str(result.end_conversation))
-        later = f"turn {n + 1}" if n + 1 == total else f"turns {n + 1}-{total}"
-        record["conversation_ended"] = {
-            "after_turn": n,
-            "reason": reason,
-            "not_sent": list(range(n + 1, total + 1)),
-        }
-        record.setdefault("warnings", []).append(
-            f"{later} not sent: the conversation ended after turn {n} ({reason})"
-        )
-
     async def judge(self, scenario: Scenario, record: dict[str, Any]) -> None:
         turns = [TurnEvidence(**t) for t in record["turns"]]
         verdicts = []
@@ -1010,7 +443,7 @@ class Engine:
         # what a criterion runs (command:, a plugin's) is found by its marker when this
         # run is killed meanwhile; the built-in text criteria run nothing
         judging = self.judging
-        if self._runs_programs(scenario):
+        if self.runs_programs(scenario):
             state = str(self.run_dir.state / record["key"])
             judging = replace(judging, env={**judging.env, CHECK_MARKER: state})
         for criterion in scenario.criteria:
@@ -1049,178 +482,4 @@ class Engine:
         record["reason"] = self.redactor.text(reason)
 
 
-def _warn_once(record: dict[str, Any], warning: str | None, redactor: Redactor) -> None:
-    """Add ``warning`` (redacted: it names the hook's own fields) to the record's
-    warnings unless it is there (or ``None``)."""
-    warning = redactor.text(warning) if warning else None
-    if warning and warning not in record.setdefault("warnings", []):
-        record["warnings"].append(warning)
-
-
-def _drop_redacted_handle(record: dict[str, Any]) -> None:
-    """A conversation handle that held the value of an env variable is on disk
-    only redacted (``c-[redacted:TOKEN]``): a later invocation of the run
-    cannot give it back, so its hooks get no ``ROOK_CONVERSATION`` (never the
-    redacted text as if it were the handle), and the record says why."""
-    handle = record.get("conversation")
-    if not handle or MARK not in handle:
-        return
-    record["conversation"] = None
-    record.setdefault("warnings", []).append(
-        f"the conversation handle ({handle}) held the value of a profile env variable, so the "
-        "record keeps it redacted and the phases run by this invocation get no "
-        "ROOK_CONVERSATION; run the scenario's phases in one invocation to keep the handle"
-    )
-
-
-def _note_changed_definition(record: dict[str, Any], now: dict[str, Any]) -> None:
-    """A scenario file edited between two invocations of one run (``--phases``,
-    or a resume): what is still to run, judging included, uses the definition
-    as it is now, so the record says so, with a warning, rather than listing
-    the criteria it started with beside verdicts of others."""
-    before = record.get("scenario") or {}
-    old = before.get("content_hash")
-    if not old or old == now["content_hash"]:
-        return
-    what = [k for k in ("turns", "criteria") if before.get(k) != now.get(k)] or ["definition"]
-    record["scenario"] = now
-    record.setdefault("warnings", []).append(
-        f"the scenario's {' and '.join(what)} changed after this run started it (content "
-        f"hash {old} -> {now['content_hash']}); the phases still to run use the file as it is now"
-    )
-
-
-def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun]:
-    planned = sum(repeat or s.repeat for s in scenarios)
-    if planned > MAX_PLANNED:
-        if repeat:
-            where = f"--repeat {repeat}"
-        else:
-            big = max(scenarios, key=lambda s: s.repeat)
-            where = f"{big.path or big.id}: repeat: {big.repeat}"
-        raise ConfigError(
-            f"{where}: plans {planned} scenario runs; a run plans at most {MAX_PLANNED:,} "
-            "(split it into several runs)"
-        )
-    runs: list[ScenarioRun] = []
-    for s in scenarios:
-        n = repeat or s.repeat
-        runs.extend(ScenarioRun(s, i, n) for i in range(1, n + 1))
-    return runs
-
-
-def kept(owner: str, callback: str, given: Any, returned: Any) -> Any:
-    """The config a transport's ``resolve`` or ``check`` returned; ``None`` for
-    an entry that had one is a forgotten ``return config``, refused up front
-    rather than failing every scenario with the plugin's own ``TypeError``; so is
-    the coroutine of one written ``async def``."""
-    if asyncio.iscoroutine(returned):
-        returned.close()  # never to be awaited: no 'never awaited' warning of Python's
-        raise ConfigError(
-            f"the transport plugin {owner} returned a coroutine from {callback} (an async def); "
-            f"{callback} is a plain function: return the entry's config"
-        )
-    if returned is None and given is not None:
-        raise ConfigError(
-            f"the transport plugin {owner} returned None from {callback}; return the entry's config"
-        )
-    return returned
-
-
-def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry: Any) -> None:
-    """Let the entry's transport check it before anything runs (``resolve``, then
-    ``check``); a :class:`ConfigError` names the problem. ``rook run`` and ``rook
-    doctor`` both use it, so they find the same mistakes."""
-    spec = rook.transports.get(entry.transport)
-    if spec is None:
-        return
-    hook_name = PHASE_HOOKS[phase]
-    if not rook.runs_phase(entry.transport, hook_name):
-        raise ConfigError(
-            f"transport {entry.transport!r} ({rook.transports.owner(entry.transport)}) runs "
-            f"no {phase!r} phase (it implements no {hook_name} hook)"
-        )
-    owner = rook.transports.owner(entry.transport)
-    try:
-        if spec.resolve is not None:
-            entry.config = kept(owner, "resolve", entry.config, spec.resolve(entry.config, agent))
-        if spec.check is not None:
-            checked = run_check(spec, entry.config, rook, phase, profile)
-            entry.config = kept(owner, "check", entry.config, checked)
-    except RookError:
-        raise
-    except Exception as exc:  # the plugin's bug: named, never a traceback
-        raise ConfigError(
-            f"the transport plugin {owner} could not check "
-            f"its {entry.transport!r} entry: {exception_text(exc)}"[:500]
-        ) from None
-
-
-def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
-    """Let each transport check its entries before anything runs."""
-    with searching(base_environment(profile).get("PATH", os.defpath)):
-        for phase, entry in profile.hooks.items():
-            try:
-                resolve_entry(rook, profile, agent, phase, entry)
-            except ConfigError as exc:
-                raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
-
-
-def not_a_reason(returned: Any, hook: str, fine: str) -> str:
-    """What a transport's ``runnable`` or ``check_scenario`` returned that is no
-    reason (``True``, a number, a coroutine), said of its plugin."""
-    if asyncio.iscoroutine(returned):
-        returned.close()  # never to be awaited: no 'never awaited' warning of Python's
-    shown = repr(returned)
-    shown = shown if len(shown) <= 200 else shown[:200] + "..."
-    return f"returned {shown} from {hook}, not a reason (a text, or None when {fine})"
-
-
-def check_scenarios(
-    rook: Rook, profile: Profile, scenarios: list[Scenario], phases: Sequence[str] | None = None
-) -> None:
-    """Refuse, before anything runs, a scenario an entry of the profile could never
-    send as written (its transport's ``check_scenario``), naming the file and field;
-    with ``phases`` (a resume), only the entries of those phases, which send now."""
-    problems: dict[str, None] = {}
-    for phase, entry in profile.hooks.items():
-        if phases is not None and phase not in phases:
-            continue
-        spec = rook.transports.get(entry.transport)
-        check = getattr(spec, "check_scenario", None)
-        if check is None:
-            continue
-        for scenario in scenarios:
-            try:
-                why = check(entry.config, scenario)
-            except Exception as exc:  # the plugin's bug: named, never a traceback
-                raise ConfigError(
-                    f"the transport plugin {rook.transports.owner(entry.transport)} could not "
-                    f"check scenario {scenario.id!r}: {exception_text(exc)}"[:500]
-                    + f" (hooks.{phase} of {profile.path})"
-                ) from None
-            if why and not isinstance(why, str):  # the plugin's bug: named
-                raise ConfigError(
-                    f"the transport plugin {rook.transports.owner(entry.transport)} "
-                    + not_a_reason(
-                        why, f"check_scenario for scenario {scenario.id!r}", "the entry can send it"
-                    )
-                    + f" (hooks.{phase} of {profile.path})"
-                )
-            if why:
-                where = scenario.path or f"scenario {scenario.id}"
-                problems[f"{where}: {why} (hooks.{phase} of {profile.path})"] = None
-    if problems:
-        raise ScenarioError("\n".join(problems))
-
-
-__all__ = [
-    "Engine",
-    "PHASES",
-    "check_env",
-    "check_scenarios",
-    "plan_runs",
-    "resolve_entry",
-    "resolve_entries",
-    "process",
-]
+__all__ = ["Engine"]

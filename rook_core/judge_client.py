@@ -31,7 +31,6 @@ from typing import Any
 
 from . import hookio
 from .definitions import agent_secret_names, find_profile
-from .engine import base_environment, check_env, hook_env, resolve_entries
 from .errors import (
     ConfigError,
     HookFailed,
@@ -40,11 +39,13 @@ from .errors import (
     RunStoreError,
     exception_text,
 )
+from .hookenv import base_environment, check_env, hook_env
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
+from .preflight import resolve_entries
 from .redact import Redactor, current
 from .report import printable
 from .store import atomic_write, dumps

@@ -38,6 +38,9 @@ PHASES: tuple[str, ...] = ("prepare", "open", "execute", "close", "collect", "ju
 HOOK_PHASES: tuple[str, ...] = PHASES[:-1]
 """Phases a profile can attach a hook to."""
 
+SCENARIO_PHASES: tuple[str, ...] = PHASES[1:]
+"""The phases each scenario run goes through (prepare is once per run)."""
+
 _SCENARIO_PHASES = ("open", "execute", "close", "collect")
 ROOK_VARIABLES: dict[str, tuple[str, ...]] = {
     "ROOK_HOOK": HOOK_PHASES,

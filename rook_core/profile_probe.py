@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from . import process, procscan
-from .engine import Engine, resolve_entries
+from .engine import Engine
 from .errors import ConfigError, HookFailed
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
+from .preflight import resolve_entries
 from .redact import MIN_LENGTH, Redactor, use
 from .store import create_run, read_json
 from .workspace import Agent

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from . import __version__, history, process, procscan, sharding
 from . import plugins as plugin_manager
+from .attempts import phases_missing_before
 from .definitions import (
     DefinitionCache,
     find_profile,
@@ -29,14 +29,7 @@ from .definitions import (
     profile_text,
     select,
 )
-from .engine import (
-    Engine,
-    check_env,
-    check_scenarios,
-    phases_missing_before,
-    plan_runs,
-    resolve_entries,
-)
+from .engine import Engine
 from .errors import (
     ConfigError,
     DamagedRecord,
@@ -48,20 +41,30 @@ from .errors import (
     exception_text,
     listed,
 )
+from .hookenv import check_env
 from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
 from .judging import JudgingContext, check_message
-from .models import CAPABILITIES, HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
+from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
+from .observed import load_observed, save_observed
 from .phases import parse_phases
 from .plain import plain
-from .plugins import Rook, plugin_output
+from .plugins import Rook
+from .preflight import check_scenarios, plan_runs, resolve_entries
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
-from .report import Spooled, exit_code, printable, write_report
-from .reportio import LazyList, MappedList, is_special, own_stream, staged, target_problem
+from .report import Spooled, exit_code, write_report
+from .reporting import (
+    back_to,
+    check_report_targets,
+    parse_report_options,
+    report_failures,
+    working_folder,
+    write_reports,
+)
 from .startup import collector_paused
-from .store import RunDir, kind_of, planned_records, read_json
+from .store import RunDir, planned_records, read_json
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
@@ -112,154 +115,6 @@ class RunOutcome:
     report_errors: list[str] = field(default_factory=list)
     """Why each ``--report`` that could not be written at the end failed (said on
     standard error already; the exit code is then at least 1)."""
-
-
-STDOUT = "-"
-"""A ``--report`` PATH that means standard output (``junit:-``; a file named ``-`` is ``./-``)."""
-
-
-def to_stdout(values: Iterable[str]) -> bool:
-    """Whether a ``--report FORMAT:PATH`` given writes to standard output as ``-``:
-    the report is then all standard output holds (the table goes to standard error)."""
-    return any(value.partition(":")[2] == STDOUT for value in values)
-
-
-def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
-    fmt, sep, path = value.partition(":")
-    if not sep or not path.strip():  # `json:"$OUT"` with OUT unset, or blank
-        raise ConfigError(f"--report {value}: use FORMAT:PATH, e.g. json:report.json")
-    if fmt not in rook.reporters:
-        raise ConfigError(
-            f"--report {value}: unknown format {fmt!r}; installed: {rook.reporters.listing()}"
-        )
-    if path == STDOUT:
-        if sys.__stdout__ is None:  # rook run >&-
-            raise ConfigError(f"--report {value}: standard output is closed")
-        return fmt, path
-    path = os.path.expanduser(path)  # `json:~/x`: no shell expands a ~ after the colon
-    problem = target_problem(Path(path))
-    if problem is not None:  # found now, not after every scenario ran
-        raise ConfigError(f"--report {value}: {problem}")
-    return fmt, path
-
-
-def parse_report_options(
-    values: Iterable[str | tuple[str, str]], rook: Rook
-) -> list[tuple[str, str]]:
-    """Every ``--report`` (:func:`parse_report_option`; one parsed already is
-    kept); two different ones that would write one file (the last would
-    replace the other) are refused."""
-    reports = [parse_report_option(v, rook) if isinstance(v, str) else v for v in values]
-    if any(path == STDOUT for _, path in reports):  # junit:-: the one thing on standard output
-        out = [
-            f"{fmt}:{path}"
-            for fmt, path in reports
-            if path == STDOUT or own_stream(Path(path)) is sys.__stdout__
-        ]
-        if len(out) > 1:
-            raise ConfigError(
-                f"--report {out[0]} and --report {out[1]} both write to standard output, "
-                "which then holds one report (the table goes to standard error): write the "
-                "other to a file"
-            )
-    files: dict[str, tuple[str, str]] = {}
-    for fmt, path in reports:
-        if path == STDOUT or is_special(Path(path)) or own_stream(Path(path)) is not None:
-            continue  # /dev/stdout: each is written into it in turn
-        first = files.setdefault(os.path.realpath(path), (fmt, path))
-        if first[0] != fmt:
-            raise ConfigError(
-                f"--report {fmt}:{path} and --report {first[0]}:{first[1]} name the same file, "
-                "and the one written last would replace the other: give each its own file"
-            )
-    return reports
-
-
-RUN_OWN_DIRS = ("scenarios", "state", "judge")
-"""The folders of a run's directory that hold its record (see :mod:`rook_core.store`)."""
-
-
-def check_report_targets(
-    reports: Iterable[tuple[str, str]],
-    runs_dir: Path | None = None,
-    run_dirs: Iterable[Path] = (),
-) -> None:
-    """Refuse (exit 2, nothing run or written) a ``--report`` that would replace
-    a file of a run's record: in a run directory (one of ``run_dirs``, or any
-    folder of ``runs_dir``), a JSON file or ``profile.yaml`` at its top
-    (``run.json``, ``report.json``, ``summary.json``, ``prepare.json``...), a
-    hidden file, or ``scenarios``, ``state`` or ``judge`` and anything under them;
-    or the folder of one of ``run_dirs`` itself (the run ``rook run --run-name``
-    makes). Other files there (``report.html``) are the user's to write."""
-    roots = [os.path.realpath(d) for d in run_dirs]
-    top = os.path.realpath(runs_dir) if runs_dir is not None else None
-    for fmt, path in reports:
-        if path == STDOUT or is_special(Path(path)):
-            continue
-        real = os.path.realpath(path)
-        for root in roots:
-            if real == root:  # --report runs/ID: where the run's folder is, or will be
-                raise ConfigError(
-                    f"--report {fmt}:{path}: that is the folder of run "
-                    f"{os.path.basename(root)} ({root}), which a report never replaces; write "
-                    "the report elsewhere (or in that folder under another name, e.g. "
-                    f"{os.path.join(path, 'report.html')})"
-                )
-        found = [(r, os.path.relpath(real, r)) for r in roots if real.startswith(r + os.sep)]
-        if not found and top is not None and real.startswith(top + os.sep):
-            head, *rest = os.path.relpath(real, top).split(os.sep)
-            if rest:  # in a run's folder, not beside the runs
-                found = [(os.path.join(top, head), os.sep.join(rest))]
-        for root, rel in found:
-            parts = rel.split(os.sep)
-            name = parts[0]
-            if len(parts) > 1 and name not in RUN_OWN_DIRS:
-                continue
-            if len(parts) == 1 and not (  # scenarios, state, judge: where its folder belongs
-                name.endswith(".json")
-                or name == "profile.yaml"
-                or name.startswith(".")
-                or name in RUN_OWN_DIRS
-            ):
-                continue
-            raise ConfigError(
-                f"--report {fmt}:{path}: that is {rel} of run {os.path.basename(root)} "
-                f"({root}), part of its record, which a report never replaces; write the "
-                "report elsewhere (or under another name there, e.g. report.html)"
-            )
-
-
-def check_json_out(reports: Iterable[str]) -> None:
-    """With ``--json``, standard output holds exactly one JSON document: a
-    ``--report`` that would write there too (``/dev/stdout``, or the file
-    standard output is redirected to) is refused before anything runs."""
-    for value in reports:
-        if value.partition(":")[2] == STDOUT:
-            raise ConfigError(
-                f"--report {value}: that is standard output, where --json prints the report; "
-                "write the report to a file, or leave out --json"
-            )
-    try:
-        out = os.fstat(sys.stdout.fileno())
-        if os.path.samestat(out, os.stat(os.devnull)):
-            return  # nothing is read back from /dev/null
-    except (OSError, ValueError, AttributeError):  # no real standard output (in process)
-        return
-    for value in reports:
-        path = value.partition(":")[2]
-        try:
-            same = bool(path) and os.path.samestat(os.stat(path), out)
-        except OSError:
-            same = False
-        if same:
-            raise ConfigError(
-                f"--report {value}: that is standard output, where --json prints the report; "
-                "write the report to a file, or leave out --json"
-            )
-
-
-def observed_file(agent: Agent, profile: Profile) -> Path:
-    return agent.profiles_dir / f"{profile.id}.observed.json"
 
 
 def _check_manifest(path: Path, manifest: Any) -> None:
@@ -326,172 +181,6 @@ def _kill_leftovers(run: RunDir, runs: list[Any], whole: bool) -> None:
         )
 
 
-def load_observed(agent: Agent, profile: Profile) -> dict[str, bool]:
-    """The capabilities this profile has shown in earlier runs: only those Rook
-    wrote as ``true`` (a damaged or hand-edited file shows nothing more)."""
-    return _read_observed(observed_file(agent, profile))
-
-
-def _read_observed(path: Path) -> dict[str, bool]:
-    try:
-        data = read_json(path)
-    except Exception:
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: True for k, v in data.items() if k in CAPABILITIES and v is True}
-
-
-def save_observed(agent: Agent, profile: Profile, observed: dict[str, bool]) -> None:
-    save_observed_file(observed_file(agent, profile), observed)
-
-
-def save_observed_file(path: Path, observed: dict[str, bool]) -> None:
-    """Add ``observed`` to the profile's ``<id>.observed.json`` at ``path`` (a run,
-    or a merged one: ``rook merge``)."""
-    from .store import atomic_write, dumps
-
-    merged = {**_read_observed(path), **{k: True for k, v in observed.items() if v}}
-    try:
-        atomic_write(path, dumps(merged))
-    except Exception:
-        pass  # history of observations is a convenience; never fail a run on it
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
-
-
-def write_reports(
-    rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]], read_only: bool = False
-) -> dict[tuple[str, str], str]:
-    """Write each report; return why each one that failed did (the others are written).
-
-    The targets were checked before anything ran (:func:`parse_report_option`);
-    what fails here fails at the end (a full disk, a directory removed meanwhile,
-    a reporter plugin's bug). The run is recorded either way: callers print
-    these and still print the run's table or ``--json`` document. With
-    ``read_only`` (``rook report``, which only reads a past run), a damaged entry
-    of the run's ``report.json`` met while writing is raised: bad input, exit 2.
-    """
-    failed: dict[tuple[str, str], str] = {}
-    report = _read_only_aggregates(report)
-    home = _cwd()
-    for fmt, path in reports:
-        _back_to(home)  # after a reporter's os.chdir, a relative target is still the user's
-        writer = rook.reporters.get(fmt)
-        target = Path("/dev/stdout" if path == STDOUT else path)  # written into Rook's own
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with staged(target) as given, plugin_output():
-                written = writer(report, given)
-                if inspect.isawaitable(written):  # an async def write: run it to its end
-                    asyncio.run(_awaited(written))
-                left = _left_at(given) if given != target else ""  # a FIFO given as it is
-                if given != target and not left and own_stream(target) is None:
-                    left = _left_beside(given, target)  # companions, moved beside the target
-                if left:  # raised, so what it wrote is removed and what was there stays
-                    raise _NotWritten(
-                        f"--report {fmt}:{path}: the {fmt!r} reporter "
-                        f"({rook.reporters.owner(fmt)}) {left}"
-                    )
-        except _NotWritten as exc:
-            failed[fmt, path] = str(exc)
-        except OSError as exc:  # named as before the run when it can be (a folder now a file)
-            blocked = f" {exc.filename2}" if exc.filename2 else ""  # a companion's place
-            problem = target_problem(target) or f"cannot write{blocked}: {exc.strerror or exc}"
-            failed[fmt, path] = f"--report {fmt}:{path}: {problem}"
-        except RookError as exc:
-            if read_only and isinstance(exc, DamagedRecord):
-                raise
-            failed[fmt, path] = f"--report {fmt}:{path}: {exc}"
-        except (Exception, SystemExit) as exc:  # a reporter plugin's bug (sys.exit() too):
-            # name it, never a traceback nor the end of Rook
-            failed[fmt, path] = (
-                f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
-                f"failed: {exception_text(exc)}"
-            )
-    _back_to(home)
-    # a plugin's message may hold a secret, and control characters (ESC [2J) for a terminal
-    return {k: printable(scrub(v)) for k, v in failed.items()}
-
-
-class _NotWritten(Exception):
-    """A reporter returned without a report file at its path (the message says why)."""
-
-
-def _left_at(given: Path) -> str:
-    """What is wrong with what a reporter left at the path it was given ('' when
-    it is a report): nothing (it wrote elsewhere, or returned early), or what is
-    not a regular file: a folder, a symbolic link (to a file anywhere), a named
-    pipe (the next reader waits forever), a socket or a device."""
-    try:
-        mode = os.lstat(given).st_mode
-    except FileNotFoundError:
-        return "wrote nothing at the path it was given"
-    if stat.S_ISREG(mode):
-        return ""
-    return f"left {kind_of(mode)} at the path it was given, not a file"
-
-
-def _left_beside(given: Path, target: Path) -> str:
-    """What is wrong with what a reporter left beside the path it was given
-    (its companions, moved beside ``target``; '' when nothing is): the first,
-    in a companion folder too, that is neither a regular file nor a folder,
-    named where it would go, as :func:`_left_at` names one at the path."""
-    for top, dirs, files in os.walk(given.parent):
-        for name in sorted(dirs + files):
-            found = Path(top, name)
-            mode = os.lstat(found).st_mode
-            if found == given or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-                continue
-            where = target.parent / found.relative_to(given.parent)
-            return f"left {kind_of(mode)} beside its report ({where}), not a file"
-    return ""
-
-
-def _cwd() -> str | None:
-    """The working folder; ``None`` when it is gone (nothing to come back to)."""
-    try:
-        return os.getcwd()
-    except OSError:
-        return None
-
-
-def _back_to(home: str | None) -> None:
-    """Back to the working folder ``home`` (unless it was gone to begin with)."""
-    if home is not None:
-        try:
-            os.chdir(home)
-        except OSError:  # removed meanwhile: relative targets fail, each named
-            pass
-
-
-def _read_only_aggregates(report: dict[str, Any]) -> dict[str, Any]:
-    """``report`` with its ``summary.by_scenario`` a read-only list of fresh entries,
-    as ``rook run`` gives it: read back whole from ``report.json`` (``rook
-    report``) it was a plain list, and one reporter's ``sort`` or ``append`` was
-    what the next one wrote."""
-    summary = report.get("summary")
-    if not isinstance(summary, dict):
-        return report
-    per = summary.get("by_scenario")
-    if not isinstance(per, list) or isinstance(per, LazyList):
-        return report
-    return {**report, "summary": {**summary, "by_scenario": MappedList(per, _fresh)}}
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of ``value`` as JSON holds it (dicts, lists and scalars): a third
-    of :func:`copy.deepcopy`'s time, which a 10,000-scenario ``rook report``
-    pays once for each reporter that reads the aggregates."""
-    if isinstance(value, dict):
-        return {k: _fresh(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fresh(v) for v in value]
-    return value
-
-
 def _still_sending(run_path: Path, keys: list[str], ids: set[str]) -> set[str]:
     """The scenarios of ``ids`` with a planned run (of ``keys``) that has turns left
     to send on a resume: not finished, its execute not done (a run cut off in a turn
@@ -502,18 +191,6 @@ def _still_sending(run_path: Path, keys: list[str], ids: set[str]) -> set[str]:
         for r in planned_records(run_path, keys)
         if not r.get("final") and "execute" not in (r.get("phases_done") or ())
     }
-
-
-def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:
-    """Say on standard error which reports could not be written at the end of a
-    run, and how to write them again from the run's record."""
-    if not failed:
-        return
-    lines = [f"rook: error: {message}" for message in failed.values()]
-    again = " ".join(f"--report {fmt}:{path}" for fmt, path in failed)
-    lines.append(f"rook: the run is recorded; write again with: rook report {run_id} {again}")
-    sys.stderr.write("\n".join(lines) + "\n")
-    sys.stderr.flush()
 
 
 def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> str:
@@ -606,7 +283,7 @@ def prepare_run(
         phases = parse_phases(request.phases)
         reports = parse_report_options(request.reports, rook)
         request.reports = reports
-        request.cwd = _cwd()
+        request.cwd = working_folder()
         if request.executor not in rook.executors:
             raise ConfigError(
                 f"--executor {request.executor}: unknown; installed: {rook.executors.listing()}"
@@ -1168,7 +845,7 @@ def _execute(
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory
-    _back_to(request.cwd)  # a judge's os.chdir (the whole process's) moves no report
+    back_to(request.cwd)  # a judge's os.chdir (the whole process's) moves no report
     failed = write_reports(rook, report, request.reports)
     report_failures(failed, report["run"]["id"])
     code = 130 if interrupted or late_signal() else exit_code(report)

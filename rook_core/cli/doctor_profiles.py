@@ -149,9 +149,10 @@ def check_env(doctor: Any, profile: Any, label: str) -> None:
 def check_entry(
     doctor: Any, rook: Any, agent: Any, profile: Any, phase: str, entry: Any, label: str
 ) -> None:
-    from ..engine import base_environment, resolve_entry
     from ..errors import ConfigError
+    from ..hookenv import base_environment
     from ..plugins import OWN
+    from ..preflight import resolve_entry
     from ..transports import searching
 
     where = f"{label} hooks.{phase}"
@@ -442,7 +443,7 @@ def check_sendable(doctor: Any, rook: Any, profiles: Any, label: str, scenarios:
     """Ask each profile's transports whether they can send each scenario, as ``rook
     run`` does before anything runs (a Ruhroh wrapper's turn over 128 KiB, say):
     ``rook run``'s own message, a problem; only in ``excluded: true`` scenarios, a note."""
-    from ..engine import check_scenarios as check_sends
+    from ..preflight import check_scenarios as check_sends
 
     _as_rook_run(
         doctor, profiles, label, scenarios,
@@ -497,7 +498,7 @@ def check_runnable(
     skipped, never a pass, and the run still exits 0: a note."""
     from ..errors import counted
     from ..judging import runnability
-    from ..runner import load_observed
+    from ..observed import load_observed
 
     selected = [s for s in scenarios if not s.extra.get("excluded")]
     for profile in profiles:
@@ -572,11 +573,11 @@ def check_judge_profile(
     that resolve and its variables set (the checks ``rook run`` makes before
     anything runs), whether it is this agent's (``NAME``) or another's
     (``AGENT/NAME``). Without one, a problem: ``rook run`` refuses such criteria."""
-    from ..engine import check_env as check_variables
-    from ..engine import resolve_entries
     from ..errors import ConfigError
+    from ..hookenv import check_env as check_variables
     from ..judge_client import find_judge_profile
     from ..judging import criteria, judge_profile_users
+    from ..preflight import resolve_entries
 
     users = judge_profile_users(scenarios, rook.criteria)
     if not users and not requested:  # rook run loads a requested one all the same

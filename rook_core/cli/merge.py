@@ -80,7 +80,7 @@ def _save_observed(target: Path, manifest: dict[str, Any]) -> None:
     when the run is in an agent's ``runs/`` (as every run's is; not ``--into``
     elsewhere): capabilities are recorded per run and per profile."""
     from ..models import SLUG
-    from ..runner import save_observed_file
+    from ..observed import save_observed_file
 
     profiles = target.parent.parent / "profiles"
     profile_id = (manifest.get("profile") or {}).get("id")
@@ -216,7 +216,7 @@ def merge_command(
     from ..redact import Redactor, activate
     from ..report import exit_code, table, undecided_warning
     from ..reportfile import print_json
-    from ..runner import (
+    from ..reporting import (
         check_json_out,
         check_report_targets,
         parse_report_options,

@@ -86,9 +86,9 @@ def test_command(
     from ..errors import RookError
     from ..hookio import calls_names_warning, handle_said, usage_names_warning
     from ..models import CAPABILITIES
+    from ..observed import save_observed
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
-    from ..runner import save_observed
     from .profile_manage import check_writable, edited, set_capabilities
     from .profile_output import capabilities_table, show_observation
 

@@ -201,7 +201,7 @@ def show_command(
       rook profile show --json
     """
     from ..definitions import find_profile
-    from ..runner import load_observed
+    from ..observed import load_observed
 
     s = Session(workspace, project, agent)
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports, choose="rook profile show NAME")

@@ -51,7 +51,7 @@ def report_command(
     from ..redact import Redactor, activate, scrub
     from ..report import printable, summarize, table
     from ..reportfile import check_entries, print_json
-    from ..runner import (
+    from ..reporting import (
         STDOUT,
         check_json_out,
         check_report_targets,

@@ -144,7 +144,8 @@ def run_command(
         from ..plugins import plugin_output
         from ..report import SYMBOL, pending_reason, reason_text, table, undecided_warning
         from ..reportfile import print_json
-        from ..runner import RunRequest, check_json_out, run, to_stdout
+        from ..reporting import check_json_out, to_stdout
+        from ..runner import RunRequest, run
 
     if scheduler is not None and executor == "local":
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
