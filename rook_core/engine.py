@@ -188,8 +188,7 @@ class Engine(Attempts):
             sys.stderr.write(
                 self.redactor.text(
                     f"rook: warning: plugin {owner} raised {type(exc).__name__} in "
-                    f"rook_evidence_recorded: {exc} (the run goes on; disable the plugin "
-                    f"with ROOK_DISABLE_PLUGINS={name})"
+                    f"rook_evidence_recorded: {exc} (the run goes on; {name})"
                 )
                 + "\n"
             )

@@ -17,6 +17,7 @@ own output only, such as the one JSON document of ``--json``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import types
@@ -62,38 +63,46 @@ class Registry:
         self.kind = kind
         self._items: dict[str, Any] = {}
         self._owners: dict[str, str] = {}
-        self._ways_out: dict[str, tuple[str, str]] = {}  # name -> (switch, distribution)
+        self._ways_out: dict[str, tuple[WayOut | None, str]] = {}  # name -> (way out, dist)
         self.failures: list[LoadFailure] = []  # the Rook's: what may have provided a name
 
     def add(
-        self, name: str, item: Any, owner: str, switch: str = "", distribution: str = ""
+        self,
+        name: str,
+        item: Any,
+        owner: str,
+        way_out: WayOut | None = None,
+        distribution: str = "",
     ) -> None:
-        """``switch``: the setting that disables ``owner``, and ``distribution`` the
-        one that installed it (named when it clashes)."""
+        """``way_out``: how a user stops ``owner`` (:meth:`Rook.way_out`), and
+        ``distribution`` the one that installed it (named when it clashes)."""
         if name in self._items:
             raise PluginError(
                 f"{self.kind} {name!r} is registered twice: by {self._owners[name]} "
-                f"and by {owner}{self._way_out(name, switch, distribution)}"
+                f"and by {owner}{self._way_out(name, way_out, distribution)}"
             )
         self._items[name] = item
         self._owners[name] = owner
-        self._ways_out[name] = (switch, distribution)
+        self._ways_out[name] = (way_out, distribution)
 
-    def _way_out(self, name: str, switch: str, distribution: str) -> str:
+    def _way_out(self, name: str, way_out: WayOut | None, distribution: str) -> str:
         """How to end a clash: when one side is Rook's own built-in, the other
         plugin (never Rook itself); else the one that registered second."""
-        first_switch, first_distribution = self._ways_out[name]
+        first_way_out, first_distribution = self._ways_out[name]
         if first_distribution == OWN and distribution != OWN:
-            culprit = (switch, distribution)
+            culprit = (way_out, distribution)
         elif distribution == OWN and first_distribution != OWN:
-            culprit = (first_switch, first_distribution)
+            culprit = (first_way_out, first_distribution)
         else:
-            return f" (uninstall one, or disable the second with {switch})" if switch else ""
-        switch, distribution = culprit
-        if not switch:
+            if way_out is None:
+                return ""
+            uninstall = "uninstall one, or " if distribution or first_distribution else ""
+            return f" ({uninstall}{way_out('the second')})"
+        way_out, distribution = culprit
+        if way_out is None:
             return ""
         uninstall = f"uninstall {distribution}, or " if distribution else ""
-        return f" (Rook's own {self.kind} keeps the name: {uninstall}disable it with {switch})"
+        return f" (Rook's own {self.kind} keeps the name: {uninstall}{way_out('it')})"
 
     def get(self, name: str) -> Any:
         return self._items.get(name)
@@ -123,6 +132,13 @@ class Registry:
 
     def items(self) -> list[tuple[str, Any]]:
         return sorted(self._items.items())
+
+
+WayOut = Callable[[str], str]
+"""How a user stops one plugin, as a phrase about ``it`` (:meth:`Rook.way_out`)."""
+
+IN_PROCESS = "registered in this process, not from an entry point"
+"""Why no ``ROOK_DISABLE_PLUGINS`` stops a plugin given to :meth:`Rook.register`."""
 
 
 class Rook:
@@ -173,6 +189,17 @@ class Rook:
             self._authors = authors
         return self._authors
 
+    def way_out(self, plugin: object, it: str = "it") -> str:
+        """How a user stops ``plugin``, for a message: ``disable it with
+        ROOK_DISABLE_PLUGINS=NAME`` for one loaded from an entry point (``it`` is
+        how the message names the plugin); one registered in process
+        (:meth:`register`, the ``rook_plugin`` fixture) has no entry point name
+        the switch could give, so the phrase says so instead."""
+        name = self.pm.get_name(plugin)
+        if name is not None and name in self.installed:
+            return f"disable {it} with ROOK_DISABLE_PLUGINS={name}"
+        return f"unregister {it}: it is {IN_PROCESS}"
+
     def build_registries(self) -> None:
         collect = self._collect
         collect("rook_register_transports", self.transports, keyed=False, check=_transport_key)
@@ -202,16 +229,16 @@ class Rook:
         hook_name: str,
         registry: Registry,
         keyed: bool,
-        check: Callable[[Any, str, str], None] | None = None,
+        check: Callable[[Any, str, WayOut], None] | None = None,
     ) -> None:
         """Call every implementation of the registration hook ``hook_name``
         with a ``register`` that adds to ``registry`` under its plugin's name
-        (after ``check(item, who, switch)``, which raises a PluginError for an
+        (after ``check(item, who, way_out)``, which raises a PluginError for an
         item Rook cannot use)."""
         hook = getattr(self.pm.hook, hook_name)
         for impl in hook.get_hookimpls():
             owner = self.plugin_name(impl.plugin)
-            switch = f"ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)}"
+            way_out: WayOut = functools.partial(self.way_out, impl.plugin)
             dist = self.distribution(impl.plugin)
 
             register: Callable[..., None]
@@ -221,7 +248,7 @@ class Rook:
                     name: str,
                     item: Any,
                     _owner: str = owner,
-                    _switch: str = switch,
+                    _way_out: WayOut = way_out,
                     _dist: str = dist,
                 ) -> None:
                     checked = _checked(name, registry, _owner)
@@ -229,23 +256,23 @@ class Rook:
                         raise PluginError(
                             f"plugin {_owner}: reporter {checked!r}: --report FORMAT:PATH ends "
                             "the format at its first ':', so no --report could choose it; "
-                            f"rename it, or disable the plugin with {_switch}"
+                            f"rename it, or {_way_out('the plugin')}"
                         )
                     if check is not None:
-                        check(item, f"{_owner}: {registry.kind} {checked!r}", _switch)
-                    registry.add(checked, item, _owner, _switch, _dist)
+                        check(item, f"{_owner}: {registry.kind} {checked!r}", _way_out)
+                    registry.add(checked, item, _owner, _way_out, _dist)
 
                 register = register_keyed
             else:
 
                 def register_named(
-                    item: Any, _owner: str = owner, _switch: str = switch, _dist: str = dist
+                    item: Any, _owner: str = owner, _way_out: WayOut = way_out, _dist: str = dist
                 ) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
                     checked = _checked(name, registry, _owner, item)
                     if check is not None:
-                        check(item, f"{_owner}: {registry.kind} {checked!r}", _switch)
-                    registry.add(checked, item, _owner, _switch, _dist)
+                        check(item, f"{_owner}: {registry.kind} {checked!r}", _way_out)
+                    registry.add(checked, item, _owner, _way_out, _dist)
 
                 register = register_named
 
@@ -259,19 +286,19 @@ class Rook:
                 said = f": {exc}" if str(exc) else ""  # a bare KeyError() says nothing
                 raise PluginError(
                     f"plugin {owner} raised {type(exc).__name__} in {hook_name}{said} "
-                    f"(disable it with ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
+                    f"({way_out('it')})"
                 ) from None
             if isinstance(returned, types.CoroutineType):  # an async def: never run
                 returned.close()
                 raise PluginError(
                     f"plugin {owner} returned a coroutine from {hook_name}: a registration "
-                    "hook must be a plain function (def, not async def) (disable it with "
-                    f"ROOK_DISABLE_PLUGINS={self.pm.get_name(impl.plugin)})"
+                    f"hook must be a plain function (def, not async def) ({way_out('it')})"
                 )
 
     def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, str, Exception]]:
         """Call every implementation of the every-plugin hook ``hook_name``, each
-        on its own, and return ``(plugin, exception)`` for each one that raised.
+        on its own, and return ``(plugin, way out, exception)`` for each one that
+        raised: its name, how to stop it (:meth:`way_out`, about "the plugin").
 
         pluggy stops a hook call at the first implementation that raises, so one
         plugin's bug would skip the others and reach the caller: for observers
@@ -312,8 +339,7 @@ class Rook:
                             "(def, not async def)"
                         )
             except Exception as exc:  # a plugin's bug: the caller names it
-                name = self.pm.get_name(plugin) or repr(plugin)
-                failed.append((self.plugin_name(plugin), name, exc))
+                failed.append((self.plugin_name(plugin), self.way_out(plugin, "the plugin"), exc))
         return failed
 
     def runs_phase(self, key: str, hook_name: str) -> bool:
@@ -341,7 +367,17 @@ class Rook:
         return name
 
     def register(self, plugin: object, name: str | None = None) -> None:
-        """Register an in-process plugin (tests, embedding) and rebuild registries."""
+        """Register an in-process plugin (tests, embedding) and rebuild registries.
+
+        Without ``name`` it is named as :func:`_in_process` names it (its module,
+        else its class), where pluggy would name an instance by its ``id()``, a
+        number in every message about it."""
+        if name is None:
+            name = base = _in_process(plugin)
+            n = 1
+            while self.pm.has_plugin(name):  # another instance of its class
+                n += 1
+                name = f"{base}#{n}"
         try:
             self.pm.register(plugin, name=name)
         except (pluggy.PluginValidationError, ValueError) as exc:  # pluggy's are several lines
@@ -386,6 +422,7 @@ class Rook:
     def _rebuild(self) -> None:
         fresh = Rook(self.pm)
         fresh.infos = self.infos
+        fresh.installed = self.installed  # its registries' way_out asks it
         fresh.failures.extend(self.failures)  # the list its registries name
         fresh.trace = self.trace
         fresh.build_registries()
@@ -412,30 +449,30 @@ def plugin_output() -> Iterator[None]:
         yield
 
 
-def _callable(kind: str, signature: str) -> Callable[[Any, str, str], None]:
+def _callable(kind: str, signature: str) -> Callable[[Any, str, WayOut], None]:
     """A check that a registered judge, reporter or executor can be called as
     ``signature``: one that cannot would fail only when used, after a whole run."""
 
-    def check(item: Any, who: str, switch: str) -> None:
+    def check(item: Any, who: str, way_out: WayOut) -> None:
         if kind == "judge":
-            _an_instance(item, who, switch)
+            _an_instance(item, who, way_out)
         if not callable(item):
             raise PluginError(
                 f"plugin {who} is a {type(item).__name__}, not callable (a {kind} is "
-                f"{signature}); fix the plugin or disable it with {switch}"
+                f"{signature}); fix the plugin or {way_out('it')}"
             )
 
     return check
 
 
-def _an_instance(item: Any, who: str, switch: str) -> None:
+def _an_instance(item: Any, who: str, way_out: WayOut) -> None:
     """A judge or criterion type registered as its class (``register(CitesOrder)``)
     is refused: its methods, called unbound, would fail on every scenario using it
     (``parse() missing ... 'value'``), as if the scenario's value were wrong."""
     if isinstance(item, type):
         raise PluginError(
             f"plugin {who} is the class {item.__name__}, not an instance (register "
-            f"{item.__name__}()); fix the plugin or disable it with {switch}"
+            f"{item.__name__}()); fix the plugin or {way_out('it')}"
         )
 
 
@@ -450,7 +487,7 @@ def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str
     )
 
 
-def _transport_key(item: Any, who: str, switch: str) -> None:
+def _transport_key(item: Any, who: str, way_out: WayOut) -> None:
     """A transport's key is no option a profile's hook entry keeps for itself
     (``timeout_seconds``): an entry holding it would be read as that option, so
     the transport, listed among the installed ones, could never be used."""
@@ -461,37 +498,37 @@ def _transport_key(item: Any, who: str, switch: str) -> None:
         raise PluginError(
             f"plugin {who}: a profile's hook entry keeps {key!r} for its own option "
             f"({', '.join(ENTRY_OPTIONS)}), so no profile could use the transport; rename "
-            f"it, or disable the plugin with {switch}"
+            f"it, or {way_out('the plugin')}"
         )
 
 
-def _criterion_needs(item: Any, who: str, switch: str) -> None:
+def _criterion_needs(item: Any, who: str, way_out: WayOut) -> None:
     """A criterion type's name is no key a scenario keeps for itself (``turn``,
     ``id``), and its ``needs`` is a set of the capabilities a profile can declare:
     one it cannot (a typo, ``"calls"`` read as its letters) would make every
     scenario using the type ``not_runnable``, with nothing the user could fix."""
     from .models import CAPABILITIES
 
-    _an_instance(item, who, switch)
+    _an_instance(item, who, way_out)
     name = getattr(item, "name", None)
     if name in ("turn", "id"):  # a criterion's own keys in a scenario (scenario.LABEL)
         raise PluginError(
             f"plugin {who}: scenarios keep {name!r} for a criterion's own key (turn, id), "
-            f"so no scenario could use the type; rename it, or disable the plugin with {switch}"
+            f"so no scenario could use the type; rename it, or {way_out('the plugin')}"
         )
     needs: Any = getattr(item, "needs", frozenset())
     if isinstance(needs, (str, bytes)) or not isinstance(needs, (set, frozenset, list, tuple)):
         raise PluginError(
             f"plugin {who} needs {needs!r:.80}: needs must be a set of capabilities, "
             f"such as frozenset({{'calls'}}) (of: {', '.join(CAPABILITIES)}); fix the plugin "
-            f"or disable it with {switch}"
+            f"or {way_out('it')}"
         )
     unknown = [c for c in needs if c not in CAPABILITIES]
     if unknown:
         raise PluginError(
             f"plugin {who} needs {', '.join(repr(c) for c in unknown)}, not a capability "
             f"a profile can declare (one of: {', '.join(CAPABILITIES)}); fix the plugin or "
-            f"disable it with {switch}"
+            f"{way_out('it')}"
         )
 
 
@@ -640,15 +677,13 @@ def _unknown_hooks(rook: Rook) -> str:
         for impl in caller.get_hookimpls():
             close = difflib.get_close_matches(hook_name, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
-            name = rook.pm.get_name(impl.plugin)
-            if name in rook.installed:  # loaded through its entry point
+            if rook.pm.get_name(impl.plugin) in rook.installed:  # loaded through its entry point
                 who = rook.plugin_name(impl.plugin)
-                fix = f" or disable it with ROOK_DISABLE_PLUGINS={name}"
             else:  # registered in process (Rook.register, the rook_plugin fixture)
-                who, fix = _in_process(impl.plugin), ""
+                who = _in_process(impl.plugin)
             lines.append(
                 f"plugin {who} implements {hook_name}, a hook Rook does not define{hint}; "
-                f"fix the plugin{fix}"
+                f"fix the plugin or {rook.way_out(impl.plugin)}"
             )
     return "\n".join(lines)
 

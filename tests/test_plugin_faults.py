@@ -705,7 +705,8 @@ def test_a_misspelt_hook_of_an_in_test_plugin_gets_rooks_message_not_pluggys(
     assert r.exit_code == 2 and r.exception is None, (r.exit_code, r.exception)
     assert (
         f"rook: error: plugin {name} implements {wrong}, a hook Rook does not define "
-        f"(did you mean {meant}?); fix the plugin\n"
+        f"(did you mean {meant}?); fix the plugin or unregister it: it is registered in "
+        "this process, not from an entry point\n"
     ) in r.stderr, r.stderr
     assert "ROOK_DISABLE_PLUGINS" not in r.stderr
     r = rook_cli("doctor")
@@ -729,12 +730,77 @@ def test_a_hook_with_a_wrong_argument_in_an_in_test_plugin_is_named_not_pluggys(
     rook_plugin(_WrongArgument())
     r = rook_cli("plugins")
     assert r.exit_code == 2 and r.exception is None, (r.exit_code, r.exception)
-    assert (
+    assert (  # pluggy's text names it as Rook does, not by its id(), a number
         f"rook: error: plugin {__name__}._WrongArgument cannot be registered: "
-        "PluginValidationError: Plugin "
+        f"PluginValidationError: Plugin '{__name__}._WrongArgument' for hook "
+        "'rook_register_criteria'; "
     ) in r.stderr, r.stderr
     assert "Argument(s) {'registry'} are declared in the hookimpl" in r.stderr
     assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
+class _Observer:
+    @hookimpl
+    def rook_evidence_recorded(self, result):
+        raise RuntimeError("observer broke")
+
+
+class _Registrar:
+    @hookimpl
+    def rook_register_reporters(self, register):
+        raise RuntimeError("the licence server is down")
+
+
+class _Merger:
+    @hookimpl
+    def rook_evidence_merged(self, merged):
+        raise RuntimeError("cannot join my files")
+
+
+@pytest.mark.parametrize(
+    "plugin, said",
+    [
+        (
+            _Observer,
+            "rook: warning: plugin {}._Observer raised RuntimeError in rook_evidence_recorded: "
+            "observer broke (the run goes on; unregister the plugin: it is registered in this "
+            "process, not from an entry point)\n",
+        ),
+        (
+            _Registrar,
+            "rook: error: plugin {}._Registrar raised RuntimeError in rook_register_reporters: "
+            "the licence server is down (unregister it: it is registered in this process, "
+            "not from an entry point)\n",
+        ),
+        (
+            _Merger,
+            "rook: warning: plugin {}._Merger raised RuntimeError in rook_evidence_merged: "
+            "cannot join my files (its run-level files are not joined; unregister the plugin: "
+            "it is registered in this process, not from an entry point)\n",
+        ),
+    ],
+)
+def test_an_in_test_plugin_that_raises_is_named_with_a_way_out_that_fits_it(
+    plugin, said, rook_plugin, rook_workspace, rook_cli, monkeypatch
+):
+    """A plugin registered with ``rook_plugin`` that raised was named by its id(), a
+    number, and the advice was 'disable it with ROOK_DISABLE_PLUGINS=<that number>',
+    which disables nothing: that switch names entry points. It is now named by its
+    class, and the advice says it is registered in process (an installed one still
+    gets the switch: the tests of the same faults through entry points)."""
+    rook_plugin(plugin())
+    secret_workspace(rook_workspace, monkeypatch)
+    if plugin is _Merger:  # a sharded run, joined by rook merge
+        for i in (1, 2):
+            r = rook_cli("run", "--shard", f"{i}/2", "--run-name", "m-1")
+            assert r.exit_code == 0, r.stderr
+        r = rook_cli("merge", "--run", "m-1")
+        assert r.exit_code == 0, r.stderr
+    else:
+        r = rook_cli("run")
+        assert r.exit_code == (2 if plugin is _Registrar else 0), r.stderr
+    assert r.exception is None and said.format(__name__) in r.stderr, r.stderr
+    assert "ROOK_DISABLE_PLUGINS" not in r.stderr
 
 
 class _Unmarked:

@@ -1130,7 +1130,8 @@ def test_a_merge_plugin_that_raises_is_a_warning_and_the_merge_goes_on(
     assert merged.exception is None and merged.exit_code in (0, 1), merged.stderr
     assert merged.report["run"]["id"] == "m-1"
     assert ("rook: warning: plugin mraiser (rook-mraiser) raised RuntimeError in "
-            "rook_evidence_merged: cannot join my files") in merged.stderr, merged.stderr
+            "rook_evidence_merged: cannot join my files (its run-level files are not joined; "
+            "disable the plugin with ROOK_DISABLE_PLUGINS=mraiser)") in merged.stderr, merged.stderr
 
 
 def test_merge_keeps_the_state_an_earlier_attempt_left_aside(tmp_path, rook_cli):

@@ -87,7 +87,8 @@ class Doctor:
                 "plugins",
                 str(exc),
                 "upgrade or uninstall the plugin named above (pip install --upgrade DIST), "
-                "or skip it with ROOK_DISABLE_PLUGINS=NAME",
+                "or stop it as the message says (ROOK_DISABLE_PLUGINS=NAME for a plugin "
+                "loaded from an entry point)",
             )
             return None
         names = ", ".join(i.name for i in rook.infos) or "none"
@@ -112,7 +113,8 @@ class Doctor:
                 "plugins",
                 str(exc),
                 "rook plugins and the rook profile commands exit 2 until the plugin named "
-                "above is fixed, uninstalled or disabled (ROOK_DISABLE_PLUGINS=NAME)",
+                "above is fixed, uninstalled or stopped as the message says "
+                "(ROOK_DISABLE_PLUGINS=NAME for a plugin loaded from an entry point)",
             )
         if "script" not in rook.transports:
             self.add(NOTE, "plugins", "the built-in script transport is not loaded")

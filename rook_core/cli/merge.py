@@ -280,11 +280,11 @@ def merge_command(
             raised = rook.call_each("rook_evidence_merged", merged=merged)
         redactor = Redactor.for_variables(history.secret_names(target))
         activate(redactor)  # also for what plugins (a failing reporter) say
-        for owner, name, exc in raised:
+        for owner, way_out, exc in raised:
             merged.notes.append(
                 redactor.text(
                     f"plugin {owner} raised {type(exc).__name__} in rook_evidence_merged: {exc} "
-                    f"(its run-level files are not joined; ROOK_DISABLE_PLUGINS={name} skips it)"
+                    f"(its run-level files are not joined; {way_out})"
                 )
             )
         # report.json as rook run writes it: one entry per line, one record read at a
