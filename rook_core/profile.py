@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -308,12 +309,28 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
     except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
         why = f"the transport plugin {transports.owner(key)} refused it: {exception_text(exc)}"
         raise ValidationError({key: [why[:500]]}) from None
+    if isinstance(config, types.CoroutineType) or (config is None and raw_config is not None):
+        raise ValidationError({key: [_no_config(transports.owner(key), config)]})
     return HookEntry(
         phase=phase,
         transport=key,
         config=config,
         timeout_seconds=options.get("timeout_seconds"),
         delay_seconds=options.get("delay_seconds", 0.0),
+    )
+
+
+def _no_config(owner: str, returned: Any) -> str:
+    """Why a transport's ``load_config`` that returned no config is refused: ``None``
+    for a value that was there (a forgotten ``return``: every phase hook would get
+    ``None``), or the coroutine of one written ``async def`` (never awaited), as
+    the engine refuses the same from ``resolve`` or ``check``."""
+    if returned is None:
+        return f"the transport plugin {owner} returned None from load_config; return the entry's config"
+    returned.close()  # never to be awaited: no 'never awaited' warning of Python's
+    return (
+        f"the transport plugin {owner} returned a coroutine from load_config (an async def); "
+        "load_config is a plain function: return the entry's config"
     )
 
 

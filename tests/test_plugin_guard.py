@@ -527,7 +527,8 @@ async def start(run):
 
 @hookimpl
 def rook_register_transports(register):
-    register(TransportSpec(key="fussy", load_config=fails("load_config", lambda v: v), start=start,
+    register(TransportSpec(key="fussy", start=start,
+                           load_config=fails("load_config", lambda v: returned("load_config", v)),
                            resolve=fails("resolve", lambda c, a: returned("resolve", c)),
                            check=fails("check", lambda c, p: returned("check", c)),
                            env_names=fails("env_names", lambda c: json.loads(
@@ -571,7 +572,7 @@ def test_a_transport_plugin_whose_callback_raises_is_named_not_a_traceback(
     assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
 
 
-@pytest.mark.parametrize("callback", ["resolve", "check"])
+@pytest.mark.parametrize("callback", ["load_config", "resolve", "check"])
 @pytest.mark.parametrize(
     "switch, said",
     [
@@ -588,7 +589,10 @@ def test_a_transport_plugin_whose_resolve_or_check_returns_no_config_is_refused_
     and one written `async def` made it a coroutine: the run started, and every
     scenario was an error with the plugin's own TypeError (here: 'output is null',
     "'coroutine' object ..."), while rook doctor found no problem. Each is refused
-    before anything runs, naming the plugin, the callback and what it returned."""
+    before anything runs, naming the plugin, the callback and what it returned.
+    So is a load_config that returns None for a value that was there: the run
+    started and every scenario was an error ('output is null'), the doctor found
+    nothing; or a coroutine, which was blamed on resolve (fussy's hands it on)."""
     rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
     rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
@@ -597,7 +601,8 @@ def test_a_transport_plugin_whose_resolve_or_check_returns_no_config_is_refused_
         r = rook_cli(*command)
         assert r.exception is None and "Traceback" not in r.stderr + r.stdout, command
         out = r.stdout + r.stderr
-        assert "p.yaml" in out and "hooks.execute" in out, out
+        entry = "hooks.execute.fussy" if callback == "load_config" else "hooks.execute"
+        assert "p.yaml" in out and entry in out, out
         assert f"the transport plugin fussy (rook-fussy) {said.format(callback)}" in out, out
         assert "never awaited" not in out, out
     assert rook_cli("run").exit_code == 2
