@@ -534,12 +534,17 @@ class Redactor:
         return self._text(s)
 
     def _text(self, s: str) -> str:
+        spans = self._found(s)
+        return _masked(s, spans) if spans else s
+
+    def _found(self, s: str) -> list[Span]:
+        """Where each secret is in ``s``, in any of its forms."""
         # without a %, a +, a \u or a &, a pattern finds only the value as it is: a form of its own
         mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s)
         spans = _spans(s, self._order if mixed else self._plain)
         if self._folded:  # values of 16 characters or more
             spans += self._folded_spans(s)
-        return _masked(s, spans) if spans else s
+        return spans
 
     def _folded_spans(self, s: str) -> list[Span]:
         """Where a value is in ``s`` folded across lines (:func:`_folded_spans`)."""
@@ -603,16 +608,34 @@ class Redactor:
     def cut_short(self, text: str) -> str:
         """``text`` redacted, for text that stops where its source went on (an
         output cap): a secret's beginning at its very end is masked as well,
-        when it is at least :data:`PARTIAL_MIN` characters or half the secret."""
-        text = self.text(text)
+        when it is at least :data:`PARTIAL_MIN` characters or half the secret.
+
+        The beginning is looked for in ``text`` as it is, before any redaction:
+        redacted first, a part of the secret found whole (the first line of
+        ``sk-1\\n5678``, which is also taken for a value of two lines) would
+        become a marker, and what followed it (``\\n5``) would be the beginning
+        of no secret any more, left in the clear. The longest beginning at the
+        end is masked, with any secret that the cut splits before it."""
+        k, name = 0, ""
         lines = [(line, name) for name, parts in self._lines.items() for line in parts]
-        for value, name in self._pairs + lines:
-            for k in range(min(len(value) - 1, len(text)), 0, -1):
-                if k < PARTIAL_MIN and 2 * k < len(value):
+        for value, owner in self._pairs + lines:
+            for n in range(min(len(value) - 1, len(text)), k, -1):
+                if n < PARTIAL_MIN and 2 * n < len(value):
                     break
-                if text.endswith(value[:k]):
-                    return text[:-k] + f"{MARK}{name}]"
-        return text
+                if text.endswith(value[:n]):
+                    k, name = n, owner
+                    break
+        if not k:
+            return self.text(text)
+        cut, names = len(text) - k, [name]
+        split = True
+        while split:  # a secret across the cut: masked whole, before the beginning
+            split = False
+            for a, b, owner in self._found(text):
+                if a < cut < b:
+                    cut, split = a, True
+                    names = [owner, *(n for n in names if n != owner)]
+        return self.text(text[:cut]) + "".join(f"{MARK}{n}]" for n in names)
 
     def data(self, obj: Any) -> Any:
         """A deep copy of ``obj`` with every string redacted, keys too, and every

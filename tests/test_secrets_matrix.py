@@ -179,6 +179,25 @@ def test_redactor_cuts():
     assert Redactor().head(text, 5) == "aaaaa"
 
 
+@pytest.mark.parametrize("secret", ["sk-1234\\n5678", "KEYLINE1\\nKEYLINE2\\nKEYLINE3"])
+def test_a_secret_holding_a_backslash_n_escape_cut_short_shows_no_piece(secret):
+    """A key kept in one line with literal \\n escapes is also looked for as the
+    value of several lines it stands for, each line alone: cut short after its
+    first line (an output cap), that line was redacted first and the rest
+    (``[redacted:K]\\n5``) was then the beginning of no secret, so a character of
+    it, and the escape, showed. Now no piece shows, in the value as it is or
+    escaped in a JSON string; ordinary text ending in an escape is left alone."""
+    from rook_core.redact import PARTIAL_MIN, Redactor
+
+    red = Redactor({"K": secret})
+    for form in (secret, json.dumps(secret)[1:-1]):
+        for k in range(PARTIAL_MIN, len(form)):
+            assert red.cut_short("log: " + form[:k]) == "log: [redacted:K]", (form, k)
+    assert red.cut_short("line one\\nline two\\n") == "line one\\nline two\\n"
+    line = secret.split("\\")[0]  # a whole line alone: redacted as text() does
+    assert red.cut_short(f"{line} and\\n") == "[redacted:K] and\\n"
+
+
 # A password with the characters that change form in what a hook prints.
 ODD = 'p@ss"w\\örd/1 &x'
 ENCODER = r"""
