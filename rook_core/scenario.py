@@ -403,7 +403,10 @@ def scenario_from_dict(
     """
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a mapping (id, goal, criteria, ...)")
-    original = data
+    try:  # first: each message below, and every report, writes the scenario's text as UTF-8
+        digest = content_hash(data)
+    except UnicodeEncodeError:
+        raise ScenarioError(_surrogate(data, source)) from None
     data = _none_left_out(data)
     if "id" not in data and default_id and is_public(data):
         if not _slug(default_id):  # made up ("scenario"), it would clash with the next such file
@@ -466,9 +469,57 @@ def scenario_from_dict(
         criteria=parsed,
         tags=loaded["tags"],
         repeat=loaded["repeat"],
-        content_hash=content_hash(original),
+        content_hash=digest,
         extra=extra,
         goal_turn=0 if "turns" in loaded else len(turns) - 1,
+    )
+
+
+def _surrogate(data: dict[str, Any], source: str) -> str:
+    """The message for a scenario holding a lone surrogate (``"\\udc80"``: half of
+    a UTF-16 pair, or a byte a file name could not decode), naming its field:
+    no YAML file holds one, but a plugin or a JSON scenario source can give it,
+    and no UTF-8 text (a record, a report, the terminal) can."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                at = _lone_surrogate(key)
+                if at is not None:
+                    said = "has a key that holds" if where else "a field name holds"
+                    return _surrogate_message(data, source, where, said, key, at)
+                stack.append((f"{where}.{key}" if where else str(key), item))
+        elif isinstance(value, (list, tuple)):
+            stack += [(f"{where}.{i}", item) for i, item in enumerate(value)]
+        elif isinstance(value, str):
+            at = _lone_surrogate(value)
+            if at is not None:
+                return _surrogate_message(data, source, where, "holds", value, at)
+    return f"{source}: invalid scenario: it holds text that cannot be written as UTF-8"
+
+
+def _lone_surrogate(value: Any) -> int | None:
+    """Where the first lone surrogate of ``value`` is, or None (and for a non-text)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def _surrogate_message(
+    data: dict[str, Any], source: str, field: str, said: str, text: str, at: int
+) -> str:
+    sid = data.get("id")
+    which = f" {sid}" if isinstance(sid, str) and _lone_surrogate(sid) is None else ""
+    where = f"{field}: " if field else ""
+    return (
+        f"{source}: invalid scenario{which}:\n  {where}{said} a lone surrogate "
+        f"({ascii(text[at])[1:-1]}, character {at + 1}), which is not a character and no "
+        "UTF-8 text can hold: give the text it stands for"
     )
 
 

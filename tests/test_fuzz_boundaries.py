@@ -275,7 +275,8 @@ def test_any_ruhroh_answer_is_read_or_refused_naming_what_is_wrong(tmp_path_fact
 CRITERION_KEYS = ["path", "equals", "matches", "contains", "exists", "name", "arguments", "turn",
                   "input", "output", "total", "claim", "says", "requires_call", "min", "max", "x",
                   "ignore_case", "count", "any", "all"]
-# a scenario is YAML, which holds no lone surrogate (its "\ud800" escape is refused)
+# evidence a hook gives is JSON, read as UTF-8: no lone surrogate (a scenario
+# given in process may hold one: it is refused, naming the field)
 yaml_scalars = scalars.filter(lambda v: not (isinstance(v, str) and "\ud800" in v))
 JUDGED_ALONE = {"command", "file", "judge", "rubric"}  # need a workspace or a judge profile
 turn_outputs = st.fixed_dictionaries(
@@ -289,7 +290,7 @@ turn_outputs = st.fixed_dictionaries(
 
 
 @bounded(150)
-@given(st.sampled_from(sorted(ROOK.criteria.names())), trees(CRITERION_KEYS, leaf=yaml_scalars),
+@given(st.sampled_from(sorted(ROOK.criteria.names())), trees(CRITERION_KEYS, leaf=scalars),
        st.lists(turn_outputs, min_size=1, max_size=2), st.sampled_from([None, 1, 2, "all", "last"]))
 def test_a_criterion_config_is_refused_at_load_or_judged_without_raising(name, config, outputs, turn):
     criterion = {name: config, **({} if turn is None else {"turn": turn})}
@@ -309,6 +310,30 @@ def test_a_criterion_config_is_refused_at_load_or_judged_without_raising(name, c
     [parsed] = scenario.criteria
     verdict = asyncio.run(evaluate_criterion(parsed, ROOK.criteria.get(name), scenario, turns, None, {}))
     assert " raised " not in verdict.reason, (criterion, outputs, verdict.reason)
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"id": "s", "goal": "where is \udc80 it"}, "goal: holds a lone surrogate (\\udc80, character 10)"),
+        ({"id": "s", "turns": ["a", "b\ud800"]}, "turns.1: holds a lone surrogate (\\ud800, character 2)"),
+        ({"id": "s", "goal": "g", "criteria": [{"matches": "x\udc80"}]}, "criteria.0.matches: holds"),
+        ({"id": "s", "goal": "g", "tags": ["t\udc80"]}, "tags.0: holds"),
+        ({"id": "s", "goal": "g", "criteria": [{"called": {"name": "f", "arguments": {"k\udc80": 1}}}]},
+         "criteria.0.called.arguments: has a key that holds a lone surrogate"),
+        ({"title": "t\udc80", "goal": "g"}, "title: holds"),
+    ],
+)
+def test_a_scenario_holding_a_lone_surrogate_is_refused_naming_the_field(data, field):
+    """A YAML file cannot carry a lone surrogate, but a scenario given in process
+    (a plugin, a JSON scenario source) can: scenario_from_dict raised Python's
+    UnicodeEncodeError (its content hash encodes the text as UTF-8), a traceback
+    for a user's scenario. It is a ScenarioError naming the field."""
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(data, ROOK.criteria, "s.json", "from-file")
+    said = str(err.value)
+    assert said.startswith("s.json: invalid scenario") and f"\n  {field}" in said, said
+    said.encode("utf-8")  # the message itself can be printed
 
 
 # ---------------------------------------------------------------- the redactor's claims
