@@ -1736,6 +1736,35 @@ def test_rook_init_redacts_a_workspace_holding_a_secret(tmp_path, monkeypatch):
         assert_clean(r.stdout + r.stderr, f"rook init {' '.join(argv)}")
 
 
+@pytest.mark.parametrize("flag", ["--project", "--agent"])
+def test_rook_init_refuses_a_project_or_agent_named_by_a_secret(rook_workspace, rook_cli, monkeypatch,
+                                                                 flag):
+    """rook init --project "$VALUE", VALUE the value of an env variable a profile
+    of the workspace declares, made projects/VALUE/ on disk (a secret in a folder
+    name, which every later command shows redacted, so it names no folder) and
+    said 'created .../[redacted:API_TOKEN]/...'. It is refused as --run-name is,
+    exit 2, nothing made; a value init cannot know (no profile declares it) it
+    cannot refuse."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    names = {"--project": "p2", "--agent": "a2", flag: SECRET}
+    argv = ["init", "-w", str(ws.root), *(a for k, v in names.items() for a in (k, v))]
+    before = sorted(ws.root.rglob("*"))
+    r = rook_cli(*argv)
+    assert r.exit_code == 2 and r.exception is None, (r.exit_code, r.stdout, r.stderr)
+    assert r.stderr == (
+        f"rook: error: {flag} [redacted:API_TOKEN]: holds the value of a profile env variable; "
+        f"a{'n agent' if flag == '--agent' else ' project'}'s name is its folder's name and every "
+        "command shows it, so it is never redacted: choose another name\n"
+    ), r.stderr
+    assert sorted(ws.root.rglob("*")) == before, "nothing made"
+    assert_clean(r.stdout + r.stderr, "rook init")
+    monkeypatch.delenv("API_TOKEN")  # not set: init cannot know it, as rook run cannot
+    assert rook_cli(*argv).exit_code == 0
+
+
 SERVICE_ACCOUNT = r"""
 #!/usr/bin/env python3
 import json, os, sys

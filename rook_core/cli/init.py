@@ -63,16 +63,34 @@ def write_example(agent_dir: Path) -> list[Path]:
     return written
 
 
-def _redact_workspace_secrets(workspaces: list[Path]) -> None:
+def _redact_workspace_secrets(workspaces: list[Path]) -> Any:
     """Redact the ``env`` values of every profile of every agent in
     ``workspaces`` from what ``rook init`` says: it names their folders (which
     may hold such a value), as every other command redacts them, and the new
-    agent has no profile of its own."""
+    agent has no profile of its own. Returns the redactor."""
     from ..definitions import workspace_secret_names
     from ..redact import Redactor, activate
 
     names = [name for ws in workspaces for name in workspace_secret_names(ws)]
-    activate(Redactor.for_variables(dict.fromkeys(names)))
+    redactor = Redactor.for_variables(dict.fromkeys(names))
+    activate(redactor)
+    return redactor
+
+
+def check_names_hold_no_secret(redactor: Any, project: str, agent: str) -> None:
+    """Refuse a project or agent name that holds the value of an ``env`` variable
+    a profile of the workspace declares (as set now), as ``rook run`` refuses such
+    a ``--run-name``: the name is a folder's, on disk, and every command shows it
+    redacted, which names no folder. A value no profile declares is not known."""
+    from ..errors import WorkspaceError
+
+    for flag, kind, value in (("--project", "a project", project), ("--agent", "an agent", agent)):
+        if redactor.text(value) != value:
+            raise WorkspaceError(
+                f"{flag} {redactor.text(value)}: holds the value of a profile env variable; "
+                f"{kind}'s name is its folder's name and every command shows it, so it is "
+                "never redacted: choose another name"
+            )
 
 
 @click.command("init")
@@ -113,9 +131,10 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     outer = None  # a workspace above: this one, new, is nested in it (allowed, but said)
     if not (root / ROOT).is_dir():
         outer = next((p for p in root.resolve().parents if (p / ROOT).is_dir()), None)
-    _redact_workspace_secrets([root] if outer is None else [root, outer])
+    redactor = _redact_workspace_secrets([root] if outer is None else [root, outer])
     check_name("--project", project)  # before any path is made of them (300 characters:
     check_name("--agent", agent)  # 'File name too long' asking whether the folder exists)
+    check_names_hold_no_secret(redactor, project, agent)
     if example:  # refused before the folders are made and "created" is said
         check_example(Agent(root, project, agent).dir)
     import shlex
