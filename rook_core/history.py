@@ -15,10 +15,9 @@ import fcntl
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import shapes, stats
 from .errors import (
@@ -26,23 +25,17 @@ from .errors import (
     DamagedRecord,
     ProfileError,
     ProfileNotFound,
-    RookError,
     RunStoreError,
     counted,
 )
-from .models import PASSED
+from .known_secrets import secret_names
 from .report import COUNTED, PENDING, Tally, exit_code, scenario_entry, write_report
 from .reportfile import read_report
-from .store import atomic_write, dumps, not_a_folder, planned_records, read_json
-
-if TYPE_CHECKING:
-    from .redact import Redactor
+from .store import RUN_FILE, atomic_write, dumps, not_a_folder, planned_records, read_json
 
 SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.json"
-RUN_FILE = "run.json"
 SUMMARY_VERSION = 1
-REGRESSIONS = ("newly failing", "newly flaky", "no longer verified", "not finished")
 
 
 # -- summaries ---------------------------------------------------------------
@@ -461,148 +454,6 @@ def latest_hint(runs_dir: Path) -> str:
     return f" (try: rook runs; latest is {runs[0]})" if runs else " (no runs yet)"
 
 
-def secret_names(run_path: Path) -> list[str]:
-    """The ``env`` variables of the profile copy a run keeps (``profile.yaml``),
-    and of the judge profile it names (:func:`judge_secret_names`): their
-    values are secrets wherever the run's data is shown again; then those of
-    every profile of the workspace, as the run redacted them (its folder may
-    hold one)."""
-    from .definitions import agent_secret_names, env_names
-    from .yamlio import load_yaml
-
-    profile = run_path / "profile.yaml"
-    names = env_names(load_yaml(profile, ConfigError) or {}) if profile.is_file() else []
-    agent_profiles = run_path.parent.parent / "profiles"  # the run's folder is <agent>/runs/<id>
-    return names + judge_secret_names(run_path) + agent_secret_names(agent_profiles)
-
-
-def judge_secret_names(run_path: Path) -> list[str]:
-    """The ``env`` variables of the judge profile ``run.json`` names, read from
-    its agent's profiles (the run keeps no copy of it; the run redacted their
-    values as the agent profile's); none when it is not found there now. A run
-    not judged (yet: ``--phases`` without judge) names none: then those of the
-    one ``config.yaml`` names, whose values the run redacted as well."""
-    from .definitions import env_names, locate_profile
-    from .yamlio import load_yaml
-
-    try:
-        manifest = read_json(run_path / RUN_FILE)
-    except RunStoreError:  # damaged: what reads it next says so
-        return []
-    judge = manifest.get("judge_profile") if isinstance(manifest, dict) else None
-    if not isinstance(judge, dict):
-        judge = _configured_judge(run_path)
-    pid, agent = judge.get("id"), judge.get("agent")
-    if (
-        not isinstance(pid, str)
-        or not isinstance(agent, str)
-        or "/" in agent
-        or agent in ("", "..", ".")
-    ):
-        return []
-    try:  # the run's folder is <agent>/runs/<id>; the judge's agent is one of the project's
-        path = locate_profile(run_path.parent.parent.parent / agent / "profiles", pid)
-        return env_names(load_yaml(path, ConfigError))
-    except ConfigError:
-        return []
-
-
-def _configured_judge(run_path: Path) -> dict[str, Any]:
-    """The judge profile ``config.yaml`` names (``NAME`` or ``AGENT/NAME``), as
-    ``run.json`` names one; empty when none is named or the file cannot be read.
-    The run's folder is ``<workspace>/.testmuai/rook/projects/P/agents/A/runs/ID``."""
-    from .workspace import read_config
-
-    try:
-        ref = read_config(run_path.parents[7]).get("judge_profile")
-    except (ConfigError, IndexError):
-        return {}
-    agent, _, pid = ref.rpartition("/") if isinstance(ref, str) else ("", "", "")
-    return {"id": pid, "agent": agent or run_path.parent.parent.name} if pid else {}
-
-
-def activate_agent_redactor(profiles_dir: Path, runs_dir: Path) -> None:
-    """Redact :func:`~rook_core.definitions.agent_secret_names` from every
-    message until the command has a profile or a run of its own; the ids of
-    the agent's runs are kept whole (:meth:`~rook_core.redact.Redactor.keep`:
-    "latest is ID")."""
-    from .definitions import agent_secret_names
-    from .redact import Redactor, activate
-
-    redactor = Redactor.for_variables(agent_secret_names(profiles_dir))
-    if redactor and runs_dir.is_dir():
-        for entry in os.scandir(runs_dir):
-            redactor.keep(entry.name)
-    activate(redactor)
-
-
-@contextmanager
-def agent_secrets_redacted(profiles_dir: Path, runs_dir: Path) -> Iterator[None]:
-    """Say a :class:`RookError` raised inside (a run or a profile not found,
-    named with its folder) with :func:`activate_agent_redactor`'s redaction:
-    the command has no profile of its own yet. The profiles are read only
-    when one is raised."""
-    try:
-        yield
-    except RookError:
-        activate_agent_redactor(profiles_dir, runs_dir)
-        raise
-
-
-@contextmanager
-def flags_redacted(workspace: str | None, project: str | None, agent: str | None) -> Iterator[None]:
-    """Say a :class:`RookError` raised inside (a flag checked before the agent is
-    found: ``--report FORMAT:PATH``, ``--phases``) with
-    :func:`activate_agent_redactor`'s redaction when the workspace and agent
-    the flags name are found (else as it is): the value is shown as typed."""
-    try:
-        yield
-    except RookError:
-        from .workspace import find_workspace, select_agent
-
-        try:
-            found = select_agent(find_workspace(workspace), project, agent)
-        except (RookError, OSError):
-            found = None
-        if found is not None:
-            activate_agent_redactor(found.profiles_dir, found.runs_dir)
-        raise
-
-
-def workspace_redactor(workspace: str | None) -> Redactor:
-    """A redactor of the ``env`` values of every profile of every agent of the
-    workspace ``workspace`` names (as typed; else the one the current folder
-    is in): for what is said before a command has found its agent, a value
-    Click refuses (``rook run -j VALUE``, shown as typed) or a plugin that
-    failed to load (its error). Made only then: it costs a command nothing
-    otherwise."""
-    from .definitions import workspace_secret_names
-    from .redact import Redactor
-    from .workspace import find_workspace
-
-    try:
-        root = find_workspace(workspace)
-    except (RookError, OSError):
-        try:
-            root = find_workspace(None)
-        except (RookError, OSError):
-            return Redactor()
-    return Redactor.for_variables(workspace_secret_names(root))
-
-
-def typed_workspace(args: list[str]) -> str | None:
-    """The ``-w``/``--workspace`` value in a command line's ``args``, if any."""
-    given = None
-    for i, arg in enumerate(args):
-        if arg in ("-w", "--workspace") and i + 1 < len(args):
-            given = args[i + 1]
-        elif arg.startswith("--workspace="):
-            given = arg.partition("=")[2]
-        elif arg.startswith("-w") and not arg.startswith("--") and len(arg) > 2:
-            given = arg[2:]
-    return given
-
-
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     """The run's JSON report: ``report.json``, or rebuilt from the run's records.
 
@@ -687,112 +538,3 @@ def _gate_rate(run_path: Path, manifest: dict[str, Any]) -> float | None:
     invocations = manifest.get("invocations") or [{}]
     rate = invocations[-1].get("min_pass_rate") if isinstance(invocations[-1], dict) else None
     return rate if isinstance(rate, (int, float)) else None
-
-
-# -- comparing two runs ----------------------------------------------------------
-
-
-def outcomes(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per scenario id: its aggregate over repeats plus a one-word ``outcome``."""
-    per = report["summary"].get("by_scenario") or stats.by_scenario(report["scenarios"])
-    return {p["id"]: {**p, "outcome": stats.outcome(p["statuses"])} for p in per}
-
-
-def changes(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str]:
-    """What happened to one scenario between run A and run B.
-
-    A scenario ``pending`` in a run has no result there (the run was cut off,
-    or split before judging): pending in A is compared as unverified (so
-    pending -> failed is "newly failing", pending -> passed "now verified");
-    pending in B, whatever A had, is ``not finished`` (a regression: B has no
-    result for it).
-    """
-    if a is None:
-        return ["added"]
-    if b is None:
-        return ["removed"]
-    out = []
-    was_defined, now_defined = _definitions(a), _definitions(b)
-    if was_defined and now_defined and was_defined != now_defined:
-        out.append("changed definition")
-    was, now = a["outcome"], b["outcome"]
-    if was == "pending":
-        was = "unverified"  # no result in A: nothing B's result could be unchanged from
-    if now == "pending":
-        out.append("not finished")
-    elif now == "failed" and was != "failed":
-        out.append("newly failing")
-    elif now == "flaky" and was in ("passed", "unverified"):
-        out.append("newly flaky")
-    elif now == "unverified" and was in ("passed", "failed", "flaky"):
-        out.append("no longer verified")  # a failure that can no longer be shown is no fix
-    elif now == "passed" and was in ("failed", "flaky"):
-        out.append("fixed")
-    elif now == "passed" and was == "unverified":
-        out.append("now verified")
-    elif now == "flaky" and was == "failed":
-        out.append("improved")
-    elif now == "flaky":
-        out.append("flaky")
-    elif now == "failed":
-        out.append("still failing")
-    return out
-
-
-def _definitions(o: dict[str, Any]) -> set[str]:
-    """The content hashes a scenario's runs had: every repeat's (``content_hashes``,
-    when they differ), not the first one's alone."""
-    every = o.get("content_hashes")
-    if isinstance(every, list) and every:
-        return {h for h in every if isinstance(h, str)}
-    return {o["content_hash"]} if o.get("content_hash") else set()
-
-
-def diff(report_a: dict[str, Any], report_b: dict[str, Any]) -> dict[str, Any]:
-    """Compare two runs scenario by scenario; ``regressed`` is what a CI gate reads."""
-    oa, ob = outcomes(report_a), outcomes(report_b)
-    order = list(ob) + [sid for sid in oa if sid not in ob]
-    rows: list[dict[str, Any]] = []
-    counts: dict[str, int] = {}
-    for sid in order:
-        found = changes(oa.get(sid), ob.get(sid))
-        for c in found:
-            counts[c] = counts.get(c, 0) + 1
-        if found:
-            rows.append(
-                {"id": sid, "a": _brief(oa.get(sid)), "b": _brief(ob.get(sid)), "changes": found}
-            )
-    regressed = [r["id"] for r in rows if any(c in REGRESSIONS for c in r["changes"])]
-    return {
-        "a": _run_brief(report_a),
-        "b": _run_brief(report_b),
-        "scenarios": rows,
-        "counts": counts,
-        "unchanged": len(order) - len(rows),
-        "regressed": regressed,
-    }
-
-
-def _brief(o: dict[str, Any] | None) -> dict[str, Any] | None:
-    if o is None:
-        return None
-    return {
-        "outcome": o["outcome"],
-        "passed": o[PASSED],
-        "decided": o["decided"],
-        "runs": o["runs"],
-        "pass_rate": o["pass_rate"],
-        "content_hash": o.get("content_hash"),
-        **({"content_hashes": o["content_hashes"]} if o.get("content_hashes") else {}),
-    }
-
-
-def _run_brief(report: dict[str, Any]) -> dict[str, Any]:
-    run, s = report["run"], report["summary"]
-    return {
-        "id": run["id"],
-        "started": run.get("started"),
-        "profile": (run.get("profile") or {}).get("id"),
-        "pass_rate": s.get("pass_rate"),
-        "coverage": s.get("coverage"),
-    }

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import history, procscan, sharding
+from . import history, known_secrets, procscan, sharding
 from .attempts import phases_missing_before
 from .definitions import profile_text, select
 from .errors import ConfigError, DamagedRecord, RunStoreError, ScenarioError, listed
@@ -186,7 +186,7 @@ def find_run(
     if not sharding.creates_run(request.run_name, shard):
         try:  # an id, a unique prefix, latest or latest~N, as for every command
             # one not found is named with its folder
-            with history.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
+            with known_secrets.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
                 request.run_id = history.resolve_run(agent.runs_dir, request.run_id).name
         except ConfigError as exc:
             raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."

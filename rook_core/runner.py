@@ -18,7 +18,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, history, process, procscan, resuming, sharding
+from . import __version__, history, known_secrets, process, procscan, resuming, sharding
 from . import plugins as plugin_manager
 from .definitions import (
     DefinitionCache,
@@ -185,7 +185,7 @@ def prepare_run(
     request: RunRequest, rook: Rook
 ) -> tuple[Agent, Profile, RunDir, dict[str, Any], list[Any], list[str], Redactor, JudgingContext]:
     # what it would have registered is missing from this run; its error may say a secret
-    failed = history.workspace_redactor(request.workspace) if rook.failures else None
+    failed = known_secrets.workspace_redactor(request.workspace) if rook.failures else None
     for f in rook.failures:
         sys.stderr.write(
             f"rook: warning: plugin {f.name} ({f.distribution or 'unknown distribution'}) "
@@ -199,7 +199,7 @@ def prepare_run(
             f"{', '.join(rook.installed)})\n"
         )
     # a value as typed (a folder of --report's PATH) may hold a secret
-    with history.flags_redacted(request.workspace, request.project, request.agent):
+    with known_secrets.flags_redacted(request.workspace, request.project, request.agent):
         phases = parse_phases(request.phases)
         reports = parse_report_options(request.reports, rook)
         request.reports = reports
@@ -239,7 +239,7 @@ def prepare_run(
         profile_name = manifest["profile"]["id"]
     definitions = DefinitionCache(rook)
     # one not found is named with its folder
-    with history.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
+    with known_secrets.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
         profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     own_short = list(redactor.too_short)  # another profile's short value: its own runs warn

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rook_core import history
+from rook_core import comparing, history
 from rook_core.reportfile import FileEntries, read_report
 from rook_core.sharding import partition, run_id_from_name
 from rook_core.testing import Workspace
@@ -307,7 +307,7 @@ def test_shards_on_separate_machines_merge_into_the_unsharded_run(tmp_path, rook
         listed[run_id]["complete"]
         and listed[run_id]["counts"] == listed[whole["run"]["id"]]["counts"]
     )
-    assert history.diff(whole, merged.report)["counts"] == history.diff(whole, whole)["counts"]
+    assert comparing.diff(whole, merged.report)["counts"] == comparing.diff(whole, whole)["counts"]
     d = rook_cli("diff", "-w", str(main.root), whole["run"]["id"], run_id, "--json")
     assert d.exit_code == 0 and json.loads(d.stdout)["regressed"] == []
 

@@ -117,7 +117,7 @@ def refused(ctx: click.Context, exc: click.ClickException, args: list[str]) -> N
     of every profile of the workspace ``args`` name, long values cut."""
     import io
 
-    from ..history import typed_workspace, workspace_redactor
+    from ..known_secrets import typed_workspace, workspace_redactor
 
     redactor = workspace_redactor(typed_workspace(args))
     said = io.StringIO()
@@ -139,7 +139,7 @@ def _redacted(text: str, args: list[str]) -> str:
 
     if activated():
         return shortened(text, args, scrub)
-    from ..history import typed_workspace, workspace_redactor
+    from ..known_secrets import typed_workspace, workspace_redactor
 
     try:
         return shortened(text, args, workspace_redactor(typed_workspace(args)).text)

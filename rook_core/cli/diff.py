@@ -55,7 +55,8 @@ def diff_command(
     """
     from tabulate import tabulate
 
-    from ..history import diff, load_report, resolve_run
+    from ..comparing import diff
+    from ..history import load_report, resolve_run
     from . import reads_runs
 
     reads_runs()  # a damaged record is bad input here: exit 2

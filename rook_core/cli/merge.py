@@ -65,7 +65,8 @@ def _target(
         raise ConfigError(f"{exc}\n(or name the merged run's directory with --into DIR)") from None
     if run_dirs:
         return found.runs_dir / run_id
-    from ..history import agent_secrets_redacted, resolve_run
+    from ..history import resolve_run
+    from ..known_secrets import agent_secrets_redacted
 
     try:  # an id, a unique prefix, latest or latest~N, as for every command
         # one not found is named with its folder
@@ -94,10 +95,10 @@ def _save_observed(target: Path, manifest: dict[str, Any]) -> None:
 
 def _runs_redactor(*run_dirs: Path) -> Redactor:
     """A redactor of the ``env`` values of the profiles the runs in ``run_dirs``
-    were made with (:func:`rook_core.history.secret_names`; a damaged profile
+    were made with (:func:`rook_core.known_secrets.secret_names`; a damaged profile
     copy adds none: merging it says so)."""
     from ..errors import ConfigError
-    from ..history import secret_names
+    from ..known_secrets import secret_names
     from ..redact import Redactor
 
     names: list[str] = []
@@ -210,7 +211,7 @@ def merge_command(
       rook merge --run ci-1234 --report junit:out/rook.xml
       rook merge shards/*/ --report json:out/rook.json
     """
-    from .. import history, plugins
+    from .. import history, known_secrets, plugins
     from ..errors import ConfigError, counted
     from ..merging import merge_runs, run_json, shard_list, write_merged_report
     from ..redact import Redactor, activate
@@ -239,7 +240,7 @@ def merge_command(
             "in its own directory (leave --into out, or give the shards' directories)"
         )
     rook = plugins.build_plugin_manager()
-    with history.flags_redacted(workspace, project, agent):  # a folder as typed: a secret?
+    with known_secrets.flags_redacted(workspace, project, agent):  # a folder as typed: a secret?
         if run_dirs and run_id is not None:  # which of them merge used was never said
             raise ConfigError(
                 f"--run {run_id} and {', '.join(map(str, run_dirs))}: give --run ID (the shards "
@@ -247,7 +248,7 @@ def merge_command(
             )
         wanted = parse_report_options(reports, rook)
     # a directory named as given: the agent's profiles say what is secret in it
-    with _bad_input(), history.flags_redacted(workspace, project, agent):
+    with _bad_input(), known_secrets.flags_redacted(workspace, project, agent):
         target = _target(  # --into as an absolute path: the run's dir, read from anywhere
             run_dirs,
             run_id,
@@ -278,7 +279,7 @@ def merge_command(
         # plugins join their run-level files, each on its own: one that raises is a warning
         with plugins.plugin_output():
             raised = rook.call_each("rook_evidence_merged", merged=merged)
-        redactor = Redactor.for_variables(history.secret_names(target))
+        redactor = Redactor.for_variables(known_secrets.secret_names(target))
         activate(redactor)  # also for what plugins (a failing reporter) say
         for owner, way_out, exc in raised:
             merged.notes.append(

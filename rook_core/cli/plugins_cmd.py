@@ -42,7 +42,7 @@ def plugins_command(as_json: bool) -> None:
         for kind, registry in registries.items()
     }
     if rook.failures:  # an error may say a secret: the workspace's (of the current folder)
-        from ..history import workspace_redactor
+        from ..known_secrets import workspace_redactor
 
         said = workspace_redactor(None)
         failures = [{**vars(f), "error": said.text(f.error)} for f in rook.failures]

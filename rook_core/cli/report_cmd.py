@@ -47,7 +47,8 @@ def report_command(
       rook report 20261130-101500-ab12cd --report junit:out/rook.xml --report markdown:out/rook.md
     """
     from .. import plugins
-    from ..history import flags_redacted, load_report, resolve_run, secret_names
+    from ..history import load_report, resolve_run
+    from ..known_secrets import flags_redacted, secret_names
     from ..redact import Redactor, activate, scrub
     from ..report import printable, summarize, table
     from ..reportfile import check_entries, print_json

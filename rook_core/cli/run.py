@@ -165,7 +165,7 @@ def run_command(
         sys.stderr.flush()
 
     if as_json:
-        from ..history import flags_redacted
+        from ..known_secrets import flags_redacted
 
         with flags_redacted(workspace, project, agent):  # a folder as typed may hold a secret
             check_json_out(reports)

@@ -15,7 +15,7 @@ def find_agent(workspace: str | None, project: str | None, agent: str | None) ->
     """The agent a command that reads runs reads, with the values of its profiles'
     ``env`` variables redacted from what it says until it has a run's own (a
     run not found is named with its folder, which may hold such a value)."""
-    from ..history import activate_agent_redactor
+    from ..known_secrets import activate_agent_redactor
     from ..workspace import find_workspace, select_agent
 
     found = select_agent(find_workspace(workspace), project, agent)
@@ -261,7 +261,8 @@ def show_command(
     Example:
       rook runs show latest~1
     """
-    from ..history import load_report, resolve_run, secret_names
+    from ..history import load_report, resolve_run
+    from ..known_secrets import secret_names
     from ..redact import Redactor, activate
     from ..report import table
     from ..reportfile import check_entries, print_json
