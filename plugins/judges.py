@@ -43,8 +43,8 @@ from rook_core.judging import (
     time_bound,
 )
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
-from rook_core.plugins import OWN
 from rook_core.redact import current
+from rook_core.registry import OWN
 
 from .criteria import folded, unknown_keys
 

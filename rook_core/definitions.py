@@ -38,7 +38,8 @@ from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, shown
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
-    from .plugins import Registry, Rook
+    from .plugins import Rook
+    from .registry import Registry
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MAX_SOURCE_FILES = 2000  # a plugin package larger than this is not fingerprinted: no cache

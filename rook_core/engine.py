@@ -23,10 +23,11 @@ from .hookio import cut_off_output
 from .judging import CHECK_MARKER, JudgingContext, evaluate_criterion, runnability, scenario_status
 from .lifecycle import PluginFault, ScenarioPhases, Slot
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun, TurnEvidence
-from .plugins import OWN, Rook
+from .plugins import Rook
 from .preflight import not_a_reason
 from .recording import Recorder
 from .redact import Redactor
+from .registry import OWN
 from .report import EntrySpool, printable, run_seconds
 from .store import RunDir
 from .transports import dispatch, start_resource, stop_resources, transport_named

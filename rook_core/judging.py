@@ -32,8 +32,8 @@ from .models import (
     Verdict,
 )
 from .plain import plain
-from .plugins import Registry
 from .redact import current
+from .registry import Registry
 
 CHECK_MARKER = "RUN_BY_ROOK"
 """The variable a criterion's programs carry while a run judges a scenario run

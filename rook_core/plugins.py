@@ -21,121 +21,28 @@ import functools
 import os
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import field
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pluggy
 
 from . import entrypoints, hookspecs
 from .errors import PluginError, counted, exception_text
-from .plain import plain
+from .plugin_trace import trace_after, trace_before, trace_line
+from .registry import (
+    OWN,
+    LoadFailure,
+    PluginInfo,
+    Registry,
+    WayOut,
+    callable_as,
+    checked_name,
+    criterion_type_ok,
+    transport_key_free,
+)
 
 ENTRY_POINT_GROUP = "rook"
-OWN = "rook-harness"
-"""Rook's own distribution: its built-in plugins keep their entry point names."""
 
-
-@plain
-class PluginInfo:
-    """A plugin registered from an entry point (``rook plugins``)."""
-
-    name: str
-    distribution: str
-    version: str
-    module: str
-    hooks: list[str] = field(default_factory=list)
-
-
-@plain
-class LoadFailure:
-    """An entry point that could not be loaded, and why."""
-
-    name: str
-    distribution: str
-    error: str
-
-
-class Registry:
-    """Named things plugins register; duplicates are refused with both owners named."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._items: dict[str, Any] = {}
-        self._owners: dict[str, str] = {}
-        self._ways_out: dict[str, tuple[WayOut | None, str]] = {}  # name -> (way out, dist)
-        self.failures: list[LoadFailure] = []  # the Rook's: what may have provided a name
-
-    def add(
-        self,
-        name: str,
-        item: Any,
-        owner: str,
-        way_out: WayOut | None = None,
-        distribution: str = "",
-    ) -> None:
-        """``way_out``: how a user stops ``owner`` (:meth:`Rook.way_out`), and
-        ``distribution`` the one that installed it (named when it clashes)."""
-        if name in self._items:
-            raise PluginError(
-                f"{self.kind} {name!r} is registered twice: by {self._owners[name]} "
-                f"and by {owner}{self._way_out(name, way_out, distribution)}"
-            )
-        self._items[name] = item
-        self._owners[name] = owner
-        self._ways_out[name] = (way_out, distribution)
-
-    def _way_out(self, name: str, way_out: WayOut | None, distribution: str) -> str:
-        """How to end a clash: when one side is Rook's own built-in, the other
-        plugin (never Rook itself); else the one that registered second."""
-        first_way_out, first_distribution = self._ways_out[name]
-        if first_distribution == OWN and distribution != OWN:
-            culprit = (way_out, distribution)
-        elif distribution == OWN and first_distribution != OWN:
-            culprit = (first_way_out, first_distribution)
-        else:
-            if way_out is None:
-                return ""
-            uninstall = "uninstall one, or " if distribution or first_distribution else ""
-            return f" ({uninstall}{way_out('the second')})"
-        way_out, distribution = culprit
-        if way_out is None:
-            return ""
-        uninstall = f"uninstall {distribution}, or " if distribution else ""
-        return f" (Rook's own {self.kind} keeps the name: {uninstall}{way_out('it')})"
-
-    def get(self, name: str) -> Any:
-        return self._items.get(name)
-
-    def listing(self) -> str:
-        """The names, for an ``installed: ...`` message: ``none`` when there are
-        none, the plugin switches that are set and the plugins that failed to
-        load (they may be why one is missing)."""
-        failed = "".join(
-            f" (plugin {f.name} ({f.distribution}) failed to load: {f.error})"
-            for f in self.failures
-        )
-        return (", ".join(self.names()) or "none") + switches_note() + failed
-
-    def distribution(self, name: str) -> str:
-        """The distribution of the plugin that registered ``name`` ("" when none)."""
-        return self._ways_out.get(name, ("", ""))[1]
-
-    def names(self) -> list[str]:
-        return sorted(self._items)
-
-    def owner(self, name: str) -> str:
-        return self._owners.get(name, "?")
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._items
-
-    def items(self) -> list[tuple[str, Any]]:
-        return sorted(self._items.items())
-
-
-WayOut = Callable[[str], str]
-"""How a user stops one plugin, as a phrase about ``it`` (:meth:`Rook.way_out`)."""
 
 IN_PROCESS = "registered in this process, not from an entry point"
 """Why no ``ROOK_DISABLE_PLUGINS`` stops a plugin given to :meth:`Rook.register`."""
@@ -202,25 +109,25 @@ class Rook:
 
     def build_registries(self) -> None:
         collect = self._collect
-        collect("rook_register_transports", self.transports, keyed=False, check=_transport_key)
-        collect("rook_register_criteria", self.criteria, keyed=False, check=_criterion_needs)
+        collect("rook_register_transports", self.transports, keyed=False, check=transport_key_free)
+        collect("rook_register_criteria", self.criteria, keyed=False, check=criterion_type_ok)
         collect(
             "rook_register_judges",
             self.judges,
             keyed=True,
-            check=_callable("judge", "judge(config, view)"),
+            check=callable_as("judge", "judge(config, view)"),
         )
         collect(
             "rook_register_reporters",
             self.reporters,
             keyed=True,
-            check=_callable("reporter", "write(report, path)"),
+            check=callable_as("reporter", "write(report, path)"),
         )
         collect(
             "rook_register_executors",
             self.executors,
             keyed=True,
-            check=_callable("executor", "executor(engine, scenario_runs, concurrency, options)"),
+            check=callable_as("executor", "executor(engine, scenario_runs, concurrency, options)"),
         )
         collect("rook_register_connectors", self.connectors, keyed=False)
 
@@ -251,7 +158,7 @@ class Rook:
                     _way_out: WayOut = way_out,
                     _dist: str = dist,
                 ) -> None:
-                    checked = _checked(name, registry, _owner)
+                    checked = checked_name(name, registry, _owner)
                     if registry.kind == "reporter" and ":" in checked:  # --report FMT:PATH
                         raise PluginError(
                             f"plugin {_owner}: reporter {checked!r}: --report FORMAT:PATH ends "
@@ -269,7 +176,7 @@ class Rook:
                     item: Any, _owner: str = owner, _way_out: WayOut = way_out, _dist: str = dist
                 ) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
-                    checked = _checked(name, registry, _owner, item)
+                    checked = checked_name(name, registry, _owner, item)
                     if check is not None:
                         check(item, f"{_owner}: {registry.kind} {checked!r}", _way_out)
                     registry.add(checked, item, _owner, _way_out, _dist)
@@ -449,102 +356,6 @@ def plugin_output() -> Iterator[None]:
         yield
 
 
-def _callable(kind: str, signature: str) -> Callable[[Any, str, WayOut], None]:
-    """A check that a registered judge, reporter or executor can be called as
-    ``signature``: one that cannot would fail only when used, after a whole run."""
-
-    def check(item: Any, who: str, way_out: WayOut) -> None:
-        if kind == "judge":
-            _an_instance(item, who, way_out)
-        if not callable(item):
-            raise PluginError(
-                f"plugin {who} is a {type(item).__name__}, not callable (a {kind} is "
-                f"{signature}); fix the plugin or {way_out('it')}"
-            )
-
-    return check
-
-
-def _an_instance(item: Any, who: str, way_out: WayOut) -> None:
-    """A judge or criterion type registered as its class (``register(CitesOrder)``)
-    is refused: its methods, called unbound, would fail on every scenario using it
-    (``parse() missing ... 'value'``), as if the scenario's value were wrong."""
-    if isinstance(item, type):
-        raise PluginError(
-            f"plugin {who} is the class {item.__name__}, not an instance (register "
-            f"{item.__name__}()); fix the plugin or {way_out('it')}"
-        )
-
-
-def _checked(name: Any, registry: Registry, owner: str, item: Any = None) -> str:
-    """A registered name: a non-empty string, else a PluginError naming the plugin."""
-    if isinstance(name, str) and name.strip():
-        return name
-    what = f" ({type(item).__name__})" if item is not None else ""
-    raise PluginError(
-        f"plugin {owner}: the {registry.kind} it registered{what} is named {name!r} "
-        "(a name must be a non-empty string)"
-    )
-
-
-def _transport_key(item: Any, who: str, way_out: WayOut) -> None:
-    """A transport's key is no option a profile's hook entry keeps for itself
-    (``timeout_seconds``): an entry holding it would be read as that option, so
-    the transport, listed among the installed ones, could never be used."""
-    from .models import ENTRY_OPTIONS
-
-    key = getattr(item, "key", None)
-    if key in ENTRY_OPTIONS:
-        raise PluginError(
-            f"plugin {who}: a profile's hook entry keeps {key!r} for its own option "
-            f"({', '.join(ENTRY_OPTIONS)}), so no profile could use the transport; rename "
-            f"it, or {way_out('the plugin')}"
-        )
-
-
-def _criterion_needs(item: Any, who: str, way_out: WayOut) -> None:
-    """A criterion type's name is no key a scenario keeps for itself (``turn``,
-    ``id``), and its ``needs`` is a set of the capabilities a profile can declare:
-    one it cannot (a typo, ``"calls"`` read as its letters) would make every
-    scenario using the type ``not_runnable``, with nothing the user could fix."""
-    from .models import CAPABILITIES
-
-    _an_instance(item, who, way_out)
-    name = getattr(item, "name", None)
-    if name in ("turn", "id"):  # a criterion's own keys in a scenario (scenario.LABEL)
-        raise PluginError(
-            f"plugin {who}: scenarios keep {name!r} for a criterion's own key (turn, id), "
-            f"so no scenario could use the type; rename it, or {way_out('the plugin')}"
-        )
-    needs: Any = getattr(item, "needs", frozenset())
-    if isinstance(needs, (str, bytes)) or not isinstance(needs, (set, frozenset, list, tuple)):
-        raise PluginError(
-            f"plugin {who} needs {needs!r:.80}: needs must be a set of capabilities, "
-            f"such as frozenset({{'calls'}}) (of: {', '.join(CAPABILITIES)}); fix the plugin "
-            f"or {way_out('it')}"
-        )
-    unknown = [c for c in needs if c not in CAPABILITIES]
-    if unknown:
-        raise PluginError(
-            f"plugin {who} needs {', '.join(repr(c) for c in unknown)}, not a capability "
-            f"a profile can declare (one of: {', '.join(CAPABILITIES)}); fix the plugin or "
-            f"{way_out('it')}"
-        )
-
-
-def switches_note() -> str:
-    """`` (ROOK_LOAD_PLUGINS=a is set: ...)`` when a switch that leaves plugins
-    out is set, so a message listing what is installed names it."""
-    found = [f"{v}={os.environ[v]}" for v in SWITCHES if os.environ.get(v) is not None]
-    if not found:
-        return ""
-    said = "is set: plugins it leaves" if len(found) == 1 else "are set: plugins they leave"
-    return f" ({' and '.join(found)} {said} out are not loaded)"
-
-
-SWITCHES = ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS")
-
-
 def _split_env(name: str) -> set[str] | None:
     value = os.environ.get(name)
     if value is None:
@@ -586,51 +397,6 @@ def _no_hooks(plugin: object, value: str) -> str:
         f"it implements no Rook hook: its entry point names {value} "
         f"({type(plugin).__name__}), which has no function marked with @hookimpl"
     )
-
-
-def _trace_line(text: str) -> None:
-    sys.stderr.write(f"[rook-trace] {text}\n")
-    sys.stderr.flush()
-
-
-def _summary(value: Any) -> str:
-    """A short, secret-free description of a hook argument or result: never the
-    environment, the hook's output or the evidence, which may hold secret values."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return repr(value)
-    entry = getattr(value, "entry", None)
-    if entry is not None and hasattr(value, "phase"):
-        sr = getattr(value, "scenario_run", None)
-        parts = [f"phase={value.phase}", f"transport={getattr(entry, 'transport', '?')}"]
-        if sr is not None:
-            parts.append(f"scenario={sr.key}")
-        if getattr(value, "turn", None) is not None:
-            parts.append(f"turn={value.turn}")
-        return f"HookCall({', '.join(parts)})"
-    if hasattr(value, "status") and hasattr(value, "phase"):
-        return f"HookResult(phase={value.phase}, status={value.status})"
-    if hasattr(value, "profile") and hasattr(value, "id"):
-        return f"RunContext(id={value.id})"
-    if isinstance(value, dict) and "key" in value:
-        return f"record({value['key']})"
-    if isinstance(value, list):
-        return f"[{counted(len(value), 'result')}]"
-    return type(value).__name__
-
-
-def _trace_before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-    args = ", ".join(f"{k}={_summary(v)}" for k, v in kwargs.items())
-    _trace_line(f"{hook_name}({args}) -> {counted(len(impls), 'implementation')}")
-
-
-def _trace_after(
-    outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]
-) -> None:
-    exc = getattr(outcome, "exception", None)
-    if exc is not None:
-        _trace_line(f"finish {hook_name}: raised {type(exc).__name__}")
-        return
-    _trace_line(f"finish {hook_name} -> {_summary(outcome.get_result())}")
 
 
 class _PluginManager(pluggy.PluginManager):
@@ -719,7 +485,7 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                 rook.unknown_named[switch] = unknown
         if tracing:
             source = "from the cache" if found.from_cache else "by scanning distributions"
-            _trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")
+            trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")
         # one name, two distributions: Rook's own built-in first, then by distribution name
         order = sorted(
             found.entry_points, key=lambda e: (e.name, e.distribution != OWN, e.distribution)
@@ -793,6 +559,6 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             _unknown_hooks(rook) or f"a plugin implements a hook Rook does not define: {exc}"
         ) from None
     if tracing:
-        rook.trace = _trace_line
-        pm.add_hookcall_monitoring(_trace_before, _trace_after)
+        rook.trace = trace_line
+        pm.add_hookcall_monitoring(trace_before, trace_after)
     rook.build_registries()

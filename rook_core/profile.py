@@ -24,7 +24,8 @@ from .models import (
     OutputLimits,
     Profile,
 )
-from .plugins import Registry, plugin_output
+from .plugins import plugin_output
+from .registry import Registry
 from .schemafields import StrictFloat, StrictInteger, Text, did_you_mean, explain_unknown
 from .yamlio import load_yaml
 

@@ -30,7 +30,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 
 from .errors import ScenarioError, counted, exception_text, format_validation_messages
 from .models import ID_MAX, MAX_PLANNED, SLUG, SLUG_RULE, Criterion, Scenario
-from .plugins import Registry
+from .registry import Registry
 from .schemafields import (
     StrictFloat,
     StrictInteger,

@@ -151,8 +151,8 @@ def check_entry(
 ) -> None:
     from ..errors import ConfigError
     from ..hookenv import base_environment
-    from ..plugins import OWN
     from ..preflight import resolve_entry
+    from ..registry import OWN
     from ..transports import searching
 
     where = f"{label} hooks.{phase}"
