@@ -296,6 +296,30 @@ def test_an_active_file_naming_the_profile_by_its_name_is_no_problem(rook_worksp
     assert code == 0 and problems(findings) == []
 
 
+def test_the_profile_rook_run_uses_is_marked(rook_workspace, rook_cli):
+    """Doctor checks every profile of an agent; its ok line says which one plain
+    rook run uses (profiles/active, by id or name, or the only one), so a
+    finding about another profile reads as that profile's."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "q", "name": "Staging", "hooks": {"execute": "scripts/agent.sh"}})
+    uses = "the profile rook run uses"
+
+    def marked():
+        code, findings = doctor(rook_cli, ws)
+        assert code == 0, findings
+        return {f["subject"]: uses in f["message"] for f in findings if "profile" in f["subject"]}
+
+    assert marked() == {"proj/agent profile p": False, "proj/agent profile q": True}
+    (ws.agent_dir / "profiles" / "active").write_text("p\n")
+    assert marked() == {"proj/agent profile p": True, "proj/agent profile q": False}
+    (ws.agent_dir / "profiles" / "active").write_text("Staging\n")
+    assert marked() == {"proj/agent profile p": False, "proj/agent profile q": True}
+    (ws.agent_dir / "profiles" / "active").unlink()
+    (ws.agent_dir / "profiles" / "q.yaml").unlink()
+    assert marked() == {"proj/agent profile p": True}
+
+
 def test_a_scenario_without_criteria_gets_a_note(rook_workspace, rook_cli):
     """It can only end unverifiable, which the run's exit code 0 does not show."""
     healthy(rook_workspace)

@@ -48,6 +48,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
     ids: list[str] = []
     loaded: list[Any] = []
     titles: list[str] = []
+    chosen = _chosen(pdir, files)
     where: dict[str, Path] = {}
     for path in files:
         try:
@@ -86,9 +87,28 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
             )
         if len(doctor.problems) == problems_before:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
-            doctor.add(OK, f"{label} profile {profile.id}", f"{path.name} ({hooks})")
+            used = chosen in (profile.id, profile.name, path.stem)
+            said = f"{path.name} ({hooks})" + ("; the profile rook run uses" if used else "")
+            doctor.add(OK, f"{label} profile {profile.id}", said)
     check_active(doctor, pdir, files, ids, label, titles)
     return loaded
+
+
+def _chosen(pdir: Path, files: list[Path]) -> str | None:
+    """What names the profile ``rook run`` uses without ``--profile``: the id or
+    name in ``profiles/active``, else the one file's name; ``None`` when there is
+    no such choice (several profiles and no ``active``, or one it cannot read:
+    :func:`check_active` says so)."""
+    from ..definitions import read_active
+    from ..errors import ProfileError
+
+    try:
+        wanted = read_active(pdir)
+    except ProfileError:
+        return None
+    if wanted is None and len(files) == 1:
+        return files[0].stem
+    return wanted
 
 
 def check_active(
