@@ -653,6 +653,8 @@ def _named(c: Criterion) -> str:
     if label is not None:
         return f"{c.type} {label}"
     text = c.raw.get(c.type) if isinstance(c.raw, dict) else None
+    if isinstance(text, dict):  # the mapping form: rubric: {text: ..., min_score: ...}
+        text = text.get("text")
     if isinstance(text, str) and text.strip():
         first = " ".join(text.split())
         return f'{c.type}: "{first[:60]}{"..." if len(first) > 60 else ""}"'

@@ -507,6 +507,20 @@ def test_rubric_without_a_judge_profile_is_refused_before_anything_runs(
     assert not any(rook_workspace.runs_dir.iterdir()), "nothing may run or be recorded"
 
 
+
+def test_a_rubric_written_as_a_mapping_is_named_by_its_text_when_refused(rook_workspace, rook_cli):
+    # `rubric: {text: ..., min_score: ...}` (the form docs/judges.md shows) was named
+    # `criterion 2 (rubric)` alone, while `rubric: TEXT` got the start of its text
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [
+            {"rubric": "must mention monday"},
+            {"rubric": {"text": "Stays calm\n and professional", "min_score": 0.7}}]}])
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert 'criterion 2 (rubric: "Stays calm and professional")' in r.stderr, r.stderr
+    r = rook_cli("doctor")
+    assert 'criterion 2 (rubric: "Stays calm and professional")' in r.stdout, r.stdout
+
 def test_unknown_judge_profile_is_refused(rook_workspace, rook_cli):
     setup_agent(rook_workspace, scenarios=[
         {"id": "s", "goal": "G", "criteria": [{"rubric": "must mention monday"}]}])
