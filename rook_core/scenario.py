@@ -117,9 +117,19 @@ class _ScenarioSchema(Schema):
     )
     name = Text()
     title = Text()
-    tags = fields.List(Text(validate=_selectable("--tag")), load_default=list)
+    tags = fields.List(
+        Text(validate=_selectable("--tag")),
+        load_default=list,
+        error_messages={"invalid": "must be a list of tags: [smoke]"},
+    )
     goal = Text(validate=_some_text)
-    turns = fields.List(Text(validate=_some_text), validate=validate.Length(min=1))
+    turns = fields.List(
+        Text(validate=_some_text),
+        validate=validate.Length(min=1),
+        error_messages={
+            "invalid": "must be a list of texts, one per turn (one turn alone: write goal: instead)"
+        },
+    )
     repeat = StrictInteger(
         validate=validate.Range(
             min=1,
@@ -129,7 +139,13 @@ class _ScenarioSchema(Schema):
         ),
         load_default=1,
     )
-    criteria = fields.List(fields.Raw(), load_default=list)
+    criteria = fields.List(
+        fields.Raw(),
+        load_default=list,
+        error_messages={
+            "invalid": "must be a list, each criterion an item of its own: [{{contains: x}}]"
+        },
+    )
     class_ = Text(data_key="class", validate=_selectable("--class"))
     category = Text(validate=_selectable("--category"))
     feature_id = Text()
@@ -137,7 +153,10 @@ class _ScenarioSchema(Schema):
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     max_turns = StrictInteger(validate=validate.Range(min=1))
     multi_turn = fields.Boolean(truthy={True}, falsy={False})
-    setup_messages = fields.List(Text(validate=_some_text))
+    setup_messages = fields.List(
+        Text(validate=_some_text),
+        error_messages={"invalid": "must be a list of texts, sent before the goal"},
+    )
     expectation = fields.Nested(_ExpectationSchema)
     workspace = Text(validate=validate.Length(min=1))
 

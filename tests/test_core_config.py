@@ -639,6 +639,15 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "category": "  "}, ["category: empty", "--category"]),
         # more runs than one run may plan: no run could ever hold it (doctor said nothing)
         ({"id": "s", "goal": "g", "repeat": 1_000_001}, ["repeat: 1000001: must be a whole number from 1 to 1,000,000"]),
+        # "Not a valid list." said nothing of what to write: one criterion, one turn or one
+        # tag written as it is, without the list around it (docs followed by a new user)
+        ({"id": "s", "goal": "g", "criteria": {"contains": "x"}},
+         ["criteria: must be a list, each criterion an item of its own: [{contains: x}]"]),
+        ({"id": "s", "turns": "Cancel ORD-1"},
+         ["turns: must be a list of texts, one per turn (one turn alone: write goal: instead)"]),
+        ({"id": "s", "goal": "g", "tags": "smoke"}, ["tags: must be a list of tags: [smoke]"]),
+        ({"id": "s", "title": "t", "goal": "g", "multi_turn": True, "setup_messages": "hi"},
+         ["setup_messages: must be a list of texts"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
