@@ -50,6 +50,8 @@ def _string(value: Any, what: str = "a string") -> str:
 
     if isinstance(value, bool):  # `contains: yes`: text to its writer
         raise ValidationError(yaml_typed(value) or f"must be {what}")
+    if isinstance(value, list):  # `contains: [a, b]`: one text per criterion
+        raise ValidationError(f"must be {what}, not a list: write one criterion for each")
     if not isinstance(value, (str, int, float)):
         raise ValidationError(f"must be {what}")
     from rook_core.yamlio import written
@@ -629,6 +631,11 @@ class MaxSeconds(CriterionType):
         from marshmallow import ValidationError
 
         if not finite_number(value) or value <= 0:
+            from rook_core.schemafields import duration_hint
+
+            hint = duration_hint(value) if isinstance(value, str) else None  # `5s`
+            if hint is not None:
+                raise ValidationError(f"must be a number of seconds > 0: {hint}")
             raise ValidationError("must be a number of seconds > 0 (not .nan or .inf)")
         return float(value)
 

@@ -234,7 +234,10 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         if turn == "all":
             pass
         elif isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
-            raise ValidationError({"turn": ["must be a turn number (1, 2, ...) or 'all'"]})
+            problem = "must be a turn number (1, 2, ...) or 'all'"
+            if turn == "last":
+                problem += "; the last turn is the default: leave turn out"
+            raise ValidationError({"turn": [problem]})
         elif turn > n_turns:
             raise ValidationError(
                 {"turn": [f"scenario has {counted(n_turns, 'turn')}, not {turn}"]}

@@ -40,14 +40,20 @@ _DURATION = re.compile(
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
 
 
-def _duration_hint(value: str) -> str | None:
-    """How to write ``30s`` or ``2 min`` in a field that counts seconds."""
+def duration_hint(value: str) -> str | None:
+    """How to write ``30s`` or ``2 min`` in a field that counts seconds:
+    ``it counts seconds; write 30``, or ``None`` for another text."""
     found = _DURATION.fullmatch(value)
     if found is None:
         return None
     unit = found.group(2).lower()
     seconds = float(found.group(1)) * _UNIT["ms" if unit == "ms" else unit[0]]
-    return f"Not a valid number: it counts seconds; write {seconds:g}"
+    return f"it counts seconds; write {seconds:g}"
+
+
+def _duration_hint(value: str) -> str | None:
+    hint = duration_hint(value)
+    return None if hint is None else f"Not a valid number: {hint}"
 
 
 class StrictInteger(fields.Integer):

@@ -648,6 +648,14 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "tags": "smoke"}, ["tags: must be a list of tags: [smoke]"]),
         ({"id": "s", "title": "t", "goal": "g", "multi_turn": True, "setup_messages": "hi"},
          ["setup_messages: must be a list of texts"]),
+        # what a new user writes for "any of these", "the last turn", "five seconds"
+        ({"id": "s", "goal": "g", "criteria": [{"contains": ["a", "b"]}]},
+         ["criteria.0.contains: must be a text, not a list: write one criterion for each"]),
+        ({"id": "s", "goal": "g", "criteria": [{"contains": "a", "turn": "last"}]},
+         ["criteria.0.turn: must be a turn number (1, 2, ...) or 'all'; the last turn is "
+          "the default: leave turn out"]),
+        ({"id": "s", "goal": "g", "criteria": [{"max_seconds": "5s"}]},
+         ["criteria.0.max_seconds: must be a number of seconds > 0: it counts seconds; write 5"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
