@@ -232,7 +232,41 @@ async def run_script(call: Any) -> Any:
             f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
             f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
         )
+    elif (
+        result.status == "failed"
+        and call.phase == "execute"
+        and result.exit_code == 1
+        and not result.stdout.strip()
+        and not result.stderr.strip()
+        and not (call.stdin or "").endswith("\n")
+        and _reads_under_set_e(argv[-2])
+    ):
+        result.diagnosis += (
+            f"; if {Path(argv[-2]).name} stopped at its read: the goal comes with no newline "
+            "at its end, so read returns 1 there, which set -e makes an exit; read the goal "
+            "with goal=$(cat)"
+        )
     return result
+
+
+def _reads_under_set_e(path: str) -> bool:
+    """Whether a shell script (by its ``#!`` line or ``.sh``) stops on errors
+    (``set -e``, ``set -euo pipefail``, ``#!/bin/bash -e``) and uses ``read``: a
+    ``read`` of the goal, which has no newline at its end, returns 1 and stops it
+    in silence. Read only after such a script failed that way."""
+    import re
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(65536)
+    except OSError:
+        return False
+    first = text.split("\n", 1)[0]
+    shell = path.lower().endswith(".sh") or re.match(r"#!.*\b(ba|z|k|da)?sh\b", first)
+    stops = re.search(r"^\s*set\s+-[a-zA-Z]*e", text, re.MULTILINE) or re.match(
+        r"#!\S+(\s+\S*sh)?\s+-[a-zA-Z]*e", first
+    )
+    return bool(shell and stops and re.search(r"(^|[\s;|&(])read\b", text))
 
 
 @hookimpl

@@ -1013,6 +1013,40 @@ def test_a_bash_hook_with_windows_line_endings_is_named_as_such(rook_workspace, 
     assert "Windows line endings" in hook["diagnosis"] and "convert it to LF" in hook["diagnosis"]
 
 
+
+@pytest.mark.parametrize("run_bit", [True, False], ids=["executable", "by-extension"])
+def test_a_bash_hook_whose_read_meets_the_goals_end_under_set_e_is_told_so(
+    rook_workspace, rook_cli, run_bit
+):
+    """`read goal` returns 1 at a last line with no newline (Rook sends the goal as it
+    is), which stops a script under set -e in silence: the diagnosis said only
+    'exited with code 1 (stderr was empty)', docs/hooks.md's pitfall without its fix."""
+    ws = rook_workspace
+    body = """
+        #!/bin/bash
+        set -euo pipefail
+        [ "$1" = execute ] || exit 0
+        read -r goal
+        echo "{\\"output\\": \\"ok: $goal\\"}"
+    """
+    one_scenario(ws, body, goal="When are you open?")
+    (ws.agent_dir / "scripts" / "h.sh").chmod(0o755 if run_bit else 0o644)
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    assert diagnosis.startswith("exited with code 1 (stderr was empty)"), diagnosis
+    assert "read" in diagnosis and "goal=$(cat)" in diagnosis, diagnosis
+
+
+def test_a_bash_hook_that_exits_1_in_silence_for_another_reason_gets_no_read_hint(
+    rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    one_scenario(ws, "#!/bin/bash\nset -e\n[ \"$1\" = execute ] || exit 0\nexit 1\n")
+    r = rook_cli("run", "--json")
+    diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    assert diagnosis == "exited with code 1 (stderr was empty)", diagnosis
+
 @pytest.mark.parametrize(
     ("name", "body"),
     [
