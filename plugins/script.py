@@ -232,6 +232,16 @@ async def run_script(call: Any) -> Any:
             f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
             f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
         )
+    elif result.status == "timeout":  # which setting to raise, as http: and ruhroh: say
+        if call.timeout < call.entry.timeout:  # a scenario's timeout_seconds caps execute
+            result.diagnosis += (
+                f"; the scenario's timeout_seconds ({call.timeout:g} s) ran out first: "
+                "raise it if the agent is this slow"
+            )
+        else:
+            result.diagnosis += (
+                "; raise timeout_seconds on the hook entry if the agent is this slow"
+            )
     elif (
         result.status == "failed"
         and call.phase == "execute"

@@ -1014,6 +1014,31 @@ def test_a_bash_hook_with_windows_line_endings_is_named_as_such(rook_workspace, 
 
 
 
+
+@pytest.mark.parametrize("bound_by", ["entry", "scenario"])
+def test_a_timed_out_hook_says_which_timeout_to_raise(rook_workspace, rook_cli, bound_by):
+    """A script hook that timed out said 'timed out after 1 s; its process group was
+    killed' and not which setting to raise, as an http: entry's and a Ruhroh wrapper's
+    diagnoses do: the hook entry's timeout_seconds, or the scenario's when it is lower."""
+    ws = rook_workspace
+    ws.script("h.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\nsleep 30\n")
+    entry_timeout = 1 if bound_by == "entry" else 20
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/h.sh",
+                                                  "timeout_seconds": entry_timeout}}})
+    scenario = {"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]}
+    if bound_by == "scenario":
+        scenario["timeout_seconds"] = 1
+    ws.scenario(scenario)
+    r = rook_cli("run", "--json")
+    hook = r.report["scenarios"][0]["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    want = {
+        "entry": "raise timeout_seconds on the hook entry if the agent is this slow",
+        "scenario": "the scenario's timeout_seconds (1 s) ran out first: raise it",
+    }[bound_by]
+    assert hook["diagnosis"].startswith("timed out after 1 s; its process group was killed")
+    assert want in hook["diagnosis"], hook["diagnosis"]
+
 @pytest.mark.parametrize("run_bit", [True, False], ids=["executable", "by-extension"])
 def test_a_bash_hook_whose_read_meets_the_goals_end_under_set_e_is_told_so(
     rook_workspace, rook_cli, run_bit
