@@ -259,3 +259,18 @@ def test_init_inside_a_workspace_warns_naming_the_outer_one(tmp_path, rook_cli):
     assert "warning" not in r.stderr  # that workspace exists already: nothing new is made
     r = rook_cli("init", "--project", "demo", "--agent", "other", "-w", str(outer))
     assert "warning" not in r.stderr
+
+
+def test_init_without_the_example_names_rook_profile_add(tmp_path, rook_cli, monkeypatch):
+    """The next step printed was 'add a profile in profiles/, a hook script in scripts/,
+    scenarios in scenarios/': nothing said that rook profile add writes the profile
+    (and its script) from what reaches the agent, the step a new user needs."""
+    monkeypatch.chdir(tmp_path)
+    r = rook_cli("init", "--project", "demo", "--agent", "bot")
+    assert r.exit_code == 0, r.stderr
+    assert "next: rook profile add --command 'CMD'" in r.stdout, r.stdout
+    assert "profiles/NAME.yaml" in r.stdout and "scenarios/" in r.stdout
+    r = rook_cli("init", "--project", "demo", "--agent", "bot2")  # two agents: name it
+    assert "next: rook profile add --project demo --agent bot2 --command 'CMD'" in r.stdout
+    r = rook_cli("init", "--project", "demo", "--agent", "bot3", "-w", str(tmp_path / "other"))
+    assert f"next: rook profile add -w {tmp_path / 'other'} --command 'CMD'" in r.stdout

@@ -171,13 +171,9 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
             ),
             err=True,
         )
-    if not example:
-        click.echo(
-            "next: add a profile in profiles/, a hook script in scripts/, scenarios in scenarios/"
-        )
-        return
-    for path in write_example(a.dir):
-        click.echo(f"  wrote {path.relative_to(a.dir)}")
+    if example:
+        for path in write_example(a.dir):
+            click.echo(f"  wrote {path.relative_to(a.dir)}")
     projects = [p for p in (root / ROOT / "projects").iterdir() if p.is_dir()]
     agents = [p for p in (root / ROOT / "projects" / project / "agents").iterdir() if p.is_dir()]
     select = (
@@ -186,6 +182,17 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     # rook run would take ROOK_WORKSPACE_DIR, not cwd
     here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
     where = "" if root == here else f" -w {root}"
+    if not example:  # the step a new user needs: rook profile add writes the profile
+        click.echo(
+            printable(
+                scrub(
+                    f"next: rook profile add{where}{select} --command 'CMD' (or --from FILE|URL) "
+                    "writes a profile that reaches your agent, or write profiles/NAME.yaml and "
+                    "a hook script in scripts/ yourself; then scenarios in scenarios/"
+                )
+            )
+        )
+        return
     click.echo(
         printable(scrub(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)"))
     )
