@@ -484,3 +484,16 @@ def test_a_profile_that_cannot_run_as_written_exits_2_as_the_help_says(rook_work
     assert "hooks.execute: hook script 'scripts/gone.sh' not found" in test["diagnosis"]
     text = " ".join(rook_cli("profile", "test", "--help").stdout.split())
     assert "2: a variable is not set, or the profile cannot run as written" in text, text
+
+
+def test_a_timed_out_hook_says_what_to_do_next_once(rook_workspace, rook_cli):
+    """The diagnosis names the timeout_seconds to raise; the next: line adds
+    what to check first instead of saying it again."""
+    ws = rook_workspace
+    ws.script("slow.sh", "#!/bin/bash\nsleep 5\n")
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/slow.sh", "timeout_seconds": 0.5}}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert out.count("raise timeout_seconds on the hook entry") == 1, out
+    assert "next: check that the target is up and answers" in out, out

@@ -33,7 +33,9 @@ ADVICE = {
     "tls": "give verify_tls the path of the CA bundle that signed the agent's certificate "
     "(or, for a test server only, verify_tls: false) in the hook entry; then run rook "
     "profile test again",
-    "timeout": "raise timeout_seconds on the hook entry if the target is this slow",
+    "timeout": "check that the target is up and answers (a small goal timed out): run the "
+    "hook by hand; if it is only slow, raise the timeout the diagnosis above names; then run "
+    "rook profile test again",
     "infra": "try again when the agent's infrastructure is up (it reported infra_failure, "
     "retried once: not the profile's fault, so there is nothing to fix); then run rook "
     "profile test again",
