@@ -80,6 +80,20 @@ SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 :func:`re.match`: the modules every ``rook run`` imports compile none at import)."""
 SLUG_RULE = "must be a slug: lower-case letters, digits, - and _, starting with a letter or digit"
 """What a file whose id breaks :data:`SLUG` is told."""
+
+
+def slug(text: str) -> str:
+    """An id made from a name: lower-case letters, digits, ``-`` and ``_``;
+    accents are folded (``Café`` -> ``cafe``), not dropped (``caf``); empty
+    when the name holds none of them (``日本``)."""
+    import re
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKD", text.strip().lower())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return re.sub(r"[^a-z0-9_-]+", "-", folded).strip("-_")
+
+
 MAX_PLANNED = 1_000_000
 """The most scenario runs one run plans (scenarios times repeats): each is an
 object in memory and a record on disk, and a mistyped ``--repeat`` must be

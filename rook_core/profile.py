@@ -17,8 +17,6 @@ from .models import (
     HOOK_PHASES,
     ID_MAX,
     ROOK_VARIABLES,
-    SLUG,
-    SLUG_RULE,
     EnvRef,
     HookEntry,
     OutputLimits,
@@ -26,7 +24,7 @@ from .models import (
 )
 from .plugins import plugin_output
 from .registry import Registry
-from .schemafields import StrictFloat, StrictInteger, Text, did_you_mean, explain_unknown
+from .schemafields import StrictFloat, StrictInteger, Text, did_you_mean, explain_unknown, slug_id
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -161,7 +159,7 @@ class _ProfileSchema(Schema):
     id = Text(
         required=True,
         validate=[
-            validate.Regexp(SLUG, error=SLUG_RULE),
+            slug_id,
             validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
         ],
         error_messages={

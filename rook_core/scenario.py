@@ -29,7 +29,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from .errors import ScenarioError, counted, exception_text, format_validation_messages
-from .models import ID_MAX, MAX_PLANNED, SLUG, SLUG_RULE, Criterion, Scenario
+from .models import ID_MAX, MAX_PLANNED, Criterion, Scenario
 from .registry import Registry
 from .schemafields import (
     StrictFloat,
@@ -38,6 +38,7 @@ from .schemafields import (
     did_you_mean,
     explain_unknown,
     refuse_unknown,
+    slug_id,
     yaml_typed,
 )
 from .yamlio import load_yaml
@@ -107,7 +108,7 @@ class _ScenarioSchema(Schema):
     id = Text(
         required=True,
         validate=[
-            validate.Regexp(SLUG, error=SLUG_RULE),
+            slug_id,
             validate.Length(max=ID_MAX, error=f"at most {ID_MAX} characters"),
         ],
         error_messages={

@@ -165,3 +165,14 @@ def explain_unknown(messages: Any, schema: Schema) -> Any:
         else:
             out[key] = value
     return out
+
+
+def slug_id(value: str) -> None:
+    """An id must be a slug (:data:`~rook_core.models.SLUG`); one that is not is
+    told the rule and, where the id can be made one, the slug it would be
+    (``Staging`` -> ``'staging'``)."""
+    from .models import SLUG, SLUG_RULE, slug
+
+    if re.match(SLUG, value) is None:
+        made = slug(value)
+        raise ValidationError(SLUG_RULE + (f", e.g. {made!r}" if made else ""))

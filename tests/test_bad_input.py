@@ -993,6 +993,17 @@ def test_an_id_starting_with_a_dash_or_underscore_is_told_why_it_is_refused(exam
     clean_error(rook("run", cwd=ws), str(path), "id: must be a slug", "starting with a letter or digit")
 
 
+@pytest.mark.parametrize("kind", ["scenarios/greeting.yaml", "profiles/example.yaml"])
+@pytest.mark.parametrize(("given", "made"), [("Staging", "staging"), ("Refund Status", "refund-status"), ("Café", "cafe")])
+def test_an_id_that_is_no_slug_is_told_the_slug_it_would_be(example, kind, given, made):
+    ws, agent = example
+    path = agent / kind
+    text = path.read_text()
+    old = next(line for line in text.splitlines() if line.startswith("id: "))
+    path.write_text(text.replace(old, f"id: {given}"))
+    clean_error(rook("run", cwd=ws), str(path), "id: must be a slug", f"e.g. '{made}'")
+
+
 @pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
 def test_two_reports_into_one_file_are_refused(example, command, tmp_path):
     # --report json:out --report junit:out wrote both, one over the other: the

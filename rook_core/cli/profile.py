@@ -19,19 +19,10 @@ from urllib.parse import urlsplit
 
 import click
 
+from ..models import slug
 from ..profile_probe import DEFAULT_GOAL
 from ..workspace import user_path
 from .options import refuse_unrunnable_author, workspace_options
-
-
-def slug(text: str) -> str:
-    """A profile id from a name: lower-case letters, digits, ``-`` and ``_``;
-    accents are folded (``Café`` -> ``cafe``), not dropped (``caf``)."""
-    import unicodedata
-
-    folded = unicodedata.normalize("NFKD", text.strip().lower())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return re.sub(r"[^a-z0-9_-]+", "-", folded).strip("-_")
 
 
 class Session:
