@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import history, known_secrets, procscan, sharding
 from .attempts import phases_missing_before
-from .definitions import profile_text, select
+from .definitions import profile_text
 from .errors import ConfigError, DamagedRecord, RunStoreError, ScenarioError, listed
 from .models import PHASES, Profile, Scenario
 from .plugins import Rook
@@ -252,14 +252,7 @@ def resumed_scenarios(
             + (f", or finish the others with --only {','.join(rest)}" if rest else "")
         )
     scenarios = [by_id[i] for i in planned_ids if i in by_id]
-    scenarios = select(
-        scenarios,
-        request.only or None,
-        request.tags or None,
-        request.classes or None,
-        request.categories or None,
-        include_excluded=True,
-    )
+    scenarios = request.selected(scenarios, include_excluded=True)
     if not scenarios:  # a selector that matches none of the run's scenarios: nothing to do
         raise ScenarioError(
             f"--run {request.run_id}: no scenario of this run selected "

@@ -98,6 +98,18 @@ class RunRequest:
     """The ``-w``, ``--project`` and ``--agent`` flags that found the agent (`` -w DIR
     --agent A``): the stored reasons' ``rook run --run ID`` ends with them."""
 
+    def selected(self, scenarios: list[Scenario], include_excluded: bool = False) -> list[Scenario]:
+        """The scenarios ``--only``, ``--tag``, ``--class`` and ``--category`` select
+        (:func:`~rook_core.definitions.select`)."""
+        return select(
+            scenarios,
+            self.only or None,
+            self.tags or None,
+            self.classes or None,
+            self.categories or None,
+            include_excluded=include_excluded,
+        )
+
 
 @plain
 class RunOutcome:
@@ -264,13 +276,7 @@ def prepare_run(
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if joined is not None and shard is not None:  # it must plan exactly the run it joins
-        mine = select(
-            scenarios,
-            request.only or None,
-            request.tags or None,
-            request.classes or None,
-            request.categories or None,
-        )
+        mine = request.selected(scenarios)
         sharding.check_same_run(
             joined[1],
             {
@@ -299,13 +305,7 @@ def prepare_run(
                 f"split by phase, give its id: rook run --run ID --phases {request.phases}"
             )
         every = scenarios
-        scenarios = select(
-            scenarios,
-            request.only or None,
-            request.tags or None,
-            request.classes or None,
-            request.categories or None,
-        )
+        scenarios = request.selected(scenarios)
         if not scenarios:
             raise ScenarioError(_none_selected(request, agent, every))
         check_names_hold_no_secret(redactor, profile, scenarios)
