@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, cachedir
-from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, shown, utf8
+from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, missing, shown, utf8
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
@@ -212,6 +212,8 @@ def _yaml_files(directory: Path) -> list[FileEntry]:
             elif entry.name.endswith(YAML_SUFFIXES):
                 try:
                     st = entry.stat()
+                except FileNotFoundError:
+                    raise ScenarioError(f"{entry.path}: {missing(entry.path)}") from None
                 except OSError as exc:
                     raise ScenarioError(f"{entry.path}: cannot read: {exc.strerror}") from None
                 if not stat.S_ISREG(st.st_mode):  # reading a FIFO would wait for ever
@@ -555,6 +557,8 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
             f"{direct}: a folder, not a profile file; a profile is a YAML file: move the "
             "folder away, or write the profile there as a file"
         )
+    if fits(direct) and direct.is_symlink():  # to no file, or to itself: the same
+        load_yaml(direct, ProfileError)  # raises what is wrong with it
     known = ", ".join(p.stem for p in candidates) or "none"
     unread = unread_profiles(profiles_dir)
     raise ProfileNotFound(

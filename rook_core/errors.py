@@ -132,3 +132,15 @@ def utf8(text: str) -> bool:
 def shown(text: str) -> str:
     """``text`` that may hold bytes that are not UTF-8, printable: each as ``\\xNN``."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def missing(path: object) -> str:
+    """Why ``path``, a file Rook was to read, is not there: ``a symbolic link to
+    TARGET, which does not exist`` for a broken link (listed in its folder, so
+    "not found" would contradict what ``ls`` shows), else ``file not found``."""
+    import os
+
+    try:
+        return f"a symbolic link to {os.readlink(str(path))}, which does not exist"
+    except OSError:  # not a link (gone, or never there)
+        return "file not found"

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError, ScenarioError
+from .errors import ConfigError, ScenarioError, missing
 
 try:  # the C loader is several times faster on big scenario sets
     _Base: Any = yaml.CSafeLoader
@@ -175,8 +175,12 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
             )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise error(f"{path}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: {missing(path)}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: a folder, not a YAML file") from None
+    except OSError as exc:  # the reason, not Python's "[Errno 40] ...: 'PATH'" again
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise error(f"{path}: cannot read: {exc}") from None
     try:
         return _load(text)

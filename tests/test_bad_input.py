@@ -144,6 +144,36 @@ def test_an_active_file_that_is_a_folder_is_named(example):
     clean_error(proc, f"{agent / 'profiles/active'}: not a file")
 
 
+@pytest.mark.parametrize(("link", "said"), [
+    ("nowhere.yaml", "a symbolic link to nowhere.yaml, which does not exist"),
+    ("example.yaml", "cannot read: Too many levels of symbolic links"),  # to itself
+])
+@pytest.mark.parametrize("command", ["run", "profile show", "profile show example",
+                                     "profile use example", "profile test"])
+def test_a_profile_file_that_is_a_link_to_no_file_is_named(example, command, link, said):
+    # found by test_fuzz_cli.py: it was "profiles/active: names 'example', which
+    # is no profile here (profiles: example)", naming the file it listed as there
+    ws, agent = example
+    profile = agent / "profiles/example.yaml"
+    profile.unlink()
+    profile.symlink_to(link)
+    proc = rook(*command.split(), cwd=ws)
+    clean_error(proc, f"{profile}: {said}")
+    assert not list((agent / "runs").iterdir())
+    listed = rook("profile", "list", cwd=ws)
+    assert listed.returncode == 0 and f"{profile}: {said}" in listed.stdout, listed.stdout
+
+
+def test_a_scenario_file_that_is_a_broken_link_says_so(example):
+    ws, agent = example
+    scenario = agent / "scenarios/greeting.yaml"
+    scenario.unlink()
+    scenario.symlink_to("gone.yaml")
+    clean_error(rook("run", cwd=ws), f"{scenario}: a symbolic link to gone.yaml, which does not exist")
+    doctor = rook("doctor", cwd=ws)
+    assert doctor.returncode == 1 and f"{scenario}: a symbolic link to gone.yaml" in doctor.stdout
+
+
 @pytest.mark.parametrize("blocker", [".testmuai", ".testmuai/rook", ".testmuai/rook/projects"])
 def test_init_names_the_file_where_a_folder_belongs(tmp_path, blocker):
     (tmp_path / blocker).parent.mkdir(parents=True, exist_ok=True)
