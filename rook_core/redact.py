@@ -729,6 +729,15 @@ def activate(redactor: Redactor) -> None:
     _current.set(redactor)
 
 
+def deactivate() -> None:
+    """Forget the activated redactor: a command run in process after another
+    (``rook_core.testing``'s ``rook_cli``, click's ``CliRunner``) starts as the
+    console script does, with none, never with the last command's, which knows
+    only its own workspace's variables."""
+    _active.clear()
+    _current.set(None)
+
+
 def activated() -> bool:
     """Whether a command has activated a redactor (:func:`activate`) yet."""
     return bool(_active)

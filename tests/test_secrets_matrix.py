@@ -2181,3 +2181,28 @@ def run_two_shards_and_merge(ws, name):
         r = subprocess.run([sys.executable, "-m", "rook_core", *args, "-w", str(ws.root)],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, (args, r.stdout, r.stderr)
+
+
+def test_a_command_run_in_process_after_another_redacts_its_own_workspace(tmp_path, monkeypatch):
+    # found by test_fuzz_cli.py: the redactor a command activated stayed active
+    # for the next command run in the same process (rook_cli, CliRunner), and an
+    # error said before the next one activated its own (config.yaml's, naming an
+    # unknown key that is the value of a profile's env variable) was redacted
+    # with the first workspace's variables only: the value showed.
+    from rook_core.testing import RookCli, Workspace
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    first = Workspace(tmp_path / "first")
+    first.script("agent.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"hi\"}'\nexit 0\n")
+    first.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    first.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    assert RookCli(first)("run").exit_code == 0
+    second = Workspace(tmp_path / "second")
+    second.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                    "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
+    (second.root / ".testmuai/rook/config.yaml").write_text(f"{SECRET}: agent\n")
+    for args in (["run"], ["profile", "show"], ["runs"], ["doctor"]):
+        r = RookCli(second)(*args)
+        assert r.exit_code in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
+        assert SECRET not in r.stdout + r.stderr, (args, r.stdout + r.stderr)
+        assert "[redacted:API_TOKEN]: unknown key" in r.stdout + r.stderr, (args, r.stdout + r.stderr)

@@ -73,6 +73,9 @@ class RookGroup(click.Group):
         from ..startup import resume
 
         resume()  # the command line is parsed: the console script's start-up is over
+        redact = sys.modules.get(f"{__name__.rpartition('.')[0]}.redact")
+        if redact is not None:  # a command run before this one in this process activated it
+            redact.deactivate()
         args = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # as typed, for a usage error
         try:
             return super().invoke(ctx)
