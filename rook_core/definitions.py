@@ -634,7 +634,9 @@ def _secret_names(paths: list[Path]) -> list[str]:
     names: list[str] = []
     for path in paths:
         try:
-            names += env_names(load_yaml(path, ProfileError))
+            # none read from a broken env list (its key misspelt, pasted over):
+            # the file's text may still name them, as that of a file not YAML
+            names += env_names(load_yaml(path, ProfileError)) or _declared_in_text(path)
         except ProfileError:  # a broken file: rook profile list and rook doctor name it
             names += _declared_in_text(path)
     return list(dict.fromkeys(names))
@@ -645,8 +647,9 @@ _VARIABLE = re.compile(r"\bvariable[\"']?\s*:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
 
 def _declared_in_text(path: Path) -> list[str]:
     """The ``variable: NAME`` entries a profile file that is not valid YAML
-    seems to declare (a brace left open elsewhere): the messages that name
-    the file redact their values all the same."""
+    seems to declare (a brace left open elsewhere), or whose ``env`` list
+    cannot be read (its key misspelt): the messages that name the file redact
+    their values all the same."""
     if not path.is_file():  # a FIFO: reading it would wait for ever
         return []
     try:

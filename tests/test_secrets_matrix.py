@@ -2206,3 +2206,26 @@ def test_a_command_run_in_process_after_another_redacts_its_own_workspace(tmp_pa
         assert r.exit_code in (1, 2) and "Traceback" not in r.stderr, (args, r.stderr)
         assert SECRET not in r.stdout + r.stderr, (args, r.stdout + r.stderr)
         assert "[redacted:API_TOKEN]: unknown key" in r.stdout + r.stderr, (args, r.stdout + r.stderr)
+
+
+@pytest.mark.parametrize("command", [["run"], ["profile", "show"], ["profile", "list"], ["doctor"]])
+def test_a_profile_whose_env_key_is_lost_still_redacts_the_variables_it_names(
+    rook_workspace, rook_cli, monkeypatch, command
+):
+    # found by test_fuzz_cli.py: the profile's `env:` key replaced (by the value
+    # itself, pasted over it) left valid YAML declaring no variable, so the
+    # message naming the unknown key showed the value; a file that is not YAML
+    # at all was already scanned for its `variable: NAME` entries, and now so
+    # is one whose env list cannot be read
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    rook_workspace.profile(f"""
+        id: p
+        hooks: {{execute: scripts/agent.sh}}
+        {SECRET}:
+          - variable: API_TOKEN
+            purpose: token
+    """)
+    r = rook_cli(*command)
+    said = r.stdout + r.stderr
+    assert r.exit_code in (0, 1, 2) and "Traceback" not in said, said
+    assert SECRET not in said and "[redacted:API_TOKEN]" in said, said
