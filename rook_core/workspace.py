@@ -211,6 +211,45 @@ def folder_names(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
+def linked_no_folder(parent: Path) -> list[tuple[Path, str]]:
+    """The symbolic links in ``parent`` (a projects or agents folder) to no folder
+    (to nothing, to themselves, to a file), each with what it is: where a project
+    or agent seems to be (``ls`` lists it) and is not. A hidden one is none."""
+    try:
+        names = sorted(n for n in os.listdir(parent) if not n.startswith("."))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        what = _not_a_folder(parent, name)
+        if what and (parent / name).is_symlink():
+            found.append((parent / name, what))
+    return found
+
+
+def _not_a_folder(parent: Path, name: str) -> str | None:
+    """What stands at ``parent/name`` where a project or agent folder belongs
+    (``a file, not a folder``, ``a symbolic link to TARGET, which is no
+    folder``), or None when nothing is there, or a folder is."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        return None
+    path = parent / name
+    try:
+        if path.is_dir():
+            return None
+        if path.is_symlink():
+            return f"a symbolic link to {os.readlink(path)}, which is no folder"
+        if path.exists():
+            return "a file, not a folder" if path.is_file() else "not a folder"
+    except OSError:  # a name too long to be one
+        return None
+    return None
+
+
 def _choose(
     kind: str, flag: str, wanted: str | None, default: Any, parent: Path, config: Path
 ) -> str:
@@ -223,6 +262,9 @@ def _choose(
         wanted, source = default, f" (the {kind}: of {config})"
     if wanted is not None:
         if wanted not in names:
+            what = _not_a_folder(parent, wanted)
+            if what:  # listed by ls, so never "not found"
+                raise WorkspaceError(f"{parent / wanted}{source}: {what}; {_a(kind)} is a folder")
             listing = ", ".join(names) or "none"
             fix = f"; correct it there, or give {flag}" if source else ""
             raise WorkspaceError(
@@ -232,6 +274,8 @@ def _choose(
     if len(names) == 1:
         return names[0]
     if not names:
+        for path, what in linked_no_folder(parent):  # named, never "no agent" ...
+            raise WorkspaceError(f"{path}: {what}; {_a(kind)} is a folder")
         raise WorkspaceError(
             f"no {kind} in {parent}; create one with: rook init --project P --agent A"
         )

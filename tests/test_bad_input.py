@@ -174,6 +174,33 @@ def test_a_scenario_file_that_is_a_broken_link_says_so(example):
     assert doctor.returncode == 1 and f"{scenario}: a symbolic link to gone.yaml" in doctor.stdout
 
 
+@pytest.mark.parametrize(("how", "said"), [
+    ("broken link", "a symbolic link to gone, which is no folder"),
+    ("file", "a file, not a folder"),
+])
+@pytest.mark.parametrize("args", [[], ["--agent", "sample"], ["--project", "demo"]])
+def test_an_agent_folder_that_is_no_folder_is_named(example, how, said, args):
+    # found by test_fuzz_cli.py: it was "agent 'sample' not found in .../agents
+    # (agents: none)" or "no agent in .../agents; create one with: rook init",
+    # of a folder whose listing shows it
+    ws, agent = example
+    shutil.rmtree(agent)
+    if how == "file":
+        agent.write_text("")
+    else:
+        agent.symlink_to("gone")
+    if how == "file" and "--agent" not in args:  # a stray file (notes.txt) names no agent
+        said = "no agent in"
+    else:
+        said = f"{agent}: {said}; an agent is a folder"
+    for command in (["run"], ["profile", "list"], ["runs"]):
+        clean_error(rook(*command, *args, cwd=ws), said)
+    if how == "broken link" and not args:  # a file there may be anything: only a link is listed
+        doctor = rook("doctor", cwd=ws)
+        assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+        assert said in doctor.stdout, doctor.stdout
+
+
 @pytest.mark.parametrize("blocker", [".testmuai", ".testmuai/rook", ".testmuai/rook/projects"])
 def test_init_names_the_file_where_a_folder_belongs(tmp_path, blocker):
     (tmp_path / blocker).parent.mkdir(parents=True, exist_ok=True)

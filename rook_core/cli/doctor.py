@@ -172,6 +172,20 @@ class Doctor:
                 for p in _listed(projects, folder_names)
                 for a in _listed(projects / p / "agents", folder_names)
             ]
+            from ..workspace import linked_no_folder
+
+            folders = [
+                projects,
+                *(projects / p / "agents" for p in _listed(projects, folder_names)),
+            ]
+            for path, what in (found for f in folders for found in linked_no_folder(f)):
+                kind = "a project" if path.parent == projects else "an agent"
+                self.add(
+                    PROBLEM,
+                    "workspace",
+                    f"{path}: {what}; {kind} is a folder",
+                    "remove the link, or point it at the folder",
+                )
         if not agents:
             self.add(
                 PROBLEM,
