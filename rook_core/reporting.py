@@ -27,6 +27,10 @@ STDOUT = "-"
 """A ``--report`` PATH that means standard output (``junit:-``; a file named ``-`` is ``./-``)."""
 
 
+SUFFIX = {"junit": "xml", "markdown": "md"}
+"""A report file's usual suffix, where it is not the format's name (for an example)."""
+
+
 def to_stdout(values: Iterable[str]) -> bool:
     """Whether a ``--report FORMAT:PATH`` given writes to standard output as ``-``:
     the report is then all standard output holds (the table goes to standard error)."""
@@ -46,6 +50,11 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
             raise ConfigError(f"--report {value}: standard output is closed")
         return fmt, path
     path = os.path.expanduser(path)  # `json:~/x`: no shell expands a ~ after the colon
+    if path.endswith(os.sep):  # a folder's name (Path() would drop the slash: r.json/ -> r.json)
+        raise ConfigError(
+            f"--report {value}: ends with {os.sep}, the name of a folder; a report is a file: "
+            f"give its name, e.g. {fmt}:{os.path.join(path, 'report.' + SUFFIX.get(fmt, fmt))}"
+        )
     problem = target_problem(Path(path))
     if problem is not None:  # found now, not after every scenario ran
         raise ConfigError(f"--report {value}: {problem}")

@@ -1062,6 +1062,19 @@ def test_an_id_that_is_no_slug_is_told_the_slug_it_would_be(example, kind, given
 
 
 @pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_path_ending_with_a_slash_is_refused(example, command, tmp_path):
+    # --report json:r.json/ wrote the file r.json: Path() drops the slash that
+    # names a folder
+    ws, agent = example
+    if command[0] == "report":
+        assert rook("run", cwd=ws).returncode == 0
+    target = tmp_path / "out"
+    proc = rook(*command, "--report", f"junit:{target}/", cwd=ws)
+    clean_error(proc, f"--report junit:{target}/", "a report is a file", f"junit:{target}/report.xml")
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
 def test_two_reports_into_one_file_are_refused(example, command, tmp_path):
     # --report json:out --report junit:out wrote both, one over the other: the
     # JSON report asked for was silently gone (also through a link, or ./out)
