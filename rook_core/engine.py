@@ -35,6 +35,13 @@ from .workspace import Agent
 
 
 class Engine(Attempts):
+    """One run's lifecycle, driven by an executor: :meth:`prepare` once, then
+    :meth:`run_scenario` (or :meth:`load_record`, :meth:`compute_scenario` and
+    :meth:`store_scenario`, for an executor that runs scenarios elsewhere) for
+    each scenario run. A scenario run's phases are
+    :class:`~rook_core.lifecycle.ScenarioPhases`; its record across attempts
+    and invocations is kept by :class:`~rook_core.attempts.Attempts`."""
+
     def __init__(
         self,
         rook: Rook,
