@@ -249,14 +249,28 @@ class ScenarioPhases:
         resumed after a later phase was cut off still ends that way."""
         self.record["ending"] = {"status": status, "reason": reason}
 
+    async def call(self, phase: str) -> HookResult | None:
+        """Run the hook of ``phase`` (open, close or collect) once its delay has
+        passed; ``None`` when the profile has none."""
+        entry = self.engine.profile.hooks.get(phase)
+        if entry is None:
+            return None
+        await delay(entry, self.record["last_phase_end"])
+        return await self.hook(self.call_for(phase))
+
+    def done(self, phase: str, ran: bool) -> None:
+        """``phase`` is done; when its hook ran, its record is written if a later
+        hook follows (:meth:`hooks_after`)."""
+        self.record["phases_done"].append(phase)
+        if ran:
+            self.phase_done(self.hooks_after(phase))
+
     # -- the phases --------------------------------------------------------
 
     async def open(self) -> None:
         record = self.record
-        entry = self.engine.profile.hooks.get("open")
-        if entry is not None:
-            await delay(entry, record["last_phase_end"])
-            result = await self.hook(self.call_for("open"))
+        result = await self.call("open")
+        if result is not None:
             handle = None
             if result.ok:
                 try:
@@ -270,9 +284,7 @@ class ScenarioPhases:
                 record["conversation"] = handle
                 if not result.conversation_assigned:
                     record["observed"]["multi_turn"] = True
-        record["phases_done"].append("open")
-        if entry is not None:
-            self.phase_done(self.hooks_after("open"))
+        self.done("open", result is not None)
 
     async def execute(self) -> None:
         engine, record, scenario, slot = self.engine, self.record, self.scenario, self.slot
@@ -338,8 +350,7 @@ class ScenarioPhases:
                 break
             if n < total:  # a cut during the next turn resumes there
                 self.phase_done(True)
-        record["phases_done"].append("execute")
-        self.phase_done(self.hooks_after("execute"))
+        self.done("execute", True)
 
     def end_conversation(self, n: int, total: int, result: HookResult) -> None:
         """Turn ``n`` ended the conversation: the later turns are not sent."""
@@ -355,26 +366,20 @@ class ScenarioPhases:
         )
 
     async def close(self) -> None:
-        record = self.record
-        entry = self.engine.profile.hooks.get("close")
-        if entry is not None:
-            await delay(entry, record["last_phase_end"])
-            result = await self.hook(self.call_for("close"))
-            self.engine.record_hook(record, result)
+        result = await self.call("close")
+        if result is not None:
+            self.engine.record_hook(self.record, result)
             if not result.ok:
-                record.setdefault("warnings", []).append(f"close failed: {result.diagnosis}")
-        record["phases_done"].append("close")
-        if entry is not None:
-            self.phase_done(self.hooks_after("close"))
+                warning = f"close failed: {result.diagnosis}"
+                self.record.setdefault("warnings", []).append(warning)
+        self.done("close", result is not None)
 
     async def collect(self) -> bool:
         """Run collect; False when it failed (the run is decided: an error)."""
         engine, record = self.engine, self.record
         redactor = engine.redactor
-        entry = engine.profile.hooks.get("collect")
-        if entry is not None:
-            await delay(entry, record["last_phase_end"])
-            result = await self.hook(self.call_for("collect"))
+        result = await self.call("collect")
+        if result is not None:
             collected = None
             if result.ok:
                 try:
@@ -401,9 +406,7 @@ class ScenarioPhases:
                 record["observed"]["usage"] = True
             elif collected:
                 warn_once(record, usage_names_warning(collected.get("usage")), redactor)
-        record["phases_done"].append("collect")
-        if entry is not None:
-            self.phase_done(self.hooks_after("collect"))
+        self.done("collect", result is not None)
         return True
 
 
