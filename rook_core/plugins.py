@@ -28,7 +28,6 @@ import pluggy
 
 from . import entrypoints, hookspecs
 from .errors import PluginError, counted, exception_text
-from .plugin_trace import trace_after, trace_before, trace_line
 from .registry import (
     OWN,
     LoadFailure,
@@ -484,6 +483,8 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             if unknown:
                 rook.unknown_named[switch] = unknown
         if tracing:
+            from .plugin_trace import trace_line
+
             source = "from the cache" if found.from_cache else "by scanning distributions"
             trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")
         # one name, two distributions: Rook's own built-in first, then by distribution name
@@ -558,7 +559,9 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         raise PluginError(
             _unknown_hooks(rook) or f"a plugin implements a hook Rook does not define: {exc}"
         ) from None
-    if tracing:
+    if tracing:  # its module only then
+        from .plugin_trace import trace_after, trace_before, trace_line
+
         rook.trace = trace_line
         pm.add_hookcall_monitoring(trace_before, trace_after)
     rook.build_registries()

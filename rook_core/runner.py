@@ -18,7 +18,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, history, known_secrets, process, procscan, resuming, sharding
+from . import __version__, history, known_secrets, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import (
     DefinitionCache,
@@ -245,6 +245,8 @@ def prepare_run(
     joined: tuple[Path, dict[str, Any]] | None = None
     run_path: Path | None = None
     if request.run_id:
+        from . import resuming  # a resumed run's (or a named one's) only
+
         manifest, joined, run_path = resuming.find_run(request, agent, reports, shard, phases)
     profile_name = request.profile
     if manifest is not None and profile_name is None:
@@ -289,6 +291,8 @@ def prepare_run(
         )
     if manifest is not None:
         assert run_path is not None  # the manifest was read from it
+        from . import resuming
+
         scenarios, counts = resuming.resumed_scenarios(
             request, rook, agent, profile, scenarios, manifest, run_path, shard, phases
         )
@@ -334,6 +338,8 @@ def prepare_run(
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)
     if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock
+        from . import resuming
+
         resuming.check_reopened(request, run, manifest, runs, phases, profile, redactor, shard)
     if judging.client is not None:
         judging.client.attach(run.id, run.path)
