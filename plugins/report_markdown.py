@@ -95,7 +95,7 @@ def fenced(text: str, limit: int = OUTPUT_CHARS) -> str:
 
 def headline(report: dict[str, Any]) -> str:
     s = report["summary"]
-    bad = [f"{s[k]} {k}" for k in failing(s)]
+    bad = status_counts({k: s[k] for k in failing(s)})  # "2 errors", as the line under it
     gate = s.get("gate")
     if s.get("pending") and exit_code(report) == 0:  # not finished: never a pass yet
         done = all_passed(s["decided"]) if s.get("decided") else "nothing was verified yet"
@@ -113,11 +113,11 @@ def headline(report: dict[str, Any]) -> str:
         if ungated:  # no decided run, no rate: never "reached"
             what += f"; {ungated} ungated (no decided run)"
         if s.get("infra_error"):  # fails the run, gate or not
-            what += f"; {s['infra_error']} infra_error"
+            what += f"; {status_counts({'infra_error': s['infra_error']})}"
         mark = "✅" if exit_code(report) == 0 else "❌"
         return f"{mark} Rook: {what} ({gate['min_pass_rate']:g})"
     if bad:
-        return f"❌ Rook: {', '.join(bad)}"
+        return f"❌ Rook: {bad}"
     if not s.get("decided"):
         return "❔ Rook: nothing was verified"
     return f"✅ Rook: {all_passed(s['decided'])}"
