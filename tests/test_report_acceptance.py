@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -215,3 +216,92 @@ def test_every_decided_run_passed_exits_0_beside_unverifiable_and_not_runnable(
     assert (summary["pass_rate"], summary["coverage"]) == (1.0, round(1 / 3, 4))
     suite = ET.fromstring((tmp_path / "r.xml").read_bytes()).find("testsuite")
     assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("0", "0", "2")
+
+
+# Answers at once, except the goal "hang", which blocks (its pid written) until
+# RELEASE exists; every call is logged.
+HANGING = r"""
+    #!/usr/bin/env python3
+    import json, os, sys, time
+    if sys.argv[1] != "execute":
+        sys.exit(0)
+    goal = sys.stdin.read()
+    d = os.environ["PROBE"]
+    with open(os.path.join(d, "calls.log"), "a") as fh:
+        fh.write(os.environ["ROOK_SCENARIO_ID"] + "\n")
+    if goal == "hang":
+        open(os.path.join(d, "hook.pid"), "w").write(str(os.getpid()))
+        while not os.path.exists(os.path.join(d, "release")):
+            time.sleep(0.05)
+    print(json.dumps({"output": "done, key " + os.environ["API_KEY"]}))
+"""
+
+
+def test_a_run_killed_midway_is_finished_listed_shown_and_compared_without_a_secret(
+        rook_workspace, tmp_path):
+    """§10: a run killed midway loses nothing recorded; rook run --run ID finishes
+    only what is missing; rook runs, runs show and diff (with a changed
+    definition) read those files; the profile's secret reaches none of them."""
+    ws = rook_workspace
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    ws.script("agent.py", HANGING)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                "env": [{"variable": "API_KEY", "purpose": "the agent's key"}],
+                "hook_env": {"PROBE": str(probe)}})
+    ws.scenario({"id": "a", "goal": "hello", "criteria": [{"contains": "done"}]})
+    ws.scenario({"id": "b", "goal": "hello", "criteria": [{"contains": "done"}]})
+    ws.scenario({"id": "c", "goal": "hang", "criteria": [{"contains": "done"}]})
+    env = {**os.environ, "API_KEY": SECRET, "COLUMNS": "200"}
+    proc = subprocess.Popen([ROOK, "run", "--concurrency", "1"], cwd=ws.root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (probe / "hook.pid").exists():  # a and b are recorded, c hangs
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    (run_dir,) = ws.runs_dir.iterdir()
+    run_id = run_dir.name
+    outputs = []
+
+    listed = rook(ws, "runs")
+    outputs.append(listed.stdout + listed.stderr)
+    assert "incomplete (2/3 recorded)" in listed.stdout, listed.stdout
+    shown = rook(ws, "runs", "show", run_id)
+    outputs.append(shown.stdout + shown.stderr)
+    assert f"rook run --run {run_id}" in shown.stdout + shown.stderr
+    assert "2 passed, 1 pending" in shown.stdout, shown.stdout
+
+    (probe / "release").touch()
+    done = rook(ws, "run", "--run", run_id, "--json")
+    outputs.append(done.stdout + done.stderr)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert _statuses(report) == {"a": "passed", "b": "passed", "c": "passed"}
+    # a and b were not asked again; c (cut off) was, once
+    assert (probe / "calls.log").read_text().split() == ["a", "b", "c", "c"]
+    assert report["scenarios"][0]["turns"][0]["output"] == "done, key [redacted:API_KEY]"
+
+    # b's criteria change, and now fail: diff names the change and the regression
+    ws.scenario({"id": "b", "goal": "hello", "criteria": [{"contains": "refund"}]})
+    again = rook(ws, "run", "--json")
+    outputs.append(again.stdout + again.stderr)
+    assert again.returncode == 1
+    diff = rook(ws, "diff", run_id, "latest")
+    outputs.append(diff.stdout + diff.stderr)
+    assert diff.returncode == 1, diff.stderr
+    row = next(ln for ln in diff.stdout.splitlines() if ln.startswith("b "))
+    assert "changed definition, newly failing" in row, diff.stdout
+    assert "regressed: b" in diff.stderr and "regressed" not in diff.stdout
+    shown = rook(ws, "runs", "show", "latest")
+    outputs.append(shown.stdout + shown.stderr)
+    assert "[redacted:API_KEY]" in shown.stdout  # b's reason quotes the answer
+    listed = rook(ws, "runs")
+    outputs.append(listed.stdout + listed.stderr)
+    for text in outputs:
+        assert SECRET not in text
+    for d in ws.runs_dir.iterdir():
+        assert SECRET not in ws.all_run_text(d.name)
