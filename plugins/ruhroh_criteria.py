@@ -62,9 +62,11 @@ class Status(CriterionType):
                 "no completion status was recorded (the agent is not reached through a "
                 "Ruhroh wrapper or connector)",
             )
+        last = view.turns[-1].evidence
+        limit = last.get("iteration_limit")
         extra = (
-            " (max_iterations reached)"
-            if view.turns[-1].evidence.get("max_iterations_reached")
+            f" ({limit if isinstance(limit, str) else 'max_iterations'} reached)"
+            if last.get("max_iterations_reached")
             else ""
         )
         ok = status in config

@@ -288,19 +288,22 @@ def _defers_to_close(call: HookCall) -> bool:
     return close is not None and close.transport == call.entry.transport
 
 
-def iteration_budget(config: dict[str, Any], call: HookCall) -> int:
-    """``max_iterations``, lowered by a scenario's ``max_turns`` (public Rook CLI files)."""
+def iteration_budget(config: dict[str, Any], call: HookCall) -> tuple[int, str]:
+    """``max_iterations``, lowered by a scenario's ``max_turns`` (public Rook CLI
+    files), and the name of the one that sets it, as the files write it."""
     budget = int(config["max_iterations"])
     scenario = call.scenario
     max_turns = scenario.extra.get("max_turns") if scenario is not None else None
-    return min(budget, int(max_turns)) if max_turns else budget
+    if max_turns and int(max_turns) < budget:
+        return int(max_turns), "the scenario's max_turns"
+    return budget, "max_iterations"
 
 
-def _ended(final: IterationResult, exhausted: bool, budget: int) -> str:
+def _ended(final: IterationResult, exhausted: bool, budget: int, limit: str) -> str:
     """Why a turn before the last ends the conversation."""
     if exhausted:
         return (
-            f"max_iterations ({budget}) reached with the agent still answering continue; "
+            f"{limit} ({budget}) reached with the agent still answering continue; "
             "no further call is made"
         )
     return f"the agent answered {final.status}"
@@ -320,7 +323,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     except StepError as exc:
         return _hook_result(call, started, "failed", str(exc))
     last_turn = (call.turn or 1) >= call.turns_total
-    budget = iteration_budget(config, call)
+    budget, limit = iteration_budget(config, call)
     message = call.stdin or ""
     results: list[IterationResult] = []
     summaries: list[dict[str, Any]] = []
@@ -369,9 +372,11 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     data = evidence(config, conn, session, results, summaries, labels)
     if exhausted:
         data["max_iterations_reached"] = True
+        if limit != "max_iterations":  # which limit it was, for the status criterion
+            data["iteration_limit"] = limit
     ended = None
     if status == "ok" and not last_turn and (exhausted or final.status != CONTINUE):
-        ended = _ended(final, exhausted, budget)
+        ended = _ended(final, exhausted, budget, limit)
         data["conversation_ended"] = ended
     notes: list[str] = []
     if status == "ok" and not (last_turn or ended):

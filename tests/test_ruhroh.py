@@ -482,6 +482,19 @@ def test_a_public_cli_scenarios_max_turns_lowers_the_iteration_budget(
     r = rook_cli("run", "--json")
     assert len(calls(probe_dir)) == 2
     assert scenario_of(r)["turns"][0]["evidence"]["max_iterations_reached"] is True
+    # the limit reached is named as the files write it: the profile says max_iterations 5,
+    # so "max_iterations (2) reached" sent the user to a setting that was not the cause
+    reason = scenario_of(r)["criteria"][0]["reason"]
+    assert reason == "status is 'continue' (the scenario's max_turns reached); expected goal_satisfied"
+    rook_workspace.scenario(
+        {"title": "Loop", "id": "loop", "turns": ["a", "b", "c"], "max_turns": 2,
+         "criteria": [{"contains": "reply"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert scenario_of(r)["warnings"] == [
+        "turn 3 not sent: the conversation ended after turn 2 (the scenario's max_turns (2) "
+        "reached with the agent still answering continue; no further call is made)"
+    ]
 
 
 def test_a_public_cli_scenarios_setup_messages_come_first_and_the_goal_file_holds_its_goal(
