@@ -237,6 +237,16 @@ HANGING = r"""
 """
 
 
+def _final(ws, key):
+    """The scenario run's record, in the one run, is written and final."""
+    for path in ws.runs_dir.glob(f"*/scenarios/{key}.json"):
+        try:
+            return json.loads(path.read_text(encoding="utf-8")).get("final") is True
+        except ValueError:  # (written atomically: never half a file; to be sure)
+            return False
+    return False
+
+
 def test_a_run_killed_midway_is_finished_listed_shown_and_compared_without_a_secret(
         rook_workspace, tmp_path):
     """§10: a run killed midway loses nothing recorded; rook run --run ID finishes
@@ -257,7 +267,8 @@ def test_a_run_killed_midway_is_finished_listed_shown_and_compared_without_a_sec
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
-        while not (probe / "hook.pid").exists():  # a and b are recorded, c hangs
+        while not ((probe / "hook.pid").exists() and _final(ws, "a.1") and _final(ws, "b.1")):
+            # c hangs, and a and b are recorded (b may still be judged as c starts)
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
     finally:
