@@ -255,7 +255,8 @@ class JudgeClient:
         assert self.ctx is not None
         entry = self.profile.hooks[phase]
         if entry.delay_seconds and after is not None:
-            wait = after + entry.delay_seconds - time.time()
+            # never more than delay_seconds, whatever the clock did since ``after``
+            wait = min(after + entry.delay_seconds - time.time(), entry.delay_seconds)
             if wait > 0:
                 await asyncio.sleep(wait)
         call = HookCall(

@@ -84,9 +84,11 @@ def finish(record: dict[str, Any], status: str, reason: str, redactor: Redactor)
 
 async def delay(entry: Any, last_end: float | None) -> None:
     """Wait what is left of the entry's ``delay_seconds`` since the preceding
-    phase ended (``last_end``): a minimum, not a sleep."""
+    phase ended (``last_end``): a minimum, not a sleep. Never more than
+    ``delay_seconds``: an end stamped later than now (a wall clock stepped
+    back since, or a record written where the clock ran ahead) waits that."""
     if entry.delay_seconds and last_end is not None:
-        wait = last_end + entry.delay_seconds - time.time()
+        wait = min(last_end + entry.delay_seconds - time.time(), entry.delay_seconds)
         if wait > 0:
             await asyncio.sleep(wait)
 

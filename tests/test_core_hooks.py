@@ -455,6 +455,42 @@ def test_a_split_runs_first_phase_waits_its_delay_after_the_earlier_prepare(
     assert times["open"] - times["prepare"] >= 2.0  # waited: not yet elapsed
 
 
+def test_a_delay_never_waits_longer_than_its_delay_seconds(rook_workspace, rook_cli, tmp_path):
+    # delay_seconds is a minimum since the preceding phase ended, measured on the
+    # wall clock (the phase may have ended in an earlier invocation). An end
+    # stamped later than now (a clock that stepped back since, or a run record
+    # written where the clock ran ahead) made Rook wait delay_seconds plus the
+    # skew: 30 s here for a 1 s delay, an hour for an hour's skew.
+    ws = rook_workspace
+    log = tmp_path / "times"
+    ws.script(
+        "h.sh",
+        f"""
+        #!/bin/bash
+        echo "$1 $(date +%s.%N)" >> {log}
+        [ "$1" = execute ] && {{ cat >/dev/null; echo '{{"output": "ok"}}'; }}
+        [ "$1" = collect ] && echo '{{}}'
+        exit 0
+    """,
+    )
+    collect = {"script": "scripts/h.sh", "delay_seconds": 1}
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": collect}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0, r.stderr
+    run_id = r.report["run"]["id"]
+    path = ws.run_dir(run_id) / "scenarios" / "s.1.json"
+    record = json.loads(path.read_text())
+    record["last_phase_end"] += 30  # stamped by a clock 30 s ahead of this one
+    path.write_text(json.dumps(record))
+    resumed = time.time()
+    r = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    times = dict(line.split() for line in log.read_text().splitlines())
+    assert float(times["collect"]) - resumed < 10  # at most its 1 s, never the 31 s
+
+
+
 def test_default_timeouts_and_the_close_floor():
     e = {p: HookEntry(p, "script", {}) for p in ("prepare", "open", "execute", "close", "collect")}
     assert {p: x.timeout for p, x in e.items()} == {
