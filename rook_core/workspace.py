@@ -285,10 +285,15 @@ def _choose(
 def select_agent(workspace: Path, project: str | None, agent: str | None) -> Agent:
     root = workspace / ROOT
     if not root.is_dir():
-        raise WorkspaceError(
-            f"{workspace}: no Rook workspace here ({ROOT} is missing); "
-            "run: rook init --project P --agent A"
+        # --workspace naming a folder inside one (found upwards only without it):
+        # name that one, never `rook init` (a second workspace inside the first)
+        inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
+        fix = (
+            f"it is inside the workspace {inside}: give -w {inside}"
+            if inside is not None
+            else "run: rook init --project P --agent A"
         )
+        raise WorkspaceError(f"{workspace}: no Rook workspace here ({ROOT} is missing); {fix}")
     config = read_config(workspace)
     source = root / "config.yaml"
     project_name = _choose(

@@ -912,6 +912,19 @@ def test_no_workspace_says_how_to_create_one(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "rook init --project P --agent A" in r.stderr
 
 
+@pytest.mark.parametrize("inside", ["src/pkg", ".testmuai"])
+def test_a_workspace_flag_naming_a_folder_inside_a_workspace_names_the_workspace(ws, rook_cli,
+                                                                               inside):
+    # --workspace is the workspace itself (no search upwards): -w naming a folder
+    # in one said only "no Rook workspace here ...; run: rook init ...", which
+    # would make a second workspace inside the first
+    (ws.root / inside).mkdir(parents=True, exist_ok=True)
+    r = rook_cli("run", "-w", str(ws.root / inside))
+    refused(r, ws, f"{ws.root / inside}: no Rook workspace here", f"it is inside the workspace "
+            f"{ws.root.resolve()}: give -w {ws.root.resolve()}")
+    assert "rook init" not in r.stderr, r.stderr
+
+
 def test_init_creates_the_layout(tmp_path, rook_cli):
     r = rook_cli("init", "--project", "demo", "--agent", "order-desk", "-w", str(tmp_path))
     assert r.exit_code == 0, r.stderr
