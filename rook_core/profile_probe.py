@@ -249,7 +249,8 @@ def _entry_shown(entry: Any) -> str:
 def waiting_line(profile: Profile, turns: int = 1) -> str:
     """What a probe of ``profile`` waits for, and for how long at most (each hook's
     timeout), said before it starts: a target that never answers is then no
-    silent wait. ``trying the agent: POST http://host/ask (up to 300 s)``."""
+    silent wait (nor is a delay_seconds). ``trying the agent: POST http://host/ask
+    (up to 300 s)``."""
     parts = []
     for phase in HOOK_PHASES:
         entry = profile.hooks.get(phase)
@@ -266,6 +267,10 @@ def waiting_line(profile: Profile, turns: int = 1) -> str:
                 limit = f"{turns} turns, {limit} in all"
         elif phase == "execute" and turns > 1:
             limit = f"{turns} turns, {limit} each"
+        # its delay_seconds is waited in silence first (prepare has no preceding phase)
+        if phase != "prepare" and entry.delay_seconds:
+            each = " before each turn" if phase == "execute" and turns > 1 else ""
+            limit = f"after a delay of up to {entry.delay_seconds:g} s{each}, {limit}"
         parts.append(f"{name}{_entry_shown(entry)} ({limit})")
     return "trying the agent: " + (", ".join(parts) or "no hook")
 

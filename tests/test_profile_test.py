@@ -497,3 +497,22 @@ def test_a_timed_out_hook_says_what_to_do_next_once(rook_workspace, rook_cli):
     out = r.stdout + r.stderr
     assert out.count("raise timeout_seconds on the hook entry") == 1, out
     assert "next: check that the target is up and answers" in out, out
+
+
+def test_the_line_said_before_the_test_names_the_delays_it_will_wait(rook_workspace, rook_cli):
+    # "trying the agent: ... collect scripts/agent.py (up to 120 s)" said no word of
+    # a collect delay_seconds, which the test waits in silence first (a minute for
+    # the reference's example); a prepare delay never waits and is not named
+    ws = rook_workspace
+    hooks = {
+        "prepare": {"script": "scripts/agent.py", "delay_seconds": 5},
+        "execute": "scripts/agent.py",
+        "collect": {"script": "scripts/agent.py", "delay_seconds": 1, "timeout_seconds": 9},
+    }
+    write(ws, {}, hooks=hooks)
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert (
+        "trying the agent: prepare scripts/agent.py (up to 60 s), execute scripts/agent.py "
+        "(up to 300 s), collect scripts/agent.py (after a delay of up to 1 s, up to 9 s)\n"
+    ) in r.stderr, r.stderr
