@@ -42,6 +42,7 @@ from .errors import (
 from .hookenv import base_environment, check_env, hook_env
 from .hookio import OutputError, preview, turn_evidence
 from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
+from .lifecycle import delay
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
@@ -254,11 +255,7 @@ class JudgeClient:
         an agent's hooks."""
         assert self.ctx is not None
         entry = self.profile.hooks[phase]
-        if entry.delay_seconds and after is not None:
-            # never more than delay_seconds, whatever the clock did since ``after``
-            wait = min(after + entry.delay_seconds - time.time(), entry.delay_seconds)
-            if wait > 0:
-                await asyncio.sleep(wait)
+        await delay(entry, after)
         call = HookCall(
             phase=phase,
             entry=entry,
