@@ -21,6 +21,7 @@ from .author_shapes import (
     find_answer,
     find_calls,
     find_conversation,
+    find_streamed_answer,
     find_usage,
     jmes,
     openai_tool_calls,
@@ -314,14 +315,23 @@ def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool
         else:
             _drop_conversation(http, new, diagnosis)
     elif obs.problem == "no_answer" and failed.get("phase") == "execute":
-        path = find_answer(doc, obs.goal)
-        if path is None:
+        streamed = find_streamed_answer(doc, obs.goal)
+        path = find_answer(doc, obs.goal) if streamed is None else None
+        if path is None and streamed is None:
             return None
         extract = http.setdefault("extract", {})
-        if path == ():
+        if streamed is not None:
+            before = extract.get("output")
+            extract["output"] = streamed
+            why = f"not under {before}" if before else "no output field"
+            new.changes.append(
+                f"the answer is under {streamed} ({why}; the event stream sends it in "
+                "pieces): extract.output set"
+            )
+        elif path == ():
             extract.pop("output", None)
             new.changes.append("the answer is the whole (text) response: extract.output removed")
-        else:
+        elif path is not None:
             before = extract.get("output")
             extract["output"] = jmes(path)
             why = f"not under {before}" if before else "no output field"

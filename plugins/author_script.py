@@ -124,6 +124,7 @@ class ScriptAuthor:
                 "shown": st["path"],
                 "command_code": interpreter_code(st["path"], Path(st["real"])),
                 "origin": "--from, wrapped",
+                "answered_text": observation.problem == "not_json" and answered_text(observation),
             }
             text = command_script(state["command_code"], st["path"], state["origin"])
             notes = [f"hook script: {script} (runs {st['path']})"]
@@ -138,6 +139,19 @@ class ScriptAuthor:
             return new
         if st.get("mode") == "hook" and observation.problem == "no_answer":
             return map_answer(draft, observation, request, st["path"], Path(st["real"]))
+        if st.get("mode") == "wrapped" and silent_without_its_phase(st, observation):
+            # It answered the probe, `<script> execute`, in plain text, and says nothing
+            # run as a command: it reads the phase (`[ "$1" = execute ] || exit 0`).
+            state = {**st, "command_code": st["command_code"][:-1] + ', "execute"]'}
+            state["phased"] = True
+            new = draft.copy(state=state)
+            code = command_script(state["command_code"], st["shown"], st["origin"])
+            new.files = {st["script"]: code}
+            new.changes.append(
+                f"{st['shown']} answered the probe ({st['shown']} execute) but says nothing "
+                f"without that argument: {st['script']} now runs it with execute as its argument"
+            )
+            return new
         if st.get("mode") == "wrapped":
             return json_fields(draft, observation)
         return None
@@ -157,6 +171,23 @@ class ScriptAuthor:
         if real is None:
             return None
         return map_answer(draft, observation, request, hook_path(real, agent), real)
+
+
+def silent_without_its_phase(state: dict[str, Any], observation: Observation) -> bool:
+    """A wrapped script that printed text run as ``<script> execute`` (the probe)
+    answered nothing run as a command, without the argument."""
+    return bool(
+        state.get("answered_text")
+        and not state.get("phased")
+        and observation.ok
+        and not (observation.answer or "").strip()
+    )
+
+
+def answered_text(observation: Observation) -> bool:
+    """The execute hook exited 0 having printed text (not the hook contract's JSON)."""
+    hook = next((h for h in observation.hooks if h.get("phase") == "execute"), None)
+    return bool(hook and hook.get("exit_code") == 0 and (hook.get("stdout") or "").strip())
 
 
 def executed_object(observation: Observation) -> Any:

@@ -251,3 +251,43 @@ def openai_tool_calls(doc: Any) -> str | None:
             "arguments: function.arguments} || `[]`"
         )
     return None
+
+
+def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
+    """The JMESPath that assembles the answer of an event stream of the endpoint's own
+    shape (what the HTTP transport makes ``{"events": [...], "text": ...}`` of), when
+    the answer comes in pieces, one field of each event (``{"delta": "Hel"}``,
+    Anthropic's ``{"delta": {"text": "Hel"}}``): the pieces joined
+    (``join('', events[].delta)``), or the last one when each piece repeats the one
+    before and adds to it. ``None`` when no field of two or more events does."""
+    if not (isinstance(doc, dict) and set(doc) == {"events", "text"}):
+        return None
+    events = (
+        [e for e in doc["events"] if isinstance(e, dict)] if isinstance(doc["events"], list) else []
+    )
+    pieces: dict[Path, list[str]] = {}
+    for event in events:
+        for path, value in walk(event):
+            if path and isinstance(value, str) and not any(isinstance(p, int) for p in path):
+                pieces.setdefault(path, []).append(value)
+    best: tuple[float, str] | None = None
+    for path, values in pieces.items():
+        if len(values) < 2 or any(not isinstance(_get(e, path), (str, type(None))) for e in events):
+            continue  # one event's field is no answer in pieces; a projection joins strings only
+        growing = all(
+            b.startswith(a) and len(b) > len(a) for a, b in zip(values, values[1:], strict=False)
+        )
+        text = values[-1] if growing else "".join(values)
+        score = answer_score(path, text, goal)
+        if score > 0 and (best is None or score > best[0]):
+            projection = f"events[].{jmes(path)}"
+            best = (score, f"{projection} | [-1]" if growing else f"join('', {projection})")
+    return best[1] if best else None
+
+
+def _get(doc: Any, path: Path) -> Any:
+    for part in path:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(part)
+    return doc
