@@ -28,6 +28,7 @@ from rook_core.workspace import user_path
 
 from .author_http import (
     DROP_HEADERS,
+    FORM_NOTE,
     GOAL_GIVEN,
     GOAL_WRITTEN,
     PLACEHOLDER_ENV,
@@ -35,6 +36,7 @@ from .author_http import (
     basic_header,
     declare_references,
     move_header_secrets,
+    move_path_secrets,
     move_value_secrets,
     place_goal,
     split_userinfo,
@@ -547,8 +549,9 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     url = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
     if not url.startswith(("http://", "https://", "{{env.")):
         raise ConfigError(f"the cURL URL must start with http:// or https://, got {url[:60]!r}")
-    where = where_of(url)
     secrets = request.secrets
+    url = move_path_secrets(url, secrets)
+    where = where_of(url)
     for var, place in c.variables.items():  # declared first: a moved secret never takes the name
         if var not in ROOK_VARIABLES:
             secrets.add("", f"${var} in your cURL command, {place} of {where}", variable=var)
@@ -624,7 +627,7 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         headers["Content-Type"] = "application/x-www-form-urlencoded"
         if kind == "json":
             notes.append(
-                "the body is JSON but the command gives no Content-Type, so it is sent as "
+                f"{FORM_NOTE}, so it is sent as "
                 "curl sends it, application/x-www-form-urlencoded; if the agent expects "
                 "JSON, add -H 'Content-Type: application/json' to the command"
             )

@@ -14,7 +14,13 @@ import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from rook_core.credentials import mask_url, secret_kind, secret_name, secret_value
+from rook_core.credentials import (
+    mask_url,
+    secret_kind,
+    secret_name,
+    secret_value,
+    url_secrets,
+)
 from rook_core.models import ROOK_VARIABLES
 
 from .author_shapes import (
@@ -130,6 +136,18 @@ def _move_value(key: str, value: Any, secrets: Secrets, where: str, part: str) -
     if isinstance(value, dict):
         return move_value_secrets(value, secrets, where, part)
     return value
+
+
+def move_path_secrets(url: str, secrets: Secrets) -> str:
+    """A path segment of ``url`` shaped like a key (``/keyed/sk-.../ask``) ->
+    ``{{env.NAME}}``, as one in the query is moved."""
+    found = [f for f in url_secrets(url) if f.purpose == "URL path"]
+    if found:
+        where = where_of(mask_url(url))
+        for f in sorted(found, key=lambda f: f.start, reverse=True):
+            var = secrets.add(secret_kind(f.name), f"the key in the URL path of {where}", f.value)
+            url = f"{url[: f.start]}{{{{env.{var}}}}}{url[f.end :]}"
+    return url
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
@@ -418,17 +436,40 @@ def _fix_header(http: dict[str, Any], failed: dict[str, Any], obs: Observation, 
     if name is None and obs.http_status == 406:
         name = next((h for h in headers if h.lower() == "accept"), None)
     if obs.http_status == 415 and name is None:
-        for h in [h for h in headers if h.lower() == "content-type"]:
-            del headers[h]
-        headers["Content-Type"] = "application/json"
-        new.changes.append("the server refused the content type (415): Content-Type set to JSON")
-        return True
+        return _send_json(http, headers, new)
     if name is None or secret_name(name) or "{{" in str(headers.get(name, "")):
         return False  # never drop a credential to make a test pass
     del headers[name]
     if not headers:
         http.pop("headers", None)
     new.changes.append(f"the server rejected the {name} header (HTTP {obs.http_status}): removed")
+    return True
+
+
+FORM_NOTE = "the body is JSON but the command gives no Content-Type"
+"""How the cURL author's note on a JSON body sent as a form begins (dropped once a
+415 has it sent as JSON)."""
+
+
+def _send_json(http: dict[str, Any], headers: dict[str, Any], new: Draft) -> bool:
+    """The server refused the content type (415): a form goes as a JSON body, a JSON
+    body labelled otherwise as JSON; one sent as JSON already has nothing to change."""
+    types = [h for h in headers if h.lower() == "content-type"]
+    if isinstance(http.get("form"), dict):
+        http["body"] = http.pop("form")
+        change = "the fields are sent as a JSON body"
+    elif isinstance(http.get("body"), (dict, list)) and any(
+        not str(headers[h]).lower().startswith("application/json") for h in types
+    ):
+        change = "Content-Type set to JSON"
+    else:
+        return False
+    for h in types:
+        del headers[h]
+    headers["Content-Type"] = "application/json"
+    http["headers"] = headers
+    new.notes = [n for n in new.notes if not n.startswith(FORM_NOTE)]
+    new.changes.append(f"the server refused the content type (415): {change}")
     return True
 
 

@@ -21,6 +21,7 @@ from .author_http import (
     basic_header,
     declare_references,
     http_entry,
+    move_path_secrets,
     move_value_secrets,
     split_userinfo,
     where_of,
@@ -85,8 +86,8 @@ class UrlAuthor(HttpAuthor):
 
         assert request.source.url is not None
         url, user, password = split_userinfo(request.source.url)
-        parts = urlsplit(url)
-        where = where_of(url)
+        parts = urlsplit(move_path_secrets(url, request.secrets))
+        where = where_of(urlunsplit(parts))
         query = move_value_secrets(
             dict(parse_qsl(parts.query, keep_blank_values=True)),
             request.secrets,

@@ -158,8 +158,9 @@ class Found:
 
 
 def url_secrets(url: str) -> list[Found]:
-    """The password in ``url``'s userinfo and the values of its credential query
-    parameters (by name, or shaped like a key), as spans of ``url``."""
+    """The password in ``url``'s userinfo, a path segment shaped like a key
+    (``/v1/sk-.../ask``) and the values of its credential query parameters (by
+    name, or shaped like a key), as spans of ``url``."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -174,6 +175,13 @@ def url_secrets(url: str) -> list[Found]:
             found.append(
                 Found(unquote(password), start, start + len(password), "password", "password")
             )
+    if parts.path and SECRET_IN_TEXT.search(parts.path):  # a key as a path segment
+        pos = url.find(parts.path, netloc_at + len(parts.netloc) if netloc_at >= 0 else 0)
+        for segment in parts.path.split("/"):
+            value = unquote(segment)
+            if segment and secret_value(value):
+                found.append(Found(value, pos, pos + len(segment), "key", "URL path"))
+            pos += len(segment) + 1
     if parts.query:
         q_at = url.find("?" + parts.query) + 1
         pos = q_at

@@ -30,5 +30,8 @@ def url_problem(url: str) -> str | None:
 
 def shown(url: str) -> str:
     """``url`` as a message may show it: without its query, fragment or password
-    (any of them may hold a credential)."""
-    return re.sub(r"//[^/?#]*@", "//", re.split(r"[?#]", url, maxsplit=1)[0])
+    (any of them may hold a credential), a path segment shaped like a key hidden."""
+    from .credentials import mask_url
+
+    # a key as a path segment (/v1/sk-.../ask) is hidden too
+    return mask_url(re.sub(r"//[^/?#]*@", "//", re.split(r"[?#]", url, maxsplit=1)[0]))

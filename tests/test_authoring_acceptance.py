@@ -91,3 +91,141 @@ def test_a_script_that_reads_its_phase_but_prints_plain_text_keeps_its_answer(
     r = rook_cli("profile", "test", "desk", "--workspace", str(ws.root))
     assert r.exit_code == 0 and "answer: plain answer to" in r.stdout, r.stdout + r.stderr
     assert (ws.agent_dir / hook).is_file()
+
+
+@pytest.mark.parametrize("source", ["curl", "url"])
+def test_a_key_in_the_url_path_moves_to_env_and_is_never_shown(
+    rook_workspace, rook_cli, authoring_server, source
+):
+    """A key written in the URL's path (`/keyed/sk-.../ask`), shaped as a key is
+    whatever it is called: moved to env as one in the query is, and `profile show`
+    hides one written there by hand."""
+    ws = rook_workspace
+    key = authoring_server.api_key
+    if source == "curl":
+        curl = f"curl {authoring_server.url}/keyed/{key}/ask --json '{{\"message\": \"hi\"}}'"
+        r = add(rook_cli, ws, "keyed", input=curl)
+    else:
+        r = add(rook_cli, ws, "keyed", "--from", f"{authoring_server.url}/keyed/{key}/ask")
+    out = r.stdout + r.stderr
+    assert r.exit_code == 0, out
+    assert "answer: keyed reply to: Say hello in one short sentence." in out
+    url = profile(ws, "keyed")["hooks"]["execute"]["http"]["url"]
+    assert url == f"{authoring_server.url}/keyed/{{{{env.AGENT_API_KEY}}}}/ask", url
+    assert key not in out
+    for path in ws.root.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+    ws.profile({"id": "pasted", "hooks": {"execute": {"http": {"url": f"http://127.0.0.1:9/keyed/{key}/ask"}}}})
+    r = rook_cli("profile", "show", "pasted", "--workspace", str(ws.root))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert key not in r.stdout + r.stderr and "http://127.0.0.1:9/keyed/[hidden]/ask" in r.stdout
+
+
+def test_a_response_over_the_cap_names_the_setting_that_raises_it(
+    rook_workspace, rook_cli, agent_server
+):
+    """A body (or event stream) over the output cap fails the hook saying which
+    setting raises the cap, as the script and Ruhroh transports say."""
+    ws = rook_workspace
+    ws.profile(
+        {
+            "id": "big",
+            "limits": {"stdout_bytes": 1024},
+            "hooks": {
+                "execute": {
+                    "http": {
+                        "url": f"{agent_server.url}/echo",
+                        "body": {"message": "{{goal}}", "padding": "x" * 4000},
+                    }
+                }
+            },
+        }
+    )
+    r = rook_cli("profile", "test", "big", "--workspace", str(ws.root))
+    out = r.stdout + r.stderr
+    assert r.exit_code == 1, out
+    assert "the response body exceeded the 1024-byte cap" in out
+    assert "raise limits.stdout_bytes in the profile" in out
+
+
+def test_an_openapi_document_in_yaml_at_a_url_builds_the_session_profile(
+    rook_workspace, rook_cli, authoring_server
+):
+    """An OpenAPI document served as YAML (as text/plain, as a raw file host serves
+    it) is read as the JSON one is: the same session profile, tested."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "desk", "--from", f"{authoring_server.url}/openapi.yaml")
+    out = r.stdout + r.stderr
+    assert r.exit_code == 0, out
+    assert "author: openapi" in out and "answer: " in out
+    hooks = profile(ws, "desk")["hooks"]
+    assert hooks["open"]["http"]["extract"] == {"conversation": "session.id"}
+    assert hooks["execute"]["http"]["body"] == {"text": "{{goal}}"}
+    assert hooks["execute"]["http"]["extract"]["output"] == "data.reply"
+    assert hooks["close"]["http"]["method"] == "DELETE"
+
+
+def test_an_author_agent_answering_the_script_as_plain_text_is_taken(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The author agent's answer may be the script itself, neither fenced nor in a
+    JSON object: it becomes the hook script, tested on the real target."""
+    import sys
+
+    ws = rook_workspace
+    author = tmp_path / "author.py"
+    author.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "print('#!/usr/bin/env python3')\n"
+        "print('import json, sys')\n"
+        "print('if sys.argv[1] == \"execute\":')\n"
+        "print('    print(json.dumps({\"output\": \"plain author: \" + sys.stdin.read()}))')\n"
+    )
+    r = add(
+        rook_cli, ws, "plain", "--notes", "answer every goal politely",
+        "--author", f"{sys.executable} {author}",
+    )
+    out = r.stdout + r.stderr
+    assert r.exit_code == 0, out
+    assert "answer: plain author: Say hello in one short sentence." in out
+    hook = profile(ws, "plain")["hooks"]["execute"]
+    script = hook if isinstance(hook, str) else hook["script"]
+    assert (ws.agent_dir / script).read_text().startswith("#!/usr/bin/env python3\nimport json")
+
+
+@pytest.mark.parametrize(
+    "data, changed",
+    [
+        ("-d 'message=hi'", "the fields are sent as a JSON body"),
+        ("-d '{\"message\": \"hi\"}'", "Content-Type set to JSON"),
+    ],
+)
+def test_a_body_refused_for_its_content_type_is_sent_as_json(
+    rook_workspace, rook_cli, authoring_server, data, changed
+):
+    """A 415 (the server takes JSON only) for a form body, or a JSON body that curl
+    labels as a form: corrected once, so the second test passes; never the same
+    change announced again and again."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "jo", input=f"curl {authoring_server.url}/jsononly {data}")
+    out = r.stdout + r.stderr
+    assert r.exit_code == 0, out
+    assert out.count("changed: ") == 1 and changed in out, out
+    assert "answer: json reply to: Say hello in one short sentence." in out
+    http = profile(ws, "jo")["hooks"]["execute"]["http"]
+    assert http["body"] == {"message": "{{goal}}"} and "form" not in http
+    assert "application/x-www-form-urlencoded" not in out  # no note left saying it is sent so
+
+
+def test_a_json_body_refused_for_its_content_type_is_not_changed_in_vain(
+    rook_workspace, rook_cli, agent_server
+):
+    """A JSON body already sent as JSON and refused (415): nothing a content type can
+    correct, so no change is announced and tried again."""
+    ws = rook_workspace
+    agent_server.flaky["ct"] = [(415, {})] * 10
+    r = add(rook_cli, ws, "ct", input=f"curl {agent_server.url}/flaky/ct --json '{{\"message\": \"hi\"}}'")
+    out = r.stdout + r.stderr
+    assert r.exit_code == 1, out
+    assert "changed: " not in out and "test 2" not in out, out

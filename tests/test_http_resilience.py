@@ -269,7 +269,10 @@ def test_a_gzip_body_is_read_decoded_recorded_to_16_kib_and_capped(
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
     [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
-    assert execute["diagnosis"] == "the response body exceeded the 30000-byte cap", execute
+    assert execute["diagnosis"] == (
+        "the response body exceeded the 30000-byte cap (raise limits.stdout_bytes in the "
+        "profile if this much output is expected)"
+    ), execute
 
 
 def test_connection_errors_are_retried_then_reported(rook_cli, rook_workspace):

@@ -34,6 +34,7 @@ from rook_core.plain import plain
 from rook_core.redact import MARK as REDACTED_MARK
 
 MAX_BACKOFF = 30.0
+RAISE_CAP = " (raise limits.stdout_bytes in the profile if this much output is expected)"
 MAX_RETRY_AFTER = 7 * 24 * 3600.0
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z")
 USER_AGENT = f"rook/{__version__} httpx/{httpx.__version__}"
@@ -275,7 +276,7 @@ class _CappedBytes(httpx.AsyncByteStream):
         async for chunk in self.source.aiter_bytes():
             size += len(chunk)
             if size > self.cap:
-                raise SendError(f"the event stream exceeded the {self.cap}-byte cap")
+                raise SendError(f"the event stream exceeded the {self.cap}-byte cap{RAISE_CAP}")
             yield chunk
 
 
@@ -343,7 +344,7 @@ async def _once(
         async for chunk in resp.aiter_bytes():
             size += len(chunk)
             if size > cap:
-                raise SendError(f"the response body exceeded the {cap}-byte cap")
+                raise SendError(f"the response body exceeded the {cap}-byte cap{RAISE_CAP}")
             chunks.append(chunk)
         reply.body = b"".join(chunks)
         chunks.clear()

@@ -15,7 +15,6 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
@@ -115,8 +114,7 @@ def read_source(
             problem = url_problem(from_)
             if problem:  # named without its query or password: either may hold a secret
                 raise ConfigError(f"--from {shown(from_)}: {problem}")
-            parts = urlsplit(from_)
-            label = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+            label = shown(from_)
             if wait is not None:
                 wait(f"reading {label} (GET, up to {FETCH_TIMEOUT:g} s)")
             source = fetch(from_)

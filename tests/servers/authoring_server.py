@@ -3,6 +3,7 @@
 Extra endpoints (everything of :class:`AgentServer` still answers):
 
 * ``GET  /openapi.json``        OpenAPI 3 for the session API (``/api/sessions...``)
+* ``GET  /openapi.yaml``        the same document in YAML, served as ``text/plain``
 * ``GET  /openapi-many.json``   two operations that take a message equally (must ask)
 * ``GET  /openapi-key.json``    ``POST /ask`` with an API key in the query (security scheme)
 * ``POST /ask?key=K``           needs ``prompt`` (422 naming it, FastAPI style); answers
@@ -18,6 +19,10 @@ Extra endpoints (everything of :class:`AgentServer` still answers):
                                 ``/moved/to?url=URL``: to ``URL``)
 * ``GET  /lookup?q=...``        answers ``{"results": [{"title": ...}]}``; any other method
                                 is not allowed (405)
+* ``POST /jsononly``            415 unless the body is sent as ``application/json``;
+                                ``message``; answers ``{"output": ...}``
+* ``POST /keyed/KEY/ask``       the API key in the URL path (401 unless it is ``api_key``);
+                                ``message``; answers ``{"reply": ...}``
 """
 
 from __future__ import annotations
@@ -220,6 +225,10 @@ class _AuthoringHandler(_Handler):
         }
         if self.command == "GET" and path in docs:
             return self._send(200, docs[path])
+        if self.command == "GET" and path == "/openapi.yaml":
+            import yaml
+
+            return self._send(200, yaml.safe_dump(SESSION_API, sort_keys=False))
         if path.startswith("/moved/"):  # curl -L follows it; Rook does not
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             rest = path[len("/moved") :]
@@ -239,7 +248,9 @@ class _AuthoringHandler(_Handler):
 
             q = parse_qs(qs).get("q", [""])[0]
             return self._send(200, {"results": [{"title": f"found: {q}"}]} if q else {})
-        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form", "/history"):
+        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form", "/history", "/jsononly"):
+            return self._extra(path, qs)
+        if self.command == "POST" and path.startswith("/keyed/"):
             return self._extra(path, qs)
         return super()._handle()
 
@@ -268,6 +279,14 @@ class _AuthoringHandler(_Handler):
             )
         if path == "/ask":
             return self._send(*app.ask(query, body))
+        if path == "/jsononly":
+            if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+                return self._send(415, {"detail": "Unsupported Media Type"})
+            return self._send(200, {"output": f"json reply to: {(body or {}).get('message', '')}"})
+        if path.startswith("/keyed/"):
+            if path != f"/keyed/{app.api_key}/ask":
+                return self._send(401, {"error": "no such key"})
+            return self._send(200, {"reply": f"keyed reply to: {(body or {}).get('message', '')}"})
         if path == "/strict":
             if "X-Debug" in self.headers:
                 return self._send(400, {"error": "header X-Debug is not allowed here"})
