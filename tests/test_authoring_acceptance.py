@@ -229,3 +229,30 @@ def test_a_json_body_refused_for_its_content_type_is_not_changed_in_vain(
     out = r.stdout + r.stderr
     assert r.exit_code == 1, out
     assert "changed: " not in out and "test 2" not in out, out
+
+
+def test_show_hides_secrets_pasted_by_hand_into_headers_and_bodies(rook_workspace, rook_cli):
+    """Credentials written literally into an http entry's headers (under any of the
+    names APIs give them) and body fields, by hand: `show` never prints them."""
+    ws = rook_workspace
+    headers = {
+        "Authorization": "Bearer pasted-61-bearer",
+        "x-api-key": "pasted-62-xkey",
+        "Cookie": "session=pasted-63-cookie; theme=dark",
+        "Proxy-Authorization": "Basic cGFzdGVkOjY0LXB3",
+        "X-Auth-Token": "pasted-65-authtoken",
+        "api-key": "pasted-66-azure",
+    }
+    body = {"message": "{{goal}}", "client_secret": "pasted-67-cs", "auth": {"password": "pasted-68-pw"}}
+    ws.profile(
+        {
+            "id": "pasted",
+            "hooks": {"execute": {"http": {"url": "http://127.0.0.1:9/x", "headers": headers, "body": body}}},
+            "hook_env": {"SERVICE_TOKEN": "pasted-69-hookenv"},
+        }
+    )
+    for args in ((), ("--json",)):
+        r = rook_cli("profile", "show", "pasted", *args, "--workspace", str(ws.root))
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert "pasted-" not in r.stdout + r.stderr and "cGFzdGVk" not in r.stdout, r.stdout
+    assert "theme=dark" not in r.stdout  # the whole Cookie header is hidden, not a part
