@@ -246,6 +246,31 @@ def _hook_result(
     )
 
 
+def _warning(
+    results: list[IterationResult],
+    summaries: list[dict[str, Any]],
+    turn: int,
+    exhausted: int | None,
+) -> str | None:
+    """What the report says of a turn that completed (its run's ``warnings``): an
+    ``infra_failure`` retried (the record keeps both attempts), and the last
+    turn's ``max_iterations`` (``exhausted``) reached with the agent still
+    answering ``continue``, which only a ``status`` criterion would judge."""
+    said = [
+        f"turn {turn}, iteration {s['iteration']}: the agent reported infra_failure "
+        f"({current().head(_why(r), 300, '...')}); retried once, the retry answered {results[i + 1].status}"
+        for i, (r, s) in enumerate(zip(results, summaries, strict=True))
+        if r.status == INFRA_FAILURE and s["attempt"] == 1 and i + 1 < len(results)
+    ]
+    if exhausted is not None:
+        said.append(
+            f"turn {turn}: max_iterations ({exhausted}) reached with the agent still "
+            "answering continue: it never said the goal was done (a status criterion "
+            "judges this; the others judged its last answer)"
+        )
+    return "; ".join(said) or None
+
+
 def _outcome(final: IterationResult) -> tuple[str, str | None, bool]:
     """(hook status, diagnosis, infra) of the iteration that ended the loop."""
     if final.timed_out:
@@ -397,6 +422,10 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     )
     hook.infra = infra
     hook.end_conversation = ended
+    if status == "ok":
+        hook.warning = _warning(
+            results, summaries, call.turn or 1, budget if exhausted and last_turn else None
+        )
     hook.conversation_assigned = session.handle_assigned
     hook.exit_code = final.exit_code
     hook.stdout = clip(_joined(results, "stdout", labels))

@@ -396,7 +396,7 @@ def _checked_result(key: str, result: HookResult, phase: str, transports: Any = 
             f"{transport_named(key, transports)} returned a HookResult whose exit_code is a "
             f"{type(code).__name__}, not a whole number: {code!r:.60}"
         )
-    for name in ("diagnosis", "end_conversation"):
+    for name in ("diagnosis", "end_conversation", "warning"):
         text = getattr(result, name)
         if text is not None and not isinstance(text, str):  # read as text by every report
             raise HookFailed(

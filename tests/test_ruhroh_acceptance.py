@@ -1,0 +1,298 @@
+"""Acceptance checks of Ruhroh command wrappers (SPEC §7, the Ruhroh reference):
+combinations the single-feature tests in test_ruhroh*.py leave out.
+
+Every wrapper here is a real program (bash, Python, Node) run through Rook's
+real subprocess machinery."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rook_core.testing import Workspace
+
+NODE = shutil.which("node")
+
+
+def profile(ws: Workspace, command: str, **entry) -> None:
+    ws.profile(
+        {
+            "id": "rr",
+            "hooks": {"execute": {"ruhroh": {"command": command, **entry}}},
+            "capabilities": {"multi_turn": True, "usage": True, "calls": True},
+        }
+    )
+
+
+def only(r):
+    (s,) = r.report["scenarios"]
+    return s
+
+
+# -- every RUHROH_* variable, on every iteration ---------------------------------
+
+PROBE = r"""
+import json, os, sys
+e = os.environ
+with open(os.path.join(os.environ["PROBE_LOG"]), "a") as fh:
+    rec = {k: v for k, v in e.items() if k.startswith("RUHROH_")}
+    rec["goal"] = open(e["RUHROH_GOAL_PATH"], "rb").read().decode("utf-8")
+    rec["result_existed"] = os.path.exists(e["RUHROH_RESULT_PATH"])
+    fh.write(json.dumps(rec) + "\n")
+it = int(e["RUHROH_ITERATION"])
+if it == 1:  # a result file on the first call only: never read for a later one
+    with open(e["RUHROH_RESULT_PATH"], "w") as fh:
+        json.dump({"version": "ruhroh_run_agent_result_v1", "status": "continue",
+                   "output": "from the first result file", "sessionHandle": "h-1"}, fh)
+    print('{"status": "continue"}')
+elif it == 2:
+    print(json.dumps({"status": "continue", "sessionHandle": "h-2"}))
+else:
+    print("still working")
+    print('{"status": "continue"}')
+"""
+
+
+def test_every_variable_over_turns_continue_iterations_and_repeats(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("PROBE_LOG", str(log))
+    ws = rook_workspace
+    wrapper = ws.script("probe.py", PROBE, executable=False)
+    profile(ws, str(wrapper), max_iterations=4)
+    goal = 'first "turn" $HOME `x`\n✓'
+    ws.scenario({"id": "s", "turns": [goal, "second"], "criteria": [{"contains": "x"}]})
+    first = rook_cli("run", "--json", "--repeat", "3")
+    assert first.exit_code == 1, first.stderr  # never completes: the answer is the transcript
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(calls) == 12  # 3 repeats x 4 iterations
+    run_dir = first.report["run"]["dir"]
+    for index in (1, 2, 3):
+        mine = [c for c in calls if c["RUHROH_RUN_INDEX"] == str(index)]
+        assert [c["RUHROH_ITERATION"] for c in mine] == ["1", "2", "3", "4"]
+        assert [c["RUHROH_MESSAGE"] for c in mine] == [goal, "second", "continue", "continue"]
+        handles = [c["RUHROH_SESSION_HANDLE"] for c in mine]
+        assert handles[0] not in ("", "h-1", "h-2")  # Rook's own, before any was reported
+        assert handles[1:] == ["h-1", "h-2", "h-2"]  # the one the previous call reported
+        assert {c["RUHROH_RUN_COUNT"] for c in mine} == {"3"}
+        assert {c["RUHROH_SAMPLE_ID"] for c in mine} == {f"s.{index}"}
+        assert len({c["RUHROH_SAMPLE_SEED"] for c in mine}) == 1
+        assert {c["goal"] for c in mine} == {goal}  # byte for byte, on every call
+        assert {c["RUHROH_SCENARIO_ID"] for c in mine} == {"s"}
+        assert {c["RUHROH_ADAPTER_ID"] for c in mine} == {"rr"}
+        assert {c["RUHROH_RUN_ROOT"] for c in mine} == {run_dir}
+        assert len({c["RUHROH_WORKSPACE"] for c in mine}) == 1
+        assert all(c["RUHROH_WORKSPACE"] == c["RUHROH_WORKSPACE_PATH"] for c in mine)
+    assert not any(c["result_existed"] for c in calls)
+    assert len({c["RUHROH_RESULT_PATH"] for c in calls}) == 12
+    seeds = {c["RUHROH_SAMPLE_ID"]: c["RUHROH_SAMPLE_SEED"] for c in calls}
+    assert len(set(seeds.values())) == 3  # distinct per repeat
+    # the stale result file of iteration 1 is not iteration 2's answer
+    s = first.report["scenarios"][0]
+    turn2 = s["turns"][1]
+    assert [i["source"] for i in turn2["evidence"]["iterations"]] == ["final_line"] * 3
+    assert "from the first result file" not in turn2["output"]
+    assert s["turns"][0]["output"] == "from the first result file"
+    # a second run: the same sample ids and seeds (stable)
+    log.unlink()
+    rook_cli("run", "--json", "--repeat", "3")
+    again = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {c["RUHROH_SAMPLE_ID"]: c["RUHROH_SAMPLE_SEED"] for c in again} == seeds
+
+
+# -- max_iterations with the wrapper still answering continue --------------------
+
+
+def test_max_iterations_reached_on_the_last_turn_is_said_in_every_report(
+    rook_workspace, rook_cli, tmp_path
+):
+    # the wrapper never says it is done; a scenario that judges only the answer
+    # passed with nothing in any report saying the agent never completed
+    ws = rook_workspace
+    wrapper = ws.script(
+        "busy.sh",
+        """
+        #!/bin/bash
+        echo '{"status":"continue","output":"working on it"}'
+        """,
+    )
+    profile(ws, str(wrapper), max_iterations=3)
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "working"}]})
+    md, junit = tmp_path / "r.md", tmp_path / "r.xml"
+    r = rook_cli("run", "--json", "--report", f"markdown:{md}", "--report", f"junit:{junit}")
+    s = only(r)
+    assert s["status"] == "passed"  # judged on what it answered, as the criteria ask
+    assert s["turns"][-1]["evidence"]["max_iterations_reached"] is True
+    (warning,) = s["warnings"]
+    assert "max_iterations (3) reached" in warning and "continue" in warning, warning
+    said = "(3) reached with the agent still answering continue"
+    assert said in md.read_text() and said in junit.read_text()
+    terminal = rook_cli("run")
+    assert "max_iterations" in terminal.stdout + terminal.stderr
+
+
+# -- the final JSON line and the result file --------------------------------------
+
+V1 = '"version":"ruhroh_run_agent_result_v1"'
+
+
+@pytest.mark.parametrize(
+    "result_file,stdout,answer,status",
+    [
+        # other lines before, blank and white-space lines after
+        (None, 'line one\n{"status":"runtime_failure"}\n{"status":"goal_satisfied","output":"ok"}\n\n   \n', "ok", "goal_satisfied"),
+        # the result file wins, even against the final line's status
+        ('{' + V1 + ',"status":"cannot_satisfy","output":"no"}', '{"status":"goal_satisfied","output":"yes"}', "no", "cannot_satisfy"),
+        # the result file wins over a final line that is no JSON at all
+        ('{' + V1 + ',"status":"policy_blocked","output":"blocked"}', "all done.", "blocked", "policy_blocked"),
+        # field by field: the status from the file, nothing else there
+        ('{' + V1 + ',"status":"goal_satisfied"}', '{"status":"continue","output":"line"}', "line", "goal_satisfied"),
+    ],
+)  # fmt: skip
+def test_the_final_line_and_the_result_file_together(
+    result_file, stdout, answer, status, rook_workspace, rook_cli, tmp_path
+):
+    ws = rook_workspace
+    (tmp_path / "out.txt").write_text(stdout)
+    if result_file:
+        (tmp_path / "result.json").write_text(result_file)
+    wrapper = ws.script(
+        "w.sh",
+        f"""
+        #!/bin/bash
+        [ -f {tmp_path}/result.json ] && cp {tmp_path}/result.json "$RUHROH_RESULT_PATH"
+        cat {tmp_path}/out.txt
+        """,
+    )
+    profile(ws, str(wrapper))
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"status": status}, {"equals": answer}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert only(r)["turns"][0]["evidence"]["status"] == status
+
+
+@pytest.mark.parametrize(
+    "result_file,stdout,message",
+    [
+        ('{"version":"ruhroh_run_agent_result_v2","status":"goal_satisfied"}', '{"status":"goal_satisfied","output":"x"}', "has version 'ruhroh_run_agent_result_v2'"),
+        ("not json {", '{"status":"goal_satisfied","output":"x"}', "is not JSON"),
+        ('["goal_satisfied"]', '{"status":"goal_satisfied","output":"x"}', "must hold one JSON object"),
+        (None, '{"status":"done"}', "unknown completion status 'done'"),
+        (None, '["goal_satisfied"]', "its final line is JSON, but an array"),
+    ],
+)  # fmt: skip
+def test_a_result_the_wrapper_gave_wrongly_fails_the_call_saying_why(
+    result_file, stdout, message, rook_workspace, rook_cli, tmp_path
+):
+    ws = rook_workspace
+    (tmp_path / "out.txt").write_text(stdout + "\n")
+    if result_file:
+        (tmp_path / "result.json").write_text(result_file)
+    wrapper = ws.script(
+        "w.sh",
+        f"""
+        #!/bin/bash
+        [ -f {tmp_path}/result.json ] && cp {tmp_path}/result.json "$RUHROH_RESULT_PATH"
+        cat {tmp_path}/out.txt
+        """,
+    )
+    profile(ws, str(wrapper))
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    s = only(r)
+    assert s["status"] == "error"
+    assert message in s["reason"], s["reason"]
+
+
+# -- infra_failure: retried once, and both attempts kept and told -----------------
+
+INFRA = """
+#!/bin/bash
+m="$RUHROH_WORKSPACE/n"; n=$(( $(cat "$m" 2>/dev/null || echo 0) + 1 )); echo $n > "$m"
+echo "attempt $n"
+if [ "$n" = 1 ] || [ "$RUHROH_SCENARIO_ID" = down ]; then
+  echo '{"status":"infra_failure","error":"sandbox down"}'
+else
+  echo '{"status":"goal_satisfied","output":"done"}'
+fi
+"""
+
+
+def test_an_infra_failure_retried_is_kept_and_said_whatever_the_retry_gave(
+    rook_workspace, rook_cli, tmp_path
+):
+    ws = rook_workspace
+    profile(ws, str(ws.script("infra.sh", INFRA)))
+    ws.scenario({"id": "blip", "goal": "g", "criteria": [{"contains": "done"}]})
+    ws.scenario({"id": "down", "goal": "g", "criteria": [{"contains": "done"}]})
+    md = tmp_path / "r.md"
+    r = rook_cli("run", "--json", "--report", f"markdown:{md}")
+    assert r.statuses() == {"blip": "passed", "down": "infra_error"}
+    run_id = r.report["run"]["id"]
+    by = {s["id"]: s for s in r.report["scenarios"]}
+    # once, then an answer: both attempts are in the record, and the report says so
+    its = by["blip"]["turns"][0]["evidence"]["iterations"]
+    assert [(i["attempt"], i["status"]) for i in its] == [(1, "infra_failure"), (2, "goal_satisfied")]
+    (warning,) = by["blip"]["warnings"]
+    assert "infra_failure" in warning and "sandbox down" in warning and "retried" in warning
+    assert "sandbox down" in md.read_text()
+    record = ws.record(run_id, "blip.1")
+    assert "attempt 1" in record["hooks"][0]["stdout"] and "attempt 2" in record["hooks"][0]["stdout"]
+    # twice: an infrastructure error; both attempts in the record and named
+    assert "infra_failure on both attempts" in by["down"]["reason"]
+    record = ws.record(run_id, "down.1")
+    (hook,) = record["hooks"]
+    assert [i["attempt"] for i in hook["data"]["iterations"]] == [1, 2]
+    assert "attempt 1" in hook["stdout"] and "attempt 2" in hook["stdout"]
+    assert r.report["summary"]["infra_error"] == 1 and r.report["summary"]["decided"] == 1
+
+
+# -- one wrapper in each language, through the installed command ------------------
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_node_wrapper_reports_usage_model_and_artifacts_as_evidence(rook_workspace, rook_cli):
+    ws = rook_workspace
+    wrapper = ws.script(
+        "w.mjs",
+        """
+        import { writeFileSync } from "node:fs";
+        const e = process.env;
+        writeFileSync(`${e.RUHROH_WORKSPACE}/t.log`, `heard ${e.RUHROH_MESSAGE}\\n`);
+        writeFileSync(e.RUHROH_RESULT_PATH, JSON.stringify({
+          version: "ruhroh_run_agent_result_v1", status: "goal_satisfied", output: "done",
+          adapterVersion: "1.4.0", model: {provider: "example", model: "agent-model"},
+          usage: {costUsd: 0.42, inputTokens: 1200, outputTokens: 800, totalTokens: 2000},
+          artifacts: {transcript: "t.log"}}));
+        console.log(JSON.stringify({status: "goal_satisfied"}));
+        """,
+        executable=False,
+    )
+    profile(ws, str(wrapper))
+    ws.scenario(
+        {
+            "id": "s",
+            "goal": "g",
+            "criteria": [
+                {"max_tokens": {"input": 1200, "output": 800, "total": 2000}},
+                {"max_cost": 0.5},
+                {"status": "goal_satisfied"},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    turn = only(r)["turns"][0]
+    assert turn["usage"] == {"input": 1200, "output": 800, "total": 2000, "cost_usd": 0.42}
+    ev = turn["evidence"]
+    assert ev["adapterVersion"] == "1.4.0" and ev["model"]["model"] == "agent-model"
+    assert ev["artifacts"]["transcript"]["content"] == "heard g\n"
+    manifest = json.loads(
+        (Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text()
+    )
+    assert manifest["usage"]["totalTokens"] == 2000 and manifest["adapterVersion"] == "1.4.0"
