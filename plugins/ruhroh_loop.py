@@ -191,6 +191,24 @@ def sum_usage(results: list[IterationResult]) -> dict[str, float] | None:
     return total or None
 
 
+def joined_calls(results: list[IterationResult]) -> list[Any] | None:
+    """The call log of a turn's iterations (a ``calls`` list in the hook
+    contract's shape, read as a hook's is), in order; ``None`` (not observed)
+    unless every iteration that answered reported one, as for usage: a call
+    log missing an iteration's calls would pass a ``not_called`` it should
+    fail. A ``calls`` that is no list (a count) is no call log: it stays in
+    ``result`` only. A retried ``infra_failure``'s calls happened too."""
+    answered = [r for r in results if r.failure is None and r.status != INFRA_FAILURE]
+    if not answered or not all(isinstance(r.fields.get("calls"), list) for r in answered):
+        return None
+    return [
+        call
+        for r in results
+        if r.failure is None and isinstance(r.fields.get("calls"), list)
+        for call in r.fields["calls"]
+    ]
+
+
 def usage_at_least(results: list[IterationResult], total: dict[str, float] | None) -> Any:
     """What the iterations that did report a count add up to, for each count some
     iteration of the turn left out (so the turn's usage has none): a lower bound
@@ -450,6 +468,7 @@ def evidence(
         "conversation": session.handle,
         "usage": usage,
         "usage_at_least": usage_at_least(results, usage),
+        "calls": joined_calls(results),
         "status": final.status,
         "model": _latest(results, "model"),
         "adapterVersion": _latest(results, "adapter_version"),

@@ -252,6 +252,71 @@ def test_an_infra_failure_retried_is_kept_and_said_whatever_the_retry_gave(
     assert r.report["summary"]["infra_error"] == 1 and r.report["summary"]["decided"] == 1
 
 
+# -- calls a wrapper reports ------------------------------------------------------
+
+CALLS = """
+import json, os
+e = os.environ
+it = int(e["RUHROH_ITERATION"])
+plan = json.loads(e["CALLS_PLAN"])[e["RUHROH_SCENARIO_ID"]]
+doc = {"version": "ruhroh_run_agent_result_v1", "output": "refund issued",
+       "status": "continue" if it < len(plan) else "goal_satisfied"}
+if plan[it - 1] is not None:
+    doc["calls"] = plan[it - 1]
+json.dump(doc, open(e["RUHROH_RESULT_PATH"], "w"))
+print('{"status": "%s"}' % doc["status"])
+"""
+
+
+def test_calls_a_wrapper_reports_are_its_call_log(rook_workspace, rook_cli, monkeypatch):
+    # a wrapper's "calls" (the hook contract's shape) were dropped: `called` was
+    # unverifiable, "calls were not observed", whatever the wrapper said
+    ws = rook_workspace
+    lookup = {"name": "lookup_order", "arguments": {"id": "ORD-1"}}
+    refund = {"name": "issue_refund", "arguments": '{"id": "ORD-1"}'}  # OpenAI's JSON text
+    plans = {
+        "both": [[lookup], [refund]],  # two iterations of one turn: their calls in order
+        "none": [[]],  # observed: no calls
+        "partly": [[lookup], None],  # one iteration did not say: not observed
+        "count": [3],  # a number is no call log: kept in the result, not read
+    }
+    monkeypatch.setenv("CALLS_PLAN", json.dumps(plans))
+    profile(ws, str(ws.script("calls.py", CALLS, executable=False)))
+    crit = [
+        {"called": {"name": "issue_refund", "arguments": {"id": "ORD-1"}}},
+        {"call_order": ["lookup_order", "issue_refund"]},
+        {"max_calls": 2},
+    ]
+    ws.scenario({"id": "both", "goal": "g", "criteria": crit})
+    ws.scenario({"id": "none", "goal": "g", "criteria": [{"not_called": "issue_refund"}]})
+    ws.scenario({"id": "partly", "goal": "g", "criteria": [{"not_called": "issue_refund"}]})
+    ws.scenario({"id": "count", "goal": "g", "criteria": [{"not_called": "issue_refund"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {
+        "both": "passed",
+        "none": "passed",
+        "partly": "unverifiable",
+        "count": "unverifiable",
+    }, r.stdout + r.stderr
+    by = {s["id"]: s for s in r.report["scenarios"]}
+    assert [c["name"] for c in by["both"]["turns"][0]["calls"]] == ["lookup_order", "issue_refund"]
+    assert by["none"]["turns"][0]["calls"] == []
+    assert by["count"]["turns"][0]["evidence"]["result"]["calls"] == 3
+    assert r.report["run"]["capabilities"]["observed"]["calls"] is True
+
+
+def test_a_call_log_entry_without_a_name_fails_the_call_naming_it(
+    rook_workspace, rook_cli, monkeypatch
+):
+    ws = rook_workspace
+    monkeypatch.setenv("CALLS_PLAN", json.dumps({"s": [[{"tool": "lookup"}]]}))
+    profile(ws, str(ws.script("calls.py", CALLS, executable=False)))
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"not_called": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    assert "calls[0] must be an object with a string name" in only(r)["reason"]
+
+
 # -- one wrapper in each language, through the installed command ------------------
 
 
