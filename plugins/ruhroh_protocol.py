@@ -143,15 +143,26 @@ def final_line_problem(stdout: str) -> str | None:
     line = lines[-1].strip().lstrip("\ufeff")
     if line.startswith("}"):
         return _spread_object(lines)
-    if not line.startswith(("{", "[")):
+    if not line.startswith(("{", "[", '"')):
         return None
     try:
         value = hookio.loads(line)
     except (ValueError, RecursionError) as exc:
+        if line.startswith('"'):  # a transcript line in quotes: "Done," it said
+            return None
         return f"its final line is not valid JSON: {exc}"
     if not isinstance(value, dict):
-        kind = "an array" if isinstance(value, list) else "not an object"
-        return f"its final line is JSON, but {kind}: the final line is one JSON object"
+        kind = (
+            "an array"
+            if isinstance(value, list)
+            else "a string"
+            if isinstance(value, str)
+            else "not an object"
+        )
+        return (
+            f"its final line is JSON, but {kind}: the final line is one JSON object, "
+            'such as {"status":"goal_satisfied"}'
+        )
     if "status" not in value:
         keys = ", ".join(sorted(map(str, value))[:20]) or "none"
         return f'its final JSON line has no "status" field (keys: {keys})'

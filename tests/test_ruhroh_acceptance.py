@@ -183,6 +183,8 @@ def test_the_final_line_and_the_result_file_together(
         ('["goal_satisfied"]', '{"status":"goal_satisfied","output":"x"}', "must hold one JSON object"),
         (None, '{"status":"done"}', "unknown completion status 'done'"),
         (None, '["goal_satisfied"]', "its final line is JSON, but an array"),
+        (None, '"goal_satisfied"', "its final line is JSON, but a string"),
+        (None, '"Done," it said', "reported no completion status: expected a final JSON line"),
     ],
 )  # fmt: skip
 def test_a_result_the_wrapper_gave_wrongly_fails_the_call_saying_why(
