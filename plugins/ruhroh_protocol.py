@@ -144,12 +144,12 @@ def final_line_problem(stdout: str) -> str | None:
     if line.startswith("}"):
         return _spread_object(lines)
     if not line.startswith(("{", "[", '"')):
-        return None
+        return _status_line_before(lines)
     try:
         value = hookio.loads(line)
     except (ValueError, RecursionError) as exc:
         if line.startswith('"'):  # a transcript line in quotes: "Done," it said
-            return None
+            return _status_line_before(lines)
         return f"its final line is not valid JSON: {exc}"
     if not isinstance(value, dict):
         kind = (
@@ -166,6 +166,27 @@ def final_line_problem(stdout: str) -> str | None:
     if "status" not in value:
         keys = ", ".join(sorted(map(str, value))[:20]) or "none"
         return f'its final JSON line has no "status" field (keys: {keys})'
+    return None
+
+
+def _status_line_before(lines: list[str]) -> str | None:
+    """The problem of output whose last line is text printed after the status
+    line (``echo done`` after the JSON): only the last non-empty line counts."""
+    for back, earlier in enumerate(reversed(lines[-50:-1]), start=1):
+        text = earlier.strip().lstrip("\ufeff")
+        if not text.startswith("{"):
+            continue
+        try:
+            value = hookio.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and "status" in value:
+            later = f"{back} line" + "s" * (back > 1)
+            return (
+                f"a JSON line with a status came {later} before the end, but only the last "
+                "non-empty line is the final JSON line: print nothing after it (or print "
+                "the rest to standard error)"
+            )
     return None
 
 

@@ -185,6 +185,7 @@ def test_the_final_line_and_the_result_file_together(
         (None, '["goal_satisfied"]', "its final line is JSON, but an array"),
         (None, '"goal_satisfied"', "its final line is JSON, but a string"),
         (None, '"Done," it said', "reported no completion status: expected a final JSON line"),
+        (None, '{"status":"goal_satisfied","output":"x"}\ncleanup done', "a JSON line with a status came 1 line before the end"),
     ],
 )  # fmt: skip
 def test_a_result_the_wrapper_gave_wrongly_fails_the_call_saying_why(
@@ -363,3 +364,35 @@ def test_a_node_wrapper_reports_usage_model_and_artifacts_as_evidence(rook_works
         (Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text()
     )
     assert manifest["usage"]["totalTokens"] == 2000 and manifest["adapterVersion"] == "1.4.0"
+
+
+# -- the continuity level, in every report format ---------------------------------
+
+
+@pytest.mark.parametrize("level", ["native_session", "workspace_plus_transcript", "workspace_only"])
+def test_the_continuity_level_is_recorded_and_shown_in_every_format(
+    level, rook_workspace, rook_cli, tmp_path
+):
+    ws = rook_workspace
+    wrapper = ws.script("w.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"ok"}'
+        """)  # fmt: skip
+    profile(ws, str(wrapper), continuity=level)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    out = {f: tmp_path / f"r.{f}" for f in ("md", "html", "xml")}
+    r = rook_cli(
+        "run", "--json",
+        "--report", f"markdown:{out['md']}",
+        "--report", f"html:{out['html']}",
+        "--report", f"junit:{out['xml']}",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert only(r)["turns"][0]["evidence"]["continuity"] == level
+    for path in out.values():
+        assert level in path.read_text(), path
+    run_dir = Path(r.report["run"]["dir"])
+    manifest = json.loads((run_dir / "ruhroh-run-manifest.json").read_text())
+    assert manifest["continuity"] == level
+    assert f"Ruhroh continuity: {level}" in rook_cli("run").stdout
+    assert f"Ruhroh continuity: {level}" in rook_cli("runs", "show", run_dir.name).stdout
