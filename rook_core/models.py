@@ -352,14 +352,14 @@ class HookResult:
     a terminal status, an iteration budget ran out), and why. The engine sends
     no later turn and records the reason; the scenario is judged on the turns
     that ran."""
-    warning: str | None = None
-    """On an ``ok`` execute result: something the scenario run's report should
-    say although the turn completed (a budget ran out, a retried failure); the
-    engine adds it to the run's ``warnings``."""
     conversation_assigned: bool = False
     """``data["conversation"]`` is a handle the transport made up itself, not one
     the agent (or an open hook) returned: the conversation continues by it,
     but it does not show the ``multi_turn`` capability."""
+    warning: str | None = None
+    """On an ``ok`` execute result: something the scenario run's report should
+    say although the turn completed (a budget ran out, a retried failure); the
+    engine adds it to the run's ``warnings``."""
 
     @property
     def ok(self) -> bool:

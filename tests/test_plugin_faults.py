@@ -580,8 +580,10 @@ async def answer(call):
     elif kind == "exited":
         code = "0"
     phase = "close" if kind == "misphased" else call.phase  # a copied close's result
+    warning = ["budget ran out"] if kind == "warned" else None
     return HookResult(phase, status, seconds, now, now, data=data, turn=call.turn,
-                      diagnosis=diagnosis, exit_code=code, transport="shapeless")
+                      diagnosis=diagnosis, exit_code=code, transport="shapeless",
+                      warning=warning)
 
 
 @hookimpl
@@ -605,7 +607,8 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
                       {"rook_shapeless.py": SHAPELESS})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
-    kinds = ("status", "set", "silent", "empty", "coded", "timed", "exited", "misphased", "fine")
+    kinds = ("status", "set", "silent", "empty", "coded", "timed", "exited", "misphased", "warned",
+             "fine")
     for kind in kinds:
         rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
                                active=False)
@@ -628,6 +631,8 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         "not a number: '0.2 s'",
         "exited": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose exit_code is a str, "
         "not a whole number: '0'",
+        "warned": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose warning is a "
+        "list, not a text: ['budget ran out']",
         # was recorded as a close hook, the turn's answer taken from it
         "misphased": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult of phase 'close' "
         "for its 'execute' hook (HookResult(call.phase, ...))",
