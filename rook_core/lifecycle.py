@@ -337,7 +337,8 @@ class ScenarioPhases:
             if result.conversation_assigned:  # the transport's own handle: none returned
                 turn["conversation"] = None
             record["turns"].append(redactor.data(turn))
-            warn_once(record, result.warning, redactor)
+            if result.warning:  # a transport's note on a turn that completed
+                warn_once(record, result.warning, redactor)
             record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
             if result.end_conversation and n < total:
                 self.end_conversation(n, total, result)

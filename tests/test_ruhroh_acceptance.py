@@ -122,15 +122,18 @@ def test_max_iterations_reached_on_the_last_turn_is_said_in_every_report(
     )
     profile(ws, str(wrapper), max_iterations=3)
     ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "working"}]})
-    md, junit = tmp_path / "r.md", tmp_path / "r.xml"
-    r = rook_cli("run", "--json", "--report", f"markdown:{md}", "--report", f"junit:{junit}")
+    md, junit, html = tmp_path / "r.md", tmp_path / "r.xml", tmp_path / "r.html"
+    r = rook_cli(
+        "run", "--json",
+        "--report", f"markdown:{md}", "--report", f"junit:{junit}", "--report", f"html:{html}",
+    )  # fmt: skip
     s = only(r)
     assert s["status"] == "passed"  # judged on what it answered, as the criteria ask
     assert s["turns"][-1]["evidence"]["max_iterations_reached"] is True
     (warning,) = s["warnings"]
     assert "max_iterations (3) reached" in warning and "continue" in warning, warning
     said = "(3) reached with the agent still answering continue"
-    assert said in md.read_text() and said in junit.read_text()
+    assert said in md.read_text() and said in junit.read_text() and said in html.read_text()
     terminal = rook_cli("run")
     assert "max_iterations" in terminal.stdout + terminal.stderr
 
