@@ -280,6 +280,17 @@ def _warning(
         for i, (r, s) in enumerate(zip(results, summaries, strict=True))
         if r.status == INFRA_FAILURE and s["attempt"] == 1 and i + 1 < len(results)
     ]
+    answered = [
+        (s["iteration"], isinstance(r.fields.get("calls"), list))
+        for r, s in zip(results, summaries, strict=True)
+        if r.failure is None and r.status != INFRA_FAILURE
+    ]
+    if any(gave for _, gave in answered) and not all(gave for _, gave in answered):
+        missing = ", ".join(str(i) for i, gave in answered if not gave)
+        said.append(
+            f"turn {turn}: iteration {missing} reported no calls list while another did, so "
+            "the turn's call log is not observed (a partial log would pass not_called)"
+        )
     if exhausted is not None:
         said.append(
             f"turn {turn}: max_iterations ({exhausted}) reached with the agent still "

@@ -308,6 +308,9 @@ def test_calls_a_wrapper_reports_are_its_call_log(rook_workspace, rook_cli, monk
     assert [c["name"] for c in by["both"]["turns"][0]["calls"]] == ["lookup_order", "issue_refund"]
     assert by["none"]["turns"][0]["calls"] == []
     assert by["count"]["turns"][0]["evidence"]["result"]["calls"] == 3
+    (warning,) = by["partly"]["warnings"]  # says why the log is not observed
+    assert "iteration 2 reported no calls list while another did" in warning, warning
+    assert by["both"]["warnings"] == by["none"]["warnings"] == by["count"]["warnings"] == []
     assert r.report["run"]["capabilities"]["observed"]["calls"] is True
 
 
