@@ -269,10 +269,12 @@ def _warning(
     summaries: list[dict[str, Any]],
     turn: int,
     exhausted: int | None,
+    limit: str = "max_iterations",
 ) -> str | None:
     """What the report says of a turn that completed (its run's ``warnings``): an
     ``infra_failure`` retried (the record keeps both attempts), and the last
-    turn's ``max_iterations`` (``exhausted``) reached with the agent still
+    turn's ``limit`` (``exhausted``: ``max_iterations``, or the scenario's lower
+    ``max_turns``) reached with the agent still
     answering ``continue``, which only a ``status`` criterion would judge."""
     said = [
         f"turn {turn}, iteration {s['iteration']}: the agent reported infra_failure "
@@ -293,7 +295,7 @@ def _warning(
         )
     if exhausted is not None:
         said.append(
-            f"turn {turn}: max_iterations ({exhausted}) reached with the agent still "
+            f"turn {turn}: {limit} ({exhausted}) reached with the agent still "
             "answering continue: it never said the goal was done (a status criterion "
             "judges this; the others judged its last answer)"
         )
@@ -453,7 +455,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     hook.end_conversation = ended
     if status == "ok":
         hook.warning = _warning(
-            results, summaries, call.turn or 1, budget if exhausted and last_turn else None
+            results, summaries, call.turn or 1, budget if exhausted and last_turn else None, limit
         )
     hook.conversation_assigned = session.handle_assigned
     hook.exit_code = final.exit_code

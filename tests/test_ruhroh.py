@@ -486,6 +486,12 @@ def test_a_public_cli_scenarios_max_turns_lowers_the_iteration_budget(
     # so "max_iterations (2) reached" sent the user to a setting that was not the cause
     reason = scenario_of(r)["criteria"][0]["reason"]
     assert reason == "status is 'continue' (the scenario's max_turns reached); expected goal_satisfied"
+    # and the run's warning about the last turn names it too
+    assert scenario_of(r)["warnings"] == [
+        "turn 1: the scenario's max_turns (2) reached with the agent still answering continue: "
+        "it never said the goal was done (a status criterion judges this; the others judged "
+        "its last answer)"
+    ]
     rook_workspace.scenario(
         {"title": "Loop", "id": "loop", "turns": ["a", "b", "c"], "max_turns": 2,
          "criteria": [{"contains": "reply"}]}
