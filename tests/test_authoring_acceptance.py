@@ -6,19 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
+from authoring import add, profile
 
 pytest_plugins = ["servers.fixtures"]
-
-
-def add(rook_cli, ws, *args, input=None, env=None):
-    r = rook_cli("profile", "add", "--workspace", str(ws.root), *args, input=input, env=env)
-    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
-    return r
-
-
-def profile(ws, pid):
-    return yaml.safe_load((ws.agent_dir / "profiles" / f"{pid}.yaml").read_text())
 
 
 def _events(*payloads):

@@ -11,20 +11,11 @@ from urllib.parse import parse_qsl
 
 import pytest
 import yaml
+from authoring import add, profile
 from servers.authoring_server import SCRIPTED_AUTHOR as AUTHOR
 
 AGENTS = Path(__file__).parent / "agents"
 pytest_plugins = ["servers.fixtures"]
-
-
-def add(rook_cli, ws, *args, input=None, env=None):
-    r = rook_cli("profile", "add", "--workspace", str(ws.root), *args, input=input, env=env)
-    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
-    return r
-
-
-def profile(ws, pid):
-    return yaml.safe_load((ws.agent_dir / "profiles" / f"{pid}.yaml").read_text())
 
 
 def assert_nowhere(ws, *secrets):

@@ -8,18 +8,9 @@ import json
 
 import pytest
 import yaml
+from authoring import add, profile
 
 pytest_plugins = ["servers.fixtures"]
-
-
-def add(rook_cli, ws, *args, env=None):
-    r = rook_cli("profile", "add", "--workspace", str(ws.root), *args, env=env)
-    assert "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
-    return r
-
-
-def profile(ws, pid):
-    return yaml.safe_load((ws.agent_dir / "profiles" / f"{pid}.yaml").read_text())
 
 
 def ask_document(url, schema):
