@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import history, known_secrets, procscan, sharding
 from .attempts import phases_missing_before
-from .definitions import profile_text
+from .definitions import profile_text, select
 from .errors import ConfigError, DamagedRecord, RunStoreError, ScenarioError, listed
 from .models import PHASES, Profile, Scenario
 from .plugins import Rook
@@ -251,8 +251,7 @@ def resumed_scenarios(
             f"{'its file to finish it' if len(gone) == 1 else 'their files to finish them'}"
             + (f", or finish the others with --only {','.join(rest)}" if rest else "")
         )
-    scenarios = [by_id[i] for i in planned_ids if i in by_id]
-    scenarios = request.selected(scenarios, include_excluded=True)
+    scenarios = _selected_of_plan(request, by_id, planned_ids)
     if not scenarios:  # a selector that matches none of the run's scenarios: nothing to do
         raise ScenarioError(
             f"--run {request.run_id}: no scenario of this run selected "
@@ -277,6 +276,31 @@ def resumed_scenarios(
                 "plan; leave --repeat out to finish it, or start a new run"
             )
     return scenarios, counts
+
+
+def _selected_of_plan(
+    request: RunRequest, by_id: dict[str, Scenario], planned_ids: list[str]
+) -> list[Scenario]:
+    """The planned scenarios the selectors pick, in the plan's order. An ``--only``
+    id that ``--tag``, ``--class`` or ``--category`` leaves out is no error here
+    either: the flags that made the run (a later shard joining it, a CI retry by
+    ``--run-name``) never planned it, and must be accepted again."""
+    planned = [by_id[i] for i in planned_ids if i in by_id]
+    only = request.only
+    if only and (request.tags or request.classes or request.categories):
+        named = [by_id[i] for i in dict.fromkeys(only) if i in by_id]
+        kept = {s.id for s in request.selected_without_only(named)}
+        only = [i for i in only if i not in by_id or i in kept]
+        if not only:  # every id named is left out by the other selectors
+            return []
+    return select(
+        planned,
+        only or None,
+        request.tags or None,
+        request.classes or None,
+        request.categories or None,
+        include_excluded=True,
+    )
 
 
 def check_reopened(

@@ -110,6 +110,17 @@ class RunRequest:
             include_excluded=include_excluded,
         )
 
+    def selected_without_only(self, scenarios: list[Scenario]) -> list[Scenario]:
+        """Those of ``scenarios`` that ``--tag``, ``--class`` and ``--category`` keep."""
+        return select(
+            scenarios,
+            None,
+            self.tags or None,
+            self.classes or None,
+            self.categories or None,
+            include_excluded=True,
+        )
+
 
 @plain
 class RunOutcome:
