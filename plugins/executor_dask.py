@@ -118,8 +118,52 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
     except OSError as exc:
-        return f"no Dask scheduler answers there ({exc.strerror or exc})"
+        return (
+            f"no Dask scheduler answers there ({exc.strerror or exc}); start it first "
+            "(dask scheduler), or leave --scheduler out for a local cluster"
+        )
+    return _not_a_scheduler(address, timeout)
+
+
+def _not_a_scheduler(address: str, timeout: float) -> str | None:
+    """Why what listens at ``address`` is not a Dask scheduler, or ``None``: asked
+    for its identity, as Dask's client would be, within ``timeout``. Something else
+    there (the dashboard's port, an HTTP server) never answers Dask's handshake, and
+    the client would hang, or read a length from the stranger's bytes
+    (``MemoryError``), after prepare had run."""
+    import concurrent.futures
+
+    from distributed.core import rpc
+    from distributed.security import Security
+
+    async def identity() -> Any:
+        peer = rpc(
+            address, timeout=timeout, connection_args=Security().get_connection_args("client")
+        )
+        try:
+            return await asyncio.wait_for(peer.identity(), timeout)
+        finally:
+            await peer.close_rpc()
+
+    try:  # in a thread of its own: the caller may be inside an event loop
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(asyncio.run, identity()).result()
+    except Exception as exc:  # noqa: BLE001 - whatever a stranger's bytes make Dask raise
+        why = "no answer" if isinstance(exc, asyncio.TimeoutError) else exception_text(exc)
+        return (
+            f"something that is not a Dask scheduler listens there (Dask's handshake got {why}); "
+            f"{CHECK_ADDRESS}"
+        )
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind != "Scheduler":
+        return f"a Dask {str(kind or 'server').lower()} listens there, not the scheduler; {CHECK_ADDRESS}"
     return None
+
+
+CHECK_ADDRESS = (
+    "check the address: the scheduler's own port (8786 unless it was started with "
+    "another), not its dashboard's (8787) or a worker's"
+)
 
 
 def _scheduler_file_problem(path: Path) -> str | None:
@@ -618,10 +662,7 @@ class DaskExecutor:
             )
             problem = _unreachable(target)
             if problem:
-                raise ConfigError(
-                    f"--scheduler {address}: {problem}; start it first (dask scheduler), "
-                    "or leave --scheduler out for a local cluster"
-                )
+                raise ConfigError(f"--scheduler {address}: {problem}")
 
     async def __call__(
         self, engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]

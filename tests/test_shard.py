@@ -255,6 +255,41 @@ def test_a_scheduler_nobody_serves_is_refused_before_prepare_runs(
         assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
 
 
+def test_a_scheduler_address_where_something_else_answers_is_refused_before_prepare_runs(
+    rook_workspace, rook_cli, tmp_path
+):
+    """``--scheduler tcp://host:8787`` (the dashboard's port) or any port where
+    something that is not a Dask scheduler listens: the TCP check passed, prepare
+    ran, a run was made, then Rook hung on Dask's handshake (an HTTP server never
+    answers it) or failed with ``executor 'dask' raised MemoryError`` (a length
+    read from a stranger's bytes), leaving a pending run; now exit 2 within the
+    check's 5 s, nothing run."""
+    import http.server
+    import threading
+
+    pytest.importorskip("distributed")  # the dask extra
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # the test's output stays clean
+            pass
+
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{server.server_address[1]}"
+        r = rook_cli("run", "--executor", "dask", "--scheduler", address)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--scheduler {address}: something that is not a Dask scheduler listens there" in (
+        r.stderr
+    ), r.stderr
+    assert "not its dashboard's (8787)" in r.stderr
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr
+    assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
+
+
 # -- shards on different machines, merged -------------------------------------------
 
 
