@@ -675,3 +675,18 @@ def test_a_scheduler_lost_mid_run_is_rooks_diagnosis_with_the_time_it_ran(
         assert s["reason"].startswith(
             "infrastructure error: the connection to the Dask scheduler was lost"), s["reason"]
         assert s["seconds"] >= 2, s  # since it was sent: its hooks ran for 2 s and more
+
+
+def test_a_workers_address_given_as_the_scheduler_is_refused_before_prepare_runs(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A worker answers Dask's handshake too, but is no scheduler: refused (exit 2),
+    naming what listens there, nothing run."""
+    with distributed.Client(scheduler, timeout=10) as client:
+        worker = next(iter(client.scheduler_info()["workers"]))
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    scenarios(rook_workspace)
+    r = rook_cli("run", "--executor", "dask", "--scheduler", worker)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--scheduler {worker}: a Dask worker listens there, not the scheduler" in r.stderr
+    assert not any(rook_workspace.runs_dir.iterdir())
