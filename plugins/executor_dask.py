@@ -112,8 +112,8 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
     from distributed.comm.addressing import parse_address, parse_host_port
 
     scheme, location = parse_address(address)
-    if scheme not in ("tcp", "tls", "ws", "wss"):
-        return None  # ucx: left to Dask
+    if scheme not in ("tcp", "tls", "ws", "wss"):  # ucx: only Dask can try it
+        return _not_a_scheduler(address, timeout, reached=False)
     host, port = parse_host_port(location, 8786)
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
@@ -125,7 +125,7 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
     return _not_a_scheduler(address, timeout)
 
 
-def _not_a_scheduler(address: str, timeout: float) -> str | None:
+def _not_a_scheduler(address: str, timeout: float, reached: bool = True) -> str | None:
     """Why what listens at ``address`` is not a Dask scheduler, or ``None``: asked
     for its identity, as Dask's client would be, within ``timeout``. Something else
     there (the dashboard's port, an HTTP server) never answers Dask's handshake, and
@@ -150,6 +150,11 @@ def _not_a_scheduler(address: str, timeout: float) -> str | None:
             answer = pool.submit(asyncio.run, identity()).result()
     except Exception as exc:  # noqa: BLE001 - whatever a stranger's bytes make Dask raise
         why = "no answer" if isinstance(exc, asyncio.TimeoutError) else exception_text(exc)
+        if not reached:  # no TCP check first: Dask's own transport failed, or found nothing
+            return (
+                f"Dask cannot reach a scheduler there ({why}); check the address, and that "
+                f"the Dask package for {address.split('://')[0]}:// is installed"
+            )
         return (
             f"something that is not a Dask scheduler listens there (Dask's handshake got {why}); "
             f"{CHECK_ADDRESS}"

@@ -1886,3 +1886,19 @@ def test_a_missing_shard_is_named_with_the_command_that_runs_it(tmp_path, rook_c
     assert "no record of shards 2/3, 3/3" in r.stderr, r.stderr
     assert f"rook run --run ci --shard 2/3 -w {ws.root}" in r.stderr, r.stderr
     assert "(and likewise shard 3/3)" in r.stderr, r.stderr
+
+
+def test_a_scheduler_address_dask_cannot_reach_is_refused_before_prepare_runs(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A ``ucx://`` address (no UCX transport installed, or nothing there) was left to
+    Dask unchecked: prepare ran, a run was made, then ``executor 'dask' raised
+    TypeError: Can't instantiate abstract class UCXConnector`` with RuntimeWarnings
+    on the terminal, and a pending run was left behind."""
+    pytest.importorskip("distributed")  # the dask extra
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", "ucx://127.0.0.1:1")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "--scheduler ucx://127.0.0.1:1: Dask cannot reach a scheduler there (" in r.stderr
+    assert "Traceback" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr
+    assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
