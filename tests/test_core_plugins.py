@@ -131,6 +131,41 @@ def test_operator_switches_disable_and_allow(monkeypatch):
     assert {i.name for i in rook.infos} == {"script", "criteria"}
 
 
+@pytest.mark.parametrize(
+    "switch, value, message",
+    [
+        ("ROOK_DISABLE_PLUGINS", "script", "hooks.execute: no installed transport runs 'script' "
+         "entries; installed: connector, http, ruhroh (ROOK_DISABLE_PLUGINS=script is set: "
+         "plugins it leaves out are not loaded)"),
+        ("ROOK_DISABLE_PLUGINS", "criteria", "criteria.0.contains: unknown criterion type; "
+         "installed: "),
+        ("ROOK_DISABLE_PLUGINS", "executor_local", "--executor local: unknown; installed: dask "
+         "(ROOK_DISABLE_PLUGINS=executor_local is set: plugins it leaves out are not loaded)"),
+        ("ROOK_LOAD_PLUGINS", "script,criteria,reporters", "--executor local: unknown; installed: "
+         "none (ROOK_LOAD_PLUGINS=script,criteria,reporters is set: plugins it leaves out are "
+         "not loaded)"),
+    ],
+)
+def test_a_builtin_is_switched_off_by_name_as_any_plugin_and_the_refusal_says_so(
+    rook_workspace, rook_cli, monkeypatch, switch, value, message
+):
+    """The built-ins are entry points like any plugin: the operator switches reach them
+    by name through the real CLI, and what is then missing is refused (exit 2, nothing
+    run) naming what is installed and the switch that left the rest out."""
+    rook_workspace.script("agent.sh", "#!/bin/sh\necho '{\"output\": \"hi\"}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    assert rook_cli("run").exit_code == 0
+    monkeypatch.setenv(switch, value)
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stdout + r.stderr
+    assert message in r.stderr, r.stderr
+    if value == "criteria":
+        assert "(ROOK_DISABLE_PLUGINS=criteria is set: plugins it leaves out" in r.stderr
+        assert "contains" not in r.stderr.split("installed: ")[1].split(" (")[0]
+    assert len(list(rook_workspace.runs_dir.iterdir())) == 1  # the first run only
+
+
 class Shouty(CriterionType):
     name = "shouts"
     description = "the answer is in capitals"
