@@ -113,7 +113,7 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
 
     scheme, location = parse_address(address)
     if scheme not in ("tcp", "tls", "ws", "wss"):  # ucx: only Dask can try it
-        return _not_a_scheduler(address, timeout, reached=False)
+        return _not_a_scheduler(address, CONNECT_TIMEOUT, reached=False)
     host, port = parse_host_port(location, 8786)
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
@@ -122,7 +122,7 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
             f"no Dask scheduler answers there ({exc.strerror or exc}); start it first "
             "(dask scheduler), or leave --scheduler out for a local cluster"
         )
-    return _not_a_scheduler(address, timeout)
+    return _not_a_scheduler(address, CONNECT_TIMEOUT)  # as long as Dask's client would wait
 
 
 def _not_a_scheduler(address: str, timeout: float, reached: bool = True) -> str | None:
@@ -149,7 +149,10 @@ def _not_a_scheduler(address: str, timeout: float, reached: bool = True) -> str 
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             answer = pool.submit(asyncio.run, identity()).result()
     except Exception as exc:  # noqa: BLE001 - whatever a stranger's bytes make Dask raise
-        why = "no answer" if isinstance(exc, asyncio.TimeoutError) else exception_text(exc)
+        if isinstance(exc, asyncio.TimeoutError):
+            why = f"no answer within {timeout:g} s"
+        else:
+            why = exception_text(exc)
         if not reached:  # no TCP check first: Dask's own transport failed, or found nothing
             return (
                 f"Dask cannot reach a scheduler there ({why}); check the address, and that "
