@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import history, known_secrets, procscan, sharding
 from .attempts import phases_missing_before
-from .definitions import profile_text, select
+from .definitions import profile_text
 from .errors import ConfigError, DamagedRecord, RunStoreError, ScenarioError, listed
 from .models import PHASES, Profile, Scenario
 from .plugins import Rook
@@ -289,18 +289,11 @@ def _selected_of_plan(
     only = request.only
     if only and (request.tags or request.classes or request.categories):
         named = [by_id[i] for i in dict.fromkeys(only) if i in by_id]
-        kept = {s.id for s in request.selected_without_only(named)}
+        kept = {s.id for s in request.selected(named, include_excluded=True, only=None)}
         only = [i for i in only if i not in by_id or i in kept]
         if not only:  # every id named is left out by the other selectors
             return []
-    return select(
-        planned,
-        only or None,
-        request.tags or None,
-        request.classes or None,
-        request.categories or None,
-        include_excluded=True,
-    )
+    return request.selected(planned, include_excluded=True, only=only)
 
 
 def check_reopened(

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import __version__, history, known_secrets, process, procscan, sharding
 from . import plugins as plugin_manager
@@ -98,27 +98,22 @@ class RunRequest:
     """The ``-w``, ``--project`` and ``--agent`` flags that found the agent (`` -w DIR
     --agent A``): the stored reasons' ``rook run --run ID`` ends with them."""
 
-    def selected(self, scenarios: list[Scenario], include_excluded: bool = False) -> list[Scenario]:
+    def selected(
+        self,
+        scenarios: list[Scenario],
+        include_excluded: bool = False,
+        only: list[str] | None | Literal[False] = False,
+    ) -> list[Scenario]:
         """The scenarios ``--only``, ``--tag``, ``--class`` and ``--category`` select
-        (:func:`~rook_core.definitions.select`)."""
+        (:func:`~rook_core.definitions.select`); ``only`` given stands for ``--only``'s
+        ids (``None``: none, the other selectors alone)."""
         return select(
             scenarios,
-            self.only or None,
+            (self.only if only is False else only) or None,
             self.tags or None,
             self.classes or None,
             self.categories or None,
             include_excluded=include_excluded,
-        )
-
-    def selected_without_only(self, scenarios: list[Scenario]) -> list[Scenario]:
-        """Those of ``scenarios`` that ``--tag``, ``--class`` and ``--category`` keep."""
-        return select(
-            scenarios,
-            None,
-            self.tags or None,
-            self.classes or None,
-            self.categories or None,
-            include_excluded=True,
         )
 
 
