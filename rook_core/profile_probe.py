@@ -80,6 +80,8 @@ class Observation:
     run_dir: str | None = None
     handle: str | None = None
     kills: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What ``rook run`` would warn of (the scenario record's ``warnings``)."""
 
     @property
     def answer(self) -> str | None:
@@ -115,6 +117,7 @@ class Observation:
             "turns": self.turns,
             "missing": self.missing,
             "kills": self.kills,
+            "warnings": self.warnings,
         }
 
 
@@ -354,6 +357,7 @@ def probe(
         record = run.load_scenario(sr.key) or {}
         obs.hooks = ([prepare] if isinstance(prepare, dict) else []) + list(record.get("hooks", []))
         obs.turns = list(record.get("turns", []))
+        obs.warnings = [str(w) for w in record.get("warnings") or []]
         obs.observed = {k: bool(v) for k, v in (record.get("observed") or {}).items() if v}
         if obs.observed.get("multi_turn"):  # else no hook returned one (a transport's own)
             obs.handle = record.get("conversation")

@@ -131,8 +131,8 @@ def test_an_optimistic_multi_turn_names_what_open_printed_that_is_no_handle(
     ("capability", "field", "said"),
     [
         ("usage", '"usage": {"input_tokens": 5, "output_tokens": 3}',
-         "note: usage has input_tokens, output_tokens but no input, output or total"),
-        ("calls", '"tool_calls": []', "note: the hook's output has tool_calls but no calls"),
+         "warning: usage has input_tokens, output_tokens but no input, output or total"),
+        ("calls", '"tool_calls": []', "warning: the hook's output has tool_calls but no calls"),
     ],
 )
 def test_an_optimistic_usage_or_calls_names_what_the_api_called_them(
@@ -516,3 +516,21 @@ def test_the_line_said_before_the_test_names_the_delays_it_will_wait(rook_worksp
         "trying the agent: prepare scripts/agent.py (up to 60 s), execute scripts/agent.py "
         "(up to 300 s), collect scripts/agent.py (after a delay of up to 1 s, up to 9 s)\n"
     ) in r.stderr, r.stderr
+
+
+def test_the_warnings_a_run_would_give_are_shown(rook_workspace, rook_cli):
+    # rook run warns that a collect hook printed nothing (no evidence collected);
+    # rook profile test, there to say whether the profile works, said nothing of it
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && { cat >/dev/null; echo '{"output": "hi", "tokens": {"in": 3}}'; }
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+                "capabilities": {"usage": False}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "warning: collect printed nothing: no evidence collected" in r.stdout
+    doc = json.loads(profile_test(rook_cli, ws, "--json").stdout)
+    assert any(w.startswith("collect printed nothing") for w in doc["test"]["warnings"])

@@ -86,7 +86,7 @@ def test_command(
       rook profile test staging --update      # claim exactly what was observed
     """
     from ..errors import RookError
-    from ..hookio import calls_names_warning, handle_said, usage_names_warning
+    from ..hookio import handle_said
     from ..models import CAPABILITIES
     from ..observed import save_observed
     from ..plugins import plugin_output
@@ -136,12 +136,6 @@ def test_command(
             said = handle_said(obs.hooks, turn)
             if said and declared.get("multi_turn") and not obs.observed.get("multi_turn"):
                 s.say(f"note: {said}")
-            for cap, names in (
-                ("usage", [usage_names_warning(t.get("usage")) for t in obs.turns]),
-                ("calls", [calls_names_warning(t.get("evidence")) for t in obs.turns]),
-            ):
-                if declared.get(cap) and not obs.observed.get(cap) and any(names):
-                    s.say(f"note: {next(w for w in names if w)}")
         if updated:
             s.say(f"updated capabilities in {profile.path}")
         if obs.run_dir:

@@ -93,6 +93,8 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
         for ref in obs.missing:
             empty = " (set, but empty)" if ref.get("empty") else ""
             say(f"    {ref['variable']}: {ref['purpose']}{empty}")
+    for warning in obs.warnings:  # what rook run warns of, said here too
+        say(f"  warning: {printable(warning)}")
     for note in obs.kills:  # a hook left it running (a run records it in run.json: kills)
         say(f"  left running by a hook, killed at the end: {note}")
     seen = [c for c, v in obs.observed.items() if v]
