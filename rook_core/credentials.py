@@ -158,9 +158,10 @@ class Found:
 
 
 def url_secrets(url: str) -> list[Found]:
-    """The password in ``url``'s userinfo, a path segment shaped like a key
-    (``/v1/sk-.../ask``) and the values of its credential query parameters (by
-    name, or shaped like a key), as spans of ``url``."""
+    """The password in ``url``'s userinfo, a key in its path (``/v1/sk-.../ask``,
+    ``/v1/sk-...:run``; a segment holding one percent-encoded, whole) and the values
+    of its credential query parameters (by name, or shaped like a key), as spans of
+    ``url``."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -175,11 +176,16 @@ def url_secrets(url: str) -> list[Found]:
             found.append(
                 Found(unquote(password), start, start + len(password), "password", "password")
             )
-    if parts.path and SECRET_IN_TEXT.search(parts.path):  # a key as a path segment
+    if parts.path and SECRET_IN_TEXT.search(unquote(parts.path)):  # a key in the path
         pos = url.find(parts.path, netloc_at + len(parts.netloc) if netloc_at >= 0 else 0)
         for segment in parts.path.split("/"):
             value = unquote(segment)
-            if segment and secret_value(value):
+            if value == segment:  # each key in it (`/v1/sk-...:generate`), exactly
+                for m in SECRET_IN_TEXT.finditer(segment):
+                    found.append(
+                        Found(m.group(), pos + m.start(), pos + m.end(), "key", "URL path")
+                    )
+            elif SECRET_IN_TEXT.search(value):  # percent-encoded (`sk%2D...`): the segment
                 found.append(Found(value, pos, pos + len(segment), "key", "URL path"))
             pos += len(segment) + 1
     if parts.query:

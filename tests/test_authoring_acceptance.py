@@ -246,3 +246,23 @@ def test_show_hides_secrets_pasted_by_hand_into_headers_and_bodies(rook_workspac
         assert r.exit_code == 0, r.stdout + r.stderr
         assert "pasted-" not in r.stdout + r.stderr and "cGFzdGVk" not in r.stdout, r.stdout
     assert "theme=dark" not in r.stdout  # the whole Cookie header is hidden, not a part
+
+
+@pytest.mark.parametrize(
+    "segment",
+    ["sk%2Dproj7Hq2mZ8vX4", "%73k-proj7Hq2mZ8vX4", "sk-proj7Hq2mZ8vX4:generate", "key=sk-proj7Hq2mZ8vX4"],
+)
+def test_a_key_in_the_url_path_percent_encoded_or_with_more_text_is_never_shown(rook_workspace, rook_cli, segment):
+    """A key-shaped path segment percent-encoded (`sk%2D...`: the same URL to a server),
+    or a key with more text in its segment (`/v1/sk-...:generate`), is hidden as a
+    plain one is: by `profile show`, and in the message of a --from URL that fails."""
+    ws = rook_workspace
+    key = "proj7Hq2mZ8vX4"
+    url = f"http://127.0.0.1:9/v1/{segment}/ask"
+    ws.profile({"id": "pasted", "hooks": {"execute": {"http": {"url": url}}}})
+    r = rook_cli("profile", "show", "pasted", "--workspace", str(ws.root))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert key not in r.stdout + r.stderr and "http://127.0.0.1:9/v1/" in r.stdout
+    r = add(rook_cli, ws, "keyed", "--from", url)
+    assert r.exit_code != 0 and "127.0.0.1:9" in r.stdout + r.stderr
+    assert key not in r.stdout + r.stderr
