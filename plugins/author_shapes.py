@@ -259,7 +259,9 @@ def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
     the answer comes in pieces, one field of each event (``{"delta": "Hel"}``,
     Anthropic's ``{"delta": {"text": "Hel"}}``): the pieces joined
     (``join('', events[].delta)``), or the last one when each piece repeats the one
-    before and adds to it. ``None`` when no field of two or more events does."""
+    before and adds to it. One event is pieces too: the test's short answer came in
+    one, a longer one comes in several (never ``events[0]``'s alone). ``None`` when
+    no event's field holds an answer."""
     if not (isinstance(doc, dict) and set(doc) == {"events", "text"}):
         return None
     events = (
@@ -272,9 +274,11 @@ def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
                 pieces.setdefault(path, []).append(value)
     best: tuple[float, str] | None = None
     for path, values in pieces.items():
-        if len(values) < 2 or any(not isinstance(_get(e, path), (str, type(None))) for e in events):
-            continue  # one event's field is no answer in pieces; a projection joins strings only
-        growing = all(
+        if any(not isinstance(_get(e, path), (str, type(None))) for e in events):
+            continue  # a projection joins strings only
+        if len(values) == 1 and str(doc["text"]).strip():
+            continue  # one field beside text pieces (the answer in `text`): find_answer's
+        growing = len(values) > 1 and all(
             b.startswith(a) and len(b) > len(a) for a, b in zip(values, values[1:], strict=False)
         )
         text = values[-1] if growing else "".join(values)

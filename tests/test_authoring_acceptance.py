@@ -266,3 +266,21 @@ def test_a_key_in_the_url_path_percent_encoded_or_with_more_text_is_never_shown(
     r = add(rook_cli, ws, "keyed", "--from", url)
     assert r.exit_code != 0 and "127.0.0.1:9" in r.stdout + r.stderr
     assert key not in r.stdout + r.stderr
+
+
+def test_an_answer_streamed_in_one_event_is_extracted_so_that_more_pieces_join(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A stream of the endpoint's own shape that sent its short test answer in one
+    event (`{"delta": "Hello there, friend."}`) sends a longer one in pieces: the
+    extraction joins every event's piece, never the first event's alone."""
+    ws = rook_workspace
+    authoring_server.streams["one"] = _events({"delta": "Hello there, friend."}) + b"data: [DONE]\n\n"
+    curl = f"curl -N {authoring_server.url}/stream/one --json '{{\"message\": \"hi\"}}'"
+    r = add(rook_cli, ws, "streamed", input=curl)
+    out = r.stdout + r.stderr
+    assert r.exit_code == 0, out
+    assert "answer: Hello there, friend." in out
+    authoring_server.streams["one"] = STREAMS["pieces"][0]
+    r = rook_cli("profile", "test", "streamed", "--workspace", str(ws.root))
+    assert r.exit_code == 0 and "answer: Hello there, friend." in r.stdout, r.stdout + r.stderr
