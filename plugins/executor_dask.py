@@ -103,17 +103,18 @@ def _address_problem(address: str) -> str | None:
     return None
 
 
-def _unreachable(address: str, timeout: float = 5.0) -> str | None:
+def _unreachable(address: str, timeout: float = 5.0, from_file: bool = False) -> str | None:
     """Why no scheduler answers at ``address`` (a TCP, TLS or WebSocket address
     nothing listens on), or ``None``: checked before anything runs, so that an address
-    nobody serves does not run prepare and leave a pending run behind."""
+    nobody serves does not run prepare and leave a pending run behind. ``from_file``:
+    read from a scheduler file (Dask's client then uses no security loader)."""
     import socket
 
     from distributed.comm.addressing import parse_address, parse_host_port
 
     scheme, location = parse_address(address)
     if scheme not in ("tcp", "tls", "ws", "wss"):  # ucx: only Dask can try it
-        return _not_a_scheduler(address, CONNECT_TIMEOUT, reached=False)
+        return _not_a_scheduler(address, CONNECT_TIMEOUT, reached=False, from_file=from_file)
     host, port = parse_host_port(location, 8786)
     try:
         socket.create_connection((host, int(port)), timeout=timeout).close()
@@ -122,24 +123,44 @@ def _unreachable(address: str, timeout: float = 5.0) -> str | None:
             f"no Dask scheduler answers there ({exc.strerror or exc}); start it first "
             "(dask scheduler), or leave --scheduler out for a local cluster"
         )
-    return _not_a_scheduler(address, CONNECT_TIMEOUT)  # as long as Dask's client would wait
+    # as long as Dask's client would wait
+    return _not_a_scheduler(address, CONNECT_TIMEOUT, from_file=from_file)
 
 
-def _not_a_scheduler(address: str, timeout: float, reached: bool = True) -> str | None:
+def _client_security(address: str, from_file: bool) -> Any:
+    """The TLS settings Dask's client uses for ``address``: those the configured
+    ``distributed.client.security-loader`` gives for it (not for a scheduler file's
+    address), else Dask's configuration (``distributed.comm.tls``)."""
+    import dask
+    from distributed.security import Security
+    from distributed.utils import import_term
+
+    term = None if from_file else dask.config.get("distributed.client.security-loader", None)
+    security = import_term(term)({"address": address}) if term else None
+    if isinstance(security, dict):
+        security = Security(**security)
+    return security if isinstance(security, Security) else Security()
+
+
+def _not_a_scheduler(
+    address: str, timeout: float, reached: bool = True, from_file: bool = False
+) -> str | None:
     """Why what listens at ``address`` is not a Dask scheduler, or ``None``: asked
-    for its identity, as Dask's client would be, within ``timeout``. Something else
-    there (the dashboard's port, an HTTP server) never answers Dask's handshake, and
-    the client would hang, or read a length from the stranger's bytes
-    (``MemoryError``), after prepare had run."""
+    for its identity, as Dask's client would be (with its TLS settings), within
+    ``timeout``. Something else there (the dashboard's port, an HTTP server) never
+    answers Dask's handshake, and the client would hang, or read a length from the
+    stranger's bytes (``MemoryError``), after prepare had run."""
     import concurrent.futures
 
     from distributed.core import rpc
-    from distributed.security import Security
+
+    try:
+        security = _client_security(address, from_file)
+    except Exception as exc:  # noqa: BLE001 - the loader is the user's code
+        return f"Dask's client security loader failed: {exception_text(exc)}"
 
     async def identity() -> Any:
-        peer = rpc(
-            address, timeout=timeout, connection_args=Security().get_connection_args("client")
-        )
+        peer = rpc(address, timeout=timeout, connection_args=security.get_connection_args("client"))
         try:
             return await asyncio.wait_for(peer.identity(), timeout)
         finally:
@@ -158,10 +179,13 @@ def _not_a_scheduler(address: str, timeout: float, reached: bool = True) -> str 
                 f"Dask cannot reach a scheduler there ({why}); check the address, and that "
                 f"the Dask package for {address.split('://')[0]}:// is installed"
             )
-        return (
-            f"something that is not a Dask scheduler listens there (Dask's handshake got {why}); "
-            f"{CHECK_ADDRESS}"
-        )
+        who = "something that is not a Dask scheduler listens there"
+        if security.require_encryption or address.startswith(("tls://", "wss://")):
+            who += (
+                ", or Dask's TLS settings (distributed.comm.tls, the client's security "
+                "loader) are not the scheduler's"
+            )
+        return f"{who} (Dask's handshake got {why}); {CHECK_ADDRESS}"
     kind = answer.get("type") if isinstance(answer, dict) else None
     if kind != "Scheduler":
         return f"a Dask {str(kind or 'server').lower()} listens there, not the scheduler; {CHECK_ADDRESS}"
@@ -668,7 +692,7 @@ class DaskExecutor:
                 if _scheduler_file(address)
                 else address
             )
-            problem = _unreachable(target)
+            problem = _unreachable(target, from_file=_scheduler_file(address))
             if problem:
                 raise ConfigError(f"--scheduler {address}: {problem}")
 

@@ -690,3 +690,32 @@ def test_a_workers_address_given_as_the_scheduler_is_refused_before_prepare_runs
     assert r.exit_code == 2, r.stdout + r.stderr
     assert f"--scheduler {worker}: a Dask worker listens there, not the scheduler" in r.stderr
     assert not any(rook_workspace.runs_dir.iterdir())
+
+
+def test_the_scheduler_check_uses_the_security_dasks_client_would(
+    scheduler, rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """Dask's client takes its TLS settings from ``distributed.client.security-loader``
+    when one is configured: the check before anything runs asks the scheduler with
+    the same settings, so what the client would refuse (here: encryption required,
+    the address plain tcp://) is refused before prepare runs (exit 2), not after it,
+    and a scheduler the client reaches is never refused for want of them."""
+    import dask
+
+    (tmp_path / "h6_loader.py").write_text(
+        "from distributed.security import Security\n"
+        "def load(info):\n"
+        "    return Security(require_encryption=True)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    log = tmp_path / "prepared"
+    rook_workspace.script("agent.sh", '#!/bin/bash\n[ "$1" = prepare ] && touch "$LOG"\n'
+                          '[ "$1" = execute ] && echo \'{"output": "ok"}\'\nexit 0\n')
+    rook_workspace.profile({"id": "p", "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"},
+                            "hook_env": {"LOG": str(log)}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    with dask.config.set({"distributed.client.security-loader": "h6_loader.load"}):
+        r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"--scheduler {scheduler}:" in r.stderr and "encryption" in r.stderr, r.stderr
+    assert not log.exists() and not any(rook_workspace.runs_dir.iterdir())
