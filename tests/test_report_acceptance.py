@@ -86,13 +86,18 @@ def _statuses(report):
             s["status"] for s in report["scenarios"]}
 
 
-@pytest.fixture
-def every_status(rook_workspace, tmp_path):
-    ws = rook_workspace
+def _agent(ws):
+    """The fake agent's script and profile, its key declared in env."""
     ws.script("agent.py", AGENT)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
                 "env": [{"variable": "API_KEY", "purpose": "the agent's key"}],
                 "capabilities": {"calls": True, "multi_turn": True}})
+
+
+@pytest.fixture
+def every_status(rook_workspace, tmp_path):
+    ws = rook_workspace
+    _agent(ws)
     for s in SCENARIOS:
         ws.scenario(s)
     out = tmp_path / "out"
@@ -193,10 +198,7 @@ def test_a_run_holding_every_status_gives_the_same_numbers_in_every_report(every
 def test_every_decided_run_passed_exits_0_beside_unverifiable_and_not_runnable(
         rook_workspace, tmp_path):
     ws = rook_workspace
-    ws.script("agent.py", AGENT)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
-                "env": [{"variable": "API_KEY", "purpose": "the agent's key"}],
-                "capabilities": {"calls": True, "multi_turn": True}})
+    _agent(ws)
     for s in SCENARIOS:
         if s["id"] in ("ok", "blind", "costly"):
             ws.scenario(s)

@@ -160,18 +160,7 @@ def test_the_final_line_and_the_result_file_together(
     result_file, stdout, answer, status, rook_workspace, rook_cli, tmp_path
 ):
     ws = rook_workspace
-    (tmp_path / "out.txt").write_text(stdout)
-    if result_file:
-        (tmp_path / "result.json").write_text(result_file)
-    wrapper = ws.script(
-        "w.sh",
-        f"""
-        #!/bin/bash
-        [ -f {tmp_path}/result.json ] && cp {tmp_path}/result.json "$RUHROH_RESULT_PATH"
-        cat {tmp_path}/out.txt
-        """,
-    )
-    profile(ws, str(wrapper))
+    _replaying(ws, tmp_path, stdout, result_file)
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"status": status}, {"equals": answer}]})
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout + r.stderr
@@ -195,18 +184,7 @@ def test_a_result_the_wrapper_gave_wrongly_fails_the_call_saying_why(
     result_file, stdout, message, rook_workspace, rook_cli, tmp_path
 ):
     ws = rook_workspace
-    (tmp_path / "out.txt").write_text(stdout + "\n")
-    if result_file:
-        (tmp_path / "result.json").write_text(result_file)
-    wrapper = ws.script(
-        "w.sh",
-        f"""
-        #!/bin/bash
-        [ -f {tmp_path}/result.json ] && cp {tmp_path}/result.json "$RUHROH_RESULT_PATH"
-        cat {tmp_path}/out.txt
-        """,
-    )
-    profile(ws, str(wrapper))
+    _replaying(ws, tmp_path, stdout + "\n", result_file)
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
     r = rook_cli("run", "--json")
     assert r.exit_code == 1
@@ -402,3 +380,20 @@ def test_the_continuity_level_is_recorded_and_shown_in_every_format(
     assert manifest["continuity"] == level
     assert f"Ruhroh continuity: {level}" in rook_cli("run").stdout
     assert f"Ruhroh continuity: {level}" in rook_cli("runs", "show", run_dir.name).stdout
+
+
+def _replaying(ws, tmp_path, stdout, result_file):
+    """A wrapper (the profile's) that prints ``stdout`` and, given one, writes
+    ``result_file`` as its result file."""
+    (tmp_path / "out.txt").write_text(stdout)
+    if result_file:
+        (tmp_path / "result.json").write_text(result_file)
+    wrapper = ws.script(
+        "w.sh",
+        f"""
+        #!/bin/bash
+        [ -f {tmp_path}/result.json ] && cp {tmp_path}/result.json "$RUHROH_RESULT_PATH"
+        cat {tmp_path}/out.txt
+        """,
+    )
+    profile(ws, str(wrapper))
