@@ -321,10 +321,8 @@ def test_a_failing_scenario_does_not_stop_the_others(rook_workspace, rook_cli):
     assert r.exit_code == 1
 
 
-def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(
-    rook_workspace, rook_cli, tmp_path
-):
-    ws = rook_workspace
+def _timed_hook(ws, tmp_path):
+    """``scripts/h.sh``, logging each phase and when it started to the file returned."""
     log = tmp_path / "times"
     ws.script(
         "h.sh",
@@ -336,6 +334,14 @@ def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(
         exit 0
     """,
     )
+    return log
+
+
+def test_delay_is_a_minimum_since_the_previous_phase_not_a_sleep(
+    rook_workspace, rook_cli, tmp_path
+):
+    ws = rook_workspace
+    log = _timed_hook(ws, tmp_path)
     ws.profile(
         {
             "id": "p",
@@ -462,17 +468,7 @@ def test_a_delay_never_waits_longer_than_its_delay_seconds(rook_workspace, rook_
     # written where the clock ran ahead) made Rook wait delay_seconds plus the
     # skew: 30 s here for a 1 s delay, an hour for an hour's skew.
     ws = rook_workspace
-    log = tmp_path / "times"
-    ws.script(
-        "h.sh",
-        f"""
-        #!/bin/bash
-        echo "$1 $(date +%s.%N)" >> {log}
-        [ "$1" = execute ] && {{ cat >/dev/null; echo '{{"output": "ok"}}'; }}
-        [ "$1" = collect ] && echo '{{}}'
-        exit 0
-    """,
-    )
+    log = _timed_hook(ws, tmp_path)
     collect = {"script": "scripts/h.sh", "delay_seconds": 1}
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": collect}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
