@@ -119,7 +119,7 @@ def flags_redacted(workspace: str | None, project: str | None, agent: str | None
         from .workspace import find_workspace, select_agent
 
         try:
-            found = select_agent(find_workspace(workspace), project, agent)
+            found = select_agent(find_workspace(workspace), project, agent, workspace)
         except (RookError, OSError):
             found = None
         if found is not None:

@@ -244,7 +244,7 @@ def prepare_run(
         shard = sharding.parse_shard(request.shard)
         request.run_id = sharding.requested_run_id(request.run_id, request.run_name, shard)
     workspace = find_workspace(request.workspace)
-    agent = select_agent(workspace, request.project, request.agent)
+    agent = select_agent(workspace, request.project, request.agent, request.workspace)
     check_report_targets(reports, agent.runs_dir)
 
     manifest: dict[str, Any] | None = None

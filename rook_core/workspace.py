@@ -282,16 +282,23 @@ def _choose(
     raise WorkspaceError(f"several {kind}s ({', '.join(names)}); choose one with {flag}")
 
 
-def select_agent(workspace: Path, project: str | None, agent: str | None) -> Agent:
+def select_agent(
+    workspace: Path, project: str | None, agent: str | None, given: object = None
+) -> Agent:
+    """The agent ``project`` and ``agent`` choose in ``workspace`` (``given``: the
+    ``--workspace`` value it came from, which may be ``ROOK_WORKSPACE_DIR``'s)."""
     root = workspace / ROOT
     if not root.is_dir():
         # --workspace naming a folder inside one (found upwards only without it):
         # name that one, never `rook init` (a second workspace inside the first)
         inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
+        how = given_as(given)
         fix = (
-            f"it is inside the workspace {inside}: give -w {inside}"
-            if inside is not None
-            else "run: rook init --project P --agent A"
+            "run: rook init --project P --agent A"
+            if inside is None
+            else f"it is inside the workspace {inside}: give -w {inside}"
+            if how == "--workspace"
+            else f"it is inside the workspace {inside}: set {how} to {inside}"
         )
         raise WorkspaceError(f"{workspace}: no Rook workspace here ({ROOT} is missing); {fix}")
     config = read_config(workspace)

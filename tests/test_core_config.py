@@ -925,6 +925,22 @@ def test_a_workspace_flag_naming_a_folder_inside_a_workspace_names_the_workspace
     assert "rook init" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("command", [["run"], ["runs"], ["profile", "list"]])
+def test_rook_workspace_dir_naming_a_folder_inside_a_workspace_names_the_variable(
+        ws, monkeypatch, command):
+    from rook_core.testing import RookCli
+
+    # the user set the variable (a CI job's), never typed --workspace: the fix names
+    # what they set, as every other message about the variable does
+    (ws.root / "src").mkdir()
+    monkeypatch.setenv("ROOK_WORKSPACE_DIR", str(ws.root / "src"))
+    monkeypatch.chdir(ws.root.parent)
+    r = RookCli(None)(*command)  # no --workspace of its own
+    refused(r, ws, f"it is inside the workspace {ws.root.resolve()}: set ROOK_WORKSPACE_DIR "
+            f"to {ws.root.resolve()}")
+    assert "-w " not in r.stderr and "rook init" not in r.stderr, r.stderr
+
+
 def test_init_creates_the_layout(tmp_path, rook_cli):
     r = rook_cli("init", "--project", "demo", "--agent", "order-desk", "-w", str(tmp_path))
     assert r.exit_code == 0, r.stderr

@@ -58,7 +58,7 @@ def _target(
             raise ConfigError(f"these directories hold different runs ({', '.join(sorted(ids))})")
         run_id = ids.pop()
     try:
-        found = select_agent(find_workspace(workspace), project, agent)
+        found = select_agent(find_workspace(workspace), project, agent, workspace)
     except WorkspaceError as exc:
         if len(run_dirs) == 1 and not workspace:
             return run_dirs[0]  # merge in place

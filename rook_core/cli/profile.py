@@ -33,7 +33,7 @@ class Session:
         from ..redact import Redactor, activate
         from ..workspace import find_workspace, select_agent
 
-        self.agent = select_agent(find_workspace(workspace), project, agent)
+        self.agent = select_agent(find_workspace(workspace), project, agent, workspace)
         self.rook = plugins.build_plugin_manager()
         # the agent's profiles' secrets too: a new profile's source or folder may hold one
         self.secret_names = agent_secret_names(self.agent.profiles_dir)

@@ -18,7 +18,7 @@ def find_agent(workspace: str | None, project: str | None, agent: str | None) ->
     from ..known_secrets import activate_agent_redactor
     from ..workspace import find_workspace, select_agent
 
-    found = select_agent(find_workspace(workspace), project, agent)
+    found = select_agent(find_workspace(workspace), project, agent, workspace)
     activate_agent_redactor(found.profiles_dir, found.runs_dir)
     return found
 
