@@ -10,6 +10,7 @@ correcting an ``http:`` entry from what the real target answered.
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -453,15 +454,19 @@ FORM_NOTE = "the body is JSON but the command gives no Content-Type"
 
 def _send_json(http: dict[str, Any], headers: dict[str, Any], new: Draft) -> bool:
     """The server refused the content type (415): a form goes as a JSON body, a JSON
-    body labelled otherwise as JSON; one sent as JSON already has nothing to change."""
+    body labelled otherwise (or written as text, sent as text) as JSON; one sent as
+    JSON already, or plain text, has nothing to change."""
     types = [h for h in headers if h.lower() == "content-type"]
+    labelled = any(not str(headers[h]).lower().startswith("application/json") for h in types)
+    body = http.get("body")
     if isinstance(http.get("form"), dict):
         http["body"] = http.pop("form")
         change = "the fields are sent as a JSON body"
-    elif isinstance(http.get("body"), (dict, list)) and any(
-        not str(headers[h]).lower().startswith("application/json") for h in types
-    ):
+    elif isinstance(body, (dict, list)) and labelled:
         change = "Content-Type set to JSON"
+    elif isinstance(body, str) and _json_text(body) is not None and (labelled or not types):
+        http["body"] = _json_text(body)  # JSON written as text (`'{"q": "hi"}'`): sent as text
+        change = "Content-Type set to JSON, the body written as JSON"
     else:
         return False
     for h in types:
@@ -471,6 +476,16 @@ def _send_json(http: dict[str, Any], headers: dict[str, Any], new: Draft) -> boo
     new.notes = [n for n in new.notes if not n.startswith(FORM_NOTE)]
     new.changes.append(f"the server refused the content type (415): {change}")
     return True
+
+
+def _json_text(body: str) -> Any:
+    """``body`` parsed, when it is a JSON object or array written as text; else ``None``
+    (plain text, or a JSON string or number: no structure to send it as)."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, (dict, list)) else None
 
 
 def _declare_env(new: Draft, draft: Draft) -> bool:

@@ -284,3 +284,22 @@ def test_an_answer_streamed_in_one_event_is_extracted_so_that_more_pieces_join(
     authoring_server.streams["one"] = STREAMS["pieces"][0]
     r = rook_cli("profile", "test", "streamed", "--workspace", str(ws.root))
     assert r.exit_code == 0 and "answer: Hello there, friend." in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("headers", [{"Content-Type": "text/plain"}, {}])
+def test_a_json_text_body_refused_for_its_content_type_is_sent_as_json(
+    rook_workspace, rook_cli, authoring_server, headers
+):
+    """A body written as JSON text (`body: '{"message": "hi"}'`, no placeholder in
+    it) labelled text/plain and refused (415): `fix` sends it as JSON, as a
+    structured body labelled otherwise is sent."""
+    ws = rook_workspace
+    http = {"url": f"{authoring_server.url}/jsononly", "headers": headers, "body": '{"message": "hi"}'}
+    ws.profile({"id": "jt", "hooks": {"execute": {"http": http}}})
+    r = rook_cli("profile", "fix", "jt", "--workspace", str(ws.root))
+    out = r.stdout + r.stderr
+    assert r.exit_code == 0, out
+    assert out.count("changed: ") == 1 and "Content-Type set to JSON, the body written as JSON" in out, out
+    assert "answer: json reply to: hi" in out
+    fixed = profile(ws, "jt")["hooks"]["execute"]["http"]
+    assert fixed["body"] == {"message": "hi"} and fixed["headers"] == {"Content-Type": "application/json"}
