@@ -587,9 +587,16 @@ class _Session:
                     f"Dask worker {a['worker']} was lost while running this scenario; "
                     f"it ran again on {result['worker']}"
                 )
-        elif aside:
+        elif aside:  # set aside only when Rook saw the directory empty (``clean``): an
+            # attempt of this very task ran on a worker lost before its start event
+            # reached Rook (SIGKILLed within the event stream's flush interval)
+            record.setdefault("attempts", []).append(
+                {"worker": "unknown", "lost": True, "hooks": [], "state": aside}
+            )
             record.setdefault("warnings", []).append(
-                f"an earlier attempt's files in its state directory were moved to {aside}"
+                "a Dask worker was lost while running this scenario (before it could say "
+                f"which); it ran again on {result['worker']}, and the lost attempt's files "
+                f"in its state directory were moved to {aside}"
             )
         for seq, hook in enumerate(record.get("hooks", [])):
             if seq >= len(self.sent[sr.key]["hooks"]):
