@@ -557,7 +557,7 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         result.status = "failed"
         result.diagnosis = (
             f"{proc.overflow} exceeded the {cap}-byte cap; the hook was killed "
-            "(raise limits in the profile if this much output is expected)"
+            f"(raise limits.{proc.overflow}_bytes in the profile if this much output is expected)"
         )
     elif proc.returncode != 0:
         result.status = "failed"

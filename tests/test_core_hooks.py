@@ -125,7 +125,10 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "limits": {"stderr_bytes": 4096}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--json")
-    assert "stderr exceeded the 4096-byte cap" in r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    diagnosis = r.report["scenarios"][0]["hooks"][0]["diagnosis"]
+    assert "stderr exceeded the 4096-byte cap" in diagnosis
+    # the setting that raises it, named as the HTTP and Ruhroh hooks name theirs
+    assert "(raise limits.stderr_bytes in the profile if this much output is expected)" in diagnosis
 
 
 @pytest.mark.parametrize(
