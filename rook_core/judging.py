@@ -616,12 +616,23 @@ def combine_turn_verdicts(verdicts: list[tuple[int, Verdict]]) -> Verdict:
     )
 
 
+ALSO_MAX = 200
+"""Of an errored criterion's reason named after a failure's in a failed scenario's reason."""
+
+
 def scenario_status(criteria_verdicts: list[Verdict]) -> tuple[str, str]:
-    """Fold criterion verdicts into the scenario's status and reason."""
+    """Fold criterion verdicts into the scenario's status and reason: the first
+    verdict of the status that decided it, and, for a failed scenario, the first
+    errored one too (a criterion that could not be judged at all)."""
     for status in (FAILED, ERROR, UNVERIFIABLE):
         hits = [v for v in criteria_verdicts if v.status == status]
         if hits:
-            return status, f"{criteria(len(hits))} {status}: {hits[0].reason}"
+            reason = f"{criteria(len(hits))} {status}: {hits[0].reason}"
+            errored = [v for v in criteria_verdicts if v.status == ERROR]
+            if status == FAILED and errored:  # fixing the failure alone would not cure it
+                first = current().head(errored[0].reason, ALSO_MAX, " ...")
+                reason += f"; {criteria(len(errored))} {ERROR}: {first}"
+            return status, reason
     if not criteria_verdicts:
         return UNVERIFIABLE, "the scenario has no criteria: nothing was verified"
     if len(criteria_verdicts) == 1:
