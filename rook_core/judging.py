@@ -531,7 +531,8 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     a misspelt status (``"pass"``) must never count as a pass. A reason longer
     than :data:`REASON_MAX` is cut, the whole one kept in its evidence; one that
     is not a text (a score, ``None``) is that criterion's error too, and so is
-    evidence that is not a dict (a list: kept in the error's evidence)."""
+    evidence that is not a dict (a list: kept in the error's evidence); a blank
+    one says the plugin gave none."""
     evidence = verdict.evidence  # most verdicts carry none: nothing to check
     unwritable, evidence = _as_json(evidence) if evidence else (None, evidence)
     if unwritable:
@@ -560,6 +561,8 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
             verdict.evidence if isinstance(verdict.evidence, dict) else {},
         )
     if verdict.status in CRITERION_STATUSES:
+        if not verdict.reason or verdict.reason.isspace():  # a verdict has a reason (SPEC §6)
+            return Verdict(verdict.status, f"{who} gave no reason", verdict.evidence)
         if len(verdict.reason) <= REASON_MAX:
             return verdict
         evidence = verdict.evidence if isinstance(verdict.evidence, dict) else {}

@@ -7,8 +7,16 @@ Rook CLI's scenario fields not held elsewhere. Real hooks, the real command."""
 from __future__ import annotations
 
 import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import Verdict
 
 # Answers with the JSON object the goal holds (the turn's text, for several turns).
 MIRROR = """
@@ -74,3 +82,321 @@ def test_a_failed_scenarios_reason_also_names_a_criterion_that_errored(ws, rook_
     failed, errored = s["criteria"][1]["reason"], s["criteria"][0]["reason"]
     assert s["reason"] == f"1 criterion failed: {failed}; 1 criterion error: {errored}", s["reason"]
     assert "unverifiable" not in s["reason"]
+
+
+def test_runs_that_differ_only_by_an_unverifiable_one_are_flaky_and_never_all_passed(
+        ws, rook_cli):
+    """SPEC §6: each run of a repeat is recorded; the report gives passes/N, pass^N, a
+    95 % Wilson interval (of the decided runs) and marks the scenario flaky when the
+    results differ -- an unverifiable run among passes is a different result, and
+    never counted as a pass."""
+    ws.script("turns.py", """
+        #!/usr/bin/env python3
+        # answers the repeat's next kind: P (passes), U (no call log), F (fails)
+        import json, os, sys
+        if sys.argv[1] != "execute":
+            sys.exit(0)
+        kinds = json.loads(sys.stdin.read())
+        count = os.path.join(os.environ["ROOK_RUN_STATE_DIR"], os.environ["ROOK_SCENARIO_ID"])
+        n = int(open(count).read()) if os.path.exists(count) else 0
+        open(count, "w").write(str(n + 1))
+        kind = kinds[n % len(kinds)]
+        answer = {"output": "nope" if kind == "F" else "hello"}
+        if kind != "U":
+            answer["calls"] = []
+        print(json.dumps(answer))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/turns.py"},
+                "capabilities": {"calls": True}})
+    checks = [{"contains": "hello"}, {"not_called": "x"}]
+    for sid, kinds in (("pup", "PUP"), ("ppp", "P"), ("fff", "F"), ("pff", "PFF")):
+        ws.scenario({"id": sid, "goal": json.dumps(list(kinds)), "repeat": 5,
+                     "criteria": checks})
+    r = rook_cli("run", "--json", "--concurrency", "1", "--repeat", "3")  # overrides repeat: 5
+    assert r.exit_code == 1, r.stderr
+    by = {b["id"]: b for b in r.report["summary"]["by_scenario"]}
+    got = {sid: (b["statuses"], b["passed"], b["decided"], b["pass_rate"], b["pass_all"],
+                 b["pass_any"], b["wilson"], b["flaky"]) for sid, b in by.items()}
+    assert got == {
+        "pup": (["passed", "unverifiable", "passed"], 2, 2, 1.0, False, True, wilson(2, 2),
+                True),
+        "ppp": (["passed"] * 3, 3, 3, 1.0, True, True, wilson(3, 3), False),
+        "fff": (["failed"] * 3, 0, 3, 0.0, False, False, wilson(0, 3), False),
+        "pff": (["passed", "failed", "failed"], 1, 3, 0.3333, False, True, wilson(1, 3), True),
+    }
+    assert [s["repeat_index"] for s in r.report["scenarios"] if s["id"] == "pup"] == [1, 2, 3]
+    # the repeats table: passes/N counts every planned run (2/3, never 2/2), pass^N no
+    shown = rook_cli("runs", "show", r.report["run"]["id"]).stdout
+    row = [ln.split() for ln in shown.splitlines() if ln.startswith("pup ")][-1]
+    assert row == ["pup", "2/3", "no", "yes", "100.0%", "34–100%", "FLAKY"], shown
+
+
+def wilson(k, n, z=1.959963984540054):
+    """The 95 % Wilson score interval, from its formula, rounded as reports round it."""
+    import math
+
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(centre - half, 0.0), 4), round(min(centre + half, 1.0), 4)]
+
+
+class _Judge(BaseHTTPRequestHandler):
+    """A chat-style judge on 127.0.0.1 whose answer is named by the agent's answer
+    (``mode:NAME``) in the evidence it is sent."""
+
+    ANSWERS = {
+        "pass": json.dumps({"pass": True, "reason": "fine", "score": 0.8}),
+        "low": json.dumps({"pass": True, "reason": "fine", "score": 0.79}),
+        "prose": "Yes, that looks fine to me.",
+        "no-pass": json.dumps({"reason": "fine"}),
+        "pass-yes": json.dumps({"pass": "yes", "reason": "fine"}),
+    }
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        mode = re.search(r"mode:([a-z-]+)", body["messages"][0]["content"]).group(1)
+        if mode == "slow":
+            time.sleep(4)
+        content = self.ANSWERS.get(mode, self.ANSWERS["pass"])
+        data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # Rook gave up waiting: the slow mode's point
+            pass
+
+
+@pytest.fixture
+def http_judge():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Judge)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+JUDGED = [
+    # (agent's mode, rubric, status, in the reason): min_score is met at the score itself
+    ("pass", "is polite", "passed", "judge: fine (score 0.8)"),
+    ("pass", {"text": "is polite", "min_score": 0.8}, "passed", "judge: fine (score 0.8)"),
+    ("low", {"text": "is polite", "min_score": 0.8}, "failed", "below min_score 0.8"),
+    ("low", "is polite", "passed", "judge: fine (score 0.79)"),
+    ("prose", "is polite", "error", "'Yes, that looks fine to me.', which is not one JSON"),
+    ("no-pass", "is polite", "error", '"pass" must be true or false (got missing)'),
+    ("pass-yes", "is polite", "error", '"pass" must be true or false (got "yes")'),
+    ("slow", "is polite", "error", "timed out"),
+]
+
+
+def test_an_http_judge_named_in_config_yaml_answering_in_and_out_of_contract(
+        ws, rook_cli, http_judge):
+    """SPEC §6: a rubric goes to the judge profile config.yaml names (any profile,
+    here an HTTP endpoint on 127.0.0.1), which must answer {"pass": bool, "reason":
+    str}; anything else -- prose, no pass, pass "yes", no answer in time -- is the
+    criterion's error with a reason, never a pass."""
+    for i, (mode, rubric, _, _) in enumerate(JUDGED):
+        ws.scenario({"id": f"j{i}", "goal": json.dumps({"output": f"mode:{mode}"}),
+                     "criteria": [{"rubric": rubric}]})
+    ws.profile({"id": "llm-judge", "hooks": {"execute": {
+        "timeout_seconds": 2,
+        "http": {"url": f"{http_judge}/v1/chat",
+                 "body": {"messages": [{"role": "user", "content": "{{goal}}"}]},
+                 "extract": {"output": "choices[0].message.content"}}}}}, active=False)
+    (ws.root / ".testmuai" / "rook" / "config.yaml").write_text("judge_profile: llm-judge\n")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [(mode, rubric, status, needle, got[f"j{i}"]["status"], got[f"j{i}"]["reason"])
+             for i, (mode, rubric, status, needle) in enumerate(JUDGED)
+             if got[f"j{i}"]["status"] != status or needle not in got[f"j{i}"]["reason"]]
+    assert wrong == [], "\n".join(map(str, wrong))
+    assert r.report["summary"]["passed"] == 3 and r.report["summary"]["error"] == 4
+    assert all("judge profile 'llm-judge'" in got[f"j{i}"]["reason"]
+               for i, (_, _, status, _) in enumerate(JUDGED) if status == "error")
+
+
+def test_a_script_judge_that_times_out_is_an_error_never_a_pass(ws, rook_cli):
+    ws.script("judge.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\ncat >/dev/null\n'
+              'sleep 30\necho \'{"output": {"pass": true, "reason": "late"}}\'\n')
+    ws.profile({"id": "grader", "hooks": {"execute": {"script": "scripts/judge.sh",
+                                                      "timeout_seconds": 1}}}, active=False)
+    ws.scenario({"id": "s", "goal": SAID_HELLO, "criteria": [{"rubric": "is polite"}]})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1, r.stderr
+    (c,) = r.report["scenarios"][0]["criteria"]
+    assert c["status"] == "error" and r.report["scenarios"][0]["status"] == "error"
+    assert c["reason"].startswith("judge profile 'grader': execute failed: timed out after 1 s")
+
+
+def test_a_public_cli_file_s_repeat_tags_excluded_and_expectations_as_named(ws, rook_cli):
+    """SPEC §6 (decided): repeat, tags and excluded of a public Rook CLI file work
+    as named; a forbidden {pattern} is not_matches on every turn (a setup turn's
+    answer that shows it fails the scenario); mcp expect: called gives called."""
+    turn = {"output": "fine", "conversation": "c1", "calls": []}
+    ws.scenario(f"""
+        title: Kept apart
+        tags: [nightly]
+        excluded: true
+        repeat: 2
+        multi_turn: true
+        setup_messages:
+          - '{json.dumps({**turn, "output": "Internal Error at step 1"})}'
+        goal: '{json.dumps({**turn, "calls": [{"name": "lookup", "arguments": {}}]})}'
+        expectation:
+          forbidden:
+            - pattern: "(?i)internal error"
+          mcp:
+            - {{server: orders, tool: lookup, expect: called}}
+            - {{server: orders, tool: cancel, expect: not_called}}
+    """, name="kept-apart")
+    r = rook_cli("run", "--tag", "nightly")
+    assert r.exit_code == 2 and "--only names them: kept-apart" in r.stderr, r.stderr
+    r = rook_cli("run", "--json", "--only", "kept-apart", "--tag", "nightly")
+    assert r.exit_code == 1, r.stderr
+    runs = r.report["scenarios"]
+    assert [(s["id"], s["repeat_index"], s["repeat_count"]) for s in runs] == [
+        ("kept-apart", 1, 2), ("kept-apart", 2, 2)]
+    for s in runs:
+        assert s["name"] == "Kept apart" and len(s["turns"]) == 2
+        assert [(c["type"], c["turn"], c["status"]) for c in s["criteria"]] == [
+            ("not_matches", "all", "failed"), ("called", None, "passed"),
+            ("not_called", None, "passed")]
+        assert s["criteria"][0]["reason"].startswith("turn 1: /(?i)internal error/ matched")
+        assert s["status"] == "failed"
+
+
+ACME_TONE = """
+    from rook_core.hookspecs import hookimpl
+    from rook_core.models import FAILED, PASSED, Verdict
+
+
+    class AcmeTone:
+        def check(self, config):
+            if not 0 <= config.get("min_score", 0.5) <= 1:
+                return "min_score must be between 0 and 1"
+            return None
+
+        async def __call__(self, config, view):
+            score = float(view.output.split()[-1])  # "tone 0.8": the agent's own score
+            ok = score >= config.get("min_score", 0.5)
+            return Verdict(PASSED if ok else FAILED, f"tone score {score}", {"score": score})
+
+
+    @hookimpl
+    def rook_register_judges(register):
+        register("acme-tone", AcmeTone())
+"""
+
+
+def test_a_plugin_judge_installed_through_its_entry_point_below_at_and_above_min_score(
+        ws, rook_cli, rook_distribution):
+    rook_distribution("rook-acme-tone", {"acme": "rook_acme_tone"},
+                      {"rook_acme_tone/__init__.py": ACME_TONE})
+    for sid, score in (("below", "0.79"), ("at", "0.8"), ("above", "0.81")):
+        ws.scenario({"id": sid, "goal": json.dumps({"output": f"tone {score}"}),
+                     "criteria": [{"judge": {"name": "acme-tone", "min_score": 0.8}}]})
+    ws.scenario({"id": "bad", "goal": SAID_HELLO,
+                 "criteria": [{"judge": {"name": "acme-tone", "min_score": 2}}]}, name="bad")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "min_score must be between 0 and 1" in r.stderr, r.stderr
+    (ws.agent_dir / "scenarios" / "bad.yaml").unlink()
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    got = {s["id"]: (s["status"], s["criteria"][0]["reason"], s["criteria"][0]["evidence"])
+           for s in r.report["scenarios"]}
+    assert got == {"below": ("failed", "tone score 0.79", {"score": 0.79}),
+                   "at": ("passed", "tone score 0.8", {"score": 0.8}),
+                   "above": ("passed", "tone score 0.81", {"score": 0.81})}
+    listed = rook_cli("plugins")
+    assert "acme-tone" in listed.stdout and "rook-acme-tone" in listed.stdout, listed.stdout
+
+
+NEEDS = [
+    # (criterion, the capability it needs): every calls and usage criterion
+    ({"called": "x"}, "calls"),
+    ({"not_called": "x"}, "calls"),
+    ({"call_order": ["x", "y"]}, "calls"),
+    ({"max_calls": 2}, "calls"),
+    ({"claim": {"says": "issued", "requires_call": "x"}}, "calls"),
+    ({"max_tokens": 9}, "usage"),
+]
+
+
+def test_every_calls_and_usage_criterion_is_not_runnable_on_a_profile_that_cannot_show_it(
+        rook_workspace, rook_cli, tmp_path):
+    """SPEC §5/§6: a scenario whose criteria need a capability the profile neither
+    declares nor ever showed is not_runnable, skipped before any hook runs, with the
+    reason; the core test held not_called and max_tokens, not the other four."""
+    log = tmp_path / "ran"
+    rook_workspace.script("agent.sh", f'#!/bin/bash\necho "$1" >> {log}\n'
+                          '[ "$1" = execute ] && echo \'{"output": "refund issued"}\'\nexit 0\n')
+    rook_workspace.profile({"id": "bare", "hooks": {"execute": "scripts/agent.sh"}})
+    for i, (criterion, _) in enumerate(NEEDS):
+        rook_workspace.scenario({"id": f"n{i}", "goal": "g", "criteria": [
+            {"contains": "refund"}, criterion]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr  # not a failure, never a pass
+    got = {s["id"]: (s["status"], s["reason"], s["hooks"]) for s in r.report["scenarios"]}
+    for i, (criterion, needs) in enumerate(NEEDS):
+        status, reason, hooks = got[f"n{i}"]
+        (ctype,) = criterion
+        assert status == "not_runnable" and hooks == [], (criterion, status, hooks)
+        assert reason.startswith(f"needs capability '{needs}' (criterion 2 ({ctype}) needs it)"), reason
+    assert not log.exists()  # no hook ran
+    assert r.report["summary"]["passed"] == 0 and r.report["summary"]["not_runnable"] == 6
+
+
+class _Blank(CriterionType):
+    """A criterion type whose verdicts carry a blank reason."""
+
+    name = "blank_reason"
+
+    def evaluate(self, config, view):
+        return Verdict(config, "  ")
+
+
+def _blank_judge(config, view):
+    """A judge whose verdicts carry an empty reason."""
+    return Verdict(config["status"], "")
+
+
+class _BlankPlugin:
+    @hookimpl
+    def rook_register_criteria(self, register):
+        register(_Blank())
+
+    @hookimpl
+    def rook_register_judges(self, register):
+        register("blank-judge", _blank_judge)
+
+
+def test_a_plugin_verdict_with_a_blank_reason_still_has_one(ws, rook_cli, rook_plugin):
+    """SPEC §6: each criterion yields its verdict with a reason. A plugin criterion or
+    judge whose Verdict held a blank reason left the criterion's reason blank, and a
+    failed scenario's reason '1 criterion failed: ' ending in nothing; the judge
+    profile's blank reason already said 'the judge gave no reason'."""
+    rook_plugin(_BlankPlugin())
+    ws.scenario({"id": "crit", "goal": SAID_HELLO, "criteria": [{"blank_reason": "failed"}]})
+    ws.scenario({"id": "judged", "goal": SAID_HELLO,
+                 "criteria": [{"judge": {"name": "blank-judge", "status": "passed"}}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    got = {s["id"]: (s["status"], s["reason"], s["criteria"][0]["reason"])
+           for s in r.report["scenarios"]}
+    assert got["crit"][0] == "failed" and got["judged"][0] == "passed", got
+    for sid, (_, reason, criterion_reason) in got.items():
+        assert criterion_reason.endswith("gave no reason"), (sid, criterion_reason)
+        assert not reason.endswith(": "), (sid, reason)
+    assert got["crit"][1].startswith("1 criterion failed: criterion blank_reason ("), got
+    assert got["judged"][2].startswith("judge 'blank-judge' ("), got
