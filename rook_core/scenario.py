@@ -32,6 +32,7 @@ from .errors import ScenarioError, counted, exception_text, format_validation_me
 from .models import ID_MAX, MAX_PLANNED, Criterion, Scenario
 from .registry import Registry
 from .schemafields import (
+    StrictBoolean,
     StrictFloat,
     StrictInteger,
     Text,
@@ -150,10 +151,10 @@ class _ScenarioSchema(Schema):
     class_ = Text(data_key="class", validate=_selectable("--class"))
     category = Text(validate=_selectable("--category"))
     feature_id = Text()
-    excluded = fields.Boolean(truthy={True}, falsy={False})
+    excluded = StrictBoolean()
     timeout_seconds = StrictFloat(validate=validate.Range(min=0, min_inclusive=False))
     max_turns = StrictInteger(validate=validate.Range(min=1))
-    multi_turn = fields.Boolean(truthy={True}, falsy={False})
+    multi_turn = StrictBoolean()
     setup_messages = fields.List(
         Text(validate=_some_text),
         error_messages={"invalid": "must be a list of texts, sent before the goal"},

@@ -656,6 +656,11 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
           "the default: leave turn out"]),
         ({"id": "s", "goal": "g", "criteria": [{"max_seconds": "5s"}]},
          ["criteria.0.max_seconds: must be a number of seconds > 0: it counts seconds; write 5"]),
+        # 1 and 0 were taken as true and false (1 == True in the set of truthy values)
+        # where "yes" and "true" were refused: a flag is true or false
+        ({"id": "s", "goal": "g", "excluded": 1}, ["excluded: Not a valid boolean"]),
+        ({"id": "s", "title": "t", "goal": "g", "multi_turn": 0, "setup_messages": ["a"]},
+         ["multi_turn: Not a valid boolean"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
