@@ -400,3 +400,29 @@ def test_a_plugin_verdict_with_a_blank_reason_still_has_one(ws, rook_cli, rook_p
         assert not reason.endswith(": "), (sid, reason)
     assert got["crit"][1].startswith("1 criterion failed: criterion blank_reason ("), got
     assert got["judged"][2].startswith("judge 'blank-judge' ("), got
+
+
+@pytest.mark.parametrize("turn, needle", [
+    (3, "criteria.0.turn: scenario has 2 turns, not 3"),
+    (0, "criteria.0.turn: must be a turn number (1, 2, ...) or 'all'"),
+    (-1, "criteria.0.turn: must be a turn number (1, 2, ...) or 'all'"),
+    ("2", "criteria.0.turn: must be a turn number (1, 2, ...) or 'all'"),  # text, not a number
+    (2.0, "criteria.0.turn: must be a turn number (1, 2, ...) or 'all'"),
+    (True, "criteria.0.turn: must be a turn number (1, 2, ...) or 'all'"),
+    ("ALL", "criteria.0.turn: must be a turn number (1, 2, ...) or 'all'"),
+])
+def test_a_turn_that_names_no_turn_of_the_scenario_is_refused_before_anything_runs(
+        ws, rook_cli, tmp_path, turn, needle):
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x", '
+              '"conversation": "c"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "x", "turn": turn}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [  # the turns it has: fine
+        {"contains": "x", "turn": 2}, {"contains": "x", "turn": "all"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and ran.exists(), r.stderr
