@@ -419,11 +419,17 @@ def _none_left_out(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def scenario_from_dict(
-    data: Any, criteria: Registry, source: str, default_id: str | None = None
+    data: Any,
+    criteria: Registry,
+    source: str,
+    default_id: str | None = None,
+    listed_in: str | None = None,
 ) -> Scenario:
     """Validate one scenario mapping; every problem is reported with its field path.
 
-    ``default_id`` (the file name) is used when a public-CLI scenario has no ``id``.
+    ``default_id`` (the file name) is used when a public-CLI scenario has no ``id``;
+    ``listed_in`` (the file name) when the scenario is an item of a file's list,
+    which never takes it: the message for a missing id says so.
     """
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario must be a mapping (id, goal, criteria, ...)")
@@ -453,6 +459,12 @@ def scenario_from_dict(
         messages = explain_unknown(exc.messages, _SCENARIO_SCHEMA)
         errors.update(messages if isinstance(messages, dict) else {"_schema": messages})
         loaded = None
+        if listed_in is not None and "id" not in data and is_public(data):
+            made = _slug(listed_in)
+            errors["id"] = [
+                "missing: a scenario in a list needs its own id (a file of one scenario "
+                + (f"takes the file name's: {made})" if made else "takes the file name's)")
+            ]
     parsed: list[Criterion] = []
     raw_turns = data.get("turns")
     setup = data.get("setup_messages") if data.get("multi_turn") else None
@@ -562,7 +574,9 @@ def scenarios_from_file(path: Path, criteria: Registry) -> tuple[bool, list[Scen
     out = []
     for n, item in enumerate(items):
         source = f"{file}[{n}]" if listed else file
-        scenario = scenario_from_dict(item, criteria, source, None if listed else path.stem)
+        scenario = scenario_from_dict(
+            item, criteria, source, None if listed else path.stem, path.stem if listed else None
+        )
         scenario.path = file
         out.append(scenario)
     return listed, out

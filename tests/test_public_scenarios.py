@@ -336,3 +336,16 @@ def test_the_goal_of_a_public_cli_file_is_its_goal_not_its_first_setup_message(
     assert [t["input"] for t in r.report["scenarios"][0]["turns"]] == [
         "I cancelled ORD-1 yesterday", "It was a blue kettle", "Where is my refund?",
     ]
+
+
+def test_a_public_scenario_in_a_list_is_told_that_only_a_file_of_one_takes_its_name(
+        ws, rook_cli):
+    """scenarios.md: a public-CLI scenario with no id takes its file's name. In a file
+    holding a list, where the name cannot tell the scenarios apart, the refusal said
+    only 'id: missing: a scenario needs an id', as if the file name were never used."""
+    path = ws.scenario("- {title: One, goal: hello}\n", name="One Thing")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert f"{path}[0]: invalid scenario:\n  id: missing: a scenario in a list needs its own id" \
+        in r.stderr, r.stderr
+    assert "(a file of one scenario takes the file name's: one-thing)" in r.stderr, r.stderr
