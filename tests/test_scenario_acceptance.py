@@ -54,7 +54,20 @@ MIXES = [
 ]
 
 
-def test_the_scenario_status_of_each_mix_of_verdicts(ws, rook_cli):
+NODE_MIRROR = """
+    import { readFileSync } from "node:fs";
+    if (process.argv[2] === "execute") {
+      process.stdout.write(JSON.stringify(JSON.parse(readFileSync(0, "utf8"))));
+    }
+"""
+
+
+@pytest.mark.parametrize("lang", ["python", "node"])
+def test_the_scenario_status_of_each_mix_of_verdicts(ws, rook_cli, lang):
+    if lang == "node":  # the same answers from a Node hook, started by its extension
+        ws.script("mirror.mjs", NODE_MIRROR, executable=False)
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/mirror.mjs"},
+                    "capabilities": {"calls": True, "usage": True}})
     for i, (criteria, _, _) in enumerate(MIXES):
         ws.scenario({"id": f"m{i}", "goal": SAID_HELLO, "criteria": criteria})
     r = rook_cli("run", "--json")
