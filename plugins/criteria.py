@@ -340,24 +340,56 @@ def _call_spec(value: Any) -> dict[str, Any]:
         from rook_core.schemafields import yaml_typed
 
         raise ValidationError(yaml_typed(value) or "must be a tool name")
-    unknown_keys(value, ("name", "arguments"))
+    unknown_keys(value, ("name", "arguments", "server"))
     if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
         args = value.get("arguments")
         if args is not None and not isinstance(args, dict):
             raise ValidationError({"arguments": ["must be a mapping (matched as a subset)"]})
-        return {"name": value["name"], "arguments": text_keys(args)}  # {1: x}: keys are text
-    raise ValidationError("must be a tool name or {name, arguments}")
+        spec = {"name": value["name"], "arguments": text_keys(args)}  # {1: x}: keys are text
+        server = value.get("server")
+        if server is not None:
+            if not isinstance(server, str) or not server.strip():
+                raise ValidationError({"server": ["must be the MCP server's name (a text)"]})
+            spec["server"] = server
+        return spec
+    raise ValidationError("must be a tool name or {name, arguments, server}")
 
 
 def _describe(spec: dict[str, Any]) -> str:
-    return spec["name"] + (f" with {json.dumps(spec['arguments'])}" if spec["arguments"] else "")
+    server = spec.get("server")
+    named = spec["name"] + (f" (MCP server {server})" if server else "")
+    return named + (f" with {json.dumps(spec['arguments'])}" if spec["arguments"] else "")
+
+
+MCP_NAMES = ("mcp__{server}__{tool}", "{server}__{tool}", "{server}.{tool}", "{server}/{tool}")
+"""How agents name an MCP server's tool in their call logs (Claude Code and Codex
+``mcp__orders__cancel``, others ``orders__cancel``, ``orders.cancel``, ``orders/cancel``):
+a call spec with a ``server`` matches each, and the bare tool name."""
+
+
+def _names_of(spec: dict[str, Any]) -> tuple[str, ...] | str:
+    """The call names ``spec`` matches: its name, or with a ``server`` the MCP forms too."""
+    server = spec.get("server")
+    if server is None:
+        return spec["name"]
+    return (spec["name"], *(form.format(server=server, tool=spec["name"]) for form in MCP_NAMES))
+
+
+def _named(names: tuple[str, ...] | str, spec: dict[str, Any], call: dict[str, Any]) -> bool:
+    name = call.get("name")
+    if isinstance(names, str):
+        return name == names
+    if name == spec["name"]:  # the bare name: unless the call names another server
+        return call.get("server") in (None, spec["server"])
+    return name in names
 
 
 def _matching(spec: dict[str, Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    names = _names_of(spec)
     return [
         c
         for c in calls
-        if c.get("name") == spec["name"]
+        if _named(names, spec, c)
         and (spec["arguments"] is None or args_match(spec["arguments"], c.get("arguments")))
     ]
 
@@ -368,10 +400,11 @@ def _unreadable(spec: dict[str, Any], calls: list[dict[str, Any]]) -> Verdict | 
     value have no names to match: whether they match cannot be told."""
     if spec["arguments"] is None:
         return None
+    names = _names_of(spec)
     odd = [
         c.get("arguments")
         for c in calls
-        if c.get("name") == spec["name"] and not isinstance(c.get("arguments", {}), dict)
+        if _named(names, spec, c) and not isinstance(c.get("arguments", {}), dict)
     ]
     if not odd:
         return None

@@ -358,7 +358,13 @@ def _mcp(i: int, entry: Any) -> dict[str, Any]:
     expect = entry.get("expect", "not_called")
     if expect not in ("not_called", "called"):
         raise ValidationError({"expect": ["must be not_called or called"]})
-    return _labelled({expect: entry["tool"]}, entry)
+    server = entry.get("server")
+    if server is None:
+        return _labelled({expect: entry["tool"]}, entry)
+    if not isinstance(server, str) or not server.strip():
+        raise ValidationError({"server": [yaml_typed(server) or "must be the MCP server's name"]})
+    # the call as the agent names it: the bare tool, or qualified by its server (mcp__orders__cancel)
+    return _labelled({expect: {"name": entry["tool"], "server": server}}, entry)
 
 
 MAPPERS = {"acceptance_criteria": _acceptance, "forbidden": _forbidden, "mcp": _mcp}

@@ -926,7 +926,7 @@ def test_a_call_with_an_empty_name_is_refused_like_an_empty_tool_name(ws, rook_c
     ws.scenario({"id": "s", "goal": json.dumps(RESPONSE), "criteria": [criterion]})
     r = rook_cli("run")
     assert r.exit_code == 2, r.stdout
-    assert "must be a tool name or {name, arguments}" in r.stderr and "s.yaml" in r.stderr, r.stderr
+    assert "must be a tool name or {name, arguments, server}" in r.stderr and "s.yaml" in r.stderr, r.stderr
 
 
 def test_a_key_holding_null_exists_and_a_missing_key_does_not(ws, rook_cli):

@@ -349,3 +349,70 @@ def test_a_public_scenario_in_a_list_is_told_that_only_a_file_of_one_takes_its_n
     assert f"{path}[0]: invalid scenario:\n  id: missing: a scenario in a list needs its own id" \
         in r.stderr, r.stderr
     assert "(a file of one scenario takes the file name's: one-thing)" in r.stderr, r.stderr
+
+
+# Reports the calls given in its goal (a JSON list), as an agent's log names them.
+CALLS_AGENT = """
+    #!/usr/bin/env python3
+    import json, sys
+    if sys.argv[1] == "execute":
+        print(json.dumps({"output": "done", "calls": json.loads(sys.stdin.read())}))
+"""
+
+
+@pytest.mark.parametrize("calls, status", [
+    ([{"name": "mcp__orders__cancel_order"}], "failed"),  # Claude Code, Codex
+    ([{"name": "orders__cancel_order"}], "failed"),
+    ([{"name": "orders.cancel_order"}], "failed"),
+    ([{"name": "cancel_order"}], "failed"),  # the bare name: which server, not told
+    ([{"name": "cancel_order", "server": "orders"}], "failed"),
+    ([{"name": "cancel_order", "server": "billing"}], "passed"),
+    ([{"name": "mcp__billing__cancel_order"}], "passed"),
+    ([{"name": "mcp__orders__cancel_order_preview"}], "passed"),
+    ([{"name": "lookup_order"}], "passed"),
+])
+def test_an_mcp_expectation_finds_the_tool_as_the_agent_names_it(
+    rook_workspace, rook_cli, calls, status
+):
+    """expectation.mcp gives a server and a tool: an agent whose client names the
+    tool by its server (mcp__orders__cancel_order) called it. Matched by the bare
+    name only, not_called passed while the agent cancelled the order."""
+    import json
+
+    rook_workspace.script("agent.py", CALLS_AGENT)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True}})
+    goal = json.dumps(json.dumps(calls))
+    rook_workspace.scenario(f"""
+        title: No cancelling
+        goal: {goal}
+        expectation:
+          mcp:
+            - server: orders
+              tool: cancel_order
+              expect: not_called
+    """, name="no-cancel")
+    rook_workspace.scenario(f"""
+        id: native
+        goal: {goal}
+        criteria:
+          - not_called: {{name: cancel_order, server: orders}}
+    """, name="native")
+    r = rook_cli("run", "--json")
+    got = {e["id"]: (e["status"], e["criteria"][0]["reason"]) for e in r.report["scenarios"]}
+    assert got["no-cancel"] == got["native"], got
+    assert got["native"][0] == status, got
+    assert "cancel_order (MCP server orders)" in got["native"][1]
+
+
+def test_an_mcp_server_that_is_no_name_is_refused(rook_workspace, rook_cli):
+    rook_workspace.script("agent.py", CALLS_AGENT)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario("""
+        title: t
+        goal: "[]"
+        expectation: {mcp: [{server: 7, tool: cancel_order}]}
+    """, name="bad")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "expectation.mcp.0.server" in r.stderr, r.stderr
