@@ -33,11 +33,13 @@ from typing import Any
 
 from rook_core import process, procscan, redact
 from rook_core.engine import Engine
+from rook_core.errors import RookError
 from rook_core.plain import plain
 from rook_core.plugins import build_plugin_manager
 from rook_core.preflight import resolve_entries
 from rook_core.profile import profile_from_dict
 from rook_core.redact import Redactor
+from rook_core.registry import OWN, switches_note
 from rook_core.store import RunDir
 from rook_core.workspace import ROOT, Agent
 
@@ -59,6 +61,15 @@ SKIP_DIRS = {
 
 class WorkspaceNotShared(RuntimeError):
     """The worker does not see the driver's workspace at the same path."""
+
+
+class WorkerSetupFailed(RuntimeError):
+    """The worker could not rebuild the run's engine: its environment (its plugins, its
+    files) refused what the driver accepted. The message names the worker."""
+
+
+IN_ROOKS_WORDS = (WorkspaceNotShared, WorkerSetupFailed)
+"""A task's failures whose message the driver records as it is (no exception type)."""
 
 
 @plain
@@ -93,6 +104,13 @@ class WorkerJob:
     resume: str = ""
     """The command that finishes the run's unfinished scenario runs (the driver's
     ``Engine.resume``: a shard's names the shard)."""
+    transports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The transports the profile uses, as the driver has them: key -> ``phases`` (the
+    hook entries using it), ``owner`` (the plugin) and ``distribution``; named when a
+    worker has not got one (:func:`lacking`)."""
+    criteria: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The criterion types the run's scenarios use, when the worker judges them: type ->
+    ``owner`` and ``distribution``, as for :attr:`transports`."""
 
 
 # -- the workspace: shared, or shipped as a tar.gz -------------------------------------
@@ -261,6 +279,57 @@ def worker_engine(job: WorkerJob, root: Path) -> Engine:
     return engine
 
 
+_lacking: dict[str, str | None] = {}
+"""Per ``rook run`` session (:attr:`WorkerJob.topic`): what this worker lacks, or ``None``."""
+
+
+def lacking(job: WorkerJob, address: str) -> str | None:
+    """What of the driver's plugins this worker has not got (the run's transports, and
+    its criterion types when the judge runs here), as a message naming the worker and
+    saying what to do, or ``None``. Worked out once per worker and ``rook run``."""
+    with _rook_lock:
+        if job.topic in _lacking:
+            return _lacking[job.topic]
+    problem = _lacking_now(job, address)
+    with _rook_lock:
+        if len(_lacking) > 256:  # a long-lived worker: forget old runs
+            _lacking.clear()
+        _lacking[job.topic] = problem
+    return problem
+
+
+def _lacking_now(job: WorkerJob, address: str) -> str | None:
+    rook = _plugins()
+    parts, dists, listing = [], set(), ""
+    for key, t in job.transports.items():
+        if key not in rook.transports:
+            phases = t.get("phases", ())
+            used = ", ".join(f"hooks.{p}" for p in phases)
+            verb = "uses" if len(phases) == 1 else "use"
+            parts.append(
+                f"transport {key!r} ({used} {verb} it), which plugin {t.get('owner', '?')} "
+                "provides where rook run runs"
+            )
+            dists.add(t.get("distribution", ""))
+            listing = f"; installed on that worker: {rook.transports.listing()}"
+    for name, t in job.criteria.items():
+        if name not in rook.criteria:
+            parts.append(
+                f"criterion type {name!r} (the scenarios use it), which plugin "
+                f"{t.get('owner', '?')} provides where rook run runs"
+            )
+            dists.add(t.get("distribution", ""))
+            listing = listing or switches_note()
+    if not parts:
+        return None
+    names = sorted(dists - {"", OWN})
+    install = f" (pip install {' '.join(names)} there)" if names else ""
+    return (
+        f"Dask worker {address} has no " + "; no ".join(parts) + f"{listing}. Install the "
+        f"same Rook plugins on every Dask worker as where rook run runs{install}"
+    )
+
+
 async def _compute(
     engine: Engine, sr: Any, record: dict[str, Any], todo: list[str], session: str
 ) -> None:
@@ -307,6 +376,9 @@ def run_on_worker(
     worker = get_worker()
     token = uuid.uuid4().hex
     _event(worker, job.topic, {"type": "start", "key": sr.key, "token": token})
+    problem = lacking(job, worker.address)
+    if problem:
+        raise WorkerSetupFailed(problem)
     if job.mode == "ship":
         assert bundle is not None and job.digest is not None
         root = unpacked(bundle, job.digest, Path(worker.local_directory), job.topic)
@@ -318,7 +390,12 @@ def run_on_worker(
                 "(ROOK_DASK_WORKSPACE=ship or auto) or mount it on every worker"
             )
         root = Path(job.workspace)
-    engine = worker_engine(job, root)
+    try:
+        engine = worker_engine(job, root)
+    except RookError as exc:  # the driver accepted it: say that it is this worker's doing
+        raise WorkerSetupFailed(
+            f"Dask worker {worker.address} could not set up the run, where rook run could: {exc}"
+        ) from None
     aside = engine.set_aside_state(sr.key) if clean else None
     # shipped: where this copy of the workspace is (and its real path), for the driver to
     # name its own workspace instead in what Rook wrote (see executor_dask.worker_paths)
@@ -380,11 +457,14 @@ def cleanup_run(run_id: str, dask_worker: Any = None) -> list[str]:
 
 
 __all__ = [
+    "IN_ROOKS_WORDS",
     "WorkerJob",
+    "WorkerSetupFailed",
     "WorkspaceNotShared",
     "build_bundle",
     "cancel_run",
     "cleanup_run",
+    "lacking",
     "pack_dir",
     "release_workspace",
     "run_on_worker",

@@ -369,6 +369,10 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
             await _close(cluster)
 
 
+def _plugin_of(registry: Any, name: str) -> dict[str, Any]:
+    return {"owner": registry.owner(name), "distribution": registry.distribution(name)}
+
+
 class _Session:
     """One ``rook run`` invocation's use of a Dask cluster."""
 
@@ -396,7 +400,7 @@ class _Session:
 
     # -- setting up --------------------------------------------------------
 
-    async def setup(self) -> None:
+    async def setup(self, work: list[Any]) -> None:
         self.client.subscribe_topic(self.topic, self._on_event)
         try:
             await self.client.wait_for_workers(1, timeout=WORKER_WAIT)
@@ -425,11 +429,32 @@ class _Session:
             saved=dict(e.ctx.saved),
             topic=self.topic,
             resume=e.resume,
+            transports=self._transports(),
+            criteria=self._criteria(work),
             env={
                 v.variable: os.environ[v.variable] for v in profile.env if v.variable in os.environ
             },
         )
         await self._place_workspace()
+
+    def _transports(self) -> dict[str, dict[str, Any]]:
+        """The profile's transports as the driver has them (for a worker that has not)."""
+        registry = self.engine.rook.transports
+        used: dict[str, dict[str, Any]] = {}
+        for phase, entry in self.engine.profile.hooks.items():
+            key = entry.transport
+            t = used.setdefault(key, _plugin_of(registry, key))
+            t.setdefault("phases", []).append(phase)
+        return used
+
+    def _criteria(self, work: list[Any]) -> dict[str, dict[str, Any]]:
+        """The criterion types the workers judge, as the driver has them (none when
+        the driver judges, or no judge phase runs)."""
+        if self.judge_here or "judge" not in self.engine.phases:
+            return {}
+        registry = self.engine.rook.criteria
+        types = {c.type for sr, _, _ in work for c in sr.scenario.criteria}
+        return {t: _plugin_of(registry, t) for t in sorted(types)}
 
     async def _place_workspace(self) -> None:
         assert self.job is not None
@@ -618,6 +643,8 @@ class _Session:
                 "the connection to the Dask scheduler was lost while this scenario ran; "
                 "nothing came back from its worker"
             )
+        elif isinstance(exc, self.w.IN_ROOKS_WORDS):  # the worker's message names it
+            why = str(exc)
         else:
             why = f"the Dask task failed: {exception_text(exc)}"
         now = time.time()
@@ -727,7 +754,7 @@ class DaskExecutor:
             session = _Session(engine, client)
             try:
                 try:
-                    await session.setup()
+                    await session.setup(work)
                 except (RookError, asyncio.CancelledError):
                     raise
                 except Exception as exc:  # the cluster failed us before any scenario ran

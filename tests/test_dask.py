@@ -719,3 +719,154 @@ def test_the_scheduler_check_uses_the_security_dasks_client_would(
     assert r.exit_code == 2, r.stdout + r.stderr
     assert f"--scheduler {scheduler}:" in r.stderr and "encryption" in r.stderr, r.stderr
     assert not log.exists() and not any(rook_workspace.runs_dir.iterdir())
+
+
+ECHO_PLUGIN = """
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="echo", load_config=lambda v: {"prefix": str(v)}))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    if call.entry.transport != "echo":
+        return None
+
+    async def run():
+        return HookResult("execute", "ok", data={"output": call.entry.config["prefix"] + call.stdin})
+
+    return run()
+"""
+
+
+def test_a_worker_without_a_plugin_the_driver_has_says_it_is_the_workers_environment(
+    scheduler, rook_workspace, rook_cli, rook_distribution
+):
+    """A transport plugin installed where ``rook run`` runs but not on the workers: the
+    scenario is an infrastructure error whose reason names the worker (by its address),
+    says that its environment lacks the plugin (not the driver's: there it validated),
+    which plugin provides the key where ``rook run`` runs, and what to do; the worker's
+    own ``unknown transport key ... installed transports: ...`` alone sent the user to
+    the wrong machine."""
+    rook_distribution("rook-echo", {"echo": "rook_echo_h5"}, {"rook_echo_h5.py": ECHO_PLUGIN})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"echo": "E: "}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "E: g"}]})
+    assert rook_cli("run").exit_code == 0  # where rook run runs, the plugin is installed
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.statuses() == {"s": "infra_error"}
+    reason = r.report["scenarios"][0]["reason"]
+    with distributed.Client(scheduler, timeout=10) as client:
+        workers = set(client.scheduler_info()["workers"])
+    named = [w for w in workers if f"Dask worker {w} " in reason]
+    assert len(named) == 1, reason
+    assert (
+        f"infrastructure error: Dask worker {named[0]} has no transport 'echo' (hooks.execute "
+        "uses it), which plugin echo (rook-echo) provides where rook run runs; installed on "
+        "that worker: connector, http, ruhroh, script. Install the same Rook plugins on every "
+        "Dask worker as where rook run runs (pip install rook-echo there)"
+    ) in reason, reason
+    assert "Traceback" not in r.stderr and "ProfileError" not in reason
+
+
+SHOUT_PLUGIN = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import FAILED, PASSED, Verdict
+
+
+class Shouts(CriterionType):
+    name = "shouts"
+    description = "the answer is in capitals"
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED if (view.output or "").isupper() else FAILED, "checked")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Shouts())
+"""
+
+
+def test_a_worker_without_a_criterion_plugin_the_driver_has_runs_nothing_and_says_so(
+    scheduler, rook_workspace, rook_cli, rook_distribution, tmp_path
+):
+    """A criterion type installed where ``rook run`` runs but not on the workers, which
+    judge (no judge profile): the hooks ran on the worker, then judging there failed as
+    ``criterion shouts (?) raised AttributeError: 'NoneType' object has no attribute
+    'per_turn'``, an error counted against the agent. Now the worker runs no hook and the
+    scenario is an infrastructure error naming the worker, the criterion type, the plugin
+    and what to do."""
+    rook_distribution("rook-shout", {"shout": "rook_shout_h5"}, {"rook_shout_h5.py": SHOUT_PLUGIN})
+    ran = tmp_path / "ran"
+    rook_workspace.script("a.sh", f"#!/bin/sh\ntouch {ran}\necho '{{\"output\": \"HI\"}}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"shouts": True}]})
+    assert rook_cli("run").exit_code == 0  # where rook run runs, the plugin is installed
+    ran.unlink()
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.statuses() == {"s": "infra_error"}
+    reason = r.report["scenarios"][0]["reason"]
+    assert reason.startswith("infrastructure error: Dask worker tcp://127.0.0.1:"), reason
+    assert (
+        " has no criterion type 'shouts' (the scenarios use it), which plugin shout "
+        "(rook-shout) provides where rook run runs. Install the same Rook plugins on every "
+        "Dask worker as where rook run runs (pip install rook-shout there)"
+    ) in reason, reason
+    assert not ran.exists()  # nothing ran on a worker that could not judge it
+
+
+def test_a_worker_refusing_a_profile_the_driver_accepted_is_named(
+    rook_workspace, rook_cli, rook_distribution
+):
+    """The worker has the plugin, but its resolve step refuses the entry there (here: an
+    environment variable only the workers have): the reason names the worker and says
+    that rook run, on the driver, accepted it, so the user looks at the worker."""
+    import dask
+
+    rook_distribution(
+        "rook-picky",
+        {"picky": "rook_picky_h5"},
+        {
+            "rook_picky_h5.py": ECHO_PLUGIN.replace('key="echo"', 'key="echo", resolve=resolve')
+            .replace(
+                "@hookimpl\ndef rook_register_transports",
+                "def resolve(config, agent):\n"
+                "    import os\n"
+                "    from rook_core.errors import ConfigError\n"
+                "    if os.environ.get('H5_ON_WORKER'):\n"
+                "        raise ConfigError('echo: no echo chamber on this machine')\n"
+                "    return config\n\n\n"
+                "@hookimpl\ndef rook_register_transports",
+            )
+        },
+    )
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+            env={"H5_ON_WORKER": "1"},
+        )
+    try:
+        rook_workspace.profile({"id": "p", "hooks": {"execute": {"echo": "E: "}}})
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "E: g"}]})
+        assert rook_cli("run").exit_code == 0
+        with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+            [worker] = client.scheduler_info()["workers"]
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address, "--json")
+    finally:
+        cluster.close()
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert r.statuses() == {"s": "infra_error"}
+    assert r.report["scenarios"][0]["reason"].startswith(
+        f"infrastructure error: Dask worker {worker} could not set up the run, "
+        "where rook run could: "
+    ), r.report["scenarios"][0]["reason"]
+    assert "echo: no echo chamber on this machine" in r.report["scenarios"][0]["reason"]
