@@ -207,7 +207,22 @@ def test_fix_reports_missing_variables(rook_workspace, rook_cli, authoring_serve
     ws = rook_workspace
     write(ws, {"execute": chat(authoring_server)})
     r = fix(rook_cli, ws)
-    assert r.exit_code == 2 and "AGENT_KEY: AGENT_KEY for the agent" in r.stdout
+    # a configuration error, said as rook run and rook profile test say it: on
+    # standard error, nothing on standard output, exit 2
+    assert r.exit_code == 2 and r.stdout == "", r.stdout + r.stderr
+    assert r.stderr.startswith("rook: error: profile 'p' ("), r.stderr
+    assert "  AGENT_KEY: AGENT_KEY for the agent\nset them first, e.g.: export AGENT_KEY=..." in r.stderr
+
+
+def test_fix_of_a_profile_that_cannot_run_as_written_says_so_on_standard_error(
+    rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    write(ws, {"execute": "scripts/gone.sh"}, env=())
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 2 and r.stdout == "", r.stdout + r.stderr
+    assert r.stderr.startswith("rook: error: "), r.stderr
+    assert "hooks.execute: hook script 'scripts/gone.sh' not found" in r.stderr
 
 
 def test_loosening_is_refused():

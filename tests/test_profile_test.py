@@ -235,16 +235,28 @@ def test_a_failure_rook_can_repair_points_to_rook_profile_fix(rook_workspace, ro
 
 
 def test_missing_variables_exit_2_and_are_listed(rook_workspace, rook_cli):
+    """A variable not set is a configuration error, said as rook run says it: on
+    standard error (``rook: error: ...``), nothing on standard output, exit 2; with
+    --json too, as rook run --json (the report went to standard output)."""
     ws = rook_workspace
     write(ws, {}, env=("DESK_TOKEN",))
-    r = profile_test(rook_cli, ws)
-    assert r.exit_code == 2
-    assert "DESK_TOKEN: DESK_TOKEN for the agent" in r.stdout
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    run = rook_cli("run", "--json")
+    assert run.exit_code == 2 and run.stdout == "", run.stdout + run.stderr
+    for args in ((), ("--json",)):
+        r = profile_test(rook_cli, ws, *args)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert r.stdout == "", r.stdout
+        assert r.stderr == run.stderr, r.stderr  # rook run's own message
+        assert r.stderr.startswith("rook: error: profile 'p' (") and (
+            "needs these environment variables, which are not set:\n"
+            "  DESK_TOKEN: DESK_TOKEN for the agent\n"
+            "set them first, e.g.: export DESK_TOKEN=...\n"
+        ) in r.stderr, r.stderr
     # exported empty (a CI secret that is missing): said so, as rook run says it
     r = profile_test(rook_cli, ws, env={"DESK_TOKEN": ""})
-    assert r.exit_code == 2
-    assert "DESK_TOKEN: DESK_TOKEN for the agent (set, but empty)" in r.stdout, r.stdout
-    assert "diagnosis: set, but empty: DESK_TOKEN" in r.stdout, r.stdout
+    assert r.exit_code == 2 and r.stdout == "", r.stdout
+    assert "  DESK_TOKEN: DESK_TOKEN for the agent (set, but empty)\n" in r.stderr, r.stderr
     r = profile_test(rook_cli, ws, env={"DESK_TOKEN": "tok-secret-value"})
     assert r.exit_code == 0 and "tok-secret-value" not in r.stdout
 
@@ -474,14 +486,20 @@ def test_a_note_quoting_what_a_hook_printed_shows_control_characters_as_escapes(
 
 def test_a_profile_that_cannot_run_as_written_exits_2_as_the_help_says(rook_workspace, rook_cli):
     # exit 2 was documented only for a variable not set, while a hook script
-    # not found (nothing ran) exits 2 too: the help and profiles.md say so now
+    # not found (nothing ran) exits 2 too: the help and profiles.md say so now.
+    # Said as rook run says it: on standard error, nothing on standard output
+    # (its report went there, and with --json a document rook run --json never prints)
     ws = rook_workspace
     write(ws, {}, hooks={"execute": "scripts/gone.sh"})
-    r = profile_test(rook_cli, ws, "--json")
-    assert r.exit_code == 2, r.stdout + r.stderr
-    test = json.loads(r.stdout)["test"]
-    assert test["problem"] == "config" and test["hooks"] == [], test
-    assert "hooks.execute: hook script 'scripts/gone.sh' not found" in test["diagnosis"]
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    run = rook_cli("run", "--json")
+    assert run.exit_code == 2 and run.stdout == "", run.stdout + run.stderr
+    for args in ((), ("--json",)):
+        r = profile_test(rook_cli, ws, *args)
+        assert r.exit_code == 2, r.stdout + r.stderr
+        assert r.stdout == "" and r.stderr == run.stderr, r.stdout + r.stderr
+        assert r.stderr.startswith("rook: error: "), r.stderr
+        assert "hooks.execute: hook script 'scripts/gone.sh' not found" in r.stderr
     text = " ".join(rook_cli("profile", "test", "--help").stdout.split())
     assert "2: a variable is not set, or the profile cannot run as written" in text, text
 

@@ -43,6 +43,24 @@ ADVICE = {
 }
 
 
+CONFIG_PROBLEMS = ("missing_variable", "config")
+"""A test that could not run: nothing ran, a configuration error (exit 2)."""
+
+
+def _refuse(profile: Any, obs: Any) -> None:
+    """A test that could not run (a variable not set, a hook that cannot run as written)
+    raises the error ``rook run`` raises for it, which the CLI says on standard error
+    (``rook: error: ...``, exit 2): no report, no ``--json`` document, as for a run."""
+    from ..errors import ConfigError
+    from ..hookenv import check_env
+
+    if obs is None or obs.problem not in CONFIG_PROBLEMS:
+        return
+    if obs.problem == "missing_variable":
+        check_env(profile)  # raises MissingEnvError: the variables and their purposes
+    raise ConfigError(obs.diagnosis or "the profile cannot run as written")
+
+
 def _load(s: Session, name: str | None, command: str) -> Any:
     from ..definitions import find_profile
 
@@ -104,6 +122,7 @@ def test_command(
             edited(profile.path, "capabilities", dict.fromkeys(CAPABILITIES, True), hint)
         with plugin_output():
             obs = probe(s.rook, s.agent, profile, s.redactor, goal, keep=keep, announce=s.wait)
+        _refuse(profile, obs)
     except RookError as exc:
         raise s.guard(exc) from None
     declared = dict(profile.capabilities)
@@ -147,8 +166,6 @@ def test_command(
                 f"next: rook profile fix {profile.id} (it repairs what it can itself, and "
                 "asks an author agent for the rest)"
             )
-    if obs.problem in ("missing_variable", "config"):
-        sys.exit(2)  # nothing ran: a usage or configuration error
     if not obs.ok or (optimistic and not updated):
         sys.exit(1)
 
@@ -222,11 +239,15 @@ def fix_command(
         )
 
         def attempt(n: int, draft: Any, obs: Any) -> None:
+            if n == 0 and obs.problem in CONFIG_PROBLEMS:
+                return  # no test ran: said as an error (_refuse)
             show_observation(obs, s.say, "test" if n == 0 else f"test after repair {n}")
 
         outcome = fix_profile(
             s.rook, request, profile, s.redactor, Events(s.say, attempt, s.wait), attempts
         )
+        if outcome.attempts == 0:  # the first test could not run: no repair was tried
+            _refuse(profile, outcome.observation)
     except RookError as exc:
         raise s.guard(exc) from None
     obs = outcome.observation
