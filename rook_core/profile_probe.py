@@ -327,7 +327,7 @@ def probe(
             value = os.environ.get(e.variable) or extra.get(e.variable) or ""
             if len(value) < MIN_LENGTH:
                 announce(
-                    f"warning: env {e.variable}: its value is shorter than {MIN_LENGTH} "
+                    f"rook: warning: env {e.variable}: its value is shorter than {MIN_LENGTH} "
                     "characters, too short to find in text without mangling it: it is "
                     "not redacted"
                 )

@@ -1289,3 +1289,21 @@ def test_an_empty_criterion_label_is_refused(example, label):
     path.write_text(path.read_text() + f"  - {{contains: hi, id: {label}}}\n")
     clean_error(rook("run", cwd=ws), str(path), "criteria.2.id: must not be empty")
     assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["merge"], "give the shards' run directories, or --run ID"),
+        (["profile", "add", "--from", "x", "--command", "y"], "give one source, not --from and --command"),
+        (["profile", "rename", "example", " "], "the new name is empty"),
+    ],
+)
+def test_a_commands_own_error_is_said_as_every_other_rook_error(example, args, said):
+    """Every other message follows ``rook: error:`` with what is at fault (a flag, a
+    file, a field); these began 'rook: error: rook merge: ...', the command named
+    twice over, the second time as if it were the thing at fault."""
+    ws, _ = example
+    r = rook(*args, cwd=ws)
+    clean_error(r)
+    assert r.stderr.startswith(f"rook: error: {said}"), r.stderr

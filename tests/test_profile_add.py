@@ -2101,6 +2101,12 @@ def test_a_variable_too_short_to_redact_is_warned_of(rook_workspace, rook_cli, a
     r = rook_cli("profile", "test", "short", "-w", str(ws.root), env={"TOK": "q7"})
     assert r.exit_code == 0, r.stdout + r.stderr
     assert warning in r.stderr
+    # worded and prefixed as rook run's warning (and every other 'rook: warning: ...')
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    run = rook_cli("run", "--profile", "short", env={"TOK": "q7"})
+    [said] = [ln for ln in run.stderr.splitlines() if "env TOK:" in ln]
+    assert said == "rook: " + warning.rstrip("\n"), said
+    assert said + "\n" in r.stderr, r.stderr
     r = rook_cli("profile", "test", "short", "-w", str(ws.root), env={"TOK": "long-enough"})
     assert "warning" not in r.stderr
 

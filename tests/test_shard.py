@@ -1902,3 +1902,15 @@ def test_a_scheduler_address_dask_cannot_reach_is_refused_before_prepare_runs(
     assert "--scheduler ucx://127.0.0.1:1: Dask cannot reach a scheduler there (" in r.stderr
     assert "Traceback" not in r.stderr and "RuntimeWarning" not in r.stderr, r.stderr
     assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
+
+
+def test_merge_run_id_without_a_workspace_is_not_told_to_use_into(tmp_path, rook_cli):
+    """``rook merge --run ID`` where no workspace is: the message added '(or name the
+    merged run's directory with --into DIR)', which --run refuses ('--into: where the
+    RUN_DIRS given are merged'); the hint is for the shards' directories only."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = rook_cli("merge", "-w", str(empty), "--run", "ci-1")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert r.stderr.startswith(f"rook: error: {empty}: no Rook workspace here"), r.stderr
+    assert "--into" not in r.stderr, r.stderr

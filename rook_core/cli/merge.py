@@ -62,6 +62,8 @@ def _target(
     except WorkspaceError as exc:
         if len(run_dirs) == 1 and not workspace:
             return run_dirs[0]  # merge in place
+        if not run_dirs:  # --run ID: its shards are in the workspace's run (no --into)
+            raise
         raise ConfigError(f"{exc}\n(or name the merged run's directory with --into DIR)") from None
     if run_dirs:
         return found.runs_dir / run_id
@@ -233,7 +235,7 @@ def merge_command(
     refuse_empty(("--into", into))  # `--into "$OUT"` with OUT unset: not the cwd
 
     if not run_dirs and run_id is None:
-        raise ConfigError("rook merge: give the shards' run directories, or --run ID")
+        raise ConfigError("give the shards' run directories, or --run ID")
     if not run_dirs and into is not None:  # --run X --into DIR would merge what DIR holds
         raise ConfigError(
             "--into: where the RUN_DIRS given are merged; --run ID merges the run's shards "

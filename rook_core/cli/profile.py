@@ -49,8 +49,8 @@ class Session:
     def wait(self, text: str) -> None:
         """What the command waits for now (``trying the agent: ...``): on standard
         error, at once, so a target that never answers is no silent wait. A
-        warning (``warning: ...``) is said once, however many tests run."""
-        if text.startswith("warning: "):
+        warning (``rook: warning: ...``) is said once, however many tests run."""
+        if text.startswith("rook: warning: "):
             if text in self.warned:
                 return
             self.warned.add(text)
@@ -102,7 +102,7 @@ def read_source(
         if v is not None
     ]
     if len(given) > 1:
-        raise ConfigError(f"rook profile add: give one source, not {' and '.join(given)}")
+        raise ConfigError(f"give one source, not {' and '.join(given)}")
     if command is not None:  # labels never show a value that may hold a secret
         return Source("command", command, label="--command")
     if ruhroh is not None:
@@ -164,7 +164,7 @@ def read_source(
         options: dict[str, Any] = dict.fromkeys(("from_", "command", "ruhroh", "notes"))
         return read_source(**{**options, kind: value}, wait=wait)
     raise ConfigError(
-        "rook profile add: give a source: --from FILE|URL, --command CMD, --ruhroh CMD or "
+        "give a source: --from FILE|URL, --command CMD, --ruhroh CMD or "
         "--notes TEXT (or pipe a cURL command on standard input)"
         + ("; standard input was empty" if piped else "")
     )

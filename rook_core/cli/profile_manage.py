@@ -177,7 +177,7 @@ def _refuse_a_taken_name(path: Path, new_name: str) -> None:
         data = data if isinstance(data, dict) else {}
         if new_name in (other.stem, data.get("id"), data.get("name")):
             raise ConfigError(
-                f"rook profile rename: the profile {data.get('id') or other.stem} ({other.name}) "
+                f"the profile {data.get('id') or other.stem} ({other.name}) "
                 f"is already called {new_name!r}; a lookup of that name would pick it: "
                 "choose another name"
             )
@@ -397,7 +397,7 @@ def rename_command(
     from ..errors import ConfigError
 
     if not new_name.strip():
-        raise ConfigError("rook profile rename: the new name is empty")
+        raise ConfigError("the new name is empty")
     s = Session(workspace, project, agent)
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
     assert p.path is not None
