@@ -2236,8 +2236,8 @@ def test_a_plugin_that_raises_bare_in_registration_import_or_report_says_no_dang
     monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "bare")
     rook_distribution("rook-noimp", {"noimp": "rook_noimp"}, {"rook_noimp.py": "raise ImportError()\n"})
     r = rook_cli("plugins")
-    line = next(ln for ln in r.stderr.splitlines() if "failed to load noimp" in ln)
-    assert line.endswith("(rook-noimp): ImportError"), line
+    line = next(ln for ln in r.stderr.splitlines() if "plugin noimp (rook-noimp) failed to load" in ln)
+    assert line.endswith("(rook-noimp) failed to load: ImportError"), line
     rook_distribution("rook-mute", {"mute": "rook_mute"}, {"rook_mute.py": BARE_REPORTER})
     r = rook_cli("run", "--json", f"--report=mute:{tmp_path}/r.mute")
     line = next(ln for ln in r.stderr.splitlines() if "reporter" in ln and "mute" in ln)

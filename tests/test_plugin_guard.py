@@ -205,12 +205,12 @@ def test_a_plugin_that_fails_to_import_is_reported_and_rook_still_runs(
     r = rook_cli("plugins")
     assert r.exit_code == 0
     assert (
-        "failed to load broken (rook-broken): ImportError: rook-broken needs the acme-sdk package"
+        "rook: warning: plugin broken (rook-broken) failed to load: ImportError: rook-broken needs the acme-sdk package"
         in r.stderr
     )
     r = rook_cli("plugins", "--json")
     assert (  # standard error too: a script keeping the document still sees it
-        "failed to load broken (rook-broken): ImportError: rook-broken needs the acme-sdk package"
+        "rook: warning: plugin broken (rook-broken) failed to load: ImportError: rook-broken needs the acme-sdk package"
         in r.stderr
     )
     doc = json.loads(r.stdout)
@@ -246,10 +246,10 @@ def test_an_entry_point_that_implements_no_hook_is_reported_not_silently_loaded(
     r = rook_cli("plugins")
     assert r.exit_code == 0
     assert (
-        "failed to load unmarked (rook-unmarked): it implements no Rook hook: "
+        "rook: warning: plugin unmarked (rook-unmarked) failed to load: it implements no Rook hook: "
         "rook_register_reporters is not marked with @hookimpl" in r.stderr
     )
-    assert "failed to load number (rook-unmarked): it implements no Rook hook" in r.stderr
+    assert "rook: warning: plugin number (rook-unmarked) failed to load: it implements no Rook hook" in r.stderr
     echo_workspace(rook_workspace, [{"contains": "HELLO"}])
     r = rook_cli("run", "--report", "plain:out.txt")
     assert r.exit_code == 2
@@ -281,7 +281,7 @@ def test_an_entry_point_naming_a_class_says_to_name_an_instance(
     r = rook_cli("plugins")
     assert r.exit_code == 0, r.stderr
     assert (
-        "failed to load classy (rook-classy): its entry point names the class "
+        "rook: warning: plugin classy (rook-classy) failed to load: its entry point names the class "
         "rook_classy:Plugin, whose hooks are methods: name an instance of it (PLUGIN = "
         "Plugin() in its module, and the entry point module:PLUGIN)" in r.stderr
     ), r.stderr
@@ -307,7 +307,7 @@ def test_a_hook_taking_an_argument_the_hook_lacks_is_one_line_naming_it(
     rook_distribution("rook-typo", {"typo": "rook_typo"}, {"rook_typo.py": WRONG_ARGUMENT})
     r = rook_cli("plugins")
     assert r.exit_code == 0, r.stderr
-    line = next(ln for ln in r.stderr.splitlines() if ln.startswith("failed to load typo"))
+    line = next(ln for ln in r.stderr.splitlines() if ln.startswith("rook: warning: plugin typo "))
     assert "rook_register_reporters(regster)" in line and "{'regster'}" in line, r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
     r = rook_cli("doctor", "-w", str(rook_workspace.root))
@@ -951,7 +951,7 @@ def test_a_plugin_whose_entry_point_name_is_taken_is_reported_not_dropped(
     r = rook_cli("plugins")
     assert r.exit_code == 0
     assert (
-        "failed to load criteria (rook-shout): entry point name 'criteria' is already used "
+        "rook: warning: plugin criteria (rook-shout) failed to load: entry point name 'criteria' is already used "
         "by rook-harness, which is loaded instead" in r.stderr
     ), r.stderr
     doc = json.loads(rook_cli("plugins", "--json").stdout)
@@ -979,9 +979,9 @@ def test_two_entry_points_naming_one_module_name_each_other_in_one_line(
     rook_distribution("rook-again", {"again": "rook_shout"}, {})
     r = rook_cli("plugins")
     assert r.exit_code == 0
-    failure = [line for line in r.stderr.splitlines() if line.startswith("failed to load")]
+    failure = [line for line in r.stderr.splitlines() if line.startswith("rook: warning: plugin ")]
     assert failure == [
-        "failed to load shout (rook-shout): its entry point names rook_shout, which the "
+        "rook: warning: plugin shout (rook-shout) failed to load: its entry point names rook_shout, which the "
         "entry point again (rook-again) loads already; give each entry point a module "
         "of its own"
     ], r.stderr

@@ -322,7 +322,7 @@ def test_a_broken_installed_plugin_is_reported_and_rook_still_runs(venv, acme_wo
         r = venv.run("rook", "plugins")
         assert r.returncode == 0
         assert (
-            "failed to load broken (rook-broken): ImportError: rook-broken needs the "
+            "rook: warning: plugin broken (rook-broken) failed to load: ImportError: rook-broken needs the "
             "acme-sdk package"
         ) in r.stderr
         assert "rook-acme" in r.stdout

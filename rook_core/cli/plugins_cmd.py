@@ -79,4 +79,8 @@ def plugins_command(as_json: bool) -> None:
 
 def _say_failures(failures: list[dict[str, str]]) -> None:
     for f in failures:
-        click.echo(f"failed to load {f['name']} ({f['distribution']}): {f['error']}", err=True)
+        click.echo(  # as rook run warns of it
+            f"rook: warning: plugin {f['name']} ({f['distribution'] or 'unknown distribution'}) "
+            f"failed to load: {f['error']}",
+            err=True,
+        )
