@@ -94,6 +94,11 @@ def test_flags_optimistic_claims_and_unclaimed_observations(rook_workspace, rook
     assert "OPTIMISTIC" in lines["calls"]
     assert "observed but not declared" in lines["multi_turn"]
     assert "observed but not declared" in lines["usage"]
+    # what resolves it, as a failed hook's test says (it said nothing)
+    assert r.stdout.splitlines()[-1] == (
+        "next: rook profile test p --update (claims only what was observed), "
+        "or show the capability in the hooks' output"
+    ), r.stdout
 
     r = profile_test(rook_cli, ws, "--update")
     assert r.exit_code == 0, r.stdout

@@ -166,6 +166,11 @@ def test_command(
                 f"next: rook profile fix {profile.id} (it repairs what it can itself, and "
                 "asks an author agent for the rest)"
             )
+        elif optimistic and not updated:
+            s.say(
+                f"next: rook profile test {profile.id} --update (claims only what was "
+                "observed), or show the capability in the hooks' output"
+            )
     if not obs.ok or (optimistic and not updated):
         sys.exit(1)
 
