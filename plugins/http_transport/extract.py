@@ -193,9 +193,11 @@ def extract(
     if "conversation" in ex:
         path = ex["conversation"]
         found = _search(doc, "extract.conversation", path, headers)
-        if found is not None:
+        if phase in ("open", "execute") and is_no_handle(found):
+            pass  # no handle, as from a script: the engine stops a later turn, saying why
+        elif found is not None:
             data["conversation"] = as_text(found)
-        elif phase not in ("open", "execute"):
+        else:
             _find(doc, "extract.conversation", path, headers)  # raises: found nothing
     if "usage" in ex:
         data["usage"] = {
@@ -209,6 +211,20 @@ def extract(
     return data
 
 
+def is_no_handle(value: Any) -> bool:
+    """Whether an extracted conversation is no handle, as :func:`hookio.conversation_handle`
+    has it for a script: ``null``, ``true``/``false``, a blank string, ``{}`` or ``[]``."""
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    return isinstance(value, (dict, list)) and not value
+
+
+def _not_a_handle(value: Any) -> str:
+    return f"{json.dumps(value)}, which is no conversation handle (null, true, false, a blank string, {{}} and [] are none)"
+
+
 def no_handle(doc: Any, config: HttpConfig, headers: Any = None) -> str | None:
     """Why a response that gave no conversation handle gave none, for the
     reason of a scenario stopped for want of one: ``extract.conversation``
@@ -218,8 +234,15 @@ def no_handle(doc: Any, config: HttpConfig, headers: Any = None) -> str | None:
     (``execute's response is ...``, ``open's extract.conversation: ...``)."""
     ex = config.extract
     if ex is None:
-        if not isinstance(doc, dict) or "conversation" in doc:
+        if not isinstance(doc, dict):
             return None
+        if "conversation" in doc:
+            value = doc["conversation"]
+            return (
+                f"response's conversation is {_not_a_handle(value)}"
+                if is_no_handle(value)
+                else None
+            )
         return (
             f"response is a JSON object with no conversation (its keys: {_names(doc)}); "
             "say where the handle is with extract: {conversation: PATH}"
@@ -227,6 +250,9 @@ def no_handle(doc: Any, config: HttpConfig, headers: Any = None) -> str | None:
     path = ex.get("conversation")
     if path is None:
         return None
+    found = _search(doc, "extract.conversation", path, headers)
+    if found is not None:
+        return f"extract.conversation: the JMESPath {path.text!r} found {_not_a_handle(found)}"
     if path.reads_headers:
         held = f"its headers: {_names(headers or {})}"
     elif isinstance(doc, dict):

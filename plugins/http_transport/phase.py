@@ -35,7 +35,15 @@ from rook_core.urlcheck import shown, url_problem
 from .client import HttpResources, Reply, Request, SendError, send
 from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
-from .extract import ExtractError, document, extract, json_problem, no_handle, saved_values
+from .extract import (
+    ExtractError,
+    document,
+    extract,
+    is_no_handle,
+    json_problem,
+    no_handle,
+    saved_values,
+)
 from .sse import StreamError, cut_short
 from .template import Scope, TemplateError, as_text, placeholders, unavailable_in, walk_strings
 
@@ -391,9 +399,13 @@ async def exchange(
         raise HookError(f"{exc}; response {received(reply, doc, call.phase)}") from None
     if call.phase == "prepare":
         res.prepare_done = True
-    if call.phase == "execute" and data.get("conversation") in (None, "") and call.conversation:
+    if call.phase == "execute" and is_no_handle(data.get("conversation")) and call.conversation:
         data["conversation"] = call.conversation  # the turn continued the open conversation
-    elif call.phase in ("open", "execute") and "conversation" not in data and asks_handle(call):
+    elif (
+        call.phase in ("open", "execute")
+        and is_no_handle(data.get("conversation"))
+        and asks_handle(call)
+    ):
         why = no_handle(doc, config, reply.headers)  # a stopped scenario's reason says it
         if why:
             result.details["no_handle"] = why

@@ -1,0 +1,411 @@
+"""SPEC §8 held sentence by sentence, in the combinations the other HTTP tests leave out.
+
+Real servers on 127.0.0.1 (:class:`servers.agent_server.AgentServer`, and a tiny
+server here that writes an event stream a few bytes at a time), driven by ``rook run``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from servers.helpers import record_hooks, run_id_of, token_prepare, write_profile
+
+pytest_plugins = ["servers.fixtures"]
+
+
+class Scripted:
+    """A server whose answers the test writes: ``routes[path]`` is called with the
+    handler and the request's body, and writes the whole response itself."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Any] = {}
+        self.seen: list[dict[str, Any]] = []
+        app = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                app.seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                route = app.routes.get(self.path.split("?")[0])
+                if route is None:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                try:
+                    route(self, body)
+                except OSError:
+                    pass
+                self.close_connection = True
+
+            do_GET = do_POST
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def scripted():
+    server = Scripted()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def send(handler: Any, status: int, ctype: str, data: bytes, pieces: int = 1) -> None:
+    """Writes the response in ``pieces`` separate writes, flushed, a little apart."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", ctype)
+    handler.send_header("Connection", "close")
+    if pieces == 1:
+        handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    step = max(1, len(data) // pieces)
+    for i in range(0, len(data), step):
+        handler.wfile.write(data[i : i + step])
+        handler.wfile.flush()
+        if pieces > 1:
+            time.sleep(0.005)
+
+
+def test_a_goal_naming_placeholders_is_sent_as_written_never_filled_in_a_nested_body(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """Substitution is one pass: a goal that holds {{env.SECRET}}, {{token}} or {{goal}}
+    reaches the agent as those very characters (a goal must never be able to pull a
+    secret into the request), wherever in a nested body it stands."""
+    secret = "sk-never-in-the-goal-4242"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    monkeypatch.setenv("CLIENT_SECRET", agent_server.client_secret)
+    goal = 'say {{env.AGENT_KEY}} and {{token}} then {{goal}} {{turn}} "q" \\ \n ü {{ env.AGENT_KEY }}'
+    write_profile(
+        rook_workspace,
+        {
+            "prepare": token_prepare(agent_server),
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/echo",
+                    "headers": {"X-Key": "{{env.AGENT_KEY}}"},
+                    "body": {
+                        "outer": [
+                            {"inner": {"g": "{{goal}}", "list": ["{{goal}}", "[{{goal}}]"]}},
+                            "{{session}}",
+                            {"t": "{{turn}}", "tok": "{{token}}"},
+                        ]
+                    },
+                    "extract": {
+                        "output": "received.outer[0].inner.g",
+                        "evidence": {"list": "received.outer[0].inner.list", "text": "text"},
+                    },
+                }
+            },
+        },
+        env=("AGENT_KEY", "CLIENT_SECRET"),
+    )
+    rook_workspace.scenario({"id": "s", "goal": goal, "criteria": [{"equals": goal}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [seen] = agent_server.seen("POST", "/echo")
+    body = seen["json"]
+    assert body["outer"][0]["inner"] == {"g": goal, "list": [goal, f"[{goal}]"]}
+    assert isinstance(body["outer"][1], str) and body["outer"][1]
+    assert body["outer"][2]["t"] == 1 and body["outer"][2]["tok"] != "{{token}}"
+    assert seen["headers"]["X-Key"] == secret and secret not in seen["text"]  # the body: as written
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert secret not in everything
+
+
+def test_retry_after_as_an_http_date_is_waited_for(rook_cli, rook_workspace, agent_server):
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    agent_server.flaky["d"] = [(429, {"Retry-After": when})]
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{agent_server.url}/flaky/d",
+                    "body": {"goal": "{{goal}}"},
+                    "backoff_seconds": 0.01,
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "finally"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    first = execute["details"]["attempts"][0]
+    assert first["status"] == 429 and 0 < first["retry_after"] <= 2.0
+    times = [x["time"] for x in agent_server.seen(path_prefix="/flaky/d")]
+    assert times[1] - times[0] >= 0.9
+
+
+def test_a_5xx_echoing_the_secret_is_redacted_after_the_retries(
+    rook_cli, rook_workspace, scripted, monkeypatch
+):
+    secret = "sk-echoed-by-a-500-7777"
+    monkeypatch.setenv("AGENT_KEY", secret)
+    scripted.routes["/echo-error"] = _echo_error
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{scripted.url}/echo-error",
+                    "headers": {"Authorization": "Bearer {{env.AGENT_KEY}}"},
+                    "body": {"goal": "{{goal}}"},
+                    "retries": 1,
+                    "backoff_seconds": 0.01,
+                }
+            }
+        },
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert len(scripted.seen) == 2  # retried once, then a clear failure
+    reason = r.report["scenarios"][0]["reason"]
+    assert "HTTP 500" in reason and "[redacted:AGENT_KEY]" in reason, reason
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert secret not in everything
+
+
+def _echo_error(handler: Any, body: bytes) -> None:
+    said = {"error": {"message": "upstream broke", "you_sent": handler.headers["Authorization"]}}
+    send(handler, 500, "application/json", json.dumps(said).encode())
+
+
+def _chat_piece(text: str, finish: str | None = None) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n"])
+def test_an_event_stream_written_a_few_bytes_at_a_time_is_assembled(
+    rook_cli, rook_workspace, scripted, newline
+):
+    """Events split across writes, comments between them, a data: field over
+    several lines (joined with a newline, as the SSE standard says), then [DONE]."""
+    chat = (
+        b": keep-alive comment\n\n"
+        + _chat_piece("Hel")
+        + b": another comment\n"
+        + _chat_piece("lo, w\u00f6rld")
+        + _chat_piece("!", "stop")
+        + b"data: [DONE]\n\n"
+    ).replace(b"\n", newline)
+    generic = (b"event: step\ndata: line one\ndata: line two\n\n: c\n\ndata: {\"n\": 1}\n\n").replace(
+        b"\n", newline
+    )
+    scripted.routes["/chat"] = lambda h, b: send(h, 200, "text/event-stream", chat, pieces=len(chat))
+    scripted.routes["/gen"] = lambda h, b: send(h, 200, "text/event-stream", generic, pieces=7)
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": scripted.url + "/{{scenario}}",
+                    "body": {"q": "{{goal}}"},
+                    "stream": "sse",
+                    "extract": {"output": "choices[0].message.content || text", "evidence": {"events": "events || `[]`"}},
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "chat", "goal": "g", "criteria": [{"equals": "Hello, w\u00f6rld!"}]})
+    rook_workspace.scenario({"id": "gen", "goal": "g", "criteria": [{"equals": "line one\nline two"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, json.dumps(r.report["scenarios"], indent=1)[:3000] + r.stderr
+    gen = [s for s in r.report["scenarios"] if s["id"] == "gen"][0]
+    assert gen["turns"][0]["evidence"]["events"] == ["line one\nline two", {"n": 1}]
+
+
+
+def _json_answer(answer: Any) -> Any:
+    return lambda h, b: send(h, 200, "application/json", json.dumps(answer).encode())
+
+
+NO_HANDLES = {"yes": True, "no": False, "blank": "  ", "obj": {}, "list": []}
+
+
+def test_an_extracted_conversation_that_is_no_handle_is_none_as_from_a_script(
+    rook_cli, rook_workspace, scripted
+):
+    """hooks.md: null, true/false, a blank string, {} and [] are no handle. A script
+    printing {"conversation": true} gets none; an extract.conversation path finding
+    true (or {}, []) made the handle "true" ("{}", "[]"), so a second turn went out
+    as if it continued a conversation, where the scenario must stop saying why."""
+    for name, value in NO_HANDLES.items():
+        scripted.routes[f"/{name}"] = _json_answer({"reply": "hi", "thread": value})
+        rook_workspace.scenario(
+            {"id": name, "turns": ["one", "two"], "criteria": [{"contains": "hi"}]}
+        )
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": scripted.url + "/{{scenario}}",
+                    "body": {"text": "{{goal}}", "thread": "{{conversation}}"},
+                    "extract": {"output": "reply", "conversation": "thread"},
+                }
+            }
+        },
+        env=(),
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    for s in r.report["scenarios"]:
+        assert s["status"] == "stopped", (s["id"], s["status"], s["turns"])
+        assert [t["conversation"] for t in s["turns"]] == [None], s["id"]
+        assert "the JMESPath 'thread' found " in s["reason"], s["reason"]
+        assert "which is no conversation handle" in s["reason"], s["reason"]
+    assert len(scripted.seen) == len(NO_HANDLES)  # no second turn was sent
+
+    # with no extract: the response's own conversation field, said the same way
+    scripted.routes["/yes"] = _json_answer({"output": "hi", "conversation": True})
+    write_profile(
+        rook_workspace,
+        {"execute": {"http": {"url": scripted.url + "/{{scenario}}", "body": {"text": "{{goal}}"}}}},
+        env=(),
+    )
+    r = rook_cli("run", "--json", "--only", "yes")
+    [s] = r.report["scenarios"]
+    assert s["status"] == "stopped" and "response's conversation is true, which is no" in s["reason"]
+
+
+def _json_answer(answer: Any) -> Any:
+    return lambda h, b: send(h, 200, "application/json", json.dumps(answer).encode())
+
+
+@pytest.mark.parametrize(
+    "field, path, status, said",
+    [
+        ("output", "n", "passed", "42"),  # a non-string output is kept as its JSON text
+        ("output", "obj", "passed", '{"a": 1}'),
+        ("output", "flag", "passed", "true"),
+        ("output", "nothing", "error", "extract.output: the JMESPath 'nothing' found nothing"),
+        ("conversation", "n", "passed", "42"),  # a number is a handle, as its JSON text
+        ("calls", "text", "error", "extract.calls: the JMESPath 'text' found hi; expected a list"),
+        ("calls", "strs", "error", "extract.calls: the JMESPath 'strs' found [\"a\"]; expected"),
+        ("usage.input", "flag", "error", "extract.usage.input: the JMESPath 'flag' found true, not a"),
+        ("usage.input", "neg", "error", "usage.input must be a token count >= 0, got -3"),
+    ],
+)
+def test_a_path_finding_a_value_of_another_type(rook_cli, rook_workspace, scripted, field, path, status, said):
+    scripted.routes["/a"] = _json_answer(
+        {"text": "hi", "n": 42, "obj": {"a": 1}, "flag": True, "nothing": None, "strs": ["a"], "neg": -3}
+    )
+    extract: dict[str, Any] = {"output": "text"}
+    if field.startswith("usage."):
+        extract["usage"] = {field.split(".")[1]: path}
+    else:
+        extract[field] = path
+    write_profile(
+        rook_workspace,
+        {"execute": {"http": {"url": scripted.url + "/a", "body": {"q": "{{goal}}"}, "extract": extract}}},
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"matches": "."}]})
+    r = rook_cli("run", "--json")
+    [s] = r.report["scenarios"]
+    assert s["status"] == status, s
+    if status == "error":
+        assert said in s["reason"], s["reason"]
+    else:
+        assert s["turns"][0][field] == said
+
+
+def test_prepare_saves_used_everywhere_then_a_429_then_a_stream_in_pieces(
+    rook_cli, rook_workspace, scripted, monkeypatch
+):
+    """prepare mints a token and saves a number and an object too; open creates a
+    session with them; execute meets a 429 first, then streams its answer in pieces."""
+    monkeypatch.setenv("CLIENT_SECRET", "cs-31337")
+    token = "tok-" + "z" * 20
+    scripted.routes["/token"] = _json_answer(
+        {"access_token": token, "expires_in": 3600, "org": {"id": "o-1", "tier": 2}}
+    )
+    scripted.routes["/sessions"] = _json_answer({"id": "sess-9"})
+    calls = {"n": 0}
+
+    def turn(h: Any, b: bytes) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return send(h, 429, "application/json", b'{"error": "slow down"}')
+        stream = _chat_piece("to") + _chat_piece("ken ok", "stop") + b"data: [DONE]\n\n"
+        return send(h, 200, "text/event-stream", stream, pieces=9)
+
+    scripted.routes["/turn"] = turn
+    write_profile(
+        rook_workspace,
+        {
+            "prepare": {
+                "http": {
+                    "url": scripted.url + "/token",
+                    "form": {"secret": "{{env.CLIENT_SECRET}}"},
+                    "save": {"token": "access_token", "ttl": "expires_in", "org": "org"},
+                }
+            },
+            "open": {
+                "http": {
+                    "url": scripted.url + "/sessions?ttl={{ttl}}",
+                    "headers": {"Authorization": "Bearer {{token}}"},
+                    "body": {"org": "{{org}}", "label": "org {{org}} ttl {{ttl}}"},
+                    "extract": {"conversation": "id"},
+                }
+            },
+            "execute": {
+                "http": {
+                    "url": scripted.url + "/turn",
+                    "headers": {"Authorization": "Bearer {{token}}", "X-Session": "{{conversation}}"},
+                    "body": {"q": "{{goal}}", "session": "{{conversation}}", "ttl": "{{ttl}}"},
+                    "backoff_seconds": 0.01,
+                    "stream": "sse",
+                    "extract": {"output": "choices[0].message.content"},
+                }
+            },
+        },
+        env=("CLIENT_SECRET",),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"equals": "token ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    by_path = {x["path"].split("?")[0]: x for x in scripted.seen}
+    opened = by_path["/sessions"]
+    assert opened["path"].endswith("?ttl=3600")
+    assert opened["headers"]["Authorization"] == f"Bearer {token}"
+    assert json.loads(opened["body"]) == {
+        "org": {"id": "o-1", "tier": 2},
+        "label": 'org {"id": "o-1", "tier": 2} ttl 3600',
+    }
+    turns = [x for x in scripted.seen if x["path"] == "/turn"]
+    assert len(turns) == 2 and all(t["headers"]["X-Session"] == "sess-9" for t in turns)
+    assert json.loads(turns[1]["body"]) == {"q": "go", "session": "sess-9", "ttl": 3600}
+    everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert token not in everything and "cs-31337" not in everything
