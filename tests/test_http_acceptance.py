@@ -409,3 +409,31 @@ def test_prepare_saves_used_everywhere_then_a_429_then_a_stream_in_pieces(
     assert json.loads(turns[1]["body"]) == {"q": "go", "session": "sess-9", "ttl": 3600}
     everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
     assert token not in everything and "cs-31337" not in everything
+
+
+@pytest.mark.parametrize("pieces", [1, 40])
+def test_an_event_stream_starting_with_a_byte_order_mark_loses_no_event(
+    rook_cli, rook_workspace, scripted, pieces
+):
+    """The SSE standard: one leading U+FEFF is ignored. It was read as part of the
+    first field's name ('\\ufeffdata'), so the first event was dropped and the rest of
+    the answer judged as if whole: here ' there', a criterion 'failed'."""
+    stream = b"\xef\xbb\xbf" + _chat_piece("Hello", None) + _chat_piece(" there", "stop")
+    stream += b"data: [DONE]\n\n"
+    scripted.routes["/s"] = lambda h, b: send(h, 200, "text/event-stream", stream, pieces=pieces)
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": scripted.url + "/s",
+                    "body": {"q": "{{goal}}"},
+                    "extract": {"output": "choices[0].message.content"},
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "Hello there"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.report["scenarios"][0]["reason"]

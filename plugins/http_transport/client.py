@@ -265,6 +265,9 @@ def _unknown_encoding(resp: httpx.Response) -> str | None:
     )
 
 
+BOM = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
+
+
 class _CappedBytes(httpx.AsyncByteStream):
     """The decoded bytes of a response, failing once there are more than ``cap``."""
 
@@ -273,11 +276,19 @@ class _CappedBytes(httpx.AsyncByteStream):
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         size = 0
+        head: bytes | None = b""  # the first bytes, until a byte order mark is ruled out
         async for chunk in self.source.aiter_bytes():
             size += len(chunk)
             if size > self.cap:
                 raise SendError(f"the event stream exceeded the {self.cap}-byte cap{RAISE_CAP}")
+            if head is not None:  # the SSE standard ignores one leading U+FEFF; httpx-sse
+                head += chunk  # would read it into the first field's name, losing that event
+                if len(head) < len(BOM) and BOM.startswith(head):
+                    continue
+                chunk, head = head.removeprefix(BOM), None
             yield chunk
+        if head:
+            yield head
 
 
 def _capped(resp: httpx.Response, cap: int) -> httpx.Response:
