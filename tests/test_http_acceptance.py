@@ -437,3 +437,34 @@ def test_an_event_stream_starting_with_a_byte_order_mark_loses_no_event(
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "Hello there"}]})
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.report["scenarios"][0]["reason"]
+
+
+def test_a_value_in_the_url_path_never_climbs_out_of_its_place(rook_cli, rook_workspace, agent_server):
+    """A path placeholder is percent-encoded but for '/': a goal '../../admin' in
+    '/echo/{{goal}}/end' was sent to '/admin/end' (httpx removes dot segments), so a
+    value moved the request to another endpoint. Its dots are encoded (%2E) now:
+    the request stays under /echo/."""
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": agent_server.url + "/echo/{{goal}}/end?x={{goal}}",
+                    "body": {"q": "{{goal}}"},
+                    "extract": {"output": "received.q"},
+                }
+            }
+        },
+        env=(),
+    )
+    for sid, goal in (("up", "../../admin"), ("here", "./x/."), ("dots", "a..b/...")):
+        rook_workspace.scenario({"id": sid, "goal": goal, "criteria": [{"contains": "zz"}]})
+    rook_cli("run", "--json")
+    paths = sorted((x["path"], x["raw_query"]) for x in agent_server.seen())
+    assert paths == sorted(
+        [
+            ("/echo/%2E%2E/%2E%2E/admin/end", "x=..%2F..%2Fadmin"),
+            ("/echo/%2E/x/%2E/end", "x=.%2Fx%2F."),
+            ("/echo/a..b/.../end", "x=a..b%2F..."),
+        ]
+    ), paths

@@ -148,7 +148,8 @@ class Scope:
     def render_url(self, template: str, where: str = "url") -> Any:
         """The ``url`` with its placeholders filled as a URL needs them: one in
         the scheme and host part (``{{env.BASE_URL}}/v1``, ``https://{{env.HOST}}``)
-        as is; one in the path percent-encoded but for ``/``; one in the query
+        as is; one in the path percent-encoded but for ``/`` (and a ``.`` or ``..``
+        segment encoded too, so it never climbs up the path); one in the query
         (after a ``?`` written in the template) percent-encoded whole, so a
         value holding ``&``, ``+``, ``#`` or a space is sent as written."""
         from urllib.parse import quote
@@ -171,8 +172,13 @@ class Scope:
             text = self._in_text(m, where)
             if m.start() < path_at:
                 return text
-            in_query = 0 <= query_at < m.start()
-            return quote(text, safe="" if in_query else "/")
+            if 0 <= query_at < m.start():
+                return quote(text, safe="")
+            # a segment of dots would be removed with the one before it (RFC 3986
+            # 5.2.4): '../../admin' would move the request out of its place
+            return "/".join(
+                "%2E" * len(s) if s in (".", "..") else s for s in quote(text, safe="/").split("/")
+            )
 
         return PLACEHOLDER.sub(repl, template)
 
