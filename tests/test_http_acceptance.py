@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from servers.helpers import record_hooks, run_id_of, token_prepare, write_profile
+from test_http_resilience import tls_server  # noqa: F401  (a fixture: a self-signed https agent)
 
 pytest_plugins = ["servers.fixtures"]
 
@@ -468,3 +469,34 @@ def test_a_value_in_the_url_path_never_climbs_out_of_its_place(rook_cli, rook_wo
             ("/echo/a..b/.../end", "x=a..b%2F..."),
         ]
     ), paths
+
+
+def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
+    rook_cli, rook_workspace, tls_server  # noqa: F811
+):
+    """The agent's certificate names 127.0.0.1; the profile says localhost, with the CA
+    bundle that signed it already in verify_tls. The diagnosis told the user to 'give
+    verify_tls the path of the CA bundle that signed it', which they had done: what is
+    wrong is the host name, and it now says so."""
+    server, cert = tls_server
+    port = server.url.rsplit(":", 1)[1]
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": f"https://localhost:{port}/echo",
+                    "body": {"goal": "{{goal}}"},
+                    "extract": {"output": "received.goal"},
+                    "verify_tls": str(cert),
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert r.exit_code == 1 and "TLS certificate verification failed" in reason, reason
+    assert "give verify_tls the path of the CA bundle" not in reason, reason
+    assert "the certificate does not name localhost" in reason, reason

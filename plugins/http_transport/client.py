@@ -231,6 +231,28 @@ def _tls_failure(exc: BaseException) -> bool:
     return False
 
 
+def _tls_advice(exc: BaseException, req: Request, redact: Callable[[str], str]) -> str:
+    """What to do about a certificate Rook does not accept: trust the CA that signed
+    it, unless it was trusted and names another host (a CA bundle cannot help then)."""
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        if isinstance(seen, ssl.SSLCertVerificationError) and seen.verify_code in (62, 64):
+            # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
+            host = redact(httpx.URL(req.url).host)
+            return (
+                f"the certificate does not name {host}: put a host name or address it names "
+                "(its subjectAltName) in the url, or give the server a certificate for "
+                f"{host} (or, for a test server only, verify_tls: false)"
+            )
+        seen = seen.__cause__ or seen.__context__
+    return (
+        "give verify_tls the path of the CA bundle that signed it (or, for a test "
+        "server only, verify_tls: false)"
+    )
+
+
 def _network_text(exc: BaseException) -> str:
     """``exc`` as ``Type: message``, with the system's reason when httpx's own text
     leaves it out (a bare ``ReadError`` for a reset, "All connection attempts
@@ -406,9 +428,7 @@ async def send(
             entry["error"] = _network_text(exc)
             if _tls_failure(exc):
                 raise SendError(
-                    f"TLS certificate verification failed for {url}: {exc}; "
-                    "give verify_tls the path of the CA bundle that signed it (or, for a test "
-                    "server only, verify_tls: false)"
+                    f"TLS certificate verification failed for {url}: {exc}; {_tls_advice(exc, req, redact)}"
                 ) from None
             last_error = entry["error"]
         except SendError as exc:
