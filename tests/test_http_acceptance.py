@@ -500,3 +500,28 @@ def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     assert r.exit_code == 1 and "TLS certificate verification failed" in reason, reason
     assert "give verify_tls the path of the CA bundle" not in reason, reason
     assert "the certificate does not name localhost" in reason, reason
+
+
+def test_https_to_a_plain_http_agent_says_so_and_is_not_retried(rook_cli, rook_workspace, agent_server):
+    """A url written https:// for an agent that speaks plain HTTP failed, after every
+    retry, with 'ConnectError: [SSL: WRONG_VERSION_NUMBER] wrong version number'."""
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": agent_server.url.replace("http://", "https://") + "/echo",
+                    "body": {"goal": "{{goal}}"},
+                    "backoff_seconds": 0.01,
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert r.exit_code == 1
+    assert "did not answer with TLS" in reason and "write http:// in the url" in reason, reason
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert len(execute["details"]["attempts"]) == 1  # the same answer every time: not retried

@@ -231,6 +231,21 @@ def _tls_failure(exc: BaseException) -> bool:
     return False
 
 
+NO_TLS_REASONS = {"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"}
+"""OpenSSL's reasons when what came back to a TLS hello was no TLS (plain HTTP)."""
+
+
+def _no_tls_answer(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError) and getattr(seen, "reason", None) in NO_TLS_REASONS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _tls_advice(exc: BaseException, req: Request, redact: Callable[[str], str]) -> str:
     """What to do about a certificate Rook does not accept: trust the CA that signed
     it, unless it was trusted and names another host (a CA bundle cannot help then)."""
@@ -426,6 +441,11 @@ async def send(
         except RETRYABLE_ERRORS as exc:
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = _network_text(exc)
+            if req.url.lower().startswith("https:") and _no_tls_answer(exc):
+                raise SendError(
+                    f"{req.method} {url}: the server did not answer with TLS ({entry['error']}); "
+                    "if it serves plain HTTP, write http:// in the url"
+                ) from None
             if _tls_failure(exc):
                 raise SendError(
                     f"TLS certificate verification failed for {url}: {exc}; {_tls_advice(exc, req, redact)}"
