@@ -115,7 +115,8 @@ def test_a_goal_naming_placeholders_is_sent_as_written_never_filled_in_a_nested_
                             {"inner": {"g": "{{goal}}", "list": ["{{goal}}", "[{{goal}}]"]}},
                             "{{session}}",
                             {"t": "{{turn}}", "tok": "{{token}}"},
-                        ]
+                        ],
+                        "keys": ["{{env.AGENT_KEY}}", {"k": "x-{{env.AGENT_KEY}}"}],
                     },
                     "extract": {
                         "output": "received.outer[0].inner.g",
@@ -134,7 +135,9 @@ def test_a_goal_naming_placeholders_is_sent_as_written_never_filled_in_a_nested_
     assert body["outer"][0]["inner"] == {"g": goal, "list": [goal, f"[{goal}]"]}
     assert isinstance(body["outer"][1], str) and body["outer"][1]
     assert body["outer"][2]["t"] == 1 and body["outer"][2]["tok"] != "{{token}}"
-    assert seen["headers"]["X-Key"] == secret and secret not in seen["text"]  # the body: as written
+    assert seen["headers"]["X-Key"] == secret
+    assert body["keys"] == [secret, {"k": f"x-{secret}"}]  # filled where the profile says
+    assert seen["text"].count(secret) == 2  # and only there: never from the goal
     everything = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
     assert secret not in everything
 
