@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -528,3 +529,32 @@ def test_https_to_a_plain_http_agent_says_so_and_is_not_retried(rook_cli, rook_w
     assert "did not answer with TLS" in reason and "write http:// in the url" in reason, reason
     [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
     assert len(execute["details"]["attempts"]) == 1  # the same answer every time: not retried
+
+
+@pytest.mark.parametrize("where", ["body", "query", "url"])
+def test_a_variable_whose_value_is_not_utf8_is_named_not_a_transport_crash(
+    rook_cli, rook_workspace, agent_server, where
+):
+    """A declared variable holding bytes that are no UTF-8 (b'\\xff') used in a body, a
+    query or a url ended 'transport http raised UnicodeEncodeError: utf-8 codec ...'
+    (a header already said the value cannot be carried). The failure names the field
+    and the variable, and never shows the value."""
+    os.environb[b"H3_BYTES_KEY"] = b"sk-\xff\xfe-zz"
+    try:
+        entry: dict[str, Any] = {"url": agent_server.url + "/echo", "body": {"q": "{{goal}}"}}
+        if where == "body":
+            entry["body"]["k"] = "{{env.H3_BYTES_KEY}}"
+        elif where == "query":
+            entry["query"] = {"k": "key {{env.H3_BYTES_KEY}}"}
+        else:
+            entry["url"] = agent_server.url + "/echo/{{env.H3_BYTES_KEY}}"
+        write_profile(rook_workspace, {"execute": {"http": entry}}, env=("H3_BYTES_KEY",))
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+        r = rook_cli("run", "--json")
+    finally:
+        del os.environb[b"H3_BYTES_KEY"]
+    reason = r.report["scenarios"][0]["reason"]
+    assert r.exit_code == 1 and "raised" not in reason, reason
+    field = {"body": "body.k", "query": "query.k", "url": "url"}[where]
+    assert f"{field}: {{{{env.H3_BYTES_KEY}}}}: the value of H3_BYTES_KEY is not UTF-8 text" in reason, reason
+    assert "sk-" not in reason

@@ -75,6 +75,16 @@ def placeholders(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             yield where, m.group(1)
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` is UTF-8 text: an environment value holding bytes that are
+    not is kept by Python as lone surrogates, which no encoder writes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -122,6 +132,11 @@ class Scope:
                     "before the run)"
                 )
             value: Any = self.env[var]
+            if not value.isascii() and not _utf8(value):  # bytes Python could not decode
+                raise TemplateError(
+                    f"{where}: {{{{env.{var}}}}}: the value of {var} is not UTF-8 text (it "
+                    "holds bytes no request can carry as text); set it as UTF-8"
+                )
         elif name in self.values:
             value = self.values[name]
         elif name in self.unavailable:
