@@ -558,3 +558,46 @@ def test_a_variable_whose_value_is_not_utf8_is_named_not_a_transport_crash(
     field = {"body": "body.k", "query": "query.k", "url": "url"}[where]
     assert f"{field}: {{{{env.H3_BYTES_KEY}}}}: the value of H3_BYTES_KEY is not UTF-8 text" in reason, reason
     assert "sk-" not in reason
+
+
+def test_a_conversation_handle_never_changes_the_host_a_request_and_its_key_go_to(
+    rook_cli, rook_workspace, scripted, agent_server, monkeypatch
+):
+    """http.md's pattern for a session named only in a Location header: url
+    '{{env.BASE_URL}}{{conversation}}/messages'. The handle is the agent's answer,
+    and was inserted as is: '@127.0.0.1:PORT/x' sent the next request, with its
+    Authorization header, to another server than BASE_URL names. A handle standing
+    before the path must begin it ('/...'), or the hook fails saying so."""
+    monkeypatch.setenv("BASE_URL", scripted.url)
+    monkeypatch.setenv("AGENT_KEY", "sk-for-the-base-only-1234")
+    other = agent_server.url.split("//", 1)[1]
+    for sid, handle in (("evil", f"@{other}/echo"), ("good", "/echo")):
+        scripted.routes[f"/open-{sid}"] = _json_answer({"id": handle})
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "g"}]})
+    scripted.routes["/echo/messages"] = _json_answer({"output": "g here"})
+    write_profile(
+        rook_workspace,
+        {
+            "open": {
+                "http": {
+                    "url": "{{env.BASE_URL}}/open-{{scenario}}",
+                    "body": {},
+                    "extract": {"conversation": "id"},
+                }
+            },
+            "execute": {
+                "http": {
+                    "url": "{{env.BASE_URL}}{{conversation}}/messages",
+                    "headers": {"Authorization": "Bearer {{env.AGENT_KEY}}"},
+                    "body": {"q": "{{goal}}"},
+                }
+            },
+        },
+        env=("BASE_URL", "AGENT_KEY"),
+    )
+    r = rook_cli("run", "--json")
+    assert agent_server.seen() == []  # nothing reached the other server
+    by_id = {s["id"]: s for s in r.report["scenarios"]}
+    assert by_id["good"]["status"] == "passed", by_id["good"]["reason"]
+    assert by_id["evil"]["status"] == "error"
+    assert "url: {{conversation}} stands before the url's path" in by_id["evil"]["reason"]

@@ -75,6 +75,12 @@ def placeholders(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             yield where, m.group(1)
 
 
+AGENTS_TEXT = ("conversation", "goal")
+"""Values the agent (or a scenario) wrote: inserted before a url's path, as a handle
+named by a Location header is ('{{env.BASE_URL}}{{conversation}}/messages'), each
+must begin the path, never name another host ('@other.example/...')."""
+
+
 def _utf8(text: str) -> bool:
     """Whether ``text`` is UTF-8 text: an environment value holding bytes that are
     not is kept by Python as lone surrogates, which no encoder writes."""
@@ -186,6 +192,12 @@ class Scope:
         def repl(m: re.Match[str]) -> str:
             text = self._in_text(m, where)
             if m.start() < path_at:
+                if m.start() > 0 and m.group(1).strip() in AGENTS_TEXT and text[:1] != "/":
+                    raise TemplateError(
+                        f"{where}: {{{{{m.group(1).strip()}}}}} stands before the url's path, and "
+                        "its value does not begin with '/': it would change the host the request "
+                        "(and its headers) go to"
+                    )
                 return text
             if 0 <= query_at < m.start():
                 return quote(text, safe="")
