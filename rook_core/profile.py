@@ -11,6 +11,7 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates
 
+from .credentials import secret_value
 from .errors import ProfileError, exception_text, format_validation_messages
 from .models import (
     ENTRY_OPTIONS,
@@ -24,7 +25,15 @@ from .models import (
 )
 from .plugins import plugin_output
 from .registry import Registry
-from .schemafields import StrictFloat, StrictInteger, Text, did_you_mean, explain_unknown, slug_id
+from .schemafields import (
+    StrictBoolean,
+    StrictFloat,
+    StrictInteger,
+    Text,
+    did_you_mean,
+    explain_unknown,
+    slug_id,
+)
 from .yamlio import load_yaml
 
 VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -116,6 +125,12 @@ class _EnvRefSchema(Schema):
 
     @validates("variable")
     def _a_name(self, value: str, **kwargs: Any) -> None:
+        if secret_value(value):  # ghp_..., AKIA...: a key is shaped like a name too
+            raise ValidationError(
+                "is shaped like a credential (a key's value, not a variable's name), which "
+                "no field of a profile holds: keep the value in the environment under a name "
+                "of your own, e.g. variable: API_TOKEN (export API_TOKEN=...)"
+            )
         if VARIABLE.match(value):
             return
         bare = re.sub(r"^\$\{?|^\{\{\s*env\.|\}+$|\s*\}\}$", "", value.strip())
@@ -136,9 +151,9 @@ class _CapabilitiesSchema(Schema):
 
     error_messages = {"type": "must be a mapping: {multi_turn: BOOL, calls: BOOL, usage: BOOL}"}
 
-    multi_turn = fields.Boolean(truthy={True}, falsy={False})
-    calls = fields.Boolean(truthy={True}, falsy={False})
-    usage = fields.Boolean(truthy={True}, falsy={False})
+    multi_turn = StrictBoolean()
+    calls = StrictBoolean()
+    usage = StrictBoolean()
 
 
 class _LimitsSchema(Schema):
@@ -284,9 +299,15 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
                 {str(k): [_unknown_entry_key(str(k), installed)] for k in unknown}
             )
         if len(keys) != 1:
-            raise ValidationError(
-                f"needs exactly one transport key (one of: {installed}); found {len(keys)}"
+            given = [k for k in value if k in ENTRY_OPTIONS]
+            found = (
+                f"found {len(keys)}: {', '.join(map(str, keys))}"
+                if keys
+                else f"found none (only {', '.join(given)})"
+                if given
+                else "found none"
             )
+            raise ValidationError(f"needs exactly one transport key (one of: {installed}); {found}")
         key = keys[0]
         raw_config = value[key]
         options = _ENTRY_OPTIONS_SCHEMA.load({k: value[k] for k in ENTRY_OPTIONS if k in value})

@@ -99,6 +99,21 @@ class StrictFloat(fields.Float):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
+class StrictBoolean(fields.Boolean):
+    """``true`` or ``false``, as YAML writes one: a number (``1``, ``0``) is
+    refused, where ``fields.Boolean(truthy={True})`` took ``1`` as true
+    (``1 == True`` in Python), and so is text (``"yes"``)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if not isinstance(value, bool):
+            if isinstance(value, (int, float)):
+                raise ValidationError(
+                    f"Not a valid boolean: YAML reads {value} as a number; write true or false"
+                )
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 def yaml_typed(value: Any) -> str | None:
     """Why ``value`` is no text when YAML typed what was written as text: an
     unquoted ``yes`` is a boolean, ``2024`` a number. ``None`` for anything else."""

@@ -1,0 +1,285 @@
+"""Acceptance of SPEC §3 (profiles) and §5 (capabilities are observed), in the
+combinations single-feature tests leave out. Each test drives the real `rook`
+command over real hook scripts; what one sentence of the contract asks is
+named in the test's docstring."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+MARKED = """
+    #!/bin/bash
+    echo "$1" >> "$MARK"
+    [ "$1" = execute ] || exit 0
+    cat >/dev/null
+    echo '{"output": "ok"}'
+"""
+
+
+@pytest.fixture
+def ws(rook_workspace, tmp_path, monkeypatch):
+    mark = tmp_path / "ran"
+    monkeypatch.setenv("MARK", str(mark))
+    rook_workspace.mark = mark
+    rook_workspace.script("h.sh", MARKED)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    return rook_workspace
+
+
+def refused(r, ws, *needles):
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert r.exception is None, r.exception
+    assert "Traceback" not in r.stderr + r.stdout
+    for n in needles:
+        assert n in r.stderr, (n, r.stderr)
+    assert not ws.mark.exists(), "a hook ran despite a configuration error"
+    assert not any(ws.runs_dir.iterdir()), "a run directory was left for a run never started"
+
+
+@pytest.mark.parametrize("value", ["1", "0", "1.0"])
+def test_a_capability_written_as_a_number_is_no_boolean(ws, rook_cli, value):
+    """§3: capabilities (multi_turn, calls, usage) are booleans, validated with
+    the file and field path. ``calls: 1`` was taken as true (Python's 1 == True),
+    so a number declared a capability the profile never showed, and made a
+    scenario needing it runnable; ``0`` declared it false, silently."""
+    ws.profile(f"id: p\nhooks: {{execute: scripts/h.sh}}\ncapabilities: {{calls: {value}}}\n")
+    ws.scenario({"id": "nc", "goal": "g", "criteria": [{"not_called": "cancel"}]})
+    refused(rook_cli("run"), ws, "p.yaml", "capabilities.calls: Not a valid boolean", "true or false")
+
+
+def test_a_scenario_flag_written_as_a_number_is_no_boolean(ws, rook_cli):
+    """The same field type in a scenario: ``excluded: 1`` excluded it."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "x", "goal": "g", "excluded": 1, "criteria": [{"contains": "ok"}]})
+    refused(rook_cli("run"), ws, "x.yaml", "excluded: Not a valid boolean", "true or false")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",  # a GitHub token
+        "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",  # a Stripe key
+        "AKIA" + "IOSFODNN7EXAMPLE",  # an AWS access key id
+    ],
+)
+def test_an_env_variable_named_by_a_secret_is_refused_without_showing_it(ws, rook_cli, name):
+    """§3: env holds a variable and its purpose, and no field can hold a secret
+    value. A key pasted as the variable's name (it is shaped like a name) was
+    accepted, then printed in the list of missing variables and in the
+    ``export`` line to run, on every run."""
+    ws.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/h.sh"},
+            "env": [{"variable": name, "purpose": "the API token"}],
+        }
+    )
+    for args in (["run"], ["profile", "test"], ["profile", "show", "p"]):
+        r = rook_cli(*args)
+        refused(r, ws, "p.yaml", "env.0.variable", "shaped like a credential")
+        assert name not in r.stdout + r.stderr, args
+
+
+# -- §3 scripts by extension and §5 observed capabilities, together ------------
+
+FIVE_LANGUAGES = {
+    # one hook per phase, none executable: each started by its extension
+    "prepare.mjs": """
+        import fs from 'fs';
+        fs.appendFileSync(process.env.LOG, `mjs ${process.argv[2]}\\n`);
+    """,
+    "open.py": """
+        import json, os, sys
+        with open(os.environ["LOG"], "a") as f:
+            f.write(f"py {sys.argv[1]} {sys.executable}\\n")
+        print(json.dumps({"conversation": "from-open"}))
+    """,
+    "execute.sh": """
+        echo "sh $1 $ROOK_TURN $ROOK_CONVERSATION" >> "$LOG"
+        goal=$(cat)
+        echo "{\\"output\\": \\"ok $goal\\", \\"conversation\\": \\"c$ROOK_TURN\\", \\"usage\\": {\\"input\\": 0, \\"output\\": 0}}"
+    """,
+    "close.cjs": """
+        require('fs').appendFileSync(process.env.LOG, `cjs ${process.argv[2]} ${process.env.ROOK_CONVERSATION}\\n`);
+    """,
+    "collect.js": """
+        require('fs').appendFileSync(process.env.LOG, `js ${process.argv[2]}\\n`);
+        console.log(JSON.stringify({calls: []}));
+    """,
+}
+
+
+def test_capabilities_a_profile_test_observed_make_a_run_of_five_languages_runnable(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """§3: scripts not executable start by extension (.mjs .cjs .js node, .py the
+    running Python, .sh bash), in every phase. §5: a scenario needing a
+    capability never declared nor observed is not_runnable before any hook runs,
+    for each of the three; ``rook profile test`` observes them (a handle from
+    open, zero token counts, ``calls: []`` from collect) and records them for the
+    profile, so the same scenario then runs, and passes on evidence."""
+    import sys
+
+    ws = rook_workspace
+    log = tmp_path / "log"
+    monkeypatch.setenv("LOG", str(log))
+    for name, body in FIVE_LANGUAGES.items():
+        ws.script(name, body, executable=False)
+    phases = ("prepare", "open", "execute", "close", "collect")
+    hooks = {p: f"scripts/{n}" for p in phases for n in FIVE_LANGUAGES if n.startswith(p)}
+    ws.profile({"id": "p", "hooks": hooks})
+    ws.scenario(
+        {
+            "id": "all-three",
+            "turns": ["one", "two"],
+            "criteria": [{"contains": "ok two"}, {"not_called": "refund"}, {"max_tokens": 10}],
+        }
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"all-three": "not_runnable"}, r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    for cap in ("multi_turn", "calls", "usage"):
+        assert f"needs capability '{cap}'" in reason, reason
+    assert not log.exists(), "a hook ran for a scenario that was not runnable"
+
+    t = rook_cli("profile", "test", "--json")
+    assert t.exit_code == 0, (t.stdout, t.stderr)
+    doc = json.loads(t.stdout)
+    assert doc["test"]["observed"] == {"multi_turn": True, "usage": True, "calls": True}
+    verdicts = {c["capability"]: c["verdict"] for c in doc["capabilities"]}
+    assert verdicts == dict.fromkeys(("multi_turn", "calls", "usage"), "unclaimed"), verdicts
+    observed = json.loads((ws.agent_dir / "profiles" / "p.observed.json").read_text())
+    assert observed == {"multi_turn": True, "usage": True, "calls": True}
+
+    log.unlink()
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"all-three": "passed"}, r.report["scenarios"][0]["reason"]
+    assert r.report["run"]["capabilities"] == {
+        "declared": {},
+        "observed": {"multi_turn": True, "usage": True, "calls": True},
+    }
+    assert log.read_text().splitlines() == [
+        "mjs prepare",
+        f"py open {sys.executable}",
+        "sh execute 1 from-open",
+        "sh execute 2 c1",
+        "cjs close c2",
+        "js collect",
+    ]
+
+
+def test_a_profile_renamed_on_disk_keeps_its_runs_observations_and_resume(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """§3: id is a stable slug; runs pin it, so renaming never orphans history.
+    The file renamed and its ``name`` edited by hand (not with ``rook profile
+    rename``) between a split run's halves, with another profile active: the run
+    resumes with the pinned profile, ``rook runs`` finds it by the new name and
+    by the id, ``rook diff`` compares it with a later run, and what it observed
+    still makes a scenario needing it runnable."""
+    ws = rook_workspace
+    log = tmp_path / "log"
+    monkeypatch.setenv("LOG", str(log))
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        echo "$PROFILE $1" >> "$LOG"
+        case "$1" in
+          execute) cat >/dev/null; echo '{"output": "ok", "calls": []}' ;;
+          collect) echo '{"trace": "t1"}' ;;
+        esac
+        exit 0
+        """,
+    )
+    hooks = {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"}
+    ws.profile({"id": "stg", "name": "Staging", "hooks": hooks, "hook_env": {"PROFILE": "stg"}},
+               name="staging", active=False)
+    ws.profile({"id": "other", "hooks": hooks, "hook_env": {"PROFILE": "other"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    ws.scenario({"id": "nc", "goal": "g", "criteria": [{"not_called": "refund"}]})
+    first = rook_cli("run", "--json", "--profile", "Staging", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr
+    run_id = first.report["run"]["id"]
+    assert first.statuses() == {"s": "pending", "nc": "not_runnable"}
+
+    old = ws.agent_dir / "profiles" / "staging.yaml"
+    new = ws.agent_dir / "profiles" / "production.yaml"
+    new.write_text(old.read_text().replace("name: Staging", "name: Production"))
+    old.unlink()
+
+    log.unlink()
+    resumed = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert resumed.statuses() == {"s": "passed", "nc": "not_runnable"}
+    assert log.read_text().splitlines() == ["stg collect"]  # the pinned profile, not the active
+    assert resumed.report["run"]["profile"]["id"] == "stg"
+
+    second = rook_cli("run", "--json", "--profile", "Production")
+    assert second.statuses() == {"s": "passed", "nc": "passed"}, second.stderr  # calls seen before
+    second_id = second.report["run"]["id"]
+    for name in ("Production", "stg", "production"):
+        listed = rook_cli("runs", "--json", "--profile", name)
+        assert listed.exit_code == 0, (name, listed.stderr)
+        assert [x["id"] for x in json.loads(listed.stdout)["runs"]] == [second_id, run_id], name
+    diff = rook_cli("diff", "--json", run_id, second_id)
+    assert diff.exit_code == 0, diff.stderr
+    assert "nc" in diff.stdout and "Traceback" not in diff.stderr
+
+
+@pytest.mark.parametrize(
+    "entry, needle",
+    [
+        (
+            {"script": "scripts/h.sh", "http": {"url": "http://127.0.0.1:9/"}},
+            "hooks.execute: needs exactly one transport key (one of: ",
+        ),
+        ({"timeout_seconds": 5, "delay_seconds": 1}, "found none (only timeout_seconds, delay_seconds)"),
+    ],
+)
+def test_a_hook_entry_without_exactly_one_transport_key_names_what_it_found(
+    ws, rook_cli, entry, needle
+):
+    """§3: a mapping entry has exactly one transport key. With two, the message
+    said only "found 2", leaving the user to work out which two; it names them."""
+    ws.profile({"id": "p", "hooks": {"execute": entry}})
+    r = rook_cli("run")
+    refused(r, ws, "p.yaml", needle)
+    if len(entry) == 2 and "script" in entry:
+        assert "found 2: script, http" in r.stderr, r.stderr
+
+
+def test_profile_test_json_flags_an_optimistic_claim_and_an_undeclared_observation(
+    rook_workspace, rook_cli
+):
+    """§5: ``rook profile test`` shows the extracted answer and the observed
+    capabilities, and flags every declared capability not observed and every
+    observed one not declared: in its --json document too, where a tool reads
+    the verdicts; an optimistic claim fails the test (exit 1)."""
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null
+        echo '{"output": "the answer", "conversation": "c1", "usage": {"input": 0}}'
+        """,
+    )
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+         "capabilities": {"calls": True, "usage": True, "multi_turn": False}}
+    )
+    r = rook_cli("profile", "test", "--json")
+    assert r.exit_code == 1, (r.stdout, r.stderr)
+    doc = json.loads(r.stdout)
+    assert doc["test"]["answer"] == "the answer"
+    assert doc["test"]["observed"] == {"multi_turn": True, "usage": True}
+    verdicts = {c["capability"]: (c["declared"], c["observed"], c["verdict"]) for c in doc["capabilities"]}
+    assert verdicts == {
+        "multi_turn": (False, True, "unclaimed"),
+        "calls": (True, False, "optimistic"),
+        "usage": (True, True, "ok"),
+    }
