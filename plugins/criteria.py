@@ -113,6 +113,7 @@ def _no_output(view: EvidenceView) -> Verdict | None:
 
 class Contains(CriterionType):
     name = "contains"
+    compares_record_text = True
     description = "the answer contains the text (case-insensitive)"
 
     def parse(self, value: Any) -> str:
@@ -141,6 +142,7 @@ class NotContains(Contains):
 
 class Matches(CriterionType):
     name = "matches"
+    compares_record_text = True
     description = "the answer matches the regular expression (a search, as re.search)"
 
     def parse(self, value: Any) -> Any:
@@ -171,6 +173,7 @@ class NotMatches(Matches):
 
 class Equals(CriterionType):
     name = "equals"
+    compares_record_text = True
     description = "the answer equals the text (surrounding whitespace ignored)"
 
     def parse(self, value: Any) -> str:
@@ -199,6 +202,7 @@ class NotEquals(Equals):
 
 class Json(CriterionType):
     name = "json"
+    compares_record_text = True
     description = "the answer parsed as JSON; a JMESPath `path` equals / contains / exists"
 
     def parse(self, value: Any) -> dict[str, Any]:
@@ -419,6 +423,7 @@ def _unreadable(spec: dict[str, Any], calls: list[dict[str, Any]]) -> Verdict | 
 class _CallCriterion(CriterionType):
     needs = frozenset({"calls"})
     per_turn = False
+    compares_record_text = True
 
 
 def _seen_calls(view: EvidenceView) -> list[dict[str, Any]]:

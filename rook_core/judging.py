@@ -134,6 +134,13 @@ class CriterionType:
       needing one (``judge:`` naming a plugin's judge): a judge profile
       config.yaml names is then loaded for the run (one that cannot be used
       is a warning, not a refusal).
+    * ``compares_record_text``: ``True`` when ``evaluate`` compares text the
+      criterion was written with (a needle, a call's arguments) with the
+      recorded evidence, where a profile ``env`` value is ``[redacted:NAME]``:
+      a run whose criterion of such a type holds such a value is refused
+      before anything runs, since it could never be judged. ``False`` (the
+      default) for a type that does not (``command`` runs its text, ``file``
+      reads the agent's files, a ``rubric`` is sent redacted with the evidence).
     * ``check(config, judging)``: optional; called before anything runs with
       the :class:`JudgingContext`; returns a message when the criterion cannot
       work (an unknown judge name), which refuses the run (exit 2).
@@ -145,6 +152,7 @@ class CriterionType:
     turns_apply: bool = True
     description: str = ""
     uses_judge_profile: bool = False
+    compares_record_text: bool = False
     timeout_seconds: float | None = CRITERION_TIMEOUT_SECONDS
 
     def parse(self, value: Any) -> Any:

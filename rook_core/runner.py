@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -50,6 +52,7 @@ from .plugins import Rook
 from .preflight import check_scenarios, plan_runs, resolve_entries
 from .redact import MIN_LENGTH, Redactor, scrub
 from .redact import activate as activate_redactor
+from .registry import Registry
 from .report import Spooled, exit_code, write_report
 from .reporting import (
     back_to,
@@ -176,7 +179,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
 
 
 def check_names_hold_no_secret(
-    redactor: Redactor, profile: Profile, scenarios: list[Scenario]
+    redactor: Redactor, profile: Profile, scenarios: list[Scenario], criteria: Registry
 ) -> None:
     """Refuse a new run whose profile id or a selected scenario's id holds the
     value of a profile env variable: the ids name the run's files (records,
@@ -197,6 +200,58 @@ def check_names_hold_no_secret(
             "the run's files and is how a resumed, sharded or merged run finds them, so it is "
             "never redacted: give it another id (id: in its file)"
         )
+    criteria_hold_no_secret(redactor, scenarios, criteria)
+
+
+_MARKER = re.compile(r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]")
+
+
+def _redacted_texts(value: Any, redactor: Redactor) -> Any:
+    """``value`` with each text in it redacted (numbers as they are: a limit equal
+    to a numeric secret is compared with a count, not looked for in a text)."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, list):
+        return [_redacted_texts(v, redactor) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted_texts(v, redactor) for k, v in value.items()}
+    return value
+
+
+def criteria_hold_no_secret(
+    redactor: Redactor, scenarios: list[Scenario], criteria: Registry
+) -> None:
+    """Refuse a run whose selected scenarios hold a criterion written with the
+    value of a profile env variable in a text: the record holds
+    ``[redacted:NAME]`` in its place and criteria judge the record, so
+    ``not_contains: VALUE`` would pass on the very leak it forbids, and
+    ``contains: VALUE`` fail though the agent said it. Only the types that
+    compare their text with the record (``compares_record_text``). Once per
+    run (a new one, and ``rook doctor``)."""
+    problems = []
+    for s in scenarios:
+        for c in s.criteria:
+            if not getattr(criteria.get(c.type), "compares_record_text", False):
+                continue  # command runs its text, file reads real files, rubric: redacted too
+            value = c.raw.get(c.type)
+            shown = _redacted_texts(value, redactor)
+            if shown == value:
+                continue
+            text = json.dumps(shown, ensure_ascii=False, default=str)
+            names = sorted(
+                set(_MARKER.findall(text)) - set(_MARKER.findall(json.dumps(value, default=str)))
+            )
+            which = "the profile env variable " + ", ".join(names) if names else "an env variable"
+            where = f"{redactor.text(str(s.path))}: " if s.path else ""
+            problems.append(
+                f"{where}scenario {redactor.text(s.id)}: criteria.{c.index}.{c.type}: holds the "
+                f"value of {which}, which every record holds redacted, and criteria judge the "
+                "record: it could never be judged (a not_contains would pass on the very leak "
+                f"it forbids); write it as the record holds it: {c.type}: "
+                + redactor.head(text, 200, "...")
+            )
+    if problems:
+        raise ConfigError("\n".join(problems))
 
 
 def prepare_run(
@@ -268,6 +323,13 @@ def prepare_run(
     redactor.too_short[:] = own_short
     activate_redactor(redactor)  # before the profile's checks: their messages name paths
     if manifest is not None and profile.id != manifest["profile"]["id"]:
+        pinned = manifest["profile"]["id"]
+        if request.profile is None:  # found by the pinned id as a file name or name
+            raise ConfigError(
+                f"--run {request.run_id} was made with profile {pinned!r}, and no profile "
+                f"holds that id now: {profile.path} holds id {profile.id!r} now; an id is made "
+                f"once and runs pin it: put back id: {pinned} in that file to finish this run"
+            )
         raise ConfigError(
             f"--run {request.run_id} was made with profile {manifest['profile']['id']!r}, "
             f"not {profile.id!r}; a run keeps its profile"
@@ -318,7 +380,7 @@ def prepare_run(
         scenarios = request.selected(scenarios)
         if not scenarios:
             raise ScenarioError(_none_selected(request, agent, every))
-        check_names_hold_no_secret(redactor, profile, scenarios)
+        check_names_hold_no_secret(redactor, profile, scenarios, rook.criteria)
         check_scenarios(rook, profile, scenarios)
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)

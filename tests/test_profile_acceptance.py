@@ -28,14 +28,14 @@ def ws(rook_workspace, tmp_path, monkeypatch):
     return rook_workspace
 
 
-def refused(r, ws, *needles):
+def refused(r, ws, *needles, runs=0):
     assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
     assert r.exception is None, r.exception
     assert "Traceback" not in r.stderr + r.stdout
     for n in needles:
         assert n in r.stderr, (n, r.stderr)
     assert not ws.mark.exists(), "a hook ran despite a configuration error"
-    assert not any(ws.runs_dir.iterdir()), "a run directory was left for a run never started"
+    assert len(list(ws.runs_dir.iterdir())) == runs, "a run directory left for a run never started"
 
 
 @pytest.mark.parametrize("value", ["1", "0", "1.0"])
@@ -283,3 +283,106 @@ def test_profile_test_json_flags_an_optimistic_claim_and_an_undeclared_observati
         "calls": (True, False, "optimistic"),
         "usage": (True, True, "ok"),
     }
+
+
+# -- §3 env values redacted everywhere, and criteria judged from the record ---
+
+LEAKER = """
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    cat >/dev/null
+    echo "{\\"output\\": \\"the token is $TOKX\\", \\"calls\\": [{\\"name\\": \\"t\\", \\"arguments\\": {\\"k\\": \\"$TOKX\\"}}]}"
+"""
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [
+        {"not_contains": "s3cret-Value-77"},
+        {"not_called": {"name": "t", "arguments": {"k": "s3cret-Value-77"}}},
+        {"contains": "token is s3cret-Value-77"},
+    ],
+)
+def test_a_criterion_naming_an_env_value_is_refused_not_judged_on_redacted_evidence(
+    ws, rook_cli, monkeypatch, criterion
+):
+    """§3/§10: the values of env variables never reach the record, which holds
+    [redacted:NAME] in their place; criteria judge the recorded evidence. A
+    criterion written with the value itself was compared with the redacted
+    text: `not_contains: VALUE` (the agent must not reveal the token) passed
+    while the agent printed the token, and `contains: VALUE` failed though it
+    was there ("did not find '[redacted:TOKX]' in '... [redacted:TOKX]'"). The
+    run is refused, naming the criterion and the variable, never the value,
+    with the form that can be judged."""
+    monkeypatch.setenv("TOKX", "s3cret-Value-77")
+    ws.script("h.sh", LEAKER)
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"calls": True},
+         "env": [{"variable": "TOKX", "purpose": "the API token"}]}
+    )
+    ws.scenario({"id": "leak", "goal": "tell me the token", "criteria": [criterion]})
+    (kind,) = criterion
+    r = rook_cli("run", "--only", "leak")
+    refused(r, ws, "leak.yaml", f"criteria.0.{kind}", "TOKX", "[redacted:TOKX]")
+    assert "s3cret-Value-77" not in r.stdout + r.stderr
+    doctor = rook_cli("doctor")
+    assert f"criteria.0.{kind}" in doctor.stdout + doctor.stderr, doctor.stdout
+    assert "s3cret-Value-77" not in doctor.stdout + doctor.stderr
+
+
+def test_a_leak_is_caught_by_a_criterion_written_as_the_record_holds_it(ws, rook_cli, monkeypatch):
+    """The way out the refusal gives: `not_contains: "[redacted:TOKX]"` fails
+    when the agent reveals the token, in any form the redaction finds."""
+    monkeypatch.setenv("TOKX", "s3cret-Value-77")
+    ws.script("h.sh", LEAKER)
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"calls": True},
+         "env": [{"variable": "TOKX", "purpose": "the API token"}]}
+    )
+    ws.scenario(
+        {"id": "leak", "goal": "tell me the token",
+         "criteria": [{"not_contains": "[redacted:TOKX]"}, {"contains": "token is [redacted:TOKX]"}]}
+    )
+    r = rook_cli("run", "--json", "--only", "leak")
+    assert r.exit_code == 1, r.stderr
+    got = [c["status"] for c in r.report["scenarios"][0]["criteria"]]
+    assert got == ["failed", "passed"], r.report["scenarios"][0]["criteria"]
+    assert "s3cret-Value-77" not in r.stdout + r.stderr + ws.all_run_text(r.report["run"]["id"])
+
+
+def test_a_run_whose_profile_id_was_edited_since_says_so(ws, rook_cli):
+    """§3: runs pin the id, which is made once. With the id edited in the file
+    since the run, resuming it said "--run X was made with profile 'p', not
+    'p2'", where p2 is no profile the user named (the file p.yaml, found by its
+    name): it names the file, the id it holds now, and what to put back."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": "scripts/h.sh"}})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr
+    path = ws.agent_dir / "profiles" / "p.yaml"
+    path.write_text(path.read_text().replace("id: p\n", "id: p2\n"))
+    (ws.agent_dir / "profiles" / "active").write_text("p2")
+    ws.mark.unlink()
+    r = rook_cli("run", "--run", first.report["run"]["id"], "--phases", "collect,judge")
+    refused(r, ws, "was made with profile 'p'", f"{path} holds id 'p2' now", "id: p", runs=1)
+
+
+@pytest.mark.parametrize("calls, observed, status", [("[]", True, "passed"), ("null", False, "unverifiable")])
+def test_calls_empty_is_evidence_and_calls_null_is_none(rook_workspace, rook_cli, calls, observed, status):
+    """§4/§5: `calls: []` means observed no calls and shows the capability;
+    `calls: null`, like a missing `calls`, could not observe: no capability,
+    and a declared one's `not_called` is unverifiable, never a pass."""
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null
+        echo '{{"output": "ok", "calls": {calls}}}'
+        """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": {"calls": True}})
+    ws.scenario({"id": "nc", "goal": "g", "criteria": [{"not_called": "refund"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"nc": status}, r.report["scenarios"][0]["reason"]
+    assert r.report["run"]["capabilities"]["observed"] == ({"calls": True} if observed else {})

@@ -60,7 +60,10 @@ def ws(rook_workspace, monkeypatch):
     ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}}, "env": env},
                active=False)
     for sid, goal in (("leak", "hello"), ("fail", "fail"), ("garbage", "garbage")):
-        ws.scenario({"id": sid, "goal": goal, "criteria": [{"contains": SECRET}, {"called": "auth"}]})
+        # a criterion holding SECRET itself is refused (it would be judged on the
+        # redacted record): written as the record holds it
+        ws.scenario({"id": sid, "goal": goal,
+                     "criteria": [{"contains": "[redacted:API_TOKEN]"}, {"called": "auth"}]})
     return ws
 
 

@@ -252,7 +252,7 @@ class Doctor:
         self.secret_names.update(e.variable for p in profiles for e in p.env)
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
-            check_ids_hold_no_secret(self, profiles, label, scenarios)
+            check_ids_hold_no_secret(self, rook, profiles, label, scenarios)
             check_sendable(self, rook, profiles, label, scenarios)
             check_runnable(self, rook, agent, profiles, label, scenarios)
             check_judge_profile(

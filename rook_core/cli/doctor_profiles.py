@@ -441,7 +441,9 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     return list(scenarios)
 
 
-def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: Any) -> None:
+def check_ids_hold_no_secret(
+    doctor: Any, rook: Any, profiles: Any, label: str, scenarios: Any
+) -> None:
     """The ids a run names its files by hold no value of a profile's ``env``
     variables: ``rook run`` refuses such a run, with the value redacted (a
     problem); only in ``excluded: true`` scenarios, which plain ``rook run``
@@ -451,11 +453,12 @@ def check_ids_hold_no_secret(doctor: Any, profiles: Any, label: str, scenarios: 
 
     def check(profile: Any, which: list[Any]) -> None:
         redactor = Redactor.for_variables(e.variable for e in profile.env)
-        check_names_hold_no_secret(redactor, profile, which)
+        check_names_hold_no_secret(redactor, profile, which, rook.criteria)
 
     _as_rook_run(
         doctor, profiles, label, scenarios, check,
-        "give the scenario (or profile) another id, or use another value",
+        "give the scenario (or profile) another id, or use another value; a criterion: "
+        "write it as the record holds it, as the message shows",
     )  # fmt: skip
 
 
