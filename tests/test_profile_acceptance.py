@@ -386,3 +386,32 @@ def test_calls_empty_is_evidence_and_calls_null_is_none(rook_workspace, rook_cli
     r = rook_cli("run", "--json")
     assert r.statuses() == {"nc": status}, r.report["scenarios"][0]["reason"]
     assert r.report["run"]["capabilities"]["observed"] == ({"calls": True} if observed else {})
+
+
+def test_a_split_run_resumed_without_its_env_stops_before_its_hooks(ws, rook_cli, monkeypatch):
+    """§3: every env variable must be set before a run, else it stops before
+    prepare listing each missing one with its purpose. A run finished in a later
+    invocation (`--run ID --phases collect,judge`) is held to it too: nothing
+    runs, and the run's files are left as they were, to finish once it is set."""
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": "scripts/h.sh"},
+         "env": [{"variable": "TOKX", "purpose": "the API token"},
+                 {"variable": "BASE", "purpose": "the API's base URL"}]}
+    )
+    monkeypatch.setenv("TOKX", "tok-value-1")
+    monkeypatch.setenv("BASE", "http://127.0.0.1:9")
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr
+    run_id = first.report["run"]["id"]
+    before = {p: p.read_bytes() for p in ws.run_dir(run_id).rglob("*") if p.is_file()}
+    ws.mark.unlink()
+    monkeypatch.delenv("TOKX")
+    monkeypatch.setenv("BASE", "")
+    r = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
+    refused(r, ws, "TOKX: the API token\n", "BASE: the API's base URL (set, but empty)\n", runs=1)
+    after = {p: p.read_bytes() for p in ws.run_dir(run_id).rglob("*") if p.is_file()}
+    assert after == before
+    monkeypatch.setenv("TOKX", "tok-value-1")
+    monkeypatch.setenv("BASE", "http://127.0.0.1:9")
+    done = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
+    assert done.statuses() == {"s": "passed"}, done.stderr
