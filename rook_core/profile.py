@@ -72,6 +72,20 @@ def _environment_limit() -> int:
         return 0
 
 
+def _not_blank(message: str) -> Any:
+    """A validator refusing an empty (or blank) text with ``message``, where
+    marshmallow's ``Length(min=1)`` said "Shorter than minimum length 1."."""
+
+    def check(value: str) -> None:
+        if not value.strip():
+            raise ValidationError(message)
+
+    return check
+
+
+NOT_A_NAME = "not a variable name: letters, digits and _, not starting with a digit"
+
+
 def _no_nul(value: str) -> None:
     if "\0" in value:  # the operating system would refuse to start every hook
         raise ValidationError("holds a NUL character (\\0), which no environment variable can")
@@ -119,7 +133,7 @@ class _EnvRefSchema(Schema):
     )
     purpose = Text(
         required=True,
-        validate=validate.Length(min=1),
+        validate=_not_blank("must say what the variable is for (shown when it is not set)"),
         error_messages={"required": "missing: what the variable is for (shown when it is not set)"},
     )
 
@@ -170,7 +184,7 @@ class _ProfileSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    name = Text(validate=validate.Length(min=1))
+    name = Text(validate=_not_blank("must not be empty (leave name out to use the id)"))
     id = Text(
         required=True,
         validate=[
@@ -201,7 +215,7 @@ class _ProfileSchema(Schema):
     )
     capabilities = fields.Nested(_CapabilitiesSchema, load_default=dict)
     hook_env = fields.Dict(
-        keys=fields.String(validate=validate.Regexp(VARIABLE, error="must be a variable name")),
+        keys=fields.String(validate=validate.Regexp(VARIABLE, error=NOT_A_NAME)),
         values=_EnvValue(validate=_hook_env_value),
         load_default=dict,
         error_messages={
@@ -211,7 +225,12 @@ class _ProfileSchema(Schema):
     concurrency = StrictInteger(validate=validate.Range(min=1), load_default=1)
     limits = fields.Nested(_LimitsSchema, load_default=dict)
     inherit_env = fields.List(
-        fields.String(validate=[validate.Length(min=1), _inherited_name]),
+        fields.String(
+            validate=[
+                _not_blank("must not be empty: a variable name or pattern, e.g. PATH"),
+                _inherited_name,
+            ]
+        ),
         error_messages={
             "invalid": 'must be a list of variable names or patterns, e.g. [PATH, "AWS_*"]'
         },
@@ -447,6 +466,23 @@ def _explain_phases(errors: dict[str, Any]) -> None:
             found[key] = [f"unknown phase; {hint}"]  # its value matters no more
 
 
+def _explain_mapping(errors: dict[str, Any], field: str) -> None:
+    """A ``hook_env`` entry named by the file's own path (``hook_env.PORT``, a
+    name that is none quoted: ``hook_env.'1X'``, ``hook_env.''``), not by
+    marshmallow's ``.key`` and ``.value`` inside it."""
+    found = errors.get(field)
+    if not isinstance(found, dict):
+        return
+    out: dict[str, Any] = {}
+    for key, problem in found.items():
+        if not (isinstance(problem, dict) and set(problem) <= {"key", "value"}):
+            out[str(key)] = problem
+            continue
+        named = str(key) if "key" not in problem else repr(str(key))
+        out[named] = [m for part in ("key", "value") for m in problem.get(part, [])]
+    errors[field] = out
+
+
 EMPTY_MEANS_NONE = ("env", "hook_env", "capabilities", "limits")
 """Keys whose empty value (YAML's null) means their default: none declared."""
 
@@ -465,6 +501,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         messages = explain_unknown(exc.messages, _PROFILE_SCHEMA)
         errors.update(messages if isinstance(messages, dict) else {"_schema": messages})
         _explain_phases(errors)
+        _explain_mapping(errors, "hook_env")
         loaded = None
     hooks: dict[str, HookEntry] = {}
     raw_hooks = data.get("hooks")

@@ -415,3 +415,28 @@ def test_a_split_run_resumed_without_its_env_stops_before_its_hooks(ws, rook_cli
     monkeypatch.setenv("BASE", "http://127.0.0.1:9")
     done = rook_cli("run", "--json", "--run", run_id, "--phases", "collect,judge")
     assert done.statuses() == {"s": "passed"}, done.stderr
+
+
+def test_hook_env_and_empty_texts_are_named_by_the_file_s_own_field_paths(ws, rook_cli):
+    """§3: an invalid file is refused with the field path and what was expected.
+    A hook_env entry was named by marshmallow's internals, `hook_env.PORT.value`,
+    `hook_env.1X.key`, and an empty name `hook_env..key`; an empty `name`,
+    `purpose` or `inherit_env` item said "Shorter than minimum length 1.", and a
+    purpose of blanks, which says nothing when the variable is missing, passed."""
+    ws.profile(
+        'id: p\nname: ""\nhooks: {execute: scripts/h.sh}\n'
+        'env: [{variable: A, purpose: ""}, {variable: B, purpose: "   "}]\n'
+        'hook_env: {PORT: 8080, "1X": a, "": b}\ninherit_env: [""]\n'
+    )
+    r = rook_cli("run")
+    refused(
+        r, ws,
+        "  name: must not be empty (leave name out to use the id)\n",
+        "  env.0.purpose: must say what the variable is for (shown when it is not set)\n",
+        "  env.1.purpose: must say what the variable is for (shown when it is not set)\n",
+        '  hook_env.PORT: must be text, as an environment variable holds: quote it ("8080")\n',
+        "  hook_env.'1X': not a variable name: letters, digits and _, not starting with a digit\n",
+        "  hook_env.'': not a variable name: letters, digits and _, not starting with a digit\n",
+        "  inherit_env.0: must not be empty: a variable name or pattern, e.g. PATH\n",
+    )
+    assert ".key:" not in r.stderr and ".value:" not in r.stderr and "minimum length" not in r.stderr
