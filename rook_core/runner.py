@@ -34,6 +34,7 @@ from .engine import Engine
 from .errors import (
     ConfigError,
     HookFailed,
+    ProfileNotFound,
     RookError,
     ScenarioError,
     counted,
@@ -315,7 +316,21 @@ def prepare_run(
     definitions = DefinitionCache(rook)
     # one not found is named with its folder
     with known_secrets.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
-        profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
+        try:
+            profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
+        except ProfileNotFound as exc:
+            copy = run_path / "profile.yaml" if run_path is not None else None
+            if (
+                manifest is None
+                or request.profile is not None
+                or copy is None
+                or not copy.is_file()
+            ):
+                raise
+            raise ProfileNotFound(  # the pinned profile, gone since the run started
+                f"{exc}; the run keeps the one it started with: {copy} (to finish the run "
+                f"with it: cp {copy} {agent.profiles_dir / f'{profile_name}.yaml'})"
+            ) from None
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     own_short = list(redactor.too_short)  # another profile's short value: its own runs warn
     for name in other_secret_names(agent.profiles_dir, profile.path):  # a path may hold one

@@ -440,3 +440,20 @@ def test_hook_env_and_empty_texts_are_named_by_the_file_s_own_field_paths(ws, ro
         "  inherit_env.0: must not be empty: a variable name or pattern, e.g. PATH\n",
     )
     assert ".key:" not in r.stderr and ".value:" not in r.stderr and "minimum length" not in r.stderr
+
+
+def test_a_run_whose_profile_file_is_gone_says_the_run_keeps_a_copy(ws, rook_cli):
+    """§3/§10: runs pin the profile's id and keep a copy of the profile used.
+    With the file removed since, finishing the run said only "profile 'p' not
+    found in ... (profiles: other)": it says the run keeps a copy, and how to put
+    it back."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": "scripts/h.sh"}})
+    ws.profile({"id": "other", "hooks": {"execute": "scripts/h.sh"}}, active=False)
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    run_id = first.report["run"]["id"]
+    (ws.agent_dir / "profiles" / "p.yaml").unlink()
+    ws.mark.unlink()
+    r = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
+    copy = ws.run_dir(run_id) / "profile.yaml"
+    refused(r, ws, "profile 'p' not found", f"the run keeps the one it started with: {copy}",
+            f"cp {copy} {ws.agent_dir / 'profiles' / 'p.yaml'}", runs=1)
