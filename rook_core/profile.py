@@ -478,7 +478,7 @@ def _explain_mapping(errors: dict[str, Any], field: str) -> None:
         if not (isinstance(problem, dict) and set(problem) <= {"key", "value"}):
             out[str(key)] = problem
             continue
-        named = str(key) if "key" not in problem else repr(str(key))
+        named = str(key) if "key" not in problem else f"'{key}'"
         out[named] = [m for part in ("key", "value") for m in problem.get(part, [])]
     errors[field] = out
 

@@ -426,7 +426,7 @@ def test_hook_env_and_empty_texts_are_named_by_the_file_s_own_field_paths(ws, ro
     ws.profile(
         'id: p\nname: ""\nhooks: {execute: scripts/h.sh}\n'
         'env: [{variable: A, purpose: ""}, {variable: B, purpose: "   "}]\n'
-        'hook_env: {PORT: 8080, "1X": a, "": b}\ninherit_env: [""]\n'
+        'hook_env: {PORT: 8080, "1X": a, "": b, "a\\\\b": c}\ninherit_env: [""]\n'
     )
     r = rook_cli("run")
     refused(
@@ -437,6 +437,7 @@ def test_hook_env_and_empty_texts_are_named_by_the_file_s_own_field_paths(ws, ro
         '  hook_env.PORT: must be text, as an environment variable holds: quote it ("8080")\n',
         "  hook_env.'1X': not a variable name: letters, digits and _, not starting with a digit\n",
         "  hook_env.'': not a variable name: letters, digits and _, not starting with a digit\n",
+        "  hook_env.'a\\b': not a variable name",  # as written, not as repr() escapes it
         "  inherit_env.0: must not be empty: a variable name or pattern, e.g. PATH\n",
     )
     assert ".key:" not in r.stderr and ".value:" not in r.stderr and "minimum length" not in r.stderr
