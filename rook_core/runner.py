@@ -204,7 +204,7 @@ def check_names_hold_no_secret(
     criteria_hold_no_secret(redactor, scenarios, criteria)
 
 
-_MARKER = re.compile(r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]")
+_MARKER = r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]"  # compiled on first use (re's cache)
 
 
 def _redacted_texts(value: Any, redactor: Redactor) -> Any:
@@ -240,7 +240,8 @@ def criteria_hold_no_secret(
                 continue
             text = json.dumps(shown, ensure_ascii=False, default=str)
             names = sorted(
-                set(_MARKER.findall(text)) - set(_MARKER.findall(json.dumps(value, default=str)))
+                set(re.findall(_MARKER, text))
+                - set(re.findall(_MARKER, json.dumps(value, default=str)))
             )
             which = "the profile env variable " + ", ".join(names) if names else "an env variable"
             where = f"{redactor.text(str(s.path))}: " if s.path else ""

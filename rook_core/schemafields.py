@@ -73,16 +73,6 @@ class StrictInteger(fields.Integer):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-class StrictBoolean(fields.Boolean):
-    """``true`` or ``false`` as YAML writes them, nothing else: ``fields.Boolean``
-    with ``truthy={True}`` still takes ``1`` and ``0`` (``1 == True``)."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid")
-        return value
-
-
 class StrictFloat(fields.Float):
     """A number, as YAML writes one: a string (``"30"``) is refused, as
     ``fields.Integer(strict=True)`` refuses it, and so is a boolean. The
