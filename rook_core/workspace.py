@@ -293,8 +293,12 @@ def select_agent(
         # name that one, never `rook init` (a second workspace inside the first)
         inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
         how = given_as(given)
+        import shlex
+
+        # rook init reads no variable: -w names the folder for it
+        here = "" if given is None else f" -w {shlex.quote(str(workspace))}"
         fix = (
-            "run: rook init --project P --agent A"
+            f"run: rook init{here} --project P --agent A"
             if inside is None
             else f"it is inside the workspace {inside}: give -w {inside}"
             if how == "--workspace"

@@ -914,7 +914,26 @@ def test_no_workspace_says_how_to_create_one(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     r = RookCli(None)("run")
-    assert r.exit_code == 2 and "rook init --project P --agent A" in r.stderr
+    assert r.exit_code == 2 and "run: rook init --project P --agent A" in r.stderr
+
+
+@pytest.mark.parametrize("how", ["flag", "variable"])
+def test_no_workspace_where_one_was_given_says_to_create_it_there(tmp_path, monkeypatch, how):
+    # -w DIR (or ROOK_WORKSPACE_DIR) naming a folder with no workspace said 'run: rook
+    # init --project P --agent A', which makes one in the current directory instead
+    # (rook init reads no variable): the command names the folder
+    from rook_core.testing import RookCli
+
+    there = tmp_path / "my agent"
+    there.mkdir()
+    monkeypatch.chdir(tmp_path)
+    if how == "flag":
+        r = RookCli(None)("run", "-w", str(there))
+    else:
+        monkeypatch.setenv("ROOK_WORKSPACE_DIR", str(there))
+        r = RookCli(None)("run")
+    assert r.exit_code == 2, r.stderr
+    assert f"run: rook init -w '{there}' --project P --agent A" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("inside", ["src/pkg", ".testmuai"])
