@@ -174,6 +174,24 @@ def mentions_header(hook: dict[str, Any], headers: list[str]) -> str | None:
     return None
 
 
+HOST_MISMATCH = "the certificate does not name"
+"""What the HTTP transport's diagnosis says of a trusted certificate for another host."""
+
+
+def tls_advice(diagnosis: str | None) -> str:
+    """What to do about a certificate Rook does not accept (problem ``tls``): trust
+    the CA that signed it, unless it names another host (no CA bundle helps then)."""
+    if HOST_MISMATCH in (diagnosis or ""):
+        return (
+            "put a host name or address the agent's certificate names in the url (the "
+            "diagnosis above says which it does not), or give the agent a certificate for it"
+        )
+    return (
+        "give verify_tls the path of the CA bundle that signed the agent's certificate "
+        "(or, for a test server only, verify_tls: false)"
+    )
+
+
 def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[str, int | None]:
     """The problem a failed hook record shows, and its HTTP status when it has one."""
     status = ((hook.get("details") or {}).get("http") or {}).get("status")

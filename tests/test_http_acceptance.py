@@ -504,6 +504,12 @@ def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     assert r.exit_code == 1 and "TLS certificate verification failed" in reason, reason
     assert "give verify_tls the path of the CA bundle" not in reason, reason
     assert "the certificate does not name localhost" in reason, reason
+    # rook profile test's next step said to give verify_tls the CA bundle too
+    t = rook_cli("profile", "test")
+    assert t.exit_code == 1, t.stdout + t.stderr
+    (step,) = [line for line in t.stdout.splitlines() if line.startswith("next: ")]
+    assert step.startswith("next: put a host name or address the agent's certificate names in the url"), step
+    assert "CA bundle" not in step, step
 
 
 def test_https_to_a_plain_http_agent_says_so_and_is_not_retried(rook_cli, rook_workspace, agent_server):

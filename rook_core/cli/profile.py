@@ -560,10 +560,12 @@ def _next_steps(
         sys.exit(1)
     elif getattr(outcome.observation, "problem", None) == "tls":
         # no repair turns TLS verification off
+        from ..profile_probe import tls_advice
+
+        advice = tls_advice(getattr(outcome.observation, "diagnosis", None))
         s.say(
-            "Rook does not trust the agent's TLS certificate: give verify_tls the path of "
-            "the CA bundle that signed it (or, for a test server only, verify_tls: false) "
-            f"in the profile, then: rook profile test {pid}"
+            f"Rook does not accept the agent's TLS certificate: {advice} in the profile, "
+            f"then: rook profile test {pid}"
         )
         sys.exit(1)
     elif not outcome.ok:

@@ -30,9 +30,6 @@ ADVICE = {
     "not_found": "check the URL or path in the hook entry",
     "unreachable": "start the agent (nothing answered at the address in the hook entry), "
     "or correct that address; then run rook profile test again",
-    "tls": "give verify_tls the path of the CA bundle that signed the agent's certificate "
-    "(or, for a test server only, verify_tls: false) in the hook entry; then run rook "
-    "profile test again",
     "timeout": "check that the target is up and answers (a small goal timed out): run the "
     "hook by hand; if it is only slow, raise the timeout the diagnosis above names; then run "
     "rook profile test again",
@@ -41,6 +38,15 @@ ADVICE = {
     "profile test again",
     "config": "correct the profile file (the message names the field)",
 }
+
+
+def _advice(obs: Any) -> str | None:
+    """The next step for a test's problem, when there is one better than a repair."""
+    if obs.problem == "tls":  # no repair turns verification off
+        from ..profile_probe import tls_advice
+
+        return f"{tls_advice(obs.diagnosis)} in the hook entry; then run rook profile test again"
+    return ADVICE.get(obs.problem)
 
 
 CONFIG_PROBLEMS = ("missing_variable", "config")
@@ -159,8 +165,8 @@ def test_command(
             s.say(f"updated capabilities in {profile.path}")
         if obs.run_dir:
             s.say(f"kept: {obs.run_dir}")
-        if not obs.ok and obs.problem in ADVICE:
-            s.say(f"next: {ADVICE[obs.problem]}")
+        if not obs.ok and (advice := _advice(obs)):
+            s.say(f"next: {advice}")
         elif not obs.ok:
             s.say(
                 f"next: rook profile fix {profile.id} (it repairs what it can itself, and "
@@ -275,8 +281,8 @@ def fix_command(
             s.say(WHAT_UNREAD)
         return
     s.say("not fixed; nothing was changed")
-    if obs is not None and obs.problem in ADVICE:
-        s.say(f"next: {ADVICE[obs.problem]}")
+    if obs is not None and (advice := _advice(obs)):
+        s.say(f"next: {advice}")
         if unread:
             s.say(WHAT_UNREAD)
     elif not request.options["author_command"]:
