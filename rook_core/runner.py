@@ -207,16 +207,30 @@ def check_names_hold_no_secret(
 _MARKER = r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]"  # compiled on first use (re's cache)
 
 
-def _redacted_texts(value: Any, redactor: Redactor) -> Any:
-    """``value`` with each text in it redacted (numbers as they are: a limit equal
-    to a numeric secret is compared with a count, not looked for in a text)."""
+def _redacted_texts(value: Any, redactor: Redactor, nested: bool = False) -> Any:
+    """``value`` as the record would hold it: each text in it redacted, and a number
+    inside a mapping or list (a call's argument) equal to a numeric secret made the
+    marker, as a hook's JSON number is recorded; the whole value a number as it is
+    (a limit equal to a numeric secret is compared with a count, not with a record)."""
     if isinstance(value, str):
         return redactor.text(value)
     if isinstance(value, list):
-        return [_redacted_texts(v, redactor) for v in value]
+        return [_redacted_texts(v, redactor, True) for v in value]
     if isinstance(value, dict):
-        return {k: _redacted_texts(v, redactor) for k, v in value.items()}
-    return value
+        return {k: _redacted_texts(v, redactor, True) for k, v in value.items()}
+    return redactor.data(value) if nested else value
+
+
+def _as_written(shown: Any, config: Any) -> Any:
+    """``shown`` (a criterion's value as the record holds it) as it is to be written:
+    in a regular expression (``matches``, ``claim``'s ``says``: the parsed value has
+    a ``pattern``) each marker escaped, ``\\[redacted:NAME\\]``, since ``[...]`` is a
+    character class there, which would match a single letter of it."""
+    if isinstance(shown, str) and isinstance(getattr(config, "pattern", None), str):
+        return re.sub(_MARKER, lambda m: re.escape(m.group(0)), shown)
+    if isinstance(shown, dict) and isinstance(config, dict):
+        return {k: _as_written(v, config.get(k)) for k, v in shown.items()}
+    return shown
 
 
 def criteria_hold_no_secret(
@@ -250,7 +264,11 @@ def criteria_hold_no_secret(
                 f"value of {which}, which every record holds redacted, and criteria judge the "
                 "record: it could never be judged (a not_contains would pass on the very leak "
                 f"it forbids); write it as the record holds it: {c.type}: "
-                + redactor.head(text, 200, "...")
+                + redactor.head(
+                    json.dumps(_as_written(shown, c.config), ensure_ascii=False, default=str),
+                    200,
+                    "...",
+                )
             )
     if problems:
         raise ConfigError("\n".join(problems))

@@ -350,6 +350,74 @@ def test_a_leak_is_caught_by_a_criterion_written_as_the_record_holds_it(ws, rook
     assert "s3cret-Value-77" not in r.stdout + r.stderr + ws.all_run_text(r.report["run"]["id"])
 
 
+NUMBER_LEAKER = """
+    #!/bin/bash
+    [ "$1" = execute ] || exit 0
+    cat >/dev/null
+    echo "{\\"output\\": \\"sent\\", \\"calls\\": [{\\"name\\": \\"transfer\\", \\"arguments\\": {\\"account\\": $ACCOUNT}}]}"
+"""
+
+
+@pytest.mark.parametrize(
+    "criterion, refused_",
+    [
+        ({"not_called": {"name": "transfer", "arguments": {"account": 987654321012}}}, True),
+        ({"called": {"name": "transfer", "arguments": {"to": [987654321012]}}}, True),
+        ({"max_calls": 987654321012}, False),  # a limit, compared with a count
+    ],
+)
+def test_a_call_argument_equal_to_a_numeric_secret_is_refused_too(
+    ws, rook_cli, monkeypatch, criterion, refused_
+):
+    """reliability.md: a secret a hook prints as a JSON number
+    (`{"account": 987654321012}`) is recorded as the string [redacted:NAME].
+    A call criterion written with that number was compared with the marker, so
+    `not_called: {name: transfer, arguments: {account: 987654321012}}` passed
+    while the agent made exactly that transfer: the check for criteria holding
+    a secret looked at texts only. A number in a call's arguments is refused as
+    a text is; a number that is the criterion's whole value (max_calls) is a
+    limit and runs."""
+    monkeypatch.setenv("ACCOUNT", "987654321012")
+    ws.script("h.sh", NUMBER_LEAKER)
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"calls": True},
+         "env": [{"variable": "ACCOUNT", "purpose": "the account number"}]}
+    )
+    ws.scenario({"id": "pay", "goal": "pay", "criteria": [criterion]})
+    (kind,) = criterion
+    r = rook_cli("run", "--json", "--only", "pay")
+    if refused_:
+        refused(r, ws, "pay.yaml", f"criteria.0.{kind}", "ACCOUNT", '"[redacted:ACCOUNT]"')
+        assert "987654321012" not in r.stdout + r.stderr
+    else:
+        assert r.exit_code == 0, r.stderr
+
+
+def test_a_regular_expression_holding_a_secret_is_told_its_escaped_form(ws, rook_cli, monkeypatch):
+    """The refusal says how to write the criterion as the record holds it. For
+    a regular expression (matches, not_matches, claim's says) it said
+    `not_matches: "token is [redacted:TOKX]"`, where [...] is a character class:
+    following it, not_matches failed on any answer holding an e or a t, leak or
+    not. It gives the marker escaped, which matches the marker alone."""
+    import yaml
+
+    monkeypatch.setenv("TOKX", "s3cret-Value-77")
+    ws.script("h.sh", LEAKER)
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"calls": True},
+         "env": [{"variable": "TOKX", "purpose": "the API token"}]}
+    )
+    ws.scenario({"id": "leak", "goal": "g", "criteria": [{"not_matches": "token is s3cret-Value-77"}]})
+    r = rook_cli("run", "--only", "leak")
+    refused(r, ws, "leak.yaml", "criteria.0.not_matches", "TOKX")
+    told = yaml.safe_load(r.stderr.rsplit("not_matches: ", 1)[1].strip())
+    assert told == "token is \\[redacted:TOKX\\]", told
+    ws.scenario({"id": "leak", "goal": "g", "criteria": [{"not_matches": told}]})
+    ws.scenario({"id": "quiet", "goal": "g", "criteria": [{"not_matches": "no \\[redacted:TOKX\\]"}]})
+    leaked = rook_cli("run", "--json")
+    assert leaked.statuses() == {"leak": "failed", "quiet": "passed", "s": "passed"}, leaked.stderr
+
+
 def test_a_run_whose_profile_id_was_edited_since_says_so(ws, rook_cli):
     """§3: runs pin the id, which is made once. With the id edited in the file
     since the run, resuming it said "--run X was made with profile 'p', not
