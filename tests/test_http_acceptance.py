@@ -566,14 +566,17 @@ def test_a_variable_whose_value_is_not_utf8_is_named_not_a_transport_crash(
     assert "sk-" not in reason
 
 
+@pytest.mark.parametrize("placeholder", ["{{conversation}}", "{{env.ROOK_CONVERSATION}}"])
 def test_a_conversation_handle_never_changes_the_host_a_request_and_its_key_go_to(
-    rook_cli, rook_workspace, scripted, agent_server, monkeypatch
+    rook_cli, rook_workspace, scripted, agent_server, monkeypatch, placeholder
 ):
     """http.md's pattern for a session named only in a Location header: url
     '{{env.BASE_URL}}{{conversation}}/messages'. The handle is the agent's answer,
     and was inserted as is: '@127.0.0.1:PORT/x' sent the next request, with its
     Authorization header, to another server than BASE_URL names. A handle standing
-    before the path must begin it ('/...'), or the hook fails saying so."""
+    before the path must begin it ('/...'), or the hook fails saying so; also when
+    written as {{env.ROOK_CONVERSATION}}, the same handle (which went to the other
+    server)."""
     monkeypatch.setenv("BASE_URL", scripted.url)
     monkeypatch.setenv("AGENT_KEY", "sk-for-the-base-only-1234")
     other = agent_server.url.split("//", 1)[1]
@@ -593,7 +596,7 @@ def test_a_conversation_handle_never_changes_the_host_a_request_and_its_key_go_t
             },
             "execute": {
                 "http": {
-                    "url": "{{env.BASE_URL}}{{conversation}}/messages",
+                    "url": "{{env.BASE_URL}}" + placeholder + "/messages",
                     "headers": {"Authorization": "Bearer {{env.AGENT_KEY}}"},
                     "body": {"q": "{{goal}}"},
                 }
@@ -606,4 +609,4 @@ def test_a_conversation_handle_never_changes_the_host_a_request_and_its_key_go_t
     by_id = {s["id"]: s for s in r.report["scenarios"]}
     assert by_id["good"]["status"] == "passed", by_id["good"]["reason"]
     assert by_id["evil"]["status"] == "error"
-    assert "url: {{conversation}} stands before the url's path" in by_id["evil"]["reason"]
+    assert f"url: {placeholder} stands before the url's path" in by_id["evil"]["reason"]

@@ -75,10 +75,11 @@ def placeholders(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             yield where, m.group(1)
 
 
-AGENTS_TEXT = ("conversation", "goal")
+AGENTS_TEXT = ("conversation", "goal", "env.ROOK_CONVERSATION")
 """Values the agent (or a scenario) wrote: inserted before a url's path, as a handle
 named by a Location header is ('{{env.BASE_URL}}{{conversation}}/messages'), each
-must begin the path, never name another host ('@other.example/...')."""
+must begin the path, never name another host ('@other.example/...'). The handle
+written as the variable Rook passes it in is the same value."""
 
 
 def _utf8(text: str) -> bool:
