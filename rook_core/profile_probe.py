@@ -30,7 +30,7 @@ from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
 from .preflight import resolve_entries
-from .redact import MIN_LENGTH, Redactor, use
+from .redact import MIN_LENGTH, Redactor, too_short_warning, use
 from .store import create_run, read_json
 from .workspace import Agent
 
@@ -344,11 +344,7 @@ def probe(
         for e in profile.env:  # what rook run warns of: shown as it is
             value = os.environ.get(e.variable) or extra.get(e.variable) or ""
             if len(value) < MIN_LENGTH:
-                announce(
-                    f"rook: warning: env {e.variable}: its value is shorter than {MIN_LENGTH} "
-                    "characters, too short to find in text without mangling it: it is "
-                    "not redacted"
-                )
+                announce(too_short_warning(e.variable))
         announce(waiting_line(profile, turns))
     tmp = Path(tempfile.mkdtemp(prefix="rook-profile-test-"))
     try:

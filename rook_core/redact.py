@@ -27,6 +27,17 @@ MIN_LENGTH = 4
 """Values shorter than this are not redacted (:meth:`Redactor.too_short` names
 them): ``on`` or ``id`` would be found inside every other word of a record,
 Rook's own included, and mangle it; no real secret is that short."""
+
+
+def too_short_warning(name: str) -> str:
+    """The warning ``rook run`` and ``rook profile test`` give for a variable whose
+    value is under :data:`MIN_LENGTH` (one line, no newline)."""
+    return (
+        f"rook: warning: env {name}: its value is shorter than {MIN_LENGTH} characters, "
+        "too short to find in text without mangling it: it is not redacted"
+    )
+
+
 KEY_MIN = 8
 """A field name is redacted only for a secret this long (see :meth:`Redactor.data`)."""
 KEEP = frozenset(

@@ -51,7 +51,7 @@ from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook
 from .preflight import check_scenarios, plan_runs, resolve_entries
-from .redact import MIN_LENGTH, Redactor, scrub
+from .redact import Redactor, scrub, too_short_warning
 from .redact import activate as activate_redactor
 from .registry import Registry
 from .report import Spooled, exit_code, write_report
@@ -449,10 +449,7 @@ def prepare_run(
     for note in hook_env_references(profile):
         sys.stderr.write(f"rook: warning: {profile.path or profile.id}: {note}\n")
     for name in redactor.too_short:  # the judge profile's env variables included
-        sys.stderr.write(
-            f"rook: warning: env {name}: its value is shorter than {MIN_LENGTH} "
-            "characters, too short to find in text without mangling it: it is not redacted\n"
-        )
+        sys.stderr.write(too_short_warning(name) + "\n")
     return agent, profile, run, manifest, runs, phases, redactor, judging
 
 
