@@ -610,3 +610,38 @@ def test_a_conversation_handle_never_changes_the_host_a_request_and_its_key_go_t
     assert by_id["good"]["status"] == "passed", by_id["good"]["reason"]
     assert by_id["evil"]["status"] == "error"
     assert f"url: {placeholder} stands before the url's path" in by_id["evil"]["reason"]
+
+
+def test_a_handle_beginning_the_path_never_climbs_out_of_its_place(
+    rook_cli, rook_workspace, scripted, monkeypatch
+):
+    """The two url rules meet: a handle standing before the path must begin it
+    with '/', and a value's '.' or '..' segment is encoded so that it never moves
+    the request up the path. A handle '/../admin' passed the first and, inserted
+    as is there, was sent to /admin/messages (httpx removes dot segments): the
+    agent's answer chose the endpoint its key went to. Its dot segments are
+    encoded too; a handle from a Location header is sent as it is."""
+    monkeypatch.setenv("BASE_URL", scripted.url + "/api")
+    for sid, handle in (("climb", "/../admin"), ("plain", "/sessions/a.b")):
+        scripted.routes[f"/api/open-{sid}"] = _json_answer({"id": handle})
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "here"}]})
+    for path in ("/admin/messages", "/api/sessions/a.b/messages"):
+        scripted.routes[path] = _json_answer({"output": "here"})
+    write_profile(
+        rook_workspace,
+        {
+            "open": {
+                "http": {
+                    "url": "{{env.BASE_URL}}/open-{{scenario}}",
+                    "body": {},
+                    "extract": {"conversation": "id"},
+                }
+            },
+            "execute": {"http": {"url": "{{env.BASE_URL}}{{conversation}}/messages", "body": {}}},
+        },
+        env=("BASE_URL",),
+    )
+    r = rook_cli("run", "--json")
+    sent = sorted(x["path"] for x in scripted.seen if x["path"].endswith("/messages"))
+    assert sent == ["/api/%2E%2E/admin/messages", "/api/sessions/a.b/messages"], sent
+    assert r.statuses() == {"climb": "error", "plain": "passed"}, r.stderr  # a 404 there

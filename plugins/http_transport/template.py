@@ -92,6 +92,15 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _no_dot_segments(path: str) -> str:
+    """``path`` (a value's part of a url's path) with each ``.`` or ``..`` segment
+    encoded (``%2E%2E``): such a segment would be removed with the one before it
+    (RFC 3986 5.2.4), so '../../admin' would move the request out of its place."""
+    if "." not in path:
+        return path
+    return "/".join("%2E" * len(s) if s in (".", "..") else s for s in path.split("/"))
+
+
 def as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -193,20 +202,18 @@ class Scope:
         def repl(m: re.Match[str]) -> str:
             text = self._in_text(m, where)
             if m.start() < path_at:
-                if m.start() > 0 and m.group(1).strip() in AGENTS_TEXT and text[:1] != "/":
-                    raise TemplateError(
-                        f"{where}: {{{{{m.group(1).strip()}}}}} stands before the url's path, and "
-                        "its value does not begin with '/': it would change the host the request "
-                        "(and its headers) go to"
-                    )
+                if m.start() > 0 and m.group(1).strip() in AGENTS_TEXT:
+                    if text[:1] != "/":
+                        raise TemplateError(
+                            f"{where}: {{{{{m.group(1).strip()}}}}} stands before the url's path, "
+                            "and its value does not begin with '/': it would change the host the "
+                            "request (and its headers) go to"
+                        )
+                    return _no_dot_segments(text)  # it begins the path: a path as it is
                 return text
             if 0 <= query_at < m.start():
                 return quote(text, safe="")
-            # a segment of dots would be removed with the one before it (RFC 3986
-            # 5.2.4): '../../admin' would move the request out of its place
-            return "/".join(
-                "%2E" * len(s) if s in (".", "..") else s for s in quote(text, safe="/").split("/")
-            )
+            return _no_dot_segments(quote(text, safe="/"))
 
         return PLACEHOLDER.sub(repl, template)
 
