@@ -242,7 +242,9 @@ def criteria_hold_no_secret(
     ``not_contains: VALUE`` would pass on the very leak it forbids, and
     ``contains: VALUE`` fail though the agent said it. Only the types that
     compare their text with the record (``compares_record_text``). Once per
-    run (a new one, and ``rook doctor``)."""
+    run (a new one, a resumed one: its files as they are now, and ``rook doctor``)."""
+    if not redactor:  # no env values: nothing to find
+        return
     problems = []
     for s in scenarios:
         for c in s.criteria:
@@ -398,6 +400,7 @@ def prepare_run(
         scenarios, counts = resuming.resumed_scenarios(
             request, rook, agent, profile, scenarios, manifest, run_path, shard, phases
         )
+        criteria_hold_no_secret(redactor, scenarios, rook.criteria)  # a file edited since
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)
         runs = [r for s in scenarios for r in plan_runs([s], counts[s.id])]
         assert request.run_id is not None  # the manifest was read from it

@@ -418,6 +418,33 @@ def test_a_regular_expression_holding_a_secret_is_told_its_escaped_form(ws, rook
     assert leaked.statuses() == {"leak": "failed", "quiet": "passed", "s": "passed"}, leaked.stderr
 
 
+def test_a_criterion_edited_to_hold_a_secret_is_refused_on_resume_too(ws, rook_cli, monkeypatch):
+    """A resumed run judges the scenario files as they are now ('checked as a new
+    run's are'), but the check for a criterion holding an env value ran for a new
+    run only: a split run whose scenario was edited to `not_contains: VALUE`
+    before its judge phase passed it, while the agent had printed the token. The
+    resume is refused as the new run is, nothing judged, the records untouched."""
+    monkeypatch.setenv("TOKX", "s3cret-Value-77")
+    ws.script("h.sh", LEAKER)
+    ws.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": "scripts/h.sh"},
+         "capabilities": {"calls": True},
+         "env": [{"variable": "TOKX", "purpose": "the API token"}]}
+    )
+    ws.scenario({"id": "leak", "goal": "g", "criteria": [{"contains": "token"}]})
+    first = rook_cli("run", "--json", "--only", "leak", "--phases", "prepare,open,execute,close")
+    assert first.exit_code == 0, first.stderr
+    run_id = first.report["run"]["id"]
+    before = {p: p.read_bytes() for p in ws.run_dir(run_id).rglob("*") if p.is_file()}
+    ws.scenario({"id": "leak", "goal": "g", "criteria": [{"not_contains": "s3cret-Value-77"}]})
+    r = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
+    assert r.exit_code == 2, (r.exit_code, r.stderr)
+    assert "leak.yaml" in r.stderr and "criteria.0.not_contains" in r.stderr, r.stderr
+    assert "s3cret-Value-77" not in r.stdout + r.stderr
+    after = {p: p.read_bytes() for p in ws.run_dir(run_id).rglob("*") if p.is_file()}
+    assert after == before
+
+
 def test_a_run_whose_profile_id_was_edited_since_says_so(ws, rook_cli):
     """§3: runs pin the id, which is made once. With the id edited in the file
     since the run, resuming it said "--run X was made with profile 'p', not
