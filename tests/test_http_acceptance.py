@@ -645,3 +645,28 @@ def test_a_handle_beginning_the_path_never_climbs_out_of_its_place(
     sent = sorted(x["path"] for x in scripted.seen if x["path"].endswith("/messages"))
     assert sent == ["/api/%2E%2E/admin/messages", "/api/sessions/a.b/messages"], sent
     assert r.statuses() == {"climb": "error", "plain": "passed"}, r.stderr  # a 404 there
+
+
+def test_a_handle_that_is_a_whole_url_before_the_path_is_told_where_it_goes(
+    rook_cli, rook_workspace, scripted, monkeypatch
+):
+    """A Location header may hold a whole URL (RFC 9110 allows both), and a handle
+    read from one, standing after {{env.BASE_URL}}, is refused since it does not
+    begin the path; the reason said only that it 'would change the host', though
+    it names the same host. It says too where a whole URL goes: at the start of
+    url, '{{conversation}}/messages'."""
+    monkeypatch.setenv("BASE_URL", scripted.url)
+    scripted.routes["/open"] = _json_answer({"id": scripted.url + "/sessions/1"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    write_profile(
+        rook_workspace,
+        {
+            "open": {"http": {"url": "{{env.BASE_URL}}/open", "body": {}, "extract": {"conversation": "id"}}},
+            "execute": {"http": {"url": "{{env.BASE_URL}}{{conversation}}/messages", "body": {}}},
+        },
+        env=("BASE_URL",),
+    )
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert "stands before the url's path" in reason, reason
+    assert 'a handle that is a whole URL goes at the start of url: "{{conversation}}/messages"' in reason, reason

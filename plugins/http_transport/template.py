@@ -204,10 +204,17 @@ class Scope:
             if m.start() < path_at:
                 if m.start() > 0 and m.group(1).strip() in AGENTS_TEXT:
                     if text[:1] != "/":
+                        name = "{{" + m.group(1).strip() + "}}"
+                        whole = (  # an absolute Location header, say: it goes first
+                            f'; a handle that is a whole URL goes at the start of url: "{name}'
+                            f'{template[m.end() :]}"'
+                            if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", text)
+                            else ""
+                        )
                         raise TemplateError(
-                            f"{where}: {{{{{m.group(1).strip()}}}}} stands before the url's path, "
-                            "and its value does not begin with '/': it would change the host the "
-                            "request (and its headers) go to"
+                            f"{where}: {name} stands before the url's path, and its value does "
+                            "not begin with '/': it would change the host the request (and its "
+                            "headers) go to" + whole
                         )
                     return _no_dot_segments(text)  # it begins the path: a path as it is
                 return text
