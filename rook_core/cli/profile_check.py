@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..profile_probe import DEFAULT_GOAL
 from .options import refuse_empty, refuse_unrunnable_author, workspace_options
-from .profile import Session
+
+if TYPE_CHECKING:  # imported where used: .profile imports this module (see profile_manage)
+    from .profile import Session
 
 WHAT_UNREAD = (
     "--what needs an author agent (--author CMD, or author: in config.yaml): "
@@ -115,6 +117,7 @@ def test_command(
     from ..observed import save_observed
     from ..plugins import plugin_output
     from ..profile_probe import compare_capabilities, probe
+    from .profile import Session
     from .profile_manage import check_writable, edited, set_capabilities
     from .profile_output import capabilities_table, show_observation
 
@@ -225,6 +228,7 @@ def fix_command(
     from ..authoring import AuthorRequest, Secrets, Source, env_prefix
     from ..authoring_loop import Events, fix_profile
     from ..errors import RookError
+    from .profile import Session
     from .profile_output import show_observation
 
     refuse_empty(("--what", what), ("--author", author_cmd), ("--goal", goal))

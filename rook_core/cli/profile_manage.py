@@ -17,7 +17,10 @@ import yaml
 
 from ..credentials import mask, mask_env
 from .options import workspace_options
-from .profile import Session
+
+# Session is imported where it is used: .profile imports this module when it
+# is imported, so importing .profile here would make a cycle whenever this
+# module is the one imported first.
 
 
 def replace_block(text: str, key: str, block: str) -> str:
@@ -202,6 +205,7 @@ def show_command(
     """
     from ..definitions import find_profile
     from ..observed import load_observed
+    from .profile import Session
 
     s = Session(workspace, project, agent)
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports, choose="rook profile show NAME")
@@ -264,6 +268,7 @@ def use_command(workspace: str | None, project: str | None, agent: str | None, n
     """
     from ..definitions import find_profile
     from ..store import atomic_write
+    from .profile import Session
 
     s = Session(workspace, project, agent)
     p = find_profile(s.agent.profiles_dir, name, s.rook.transports)
@@ -295,6 +300,7 @@ def list_command(
 
     from ..errors import ConfigError
     from ..profile import load_profile
+    from .profile import Session
 
     s = Session(workspace, project, agent)
     pdir = s.agent.profiles_dir
@@ -395,6 +401,7 @@ def rename_command(
     """
     from ..definitions import find_profile
     from ..errors import ConfigError
+    from .profile import Session
 
     if not new_name.strip():
         raise ConfigError("the new name is empty")
