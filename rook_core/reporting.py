@@ -49,6 +49,8 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
         if sys.__stdout__ is None:  # rook run >&-
             raise ConfigError(f"--report {value}: standard output is closed")
         return fmt, path
+    if "\0" in path:  # Path() would take it; os.stat raises ValueError
+        raise ConfigError(f"--report {value}: no path holds a NUL character")
     path = os.path.expanduser(path)  # `json:~/x`: no shell expands a ~ after the colon
     if path.endswith(os.sep):  # a folder's name (Path() would drop the slash: r.json/ -> r.json)
         raise ConfigError(

@@ -30,7 +30,12 @@ def given_as(explicit: object) -> str:
 
 def no_directory(explicit: str) -> None:
     """Refuse ``--workspace ""`` (``-w "$DIR"`` with DIR unset), which would
-    quietly be the current directory, as every other empty flag is refused."""
+    quietly be the current directory, as every other empty flag is refused;
+    and a NUL, which no path holds (resolving it raises ValueError)."""
+    if "\0" in explicit:
+        raise WorkspaceError(
+            f"{given_as(explicit)} {str(explicit)!r}: no path holds a NUL character"
+        )
     if not explicit.strip():
         what = given_as(explicit)
         leave = "the flag out" if what == "--workspace" else "it unset"

@@ -437,6 +437,8 @@ def run_flags(tmp_path_factory, argv):
 
 @bounded(120)
 @example(argv=["--only", f"x{SECRET}y"])
+@example(argv=["--agent", "agent", "--workspace", "\x00"])  # ValueError from resolve(), found on 3.13
+@example(argv=["--report", "json:a\x00b"])
 @example(argv=["--report", f"json:{SECRET}/r.json", "--phases", f"{SECRET},judge"])
 @given(argv=flag_sets())
 def test_run_flags_are_named_or_run(tmp_path_factory, argv):
