@@ -1315,32 +1315,28 @@ def test_a_workspace_path_with_a_nul_is_named_not_a_traceback(example, monkeypat
     # byte"; "lstat: embedded null character in path" on 3.13), a traceback
     # (in process only: an argv or a variable cannot carry a NUL). doctor
     # lists it as a problem (exit 1), as it does -w ''
-    from click.testing import CliRunner
-
-    from rook_core.cli import cli
+    from rook_core.testing import RookCli
 
     ws, agent = example
     monkeypatch.chdir(ws)
     runs = sorted(p.name for p in (agent / "runs").iterdir())
-    r = CliRunner().invoke(cli, [*command, "-w", "a\x00b"], catch_exceptions=True)
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert r.exit_code == code, r.output
-    assert "--workspace 'a\\x00b': no path holds a NUL character" in r.output, r.output
+    r = RookCli(None)(*command, "-w", "a\x00b")  # in process, from the workspace
+    assert r.exception is None, repr(r.exception)
+    assert r.exit_code == code, r.stdout + r.stderr
+    assert "--workspace 'a\\x00b': no path holds a NUL character" in r.stdout + r.stderr
     assert sorted(p.name for p in (agent / "runs").iterdir()) == runs
 
 
 def test_a_report_path_with_a_nul_is_named_not_a_traceback(example, monkeypatch):
     # --report json:PATH with a NUL: os.stat raised ValueError, a traceback (in
     # process only, as above); refused before anything runs
-    from click.testing import CliRunner
-
-    from rook_core.cli import cli
+    from rook_core.testing import RookCli
 
     ws, agent = example
     monkeypatch.chdir(ws)
     runs = sorted(p.name for p in (agent / "runs").iterdir())
-    r = CliRunner().invoke(cli, ["run", "--report", "json:a\x00b"], catch_exceptions=True)
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert r.exit_code == 2, r.output
-    assert "--report json:a\\x00b: no path holds a NUL character" in r.output, r.output
+    r = RookCli(None)("run", "--report", "json:a\x00b")
+    assert r.exception is None, repr(r.exception)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "--report json:a\\x00b: no path holds a NUL character" in r.stderr
     assert sorted(p.name for p in (agent / "runs").iterdir()) == runs
