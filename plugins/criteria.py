@@ -354,7 +354,7 @@ def _call_spec(value: Any) -> dict[str, Any]:
         if server is not None:
             if not isinstance(server, str) or not server.strip():
                 raise ValidationError({"server": ["must be the MCP server's name (a text)"]})
-            spec["server"] = server
+            spec["server"] = server.strip()  # " orders ": the name
         return spec
     raise ValidationError("must be a tool name or {name, arguments, server}")
 

@@ -396,7 +396,7 @@ def test_an_mcp_expectation_finds_the_tool_as_the_agent_names_it(
         id: native
         goal: {goal}
         criteria:
-          - not_called: {{name: cancel_order, server: orders}}
+          - not_called: {{name: cancel_order, server: " orders "}}
     """, name="native")
     r = rook_cli("run", "--json")
     got = {e["id"]: (e["status"], e["criteria"][0]["reason"]) for e in r.report["scenarios"]}
