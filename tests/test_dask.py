@@ -20,6 +20,8 @@ distributed = pytest.importorskip(
     "distributed", reason="the dask extra is not installed: pip install 'rook-harness[dask]'"
 )
 
+from test_scale_acceptance import ECHO  # noqa: E402
+
 from rook_core.hookspecs import hookimpl  # noqa: E402
 from rook_core.testing import Workspace  # noqa: E402
 
@@ -721,27 +723,7 @@ def test_the_scheduler_check_uses_the_security_dasks_client_would(
     assert not log.exists() and not any(rook_workspace.runs_dir.iterdir())
 
 
-ECHO_PLUGIN = """
-from rook_core.hookspecs import hookimpl
-from rook_core.models import HookResult
-from rook_core.transports import TransportSpec
-
-
-@hookimpl
-def rook_register_transports(register):
-    register(TransportSpec(key="echo", load_config=lambda v: {"prefix": str(v)}))
-
-
-@hookimpl
-def rook_transport_execute(call):
-    if call.entry.transport != "echo":
-        return None
-
-    async def run():
-        return HookResult("execute", "ok", data={"output": call.entry.config["prefix"] + call.stdin})
-
-    return run()
-"""
+ECHO_PLUGIN = ECHO  # the echo transport, as test_scale_acceptance installs it
 
 
 def test_a_worker_without_a_plugin_the_driver_has_says_it_is_the_workers_environment(
