@@ -252,8 +252,28 @@ def json_pattern(value: str) -> re.Pattern[str] | None:
     backslashes in JSON text inside a JSON string). Encoders differ in what
     they escape so (Gson writes ``=`` as ``\\u003d``, Go's ``json.Marshal``
     ``&`` as ``\\u0026``), so no one escaped form finds them all. None for a
-    value that needs no escaping, or one with bytes that are not UTF-8."""
+    value that needs no escaping, or one with bytes that are not UTF-8
+    (:func:`escaped_pattern` finds its letters escaped too)."""
     return _each_character(value, _json_forms)
+
+
+def escaped_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` in a JSON string with any of its characters, a letter, a digit,
+    ``-``, ``_`` or ``.`` too, as a ``\\u`` escape, as JSON lets a string
+    write every character (``\\u0073k-live-...`` is ``sk-live-...``), and the
+    others in any form :func:`json_pattern` finds. No encoder writes a letter
+    so, so it is looked for only in a text holding such an escape
+    (:data:`_ESCAPED_UNRESERVED`). None for a value with bytes that are not UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return re.compile("".join("(?:" + "|".join(_json_forms(c)) + ")" for c in value))
+
+
+_ESCAPED_UNRESERVED = re.compile(r"\\u00(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
+"""A ``\\u`` escape of a letter, a digit, ``-``, ``_`` or ``.``: what no encoder
+writes, so a text without one needs no :func:`escaped_pattern` looked for."""
 
 
 def _json_forms(c: str) -> list[str]:
@@ -327,25 +347,52 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     """Where each of ``values`` (value, name) is in ``s`` folded across lines,
     as a console or a log handler breaks a word longer than its width (rich
     writing to a pipe folds at 80 columns; a handler indents the continuation
-    lines): found in ``s`` with every :data:`_FOLD` taken out, each place
-    given as the stretch of ``s`` it covers. Its module and patterns are loaded
-    on first use: only a text of lines, with a long secret to look for, needs them."""
+    lines): found in ``s`` with every :data:`_FOLD` taken out (never a blank
+    line: two paragraphs), each place given as the stretch of ``s`` it covers."""
+    cuts = [m.span() for m in re.finditer(_BREAKS, s) if re.fullmatch(_FOLD, m.group())]
+    return _spans_without(s, cuts, values)
+
+
+STYLED_MIN = 8
+"""A value this long is also found with a terminal's escape sequences between
+its characters (:func:`_styled_spans`); a shorter one (a PIN) could be the
+ends of two coloured words."""
+_STYLE = re.compile(r"(?:\x1b|\\u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
+"""A terminal's escape sequence (a colour, ``ESC[01;31m``; erase in line,
+``ESC[K``), as it is or escaped in a JSON string (``\\u001b[0m``)."""
+
+
+def _styled_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
+    """Where each of ``values`` (form, name) is in ``s`` with a terminal's
+    escape sequences (:data:`_STYLE`) between its characters, as a program
+    that colours its text for a terminal writes it (``grep --color``
+    highlighting a match inside a token, a logger resetting its colour): found
+    in ``s`` with every sequence taken out, each place given as the stretch of
+    ``s`` it covers, the sequences in it too."""
+    return _spans_without(s, [m.span() for m in _STYLE.finditer(s)], values)
+
+
+def _spans_without(
+    s: str, cuts: list[tuple[int, int]], values: list[tuple[str, str]]
+) -> list[Span]:
+    """Where each of ``values`` (value, name) is in ``s`` with the stretches
+    ``cuts`` (in order, apart) taken out, each place given as the stretch of
+    ``s`` it covers. Its module is loaded on first use: only a text with such
+    a stretch in it, with a long secret to look for, needs it."""
+    if not cuts:
+        return []
     import bisect
 
     starts: list[int] = []  # where each piece of s begins in the joined text
     offsets: list[int] = []  # and in s
     pieces = []
     at = joined = 0
-    for m in re.finditer(_BREAKS, s):
-        if not re.fullmatch(_FOLD, m.group()):  # a blank line: two paragraphs, never a fold
-            continue
+    for start, end in cuts:
         starts.append(joined)
         offsets.append(at)
-        pieces.append(s[at : m.start()])
-        joined += m.start() - at
-        at = m.end()
-    if not pieces:
-        return []
+        pieces.append(s[at:start])
+        joined += start - at
+        at = end
     starts.append(joined)
     offsets.append(at)
     pieces.append(s[at:])
@@ -458,6 +505,16 @@ class Redactor:
         self._folded: list[tuple[str, str]] = []
         """Each value of one line, by name: also looked for folded across lines
         (:func:`_folded_spans`) in a text with a line break in it."""
+        self._escaped: list[tuple[str, str]] = []
+        self._escapes: list[tuple[str | re.Pattern[str], str]] | None = None
+        """Each of :attr:`_escaped`'s values as a JSON string may write any of its
+        characters, a letter too, a ``\\u`` escape (:func:`escaped_pattern`):
+        made when first needed, by a text holding such an escape of a letter, a
+        digit, ``-``, ``_`` or ``.``."""
+        self._styled: list[tuple[str, str]] = []
+        """Each value of one line and :data:`STYLED_MIN` characters or more, as it
+        is and escaped in a JSON string, by name: also looked for with a
+        terminal's escape sequences between its characters (:func:`_styled_spans`)."""
         self._kept_words: list[str] = []
         self._kept: re.Pattern[str] | None = None
         """Rook's own identifiers that hold a secret's value (:meth:`keep`)."""
@@ -481,9 +538,14 @@ class Redactor:
             self.too_short.append(name)
             return
         self._pairs += [(form, name) for form in encodings(value)]
+        if any(c in _UNRESERVED for c in value):  # a letter as a \u escape: made when needed
+            self._escaped.append((value, name))
+            self._escapes = None
         for pattern in (percent_pattern(value), json_pattern(value), html_pattern(value)):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))
+        if len(value) >= STYLED_MIN and not _LINE_END.search(value):  # a terminal may colour it
+            self._styled += [(form, name) for form in (value, *_json_escaped(value, depth=1))]
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
         for decoded in basic_forms(value) + decoded_text(value):  # what base64 stands for
@@ -553,8 +615,15 @@ class Redactor:
         # without a %, a +, a \u or a &, a pattern finds only the value as it is: a form of its own
         mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s)
         spans = _spans(s, self._order if mixed else self._plain)
+        if self._escaped and "\\u" in s and _ESCAPED_UNRESERVED.search(s):
+            if self._escapes is None:
+                made = ((escaped_pattern(v), name) for v, name in self._escaped)
+                self._escapes = [(p, name) for p, name in made if p is not None]
+            spans += _spans(s, self._escapes)
         if self._folded:  # values of 16 characters or more
             spans += self._folded_spans(s)
+        if self._styled and ("\x1b" in s or "\\u001" in s):  # a terminal's escape sequence
+            spans += _styled_spans(s, self._styled)
         return spans
 
     def _folded_spans(self, s: str) -> list[Span]:
@@ -571,7 +640,7 @@ class Redactor:
         joined = "".join(parts)
         if not self or self._text(joined) == joined:
             return [self.text(p) for p in parts]
-        spans = _spans(joined, self._order) + self._folded_spans(joined)
+        spans = self._found(joined)
         out = []
         start = 0
         for part in parts:

@@ -2232,3 +2232,85 @@ def test_a_profile_whose_env_key_is_lost_still_redacts_the_variables_it_names(
     said = r.stdout + r.stderr
     assert r.exit_code in (0, 1, 2) and "Traceback" not in said, said
     assert SECRET not in said and "[redacted:API_TOKEN]" in said, said
+
+
+ESCAPES_LETTERS = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+every = "".join(f"\\u{ord(c):04x}" for c in s)   # each character a \u escape
+one = s[:3] + f"\\u{ord(s[3]):04X}" + s[4:]        # one letter so, upper-case hex
+if os.environ["ROOK_SCENARIO_ID"] == "raw":       # the hook writes the JSON text itself
+    print('{"output": "key ' + every + '", "log": "' + one + '"}')
+else:                                             # JSON text as the answer: escapes in it
+    print(json.dumps({"output": '{"k": "' + every + '", "n": "' + one + '"}'}))
+"""
+
+
+@pytest.mark.parametrize("sid", ["raw", "text"])
+def test_a_secret_with_letters_written_as_unicode_escapes_is_redacted(rook_workspace, rook_cli, monkeypatch, sid):
+    """A JSON string may write any character as a `\\u` escape, letters too
+    ('\\u0073k-live-...' is 'sk-live-...'): the parsed output was redacted, but
+    the raw standard output a record keeps, and an answer that is JSON text
+    (which a `json` criterion parses and quotes decoded), held the token with
+    its letters escaped; only characters other than letters, digits, `-`,
+    `_` and `.` were looked for as escapes."""
+    monkeypatch.setenv("API_TOKEN", "sk-live-4f9c2b7e8a1d3f6b5c0e9a8d7f2b4c6e")
+    ws = rook_workspace
+    ws.script("letters.py", ESCAPES_LETTERS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/letters.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "key"}]})
+    r = rook_cli("run", "--json", "--run-name", "u")
+    said = ws.all_run_text("u") + r.stdout + r.stderr
+    for piece in ("4f9c2b7e8a1d", "\\u0034\\u0066\\u0039\\u0063", "\\\\u0034\\\\u0066\\\\u0039"):
+        assert piece not in said, piece
+    assert "[redacted:API_TOKEN]" in ws.record(r.report["run"]["id"], f"{sid}.1")["hooks"][0]["stdout"]
+
+
+COLOURS = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+# grep --color highlights a match inside the token; a logger colours its level and resets
+print("Authorization: Bearer " + s[:3] + "\x1b[01;31m\x1b[K" + s[3:7] + "\x1b[m\x1b[K" + s[7:], file=sys.stderr)
+print(json.dumps({"output": "sent " + s[:10] + "\x1b[0m" + s[10:]}))
+"""
+
+
+def test_a_secret_a_terminal_colour_code_splits_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A program that colours its text for a terminal (grep --color highlighting
+    a match inside the token, a logger resetting its colour) puts escape
+    sequences between the characters of a secret: the record kept the token
+    whole around them ('sk-\\x1b[01;31m\\x1b[Klive\\x1b[m\\x1b[K-4f9c...'),
+    in the raw standard output as JSON escapes ('\\u001b[0m'), and every report
+    and the terminal showed it so."""
+    secret = "sk-live-4f9c2b7e8a1d3f6b5c0e9a8d7f2b4c6e"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("colours.py", COLOURS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/colours.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "nothing like this"}]})
+    out = ws.root / "out"
+    reports = [a for fmt in ("json", "junit", "markdown", "html") for a in ("--report", f"{fmt}:{out}/r.{fmt}")]
+    r = rook_cli("run", "--run-name", "c", *reports)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    said = ws.all_run_text("c") + r.stdout + r.stderr + all_text(out)
+    assert "4f9c2b7e8a1d" not in said and "live" not in said, said
+    assert "Bearer [redacted:API_TOKEN]" in said and "sent [redacted:API_TOKEN]" in said, said
+
+
+def test_redactor_letters_escaped_and_colour_codes():
+    from rook_core.redact import Redactor
+
+    r = Redactor({"KEY": "sk-live-4f9c2b7e", "PW": 'p@ss "q" é', "PIN": "1234"})
+    assert r.text('"\\u0073k-liv\\u0065-4f9c2b7e"') == '"[redacted:KEY]"'
+    assert r.text('"p\\u0040\\u0073s \\"q\\" \\u00e9"') == '"[redacted:PW]"'
+    assert r.text('"\\\\u0031234"') == '"[redacted:PIN]"'  # JSON text in a JSON string
+    assert r.text("sk-\x1b[01;31m\x1b[Klive\x1b[m\x1b[K-4f9c2b7e!") == "[redacted:KEY]!"
+    assert r.text('"sk-live\\u001b[0m-4f9c2b7e"') == '"[redacted:KEY]"'
+    assert r.text("12\x1b[0m34 \\u00e9") == "12\x1b[0m34 \\u00e9"  # a short value is never joined
+    assert r.text("caf\\u00e9 sk-live") == "caf\\u00e9 sk-live"
