@@ -52,7 +52,7 @@ from typing import Any
 from .credentials import ASSIGNMENT, secret_name
 from .errors import ConfigError, RookError, counted
 from .plain import plain
-from .redact import MIN_LENGTH, Redactor
+from .redact import MARK, MIN_LENGTH, Redactor
 from .store import atomic_write
 from .workspace import Agent
 
@@ -191,14 +191,17 @@ class Secrets:
             self._hidden[value] = name
             self.redactor.add(name, value)
 
-    def hide_known(self, names: list[str]) -> None:
+    def hide_known(self, names: list[str], in_source: bool = True) -> None:
         """Treat the values of ``names`` (the ``env`` variables of the agent's
         profiles, as set now) as secret too: a source that holds one written
-        out must not put it into a new file."""
+        out must not put it into a new file, nor may an author agent that read
+        it from its environment (``in_source=False``: ``rook profile fix`` has
+        no source but the profile, so a file holding one is the author's doing)."""
         for name in names:
             value = os.environ.get(name, "")
             if len(value) >= MIN_LENGTH:  # shorter: the redactor cannot either
-                self.known.add(name)
+                if in_source:
+                    self.known.add(name)
                 self.hide(value, name)
 
     def refuse_known(self, held: str | None, where: str, fix: str) -> None:
@@ -222,8 +225,25 @@ class Secrets:
         return self.holder(text) is not None
 
     def holder(self, text: str) -> str | None:
-        """The variable whose value (or a part of it) ``text`` holds, if any."""
-        return next((var for v, var in self._hidden.items() if v in text), None)
+        """The variable whose value (or a part of it) ``text`` holds, if any: as
+        it is, or in any form the redactor finds it in (a script's string literal
+        escapes its quotes and backslashes, ``'it\\'s'``; a ``Basic`` header is
+        its base64), as an author agent that read it from its environment writes it."""
+        held = next((var for v, var in self._hidden.items() if v in text), None)
+        if held is not None or not self._hidden:
+            return held
+        forms = Redactor()
+        for value, var in self._hidden.items():
+            forms.add(var, value)
+        said = forms.text(text)
+        return next(
+            (
+                v
+                for v in self._hidden.values()
+                if said.count(f"{MARK}{v}]") > text.count(f"{MARK}{v}]")
+            ),
+            None,
+        )
 
     def move_from_text(self, text: str, where: str) -> str:
         """``text`` (plain-language notes) with every secret in it replaced by
@@ -341,7 +361,8 @@ def write_files(agent: Agent, files: dict[str, str], secrets: Secrets) -> list[P
         secrets.refuse_known(held, rel, "let the program read it from its environment")
         if held is not None:
             raise AuthoringError(
-                f"{rel}: the author put a secret value in the file; refused (nothing written)"
+                f"{rel}: the author put the value of {held} (a secret) in the file; refused "
+                "(nothing written): the script must read it from its environment"
             )
     written = []
     for rel, text in files.items():

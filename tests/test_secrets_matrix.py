@@ -2314,3 +2314,42 @@ def test_redactor_letters_escaped_and_colour_codes():
     assert r.text('"sk-live\\u001b[0m-4f9c2b7e"') == '"[redacted:KEY]"'
     assert r.text("12\x1b[0m34 \\u00e9") == "12\x1b[0m34 \\u00e9"  # a short value is never joined
     assert r.text("caf\\u00e9 sk-live") == "caf\\u00e9 sk-live"
+
+
+INLINING_AUTHOR = r"""
+import base64, os, sys
+sys.stdin.read()
+value = os.environ["DB_PASSWORD"]
+literal = {"raw": repr(os.environ["API_TOKEN"]), "quoted": repr(value),
+           "basic": repr("Basic " + base64.b64encode(("desk:" + value).encode()).decode())}[os.environ["INLINE"]]
+print("```python\nimport json, sys\nKEY = " + literal + "\nif sys.argv[1] == 'execute':\n"
+      "    sys.stdin.read()\n    print(json.dumps({'output': 'ok'}))\n```")
+"""
+
+
+@pytest.mark.parametrize("inline", ["raw", "quoted", "basic"])
+def test_profile_fix_never_writes_a_script_holding_a_secret(rook_workspace, rook_cli, monkeypatch, inline):
+    """rook profile fix wrote the author agent's repair as it came: one that
+    read a profile's env value from its environment and put it in the script
+    (KEY = 'Zq9-s3cr3t-v4lue-77') reached the agent's scripts/ folder on disk.
+    `rook profile add` refused such a file, and only for the value as it is:
+    a password in a Python literal ('it\\'s', backslashes doubled) or in the
+    base64 of a Basic header was written too."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("DB_PASSWORD", "pw'with\\quote\"s-221")
+    monkeypatch.setenv("INLINE", inline)
+    ws = rook_workspace
+    ws.script("broken.sh", "#!/bin/bash\necho broken >&2\nexit 1\n")
+    (ws.root / "author.py").write_text(INLINING_AUTHOR)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/broken.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"},
+                        {"variable": "DB_PASSWORD", "purpose": "fixture database"}]})
+    import sys
+    r = rook_cli("profile", "fix", "p", "--author", f"{sys.executable} {ws.root / 'author.py'}", "-w", str(ws.root))
+    said = r.stdout + r.stderr
+    assert r.exit_code == 1 and "Traceback" not in said, said
+    held = "API_TOKEN" if inline == "raw" else "DB_PASSWORD"
+    assert f"the author put the value of {held} (a secret) in the file; refused" in said, said
+    scripts = sorted(p.name for p in (ws.agent_dir / "scripts").iterdir())
+    assert scripts == ["broken.sh"], scripts
+    assert "broken.sh" in (ws.agent_dir / "profiles" / "p.yaml").read_text()

@@ -241,12 +241,14 @@ def fix_command(
                 options["author_command"], s.agent.workspace, options["author_from"] or ""
             )
         profile = _load(s, name, "fix")
+        secrets = Secrets(env_prefix(s.agent.name), s.redactor)
+        secrets.hide_known(s.secret_names, in_source=False)  # no repair may write one
         request = AuthorRequest(
             source=Source("profile", label=str(profile.path), path=profile.path),
             agent=s.agent,
             profile_id=profile.id,
             name=profile.name,
-            secrets=Secrets(env_prefix(s.agent.name), s.redactor),
+            secrets=secrets,
             what=what or "",
             goal=goal,
             options=s.author_options(author_cmd),
