@@ -98,9 +98,18 @@ def _quoted(text: str) -> list[str]:
     shell += [printf_q, "\\" + printf_q] if text[:1] in ("~", "#") else [printf_q]
     shell.append("".join("\\" + c if c in '"\\$`' else c for c in text))
     doubled = [text.replace(q, q + q) for q in ("'", '"') if q in text]
+    as_bytes = []
+    if not all(" " <= c <= "~" for c in text):  # a tab, a letter with an accent ...
+        # bash's $'...' (printf %q, declare -p, ${v@Q}), its bytes in octal in the C locale
+        shell += [_ansi_c(text, octal=True), _ansi_c(text, octal=False)]
+        try:  # Python's bytes, b'...' (os.environb, a header as sent)
+            as_bytes = [repr(os.fsencode(text))[2:-1]]
+        except UnicodeEncodeError:
+            pass
     return [
         *shell,
         *doubled,
+        *as_bytes,
         repr(text)[1:-1],
         ascii(text)[1:-1],
         xml,
@@ -108,6 +117,31 @@ def _quoted(text: str) -> list[str]:
         xml.replace('"', "&#34;").replace("'", "&#39;"),  # markupsafe, Jinja
         xml.replace('"', "&quot;").replace("'", "&apos;"),  # XML attributes
     ]
+
+
+def _ansi_c(text: str, octal: bool) -> str:
+    """``text`` inside bash's ``$'...'`` quotes, as ``printf %q``, ``declare -p`` and
+    ``${v@Q}`` write a value with a character that is not printable: ``\\t``,
+    ``\\n`` ..., ``\\'`` and ``\\\\``; with ``octal``, each byte of a character
+    that is not ASCII as ``\\NNN`` too, as bash does in the C locale."""
+    out = []
+    for c in text:
+        if c in _ANSI_C:
+            out.append(_ANSI_C[c])
+        elif " " <= c <= "~" or (not octal and c > "~" and c.isprintable()):
+            out.append(c)
+        else:
+            try:
+                out += [f"\\{b:03o}" for b in os.fsencode(c)]
+            except UnicodeEncodeError:
+                out.append(c)
+    return "".join(out)
+
+
+_ANSI_C = {
+    **{c: "\\" + e for c, e in zip("\a\b\t\n\v\f\r", "abtnvfr", strict=True)},
+    **{"\x1b": "\\E", "\\": "\\\\", "'": "\\'"},
+}
 
 
 _SHELL_SPECIAL = frozenset(" \t'\"\\|&;()<>!{}*[]?^$`,")

@@ -2353,3 +2353,35 @@ def test_profile_fix_never_writes_a_script_holding_a_secret(rook_workspace, rook
     scripts = sorted(p.name for p in (ws.agent_dir / "scripts").iterdir())
     assert scripts == ["broken.sh"], scripts
     assert "broken.sh" in (ws.agent_dir / "profiles" / "p.yaml").read_text()
+
+
+ANSI_C_QUOTER = r"""
+#!/bin/bash
+cat >/dev/null
+printf 'running: curl -u desk:%q\n' "$API_TOKEN" >&2
+declare -p API_TOKEN >&2
+python3 -c 'import os, sys; print("header:", os.environb[b"API_TOKEN"], file=sys.stderr)'
+echo "{\"output\": \"ok ${API_TOKEN@Q}\"}" | sed 's/\\/\\\\/g'
+"""
+
+
+@pytest.mark.parametrize("secret", ["pässwörd-Zq9-\\-'x'", "tab\there-Zq9-\\-'x'"])
+def test_a_secret_quoted_with_escapes_for_bytes_is_redacted(rook_workspace, rook_cli, monkeypatch, secret):
+    """A secret with a character that is not printable ASCII (a letter with an
+    accent, in the C locale a CI job often runs in; a tab) is quoted by bash's
+    printf %q, declare -p and ${v@Q} as $'...' (octal escapes for its bytes,
+    \\t for a tab, \\' and \\\\), and by Python as bytes (b'...\\xc3\\xa4...'):
+    the record, the report and the terminal kept it so."""
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("quoter.sh", ANSI_C_QUOTER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/quoter.sh"}, "hook_env": {"LC_ALL": "C"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert "desk:$'[redacted:API_TOKEN]'" in stderr and "API_TOKEN=$'[redacted:API_TOKEN]'" in stderr, stderr
+    assert "header: b'[redacted:API_TOKEN]'" in stderr or 'header: b"[redacted:API_TOKEN]"' in stderr, stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "ok $'[redacted:API_TOKEN]'"
+    assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
