@@ -98,18 +98,19 @@ def _quoted(text: str) -> list[str]:
     shell += [printf_q, "\\" + printf_q] if text[:1] in ("~", "#") else [printf_q]
     shell.append("".join("\\" + c if c in '"\\$`' else c for c in text))
     doubled = [text.replace(q, q + q) for q in ("'", '"') if q in text]
-    as_bytes = []
+    written = []
     if not all(" " <= c <= "~" for c in text):  # a tab, a letter with an accent ...
         # bash's $'...' (printf %q, declare -p, ${v@Q}), its bytes in octal in the C locale
         shell += [_ansi_c(text, octal=True), _ansi_c(text, octal=False)]
+        written.append(_yaml_double(text))  # PyYAML's dump (allow_unicode off, its default)
         try:  # Python's bytes, b'...' (os.environb, a header as sent)
-            as_bytes = [repr(os.fsencode(text))[2:-1]]
+            written.append(repr(os.fsencode(text))[2:-1])
         except UnicodeEncodeError:
             pass
     return [
         *shell,
         *doubled,
-        *as_bytes,
+        *written,
         repr(text)[1:-1],
         ascii(text)[1:-1],
         xml,
@@ -136,6 +137,29 @@ def _ansi_c(text: str, octal: bool) -> str:
             except UnicodeEncodeError:
                 out.append(c)
     return "".join(out)
+
+
+def _yaml_double(text: str) -> str:
+    """``text`` in a YAML double-quoted string as PyYAML writes one that holds a
+    character that is not printable ASCII (its default, ``allow_unicode`` off):
+    ``\\"``, ``\\\\``, ``\\t`` ..., and ``\\xE9``, ``\\u20AC`` for the rest."""
+    out = []
+    for c in text:
+        if c in _YAML_ESCAPES:
+            out.append("\\" + _YAML_ESCAPES[c])
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            n = ord(c)
+            out.append(
+                f"\\x{n:02X}" if n <= 0xFF else f"\\u{n:04X}" if n <= 0xFFFF else f"\\U{n:08X}"
+            )
+    return "".join(out)
+
+
+_YAML_ESCAPES = dict(
+    zip('\0\a\b\t\n\v\f\r\x1b"\\\x85\xa0\u2028\u2029', '0abtnvfre"\\N_LP', strict=True)
+)
 
 
 _ANSI_C = {

@@ -2385,3 +2385,31 @@ def test_a_secret_quoted_with_escapes_for_bytes_is_redacted(rook_workspace, rook
     assert "header: b'[redacted:API_TOKEN]'" in stderr or 'header: b"[redacted:API_TOKEN]"' in stderr, stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == "ok $'[redacted:API_TOKEN]'"
     assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+
+
+YAML_DUMPER = r"""
+import json, os, sys
+import yaml
+sys.stdin.read()
+config = {"database": {"password": os.environ["API_TOKEN"]}}
+print("config:", yaml.dump(config), file=sys.stderr)  # PyYAML's default: allow_unicode off
+print(json.dumps({"output": "using " + yaml.safe_dump(config, default_flow_style=True)}))
+"""
+
+
+def test_a_secret_dumped_as_yaml_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """PyYAML writes a value with a character that is not printable ASCII in
+    double quotes, that character escaped ('p\\xE4ssw\\xF6rd', '\\"', '\\\\'): a
+    hook that logged its configuration so left the password in the record."""
+    monkeypatch.setenv("API_TOKEN", 'pässwörd-"Zq9"-\\x')
+    ws = rook_workspace
+    ws.script("dumper.py", YAML_DUMPER, executable=False)  # run by Rook's own Python, which has yaml
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/dumper.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "using"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    stderr = ws.record(r.report["run"]["id"], "s.1")["hooks"][-1]["stderr"]
+    assert 'password: "[redacted:API_TOKEN]"' in stderr, stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == 'using {database: {password: "[redacted:API_TOKEN]"}}\n'
+    assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
