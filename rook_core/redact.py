@@ -565,10 +565,10 @@ class Redactor:
         (:func:`_folded_spans`) in a text with a line break in it."""
         self._escaped: list[tuple[str, str]] = []
         self._escapes: list[tuple[str | re.Pattern[str], str]] | None = None
-        """Each of :attr:`_escaped`'s values as a JSON string may write any of its
-        characters, a letter too, a ``\\u`` escape (:func:`escaped_pattern`):
-        made when first needed, by a text holding such an escape of a letter, a
-        digit, ``-``, ``_`` or ``.``."""
+        """Each of :attr:`_escaped`'s values (those of one line) as a JSON string
+        may write any of its characters, a letter too, a ``\\u`` escape
+        (:func:`escaped_pattern`): made when first needed, by a text holding
+        such an escape of a letter, a digit, ``-``, ``_`` or ``.``."""
         self._styled: list[tuple[str, str]] = []
         """Each value of one line and :data:`STYLED_MIN` characters or more, as it
         is and escaped in a JSON string, by name: also looked for with a
@@ -596,7 +596,7 @@ class Redactor:
             self.too_short.append(name)
             return
         self._pairs += [(form, name) for form in encodings(value)]
-        if any(c in _UNRESERVED for c in value):  # a letter as a \u escape: made when needed
+        if not _LINE_END.search(value):  # a letter as a \u escape (a pattern made when needed)
             self._escaped.append((value, name))
             self._escapes = None
         for pattern in (percent_pattern(value), json_pattern(value), html_pattern(value)):
