@@ -3,7 +3,9 @@
 Nothing in it is needed: a missing, unreadable, corrupt or stale entry is
 ignored and rebuilt, and every entry carries the key it was built from, so a
 change to what it was built from is never served from the cache. It holds no
-secret (definitions hold ``env`` references, never their values).
+``env`` value (definitions hold ``env`` references, never their values), but
+it does hold the scenario and profile files' text as written, and the
+workspace's path: a value typed into a goal is copied here as it is.
 
 Where it lives, first that applies:
 
