@@ -82,19 +82,83 @@ class Source:
     fetched_url: str | None = None
 
     def program_name(self) -> str | None:
-        """For a command line: its program's name (``./bin/claude -p`` → ``claude``;
-        ``env KEY=... python3 a.py`` → ``python3``)."""
+        """For a command line: its program's name (``./bin/claude -p`` → ``claude``),
+        or, when the program is an interpreter or runner, the name of what it runs
+        (``env KEY=... python3 agent.py`` → ``agent``, ``python -m desk.server`` →
+        ``server``, ``uv run bot.py`` → ``bot``, ``npx @acme/desk`` → ``desk``): every
+        Python command would otherwise get the id ``python3``."""
         try:
             words = shlex.split(self.text)
         except ValueError:
             return None
-        for word in words:
-            if ASSIGNMENT.fullmatch(word) or word.startswith("-"):
-                continue
-            if PurePath(word).name == "env":
-                continue
-            return PurePath(word).stem or None
+        words = [w for w in words if not ASSIGNMENT.fullmatch(w) and PurePath(w).name != "env"]
+        while words and words[0].startswith("-"):
+            words = words[1:]
+        return _run_name(words)
+
+
+INTERPRETER = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun|tsx|ts-node|bash|sh|zsh|dash|ruby|perl|php)"
+    r"(\.exe)?",
+    re.I,
+)
+"""Programs whose first word that is no option is the script they run."""
+PACKAGE_RUNNERS = re.compile(r"(npx|bunx|uvx|pipx)(\.exe)?|pnpm dlx|pipx run|uv tool run", re.I)
+"""Programs whose first word that is no option is the package they run."""
+WRAPPERS = re.compile(r"(uv|poetry|pipenv|pdm|hatch|deno|bun|npm exec|yarn) run|npm exec", re.I)
+"""Programs that run the command after them (``uv run python bot.py``)."""
+VALUE_OPTIONS = {
+    "-W",
+    "-X",
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--env-file",
+    "--with",
+    "--python",
+    "-p",
+    "--project",
+    "--directory",
+    "--package",
+    "--from",
+}
+"""Options of those programs that take the next word as their value."""
+
+
+def _run_name(words: list[str]) -> str | None:
+    """The name of what ``words`` (a command line, from its program) runs."""
+    if not words:
         return None
+    program = PurePath(words[0]).name
+    two = f"{program} {words[1]}" if len(words) > 1 else program
+    if WRAPPERS.fullmatch(two) or PACKAGE_RUNNERS.fullmatch(two):
+        rest, runner = words[2:], PACKAGE_RUNNERS.fullmatch(two) is not None
+    elif INTERPRETER.fullmatch(program) or PACKAGE_RUNNERS.fullmatch(program):
+        rest, runner = words[1:], PACKAGE_RUNNERS.fullmatch(program) is not None
+    else:
+        return PurePath(words[0]).stem or None
+    i = 0
+    while i < len(rest) and rest[i].startswith("-") and rest[i] != "-":
+        option = rest[i].split("=")[0]
+        if option in ("-m", "--module") and i + 1 < len(rest):  # python -m desk.server
+            return rest[i + 1].rsplit(".", 1)[-1] or None
+        if (
+            option in ("-c", "-e", "-p", "--eval", "--print")
+            and not runner
+            and not (WRAPPERS.fullmatch(two) and option == "-p")
+        ):
+            return PurePath(words[0]).stem or None  # code given inline: no script to name
+        i += 2 if option in VALUE_OPTIONS and "=" not in rest[i] else 1
+    rest = rest[i:]
+    if not rest or rest[0] == "-":
+        return PurePath(words[0]).stem or None
+    if WRAPPERS.fullmatch(two) and not runner:
+        return _run_name(rest)  # uv run python bot.py: what python runs
+    if runner:  # a package: @scope/name@1.2 -> name
+        package = re.sub(r"(?<=.)@[^/]*$", "", rest[0]).rsplit("/", 1)[-1]
+        return _run_name(rest) if INTERPRETER.fullmatch(package) else package or None
+    return PurePath(rest[0]).stem or None
 
 
 class NeedsChoice(ConfigError):

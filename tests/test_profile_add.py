@@ -545,7 +545,7 @@ def test_command_line_secrets_move_to_env(rook_workspace, rook_cli):
     assert f"[arg {digest(arg_key)}] [env {digest(env_key)}]" in r.stdout
     assert env_key not in r.stdout + r.stderr and arg_key not in r.stdout + r.stderr
     assert_nowhere(ws, env_key, arg_key)
-    pid = Path(sys.executable).stem  # named after the program, not after the assignment
+    pid = agent.stem  # named after the script the program runs, not after the assignment
     script = (ws.agent_dir / "scripts" / f"{pid}-hook.py").read_text()
     assert "'env', 'MODE=fast'" in script and "'--token=' + os.environ['AGENT_API_TOKEN']" in script
 
@@ -2459,3 +2459,38 @@ def test_an_agent_that_is_not_running_is_told_to_be_started_not_fixed(rook_works
     assert "next: start the agent" in t.stdout, t.stdout
     f = rook_cli("profile", "fix", "down", "-w", str(ws.root))
     assert f.exit_code == 1 and "next: start the agent" in f.stdout, f.stdout + f.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "pid"),
+    [
+        ("python3 agent.py", "agent"),
+        ("python3 -u tools/order_desk.py --verbose", "order_desk"),
+        ("env OPENAI_API_KEY=sk-x python3 agent.py", "agent"),
+        ("python -m desk.server", "server"),
+        ("node dist/agent.js", "agent"),
+        ("bash ./run-agent.sh", "run-agent"),
+        ("uv run agent.py", "agent"),
+        ("uv run python bot.py", "bot"),
+        ("npx @acme/desk-agent --port 1", "desk-agent"),
+        ("npx tsx src/agent.ts", "agent"),
+        ("claude -p", "claude"),
+        ("./bin/claude -p", "claude"),
+        ("python3 -c 'print(1)'", "python3"),
+    ],
+)
+def test_with_no_name_a_command_running_a_script_names_the_profile_after_the_script(
+    rook_workspace, rook_cli, command, pid
+):
+    """`rook profile add --command 'python3 agent.py'` with no NAME: the profile is
+    the agent's, `agent`, not the interpreter's, `python3` (every Python command
+    would get the same id). A program run directly keeps its own name."""
+    from rook_core.authoring import Source
+
+    assert Source(kind="command", text=command).program_name() == pid
+    ws = rook_workspace
+    if command == "python3 agent.py":
+        (ws.root / "agent.py").write_text("print('hi')\n")
+        r = add(rook_cli, ws, "--command", command, "--no-test")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert (ws.agent_dir / "profiles" / "agent.yaml").is_file(), r.stdout
