@@ -222,16 +222,64 @@ def body_refs(c: Curl, value: str) -> str:
     return json.dumps(walk(parsed), ensure_ascii=False)
 
 
+def is_curl(word: str) -> bool:
+    """``curl``, a path to it, or Windows' ``curl.exe`` (PowerShell's ``curl`` is
+    another program: its docs write ``curl.exe``)."""
+    return re.fullmatch(r"(.*/)?curl(\.exe)?", word, re.I) is not None
+
+
+CMD_CONTINUED = re.compile(r"(^|\s)\^[ \t]*$", re.M)
+"""A line ending in cmd.exe's ``^``: the command goes on (Windows docs, a browser's
+'Copy as cURL (cmd)')."""
+PS_CONTINUED = re.compile(r"(^|\s)`[ \t]*$", re.M)
+"""A line ending in PowerShell's backtick: the command goes on."""
+
+
+def cmd_words(text: str) -> list[str]:
+    """The words cmd.exe and then curl.exe's C runtime make of ``text``: outside
+    double quotes ``^`` escapes the next character (a line end: the line goes on; a
+    browser's 'Copy as cURL (cmd)' writes every quote as ``^"``), inside them it is
+    as written; ``%NAME%`` is the environment variable NAME (``$NAME`` from here on).
+    Then only double quotes quote, and ``\\"`` is a quote character."""
+    out, quoted, i = [], False, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "^" and not quoted and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt == "\r" and text[i + 2 : i + 3] == "\n":
+                i += 1
+                nxt = "\n"
+            out.append(" " if nxt == "\n" else nxt)
+            i += 2
+            continue
+        if ch == '"':
+            quoted = not quoted
+        out.append(ch)
+        i += 1
+    joined = re.sub(r"%([A-Za-z_][A-Za-z0-9_]*)%", r"${\1}", "".join(out))
+    lex = shlex.shlex(joined.replace("\r", ""), posix=True)
+    lex.whitespace_split, lex.quotes, lex.commenters = True, '"', ""
+    return list(lex)
+
+
 def words(text: str) -> list[str]:
-    """The command's words: comments, prompts and line continuations removed."""
+    """The command's words: comments, prompts and line continuations removed (a
+    shell's ``\\``, cmd.exe's ``^``, PowerShell's backtick)."""
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
-    joined = re.sub(r"\\\r?\n", " ", "\n".join(lines)).strip()
-    joined = re.sub(r"^\$\s+", "", joined)
+    joined = "\n".join(lines)
     try:
-        parts = shlex.split(joined)
+        if CMD_CONTINUED.search(joined) or re.match(r'\s*curl(\.exe)?\s+\^"', joined, re.I):
+            parts = cmd_words(re.sub(r"^\s*(>|C:\\[^>]*>)\s*", "", joined.strip()))
+        else:
+            if PS_CONTINUED.search(joined):  # PowerShell: `$env:NAME` is $NAME
+                joined = re.sub(r"`[ \t]*\n", " ", joined)
+                joined = re.sub(r"\$env:([A-Za-z_][A-Za-z0-9_]*)", r"${\1}", joined, flags=re.I)
+            joined = re.sub(r"\\\r?\n", " ", joined).strip()
+            joined = re.sub(r"^(\$|PS [^>]*>)\s+", "", joined)
+            parts = shlex.split(joined)
     except ValueError as exc:
         raise ConfigError(f"the cURL command cannot be split like a shell would: {exc}") from None
-    start = next((i for i, w in enumerate(parts) if w == "curl" or w.endswith("/curl")), None)
+    start = next((i for i, w in enumerate(parts) if is_curl(w)), None)
     if start is None:
         raise ConfigError("not a cURL command: no word 'curl' in it")
     return parts[start + 1 :]
@@ -273,7 +321,7 @@ def parse_curl(text: str) -> Curl:
                     break
                 _flag(c, {"G": "--get", "k": "--insecure", "I": "--head"}.get(ch, f"-{ch}"))
                 j += 1
-        elif word == "curl" or word.endswith("/curl"):  # a second command (the words are
+        elif is_curl(word):  # a second command (the words are
             raise ConfigError(  # never shown: a secret may be among them)
                 "the text holds more than one cURL command; give the one that sends the "
                 "agent a message (a request that mints a token belongs in a prepare hook "
@@ -434,8 +482,14 @@ def _body(c: Curl) -> tuple[str, Any]:
         pass
     ctype = next((v for k, v in c.headers if k.lower() == "content-type"), "")
     if "json" in ctype.lower() or c.json:
+        joined = (  # -d '{"a": 1}' -d '{"b": 2}': curl sends {"a": 1}&{"b": 2}
+            f" (curl joins its {len(c.data)} -d/--data/--json pieces with &: give the body once)"
+            if len(c.data) > 1
+            else ""
+        )
         raise ConfigError(  # the body is not shown: it may hold a secret not yet recognised
             "the cURL body is declared as JSON (Content-Type or --json) but is not valid JSON"
+            + joined
         )
     if FORM_PAIRS.fullmatch(raw):
         return "form", fields_of(parse_qsl(raw, keep_blank_values=True))
@@ -588,6 +642,14 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         headers["Authorization"] = f"Bearer {c.bearer}"
     headers = move_header_secrets(headers, secrets, where)
     kind, body = _body(c)
+    if kind == "json" and isinstance(body, str):  # --json '"hello"': curl sends the quotes
+        raise ConfigError(  # the body is not shown: it may hold a secret
+            "the cURL body is a JSON string, not an object or a list: an http: entry sends "
+            "a string body as text, so the agent would get the goal without the quotes "
+            "curl sends, as text/plain; if the agent takes an object, send one (-d "
+            '\'{"message": "..."}\'), else reach it with a hook script (--command, or '
+            "--notes with an author agent). Nothing written"
+        )
     entry: dict[str, Any] = {"url": url}
     method = c.method or ("GET" if c.get or kind == "none" else "POST")
     if c.get and kind == "encoded":
@@ -692,8 +754,8 @@ class CurlAuthor(HttpAuthor):
             words(source.text)
         except ConfigError:
             return 0.0
-        first = re.sub(r"^\s*(#[^\n]*\n\s*)*(\$\s+)?", "", source.text)
-        return 1.0 if re.match(r"(\S*/)?curl\s", first) else 0.0
+        first = re.sub(r"^\s*(#[^\n]*\n\s*)*(\$\s+|PS [^>\n]*>\s*)?", "", source.text)
+        return 1.0 if re.match(r"(\S*/)?curl(\.exe)?\s", first, re.I) else 0.0
 
     def suggest_name(self, source: Source) -> str | None:
         try:

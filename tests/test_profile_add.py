@@ -941,6 +941,19 @@ def test_a_bare_profile_add_at_a_terminal_asks_for_the_source(rook_workspace, au
     assert code == 2 and "give a source" in err, out + err
 
 
+def test_a_curl_command_pasted_at_the_terminal_with_carets_is_read_whole(
+    rook_workspace, authoring_server
+):
+    """A command copied from Windows docs ends its lines in ^: the question took the
+    first line alone ('curl ^'), and no URL."""
+    ws = rook_workspace
+    curl = f"curl ^\n  {authoring_server.url}/form ^\n  --data-urlencode \"message=hello desk\"\n"
+    code, out, err = _at_a_terminal(ws, "1\n" + curl, "win", "--no-test")
+    assert code == 0, out + err
+    http = profile(ws, "win")["hooks"]["execute"]["http"]
+    assert http["form"] == {"message": "{{goal}}"} and http["url"] == f"{authoring_server.url}/form"
+
+
 EXECUTABLES = {
     # a hook script that puts its answer under reply: mapped
     "desk.sh": (
@@ -2494,3 +2507,68 @@ def test_with_no_name_a_command_running_a_script_names_the_profile_after_the_scr
         r = add(rook_cli, ws, "--command", command, "--no-test")
         assert r.exit_code == 0, r.stdout + r.stderr
         assert (ws.agent_dir / "profiles" / "agent.yaml").is_file(), r.stdout
+
+
+@pytest.mark.parametrize(
+    "body", ["--json '\"Where is ORD-1?\"'", "-H 'Content-Type: application/json' -d '\"hi there\"'"]
+)
+def test_a_curl_body_that_is_a_bare_json_string_is_refused_not_sent_as_text(
+    rook_workspace, rook_cli, authoring_server, body
+):
+    """`curl --json '"hello"'` sends the JSON document "hello" (quotes and all, as
+    application/json). The profile was `body: '{{goal}}'`, which an http: entry sends
+    as text: the agent got `hello` as text/plain, a different request, and the test
+    said ok. No http: entry sends a JSON string, so the command is refused, naming why."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "str", input=f"curl {authoring_server.url}/echo {body}")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "the cURL body is a JSON string, not an object or a list" in r.stderr
+    assert "an http: entry sends a string body as text" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "str.yaml").exists()
+    assert authoring_server.seen("POST", "/echo") == []
+
+
+@pytest.mark.parametrize("cont", [" ^\r\n", " ^\n", " `\n"])
+def test_a_curl_command_with_windows_line_continuations_is_read_whole(
+    rook_workspace, rook_cli, authoring_server, cont
+):
+    """API docs show cmd.exe's `^` (and PowerShell's backtick) at line ends. With the
+    URL on a later line, the `^` was taken for the URL ("the cURL URL '^': must be an
+    http:// or https:// URL"), and `curl.exe` was no cURL command at all."""
+    ws = rook_workspace
+    program = "curl.exe" if "`" in cont else "curl"
+    text = cont.join(
+        [
+            program,
+            "  -X POST",
+            f"  {authoring_server.url}/echo",
+            '  -H "Content-Type: application/json"',
+            '  -d "{\\"message\\": \\"Where is ORD-1?\\"}"',
+        ]
+    )
+    r = add(rook_cli, ws, "win", input=text + cont.rstrip(" ^`\r\n") + "\r\n")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "win")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{authoring_server.url}/echo"
+    assert http["body"] == {"message": "{{goal}}"}
+    sent = authoring_server.seen("POST", "/echo")[-1]
+    assert sent["json"] == {"message": "Say hello in one short sentence."}
+
+
+def test_a_curl_command_copied_from_a_browser_for_cmd_is_read(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A browser's 'Copy as cURL (cmd)' escapes every quote and brace with `^`."""
+    ws = rook_workspace
+    text = (
+        f'curl ^"{authoring_server.url}/echo^" ^\r\n'
+        '  -H ^"accept: */*^" ^\r\n'
+        '  -H ^"content-type: application/json^" ^\r\n'
+        '  --data-raw ^"^{^\\^"message^\\^":^\\^"Where is ORD-1?^\\^"^}^"\r\n'
+    )
+    r = add(rook_cli, ws, "cmd", input=text)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "cmd")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{authoring_server.url}/echo"
+    assert http["body"] == {"message": "{{goal}}"}
+    assert http["headers"] == {"accept": "*/*"}

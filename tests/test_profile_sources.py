@@ -45,6 +45,16 @@ from rook_core.redact import Redactor
             {"headers": [("Cookie", "sid=abc"), ("User-Agent", "ua")]},
         ),
         ("/usr/bin/curl --compressed https://h", {"url": "https://h"}),
+        # Windows: cmd.exe's ^ and %NAME%, PowerShell's backtick and $env:NAME
+        (
+            'curl ^\r\n  https://h ^\r\n  -H "X-Key: %ACME_KEY%"',
+            {"url": "https://h", "variables": {"ACME_KEY": "the X-Key header"}},
+        ),
+        (
+            "PS C:\\> curl.exe `\n  https://h `\n  -H \"X-Key: $env:ACME_KEY\"",
+            {"url": "https://h", "variables": {"ACME_KEY": "the X-Key header"}},
+        ),
+        ('curl https://h -d \'{"q": "^"}\'', {"data": ['{"q": "^"}']}),
     ],
 )
 def test_parse_curl(text, expect):
@@ -320,3 +330,14 @@ def test_written_files_keep_their_mode_and_are_not_rewritten(tmp_path):
     assert script.stat().st_ino == inode  # the same file, untouched
     assert write_files(agent, {"scripts/desk.sh": "new\n"}, secrets) == [script.resolve()]
     assert script.read_text() == "new\n" and script.stat().st_mode & 0o777 == 0o750
+
+
+def test_two_json_bodies_are_named_as_joined(tmp_path):
+    """`-d '{...}' -d '{...}'`: curl joins them with &, no JSON; the refusal said only
+    'not valid JSON', which each piece the user wrote is."""
+    from rook_plugins.author_curl import _body
+
+    c = parse_curl("curl https://h --json '{\"a\": 1}' -d '{\"message\": \"hi\"}'")
+    with pytest.raises(ConfigError, match="curl joins its 2 -d/--data/--json pieces with &"):
+        _body(c)
+

@@ -191,7 +191,8 @@ def ask_source() -> tuple[str, str] | None:
         pick = click.prompt("choose", type=click.IntRange(1, len(ASKED)), default=1, err=True)
         kind, _, what = ASKED[pick - 1]
         lines = [click.prompt(what, err=True)]
-        while kind == "curl" and lines[-1].rstrip().endswith("\\"):  # pasted over lines
+        # pasted over lines: a shell's \, cmd.exe's ^, PowerShell's backtick go on
+        while kind == "curl" and lines[-1].rstrip().endswith(("\\", " ^", " `")):
             lines.append(
                 click.prompt(">", default="", show_default=False, prompt_suffix=" ", err=True)
             )
