@@ -29,6 +29,7 @@ from .author_shapes import (
     find_calls,
     find_conversation,
     find_streamed_answer,
+    find_streamed_usage,
     find_usage,
     jmes,
     openai_tool_calls,
@@ -274,9 +275,10 @@ def _add_extras(http: dict[str, Any], doc: Any, new: Draft) -> None:
             new.state["conversation_added"] = field
             new.changes.append(f"the response carries a conversation id: {shown}")
     if "usage" not in extract:
-        usage = find_usage(doc)
-        if usage:
-            extract["usage"] = {k: jmes(p) for k, p in usage.items()}
+        streamed = find_streamed_usage(doc)  # an event stream: each count's last event
+        usage = find_usage(doc) if streamed is None else None
+        if streamed or usage:
+            extract["usage"] = streamed or {k: jmes(p) for k, p in (usage or {}).items()}
             new.changes.append(
                 f"the response reports token usage: extract.usage = {extract['usage']}"
             )

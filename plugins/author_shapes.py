@@ -206,6 +206,30 @@ def find_usage(doc: Any) -> dict[str, Path] | None:
     return None
 
 
+def find_streamed_usage(doc: Any) -> dict[str, str] | None:
+    """For an event stream (what the HTTP transport makes ``{"events": [...], "text":
+    ...}`` of): JMESPaths of the input and output token counts, each from the **last**
+    event that carries it. Anthropic's ``message_start`` holds a placeholder output
+    count (1) and ``message_delta``, last, the answer's; :func:`find_usage` would read
+    the first (and looks at ten events only). Every event is looked at."""
+    if not (isinstance(doc, dict) and set(doc) == {"events", "text"}):
+        return None
+    events = doc["events"] if isinstance(doc["events"], list) else []
+    found: dict[str, Path] = {}
+    bare = {"in", "out", "input", "output"}
+    for event in events:
+        for path, value in walk(event) if isinstance(event, dict) else ():
+            if not isinstance(value, dict) or any(isinstance(p, int) for p in path):
+                continue
+            for kind, names in (("input", USAGE_IN), ("output", USAGE_OUT)):
+                key = _count_key(value, names)
+                if key is not None and (path or norm(key) not in bare):
+                    found[kind] = (*path, key)
+    if set(found) != {"input", "output"}:
+        return None
+    return {kind: f"events[].{jmes(path)} | [-1]" for kind, path in found.items()}
+
+
 def find_calls(doc: Any) -> str | None:
     """A JMESPath turning the response's tool calls into ``[{name, arguments}]``."""
     for path, value in walk(doc):

@@ -303,3 +303,38 @@ def test_a_json_text_body_refused_for_its_content_type_is_sent_as_json(
     assert "answer: json reply to: hi" in out
     fixed = profile(ws, "jt")["hooks"]["execute"]["http"]
     assert fixed["body"] == {"message": "hi"} and fixed["headers"] == {"Content-Type": "application/json"}
+
+
+def test_token_usage_of_an_anthropic_stream_is_the_final_count_not_the_first_events(
+    rook_workspace, rook_cli, authoring_server
+):
+    """Anthropic's stream sends usage twice: message_start's (output_tokens 1, a
+    placeholder) and message_delta's, the count for the whole answer, last. The
+    profile read events[0].message.usage.output_tokens: every answer cost 1 output
+    token, so a max_tokens criterion passed whatever the agent wrote."""
+    ws = rook_workspace
+    words = [f" word{i}" for i in range(30)]  # more events than the first ten
+    authoring_server.streams["usage"] = _events(
+        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant",
+         "usage": {"input_tokens": 25, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}}
+          for w in words),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 31}},
+        {"type": "message_stop"},
+    )
+    curl = (
+        f"curl -N {authoring_server.url}/stream/usage -H 'anthropic-version: 2023-06-01' "
+        """--json '{"model": "claude", "max_tokens": 256, "stream": true, """
+        """"messages": [{"role": "user", "content": "hi"}]}'"""
+    )
+    r = add(rook_cli, ws, "claude", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    extract = profile(ws, "claude")["hooks"]["execute"]["http"]["extract"]
+    assert extract["output"] == "join('', events[].delta.text)"
+    ws.scenario({"id": "s", "goal": "hello", "criteria": [{"max_tokens": {"output": 10}}]})
+    run = rook_cli("run", "--json")
+    (turn,) = run.report["scenarios"][0]["turns"]
+    assert turn["usage"] == {"input": 25, "output": 31}, turn
+    assert run.statuses() == {"s": "failed"}, run.stdout
