@@ -2572,3 +2572,24 @@ def test_a_curl_command_copied_from_a_browser_for_cmd_is_read(
     assert http["url"] == f"{authoring_server.url}/echo"
     assert http["body"] == {"message": "{{goal}}"}
     assert http["headers"] == {"accept": "*/*"}
+
+
+def test_a_url_given_where_the_name_goes_is_read_as_the_source(
+    rook_workspace, rook_cli, authoring_server
+):
+    """`rook profile add http://host/chat`, the URL typed as NAME with no source:
+    it said 'give a source: --from FILE|URL ...' with no word of the URL typed. A
+    NAME that is a URL, with no source beside it, is read as `--from URL`."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, f"{authoring_server.url}/jsononly")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"note: {authoring_server.url}/jsononly is a URL, not a name: read as --from" in (
+        r.stderr
+    )
+    (written,) = (ws.agent_dir / "profiles").glob("*.yaml")
+    http = profile(ws, written.stem)["hooks"]["execute"]["http"]
+    assert http["url"] == f"{authoring_server.url}/jsononly"
+    assert http["body"] == {"message": "{{goal}}"}
+    # beside a source, a NAME is a name, whatever it looks like
+    r = add(rook_cli, ws, "https://x.example/a", "--command", "printf hi", "--no-test")
+    assert r.exit_code == 0 and "is a URL, not a name" not in r.stderr, r.stdout + r.stderr

@@ -338,6 +338,19 @@ def add_command(
     for flag, param in (("--goal", "goal"), ("--attempts", "attempts")):
         if no_test and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE:
             raise ConfigError(f"{flag}: only for the test, which --no-test leaves out")
+    if (
+        name is not None
+        and name.strip().lower().startswith(("http://", "https://"))
+        and from_ is command is ruhroh is notes is None
+    ):  # `rook profile add https://host/chat`: the URL typed where the name goes
+        from ..urlcheck import shown
+
+        from_, name = name.strip(), None
+        click.echo(
+            f"note: {shown(from_)} is a URL, not a name: read as --from {shown(from_)} "
+            "(the profile is named after it; give a NAME before --from to choose)",
+            err=True,
+        )
     s = Session(workspace, project, agent)
     refuse_unrunnable_author(author_cmd, s.agent.workspace)
     try:
