@@ -310,6 +310,48 @@ def _echo_is_no_answer(http: dict[str, Any], doc: Any, obs: Observation, new: Dr
         )
 
 
+SIMPLE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _answer_inside(http: dict[str, Any], doc: dict[str, Any], obs: Observation, new: Draft) -> None:
+    """The field taken as the answer (``extract.output``, else ``output``) holds a list
+    of typed blocks, not text (OpenAI's Responses API: ``output: [{"type": "message",
+    "content": [{"type": "output_text", "text": ...}]}]``): the answer was that JSON as
+    text. When a string inside it looks like the answer, extract that one."""
+    import jmespath
+
+    current = (http.get("extract") or {}).get("output") or "output"
+    if not SIMPLE_PATH.fullmatch(current):
+        return
+    value = jmespath.search(current, doc)
+    if not isinstance(value, list):  # an object may be an answer for json: criteria
+        return
+    path = find_answer(value, obs.goal)
+    if not path or not _typed_blocks(value, path):
+        return
+    inside = jmes(path)
+    found = current + ("" if inside.startswith("[") else ".") + inside
+    http.setdefault("extract", {})["output"] = found
+    new.changes.append(
+        f"{current} holds a list, not the answer's text: the answer is under {found}, "
+        "extract.output set"
+    )
+
+
+def _typed_blocks(value: Any, path: tuple[Any, ...]) -> bool:
+    """Whether ``path`` in ``value`` runs through list items that say their ``type``
+    (``{"type": "message"}``, ``{"type": "output_text"}``): a model API's content
+    blocks, never an answer of the agent's own that is a list of records."""
+    for part in path:
+        if isinstance(part, int) and isinstance(value, list):
+            value = value[part]
+            if not (isinstance(value, dict) and isinstance(value.get("type"), str)):
+                return False
+        elif isinstance(value, dict):
+            value = value.get(part)
+    return True
+
+
 def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool) -> Draft | None:
     """The corrected draft for what ``obs`` shows, or ``None`` when there is nothing
     this author can correct."""
@@ -324,6 +366,7 @@ def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool
     if obs.ok:
         if isinstance(doc, dict):
             _echo_is_no_answer(http, doc, obs, new)
+            _answer_inside(http, doc, obs, new)
             _add_extras(http, doc, new)
     elif (
         "extract.conversation" in diagnosis

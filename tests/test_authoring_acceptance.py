@@ -338,3 +338,32 @@ def test_token_usage_of_an_anthropic_stream_is_the_final_count_not_the_first_eve
     (turn,) = run.report["scenarios"][0]["turns"]
     assert turn["usage"] == {"input": 25, "output": 31}, turn
     assert run.statuses() == {"s": "failed"}, run.stdout
+
+
+def test_an_output_field_holding_a_list_is_looked_into_for_the_answer(
+    rook_workspace, rook_cli, authoring_server
+):
+    """OpenAI's Responses API answers `{"output": [{"type": "message", "content":
+    [{"type": "output_text", "text": ...}]}]}`: `output` is there, so the test said ok,
+    and the answer was that list as JSON text. The answer is the text inside it."""
+    from urllib.parse import urlencode
+
+    ws = rook_workspace
+    reply = {
+        "id": "resp_1", "object": "response", "status": "completed",
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "content": [
+            {"type": "output_text", "text": "Once upon a time, a unicorn slept.", "annotations": []}
+        ]}],
+        "usage": {"input_tokens": 36, "output_tokens": 87, "total_tokens": 123},
+    }
+    query = urlencode({"type": "application/json", "text": json.dumps(reply)})
+    curl = (
+        f"curl '{authoring_server.url}/charset?{query}' -H 'Content-Type: application/json' "
+        """-d '{"model": "gpt-4.1", "input": "Tell me a bedtime story."}'"""
+    )
+    r = add(rook_cli, ws, "responses", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: Once upon a time, a unicorn slept." in r.stdout, r.stdout
+    extract = profile(ws, "responses")["hooks"]["execute"]["http"]["extract"]
+    assert extract["output"] == "output[0].content[0].text"
+    assert "changed: output holds a list, not the answer's text: the answer is under " in r.stdout
