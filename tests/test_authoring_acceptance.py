@@ -367,3 +367,31 @@ def test_an_output_field_holding_a_list_is_looked_into_for_the_answer(
     extract = profile(ws, "responses")["hooks"]["execute"]["http"]["extract"]
     assert extract["output"] == "output[0].content[0].text"
     assert "changed: output holds a list, not the answer's text: the answer is under " in r.stdout
+
+
+@pytest.mark.parametrize("ctype", ["application/x-ndjson", "application/jsonl"])
+def test_a_response_streamed_as_json_lines_is_assembled_like_an_event_stream(
+    rook_workspace, rook_cli, authoring_server, ctype
+):
+    """Ollama's /api/generate (and /api/chat) stream by default: one JSON object a
+    line, `application/x-ndjson`. The test failed ('labelled application/x-ndjson but
+    is not JSON (Extra data ...)') and no correction followed: the curl command from
+    Ollama's docs made a profile that never worked."""
+    from urllib.parse import urlencode
+
+    ws = rook_workspace
+    lines = [
+        {"model": "llama3.2", "response": piece, "done": False}
+        for piece in ["The", " sky", " is", " blue."]
+    ] + [{"model": "llama3.2", "response": "", "done": True, "eval_count": 12}]
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    query = urlencode({"type": ctype, "text": text})
+    curl = (
+        f"curl '{authoring_server.url}/charset?{query}' "
+        """-d '{"model": "llama3.2", "prompt": "Why is the sky blue?"}'"""
+    )
+    r = add(rook_cli, ws, "ollama", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: The sky is blue." in r.stdout, r.stdout
+    http = profile(ws, "ollama")["hooks"]["execute"]["http"]
+    assert http["extract"]["output"] == "join('', events[].response)"

@@ -46,13 +46,28 @@ class ResponseFunctions(functions.Functions):
         return self.headers.get(name)
 
 
+JSON_LINES = (
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/x-jsonlines",
+    "application/jsonlines",
+    "application/json-lines",
+)
+"""Content types of a stream of JSON values, one a line (Ollama's default answer)."""
+
+
 def document(reply: Reply) -> Any:
-    """The response as JSON when it is JSON, else its text (``None`` when empty)."""
+    """The response as JSON when it is JSON, else its text (``None`` when empty); a
+    stream of JSON lines (``application/x-ndjson``) is assembled like an event stream,
+    each line an event. Raises :class:`StreamError` as :func:`assemble` does."""
     if reply.events is not None:
         return assemble(reply.events)
     text = _text(reply)
     if not text.strip():
         return None
+    if reply.content_type in JSON_LINES:
+        return assemble([("", line) for line in text.splitlines() if line.strip()])
     if "json" in reply.content_type or text.lstrip()[:1] in ("{", "["):
         try:
             return hookio.loads(text)
