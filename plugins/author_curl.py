@@ -19,7 +19,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
-from rook_core.credentials import secret_value
+from rook_core.credentials import secret_name, secret_value
 from rook_core.errors import ConfigError
 from rook_core.models import DEFAULT_TIMEOUTS, ROOK_VARIABLES
 from rook_core.plain import plain
@@ -33,6 +33,8 @@ from .author_http import (
     GOAL_WRITTEN,
     PLACEHOLDER_ENV,
     HttpAuthor,
+    _chat_message,
+    _named,
     basic_header,
     declare_references,
     move_header_secrets,
@@ -582,6 +584,52 @@ def written_once(entry: dict[str, Any], secrets: Any) -> None:
         )
 
 
+MARK = "\x00"
+
+
+def goal_for_variable(body: Any, c: Curl) -> tuple[Any, str, str] | None:
+    """Where the message goes (the last user message of a chat, a field named
+    ``prompt``, ``message`` ...), a value that is a ``$NAME`` of the command and no
+    more (``"prompt": "'"$PROMPT"'"``, ``-d message=$MESSAGE``), ``NAME`` not named
+    like a credential: docs' scripts put the message in a variable. Returns the body
+    with ``{{goal}}`` there, the variable and where; ``None`` when there is none."""
+    if not isinstance(body, (dict, list)):
+        return None
+
+    def mark(item: Any) -> Any:  # each such reference as a sample text finders take
+        if isinstance(item, dict):
+            return {k: mark(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [mark(v) for v in item]
+        m = (
+            re.fullmatch(r"\{\{env\.([A-Za-z_][A-Za-z0-9_]*)\}\}", item)
+            if isinstance(item, str)
+            else None
+        )
+        if m and m.group(1) in c.variables and not secret_name(m.group(1)):
+            return MARK + m.group(1)
+        return item
+
+    doc = mark(body)
+    spot = (_chat_message(doc) if isinstance(doc, dict) else None) or _named(doc, ())
+    if spot is None or not str(spot[0][spot[1]]).startswith(MARK):
+        return None
+    parent, key, shown = spot
+    name = parent[key][1:]
+    parent[key] = GOAL
+
+    def unmark(item: Any) -> Any:
+        if isinstance(item, dict):
+            return {k: unmark(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [unmark(v) for v in item]
+        if isinstance(item, str) and item.startswith(MARK):
+            return f"{{{{env.{item[1:]}}}}}"
+        return item
+
+    return unmark(doc), name, shown
+
+
 def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[str]]:
     """The ``http:`` entry for a parsed cURL command, and notes for the user."""
     notes: list[str] = []
@@ -606,6 +654,12 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     secrets = request.secrets
     url = move_path_secrets(url, secrets)
     where = where_of(url)
+    kind, body = _body(c)
+    said = goal_for_variable(body, c) if kind in ("json", "form") else None
+    if said is not None:  # the message's variable: the goal goes there, no env needed
+        written = [c.url, *(v for _, v in c.headers), *c.data, *c.urlencode]
+        if sum(w.count(f"{{{{env.{said[1]}}}}}") for w in written) == 1:
+            del c.variables[said[1]]
     for var, place in c.variables.items():  # declared first: a moved secret never takes the name
         if var not in ROOK_VARIABLES:
             secrets.add("", f"${var} in your cURL command, {place} of {where}", variable=var)
@@ -641,7 +695,8 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     if c.bearer:
         headers["Authorization"] = f"Bearer {c.bearer}"
     headers = move_header_secrets(headers, secrets, where)
-    kind, body = _body(c)
+    if said is not None:
+        body = said[0]
     if kind == "json" and isinstance(body, str):  # --json '"hello"': curl sends the quotes
         raise ConfigError(  # the body is not shown: it may hold a secret
             "the cURL body is a JSON string, not an object or a list: an http: entry sends "
@@ -702,11 +757,15 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         from rook_core.authoring import CannotAuthor
 
         raise CannotAuthor("the cURL command sends no message Rook could replace with the goal")
-    notes.append(
-        f"the goal goes {placed}"
-        if given
-        else f"the goal goes where your sample message was: {placed}"
-    )
+    if said is not None:
+        part = f"body ({said[2]})" if kind != "form" else f"form field {said[2]}"
+        notes.append(f"the goal goes where your command has ${said[1]}: {part}")
+    else:
+        notes.append(
+            f"the goal goes {placed}"
+            if given
+            else f"the goal goes where your sample message was: {placed}"
+        )
 
     def plain_type(k: str, v: str) -> bool:  # what httpx sets by itself
         own = {"json": "application/json", "form": "application/x-www-form-urlencoded"}

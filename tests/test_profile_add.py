@@ -2593,3 +2593,35 @@ def test_a_url_given_where_the_name_goes_is_read_as_the_source(
     # beside a source, a NAME is a name, whatever it looks like
     r = add(rook_cli, ws, "https://x.example/a", "--command", "printf hi", "--no-test")
     assert r.exit_code == 0 and "is a URL, not a name" not in r.stderr, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ("""-H 'Content-Type: application/json' -d '{"model": "m", "prompt": "'"$PROMPT"'"}'""", "prompt"),
+        ("""--json '{"model": "m", "messages": [{"role": "user", "content": "$QUESTION"}]}'""", None),
+        ('-d "message=$MESSAGE" -d "user=bob"', "message"),
+    ],
+)
+def test_a_shell_variable_where_the_message_goes_takes_the_goal(
+    rook_workspace, rook_cli, authoring_server, data, field
+):
+    """Docs' scripts put the message in a variable (`"prompt": "'"$PROMPT"'"`). It was
+    declared as an env secret that every run needed, and the goal went into `model`:
+    each test sent the goal as the model's name and the variable as the prompt."""
+    ws = rook_workspace
+    curl = f"curl {authoring_server.url}/echo {data}"
+    env = {"PROMPT": "Hi there", "QUESTION": "Hi there", "MESSAGE": "Hi there"}
+    r = add(rook_cli, ws, "shell", input=curl, env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(ws, "shell")
+    http = data["hooks"]["execute"]["http"]
+    assert "env" not in data, data
+    if field is None:
+        assert http["body"]["messages"][0]["content"] == "{{goal}}"
+        assert http["body"]["model"] == "m"
+    else:
+        sent = http.get("form") or http["body"]
+        assert sent[field] == "{{goal}}", http
+        assert sent.get("model", "m") == "m" and sent.get("user", "bob") == "bob"
+    assert "the goal goes where your command has $" in r.stdout, r.stdout
