@@ -316,24 +316,31 @@ SIMPLE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\]|\.[A-Za-z_][A-Za-z0-9_
 def _answer_inside(http: dict[str, Any], doc: dict[str, Any], obs: Observation, new: Draft) -> None:
     """The field taken as the answer (``extract.output``, else ``output``) holds a list
     of typed blocks, not text (OpenAI's Responses API: ``output: [{"type": "message",
-    "content": [{"type": "output_text", "text": ...}]}]``): the answer was that JSON as
-    text. When a string inside it looks like the answer, extract that one."""
+    "content": [{"type": "output_text", "text": ...}]}]``), or a typed message
+    (LangServe's ``output: {"content": ..., "type": "ai"}``): the answer was that JSON
+    as text. When a string inside it looks like the answer, extract that one."""
     import jmespath
 
     current = (http.get("extract") or {}).get("output") or "output"
     if not SIMPLE_PATH.fullmatch(current):
         return
     value = jmespath.search(current, doc)
-    if not isinstance(value, list):  # an object may be an answer for json: criteria
+    if isinstance(value, dict):  # a typed message (LangServe's {"content", "type": "ai"})
+        typed = isinstance(value.get("type"), str) and isinstance(value.get("content"), str)
+        path = ("content",) if typed and value["content"].strip() else None
+    elif isinstance(value, list):  # typed blocks (the Responses API's output)
+        path = find_answer(value, obs.goal)
+        path = path if path and _typed_blocks(value, path) else None
+    else:
         return
-    path = find_answer(value, obs.goal)
-    if not path or not _typed_blocks(value, path):
+    if not path:  # any other object may be an answer for json: criteria
         return
     inside = jmes(path)
     found = current + ("" if inside.startswith("[") else ".") + inside
     http.setdefault("extract", {})["output"] = found
+    kind = "a list" if isinstance(value, list) else "an object"
     new.changes.append(
-        f"{current} holds a list, not the answer's text: the answer is under {found}, "
+        f"{current} holds {kind}, not the answer's text: the answer is under {found}, "
         "extract.output set"
     )
 

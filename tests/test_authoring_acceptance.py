@@ -395,3 +395,27 @@ def test_a_response_streamed_as_json_lines_is_assembled_like_an_event_stream(
     assert "answer: The sky is blue." in r.stdout, r.stdout
     http = profile(ws, "ollama")["hooks"]["execute"]["http"]
     assert http["extract"]["output"] == "join('', events[].response)"
+
+
+def test_an_output_field_holding_a_typed_message_object_is_looked_into(
+    rook_workspace, rook_cli, authoring_server
+):
+    """LangServe's /invoke answers `{"output": {"content": ..., "type": "ai", ...}}`
+    for a chat model's chain: the answer was that object as JSON text."""
+    from urllib.parse import urlencode
+
+    ws = rook_workspace
+    reply = {
+        "output": {"content": "Why did the cat sit on the keyboard?", "additional_kwargs": {},
+                   "type": "ai", "name": None, "id": "run-1", "example": False},
+        "metadata": {"run_id": "0b9e4c4e-1a7e-4d3c-9f3e-1b2c3d4e5f60", "feedback_tokens": []},
+    }
+    query = urlencode({"type": "application/json", "text": json.dumps(reply)})
+    curl = (
+        f"curl -X POST '{authoring_server.url}/charset?{query}' -H 'Content-Type: application/json' "
+        """-d '{"input": {"topic": "cats"}}'"""
+    )
+    r = add(rook_cli, ws, "chain", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: Why did the cat sit on the keyboard?" in r.stdout, r.stdout
+    assert profile(ws, "chain")["hooks"]["execute"]["http"]["extract"]["output"] == "output.content"
