@@ -241,7 +241,8 @@ _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{
 def basic_forms(value: str) -> list[str]:
     """What a ``Basic`` credential stands for, when ``value`` is one: the base64
     of ``user:password`` (``rook profile add`` moves a URL's password to ``env``
-    so). Its decoded text and the password alone, each of at least
+    so). Its decoded text and the password alone (the user alone when there is no
+    password: ``KEY:``, the key given as the user), each of at least
     :data:`MIN_LENGTH` characters: an agent that decodes it (to log in, or
     to say whose login failed) prints them. Nothing for any other value."""
     import base64
@@ -257,7 +258,8 @@ def basic_forms(value: str) -> list[str]:
     user, colon, password = decoded.partition(":")
     if not colon or not user or not decoded.isprintable():
         return []
-    return [d for d in (decoded, password) if len(d) >= MIN_LENGTH]
+    # no password: the user is the key (Stripe's `curl -u sk_test_...:`), secret alone too
+    return [d for d in (decoded, password or user) if len(d) >= MIN_LENGTH]
 
 
 def decoded_text(value: str) -> list[str]:

@@ -341,3 +341,15 @@ def test_two_json_bodies_are_named_as_joined(tmp_path):
     with pytest.raises(ConfigError, match="curl joins its 2 -d/--data/--json pieces with &"):
         _body(c)
 
+
+
+def test_a_key_given_as_the_basic_user_is_a_secret_alone():
+    """`curl -u sk_test_...:` (Stripe): the key is the user and there is no password;
+    only 'KEY:' was hidden from what profile add shows."""
+    from rook_plugins.author_http import basic_header
+
+    red = Redactor()
+    secrets = Secrets(env_prefix("desk"), red)
+    key = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+    assert basic_header(key, "", secrets, "https://h/x") == "Basic {{env.DESK_BASIC_AUTH}}"
+    assert key not in red.text(f"the key {key} was refused")

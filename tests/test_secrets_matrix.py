@@ -2413,3 +2413,23 @@ def test_a_secret_dumped_as_yaml_is_redacted(rook_workspace, rook_cli, monkeypat
     assert 'password: "[redacted:API_TOKEN]"' in stderr, stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == 'using {database: {password: "[redacted:API_TOKEN]"}}\n'
     assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+def test_a_basic_credential_whose_user_is_the_key_is_redacted_alone_too(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Stripe's docs authenticate with `curl ... -u sk_test_...:` (the key as the user,
+    no password). rook profile add moves it to a Basic credential in env, whose
+    redaction covered 'KEY:' and the (empty) password: an agent that echoed the key
+    alone showed it in the clear, in the run's record and report."""
+    import base64
+
+    key = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+    monkeypatch.setenv("DESK_BASIC_AUTH", base64.b64encode(f"{key}:".encode()).decode())
+    ws = rook_workspace
+    ws.script("basic.sh", BASIC_DECODER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/basic.sh"},
+                "env": [{"variable": "DESK_BASIC_AUTH", "purpose": "base64 of user:password"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "sent"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    text = r.stdout + r.stderr + ws.all_run_text(r.report["run"]["id"])
+    assert key not in text and "login failed for [redacted:DESK_BASIC_AUTH]" in text
