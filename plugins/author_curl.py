@@ -656,6 +656,10 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     where = where_of(url)
     kind, body = _body(c)
     said = goal_for_variable(body, c) if kind in ("json", "form") else None
+    in_query = said is None and kind in ("none", "form") and bool(query)
+    if in_query:  # ?q=$QUERY
+        said = goal_for_variable(query, c)
+        query = said[0] if said is not None else query
     if said is not None:  # the message's variable: the goal goes there, no env needed
         written = [c.url, *(v for _, v in c.headers), *c.data, *c.urlencode]
         if sum(w.count(f"{{{{env.{said[1]}}}}}") for w in written) == 1:
@@ -695,7 +699,7 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     if c.bearer:
         headers["Authorization"] = f"Bearer {c.bearer}"
     headers = move_header_secrets(headers, secrets, where)
-    if said is not None:
+    if said is not None and not in_query:
         body = said[0]
     if kind == "json" and isinstance(body, str):  # --json '"hello"': curl sends the quotes
         raise ConfigError(  # the body is not shown: it may hold a secret
@@ -758,7 +762,13 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
 
         raise CannotAuthor("the cURL command sends no message Rook could replace with the goal")
     if said is not None:
-        part = f"body ({said[2]})" if kind != "form" else f"form field {said[2]}"
+        part = (
+            f"query parameter {said[2]}"
+            if in_query or c.get
+            else f"body ({said[2]})"
+            if kind != "form"
+            else f"form field {said[2]}"
+        )
         notes.append(f"the goal goes where your command has ${said[1]}: {part}")
     else:
         notes.append(

@@ -2601,6 +2601,8 @@ def test_a_url_given_where_the_name_goes_is_read_as_the_source(
         ("""-H 'Content-Type: application/json' -d '{"model": "m", "prompt": "'"$PROMPT"'"}'""", "prompt"),
         ("""--json '{"model": "m", "messages": [{"role": "user", "content": "$QUESTION"}]}'""", None),
         ('-d "message=$MESSAGE" -d "user=bob"', "message"),
+        ('-G -d "q=$QUERY" -d limit=5', "q"),
+        ("'?q=$QUERY&limit=5'", "q"),
     ],
 )
 def test_a_shell_variable_where_the_message_goes_takes_the_goal(
@@ -2611,8 +2613,11 @@ def test_a_shell_variable_where_the_message_goes_takes_the_goal(
     each test sent the goal as the model's name and the variable as the prompt."""
     ws = rook_workspace
     curl = f"curl {authoring_server.url}/echo {data}"
-    env = {"PROMPT": "Hi there", "QUESTION": "Hi there", "MESSAGE": "Hi there"}
-    r = add(rook_cli, ws, "shell", input=curl, env=env)
+    if data.startswith("'?"):  # the query written in the URL
+        curl = f"curl '{authoring_server.url}/echo{data[1:]}"
+    env = {"PROMPT": "Hi there", "QUESTION": "Hi there", "MESSAGE": "Hi there", "QUERY": "Hi"}
+    query = "-G" in data or data.startswith("'?")  # /echo's GET answer is no answer
+    r = add(rook_cli, ws, "shell", *(["--no-test"] if query else []), input=curl, env=env)
     assert r.exit_code == 0, r.stdout + r.stderr
     data = profile(ws, "shell")
     http = data["hooks"]["execute"]["http"]
@@ -2621,7 +2626,8 @@ def test_a_shell_variable_where_the_message_goes_takes_the_goal(
         assert http["body"]["messages"][0]["content"] == "{{goal}}"
         assert http["body"]["model"] == "m"
     else:
-        sent = http.get("form") or http["body"]
+        sent = http.get("form") or http.get("query") or http["body"]
         assert sent[field] == "{{goal}}", http
         assert sent.get("model", "m") == "m" and sent.get("user", "bob") == "bob"
+        assert sent.get("limit", "5") == "5"
     assert "the goal goes where your command has $" in r.stdout, r.stdout
