@@ -4,7 +4,9 @@ The command is split with :mod:`shlex` (as a POSIX shell would) and the flags
 that shape a request are read: ``-X``, ``-H``, ``-d``/``--data``/``--data-raw``/
 ``--data-binary``/``--data-urlencode``, ``--json``, ``-u``, ``--url``, ``-G``,
 ``-b``, ``-A``, ``-e``, ``-k``, ``-m`` (the hook's ``timeout_seconds``: the
-whole call, as curl's ``--max-time``) and the URL's query string. Every other
+whole call, as curl's ``--max-time``) and the URL's query string; a body or
+headers in a file (``-d @body.json``, ``-H @headers.txt``) are read as curl reads
+them. Every other
 flag is read past (with its value, when it takes one). ``{{goal}}`` goes where
 the sample message was; credentials move to ``env`` references.
 """
@@ -364,22 +366,21 @@ def _apply(c: Curl, name: str, value: str) -> None:
         if name not in c.left_out:
             c.left_out.append(name)
     elif name == "--header":
-        if value.startswith("@"):  # curl reads headers from that file
-            raise ConfigError(
-                f"-H {value}: Rook cannot read a file the command refers to; "
-                "paste the headers into the command (-H 'Name: value')"
-            )
+        if value.startswith("@"):  # curl reads headers from that file, one a line
+            for line in read_file(f"-H {value}", value[1:]).splitlines():
+                if line.strip() and not line.startswith("@"):
+                    _apply(c, name, line)
+            return
         key, _, val = value.partition(":")
         if not _ and key.rstrip().endswith(";"):  # curl's 'Name;': the header, empty
             key, val = key.rstrip()[:-1], ""
         if key.strip():
             c.headers.append((key.strip(), env_refs(c, val.strip(), f"the {key.strip()} header")))
     elif name in ("--data", "--data-raw", "--data-binary", "--data-ascii"):
-        if value.startswith("@") and name != "--data-raw":
-            raise ConfigError(
-                f"{name} {value}: Rook cannot read a file the command refers to; "
-                "paste the body into the command"
-            )
+        if value.startswith("@") and name != "--data-raw":  # curl reads the body from it
+            value = read_file(f"{'-d' if name == '--data' else name} {value}", value[1:])
+            if name != "--data-binary":  # -d strips the file's line ends, as curl does
+                value = value.replace("\r", "").replace("\n", "")
         c.data.append(body_refs(c, value))
     elif name == "--data-urlencode":
         cut = re.search(r"[=@]", value)
@@ -388,6 +389,8 @@ def _apply(c: Curl, name: str, value: str) -> None:
             value = value[:at] + env_refs(c, value[at:], "a --data-urlencode piece")
         c.urlencode.append(value)
     elif name == "--json":
+        if value.startswith("@"):  # read as --data-binary reads it
+            value = read_file(f"--json {value}", value[1:])
         c.data.append(body_refs(c, value))
         c.json = True
     elif name == "--user":
@@ -425,6 +428,29 @@ def _apply(c: Curl, name: str, value: str) -> None:
         c.bearer = env_refs(c, value, "the Authorization header")
 
 
+def read_file(flag: str, name: str) -> str:
+    """The text of the file a flag names (``-d @body.json``), read as curl reads it:
+    relative to the current directory. Standard input (``@-``), a file that is not
+    there or cannot be read as UTF-8 text is a usage error naming the flag."""
+    from pathlib import Path
+
+    if name in ("", "-"):
+        raise ConfigError(
+            f"{flag}: reads {'standard input' if name else 'no file'}; "
+            "put the content in a file and name it (@file)"
+        )
+    if "\x00" in name:
+        raise ConfigError(f"{flag!r}: no file name holds a NUL character")
+    path = user_path(name)
+    if not path.is_file():
+        what = "a directory, not a file" if path.is_dir() else "no such file"
+        raise ConfigError(f"{flag}: {path}: {what} (relative to {Path.cwd()})")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{flag}: cannot read {path}: {exc}") from None
+
+
 FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")
 
 
@@ -434,7 +460,6 @@ def urlencode_piece(piece: str) -> tuple[str, str]:
     ``name=content``, ``=content`` and ``content`` (no ``=`` or ``@``) are inline;
     ``name@file`` and ``@file`` take the file's content (relative to the current
     directory, newlines included). A file that cannot be read is a usage error."""
-    from pathlib import Path
 
     cut = re.search(r"[=@]", piece)
     if cut is None:
@@ -442,20 +467,7 @@ def urlencode_piece(piece: str) -> tuple[str, str]:
     name, rest = piece[: cut.start()], piece[cut.end() :]
     if cut.group() == "=":
         return name, rest
-    flag = f"--data-urlencode {piece}"  # a name and a file name: nothing secret
-    if rest in ("", "-"):
-        raise ConfigError(
-            f"{flag}: reads {'standard input' if rest else 'no file'}; "
-            "put the content in a file and name it (name@file)"
-        )
-    path = user_path(rest)
-    if not path.is_file():
-        what = "a directory, not a file" if path.is_dir() else "no such file"
-        raise ConfigError(f"{flag}: {path}: {what} (relative to {Path.cwd()})")
-    try:
-        return name, path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{flag}: cannot read {path}: {exc}") from None
+    return name, read_file(f"--data-urlencode {piece}", rest)  # names only: nothing secret
 
 
 def _body(c: Curl) -> tuple[str, Any]:

@@ -2127,7 +2127,6 @@ def test_a_variable_too_short_to_redact_is_warned_of(rook_workspace, rook_cli, a
 @pytest.mark.parametrize(
     "option, needle",
     [
-        ("-H @headers.txt", "-H @headers.txt: Rook cannot read a file the command refers to"),
         ("-X BREW", "hooks.execute.http.method: must be one of GET"),
         ("-H 'X Foo: 1'", "hooks.execute.http.headers.X Foo: not a valid header name"),
     ],
@@ -2135,9 +2134,9 @@ def test_a_variable_too_short_to_redact_is_warned_of(rook_workspace, rook_cli, a
 def test_a_curl_command_rook_cannot_make_a_valid_profile_of_names_the_command(
     rook_workspace, rook_cli, option, needle
 ):
-    # `-H @file` (a curl header file) became a header named '@headers.txt', and every
-    # such draft was refused as '.../profiles/cx.yaml: invalid profile', a file never
-    # written (or, with --force, one that is valid and stays as it was)
+    # every such draft was refused as '.../profiles/cx.yaml: invalid profile', a file
+    # never written (or, with --force, one that is valid and stays as it was); `-H
+    # @file` is read now (test_a_body_and_headers_in_files_are_read_as_curl_reads_them)
     ws = rook_workspace
     command = f"curl https://example.invalid/ask {option} -d 'message=hi'"
     r = add(rook_cli, ws, "cx", "--no-test", input=command)
@@ -2631,3 +2630,45 @@ def test_a_shell_variable_where_the_message_goes_takes_the_goal(
         assert sent.get("model", "m") == "m" and sent.get("user", "bob") == "bob"
         assert sent.get("limit", "5") == "5"
     assert "the goal goes where your command has $" in r.stdout, r.stdout
+
+
+def test_a_body_and_headers_in_files_are_read_as_curl_reads_them(
+    rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
+):
+    """API docs write `--data @body.json` and `-H @headers.txt`; both were refused
+    ('Rook cannot read a file the command refers to'). curl reads them from the
+    current directory: -d strips the file's line ends, --data-binary keeps them, a
+    header file holds a header a line. A key in either moves to env as one inline."""
+    ws = rook_workspace
+    monkeypatch.chdir(tmp_path)
+    key = authoring_server.api_key
+    (tmp_path / "body.json").write_text(
+        '{\r\n  "model": "gpt-4o",\r\n  "messages": [{"role": "user", "content": "Hello!"}]\r\n}\r\n'
+    )
+    (tmp_path / "headers.txt").write_text(
+        f"Authorization: Bearer {key}\nContent-Type: application/json\n\nX-Team: desk\n"
+    )
+    curl = f"curl {authoring_server.url}/v1/chat/completions -H @headers.txt --data @body.json"
+    r = add(rook_cli, ws, "files", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "files")["hooks"]["execute"]["http"]
+    assert http["headers"] == {"Authorization": "Bearer {{env.AGENT_API_TOKEN}}", "X-Team": "desk"}
+    assert http["body"] == {"model": "gpt-4o", "messages": [{"role": "user", "content": "{{goal}}"}]}
+    sent = authoring_server.seen("POST", "/v1/chat/completions")[-1]
+    assert sent["headers"]["Authorization"] == f"Bearer {key}"
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+    # --data-binary keeps the file as it is: text with its newline
+    (tmp_path / "note.txt").write_text("Where is ORD-1?\n")
+    r = add(rook_cli, ws, "text", "--no-test", input=f"curl {authoring_server.url}/echo "
+            "-H 'Content-Type: text/plain' --data-binary @note.txt")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "text")["hooks"]["execute"]["http"]["body"] == "{{goal}}"
+    for option, said in (
+        ("-d @nowhere.json", "-d @nowhere.json: nowhere.json: no such file"),
+        ("-H @nowhere.txt", "-H @nowhere.txt: nowhere.txt: no such file"),
+        ("-d @-", "-d @-: reads standard input"),
+    ):
+        r = add(rook_cli, ws, "gone", "--no-test", input=f"curl {authoring_server.url}/echo {option}")
+        assert r.exit_code == 2 and said in r.stderr, r.stdout + r.stderr
+        assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()

@@ -70,7 +70,8 @@ def test_parse_curl(text, expect):
         ("curl -H", "needs a value"),
         ("wget https://h", "no word 'curl'"),
         ("curl 'https://h", "split"),
-        ("curl -d @body.json https://h", "cannot read a file"),
+        ("curl -d @nowhere-body.json https://h", "-d @nowhere-body.json: nowhere-body.json: no such file"),
+        ("curl -H @a\x00b https://h", "no file name holds a NUL character"),
     ],
 )
 def test_parse_curl_refuses(text, message):
