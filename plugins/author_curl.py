@@ -228,8 +228,8 @@ def body_refs(c: Curl, value: str) -> str:
 
 def is_curl(word: str) -> bool:
     """``curl``, a path to it, or Windows' ``curl.exe`` (PowerShell's ``curl`` is
-    another program: its docs write ``curl.exe``)."""
-    return re.fullmatch(r"(.*/)?curl(\.exe)?", word, re.I) is not None
+    another program: its docs write ``curl.exe``); never a URL (``https://h/curl``)."""
+    return "://" not in word and re.fullmatch(r"(.*/)?curl(\.exe)?", word, re.I) is not None
 
 
 CMD_CONTINUED = re.compile(r"(^|\s)\^[ \t]*$", re.M)

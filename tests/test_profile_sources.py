@@ -55,6 +55,8 @@ from rook_core.redact import Redactor
             {"url": "https://h", "variables": {"ACME_KEY": "the X-Key header"}},
         ),
         ('curl https://h -d \'{"q": "^"}\'', {"data": ['{"q": "^"}']}),
+        # a URL whose path ends in /curl is no second command
+        ("curl https://h/tools/curl -d message=hi", {"url": "https://h/tools/curl"}),
     ],
 )
 def test_parse_curl(text, expect):
