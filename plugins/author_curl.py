@@ -260,7 +260,8 @@ def cmd_words(text: str) -> list[str]:
             quoted = not quoted
         out.append(ch)
         i += 1
-    joined = re.sub(r"%([A-Za-z_][A-Za-z0-9_]*)%", r"${\1}", "".join(out))
+    # %NAME%, never a percent-encoded byte (%E2%80%99: E2 is no variable here)
+    joined = re.sub(r"%(?![0-9A-Fa-f]{2}%)([A-Za-z_][A-Za-z0-9_]*)%", r"${\1}", "".join(out))
     lex = shlex.shlex(joined.replace("\r", ""), posix=True)
     lex.whitespace_split, lex.quotes, lex.commenters = True, '"', ""
     return list(lex)

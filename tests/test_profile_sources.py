@@ -55,6 +55,10 @@ from rook_core.redact import Redactor
             {"url": "https://h", "variables": {"ACME_KEY": "the X-Key header"}},
         ),
         ('curl https://h -d \'{"q": "^"}\'', {"data": ['{"q": "^"}']}),
+        (
+            'curl ^\n  "https://h/caf%C3%A9/%E2%80%99x" ^\n  -d "{}"',
+            {"url": "https://h/caf%C3%A9/%E2%80%99x", "variables": {}},
+        ),
         # a URL whose path ends in /curl is no second command
         ("curl https://h/tools/curl -d message=hi", {"url": "https://h/tools/curl"}),
     ],
