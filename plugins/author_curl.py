@@ -104,6 +104,35 @@ VALUE_LONG = {
     "--noproxy",
     "--variable",
     "--expand-data",
+    "--url-query",
+    # taken for their value only (what they set is no part of the request)
+    "--max-redirs",
+    "--proto",
+    "--proto-redir",
+    "--keepalive-time",
+    "--tls-max",
+    "--ciphers",
+    "--tls13-ciphers",
+    "--speed-limit",
+    "--speed-time",
+    "--expect100-timeout",
+    "--happy-eyeballs-timeout-ms",
+    "--dns-servers",
+    "--request-target",
+    "--output-dir",
+    "--netrc-file",
+    "--pinnedpubkey",
+    "--crlfile",
+    "--proxy-header",
+    "--socks5",
+    "--socks5-hostname",
+    "--preproxy",
+    "--time-cond",
+    "--continue-at",
+    "--create-file-mode",
+    "--etag-save",
+    "--etag-compare",
+    "--parallel-max",
 }
 VALUE_SHORT = set("XHdubAemFoxwTKDrcEYyzC")
 SHORT = {
@@ -159,8 +188,9 @@ class Curl:
     form: list[str] = field(default_factory=list)
     bearer: str | None = None
     anyauth: bool = False  # --anyauth: curl picks the scheme the server asks for
-    variables: dict[str, str] = field(default_factory=dict)
+    query: list[str] = field(default_factory=list)  # --url-query pieces, encoded
     challenge: str | None = None  # --digest, --ntlm, --negotiate: auth no header can send
+    variables: dict[str, str] = field(default_factory=dict)
     """``$NAME`` references read as environment variables: name -> where (first use)."""
 
 
@@ -336,6 +366,8 @@ def parse_curl(text: str) -> Curl:
             c.url = env_refs(c, word, "the URL")
     if not c.url:
         raise ConfigError("the cURL command has no URL")
+    if c.query:  # --url-query: after any query the URL holds
+        c.url += ("&" if "?" in c.url else "?") + "&".join(c.query)
     head = re.match(r"[^/?#]*(//[^/?#]*)?", c.url)
     problem = url_problem(c.url)
     if problem and head and "{{env." in head.group():  # $BASE_URL/v1: checked when it runs
@@ -404,6 +436,13 @@ def _apply(c: Curl, name: str, value: str) -> None:
         c.user = value
     elif name == "--url":
         c.url = env_refs(c, value, "the URL")
+    elif name == "--url-query":  # added to the URL's query, encoded as --data-urlencode
+        if value.startswith("+"):
+            piece = value[1:]
+        else:
+            field, eq, content = value.partition("=")
+            piece = f"{field}={quote_plus(content)}" if eq else quote_plus(value)
+        c.query.append(env_refs(c, piece, "the URL"))
     elif name == "--cookie":
         if "=" in value:
             c.headers.append(("Cookie", env_refs(c, value, "the Cookie header")))

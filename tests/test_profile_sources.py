@@ -59,6 +59,14 @@ from rook_core.redact import Redactor
             'curl ^\n  "https://h/caf%C3%A9/%E2%80%99x" ^\n  -d "{}"',
             {"url": "https://h/caf%C3%A9/%E2%80%99x", "variables": {}},
         ),
+        # flags that take a value Rook does not use: the value is no URL
+        (
+            "curl --max-redirs 5 --proto =https --retry-max-time 9 --keepalive-time 60 "
+            "--tls-max 1.3 --ciphers X --speed-limit 1 --speed-time 5 https://h -d m=1",
+            {"url": "https://h"},
+        ),
+        # --url-query adds to the URL's query, encoded as --data-urlencode encodes
+        ("curl https://h/x?a=1 --url-query 'q=two words' --url-query +raw=%41", {"url": "https://h/x?a=1&q=two+words&raw=%41"}),
         # a URL whose path ends in /curl is no second command
         ("curl https://h/tools/curl -d message=hi", {"url": "https://h/tools/curl"}),
     ],
