@@ -2413,6 +2413,8 @@ def test_a_secret_dumped_as_yaml_is_redacted(rook_workspace, rook_cli, monkeypat
     assert 'password: "[redacted:API_TOKEN]"' in stderr, stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == 'using {database: {password: "[redacted:API_TOKEN]"}}\n'
     assert "Zq9" not in ws.all_run_text(r.report["run"]["id"]) + r.stdout + r.stderr
+
+
 def test_a_basic_credential_whose_user_is_the_key_is_redacted_alone_too(
     rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
