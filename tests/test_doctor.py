@@ -1128,6 +1128,7 @@ def test_a_project_or_agent_that_leaves_the_other_to_choose_exits_2_as_the_help_
     assert r.exception is None and r.stdout == ""
     text = " ".join(rook_cli("doctor", "--help").stdout.split())
     assert (
-        "2: a --project or --agent that does not exist, or one given while the other is "
-        "left to choose among several" in text
+        "2: a --workspace (or ROOK_WORKSPACE_DIR) that names no directory, a --project or "
+        "--agent that does not exist, or one given while the other is left to choose among "
+        "several" in text
     ), text

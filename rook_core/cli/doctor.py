@@ -126,24 +126,11 @@ class Doctor:
         self, rook: Any, workspace: str | None, project: str | None, agent: str | None
     ) -> None:
         from ..errors import ConfigError
-        from ..workspace import (
-            ROOT,
-            Agent,
-            find_workspace,
-            folder_names,
-            given_as,
-            read_config,
-            select_agent,
-        )
+        from ..workspace import ROOT, Agent, find_workspace, folder_names, read_config, select_agent
 
-        try:
-            root = find_workspace(workspace)
-        except ConfigError as exc:
-            fix = "give an existing directory with -w DIR"
-            if given_as(workspace) != "--workspace":
-                fix += ", or set ROOK_WORKSPACE_DIR to one (or unset it)"
-            self.add(PROBLEM, "workspace", str(exc), fix)
-            return
+        # a -w (or ROOK_WORKSPACE_DIR) naming no directory is a wrong value, as for
+        # every other command and as --project nope here: exit 2, not a finding
+        root = find_workspace(workspace)
         if not (root / ROOT).is_dir():
             self.add(
                 PROBLEM,
@@ -344,8 +331,9 @@ def doctor_command(
     scenarios, and say how to fix each problem. Nothing is sent to the agent.
 
     Exit code 0: no problem found; 1: at least one problem (each has a fix);
-    2: a --project or --agent that does not exist, or one given while the other
-    is left to choose among several (as rook run refuses it).
+    2: a --workspace (or ROOK_WORKSPACE_DIR) that names no directory, a --project
+    or --agent that does not exist, or one given while the other is left to
+    choose among several (as rook run refuses them).
     Without --project/--agent every agent of the workspace is checked, also
     when config.yaml names one; given one of them, the other is taken as rook
     run takes it (the only one, or config.yaml's default).
