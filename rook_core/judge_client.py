@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from . import hookio
-from .definitions import agent_secret_names, find_profile
+from .definitions import agent_secret_names, find_profile, fits, locate_profile
 from .errors import (
     ConfigError,
     HookFailed,
     PluginError,
+    ProfileNotFound,
     RookError,
     RunStoreError,
     exception_text,
@@ -51,7 +52,7 @@ from .redact import Redactor, current
 from .report import printable
 from .store import atomic_write, dumps
 from .transports import dispatch, start_resource, stop_resources, transport_named
-from .workspace import Agent
+from .workspace import ROOT, Agent
 
 VERDICT_KEYS = ("pass", "reason", "score")
 VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
@@ -457,6 +458,18 @@ class JudgeClient:
 
 def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profile]:
     """``NAME`` is a profile of this agent; ``AGENT/NAME`` one of another agent of the project."""
+    judge_agent, name = _judge_agent(agent, ref)
+    try:
+        profile = find_profile(judge_agent.profiles_dir, name, rook.transports)
+    except ConfigError as exc:
+        raise type(exc)(f"judge profile {ref!r}: {exc}") from None
+    return judge_agent, profile
+
+
+def _judge_agent(agent: Agent, ref: str) -> tuple[Agent, str]:
+    """The agent whose profile ``ref`` names, and the profile's name there (a
+    :class:`ConfigError` for another form than ``NAME`` or ``AGENT/NAME``, or an
+    agent that does not exist)."""
     judge_agent = agent
     name = ref
     if "/" in ref:
@@ -474,11 +487,46 @@ def find_judge_profile(agent: Agent, ref: str, rook: Rook) -> tuple[Agent, Profi
                 f"judge profile {ref!r}: no agent {other!r} in project {agent.project!r} "
                 f"({judge_agent.dir} does not exist)"
             )
+    return judge_agent, name
+
+
+def _names_a_profile(agent: Agent, ref: str) -> None:
+    """Refuse ``ref`` (a :class:`ConfigError`, as :func:`find_judge_profile` says
+    it) when it picks no profile file from ``agent``; the file is not validated."""
+    judge_agent, name = _judge_agent(agent, ref)
+    direct = judge_agent.profiles_dir / f"{name}.yaml"
+    if fits(direct) and direct.is_file():  # the common case: no file read
+        return
     try:
-        profile = find_profile(judge_agent.profiles_dir, name, rook.transports)
+        locate_profile(judge_agent.profiles_dir, name)
+    except ProfileNotFound as exc:
+        raise ProfileNotFound(f"judge profile {ref!r}: {exc}") from None
+    except ConfigError:  # found, but another problem: the run that uses it says which
+        return
+
+
+def check_configured_judge(agent: Agent, ref: str) -> None:
+    """config.yaml's ``judge_profile``, in a run that does not load it (no selected
+    criterion needs it), is refused as a run that needs it would refuse it when
+    it names no profile (exit 2, naming config.yaml and the field): never kept
+    quietly until the first ``rubric``. config.yaml is the workspace's: a value
+    that picks a profile from another agent of the workspace (the one whose
+    rubrics it judges) is no mistake, so only then is every agent tried."""
+    try:
+        _names_a_profile(agent, ref)
+        return
     except ConfigError as exc:
-        raise type(exc)(f"judge profile {ref!r}: {exc}") from None
-    return judge_agent, profile
+        refusal = exc
+    projects = agent.workspace / ROOT / "projects"
+    for other in sorted(projects.glob("*/agents/*")):
+        if other.name.startswith(".") or other == agent.dir or not other.is_dir():
+            continue
+        try:
+            _names_a_profile(Agent(agent.workspace, other.parent.parent.name, other.name), ref)
+            return
+        except (ConfigError, OSError):
+            continue
+    raise type(refusal)(f"{agent.root / 'config.yaml'}: judge_profile: {refusal}")
 
 
 def _load_client(
@@ -592,6 +640,12 @@ def setup_judging(
                 )
                 + "\n"
             )
+    elif ref and not pinned:  # config.yaml's, not used now: it must name a profile all the same
+        try:
+            check_configured_judge(agent, ref)
+        except ConfigError:  # named with its folder: the secrets of every profile there
+            _add_judge_secrets(rook, agent, ref, redactor)
+            raise
     if ref and client is None:  # not used now: the agent's hooks see its env all the same
         _add_judge_secrets(rook, agent, ref, redactor)
     judging = JudgingContext(
@@ -608,6 +662,7 @@ __all__ = [
     "JudgeAnswer",
     "JudgeClient",
     "VERDICT_SHAPE",
+    "check_configured_judge",
     "find_judge_profile",
     "parse_verdict",
     "setup_judging",

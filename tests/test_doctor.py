@@ -610,6 +610,35 @@ def test_the_judge_profile_rubric_criteria_need_is_checked(rook_workspace, rook_
     assert "judge.sh" in p["message"], p
 
 
+
+def test_a_config_judge_profile_naming_no_profile_is_a_problem_with_no_rubric(
+    rook_workspace, rook_cli
+):
+    # rook run refuses judge_profile: gradr in config.yaml with no rubric too (exit
+    # 2, naming config.yaml): doctor said "no problems found"; another agent's
+    # profile of that name is no problem (config.yaml is the workspace's)
+    from rook_core.testing import Workspace
+
+    ws = rook_workspace
+    healthy(ws)
+    config = ws.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text("judge_profile: gradr\n")
+    assert rook_cli("run", "-w", str(ws.root)).exit_code == 2
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = problems(findings)
+    assert p["subject"] == "proj/agent judge profile", p
+    assert p["message"].startswith("config.yaml: judge_profile: judge profile 'gradr'"), p
+    assert "(profiles: p)" in p["message"] and "judge_profile: in config.yaml" in p["fix"], p
+    other = Workspace(ws.root, agent="other")
+    healthy(other)
+    other.profile({"id": "gradr", "hooks": {"execute": "scripts/agent.sh"}}, active=False)
+    config.write_text("judge_profile: gradr\n")
+    assert rook_cli("run", "-w", str(ws.root), "--agent", "agent").exit_code == 0
+    code, findings = doctor(rook_cli, ws, "--agent", "agent")
+    assert code == 0, problems(findings)
+
+
 def test_a_scenario_with_an_empty_goal_is_a_problem(rook_workspace, rook_cli):
     """rook run sent the agent an empty goal and judged its answer; doctor said
     'no problems found'."""

@@ -546,6 +546,53 @@ def test_an_unknown_judge_profile_from_config_yaml_names_config_yaml(rook_worksp
     assert r.exit_code == 2 and "config.yaml" not in r.stderr, r.stderr
 
 
+
+@pytest.mark.parametrize("args", [[], ["--phases", "prepare,open,execute"]])
+@pytest.mark.parametrize("value", ["nobody", "ghosts/grader", "other/nobody", "a/b/c"])
+def test_a_config_judge_profile_naming_no_profile_is_refused_with_no_rubric(
+    rook_workspace, rook_cli, value, args
+):
+    """judge_profile: nobody in config.yaml was refused only when a rubric needed
+    it: a run with none ran on, keeping the wrong value for the next rubric, while
+    --judge-profile nobody is refused always. A config field naming no profile is
+    refused before anything runs, naming the file, the field and the profiles."""
+    from rook_core.testing import Workspace
+
+    setup_agent(rook_workspace, scenarios=[{"id": "s", "goal": "G", "criteria": [{"contains": "G"}]}])
+    other = Workspace(rook_workspace.root, agent="other")
+    other.script("judge.py", JUDGE)
+    other.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}})
+    config = rook_workspace.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(f"agent: agent\njudge_profile: {value}\n")
+    r = rook_cli("run", *args)
+    assert r.exit_code == 2 and r.exception is None, r.stdout + r.stderr
+    assert f"{config}: judge_profile: judge profile {value!r}" in r.stderr, r.stderr
+    if value == "nobody":
+        assert "(profiles: agent, grader)" in r.stderr, r.stderr
+    assert not any(rook_workspace.runs_dir.iterdir())
+
+
+@pytest.mark.parametrize("value", ["grader", "other/grader", "lone"])
+def test_a_config_judge_profile_of_this_or_another_agent_is_no_refusal_with_no_rubric(
+    rook_workspace, rook_cli, value
+):
+    # config.yaml is the workspace's: judge_profile: lone names the profile of the
+    # agent whose scenarios have rubrics; another agent's run, with none, runs on
+    from rook_core.testing import Workspace
+
+    setup_agent(rook_workspace, scenarios=[{"id": "s", "goal": "G", "criteria": [{"contains": "G"}]}])
+    other = Workspace(rook_workspace.root, agent="other")
+    other.script("judge.py", JUDGE)
+    other.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"}})
+    third = Workspace(rook_workspace.root, project="elsewhere", agent="judged")
+    third.script("judge.py", JUDGE)
+    third.profile({"id": "lone", "hooks": {"execute": "scripts/judge.py"}})
+    config = rook_workspace.root / ".testmuai" / "rook" / "config.yaml"
+    config.write_text(f"project: proj\nagent: agent\njudge_profile: {value}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+
 def test_judge_profile_env_is_checked_and_its_secrets_redacted(
     rook_workspace, rook_cli, monkeypatch
 ):

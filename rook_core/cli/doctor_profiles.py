@@ -598,12 +598,23 @@ def check_judge_profile(
     (``AGENT/NAME``). Without one, a problem: ``rook run`` refuses such criteria."""
     from ..errors import ConfigError
     from ..hookenv import check_env as check_variables
-    from ..judge_client import find_judge_profile
+    from ..judge_client import check_configured_judge, find_judge_profile
     from ..judging import criteria, judge_profile_users
     from ..preflight import resolve_entries
 
     users = judge_profile_users(scenarios, rook.criteria)
     if not users and not requested:  # rook run loads a requested one all the same
+        if config.get("judge_profile"):  # and refuses config.yaml's naming no profile
+            try:
+                check_configured_judge(agent, config["judge_profile"])
+            except ConfigError as exc:
+                doctor.add(
+                    PROBLEM,
+                    f"{label} judge profile",
+                    str(exc).replace(str(agent.root / "config.yaml"), "config.yaml", 1),
+                    "correct judge_profile: in config.yaml (NAME, or AGENT/NAME for another "
+                    "agent's), or remove it",
+                )
         return
     shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
     ref = requested or config.get("judge_profile")
