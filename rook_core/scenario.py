@@ -173,6 +173,14 @@ class _ScenarioSchema(Schema):
                 )
             if not data.get("multi_turn"):
                 raise ValidationError("needs multi_turn: true", "setup_messages")
+        # title is the public CLI's name: two that differ leave the name unsaid (a blank one is none)
+        name, title = ((data.get(k) or "").strip() for k in ("name", "title"))
+        if name and title and name != title:
+            raise ValidationError(
+                f"{data['title']!r} differs from name: {data['name']!r}; title is the public "
+                "Rook CLI's name for name: keep one",
+                "title",
+            )
 
 
 _SCENARIO_SCHEMA = _ScenarioSchema()  # schemas are reusable; building one per file is slow

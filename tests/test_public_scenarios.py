@@ -125,6 +125,24 @@ def test_a_blank_name_is_no_name(ws, rook_cli, field):
     assert r.report["scenarios"][0]["name"] == "blank"
 
 
+
+def test_a_name_and_a_title_that_differ_are_refused_naming_both(ws, rook_cli):
+    # title is the public CLI's spelling of name: given both, name won silently,
+    # and the title written in the file was shown nowhere
+    path = ws.scenario({"id": "both", "name": "Refunds", "title": "Refund status",
+                        "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stdout + r.stderr
+    assert f"{path}: invalid scenario both:" in r.stderr, r.stderr
+    assert "title: 'Refund status' differs from name: 'Refunds'" in r.stderr, r.stderr
+    assert not any(ws.runs_dir.iterdir())
+    path.write_text("id: both\nname: Refunds\ntitle: ' Refunds'\ngoal: hi\n"
+                    "criteria: [{contains: hi}]\n")  # the same name twice: no conflict
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.report["scenarios"][0]["name"] == "Refunds"
+
+
 def test_public_and_native_fields_mix(ws, rook_cli):
     ws.scenario({"id": "mixed", "title": "Mixed", "goal": "hello", "class": "functional",
                  "criteria": [{"contains": "hello"}],
