@@ -311,7 +311,9 @@ def merge_command(
         for note in merged.notes:  # paths among them: a folder may be named after an env value
             click.echo(f"rook: warning: {redactor.text(note)}", err=True)
         if merged.missing:
-            click.echo(f"rook: merged without {shard_list(merged.missing)}", err=True)
+            click.echo(
+                f"rook: note: merged without {shard_list(merged.missing)} (--partial)", err=True
+            )
         if as_json:
             print_json(report)
         else:  # after a report to standard output (junit:-): to standard error
