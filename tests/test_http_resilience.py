@@ -138,7 +138,8 @@ def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     [attempt] = execute["details"]["attempts"]
     assert attempt["status"] == 429 and "would pass the hook's timeout" in attempt["note"]
     assert execute["status"] == "failed"
-    assert "the server asked to retry after 120" in execute["diagnosis"]
+    # it said "retry after 120", no unit: the header's seconds
+    assert "the server asked to retry after 120 seconds" in execute["diagnosis"]
 
 
 def test_the_diagnosis_says_whether_retries_or_the_timeout_stopped_the_retrying(
@@ -155,10 +156,10 @@ def test_the_diagnosis_says_whether_retries_or_the_timeout_stopped_the_retrying(
     r = rook_cli("run", "--json")
     busy = record_hooks(rook_workspace, run_id_of(r), "busy.1", "execute")[0]["diagnosis"]
     assert "failed after 2 attempts" in busy
-    assert "the server still asked to retry after 1; raise the hook entry's retries" in busy
+    assert "the server still asked to retry after 1 second; raise the hook entry's retries" in busy
     assert "timeout_seconds" not in busy
     slow = record_hooks(rook_workspace, run_id_of(r), "slow.1", "execute")[0]["diagnosis"]
-    assert "the server asked to retry after 120, which would pass the hook's timeout" in slow
+    assert "the server asked to retry after 120 seconds, which would pass the hook's timeout" in slow
     assert "raise the hook entry's timeout_seconds to wait that long" in slow
     assert "retries" not in slow
 
@@ -191,6 +192,7 @@ def test_an_absurd_retry_after_never_puts_infinity_in_the_record(
     # a wait longer than any hook: not retried, and said so
     assert attempts[2]["retry_after"] > 10 and "would pass the hook's timeout" in attempts[2]["note"]
     assert "the server asked to retry after 999" in execute["diagnosis"]
+    assert "9 seconds, which would pass" in execute["diagnosis"], execute["diagnosis"]
 
 
 def test_an_ignored_retry_after_is_not_said_to_be_what_the_server_asked(

@@ -14,7 +14,7 @@ from typing import Any
 from rook_core.credentials import mask_query, mask_url
 from rook_core.redact import MARK, Redactor, current
 
-from .client import Reply, retry_after
+from .client import _SECONDS, Reply, retry_after
 from .template import BUILTINS
 
 SHOW_CHARS = 600
@@ -201,6 +201,9 @@ def status_failure(method: str, url: str, reply: Reply, document: Any, phase: st
     hint = ""
     if wait and retry_after(wait) is None:  # neither seconds nor a date (inf): ignored
         wait = None
+    if wait and _SECONDS.match(wait.strip()):  # a number of seconds, said with its unit
+        wait = wait.strip()
+        wait += " second" if wait == "1" else " seconds"
     if wait and (reply.status == 429 or reply.status >= 500):
         if reply.out_of_time:
             hint = (
