@@ -1645,6 +1645,25 @@ def test_a_password_written_in_the_url_never_reaches_a_record_or_message(
         assert "literal-pw-9911" not in text and "literal-key-7733" not in text
 
 
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/plain"])
+def test_a_blank_response_is_shown_as_blank_not_as_an_empty_body(
+    rook_cli, rook_workspace, agent_server, content_type
+):
+    # a body of blanks and newlines only was shown as "(empty body)" (or as the
+    # blanks themselves): the user looked for a server sending nothing
+    from urllib.parse import urlencode
+
+    query = urlencode({"type": content_type, "enc": "utf-8", "text": " \r\n\t \n"})
+    write_profile(
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/charset?{query}"}}}, env=()
+    )
+    rook_workspace.scenario({"id": "n", "goal": "go", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert reason.endswith(f"{content_type}): (blank body: 6 bytes of whitespace only)"), reason
+
+
 def test_a_json_null_response_is_shown_as_null_not_as_an_empty_body(
     rook_cli, rook_workspace, agent_server
 ):

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from rook_core.credentials import mask_query, mask_url
+from rook_core.errors import counted
 from rook_core.redact import MARK, Redactor, current
 
 from .client import _SECONDS, Reply, retry_after
@@ -63,6 +64,8 @@ def received(reply: Reply, document: Any, phase: str) -> str:
             f"credentials): {preview(shape(document))}"
         )
     body = document if document not in (None, "") else "(empty body)"
+    if document in (None, "") and reply.body and not reply.body.strip():  # not empty: blank
+        body = f"(blank body: {counted(len(reply.body), 'byte')} of whitespace only)"
     if document is None and reply.body.strip().lstrip(b"\xef\xbb\xbf") == b"null":
         body = "null"  # JSON's null, sent as such: no empty body
     return f"({head}, {kind}): {preview(body)}"
