@@ -81,8 +81,40 @@ NULL_MESSAGE = "empty: nothing is written there (YAML's null); write a value"
 """What marshmallow's "Field may not be null." says to a user who left a key unfilled."""
 
 
+MARSHMALLOW_WORDS = (
+    "Missing",
+    "Field",
+    "Invalid",
+    "Unknown",
+    "Not",
+    "Must",
+    "Shorter",
+    "Longer",
+    "Length",
+    "String",
+    "Value",
+)
+"""The words marshmallow's own messages start with ("Not a valid string.",
+"Missing data for required field.", "Must be greater than ..."), capitalised and
+ending in a period, as Rook's own are not."""
+
+
+def in_rook_form(message: str) -> str:
+    """``message`` as Rook writes a field's message: ``not a valid string``, not
+    marshmallow's ``Not a valid string.`` (its first word lowercased, its one
+    closing period dropped); Rook's own messages are left as written."""
+    first = message.split(" ", 1)[0].rstrip(".:")
+    if first not in MARSHMALLOW_WORDS:
+        return message
+    message = message[0].lower() + message[1:]
+    if message.endswith(".") and not message.endswith(".."):
+        message = message[:-1]
+    return message
+
+
 def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
-    """Flatten marshmallow's nested error dict into ``a.b.c: message`` lines."""
+    """Flatten marshmallow's nested error dict into ``a.b.c: message`` lines, each
+    message in Rook's form (:func:`in_rook_form`)."""
     lines: list[str] = []
     if isinstance(messages, dict):
         for key, value in messages.items():
@@ -95,13 +127,14 @@ def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     elif isinstance(messages, (list, tuple)):
         if all(isinstance(m, str) for m in messages):
             for m in messages:
-                m = NULL_MESSAGE if m == "Field may not be null." else m  # `goal:` unfilled
+                m = NULL_MESSAGE if m == "Field may not be null." else in_rook_form(m)
                 lines.append(f"{prefix}: {m}" if prefix else m)
         else:
             for m in messages:
                 lines.extend(format_validation_messages(m, prefix))
     else:
-        lines.append(f"{prefix}: {messages}" if prefix else str(messages))
+        text = in_rook_form(str(messages))
+        lines.append(f"{prefix}: {text}" if prefix else text)
     return lines
 
 

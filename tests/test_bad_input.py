@@ -663,37 +663,37 @@ def test_output_that_cannot_be_written_after_the_run_exits_1_not_2(example):
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              '  execute: {script: scripts/example_agent.py, timeout_seconds: "30"}'),
-            "hooks.execute.timeout_seconds: Not a valid number.",
+            "hooks.execute.timeout_seconds: not a valid number\n",
         ),
         (
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              '  execute: {script: scripts/example_agent.py, delay_seconds: "5"}'),
-            "hooks.execute.delay_seconds: Not a valid number.",
+            "hooks.execute.delay_seconds: not a valid number\n",
         ),
         (
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              '  execute: {http: {url: "http://127.0.0.1:9/", timeout_seconds: "30"}}'),
-            "hooks.execute.http.timeout_seconds: Not a valid number.",
+            "hooks.execute.http.timeout_seconds: not a valid number\n",
         ),
         (
             "scenarios/greeting.yaml",
             ("\ngoal:", '\ntimeout_seconds: "30"\ngoal:'),
-            "timeout_seconds: Not a valid number.",
+            "  timeout_seconds: not a valid number\n",
         ),
         (  # unquoted, but YAML 1.1 reads an exponent without a dot and a sign as text
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              "  execute: {script: scripts/example_agent.py, timeout_seconds: 1e3}"),
-            "hooks.execute.timeout_seconds: Not a valid number: YAML reads 1e3 as text; "
+            "hooks.execute.timeout_seconds: not a valid number: YAML reads 1e3 as text; "
             "write 1000 or 1.0e+3",
         ),
         (
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              "  execute: {script: scripts/example_agent.py, delay_seconds: 2.5E2}"),
-            "hooks.execute.delay_seconds: Not a valid number: YAML reads 2.5E2 as text; "
+            "hooks.execute.delay_seconds: not a valid number: YAML reads 2.5E2 as text; "
             "write 250 or 2.5E+2",
         ),
     ],
@@ -723,7 +723,7 @@ def test_every_way_the_exponent_message_says_to_write_a_number_is_read(example, 
 
     write(value)
     proc = rook("run", cwd=ws)
-    clean_error(proc, f"hooks.execute.{field}: Not a valid number: YAML reads {value} as text")
+    clean_error(proc, f"hooks.execute.{field}: not a valid number: YAML reads {value} as text")
     advice = proc.stderr.split("; write ", 1)[1].splitlines()[0]
     for suggested in advice.split(" or "):
         write(suggested)

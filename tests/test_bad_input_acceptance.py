@@ -137,7 +137,7 @@ def test_bad_input_found_only_on_a_resume_or_in_a_judge_profile_runs_no_prepare(
         (["--judge-profile", "judge"], None, "JUDGE_KEY_UNSET_H3: the judge's API key"),
         ([], ("scenarios/two.yaml", "id: two\ngoal: [\n"), "two.yaml (line 3"),
         ([], ("scenarios/two.yaml", "id: two\ngoal: hi\ncriteria: [{containz: ok}]\n"), "did you mean contains"),
-        ([], ("profiles/p.yaml", "id: p\nhooks:\n  execute: scripts/h.sh\nbogus: 1\n"), "bogus: Unknown field"),
+        ([], ("profiles/p.yaml", "id: p\nhooks:\n  execute: scripts/h.sh\nbogus: 1\n"), "bogus: unknown field"),
         ([], ("profiles/p.yaml", "id: p\nhooks:\n  execute: scripts/gone.sh\n"), "scripts/gone.sh' not found"),
         ([], ("../../../../config.yaml", "judge_profile: judge\n"), "JUDGE_KEY_UNSET_H3"),
     ]

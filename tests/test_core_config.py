@@ -39,7 +39,7 @@ def refused(r, ws, *needles):
     [
         (
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "colour": "red"},
-            ["p.yaml", "colour", "Unknown field"],
+            ["p.yaml", "colour", "unknown field"],
         ),
         (
             {
@@ -89,7 +89,7 @@ def refused(r, ws, *needles):
                 "hooks": {"execute": "scripts/h.sh"},
                 "env": [{"variable": "T", "purpose": "x", "value": "s3cret"}],
             },
-            ["env.0.value", "Unknown field"],
+            ["env.0.value", "unknown field"],
         ),
         (  # no environment variable can hold a NUL: refused before a hook, not by each
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"REGION": "eu\0w"}},
@@ -114,8 +114,8 @@ def refused(r, ws, *needles):
                 },
             },
             [
-                "hooks.execute.timeout_seconds: Not a valid number: it counts seconds; write 30",
-                "hooks.collect.delay_seconds: Not a valid number: it counts seconds; write 120",
+                "hooks.execute.timeout_seconds: not a valid number: it counts seconds; write 30",
+                "hooks.collect.delay_seconds: not a valid number: it counts seconds; write 120",
             ],
         ),
         (  # "must be an environment variable name" did not say what to write instead
@@ -192,7 +192,7 @@ def refused(r, ws, *needles):
         ),
         (  # YAML 1.1 reads 1e3 as text: "Not a valid integer." said nothing of why
             "id: p\nhooks: {execute: scripts/h.sh}\nconcurrency: 1e3\n",
-            ["concurrency: Not a valid integer: YAML reads 1e3 as text; write 1000"],
+            ["concurrency: not a valid integer: YAML reads 1e3 as text; write 1000"],
         ),
         (  # each fits in one variable, together they overflow a hook's environment
             {
@@ -622,7 +622,7 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
             ["criteria.0.called.args"],
         ),
         ({"id": "s", "goal": "g", "repeat": 0}, ["repeat"]),
-        ({"id": "s", "goal": "g", "owner": "me"}, ["owner", "Unknown field"]),
+        ({"id": "s", "goal": "g", "owner": "me"}, ["owner", "unknown field"]),
         # an empty goal (`goal: "{{ q }}"` left unfilled) sent the agent nothing and ran
         ({"id": "s", "goal": ""}, ["goal: empty", "nothing to send"]),
         ({"id": "s", "goal": " \n\t"}, ["goal: empty"]),
@@ -658,9 +658,9 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
          ["criteria.0.max_seconds: must be a number of seconds > 0: it counts seconds; write 5"]),
         # 1 and 0 were taken as true and false (1 == True in the set of truthy values)
         # where "yes" and "true" were refused: a flag is true or false
-        ({"id": "s", "goal": "g", "excluded": 1}, ["excluded: Not a valid boolean"]),
+        ({"id": "s", "goal": "g", "excluded": 1}, ["excluded: not a valid boolean"]),
         ({"id": "s", "title": "t", "goal": "g", "multi_turn": 0, "setup_messages": ["a"]},
-         ["multi_turn: Not a valid boolean"]),
+         ["multi_turn: not a valid boolean"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
@@ -1125,15 +1125,15 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
             "scenario",
             {"id": "s", "gaol": "g", "critera": [], "expectation": {"forbiden": []}},
             [
-                "gaol: Unknown field; did you mean goal?",
-                "critera: Unknown field; did you mean criteria?",
-                "expectation.forbiden: Unknown field; did you mean forbidden?",
+                "gaol: unknown field; did you mean goal?",
+                "critera: unknown field; did you mean criteria?",
+                "expectation.forbiden: unknown field; did you mean forbidden?",
             ],
         ),
         (
             "scenario",
             {"id": "s", "goal": "g", "owner": "me"},
-            ["owner: Unknown field; expected one of: id, name, title, tags, goal, turns"],
+            ["owner: unknown field; expected one of: id, name, title, tags, goal, turns"],
         ),
         (
             "scenario",
@@ -1167,27 +1167,27 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
                 "expectation": {"acceptance_criteria": [{"statment": "x"}]},
             },
             [
-                "criteria.0.json.paht: Unknown field; did you mean path?",
-                "criteria.0.json.equal: Unknown field; did you mean equals?",
-                "criteria.1.claim.say: Unknown field; did you mean says?",
-                "criteria.2.file.contain: Unknown field; did you mean contains?",
-                "criteria.3.rubric.txt: Unknown field; did you mean text?",
-                "criteria.4.not_called.argument: Unknown field; did you mean arguments?",
-                "expectation.acceptance_criteria.0.statment: Unknown field; did you mean statement?",
+                "criteria.0.json.paht: unknown field; did you mean path?",
+                "criteria.0.json.equal: unknown field; did you mean equals?",
+                "criteria.1.claim.say: unknown field; did you mean says?",
+                "criteria.2.file.contain: unknown field; did you mean contains?",
+                "criteria.3.rubric.txt: unknown field; did you mean text?",
+                "criteria.4.not_called.argument: unknown field; did you mean arguments?",
+                "expectation.acceptance_criteria.0.statment: unknown field; did you mean statement?",
             ],
         ),
         (
             "profile",
             {"id": "p", "hook": {"execute": "scripts/h.sh"}, "capabilities": {"call": True}},
             [
-                "hook: Unknown field; did you mean hooks?",
-                "capabilities.call: Unknown field; did you mean calls?",
+                "hook: unknown field; did you mean hooks?",
+                "capabilities.call: unknown field; did you mean calls?",
             ],
         ),
         (
             "profile",
             {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "colour": "red"},
-            ["colour: Unknown field; expected one of: name, id, hooks, env, capabilities"],
+            ["colour: unknown field; expected one of: name, id, hooks, env, capabilities"],
         ),
         (
             "profile",
@@ -1201,7 +1201,7 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
                 "hooks": {"execute": "scripts/h.sh"},
                 "env": [{"variable": "T", "purpose": "x", "value": "s3cret"}],
             },
-            ["env.0.value: Unknown field; expected one of: variable, purpose"],
+            ["env.0.value: unknown field; expected one of: variable, purpose"],
         ),
         (  # inside a transport's own entry too: were a list of every key, or nothing
             "profile",
@@ -1219,17 +1219,17 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
                 },
             },
             [
-                "hooks.execute.http.header: Unknown field; did you mean headers?",
-                "hooks.execute.http.extract.ouput: Unknown field; did you mean output?",
-                "hooks.execute.http.extract.usage.inputs: Unknown field; did you mean input?",
-                "hooks.close.ruhroh.comand: Unknown field; did you mean command?",
-                "hooks.close.ruhroh.max_iteration: Unknown field; did you mean max_iterations?",
+                "hooks.execute.http.header: unknown field; did you mean headers?",
+                "hooks.execute.http.extract.ouput: unknown field; did you mean output?",
+                "hooks.execute.http.extract.usage.inputs: unknown field; did you mean input?",
+                "hooks.close.ruhroh.comand: unknown field; did you mean command?",
+                "hooks.close.ruhroh.max_iteration: unknown field; did you mean max_iterations?",
             ],
         ),
         (
             "profile",
             {"id": "p", "hooks": {"execute": {"http": {"url": "http://h/", "colour": 1}}}},
-            ["hooks.execute.http.colour: Unknown field; expected one of: url, method, headers"],
+            ["hooks.execute.http.colour: unknown field; expected one of: url, method, headers"],
         ),
     ],
 )

@@ -111,10 +111,10 @@ def test_digest_auth_answers_the_servers_challenge(
         ({"digest": {"username": "u", "password": "{{env.UNDECLARED}}"}},
          "hooks.execute.http.auth.digest.password", "UNDECLARED is not declared"),
         ({"digest": {"username": "u"}}, "hooks.execute.http.auth.digest.password",
-         "Missing data for required field"),
+         "missing data for required field\n"),
         ({}, "hooks.execute.http.auth", "digest"),
         ({"basic": {"username": "u", "password": "p"}}, "hooks.execute.http.auth.basic",
-         "Unknown field"),
+         "unknown field"),
     ],
 )
 def test_a_wrong_auth_entry_is_refused_before_anything_runs(
@@ -1119,14 +1119,14 @@ def test_a_failure_message_never_shows_a_secret(
 @pytest.mark.parametrize(
     "bad, field",
     [
-        ({"bogus": 1}, "hooks.execute.http.bogus: Unknown field; expected one of: url, method"),
+        ({"bogus": 1}, "hooks.execute.http.bogus: unknown field; expected one of: url, method"),
         (
             {"extract": {"output": "choices[0"}},
             "hooks.execute.http.extract.output: not a valid JMESPath",
         ),
         (
             {"extract": {"usage": {"total": "x"}}},
-            "hooks.execute.http.extract.usage.total: Unknown field; expected one of: input, output",
+            "hooks.execute.http.extract.usage.total: unknown field; expected one of: input, output",
         ),
         (  # as prose writes it: told the nested form
             {"extract": {"output": "a", "usage.input": "tokens.in"}},
@@ -1136,7 +1136,7 @@ def test_a_failure_message_never_shows_a_secret(
         ({"body": {"a": "{{ not a name }}"}}, "hooks.execute.http.body.a: {{not a name}} is not"),
         ({"method": "FETCH"}, "hooks.execute.http.method: must be one of"),
         ({"retries": -1}, "hooks.execute.http.retries:"),
-        ({"retries": 21}, "hooks.execute.http.retries: Must be greater than or equal to 0 and"),
+        ({"retries": 21}, "hooks.execute.http.retries: must be greater than or equal to 0 and"),
         ({"form": {"a": "b"}}, "hooks.execute.http.form: give body (JSON) or form"),
         # a key is sent as written: {"{{env.FIELD}}": 1} went out with its braces
         ({"body": {"m": [{"{{scenario}}": 1}]}}, "http.body.m.0.{{scenario}}: a placeholder in"),

@@ -46,14 +46,14 @@ def test_a_capability_written_as_a_number_is_no_boolean(ws, rook_cli, value):
     scenario needing it runnable; ``0`` declared it false, silently."""
     ws.profile(f"id: p\nhooks: {{execute: scripts/h.sh}}\ncapabilities: {{calls: {value}}}\n")
     ws.scenario({"id": "nc", "goal": "g", "criteria": [{"not_called": "cancel"}]})
-    refused(rook_cli("run"), ws, "p.yaml", "capabilities.calls: Not a valid boolean", "true or false")
+    refused(rook_cli("run"), ws, "p.yaml", "capabilities.calls: not a valid boolean", "true or false")
 
 
 def test_a_scenario_flag_written_as_a_number_is_no_boolean(ws, rook_cli):
     """The same field type in a scenario: ``excluded: 1`` excluded it."""
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     ws.scenario({"id": "x", "goal": "g", "excluded": 1, "criteria": [{"contains": "ok"}]})
-    refused(rook_cli("run"), ws, "x.yaml", "excluded: Not a valid boolean", "true or false")
+    refused(rook_cli("run"), ws, "x.yaml", "excluded: not a valid boolean", "true or false")
 
 
 @pytest.mark.parametrize(

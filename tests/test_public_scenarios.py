@@ -248,7 +248,7 @@ def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
      ["expectation.forbidden.0", "exactly one of statement or pattern"]),
     ({"title": "t", "goal": "g", "expectation": {"mcp": [{"tool": "x", "expect": "maybe"}]}},
      ["expectation.mcp.0.expect"]),
-    ({"title": "t", "goal": "g", "expectation": {"vibes": []}}, ["expectation.vibes", "Unknown"]),
+    ({"title": "t", "goal": "g", "expectation": {"vibes": []}}, ["expectation.vibes", "unknown field"]),
     ({"title": "t", "goal": "g", "setup_messages": ["a"]}, ["setup_messages", "multi_turn: true"]),
     ({"title": "t", "turns": ["a"], "multi_turn": True, "setup_messages": ["a"]},
      ["setup_messages", "goes with goal"]),

@@ -506,10 +506,10 @@ def test_the_command_wrapper_is_a_registered_connector(rook_workspace, rook_cli,
 @pytest.mark.parametrize(
     "options,message",
     [
-        ({"command": PY, "max_iteration": 3}, "hooks.execute.connector.max_iteration: Unknown field"),
-        ({"command": PY, "bogus": 1}, "hooks.execute.connector.bogus: Unknown field"),
+        ({"command": PY, "max_iteration": 3}, "hooks.execute.connector.max_iteration: unknown field"),
+        ({"command": PY, "bogus": 1}, "hooks.execute.connector.bogus: unknown field"),
         ({"command": 5}, "hooks.execute.connector.command: must be a command line"),
-        ({"command": PY, "cwd": 5}, "hooks.execute.connector.cwd: Not a valid string"),
+        ({"command": PY, "cwd": 5}, "hooks.execute.connector.cwd: not a valid string"),
         ({}, "hooks.execute.connector.command: missing: the wrapper's command line"),
     ],
 )
