@@ -1350,3 +1350,20 @@ def test_a_report_path_with_a_nul_is_named_not_a_traceback(example, monkeypatch)
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "--report json:a\\x00b: no path holds a NUL character" in r.stderr
     assert sorted(p.name for p in (agent / "runs").iterdir()) == runs
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["run", "--concurrency", "x"], "'--concurrency' / '-j'"),
+    (["run", "--repeat", "2.5"], "'--repeat'"),
+    (["runs", "--limit", "many"], "'--limit' / '-n'"),
+    (["profile", "fix", "--attempts", "x"], "'--attempts'"),
+])
+def test_a_count_that_is_no_whole_number_is_said_so(example, args, flag):
+    # click said "'x' is not a valid integer range" (its type's name), and the
+    # help showed "--concurrency INTEGER RANGE" where the docs write N
+    ws, _ = example
+    proc = rook(*args, cwd=ws)
+    clean_error(proc, f"Invalid value for {flag}: {args[-1]!r} is not a valid integer.")
+    assert "range" not in proc.stderr, proc.stderr
+    usage = rook(*args[:-2], "--help", cwd=ws).stdout
+    assert f"{args[-2]} N " in usage and "INTEGER RANGE" not in usage, usage

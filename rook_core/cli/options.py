@@ -46,6 +46,14 @@ def workspace_options(
     return f
 
 
+class Count(click.IntRange):
+    """A whole number in a range (``--concurrency``, ``--repeat``, ``--limit``):
+    one that is none is "'x' is not a valid integer", not click's "'x' is not a
+    valid integer range" (the type's name). Give its option ``metavar="N"``."""
+
+    name = "integer"
+
+
 class Rate(click.ParamType):
     """A rate in [0, 1]: ``nan`` and ``inf`` are refused (``FloatRange`` lets
     ``nan`` through, since every comparison with it is false)."""

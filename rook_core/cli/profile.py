@@ -21,7 +21,7 @@ import click
 from ..models import slug
 from ..profile_probe import DEFAULT_GOAL
 from ..workspace import user_path
-from .options import refuse_unrunnable_author, workspace_options
+from .options import Count, refuse_unrunnable_author, workspace_options
 
 
 class Session:
@@ -255,7 +255,8 @@ def profile_group() -> None:
 )
 @click.option(
     "--attempts",
-    type=click.IntRange(1, 10),
+    type=Count(1, 10),
+    metavar="N",
     default=4,
     show_default=True,
     help="Tests (and corrections) at most.",
@@ -263,7 +264,8 @@ def profile_group() -> None:
 @click.option("--no-test", is_flag=True, help="Write the profile without invoking the target.")
 @click.option(
     "--max-iterations",
-    type=click.IntRange(min=1),
+    type=Count(min=1),
+    metavar="N",
     default=5,
     show_default=True,
     help="Ruhroh task loop: most iterations per scenario run.",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..profile_probe import DEFAULT_GOAL
-from .options import refuse_empty, refuse_unrunnable_author, workspace_options
+from .options import Count, refuse_empty, refuse_unrunnable_author, workspace_options
 
 if TYPE_CHECKING:  # imported where used: .profile imports this module (see profile_manage)
     from .profile import Session
@@ -197,7 +197,8 @@ def test_command(
 @click.option("--goal", default=DEFAULT_GOAL, show_default=True, help="The small goal to send.")
 @click.option(
     "--attempts",
-    type=click.IntRange(1, 10),
+    type=Count(1, 10),
+    metavar="N",
     default=3,
     show_default=True,
     help="Repairs (each tested) at most.",

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .options import RATE, split_csv, workspace_options
+from .options import RATE, Count, split_csv, workspace_options
 
 
 @click.command("run")
@@ -57,11 +57,15 @@ from .options import RATE, split_csv, workspace_options
 @click.option(
     "--concurrency",
     "-j",
-    type=click.IntRange(min=1),
+    type=Count(min=1),
+    metavar="N",
     help="Scenarios in flight (default: the profile's).",
 )
 @click.option(
-    "--repeat", type=click.IntRange(min=1), help="Run each scenario N times (overrides repeat:)."
+    "--repeat",
+    type=Count(min=1),
+    metavar="N",
+    help="Run each scenario N times (overrides repeat:).",
 )
 @click.option(
     "--executor", default="local", show_default=True, help="Executor plugin that runs scenarios."

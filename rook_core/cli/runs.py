@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .options import workspace_options
+from .options import Count, workspace_options
 
 
 def find_agent(workspace: str | None, project: str | None, agent: str | None) -> Any:
@@ -87,7 +87,8 @@ def _row(s: dict[str, Any]) -> list[Any]:
 @click.option(
     "--limit",
     "-n",
-    type=click.IntRange(min=1),
+    type=Count(min=1),
+    metavar="N",
     default=20,
     show_default=True,
     help="Show the newest N runs.",
