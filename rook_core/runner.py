@@ -340,13 +340,10 @@ def prepare_run(
         try:
             profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
         except ProfileNotFound as exc:
+            if request.profile is not None:  # named as rook runs --profile names it
+                raise ProfileNotFound(f"--profile: {exc}") from None
             copy = run_path / "profile.yaml" if run_path is not None else None
-            if (
-                manifest is None
-                or request.profile is not None
-                or copy is None
-                or not copy.is_file()
-            ):
+            if manifest is None or copy is None or not copy.is_file():
                 raise
             raise ProfileNotFound(  # the pinned profile, gone since the run started
                 f"{exc}; the run keeps the one it started with: {copy} (to finish the run "

@@ -1367,3 +1367,19 @@ def test_a_count_that_is_no_whole_number_is_said_so(example, args, flag):
     assert "range" not in proc.stderr, proc.stderr
     usage = rook(*args[:-2], "--help", cwd=ws).stdout
     assert f"{args[-2]} N " in usage and "INTEGER RANGE" not in usage, usage
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("", "--profile '': names no profile; give NAME, or leave the flag out to use the active one"),
+    ("  ", "--profile '  ': names no profile"),
+    ("nosuch", "--profile: profile 'nosuch' not found in "),
+])
+def test_rook_run_names_the_profile_flag_it_refuses(example, value, said):
+    # rook run --profile nosuch said "profile 'nosuch' not found in ...", naming no
+    # flag (rook runs --profile and --judge-profile name theirs), and --profile ""
+    # (`--profile "$P"` with P unset) was looked for as a profile named ''
+    ws, agent = example
+    proc = rook("run", "--profile", value, cwd=ws)
+    clean_error(proc, said)
+    assert proc.stderr.startswith(f"rook: error: {said}"), proc.stderr
+    assert not list((agent / "runs").iterdir())

@@ -173,6 +173,11 @@ def run_command(
 
         with flags_redacted(workspace, project, agent):  # a folder as typed may hold a secret
             check_json_out(reports)
+    if profile is not None and not profile.strip():  # `--profile "$P"` with P unset
+        raise ConfigError(
+            f"--profile {profile!r}: names no profile; give NAME, or leave the flag out to "
+            "use the active one"
+        )
     selectors = {"--only": only, "--tag": tags, "--class": classes, "--category": categories}
     for flag, given in selectors.items():
         if given and not split_csv(given):  # `--tag "$TAGS"` with TAGS empty selects nothing
