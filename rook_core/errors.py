@@ -138,6 +138,13 @@ def format_validation_messages(messages: object, prefix: str = "") -> list[str]:
     return lines
 
 
+def typed(value: str) -> str:
+    """A flag's value as the user typed it, for a message: quoted when it is empty
+    or blank (``--shard ''``, as ``--shard "$SHARD"`` gives with SHARD unset),
+    which would otherwise show as nothing at all."""
+    return value if value.strip() else repr(value)
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``1 scenario``, ``2 scenarios``: a count and its noun (``plural``, else
     the noun with an ``s``), for a message or a report, never ``1 scenarios``

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, DamagedRecord, RookError, exception_text
+from .errors import ConfigError, DamagedRecord, RookError, exception_text, typed
 from .plugins import Rook, plugin_output
 from .redact import scrub
 from .report import printable
@@ -40,7 +40,7 @@ def to_stdout(values: Iterable[str]) -> bool:
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     fmt, sep, path = value.partition(":")
     if not sep or not path.strip():  # `json:"$OUT"` with OUT unset, or blank
-        raise ConfigError(f"--report {value}: use FORMAT:PATH, e.g. json:report.json")
+        raise ConfigError(f"--report {typed(value)}: use FORMAT:PATH, e.g. json:report.json")
     if fmt not in rook.reporters:
         raise ConfigError(
             f"--report {value}: unknown format {fmt!r}; installed: {rook.reporters.listing()}"

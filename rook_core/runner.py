@@ -39,6 +39,7 @@ from .errors import (
     ScenarioError,
     counted,
     exception_text,
+    typed,
 )
 from .hookenv import check_env
 from .interrupts import Interrupts, after_hooks, late_signal
@@ -301,7 +302,7 @@ def prepare_run(
         request.cwd = working_folder()
         if request.executor not in rook.executors:
             raise ConfigError(
-                f"--executor {request.executor}: unknown; installed: {rook.executors.listing()}"
+                f"--executor {typed(request.executor)}: unknown; installed: {rook.executors.listing()}"
             )
         check_executor = getattr(rook.executors.get(request.executor), "check", None)
         if check_executor is not None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import shapes
-from .errors import ConfigError, DamagedRecord, RunStoreError, counted
+from .errors import ConfigError, DamagedRecord, RunStoreError, counted, typed
 from .redact import Redactor
 from .store import RunDir, cannot_create, create_run, dumps, read_json
 
@@ -85,7 +85,7 @@ def parse_shard(value: str | None) -> Shard | None:
     m = re.match(_SHARD, str(value))
     if not m:
         raise ConfigError(
-            f"--shard {value}: use I/N in digits 0-9, e.g. --shard 1/4 (shards count from 1)"
+            f"--shard {typed(value)}: use I/N in digits 0-9, e.g. --shard 1/4 (shards count from 1)"
         )
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1 or not 1 <= index <= count:

@@ -1383,3 +1383,17 @@ def test_rook_run_names_the_profile_flag_it_refuses(example, value, said):
     clean_error(proc, said)
     assert proc.stderr.startswith(f"rook: error: {said}"), proc.stderr
     assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["run", "--executor", ""], "--executor '': unknown; installed: "),
+    (["run", "--shard", ""], "--shard '': use I/N"),
+    (["run", "--shard", " "], "--shard ' ': use I/N"),
+    (["run", "--report", ""], "--report '': use FORMAT:PATH"),
+    (["merge", "--run", "latest", "--report", " "], "--report ' ': use FORMAT:PATH"),
+])
+def test_an_empty_flag_value_is_shown_quoted(example, args, said):
+    # `--shard "$SHARD"` with SHARD unset said "--shard : use I/N ...": the value,
+    # empty, showed as nothing at all
+    ws, _ = example
+    clean_error(rook(*args, cwd=ws), said)
