@@ -287,6 +287,27 @@ def _choose(
     raise WorkspaceError(f"several {kind}s ({', '.join(names)}); choose one with {flag}")
 
 
+def no_workspace(workspace: Path, given: object = None) -> tuple[str, str]:
+    """What is wrong with ``workspace``, which holds no ``.testmuai/rook``, and the
+    fix: a --workspace (``given``) naming a folder inside one (found upwards only
+    without it) names that one, never ``rook init`` (a second workspace inside
+    the first)."""
+    inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
+    how = given_as(given)
+    import shlex
+
+    # rook init reads no variable: -w names the folder for it
+    here = "" if given is None else f" -w {shlex.quote(str(workspace))}"
+    fix = (
+        f"run: rook init{here} --project P --agent A"
+        if inside is None
+        else f"it is inside the workspace {inside}: give -w {inside}"
+        if how == "--workspace"
+        else f"it is inside the workspace {inside}: set {how} to {inside}"
+    )
+    return f"{workspace}: no Rook workspace here ({ROOT} is missing)", fix
+
+
 def select_agent(
     workspace: Path, project: str | None, agent: str | None, given: object = None
 ) -> Agent:
@@ -294,22 +315,8 @@ def select_agent(
     ``--workspace`` value it came from, which may be ``ROOK_WORKSPACE_DIR``'s)."""
     root = workspace / ROOT
     if not root.is_dir():
-        # --workspace naming a folder inside one (found upwards only without it):
-        # name that one, never `rook init` (a second workspace inside the first)
-        inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
-        how = given_as(given)
-        import shlex
-
-        # rook init reads no variable: -w names the folder for it
-        here = "" if given is None else f" -w {shlex.quote(str(workspace))}"
-        fix = (
-            f"run: rook init{here} --project P --agent A"
-            if inside is None
-            else f"it is inside the workspace {inside}: give -w {inside}"
-            if how == "--workspace"
-            else f"it is inside the workspace {inside}: set {how} to {inside}"
-        )
-        raise WorkspaceError(f"{workspace}: no Rook workspace here ({ROOT} is missing); {fix}")
+        what, fix = no_workspace(workspace, given)
+        raise WorkspaceError(f"{what}; {fix}")
     config = read_config(workspace)
     source = root / "config.yaml"
     project_name = _choose(

@@ -1161,3 +1161,19 @@ def test_a_project_or_agent_that_leaves_the_other_to_choose_exits_2_as_the_help_
         "--agent that does not exist, or one given while the other is left to choose among "
         "several" in text
     ), text
+
+
+def test_a_workspace_flag_naming_a_folder_inside_one_names_it(rook_workspace, rook_cli):
+    # rook doctor -w ws/src said "no .testmuai/rook here or above", when one is
+    # above (a --workspace is never searched upwards from); rook run names it
+    healthy(rook_workspace)
+    inside = rook_workspace.root / "src"
+    inside.mkdir()
+    r = rook_cli("doctor", "-w", str(inside), "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    [p] = problems(json.loads(r.stdout)["findings"])
+    assert "here or above" not in p["message"], p
+    assert f"it is inside the workspace {rook_workspace.root}" in p["message"], p
+    assert p["fix"] == f"give -w {rook_workspace.root}", p
+    run = rook_cli("run", "-w", str(inside))
+    assert f"it is inside the workspace {rook_workspace.root}: give -w" in run.stderr

@@ -126,18 +126,28 @@ class Doctor:
         self, rook: Any, workspace: str | None, project: str | None, agent: str | None
     ) -> None:
         from ..errors import ConfigError
-        from ..workspace import ROOT, Agent, find_workspace, folder_names, read_config, select_agent
+        from ..workspace import (
+            ROOT,
+            Agent,
+            find_workspace,
+            folder_names,
+            no_workspace,
+            read_config,
+            select_agent,
+        )
 
         # a -w (or ROOK_WORKSPACE_DIR) naming no directory is a wrong value, as for
         # every other command and as --project nope here: exit 2, not a finding
         root = find_workspace(workspace)
         if not (root / ROOT).is_dir():
-            self.add(
-                PROBLEM,
-                "workspace",
-                f"{root}: no {ROOT} here or above",
-                "create one: rook init --project P --agent A --example (or pass -w DIR)",
-            )
+            message = f"{root}: no {ROOT} here or above"
+            fix = "create one: rook init --project P --agent A --example (or pass -w DIR)"
+            said, how = no_workspace(root, workspace)
+            if workspace is not None and how.startswith("it is inside"):
+                # a --workspace is the workspace itself (never searched upwards from),
+                # and there is one above it: named as rook run names it
+                message, _, fix = f"{said}; {how}".rpartition(": ")
+            self.add(PROBLEM, "workspace", message, fix)
             return
         self.add(OK, "workspace", str(root))
         config: dict[str, Any] = {}
