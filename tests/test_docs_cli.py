@@ -46,6 +46,23 @@ def test_every_command_has_a_short_help():
         assert cmd.get_short_help_str(limit=100).strip(), f"{path}: no one-line help"
 
 
+
+def test_every_option_says_what_it_takes():
+    # rook init --project TEXT, run --executor TEXT, -j INTEGER RANGE: click's type
+    # names, where the docs write PROJECT, NAME and N; TEXT is left for free text
+    free_text = {"--goal", "--what", "--notes"}
+    for path, cmd, ctx in all_commands():
+        for param in cmd.params:
+            if not isinstance(param, click.Option) or param.is_flag or param.hidden:
+                continue
+            try:
+                shown = param.make_metavar(ctx)  # click 8.2 and later
+            except TypeError:
+                shown = param.make_metavar()  # type: ignore[call-arg]
+            if shown.isupper() and shown in ("TEXT", "INTEGER", "INTEGER RANGE", "FLOAT"):
+                assert set(param.opts) & free_text and shown == "TEXT", (path, param.opts, shown)
+
+
 @pytest.fixture
 def rook_bin(tmp_path):
     """A `rook` on PATH that runs the Rook under test, and a HOME of its own."""

@@ -68,7 +68,11 @@ from .options import RATE, Count, split_csv, workspace_options
     help="Run each scenario N times (overrides repeat:).",
 )
 @click.option(
-    "--executor", default="local", show_default=True, help="Executor plugin that runs scenarios."
+    "--executor",
+    default="local",
+    show_default=True,
+    metavar="NAME",
+    help="Executor plugin that runs scenarios.",
 )
 @click.option(
     "--report",
