@@ -71,7 +71,7 @@ def _needle(value: Any, what: str = "a text") -> str:
 
 def unknown_keys(value: Any, known: tuple[str, ...]) -> None:
     """Refuse the keys of a mapping ``value`` that are not ``known``, each with
-    the known key it looks like a typo of (``equal: Unknown field; did you mean
+    the known key it looks like a typo of (``equal: unknown field; did you mean
     equals?``)."""
     from rook_core.schemafields import refuse_unknown
 
