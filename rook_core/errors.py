@@ -93,6 +93,9 @@ MARSHMALLOW_WORDS = (
     "Length",
     "String",
     "Value",
+    "Number",  # "Number too large." (a float past 1e308)
+    "Special",  # "Special numeric values (nan or infinity) are not permitted."
+    "One",  # "One or more of the choices you made was not in: ..."
 )
 """The words marshmallow's own messages start with ("Not a valid string.",
 "Missing data for required field.", "Must be greater than ..."), capitalised and

@@ -661,6 +661,11 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "excluded": 1}, ["excluded: not a valid boolean"]),
         ({"id": "s", "title": "t", "goal": "g", "multi_turn": 0, "setup_messages": ["a"]},
          ["multi_turn: not a valid boolean"]),
+        # marshmallow's Float's own sentences, in Rook's form as its others are
+        ({"id": "s", "goal": "g", "timeout_seconds": float("nan")},
+         ["timeout_seconds: special numeric values (nan or infinity) are not permitted\n"]),
+        ({"id": "s", "goal": "g", "timeout_seconds": 10**400},
+         ["timeout_seconds: number too large\n"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
