@@ -328,7 +328,7 @@ def escaped_pattern(value: str) -> re.Pattern[str] | None:
         value.encode("utf-8")
     except UnicodeEncodeError:
         return None
-    return re.compile("".join("(?:" + "|".join(_json_forms(c)) + ")" for c in value))
+    return _compiled([_json_forms(c) for c in value])
 
 
 _ESCAPED_UNRESERVED = re.compile(r"\\u00(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
@@ -381,8 +381,22 @@ def _each_character(value: str, forms: Callable[[str], list[str]]) -> re.Pattern
         value.encode("utf-8")
     except UnicodeEncodeError:
         return None
-    parts = [re.escape(c) if c in _UNRESERVED else "(?:" + "|".join(forms(c)) + ")" for c in value]
-    return re.compile("".join(parts))
+    return _compiled([[re.escape(c)] if c in _UNRESERVED else forms(c) for c in value])
+
+
+_RUN = "\\\\+"
+"""A run of backslashes (``\\+``), as a form begins one that any number of them may escape."""
+
+
+def _compiled(alternatives: list[list[str]]) -> re.Pattern[str]:
+    """The pattern of one character's ``alternatives`` after another's. A first
+    character's alternative beginning with a run of backslashes is tried only
+    where such a run begins: tried at each backslash of a long run, it ran to
+    the run's end each time (a search quadratic in the run's length); begun at
+    the run's start it finds the same places, the run's backslashes with them."""
+    first, *rest = alternatives
+    first = ["(?<!\\\\)" + a if a.startswith(_RUN) else a for a in first]
+    return re.compile("".join("(?:" + "|".join(forms) + ")" for forms in (first, *rest)))
 
 
 def _hex(digit: str) -> str:

@@ -2435,3 +2435,18 @@ def test_a_basic_credential_whose_user_is_the_key_is_redacted_alone_too(
     assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
     text = r.stdout + r.stderr + ws.all_run_text(r.report["run"]["id"])
     assert key not in text and "login failed for [redacted:DESK_BASIC_AUTH]" in text
+
+
+@pytest.mark.timeout(60)
+def test_a_long_run_of_backslashes_is_redacted_in_one_pass():
+    """A text with a \\u escape of a letter looks for each value with any of its
+    letters escaped: the first letter's ``\\\\+u`` was tried at every backslash
+    of a run and ran to its end each time, so 400 KB of backslashes (JSON text
+    escaped again and again, a hook's binary dump) took hours to redact."""
+    from rook_core.redact import Redactor
+
+    r = Redactor({"KEY": "sk-live-4f9c2b7e", "JSON": '{"a":1}-Zq9x'})
+    run = "\\" * 400_000
+    text = run + "\\u0041 " + run + ' "\\u0073k-live-4f9c2b7e" ' + run + "\\u007b"
+    assert r.text(text) == run + "\\u0041 " + run + ' "[redacted:KEY]" ' + run + "\\u007b"
+    assert r.text(run + "\\u0073k-live-4f9c2b7e") == "[redacted:KEY]"  # the escape's backslashes too
