@@ -67,7 +67,8 @@ def document(reply: Reply) -> Any:
     if not text.strip():
         return None
     if reply.content_type in JSON_LINES:
-        return assemble([("", line) for line in text.splitlines() if line.strip()])
+        # a line ends at \n (\r\n): never at a U+2028 a string holds (str.splitlines's)
+        return assemble([("", line) for line in text.split("\n") if line.strip()])
     if "json" in reply.content_type or text.lstrip()[:1] in ("{", "["):
         try:
             return hookio.loads(text)
