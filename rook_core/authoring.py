@@ -98,7 +98,7 @@ class Source:
 
 
 INTERPRETER = re.compile(
-    r"(python[0-9.]*|pypy[0-9.]*|node(js)?|deno|bun|tsx|ts-node|bash|sh|zsh|dash|ruby|perl|php)"
+    r"(python[0-9.]*|py|pypy[0-9.]*|node(js)?|deno|bun|tsx|ts-node|bash|sh|zsh|dash|ruby|perl|php)"
     r"(\.exe)?",
     re.I,
 )
@@ -132,7 +132,9 @@ def _run_name(words: list[str]) -> str | None:
         return None
     program = PurePath(words[0]).name
     two = f"{program} {words[1]}" if len(words) > 1 else program
-    if WRAPPERS.fullmatch(two) or PACKAGE_RUNNERS.fullmatch(two):
+    if PACKAGE_RUNNERS.fullmatch(" ".join([program, *words[1:3]])):  # uv tool run NAME
+        rest, runner = words[3:], True
+    elif WRAPPERS.fullmatch(two) or PACKAGE_RUNNERS.fullmatch(two):
         rest, runner = words[2:], PACKAGE_RUNNERS.fullmatch(two) is not None
     elif INTERPRETER.fullmatch(program) or PACKAGE_RUNNERS.fullmatch(program):
         rest, runner = words[1:], PACKAGE_RUNNERS.fullmatch(program) is not None

@@ -2489,6 +2489,10 @@ def test_an_agent_that_is_not_running_is_told_to_be_started_not_fixed(rook_works
         ("claude -p", "claude"),
         ("./bin/claude -p", "claude"),
         ("python3 -c 'print(1)'", "python3"),
+        # Windows' Python launcher, and uv's tool runner (three words)
+        ("py -3 agent.py", "agent"),
+        ("py.exe agent.py", "agent"),
+        ("uv tool run desk-agent", "desk-agent"),
     ],
 )
 def test_with_no_name_a_command_running_a_script_names_the_profile_after_the_script(
