@@ -275,6 +275,12 @@ def cmd_words(text: str) -> list[str]:
     browser's 'Copy as cURL (cmd)' writes every quote as ``^"``), inside them it is
     as written; ``%NAME%`` is the environment variable NAME (``$NAME`` from here on).
     Then only double quotes quote, and ``\\"`` is a quote character."""
+    # %NAME% first, as cmd.exe expands it before it reads ^ (a browser's copy writes
+    # %^41 so that nothing is expanded); never a percent-encoded byte: %E2%80%99 (E2 is
+    # no variable), d%C3%A9j%C3%A0 (the % after a byte's %C3 begins another byte)
+    text = re.sub(
+        r"(?<!%[0-9A-Fa-f]{2})%(?![0-9A-Fa-f]{2}%)([A-Za-z_][A-Za-z0-9_]*)%", r"${\1}", text
+    )
     out, quoted, i = [], False, 0
     while i < len(text):
         ch = text[i]
@@ -290,9 +296,7 @@ def cmd_words(text: str) -> list[str]:
             quoted = not quoted
         out.append(ch)
         i += 1
-    # %NAME%, never a percent-encoded byte (%E2%80%99: E2 is no variable here)
-    joined = re.sub(r"%(?![0-9A-Fa-f]{2}%)([A-Za-z_][A-Za-z0-9_]*)%", r"${\1}", "".join(out))
-    lex = shlex.shlex(joined.replace("\r", ""), posix=True)
+    lex = shlex.shlex("".join(out).replace("\r", ""), posix=True)
     lex.whitespace_split, lex.quotes, lex.commenters = True, '"', ""
     return list(lex)
 

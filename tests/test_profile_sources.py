@@ -59,6 +59,13 @@ from rook_core.redact import Redactor
             'curl ^\n  "https://h/caf%C3%A9/%E2%80%99x" ^\n  -d "{}"',
             {"url": "https://h/caf%C3%A9/%E2%80%99x", "variables": {}},
         ),
+        # a browser's 'Copy as cURL (cmd)' writes each % before a letter or digit as %^,
+        # so cmd.exe expands no variable: d%C3%A9j%C3%A0 was read with the variable %A9j%
+        (
+            'curl ^"https://h/d^%^C3^%^A9j^%^C3^%^A0?q=%^A9x%^20^" ^\n  -H ^"X-Key: %ACME_KEY%^"',
+            {"url": "https://h/d%C3%A9j%C3%A0?q=%A9x%20", "variables": {"ACME_KEY": "the X-Key header"}},
+        ),
+        ('curl "https://h/d%C3%A9j%C3%A0" ^\n  -d "{}"', {"url": "https://h/d%C3%A9j%C3%A0", "variables": {}}),
         # flags that take a value Rook does not use: the value is no URL
         (
             "curl --max-redirs 5 --proto =https --retry-max-time 9 --keepalive-time 60 "
