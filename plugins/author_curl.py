@@ -296,7 +296,10 @@ def cmd_words(text: str) -> list[str]:
             quoted = not quoted
         out.append(ch)
         i += 1
-    lex = shlex.shlex("".join(out).replace("\r", ""), posix=True)
+    # the C runtime keeps a run of backslashes unless a quote follows it (C:\Users\me);
+    # doubled, shlex gives it back as written (a run before a quote it reads as the runtime)
+    joined = re.sub(r'(?<!\\)\\+(?![\\"])', lambda m: m.group() * 2, "".join(out))
+    lex = shlex.shlex(joined.replace("\r", ""), posix=True)
     lex.whitespace_split, lex.quotes, lex.commenters = True, '"', ""
     return list(lex)
 

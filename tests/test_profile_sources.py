@@ -66,6 +66,11 @@ from rook_core.redact import Redactor
             {"url": "https://h/d%C3%A9j%C3%A0?q=%A9x%20", "variables": {"ACME_KEY": "the X-Key header"}},
         ),
         ('curl "https://h/d%C3%A9j%C3%A0" ^\n  -d "{}"', {"url": "https://h/d%C3%A9j%C3%A0", "variables": {}}),
+        # cmd.exe: a backslash is a backslash unless a quote follows it (a Windows path)
+        (
+            'curl ^\n  https://h ^\n  -d path=C:\\Users\\me\\f.txt -d "q=\\"hi\\" C:\\x"',
+            {"data": ["path=C:\\Users\\me\\f.txt", 'q="hi" C:\\x']},
+        ),
         # flags that take a value Rook does not use: the value is no URL
         (
             "curl --max-redirs 5 --proto =https --retry-max-time 9 --keepalive-time 60 "
