@@ -287,25 +287,24 @@ def _choose(
     raise WorkspaceError(f"several {kind}s ({', '.join(names)}); choose one with {flag}")
 
 
-def no_workspace(workspace: Path, given: object = None) -> tuple[str, str]:
-    """What is wrong with ``workspace``, which holds no ``.testmuai/rook``, and the
-    fix: a --workspace (``given``) naming a folder inside one (found upwards only
-    without it) names that one, never ``rook init`` (a second workspace inside
-    the first)."""
-    inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
-    how = given_as(given)
+def no_workspace(workspace: Path, given: object = None) -> tuple[str, str, str]:
+    """What is wrong with ``workspace``, which holds no ``.testmuai/rook``, where it
+    is (``"it is inside the workspace WS"``, or ``""``) and the fix: a --workspace
+    (``given``) naming a folder inside one (found upwards only without it) names
+    that one, never ``rook init`` (a second workspace inside the first). Paths in
+    a command to type are quoted for the shell."""
     import shlex
 
-    # rook init reads no variable: -w names the folder for it
-    here = "" if given is None else f" -w {shlex.quote(str(workspace))}"
-    fix = (
-        f"run: rook init{here} --project P --agent A"
-        if inside is None
-        else f"it is inside the workspace {inside}: give -w {inside}"
-        if how == "--workspace"
-        else f"it is inside the workspace {inside}: set {how} to {inside}"
-    )
-    return f"{workspace}: no Rook workspace here ({ROOT} is missing)", fix
+    inside = next((p for p in workspace.parents if (p / ROOT).is_dir()), None)
+    how = given_as(given)
+    what = f"{workspace}: no Rook workspace here ({ROOT} is missing)"
+    if inside is None:  # rook init reads no variable: -w names the folder for it
+        here = "" if given is None else f" -w {shlex.quote(str(workspace))}"
+        return what, "", f"run: rook init{here} --project P --agent A"
+    where = f"it is inside the workspace {inside}"
+    if how == "--workspace":
+        return what, where, f"give -w {shlex.quote(str(inside))}"
+    return what, where, f"set {how} to {inside}"
 
 
 def select_agent(
@@ -315,8 +314,8 @@ def select_agent(
     ``--workspace`` value it came from, which may be ``ROOK_WORKSPACE_DIR``'s)."""
     root = workspace / ROOT
     if not root.is_dir():
-        what, fix = no_workspace(workspace, given)
-        raise WorkspaceError(f"{what}; {fix}")
+        what, where, fix = no_workspace(workspace, given)
+        raise WorkspaceError(f"{what}; {where}: {fix}" if where else f"{what}; {fix}")
     config = read_config(workspace)
     source = root / "config.yaml"
     project_name = _choose(

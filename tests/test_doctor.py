@@ -1177,3 +1177,27 @@ def test_a_workspace_flag_naming_a_folder_inside_one_names_it(rook_workspace, ro
     assert p["fix"] == f"give -w {rook_workspace.root}", p
     run = rook_cli("run", "-w", str(inside))
     assert f"it is inside the workspace {rook_workspace.root}: give -w" in run.stderr
+
+
+def test_a_workspace_inside_a_path_with_a_colon_and_a_blank_is_named_whole_and_quoted(
+    tmp_path, monkeypatch
+):
+    # doctor cut "...; it is inside the workspace WS: give -w WS" at its last ': ',
+    # so a workspace path holding one split the message in the wrong place; and the
+    # fix's path was not quoted for the shell (a path with a blank could not be pasted)
+    from rook_core.testing import RookCli
+
+    root = tmp_path / "team ws: agents"
+    root.mkdir()
+    cli = RookCli(None)
+    assert cli("init", "-w", str(root), "--project", "p", "--agent", "a").exit_code == 0
+    (root / "src").mkdir()
+    monkeypatch.chdir(tmp_path)
+    r = cli("doctor", "-w", str(root / "src"), "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    [p] = problems(json.loads(r.stdout)["findings"])
+    assert p["message"].endswith(f"; it is inside the workspace {root.resolve()}"), p
+    assert p["fix"] == f"give -w '{root.resolve()}'", p
+    run = cli("run", "-w", str(root / "src"))
+    assert run.exit_code == 2, run.stderr
+    assert f"it is inside the workspace {root.resolve()}: give -w '{root.resolve()}'" in run.stderr

@@ -142,11 +142,11 @@ class Doctor:
         if not (root / ROOT).is_dir():
             message = f"{root}: no {ROOT} here or above"
             fix = "create one: rook init --project P --agent A --example (or pass -w DIR)"
-            said, how = no_workspace(root, workspace)
-            if workspace is not None and how.startswith("it is inside"):
+            said, where, how = no_workspace(root, workspace)
+            if workspace is not None and where:
                 # a --workspace is the workspace itself (never searched upwards from),
                 # and there is one above it: named as rook run names it
-                message, _, fix = f"{said}; {how}".rpartition(": ")
+                message, fix = f"{said}; {where}", how
             self.add(PROBLEM, "workspace", message, fix)
             return
         self.add(OK, "workspace", str(root))
