@@ -259,7 +259,15 @@ def body_refs(c: Curl, value: str) -> str:
 def is_curl(word: str) -> bool:
     """``curl``, a path to it, or Windows' ``curl.exe`` (PowerShell's ``curl`` is
     another program: its docs write ``curl.exe``); never a URL (``https://h/curl``)."""
-    return "://" not in word and re.fullmatch(r"(.*/)?curl(\.exe)?", word, re.I) is not None
+    return "://" not in word and re.fullmatch(r"(.*[/\\])?curl(\.exe)?", word, re.I) is not None
+
+
+WINDOWS_CURL = re.compile(r'\s*(?:"[^"\n]*\\curl(?:\.exe)?"|[^\s"]*\\curl(?:\.exe)?)(?=\s|$)', re.I)
+"""A command beginning with a Windows path to curl (``C:\\tools\\curl.exe``, quoted
+when it holds a blank): typed for cmd.exe, whose backslashes are as written."""
+CMD_PROMPT = re.compile(r"^\s*(>|[A-Za-z]:\\(?:(?!curl)[^>\n])*>)\s*", re.I)
+"""cmd.exe's prompt pasted with the command (``C:\\Users\\me>``): never a path to
+curl, whose command may hold a ``>`` of its own."""
 
 
 CMD_CONTINUED = re.compile(r"(^|\s)\^[ \t]*$", re.M)
@@ -310,8 +318,13 @@ def words(text: str) -> list[str]:
     lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
     joined = "\n".join(lines)
     try:
-        if CMD_CONTINUED.search(joined) or re.match(r'\s*curl(\.exe)?\s+\^"', joined, re.I):
-            parts = cmd_words(re.sub(r"^\s*(>|C:\\[^>]*>)\s*", "", joined.strip()))
+        unprompted = CMD_PROMPT.sub("", joined.strip(), count=1)
+        if (
+            CMD_CONTINUED.search(joined)
+            or re.match(r'\s*curl(\.exe)?\s+\^"', joined, re.I)
+            or WINDOWS_CURL.match(unprompted)
+        ):
+            parts = cmd_words(unprompted)
         else:
             if PS_CONTINUED.search(joined):  # PowerShell: `$env:NAME` is $NAME
                 joined = re.sub(r"`[ \t]*\n", " ", joined)

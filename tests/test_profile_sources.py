@@ -81,6 +81,14 @@ from rook_core.redact import Redactor
         ("curl https://h/x?a=1 --url-query 'q=two words' --url-query +raw=%41", {"url": "https://h/x?a=1&q=two+words&raw=%41"}),
         # a URL whose path ends in /curl is no second command
         ("curl https://h/tools/curl -d message=hi", {"url": "https://h/tools/curl"}),
+        # curl.exe named by its Windows path, on one line: typed for cmd.exe (it was no
+        # cURL command at all: a POSIX shell's split ate the backslashes)
+        (
+            'C:\\tools\\curl.exe https://h -H "X-Key: %ACME_KEY%" -d "<p>hi</p>"',
+            {"url": "https://h", "data": ["<p>hi</p>"], "variables": {"ACME_KEY": "the X-Key header"}},
+        ),
+        ('"C:\\Program Files\\curl\\bin\\curl.exe" https://h -d "{\\"q\\": 1}"', {"url": "https://h", "data": ['{"q": 1}']}),
+        ('C:\\Users\\me>.\\curl.exe https://h -d x=1', {"url": "https://h", "data": ["x=1"]}),
     ],
 )
 def test_parse_curl(text, expect):
