@@ -656,7 +656,10 @@ def written_once(entry: dict[str, Any], secrets: Any) -> None:
         )
 
 
-MARK = "\x00"
+class _Ref(str):
+    """A ``{{env.NAME}}`` of the command standing alone as a body value, marked for
+    :func:`goal_for_variable` as the text ``NAME`` (which the message finders take as
+    a sample), told apart from any text of the body by its type alone."""
 
 
 def goal_for_variable(body: Any, c: Curl) -> tuple[Any, str, str] | None:
@@ -679,15 +682,15 @@ def goal_for_variable(body: Any, c: Curl) -> tuple[Any, str, str] | None:
             else None
         )
         if m and m.group(1) in c.variables and not secret_name(m.group(1)):
-            return MARK + m.group(1)
+            return _Ref(m.group(1))
         return item
 
     doc = mark(body)
     spot = (_chat_message(doc) if isinstance(doc, dict) else None) or _named(doc, ())
-    if spot is None or not str(spot[0][spot[1]]).startswith(MARK):
+    if spot is None or not isinstance(spot[0][spot[1]], _Ref):
         return None
     parent, key, shown = spot
-    name = parent[key][1:]
+    name = str(parent[key])
     parent[key] = GOAL
 
     def unmark(item: Any) -> Any:
@@ -695,8 +698,8 @@ def goal_for_variable(body: Any, c: Curl) -> tuple[Any, str, str] | None:
             return {k: unmark(v) for k, v in item.items()}
         if isinstance(item, list):
             return [unmark(v) for v in item]
-        if isinstance(item, str) and item.startswith(MARK):
-            return f"{{{{env.{item[1:]}}}}}"
+        if isinstance(item, _Ref):
+            return f"{{{{env.{item}}}}}"
         return item
 
     return unmark(doc), name, shown

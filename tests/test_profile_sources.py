@@ -388,3 +388,20 @@ def test_a_key_given_as_the_basic_user_is_a_secret_alone():
     key = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
     assert basic_header(key, "", secrets, "https://h/x") == "Basic {{env.DESK_BASIC_AUTH}}"
     assert key not in red.text(f"the key {key} was refused")
+
+
+def test_a_body_text_beginning_with_nul_is_no_variable_of_the_command():
+    # goal_for_variable marked each lone $NAME of the body with a NUL before its name
+    # and turned every body text beginning with a NUL back into {{env.TEXT}}: a value
+    # the command sent (JSON's "\u0000END") became an environment reference
+    from rook_plugins.author_curl import _body, goal_for_variable
+
+    c = parse_curl("""curl https://h -d '{"prompt": "'"$PROMPT"'", "stop": "\\u0000END"}'""")
+    kind, body = _body(c)
+    assert kind == "json" and body["stop"] == "\x00END", body
+    doc, name, where = goal_for_variable(body, c)
+    assert (name, where) == ("PROMPT", "prompt"), (name, where)
+    assert doc == {"prompt": "{{goal}}", "stop": "\x00END"}, doc
+    # and a text beginning with a NUL where the message goes is the sample message
+    c = parse_curl("""curl https://h -d '{"prompt": "\\u0000hi", "n": "'"$N"'"}'""")
+    assert goal_for_variable(_body(c)[1], c) is None
