@@ -396,7 +396,7 @@ def test_every_page_links_only_to_files_that_exist():
     for page in [*DOCS.rglob("*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]:
         if "examples" in page.relative_to(ROOT).parts[1:2]:
             continue
-        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        text = without_code(page)
         for target in re.findall(r"\]\(([^)\s]+)\)", text):
             if re.match(r"^[a-z]+:", target) or target.startswith("#"):
                 continue
@@ -406,10 +406,19 @@ def test_every_page_links_only_to_files_that_exist():
     assert broken == []
 
 
+FENCED = re.compile(r"^[ \t]*(?P<f>`{3,}|~{3,})[^\n]*\n.*?^[ \t]*(?P=f)[ \t]*$", re.M | re.S)
+"""A fenced block, closed by a fence of its own length (a ```` block may hold ``` lines)."""
+
+
+def without_code(page: Path) -> str:
+    """The page's text without its fenced blocks, whose lines are neither headings nor links."""
+    return FENCED.sub("", page.read_text(encoding="utf-8"))
+
+
 def heading_anchors(page: Path) -> set[str]:
     """The #fragments a page has: its headings as GitHub slugs them (lower case, punctuation
     but ``-`` dropped, spaces as ``-``, a repeated one numbered) and its ``<a id="...">``."""
-    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    text = without_code(page)
     found: set[str] = set(re.findall(r'<a id="([^"]+)"', text))
     seen: dict[str, int] = {}
     for heading in re.findall(r"^#{1,6} (.+?)\s*$", text, flags=re.MULTILINE):
@@ -422,7 +431,7 @@ def heading_anchors(page: Path) -> set[str]:
 def links_to_missing_headings(pages: list[Path]) -> list[str]:
     broken = []
     for page in pages:
-        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        text = without_code(page)
         for target in re.findall(r"\]\(([^)\s]+)\)", text):
             path, _, fragment = target.partition("#")
             if not fragment or re.match(r"^[a-z]+:", target):
@@ -441,3 +450,10 @@ def test_every_link_to_a_heading_finds_it(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("# Top\n\n## A `--flag`: and more\n\n[ok](#a---flag-and-more) [no](#a-flag)\n")
     assert links_to_missing_headings([page]) == ["page.md -> #a-flag"]
+    # a fence quoted in a line of prose (```` ```perl ````) opens no block: the heading after
+    # it is found, and so is one after a ```` block holding ``` lines
+    page.write_text(
+        "# Top\n\nwrite it as ```` ```perl ```` or not\n\n## After it\n\n[ok](#after-it)\n\n"
+        "````markdown\n```python\nx = 1\n```\n````\n\n## Then\n\n[ok](#then)\n\n```sh\nls\n```\n"
+    )
+    assert links_to_missing_headings([page]) == []
