@@ -62,6 +62,15 @@ class Status(CriterionType):
                 "no completion status was recorded (the agent is not reached through a "
                 "Ruhroh wrapper or connector)",
             )
+        from .ruhroh_protocol import STATUSES
+
+        if status not in STATUSES:  # an API's own status field ("ok"): none was observed
+            shown = status if len(status) <= 40 else status[:40] + "..."
+            return Verdict(
+                UNVERIFIABLE,
+                f"the answer's status field holds {shown!r}, which is no completion status "
+                f"(one of: {', '.join(STATUSES)}): no completion status was recorded",
+            )
         last = view.turns[-1].evidence
         limit = last.get("iteration_limit")
         extra = (

@@ -1587,6 +1587,35 @@ def test_status_is_unverifiable_without_ruhroh(rook_workspace, rook_cli):
     assert r.statuses() == {"s": "unverifiable"}
 
 
+@pytest.mark.parametrize("printed, expected", [
+    ("ok", "unverifiable"),  # an API's own status field: no completion status at all
+    ("goal_satisfied", "passed"),  # a hook script may report a Ruhroh completion status
+    ("cannot_satisfy", "failed"),
+])
+def test_a_hook_status_that_is_no_completion_status_is_unverifiable(
+    printed, expected, rook_workspace, rook_cli
+):
+    """A script hook whose answer held its API's own "status": "ok" made
+    `status: goal_satisfied` fail ("status is 'ok'"), as if the agent had given another
+    completion status; no completion status was observed, so it is unverifiable, and the
+    reason names what the field held. A completion status a hook prints is judged."""
+    rook_workspace.script(
+        "plain.sh",
+        f"""
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{{"output": "hi", "status": "{printed}"}}'
+        exit 0
+    """,
+    )
+    rook_workspace.profile({"id": "plain", "hooks": {"execute": "scripts/plain.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": expected}, r.stdout + r.stderr
+    if expected == "unverifiable":
+        reason = r.report["scenarios"][0]["criteria"][0]["reason"]
+        assert "'ok'" in reason and "no completion status" in reason, reason
+
+
 def test_concurrent_scenarios_get_their_own_sessions(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
     for i in range(4):
