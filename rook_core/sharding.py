@@ -154,7 +154,7 @@ def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | No
         )
     if run_id and run_name is not None:
         raise ConfigError("--run and --run-name: give one of them, not both")
-    if shard is not None and not (run_id or run_name):
+    if shard is not None and not run_id and run_name is None:
         raise ConfigError(
             f"--shard {shard.label}: every shard must write into the same run; "
             "pass the same --run ID or --run-name NAME to every shard "

@@ -860,6 +860,8 @@ def test_a_rubric_min_score_outside_0_to_1_is_refused(example, value):
         (["run", "--run", ""], "--run ''"),  # was: a run written into runs/ itself
         (["run", "--run-name", ""], "--run-name"),  # was: ignored, a new run made
         (["run", "--run-name", "  "], "--run-name"),
+        # was: "pass the same --run ID or --run-name NAME", as though none were given
+        (["run", "--shard", "1/2", "--run-name", ""], "--run-name: must not be empty"),
         (["runs", "show", ""], "run ''"),
         (["report", ""], "run ''"),
         (["diff", "", "latest"], "run ''"),
