@@ -1149,6 +1149,24 @@ def test_resuming_with_a_damaged_scenario_record_is_bad_input_naming_file_and_fi
     assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
 
 
+@pytest.mark.parametrize("content", ["[]", "null"])
+def test_a_scenario_record_that_is_json_but_no_object_counts_as_not_recorded(
+    ws, rook_cli, content
+):
+    # running.md and history.md: a record that is JSON but no object at all is
+    # taken as missing (not refused as one of another shape is): the resume runs it
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    rid = run(rook_cli)
+    path = ws.run_dir(rid) / "scenarios" / "a.1.json"
+    path.write_text(content)
+    again = rook_cli("run", "--run", rid, "--json")
+    assert again.exception is None, again.exception
+    assert again.exit_code == 0, again.stderr
+    assert [e["status"] for e in again.report["scenarios"]] == ["passed", "passed"]
+    assert json.loads(path.read_text())["status"] == "passed"  # recorded again
+
+
 @pytest.mark.parametrize("env", [5, "TOKEN", [{"variable": 5}], [{"variable": ["A"]}], [7]])
 def test_a_damaged_profile_copy_never_breaks_showing_the_run(ws, rook_cli, env):
     # The run's copy of its profile (profile.yaml, read for the names of the
