@@ -26,6 +26,7 @@ from typing import Any
 
 from rook_core import __version__
 from rook_core.hookspecs import hookimpl
+from rook_core.redact import current
 from rook_core.report import (
     BIDI,
     SHOWN,
@@ -65,7 +66,7 @@ def _cut(text: Any, limit: int = TEXT_LIMIT) -> str:
         if isinstance(text, str)
         else json.dumps(text, indent=2, ensure_ascii=False, default=str)
     )
-    return s if len(s) <= limit else s[:limit] + f"\n... [{len(s) - limit} more chars]"
+    return s if len(s) <= limit else current().head(s, limit, "\n... [{n} more chars]")
 
 
 def chart(per: list[dict[str, Any]]) -> dict[str, Any]:

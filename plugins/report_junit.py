@@ -61,11 +61,14 @@ def _invalid() -> re.Pattern[str]:
     return re.compile(_INVALID)
 
 
-def clean(text: Any, limit: int = TEXT_LIMIT) -> str:
-    """Text safe for an XML 1.0 document, cut at ``limit`` characters."""
+def clean(text: Any, limit: int | None = TEXT_LIMIT) -> str:
+    """Text safe for an XML 1.0 document, cut at ``limit`` characters (``None``:
+    not cut) with a redaction marker at the cut kept whole."""
     s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
     s = _invalid().sub(replaced, s)
-    return s if len(s) <= limit else s[:limit] + f"... [{len(s) - limit} more chars]"
+    if limit is None or len(s) <= limit:
+        return s
+    return current().head(s, limit, "... [{n} more chars]")
 
 
 def _classname(report: dict[str, Any], entry: dict[str, Any]) -> str:
@@ -166,8 +169,8 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
             case, "skipped", {"message": clean(f"{status}: {entry.get('reason', '')}", 2000)}
         )
     out = _system_out(entry)
-    if out:  # already cut, turn by turn
-        ET.SubElement(case, "system-out").text = clean(out, len(out))
+    if out:  # already cut, turn by turn (an escape, longer than its character, cuts nothing)
+        ET.SubElement(case, "system-out").text = clean(out, None)
     warned = warning_lines(entry)
     if warned:  # a passed run's too: CI shows a test case's system-err
         ET.SubElement(case, "system-err").text = clean("\n".join(warned))

@@ -21,6 +21,7 @@ from typing import Any
 
 from rook_core.errors import counted
 from rook_core.hookspecs import hookimpl
+from rook_core.redact import current
 from rook_core.report import (
     continuity_levels,
     exit_code,
@@ -86,7 +87,7 @@ def code(text: str) -> str:
 def fenced(text: str, limit: int = OUTPUT_CHARS) -> str:
     """A fenced block that the content's own backticks cannot close, its
     control characters but newline and tab shown as their escapes."""
-    s = text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more chars]"
+    s = text if len(text) <= limit else current().head(text, limit, "\n... [{n} more chars]")
     s = printable(s)
     longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
     fence = "`" * max(3, longest + 1)

@@ -1163,6 +1163,90 @@ def test_html_and_junit_show_bidi_controls_as_escapes(rook_workspace, rook_cli, 
     assert kept["turns"][0]["output"] == "out \u202eSSAP\u202c \u2067x\u2069"
 
 
+def test_junit_system_out_keeps_the_end_of_an_output_holding_bidi_controls(
+    rook_workspace, rook_cli, tmp_path
+):
+    # <system-out> was cut again after each bidi control became its 6-character
+    # escape, at the length the text had before: an output of 40 characters with
+    # four controls lost its last 20 ("... [20 more chars]"), though reports.md
+    # says only a part over its share of about 20,000 characters is cut.
+    rook_workspace.script("agent.py", r"""
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "a\u202eb\u202cc\u2067d\u2069 and here is THE END"}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == 1, r.stderr
+    case = next(ET.parse(tmp_path / "r.xml").getroot().iter("testcase"))
+    out = case.find("system-out").text
+    assert "a\\u202eb\\u202cc\\u2067d\\u2069 and here is THE END" in out, out
+    assert "more chars" not in out, out
+
+
+@pytest.mark.parametrize("pad", [0, 10])
+def test_junit_cuts_a_long_message_with_the_redaction_marker_whole(
+    rook_workspace, rook_cli, tmp_path, monkeypatch, pad
+):
+    # A failure message is cut at 2,000 characters: cut as plain text, a hook's
+    # diagnosis full of a redacted secret ended in the middle of its marker
+    # ('[redacted:API_T'), where every other cut of Rook's keeps it whole.
+    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
+    rook_workspace.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '%{pad}s' '' >&2
+        for i in $(seq 200); do printf '%s ' "$API_TOKEN"; done >&2
+        exit 3
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == 1, r.stderr
+    message = next(ET.parse(tmp_path / "r.xml").getroot().iter("testcase")).find("error").get(
+        "message")
+    assert "more chars]" in message, message  # it was cut
+    kept = message[: message.rindex("... [")]
+    assert kept.endswith("[redacted:API_TOKEN]") or kept.endswith(" "), kept[-40:]
+    assert "tok-" not in message
+
+
+@pytest.mark.parametrize("pad", [0, 10])
+def test_markdown_and_html_cut_a_long_output_with_the_redaction_marker_whole(
+    rook_workspace, rook_cli, tmp_path, monkeypatch, pad
+):
+    # The Markdown report's turns (2,000 characters) and the HTML page's texts
+    # (20,000) were cut as plain text: an answer full of a redacted secret ended
+    # in the middle of its marker ('[redacted:API_T'), where every other cut of
+    # Rook's keeps it whole (reliability.md).
+    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
+    rook_workspace.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            token = os.environ["API_TOKEN"]
+            print(json.dumps({{"output": " " * {pad} + " ".join([token] * 1200)}}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md",
+                 f"--report=html:{tmp_path}/r.html")  # fmt: skip
+    assert r.exit_code == 1, r.stderr
+    for name in ("r.md", "r.html"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "more chars]" in text, name  # it was cut
+        assert "tok-" not in text, name
+        for m in re.finditer(r"\n\.\.\. \[\d+ more chars\]", text):
+            kept = text[: m.start()]
+            assert kept.endswith("[redacted:API_TOKEN]") or kept.endswith(" "), (name, kept[-40:])
+
+
 @pytest.mark.parametrize("gate, verdict, missed", [("0.5", "met", ""), ("0.75", "missed", "flaky")])
 def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, monkeypatch,
                                           gate, verdict, missed):
