@@ -24,6 +24,7 @@ from .models import (
     STOPPED,
     UNVERIFIABLE,
 )
+from .redact import MARK
 
 PENDING = "pending"
 COUNTED = SCENARIO_STATUSES
@@ -473,7 +474,13 @@ def printable(text: str) -> str:
 
 def _cut(text: str, n: int = 90) -> str:
     text = printable(" ".join((text or "").split()))
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    cut = n - 1
+    start = text.rfind(MARK, 0, cut + len(MARK) - 1)  # one the cut splits is left out whole
+    if start != -1 and start < cut <= text.find("]", start):
+        cut = start
+    return text[:cut] + "…"
 
 
 WARNING_CHARS = 60

@@ -1247,6 +1247,33 @@ def test_markdown_and_html_cut_a_long_output_with_the_redaction_marker_whole(
             assert kept.endswith("[redacted:API_TOKEN]") or kept.endswith(" "), (name, kept[-40:])
 
 
+@pytest.mark.parametrize("pad", [0, 10])
+def test_the_table_and_progress_lines_cut_a_reason_before_a_redaction_marker(
+    rook_workspace, rook_cli, monkeypatch, pad
+):
+    # The results table and the progress lines cut a reason at 90 characters as
+    # plain text: a reason quoting a redacted answer ended '[red…', half a marker.
+    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
+    rook_workspace.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            token = os.environ["API_TOKEN"]
+            print(json.dumps({{"output": "x" * {pad} + " ".join([token] * 10)}}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "zzz"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 1, r.stderr
+    lines = [line for line in (r.stdout + r.stderr).splitlines() if "did not find" in line]
+    assert len(lines) == 2, (r.stdout, r.stderr)  # the table's row and the progress line
+    for line in lines:
+        assert line.endswith("…"), line
+        assert re.search(r"(\[redacted:API_TOKEN\]|[^\]a-z:_A-Z])\s*…$", line), line
+
+
 @pytest.mark.parametrize("gate, verdict, missed", [("0.5", "met", ""), ("0.75", "missed", "flaky")])
 def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, monkeypatch,
                                           gate, verdict, missed):
