@@ -213,7 +213,7 @@ def usage_at_least(results: list[IterationResult], total: dict[str, float] | Non
     """What the iterations that did report a count add up to, for each count some
     iteration of the turn left out (so the turn's usage has none): a lower bound
     (counts and costs are never negative) that a budget already over it fails on."""
-    counted = [r.usage for r in results if r.usage and r.failure is None]
+    counted = with_totals([r.usage for r in results if r.usage and r.failure is None])
     keys = {k for u in counted for k in u} - set(total or {})
     return {k: sum(u.get(k, 0) for u in counted) for k in sorted(keys)} or None
 

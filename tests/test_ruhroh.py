@@ -2428,6 +2428,33 @@ def test_a_total_reported_by_the_iterations_that_did_still_fails_a_budget_it_exc
     assert "total at least 500/100" in scenario_of(r, "over")["criteria"][0]["reason"]
 
 
+def test_the_lower_bound_of_a_total_counts_an_iterations_input_plus_output(
+    rook_workspace, rook_cli
+):
+    # ruhroh.md: when some iterations report totalTokens, one that reported
+    # inputTokens and outputTokens but no total counts their sum as its total. The
+    # turn's usage did, but its lower bound (usage_at_least) left that sum out:
+    # 500 + (30 + 20) spent, a third iteration with no usage, and max_tokens 520
+    # was unverifiable ("total at least 500") instead of failing at 550.
+    wrapper = rook_workspace.script(
+        "sum-total.sh",
+        """
+        #!/bin/bash
+        case "$RUHROH_ITERATION" in
+          1) echo '{"status":"continue","output":"a","usage":{"totalTokens":500}}' ;;
+          2) echo '{"status":"continue","output":"b","usage":{"inputTokens":30,"outputTokens":20}}' ;;
+          *) echo '{"status":"goal_satisfied","output":"done"}' ;;
+        esac
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "over", "goal": "g", "criteria": [{"max_tokens": 520}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"over": "failed"}, scenario_of(r, "over")["criteria"]
+    assert "total at least 550/520" in scenario_of(r, "over")["criteria"][0]["reason"]
+    assert scenario_of(r, "over")["turns"][0]["evidence"]["usage_at_least"]["total"] == 550
+
+
 BOM_WRAPPER = r"""
 #!/bin/bash
 # a Windows tool (PowerShell's Out-File, .NET) writes a UTF-8 byte order mark first
