@@ -24,6 +24,7 @@ from rook_core.hookspecs import hookimpl
 from rook_core.redact import current
 from rook_core.report import (
     continuity_levels,
+    ellipsis,
     exit_code,
     failing,
     interval,
@@ -72,7 +73,7 @@ def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     import html  # only when a Markdown report is written
 
     s = printable(" ".join(str(text if text is not None else "").split()))
-    s = s if len(s) <= limit else s[: limit - 1] + "…"
+    s = ellipsis(s, limit)
     if table:
         s = MARKUP.sub(r"\\\1", s)
     return html.escape(s, quote=False)

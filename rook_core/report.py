@@ -472,15 +472,20 @@ def printable(text: str) -> str:
     return _control().sub(escaped, text)
 
 
-def _cut(text: str, n: int = 90) -> str:
-    text = printable(" ".join((text or "").split()))
+def ellipsis(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters, ending with ``…`` when it was cut; a
+    redaction marker the cut would split is left out whole."""
     if len(text) <= n:
         return text
     cut = n - 1
-    start = text.rfind(MARK, 0, cut + len(MARK) - 1)  # one the cut splits is left out whole
+    start = text.rfind(MARK, 0, cut + len(MARK) - 1)
     if start != -1 and start < cut <= text.find("]", start):
         cut = start
     return text[:cut] + "…"
+
+
+def _cut(text: str, n: int = 90) -> str:
+    return ellipsis(printable(" ".join((text or "").split())), n)
 
 
 WARNING_CHARS = 60

@@ -1274,6 +1274,33 @@ def test_the_table_and_progress_lines_cut_a_reason_before_a_redaction_marker(
         assert re.search(r"(\[redacted:API_TOKEN\]|[^\]a-z:_A-Z])\s*…$", line), line
 
 
+@pytest.mark.parametrize("pad", [0, 10])
+def test_the_markdown_table_cuts_a_reason_before_a_redaction_marker(
+    rook_workspace, rook_cli, tmp_path, monkeypatch, pad
+):
+    # The Markdown table's cells are cut at 160 characters: as plain text, a
+    # reason quoting a redacted answer ended '[redacted:API_T…', half a marker.
+    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
+    rook_workspace.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            token = os.environ["API_TOKEN"]
+            print(json.dumps({{"output": "x" * {pad} + " ".join([token] * 20)}}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "zzz"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 1, r.stderr
+    row = next(line for line in (tmp_path / "r.md").read_text().splitlines()
+               if line.startswith("| <code>s</code>"))
+    reason = row.rstrip(" |").rsplit(" | ", 1)[1]
+    assert reason.endswith("…"), row
+    assert re.search(r"(\\\[redacted:API\\_TOKEN\\\]|[^\]a-zA-Z:_\\])\s*…$", reason), reason
+
+
 @pytest.mark.parametrize("gate, verdict, missed", [("0.5", "met", ""), ("0.75", "missed", "flaky")])
 def test_junit_carries_the_pass_rate_gate(rook_workspace, rook_cli, tmp_path, monkeypatch,
                                           gate, verdict, missed):
