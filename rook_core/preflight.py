@@ -14,7 +14,7 @@ from .errors import ConfigError, RookError, ScenarioError, exception_text
 from .hookenv import base_environment
 from .models import MAX_PLANNED, Profile, Scenario, ScenarioRun
 from .plugins import Rook
-from .transports import PHASE_HOOKS, run_check, searching
+from .transports import PHASE_HOOKS, opt_in, run_check, searching
 from .workspace import Agent
 
 
@@ -118,9 +118,10 @@ def check_scenarios(
         check = getattr(spec, "check_scenario", None)
         if check is None:
             continue
+        extra = opt_in(check, phase, profile)  # once per entry, not per scenario
         for scenario in scenarios:
             try:
-                why = check(entry.config, scenario)
+                why = check(entry.config, scenario, **extra)
             except Exception as exc:  # the plugin's bug: named, never a traceback
                 raise ConfigError(
                     f"the transport plugin {rook.transports.owner(entry.transport)} could not "

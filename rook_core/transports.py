@@ -138,7 +138,9 @@ class TransportSpec:
         called by ``rook run`` with each selected scenario before anything runs; a
         string (``FIELD holds ...``) is why the entry could never send the scenario
         as written (a turn longer than the environment variable that carries it):
-        the run is refused (exit 2), naming the scenario's file.
+        the run is refused (exit 2), naming the scenario's file. It is asked about
+        the entry of every phase: written ``check_scenario(config, scenario, phase)``
+        (or with ``profile``), as ``check`` may be, it gets the entry's phase too.
     """
 
     key: str
@@ -149,7 +151,7 @@ class TransportSpec:
     stop: Callable[[Any], Awaitable[None]] | None = None
     check: Callable[..., Any] | None = None  # (config, plugins), plus opt-in phase, profile
     runnable: Callable[[Any, Any], str | None] | None = None
-    check_scenario: Callable[[Any, Any], str | None] | None = None
+    check_scenario: Callable[..., str | None] | None = None  # plus opt-in phase, profile
     env_names: Callable[[Any], Iterable[tuple[str, str]]] | None = None
     saved_names: Callable[[Any], Iterable[str]] | None = None
     handles_timeout: bool = False
@@ -230,21 +232,27 @@ async def stop_resources(
 
 
 CHECK_OPT_IN = ("phase", "profile")
-"""The arguments a transport's ``check`` gets when its signature names them."""
+"""The arguments a transport's ``check`` and ``check_scenario`` get when their
+signature names them."""
+
+
+def opt_in(func: Any, phase: str, profile: Any) -> dict[str, Any]:
+    """The opt-in arguments (:data:`CHECK_OPT_IN`) that ``func`` names: ``phase=``
+    and ``profile=`` (pluggy's way: a function written for fewer arguments keeps
+    working)."""
+    try:
+        names = set(inspect.signature(func).parameters)
+    except (TypeError, ValueError):  # a callable without a signature: none
+        names = set()
+    offered = {"phase": phase, "profile": profile}
+    return {k: offered[k] for k in CHECK_OPT_IN if k in names}
 
 
 def run_check(spec: TransportSpec, config: Any, plugins: Any, phase: str, profile: Any) -> Any:
     """Call ``spec.check(config, plugins)``, adding ``phase=`` and ``profile=``
-    when the function names those parameters (pluggy's opt-in arguments: a
-    ``check`` written for fewer arguments keeps working)."""
+    when the function names those parameters (:func:`opt_in`)."""
     assert spec.check is not None
-    try:
-        names = set(inspect.signature(spec.check).parameters)
-    except (TypeError, ValueError):  # a callable without a signature: the two arguments
-        names = set()
-    offered = {"phase": phase, "profile": profile}
-    extra = {k: offered[k] for k in CHECK_OPT_IN if k in names}
-    return spec.check(config, plugins, **extra)
+    return spec.check(config, plugins, **opt_in(spec.check, phase, profile))
 
 
 PHASE_HOOKS = {

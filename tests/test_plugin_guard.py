@@ -807,6 +807,68 @@ def test_a_transport_plugin_whose_check_scenario_raises_names_the_phase_and_prof
     assert doctor_problems() == [r.stderr.removeprefix("rook: error: ").strip()]
 
 
+
+PHASED = """
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, phase_hooks
+
+
+def check_scenario(config, scenario, phase):
+    if phase == "execute" and any(len(t) > 20 for t in scenario.turns):
+        return "turns.0 is longer than the 20 characters phased takes"
+    return None
+
+
+async def run(call):
+    now = time.time()
+    data = {"output": call.stdin or ""} if call.phase == "execute" else {}
+    return HookResult(call.phase, "ok", 0.0, now, now, data=data, turn=call.turn,
+                      transport="phased")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="phased", load_config=lambda v: v,
+                           check_scenario=check_scenario, description="a turn, echoed"))
+
+
+(rook_auth_prepare, rook_session_open, rook_transport_execute, rook_session_close,
+ rook_evidence_collect) = phase_hooks("phased", run)
+"""
+
+
+def test_a_transport_check_scenario_may_ask_for_its_phase(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """check_scenario(config, scenario) was asked about every entry, one on open too,
+    which sends no turn, and could not tell which phase it checked: a transport used on
+    open and execute refused a long turn twice (hooks.open of PROFILE, hooks.execute of
+    PROFILE), or had to stash the phase in its config from check. Like check, it now
+    gets `phase` (and `profile`) when its signature names them."""
+    rook_distribution("rook-phased", {"phased": "rook_phased"}, {"rook_phased.py": PHASED})
+    entry = {"phased": "x"}
+    rook_workspace.profile({"id": "p", "hooks": {"open": entry, "execute": entry}})
+    rook_workspace.scenario({"id": "short", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"short": "passed"}
+    rook_workspace.scenario({"id": "long", "goal": "a" * 30, "criteria": [{"contains": "a"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stderr
+    profile = rook_workspace.agent_dir / "profiles" / "p.yaml"
+    assert (
+        f"long.yaml: turns.0 is longer than the 20 characters phased takes "
+        f"(hooks.execute of {profile})"
+    ) in r.stderr, r.stderr
+    assert "hooks.open" not in r.stderr, r.stderr
+    doctor = rook_cli("doctor", "--json")  # doctor asks through the same check
+    problems = [f["message"] for f in json.loads(doctor.stdout)["findings"]
+                if f["status"] == "problem"]
+    assert problems == [r.stderr.removeprefix("rook: error: ").strip()], problems
+
+
 BAD_REGISTRATION = """
     from rook_core.hookspecs import hookimpl
 
