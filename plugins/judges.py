@@ -12,7 +12,9 @@
   mapping without ``name``; ``view`` the :class:`EvidenceView`), which returns
   a :class:`Verdict` (or an awaitable of one). An unknown name refuses the run
   before anything runs, naming the installed judges. A judge object may offer
-  ``check(config) -> str | None`` to refuse a wrong configuration early.
+  ``check(config) -> str | None`` to refuse a wrong configuration early
+  (``check(config, judging)`` also gets the :class:`JudgingContext`: its
+  ``workspace``, as a criterion type's ``check`` does).
 
 This plugin also registers one whole judge, ``keywords``: the share of the
 listed words found in the answer is its score, and it passes at ``min_score``
@@ -185,6 +187,17 @@ class Rubric(CriterionType):
         return Verdict(status, f"{said}{scored}", evidence)
 
 
+def takes_judging(check: Any) -> bool:
+    """Whether a judge's ``check`` names a ``judging`` parameter (then it gets the
+    :class:`rook_core.judging.JudgingContext`, as a criterion type's does)."""
+    import inspect  # here: only a judge criterion being checked needs it
+
+    try:
+        return "judging" in inspect.signature(check).parameters
+    except (TypeError, ValueError):  # a callable without a signature: config alone
+        return False
+
+
 class PluginJudge(CriterionType):
     name = "judge"
     per_turn = False
@@ -213,7 +226,10 @@ class PluginJudge(CriterionType):
         check = getattr(judge, "check", None)
         who = f"the judge {config['name']!r} ({judges.owner(config['name'])})"
         try:
-            message = check(config["config"]) if callable(check) else None
+            # check(config), or check(config, judging) for a judge that reads the
+            # workspace (a list of known ids): an opt-in argument, as pluggy's are
+            extra = {"judging": judging} if callable(check) and takes_judging(check) else {}
+            message = check(config["config"], **extra) if callable(check) else None
         except (Exception, SystemExit) as exc:  # the judge plugin's bug (sys.exit() too)
             return f"{who} could not check it: {exception_text(exc)}"[:500]
         return check_message(message, who, "the configuration is fine")

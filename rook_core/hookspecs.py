@@ -221,7 +221,10 @@ def rook_register_judges(register: Any) -> None:
         with ``turn: N``; its ``judging.client`` reaches the judge profile when
         one is configured). ``judge`` is an instance (a class is refused).
         The judge may also offer ``check(config) -> str | None``, called
-        before anything runs; a message refuses the run (exit 2). A
+        before anything runs; a message refuses the run (exit 2). Written
+        ``check(config, judging)``, it also gets the
+        :class:`rook_core.judging.JudgingContext` (``judging.workspace``, to
+        check a file the configuration names). A
         duplicate name is an error naming both plugins.
     :returns: nothing.
     """

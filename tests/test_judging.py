@@ -816,6 +816,51 @@ def test_a_judge_whose_check_raises_names_its_own_plugin(rook_workspace, rook_cl
     assert not any(rook_workspace.runs_dir.iterdir())
 
 
+
+LISTED = """
+from rook_core.hookspecs import hookimpl
+from rook_core.models import FAILED, PASSED, Verdict
+
+
+class Listed:
+    def check(self, config, judging):
+        if not (judging.workspace / config["list"]).is_file():
+            return f"list: {config['list']} is not a file of the workspace"
+        return None
+
+    def __call__(self, config, view):
+        words = (view.judging.workspace / config["list"]).read_text().split()
+        found = [w for w in words if w in (view.output or "")]
+        return Verdict(PASSED if found else FAILED, f"found {found}")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("listed", Listed())
+"""
+
+
+def test_a_judge_check_may_ask_for_the_judging_context(rook_workspace, rook_cli,
+                                                       rook_distribution):
+    """A judge's check got its config alone, while a criterion type's check gets the
+    judging context too: a judge reading a file of the workspace (a list of known ids)
+    could not refuse a missing one before anything ran; the run went on and each
+    scenario run errored. Written check(config, judging), it gets the context."""
+    rook_distribution("rook-listed", {"listed": "rook_listed"}, {"rook_listed.py": LISTED})
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "ORD-1", "criteria": [{"judge": {"name": "listed",
+                                                              "list": "known.txt"}}]}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and r.exception is None, r.stdout + r.stderr
+    assert "s.yaml" in r.stderr and (
+        "criteria.0.judge: list: known.txt is not a file of the workspace") in r.stderr, r.stderr
+    assert not any(rook_workspace.runs_dir.iterdir())
+    (rook_workspace.root / "known.txt").write_text("ORD-1 ORD-2\n")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert criteria_of(r.report, "s")[0]["reason"] == "found ['ORD-1']"
+
+
 ASKING = r"""
 import json
 
