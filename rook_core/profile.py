@@ -295,9 +295,11 @@ _PROFILE_SCHEMA = _ProfileSchema()
 _ENTRY_OPTIONS_SCHEMA = _EntryOptionsSchema()
 
 
-def _unknown_entry_key(key: str, installed: str) -> str:
+def _unknown_entry_key(key: str, installed: str, names: list[str]) -> str:
+    """An entry's key that is neither an option nor a transport: the one it looks
+    like a typo of (``timeout``: ``timeout_seconds``; ``scirpt``: ``script``)."""
     message = f"unknown transport key; installed transports: {installed}"
-    close = did_you_mean(key, ENTRY_OPTIONS)
+    close = did_you_mean(key, [*ENTRY_OPTIONS, *names])
     return f"{message}; did you mean {close}?" if close else message
 
 
@@ -315,7 +317,10 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
         unknown = [k for k in keys if k not in transports]
         if unknown:
             raise ValidationError(
-                {str(k): [_unknown_entry_key(str(k), installed)] for k in unknown}
+                {
+                    str(k): [_unknown_entry_key(str(k), installed, transports.names())]
+                    for k in unknown
+                }
             )
         if len(keys) != 1:
             given = [k for k in value if k in ENTRY_OPTIONS]

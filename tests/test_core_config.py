@@ -1199,6 +1199,11 @@ def test_config_yaml_agent_is_a_default_only_in_its_project(tmp_path, rook_cli, 
             {"id": "p", "hooks": {"execute": {"script": "scripts/h.sh", "timeout": 5}}},
             ["hooks.execute.timeout: unknown transport key", "did you mean timeout_seconds?"],
         ),
+        (  # a misspelt transport key, as a misspelt criterion type is: which one was meant
+            "profile",
+            {"id": "p", "hooks": {"execute": {"scirpt": "scripts/h.sh", "timeout_seconds": 5}}},
+            ["hooks.execute.scirpt: unknown transport key", "did you mean script?"],
+        ),
         (
             "profile",
             {
