@@ -46,8 +46,9 @@ def rook_register_transports(register: Any) -> None:
         validates and normalises the entry's value (raising
         ``marshmallow.ValidationError`` with a message naming the field), and
         optional per-run ``start``/``stop`` callables for shared resources such
-        as one HTTP client per run. Registering a key twice is an error naming
-        both plugins.
+        as one HTTP client per run (under ``--executor dask``, also once per
+        scenario run on the worker that runs it: a resource cannot travel).
+        Registering a key twice is an error naming both plugins.
     :returns: nothing.
     """
 

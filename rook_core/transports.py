@@ -104,7 +104,8 @@ class TransportSpec:
         program looked up by name is looked up in :func:`hook_search_path`.
     :param start: optional ``async start(run) -> resource``, called once per
         run before the first hook of this transport; the resource is kept in
-        ``run.resources[key]``.
+        ``run.resources[key]``. Under ``--executor dask`` each task (one
+        scenario run on a worker) starts its own too, and stops it when it ends.
     :param stop: optional ``async stop(resource)``, called when the run ends.
     :param check: optional ``check(config, plugins) -> config``, called right after
         ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
