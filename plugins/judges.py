@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rook_core.errors import exception_text, listed
+from rook_core.errors import did_you_mean, exception_text, listed
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import (
     OVERDUE,
@@ -221,7 +221,9 @@ class PluginJudge(CriterionType):
         judges = judging.judges
         if judges is None or config["name"] not in judges:
             names = ", ".join(judges.names()) if judges is not None else ""
-            return f"unknown judge {config['name']!r}; installed judges: {names or 'none'}"
+            close = did_you_mean(config["name"], judges.names()) if judges is not None else None
+            hint = f"; did you mean {close}?" if close else ""
+            return f"unknown judge {config['name']!r}; installed judges: {names or 'none'}{hint}"
         judge = judges.get(config["name"])
         check = getattr(judge, "check", None)
         who = f"the judge {config['name']!r} ({judges.owner(config['name'])})"

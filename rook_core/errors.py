@@ -7,6 +7,8 @@ run" (exit 2); any other :class:`RookError` is a run-time failure (exit 1).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class RookError(Exception):
     """Base of every error Rook raises on purpose."""
@@ -187,3 +189,16 @@ def missing(path: object) -> str:
         return f"a symbolic link to {os.readlink(str(path))}, which does not exist"
     except OSError:  # not a link (gone, or never there)
         return "file not found"
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str | None:
+    """The one name in ``known`` that ``key`` looks like a typo or a short form
+    of (``gaol``: ``goal``; ``timeout``: ``timeout_seconds``), if any."""
+    import difflib  # only on a mistake
+
+    names = list(known)
+    longer = [n for n in names if key and n.startswith(key)]
+    if len(longer) == 1:
+        return longer[0]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
+    return close[0] if close else None

@@ -16,7 +16,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, DamagedRecord, RookError, exception_text, typed
+from .errors import (
+    ConfigError,
+    DamagedRecord,
+    RookError,
+    did_you_mean,
+    exception_text,
+    typed,
+)
 from .plugins import Rook, plugin_output
 from .redact import scrub
 from .report import printable
@@ -42,8 +49,10 @@ def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     if not sep or not path.strip():  # `json:"$OUT"` with OUT unset, or blank
         raise ConfigError(f"--report {typed(value)}: use FORMAT:PATH, e.g. json:report.json")
     if fmt not in rook.reporters:
+        close = did_you_mean(fmt, rook.reporters.names())
         raise ConfigError(
             f"--report {value}: unknown format {fmt!r}; installed: {rook.reporters.listing()}"
+            + (f"; did you mean {close}:{path}?" if close else "")
         )
     if path == STDOUT:
         if sys.__stdout__ is None:  # rook run >&-

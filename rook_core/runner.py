@@ -38,6 +38,7 @@ from .errors import (
     RookError,
     ScenarioError,
     counted,
+    did_you_mean,
     exception_text,
     typed,
 )
@@ -301,8 +302,10 @@ def prepare_run(
         request.reports = reports
         request.cwd = working_folder()
         if request.executor not in rook.executors:
+            close = did_you_mean(request.executor, rook.executors.names())
             raise ConfigError(
                 f"--executor {typed(request.executor)}: unknown; installed: {rook.executors.listing()}"
+                + (f"; did you mean {close}?" if close else "")
             )
         check_executor = getattr(rook.executors.get(request.executor), "check", None)
         if check_executor is not None:

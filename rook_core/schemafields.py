@@ -4,13 +4,14 @@ definitions come from Rook's cache."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields
+
+from .errors import did_you_mean as did_you_mean  # one rule for every name
 
 _EXPONENT = re.compile(r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE])([-+]?)([0-9]+)")
 
@@ -124,17 +125,6 @@ class Text(fields.String):
         if hint is not None:
             raise ValidationError(hint)
         return super()._deserialize(value, attr, data, **kwargs)
-
-
-def did_you_mean(key: str, known: Iterable[str]) -> str | None:
-    """The one name in ``known`` that ``key`` looks like a typo or a short form
-    of (``gaol``: ``goal``; ``timeout``: ``timeout_seconds``), if any."""
-    names = list(known)
-    longer = [n for n in names if key and n.startswith(key)]
-    if len(longer) == 1:
-        return longer[0]
-    close = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
-    return close[0] if close else None
 
 
 def unknown_field(key: str, known: Iterable[str]) -> str:

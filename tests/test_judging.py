@@ -780,6 +780,7 @@ def test_unknown_judge_name_is_a_configuration_error(rook_workspace, rook_cli, r
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "unknown judge 'acme-tome'" in r.stderr
     assert "acme-tone" in r.stderr and "keywords" in r.stderr and "s.yaml" in r.stderr
+    assert "did you mean acme-tone?" in r.stderr, r.stderr
     assert not any(rook_workspace.runs_dir.iterdir())
 
 

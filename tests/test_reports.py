@@ -538,6 +538,21 @@ def test_unknown_report_format_names_the_installed_ones(rook_workspace, rook_cli
     assert r.exit_code == 2
     for name in ("html", "json", "junit", "markdown"):
         assert name in r.stderr
+    assert "did you mean" not in r.stderr, r.stderr  # pdf looks like none of them
+
+
+def test_a_misspelt_report_format_is_told_the_one_it_looks_like(rook_workspace, rook_cli):
+    # 'unknown format' with a list, where a misspelt criterion type or transport key
+    # is told 'did you mean ...?'
+    rook_workspace.script("agent.py", AGENT)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "pass", "goal": "pass", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--report", "junitt:out.xml")
+    assert r.exit_code == 2, r.stderr
+    assert "unknown format 'junitt'" in r.stderr and "did you mean junit:out.xml?" in r.stderr
+    r = rook_cli("run", "--executor", "dsk")
+    assert r.exit_code == 2 and "--executor dsk: unknown" in r.stderr, r.stderr
+    assert "did you mean dask?" in r.stderr, r.stderr
 
 
 class CsvReporter:
