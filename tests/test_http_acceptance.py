@@ -670,3 +670,55 @@ def test_a_handle_that_is_a_whole_url_before_the_path_is_told_where_it_goes(
     reason = r.report["scenarios"][0]["reason"]
     assert "stands before the url's path" in reason, reason
     assert 'a handle that is a whole URL goes at the start of url: "{{conversation}}/messages"' in reason, reason
+
+
+@pytest.mark.parametrize("shape", ["after-base", "host"])
+def test_a_saved_value_before_the_path_never_changes_the_host_a_request_goes_to(
+    rook_cli, rook_workspace, scripted, agent_server, monkeypatch, shape
+):
+    """A value saved from an agent's answer (save:) standing before the url's path
+    was inserted as is: in '{{env.BASE_URL}}{{x}}/messages' a saved '@OTHER/echo'
+    sent the request, and its Authorization header, to another server, and '#' cut
+    the path off; in 'http://{{x}}/messages' a saved 'HOST@OTHER' did the same. Only
+    the conversation handle was held to 'begin the path'. A value there other than
+    an {{env.NAME}} must now fill the host (a host name, a port) or begin the path
+    ('/...', its dot segments encoded): anything else fails the hook naming it."""
+    monkeypatch.setenv("BASE_URL", scripted.url)
+    monkeypatch.setenv("AGENT_KEY", "sk-for-the-base-only-1234")
+    here = scripted.url.split("//", 1)[1]
+    other = agent_server.url.split("//", 1)[1]
+    if shape == "after-base":
+        url = "{{env.BASE_URL}}{{x}}/messages"
+        values = {"at": f"@{other}/echo", "frag": "#", "climb": "/../admin", "good": "/echo"}
+    else:
+        url = "http://{{x}}/messages"
+        values = {"at": f"{here}@{other}", "frag": f"{other}#", "slash": f"{other}/echo?", "good": here}
+    for sid, value in values.items():
+        scripted.routes[f"/open-{sid}"] = _json_answer({"x": value})
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "g"}]})
+    for path in ("/echo/messages", "/messages", "/admin/messages"):
+        scripted.routes[path] = _json_answer({"output": "g here"})
+    write_profile(
+        rook_workspace,
+        {
+            "open": {"http": {"url": "{{env.BASE_URL}}/open-{{scenario}}", "body": {}, "save": {"x": "x"}}},
+            "execute": {
+                "http": {
+                    "url": url,
+                    "headers": {"Authorization": "Bearer {{env.AGENT_KEY}}"},
+                    "body": {"q": "{{goal}}"},
+                }
+            },
+        },
+        env=("BASE_URL", "AGENT_KEY"),
+    )
+    r = rook_cli("run", "--json")
+    assert agent_server.seen() == []  # nothing reached the other server
+    by_id = {s["id"]: s for s in r.report["scenarios"]}
+    assert by_id["good"]["status"] == "passed", by_id["good"]["reason"]
+    for sid in values.keys() - {"good", "climb"}:
+        assert by_id[sid]["status"] == "error", (sid, by_id[sid])
+        assert "url: {{x}} stands before the url's path" in by_id[sid]["reason"], by_id[sid]["reason"]
+    if shape == "after-base":
+        sent = [x["path"] for x in scripted.seen if x["path"].endswith("/messages")]
+        assert "/admin/messages" not in sent and "/%2E%2E/admin/messages" in sent, sent

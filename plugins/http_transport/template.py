@@ -82,6 +82,11 @@ must begin the path, never name another host ('@other.example/...'). The handle
 written as the variable Rook passes it in is the same value."""
 
 
+_NOT_IN_A_HOST = re.compile(r"[/\\?#@%\s\x00-\x1f\x7f]")
+"""A character no host name or port holds: one would end the host, or make what is
+before it a user name ('@'), so the request went elsewhere."""
+
+
 def _utf8(text: str) -> bool:
     """Whether ``text`` is UTF-8 text: an environment value holding bytes that are
     not is kept by Python as lone surrogates, which no encoder writes."""
@@ -176,6 +181,24 @@ class Scope:
             )
         return as_text(got)
 
+    def _host_part(self, m: re.Match[str], text: str, where: str, begins_path: bool) -> str:
+        """The value of placeholder ``m`` (a saved value, a Rook value: not an
+        ``{{env.NAME}}``, which the user sets) standing before the url's path, after
+        its start: it fills the host (a name, a port) or, right before the path,
+        begins it with '/'; any other '/', or an '@', '?', '#', '\\', '%' or blank,
+        would change the host the request (and its headers) go to."""
+        if begins_path and text[:1] == "/":
+            return _no_dot_segments(text)  # it begins the path: a path as it is
+        bad = _NOT_IN_A_HOST.search(text)
+        if bad is None:
+            return text
+        name = "{{" + m.group(1).strip() + "}}"
+        raise TemplateError(
+            f"{where}: {name} stands before the url's path, and its value holds {bad.group()!r}: "
+            "it would change the host the request (and its headers) go to; a value there "
+            "must be a host name or port, or, standing right before the path, begin it with '/'"
+        )
+
     def render_url(self, template: str, where: str = "url") -> Any:
         """The ``url`` with its placeholders filled as a URL needs them: one in
         the scheme and host part (``{{env.BASE_URL}}/v1``, ``https://{{env.HOST}}``)
@@ -217,6 +240,8 @@ class Scope:
                             "headers) go to" + whole
                         )
                     return _no_dot_segments(text)  # it begins the path: a path as it is
+                if m.start() > 0 and not ENV_NAME.match(m.group(1).strip()):
+                    return self._host_part(m, text, where, begins_path=m.end() == path_at)
                 return text
             if 0 <= query_at < m.start():
                 return quote(text, safe="")
