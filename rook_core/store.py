@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import shapes
-from .errors import ConfigError, DamagedRecord, RunStoreError
+from .errors import ConfigError, DamagedRecord, RookError, RunStoreError
 from .redact import Redactor
 
 RUN_FILE = "run.json"
@@ -258,15 +258,16 @@ def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) ->
     return RunDir(path, redactor)
 
 
-def cannot_create(path: Path, exc: OSError) -> RunStoreError:
+def cannot_create(path: Path, exc: OSError) -> RookError:
     """Why the run directory ``path`` could not be made, naming what is in the
-    place of its ``runs`` folder."""
+    place of its ``runs`` folder: then the workspace is wrong and nothing ran, a
+    :class:`ConfigError` (exit 2), as for every command that reads runs."""
     runs_dir = path.parent
     kind = not_a_folder(runs_dir)
-    return RunStoreError(
-        f"cannot create the run directory {path}: {exc.strerror or exc}"
-        + (f" ({runs_dir} is {kind}, not the runs folder; move it away)" if kind else "")
-    )
+    said = f"cannot create the run directory {path}: {exc.strerror or exc}"
+    if kind:
+        return ConfigError(f"{said} ({runs_dir} is {kind}, not the runs folder; move it away)")
+    return RunStoreError(said)
 
 
 def not_a_folder(path: Path) -> str:

@@ -204,10 +204,11 @@ def test_a_runs_folder_that_is_a_file_is_named_not_taken_for_no_runs(ws, rook_cl
         assert r.exception is None and r.exit_code == 2, (args, r.stdout, r.stderr)
         assert said in r.stderr and "no runs yet" not in r.stderr + r.stdout, (args, r.stderr)
         assert "Traceback" not in r.stderr
-    # a new run cannot make its folder there: exit 1, as reliability.md says, naming it
-    for args in (("run",), ("run", "--run-name", "named")):
+    # a new run cannot make its folder there: the workspace is wrong and nothing ran,
+    # so exit 2 as for the commands above (it was 1, "a scenario failed", to a CI job)
+    for args in (("run",), ("run", "--run-name", "named"), ("run", "--shard", "1/2", "--run-name", "ci")):
         r = rook_cli(*args)
-        assert r.exit_code == 1 and "cannot create the run directory" in r.stderr, r.stderr
+        assert r.exit_code == 2 and "cannot create the run directory" in r.stderr, r.stderr
         assert f"Not a directory ({said}; move it away)" in r.stderr, r.stderr
     assert ws.runs_dir.is_file() and ws.runs_dir.read_text() == ""
 
@@ -242,7 +243,7 @@ def test_a_runs_folder_that_is_no_file_either_says_what_is_there(ws, rook_cli, k
         assert f"{said}; move it away" in r.stderr and "is a file" not in r.stderr, r.stderr
     for args in (("run",), ("run", "--run-name", "named")):
         r = rook_cli(*args)
-        assert r.exit_code == 1 and "cannot create the run directory" in r.stderr, r.stderr
+        assert r.exit_code == 2 and "cannot create the run directory" in r.stderr, r.stderr
         assert f"({said}; move it away)" in r.stderr and "already exists" not in r.stderr
     assert os.path.lexists(ws.runs_dir) and not os.path.isdir(ws.runs_dir)
 

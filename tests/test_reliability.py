@@ -740,8 +740,8 @@ def test_unwritable_run_directory_is_a_clear_error(rook_workspace, rook_cli):
     ws.runs_dir.rmdir()
     ws.runs_dir.write_text("not a directory")
     r = rook_cli("run")
-    assert r.exit_code == 1 and r.exception is None
-    assert "cannot create the run directory" in r.stderr and "runs" in r.stderr
+    assert r.exit_code == 2 and r.exception is None  # the workspace is wrong; nothing ran
+    assert "cannot create the run directory" in r.stderr and "is a file, not the runs folder" in r.stderr
 
 
 def test_too_many_open_files_is_named_after_bounded_retries(rook_workspace, tmp_path):
