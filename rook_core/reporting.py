@@ -212,7 +212,7 @@ def write_reports(
         target = Path("/dev/stdout" if path == STDOUT else path)  # written into Rook's own
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with staged(target) as given, plugin_output():
+            with staged(target, f"--report {fmt}:{path}") as given, plugin_output():
                 written = writer(report, given)
                 if inspect.isawaitable(written):  # an async def write: run it to its end
                     asyncio.run(_awaited(written))

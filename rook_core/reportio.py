@@ -301,7 +301,7 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
 
 
 @contextlib.contextmanager
-def staged(path: Path) -> Iterator[Path]:
+def staged(path: Path, said: str = "") -> Iterator[Path]:
     """The path a reporter writes ``path`` through: a file of ``path``'s name in
     a temporary folder beside it, renamed over ``path`` when the block ends
     without an error and removed when it raises, so a reporter that fails
@@ -313,7 +313,8 @@ def staged(path: Path) -> Iterator[Path]:
     it is redirected to) a file in a temporary folder is copied into that
     stream, after what was printed there, since opening it anew would truncate
     it, and the folder is removed with what else was written in it; what else
-    is not a regular file (a FIFO, a device) is given as it is."""
+    is not a regular file (a FIFO, a device) is given as it is: a named pipe
+    no program reads yet is waited on, saying so (``said`` names the report)."""
     stream = own_stream(path)
     if stream is not None:
         import shutil
@@ -331,7 +332,8 @@ def staged(path: Path) -> Iterator[Path]:
             shutil.rmtree(folder, ignore_errors=True)
         return
     if is_special(path):
-        yield path
+        with _held_open(path, said):
+            yield path
         return
     import shutil
     import tempfile
@@ -347,6 +349,38 @@ def staged(path: Path) -> Iterator[Path]:
         _move_into(folder, real.parent, last=real.name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _held_open(path: Path, said: str) -> Iterator[None]:
+    """While the block runs, ``path``, when it is a named pipe, held open for
+    writing: a pipe no program reads yet is waited on, saying so on standard
+    error (a silent wait looked like a hang); held, the reader sees no end of
+    the pipe between the opening and the report. Anything else: nothing."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK) if _is_fifo(path) else -1
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # not the pipe's reader missing: the reporter says why
+            fd = -1
+        else:
+            sys.stderr.write(
+                f"rook: waiting for a program to read the named pipe {path} ({said}); "
+                "start one (cat PATH), or stop Rook: the run is recorded\n"
+            )
+            sys.stderr.flush()
+            fd = os.open(path, os.O_WRONLY)  # until a reader comes (a signal ends Rook)
+    try:
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _is_fifo(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _move_into(folder: Path, into: Path, last: str = "") -> None:

@@ -1050,6 +1050,55 @@ def test_a_report_to_dev_stdout_or_stderr_that_is_a_pipe_is_written(example, str
     assert "3 passed" in proc.stdout, proc.stdout
 
 
+def test_a_report_to_a_named_pipe_nobody_reads_says_it_waits_for_a_reader(example, tmp_path):
+    """A report into a named pipe is written into it as it is; with no program reading
+    it, rook run waited after the table for ever, saying nothing (and a first SIGTERM
+    did not end the wait). It says now that it waits for a reader, and the reader that
+    comes gets the whole report; one reading from the start gets it whole too."""
+    import threading
+
+    ws, _ = example
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([*ROOK, "run", "--report", f"junit:{fifo}"], cwd=ws, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    said: list[str] = []
+    waiting = threading.Event()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            said.append(line)
+            if "waiting for a program to read the named pipe" in line:
+                waiting.set()
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    try:
+        assert waiting.wait(60), "".join(said)
+        assert f"--report junit:{fifo}" in "".join(said), said
+        with open(fifo, encoding="utf-8") as fh:  # the reader comes: the report arrives whole
+            got = fh.read()
+        assert proc.wait(60) == 0, "".join(said)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(10)
+    for stream in (proc.stdout, proc.stderr):
+        assert stream is not None
+        stream.close()
+    assert got.startswith("<?xml") and got.rstrip().endswith("</testsuites>"), got
+    # a reader there from the start: no word of waiting, the whole report
+    box: list[str] = []
+    early = threading.Thread(target=lambda: box.append(fifo.read_text(encoding="utf-8")), daemon=True)
+    early.start()
+    done = rook("run", "--report", f"junit:{fifo}", cwd=ws)
+    early.join(30)
+    assert done.returncode == 0 and "waiting for a program" not in done.stderr, done.stderr
+    assert box and box[0].startswith("<?xml") and box[0].rstrip().endswith("</testsuites>"), box
+
+
 @pytest.mark.parametrize("kind", ["scenarios/greeting.yaml", "profiles/example.yaml"])
 def test_an_id_starting_with_a_dash_or_underscore_is_told_why_it_is_refused(example, kind):
     # "_draft" was refused as "must be a slug: lower-case letters, digits, - and _",

@@ -472,6 +472,23 @@ def test_merge_refuses_runs_that_do_not_belong_together(tmp_path, rook_cli):
     assert sorted(p.name for p in ws.run_dir("a").iterdir()) == before
 
 
+def test_a_merge_path_holding_a_nul_or_a_newline_is_named_not_a_traceback(tmp_path, rook_cli):
+    """A run directory or --into holding a NUL character (given through Python, as
+    no command line can) raised ValueError: embedded null byte, a traceback; a
+    newline is an ordinary character of a folder's name and is said as typed."""
+    ws = make_workspace(tmp_path / "ws", tmp_path / "log")
+    assert rook_cli("run", "-w", str(ws.root), "--shard", "1/2", "--run-name", "a").exit_code in (0, 1)
+    shard = str(ws.run_dir("a"))
+    for args in ([shard + "\0"], ["a\0b"], ["--into", "o\0ut", shard]):
+        r = rook_cli("merge", "-w", str(ws.root), *args)
+        assert r.exception is None and r.exit_code == 2, (args, r.exception, r.stderr)
+        assert r.stderr.startswith("rook: error: ") and "no path holds a NUL character" in r.stderr, r.stderr
+        assert "\\x00" in r.stderr and "\0" not in r.stderr, r.stderr  # shown, never printed raw
+    r = rook_cli("merge", "-w", str(ws.root), shard + "\nx")
+    assert r.exception is None and r.exit_code == 2, r.stderr
+    assert "\\n" in r.stderr and "does not exist" in r.stderr, r.stderr
+
+
 def test_a_merge_of_shards_run_with_different_profiles_says_so(tmp_path, rook_cli):
     """Shards whose profile (same id) differed, as on two commits, merged without a
     word: the merged run kept one shard's profile.yaml, as if every shard had used it

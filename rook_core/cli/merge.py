@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .options import RATE, refuse_empty, workspace_options
+from .options import RATE, NoNulPath, refuse_empty, workspace_options
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -160,7 +160,7 @@ def _check_idle(target: Path, count: int, sources: tuple[Path, ...] = ()) -> Any
 
 @click.command("merge")
 @workspace_options
-@click.argument("run_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_dirs", nargs=-1, type=NoNulPath(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--run",
     "run_id",
@@ -169,7 +169,7 @@ def _check_idle(target: Path, count: int, sources: tuple[Path, ...] = ()) -> Any
 )
 @click.option(
     "--into",
-    type=click.Path(file_okay=False),  # text: Path("") would be the current directory
+    type=NoNulPath(file_okay=False),  # text: Path("") would be the current directory
     metavar="DIR",
     help="Directory of the merged run (default: runs/<run-id> of the workspace).",
 )

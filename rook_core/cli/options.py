@@ -77,6 +77,28 @@ class Rate(click.ParamType):
 RATE = Rate()
 
 
+class NoNulPath(click.Path):
+    """A ``click.Path`` that refuses a NUL character, naming the flag or argument
+    as Rook names a bad value (``os.stat`` raises ValueError on one: a traceback).
+    No command line holds one; a program calling Rook from Python can."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and "\0" in value:
+            from ..errors import ConfigError
+
+            name = (
+                (
+                    param.opts[0]
+                    if param.opts and param.param_type_name == "option"
+                    else param.human_readable_name
+                )
+                if param is not None
+                else "path"
+            )
+            raise ConfigError(f"{name} {value!r}: no path holds a NUL character")
+        return super().convert(value, param, ctx)
+
+
 def refuse_empty(*flags: tuple[str, str | None]) -> None:
     """Refuse a flag given as empty or blank text (``--goal "$GOAL"`` with GOAL
     unset): never taken as left out, nor sent on as nothing."""
