@@ -833,7 +833,7 @@ def test_resuming_with_selectors_that_match_none_of_the_run_is_refused(ws, rook_
 
 def test_unknown_flag_is_a_usage_error(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
-    refused(rook_cli("run", "--colour"), ws, "No such option")
+    refused(rook_cli("run", "--colour"), ws, "rook: error: --colour: no such option\nUsage: ")
 
 
 def test_unknown_report_format(ws, rook_cli):

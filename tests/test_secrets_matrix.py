@@ -1898,10 +1898,10 @@ def test_a_flag_value_click_refuses_is_redacted(tmp_path, monkeypatch):
     for argv, cwd, said in ((["run", "-j", SECRET, "-w", str(ws.root)], tmp_path, "not a valid"),
                             (["run", f"--workspace={ws.root}", "-j", SECRET], tmp_path, "not a valid"),
                             (["run", "--concurrency", f"x{SECRET}"], ws.root, "not a valid"),
-                            ([SECRET], ws.agent_dir / "profiles", "No such command"),
+                            ([SECRET], ws.agent_dir / "profiles", ": no such command"),
                             # said before any command runs: an option of rook itself, and
                             # an argument that is not UTF-8 (they were in the clear)
-                            ([f"--{SECRET}"], ws.root, "No such option"),
+                            ([f"--{SECRET}"], ws.root, ": no such option"),
                             (["run", "--only", b"\xff" + SECRET.encode()], ws.root,
                              "is not UTF-8 text"),
                             (["run", "-w", str(ws.root), "--goal", b"\xff" + SECRET.encode()],

@@ -57,7 +57,7 @@ class RookGroup(click.Group):
 
                 near = difflib.get_close_matches(name, self.list_commands(ctx))
                 ctx.fail(
-                    f"No such command {name!r}." + (f" Did you mean {near[0]!r}?" if near else "")
+                    f"{name}: no such command" + (f"; did you mean {near[0]}?" if near else "")
                 )
         return super().resolve_command(ctx, args)
 
@@ -123,13 +123,102 @@ def refused(ctx: click.Context, exc: click.ClickException, args: list[str]) -> N
     from ..known_secrets import typed_workspace, workspace_redactor
 
     redactor = workspace_redactor(typed_workspace(args))
-    said = io.StringIO()
-    exc.show(file=said)
-    text = shortened(said.getvalue(), args, redactor.text)
-    if text == said.getvalue():
-        raise exc
+    if isinstance(exc, click.UsageError) and not isinstance(exc, _NO_ARGS_IS_HELP):
+        said_text = usage_error(ctx, exc, args)
+    else:  # `rook` or `rook profile` alone: the help, as Click shows it
+        said = io.StringIO()
+        exc.show(file=said)
+        said_text = said.getvalue()
+    text = shortened(said_text, args, redactor.text)
     click.echo(text, err=True, nl=False)
     ctx.exit(exc.exit_code)
+
+
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""What Click raises for a group given no command (Click 8.2+): it shows the help."""
+
+
+def usage_error(ctx: click.Context, exc: click.UsageError, args: list[str]) -> str:
+    """What Click refused, in Rook's form: ``rook: error: FLAG: what is wrong``
+    (the flag, argument or command at fault first, as every Rook message names
+    it), then the command's usage line and where its help is, as a user of any
+    command-line tool expects after a usage error. Exit 2, as Click's."""
+    found = exc.ctx or _command_context(ctx, args)
+    line = f"rook: error: {_usage_message(exc, found, args)}\n"
+    if found is None:
+        return line
+    return f"{line}{found.get_usage()}\nTry '{found.command_path} --help' for help.\n"
+
+
+def _command_context(ctx: click.Context, args: list[str]) -> click.Context | None:
+    """The context of the (sub)command ``args`` name, for its usage line: Click
+    gives none with some errors (``rook run --concurrency`` with no value)."""
+    found = ctx
+    for arg in args:
+        command = found.command
+        if not isinstance(command, click.Group) or arg.startswith("-"):
+            break
+        sub = command.get_command(found, arg)
+        if sub is None:
+            break
+        found = click.Context(sub, info_name=arg, parent=found)
+    return found
+
+
+def _usage_message(exc: click.UsageError, ctx: click.Context | None, args: list[str]) -> str:
+    import re
+
+    text = exc.message
+    if isinstance(exc, click.NoSuchOption):
+        near = [*exc.possibilities] if exc.possibilities else []
+        meant = f"; did you mean {' or '.join(near)}?" if near else ""
+        return f"{exc.option_name}: no such option{meant}"
+    if isinstance(exc, click.BadOptionUsage):
+        what = re.sub(r"^Option '[^']*' ", "", text).rstrip(".")
+        return f"{exc.option_name}: " + (
+            "needs a value" if what == "requires an argument" else what
+        )
+    if isinstance(exc, click.BadParameter):
+        param = exc.param
+        name = _param_name(param, args) if param is not None else exc.param_hint
+        if isinstance(exc, click.MissingParameter):
+            choices = getattr(param.type, "choices", None) if param is not None else None
+            one_of = f" (one of {', '.join(map(str, choices))})" if choices else ""
+            needs = f"; {ctx.command_path} needs it" if ctx is not None else ""
+            return f"{name}: missing{one_of}{needs}"
+        return f"{name}: {_lowered(text)}" if name else _lowered(text)
+    command = re.fullmatch(r"No such command '(.*)'\.", text, re.S)
+    if command:  # a subgroup's (rook profile NAME): named first, as rook NAME is
+        import difflib
+
+        group = ctx.command if ctx is not None else None
+        names = group.list_commands(ctx) if isinstance(group, click.Group) and ctx else []
+        near = difflib.get_close_matches(command[1], names)
+        return f"{command[1]}: no such command" + (f"; did you mean {near[0]}?" if near else "")
+    return _lowered(re.sub(r"^Got unexpected ", "unexpected ", text))
+
+
+def _param_name(param: click.Parameter, args: list[str]) -> str:
+    """The flag of ``param`` as typed in ``args`` (``-j``, ``--concurrency``),
+    else its first; an argument's name (``ID``, ``RUN_DIRS``)."""
+    if not isinstance(param, click.Option):
+        return param.human_readable_name
+    for opt in param.opts:
+        short = not opt.startswith("--")
+        if any(a == opt or a.startswith(opt + "=") or (short and a.startswith(opt)) for a in args):
+            return opt
+    return param.opts[0]
+
+
+def _lowered(text: str) -> str:
+    """Click's sentence as Rook writes a message: ``not a valid integer``, not
+    ``Not a valid integer.`` (its first word lowercased, its closing period
+    dropped); a text that begins with a name is left as written."""
+    import re
+
+    if re.match(r"[A-Z][a-z]+ ", text):
+        text = text[0].lower() + text[1:]
+    return text[:-1] if text.endswith(".") and not text.endswith("..") else text
 
 
 def _redacted(text: str, args: list[str]) -> str:
