@@ -20,6 +20,7 @@ Layout::
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -260,13 +261,17 @@ def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) ->
 
 def cannot_create(path: Path, exc: OSError) -> RookError:
     """Why the run directory ``path`` could not be made, naming what is in the
-    place of its ``runs`` folder: then the workspace is wrong and nothing ran, a
-    :class:`ConfigError` (exit 2), as for every command that reads runs."""
+    place of its ``runs`` folder. When that is no folder, or one Rook may not
+    write in (a chmod, a read-only mount), the workspace is wrong and nothing
+    ran: a :class:`ConfigError` (exit 2), as for every command that reads runs;
+    a full disk, say, is not the user's setting: exit 1."""
     runs_dir = path.parent
     kind = not_a_folder(runs_dir)
     said = f"cannot create the run directory {path}: {exc.strerror or exc}"
     if kind:
         return ConfigError(f"{said} ({runs_dir} is {kind}, not the runs folder; move it away)")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ConfigError(said)
     return RunStoreError(said)
 
 

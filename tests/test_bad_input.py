@@ -97,6 +97,25 @@ def test_an_unreadable_file_or_folder_is_named_without_a_traceback(
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize("args", [["run"], ["run", "--run-name", "ci-1", "--shard", "1/2"]])
+def test_a_runs_folder_rook_may_not_write_in_is_a_workspace_error(example, tmp_path, args):
+    """A runs folder Rook may not write in (a chmod, a read-only mount) made rook run
+    exit 1, which says a scenario failed, though nothing ran; an unreadable agent
+    folder and rook runs on an unreadable runs folder exit 2. It is exit 2 too."""
+    prefix = _unprivileged(tmp_path)
+    if prefix is None:
+        pytest.skip("cannot run rook without the power to write any file")
+    ws, agent = example
+    runs = agent / "runs"
+    runs.chmod(0o555)
+    try:
+        proc = rook(*args, cwd=ws, prefix=prefix)
+    finally:
+        runs.chmod(0o755)
+    clean_error(proc, f"cannot create the run directory {runs}/", "Permission denied")
+    assert not list(runs.iterdir())
+
+
 def test_an_unreadable_scenarios_folder_is_a_problem_doctor_names(example, tmp_path):
     prefix = _unprivileged(tmp_path)
     if prefix is None:
