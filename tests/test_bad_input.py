@@ -116,6 +116,28 @@ def test_a_runs_folder_rook_may_not_write_in_is_a_workspace_error(example, tmp_p
     assert not list(runs.iterdir())
 
 
+@pytest.mark.parametrize("target", ["r.xml", "sub/r.xml"])
+def test_a_report_in_a_folder_rook_may_not_write_in_is_refused_before_anything_runs(
+    example, tmp_path, target
+):
+    """reports.md: a --report target is checked before anything runs; a folder that
+    cannot be written, or made, is exit 2, naming it, with no run made (a missing
+    folder that can be made is fine: it is made when the report is written)."""
+    prefix = _unprivileged(tmp_path)
+    if prefix is None:
+        pytest.skip("cannot run rook without the power to write any file")
+    ws, agent = example
+    folder = tmp_path / "locked"
+    folder.mkdir(mode=0o555)
+    try:
+        proc = rook("run", "--report", f"junit:{folder / target}", cwd=ws, prefix=prefix)
+    finally:
+        folder.chmod(0o755)
+    where = f"write in {folder}" if target == "r.xml" else f"create directory {folder / 'sub'}"
+    clean_error(proc, f"--report junit:{folder / target}: cannot {where}: Permission denied")
+    assert not list((agent / "runs").iterdir()) and not list(folder.iterdir())
+
+
 def test_an_unreadable_scenarios_folder_is_a_problem_doctor_names(example, tmp_path):
     prefix = _unprivileged(tmp_path)
     if prefix is None:
