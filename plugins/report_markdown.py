@@ -60,6 +60,12 @@ MARKUP = re.compile(r"([\\`*_\[\]!~|$])")
 (``![x](url)``, ``[x](url)``), emphasis, code spans, strikethrough, math, a
 table's pipes, and the backslash itself."""
 
+MENTION = re.compile(r"(?<![\w@/.+-])@(?=[A-Za-z0-9])")
+"""An ``@`` that GitHub would make a mention of (``@octocat``, ``@org/team``), which
+notifies that user or team when the report is posted as a pull-request comment; an
+e-mail address's is none. Written ``@&#8203;`` (a zero-width space after it, as
+Renovate writes mentions it quotes): shown as ``@``, never a mention."""
+
 
 def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     """Agent text shown as it is in Markdown, on one line: in a table cell or a
@@ -69,14 +75,15 @@ def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     newlines and no HTML; with ``table=False``, on one line of raw HTML (a
     ``<summary>``), where Markdown is not read and a backslash would be shown
     as it is. Control characters are shown as their escapes (``\\x1b``), as
-    on the terminal: the file is read with ``cat`` too."""
+    on the terminal: the file is read with ``cat`` too. An ``@mention`` is
+    none (:data:`MENTION`), in both."""
     import html  # only when a Markdown report is written
 
     s = printable(" ".join(str(text if text is not None else "").split()))
     s = ellipsis(s, limit)
     if table:
         s = MARKUP.sub(r"\\\1", s)
-    return html.escape(s, quote=False)
+    return MENTION.sub("@&#8203;", html.escape(s, quote=False))
 
 
 def code(text: str) -> str:

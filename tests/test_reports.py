@@ -353,6 +353,38 @@ def test_markdown_shows_agent_markup_as_text(rook_workspace, rook_cli, tmp_path)
     assert answer in md.split("output:", 1)[1]
 
 
+def test_markdown_never_mentions_a_user_the_agent_names(rook_workspace, rook_cli, tmp_path):
+    """reports.md offers the Markdown report for a pull-request comment, where
+    GitHub made ``@octocat`` in an answer a mention that notified that user (in
+    the table, the criteria list and the raw-HTML <summary> alike). Such an @
+    is followed by a zero-width space there; an e-mail address is as it is, and
+    so is the fenced output (code: no mention)."""
+    ws = rook_workspace
+    answer = "ping @octocat and @acme/reviewers, mail ops@example.com"
+    ws.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({{"output": {answer!r}}}))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    ws.scenario({"id": "named", "goal": "g", "criteria": [{"contains": "nope"}]})
+    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
+    assert r.exit_code == 1, r.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    lines = md.splitlines()
+    row = next(ln for ln in lines if ln.startswith("| <code>named"))
+    item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
+    summary = next(ln for ln in lines if ln.startswith("<details><summary>"))
+    for line in (row, item, summary):
+        assert "@&#8203;octocat" in line and "@&#8203;acme/reviewers" in line, line
+        assert "ops@example.com" in line, line
+    outside = md.split("output:", 1)[0]
+    assert "@octocat" not in outside and "@acme" not in outside
+    assert answer in md.split("output:", 1)[1]
+
+
 def test_markdown_stays_under_the_github_limit():
     from rook_plugins.report_markdown import MAX_BYTES, render
 
