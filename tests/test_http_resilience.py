@@ -6,11 +6,12 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from servers.agent_server import AgentServer
+from servers.agent_server import AgentServer, _bomb
 from servers.helpers import (
     chat,
     record_hooks,
@@ -275,6 +276,37 @@ def test_a_gzip_body_is_read_decoded_recorded_to_16_kib_and_capped(
         "the response body exceeded the 30000-byte cap (raise limits.stdout_bytes in the "
         "profile if this much output is expected)"
     ), execute
+
+
+@pytest.mark.parametrize("kind", ["application/json", "text/event-stream"])
+def test_a_body_gzipped_twice_is_capped_before_it_is_decoded_whole(
+    rook_workspace, agent_server, kind
+):
+    # Content-Encoding: gzip, gzip: each layer multiplies by ~1000, and httpx undoes the
+    # second layer of a whole network read at once, so 2 KB on the wire took 512 MiB of
+    # memory (and a third layer, any amount) before the cap could say a word
+    url = f"{agent_server.url}/bomb?mib=512&layers=2&type={kind}"
+    write_profile(rook_workspace, {"execute": {"http": {"url": url, "retries": 0}}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    _bomb(512, 2)  # made before rook starts
+    # rook's own peak memory: the only child of a fresh Python, which reports it
+    measure = (
+        "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
+        "sys.stderr.write(f'\\npeak {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}'); "
+        "sys.exit(p.returncode)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", measure,
+         sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    err, _, peak = proc.stderr.rpartition("\npeak ")
+    assert "Traceback" not in err, err[-2000:]
+    [scenario] = json.loads(proc.stdout)["scenarios"]
+    assert scenario["status"] == "error", scenario
+    assert "exceeded the 10485760-byte cap" in scenario["reason"], scenario["reason"]
+    peak_mib = int(peak) / 1024
+    assert peak_mib < 300, f"rook took {peak_mib:.0f} MiB to refuse a 10 MiB answer"
 
 
 def test_connection_errors_are_retried_then_reported(rook_cli, rook_workspace):

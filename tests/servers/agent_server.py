@@ -20,6 +20,8 @@ background thread and logs every request it receives. Endpoints:
 * ``ANY  /trickle``                  a JSON answer sent one byte every 0.2 s
 * ``ANY  /endless``                  text, one byte every 0.2 s, until the client goes (or 300 s)
 * ``ANY  /encoded/NAME``             a JSON answer labelled ``Content-Encoding: NAME``, not encoded
+* ``ANY  /bomb``                     ``?mib=N&layers=L&type=T``: a JSON answer of N MiB, gzipped L times
+                                     (``Content-Encoding: gzip, gzip``): a few KB that decode to N MiB
 * ``ANY  /stream/KEY``               the raw bytes of ``streams[KEY]`` as an event stream, then close
 * ``ANY  /stalled/KEY``              the same, then nothing more (keep-alive comments) until the client leaves
 * ``POST /digest``                   ``message``, behind HTTP Digest auth (RFC 7616, MD5, qop=auth) of ``digest_user``
@@ -36,6 +38,7 @@ import secrets
 import ssl
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,6 +46,23 @@ from urllib.parse import parse_qs, urlsplit
 
 _S = TypeVar("_S", bound="AgentServer")
 DIGEST_NONCE = "dcd98b7102dd2f0e8b11d0f600bfb0c093"
+
+
+_BOMBS: dict[tuple[int, int], bytes] = {}
+
+
+def _bomb(mib: int, layers: int) -> bytes:
+    """``{"output": "xxx..."}`` of ``mib`` MiB, gzipped ``layers`` times (made once)."""
+    if (mib, layers) not in _BOMBS:
+        inner = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b"x" * (1 << 20)
+        parts = [inner.compress(b'{"output": "')]
+        parts += [inner.compress(block) for _ in range(mib)]
+        data = b"".join([*parts, inner.compress(b'"}'), inner.flush()])
+        for _ in range(layers - 1):
+            data = gzip.compress(data, 9)
+        _BOMBS[mib, layers] = data
+    return _BOMBS[mib, layers]
 
 
 class AgentServer:
@@ -422,6 +442,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        if path == "/bomb":  # a few KB on the wire that decode to ?mib=N MiB
+            q = entry["query"]
+            data = _bomb(int(q.get("mib", "1")), int(q.get("layers", "2")))
+            self.send_response(200)
+            self.send_header("Content-Type", q.get("type", "application/json"))
+            self.send_header("Content-Encoding", ", ".join(["gzip"] * int(q.get("layers", "2"))))
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
