@@ -105,6 +105,27 @@ def test_a_403_is_never_retried_and_a_redirect_is_never_followed(
     assert "pw-55501" not in everything and "k-55502" not in everything
 
 
+@pytest.mark.parametrize(
+    "status, said",
+    [
+        (304, "answered HTTP 304 Not Modified, which is no redirect: the answer to a "
+              "conditional request (If-None-Match, If-Modified-Since)"),
+        (300, "answered HTTP 300 with no Location: it points nowhere"),
+    ],
+)  # fmt: skip
+def test_a_3xx_with_no_location_is_not_said_to_be_redirected_to_a_question_mark(
+    rook_cli, rook_workspace, agent_server, status, said
+):
+    agent_server.flaky["moved"] = [(status, {})]
+    write_profile(rook_workspace, {"execute": flaky_entry(agent_server, "moved", retries=0)}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert said in execute["diagnosis"], execute["diagnosis"]
+    assert "redirected" not in execute["diagnosis"] and " to ?" not in execute["diagnosis"]
+
+
 def test_a_prepare_redirect_shows_no_value_of_its_query(rook_cli, rook_workspace, agent_server):
     """A prepare (sign in) redirected to a callback carries an authorization code in
     its query (?code=...): only credential-named parameters were hidden, so the code

@@ -189,8 +189,18 @@ def auth_failure(
 
 def status_failure(method: str, url: str, reply: Reply, document: Any, phase: str) -> str:
     """The diagnosis for any other unsuccessful status."""
+    if reply.status == 304 or (300 <= reply.status < 400 and "location" not in reply.headers):
+        why = (
+            "Not Modified, which is no redirect: the answer to a conditional request "
+            "(If-None-Match, If-Modified-Since); send none"
+            if reply.status == 304
+            else "with no Location: it points nowhere; put the URL that answers in the profile"
+        )
+        return f"{method} {url} answered HTTP {reply.status} {why}. Response " + received(
+            reply, document, phase
+        )
     if 300 <= reply.status < 400:
-        where = reply.headers.get("location", "?")
+        where = reply.headers["location"]
         # as the URL sent; a sign-in's (prepare) carries credentials under any name
         where = mask_query(where) if phase == "prepare" else mask_url(where, keep=MARK)
         return (

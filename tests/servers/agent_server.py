@@ -271,6 +271,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        if status in (204, 304):  # no body, as HTTP says (one would be read as the next answer)
+            self.send_response(status)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            return
         if isinstance(body, (dict, list)):
             data = json.dumps(body).encode()
             ctype = "application/json"
