@@ -84,16 +84,20 @@ def _not_a_path(view: EvidenceView) -> str | None:
 def _missing_dir(where: Path, view: EvidenceView) -> Verdict | None:
     if not view.scenario.extra.get("workspace") and (bad := _not_a_path(view)):
         return Verdict(ERROR, bad)
-    if not where.is_dir():
-        if view.scenario.extra.get("workspace"):
-            whose = "the scenario's workspace directory"
-        elif reported_workspace(view):
-            whose = "the agent workspace its execute hook reported"
-        else:
-            whose = "the workspace"
+    try:
+        if where.is_dir():
+            return None
         state = "is not a directory" if where.exists() else "does not exist"
-        return Verdict(ERROR, f"{whose} {where} {state}")
-    return None
+    except OSError as exc:  # a name too long, a folder it may not enter: no system call takes it
+        state = f"cannot be used: {exc.strerror or exc}"
+    if view.scenario.extra.get("workspace"):
+        whose = "the scenario's workspace directory"
+    elif reported_workspace(view):
+        whose = "the agent workspace its execute hook reported"
+    else:
+        whose = "the workspace"
+    shown = current().head(str(where), 200, "...")
+    return Verdict(ERROR, f"{whose} {shown} {state}")
 
 
 def _tail(data: bytes) -> str:

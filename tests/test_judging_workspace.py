@@ -381,6 +381,32 @@ def test_a_reported_workspace_that_is_not_a_path_is_an_error_naming_it(
         f"the agent workspace its execute hook reported in turn 1 ({shown}) is not a path"), fr
 
 
+def test_a_reported_workspace_no_system_call_can_take_is_an_error_naming_why(
+    rook_workspace, rook_cli
+):
+    # a name of 5,000 characters: checking it raised OSError (File name too long) out of
+    # the built-in criterion, shown as "criterion file (workspace_criteria (rook-harness))
+    # raised OSError: [Errno 36] ..." with the whole name
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        sys.stdin.read()
+        print(json.dumps({"output": "done", "workspace": "w" * 5000}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"file": "x"}, {"command": {"run": "true"}}, {"contains": "done"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    (fs, fr), (cs, cr), (ok, _) = verdicts(r)
+    assert fs == cs == "error" and ok == "passed"
+    for reason in (fr, cr):
+        assert reason.startswith(
+            f"the agent workspace its execute hook reported {rook_workspace.root}/www"), reason
+        assert reason.endswith(" cannot be used: File name too long"), reason
+        assert "raised" not in reason and len(reason) < 500, reason
+
+
 def test_a_file_larger_than_rook_reads_is_never_judged_on_its_first_part_alone(
     rook_workspace, rook_cli
 ):
