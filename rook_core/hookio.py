@@ -143,6 +143,14 @@ def _handle_in_no_json(text: str) -> bool:
     return text.startswith("{") and bool(_CONVERSATION_KEY.search(text))
 
 
+def looks_utf16(text: str) -> bool:
+    """Whether ``text`` (read as UTF-8) was written in UTF-16, as PowerShell's ``>``
+    and ``Out-File`` write: a NUL beside every ASCII character, after the two bytes
+    of its byte order mark (each U+FFFD in UTF-8)."""
+    head = text.removeprefix("\ufffd\ufffd")[:16]
+    return len(head) >= 4 and (set(head[1::2]) == {"\x00"} or set(head[0::2]) == {"\x00"})
+
+
 def parse_object(
     stdout: str, required: bool, redactor: Redactor | None = None
 ) -> dict[str, Any] | None:
@@ -167,6 +175,12 @@ def parse_object(
             raise OutputError(
                 "stdout is not one JSON object (print logs to stderr): it has other lines "
                 f"beside the JSON object; received {preview(text, redactor=redactor)}"
+            ) from None
+        if looks_utf16(text):
+            raise OutputError(
+                "stdout is not one JSON object: it is UTF-16 text, and Rook reads a hook's "
+                "output as UTF-8; print UTF-8 (PowerShell: [Console]::OutputEncoding = "
+                f"[Text.Encoding]::UTF8); received {preview(text, redactor=redactor)}"
             ) from None
         if _OBJECT_LITERAL.match(text):  # {'a': 1} or { a: 1 }: print(dict), console.log(obj)
             raise OutputError(

@@ -1248,3 +1248,21 @@ def test_a_crashing_half_writing_or_newline_less_hook_fails_its_scenario_and_the
     nonl = by_id["nonl"]["hooks"][0]["diagnosis"]
     assert nonl.startswith("stdout is not one JSON object") and "received 'xxx" in nonl
     assert len(nonl) < 2000  # the preview is cut: megabytes never reach a message
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_json_printed_in_utf_16_is_named_so(rook_workspace, rook_cli, codec):
+    # PowerShell's Out-File and > write UTF-16: the diagnosis only said "Expecting value:
+    # line 1 column 1 (char 0)" beside '\ufffd\ufffd{\x00"\x00o\x00...'
+    one_scenario(rook_workspace, f"""
+        #!/usr/bin/env python3
+        import sys
+        sys.stdin.read()
+        sys.stdout.buffer.write('{{"output": "ok"}}'.encode("{codec}"))
+    """, name="h.py")
+    r = rook_cli("run", "--json")
+    [hook] = r.report["scenarios"][0]["hooks"]
+    assert hook["status"] == "failed", hook
+    assert hook["diagnosis"].startswith(
+        "stdout is not one JSON object: it is UTF-16 text, and Rook reads a hook's output as "
+        "UTF-8; print UTF-8"), hook["diagnosis"]

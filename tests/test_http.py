@@ -496,6 +496,22 @@ def test_a_declared_charset_never_breaks_or_garbles_the_answer(
     assert s["turns"][0]["output"] == answer
 
 
+@pytest.mark.parametrize("ctype", ["application/json", "text/plain"])
+def test_an_answer_in_utf_16_is_named_so(rook_cli, rook_workspace, agent_server, ctype):
+    # was "the response is binary (application/json, 34 bytes), not text or JSON"
+    from urllib.parse import urlencode
+
+    query = urlencode({"type": ctype, "enc": "utf-16", "text": '{"output": "ok"}'})
+    entry = {"url": f"{agent_server.url}/charset?{query}"}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error", s
+    assert f"the response is UTF-16 text ({ctype}, 34 bytes), which Rook reads only " in (
+        s["reason"]), s["reason"]
+
+
 def test_an_error_event_fails_the_hook_with_what_it_said(rook_cli, rook_workspace, agent_server):
     # event: error with {"message": ...} (no "error" key): the message is the diagnosis
     entry = {"http": {"url": f"{agent_server.url}/events/error", "body": {}, "stream": "sse"}}

@@ -25,7 +25,7 @@ from urllib.parse import urljoin
 
 from rook_core.credentials import mask_query, mask_url
 from rook_core.errors import counted
-from rook_core.hookio import keep_cut_off_output, open_said
+from rook_core.hookio import keep_cut_off_output, looks_utf16, open_said
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
 from rook_core.redact import Redactor
@@ -343,9 +343,15 @@ async def exchange(
     if isinstance(doc, str) and reply.binary():
         doc = f"<{len(reply.body)} bytes of {reply.content_type or 'binary data'}>"
         if call.phase == "execute" and 200 <= reply.status < 300:
+            what = f"{reply.content_type or 'no content type'}, {len(reply.body)} bytes"
+            if looks_utf16(reply.body[:64].decode("utf-8", "replace")):
+                raise HookError(
+                    f"{shown}: the response is UTF-16 text ({what}), which Rook reads only "
+                    "as text labelled so (Content-Type: text/plain; charset=utf-16; JSON is "
+                    "always UTF-8): have the server answer in UTF-8"
+                )
             raise HookError(
-                f"{shown}: the response is binary ({reply.content_type or 'no content type'}, "
-                f"{len(reply.body)} bytes), not text or JSON: no answer to judge"
+                f"{shown}: the response is binary ({what}), not text or JSON: no answer to judge"
             )
     if call.phase != "prepare" and doc is not None:
         http["response"] = preview(doc, RECORD_CHARS, red)
