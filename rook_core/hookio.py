@@ -50,11 +50,21 @@ def loads(text: str) -> Any:
         value = _DECODER.decode(text)
     except RecursionError:
         raise ValueError(_too_deep()) from None
+    except ValueError as exc:
+        if (digits := _TOO_MANY_DIGITS.search(str(exc))) is None:
+            raise
+        # Python's own advice (sys.set_int_max_str_digits) is for Rook's code, not the hook's
+        raise ValueError(
+            f"a number of {digits[2]} digits, more than the {digits[1]} a JSON number may have here"
+        ) from None
     if text.count("[") + text.count("{") > MAX_DEPTH:  # only then can it nest that deep
         _check_depth(value)
     if "\\ud" in text or "\\uD" in text:  # where a lone surrogate can come from
         value = _whole_characters(value)
     return value
+
+
+_TOO_MANY_DIGITS = re.compile(r"^Exceeds the limit \((\d+) digits\).*value has (\d+) digits")
 
 
 def _too_deep() -> str:

@@ -1266,3 +1266,20 @@ def test_json_printed_in_utf_16_is_named_so(rook_workspace, rook_cli, codec):
     assert hook["diagnosis"].startswith(
         "stdout is not one JSON object: it is UTF-16 text, and Rook reads a hook's output as "
         "UTF-8; print UTF-8"), hook["diagnosis"]
+
+
+def test_a_number_of_thousands_of_digits_is_named_without_pythons_advice(rook_workspace, rook_cli):
+    # was "(Exceeds the limit (4300 digits) for integer string conversion: value has 5001
+    # digits; use sys.set_int_max_str_digits() to increase the limit)": advice for Rook's code
+    one_scenario(rook_workspace, """
+        #!/usr/bin/env python3
+        import sys
+        sys.stdin.read()
+        print('{"output": "ok", "n": 1' + '0' * 5000 + '}')
+    """, name="h.py")
+    r = rook_cli("run", "--json")
+    [hook] = r.report["scenarios"][0]["hooks"]
+    assert hook["status"] == "failed", hook
+    assert hook["diagnosis"].startswith(
+        "stdout is not one JSON object (a number of 5001 digits, more than the 4300 a JSON "
+        "number may have here); received"), hook["diagnosis"]
