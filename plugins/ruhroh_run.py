@@ -21,10 +21,19 @@ from .ruhroh_connector import resolve_command, resolve_dir
 from .ruhroh_loop import phase
 from .ruhroh_protocol import CONTINUITY_LEVELS
 from .ruhroh_session import PROTOCOL_VARIABLES, Runtime
+from .script import unusable
 
 
 def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     """Check what can be checked before anything runs (paths, programs)."""
+    try:
+        return _resolve(config, agent)
+    except OSError as exc:  # a name too long, a folder Rook may not enter
+        path = exc.filename if isinstance(exc.filename, str) else str(config.get("command"))
+        raise ConfigError(unusable("ruhroh path", path, exc)) from None
+
+
+def _resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     out = dict(config)
     if config.get("workspace_template"):
         out["workspace_template_path"] = resolve_dir(

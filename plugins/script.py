@@ -15,6 +15,7 @@ from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
 from rook_core.process import run_process
+from rook_core.redact import current
 from rook_core.transports import (
     SCRIPT_INTERPRETERS,
     SHEBANGS,
@@ -172,6 +173,18 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
 
 
 def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
+    try:
+        return _resolve(config, agent)
+    except OSError as exc:  # a name too long, a folder Rook may not enter: no system call takes it
+        raise ConfigError(unusable("hook script", config["path"], exc)) from None
+
+
+def unusable(what: str, path: str, exc: OSError) -> str:
+    """The message for a ``path`` a profile names that the system refuses to look at."""
+    return f"{what} {current().head(path, 200, '...')!r} cannot be used: {exc.strerror or exc}"
+
+
+def _resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     candidates = agent.candidates(config["path"])
     for candidate in candidates:
         if candidate.is_file():

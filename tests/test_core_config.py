@@ -560,6 +560,20 @@ def test_a_hook_path_that_is_a_pipe_or_a_device_is_named_so(ws, rook_cli):
         refused(rook_cli("run"), ws, f"hook script {path!r} is not a regular file (a pipe")
 
 
+@pytest.mark.parametrize("entry", [
+    {"script": "scripts/" + "h" * 5000},
+    {"ruhroh": {"command": "scripts/" + "h" * 5000}},
+])
+def test_a_hook_path_no_system_call_can_take_is_named_with_why(ws, rook_cli, entry):
+    # a name too long for the file system was "the transport plugin script (rook-harness)
+    # could not check its 'script' entry: OSError: [Errno 36] File name too long: ..."
+    ws.profile({"id": "p", "hooks": {"execute": entry}})
+    r = rook_cli("run")
+    refused(r, ws, "scripts/hhhh", "cannot be used: File name too long")
+    assert "OSError" not in r.stderr and "could not check" not in r.stderr, r.stderr
+    assert len(r.stderr) < 1000, r.stderr
+
+
 def test_missing_interpreter_is_named(ws, rook_cli, monkeypatch, tmp_path):
     ws.script("a.mjs", "console.log('{}')", executable=False)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.mjs"}})
