@@ -148,8 +148,10 @@ _CONVERSATION_KEY = re.compile(r"""[{,]\s*['"]?conversation['"]?\s*:""")
 def _handle_in_no_json(text: str) -> bool:
     """Whether ``text`` (not JSON) is meant as an object holding a ``conversation``:
     an open hook that printed its handle with ``print(dict)``, ``console.log(obj)``,
-    a ``NaN`` or a trailing comma, whose handle ignoring it would lose."""
+    a ``NaN``, a trailing comma or in UTF-16, whose handle ignoring it would lose."""
     text = text.strip().lstrip("\ufeff").lstrip()
+    if looks_utf16(text):  # PowerShell's Out-File: {"conversation": ...} with a NUL each
+        text = text.removeprefix("\ufffd\ufffd").replace("\x00", "")
     return text.startswith("{") and bool(_CONVERSATION_KEY.search(text))
 
 

@@ -1283,3 +1283,28 @@ def test_a_number_of_thousands_of_digits_is_named_without_pythons_advice(rook_wo
     assert hook["diagnosis"].startswith(
         "stdout is not one JSON object (a number of 5001 digits, more than the 4300 a JSON "
         "number may have here); received"), hook["diagnosis"]
+
+
+def test_an_open_handle_printed_in_utf_16_fails_open_instead_of_being_lost(
+    rook_workspace, rook_cli
+):
+    # open's {"conversation": "c-9"} in UTF-16 (PowerShell's Out-File) was no JSON, so it
+    # was ignored with its handle: the scenario "stopped" as if open returned none
+    ws = rook_workspace
+    ws.script("h.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "open":
+            sys.stdout.buffer.write('{"conversation": "c-9"}'.encode("utf-16"))
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "ok " + os.environ.get("ROOK_CONVERSATION", "")}))
+    """)
+    hooks = {"open": "scripts/h.py", "execute": "scripts/h.py"}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "error" and s["turns"] == [], s
+    assert s["reason"].startswith(
+        "open failed: stdout is not one JSON object: it is UTF-16 text"), s["reason"]
