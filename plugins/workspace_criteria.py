@@ -168,6 +168,13 @@ class File(CriterionType):
         return {"path": value["path"], "check": check, "want": want}
 
     def evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
+        try:
+            return self._evaluate(config, view)
+        except OSError as exc:  # the workspace and the path too long a name together ...
+            shown = current().head(str(exc.filename or config["path"]), 200, "...")
+            return Verdict(ERROR, f"{shown} cannot be checked: {exc.strerror or exc}")
+
+    def _evaluate(self, config: dict[str, Any], view: EvidenceView) -> Verdict:
         where = workspace_dir(view)
         if (v := _missing_dir(where, view)) is not None:
             return v

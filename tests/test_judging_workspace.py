@@ -407,6 +407,27 @@ def test_a_reported_workspace_no_system_call_can_take_is_an_error_naming_why(
         assert "raised" not in reason and len(reason) < 500, reason
 
 
+def test_a_file_path_no_system_call_can_take_is_an_error_naming_why(rook_workspace, rook_cli):
+    # the agent's workspace and the file's path together longer than a name may be: was
+    # "criterion file (workspace_criteria (rook-harness)) raised OSError: [Errno 36] ..."
+    rook_workspace.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{"output": "done"}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"file": "f" * 5000}, {"file": {"path": "f" * 300, "contains": "x"}}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    for status, reason in verdicts(r):
+        assert status == "error", reason
+        assert reason.startswith(f"{rook_workspace.root}/fff"), reason
+        assert reason.endswith(" cannot be checked: File name too long"), reason
+        assert "raised" not in reason and len(reason) < 500, reason
+
+
 def test_a_file_larger_than_rook_reads_is_never_judged_on_its_first_part_alone(
     rook_workspace, rook_cli
 ):
