@@ -17,6 +17,7 @@ import glob
 import os
 import re
 import shutil
+import stat
 import time
 from array import array
 from collections.abc import Callable, Iterator
@@ -127,6 +128,16 @@ def _copy(src: Path, dst: Path) -> None:
         raise RunStoreError(f"cannot copy {src} to {dst}: {exc.strerror or exc}") from None
 
 
+def _special(path: str) -> bool:
+    """Whether ``path`` is a named pipe, a socket or a device: what a hook may leave in
+    its state directory, which holds no data to copy (reading a pipe waits for ever)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
 def _copy_tree(src: Path, dst: Path, keep: frozenset[str] = frozenset()) -> None:
     """``src`` into ``dst``; ``keep``: the names in ``src`` itself not copied (``dst``'s own)."""
     if src.is_dir() and src.resolve() != dst.resolve():
@@ -137,7 +148,9 @@ def _copy_tree(src: Path, dst: Path, keep: frozenset[str] = frozenset()) -> None
                 dst,
                 symlinks=True,
                 dirs_exist_ok=True,
-                ignore=lambda d, names: [n for n in names if n in keep] if d == top else [],
+                ignore=lambda d, names: [
+                    n for n in names if (d == top and n in keep) or _special(os.path.join(d, n))
+                ],
             )
         except (OSError, shutil.Error) as exc:
             raise RunStoreError(f"cannot copy {src} to {dst}: {exc}") from None

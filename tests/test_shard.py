@@ -1932,3 +1932,38 @@ def test_merge_run_id_without_a_workspace_is_not_told_to_use_into(tmp_path, rook
     assert r.exit_code == 2, r.stdout + r.stderr
     assert r.stderr.startswith(f"rook: error: {empty}: no Rook workspace here"), r.stderr
     assert "--into" not in r.stderr, r.stderr
+
+
+def test_a_pipe_or_device_a_hook_left_in_its_state_directory_never_stops_a_merge(
+    tmp_path, rook_cli
+):
+    # a named pipe in ROOK_STATE_DIR made rook merge DIR ... fail, exit 1: "cannot copy
+    # .../state/s2.1 to ...: [... is a named pipe]", so no shard's results could be joined
+    main = Workspace(tmp_path / "main")
+    main.script("h.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        mkfifo "$ROOK_STATE_DIR/pipe" && ln -s /dev/zero "$ROOK_STATE_DIR/zero"
+        echo keep > "$ROOK_STATE_DIR/notes"
+        echo '{"output": "ok"}'
+    """)
+    main.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    for s in ("s1", "s2", "s3", "s4"):
+        main.scenario({"id": s, "goal": "g", "criteria": [{"contains": "ok"}]})
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(main.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+        r = rook_cli("run", "-w", str(machines[-1].root), "--shard", f"{i}/2", "--run-name", "p1")
+        assert r.exit_code == 0, r.stderr
+    run_id = run_id_from_name("p1")
+    merged = rook_cli("merge", "-w", str(main.root), *[str(ws.run_dir(run_id)) for ws in machines],
+                      "--json")  # fmt: skip
+    assert merged.exit_code == 0, merged.stderr
+    assert merged.report["summary"]["passed"] == 4
+    state = main.run_dir(run_id) / "state"
+    for s in ("s1", "s2", "s3", "s4"):
+        assert (state / f"{s}.1" / "notes").read_text() == "keep\n"
+        assert (state / f"{s}.1" / "zero").is_symlink()  # a link is copied as a link
+        assert not (state / f"{s}.1" / "pipe").exists()  # a pipe holds nothing to copy
