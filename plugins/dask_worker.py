@@ -227,8 +227,36 @@ def pack_dir(path: Path) -> bytes | None:
 
 
 def unpack_dir(data: bytes, dest: Path) -> None:
+    """A scenario's state from :func:`pack_dir` into ``dest``. What a hook left there
+    that is no data (a named pipe, a device) or leads out of ``dest`` (a link to
+    ``/dev/zero``, to ``../..``) is left out, never the reason the run stops."""
     dest.mkdir(parents=True, exist_ok=True)
-    _extract(data, dest)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        members = [m for m in tar.getmembers() if _inside(m, dest)]
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, members, filter=_data_or_nothing)
+        else:  # Python < 3.10.12: the members were checked above
+            tar.extractall(dest, members)  # noqa: S202
+
+
+def _data_or_nothing(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    try:
+        return tarfile.data_filter(member, path)
+    except tarfile.FilterError:
+        return None  # left out, as _inside leaves it out
+
+
+def _inside(member: tarfile.TarInfo, dest: Path) -> bool:
+    """Whether ``member`` is a file, a folder or a link that stays inside ``dest``."""
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        return False  # a named pipe, a device
+    top = dest.resolve()
+    target = Path(os.path.normpath(top / member.name))
+    if member.issym():
+        target = Path(os.path.normpath(target.parent / member.linkname))
+    elif member.islnk():  # a hard link names another member
+        target = Path(os.path.normpath(top / member.linkname))
+    return target == top or top in target.parents
 
 
 def sees(path: str, token: str) -> bool:

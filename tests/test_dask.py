@@ -213,6 +213,37 @@ def test_a_workspace_the_workers_do_not_share_is_shipped(
         assert client.run(copies) == {w: [] for w in client.scheduler_info()["workers"]}
 
 
+def test_a_pipe_or_a_link_out_a_hook_left_in_its_state_never_stops_a_shipped_run(
+    scheduler, rook_workspace, rook_cli, monkeypatch
+):
+    # a named pipe (or a link to /dev/zero, or out of the directory) in ROOK_STATE_DIR
+    # stopped the whole run when its state came back from the worker: "executor 'dask'
+    # (executor_dask (rook-harness)) raised SpecialFileError: 'pipe' is a special file"
+    ws = rook_workspace
+    ws.script("h.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        mkfifo "$ROOK_STATE_DIR/pipe"
+        ln -s /dev/zero "$ROOK_STATE_DIR/zero"
+        ln -s ../../../../../../../etc "$ROOK_STATE_DIR/up"
+        echo kept > "$ROOK_STATE_DIR/notes" && ln -s notes "$ROOK_STATE_DIR/inside"
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    for sid in ("s1", "s2"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"s1": "passed", "s2": "passed"}
+    for sid in ("s1", "s2"):
+        state = ws.run_dir(r.report["run"]["id"]) / "state" / f"{sid}.1"
+        assert (state / "notes").read_text() == "kept\n"
+        assert (state / "inside").read_text() == "kept\n"  # a link inside comes back
+        assert sorted(p.name for p in state.iterdir()) == ["inside", "notes"]
+
+
 def test_a_workspace_over_the_ship_limit_stops_the_run_naming_the_limit(
     scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
