@@ -140,6 +140,11 @@ def final_line_problem(stdout: str) -> str | None:
     lines = [ln for ln in stdout.removeprefix("\ufeff").split("\n") if ln.strip()]
     if not lines:
         return None
+    if hookio.looks_utf16(stdout) or any(hookio.looks_utf16(ln) for ln in lines[-2:]):
+        return (
+            "its final line is UTF-16 text, and Rook reads a wrapper's output as UTF-8; "
+            "print UTF-8 (PowerShell: [Console]::OutputEncoding = [Text.Encoding]::UTF8)"
+        )
     line = lines[-1].strip().lstrip("\ufeff")
     if line.startswith("}"):
         return _spread_object(lines)

@@ -2030,6 +2030,25 @@ def test_a_final_line_that_gives_no_status_says_why(final_line, why, rook_worksp
     assert "stderr: calling the agent CLI failed" in s["reason"], s["reason"]
 
 
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le"])
+def test_a_final_line_printed_in_utf_16_is_named_so(codec, rook_workspace, rook_cli):
+    # a PowerShell wrapper's Out-File: "reported no completion status: expected a final JSON
+    # line such as ..." beside '\ufffd\ufffd{\x00"\x00s\x00...', with no word of why
+    wrapper = rook_workspace.script("w.py", f"""
+        #!/usr/bin/env python3
+        import sys
+        text = 'working\\n{{"status": "goal_satisfied", "output": "ok"}}\\n'
+        sys.stdout.buffer.write(text.encode("{codec}"))
+    """)
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert ("reported no completion status: its final line is UTF-16 text, and Rook reads a "
+            "wrapper's output as UTF-8; print UTF-8") in s["reason"], s["reason"]
+
+
 def test_a_final_json_object_over_several_lines_is_named_as_the_cause(rook_workspace, rook_cli):
     # jq and json.dumps(indent=2) print an object over several lines: the last line is
     # "}", and the diagnosis said only that no status was reported, quoting the lines
