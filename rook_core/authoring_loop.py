@@ -13,11 +13,13 @@ import copy
 import os
 import stat
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from . import inflate
 from .authoring import (
     AuthoringError,
     AuthorRequest,
@@ -88,7 +90,7 @@ def fetch(url: str) -> Source:
             with client.stream("GET", url, headers={"Accept": "application/json, */*"}) as reply:
                 # read as it arrives: the first FETCH_LIMIT bytes are all that is looked
                 # at, and a body that trickles in for ever is no answer
-                for chunk in reply.iter_bytes():
+                for chunk in _decoded(reply):
                     body += chunk
                     if len(body) >= FETCH_LIMIT:
                         break
@@ -108,6 +110,24 @@ def fetch(url: str) -> Source:
         label=url,
         fetched_url=str(reply.url),
     )
+
+
+def _decoded(reply: Any) -> Iterator[bytes]:
+    """The body of the httpx ``reply`` decoded, ``gzip`` and ``deflate`` undone a step at
+    a time (:mod:`.inflate`), so a body gzipped twice stops at FETCH_LIMIT with memory
+    bounded; corrupt data fails as httpx's own decoders fail."""
+    import httpx
+
+    names = inflate.layers(reply.headers.get_list("content-encoding", True))
+    if names is None:
+        yield from reply.iter_bytes()
+        return
+    inflater = inflate.Inflater(names)
+    for raw in reply.iter_raw():
+        try:
+            yield from inflater.feed(raw)
+        except zlib.error as exc:
+            raise httpx.DecodingError(str(exc)) from None
 
 
 def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:

@@ -21,7 +21,7 @@ import re
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import field
 from typing import Any
 from urllib.parse import unquote
@@ -29,7 +29,7 @@ from urllib.parse import unquote
 import httpx
 from httpx_sse import EventSource
 
-from rook_core import __version__
+from rook_core import __version__, inflate
 from rook_core.errors import counted, exception_text
 from rook_core.plain import plain
 from rook_core.redact import MARK as REDACTED_MARK
@@ -303,64 +303,22 @@ def _unknown_encoding(resp: httpx.Response) -> str | None:
     )
 
 
-INFLATE_STEP = 64 * 1024
-"""The most one gzip or deflate layer gives at once: the cap is counted as the
-body is undone, never after a whole network read was (a read of 64 KiB can
-hold 64 MiB of one layer, and 64 GiB of two)."""
-
-
-class _Inflater:
-    """Undoes the ``gzip`` and ``deflate`` layers of a body (``Content-Encoding:
-    gzip, gzip``: the last one named first), at most :data:`INFLATE_STEP` bytes
-    at a time, so memory stays bounded however much the data expands. Corrupt
-    data raises :class:`httpx.DecodingError`, as httpx's own decoders do."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.layers = [[name, _inflater(name), True] for name in reversed(names)]
-
-    def feed(self, data: bytes, level: int = 0) -> Iterator[bytes]:
-        if level == len(self.layers):
-            if data:
-                yield data
-            return
-        layer = self.layers[level]
-        while True:
-            out = self._step(layer, data)
-            data = layer[1].unconsumed_tail
-            yield from self.feed(out, level + 1)
-            if not data and len(out) < INFLATE_STEP:
-                return
-
-    @staticmethod
-    def _step(layer: list[Any], data: bytes) -> bytes:
-        name, inflater, first = layer
-        layer[2] = False
-        try:
-            return bytes(inflater.decompress(data, INFLATE_STEP))
-        except zlib.error as exc:
-            if name == "deflate" and first:  # deflate without its zlib header, as httpx reads it
-                layer[1] = zlib.decompressobj(-zlib.MAX_WBITS)
-                return _Inflater._step(layer, data)
-            raise httpx.DecodingError(str(exc)) from None
-
-
-def _inflater(name: str) -> Any:
-    return zlib.decompressobj(zlib.MAX_WBITS | 16 if name == "gzip" else zlib.MAX_WBITS)
-
-
 async def _decoded_bytes(resp: httpx.Response) -> AsyncIterator[bytes]:
     """The body of ``resp`` decoded, as :meth:`httpx.Response.aiter_bytes` gives it,
-    but undoing ``gzip`` and ``deflate`` a step at a time (:class:`_Inflater`)."""
-    names = [v.strip().lower() for v in resp.headers.get_list("content-encoding", True)]
-    names = [n for n in names if n and n != "identity"]
-    if not names or any(n not in ("gzip", "deflate") for n in names):
-        async for chunk in resp.aiter_bytes():  # plain, or one Rook says it cannot decode
+    but undoing ``gzip`` and ``deflate`` a step at a time (:class:`inflate.Inflater`):
+    the cap is counted as the body is undone, never after a whole network read was."""
+    names = inflate.layers(resp.headers.get_list("content-encoding", True))
+    if names is None:  # plain, or an encoding Rook says it cannot decode
+        async for chunk in resp.aiter_bytes():
             yield chunk
         return
-    inflater = _Inflater(names)
+    inflater = inflate.Inflater(names)
     async for raw in resp.aiter_raw():
-        for chunk in inflater.feed(raw):
-            yield chunk
+        try:
+            for chunk in inflater.feed(raw):
+                yield chunk
+        except zlib.error as exc:  # as httpx's own decoders say it
+            raise httpx.DecodingError(str(exc)) from None
 
 
 BOM = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
