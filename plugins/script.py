@@ -180,8 +180,14 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
 
 
 def unusable(what: str, path: str, exc: OSError) -> str:
-    """The message for a ``path`` a profile names that the system refuses to look at."""
-    return f"{what} {current().head(path, 200, '...')!r} cannot be used: {exc.strerror or exc}"
+    """The message for a ``path`` a profile names that the system refuses to look at,
+    naming where it refused (a folder Rook may not enter, the path as tried)."""
+    where = (
+        f" ({current().head(exc.filename, 200, '...')})" if isinstance(exc.filename, str) else ""
+    )
+    return (
+        f"{what} {current().head(path, 200, '...')!r} cannot be used: {exc.strerror or exc}{where}"
+    )
 
 
 def _resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
