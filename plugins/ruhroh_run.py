@@ -29,8 +29,7 @@ def resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     try:
         return _resolve(config, agent)
     except OSError as exc:  # a name too long, a folder Rook may not enter
-        path = exc.filename if isinstance(exc.filename, str) else str(config.get("command"))
-        raise ConfigError(unusable("ruhroh path", path, exc)) from None
+        raise ConfigError(unusable("ruhroh command", str(config.get("command")), exc)) from None
 
 
 def _resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
