@@ -123,7 +123,11 @@ class Engine(Attempts):
     # -- transports --------------------------------------------------------
 
     async def start_transports(self) -> None:
-        for key in {e.transport for e in self.profile.hooks.values()}:
+        """Start (``TransportSpec.start``) each transport a hook of a phase this
+        invocation runs uses: ``--phases collect,judge`` never starts the one only
+        execute uses."""
+        hooks = self.profile.hooks
+        for key in {e.transport for phase, e in hooks.items() if phase in self.phases}:
             spec = self.rook.transports.get(key)
             if spec is not None and spec.start is not None:
                 self.ctx.resources[key] = await start_resource(spec, self.ctx, self.rook.transports)

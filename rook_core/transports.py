@@ -103,7 +103,8 @@ class TransportSpec:
         and raises :class:`rook_core.errors.ConfigError` naming the problem. A
         program looked up by name is looked up in :func:`hook_search_path`.
     :param start: optional ``async start(run) -> resource``, called once per
-        run before the first hook of this transport; the resource is kept in
+        run before the first hook of this transport, when a phase the
+        invocation runs uses it (``--phases``); the resource is kept in
         ``run.resources[key]``. Under ``--executor dask`` each task (one
         scenario run on a worker) starts its own too, and stops it when it ends.
     :param stop: optional ``async stop(resource)``, called when the run ends.
