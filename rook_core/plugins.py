@@ -144,6 +144,7 @@ class Rook:
         hook = getattr(self.pm.hook, hook_name)
         for impl in hook.get_hookimpls():
             owner = self.plugin_name(impl.plugin)
+            plugin = self.pm.get_name(impl.plugin) or owner
             way_out: WayOut = functools.partial(self.way_out, impl.plugin)
             dist = self.distribution(impl.plugin)
 
@@ -156,6 +157,7 @@ class Rook:
                     _owner: str = owner,
                     _way_out: WayOut = way_out,
                     _dist: str = dist,
+                    _plugin: str = plugin,
                 ) -> None:
                     checked = checked_name(name, registry, _owner)
                     if registry.kind == "reporter" and ":" in checked:  # --report FMT:PATH
@@ -166,19 +168,23 @@ class Rook:
                         )
                     if check is not None:
                         check(item, f"{_owner}: {registry.kind} {checked!r}", _way_out)
-                    registry.add(checked, item, _owner, _way_out, _dist)
+                    registry.add(checked, item, _owner, _way_out, _dist, _plugin)
 
                 register = register_keyed
             else:
 
                 def register_named(
-                    item: Any, _owner: str = owner, _way_out: WayOut = way_out, _dist: str = dist
+                    item: Any,
+                    _owner: str = owner,
+                    _way_out: WayOut = way_out,
+                    _dist: str = dist,
+                    _plugin: str = plugin,
                 ) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
                     checked = checked_name(name, registry, _owner, item)
                     if check is not None:
                         check(item, f"{_owner}: {registry.kind} {checked!r}", _way_out)
-                    registry.add(checked, item, _owner, _way_out, _dist)
+                    registry.add(checked, item, _owner, _way_out, _dist, _plugin)
 
                 register = register_named
 

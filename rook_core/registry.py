@@ -44,6 +44,7 @@ class Registry:
         self.kind = kind
         self._items: dict[str, Any] = {}
         self._owners: dict[str, str] = {}
+        self._plugins: dict[str, str] = {}  # name -> the plugin's entry point name
         self._ways_out: dict[str, tuple[WayOut | None, str]] = {}  # name -> (way out, dist)
         self.failures: list[LoadFailure] = []  # the Rook's: what may have provided a name
 
@@ -54,9 +55,11 @@ class Registry:
         owner: str,
         way_out: WayOut | None = None,
         distribution: str = "",
+        plugin: str = "",
     ) -> None:
-        """``way_out``: how a user stops ``owner`` (:meth:`Rook.way_out`), and
-        ``distribution`` the one that installed it (named when it clashes)."""
+        """``way_out``: how a user stops ``owner`` (:meth:`Rook.way_out`),
+        ``distribution`` the one that installed it (named when it clashes), and
+        ``plugin`` its name alone (``owner`` is ``NAME (DIST)``)."""
         if name in self._items:
             raise PluginError(
                 f"{self.kind} {name!r} is registered twice: by {self._owners[name]} "
@@ -64,6 +67,7 @@ class Registry:
             )
         self._items[name] = item
         self._owners[name] = owner
+        self._plugins[name] = plugin or owner
         self._ways_out[name] = (way_out, distribution)
 
     def _way_out(self, name: str, way_out: WayOut | None, distribution: str) -> str:
@@ -107,6 +111,11 @@ class Registry:
 
     def owner(self, name: str) -> str:
         return self._owners.get(name, "?")
+
+    def plugin(self, name: str) -> str:
+        """The name of the plugin that registered ``name`` (its entry point's, for
+        ``ROOK_DISABLE_PLUGINS``), without its distribution."""
+        return self._plugins.get(name, "?")
 
     def __contains__(self, name: object) -> bool:
         return name in self._items

@@ -6,6 +6,8 @@ entry point in the ``rook`` group, found as ``pip install`` would leave it).
 
 from __future__ import annotations
 
+import json
+
 COUNTED = """
 import time
 from rook_core.hookspecs import hookimpl
@@ -69,4 +71,84 @@ def test_a_transport_is_started_only_when_a_phase_that_runs_uses_it(
     r = rook_cli("run", "--json", "--run", r.report["run"]["id"], "--phases", "collect,judge")
     assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
     assert log.read_text().split() == ["start", "stop"], "no phase of the second used it"
+
+
+COMMUNITY = """
+from rook_core.hookspecs import hookimpl
+from rook_core.models import PASSED, Verdict
+
+
+class Tone:
+    def __call__(self, config, view):
+        return Verdict(PASSED, "fine")
+
+
+def write_csv(report, path):
+    path.write_text("scenario,status\\n")
+
+
+async def serial(engine, scenario_runs, concurrency, options):
+    for sr in scenario_runs:
+        await engine.run_scenario(sr)
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("acme-tone", Tone())
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("csv", write_csv)
+
+
+@hookimpl
+def rook_register_executors(register):
+    register("serial", serial)
+"""
+
+
+def _block(stdout: str, kind: str) -> list[str]:
+    """The lines of ``rook plugins`` listing ``kind`` (``judges``: its ``  NAME ...`` lines)."""
+    lines = stdout.splitlines()
+    rest = lines[lines.index(f"{kind}:") + 1 :]
+    return rest[: next((i for i, ln in enumerate(rest) if not ln.startswith("  ")), len(rest))]
+
+
+def test_rook_plugins_names_the_plugin_of_every_judge_reporter_and_executor(
+    rook_distribution, rook_cli
+):
+    """``rook plugins`` said which plugin registered each transport and criterion
+    type, but listed judges, reporters and executors (and authors, connectors) by
+    name alone, and ``--json`` said it for none: a user could not tell which
+    installed package gives ``--report csv`` or the judge ``acme-tone``. Every kind
+    is now listed the same way (``NAME  [description  ]· PLUGIN (DIST)``), and
+    ``--json`` has ``owners``: for each kind, each name's plugin and distribution."""
+    rook_distribution(
+        "rook-csvreport", {"csvreport": "rook_csvreport"}, {"rook_csvreport.py": COMMUNITY}
+    )
+    r = rook_cli("plugins")
+    assert r.exit_code == 0, r.stderr
+    judges = _block(r.stdout, "judges")
+    assert "  acme-tone  · csvreport (rook-csvreport)" in judges, r.stdout
+    assert "  keywords   · judges (rook-harness)" in judges, r.stdout
+    assert "  csv       · csvreport (rook-csvreport)" in _block(r.stdout, "reporters"), r.stdout
+    assert "  json      · reporters (rook-harness)" in _block(r.stdout, "reporters"), r.stdout
+    assert "  serial  · csvreport (rook-csvreport)" in _block(r.stdout, "executors"), r.stdout
+    for kind in ("authors", "connectors"):
+        assert all("· " in line for line in _block(r.stdout, kind)), r.stdout
+    assert "  script     run a hook script" in "\n".join(_block(r.stdout, "transports"))
+
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    owners = doc["owners"]
+    community = {"plugin": "csvreport", "distribution": "rook-csvreport"}
+    assert owners["judges"]["acme-tone"] == community
+    assert owners["reporters"]["csv"] == community
+    assert owners["executors"]["serial"] == community
+    assert owners["reporters"]["json"] == {"plugin": "reporters", "distribution": "rook-harness"}
+    assert owners["transports"]["script"] == {"plugin": "script", "distribution": "rook-harness"}
+    assert owners["criteria"]["contains"]["distribution"] == "rook-harness"
+    for kind in ("transports", "criteria", "judges", "reporters", "authors", "executors",
+                 "connectors"):
+        assert sorted(owners[kind]) == doc[kind], kind  # every name has its owner
 

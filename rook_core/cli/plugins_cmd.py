@@ -11,7 +11,9 @@ import click
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def plugins_command(as_json: bool) -> None:
     """List loaded plugins (name, distribution, version, hooks) and what they
-    register, each transport and criterion type with its one-line description.
+    register: each transport, criterion type, judge, reporter, author, executor
+    and connector with the plugin (and distribution) that registered it, a
+    transport and a criterion type with its one-line description too.
 
     \b
     Example:
@@ -54,6 +56,13 @@ def plugins_command(as_json: bool) -> None:
             "failed": failures,
             **{k: r.names() for k, r in registries.items()},
             "descriptions": {k: d for k, d in described.items() if d},
+            "owners": {  # which plugin (and distribution) gives each name
+                kind: {
+                    name: {"plugin": r.plugin(name), "distribution": r.distribution(name)}
+                    for name in r.names()
+                }
+                for kind, r in registries.items()
+            },
         }
         click.echo(json.dumps(doc, indent=2))
         _say_failures(failures)  # a script keeping the document still sees them
@@ -65,10 +74,10 @@ def plugins_command(as_json: bool) -> None:
     click.echo("")
     for kind, registry in registries.items():
         names = registry.names()
-        if not described[kind]:
-            click.echo(f"{kind}: {', '.join(names) if names else '-'}")
+        if not names:
+            click.echo(f"{kind}: -")
             continue
-        click.echo(f"{kind}:")
+        click.echo(f"{kind}:")  # each name with its plugin, as a described one is
         width = max(len(n) for n in names)
         for name in names:
             shown = printable(" ".join(str(described[kind].get(name, "")).split()))  # one line
