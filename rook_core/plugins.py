@@ -4,8 +4,11 @@ Built-ins and third-party packages load the same way: every entry point in
 the ``rook`` group (found by :mod:`rook_core.entrypoints`, which caches what it
 found until something installed changes). Operators can narrow what loads:
 
-* ``ROOK_LOAD_PLUGINS=a,b``   load only these entry point names (allow-list);
+* ``ROOK_LOAD_PLUGINS=a,b``   load only these (allow-list);
 * ``ROOK_DISABLE_PLUGINS=a,b`` never load these;
+
+each name an entry point name (``acme``) or a distribution's (``rook-acme``, as
+pip shows it: every plugin of it; see :func:`switch_matches`);
 * ``ROOK_TRACE_PLUGINS=1``    log every hook call to standard error.
 
 A plugin that fails to import is reported (name, distribution, error) and
@@ -19,9 +22,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pluggy
@@ -368,6 +372,35 @@ def _split_env(name: str) -> set[str] | None:
     return {part.strip() for part in value.split(",") if part.strip()}
 
 
+def distribution_key(name: str) -> str:
+    """A distribution's name as pip compares them (PEP 503): ``Rook_CSV.report``
+    is ``rook-csv-report``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def switch_matches(names: set[str]) -> Callable[[Any], bool]:
+    """Whether an entry point is one ``names`` (of ``ROOK_LOAD_PLUGINS`` or
+    ``ROOK_DISABLE_PLUGINS``) names: by its own name, or by its distribution's
+    name (every plugin of that distribution), the one ``pip list`` shows."""
+    dists = {distribution_key(n) for n in names}
+
+    def matches(ep: Any) -> bool:
+        return ep.name in names or bool(
+            ep.distribution and distribution_key(ep.distribution) in dists
+        )
+
+    return matches
+
+
+def unknown_switch_names(names: set[str], entry_points: Iterable[Any]) -> list[str]:
+    """The names in ``names`` that match no entry point (:func:`switch_matches`):
+    a misspelt name loads or disables nothing."""
+    found = list(entry_points)
+    plugins = {ep.name for ep in found}
+    dists = {distribution_key(ep.distribution) for ep in found if ep.distribution}
+    return sorted(n for n in names if n not in plugins and distribution_key(n) not in dists)
+
+
 def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
 
@@ -485,9 +518,11 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         found = entrypoints.discover(ENTRY_POINT_GROUP)
         rook.installed = sorted({ep.name for ep in found.entry_points})
         for switch, names in (("ROOK_LOAD_PLUGINS", allow), ("ROOK_DISABLE_PLUGINS", block)):
-            unknown = sorted((names or set()) - set(rook.installed))
+            unknown = unknown_switch_names(names or set(), found.entry_points) if names else []
             if unknown:
                 rook.unknown_named[switch] = unknown
+        allowed = switch_matches(allow) if allow is not None else None
+        blocked = switch_matches(block) if block else None
         if tracing:
             from .plugin_trace import trace_line
 
@@ -498,7 +533,7 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             found.entry_points, key=lambda e: (e.name, e.distribution != OWN, e.distribution)
         )
         for ep in order:
-            if (allow is not None and ep.name not in allow) or ep.name in block:
+            if (allowed is not None and not allowed(ep)) or (blocked is not None and blocked(ep)):
                 continue
             dist, version = ep.distribution, ep.version
             if ep.name in seen:  # two distributions, one name: only the first loads

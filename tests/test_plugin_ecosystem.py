@@ -152,3 +152,66 @@ def test_rook_plugins_names_the_plugin_of_every_judge_reporter_and_executor(
                  "connectors"):
         assert sorted(owners[kind]) == doc[kind], kind  # every name has its owner
 
+
+def _plugin_names(rook_cli) -> set[str]:
+    r = rook_cli("plugins", "--json")
+    assert r.exit_code == 0, r.stderr
+    return {p["name"] for p in json.loads(r.stdout)["plugins"]}
+
+
+def test_the_plugin_switches_take_a_distribution_name_as_pip_shows_it(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """``ROOK_DISABLE_PLUGINS=rook-csvreport`` (the name pip shows, which users
+    type) disabled nothing and only warned that no plugin is called so, without
+    saying the plugin is ``csvreport``. A name in either switch now matches a
+    plugin's entry point name or its distribution's name (as pip compares them:
+    ``Rook_CSVReport`` is ``rook-csvreport``), meaning every plugin of it; a
+    name matching neither is still warned of, and flagged by ``rook doctor``."""
+    rook_distribution(
+        "rook-csvreport", {"csvreport": "rook_csvreport"}, {"rook_csvreport.py": COMMUNITY}
+    )
+    assert "csvreport" in _plugin_names(rook_cli)
+    for given in ("rook-csvreport", "Rook_CSVReport", "rook.csvreport", "csvreport"):
+        monkeypatch.setenv("ROOK_DISABLE_PLUGINS", given)
+        names = _plugin_names(rook_cli)
+        assert "csvreport" not in names and "script" in names, given
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "rook-csvreport")
+    rook_workspace.script("echo.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"hi\"}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert "ROOK_DISABLE_PLUGINS" not in r.stderr, r.stderr
+    r = rook_cli("run", "--report", "csv:out.csv")
+    assert r.exit_code == 2 and "unknown format 'csv'" in r.stderr, r.stderr
+    r = rook_cli("doctor")
+    assert "ROOK_DISABLE_PLUGINS names" not in r.stdout + r.stderr, r.stdout
+
+    monkeypatch.delenv("ROOK_DISABLE_PLUGINS")
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", "rook-csvreport,script")
+    assert _plugin_names(rook_cli) == {"csvreport", "script"}
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", "rook-harness")  # every plugin of Rook's own
+    names = _plugin_names(rook_cli)
+    assert "csvreport" not in names and {"script", "reporters", "executor_local"} <= names
+
+    monkeypatch.delenv("ROOK_LOAD_PLUGINS")
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "rook-csvreprot")  # misspelt: still said
+    r = rook_cli("run", "--json")
+    assert (
+        "rook: warning: ROOK_DISABLE_PLUGINS names 'rook-csvreprot', which no installed plugin"
+    ) in r.stderr, r.stderr
+    r = rook_cli("doctor")
+    assert "ROOK_DISABLE_PLUGINS names 'rook-csvreprot'" in r.stdout + r.stderr
+
+    # two distributions with one entry point name: the one loaded can now be chosen
+    monkeypatch.delenv("ROOK_DISABLE_PLUGINS")
+    rook_distribution("rook-csvfork", {"csvreport": "rook_csvfork"}, {"rook_csvfork.py": COMMUNITY})
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    assert doc["owners"]["reporters"]["csv"]["distribution"] == "rook-csvfork"  # first by name
+    assert [f["distribution"] for f in doc["failed"]] == ["rook-csvreport"]
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", "rook-csvfork")
+    doc = json.loads(rook_cli("plugins", "--json").stdout)
+    assert doc["owners"]["reporters"]["csv"]["distribution"] == "rook-csvreport"
+    assert doc["failed"] == []
+

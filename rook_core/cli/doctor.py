@@ -258,13 +258,14 @@ class Doctor:
 
     def _check_switch_names(self) -> None:
         from ..entrypoints import discover
-        from ..plugins import ENTRY_POINT_GROUP
+        from ..plugins import ENTRY_POINT_GROUP, unknown_switch_names
 
         # the names `rook run` sees: the same discovery, cache included
-        installed = {ep.name for ep in discover(ENTRY_POINT_GROUP).entry_points}
+        found = discover(ENTRY_POINT_GROUP).entry_points
+        installed = {ep.name for ep in found}
         for var in ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS"):
             wanted = {n.strip() for n in os.environ.get(var, "").split(",") if n.strip()}
-            for name in sorted(wanted - installed):
+            for name in unknown_switch_names(wanted, found):
                 self.add(
                     PROBLEM,
                     "plugins",
