@@ -39,9 +39,28 @@ SUFFIX = {"junit": "xml", "markdown": "md"}
 
 
 def to_stdout(values: Iterable[str]) -> bool:
-    """Whether a ``--report FORMAT:PATH`` given writes to standard output as ``-``:
-    the report is then all standard output holds (the table goes to standard error)."""
-    return any(value.partition(":")[2] == STDOUT for value in values)
+    """Whether a ``--report FORMAT:PATH`` given writes to standard output: ``-``,
+    or a path that is the same file (:func:`is_stdout`: ``/dev/stdout``,
+    ``/proc/self/fd/1``, the file it is redirected to). The report is then all
+    standard output holds: the table goes to standard error. Asked once, when
+    the run is over."""
+    for value in values:
+        path = value.partition(":")[2]
+        if path == STDOUT or (path and "\0" not in path and is_stdout(os.path.expanduser(path))):
+            return True
+    return False
+
+
+def is_stdout(path: str) -> bool:
+    """Whether ``path`` is the file Rook's standard output is (the same device
+    and inode), but never ``/dev/null``, from which nothing is read back."""
+    try:
+        out = os.fstat(sys.__stdout__.fileno())  # type: ignore[union-attr]
+        if os.path.samestat(out, os.stat(os.devnull)):
+            return False
+        return os.path.samestat(os.stat(path), out)
+    except (OSError, ValueError, AttributeError):  # closed, or no file behind it
+        return False
 
 
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:

@@ -7,6 +7,13 @@ entry point in the ``rook`` group, found as ``pip install`` would leave it).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from xml.etree import ElementTree
+
+import pytest
+
+ROOK = [sys.executable, "-m", "rook_core"]
 
 COUNTED = """
 import time
@@ -215,3 +222,40 @@ def test_the_plugin_switches_take_a_distribution_name_as_pip_shows_it(
     assert doc["owners"]["reporters"]["csv"]["distribution"] == "rook-csvreport"
     assert doc["failed"] == []
 
+
+def _example(tmp_path):
+    """``rook init --example``: a workspace whose ``rook run`` passes (3 scenarios)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    made = subprocess.run([*ROOK, "init", "--project", "demo", "--agent", "sample", "--example"],
+                          cwd=ws, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    return ws
+
+
+@pytest.mark.parametrize("target", ["/dev/stdout", "/proc/self/fd/1"])
+def test_a_report_to_standard_output_by_its_path_is_all_standard_output_holds(tmp_path, target):
+    """``rook run --report junit:/dev/stdout | junit-parser``: the results table
+    followed the report on standard output, so the parser got a broken document,
+    though ``-`` sends the table to standard error. A target that is standard
+    output (the same file as it: /dev/stdout, /proc/self/fd/1, the file it is
+    redirected to) is treated as ``-`` is: the table goes to standard error."""
+    ws = _example(tmp_path)
+    proc = subprocess.run([*ROOK, "run", "--report", f"junit:{target}"], cwd=ws,
+                          capture_output=True, text=True, timeout=120)  # stdout: a pipe
+    assert proc.returncode == 0, proc.stderr
+    root = ElementTree.fromstring(proc.stdout)  # the report alone: one XML document
+    assert root.tag == "testsuites", proc.stdout
+    assert "3 passed" in proc.stderr, proc.stderr  # the table, where - puts it
+    out = tmp_path / "out.xml"
+    with out.open("w") as fh:  # rook run --report junit:out.xml > out.xml
+        proc = subprocess.run([*ROOK, "run", "--report", f"junit:{out}"], cwd=ws, stdout=fh,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert ElementTree.fromstring(out.read_text()).tag == "testsuites"
+    assert "3 passed" in proc.stderr, proc.stderr
+    # a report to another file, or to standard error, leaves the table where it was
+    proc = subprocess.run([*ROOK, "run", "--report", "junit:/dev/stderr"], cwd=ws,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout
+    assert "<testsuites" not in proc.stdout

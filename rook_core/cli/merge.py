@@ -316,7 +316,7 @@ def merge_command(
             )
         if as_json:
             print_json(report)
-        else:  # after a report to standard output (junit:-): to standard error
+        else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
             click.echo(table(report), err=to_stdout(reports))
         if pending:  # a shard was cut off: the run is not whole, CI must not pass it
             click.echo(

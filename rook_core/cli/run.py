@@ -232,7 +232,7 @@ def run_command(
     with until_the_reader_leaves():  # rook run | head -1: the run is recorded; its verdict stands
         if as_json:
             print_json(report)
-        else:  # after a report to standard output (junit:-): to standard error
+        else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
             click.echo(table(report), err=to_stdout(reports))
         run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
         where = found_by(workspace, project, agent)  # so the command works as printed
