@@ -188,8 +188,13 @@ def test_rook_plugins_lists_the_installed_plugin(venv):
     assert "acme" in doc["transports"] and "acme_ticket" in doc["criteria"]
     assert "acme-tone" in doc["judges"] and "acme-csv" in doc["reporters"]
     assert not [f for f in doc["failed"] if f["name"] == "acme"]
+    acme_owner = {"plugin": "acme", "distribution": "rook-acme"}  # which package gives each
+    assert doc["owners"]["judges"]["acme-tone"] == acme_owner
+    assert doc["owners"]["reporters"]["acme-csv"] == acme_owner
+    assert doc["owners"]["transports"]["acme"] == acme_owner
     r = venv.run("rook", "plugins")
     assert "rook-acme" in r.stdout and "acme" in r.stdout
+    assert "  acme-tone  · acme (rook-acme)" in r.stdout.splitlines(), r.stdout
 
 
 def test_scenarios_use_the_transport_criterion_judge_and_reporter(venv, acme_workspace, tmp_path):
@@ -277,6 +282,10 @@ def test_the_judge_through_the_registry(venv):
 def test_operator_switches_on_the_installed_plugin(venv, acme_workspace):
     r = venv.run("rook", "plugins", "--json", env=venv.env(ROOK_DISABLE_PLUGINS="acme"))
     assert "acme" not in {p["name"] for p in json.loads(r.stdout)["plugins"]}
+    # the distribution's name, as pip shows it, disables it too
+    r = venv.run("rook", "plugins", "--json", env=venv.env(ROOK_DISABLE_PLUGINS="rook-acme"))
+    assert "acme" not in {p["name"] for p in json.loads(r.stdout)["plugins"]}
+    assert "ROOK_DISABLE_PLUGINS" not in r.stderr, r.stderr
     r = venv.run(
         "rook", "run", "-w", str(acme_workspace), env=venv.env(ROOK_DISABLE_PLUGINS="acme")
     )
