@@ -6,10 +6,10 @@ found until something installed changes). Operators can narrow what loads:
 
 * ``ROOK_LOAD_PLUGINS=a,b``   load only these (allow-list);
 * ``ROOK_DISABLE_PLUGINS=a,b`` never load these;
-
-each name an entry point name (``acme``) or a distribution's (``rook-acme``, as
-pip shows it: every plugin of it; see :func:`switch_matches`);
 * ``ROOK_TRACE_PLUGINS=1``    log every hook call to standard error.
+
+A name in either list is an entry point's (``acme``) or a distribution's
+(``rook-acme``, as pip shows it: every plugin of it; see :func:`switch_matches`).
 
 A plugin that fails to import is reported (name, distribution, error) and
 the rest of Rook still runs. What a plugin prints while Rook loads and calls it
