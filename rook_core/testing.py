@@ -190,7 +190,13 @@ class RookCli:
             and not any(a == "--workspace" or a.startswith("--workspace=") for a in argv)
         ):
             argv[at:at] = ["--workspace", str(self.workspace.root)]
-        runner = CliRunner()
+        import inspect
+
+        # Click 8.1 mixes standard error into the output unless told not to (its
+        # result.stderr then raises); Click 8.2+ keeps them apart, with no such argument
+        apart = "mix_stderr" in inspect.signature(CliRunner).parameters
+        extra: dict[str, Any] = {"mix_stderr": False} if apart else {}
+        runner = CliRunner(**extra)
         result = runner.invoke(cli, argv, env=env, input=input, catch_exceptions=True)
         exc = result.exception if not isinstance(result.exception, SystemExit) else None
         return CliResult(result.exit_code, result.stdout, result.stderr, exc)

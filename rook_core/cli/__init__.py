@@ -76,7 +76,7 @@ class RookGroup(click.Group):
         redact = sys.modules.get(f"{__name__.rpartition('.')[0]}.redact")
         if redact is not None:  # a command run before this one in this process activated it
             redact.deactivate()
-        args = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # as typed, for a usage error
+        args = [*_protected_args(ctx), *ctx.args]  # as typed, for a usage error
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:  # a value Click refuses is shown as typed
@@ -113,6 +113,14 @@ class RookGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
+
+
+def _protected_args(ctx: click.Context) -> list[str]:
+    """The subcommand's name and what follows it, which a group's context keeps
+    apart from ``ctx.args``: ``_protected_args`` in Click 8.2+ (where reading
+    ``protected_args`` warns), ``protected_args`` in Click 8.1."""
+    kept = getattr(ctx, "_protected_args", None)
+    return list(kept if kept is not None else getattr(ctx, "protected_args", ()))
 
 
 def refused(ctx: click.Context, exc: click.ClickException, args: list[str]) -> NoReturn:
