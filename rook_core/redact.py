@@ -742,7 +742,7 @@ class Redactor:
         if len(text) <= limit:
             return text
         start = text.rfind(MARK, 0, limit + len(MARK) - 1)
-        end = text.find("]", start) + 1 if start != -1 else 0
+        end = marker_end(text, start)
         shown = text[:end] if end > limit else text[:limit]
         left = len(text) - len(shown)
         return shown + more.format(n=left) if more and left else shown
@@ -755,7 +755,7 @@ class Redactor:
             return text
         cut = len(text) - limit
         start = text.rfind(MARK, 0, cut + len(MARK) - 1)
-        if start != -1 and start < cut and text.find("]", start) >= cut:
+        if start < cut < marker_end(text, start):
             return text[start:]
         return text[cut:]
 
@@ -901,6 +901,20 @@ def use(redactor: Redactor) -> None:
     """Make ``redactor`` the one :func:`current` gives in this context only
     (an asyncio task's: a Dask worker runs the scenarios of several runs)."""
     _current.set(redactor)
+
+
+_MARKER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\]")
+
+
+def marker_end(text: str, start: int) -> int:
+    """Where the redaction marker that begins at ``start`` (a ``MARK`` found there,
+    or -1 for none) ends, just past its ``]``; -1 when what begins there is no
+    marker: a ``[redacted:`` an agent wrote itself, whose ``]`` (if any) comes
+    after no variable's name, never keeps a cut from cutting."""
+    if start < 0:
+        return -1
+    m = _MARKER_NAME.match(text, start + len(MARK))
+    return m.end() if m else -1
 
 
 def current() -> Redactor:

@@ -24,7 +24,7 @@ from .models import (
     STOPPED,
     UNVERIFIABLE,
 )
-from .redact import MARK
+from .redact import MARK, marker_end
 
 PENDING = "pending"
 COUNTED = SCENARIO_STATUSES
@@ -479,7 +479,7 @@ def ellipsis(text: str, n: int) -> str:
         return text
     cut = n - 1
     start = text.rfind(MARK, 0, cut + len(MARK) - 1)
-    if start != -1 and start < cut <= text.find("]", start):
+    if start < cut < marker_end(text, start):
         cut = start
     return text[:cut] + "…"
 

@@ -1294,6 +1294,46 @@ def test_markdown_and_html_cut_a_long_output_with_the_redaction_marker_whole(
             assert kept.endswith("[redacted:API_TOKEN]") or kept.endswith(" "), (name, kept[-40:])
 
 
+def test_a_redacted_text_the_agent_wrote_itself_never_stops_a_cut(rook_workspace, rook_cli, tmp_path):
+    # An answer that holds '[redacted:' itself, with a ']' far later, is no
+    # marker: the JUnit, Markdown and HTML reports kept the whole 60,000
+    # characters up to that ']' as if it were one, past their 2,000 and 20,000.
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "[redacted: " + "x" * 60000 + "]"}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    r = rook_cli("run", "-q", f"--report=junit:{tmp_path}/r.xml", f"--report=markdown:{tmp_path}/r.md",
+                 f"--report=html:{tmp_path}/r.html")  # fmt: skip
+    assert r.exit_code == 1, r.stderr
+    for name in ("r.xml", "r.md", "r.html"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "more chars]" in text, name  # it was cut
+        assert "x" * 30000 not in text, name
+
+
+def test_a_redacted_text_a_hook_wrote_itself_never_stops_the_diagnosis_cut(rook_workspace, rook_cli):
+    # A failed hook's diagnosis is the last 2,000 characters of its standard
+    # error; one that printed '[redacted:' itself, long before a ']', kept all of
+    # it from there, as if a marker stood at the cut.
+    rook_workspace.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        printf '[redacted: %60000s]' '' >&2
+        exit 3
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    r = rook_cli("run", "-q", "--json")
+    assert r.exit_code == 1, r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "earlier chars]" in reason and len(reason) < 3000, len(reason)
+
+
 @pytest.mark.parametrize("pad", [0, 10])
 def test_the_table_and_progress_lines_cut_a_reason_before_a_redaction_marker(
     rook_workspace, rook_cli, monkeypatch, pad
