@@ -203,6 +203,9 @@ def _usage_message(exc: click.UsageError, ctx: click.Context | None, args: list[
         names = group.list_commands(ctx) if isinstance(group, click.Group) and ctx else []
         near = difflib.get_close_matches(command[1], names)
         return f"{command[1]}: no such command" + (f"; did you mean {near[0]}?" if near else "")
+    extra = re.fullmatch(r"Got unexpected extra (arguments?) \((.*)\)\.?", text, re.S)
+    if extra:  # what is at fault first, as for a flag
+        return f"{extra[2]}: unexpected extra {extra[1]}"
     return _lowered(re.sub(r"^Got unexpected ", "unexpected ", text))
 
 
