@@ -1522,6 +1522,25 @@ def usage_said(proc: subprocess.CompletedProcess, command: list[str], first: str
     assert "Error:" not in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_a_usage_error_names_what_was_typed_as_it_is_and_obeys_no_control(tmp_path):
+    """A misspelt command said as Click quotes it ("a'b", with double quotes) was
+    left in Click's words ('no such command "a'b"'), and one typed with an ESC
+    reached the terminal raw (rook NAME) where every other error of Rook's shows
+    a control character as its escape."""
+    usage_said(rook("profile", "a'b", cwd=tmp_path), ["profile"], "a'b: no such command")
+    usage_said(rook("runs", "a'b", cwd=tmp_path), ["runs"], "a'b: no such command")
+    for args, command in (
+        (["r\x1b[2Jun"], []),
+        (["profile", "sh\x1b[2Jow"], ["profile"]),
+        (["run", "--x\x1b[2J"], ["run"]),
+        (["run", "x\x1b[2J"], ["run"]),
+    ):
+        proc = rook(*args, cwd=tmp_path)
+        assert "\x1b" not in proc.stderr, (args, proc.stderr)
+        assert "\\x1b[2J" in proc.stderr.splitlines()[0], (args, proc.stderr)
+        usage_said(proc, command, proc.stderr.splitlines()[0].removeprefix("rook: error: "))
+
+
 def test_every_command_says_a_usage_error_in_one_form(tmp_path):
     """Click's own usage errors printed 'Usage: ...', 'Try ...' and 'Error: No such
     option '--nosuch'.' (and 'Error: Option '--concurrency' requires an argument.'

@@ -151,8 +151,10 @@ def usage_error(ctx: click.Context, exc: click.UsageError, args: list[str]) -> s
     (the flag, argument or command at fault first, as every Rook message names
     it), then the command's usage line and where its help is, as a user of any
     command-line tool expects after a usage error. Exit 2, as Click's."""
+    from ..report import printable  # a typed ESC or U+202E quoted: shown, never obeyed
+
     found = exc.ctx or _command_context(ctx, args)
-    line = f"rook: error: {_usage_message(exc, found, args)}\n"
+    line = f"rook: error: {printable(_usage_message(exc, found, args))}\n"
     if found is None:
         return line
     return f"{line}{found.get_usage()}\nTry '{found.command_path} --help' for help.\n"
@@ -195,14 +197,14 @@ def _usage_message(exc: click.UsageError, ctx: click.Context | None, args: list[
             needs = f"; {ctx.command_path} needs it" if ctx is not None else ""
             return f"{name}: missing{one_of}{needs}"
         return f"{name}: {_lowered(text)}" if name else _lowered(text)
-    command = re.fullmatch(r"No such command '(.*)'\.", text, re.S)
+    command = re.fullmatch(r"No such command (['\"])(.*)\1\.", text, re.S)  # as repr quotes it
     if command:  # a subgroup's (rook profile NAME): named first, as rook NAME is
         import difflib
 
         group = ctx.command if ctx is not None else None
         names = group.list_commands(ctx) if isinstance(group, click.Group) and ctx else []
-        near = difflib.get_close_matches(command[1], names)
-        return f"{command[1]}: no such command" + (f"; did you mean {near[0]}?" if near else "")
+        near = difflib.get_close_matches(command[2], names)
+        return f"{command[2]}: no such command" + (f"; did you mean {near[0]}?" if near else "")
     extra = re.fullmatch(r"Got unexpected extra (arguments?) \((.*)\)\.?", text, re.S)
     if extra:  # what is at fault first, as for a flag
         return f"{extra[2]}: unexpected extra {extra[1]}"
