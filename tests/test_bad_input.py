@@ -1564,3 +1564,7 @@ def test_every_command_says_a_usage_error_in_one_form(tmp_path):
                "b c: unexpected extra arguments")  # fmt: skip
     usage_said(rook("report", "--format", "x", cwd=tmp_path), ["report"],
                "--format: no such option; did you mean --report?")
+    # a flag's beginning, or a typo of one, is told that flag alone, as a criterion's is
+    usage_said(rook("run", "--conc", "3", cwd=tmp_path), ["run"],
+               "--conc: no such option; did you mean --concurrency?")
+    usage_said(rook("run", "--jsn", cwd=tmp_path), ["run"], "--jsn: no such option; did you mean --json?")

@@ -180,7 +180,12 @@ def _usage_message(exc: click.UsageError, ctx: click.Context | None, args: list[
 
     text = exc.message
     if isinstance(exc, click.NoSuchOption):
-        near = [*exc.possibilities] if exc.possibilities else []
+        from ..errors import did_you_mean  # the flag it begins or is a typo of, as for a field
+
+        params = ctx.command.params if ctx is not None else []
+        flags = [o for p in params for o in (*p.opts, *p.secondary_opts) if o.startswith("-")]
+        close = did_you_mean(exc.option_name, flags)
+        near = [close] if close else [*exc.possibilities] if exc.possibilities else []
         meant = f"; did you mean {' or '.join(near)}?" if near else ""
         return f"{exc.option_name}: no such option{meant}"
     if isinstance(exc, click.BadOptionUsage):
