@@ -193,10 +193,14 @@ def missing(path: object) -> str:
 
 def did_you_mean(key: str, known: Iterable[str]) -> str | None:
     """The one name in ``known`` that ``key`` looks like a typo or a short form
-    of (``gaol``: ``goal``; ``timeout``: ``timeout_seconds``), if any."""
+    of (``gaol``: ``goal``; ``timeout``: ``timeout_seconds``; ``JSON``: ``json``), if
+    any."""
     import difflib  # only on a mistake
 
     names = list(known)
+    same = [n for n in names if n.lower() == key.lower()]  # JSON for json
+    if len(same) == 1:
+        return same[0]
     longer = [n for n in names if key and n.startswith(key)]
     if len(longer) == 1:
         return longer[0]

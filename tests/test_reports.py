@@ -582,6 +582,8 @@ def test_a_misspelt_report_format_is_told_the_one_it_looks_like(rook_workspace, 
     r = rook_cli("run", "--report", "junitt:out.xml")
     assert r.exit_code == 2, r.stderr
     assert "unknown format 'junitt'" in r.stderr and "did you mean junit:out.xml?" in r.stderr
+    r = rook_cli("run", "--report", "JSON:out.json")
+    assert r.exit_code == 2 and "did you mean json:out.json?" in r.stderr, r.stderr
     r = rook_cli("run", "--executor", "dsk")
     assert r.exit_code == 2 and "--executor dsk: unknown" in r.stderr, r.stderr
     assert "did you mean dask?" in r.stderr, r.stderr

@@ -53,12 +53,7 @@ class RookGroup(click.Group):
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             if not ctx.resilient_parsing:  # the commands load lazily: Click knows none yet
-                import difflib
-
-                near = difflib.get_close_matches(name, self.list_commands(ctx))
-                ctx.fail(
-                    f"{name}: no such command" + (f"; did you mean {near[0]}?" if near else "")
-                )
+                ctx.fail(no_such_command(name, self.list_commands(ctx)))
         return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -113,6 +108,15 @@ class RookGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
+
+
+def no_such_command(name: str, commands: list[str]) -> str:
+    """A command a group lacks (``rook NAME``, ``rook profile NAME``), named first,
+    with the one it looks like."""
+    from ..errors import did_you_mean
+
+    close = did_you_mean(name, commands)
+    return f"{name}: no such command" + (f"; did you mean {close}?" if close else "")
 
 
 def _protected_args(ctx: click.Context) -> list[str]:
@@ -204,12 +208,9 @@ def _usage_message(exc: click.UsageError, ctx: click.Context | None, args: list[
         return f"{name}: {_lowered(text)}" if name else _lowered(text)
     command = re.fullmatch(r"No such command (['\"])(.*)\1\.", text, re.S)  # as repr quotes it
     if command:  # a subgroup's (rook profile NAME): named first, as rook NAME is
-        import difflib
-
         group = ctx.command if ctx is not None else None
         names = group.list_commands(ctx) if isinstance(group, click.Group) and ctx else []
-        near = difflib.get_close_matches(command[2], names)
-        return f"{command[2]}: no such command" + (f"; did you mean {near[0]}?" if near else "")
+        return no_such_command(command[2], names)
     extra = re.fullmatch(r"Got unexpected extra (arguments?) \((.*)\)\.?", text, re.S)
     if extra:  # what is at fault first, as for a flag
         return f"{extra[2]}: unexpected extra {extra[1]}"
