@@ -46,7 +46,7 @@ from rook_core.judging import (
 )
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
-from rook_core.registry import OWN
+from rook_core.registry import OWN, opted_in
 
 from .criteria import folded, unknown_keys
 
@@ -187,17 +187,6 @@ class Rubric(CriterionType):
         return Verdict(status, f"{said}{scored}", evidence)
 
 
-def takes_judging(check: Any) -> bool:
-    """Whether a judge's ``check`` names a ``judging`` parameter (then it gets the
-    :class:`rook_core.judging.JudgingContext`, as a criterion type's does)."""
-    import inspect  # here: only a judge criterion being checked needs it
-
-    try:
-        return "judging" in inspect.signature(check).parameters
-    except (TypeError, ValueError):  # a callable without a signature: config alone
-        return False
-
-
 class PluginJudge(CriterionType):
     name = "judge"
     per_turn = False
@@ -230,7 +219,7 @@ class PluginJudge(CriterionType):
         try:
             # check(config), or check(config, judging) for a judge that reads the
             # workspace (a list of known ids): an opt-in argument, as pluggy's are
-            extra = {"judging": judging} if callable(check) and takes_judging(check) else {}
+            extra = opted_in(check, {"judging": judging}) if callable(check) else {}
             message = check(config["config"], **extra) if callable(check) else None
         except (Exception, SystemExit) as exc:  # the judge plugin's bug (sys.exit() too)
             return f"{who} could not check it: {exception_text(exc)}"[:500]

@@ -13,6 +13,21 @@ from typing import Any
 from .errors import PluginError
 from .plain import plain
 
+
+def opted_in(func: Any, offered: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``offered`` that ``func``'s signature names: a
+    plugin's function asks for the extra ones it reads (pluggy's way: one written
+    for fewer arguments keeps working). Asked before anything runs, not per
+    scenario."""
+    import inspect
+
+    try:
+        names = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # a callable without a signature: none
+        return {}
+    return {k: v for k, v in offered.items() if k in names}
+
+
 OWN = "rook-harness"
 """Rook's own distribution: its built-in plugins keep their entry point names."""
 

@@ -15,6 +15,7 @@ from typing import Any
 from .errors import ConfigError, HookFailed, PluginError, RookError, exception_text
 from .models import HookCall, HookResult
 from .plain import plain
+from .registry import opted_in
 
 _hook_path: ContextVar[str | None] = ContextVar("rook_hook_path", default=None)
 
@@ -233,21 +234,10 @@ async def stop_resources(
     resources.clear()
 
 
-CHECK_OPT_IN = ("phase", "profile")
-"""The arguments a transport's ``check`` and ``check_scenario`` get when their
-signature names them."""
-
-
 def opt_in(func: Any, phase: str, profile: Any) -> dict[str, Any]:
-    """The opt-in arguments (:data:`CHECK_OPT_IN`) that ``func`` names: ``phase=``
-    and ``profile=`` (pluggy's way: a function written for fewer arguments keeps
-    working)."""
-    try:
-        names = set(inspect.signature(func).parameters)
-    except (TypeError, ValueError):  # a callable without a signature: none
-        names = set()
-    offered = {"phase": phase, "profile": profile}
-    return {k: offered[k] for k in CHECK_OPT_IN if k in names}
+    """The opt-in arguments a transport's ``check`` or ``check_scenario`` names:
+    ``phase=`` and ``profile=`` (:func:`rook_core.registry.opted_in`)."""
+    return opted_in(func, {"phase": phase, "profile": profile})
 
 
 def run_check(spec: TransportSpec, config: Any, plugins: Any, phase: str, profile: Any) -> Any:
