@@ -674,6 +674,37 @@ def test_a_handle_that_is_a_whole_url_before_the_path_is_told_where_it_goes(
     assert 'a handle that is a whole URL goes at the start of url: "{{conversation}}/messages"' in reason, reason
 
 
+def test_a_saved_value_after_a_base_holding_a_path_is_part_of_the_path(
+    rook_cli, rook_workspace, scripted, agent_server, monkeypatch
+):
+    """'{{env.BASE_URL}}{{x}}/messages' with BASE_URL holding a path already
+    ('http://HOST/api/users/'): the saved value stands in the path, not before it,
+    and was refused when it held '@', '%' or a blank ('stands before the url's
+    path'), as if it could change the host. It is encoded as a path's value is;
+    a value after a base holding a query is encoded as a query's."""
+    monkeypatch.setenv("BASE_URL", scripted.url + "/api/users/")
+    other = agent_server.url.split("//", 1)[1]
+    values = {"at": f"@{other}", "blank": "jo ann", "pct": "50%", "climb": ".."}
+    for sid, value in values.items():
+        scripted.routes[f"/api/users/open-{sid}"] = _json_answer({"x": value})
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "g"}]})
+    for path in ("/api/users/%40" + other.replace(":", "%3A") + "/messages", "/api/users/jo%20ann/messages",
+                 "/api/users/50%25/messages", "/api/users/%2E%2E/messages"):
+        scripted.routes[path] = _json_answer({"output": "g here"})
+    write_profile(
+        rook_workspace,
+        {
+            "open": {"http": {"url": "{{env.BASE_URL}}open-{{scenario}}", "body": {}, "save": {"x": "x"}}},
+            "execute": {"http": {"url": "{{env.BASE_URL}}{{x}}/messages", "body": {"q": "{{goal}}"}}},
+        },
+        env=("BASE_URL",),
+    )
+    r = rook_cli("run", "--json")
+    assert agent_server.seen() == []
+    sent = sorted(x["path"] for x in scripted.seen if x["path"].endswith("/messages"))
+    assert r.statuses() == dict.fromkeys(values, "passed"), (sent, r.report["scenarios"])
+
+
 @pytest.mark.parametrize("shape", ["after-base", "host"])
 def test_a_saved_value_before_the_path_never_changes_the_host_a_request_goes_to(
     rook_cli, rook_workspace, scripted, agent_server, monkeypatch, shape

@@ -87,6 +87,16 @@ _NOT_IN_A_HOST = re.compile(r"[/\\?#@%\s\x00-\x1f\x7f]")
 before it a user name ('@'), so the request went elsewhere."""
 
 
+def _after_host(base: str) -> str | None:
+    """Where the url's base (the value of its first placeholder) ends: ``"path"``
+    when it holds a path already (``http://h/api/``), ``"query"`` when it holds a
+    query, ``None`` when it ends at the host (or its port)."""
+    rest = base.split("://", 1)[1] if "://" in base else base
+    if "?" in rest:
+        return "query"
+    return "path" if "/" in rest else None
+
+
 def _utf8(text: str) -> bool:
     """Whether ``text`` is UTF-8 text: an environment value holding bytes that are
     not is kept by Python as lone surrogates, which no encoder writes."""
@@ -211,6 +221,7 @@ class Scope:
         if PLACEHOLDER.fullmatch(template):
             return self.render(template, where)
         start = 0
+        first = None
         if template.startswith(("http://", "https://")):
             start = template.index("//") + 2
         else:  # a placeholder first: it is the base, scheme and host included
@@ -241,6 +252,11 @@ class Scope:
                         )
                     return _no_dot_segments(text)  # it begins the path: a path as it is
                 if m.start() > 0 and not ENV_NAME.match(m.group(1).strip()):
+                    inside = _after_host(self._in_text(first, where)) if first else None
+                    if inside == "query":  # the base holds a query already: part of it
+                        return quote(text, safe="")
+                    if inside == "path":  # '{{env.BASE_URL}}{{id}}/x', BASE_URL '.../users/'
+                        return _no_dot_segments(quote(text, safe="/"))
                     return self._host_part(m, text, where, begins_path=m.end() == path_at)
                 return text
             if 0 <= query_at < m.start():
