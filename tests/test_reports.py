@@ -1264,6 +1264,23 @@ def test_junit_cuts_a_long_message_with_the_redaction_marker_whole(
     assert "tok-" not in message
 
 
+def token_agent(ws, monkeypatch, pad, times, criterion):
+    """A workspace whose agent answers ``pad`` then its API_TOKEN (a declared
+    secret) ``times`` times, and a scenario ``s`` with one criterion."""
+    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
+    ws.script("agent.py", f"""
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            token = os.environ["API_TOKEN"]
+            print(json.dumps({{"output": {pad!r} + " ".join([token] * {times})}}))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [criterion]})
+
+
 @pytest.mark.parametrize("pad", [0, 10])
 def test_markdown_and_html_cut_a_long_output_with_the_redaction_marker_whole(
     rook_workspace, rook_cli, tmp_path, monkeypatch, pad
@@ -1272,18 +1289,7 @@ def test_markdown_and_html_cut_a_long_output_with_the_redaction_marker_whole(
     # (20,000) were cut as plain text: an answer full of a redacted secret ended
     # in the middle of its marker ('[redacted:API_T'), where every other cut of
     # Rook's keeps it whole (reliability.md).
-    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
-    rook_workspace.script("agent.py", f"""
-        #!/usr/bin/env python3
-        import json, os, sys
-        if sys.argv[1] == "execute":
-            sys.stdin.read()
-            token = os.environ["API_TOKEN"]
-            print(json.dumps({{"output": " " * {pad} + " ".join([token] * 1200)}}))
-    """)
-    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
-                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"equals": "ok"}]})
+    token_agent(rook_workspace, monkeypatch, " " * pad, 1200, {"equals": "ok"})
     r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md",
                  f"--report=html:{tmp_path}/r.html")  # fmt: skip
     assert r.exit_code == 1, r.stderr
@@ -1342,18 +1348,7 @@ def test_the_table_and_progress_lines_cut_a_reason_before_a_redaction_marker(
 ):
     # The results table and the progress lines cut a reason at 90 characters as
     # plain text: a reason quoting a redacted answer ended '[red…', half a marker.
-    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
-    rook_workspace.script("agent.py", f"""
-        #!/usr/bin/env python3
-        import json, os, sys
-        if sys.argv[1] == "execute":
-            sys.stdin.read()
-            token = os.environ["API_TOKEN"]
-            print(json.dumps({{"output": "x" * {pad} + " ".join([token] * 10)}}))
-    """)
-    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
-                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "zzz"}]})
+    token_agent(rook_workspace, monkeypatch, "x" * pad, 10, {"contains": "zzz"})
     r = rook_cli("run")
     assert r.exit_code == 1, r.stderr
     lines = [line for line in (r.stdout + r.stderr).splitlines() if "did not find" in line]
@@ -1369,18 +1364,7 @@ def test_the_markdown_table_cuts_a_reason_before_a_redaction_marker(
 ):
     # The Markdown table's cells are cut at 160 characters: as plain text, a
     # reason quoting a redacted answer ended '[redacted:API_T…', half a marker.
-    monkeypatch.setenv("API_TOKEN", "tok-0123456789abcdef")
-    rook_workspace.script("agent.py", f"""
-        #!/usr/bin/env python3
-        import json, os, sys
-        if sys.argv[1] == "execute":
-            sys.stdin.read()
-            token = os.environ["API_TOKEN"]
-            print(json.dumps({{"output": "x" * {pad} + " ".join([token] * 20)}}))
-    """)
-    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"},
-                            "env": [{"variable": "API_TOKEN", "purpose": "token"}]})
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "zzz"}]})
+    token_agent(rook_workspace, monkeypatch, "x" * pad, 20, {"contains": "zzz"})
     r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
     assert r.exit_code == 1, r.stderr
     row = next(line for line in (tmp_path / "r.md").read_text().splitlines()
