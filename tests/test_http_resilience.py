@@ -6,11 +6,11 @@ import json
 import shutil
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from peak import run_rook
 from servers.agent_server import AgentServer, _bomb
 from servers.helpers import (
     chat,
@@ -310,23 +310,11 @@ def test_a_body_gzipped_twice_is_capped_before_it_is_decoded_whole(
     write_profile(rook_workspace, {"execute": {"http": {"url": url, "retries": 0}}}, env=())
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
     _bomb(512, 2)  # made before rook starts
-    # rook's own peak memory: the only child of a fresh Python, which reports it
-    measure = (
-        "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
-        "sys.stderr.write(f'\\npeak {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}'); "
-        "sys.exit(p.returncode)"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", measure,
-         sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    err, _, peak = proc.stderr.rpartition("\npeak ")
+    proc, err, peak_mib = run_rook("run", "-w", str(rook_workspace.root), "--json", timeout=120)
     assert "Traceback" not in err, err[-2000:]
     [scenario] = json.loads(proc.stdout)["scenarios"]
     assert scenario["status"] == "error", scenario
     assert "exceeded the 10485760-byte cap" in scenario["reason"], scenario["reason"]
-    peak_mib = int(peak) / 1024
     assert peak_mib < 300, f"rook took {peak_mib:.0f} MiB to refuse a 10 MiB answer"
 
 

@@ -2683,24 +2683,14 @@ def test_a_url_whose_body_is_gzipped_twice_is_read_with_memory_bounded(
 ):
     # --from URL read the body through httpx, which undoes a layer a whole network read
     # at a time: 2 KB on the wire (1 GiB gzipped twice) took 2 GB before FETCH_LIMIT
-    import subprocess
-
+    from peak import run_rook
     from servers.agent_server import _bomb
 
     _bomb(512, 2)  # made before rook starts
-    measure = (
-        "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:]); "
-        "sys.stderr.write(f'\\npeak {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}'); "
-        "sys.exit(p.returncode)"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", measure, sys.executable, "-m", "rook_core", "profile", "add",
-         "bomb", "-w", str(rook_workspace.root), "--from",
-         f"{agent_server.url}/bomb?mib=512&layers=2"],
-        capture_output=True, text=True, timeout=300,
+    proc, err, peak_mib = run_rook(
+        "profile", "add", "bomb", "-w", str(rook_workspace.root), "--from",
+        f"{agent_server.url}/bomb?mib=512&layers=2", timeout=300,
     )  # fmt: skip
-    err, _, peak = proc.stderr.rpartition("\npeak ")
     assert "Traceback" not in err, err[-2000:]
     assert f"reading {agent_server.url}/bomb" in err, err[-2000:]
-    peak_mib = int(peak) / 1024
     assert peak_mib < 300, f"rook took {peak_mib:.0f} MiB to read a body it reads 5 MiB of"
