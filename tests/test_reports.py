@@ -320,14 +320,9 @@ def test_markdown_run_summary_shows_a_pipe_as_it_is(rook_workspace, rook_cli, tm
     assert "boom \\| pipe" in row  # in the table, escaped
 
 
-def test_markdown_shows_agent_markup_as_text(rook_workspace, rook_cli, tmp_path):
-    """An answer is quoted in the table's reason and the criteria list, where
-    GitHub reads Markdown: ``![x](url)`` became an image fetched from the agent's
-    address when the step summary was opened, ``[approve](url)`` a link, ``*x*``
-    emphasis. Every such character is escaped there, and shown as it is."""
-    ws = rook_workspace
-    answer = ("![pixel](http://127.0.0.1:9/p.png) [approve](http://127.0.0.1:9/ok) "
-              "*loud* _x_ `tick` ~~gone~~ $x$")
+def markdown_report(ws, rook_cli, tmp_path, sid, answer):
+    """The Markdown report of a run whose agent answers ``answer`` and whose
+    scenario ``sid`` fails (its criterion looks for what the answer lacks)."""
     ws.script("agent.py", f"""
         #!/usr/bin/env python3
         import json, sys
@@ -336,10 +331,20 @@ def test_markdown_shows_agent_markup_as_text(rook_workspace, rook_cli, tmp_path)
             print(json.dumps({{"output": {answer!r}}}))
     """)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
-    ws.scenario({"id": "marked", "goal": "g", "criteria": [{"contains": "nope"}]})
+    ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "nope"}]})
     r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
     assert r.exit_code == 1, r.stderr
-    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    return (tmp_path / "r.md").read_text(encoding="utf-8")
+
+
+def test_markdown_shows_agent_markup_as_text(rook_workspace, rook_cli, tmp_path):
+    """An answer is quoted in the table's reason and the criteria list, where
+    GitHub reads Markdown: ``![x](url)`` became an image fetched from the agent's
+    address when the step summary was opened, ``[approve](url)`` a link, ``*x*``
+    emphasis. Every such character is escaped there, and shown as it is."""
+    answer = ("![pixel](http://127.0.0.1:9/p.png) [approve](http://127.0.0.1:9/ok) "
+              "*loud* _x_ `tick` ~~gone~~ $x$")
+    md = markdown_report(rook_workspace, rook_cli, tmp_path, "marked", answer)
     lines = md.splitlines()
     row = next(ln for ln in lines if ln.startswith("| <code>marked"))
     item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
@@ -359,20 +364,8 @@ def test_markdown_never_mentions_a_user_the_agent_names(rook_workspace, rook_cli
     the table, the criteria list and the raw-HTML <summary> alike). Such an @
     is followed by a zero-width space there; an e-mail address is as it is, and
     so is the fenced output (code: no mention)."""
-    ws = rook_workspace
     answer = "ping @octocat and @acme/reviewers, mail ops@example.com"
-    ws.script("agent.py", f"""
-        #!/usr/bin/env python3
-        import json, sys
-        if sys.argv[1] == "execute":
-            sys.stdin.read()
-            print(json.dumps({{"output": {answer!r}}}))
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
-    ws.scenario({"id": "named", "goal": "g", "criteria": [{"contains": "nope"}]})
-    r = rook_cli("run", "-q", f"--report=markdown:{tmp_path}/r.md")
-    assert r.exit_code == 1, r.stderr
-    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    md = markdown_report(rook_workspace, rook_cli, tmp_path, "named", answer)
     lines = md.splitlines()
     row = next(ln for ln in lines if ln.startswith("| <code>named"))
     item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
