@@ -853,3 +853,18 @@ def test_a_verify_tls_folder_is_named_a_folder_not_missing(rook_workspace, rook_
     assert r.exit_code == 2, r.stdout + r.stderr
     assert f"http.verify_tls: {certs} is a folder" in r.stderr, r.stderr
     assert "the path of the PEM file" in r.stderr and "not found" not in r.stderr
+
+
+def test_a_101_switching_protocols_is_named_and_not_retried(rook_cli, rook_workspace, agent_server):
+    """An endpoint that upgrades (a WebSocket one) answers 101: h11's own words
+    ("Received server _SWITCH_UPGRADE event without a pending proposal") reached
+    the user, and the request was retried as if the network had failed."""
+    agent_server.flaky["up"] = [(101, {"Upgrade": "websocket", "Connection": "Upgrade"})] * 3
+    write_profile(rook_workspace, {"execute": flaky_entry(agent_server, "up", retries=2)}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert "HTTP 101 Switching Protocols" in execute["diagnosis"], execute["diagnosis"]
+    assert "_SWITCH_UPGRADE" not in execute["diagnosis"], execute["diagnosis"]
+    assert [q["path"] for q in agent_server.requests].count("/flaky/up") == 1, agent_server.requests

@@ -465,6 +465,12 @@ async def send(
                     f"{req.method} {url}: the server did not answer with TLS ({entry['error']}); "
                     "if it serves plain HTTP, write http:// in the url"
                 ) from None
+            if isinstance(exc, httpx.RemoteProtocolError) and "_SWITCH_UPGRADE" in str(exc):
+                raise SendError(  # h11's words for a 101 that no request of Rook's asked for
+                    f"{req.method} {url}: the server answered HTTP 101 Switching Protocols (it upgrades "
+                    "the connection, as a WebSocket endpoint does); Rook's http: transport speaks plain "
+                    "HTTP requests and server-sent events: point the url at the endpoint's HTTP API"
+                ) from None
             if _tls_failure(exc):
                 raise SendError(
                     f"TLS certificate verification failed for {url}: {exc}; {_tls_advice(exc, req, redact)}"
