@@ -251,7 +251,8 @@ async def run_script(call: Any) -> Any:
             f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
             f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
         )
-    elif result.status == "timeout":  # which setting to raise, as http: and ruhroh: say
+    # which setting to raise, as http: and ruhroh: say (not for a stopped hook: no setting helps)
+    elif result.status == "timeout" and not proc.was_stopped:
         if call.timeout < call.entry.timeout:  # a scenario's timeout_seconds caps execute
             result.diagnosis += (
                 f"; the scenario's timeout_seconds ({call.timeout:g} s) ran out first: "

@@ -576,8 +576,12 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         result.diagnosis = f"could not start the hook: {proc.spawn_error}"
     elif proc.timed_out:
         result.status = "timeout"
-        result.diagnosis = f"timed out after {call.timeout:g} s; its process group was killed" + (
-            f"; stderr: {tail(stderr, redactor=red)}" if stderr.strip() else ""
+        stopped = (
+            "; it was stopped (SIGSTOP or SIGTSTP) and never continued" if proc.was_stopped else ""
+        )
+        result.diagnosis = (
+            f"timed out after {call.timeout:g} s{stopped}; its process group was killed"
+            + (f"; stderr: {tail(stderr, redactor=red)}" if stderr.strip() else "")
         )
     elif proc.overflow:
         cap = call.limits.stdout_bytes if proc.overflow == "stdout" else call.limits.stderr_bytes

@@ -59,6 +59,9 @@ _cancel_pending: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 _PIDFD = process_pidfd.available()
 T = TypeVar("T")
 _READ_BEFORE = "rook_read_before"  # where run_process keeps a cut-off hook's output
+STOPPED_NOTE = (
+    "the hook was stopped (SIGSTOP or SIGTSTP) when its time ran out, and never continued"
+)
 
 
 @plain
@@ -78,6 +81,11 @@ class ProcessResult:
     @property
     def seconds(self) -> float:
         return self.ended - self.started
+
+    @property
+    def was_stopped(self) -> bool:
+        """Timed out while stopped (SIGSTOP, SIGTSTP), not while working."""
+        return STOPPED_NOTE in self.notes
 
 
 class _Child(Protocol):
@@ -134,14 +142,15 @@ def _pgid(pid: int) -> int | None:
 async def _terminate_group(
     pid: int, child: _Child, grace: float, marker: Mapping[str, str] | None
 ) -> list[str]:
-    """SIGTERM the group and every escaped descendant, give them ``grace``
-    seconds, then SIGKILL whatever is left (including adopted orphans that carry
+    """SIGTERM the group (and SIGCONT, so that a stopped process gets it) and
+    every escaped descendant, give them ``grace`` seconds, then SIGKILL whatever is left (including adopted orphans that carry
     the hook's marker)."""
     notes = []
     pgid = pid
     escaped = [p for p in procscan.descendants(pid) if _pgid(p) != pgid]
     if _killpg(pgid, signal.SIGTERM):
         notes.append(f"sent SIGTERM to process group {pgid}")
+        _killpg(pgid, signal.SIGCONT)  # as systemd does: a stopped process can act on it
     for p in _kill_pids(escaped, signal.SIGTERM):
         notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
     await child.wait_exited(grace)
@@ -313,6 +322,8 @@ async def _watch(
     pid = child.pid
     if not await child.wait_running(deadline):
         result.timed_out = True
+        if _stopped(pid):
+            result.notes.append(STOPPED_NOTE)
     if result.timed_out or child.overflow:
         if not result.timed_out:
             result.overflow = child.overflow
@@ -326,6 +337,18 @@ async def _watch(
     if child.overflow and result.overflow is None and not result.timed_out:
         result.overflow = child.overflow
         result.notes += await _terminate_group(pid, child, kill_grace, marker)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped by a signal (or a tracer): its state in
+    ``/proc/PID/stat``, the field after the parenthesised command name."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    end = stat.rfind(b")")
+    return stat[end + 2 : end + 3] in (b"T", b"t")
 
 
 def _reap_left() -> None:

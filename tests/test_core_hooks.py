@@ -1074,6 +1074,27 @@ def test_a_timed_out_hook_says_which_timeout_to_raise(rook_workspace, rook_cli, 
     assert hook["diagnosis"].startswith("timed out after 1 s; its process group was killed")
     assert want in hook["diagnosis"], hook["diagnosis"]
 
+def test_a_hook_stopped_by_sigstop_is_said_stopped_and_can_clean_up(rook_workspace, rook_cli, tmp_path):
+    """A hook that stopped itself (`kill -STOP $$`, a shell's job control) was
+    "timed out ... raise timeout_seconds if the agent is this slow", and its SIGTERM
+    stayed pending until the SIGKILL: its trap never ran. Rook now says it was
+    stopped, and sends SIGCONT after the SIGTERM, as systemd does."""
+    cleaned = tmp_path / "cleaned"
+    ws = rook_workspace
+    ws.script("h.sh", f"#!/bin/bash\ntrap 'echo yes > {cleaned}; exit 0' TERM\nkill -STOP $$\nsleep 30\n")
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/h.sh", "timeout_seconds": 1}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    hook = r.report["scenarios"][0]["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    assert hook["diagnosis"].startswith(
+        "timed out after 1 s; it was stopped (SIGSTOP or SIGTSTP) and never continued; "
+        "its process group was killed"
+    ), hook["diagnosis"]
+    assert "if the agent is this slow" not in hook["diagnosis"], hook["diagnosis"]
+    assert cleaned.read_text() == "yes\n"
+
+
 @pytest.mark.parametrize("run_bit", [True, False], ids=["executable", "by-extension"])
 def test_a_bash_hook_whose_read_meets_the_goals_end_under_set_e_is_told_so(
     rook_workspace, rook_cli, run_bit
