@@ -7,15 +7,19 @@ interval, flaky), the warnings of any run (a failed close hook: what did not
 change a status), and a collapsed section for every run that did not pass:
 its criteria verdicts, hook diagnoses and turns. It stays under GitHub's
 1 MiB limit (of bytes: an answer in CJK takes three a character): past a
-budget, table rows, warnings and details are left out with a note. It is
-written a piece at a time, with one run's details in memory at once.
+budget, details, warnings and table rows (those of scenarios that passed
+first) are left out with a note. It is written a piece at a time, with one
+run's details in memory at once.
+
+``--report markdown-comment:PATH`` writes the same page kept to a pull-request
+comment's size (GitHub refuses a comment over 65,536 characters).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,11 @@ from rook_core.stats import is_flaky, row_word
 
 MAX_BYTES = 900_000
 """The page's budget in UTF-8 bytes (GitHub refuses a step summary over 1 MiB)."""
+COMMENT_CHARS = 65_000
+"""A ``markdown-comment`` page's budget in characters: GitHub refuses a pull-request
+comment body over 65,536 (422 "Body is too long"); the rest is room for the line a
+commenting action adds (its hidden marker, a heading). At most 4 UTF-8 bytes a
+character, it is under the 262,144 bytes GitHub also holds a comment to."""
 OUTPUT_CHARS = 2_000
 MAX_WARNINGS = 200  # runs whose warnings are listed (each item stays under ~1 KB)
 ICON = {
@@ -192,10 +201,17 @@ def scenario_table(report: dict[str, Any]) -> list[str]:
 
 def iter_scenario_table(report: dict[str, Any]) -> Iterator[str]:
     """The table's lines, one scenario at a time."""
-    last_reason = _reasons(report)
     yield "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |"
     yield "|---|---|---|---|---|"
-    for p in scenario_stats(report):
+    yield from (row for _, row in iter_rows(report))
+
+
+def iter_rows(report: dict[str, Any], order: list[int] | None = None) -> Iterator[tuple[bool, str]]:
+    """Per scenario (in ``order``, indexes into its statistics, when given):
+    whether every run passed, and its table row."""
+    last_reason = _reasons(report)
+    per = scenario_stats(report)
+    for p in per if order is None else (per[i] for i in order):
         word = row_word(p["statuses"])
         result = f"{ICON.get(word, '')} {word}"
         if word != "flaky" and is_flaky(p["statuses"]):  # the report's flag: results differ
@@ -204,9 +220,10 @@ def iter_scenario_table(report: dict[str, Any]) -> Iterator[str]:
         # the public CLI's class and category, kept for reports (as JUnit and HTML show them)
         kind = " / ".join(cell(p[k]) for k in ("class", "category") if p.get(k))
         yield (
+            word == "passed",
             f"| {code(p['id'])}{f' ({kind})' if kind else ''} | {result} | "
             f"{p['passed']}/{p['runs']} | "
-            f"{rate} | {cell(last_reason.get(p['id']))} |"
+            f"{rate} | {cell(last_reason.get(p['id']))} |",
         )
 
 
@@ -264,33 +281,52 @@ def render(report: dict[str, Any]) -> str:
     return "".join(iter_render(report))
 
 
-def iter_render(report: dict[str, Any]) -> Iterator[str]:
-    """The Markdown summary in pieces (a table row, a run's details at a time)."""
-    size = 0  # UTF-8 bytes written so far
+def utf8_size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def iter_render(
+    report: dict[str, Any], limit: int = MAX_BYTES, measure: Callable[[str], int] = utf8_size
+) -> Iterator[str]:
+    """The Markdown summary in pieces (a table row, a run's details at a time),
+    kept to ``limit`` as ``measure`` counts (UTF-8 bytes; characters for a
+    comment), past which table rows (those that passed first), warnings and
+    details are left out with a note."""
+    size = 0  # written so far, as measure counts
 
     def out(text: str) -> str:
         nonlocal size
-        size += len(text.encode("utf-8"))
+        size += measure(text)
         return text
 
+    budget = limit - 400  # room kept for the notes on what was left out
+
     def fits(text: str) -> bool:
-        return size + len(text.encode("utf-8")) <= MAX_BYTES
+        return size + measure(text) <= budget
 
     yield out(f"## {headline(report)}\n\n" + "\n".join(summary_lines(report)) + "\n\n")
-    rows = iter_scenario_table(report)
-    left_out = 0
-    for n, line in enumerate(rows):
-        piece = ("\n" if n else "") + line
-        if left_out or not fits(piece):
-            left_out += 1
-            continue
-        yield out(piece)
+    yield out(
+        "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |\n|---|---|---|---|---|"
+    )
+    rows = [(ok, measure(row) + 1) for ok, row in iter_rows(report)]  # sizes only
+    order: list[int] | None = None  # all fit: the table's own order
+    if size + sum(n for _, n in rows) > budget:  # what did not pass first, then the passes
+        order, room = [], budget - size
+        for i, (_ok, n) in sorted(enumerate(rows), key=lambda r: r[1][0]):
+            if n <= room:
+                order.append(i)
+                room -= n
+    for _, row in iter_rows(report, order):
+        yield out("\n" + row)
     yield out("\n")
+    left_out = len(rows) - (len(rows) if order is None else len(order))
     if left_out:
+        kept = set(order or ())
+        failing = sum(1 for i, (ok, _) in enumerate(rows) if not ok and i not in kept)
+        which = f"{failing} of them did not pass" if failing else "all passed"
         yield out(
             f"\n_{counted(left_out, 'more scenario', 'more scenarios')} not shown here "
-            "(size limit); see the "
-            "JSON or HTML report._\n"
+            f"(size limit), {which}; see the JSON or HTML report._\n"
         )
     troubled, unlisted = 0, 0
     warned: list[str] = []
@@ -299,8 +335,8 @@ def iter_render(report: dict[str, Any]) -> Iterator[str]:
         troubled += e["status"] != "passed"
         if e.get("warnings"):
             item = warning_item(e) if len(warned) < MAX_WARNINGS else ""
-            item_size = len(item.encode("utf-8"))
-            if item and size + warned_size + item_size <= MAX_BYTES:
+            item_size = measure(item)
+            if item and size + warned_size + item_size <= budget - 20:  # and its heading
                 warned.append(item)
                 warned_size += item_size
             else:
@@ -334,6 +370,14 @@ def write_markdown(report: dict[str, Any], path: Path) -> None:
             fh.write(piece)
 
 
+def write_comment(report: dict[str, Any], path: Path) -> None:
+    """The same page, kept to a pull-request comment's size (:data:`COMMENT_CHARS`)."""
+    with atomic_file(path) as fh:
+        for piece in iter_render(report, COMMENT_CHARS, len):
+            fh.write(piece)
+
+
 @hookimpl
 def rook_register_reporters(register: Any) -> None:
     register("markdown", write_markdown)
+    register("markdown-comment", write_comment)

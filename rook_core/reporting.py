@@ -34,7 +34,7 @@ STDOUT = "-"
 """A ``--report`` PATH that means standard output (``junit:-``; a file named ``-`` is ``./-``)."""
 
 
-SUFFIX = {"junit": "xml", "markdown": "md"}
+SUFFIX = {"junit": "xml", "markdown": "md", "markdown-comment": "md"}
 """A report file's usual suffix, where it is not the format's name (for an example)."""
 
 

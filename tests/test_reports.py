@@ -437,6 +437,63 @@ def test_markdown_table_of_many_scenarios_stays_under_the_github_limit():
     assert md.startswith("## ✅ Rook: all 20000 decided scenario runs passed")
 
 
+def test_markdown_comment_fits_a_pull_request_comment(rook_workspace, rook_cli, tmp_path):
+    """The Markdown report is documented for a pull-request comment, but GitHub
+    refuses a comment body over 65,536 characters (422 "Body is too long"): 60
+    failing runs with long answers made a page of ~300,000 characters, which no
+    commenting step could post. ``markdown-comment`` keeps under the limit,
+    with a note saying what was left out."""
+    ws = rook_workspace
+    ws.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            goal = sys.stdin.read()
+            print(json.dumps({"output": ("good " if "pass" in goal else "bad ") + "x" * 4000}))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}, "concurrency": 8})
+    for i in range(60):
+        ws.scenario({"id": f"a-pass-{i:02d}", "goal": "pass", "criteria": [{"contains": "good"}]})
+        ws.scenario({"id": f"z-fail-{i:02d}", "goal": "fail", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "-q", f"--report=markdown-comment:{tmp_path}/c.md",
+                 f"--report=markdown:{tmp_path}/s.md")
+    assert r.exit_code == 1, r.stderr
+    summary = (tmp_path / "s.md").read_text(encoding="utf-8")
+    assert len(summary) > 65_536  # the step summary keeps its own, larger budget
+    comment = (tmp_path / "c.md").read_text(encoding="utf-8")
+    assert len(comment) <= 65_536 and len(comment.encode("utf-8")) <= 262_144
+    assert comment.startswith("## ❌ Rook: 60 failed")
+    rows = [ln for ln in comment.splitlines() if ln.startswith("| <code>")]
+    assert len(rows) == 120  # the whole table, then what details fit
+    assert comment.count("<details>") == comment.count("</details>") >= 1
+    assert "more not shown here (size limit" in comment
+
+
+def test_markdown_cut_table_lists_what_did_not_pass_first():
+    """Past the size budget, the table's last rows were left out whatever they
+    were: 20,000 scenarios whose last ones failed showed 6,000 passes and hid
+    the failures."""
+    from rook_plugins.report_markdown import render
+
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "passed",
+             "reason": "1 criterion passed", "turns": [], "criteria": [], "hooks": [],
+             "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"scenario-with-a-longish-id-{i}"} for i in range(20000)]
+    for e in entries[-3:]:
+        e.update(status="failed", reason="1 criterion failed")
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    md = render(report)
+    assert len(md.encode("utf-8")) < 1024 * 1024
+    rows = [ln for ln in md.splitlines() if ln.startswith("| <code>")]
+    assert [r.split("</code>")[0] for r in rows[:3]] == [
+        f"| <code>scenario-with-a-longish-id-{i}" for i in (19997, 19998, 19999)]
+    assert rows[3].startswith("| <code>scenario-with-a-longish-id-0</code>")
+    assert re.search(r"_\d+ more scenarios not shown here \(size limit\), all passed;", md)
+
+
 def _many(n, **extra):
     from rook_core.report import summarize
 
@@ -461,7 +518,7 @@ def test_reports_count_one_left_out_in_the_singular(rook_workspace, rook_cli):
     md = markdown(_many(20000))
     left = int(re.search(r"_(\d+) more scenarios not shown here", md).group(1))
     md = markdown(_many(20000 - left + 1))  # rows of one size: one fewer fits, one left out
-    assert "\n_1 more scenario not shown here (size limit); see the" in md, md[-300:]
+    assert "\n_1 more scenario not shown here (size limit), all passed; see the" in md, md[-300:]
     md = markdown(_many(MAX_WARNINGS + 1, warnings=["close hook failed"]))
     assert "\n_1 more run with warnings; see the JSON or HTML report._" in md
     md = markdown(_many(MAX_WARNINGS + 2, warnings=["close hook failed"]))

@@ -19,7 +19,7 @@ from .runs import find_agent, finish_hint, warn_unmerged
     "reports",
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Write the report in this format (json, junit, markdown, html, or a plugin's); PATH - is standard output.",
+    help="Write the report in this format (json, junit, markdown, markdown-comment, html, or a plugin's); PATH - is standard output.",
 )
 @click.option(
     "--rebuild",
