@@ -14,7 +14,8 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 (``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
-Turn outputs, calls, usage and other evidence go to ``<system-out>``, each turn cut to its share. With a ``--min-pass-rate``
+Turn outputs, calls, usage and other evidence go to ``<system-out>``, each turn cut to its share
+(of ~20,000 characters a test case, less past 500 of them: :func:`text_limit`). With a ``--min-pass-rate``
 gate, the suite's properties carry its verdict (``gate``: ``met``,
 ``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
@@ -54,6 +55,16 @@ ERRORS = ("error", "stopped", "infra_error")
 """Statuses written as ``<error>``: the run did not get a fair verdict."""
 _INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff" + BIDI + "]"
 TEXT_LIMIT = 20_000
+FILE_TEXT = 10_000_000
+"""The characters of every test case's text together (GitLab reads no JUnit file over
+30 MB): past ``FILE_TEXT // TEXT_LIMIT`` runs, each gets a smaller share, never under
+:data:`MIN_TEXT`."""
+MIN_TEXT = 1_000
+
+
+def text_limit(runs: int) -> int:
+    """Each test case's share of :data:`FILE_TEXT` in a file of ``runs`` test cases."""
+    return max(MIN_TEXT, min(TEXT_LIMIT, FILE_TEXT // max(runs, 1)))
 
 
 @functools.cache
@@ -140,7 +151,8 @@ def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
     return redactor.head("\n".join(lines), 2 * limit, MORE)
 
 
-def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
+def testcase(report: dict[str, Any], entry: dict[str, Any], limit: int = TEXT_LIMIT) -> ET.Element:
+    """The test case of one scenario run, its texts cut to about ``limit`` characters."""
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
 
     name = entry["id"]
@@ -158,22 +170,22 @@ def testcase(report: dict[str, Any], entry: dict[str, Any]) -> ET.Element:
     message = clean(entry.get("reason") or status, 2000)
     if status == "failed":
         ET.SubElement(case, "failure", {"message": message, "type": "failed"}).text = clean(
-            _details(entry)
+            _details(entry), limit
         )
     elif status in ERRORS:
         ET.SubElement(case, "error", {"message": message, "type": status}).text = clean(
-            _details(entry)
+            _details(entry), limit
         )
     elif status != "passed":
         ET.SubElement(
             case, "skipped", {"message": clean(f"{status}: {entry.get('reason', '')}", 2000)}
         )
-    out = _system_out(entry)
+    out = _system_out(entry, limit)
     if out:  # already cut, turn by turn (an escape, longer than its character, cuts nothing)
         ET.SubElement(case, "system-out").text = clean(out, None)
     warned = warning_lines(entry)
     if warned:  # a passed run's too: CI shows a test case's system-err
-        ET.SubElement(case, "system-err").text = clean("\n".join(warned))
+        ET.SubElement(case, "system-err").text = clean("\n".join(warned), limit)
     return case
 
 
@@ -287,8 +299,9 @@ def document(report: dict[str, Any]) -> ET.Element:
     (:func:`iter_xml` writes the same text one testcase at a time)."""
     entries = report["scenarios"]
     root, suite = _skeleton(report, _counts(entries))
+    limit = text_limit(len(entries))
     for entry in entries:
-        suite.append(testcase(report, entry))
+        suite.append(testcase(report, entry, limit))
     _close(suite)
     return root
 
@@ -314,8 +327,9 @@ def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     before, after = tostring(root).split(f"<{PLACEHOLDER} />")
     yield before
     between = "\n" + "  " * 2
+    limit = text_limit(len(entries))
     for n, entry in enumerate(entries):
-        case = testcase(report, entry)
+        case = testcase(report, entry, limit)
         ET.indent(case, space="  ", level=2)
         yield (between if n else "") + tostring(case)
     yield after + "\n"

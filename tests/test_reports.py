@@ -172,6 +172,39 @@ CASE_REQUIRED = {"name", "classname", "time"}
 DECIMAL = re.compile(r"-?\d+(\.\d+)?")
 
 
+def test_junit_file_of_many_long_runs_stays_under_gitlabs_limit(tmp_path):
+    """Each test case's text was cut to ~20,000 characters, but the file had no
+    bound: 2,000 failed runs with long answers made a 40 MB file, and GitLab
+    reads no JUnit file over 30 MB. The share of each test case's
+    ``<system-out>`` now shrinks with the number of runs."""
+    from rook_plugins.report_junit import write_junit
+
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
+             "reason": "1 criterion failed", "seconds": 1.5,
+             "turns": [{"turn": 1, "input": "q" * 30_000, "output": "o" * 30_000,
+                        "calls": None}],
+             "criteria": [{"type": "contains", "status": "failed", "reason": "no"}],
+             "hooks": [], "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"s{i}"} for i in range(2000)]
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    write_junit(report, tmp_path / "r.xml")
+    assert (tmp_path / "r.xml").stat().st_size < 30 * 1024 * 1024
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == 2000
+    out = cases[-1].find("system-out").text
+    assert out.startswith("--- turn 1 input ---\nqqq") and "--- turn 1 output ---\nooo" in out
+    assert "more chars]" in out
+    # a few runs keep the whole share
+    write_junit({**report, "scenarios": entries[:3], "summary": summarize(entries[:3])},
+                tmp_path / "few.xml")
+    out = ET.parse(tmp_path / "few.xml").getroot().find("./testsuite/testcase/system-out").text
+    assert out.count("o") > 9_000
+
+
 def test_junit_has_the_shape_the_strict_junit_schemas_ask_for(mixed):
     # The file only parsed: the run id as the suite's id (an integer in the
     # schemas), no timestamp, hostname or package, and a skipped count on
