@@ -35,6 +35,7 @@ from rook_core.report import (
     percent,
     replaced,
     scenario_stats,
+    text_share,
     warning_lines,
     warning_note,
 )
@@ -200,7 +201,8 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         "verdict": verdict,
         "colours": COLOURS,
         "version": __version__,
-        "cut": _cut,
+        # each text's share of the page's budget (20,000 characters up to 500 runs)
+        "cut": functools.partial(_cut, limit=text_share(len(report["scenarios"]), TEXT_LIMIT)),
         "percent": percent,
         "gate": gate,
         "repeats": summary.get("repeats") or totals(per),

@@ -15,7 +15,7 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
 Turn outputs, calls, usage and other evidence go to ``<system-out>``, each turn cut to its share
-(of ~20,000 characters a test case, less past 500 of them: :func:`text_limit`). With a ``--min-pass-rate``
+(of ~20,000 characters a test case, less past 500 of them: ``text_share``). With a ``--min-pass-rate``
 gate, the suite's properties carry its verdict (``gate``: ``met``,
 ``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
 from rook_core.redact import current
-from rook_core.report import BIDI, replaced, warning_lines
+from rook_core.report import BIDI, replaced, text_share, warning_lines
 from rook_core.reportio import atomic_file
 
 if TYPE_CHECKING:
@@ -55,16 +55,6 @@ ERRORS = ("error", "stopped", "infra_error")
 """Statuses written as ``<error>``: the run did not get a fair verdict."""
 _INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff" + BIDI + "]"
 TEXT_LIMIT = 20_000
-FILE_TEXT = 10_000_000
-"""The characters of every test case's text together (GitLab reads no JUnit file over
-30 MB): past ``FILE_TEXT // TEXT_LIMIT`` runs, each gets a smaller share, never under
-:data:`MIN_TEXT`."""
-MIN_TEXT = 1_000
-
-
-def text_limit(runs: int) -> int:
-    """Each test case's share of :data:`FILE_TEXT` in a file of ``runs`` test cases."""
-    return max(MIN_TEXT, min(TEXT_LIMIT, FILE_TEXT // max(runs, 1)))
 
 
 @functools.cache
@@ -299,7 +289,7 @@ def document(report: dict[str, Any]) -> ET.Element:
     (:func:`iter_xml` writes the same text one testcase at a time)."""
     entries = report["scenarios"]
     root, suite = _skeleton(report, _counts(entries))
-    limit = text_limit(len(entries))
+    limit = text_share(len(entries), TEXT_LIMIT)
     for entry in entries:
         suite.append(testcase(report, entry, limit))
     _close(suite)
@@ -327,7 +317,7 @@ def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     before, after = tostring(root).split(f"<{PLACEHOLDER} />")
     yield before
     between = "\n" + "  " * 2
-    limit = text_limit(len(entries))
+    limit = text_share(len(entries), TEXT_LIMIT)
     for n, entry in enumerate(entries):
         case = testcase(report, entry, limit)
         ET.indent(case, space="  ", level=2)

@@ -472,6 +472,18 @@ def printable(text: str) -> str:
     return _control().sub(escaped, text)
 
 
+FILE_TEXT = 10_000_000
+"""The characters of agent text a JUnit or HTML report holds in all, shared among its
+scenario runs (GitLab reads no JUnit file over 30 MB; a page of hundreds of MB opens in
+no browser)."""
+
+
+def text_share(runs: int, most: int = 20_000, least: int = 1_000) -> int:
+    """Each text's share of :data:`FILE_TEXT` in a report of ``runs`` scenario runs:
+    ``most`` up to ``FILE_TEXT // most`` runs, less past that, never under ``least``."""
+    return max(least, min(most, FILE_TEXT // max(runs, 1)))
+
+
 def ellipsis(text: str, n: int) -> str:
     """``text`` cut to ``n`` characters, ending with ``…`` when it was cut; a
     redaction marker the cut would split is left out whole."""

@@ -1202,6 +1202,37 @@ def test_a_report_through_a_link_to_a_folder_not_made_yet(rook_workspace, rook_c
     assert (tmp / "d.json").is_symlink() and (tmp / "later/sub/out.json").is_file()
 
 
+def test_html_of_many_long_runs_stays_a_size_a_browser_opens(rook_workspace, rook_cli,
+                                                              tmp_path):
+    """Each text on the page was cut to 20,000 characters, but the page had no
+    bound: 2,000 failed runs with long answers made an 80 MB page (10,000 of
+    them, 400 MB), which no one attaches to a mail or opens in a browser. The
+    texts now share the page's budget as JUnit's do."""
+    from rook_plugins.report_html import write_html
+
+    from rook_core.report import summarize
+
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "o" * 30000}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "long", "goal": "q" * 30000,
+                             "criteria": [{"contains": "nope"}]})
+    report = rook_cli("run", "--json").report
+    entries = [{**report["scenarios"][0], "id": f"s{i}"} for i in range(2000)]
+    many = {**report, "scenarios": entries, "summary": summarize(entries)}
+    write_html(many, tmp_path / "many.html")
+    assert (tmp_path / "many.html").stat().st_size < 30 * 1024 * 1024
+    page = (tmp_path / "many.html").read_text(encoding="utf-8")
+    assert 'id="s-s1999"' in page and "more chars]" in page
+    write_html(report, tmp_path / "one.html")  # one run keeps the whole share
+    assert "o" * 19_000 in (tmp_path / "one.html").read_text(encoding="utf-8")
+
+
 def test_html_anchors_of_repeats_never_collide_with_another_scenarios(
         rook_workspace, rook_cli, tmp_path):
     # Run 2 of scenario `a` and the only run of scenario `a-2` once both got the
