@@ -147,7 +147,23 @@ def all_passed(decided: int) -> str:
     return f"all {decided} decided scenario runs passed"
 
 
-def summary_lines(report: dict[str, Any]) -> list[str]:
+def listed(items: list[str], room: int) -> str:
+    """``items`` joined with commas, as many as fit in ``room`` characters, then
+    how many more there are."""
+    shown: list[str] = []
+    size = 0
+    for item in items:
+        size += len(item) + 2
+        if size > room:
+            more = len(items) - len(shown)
+            return ", ".join(shown) + f" and {more} more (see the JSON report's `summary.gate`)"
+        shown.append(item)
+    return ", ".join(shown)
+
+
+def summary_lines(report: dict[str, Any], room: int = MAX_BYTES // 8) -> list[str]:
+    """The facts under the heading; a list of scenarios (the gate's) in ``room``
+    characters at most."""
     run, s = report["run"], report["summary"]
     judge = (run.get("judge_profile") or {}).get("id")
     facts = [
@@ -172,10 +188,12 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     ]
     gate = s.get("gate")
     if gate and gate.get("missed"):
-        missed = ", ".join(f"{code(m['id'])} {percent(m['pass_rate'])}" for m in gate["missed"])
+        missed = listed(
+            [f"{code(m['id'])} {percent(m['pass_rate'])}" for m in gate["missed"]], room
+        )
         lines += ["", f"**Missed --min-pass-rate {gate['min_pass_rate']:g}:** {missed}"]
     if gate and gate.get("ungated"):
-        ungated = ", ".join(map(code, gate["ungated"]))
+        ungated = listed([code(u) for u in gate["ungated"]], room)
         lines += [
             "",
             f"**Ungated --min-pass-rate {gate['min_pass_rate']:g} (no decided run):** {ungated}",
@@ -304,7 +322,8 @@ def iter_render(
     def fits(text: str) -> bool:
         return size + measure(text) <= budget
 
-    yield out(f"## {headline(report)}\n\n" + "\n".join(summary_lines(report)) + "\n\n")
+    lines = summary_lines(report, limit // 8)
+    yield out(f"## {headline(report)}\n\n" + "\n".join(lines) + "\n\n")
     yield out(
         "| Scenario | Result | Passes | Pass rate (95 % CI) | Reason |\n|---|---|---|---|---|"
     )

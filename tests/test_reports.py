@@ -502,6 +502,31 @@ def test_markdown_comment_fits_a_pull_request_comment(rook_workspace, rook_cli, 
     assert "more not shown here (size limit" in comment
 
 
+def test_markdown_comment_names_only_as_many_gate_misses_as_fit():
+    """The lines under the heading listed every scenario that missed (or had no
+    rate for) the --min-pass-rate gate, outside any budget: 3,000 scenarios
+    missing it made a 100,000-character comment, which GitHub refuses."""
+    from rook_plugins.report_markdown import COMMENT_CHARS, iter_render
+
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
+             "reason": "1 criterion failed", "turns": [], "criteria": [], "hooks": [],
+             "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"scenario-{i}"} for i in range(3000)]
+    summary = summarize(entries)
+    summary["gate"] = {"min_pass_rate": 0.9, "ungated": [f"other-{i}" for i in range(3000)],
+                       "missed": [{"id": e["id"], "pass_rate": 0.0, "passed": 0, "decided": 1}
+                                  for e in entries]}
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summary}
+    md = "".join(iter_render(report, COMMENT_CHARS, len))
+    assert len(md) <= 65_536, len(md)
+    assert md.startswith("## ❌ Rook: 3000 scenarios missed the pass-rate gate; 3000 ungated")
+    assert "<code>scenario-0</code> 0.0%" in md and "<code>other-0</code>" in md
+    assert re.search(r"and \d+ more \(see the JSON report's `summary.gate`\)", md)
+
+
 def test_markdown_cut_table_lists_what_did_not_pass_first():
     """Past the size budget, the table's last rows were left out whatever they
     were: 20,000 scenarios whose last ones failed showed 6,000 passes and hid
