@@ -47,7 +47,7 @@ def test_builtins_load_through_the_entry_point_group(rook_cli):
     assert "script" in doc["transports"] and "contains" in doc["criteria"]
     assert "local" in doc["executors"] and "json" in doc["reporters"]
     r = rook_cli("plugins")
-    assert "rook-harness" in r.stdout and "reporters:\n  html      · report_html" in r.stdout
+    assert "rook-harness" in r.stdout and "reporters:\n  html              · report_html" in r.stdout
     # each transport and criterion type with its description (the docs promise the line)
     assert doc["descriptions"]["transports"]["script"].startswith("run a hook script")
     lines = r.stdout.splitlines()
