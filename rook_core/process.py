@@ -143,8 +143,8 @@ async def _terminate_group(
     pid: int, child: _Child, grace: float, marker: Mapping[str, str] | None
 ) -> list[str]:
     """SIGTERM the group (and SIGCONT, so that a stopped process gets it) and
-    every escaped descendant, give them ``grace`` seconds, then SIGKILL whatever is left (including adopted orphans that carry
-    the hook's marker)."""
+    every escaped descendant, give them ``grace`` seconds, then SIGKILL whatever
+    is left (including adopted orphans that carry the hook's marker)."""
     notes = []
     pgid = pid
     escaped = [p for p in procscan.descendants(pid) if _pgid(p) != pgid]
