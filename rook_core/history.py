@@ -258,7 +258,9 @@ def read_summary(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None
             and data.get("summary_version") == SUMMARY_VERSION
             and (  # one counted from the records of a run with no report: while they stand
                 "recorded" not in data
-                or report_time is None
+                and report_time is not None  # derived from a report: while it is there
+                or "recorded" in data
+                and report_time is None
                 and data.get("records_seen") == _records_seen(run_path)
             )
         ):
@@ -415,7 +417,7 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         )
     check_runs_folder(runs_dir, f"run {ref}: ")
     named = "/" not in ref and len(os.fsencode(ref)) <= 255  # longer: no file name, ENAMETOOLONG
-    if named and (runs_dir / ref / RUN_FILE).is_file():
+    if named and _is_run(runs_dir / ref):
         return runs_dir / ref
     m = re.match(_LATEST, ref)
     if m:
@@ -430,7 +432,7 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
             )
         return runs_dir / runs[back]
     names = [e.name for e in os.scandir(runs_dir) if e.is_dir()] if runs_dir.is_dir() else []
-    hits = [n for n in names if n.startswith(ref) and (runs_dir / n / RUN_FILE).is_file()]
+    hits = [n for n in names if n.startswith(ref) and _is_run(runs_dir / n)]
     if len(hits) == 1:
         return runs_dir / hits[0]
     if len(hits) > 1:
@@ -439,6 +441,12 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
             f"run {ref}: ambiguous, matches {len(hits)} runs ({shown}); give more of its id"
         )
     raise ConfigError(f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir)}")
+
+
+def _is_run(path: Path) -> bool:
+    """Whether a folder is a run as ``rook runs`` lists it: it has its manifest, or
+    its report (a run whose ``run.json`` was deleted is shown from its report)."""
+    return (path / RUN_FILE).is_file() or (path / REPORT_FILE).is_file()
 
 
 def newest_first(runs_dir: Path) -> list[str]:

@@ -193,6 +193,12 @@ def find_run(
     run_path = agent.runs_dir / request.run_id
     check_report_targets(reports, None, [run_path])  # --report runs/ID, ID made or not
     found = (run_path / "run.json").is_file()
+    if not found and (run_path / "report.json").is_file():
+        raise ConfigError(  # a run shown from its report.json, but what it ran is gone
+            f"run {request.run_id}: {run_path / 'run.json'} is missing, so the run cannot "
+            f"be finished (its plan and profile are in it); rook runs show {request.run_id} "
+            "shows what it recorded"
+        )
     manifest = resumable(lambda: read_json(run_path / "run.json")) if found else None
     joined: tuple[Path, dict[str, Any]] | None = None
     if manifest is not None:

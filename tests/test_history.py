@@ -1485,3 +1485,54 @@ def test_resuming_a_scenario_record_without_its_key_is_bad_input(ws, rook_cli):
     assert shown.exception is None, shown.exception
     assert shown.exit_code == 2 and f"{path}: it has no 'key'" in shown.stderr, shown.stderr
     assert "delete the file for the scenario run to run again" in shown.stderr
+
+
+def test_a_run_whose_manifest_was_deleted_is_shown_as_it_is_listed(ws, rook_cli):
+    # A run whose run.json was deleted by hand (its report.json intact) was
+    # listed by 'rook runs' from its report, yet 'rook runs show ID' and
+    # 'rook diff ID ...' said "no such run" (with 'latest is' another run), and
+    # 'latest' could name it while its id could not.
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    before = run(rook_cli)
+    after = run(rook_cli, env={"FAIL_IDS": "b"})
+    (ws.run_dir(before) / "run.json").unlink()
+    assert before in rook_cli("runs", "--all").stdout
+    for ref in (before, before[:-1]):
+        shown = rook_cli("runs", "show", ref)
+        assert shown.exit_code == 0 and "2 passed" in shown.stdout, shown.stderr
+    compared = rook_cli("diff", before, after)
+    assert compared.exit_code == 1 and "newly failing" in compared.stdout, compared.stderr
+    assert rook_cli("report", before).exit_code == 0
+    # its records cannot be finished nor rendered again without it: named, exit 2, nothing run
+    records = sorted(p.name for p in (ws.run_dir(before) / "scenarios").iterdir())
+    report = (ws.run_dir(before) / "report.json").read_bytes()
+    for args in (("run", "--run", before), ("run", "--run-name", before),
+                 ("run", "--run", before, "--shard", "1/2"), ("report", before, "--rebuild")):
+        refused = rook_cli(*args)
+        assert refused.exit_code == 2 and "Traceback" not in refused.stderr, (args, refused.stderr)
+        assert "run.json" in refused.stderr, (args, refused.stderr)
+    assert not (ws.run_dir(before) / "run.json").exists()
+    assert sorted(p.name for p in (ws.run_dir(before) / "scenarios").iterdir()) == records
+    assert (ws.run_dir(before) / "report.json").read_bytes() == report
+
+
+def test_a_folder_holding_only_a_summary_is_no_run(ws, rook_cli):
+    # summary.json is derived data: a folder left with nothing else (a run's
+    # report and manifest deleted, a copy gone wrong) was listed as a run, and
+    # as 'latest' when its time was the newest, which 'rook runs show' then
+    # refused ("no such run ... latest is" that very folder).
+    ws.scenario(scenario("a"))
+    real = run(rook_cli)
+    ghost = ws.runs_dir / "ghost"
+    ghost.mkdir()
+    summary = json.loads((ws.run_dir(real) / "summary.json").read_text())
+    summary["started"] += 1000
+    (ghost / "summary.json").write_text(json.dumps(summary))
+    listed = rook_cli("runs", "--json", "--all")
+    assert [r["id"] for r in json.loads(listed.stdout)["runs"]] == [real], listed.stdout
+    shown = rook_cli("runs", "show", "latest")
+    assert shown.exit_code == 0 and real in shown.stdout, shown.stderr
+    missing = rook_cli("runs", "show", "ghost")
+    assert missing.exit_code == 2 and f"latest is {real}" in missing.stderr, missing.stderr
+
