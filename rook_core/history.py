@@ -186,8 +186,9 @@ def _incomplete(run_path: Path) -> dict[str, Any] | None:
     manifest = read_json(run_path / RUN_FILE)
     if not _is_manifest(manifest):
         return None
-    try:
-        recorded = sum(1 for e in os.scandir(run_path / "scenarios") if e.name.endswith(".json"))
+    planned = {f"{key}.json" for key in manifest.get("plan", [])}
+    try:  # its records, never a stray file or a copy kept beside one
+        recorded = sum(1 for e in os.scandir(run_path / "scenarios") if e.name in planned)
     except OSError:
         recorded = 0
     summary = _recorded_counts(run_path, manifest)

@@ -1536,3 +1536,23 @@ def test_a_folder_holding_only_a_summary_is_no_run(ws, rook_cli):
     missing = rook_cli("runs", "show", "ghost")
     assert missing.exit_code == 2 and f"latest is {real}" in missing.stderr, missing.stderr
 
+
+def test_only_the_runs_planned_records_count_as_recorded(ws, rook_cli):
+    # A run with no report yet was listed as 'incomplete (N/M recorded)' with N
+    # counting every *.json in its scenarios folder: a copy kept beside a
+    # record, or any stray JSON file, was counted as a scenario run recorded,
+    # even past the plan ('incomplete (4/2 recorded)').
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    cut = run(rook_cli)
+    for name in ("report.json", "summary.json"):  # as a run killed before its report
+        (ws.run_dir(cut) / name).unlink()
+    records = ws.run_dir(cut) / "scenarios"
+    shutil.copy(records / "a.1.json", records / "a.1.backup.json")
+    (records / "notes.json").write_text("{}")
+    (listed,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    assert listed["recorded"] == 2 and listed["total"] == 2, listed
+    assert "incomplete (2/2 recorded)" in rook_cli("runs").stdout
+    (records / "b.1.json").unlink()
+    (listed,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    assert listed["recorded"] == 1 and listed["counts"]["pending"] == 1, listed
