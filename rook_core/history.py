@@ -441,7 +441,30 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
         raise ConfigError(
             f"run {ref}: ambiguous, matches {len(hits)} runs ({shown}); give more of its id"
         )
-    raise ConfigError(f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir)}")
+    raise ConfigError(
+        f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir)}{_elsewhere(runs_dir, ref)}"
+    )
+
+
+def _elsewhere(runs_dir: Path, ref: str) -> str:
+    """What a "no such run" error adds when ``ref`` is the id of a run of another
+    agent of the project (copied from its ``rook runs``): whose it is."""
+    agents = runs_dir.parent.parent
+    if "/" in ref or ref.startswith(".") or len(os.fsencode(ref)) > 255:
+        return ""
+    try:
+        others = sorted(
+            e.name for e in os.scandir(agents) if e.is_dir() and e.name != runs_dir.parent.name
+        )
+    except OSError:
+        return ""
+    owners = [name for name in others if _is_run(agents / name / "runs" / ref)]
+    if not owners:
+        return ""
+    return (
+        f"; it is a run of agent {', '.join(owners)} (--agent {owners[0]}): a command reads "
+        "one agent's runs, and rook diff compares two runs of one agent"
+    )
 
 
 def _is_run(path: Path) -> bool:

@@ -1556,3 +1556,23 @@ def test_only_the_runs_planned_records_count_as_recorded(ws, rook_cli):
     (records / "b.1.json").unlink()
     (listed,) = json.loads(rook_cli("runs", "--json").stdout)["runs"]
     assert listed["recorded"] == 1 and listed["counts"]["pending"] == 1, listed
+
+
+def test_a_run_of_another_agent_is_named_with_its_agent(ws, rook_cli):
+    # 'rook diff A B' with A a run of another agent of the project (copied from
+    # its 'rook runs') said only "no such run in .../agents/<this>/runs": no
+    # word that the run exists, whose it is, nor that diff compares one agent's runs.
+    ws.scenario(scenario("a"))
+    ours = run(rook_cli)
+    other = ws.agent_dir.parent / "helper"
+    shutil.copytree(ws.agent_dir, other, ignore=shutil.ignore_patterns("runs"))
+    theirs = run(rook_cli, "--agent", "helper")
+    for args in (("diff", theirs, ours), ("runs", "show", theirs)):
+        r = rook_cli(*args, "--agent", ws.agent_dir.name)
+        assert r.exit_code == 2, (args, r.stderr)
+        assert f"run {theirs}: no such run" in r.stderr, r.stderr
+        assert "it is a run of agent helper (--agent helper)" in r.stderr, r.stderr
+    assert "rook diff compares two runs of one agent" in rook_cli(
+        "diff", ours, theirs, "--agent", ws.agent_dir.name).stderr
+    unknown = rook_cli("runs", "show", "nope", "--agent", ws.agent_dir.name)
+    assert unknown.exit_code == 2 and "run of agent" not in unknown.stderr, unknown.stderr
