@@ -276,10 +276,11 @@ def test_the_index_is_derived_and_rebuilt(ws, rook_cli):
 
     summary.unlink()
     listed = json.loads(rook_cli("runs", "--json").stdout)["runs"][0]
+    assert listed.pop("state") == "complete"  # the listing's, worked out as it lists
     assert listed == original and json.loads(summary.read_text()) == original
 
     summary.write_text("{ not json")
-    assert json.loads(rook_cli("runs", "--json").stdout)["runs"][0] == original
+    assert json.loads(rook_cli("runs", "--json").stdout)["runs"][0] == {**original, "state": "complete"}
 
     # a report newer than its summary wins: the summary is rebuilt from it
     report_path = ws.run_dir(run_id) / "report.json"
@@ -1576,3 +1577,23 @@ def test_a_run_of_another_agent_is_named_with_its_agent(ws, rook_cli):
         "diff", ours, theirs, "--agent", ws.agent_dir.name).stderr
     unknown = rook_cli("runs", "show", "nope", "--agent", ws.agent_dir.name)
     assert unknown.exit_code == 2 and "run of agent" not in unknown.stderr, unknown.stderr
+
+
+def test_runs_json_gives_each_run_the_state_the_table_shows(ws, rook_cli):
+    # The table's 'state' column (complete, failing, incomplete (N/M recorded),
+    # in progress, not merged, merge again) was missing from 'rook runs --json':
+    # a tool had to work it out again from complete, exit_code, recorded,
+    # in_progress, unmerged_shards and unjoined_shards.
+    ws.scenario(scenario("a"))
+    ws.scenario(scenario("b"))
+    run(rook_cli)
+    run(rook_cli, env={"FAIL_IDS": "b"})
+    run(rook_cli, "--phases", "prepare,open,execute")
+    cut = run(rook_cli)
+    for name in ("report.json", "summary.json"):  # as a run killed before its report
+        (ws.run_dir(cut) / name).unlink()
+    listed = json.loads(rook_cli("runs", "--json").stdout)["runs"]
+    states = [r["state"] for r in listed]
+    assert states == ["incomplete (2/2 recorded)", "incomplete", "failing", "complete"], states
+    table = rook_cli("runs").stdout.splitlines()[2:]
+    assert all(line.rstrip().endswith(state) for line, state in zip(table, states, strict=True))

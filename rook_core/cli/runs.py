@@ -37,22 +37,7 @@ def _rate(value: Any) -> str:
 
 
 def _row(s: dict[str, Any]) -> list[Any]:
-    counts = s.get("counts")
-    if "recorded" in s:  # no report yet (cut off, still running, or shards not merged)
-        recorded = f"{s.get('recorded', 0)}/{s.get('total', 0)} recorded"
-        state = (
-            f"not merged ({recorded})" if s.get("unmerged_shards") else f"incomplete ({recorded})"
-        )
-        if s.get("in_progress"):  # another rook run is working on it: not cut off
-            state = f"in progress ({recorded})"
-    else:
-        state = "complete" if s.get("complete") else "incomplete"
-        if s.get("exit_code") and s.get("complete"):
-            state = "failing"
-        if s.get("in_progress"):  # being resumed now (a shard, too: merged when it ends)
-            state = "in progress"
-        elif s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
-            state = "merge again"
+    counts, state = s.get("counts"), _state(s)
     if counts is None:  # a record damaged: rook runs show ID names it
         return [
             s["id"],
@@ -80,6 +65,27 @@ def _row(s: dict[str, Any]) -> list[Any]:
         _rate(s.get("coverage")),
         state,
     ]
+
+
+def _state(s: dict[str, Any]) -> str:
+    """The run's state as ``rook runs`` shows it (its table's last column, and
+    ``state`` in ``--json``)."""
+    if "recorded" in s:  # no report yet (cut off, still running, or shards not merged)
+        recorded = f"{s.get('recorded', 0)}/{s.get('total', 0)} recorded"
+        state = (
+            f"not merged ({recorded})" if s.get("unmerged_shards") else f"incomplete ({recorded})"
+        )
+        if s.get("in_progress"):  # another rook run is working on it: not cut off
+            state = f"in progress ({recorded})"
+    else:
+        state = "complete" if s.get("complete") else "incomplete"
+        if s.get("exit_code") and s.get("complete"):
+            state = "failing"
+        if s.get("in_progress"):  # being resumed now (a shard, too: merged when it ends)
+            state = "in progress"
+        elif s.get("unjoined_shards"):  # a shard recorded scenario runs since it was merged
+            state = "merge again"
+    return state
 
 
 @click.group("runs", invoke_without_command=True)
@@ -210,7 +216,8 @@ def _listing(
     from ..redact import scrub
 
     if as_json:
-        click.echo(json.dumps({"runs": shown, "total": len(runs)}, indent=2, ensure_ascii=False))
+        listed = [{**s, "state": _state(s)} for s in shown]
+        click.echo(json.dumps({"runs": listed, "total": len(runs)}, indent=2, ensure_ascii=False))
         return
     if not runs and wanted is not None and made_with:
         named = "" if wanted == profile else f" ({profile})"
