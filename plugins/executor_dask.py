@@ -53,6 +53,7 @@ MAX_ATTEMPTS = 2  # the first run and one retry on another worker
 CANCEL_GRACE = 10.0
 WORKER_WAIT = 60.0
 CONNECT_TIMEOUT = 10.0
+WATCH_EVERY = 1.0  # how often the driver asks the scheduler whether any worker is left
 MODES = ("auto", "shared", "ship")
 EXTRA = "pip install 'rook-harness[dask]'"
 
@@ -397,6 +398,8 @@ class _Session:
         self.bundle: Any = None
         self.probe: Path | None = None
         self._cancel: asyncio.Future[Any] | None = None
+        self.no_workers: str | None = None
+        """Set when every worker left and none joined within WORKER_WAIT: why the run stops."""
 
     # -- setting up --------------------------------------------------------
 
@@ -490,6 +493,35 @@ class _Session:
             )
         [self.bundle] = await self.client.scatter([bundle], broadcast=True, hash=False)
         self.job.mode, self.job.digest = "ship", hashlib.sha256(bundle).hexdigest()
+
+    async def watch_workers(self) -> None:
+        """Once per run, beside the scenario runs: when every worker has left the
+        scheduler (killed, their machines gone) and none joins within WORKER_WAIT, stop.
+        Dask would keep the tasks waiting for a worker for ever (its
+        ``no-workers-timeout`` is off by default): the scenario runs in flight become
+        infrastructure errors (:meth:`_infra`), the others are not sent."""
+        gone_since: float | None = None
+        while True:
+            await asyncio.sleep(WATCH_EVERY)
+            try:
+                workers = await self.client.scheduler.ncores()
+            except Exception:  # the scheduler lost: its futures say so (``_infra``)
+                continue
+            if workers:
+                gone_since = None
+                continue
+            now = time.monotonic()
+            gone_since = gone_since or now
+            if now - gone_since < WORKER_WAIT:
+                continue
+            self.no_workers = (
+                f"every Dask worker left the scheduler and none joined again within "
+                f"{WORKER_WAIT:g} s"
+            )
+            futures = list(self.futures.values())  # lanes send nothing more (``no_workers``)
+            if futures:
+                await self.client.cancel(futures)
+            return
 
     # -- events from workers -------------------------------------------------
 
@@ -633,7 +665,9 @@ class _Session:
     def _infra(self, sr: Any, record: dict[str, Any], exc: BaseException) -> dict[str, Any]:
         lost = self._lost(sr.key)
         workers = ", ".join(a["worker"] for a in lost) or "unknown"
-        if type(exc).__name__ == "KilledWorker" or sr.key in self.given_up:
+        if self.no_workers is not None:
+            why = f"{self.no_workers}; nothing came back from its worker"
+        elif type(exc).__name__ == "KilledWorker" or sr.key in self.given_up:
             why = (
                 f"the Dask worker running this scenario was lost {max(len(lost), MAX_ATTEMPTS)} "
                 f"times ({workers}); it was retried once on another worker, then given up"
@@ -766,12 +800,16 @@ class DaskExecutor:
 
                 async def lane() -> None:
                     for sr, record, todo in queue:  # shared iterator: each run taken once
+                        if session.no_workers is not None:
+                            return  # no worker to run it: left pending, as never sent
                         await session.run_one(sr, record, todo)
 
                 tasks = [asyncio.ensure_future(lane()) for _ in range(min(concurrency, len(work)))]
+                watcher = asyncio.ensure_future(session.watch_workers())
                 try:
                     done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
                 finally:
+                    watcher.cancel()
                     if not all(t.done() for t in tasks):  # interrupted, or a lane failed
                         for t in tasks:
                             t.cancel()  # once: each lane then stops its remote work, with grace
@@ -779,6 +817,11 @@ class DaskExecutor:
                 for t in done:
                     if not t.cancelled() and t.exception() is not None:
                         raise t.exception()  # type: ignore[misc]
+                if session.no_workers is not None:
+                    raise RookError(
+                        f"--executor dask: {session.no_workers}: the scenario runs in flight "
+                        "are infrastructure errors, the others were not sent"
+                    )
             finally:
                 await session.teardown()
 

@@ -883,3 +883,48 @@ def test_a_worker_refusing_a_profile_the_driver_accepted_is_named(
         "where rook run could: "
     ), r.report["scenarios"][0]["reason"]
     assert "echo: no echo chamber on this machine" in r.report["scenarios"][0]["reason"]
+
+
+@pytest.mark.timeout(90)
+def test_every_worker_gone_for_good_stops_the_run_instead_of_waiting_forever(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """The one worker SIGKILLed mid-scenario and none joining again: Dask keeps the task
+    waiting for a worker forever (``no-workers-timeout`` is off by default), and so did
+    ``rook run``, until interrupted. Now, after WORKER_WAIT with no worker, the scenario
+    in flight is an infrastructure error (not final), the ones never sent stay pending,
+    and the run stops (exit 1) saying why and how to finish it."""
+    import dask
+    from rook_plugins import executor_dask
+
+    monkeypatch.setattr(executor_dask, "WORKER_WAIT", 3.0)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR)
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    worker = subprocess.Popen(  # no nanny: a worker killed is not started again
+        [dask_cli, "worker", cluster.scheduler_address, "--no-nanny", "--nthreads", "1",
+         "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        agent(rook_workspace, tmp_path / "marks", monkeypatch)
+        rook_workspace.scenario({"id": "a-doomed", "goal": "die-9", "criteria": [{"contains": "x"}]})
+        rook_workspace.scenario({"id": "b-later", "goal": "fine", "criteria": [{"contains": "x"}]})
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json", "-j", "1")
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+        worker.wait(10)
+        cluster.close()
+    assert worker.returncode == -signal.SIGKILL  # the hook killed it, as planned
+    assert r.exit_code == 1, r.stderr
+    assert "every Dask worker left the scheduler and none joined again" in r.stderr, r.stderr
+    assert "is kept as it stands" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    run_id = next(rook_workspace.runs_dir.iterdir()).name
+    doomed = rook_workspace.record(run_id, "a-doomed.1")
+    assert doomed["status"] == "infra_error", doomed
+    assert doomed["reason"].startswith("infrastructure error: every Dask worker left"), doomed
+    assert doomed["infra"] and not doomed.get("final")
+    assert not (rook_workspace.run_dir(run_id) / "scenarios" / "b-later.1.json").exists()
