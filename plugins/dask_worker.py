@@ -136,15 +136,26 @@ def _keep(rel: Path, agent_runs: Path, run_id: str) -> bool:
 
 def build_bundle(workspace: Path, run_dir: Path) -> bytes:
     """The workspace as a gzipped tar (modes and symlinks kept), for workers that do
-    not share the driver's file system."""
+    not share the driver's file system. A link leading out of the workspace (to an
+    absolute path, or up past its root) names its target's absolute path, as on the
+    driver; each name of a file with several (hard links) is a file of its own; what
+    holds no data (a named pipe, a socket, a device) is left out."""
     agent_runs = run_dir.parent.relative_to(workspace)
     run_id = run_dir.name
+    top = os.path.normpath(workspace)
     buf = io.BytesIO()
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         rel = Path(info.name).relative_to(ARCHIVE_ROOT) if info.name != ARCHIVE_ROOT else Path()
         if rel.parts and not _keep(rel, agent_runs, run_id):
             return None
+        if info.islnk():  # its other name may be left out (a skipped folder): a file
+            info.type, info.linkname = tarfile.REGTYPE, ""
+            info.size = (workspace / rel).stat().st_size
+        elif info.issym() and not os.path.isabs(info.linkname):
+            target = os.path.normpath(os.path.join(top, *rel.parts[:-1], info.linkname))
+            if os.path.commonpath([top, target]) != top:
+                info.linkname = target  # up past the root: the same file as on the driver
         if not (info.isfile() or info.isdir() or info.issym()):
             return None
         info.uid = info.gid = 0
@@ -156,10 +167,21 @@ def build_bundle(workspace: Path, run_dir: Path) -> bytes:
     return buf.getvalue()
 
 
+def _shipped(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """Tar's ``data`` filter, but a link leading out of the workspace is kept (Rook's
+    own driver made it so: :func:`build_bundle`), as the hooks find it on the driver."""
+    try:
+        return tarfile.data_filter(member, path)
+    except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+        if not member.issym():
+            raise
+        return tarfile.tar_filter(member, path)
+
+
 def _extract(data: bytes, dest: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         if hasattr(tarfile, "data_filter"):
-            tar.extractall(dest, filter="data")
+            tar.extractall(dest, filter=_shipped)
         else:  # Python < 3.10.12: check the members ourselves
             for m in tar.getmembers():
                 target = (dest / m.name).resolve()

@@ -928,3 +928,51 @@ def test_every_worker_gone_for_good_stops_the_run_instead_of_waiting_forever(
     assert doomed["reason"].startswith("infrastructure error: every Dask worker left"), doomed
     assert doomed["infra"] and not doomed.get("final")
     assert not (rook_workspace.run_dir(run_id) / "scenarios" / "b-later.1.json").exists()
+
+
+def test_a_shipped_workspace_keeps_its_links_hard_links_and_modes(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A workspace holding a link to an absolute path (``data/abs -> /…/outside.txt``)
+    or one leading out of it (``../../outside.txt``) could not be shipped at all: each
+    worker refused the bundle (``the Dask task failed: AbsoluteLinkError:
+    'workspace/data/abs' is a link to an absolute path``), every scenario an
+    infrastructure error, a retry no better. And the second name of a file hard-linked
+    within the workspace was left out of the bundle. The hooks on a worker now find
+    what they find on the driver: links to the same files, both names, the modes."""
+    ws = rook_workspace
+    root = ws.root
+    (tmp_path / "outside.txt").write_text("outside\n")
+    data = root / "data"
+    data.mkdir()
+    (data / "real.txt").write_text("real\n")
+    (data / "real.txt").chmod(0o640)
+    os.symlink("real.txt", data / "link")
+    os.symlink(tmp_path / "outside.txt", data / "abs")
+    os.symlink(os.path.relpath(tmp_path / "outside.txt", data), data / "up")
+    os.link(data / "real.txt", data / "hard")
+    os.mkfifo(data / "pipe")
+    (data / "tool").write_text("#!/bin/sh\necho tool-ran\n")
+    (data / "tool").chmod(0o750)
+    ws.script("h", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        cd "$ROOK_WORKSPACE/data"
+        r="$(cat link) $(cat abs) $(cat up) $(cat hard) $(stat -c %a real.txt) $(./tool)"
+        [ -L link ] && r="$r link-is-a-link"
+        [ -p pipe ] || r="$r no-pipe"
+        printf '{"output": "%s", "ws": "%s"}\\n' "$r" "$ROOK_WORKSPACE"
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "tool-ran"}]})
+    local = rook_cli("run", "--json")
+    assert local.exit_code == 0, local.stderr
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.exit_code == 0, r.stderr + json.dumps(r.report["scenarios"])
+    [turn] = r.report["scenarios"][0]["turns"]
+    assert turn["evidence"]["ws"] != str(root)  # it ran in a shipped copy
+    expected = "real outside outside real 640 tool-ran link-is-a-link"
+    assert local.report["scenarios"][0]["turns"][0]["output"] == expected
+    assert turn["output"] == expected + " no-pipe"  # a named pipe holds no data: not shipped
