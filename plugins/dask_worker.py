@@ -10,8 +10,9 @@ It writes no record: every hook result is sent to the driver as it happens
 result; the driver alone stores it.
 
 The workspace reaches the worker on a shared file system (the same path; a
-probe file proves it) or shipped with the job (a ``tar.gz`` scattered once to
-every worker, unpacked once per worker into its local directory).
+probe file proves it) or shipped with the job (a ``tar.gz`` that a worker plugin,
+``dask_ship.ShippedWorkspace``, gives every worker, unpacked once per worker into
+its local directory).
 
 Nothing here imports Dask at module level, so the plugin loads without it.
 """
@@ -214,6 +215,20 @@ def unpacked(data: bytes, digest: str, base: Path, session: str = "") -> Path:
     return root / ARCHIVE_ROOT
 
 
+_bundles: dict[str, bytes] = {}
+"""Shipped workspaces this worker was given (``dask_ship.ShippedWorkspace``), by session."""
+
+
+def keep_bundle(session: str, data: bytes) -> None:
+    with _unpack_lock:
+        _bundles[session] = data
+
+
+def drop_bundle(session: str) -> None:
+    with _unpack_lock:
+        _bundles.pop(session, None)
+
+
 def release_workspace(digest: str, session: str, dask_worker: Any = None) -> bool:
     """Run on every worker at the end of a shipped run: remove the workspace copy
     unpacked for it, unless another ``rook run`` (a shard shipping the same bundle) or
@@ -412,7 +427,6 @@ def run_on_worker(
     sr: Any,
     record: dict[str, Any],
     todo: list[str],
-    bundle: bytes | None = None,
     clean: bool = False,
 ) -> dict[str, Any]:
     """The Dask task: run ``todo`` of one scenario run; return the record (never store it).
@@ -430,7 +444,14 @@ def run_on_worker(
     if problem:
         raise WorkerSetupFailed(problem)
     if job.mode == "ship":
-        assert bundle is not None and job.digest is not None
+        assert job.digest is not None
+        with _unpack_lock:
+            bundle = _bundles.get(job.topic)
+        if bundle is None:  # the plugin failed to set up here (its log says why)
+            raise WorkerSetupFailed(
+                f"Dask worker {worker.address} has no copy of the shipped workspace "
+                f"{job.workspace} (its worker plugin did not set up there: see its log)"
+            )
         root = unpacked(bundle, job.digest, Path(worker.local_directory), job.topic)
     else:
         if job.probe is None or not sees(job.probe, job.probe_token):
@@ -514,6 +535,8 @@ __all__ = [
     "build_bundle",
     "cancel_run",
     "cleanup_run",
+    "drop_bundle",
+    "keep_bundle",
     "lacking",
     "pack_dir",
     "release_workspace",

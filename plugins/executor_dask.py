@@ -395,7 +395,7 @@ class _Session:
         self.given_up: set[str] = set()
         self.fixes: dict[tuple[str, ...], Callable[[str], str]] = {}
         self.job: WorkerJob | None = None
-        self.bundle: Any = None
+        self.shipped: str | None = None  # the name of the shipped workspace's worker plugin
         self.probe: Path | None = None
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
@@ -491,8 +491,16 @@ class _Session:
                 f"{limit / 2**20:g} MiB Rook ships with the job; put it on a file system every "
                 "worker mounts at the same path, or raise ROOK_DASK_SHIP_LIMIT_MB"
             )
-        [self.bundle] = await self.client.scatter([bundle], broadcast=True, hash=False)
-        self.job.mode, self.job.digest = "ship", hashlib.sha256(bundle).hexdigest()
+        from .dask_ship import ShippedWorkspace, plugin_name
+
+        digest = hashlib.sha256(bundle).hexdigest()
+        # a worker plugin, not scattered data: every worker gets it, one that joins
+        # or is started again after a crash included (scattered data lives on one)
+        self.shipped = plugin_name(self.topic)
+        await self.client.register_plugin(
+            ShippedWorkspace(bundle, digest, self.topic), self.shipped
+        )
+        self.job.mode, self.job.digest = "ship", digest
 
     async def watch_workers(self) -> None:
         """Once per run, beside the scenario runs: when every worker has left the
@@ -599,7 +607,6 @@ class _Session:
             sr,
             record,
             remote,
-            self.bundle,
             _starts_clean(engine, sr.key, record),
             key=f"rook-{self.run_id}-{sr.key}-{uuid.uuid4().hex[:8]}",
             pure=False,
@@ -711,11 +718,9 @@ class _Session:
             await asyncio.wait_for(self.client.run(self.w.cleanup_run, self.run_id), 30)
         except Exception:
             pass
-        if self.job is not None and self.job.digest is not None:  # shipped: drop the copies
+        if self.shipped is not None:  # shipped: every worker drops its copy
             try:
-                await asyncio.wait_for(
-                    self.client.run(self.w.release_workspace, self.job.digest, self.topic), 30
-                )
+                await asyncio.wait_for(self.client.unregister_worker_plugin(self.shipped), 30)
             except Exception:
                 pass
         try:

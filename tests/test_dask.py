@@ -976,3 +976,43 @@ def test_a_shipped_workspace_keeps_its_links_hard_links_and_modes(
     expected = "real outside outside real 640 tool-ran link-is-a-link"
     assert local.report["scenarios"][0]["turns"][0]["output"] == expected
     assert turn["output"] == expected + " no-pipe"  # a named pipe holds no data: not shipped
+
+
+def test_a_shipped_run_whose_only_worker_is_lost_runs_the_scenario_again_and_goes_on(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Shipped, the workspace went to the workers as scattered data, which Dask keeps on
+    one worker only (its active memory manager drops the broadcast copies within
+    seconds). That worker SIGKILLed mid-scenario (its nanny starts it again), the
+    cluster lost the workspace: the scenario was an infrastructure error
+    (``FutureCancelledError: ... cancelled for reason: already forgotten``) instead of
+    running again, and so was every scenario sent after it. Now every worker, one that
+    joins or is started again included, has the workspace for the length of the run."""
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    try:
+        agent(rook_workspace, tmp_path / "marks", monkeypatch)
+        rook_workspace.scenario({"id": "a-flaky", "goal": "die-1", "criteria": [{"contains": "die"}]})
+        rook_workspace.scenario({"id": "b-after", "goal": "fine", "criteria": [{"contains": "fine"}]})
+        monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json", "-j", "1")
+
+        def copies(dask_worker: Any) -> list[str]:
+            root = Path(dask_worker.local_directory) / "rook-workspaces"
+            return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+        with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+            left = client.run(copies)
+    finally:
+        cluster.close()
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"a-flaky": "passed", "b-after": "passed"}
+    flaky = rook_workspace.record(r.report["run"]["id"], "a-flaky.1")
+    assert [a["lost"] for a in flaky["attempts"]] == [True]
+    assert (tmp_path / "marks" / "a-flaky").read_text().strip() == "2"  # ran again, once
+    assert left and all(v == [] for v in left.values()), left  # no copy kept after the run

@@ -1,0 +1,46 @@
+"""The shipped workspace as a Dask worker plugin (see ``executor_dask``).
+
+Registered with the scheduler for the length of one ``rook run`` when the workers
+do not share the driver's file system: the scheduler hands it to every worker,
+those that join later or that a nanny starts again after a crash included, so a
+scenario run again after its worker was lost finds the workspace where it runs.
+(Scattered data would not do: Dask's active memory manager keeps one copy of it,
+and the worker holding that copy lost, the cluster has lost the workspace.)
+
+Imported by the executor's session and by the workers that unpickle the plugin,
+both of which have Dask: ``rook run`` without Dask never imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from . import dask_worker
+
+
+class ShippedWorkspace(WorkerPlugin):
+    """Keeps the bundle (``data``, its SHA-256 ``digest``) on each worker for the
+    ``rook run`` session ``session``; the first task there unpacks it
+    (:func:`~rook_plugins.dask_worker.unpacked`), the plugin's removal at the end
+    of the run drops the copy (:func:`~rook_plugins.dask_worker.release_workspace`)."""
+
+    idempotent = False
+
+    def __init__(self, data: bytes, digest: str, session: str) -> None:
+        self.data, self.digest, self.session = data, digest, session
+
+    def setup(self, worker: Any) -> None:
+        dask_worker.keep_bundle(self.session, self.data)
+
+    def teardown(self, worker: Any) -> None:
+        dask_worker.drop_bundle(self.session)
+        dask_worker.release_workspace(self.digest, self.session, worker)
+
+    def __repr__(self) -> str:  # never the bytes in a log line
+        return f"ShippedWorkspace({self.digest[:12]}, {self.session})"
+
+
+def plugin_name(session: str) -> str:
+    return f"rook-workspace-{session}"
