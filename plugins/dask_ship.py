@@ -42,5 +42,20 @@ class ShippedWorkspace(WorkerPlugin):
         return f"ShippedWorkspace({self.digest[:12]}, {self.session})"
 
 
-def plugin_name(session: str) -> str:
-    return f"rook-workspace-{session}"
+PREFIX = "rook-workspace-"
+
+
+def plugin_name(session: str, client_id: str) -> str:
+    """The plugin's name: the session, and the Dask client that registered it."""
+    return f"{PREFIX}{session}@{client_id}"
+
+
+def orphaned(dask_scheduler: Any) -> list[str]:
+    """Run on the scheduler: the shipped workspaces whose ``rook run`` is gone without
+    removing its plugin (killed: SIGKILL, its machine lost), whose client the scheduler
+    no longer knows, so that they do not stay on a long-lived cluster for ever."""
+    return [
+        name
+        for name in dask_scheduler.worker_plugins
+        if name.startswith(PREFIX) and name.rpartition("@")[2] not in dask_scheduler.clients
+    ]

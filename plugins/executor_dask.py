@@ -27,6 +27,7 @@ alone stores it, so crash safety and redaction hold as in a local run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -491,12 +492,15 @@ class _Session:
                 f"{limit / 2**20:g} MiB Rook ships with the job; put it on a file system every "
                 "worker mounts at the same path, or raise ROOK_DASK_SHIP_LIMIT_MB"
             )
-        from .dask_ship import ShippedWorkspace, plugin_name
+        from .dask_ship import ShippedWorkspace, orphaned, plugin_name
 
         digest = hashlib.sha256(bundle).hexdigest()
+        for name in await self.client.run_on_scheduler(orphaned):  # a killed run's copies
+            with contextlib.suppress(Exception):
+                await self.client.unregister_worker_plugin(name)
         # a worker plugin, not scattered data: every worker gets it, one that joins
         # or is started again after a crash included (scattered data lives on one)
-        self.shipped = plugin_name(self.topic)
+        self.shipped = plugin_name(self.topic, self.client.id)
         await self.client.register_plugin(
             ShippedWorkspace(bundle, digest, self.topic), self.shipped
         )
@@ -528,7 +532,8 @@ class _Session:
             )
             futures = list(self.futures.values())  # lanes send nothing more (``no_workers``)
             if futures:
-                await self.client.cancel(futures)
+                with contextlib.suppress(Exception):  # the scheduler lost too: they end anyway
+                    await self.client.cancel(futures)
             return
 
     # -- events from workers -------------------------------------------------

@@ -1016,3 +1016,30 @@ def test_a_shipped_run_whose_only_worker_is_lost_runs_the_scenario_again_and_goe
     assert [a["lost"] for a in flaky["attempts"]] == [True]
     assert (tmp_path / "marks" / "a-flaky").read_text().strip() == "2"  # ran again, once
     assert left and all(v == [] for v in left.values()), left  # no copy kept after the run
+
+
+def test_a_shipped_workspace_a_killed_rook_run_left_on_the_cluster_is_removed_by_the_next(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A shipped workspace stays registered on the scheduler for the length of its run;
+    a ``rook run`` SIGKILLed cannot remove it, so the next shipped run removes what the
+    scheduler holds for a client it no longer knows (and nothing of a live one's)."""
+    from rook_plugins.dask_ship import ShippedWorkspace, plugin_name
+
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    rook_workspace.scenario({"id": "s", "goal": "fine", "criteria": [{"contains": "fine"}]})
+
+    def names(dask_scheduler: Any) -> list[str]:
+        return sorted(dask_scheduler.worker_plugins)
+
+    with distributed.Client(scheduler, timeout=10) as live:
+        dead = plugin_name("rook-dead-0000", "Client-gone")
+        alive = plugin_name("rook-live-0000", live.id)
+        for name in (dead, alive):
+            live.register_plugin(ShippedWorkspace(b"x", "0" * 64, name), name)
+        monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+        r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+        assert r.exit_code == 0, r.stderr
+        left = [n for n in live.run_on_scheduler(names) if n.startswith("rook-")]
+        live.unregister_worker_plugin(alive)
+    assert left == [alive]
