@@ -519,7 +519,7 @@ class _Session:
                 workers = await self.client.scheduler.ncores()
             except Exception:  # the scheduler lost: its futures say so (``_infra``)
                 continue
-            if workers:
+            if workers or not self.futures:  # (judging here, with a judge profile, needs none)
                 gone_since = None
                 continue
             now = time.monotonic()
