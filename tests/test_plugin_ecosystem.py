@@ -139,8 +139,8 @@ def test_rook_plugins_names_the_plugin_of_every_judge_reporter_and_executor(
     judges = _block(r.stdout, "judges")
     assert "  acme-tone  · csvreport (rook-csvreport)" in judges, r.stdout
     assert "  keywords   · judges (rook-harness)" in judges, r.stdout
-    assert "  csv       · csvreport (rook-csvreport)" in _block(r.stdout, "reporters"), r.stdout
-    assert "  json      · reporters (rook-harness)" in _block(r.stdout, "reporters"), r.stdout
+    assert "  csv               · csvreport (rook-csvreport)" in _block(r.stdout, "reporters"), r.stdout
+    assert "  json              · reporters (rook-harness)" in _block(r.stdout, "reporters"), r.stdout
     assert "  serial  · csvreport (rook-csvreport)" in _block(r.stdout, "executors"), r.stdout
     for kind in ("authors", "connectors"):
         assert all("· " in line for line in _block(r.stdout, kind)), r.stdout
