@@ -42,7 +42,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rook_core.errors import ConfigError, RookError, exception_text
+from rook_core.errors import ConfigError, RookError, RunStopped, exception_text
 from rook_core.hookspecs import hookimpl
 from rook_core.models import INFRA_ERROR, HookResult
 from rook_core.report import run_seconds
@@ -360,7 +360,7 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
     except (OSError, asyncio.TimeoutError, ValueError) as exc:
         if cluster is not None:
             await _close(cluster)
-        raise RookError(
+        raise RunStopped(
             f"--executor dask: cannot reach the Dask scheduler at {address}: {exc}"
         ) from None
     try:
@@ -409,7 +409,7 @@ class _Session:
         try:
             await self.client.wait_for_workers(1, timeout=WORKER_WAIT)
         except (asyncio.TimeoutError, TimeoutError):
-            raise RookError(
+            raise RunStopped(
                 f"--executor dask: no Dask worker joined the scheduler within {WORKER_WAIT:g} s"
             ) from None
         e = self.engine
@@ -802,7 +802,7 @@ class DaskExecutor:
                 except (RookError, asyncio.CancelledError):
                     raise
                 except Exception as exc:  # the cluster failed us before any scenario ran
-                    raise RookError(
+                    raise RunStopped(
                         f"--executor dask: setting up the run on the cluster failed: "
                         f"{exception_text(exc)}"
                     ) from None
@@ -828,7 +828,7 @@ class DaskExecutor:
                     if not t.cancelled() and t.exception() is not None:
                         raise t.exception()  # type: ignore[misc]
                 if session.no_workers is not None:
-                    raise RookError(
+                    raise RunStopped(
                         f"--executor dask: {session.no_workers}: the scenario runs in flight "
                         "are infrastructure errors, the others were not sent"
                     )

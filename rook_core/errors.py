@@ -57,6 +57,13 @@ class DamagedRecord(RunStoreError):
     (see :func:`rook_core.cli.reads_runs`)."""
 
 
+class RunStopped(RookError):
+    """An executor stops the run for a reason of its own (a cluster with no worker
+    left): what it recorded is kept, the run's report is written (what it did not
+    run is ``pending``) and ``rook run`` exits 1, naming the reason and the command
+    that finishes the run."""
+
+
 class HookFailed(RookError):
     """A hook failed; the message is its diagnosis."""
 

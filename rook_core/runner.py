@@ -36,6 +36,7 @@ from .errors import (
     HookFailed,
     ProfileNotFound,
     RookError,
+    RunStopped,
     ScenarioError,
     counted,
     did_you_mean,
@@ -481,6 +482,18 @@ def _judging(
     )
 
 
+def _kept(engine: Engine, run_dir: Any, alone: bool) -> str:
+    """What a run stopped after prepare says of its record: kept, and the command that
+    finishes it; and its folder to delete instead, when ``alone`` (a run this
+    invocation made, no shard: no other work is in it)."""
+    delete = alone and not sharding.is_shard(run_dir)
+    return (
+        f"rook: run {run_dir.path.name} is kept as it stands; once that is fixed, "
+        f"finish it with: {engine.resume}"
+        + (f", or delete its folder {run_dir.path}" if delete else "")
+    )
+
+
 async def _drive(
     rook: Rook,
     engine: Engine,
@@ -528,6 +541,8 @@ async def _drive(
                     f"{type(pending).__name__}, not an awaitable (an executor is an async "
                     "function: async def executor(engine, scenario_runs, concurrency, options))"
                 )
+        except RunStopped as exc:  # the executor's own reason: what it recorded is kept
+            manifest["invocations"][-1]["stopped"] = engine.redactor.text(str(exc))
         except (RookError, asyncio.CancelledError):
             raise
         except Exception as exc:  # an executor plugin's bug: what it recorded is kept
@@ -647,12 +662,7 @@ def _execute(
         process.use_fast_child_watcher()
         interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
     except RookError as exc:  # after prepare (a cluster it cannot use): the run stays, named
-        alone = engine.fresh and not sharding.is_shard(run_dir)  # no other work in its folder
-        exc.args = (
-            f"{exc}\nrook: run {run_dir.path.name} is kept as it stands; once that is fixed, "
-            f"finish it with: {engine.resume}"
-            + (f", or delete its folder {run_dir.path}" if alone else ""),
-        )
+        exc.args = (f"{exc}\n{_kept(engine, run_dir, alone=engine.fresh)}",)
         raise
     finally:
         observed = {**manifest["capabilities"].get("observed", {}), **engine.observed}
@@ -712,7 +722,14 @@ def _execute(
     report_failures(failed, report["run"]["id"])
     code = 130 if interrupted or late_signal() else exit_code(report)
     left_undone = (report["summary"].get("pending") or 0) - unselected_pending
-    if invocation.get("executor_error") and not interrupted:
+    if invocation.get("stopped") and not interrupted:
+        recorded = len(report["scenarios"]) - (report["summary"].get("pending") or 0)
+        sys.stderr.write(
+            f"rook: error: {scrub(invocation['stopped'])}\n"
+            f"{_kept(engine, run_dir, alone=engine.fresh and not recorded)}\n"
+        )
+        code = 1
+    elif invocation.get("executor_error") and not interrupted:
         sys.stderr.write(
             f"rook: error: {scrub(invocation['executor_error'])}; "
             "the scenario runs it finished are recorded\n"

@@ -921,7 +921,10 @@ def test_every_worker_gone_for_good_stops_the_run_instead_of_waiting_forever(
     assert r.exit_code == 1, r.stderr
     assert "every Dask worker left the scheduler and none joined again" in r.stderr, r.stderr
     assert "is kept as it stands" in r.stderr, r.stderr
+    assert "delete its folder" not in r.stderr, r.stderr  # a scenario run is recorded in it
     assert "Traceback" not in r.stderr
+    # --json prints the one report all the same: what was recorded, the rest pending
+    assert r.statuses() == {"a-doomed": "infra_error", "b-later": "pending"}, r.stdout
     run_id = next(rook_workspace.runs_dir.iterdir()).name
     doomed = rook_workspace.record(run_id, "a-doomed.1")
     assert doomed["status"] == "infra_error", doomed
@@ -1043,3 +1046,33 @@ def test_a_shipped_workspace_a_killed_rook_run_left_on_the_cluster_is_removed_by
         left = [n for n in live.run_on_scheduler(names) if n.startswith("rook-")]
         live.unregister_worker_plugin(alive)
     assert left == [alive]
+
+
+@pytest.mark.timeout(60)
+def test_a_cluster_with_no_worker_stops_the_run_with_its_report(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A scheduler with no worker: after WORKER_WAIT the run stops (exit 1), kept with
+    the command that finishes it. With --json, stdout held nothing, though the SPEC has
+    --json print exactly one report: it now holds the run's, every scenario run pending."""
+    from rook_plugins import executor_dask
+
+    monkeypatch.setattr(executor_dask, "WORKER_WAIT", 1.0)
+    cluster = distributed.LocalCluster(
+        n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR)
+    try:
+        agent(rook_workspace, tmp_path / "marks", monkeypatch)
+        rook_workspace.scenario({"id": "s", "goal": "fine", "criteria": [{"contains": "x"}]})
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json")
+    finally:
+        cluster.close()
+    assert r.exit_code == 1, r.stderr
+    assert "rook: error: --executor dask: no Dask worker joined the scheduler within 1 s" in r.stderr
+    run_id = next(rook_workspace.runs_dir.iterdir()).name
+    assert f"rook: run {run_id} is kept as it stands; once that is fixed, finish it with: " \
+        f"rook run --run {run_id}" in r.stderr, r.stderr
+    assert "or delete its folder" in r.stderr, r.stderr  # nothing else is in it
+    assert r.statuses() == {"s": "pending"}, r.stdout
+    assert r.report["run"]["id"] == run_id
