@@ -782,6 +782,50 @@ def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
         assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
 
 
+def test_a_secret_split_between_two_json_stream_events_leaves_no_piece_behind(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    # events that are JSON objects ({"delta": {"text": ...}}, as most streaming
+    # APIs send them) were redacted each on its own: only text events were joined,
+    # so both halves of the key reached the record's events, the report and the
+    # terminal (a diagnosis shows the response)
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    secret = agent_server.api_key
+    cut = len(secret) // 2
+    texts = ["the key is " + secret[:cut], secret[cut:] + " (do not share)", "bye"]
+    events = [{"type": "delta", "index": i, "delta": {"text": t}} for i, t in enumerate(texts)]
+    agent_server.streams["split"] = (
+        b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        + b"data: [DONE]\n\n"
+    )
+    entry = _stream_entry(agent_server, "split")
+    entry["http"]["extract"] = {
+        "output": "join('', events[].delta.text)",
+        "evidence": {"first": "events[0].delta.text", "kind": "events[1].type"},
+    }
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "bye"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    # each event that held a share shows the marker: joined, the output shows it twice
+    joined = "the key is [redacted:AGENT_KEY][redacted:AGENT_KEY] (do not share)bye"
+    assert turn["output"] == joined, turn
+    assert turn["evidence"] == {"first": "the key is [redacted:AGENT_KEY]", "kind": "delta"}, turn
+    no_output = _stream_entry(agent_server, "split")  # no output: its diagnosis shows the events
+    no_output["http"]["extract"] = {"output": "answer"}
+    write_profile(rook_workspace, {"execute": no_output})
+    failed = rook_cli("run", "--json")
+    assert failed.statuses() == {"s": "error"}, failed.stdout + failed.stderr
+    text = r.stdout + r.stderr + failed.stdout + failed.stderr + "".join(
+        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
+    )
+    text = text.replace(str(rook_workspace.root), "<ws>")
+    assert "[redacted:AGENT_KEY] (do not share)" in text, "the second event is recorded, masked"
+    for i in range(len(secret) - 5):
+        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -435,13 +435,34 @@ def _response_details(reply: Reply) -> dict[str, Any]:
 def _document(reply: Reply, red: Redactor) -> Any:
     """The response as :func:`document` reads it; raises :class:`StreamError`."""
     doc = document(reply)
-    if isinstance(doc, dict) and isinstance(doc.get("events"), list) and reply.events is not None:
-        # the text events are pieces of one text: a secret split between two is
-        # found only in their join, so each keeps no share of it
-        texts = [i for i, e in enumerate(doc["events"]) if isinstance(e, str)]
-        for i, masked in zip(texts, red.pieces([doc["events"][i] for i in texts]), strict=True):
-            doc["events"][i] = masked
+    if red and isinstance(doc, dict) and isinstance(doc.get("events"), list):
+        if reply.events is not None:
+            _mask_across(doc["events"], red)
     return doc
+
+
+def _mask_across(events: list[Any], red: Redactor) -> None:
+    """Mask, in place, each share of a secret split between events. The strings
+    at one place of the events (the text events themselves; each JSON event's
+    ``delta.text``, ``choices[0].delta.content`` ...) are pieces of one text: a
+    secret split between two is found only in their join, so each keeps no
+    share of it (:meth:`Redactor.pieces`)."""
+    streams: dict[tuple[Any, ...], list[tuple[Any, Any]]] = {}
+    stack: list[tuple[tuple[Any, ...], Any, Any]] = [((), events, i) for i in range(len(events))]
+    stack.reverse()
+    while stack:  # each string with its place in its event, the events in order
+        path, holder, key = stack.pop()
+        value = holder[key]
+        if isinstance(value, str):
+            streams.setdefault(path, []).append((holder, key))
+        elif isinstance(value, (dict, list)):
+            keys = list(value) if isinstance(value, dict) else range(len(value))
+            stack += [((*path, k), value, k) for k in reversed(keys)]
+    for places in streams.values():
+        if len(places) > 1:
+            masked = red.pieces([holder[key] for holder, key in places])
+            for (holder, key), text in zip(places, masked, strict=True):
+                holder[key] = text
 
 
 def _keep_begun(call: HookCall, result: HookResult, reply: Reply, red: Redactor) -> None:
