@@ -1151,6 +1151,29 @@ def test_placeholders_in_the_url_are_encoded_for_where_they_stand(
     assert "rd:(x)" not in json.dumps(execute) and "rd%3A%28x" not in json.dumps(execute)
 
 
+def test_a_secret_base_url_is_redacted_as_written_not_as_httpx_normalises_it(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    # the URL shown (the attempts' record, every message) was httpx's, which writes
+    # the host in lower case (and drops a default port, resolves ./..): the secret
+    # as written was not in it, so all but its case reached the record and the terminal
+    base = agent_server.url.replace("127.0.0.1", "LocalHost")
+    monkeypatch.setenv("BASE_URL", base)
+    entry = {"url": "{{env.BASE_URL}}/no-such-route?g={{goal}}", "body": {"q": "{{goal}}"}}
+    write_profile(rook_workspace, {"execute": {"http": {**entry, "retries": 0}}}, env=("BASE_URL",))
+    rook_workspace.scenario({"id": "s", "goal": "hi there", "criteria": [{"contains": "a"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    url = "[redacted:BASE_URL]/no-such-route?g=hi+there"
+    assert execute["details"]["attempts"][0]["url"] == url
+    assert f"POST {url}" in execute["diagnosis"], execute["diagnosis"]
+    text = r.stdout + r.stderr + "".join(
+        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
+    )
+    assert base.lower() not in text.lower(), "the base URL leaked, in lower case"
+
+
 def test_a_failure_message_never_shows_a_secret(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

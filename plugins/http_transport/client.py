@@ -70,13 +70,17 @@ class Request:
         percent-decoded, so ``redact`` finds the env values in it (``[redacted:NAME]``),
         and then a password or credential parameter written into the URL itself
         (``bob:PW@``, ``?api_key=KEY``) shown as ``[hidden]``, as ``rook profile
-        show`` does."""
+        show`` does. Up to its query, the URL as written, not as httpx sends it
+        (the host in lower case, no default port, ``./`` resolved): a secret base
+        URL (``https://API.Example.com:443``) is found only as written."""
         from rook_core.credentials import mask_url
 
         try:
-            full = str(httpx.URL(self.url).copy_merge_params(self.params))
-        except (httpx.InvalidURL, TypeError, ValueError):
-            full = self.url
+            query = httpx.URL(self.url).copy_merge_params(self.params).query.decode("ascii")
+        except (httpx.InvalidURL, TypeError, ValueError, UnicodeDecodeError):
+            return mask_url(redact(unquote(self.url)), keep=REDACTED_MARK)
+        written = self.url.split("#", 1)[0].split("?", 1)[0]
+        full = f"{written}?{query}" if query else written
         return mask_url(redact(unquote(full)), keep=REDACTED_MARK)
 
 
