@@ -3,6 +3,7 @@ terminal, a diagnosis, a message or the Ruhroh manifest, however they are hidden
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import urllib.parse
 from pathlib import Path
@@ -313,6 +314,70 @@ def test_a_short_secret_never_changes_the_record_s_shape(
     else:
         assert record["turns"][0]["output"] == "said [redacted:SEC]"
         assert value not in record["turns"][0]["evidence"]["note"]  # the agent's text: redacted
+
+
+ROOK_WORD_HOOK = r"""
+#!/usr/bin/env python3
+import json, os, sys
+phase = sys.argv[1]
+if phase == "open":
+    print(json.dumps({"conversation": "c-1"}))
+elif phase == "execute":
+    sys.stdin.read()
+    print(json.dumps({"output": "said " + os.environ["SEC"], "conversation": "c-1",
+                      "calls": [], "usage": {"input": 1, "output": 1}}))
+elif phase == "collect":
+    print(json.dumps({"note": "my_" + os.environ["SEC"]}))
+"""
+
+
+@pytest.mark.parametrize("value", ["conversation", "collected", "scenario", "evidence"])
+def test_a_secret_that_is_one_of_rook_s_own_field_names_never_breaks_the_run(
+    rook_workspace, rook_cli, monkeypatch, value
+):
+    # a value of 8 characters or more was replaced inside every field name holding
+    # it, Rook's own too: the hook's record lost its end_conversation field and the
+    # run stopped with a traceback (HookResult got 'end_[redacted:SEC]'), and the
+    # records written had their keys renamed ("collected", "scenarios" ...)
+    monkeypatch.setenv("SEC", value)
+    ws = rook_workspace
+    ws.script("hook.py", ROOK_WORD_HOOK)
+    ws.profile({"id": "p", "hooks": {p: "scripts/hook.py" for p in ("open", "execute", "collect")},
+                "env": [{"variable": "SEC", "purpose": "a Rook word"}],
+                "capabilities": {"multi_turn": True, "calls": True, "usage": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "said"}, {"max_calls": 3}]})
+    r = rook_cli("run", "--json")
+    assert "Traceback" not in r.stderr and r.exception is None, r.stderr
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    run_id = r.report["run"]["id"]
+    record = ws.record(run_id, "s.1")
+    assert {"end_conversation", "conversation_assigned"} <= set(record["hooks"][0])
+    assert record["turns"][0]["output"] == "said [redacted:SEC]"
+    assert record["turns"][0]["conversation"] == "c-1"
+    assert record["collected"]["evidence"] == {"note": "my_[redacted:SEC]"}  # the agent's text
+    for args in (["runs", "show", run_id], ["report", run_id],
+                 ["run", "--run", run_id, "--phases", "collect,judge", "--json"]):
+        shown = rook_cli(*args)
+        assert shown.exit_code == 0 and "Traceback" not in shown.stderr, (args, shown.stderr)
+    # every field name of Rook's own of 8 characters or more is one the redactor keeps
+    from rook_core.models import HookResult
+    from rook_core.redact import OWN_KEYS
+
+    assert {f.name for f in dataclasses.fields(HookResult) if len(f.name) >= 8} <= OWN_KEYS
+    agent = {"evidence", "data", "collected", "arguments", "usage"}
+
+    def names(x, inside=False):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if not inside and len(k) >= 8:
+                    yield k
+                yield from names(v, inside or k in agent)
+        elif isinstance(x, list):
+            for v in x:
+                yield from names(v, inside)
+
+    written = [json.loads(p.read_text()) for p in ws.run_dir(run_id).rglob("*.json")]
+    assert set(names(written + [r.report])) <= OWN_KEYS
 
 
 def test_a_secret_with_bytes_that_are_not_utf8_is_redacted_as_rook_reads_it(
