@@ -803,6 +803,14 @@ class Redactor:
         become a marker, and what followed it (``\\n5``) would be the beginning
         of no secret any more, left in the clear. The longest beginning at the
         end is masked, with any secret that the cut splits before it."""
+        cut, names = self.tail_cut(text)
+        if not names:
+            return self.text(text)
+        return self.text(text[:cut]) + "".join(f"{MARK}{n}]" for n in names)
+
+    def tail_cut(self, text: str) -> tuple[int, list[str]]:
+        """Where what :meth:`cut_short` masks at the end of ``text`` begins, and
+        the names of the secrets masked there: ``(len(text), [])`` for none."""
         k, name = 0, ""
         lines = [(line, name) for name, parts in self._lines.items() for line in parts]
         for value, owner in self._pairs + lines:
@@ -813,7 +821,7 @@ class Redactor:
                     k, name = n, owner
                     break
         if not k:
-            return self.text(text)
+            return len(text), []
         cut, names = len(text) - k, [name]
         split = True
         while split:  # a secret across the cut: masked whole, before the beginning
@@ -822,7 +830,7 @@ class Redactor:
                 if a < cut < b:
                     cut, split = a, True
                     names = [owner, *(n for n in names if n != owner)]
-        return self.text(text[:cut]) + "".join(f"{MARK}{n}]" for n in names)
+        return cut, names
 
     def data(self, obj: Any) -> Any:
         """A deep copy of ``obj`` with every string redacted, keys too, and every

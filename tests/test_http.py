@@ -652,6 +652,38 @@ def test_a_stream_stopped_by_the_timeout_or_the_cap_keeps_what_it_had_sent(
     assert secret not in rook_workspace.all_run_text(run_id_of(r))
 
 
+@pytest.mark.parametrize("shape", ["text", "json", "chat"])
+def test_a_stream_stopped_in_the_middle_of_a_secret_keeps_no_piece_of_it(
+    rook_cli, rook_workspace, agent_server, monkeypatch, shape
+):
+    # the events read before the hook's timeout were kept as read: the stream
+    # stopped after the first half of the key, which is no secret on its own,
+    # so it reached the record (and, as the text of the events, the report)
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    secret = agent_server.api_key
+    texts = ["hello ", "the key is " + secret[: len(secret) // 2 + 1]]
+    if shape == "chat":
+        agent_server.streams["k"] = b"".join(_chunk(t) for t in texts)
+    else:
+        events = texts if shape == "text" else [json.dumps({"delta": {"text": t}}) for t in texts]
+        agent_server.streams["k"] = b"".join(b"data: " + e.encode() + b"\n\n" for e in events)
+    entry = _stream_entry(agent_server, "k")
+    entry["http"]["url"] = f"{agent_server.url}/stalled/k"
+    entry["timeout_seconds"] = 1
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hello"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] == "timeout", execute
+    response = execute["details"]["http"]["response"]
+    assert "hello " in response and "the key is [redacted:AGENT_KEY]" in response, response
+    text = r.stdout + r.stderr + rook_workspace.all_run_text(run_id_of(r))
+    text = text.replace(str(rook_workspace.root), "<ws>")
+    for i in range(len(secret) - 5):
+        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+
+
 def test_a_stream_cut_off_by_an_interrupt_keeps_what_it_had_sent(
     rook_workspace, agent_server, monkeypatch
 ):

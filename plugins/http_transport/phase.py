@@ -432,21 +432,37 @@ def _response_details(reply: Reply) -> dict[str, Any]:
     return http
 
 
-def _document(reply: Reply, red: Redactor) -> Any:
-    """The response as :func:`document` reads it; raises :class:`StreamError`."""
+def _document(reply: Reply, red: Redactor, stopped: bool = False) -> Any:
+    """The response as :func:`document` reads it; raises :class:`StreamError`.
+    ``stopped``: the stream was cut off (the hook's timeout, the cap), so a
+    secret's beginning at the end of its text is masked too."""
     doc = document(reply)
-    if red and isinstance(doc, dict) and isinstance(doc.get("events"), list):
-        if reply.events is not None:
-            _mask_across(doc["events"], red)
+    if not red or reply.events is None:
+        return doc
+    if isinstance(doc, dict) and isinstance(doc.get("events"), list):
+        _mask_across(doc["events"], red, stopped)
+        if stopped and isinstance(doc.get("text"), str):
+            doc["text"] = red.cut_short(doc["text"])
+    elif stopped:  # an assembled chat answer: each of its texts stopped there
+        stack = [doc]
+        while stack:
+            item = stack.pop()
+            places = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, value in list(places):
+                if isinstance(value, str):
+                    item[key] = red.cut_short(value)
+                elif isinstance(value, (dict, list)):
+                    stack.append(value)
     return doc
 
 
-def _mask_across(events: list[Any], red: Redactor) -> None:
+def _mask_across(events: list[Any], red: Redactor, stopped: bool = False) -> None:
     """Mask, in place, each share of a secret split between events. The strings
     at one place of the events (the text events themselves; each JSON event's
     ``delta.text``, ``choices[0].delta.content`` ...) are pieces of one text: a
     secret split between two is found only in their join, so each keeps no
-    share of it (:meth:`Redactor.pieces`)."""
+    share of it (:meth:`Redactor.pieces`). ``stopped``: the text stops where the
+    stream was cut off, so a secret's beginning at its end is masked too."""
     streams: dict[tuple[Any, ...], list[tuple[Any, Any]]] = {}
     stack: list[tuple[tuple[Any, ...], Any, Any]] = [((), events, i) for i in range(len(events))]
     stack.reverse()
@@ -459,10 +475,33 @@ def _mask_across(events: list[Any], red: Redactor) -> None:
             keys = list(value) if isinstance(value, dict) else range(len(value))
             stack += [((*path, k), value, k) for k in reversed(keys)]
     for places in streams.values():
-        if len(places) > 1:
-            masked = red.pieces([holder[key] for holder, key in places])
-            for (holder, key), text in zip(places, masked, strict=True):
+        texts = [holder[key] for holder, key in places]
+        if stopped:
+            texts = _masked_end(texts, red)
+        if len(places) > 1 or stopped:
+            for (holder, key), text in zip(places, red.pieces(texts), strict=True):
                 holder[key] = text
+
+
+def _masked_end(texts: list[str], red: Redactor) -> list[str]:
+    """``texts``, pieces of one text cut off where it ends, with what
+    :meth:`Redactor.cut_short` masks at its end (a secret's beginning) replaced
+    by the marker in the first piece that holds a share of it, and taken out
+    of the pieces after it."""
+    cut, names = red.tail_cut("".join(texts))
+    if not names:
+        return texts
+    out, start = [], 0
+    for text in texts:
+        end = start + len(text)
+        if end <= cut:
+            out.append(text)
+        elif start <= cut:
+            out.append(text[: cut - start] + "".join(f"{REDACTED_MARK}{n}]" for n in names))
+        else:
+            out.append("")
+        start = end
+    return out
 
 
 def _keep_begun(call: HookCall, result: HookResult, reply: Reply, red: Redactor) -> None:
@@ -473,7 +512,7 @@ def _keep_begun(call: HookCall, result: HookResult, reply: Reply, red: Redactor)
     http = _response_details(reply)
     if reply.events and call.phase != "prepare":
         try:
-            http["response"] = preview(_document(reply, red), RECORD_CHARS, red)
+            http["response"] = preview(_document(reply, red, stopped=True), RECORD_CHARS, red)
         except StreamError:  # an error event: the diagnosis says what it said
             pass
     elif reply.read and not reply.body and call.phase != "prepare":
