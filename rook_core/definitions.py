@@ -627,6 +627,13 @@ def workspace_secret_names(workspace: Path) -> list[str]:
     return _secret_names(sorted((workspace / ROOT / "projects").glob("*/agents/*/profiles/*.yaml")))
 
 
+def profile_secret_names(path: Path) -> list[str]:
+    """The ``env`` variables the profile file ``path`` declares, also when it is
+    not valid YAML (as a run's copy, ``profile.yaml``, redacted as text, may be
+    left: a value that is a word of the file, ``[redacted:SEC]_seconds: 2``)."""
+    return _secret_names([path]) if path.is_file() else []
+
+
 def _secret_names(paths: list[Path]) -> list[str]:
     """The ``env`` variables the profile files ``paths`` declare."""
     from .yamlio import load_yaml

@@ -25,11 +25,9 @@ def secret_names(run_path: Path) -> list[str]:
     values are secrets wherever the run's data is shown again; then those of
     every profile of the workspace, as the run redacted them (its folder may
     hold one)."""
-    from .definitions import agent_secret_names, env_names
-    from .yamlio import load_yaml
+    from .definitions import agent_secret_names, profile_secret_names
 
-    profile = run_path / "profile.yaml"
-    names = env_names(load_yaml(profile, ConfigError) or {}) if profile.is_file() else []
+    names = profile_secret_names(run_path / "profile.yaml")  # also a copy left no YAML
     agent_profiles = run_path.parent.parent / "profiles"  # the run's folder is <agent>/runs/<id>
     return names + judge_secret_names(run_path) + agent_secret_names(agent_profiles)
 

@@ -380,6 +380,30 @@ def test_a_secret_that_is_one_of_rook_s_own_field_names_never_breaks_the_run(
     assert set(names(written + [r.report])) <= OWN_KEYS
 
 
+@pytest.mark.parametrize("value", ["timeout", "script"])
+def test_a_run_whose_profile_copy_a_secret_made_unreadable_is_still_shown(
+    rook_workspace, rook_cli, monkeypatch, value
+):
+    # the run's copy of the profile (profile.yaml) is redacted as text: a value
+    # that is a word of the file ("timeout" in timeout_seconds) leaves it no YAML
+    # ("[redacted:SEC]_seconds: 2"), and rook runs show / rook report of the run
+    # stopped with "not valid YAML" (exit 2) reading it for the variables to redact
+    monkeypatch.setenv("SEC", value)
+    ws = rook_workspace
+    ws.script("echo.sh", ECHO)
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/echo.sh", "timeout_seconds": 30}},
+                "env": [{"variable": "SEC", "purpose": "a word of the profile file"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "said"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    run_id = r.report["run"]["id"]
+    assert "[redacted:SEC]" in (ws.run_dir(run_id) / "profile.yaml").read_text()
+    for args in (["runs", "show", run_id], ["runs", "show", run_id, "--json"], ["report", run_id]):
+        shown = rook_cli(*args)
+        assert shown.exit_code == 0, (args, shown.stdout + shown.stderr)
+        assert "said [redacted:SEC]" in shown.stdout or "passed" in shown.stdout, shown.stdout
+
+
 def test_a_secret_with_bytes_that_are_not_utf8_is_redacted_as_rook_reads_it(
     rook_workspace, rook_cli, monkeypatch
 ):
