@@ -77,7 +77,7 @@ KEEP = frozenset(
     {
         *("prepare", "open", "execute", "close", "collect", "judge"),
         *("passed", "failed", "unverifiable", "error", "stopped", "not_runnable"),
-        *("infra_error", "pending", "ok", "interrupted", "last", "all"),
+        *("infra_error", "pending", "ok", "timeout", "interrupted", "last", "all"),
     }
 )
 """Rook's own words (phases, statuses), never redacted wherever they appear as

@@ -404,6 +404,24 @@ def test_a_run_whose_profile_copy_a_secret_made_unreadable_is_still_shown(
         assert "said [redacted:SEC]" in shown.stdout or "passed" in shown.stdout, shown.stdout
 
 
+def test_a_secret_that_is_a_hook_status_never_changes_the_hook_s_status(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # "timeout", a hook's status, was not among Rook's own words kept whole: the
+    # record of a hook that timed out said "status": "[redacted:SEC]"
+    monkeypatch.setenv("SEC", "timeout")
+    ws = rook_workspace
+    ws.script("slow.sh", "#!/bin/bash\ncat >/dev/null\necho \"$SEC\" >&2\nsleep 30\n")
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/slow.sh", "timeout_seconds": 1}},
+                "env": [{"variable": "SEC", "purpose": "a hook status"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    [hook] = r.report["scenarios"][0]["hooks"]
+    assert hook["status"] == "timeout", hook
+    assert ws.record(r.report["run"]["id"], "s.1")["hooks"][0]["status"] == "timeout"
+
+
 def test_a_secret_with_bytes_that_are_not_utf8_is_redacted_as_rook_reads_it(
     rook_workspace, rook_cli, monkeypatch
 ):
