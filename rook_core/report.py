@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import weakref
@@ -423,7 +424,13 @@ def percent(value: float | None) -> str:
 
 
 def interval(w: list[float] | None) -> str:
-    return "n/a" if not w else f"{w[0] * 100:.0f}–{w[1] * 100:.0f}%"
+    """A Wilson interval in whole percents, rounded outward (its low end down, its high
+    end up), so that what is shown holds the interval: 5 passes of 5 is 56.55–100 %,
+    shown 56–100%, never 57."""
+    if not w:
+        return "n/a"
+    low, high = math.floor(w[0] * 100 + 1e-9), math.ceil(w[1] * 100 - 1e-9)
+    return f"{low}–{high}%"
 
 
 SYMBOL = {

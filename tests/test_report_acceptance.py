@@ -166,7 +166,7 @@ def test_a_run_holding_every_status_gives_the_same_numbers_in_every_report(every
     assert ("3 passed, 2 failed, 1 unverifiable, 2 errors, 1 stopped, 1 not_runnable" in md)
     row = next(ln for ln in md.splitlines() if ln.startswith("| <code>wobbly</code>"))
     lo, hi = wilson(2, 4)
-    assert f"2/4 | 50.0% ({round(lo * 100)}–{round(hi * 100)}%)" in row and "flaky" in row
+    assert f"2/4 | 50.0% ({math.floor(lo * 100)}–{math.ceil(hi * 100)}%)" in row and "flaky" in row
 
     # HTML: the same figures, as text
     page = (out / "r.html").read_text(encoding="utf-8")

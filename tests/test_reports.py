@@ -332,6 +332,27 @@ def test_markdown_and_html_scenario_tables_give_class_and_category(rook_workspac
     assert "functional / happy_path" in page and "safety" in page
 
 
+def test_a_wilson_interval_is_shown_rounded_outward(rook_workspace, rook_cli, tmp_path):
+    """5 passes of 5: the interval is 56.55–100 %; rounded to the nearest it read
+    57–100%, a lower bound higher than the data support. Shown rounded outward, it
+    holds the interval, in the table, Markdown, HTML and rook runs show alike."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "good"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "five", "goal": "g", "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "--repeat", "5", f"--report=markdown:{tmp_path}/r.md",
+                 f"--report=html:{tmp_path}/r.html")
+    assert r.exit_code == 0, r.stderr
+    assert "100.0% (56–100%)" in (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "56–100%" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    shown = rook_cli("runs", "show", "latest")
+    assert "56–100%" in shown.stdout and "57–100%" not in shown.stdout, shown.stdout
+
+
 def test_markdown_run_summary_shows_a_pipe_as_it_is(rook_workspace, rook_cli, tmp_path):
     """A <summary> line is raw HTML, where Markdown escapes are not read: a reason
     holding | showed as \\| there (a table cell needs the backslash, it does not)."""
