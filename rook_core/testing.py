@@ -168,6 +168,21 @@ WORKSPACE_GROUPS = ("profile",)
 """Groups whose every subcommand gets it (``profile add``, ``profile test`` ...)."""
 
 
+class _StderrWritesThrough:
+    """``cli`` for Click 8.1's ``CliRunner.invoke``, with the standard error it
+    provides writing through (its ``main`` is all ``invoke`` calls)."""
+
+    def __init__(self, command: Any) -> None:
+        self.command = command
+        self.name = command.name  # the program name in usage lines
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        import sys
+
+        sys.stderr.reconfigure(write_through=True)  # type: ignore[union-attr]
+        return self.command.main(*args, **kwargs)
+
+
 class RookCli:
     def __init__(self, workspace: Workspace | None) -> None:
         self.workspace = workspace
@@ -197,7 +212,11 @@ class RookCli:
         apart = "mix_stderr" in inspect.signature(CliRunner).parameters
         extra: dict[str, Any] = {"mix_stderr": False} if apart else {}
         runner = CliRunner(**extra)
-        result = runner.invoke(cli, argv, env=env, input=input, catch_exceptions=True)
+        # Click 8.1 also reads standard error without flushing it: what was written
+        # there unflushed (a warning, a plugin's print) would be lost. A real
+        # process's standard error is line-buffered; this one writes through
+        command: Any = _StderrWritesThrough(cli) if apart else cli
+        result = runner.invoke(command, argv, env=env, input=input, catch_exceptions=True)
         exc = result.exception if not isinstance(result.exception, SystemExit) else None
         return CliResult(result.exit_code, result.stdout, result.stderr, exc)
 

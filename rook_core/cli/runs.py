@@ -88,7 +88,9 @@ def _state(s: dict[str, Any]) -> str:
     return state
 
 
-@click.group("runs", invoke_without_command=True)
+# the subcommand is optional (``rook runs`` lists them): Click 8.2+ says so by
+# itself, Click 8.1 would print ``COMMAND`` as if it were required
+@click.group("runs", invoke_without_command=True, subcommand_metavar="[COMMAND] [ARGS]...")
 @workspace_options
 @click.option(
     "--limit",
