@@ -179,7 +179,8 @@ class _StderrWritesThrough:
     def main(self, *args: Any, **kwargs: Any) -> Any:
         import sys
 
-        sys.stderr.reconfigure(write_through=True)  # type: ignore[union-attr]
+        stderr: Any = sys.stderr  # a TextIOWrapper (typed TextIO)
+        stderr.reconfigure(write_through=True)
         return self.command.main(*args, **kwargs)
 
 
