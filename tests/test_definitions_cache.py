@@ -42,7 +42,7 @@ def settle() -> None:
     time.sleep(0.06)
 
 
-def setup(ws: Workspace, goal: str = "aaa") -> None:
+def setup_agent(ws: Workspace, goal: str = "aaa") -> None:
     ws.script("agent.sh", HOOK)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
     ws.scenario({"id": "s1", "goal": goal, "criteria": [{"contains": goal}]}, name="s1")
@@ -72,7 +72,7 @@ def cache(tmp_path: Path) -> Path:
 
 def test_second_run_uses_the_cache_and_edits_are_seen(rook_workspace, cache):
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     proc, validated, report = rook(ws, cache)
     assert proc.returncode == 0, proc.stderr
     assert validated == "True,True"
@@ -109,7 +109,7 @@ def test_second_run_uses_the_cache_and_edits_are_seen(rook_workspace, cache):
 
 def test_profile_edit_and_new_and_deleted_scenarios_are_seen(rook_workspace, cache):
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     assert rook(ws, cache)[0].returncode == 0
     ws.scenario({"id": "s2", "goal": "two", "criteria": [{"contains": "two"}]}, name="s2")
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "concurrency": 2})
@@ -125,7 +125,7 @@ def test_profile_edit_and_new_and_deleted_scenarios_are_seen(rook_workspace, cac
 
 def test_an_invalid_file_is_reported_every_time(rook_workspace, cache):
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     ws.scenario({"id": "bad", "goal": "x", "criteria": [{"nonsense": 1}]}, name="bad")
     settle()
     for _ in range(2):
@@ -139,7 +139,7 @@ def test_a_change_in_the_plugins_revalidates(rook_workspace, cache):
     """The cached scenario uses `contains`; without the plugin that defines it the
     same unchanged file is an error, not a cached success."""
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     assert rook(ws, cache)[0].returncode == 0
     proc, validated, _ = rook(ws, cache, env={"ROOK_DISABLE_PLUGINS": "criteria"})
     assert proc.returncode == 2, proc.stderr
@@ -197,7 +197,7 @@ def test_an_edit_of_a_transport_plugins_code_revalidates_its_profiles(
     from rook_core.testing import make_distribution
 
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     ws.profile({"id": "p", "hooks": {"execute": {"picky": "loud"}}})
     site = make_distribution(
         tmp_path / "site", "rook-picky", {"picky": "rook_picky"}, {"rook_picky.py": PICKY}
@@ -224,7 +224,7 @@ def test_two_installs_sharing_the_cache_keep_their_own_entries(rook_workspace, c
     from rook_core.testing import make_distribution
 
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     site = make_distribution(
         tmp_path / "site", "rook-extra", {"extra": "rook_extra"}, {"rook_extra.py": EXTRA}
     )
@@ -241,7 +241,7 @@ def test_two_installs_sharing_the_cache_keep_their_own_entries(rook_workspace, c
 
 def test_corrupt_untrusted_or_disabled_cache_is_not_used(rook_workspace, cache):
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     assert rook(ws, cache)[0].returncode == 0
     for f in cache.iterdir():
         f.write_bytes(b"\x80\x04not a pickle")
@@ -265,7 +265,7 @@ def test_corrupt_untrusted_or_disabled_cache_is_not_used(rook_workspace, cache):
 
 def test_unwritable_cache_dir_still_runs(rook_workspace, tmp_path):
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("x")
     proc, validated, report = rook(ws, blocked / "cache")
@@ -275,7 +275,7 @@ def test_unwritable_cache_dir_still_runs(rook_workspace, tmp_path):
 
 def test_entries_not_written_for_30_days_are_pruned(rook_workspace, cache):
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     old, recent = cache / "scenarios-gone", cache / "profile-recent"
     for f in (old, recent):
         f.write_bytes(b"x")
@@ -292,7 +292,7 @@ def test_without_a_home_the_cache_never_lands_in_the_current_directory(rook_work
     an arbitrary user), never puts the cache into the directory Rook runs in
     (the workspace, in CI): ``./rel/rook`` or a literal ``./~/.cache/rook``."""
     ws = rook_workspace
-    setup(ws)
+    setup_agent(ws)
     env = {k: v for k, v in os.environ.items() if k not in ("ROOK_CACHE_DIR", "HOME")}
     argv = [sys.executable, "-m", "rook_core", "run", "--json"]
     proc = subprocess.run(argv, cwd=ws.root, capture_output=True, text=True,

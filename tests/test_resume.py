@@ -44,7 +44,7 @@ print(json.dumps({{"output": json.dumps({{"pass": True, "reason": "fine"}})}}))
 """
 
 
-def setup(ws, d, phases, judge=False):
+def setup_agent(ws, d, phases, judge=False):
     d.mkdir(exist_ok=True)
     ws.script("agent.sh", AGENT.format(d=d))
     ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in phases},
@@ -94,7 +94,7 @@ def log(d):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_a_cut_in_turn_2_resumes_at_turn_2(rook_workspace, tmp_path, sig):
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("open", "execute", "close"))
+    setup_agent(rook_workspace, d, ("open", "execute", "close"))
     rook_workspace.scenario({"id": "s", "turns": ["t1", "t2", "t3"], "criteria": [{"contains": "ok"}]})
     (d / "block-execute:2").touch()
     run_id = cut(rook_workspace, d, sig)
@@ -112,7 +112,7 @@ def test_a_signal_in_prepare_close_or_collect_resumes_at_that_phase(rook_workspa
     attempt, and the resume does that phase again and what follows it, nothing before."""
     d = tmp_path / "d"
     phases = ("prepare", "open", "execute", "close", "collect")
-    setup(rook_workspace, d, phases)
+    setup_agent(rook_workspace, d, phases)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / f"block-{blocked}").touch()
     proc = subprocess.Popen(rook(rook_workspace), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -209,7 +209,7 @@ def test_a_judge_hook_interrupted_is_in_the_interrupted_attempt(rook_workspace, 
     """SIGINT while the judge profile's execute hook ran: the scenario record's
     interrupted attempt had an empty hook list; it names the judge's hook."""
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("execute",), judge=True)
+    setup_agent(rook_workspace, d, ("execute",), judge=True)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
     (d / "block-judge").touch()
     run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader")
@@ -226,7 +226,7 @@ def test_a_judge_prepare_hook_interrupted_is_recorded_where_its_prepare_goes(roo
     """SIGINT while the judge profile's prepare hook ran: it was recorded nowhere
     (no judge/prepare.json); it is, as the agent's prepare is (prepare.json)."""
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("execute",), judge=True)
+    setup_agent(rook_workspace, d, ("execute",), judge=True)
     rook_workspace.script("judge.py", JUDGE.format(d=d).replace(
         'if sys.argv[1] != "execute":',
         'if sys.argv[1] == "prepare" and not os.path.exists(D + "/fast-now"):\n'
@@ -348,7 +348,7 @@ def test_a_cut_while_the_judge_profile_judges_never_asks_the_agent_again(
     rook_workspace, tmp_path, phases
 ):
     d = tmp_path / "d"
-    setup(rook_workspace, d, phases, judge=True)
+    setup_agent(rook_workspace, d, phases, judge=True)
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
     (d / "block-judge").touch()
     run_id = cut(rook_workspace, d, signal.SIGKILL, "--judge-profile", "grader")
@@ -394,7 +394,7 @@ def test_a_cut_while_a_command_criterion_or_a_plugin_judge_runs_never_asks_the_a
     rook_workspace, tmp_path, monkeypatch, phases, criterion
 ):
     d = tmp_path / "d"
-    setup(rook_workspace, d, phases)
+    setup_agent(rook_workspace, d, phases)
     if criterion == "command":
         check = rook_workspace.script("check.sh", f"""
             #!/bin/bash
@@ -420,7 +420,7 @@ def test_a_cut_while_a_command_criterion_or_a_plugin_judge_runs_never_asks_the_a
 @pytest.mark.parametrize("broken", ["open", "execute:1"])
 def test_a_split_run_still_closes_after_a_failure(rook_workspace, tmp_path, broken):
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("open", "execute", "close"))
+    setup_agent(rook_workspace, d, ("open", "execute", "close"))
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / f"fail-{broken}").touch()
     first = subprocess.run(rook(rook_workspace, "--phases", "prepare,open,execute"),
@@ -437,7 +437,7 @@ def test_a_pending_runs_reason_says_what_is_still_to_run_after_a_partial_resume(
     """An interrupted scenario run resumed by a prefix of the phases is no longer
     interrupted: its reason says what is still to run, never the stale 'interrupted'."""
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("open", "execute", "close"))
+    setup_agent(rook_workspace, d, ("open", "execute", "close"))
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / "block-execute:1").touch()
     run_id = cut(rook_workspace, d, signal.SIGTERM)
@@ -453,7 +453,7 @@ def test_a_scenario_run_a_suffix_cannot_go_on_with_says_which_phases_must_run_fi
     other has not: the first goes on, the second stays pending, its reason (in
     the report and the record) naming the phase that must run first."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ("open", "execute", "close"))
+    setup_agent(ws, d, ("open", "execute", "close"))
     for sid in ("a", "b"):
         ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
     first = subprocess.run(rook(ws, "--phases", "prepare,open,execute"),
@@ -563,7 +563,7 @@ def test_a_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_workspace
     timeout, so rook run --run ID (under the run's lock, owning its scenario
     runs) kills it, and says so."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ["execute"])
+    setup_agent(ws, d, ["execute"])
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / "block-execute:1").touch()
     hung = kill_rook_while_a_hook_hangs(ws, d)
@@ -588,7 +588,7 @@ def test_a_judge_hook_left_running_by_a_killed_rook_is_killed_on_resume(rook_wor
     """The same for the judge profile's hook: rook run SIGKILLed while the judge
     hangs; the resume owns the scenario run, so it kills its judge too."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ["execute"], judge=True)
+    setup_agent(ws, d, ["execute"], judge=True)
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"rubric": "is fine"}]})
     (d / "block-judge").touch()
     hung = kill_rook_while_a_hook_hangs(ws, d, "--judge-profile", "grader")
@@ -604,7 +604,7 @@ def test_a_command_criterion_left_running_by_a_killed_rook_is_killed_on_resume(r
     no ROOK_* variable to be found by) kept running, and rook run --run ID
     started it again beside it. The resume now kills it, as it kills a hook."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ["execute"])
+    setup_agent(ws, d, ["execute"])
     check = ws.script("check.sh", f"""
         #!/bin/bash
         echo started >> {d}/checks
@@ -688,7 +688,7 @@ def seconds_everywhere(ws, run_id, junit):
 def test_a_split_runs_seconds_leave_out_the_time_between_its_invocations(rook_workspace, tmp_path,
                                                                         collect):
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ("prepare", "open", "execute", "close", "collect")[: 5 if collect else 4])
+    setup_agent(ws, d, ("prepare", "open", "execute", "close", "collect")[: 5 if collect else 4])
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
                            capture_output=True, text=True, timeout=60)
@@ -709,7 +709,7 @@ def test_a_split_runs_seconds_leave_out_the_time_between_its_invocations(rook_wo
 def test_a_resumed_runs_seconds_leave_out_the_time_it_was_not_running(rook_workspace, tmp_path,
                                                                      sig):
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ("open", "execute"))
+    setup_agent(ws, d, ("open", "execute"))
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / "block-execute:1").touch()
     run_id = cut(ws, d, sig)
@@ -725,7 +725,7 @@ def test_a_record_written_without_its_seconds_still_reports_and_resumes(rook_wor
     """A record from before Rook kept a scenario run's seconds: its first
     invocation counts from its first hook to its end, as it was reported then."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ("prepare", "open", "execute", "close", "collect"))
+    setup_agent(ws, d, ("prepare", "open", "execute", "close", "collect"))
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
                            capture_output=True, text=True, timeout=60)
@@ -749,7 +749,7 @@ def test_a_scenario_edited_between_two_invocations_says_what_judged_it(rook_work
     collect,judge: the verdicts were of the new ones, the record listed the old
     ones and their content hash, without a word."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ["execute"])
+    setup_agent(ws, d, ["execute"])
     ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
     first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
                            capture_output=True, text=True, timeout=120)
@@ -772,7 +772,7 @@ def test_a_profile_edited_between_two_invocations_is_warned_of(rook_workspace, t
     collect,judge: the resume used the file as it is now, and runs/ID/profile.yaml
     (the copy of the profile the run started with) kept the old text, without a word."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ["execute", "collect"])
+    setup_agent(ws, d, ["execute", "collect"])
     ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
 
     def split_run(edit):
@@ -801,7 +801,7 @@ def test_a_scenario_removed_after_the_run_started_does_not_strand_the_others(
     could not be finished at all, not even the others with --only, whose evidence
     was left unjudged."""
     ws, d = rook_workspace, tmp_path / "d"
-    setup(ws, d, ["execute"])
+    setup_agent(ws, d, ["execute"])
     for sid in ("s", "t"):
         ws.scenario({"id": sid, "goal": sid, "criteria": [{"contains": "ok"}]})
     first = subprocess.run(rook(ws, "--phases", "prepare,open,execute,close"),
@@ -931,7 +931,7 @@ def test_a_shard_cut_off_names_the_command_that_finishes_it(rook_workspace, tmp_
     """The reason stored for a scenario run cut off said 'rook run --run ID', with ID
     left as it is, and no --shard, which a shard not merged yet needs."""
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("open", "execute", "close"))
+    setup_agent(rook_workspace, d, ("open", "execute", "close"))
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / "block-execute:1").touch()
     run_id = cut(rook_workspace, d, signal.SIGINT, "--shard", "1/1", "--run-name", "ci")
@@ -1007,7 +1007,7 @@ def test_the_stored_reason_of_a_run_cut_off_names_where_it_was_found(tmp_path, m
     ws = Workspace(tmp_path / f"ws-{secret}", project="demo", agent="a2")
     Workspace(ws.root, project="demo", agent="a1")  # --agent is needed to pick a2
     d = tmp_path / "d"
-    setup(ws, d, ("open", "execute", "close"))
+    setup_agent(ws, d, ("open", "execute", "close"))
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
                 "env": [{"variable": "CUT_KEY", "purpose": "a secret"}]})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
@@ -1044,7 +1044,7 @@ def test_a_run_killed_keeps_the_definitions_it_planned_for_rook_diff(rook_worksp
     content hash for them (their stand-ins named only the scenario), so rook diff
     against it lost 'changed definition' for exactly those, resumed or not."""
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("open", "execute", "close"))
+    setup_agent(rook_workspace, d, ("open", "execute", "close"))
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
                             "concurrency": 1})
     for sid in ("s", "t"):
@@ -1079,7 +1079,7 @@ def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_r
     off, rook run said 'finish it with: rook run --run ID' and rook runs show added
     '--phases open,execute,close,collect,judge': it prints what rook run printed."""
     d = tmp_path / "d"
-    setup(rook_workspace, d, ("open", "execute", "close"))
+    setup_agent(rook_workspace, d, ("open", "execute", "close"))
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     (d / "block-execute:1").touch()
     proc = subprocess.Popen(rook(rook_workspace), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
