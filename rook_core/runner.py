@@ -136,6 +136,9 @@ class RunOutcome:
     report_errors: list[str] = field(default_factory=list)
     """Why each ``--report`` that could not be written at the end failed (said on
     standard error already; the exit code is then at least 1)."""
+    stopped: bool = False
+    """The executor stopped the run (:class:`RunStopped`): the command that finishes
+    it is said on standard error already."""
 
 
 def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> str:
@@ -748,4 +751,7 @@ def _execute(
         code = code or 1
     if failed and not code:  # everything passed, but not everything asked for was done
         code = 1
-    return RunOutcome(report, code, run_dir.path, redactor, interrupted, list(failed.values()))
+    stopped = bool(invocation.get("stopped")) and not interrupted
+    return RunOutcome(
+        report, code, run_dir.path, redactor, interrupted, list(failed.values()), stopped
+    )

@@ -922,6 +922,7 @@ def test_every_worker_gone_for_good_stops_the_run_instead_of_waiting_forever(
     assert "every Dask worker left the scheduler and none joined again" in r.stderr, r.stderr
     assert "is kept as it stands" in r.stderr, r.stderr
     assert "delete its folder" not in r.stderr, r.stderr  # a scenario run is recorded in it
+    assert r.stderr.count("rook run --run ") == 1, r.stderr  # the command that finishes it, once
     assert "Traceback" not in r.stderr
     # --json prints the one report all the same: what was recorded, the rest pending
     assert r.statuses() == {"a-doomed": "infra_error", "b-later": "pending"}, r.stdout
@@ -1074,5 +1075,8 @@ def test_a_cluster_with_no_worker_stops_the_run_with_its_report(
     assert f"rook: run {run_id} is kept as it stands; once that is fixed, finish it with: " \
         f"rook run --run {run_id}" in r.stderr, r.stderr
     assert "or delete its folder" in r.stderr, r.stderr  # nothing else is in it
+    # the command that finishes it, once: the CLI's own "resume with: rook run --run ID
+    # --phases open,execute,close,collect,judge" followed it, a second, different one
+    assert r.stderr.count(f"rook run --run {run_id}") == 1, r.stderr
     assert r.statuses() == {"s": "pending"}, r.stdout
     assert r.report["run"]["id"] == run_id

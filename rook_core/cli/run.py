@@ -242,7 +242,7 @@ def run_command(
                 f"finish it with: rook run --run {run_id}{where}",
                 err=True,
             )
-        elif report["summary"].get("pending"):
+        elif report["summary"].get("pending") and not outcome.stopped:  # else said: once
             click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}{where}", err=True)
         elif continued and not recorded_now:
             click.echo(
