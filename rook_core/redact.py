@@ -44,33 +44,35 @@ OWN_KEYS = frozenset(
     """
     acceptance_criteria after_turn agent_reply agent_script also_flaky answered_text
     arguments artifacts assignment attempts author_command author_from base_url
-    by_scenario call_order calls_by_turn capabilities capability classname collected
-    command_code compiled complete completion concurrency connector connectors contains
-    content_hash content_hashes content_type continuity conversation conversation_added
-    conversation_assigned conversation_ended cost_usd coverage criteria cwd_path
-    declared definitions descriptions diagnosis distribution earlier_turns
-    end_conversation environment evidence executor_error executors existing exit_code
-    expectation failures findings finish_reason forbidden function generated_text
-    header_rejected hook_env http_error http_status in_progress incomplete
-    infra_attempts infra_error infra_failure interrupted interrupted_attempts
-    invocations iteration iteration_limit iterations judge_profile last_phase_end
-    llm_judge location max_calls max_cost max_iterations max_iterations_reached max_runs
-    max_seconds max_tokens memory_only messages min_pass_rate min_score missing_variable
-    multi_turn no_answer no_conversation no_handle not_called not_contains not_equals
-    not_found not_json not_matches not_runnable not_sent observed operation optimistic
-    pass_all pass_any pass_rate phases_done prepare_done prepare_rerun problems projects
-    properties provider question rate_text recorded records_seen regressed repeat_count
+    by_scenario call_order calls_by_turn capabilities capability category classname
+    collected command_code compiled complete completion concurrency connector connectors
+    contains content_hash content_hashes content_type continuity conversation
+    conversation_added conversation_assigned conversation_ended cost_usd coverage
+    criteria cwd_path declared definitions descriptions diagnosis distribution
+    earlier_turns end_conversation environment evidence excluded executor_error
+    executors existing exit_code expectation failures feature_id findings finish_reason
+    forbidden function generated_text header_rejected hook_env http_error http_status
+    in_progress incomplete infra_attempts infra_error infra_failure interrupted
+    interrupted_attempts invocations iteration iteration_limit iterations judge_profile
+    last_phase_end llm_judge location max_calls max_cost max_iterations
+    max_iterations_reached max_runs max_seconds max_tokens max_turns memory_only
+    messages min_pass_rate min_score missing_variable multi_turn no_answer
+    no_conversation no_handle not_called not_contains not_equals not_found not_json
+    not_matches not_runnable not_sent observed operation optimistic pass_all pass_any
+    pass_rate phases_done prepare_done prepare_rerun problems projects properties
+    provider question rate_text recorded records_seen regressed repeat_count
     repeat_index reporters required requires_call response retry_after rook_version
     rook_versions runtime_failure scenario scenario_lost scenario_saved scenarios
-    scenarios_seen scheduler scheduler_file show_all state_set_aside statuses
-    summary_version timed_out timeout_seconds timestamp tool_calls transcript transport
-    transports truncated unchanged unclaimed unjoined_shards unmerged_shards unreachable
-    unverifiable unverified usage_at_least variable verify_tls wait_seconds warnings
-    workspace workspace_template_path
+    scenarios_seen scheduler scheduler_file setup_messages show_all state_set_aside
+    statuses summary_version timed_out timeout_seconds timestamp tool_calls transcript
+    transport transports truncated unchanged unclaimed unjoined_shards unmerged_shards
+    unreachable unverifiable unverified usage_at_least variable verify_tls wait_seconds
+    warnings workspace workspace_template_path
     """.split()
 )
 """Rook's own field names of :data:`KEY_MIN` characters or more (a hook's
-record's ``end_conversation``, a scenario run's ``collected``), never redacted
+record's ``end_conversation``, a scenario run's ``collected``, a scenario's
+``category`` in its record's and the report's ``extra``), never redacted
 as keys: a secret that is one of them, or inside one (``conversation``), would
 rename the field and break the record's shape (redacted where it is a value)."""
 KEEP = frozenset(

@@ -380,6 +380,37 @@ def test_a_secret_that_is_one_of_rook_s_own_field_names_never_breaks_the_run(
     assert set(names(written + [r.report])) <= OWN_KEYS
 
 
+@pytest.mark.parametrize("value", ["category", "feature_id"])
+def test_a_secret_that_is_a_scenario_s_field_name_keeps_the_scenario_s_category(
+    rook_workspace, rook_cli, monkeypatch, value
+):
+    # a scenario's own fields (class, category, feature_id ...) are field names of the
+    # records and reports too (the scenario's ``extra``, the report's per-scenario
+    # statistics), but were not among OWN_KEYS: a secret "category" renamed the field
+    # ("[redacted:SEC]": "billing"), and the reports lost the scenario's category
+    monkeypatch.setenv("SEC", value)
+    ws = rook_workspace
+    ws.script("echo.sh", ECHO)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "SEC", "purpose": "a scenario field's name"}]})
+    ws.scenario({"id": "s", "goal": "g", "class": "core", "category": "billing",
+                 "feature_id": "F-1", "criteria": [{"contains": "said"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    extra = {"class": "core", "category": "billing", "feature_id": "F-1"}
+    assert r.report["scenarios"][0]["extra"] == extra
+    assert ws.record(r.report["run"]["id"], "s.1")["scenario"]["extra"] == extra
+    [stats] = r.report["summary"]["by_scenario"]
+    assert (stats["category"], stats["feature_id"]) == ("billing", "F-1")
+    # every field name of a scenario's of 8 characters or more is one the redactor keeps
+    from rook_core import scenario
+    from rook_core import stats as rook_stats
+    from rook_core.redact import OWN_KEYS
+
+    names = {*scenario.PUBLIC_KEYS, *scenario.EXTRA_KEYS, *rook_stats.EXTRA_KEYS}
+    assert {k for k in names if len(k) >= 8} <= OWN_KEYS
+
+
 @pytest.mark.parametrize("value", ["timeout", "script"])
 def test_a_run_whose_profile_copy_a_secret_made_unreadable_is_still_shown(
     rook_workspace, rook_cli, monkeypatch, value
