@@ -858,6 +858,35 @@ def test_a_secret_split_between_two_json_stream_events_leaves_no_piece_behind(
         assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
 
 
+def test_a_handle_from_json_stream_events_holding_a_secret_is_sent_on_as_it_came(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    # JSON events' strings were redacted before the handle was read from them: a
+    # conversation handle holding an env value (a PIN inside a dated id) came out as
+    # conv-[redacted:PIN]-77 and was sent so to the next hook, where a plain JSON
+    # answer's handle is sent on as it came (the record keeps it redacted)
+    monkeypatch.setenv("PIN", "7331")
+    handle = "conv-7331-77"
+    events = [{"conversation_id": handle, "delta": {"text": t}} for t in ("Hel", "lo")]
+    agent_server.streams["opened"] = (
+        b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        + b"data: [DONE]\n\n"
+    )
+    opened = _stream_entry(agent_server, "opened")
+    opened["http"]["extract"] = {"conversation": "events[0].conversation_id"}
+    execute = {"http": {"url": f"{agent_server.url}/echo", "retries": 0,
+                        "body": {"conv": "{{conversation}}", "q": "{{goal}}"},
+                        "extract": {"output": "received.q"}}}
+    write_profile(rook_workspace, {"open": opened, "execute": execute}, env=("PIN",))
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    sent = [q["json"]["conv"] for q in agent_server.requests if q["path"] == "/echo"]
+    assert sent == [handle], sent
+    record = rook_workspace.record(r.report["run"]["id"], "s.1")
+    assert record["conversation"] == "conv-[redacted:PIN]-77"  # on disk: redacted
+
+
 def test_a_path_that_finds_nothing_fails_the_hook_and_shows_the_response(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

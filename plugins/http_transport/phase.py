@@ -475,12 +475,17 @@ def _mask_across(events: list[Any], red: Redactor, stopped: bool = False) -> Non
             keys = list(value) if isinstance(value, dict) else range(len(value))
             stack += [((*path, k), value, k) for k in reversed(keys)]
     for places in streams.values():
-        texts = [holder[key] for holder, key in places]
-        if stopped:
-            texts = _masked_end(texts, red)
+        came = [holder[key] for holder, key in places]
+        texts = _masked_end(came, red) if stopped else came
         if len(places) > 1 or stopped:
-            for (holder, key), text in zip(places, red.pieces(texts), strict=True):
-                holder[key] = text
+            for (holder, key), was, text, masked in zip(
+                places, came, texts, red.pieces(texts), strict=True
+            ):
+                # a secret whole in one string is left to the record's redaction, as in
+                # a plain JSON answer: what is read from it (a conversation handle, a
+                # saved value) is sent on as it came within the run
+                if masked != was and (text != was or masked != red.text(was)):
+                    holder[key] = masked
 
 
 def _masked_end(texts: list[str], red: Redactor) -> list[str]:
