@@ -15,7 +15,8 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
 Turn outputs, calls, usage and other evidence go to ``<system-out>``, each turn cut to its share
-(of ~20,000 characters a test case, less past 500 of them: ``text_share``). With a ``--min-pass-rate``
+(of ~20,000 characters a test case, less past 500 of them: ``text_share``, and past
+:data:`FILE_BYTES` written). With a ``--min-pass-rate``
 gate, the suite's properties carry its verdict (``gate``: ``met``,
 ``missed``, or ``unverifiable`` when no run was decided); the testcases still hold every run's own result.
 
@@ -55,6 +56,13 @@ ERRORS = ("error", "stopped", "infra_error")
 """Statuses written as ``<error>``: the run did not get a fair verdict."""
 _INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff" + BIDI + "]"
 TEXT_LIMIT = 20_000
+FILE_BYTES = 25_000_000
+"""A JUnit file's size at most, as written (GitLab reads no JUnit file over 30 MB):
+a test case holds several texts (its failure, a system-out of twice the share, a
+system-err), escaped (``<`` is ``&lt;``) in UTF-8 (``日`` takes three bytes), so
+past its share of what is left of it a test case's texts are cut further."""
+LEAST = 200
+"""The characters a test case's text keeps however many there are."""
 
 
 @functools.cache
@@ -157,7 +165,7 @@ def testcase(report: dict[str, Any], entry: dict[str, Any], limit: int = TEXT_LI
         },
     )
     status = entry["status"]
-    message = clean(entry.get("reason") or status, 2000)
+    message = clean(entry.get("reason") or status, min(2000, limit))
     if status == "failed":
         ET.SubElement(case, "failure", {"message": message, "type": "failed"}).text = clean(
             _details(entry), limit
@@ -168,7 +176,9 @@ def testcase(report: dict[str, Any], entry: dict[str, Any], limit: int = TEXT_LI
         )
     elif status != "passed":
         ET.SubElement(
-            case, "skipped", {"message": clean(f"{status}: {entry.get('reason', '')}", 2000)}
+            case,
+            "skipped",
+            {"message": clean(f"{status}: {entry.get('reason', '')}", min(2000, limit))},
         )
     out = _system_out(entry, limit)
     if out:  # already cut, turn by turn (an escape, longer than its character, cuts nothing)
@@ -289,11 +299,34 @@ def document(report: dict[str, Any]) -> ET.Element:
     (:func:`iter_xml` writes the same text one testcase at a time)."""
     entries = report["scenarios"]
     root, suite = _skeleton(report, _counts(entries))
-    limit = text_share(len(entries), TEXT_LIMIT)
-    for entry in entries:
-        suite.append(testcase(report, entry, limit))
+    for case, _ in _cases(report):
+        suite.append(case)
     _close(suite)
     return root
+
+
+def _cases(report: dict[str, Any]) -> Iterator[tuple[ET.Element, str]]:
+    """Each scenario run's test case (indented as in the file) and its text, each
+    cut to its share of the texts (:func:`~rook_core.report.text_share`), and
+    further to its share of what is left of :data:`FILE_BYTES`."""
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
+    entries = report["scenarios"]
+    limit = text_share(len(entries), TEXT_LIMIT)
+    size = 0
+    for n, entry in enumerate(entries):
+        room = (FILE_BYTES - size) // (len(entries) - n)
+        cut = limit
+        while True:
+            case = testcase(report, entry, cut)
+            ET.indent(case, space="  ", level=2)
+            text = tostring(case)
+            used = len(text.encode("utf-8"))
+            if used <= room or cut <= LEAST:
+                break
+            cut = max(LEAST, cut * max(room, 0) // used * 9 // 10)  # texts shrink with it
+        size += used
+        yield case, text
 
 
 def iter_xml(report: dict[str, Any]) -> Iterator[str]:
@@ -317,11 +350,8 @@ def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     before, after = tostring(root).split(f"<{PLACEHOLDER} />")
     yield before
     between = "\n" + "  " * 2
-    limit = text_share(len(entries), TEXT_LIMIT)
-    for n, entry in enumerate(entries):
-        case = testcase(report, entry, limit)
-        ET.indent(case, space="  ", level=2)
-        yield (between if n else "") + tostring(case)
+    for n, (_, text) in enumerate(_cases(report)):
+        yield (between if n else "") + text
     yield after + "\n"
 
 

@@ -205,6 +205,37 @@ def test_junit_file_of_many_long_runs_stays_under_gitlabs_limit(tmp_path):
     assert out.count("o") > 9_000
 
 
+@pytest.mark.parametrize("char", ["o", "<", "日"])
+def test_junit_file_of_many_long_runs_stays_under_gitlabs_limit_whatever_they_say(
+    tmp_path, char
+):
+    """The share of 10,000,000 characters was each text's, and a test case has
+    several (the failure, a system-out of twice the share, a system-err), written
+    escaped (``<`` is ``&lt;``) in UTF-8 (``日`` three bytes): 2,000 failed runs of
+    two long turns made 33 MB, of HTML-like answers 130 MB, of Japanese ones 98 MB,
+    none of which GitLab reads (30 MB)."""
+    from rook_plugins.report_junit import write_junit
+
+    from rook_core.report import summarize
+
+    long = char * 30_000
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
+             "reason": char * 3000, "seconds": 1.5,
+             "turns": [{"turn": t, "input": long, "output": long, "calls": None} for t in (1, 2)],
+             "criteria": [{"type": "contains", "status": "failed", "reason": long}],
+             "hooks": [{"phase": "execute", "status": "failed", "diagnosis": long}],
+             "warnings": [long], "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"s{i}"} for i in range(2000)]
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    write_junit(report, tmp_path / "r.xml")
+    assert (tmp_path / "r.xml").stat().st_size < 30 * 1000 * 1000
+    cases = ET.parse(tmp_path / "r.xml").getroot().findall("./testsuite/testcase")
+    assert len(cases) == 2000
+    first, last = (c.find("system-out").text for c in (cases[0], cases[-1]))
+    assert char * 100 in first and char * 100 in last  # every case keeps some of its texts
+
+
 def test_junit_has_the_shape_the_strict_junit_schemas_ask_for(mixed):
     # The file only parsed: the run id as the suite's id (an integer in the
     # schemas), no timestamp, hostname or package, and a skipped count on
