@@ -142,8 +142,8 @@ def _pgid(pid: int) -> int | None:
 async def _terminate_group(
     pid: int, child: _Child, grace: float, marker: Mapping[str, str] | None
 ) -> list[str]:
-    """SIGTERM the group (and SIGCONT, so that a stopped process gets it) and
-    every escaped descendant, give them ``grace`` seconds, then SIGKILL whatever
+    """SIGTERM the group and every escaped descendant (then SIGCONT, so that a
+    stopped process gets it), give them ``grace`` seconds, then SIGKILL whatever
     is left (including adopted orphans that carry the hook's marker)."""
     notes = []
     pgid = pid
@@ -153,6 +153,7 @@ async def _terminate_group(
         _killpg(pgid, signal.SIGCONT)  # as systemd does: a stopped process can act on it
     for p in _kill_pids(escaped, signal.SIGTERM):
         notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
+    _kill_pids(escaped, signal.SIGCONT)  # those too: a stopped one can act on it
     await child.wait_exited(grace)
     if group_alive(pgid) and _killpg(pgid, signal.SIGKILL):
         notes.append(f"sent SIGKILL to process group {pgid}")

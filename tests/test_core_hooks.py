@@ -1095,6 +1095,26 @@ def test_a_hook_stopped_by_sigstop_is_said_stopped_and_can_clean_up(rook_workspa
     assert cleaned.read_text() == "yes\n"
 
 
+def test_a_stopped_process_that_left_the_hook_s_group_can_clean_up_too(
+    rook_workspace, rook_cli, tmp_path
+):
+    """The SIGCONT after the SIGTERM went to the hook's process group only: a
+    stopped descendant that had left it (setsid) kept its SIGTERM pending until
+    the SIGKILL, and its trap never ran."""
+    cleaned = tmp_path / "cleaned"
+    ws = rook_workspace
+    ws.script("h.sh", f"""#!/bin/bash
+setsid bash -c 'trap "echo yes > {cleaned}; exit 0" TERM; kill -STOP $$; sleep 30' &
+sleep 30
+""")
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/h.sh", "timeout_seconds": 1}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    hook = r.report["scenarios"][0]["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    assert cleaned.read_text() == "yes\n"
+
+
 @pytest.mark.parametrize("run_bit", [True, False], ids=["executable", "by-extension"])
 def test_a_bash_hook_whose_read_meets_the_goals_end_under_set_e_is_told_so(
     rook_workspace, rook_cli, run_bit
