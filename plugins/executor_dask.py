@@ -74,6 +74,22 @@ def _ship_limit() -> int:
     return int(value * 1024 * 1024)
 
 
+def _worker_wait() -> float:
+    """How long a run waits for a first worker, or for one to join again when every
+    worker has left (``ROOK_DASK_WORKER_WAIT``, seconds; an autoscaled cluster may
+    need longer than the default)."""
+    raw = os.environ.get("ROOK_DASK_WORKER_WAIT", "").strip()
+    if not raw:
+        return WORKER_WAIT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"ROOK_DASK_WORKER_WAIT={raw}: must be a number of seconds") from None
+    if not 0 < value < math.inf:
+        raise ConfigError(f"ROOK_DASK_WORKER_WAIT={raw}: must be a number of seconds above 0")
+    return value
+
+
 def _scheduler_file(address: str) -> bool:
     return "://" not in address and (address.endswith(".json") or "/" in address)
 
@@ -400,17 +416,18 @@ class _Session:
         self.probe: Path | None = None
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
-        """Set when every worker left and none joined within WORKER_WAIT: why the run stops."""
+        """Set when every worker left and none joined in time: why the run stops."""
 
     # -- setting up --------------------------------------------------------
 
     async def setup(self, work: list[Any]) -> None:
         self.client.subscribe_topic(self.topic, self._on_event)
         try:
-            await self.client.wait_for_workers(1, timeout=WORKER_WAIT)
+            await self.client.wait_for_workers(1, timeout=_worker_wait())
         except (asyncio.TimeoutError, TimeoutError):
             raise RunStopped(
-                f"--executor dask: no Dask worker joined the scheduler within {WORKER_WAIT:g} s"
+                f"--executor dask: no Dask worker joined the scheduler within "
+                f"{_worker_wait():g} s (ROOK_DASK_WORKER_WAIT)"
             ) from None
         e = self.engine
         ws = e.agent.workspace
@@ -508,11 +525,13 @@ class _Session:
 
     async def watch_workers(self) -> None:
         """Once per run, beside the scenario runs: when every worker has left the
-        scheduler (killed, their machines gone) and none joins within WORKER_WAIT, stop.
+        scheduler (killed, their machines gone) and none joins within
+        ``ROOK_DASK_WORKER_WAIT`` (:func:`_worker_wait`), stop.
         Dask would keep the tasks waiting for a worker for ever (its
         ``no-workers-timeout`` is off by default): the scenario runs in flight become
         infrastructure errors (:meth:`_infra`), the others are not sent."""
         gone_since: float | None = None
+        wait = _worker_wait()
         while True:
             await asyncio.sleep(WATCH_EVERY)
             try:
@@ -524,11 +543,11 @@ class _Session:
                 continue
             now = time.monotonic()
             gone_since = gone_since or now
-            if now - gone_since < WORKER_WAIT:
+            if now - gone_since < wait:
                 continue
             self.no_workers = (
                 f"every Dask worker left the scheduler and none joined again within "
-                f"{WORKER_WAIT:g} s"
+                f"{wait:g} s (ROOK_DASK_WORKER_WAIT)"
             )
             futures = list(self.futures.values())  # lanes send nothing more (``no_workers``)
             if futures:
@@ -751,6 +770,7 @@ class DaskExecutor:
         if _mode() not in MODES:
             raise ConfigError(f"ROOK_DASK_WORKSPACE={_mode()}: use auto, shared or ship")
         _ship_limit()
+        _worker_wait()
         address = options.get("scheduler")
         if address is not None and not str(address).strip():
             raise ConfigError("--scheduler: give a scheduler address (tcp://host:8786) or file")

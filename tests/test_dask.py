@@ -891,13 +891,12 @@ def test_every_worker_gone_for_good_stops_the_run_instead_of_waiting_forever(
 ):
     """The one worker SIGKILLed mid-scenario and none joining again: Dask keeps the task
     waiting for a worker forever (``no-workers-timeout`` is off by default), and so did
-    ``rook run``, until interrupted. Now, after WORKER_WAIT with no worker, the scenario
+    ``rook run``, until interrupted. Now, after ROOK_DASK_WORKER_WAIT with no worker, the scenario
     in flight is an infrastructure error (not final), the ones never sent stay pending,
     and the run stops (exit 1) saying why and how to finish it."""
     import dask
-    from rook_plugins import executor_dask
 
-    monkeypatch.setattr(executor_dask, "WORKER_WAIT", 3.0)
+    monkeypatch.setenv("ROOK_DASK_WORKER_WAIT", "3")
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         cluster = distributed.LocalCluster(
             n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
@@ -1055,22 +1054,29 @@ def test_a_cluster_with_no_worker_stops_the_run_with_its_report(
 ):
     """A scheduler with no worker: after WORKER_WAIT the run stops (exit 1), kept with
     the command that finishes it. With --json, stdout held nothing, though the SPEC has
-    --json print exactly one report: it now holds the run's, every scenario run pending."""
-    from rook_plugins import executor_dask
-
-    monkeypatch.setattr(executor_dask, "WORKER_WAIT", 1.0)
+    --json print exactly one report: it now holds the run's, every scenario run pending.
+    The wait was a fixed 60 s, too short for an autoscaled cluster: ROOK_DASK_WORKER_WAIT
+    sets it (a value that is no number of seconds is refused before anything runs)."""
     cluster = distributed.LocalCluster(
         n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
         silence_logs=logging.ERROR)
     try:
         agent(rook_workspace, tmp_path / "marks", monkeypatch)
         rook_workspace.scenario({"id": "s", "goal": "fine", "criteria": [{"contains": "x"}]})
+        for bad in ("soon", "0", "-5", "inf"):
+            monkeypatch.setenv("ROOK_DASK_WORKER_WAIT", bad)
+            r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address)
+            assert r.exit_code == 2, r.stderr
+            assert f"ROOK_DASK_WORKER_WAIT={bad}: must be a number of seconds" in r.stderr
+            assert not rook_workspace.runs_dir.exists() or not list(rook_workspace.runs_dir.iterdir())
+        monkeypatch.setenv("ROOK_DASK_WORKER_WAIT", "1.5")
         r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
                      "--json")
     finally:
         cluster.close()
     assert r.exit_code == 1, r.stderr
-    assert "rook: error: --executor dask: no Dask worker joined the scheduler within 1 s" in r.stderr
+    assert ("rook: error: --executor dask: no Dask worker joined the scheduler within 1.5 s "
+            "(ROOK_DASK_WORKER_WAIT)") in r.stderr, r.stderr
     run_id = next(rook_workspace.runs_dir.iterdir()).name
     assert f"rook: run {run_id} is kept as it stands; once that is fixed, finish it with: " \
         f"rook run --run {run_id}" in r.stderr, r.stderr
