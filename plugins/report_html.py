@@ -59,6 +59,11 @@ COLOURS = {
 }
 CHART_LIMIT = 300
 TEXT_LIMIT = 20_000
+FILE_BYTES = 25_000_000
+"""The agent texts a page holds in all, as written (escaped: ``<`` is ``&lt;``; in
+UTF-8: ``日`` takes three bytes), shared among its runs (:class:`_Budget`)."""
+LEAST = 200
+"""The characters an agent text keeps however many runs share the page."""
 
 
 def _cut(text: Any, limit: int = TEXT_LIMIT) -> str:
@@ -154,6 +159,36 @@ HOOK: dict[str, Any] = {
 CRITERION: dict[str, Any] = {"type": "", "turn": None, "status": "", "reason": ""}
 
 
+class _Budget:
+    """The page's agent texts held to :data:`FILE_BYTES` as written: each text is
+    cut to its share of the characters (:func:`~rook_core.report.text_share`), and
+    further to what is left of its run's part of the bytes (what is left of the
+    budget over the runs left, given as each run is rendered: :meth:`runs`)."""
+
+    def __init__(self, runs: int) -> None:
+        self.share = text_share(runs, TEXT_LIMIT)
+        self.runs_left, self.left, self.room = runs, FILE_BYTES, FILE_BYTES
+
+    def runs(self, entries: Any) -> Iterator[Any]:
+        """``entries``, each run's part of the budget set as it comes."""
+        for entry in entries:
+            self.room = self.left // max(self.runs_left, 1)
+            self.runs_left -= 1
+            yield entry
+
+    def cut(self, text: Any) -> str:
+        from markupsafe import escape  # Jinja's own, as the page writes it
+
+        shown = _cut(text, self.share)
+        size = len(str(escape(shown)).encode("utf-8", "surrogatepass"))
+        if size > self.room and len(shown) > LEAST:
+            shown = _cut(text, max(LEAST, len(shown) * max(self.room, 0) // size * 9 // 10))
+            size = len(str(escape(shown)).encode("utf-8", "surrogatepass"))
+        self.room -= size
+        self.left -= size
+        return shown
+
+
 def _entry(e: dict[str, Any]) -> dict[str, Any]:
     """A report entry with every key the template reads (reports written by other tools)."""
     return {
@@ -192,6 +227,7 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         # a gate met by no decided run verified nothing: never "passed"
         verdict = "passed" if summary.get("decided") else "unverifiable"
     started = run.get("started")
+    budget = _Budget(len(report["scenarios"]))
     return {
         "report": report,
         "run": run,
@@ -201,8 +237,10 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         "verdict": verdict,
         "colours": COLOURS,
         "version": __version__,
-        # each text's share of the page's budget (20,000 characters up to 500 runs)
-        "cut": functools.partial(_cut, limit=text_share(len(report["scenarios"]), TEXT_LIMIT)),
+        # each text's share of the page's budget (20,000 characters up to 500 runs,
+        # and its run's part of FILE_BYTES as written)
+        "cut": budget.cut,
+        "runs": budget.runs,
         "percent": percent,
         "gate": gate,
         "repeats": summary.get("repeats") or totals(per),
