@@ -96,6 +96,7 @@ class CommandConnector(Connector):
             IterationResult,
             ProtocolError,
             final_line_problem,
+            merge_fields,
             normalize,
             read_result_file,
             split_final_line,
@@ -130,8 +131,8 @@ class CommandConnector(Connector):
             from_file = read_result_file(turn.result_path, turn.limits.stdout_bytes)
         except ProtocolError as exc:
             from_file, result.failure = None, str(exc)
-        fields = {**(final or {}), **(from_file or {})}
-        normalize(fields, transcript, result)
+        fields, shadowed = merge_fields(final, from_file)
+        normalize(fields, transcript, result, shadowed)
         result.source = "+".join(
             s for s, present in (("result_file", from_file), ("final_line", final)) if present
         )

@@ -60,6 +60,14 @@ OUTPUT_FIELDS = (
     "text",
 )
 HANDLE_FIELDS = ("sessionHandle", "session_handle", "conversation")
+ALIASES = (
+    OUTPUT_FIELDS,
+    HANDLE_FIELDS,
+    ("adapterVersion", "adapter_version"),
+    ("runId", "run_id"),
+)
+"""Fields a wrapper may give under several names: a result file that gives one
+under any of its names hides the final line's, whatever name that used."""
 USAGE_NAMES = {
     "input": ("inputTokens", "input_tokens", "input"),
     "output": ("outputTokens", "output_tokens", "output"),
@@ -415,9 +423,38 @@ def non_finite(value: Any) -> str | None:
     return None
 
 
-def normalize(fields: dict[str, Any], transcript: str, result: IterationResult) -> IterationResult:
-    """Fill ``result`` from the merged fields a wrapper or connector reported."""
+def merge_fields(
+    final: dict[str, Any] | None, from_file: dict[str, Any] | None
+) -> tuple[dict[str, Any], frozenset[str]]:
+    """The final line's fields and the result file's, the file's winning field by
+    field; and the final line's names hidden by a field the file gives under
+    another of its names (the file's ``summary`` wins over the line's
+    ``output``, its ``session_handle`` over the line's ``sessionHandle``)."""
+    fields = {**(final or {}), **(from_file or {})}
+    if not (final and from_file):
+        return fields, frozenset()
+    hidden = {
+        name
+        for names in ALIASES
+        if any(n in from_file for n in names)
+        for name in names
+        if name in final and name not in from_file
+    }
+    return fields, frozenset(hidden)
+
+
+def normalize(
+    fields: dict[str, Any],
+    transcript: str,
+    result: IterationResult,
+    hidden: frozenset[str] = frozenset(),
+) -> IterationResult:
+    """Fill ``result`` from the merged fields a wrapper or connector reported;
+    the names in ``hidden`` (see :func:`merge_fields`) are kept in ``fields``
+    as reported but not read."""
     result.fields = fields
+    if hidden:
+        fields = {k: v for k, v in fields.items() if k not in hidden}
     result.transcript = transcript
     status = fields.get("status")
     result.status = status if isinstance(status, str) and status else None

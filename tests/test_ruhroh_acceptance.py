@@ -167,6 +167,42 @@ def test_the_final_line_and_the_result_file_together(
     assert only(r)["turns"][0]["evidence"]["status"] == status
 
 
+def test_the_result_file_wins_over_the_final_line_under_another_name_of_a_field(
+    rook_workspace, rook_cli, tmp_path
+):
+    # the file gives the answer, the handle, the adapter version and the run id
+    # under other names than the final line does: the file's still win
+    ws = rook_workspace
+    log = tmp_path / "handles.txt"
+    wrapper = ws.script(
+        "w.sh",
+        f"""
+        #!/bin/bash
+        echo "$RUHROH_SESSION_HANDLE" >> {log}
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          f='"summary":"file answer","session_handle":"file-h","adapter_version":"2.0"'
+          printf '{{{V1},"status":"continue",%s,"run_id":"file-run"}}' "$f" > "$RUHROH_RESULT_PATH"
+          echo '{{"status":"continue","output":"line answer","sessionHandle":"line-h","adapterVersion":"1.0","runId":"line-run"}}'
+        else
+          echo '{{"status":"goal_satisfied","output":"second"}}'
+        fi
+        """,
+    )
+    profile(ws, str(wrapper))
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "second"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    first = only(r)["turns"][0]
+    assert first["evidence"]["adapterVersion"] == "2.0"
+    assert first["evidence"]["runId"] == "file-run"
+    assert first["output"] == "file answer", first
+    assert log.read_text().split("\n")[1] == "file-h"
+    # what the final line gave is still kept, as every reported field is
+    assert first["evidence"]["result"]["output"] == "line answer"
+    manifest = json.loads((Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text())
+    assert manifest["adapterVersion"] == "2.0"
+
+
 @pytest.mark.parametrize(
     "result_file,stdout,message",
     [
