@@ -178,6 +178,7 @@ def resolve_command(
     if Path(first).name == "env" and rest and not rest[0].startswith("-"):
         count = next((i for i, w in enumerate(rest) if not ASSIGNMENT.fullmatch(w)), len(rest))
         if count and count < len(rest):  # env NAME=value ... program: the program found
+            _no_ruhroh_assignment(rest[:count])
             program = resolve_command(rest[count:], workspace, agent_dir, template, scripts)
             return [*resolve_command([first], workspace, agent_dir), *rest[:count], *program]
     if "/" in first or first.startswith("."):
@@ -214,6 +215,31 @@ def resolve_command(
     if scripts and len(argv) == 1:
         rest = _script_argument(argv[0], rest, workspace, agent_dir, template)
     return [*argv, *rest]
+
+
+def _no_ruhroh_assignment(words: list[str]) -> None:
+    """Refuse a ``RUHROH_*`` variable of the protocol given after ``env`` in the
+    command line: one Rook sets would hide Rook's value from the wrapper, and a
+    fallback (``RUHROH_RUN_SEED``, ``RUHROH_AGENT_MODEL`` ...) would reach the
+    wrapper but neither ``RUHROH_SAMPLE_SEED`` nor the run's manifest, which read
+    the profile's ``hook_env``. The value is never shown (it may be a secret)."""
+    from .ruhroh_manifest import FALLBACKS
+    from .ruhroh_session import PROTOCOL_VARIABLES
+
+    for word in words:
+        name = word.split("=", 1)[0]
+        if name in PROTOCOL_VARIABLES:
+            raise ConfigError(
+                f"ruhroh command: env {name}=... sets {name}, which Rook sets itself for "
+                "every call: the wrapper would never get Rook's value; remove it"
+            )
+        if name in FALLBACKS:
+            raise ConfigError(
+                f"ruhroh command: env {name}=... reaches the wrapper only, not Rook, which "
+                f"reads {name} from the profile's hook_env (for ruhroh-run-manifest.json"
+                + (" and RUHROH_SAMPLE_SEED" if name == "RUHROH_RUN_SEED" else "")
+                + f"): put {name} under hook_env instead"
+            )
 
 
 def _unexpanded(program: str) -> str:

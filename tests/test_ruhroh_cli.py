@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from test_ruhroh import BASH, PY
 
@@ -215,6 +216,36 @@ def test_variables_set_before_the_wrapper_in_its_command_line(rook_workspace, ro
     ws.scenario({"id": "s", "goal": "a", "criteria": [{"contains": "mode fast"}]})
     run = rook_cli("run", "--json")
     assert run.statuses() == {"s": "passed"}, run.stderr + run.stdout
+
+
+@pytest.mark.parametrize(
+    "assigned,said",
+    [
+        ("RUHROH_SCENARIO_ID=mine", "which Rook sets itself"),  # the wrapper got 'mine'
+        ("RUHROH_RUN_SEED=4242", "hook_env"),  # RUHROH_SAMPLE_SEED ignored it
+        ("RUHROH_AGENT_MODEL=m-env", "hook_env"),  # the manifest left it out
+    ],
+)
+def test_a_ruhroh_variable_set_after_env_in_the_command_line_is_refused(
+    assigned, said, rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    (ws.root / "wrappers").mkdir()
+    wrapper = ws.root / "wrappers" / "w.sh"
+    wrapper.write_text('#!/bin/bash\necho "{\\"status\\":\\"goal_satisfied\\"}"\n')
+    wrapper.chmod(0o755)
+    name, value = assigned.split("=")
+    command = f"env MODE=fast {assigned} ./wrappers/w.sh"
+    r = profile_add(rook_cli, ws, "viaenv", "--ruhroh", command)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert name in r.stderr and said in r.stderr and value not in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "viaenv.yaml").exists()
+    ws.profile({"id": "rr", "hooks": {"execute": {"ruhroh": {"command": command}}}})
+    ws.scenario({"id": "s", "goal": "a", "criteria": [{"status": "goal_satisfied"}]})
+    run = rook_cli("run")
+    assert run.exit_code == 2, run.stdout + run.stderr
+    assert name in run.stderr and said in run.stderr and "Traceback" not in run.stderr
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
 def test_a_placeholder_in_a_wrapper_command_line_is_refused(rook_workspace, rook_cli, monkeypatch):
