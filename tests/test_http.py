@@ -26,6 +26,22 @@ from servers.helpers import (
 pytest_plugins = ["servers.fixtures"]
 
 
+def shown_anywhere(ws, *results) -> str:
+    """What the commands printed and every file the runs left, with the workspace's
+    own path taken out (pytest-of-root/pytest-1133/... holds 'test-1', a piece of
+    every 'sk-test-1...' key)."""
+    text = "".join(r.stdout + r.stderr for r in results) + "".join(
+        p.read_text(errors="replace") for p in ws.runs_dir.rglob("*") if p.is_file()
+    )
+    return text.replace(str(ws.root), "<ws>")
+
+
+def assert_no_piece(secret: str, text: str) -> None:
+    """Not even six characters of ``secret`` are in ``text``."""
+    for i in range(len(secret) - 5):
+        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+
+
 def test_bearer_auth_with_the_right_token(rook_cli, rook_workspace, agent_server, monkeypatch):
     monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
     write_profile(rook_workspace, {"execute": chat(agent_server)})
@@ -680,8 +696,7 @@ def test_a_stream_stopped_in_the_middle_of_a_secret_keeps_no_piece_of_it(
     assert "hello " in response and "the key is [redacted:AGENT_KEY]" in response, response
     text = r.stdout + r.stderr + rook_workspace.all_run_text(run_id_of(r))
     text = text.replace(str(rook_workspace.root), "<ws>")
-    for i in range(len(secret) - 5):
-        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+    assert_no_piece(secret, text)
 
 
 def test_a_stream_cut_off_by_an_interrupt_keeps_what_it_had_sent(
@@ -773,14 +788,8 @@ def test_a_stream_error_quoting_a_chunk_never_cuts_a_secret(
     assert r.statuses() == {"s": "error"}
     [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
     assert "[redacted:AGENT_KEY]" in execute["diagnosis"], execute["diagnosis"]
-    text = r.stdout + r.stderr + "".join(
-        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
-    )
-    # the workspace's own path (pytest-of-root/pytest-1133/...) holds 'test-1',
-    # a piece of every 'sk-test-1...' key
-    text = text.replace(str(rook_workspace.root), "<ws>")
-    for i in range(len(secret) - 5):
-        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+    text = shown_anywhere(rook_workspace, r)
+    assert_no_piece(secret, text)
 
 
 def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
@@ -805,13 +814,9 @@ def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
     turn = r.report["scenarios"][0]["turns"][0]
     assert turn["output"] == "the key is [redacted:AGENT_KEY] (do not share)bye", turn
     assert turn["evidence"] == {"first": "the key is [redacted:AGENT_KEY]"}, turn
-    text = r.stdout + r.stderr + "".join(
-        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
-    )
-    text = text.replace(str(rook_workspace.root), "<ws>")
+    text = shown_anywhere(rook_workspace, r)
     assert "[redacted:AGENT_KEY] (do not share)" in text, "the second event is recorded, masked"
-    for i in range(len(secret) - 5):
-        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+    assert_no_piece(secret, text)
 
 
 def test_a_secret_split_between_two_json_stream_events_leaves_no_piece_behind(
@@ -849,13 +854,9 @@ def test_a_secret_split_between_two_json_stream_events_leaves_no_piece_behind(
     write_profile(rook_workspace, {"execute": no_output})
     failed = rook_cli("run", "--json")
     assert failed.statuses() == {"s": "error"}, failed.stdout + failed.stderr
-    text = r.stdout + r.stderr + failed.stdout + failed.stderr + "".join(
-        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
-    )
-    text = text.replace(str(rook_workspace.root), "<ws>")
+    text = shown_anywhere(rook_workspace, r, failed)
     assert "[redacted:AGENT_KEY] (do not share)" in text, "the second event is recorded, masked"
-    for i in range(len(secret) - 5):
-        assert secret[i : i + 6] not in text, f"a piece of the key ({secret[i:i + 6]!r}) leaked"
+    assert_no_piece(secret, text)
 
 
 def test_a_handle_from_json_stream_events_holding_a_secret_is_sent_on_as_it_came(
@@ -1229,9 +1230,7 @@ def test_a_secret_base_url_is_redacted_as_written_not_as_httpx_normalises_it(
     url = "[redacted:BASE_URL]/no-such-route?g=hi+there"
     assert execute["details"]["attempts"][0]["url"] == url
     assert f"POST {url}" in execute["diagnosis"], execute["diagnosis"]
-    text = r.stdout + r.stderr + "".join(
-        p.read_text(errors="replace") for p in rook_workspace.runs_dir.rglob("*") if p.is_file()
-    )
+    text = shown_anywhere(rook_workspace, r)
     assert base.lower() not in text.lower(), "the base URL leaked, in lower case"
 
 
