@@ -252,16 +252,19 @@ class Json(CriterionType):
         except JMESPathError as exc:  # a function given a value of the wrong type
             return Verdict(FAILED, f"{path}: {current().head(str(exc), 200, '...')}")
         shown = f"{path} is {_json_short(found)}"
+        # a key holding null is there; a missing one is not, though JMESPath
+        # gives null for both: a plain path is walked to tell them apart
+        walked = _present(config["compiled"].parsed, doc) if found is None else _UNKNOWN
+        missing = isinstance(walked, tuple) and not walked[0]
         if check == "exists":
-            there = found is not None
-            if not there:  # a key holding null is there; a missing one is not
-                walked = _present(config["compiled"].parsed, doc)
-                there = isinstance(walked, tuple) and walked[0]
-                shown = shown if there else f"{path} is missing"
+            there = found is not None or (isinstance(walked, tuple) and walked[0])
+            shown = shown if there else f"{path} is missing"
             ok = there == config.get("exists", True)
             return Verdict(PASSED if ok else FAILED, shown)
+        if missing:  # never equal to null, nor containing anything
+            shown = f"{path} is missing"
         if check == "equals":
-            ok = same_json_value(found, config["equals"])
+            ok = not missing and same_json_value(found, config["equals"])
             return Verdict(
                 PASSED if ok else FAILED, f"{shown}, expected {_json_short(config['equals'])}"
             )

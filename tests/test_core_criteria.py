@@ -987,3 +987,36 @@ def test_a_max_seconds_limit_is_shown_as_written(ws, rook_cli):
     assert reasons["tiny"].endswith(" s (max 0.000001 s)"), reasons
     assert reasons["big"].endswith(" s (max 1234567 s)"), reasons
     assert reasons["half"].endswith(" s (max 2.5 s)"), reasons
+
+
+def test_a_missing_key_never_equals_null(ws, rook_cli):
+    """json: {path: n, equals: null} passed on {} ("n is null, expected null"):
+    JMESPath answers null for a key that is not there, so an answer that left
+    the key out passed a check that it holds null. A missing plain path fails,
+    and the reason says it is missing, for any expected value."""
+    cases = [
+        ({"n": None}, {"path": "n", "equals": None}, "passed", "n is null, expected null"),
+        ({}, {"path": "n", "equals": None}, "failed", "n is missing, expected null"),
+        ({"a": {}}, {"path": "a.n", "equals": None}, "failed", "a.n is missing"),
+        ({"a": [None]}, {"path": "a[0]", "equals": None}, "passed", "a[0] is null"),
+        ({"a": [None]}, {"path": "a[1]", "equals": None}, "failed", "a[1] is missing"),
+        ({}, {"path": "n", "equals": 1}, "failed", "n is missing, expected 1"),
+        # a projection's or function's null is its result: compared as before
+        ({"a": [{"b": 1}]}, {"path": "max(a[*].c)", "equals": None}, "passed", "is null"),
+    ]
+    for i, (answer, criterion, _, _) in enumerate(cases):
+        ws.scenario(
+            {
+                "id": f"x{i:02d}",
+                "goal": json.dumps({"output": json.dumps(answer)}),
+                "criteria": [{"json": criterion}],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (answer, criterion, expected, said, got[f"x{i:02d}"])
+        for i, (answer, criterion, expected, said) in enumerate(cases)
+        if got[f"x{i:02d}"]["status"] != expected or said not in got[f"x{i:02d}"]["reason"]
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
