@@ -272,11 +272,24 @@ class Json(CriterionType):
         ok = (
             any(same_json_value(item, needle) for item in found)
             if isinstance(found, list)
-            else (isinstance(found, str) and folded(str(needle)) in folded(found))
+            else (isinstance(found, str) and folded(_as_text(needle)) in folded(found))
         )
         return Verdict(
             PASSED if ok else FAILED, f"{shown}; contains {_json_short(needle)}: {json.dumps(ok)}"
         )
+
+
+def _as_text(value: Any) -> str:
+    """A value looked for in a text: a text as it is, a number as written
+    (``19.90``), anything else as JSON writes it (``null``, ``{"k": 1}``), never
+    as Python does (``None``, ``{'k': 1}``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from rook_core.yamlio import written
+
+        return written(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 _UNKNOWN = object()

@@ -1020,3 +1020,33 @@ def test_a_missing_key_never_equals_null(ws, rook_cli):
         if got[f"x{i:02d}"]["status"] != expected or said not in got[f"x{i:02d}"]["reason"]
     ]
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+def test_a_json_value_looked_for_in_a_text_is_its_json_text(ws, rook_cli):
+    """json: {path: a, contains: null} passed on {"a": "None left"}, and
+    contains: {k: 1} on "x {'k': 1}": a value that is no text was looked for
+    in a text as Python writes it (None, True, {'k': 1}), never as JSON does."""
+    cases = [
+        ("None left", None, "failed"),
+        ("null left", None, "passed"),
+        ("x {'k': 1}", {"k": 1}, "failed"),
+        ('x {"k": 1}', {"k": 1}, "passed"),
+        ("x ['a']", ["a"], "failed"),
+        ("order 5", 5, "passed"),
+    ]
+    for i, (text, needle, _) in enumerate(cases):
+        ws.scenario(
+            {
+                "id": f"x{i:02d}",
+                "goal": json.dumps({"output": json.dumps({"a": text})}),
+                "criteria": [{"json": {"path": "a", "contains": needle}}],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (text, needle, expected, got[f"x{i:02d}"])
+        for i, (text, needle, expected) in enumerate(cases)
+        if got[f"x{i:02d}"]["status"] != expected
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
