@@ -1050,3 +1050,24 @@ def test_a_json_value_looked_for_in_a_text_is_its_json_text(ws, rook_cli):
         if got[f"x{i:02d}"]["status"] != expected
     ]
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+def test_an_argument_number_written_in_yaml_matches_its_text_as_written(ws, rook_cli):
+    """arguments: {code: 007} did not match a call with {"code": "007"}, nor
+    {amount: 19.90} one with "19.90": YAML reads them as 7 and 19.9, and a number
+    was matched with an argument's text as Python writes it ('7', '19.9'). As
+    "42" matches 42, the number matches its text as written (and as a number)."""
+    calls = [{"name": "pay", "arguments": {"code": "007", "amount": "19.90", "n": 19.9}}]
+    answer = {"output": "ok", "calls": calls}
+    ws.scenario(f"""
+        id: s
+        goal: '{json.dumps(answer)}'
+        criteria:
+          - called: {{name: pay, arguments: {{code: 007}}}}
+          - called: {{name: pay, arguments: {{amount: 19.90}}}}
+          - called: {{name: pay, arguments: {{n: 19.90}}}}
+          - not_called: {{name: pay, arguments: {{code: 7}}}}
+    """)
+    r = rook_cli("run", "--json")
+    got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [status for status, _ in got] == ["passed"] * 4, got
