@@ -6,11 +6,13 @@ Registered by every run, so what only ``parse`` needs (marshmallow's
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rook_core.errors import listed
 from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
+from rook_core.redact import current
 
 from .criteria import finite_number
 
@@ -56,7 +58,7 @@ class Status(CriterionType):
 
     def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:
         status = view.turns[-1].evidence.get("status") if view.turns else None
-        if not isinstance(status, str):
+        if status is None:
             return Verdict(
                 UNVERIFIABLE,
                 "no completion status was recorded (the agent is not reached through a "
@@ -64,11 +66,15 @@ class Status(CriterionType):
             )
         from .ruhroh_protocol import STATUSES
 
-        if status not in STATUSES:  # an API's own status field ("ok"): none was observed
-            shown = status if len(status) <= 40 else status[:40] + "..."
+        if not isinstance(status, str) or status not in STATUSES:
+            # an API's own status field ("ok", 200): no completion status was observed
+            if isinstance(status, str):
+                shown = repr(status if len(status) <= 40 else status[:40] + "...")
+            else:
+                shown = current().head(json.dumps(status, ensure_ascii=False, default=str), 40)
             return Verdict(
                 UNVERIFIABLE,
-                f"the answer's status field holds {shown!r}, which is no completion status "
+                f"the answer's status field holds {shown}, which is no completion status "
                 f"(one of: {', '.join(STATUSES)}): no completion status was recorded",
             )
         last = view.turns[-1].evidence

@@ -1616,6 +1616,31 @@ def test_a_hook_status_that_is_no_completion_status_is_unverifiable(
         assert "'ok'" in reason and "no completion status" in reason, reason
 
 
+@pytest.mark.parametrize("printed, shown", [("200", "200"), ("true", "true"),
+                                           ('{"code": "done"}', '{"code": "done"}')])
+def test_a_hook_status_that_is_no_text_is_named_as_no_completion_status(
+    printed, shown, rook_workspace, rook_cli
+):
+    """A script hook whose answer held "status": 200 (an HTTP code) made
+    `status: goal_satisfied` unverifiable saying "no completion status was
+    recorded (the agent is not reached through a Ruhroh wrapper or connector)",
+    as if the field were not there: the reason names what it held, as for "ok"."""
+    rook_workspace.script(
+        "plain.sh",
+        f"""
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{{"output": "hi", "status": {printed}}}'
+        exit 0
+    """,
+    )
+    rook_workspace.profile({"id": "plain", "hooks": {"execute": "scripts/plain.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "unverifiable"}, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["criteria"][0]["reason"]
+    assert f"status field holds {shown}," in reason and "no completion status" in reason, reason
+
+
 def test_concurrent_scenarios_get_their_own_sessions(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, BASH, hook_env={"WRAPPER_PLAN": "continue,goal_satisfied"})
     for i in range(4):
