@@ -18,7 +18,7 @@ from rook_core.judging import CriterionType, EvidenceView, same_json_value
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
 
-from .patterns import IGNORECASE, TooSlow, compile_pattern, search
+from .patterns import FULLCASE, IGNORECASE, TooSlow, compile_pattern, search
 
 NOT_OBSERVED_CALLS = (
     "the agent's evidence shows no call log (calls were not observed), so this cannot be verified"
@@ -82,6 +82,8 @@ def _regex(value: Any, flags: int = 0) -> Any:
     from marshmallow import ValidationError
 
     pattern = _needle(value, "a regular expression")
+    if flags & FULLCASE:  # text compared in one Unicode form: the pattern too
+        pattern = same_form(pattern)
     try:
         return compile_pattern(pattern, flags)
     except ValueError as exc:
@@ -723,8 +725,8 @@ class Claim(_CallCriterion):
             raise ValidationError(
                 "must be a mapping with says (a regular expression) and requires_call"
             )
-        try:
-            says = _regex(value["says"], IGNORECASE)
+        try:  # ignoring case as contains does: Unicode's full folding, one form (NFC)
+            says = _regex(value["says"], IGNORECASE | FULLCASE)
         except ValidationError as exc:
             raise ValidationError({"says": exc.messages}) from None
         try:
@@ -738,7 +740,9 @@ class Claim(_CallCriterion):
         # the call may have been made in any turn in view.
         answers = view.turns[-1:] if view.scope == "last" else view.turns
         try:
-            claims = [t for t in answers if t.output and search(config["says"], t.output)]
+            claims = [
+                t for t in answers if t.output and search(config["says"], same_form(t.output))
+            ]
         except TooSlow as exc:
             return Verdict(ERROR, f"says: {exc}")
         if not claims:

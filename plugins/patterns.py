@@ -16,6 +16,7 @@ SEARCH_SECONDS = 2.0
 """The longest one search may take."""
 
 IGNORECASE = 2  # regex.IGNORECASE (and re.IGNORECASE): no import for the flag
+FULLCASE = 16384  # regex.FULLCASE: with IGNORECASE, Unicode's full case folding (ß is SS)
 
 
 def compile_pattern(pattern: str, flags: int = 0) -> Any:

@@ -1071,3 +1071,34 @@ def test_an_argument_number_written_in_yaml_matches_its_text_as_written(ws, rook
     r = rook_cli("run", "--json")
     got = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
     assert [status for status, _ in got] == ["passed"] * 4, got
+
+
+def test_a_claim_is_seen_ignoring_case_and_unicode_form_as_contains_sees_text(ws, rook_cli):
+    """claim.says ignores case, but only by simple case folding and in the
+    answer's own Unicode form: an answer claiming "Refund issued for STRAßE"
+    made no claim of /issued for strasse/, nor "rembourse" + U+0301 one of
+    /remboursé/, and the claim passed without the call. It is seen as contains
+    sees text: Unicode's full case folding (ß is SS), one Unicode form."""
+    cases = [
+        ("Refund issued for STRAßE 1", "refund issued for strasse"),
+        ("Refund issued for strasse 1", "issued for STRAßE"),
+        ("Commande rembourse\u0301e", "commande remboursée"),
+        ("Commande remboursée", "commande rembourse\u0301e"),
+    ]
+    for i, (answer, says) in enumerate(cases):
+        ws.scenario(
+            {
+                "id": f"x{i:02d}",
+                "goal": json.dumps({"output": answer, "calls": []}),
+                "criteria": [{"claim": {"says": says, "requires_call": "issue_refund"}}],
+            }
+        )
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    wrong = [
+        (answer, says, got[f"x{i:02d}"])
+        for i, (answer, says) in enumerate(cases)
+        if got[f"x{i:02d}"]["status"] != "failed"
+        or "issue_refund was never called" not in got[f"x{i:02d}"]["reason"]
+    ]
+    assert wrong == [], "\n".join(map(str, wrong))
