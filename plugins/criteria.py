@@ -97,8 +97,10 @@ def same_form(text: str) -> str:
 
 def folded(text: str) -> str:
     """``text`` for comparing ignoring case: canonical caseless matching (Unicode
-    §3.13), recomposed so that ``cafe`` is never found inside ``café``."""
-    return same_form(unicodedata.normalize("NFD", text).casefold())
+    §3.13), recomposed so that ``cafe`` is never found inside ``café``; ``İ``
+    (which folds to ``i`` and a combining dot above) is ``i``, as the regular
+    expressions ignoring case take it (``İSTANBUL`` holds ``istanbul``)."""
+    return same_form(unicodedata.normalize("NFD", text).casefold().replace("i\u0307", "i"))
 
 
 def finite_number(value: Any) -> bool:

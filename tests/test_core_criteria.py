@@ -489,6 +489,12 @@ UNICODE_CASES = [
     ({"contains": "STRASSE"}, "die Stra\u00dfe", "passed"),
     ({"equals": "caf\u00e9"}, "cafe\u0301", "passed"),
     ({"not_equals": "caf\u00e9"}, "cafe\u0301", "failed"),
+    # İ (dotted capital I) folds to i + a combining dot: "istanbul" was not found
+    # in "İSTANBUL", so not_contains passed on it (claim.says, regex's folding, found it)
+    ({"contains": "istanbul"}, "\u0130STANBUL", "passed"),
+    ({"not_contains": "istanbul"}, "\u0130stanbul", "failed"),
+    ({"contains": "\u0130zmir"}, "izmir", "passed"),
+    ({"contains": "\u0131"}, "I", "failed"),  # dotless ı stays its own letter
 ]
 
 
