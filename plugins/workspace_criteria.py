@@ -203,7 +203,7 @@ class File(CriterionType):
         except OSError as exc:
             return Verdict(ERROR, f"cannot read {target}: {exc.strerror or exc}")
         cut = len(data) > READ_LIMIT  # only the first READ_LIMIT bytes are read
-        text = data[:READ_LIMIT].decode("utf-8", errors="replace")
+        text, unread = _decoded(data[:READ_LIMIT], cut)
         if check in ("contains", "not_contains"):
             hit = folded(want) in folded(text)
             what = f"{'contains' if hit else 'does not contain'} {want!r}"
@@ -223,8 +223,35 @@ class File(CriterionType):
                 f"{target} is larger than the {READ_LIMIT_TEXT} Rook reads of a file: "
                 f"{what} in its first {READ_LIMIT_TEXT}, and the rest was not checked",
             )
+        if unread and not hit:  # the bytes it could not read may hold it
+            return Verdict(
+                ERROR,
+                f"{target} is {unread}: {what} in what could be read of it, "
+                "and the rest was not checked",
+            )
         ok = hit if check in ("contains", "matches") else not hit
         return Verdict(PASSED if ok else FAILED, f"{target} {what}")
+
+
+def _decoded(data: bytes, cut: bool) -> tuple[str, str | None]:
+    """A file's text: UTF-8, or UTF-16 or UTF-8 after a byte order mark (what
+    PowerShell and Notepad write); and where it is no such text (``None`` when all
+    of it is: ``not UTF-8 text (byte 0xe9 at offset 3)``), its undecodable bytes
+    then replaced. A character the read limit
+    (``cut``) split at the end is left out."""
+    import codecs
+
+    encoding = "utf-8"
+    if data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    try:
+        return codecs.getincrementaldecoder(encoding)().decode(data, final=not cut), None
+    except UnicodeDecodeError as exc:
+        name = "UTF-8" if encoding.startswith("utf-8") else "UTF-16"
+        where = f"byte {data[exc.start]:#04x} at offset {exc.start}"
+        return data.decode(encoding, errors="replace"), f"not {name} text ({where})"
 
 
 class Command(CriterionType):

@@ -448,3 +448,31 @@ def test_a_file_larger_than_rook_reads_is_never_judged_on_its_first_part_alone(
     assert [status for status, _ in got] == ["error", "error", "error", "passed", "failed"], got
     assert "larger than the 10 MiB Rook reads of a file" in got[0][1], got[0][1]
     assert "the rest was not checked" in got[0][1], got[0][1]
+
+
+def test_a_file_that_is_not_utf8_is_never_judged_on_what_could_not_be_read(
+    rook_workspace, rook_cli
+):
+    """A file was read as UTF-8 with its undecodable bytes replaced: not_contains
+    'café' passed on a Latin-1 file holding 'Café', and not_contains 'summary'
+    on a UTF-16 file (PowerShell's Out-File) holding 'Summary'. A UTF-16 or
+    UTF-8 file with a byte order mark is read as such; in a file that is not
+    UTF-8 text, a text found decides, and one not found is an error."""
+    coder(rook_workspace, {"criteria": [
+        {"file": {"path": "latin.txt", "not_contains": "café"}},
+        {"file": {"path": "latin.txt", "contains": "café"}},
+        {"file": {"path": "latin.txt", "contains": "order"}},
+        {"file": {"path": "latin.txt", "not_matches": "order"}},
+        {"file": {"path": "utf16.txt", "not_contains": "summary"}},
+        {"file": {"path": "utf16.txt", "contains": "summary"}},
+        {"file": {"path": "bom8.txt", "matches": "^Summary"}},
+    ]})
+    project = rook_workspace.root / "project"
+    (project / "latin.txt").write_bytes("Café order\n".encode("latin-1"))
+    (project / "utf16.txt").write_text("## Summary\n", encoding="utf-16")
+    (project / "bom8.txt").write_text("Summary\n", encoding="utf-8-sig")
+    r = rook_cli("run", "--json")
+    got = verdicts(r)
+    statuses = [status for status, _ in got]
+    assert statuses == ["error", "error", "passed", "failed", "failed", "passed", "passed"], got
+    assert "is not UTF-8 text (byte 0xe9 at offset 3)" in got[0][1], got[0][1]
