@@ -81,9 +81,7 @@ def unknown_keys(value: Any, known: tuple[str, ...]) -> None:
 def _regex(value: Any, flags: int = 0) -> Any:
     from marshmallow import ValidationError
 
-    pattern = _needle(value, "a regular expression")
-    if flags & FULLCASE:  # text compared in one Unicode form: the pattern too
-        pattern = same_form(pattern)
+    pattern = same_form(_needle(value, "a regular expression"))  # as the answer: NFC
     try:
         return compile_pattern(pattern, flags)
     except ValueError as exc:
@@ -155,8 +153,8 @@ class Matches(CriterionType):
     def evaluate(self, config: Any, view: EvidenceView) -> Verdict:
         if (v := _no_output(view)) is not None:
             return v
-        try:
-            m = search(config, view.output or "")
+        try:  # in one Unicode form: e + U+0301 is é, as for contains
+            m = search(config, same_form(view.output or ""))
         except TooSlow as exc:
             return Verdict(ERROR, str(exc))
         if m:
@@ -727,7 +725,7 @@ class Claim(_CallCriterion):
             raise ValidationError(
                 "must be a mapping with says (a regular expression) and requires_call"
             )
-        try:  # ignoring case as contains does: Unicode's full folding, one form (NFC)
+        try:  # ignoring case as contains does: Unicode's full folding (and NFC)
             says = _regex(value["says"], IGNORECASE | FULLCASE)
         except ValidationError as exc:
             raise ValidationError({"says": exc.messages}) from None

@@ -33,7 +33,7 @@ from rook_core.process import run_process
 from rook_core.redact import current
 from rook_core.workspace import user_path
 
-from .criteria import finite_number, folded, unknown_keys
+from .criteria import finite_number, folded, same_form, unknown_keys
 from .patterns import TooSlow, compile_pattern, search
 
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
@@ -162,7 +162,7 @@ class File(CriterionType):
             want = written(want)  # 007 as written, never 7
             if check in ("matches", "not_matches"):
                 try:
-                    want = compile_pattern(want)
+                    want = compile_pattern(same_form(want))  # as the file's text: NFC
                 except ValueError as exc:
                     raise ValidationError({check: [str(exc)]}) from None
         return {"path": value["path"], "check": check, "want": want}
@@ -204,6 +204,7 @@ class File(CriterionType):
             return Verdict(ERROR, f"cannot read {target}: {exc.strerror or exc}")
         cut = len(data) > READ_LIMIT  # only the first READ_LIMIT bytes are read
         text, unread = _decoded(data[:READ_LIMIT], cut)
+        text = same_form(text)  # one Unicode form, as the answer criteria see text
         if check in ("contains", "not_contains"):
             hit = folded(want) in folded(text)
             what = f"{'contains' if hit else 'does not contain'} {want!r}"

@@ -495,6 +495,11 @@ UNICODE_CASES = [
     ({"not_contains": "istanbul"}, "\u0130stanbul", "failed"),
     ({"contains": "\u0130zmir"}, "izmir", "passed"),
     ({"contains": "\u0131"}, "I", "failed"),  # dotless ı stays its own letter
+    # a pattern sees the answer in one Unicode form too: not_matches passed on
+    # an answer holding "café" written as e + U+0301
+    ({"matches": "caf\u00e9 ouvert"}, "cafe\u0301 ouvert", "passed"),
+    ({"not_matches": "caf\u00e9"}, "cafe\u0301", "failed"),
+    ({"matches": "cafe\u0301$"}, "caf\u00e9", "passed"),
 ]
 
 

@@ -275,11 +275,14 @@ def test_file_contains_reads_canonically_equivalent_text_as_the_same(rook_worksp
             "criteria": [
                 {"file": {"path": "out/report.md", "not_contains": "caf\u00e9"}},
                 {"file": {"path": "out/report.md", "contains": "ALL CAF\u00c9"}},
+                # a pattern too (not_matches passed on it)
+                {"file": {"path": "out/report.md", "not_matches": "caf\u00e9 tests"}},
+                {"file": {"path": "out/report.md", "matches": "All caf\u00e9 tests"}},
             ],
         },
     )
     r = rook_cli("run", "--json")
-    assert [v[0] for v in verdicts(r)] == ["failed", "passed"], verdicts(r)
+    assert [v[0] for v in verdicts(r)] == ["failed", "passed", "failed", "passed"], verdicts(r)
 
 
 def test_a_link_out_of_the_workspace_is_not_checked(rook_workspace, rook_cli, tmp_path):
