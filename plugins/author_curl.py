@@ -312,6 +312,74 @@ def cmd_words(text: str) -> list[str]:
     return list(lex)
 
 
+ANSI_C_ESCAPES = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+    "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}  # fmt: skip
+ANSI_C_NUMERIC = re.compile(
+    r"([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|c(.)", re.S
+)
+
+
+def ansi_c(body: str) -> str:
+    """The text bash makes of ``$'body'``: ``\\n``, ``\\'``, ``\\xHH``, ``\\uHHHH``
+    and the other escapes of its ANSI-C quoting; an unknown one stays as written."""
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 == len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in ANSI_C_ESCAPES:
+            out.append(ANSI_C_ESCAPES[nxt])
+            i += 2
+            continue
+        m = ANSI_C_NUMERIC.match(body, i + 1)
+        if m is None:
+            out.append(body[i : i + 2])
+            i += 2
+            continue
+        octal, hexa, u4, u8, ctrl = m.groups()
+        if ctrl is not None:
+            out.append(chr(ord(ctrl.upper()) ^ 0x40) if ctrl != "?" else "\x7f")
+        else:
+            code = int(octal, 8) & 0xFF if octal else int(hexa or u4 or u8, 16)
+            out.append(chr(code) if code < 0x110000 else "\ufffd")
+        i = m.end()
+    return "".join(out)
+
+
+def unquote_ansi_c(text: str) -> str:
+    """``text`` with each of bash's ANSI-C quoted words, ``$'...'`` (a browser's 'Copy
+    as cURL (bash)' writes one for a value holding ``'``, ``!``, a line end or, Firefox,
+    any non-ASCII character), in plain single quotes, which :func:`shlex.split` reads;
+    a ``$'`` inside quotes or after a backslash is left as written."""
+    if "$'" not in text:
+        return text
+    out, quote, i = [], "", 0
+    while i < len(text):
+        ch = text[i]
+        if not quote and ch == "$" and text[i + 1 : i + 2] == "'":
+            m = re.compile(r"((?:[^\\']|\\.)*)'", re.S).match(text, i + 2)
+            if m is None:  # unclosed: shlex names it
+                out.append(text[i:])
+                break
+            out.append(shlex.quote(ansi_c(m.group(1))) if m.group(1) else "''")
+            i = m.end()
+            continue
+        if ch == "\\" and quote != "'":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if ch in "'\"" and quote in ("", ch):
+            quote = "" if quote else ch
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def words(text: str) -> list[str]:
     """The command's words: comments, prompts and line continuations removed (a
     shell's ``\\``, cmd.exe's ``^``, PowerShell's backtick)."""
@@ -331,7 +399,7 @@ def words(text: str) -> list[str]:
                 joined = re.sub(r"\$env:([A-Za-z_][A-Za-z0-9_]*)", r"${\1}", joined, flags=re.I)
             joined = re.sub(r"\\\r?\n", " ", joined).strip()
             joined = re.sub(r"^(\$|PS [^>]*>)\s+", "", joined)
-            parts = shlex.split(joined)
+            parts = shlex.split(unquote_ansi_c(joined))
     except ValueError as exc:
         raise ConfigError(f"the cURL command cannot be split like a shell would: {exc}") from None
     start = next((i for i, w in enumerate(parts) if is_curl(w)), None)

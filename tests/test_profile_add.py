@@ -2577,6 +2577,31 @@ def test_a_curl_command_copied_from_a_browser_for_cmd_is_read(
     assert http["headers"] == {"accept": "*/*"}
 
 
+def test_a_curl_command_copied_from_a_browser_for_bash_with_ansi_c_quotes_is_read(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A browser's 'Copy as cURL (bash)' writes a value holding ', !, a newline (and,
+    Firefox, any non-ASCII character) in bash's ANSI-C quotes, `$'...'`: such a
+    command was 'not a cURL command' ("Rook cannot tell what this is")."""
+    ws = rook_workspace
+    text = (
+        f"curl '{authoring_server.url}/echo' \\\n"
+        "  -H 'accept: */*' \\\n"
+        "  -H 'content-type: application/json' \\\n"
+        "  -H $'x-note: Bob\\'s' \\\n"
+        "  --data-raw $'{\"message\":\"Where\\'s ORD-1\\u0021\\\\nThanks\"}' \\\n"
+        "  --compressed\n"
+    )
+    r = add(rook_cli, ws, "bash", input=text)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "bash")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{authoring_server.url}/echo"
+    assert http["body"] == {"message": "{{goal}}"}
+    assert http["headers"] == {"accept": "*/*", "x-note": "Bob's"}
+    sent = authoring_server.seen("POST", "/echo")[-1]
+    assert sent["json"] == {"message": "Say hello in one short sentence."}
+
+
 def test_a_url_given_where_the_name_goes_is_read_as_the_source(
     rook_workspace, rook_cli, authoring_server
 ):

@@ -89,6 +89,13 @@ from rook_core.redact import Redactor
         ),
         ('"C:\\Program Files\\curl\\bin\\curl.exe" https://h -d "{\\"q\\": 1}"', {"url": "https://h", "data": ['{"q": 1}']}),
         ('C:\\Users\\me>.\\curl.exe https://h -d x=1', {"url": "https://h", "data": ["x=1"]}),
+        # bash's ANSI-C quoting, which a browser's 'Copy as cURL (bash)' writes for a
+        # value holding ' ! a newline or (Firefox) any non-ASCII character
+        (
+            "curl 'https://h' -H $'x-note: caf\\u00e9' --data-raw $'{\"q\":\"it\\'s \\\\u0021\\\\n\\u0021\"}'",
+            {"headers": [("x-note", "café")], "data": ['{"q": "it\'s !\\n!"}']},
+        ),
+        ("curl $'https://h/\\x61\\142' -d $'a=\\t\\'' -d \"$'x'\" -d '$'", {"url": "https://h/ab", "data": ["a=\t'", "$'x'", "$"]}),
     ],
 )
 def test_parse_curl(text, expect):
