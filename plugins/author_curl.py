@@ -391,7 +391,8 @@ def words(text: str) -> list[str]:
             CMD_CONTINUED.search(joined)
             or re.match(r'\s*curl(\.exe)?\s+\^"', joined, re.I)
             or WINDOWS_CURL.match(unprompted)
-        ):
+            or (re.match(r"\s*[A-Za-z]:\\", joined) and unprompted != joined.strip())
+        ):  # cmd.exe's: a ^ line end, ^", a Windows path to curl, a C:\...> prompt
             parts = cmd_words(unprompted)
         else:
             if PS_CONTINUED.search(joined):  # PowerShell: `$env:NAME` is $NAME
@@ -956,18 +957,28 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     return entry, notes
 
 
+CURL_FIRST = re.compile(r'(?:[^\s"]*[/\\])?curl(?:\.exe)?\s|"[^"\n]*[/\\]curl(?:\.exe)?"\s', re.I)
+"""The command's first word is curl: by name, by its path (``/usr/bin/curl``,
+``C:\\tools\\curl.exe``) or by a quoted Windows path holding a blank."""
+
+
 class CurlAuthor(HttpAuthor):
     """cURL command (a file, standard input, or a URL's body) -> ``http:`` entry."""
 
     def detect(self, source: Source) -> float:
         if source.kind not in ("file", "stdin"):
             return 0.0
+        first = re.sub(r"^\s*(#[^\n]*\n\s*)*(\$\s+|PS [^>\n]*>\s*)?", "", source.text)
+        first = CMD_PROMPT.sub("", first, count=1)  # C:\Users\me>curl.exe ...
+        if not CURL_FIRST.match(first):
+            return 0.0
         try:
             words(source.text)
-        except ConfigError:
-            return 0.0
-        first = re.sub(r"^\s*(#[^\n]*\n\s*)*(\$\s+|PS [^>\n]*>\s*)?", "", source.text)
-        return 1.0 if re.match(r"(\S*/)?curl(\.exe)?\s", first, re.I) else 0.0
+        except ConfigError as exc:  # a cURL command, cut short or mis-quoted: say so
+            if source.text.lstrip().startswith("#!"):  # a script: another author's
+                return 0.0
+            raise ConfigError(f"{source.label}: {exc}") from None
+        return 1.0
 
     def suggest_name(self, source: Source) -> str | None:
         try:

@@ -2602,6 +2602,53 @@ def test_a_curl_command_copied_from_a_browser_for_bash_with_ansi_c_quotes_is_rea
     assert sent["json"] == {"message": "Say hello in one short sentence."}
 
 
+@pytest.mark.parametrize(
+    "program",
+    [
+        "C:\\tools\\curl.exe",
+        '"C:\\Program Files\\curl\\bin\\curl.exe"',
+        "C:\\Users\\me>curl.exe",
+        "C:\\Users\\me>C:\\tools\\curl.exe",
+    ],
+)
+def test_a_curl_command_naming_curl_by_its_windows_path_is_read(
+    rook_workspace, rook_cli, authoring_server, program
+):
+    """docs/profiles.md: curl.exe "also by its path, C:\\tools\\curl.exe", and with
+    cmd.exe's prompt pasted before it. The parser read them, but no author claimed
+    them: 'Rook cannot tell what this is'."""
+    ws = rook_workspace
+    text = f'{program} {authoring_server.url}/echo -H "Content-Type: application/json" -d "{{\\"message\\": \\"hi\\"}}"\r\n'
+    r = add(rook_cli, ws, "win", input=text)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "win")["hooks"]["execute"]["http"]
+    assert http["url"] == f"{authoring_server.url}/echo"
+    assert http["body"] == {"message": "{{goal}}"}
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_a_curl_command_that_cannot_be_split_says_so(
+    rook_workspace, rook_cli, authoring_server, how, tmp_path
+):
+    """A cURL command with a quote left open (a paste cut short) was 'Rook cannot tell
+    what this is (not a cURL command, ...)': it is one, and the message says what is
+    wrong with it."""
+    ws = rook_workspace
+    text = f"curl '{authoring_server.url}/echo \\\n  -d '{{\"message\": \"hi\"}}'\n"
+    if how == "file":
+        (tmp_path / "call.txt").write_text(text)
+        r = add(rook_cli, ws, "cut", "--from", str(tmp_path / "call.txt"))
+        label = "call.txt"
+    else:
+        r = add(rook_cli, ws, "cut", input=text)
+        label = "standard input"
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "cannot tell what this is" not in r.stderr
+    assert f"{label}: the cURL command cannot be split like a shell would" in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "cut.yaml").exists()
+    assert authoring_server.seen("POST", "/echo") == []
+
+
 def test_a_url_given_where_the_name_goes_is_read_as_the_source(
     rook_workspace, rook_cli, authoring_server
 ):

@@ -89,6 +89,7 @@ from rook_core.redact import Redactor
         ),
         ('"C:\\Program Files\\curl\\bin\\curl.exe" https://h -d "{\\"q\\": 1}"', {"url": "https://h", "data": ['{"q": 1}']}),
         ('C:\\Users\\me>.\\curl.exe https://h -d x=1', {"url": "https://h", "data": ["x=1"]}),
+        ('C:\\Users\\me>curl.exe https://h -d "p=C:\\x"', {"url": "https://h", "data": ["p=C:\\x"]}),
         # bash's ANSI-C quoting, which a browser's 'Copy as cURL (bash)' writes for a
         # value holding ' ! a newline or (Firefox) any non-ASCII character
         (
