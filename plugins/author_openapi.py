@@ -395,14 +395,18 @@ def base_url(doc: dict[str, Any], request: AuthorRequest) -> str:
             return urljoin(base, url).rstrip("/")
         path = "/" + url.strip("/") if url.strip("/") else ""
         raise ConfigError(  # a file: nothing to resolve it against
-            f"the OpenAPI document's server URL {url!r} is relative, and a file has no "
+            f"{request.source.label}: the OpenAPI document's server URL {url!r} "
+            "(servers[0].url) is relative, and a file has no "
             "address to resolve it against; give the whole server URL with --base-url URL "
             f"(such as https://HOST{path})"
         )
     base = request.source.fetched_url or request.source.url
     if base:
         return urljoin(base, "/").rstrip("/")
-    raise ConfigError("the OpenAPI document names no server URL; give it with --base-url URL")
+    raise ConfigError(
+        f"{request.source.label}: the OpenAPI document names no server URL (servers); "
+        "give it with --base-url URL"
+    )
 
 
 # http schemes that answer the server's challenge on each request: no fixed header sends

@@ -420,6 +420,7 @@ def test_openapi_with_several_operations_asks(rook_workspace, rook_cli, authorin
     assert not (ws.agent_dir / "profiles" / "two.yaml").exists()
     r = add(rook_cli, ws, "two", "--from", str(doc), "--operation", "askV2")
     assert r.exit_code == 2 and "--base-url" in r.stderr  # the document names no server
+    assert "api.json: the OpenAPI document names no server URL (servers)" in r.stderr
     r = add(
         rook_cli,
         ws,

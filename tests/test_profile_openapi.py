@@ -375,7 +375,8 @@ def test_a_relative_server_url_in_a_file_asks_for_the_whole_url(
     api.write_text(json.dumps(doc))
     r = add(rook_cli, ws, "desk", "--from", str(api))
     assert r.exit_code == 2, r.stdout + r.stderr
-    assert "server URL '/api' is relative" in r.stderr
+    # naming the file, as every refusal of a source does
+    assert "api.json: the OpenAPI document's server URL '/api' (servers[0].url) is relative" in r.stderr
     assert "--base-url URL (such as https://HOST/api)" in r.stderr
     assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
     r = add(rook_cli, ws, "desk", "--from", str(api), "--base-url", authoring_server.url)
