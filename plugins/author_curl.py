@@ -782,6 +782,13 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             "-F/--form (multipart upload) is not supported by http: entries; "
             "send the message as JSON or form data (-d) instead"
         )
+    ctype = next((v for k, v in c.headers if k.lower() == "content-type"), "")
+    if c.data and ctype.strip().lower().startswith("multipart/"):  # a browser's copy of -F
+        raise ConfigError(
+            "the cURL body is multipart (Content-Type: multipart/...), as a browser copies "
+            "a form upload: not supported by http: entries; send the message as JSON or "
+            "form data (-d) instead"
+        )
     url, user, password = split_userinfo(c.url)
     if "{{env." in f"{user}:{password}":
         raise ConfigError(

@@ -2604,6 +2604,27 @@ def test_a_curl_command_copied_from_a_browser_for_bash_with_ansi_c_quotes_is_rea
 
 
 @pytest.mark.parametrize(
+    "body",
+    [
+        "-F message=hi",
+        "-H 'content-type: multipart/form-data; boundary=----WebKitFormBoundaryAbC123' "
+        "--data-raw $'------WebKitFormBoundaryAbC123\\r\\nContent-Disposition: form-data; "
+        "name=\"message\"\\r\\n\\r\\nhi\\r\\n------WebKitFormBoundaryAbC123--\\r\\n'",
+    ],
+)
+def test_a_multipart_curl_command_is_refused(rook_workspace, rook_cli, authoring_server, body):
+    """A browser's copy of a form upload sends the multipart body with --data-raw
+    (in $'...', for its CRLFs): the whole body became {{goal}}, still labelled
+    multipart/form-data, which no server reads. Refused like -F, nothing written."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "mp", input=f"curl '{authoring_server.url}/echo' {body}\n")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "multipart" in r.stderr and "send the message as JSON or form data" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "mp.yaml").exists()
+    assert authoring_server.seen("POST", "/echo") == []
+
+
+@pytest.mark.parametrize(
     "program",
     [
         "C:\\tools\\curl.exe",
