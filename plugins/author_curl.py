@@ -297,7 +297,12 @@ def cmd_words(text: str) -> list[str]:
             if nxt == "\r" and text[i + 2 : i + 3] == "\n":
                 i += 1
                 nxt = "\n"
-            out.append(" " if nxt == "\n" else nxt)
+            if nxt == "\n":  # the line goes on, its first character as written: a line
+                after = re.match(r"\r?\n", text[i + 2 :])  # end there is one in the value
+                out.append("\n" if after else " ")  # (a browser writes one as ^ and two)
+                i += 2 + (after.end() if after else 0)
+                continue
+            out.append(nxt)
             i += 2
             continue
         if ch == '"':

@@ -66,6 +66,13 @@ from rook_core.redact import Redactor
             {"url": "https://h/d%C3%A9j%C3%A0?q=%A9x%20", "variables": {"ACME_KEY": "the X-Key header"}},
         ),
         ('curl "https://h/d%C3%A9j%C3%A0" ^\n  -d "{}"', {"url": "https://h/d%C3%A9j%C3%A0", "variables": {}}),
+        # a browser's 'Copy as cURL (cmd)' writes a line end in a value as ^ and two line
+        # ends: cmd.exe reads one line end (the value went with a blank before it)
+        (
+            'curl ^"https://h^" ^\r\n  --data-raw ^"line one^\r\n\r\nline two^"',
+            {"data": ["line one\nline two"]},
+        ),
+        ('curl ^"https://h^" ^\n  --data-raw ^"a^\n\nb^\n\n^"', {"data": ["a\nb\n"]}),
         # cmd.exe: a backslash is a backslash unless a quote follows it (a Windows path)
         (
             'curl ^\n  https://h ^\n  -d path=C:\\Users\\me\\f.txt -d "q=\\"hi\\" C:\\x"',
