@@ -681,7 +681,12 @@ class OpenApiAuthor(HttpAuthor):
         if user is None and here:
             _, user, password = split_userinfo(doc_url)
         where = _at(base, chosen["path"])
-        notes = [f"operation {chosen['id']}: {chosen['method'].upper()} {chosen['path']}"]
+        called = f"{chosen['method'].upper()} {chosen['path']}"  # also the id of one with none
+        notes = [
+            f"operation {chosen['id']}: {called}"
+            if chosen["id"] != called
+            else f"operation {called}"
+        ]
         userinfo = (user, password or "") if user is not None else None
         given = dict(parse_qsl(urlsplit(doc_url).query)) if here else {}
 

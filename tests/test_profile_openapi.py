@@ -99,6 +99,25 @@ def test_openapi_31_and_composed_schemas(rook_workspace, rook_cli, authoring_ser
         assert http["body"]["temperature"] == 0
 
 
+def test_the_note_names_an_operation_without_an_operation_id_once(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """An operation with no operationId is named by its method and path: the note
+    said it twice (`note: operation POST /ask: POST /ask`)."""
+    ws = rook_workspace
+    doc = ask_document(authoring_server.url, SCHEMAS["allOf"])
+    del doc["paths"]["/ask"]["post"]["operationId"]
+    (tmp_path / "api.json").write_text(json.dumps(doc))
+    env = {"AGENT_API_KEY": authoring_server.api_key}
+    r = add(rook_cli, ws, "desk", "--from", str(tmp_path / "api.json"), env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "note: operation POST /ask\n" in r.stdout, r.stdout
+    doc["paths"]["/ask"]["post"]["operationId"] = "ask"
+    (tmp_path / "api.json").write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "desk", "--from", str(tmp_path / "api.json"), "--force", env=env)
+    assert "note: operation ask: POST /ask\n" in r.stdout, r.stdout
+
+
 def test_a_date_written_bare_in_a_yaml_document_is_sent_as_text(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
