@@ -44,6 +44,11 @@ PARAM = re.compile(r"\{([^{}]+)\}")
 MAX_DEPTH = 900
 
 
+OPENAPI_JSON = re.compile(r'^\s*\{\s*"(?:openapi|swagger)"\s*:|"(?:openapi|swagger)"\s*:\s*"[23]\.')
+OPENAPI_YAML = re.compile(r"^(?:openapi|swagger)\s*:\s*[\"']?[23]\.", re.M)
+"""The ``openapi``/``swagger`` key of a document that does not parse: its typo is named."""
+
+
 def load_document(text: str, label: str = "the source") -> dict[str, Any] | None:
     """The document when ``text`` is an OpenAPI (or Swagger) document, else ``None``.
 
@@ -51,10 +56,19 @@ def load_document(text: str, label: str = "the source") -> dict[str, Any] | None
     import yaml
 
     text = text.removeprefix("\ufeff")  # a byte order mark (Windows tools write one)
+    as_json = text.lstrip().startswith("{")
     try:
-        doc = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError):
-        return None
+        doc = json.loads(text) if as_json else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        if not (OPENAPI_JSON if as_json else OPENAPI_YAML).search(text[:4096]):
+            return None  # no OpenAPI document: another author's, or none
+        mark = getattr(exc, "problem_mark", None)  # a typo in one: said where
+        line, col = (mark.line + 1, mark.column + 1) if mark else (exc.lineno, exc.colno)  # type: ignore[union-attr]
+        problem = getattr(exc, "problem", None) or getattr(exc, "msg", None) or str(exc)
+        raise ConfigError(
+            f"{label}: not valid {'JSON' if as_json else 'YAML'} at line {line}, column "
+            f"{col}: {problem} (an OpenAPI document, by its openapi: key)"
+        ) from None
     except RecursionError:
         raise _too_deep(label) from None
     if text.count("[") + text.count("{") > MAX_DEPTH and _nests_deeper(doc, MAX_DEPTH):
@@ -633,6 +647,8 @@ class OpenApiAuthor(HttpAuthor):
     options = ("operation", "base_url")
 
     def detect(self, source: Source) -> float:
+        if source.kind not in ("file", "stdin", "url"):  # a command line, notes: never one
+            return 0.0
         return 1.0 if load_document(source.text, source.label) is not None else 0.0
 
     def suggest_name(self, source: Source) -> str | None:

@@ -204,9 +204,9 @@ def write_draft(rook: Rook, name: str, request: AuthorRequest, events: Events) -
     except CannotAuthor as exc:
         agent = fallback_author(rook)
         if agent is None or agent[0] == name or not request.options.get("author_command"):
-            raise ConfigError(
-                f"{exc}; describe the target with --notes and name an author agent with "
-                "--author CMD (or author: in config.yaml)"
+            raise ConfigError(  # named by its source, as every refusal of one is
+                f"{request.source.label}: {exc}; describe the target with --notes and name "
+                "an author agent with --author CMD (or author: in config.yaml)"
             ) from None
         events.say(f"{name} cannot write it ({exc}); asking the author agent")
         name = agent[0]

@@ -118,6 +118,41 @@ def test_the_note_names_an_operation_without_an_operation_id_once(
     assert "note: operation ask: POST /ask\n" in r.stdout, r.stdout
 
 
+@pytest.mark.parametrize(
+    "name, text, where",
+    [
+        ("api.yaml", 'openapi: 3.0.0\ninfo: {title: X, version: "1"\npaths: {}\n', "line 3, column"),
+        ("api.json", '{"openapi": "3.1.0", "paths": {"/a": {"post": }}}', "line 1, column 47"),
+        ("api.yaml", "info:\n  title: X\nopenapi: 3.1.0\npaths:\n  /a: [\n", "line 6, column 1"),
+    ],
+)
+def test_an_openapi_document_that_does_not_parse_names_the_line(
+    rook_workspace, rook_cli, tmp_path, name, text, where
+):
+    """A document with a typo (a brace left open) was 'Rook cannot tell what this is
+    (not a cURL command, an OpenAPI 3 document, ...)'; it names the file and the line
+    and column of the problem, as a profile file that is not valid YAML does."""
+    ws = rook_workspace
+    (tmp_path / name).write_text(text)
+    r = add(rook_cli, ws, "desk", "--from", str(tmp_path / name))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "cannot tell what this is" not in r.stderr
+    assert f"{name}: not valid {'JSON' if name.endswith('json') else 'YAML'} at {where}" in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "desk.yaml").exists()
+
+
+def test_a_document_with_no_operation_taking_a_message_is_named(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """'no operation of the OpenAPI document takes a message' named no file."""
+    ws = rook_workspace
+    doc = ask_document(authoring_server.url, {"type": "object", "properties": {"n": {"type": "integer"}}})
+    (tmp_path / "api.json").write_text(json.dumps(doc))
+    r = add(rook_cli, ws, "desk", "--from", str(tmp_path / "api.json"))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "api.json: no operation of the OpenAPI document takes a message" in r.stderr, r.stderr
+
+
 def test_a_date_written_bare_in_a_yaml_document_is_sent_as_text(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
