@@ -353,7 +353,9 @@ def ansi_c(body: str) -> str:
             code = int(octal, 8) & 0xFF if octal else int(hexa or u4 or u8, 16)
             out.append(chr(code) if code < 0x110000 else "\ufffd")
         i = m.end()
-    return "".join(out)
+    # Firefox writes a character beyond U+FFFF as its UTF-16 halves (\\ud83d\\ude00): one
+    # character; a half alone, which no encoder takes, is U+FFFD
+    return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def unquote_ansi_c(text: str) -> str:

@@ -104,6 +104,9 @@ from rook_core.redact import Redactor
             {"headers": [("x-note", "café")], "data": ['{"q": "it\'s !\\n!"}']},
         ),
         ("curl $'https://h/\\x61\\142' -d $'a=\\t\\'' -d \"$'x'\" -d '$'", {"url": "https://h/ab", "data": ["a=\t'", "$'x'", "$"]}),
+        # Firefox writes a character beyond U+FFFF as its two UTF-16 halves (an emoji):
+        # one character, never two halves no encoder takes (a lone one: U+FFFD)
+        ("curl https://h -d $'m=\\ud83d\\ude00 \\ud83d!'", {"data": ["m=\U0001F600 \ufffd!"]}),
     ],
 )
 def test_parse_curl(text, expect):
