@@ -186,6 +186,21 @@ def test_a_credential_in_the_url_query_is_named_in_an_authentication_problem(
     assert "k-wrong-0123456789" not in reason
 
 
+def test_two_credentials_are_named_in_the_plural(rook_cli, rook_workspace, agent_server,
+                                                 monkeypatch):
+    # "Check that AGENT_KEY, ORG_KEY holds a valid credential": two variables hold
+    monkeypatch.setenv("AGENT_KEY", "k-wrong-0123456789")
+    monkeypatch.setenv("ORG_KEY", "org-0123456789")
+    entry = chat(agent_server)
+    entry["http"]["headers"]["X-Org"] = "{{env.ORG_KEY}}"
+    write_profile(rook_workspace, {"execute": entry}, env=("AGENT_KEY", "ORG_KEY"))
+    rook_workspace.scenario({"id": "q", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "that AGENT_KEY, ORG_KEY hold valid credentials for this endpoint" in reason, reason
+
+
 @pytest.mark.parametrize("challenge", ['Digest realm="agent", nonce="n1", qop="auth"', "NTLM"])
 def test_a_server_asking_for_digest_is_said_to_need_a_script_hook(
     rook_cli, rook_workspace, agent_server, challenge

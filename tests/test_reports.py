@@ -1292,13 +1292,13 @@ def test_html_of_many_long_runs_stays_a_size_a_browser_opens(rook_workspace, roo
 
     from rook_core.report import summarize
 
-    rook_workspace.script("agent.py", """
+    rook_workspace.script("agent.py", f"""
         #!/usr/bin/env python3
         import json, sys
         if sys.argv[1] == "execute":
             sys.stdin.read()
-            print(json.dumps({"output": "%s" * 30000}))
-    """ % char)
+            print(json.dumps({{"output": "{char}" * 30000}}))
+    """)
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
     rook_workspace.scenario({"id": "long", "goal": char * 30000,
                              "criteria": [{"contains": "nope"}]})

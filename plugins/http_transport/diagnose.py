@@ -147,7 +147,8 @@ def auth_failure(
         saved = [n for n in names if not n.startswith("env.")]
         hints = []
         if env_names:
-            hints.append(f"that {', '.join(env_names)} holds a valid credential for this endpoint")
+            hold = "holds a valid credential" if len(env_names) == 1 else "hold valid credentials"
+            hints.append(f"that {', '.join(env_names)} {hold} for this endpoint")
         if saved:
             hints.append(
                 f"that prepare saved the right value as {', '.join(saved)} and it has not expired"
