@@ -143,11 +143,14 @@ async def _terminate_group(
     pid: int, child: _Child, grace: float, marker: Mapping[str, str] | None
 ) -> list[str]:
     """SIGTERM the group and every escaped descendant (then SIGCONT, so that a
-    stopped process gets it), give them ``grace`` seconds, then SIGKILL whatever
-    is left (including adopted orphans that carry the hook's marker)."""
+    stopped process gets it), give them ``grace`` seconds (the hook, then what it
+    started), then SIGKILL whatever is left (including adopted orphans that carry
+    the hook's marker)."""
     notes = []
     pgid = pid
-    escaped = [p for p in procscan.descendants(pid) if _pgid(p) != pgid]
+    began = time.monotonic()
+    family = procscan.descendants(pid)
+    escaped = [p for p in family if _pgid(p) != pgid]
     if _killpg(pgid, signal.SIGTERM):
         notes.append(f"sent SIGTERM to process group {pgid}")
         _killpg(pgid, signal.SIGCONT)  # as systemd does: a stopped process can act on it
@@ -155,6 +158,9 @@ async def _terminate_group(
         notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
     _kill_pids(escaped, signal.SIGCONT)  # those too: a stopped one can act on it
     await child.wait_exited(grace)
+    # the hook gone, what it started has the rest of the grace to act on its SIGTERM
+    while any(_state(p) not in _GONE for p in family) and time.monotonic() - began < grace:
+        await asyncio.sleep(0.02)
     if group_alive(pgid) and _killpg(pgid, signal.SIGKILL):
         notes.append(f"sent SIGKILL to process group {pgid}")
     orphans = procscan.marked_orphans(marker or {}, exclude=_live_groups - {pgid})
@@ -340,16 +346,25 @@ async def _watch(
         result.notes += await _terminate_group(pid, child, kill_grace, marker)
 
 
-def _stopped(pid: int) -> bool:
-    """Whether process ``pid`` is stopped by a signal (or a tracer): its state in
-    ``/proc/PID/stat``, the field after the parenthesised command name."""
+def _state(pid: int) -> bytes:
+    """Process ``pid``'s state in ``/proc/PID/stat`` (the field after the
+    parenthesised command name: ``R``, ``S``, ``T`` stopped, ``Z`` a zombie ...);
+    ``X`` when there is no such process."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
-        return False
+        return b"X"
     end = stat.rfind(b")")
-    return stat[end + 2 : end + 3] in (b"T", b"t")
+    return stat[end + 2 : end + 3]
+
+
+_GONE = (b"Z", b"X")  # exited (a zombie until reaped) or no such process
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped by a signal (or a tracer)."""
+    return _state(pid) in (b"T", b"t")
 
 
 def _reap_left() -> None:

@@ -102,7 +102,7 @@ def test_digest_auth_answers_the_servers_challenge(
     reason = r.report["scenarios"][0]["reason"]
     assert "authentication problem" in reason and "401" in reason, reason
     assert "digest password from {{env.DIGEST_PASSWORD}}" in reason, reason
-    assert "DIGEST_PASSWORD holds a valid credential" in reason, reason
+    assert "DIGEST_USER, DIGEST_PASSWORD hold valid credentials" in reason, reason
     assert "dp-wrong-0123456789" not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout
 
     # written literally in the profile: never the advice to add a Bearer header
