@@ -89,6 +89,17 @@ CASES = [
 ]
 
 
+def verdicts(ws, rook_cli, cases):
+    """Each (output, criterion) of ``cases`` as a scenario of its own (x00, x01 ...),
+    the mirror agent answering that output, all run at once: their verdicts, in order."""
+    for i, (output, criterion) in enumerate(cases):
+        ws.scenario({"id": f"x{i:02d}", "goal": json.dumps({"output": output}),
+                     "criteria": [criterion]})
+    r = rook_cli("run", "--json", "--concurrency", "4")
+    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    return [got[f"x{i:02d}"] for i in range(len(cases))]
+
+
 @pytest.fixture
 def ws(rook_workspace):
     # The agent answers with whatever JSON the goal holds.
@@ -966,21 +977,8 @@ def test_a_key_holding_null_exists_and_a_missing_key_does_not(ws, rook_cli):
         ([None], {"path": "[0]"}, "passed"),
         ({"a": [None]}, {"path": "a | [0]"}, "passed"),
     ]
-    for i, (answer, criterion, _) in enumerate(cases):
-        ws.scenario(
-            {
-                "id": f"x{i:02d}",
-                "goal": json.dumps({"output": json.dumps(answer)}),
-                "criteria": [{"json": criterion}],
-            }
-        )
-    r = rook_cli("run", "--json", "--concurrency", "4")
-    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
-    wrong = [
-        (answer, criterion, expected, got[f"x{i:02d}"])
-        for i, (answer, criterion, expected) in enumerate(cases)
-        if got[f"x{i:02d}"]["status"] != expected
-    ]
+    got = verdicts(ws, rook_cli, [(json.dumps(a), {"json": c}) for a, c, _ in cases])
+    wrong = [(*case, g) for case, g in zip(cases, got, strict=True) if g["status"] != case[2]]
     assert wrong == [], "\n".join(map(str, wrong))
 
 
@@ -1015,20 +1013,11 @@ def test_a_missing_key_never_equals_null(ws, rook_cli):
         # a projection's or function's null is its result: compared as before
         ({"a": [{"b": 1}]}, {"path": "max(a[*].c)", "equals": None}, "passed", "is null"),
     ]
-    for i, (answer, criterion, _, _) in enumerate(cases):
-        ws.scenario(
-            {
-                "id": f"x{i:02d}",
-                "goal": json.dumps({"output": json.dumps(answer)}),
-                "criteria": [{"json": criterion}],
-            }
-        )
-    r = rook_cli("run", "--json", "--concurrency", "4")
-    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
+    got = verdicts(ws, rook_cli, [(json.dumps(a), {"json": c}) for a, c, _, _ in cases])
     wrong = [
-        (answer, criterion, expected, said, got[f"x{i:02d}"])
-        for i, (answer, criterion, expected, said) in enumerate(cases)
-        if got[f"x{i:02d}"]["status"] != expected or said not in got[f"x{i:02d}"]["reason"]
+        (*case, g)
+        for case, g in zip(cases, got, strict=True)
+        if g["status"] != case[2] or case[3] not in g["reason"]
     ]
     assert wrong == [], "\n".join(map(str, wrong))
 
@@ -1045,21 +1034,12 @@ def test_a_json_value_looked_for_in_a_text_is_its_json_text(ws, rook_cli):
         ("x ['a']", ["a"], "failed"),
         ("order 5", 5, "passed"),
     ]
-    for i, (text, needle, _) in enumerate(cases):
-        ws.scenario(
-            {
-                "id": f"x{i:02d}",
-                "goal": json.dumps({"output": json.dumps({"a": text})}),
-                "criteria": [{"json": {"path": "a", "contains": needle}}],
-            }
-        )
-    r = rook_cli("run", "--json", "--concurrency", "4")
-    got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
-    wrong = [
-        (text, needle, expected, got[f"x{i:02d}"])
-        for i, (text, needle, expected) in enumerate(cases)
-        if got[f"x{i:02d}"]["status"] != expected
-    ]
+    got = verdicts(
+        ws,
+        rook_cli,
+        [(json.dumps({"a": t}), {"json": {"path": "a", "contains": n}}) for t, n, _ in cases],
+    )
+    wrong = [(*case, g) for case, g in zip(cases, got, strict=True) if g["status"] != case[2]]
     assert wrong == [], "\n".join(map(str, wrong))
 
 
