@@ -85,14 +85,19 @@ def _went_on(base: Path) -> dict[str, int] | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("iteration"), int):
         return None
-    return {"iteration": data["iteration"]}
+    went_on = {"iteration": data["iteration"]}
+    if isinstance(data.get("sample_seed"), int):
+        went_on["sample_seed"] = data["sample_seed"]
+    return went_on
 
 
 def remember(session: Session) -> None:
     """After a turn the conversation goes on from: how many iterations have run,
-    for a resumed run that goes on at the next turn."""
+    and the sample seed, for a resumed run that goes on at the next turn (with
+    the conversation's seed, whatever ``RUHROH_RUN_SEED`` the resume has)."""
+    state = {"iteration": session.iteration, "sample_seed": session.sample_seed}
     try:
-        atomic_write(session.dir / SESSION_FILE, dumps({"iteration": session.iteration}))
+        atomic_write(session.dir / SESSION_FILE, dumps(state))
     except (OSError, RunStoreError):  # a convenience for a resume, which then starts afresh
         pass
 
@@ -185,6 +190,7 @@ class Runtime:
         )
         if went_on:
             session.iteration = went_on["iteration"]
+            session.sample_seed = went_on.get("sample_seed", session.sample_seed)
         started = await invoke(
             f"connector {conn.name!r} start_session", conn.start_session, session
         )

@@ -1206,6 +1206,37 @@ def test_a_resume_cut_in_a_later_turn_sends_the_handle_the_wrapper_last_reported
     assert [t["conversation"] for t in scenario_of(again)["turns"]] == ["agent-1", "agent-2"]
 
 
+CUT_IN_TURN_TWO_WITH_SEEDS = r"""
+#!/bin/bash
+# logs the sample seed of every call; the first call of turn 2 is cut off
+if [ "$RUHROH_MESSAGE" = b ] && [ ! -e "$PROBE_DIR/first" ]; then
+  touch "$PROBE_DIR/first" "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo "$RUHROH_MESSAGE $RUHROH_SAMPLE_SEED" >> "$PROBE_DIR/log"
+echo '{"status":"continue"}'
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_with_another_run_seed_keeps_the_conversations_sample_seed(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    # the resumed turn 2 goes on with the conversation of turn 1: its sample seed is
+    # the one turn 1 was given, whatever RUHROH_RUN_SEED the resume has
+    wrapper = rook_workspace.script("cut2s.sh", CUT_IN_TURN_TWO_WITH_SEEDS)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2)
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "continue"}]})
+    monkeypatch.setenv("RUHROH_RUN_SEED", "1")
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    monkeypatch.setenv("RUHROH_RUN_SEED", "2")
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    log = [line.split() for line in (probe_dir / "log").read_text().splitlines()]
+    assert [m for m, _ in log] == ["a", "b"]
+    assert log[1][1] == log[0][1], log
+
+
 def alive(pid: int) -> bool:
     """A process that exists and is not a zombie (PID 1 may never reap here)."""
     try:
