@@ -133,6 +133,8 @@ class CommandConnector(Connector):
             from_file, result.failure = None, str(exc)
         fields, shadowed = merge_fields(final, from_file)
         normalize(fields, transcript, result, shadowed)
+        if from_file:  # for the reason of a failure status (the file's wins)
+            result.file_fields = frozenset(from_file)
         result.source = "+".join(
             s for s, present in (("result_file", from_file), ("final_line", final)) if present
         )

@@ -133,8 +133,14 @@ def _redact_result_file(call: HookCall, path: Any) -> None:
             pass
 
 
+WHY_FIELDS = ("error", "reason", "message", "summary", "output")
+
+
 def _why(result: IterationResult) -> str:
-    for key in ("error", "reason", "message", "summary", "output"):
+    """Why a failure status was answered: the result file's reason wins over the
+    final line's, whatever names each gives it under."""
+    mine = result.file_fields
+    for key in sorted(WHY_FIELDS, key=lambda k: k not in mine):  # stable: the file's first
         value = result.fields.get(key)
         if isinstance(value, str) and value.strip():
             return current().head(value.strip(), 2000)

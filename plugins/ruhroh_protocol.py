@@ -103,6 +103,8 @@ class IterationResult:
     artifacts_base: Path | None = None
     transcript: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
+    file_fields: frozenset[str] = frozenset()
+    """The names the result file gave (its fields win over the final line's)."""
     source: str = ""
     exit_code: int | None = None
     started: float = 0.0

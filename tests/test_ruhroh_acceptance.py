@@ -203,6 +203,36 @@ def test_the_result_file_wins_over_the_final_line_under_another_name_of_a_field(
     assert manifest["adapterVersion"] == "2.0"
 
 
+@pytest.mark.parametrize("status", ["runtime_failure", "infra_failure"])
+@pytest.mark.parametrize(
+    "result_file,stdout,why",
+    [
+        # the file says why under a later name of the reason than the final line does
+        ('"message":"the file says: disk full"', '"error":"the line says: boom"', "the file says: disk full"),
+        ('"error":"the file says: disk full"', '"message":"the line says: boom"', "the file says: disk full"),
+        # the file gives no reason: the final line's
+        ('"runId":"r-1"', '"message":"the line says: boom"', "the line says: boom"),
+    ],
+)  # fmt: skip
+def test_a_failures_reason_is_the_result_files_over_the_final_lines(
+    status, result_file, stdout, why, rook_workspace, rook_cli, tmp_path
+):
+    # the result file wins field by field; a reason the final line gave under
+    # another name (error over message) still won over the file's
+    ws = rook_workspace
+    _replaying(
+        ws,
+        tmp_path,
+        f'{{"status":"{status}",{stdout}}}\n',
+        f'{{{V1},"status":"{status}",{result_file}}}',
+    )
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    diagnosis = only(r)["hooks"][0]["diagnosis"]
+    assert f"reported {status}" in diagnosis and why in diagnosis, diagnosis
+
+
 @pytest.mark.parametrize(
     "result_file,stdout,message",
     [
