@@ -392,18 +392,31 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     labels: list[str] = []
     exhausted = False
     cap = turn_cap(call)
+    retry_cut: str | None = None  # why an infra_failure's retry had no fair chance
     while True:
         session.iteration += 1
         for attempt in (1, 2):
             timeout = call.timeout
             if cap is not None:  # what is left of the turn's time
-                timeout = min(timeout, max(round(started + cap - time.time(), 3), 0.001))
+                left = round(started + cap - time.time(), 3)
+                if attempt == 2 and left <= 0:
+                    retry_cut = (
+                        f"no time was left of the scenario's timeout_seconds ({cap:g} s) "
+                        "for its retry"
+                    )
+                    break
+                timeout = min(timeout, max(left, 0.001))
             try:
                 result = await one_iteration(conn, session, call, message, attempt, timeout)
             except asyncio.CancelledError as exc:  # the run interrupted: keep what they printed
                 _keep_cut_off(exc, call, results, [*labels, _label(session.iteration, attempt)])
                 raise
             if cap is not None and result.timed_out and timeout < call.entry.timeout:
+                if attempt == 2:
+                    retry_cut = (
+                        f"its retry had what was left of the scenario's timeout_seconds "
+                        f"({cap:g} s) and was cut off"
+                    )
                 result.failure = (
                     f"{result.failure}; the scenario's timeout_seconds ({cap:g} s) caps the "
                     f"whole turn: iteration {session.iteration} had what was left of it"
@@ -431,6 +444,13 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
         message = CONTINUE
     final = results[-1]
     status, diagnosis, infra = _outcome(final)
+    if retry_cut:  # the infra failure stands: the agent had no fair second attempt
+        first = next(r for r in reversed(results) if r.status == INFRA_FAILURE)
+        status, infra = "failed", True
+        diagnosis = (
+            f"{INFRA_PREFIX} the agent reported infra_failure and {retry_cut} (not counted "
+            f"against the agent): {_why(first)}"
+        )
     data = evidence(config, conn, session, results, summaries, labels)
     if exhausted:
         data["max_iterations_reached"] = True

@@ -203,6 +203,39 @@ def test_the_result_file_wins_over_the_final_line_under_another_name_of_a_field(
     assert manifest["adapterVersion"] == "2.0"
 
 
+def test_an_infra_failure_whose_retry_the_scenarios_timeout_cuts_off_stays_an_infra_error(
+    rook_workspace, rook_cli, tmp_path
+):
+    # the first attempt reports infra_failure; the retry gets what is left of the
+    # scenario's timeout_seconds and is cut off: the agent never had a fair second
+    # attempt, so it is the infrastructure error, not an error counted against it
+    ws = rook_workspace
+    wrapper = ws.script(
+        "w.sh",
+        f"""
+        #!/bin/bash
+        if [ ! -e {tmp_path}/first ]; then
+          touch {tmp_path}/first
+          echo '{{"status":"infra_failure","error":"sandbox down"}}'
+          exit 0
+        fi
+        exec sleep 600
+        """,
+    )
+    profile(ws, str(wrapper))
+    ws.scenario(
+        {"id": "s", "goal": "g", "timeout_seconds": 2, "criteria": [{"contains": "x"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    s = only(r)
+    assert s["status"] == "infra_error", s
+    assert r.report["summary"]["infra_error"] == 1 and r.report["summary"]["error"] == 0
+    diagnosis = s["hooks"][0]["diagnosis"]
+    assert diagnosis.startswith("infrastructure error:"), diagnosis
+    assert "sandbox down" in diagnosis and "timeout_seconds (2 s)" in diagnosis, diagnosis
+
+
 @pytest.mark.parametrize("status", ["runtime_failure", "infra_failure"])
 @pytest.mark.parametrize(
     "result_file,stdout,why",

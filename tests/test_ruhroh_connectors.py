@@ -90,6 +90,9 @@ class Flaky(Memory):
             return {"status": "runtime_failure", "error": "the model refused"}
         if mode == "infra_once" and turn.attempt == 1:
             return {"status": "infra_failure", "error": "rate limited upstream"}
+        if mode == "infra_late" and turn.attempt == 1:  # its own timeout let it overrun
+            await asyncio.sleep(float(self.options["late"]))
+            return {"status": "infra_failure", "error": "rate limited upstream"}
         if mode == "nan_artifact":
             return {"status": "goal_satisfied", "output": "ok"}
         if mode == "nan_field":  # a score a client computed from no data
@@ -103,6 +106,11 @@ class Flaky(Memory):
         if self.options["mode"] == "nan_artifact":
             return {"score": {"value": float("nan")}}
         return super().collect_artifacts(session)
+
+
+class OwnTimeout(Flaky):
+    name = "own-timeout"
+    handles_timeout = True
 
 
 class NoLevel(Memory):
@@ -138,7 +146,7 @@ class Threaded(Memory):
 class ConnectorPlugin:
     @hookimpl
     def rook_register_connectors(self, register):
-        for cls in (Memory, Amnesiac, Flaky, NoLevel, Picky, BrokenPrepare, Threaded):
+        for cls in (Memory, Amnesiac, Flaky, OwnTimeout, NoLevel, Picky, BrokenPrepare, Threaded):
             register(cls)
 
 
@@ -339,6 +347,32 @@ def test_connector_infra_failure_is_retried(connectors, rook_workspace, rook_cli
     r = rook_cli("run", "--json")
     assert r.exit_code == 0, r.stdout
     assert [e for e in connectors if e[0] == "run_turn"] == [("run_turn", 1), ("run_turn", 2)]
+
+
+def test_an_infra_failure_with_no_time_left_for_its_retry_is_an_infra_error(
+    connectors, rook_workspace, rook_cli
+):
+    # the first attempt used the whole of the scenario's timeout_seconds: no retry is
+    # made (it would have no time), and the infra failure stands, not an error
+    rook_workspace.profile(
+        {
+            "id": "conn",
+            "hooks": {
+                "execute": {"connector": {"name": "own-timeout", "mode": "infra_late", "late": 1.5}}
+            },
+        }
+    )
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "timeout_seconds": 1, "criteria": [{"contains": "ok"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout
+    assert [e for e in connectors if e[0] == "run_turn"] == [("run_turn", 1)]
+    s = scenario_of(r)
+    assert s["status"] == "infra_error", s
+    diagnosis = s["hooks"][0]["diagnosis"]
+    assert diagnosis.startswith("infrastructure error:"), diagnosis
+    assert "rate limited upstream" in diagnosis and "no time was left" in diagnosis, diagnosis
 
 
 HANGS = """
