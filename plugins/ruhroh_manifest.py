@@ -103,15 +103,32 @@ def _recorded(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _declared_continuity(profile: Any) -> str | None:
+    """The continuity level the profile's Ruhroh entries declare (execute's first)."""
+    hooks = getattr(profile, "hooks", None) or {}
+    entries = sorted(hooks.values(), key=lambda e: e.phase != "execute")
+    for entry in entries:
+        config = getattr(entry, "config", None)
+        if isinstance(config, dict) and isinstance(config.get("continuity"), str):
+            return str(config["continuity"])
+    return None
+
+
 def write(run: Any, result: dict[str, Any] | None = None) -> Path:
     """Write (or update with ``result``'s values) the run's manifest, atomically.
     The environment fallbacks are those of the invocation that recorded the
     latest result: one that has recorded none yet (a resume, ``rook run --run
-    ID``) keeps those the run's wrappers saw."""
+    ID``) keeps those the run's wrappers saw. Begun (no ``result``), it records
+    the declared continuity level, so a run none of whose scenarios could run
+    (a ``workspace_only`` wrapper's conversations) still has it."""
     path = Path(run.dir) / MANIFEST
     recorded = _recorded(path)
     latest = dict(recorded.get("latest") or {})
     environment = _environment(run)
+    if not result and "continuity" not in latest:
+        level = _declared_continuity(run.profile)
+        if level:
+            latest["continuity"] = level
     if result:
         for key in ("adapterVersion", "model", "usage", "continuity"):
             if result.get(key) is not None:

@@ -94,6 +94,16 @@ def test_env_only_manifest(fallbacks, rook_workspace, rook_cli):
     assert m["adapterVersion"] == "0.0.1-env"
 
 
+def test_the_declared_continuity_is_recorded_when_no_scenario_ran(rook_workspace, rook_cli):
+    # a workspace_only wrapper and a scenario of two turns: not runnable, no call made;
+    # the manifest, begun at the start of the run, did not record the declared level
+    ruhroh_profile(rook_workspace, PY, continuity="workspace_only")
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "not_runnable"}, r.stderr + r.stdout
+    assert manifest(r)["continuity"] == "workspace_only"
+
+
 def test_the_latest_result_wins(rook_workspace, rook_cli):
     ruhroh_profile(
         rook_workspace,
