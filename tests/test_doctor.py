@@ -793,6 +793,31 @@ def test_a_turn_the_transport_cannot_send_is_a_problem(rook_workspace, rook_cli,
     assert note["status"] == "note" and "excluded: true" in note["message"], note
 
 
+@pytest.mark.parametrize(
+    "entry,page",
+    [
+        ({"connector": {"name": "acme"}}, "docs/ruhroh.md (Writing a connector)"),
+        ({"ruhroh": {"command": "./missing-wrapper.sh"}}, "docs/ruhroh.md"),
+        ({"http": {"url": "http://127.0.0.1:1/{{nowhere}}"}}, "docs/http.md"),
+    ],
+)
+def test_a_problem_with_a_built_in_transports_entry_names_its_page(
+    entry, page, rook_workspace, rook_cli, monkeypatch
+):
+    """The fix said 'see the connector transport's page in docs/': there is no such
+    page (a connector is on docs/ruhroh.md); it names the page now."""
+    monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",ruhroh,http")
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "x", "hooks": {"execute": entry}})
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1
+    [p] = [f for f in problems(findings) if f["subject"].endswith("profile x hooks.execute")] or [
+        problems(findings)
+    ]
+    assert f"(see {page})" in p["fix"], p
+
+
 def test_no_finding_shows_the_value_of_a_profile_env_variable(rook_workspace, rook_cli, tmp_path):
     """A scenario id holding an env value: the problem redacted it, but the note
     on scenarios the profile cannot run named 's-tok3n99' in the clear, and so

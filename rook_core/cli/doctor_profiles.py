@@ -23,6 +23,15 @@ INSTALL = {
 }
 
 
+OWN_PAGES = {
+    "script": "docs/hooks.md",
+    "http": "docs/http.md",
+    "ruhroh": "docs/ruhroh.md",
+    "connector": "docs/ruhroh.md (Writing a connector)",
+}
+"""The page of Rook's docs/ on each of its own transports, for a problem's fix."""
+
+
 def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
     """Check the agent's profiles; return those that load."""
     from ..definitions import unread_profiles
@@ -189,7 +198,7 @@ def check_entry(
     except ConfigError as exc:
         distribution = rook.transports.distribution(entry.transport)
         page = (  # Rook's docs/ has a page of its own transports only
-            f"the {entry.transport} transport's page in docs/"
+            OWN_PAGES.get(entry.transport, f"the {entry.transport} transport's page in docs/")
             if distribution in ("", OWN)
             else f"the documentation of {distribution}, which provides the {entry.transport} transport"
         )
