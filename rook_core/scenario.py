@@ -230,6 +230,12 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     if len(keys) != 1:
         raise ValidationError(f"needs exactly one criterion type (one of: {installed})")
     key = keys[0]
+    for own, fix in (
+        ("turn", "leave turn out for the last turn"),
+        (LABEL, "leave id out for none"),
+    ):
+        if own in item and item[own] is None:  # `turn:` with nothing after it: not filled in
+            raise ValidationError({own: [f"empty: nothing is written there (YAML's null); {fix}"]})
     label = item.get(LABEL)
     if label is not None and (isinstance(label, bool) or not isinstance(label, (str, int))):
         raise ValidationError({LABEL: ["must be a short text (a label shown in reports)"]})

@@ -440,3 +440,24 @@ def test_a_turn_that_names_no_turn_of_the_scenario_is_refused_before_anything_ru
         {"contains": "x", "turn": 2}, {"contains": "x", "turn": "all"}]})
     r = rook_cli("run", "--json")
     assert r.exit_code == 0 and ran.exists(), r.stderr
+
+
+@pytest.mark.parametrize("key, needle", [
+    ("turn", "criteria.0.turn: empty: nothing is written there (YAML's null); leave turn "
+             "out for the last turn"),
+    ("id", "criteria.0.id: empty: nothing is written there (YAML's null); leave id out for "
+           "none"),
+])
+def test_a_criterion_key_left_empty_is_refused_as_id_blank_is(ws, rook_cli, tmp_path, key, needle):
+    """`turn:` or `id:` with nothing after it (YAML's null: a value not filled in) was
+    taken as left out, the criterion judged on the last turn or unlabelled, where
+    `id: ""` is refused and every other key left so in a scenario is too."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x", '
+              '"conversation": "c"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "capabilities": {"multi_turn": True}})
+    ws.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "x", key: None}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
