@@ -57,6 +57,9 @@ from .workspace import ROOT, Agent
 VERDICT_KEYS = ("pass", "reason", "score")
 VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
 _FENCE = r"(?s)^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$"
+NOT_JUDGED = ("cannot_satisfy", "policy_blocked", "out_of_scope", "cancelled")
+"""Completion statuses (a Ruhroh wrapper's, or a ``status`` a script prints) by which
+a judge says it did not do the judging: whatever its output holds is no verdict."""
 
 
 @plain
@@ -431,8 +434,17 @@ class JudgeClient:
                     diagnosis=f"{who}: collect failed: {collected.diagnosis}",
                     record=record,
                 )
-        verdict, problem = parse_verdict(output)
         data = result.data or {}
+        if data.get("status") in NOT_JUDGED:  # a refusal (the judge model's policy) is no verdict
+            record["answer"] = self.redactor.text(output)
+            return JudgeAnswer(
+                "error",
+                diagnosis=f"{who} reported {data['status']}: it did not judge, so its answer "
+                f"{preview(output, 300, self.redactor)} is no verdict (a judge that judged "
+                "reports goal_satisfied, or no status)",
+                record=record,
+            )
+        verdict, problem = parse_verdict(output)
         if verdict is not None and isinstance(data.get("output"), dict) and result.stdout:
             repeated = repeated_keys(result.stdout, inside="output")  # the object form
             if repeated:

@@ -297,6 +297,46 @@ def test_a_judge_prompt_too_long_for_a_ruhroh_judge_says_what_to_do(
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("status", ["policy_blocked", "cannot_satisfy", "out_of_scope",
+                                    "cancelled"])
+def test_a_judge_that_reports_it_did_not_judge_is_an_error_never_a_pass(
+    rook_workspace, rook_cli, tmp_path, status
+):
+    """A Ruhroh wrapper as the judge profile that answers policy_blocked (the judge
+    model refused) or cannot_satisfy, out_of_scope, cancelled, with a `{"pass": true}`
+    in its output: its verdict was taken and the criterion passed, though the judge
+    said it did not do the judging. It is the criterion's error, naming the status;
+    goal_satisfied still judges. A script judge printing such a status is read alike."""
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    wrapper = rook_workspace.script("wrapper.py", """
+        #!/usr/bin/env python3
+        import json, os
+        print(json.dumps({"status": os.environ["JUDGE_STATUS"],
+                          "output": json.dumps({"pass": True, "reason": "ok"})}))
+    """)
+    rook_workspace.script("judge.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            print(json.dumps({"output": {"pass": True, "reason": "ok"},
+                              "status": os.environ["JUDGE_STATUS"]}))
+    """)
+    rook_workspace.profile({"id": "wrapped", "hooks": {"execute": {"ruhroh": str(wrapper)}}},
+                           active=False)
+    rook_workspace.profile({"id": "scripted", "hooks": {"execute": "scripts/judge.py"}},
+                           active=False)
+    for judge in ("wrapped", "scripted"):
+        r = rook_cli("run", "--json", "--judge-profile", judge, env={"JUDGE_STATUS": status})
+        assert r.exit_code == 1 and r.statuses() == {"a": "error"}, (judge, r.stderr)
+        reason = criteria_of(r.report, "a")[0]["reason"]
+        assert reason.startswith(f"judge profile '{judge}' reported {status}"), reason
+        r = rook_cli("run", "--json", "--judge-profile", judge,
+                     env={"JUDGE_STATUS": "goal_satisfied"})
+        assert r.statuses() == {"a": "passed"}, (judge, r.stderr)
+
+
 def test_a_ruhroh_judges_made_up_handle_is_never_rook_conversation(
     rook_workspace, rook_cli, tmp_path, monkeypatch
 ):
