@@ -555,7 +555,7 @@ class MaxCalls(_CallCriterion):
         from marshmallow import ValidationError
 
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValidationError("must be a whole number >= 0")
+            raise ValidationError(with_yaml_hint("must be a whole number >= 0", value, whole=True))
         return value
 
     def evaluate(self, config: int, view: EvidenceView) -> Verdict:
@@ -582,12 +582,20 @@ class MaxTokens(CriterionType):
         if isinstance(value, int) and not isinstance(value, bool):
             value = {"total": value}
         if not isinstance(value, dict) or not value:
-            raise ValidationError("must be a number (total) or a mapping of input, output, total")
+            raise ValidationError(
+                with_yaml_hint(
+                    "must be a number (total) or a mapping of input, output, total",
+                    value,
+                    whole=True,
+                )
+            )
         unknown_keys(value, ("input", "output", "total"))
         out = {}
         for k, v in value.items():
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValidationError({k: ["must be a whole number >= 0"]})
+                raise ValidationError(
+                    {k: [with_yaml_hint("must be a whole number >= 0", v, whole=True)]}
+                )
             out[k] = v
         return out
 
@@ -694,7 +702,9 @@ class MaxSeconds(CriterionType):
             hint = duration_hint(value) if isinstance(value, str) else None  # `5s`
             if hint is not None:
                 raise ValidationError(f"must be a number of seconds > 0: {hint}")
-            raise ValidationError("must be a number of seconds > 0 (not .nan or .inf)")
+            raise ValidationError(
+                with_yaml_hint("must be a number of seconds > 0", value, "(not .nan or .inf)")
+            )
         return float(value)
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:
@@ -702,6 +712,17 @@ class MaxSeconds(CriterionType):
         return Verdict(
             PASSED if ok else FAILED, f"{view.seconds:.3f} s (max {_as_written(config)} s)"
         )
+
+
+def with_yaml_hint(message: str, value: Any, otherwise: str = "", whole: bool = False) -> str:
+    """``message``, with why YAML read ``value`` (``1e-7``) as text when it did, else
+    with ``otherwise``: the error path of a limit's parse."""
+    from rook_core.schemafields import number_as_text
+
+    hint = number_as_text(value, whole)
+    if hint is not None:
+        return f"{message}: {hint}"
+    return f"{message} {otherwise}" if otherwise else message
 
 
 def _as_written(number: float) -> str:

@@ -48,7 +48,7 @@ from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
 from rook_core.registry import OWN, opted_in
 
-from .criteria import folded, unknown_keys
+from .criteria import folded, unknown_keys, with_yaml_hint
 
 NO_JUDGE = (
     "no judge profile is configured (pass --judge-profile NAME or set judge_profile: in "
@@ -78,7 +78,9 @@ def _min_score(value: Any) -> float:
 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         # the judge is asked for a score from 0 to 1: a min_score above 1 could never pass
-        raise ValidationError({"min_score": ["must be a number from 0 to 1"]})
+        raise ValidationError(
+            {"min_score": [with_yaml_hint("must be a number from 0 to 1", value)]}
+        )
     return float(value) or 0.0  # -0.0 is 0: never shown as "min_score -0"
 
 
@@ -283,7 +285,7 @@ class Keywords:
             return "keywords needs words: a non-empty list of texts, none of them empty"
         ms = config.get("min_score", 1.0)
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= 1:
-            return "keywords: min_score must be a number from 0 to 1"
+            return with_yaml_hint("keywords: min_score must be a number from 0 to 1", ms)
         return None
 
     def __call__(self, config: dict[str, Any], view: EvidenceView) -> Verdict:

@@ -14,7 +14,7 @@ from rook_core.judging import CriterionType, EvidenceView
 from rook_core.models import FAILED, PASSED, UNVERIFIABLE, Verdict
 from rook_core.redact import current
 
-from .criteria import finite_number
+from .criteria import finite_number, with_yaml_hint
 
 NEVER_JUDGED = {
     "runtime_failure": "a wrapper answering it fails its hook (the scenario is error)",
@@ -122,7 +122,9 @@ class MaxCost(CriterionType):
         from marshmallow import ValidationError
 
         if not finite_number(value) or value < 0:
-            raise ValidationError("must be a number of US dollars >= 0 (not .nan or .inf)")
+            raise ValidationError(
+                with_yaml_hint("must be a number of US dollars >= 0", value, "(not .nan or .inf)")
+            )
         return float(value)
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:

@@ -33,7 +33,7 @@ from rook_core.process import run_process
 from rook_core.redact import current
 from rook_core.workspace import user_path
 
-from .criteria import finite_number, folded, same_form, unknown_keys
+from .criteria import finite_number, folded, same_form, unknown_keys, with_yaml_hint
 from .patterns import TooSlow, compile_pattern, search
 
 FILE_CHECKS = ("exists", "contains", "not_contains", "matches", "not_matches")
@@ -290,12 +290,26 @@ class Command(CriterionType):
         code = value.get("exit", 0)
         if isinstance(code, bool) or not isinstance(code, int) or not -64 <= code <= 255:
             raise ValidationError(
-                {"exit": ["must be an exit code, 0 to 255 (or -N: killed by signal N)"]}
+                {
+                    "exit": [
+                        with_yaml_hint(
+                            "must be an exit code, 0 to 255 (or -N: killed by signal N)",
+                            code,
+                            whole=True,
+                        )
+                    ]
+                }
             )
         timeout = value.get("timeout_seconds", DEFAULT_COMMAND_TIMEOUT)
         if not finite_number(timeout) or timeout <= 0:
             raise ValidationError(
-                {"timeout_seconds": ["must be a number of seconds > 0 (not .nan or .inf)"]}
+                {
+                    "timeout_seconds": [
+                        with_yaml_hint(
+                            "must be a number of seconds > 0", timeout, "(not .nan or .inf)"
+                        )
+                    ]
+                }
             )
         return {"run": run, "argv": argv, "exit": code, "timeout": float(timeout)}
 

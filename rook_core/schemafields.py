@@ -35,6 +35,20 @@ def _exponent_hint(value: str) -> str | None:
     return f"Not a valid number: YAML reads {value} as text; write {advice}"
 
 
+def number_as_text(value: Any, whole: bool = False) -> str | None:
+    """Why ``value`` is no number when YAML read a number written with an exponent
+    as text (``1e-7``): ``YAML reads 1e-7 as text; write 0.0000001 or 1.0e-7``
+    (``whole``: for a whole number, ``write 1000``); ``None`` for anything else.
+    For the limits a criterion type parses itself, on their error path."""
+    hint = _exponent_hint(value) if isinstance(value, str) else None
+    if hint is None:
+        return None
+    if whole:
+        number = float(value)
+        return f"YAML reads {value} as text; write {int(number)}" if number.is_integer() else None
+    return hint.removeprefix("Not a valid number: ")
+
+
 _DURATION = re.compile(
     r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\s*", re.I
 )

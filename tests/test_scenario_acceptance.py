@@ -461,3 +461,33 @@ def test_a_criterion_key_left_empty_is_refused_as_id_blank_is(ws, rook_cli, tmp_
     r = rook_cli("run")
     assert r.exit_code == 2 and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not ran.exists()
+
+
+@pytest.mark.parametrize("criterion, needle", [
+    ("max_seconds: 1e-7", "criteria.0.max_seconds: must be a number of seconds > 0: YAML "
+                          "reads 1e-7 as text; write 0.0000001 or 1.0e-7"),
+    ("max_cost: 1e-3", "criteria.0.max_cost: must be a number of US dollars >= 0: YAML reads "
+                       "1e-3 as text; write 0.001 or 1.0e-3"),
+    ("max_tokens: 1e3", "criteria.0.max_tokens: must be a number (total) or a mapping of "
+                        "input, output, total: YAML reads 1e3 as text; write 1000"),
+    ("max_tokens: {input: 1e3}", "criteria.0.max_tokens.input: must be a whole number >= 0: "
+                                 "YAML reads 1e3 as text; write 1000"),
+    ("max_calls: 1e1", "criteria.0.max_calls: must be a whole number >= 0: YAML reads 1e1 as "
+                       "text; write 10"),
+    ("rubric: {text: calm, min_score: 5e-1}", "criteria.0.rubric.min_score: must be a number "
+                                              "from 0 to 1: YAML reads 5e-1 as text; write 0.5"),
+    ("command: {run: 'true', timeout_seconds: 1e2}", "criteria.0.command.timeout_seconds: must "
+     "be a number of seconds > 0: YAML reads 1e2 as text; write 100 or 1.0e+2"),
+    ("judge: {name: keywords, words: [hello], min_score: 5e-1}", "criteria.0.judge: keywords: "
+     "min_score must be a number from 0 to 1: YAML reads 5e-1 as text; write 0.5"),
+])
+def test_a_limit_written_with_an_exponent_says_yaml_read_it_as_text(ws, rook_cli, criterion,
+                                                                    needle):
+    """YAML 1.1 reads 1e-7 (no dot, or no sign) as text. A criterion's limit written so
+    was refused as 'must be a number of seconds > 0', which 1e-7 looks like, where a
+    scenario's own timeout_seconds or repeat says YAML read it as text and how to
+    write it; the criteria's limits say so too."""
+    ws.scenario(f"id: s\ngoal: '{SAID_HELLO}'\ncriteria:\n  - {criterion}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
