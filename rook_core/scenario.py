@@ -70,9 +70,32 @@ class _ExpectationSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    acceptance_criteria = fields.List(fields.Raw(), load_default=list)
-    forbidden = fields.List(fields.Raw(), load_default=list)
-    mcp = fields.List(fields.Raw(), load_default=list)
+    error_messages = {  # marshmallow reads it from the class: its "Invalid input type."
+        "type": "must be a mapping of acceptance_criteria, forbidden and mcp, each a list"
+    }
+
+    acceptance_criteria = fields.List(
+        fields.Raw(),
+        load_default=list,
+        error_messages={
+            "invalid": "must be a list of statements: "
+            "[{{id: ac-1, statement: ..., check: llm_judge}}]"
+        },
+    )
+    forbidden = fields.List(
+        fields.Raw(),
+        load_default=list,
+        error_messages={
+            "invalid": "must be a list of statements or {{pattern: ...}}: [{{pattern: x}}]"
+        },
+    )
+    mcp = fields.List(
+        fields.Raw(),
+        load_default=list,
+        error_messages={
+            "invalid": "must be a list of tools: [{{server: ..., tool: ..., expect: not_called}}]"
+        },
+    )
 
 
 def _some_text(value: str) -> None:

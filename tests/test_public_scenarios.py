@@ -255,6 +255,18 @@ def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
     ({"title": "t", "goal": "g", "excluded": "yes"}, ["excluded"]),
     ({"title": "t", "goal": "g", "timeout_seconds": -1}, ["timeout_seconds"]),
     ({"title": "t", "goal": "g", "class": ["a"]}, ["class"]),
+    # expectation, or one of its lists, of another shape said "invalid input type",
+    # "not a valid list": marshmallow's words, where criteria: says what it takes
+    ({"title": "t", "goal": "g", "expectation": "be nice"},
+     ["expectation: must be a mapping of acceptance_criteria, forbidden and mcp, each a list"]),
+    ({"title": "t", "goal": "g", "expectation": {"acceptance_criteria": "Greets"}},
+     ["expectation.acceptance_criteria: must be a list of statements: [{id: ac-1, "
+      "statement: ..., check: llm_judge}]"]),
+    ({"title": "t", "goal": "g", "expectation": {"forbidden": {"pattern": "x"}}},
+     ["expectation.forbidden: must be a list of statements or {pattern: ...}: [{pattern: x}]"]),
+    ({"title": "t", "goal": "g", "expectation": {"mcp": "cancel_order"}},
+     ["expectation.mcp: must be a list of tools: [{server: ..., tool: ..., expect: "
+      "not_called}]"]),
 ])
 def test_invalid_public_fields_are_refused_with_their_path(ws, rook_cli, scenario, needles):
     path = ws.scenario(scenario, name="bad")
