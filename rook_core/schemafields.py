@@ -138,6 +138,10 @@ class Text(fields.String):
         hint = yaml_typed(value)
         if hint is not None:
             raise ValidationError(hint)
+        if isinstance(value, (dict, list)):  # `goal: {text: ...}`: say what it got
+            raise ValidationError(
+                f"must be text, not a {'mapping' if isinstance(value, dict) else 'list'}"
+            )
         return super()._deserialize(value, attr, data, **kwargs)
 
 

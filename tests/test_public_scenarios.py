@@ -264,6 +264,11 @@ def test_timeout_seconds_caps_each_execute_turn(ws, rook_cli):
       "statement: ..., check: llm_judge}]"]),
     ({"title": "t", "goal": "g", "expectation": {"forbidden": {"pattern": "x"}}},
      ["expectation.forbidden: must be a list of statements or {pattern: ...}: [{pattern: x}]"]),
+    # a text given a mapping or a list said "not a valid string"
+    ({"title": "t", "goal": "g", "multi_turn": True, "setup_messages": [{"a": 1}]},
+     ["setup_messages.0: must be text, not a mapping"]),
+    ({"title": ["t"], "goal": "g"}, ["title: must be text, not a list"]),
+    ({"title": "t", "goal": {"text": "g"}}, ["goal: must be text, not a mapping"]),
     ({"title": "t", "goal": "g", "expectation": {"mcp": "cancel_order"}},
      ["expectation.mcp: must be a list of tools: [{server: ..., tool: ..., expect: "
       "not_called}]"]),
