@@ -57,9 +57,10 @@ from .workspace import ROOT, Agent
 VERDICT_KEYS = ("pass", "reason", "score")
 VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
 _FENCE = r"(?s)^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$"
-NOT_JUDGED = ("cannot_satisfy", "policy_blocked", "out_of_scope", "cancelled")
+NOT_JUDGED = ("cannot_satisfy", "policy_blocked", "out_of_scope", "cancelled", "continue")
 """Completion statuses (a Ruhroh wrapper's, or a ``status`` a script prints) by which
-a judge says it did not do the judging: whatever its output holds is no verdict."""
+a judge says it did not do the judging (``continue``: not finished when its iterations
+ran out): whatever its output holds is no verdict."""
 
 
 @plain
@@ -439,7 +440,8 @@ class JudgeClient:
             record["answer"] = self.redactor.text(output)
             return JudgeAnswer(
                 "error",
-                diagnosis=f"{who} reported {data['status']}: it did not judge, so its answer "
+                diagnosis=f"{who} reported {data['status']}: it did not "
+                f"{'finish judging' if data['status'] == 'continue' else 'judge'}, so its answer "
                 f"{preview(output, 300, self.redactor)} is no verdict (a judge that judged "
                 "reports goal_satisfied, or no status)",
                 record=record,

@@ -298,7 +298,7 @@ def test_a_judge_prompt_too_long_for_a_ruhroh_judge_says_what_to_do(
 
 
 @pytest.mark.parametrize("status", ["policy_blocked", "cannot_satisfy", "out_of_scope",
-                                    "cancelled"])
+                                    "cancelled", "continue"])
 def test_a_judge_that_reports_it_did_not_judge_is_an_error_never_a_pass(
     rook_workspace, rook_cli, tmp_path, status
 ):
@@ -306,7 +306,9 @@ def test_a_judge_that_reports_it_did_not_judge_is_an_error_never_a_pass(
     model refused) or cannot_satisfy, out_of_scope, cancelled, with a `{"pass": true}`
     in its output: its verdict was taken and the criterion passed, though the judge
     said it did not do the judging. It is the criterion's error, naming the status;
-    goal_satisfied still judges. A script judge printing such a status is read alike."""
+    goal_satisfied still judges. A script judge printing such a status is read alike.
+    So is continue, still answered when the wrapper's iterations ran out: the judge
+    never said it had finished (Rook sent it the text 'continue' meanwhile)."""
     setup_agent(rook_workspace, judge=False, scenarios=[
         {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
     ])
