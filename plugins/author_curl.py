@@ -533,12 +533,15 @@ def _apply(c: Curl, name: str, value: str) -> None:
     elif name == "--url":
         c.url = env_refs(c, value, "the URL")
     elif name == "--url-query":  # added to the URL's query, encoded as --data-urlencode
-        if value.startswith("+"):
-            piece = value[1:]
-        else:
+        if value.startswith("+"):  # curl adds it as it is
+            c.query.append(env_refs(c, value[1:], "the URL"))
+        elif re.match(r"[^=@]*@", value):  # name@file, @file: the file's content
+            field, content = urlencode_piece(value, "--url-query")
+            c.query.append(f"{field}={quote_plus(content)}" if field else quote_plus(content))
+        else:  # name=content, =content (the content alone), content
             field, eq, content = value.partition("=")
-            piece = f"{field}={quote_plus(content)}" if eq else quote_plus(value)
-        c.query.append(env_refs(c, piece, "the URL"))
+            piece = f"{field}={quote_plus(content)}" if field else quote_plus(content)
+            c.query.append(env_refs(c, piece if eq else quote_plus(value), "the URL"))
     elif name == "--cookie":
         if "=" in value:
             c.headers.append(("Cookie", env_refs(c, value, "the Cookie header")))
@@ -590,7 +593,7 @@ def read_file(flag: str, name: str) -> str:
 FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")
 
 
-def urlencode_piece(piece: str) -> tuple[str, str]:
+def urlencode_piece(piece: str, flag: str = "--data-urlencode") -> tuple[str, str]:
     """One ``--data-urlencode`` piece as curl reads it: ``(name, content)``, the name
     ``""`` when the content goes alone. Up to the first ``=`` or ``@``:
     ``name=content``, ``=content`` and ``content`` (no ``=`` or ``@``) are inline;
@@ -603,7 +606,7 @@ def urlencode_piece(piece: str) -> tuple[str, str]:
     name, rest = piece[: cut.start()], piece[cut.end() :]
     if cut.group() == "=":
         return name, rest
-    return name, read_file(f"--data-urlencode {piece}", rest)  # names only: nothing secret
+    return name, read_file(f"{flag} {piece}", rest)  # names only: nothing secret
 
 
 def _body(c: Curl) -> tuple[str, Any]:

@@ -1858,6 +1858,41 @@ def test_data_urlencode_reads_files_as_curl_does(
     assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
 
 
+def test_url_query_reads_files_as_curl_does(
+    rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
+):
+    """--url-query takes its pieces as --data-urlencode does: name@file sends name=<the
+    file's content, encoded> (curl reads it, relative to the current directory). The
+    piece was taken literally: the profile held a parameter named 'note@note.txt' with
+    no value, the file never read. A key in a file moves to env; a missing file is
+    named, exit 2."""
+    ws = rook_workspace
+    monkeypatch.chdir(tmp_path)
+    key = "kq-" + authoring_server.api_key[-16:]
+    (tmp_path / "note.txt").write_text("a b&c\n")
+    (tmp_path / "key.txt").write_text(key)
+    url = f"{authoring_server.url}/ask"
+    curl = (
+        f"curl {url} --url-query note@note.txt --url-query api_key@key.txt "
+        "--url-query 'plain=x y' --json '{\"message\": \"hi\"}'"
+    )
+    r = add(rook_cli, ws, "uq", "--no-test", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    http = profile(ws, "uq")["hooks"]["execute"]["http"]
+    assert http["query"] == {
+        "note": "a b&c\n",
+        "api_key": "{{env.AGENT_API_KEY}}",
+        "plain": "x y",
+    }, http
+    assert key not in r.stdout + r.stderr
+    assert_nowhere(ws, key)
+
+    r = add(rook_cli, ws, "gone", input=f"curl {url} --url-query q@nowhere.txt -d m=hi")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "--url-query q@nowhere.txt: nowhere.txt: no such file" in r.stderr
+    assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
+
+
 def test_shell_variables_in_a_curl_command_are_environment_variables(
     rook_workspace, rook_cli, authoring_server
 ):
