@@ -633,6 +633,35 @@ def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(
     assert "the event stream ended before any event" in empty["diagnosis"]
 
 
+def test_a_stream_cut_in_the_middle_of_an_event_is_no_answer(
+    rook_cli, rook_workspace, agent_server
+):
+    """A stream of the endpoint's own shape (no chat chunks, so no finish_reason to
+    tell) whose connection closed in the middle of an event: the events before it
+    were judged as the whole answer ("The refund was" passed a criterion that the
+    rest, "not issued", would have failed). An event left without its ending blank
+    line is a cut short stream; a last 'data: [DONE]' without one is still the end."""
+    agent_server.streams["cut"] = b"data: The refund was\n\ndata:  not iss"
+    agent_server.streams["nl"] = b"data: The refund was\n\ndata:  not issued\n"
+    agent_server.streams["done"] = b"data: The refund was\n\ndata:  issued\n\ndata: [DONE]\n"
+    agent_server.streams["whole"] = b": hi\r\n\r\ndata: The refund was\r\n\r\ndata:  issued\r\n\r\n"
+    entry = _stream_entry(agent_server, "{{scenario}}")
+    entry["http"]["extract"] = {"output": "text"}
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    for sid in ("cut", "nl", "done", "whole"):
+        criteria = [{"contains": "refund was"}]
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": criteria})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"cut": "error", "nl": "error", "done": "passed", "whole": "passed"}
+    for sid in ("cut", "nl"):
+        [hook] = record_hooks(rook_workspace, run_id_of(r), f"{sid}.1", "execute")
+        assert "the event stream ended in the middle of an event" in hook["diagnosis"], hook
+        assert "cut short" in hook["diagnosis"]
+        assert hook["details"]["http"]["stream"] == {"events": 1, "done": False}
+    [done] = record_hooks(rook_workspace, run_id_of(r), "done.1", "execute")
+    assert done["details"]["http"]["stream"] == {"events": 2, "done": True}
+
+
 def test_the_size_cap_holds_while_an_event_is_still_arriving(
     rook_cli, rook_workspace, agent_server
 ):

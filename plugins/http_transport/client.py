@@ -92,6 +92,7 @@ class Reply:
     body: bytes = b""
     events: list[tuple[str, str]] | None = None  # (event, data) for an event stream
     stream_done: bool = False
+    cut_mid_event: bool = False  # the stream ended with an event not finished
     attempts: int = 1
     out_of_time: bool = False  # retrying stopped: the next wait would pass the hook's timeout
     notes: list[str] = field(default_factory=list)
@@ -328,17 +329,46 @@ async def _decoded_bytes(resp: httpx.Response) -> AsyncIterator[bytes]:
 BOM = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
 
 
+TAIL = 65536  # the last bytes of an event stream kept, to tell how it ended
+
+
 class _CappedBytes(httpx.AsyncByteStream):
-    """The decoded bytes of a response, failing once there are more than ``cap``."""
+    """The decoded bytes of a response, failing once there are more than ``cap``;
+    the last :data:`TAIL` of them are kept for :meth:`pending_data`."""
 
     def __init__(self, source: httpx.Response, cap: int) -> None:
         self.source, self.cap = source, cap
+        self.tail = bytearray()
+        self.size = 0
+
+    def pending_data(self) -> str | None:
+        """The ``data`` of an event the stream left unfinished (no blank line after
+        it: the connection closed in the middle of it), or ``None``. httpx-sse drops
+        such an event, as the SSE standard says; it tells that the answer was cut."""
+        text = self.tail.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+        end = text.rfind("\n\n")
+        lines = text[end + 2 :].split("\n") if end >= 0 else text.split("\n")
+        if end < 0 and self.size > len(self.tail):  # no event ended in the bytes kept
+            whole = lines[1:]  # the first line's beginning is gone
+            if "\n" not in text or any(line and not line.startswith(":") for line in whole):
+                return text  # an event longer than the bytes kept, not finished
+            return None  # keep-alive comments only
+        data = [
+            value.removeprefix(" ")
+            for field, _, value in (line.partition(":") for line in lines)
+            if field == "data"
+        ]
+        return "\n".join(data) if data else None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         size = 0
         head: bytes | None = b""  # the first bytes, until a byte order mark is ruled out
         async for chunk in _decoded_bytes(self.source):
             size += len(chunk)
+            self.size = size
+            self.tail += chunk
+            if len(self.tail) > 2 * TAIL:
+                del self.tail[:-TAIL]
             if size > self.cap:
                 raise SendError(f"the event stream exceeded the {self.cap}-byte cap{RAISE_CAP}")
             if head is not None:  # the SSE standard ignores one leading U+FEFF; httpx-sse
@@ -351,8 +381,8 @@ class _CappedBytes(httpx.AsyncByteStream):
             yield head
 
 
-def _capped(resp: httpx.Response, cap: int) -> httpx.Response:
-    """``resp`` as a response whose body counts against ``cap`` as it arrives.
+def _capped(resp: httpx.Response, stream: _CappedBytes) -> httpx.Response:
+    """``resp`` as a response whose body is ``stream``, counted against its cap as it arrives.
 
     httpx-sse holds a line, and an event, until it ends: counting only whole
     events let a ``data:`` line that never ends grow without bound. The copy
@@ -363,9 +393,7 @@ def _capped(resp: httpx.Response, cap: int) -> httpx.Response:
         for k, v in resp.headers.multi_items()
         if k.lower() != "content-encoding"
     ]
-    return httpx.Response(
-        resp.status_code, headers=headers, stream=_CappedBytes(resp, cap), request=resp.request
-    )
+    return httpx.Response(resp.status_code, headers=headers, stream=stream, request=resp.request)
 
 
 async def _once(
@@ -395,7 +423,8 @@ async def _once(
             if unknown:
                 raise SendError(unknown)
             reply.events = []
-            async for event in EventSource(_capped(resp, cap)).aiter_sse():
+            stream = _CappedBytes(resp, cap)
+            async for event in EventSource(_capped(resp, stream)).aiter_sse():
                 if event.data.strip() == "[DONE]":
                     reply.stream_done = True
                     break
@@ -404,6 +433,12 @@ async def _once(
                     # yields one after an id: or retry: line alone); an error still counts
                     continue
                 reply.events.append((event.event, event.data))
+            else:  # the server closed the stream: in the middle of an event?
+                pending = stream.pending_data()
+                if pending is not None and pending.strip() == "[DONE]":
+                    reply.stream_done = True  # its blank line left out: still the end
+                elif pending is not None:
+                    reply.cut_mid_event = True
             return reply
         if req.sse and resp.is_success:
             reply.notes.append(

@@ -356,7 +356,7 @@ async def exchange(
     if call.phase != "prepare" and doc is not None:
         http["response"] = preview(doc, RECORD_CHARS, red)
     if reply.events is not None and not reply.stream_done:
-        problem = cut_short(doc, len(reply.events))
+        problem = cut_short(doc, len(reply.events), reply.cut_mid_event)
         if problem:
             raise HookError(f"{shown}: {problem}")
     method, url = shown.split(" ", 1)

@@ -160,12 +160,14 @@ def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
-def cut_short(answer: Any, events: int) -> str | None:
+def cut_short(answer: Any, events: int, mid_event: bool = False) -> str | None:
     """Why a stream that ended without ``data: [DONE]`` gave no whole answer, or ``None``.
 
     With no event at all there is no answer; a chat stream none of whose
     choices got a ``finish_reason`` stopped in the middle of the message (a
-    server that sends no ``[DONE]`` still ends each choice with one)."""
+    server that sends no ``[DONE]`` still ends each choice with one); any stream
+    that ended in the middle of an event (``mid_event``: a ``data:`` line with no
+    blank line after it, which the SSE standard drops) was cut."""
     if events == 0:
         return (
             "the event stream ended before any event (the server closed it, or sent only "
@@ -178,4 +180,10 @@ def cut_short(answer: Any, events: int) -> str | None:
                 f"the event stream ended before data: [DONE] and no choice had a finish_reason "
                 f"(after {counted(events, 'event')}): the answer was cut short"
             )
+    if mid_event:
+        return (
+            "the event stream ended in the middle of an event (the connection closed "
+            f"before the blank line that ends it, after {counted(events, 'whole event')}): "
+            "the answer was cut short"
+        )
     return None
