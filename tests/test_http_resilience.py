@@ -150,7 +150,7 @@ def test_a_prepare_redirect_shows_no_value_of_its_query(rook_cli, rook_workspace
 def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     rook_cli, rook_workspace, agent_server
 ):
-    agent_server.flaky["slow"] = [(429, {"Retry-After": "120"})]
+    agent_server.flaky["slow"] = [(429, {"Retry-After": "3600"})]
     entry = flaky_entry(agent_server, "slow", retries=3)
     write_profile(rook_workspace, {"execute": {**entry, "timeout_seconds": 10}}, env=())
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
@@ -158,10 +158,11 @@ def test_a_retry_after_beyond_the_hook_timeout_fails_at_once_and_says_so(
     assert r.exit_code == 1
     [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
     [attempt] = execute["details"]["attempts"]
-    assert attempt["status"] == 429 and "would pass the hook's timeout" in attempt["note"]
-    assert execute["status"] == "failed"
-    # it said "retry after 120", no unit: the header's seconds
-    assert "the server asked to retry after 120 seconds" in execute["diagnosis"]
+    # the wait in plain seconds: it said 'waiting 3.6e+03 s'
+    assert attempt["note"] == "no retry: waiting 3600 s would pass the hook's timeout"
+    assert attempt["status"] == 429 and execute["status"] == "failed"
+    # it said "retry after 3600", no unit: the header's seconds
+    assert "the server asked to retry after 3600 seconds" in execute["diagnosis"]
 
 
 def test_the_diagnosis_says_whether_retries_or_the_timeout_stopped_the_retrying(

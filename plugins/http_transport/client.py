@@ -541,7 +541,7 @@ async def send(
         if wait_hint is not None:
             delay = max(delay, wait_hint)
         if time.monotonic() + delay >= deadline:
-            entry["note"] = f"no retry: waiting {delay:.3g} s would pass the hook's timeout"
+            entry["note"] = f"no retry: waiting {round(delay, 3):g} s would pass the hook's timeout"
             if "status" in entry:
                 reply.out_of_time = True
                 return reply
