@@ -662,6 +662,40 @@ def test_a_stream_cut_in_the_middle_of_an_event_is_no_answer(
     assert done["details"]["http"]["stream"] == {"events": 2, "done": True}
 
 
+def test_a_json_lines_stream_with_a_line_that_is_not_json_is_no_answer(
+    rook_cli, rook_workspace, agent_server
+):
+    """A stream of JSON lines (Ollama's application/x-ndjson) whose connection closed
+    in the middle of a line: the cut line was kept as a text event, which
+    join('', events[].response) passes over, so the lines before it were judged as
+    the whole answer ("The refund was" passed; " not issued" was cut). A line that is
+    not JSON fails the hook, naming it, as a body labelled JSON that does not parse."""
+    lines = ['{"response": "The refund was"}', '{"response": " issued", "done": true}']
+    bodies = {  # the goal is the body the server answers with
+        "whole": "\n".join(lines) + "\n",
+        "cut": lines[0] + '\n{"response": " not iss',
+        "bad": lines[0] + "\nnot json\n" + lines[1] + "\n",
+        "string": '"The refund was"\n',  # a JSON string is JSON, a text event
+    }
+    entry = {
+        "http": {
+            "url": f"{agent_server.url}/charset",
+            "query": {"type": "application/x-ndjson", "text": "{{goal}}"},
+            "extract": {"output": "join('', events[].response) || events[0]"},
+        }
+    }
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    for sid, text in bodies.items():
+        rook_workspace.scenario({"id": sid, "goal": text, "criteria": [{"contains": "refund was"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"whole": "passed", "cut": "error", "bad": "error", "string": "passed"}
+    said = "line 2 of the response (application/x-ndjson: one JSON value a line) is not JSON"
+    cut = record_hooks(rook_workspace, run_id_of(r), "cut.1", "execute")[0]["diagnosis"]
+    assert said in cut and "ended in the middle of it: the answer was cut short" in cut, cut
+    bad = record_hooks(rook_workspace, run_id_of(r), "bad.1", "execute")[0]["diagnosis"]
+    assert said in bad and "cut short" not in bad, bad
+
+
 def test_the_size_cap_holds_while_an_event_is_still_arriving(
     rook_cli, rook_workspace, agent_server
 ):

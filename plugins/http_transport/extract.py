@@ -87,13 +87,40 @@ def _text(reply: Reply) -> str:
 def json_problem(reply: Reply, doc: Any) -> str | None:
     """Why a body labelled JSON that :func:`document` kept as text is no answer:
     it does not parse (``NaN``, single quotes, cut short ...). Judged as text, its
-    raw braces would be the answer, where a script's stdout that is not JSON fails."""
+    raw braces would be the answer, where a script's stdout that is not JSON fails.
+    So with a stream of JSON lines holding a line that is not JSON (cut short when
+    it is the last one, with no line end): the lines before it are no whole answer."""
+    if reply.events is None and reply.content_type in JSON_LINES and isinstance(doc, dict):
+        return _json_lines_problem(reply, doc.get("events") or [])
     if reply.events is not None or "json" not in reply.content_type or not isinstance(doc, str):
         return None
     try:
         hookio.loads(_text(reply))
     except (ValueError, RecursionError) as exc:
         return f"the response is labelled {reply.content_type} but is not JSON ({exc})"
+    return None
+
+
+def _json_lines_problem(reply: Reply, events: list[Any]) -> str | None:
+    """The first line of a JSON-lines body that is not JSON, said, or ``None``. Such a
+    line is a text event of :func:`document`'s: only those are parsed again."""
+    if not any(isinstance(event, str) for event in events):
+        return None
+    text = _text(reply)
+    lines = [line for line in text.split("\n") if line.strip()]
+    for n, (line, event) in enumerate(zip(lines, events, strict=False), 1):
+        if not isinstance(event, str):
+            continue
+        try:
+            hookio.loads(line)
+        except (ValueError, RecursionError) as exc:
+            said = (
+                f"line {n} of the response ({reply.content_type}: one JSON value a line) "
+                f"is not JSON ({exc})"
+            )
+            if n == len(lines) and not text.rstrip(" \t").endswith("\n"):
+                said += "; the response ended in the middle of it: the answer was cut short"
+            return said
     return None
 
 
