@@ -1061,6 +1061,30 @@ TRICKY = {
 }
 
 
+def test_a_goal_too_long_for_the_url_fails_the_hook_saying_so(
+    rook_cli, rook_workspace, agent_server
+):
+    """A long goal in the query (or the path) makes a URL longer than httpx sends (64K
+    characters): the scenario's reason was "transport 'http' (http (rook-harness))
+    raised InvalidURL: URL component 'query' too long", as if the plugin had crashed,
+    with nothing on what to do. It names the URL, says why, and to send it in the body;
+    the diagnosis does not hold the 70 kB URL."""
+    entry = {"url": f"{agent_server.url}/echo", "query": {"q": "{{goal}}"}}
+    path = {"url": f"{agent_server.url}/echo/{{{{goal}}}}"}
+    write_profile(rook_workspace, {"execute": {"http": {**entry}}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "x" * 70_000, "criteria": [{"contains": "x"}]})
+    for http in (entry, path):
+        write_profile(rook_workspace, {"execute": {"http": http}}, env=())
+        r = rook_cli("run", "--json")
+        assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+        reason = r.report["scenarios"][0]["reason"]
+        assert "raised" not in reason, reason[:300]
+        assert "the URL is too long to send" in reason, reason[:300]
+        assert "send long text such as the goal in the body" in reason, reason[:300]
+        assert len(reason) < 1000, reason[:300]
+        assert agent_server.seen("GET", "/echo") == []
+
+
 def test_tricky_goals_arrive_intact(rook_cli, rook_workspace, agent_server):
     write_profile(
         rook_workspace,

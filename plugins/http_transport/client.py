@@ -494,7 +494,7 @@ async def send(
             reply = await asyncio.wait_for(_once(client, req, timeout, cap, begun), timeout)
         except asyncio.TimeoutError:
             entry["seconds"] = round(time.monotonic() - started, 6)
-            entry["error"] = f"TimeoutError: no complete response within {timeout:.3g} s"
+            entry["error"] = f"TimeoutError: no complete response within {round(timeout, 3):g} s"
             last_error = entry["error"]
         except RETRYABLE_ERRORS as exc:
             entry["seconds"] = round(time.monotonic() - started, 6)
@@ -519,6 +519,17 @@ async def send(
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = str(exc)
             raise
+        except httpx.InvalidURL as exc:  # no HTTPError: a URL over httpx's 65536 characters
+            entry["seconds"] = round(time.monotonic() - started, 6)
+            entry["error"] = f"InvalidURL: {exc}"
+            head = url if len(url) <= 200 else f"{url[:200]}... ({len(url)} characters)"
+            advice = (
+                "the URL is too long to send: send long text such as the goal in the body, "
+                "not in the url or query"
+                if "too long" in str(exc)
+                else "the URL cannot be sent"
+            )
+            raise SendError(f"{req.method} {head}: {advice} ({exc})") from None
         except httpx.HTTPError as exc:  # an invalid URL, an unsupported scheme ...
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = exception_text(exc)
