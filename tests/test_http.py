@@ -285,6 +285,27 @@ def test_every_string_inside_an_object_prepare_saved_is_a_secret(
         assert secret not in run_text + r.stdout + r.stderr
 
 
+def test_a_prepare_failure_shows_no_number_of_its_response_either(
+    rook_cli, rook_workspace, agent_server
+):
+    """A prepare response is shown by its shape, "never its values" (docs/http.md): its
+    strings were hidden, but a number was shown as it is, and a sign-in's numbers can
+    be credentials (a PIN, a one-time code, an account number)."""
+    text = json.dumps({"access_token": "tok-1", "pin": 48392017, "ok": True, "n": [7.5]})
+    agent_server.streams["signin"] = f"data: {text}\n\n".encode()
+    prepare = {"http": {"url": f"{agent_server.url}/stream/signin", "save": {"token": "acces_token"}}}
+    execute = {"http": {"url": f"{agent_server.url}/echo", "body": {"t": "{{token}}"}}}
+    write_profile(rook_workspace, {"prepare": prepare, "execute": execute}, env=())
+    rook_workspace.scenario({"id": "a", "goal": "x", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["reason"]
+    assert "save.token: the JMESPath 'acces_token' found nothing" in reason, reason
+    assert '"pin": "<number>", "ok": true, "n": ["<number>"]' in reason, reason
+    for value in ("48392017", "7.5"):
+        assert value not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+
+
 def test_a_prepare_path_whose_function_does_not_fit_never_shows_the_token(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -42,7 +42,8 @@ def preview(value: Any, limit: int = SHOW_CHARS, redactor: Redactor | None = Non
 
 
 def shape(value: Any, depth: int = 0) -> Any:
-    """The structure of ``value`` with every string replaced by its length."""
+    """The structure of ``value`` with every string replaced by its length and every
+    number by ``<number>`` (a PIN, a one-time code: a sign-in's numbers are values too)."""
     if depth > 4:
         return "..."
     if isinstance(value, dict):
@@ -51,6 +52,8 @@ def shape(value: Any, depth: int = 0) -> Any:
         return [shape(v, depth + 1) for v in value[:3]] + (["..."] if len(value) > 3 else [])
     if isinstance(value, str):
         return f"<string, {len(value)} chars>"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "<number>"
     return value
 
 
