@@ -235,6 +235,17 @@ def env_refs(c: Curl, value: str, where: str) -> str:
     return ENV_REF.sub(ref, value)
 
 
+def _query_refs(c: Curl, content: str) -> str:
+    """A ``--url-query`` piece's content encoded as curl encodes it, each ``$NAME`` in
+    it a ``{{env.NAME}}`` (encoded first, ``$NAME`` would be the text ``%24NAME``)."""
+    env_refs(c, content, "the URL")  # refuses what only a shell could work out
+    out, last = [], 0
+    for m in ENV_REF.finditer(content):
+        out += [quote_plus(content[last : m.start()]), env_refs(c, m.group(), "the URL")]
+        last = m.end()
+    return "".join(out) + quote_plus(content[last:])
+
+
 def body_refs(c: Curl, value: str) -> str:
     """A body piece with its ``$NAME`` references as :func:`env_refs` makes them; in
     JSON, in string values only: a key is a name, kept as written (``$schema``,
@@ -539,9 +550,10 @@ def _apply(c: Curl, name: str, value: str) -> None:
             field, content = urlencode_piece(value, "--url-query")
             c.query.append(f"{field}={quote_plus(content)}" if field else quote_plus(content))
         else:  # name=content, =content (the content alone), content
-            field, eq, content = value.partition("=")
-            piece = f"{field}={quote_plus(content)}" if field else quote_plus(content)
-            c.query.append(env_refs(c, piece if eq else quote_plus(value), "the URL"))
+            field, eq, content = value.partition("=") if "=" in value else ("", "", value)
+            field = env_refs(c, field, "the URL")  # a name is not encoded, as curl does
+            content = _query_refs(c, content)
+            c.query.append(f"{field}={content}" if field else content)
     elif name == "--cookie":
         if "=" in value:
             c.headers.append(("Cookie", env_refs(c, value, "the Cookie header")))

@@ -1893,6 +1893,30 @@ def test_url_query_reads_files_as_curl_does(
     assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
 
 
+def test_shell_variables_in_url_query_pieces_are_environment_variables(
+    rook_workspace, rook_cli, authoring_server
+):
+    """--url-query 'key=$API_KEY' (as in the URL, ?key=$API_KEY): the piece was encoded
+    before its variables were read, so '$API_KEY' became the text '%24API_KEY', moved to
+    env under an invented name (AGENT_API_KEY) and sent as the literal '$API_KEY'; a
+    ${QUERY} stayed in the profile as written. They are the environment variables."""
+    ws = rook_workspace
+    url = f"{authoring_server.url}/ask"
+    curl = (
+        f"curl {url} --url-query 'key=$API_KEY' --url-query 'q=a ${{QUERY}}!' "
+        "--json '{\"message\": \"hi\"}'"
+    )
+    r = add(rook_cli, ws, "vars", "--no-test", input=curl, env={"API_KEY": "kq-0123456789"})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    written = profile(ws, "vars")
+    assert written["hooks"]["execute"]["http"]["query"] == {
+        "key": "{{env.API_KEY}}",
+        "q": "a {{env.QUERY}}!",
+    }, written
+    assert sorted(e["variable"] for e in written["env"]) == ["API_KEY", "QUERY"], written
+    assert "AGENT_API_KEY" not in r.stdout
+
+
 def test_shell_variables_in_a_curl_command_are_environment_variables(
     rook_workspace, rook_cli, authoring_server
 ):
