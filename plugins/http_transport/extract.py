@@ -173,6 +173,10 @@ def _number(value: Any, field: str, path: Path) -> Any:
         raise ExtractError(
             f"{field}: the JMESPath {path.text!r} found {preview(value, 100)}, not a number"
         )
+    if value < 0:  # the hook contract refuses it too, but without the field's path
+        raise ExtractError(
+            f"{field}: the JMESPath {path.text!r} found {value}, not a token count (0 or more)"
+        )
     return value
 
 
@@ -181,8 +185,9 @@ def _calls(value: Any, path: Path) -> list[Any]:
         isinstance(c, dict) and isinstance(c.get("name"), str) for c in value
     )
     if not ok:
+        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else value
         raise ExtractError(
-            f"extract.calls: the JMESPath {path.text!r} found {preview(value, 200)}; expected a "
+            f"extract.calls: the JMESPath {path.text!r} found {preview(shown, 200)}; expected a "
             f"list of {{name, arguments}} objects (map another shape with a projection, "
             f"{PROJECTION_HINT})"
         )
