@@ -1022,8 +1022,14 @@ class CurlAuthor(HttpAuthor):
     def write(self, request: AuthorRequest) -> Draft:
         from rook_core.authoring import Draft
 
-        c = parse_curl(request.source.text)
-        entry, notes = curl_entry(c, request)
+        label = request.source.label
+        try:
+            c = parse_curl(request.source.text)
+            entry, notes = curl_entry(c, request)
+        except ConfigError as exc:  # named by its source, as every refusal of one is
+            if type(exc) is not ConfigError or str(exc).startswith(f"{label}: "):
+                raise
+            raise ConfigError(f"{label}: {exc}") from None
         hook: dict[str, Any] = {"http": entry}
         if c.max_time:  # curl's -m bounds the whole call: the hook's timeout, retries and all
             hook["timeout_seconds"] = c.max_time

@@ -1140,6 +1140,27 @@ def test_an_extracted_value_of_the_wrong_kind_is_named_with_its_path(
     assert said in r.report["scenarios"][0]["reason"], r.report["scenarios"][0]["reason"]
 
 
+def test_an_empty_value_in_an_entry_s_mapping_is_named_by_the_file_s_path(
+    rook_cli, rook_workspace
+):
+    """`headers: {X-Trace: }` (a value left out): the field was named by marshmallow's
+    path, 'hooks.execute.http.headers.X-Trace.value', a key the file does not have."""
+    entry = {
+        "url": "http://127.0.0.1:9/x",
+        "headers": {"X-Trace": None},
+        "query": {"q": None},
+        "save": {"k": None},
+        "extract": {"evidence": {"e": None}},
+    }
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    for field in ("headers.X-Trace", "query.q", "save.k", "extract.evidence.e"):
+        assert f"  hooks.execute.http.{field}: empty: nothing is written there" in r.stderr, r.stderr
+    assert ".value" not in r.stderr, r.stderr
+
+
 def test_tricky_goals_arrive_intact(rook_cli, rook_workspace, agent_server):
     write_profile(
         rook_workspace,

@@ -1917,6 +1917,32 @@ def test_shell_variables_in_url_query_pieces_are_environment_variables(
     assert "AGENT_API_KEY" not in r.stdout
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl -H 'Content-Type: application/json' -d '{\"a\": 1}' -d '{\"b\": 2}' https://h/x",
+        "curl -F a=b https://h/x",
+        "curl -d @nowhere.json https://h/x",
+        "curl -m forever https://h/x",
+        "curl -H 'Authorization: $(gcloud auth print-access-token)' https://h/x",
+    ],
+)
+def test_a_curl_command_refused_is_named_by_its_file(rook_workspace, rook_cli, tmp_path, command):
+    """SPEC 12: a message names the file at fault. A cURL command no shell could split
+    was named by its file ('call.txt: the cURL command cannot be split ...'), but the
+    rest of what Rook refuses in one was not: 'rook: error: the cURL body is declared
+    as JSON ... give the body once' left the user to guess which source was meant."""
+    call = tmp_path / "call.txt"
+    call.write_text(command + "\n")
+    r = add(rook_cli, rook_workspace, "x", "--from", str(call))
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"rook: error: {call}: " in r.stderr, r.stderr
+    assert r.stderr.count(str(call)) == 1, r.stderr  # once, not twice
+    r = add(rook_cli, rook_workspace, "x", input=command)
+    assert r.exit_code == 2 and "rook: error: standard input: " in r.stderr, r.stderr
+    assert not (rook_workspace.agent_dir / "profiles" / "x.yaml").exists()
+
+
 def test_shell_variables_in_a_curl_command_are_environment_variables(
     rook_workspace, rook_cli, authoring_server
 ):

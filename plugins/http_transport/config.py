@@ -276,6 +276,18 @@ def _json_text(body: Any) -> bool:
     return isinstance(parsed, (dict, list))
 
 
+def _by_name(messages: Any) -> Any:
+    """``messages`` with a mapping's entry named as the file names it (``headers.X-Trace``),
+    not by marshmallow's ``.value`` (or ``.key``) inside it: no field of an entry is
+    called so."""
+    if not isinstance(messages, dict):
+        return messages
+    if messages and set(messages) <= {"key", "value"}:
+        if all(isinstance(m, list) for m in messages.values()):
+            return [m for part in ("key", "value") for m in messages.get(part, [])]
+    return {k: _by_name(v) for k, v in messages.items()}
+
+
 def load_config(value: Any) -> HttpConfig:
     """Validate an ``http:`` entry and return its :class:`HttpConfig`.
 
@@ -287,7 +299,7 @@ def load_config(value: Any) -> HttpConfig:
     try:
         data = schema.load(value)
     except ValidationError as exc:  # a misspelt key: the one it looks like, else every one
-        raise ValidationError(explain_unknown(exc.messages, schema)) from None
+        raise ValidationError(_by_name(explain_unknown(exc.messages, schema))) from None
     method = str(data.get("method") or ("POST" if "body" in data or "form" in data else "GET"))
     names: list[str] = []
     for key in ("url", "headers", "query", "body", "form", "auth"):
