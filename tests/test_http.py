@@ -827,6 +827,8 @@ def test_a_stream_cut_off_by_an_interrupt_keeps_what_it_had_sent(
     (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
     (hook,) = attempt["hooks"]
     assert hook["status"] == "interrupted", hook
+    # an http: hook runs no process: it said 'interrupted; its process group was killed'
+    assert hook["diagnosis"] == "interrupted; its request was cancelled", hook
     assert [a["url"] for a in hook["details"]["attempts"]] == [f"{agent_server.url}/stalled/k"]
     http = hook["details"]["http"]
     assert (http["status"], http["stream"]) == (200, {"events": 2, "done": False}), http

@@ -545,7 +545,11 @@ async def run_http(call: HookCall) -> HookResult:
         red = redactor(call, res)
         if begun and "http" not in result.details:
             _keep_begun(call, result, begun[-1], red)
-        keep_cut_off_output(exc, details=red.data(result.details))
+        keep_cut_off_output(  # no process runs for it: the request is what stopped
+            exc,
+            details=red.data(result.details),
+            diagnosis="interrupted; its request was cancelled",
+        )
         raise
     except asyncio.TimeoutError:
         result.status = "timeout"
