@@ -1108,40 +1108,6 @@ def test_a_goal_too_long_for_the_url_fails_the_hook_saying_so(
         assert agent_server.seen("GET", "/echo") == []
 
 
-@pytest.mark.parametrize(
-    ("found", "said"),
-    [
-        # a negative count failed with the hook contract's words, no field nor path:
-        # 'usage.input must be a token count >= 0, got -3'
-        (
-            {"usage": {"input": -3, "output": 1}},
-            "extract.usage.input: the JMESPath 'u.input' found -3, not a token count (0 or more)",
-        ),
-        # a string was shown unquoted, as if it were a word of the message: 'found str;'
-        (
-            {"calls": "str"},
-            "extract.calls: the JMESPath 'c' found \"str\"; expected a list of {name, arguments}",
-        ),
-    ],
-)
-def test_an_extracted_value_of_the_wrong_kind_is_named_with_its_path(
-    rook_cli, rook_workspace, agent_server, found, said
-):
-    text = json.dumps({"answer": "hi", "u": found.get("usage", {}), "c": found.get("calls", [])})
-    usage = {"input": "u.input", "output": "u.output"}
-    extract = {"output": "answer", **({"usage": usage} if "usage" in found else {"calls": "c"})}
-    entry = {
-        "url": f"{agent_server.url}/charset",
-        "query": {"type": "application/json", "text": text},
-        "extract": extract,
-    }
-    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
-    r = rook_cli("run", "--json")
-    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
-    assert said in r.report["scenarios"][0]["reason"], r.report["scenarios"][0]["reason"]
-
-
 def test_an_empty_value_in_an_entry_s_mapping_is_named_by_the_file_s_path(
     rook_cli, rook_workspace
 ):

@@ -318,10 +318,11 @@ def _json_answer(answer: Any) -> Any:
         ("output", "flag", "passed", "true"),
         ("output", "nothing", "error", "extract.output: the JMESPath 'nothing' found nothing"),
         ("conversation", "n", "passed", "42"),  # a number is a handle, as its JSON text
-        ("calls", "text", "error", "extract.calls: the JMESPath 'text' found hi; expected a list"),
+        ("calls", "text", "error", "extract.calls: the JMESPath 'text' found \"hi\"; expected a list"),
         ("calls", "strs", "error", "extract.calls: the JMESPath 'strs' found [\"a\"]; expected"),
         ("usage.input", "flag", "error", "extract.usage.input: the JMESPath 'flag' found true, not a"),
-        ("usage.input", "neg", "error", "usage.input must be a token count >= 0, got -3"),
+        # named with its path (it was the hook contract's 'usage.input must be a token count >= 0')
+        ("usage.input", "neg", "error", "extract.usage.input: the JMESPath 'neg' found -3, not a token count"),
     ],
 )
 def test_a_path_finding_a_value_of_another_type(rook_cli, rook_workspace, scripted, field, path, status, said):
