@@ -379,11 +379,15 @@ def prepare_run(
     if any(p in HOOK_PHASES for p in phases):
         check_env(profile)
     if manifest is None and request.run_id and redactor.text(request.run_id) != request.run_id:
+        flag = "--run-name" if request.run_name is not None else "--run"  # the one given
         raise ConfigError(  # the id names the run's directory and every listing of runs
-            f"--run-name {redactor.text(request.run_id)}: holds the value of a profile env "
+            f"{flag} {redactor.text(request.run_id)}: holds the value of a profile env "
             "variable; a run's name is its directory's name and is shown by rook runs, so it "
             "is never redacted: choose another name"
         )
+    if manifest is None and shard is not None and request.run_name is None:
+        assert request.run_id is not None  # a shard names its run
+        resuming.warn_new_beside(agent.runs_dir, request.run_id, shard, request.found_by, redactor)
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if joined is not None and shard is not None:  # it must plan exactly the run it joins

@@ -548,6 +548,16 @@ def test_a_run_name_holding_a_secret_is_refused(ws, rook_cli):
     assert_clean(runs.stdout + runs.stderr, "rook runs")
 
 
+def test_a_sharded_run_id_holding_a_secret_is_refused_naming_the_flag_given(ws, rook_cli):
+    # `--run ID --shard I/N` creates the run too: the message names --run, the flag typed
+    r = rook_cli("run", "--run", f"ci-{SECRET}", "--shard", "1/2")
+    assert r.exit_code == 2
+    assert "rook: error: --run ci-[redacted:API_TOKEN]: holds the value of a profile env" in r.stderr
+    assert "--run-name" not in r.stderr
+    assert_clean(r.stdout + r.stderr, "the terminal")
+    assert not any(SECRET in p.name for p in ws.runs_dir.iterdir())
+
+
 # URL encoders differ in what they leave as is: JavaScript's encodeURIComponent
 # keeps ! ' ( ) *, encodeURI also & = / ? : @ $ , ; + #, Java's URLEncoder keeps *
 # and encodes ~. A secret holding them is in none of Python's quote() forms.
