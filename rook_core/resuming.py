@@ -221,6 +221,34 @@ def find_run(
     return manifest, joined, run_path
 
 
+def warn_new_beside(
+    runs_dir: Path, run_id: str, shard: sharding.Shard, found_by: str, redactor: Redactor
+) -> None:
+    """``--run ID --shard I/N`` names its run exactly (the first shard makes it), so a
+    prefix of an existing run starts a new one: say so, naming the runs it begins, as
+    every other command would have taken it for one of them."""
+    try:
+        hits = sorted(
+            e.name
+            for e in os.scandir(runs_dir)
+            if e.name.startswith(run_id) and e.is_dir() and history._is_run(Path(e.path))
+        )
+    except OSError:
+        return
+    if not hits:
+        return
+    named = f"run {hits[0]} begins" if len(hits) == 1 else f"runs {', '.join(hits[:5])} begin"
+    sys.stderr.write(
+        redactor.text(
+            f"rook: warning: --run {run_id} --shard {shard.label}: no run is named {run_id}, "
+            f"so this shard starts it (with --shard, --run names its run exactly); {named} so: "
+            f"to run this shard in {'it' if len(hits) == 1 else 'one'}, give its whole id: "
+            f"rook run --run {hits[0]} --shard {shard.label}{found_by}"
+        )
+        + "\n"
+    )
+
+
 def resumed_scenarios(
     request: RunRequest,
     rook: Rook,

@@ -1158,6 +1158,27 @@ def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
         assert refused.exit_code == 2 and says in refused.stderr, (ref, refused.stderr)
 
 
+def test_a_shard_given_a_prefix_of_a_run_says_it_starts_a_new_run_and_names_that_one(
+    rook_workspace, rook_cli, tmp_path
+):
+    # with --shard, --run names its run exactly (the first shard makes it): a prefix of
+    # an existing run started a new run without a word, beside the one meant
+    ws = make_workspace(rook_workspace.root, tmp_path / "log")
+    first = rook_cli("run", "--shard", "1/2", "--run-name", "nightly-42", "-q")
+    assert first.exit_code in (0, 1), first.stderr
+    r = rook_cli("run", "--shard", "2/2", "--run", "nightly-4", "-q")
+    assert r.exit_code in (0, 1), r.stderr
+    assert ("rook: warning: --run nightly-4 --shard 2/2: no run is named nightly-4, so this "
+            "shard starts it (with --shard, --run names its run exactly); run nightly-42 "
+            "begins so: to run this shard in it, give its whole id: rook run --run "
+            "nightly-42 --shard 2/2") in r.stderr, r.stderr
+    assert ws.run_dir("nightly-4").is_dir()  # made, as docs/scale-out.md says
+    joined = rook_cli("run", "--shard", "1/2", "--run", "nightly-4", "-q")  # it is there now
+    assert "rook: warning" not in joined.stderr, joined.stderr
+    alone = rook_cli("run", "--shard", "1/1", "--run", "fresh-1", "-q")  # nothing begins so
+    assert alone.exit_code in (0, 1) and "rook: warning: --run" not in alone.stderr, alone.stderr
+
+
 MERGE_RAISER = """
 from rook_core.hookspecs import hookimpl
 
