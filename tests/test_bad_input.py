@@ -697,6 +697,18 @@ def test_output_that_cannot_be_written_after_the_run_exits_1_not_2(example):
     assert "No space left on device" in proc.stderr
 
 
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["-h"], ["-V"]])
+def test_help_or_version_that_cannot_be_written_is_a_message_not_a_traceback(tmp_path, args):
+    # rook --help > file on a full disk: Click's eager option wrote outside any command,
+    # where only rook's own error boundary (a command's) turned an OSError into a message
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*ROOK, *args], cwd=tmp_path, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == "rook: error: cannot write standard output: No space left on device\n"
+    assert proc.returncode == 2
+
+
 @pytest.mark.parametrize(
     ("where", "edit", "field"),
     [

@@ -356,6 +356,19 @@ def main(argv: list[str] | None = None) -> None:
         except OSError:  # a terminal that hung up (SIGHUP): nothing can be said there
             pass
         leave(130)
+    except BrokenPipeError:  # rook --help | head: the reader has left; nothing to say
+        raise
+    except OSError as exc:  # outside any command: --help or --version, into standard output
+        from ..errors import os_error_text
+
+        said = os_error_text(exc)  # no file named: the stream Click's option wrote to
+        if exc.filename is None:
+            said = f"cannot write standard output: {said}"
+        try:
+            click.echo(f"rook: error: {said}", err=True)
+        except OSError:  # standard error cannot be written either: nothing can be said
+            pass
+        leave(2)
     leave(0)
 
 
