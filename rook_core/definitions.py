@@ -234,9 +234,18 @@ def load_scenarios(
     """Every ``*.yaml``/``*.yml`` file under ``directory`` (hidden ones aside);
     one scenario or a list per file."""
     if not directory.is_dir():
+        from .store import not_a_folder
+
+        kind = not_a_folder(directory)  # a file there: "create it" could not be done
+        said = (
+            f"{directory} is {kind}, not the scenarios folder; move it away, then create the "
+            "folder and"
+            if kind
+            else f"{directory}: no scenarios directory: create it and"
+        )
         raise ScenarioError(
-            f"{directory}: no scenarios directory: create it and write a scenario there "
-            "(a .yaml file with id, goal and criteria; see docs/scenarios.md)"
+            f"{said} write a scenario there (a .yaml file with id, goal and criteria; "
+            "see docs/scenarios.md)"
         )
 
     def build(file: str) -> Built:

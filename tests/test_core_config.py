@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -420,6 +421,19 @@ def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
         f"{(ws.agent_dir / 'scenarios').resolve()}: no scenarios directory: create it and "
         "write a scenario there (a .yaml file with id, goal and criteria; see docs/scenarios.md)",
     )
+    # a file where the folder belongs: "create it" cannot be done; it is said what is there
+    (ws.agent_dir / "scenarios").write_text("id: s\n")
+    r = rook_cli("run")
+    refused(
+        r,
+        ws,
+        f"{(ws.agent_dir / 'scenarios').resolve()} is a file, not the scenarios folder; move it "
+        "away, then create the folder and write a scenario there",
+    )
+    assert "no scenarios directory: create it" not in r.stderr, r.stderr
+    doctor = rook_cli("doctor", "--json")
+    found = [f for f in json.loads(doctor.stdout)["findings"] if f["subject"].endswith("scenarios")]
+    assert found and "is a file, not the scenarios folder" in found[0]["message"], found
 
 
 def test_a_scenario_without_an_id_is_told_what_one_is(ws, rook_cli):

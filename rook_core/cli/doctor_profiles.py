@@ -377,8 +377,15 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     sdir = agent.scenarios_dir
     how = "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
     if not sdir.is_dir():
+        from ..store import not_a_folder
+
+        kind = not_a_folder(sdir)  # a file there: "create it" could not be done
+        said = f"{sdir} is {kind}, not the scenarios folder" if kind else ""
         doctor.add(
-            PROBLEM, f"{label} scenarios", f"no scenarios directory {sdir}", f"create it and {how}"
+            PROBLEM,
+            f"{label} scenarios",
+            said or f"no scenarios directory {sdir}",
+            f"move it away, create the folder and {how}" if kind else f"create it and {how}",
         )
         return []
     try:
