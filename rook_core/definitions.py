@@ -228,6 +228,14 @@ def _yaml_files(directory: Path) -> list[FileEntry]:
     return found
 
 
+def no_profiles_folder(profiles_dir: Path) -> str:
+    """Why ``profiles_dir`` holds no profile: missing, or something else in its place."""
+    from .workspace import in_the_way
+
+    said = in_the_way(profiles_dir, "profiles")
+    return said or f"{profiles_dir}: no profiles directory (create a profile first)"
+
+
 def load_scenarios(
     directory: Path, criteria: Registry, cache: DefinitionCache | None = None
 ) -> list[Scenario]:
@@ -407,7 +415,7 @@ def find_profile(
     ``profiles/active``. ``choose`` is how the calling command is given a NAME,
     for the message when several profiles and no active one leave it unsaid."""
     if not profiles_dir.is_dir():
-        raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
+        raise ProfileNotFound(no_profiles_folder(profiles_dir))
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
     from_active = name is None
     if name is None:
@@ -516,7 +524,7 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
     from .yamlio import load_yaml
 
     if not profiles_dir.is_dir():
-        raise ProfileNotFound(f"{profiles_dir}: no profiles directory (create a profile first)")
+        raise ProfileNotFound(no_profiles_folder(profiles_dir))
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
     direct = profiles_dir / f"{name}.yaml"
     named = fits(direct) and direct.exists() and not direct.is_dir()  # a FIFO: load_yaml says

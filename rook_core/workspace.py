@@ -262,6 +262,9 @@ def _choose(
         names = folder_names(parent)
     except OSError as exc:
         raise WorkspaceError(f"{parent}: cannot list the {kind}s: {exc.strerror or exc}") from None
+    said = "" if names else in_the_way(parent, parent.name)
+    if said:  # never "no project in" (or "project X not found in") a file
+        raise WorkspaceError(said)
     source = ""
     if wanted is None and isinstance(default, str):
         wanted, source = default, f" (the {kind}: of {config})"
@@ -307,6 +310,16 @@ def no_workspace(workspace: Path, given: object = None) -> tuple[str, str, str]:
     return what, where, f"set {how} to {inside}"
 
 
+def in_the_way(path: Path, folder: str) -> str:
+    """``PATH is a file, not the FOLDER folder; move it away`` when something that is
+    no folder (a file, a broken symbolic link ...) stands where Rook needs one: advice
+    to create it (``rook init``, "create a profile") could not be followed. Else ``""``."""
+    from .store import not_a_folder
+
+    kind = not_a_folder(path)
+    return f"{path} is {kind}, not the {folder} folder; move it away" if kind else ""
+
+
 def select_agent(
     workspace: Path, project: str | None, agent: str | None, given: object = None
 ) -> Agent:
@@ -314,6 +327,10 @@ def select_agent(
     ``--workspace`` value it came from, which may be ``ROOK_WORKSPACE_DIR``'s)."""
     root = workspace / ROOT
     if not root.is_dir():
+        for path, folder in ((root.parent, ".testmuai"), (root, "Rook")):
+            said = in_the_way(path, folder)
+            if said:
+                raise WorkspaceError(said)
         what, where, fix = no_workspace(workspace, given)
         raise WorkspaceError(f"{what}; {where}: {fix}" if where else f"{what}; {fix}")
     config = read_config(workspace)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -434,6 +435,35 @@ def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
     doctor = rook_cli("doctor", "--json")
     found = [f for f in json.loads(doctor.stdout)["findings"] if f["subject"].endswith("scenarios")]
     assert found and "is a file, not the scenarios folder" in found[0]["message"], found
+
+
+@pytest.mark.parametrize(
+    ("where", "folder"),
+    [
+        (".testmuai", ".testmuai"),
+        (".testmuai/rook", "Rook"),
+        (".testmuai/rook/projects", "projects"),
+        (".testmuai/rook/projects/proj/agents", "agents"),
+        (".testmuai/rook/projects/proj/agents/agent/profiles", "profiles"),
+    ],
+)
+def test_a_file_where_a_workspace_folder_belongs_is_named_not_taken_for_none(
+    ws, rook_cli, where, folder
+):
+    # "no Rook workspace here: run rook init", "no project in ...", "no profiles
+    # directory (create a profile first)": advice that cannot be followed with the
+    # file there (rook init itself then refuses it); say what is in the way instead
+    path = ws.root / where
+    shutil.rmtree(path)
+    path.write_text("a file\n")
+    r = rook_cli("run", "-w", str(ws.root))
+    refused(r, ws, f"{path.resolve()} is a file, not the {folder} folder; move it away")
+    for advice in ("rook init", "no project in", "no agent in", "create a profile first"):
+        assert advice not in r.stderr, r.stderr
+    doctor = rook_cli("doctor", "-w", str(ws.root), "--json")  # says the same
+    said = [f["message"] for f in json.loads(doctor.stdout)["findings"] if f["status"] != "ok"]
+    assert f"{path.resolve()} is a file, not the {folder} folder" in said, said
+    assert not any("no agent in" in m or "no profile in" in m for m in said), said
 
 
 def test_a_scenario_without_an_id_is_told_what_one_is(ws, rook_cli):

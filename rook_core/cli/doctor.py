@@ -131,6 +131,7 @@ class Doctor:
             Agent,
             find_workspace,
             folder_names,
+            in_the_way,
             no_workspace,
             read_config,
             select_agent,
@@ -147,6 +148,11 @@ class Doctor:
                 # a --workspace is the workspace itself (never searched upwards from),
                 # and there is one above it: named as rook run names it
                 message, fix = f"{said}; {where}", how
+            for path, folder in ((root / ROOT.parent, ".testmuai"), (root / ROOT, "Rook")):
+                blocked = in_the_way(path, folder)  # rook init could not make it there
+                if blocked:
+                    message, _, fix = blocked.partition("; ")
+                    break
             self.add(PROBLEM, "workspace", message, fix)
             return
         self.add(OK, "workspace", str(root))
@@ -184,11 +190,17 @@ class Doctor:
                     "remove the link, or point it at the folder",
                 )
         if not agents:
+            in_way = [
+                in_the_way(f, f.name)  # a file where projects/ or agents/ belongs
+                for f in (projects, *(projects / p / "agents" for p in folder_names(projects)))
+            ]
+            said = next((b for b in in_way if b), "")
+            message, _, fix = said.partition("; ")
             self.add(
                 PROBLEM,
                 "workspace",
-                "no agent in this workspace",
-                "create one: rook init --project P --agent A --example",
+                message or "no agent in this workspace",
+                fix or "create one: rook init --project P --agent A --example",
             )
         for a in agents:
             self.check_agent(rook, a)

@@ -42,6 +42,13 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
     files = sorted(pdir.glob("*.yaml")) if pdir.is_dir() else []
     unread = unread_profiles(pdir) if pdir.is_dir() else ""
     if not files:
+        from ..workspace import in_the_way
+
+        blocked = in_the_way(pdir, "profiles")  # a file there: nothing can be written in it
+        if blocked:
+            message, _, fix = blocked.partition("; ")
+            doctor.add(PROBLEM, label, message, fix)
+            return []
         doctor.add(
             PROBLEM,
             label,
