@@ -30,7 +30,7 @@ from .errors import (
 )
 from .known_secrets import secret_names
 from .report import COUNTED, PENDING, Tally, exit_code, scenario_entry, write_report
-from .reportfile import read_report
+from .reportfile import read_report, rebuild_hint
 from .store import RUN_FILE, atomic_write, dumps, not_a_folder, planned_records, read_json
 
 SUMMARY_FILE = "summary.json"
@@ -507,8 +507,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
         if report is not None:
             raise DamagedRecord(
                 f"{run_path / REPORT_FILE}: not a Rook report (its run, summary or scenarios "
-                f"are missing or of another type); rook report {run_path.name} --rebuild "
-                "renders the run from its records"
+                f"are missing or of another type); {rebuild_hint(run_path)}"
             )
     manifest = read_json(run_path / RUN_FILE)
     if manifest is None:

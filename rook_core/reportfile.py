@@ -126,9 +126,7 @@ class FileEntries(LazyList):
             entry = json.loads(raw.rstrip(b",\n"))
         except ValueError as exc:
             raise DamagedRecord(
-                f"{self._name}: scenario entry {i + 1}: not JSON ({exc}); "
-                f"rook report {Path(self._name).parent.name} --rebuild renders the run again "
-                "from its records"
+                f"{self._name}: scenario entry {i + 1}: not JSON ({exc}){_rebuild(Path(self._name))}"
             ) from None
         return checked_entry(entry, self._name, i)
 
@@ -184,10 +182,8 @@ def checked_entry(entry: Any, name: str, i: int) -> Any:
     which = f"scenario entry {i + 1}"
     if isinstance(entry, dict) and isinstance(entry.get("id"), str):
         which += f" ({entry['id']})"
-    run = Path(name).parent.name
     raise DamagedRecord(
-        f"{name}: {which}: {problem}, not what Rook writes there; "
-        f"rook report {run} --rebuild renders the run again from its records"
+        f"{name}: {which}: {problem}, not what Rook writes there{_rebuild(Path(name))}"
     )
 
 
@@ -334,7 +330,22 @@ def _tail(rest: dict[str, Any]) -> Iterator[bytes]:
 
 def _rebuild(path: Path) -> str:
     """The way out of a damaged ``report.json``: the run rendered from its records."""
-    return f"; rook report {path.parent.name} --rebuild renders the run again from its records"
+    return f"; {rebuild_hint(path.parent)}"
+
+
+def rebuild_hint(run_path: Path) -> str:
+    """How a run with a damaged ``report.json`` is rendered from its records
+    (``rook report ID --rebuild``, which only reads) and, with its manifest there,
+    repaired (``rook run --run ID`` writes the report again, running nothing that
+    finished)."""
+    run = run_path.name
+    hint = f"rook report {run} --rebuild renders the run again from its records"
+    if (run_path / "run.json").is_file():
+        hint = (
+            f"rook run --run {run} writes it again from the run's records (running only what "
+            f"is unfinished), and {hint}"
+        )
+    return hint
 
 
 def read_report(path: Path) -> Any:

@@ -1255,8 +1255,15 @@ def test_a_damaged_report_read_by_a_command_is_bad_input_naming_file_and_fix(
         assert shown.exit_code == 2 and shown.exception is None, (args, shown.stderr)
         assert f"rook: error: {path}" in shown.stderr, (args, shown.stderr)
         assert f"rook report {bad} --rebuild" in shown.stderr, (args, shown.stderr)
+        # --rebuild only renders (the run's files are only read): the repair is named too
+        assert f"rook run --run {bad} writes it again from the run's records" in shown.stderr
     rebuilt = rook_cli("report", bad, "--rebuild")
     assert rebuilt.exit_code == 0 and "2 passed" in rebuilt.stdout, rebuilt.stderr
+    repaired = rook_cli("run", "--run", bad)  # runs nothing: every scenario run finished
+    assert repaired.exit_code == 0 and "nothing left to run" in repaired.stderr, repaired.stderr
+    assert rook_cli("runs", "show", bad).exit_code == 0
+    listed = rook_cli("runs", "--json", "--all")
+    assert {r["id"]: r["state"] for r in json.loads(listed.stdout)["runs"]}[bad] == "complete"
 
 
 def test_a_sharded_run_not_merged_yet_is_listed_as_such(ws, rook_cli):
