@@ -325,6 +325,9 @@ def select_agent(
 ) -> Agent:
     """The agent ``project`` and ``agent`` choose in ``workspace`` (``given``: the
     ``--workspace`` value it came from, which may be ``ROOK_WORKSPACE_DIR``'s)."""
+    for flag, value in (("--project", project), ("--agent", agent)):
+        if value is not None and not value.strip():  # `--agent "$AGENT"` with AGENT unset
+            raise WorkspaceError(f"{flag} {value!r}: names nothing; give a value, or leave it out")
     root = workspace / ROOT
     if not root.is_dir():
         for path, folder in ((root.parent, ".testmuai"), (root, "Rook")):

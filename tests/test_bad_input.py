@@ -371,6 +371,24 @@ def test_doctor_refuses_an_empty_project_or_agent_not_checks_every_one(example, 
     assert "no problems found" not in proc.stdout
 
 
+@pytest.mark.parametrize(
+    ("command", "flag", "value"),
+    [(["run"], "--project", ""), (["run"], "--agent", "  "), (["runs"], "--agent", ""),
+     (["runs", "show", "latest"], "--project", ""), (["report", "latest"], "--agent", ""),
+     (["diff", "latest", "latest"], "--project", " "), (["merge", "--run", "latest"], "--agent", ""),
+     (["profile", "list"], "--project", "")],
+)
+def test_an_empty_project_or_agent_is_named_as_the_flag_in_every_command(
+    example, command, flag, value
+):
+    # `rook run --project "$P"` with P unset said "project '' not found in ... (projects:
+    # demo)", naming neither the flag nor that it was empty; rook doctor said it right
+    ws, _agent = example
+    proc = rook(*command, flag, value, cwd=ws)
+    clean_error(proc, f"rook: error: {flag} {value!r}: names nothing; give a value, or leave it out")
+    assert "not found" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("value", ["", "  "])
 def test_merge_into_an_empty_directory_name_is_refused_not_the_cwd(example, value):
     # `--into "$OUT"` with OUT unset merged the shards into the current
