@@ -271,8 +271,8 @@ def test_an_empty_workspace_flag_is_refused_not_taken_for_cwd(example, command, 
 
 @pytest.mark.parametrize(
     ("flag", "said"),
-    [("-w", "--workspace '': names no directory"), ("--project", "project '' not found"),
-     ("--agent", "agent '' not found")],
+    [("-w", "--workspace '': names no directory"), ("--project", "--project '': names nothing"),
+     ("--agent", "--agent '': names nothing")],
 )
 def test_runs_show_refuses_an_empty_flag_as_runs_does(example, flag, said):
     # `rook runs show latest -w "$DIR"` with DIR unset showed the run of the
