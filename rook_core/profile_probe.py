@@ -84,6 +84,16 @@ class Observation:
     """What ``rook run`` would warn of (the scenario record's ``warnings``)."""
 
     @property
+    def evidence_complete(self) -> bool:
+        """Every hook but close answered (the probe passed, or only close failed):
+        the answer and the observed capabilities hold, as a run keeps them when its
+        close fails."""
+        if self.ok:
+            return True
+        rest = [h for h in self.hooks if h.get("phase") != "close"]
+        return bool(self.turns) and all(h.get("status") == "ok" for h in rest)
+
+    @property
     def answer(self) -> str | None:
         return self.turns[0].get("output") if self.turns else None
 

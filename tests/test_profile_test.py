@@ -557,3 +557,37 @@ def test_the_warnings_a_run_would_give_are_shown(rook_workspace, rook_cli):
     assert "warning: collect printed nothing: no evidence collected" in r.stdout
     doc = json.loads(profile_test(rook_cli, ws, "--json").stdout)
     assert any(w.startswith("collect printed nothing") for w in doc["test"]["warnings"])
+
+
+def test_a_failed_close_still_shows_the_answer_and_flags_an_optimistic_claim(
+    rook_workspace, rook_cli
+):
+    """Close fails the test (the profile is wrong), yet execute and collect answered:
+    the test hid the answer and the capabilities table, so an optimistic claim went
+    unflagged, and what it observed was not remembered (a run records it)."""
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        case "$1" in
+          execute) cat >/dev/null; echo '{"output": "hello there", "calls": []}';;
+          close) echo 'session already gone' >&2; exit 3;;
+        esac
+        exit 0
+        """,
+    )
+    hooks = {p: "scripts/agent.sh" for p in ("execute", "close", "collect")}
+    ws.profile({"id": "p", "hooks": hooks, "capabilities": {"multi_turn": True, "calls": True}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout
+    assert "test: FAILED" in r.stdout and "close failed: exited with code 3" in r.stdout, r.stdout
+    assert "answer: hello there" in r.stdout, r.stdout
+    lines = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.strip()[:5] in ("multi", "calls")}
+    assert "OPTIMISTIC" in lines["multi_turn"] and "OPTIMISTIC" not in lines["calls"], r.stdout
+    observed = json.loads((ws.agent_dir / "profiles" / "p.observed.json").read_text())
+    assert observed == {"calls": True}
+    # a failed execute observed nothing: no answer, no table that calls every claim optimistic
+    ws.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] && exit 4\nexit 0\n')
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1 and "answer:" not in r.stdout and "OPTIMISTIC" not in r.stdout, r.stdout

@@ -135,7 +135,7 @@ def test_command(
     except RookError as exc:
         raise s.guard(exc) from None
     declared = dict(profile.capabilities)
-    if obs.ok:
+    if obs.evidence_complete:  # only close failed: what it observed holds, as in a run
         save_observed(s.agent, profile, obs.observed)
     updated = False
     if update and obs.ok:
@@ -144,7 +144,7 @@ def test_command(
             {c["capability"]: c["observed"] for c in compare_capabilities(declared, obs.observed)},
         )
         updated = True
-    table, optimistic = capabilities_table(declared, obs.observed if obs.ok else {})
+    table, optimistic = capabilities_table(declared, obs.observed if obs.evidence_complete else {})
     if as_json:
         doc = {
             "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
@@ -157,7 +157,7 @@ def test_command(
     else:
         s.say(f"profile {profile.id} ({profile.path})")
         show_observation(obs, s.say, "test")
-        if obs.ok:
+        if obs.evidence_complete:
             s.say("capabilities:")
             s.say(table)
             turn = next((h for h in obs.hooks if h.get("phase") == "execute"), {})

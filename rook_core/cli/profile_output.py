@@ -82,18 +82,20 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
     kind = "" if obs.ok or obs.problem in (None, "failed") else f" ({obs.problem})"  # no "(failed)"
     say(f"{head}{'ok' if obs.ok else 'FAILED'}{kind}")
     say(phases_table(obs))
-    if obs.ok:
+    if obs.evidence_complete:  # also when only close failed: execute answered
         say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
         if isinstance(obs.answer, str) and not obs.answer.strip():  # ok, yet it said nothing
             say(f"  the answer is empty: {_why_empty(obs)}")
         if obs.conversation:
             say(f"  conversation: {printable(obs.conversation)}")
-    else:
+    if not obs.ok:
         say(f"  diagnosis: {printable(obs.diagnosis)}")
         for ref in obs.missing:
             empty = " (set, but empty)" if ref.get("empty") else ""
             say(f"    {ref['variable']}: {ref['purpose']}{empty}")
     for warning in obs.warnings:  # what rook run warns of, said here too
+        if not obs.ok and warning == obs.diagnosis:  # a failed close: said once
+            continue
         say(f"  warning: {printable(warning)}")
     for note in obs.kills:  # a hook left it running (a run records it in run.json: kills)
         say(f"  left running by a hook, killed at the end: {note}")
