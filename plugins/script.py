@@ -261,6 +261,7 @@ async def run_script(call: Any) -> Any:
         else:
             result.diagnosis += (
                 "; raise timeout_seconds on the hook entry if the agent is this slow"
+                + call.entry.floor_note()
             )
     elif (
         result.status == "failed"

@@ -144,6 +144,17 @@ class HookEntry:
             t = max(t, CLOSE_TIMEOUT_FLOOR)
         return float(t)
 
+    def floor_note(self) -> str:
+        """Said after a timed-out close whose entry asked less than the floor (the
+        timeout path only): else "timed out after 5 s" reads as a setting ignored."""
+        asked = self.timeout_seconds
+        if self.phase != "close" or asked is None or asked >= CLOSE_TIMEOUT_FLOOR:
+            return ""
+        return (
+            f" (close is given at least {CLOSE_TIMEOUT_FLOOR:g} s: the entry's "
+            f"timeout_seconds ({asked:g}) is below that floor)"
+        )
+
 
 @plain
 class EnvRef:

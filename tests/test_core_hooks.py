@@ -526,6 +526,33 @@ def test_a_close_entry_below_the_floor_still_gets_5_seconds_in_a_run(rook_worksp
     assert [h["status"] for h in s["hooks"]] == ["ok", "ok"]
 
 
+def test_a_close_that_times_out_at_the_floor_says_its_entry_asked_less(rook_workspace, rook_cli):
+    # "timed out after 5 s; ... raise timeout_seconds" read as a setting ignored when
+    # the entry said 1: the diagnosis names the floor
+    ws = rook_workspace
+    ws.script(
+        "h.sh",
+        """
+        #!/bin/bash
+        case "$1" in
+          execute) cat >/dev/null; echo '{"output": "ok"}' ;;
+          close) sleep 30 ;;
+        esac
+        exit 0
+    """,
+    )
+    close = {"script": "scripts/h.sh", "timeout_seconds": 1}
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "close": close}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "passed", s
+    diagnosis = s["hooks"][-1]["diagnosis"]
+    assert diagnosis.startswith("timed out after 5 s"), diagnosis
+    assert "close is given at least 5 s: the entry's timeout_seconds (1) is below that floor" in (
+        diagnosis
+    ), diagnosis
+
+
 def test_a_long_stderr_cut_in_the_diagnosis_says_how_much_was_left_out(rook_workspace, rook_cli):
     # The diagnosis keeps the last 2,000 characters of a failed hook's stderr and
     # began with a bare "...": nothing said how much came before, while a cut

@@ -869,3 +869,25 @@ def test_a_101_switching_protocols_is_named_and_not_retried(rook_cli, rook_works
     assert "HTTP 101 Switching Protocols" in execute["diagnosis"], execute["diagnosis"]
     assert "_SWITCH_UPGRADE" not in execute["diagnosis"], execute["diagnosis"]
     assert [q["path"] for q in agent_server.requests].count("/flaky/up") == 1, agent_server.requests
+
+
+def test_a_close_endpoint_that_times_out_at_the_floor_says_its_entry_asked_less(
+    rook_cli, rook_workspace
+):
+    # an endpoint that never answers: close's "timed out after 5 s" when its entry
+    # said 1 named no floor, so the setting read as ignored
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel completes the handshake; nothing ever answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/close"
+        rook_workspace.script(
+            "agent.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok"}\'\nexit 0\n'
+        )
+        close = {"http": {"url": url, "method": "POST", "retries": 0}, "timeout_seconds": 1}
+        write_profile(rook_workspace, {"execute": "scripts/agent.sh", "close": close}, env=())
+        rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+        s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "passed", s
+    diagnosis = s["hooks"][-1]["diagnosis"]
+    assert diagnosis.startswith("timed out after 5 s"), diagnosis
+    assert "the entry's timeout_seconds (1) is below that floor" in diagnosis, diagnosis

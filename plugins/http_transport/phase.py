@@ -557,11 +557,14 @@ async def run_http(call: HookCall) -> HookResult:
             f"timed out after {call.timeout:g} s "
             f"({counted(len(result.details['attempts']), 'attempt')}); "
             "raise timeout_seconds on the hook entry if the endpoint is this slow"
+            + call.entry.floor_note()
         )
     except HookError as exc:
         late = time.monotonic() >= deadline - 0.05
         result.status = "timeout" if late else "failed"
         result.diagnosis = (f"timed out after {call.timeout:g} s: " if late else "") + str(exc)
+        if late:
+            result.diagnosis += call.entry.floor_note()
     result.ended = time.time()
     result.seconds = round(time.monotonic() - t0, 6)
     red = redactor(call, res)
