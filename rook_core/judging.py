@@ -411,10 +411,17 @@ def required_capabilities(scenario: Scenario, criteria: Registry) -> dict[str, s
     needs: dict[str, str] = {}
     if len(scenario.turns) > 1:
         needs["multi_turn"] = f"it has {len(scenario.turns)} turns"
+    by: dict[str, list[str]] = {}  # every criterion that needs it, not the first alone
     for c in scenario.criteria:
         ctype = criteria.get(c.type)
         for cap in getattr(ctype, "needs", ()):
-            needs.setdefault(cap, f"criterion {c.index + 1} ({c.type}) needs it")
+            by.setdefault(cap, []).append(f"{c.index + 1} ({c.type})")
+    for cap, named in by.items():
+        if cap not in needs:
+            many = len(named) > 1
+            needs[cap] = f"{'criteria' if many else 'criterion'} {', '.join(named)} " + (
+                "need it" if many else "needs it"
+            )
     return needs
 
 

@@ -371,6 +371,25 @@ def test_every_calls_and_usage_criterion_is_not_runnable_on_a_profile_that_canno
     assert r.report["summary"]["passed"] == 0 and r.report["summary"]["not_runnable"] == 6
 
 
+def test_a_not_runnable_reason_names_every_criterion_that_needs_the_capability(
+        rook_workspace, rook_cli):
+    """It named the first only: a user who removed criterion 1 found criterion 2 next."""
+    rook_workspace.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] && '
+                          'echo \'{"output": "ok"}\'\nexit 0\n')
+    rook_workspace.profile({"id": "bare", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"called": "x"}, {"contains": "ok"}, {"max_calls": 2}, {"not_called": "y"},
+        {"max_tokens": 9}]})
+    r = rook_cli("run", "--json")
+    (s,) = r.report["scenarios"]
+    assert s["status"] == "not_runnable", s
+    assert s["reason"] == (
+        "needs capability 'calls' (criteria 1 (called), 3 (max_calls), 4 (not_called) need it); "
+        "the profile does not declare it and never showed it; needs capability 'usage' "
+        "(criterion 5 (max_tokens) needs it); the profile does not declare it and never showed it"
+    ), s["reason"]
+
+
 class _Blank(CriterionType):
     """A criterion type whose verdicts carry a blank reason."""
 
