@@ -20,8 +20,10 @@ from rook_core.transports import (
     SCRIPT_INTERPRETERS,
     SHEBANGS,
     TransportSpec,
+    elsewhere_on_path,
     env_program,
     hook_search_path,
+    off_hook_path,
     phase_hooks,
     saves_nothing,
     windows_line_endings,
@@ -121,9 +123,9 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
     path_value = hook_search_path() if search_path is None else search_path
     if shutil.which(name, path=path_value) is not None:
         return None
-    return (
-        f"its interpreter {name!r} (from its #! line: {interpreter} {arg}) "
-        "is not installed (not on PATH)"
+    elsewhere = elsewhere_on_path(name) if search_path is None else None
+    return f"its interpreter {name!r} (from its #! line: {interpreter} {arg}) " + (
+        off_hook_path(elsewhere) if elsewhere else "is not installed (not on PATH)"
     )
 
 
@@ -166,8 +168,10 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
 
     found = shutil.which(program, path=hook_search_path())
     if found is None:
+        elsewhere = elsewhere_on_path(program)
         raise ConfigError(
-            f"hook script {path} needs {program!r}, which is not installed (not on PATH)"
+            f"hook script {path} needs {program!r}, which "
+            + (off_hook_path(elsewhere) if elsewhere else "is not installed (not on PATH)")
         )
     return [found, str(path)]
 

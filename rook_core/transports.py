@@ -40,6 +40,30 @@ def hook_search_path() -> str:
     return os.environ.get("PATH", os.defpath) if found is None else found
 
 
+def elsewhere_on_path(name: str) -> str | None:
+    """Where Rook's own ``PATH`` finds ``name`` when the hooks' ``PATH`` (their
+    ``hook_env`` or ``inherit_env``) does not: ``None`` when the two are the same or
+    Rook's does not have it either (it is not installed). Said instead of "not
+    installed", which sends a user to install what they have. Error path only."""
+    import shutil
+
+    own = os.environ.get("PATH", os.defpath)
+    if hook_search_path() == own:
+        return None
+    return shutil.which(name, path=own)
+
+
+def off_hook_path(found: str) -> str:
+    """The words for an interpreter found by :func:`elsewhere_on_path` only."""
+    shown = hook_search_path()
+    shown = shown if len(shown) <= 200 else shown[:197] + "..."
+    return (
+        f"is not on the PATH the hooks get ({shown}), though Rook's own PATH has it "
+        f"({found}): add {os.path.dirname(found)} to the PATH in the profile's hook_env "
+        "(or PATH to its inherit_env)"
+    )
+
+
 SCRIPT_INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "bash", ".py": None}
 """The program that runs a hook script without the run bit, by its extension
 (``None``: the Python running Rook). The script transport runs them so, and

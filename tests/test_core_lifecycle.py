@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -848,6 +849,27 @@ def test_an_interpreter_found_on_the_hooks_own_path(rook_workspace, rook_cli, tm
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent"}})  # not on Rook's PATH
     r = rook_cli("run")
     assert r.exit_code == 2 and "'myinterp'" in r.stderr and "not on PATH" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
+def test_an_interpreter_off_the_hooks_path_is_not_called_uninstalled(rook_workspace, rook_cli, tmp_path):
+    """A hook_env PATH without node: 'needs node, which is not installed' when Rook's
+    own PATH has it sent the user to install what they had; it names both PATHs."""
+    ws = rook_workspace
+    ws.script("a.mjs", "console.log('{}')", executable=False)
+    ws.script("b", "#!/usr/bin/env node\nconsole.log('{}')\n")
+    node_dir = os.path.dirname(shutil.which("node"))
+    for hook, needle in (("a.mjs", "needs 'node', which"), ("b", "its interpreter 'node' (from")):
+        ws.profile({"id": "p", "hooks": {"execute": f"scripts/{hook}"},
+                    "hook_env": {"PATH": str(tmp_path)}})
+        r = rook_cli("run")
+        assert r.exit_code == 2 and needle in r.stderr, r.stderr
+        assert "not installed" not in r.stderr, r.stderr
+        assert f"is not on the PATH the hooks get ({tmp_path})" in r.stderr, r.stderr
+        assert f"Rook's own PATH has it ({node_dir}/node)" in r.stderr, r.stderr
+    # with Rook's PATH without it either, it is not installed, as before
+    r = rook_cli("run", env={"PATH": str(tmp_path)})
+    assert r.exit_code == 2 and "is not installed (not on PATH)" in r.stderr, r.stderr
 
 
 def collect_profile(ws):

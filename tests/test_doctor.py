@@ -168,6 +168,29 @@ def test_an_interpreter_missing_from_path(rook_workspace, rook_cli, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
+def test_an_interpreter_off_the_hooks_path_only_is_not_to_install(rook_workspace, rook_cli, tmp_path):
+    """node on Rook's PATH, not on the hook_env PATH: the fix said to install Node.js."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.script("agent.mjs", "console.log('{}')\n", executable=False)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.mjs"},
+                "hook_env": {"PATH": str(tmp_path)}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = problems(findings)
+    assert code == 1 and "agent.mjs runs with node, which is not on the PATH the hooks get" in (
+        p["message"]), p
+    assert not p["fix"].startswith("install") and os.path.dirname(shutil.which("node")) in (
+        p["fix"]), p
+    ws.script("agent", "#!/usr/bin/env node\nconsole.log('{}')\n")  # its #! line: the same
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent"},
+                "hook_env": {"PATH": str(tmp_path)}})
+    code, findings = doctor(rook_cli, ws)
+    assert code == 1 and any("agent's #! line needs node, which is not on the PATH the hooks get"
+                             in p["message"] for p in problems(findings)), problems(findings)
+    assert not any(p["fix"].startswith("install") for p in problems(findings)), problems(findings)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node")
 def test_an_interpreter_on_the_hooks_path_only_is_no_problem(rook_workspace, rook_cli, tmp_path):
     """A .mjs hook runs with the node on the PATH its hooks get (hook_env), as rook
     run looks for it: the doctor looked on its own PATH, a problem rook run has not."""

@@ -10,6 +10,7 @@ from ..models import hook_env_references
 from ..transports import (
     SCRIPT_INTERPRETERS,
     SHEBANGS,
+    elsewhere_on_path,
     env_program,
     hook_search_path,
     windows_line_endings,
@@ -293,11 +294,22 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
         return
     # node and bash as rook run finds them: on the hooks' PATH (python is Rook's own)
     if (doctor.interpreters.get(program) if program == "python" else _which(program)) is None:
+        elsewhere = elsewhere_on_path(program)  # Rook's PATH has it: nothing to install
         doctor.add(
             PROBLEM,
             where,
-            f"{found.name} runs with {program}, which is not on PATH",
-            INSTALL.get(program, f"install {program}")
+            f"{found.name} runs with {program}, which "
+            + (
+                f"is not on the PATH the hooks get ({hook_search_path()})"
+                if elsewhere
+                else "is not on PATH"
+            ),
+            (
+                f"add {os.path.dirname(elsewhere)} to the PATH in the profile's hook_env "
+                "(or PATH to its inherit_env)"
+                if elsewhere
+                else INSTALL.get(program, f"install {program}")
+            )
             + f", or make {found.name} executable with a #! line",
         )
         return
@@ -359,7 +371,17 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
     if program is None or ("/" in program and not os.path.isabs(program)):
         return  # the transport's own check, which follows, names what is wrong
     located = program if os.path.isabs(program) else _which(program)
-    if located is None or not os.access(located, os.X_OK):
+    elsewhere = None if located or os.path.isabs(program) else elsewhere_on_path(program)
+    if elsewhere:  # on Rook's PATH, not the hooks': nothing to install
+        doctor.add(
+            PROBLEM,
+            where,
+            f"{path.name}'s #! line needs {program}, which is not on the PATH the hooks "
+            f"get ({hook_search_path()})",
+            f"add {os.path.dirname(elsewhere)} to the PATH in the profile's hook_env "
+            "(or PATH to its inherit_env)",
+        )
+    elif located is None or not os.access(located, os.X_OK):
         doctor.add(
             PROBLEM,
             where,
