@@ -147,8 +147,18 @@ class _EnvRefSchema(Schema):
             )
         if VARIABLE.match(value):
             return
+        name = value.partition("=")[0].strip()
+        if "=" in value and VARIABLE.match(name):  # NAME=value: never show what follows '='
+            raise ValidationError(
+                f"holds a value ('{name}=...'): env names the variable only; write "
+                f"variable: {name}, and keep its value in the environment (export {name}=...)"
+            )
         bare = re.sub(r"^\$\{?|^\{\{\s*env\.|\}+$|\s*\}\}$", "", value.strip())
-        hint = f"; write it as {bare}" if bare != value and VARIABLE.match(bare) else ""
+        hint = (
+            f"; write it as {bare}"
+            if bare != value and VARIABLE.match(bare)
+            else " (letters, digits and _, not starting with a digit)"
+        )
         raise ValidationError(f"must be an environment variable name{hint}")
 
     @validates("variable")

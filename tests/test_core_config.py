@@ -304,6 +304,20 @@ def test_an_inherit_env_item_no_variable_could_be_named_by_is_refused(ws, rook_c
     refused(rook_cli("profile", "test", "p", "--workspace", str(ws.root)), ws, "inherit_env.1: ")
 
 
+def test_an_env_variable_written_with_its_value_says_where_the_value_goes(ws, rook_cli):
+    """`variable: TOKEN=s3cret...` got only "must be an environment variable name";
+    the value now in the file is never shown, and the message says what to write."""
+    env = [{"variable": "TOKEN=sk-live-0123456789", "purpose": "the token"},
+           {"variable": "my-var", "purpose": "x"}]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": env})
+    r = rook_cli("run")
+    refused(r, ws, "env.0.variable: holds a value ('TOKEN=...'): env names the variable only; "
+            "write variable: TOKEN, and keep its value in the environment (export TOKEN=...)",
+            "env.1.variable: must be an environment variable name (letters, digits and _, "
+            "not starting with a digit)")
+    assert "sk-live" not in r.stderr + r.stdout
+
+
 def test_an_inherit_env_left_empty_is_refused_not_taken_as_all(ws, rook_cli):
     """`inherit_env:` with its names commented out is YAML's null, which let
     every variable of Rook's environment reach the hooks (the default), the
