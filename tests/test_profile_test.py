@@ -587,6 +587,11 @@ def test_a_failed_close_still_shows_the_answer_and_flags_an_optimistic_claim(
     assert "OPTIMISTIC" in lines["multi_turn"] and "OPTIMISTIC" not in lines["calls"], r.stdout
     observed = json.loads((ws.agent_dir / "profiles" / "p.observed.json").read_text())
     assert observed == {"calls": True}
+    # --update writes only after a test that passed, and says so now that the table shows
+    before = (ws.agent_dir / "profiles" / "p.yaml").read_text()
+    r = profile_test(rook_cli, ws, "--update")
+    assert r.exit_code == 1 and (ws.agent_dir / "profiles" / "p.yaml").read_text() == before
+    assert "capabilities not updated: the test failed (close)" in r.stdout, r.stdout
     # a failed execute observed nothing: no answer, no table that calls every claim optimistic
     ws.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] && exit 4\nexit 0\n')
     r = profile_test(rook_cli, ws)

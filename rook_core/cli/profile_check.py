@@ -166,6 +166,8 @@ def test_command(
                 s.say(f"note: {said}")
         if updated:
             s.say(f"updated capabilities in {profile.path}")
+        elif update:  # --update writes only what a passing test showed
+            s.say(f"capabilities not updated: the test failed ({obs.phase or 'a hook'})")
         if obs.run_dir:
             s.say(f"kept: {obs.run_dir}")
         if not obs.ok and (advice := _advice(obs)):
