@@ -507,7 +507,8 @@ def keep_cut_off_output(exc: BaseException, **fields: Any) -> None:
     """Keep, on the cancellation ``exc`` it re-raises, what a hook cut off by an
     interrupt had produced, as the transport's record would hold it: ``stdout``,
     ``stderr`` (a hook of more than one process: the Ruhroh loop's iterations),
-    ``details`` (an HTTP hook's attempts and the response begun), redacted."""
+    ``details`` (an HTTP hook's attempts and the response begun), redacted, and
+    ``diagnosis`` when what was stopped is no process group (an HTTP request)."""
     setattr(exc, _KEPT, fields)
 
 
@@ -515,22 +516,31 @@ def cut_off_output(exc: BaseException, call: Any, result: Any) -> None:
     """Fill ``result``, the record of a hook cut off by an interrupt (the
     cancellation ``exc``), with what it had printed before its process group was
     killed: its stdout and stderr as a record keeps a stopped hook's (see
-    :func:`hook_result`), or what its transport kept (:func:`keep_cut_off_output`)."""
+    :func:`hook_result`), or what its transport kept (:func:`keep_cut_off_output`).
+    Its diagnosis says what was stopped: the process group a script hook or a
+    Ruhroh wrapper ran in, or what the transport kept as ``diagnosis`` (an HTTP
+    hook's request); plain ``interrupted`` when nothing was killed."""
     kept = getattr(exc, _KEPT, None)
     if isinstance(kept, dict):
         for name, value in kept.items():
             setattr(result, name, value)
-        return
-    from .process import read_before  # only an interrupted hook needs it
+        if "diagnosis" in kept:  # the transport said what it stopped (an HTTP request)
+            return
+    else:
+        from .process import read_before  # only an interrupted hook needs it
 
-    proc = read_before(exc)
-    if proc is None:
-        return
-    red = getattr(call.run, "redactor", None) or current()
-    result.stdout = clip(decode(proc.stdout, 0, red), red)
-    result.stderr = clip(decode(proc.stderr, 0, red), red)
-    if proc.notes:  # what was killed, as at a timeout
-        result.details["process"] = list(proc.notes)
+        proc = read_before(exc)
+        if proc is not None:
+            red = getattr(call.run, "redactor", None) or current()
+            result.stdout = clip(decode(proc.stdout, 0, red), red)
+            result.stderr = clip(decode(proc.stderr, 0, red), red)
+            if proc.notes:  # what was killed, as at a timeout
+                result.details["process"] = list(proc.notes)
+    details = result.details if isinstance(result.details, dict) else {}
+    if details.get("process"):
+        result.diagnosis = "interrupted; its process group was killed"
+    else:
+        result.diagnosis = "interrupted"
 
 
 def _answered(stdout: str) -> str:

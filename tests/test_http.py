@@ -803,7 +803,9 @@ def test_a_stream_cut_off_by_an_interrupt_keeps_what_it_had_sent(
 ):
     """SIGINT while an event stream had sent two chunks and stalled: the interrupted
     hook's record (in the scenario run's interrupted attempt) kept neither its
-    attempts nor the status and events read; it keeps them, redacted."""
+    attempts nor the status and events read; it keeps them, redacted. Its
+    diagnosis said its process group was killed: an HTTP hook has none, it says
+    the request was abandoned."""
     import signal
     import time
 
@@ -827,8 +829,9 @@ def test_a_stream_cut_off_by_an_interrupt_keeps_what_it_had_sent(
     (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
     (hook,) = attempt["hooks"]
     assert hook["status"] == "interrupted", hook
-    # an http: hook runs no process: it said 'interrupted; its process group was killed'
+    # no process was killed: an HTTP hook's record never says its process group was
     assert hook["diagnosis"] == "interrupted; its request was cancelled", hook
+    assert "process" not in hook["details"], hook
     assert [a["url"] for a in hook["details"]["attempts"]] == [f"{agent_server.url}/stalled/k"]
     http = hook["details"]["http"]
     assert (http["status"], http["stream"]) == (200, {"events": 2, "done": False}), http
