@@ -345,6 +345,9 @@ async def _close(cluster: Any) -> None:
         await closing
 
 
+_SIGINT = "rook_plugins.dask_sigint"
+
+
 @asynccontextmanager
 async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[Any]:
     """A Dask client: to ``--scheduler``, or to a LocalCluster sized for ``concurrency``."""
@@ -362,6 +365,10 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
         else:
             n = max(1, min(os.cpu_count() or 1, concurrency))
             threads = math.ceil(concurrency / n)
+            # its workers are in Rook's process group, which a terminal's Ctrl-C reaches:
+            # each catches SIGINT and leaves the run to Rook (dask_sigint)
+            preload = dask.config.get("distributed.worker.preload") or []
+            preload = [*([preload] if isinstance(preload, str) else preload), _SIGINT]
             with dask.config.set({"distributed.scheduler.allowed-failures": MAX_ATTEMPTS - 1}):
                 cluster = await LocalCluster(
                     n_workers=n,
@@ -371,6 +378,7 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
                     host="127.0.0.1",
                     dashboard_address="127.0.0.1:0",
                     silence_logs=logging.ERROR,
+                    preload=preload,
                 )
             client = await Client(cluster, asynchronous=True)
     except (OSError, asyncio.TimeoutError, ValueError) as exc:

@@ -376,6 +376,54 @@ def test_without_a_scheduler_rook_starts_a_local_cluster(
     assert r.statuses() == {"hello": "passed", "wrong": "failed"}
 
 
+def test_ctrl_c_at_a_terminal_stops_a_local_cluster_run_without_the_workers_tracebacks(
+    rook_workspace, monkeypatch, tmp_path
+):
+    """Ctrl-C at a terminal reaches the whole foreground process group: Rook's own
+    LocalCluster's workers too (they are in Rook's group). They died of it, each
+    printing a KeyboardInterrupt traceback on Rook's standard error. They are left
+    to Rook, which stops the run as scale-out.md says; a hook on a worker still
+    gets SIGINT as a hook of a local run does (neither ignored nor blocked)."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    rook_workspace.script("agent.sh", AGENT.replace(
+        'sleep) echo $$ >> "$MARKS/pids"',
+        'sleep) grep -E "^Sig(Ign|Blk)" /proc/$$/status > "$MARKS/sig.$ROOK_SCENARIO_ID"; '
+        'echo $$ >> "$MARKS/pids"'))
+    for i in range(2):
+        rook_workspace.scenario(
+            {"id": f"slow{i}", "goal": "sleep", "criteria": [{"contains": "x"}]}
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+         "--executor", "dask", "-j", "2", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # a foreground group of its own, as a shell's job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    pids: list[int] = []
+    deadline = time.time() + 90
+    while time.time() < deadline and len(pids) < 2:
+        time.sleep(0.2)
+        if (marks / "pids").is_file():
+            pids = [int(p) for p in (marks / "pids").read_text().split()]
+    assert len(pids) == 2, proc.stderr.read() if proc.poll() is not None else "hooks never started"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert {s["status"] for s in json.loads(out)["scenarios"]} == {"pending"}
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
+    sigint = 1 << (signal.SIGINT - 1)
+    for i in range(2):
+        masks = dict(line.split(":") for line in (marks / f"sig.slow{i}").read_text().split("\n") if line)
+        assert not int(masks["SigIgn"], 16) & sigint and not int(masks["SigBlk"], 16) & sigint, masks
+
+
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])  # scale-out.md: all three
 def test_an_interrupt_kills_the_hooks_on_the_workers(
     scheduler, rook_workspace, monkeypatch, tmp_path, sig

@@ -1,0 +1,29 @@
+"""A Dask worker preload for the LocalCluster Rook starts itself (``executor_dask``).
+
+Its workers are Rook's children, in Rook's process group: Ctrl-C at a terminal
+(SIGINT to the foreground group) reached them too, and each died of it, printing
+a ``KeyboardInterrupt`` traceback on Rook's standard error while Rook was
+stopping the run. Here, in each worker as it starts, SIGINT is caught by a
+handler that does nothing, so the worker is left to Rook, which got the same
+Ctrl-C and cancels the worker's scenarios. A caught signal is reset to its
+default in the programs the worker starts: a hook gets SIGINT as in a local run.
+(A worker still importing Dask, in the first seconds of the cluster's start, has
+not run this yet.)
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+
+def _ignore(signum: int, frame: Any) -> None:
+    """Rook, which got the same Ctrl-C, stops the run and this worker's work."""
+
+
+def dask_setup(worker: Any) -> None:
+    """Called by Dask in the worker process as it starts (its main thread)."""
+    try:
+        signal.signal(signal.SIGINT, _ignore)
+    except ValueError:  # not the main thread: nothing can be changed here
+        pass
