@@ -22,7 +22,16 @@ from .hookenv import base_environment, hook_env
 from .hookio import cut_off_output
 from .judging import CHECK_MARKER, JudgingContext, evaluate_criterion, runnability, scenario_status
 from .lifecycle import PluginFault, ScenarioPhases, Slot
-from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun, TurnEvidence
+from .models import (
+    PHASES,
+    HookCall,
+    HookResult,
+    Profile,
+    RunContext,
+    Scenario,
+    ScenarioRun,
+    TurnEvidence,
+)
 from .plugins import Rook
 from .preflight import not_a_reason
 from .recording import Recorder
@@ -83,7 +92,10 @@ class Engine(Attempts):
         self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
         shard = getattr(run, "shard", None)  # a shard (ShardRunDir) resumes as that shard
         self.resume = f"rook run --run {run.id}" + (f" --shard {shard.label}" if shard else "")
-        """The command that finishes this run's unfinished scenario runs (stored reasons)."""
+        if tuple(phases) != PHASES:  # split by phase: never collect early what arrives late
+            self.resume += f" --phases {','.join(phases)}"
+        """The command that finishes this run's unfinished scenario runs (stored reasons),
+        with this invocation's ``--phases``."""
         self.prepare_failed: str | None = None
         self.prepare_ended: float | None = None
         """When this invocation's prepare hook ended: the phase before each

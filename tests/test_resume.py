@@ -141,6 +141,37 @@ def test_a_signal_in_prepare_close_or_collect_resumes_at_that_phase(rook_workspa
     assert log(d) == done[: i + 1] + done[i:]
 
 
+def test_a_run_split_by_phase_and_interrupted_is_finished_with_its_phases(rook_workspace, tmp_path):
+    """running.md: a run split with --phases (evidence that arrives late) and
+    interrupted printed `finish it with: rook run --run ID`, which runs collect and
+    judge too, before the evidence is there; and a collect done is never done
+    again. The command it prints (and the reason it stores) keep the --phases it
+    was given: it finishes the cut phase and the rest of that prefix, then says
+    what is still to come."""
+    d = tmp_path / "d"
+    setup_agent(rook_workspace, d, ("prepare", "open", "execute", "close", "collect"))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-close").touch()
+    selection = "prepare,open,execute,close"
+    proc = subprocess.Popen(rook(rook_workspace, "--phases", selection), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for_the_blocked_hook(d)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    run_id = json.loads(out)["run"]["id"]
+    command = f"rook run --run {run_id} --phases {selection} -w {rook_workspace.root}"
+    assert f"finish it with: {command}\n" in err, err
+    assert rook_workspace.record(run_id, "s.1")["reason"] == f"interrupted; {command} finishes it"
+    (d / "fast-now").touch()
+    argv = shlex.split(command)
+    done = subprocess.run([sys.executable, "-m", "rook_core", *argv[1:]], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"resume with: rook run --run {run_id} --phases collect,judge" in done.stderr
+    assert log(d) == ["prepare", "open", "execute 1 g", "close", "close"]  # no collect yet
+
+
 def test_an_http_agent_cut_in_turn_2_is_resumed_at_turn_2_in_the_session_open_made(
     rook_workspace, tmp_path
 ):

@@ -237,9 +237,13 @@ def run_command(
         run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
         where = found_by(workspace, project, agent)  # so the command works as printed
         if outcome.interrupted:
+            from rook_core.models import PHASES
+
+            split = report["run"].get("phases") or []  # split by phase: keep the selection
+            again = f" --phases {','.join(split)}" if split and split != list(PHASES) else ""
             click.echo(
                 f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
-                f"finish it with: rook run --run {run_id}{where}",
+                f"finish it with: rook run --run {run_id}{again}{where}",
                 err=True,
             )
         elif report["summary"].get("pending") and not outcome.stopped:  # else said: once
