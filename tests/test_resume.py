@@ -163,6 +163,9 @@ def test_a_run_split_by_phase_and_interrupted_is_finished_with_its_phases(rook_w
     command = f"rook run --run {run_id} --phases {selection} -w {rook_workspace.root}"
     assert f"finish it with: {command}\n" in err, err
     assert rook_workspace.record(run_id, "s.1")["reason"] == f"interrupted; {command} finishes it"
+    shown = subprocess.run([sys.executable, "-m", "rook_core", "runs", "show", run_id, "-w",
+                            str(rook_workspace.root)], capture_output=True, text=True, timeout=60)
+    assert f"finish it with: {command}\n" in shown.stderr, shown.stderr  # as rook run said it
     (d / "fast-now").touch()
     argv = shlex.split(command)
     done = subprocess.run([sys.executable, "-m", "rook_core", *argv[1:]], capture_output=True,

@@ -358,9 +358,23 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             return
         invocations = manifest.get("invocations")
         last = invocations[-1] if isinstance(invocations, list) and invocations else None
-        # cut off: as rook run said it, a plain --run ID finishes whatever is missing
+        # cut off: as rook run said it, --run ID with the phases it was given finishes it
         cut_off = isinstance(last, dict) and last.get("interrupted")
-        finish = f"rook run --run {run_id}{'' if cut_off else rest_of(report)}{where}"
+        if cut_off:
+            from rook_core.models import PHASES
+
+            split = last.get("phases") if isinstance(last, dict) else None
+            rest = (
+                f" --phases {','.join(split)}"
+                if isinstance(split, list)
+                and split
+                and split != list(PHASES)
+                and all(isinstance(p, str) for p in split)
+                else ""
+            )
+        else:
+            rest = rest_of(report)
+        finish = f"rook run --run {run_id}{rest}{where}"
         click.echo(f"finish it with: {finish}", err=True)
 
 
