@@ -28,9 +28,13 @@ SIGNALS = tuple(
 
 
 class Interrupts:
-    def __init__(self, task: asyncio.Task[object], kill_all: Callable[[], object]) -> None:
+    def __init__(
+        self, task: asyncio.Task[object], kill_all: Callable[[], object], finish: str = ""
+    ) -> None:
         self.task = task
         self.kill_all = kill_all
+        self.finish = finish
+        """The command that finishes the run, said as a second signal exits."""
         self.count = 0
         self.signal_name: str | None = None
         self._loop = asyncio.get_running_loop()
@@ -56,7 +60,7 @@ class Interrupts:
             )
         else:
             self.kill_all()
-            _say("rook: interrupted twice: exiting now\n")
+            _say("rook: interrupted twice: exiting now" + _finishing(self.finish) + "\n")
             os._exit(130)
 
     @property
@@ -78,18 +82,26 @@ _before: dict[int, Any] = {}  # by after_hooks(): each signal's handler before i
 _late: list[str] = []  # the signal that came once the hooks were done
 
 
-def after_hooks(interrupted: bool, kill_all: Callable[[], object] = lambda: None) -> None:
+def _finishing(finish: str) -> str:
+    return f"; finish it with: {finish}" if finish else ""
+
+
+def after_hooks(
+    interrupted: bool, kill_all: Callable[[], object] = lambda: None, finish: str = ""
+) -> None:
     """Once the hooks are done (``interrupted``: a signal stopped them): a signal
     no longer ends Rook half-way through writing the run's record and reports (a
     CI cancel while a report is written), it only makes the run exit 130
     (:func:`late_signal`); one after another signal exits 130 at once.
-    ``kill_all`` kills what hooks left before such an exit. :func:`restore` puts
-    the handlers back."""
+    ``kill_all`` kills what hooks left before such an exit, which says ``finish``,
+    the command that finishes the run, when the hooks were cut off. :func:`restore`
+    puts the handlers back."""
 
     def on_signal(sig: int, frame: object) -> None:
         if interrupted or _late:
             kill_all()
-            _say("rook: interrupted twice: exiting now\n")
+            said = _finishing(finish) if interrupted else ""
+            _say("rook: interrupted twice: exiting now" + said + "\n")
             os._exit(130)
         _late.append(signal.Signals(sig).name)
         _say(

@@ -559,7 +559,9 @@ async def _drive(
         engine.flush_records()
 
     task = asyncio.create_task(work())
-    interrupts = Interrupts(task, lambda: process.kill_leftovers(marker, scrubbed=True))
+    interrupts = Interrupts(
+        task, lambda: process.kill_leftovers(marker, scrubbed=True), finish=engine.resume
+    )
     try:
         await task
     except asyncio.CancelledError:
@@ -569,7 +571,11 @@ async def _drive(
     finally:
         interrupts.remove()
         # a signal now: the record and reports are still written
-        after_hooks(interrupts.interrupted, lambda: process.kill_leftovers(marker, scrubbed=True))
+        after_hooks(
+            interrupts.interrupted,
+            lambda: process.kill_leftovers(marker, scrubbed=True),
+            finish=engine.resume,
+        )
         if client is not None:
             await client.stop()
         await engine.stop_transports()

@@ -173,6 +173,43 @@ def test_a_second_signal_while_the_reports_are_written_exits_130_at_once(rook_wo
     assert log.read_text().split() == ["sent"]  # the agent was asked once
 
 
+def test_a_second_signal_after_the_hooks_were_cut_says_the_command_that_finishes_the_run(
+        rook_workspace, tmp_path):
+    """Ctrl-C, then Ctrl-C again while Rook writes the reports (here a JUnit report
+    into a named pipe no one reads): it exited 130 saying only `interrupted twice:
+    exiting now`, neither the run's id nor how to finish it (the table and the
+    `finish it with:` line come after the reports). It says the command now."""
+    ws, log = rook_workspace, tmp_path / "log"
+    ws.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        g=$(cat); echo "$g" >> {log}
+        [ "$g" = slow ] && [ ! -e {tmp_path}/fast-now ] && sleep 300
+        echo '{{"output": "ok"}}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "slow", "criteria": [{"contains": "ok"}]})
+    fifo = tmp_path / "junit.xml"
+    os.mkfifo(fifo)
+    proc = start(ws, "--report", f"junit:{fifo}")
+    assert wait_for(lambda: log.exists() and log.read_text().split() == ["slow"])
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)  # cuts the hook; Rook then blocks opening the pipe
+    time.sleep(1)
+    assert proc.poll() is None, (proc.returncode, proc.communicate())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 130, err
+    (run_dir,) = ws.runs_dir.iterdir()
+    command = f"rook run --run {run_dir.name} -w {ws.root}"
+    assert f"rook: interrupted twice: exiting now; finish it with: {command}\n" in err, err
+    (tmp_path / "fast-now").touch()
+    argv = shlex.split(command)
+    again = subprocess.run([*ROOK, *argv[1:], "--json"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["summary"]["passed"] == 1
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace, tmp_path, sig):
     """A CI cancel while Rook starts (here: loading a plugin that takes its time)
