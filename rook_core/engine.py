@@ -91,9 +91,12 @@ class Engine(Attempts):
         )
         self.ctx.state_dir.mkdir(parents=True, exist_ok=True)
         shard = getattr(run, "shard", None)  # a shard (ShardRunDir) resumes as that shard
-        self.resume = f"rook run --run {run.id}" + (f" --shard {shard.label}" if shard else "")
-        if tuple(phases) != PHASES:  # split by phase: never collect early what arrives late
-            self.resume += f" --phases {','.join(phases)}"
+        split = tuple(phases) != PHASES  # split by phase: never collect early what arrives late
+        self.resume = (
+            f"rook run --run {run.id}"
+            + (f" --shard {shard.label}" if shard else "")
+            + (f" --phases {','.join(phases)}" if split else "")
+        )
         """The command that finishes this run's unfinished scenario runs (stored reasons),
         with this invocation's ``--phases``."""
         self.prepare_failed: str | None = None
