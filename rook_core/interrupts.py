@@ -1,7 +1,9 @@
 """Ctrl-C, SIGTERM and SIGHUP (the terminal closed) during a run.
 
 The first signal stops starting scenarios and cancels the work in flight: each
-hook's process group is killed, its scenario run is recorded as interrupted
+hook's process group gets SIGTERM and, as at a timeout, the grace to act on it
+(its cleanup: the hook runs in a session of its own, which the terminal's Ctrl-C
+never reaches), then SIGKILL; its scenario run is recorded as interrupted
 (not finished, so ``rook run --run ID`` does it again), and the run ends
 normally — reports for what finished, the run id, the command that resumes
 it, exit 130. A second signal kills every hook process at once and exits 130
@@ -52,11 +54,14 @@ class Interrupts:
     def _on_signal(self, sig: int) -> None:
         self.count += 1
         if self.count == 1:
+            from .process import KILL_GRACE_SECONDS  # loaded: a run's hooks use it
+
             self.signal_name = signal.Signals(sig).name
             self.task.cancel()
             _say(
-                f"\nrook: {self.signal_name}: stopping the hooks in flight and writing what "
-                "finished (again to exit at once)\n"
+                f"\nrook: {self.signal_name}: stopping the hooks in flight (SIGTERM, then "
+                f"SIGKILL after {KILL_GRACE_SECONDS:g} s) and writing what finished (again "
+                "to exit at once)\n"
             )
         else:
             self.kill_all()

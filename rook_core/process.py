@@ -173,6 +173,11 @@ async def _terminate_group(
     return notes
 
 
+async def _terminate_into(notes: list[str], *args: Any) -> None:
+    """:func:`_terminate_group`, its notes added to ``notes`` (for :func:`_uncancelled`)."""
+    notes += await _terminate_group(*args)
+
+
 def _too_big(env: Mapping[str, str]) -> str | None:
     """Why the system refused to start a program with ``env`` (``E2BIG``): a
     variable longer than one can be (Linux: 32 pages, 128 KiB), named; else the
@@ -290,8 +295,13 @@ async def run_process(
                 " and what it started was killed"
             )
             _cancel_later()
-    except asyncio.CancelledError as exc:
-        result.notes += _kill_tree(pid)
+    except asyncio.CancelledError as exc:  # the run interrupted: as at a timeout
+        # SIGTERM, the grace, then SIGKILL, so that the hook's cleanup runs (its own
+        # session: the terminal's Ctrl-C never reached it); a second signal kills
+        # every group at once (kill_leftovers) and exits
+        notes: list[str] = []
+        await _uncancelled(_terminate_into(notes, pid, child, kill_grace, marker))
+        result.notes += notes
         child.reap_soon()
         result.stdout, result.stderr = child.output()
         setattr(exc, _READ_BEFORE, result)  # noqa: B010 - for read_before; only when cut off

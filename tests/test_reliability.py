@@ -1011,3 +1011,57 @@ def test_a_node_error_with_properties_is_summed_up_by_its_message(rook_workspace
     reason = json.loads(r.stdout)["scenarios"][0]["reason"]
     assert reason.startswith(f"execute turn 1 failed: exited with code 1: {said} (stderr: "), reason
     assert also in reason  # the whole stderr follows
+
+
+@pytest.mark.parametrize("lang", ["bash", "python", "node"])
+def test_an_interrupt_gives_the_hook_sigterm_and_a_grace_so_its_cleanup_runs(rook_workspace, tmp_path, lang):
+    """Ctrl-C SIGKILLed the hooks in flight at once (they are in sessions of their own:
+    the terminal's SIGINT never reaches them), so a hook's cleanup on SIGTERM (ending a
+    remote session, deleting a sandbox) never ran, where a timeout gives SIGTERM and a
+    grace first. An interrupt does as a timeout does; a second signal still kills at once."""
+    cleaned, ready = tmp_path / "cleaned", tmp_path / "ready"
+    scripts = {
+        "bash": ("t.sh", f"""#!/bin/bash
+[ "$1" = execute ] || exit 0
+trap 'sleep 0.3; echo done > {cleaned}; exit 143' TERM
+touch {ready}
+while :; do sleep 0.05; done
+"""),
+        "python": ("t.py", f"""#!/usr/bin/env python3
+import signal, sys, time
+if sys.argv[1] != "execute":
+    sys.exit(0)
+def bye(*_):
+    time.sleep(0.3)
+    open({str(cleaned)!r}, "w").write("done")
+    sys.exit(143)
+signal.signal(signal.SIGTERM, bye)
+open({str(ready)!r}, "w").close()
+while True:
+    time.sleep(0.05)
+"""),
+        "node": ("t.cjs", f"""#!/usr/bin/env node
+if (process.argv[2] !== "execute") process.exit(0);
+const fs = require("fs");
+process.on("SIGTERM", () => setTimeout(() => {{
+  fs.writeFileSync({json.dumps(str(cleaned))}, "done"); process.exit(143);
+}}, 300));
+fs.writeFileSync({json.dumps(str(ready))}, "");
+setInterval(() => {{}}, 50);
+"""),
+    }
+    name, body = scripts[lang]
+    rook_workspace.script(name, body)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": f"scripts/{name}"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    proc = start(rook_workspace)
+    assert wait_for(ready.exists), proc.communicate(timeout=5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert cleaned.read_text().strip() == "done", err  # its trap ran, to its end
+    record = rook_workspace.record(json.loads(out)["run"]["id"], "s.1")
+    (cut,) = record["interrupted_attempts"][0]["hooks"]
+    notes = cut["details"].get("process", [])
+    assert any(n.startswith("sent SIGTERM to process group") for n in notes), cut
+    assert not any("SIGKILL" in n for n in notes), cut  # it left in its grace
