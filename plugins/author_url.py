@@ -72,7 +72,9 @@ class UrlAuthor(HttpAuthor):
     """An endpoint URL: probe it until a request shape is accepted."""
 
     def detect(self, source: Source) -> float:
-        return 0.5 if source.kind == "url" else 0.0
+        if source.kind != "url" or not (source.url or "").lower().startswith(("http:", "https:")):
+            return 0.0  # acme://desk, a scheme Rook does not fetch: a plugin's author's
+        return 0.5
 
     def suggest_name(self, source: Source) -> str | None:
         host = urlsplit(source.url or "").hostname or ""

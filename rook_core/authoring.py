@@ -66,7 +66,9 @@ class Source:
         body, the command line, or the notes.
     :param path: the file, for ``file``.
     :param url: the URL, for ``url``; ``status`` and ``content_type`` say what the
-        fetch returned (``status`` is ``None`` when it could not connect).
+        fetch returned (``status`` is ``None`` when it could not connect). A URL of
+        another scheme (``acme://desk``, for a plugin's author) is never fetched:
+        ``text`` is empty and ``status`` ``None``.
     :param label: how to name the source in messages.
     :param fetched_url: for ``url``, where the body came from after redirects: what
         a relative reference in it (an OpenAPI document's servers) is relative to.

@@ -2873,3 +2873,46 @@ def test_a_url_whose_body_is_gzipped_twice_is_read_with_memory_bounded(
     assert "Traceback" not in err, err[-2000:]
     assert f"reading {agent_server.url}/bomb" in err, err[-2000:]
     assert peak_mib < 300, f"rook took {peak_mib:.0f} MiB to read a body it reads 5 MiB of"
+
+
+class AcmeUriAuthor:
+    """A plugin's author of ``acme://DESK`` sources (an organisation's own scheme)."""
+
+    def detect(self, source):
+        return 0.9 if source.kind == "url" and (source.url or "").startswith("acme://") else 0.0
+
+    def suggest_name(self, source):
+        return source.url.removeprefix("acme://").split("/")[0]
+
+    def write(self, request):
+        from rook_core.authoring import Draft
+
+        desk = request.source.url.removeprefix("acme://")
+        script = {"scripts/acme.sh": "#!/bin/sh\necho '{\"output\": \"hi\"}'\n"}
+        return Draft(hooks={"execute": "scripts/acme.sh"}, files=script,
+                     hook_env={"ACME_DESK": desk})
+
+
+def test_a_plugin_author_reads_a_url_of_its_own_scheme(rook_plugin, rook_workspace, rook_cli):
+    """author.md: ``--from acme://desk`` (a URL of a scheme Rook does not fetch) is a
+    ``url`` source, not fetched (``text`` empty, ``status`` None), for an author of
+    that scheme to claim; with none installed, the refusal says no author reads it,
+    never 'no such file'."""
+    from rook_core.hookspecs import hookimpl
+
+    r = add(rook_cli, rook_workspace, "desk", "--from", "acme://support?key=s3cr3t", "--no-test")
+    assert r.exit_code == 2, r.stdout
+    assert "no such file" not in r.stderr
+    assert "--from acme://support: no installed author reads acme:// URLs" in r.stderr
+    assert "s3cr3t" not in r.stderr
+
+    class Plugin:
+        @hookimpl
+        def rook_register_authors(self, register):
+            register("acme", AcmeUriAuthor())
+
+    rook_plugin(Plugin())
+    r = add(rook_cli, rook_workspace, "--from", "acme://support/v2", "--no-test")
+    assert r.exit_code == 0, r.stderr
+    assert "author: acme (" in r.stdout
+    assert profile(rook_workspace, "support")["hook_env"] == {"ACME_DESK": "support/v2"}

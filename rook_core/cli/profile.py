@@ -124,6 +124,12 @@ def read_source(
                 wait(f"{label}: no answer to GET ({why}); trying it as an endpoint")
             return source
         path = user_path(from_)
+        scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", from_)
+        if scheme and not path.exists():  # acme://desk: a plugin author's own scheme
+            from ..urlcheck import shown
+
+            # not fetched (Rook fetches http and https alone): an author claims it
+            return Source("url", url=from_, label=shown(from_))
         try:
             is_file = path.is_file()
         except OSError as exc:  # a name too long for a file (ENAMETOOLONG)
@@ -403,6 +409,12 @@ def _add(
         raise ConfigError(  # not echoed: a URL may hold a key
             f"{source.label}: it holds a URL alone; give it as --from URL (an endpoint to "
             "probe, or an OpenAPI document), or paste the cURL command that calls it"
+        )
+    scheme = (source.url or "").partition("://")[0].lower()
+    if chosen is None and source.kind == "url" and scheme not in ("http", "https"):
+        raise ConfigError(
+            f"--from {source.label}: no installed author reads {scheme}:// URLs (Rook "
+            "fetches http:// and https:// ones; a plugin's author claims its own scheme)"
         )
     if chosen is None:
         raise ConfigError(
