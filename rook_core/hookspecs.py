@@ -101,7 +101,9 @@ def rook_auth_prepare(call: Any) -> Any:
 def rook_session_open(call: Any) -> Any:
     """Run the ``open`` phase: create a session or reset fixtures.
 
-    Called before each scenario run. A ``conversation`` in the result's
+    Called before each scenario run that starts (not for one refused before
+    it, as ``not_runnable`` for a capability the profile lacks, nor after a
+    failed prepare). A ``conversation`` in the result's
     ``data`` becomes the conversation handle for the first turn. Stops at the
     first non-None result.
 
@@ -135,8 +137,10 @@ def rook_session_close(call: Any) -> Any:
 def rook_evidence_collect(call: Any) -> Any:
     """Run the ``collect`` phase: fetch traces, logs, usage, calls, artifacts.
 
-    Called after close, possibly in a later ``rook run --run ID`` process.
-    Stops at the first non-None result.
+    Called after close, possibly in a later ``rook run --run ID`` process,
+    and only for a scenario run still to be judged: not when it already
+    ended ``error`` or ``stopped`` (a failed open or execute, say), so release
+    nothing here that close does not. Stops at the first non-None result.
 
     :param call: a :class:`rook_core.models.HookCall`.
     :returns: an awaitable of :class:`rook_core.models.HookResult` whose
