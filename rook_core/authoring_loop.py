@@ -142,7 +142,7 @@ def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
             score = float(detect(source) or 0.0)
         except ConfigError:  # the author refused the source as the user's mistake
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() too: never exit 0 unsaid
             raise PluginError(
                 f"author {name!r} ({rook.authors.owner(name)}) failed while reading the source: "
                 f"{exception_text(exc)}"
@@ -169,7 +169,7 @@ def suggest_name(author: Any, source: Source) -> str | None:
         name = suggest(source)
     except RookError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise PluginError(
             f"author {type(author).__name__} failed in suggest_name: {exception_text(exc)}"
         ) from None
@@ -186,7 +186,7 @@ def _call(name: str, rook: Rook, method: str, *args: Any) -> Any:
         return func(*args)
     except (RookError, CannotAuthor):
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() too: never exit 0 unsaid
         raise PluginError(
             f"author {name!r} ({rook.authors.owner(name)}) failed in {method}: "
             f"{exception_text(exc)}"

@@ -211,7 +211,7 @@ class Rook:
                     f"hook must be a plain function (def, not async def) ({way_out('it')})"
                 )
 
-    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, str, Exception]]:
+    def call_each(self, hook_name: str, **kwargs: Any) -> list[tuple[str, str, BaseException]]:
         """Call every implementation of the every-plugin hook ``hook_name``, each
         on its own, and return ``(plugin, way out, exception)`` for each one that
         raised: its name, how to stop it (:meth:`way_out`, about "the plugin").
@@ -243,7 +243,7 @@ class Rook:
                 ],
             )
             self._each[hook_name] = callers
-        failed: list[tuple[str, str, Exception]] = []
+        failed: list[tuple[str, str, BaseException]] = []
         for plugin, caller in callers[1]:
             try:
                 for result in caller(**kwargs):
@@ -254,7 +254,7 @@ class Rook:
                             "is called on the event loop and must be a plain function "
                             "(def, not async def)"
                         )
-            except Exception as exc:  # a plugin's bug: the caller names it
+            except (Exception, SystemExit) as exc:  # a plugin's bug (sys.exit() too): named
                 failed.append((self.plugin_name(plugin), self.way_out(plugin, "the plugin"), exc))
         return failed
 

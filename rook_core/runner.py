@@ -318,7 +318,7 @@ def prepare_run(
                 message = check_executor(request.executor_options)
             except RookError:
                 raise
-            except Exception as exc:  # the executor plugin's bug: name it, no traceback
+            except (Exception, SystemExit) as exc:  # the plugin's bug (sys.exit() too)
                 raise ConfigError(
                     f"--executor {request.executor}: {who} could not check its options: "
                     f"{exception_text(exc)}"
@@ -552,7 +552,7 @@ async def _drive(
             manifest["invocations"][-1]["stopped"] = engine.redactor.text(str(exc))
         except (RookError, asyncio.CancelledError):
             raise
-        except Exception as exc:  # an executor plugin's bug: what it recorded is kept
+        except (Exception, SystemExit) as exc:  # a plugin's bug (sys.exit() too): kept
             manifest["invocations"][-1]["executor_error"] = (
                 f"executor {request.executor!r} ({owner}) raised {exception_text(exc)}"
             )

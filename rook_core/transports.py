@@ -340,32 +340,38 @@ def transport_named(key: str, transports: Any = None) -> str:
 
 
 async def _dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookResult:
-    caller = getattr(hook, PHASE_HOOKS[call.phase])
-    awaitable = caller(call=call)
-    if awaitable is None and transports is not None and call.entry.transport in transports:
-        # the profile was checked to name a phase its plugin runs: a plugin's bug, this hook's
+    try:
+        caller = getattr(hook, PHASE_HOOKS[call.phase])
+        awaitable = caller(call=call)
+        if awaitable is None and transports is not None and call.entry.transport in transports:
+            # the profile was checked to name a phase its plugin runs: a plugin's bug, this hook's
+            raise HookFailed(
+                f"{transport_named(call.entry.transport, transports)} returned None for its own "
+                f"{call.phase!r} entry, not an awaitable of a HookResult (None is the answer "
+                "for another transport's entries)"
+            )
+        if awaitable is None:
+            raise PluginError(
+                f"no installed plugin runs the {call.phase!r} phase for "
+                f"{call.entry.transport!r} hook entries"
+            )
+        if not inspect.isawaitable(awaitable):  # a plugin's bug: this hook's failure, named
+            raise HookFailed(
+                f"{transport_named(call.entry.transport, transports)} returned "
+                f"{type(awaitable).__name__}, not an awaitable of a HookResult"
+            )
+        result = await awaitable
+        if not isinstance(result, HookResult):
+            raise HookFailed(
+                f"{transport_named(call.entry.transport, transports)} returned "
+                f"{type(result).__name__}, not a HookResult"
+            )
+        return _checked_result(call.entry.transport, result, call.phase, transports)
+    except SystemExit as exc:  # sys.exit() in a plugin (no Exception): its hook's failure,
+        # caught here, in the hook's own task, before asyncio would end the run with it
         raise HookFailed(
-            f"{transport_named(call.entry.transport, transports)} returned None for its own "
-            f"{call.phase!r} entry, not an awaitable of a HookResult (None is the answer "
-            "for another transport's entries)"
-        )
-    if awaitable is None:
-        raise PluginError(
-            f"no installed plugin runs the {call.phase!r} phase for "
-            f"{call.entry.transport!r} hook entries"
-        )
-    if not inspect.isawaitable(awaitable):  # a plugin's bug: this hook's failure, named
-        raise HookFailed(
-            f"{transport_named(call.entry.transport, transports)} returned "
-            f"{type(awaitable).__name__}, not an awaitable of a HookResult"
-        )
-    result = await awaitable
-    if not isinstance(result, HookResult):
-        raise HookFailed(
-            f"{transport_named(call.entry.transport, transports)} returned "
-            f"{type(result).__name__}, not a HookResult"
-        )
-    return _checked_result(call.entry.transport, result, call.phase, transports)
+            f"{transport_named(call.entry.transport, transports)} raised {exception_text(exc)}"
+        ) from None
 
 
 RESULT_STATUSES = ("ok", "failed", "timeout")

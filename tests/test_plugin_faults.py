@@ -2311,3 +2311,128 @@ def test_an_interrupted_hook_of_a_transport_without_handles_timeout_keeps_its_ou
     assert (hook["phase"], hook["status"]) == ("execute", "interrupted"), hook
     assert hook["stdout"] == "half an answer\n", hook
     assert hook["stderr"] == "warming up\n", hook
+
+
+QUITS = """
+import os
+import sys
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="quitter", load_config=lambda v: v, saved_names=saves_nothing))
+
+
+async def answer(call):
+    if call.entry.config == "later" and call.scenario_run.scenario.id == "s2":
+        sys.exit(5)  # in the awaitable
+    now = time.time()
+    data = {"output": "HELLO " + (call.stdin or "")} if call.phase == "execute" else {}
+    return HookResult(call.phase, "ok", 0.0, now, now, data=data, turn=call.turn,
+                      transport="quitter")
+
+
+@hookimpl
+def rook_transport_execute(call):
+    if call.entry.transport != "quitter":
+        return None
+    if call.entry.config == "now" and call.scenario_run.scenario.id == "s2":
+        sys.exit(4)  # in the hook itself
+    return answer(call)
+
+
+@hookimpl
+def rook_session_close(call):
+    return answer(call) if call.entry.transport == "quitter" else None
+
+
+@hookimpl
+def rook_evidence_recorded(result):
+    if result.phase == "close" and os.environ.get("QUIT_OBSERVING"):
+        sys.exit(0)
+"""
+
+
+@pytest.mark.parametrize("when", ["now", "later"])
+def test_a_transport_or_observer_that_calls_sys_exit_is_named_and_the_run_goes_on(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, when
+):
+    """A transport's phase hook or an evidence observer calling sys.exit()
+    (SystemExit, no Exception) ended rook run at once with the plugin's exit code:
+    no --json document, the scenario in flight never closed and left pending, 0
+    (CI green) for sys.exit(0). A phase hook's is now that hook's failure, named
+    like any exception it raises (close still runs); an observer's, the observer's
+    warning."""
+    rook_distribution("rook-quits", {"quits": "rook_quits"}, {"rook_quits.py": QUITS})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"quitter": when},
+                                                 "close": {"quitter": when}}})
+    for n in (1, 2):
+        rook_workspace.scenario({"id": f"s{n}", "goal": "HELLO",
+                                 "criteria": [{"contains": "HELLO"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "passed", "s2": "error"}, r.stderr
+    code = 4 if when == "now" else 5
+    assert r.report["scenarios"][1]["reason"] == (
+        f"execute turn 1 failed: transport 'quitter' (quits (rook-quits)) raised SystemExit: {code}"
+    )
+    record = rook_workspace.record(r.report["run"]["id"], "s2.1")
+    assert [h["phase"] for h in record["hooks"]] == ["execute", "close"]
+    monkeypatch.setenv("QUIT_OBSERVING", "1")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"quitter": "never"},
+                                                 "close": {"quitter": "never"}}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
+    assert "rook: warning: plugin quits (rook-quits) raised SystemExit in rook_evidence_recorded" \
+        in r.stderr, r.stderr
+
+
+LEAVES_EARLY = """
+import sys
+
+from rook_core.hookspecs import hookimpl
+
+
+async def leave(engine, scenario_runs, concurrency, options):
+    await engine.run_scenario(scenario_runs[0])
+    sys.exit(0)
+
+
+class Checks:
+    def check(self, options):
+        sys.exit(0)
+
+    async def __call__(self, engine, scenario_runs, concurrency, options):
+        pass
+
+
+@hookimpl
+def rook_register_executors(register):
+    register("leaves-early", leave)
+    register("leaves-checking", Checks())
+"""
+
+
+def test_an_executor_that_calls_sys_exit_loses_nothing_and_never_exits_0(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """executor.md: an executor that raises loses nothing recorded, the report is
+    written and rook run exits 1. One calling sys.exit(0) (SystemExit, no
+    Exception) ended rook run at once with exit 0: no --json document, the rest of
+    the run left pending and CI green. Its check calling it refuses the run (exit 2)."""
+    rook_distribution("rook-leaves", {"leaves": "rook_leaves"},
+                      {"rook_leaves.py": LEAVES_EARLY})
+    secret_workspace(rook_workspace, monkeypatch)
+    r = rook_cli("run", "--json", "--executor", "leaves-early")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"s1": "passed", "s2": "pending"}, r.stderr
+    assert ("rook: error: executor 'leaves-early' (leaves (rook-leaves)) raised SystemExit: 0"
+            in r.stderr), r.stderr
+    r = rook_cli("run", "--executor", "leaves-checking")
+    assert r.exit_code == 2, r.stderr
+    assert ("--executor leaves-checking: the executor plugin leaves (rook-leaves) could not "
+            "check its options: SystemExit: 0") in r.stderr, r.stderr

@@ -2916,3 +2916,38 @@ def test_a_plugin_author_reads_a_url_of_its_own_scheme(rook_plugin, rook_workspa
     assert r.exit_code == 0, r.stderr
     assert "author: acme (" in r.stdout
     assert profile(rook_workspace, "support")["hook_env"] == {"ACME_DESK": "support/v2"}
+
+
+class LeavingAuthor(AcmeUriAuthor):
+    def __init__(self, where):
+        self.where = where
+
+    def detect(self, source):
+        if self.where == "detect":
+            sys.exit(0)
+        return super().detect(source)
+
+    def write(self, request):
+        if self.where == "write":
+            sys.exit(0)
+        return super().write(request)
+
+
+@pytest.mark.parametrize("where", ["detect", "write"])
+def test_a_plugin_author_that_calls_sys_exit_is_named_never_exit_0(
+    rook_plugin, rook_workspace, rook_cli, where
+):
+    """An author's detect or write calling sys.exit(0) (SystemExit, no Exception)
+    ended rook profile add with exit 0 and nothing written nor said; it is the
+    author's failure, named, as any exception it raises (exit 2)."""
+    from rook_core.hookspecs import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def rook_register_authors(self, register):
+            register("leaving", LeavingAuthor(where))
+
+    rook_plugin(Plugin())
+    r = add(rook_cli, rook_workspace, "--from", "acme://support", "--no-test")
+    assert r.exit_code != 0, r.stdout
+    assert "author 'leaving' (" in r.stderr and "SystemExit: 0" in r.stderr, r.stderr
