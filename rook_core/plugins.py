@@ -198,7 +198,7 @@ class Rook:
                 returned = impl.function(register=register)
             except PluginError:
                 raise
-            except Exception as exc:  # a plugin's bug: name it, never a traceback
+            except (Exception, SystemExit) as exc:  # a plugin's bug: named, sys.exit() too
                 said = f": {exc}" if str(exc) else ""  # a bare KeyError() says nothing
                 raise PluginError(
                     f"plugin {owner} raised {type(exc).__name__} in {hook_name}{said} "
@@ -564,7 +564,7 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                     )
                     continue
                 pm.register(plugin, name=ep.name)
-            except Exception as exc:  # a broken plugin must not take Rook down
+            except (Exception, SystemExit) as exc:  # a broken plugin must not take Rook down
                 said = exception_text(exc).replace("\n", "; ")  # pluggy's are several lines
                 rook.failures.append(LoadFailure(ep.name, dist, said))
                 continue

@@ -2436,3 +2436,46 @@ def test_an_executor_that_calls_sys_exit_loses_nothing_and_never_exits_0(
     assert r.exit_code == 2, r.stderr
     assert ("--executor leaves-checking: the executor plugin leaves (rook-leaves) could not "
             "check its options: SystemExit: 0") in r.stderr, r.stderr
+
+
+EXITS_LOADING = """
+import os
+import sys
+
+from rook_core.hookspecs import hookimpl
+
+if os.environ.get("QUIT_WHERE") == "import":
+    sys.exit("rook-quitting needs the Acme SDK")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    if os.environ.get("QUIT_WHERE") == "register":
+        sys.exit(0)
+    register("quitting", lambda report, path: path.write_text("q"))
+"""
+
+
+def test_a_plugin_that_calls_sys_exit_while_loading_is_named_never_exit_0(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A plugin module calling sys.exit() on import (a missing SDK, say) ended every
+    rook command, rook doctor too, with its message alone and exit 1; sys.exit(0)
+    in a registration hook made every command, rook run too, exit 0 having done
+    nothing. On import it is a plugin that failed to load (the rest of Rook runs);
+    in a registration hook, that hook's error naming the plugin (exit 2)."""
+    rook_distribution("rook-quitting", {"quitting": "rook_quitting"},
+                      {"rook_quitting.py": EXITS_LOADING})
+    secret_workspace(rook_workspace, monkeypatch)
+    monkeypatch.setenv("QUIT_WHERE", "import")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
+    assert ("plugin quitting (rook-quitting) failed to load: SystemExit: rook-quitting needs "
+            "the Acme SDK") in r.stderr, r.stderr
+    r = rook_cli("doctor")
+    assert "PROBLEM  plugin quitting: from rook-quitting failed to load: SystemExit" in r.stdout
+    monkeypatch.setenv("QUIT_WHERE", "register")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 2, r.stderr
+    assert ("plugin quitting (rook-quitting) raised SystemExit in rook_register_reporters: 0"
+            in r.stderr), r.stderr
