@@ -51,7 +51,7 @@ async def invoke(what: str, method: Callable[..., Any], *args: Any) -> Any:
         return await value if inspect.isawaitable(value) else value
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a connector too: its step's error
         raise StepError(f"{what} raised {exception_text(exc)}") from None
 
 

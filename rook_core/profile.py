@@ -360,7 +360,7 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
             config = spec.load_config(raw_config)
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
-    except Exception as exc:  # a plugin that refuses a value its own way: still the user's value
+    except (Exception, SystemExit) as exc:  # refused its own way: still the user's value
         why = f"the transport plugin {transports.owner(key)} refused it: {exception_text(exc)}"
         raise ValidationError({key: [why[:500]]}) from None
     if isinstance(config, types.CoroutineType) or (config is None and raw_config is not None):
@@ -413,7 +413,7 @@ def undeclared_env(
             with plugin_output():
                 returned = spec.env_names(entry.config)
             names = list(returned)
-        except Exception as exc:  # the plugin's bug: named, never a traceback
+        except (Exception, SystemExit) as exc:  # the plugin's bug: named, never a traceback
             problem = (
                 f"the transport plugin {owner} could not list its variables: {exception_text(exc)}"
             )

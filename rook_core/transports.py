@@ -207,7 +207,7 @@ async def start_resource(spec: TransportSpec, run: Any, transports: Any) -> Any:
     owner = transports.owner(spec.key)
     limit, clock = START_TIMEOUT_SECONDS, time.monotonic()
     try:
-        return await asyncio.wait_for(spec.start(run), limit)
+        return await asyncio.wait_for(_no_exit(spec.start(run)), limit)
     except ConfigError as exc:  # a user's mistake (exit 2): said with who refused it
         exc.args = (f"transport {spec.key!r} ({owner}) could not start: {exc}",)
         raise
@@ -224,8 +224,26 @@ async def start_resource(spec: TransportSpec, run: Any, transports: Any) -> Any:
         ) from None
     except Exception as exc:
         raise HookFailed(
-            f"transport {spec.key!r} ({owner}) could not start: {exception_text(exc)}"
+            f"transport {spec.key!r} ({owner}) could not start: {_fault_text(exc)}"
         ) from None
+
+
+class _Exited(Exception):
+    """A plugin's ``sys.exit()``, as an exception the callers name (``SystemExit: 0``)."""
+
+
+async def _no_exit(awaitable: Any) -> Any:
+    """``awaitable``'s result; a ``sys.exit()`` in it (SystemExit, no Exception) is
+    raised as :class:`_Exited`: in the task ``wait_for`` makes (Python 3.11),
+    asyncio would otherwise end the whole run with it. Once per run, never per hook."""
+    try:
+        return await awaitable
+    except SystemExit as exc:
+        raise _Exited(exception_text(exc)) from None
+
+
+def _fault_text(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, _Exited) else exception_text(exc)
 
 
 STOP_TIMEOUT_SECONDS = 10.0
@@ -243,7 +261,7 @@ async def stop_resources(
         spec = transports.get(key)
         if spec is not None and spec.stop is not None:
             try:
-                await asyncio.wait_for(spec.stop(resource), STOP_TIMEOUT_SECONDS)
+                await asyncio.wait_for(_no_exit(spec.stop(resource)), STOP_TIMEOUT_SECONDS)
             except asyncio.TimeoutError:  # nor hang it when every scenario has run
                 warn(
                     f"transport {key!r} ({transports.owner(key)}) did not stop within "
@@ -252,7 +270,7 @@ async def stop_resources(
             except Exception as exc:  # closing must never lose the run's results
                 warn(
                     f"transport {key!r} ({transports.owner(key)}) could not stop: "
-                    f"{exception_text(exc)} "
+                    f"{_fault_text(exc)} "
                     "(the run's results are kept)"
                 )
     resources.clear()

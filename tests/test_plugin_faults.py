@@ -2479,3 +2479,94 @@ def test_a_plugin_that_calls_sys_exit_while_loading_is_named_never_exit_0(
     assert r.exit_code == 2, r.stderr
     assert ("plugin quitting (rook-quitting) raised SystemExit in rook_register_reporters: 0"
             in r.stderr), r.stderr
+
+
+QUITS_ELSEWHERE = """
+import os
+import sys
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+from rook_plugins.ruhroh_connector import Connector
+
+WHERE = os.environ.get("QUIT_WHERE")
+
+
+def load_config(value):
+    if WHERE == "load_config":
+        sys.exit(0)
+    return value
+
+
+async def start(run):
+    if WHERE == "start":
+        sys.exit(0)
+    return {}
+
+
+async def stop(resource):
+    if WHERE == "stop":
+        sys.exit(0)
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="leaver", load_config=load_config, start=start, stop=stop,
+                           saved_names=saves_nothing))
+
+
+async def closed(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={}, transport="leaver")
+
+
+@hookimpl
+def rook_session_close(call):
+    return closed(call) if call.entry.transport == "leaver" else None
+
+
+class Leaving(Connector):
+    name = "leaving"
+    continuity = "workspace_only"
+
+    async def run_turn(self, session, turn):
+        sys.exit(0)
+
+
+@hookimpl
+def rook_register_connectors(register):
+    register(Leaving)
+"""
+
+
+@pytest.mark.parametrize("where", ["load_config", "start", "stop", "run_turn"])
+def test_a_transport_or_connector_that_calls_sys_exit_elsewhere_never_exits_0(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, where
+):
+    """sys.exit(0) in a transport's load_config, start or stop, or in a
+    connector's method, ended rook run at once with exit 0 (CI green, nothing
+    judged, no --json document). Each is now named as any exception there is."""
+    rook_distribution("rook-leaver", {"leaver": "rook_leaver"},
+                      {"rook_leaver.py": QUITS_ELSEWHERE})
+    monkeypatch.setenv("QUIT_WHERE", where)
+    secret_workspace(rook_workspace, monkeypatch)
+    hooks = {"execute": "scripts/echo.sh", "close": {"leaver": {}}}
+    if where == "run_turn":
+        hooks = {"execute": {"connector": {"name": "leaving"}}}
+    rook_workspace.profile({"id": "p", "hooks": hooks})
+    r = rook_cli("run", "--json")
+    said = {
+        "load_config": "hooks.close.leaver: the transport plugin leaver (rook-leaver) refused it: "
+        "SystemExit: 0",
+        "start": "transport 'leaver' (leaver (rook-leaver)) could not start: SystemExit: 0",
+        "stop": "rook: warning: transport 'leaver' (leaver (rook-leaver)) could not stop: "
+        "SystemExit: 0 (the run's results are kept)",
+        "run_turn": "execute turn 1 failed: connector 'leaving' run_turn raised SystemExit: 0",
+    }[where]
+    assert said in r.stderr, r.stderr
+    assert r.exit_code == {"load_config": 2, "stop": 0}.get(where, 1), r.stderr
+    if where != "load_config":  # the run was recorded and reported
+        assert r.statuses() == ({"s1": "passed", "s2": "passed"} if where == "stop"
+                                else {"s1": "error", "s2": "error"}), r.stderr
