@@ -701,6 +701,53 @@ def test_tls_is_verified_unless_the_profile_says_otherwise(rook_cli, rook_worksp
     assert "hooks.execute.http.verify_tls: must be true or false unquoted" in r.stderr, r.stderr
 
 
+def _private_ca(tmp_path: Path, openssl: str) -> tuple[Path, Path, Path]:
+    """A private CA as many guides make one (basicConstraints CA:TRUE, not marked
+    critical) and a certificate for 127.0.0.1 it signed: curl and OpenSSL accept it."""
+    (tmp_path / "ca.cnf").write_text(
+        "[req]\ndistinguished_name = dn\nx509_extensions = ext\nprompt = no\n"
+        "[dn]\nCN = Test CA\n[ext]\nbasicConstraints = CA:TRUE\nsubjectKeyIdentifier = hash\n"
+    )
+    (tmp_path / "leaf.cnf").write_text("[ext]\nsubjectAltName = IP:127.0.0.1\n")
+    ca, cert, key = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "leaf-key.pem"
+    steps = [
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-config", "ca.cnf"]
+        + ["-keyout", "ca-key.pem", "-out", str(ca)],
+        ["req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1"]
+        + ["-keyout", str(key), "-out", "leaf.csr"],
+        ["x509", "-req", "-in", "leaf.csr", "-CA", str(ca), "-CAkey", "ca-key.pem"]
+        + ["-set_serial", "7", "-days", "2", "-extfile", "leaf.cnf", "-extensions", "ext", "-out", str(cert)],
+    ]
+    for step in steps:
+        subprocess.run([openssl, *step], check=True, capture_output=True, cwd=tmp_path)
+    return ca, cert, key
+
+
+def test_a_private_ca_curl_accepts_is_accepted_on_every_python(rook_cli, rook_workspace, tmp_path):
+    """Python 3.13 made its default TLS context strict (VERIFY_X509_STRICT): a private
+    CA whose basicConstraints is not marked critical, which curl --cacert, OpenSSL and
+    Python 3.10-3.12 accept, failed every scenario on 3.13 only ('TLS certificate
+    verification failed ... give verify_tls the path of the CA bundle', which it was).
+    The same profile works on every Python Rook supports, through verify_tls and
+    through SSL_CERT_FILE."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    ca, cert, key = _private_ca(tmp_path, openssl)
+    server = AgentServer().start(tls=(cert, key))
+    try:
+        entry = {"url": f"{server.url}/echo", "body": {"goal": "{{goal}}"}, "extract": {"output": "received.goal"}}
+        rook_workspace.scenario({"id": "s", "goal": "over tls", "criteria": [{"equals": "over tls"}]})
+        write_profile(rook_workspace, {"execute": {"http": {**entry, "verify_tls": str(ca)}}}, env=())
+        r = rook_cli("run", "--json")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+        r = rook_cli("run", "--json", env={"SSL_CERT_FILE": str(ca)})
+        assert r.exit_code == 0, r.stdout + r.stderr
+    finally:
+        server.stop()
+
+
 def test_an_untrusted_certificate_is_told_to_be_trusted_not_fixed(rook_cli, rook_workspace, tls_server):
     """profile add of a cURL command for an https agent whose certificate Rook does not
     trust ended 'next: rook profile fix NAME', and profile test sent the user there too,
