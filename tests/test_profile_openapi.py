@@ -827,3 +827,41 @@ def test_a_body_schema_that_requires_itself_is_sampled_to_a_depth(
     body = profile(rook_workspace, "hist")["hooks"]["execute"]["http"]["body"]
     assert body["message"] == "{{goal}}" and body["chain"]["next"]["next"]["next"] is not None
     assert "answer: noted: Say hello in one short sentence." in r.stdout
+
+
+def test_a_document_served_over_https_by_a_private_ca_is_read_on_every_python(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """``--from https://...`` whose server's certificate a private CA signed (trusted
+    through SSL_CERT_FILE; basicConstraints not marked critical, as curl and Python
+    3.10-3.12 accept) could not be read on Python 3.13 only, whose default TLS
+    context is strict: the same document is read on every Python."""
+    import shutil
+    import ssl
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from test_http_resilience import _private_ca
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is not installed")
+    ca, cert, key = _private_ca(tmp_path, openssl)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "api.json").write_text(json.dumps(history_document(authoring_server.url, {}, [])))
+    docs = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(site)))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    docs.socket = context.wrap_socket(docs.socket, server_side=True)
+    threading.Thread(target=docs.serve_forever, daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{docs.server_address[1]}/api.json"
+        r = add(rook_cli, rook_workspace, "desk", "--from", url, env={"SSL_CERT_FILE": str(ca)})
+        said = r.stdout + r.stderr
+        assert "ConnectError" not in said, said
+        assert profile(rook_workspace, "desk")["hooks"]["execute"]["http"]["url"] == f"{authoring_server.url}/history"
+    finally:
+        docs.shutdown()
+        docs.server_close()
