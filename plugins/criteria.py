@@ -612,8 +612,13 @@ class MaxTokens(CriterionType):
             }
         )
         seen = {k: _count(usage.get(k)) for k in ("input", "output", "total")}
-        if seen["total"] is None and seen["input"] is not None and seen["output"] is not None:
-            seen["total"] = seen["input"] + seen["output"]
+        below = ""  # a total reported below its parts: counts are never negative
+        if seen["input"] is not None and seen["output"] is not None:
+            parts_sum = seen["input"] + seen["output"]
+            if seen["total"] is not None and seen["total"] < parts_sum:
+                below = f" (the agent reported {seen['total']:g}, less than input + output)"
+            if seen["total"] is None or below:
+                seen["total"] = parts_sum
         # A count not observed for every turn in view: what the turns that did
         # report it add up to is a lower bound (counts are never negative).
         least = {k: sum(_at_least(t, k) for t in view.turns) for k in ("input", "output")}
@@ -630,7 +635,7 @@ class MaxTokens(CriterionType):
         for k, limit in config.items():
             value = seen[k]
             if value is not None:
-                parts.append(f"{k} {value:g}/{limit}")
+                parts.append(f"{k} {value:g}/{limit}" + (below if k == "total" else ""))
                 broken = broken or value > limit
             elif least[k] > limit:
                 parts.append(f"{k} at least {least[k]:g}/{limit} (in the turns that reported it)")

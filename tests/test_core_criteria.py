@@ -1093,3 +1093,17 @@ def test_a_claim_is_seen_ignoring_case_and_unicode_form_as_contains_sees_text(ws
         or "issue_refund was never called" not in got[f"x{i:02d}"]["reason"]
     ]
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+def test_a_reported_total_below_its_parts_is_never_what_a_budget_passes_on(ws, rook_cli):
+    # usage {input: 60, output: 60, total: 10} passed max_tokens: {total: 100}: counts are
+    # never negative, so the total is at least input + output (as across turns already)
+    response = {"output": "ok", "usage": {"input": 60, "output": 60, "total": 10}}
+    for i, limit in enumerate((100, 200)):
+        ws.scenario({"id": f"t{i}", "goal": json.dumps(response),
+                     "criteria": [{"max_tokens": {"total": limit}}]})
+    got = {s["id"]: s["criteria"][0] for s in rook_cli("run", "--json").report["scenarios"]}
+    assert got["t0"]["status"] == "failed", got
+    assert "total 120/100" in got["t0"]["reason"], got
+    assert "the agent reported 10, less than input + output" in got["t0"]["reason"], got
+    assert got["t1"]["status"] == "passed", got
