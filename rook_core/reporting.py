@@ -177,6 +177,32 @@ def check_report_targets(
             )
 
 
+def check_definitions_kept(reports: Iterable[tuple[str, str]], agent: Any) -> None:
+    """Refuse (exit 2, nothing run or written) a ``--report`` that would replace
+    one of the agent's definitions: a file that exists in its ``profiles``,
+    ``scenarios`` or ``scripts`` folder, or the workspace's ``config.yaml`` (a
+    path completed to the wrong file). A new file there, or elsewhere in the
+    agent's folder, is the user's to write."""
+    reports = list(reports)
+    if not reports:  # the usual run: nothing to look up
+        return
+    folders = [os.path.realpath(d) for d in (agent.profiles_dir, agent.scenarios_dir)]
+    folders.append(os.path.realpath(agent.scripts_dir))
+    config = os.path.realpath(agent.root / "config.yaml")
+    for fmt, path in reports:
+        if path == STDOUT or is_special(Path(path)):
+            continue
+        real = os.path.realpath(path)
+        if not os.path.isfile(real):
+            continue
+        if real == config or any(real.startswith(f + os.sep) for f in folders):
+            raise ConfigError(
+                f"--report {fmt}:{path}: that is {real}, one of agent {agent.name}'s "
+                "definitions (its profiles, scenarios and scripts, the workspace's "
+                "config.yaml), which a report never replaces; write the report elsewhere"
+            )
+
+
 def check_json_out(reports: Iterable[str]) -> None:
     """With ``--json``, standard output holds exactly one JSON document: a
     ``--report`` that would write there too (``/dev/stdout``, or the file
@@ -356,6 +382,7 @@ __all__ = [
     "RUN_OWN_DIRS",
     "STDOUT",
     "check_json_out",
+    "check_definitions_kept",
     "check_report_targets",
     "parse_report_option",
     "parse_report_options",

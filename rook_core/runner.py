@@ -60,6 +60,7 @@ from .registry import Registry
 from .report import Spooled, exit_code, write_report
 from .reporting import (
     back_to,
+    check_definitions_kept,
     check_report_targets,
     parse_report_options,
     report_failures,
@@ -331,6 +332,7 @@ def prepare_run(
     workspace = find_workspace(request.workspace)
     agent = select_agent(workspace, request.project, request.agent, request.workspace)
     check_report_targets(reports, agent.runs_dir)
+    check_definitions_kept(reports, agent)
 
     manifest: dict[str, Any] | None = None
     joined: tuple[Path, dict[str, Any]] | None = None

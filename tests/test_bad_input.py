@@ -454,6 +454,34 @@ def test_a_report_path_too_long_is_refused_naming_the_flag(example, command):
     assert (sorted(os.listdir(agent / "runs")) if (agent / "runs").exists() else []) == runs
 
 
+@pytest.mark.parametrize("command", [["run"], ["report", "latest"]])
+def test_a_report_that_would_replace_a_profile_scenario_or_script_is_refused(example, command):
+    # --report junit:<a scenario file> (a path completed to the wrong file) replaced the
+    # scenario with the JUnit XML: only a run's record was protected, not its definitions
+    ws, agent = example
+    if command[0] == "report":
+        assert rook("run", cwd=ws).returncode == 0
+    (ws / ".testmuai/rook/config.yaml").write_text("agent: sample\n")
+    runs = sorted(os.listdir(agent / "runs")) if (agent / "runs").exists() else []
+    targets = [
+        sorted((agent / "scenarios").glob("*.yaml"))[0],
+        sorted((agent / "profiles").glob("*.yaml"))[0],
+        sorted(p for p in (agent / "scripts").rglob("*") if p.is_file())[0],
+        ws / ".testmuai/rook/config.yaml",
+    ]
+    for target in targets:
+        before = target.read_bytes()
+        shown = os.path.relpath(target, ws)
+        proc = rook(*command, "--report", f"junit:{shown}", cwd=ws)
+        clean_error(proc, f"--report junit:{shown}: ", "which a report never replaces")
+        assert target.read_bytes() == before
+    assert (sorted(os.listdir(agent / "runs")) if (agent / "runs").exists() else []) == runs
+    # a new file beside them, or a report the user wrote there before, is theirs to write
+    out = agent / "report.xml"
+    assert rook(*command, "--report", f"junit:{out}", cwd=ws).returncode == 0
+    assert rook(*command, "--report", f"junit:{out}", cwd=ws).returncode == 0
+
+
 @pytest.mark.parametrize("flag", ["--project", "--agent"])
 def test_init_refuses_a_name_too_long_and_leaves_nothing(tmp_path, flag):
     names = {"--project": "p", "--agent": "a"}

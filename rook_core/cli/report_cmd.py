@@ -54,6 +54,7 @@ def report_command(
     from ..reportfile import check_entries, print_json
     from ..reporting import (
         STDOUT,
+        check_definitions_kept,
         check_json_out,
         check_report_targets,
         parse_report_options,
@@ -70,6 +71,7 @@ def report_command(
     a = find_agent(workspace, project, agent)
     run_path = resolve_run(a.runs_dir, run_ref)
     check_report_targets(targets, a.runs_dir, [run_path])
+    check_definitions_kept(targets, a)
     activate(Redactor.for_variables(secret_names(run_path)))  # for what a reporter says
     report = load_report(run_path, rebuild=rebuild)
     if "by_scenario" not in report["summary"]:  # written before per-scenario statistics
