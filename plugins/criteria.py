@@ -460,6 +460,18 @@ def _unobserved(view: EvidenceView) -> Verdict:
             UNVERIFIABLE,
             f"the calls of {listed('turn', blind)} were not observed, so this cannot be verified",
         )
+    collected = view.record.get("collected")
+    if (
+        isinstance(view.scope, int)
+        and isinstance(collected, dict)
+        and isinstance(collected.get("calls"), list)
+    ):
+        return Verdict(  # collect's log is the whole scenario's: no turn's of its own
+            UNVERIFIABLE,
+            f"turn {view.scope}'s calls were not observed: only collect reported calls, for the "
+            "whole scenario, so this cannot be verified for one turn (leave turn out to judge "
+            "the calls of every turn)",
+        )
     return Verdict(UNVERIFIABLE, NOT_OBSERVED_CALLS)
 
 

@@ -1107,3 +1107,24 @@ def test_a_reported_total_below_its_parts_is_never_what_a_budget_passes_on(ws, r
     assert "total 120/100" in got["t0"]["reason"], got
     assert "the agent reported 10, less than input + output" in got["t0"]["reason"], got
     assert got["t1"]["status"] == "passed", got
+
+
+def test_a_call_criterion_of_one_turn_says_when_only_collect_reported_calls(rook_workspace, rook_cli):
+    # execute gives no call log, collect gives the scenario's: 'called: X, turn: 1' said
+    # "the agent's evidence shows no call log (calls were not observed)", though it did
+    rook_workspace.script("h.sh", """#!/bin/bash
+case "$1" in
+  execute) cat >/dev/null; echo '{"output": "done"}' ;;
+  collect) echo '{"calls": [{"name": "lookup", "arguments": {}}]}' ;;
+esac
+exit 0
+""")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": "scripts/h.sh"},
+                            "capabilities": {"calls": True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"called": "lookup", "turn": 1}, {"called": "lookup"}]})
+    one, every = rook_cli("run", "--json").report["scenarios"][0]["criteria"]
+    assert every["status"] == "passed", every  # across the turns, collect's log counts
+    assert one["status"] == "unverifiable", one
+    assert "only collect reported calls" in one["reason"], one
+    assert "leave turn out" in one["reason"], one
