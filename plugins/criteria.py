@@ -267,8 +267,11 @@ class Json(CriterionType):
             shown = f"{path} is missing"
         if check == "equals":
             ok = not missing and same_json_value(found, config["equals"])
-            return Verdict(
-                PASSED if ok else FAILED, f"{shown}, expected {_json_short(config['equals'])}"
+            said = f"{shown}, expected {_json_short(config['equals'])}"
+            return (
+                Verdict(PASSED, said)
+                if ok
+                else Verdict(FAILED, said + _read_as_text(found, config))
             )
         needle = config["contains"]
         ok = (
@@ -279,6 +282,20 @@ class Json(CriterionType):
         return Verdict(
             PASSED if ok else FAILED, f"{shown}; contains {_json_short(needle)}: {json.dumps(ok)}"
         )
+
+
+def _read_as_text(found: Any, config: dict[str, Any]) -> str:
+    """Why ``equals: 1e3`` failed against the number 1000 (YAML 1.1 reads it as
+    text), or ``""``: the failure path of a ``json`` check only."""
+    expected = config["equals"]
+    if not isinstance(expected, str) or not isinstance(found, (int, float)):
+        return ""
+    from rook_core.schemafields import number_as_text
+
+    hint = number_as_text(expected)
+    if hint is None or isinstance(found, bool) or float(expected) != found:
+        return ""
+    return f" ({hint})"
 
 
 def _as_text(value: Any) -> str:

@@ -1128,3 +1128,17 @@ exit 0
     assert one["status"] == "unverifiable", one
     assert "only collect reported calls" in one["reason"], one
     assert "leave turn out" in one["reason"], one
+
+
+def test_json_equals_a_number_yaml_read_as_text_says_so(ws, rook_cli):
+    # json: {path: n, equals: 1e3} failed against 1000 with 'expected "1e3"': YAML 1.1
+    # reads 1e3 as text, which the reason did not say
+    got = verdicts(ws, rook_cli, [
+        ('{"n": 1000}', {"json": {"path": "n", "equals": "1e3"}}),
+        ('{"n": "1e3"}', {"json": {"path": "n", "equals": "1e3"}}),
+        ('{"n": 7}', {"json": {"path": "n", "equals": "1e3"}}),
+    ])
+    assert got[0]["status"] == "failed", got
+    assert "YAML reads 1e3 as text; write 1000 or 1.0e+3" in got[0]["reason"], got
+    assert got[1]["status"] == "passed", got  # the text it is
+    assert got[2]["status"] == "failed" and "YAML" not in got[2]["reason"], got
