@@ -53,14 +53,25 @@ def elsewhere_on_path(name: str) -> str | None:
     return shutil.which(name, path=own)
 
 
-def off_hook_path(found: str) -> str:
-    """The words for an interpreter found by :func:`elsewhere_on_path` only."""
+def not_on_hook_path() -> str:
+    """``is not on the PATH the hooks get (...)``, that PATH cut to 200 characters."""
     shown = hook_search_path()
     shown = shown if len(shown) <= 200 else shown[:197] + "..."
+    return f"is not on the PATH the hooks get ({shown})"
+
+
+def add_to_hook_path(found: str) -> str:
+    """The fix for a program found by :func:`elsewhere_on_path` only, at ``found``."""
     return (
-        f"is not on the PATH the hooks get ({shown}), though Rook's own PATH has it "
-        f"({found}): add {os.path.dirname(found)} to the PATH in the profile's hook_env "
+        f"add {os.path.dirname(found)} to the PATH in the profile's hook_env "
         "(or PATH to its inherit_env)"
+    )
+
+
+def off_hook_path(found: str) -> str:
+    """The words for an interpreter found by :func:`elsewhere_on_path` only."""
+    return f"{not_on_hook_path()}, though Rook's own PATH has it ({found}): " + add_to_hook_path(
+        found
     )
 
 

@@ -10,9 +10,11 @@ from ..models import hook_env_references
 from ..transports import (
     SCRIPT_INTERPRETERS,
     SHEBANGS,
+    add_to_hook_path,
     elsewhere_on_path,
     env_program,
     hook_search_path,
+    not_on_hook_path,
     windows_line_endings,
 )
 
@@ -299,14 +301,9 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
             PROBLEM,
             where,
             f"{found.name} runs with {program}, which "
-            + (
-                f"is not on the PATH the hooks get ({hook_search_path()})"
-                if elsewhere
-                else "is not on PATH"
-            ),
+            + (not_on_hook_path() if elsewhere else "is not on PATH"),
             (
-                f"add {os.path.dirname(elsewhere)} to the PATH in the profile's hook_env "
-                "(or PATH to its inherit_env)"
+                add_to_hook_path(elsewhere)
                 if elsewhere
                 else INSTALL.get(program, f"install {program}")
             )
@@ -376,10 +373,8 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
         doctor.add(
             PROBLEM,
             where,
-            f"{path.name}'s #! line needs {program}, which is not on the PATH the hooks "
-            f"get ({hook_search_path()})",
-            f"add {os.path.dirname(elsewhere)} to the PATH in the profile's hook_env "
-            "(or PATH to its inherit_env)",
+            f"{path.name}'s #! line needs {program}, which {not_on_hook_path()}",
+            add_to_hook_path(elsewhere),
         )
     elif located is None or not os.access(located, os.X_OK):
         doctor.add(
