@@ -242,13 +242,12 @@ def load_scenarios(
     """Every ``*.yaml``/``*.yml`` file under ``directory`` (hidden ones aside);
     one scenario or a list per file."""
     if not directory.is_dir():
-        from .store import not_a_folder
+        from .workspace import in_the_way
 
-        kind = not_a_folder(directory)  # a file there: "create it" could not be done
+        blocked = in_the_way(directory, "scenarios")  # a file there: "create it" could not be done
         said = (
-            f"{directory} is {kind}, not the scenarios folder; move it away, then create the "
-            "folder and"
-            if kind
+            f"{blocked}, then create the folder and"
+            if blocked
             else f"{directory}: no scenarios directory: create it and"
         )
         raise ScenarioError(

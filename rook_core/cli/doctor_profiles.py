@@ -401,15 +401,15 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     sdir = agent.scenarios_dir
     how = "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
     if not sdir.is_dir():
-        from ..store import not_a_folder
+        from ..workspace import in_the_way
 
-        kind = not_a_folder(sdir)  # a file there: "create it" could not be done
-        said = f"{sdir} is {kind}, not the scenarios folder" if kind else ""
+        blocked = in_the_way(sdir, "scenarios")  # a file there: "create it" could not be done
+        said, _, _ = blocked.partition("; ")
         doctor.add(
             PROBLEM,
             f"{label} scenarios",
             said or f"no scenarios directory {sdir}",
-            f"move it away, create the folder and {how}" if kind else f"create it and {how}",
+            f"move it away, create the folder and {how}" if blocked else f"create it and {how}",
         )
         return []
     try:
