@@ -234,6 +234,16 @@ class Json(CriterionType):
             raise ValidationError({"path": [f"not a valid JMESPath expression: {said}"]}) from None
         from rook_core.scenario import text_keys
 
+        if value.get("contains") == "":  # every text holds it: a pass verifying nothing
+            raise ValidationError(
+                {
+                    "contains": [
+                        "must be a text, not empty (every text contains the empty text; for a "
+                        "list holding an empty text, write path: \"contains(PATH, '')\" "
+                        "with equals: true)"
+                    ]
+                }
+            )
         for key in ("equals", "contains"):  # {200: ok}: a JSON object's keys are text
             if key in value:
                 value = {**value, key: text_keys(value[key])}
@@ -370,19 +380,27 @@ def args_match(expected: Any, actual: Any) -> bool:
     return str(actual) in (str(expected), written(expected))
 
 
+NO_TOOL_NAME = "must be a tool name (a text, not empty)"
+"""Why a call named ``""`` or ``" "`` is refused: no call is, so it verifies nothing."""
+
+
 def _call_spec(value: Any) -> dict[str, Any]:
     from marshmallow import ValidationError
 
     from rook_core.scenario import text_keys
 
-    if isinstance(value, str) and value:
+    if isinstance(value, str):
+        if not value.strip():  # no call is named "" or " ": it would verify nothing
+            raise ValidationError(NO_TOOL_NAME)
         return {"name": value, "arguments": None}
     if isinstance(value, (bool, int, float)):  # `called: on`: a tool's name to its writer
         from rook_core.schemafields import yaml_typed
 
         raise ValidationError(yaml_typed(value) or "must be a tool name")
     unknown_keys(value, ("name", "arguments", "server"))
-    if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"]:
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        if not value["name"].strip():
+            raise ValidationError({"name": [NO_TOOL_NAME]})
         args = value.get("arguments")
         if args is not None and not isinstance(args, dict):
             raise ValidationError({"arguments": ["must be a mapping (matched as a subset)"]})
@@ -559,6 +577,9 @@ class CallOrder(_CallCriterion):
             items = value if isinstance(value, list) else []
             typed = {i: [yaml_typed(v)] for i, v in enumerate(items) if yaml_typed(v)}
             raise ValidationError(typed or "must be a list of tool names")
+        blank = {i: [NO_TOOL_NAME] for i, v in enumerate(value) if not v.strip()}
+        if blank:  # no call is named "": the order could never be seen
+            raise ValidationError(blank)
         return value
 
     def evaluate(self, config: list[str], view: EvidenceView) -> Verdict:

@@ -20,11 +20,15 @@ FULLCASE = 16384  # regex.FULLCASE: with IGNORECASE, Unicode's full case folding
 
 
 def compile_pattern(pattern: str, flags: int = 0) -> Any:
-    """``pattern`` compiled; a :class:`ValueError` saying why it is not one."""
+    """``pattern`` compiled; a :class:`ValueError` saying why it is not one.
+
+    Always with :data:`FULLCASE`, which only a pattern ignoring case (``(?i)``,
+    or :data:`IGNORECASE` in ``flags``) feels: then Unicode's full case folding,
+    as ``contains`` compares (``(?i)straße`` matches ``STRASSE``)."""
     import regex
 
     try:
-        return regex.compile(pattern, flags)
+        return regex.compile(pattern, flags | FULLCASE)
     except regex.error as exc:
         raise ValueError(f"not a valid regular expression: {exc}") from None
 

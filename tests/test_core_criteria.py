@@ -511,6 +511,12 @@ UNICODE_CASES = [
     ({"matches": "caf\u00e9 ouvert"}, "cafe\u0301 ouvert", "passed"),
     ({"not_matches": "caf\u00e9"}, "cafe\u0301", "failed"),
     ({"matches": "cafe\u0301$"}, "caf\u00e9", "passed"),
+    # a pattern ignoring case folds case fully, as contains and claim.says do:
+    # (?i)straße did not match STRASSE
+    ({"matches": "(?i)stra\u00dfe"}, "die STRASSE", "passed"),
+    ({"not_matches": "(?i)STRASSE"}, "die Stra\u00dfe", "failed"),
+    ({"matches": "stra\u00dfe"}, "die STRASSE", "failed"),  # case counts without (?i)
+    ({"matches": "(?i)istanbul"}, "\u0130STANBUL", "passed"),
 ]
 
 
@@ -537,6 +543,8 @@ def test_canonically_equivalent_text_is_the_same_text(ws, rook_cli):
         ({"not_matches": ""}, "criteria.0.not_matches"),
         ({"file": {"path": "a.txt", "contains": ""}}, "contains"),
         ({"file": {"path": "a.txt", "not_matches": ""}}, "not_matches"),
+        # json: {contains: ""} passed on every text the path found
+        ({"json": {"path": "order.status", "contains": ""}}, "criteria.0.json.contains"),
     ],
 )
 def test_an_empty_text_to_look_for_is_refused_before_the_run(ws, rook_cli, criterion, field):
@@ -937,18 +945,28 @@ def test_a_value_json_cannot_hold_is_refused_before_the_run(ws, rook_cli, criter
     assert not list(ws.runs_dir.glob("*/"))
 
 
-@pytest.mark.parametrize("criterion", [
-    {"not_called": {"name": ""}},
-    {"called": {"name": "", "arguments": {"id": "ORD-1"}}},
-    {"claim": {"says": "refund", "requires_call": {"name": ""}}},
+@pytest.mark.parametrize("criterion, field", [
+    ({"not_called": {"name": ""}}, "criteria.0.not_called.name"),
+    ({"called": {"name": "", "arguments": {"id": "ORD-1"}}}, "criteria.0.called.name"),
+    ({"claim": {"says": "refund", "requires_call": {"name": ""}}},
+     "criteria.0.claim.requires_call.name"),
+    # a blank name was taken: no call is named " " either
+    ({"called": {"name": "  "}}, "criteria.0.called.name"),
+    ({"not_called": " "}, "criteria.0.not_called"),
+    ({"claim": {"says": "refund", "requires_call": " "}}, "criteria.0.claim.requires_call"),
+    ({"call_order": ["lookup_order", ""]}, "criteria.0.call_order.1"),
+    ({"call_order": [" "]}, "criteria.0.call_order.0"),
 ])
-def test_a_call_with_an_empty_name_is_refused_like_an_empty_tool_name(ws, rook_cli, criterion):
+def test_a_call_with_an_empty_name_is_refused_like_an_empty_tool_name(
+    ws, rook_cli, criterion, field
+):
     # not_called: "" was refused, but not_called: {name: ""} passed every run:
     # no call is named "", so it verified nothing
     ws.scenario({"id": "s", "goal": json.dumps(RESPONSE), "criteria": [criterion]})
     r = rook_cli("run")
     assert r.exit_code == 2, r.stdout
-    assert "must be a tool name or {name, arguments, server}" in r.stderr and "s.yaml" in r.stderr, r.stderr
+    assert f"{field}: must be a tool name (a text, not empty)" in r.stderr, r.stderr
+    assert "s.yaml" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_a_key_holding_null_exists_and_a_missing_key_does_not(ws, rook_cli):
