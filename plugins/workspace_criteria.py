@@ -224,6 +224,12 @@ class File(CriterionType):
                 f"{target} is larger than the {READ_LIMIT_TEXT} Rook reads of a file: "
                 f"{what} in its first {READ_LIMIT_TEXT}, and the rest was not checked",
             )
+        if unread and not hit and unread.startswith("not text"):  # UTF-16 bits, say
+            return Verdict(
+                ERROR,
+                f"{target} is {unread}: {what} read as UTF-8 text, and a binary file "
+                "cannot be checked for text in any other form",
+            )
         if unread and not hit:  # the bytes it could not read may hold it
             return Verdict(
                 ERROR,
@@ -236,10 +242,11 @@ class File(CriterionType):
 
 def _decoded(data: bytes, cut: bool) -> tuple[str, str | None]:
     """A file's text: UTF-8, or UTF-16 or UTF-8 after a byte order mark (what
-    PowerShell and Notepad write); and where it is no such text (``None`` when all
-    of it is: ``not UTF-8 text (byte 0xe9 at offset 3)``), its undecodable bytes
-    then replaced. A character the read limit
-    (``cut``) split at the end is left out."""
+    PowerShell and Notepad write), or UTF-16 without one (:func:`_utf16`); and
+    where it is no such text (``None`` when all of it is: ``not UTF-8 text (byte
+    0xe9 at offset 3)``, ``not text (a NUL byte at offset 0 ...)``), its
+    undecodable bytes then replaced. A character the read limit (``cut``) split
+    at the end is left out."""
     import codecs
 
     encoding = "utf-8"
@@ -247,12 +254,44 @@ def _decoded(data: bytes, cut: bool) -> tuple[str, str | None]:
         encoding = "utf-8-sig"
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         encoding = "utf-16"
+    elif b"\0" in data:  # UTF-8 text holds no NUL: UTF-16 without a mark, or no text
+        text = _utf16(data, cut)
+        if text is not None:
+            return text, None
+        at = data.index(b"\0")
+        return data.decode(encoding, errors="replace"), (
+            f"not text (a NUL byte at offset {at}, as in a binary file)"
+        )
     try:
         return codecs.getincrementaldecoder(encoding)().decode(data, final=not cut), None
     except UnicodeDecodeError as exc:
         name = "UTF-8" if encoding.startswith("utf-8") else "UTF-16"
         where = f"byte {data[exc.start]:#04x} at offset {exc.start}"
         return data.decode(encoding, errors="replace"), f"not {name} text ({where})"
+
+
+_CONTROLS = "[\x00-\x08\x0e-\x1f\x7f]"
+"""Characters no text file holds (a tab, a newline, a form feed it may)."""
+
+
+def _utf16(data: bytes, cut: bool) -> str | None:
+    """``data`` read as UTF-16 without a byte order mark, in the byte order its
+    NUL bytes show (the high byte of every character below U+0100 is one: at odd
+    offsets little-endian, at even ones big-endian); ``None`` when it is no such
+    text (NULs on both sides, too few of them, or characters no text holds)."""
+    import codecs
+    import re
+
+    even, odd = data[0::2].count(0), data[1::2].count(0)
+    many, few = max(even, odd), min(even, odd)
+    if many < 4 * few or many * 16 < len(data):  # under one character in 8 below U+0100
+        return None
+    decoder = codecs.getincrementaldecoder("utf-16-le" if odd > even else "utf-16-be")()
+    try:
+        text = decoder.decode(data, final=not cut)
+    except UnicodeDecodeError:
+        return None
+    return None if re.search(_CONTROLS, text) else text
 
 
 class Command(CriterionType):

@@ -479,3 +479,32 @@ def test_a_file_that_is_not_utf8_is_never_judged_on_what_could_not_be_read(
     statuses = [status for status, _ in got]
     assert statuses == ["error", "error", "passed", "failed", "failed", "passed", "passed"], got
     assert "is not UTF-8 text (byte 0xe9 at offset 3)" in got[0][1], got[0][1]
+
+
+def test_a_utf16_file_without_a_byte_order_mark_is_read_as_utf16(rook_workspace, rook_cli):
+    """UTF-16 without a byte order mark (what some Windows tools write) is
+    valid UTF-8 when its text is ASCII, NUL bytes between the letters: it was
+    read so, and not_contains 'summary' passed on a file holding 'Summary'.
+    A file holding NUL bytes that is no such text (a binary file) is judged
+    as one not UTF-8: a text found decides, one not found is an error."""
+    coder(rook_workspace, {"criteria": [
+        {"file": {"path": "le.txt", "not_contains": "summary"}},
+        {"file": {"path": "le.txt", "contains": "summary"}},
+        {"file": {"path": "be.txt", "matches": "(?m)^## Summary$"}},
+        {"file": {"path": "blob.bin", "not_contains": "secret"}},
+        {"file": {"path": "blob.bin", "not_contains": "summary"}},
+        {"file": {"path": "nul.txt", "not_contains": "summary"}},
+    ]})
+    project = rook_workspace.root / "project"
+    (project / "le.txt").write_bytes("## Summary\nAll good\n".encode("utf-16-le"))
+    (project / "be.txt").write_bytes("## Summary\nAll good\n".encode("utf-16-be"))
+    (project / "blob.bin").write_bytes(b"\x00\x01\x02\x03SECRET\x00\x00\x07\x08" * 8)
+    (project / "nul.txt").write_bytes(b"plain text\x00with a NUL byte\n")
+    r = rook_cli("run", "--json")
+    got = verdicts(r)
+    statuses = [status for status, _ in got]
+    assert statuses == ["failed", "passed", "passed", "failed", "error", "error"], got
+    assert "contains 'secret'" in got[3][1], got[3][1]
+    assert "is not text (a NUL byte at offset 0" in got[4][1], got[4][1]
+    assert "is not text (a NUL byte at offset 10" in got[5][1], got[5][1]
+    assert "a binary file cannot be checked for text" in got[4][1], got[4][1]
