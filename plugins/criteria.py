@@ -256,8 +256,11 @@ class Json(CriterionType):
             return v
         try:
             doc = loads(view.output or "")  # only JSON: not NaN, Infinity or 1e999
-        except (ValueError, RecursionError):
+        except json.JSONDecodeError:
             return Verdict(FAILED, f"output is not JSON: {_short(view.output)}")
+        except ValueError as exc:  # JSON's syntax, a value no reader gets back: say which
+            said = current().head(str(exc), 120, MORE)
+            return Verdict(FAILED, f"output is not JSON ({said}): {_short(view.output)}")
         path, check = config["path"], config["check"]
         try:
             found = config["compiled"].search(doc)

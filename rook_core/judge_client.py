@@ -93,8 +93,10 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         body = fenced.group(1).strip()
     try:
         value = hookio.loads(body)
-    except (ValueError, RecursionError):
+    except json.JSONDecodeError:
         return None, "it is not JSON"
+    except ValueError as exc:  # JSON's syntax, but a value no reader gets back (1e999, NaN)
+        return None, f"it is not JSON: {current().head(str(exc), 120, '...')}"
     if not isinstance(value, dict):
         return None, f"it is a JSON {_JSON_TYPES.get(type(value), 'value')}, not an object"
     repeated = repeated_keys(body)

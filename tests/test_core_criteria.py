@@ -439,6 +439,9 @@ def test_an_answer_with_nan_or_infinity_is_not_json(ws, rook_cli):
     got = {s["id"]: s["criteria"][0] for s in r.report["scenarios"]}
     assert all(c["status"] == "failed" for c in got.values()), got
     assert all("not JSON" in c["reason"] for c in got.values()), got
+    # saying why, as a hook's output does: it said only "output is not JSON"
+    assert "not JSON (NaN is not a JSON value)" in got["n1"]["reason"], got
+    assert "not JSON (1e999 is too large for a JSON number)" in got["n3"]["reason"], got
 
 
 def test_a_token_limit_the_reported_counts_already_break_fails(rook_workspace, rook_cli):

@@ -69,6 +69,8 @@ JUDGE = r"""
         "null-reason": json.dumps({**verdict, "reason": None}),
         "text": json.dumps(json.dumps(verdict)),
         "fenced": "```json\n" + json.dumps(verdict) + "\n```",
+        "huge-score": '{"pass": true, "reason": "ok", "score": 1e999}',
+        "nan-score": '{"pass": true, "reason": "ok", "score": NaN}',
     }
     if mode == "exit3":
         sys.stderr.write("judge model unavailable\n")
@@ -408,6 +410,9 @@ def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase
     ("text", "it is a JSON string, not an object"),
     ("bad-score", '"score" must be a number (got "high")'),
     ("true-score", '"score" must be a number (got true)'),
+    # JSON's syntax, but no JSON reader gets the number back: it said only "not JSON"
+    ("huge-score", "it is not JSON: 1e999 is too large for a JSON number"),
+    ("nan-score", "it is not JSON: NaN is not a JSON value"),
     ("exit3", "judge model unavailable"),
     ("no-output", "no output field"),
 ])
