@@ -224,7 +224,7 @@ class File(CriterionType):
                 f"{target} is larger than the {READ_LIMIT_TEXT} Rook reads of a file: "
                 f"{what} in its first {READ_LIMIT_TEXT}, and the rest was not checked",
             )
-        if unread and not hit and unread.startswith("not text"):  # UTF-16 bits, say
+        if unread and not hit and unread.startswith("not text"):  # binary: may hold it otherwise
             return Verdict(
                 ERROR,
                 f"{target} is {unread}: {what} read as UTF-8 text, and a binary file "
