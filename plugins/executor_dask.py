@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import json
 import logging
@@ -40,7 +41,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rook_core.errors import ConfigError, RookError, RunStopped, exception_text
 from rook_core.hookspecs import hookimpl
@@ -395,6 +396,44 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
             await _close(cluster)
 
 
+PROBE = ".dask-probe-"
+
+
+def _hold_probe(probe: Path, token: str) -> IO[str]:
+    """Write the probe that proves a shared file system, holding an ``flock`` on it for
+    the length of the run (its open file): the kernel drops the lock when this process
+    dies, however it dies, so a later run tells a killed run's probe from a live one's
+    (:func:`_remove_stale_probes`). Locked before the token is written: a probe with
+    no token is one being written, never taken for stale (a run sweeping it holds its
+    lock for a moment, so this waits for that)."""
+    fh = open(probe, "x", encoding="utf-8")  # noqa: SIM115 - held until the run's end
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    except OSError:  # a file system without locks: the probe works, never swept
+        pass
+    fh.write(token)
+    fh.flush()
+    return fh
+
+
+def _remove_stale_probes(runs: Path) -> None:
+    """Remove the probes of Dask runs that are gone without removing theirs
+    (SIGKILLed, their machine lost): those whose lock no process holds any more.
+    Once per run, in the agent's ``runs/`` only; what cannot be read is left alone."""
+    try:
+        found = [e.path for e in os.scandir(runs) if e.name.startswith(PROBE)]
+    except OSError:
+        return
+    for path in found:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on close
+                if fh.read():  # empty: a run writing it now
+                    os.unlink(path)
+        except OSError:  # held by a live run, or gone already
+            continue
+
+
 def _plugin_of(registry: Any, name: str) -> dict[str, Any]:
     return {"owner": registry.owner(name), "distribution": registry.distribution(name)}
 
@@ -422,6 +461,7 @@ class _Session:
         self.job: WorkerJob | None = None
         self.shipped: str | None = None  # the name of the shipped workspace's worker plugin
         self.probe: Path | None = None
+        self._probe_held: IO[str] | None = None  # the probe, open and locked while the run lasts
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
         """Set when every worker left and none joined in time: why the run stops."""
@@ -493,14 +533,16 @@ class _Session:
             import secrets  # not at the top: every run imports this module to register it
 
             token = secrets.token_hex(8)
-            probe = self.engine.run_dir.path / f".dask-probe-{token}"
-            probe.write_text(token, encoding="utf-8")
+            runs = self.engine.run_dir.path.parent  # the agent's runs/, where a run is kept
+            _remove_stale_probes(runs)
+            probe = runs / f"{PROBE}{token}"
+            self.probe, self._probe_held = probe, _hold_probe(probe, token)  # dropped at teardown
             seen = await self.client.run(self.w.sees, str(probe), token)
             if seen and all(seen.values()):
-                self.probe = probe
                 self.job.mode, self.job.probe, self.job.probe_token = "shared", str(probe), token
                 return
-            probe.unlink()
+            self._drop_probe(probe)
+            self.probe = None
             if wanted == "shared":
                 blind = ", ".join(sorted(w for w, ok in seen.items() if not ok))
                 raise ConfigError(
@@ -760,7 +802,13 @@ class _Session:
         except Exception:
             pass
         if self.probe is not None:
-            self.probe.unlink(missing_ok=True)
+            self._drop_probe(self.probe)
+
+    def _drop_probe(self, probe: Path) -> None:
+        probe.unlink(missing_ok=True)
+        if self._probe_held is not None:
+            self._probe_held.close()  # its lock with it
+            self._probe_held = None
 
 
 class DaskExecutor:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import json
 import logging
@@ -176,7 +177,7 @@ def test_dask_runs_the_same_lifecycle_on_workers(
     assert collections.Counter(observer.seen) == hooks_of(rook_workspace, run_id)
     assert SECRET not in rook_workspace.all_run_text(run_id)
     assert "[redacted:API_TOKEN]" in rook_workspace.record(run_id, "hello.1")["turns"][0]["output"]
-    assert not list(rook_workspace.run_dir(run_id).glob(".dask-probe-*"))
+    assert not list(rook_workspace.root.rglob(".dask-probe-*"))
 
 
 def test_a_workspace_the_workers_do_not_share_is_shipped(
@@ -1134,3 +1135,61 @@ def test_a_cluster_with_no_worker_stops_the_run_with_its_report(
     assert r.stderr.count(f"rook run --run {run_id}") == 1, r.stderr
     assert r.statuses() == {"s": "pending"}, r.stdout
     assert r.report["run"]["id"] == run_id
+
+
+def test_a_probe_file_a_killed_rook_run_left_is_removed_by_the_next_run(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """The probe that proves a shared file system stays for the length of a run (a worker
+    joining later checks it): a ``rook run`` SIGKILLed left it in the run's folder for
+    good. The next Dask run on the agent removes it (its holder is gone), never the probe
+    of a run still going."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    rook_workspace.scenario({"id": "slow", "goal": "sleep", "criteria": [{"contains": "x"}]})
+    rook_workspace.scenario({"id": "s", "goal": "fine", "criteria": [{"contains": "fine"}]})
+
+    def probes() -> list[Path]:
+        return sorted(rook_workspace.root.rglob(".dask-probe-*"))
+
+    def start() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", scheduler, "--only", "slow"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def hooks_started(n: int, proc: subprocess.Popen[str]) -> list[int]:
+        pids: list[int] = []
+        deadline = time.time() + 30
+        while time.time() < deadline and len(pids) < n:
+            time.sleep(0.1)
+            if (marks / "pids").is_file():
+                pids = [int(p) for p in (marks / "pids").read_text().split()]
+        assert len(pids) == n, proc.stderr.read() if proc.poll() is not None else "no hook"
+        return pids
+
+    killed, live = start(), None
+    pids = []
+    try:
+        pids = hooks_started(1, killed)
+        [stale] = probes()
+        killed.kill()
+        killed.communicate(timeout=10)
+        live = start()  # a run still going: its probe is kept
+        pids = hooks_started(2, live)
+        r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--only", "s")
+        assert r.exit_code == 0, r.stderr
+        left = probes()
+        live.send_signal(signal.SIGINT)
+        live.communicate(timeout=40)
+    finally:
+        for p in (killed, live):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert stale not in left and len(left) == 1, left  # the live run's
+    assert probes() == [], probes()  # and that one is gone with its run
+
