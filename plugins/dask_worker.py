@@ -60,6 +60,70 @@ SKIP_DIRS = {
 }
 
 
+UNPACKED_TIMES = 16
+"""What is shipped (the workspace, a scenario's state coming back) holds at most this
+many times ``ROOK_DASK_SHIP_LIMIT_MB`` unpacked: a few KiB of compressed zeros never
+unpack into gigabytes on every worker, or on the driver."""
+
+
+class TooBig(Exception):
+    """What would be shipped is over the ship limit: ``compressed`` (its bytes), or
+    unpacked (the files it holds, ``largest`` among them: its name and size)."""
+
+    def __init__(self, limit: int, compressed: bool, largest: tuple[str, int] = ("", 0)):
+        self.limit, self.compressed, self.largest = limit, compressed, largest
+        super().__init__(self.why("ships"))
+
+    def why(self, verb: str) -> str:
+        """``holds over the N MiB of files (unpacked) that Rook VERB (...)``: no subject."""
+        if self.compressed:
+            return (
+                f"is over the {_mib(self.limit)} MiB (compressed) that Rook {verb} "
+                "(ROOK_DASK_SHIP_LIMIT_MB)"
+            )
+        name, size = self.largest
+        return (
+            f"holds over the {_mib(self.limit * UNPACKED_TIMES)} MiB of files (unpacked) that "
+            f"Rook {verb} ({UNPACKED_TIMES} x ROOK_DASK_SHIP_LIMIT_MB; largest: {name}, "
+            f"{_mib(size)} MiB)"
+        )
+
+
+def _mib(n: int) -> str:
+    mib = n / 2**20
+    return f"{mib:.1f}".removesuffix(".0") if mib >= 1 or not mib else f"{mib:.2g}"
+
+
+class _Capped(io.BytesIO):
+    """The compressed bytes, raising :class:`TooBig` past ``limit`` (never held whole)."""
+
+    def __init__(self, limit: int | None) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def write(self, data: Any) -> int:
+        if self.limit is not None and self.tell() + len(data) > self.limit:
+            raise TooBig(self.limit, compressed=True)
+        return super().write(data)
+
+
+class _Sizes:
+    """Counts the files a tar takes in, raising :class:`TooBig` past ``limit`` x
+    :data:`UNPACKED_TIMES` (checked as each file is added, before it is read)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit, self.total, self.largest = limit, 0, ("", 0)
+
+    def add(self, name: str, size: int) -> None:
+        if self.limit is None:
+            return
+        self.total += size
+        if size > self.largest[1]:
+            self.largest = (name, size)
+        if self.total > self.limit * UNPACKED_TIMES:
+            raise TooBig(self.limit, compressed=False, largest=self.largest)
+
+
 class WorkspaceNotShared(RuntimeError):
     """The worker does not see the driver's workspace at the same path."""
 
@@ -99,6 +163,9 @@ class WorkerJob:
     probe_token: str = ""
     digest: str | None = None
     """Ship mode: the SHA-256 of the shipped workspace."""
+    ship_limit: int | None = None
+    """Ship mode: ``ROOK_DASK_SHIP_LIMIT_MB`` in bytes, which bounds a state directory
+    coming back as it bounds the workspace (:func:`pack_dir`)."""
     topic: str = ""
     """This ``rook run`` invocation's own name on the cluster (events, cancelling): unique,
     where the run id is shared by the shards of a sharded run."""
@@ -135,16 +202,19 @@ def _keep(rel: Path, agent_runs: Path, run_id: str) -> bool:
     return True
 
 
-def build_bundle(workspace: Path, run_dir: Path) -> bytes:
+def build_bundle(workspace: Path, run_dir: Path, limit: int | None = None) -> bytes:
     """The workspace as a gzipped tar (modes and symlinks kept), for workers that do
     not share the driver's file system. A link leading out of the workspace (to an
     absolute path, or up past its root) names its target's absolute path, as on the
     driver; each name of a file with several (hard links) is a file of its own; what
-    holds no data (a named pipe, a socket, a device) is left out."""
+    holds no data (a named pipe, a socket, a device) is left out. Over ``limit`` bytes
+    compressed, or :data:`UNPACKED_TIMES` that unpacked, raises :class:`TooBig` as
+    soon as it is (never the whole workspace in memory first)."""
     agent_runs = run_dir.parent.relative_to(workspace)
     run_id = run_dir.name
     top = os.path.normpath(workspace)
-    buf = io.BytesIO()
+    buf = _Capped(limit)
+    sizes = _Sizes(limit)
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
         rel = Path(info.name).relative_to(ARCHIVE_ROOT) if info.name != ARCHIVE_ROOT else Path()
@@ -159,6 +229,8 @@ def build_bundle(workspace: Path, run_dir: Path) -> bytes:
                 info.linkname = target  # up past the root: the same file as on the driver
         if not (info.isfile() or info.isdir() or info.issym()):
             return None
+        if info.isfile():
+            sizes.add(rel.as_posix(), info.size)
         info.uid = info.gid = 0
         info.uname = info.gname = ""
         return info
@@ -252,14 +324,23 @@ def release_workspace(digest: str, session: str, dask_worker: Any = None) -> boo
         return True
 
 
-def pack_dir(path: Path) -> bytes | None:
-    """A directory as a gzipped tar (``None`` when empty): a scenario's state going back."""
+def pack_dir(path: Path, limit: int | None = None) -> bytes | None:
+    """A directory as a gzipped tar (``None`` when empty): a scenario's state going back.
+    Over ``limit`` bytes compressed, or :data:`UNPACKED_TIMES` that unpacked, raises
+    :class:`TooBig` as soon as it is."""
     if not path.is_dir() or not any(path.iterdir()):
         return None
-    buf = io.BytesIO()
+    buf = _Capped(limit)
+    sizes = _Sizes(limit)
+
+    def count(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        if info.isfile():
+            sizes.add(info.name, info.size)
+        return info
+
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for child in sorted(path.iterdir()):
-            tar.add(str(child), arcname=child.name)
+            tar.add(str(child), arcname=child.name, filter=count)
     return buf.getvalue()
 
 
@@ -493,7 +574,17 @@ def run_on_worker(
         asyncio.run(_compute(engine, sr, record, todo, job.topic))
     except asyncio.CancelledError:
         interrupted = True
-    state = pack_dir(engine.run_dir.state / sr.key) if job.mode == "ship" else None
+    state = None
+    if job.mode == "ship":
+        try:
+            state = pack_dir(engine.run_dir.state / sr.key, job.ship_limit)
+        except TooBig as exc:  # the verdict stands: only the files stay behind
+            record.setdefault("warnings", []).append(
+                f"its state directory was not brought back from Dask worker {worker.address}: "
+                f"it {exc.why('brings back')}; the run's folder does not hold it (a later "
+                f"rook run --run {job.run_id} --phases collect,judge would not find it): use a "
+                "shared file system, or raise ROOK_DASK_SHIP_LIMIT_MB"
+            )
     return {
         "record": record,
         "token": token,
@@ -531,6 +622,7 @@ __all__ = [
     "IN_ROOKS_WORDS",
     "WorkerJob",
     "WorkerSetupFailed",
+    "TooBig",
     "WorkspaceNotShared",
     "build_bundle",
     "cancel_run",

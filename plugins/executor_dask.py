@@ -70,6 +70,8 @@ def _ship_limit() -> int:
         value = float(raw)
     except ValueError:
         raise ConfigError(f"ROOK_DASK_SHIP_LIMIT_MB={raw}: must be a number of MiB") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"ROOK_DASK_SHIP_LIMIT_MB={raw}: must be a number of MiB") from None
     if value < 0:
         raise ConfigError(f"ROOK_DASK_SHIP_LIMIT_MB={raw}: must be >= 0")
     return int(value * 1024 * 1024)
@@ -550,15 +552,17 @@ class _Session:
                     f"{ws} at the same path: {blind}; mount it there, or let Rook ship it "
                     "(ROOK_DASK_WORKSPACE=auto)"
                 )
-        bundle = await asyncio.to_thread(self.w.build_bundle, ws, self.engine.run_dir.path)
         limit = _ship_limit()
-        if len(bundle) > limit:
+        try:
+            bundle = await asyncio.to_thread(
+                self.w.build_bundle, ws, self.engine.run_dir.path, limit
+            )
+        except self.w.TooBig as exc:
             raise ConfigError(
                 f"--executor dask: the workers do not share this file system and the workspace "
-                f"{ws} is {len(bundle) / 2**20:.1f} MiB compressed, over the "
-                f"{limit / 2**20:g} MiB Rook ships with the job; put it on a file system every "
-                "worker mounts at the same path, or raise ROOK_DASK_SHIP_LIMIT_MB"
-            )
+                f"{ws} {exc.why('ships with the job')}; put it on a file system every worker mounts "
+                "at the same path, or raise ROOK_DASK_SHIP_LIMIT_MB"
+            ) from None
         from .dask_ship import ShippedWorkspace, orphaned, plugin_name
 
         digest = hashlib.sha256(bundle).hexdigest()
@@ -571,7 +575,7 @@ class _Session:
         await self.client.register_plugin(
             ShippedWorkspace(bundle, digest, self.topic), self.shipped
         )
-        self.job.mode, self.job.digest = "ship", digest
+        self.job.mode, self.job.digest, self.job.ship_limit = "ship", digest, limit
 
     async def watch_workers(self) -> None:
         """Once per run, beside the scenario runs: when every worker has left the

@@ -256,7 +256,8 @@ def test_a_workspace_over_the_ship_limit_stops_the_run_naming_the_limit(
     scenarios(rook_workspace)
     monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
     dask = ("run", "--executor", "dask", "--scheduler", scheduler, "--only", "hello", "-j", "2")
-    for bad, said in (("lots", "must be a number of MiB"), ("-1", "must be >= 0")):
+    for bad, said in (("lots", "must be a number of MiB"), ("-1", "must be >= 0"),
+                      ("nan", "must be a number of MiB"), ("inf", "must be a number of MiB")):
         monkeypatch.setenv("ROOK_DASK_SHIP_LIMIT_MB", bad)
         r = rook_cli(*dask)
         assert r.exit_code == 2 and f"ROOK_DASK_SHIP_LIMIT_MB={bad}: {said}" in r.stderr, r.stderr
@@ -1193,3 +1194,45 @@ def test_a_probe_file_a_killed_rook_run_left_is_removed_by_the_next_run(
     assert stale not in left and len(left) == 1, left  # the live run's
     assert probes() == [], probes()  # and that one is gone with its run
 
+
+def test_what_would_unpack_past_the_ship_limit_is_never_shipped_either_way(
+    scheduler, rook_workspace, rook_cli, monkeypatch
+):
+    """ROOK_DASK_SHIP_LIMIT_MB bounded the compressed size alone: 20 MiB of zeros (a few
+    KiB compressed) went out as the workspace, unpacked on every worker, and came back as
+    a scenario's state directory, unpacked on the driver, under a 1 MiB limit. Now what
+    is shipped holds at most 16 times the limit unpacked too: a state directory over it
+    stays on its worker (a warning says so; the verdict stands), a workspace over it
+    stops the run before any hook, naming its largest file."""
+    ws = rook_workspace
+    ws.script("h.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo kept > "$ROOK_STATE_DIR/notes"
+        [ -n "$BIG" ] && head -c 20971520 /dev/zero > "$ROOK_STATE_DIR/big"
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "hook_env": {"BIG": "1"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    monkeypatch.setenv("ROOK_DASK_SHIP_LIMIT_MB", "1")
+    dask = ("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    r = rook_cli(*dask)
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"s": "passed"}
+    run_id = r.report["run"]["id"]
+    assert not (ws.run_dir(run_id) / "state" / "s.1" / "big").exists()
+    [warning] = ws.record(run_id, "s.1")["warnings"]
+    assert "state directory was not brought back from Dask worker tcp://" in warning, warning
+    assert ("holds over the 16 MiB of files (unpacked) that Rook brings back "
+            "(16 x ROOK_DASK_SHIP_LIMIT_MB; largest: big, 20 MiB)") in warning, warning
+
+    (ws.root / "data").mkdir()
+    (ws.root / "data" / "zeros.bin").write_bytes(bytes(20 * 2**20))
+    r = rook_cli(*dask)
+    assert r.exit_code == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert ("holds over the 16 MiB of files (unpacked) that Rook ships with the job "
+            "(16 x ROOK_DASK_SHIP_LIMIT_MB; largest: data/zeros.bin, 20 MiB)") in r.stderr, r.stderr
+    assert "a file system every worker mounts at the same path" in r.stderr
