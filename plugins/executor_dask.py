@@ -467,6 +467,9 @@ class _Session:
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
         """Set when every worker left and none joined in time: why the run stops."""
+        self.disconnected = False
+        """Set when the connection to the scheduler was lost for good (Dask's client gave
+        up reconnecting) with scenario runs left to send: the run stops."""
 
     # -- setting up --------------------------------------------------------
 
@@ -666,6 +669,18 @@ class _Session:
             for t, w in self.starts.get(key, [])
             if t != but
         ]
+
+    async def connected(self) -> bool:
+        """Whether there is a scheduler to send a scenario run to. The connection lost,
+        Dask's client tries to connect again for a while (``connecting``): wait for it.
+        Given up (``closed``), a run sent now would only wait for that and come back
+        cancelled, never run: it is not sent (:attr:`disconnected`)."""
+        while self.client.status == "connecting":
+            await asyncio.sleep(0.1)
+        if self.client.status == "running":
+            return True
+        self.disconnected = True
+        return False
 
     # -- one scenario run ----------------------------------------------------
 
@@ -890,8 +905,8 @@ class DaskExecutor:
 
                 async def lane() -> None:
                     for sr, record, todo in queue:  # shared iterator: each run taken once
-                        if session.no_workers is not None:
-                            return  # no worker to run it: left pending, as never sent
+                        if session.no_workers is not None or not await session.connected():
+                            return  # no worker or scheduler to run it: left pending, never sent
                         await session.run_one(sr, record, todo)
 
                 tasks = [asyncio.ensure_future(lane()) for _ in range(min(concurrency, len(work)))]
@@ -910,6 +925,12 @@ class DaskExecutor:
                 if session.no_workers is not None:
                     raise RunStopped(
                         f"--executor dask: {session.no_workers}: the scenario runs in flight "
+                        "are infrastructure errors, the others were not sent"
+                    )
+                if session.disconnected:
+                    raise RunStopped(
+                        "--executor dask: the connection to the Dask scheduler was lost, and "
+                        "Dask's client could not connect again: the scenario runs in flight "
                         "are infrastructure errors, the others were not sent"
                     )
             finally:

@@ -1236,3 +1236,61 @@ def test_what_would_unpack_past_the_ship_limit_is_never_shipped_either_way(
     assert ("holds over the 16 MiB of files (unpacked) that Rook ships with the job "
             "(16 x ROOK_DASK_SHIP_LIMIT_MB; largest: data/zeros.bin, 20 MiB)") in r.stderr, r.stderr
     assert "a file system every worker mounts at the same path" in r.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_scheduler_closed_under_a_run_leaves_the_scenarios_not_sent_pending(
+    rook_workspace, monkeypatch, tmp_path
+):
+    """A LocalCluster closed while two scenarios ran and two waited: the two in flight are
+    infrastructure errors (Rook's diagnosis), the one finished before is kept. The lanes
+    went on handing the two waiting to Dask's client while it tried to reconnect, and
+    when it gave up, 10 s later, each was an infrastructure error as if it had run for
+    10 s: 'the Dask task failed: FutureCancelledError: rook-...-d.1-... cancelled for
+    reason: unknown.' Once the client has given up, nothing more is sent: they stay
+    pending, the run stops (exit 1) saying why, and rook run --run ID runs them."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    rook_workspace.scenario({"id": "a", "goal": "fine", "criteria": [{"contains": "fine"}]})
+    for sid in ("b", "c"):
+        rook_workspace.scenario({"id": sid, "goal": "nap", "criteria": [{"contains": "x"}]})
+    for sid in ("d", "e"):
+        rook_workspace.scenario({"id": sid, "goal": "later", "criteria": [{"contains": "x"}]})
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    proc = None
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", cluster.scheduler_address, "-j", "2",
+             "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        naps: list[str] = []
+        deadline = time.time() + 60
+        while time.time() < deadline and len(naps) < 2:
+            time.sleep(0.1)
+            if (marks / "naps").is_file():
+                naps = (marks / "naps").read_text().split()
+        assert len(naps) == 2, proc.stderr.read() if proc.poll() is not None else "no naps"
+        cluster.close()
+        out, err = proc.communicate(timeout=90)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        cluster.close()
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and "FutureCancelledError" not in err, err
+    assert ("--executor dask: the connection to the Dask scheduler was lost" in err
+            and "the others were not sent" in err), err
+    report = json.loads(out)
+    got = {s["id"]: s for s in report["scenarios"]}
+    assert {k: s["status"] for k, s in got.items()} == {
+        "a": "passed", "b": "infra_error", "c": "infra_error", "d": "pending", "e": "pending"}
+    for sid in ("b", "c"):
+        assert got[sid]["reason"].startswith(
+            "infrastructure error: the connection to the Dask scheduler was lost"), got[sid]
+    run_id = report["run"]["id"]
+    assert f"rook run --run {run_id}" in err, err
+    assert rook_workspace.record(run_id, "a.1")["status"] == "passed"  # kept as recorded
