@@ -7,8 +7,9 @@ stopping the run. Here, in each worker as it starts, SIGINT is caught by a
 handler that does nothing, so the worker is left to Rook, which got the same
 Ctrl-C and cancels the worker's scenarios. A caught signal is reset to its
 default in the programs the worker starts: a hook gets SIGINT as in a local run.
-(A worker still importing Dask, in the first seconds of the cluster's start, has
-not run this yet.)
+A worker still importing Dask, in the first seconds of the cluster's start, has
+not run this yet: Rook starts it with SIGINT blocked (``executor_dask``), so a
+Ctrl-C then waits, and is unblocked here, once it can do no harm.
 """
 
 from __future__ import annotations
@@ -26,4 +27,6 @@ def dask_setup(worker: Any) -> None:
     try:
         signal.signal(signal.SIGINT, _ignore)
     except ValueError:  # not the main thread: nothing can be changed here
-        pass
+        return
+    if hasattr(signal, "pthread_sigmask"):  # blocked as Rook started it: a Ctrl-C came, or not
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -36,6 +36,7 @@ import logging
 import math
 import os
 import re
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -351,6 +352,28 @@ async def _close(cluster: Any) -> None:
 _SIGINT = "rook_plugins.dask_sigint"
 
 
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread while Rook's LocalCluster starts: the threads that
+    spawn its workers are made here and pass it on to them, so a worker still importing
+    Dask holds a terminal's Ctrl-C pending, never dying of it with a traceback on Rook's
+    standard error, until the ``dask_sigint`` preload has set SIGINT aside there and
+    unblocks it. (The standard library starts its resource tracker so, and unblocks
+    SIGINT after, whatever it was before: it is started first, for that.) Rook still
+    gets that Ctrl-C: in another thread, or here once the cluster is up."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 @asynccontextmanager
 async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[Any]:
     """A Dask client: to ``--scheduler``, or to a LocalCluster sized for ``concurrency``."""
@@ -358,7 +381,7 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
     from distributed import Client, LocalCluster
 
     address = options.get("scheduler")
-    cluster = None
+    cluster = client = None
     try:
         if address:
             where = (
@@ -372,8 +395,11 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
             # each catches SIGINT and leaves the run to Rook (dask_sigint)
             preload = dask.config.get("distributed.worker.preload") or []
             preload = [*([preload] if isinstance(preload, str) else preload), _SIGINT]
-            with dask.config.set({"distributed.scheduler.allowed-failures": MAX_ATTEMPTS - 1}):
-                cluster = await LocalCluster(
+            with (
+                dask.config.set({"distributed.scheduler.allowed-failures": MAX_ATTEMPTS - 1}),
+                _sigint_blocked(),
+            ):
+                cluster = LocalCluster(
                     n_workers=n,
                     threads_per_worker=threads,
                     processes=True,
@@ -383,13 +409,22 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
                     silence_logs=logging.ERROR,
                     preload=preload,
                 )
-            client = await Client(cluster, asynchronous=True)
+                await cluster  # started here: interrupted meanwhile, it is closed below
+            client = Client(cluster, asynchronous=True)
+            await client
     except (OSError, asyncio.TimeoutError, ValueError) as exc:
         if cluster is not None:
             await _close(cluster)
         raise RunStopped(
             f"--executor dask: cannot reach the Dask scheduler at {address}: {exc}"
         ) from None
+    except BaseException:  # Ctrl-C as the cluster started: closed now, its logs still quiet
+        with contextlib.suppress(Exception):
+            if client is not None:
+                await client.close()
+            if cluster is not None:
+                await _close(cluster)
+        raise
     try:
         yield client
     finally:
