@@ -34,7 +34,7 @@ from typing import Any
 
 from rook_core import process, procscan, redact
 from rook_core.engine import Engine
-from rook_core.errors import RookError
+from rook_core.errors import RookError, exception_text
 from rook_core.plain import plain
 from rook_core.plugins import build_plugin_manager
 from rook_core.preflight import resolve_entries
@@ -533,7 +533,14 @@ def run_on_worker(
                 f"Dask worker {worker.address} has no copy of the shipped workspace "
                 f"{job.workspace} (its worker plugin did not set up there: see its log)"
             )
-        root = unpacked(bundle, job.digest, Path(worker.local_directory), job.topic)
+        base = Path(worker.local_directory)
+        try:
+            root = unpacked(bundle, job.digest, base, job.topic)
+        except Exception as exc:  # this worker's disk, not the scenario: say which worker
+            raise WorkerSetupFailed(
+                f"Dask worker {worker.address} could not unpack the shipped workspace "
+                f"{job.workspace} into {base / 'rook-workspaces'}: {exception_text(exc)}"
+            ) from None
     else:
         if job.probe is None or not sees(job.probe, job.probe_token):
             raise WorkspaceNotShared(

@@ -1351,3 +1351,49 @@ def test_ctrl_c_while_rooks_local_cluster_starts_prints_no_workers_traceback(
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
         # nor the cluster Rook was starting, interrupted: closed while Dask's logs are quiet
         assert " - ERROR - " not in err and "never awaited" not in err, err
+
+
+def _poison(dask_worker: Any) -> str:
+    """Where a shipped workspace is unpacked, a file: the worker cannot set it up."""
+    d = Path(dask_worker.local_directory) / "rook-workspaces"
+    if d.is_dir():
+        import shutil
+
+        shutil.rmtree(d)
+    d.write_text("not a folder\n")
+    return str(d)
+
+
+def _heal(dask_worker: Any) -> None:
+    (Path(dask_worker.local_directory) / "rook-workspaces").unlink(missing_ok=True)
+
+
+def test_a_worker_that_cannot_unpack_the_shipped_workspace_is_named_and_the_run_goes_on(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A worker that cannot set the shipped workspace up (its disk full, its local
+    directory unusable) failed each scenario it took with 'the Dask task failed:
+    NotADirectoryError: [Errno 20] Not a directory: '/tmp/dask-scratch-space/worker-.../
+    rook-workspaces/.a03...'', naming neither the worker nor what it was doing. Now the
+    reason says which worker could not unpack the workspace, and where; the run goes on
+    (each scenario run there an infrastructure error, tried again by rook run --run ID)."""
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    for i in range(4):
+        rook_workspace.scenario({"id": f"s{i}", "goal": "fine", "criteria": [{"contains": "fine"}]})
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    with distributed.Client(scheduler, timeout=10) as client:
+        bad = sorted(client.scheduler_info()["workers"])[0]
+        where = client.run(_poison, workers=[bad])[bad]
+        try:
+            r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "2")
+        finally:
+            client.run(_heal, workers=[bad])
+    statuses = r.statuses()
+    assert set(statuses) == {"s0", "s1", "s2", "s3"} and "infra_error" in statuses.values(), r.stderr
+    assert set(statuses.values()) <= {"passed", "infra_error"}, statuses
+    assert r.exit_code == 1, r.stderr
+    for s in r.report["scenarios"]:
+        if s["status"] == "infra_error":
+            assert s["reason"].startswith(
+                f"infrastructure error: Dask worker {bad} could not unpack the shipped workspace "
+                f"{rook_workspace.root} into {where}: NotADirectoryError"), s["reason"]
