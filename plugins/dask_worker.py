@@ -377,6 +377,11 @@ def _inside(member: tarfile.TarInfo, dest: Path) -> bool:
     return target == top or top in target.parents
 
 
+def loaded() -> bool:
+    """Run on every worker as a run sets up: it has Rook's worker code (this module)."""
+    return True
+
+
 def sees(path: str, token: str) -> bool:
     """Run on every worker: does it see the driver's probe file (a shared file system)?"""
     try:
@@ -637,6 +642,7 @@ __all__ = [
     "drop_bundle",
     "keep_bundle",
     "lacking",
+    "loaded",
     "pack_dir",
     "release_workspace",
     "run_on_worker",

@@ -471,6 +471,14 @@ def _remove_stale_probes(runs: Path) -> None:
             continue
 
 
+def _remote_error(exc: BaseException) -> str:
+    """A worker's error as Dask hands it over: ``Exception("ImportError('x')")`` when the
+    worker could not even load what it was sent, said as ``ImportError: x``."""
+    text = exception_text(exc)
+    match = re.fullmatch(r"Exception: (\w+(?:Error|Exception))\((['\"])(.*)\2\)", text, re.S)
+    return f"{match.group(1)}: {match.group(3)}" if match else text
+
+
 def _plugin_of(registry: Any, name: str) -> dict[str, Any]:
     return {"owner": registry.owner(name), "distribution": registry.distribution(name)}
 
@@ -517,6 +525,7 @@ class _Session:
                 f"--executor dask: no Dask worker joined the scheduler within "
                 f"{_worker_wait():g} s (ROOK_DASK_WORKER_WAIT)"
             ) from None
+        await self._workers_load_rook()
         e = self.engine
         ws = e.agent.workspace
         profile = e.profile
@@ -545,6 +554,22 @@ class _Session:
             },
         )
         await self._place_workspace()
+
+    async def _workers_load_rook(self) -> None:
+        """Once per run: every worker can load Rook's worker code. One that cannot (no
+        Rook there, or a broken one) would fail the probe, the shipped workspace and every
+        scenario run Dask gave it: the run stops here, naming it, never a worker it is not."""
+        answers = await self.client.run(self.w.loaded, on_error="return")
+        broken = {w: a for w, a in answers.items() if isinstance(a, BaseException)}
+        if broken:
+            said = "; ".join(
+                f"Dask worker {w} cannot run Rook's work there: {_remote_error(a)}"
+                for w, a in sorted(broken.items())
+            )
+            raise RunStopped(
+                f"--executor dask: {said}. Install rook-harness[dask] on every Dask worker, "
+                "the same version as where rook run runs, or stop those workers"
+            )
 
     def _transports(self) -> dict[str, dict[str, Any]]:
         """The profile's transports as the driver has them (for a worker that has not)."""

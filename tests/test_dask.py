@@ -1397,3 +1397,46 @@ def test_a_worker_that_cannot_unpack_the_shipped_workspace_is_named_and_the_run_
             assert s["reason"].startswith(
                 f"infrastructure error: Dask worker {bad} could not unpack the shipped workspace "
                 f"{rook_workspace.root} into {where}: NotADirectoryError"), s["reason"]
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("mode", ["auto", "ship"])
+def test_a_worker_that_cannot_load_rook_is_named_at_set_up(
+    rook_workspace, rook_cli, monkeypatch, tmp_path, mode
+):
+    """A worker whose Python has no Rook it can load (not installed there, or a broken
+    one) cannot take the probe or the shipped workspace, let alone a scenario: the run
+    stops at set-up, as it did, but said only 'setting up the run on the cluster failed:
+    Exception: ImportError(...)', naming no worker. The message names each such worker
+    and what to install there."""
+    shadow = tmp_path / "shadow" / "rook_plugins"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("this Rook is broken")\n')
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    rook_workspace.scenario({"id": "s", "goal": "fine", "criteria": [{"contains": "fine"}]})
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    bad = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dask"), "worker", cluster.scheduler_address,
+         "--nthreads", "1", "--no-dashboard", "--no-nanny"],
+        env={**os.environ, "PYTHONPATH": str(shadow.parent)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with distributed.Client(cluster) as client:
+            client.wait_for_workers(2, timeout=60)
+            good = {w.worker_address for w in cluster.workers.values()}
+            [broken] = set(client.scheduler_info()["workers"]) - good
+        monkeypatch.setenv("ROOK_DASK_WORKSPACE", mode)
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    finally:
+        bad.kill()
+        bad.wait(10)
+        cluster.close()
+    assert r.exit_code == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert (f"rook: error: --executor dask: Dask worker {broken} cannot run Rook's work "
+            "there: ImportError: this Rook is broken") in r.stderr, r.stderr
+    assert "Install rook-harness[dask] on every Dask worker" in r.stderr, r.stderr
+    assert not any(g in r.stderr for g in good), r.stderr
+    assert not list(rook_workspace.runs_dir.glob("*/scenarios/*.json"))  # nothing ran
