@@ -463,7 +463,7 @@ def _remove_stale_probes(runs: Path) -> None:
         return
     for path in found:
         try:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, "r+", encoding="utf-8") as fh:  # writable: an flock on NFS needs it
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on close
                 if fh.read():  # empty: a run writing it now
                     os.unlink(path)
