@@ -37,6 +37,7 @@ import math
 import os
 import re
 import signal
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -350,6 +351,7 @@ async def _close(cluster: Any) -> None:
 
 
 _SIGINT = "rook_plugins.dask_sigint"
+_QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
 
 
 @contextmanager
@@ -366,6 +368,11 @@ def _sigint_blocked() -> Iterator[None]:
         return
     from multiprocessing import resource_tracker
 
+    # killed (SIGKILL), Rook leaves the cluster's semaphores to the tracker, which frees
+    # them, saying so on Rook's standard error ("There appear to be 12 leaked semaphore
+    # objects"): it runs with this process's -W options, which no hook gets
+    if _QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(_QUIET_TRACKER)
     resource_tracker.ensure_running()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:

@@ -1440,3 +1440,37 @@ def test_a_worker_that_cannot_load_rook_is_named_at_set_up(
     assert "Install rook-harness[dask] on every Dask worker" in r.stderr, r.stderr
     assert not any(g in r.stderr for g in good), r.stderr
     assert not list(rook_workspace.runs_dir.glob("*/scenarios/*.json"))  # nothing ran
+
+
+def test_rook_killed_on_its_own_local_cluster_leaves_no_warning_of_leaked_semaphores(
+    rook_workspace, monkeypatch, tmp_path
+):
+    """``rook run --executor dask`` SIGKILLed: multiprocessing's resource tracker freed the
+    LocalCluster's semaphores, as it should, but said so on Rook's standard error
+    (``UserWarning: resource_tracker: There appear to be 12 leaked semaphore objects to
+    clean up at shutdown``), as if Rook had leaked them."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    rook_workspace.scenario({"id": "slow", "goal": "sleep", "criteria": [{"contains": "x"}]})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+         "--executor", "dask", "-j", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not pids:
+            time.sleep(0.1)
+            if (marks / "pids").is_file():
+                pids = [int(p) for p in (marks / "pids").read_text().split()]
+        assert pids, proc.stderr.read() if proc.poll() is not None else "no hook"
+        proc.kill()
+        _, err = proc.communicate(timeout=60)  # its workers and tracker gone too
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    assert "leaked semaphore" not in err and "Warning" not in err, err
