@@ -247,7 +247,8 @@ def _cut(message: str, limit: int = 300) -> str:
 
 
 def _check_usage(usage: Any) -> dict[str, Any] | None:
-    """``usage`` checked: an object of numbers, token counts and costs never negative.
+    """``usage`` checked: an object of numbers, token counts and costs never negative,
+    token counts whole (``7.0`` is one, ``1.5`` is not).
 
     ``None`` (as if absent) when it holds no number at all (``{}``)."""
     if not isinstance(usage, dict):
@@ -262,6 +263,8 @@ def _check_usage(usage: Any) -> dict[str, Any] | None:
             raise OutputError(_cut(f"usage.{k} must be a number, got {as_json(v)}"))
         if v < 0 and k in TOKEN_COUNTS:
             raise OutputError(_cut(f"usage.{k} must be a token count >= 0, got {v!r}"))
+        if k in TOKEN_COUNTS and isinstance(v, float) and not v.is_integer():
+            raise OutputError(_cut(f"usage.{k} must be a whole token count (0 or more), got {v!r}"))
         if v < 0 and "cost" in k.lower():  # a negative cost would hide a real one in a sum
             raise OutputError(_cut(f"usage.{k} must be a cost >= 0, got {v!r}"))
         if abs(v) > USAGE_MAX:

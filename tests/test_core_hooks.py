@@ -152,6 +152,12 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
             "usage.input must be a token count >= 0, got -5",
         ),
         ('echo \'{"output": "x", "usage": {"total": -1}}\'', "usage.total must be a token count"),
+        # token counts are whole numbers: 1.5 tokens is a broken count, never a budget's input
+        (
+            'echo \'{"output": "x", "usage": {"input": 1.5, "output": 2}}\'',
+            "usage.input must be a whole token count (0 or more), got 1.5",
+        ),
+        ('echo \'{"output": "x", "usage": {"total": 0.25}}\'', "usage.total must be a whole token count"),
         ('echo \'{"output": "x", "usage": {"cost_usd": -5}}\'', "usage.cost_usd must be a cost >= 0"),
         ('echo \'{"output": "x", "score": NaN}\'', "NaN is not a JSON value"),
         ('echo \'{"output": "x", "usage": {"input": Infinity}}\'', "Infinity is not a JSON value"),

@@ -323,11 +323,23 @@ def _json_answer(answer: Any) -> Any:
         ("usage.input", "flag", "error", "extract.usage.input: the JMESPath 'flag' found true, not a"),
         # named with its path (it was the hook contract's 'usage.input must be a token count >= 0')
         ("usage.input", "neg", "error", "extract.usage.input: the JMESPath 'neg' found -3, not a token count"),
+        ("usage.output", "half", "error", "extract.usage.output: the JMESPath 'half' found 1.5, not a whole"),
+        ("usage.input", "whole", "passed", None),  # 7.0 is a whole count, as JSON may write one
     ],
 )
 def test_a_path_finding_a_value_of_another_type(rook_cli, rook_workspace, scripted, field, path, status, said):
     scripted.routes["/a"] = _json_answer(
-        {"text": "hi", "n": 42, "obj": {"a": 1}, "flag": True, "nothing": None, "strs": ["a"], "neg": -3}
+        {
+            "text": "hi",
+            "n": 42,
+            "obj": {"a": 1},
+            "flag": True,
+            "nothing": None,
+            "strs": ["a"],
+            "neg": -3,
+            "half": 1.5,
+            "whole": 7.0,
+        }
     )
     extract: dict[str, Any] = {"output": "text"}
     if field.startswith("usage."):
@@ -345,6 +357,8 @@ def test_a_path_finding_a_value_of_another_type(rook_cli, rook_workspace, script
     assert s["status"] == status, s
     if status == "error":
         assert said in s["reason"], s["reason"]
+    elif field.startswith("usage."):
+        assert s["turns"][0]["usage"] == {field.split(".")[1]: 7}
     else:
         assert s["turns"][0][field] == said
 

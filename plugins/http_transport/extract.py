@@ -177,6 +177,10 @@ def _number(value: Any, field: str, path: Path) -> Any:
         raise ExtractError(
             f"{field}: the JMESPath {path.text!r} found {value}, not a token count (0 or more)"
         )
+    if isinstance(value, float) and not value.is_integer():  # as for a hook, with the path
+        raise ExtractError(
+            f"{field}: the JMESPath {path.text!r} found {value}, not a whole token count"
+        )
     return value
 
 
