@@ -938,3 +938,32 @@ def test_a_close_endpoint_that_times_out_at_the_floor_says_its_entry_asked_less(
     diagnosis = s["hooks"][-1]["diagnosis"]
     assert diagnosis.startswith("timed out after 5 s"), diagnosis
     assert "the entry's timeout_seconds (1) is below that floor" in diagnosis, diagnosis
+
+
+def test_a_long_goal_in_the_url_is_cut_in_each_attempt_record_and_message(
+    rook_cli, rook_workspace, agent_server
+):
+    # a goal sent in the query stayed whole in every attempt's record (and every
+    # message): a 10,000-character goal retried 3 times wrote 30,000 characters of URL
+    agent_server.flaky["long"] = [(503, {})] * 2
+    agent_server.flaky["down"] = [(503, {})] * 9
+    entry = flaky_entry(agent_server, "{{scenario}}", retries=2, method="GET")
+    entry["http"]["url"] += "?q={{goal}}"
+    del entry["http"]["body"]
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    goal = "word " * 2000 + "END"
+    for sid in ("long", "down"):
+        rook_workspace.scenario({"id": sid, "goal": goal, "criteria": [{"equals": "finally"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"long": "passed", "down": "error"}
+    assert agent_server.seen(path_prefix="/flaky/long")[-1]["query"]["q"] == goal  # sent whole
+    for sid in ("long", "down"):
+        [execute] = record_hooks(rook_workspace, run_id_of(r), f"{sid}.1", "execute")
+        urls = [a["url"] for a in execute["details"]["attempts"]]
+        assert len(urls) == 3
+        for url in urls:
+            assert url.startswith(f"{agent_server.url}/flaky/{sid}?q=word+word")
+            full = len(f"{agent_server.url}/flaky/{sid}?q=") + len(goal)
+            assert url.endswith(f"... ({full} characters)"), url[-60:]
+            assert len(url) < 1100, len(url)
+        assert len(execute["diagnosis"] or "") < 2000

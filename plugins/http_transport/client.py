@@ -48,6 +48,17 @@ elsewhere cannot reach it, so an ``HTTP_PROXY`` set for a CI job would
 otherwise stand between Rook and an agent running beside it."""
 
 
+SHOWN_URL_CHARS = 1000
+"""How much of a URL a message or an attempt's record shows: a long goal sent in
+the query would otherwise be written whole into every attempt and diagnosis."""
+
+
+def cut_url(url: str, limit: int = SHOWN_URL_CHARS) -> str:
+    """``url`` (already redacted: no piece of a secret is left to cut) up to
+    ``limit`` characters, then ``... (N characters)`` saying how long it was."""
+    return url if len(url) <= limit else f"{url[:limit]}... ({len(url)} characters)"
+
+
 class SendError(Exception):
     """The request could not be completed; the message is the diagnosis."""
 
@@ -65,23 +76,25 @@ class Request:
     sse: bool = False
     digest: tuple[str, str] | None = None  # username, password: answers a Digest challenge
 
-    def shown_url(self, redact: Callable[[str], str]) -> str:
+    def shown_url(self, redact: Callable[[str], str], limit: int = SHOWN_URL_CHARS) -> str:
         """The full URL with its query as a message or record shows it:
         percent-decoded, so ``redact`` finds the env values in it (``[redacted:NAME]``),
         and then a password or credential parameter written into the URL itself
         (``bob:PW@``, ``?api_key=KEY``) shown as ``[hidden]``, as ``rook profile
         show`` does. Up to its query, the URL as written, not as httpx sends it
         (the host in lower case, no default port, ``./`` resolved): a secret base
-        URL (``https://API.Example.com:443``) is found only as written."""
+        URL (``https://API.Example.com:443``) is found only as written. A URL over
+        :data:`SHOWN_URL_CHARS` (a goal sent in the query) is cut to ``limit``: see
+        :func:`cut_url`."""
         from rook_core.credentials import mask_url
 
         try:
             query = httpx.URL(self.url).copy_merge_params(self.params).query.decode("ascii")
         except (httpx.InvalidURL, TypeError, ValueError, UnicodeDecodeError):
-            return mask_url(redact(unquote(self.url)), keep=REDACTED_MARK)
+            return cut_url(mask_url(redact(unquote(self.url)), keep=REDACTED_MARK), limit)
         written = self.url.split("#", 1)[0].split("?", 1)[0]
         full = f"{written}?{query}" if query else written
-        return mask_url(redact(unquote(full)), keep=REDACTED_MARK)
+        return cut_url(mask_url(redact(unquote(full)), keep=REDACTED_MARK), limit)
 
 
 @plain
@@ -528,7 +541,7 @@ async def send(
         except httpx.InvalidURL as exc:  # no HTTPError: a URL over httpx's 65536 characters
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = f"InvalidURL: {exc}"
-            head = url if len(url) <= 200 else f"{url[:200]}... ({len(url)} characters)"
+            head = req.shown_url(redact, 200)
             advice = (
                 "the URL is too long to send: send long text such as the goal in the body, "
                 "not in the url or query"
