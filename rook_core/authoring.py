@@ -203,6 +203,16 @@ def env_prefix(agent_name: str) -> str:
     return prefix if prefix and not prefix[0].isdigit() else f"AGENT_{prefix}".rstrip("_")
 
 
+_ORIGIN = re.compile(r"https?://[^/\s)?#]+", re.IGNORECASE)
+
+
+def origin(purpose: str) -> str | None:
+    """The service a secret's ``purpose`` names (``Bearer credential for
+    https://api.acme.example/v1/chat ...`` -> ``https://api.acme.example``), or None."""
+    found = _ORIGIN.search(purpose or "")
+    return found.group().lower() if found else None
+
+
 class Secrets:
     """The secret values found in a source, each replaced by an ``env`` variable.
 
@@ -218,11 +228,21 @@ class Secrets:
         self._values: dict[str, str] = {}  # variable -> value (when the source held one)
         self._hidden: dict[str, str] = {}  # every secret string (also parts) -> variable
         self.known: set[str] = set()  # variables of the agent's profiles (:meth:`hide_known`)
+        # variable -> [(another profile of the agent declaring it, that entry's purpose)]
+        self.taken: dict[str, list[tuple[str, str]]] = {}
+        self.profile = ""  # the new profile's id: names a secret whose variable is taken
+        self.renamed: dict[str, str] = {}  # variable -> the taken one it was named instead of
 
     def add(
         self, what: str, purpose: str, value: str | None = None, variable: str | None = None
     ) -> str:
         """Name the variable for a secret (``<AGENT>_<WHAT>``) and remember its value.
+
+        A name other profiles of the agent declare (:attr:`taken`) for other
+        services only (each purpose names another origin than ``purpose``) is
+        theirs: the secret is named after this profile instead
+        (``<AGENT>_<PROFILE>_<WHAT>``, in :attr:`renamed`), unless the source
+        holds the very value the variable is set to now.
 
         The same value always gets the same variable; ``value`` is ``None`` when
         the source only says a secret is needed (an OpenAPI security scheme).
@@ -238,7 +258,18 @@ class Secrets:
                     return var
             if len(value.strip()) < MIN_LENGTH:
                 raise ConfigError(too_short(purpose, value.strip()))
-        base = variable or f"{self.prefix}_{re.sub(r'[^A-Z0-9]+', '_', what.upper()).strip('_')}"
+        kind = re.sub(r"[^A-Z0-9]+", "_", what.upper()).strip("_")
+        base = variable or f"{self.prefix}_{kind}"
+        if not variable and base in self.taken and self.profile:
+            # another profile's variable, for another service (its purpose names another
+            # origin): reused only for the very value it is set to, else named after this
+            # profile; for the same service it is the same secret
+            others = [origin(p) for _, p in self.taken[base]]
+            same = bool(value) and os.environ.get(base) == value
+            if all(others) and origin(purpose) not in others and not same:
+                own = re.sub(r"[^A-Z0-9]+", "_", self.profile.upper()).strip("_")
+                taken, base = base, f"{self.prefix}_{own}_{kind}"
+                self.renamed.setdefault(base, taken)
         if value is None and base in self._refs and base not in self._values:
             return base  # the same secret named twice, with no value: one variable
         var, n = base, 2

@@ -101,6 +101,42 @@ def test_a_variable_already_set_to_another_value_is_said_to_have_been_used(
     assert "is set in your environment" not in r.stdout
 
 
+def test_a_second_profiles_other_token_gets_a_variable_named_after_the_profile(
+    rook_workspace, rook_cli, authoring_server
+):
+    """Every profile of an agent made by profile add named its token AGENT_API_TOKEN:
+    a second profile, for another service with another token, silently reused the
+    first's variable, so one of the two was always sent the wrong token."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "staging", input=chat_curl(authoring_server))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    other = "tok-" + "b" * 24
+    curl = chat_curl(authoring_server).replace(authoring_server.api_key, other)
+    elsewhere = curl.replace("127.0.0.1", "localhost")  # another origin: another service
+    r = add(rook_cli, ws, "eu", "--no-test", input=elsewhere)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    eu = profile(ws, "eu")
+    assert eu["env"][0]["variable"] == "AGENT_EU_API_TOKEN"
+    assert eu["hooks"]["execute"]["http"]["headers"] == {
+        "Authorization": "Bearer {{env.AGENT_EU_API_TOKEN}}"
+    }
+    assert "AGENT_API_TOKEN is already the variable of profile staging" in r.stdout, r.stdout
+    assert profile(ws, "staging")["env"][0]["variable"] == "AGENT_API_TOKEN"  # not renamed
+    assert_nowhere(ws, other, authoring_server.api_key)
+    # a profile written again keeps its own variable
+    r = add(rook_cli, ws, "eu", "--force", "--no-test", input=elsewhere)
+    assert profile(ws, "eu")["env"][0]["variable"] == "AGENT_EU_API_TOKEN"
+    # the same token, set in the variable the other profile reads: the same variable
+    env = {"AGENT_API_TOKEN": other}
+    r = add(rook_cli, ws, "copy", "--no-test", input=elsewhere, env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "copy")["env"][0]["variable"] == "AGENT_API_TOKEN"
+    # the same service (another model, say): its secret, so its variable
+    r = add(rook_cli, ws, "mini", "--no-test", input=curl)
+    assert profile(ws, "mini")["env"][0]["variable"] == "AGENT_API_TOKEN"
+    assert "already the variable" not in r.stdout
+
+
 @pytest.mark.parametrize(
     "data, query",
     [

@@ -466,6 +466,7 @@ def _add(
 
     secrets = Secrets(env_prefix(s.agent.name), s.redactor)
     secrets.hide_known(s.secret_names)  # another profile's value: in no new file either
+    secrets.profile, secrets.taken = pid, _taken_variables(s.agent.profiles_dir, path)
     if source.kind == "notes":  # a key in the notes never reaches the author agent
         source = dataclasses.replace(source, text=secrets.move_from_text(source.text, "the notes"))
     elif notes:
@@ -513,6 +514,14 @@ def _add(
     for ref in secrets.refs:
         where = "moved to env" if ref["variable"] in held else "read from the environment"
         s.say(f"secret: {ref['variable']} ({ref['purpose']}) - {where}, in no file")
+        taken = secrets.renamed.get(ref["variable"])
+        if taken:
+            s.say(
+                f"note: {taken} is already the variable of profile {secrets.taken[taken][0][0]}, "
+                f"for another service, so this profile's is {ref['variable']}; for the same "
+                f"token, set {taken} to it before rook profile add, or write "
+                "{{env." + taken + "}} in the source"
+            )
         set_to = os.environ.get(ref["variable"])
         if not no_test and ref["variable"] in held and set_to and set_to != held[ref["variable"]]:
             s.say(  # the environment wins: a stale value there is why a test may fail
@@ -528,6 +537,30 @@ def _add(
         s.say(f"active profile: {pid}")
     is_active = read_active(s.agent.profiles_dir) == pid
     _next_steps(s, outcome, pid, secrets, no_test, is_active)
+
+
+def _taken_variables(profiles_dir: Path, path: Path) -> dict[str, list[tuple[str, str]]]:
+    """The ``env`` variables the agent's other profiles declare (all but the file
+    ``path``, which is written anew), each with the profile (file name) declaring
+    it and its purpose (a file Rook cannot read declares none)."""
+    from ..errors import RookError
+    from ..yamlio import load_yaml
+
+    files = sorted(profiles_dir.glob("*.yaml")) if profiles_dir.is_dir() else []
+    taken: dict[str, list[tuple[str, str]]] = {}
+    for other in files:
+        if other.resolve() == path.resolve():
+            continue
+        try:
+            data = load_yaml(other)
+        except RookError:
+            continue
+        env = data.get("env") if isinstance(data, dict) else None
+        for entry in env if isinstance(env, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("variable"), str):
+                declared = (other.stem, str(entry.get("purpose", "")))
+                taken.setdefault(entry["variable"], []).append(declared)
+    return taken
 
 
 def holder(profiles_dir: Path, pid: str) -> Path | None:
