@@ -596,3 +596,29 @@ def test_a_failed_close_still_shows_the_answer_and_flags_an_optimistic_claim(
     ws.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] && exit 4\nexit 0\n')
     r = profile_test(rook_cli, ws)
     assert r.exit_code == 1 and "answer:" not in r.stdout and "OPTIMISTIC" not in r.stdout, r.stdout
+
+
+def test_json_says_the_capabilities_were_not_checked_when_execute_failed(rook_workspace, rook_cli):
+    """After a failed execute the human output shows no capabilities table (nothing
+    was observed, so nothing can be called optimistic), but --json listed every
+    declared capability as optimistic. Both now say the capabilities were not checked."""
+    ws = rook_workspace
+    ws.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] && exit 4\nexit 0\n')
+    caps = {"multi_turn": True, "calls": True, "usage": False}
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}, "capabilities": caps})
+    r = profile_test(rook_cli, ws, "--json")
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["capabilities_checked"] is False
+    assert [(c["capability"], c["declared"], c["observed"], c["verdict"]) for c in doc["capabilities"]] == [
+        ("multi_turn", True, None, "not_checked"),
+        ("calls", True, None, "not_checked"),
+        ("usage", False, None, "not_checked"),
+    ]
+    r = profile_test(rook_cli, ws)
+    assert "capabilities not checked: the test did not complete (execute failed)" in r.stdout, r.stdout
+    # a test that completed checked them
+    write(ws, {"multi_turn": True, "usage": True})
+    doc = json.loads(profile_test(rook_cli, ws, "--json").stdout)
+    assert doc["capabilities_checked"] is True
+    assert {c["verdict"] for c in doc["capabilities"]} == {"ok"}

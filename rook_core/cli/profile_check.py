@@ -150,7 +150,19 @@ def test_command(
             "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
             "test": obs.to_dict(),
             "updated": updated,
-            "capabilities": compare_capabilities(declared, obs.observed),
+            # not checked when the test did not complete: nothing observed, no verdict
+            "capabilities_checked": obs.evidence_complete,
+            "capabilities": compare_capabilities(declared, obs.observed)
+            if obs.evidence_complete
+            else [
+                {
+                    "capability": cap,
+                    "declared": bool(declared.get(cap)),
+                    "observed": None,
+                    "verdict": "not_checked",
+                }
+                for cap in CAPABILITIES
+            ],
             "kept": str(obs.run_dir) if obs.run_dir else None,  # --keep's record
         }
         sys.stdout.write(s.redactor.text(json.dumps(doc, ensure_ascii=False)) + "\n")
@@ -164,6 +176,9 @@ def test_command(
             said = handle_said(obs.hooks, turn)
             if said and declared.get("multi_turn") and not obs.observed.get("multi_turn"):
                 s.say(f"note: {said}")
+        else:
+            failed = obs.phase or "a hook"
+            s.say(f"capabilities not checked: the test did not complete ({failed} failed)")
         if updated:
             s.say(f"updated capabilities in {profile.path}")
         elif update:  # --update writes only what a passing test showed
