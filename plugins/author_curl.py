@@ -369,6 +369,28 @@ def ansi_c(body: str) -> str:
     return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
+def whole_characters(value: Any) -> tuple[Any, bool]:
+    """A parsed JSON ``value`` with every half of a UTF-16 pair left alone
+    (``"\\ud83d"``, which JSON reads as a lone surrogate that no UTF-8 text, no
+    YAML file and no request can hold) made U+FFFD, as :func:`ansi_c` makes it;
+    and whether there was one."""
+    found = False
+
+    def walk(item: Any) -> Any:
+        nonlocal found
+        if isinstance(item, dict):
+            return {walk(k): walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, str) and not item.isascii():
+            fixed = item.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+            found = found or fixed != item
+            return fixed
+        return item
+
+    return walk(value), found
+
+
 def unquote_ansi_c(text: str) -> str:
     """``text`` with each of bash's ANSI-C quoted words, ``$'...'`` (a browser's 'Copy
     as cURL (bash)' writes one for a value holding ``'``, ``!``, a line end or, Firefox,
@@ -828,6 +850,14 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     url = move_path_secrets(url, secrets)
     where = where_of(url)
     kind, body = _body(c)
+    if kind == "json":
+        body, halves = whole_characters(body)
+        if halves:
+            notes.append(
+                "the JSON body holds half of a character written as \\uXXXX alone (an emoji's "
+                "\\ud83d without its other half), which no UTF-8 text can hold: written as "
+                "U+FFFD (\ufffd); write both halves (\\ud83d\\ude00) or the character itself"
+            )
     said = goal_for_variable(body, c) if kind in ("json", "form") else None
     in_query = said is None and kind in ("none", "form") and bool(query)
     if in_query:  # ?q=$QUERY

@@ -276,6 +276,27 @@ def test_curl_fields_given_more_than_once_are_all_sent(
     assert parse_qsl(sent["text"])[:2] == [("tag", "a"), ("tag", "b")], sent["text"]
 
 
+def test_half_a_character_in_a_json_body_is_written_as_the_replacement_character(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A JSON body holding half of an emoji ("\\ud83d" alone: JSON reads it as a lone
+    surrogate, which no UTF-8 text holds) failed the test with "raised
+    UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud83d'", and the
+    profile written held "\\uD83D", which YAML then refused to read. It is U+FFFD,
+    as bash's $'...' makes of it, and a note says so."""
+    ws = rook_workspace
+    call = tmp_path / "half.sh"
+    call.write_text(chat_curl(authoring_server).replace('"Be brief."', '"Be brief \\ud83d"'))
+    r = add(rook_cli, ws, "half", "--from", str(call))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "UnicodeEncodeError" not in r.stdout + r.stderr
+    assert "half of a character" in r.stdout and "U+FFFD" in r.stdout, r.stdout
+    body = profile(ws, "half")["hooks"]["execute"]["http"]["body"]
+    assert body["messages"][0]["content"] == "Be brief \ufffd"
+    test = rook_cli("profile", "test", "half", env={"AGENT_API_TOKEN": authoring_server.api_key})
+    assert test.exit_code == 0, test.stdout + test.stderr
+
+
 def test_curl_digest_credentials_answer_the_servers_challenge(
     rook_workspace, rook_cli, authoring_server, tmp_path
 ):
@@ -985,6 +1006,23 @@ def test_a_curl_command_pasted_at_the_terminal_with_carets_is_read_whole(
     first line alone ('curl ^'), and no URL."""
     ws = rook_workspace
     curl = f"curl ^\n  {authoring_server.url}/form ^\n  --data-urlencode \"message=hello desk\"\n"
+    code, out, err = _at_a_terminal(ws, "1\n" + curl, "win", "--no-test")
+    assert code == 0, out + err
+    http = profile(ws, "win")["hooks"]["execute"]["http"]
+    assert http["form"] == {"message": "{{goal}}"} and http["url"] == f"{authoring_server.url}/form"
+
+
+def test_a_cmd_curl_command_with_a_line_end_in_a_value_is_read_whole_at_the_terminal(
+    rook_workspace, authoring_server
+):
+    """A browser's "Copy as cURL (cmd)" writes a line end inside a value as ^ and two
+    line ends: the question stopped at the ^ with no space before it ('hello^'), and
+    the command was refused: 'No closing quotation'. Read from a file, it worked."""
+    ws = rook_workspace
+    curl = (
+        f'curl ^"{authoring_server.url}/form^" ^\n'
+        '  --data-urlencode ^"message=hello^\n\ndesk^"\n'
+    )
     code, out, err = _at_a_terminal(ws, "1\n" + curl, "win", "--no-test")
     assert code == 0, out + err
     http = profile(ws, "win")["hooks"]["execute"]["http"]

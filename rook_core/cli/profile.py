@@ -187,6 +187,14 @@ ASKED = (
 """What a bare ``rook profile add`` at a terminal offers: (kind, choice, prompt)."""
 
 
+def _goes_on(lines: list[str]) -> bool:
+    """Whether a cURL command pasted at the terminal goes on after ``lines``."""
+    last = lines[-1].rstrip()
+    if last.endswith(("\\", "^", " `")):
+        return True
+    return not last and len(lines) > 1 and lines[-2].rstrip().endswith("^")
+
+
 def ask_source() -> tuple[str, str] | None:
     """Ask at the terminal what reaches the agent, and for it (the reference's bare
     ``rook profile add``); ``None`` when nothing was given (end of input, Ctrl-C)."""
@@ -197,8 +205,9 @@ def ask_source() -> tuple[str, str] | None:
         pick = click.prompt("choose", type=click.IntRange(1, len(ASKED)), default=1, err=True)
         kind, _, what = ASKED[pick - 1]
         lines = [click.prompt(what, err=True)]
-        # pasted over lines: a shell's \, cmd.exe's ^, PowerShell's backtick go on
-        while kind == "curl" and lines[-1].rstrip().endswith(("\\", " ^", " `")):
+        # pasted over lines: a shell's \, cmd.exe's ^, PowerShell's backtick go on; so
+        # does the empty line after a ^ (cmd's line end inside a value: ^ and two line ends)
+        while kind == "curl" and _goes_on(lines):
             lines.append(
                 click.prompt(">", default="", show_default=False, prompt_suffix=" ", err=True)
             )
