@@ -385,6 +385,16 @@ def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool
             _add_extras(http, doc, new)  # the id was there, just not extracted
         else:
             _drop_conversation(http, new, diagnosis)
+    elif (
+        diagnosis.startswith("extract.usage.")
+        and failed.get("phase") == "execute"
+        and "usage" in (http.get("extract") or {})
+    ):  # counts a document declares that the response does not hold: read those it does
+        extract = http["extract"]
+        before = extract.pop("usage")
+        new.changes.append(f"the response holds no token counts at {before}: extract.usage removed")
+        if isinstance(doc, dict):
+            _add_extras(http, doc, new)
     elif obs.problem == "no_answer" and failed.get("phase") == "execute":
         streamed = find_streamed_answer(doc, obs.goal)
         path = find_answer(doc, obs.goal) if streamed is None else None

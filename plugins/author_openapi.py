@@ -29,7 +29,7 @@ from .author_http import (
     move_value_secrets,
     split_userinfo,
 )
-from .author_shapes import find_answer, find_conversation, jmes
+from .author_shapes import find_answer, find_conversation, find_usage, jmes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -753,6 +753,9 @@ class OpenApiAuthor(HttpAuthor):
             path = find_answer(guess)
             if path:
                 entry["extract"] = {"output": jmes(path)}
+                usage = find_usage(guess)  # the counts the schema declares, as a test finds them
+                if usage:
+                    entry["extract"]["usage"] = {k: jmes(p) for k, p in usage.items()}
         params_own = required_parameters(
             doc, chosen, request.secrets, where, notes, _sent(auth_h, auth_q)
         )

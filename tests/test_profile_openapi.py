@@ -865,3 +865,34 @@ def test_a_document_served_over_https_by_a_private_ca_is_read_on_every_python(
     finally:
         docs.shutdown()
         docs.server_close()
+
+
+def test_the_usage_a_response_schema_declares_is_extracted_untested(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """The answer's path came from the response schema, its token counts did not:
+    written with --no-test (or when the test failed) an OpenAPI profile had no
+    extract.usage, though the schema declares usage.prompt_tokens and completion_tokens."""
+    doc = ask_document(authoring_server.url, SCHEMAS["allOf"])
+    response = doc["paths"]["/ask"]["post"]["responses"]["200"]["content"]["application/json"]
+    counts = {"prompt_tokens": {"type": "integer"}, "completion_tokens": {"type": "integer"}}
+    response["schema"]["properties"]["usage"] = {"type": "object", "properties": counts}
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(doc))
+    r = add(rook_cli, rook_workspace, "desk", "--no-test", "--from", str(path))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    extract = profile(rook_workspace, "desk")["hooks"]["execute"]["http"]["extract"]
+    assert extract == {
+        "output": "answer",
+        "usage": {"input": "usage.prompt_tokens", "output": "usage.completion_tokens"},
+    }
+    # tested, against a server whose counts are elsewhere (usage.input_tokens): the
+    # schema's paths found nothing, and are replaced by those the response shows
+    r = add(
+        rook_cli, rook_workspace, "desk", "--force", "--from", str(path),
+        env={"AGENT_API_KEY": authoring_server.api_key},
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "extract.usage removed" in r.stdout, r.stdout
+    extract = profile(rook_workspace, "desk")["hooks"]["execute"]["http"]["extract"]
+    assert extract["usage"] == {"input": "usage.input_tokens", "output": "usage.output_tokens"}
