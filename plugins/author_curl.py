@@ -668,19 +668,33 @@ def _body(c: Curl) -> tuple[str, Any]:
     except ValueError:
         pass
     ctype = next((v for k, v in c.headers if k.lower() == "content-type"), "")
+    joined = (  # -d '{"a": 1}' -d '{"b": 2}': curl sends {"a": 1}&{"b": 2}
+        f" (curl joins its {len(c.data)} -d/--data/--json pieces with &: give the body once)"
+        if len(c.data) > 1
+        else ""
+    )
     if "json" in ctype.lower() or c.json:
-        joined = (  # -d '{"a": 1}' -d '{"b": 2}': curl sends {"a": 1}&{"b": 2}
-            f" (curl joins its {len(c.data)} -d/--data/--json pieces with &: give the body once)"
-            if len(c.data) > 1
-            else ""
-        )
         raise ConfigError(  # the body is not shown: it may hold a secret not yet recognised
             "the cURL body is declared as JSON (Content-Type or --json) but is not valid JSON"
             + joined
         )
+    if joined and any(_json_piece(piece) for piece in c.data):  # no type said: still no body
+        raise ConfigError(  # to replace whole with the goal, nor a form
+            "the cURL body has a JSON object or list among its pieces, but is no JSON" + joined
+        )
     if FORM_PAIRS.fullmatch(raw):
         return "form", fields_of(parse_qsl(raw, keep_blank_values=True))
     return "text", raw
+
+
+def _json_piece(piece: str) -> bool:
+    """Whether a -d piece is a JSON object or list on its own."""
+    if not piece.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        return isinstance(json.loads(piece), (dict, list))
+    except ValueError:
+        return False
 
 
 def fields_of(pairs: list[tuple[str, str]]) -> dict[str, Any]:

@@ -393,6 +393,15 @@ def test_two_json_bodies_are_named_as_joined(tmp_path):
     c = parse_curl("curl https://h --json '{\"a\": 1}' -d '{\"message\": \"hi\"}'")
     with pytest.raises(ConfigError, match="curl joins its 2 -d/--data/--json pieces with &"):
         _body(c)
+    # with no Content-Type either: the joined text became a text body, replaced whole by
+    # the goal ('the goal goes ... body (the whole body)'), so the agent got the goal alone
+    c = parse_curl("curl https://h -d '{\"message\": \"hi\"}' -d '{\"model\": \"x\"}'")
+    with pytest.raises(ConfigError, match="curl joins its 2 -d/--data/--json pieces with &"):
+        _body(c)
+    # a JSON piece beside name=value pairs is a form curl sends, still refused, not guessed
+    c = parse_curl("curl https://h -d 'message=hi' -d '[1, 2]'")
+    with pytest.raises(ConfigError, match="curl joins its 2 -d/--data/--json pieces with &"):
+        _body(c)
 
 
 
