@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from rook_core.credentials import (
     mask_url,
+    sample_placeholder,
     secret_kind,
     secret_name,
     secret_value,
@@ -73,12 +74,17 @@ def move_header_secrets(headers: dict[str, str], secrets: Secrets, where: str) -
                 purpose = f"{scheme} credential for {where} (the {key} header" + (
                     ", base64 of user:password)" if kind == "BASIC_AUTH" else ")"
                 )
+                if sample_placeholder(cred):  # Bearer {api_key}: no value to test with
+                    var = secrets.add(kind, purpose)
+                    out[key] = f"{scheme} {{{{env.{var}}}}}"
+                    continue
                 var = secrets.add(kind, purpose, cred.strip())
                 if kind == "BASIC_AUTH":
                     _hide_basic(cred.strip(), secrets, var)
                 out[key] = f"{scheme} {{{{env.{var}}}}}"
                 continue
-        var = secrets.add(secret_kind(key), f"value of the {key} header for {where}", value)
+        what = f"value of the {key} header for {where}"
+        var = secrets.add(secret_kind(key), what, None if sample_placeholder(value) else value)
         out[key] = f"{{{{env.{var}}}}}"
     return out
 

@@ -120,6 +120,17 @@ def secret_value(value: Any) -> bool:
     return isinstance(value, str) and SECRET_VALUE.fullmatch(value.strip()) is not None
 
 
+_SAMPLE = re.compile(
+    r"\{[^{}\s]+\}|<[^<>\s]+>|\[[^\[\]\s]+\]|(?i:your)[_-][A-Za-z0-9_-]+|[A-Z]+(?:_[A-Z0-9]+)+"
+)
+
+
+def sample_placeholder(value: Any) -> bool:
+    """A documentation's stand-in for a credential, not one: ``{api_key}`` (Dify's
+    docs), ``<your-api-key>``, ``[TOKEN]``, ``YOUR_API_KEY``, ``API_KEY``."""
+    return isinstance(value, str) and _SAMPLE.fullmatch(value.strip()) is not None
+
+
 def placeholder(value: Any) -> bool:
     """A reference, not a value: ``{{env.X}}``, ``$X``, ``${X}``."""
     text = str(value)
@@ -458,6 +469,7 @@ __all__ = [
     "mask_url",
     "mask_words",
     "placeholder",
+    "sample_placeholder",
     "secret_kind",
     "secret_name",
     "secret_value",

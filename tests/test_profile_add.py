@@ -137,6 +137,27 @@ def test_a_second_profiles_other_token_gets_a_variable_named_after_the_profile(
     assert "already the variable" not in r.stdout
 
 
+@pytest.mark.parametrize("written", ["{api_key}", "<your-api-key>", "YOUR_API_KEY", "[TOKEN]"])
+def test_a_documentation_placeholder_for_the_token_is_no_value_to_test_with(
+    rook_workspace, rook_cli, authoring_server, written
+):
+    """Dify's docs (and many others) write Authorization: Bearer {api_key}: that text
+    was taken as the token, used for the test ('the value from your source was used
+    for this test only'), so the test was sent "Bearer {api_key}" and rejected. It is a
+    placeholder: the variable is read from the environment, as one the source names."""
+    ws = rook_workspace
+    curl = chat_curl(authoring_server).replace(authoring_server.api_key, written)
+    r = add(rook_cli, ws, "dify", input=curl)
+    assert r.exit_code == 2, r.stdout + r.stderr  # not set: nothing could be tested
+    assert "not set: AGENT_API_TOKEN" in r.stdout, r.stdout
+    assert "read from the environment" in r.stdout and "used for this test only" not in r.stdout
+    http = profile(ws, "dify")["hooks"]["execute"]["http"]
+    assert http["headers"] == {"Authorization": "Bearer {{env.AGENT_API_TOKEN}}"}
+    # set, its value is what the test sends
+    r = add(rook_cli, ws, "dify", "--force", input=curl, env={"AGENT_API_TOKEN": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+
 @pytest.mark.parametrize(
     "data, query",
     [
