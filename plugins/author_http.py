@@ -274,9 +274,16 @@ def _add_extras(http: dict[str, Any], doc: Any, new: Draft) -> None:
             shown = f"extract.conversation = {jmes(path)}"
             body = http.get("body")
             field = str(path[-2] if path[-1] == "id" and len(path) > 1 else path[-1])
-            if isinstance(body, dict) and field not in body:
+            if isinstance(body, dict) and body.get(field) in ("", None):
+                if field in body:  # Dify's conversation_id: "" stands for a new one
+                    new.state["conversation_placeholder"] = body[field]
                 body[field] = "{{conversation}}"
                 shown += f", sent back as body.{field} on later turns"
+                if "conversation_placeholder" in new.state:
+                    shown += (
+                        f" (null on the first, where your command sent "
+                        f"{json.dumps(new.state['conversation_placeholder'])})"
+                    )
             new.turns = 2
             new.state["conversation_added"] = field
             new.changes.append(f"the response carries a conversation id: {shown}")
@@ -385,6 +392,7 @@ def improve(draft: Draft, obs: Observation, request: AuthorRequest, fixing: bool
         "extract.conversation" in diagnosis
         or obs.problem == "no_conversation"
         or (failed.get("turn") == 2 and new.state.get("conversation_added"))
+        or (failed.get("phase") == "execute" and "conversation_placeholder" in new.state)
     ):
         known = "conversation" in (http.get("extract") or {})
         if not known and obs.problem == "no_conversation" and find_conversation(doc):
@@ -447,7 +455,10 @@ def _drop_conversation(http: dict[str, Any], new: Draft, diagnosis: str) -> None
     field = new.state.pop("conversation_added", None)
     body = http.get("body")
     if field and isinstance(body, dict) and body.get(field) == "{{conversation}}":
-        del body[field]
+        if "conversation_placeholder" in new.state:  # as the command sent it
+            body[field] = new.state["conversation_placeholder"]
+        else:
+            del body[field]
     if not extract:
         http.pop("extract", None)
     new.turns = 1
@@ -455,8 +466,14 @@ def _drop_conversation(http: dict[str, Any], new: Draft, diagnosis: str) -> None
     if new.capabilities.get("multi_turn"):
         new.capabilities["multi_turn"] = False  # stop claiming what does not work
         new.changes.append("capabilities.multi_turn: false (no conversation continues)")
+    what = (
+        "the first turn failed with null in place of your command's conversation value"
+        if "conversation_placeholder" in new.state
+        else "a second turn did not continue the conversation"
+    )
+    new.state.pop("conversation_placeholder", None)
     new.changes.append(
-        "a second turn did not continue the conversation ("
+        f"{what} ("
         + (diagnosis[:160] or "no handle")
         + "): conversation extraction removed; scenarios with several turns will not run"
     )

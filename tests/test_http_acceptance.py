@@ -770,3 +770,57 @@ def test_a_saved_value_before_the_path_never_changes_the_host_a_request_goes_to(
     if shape == "after-base":
         sent = [x["path"] for x in scripted.seen if x["path"].endswith("/messages")]
         assert "/admin/messages" not in sent and "/%2E%2E/admin/messages" in sent, sent
+
+
+def _dify(accepts_null: bool) -> Any:
+    """Dify's chat-messages: conversation_id "" starts a conversation (and null too,
+    or is refused), a known id continues it; the answer says which turn it is."""
+    conversations: dict[str, int] = {}
+
+    def route(h: Any, b: bytes) -> None:
+        cid = json.loads(b).get("conversation_id")
+        if cid is None and accepts_null:
+            cid = ""
+        if not isinstance(cid, str) or (cid and cid not in conversations):
+            send(h, 400, "application/json", b'{"code": "invalid_param"}')
+            return
+        if not cid:
+            cid = f"c-{len(conversations) + 1}"
+            conversations[cid] = 0
+        conversations[cid] += 1
+        answer = {"answer": f"turn {conversations[cid]} of {cid}", "conversation_id": cid}
+        send(h, 200, "application/json", json.dumps(answer).encode())
+
+    return route
+
+
+@pytest.mark.parametrize("accepts_null", [True, False])
+def test_a_conversation_field_the_command_sends_empty_carries_the_handle(
+    rook_cli, rook_workspace, scripted, accepts_null
+):
+    """Dify's cURL example sends conversation_id: "" (a new conversation): profile add
+    extracted the id the response gave but left "" in the body (the field was there),
+    so every turn started a new conversation while the profile claimed multi_turn."""
+    from authoring import add, profile
+
+    scripted.routes["/v1/chat-messages"] = _dify(accepts_null)
+    curl = (
+        f"curl {scripted.url}/v1/chat-messages -H 'Content-Type: application/json' "
+        """-d '{"inputs": {}, "query": "What are the specs?", "conversation_id": "", "user": "u-1"}'"""
+    )
+    r = add(rook_cli, rook_workspace, "dify", input=curl)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    data = profile(rook_workspace, "dify")
+    body = data["hooks"]["execute"]["http"]["body"]
+    if accepts_null:  # null on the first turn, the handle after
+        assert body["conversation_id"] == "{{conversation}}"
+        assert data["capabilities"]["multi_turn"] is True
+        rook_workspace.scenario(
+            {"id": "two", "turns": ["hi", "again"], "criteria": [{"matches": "turn 2 of c-"}]}
+        )
+        run = rook_cli("run", "--json", "--profile", "dify")
+        assert run.statuses() == {"two": "passed"}, run.stdout
+    else:  # refused: as the command sent it, and no claim of multi_turn
+        assert body["conversation_id"] == ""
+        assert data["capabilities"]["multi_turn"] is False
+        assert "the first turn failed with null in place of" in r.stdout, r.stdout
