@@ -45,6 +45,7 @@ from .author_http import (
     place_goal,
     split_userinfo,
     where_of,
+    whole_characters,
 )
 
 if TYPE_CHECKING:
@@ -367,28 +368,6 @@ def ansi_c(body: str) -> str:
     # Firefox writes a character beyond U+FFFF as its UTF-16 halves (\\ud83d\\ude00): one
     # character; a half alone, which no encoder takes, is U+FFFD
     return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
-def whole_characters(value: Any) -> tuple[Any, bool]:
-    """A parsed JSON ``value`` with every half of a UTF-16 pair left alone
-    (``"\\ud83d"``, which JSON reads as a lone surrogate that no UTF-8 text, no
-    YAML file and no request can hold) made U+FFFD, as :func:`ansi_c` makes it;
-    and whether there was one."""
-    found = False
-
-    def walk(item: Any) -> Any:
-        nonlocal found
-        if isinstance(item, dict):
-            return {walk(k): walk(v) for k, v in item.items()}
-        if isinstance(item, list):
-            return [walk(v) for v in item]
-        if isinstance(item, str) and not item.isascii():
-            fixed = item.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-            found = found or fixed != item
-            return fixed
-        return item
-
-    return walk(value), found
 
 
 def unquote_ansi_c(text: str) -> str:

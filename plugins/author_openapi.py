@@ -28,6 +28,7 @@ from .author_http import (
     move_header_secrets,
     move_value_secrets,
     split_userinfo,
+    whole_characters,
 )
 from .author_shapes import find_answer, find_conversation, find_usage, jmes
 
@@ -73,9 +74,18 @@ def load_document(text: str, label: str = "the source") -> dict[str, Any] | None
         raise _too_deep(label) from None
     if text.count("[") + text.count("{") > MAX_DEPTH and _nests_deeper(doc, MAX_DEPTH):
         raise _too_deep(label)  # Python 3.13's JSON parser reads some 10,000 levels
+    if as_json and _HALF.search(text):  # "\ud83d" alone: no request or YAML file holds it
+        try:
+            doc = whole_characters(doc)[0]
+        except RecursionError:  # pragma: no cover - a document near MAX_DEPTH
+            pass
     if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) and "paths" in doc:
         return doc
     return None
+
+
+_HALF = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of half of a UTF-16 pair (``\\ud83d``): one may be alone."""
 
 
 def _too_deep(label: str) -> ConfigError:

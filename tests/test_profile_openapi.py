@@ -896,3 +896,23 @@ def test_the_usage_a_response_schema_declares_is_extracted_untested(
     assert "extract.usage removed" in r.stdout, r.stdout
     extract = profile(rook_workspace, "desk")["hooks"]["execute"]["http"]["extract"]
     assert extract["usage"] == {"input": "usage.input_tokens", "output": "usage.output_tokens"}
+
+
+def test_half_a_character_in_a_json_documents_example_is_the_replacement_character(
+    rook_workspace, rook_cli, authoring_server, tmp_path
+):
+    """A JSON document whose example holds "\\ud83d" alone (a lone surrogate, which no
+    UTF-8 text holds) failed the test with "raised UnicodeEncodeError ... surrogates
+    not allowed", and wrote a profile YAML could not read back; as from a cURL command,
+    the lone half is U+FFFD."""
+    schema = {
+        "type": "object",
+        "required": ["prompt", "tag"],
+        "properties": {"prompt": {"type": "string"}, "tag": {"type": "string", "example": "a \ud83d b"}},
+    }
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(ask_document(authoring_server.url, schema)))
+    assert "\\ud83d" in path.read_text()
+    r = add(rook_cli, rook_workspace, "desk", "--from", str(path), env={"AGENT_API_KEY": authoring_server.api_key})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(rook_workspace, "desk")["hooks"]["execute"]["http"]["body"]["tag"] == "a \ufffd b"
