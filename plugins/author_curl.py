@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
 from rook_core.credentials import secret_name, secret_value
 from rook_core.errors import ConfigError
+from rook_core.hookio import whole_characters
 from rook_core.models import DEFAULT_TIMEOUTS, ROOK_VARIABLES
 from rook_core.plain import plain
 from rook_core.urlcheck import shown, url_problem
@@ -45,7 +46,6 @@ from .author_http import (
     place_goal,
     split_userinfo,
     where_of,
-    whole_characters,
 )
 
 if TYPE_CHECKING:
@@ -844,8 +844,9 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
     where = where_of(url)
     kind, body = _body(c)
     if kind == "json":
-        body, halves = whole_characters(body)
-        if halves:
+        fixed = whole_characters(body)
+        if fixed != body:
+            body = fixed
             notes.append(
                 "the JSON body holds half of a character written as \\uXXXX alone (an emoji's "
                 "\\ud83d without its other half), which no UTF-8 text can hold: written as "

@@ -56,28 +56,6 @@ DROP_HEADERS = {
 PLACEHOLDER_ENV = re.compile(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
-def whole_characters(value: Any) -> tuple[Any, bool]:
-    """A parsed JSON ``value`` with every half of a UTF-16 pair left alone
-    (``"\\ud83d"``, which JSON reads as a lone surrogate that no UTF-8 text, no
-    YAML file and no request can hold) made U+FFFD, as ``author_curl.ansi_c`` makes it;
-    and whether there was one."""
-    found = False
-
-    def walk(item: Any) -> Any:
-        nonlocal found
-        if isinstance(item, dict):
-            return {walk(k): walk(v) for k, v in item.items()}
-        if isinstance(item, list):
-            return [walk(v) for v in item]
-        if isinstance(item, str) and not item.isascii():
-            fixed = item.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-            found = found or fixed != item
-            return fixed
-        return item
-
-    return walk(value), found
-
-
 # -- secrets -----------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
 from rook_core.errors import ConfigError
+from rook_core.hookio import whole_characters
 
 from .author_http import (
     GOAL,
@@ -28,7 +29,6 @@ from .author_http import (
     move_header_secrets,
     move_value_secrets,
     split_userinfo,
-    whole_characters,
 )
 from .author_shapes import find_answer, find_conversation, find_usage, jmes
 
@@ -76,7 +76,7 @@ def load_document(text: str, label: str = "the source") -> dict[str, Any] | None
         raise _too_deep(label)  # Python 3.13's JSON parser reads some 10,000 levels
     if as_json and _HALF.search(text):  # "\ud83d" alone: no request or YAML file holds it
         try:
-            doc = whole_characters(doc)[0]
+            doc = whole_characters(doc)
         except RecursionError:  # pragma: no cover - a document near MAX_DEPTH
             pass
     if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) and "paths" in doc:

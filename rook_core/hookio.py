@@ -60,7 +60,7 @@ def loads(text: str) -> Any:
     if text.count("[") + text.count("{") > MAX_DEPTH:  # only then can it nest that deep
         _check_depth(value)
     if "\\ud" in text or "\\uD" in text:  # where a lone surrogate can come from
-        value = _whole_characters(value)
+        value = whole_characters(value)
     return value
 
 
@@ -82,13 +82,16 @@ def _check_depth(value: Any) -> None:
         stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
 
 
-def _whole_characters(value: Any) -> Any:
+def whole_characters(value: Any) -> Any:
+    """``value`` (parsed JSON) with every half of a UTF-16 pair left alone
+    (``"\\ud83d"``, which JSON reads as a lone surrogate that no UTF-8 text, YAML
+    file or request can hold) made U+FFFD; the rest as it was."""
     if isinstance(value, str):
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     if isinstance(value, dict):
-        return {_whole_characters(k): _whole_characters(v) for k, v in value.items()}
+        return {whole_characters(k): whole_characters(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_whole_characters(v) for v in value]
+        return [whole_characters(v) for v in value]
     return value
 
 
