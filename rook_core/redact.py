@@ -297,6 +297,32 @@ def basic_forms(value: str) -> list[str]:
     return [d for d in (decoded, password or user) if len(d) >= MIN_LENGTH]
 
 
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def percent_decoded(value: str) -> list[str]:
+    """What ``value`` stands for when it holds percent-escapes (a URL with its
+    key written ``?code=Zx9%2Bq%3D%3D``, a token kept URL-encoded): decoded as
+    a URL's path is (``%2B`` is ``+``) and as a form's query is (``+`` is a
+    space too), as Rook shows a URL in a record or a message and an agent
+    shows what it received. Each of at least :data:`MIN_LENGTH` characters,
+    and whole UTF-8: a decoding into bytes that are not (``%FF``) stands for
+    no text. Nothing for a value without a percent-escape."""
+    from urllib.parse import unquote, unquote_plus
+
+    if not _PERCENT_ESCAPE.search(value):
+        return []
+    found = []
+    for decode in (unquote, unquote_plus):
+        try:
+            text = decode(value, errors="strict")
+        except UnicodeDecodeError:
+            continue
+        if text != value and len(text) >= MIN_LENGTH:
+            found.append(text)
+    return list(dict.fromkeys(found))
+
+
 def decoded_text(value: str) -> list[str]:
     """What ``value`` stands for when it is the base64 of text of several
     lines (an SSH or TLS key, a kubeconfig, kept base64-encoded in CI so that
@@ -658,6 +684,8 @@ class Redactor:
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
         for decoded in basic_forms(value) + decoded_text(value):  # what base64 stands for
+            self.add(name, decoded, sort=False)
+        for decoded in percent_decoded(value):  # a URL holding a key written `%2B`, decoded
             self.add(name, decoded, sort=False)
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
         if stripped != value and len(stripped) >= MIN_LENGTH:

@@ -2600,3 +2600,40 @@ def test_a_long_run_of_backslashes_is_redacted_in_one_pass():
     text = run + "\\u0041 " + run + ' "\\u0073k-live-4f9c2b7e" ' + run + "\\u007b"
     assert r.text(text) == run + "\\u0041 " + run + ' "[redacted:KEY]" ' + run + "\\u007b"
     assert r.text(run + "\\u0073k-live-4f9c2b7e") == "[redacted:KEY]"  # the escape's backslashes too
+
+
+def test_a_secret_base_url_holding_a_percent_encoded_key_is_never_shown_decoded(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A base URL kept secret with its key percent-encoded in it (an Azure
+    function's `?zz=Zx9%2Bq%2FAb...%3D%3D`) is sent as written; the URL a record
+    and a message show is percent-decoded, and showed the key decoded
+    (`zz=Zx9+q/AbCdEf==`), a form of the secret the redactor did not know."""
+    from servers.agent_server import AgentServer
+
+    key = "Zx9%2Bq%2FAbCdEf%3D%3D"
+    server = AgentServer().start()
+    try:
+        server.flaky["k"] = [(503, {"Retry-After": "0"})]
+        monkeypatch.setenv("FN_URL", f"{server.url}/flaky/k?zz={key}")
+        monkeypatch.setenv("GONE_URL", f"{server.url}/no-such-route?zz={key}")
+        ws = rook_workspace
+        env = [{"variable": "FN_URL", "purpose": "the function's URL, key and all"},
+               {"variable": "GONE_URL", "purpose": "a URL that is not there"}]
+        ws.profile({"id": "p", "env": env, "hooks": {"execute": {"http": {
+            "url": "{{env.FN_URL}}", "body": {"q": "{{goal}}"}, "extract": {"output": "output"}}}}})
+        ws.profile({"id": "gone", "env": env, "hooks": {"execute": {"http": {
+            "url": "{{env.GONE_URL}}", "body": {"q": "{{goal}}"}}}}}, active=False)
+        ws.scenario({"id": "ok", "goal": "hi", "criteria": [{"contains": "finally"}]})
+        r = rook_cli("run", "--json")
+        failed = rook_cli("run", "--profile", "gone")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    attempts = ws.record(r.report["run"]["id"], "ok.1")["hooks"][0]["details"]["attempts"]
+    assert [a["url"] for a in attempts] == ["[redacted:FN_URL]"] * 2
+    assert failed.exit_code == 1 and "[redacted:GONE_URL]" in failed.stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr + failed.stdout + failed.stderr
+    decoded = urllib.parse.unquote(key)
+    for form in (key, decoded, decoded.replace("+", " "), "AbCdEf"):
+        assert form not in text, f"{form!r} reached a record or the terminal"
