@@ -2637,3 +2637,38 @@ def test_a_secret_base_url_holding_a_percent_encoded_key_is_never_shown_decoded(
     decoded = urllib.parse.unquote(key)
     for form in (key, decoded, decoded.replace("+", " "), "AbCdEf"):
         assert form not in text, f"{form!r} reached a record or the terminal"
+
+
+def test_a_number_prepare_saved_is_a_secret_like_a_string(rook_workspace, rook_cli):
+    """Prepare's saved values are secrets, but only the strings among them were
+    redacted: a PIN or session number the API answered as a JSON number
+    (48213957) was recorded in the next request's URL, its echo and the report."""
+    from servers.agent_server import AgentServer
+
+    server = AgentServer().start()
+    server.mint = lambda form: (200, {"access_token": "tok-5e55ion-0042", "pin": 48213957,
+                                      "ratio": 4821.5, "nested": {"ids": [73019264]}, "n": 42})
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "hooks": {
+            "prepare": {"http": {"url": f"{server.url}/oauth/token", "body": {},
+                                 "save": {"token": "access_token", "pin": "pin", "ratio": "ratio",
+                                          "ids": "nested", "n": "n"}}},
+            "execute": {"http": {"url": f"{server.url}/echo", "query": {"p": "{{pin}}"},
+                                 "body": {"pin": "{{pin}}", "r": "{{ratio}}", "ids": "{{ids}}",
+                                          "n": "{{n}}", "q": "{{goal}}", "t": "pin {{pin}}"},
+                                 "extract": {"output": "received.q",
+                                             "evidence": {"received": "received", "query": "query"}}}}}})
+        ws.scenario({"id": "ok", "goal": "hi", "criteria": [{"contains": "hi"}]})
+        r = rook_cli("run", "--json", "--report", f"markdown:{ws.root}/out/r.md")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    received = r.report["scenarios"][0]["turns"][0]["evidence"]["received"]
+    assert received["pin"] == "[redacted:pin]" and received["t"] == "pin [redacted:pin]"
+    assert received["r"] == "[redacted:ratio]" and received["ids"] == {"ids": ["[redacted:ids]"]}
+    assert r.report["scenarios"][0]["turns"][0]["evidence"]["query"] == {"p": "[redacted:pin]"}
+    assert received["n"] == 42  # a number of under 4 characters is no secret (as a string)
+    text = all_text(ws.runs_dir) + all_text(ws.root / "out") + r.stdout + r.stderr
+    for value in ("48213957", "4821.5", "73019264"):
+        assert value not in text, f"{value} reached a record or the terminal"

@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urljoin
 
@@ -28,7 +29,7 @@ from rook_core.errors import counted
 from rook_core.hookio import keep_cut_off_output, looks_utf16, open_said
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
-from rook_core.redact import Redactor
+from rook_core.redact import MIN_LENGTH, Redactor
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
 
@@ -45,7 +46,7 @@ from .extract import (
     saved_values,
 )
 from .sse import StreamError, cut_short
-from .template import Scope, TemplateError, as_text, placeholders, unavailable_in, walk_strings
+from .template import Scope, TemplateError, as_text, placeholders, unavailable_in
 
 KEY = "http"
 SAVED_FILE = "http-saved.json"
@@ -79,7 +80,15 @@ def redactor(call: HookCall, res: HttpResources) -> Redactor:
 
 
 def protect(call: HookCall, res: HttpResources, name: str, value: Any) -> None:
-    """Make ``value`` a secret: ``[redacted:NAME]`` wherever it would be recorded."""
+    """Make ``value`` a secret: ``[redacted:NAME]`` wherever it would be recorded.
+    A number is the text it is sent as (``{{pin}}`` in a string), from
+    :data:`~rook_core.redact.MIN_LENGTH` characters (``48213957``; a count of
+    ``3`` is no secret), and found as a JSON number as an ``env`` value that is
+    a number is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = as_text(value)
+        if len(value) < MIN_LENGTH:
+            return
     if isinstance(value, str) and value and (name, value) not in res.redacted:
         res.redacted.add((name, value))
         redactor(call, res).add(name, value)
@@ -95,6 +104,18 @@ def is_secret_variable(call: HookCall, name: str) -> bool:
 
 
 # -- saved values --------------------------------------------------------------
+
+
+def _scalars(value: Any) -> Iterator[Any]:
+    """Every string and number inside ``value`` (a saved object or list)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _scalars(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _scalars(item)
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        yield value
 
 
 def scenario_saved(call: HookCall, res: HttpResources) -> dict[str, Any]:
@@ -124,8 +145,8 @@ def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str
     if not values:
         return {}
     if call.phase == "prepare":
-        for name, value in values.items():  # an object or a list: each string in it
-            for _, text in walk_strings(value, name):
+        for name, value in values.items():  # an object or a list: each string or number in it
+            for text in _scalars(value):
                 protect(call, res, name, text)
         call.run.saved.update(values)
         return {"saved": sorted(values), "kept": "in memory only (secrets)"}
