@@ -488,6 +488,25 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     return _spans_without(s, cuts, values)
 
 
+_DISGUISE = re.compile(
+    r"(?:\x1b|\\+u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])"  # a terminal's escape sequence
+    r"|\\+u([0-9a-fA-F]{4})|\\+([\"\\/])|%([0-7][0-9a-fA-F])"  # \u0073, \", %2B: a character
+)
+"""A secret's character written in a form of its own, or a terminal's escape
+sequence between two of its characters: what :meth:`Redactor.cut_short` reads
+to find the beginning of a secret so written (``\\u0073\\u006b...``,
+``s ESC[0m k ESC[0m ...``) at the end of a text cut short."""
+_UNFINISHED = re.compile(
+    r"(?:\x1b\[?[0-?]*[ -/]*|\\+(?:u(?:[0-9a-fA-F]{0,3}|001[bB]\[?[0-?]*[ -/]*))?|%[0-9a-fA-F]?)\Z"
+)
+"""An escape the cut left unfinished at a text's very end (``\\u00``, ``ESC[0``, ``%2``)."""
+DISGUISED_WIDTH = 12
+"""The characters one character of a secret can take in :data:`_DISGUISE`'s forms
+(``\\u001b[0m`` after it, or a ``\\u`` escape behind more backslashes)."""
+DISGUISED_MAX = 4096
+"""The longest value :meth:`Redactor.cut_short` reads so much of a text's end for."""
+
+
 STYLED_MIN = 8
 """A value this long is also found with a terminal's escape sequences between
 its characters (:func:`_styled_spans`); a shorter one (a PIN) could be the
@@ -832,7 +851,9 @@ class Redactor:
         ``sk-1\\n5678``, which is also taken for a value of two lines) would
         become a marker, and what followed it (``\\n5``) would be the beginning
         of no secret any more, left in the clear. The longest beginning at the
-        end is masked, with any secret that the cut splits before it."""
+        end is masked, with any secret that the cut splits before it; also one
+        written character by character in a form of its own
+        (:meth:`_disguised_tail`: ``\\u`` escapes, colour codes between them)."""
         cut, names = self.tail_cut(text)
         if not names:
             return self.text(text)
@@ -850,6 +871,9 @@ class Redactor:
                 if text.endswith(value[:n]):
                     k, name = n, owner
                     break
+        disguised = self._disguised_tail(text)
+        if disguised is not None and len(text) - disguised[0] > k:
+            k, name = len(text) - disguised[0], disguised[1]
         if not k:
             return len(text), []
         cut, names = len(text) - k, [name]
@@ -861,6 +885,48 @@ class Redactor:
                     cut, split = a, True
                     names = [owner, *(n for n in names if n != owner)]
         return cut, names
+
+    def _disguised_tail(self, text: str) -> tuple[int, str] | None:
+        """Where a secret's beginning at the end of ``text`` begins when it is
+        written in a form of its own character by character (:data:`_DISGUISE`:
+        ``\\u`` escapes, ``%XX``, a terminal's escape sequences between its
+        characters), perhaps with an escape the cut left unfinished after it
+        (``\\u00``); and whose secret it is. Read in the text's end, as long as
+        the longest value written so could take; None when there is none, or
+        the end holds no such escape."""
+        if not self._escaped:
+            return None
+        longest = min(max(len(v) for v, _ in self._escaped), DISGUISED_MAX)
+        start = max(0, len(text) - DISGUISED_WIDTH * longest)
+        window = text[start:]
+        if "\x1b" not in window and "\\" not in window and "%" not in window:
+            return None
+        unfinished = _UNFINISHED.search(window)
+        end = unfinished.start() if unfinished else len(window)
+        chars: list[str] = []
+        where: list[int] = []
+        i = 0
+        while i < end:
+            m = _DISGUISE.match(window, i, end)
+            if m is None:
+                chars.append(window[i])
+            elif m.group(1) or m.group(2) or m.group(3):  # a character, escaped
+                code = m.group(1) or m.group(3)
+                chars.append(chr(int(code, 16)) if code else m.group(2))
+            where += [i] * (len(chars) - len(where))
+            i = m.end() if m is not None else i + 1
+        view = "".join(chars)
+        found: tuple[int, str] | None = None
+        for value, name in self._escaped:
+            for n in range(min(len(value) - 1, len(view)), 0, -1):
+                if n < PARTIAL_MIN and 2 * n < len(value):
+                    break
+                if view.endswith(value[:n]):
+                    at = start + where[len(view) - n]
+                    if found is None or at < found[0]:
+                        found = (at, name)
+                    break
+        return found
 
     def data(self, obj: Any) -> Any:
         """A deep copy of ``obj`` with every string redacted, keys too, and every

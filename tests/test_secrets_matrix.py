@@ -2672,3 +2672,76 @@ def test_a_number_prepare_saved_is_a_secret_like_a_string(rook_workspace, rook_c
     text = all_text(ws.runs_dir) + all_text(ws.root / "out") + r.stdout + r.stderr
     for value in ("48213957", "4821.5", "73019264"):
         assert value not in text, f"{value} reached a record or the terminal"
+
+
+# A secret written in a form of its own (each character a \u escape, or a
+# terminal's colour codes between its characters), stopped by the output cap
+# in its middle: at `cut` characters of the secret, or inside an escape.
+DISGUISED = r"""
+#!/usr/bin/env python3
+import os, sys
+sys.stdin.read()
+s, case = os.environ["API_TOKEN"], os.environ["ROOK_SCENARIO_ID"]
+form, keep, stream = case.split("-")
+escape = {"uesc": lambda c: "\\u%04x" % ord(c), "ansi": lambda c: c + "\x1b[0m",
+          "jansi": lambda c: c + "\\u001b[0m", "plain": lambda c: c}[form]
+shown = "".join(escape(c) for c in s)
+head = "".join(escape(c) for c in s[:int(keep)])
+head = {"uesc": head + "\\u00", "ansi": head[:-1], "jansi": head[:-1], "plain": head}[form]  # in an escape
+pad = "y" * (1024 - len(head))
+(sys.stdout if stream == "stdout" else sys.stderr).write(pad + shown + "y" * 5000)
+"""
+
+
+def _undisguised(text: str) -> str:
+    """``text`` with colour codes taken out and \\u escapes read: as a reader sees it."""
+    import re
+
+    text = re.sub(r"(?:\x1b|\\+u001[bB])\[[0-9;]*m", "", text)
+    return re.sub(r"\\+u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def test_a_cap_inside_a_disguised_secret_shows_no_piece_of_it(rook_workspace, rook_cli, monkeypatch):
+    """A cap cutting a secret written with \\u escapes, or with colour codes
+    between its characters, left its beginning in the record ('\\u0073\\u006b...'
+    for sk-...): the beginning was looked for only as the secret is written
+    plainly. Now it is masked however the whole secret would be found."""
+    monkeypatch.setenv("API_TOKEN", "sk-live-Zq9s3cr3tv4lue77")
+    ws = rook_workspace
+    ws.script("disguised.py", DISGUISED)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/disguised.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}],
+                "limits": {"stdout_bytes": 1024, "stderr_bytes": 1024}})
+    cases = [f"{form}-{keep}-{stream}" for form in ("uesc", "ansi", "jansi", "plain")
+             for keep in (4, 11, 23) for stream in ("stdout", "stderr")]
+    for sid in cases:
+        ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    secret = "sk-live-Zq9s3cr3tv4lue77"
+    pieces = {secret[i:i + 4] for i in range(len(secret) - 3)}
+    records = ws.runs_dir / r.report["run"]["id"] / "scenarios"
+    for sid in cases:
+        hook = json.loads((records / f"{sid}.1.json").read_text())["hooks"][-1]
+        stream = sid.split("-")[-1]
+        seen = _undisguised(hook[stream])
+        assert seen.endswith("y[redacted:API_TOKEN]"), (sid, hook[stream][-80:])
+        assert not [p for p in pieces if p in seen], (sid, hook[stream][-80:])
+    seen = _undisguised(r.stdout + r.stderr + all_text(ws.runs_dir))
+    assert not [p for p in pieces if p in seen]
+
+
+def test_redactor_cut_short_finds_a_disguised_beginning():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"T": "sk-live-Zq9s3cr3t"})
+    assert red.cut_short("x \\u0073\\u006b\\u002d\\u006c") == "x [redacted:T]"
+    assert red.cut_short("x \\\\u0073\\\\u006b-l\\\\u0069\\\\u0") == "x [redacted:T]"  # JSON in JSON
+    assert red.cut_short("x s\x1b[1mk-l\x1b[0") == "x [redacted:T]"
+    assert red.cut_short("x s\\u001b[1mk-l\\u001b[0mi") == "x [redacted:T]"
+    assert red.cut_short("x sk%2Dli%7") == "x [redacted:T]"
+    # under 4 characters and under half the secret, or no secret's beginning: kept
+    assert red.cut_short("x \\u0073\\u006b\\u002d") == "x \\u0073\\u006b\\u002d"
+    assert red.cut_short("line one\\u00") == "line one\\u00"
+    assert red.cut_short("done: 100%") == "done: 100%"
+    assert red.cut_short("x \x1b[31mred\x1b[0") == "x \x1b[31mred\x1b[0"
+
