@@ -356,12 +356,26 @@ def percent_pattern(value: str) -> re.Pattern[str] | None:
     case), a space also as ``+``. URL encoders differ in what they leave as is
     (JavaScript's ``encodeURIComponent`` keeps ``!'()*``, ``encodeURI`` also
     ``&=/?:@$,;+#``, Java's ``URLEncoder`` keeps ``*`` and encodes ``~``), so
-    no one encoded form finds them all. None for a value that needs no
-    encoding, or one with bytes that are not UTF-8 (it has no URL form)."""
+    no one encoded form finds them all; JavaScript's ``escape`` writes a
+    character past U+00FF as ``%uXXXX`` (a surrogate pair for one past
+    U+FFFF) and one of U+0080 to U+00FF as ``%XX`` of its Latin-1 byte (``%E4``
+    for ``ä``). None for a value that needs no encoding, or one with bytes
+    that are not UTF-8 (it has no URL form)."""
 
     def forms(c: str) -> list[str]:
         hexed = "".join(_pct(b) for b in c.encode("utf-8"))
-        return [re.escape(c), hexed] + (["\\+"] if c == " " else [])
+        found = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
+        if c > "\x7f":  # escape()'s forms
+            units = c.encode("utf-16-be")
+            found.append(
+                "".join(
+                    "%[uU]" + _pct(units[i])[1:] + _pct(units[i + 1])[1:]
+                    for i in range(0, len(units), 2)
+                )
+            )
+            if c <= "\xff":
+                found.append(_pct(ord(c)))
+        return found
 
     return _each_character(value, forms)
 

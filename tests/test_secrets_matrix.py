@@ -2745,3 +2745,34 @@ def test_redactor_cut_short_finds_a_disguised_beginning():
     assert red.cut_short("done: 100%") == "done: 100%"
     assert red.cut_short("x \x1b[31mred\x1b[0") == "x \x1b[31mred\x1b[0"
 
+
+ESCAPER = r"""
+#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+readFileSync(0, "utf8");
+const s = process.env.API_TOKEN;
+console.log(JSON.stringify({output: "ok " + escape(s), link: "https://x/?k=" + escape(s) + "&v=1"}));
+"""
+
+
+@pytest.mark.parametrize("secret", ["pässwörd-Zq9€s3cr3t", "sk=Zq9/s3cr3t+v4l ue77", "Zq9s3cr3t-\U0001f511-key"])
+def test_a_secret_escaped_by_javascript_s_escape_is_redacted(rook_workspace, rook_cli, monkeypatch, secret):
+    """JavaScript's escape() writes a character above U+00FF as %uXXXX and one
+    of U+0080..U+00FF as %XX of its Latin-1 byte (%E4 for ä, not UTF-8's
+    %C3%A4): a non-ASCII secret so escaped reached the record whole."""
+    import shutil
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("escaper.mjs", ESCAPER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/escaper.mjs"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "ok [redacted:API_TOKEN]"
+    assert turn["evidence"]["link"] == "https://x/?k=[redacted:API_TOKEN]&v=1"
+    assert "Zq9" not in all_text(ws.runs_dir) + r.stdout + r.stderr
