@@ -2776,3 +2776,19 @@ def test_a_secret_escaped_by_javascript_s_escape_is_redacted(rook_workspace, roo
     assert turn["output"] == "ok [redacted:API_TOKEN]"
     assert turn["evidence"]["link"] == "https://x/?k=[redacted:API_TOKEN]&v=1"
     assert "Zq9" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+def test_profile_show_never_folds_a_long_secret_out_of_reach(rook_workspace, rook_cli, monkeypatch):
+    """`rook profile show` writes the hooks as YAML, which folds a long value of
+    several words over 80 columns at a space: a passphrase pasted into the file
+    as well as set in its env variable was shown folded, and so not redacted."""
+    phrase = "correct horse battery staple and a long tail of words that runs past eighty columns"
+    monkeypatch.setenv("PHRASE", phrase)
+    ws = rook_workspace
+    ws.profile({"id": "p", "env": [{"variable": "PHRASE", "purpose": "the API passphrase"}],
+                "hooks": {"execute": {"http": {"url": "https://api.example.com/chat",
+                                               "headers": {"X-Note": phrase}, "body": {"q": "{{goal}}"}}}}})
+    r = rook_cli("profile", "show", "p", "-w", str(ws.root))
+    assert r.exit_code == 0, r.stderr
+    assert "X-Note: [redacted:PHRASE]\n" in r.stdout, r.stdout
+    assert "horse" not in r.stdout + r.stderr and "eighty" not in r.stdout + r.stderr

@@ -235,7 +235,9 @@ def show_command(
     s.say(f"{p.name} (id {p.id}){marked}")
     s.say(f"file: {p.path}")
     s.say("hooks:")
-    s.say("  " + yaml.safe_dump(doc["hooks"], sort_keys=False).rstrip().replace("\n", "\n  "))
+    # never folded: a long value of several words broken at a space is no secret's form
+    hooks = yaml.safe_dump(doc["hooks"], sort_keys=False, width=float("inf"))
+    s.say("  " + hooks.rstrip().replace("\n", "\n  "))
     s.say("env:" + ("" if p.env else " none"))
     for e in doc["env"]:
         state = "set" if e["set"] else "NOT SET"
