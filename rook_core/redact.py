@@ -778,7 +778,11 @@ class Redactor:
 
     def _text(self, s: str) -> str:
         spans = self._found(s)
-        return _masked(s, spans) if spans else s
+        if not spans:
+            return s
+        if self._numbers and s.lstrip()[:1] in ("{", "["):  # JSON text: its numbers stay JSON
+            return _masked(s, spans, _json_numbers(s, spans))
+        return _masked(s, spans)
 
     def _found(self, s: str) -> list[Span]:
         """Where each secret is in ``s``, in any of its forms."""
@@ -999,8 +1003,34 @@ def _spans(s: str, forms: Iterable[tuple[str | re.Pattern[str], str]]) -> list[S
     return found
 
 
-def _masked(s: str, spans: list[Span]) -> str:
-    """``s`` with every span replaced by its marker. Spans that overlap (two
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BEFORE_VALUE = re.compile(r"[\[:,]\s*\Z")
+_AFTER_VALUE = re.compile(r"\s*[\]},]")
+
+
+def _json_numbers(s: str, spans: list[Span]) -> set[int]:
+    """Where (the start of each span) a secret stands in JSON text ``s`` as a
+    number of its own, outside any string, between ``[``, ``:`` or ``,`` and
+    ``]``, ``}`` or ``,`` (``{"account": 48213957}``): its marker is written
+    as a JSON string there, so the text stays JSON, as :meth:`Redactor.data`
+    makes such a number the marker string."""
+    found = set()
+    strings: list[tuple[int, int]] | None = None
+    for a, b, _ in spans:
+        if not _NUMBER.fullmatch(s, a, b):
+            continue
+        if not _BEFORE_VALUE.search(s, max(0, a - 64), a) or not _AFTER_VALUE.match(s, b):
+            continue
+        if strings is None:
+            strings = [m.span() for m in _JSON_STRING.finditer(s)]
+        if not any(x < a < y for x, y in strings):
+            found.add(a)
+    return found
+
+
+def _masked(s: str, spans: list[Span], quoted: set[int] | None = None) -> str:
+    """``s`` with every span replaced by its marker (in double quotes where
+    ``quoted`` holds its start: a number in JSON text). Spans that overlap (two
     secrets sharing characters: ``A_KEY`` ends with what ``B_KEY`` starts
     with) are masked as one stretch, with the marker of each secret in it
     that is not inside another: replacing one first would leave the other's
@@ -1021,7 +1051,8 @@ def _masked(s: str, spans: list[Span]) -> str:
             inside = any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in group)
             if not inside and name not in names:
                 names.append(name)
-        out += [s[at:start], *(f"{MARK}{name}]" for name in names)]
+        markers = "".join(f"{MARK}{name}]" for name in names)
+        out += [s[at:start], f'"{markers}"' if quoted and start in quoted else markers]
         at = end
     out.append(s[at:])
     return "".join(out)

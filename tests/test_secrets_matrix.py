@@ -2792,3 +2792,39 @@ def test_profile_show_never_folds_a_long_secret_out_of_reach(rook_workspace, roo
     assert r.exit_code == 0, r.stderr
     assert "X-Note: [redacted:PHRASE]\n" in r.stdout, r.stdout
     assert "horse" not in r.stdout + r.stderr and "eighty" not in r.stdout + r.stderr
+
+
+JSON_ANSWER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+pin = int(os.environ["ACCOUNT_PIN"])
+answer = {"status": "paid", "account": pin, "ids": [pin, 7], "note": f"pin {pin}", "ref": f"A{pin}"}
+print(json.dumps({"output": json.dumps(answer), "pin": pin}))
+"""
+
+
+def test_a_numeric_secret_inside_a_json_answer_leaves_it_json(rook_workspace, rook_cli, monkeypatch):
+    """An answer that is JSON text holding a numeric secret as a number
+    ({"account": 48213957}) was redacted to {"account": [redacted:ACCOUNT_PIN]},
+    no JSON any more: every json criterion on it failed with 'output is not
+    JSON', also one about another field. The marker now stands there as a JSON
+    string, as it does where Rook reads the number itself."""
+    monkeypatch.setenv("ACCOUNT_PIN", "48213957")
+    ws = rook_workspace
+    ws.script("answer.py", JSON_ANSWER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/answer.py"},
+                "env": [{"variable": "ACCOUNT_PIN", "purpose": "the account's PIN"}]})
+    ws.scenario({"id": "s", "goal": "pay", "criteria": [
+        {"json": {"path": "status", "equals": "paid"}},
+        {"json": {"path": "account", "equals": "[redacted:ACCOUNT_PIN]"}},
+        {"json": {"path": "note", "equals": "pin [redacted:ACCOUNT_PIN]"}}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.report["scenarios"][0]["criteria"]
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert json.loads(turn["output"]) == {
+        "status": "paid", "account": "[redacted:ACCOUNT_PIN]", "ids": ["[redacted:ACCOUNT_PIN]", 7],
+        "note": "pin [redacted:ACCOUNT_PIN]", "ref": "A[redacted:ACCOUNT_PIN]"}
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert json.loads(hook["stdout"])["pin"] == "[redacted:ACCOUNT_PIN]"  # the raw output too
+    assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
