@@ -305,8 +305,8 @@ def percent_decoded(value: str) -> list[str]:
     key written ``?code=Zx9%2Bq%3D%3D``, a token kept URL-encoded): decoded as
     a URL's path is (``%2B`` is ``+``) and as a form's query is (``+`` is a
     space too), as Rook shows a URL in a record or a message and an agent
-    shows what it received. Each of at least :data:`MIN_LENGTH` characters,
-    and whole UTF-8: a decoding into bytes that are not (``%FF``) stands for
+    shows what it received. Each of at least :data:`MIN_LENGTH` characters
+    but white space, and whole UTF-8: a decoding into bytes that are not (``%FF``) stands for
     no text. Nothing for a value without a percent-escape."""
     from urllib.parse import unquote, unquote_plus
 
@@ -318,7 +318,7 @@ def percent_decoded(value: str) -> list[str]:
             text = decode(value, errors="strict")
         except UnicodeDecodeError:
             continue
-        if text != value and len(text) >= MIN_LENGTH:
+        if text != value and len(text.strip()) >= MIN_LENGTH:  # never `%20%20%20%20`'s blanks
             found.append(text)
     return list(dict.fromkeys(found))
 

@@ -2828,3 +2828,14 @@ def test_a_numeric_secret_inside_a_json_answer_leaves_it_json(rook_workspace, ro
     [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
     assert json.loads(hook["stdout"])["pin"] == "[redacted:ACCOUNT_PIN]"  # the raw output too
     assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+def test_redactor_percent_decoded_forms():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"U": "https://fn.example/api?v=a+b&code=Zx9%2Bq%2F%3D%3D"})
+    assert red.text("POST https://fn.example/api?v=a+b&code=Zx9+q/== failed") == "POST [redacted:U] failed"
+    assert red.text("got https://fn.example/api?v=a b&code=Zx9+q/==") == "got [redacted:U]"
+    # a value that decodes to blanks, or to bytes that are not UTF-8, adds no decoded form
+    assert Redactor({"B": "%20%20%20%20"}).text("a    b") == "a    b"
+    assert Redactor({"F": "%FF%FEabcd"}).text("\ufffd\ufffdabcd") == "\ufffd\ufffdabcd"
