@@ -497,8 +497,14 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     as a console or a log handler breaks a word longer than its width (rich
     writing to a pipe folds at 80 columns; a handler indents the continuation
     lines): found in ``s`` with every :data:`_FOLD` taken out (never a blank
-    line: two paragraphs), each place given as the stretch of ``s`` it covers."""
+    line: two paragraphs), each place given as the stretch of ``s`` it covers.
+    A value of several words is also found with each such fold read as the
+    space it took the place of, as YAML (PyYAML's dump, at 80 columns) and
+    :mod:`textwrap` fold at a space."""
     cuts = [m.span() for m in re.finditer(_BREAKS, s) if re.fullmatch(_FOLD, m.group())]
+    spaced = [(value, name) for value, name in values if " " in value]
+    if spaced and cuts:
+        return _spans_without(s, cuts, values) + _spans_without(s, cuts, spaced, " ")
     return _spans_without(s, cuts, values)
 
 
@@ -541,11 +547,11 @@ def _styled_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
 
 
 def _spans_without(
-    s: str, cuts: list[tuple[int, int]], values: list[tuple[str, str]]
+    s: str, cuts: list[tuple[int, int]], values: list[tuple[str, str]], joiner: str = ""
 ) -> list[Span]:
     """Where each of ``values`` (value, name) is in ``s`` with the stretches
-    ``cuts`` (in order, apart) taken out, each place given as the stretch of
-    ``s`` it covers. Its module is loaded on first use: only a text with such
+    ``cuts`` (in order, apart) taken out (each replaced by ``joiner``), each
+    place given as the stretch of ``s`` it covers. Its module is loaded on first use: only a text with such
     a stretch in it, with a long secret to look for, needs it."""
     if not cuts:
         return []
@@ -559,12 +565,12 @@ def _spans_without(
         starts.append(joined)
         offsets.append(at)
         pieces.append(s[at:start])
-        joined += start - at
+        joined += start - at + len(joiner)
         at = end
     starts.append(joined)
     offsets.append(at)
     pieces.append(s[at:])
-    text = "".join(pieces)
+    text = joiner.join(pieces)
 
     def where(i: int) -> int:  # the place in s of the joined text's character i
         k = bisect.bisect_right(starts, i) - 1

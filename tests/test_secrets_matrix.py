@@ -2839,3 +2839,40 @@ def test_redactor_percent_decoded_forms():
     # a value that decodes to blanks, or to bytes that are not UTF-8, adds no decoded form
     assert Redactor({"B": "%20%20%20%20"}).text("a    b") == "a    b"
     assert Redactor({"F": "%FF%FEabcd"}).text("\ufffd\ufffdabcd") == "\ufffd\ufffdabcd"
+
+
+YAML_WRITER = r"""
+#!/usr/bin/env python3
+import json, os, sys, textwrap
+sys.stdin.read()
+phrase = os.environ["PASSPHRASE"]  # as PyYAML's dump writes it at width=60
+folded = "\n    ".join(textwrap.wrap("passphrase: " + phrase, 60))
+print(json.dumps({"output": "config:\nauth:\n  " + folded + "\n"}))
+"""
+
+
+def test_a_secret_of_several_words_folded_by_yaml_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """YAML (PyYAML's dump, 80 columns by default) folds a long value of several
+    words at a space: a line break and the next line's indent where the space
+    was. Folded so in a hook's output, a passphrase reached the record whole."""
+    phrase = "correct horse battery staple and a long tail of words past the width"
+    monkeypatch.setenv("PASSPHRASE", phrase)
+    ws = rook_workspace
+    ws.script("yamlw.py", YAML_WRITER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/yamlw.py"},
+                "env": [{"variable": "PASSPHRASE", "purpose": "the API passphrase"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "config"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "config:\nauth:\n  passphrase: [redacted:PASSPHRASE]\n"
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "horse" not in text and "width" not in text
+
+
+def test_redactor_folds_at_a_space():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"P": "correct horse battery staple"})
+    assert red.text("x correct horse\n  battery staple y") == "x [redacted:P] y"
+    assert red.text("x correct horse battery\\n    staple y") == "x [redacted:P] y"  # escaped in JSON
+    assert red.text("correct horse\n\nbattery staple") == "correct horse\n\nbattery staple"  # paragraphs
