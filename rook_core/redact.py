@@ -1028,6 +1028,10 @@ def _json_numbers(s: str, spans: list[Span]) -> set[int]:
         if not _BEFORE_VALUE.search(s, max(0, a - 64), a) or not _AFTER_VALUE.match(s, b):
             continue
         if strings is None:
+            try:  # JSON text, not a log line that begins with `[1234]`
+                json.loads(s)
+            except (ValueError, RecursionError):
+                return set()
             strings = [m.span() for m in _JSON_STRING.finditer(s)]
         if not any(x < a < y for x, y in strings):
             found.add(a)

@@ -2876,3 +2876,14 @@ def test_redactor_folds_at_a_space():
     assert red.text("x correct horse\n  battery staple y") == "x [redacted:P] y"
     assert red.text("x correct horse battery\\n    staple y") == "x [redacted:P] y"  # escaped in JSON
     assert red.text("correct horse\n\nbattery staple") == "correct horse\n\nbattery staple"  # paragraphs
+
+
+def test_redactor_numbers_in_json_text():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"PIN": "48213957"})
+    assert red.text('{"a": 48213957, "b": [48213957 ], "c": "x 48213957", "d": 148213957}') == (
+        '{"a": "[redacted:PIN]", "b": ["[redacted:PIN]" ], "c": "x [redacted:PIN]", '
+        '"d": 1[redacted:PIN]}')
+    assert red.text("[48213957] started") == "[[redacted:PIN]] started"  # no JSON: as it is
+    assert red.text('{"s": "a\\\\", "n": 48213957}') == '{"s": "a\\\\", "n": "[redacted:PIN]"}'
