@@ -787,7 +787,9 @@ class Redactor:
         if not spans:
             return s
         if self._numbers and s.lstrip()[:1] in ("{", "["):  # JSON text: its numbers stay JSON
-            return _masked(s, spans, _json_numbers(s, spans))
+            quoted = _json_numbers(s, spans)
+            if quoted is not None:
+                return _masked(quoted, self._found(quoted))
         return _masked(s, spans)
 
     def _found(self, s: str) -> list[Span]:
@@ -1014,33 +1016,48 @@ _BEFORE_VALUE = re.compile(r"[\[:,]\s*\Z")
 _AFTER_VALUE = re.compile(r"\s*[\]},]")
 
 
-def _json_numbers(s: str, spans: list[Span]) -> set[int]:
-    """Where (the start of each span) a secret stands in JSON text ``s`` as a
-    number of its own, outside any string, between ``[``, ``:`` or ``,`` and
-    ``]``, ``}`` or ``,`` (``{"account": 48213957}``): its marker is written
-    as a JSON string there, so the text stays JSON, as :meth:`Redactor.data`
-    makes such a number the marker string."""
-    found = set()
+def _json_numbers(s: str, spans: list[Span]) -> str | None:
+    """JSON text ``s`` with each number that holds a secret among its digits
+    (``{"account": 48213957}``, a timestamp ``1765020260000`` holding a PIN
+    ``2026``) in quotes, outside any string: a string once its digits are
+    ``[redacted:NAME]``, so the text stays JSON (as :meth:`Redactor.data`
+    makes a number equal to a secret the marker string); None when ``s`` is
+    not JSON, or holds no such number."""
+    tokens: set[tuple[int, int]] = set()
     strings: list[tuple[int, int]] | None = None
     for a, b, _ in spans:
-        if not _NUMBER.fullmatch(s, a, b):
+        if not all(c in _NUMBER_CHARS for c in s[a:b]):
             continue
-        if not _BEFORE_VALUE.search(s, max(0, a - 64), a) or not _AFTER_VALUE.match(s, b):
+        while a > 0 and s[a - 1] in _NUMBER_CHARS:
+            a -= 1
+        while b < len(s) and s[b] in _NUMBER_CHARS:
+            b += 1
+        if not _NUMBER.fullmatch(s, a, b) or not _AFTER_VALUE.match(s, b):
+            continue
+        if not _BEFORE_VALUE.search(s, max(0, a - 64), a):
             continue
         if strings is None:
             try:  # JSON text, not a log line that begins with `[1234]`
                 json.loads(s)
             except (ValueError, RecursionError):
-                return set()
+                return None
             strings = [m.span() for m in _JSON_STRING.finditer(s)]
         if not any(x < a < y for x, y in strings):
-            found.add(a)
-    return found
+            tokens.add((a, b))
+    if not tokens:
+        return None
+    out, at = [], 0
+    for a, b in sorted(tokens):
+        out += [s[at:a], '"', s[a:b], '"']
+        at = b
+    return "".join(out) + s[at:]
 
 
-def _masked(s: str, spans: list[Span], quoted: set[int] | None = None) -> str:
-    """``s`` with every span replaced by its marker (in double quotes where
-    ``quoted`` holds its start: a number in JSON text). Spans that overlap (two
+_NUMBER_CHARS = frozenset("0123456789-+.eE")
+
+
+def _masked(s: str, spans: list[Span]) -> str:
+    """``s`` with every span replaced by its marker. Spans that overlap (two
     secrets sharing characters: ``A_KEY`` ends with what ``B_KEY`` starts
     with) are masked as one stretch, with the marker of each secret in it
     that is not inside another: replacing one first would leave the other's
@@ -1061,8 +1078,7 @@ def _masked(s: str, spans: list[Span], quoted: set[int] | None = None) -> str:
             inside = any(c <= a and b <= d and (c, d) != (a, b) for c, d, _ in group)
             if not inside and name not in names:
                 names.append(name)
-        markers = "".join(f"{MARK}{name}]" for name in names)
-        out += [s[at:start], f'"{markers}"' if quoted and start in quoted else markers]
+        out += [s[at:start], *(f"{MARK}{name}]" for name in names)]
         at = end
     out.append(s[at:])
     return "".join(out)

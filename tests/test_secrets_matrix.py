@@ -2799,7 +2799,8 @@ JSON_ANSWER = r"""
 import json, os, sys
 sys.stdin.read()
 pin = int(os.environ["ACCOUNT_PIN"])
-answer = {"status": "paid", "account": pin, "ids": [pin, 7], "note": f"pin {pin}", "ref": f"A{pin}"}
+answer = {"status": "paid", "account": pin, "ids": [pin, 7], "note": f"pin {pin}", "ref": f"A{pin}",
+          "ts": int(f"17{pin}00")}
 print(json.dumps({"output": json.dumps(answer), "pin": pin}))
 """
 
@@ -2824,7 +2825,8 @@ def test_a_numeric_secret_inside_a_json_answer_leaves_it_json(rook_workspace, ro
     turn = r.report["scenarios"][0]["turns"][0]
     assert json.loads(turn["output"]) == {
         "status": "paid", "account": "[redacted:ACCOUNT_PIN]", "ids": ["[redacted:ACCOUNT_PIN]", 7],
-        "note": "pin [redacted:ACCOUNT_PIN]", "ref": "A[redacted:ACCOUNT_PIN]"}
+        "note": "pin [redacted:ACCOUNT_PIN]", "ref": "A[redacted:ACCOUNT_PIN]",
+        "ts": "17[redacted:ACCOUNT_PIN]00"}  # a number holding it among its digits: text too
     [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
     assert json.loads(hook["stdout"])["pin"] == "[redacted:ACCOUNT_PIN]"  # the raw output too
     assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
@@ -2884,6 +2886,9 @@ def test_redactor_numbers_in_json_text():
     red = Redactor({"PIN": "48213957"})
     assert red.text('{"a": 48213957, "b": [48213957 ], "c": "x 48213957", "d": 148213957}') == (
         '{"a": "[redacted:PIN]", "b": ["[redacted:PIN]" ], "c": "x [redacted:PIN]", '
-        '"d": 1[redacted:PIN]}')
+        '"d": "1[redacted:PIN]"}')
+    short = Redactor({"PIN": "2026"})  # a timestamp holding the PIN among its digits
+    assert short.text('{"ts": 1765020260000, "n": -2026.5}') == (
+        '{"ts": "17650[redacted:PIN]0000", "n": "-[redacted:PIN].5"}')
     assert red.text("[48213957] started") == "[[redacted:PIN]] started"  # no JSON: as it is
     assert red.text('{"s": "a\\\\", "n": 48213957}') == '{"s": "a\\\\", "n": "[redacted:PIN]"}'
