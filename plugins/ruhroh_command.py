@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rook_core.hookio import tail
+from rook_core.process import STOPPED_HELP
 
 if TYPE_CHECKING:
     from .ruhroh_connector import RunInfo, Session, TurnInput
@@ -165,9 +166,13 @@ class CommandConnector(Connector):
                 )
         elif proc.timed_out:
             result.timed_out = True
+            paused = f"; {proc.stopped_words}" if proc.was_stopped else ""
             result.failure = (
-                f"timed out after {turn.timeout:g} s; its process group was killed{stderr}"
+                f"timed out after {turn.timeout:g} s{paused}; its process group was killed" + stderr
             )
+            if proc.was_stopped:  # no setting helps (ruhroh_loop adds none then)
+                result.stopped = True
+                result.failure += f"; {STOPPED_HELP}"
         elif proc.overflow:
             cap = (
                 turn.limits.stdout_bytes if proc.overflow == "stdout" else turn.limits.stderr_bytes

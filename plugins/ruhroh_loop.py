@@ -411,7 +411,9 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             except asyncio.CancelledError as exc:  # the run interrupted: keep what they printed
                 _keep_cut_off(exc, call, results, [*labels, _label(session.iteration, attempt)])
                 raise
-            if cap is not None and result.timed_out and timeout < call.entry.timeout:
+            if result.stopped:  # stopped (SIGSTOP): no timeout helps, its failure says so
+                pass
+            elif cap is not None and result.timed_out and timeout < call.entry.timeout:
                 if attempt == 2:
                     retry_cut = (
                         f"its retry had what was left of the scenario's timeout_seconds "

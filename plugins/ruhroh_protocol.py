@@ -113,6 +113,8 @@ class IterationResult:
     stderr: str = ""
     failure: str | None = None
     timed_out: bool = False
+    stopped: bool = False
+    """Timed out while the wrapper (or a process it started) was stopped (SIGSTOP)."""
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -14,7 +14,7 @@ from typing import Any
 from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
-from rook_core.process import run_process
+from rook_core.process import STOPPED_HELP, run_process
 from rook_core.redact import current
 from rook_core.transports import (
     SCRIPT_INTERPRETERS,
@@ -255,8 +255,10 @@ async def run_script(call: Any) -> Any:
             f"{name} has Windows line endings (\\r\\n), which bash cannot run: convert "
             f"it to LF (dos2unix {argv[1]}); {result.diagnosis}"
         )
-    # which setting to raise, as http: and ruhroh: say (not for a stopped hook: no setting helps)
-    elif result.status == "timeout" and not proc.was_stopped:
+    elif result.status == "timeout" and proc.was_stopped:  # no setting helps
+        result.diagnosis += f"; {STOPPED_HELP}"
+    # which setting to raise, as http: and ruhroh: say
+    elif result.status == "timeout":
         if call.timeout < call.entry.timeout:  # a scenario's timeout_seconds caps execute
             result.diagnosis += (
                 f"; the scenario's timeout_seconds ({call.timeout:g} s) ran out first: "

@@ -592,9 +592,7 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
         result.diagnosis = f"could not start the hook: {proc.spawn_error}"
     elif proc.timed_out:
         result.status = "timeout"
-        stopped = (
-            "; it was stopped (SIGSTOP or SIGTSTP) and never continued" if proc.was_stopped else ""
-        )
+        stopped = f"; {proc.stopped_words}" if proc.was_stopped else ""
         result.diagnosis = (
             f"timed out after {call.timeout:g} s{stopped}; its process group was killed"
             + (f"; stderr: {tail(stderr, redactor=red)}" if stderr.strip() else "")

@@ -62,6 +62,12 @@ _READ_BEFORE = "rook_read_before"  # where run_process keeps a cut-off hook's ou
 STOPPED_NOTE = (
     "the hook was stopped (SIGSTOP or SIGTSTP) when its time ran out, and never continued"
 )
+STOPPED_HELP = (
+    "raising timeout_seconds will not help: a stopped process waits until something "
+    "continues it (kill -CONT), however long it is given"
+)
+"""What a timed-out hook's diagnosis says instead of "raise timeout_seconds" when
+:attr:`ProcessResult.stopped` names what was stopped."""
 
 
 @plain
@@ -77,6 +83,10 @@ class ProcessResult:
     overflow: str | None = None  # "stdout" or "stderr"
     spawn_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    """Timed out while stopped (SIGSTOP, SIGTSTP), not while working: ``"it"`` (the
+    hook), or ``"a process it started (pid N, NAME)"`` when the hook was not stopped
+    but a descendant was (a hook that waits for it waits for ever)."""
 
     @property
     def seconds(self) -> float:
@@ -84,8 +94,16 @@ class ProcessResult:
 
     @property
     def was_stopped(self) -> bool:
-        """Timed out while stopped (SIGSTOP, SIGTSTP), not while working."""
-        return STOPPED_NOTE in self.notes
+        """Timed out while it, or a process it started, was stopped (see :attr:`stopped`)."""
+        return self.stopped is not None
+
+    @property
+    def stopped_words(self) -> str:
+        """``it was stopped (SIGSTOP or SIGTSTP) and never continued`` (or the
+        descendant's), for a timed-out hook's diagnosis; ``""`` when not stopped."""
+        if self.stopped is None:
+            return ""
+        return f"{self.stopped} was stopped (SIGSTOP or SIGTSTP) and never continued"
 
 
 class _Child(Protocol):
@@ -340,7 +358,16 @@ async def _watch(
     if not await child.wait_running(deadline):
         result.timed_out = True
         if _stopped(pid):
+            result.stopped = "it"
             result.notes.append(STOPPED_NOTE)
+        else:  # the timeout's path only: one walk of /proc
+            stopped = next((p for p in procscan.descendants(pid) if _stopped(p)), None)
+            if stopped is not None:
+                result.stopped = f"a process it started (pid {stopped}, {_name(stopped)})"
+                result.notes.append(
+                    f"{result.stopped} was stopped (SIGSTOP or SIGTSTP) when the hook's time "
+                    "ran out, and never continued"
+                )
     if result.timed_out or child.overflow:
         if not result.timed_out:
             result.overflow = child.overflow
@@ -370,6 +397,15 @@ def _state(pid: int) -> bytes:
 
 
 _GONE = (b"Z", b"X")  # exited (a zombie until reaped) or no such process
+
+
+def _name(pid: int) -> str:
+    """Process ``pid``'s command name (``/proc/PID/comm``), ``?`` when unknown."""
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return fh.read().strip().decode("utf-8", "replace") or "?"
+    except OSError:
+        return "?"
 
 
 def _stopped(pid: int) -> bool:

@@ -1125,6 +1125,7 @@ def test_a_hook_stopped_by_sigstop_is_said_stopped_and_can_clean_up(rook_workspa
         "its process group was killed"
     ), hook["diagnosis"]
     assert "if the agent is this slow" not in hook["diagnosis"], hook["diagnosis"]
+    assert "raising timeout_seconds will not help" in hook["diagnosis"], hook["diagnosis"]
     assert cleaned.read_text() == "yes\n"
 
 
@@ -1146,6 +1147,28 @@ sleep 30
     hook = r.report["scenarios"][0]["hooks"][0]
     assert hook["status"] == "timeout", hook
     assert cleaned.read_text() == "yes\n"
+
+
+def test_a_hook_waiting_for_a_stopped_child_is_said_so_not_told_to_raise_its_timeout(
+    rook_workspace, rook_cli
+):
+    """A hook that waited for a process it started, which was stopped (SIGSTOP,
+    SIGTSTP), was "timed out ... raise timeout_seconds if the agent is this slow":
+    no timeout would have been enough. The diagnosis names the stopped process and
+    says raising timeout_seconds will not help."""
+    ws = rook_workspace
+    ws.script("h.sh", "#!/bin/bash\nsleep 30 &\nkill -STOP $!\nwait\n")
+    ws.profile({"id": "p", "hooks": {"execute": {"script": "scripts/h.sh", "timeout_seconds": 1}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    hook = r.report["scenarios"][0]["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    d = hook["diagnosis"]
+    assert d.startswith("timed out after 1 s; a process it started (pid "), d
+    # its name: sleep, or h.sh when the STOP came before the fork's exec
+    assert ") was stopped (SIGSTOP or SIGTSTP) and never continued; " in d, d
+    assert "raising timeout_seconds will not help" in d, d
+    assert "if the agent is this slow" not in d, d
 
 
 @pytest.mark.parametrize("run_bit", [True, False], ids=["executable", "by-extension"])

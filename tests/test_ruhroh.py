@@ -990,6 +990,33 @@ def test_a_scenarios_timeout_caps_the_whole_turn_not_each_call(rook_workspace, r
     assert rook_cli("run", "--json").statuses() == {"s": "passed"}  # each call has 300 s
 
 
+@pytest.mark.parametrize("who", ["wrapper", "child"])
+def test_a_stopped_wrapper_is_said_stopped_not_told_to_raise_its_timeout(
+    rook_workspace, rook_cli, who
+):
+    """A wrapper that was stopped (SIGSTOP, SIGTSTP), or waited for a process it
+    started that was, was "timed out ... raise timeout_seconds on the hook entry
+    (beside ruhroh:) if the agent is this slow": no timeout would have been enough."""
+    body = {
+        "wrapper": "kill -STOP $$\necho '{\"status\": \"goal_satisfied\"}'\n",
+        "child": "sleep 30 &\nkill -STOP $!\nwait\n",
+    }[who]
+    script = rook_workspace.script("w.sh", "#!/bin/bash\n" + body)
+    rook_workspace.profile(
+        {"id": "rr", "hooks": {"execute": {"ruhroh": {"command": str(script)}, "timeout_seconds": 1}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    hook = scenario_of(r)["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    d = hook["diagnosis"]
+    stopped = "it was stopped" if who == "wrapper" else "a process it started (pid "
+    assert d.startswith(f"timed out after 1 s; {stopped}"), d
+    assert "(SIGSTOP or SIGTSTP) and never continued" in d, d
+    assert "raising timeout_seconds will not help" in d, d
+    assert "if the agent is this slow" not in d, d
+
+
 def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, probe_dir):
     rook_workspace.profile(
         {
