@@ -21,6 +21,7 @@ from rook_core.judging import with_totals
 from rook_core.models import HookCall, HookResult
 from rook_core.redact import current
 from rook_core.store import read_json
+from rook_core.transports import CancelIgnored, wait_bounded
 
 from .ruhroh_connector import Session, TurnInput
 from .ruhroh_protocol import (
@@ -91,13 +92,15 @@ async def one_iteration(
     what = f"connector {conn.name!r} run_turn"
     try:
         coro = invoke(what, conn.run_turn, session, turn)
-        raw = await (coro if conn.handles_timeout else asyncio.wait_for(coro, turn.timeout))
-    except asyncio.TimeoutError:
+        raw = await (coro if conn.handles_timeout else wait_bounded(coro, turn.timeout))
+    except asyncio.TimeoutError as exc:
+        ignored = isinstance(exc, CancelIgnored)
         return IterationResult(
             started=started,
             ended=time.time(),
             timed_out=True,
-            failure=f"{what} did not finish within {turn.timeout:g} s",
+            failure=f"{what} did not finish within {turn.timeout:g} s"
+            + ("; it ignored its cancellation, so Rook closed its coroutine" if ignored else ""),
         )
     except StepError as exc:
         return IterationResult(started=started, ended=time.time(), failure=str(exc))

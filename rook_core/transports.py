@@ -10,13 +10,14 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ConfigError, HookFailed, PluginError, RookError, exception_text
 from .models import HookCall, HookResult
 from .plain import plain
 from .registry import opted_in
 
+T = TypeVar("T")
 _hook_path: ContextVar[str | None] = ContextVar("rook_hook_path", default=None)
 
 
@@ -309,6 +310,67 @@ PHASE_HOOKS = {
 }
 
 
+CANCEL_GRACE_SECONDS = 2.0
+"""How long Rook waits for a plugin's coroutine to end once it is cancelled
+(its time ran out, or the run was interrupted) before it closes it."""
+
+
+class CancelIgnored(asyncio.TimeoutError):
+    """:func:`wait_bounded`'s timeout when the awaitable also ignored its cancellation."""
+
+
+async def wait_bounded(awaitable: Awaitable[T], limit: float) -> T:
+    """``asyncio.wait_for(awaitable, limit)`` for a plugin's coroutine, except that
+    one that catches its ``CancelledError`` and goes on (which ``wait_for`` waits
+    for, however long) is waited for :data:`CANCEL_GRACE_SECONDS` at most: then
+    its coroutine is closed (``GeneratorExit`` where it waits, so its ``finally``
+    runs) and :class:`CancelIgnored` is raised. The same bound holds when the
+    caller is cancelled (an interrupted run). Costs one future more than
+    ``wait_for`` on the normal path."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), limit)
+    except asyncio.TimeoutError:
+        if task.done():  # the awaitable's own TimeoutError
+            raise
+        if not await _cancelled(task):
+            raise CancelIgnored() from None
+        raise
+    except asyncio.CancelledError:
+        await _cancelled(task)
+        raise
+
+
+_left: set[asyncio.Future[Any]] = set()  # closed coroutines whose tasks end later
+
+
+async def _cancelled(task: asyncio.Future[Any]) -> bool:
+    """Cancel ``task`` and wait for it to end; False when it ignored that for
+    :data:`CANCEL_GRACE_SECONDS` and its coroutine was closed instead."""
+    task.cancel()
+    await asyncio.wait({task}, timeout=CANCEL_GRACE_SECONDS)
+    if task.done():
+        if not task.cancelled():
+            task.exception()  # retrieved: the caller reports what matters
+        return True
+    coro = task.get_coro() if isinstance(task, asyncio.Task) else None
+    try:
+        if coro is not None:
+            coro.close()  # type: ignore[attr-defined]
+    except RuntimeError:  # it ignored GeneratorExit too: nothing more can stop it
+        pass
+    task.cancel()  # the closed coroutine's task ends at its next step, not at the run's end
+    _left.add(task)
+    task.add_done_callback(_forget)
+    return False
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    _left.discard(task)
+    if not task.cancelled():
+        task.exception()
+
+
 async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookResult:
     """Ask the plugins for the phase's hook; exactly one must answer.
 
@@ -322,13 +384,16 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
     limit = call.timeout + TIMEOUT_GRACE_SECONDS
     started, clock = time.time(), time.monotonic()
     cut: list[BaseException] = []  # the cancellation that cut the hook off, in its own task
+    ignored = ""
     try:
-        return await asyncio.wait_for(_noting_cut(_dispatch(hook, call, transports), cut), limit)
+        return await wait_bounded(_noting_cut(_dispatch(hook, call, transports), cut), limit)
+    except CancelIgnored:
+        ignored = "; it ignored its cancellation too, so Rook closed its coroutine"
     except asyncio.TimeoutError:
         if time.monotonic() - clock < limit:  # the transport's own TimeoutError: its bug
             raise
     except asyncio.CancelledError as exc:
-        # wait_for (Python 3.11) raises a cancellation of its own: what run_process or
+        # the hook's own task ended with a cancellation of its own: what run_process or
         # keep_cut_off_output kept on the hook's goes with it (hookio.cut_off_output)
         for name, value in vars(cut[-1]).items() if cut and cut[-1] is not exc else ():
             if not hasattr(exc, name):
@@ -344,7 +409,7 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
         diagnosis=(
             f"{transport_named(key, transports)} did not answer within "
             f"{call.timeout:g} s; Rook stopped waiting {TIMEOUT_GRACE_SECONDS:g} s later "
-            "(the plugin does not honour call.timeout)"
+            "(the plugin does not honour call.timeout)" + ignored
         ),
         turn=call.turn,
         transport=key,

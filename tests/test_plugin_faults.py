@@ -553,6 +553,63 @@ def test_a_transport_that_ignores_its_timeout_cannot_hang_the_run(
     assert record["hooks"][-1]["status"] == "timeout"
 
 
+DEAF = """
+import asyncio, os
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec
+
+
+async def deaf(call):
+    try:
+        while True:
+            try:
+                await asyncio.sleep(3600)  # ignores call.timeout
+            except asyncio.CancelledError:
+                pass  # and its cancellation
+    finally:
+        with open(os.environ["DEAF_FINALLY"], "w") as fh:
+            fh.write("ran")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="deaf", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return deaf(call) if call.entry.transport == "deaf" else None
+"""
+
+
+def test_a_transport_that_swallows_its_cancellation_cannot_hang_the_run(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A transport plugin that ignores ``call.timeout`` and catches the
+    ``CancelledError`` Rook sends it a grace later held its hook, and so the
+    run, for ever: ``asyncio.wait_for`` waits for the cancelled task to end. Rook
+    now waits a short grace for the cancellation, then closes the plugin's
+    coroutine (its ``finally`` runs): the hook is a ``timeout`` saying so, naming
+    the plugin, and the run ends with every record kept."""
+    from rook_core.transports import TIMEOUT_GRACE_SECONDS
+
+    done = tmp_path / "finally"
+    monkeypatch.setenv("DEAF_FINALLY", str(done))
+    rook_distribution("rook-deaf", {"deaf": "rook_deaf"}, {"rook_deaf.py": DEAF})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"deaf": {}, "timeout_seconds": 1}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.statuses() == {"s": "error"}, r.stderr
+    hook = r.report["scenarios"][0]["hooks"][-1]
+    assert hook["status"] == "timeout", hook
+    assert hook["diagnosis"] == (
+        f"transport 'deaf' (deaf (rook-deaf)) did not answer within 1 s; Rook stopped "
+        f"waiting {TIMEOUT_GRACE_SECONDS:g} s later (the plugin does not honour call.timeout); "
+        "it ignored its cancellation too, so Rook closed its coroutine"
+    )
+    assert done.read_text() == "ran"
+
+
 SHAPELESS = """
 import time
 from rook_core.hookspecs import hookimpl

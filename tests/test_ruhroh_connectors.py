@@ -86,6 +86,11 @@ class Flaky(Memory):
             raise RuntimeError("the SDK client is gone")
         if mode == "hang":
             await asyncio.sleep(30)
+        if mode == "deaf":  # swallows its cancellation: wait_for waited for it (30 s)
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                await asyncio.sleep(30)
         if mode == "runtime_failure":
             return {"status": "runtime_failure", "error": "the model refused"}
         if mode == "infra_once" and turn.attempt == 1:
@@ -320,6 +325,11 @@ def test_workspace_only_is_not_runnable_for_conversations(connectors, rook_works
     [
         ("raise", "failed", "run_turn raised RuntimeError: the SDK client is gone"),
         ("hang", "timeout", "did not finish within 1 s"),
+        (
+            "deaf",
+            "timeout",
+            "did not finish within 1 s; it ignored its cancellation, so Rook closed its coroutine",
+        ),
     ],
 )
 def test_connector_failures(mode, status, text, connectors, rook_workspace, rook_cli):
