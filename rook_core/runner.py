@@ -503,6 +503,26 @@ def _kept(engine: Engine, run_dir: Any, alone: bool) -> str:
     )
 
 
+def _task_exit(rook: Rook, name: str, exc: SystemExit) -> str:
+    """Who ended the run's loop with ``exc`` (a ``sys.exit()`` in a task a plugin
+    started): the innermost function outside asyncio and Rook, as ``module.function``,
+    named as the executor's when it is in the executor's package."""
+    where, tb = "", exc.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if not module.startswith(("asyncio", "rook_core", "concurrent", "threading")):
+            where = f"{module}.{tb.tb_frame.f_code.co_name}"
+        tb = tb.tb_next
+    executor = rook.executors.get(name)
+    home = str(getattr(executor, "__module__", None) or type(executor).__module__)
+    said = f"raised {exception_text(exc)}"
+    if where and where.split(".")[0] == home.split(".")[0]:
+        return f"executor {name!r} ({rook.executors.owner(name)}) {said} in a task it started ({where})"
+    return (
+        f"a task a plugin started ({where or 'unknown'}) {said}, which ended the run's event loop"
+    )
+
+
 async def _drive(
     rook: Rook,
     engine: Engine,
@@ -676,6 +696,11 @@ def _execute(
     try:
         process.use_fast_child_watcher()
         interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
+    except SystemExit as exc:  # sys.exit() in a task a plugin started itself: asyncio (3.11)
+        # ends its loop with it, past every await Rook makes; kept, as the executor's own is
+        invocation["executor_error"] = _task_exit(rook, request.executor, exc)
+        engine.flush_records()
+        interrupted = False
     except RookError as exc:  # after prepare (a cluster it cannot use): the run stays, named
         exc.args = (f"{exc}\n{_kept(engine, run_dir, alone=engine.fresh)}",)
         raise

@@ -2449,6 +2449,7 @@ def test_a_transport_or_observer_that_calls_sys_exit_is_named_and_the_run_goes_o
 
 
 LEAVES_EARLY = """
+import asyncio
 import sys
 
 from rook_core.hookspecs import hookimpl
@@ -2457,6 +2458,16 @@ from rook_core.hookspecs import hookimpl
 async def leave(engine, scenario_runs, concurrency, options):
     await engine.run_scenario(scenario_runs[0])
     sys.exit(0)
+
+
+async def leave_in_a_task(engine, scenario_runs, concurrency, options):
+    async def one(sr):
+        await engine.run_scenario(sr)
+        sys.exit(0)
+
+    await asyncio.gather(one(scenario_runs[0]))  # a task it started, not the one Rook awaits
+    for sr in scenario_runs[1:]:
+        await engine.run_scenario(sr)
 
 
 class Checks:
@@ -2471,6 +2482,7 @@ class Checks:
 def rook_register_executors(register):
     register("leaves-early", leave)
     register("leaves-checking", Checks())
+    register("leaves-in-a-task", leave_in_a_task)
 """
 
 
@@ -2489,6 +2501,13 @@ def test_an_executor_that_calls_sys_exit_loses_nothing_and_never_exits_0(
     assert r.statuses() == {"s1": "passed", "s2": "pending"}, r.stderr
     assert ("rook: error: executor 'leaves-early' (leaves (rook-leaves)) raised SystemExit: 0"
             in r.stderr), r.stderr
+    # in a task the executor started itself, asyncio (3.11) let it end the loop: rook
+    # run exited 0 (no --json document, s2 never run); now named, as the executor's is
+    r = rook_cli("run", "--json", "--executor", "leaves-in-a-task")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"s1": "passed", "s2": "pending"}, r.stderr
+    assert ("rook: error: executor 'leaves-in-a-task' (leaves (rook-leaves)) raised "
+            "SystemExit: 0 in a task it started (rook_leaves.one)") in r.stderr, r.stderr
     r = rook_cli("run", "--executor", "leaves-checking")
     assert r.exit_code == 2, r.stderr
     assert ("--executor leaves-checking: the executor plugin leaves (rook-leaves) could not "
