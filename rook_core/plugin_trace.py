@@ -5,7 +5,7 @@ environment, a hook's output or the evidence)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import counted
@@ -41,9 +41,18 @@ def _summary(value: Any) -> str:
     return type(value).__name__
 
 
-def trace_before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-    args = ", ".join(f"{k}={_summary(v)}" for k, v in kwargs.items())
-    trace_line(f"{hook_name}({args}) -> {counted(len(impls), 'implementation')}")
+def tracer(name_of: Callable[[object], str]) -> Callable[..., None]:
+    """pluggy's ``before`` monitor: each hook call, its arguments and the plugins it
+    reaches, each named by ``name_of`` (``ruhroh (rook-harness)``), so the one call
+    per plugin of an observer hook (``Rook.call_each``) says whose it is."""
+
+    def before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        args = ", ".join(f"{k}={_summary(v)}" for k, v in kwargs.items())
+        names = ", ".join(name_of(impl.plugin) for impl in impls)
+        said = counted(len(impls), "implementation") + (f": {names}" if names else "")
+        trace_line(f"{hook_name}({args}) -> {said}")
+
+    return before
 
 
 def trace_after(
@@ -56,4 +65,4 @@ def trace_after(
     trace_line(f"finish {hook_name} -> {_summary(outcome.get_result())}")
 
 
-__all__ = ["trace_after", "trace_before", "trace_line"]
+__all__ = ["trace_after", "trace_line", "tracer"]

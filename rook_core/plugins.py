@@ -601,8 +601,8 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             _unknown_hooks(rook) or f"a plugin implements a hook Rook does not define: {exc}"
         ) from None
     if tracing:  # its module only then
-        from .plugin_trace import trace_after, trace_before, trace_line
+        from .plugin_trace import trace_after, trace_line, tracer
 
         rook.trace = trace_line
-        pm.add_hookcall_monitoring(trace_before, trace_after)
+        pm.add_hookcall_monitoring(tracer(rook.plugin_name), trace_after)
     rook.build_registries()

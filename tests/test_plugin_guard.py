@@ -385,7 +385,16 @@ def test_rook_trace_plugins_logs_every_hook_call_without_secrets(
     assert "rook_evidence_recorded(" in text
     # counts as everywhere else in Rook: "1 implementation", "0 results", never "(s)"
     assert re.search(r"found \d+ entry points (from the cache|by scanning)", text), text
-    assert "-> 1 implementation\n" in text + "\n" and "-> [0 results]" in text, text
+    assert "-> 1 implementation: " in text and "-> [0 results]" in text, text
+    # each call names the plugins it reaches: an observer's (one line per plugin,
+    # rook_core.plugins.call_each) said only "-> 1 implementation"
+    assert re.search(
+        r"rook_transport_execute\(call=HookCall\(phase=execute, transport=script, scenario=s\.1,"
+        r" turn=1\)\) -> \d+ implementations: .*script \(rook-harness\)",
+        text,
+    ), text
+    observed = re.findall(r"rook_evidence_recorded\(.*\) -> 1 implementation: (.+)", text)
+    assert observed and all(name.endswith("(rook-harness)") for name in observed), text
     assert "(s)" not in text, text
     assert "s3cr3t-value" not in r.stderr and "s3cr3t-value" not in r.stdout
     monkeypatch.setenv("ROOK_TRACE_PLUGINS", "0")
