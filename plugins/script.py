@@ -62,7 +62,9 @@ def shebang(path: Path, head: bytes | None = None) -> tuple[str, str] | None:
 def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -> str | None:
     """Why the ``#!`` interpreter of the executable script ``path`` cannot start,
     naming it, or why a text script with no ``#!`` line cannot start at all
-    (the kernel refuses it: ``Exec format error``); ``None`` when it can. An
+    (the kernel refuses it: ``Exec format error``), or why a program cannot
+    (:func:`rook_core.execformat.cannot_start`: one for another machine, say);
+    ``None`` when it can. An
     absolute (or ``cwd``-relative) interpreter must be an executable file; for
     ``/usr/bin/env NAME`` (options and ``-S`` allowed), NAME must be on PATH."""
     head = _head(path)
@@ -86,6 +88,10 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
                     else ""
                 )
             )
+        if head is not None:  # a program (it holds NUL bytes): one for this machine?
+            from rook_core.execformat import cannot_start
+
+            return cannot_start(path, head)
         return None
     interpreter, arg = found
     if not interpreter:

@@ -604,6 +604,39 @@ def test_an_executable_text_script_the_system_cannot_start_is_refused(ws, rook_c
     refused(rook_cli("run"), ws, "scripts/plain", needle, "#!/bin/sh")
 
 
+def foreign_program() -> tuple[bytes, str]:
+    """The start of an ELF program for another machine than this one, and its name."""
+    import platform
+    import struct
+
+    machine, name = (183, "aarch64") if platform.machine() == "x86_64" else (62, "x86_64")
+    head = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8) + struct.pack("<HHI", 2, machine, 1)
+    return head + bytes(64 - len(head)) + b"\x90" * 200, name
+
+
+@pytest.mark.parametrize("kind", ["elf", "windows", "data"])
+def test_an_executable_program_the_system_cannot_start_is_refused(ws, rook_cli, kind):
+    """An ELF program for another machine (or a Windows .exe, or data) marked
+    executable ran on every scenario and failed each with 'could not start the hook:
+    Exec format error'; like a text file without #!, it is refused before anything
+    runs, saying what it is. (A binfmt_misc handler, qemu-user's say, that takes it
+    lets it run: then it is not refused.)"""
+    from rook_core.execformat import cannot_start
+
+    elf, name = foreign_program()
+    body, needle = {
+        "elf": (elf, f"it is a program for {name}, and this machine is "),
+        "windows": (b"MZ\x90\x00\x03" + bytes(58) + b"PE\0\0", "a Windows program"),
+        "data": (b"\x00\x01\x02\x03" * 64, "no program this system can start"),
+    }[kind]
+    path = ws.script("prog", "x")
+    path.write_bytes(body)
+    if cannot_start(path, body) is None:
+        pytest.skip("a binfmt_misc handler on this machine starts it")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/prog"}})
+    refused(rook_cli("run"), ws, "scripts/prog cannot start", needle)
+
+
 def test_a_hook_path_that_is_a_directory_is_named_so(ws, rook_cli):
     (ws.agent_dir / "scripts" / "tools").mkdir()
     ws.profile({"id": "p", "hooks": {"execute": "scripts/tools"}})

@@ -119,6 +119,26 @@ def test_a_hook_path_naming_a_named_pipe_says_so(rook_workspace, rook_cli):
     assert "is not a regular file" in p["message"] and p["message"] in run.stderr, p
 
 
+def test_a_program_for_another_machine_is_a_problem(rook_workspace, rook_cli):
+    """An ELF program for another machine passed rook doctor (any ELF did), and
+    then failed every scenario with 'Exec format error'."""
+    from test_core_config import foreign_program
+
+    from rook_core.execformat import cannot_start
+
+    ws = rook_workspace
+    healthy(ws)
+    body, name = foreign_program()
+    path = ws.script("prog", "x")
+    path.write_bytes(body)
+    if cannot_start(path, body) is None:
+        pytest.skip("a binfmt_misc handler on this machine starts it")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/prog"}})
+    code, findings = doctor(rook_cli, ws)
+    (p,) = [f for f in problems(findings) if f["subject"].endswith("execute")]
+    assert code == 1 and f"it is a program for {name}, and this machine is " in p["message"], p
+
+
 def test_run_bits_and_shebang_lines(rook_workspace, rook_cli, tmp_path):
     ws = rook_workspace
     healthy(ws)

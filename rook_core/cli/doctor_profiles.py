@@ -326,7 +326,21 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
     except OSError as exc:
         doctor.add(PROBLEM, where, f"{path} cannot be read: {exc.strerror}", f"chmod +r {path}")
         return
-    if head.startswith(b"\x7fELF"):
+    if head.startswith(b"\x7fELF") or b"\0" in head:  # a program: one this machine runs?
+        from ..execformat import cannot_start
+
+        try:
+            with path.open("rb") as fh:
+                problem = cannot_start(path, fh.read(1024))
+        except OSError:
+            problem = None
+        if problem:
+            doctor.add(
+                PROBLEM,
+                where,
+                f"{path} cannot start: {problem}",
+                "replace it with a build for this machine, or a script with a #! line",
+            )
         return
     if head.startswith(b"\xef\xbb\xbf#!"):  # saved as UTF-8 with a BOM: the system sees no #!
         doctor.add(
