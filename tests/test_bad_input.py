@@ -740,7 +740,40 @@ def test_output_that_cannot_be_written_after_the_run_exits_1_not_2(example):
         proc = subprocess.run([*ROOK, "run", "--json"], cwd=ws, stdout=full,
                               stderr=subprocess.PIPE, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "No space left on device" in proc.stderr
+    assert "rook: error: cannot write standard output: No space left on device" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["runs", "--json"], ["runs"], ["runs", "show", "RUN", "--json"],
+                                  ["diff", "RUN", "RUN", "--json"], ["profile", "test", "--json"],
+                                  ["plugins"]])
+def test_a_command_whose_output_cannot_be_written_names_standard_output(example, args):
+    # rook runs --json > /dev/full said "rook: error: No space left on device": no word
+    # of where; the disk that is full is standard output's
+    ws, agent = example
+    assert rook("run", cwd=ws).returncode == 0
+    run_id = next((agent / "runs").iterdir()).name
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*ROOK, *(run_id if a == "RUN" else a for a in args)], cwd=ws,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    said = "rook: error: cannot write standard output: No space left on device\n"
+    assert proc.stderr.endswith(said) and proc.stderr.count("rook: error") == 1, proc.stderr
+    assert proc.returncode == 2
+
+
+@pytest.mark.parametrize("buffered", [True, False])
+def test_diff_json_into_a_full_disk_is_never_a_silent_0(example, buffered):
+    # rook diff A B --json > /dev/full exited 0 and said nothing: its document sat in
+    # standard output's buffer until the exit, which dropped what could not be written
+    ws, agent = example
+    assert rook("run", cwd=ws).returncode == 0
+    run_id = next((agent / "runs").iterdir()).name
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED" or not buffered}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*ROOK, "diff", run_id, run_id, "--json"], cwd=ws, env=env,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.stderr == "rook: error: cannot write standard output: No space left on device\n"
+    assert proc.returncode == 2
 
 
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["-h"], ["-V"]])

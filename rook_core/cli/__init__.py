@@ -97,7 +97,11 @@ class RookGroup(click.Group):
             from ..errors import os_error_text
             from ..report import printable  # a file's ESC or U+202E quoted: shown, never obeyed
 
-            click.echo(f"rook: error: {printable(_redacted(os_error_text(exc), args))}", err=True)
+            said = os_error_text(exc)
+            if exc.filename is None and _stdout_fails(exc):  # a full disk under rook ... > FILE
+                said = f"cannot write standard output: {said}"
+                _STDOUT_FAILED.append(True)  # said once: leave() does not say it again
+            click.echo(f"rook: error: {printable(_redacted(said, args))}", err=True)
             # after a run was recorded (its output could not be written, say) the
             # run still happened: 1, never 2 ("nothing was run")
             ctx.exit(1 if ctx.meta.get(RECORDED) else 2)
@@ -108,6 +112,33 @@ class RookGroup(click.Group):
                 err=True,
             )
             ctx.exit(2)
+
+
+_STDOUT_FAILED: list[bool] = []
+"""Not empty once standard output was found unwritable and said so."""
+
+
+def _stdout_fails(exc: OSError) -> bool:
+    """Whether standard output is what ``exc``, an :class:`OSError` naming no
+    file, was about (``rook ... > FILE`` on a full disk). Rook's own files are
+    named in their errors; a write to standard output that failed leaves its
+    bytes in the buffer, so flushing again fails again, and where the stream
+    is unbuffered (``PYTHONUNBUFFERED``) the frame that wrote holds it
+    (``click.echo``'s ``file``, the ``--json`` writer's ``out``). Asked on the
+    error path only."""
+    out = sys.stdout
+    try:
+        out.flush()
+    except (OSError, ValueError):
+        return True
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    held = tb.tb_frame.f_locals.values()
+    streams = (out, getattr(out, "buffer", None))
+    return any(value is stream for value in held for stream in streams if stream is not None)
 
 
 def no_such_command(name: str, commands: list[str]) -> str:
@@ -364,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
         said = os_error_text(exc)  # no file named: the stream Click's option wrote to
         if exc.filename is None:
             said = f"cannot write standard output: {said}"
+            _STDOUT_FAILED.append(True)
         try:
             click.echo(f"rook: error: {said}", err=True)
         except OSError:  # standard error cannot be written either: nothing can be said
@@ -396,6 +428,21 @@ def leave(code: Any) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (rook ... | head): nothing to keep
-            pass
+        except (OSError, ValueError) as exc:  # a closed pipe (rook ... | head): nothing to keep
+            if stream is sys.stdout and not _reader_left(exc) and not _STDOUT_FAILED:
+                # a full disk the command did not see (its last line still buffered): never a silent 0
+                try:
+                    said = getattr(exc, "strerror", None) or exc
+                    click.echo(f"rook: error: cannot write standard output: {said}", err=True)
+                except OSError:
+                    pass
+                status = status or 2
     os._exit(status)
+
+
+def _reader_left(exc: BaseException) -> bool:
+    """Whether standard output failed because its reader left (a closed pipe, a
+    terminal hung up) rather than because it cannot be written (a full disk)."""
+    import errno
+
+    return not isinstance(exc, OSError) or exc.errno in (errno.EPIPE, errno.EIO, errno.EBADF)

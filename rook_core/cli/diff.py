@@ -73,7 +73,7 @@ def diff_command(
             warn_unmerged(path, where)
             warn_joined_since(path, where)
         if as_json:
-            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+            click.echo(json.dumps(result, ensure_ascii=False))  # flushed: a full disk is said
         else:
             ra, rb = result["a"], result["b"]
             click.echo(

@@ -165,7 +165,7 @@ def test_command(
             ],
             "kept": str(obs.run_dir) if obs.run_dir else None,  # --keep's record
         }
-        sys.stdout.write(s.redactor.text(json.dumps(doc, ensure_ascii=False)) + "\n")
+        click.echo(s.redactor.text(json.dumps(doc, ensure_ascii=False)))  # flushed, as diff's
     else:
         s.say(f"profile {profile.id} ({profile.path})")
         show_observation(obs, s.say, "test")
