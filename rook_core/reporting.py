@@ -51,6 +51,18 @@ def to_stdout(values: Iterable[str]) -> bool:
     return False
 
 
+def finish_flags(reports: Iterable[str]) -> str:
+    """`` --report FORMAT:PATH ...``: a run's reports, for the command Rook prints or
+    stores that finishes it (so a user who copies it gets them again, whole).
+    ``reports`` as given, or made absolute for a stored command; shell-quoted and
+    redacted. ``--json`` is left out: its document goes where standard output was
+    redirected (``> FILE``), which a command cannot say; the run's own
+    ``report.json`` and ``rook report ID --json`` hold it."""
+    import shlex
+
+    return scrub("".join(f" --report {shlex.quote(r)}" for r in reports))
+
+
 def is_stdout(path: str) -> bool:
     """Whether ``path`` is the file Rook's standard output is (the same device
     and inode), but never ``/dev/null``, from which nothing is read back."""

@@ -59,9 +59,11 @@ from .redact import activate as activate_redactor
 from .registry import Registry
 from .report import Spooled, exit_code, write_report
 from .reporting import (
+    STDOUT,
     back_to,
     check_definitions_kept,
     check_report_targets,
+    finish_flags,
     parse_report_options,
     report_failures,
     working_folder,
@@ -668,6 +670,11 @@ def _execute(
         judging=judging,
     )
     engine.resume += redactor.text(request.found_by)  # works as stored, from anywhere
+    outputs = [  # its reports again, their paths absolute: the stored command works from anywhere
+        redactor.text(f"{fmt}:{path if path == STDOUT else os.path.join(request.cwd or '', path)}")
+        for fmt, path in request.reports
+    ]
+    engine.resume += finish_flags(outputs)
     # first invocation: no records to look up, unless a shard joins a run merged without
     # it, whose scenario runs rook run --run ID may have finished since
     engine.fresh = not manifest["invocations"] and not late
@@ -687,6 +694,8 @@ def _execute(
     }
     if request.min_pass_rate is not None:  # the gate its report has (rook report --rebuild)
         invocation["min_pass_rate"] = request.min_pass_rate
+    if outputs:  # rook runs show's command that finishes the run writes them again
+        invocation["reports"] = outputs
     manifest["invocations"].append(invocation)
     for p in phases:
         if p not in manifest["phases"]:

@@ -201,13 +201,15 @@ def test_a_second_signal_after_the_hooks_were_cut_says_the_command_that_finishes
     _, err = proc.communicate(timeout=10)
     assert proc.returncode == 130, err
     (run_dir,) = ws.runs_dir.iterdir()
-    command = f"rook run --run {run_dir.name} -w {ws.root}"
+    command = f"rook run --run {run_dir.name} -w {ws.root} --report junit:{fifo}"
     assert f"rook: interrupted twice: exiting now; finish it with: {command}\n" in err, err
     (tmp_path / "fast-now").touch()
+    fifo.unlink()  # the report goes to a file this time
     argv = shlex.split(command)
     again = subprocess.run([*ROOK, *argv[1:], "--json"], capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["summary"]["passed"] == 1
+    assert 'failures="0"' in fifo.read_text()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
@@ -1065,3 +1067,42 @@ setInterval(() => {{}}, 50);
     notes = cut["details"].get("process", [])
     assert any(n.startswith("sent SIGTERM to process group") for n in notes), cut
     assert not any("SIGKILL" in n for n in notes), cut  # it left in its grace
+
+
+def test_the_command_that_finishes_an_interrupted_run_keeps_its_reports(slow_ws, tmp_path):
+    """An interrupted run printed `finish it with: rook run --run ID -w WS`, without
+    the run's --report flags: the run finished by copying it wrote no report, and
+    CI read an old one (--json stays out: its document goes where standard output
+    was redirected, which a command cannot say). The command printed (as typed,
+    from where Rook ran), the reason stored in the records and the one `rook runs
+    show` says (absolute paths, usable from anywhere) keep them."""
+    ws = slow_ws
+    cwd = tmp_path / "ci"
+    (cwd / "out").mkdir(parents=True)
+    proc = subprocess.Popen(
+        [*ROOK, "run", "-w", str(ws.root), "--json", "--report", "json:out/report.json",
+         "--report", "junit:it's.xml"],
+        cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(lambda: len(pids_of(ws)) == 3), proc.communicate(timeout=5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    run_id = json.loads(out)["run"]["id"]
+    typed = (f"rook run --run {run_id} -w {ws.root} --report json:out/report.json "
+             f"--report 'junit:it'\"'\"'s.xml'")
+    assert f"finish it with: {typed}\n" in err, err
+    stored = (f"rook run --run {run_id} -w {ws.root} --report json:{cwd}/out/report.json "
+              f"--report 'junit:{cwd}/it'\"'\"'s.xml'")
+    assert ws.record(run_id, "a3.1")["reason"] == f"interrupted; {stored} finishes it"
+    shown = subprocess.run([*ROOK, "runs", "show", run_id, "-w", str(ws.root)],
+                           capture_output=True, text=True, timeout=60)
+    assert f"finish it with: {stored}\n" in shown.stderr, shown.stderr
+    # the command as printed finishes the run and writes its reports whole
+    ws.fast_now.touch()
+    (cwd / "out" / "report.json").unlink()
+    again = subprocess.run([*ROOK, *shlex.split(typed)[1:], "--json"], cwd=cwd, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["summary"]["passed"] == 4
+    assert json.loads((cwd / "out" / "report.json").read_text())["summary"]["passed"] == 4
+    assert 'failures="0"' in (cwd / "it's.xml").read_text()

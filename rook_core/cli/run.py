@@ -152,7 +152,7 @@ def run_command(
         from ..plugins import plugin_output
         from ..report import SYMBOL, pending_reason, reason_text, table, undecided_warning
         from ..reportfile import print_json
-        from ..reporting import check_json_out, to_stdout
+        from ..reporting import check_json_out, finish_flags, to_stdout
         from ..runner import RunRequest, run
 
     if scheduler is not None and executor == "local":
@@ -236,6 +236,7 @@ def run_command(
             click.echo(table(report), err=to_stdout(reports))
         run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
         where = found_by(workspace, project, agent)  # so the command works as printed
+        where += finish_flags(reports)  # and writes the run's reports again, whole
         if outcome.interrupted:
             from rook_core.models import PHASES
 

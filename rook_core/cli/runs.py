@@ -374,8 +374,21 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             )
         else:
             rest = rest_of(report)
-        finish = f"rook run --run {run_id}{rest}{where}"
+        finish = f"rook run --run {run_id}{rest}{where}{_outputs(last)}"
         click.echo(f"finish it with: {finish}", err=True)
+
+
+def _outputs(invocation: Any) -> str:
+    """The ``--report`` flags ``invocation`` (of ``run.json``) was given, as stored
+    (absolute paths), for the command that finishes its run."""
+    from ..reporting import finish_flags
+
+    if not isinstance(invocation, dict):
+        return ""
+    reports = invocation.get("reports")
+    if not isinstance(reports, list) or not all(isinstance(r, str) for r in reports):
+        reports = []  # none given, or a run.json edited by hand
+    return finish_flags(reports)
 
 
 def warn_unmerged(run_path: Any, where: str = "") -> None:
