@@ -320,6 +320,33 @@ def in_the_way(path: Path, folder: str) -> str:
     return f"{path} is {kind}, not the {folder} folder; move it away" if kind else ""
 
 
+def _project_with(projects: Path, agent: str) -> str | None:
+    """The one project in ``projects`` that has ``agent`` (``--agent`` given, no
+    ``--project`` nor config.yaml's): where there are several projects, the agent
+    names its own. ``None`` where there is at most one project (it is used, as
+    ever); several with that agent, or none, are a :class:`WorkspaceError`."""
+    if agent.startswith(".") or "/" in agent or "\0" in agent:  # no agent's name: _choose says so
+        return None
+    try:
+        names = folder_names(projects)
+        if len(names) < 2:
+            return None
+        having = [n for n in names if (projects / n / "agents" / agent).is_dir()]
+    except OSError:  # a name too long to be one, a folder it may not list: _choose says so
+        return None
+    if len(having) == 1:
+        return having[0]
+    if having:
+        raise WorkspaceError(
+            f"several projects have an agent {agent!r} ({', '.join(having)}); "
+            "choose one with --project"
+        )
+    raise WorkspaceError(
+        f"agent {agent!r} not found in any project (projects: {', '.join(names)}); "
+        "give --project, or check the name"
+    )
+
+
 def select_agent(
     workspace: Path, project: str | None, agent: str | None, given: object = None
 ) -> Agent:
@@ -338,6 +365,8 @@ def select_agent(
         raise WorkspaceError(f"{what}; {where}: {fix}" if where else f"{what}; {fix}")
     config = read_config(workspace)
     source = root / "config.yaml"
+    if project is None and config.get("project") is None and agent is not None:
+        project = _project_with(root / "projects", agent)
     project_name = _choose(
         "project", "--project", project, config.get("project"), root / "projects", source
     )

@@ -1004,6 +1004,36 @@ def test_workspace_project_agent_selection(tmp_path, rook_cli, monkeypatch):
     assert r.report["run"]["agent"] == "one"
 
 
+def test_an_agent_named_without_its_project_is_found_in_the_one_project_that_has_it(
+        tmp_path, rook_cli):
+    """`rook run --agent b1` in a workspace of several projects, only one of which
+    has an agent b1, said "several projects (p1, p2, p3); choose one with
+    --project": the agent names its project. Two projects with that agent are
+    named; an agent no project has says so."""
+    from rook_core.testing import Workspace
+
+    root = tmp_path / "multi"
+    Workspace(root, "p1", "a1")
+    b = Workspace(root, "p2", "b1")
+    Workspace(root, "p3", "c1")
+    b.script("h.sh", ECHO)
+    b.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    b.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "-w", str(root), "--agent", "b1", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert (r.report["run"]["project"], r.report["run"]["agent"]) == ("p2", "b1")
+    assert rook_cli("runs", "-w", str(root), "--agent", "b1").exit_code == 0
+    r = rook_cli("run", "-w", str(root), "--agent", "zz")
+    assert r.exit_code == 2, r.stderr
+    assert "agent 'zz' not found in any project (projects: p1, p2, p3)" in r.stderr, r.stderr
+    Workspace(root, "p3", "b1")
+    r = rook_cli("run", "-w", str(root), "--agent", "b1")
+    assert r.exit_code == 2, r.stderr
+    assert "several projects have an agent 'b1' (p2, p3); choose one with --project" in r.stderr
+    r = rook_cli("run", "-w", str(root), "--agent", "b1", "--project", "p2")
+    assert r.exit_code == 0, r.stderr
+
+
 def test_a_hidden_folder_is_no_project_or_agent(ws, rook_cli):
     """A folder such as Jupyter's .ipynb_checkpoints beside the one agent (or the
     one project) made "several agents (.ipynb_checkpoints, agent)": no such name
