@@ -231,3 +231,18 @@ def test_the_run_line_shows_a_workspace_path_with_control_characters_as_escapes(
         assert done.returncode == 0, (args, done.stdout, done.stderr)
         assert f": {shown}/runs/" in done.stdout, (args, done.stdout)
         assert not raw_controls(done.stdout + done.stderr), (args, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("args", [[], ["profile"]])
+def test_a_group_alone_prints_its_help_on_standard_output_and_exits_0(tmp_path, args):
+    """`rook` or `rook profile` alone exited 0 with the help on standard output on
+    Click 8.1, and 2 with it on standard error on Click 8.2+ (NoArgsIsHelpError):
+    the same Rook behaved two ways. It is the help, as --help gives it: standard
+    output, exit 0, on every Click."""
+    proc = subprocess.run([sys.executable, "-m", "rook_core", *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    helped = subprocess.run([sys.executable, "-m", "rook_core", *args, "--help"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+    assert proc.stdout == helped.stdout
+    assert proc.stdout.startswith(f"Usage: rook {' '.join([*args, ''])}[OPTIONS] COMMAND")

@@ -165,10 +165,13 @@ def refused(ctx: click.Context, exc: click.ClickException, args: list[str]) -> N
 
     from ..known_secrets import typed_workspace, workspace_redactor
 
+    if isinstance(exc, _NO_ARGS_IS_HELP):  # `rook` or `rook profile` alone (Click 8.2+):
+        click.echo(exc.format_message())  # the help, as --help and Click 8.1 give it: exit 0
+        ctx.exit(0)
     redactor = workspace_redactor(typed_workspace(args))
-    if isinstance(exc, click.UsageError) and not isinstance(exc, _NO_ARGS_IS_HELP):
+    if isinstance(exc, click.UsageError):
         said_text = usage_error(ctx, exc, args)
-    else:  # `rook` or `rook profile` alone: the help, as Click shows it
+    else:  # another ClickException: as Click shows it
         said = io.StringIO()
         exc.show(file=said)
         said_text = said.getvalue()
@@ -178,7 +181,9 @@ def refused(ctx: click.Context, exc: click.ClickException, args: list[str]) -> N
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
-"""What Click raises for a group given no command (Click 8.2+): it shows the help."""
+"""What Click 8.2+ raises for a group given no command (help on standard error,
+exit 2; Click 8.1 printed the help and exited 0). Rook shows the help on standard
+output and exits 0 on either (docs/running.md)."""
 
 
 def usage_error(ctx: click.Context, exc: click.UsageError, args: list[str]) -> str:
