@@ -1106,3 +1106,25 @@ def test_the_command_that_finishes_an_interrupted_run_keeps_its_reports(slow_ws,
     assert json.loads(again.stdout)["summary"]["passed"] == 4
     assert json.loads((cwd / "out" / "report.json").read_text())["summary"]["passed"] == 4
     assert 'failures="0"' in (cwd / "it's.xml").read_text()
+
+
+def test_a_hook_that_signals_its_process_group_stops_only_itself(rook_workspace, rook_cli):
+    """A hook runs in a session of its own: `kill -TERM 0` in it reaches its own
+    processes, never Rook, which records that hook as killed by the signal and
+    runs the other scenarios (reliability.md#interrupts)."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        [ "$(cat)" = rude ] && kill -TERM 0
+        echo '{"output": "ok"}'
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("a1", "a2"):
+        ws.scenario({"id": sid, "goal": "rude" if sid == "a1" else "fine",
+                     "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"a1": "error", "a2": "passed"}
+    assert "signal 15" in r.report["scenarios"][0]["reason"], r.report["scenarios"][0]
+    assert "interrupted" not in r.stderr
