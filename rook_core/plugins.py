@@ -80,6 +80,8 @@ class Rook:
         installed plugin has, by switch (a misspelt name loads or disables nothing)."""
         self.installed: list[str] = []
         """The entry point names found (loaded or not)."""
+        self.distributions: list[str] = []
+        """The distributions those entry points came from, as pip names them."""
         self.trace: Any = None
         """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
         self._each: dict[str, Any] = {}  # call_each's per-plugin callers, by hook
@@ -401,6 +403,16 @@ def unknown_switch_names(names: set[str], entry_points: Iterable[Any]) -> list[s
     return sorted(n for n in names if n not in plugins and distribution_key(n) not in dists)
 
 
+def switch_hint(name: str, plugins: Iterable[str], distributions: Iterable[str]) -> str:
+    """``did you mean NAME?`` for a name of ``ROOK_LOAD_PLUGINS`` or
+    ``ROOK_DISABLE_PLUGINS`` that no plugin or distribution has, when it looks
+    like one of them (``rook-harnes``, ``reportrs``); else ``""``."""
+    from .errors import did_you_mean
+
+    close = did_you_mean(name, [*plugins, *distributions])
+    return f"did you mean {close}?" if close else ""
+
+
 def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
 
@@ -517,6 +529,9 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         seen: dict[str, str] = {}  # entry point name -> the distribution loaded under it
         found = entrypoints.discover(ENTRY_POINT_GROUP)
         rook.installed = sorted({ep.name for ep in found.entry_points})
+        rook.distributions = sorted(
+            {ep.distribution for ep in found.entry_points if ep.distribution}
+        )
         for switch, names in (("ROOK_LOAD_PLUGINS", allow), ("ROOK_DISABLE_PLUGINS", block)):
             unknown = unknown_switch_names(names or set(), found.entry_points) if names else []
             if unknown:

@@ -52,7 +52,7 @@ from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .observed import load_observed, save_observed
 from .phases import parse_phases
 from .plain import plain
-from .plugins import Rook
+from .plugins import Rook, switch_hint
 from .preflight import check_scenarios, plan_runs, resolve_entries
 from .redact import Redactor, scrub, too_short_warning
 from .redact import activate as activate_redactor
@@ -297,10 +297,15 @@ def prepare_run(
         )
     for switch, unknown in rook.unknown_named.items():  # a misspelt name (doctor names it too)
         does = "loads" if switch == "ROOK_LOAD_PLUGINS" else "disables"
+        hints = [
+            h for h in (switch_hint(n, rook.installed, rook.distributions) for n in unknown) if h
+        ]
         sys.stderr.write(
             f"rook: warning: {switch} names {', '.join(map(repr, unknown))}, which no "
-            f"installed plugin is called: it {does} nothing (installed: "
-            f"{', '.join(rook.installed)})\n"
+            f"installed plugin or distribution is called: it {does} nothing"
+            + "".join(f"; {h}" for h in hints)
+            + f" (plugins: {', '.join(rook.installed) or 'none'}; distributions: "
+            f"{', '.join(rook.distributions) or 'none'})\n"
         )
     # a value as typed (a folder of --report's PATH) may hold a secret
     with known_secrets.flags_redacted(request.workspace, request.project, request.agent):

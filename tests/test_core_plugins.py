@@ -166,6 +166,34 @@ def test_a_builtin_is_switched_off_by_name_as_any_plugin_and_the_refusal_says_so
     assert len(list(rook_workspace.runs_dir.iterdir())) == 1  # the first run only
 
 
+@pytest.mark.parametrize(("value", "hint"), [
+    ("rook-harnes", "did you mean rook-harness?"),
+    ("reportrs", "did you mean reporters?"),
+    ("nosuch", ""),
+])
+def test_a_switch_naming_nothing_says_the_distributions_too(
+        rook_workspace, rook_cli, monkeypatch, value, hint):
+    """ROOK_DISABLE_PLUGINS=rook-harnes warned 'which no installed plugin is called
+    ... (installed: author_agent, ...)': entry point names only, though a
+    distribution's name (pip's) is as good, and the one meant was not named. The
+    warning, and rook doctor's fix, list both and the name it looks like."""
+    rook_workspace.script("agent.sh", "#!/bin/sh\necho '{\"output\": \"hi\"}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    monkeypatch.setenv("ROOK_DISABLE_PLUGINS", value)
+    r = rook_cli("run")
+    assert r.exit_code == 0, r.stderr
+    (line,) = [ln for ln in r.stderr.splitlines() if "ROOK_DISABLE_PLUGINS" in ln]
+    assert line.startswith(f"rook: warning: ROOK_DISABLE_PLUGINS names {value!r}, which no "
+                           "installed plugin or distribution is called: it disables nothing"), line
+    assert "(plugins: author_agent, " in line and "; distributions: rook-harness)" in line, line
+    assert (hint in line) if hint else ("did you mean" not in line), line
+    said = rook_cli("doctor")
+    out = said.stdout + said.stderr
+    assert "or a distribution's (rook-harness)" in out, out
+    assert (hint in out) if hint else ("did you mean" not in out), out
+
+
 class Shouty(CriterionType):
     name = "shouts"
     description = "the answer is in capitals"
@@ -661,13 +689,14 @@ def test_rook_run_warns_once_of_a_misspelt_name_in_rook_disable_plugins(rook_wor
     lines = [line for line in r.stderr.splitlines() if "ROOK_DISABLE_PLUGINS" in line]
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("rook: warning: ") and "'reportrs'" in lines[0]
-    named, _, installed = lines[0].partition("(installed: ")
+    named, _, installed = lines[0].partition("(plugins: ")
+    installed = installed.partition("; distributions: ")[0]
     assert "judges" not in named  # installed, so disabled: nothing to warn of
     assert "reporters" in installed.split(", ")  # the installed names, to pick the right one
     r = rook_cli("run", env={"ROOK_DISABLE_PLUGINS": "judges"})
     assert r.exit_code == 0 and "ROOK_DISABLE_PLUGINS" not in r.stderr, r.stderr
     # the allow-list likewise: a name no plugin has loads nothing, and is said
-    every = installed.rstrip(")").split(", ")
+    every = installed.split(", ")
     r = rook_cli("run", env={"ROOK_LOAD_PLUGINS": ",".join([*every, "reportrs"])})
     assert r.exit_code == 0, r.stderr
     lines = [line for line in r.stderr.splitlines() if "ROOK_LOAD_PLUGINS" in line]

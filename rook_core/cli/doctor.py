@@ -270,19 +270,23 @@ class Doctor:
 
     def _check_switch_names(self) -> None:
         from ..entrypoints import discover
-        from ..plugins import ENTRY_POINT_GROUP, unknown_switch_names
+        from ..plugins import ENTRY_POINT_GROUP, switch_hint, unknown_switch_names
 
         # the names `rook run` sees: the same discovery, cache included
         found = discover(ENTRY_POINT_GROUP).entry_points
-        installed = {ep.name for ep in found}
+        installed = sorted({ep.name for ep in found})
+        dists = sorted({ep.distribution for ep in found if ep.distribution})
         for var in ("ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS"):
             wanted = {n.strip() for n in os.environ.get(var, "").split(",") if n.strip()}
             for name in unknown_switch_names(wanted, found):
+                hint = switch_hint(name, installed, dists)
                 self.add(
                     PROBLEM,
                     "plugins",
-                    f"{var} names {name!r}, which no installed plugin is called",
-                    f"use installed names ({', '.join(sorted(installed))}), or install it",
+                    f"{var} names {name!r}, which no installed plugin or distribution is called"
+                    + (f"; {hint}" if hint else ""),
+                    f"use a plugin's name ({', '.join(installed) or 'none'}) or a distribution's "
+                    f"({', '.join(dists) or 'none'}), or install it",
                 )
 
 
