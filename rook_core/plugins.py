@@ -413,6 +413,27 @@ def switch_hint(name: str, plugins: Iterable[str], distributions: Iterable[str])
     return f"did you mean {close}?" if close else ""
 
 
+def switch_warnings(rook: Rook) -> list[str]:
+    """The ``rook: warning: ...`` lines (one per switch) for each name of
+    ``ROOK_LOAD_PLUGINS`` or ``ROOK_DISABLE_PLUGINS`` that no installed plugin or
+    distribution has: ``rook run`` and ``rook plugins`` write them to standard
+    error (``rook doctor`` names each as a problem)."""
+    lines = []
+    for switch, unknown in rook.unknown_named.items():
+        does = "loads" if switch == "ROOK_LOAD_PLUGINS" else "disables"
+        hints = [
+            h for h in (switch_hint(n, rook.installed, rook.distributions) for n in unknown) if h
+        ]
+        lines.append(
+            f"rook: warning: {switch} names {', '.join(map(repr, unknown))}, which no "
+            f"installed plugin or distribution is called: it {does} nothing"
+            + "".join(f"; {h}" for h in hints)
+            + f" (plugins: {', '.join(rook.installed) or 'none'}; distributions: "
+            f"{', '.join(rook.distributions) or 'none'})"
+        )
+    return lines
+
+
 def _hook_names(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     return sorted(c.name for c in (pm.get_hookcallers(plugin) or []))
 

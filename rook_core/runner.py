@@ -52,7 +52,7 @@ from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .observed import load_observed, save_observed
 from .phases import parse_phases
 from .plain import plain
-from .plugins import Rook, switch_hint
+from .plugins import Rook, switch_warnings
 from .preflight import check_scenarios, plan_runs, resolve_entries
 from .redact import Redactor, scrub, too_short_warning
 from .redact import activate as activate_redactor
@@ -295,18 +295,8 @@ def prepare_run(
             f"rook: warning: plugin {f.name} ({f.distribution or 'unknown distribution'}) "
             f"failed to load: {failed.text(f.error) if failed else f.error}\n"
         )
-    for switch, unknown in rook.unknown_named.items():  # a misspelt name (doctor names it too)
-        does = "loads" if switch == "ROOK_LOAD_PLUGINS" else "disables"
-        hints = [
-            h for h in (switch_hint(n, rook.installed, rook.distributions) for n in unknown) if h
-        ]
-        sys.stderr.write(
-            f"rook: warning: {switch} names {', '.join(map(repr, unknown))}, which no "
-            f"installed plugin or distribution is called: it {does} nothing"
-            + "".join(f"; {h}" for h in hints)
-            + f" (plugins: {', '.join(rook.installed) or 'none'}; distributions: "
-            f"{', '.join(rook.distributions) or 'none'})\n"
-        )
+    for line in switch_warnings(rook):  # a misspelt name (doctor names it too)
+        sys.stderr.write(line + "\n")
     # a value as typed (a folder of --report's PATH) may hold a secret
     with known_secrets.flags_redacted(request.workspace, request.project, request.agent):
         phases = parse_phases(request.phases)

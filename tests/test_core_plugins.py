@@ -194,6 +194,32 @@ def test_a_switch_naming_nothing_says_the_distributions_too(
     assert (hint in out) if hint else ("did you mean" not in out), out
 
 
+@pytest.mark.parametrize("switch", ["ROOK_LOAD_PLUGINS", "ROOK_DISABLE_PLUGINS"])
+def test_rook_plugins_warns_of_a_switch_naming_nothing_as_rook_run_does(
+        rook_workspace, rook_cli, switch):
+    """`ROOK_LOAD_PLUGINS=nosuch rook plugins` showed the table (an empty one) with
+    no word: only rook run and rook doctor said the name matches nothing. rook
+    plugins, the command an operator runs to see what the switches did, now
+    warns with rook run's very line, on standard error (--json's document stays
+    one JSON document on standard output)."""
+    rook_workspace.script("agent.sh", "#!/bin/sh\necho '{\"output\": \"hi\"}'\n")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    env = {switch: "nosuch" if switch == "ROOK_LOAD_PLUGINS" else "reportrs"}
+    warning = f"rook: warning: {switch} names "
+    ran = rook_cli("run", env=env)  # (refused when nothing loads: the line comes first)
+    (said_by_run,) = [ln for ln in ran.stderr.splitlines() if ln.startswith(warning)]
+    for args in (("plugins",), ("plugins", "--json")):
+        r = rook_cli(*args, env=env)
+        assert r.exit_code == 0, r.stderr
+        assert [ln for ln in r.stderr.splitlines() if switch in ln] == [said_by_run], r.stderr
+        assert switch not in r.stdout
+    assert "did you mean reporters?" in said_by_run or switch == "ROOK_LOAD_PLUGINS"
+    json.loads(rook_cli("plugins", "--json", env=env).stdout)  # still one document
+    quiet = rook_cli("plugins", env={switch: "rook-harness"})  # a distribution's name
+    assert switch not in quiet.stderr, quiet.stderr
+
+
 class Shouty(CriterionType):
     name = "shouts"
     description = "the answer is in capitals"

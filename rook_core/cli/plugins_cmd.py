@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..plugins import Rook
 
 
 @click.command("plugins")
@@ -66,6 +70,7 @@ def plugins_command(as_json: bool) -> None:
         }
         click.echo(json.dumps(doc, indent=2))
         _say_failures(failures)  # a script keeping the document still sees them
+        _say_switches(rook)
         return
     rows = [[i.name, i.distribution, i.version, "\n".join(i.hooks)] for i in rook.infos]
     click.echo(
@@ -84,6 +89,7 @@ def plugins_command(as_json: bool) -> None:
             shown += "  " if shown else ""  # none: its plugin where the descriptions are
             click.echo(f"  {name:<{width}}  {shown}· {registry.owner(name)}")
     _say_failures(failures)
+    _say_switches(rook)
 
 
 def _say_failures(failures: list[dict[str, str]]) -> None:
@@ -93,3 +99,10 @@ def _say_failures(failures: list[dict[str, str]]) -> None:
             f"failed to load: {f['error']}",
             err=True,
         )
+
+
+def _say_switches(rook: Rook) -> None:
+    from ..plugins import switch_warnings
+
+    for line in switch_warnings(rook):  # a name no plugin has: rook run's very line
+        click.echo(line, err=True)
