@@ -223,6 +223,59 @@ USAGE_MAX = 10**15
 small enough that every sum and comparison of them stays a finite float."""
 
 
+class Pairs(list):  # type: ignore[type-arg]
+    """A JSON object's members in order, duplicates kept (see :func:`members`)."""
+
+
+def members(text: str) -> Any:
+    """``text`` parsed as JSON with every object a :class:`Pairs` of its members,
+    a key given twice kept twice (a plain parse keeps the last); ``None`` when
+    ``text`` is no JSON."""
+    try:
+        return json.loads(text, object_pairs_hook=Pairs)
+    except (ValueError, RecursionError):
+        return None
+
+
+def repeated_members(pairs: Any, keys: tuple[str, ...]) -> list[str]:
+    """Those of ``keys`` that the object ``pairs`` (a :class:`Pairs`) gives more than once."""
+    if not isinstance(pairs, Pairs):
+        return []
+    given = [k for k, _ in pairs]
+    return [k for k in keys if given.count(k) > 1]
+
+
+def last_member(pairs: Any, key: str) -> Any:
+    """The value a plain parse keeps for ``key`` of the object ``pairs``: its last."""
+    if not isinstance(pairs, Pairs):
+        return None
+    return next((v for k, v in reversed(pairs) if k == key), None)
+
+
+CONTRACT_KEYS = (*KNOWN_FIELDS, "status", "workspace")
+"""The keys of a hook's JSON object that Rook reads (``status``: a Ruhroh
+status criterion's; ``workspace``: file and command criteria's); the rest is
+kept as evidence as it is."""
+
+
+def repeated_contract_keys(stdout: str) -> list[str]:
+    """The keys the contract reads that a hook's JSON object on ``stdout`` gives
+    more than once (``output``, ``usage.input``, ``calls[0].name``): Rook reads
+    the last, another JSON reader the first. For ``rook profile test``, once per
+    command; a run never calls it."""
+    text = stdout.strip()
+    if text.startswith("\ufeff"):
+        text = text[1:].lstrip()
+    value = members(text)
+    found = repeated_members(value, CONTRACT_KEYS)
+    found += [f"usage.{k}" for k in repeated_members(last_member(value, "usage"), TOKEN_COUNTS)]
+    calls = last_member(value, "calls")
+    if isinstance(calls, list) and not isinstance(calls, Pairs):
+        for i, call in enumerate(calls):
+            found += [f"calls[{i}].{k}" for k in repeated_members(call, ("name", "arguments"))]
+    return found
+
+
 def json_kind(value: Any) -> str:
     """What a parsed JSON ``value`` is, in JSON's words (``an array``, ``null``),
     for a message to a hook's author, who may never have written Python."""

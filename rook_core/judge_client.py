@@ -131,25 +131,15 @@ def _got(value: dict[str, Any], key: str) -> str:
     return current().head(json.dumps(value[key], ensure_ascii=False), 80, "...")
 
 
-class _Pairs(list):  # type: ignore[type-arg]
-    """A JSON object's members in order, duplicates kept."""
-
-
 def repeated_keys(text: str, inside: str | None = None) -> list[str]:
     """The verdict's keys (``pass``, ``reason``, ``score``) that the JSON object
     in ``text`` (or its member ``inside``) gives more than once. A decoder keeps
     the last of them, another the first: ``{"pass": false, "pass": true}`` is
     not a verdict."""
-    try:
-        value = json.loads(text, object_pairs_hook=_Pairs)
-    except (ValueError, RecursionError):
-        return []
-    if inside is not None and isinstance(value, _Pairs):
-        value = next((v for k, v in reversed(value) if k == inside), None)
-    if not isinstance(value, _Pairs):
-        return []
-    keys = [k for k, _ in value]
-    return [k for k in VERDICT_KEYS if keys.count(k) > 1]
+    value = hookio.members(text)
+    if inside is not None:
+        value = hookio.last_member(value, inside)
+    return hookio.repeated_members(value, VERDICT_KEYS)
 
 
 def _repeated_problem(keys: list[str]) -> str:

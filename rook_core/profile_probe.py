@@ -26,6 +26,7 @@ from typing import Any
 from . import process, procscan
 from .engine import Engine
 from .errors import ConfigError, HookFailed
+from .hookio import repeated_contract_keys
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
@@ -81,7 +82,8 @@ class Observation:
     handle: str | None = None
     kills: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    """What ``rook run`` would warn of (the scenario record's ``warnings``)."""
+    """What ``rook run`` would warn of (the scenario record's ``warnings``), then
+    what only the probe checks (a key the contract reads given twice)."""
 
     @property
     def evidence_complete(self) -> bool:
@@ -382,6 +384,7 @@ def probe(
         obs.hooks = ([prepare] if isinstance(prepare, dict) else []) + list(record.get("hooks", []))
         obs.turns = list(record.get("turns", []))
         obs.warnings = [str(w) for w in record.get("warnings") or []]
+        obs.warnings += repeated_keys_warnings(obs.hooks, len(texts))
         obs.observed = {k: bool(v) for k, v in (record.get("observed") or {}).items() if v}
         if obs.observed.get("multi_turn"):  # else no hook returned one (a transport's own)
             obs.handle = record.get("conversation")
@@ -392,6 +395,26 @@ def probe(
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
     return obs
+
+
+def repeated_keys_warnings(hooks: list[dict[str, Any]], turns: int = 1) -> list[str]:
+    """A warning for each hook whose JSON object gives a key the contract reads
+    more than once (``{"output": "ok", "output": "no"}``). Checked here, once
+    per command, and not in a run: its scenarios pay nothing for it."""
+    said = []
+    for hook in hooks:
+        repeated = repeated_contract_keys(str(hook.get("stdout") or ""))
+        if not repeated:
+            continue
+        who = str(hook.get("phase") or "a hook")
+        if who == "execute" and turns > 1 and hook.get("turn"):
+            who += f" (turn {hook['turn']})"
+        shown = ", ".join(f'"{k}"' for k in repeated)
+        said.append(
+            f"{who} printed a JSON object that gives {shown} more than once: Rook reads the "
+            "last value, another JSON reader may read the first; print each key once"
+        )
+    return list(dict.fromkeys(said))
 
 
 def _conclude(obs: Observation, record: dict[str, Any], engine: Engine, headers: list[str]) -> None:

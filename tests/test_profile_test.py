@@ -159,6 +159,50 @@ def test_an_optimistic_usage_or_calls_names_what_the_api_called_them(
     assert said in r.stdout, r.stdout
 
 
+def test_a_hook_repeating_a_key_the_contract_reads_is_named(rook_workspace, rook_cli):
+    """A hook printing {"output": "ok", "output": "no"} was judged on the last value
+    with no word (another JSON reader takes the first). rook profile test (not
+    every scenario of a run) names each key the contract reads that an object
+    repeats, in any phase, nested in usage and calls too, as a warning."""
+    ws = rook_workspace
+    ws.script(
+        "agent.sh",
+        """
+        #!/bin/bash
+        case "$1" in
+          open) echo '{"conversation": "c1", "conversation": "c2", "note": 1, "note": 2}' ;;
+          execute) cat >/dev/null
+            echo '{"output": "ok", "output": "no", "usage": {"input": 1, "input": 2},'\
+                 ' "calls": [{"name": "a", "name": "b"}], "extra": 1, "extra": 2}' ;;
+          collect) echo '{"status": "goal_satisfied", "status": "cannot_satisfy"}' ;;
+        esac
+    """,
+    )
+    hooks = {p: "scripts/agent.sh" for p in ("open", "execute", "collect")}
+    ws.profile({"id": "p", "hooks": hooks,
+                "capabilities": {"multi_turn": True, "usage": True, "calls": True}})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout  # it works: Rook reads the last value, and says so
+    warned = [ln.strip() for ln in r.stdout.splitlines() if "more than once" in ln]
+    assert warned == [
+        'warning: open printed a JSON object that gives "conversation" more than once: '
+        "Rook reads the last value, another JSON reader may read the first; print each "
+        "key once",
+        'warning: execute printed a JSON object that gives "output", "usage.input", '
+        '"calls[0].name" more than once: Rook reads the last value, another JSON reader '
+        "may read the first; print each key once",
+        'warning: collect printed a JSON object that gives "status" more than once: '
+        "Rook reads the last value, another JSON reader may read the first; print each "
+        "key once",
+    ], r.stdout
+    doc = json.loads(profile_test(rook_cli, ws, "--json").stdout)
+    assert sum("more than once" in w for w in doc["test"]["warnings"]) == 3, doc
+    # a run says nothing of it: the check is the profile test's, not each scenario's
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "no"}]})
+    ran = rook_cli("run", "--workspace", str(ws.root))
+    assert ran.exit_code == 0 and "more than once" not in ran.stdout + ran.stderr
+
+
 def test_update_keeps_comments(rook_workspace, rook_cli):
     ws = rook_workspace
     write(ws, {})

@@ -93,7 +93,7 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
         for ref in obs.missing:
             empty = " (set, but empty)" if ref.get("empty") else ""
             say(f"    {ref['variable']}: {ref['purpose']}{empty}")
-    for warning in obs.warnings:  # what rook run warns of, said here too
+    for warning in obs.warnings:  # what rook run warns of, and what only a test checks
         if not obs.ok and warning == obs.diagnosis:  # a failed close: said once
             continue
         say(f"  warning: {printable(warning)}")
