@@ -25,9 +25,12 @@ import hashlib
 import io
 import os
 import shutil
+import signal
 import tarfile
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -508,6 +511,23 @@ def _event(worker: Any, topic: str, msg: dict[str, Any]) -> None:
         pass
 
 
+@contextmanager
+def _no_signal_blocked() -> Iterator[None]:
+    """No signal blocked in this thread while it runs a scenario: the hooks it
+    starts inherit its signal mask, and a Dask worker's threads may hold signals
+    blocked (SIGINT while Rook's LocalCluster started, SIGTERM while
+    multiprocessing started a helper), so that a hook there could not be
+    stopped by them. A hook gets SIGINT and SIGTERM as in a local run."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def run_on_worker(
     job: WorkerJob,
     sr: Any,
@@ -583,7 +603,8 @@ def run_on_worker(
     engine.observe = observe
     interrupted = False
     try:
-        asyncio.run(_compute(engine, sr, record, todo, job.topic))
+        with _no_signal_blocked():
+            asyncio.run(_compute(engine, sr, record, todo, job.topic))
     except asyncio.CancelledError:
         interrupted = True
     state = None

@@ -764,7 +764,10 @@ def test_infra_failure_twice_is_an_infrastructure_error(
     assert "— failed</title>" in html.read_text()
     # untested, so a resume tries it again, from the start; the failed attempt is kept
     run_id = r.report["run"]["id"]
-    assert f"rook run --run {run_id} -w {rook_workspace.root} tries it again" in s["reason"]
+    assert (
+        f"rook run --run {run_id} -w {rook_workspace.root} --report junit:{junit} tries it again"
+        in s["reason"]
+    )
     ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "full"})
     again = rook_cli("run", "--json", "--run", run_id)
     assert again.statuses() == {"s": "failed", "fine": "passed"}  # tested now: judged
