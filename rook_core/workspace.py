@@ -341,6 +341,12 @@ def _project_with(projects: Path, agent: str) -> str | None:
             f"several projects have an agent {agent!r} ({', '.join(having)}); "
             "choose one with --project"
         )
+    for name in names:  # listed by ls (a file, a link to nothing), so never "not found"
+        what = _not_a_folder(projects / name / "agents", agent)
+        if what:
+            raise WorkspaceError(
+                f"{projects / name / 'agents' / agent}: {what}; an agent is a folder"
+            )
     raise WorkspaceError(
         f"agent {agent!r} not found in any project (projects: {', '.join(names)}); "
         "give --project, or check the name"

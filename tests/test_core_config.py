@@ -1034,6 +1034,27 @@ def test_an_agent_named_without_its_project_is_found_in_the_one_project_that_has
     assert r.exit_code == 0, r.stderr
 
 
+def test_a_file_named_like_the_agent_in_one_of_several_projects_is_named_never_not_found(
+        tmp_path, rook_cli):
+    """`rook run --agent b1` in a workspace of several projects, where b1 is a
+    file (or a link to nothing) in one project's agents folder and no folder
+    anywhere, said "agent 'b1' not found in any project", though ls lists it
+    there: as with --project, what stands there is named."""
+    from rook_core.testing import Workspace
+
+    root = tmp_path / "multi"
+    a = Workspace(root, "p1", "a1")
+    Workspace(root, "p2", "c1")
+    (a.agent_dir.parent / "b1").write_text("not an agent\n")
+    r = rook_cli("run", "-w", str(root), "--agent", "b1")
+    assert r.exit_code == 2, r.stderr
+    assert f"{a.agent_dir.parent / 'b1'}: a file, not a folder; an agent is a folder" in r.stderr
+    (a.agent_dir.parent / "b2").symlink_to(root / "nowhere")
+    r = rook_cli("run", "-w", str(root), "--agent", "b2")
+    assert r.exit_code == 2, r.stderr
+    assert f"{a.agent_dir.parent / 'b2'}: a symbolic link to {root / 'nowhere'}" in r.stderr
+
+
 def test_a_hidden_folder_is_no_project_or_agent(ws, rook_cli):
     """A folder such as Jupyter's .ipynb_checkpoints beside the one agent (or the
     one project) made "several agents (.ipynb_checkpoints, agent)": no such name
