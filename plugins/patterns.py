@@ -22,13 +22,19 @@ FULLCASE = 16384  # regex.FULLCASE: with IGNORECASE, Unicode's full case folding
 def compile_pattern(pattern: str, flags: int = 0) -> Any:
     """``pattern`` compiled; a :class:`ValueError` saying why it is not one.
 
-    Always with :data:`FULLCASE`, which only a pattern ignoring case (``(?i)``,
-    or :data:`IGNORECASE` in ``flags``) feels: then Unicode's full case folding,
-    as ``contains`` compares (``(?i)straße`` matches ``STRASSE``)."""
+    A pattern that ignores case throughout (``(?i)``, or :data:`IGNORECASE` in
+    ``flags``) gets :data:`FULLCASE`: Unicode's full case folding, as
+    ``contains`` compares (``(?i)straße`` matches ``STRASSE``). A part alone
+    (``(?i:...)``) keeps the simple folding: regex's full folding there,
+    without a global ``(?i)``, breaks a part that begins with a letter folding
+    to two (``(?i:ß)`` no longer matched ``ß``)."""
     import regex
 
     try:
-        return regex.compile(pattern, flags | FULLCASE)
+        compiled = regex.compile(pattern, flags)
+        if compiled.flags & IGNORECASE:  # regex's cache: the second compile costs little
+            compiled = regex.compile(pattern, flags | FULLCASE)
+        return compiled
     except regex.error as exc:
         raise ValueError(f"not a valid regular expression: {exc}") from None
 

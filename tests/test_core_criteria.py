@@ -520,6 +520,12 @@ UNICODE_CASES = [
     ({"not_matches": "(?i)STRASSE"}, "die Stra\u00dfe", "failed"),
     ({"matches": "stra\u00dfe"}, "die STRASSE", "failed"),  # case counts without (?i)
     ({"matches": "(?i)istanbul"}, "\u0130STANBUL", "passed"),
+    # regex's FULLCASE without a global (?i) broke a part (?i:...) that begins
+    # with a letter folding to two (ß, ΐ): it no longer matched that letter itself
+    ({"matches": "(?i:\u00df)"}, "Stra\u00dfe", "passed"),
+    ({"matches": "^(?i:\u00dfa)x"}, "\u00dfax", "passed"),
+    ({"not_matches": "(?i:\u00df)"}, "Stra\u00dfe", "failed"),
+    ({"matches": "(?i:\u0390)"}, "\u0390", "passed"),
 ]
 
 
