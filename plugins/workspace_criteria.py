@@ -241,8 +241,8 @@ class File(CriterionType):
 
 
 def _decoded(data: bytes, cut: bool) -> tuple[str, str | None]:
-    """A file's text: UTF-8, or UTF-16 or UTF-8 after a byte order mark (what
-    PowerShell and Notepad write), or UTF-16 without one (:func:`_utf16`); and
+    """A file's text: UTF-8, or UTF-16, UTF-32 or UTF-8 after a byte order mark
+    (what PowerShell and Notepad write), or UTF-16 without one (:func:`_utf16`); and
     where it is no such text (``None`` when all of it is: ``not UTF-8 text (byte
     0xe9 at offset 3)``, ``not text (a NUL byte at offset 0 ...)``), its
     undecodable bytes then replaced. A character the read limit (``cut``) split
@@ -252,6 +252,8 @@ def _decoded(data: bytes, cut: bool) -> tuple[str, str | None]:
     encoding = "utf-8"
     if data.startswith(codecs.BOM_UTF8):
         encoding = "utf-8-sig"
+    elif data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16's: FF FE
+        encoding = "utf-32"
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         encoding = "utf-16"
     elif b"\0" in data:  # UTF-8 text holds no NUL: UTF-16 without a mark, or no text
@@ -265,7 +267,7 @@ def _decoded(data: bytes, cut: bool) -> tuple[str, str | None]:
     try:
         return codecs.getincrementaldecoder(encoding)().decode(data, final=not cut), None
     except UnicodeDecodeError as exc:
-        name = "UTF-8" if encoding.startswith("utf-8") else "UTF-16"
+        name = "UTF-8" if encoding.startswith("utf-8") else encoding.upper()
         where = f"byte {data[exc.start]:#04x} at offset {exc.start}"
         return data.decode(encoding, errors="replace"), f"not {name} text ({where})"
 

@@ -508,3 +508,21 @@ def test_a_utf16_file_without_a_byte_order_mark_is_read_as_utf16(rook_workspace,
     assert "is not text (a NUL byte at offset 0" in got[4][1], got[4][1]
     assert "is not text (a NUL byte at offset 10" in got[5][1], got[5][1]
     assert "a binary file cannot be checked for text" in got[4][1], got[4][1]
+
+
+def test_a_utf32_file_with_a_byte_order_mark_is_read_as_utf32(rook_workspace, rook_cli):
+    """UTF-32 with its byte order mark (Python's utf-32, PowerShell's -Encoding
+    utf32) begins with UTF-16's little-endian mark: it was read as UTF-16, a NUL
+    between the letters, so not_contains 'summary' passed on a file holding
+    'Summary' and contains failed."""
+    coder(rook_workspace, {"criteria": [
+        {"file": {"path": "le.txt", "not_contains": "summary"}},
+        {"file": {"path": "le.txt", "contains": "summary"}},
+        {"file": {"path": "be.txt", "matches": "(?m)^## Summary$"}},
+    ]})
+    project = rook_workspace.root / "project"
+    (project / "le.txt").write_bytes("## Summary\nAll good\n".encode("utf-32"))
+    (project / "be.txt").write_bytes(b"\0\0\xfe\xff" + "## Summary\n".encode("utf-32-be"))
+    r = rook_cli("run", "--json")
+    got = verdicts(r)
+    assert [status for status, _ in got] == ["failed", "passed", "passed"], got
