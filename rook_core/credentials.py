@@ -127,8 +127,16 @@ _SAMPLE = re.compile(
 
 def sample_placeholder(value: Any) -> bool:
     """A documentation's stand-in for a credential, not one: ``{api_key}`` (Dify's
-    docs), ``<your-api-key>``, ``[TOKEN]``, ``YOUR_API_KEY``, ``API_KEY``."""
-    return isinstance(value, str) and _SAMPLE.fullmatch(value.strip()) is not None
+    docs), ``<your-api-key>``, ``[TOKEN]``, ``YOUR_API_KEY``, ``API_KEY``. Capitals
+    and underscores with a part of 4 digits or more (``PROD_9F8A7C6B...``,
+    ``ADMIN_PASS_2024``) are a value: a placeholder's parts are words."""
+    if not isinstance(value, str) or _SAMPLE.fullmatch(value.strip()) is None:
+        return False
+    return _CAPITALS_WITH_DIGITS.fullmatch(value.strip()) is None
+
+
+_CAPITALS_WITH_DIGITS = re.compile(r"(?!YOUR_)[A-Z0-9_]*_[A-Z]*(?:\d[A-Z]*){4}[A-Z0-9_]*")
+"""Capitals and underscores, a part holding 4 digits or more: a value's, no word's."""
 
 
 def placeholder(value: Any) -> bool:

@@ -158,6 +158,23 @@ def test_a_documentation_placeholder_for_the_token_is_no_value_to_test_with(
     assert r.exit_code == 0, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize("token", ["PROD_9F8A7C6B5D4E3F2A1B0C", "ADMIN_PASS_2024"])
+def test_a_real_token_in_capitals_and_underscores_is_a_value_not_a_placeholder(
+    rook_workspace, rook_cli, authoring_server, token
+):
+    """A token of capitals, digits and underscores (an internal API's
+    PROD_9F8A..., a password ADMIN_PASS_2024) was taken for a documentation's
+    stand-in (YOUR_API_KEY): the value pasted was dropped and the test stopped,
+    'not set: AGENT_API_TOKEN'. A part of 4 digits or more is no word: it is the
+    value, used for the test."""
+    ws = rook_workspace
+    authoring_server.api_key = token
+    r = add(rook_cli, ws, "internal", input=chat_curl(authoring_server))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "used for this test only" in r.stdout, r.stdout
+    assert_nowhere(ws, token)
+
+
 @pytest.mark.parametrize(
     "data, query",
     [
