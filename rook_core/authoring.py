@@ -233,6 +233,16 @@ class Secrets:
         self.profile = ""  # the new profile's id: names a secret whose variable is taken
         self.renamed: dict[str, str] = {}  # variable -> the taken one it was named instead of
 
+    def _elsewhere(self, name: str, purpose: str, value: str | None) -> bool:
+        """Whether ``name`` is another service's: other profiles of the agent declare
+        it (:attr:`taken`), each for another origin than ``purpose``'s, and it is
+        not set to ``value`` now."""
+        if name not in self.taken:
+            return False
+        others = [origin(p) for _, p in self.taken[name]]
+        same = bool(value) and os.environ.get(name) == value
+        return all(others) and origin(purpose) not in others and not same
+
     def add(
         self, what: str, purpose: str, value: str | None = None, variable: str | None = None
     ) -> str:
@@ -264,11 +274,11 @@ class Secrets:
             # another profile's variable, for another service (its purpose names another
             # origin): reused only for the very value it is set to, else named after this
             # profile; for the same service it is the same secret
-            others = [origin(p) for _, p in self.taken[base]]
-            same = bool(value) and os.environ.get(base) == value
-            if all(others) and origin(purpose) not in others and not same:
+            if self._elsewhere(base, purpose, value):
                 own = re.sub(r"[^A-Z0-9]+", "_", self.profile.upper()).strip("_")
-                taken, base = base, f"{self.prefix}_{own}_{kind}"
+                taken, base, n = base, f"{self.prefix}_{own}_{kind}", 2
+                while self._elsewhere(base, purpose, value):  # eu-1's, where this is eu_1
+                    base, n = f"{self.prefix}_{own}_{kind}_{n}", n + 1
                 self.renamed.setdefault(base, taken)
         if value is None and base in self._refs and base not in self._values:
             return base  # the same secret named twice, with no value: one variable

@@ -137,6 +137,26 @@ def test_a_second_profiles_other_token_gets_a_variable_named_after_the_profile(
     assert "already the variable" not in r.stdout
 
 
+def test_a_variable_named_after_the_profile_is_never_another_services_either(
+    rook_workspace, rook_cli, authoring_server
+):
+    """Profiles eu-1 and eu_1 give one name (AGENT_EU_1_API_TOKEN): the second,
+    for a third service, was given the variable eu-1 declares for its own, the
+    wrong token again. It gets a name no other service's profile has."""
+    ws = rook_workspace
+    curl = chat_curl(authoring_server)
+    for pid, host, token in [("staging", "a.example", "tok-" + "a" * 24),
+                             ("eu-1", "b.example", "tok-" + "b" * 24),
+                             ("eu_1", "c.example", "tok-" + "c" * 24)]:
+        source = curl.replace(authoring_server.api_key, token).replace(
+            authoring_server.url, f"https://{host}")
+        r = add(rook_cli, ws, pid, "--no-test", input=source)
+        assert r.exit_code == 0, r.stdout + r.stderr
+    names = [profile(ws, pid)["env"][0]["variable"] for pid in ("staging", "eu-1", "eu_1")]
+    assert names[:2] == ["AGENT_API_TOKEN", "AGENT_EU_1_API_TOKEN"], names
+    assert names[2] not in names[:2], names
+
+
 @pytest.mark.parametrize("written", ["{api_key}", "<your-api-key>", "YOUR_API_KEY", "[TOKEN]"])
 def test_a_documentation_placeholder_for_the_token_is_no_value_to_test_with(
     rook_workspace, rook_cli, authoring_server, written
