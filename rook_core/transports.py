@@ -342,6 +342,7 @@ async def wait_bounded(awaitable: Awaitable[T], limit: float) -> T:
 
 
 _left: set[asyncio.Future[Any]] = set()  # closed coroutines whose tasks end later
+_ignored: list[Any] = []  # coroutines that ignored their closing, never finalized
 
 
 async def _cancelled(task: asyncio.Future[Any]) -> bool:
@@ -354,11 +355,18 @@ async def _cancelled(task: asyncio.Future[Any]) -> bool:
             task.exception()  # retrieved: the caller reports what matters
         return True
     coro = task.get_coro() if isinstance(task, asyncio.Task) else None
+    awaited: list[Any] = []  # the coroutines it awaits (the plugin's, under a wrapper of Rook's)
+    step = coro
+    while step is not None and len(awaited) < 100:
+        awaited.append(step)
+        step = getattr(step, "cr_await", None) or getattr(step, "gi_yieldfrom", None)
     try:
         if coro is not None:
             coro.close()  # type: ignore[attr-defined]
     except RuntimeError:  # it ignored GeneratorExit too: nothing more can stop it
-        pass
+        # kept: the garbage collector would close each again, printing 'Exception
+        # ignored ... coroutine ignored GeneratorExit' (rook leaves with os._exit)
+        _ignored.extend(awaited)
     task.cancel()  # the closed coroutine's task ends at its next step, not at the run's end
     _left.add(task)
     task.add_done_callback(_forget)

@@ -610,6 +610,56 @@ def test_a_transport_that_swallows_its_cancellation_cannot_hang_the_run(
     assert done.read_text() == "ran"
 
 
+STUBBORN = """
+import asyncio
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec
+
+
+async def stubborn(call):
+    while True:
+        try:
+            await asyncio.sleep(3600)  # ignores call.timeout
+        except BaseException:
+            pass  # its cancellation, and its closing (GeneratorExit) too
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="stubborn", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return stubborn(call) if call.entry.transport == "stubborn" else None
+"""
+
+
+def test_a_transport_that_ignores_its_closing_too_leaves_no_traceback(
+    rook_distribution, rook_workspace
+):
+    """A transport plugin that catches GeneratorExit as well as its cancellation
+    ended the run (Rook closed the coroutine of its own that awaited it) but left
+    the plugin's coroutine to the garbage collector, which printed 'Exception
+    ignored in: <coroutine object stubborn ...> Traceback ... RuntimeError:
+    coroutine ignored GeneratorExit' on Rook's standard error."""
+    root = rook_distribution("rook-stubborn", {"stubborn": "rook_stubborn"},
+                             {"rook_stubborn.py": STUBBORN})
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": {"stubborn": {}, "timeout_seconds": 1}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    env = {**os.environ, "PYTHONPATH": str(root), "ROOK_NO_CACHE": "1"}
+    r = subprocess.run(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+    assert r.returncode == 1, r.stderr
+    hook = json.loads(r.stdout)["scenarios"][0]["hooks"][-1]
+    assert hook["status"] == "timeout", hook
+    assert hook["diagnosis"].endswith("so Rook closed its coroutine"), hook
+
+
 SHAPELESS = """
 import time
 from rook_core.hookspecs import hookimpl
