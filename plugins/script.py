@@ -59,7 +59,9 @@ def shebang(path: Path, head: bytes | None = None) -> tuple[str, str] | None:
     return words[0], (words[1] if len(words) > 1 else "").strip(" \t")
 
 
-def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -> str | None:
+def interpreter_problem(
+    path: Path, cwd: Path, search_path: str | None = None, failed: bool = False
+) -> str | None:
     """Why the ``#!`` interpreter of the executable script ``path`` cannot start,
     naming it, or why a text script with no ``#!`` line cannot start at all
     (the kernel refuses it: ``Exec format error``), or why a program cannot
@@ -91,7 +93,7 @@ def interpreter_problem(path: Path, cwd: Path, search_path: str | None = None) -
         if head is not None:  # a program (it holds NUL bytes): one for this machine?
             from rook_core.execformat import cannot_start
 
-            return cannot_start(path, head)
+            return cannot_start(path, head, failed)
         return None
     interpreter, arg = found
     if not interpreter:
@@ -246,7 +248,9 @@ async def run_script(call: Any) -> Any:
     )
     if proc.spawn_error and os.access(argv[0], os.X_OK):
         # the script is there: most likely its #! interpreter is not (any more)
-        problem = interpreter_problem(Path(argv[0]), Path(call.run.workspace), call.env.get("PATH"))
+        problem = interpreter_problem(
+            Path(argv[0]), Path(call.run.workspace), call.env.get("PATH"), failed=True
+        )
         if problem:
             proc.spawn_error = f"{proc.spawn_error}: {problem}"
     result = hook_result(call, proc, required_json=call.phase in ("execute", "collect"))

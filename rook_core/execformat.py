@@ -5,8 +5,12 @@ when it is a program for this machine (an ELF file of its architecture) or a
 ``binfmt_misc`` handler takes it (qemu-user for another architecture's
 programs, Wine for Windows ones). Anything else fails every time with
 ``Exec format error``, so Rook refuses it before a run, once per hook entry
-(``rook_plugins.script``), and ``rook doctor`` lists it. Linux only: elsewhere
-nothing is refused.
+(``rook_plugins.script``), and ``rook doctor`` lists it; but only where Rook
+can see the handlers (``/proc/sys/fs/binfmt_misc`` mounted). In a container
+it usually is not, while the host's handlers still start such programs (a
+multi-architecture build's qemu-user): there nothing is refused, ``rook
+doctor`` notes it, and a hook the system then refuses is explained
+(``failed=True``). Linux only: elsewhere nothing is refused.
 """
 
 from __future__ import annotations
@@ -53,6 +57,23 @@ def elf_machine(head: bytes) -> int | None:
         return None
     order = "<" if head[5] == 1 else ">"
     return int(struct.unpack(order + "H", head[18:20])[0])
+
+
+KERNEL_MACHINES = {"i686": 3, "i586": 3, "armv7l": 40, "armv8l": 40, "arm64": 183}
+"""``uname -m`` names that are no :data:`MACHINES` value, as ``e_machine``."""
+
+
+def kernel_machine() -> int | None:
+    """The ``e_machine`` of the kernel's own architecture (``uname -m``): a 32-bit
+    userland (the running Python's) on a 64-bit kernel runs both kinds."""
+    name = os.uname().machine
+    return KERNEL_MACHINES.get(name) or next((k for k, v in MACHINES.items() if v == name), None)
+
+
+def handlers_visible() -> bool:
+    """Whether Rook can see the system's ``binfmt_misc`` handlers (mounted: its
+    ``status`` file is there); a container usually cannot, though the host's apply."""
+    return (BINFMT / "status").is_file()
 
 
 @functools.lru_cache(maxsize=1)
@@ -109,26 +130,32 @@ def _handled(head: bytes, path: Path) -> bool:
     return False
 
 
-def cannot_start(path: Path, head: bytes) -> str | None:
+def cannot_start(path: Path, head: bytes, failed: bool = False) -> str | None:
     """Why the system cannot start the executable file ``path`` (whose first bytes,
     at least 64, are ``head``) that has no ``#!`` line and is no text: an ELF program
-    for another machine, a Windows or macOS program, data. None when it can (or
-    when Rook cannot tell: not Linux, an unreadable ``binfmt_misc``)."""
+    for another machine, a Windows or macOS program, data. None when it can, or
+    when Rook cannot tell: not Linux, or ``binfmt_misc``'s handlers not visible
+    (:func:`handlers_visible`), unless the system already refused to start it
+    (``failed``: no handler took it)."""
     if not sys.platform.startswith("linux") or head.startswith(b"#!"):
+        return None
+    if not failed and not handlers_visible():
         return None
     machine = elf_machine(head)
     if machine is not None:
         host = host_machine()
         if host is None or machine == host or machine in RUNS_ALSO.get(host, ()):
             return None
-        if _handled(head, path):
+        if machine == kernel_machine():
+            return None
+        if not failed and _handled(head, path):
             return None
         return (
             f"it is a program for {machine_name(machine)}, and this machine is "
             f"{machine_name(host)}, so the system cannot start it ({path}); use a build "
             "for this machine (or register an emulator, qemu-user, with binfmt_misc)"
         )
-    if head.startswith(ELF_MAGIC) or _handled(head, path):
+    if head.startswith(ELF_MAGIC) or (not failed and _handled(head, path)):
         return None
     kind = next((k for magic, k in KINDS if head.startswith(magic)), None)
     return (

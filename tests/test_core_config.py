@@ -620,8 +620,10 @@ def test_an_executable_program_the_system_cannot_start_is_refused(ws, rook_cli, 
     executable ran on every scenario and failed each with 'could not start the hook:
     Exec format error'; like a text file without #!, it is refused before anything
     runs, saying what it is. (A binfmt_misc handler, qemu-user's say, that takes it
-    lets it run: then it is not refused.)"""
-    from rook_core.execformat import cannot_start
+    lets it run: then it is not refused.) Where Rook cannot see the handlers (no
+    binfmt_misc mounted, as in most containers, whose host's handlers still start
+    such programs) it is not refused: the scenario that runs it fails, saying why."""
+    from rook_core.execformat import cannot_start, handlers_visible
 
     elf, name = foreign_program()
     body, needle = {
@@ -631,10 +633,20 @@ def test_an_executable_program_the_system_cannot_start_is_refused(ws, rook_cli, 
     }[kind]
     path = ws.script("prog", "x")
     path.write_bytes(body)
-    if cannot_start(path, body) is None:
-        pytest.skip("a binfmt_misc handler on this machine starts it")
     ws.profile({"id": "p", "hooks": {"execute": "scripts/prog"}})
-    refused(rook_cli("run"), ws, "scripts/prog cannot start", needle)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    if handlers_visible():
+        if cannot_start(path, body) is None:
+            pytest.skip("a binfmt_misc handler on this machine starts it")
+        refused(rook_cli("run"), ws, "scripts/prog cannot start", needle)
+        return
+    assert cannot_start(path, body) is None  # cannot tell: the host may start it
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    (scenario,) = r.report["scenarios"]
+    assert scenario["status"] == "error", scenario
+    diagnosis = scenario["hooks"][0]["diagnosis"]
+    assert "Exec format error" in diagnosis and needle in diagnosis, diagnosis
 
 
 def test_a_hook_path_that_is_a_directory_is_named_so(ws, rook_cli):

@@ -327,19 +327,25 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
         doctor.add(PROBLEM, where, f"{path} cannot be read: {exc.strerror}", f"chmod +r {path}")
         return
     if head.startswith(b"\x7fELF") or b"\0" in head:  # a program: one this machine runs?
-        from ..execformat import cannot_start
+        from ..execformat import cannot_start, handlers_visible
 
         try:
             with path.open("rb") as fh:
-                problem = cannot_start(path, fh.read(1024))
+                head = fh.read(1024)
         except OSError:
-            problem = None
+            return
+        fix = "replace it with a build for this machine, or a script with a #! line"
+        problem = cannot_start(path, head)
         if problem:
-            doctor.add(
-                PROBLEM,
+            doctor.add(PROBLEM, where, f"{path} cannot start: {problem}", fix)
+        elif not handlers_visible() and (problem := cannot_start(path, head, failed=True)):
+            doctor.add(  # a container's host may start it (qemu-user): Rook cannot see
+                NOTE,
                 where,
-                f"{path} cannot start: {problem}",
-                "replace it with a build for this machine, or a script with a #! line",
+                f"{path} may not start: {problem}, unless a binfmt_misc handler the host "
+                "registered (qemu-user, Wine) takes it, which Rook cannot see here "
+                "(/proc/sys/fs/binfmt_misc is not mounted)",
+                fix,
             )
         return
     if head.startswith(b"\xef\xbb\xbf#!"):  # saved as UTF-8 with a BOM: the system sees no #!
