@@ -1012,7 +1012,7 @@ def _spans(s: str, forms: Iterable[tuple[str | re.Pattern[str], str]]) -> list[S
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_BEFORE_VALUE = re.compile(r"[\[:,]\s*\Z")
+_JSON_BLANKS = frozenset(" \t\r\n")
 _AFTER_VALUE = re.compile(r"\s*[\]},]")
 
 
@@ -1024,25 +1024,35 @@ def _json_numbers(s: str, spans: list[Span]) -> str | None:
     makes a number equal to a secret the marker string); None when ``s`` is
     not JSON, or holds no such number."""
     tokens: set[tuple[int, int]] = set()
-    strings: list[tuple[int, int]] | None = None
-    for a, b, _ in spans:
-        if not all(c in _NUMBER_CHARS for c in s[a:b]):
+    starts: list[int] | None = None
+    ends: list[int] = []
+    read = 0  # the end of the run of number characters last read: each is read once
+    for a, b, _ in sorted(spans):
+        if a < read or not all(c in _NUMBER_CHARS for c in s[a:b]):
             continue
         while a > 0 and s[a - 1] in _NUMBER_CHARS:
             a -= 1
         while b < len(s) and s[b] in _NUMBER_CHARS:
             b += 1
+        read = b
         if not _NUMBER.fullmatch(s, a, b) or not _AFTER_VALUE.match(s, b):
             continue
-        if not _BEFORE_VALUE.search(s, max(0, a - 64), a):
+        before = a
+        while before > 0 and s[before - 1] in _JSON_BLANKS:  # an indent of any width
+            before -= 1
+        if before == 0 or s[before - 1] not in "[:,":
             continue
-        if strings is None:
+        if starts is None:
+            import bisect
+
             try:  # JSON text, not a log line that begins with `[1234]`
                 json.loads(s)
             except (ValueError, RecursionError):
                 return None
             strings = [m.span() for m in _JSON_STRING.finditer(s)]
-        if not any(x < a < y for x, y in strings):
+            starts, ends = [x for x, _ in strings], [y for _, y in strings]
+        k = bisect.bisect_left(starts, a) - 1  # the last string that begins before it
+        if k < 0 or ends[k] <= a:
             tokens.add((a, b))
     if not tokens:
         return None

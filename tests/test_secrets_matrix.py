@@ -2892,3 +2892,53 @@ def test_redactor_numbers_in_json_text():
         '{"ts": "17650[redacted:PIN]0000", "n": "-[redacted:PIN].5"}')
     assert red.text("[48213957] started") == "[[redacted:PIN]] started"  # no JSON: as it is
     assert red.text('{"s": "a\\\\", "n": 48213957}') == '{"s": "a\\\\", "n": "[redacted:PIN]"}'
+
+
+DEEP_JSON_ANSWER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+answer = {"status": "paid", "ts": [int("17650" + os.environ["YEAR_PIN"] + "0000")]}
+for _ in range(20):  # a pretty-printed answer deep enough to indent its numbers 80 columns
+    answer = {"level": answer}
+answer["status"] = "paid"
+print(json.dumps({"output": json.dumps(answer, indent=4)}))
+"""
+
+
+def test_a_numeric_secret_deep_in_pretty_printed_json_leaves_it_json(rook_workspace, rook_cli, monkeypatch):
+    """A number holding a numeric secret was put in quotes only when what came
+    before it, within 64 characters, was `[`, `:` or `,`: in JSON printed with
+    an indent, a list's number 80 columns in (`[`, a line break, spaces) stayed bare,
+    its digits became `17650[redacted:YEAR_PIN]0000`, and every json criterion
+    on the answer failed with 'output is not JSON'."""
+    monkeypatch.setenv("YEAR_PIN", "2026")
+    ws = rook_workspace
+    ws.script("answer.py", DEEP_JSON_ANSWER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/answer.py"},
+                "env": [{"variable": "YEAR_PIN", "purpose": "a PIN"}]})
+    ws.scenario({"id": "s", "goal": "pay", "criteria": [{"json": {"path": "status", "equals": "paid"}}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.report["scenarios"][0]["criteria"]
+    answer = json.loads(r.report["scenarios"][0]["turns"][0]["output"])
+    for _ in range(20):
+        answer = answer["level"]
+    assert answer == {"status": "paid", "ts": ["17650[redacted:YEAR_PIN]0000"]}
+
+
+@pytest.mark.timeout(60)
+def test_numbers_holding_a_numeric_secret_are_quoted_in_one_pass():
+    """Each place a numeric secret was found read its whole run of digits again
+    and looked through every string of the JSON text: a log line beginning
+    with `[` holding 400,000 digits, or a JSON list of 40,000 records each with
+    a timestamp holding the PIN, took hours to redact."""
+    from rook_core.redact import Redactor
+
+    red = Redactor({"PIN": "2026"})
+    digits = "2026" * 100_000
+    assert red.text("[x] " + digits) == "[x] " + "[redacted:PIN]" * 100_000
+    records = [{"i": i, "ts": 1765020260000 + i % 10, "s": "x"} for i in range(40_000)]
+    out = json.loads(red.text(json.dumps(records)))
+    assert out[39_999] == {"i": 39_999, "ts": "17650[redacted:PIN]0009", "s": "x"}
+    # indent: what comes before a number is read past any white space
+    assert red.text('{"a":\n' + " " * 200 + "12026}") == '{"a":\n' + " " * 200 + '"1[redacted:PIN]"}'
