@@ -517,9 +517,10 @@ sequence between two of its characters: what :meth:`Redactor.cut_short` reads
 to find the beginning of a secret so written (``\\u0073\\u006b...``,
 ``s ESC[0m k ESC[0m ...``) at the end of a text cut short."""
 _UNFINISHED = re.compile(
-    r"(?:\x1b\[?[0-?]*[ -/]*|\\+(?:u(?:[0-9a-fA-F]{0,3}|001[bB]\[?[0-?]*[ -/]*))?|%[0-9a-fA-F]?)\Z"
+    r"(?:\x1b\[?[0-?]*[ -/]*|(?<!\\)\\+(?:u(?:[0-9a-fA-F]{0,3}|001[bB]\[?[0-?]*[ -/]*))?|%[0-9a-fA-F]?)\Z"
 )
-"""An escape the cut left unfinished at a text's very end (``\\u00``, ``ESC[0``, ``%2``)."""
+"""An escape the cut left unfinished at a text's very end (``\\u00``, ``ESC[0``, ``%2``);
+a run of backslashes is tried from its first only (from each, it ran to the run's end each time)."""
 DISGUISED_WIDTH = 12
 """The characters one character of a secret can take in :data:`_DISGUISE`'s forms
 (``\\u001b[0m`` after it, or a ``\\u`` escape behind more backslashes)."""
@@ -891,12 +892,9 @@ class Redactor:
         k, name = 0, ""
         lines = [(line, name) for name, parts in self._lines.items() for line in parts]
         for value, owner in self._pairs + lines:
-            for n in range(min(len(value) - 1, len(text)), k, -1):
-                if n < PARTIAL_MIN and 2 * n < len(value):
-                    break
-                if text.endswith(value[:n]):
-                    k, name = n, owner
-                    break
+            n = _beginning(text, value, k)
+            if n:
+                k, name = n, owner
         disguised = self._disguised_tail(text)
         if disguised is not None and len(text) - disguised[0] > k:
             k, name = len(text) - disguised[0], disguised[1]
@@ -944,14 +942,11 @@ class Redactor:
         view = "".join(chars)
         found: tuple[int, str] | None = None
         for value, name in self._escaped:
-            for n in range(min(len(value) - 1, len(view)), 0, -1):
-                if n < PARTIAL_MIN and 2 * n < len(value):
-                    break
-                if view.endswith(value[:n]):
-                    at = start + where[len(view) - n]
-                    if found is None or at < found[0]:
-                        found = (at, name)
-                    break
+            n = _beginning(view, value)
+            if n:
+                at = start + where[len(view) - n]
+                if found is None or at < found[0]:
+                    found = (at, name)
         return found
 
     def data(self, obj: Any) -> Any:
@@ -1009,6 +1004,30 @@ def _spans(s: str, forms: Iterable[tuple[str | re.Pattern[str], str]]) -> list[S
         else:
             found += [(m.start(), m.end(), name) for m in form.finditer(s) if m.end() > m.start()]
     return found
+
+
+def _beginning(text: str, value: str, floor: int = 0) -> int:
+    """The length of the longest beginning of ``value`` (not all of it) that
+    ``text`` ends with, longer than ``floor``, of :data:`PARTIAL_MIN`
+    characters or half ``value``; 0 for none. A beginning of
+    :data:`PARTIAL_MIN` characters or more is tried only where its first
+    characters are (found by ``str.find``): each length tried in turn copied
+    and compared a long value's beginning, for a long value a time quadratic
+    in its length."""
+    top = min(len(value) - 1, len(text))
+    if top >= PARTIAL_MIN:
+        lead = value[:PARTIAL_MIN]
+        at = text.find(lead, len(text) - top)
+        while at != -1 and len(text) - at > floor:
+            if text.startswith(value[: len(text) - at], at):
+                return len(text) - at
+            at = text.find(lead, at + 1)
+    for n in range(min(top, PARTIAL_MIN - 1), floor, -1):
+        if 2 * n < len(value):
+            break
+        if text.endswith(value[:n]):
+            return n
+    return 0
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

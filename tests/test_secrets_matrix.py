@@ -2942,3 +2942,27 @@ def test_numbers_holding_a_numeric_secret_are_quoted_in_one_pass():
     assert out[39_999] == {"i": 39_999, "ts": "17650[redacted:PIN]0009", "s": "x"}
     # indent: what comes before a number is read past any white space
     assert red.text('{"a":\n' + " " * 200 + "12026}") == '{"a":\n' + " " * 200 + '"1[redacted:PIN]"}'
+
+
+@pytest.mark.timeout(60)
+def test_a_cut_output_is_read_for_a_secrets_beginning_in_one_pass():
+    """Output cut short is read at its end for a secret's beginning, escaped or
+    not. A run of backslashes there (JSON text escaped again and again) was
+    read again from each of its backslashes for an escape the cut left
+    unfinished (`\\\\u00`), and each length of a long secret's beginning was
+    copied and compared in turn: a minute for each cut output ending in
+    48,000 backslashes with a secret of 4,096 characters, seconds for one
+    with a secret of 100,000."""
+    from rook_core.redact import Redactor
+
+    long = Redactor({"KEY": "s" * 4095 + "t"})
+    run = "x" + "\\" * 48_000 + "y"
+    assert long.cut_short(run) == run
+    assert long.cut_short(run + "\\u0073\\u0073\\u0073\\u0073\\u00") == run + "[redacted:KEY]"
+    key = "".join(chr(0x41 + (i * 7919) % 26) for i in range(100_000))
+    huge = Redactor({"KEY": key})
+    text = "log line\n" * 8_000
+    for _ in range(10):
+        assert huge.cut_short(text + "\\u0041") == text + "\\u0041"
+        assert huge.cut_short(text + key[:5000]) == text + "[redacted:KEY]"
+        assert huge.cut_short(text + "\\u00" + key[1:6]) == text + "\\u00" + key[1:6]
