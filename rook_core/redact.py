@@ -508,6 +508,33 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     return _spans_without(s, cuts, values)
 
 
+_YAML_FOLDS = (
+    (re.compile(r"\\(?:\r\n|\r|\n)[ \t]*(?:\\(?= ))?"), lambda form: form),
+    (
+        re.compile(r"\\\\(?:\\r\\n|\\r|\\n)[ \t]*(?:\\\\(?= ))?"),
+        lambda form: json.dumps(form, ensure_ascii=False)[1:-1],
+    ),
+)
+"""A fold in a YAML double-quoted string as PyYAML writes it (a backslash at
+the line's end, the next line's indent, and a backslash before a space the
+fold kept), as it is and in a JSON string (a hook's standard output); with
+what a value's form becomes there."""
+
+
+def _yaml_folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
+    """Where each of ``values`` is in ``s`` in a YAML double-quoted string
+    (:func:`_yaml_double`: PyYAML writes a value so when it holds a character
+    that is not printable ASCII) folded as PyYAML folds one, at a space or
+    inside a word, with a backslash at the line's end (:data:`_YAML_FOLDS`)."""
+    found = []
+    for fold, written in _YAML_FOLDS:
+        cuts = [m.span() for m in fold.finditer(s)]
+        if cuts:
+            forms = [(written(_yaml_double(value)), name) for value, name in values]
+            found += _spans_without(s, cuts, forms)
+    return found
+
+
 _DISGUISE = re.compile(
     r"(?:\x1b|\\+u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])"  # a terminal's escape sequence
     r"|\\+u([0-9a-fA-F]{4})|\\+([\"\\/])|%([0-7][0-9a-fA-F])"  # \u0073, \", %2B: a character
@@ -732,7 +759,8 @@ class Redactor:
             self.add(name, stripped, sort=False)
         self._lines.setdefault(name, []).extend(secret_lines(value))  # a key file's lines
         if len(value) >= FOLD_MIN and not _LINE_END.search(value):  # a console may fold it
-            self._folded.append((value, name))
+            self._folded.append((value, name))  # also as a JSON string holds it (a hook's stdout)
+            self._folded += [(form, name) for form in _json_escaped(value, depth=1)]
         words = value.split() if _LINE_END.search(value) else []
         for word in dict.fromkeys(words):  # a kubeconfig's client-key-data, decoded
             for decoded in decoded_text(word.strip("\"',")):
@@ -810,9 +838,13 @@ class Redactor:
         return spans
 
     def _folded_spans(self, s: str) -> list[Span]:
-        """Where a value is in ``s`` folded across lines (:func:`_folded_spans`)."""
+        """Where a value is in ``s`` folded across lines (:func:`_folded_spans`),
+        also in a YAML double-quoted string (:func:`_yaml_folded_spans`)."""
         if "\n" in s or "\r" in s or "\\n" in s or "\\r" in s:
-            return _folded_spans(s, self._folded)
+            found = _folded_spans(s, self._folded)
+            if "\\\n" in s or "\\\r" in s or "\\\\n" in s or "\\\\r" in s:
+                found += _yaml_folded_spans(s, self._folded)
+            return found
         return []
 
     def pieces(self, parts: list[str]) -> list[str]:

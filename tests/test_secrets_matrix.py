@@ -2878,6 +2878,9 @@ def test_redactor_folds_at_a_space():
     assert red.text("x correct horse\n  battery staple y") == "x [redacted:P] y"
     assert red.text("x correct horse battery\\n    staple y") == "x [redacted:P] y"  # escaped in JSON
     assert red.text("correct horse\n\nbattery staple") == "correct horse\n\nbattery staple"  # paragraphs
+    accented = Redactor({"P": "pässwörd with spaces and ümlauts"})  # folded YAML in a hook's JSON stdout
+    assert accented.text('{"o": "p: p\\u00e4ssw\\u00f6rd with\\n    spaces and \\u00fcmlauts"}') == (
+        '{"o": "p: [redacted:P]"}')
 
 
 def test_redactor_numbers_in_json_text():
@@ -2966,3 +2969,35 @@ def test_a_cut_output_is_read_for_a_secrets_beginning_in_one_pass():
         assert huge.cut_short(text + "\\u0041") == text + "\\u0041"
         assert huge.cut_short(text + key[:5000]) == text + "[redacted:KEY]"
         assert huge.cut_short(text + "\\u00" + key[1:6]) == text + "\\u00" + key[1:6]
+
+
+
+@pytest.mark.parametrize("phrase", [
+    "mot de passe très secret pour l’API du service de paiement, ne pas partager",
+    "tab\there and a long phrase of words to fold past the eighty columns of YAML",
+    "correct horse battery staple and a long tail of words well past the width of eighty columns",
+])
+def test_a_secret_folded_in_yamls_double_quotes_is_redacted(rook_workspace, rook_cli, monkeypatch, phrase):
+    """PyYAML writes a value holding a character past ASCII (as it dumps by
+    default) or a tab in double quotes, and folds it there with a backslash at
+    the line's end (`...paiement,\\`, then `  \\ ne pas...` where a space was):
+    such a fold was not read as one, so a passphrase a hook printed as YAML
+    reached the record whole."""
+    import yaml
+
+    monkeypatch.setenv("PASSPHRASE", phrase)
+    dumped = yaml.dump({"auth": {"passphrase": phrase}}, default_style='"' if phrase.isascii() else None)
+    assert "\\\n" in dumped
+    ws = rook_workspace
+    ws.script("yamlw.py", "#!/usr/bin/env python3\nimport json, sys\nsys.stdin.read()\n"
+              f"print(json.dumps({{'output': {dumped!r}}}))\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/yamlw.py"},
+                "env": [{"variable": "PASSPHRASE", "purpose": "the API passphrase"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "auth"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    output = r.report["scenarios"][0]["turns"][0]["output"]
+    assert output.endswith('"passphrase": "[redacted:PASSPHRASE]"\n') or output.endswith(
+        'passphrase: "[redacted:PASSPHRASE]"\n'), output
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "secret pour" not in text and "partager" not in text and "columns" not in text and "width" not in text
