@@ -537,14 +537,16 @@ def _yaml_folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
 
 _DISGUISE = re.compile(
     r"(?:\x1b|\\+u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])"  # a terminal's escape sequence
-    r"|\\+u([0-9a-fA-F]{4})|\\+([\"\\/])|%([0-7][0-9a-fA-F])"  # \u0073, \", %2B: a character
+    r"|\\+u([0-9a-fA-F]{4})|\\+([\"\\/])|%([0-9a-fA-F]{2})|%[uU]([0-9a-fA-F]{4})"  # \u0073, \", %2B
 )
 """A secret's character written in a form of its own, or a terminal's escape
 sequence between two of its characters: what :meth:`Redactor.cut_short` reads
 to find the beginning of a secret so written (``\\u0073\\u006b...``,
-``s ESC[0m k ESC[0m ...``) at the end of a text cut short."""
+``s ESC[0m k ESC[0m ...``; JavaScript's ``escape``, ``%E4`` for ``ä`` and
+``%u20AC`` for ``€``) at the end of a text cut short."""
 _UNFINISHED = re.compile(
-    r"(?:\x1b\[?[0-?]*[ -/]*|(?<!\\)\\+(?:u(?:[0-9a-fA-F]{0,3}|001[bB]\[?[0-?]*[ -/]*))?|%[0-9a-fA-F]?)\Z"
+    r"(?:\x1b\[?[0-?]*[ -/]*|(?<!\\)\\+(?:u(?:[0-9a-fA-F]{0,3}|001[bB]\[?[0-?]*[ -/]*))?"
+    r"|%(?:[uU][0-9a-fA-F]{0,3}|[0-9a-fA-F]?))\Z"
 )
 """An escape the cut left unfinished at a text's very end (``\\u00``, ``ESC[0``, ``%2``);
 a run of backslashes is tried from its first only (from each, it ran to the run's end each time)."""
@@ -966,8 +968,8 @@ class Redactor:
             m = _DISGUISE.match(window, i, end)
             if m is None:
                 chars.append(window[i])
-            elif m.group(1) or m.group(2) or m.group(3):  # a character, escaped
-                code = m.group(1) or m.group(3)
+            elif m.group(1) or m.group(2) or m.group(3) or m.group(4):  # a character, escaped
+                code = m.group(1) or m.group(3) or m.group(4)
                 chars.append(chr(int(code, 16)) if code else m.group(2))
             where += [i] * (len(chars) - len(where))
             i = m.end() if m is not None else i + 1

@@ -3001,3 +3001,47 @@ def test_a_secret_folded_in_yamls_double_quotes_is_redacted(rook_workspace, rook
         'passphrase: "[redacted:PASSPHRASE]"\n'), output
     text = all_text(ws.runs_dir) + r.stdout + r.stderr
     assert "secret pour" not in text and "partager" not in text and "columns" not in text and "width" not in text
+
+
+ESCAPE_CUT = r"""
+#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+readFileSync(0, "utf8");
+const s = process.env.API_TOKEN;
+const keep = Number(process.env.ROOK_SCENARIO_ID.split("-")[1]);
+let head = escape(s.slice(0, keep));
+if (keep === 12) head += escape(s[12]).slice(0, 4);  // the cap stops inside %u20AC
+process.stdout.write("y".repeat(1024 - head.length) + escape(s) + "y".repeat(5000));
+"""
+
+
+def test_a_cap_inside_a_secret_written_by_javascripts_escape_shows_no_piece_of_it(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A cap cutting a secret that JavaScript's escape() wrote (ä as %E4, € as
+    %u20AC) left its beginning in the record (`p%E4ssw%F6rd-Zq9%u20`): the end
+    of a cut output was read for \\u escapes and %XX of ASCII only."""
+    import re
+
+    secret = "pässwörd-Zq9€s3cr3t-v4lue"
+    monkeypatch.setenv("API_TOKEN", secret)
+    ws = rook_workspace
+    ws.script("escapecut.mjs", ESCAPE_CUT)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/escapecut.mjs"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}],
+                "limits": {"stdout_bytes": 1024}})
+    cases = [f"keep-{n}" for n in (5, 12, 16)]
+    for sid in cases:
+        ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    pieces = {secret[i:i + 4] for i in range(len(secret) - 3)}
+    records = ws.runs_dir / r.report["run"]["id"] / "scenarios"
+
+    def unescaped(text: str) -> str:
+        return re.sub(r"%u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+
+    for sid in cases:
+        stdout = json.loads((records / f"{sid}.1.json").read_text())["hooks"][-1]["stdout"]
+        assert stdout.endswith("y[redacted:API_TOKEN]"), (sid, stdout[-80:])
+        assert not [p for p in pieces if p in unescaped(stdout)], (sid, stdout[-80:])
+    assert not [p for p in pieces if p in unescaped(r.stdout + r.stderr + all_text(ws.runs_dir))]
