@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -500,12 +500,17 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     line: two paragraphs), each place given as the stretch of ``s`` it covers.
     A value of several words is also found with each such fold read as the
     space it took the place of, as YAML (PyYAML's dump, at 80 columns) and
-    :mod:`textwrap` fold at a space."""
+    :mod:`textwrap` fold at a space, or as nothing, in any mix (:func:`_spaced`)."""
     cuts = [m.span() for m in re.finditer(_BREAKS, s) if re.fullmatch(_FOLD, m.group())]
-    spaced = [(value, name) for value, name in values if " " in value]
-    if spaced and cuts:
-        return _spans_without(s, cuts, values) + _spans_without(s, cuts, spaced, " ")
-    return _spans_without(s, cuts, values)
+    spaced = [(_spaced(value), name) for value, name in values if " " in value]
+    return _spans_without(s, cuts, [*values, *spaced])
+
+
+def _spaced(value: str) -> re.Pattern[str]:
+    """``value`` with each space in it optional: a value of several words in a
+    text with its folds taken out, some at a space, some inside a word (as
+    :func:`textwrap.wrap` breaks a word longer than its width)."""
+    return re.compile(" ?".join(re.escape(word) for word in value.split(" ")))
 
 
 _YAML_FOLDS = (
@@ -577,11 +582,13 @@ def _styled_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
 
 
 def _spans_without(
-    s: str, cuts: list[tuple[int, int]], values: list[tuple[str, str]], joiner: str = ""
+    s: str,
+    cuts: list[tuple[int, int]],
+    values: Sequence[tuple[str | re.Pattern[str], str]],
 ) -> list[Span]:
-    """Where each of ``values`` (value, name) is in ``s`` with the stretches
-    ``cuts`` (in order, apart) taken out (each replaced by ``joiner``), each
-    place given as the stretch of ``s`` it covers. Its module is loaded on first use: only a text with such
+    """Where each of ``values`` (value or pattern, name) is in ``s`` with the
+    stretches ``cuts`` (in order, apart) taken out, each place given as the
+    stretch of ``s`` it covers. Its module is loaded on first use: only a text with such
     a stretch in it, with a long secret to look for, needs it."""
     if not cuts:
         return []
@@ -595,12 +602,12 @@ def _spans_without(
         starts.append(joined)
         offsets.append(at)
         pieces.append(s[at:start])
-        joined += start - at + len(joiner)
+        joined += start - at
         at = end
     starts.append(joined)
     offsets.append(at)
     pieces.append(s[at:])
-    text = joiner.join(pieces)
+    text = "".join(pieces)
 
     def where(i: int) -> int:  # the place in s of the joined text's character i
         k = bisect.bisect_right(starts, i) - 1
@@ -608,6 +615,13 @@ def _spans_without(
 
     found: list[Span] = []
     for value, name in values:
+        if not isinstance(value, str):
+            found += [
+                (where(m.start()), where(m.end() - 1) + 1, name)
+                for m in value.finditer(text)
+                if m.end() > m.start()
+            ]
+            continue
         i = text.find(value)
         while i != -1:
             found.append((where(i), where(i + len(value) - 1) + 1, name))

@@ -3045,3 +3045,35 @@ def test_a_cap_inside_a_secret_written_by_javascripts_escape_shows_no_piece_of_i
         assert stdout.endswith("y[redacted:API_TOKEN]"), (sid, stdout[-80:])
         assert not [p for p in pieces if p in unescaped(stdout)], (sid, stdout[-80:])
     assert not [p for p in pieces if p in unescaped(r.stdout + r.stderr + all_text(ws.runs_dir))]
+
+
+TEXT_WRAPPER = r"""
+#!/usr/bin/env python3
+import json, os, sys, textwrap
+sys.stdin.read()
+wrapped = textwrap.wrap("passphrase: " + os.environ["PASSPHRASE"], int(os.environ["ROOK_SCENARIO_ID"][1:]))
+print(json.dumps({"output": "\n".join(wrapped)}))
+"""
+
+
+def test_a_secret_of_several_words_folded_at_a_space_and_inside_a_word_is_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """textwrap (as a hook's logging wraps a line) breaks a word longer than its
+    width inside it and the rest at a space: a passphrase of several words
+    folded both ways reached the record whole, a fold being looked for as a
+    space throughout or as nothing throughout."""
+    phrase = "correct horse Zq9s3cr3tv4lue77Zq9s3cr3tv4lue77Zq9s3cr3tv4lue77 battery staple"
+    monkeypatch.setenv("PASSPHRASE", phrase)
+    ws = rook_workspace
+    ws.script("wrap.py", TEXT_WRAPPER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/wrap.py"},
+                "env": [{"variable": "PASSPHRASE", "purpose": "the API passphrase"}]})
+    for width in (20, 40):
+        ws.scenario({"id": f"w{width}", "goal": "hi", "criteria": [{"contains": "passphrase"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"w20": "passed", "w40": "passed"}, r.stderr
+    for scenario in r.report["scenarios"]:
+        assert scenario["turns"][0]["output"] == "passphrase: [redacted:PASSPHRASE]"
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "horse" not in text and "s3cr3t" not in text and "staple" not in text
