@@ -820,22 +820,37 @@ class Redactor:
         self._kept = re.compile("|".join(re.escape(w) for w in longest))
 
     def text(self, s: str) -> str:
-        if self._kept is not None:
-            found = self._kept.findall(s)
-            if found:  # the identifiers as they are, the text between them redacted
-                parts = self._kept.split(s)
-                return "".join(self._text(p) + w for p, w in zip(parts, [*found, ""], strict=True))
         return self._text(s)
 
     def _text(self, s: str) -> str:
-        spans = self._found(s)
+        spans = self._unkept(s, self._found(s))
         if not spans:
             return s
         if self._numbers and s.lstrip()[:1] in ("{", "["):  # JSON text: its numbers stay JSON
             quoted = _json_numbers(s, spans)
             if quoted is not None:
-                return _masked(quoted, self._found(quoted))
+                return _masked(quoted, self._unkept(quoted, self._found(quoted)))
         return _masked(s, spans)
+
+    def _unkept(self, s: str, spans: list[Span]) -> list[Span]:
+        """``spans`` but those that reach into one of Rook's own identifiers
+        (:meth:`keep`) in ``s``: the identifiers as they are, the text around
+        them redacted, and redacted whole (JSON text naming a run stays JSON)."""
+        if self._kept is None or not spans:
+            return spans
+        kept = [m.span() for m in self._kept.finditer(s)]
+        if not kept:
+            return spans
+        import bisect
+
+        starts = [a for a, _ in kept]
+        ends = [b for _, b in kept]
+        unkept = []
+        for a, b, name in spans:
+            k = bisect.bisect_left(starts, b) - 1  # the last identifier that begins before b
+            if k < 0 or ends[k] <= a:
+                unkept.append((a, b, name))
+        return unkept
 
     def _found(self, s: str) -> list[Span]:
         """Where each secret is in ``s``, in any of its forms."""

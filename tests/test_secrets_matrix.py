@@ -3077,3 +3077,49 @@ def test_a_secret_of_several_words_folded_at_a_space_and_inside_a_word_is_redact
         assert scenario["turns"][0]["output"] == "passphrase: [redacted:PASSPHRASE]"
     text = all_text(ws.runs_dir) + r.stdout + r.stderr
     assert "horse" not in text and "s3cr3t" not in text and "staple" not in text
+
+
+RUN_ID_ANSWER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+pin = os.environ["ACCOUNT_PIN"]
+answer = {"run": os.environ["ROOK_RUN_ID"], "status": "paid", "ts": int("17" + pin + "00"), "pin": int(pin)}
+print(json.dumps({"output": json.dumps(answer)}))
+"""
+
+
+def test_a_json_answer_naming_the_run_keeps_its_numbers_json(rook_workspace, rook_cli, monkeypatch):
+    """A run's id that holds a numeric secret (a PIN of 2026 is in every run id
+    made that year) is kept as it is, and the text around it was redacted
+    piece by piece: a JSON answer naming the run (ROOK_RUN_ID) was no JSON in
+    any piece, so its numbers holding the secret were left bare
+    (`"ts": 17[redacted:ACCOUNT_PIN]00`) and every json criterion on it failed
+    with 'output is not JSON'."""
+    import time
+
+    year = time.strftime("%Y", time.gmtime())  # in the run's id, as the PIN 2026 is this year
+    monkeypatch.setenv("ACCOUNT_PIN", year)
+    ws = rook_workspace
+    ws.script("answer.py", RUN_ID_ANSWER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/answer.py"},
+                "env": [{"variable": "ACCOUNT_PIN", "purpose": "the account's PIN"}]})
+    ws.scenario({"id": "s", "goal": "pay", "criteria": [{"json": {"path": "status", "equals": "paid"}}]})
+    r = rook_cli("run", "--json")
+    run_id = r.report["run"]["id"]
+    assert run_id.startswith(year), run_id
+    assert r.statuses() == {"s": "passed"}, r.report["scenarios"][0]["criteria"]
+    assert json.loads(r.report["scenarios"][0]["turns"][0]["output"]) == {
+        "run": run_id, "status": "paid", "ts": "17[redacted:ACCOUNT_PIN]00", "pin": "[redacted:ACCOUNT_PIN]"}
+
+
+def test_redactor_kept_words_in_json_text():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"PIN": "2026"})
+    red.keep("20261206-204700-ab12")
+    text = '{"run": "20261206-204700-ab12", "ts": 1765020260000, "pin": 2026, "n": "x 2026"}'
+    assert red.text(text) == (
+        '{"run": "20261206-204700-ab12", "ts": "17650[redacted:PIN]0000", "pin": "[redacted:PIN]", '
+        '"n": "x [redacted:PIN]"}')
+    assert red.text("run 20261206-204700-ab12 at 2026") == "run 20261206-204700-ab12 at [redacted:PIN]"
