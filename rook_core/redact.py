@@ -502,8 +502,15 @@ def _folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     space it took the place of, as YAML (PyYAML's dump, at 80 columns) and
     :mod:`textwrap` fold at a space, or as nothing, in any mix (:func:`_spaced`)."""
     cuts = [m.span() for m in re.finditer(_BREAKS, s) if re.fullmatch(_FOLD, m.group())]
-    spaced = [(_spaced(value), name) for value, name in values if " " in value]
+    spaced = [(_spaced(value), name) for value, name in values if _words(value)]
     return _spans_without(s, cuts, [*values, *spaced])
+
+
+def _words(value: str) -> bool:
+    """Whether ``value`` is of several words, mostly not spaces: a value mostly
+    of spaces (``x`` after 15 of them) with each of them optional would be
+    found in every ``x``."""
+    return " " in value and 2 * (len(value) - value.count(" ")) >= len(value)
 
 
 def _spaced(value: str) -> re.Pattern[str]:

@@ -2878,6 +2878,9 @@ def test_redactor_folds_at_a_space():
     assert red.text("x correct horse\n  battery staple y") == "x [redacted:P] y"
     assert red.text("x correct horse battery\\n    staple y") == "x [redacted:P] y"  # escaped in JSON
     assert red.text("correct horse\n\nbattery staple") == "correct horse\n\nbattery staple"  # paragraphs
+    # a value mostly of spaces, its spaces optional, would be found in every x
+    for blank in (" " * 16, " " * 15 + "x", "x" + " " * 14 + "y"):
+        assert Redactor({"B": blank}).text("a x y xy\nb c") == "a x y xy\nb c"
     accented = Redactor({"P": "pässwörd with spaces and ümlauts"})  # folded YAML in a hook's JSON stdout
     assert accented.text('{"o": "p: p\\u00e4ssw\\u00f6rd with\\n    spaces and \\u00fcmlauts"}') == (
         '{"o": "p: [redacted:P]"}')
