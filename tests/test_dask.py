@@ -517,6 +517,18 @@ echo '{"output": "ok"}'
     assert not [p for p in pids if _alive(p)]
 
 
+def _naps(marks: Path, count: int, seconds: float) -> list[str]:
+    """The hooks' marks in ``marks / "naps"`` once ``count`` of them are there, or
+    what is there after ``seconds``."""
+    naps: list[str] = []
+    deadline = time.time() + seconds
+    while time.time() < deadline and len(naps) < count:
+        time.sleep(0.1)
+        if (marks / "naps").is_file():
+            naps = (marks / "naps").read_text().split()
+    return naps
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -550,12 +562,7 @@ def test_interrupting_one_shard_leaves_another_shard_of_the_run_alone(
         )  # fmt: skip
 
     one, two = shard(1), shard(2)
-    naps: list[str] = []
-    deadline = time.time() + 30
-    while time.time() < deadline and len(naps) < 4:  # every hook of both shards runs
-        time.sleep(0.1)
-        if (marks / "naps").is_file():
-            naps = (marks / "naps").read_text().split()
+    naps = _naps(marks, 4, 30)  # every hook of both shards runs
     assert len(naps) == 4, "the hooks of both shards never ran at once"
     one.send_signal(signal.SIGINT)
     out1, err1 = one.communicate(timeout=40)
@@ -748,12 +755,7 @@ def test_a_scheduler_lost_mid_run_is_rooks_diagnosis_with_the_time_it_ran(
             [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
              "--executor", "dask", "--scheduler", str(sfile), "-j", "2", "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        naps: list[str] = []
-        deadline = time.time() + 60
-        while time.time() < deadline and len(naps) < 2:
-            time.sleep(0.1)
-            if (marks / "naps").is_file():
-                naps = (marks / "naps").read_text().split()
+        naps = _naps(marks, 2, 60)
         assert len(naps) == 2, proc.stderr.read() if proc.poll() is not None else "no naps"
         time.sleep(2)  # the hooks have run for a while
         sched.kill()
@@ -1278,12 +1280,7 @@ def test_a_scheduler_closed_under_a_run_leaves_the_scenarios_not_sent_pending(
              "--executor", "dask", "--scheduler", cluster.scheduler_address, "-j", "2",
              "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        naps: list[str] = []
-        deadline = time.time() + 60
-        while time.time() < deadline and len(naps) < 2:
-            time.sleep(0.1)
-            if (marks / "naps").is_file():
-                naps = (marks / "naps").read_text().split()
+        naps = _naps(marks, 2, 60)
         assert len(naps) == 2, proc.stderr.read() if proc.poll() is not None else "no naps"
         cluster.close()
         out, err = proc.communicate(timeout=90)
