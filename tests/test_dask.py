@@ -396,12 +396,10 @@ def test_ctrl_c_at_a_terminal_stops_a_local_cluster_run_without_the_workers_trac
         rook_workspace.scenario(
             {"id": f"slow{i}", "goal": "sleep", "criteria": [{"contains": "x"}]}
         )
-    blocker = tmp_path / "block_signals.py"  # a worker preload of the user's, run before Rook's
-    blocker.write_text(
-        "import signal\n"
-        "def dask_setup(worker):\n"
-        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
-    )
+    # a worker preload of the user's: the worker's task threads made while SIGINT and SIGTERM
+    # are blocked, as a thread made while multiprocessing starts a helper is; the rest unblocked
+    blocker = tmp_path / "block_signals.py"
+    blocker.write_text(BLOCKED_TASK_THREADS)
     monkeypatch.setenv("DASK_DISTRIBUTED__WORKER__PRELOAD", repr([str(blocker)]))
     proc = subprocess.Popen(
         [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
@@ -515,6 +513,24 @@ echo '{"output": "ok"}'
     while time.time() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.1)
     assert not [p for p in pids if _alive(p)]
+
+
+BLOCKED_TASK_THREADS = """
+import signal, threading
+
+
+def dask_setup(worker):
+    pool = worker.executors["default"]
+    n = pool._max_workers
+    started = threading.Barrier(n + 1)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        for _ in range(n):
+            pool.submit(started.wait)
+        started.wait()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+"""
 
 
 def _naps(marks: Path, count: int, seconds: float) -> list[str]:
