@@ -830,9 +830,13 @@ class Redactor:
         return self._text(s)
 
     def _text(self, s: str) -> str:
-        spans = self._unkept(s, self._found(s))
-        if not spans:
+        spans = self._found(s)
+        if not spans:  # the usual text: no call more
             return s
+        if self._kept is not None:
+            spans = self._unkept(s, spans)
+            if not spans:
+                return s
         if self._numbers and s.lstrip()[:1] in ("{", "["):  # JSON text: its numbers stay JSON
             quoted = _json_numbers(s, spans)
             if quoted is not None:
