@@ -387,13 +387,19 @@ NO_TOOL_NAME = "must be a tool name (a text, not empty)"
 """Why a call named ``""`` or ``" "`` is refused: no call is, so it verifies nothing."""
 
 
+def _blank(name: str) -> bool:
+    """Whether ``name`` shows nothing: empty, white space, or characters no one
+    sees (a zero-width space, U+200B, pasted from a web page)."""
+    return not any(c.isprintable() and not c.isspace() for c in name)
+
+
 def _call_spec(value: Any) -> dict[str, Any]:
     from marshmallow import ValidationError
 
     from rook_core.scenario import text_keys
 
     if isinstance(value, str):
-        if not value.strip():  # no call is named "" or " ": it would verify nothing
+        if _blank(value):  # no call is named "" or " ": it would verify nothing
             raise ValidationError(NO_TOOL_NAME)
         return {"name": value, "arguments": None}
     if isinstance(value, (bool, int, float)):  # `called: on`: a tool's name to its writer
@@ -402,7 +408,7 @@ def _call_spec(value: Any) -> dict[str, Any]:
         raise ValidationError(yaml_typed(value) or "must be a tool name")
     unknown_keys(value, ("name", "arguments", "server"))
     if isinstance(value, dict) and isinstance(value.get("name"), str):
-        if not value["name"].strip():
+        if _blank(value["name"]):
             raise ValidationError({"name": [NO_TOOL_NAME]})
         args = value.get("arguments")
         if args is not None and not isinstance(args, dict):
@@ -580,7 +586,7 @@ class CallOrder(_CallCriterion):
             items = value if isinstance(value, list) else []
             typed = {i: [yaml_typed(v)] for i, v in enumerate(items) if yaml_typed(v)}
             raise ValidationError(typed or "must be a list of tool names")
-        blank = {i: [NO_TOOL_NAME] for i, v in enumerate(value) if not v.strip()}
+        blank = {i: [NO_TOOL_NAME] for i, v in enumerate(value) if _blank(v)}
         if blank:  # no call is named "": the order could never be seen
             raise ValidationError(blank)
         return value

@@ -965,6 +965,10 @@ def test_a_value_json_cannot_hold_is_refused_before_the_run(ws, rook_cli, criter
     ({"claim": {"says": "refund", "requires_call": " "}}, "criteria.0.claim.requires_call"),
     ({"call_order": ["lookup_order", ""]}, "criteria.0.call_order.1"),
     ({"call_order": [" "]}, "criteria.0.call_order.0"),
+    # nor "\u200b", a zero-width space pasted from a web page: it shows nothing either
+    ({"called": {"name": "\u200b"}}, "criteria.0.called.name"),
+    ({"not_called": "\u200b "}, "criteria.0.not_called"),
+    ({"call_order": ["lookup_order", "\u200b"]}, "criteria.0.call_order.1"),
 ])
 def test_a_call_with_an_empty_name_is_refused_like_an_empty_tool_name(
     ws, rook_cli, criterion, field
