@@ -62,6 +62,7 @@ def run(ctx: Ctx) -> list[Row]:
         if ctx.rook:
             commands["rook"] = lambda c=c: rook_run(ctx, ws, c)
             commands["rook, 1"] = lambda c=c: rook_run(ctx, one, c)
+            commands["rook, elsewhere"] = lambda c=c: rook_run(ctx, ws, c, elsewhere=True)
         m = interleaved(commands, ctx.reps(7), warmup=True)
         fl = m["floor"]
         fr = m["floor+records"]
@@ -82,6 +83,17 @@ def run(ctx: Ctx) -> list[Row]:
         rows.append(info(NAME, f"rook run, {n} sh hooks, c={c}", rk.seconds, "s"))
         rows.append(judged(NAME, measure, ratio, "x", LIMIT, problem=rk.problem or fl.problem))
         rows += split_rows(c, n, fl, m["floor, 1"], rk, m["rook, 1"])
+        away = m["rook, elsewhere"]
+        rows.append(
+            info(
+                NAME,
+                f"rook run / floor, started in another folder, c={c}",
+                away.seconds / fl.seconds,
+                "x",
+                problem=away.problem,
+                note="rook run -w DIR, as the README",
+            )
+        )
         with_records = rk.seconds / fr.seconds
         rows.append(info(NAME, f"rook run / (floor + record files), c={c}", with_records, "x"))
         if bd is not None:

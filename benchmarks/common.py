@@ -293,17 +293,21 @@ def rook_run(
     env: dict | None = None,
     expect_all_pass: bool = True,
     table: bool = False,
+    elsewhere: bool = False,
 ) -> Timed:
     """`rook run ... --json > out.json` started in the workspace (as a user runs
     it from their project), checked: exit 0 and every scenario passed.
     ``table``: without ``--json``, as a user types it: the progress and the
-    results table (tabulate) to ``out.txt``; checked by the exit code."""
+    results table (tabulate) to ``out.txt``; checked by the exit code.
+    ``elsewhere``: started in the workspace's parent folder (``rook run -w
+    DIR``, as the README's first command), its hooks still run in the workspace."""
     assert ctx.rook is not None
     argv = ctx.rook + ["run", *ws_opts(ws)]
     if concurrency is not None:
         argv += ["--concurrency", str(concurrency)]
     out = ws.root / ("out.txt" if table else "out.json")
-    t = timed(argv if table else argv + ["--json"], stdout=out, env=env, cwd=ws.root)
+    cwd = ws.root.parent if elsewhere else ws.root
+    t = timed(argv if table else argv + ["--json"], stdout=out, env=env, cwd=cwd)
     if expect_all_pass:
         if t.rc != 0:
             t.problem = f"rook run exited {t.rc}: {last_line(t.stderr)}"

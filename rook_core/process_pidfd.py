@@ -11,10 +11,15 @@ protocols, tasks or child-watcher hops.
 
 The spawn itself is :func:`os.posix_spawn` (glibc's ``clone(CLONE_VFORK)``),
 where that starts the child exactly as ``Popen(close_fds=True,
-start_new_session=True)`` would: a hook given by its path, run in this
-process's own directory. That is Popen's work with its Python part left out,
-about 0.05 ms a hook; elsewhere (a bare program name looked up in ``PATH``,
-another working directory) it is Popen.
+start_new_session=True)`` would: a hook given by its path. That is Popen's
+work with its Python part left out (≈ 450 Python calls, 0.05–0.1 ms a hook);
+elsewhere (a bare program name looked up in ``PATH``) it is Popen.
+``posix_spawn`` cannot give the child another working directory (Python has
+no ``addchdir`` file action), so for a hook run elsewhere than this process's
+directory (``rook run -w DIR`` from another folder: hooks run in the
+workspace) this process changes its own directory around the spawn and back,
+while it is the only thread (see :func:`_spawnable`); with other threads
+alive, which could see the change, it is Popen.
 
 Either blocks the loop's thread until the child has called ``exec`` (vfork),
 as asyncio's own subprocesses do: a tenth of a millisecond, a millisecond or
@@ -32,10 +37,11 @@ import os
 import select
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 READ_CHUNK = 65536
 DRAIN_READS = 16  # reads per pipe at exit before leaving the rest to the loop
@@ -46,6 +52,7 @@ REAP_WAIT = 0.2  # see PidfdChild.reap_soon
 POSIX_SPAWN = hasattr(os, "posix_spawn")
 _SIGDEF = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n))
 _seen_inheritable: set[int] | None = None  # see _inheritable
+_HERE = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY
 
 _reap_until = 0.0
 # Children whose exit was not seen before their run ended (cancelled, or
@@ -116,19 +123,11 @@ def _launch(
             in_r, in_w = _pipe(opened)
         out_r, out_w = _pipe(opened)
         err_r, err_w = _pipe(opened)
-        if _spawnable(argv, cwd, opened):
-            child: Child = _posix_spawn(argv, env, in_r, out_w, err_w)
+        there = _spawnable(argv, cwd, opened)
+        if there is False:
+            child = _popen(argv, env, cwd, in_r, out_w, err_w)
         else:
-            child = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL if in_r is None else in_r,
-                stdout=out_w,
-                stderr=err_w,
-                env=env,
-                cwd=cwd,
-                close_fds=True,
-                start_new_session=True,
-            )
+            child = _posix_spawn(argv, env, in_r, out_w, err_w, there)
     except BaseException:
         for fd in opened:
             os.close(fd)
@@ -139,30 +138,65 @@ def _launch(
     return child, in_w, out_r, err_r
 
 
-def _spawnable(argv: list[str], cwd: str | None, fds: list[int]) -> bool:
-    """Whether :func:`os.posix_spawn` starts ``argv`` exactly as Popen would: a
-    program given by its path (Popen looks a bare name up in the child's
-    ``PATH``), in this process's directory (posix_spawn cannot change it), and
-    no pipe end on a standard stream's number (a closed stdin or stdout)."""
+def _popen(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    stdin: int | None,
+    stdout: int,
+    stderr: int,
+) -> Child:
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL if stdin is None else stdin,
+        stdout=stdout,
+        stderr=stderr,
+        env=env,
+        cwd=cwd,
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
+def _spawnable(argv: list[str], cwd: str | None, fds: list[int]) -> str | None | Literal[False]:
+    """Whether :func:`os.posix_spawn` starts ``argv`` exactly as Popen would,
+    and where: False when it does not (a program named without a path, which
+    Popen looks up in the child's ``PATH``; a pipe end on a standard stream's
+    number, after a closed stdin or stdout), None to spawn in this process's
+    own directory (``cwd`` is it, or not given), else the directory to spawn
+    in. That needs this process's directory changed around the spawn, which
+    every thread would see: only while the loop's thread is the only one (the
+    usual run; a worker pool, a plugin's thread or a Dask worker's threads
+    make it Popen). The spawn holds the GIL and changing back is in a
+    ``finally``, so nothing else in the process runs in the other directory."""
     if not POSIX_SPAWN or "/" not in argv[0] or min(fds) < 3:
         return False
     if cwd is None:
-        return True
+        return None
     try:
-        return cwd == os.getcwd()
-    except OSError:  # the current directory was removed
+        if cwd == os.getcwd():
+            return None
+    except OSError:  # the current directory was removed: nowhere to come back to
         return False
+    return cwd if threading.active_count() == 1 else False
 
 
 def _posix_spawn(
-    argv: list[str], env: dict[str, str], stdin: int | None, stdout: int, stderr: int
-) -> Spawned:
+    argv: list[str],
+    env: dict[str, str],
+    stdin: int | None,
+    stdout: int,
+    stderr: int,
+    cwd: str | None = None,
+) -> Child:
     """``posix_spawn`` what Popen(close_fds=True, start_new_session=True) would
     start, with no Python between the spawn's steps: the child's streams on the
     pipes (or /dev/null), a new session, SIGPIPE and SIGXFSZ back to their
     defaults (Python ignores them; Popen's ``restore_signals``). Every other
     descriptor Python opened is close-on-exec already; the few inherited
-    without that flag are closed by an explicit action (:func:`_inheritable`)."""
+    without that flag are closed by an explicit action (:func:`_inheritable`).
+    With ``cwd``, the child starts there (see :func:`_spawnable`); a directory
+    that cannot be entered is left to Popen, whose error names it as before."""
     actions: list[tuple[Any, ...]] = [
         (os.POSIX_SPAWN_DUP2, stdin, 0)
         if stdin is not None
@@ -171,7 +205,28 @@ def _posix_spawn(
         (os.POSIX_SPAWN_DUP2, stderr, 2),
     ]
     actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable()]
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_SIGDEF)
+    if cwd is None:
+        pid = os.posix_spawn(
+            argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_SIGDEF
+        )
+        return Spawned(pid)
+    try:  # come back here even if it is renamed meanwhile; O_PATH needs no read permission
+        home = os.open(".", _HERE)
+    except OSError:
+        return _popen(argv, env, cwd, stdin, stdout, stderr)
+    try:
+        try:
+            os.chdir(cwd)
+        except OSError:
+            return _popen(argv, env, cwd, stdin, stdout, stderr)
+        try:
+            pid = os.posix_spawn(
+                argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_SIGDEF
+            )
+        finally:
+            os.fchdir(home)
+    finally:
+        os.close(home)
     return Spawned(pid)
 
 

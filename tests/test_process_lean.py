@@ -2,14 +2,15 @@
 grandchild holding a pipe, timeouts, cancellation, hundreds of hooks at once,
 and nothing left behind (no zombie, no descriptor). Most tests run on every
 path: pidfds (Linux) with the child started by posix_spawn, and by Popen (a
-bare program name, another directory), and the asyncio fallback used where
-pidfds are missing."""
+bare program name, another thread alive while the hook runs elsewhere), and
+the asyncio fallback used where pidfds are missing."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import resource
+import threading
 import time
 from pathlib import Path
 
@@ -362,13 +363,57 @@ def test_posix_spawn_is_used_exactly_where_it_starts_what_popen_would(tmp_path, 
     monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
     fds = [10, 11, 12]
     spawnable = process_pidfd._spawnable
-    assert spawnable(["/bin/sh"], None, fds)
-    assert spawnable(["/bin/sh"], os.getcwd(), fds)
-    assert not spawnable(["sh"], None, fds)  # PATH lookup: Popen's
-    assert not spawnable(["/bin/sh"], str(tmp_path), fds)  # another directory
-    assert not spawnable(["/bin/sh"], None, [0, 11, 12])  # a pipe on a standard stream
+    assert spawnable(["/bin/sh"], None, fds) is None  # here
+    assert spawnable(["/bin/sh"], os.getcwd(), fds) is None
+    assert spawnable(["sh"], None, fds) is False  # PATH lookup: Popen's
+    assert spawnable(["/bin/sh"], None, [0, 11, 12]) is False  # a pipe on a standard stream
+    # another directory: posix_spawn there while this is the only thread
+    assert threading.active_count() == 1
+    assert spawnable(["/bin/sh"], str(tmp_path), fds) == str(tmp_path)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:  # another thread would see this process change its directory: Popen
+        assert spawnable(["/bin/sh"], str(tmp_path), fds) is False
+    finally:
+        stop.set()
+        other.join()
     child, *ends = process_pidfd._launch(["/bin/sh", "-c", "exit 7"], dict(os.environ), None, True)
     assert isinstance(child, process_pidfd.Spawned)
     assert child.wait(timeout=10) == 7
     for fd in ends:
         os.close(fd)
+
+
+@pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
+def test_a_hook_in_another_directory_is_posix_spawned_there_and_this_process_stays(
+    tmp_path, monkeypatch
+):
+    # `rook run -w DIR` from another folder: hooks run in the workspace. They
+    # are spawned there with posix_spawn (this process's directory changed
+    # around the spawn), not with Popen, and Rook's own directory is unchanged.
+    monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
+    here = os.getcwd()
+    (tmp_path / "hooks").mkdir()
+    hook = tmp_path / "hooks" / "where.sh"
+    hook.write_text("#!/bin/sh\npwd\n")
+    hook.chmod(0o755)
+    # a program path relative to the hook's directory, as Popen(cwd=) reads it
+    child, stdin, out, err = process_pidfd._launch(
+        ["hooks/where.sh"], dict(os.environ), str(tmp_path), False
+    )
+    try:
+        assert isinstance(child, process_pidfd.Spawned)
+        assert os.getcwd() == here
+        assert child.wait(timeout=10) == 0
+        assert os.read(out, 4096).decode().strip() == str(tmp_path)
+    finally:
+        os.close(out)
+        os.close(err)
+    assert stdin is None
+    # a directory that cannot be entered fails as Popen does, naming it
+    gone = str(tmp_path / "gone")
+    with pytest.raises(FileNotFoundError) as raised:
+        process_pidfd._launch(["/bin/sh", "-c", "true"], dict(os.environ), gone, False)
+    assert raised.value.filename == gone
+    assert os.getcwd() == here
