@@ -20,10 +20,18 @@ from .attempts import Attempts, snapshot
 from .errors import PluginError, RookError, RunStoreError, exception_text
 from .hookenv import base_environment, hook_env
 from .hookio import cut_off_output
-from .judging import CHECK_MARKER, JudgingContext, evaluate_criterion, runnability, scenario_status
+from .judging import (
+    CHECK_MARKER,
+    JudgingContext,
+    at_once,
+    evaluate_criterion,
+    runnability,
+    scenario_status,
+)
 from .lifecycle import PluginFault, ScenarioPhases, Slot
 from .models import (
     PHASES,
+    Criterion,
     HookCall,
     HookResult,
     Profile,
@@ -31,6 +39,7 @@ from .models import (
     Scenario,
     ScenarioRun,
     TurnEvidence,
+    Verdict,
 )
 from .plugins import Rook
 from .preflight import not_a_reason
@@ -70,8 +79,10 @@ class Engine(Attempts):
         self.phases = phases
         self.redactor = redactor
         self.observed_before = dict(observed_before or {})
-        self._runs_programs_of: dict[str, bool] = {}
+        self._plans: dict[str, tuple[bool, bool]] = {}  # see _judging_plan
         self._program_types: frozenset[str] | None = None  # the criterion types that do
+        self._slow_types: frozenset[str] = frozenset()  # see _judging_plan
+        self._ordered_types: frozenset[str] = frozenset()
         self.observed: dict[str, bool] = {}
         self.on_progress = on_progress
         self.base_env = base_environment(profile)
@@ -449,18 +460,51 @@ class Engine(Attempts):
         """Whether judging ``scenario`` may run programs or call out, for a while: a
         ``command`` criterion (a test suite, up to its timeout), a plugin judge, or
         a plugin's criterion type (its own model or service)."""
-        found = self._runs_programs_of.get(scenario.id)
+        found = self._plans.get(scenario.id)  # (one call a scenario run, as it was)
+        return (found or self._judging_plan(scenario))[0]
+
+    def _judging_plan(self, scenario: Scenario) -> tuple[bool, bool]:
+        """Whether judging ``scenario`` may run programs (:meth:`runs_programs`), and
+        whether its criteria are judged together: when two or more are slow (the
+        judge profile's, a ``judge:``, a plugin's criterion type) and none looks at
+        the workspace (``file``, ``command``, a type with ``turns_apply = False``),
+        which a ``command`` may change for the criteria after it."""
+        found = self._plans.get(scenario.id)
         if found is None:  # once per scenario: asked for every run of it, twice
             if self._program_types is None:
                 criteria = self.rook.criteria
+                names = criteria.names()
                 self._program_types = frozenset(
-                    t
-                    for t in criteria.names()
-                    if t in ("command", "judge") or criteria.distribution(t) != OWN
+                    t for t in names if t in ("command", "judge") or criteria.distribution(t) != OWN
                 )
-            found = not self._program_types.isdisjoint([c.type for c in scenario.criteria])
-            self._runs_programs_of[scenario.id] = found
+                self._slow_types = frozenset(
+                    t
+                    for t in names
+                    if t == "judge"
+                    or getattr(criteria.get(t), "uses_judge_profile", False)
+                    or criteria.distribution(t) != OWN
+                )
+                self._ordered_types = frozenset(
+                    t for t in names if getattr(criteria.get(t), "turns_apply", True) is False
+                )
+            types = [c.type for c in scenario.criteria]
+            slow = sum(
+                c.type in self._slow_types and not self._own_judge(c) for c in scenario.criteria
+            )
+            found = (
+                not self._program_types.isdisjoint(types),
+                slow > 1 and self._ordered_types.isdisjoint(types),
+            )
+            self._plans[scenario.id] = found
         return found
+
+    def _own_judge(self, criterion: Criterion) -> bool:
+        """Whether ``criterion`` is a ``judge:`` naming one of Rook's own judges
+        (``keywords``: it only reads the answer)."""
+        if criterion.type != "judge" or not isinstance(criterion.config, dict):
+            return False
+        judges, name = self.rook.judges, criterion.config.get("name")
+        return isinstance(name, str) and name in judges and judges.distribution(name) == OWN
 
     async def judge(self, scenario: Scenario, record: dict[str, Any]) -> None:
         turns = [TurnEvidence(**t) for t in record["turns"]]
@@ -469,43 +513,76 @@ class Engine(Attempts):
         # what a criterion runs (command:, a plugin's) is found by its marker when this
         # run is killed meanwhile; the built-in text criteria run nothing
         judging = self.judging
-        if self.runs_programs(scenario):
+        runs_programs, together = self._judging_plan(scenario)
+        if runs_programs:
             state = str(self.run_dir.state / record["key"])
             judging = replace(judging, env={**judging.env, CHECK_MARKER: state})
-        for criterion in scenario.criteria:
-            ctype = self.rook.criteria.get(criterion.type)
-            try:
-                v = await evaluate_criterion(
-                    criterion,
-                    ctype,
+        try:
+            # two slow criteria or more: judged at once, none waiting for another's judge
+            given = (
+                iter(await self._together(scenario, turns, record, judging)) if together else None
+            )
+            for criterion in scenario.criteria:
+                if given is not None:
+                    v = next(given)
+                else:
+                    v = await evaluate_criterion(
+                        criterion,
+                        self.rook.criteria.get(criterion.type),
+                        scenario,
+                        turns,
+                        record.get("collected"),
+                        record,
+                        judging=judging,
+                        owner=self.rook.criteria.owner(criterion.type),
+                        third_party=self.rook.criteria.distribution(criterion.type) != OWN,
+                    )
+                verdicts.append(v)
+                verdict: dict[str, Any] = {
+                    "index": criterion.index,
+                    "type": criterion.type,
+                    "turn": criterion.turn,
+                    "status": v.status,
+                    "reason": self.redactor.text(v.reason),
+                }
+                if isinstance(criterion.raw, dict) and criterion.raw.get("id") is not None:
+                    verdict["id"] = criterion.raw["id"]
+                if getattr(v, "evidence", None):
+                    verdict["evidence"] = self.redactor.data(v.evidence)
+                record["criteria"].append(verdict)
+        except asyncio.CancelledError:  # the judge profile's hooks it cut: in the attempt
+            if judging.client is not None:
+                record["hooks"].extend(judging.client.interrupted_hooks(record["key"]))
+            raise
+        status, reason = scenario_status(verdicts)
+        record["status"] = status
+        record["reason"] = self.redactor.text(reason)
+
+    async def _together(
+        self,
+        scenario: Scenario,
+        turns: list[TurnEvidence],
+        record: dict[str, Any],
+        judging: JudgingContext,
+    ) -> list[Verdict]:
+        """The verdicts of every criterion of ``scenario``, judged at once, in its order."""
+        criteria = self.rook.criteria
+        return await at_once(
+            [
+                evaluate_criterion(
+                    c,
+                    criteria.get(c.type),
                     scenario,
                     turns,
                     record.get("collected"),
                     record,
                     judging=judging,
-                    owner=self.rook.criteria.owner(criterion.type),
-                    third_party=self.rook.criteria.distribution(criterion.type) != OWN,
+                    owner=criteria.owner(c.type),
+                    third_party=criteria.distribution(c.type) != OWN,
                 )
-            except asyncio.CancelledError:  # the judge profile's hooks it cut: in the attempt
-                if judging.client is not None:
-                    record["hooks"].extend(judging.client.interrupted_hooks(record["key"]))
-                raise
-            verdicts.append(v)
-            verdict: dict[str, Any] = {
-                "index": criterion.index,
-                "type": criterion.type,
-                "turn": criterion.turn,
-                "status": v.status,
-                "reason": self.redactor.text(v.reason),
-            }
-            if isinstance(criterion.raw, dict) and criterion.raw.get("id") is not None:
-                verdict["id"] = criterion.raw["id"]
-            if getattr(v, "evidence", None):
-                verdict["evidence"] = self.redactor.data(v.evidence)
-            record["criteria"].append(verdict)
-        status, reason = scenario_status(verdicts)
-        record["status"] = status
-        record["reason"] = self.redactor.text(reason)
+                for c in scenario.criteria
+            ]
+        )
 
 
 __all__ = ["Engine"]

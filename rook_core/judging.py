@@ -215,6 +215,18 @@ def in_thread(fn: Any, *args: Any) -> asyncio.Future[Any]:
     return future
 
 
+async def at_once(awaitables: list[Awaitable[Any]]) -> list[Any]:
+    """Await ``awaitables`` at the same time; their results in their order. When one
+    raises (an interruption), the others are cancelled and it is raised."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        raise
+
+
 def is_async(fn: Any) -> bool:
     """Whether calling ``fn`` only makes a coroutine (``async def``, or an
     object whose ``__call__`` is one)."""
