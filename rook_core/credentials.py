@@ -129,14 +129,21 @@ def sample_placeholder(value: Any) -> bool:
     """A documentation's stand-in for a credential, not one: ``{api_key}`` (Dify's
     docs), ``<your-api-key>``, ``[TOKEN]``, ``YOUR_API_KEY``, ``API_KEY``. Capitals
     and underscores with a part of 4 digits or more (``PROD_9F8A7C6B...``,
-    ``ADMIN_PASS_2024``) are a value: a placeholder's parts are words."""
+    ``ADMIN_PASS_2024``) are a value: a placeholder's parts are words. So is
+    bracketed text with such a part (a GUID in braces, ``{3F2504E0-4F89-...}``)."""
     if not isinstance(value, str) or _SAMPLE.fullmatch(value.strip()) is None:
         return False
-    return _CAPITALS_WITH_DIGITS.fullmatch(value.strip()) is None
+    text = value.strip()
+    if text[0] in "{<[" and _DIGITS_PART.search(text[1:-1]):
+        return False
+    return _CAPITALS_WITH_DIGITS.fullmatch(text) is None
 
 
 _CAPITALS_WITH_DIGITS = re.compile(r"(?!YOUR_)[A-Z0-9_]*_[A-Z]*(?:\d[A-Z]*){4}[A-Z0-9_]*")
 """Capitals and underscores, a part holding 4 digits or more: a value's, no word's."""
+
+_DIGITS_PART = re.compile(r"(?:^|[-_.:])[A-Za-z]*(?:\d[A-Za-z]*){4,}(?=$|[-_.:])")
+"""A part (between ``-``, ``_``, ``.``, ``:``) holding 4 digits or more: a value's."""
 
 
 def placeholder(value: Any) -> bool:

@@ -195,6 +195,24 @@ def test_a_real_token_in_capitals_and_underscores_is_a_value_not_a_placeholder(
     assert_nowhere(ws, token)
 
 
+@pytest.mark.parametrize("token", ["{3F2504E0-4F89-11D3-9A0C-0305E82C3301}",
+                                   "{3f2504e0-4f89-11d3-9a0c-0305e82c3301}",
+                                   "<0305E82C3301>", "[9A0C-0305E82C3301]"])
+def test_a_guid_in_braces_is_a_value_not_a_placeholder(
+    rook_workspace, rook_cli, authoring_server, token
+):
+    """A key written as a GUID in braces ({3F2504E0-4F89-...}, as Windows writes
+    them) was taken for a documentation's stand-in ({api_key}): the value pasted
+    was dropped and the test stopped, 'not set: AGENT_API_TOKEN'. Bracketed text
+    with a part of 4 digits or more is no word: it is the value, used for the test."""
+    ws = rook_workspace
+    authoring_server.api_key = token
+    r = add(rook_cli, ws, "guid", input=chat_curl(authoring_server))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "used for this test only" in r.stdout, r.stdout
+    assert_nowhere(ws, token)
+
+
 @pytest.mark.parametrize(
     "data, query",
     [
