@@ -419,8 +419,26 @@ def _call_spec(value: Any) -> dict[str, Any]:
             if not isinstance(server, str) or not server.strip():
                 raise ValidationError({"server": ["must be the MCP server's name (a text)"]})
             spec["server"] = server.strip()  # " orders ": the name
+            if "__" in spec["server"] or "__" in spec["name"]:
+                raise ValidationError({"server": [_split_unknown(spec["server"], spec["name"])]})
         return spec
     raise ValidationError("must be a tool name or {name, arguments, server}")
+
+
+def _split_unknown(server: str, tool: str) -> str:
+    """Why a ``server`` and tool name one of which holds ``__`` are refused: in an
+    agent's log, ``mcp__SERVER__TOOL`` reads as more than one server's tool."""
+    parts = f"{server}__{tool}".split("__")
+    readings = [
+        f"the tool {'__'.join(parts[i:])!r} of server {'__'.join(parts[:i])!r}"
+        for i in range(1, len(parts))
+    ]
+    shown = " or ".join(readings[:3]) + (" ..." if len(readings) > 3 else "")
+    return (
+        f"{server!r} with the tool {tool!r}: a name holding '__' cannot be told apart in a "
+        f"call log, where mcp__{server}__{tool} is {shown}; name the call as your agent's log "
+        f"does, without server: mcp__{server}__{tool} (or the name it logs)"
+    )
 
 
 def _describe(spec: dict[str, Any]) -> str:

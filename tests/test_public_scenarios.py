@@ -451,3 +451,39 @@ def test_an_mcp_server_that_is_no_name_is_refused(rook_workspace, rook_cli):
     r = rook_cli("run")
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "expectation.mcp.0.server" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("server, tool", [("billing__refund", "all"), ("billing", "refund__all")])
+def test_a_server_or_tool_name_holding_a_double_underscore_is_refused(
+    rook_workspace, rook_cli, server, tool
+):
+    """mcp__billing__refund__all is server billing's tool refund__all and server
+    billing__refund's tool all: a call so named passed called: {server: billing__refund,
+    name: all} and failed not_called: {server: billing, name: refund__all} alike. A
+    server given with a name holding "__" is refused, saying to name the call as the
+    agent's log does."""
+    rook_workspace.script("agent.py", CALLS_AGENT)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"calls": True}})
+    native = rook_workspace.scenario(
+        {"id": "native", "goal": "[]", "criteria": [
+            {"contains": "done"}, {"not_called": {"name": tool, "server": server}}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{native}" in r.stderr and "criteria.1.not_called.server:" in r.stderr, r.stderr
+    assert "mcp__billing__refund__all" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "without server: mcp__billing__refund__all" in r.stderr, r.stderr
+    assert ("the tool 'refund__all' of server 'billing' or the tool 'all' of server "
+            "'billing__refund'") in r.stderr, r.stderr
+    native.unlink()
+    public = rook_workspace.scenario(f"""
+        title: t
+        goal: "[]"
+        expectation: {{mcp: [{{server: {server}, tool: {tool}, expect: called}}]}}
+    """, name="public")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"{public}" in r.stderr and "expectation.mcp.0" in r.stderr, r.stderr
+    assert "without server: mcp__billing__refund__all" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not list(rook_workspace.runs_dir.iterdir())
