@@ -341,7 +341,10 @@ class ScenarioPhases:
                 warn_once(record, result.warning, redactor)
             record["hooks"][-1] = {**hooked, "data": None}  # stored once: as its turn
             if result.end_conversation and n < total:
-                self.end_conversation(n, total, result)
+                self.end_conversation(n, total, str(result.end_conversation))
+                break
+            if n < total and n == scenario.extra.get("max_turns"):  # (multi-turn runs only)
+                self.end_conversation(n, total, f"the scenario's max_turns ({n}) reached")
                 break
             if n == 1 and total > 1 and not record["conversation"]:
                 said = handle_said(record["hooks"], hooked)  # a handle given wrongly
@@ -356,9 +359,10 @@ class ScenarioPhases:
                 self.phase_done(True)
         self.done("execute", True)
 
-    def end_conversation(self, n: int, total: int, result: HookResult) -> None:
-        """Turn ``n`` ended the conversation: the later turns are not sent."""
-        reason = self.engine.redactor.text(str(result.end_conversation))
+    def end_conversation(self, n: int, total: int, why: str) -> None:
+        """Turn ``n`` ended the conversation (``why``: the transport's reason, or the
+        scenario's ``max_turns``): the later turns are not sent."""
+        reason = self.engine.redactor.text(why)
         later = f"turn {n + 1}" if n + 1 == total else f"turns {n + 1}-{total}"
         self.record["conversation_ended"] = {
             "after_turn": n,

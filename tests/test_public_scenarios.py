@@ -487,3 +487,51 @@ def test_a_server_or_tool_name_holding_a_double_underscore_is_refused(
     assert "without server: mcp__billing__refund__all" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert not list(rook_workspace.runs_dir.iterdir())
+
+
+# Answers each turn with its number, and logs every turn it was sent.
+TURNS_AGENT = """
+    #!/usr/bin/env python3
+    import json, os, sys
+    if sys.argv[1] == "execute":
+        text = sys.stdin.read()
+        with open(os.environ["TURN_LOG"], "a") as fh:
+            fh.write(text + "\\n")
+        print(json.dumps({"output": f"reply to {text}", "conversation": "c-1"}))
+"""
+
+
+def test_max_turns_caps_the_turns_sent_to_a_script_agent(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """A public CLI file's max_turns lowered a Ruhroh wrapper's iterations (turn 3 of 3
+    not sent with max_turns 2) but a script or HTTP agent was sent every turn: the
+    same file meant two things. Every transport now stops at max_turns, as Ruhroh does:
+    the later turns are not sent, and the record and criteria say why."""
+    log = tmp_path / "turns.log"
+    monkeypatch.setenv("TURN_LOG", str(log))
+    rook_workspace.script("agent.py", TURNS_AGENT)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"multi_turn": True}})
+    rook_workspace.scenario(
+        {"title": "Three", "id": "three", "turns": ["a", "b", "c"], "max_turns": 2,
+         "criteria": [{"contains": "reply to b", "turn": 2}, {"contains": "reply", "turn": 3}]})
+    rook_workspace.scenario(
+        {"title": "One", "id": "one", "turns": ["x", "y"], "max_turns": 1,
+         "criteria": [{"contains": "reply to x"}]})
+    r = rook_cli("run", "--json")
+    assert "Traceback" not in r.stderr, r.stderr
+    assert sorted(log.read_text().split()) == ["a", "b", "x"]
+    by_id = {s["id"]: s for s in r.report["scenarios"]}
+    three = by_id["three"]
+    assert [t["input"] for t in three["turns"]] == ["a", "b"]
+    assert three["warnings"] == [
+        "turn 3 not sent: the conversation ended after turn 2 (the scenario's max_turns (2) "
+        "reached)"]
+    assert [c["status"] for c in three["criteria"]] == ["passed", "unverifiable"]
+    assert "turn 3 was not sent" in three["criteria"][1]["reason"]
+    # the last criterion judges the last turn sent; no handle is needed for turns never sent
+    assert by_id["one"]["status"] == "passed", by_id["one"]
+    assert by_id["one"]["warnings"] == [
+        "turn 2 not sent: the conversation ended after turn 1 (the scenario's max_turns (1) "
+        "reached)"]
