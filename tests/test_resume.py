@@ -255,6 +255,26 @@ def test_a_judge_hook_interrupted_is_in_the_interrupted_attempt(rook_workspace, 
     assert finish(rook_workspace, run_id, "--judge-profile", "grader")["status"] == "passed"
 
 
+def test_rubrics_judged_together_and_interrupted_are_each_in_the_attempt(rook_workspace, tmp_path):
+    """Two rubrics of a scenario are judged at once (the judge profile allows 2): a
+    SIGINT meanwhile records both of the judge's hooks in the interrupted attempt, and
+    the resume judges both, in their order."""
+    d = tmp_path / "d"
+    setup_agent(rook_workspace, d, ("execute",), judge=True)
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"},
+                            "concurrency": 2}, active=False)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"rubric": "is fine"}, {"contains": "ok"}, {"rubric": "is kind"}]})
+    (d / "block-judge").touch()
+    run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader")
+    (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+    assert [(h["phase"], h["status"], h["judge_profile"]) for h in attempt["hooks"]] == [
+        ("execute", "interrupted", "grader")] * 2, attempt["hooks"]
+    s = finish(rook_workspace, run_id, "--judge-profile", "grader")
+    assert s["status"] == "passed", s
+    assert [c["type"] for c in s["criteria"]] == ["rubric", "contains", "rubric"]
+
+
 def test_a_judge_prepare_hook_interrupted_is_recorded_where_its_prepare_goes(rook_workspace,
                                                                             tmp_path):
     """SIGINT while the judge profile's prepare hook ran: it was recorded nowhere
