@@ -421,7 +421,7 @@ def build_view(
 def required_capabilities(scenario: Scenario, criteria: Registry) -> dict[str, str]:
     """Capability -> why this scenario needs it."""
     needs: dict[str, str] = {}
-    if len(scenario.turns) > 1:
+    if len(scenario.turns) > 1 and scenario.extra.get("max_turns") != 1:  # 1: one is sent
         needs["multi_turn"] = f"it has {len(scenario.turns)} turns"
     by: dict[str, list[str]] = {}  # every criterion that needs it, not the first alone
     for c in scenario.criteria:

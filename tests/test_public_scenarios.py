@@ -535,3 +535,18 @@ def test_max_turns_caps_the_turns_sent_to_a_script_agent(
     assert by_id["one"]["warnings"] == [
         "turn 2 not sent: the conversation ended after turn 1 (the scenario's max_turns (1) "
         "reached)"]
+
+
+def test_a_scenario_whose_max_turns_is_1_needs_no_multi_turn(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """Two turns with max_turns 1 send one turn: it was not_runnable on a profile that
+    does not declare multi_turn ('it has 2 turns'), though no second turn is ever sent."""
+    monkeypatch.setenv("TURN_LOG", str(tmp_path / "turns.log"))
+    rook_workspace.script("agent.py", TURNS_AGENT)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario(
+        {"title": "One", "id": "one", "turns": ["x", "y"], "max_turns": 1,
+         "criteria": [{"contains": "reply to x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"one": "passed"}, r.stdout + r.stderr
