@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -517,26 +517,28 @@ class Engine(Attempts):
         if runs_programs:
             state = str(self.run_dir.state / record["key"])
             judging = replace(judging, env={**judging.env, CHECK_MARKER: state})
+        criteria = self.rook.criteria
+
+        def evaluate(c: Criterion) -> Awaitable[Verdict]:
+            return evaluate_criterion(
+                c,
+                criteria.get(c.type),
+                scenario,
+                turns,
+                record.get("collected"),
+                record,
+                judging=judging,
+                owner=criteria.owner(c.type),
+                third_party=criteria.distribution(c.type) != OWN,
+            )
+
         try:
             # two slow criteria or more: judged at once, none waiting for another's judge
             given = (
-                iter(await self._together(scenario, turns, record, judging)) if together else None
+                iter(await at_once(list(map(evaluate, scenario.criteria)))) if together else None
             )
             for criterion in scenario.criteria:
-                if given is not None:
-                    v = next(given)
-                else:
-                    v = await evaluate_criterion(
-                        criterion,
-                        self.rook.criteria.get(criterion.type),
-                        scenario,
-                        turns,
-                        record.get("collected"),
-                        record,
-                        judging=judging,
-                        owner=self.rook.criteria.owner(criterion.type),
-                        third_party=self.rook.criteria.distribution(criterion.type) != OWN,
-                    )
+                v = next(given) if given is not None else await evaluate(criterion)
                 verdicts.append(v)
                 verdict: dict[str, Any] = {
                     "index": criterion.index,
@@ -557,32 +559,6 @@ class Engine(Attempts):
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)
-
-    async def _together(
-        self,
-        scenario: Scenario,
-        turns: list[TurnEvidence],
-        record: dict[str, Any],
-        judging: JudgingContext,
-    ) -> list[Verdict]:
-        """The verdicts of every criterion of ``scenario``, judged at once, in its order."""
-        criteria = self.rook.criteria
-        return await at_once(
-            [
-                evaluate_criterion(
-                    c,
-                    criteria.get(c.type),
-                    scenario,
-                    turns,
-                    record.get("collected"),
-                    record,
-                    judging=judging,
-                    owner=criteria.owner(c.type),
-                    third_party=criteria.distribution(c.type) != OWN,
-                )
-                for c in scenario.criteria
-            ]
-        )
 
 
 __all__ = ["Engine"]
