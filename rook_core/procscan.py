@@ -169,6 +169,46 @@ def leftovers(run_id: str, state_dirs: Iterable[str], prefixes: Iterable[str] = 
     return found
 
 
+def left_by_runs(runs_dirs: Iterable[str]) -> dict[str, list[int]]:
+    """Processes whose environment names a run under one of ``runs_dirs`` (an
+    agent's ``runs`` folders): a hook's ``ROOK_RUN_STATE_DIR`` or ``ROOK_STATE_DIR``
+    (the judge profile's too: both lie in the run's folder), or a ``command``
+    criterion's ``RUN_BY_ROOK``, by the folder of that run. Whether the run is
+    still going (its lock held) is the caller's to ask: those of a run killed
+    with SIGKILL are leftovers (``rook doctor``). Only what ``/proc`` lets this
+    user read; nothing elsewhere. Never on a run's path: one walk of ``/proc``."""
+    roots = tuple(os.path.join(d, "").encode("utf-8", "surrogateescape") for d in runs_dirs)
+    try:
+        names = os.listdir(PROC) if roots else []
+    except OSError:
+        return {}
+    me = os.getpid()
+    found: dict[str, list[int]] = {}
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        env = _environ(int(name))
+        for key in (b"ROOK_RUN_STATE_DIR", b"ROOK_STATE_DIR", b"RUN_BY_ROOK"):
+            value = env.get(key, b"")
+            root = next((r for r in roots if value.startswith(r)), None)
+            if root is not None:
+                run = value[len(root) :].split(b"/", 1)[0]
+                if run:
+                    path = (root + run).decode("utf-8", "surrogateescape")
+                    found.setdefault(path, []).append(int(name))
+                    break
+    return found
+
+
+def command_name(pid: int) -> str:
+    """Process ``pid``'s command name (``/proc/PID/comm``), ``?`` when unknown."""
+    try:
+        with open(f"{PROC}/{pid}/comm", "rb") as fh:
+            return fh.read().strip().decode("utf-8", "replace") or "?"
+    except OSError:
+        return "?"
+
+
 def reap(pids: Iterable[int]) -> None:
     """Collect the exit status of adopted orphans we killed (no zombies left)."""
     for pid in pids:

@@ -1162,3 +1162,56 @@ def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_r
     listed = subprocess.run(listing, capture_output=True, text=True, timeout=60)
     assert "incomplete" in listed.stdout and "in progress" not in listed.stdout, listed.stdout
     assert [ln for ln in shown.stderr.splitlines() if ln.startswith("finish it")] == [printed]
+
+
+def test_rook_doctor_names_what_a_killed_rook_left_running(rook_workspace, tmp_path):
+    """rook run SIGKILLed while a hook hangs: a new run leaves the hook alone (it
+    is the killed run's), so nothing said it was there, running for ever. rook
+    doctor now names the run and its processes, with the command that ends them;
+    once the run is finished (which kills them), it names nothing."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup_agent(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    hung = kill_rook_while_a_hook_hangs(ws, d)
+    doctor = [sys.executable, "-m", "rook_core", "doctor", "-w", str(ws.root)]
+    try:
+        (run_dir,) = ws.runs_dir.iterdir()
+        out = subprocess.run(doctor, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert f"run {run_dir.name} was killed before it could end its hooks" in out.stdout
+        assert f"pid {hung} (agent.sh)" in out.stdout, out.stdout
+        assert f"rook run --run {run_dir.name}" in out.stdout
+        doc = json.loads(subprocess.run([*doctor, "--json"], capture_output=True, text=True,
+                                        timeout=120).stdout)
+        (finding,) = [f for f in doc["findings"] if run_dir.name in f["message"]]
+        assert finding["status"] == "problem" and str(hung) in finding["message"]
+        (d / "fast-now").touch()
+        done = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert gone_soon(hung)
+        out = subprocess.run(doctor, capture_output=True, text=True, timeout=120)
+        assert run_dir.name not in out.stdout and out.returncode == 0, out.stdout
+    finally:
+        kill_group(hung)
+
+
+def test_rook_doctor_leaves_alone_the_hooks_of_a_run_that_is_running(rook_workspace, tmp_path):
+    """A run in progress holds its lock: its hooks are no leftovers, and doctor
+    names none."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup_agent(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    proc = subprocess.Popen(rook(ws), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for_the_blocked_hook(d)
+        out = subprocess.run([sys.executable, "-m", "rook_core", "doctor", "-w", str(ws.root)],
+                             capture_output=True, text=True, timeout=120)
+        assert "was killed before it could end its hooks" not in out.stdout, out.stdout
+        assert out.returncode == 0, out.stdout
+    finally:
+        (d / "fast-now").touch()
+        kill_group(int((d / "hook.pid").read_text()))
+        proc.communicate(timeout=60)

@@ -252,6 +252,7 @@ class Doctor:
         )
 
         label = f"{agent.project}/{agent.name}"
+        self.check_leftovers(agent, label)
         # every profile's, one that does not load included: a finding names its file
         self.secret_names.update(agent_secret_names(agent.profiles_dir))
         if rook is None:
@@ -266,6 +267,31 @@ class Doctor:
             check_runnable(self, rook, agent, profiles, label, scenarios)
             check_judge_profile(
                 self, rook, agent, label, scenarios, self.config, self.judge_profile
+            )
+
+    def check_leftovers(self, agent: Any, label: str) -> None:
+        """Processes a run of ``agent`` killed with SIGKILL left running: its hooks
+        (their timeouts died with it) and what they started, found by the run
+        their environment names, whose lock no process holds any more."""
+        import shlex
+        from pathlib import Path
+
+        from ..procscan import command_name, left_by_runs
+        from .runs import held_by
+
+        for path, pids in sorted(left_by_runs([str(agent.runs_dir)]).items()):
+            if not os.path.isdir(path) or held_by(Path(path)) is not None:
+                continue  # not a run, or one that is going on (its hooks are its own)
+            run_id = os.path.basename(path)
+            shown = ", ".join(f"pid {p} ({command_name(p)})" for p in pids[:5])
+            more = f" and {len(pids) - 5} more" if len(pids) > 5 else ""
+            self.add(
+                PROBLEM,
+                label,
+                f"run {run_id} was killed before it could end its hooks: {len(pids)} "
+                f"process(es) it started still run, past any timeout ({shown}{more})",
+                f"rook run --run {run_id} -w {shlex.quote(str(agent.workspace))} kills them and finishes the "
+                f"run; or kill {' '.join(str(p) for p in pids)}",
             )
 
     def _check_switch_names(self) -> None:
