@@ -83,6 +83,10 @@ class ProcessResult:
     overflow: str | None = None  # "stdout" or "stderr"
     spawn_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    exited: float | None = None
+    """When it exited, where Rook read on after that (a process it started held its
+    pipes: :data:`PIPE_GRACE_SECONDS`): its :attr:`ended`, so that its time is its
+    own, never Rook's wait; ``None`` otherwise (``ended`` is when Rook was done)."""
     stopped: str | None = None
     """Timed out while stopped (SIGSTOP, SIGTSTP), not while working: ``"it"`` (the
     hook), or ``"a process it started (pid N, NAME)"`` when the hook was not stopped
@@ -325,7 +329,7 @@ async def run_process(
         setattr(exc, _READ_BEFORE, result)  # noqa: B010 - for read_before; only when cut off
         raise
     finally:
-        result.ended = time.time()
+        result.ended = result.exited or time.time()
         result.returncode = child.close()
         if not group_alive(pgid):
             _live_groups.discard(pgid)
@@ -374,7 +378,10 @@ async def _watch(
         result.notes += await _terminate_group(pid, child, kill_grace, marker)
         await child.wait_exited(kill_grace + 5)
     # The child has exited; collect what is still in the pipes, briefly.
-    for name in await child.wait_pipes(PIPE_GRACE_SECONDS):
+    held = await child.wait_pipes(PIPE_GRACE_SECONDS)
+    if held:  # waited the whole grace from the exit on: the hook's time ends there
+        result.exited = time.time() - PIPE_GRACE_SECONDS
+    for name in held:
         result.notes.append(
             f"a process started by the hook kept its {name} open after it exited; stopped reading"
         )
@@ -427,8 +434,12 @@ def _reap_left() -> None:
         except OSError:
             taken = True
         if taken:  # a pid is never a process's while a group has it as id: the group
-            # ended, and the id is another's now (a new hook's, say): never reaped here
+            # ended, and the id is another's now (a new hook's, say): never reaped
+            # here; nor killed at the end of the run (kill_leftovers) unless it leads
+            # a group of Rook's own child (a new hook's, which run_process keeps)
             _left_groups.discard(pgid)
+            if not _our_child(pgid):
+                _live_groups.discard(pgid)
             continue
         try:
             while os.waitid(os.P_PGID, pgid, os.WEXITED | os.WNOHANG) is not None:
@@ -438,6 +449,18 @@ def _reap_left() -> None:
         if not group_alive(pgid):
             _left_groups.discard(pgid)
             _live_groups.discard(pgid)
+
+
+def _our_child(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process (running, or exited and not yet
+    reaped), asked without reaping it; True where the system cannot say."""
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    except (OSError, AttributeError):  # no waitid here
+        return True
+    return True
 
 
 def _kill_tree(pgid: int) -> list[str]:
@@ -575,11 +598,10 @@ class _Transports(asyncio.SubprocessProtocol):
         return bool((await asyncio.wait({self.exited}, timeout=timeout))[0])
 
     async def wait_pipes(self, timeout: float) -> list[str]:
-        held = []
-        for fd, name in ((1, "stdout"), (2, "stderr")):
-            if not (await asyncio.wait({self.pipes_closed[fd]}, timeout=timeout))[0]:
-                held.append(name)
-        return held
+        """Give stdout and stderr ``timeout`` seconds together to reach end of file;
+        the streams still open (held by a descendant) by then."""
+        await asyncio.wait(set(self.pipes_closed.values()), timeout=timeout)
+        return [n for fd, n in ((1, "stdout"), (2, "stderr")) if not self.pipes_closed[fd].done()]
 
     def reap_soon(self) -> None:
         pass  # the child watcher reaps it

@@ -436,13 +436,12 @@ class PidfdChild:
         return await self._until(lambda: self.exited, self.loop.time() + timeout)
 
     async def wait_pipes(self, timeout: float) -> list[str]:
-        """Give stdout, then stderr, ``timeout`` seconds each to reach end of
+        """Give stdout and stderr ``timeout`` seconds together to reach end of
         file; the streams still open (held by a descendant) are no longer read."""
         held = []
+        deadline = self.loop.time() + timeout  # one wait for both: a daemon holds both
         for name in ("stdout", "stderr"):
-            if not await self._until(
-                partial(self._closed_stream, name), self.loop.time() + timeout
-            ):
+            if not await self._until(partial(self._closed_stream, name), deadline):
                 held.append(name)
         for fd in list(self.pipes):
             self._close_pipe(fd)

@@ -735,6 +735,39 @@ def test_background_process_holding_stdout_does_not_hang_rook(rook_workspace, ro
     assert json.dumps(r.report)  # report is plain JSON
 
 
+def test_a_daemon_holding_the_pipes_costs_the_hook_none_of_its_time(rook_workspace, rook_cli,
+                                                                     tmp_path):
+    """A hook that starts a daemon in a session of its own with a clean
+    environment (setsid env -i), which keeps its stdout and stderr open: Rook
+    read on for 0.5 s per stream after the hook's exit and counted that second
+    as the hook's, so a max_seconds budget failed an agent that answered at once.
+    Its time now ends at its exit; the record says which streams were held, and
+    the daemon dies when the run ends (run.json's kills)."""
+    ended = tmp_path / "ended"
+    one_scenario(
+        rook_workspace,
+        f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        setsid env -i sh -c 'exec sleep 300' &
+        echo '{{"output": "ok"}}'
+        date +%s.%N > {ended}
+    """,
+    )
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    assert s["status"] == "passed", s
+    run_id = r.report["run"]["id"]
+    (hook,) = rook_workspace.record(run_id, "s.1")["hooks"]
+    assert hook["details"]["process"] == [
+        "a process started by the hook kept its stdout open after it exited; stopped reading",
+        "a process started by the hook kept its stderr open after it exited; stopped reading",
+    ]
+    assert hook["ended"] - float(ended.read_text()) < 0.45, hook  # not 1 s later
+    kills = json.loads((rook_workspace.run_dir(run_id) / "run.json").read_text())["kills"]
+    assert any("outlived its hook" in k for k in kills), kills
+
+
 # Each phase ("cmd": a command criterion's run) starts `sleep 300` holding its stdout
 # and stderr, writes its pid to $PIDS, then answers and exits (STAY=1: stays)
 LEAVERS = {

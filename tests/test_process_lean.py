@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -132,6 +133,64 @@ def test_a_grandchild_holding_stdout_does_not_hang(path, tmp_path):
     assert alive(bg)  # it may live on (a service), until the run ends:
     assert any(f"group {os.getpgid(bg)}" in k for k in process.kill_leftovers())
     assert wait_until(lambda: not alive(bg))
+
+
+def test_a_daemon_holding_both_pipes_is_waited_for_once_and_not_counted(path, tmp_path):
+    # A hook that starts a daemon in a session of its own (setsid env -i), which
+    # keeps its stdout and stderr: the hook's answer is read, each stream is said
+    # held, and its time ends at its exit, not after Rook's wait for the pipes
+    # (which a max_seconds criterion would count against the agent).
+    pidfile = tmp_path / "daemon"
+    exits: list[float] = []
+    r = run(
+        sh(f"setsid env -i sh -c 'echo $$ > {pidfile}; exec sleep 300' & echo answer; echo err >&2"),
+        on_exit=lambda: exits.append(time.time()),
+    )
+    try:
+        assert r.returncode == 0 and (r.stdout, r.stderr) == (b"answer\n", b"err\n")
+        assert [n for n in r.notes if "kept its" in n] == [
+            "a process started by the hook kept its stdout open after it exited; stopped reading",
+            "a process started by the hook kept its stderr open after it exited; stopped reading",
+        ]
+        assert len(exits) == 1
+        assert r.ended - exits[0] < process.PIPE_GRACE_SECONDS / 2, (r.ended, exits)
+    finally:
+        assert wait_until(pidfile.exists)
+        os.kill(int(pidfile.read_text()), 9)
+        process.kill_leftovers()
+
+
+def test_a_group_id_another_process_took_since_is_never_killed_at_the_end(path, tmp_path):
+    # A hook exits leaving a process in its group: Rook keeps the group's id to
+    # kill what is left when the run ends. If that group ends unseen (its last
+    # process reaped by another parent, or where Rook is no subreaper) and the
+    # kernel gives its id, a pid, to a new process that leads a group of its own
+    # (a shell's job, another hook), the end of the run must leave that alone.
+    r = run(sh("sleep 0.3 & echo $$"))
+    left = int(r.stdout)
+    assert left in process._live_groups  # its sleep was still in the group
+    assert wait_until(lambda: not alive(left) and procscan.descendants(left) == [])
+    # the id, free once the group ended, now leads another group: as the kernel
+    # hands pids out again, given here at once (to a process that is no child of
+    # Rook's: its parent, the shell, waits for it)
+    shell = subprocess.Popen(["sh", "-c", "setsid sleep 30 & echo $!; wait"],
+                             stdout=subprocess.PIPE)
+    other = int(shell.stdout.readline())
+    try:
+        assert wait_until(lambda: os.getpgid(other) == other)
+        process._live_groups.discard(left)
+        process._left_groups.discard(left)
+        process._live_groups.add(other)
+        process._left_groups.add(other)
+        process.kill_leftovers()
+        time.sleep(0.1)  # a SIGKILL would have landed by now
+        assert alive(other), "an unrelated process group was killed"
+    finally:
+        try:
+            os.kill(other, 9)
+        except ProcessLookupError:
+            pass
+        shell.communicate()
 
 
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
