@@ -22,7 +22,9 @@ PROC = "/proc"
 
 
 def become_subreaper() -> bool:
-    """Adopt orphaned descendants (Linux). Returns whether it worked."""
+    """Adopt orphaned descendants (Linux), and keep every child's exit status
+    Rook's to read (:func:`own_exit_statuses`). Returns whether adopting works."""
+    own_exit_statuses()
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -30,6 +32,22 @@ def become_subreaper() -> bool:
         return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def own_exit_statuses() -> None:
+    """Take SIGCHLD back to its default when it is ignored. A parent that ignores
+    it (a Perl or PHP supervisor's ``$SIG{CHLD} = 'IGNORE'``) hands that to Rook
+    across exec, and the kernel then reaps each child at its exit: a hook's exit
+    status is lost (read as 0, or its pidfd refused: "No such process"). Unlike
+    SIGINT or SIGHUP ignored (kept: ``nohup``), this disposition is no one's
+    wish for Rook. Once a run, on the thread that can (the main one)."""
+    import signal
+
+    try:
+        if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    except (AttributeError, ValueError, OSError):  # no SIGCHLD here, or not the main thread
+        pass
 
 
 def _parents() -> dict[int, int]:

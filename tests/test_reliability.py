@@ -273,6 +273,34 @@ def test_a_signal_ignored_when_rook_starts_stays_ignored(rook_workspace, tmp_pat
     assert json.loads(out)["summary"]["passed"] == 1 and "interrupted" not in err
 
 
+@pytest.mark.parametrize("command", ["run", "profile test"])
+def test_a_hook_s_exit_status_is_its_own_when_rook_starts_with_sigchld_ignored(rook_workspace,
+                                                                             command):
+    """A parent that ignores SIGCHLD (a Perl or PHP supervisor's $SIG{CHLD} =
+    'IGNORE', some init shims) hands that to rook across exec: the kernel then
+    reaps each hook itself at its exit, and Rook read a hook that exited 3
+    ("agent down") as one that exited 0, passing its scenario. Rook takes
+    SIGCHLD back to its default before it starts a hook: the hook fails, saying
+    why, as it does otherwise."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo '{"output": "ok"}'
+        echo "agent down" >&2
+        exit 3
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run(
+        [*ROOK, *command.split(), "-w", str(ws.root)], capture_output=True, text=True,
+        timeout=120, preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "agent down" in r.stdout + r.stderr, (r.stdout, r.stderr)
+    if command == "run":
+        assert "1 error" in r.stdout + r.stderr
+
+
 def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ignored():
     """CI run under nohup (as Jenkins' sh step does) or as ``.ci/run &`` from a
     script starts the suite with SIGHUP or SIGINT ignored; every rook it starts
