@@ -267,6 +267,13 @@ async def run_script(call: Any) -> Any:
         )
     elif result.status == "timeout" and proc.was_stopped:  # no setting helps
         result.diagnosis += f"; {STOPPED_HELP}"
+    elif result.status == "timeout" and _printed_an_answer(proc.stdout):  # nor here
+        result.diagnosis += (
+            "; it had printed one JSON object on stdout but never exited: a hook exits once "
+            "it has answered, and no timeout is long enough for one that does not (what kept "
+            "it running: in Node an open timer, socket or keep-alive connection, which "
+            "process.exit() ends; a background job the script waits for)"
+        )
     # which setting to raise, as http: and ruhroh: say
     elif result.status == "timeout":
         if call.timeout < call.entry.timeout:  # a scenario's timeout_seconds caps execute
@@ -294,6 +301,17 @@ async def run_script(call: Any) -> Any:
             "with goal=$(cat)"
         )
     return result
+
+
+def _printed_an_answer(stdout: bytes) -> bool:
+    """Whether a timed-out hook's stdout holds one whole JSON object (its answer,
+    printed before something kept it from exiting). Read only at a timeout."""
+    from rook_core.hookio import loads
+
+    try:
+        return isinstance(loads(stdout.decode("utf-8", "replace").strip().lstrip("\ufeff")), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _reads_under_set_e(path: str) -> bool:

@@ -710,6 +710,50 @@ def test_hook_that_closes_stdout_early_is_still_bounded(rook_workspace, rook_cli
     assert r.report["scenarios"][0]["hooks"][0]["status"] == "timeout"
 
 
+@pytest.mark.parametrize("name,body", [
+    ("h.mjs", """
+        #!/usr/bin/env node
+        if (process.argv[2] === "execute") {
+          console.log(JSON.stringify({output: "ok"}));
+          setInterval(() => {}, 1000);  // an open handle: Node never exits
+        }
+    """),
+    ("h.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        echo '{"output": "ok"}'
+        exec 1>&-  # closes its stdout early, and goes on
+        sleep 300
+    """),
+    ("h.py", """
+        #!/usr/bin/env python3
+        import json, sys, time
+        if sys.argv[1] == "execute":
+            print(json.dumps({"output": "ok"}), flush=True)
+            time.sleep(300)
+    """),
+])
+def test_a_hook_that_answered_but_never_exited_is_told_so(rook_workspace, rook_cli, name, body):
+    """A hook that prints its answer and then does not exit (a Node timer or
+    keep-alive socket, stdout closed early and the script going on) ran into
+    its timeout, and the diagnosis said to raise timeout_seconds "if the agent
+    is this slow": the agent had answered at once, and no timeout is enough.
+    The diagnosis now says it answered and never exited; the answer it
+    printed is kept in the record, and the run goes on."""
+    if name.endswith(".mjs") and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    one_scenario(rook_workspace, body, name=name,
+                 entry={"script": f"scripts/{name}", "timeout_seconds": 2})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    (hook,) = r.report["scenarios"][0]["hooks"]
+    assert hook["status"] == "timeout"
+    assert "it had printed one JSON object on stdout but never exited" in hook["diagnosis"]
+    assert "raise timeout_seconds" not in hook["diagnosis"], hook["diagnosis"]
+    record = rook_workspace.record(r.report["run"]["id"], "s.1")
+    assert json.loads(record["hooks"][0]["stdout"]) == {"output": "ok"}
+
+
 def test_background_process_holding_stdout_does_not_hang_rook(rook_workspace, rook_cli, tmp_path):
     pidfile = tmp_path / "bg.pid"
     one_scenario(
