@@ -30,6 +30,7 @@ from rook_core.redact import current
 from rook_core.report import (
     BIDI,
     SHOWN,
+    declared_levels,
     exit_code,
     interval,
     percent,
@@ -248,6 +249,7 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         if isinstance(started, (int, float))
         else "",
         "statuses": list(SHOWN),
+        "continuity": list(declared_levels(report)),  # also when no hook ran
     }
 
 

@@ -50,6 +50,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
   <span>profile <code>{{ run.profile.id }}</code></span>
   {% if run.get("judge_profile") %}<span>judge profile <code>{{ run.judge_profile.id }}</code></span>{% endif %}
   <span>phases {{ run.phases | join(", ") }}</span>
+  {% if continuity %}<span>Ruhroh continuity <code>{{ continuity | join(", ") }}</code></span>{% endif %}
   {% if started %}<span>started {{ started }}</span>{% endif %}
 </div>
 

@@ -85,6 +85,12 @@ def runnable(config: dict[str, Any], scenario: Any) -> str | None:
     return None
 
 
+def continuity(config: dict[str, Any]) -> str | None:
+    """The continuity level the entry declares (its connector's, found by ``check``)."""
+    level = config.get("continuity")
+    return level if isinstance(level, str) else None
+
+
 def fits(config: dict[str, Any], scenario: Any) -> str | None:
     """A command wrapper gets each turn's text in ``RUHROH_MESSAGE``: a turn longer
     than one environment variable can carry, or holding a NUL, could never be sent
@@ -151,6 +157,7 @@ def rook_register_transports(register: Any) -> None:
             stop=stop,
             runnable=runnable,
             check_scenario=fits,
+            continuity=continuity,
             saved_names=saves_nothing,
             description="run a Ruhroh command wrapper as is (RUHROH_* variables, the task loop)",
         )
@@ -166,6 +173,7 @@ def rook_register_transports(register: Any) -> None:
             stop=stop,
             runnable=runnable,
             check_scenario=fits,
+            continuity=continuity,
             saved_names=saves_nothing,
             description="run a registered connector with the advanced Ruhroh lifecycle",
         )

@@ -94,6 +94,33 @@ def resolve_entries(rook: Rook, profile: Profile, agent: Agent) -> None:
                 raise type(exc)(f"{profile.path}: hooks.{phase}: {exc}") from None
 
 
+def declared_continuity(rook: Rook, profile: Profile) -> list[str]:
+    """The continuity levels the profile's entries declare (their transport's
+    ``continuity``; execute's first), each once: what a run records in its
+    ``run.json``, once per run, so its reports show them when no hook ran."""
+    levels: dict[str, None] = {}
+    for phase, entry in sorted(profile.hooks.items(), key=lambda item: item[0] != "execute"):
+        spec = rook.transports.get(entry.transport)
+        declared = getattr(spec, "continuity", None)
+        if declared is None:
+            continue
+        try:
+            level = declared(entry.config)
+        except Exception as exc:  # the plugin's bug: named, never a traceback
+            level = exc
+        if level is not None and not isinstance(level, str):
+            owner = rook.transports.owner(entry.transport)
+            said = exception_text(level) if isinstance(level, Exception) else repr(level)[:200]
+            raise ConfigError(
+                f"{profile.path}: hooks.{phase}: the transport plugin {owner} could not say "
+                f"its {entry.transport!r} entry's continuity level: "
+                + (said if isinstance(level, Exception) else f"returned {said}, not a text")
+            )
+        if level:
+            levels[level] = None
+    return list(levels)
+
+
 def not_a_reason(returned: Any, hook: str, fine: str) -> str:
     """What a transport's ``runnable`` or ``check_scenario`` returned that is no
     reason (``True``, a number, a coroutine), said of its plugin."""

@@ -310,6 +310,8 @@ def _run(manifest: dict[str, Any]) -> dict[str, Any]:
     }
     if manifest.get("judge_profile"):
         run["judge_profile"] = manifest["judge_profile"]
+    if manifest.get("continuity"):  # the Ruhroh levels the profile declares
+        run["continuity"] = manifest["continuity"]
     # empty for a run made by a Rook that did not record its version: never guessed
     run["rook_versions"] = rook_versions(manifest)
     return run
@@ -545,11 +547,21 @@ def reason_text(entry: dict[str, Any], n: int = 90) -> str:
 def continuity_levels(report: dict[str, Any]) -> list[str]:
     """The continuity levels the run's Ruhroh wrappers or connectors declared
     (each turn's ``continuity`` evidence, or a hook's whose turn was not
-    recorded), in the order first met: none for a run without Ruhroh."""
-    levels: dict[str, None] = {}
+    recorded), in the order first met, after those the run recorded as declared
+    (``run.continuity``, also when no hook ran): none for a run without Ruhroh."""
+    levels = declared_levels(report)
     for e in report["scenarios"]:
         _note_levels(e, levels)
     return list(levels)
+
+
+def declared_levels(report: dict[str, Any]) -> dict[str, None]:
+    """The continuity levels the run recorded as declared by its profile's entries
+    (``run.continuity``, in ``run.json`` from the start of the run)."""
+    declared = report["run"].get("continuity")
+    if not isinstance(declared, list):
+        return {}
+    return {level: None for level in declared if isinstance(level, str)}
 
 
 def _note_levels(entry: dict[str, Any], levels: dict[str, None]) -> None:
@@ -568,7 +580,7 @@ def table(report: dict[str, Any]) -> str:
 
     rows = []
     warned: list[str] = []
-    levels: dict[str, None] = {}  # read here: the entries are read once (a file of them)
+    levels = declared_levels(report)  # and the entries', read here: once (a file of them)
     for e in report["scenarios"]:
         _note_levels(e, levels)
         crit = e["criteria"]

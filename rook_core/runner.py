@@ -53,7 +53,7 @@ from .observed import load_observed, save_observed
 from .phases import parse_phases
 from .plain import plain
 from .plugins import Rook, switch_warnings
-from .preflight import check_scenarios, plan_runs, resolve_entries
+from .preflight import check_scenarios, declared_continuity, plan_runs, resolve_entries
 from .redact import Redactor, scrub, too_short_warning
 from .redact import activate as activate_redactor
 from .registry import Registry
@@ -429,6 +429,7 @@ def prepare_run(
         check_scenarios(rook, profile, scenarios)
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
+        levels = declared_continuity(rook, profile)  # once per run: shown when no hook ran
         run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)
         run.lock()
         manifest = {
@@ -447,6 +448,8 @@ def prepare_run(
             "invocations": [],
             "capabilities": {"declared": dict(profile.capabilities), "observed": {}},
         }
+        if levels:
+            manifest["continuity"] = levels
         run.write_text("profile.yaml", profile_text(profile))
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)

@@ -53,6 +53,7 @@ BASE_KEYS = (
     "plan",
     "definitions",
     "shards",
+    "continuity",
 )
 """What the shared ``run.json`` of a sharded run holds until it is merged."""
 

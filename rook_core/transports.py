@@ -180,6 +180,13 @@ class TransportSpec:
         the run is refused (exit 2), naming the scenario's file. It is asked about
         the entry of every phase: written ``check_scenario(config, scenario, phase)``
         (or with ``profile``), as ``check`` may be, it gets the entry's phase too.
+    :param continuity: optional ``continuity(config) -> str | None``: the Ruhroh
+        continuity level the entry declares (``native_session``,
+        ``workspace_plus_transcript``, ``workspace_only``), or ``None``. Called
+        once per new run, after ``check``, for each entry of the agent's profile;
+        the levels are recorded in the run's ``run.json`` (``continuity``) and
+        shown by its reports, also when no hook ran (every scenario
+        ``not_runnable``).
     """
 
     key: str
@@ -194,6 +201,7 @@ class TransportSpec:
     env_names: Callable[[Any], Iterable[tuple[str, str]]] | None = None
     saved_names: Callable[[Any], Iterable[str]] | None = None
     handles_timeout: bool = False
+    continuity: Callable[[Any], str | None] | None = None
 
 
 TIMEOUT_GRACE_SECONDS = 5.0

@@ -547,7 +547,9 @@ def rook_register_transports(register):
                            check_scenario=fails("check_scenario", lambda c, s: json.loads(
                                os.environ.get("FUSSY_SCENARIO_REASON", "null"))),
                            saved_names=fails("saved_names", lambda c: json.loads(
-                               os.environ.get("FUSSY_SAVES", "[]")))))
+                               os.environ.get("FUSSY_SAVES", "[]"))),
+                           continuity=fails("continuity", lambda c: json.loads(
+                               os.environ.get("FUSSY_CONTINUITY", "null")))))
 
 
 @hookimpl
@@ -780,6 +782,37 @@ def test_a_transport_plugin_whose_runnable_or_check_scenario_returns_no_text_is_
         "for scenario 'loud', not a reason (a text, or None when the entry can send it)"
     ) in r.stderr, r.stderr
     assert len(list(rook_workspace.runs_dir.glob("*/run.json"))) == runs, "nothing ran"
+
+
+def test_a_transport_plugin_declares_its_continuity_once_per_run(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """TransportSpec.continuity: the level a third-party entry declares is recorded in
+    run.json and shown; one that raises, or returns no text, refuses the run naming
+    the plugin and the entry (exit 2, nothing run)."""
+    rook_distribution("rook-fussy", {"fussy": "rook_fussy"}, {"rook_fussy.py": FUSSY})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"fussy": "HELLO"}}})
+    rook_workspace.scenario({"id": "loud", "goal": "hi", "criteria": [{"contains": "HELLO"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"loud": "passed"} and "continuity" not in r.report["run"]
+    monkeypatch.setenv("FUSSY_CONTINUITY", '"native_session"')
+    r = rook_cli("run")
+    assert r.exit_code == 0 and "Ruhroh continuity: native_session" in r.stdout, r.stdout
+    runs = len(list(rook_workspace.runs_dir.iterdir()))
+    profile = rook_workspace.agent_dir / "profiles" / "p.yaml"
+    for env, said in (
+        ({"FUSSY_CONTINUITY": "42"}, "returned 42, not a text"),
+        ({"FUSSY_FAILS": "continuity"}, "RuntimeError: the continuity of fussy has a bug"),
+    ):
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        r = rook_cli("run")
+        assert r.exception is None and r.exit_code == 2, r.stderr
+        assert (
+            f"{profile}: hooks.execute: the transport plugin fussy (rook-fussy) could not say "
+            f"its 'fussy' entry's continuity level: {said}"
+        ) in r.stderr, r.stderr
+        assert len(list(rook_workspace.runs_dir.iterdir())) == runs, "nothing ran"
 
 
 def test_a_transport_plugin_whose_check_scenario_raises_names_the_phase_and_profile(

@@ -2425,6 +2425,45 @@ def test_the_continuity_level_is_shown_when_no_turn_was_recorded(
     assert "(Ruhroh continuity: native_session)" in page.read_text()
 
 
+def test_the_continuity_level_is_shown_when_every_scenario_is_not_runnable(
+    rook_workspace, rook_cli, tmp_path
+):
+    # the reports read the level from the turns and hooks: a workspace_only wrapper whose
+    # every scenario has two turns (not_runnable, no hook ran) showed it nowhere but in
+    # ruhroh-run-manifest.json; the run's manifest records it once, and rook merge joins it
+    wrapper = rook_workspace.script(
+        "wo.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"ok"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), continuity="workspace_only")
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    md, page = tmp_path / "out.md", tmp_path / "out.html"
+    r = rook_cli("run", "--json", "--report", f"markdown:{md}", "--report", f"html:{page}")
+    assert r.statuses() == {"s": "not_runnable"}, r.stderr + r.stdout
+    assert r.report["run"]["continuity"] == ["workspace_only"], r.report["run"]
+    assert "**Ruhroh continuity** <code>workspace_only</code>" in md.read_text()
+    assert "Ruhroh continuity <code>workspace_only</code>" in page.read_text()
+    run_id = r.report["run"]["id"]
+    manifest = json.loads((rook_workspace.run_dir(run_id) / "run.json").read_text())
+    assert manifest["continuity"] == ["workspace_only"]
+    shown = rook_cli("runs", "show", run_id)
+    assert "Ruhroh continuity: workspace_only" in shown.stdout, shown.stdout + shown.stderr
+    # sharded, then merged
+    for i in (1, 2):
+        r = rook_cli("run", "--shard", f"{i}/2", "--run-name", "sh")
+        assert "Ruhroh continuity: workspace_only" in r.stdout, r.stdout + r.stderr
+    merged = rook_cli("merge", "--run", "sh", "--json")
+    assert merged.exit_code == 0, merged.stderr + merged.stdout
+    assert merged.report["run"]["continuity"] == ["workspace_only"], merged.report["run"]
+    assert "Ruhroh continuity: workspace_only" in rook_cli("runs", "show", "sh").stdout
+    # a run without Ruhroh records none
+    rook_workspace.profile({"id": "plain", "hooks": {"execute": {"script": str(wrapper)}}})
+    r = rook_cli("run", "--json", "--profile", "plain")
+    assert "continuity" not in r.report["run"], r.report["run"]
+
+
 def test_every_artifacts_shape_is_kept_and_named(rook_workspace, rook_cli):
     # a plain string ("artifacts": "out.log") was dropped silently, and a list entry
     # that is an object was named by its Python repr ("{'name': 'log', ...}")
