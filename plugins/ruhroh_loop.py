@@ -431,6 +431,10 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
                     f"{result.failure}; raise timeout_seconds on the hook entry (beside "
                     f"{call.entry.transport}:) if the agent is this slow"
                 )
+            if result.artifacts is not None:  # as this call left them: the next may move them
+                base = result.artifacts_base or session.workspace
+                cap = config["artifact_max_bytes"]
+                result.artifacts_read = read_artifacts(result.artifacts, base, cap)
             results.append(result)
             summaries.append(_summary(result, message, session.iteration, attempt))
             labels.append(_label(session.iteration, attempt))
@@ -505,7 +509,7 @@ def evidence(
 ) -> dict[str, Any]:
     """The execute answer: ``output``, ``conversation``, ``usage`` and evidence."""
     final = results[-1]
-    artifacts = _artifacts(config, session, results, labels)
+    artifacts = _artifacts(results, labels)
     usage = sum_usage(results)
     data: dict[str, Any] = {
         "output": final.output if final.output is not None else "",
@@ -527,19 +531,15 @@ def evidence(
     return {k: v for k, v in data.items() if v is not None}
 
 
-def _artifacts(
-    config: dict[str, Any], session: Session, results: list[IterationResult], labels: list[str]
-) -> dict[str, Any]:
-    """The artifacts the turn's iterations reported. A name reported again for
-    another file (``transcript`` of each iteration) keeps the latest under the
-    name and the earlier one as ``name (iteration N)``: none is lost."""
+def _artifacts(results: list[IterationResult], labels: list[str]) -> dict[str, Any]:
+    """The artifacts the turn's iterations reported, each as read right after its
+    call. A name reported again for another file (``transcript`` of each
+    iteration) keeps the latest under the name and the earlier one as ``name
+    (iteration N)``: none is lost."""
     artifacts: dict[str, Any] = {}
     came_from: dict[str, str] = {}
     for r, label in zip(results, labels, strict=True):
-        if r.artifacts is None:
-            continue
-        base = r.artifacts_base or session.workspace
-        for name, info in read_artifacts(r.artifacts, base, config["artifact_max_bytes"]).items():
+        for name, info in (r.artifacts_read or {}).items():
             earlier = artifacts.get(name)
             if earlier is not None and earlier.get("path", earlier) != info.get("path", info):
                 artifacts[f"{name} ({came_from[name]})"] = earlier

@@ -101,6 +101,8 @@ class IterationResult:
     run_id: str | None = None
     artifacts: Any = None
     artifacts_base: Path | None = None
+    artifacts_read: dict[str, Any] | None = None
+    """The artifacts as read right after the call (a later iteration may move them)."""
     transcript: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
     file_fields: frozenset[str] = frozenset()

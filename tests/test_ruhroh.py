@@ -2086,6 +2086,35 @@ def test_an_artifact_name_each_iteration_reports_keeps_every_file(rook_workspace
     assert arts["plan"]["missing"] is True
 
 
+def test_an_artifact_is_read_as_the_iteration_that_reported_it_left_it(rook_workspace, rook_cli):
+    # the artifacts of a turn's iterations were read when the turn ended: a file an
+    # earlier iteration reported and a later one moved was "missing", and one the next
+    # call rewrote showed that call's content under the earlier iteration's report
+    wrapper = rook_workspace.script(
+        "moves.sh",
+        """
+        #!/bin/bash
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          echo "the plan" > plan.md; echo "step 1" > step.log
+          echo '{"status":"continue","artifacts":{"plan":"plan.md","step":"step.log"}}'
+        else
+          mkdir -p docs; mv plan.md docs/plan.md; echo "step 2" > step.log
+          echo '{"status":"goal_satisfied","artifacts":{"log":"step.log"}}'
+        fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    arts = scenario_of(r)["turns"][0]["evidence"]["artifacts"]
+    assert {k: v.get("content") for k, v in arts.items()} == {
+        "plan": "the plan\n",
+        "step": "step 1\n",
+        "log": "step 2\n",
+    }, arts
+
+
 @pytest.mark.parametrize(
     "final_line,why",
     [
