@@ -170,7 +170,8 @@ def _keep_cut_off(
 ) -> None:
     """An interrupt cut off the turn's last iteration (``labels[-1]``): its hook's
     record holds what the turn's iterations printed, as a finished turn's does,
-    the cut one's as far as it was read (see :func:`rook_core.hookio.cut_off_output`)."""
+    the cut one's as far as it was read (see :func:`rook_core.hookio.cut_off_output`),
+    and the artifacts the finished ones reported (a resume may empty the workspace)."""
     from rook_core.process import read_before
 
     red = call.run.redactor or current()
@@ -178,7 +179,12 @@ def _keep_cut_off(
     if proc is not None:  # a wrapper's process (a connector's run_turn in Python has none)
         cut.stdout, cut.stderr = decode(proc.stdout, 0, red), decode(proc.stderr, 0, red)
     done = [*results, cut]
-    kept = {"details": {"process": list(proc.notes)}} if proc is not None and proc.notes else {}
+    kept: dict[str, Any] = {}
+    if proc is not None and proc.notes:
+        kept["details"] = {"process": list(proc.notes)}
+    artifacts = _artifacts(results, labels[: len(results)])
+    if artifacts:  # redacted with the record
+        kept["data"] = {"artifacts": artifacts}
     keep_cut_off_output(
         exc,
         stdout=clip(_joined(done, "stdout", labels), red),

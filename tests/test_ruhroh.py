@@ -1171,6 +1171,47 @@ def test_a_wrapper_cut_off_keeps_what_its_iterations_had_printed(
     assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
     assert scenario_of(again)["turns"][0]["output"] == "done"
 
+CUT_AFTER_AN_ARTIFACT = r"""
+#!/bin/bash
+# iteration 1 writes and reports an artifact and answers continue; iteration 2 blocks
+if [ "$RUHROH_ITERATION" = 1 ]; then
+  echo "the plan, with $MY_TOKEN" > plan.md
+  echo '{"status":"continue","artifacts":{"plan":"plan.md"}}'
+  exit 0
+fi
+if [ ! -e "$PROBE_DIR/fast-now" ]; then
+  touch "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo '{"status":"goal_satisfied","output":"done"}'
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_turn_cut_off_keeps_the_artifacts_its_finished_iterations_reported(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    """SIGINT in iteration 2: the interrupted hook's record kept what the iterations
+    printed but not the artifact iteration 1 reported, and the resume, which starts
+    the scenario run afresh (cut in its first turn), empties the workspace that held
+    it: the file was lost. The record keeps it now, read and redacted."""
+    monkeypatch.setenv("MY_TOKEN", "s3cr3t-t0ken-value")
+    wrapper = rook_workspace.script("cut-art.sh", CUT_AFTER_AN_ARTIFACT)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=3,
+                   env=[{"variable": "MY_TOKEN", "purpose": "the agent's token"}])
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    (probe_dir / "fast-now").touch()
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+    (hook,) = attempt["hooks"]
+    assert hook["status"] == "interrupted", hook
+    plan = (hook.get("data") or {}).get("artifacts", {}).get("plan")
+    assert plan and plan["content"] == "the plan, with [redacted:MY_TOKEN]\n", hook
+    assert "s3cr3t-t0ken-value" not in rook_workspace.all_run_text(run_id)
+
+
 CUT_IN_TURN_TWO = r"""
 #!/bin/bash
 # the first call of turn 2 is cut off; each call adds its message to a file in the workspace
