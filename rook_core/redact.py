@@ -705,6 +705,11 @@ _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 """A secret that is a JSON number, so a hook can print it as one."""
 
 
+def is_number(text: str) -> bool:
+    """Whether ``text`` is a JSON number (``3600``, ``-4821.5``, ``1e9``)."""
+    return _NUMBER.fullmatch(text) is not None
+
+
 class Redactor:
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
         self._pairs: list[tuple[str, str]] = []

@@ -3126,3 +3126,73 @@ def test_redactor_kept_words_in_json_text():
         '{"run": "20261206-204700-ab12", "ts": "17650[redacted:PIN]0000", "pin": "[redacted:PIN]", '
         '"n": "x [redacted:PIN]"}')
     assert red.text("run 20261206-204700-ab12 at 2026") == "run 20261206-204700-ab12 at [redacted:PIN]"
+
+
+def test_a_lifetime_or_count_in_an_object_prepare_saved_is_no_secret(rook_workspace, rook_cli):
+    """Every number of 4 characters or more in an object prepare saved was made
+    a secret, a token response's ``expires_in: 3600`` too: every 3600 of every
+    record and report (an answer saying "3600 seconds") became
+    ``[redacted:auth]``. A number under a key that plainly names a lifetime, a
+    time, a count or a status is none now; every other number in it still is
+    (a PIN, an account number), and so is one saved as the value itself."""
+    from servers.agent_server import AgentServer
+
+    server = AgentServer().start()
+    server.mint = lambda form: (200, {
+        "access_token": "tok-5e55ion-0042", "token_type": "Bearer", "expires_in": 3600,
+        "ext_expires_in": "3599", "refresh_expires_in": 7200, "expiresAt": 1765020260,
+        "status": 2001, "account": {"pin": 48213957, "number": 9120, "count": 1500},
+    })
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "hooks": {
+            "prepare": {"http": {"url": f"{server.url}/oauth/token", "body": {},
+                                 "save": {"auth": "@", "token": "access_token",
+                                          "ttl": "refresh_expires_in"}}},
+            "execute": {"http": {"url": f"{server.url}/echo",
+                                 "headers": {"Authorization": "Bearer {{token}}"},
+                                 "body": {"q": "{{goal}}"},
+                                 "extract": {"output": "received.q",
+                                             "evidence": {"received": "received"}}}}}})
+        goal = "It lasts 3600 s (3599, 1765020260, 2001, 1500); pin 48213957, 9120, 7200"
+        ws.scenario({"id": "ok", "goal": goal, "criteria": [{"contains": "3600"}]})
+        r = rook_cli("run", "--json")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == (
+        "It lasts 3600 s (3599, 1765020260, 2001, 1500); pin [redacted:auth], "
+        "[redacted:auth], [redacted:ttl]"
+    )
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for value in ("48213957", "9120", "7200", "tok-5e55ion-0042"):
+        assert value not in text, f"{value} reached a record or the terminal"
+
+
+def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its_fraction(
+    rook_workspace, rook_cli
+):
+    """A PIN the API answered as ``12345.0`` was a secret as ``12345.0`` only:
+    an agent that echoed it as a whole number (JavaScript's ``String(12345.0)``
+    is ``12345``) showed it in the record and the report."""
+    from servers.agent_server import AgentServer
+
+    server = AgentServer().start()
+    server.mint = lambda form: (200, {"pin": 12345.0})
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "hooks": {
+            "prepare": {"http": {"url": f"{server.url}/oauth/token", "body": {},
+                                 "save": {"pin": "pin"}}},
+            "execute": {"http": {"url": f"{server.url}/echo",
+                                 "body": {"q": "{{goal}}", "p": "{{pin}}"},
+                                 "extract": {"output": "received.q",
+                                             "evidence": {"received": "received"}}}}}})
+        ws.scenario({"id": "ok", "goal": "your pin is 12345", "criteria": [{"contains": "pin"}]})
+        r = rook_cli("run", "--json")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "your pin is [redacted:pin]"
+    assert "12345" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -29,7 +30,7 @@ from rook_core.errors import counted
 from rook_core.hookio import keep_cut_off_output, looks_utf16, open_said
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
-from rook_core.redact import MIN_LENGTH, Redactor
+from rook_core.redact import MIN_LENGTH, Redactor, is_number
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
 
@@ -85,6 +86,8 @@ def protect(call: HookCall, res: HttpResources, name: str, value: Any) -> None:
     :data:`~rook_core.redact.MIN_LENGTH` characters (``48213957``; a count of
     ``3`` is no secret), and found as a JSON number as an ``env`` value that is
     a number is."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        protect(call, res, name, int(value))  # 12345.0 echoed as a whole number: 12345
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = as_text(value)
         if len(value) < MIN_LENGTH:
@@ -106,16 +109,41 @@ def is_secret_variable(call: HookCall, name: str) -> bool:
 # -- saved values --------------------------------------------------------------
 
 
-def _scalars(value: Any) -> Iterator[Any]:
-    """Every string and number inside ``value`` (a saved object or list)."""
+_PLAIN_WORDS = frozenset(
+    """in at on ttl expires expiry exp iat nbf seconds secs ms millis age timeout
+    count total size limit offset page remaining reset status version""".split()
+)
+"""The last word of a key that plainly names a lifetime, a time, a count or a
+status (``expires_in``, ``ext_expires_in``, ``expiresAt``, ``max_age``,
+``created_at``, ``page_size``, ``status``): a number under it in an object
+prepare saved is no secret (:func:`_secret_scalars`)."""
+_PLAIN_KEYS = frozenset({"status_code", "http_status", "retry_after", "per_page"})
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def plain_key(key: str) -> bool:
+    """Whether ``key`` plainly names a lifetime, a time, a count or a status
+    (:data:`_PLAIN_WORDS`; ``expiresIn`` and ``expires-in`` as ``expires_in``)."""
+    words = _CAMEL.sub("_", key).lower().replace("-", "_").split("_")
+    return words[-1] in _PLAIN_WORDS or "_".join(words) in _PLAIN_KEYS
+
+
+def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
+    """Every string and number inside ``value`` (a saved object or list) that is
+    a secret: all of them, but a number (or a string of one: ``"3599"``) whose
+    key plainly names a lifetime, a time, a count or a status (:func:`plain_key`:
+    a token response's ``expires_in: 3600`` would otherwise make every 3600 of
+    every record ``[redacted:NAME]``). A value saved itself is always one."""
     if isinstance(value, dict):
-        for item in value.values():
-            yield from _scalars(item)
+        for k, item in value.items():
+            yield from _secret_scalars(item, str(k))
     elif isinstance(value, list):
         for item in value:
-            yield from _scalars(item)
+            yield from _secret_scalars(item, key)
     elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        yield value
+        number = not isinstance(value, str) or is_number(value.strip())
+        if not (number and key is not None and plain_key(key)):
+            yield value
 
 
 def scenario_saved(call: HookCall, res: HttpResources) -> dict[str, Any]:
@@ -146,7 +174,7 @@ def keep(call: HookCall, res: HttpResources, values: dict[str, Any]) -> dict[str
         return {}
     if call.phase == "prepare":
         for name, value in values.items():  # an object or a list: each string or number in it
-            for text in _scalars(value):
+            for text in _secret_scalars(value):
                 protect(call, res, name, text)
         call.run.saved.update(values)
         return {"saved": sorted(values), "kept": "in memory only (secrets)"}
