@@ -1114,13 +1114,34 @@ _JSON_BLANKS = frozenset(" \t\r\n")
 _AFTER_VALUE = re.compile(r"\s*[\]},]")
 
 
+def _is_json(s: str) -> bool:
+    """Whether ``s`` is one JSON document, or JSON Lines: two lines or more,
+    each but blank ones a JSON document (as a stream or a log writes them)."""
+    try:
+        json.loads(s)
+        return True
+    except (ValueError, RecursionError):
+        pass
+    lines = [line for line in s.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        for line in lines:
+            json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def _json_numbers(s: str, spans: list[Span]) -> str | None:
-    """JSON text ``s`` with each number that holds a secret among its digits
-    (``{"account": 48213957}``, a timestamp ``1765020260000`` holding a PIN
-    ``2026``) in quotes, outside any string: a string once its digits are
-    ``[redacted:NAME]``, so the text stays JSON (as :meth:`Redactor.data`
-    makes a number equal to a secret the marker string); None when ``s`` is
-    not JSON, or holds no such number."""
+    """JSON text ``s`` (or JSON Lines: :func:`_is_json`) with each number that
+    holds a secret among its digits (``{"account": 48213957}``, a timestamp
+    ``1765020260000`` holding a PIN ``2026``) in quotes, outside any string: a
+    string once its digits are ``[redacted:NAME]``, so the text stays JSON (as
+    :meth:`Redactor.data` makes a number equal to a secret the marker string);
+    None when ``s`` is not JSON, or holds no such number. Not a text that is
+    the number alone: that is also a string's value (a query's ``p=48213957``,
+    a field of evidence), which becomes the marker as any value does."""
     tokens: set[tuple[int, int]] = set()
     starts: list[int] | None = None
     ends: list[int] = []
@@ -1133,19 +1154,17 @@ def _json_numbers(s: str, spans: list[Span]) -> str | None:
         while b < len(s) and s[b] in _NUMBER_CHARS:
             b += 1
         read = b
-        if not _NUMBER.fullmatch(s, a, b) or not _AFTER_VALUE.match(s, b):
+        if not _NUMBER.fullmatch(s, a, b):
             continue
         before = a
         while before > 0 and s[before - 1] in _JSON_BLANKS:  # an indent of any width
             before -= 1
-        if before == 0 or s[before - 1] not in "[:,":
+        if before == 0 or s[before - 1] not in "[:," or not _AFTER_VALUE.match(s, b):
             continue
         if starts is None:
             import bisect
 
-            try:  # JSON text, not a log line that begins with `[1234]`
-                json.loads(s)
-            except (ValueError, RecursionError):
+            if not _is_json(s):  # JSON text, not a log line that begins with `[1234]`
                 return None
             strings = [m.span() for m in _JSON_STRING.finditer(s)]
             starts, ends = [x for x, _ in strings], [y for _, y in strings]

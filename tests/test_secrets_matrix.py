@@ -3196,3 +3196,51 @@ def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its
     assert r.report["scenarios"][0]["turns"][0]["output"] == "your pin is [redacted:pin]"
     assert "12345" not in all_text(ws.runs_dir) + r.stdout + r.stderr
 
+
+NUMBER_ANSWERS = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+pin = int(os.environ["ACCOUNT_PIN"])
+lines = [{"event": "start", "n": 7}, {"account": pin, "note": f"pin {pin}"}, {"ids": [pin]}]
+answer = "\n".join(json.dumps(line) for line in lines) + "\n"
+print(json.dumps({"output": answer}))
+"""
+
+
+def test_an_answer_in_json_lines_holding_a_numeric_secret_stays_json_lines(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """JSON text holding a numeric secret as a number kept its JSON-ness, but
+    JSON Lines (one document a line, as a stream or a log writes them) had a
+    bare marker where the number was, ``{"account": [redacted:ACCOUNT_PIN]}``:
+    the text as a whole is no JSON document, so its numbers were not put in
+    quotes. (An answer that is the number alone becomes the marker unquoted,
+    as any string that is a secret's value does.)"""
+    monkeypatch.setenv("ACCOUNT_PIN", "48213957")
+    ws = rook_workspace
+    ws.script("numbers.py", NUMBER_ANSWERS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/numbers.py"},
+                "env": [{"variable": "ACCOUNT_PIN", "purpose": "the account's PIN"}]})
+    ws.scenario({"id": "number", "goal": "pin?", "criteria": [{"contains": "start"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"number": "passed"}, r.report["scenarios"]
+    output = r.report["scenarios"][0]["turns"][0]["output"]
+    assert [json.loads(line) for line in output.splitlines()] == [
+        {"event": "start", "n": 7},
+        {"account": "[redacted:ACCOUNT_PIN]", "note": "pin [redacted:ACCOUNT_PIN]"},
+        {"ids": ["[redacted:ACCOUNT_PIN]"]}]
+    assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
+def test_redactor_numbers_in_json_lines():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"PIN": "48213957"})
+    assert red.text("48213957") == "[redacted:PIN]"  # a string's value too (p=48213957)
+    assert red.text('{"a": 1}\n{"b": 48213957}\n') == '{"a": 1}\n{"b": "[redacted:PIN]"}\n'
+    assert red.text('{"a": 1}\r\n[48213957, 2]') == '{"a": 1}\r\n["[redacted:PIN]", 2]'
+    # not JSON (a line of text among them, a number among words): as it is
+    assert red.text('{"b": 48213957}\nok then') == '{"b": [redacted:PIN]}\nok then'
+    assert red.text("48213957 is it") == "[redacted:PIN] is it"
+    assert red.text("1234\n48213957") == "1234\n[redacted:PIN]"  # lines of numbers: text
