@@ -834,26 +834,33 @@ class Redactor:
     def text(self, s: str) -> str:
         return self._text(s)
 
-    def _text(self, s: str) -> str:
+    def _text(self, s: str, head: int = 0, tail: int = 0) -> str:
+        """``s`` redacted; ``head`` and ``tail``: how many characters at its start
+        and its end are kept as they are (a share of a kept identifier that
+        runs into the text before or after it: :meth:`pieces`)."""
         spans = self._found(s)
         if not spans:  # the usual text: no call more
             return s
         if self._kept is not None:
-            spans = self._unkept(s, spans)
+            spans = self._unkept(s, spans, head, tail)
             if not spans:
                 return s
         if self._numbers and s.lstrip()[:1] in ("{", "["):  # JSON text: its numbers stay JSON
             quoted = _json_numbers(s, spans)
             if quoted is not None:
-                return _masked(quoted, self._unkept(quoted, self._found(quoted)))
+                return _masked(quoted, self._unkept(quoted, self._found(quoted), head, tail))
         return _masked(s, spans)
 
-    def _unkept(self, s: str, spans: list[Span]) -> list[Span]:
+    def _unkept(self, s: str, spans: list[Span], head: int = 0, tail: int = 0) -> list[Span]:
         """``spans`` but those that reach into one of Rook's own identifiers
         (:meth:`keep`) in ``s``: the identifiers as they are, the text around
-        them redacted, and redacted whole (JSON text naming a run stays JSON)."""
+        them redacted, and redacted whole (JSON text naming a run stays JSON).
+        ``head``, ``tail``: shares of such an identifier at the start and end
+        of ``s``, kept too (:meth:`_text`)."""
         if self._kept is None or not spans:
             return spans
+        if head or tail:
+            spans = [(a, b, n) for a, b, n in spans if a >= head and b <= len(s) - tail]
         kept = [m.span() for m in self._kept.finditer(s)]
         if not kept:
             return spans
@@ -900,12 +907,13 @@ class Redactor:
         joined text, each piece's share of it is replaced by the marker too:
         no piece keeps a part of a secret for a reader to put back together."""
         joined = "".join(parts)
+        ends = self._kept_ends(joined, parts)
         if not self or self._text(joined) == joined:
-            return [self.text(p) for p in parts]
-        spans = self._found(joined)
+            return [self._text(p, *e) for p, e in zip(parts, ends, strict=True)]
+        spans = self._unkept(joined, self._found(joined))
         out = []
         start = 0
-        for part in parts:
+        for part, (head, tail) in zip(parts, ends, strict=True):
             end = start + len(part)
             across = sorted(  # the secrets this piece holds only a share of
                 (max(a, start) - start, min(b, end) - start, name)
@@ -918,9 +926,29 @@ class Redactor:
                     continue
                 kept += [part[at : max(a, at)], f"{MARK}{name}]"]
                 at = b
-            out.append(self.text("".join(kept) + part[at:]))
+            out.append(self._text("".join(kept) + part[at:], head, tail))
             start = end
         return out
+
+    def _kept_ends(self, joined: str, parts: list[str]) -> list[tuple[int, int]]:
+        """For each of ``parts`` (pieces of ``joined``), how many characters at its
+        start and at its end are a share of one of Rook's own identifiers
+        (:meth:`keep`: a run's id) that runs across pieces: alone, the piece
+        holds no whole identifier to keep, and its share (``202612`` of a run's
+        id, holding a PIN of ``2026``) would be redacted. All ``(0, 0)`` when no
+        kept identifier is in ``joined``."""
+        ends = [(0, 0)] * len(parts)
+        if self._kept is None:
+            return ends
+        kept = [m.span() for m in self._kept.finditer(joined)]
+        start = 0
+        for i, part in enumerate(parts):
+            end = start + len(part)
+            head = max((min(b, end) - start for a, b in kept if a < start < b), default=0)
+            tail = max((end - max(a, start) for a, b in kept if a < end < b), default=0)
+            ends[i] = (head, tail)
+            start = end
+        return ends
 
     def head(self, text: str, limit: int, more: str = "") -> str:
         """The first ``limit`` characters of ``text``, redacted, cut so that no

@@ -963,6 +963,55 @@ def test_a_secret_split_between_two_json_stream_events_leaves_no_piece_behind(
     assert_no_piece(secret, text)
 
 
+class _RunIdStreams(dict):
+    """``agent_server.streams`` whose events name the run that asks for them (its
+    directory exists by the time execute runs), its id split between two events."""
+
+    def __init__(self, ws, tail: str) -> None:
+        super().__init__()
+        self.ws, self.tail = ws, tail
+
+    def get(self, key, default=None):
+        [run] = [p.name for p in self.ws.runs_dir.iterdir() if p.is_dir()]
+        cut = {"head": 2, "year": 6}[key]  # inside the year, or just after it
+        texts = ["run " + run[:cut], run[cut:] + " ok", self.tail]
+        events = [{"delta": {"text": t}} for t in texts]
+        return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + (
+            b"data: [DONE]\n\n"
+        )
+
+
+@pytest.mark.parametrize("cut", ["head", "year"])
+@pytest.mark.parametrize("tail", ["bye", "pin 2026"])
+def test_a_run_id_split_between_stream_events_is_kept_whole(
+    rook_cli, rook_workspace, agent_server, monkeypatch, cut, tail
+):
+    # the run's id is kept as it is though it holds a PIN of 2026 (every id made
+    # that year does), but split between two events, with the PIN elsewhere in
+    # their text, the share of the id holding its year (202612...) was masked in
+    # its event: the answer joined from them said 'run [redacted:PIN]...'. (A
+    # record's view of one event alone, its evidence here, holds no whole id to
+    # keep, and is redacted as any text is.)
+    year = __import__("time").strftime("%Y", __import__("time").gmtime())
+    monkeypatch.setenv("PIN", year)
+    agent_server.streams = _RunIdStreams(rook_workspace, tail.replace("2026", year))
+    entry = _stream_entry(agent_server, cut)
+    entry["http"]["extract"] = {
+        "output": "join('', events[].delta.text)",
+        "evidence": {"first": "events[0].delta.text", "second": "events[1].delta.text"},
+    }
+    write_profile(rook_workspace, {"execute": entry}, env=("PIN",))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    run = r.report["run"]["id"]
+    at = {"head": 2, "year": 6}[cut]
+    turn = r.report["scenarios"][0]["turns"][0]
+    masked = "bye" if tail == "bye" else "pin [redacted:PIN]"
+    assert turn["output"] == f"run {run} ok{masked}", turn
+    assert turn["evidence"]["second"] == run[at:] + " ok", turn
+
+
 def test_a_handle_from_json_stream_events_holding_a_secret_is_sent_on_as_it_came(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

@@ -3244,3 +3244,18 @@ def test_redactor_numbers_in_json_lines():
     assert red.text('{"b": 48213957}\nok then') == '{"b": [redacted:PIN]}\nok then'
     assert red.text("48213957 is it") == "[redacted:PIN] is it"
     assert red.text("1234\n48213957") == "1234\n[redacted:PIN]"  # lines of numbers: text
+
+
+def test_redactor_pieces_keep_a_kept_identifier_split_between_them():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"PIN": "2026"})
+    run = "20261206-221500-abcdef"
+    red.keep(run)
+    for cut in (2, 4, 6, 10):  # inside the year, just after it, further on
+        assert red.pieces(["run " + run[:cut], run[cut:] + " ok"]) == ["run " + run[:cut], run[cut:] + " ok"]
+        assert red.pieces(["pin 2026, run " + run[:cut], run[cut:] + " 2026"]) == [
+            "pin [redacted:PIN], run " + run[:cut], run[cut:] + " [redacted:PIN]"]
+    # three pieces, the middle one all inside the id; and a PIN right before the id's piece
+    assert red.pieces(["2026" + run[:3], run[3:9], run[9:] + "2026"]) == [
+        "[redacted:PIN]" + run[:3], run[3:9], run[9:] + "[redacted:PIN]"]
