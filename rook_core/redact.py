@@ -547,6 +547,18 @@ def _yaml_folded_spans(s: str, values: list[tuple[str, str]]) -> list[Span]:
     return found
 
 
+def _utf16(text: str) -> str:
+    """``text`` with each character past U+FFFF as its two surrogates, as a
+    JSON encoder's ``\\u`` escapes write it (``\\uD83D\\uDD11``): a cut between
+    them leaves the first, which is then the beginning of the character."""
+    if all(c <= "\uffff" for c in text):
+        return text
+    return "".join(
+        c if c <= "\uffff" else chr(0xD7C0 + (ord(c) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF))
+        for c in text
+    )
+
+
 _DISGUISE = re.compile(
     r"(?:\x1b|\\+u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])"  # a terminal's escape sequence
     r"|\\+u([0-9a-fA-F]{4})|\\+([\"\\/])|%([0-9a-fA-F]{2})|%[uU]([0-9a-fA-F]{4})"  # \u0073, \", %2B
@@ -1034,22 +1046,24 @@ class Redactor:
             return None
         unfinished = _UNFINISHED.search(window)
         end = unfinished.start() if unfinished else len(window)
-        chars: list[str] = []
-        where: list[int] = []
+        chars: list[str] = []  # in UTF-16 code units: \uD83D\uDD11 is one character
+        where: list[int] = []  # where each unit's character begins in the window
         i = 0
         while i < end:
             m = _DISGUISE.match(window, i, end)
+            read = ""
             if m is None:
-                chars.append(window[i])
+                read = _utf16(window[i])
             elif m.group(1) or m.group(2) or m.group(3) or m.group(4):  # a character, escaped
                 code = m.group(1) or m.group(3) or m.group(4)
-                chars.append(chr(int(code, 16)) if code else m.group(2))
-            where += [i] * (len(chars) - len(where))
+                read = chr(int(code, 16)) if code else m.group(2)
+            chars.append(read)
+            where += [i] * len(read)
             i = m.end() if m is not None else i + 1
         view = "".join(chars)
         found: tuple[int, str] | None = None
         for value, name in self._escaped:
-            n = _beginning(view, value)
+            n = _beginning(view, _utf16(value))
             if n:
                 at = start + where[len(view) - n]
                 if found is None or at < found[0]:

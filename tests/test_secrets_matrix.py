@@ -3259,3 +3259,57 @@ def test_redactor_pieces_keep_a_kept_identifier_split_between_them():
     # three pieces, the middle one all inside the id; and a PIN right before the id's piece
     assert red.pieces(["2026" + run[:3], run[3:9], run[9:] + "2026"]) == [
         "[redacted:PIN]" + run[:3], run[3:9], run[9:] + "[redacted:PIN]"]
+
+
+SURROGATES = r"""
+#!/usr/bin/env python3
+import json, os, re, sys
+sys.stdin.read()
+s, case = os.environ["API_TOKEN"], os.environ["ROOK_SCENARIO_ID"]
+where, hexcase = case.split("-")
+escaped = json.dumps(s)[1:-1]  # ensure_ascii: the key's character as \ud83d\udd11
+if hexcase == "upper":  # as .NET's System.Text.Json writes it: \uD83D\uDD11
+    escaped = re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), escaped)
+low = escaped.lower().index("\\udd11")
+cut = {"between": low, "inside": low + 3, "after": low + 7}[where]
+prefix = '{"output": "'
+sys.stdout.write(prefix + "y" * (1024 - len(prefix) - cut) + escaped + "y" * 5000 + '"}')
+"""
+
+
+def test_a_cap_inside_a_surrogate_pair_of_a_secret_shows_no_piece_of_it(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A secret holding a character past U+FFFF (an emoji) is written by a JSON
+    encoder as a surrogate pair of \\u escapes (\\ud83d\\udd11). Cut by the output
+    cap between the two, inside the second, or after them, its beginning was
+    kept in the record when the hex was in capitals (.NET's System.Text.Json):
+    each escape was read as a character of its own, which no character of the
+    secret is (in lower case, the value's own JSON form found it)."""
+    monkeypatch.setenv("API_TOKEN", "sk-li\U0001F511ve-Zq9s3cr3tv4lue77")
+    ws = rook_workspace
+    ws.script("pairs.py", SURROGATES)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/pairs.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}],
+                "limits": {"stdout_bytes": 1024}})
+    cases = [f"{where}-{hexcase}" for where in ("between", "inside", "after")
+             for hexcase in ("lower", "upper")]
+    for sid in cases:
+        ws.scenario({"id": sid, "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    records = ws.runs_dir / r.report["run"]["id"] / "scenarios"
+    for sid in cases:
+        stdout = json.loads((records / f"{sid}.1.json").read_text())["hooks"][-1]["stdout"]
+        assert stdout.endswith("y[redacted:API_TOKEN]"), (sid, stdout[-60:])
+    seen = _undisguised(r.stdout + r.stderr + all_text(ws.runs_dir))
+    assert "sk-li" not in seen and "\\ud83d" not in seen.lower()
+
+
+def test_redactor_cut_short_reads_a_surrogate_pair_as_one_character():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"K": "abc\U0001F511defgh"})
+    for end in ("\\uD83D", "\\uD83D\\uDD", "\\ud83d\\udd11de", "\U0001F511de"):
+        assert red.cut_short('out: "abc' + end) == 'out: "[redacted:K]', end
+    assert red.cut_short('out: "ab\\uD83D') == 'out: "ab\\uD83D'  # no beginning of it
+
