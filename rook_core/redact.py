@@ -361,23 +361,44 @@ def percent_pattern(value: str) -> re.Pattern[str] | None:
     U+FFFF) and one of U+0080 to U+00FF as ``%XX`` of its Latin-1 byte (``%E4``
     for ``ä``). None for a value that needs no encoding, or one with bytes
     that are not UTF-8 (it has no URL form)."""
+    return _each_character(value, _percent_forms)
 
-    def forms(c: str) -> list[str]:
-        hexed = "".join(_pct(b) for b in c.encode("utf-8"))
-        found = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
-        if c > "\x7f":  # escape()'s forms
-            units = c.encode("utf-16-be")
-            found.append(
-                "".join(
-                    "%[uU]" + _pct(units[i])[1:] + _pct(units[i + 1])[1:]
-                    for i in range(0, len(units), 2)
-                )
+
+def _percent_forms(c: str) -> list[str]:
+    """The character ``c`` in a URL, as :func:`percent_pattern` finds it."""
+    hexed = "".join(_pct(b) for b in c.encode("utf-8"))
+    found = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
+    if c > "\x7f":  # escape()'s forms
+        units = c.encode("utf-16-be")
+        found.append(
+            "".join(
+                "%[uU]" + _pct(units[i])[1:] + _pct(units[i + 1])[1:]
+                for i in range(0, len(units), 2)
             )
-            if c <= "\xff":
-                found.append(_pct(ord(c)))
-        return found
+        )
+        if c <= "\xff":
+            found.append(_pct(ord(c)))
+    return found
 
-    return _each_character(value, forms)
+
+def percent_any_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` in a URL with any of its characters, a letter, a digit, ``-``,
+    ``_`` or ``.`` too, percent-encoded (``%5A`` is ``Z``), as a URL may write
+    every character, and the others in any form :func:`percent_pattern` finds.
+    No encoder writes a letter so, so it is looked for only in a text holding
+    such an escape (:data:`_PERCENT_UNRESERVED`). None for a value with bytes
+    that are not UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return _compiled([_percent_forms(c) for c in value])
+
+
+_PERCENT_UNRESERVED = re.compile(r"%(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
+"""A percent-escape of a letter, a digit, ``-``, ``_`` or ``.``: what no URL
+encoder writes (but ``.`` in a dot segment), so a text without one needs no
+:func:`percent_any_pattern` looked for."""
 
 
 def json_pattern(value: str) -> re.Pattern[str] | None:
@@ -753,6 +774,10 @@ class Redactor:
         may write any of its characters, a letter too, a ``\\u`` escape
         (:func:`escaped_pattern`): made when first needed, by a text holding
         such an escape of a letter, a digit, ``-``, ``_`` or ``.``."""
+        self._percents: list[tuple[str | re.Pattern[str], str]] | None = None
+        """Each of :attr:`_escaped`'s values with any of its characters, a letter
+        too, percent-encoded (:func:`percent_any_pattern`): made when first
+        needed, by a text holding such an escape (``%5A``)."""
         self._styled: list[tuple[str, str]] = []
         """Each value of one line and :data:`STYLED_MIN` characters or more, as it
         is and escaped in a JSON string, by name: also looked for with a
@@ -782,7 +807,7 @@ class Redactor:
         self._pairs += [(form, name) for form in encodings(value)]
         if not _LINE_END.search(value):  # a letter as a \u escape (a pattern made when needed)
             self._escaped.append((value, name))
-            self._escapes = None
+            self._escapes = self._percents = None
         for pattern in (percent_pattern(value), json_pattern(value), html_pattern(value)):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))
@@ -897,6 +922,11 @@ class Redactor:
                 made = ((escaped_pattern(v), name) for v, name in self._escaped)
                 self._escapes = [(p, name) for p, name in made if p is not None]
             spans += _spans(s, self._escapes)
+        if self._escaped and "%" in s and _PERCENT_UNRESERVED.search(s):
+            if self._percents is None:
+                made = ((percent_any_pattern(v), name) for v, name in self._escaped)
+                self._percents = [(p, name) for p, name in made if p is not None]
+            spans += _spans(s, self._percents)
         if self._folded:  # values of 16 characters or more
             spans += self._folded_spans(s)
         if self._styled and ("\x1b" in s or "\\u001" in s):  # a terminal's escape sequence

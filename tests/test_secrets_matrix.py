@@ -3313,3 +3313,46 @@ def test_redactor_cut_short_reads_a_surrogate_pair_as_one_character():
         assert red.cut_short('out: "abc' + end) == 'out: "[redacted:K]', end
     assert red.cut_short('out: "ab\\uD83D') == 'out: "ab\\uD83D'  # no beginning of it
 
+
+PERCENT_LETTERS = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+every = "".join(f"%{b:02X}" for b in s.encode())           # each byte %XX, as an agent may write it
+one = s[:8] + f"%{ord(s[8]):02x}" + s[9:]                    # one letter so, lower-case hex
+print(f"GET /v1/chat?key={one}", file=sys.stderr)
+print(json.dumps({"output": f"sent https://api.example/?key={every}&x=1"}))
+"""
+
+
+def test_a_secret_with_letters_written_as_percent_escapes_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A URL may write any character percent-encoded, letters too (``%5A`` is
+    ``Z``): only characters other than letters, digits, ``-``, ``_`` and ``.``
+    were looked for so, so a key with a letter written ``%5a`` (or every
+    character, as an agent that encodes whole values writes it) was recorded."""
+    monkeypatch.setenv("API_TOKEN", "sk-live-Zq9s3cr3tv4lue77")
+    ws = rook_workspace
+    ws.script("pct.py", PERCENT_LETTERS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/pct.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "sent"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "sent https://api.example/?key=[redacted:API_TOKEN]&x=1", turn
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].strip() == "GET /v1/chat?key=[redacted:API_TOKEN]", hook["stderr"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("q9s3cr3t", "%71%39%73%33", "sk-live-%5a"):
+        assert piece not in said, piece
+
+
+def test_redactor_letters_percent_encoded():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"K": "sk-live-Zq9s3cr3t"})
+    assert red.text("k=sk-live-%5Aq9s3cr3t") == "k=[redacted:K]"
+    assert red.text("k=%73k%2Dlive-Zq9s3cr3t&") == "k=[redacted:K]&"
+    assert red.text("k=sk-live-Zq9s3cr3t%2E") == "k=[redacted:K]%2E"  # after it: as it is
+    assert red.cut_short("k=%73%6B%2D%6C%69") == "k=[redacted:K]"
+    assert Redactor({"K": "abcd"}).text("%61bcd %2E") == "[redacted:K] %2E"
