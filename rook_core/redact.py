@@ -38,6 +38,14 @@ def too_short_warning(name: str) -> str:
     )
 
 
+MIXED_MAX = 4096
+"""The longest value also looked for with each of its characters in a form of
+its choosing (:func:`percent_pattern`, :func:`json_pattern`, :func:`html_pattern`,
+:func:`escaped_pattern`, :func:`percent_any_pattern`): such a pattern holds a group
+for each character that has more than one form, and compiling it took
+seconds for a value of 100 KB (a certificate bundle, a credential file kept
+in one line) in every run. A longer value is found in every form
+:func:`encodings` gives it."""
 KEY_MIN = 8
 """A field name is redacted only for a secret this long (see :meth:`Redactor.data`)."""
 OWN_KEYS = frozenset(
@@ -489,10 +497,18 @@ def _compiled(alternatives: list[list[str]]) -> re.Pattern[str]:
     character's alternative beginning with a run of backslashes is tried only
     where such a run begins: tried at each backslash of a long run, it ran to
     the run's end each time (a search quadratic in the run's length); begun at
-    the run's start it finds the same places, the run's backslashes with them."""
+    the run's start it finds the same places, the run's backslashes with them.
+    A character with one alternative (a letter, most of a long token) is
+    written as it is, with no group of its own: a group for each character
+    made a 100 KB value's pattern take seconds to compile."""
     first, *rest = alternatives
     first = ["(?<!\\\\)" + a if a.startswith(_RUN) else a for a in first]
-    return re.compile("".join("(?:" + "|".join(forms) + ")" for forms in (first, *rest)))
+    return re.compile(
+        "".join(
+            forms[0] if len(forms) == 1 else "(?:" + "|".join(forms) + ")"
+            for forms in (first, *rest)
+        )
+    )
 
 
 def _hex(digit: str) -> str:
@@ -808,7 +824,8 @@ class Redactor:
         if not _LINE_END.search(value):  # a letter as a \u escape (a pattern made when needed)
             self._escaped.append((value, name))
             self._escapes = self._percents = None
-        for pattern in (percent_pattern(value), json_pattern(value), html_pattern(value)):
+        patterns = [percent_pattern, json_pattern, html_pattern] if len(value) <= MIXED_MAX else []
+        for pattern in (make(value) for make in patterns):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))
         if len(value) >= STYLED_MIN and not _LINE_END.search(value):  # a terminal may colour it
@@ -919,12 +936,14 @@ class Redactor:
         spans = _spans(s, self._order if mixed else self._plain)
         if self._escaped and "\\u" in s and _ESCAPED_UNRESERVED.search(s):
             if self._escapes is None:
-                made = ((escaped_pattern(v), name) for v, name in self._escaped)
+                made = ((escaped_pattern(v), n) for v, n in self._escaped if len(v) <= MIXED_MAX)
                 self._escapes = [(p, name) for p, name in made if p is not None]
             spans += _spans(s, self._escapes)
         if self._escaped and "%" in s and _PERCENT_UNRESERVED.search(s):
             if self._percents is None:
-                made = ((percent_any_pattern(v), name) for v, name in self._escaped)
+                made = (
+                    (percent_any_pattern(v), n) for v, n in self._escaped if len(v) <= MIXED_MAX
+                )
                 self._percents = [(p, name) for p, name in made if p is not None]
             spans += _spans(s, self._percents)
         if self._folded:  # values of 16 characters or more

@@ -3356,3 +3356,55 @@ def test_redactor_letters_percent_encoded():
     assert red.text("k=sk-live-Zq9s3cr3t%2E") == "k=[redacted:K]%2E"  # after it: as it is
     assert red.cut_short("k=%73%6B%2D%6C%69") == "k=[redacted:K]"
     assert Redactor({"K": "abcd"}).text("%61bcd %2E") == "[redacted:K] %2E"
+
+
+LONG_SECRET = r"""
+#!/usr/bin/env python3
+import base64, os, sys, urllib.parse
+sys.stdin.read()
+s = os.environ["BUNDLE"]
+print("as is " + s + "\nquoted " + urllib.parse.quote(s, safe="") + "\nbase64 "
+      + base64.b64encode(s.encode()).decode(), file=sys.stderr)
+print('{"output": "bundle ' + s + ' ok", "escaped": "' + s.replace("/", "\\/") + '"}')  # as PHP writes it
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_secret_of_100_kb_in_one_line_is_redacted_in_its_forms(rook_workspace, rook_cli, monkeypatch):
+    """A value of 100 KB in one line (a certificate bundle, a credential file
+    kept base64-encoded) took seconds to prepare in every run: a pattern for
+    each of its mixed forms, a group for each character. It is found as it
+    is, JSON-escaped, percent-encoded and base64-encoded as before (the mixed
+    forms are looked for in values of up to 4,096 characters)."""
+    import base64
+    import random
+
+    rng = random.Random(7)
+    bundle = base64.b64encode(bytes(rng.randrange(256) for _ in range(75_000))).decode()
+    monkeypatch.setenv("BUNDLE", bundle)
+    ws = rook_workspace
+    ws.script("long.py", LONG_SECRET)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/long.py"},
+                "env": [{"variable": "BUNDLE", "purpose": "the CA bundle"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "bundle [redacted:BUNDLE] ok"
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].split("\n")[:3] == [
+        "as is [redacted:BUNDLE]", "quoted [redacted:BUNDLE]", "base64 [redacted:BUNDLE]"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert bundle[1000:1040] not in said and bundle[1000:1040].replace("/", "\\/") not in said
+
+
+def test_redactor_mixed_forms_up_to_their_length():
+    from rook_core.redact import MIXED_MAX, Redactor
+
+    for n, found in ((MIXED_MAX, True), (MIXED_MAX + 1, False)):
+        value = "a/b=" * (n // 4) + "c" * (n % 4)
+        red = Redactor({"V": value})
+        mixed = value.replace("/", "%2F", 1)  # one character encoded, the others not
+        assert (red.text(mixed) == "[redacted:V]") is found, n
+        whole = value.replace("/", "%2F").replace("=", "%3D")  # all of them, as quote() does
+        assert red.text(whole) == "[redacted:V]"
+        assert red.text('"' + value.replace("/", "\\/") + '"') == '"[redacted:V]"'
