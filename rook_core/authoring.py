@@ -227,6 +227,7 @@ class Secrets:
         self._refs: dict[str, str] = {}  # variable -> purpose
         self._values: dict[str, str] = {}  # variable -> value (when the source held one)
         self._hidden: dict[str, str] = {}  # every secret string (also parts) -> variable
+        self._forms: Redactor | None = None  # of _hidden's values alone (:meth:`holder`)
         self.known: set[str] = set()  # variables of the agent's profiles (:meth:`hide_known`)
         # variable -> [(another profile of the agent declaring it, that entry's purpose)]
         self.taken: dict[str, list[tuple[str, str]]] = {}
@@ -299,6 +300,8 @@ class Secrets:
         if value and value not in self._hidden:
             self._hidden[value] = name
             self.redactor.add(name, value)
+            if self._forms is not None:
+                self._forms.add(name, value)
 
     def hide_known(self, names: list[str], in_source: bool = True) -> None:
         """Treat the values of ``names`` (the ``env`` variables of the agent's
@@ -337,14 +340,18 @@ class Secrets:
         """The variable whose value (or a part of it) ``text`` holds, if any: as
         it is, or in any form the redactor finds it in (a script's string literal
         escapes its quotes and backslashes, ``'it\\'s'``; a ``Basic`` header is
-        its base64), as an author agent that read it from its environment writes it."""
+        its base64), as an author agent that read it from its environment writes it.
+        The redactor of those values alone is made once, on the first call that
+        needs it, and grows with :meth:`hide` (it was made again on each call:
+        a cURL command's every field, every file written)."""
         held = next((var for v, var in self._hidden.items() if v in text), None)
         if held is not None or not self._hidden:
             return held
-        forms = Redactor()
-        for value, var in self._hidden.items():
-            forms.add(var, value)
-        said = forms.text(text)
+        if self._forms is None:
+            self._forms = Redactor()
+            for value, var in self._hidden.items():
+                self._forms.add(var, value)
+        said = self._forms.text(text)
         return next(
             (
                 v

@@ -173,6 +173,10 @@ def test_secrets_move_to_env_and_are_redacted():
         "[redacted:ORDER_DESK_API_TOKEN] and [redacted:ORDER_DESK_API_KEY]"
     )
     assert secrets.found_in("x sid=99999 y") and not secrets.found_in("nothing")
+    # a value hidden after a first look is found in its forms too (the forms are kept)
+    secrets.hide("p@ss'w0rd-later", "LATER")
+    assert secrets.holder("pw = 'p@ss\\'w0rd-later'") == "LATER"
+    assert secrets.holder("x-api-key: " + __import__("base64").b64encode(b"p@ss'w0rd-later").decode()) == "LATER"
     assert secrets.add("API_TOKEN", "again", "tok-abcdef") == "ORDER_DESK_API_TOKEN"
     assert secrets.add("API_TOKEN", "another", "tok-other") == "ORDER_DESK_API_TOKEN_2"
     assert env_prefix("9lives") == "AGENT_9LIVES"
