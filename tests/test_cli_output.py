@@ -122,6 +122,69 @@ def test_showing_a_run_to_a_reader_that_left_exits_0(example, args):
     assert "Traceback" not in proc.stderr
 
 
+def exit_codes_to_a_reader_that_left(args: list[str], cwd: Path, stream: str) -> tuple[int, int, str]:
+    """``rook ARGS`` with ``stream`` (stdout, stderr or both) a pipe whose reader
+    left, then with it read to the end: both exit codes, and the first's stderr."""
+    w = closed_pipe()
+    try:
+        out = w if stream in ("stdout", "both") else subprocess.DEVNULL
+        err = w if stream in ("stderr", "both") else subprocess.PIPE
+        left = subprocess.run([*ROOK, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                              stderr=err, timeout=120)
+    finally:
+        os.close(w)
+    read = subprocess.run([*ROOK, *args], cwd=cwd, stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=120)
+    said = (left.stderr or b"").decode("utf-8", "replace")
+    return left.returncode, read.returncode, said
+
+
+@pytest.mark.parametrize("stream", ["stdout", "both"])
+@pytest.mark.parametrize("args", [["doctor"], ["--help"], ["--version"], ["profile", "list"],
+                                  ["profile", "show", "example"], ["plugins"], ["run", "--help"],
+                                  ["profile", "--help"], ["completion", "bash"]])
+def test_any_command_whose_reader_left_ends_quietly_with_its_own_exit_code(
+    example, args, stream
+):
+    # `rook doctor | head -1`, `rook --help | head -1`: exited 1 with nothing said
+    # (Click's answer to a closed pipe) where the command read to the end exits 0;
+    # every command keeps its own exit code, as rook run, runs, report and diff did
+    ws, _ = example
+    left, read, said = exit_codes_to_a_reader_that_left(args, ws, stream)
+    assert (left, read) == (0, 0), said
+    assert said == ""
+
+
+def test_doctor_whose_reader_left_still_says_its_problem_in_its_exit_code(tmp_path):
+    # no workspace here: doctor's verdict is 1 whether or not its reader stayed
+    left, read, said = exit_codes_to_a_reader_that_left(["doctor"], tmp_path, "stdout")
+    assert (left, read) == (1, 1)
+    assert "Traceback" not in said and "Broken pipe" not in said
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--report", "junit:-"]])
+def test_a_failing_run_whose_reader_left_is_recorded_and_exits_1(example, extra):
+    # the reader of `rook run ... | head -3` left: every scenario run is recorded,
+    # its report written, and the exit code is still the run's verdict (1)
+    ws, agent = example
+    script = agent / "scripts" / "example_agent.py"
+    script.write_text(script.read_text().replace(
+        'if "cancel" in lowered and "yes" in lowered:', 'if "cancel" in lowered:'))
+    w = closed_pipe()
+    try:
+        proc = subprocess.run([*ROOK, "run", "--repeat", "10", *extra], cwd=ws,
+                              stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr
+    (run,) = (agent / "runs").iterdir()
+    report = json.loads((run / "report.json").read_text())
+    assert len(list((run / "scenarios").iterdir())) == 30
+    assert report["summary"]["failed"] == 10 and report["summary"]["passed"] == 20
+
+
 def on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
     """What ``rook ARGS`` prints to a terminal (a pseudo-terminal on stdout)."""
     import pty

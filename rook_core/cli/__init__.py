@@ -87,8 +87,6 @@ class RookGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("rook: interrupted", err=True)
             ctx.exit(130)
-        except BrokenPipeError:  # rook ... | head: the reader has left; nothing to say
-            raise
         except OSError as exc:
             # The last resort for a file a command could not read or write (a
             # directory it may not list, a file where a directory belongs, a name
@@ -374,6 +372,10 @@ def main(argv: list[str] | None = None) -> None:
             import os
 
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+        else:  # rook doctor | head -1: once the reader leaves, the rest is dropped (streams.py)
+            from .streams import UntilTheReaderLeaves
+
+            setattr(sys, name, UntilTheReaderLeaves(getattr(sys, name)))
     from ..errors import shown, utf8
 
     for arg in sys.argv[1:] if argv is None else argv:
@@ -392,8 +394,6 @@ def main(argv: list[str] | None = None) -> None:
         except OSError:  # a terminal that hung up (SIGHUP): nothing can be said there
             pass
         leave(130)
-    except BrokenPipeError:  # rook --help | head: the reader has left; nothing to say
-        raise
     except OSError as exc:  # outside any command: --help or --version, into standard output
         from ..errors import os_error_text
 

@@ -65,44 +65,43 @@ def diff_command(
     report_a, report_b = load_report(path_a), load_report(path_b)
     result = diff(report_a, report_b)
     from .report_cmd import warn_joined_since
-    from .run import found_by, until_the_reader_leaves
+    from .run import found_by
 
     where = found_by(workspace, project, agent)
-    with until_the_reader_leaves():  # rook diff ... | head -1: the verdict stands, as rook run's
-        for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
-            warn_unmerged(path, where)
-            warn_joined_since(path, where)
-        if as_json:
-            click.echo(json.dumps(result, ensure_ascii=False))  # flushed: a full disk is said
-        else:
-            ra, rb = result["a"], result["b"]
+    for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
+        warn_unmerged(path, where)
+        warn_joined_since(path, where)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))  # flushed: a full disk is said
+    else:
+        ra, rb = result["a"], result["b"]
+        click.echo(
+            f"A {ra['id']} (profile {ra['profile']}, pass rate {_rate(ra['pass_rate'])})"
+            f"  ->  B {rb['id']} (profile {rb['profile']}, pass rate "
+            f"{_rate(rb['pass_rate'])})"
+        )
+        rows = result["scenarios"] if show_all else result["scenarios"][:200]
+        if rows:
             click.echo(
-                f"A {ra['id']} (profile {ra['profile']}, pass rate {_rate(ra['pass_rate'])})"
-                f"  ->  B {rb['id']} (profile {rb['profile']}, pass rate "
-                f"{_rate(rb['pass_rate'])})"
+                tabulate(
+                    [
+                        [r["id"], _side(r["a"]), _side(r["b"]), ", ".join(r["changes"])]
+                        for r in rows
+                    ],
+                    headers=["scenario", "A", "B", "change"],
+                    tablefmt="simple",
+                )
             )
-            rows = result["scenarios"] if show_all else result["scenarios"][:200]
-            if rows:
-                click.echo(
-                    tabulate(
-                        [
-                            [r["id"], _side(r["a"]), _side(r["b"]), ", ".join(r["changes"])]
-                            for r in rows
-                        ],
-                        headers=["scenario", "A", "B", "change"],
-                        tablefmt="simple",
-                    )
-                )
-                if len(rows) < len(result["scenarios"]):
-                    click.echo(f"({len(result['scenarios']) - len(rows)} more; --all lists them)")
-            counts = ", ".join(f"{n} {k}" for k, n in result["counts"].items())
-            click.echo(f"{counts or 'no changes'}; {result['unchanged']} unchanged")
-            if result["regressed"]:
-                shown = ", ".join(result["regressed"][:20])
-                more = (
-                    f" and {len(result['regressed']) - 20} more"
-                    if len(result["regressed"]) > 20
-                    else ""
-                )
-                click.echo(f"regressed: {shown}{more}", err=True)
+            if len(rows) < len(result["scenarios"]):
+                click.echo(f"({len(result['scenarios']) - len(rows)} more; --all lists them)")
+        counts = ", ".join(f"{n} {k}" for k, n in result["counts"].items())
+        click.echo(f"{counts or 'no changes'}; {result['unchanged']} unchanged")
+        if result["regressed"]:
+            shown = ", ".join(result["regressed"][:20])
+            more = (
+                f" and {len(result['regressed']) - 20} more"
+                if len(result["regressed"]) > 20
+                else ""
+            )
+            click.echo(f"regressed: {shown}{more}", err=True)
     sys.exit(1 if result["regressed"] else 0)

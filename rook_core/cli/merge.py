@@ -304,29 +304,24 @@ def merge_command(
     failed = write_reports(rook, report, wanted)
     pending = report["summary"].get("pending") or 0
     code = exit_code(report) or (1 if failed or pending else 0)
-    from .run import until_the_reader_leaves
-
-    with until_the_reader_leaves():  # rook merge | head -1: the merged run's verdict stands
-        report_failures(failed, report["run"]["id"])
-        for note in merged.notes:  # paths among them: a folder may be named after an env value
-            click.echo(f"rook: warning: {redactor.text(note)}", err=True)
-        if merged.missing:
-            click.echo(
-                f"rook: note: merged without {shard_list(merged.missing)} (--partial)", err=True
-            )
-        if as_json:
-            print_json(report)
-        else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
-            click.echo(table(report), err=to_stdout(reports))
-        if pending:  # a shard was cut off: the run is not whole, CI must not pass it
-            click.echo(
-                f"rook: {counted(pending, 'scenario run')} still pending: "
-                f"{unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
-                err=True,
-            )
-        warning = undecided_warning(report)
-        if warning and not code:
-            click.echo(warning, err=True)
+    report_failures(failed, report["run"]["id"])
+    for note in merged.notes:  # paths among them: a folder may be named after an env value
+        click.echo(f"rook: warning: {redactor.text(note)}", err=True)
+    if merged.missing:
+        click.echo(f"rook: note: merged without {shard_list(merged.missing)} (--partial)", err=True)
+    if as_json:
+        print_json(report)
+    else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
+        click.echo(table(report), err=to_stdout(reports))
+    if pending:  # a shard was cut off: the run is not whole, CI must not pass it
+        click.echo(
+            f"rook: {counted(pending, 'scenario run')} still pending: "
+            f"{unfinished(report, merged.manifest, found_by(workspace, project, agent))}",
+            err=True,
+        )
+    warning = undecided_warning(report)
+    if warning and not code:
+        click.echo(warning, err=True)
     if code:
         sys.exit(code)
 

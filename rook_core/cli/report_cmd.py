@@ -81,28 +81,25 @@ def report_command(
     if as_json:  # before any report is written: a damaged entry is refused, nothing printed
         check_entries(report)
     failed = write_reports(rook, report, targets, read_only=True)
-    from .run import until_the_reader_leaves
+    if as_json:
+        print_json(report)
+    elif not targets:
+        click.echo(table(report))
+    for fmt, path in targets:
+        if (fmt, path) not in failed:
+            where = "standard output" if path == STDOUT else path
+            # a folder's name redacted; a typed ESC or U+202E shown, never obeyed
+            click.echo(printable(scrub(f"wrote {fmt} report to {where}")), err=True)
+    for message in failed.values():
+        click.echo(f"rook: error: {printable(scrub(message))}", err=True)
+    from .run import found_by
 
-    with until_the_reader_leaves():  # rook report ID | head -1: it has shown what it could
-        if as_json:
-            print_json(report)
-        elif not targets:
-            click.echo(table(report))
-        for fmt, path in targets:
-            if (fmt, path) not in failed:
-                where = "standard output" if path == STDOUT else path
-                # a folder's name redacted; a typed ESC or U+202E shown, never obeyed
-                click.echo(printable(scrub(f"wrote {fmt} report to {where}")), err=True)
-        for message in failed.values():
-            click.echo(f"rook: error: {printable(scrub(message))}", err=True)
-        from .run import found_by
-
-        where = found_by(workspace, project, agent)
-        if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
-            finish_hint(run_path, report, where)
-        warn_unmerged(run_path, where)
-        if not rebuild:  # --rebuild reads every record, theirs too
-            warn_joined_since(run_path, where)
+    where = found_by(workspace, project, agent)
+    if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
+        finish_hint(run_path, report, where)
+    warn_unmerged(run_path, where)
+    if not rebuild:  # --rebuild reads every record, theirs too
+        warn_joined_since(run_path, where)
     if failed:
         sys.exit(1)
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -217,66 +215,62 @@ def run_command(
         executor_options={"scheduler": scheduler} if scheduler is not None else {},
         found_by=found_by(workspace, project, agent, absolute=True),
     )
-    stderr = sys.stderr
-    sys.stderr = UntilTheReaderLeaves(stderr)  # type: ignore[assignment]
-    try:
-        with plugin_output():  # standard output is for the table or the one document
-            outcome = run(request)
-    finally:
-        sys.stderr = stderr
+    # a reader of standard output or error that leaves (rook run 2>&1 | head -1) stops
+    # nothing: the console script drops what it no longer reads (streams.py)
+    with plugin_output():  # standard output is for the table or the one document
+        outcome = run(request)
     from . import recorded
 
     recorded()
     report = outcome.report
     continued = bool(run_id or run_name) and not shard  # an existing run, perhaps finished
-    with until_the_reader_leaves():  # rook run | head -1: the run is recorded; its verdict stands
-        if as_json:
-            print_json(report)
-        else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
-            click.echo(table(report), err=to_stdout(reports))
-        run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
-        where = found_by(workspace, project, agent)  # so the command works as printed
-        where += finish_flags(reports)  # and writes the run's reports again, whole
-        if outcome.interrupted:
-            from rook_core.models import PHASES
+    if as_json:
+        print_json(report)
+    else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
+        click.echo(table(report), err=to_stdout(reports))
+    run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
+    where = found_by(workspace, project, agent)  # so the command works as printed
+    where += finish_flags(reports)  # and writes the run's reports again, whole
+    if outcome.interrupted:
+        from rook_core.models import PHASES
 
-            split = report["run"].get("phases") or []  # split by phase: keep the selection
-            again = f" --phases {','.join(split)}" if split and split != list(PHASES) else ""
-            click.echo(
-                f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
-                f"finish it with: rook run --run {run_id}{again}{where}",
-                err=True,
-            )
-        elif report["summary"].get("pending") and not outcome.stopped:  # else said: once
-            click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}{where}", err=True)
-        elif continued and not recorded_now:
-            click.echo(
-                f"rook: note: run {run_id} had nothing left to run: every selected scenario "
-                "run was finished already, and its results are shown as recorded; rook run "
-                "without --run or --run-name starts a new run",
-                err=True,
-            )
-        warning = undecided_warning(report)
-        if warning and not outcome.interrupted and not outcome.exit_code:
-            click.echo(warning, err=True)
-        if shard and merged_before(report, shard):  # rook runs and rook report show that merge
-            from pathlib import Path
+        split = report["run"].get("phases") or []  # split by phase: keep the selection
+        again = f" --phases {','.join(split)}" if split and split != list(PHASES) else ""
+        click.echo(
+            f"rook: run {run_id} was interrupted; what finished is recorded and reported.\n"
+            f"finish it with: rook run --run {run_id}{again}{where}",
+            err=True,
+        )
+    elif report["summary"].get("pending") and not outcome.stopped:  # else said: once
+        click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}{where}", err=True)
+    elif continued and not recorded_now:
+        click.echo(
+            f"rook: note: run {run_id} had nothing left to run: every selected scenario "
+            "run was finished already, and its results are shown as recorded; rook run "
+            "without --run or --run-name starts a new run",
+            err=True,
+        )
+    warning = undecided_warning(report)
+    if warning and not outcome.interrupted and not outcome.exit_code:
+        click.echo(warning, err=True)
+    if shard and merged_before(report, shard):  # rook runs and rook report show that merge
+        from pathlib import Path
 
-            from .runs import held_by
+        from .runs import held_by
 
-            run_id = report["run"]["id"]
-            merge = f"rook merge --run {run_id}{found_by(workspace, project, agent)}"
-            holder = held_by(Path(report["run"]["dir"]))  # another shard: a merge waits for it
-            click.echo(
-                f"rook: run {run_id} was merged before this shard ran; its report leaves "
-                + (
-                    f"this shard out until: {merge}"
-                    if holder is None
-                    else f"this shard out until merged again, and run {run_id} is in "
-                    f"progress ({holder}): when it ends: {merge}"
-                ),
-                err=True,
-            )
+        run_id = report["run"]["id"]
+        merge = f"rook merge --run {run_id}{found_by(workspace, project, agent)}"
+        holder = held_by(Path(report["run"]["dir"]))  # another shard: a merge waits for it
+        click.echo(
+            f"rook: run {run_id} was merged before this shard ran; its report leaves "
+            + (
+                f"this shard out until: {merge}"
+                if holder is None
+                else f"this shard out until merged again, and run {run_id} is in "
+                f"progress ({holder}): when it ends: {merge}"
+            ),
+            err=True,
+        )
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
 
@@ -320,59 +314,6 @@ def merged_before(report: dict[str, Any], shard: str) -> bool:
         return False
     note_unjoined(path, late)
     return True
-
-
-def reader_gone(exc: OSError) -> bool:
-    """Whether a write failed because no one reads any more: a closed pipe
-    (``rook run | head -1``), or a terminal that hung up (EIO after SIGHUP)."""
-    import errno
-
-    return isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO
-
-
-@contextmanager
-def until_the_reader_leaves() -> Iterator[None]:
-    """What a command shows, up to where its reader left (``rook runs | head -1``, a
-    step under ``pipefail``): the rest is dropped, and the command's exit code stands
-    (Click would turn the closed pipe into exit 1)."""
-    try:
-        yield
-    except OSError as exc:
-        if not reader_gone(exc):
-            raise
-
-
-class UntilTheReaderLeaves:
-    """Standard error while a run runs: once its reader has left (``rook run 2>&1 |
-    head -1``, or a terminal closed under it), progress lines and warnings are
-    dropped, never an error that stops the run (every scenario run is still run,
-    recorded and reported)."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.gone = False
-
-    def write(self, text: str) -> int:
-        if not self.gone:
-            try:
-                return int(self.stream.write(text))
-            except OSError as exc:
-                if not reader_gone(exc):
-                    raise
-                self.gone = True
-        return len(text)
-
-    def flush(self) -> None:
-        if not self.gone:
-            try:
-                self.stream.flush()
-            except OSError as exc:
-                if not reader_gone(exc):
-                    raise
-                self.gone = True
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
 
 
 def rest_of(report: dict[str, Any]) -> str:

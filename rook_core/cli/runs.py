@@ -168,10 +168,7 @@ def runs_group(
         runs = [r for r in runs if r.get("profile") == wanted]
     shown = runs if show_all else runs[:limit]
     shown = [_in_progress(a.runs_dir, s) for s in shown]
-    from .run import until_the_reader_leaves
-
-    with until_the_reader_leaves():  # rook runs | head -1: it has shown what it could
-        _listing(a.runs_dir, runs, shown, wanted, profile, made_with, as_json)
+    _listing(a.runs_dir, runs, shown, wanted, profile, made_with, as_json)
 
 
 def _in_progress(runs_dir: Any, s: dict[str, Any]) -> dict[str, Any]:
@@ -292,22 +289,19 @@ def show_command(
     from .run import found_by
 
     where = found_by(workspace, project, agent)
-    from .run import until_the_reader_leaves
+    if as_json or parent.get("as_json"):  # rook runs --json show ID
+        check_entries(report)  # as the table does: a damaged entry is refused, exit 2
+        print_json(report)
+    else:
+        click.echo(table(report))
+        versions = report["run"].get("rook_versions")
+        if isinstance(versions, list) and versions:  # none: an older Rook recorded none
+            click.echo(f"made with Rook {', '.join(map(str, versions))}")
+        finish_hint(run_path, report, where)
+    warn_unmerged(run_path, where)
+    from .report_cmd import warn_joined_since
 
-    with until_the_reader_leaves():  # rook runs show ID | head -1: it has shown what it could
-        if as_json or parent.get("as_json"):  # rook runs --json show ID
-            check_entries(report)  # as the table does: a damaged entry is refused, exit 2
-            print_json(report)
-        else:
-            click.echo(table(report))
-            versions = report["run"].get("rook_versions")
-            if isinstance(versions, list) and versions:  # none: an older Rook recorded none
-                click.echo(f"made with Rook {', '.join(map(str, versions))}")
-            finish_hint(run_path, report, where)
-        warn_unmerged(run_path, where)
-        from .report_cmd import warn_joined_since
-
-        warn_joined_since(run_path, where)
+    warn_joined_since(run_path, where)
 
 
 def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:

@@ -1,0 +1,78 @@
+"""Standard output and error once their reader has left.
+
+``rook doctor | head -1``, ``rook run 2>&1 | head -3``, a step under
+``pipefail``: the reader of a pipe leaves before Rook has written everything.
+The console script (:func:`rook_core.cli.main`) puts each standard stream
+behind :class:`UntilTheReaderLeaves`, the one place that handles it: once a
+write finds the reader gone, the rest of what would go there is dropped,
+quietly, and the command carries on, so it ends as it would have with a reader
+that read everything: a run still runs, records and reports every scenario,
+and every command exits with its own code (as ``git`` run with SIGPIPE
+ignored, and ``ripgrep``, end quietly; Click alone would exit 1). A stream
+that cannot be written for another reason (a full disk) still raises: the
+command's error boundary names standard output (``rook: error: cannot write
+standard output: ...``).
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+
+def reader_gone(exc: BaseException) -> bool:
+    """Whether a write failed because no one reads any more: a closed pipe
+    (``rook runs | head -1``), or a terminal that hung up (EIO after SIGHUP)."""
+    return isinstance(exc, BrokenPipeError) or (
+        isinstance(exc, OSError) and exc.errno in (errno.EPIPE, errno.EIO)
+    )
+
+
+class UntilTheReaderLeaves:
+    """A standard stream (text, or its binary ``buffer``) that drops what is
+    written once its reader has left, never raising for it. Everything else
+    (``fileno``, ``isatty``, ``encoding``...) is the stream's own."""
+
+    def __init__(self, stream: Any, gone: list[bool] | None = None) -> None:
+        self.stream = stream
+        self._gone = gone if gone is not None else [False]  # shared with the buffer's
+        self._buffer: UntilTheReaderLeaves | None = None
+
+    @property
+    def gone(self) -> bool:
+        """Whether the reader has left (everything written since was dropped)."""
+        return self._gone[0]
+
+    def write(self, data: Any) -> int:
+        if not self._gone[0]:
+            try:
+                return int(self.stream.write(data))
+            except OSError as exc:
+                if not reader_gone(exc):
+                    raise
+                self._gone[0] = True
+        return len(data)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if not self._gone[0]:
+            try:
+                self.stream.flush()
+            except OSError as exc:
+                if not reader_gone(exc):
+                    raise
+                self._gone[0] = True
+
+    @property
+    def buffer(self) -> Any:
+        """The binary stream beneath (``--json`` writes its document there),
+        dropping what is written once the reader has left, as this one does."""
+        if self._buffer is None:
+            self._buffer = UntilTheReaderLeaves(self.stream.buffer, self._gone)
+        return self._buffer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
