@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -329,12 +331,25 @@ def _project_with(projects: Path, agent: str) -> str | None:
         return None
     try:
         names = folder_names(projects)
-        if len(names) < 2:
-            return None
-        having = [n for n in names if (projects / n / "agents" / agent).is_dir()]
-    except OSError:  # a name too long to be one, a folder it may not list: _choose says so
+    except OSError:  # a folder it may not list: _choose says so
         return None
+    if len(names) < 2:
+        return None
+    having, unreadable = [], []
+    for name in names:
+        try:
+            if (projects / name / "agents" / agent).is_dir():
+                having.append(name)
+        except OSError as exc:  # agents/ it may not read (chmod 000)
+            if exc.errno == errno.ENAMETOOLONG:  # no agent's name: _choose says so
+                return None
+            unreadable.append(_unreadable(projects / name, exc))
     if len(having) == 1:
+        for path, reason in unreadable:  # where it may be too: the one Rook can see is used
+            _note(
+                projects.parent.parent.parent,
+                f"{path}: cannot read ({reason}); agent {agent!r} is project {having[0]}'s: used",
+            )
         return having[0]
     if having:
         raise WorkspaceError(
@@ -349,8 +364,31 @@ def _project_with(projects: Path, agent: str) -> str | None:
             )
     raise WorkspaceError(
         f"agent {agent!r} not found in any project (projects: {', '.join(names)}); "
-        "give --project, or check the name"
+        + "".join(f"cannot read {path} ({reason}); " for path, reason in unreadable)
+        + "give --project, or check the name"
     )
+
+
+def _unreadable(project: Path, exc: OSError) -> tuple[Path, str]:
+    """The folder of ``project`` that ``exc`` kept Rook out of (its ``agents``
+    folder, or the project's own), and why."""
+    agents = project / "agents"
+    try:
+        os.stat(agents)
+    except OSError:
+        agents = project
+    return agents, str(exc.strerror or exc)
+
+
+def _note(workspace: Path, text: str) -> None:
+    """``rook: note: TEXT`` on standard error, redacted as an error is: before a
+    command has found its agent, with the env values of every profile of
+    ``workspace``."""
+    from .known_secrets import workspace_redactor
+    from .report import printable
+
+    said = workspace_redactor(str(workspace)).text(f"rook: note: {text}")
+    sys.stderr.write(printable(said) + "\n")
 
 
 def select_agent(

@@ -97,6 +97,39 @@ def test_an_unreadable_file_or_folder_is_named_without_a_traceback(
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize("command", ["run", "runs", "profile list"])
+def test_an_agent_named_without_its_project_skips_a_project_rook_cannot_read(
+    example, tmp_path, command
+):
+    """`rook run --agent sample` in a workspace of two projects, one of whose
+    agents folders Rook may not read, said "several projects (demo, locked);
+    choose one with --project", though the other project clearly has the agent:
+    the unreadable folder is skipped with a note naming it. An agent no readable
+    project has is an error naming the folder it could not read."""
+    prefix = _unprivileged(tmp_path)
+    if prefix is None:
+        pytest.skip("cannot run rook without the power to read any file")
+    ws, agent = example
+    assert rook("init", "--project", "locked", "--agent", "other", cwd=ws).returncode == 0
+    locked = ws / ".testmuai/rook/projects/locked/agents"
+    locked.chmod(0)
+    try:
+        proc = rook(*command.split(), "--agent", "sample", cwd=ws, prefix=prefix)
+        missing = rook(*command.split(), "--agent", "nobody", cwd=ws, prefix=prefix)
+    finally:
+        locked.chmod(0o755)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    note = (f"rook: note: {locked}: cannot read (Permission denied); agent 'sample' is "
+            "project demo's: used\n")
+    assert proc.stderr.count(note) == 1, proc.stderr
+    clean_error(
+        missing,
+        "agent 'nobody' not found in any project (projects: demo, locked); "
+        f"cannot read {locked} (Permission denied)",
+    )
+
+
 @pytest.mark.parametrize("args", [["run"], ["run", "--run-name", "ci-1", "--shard", "1/2"]])
 def test_a_runs_folder_rook_may_not_write_in_is_a_workspace_error(example, tmp_path, args):
     """A runs folder Rook may not write in (a chmod, a read-only mount) made rook run
