@@ -32,6 +32,7 @@ from rook_core.report import (
     SHOWN,
     declared_levels,
     exit_code,
+    fair_shares,
     interval,
     percent,
     replaced,
@@ -163,31 +164,60 @@ CRITERION: dict[str, Any] = {"type": "", "turn": None, "status": "", "reason": "
 class _Budget:
     """The page's agent texts held to :data:`FILE_BYTES` as written: each text is
     cut to its share of the characters (:func:`~rook_core.report.text_share`), and
-    further to what is left of its run's part of the bytes (what is left of the
-    budget over the runs left, given as each run is rendered: :meth:`runs`)."""
+    a run's texts further to fair shares of its part of the bytes (what is left
+    of the budget over the runs left, given as each run is rendered:
+    :meth:`runs`): a text that needs less than its share leaves the rest to the
+    others, so one huge text (a criterion's evidence of ``<``, ``&lt;`` on the
+    page) never leaves the texts after it a few characters."""
 
     def __init__(self, runs: int) -> None:
         self.share = text_share(runs, TEXT_LIMIT)
-        self.runs_left, self.left, self.room = runs, FILE_BYTES, FILE_BYTES
+        self.runs_left, self.left = runs, FILE_BYTES
 
     def runs(self, entries: Any) -> Iterator[Any]:
-        """``entries``, each run's part of the budget set as it comes."""
+        """``entries`` (the template's copies), each with its texts cut to their
+        shares of its part of the budget."""
         for entry in entries:
-            self.room = self.left // max(self.runs_left, 1)
+            room = self.left // max(self.runs_left, 1)
             self.runs_left -= 1
+            self.left -= self._fit(entry, room)
             yield entry
 
     def cut(self, text: Any) -> str:
+        """A text as the page shows it (one :meth:`runs` has fitted is kept as it is)."""
+        return _cut(text, self.share)
+
+    def _fit(self, entry: dict[str, Any], room: int) -> int:
+        """Cut the texts of ``entry`` in place to fair shares of ``room`` bytes as
+        written; the bytes they take."""
         from markupsafe import escape  # Jinja's own, as the page writes it
 
-        shown = _cut(text, self.share)
-        size = len(str(escape(shown)).encode("utf-8", "surrogatepass"))
-        if size > self.room and len(shown) > LEAST:
-            shown = _cut(text, max(LEAST, len(shown) * max(self.room, 0) // size * 9 // 10))
-            size = len(str(escape(shown)).encode("utf-8", "surrogatepass"))
-        self.room -= size
-        self.left -= size
-        return shown
+        places = _texts(entry)
+        shown = [_cut(holder[key], self.share) for holder, key in places]
+        sizes = [len(str(escape(s)).encode("utf-8", "surrogatepass")) for s in shown]
+        caps = fair_shares(sizes, max(room, 0))
+        for i, ((holder, key), cap) in enumerate(zip(places, caps, strict=True)):
+            if sizes[i] > cap and len(shown[i]) > LEAST:
+                chars = max(LEAST, len(shown[i]) * cap // sizes[i] * 9 // 10)
+                shown[i] = _cut(holder[key], chars)
+                sizes[i] = len(str(escape(shown[i])).encode("utf-8", "surrogatepass"))
+            holder[key] = shown[i]
+        return sum(sizes)
+
+
+def _texts(e: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Where the texts of a run (an :func:`_entry` copy) that the page shows are:
+    the reasons, a criterion's evidence, each turn's input, output, calls and
+    other evidence, what was collected, the hooks' diagnoses."""
+    places: list[tuple[dict[str, Any], str]] = [(e, "reason")] if e.get("reason") else []
+    for c in e["criteria"]:
+        places += [(c, key) for key in ("reason", "evidence") if c.get(key)]
+    for t in e["turns"]:
+        places += [(t, key) for key in ("input", "calls", "evidence") if t.get(key)]
+        places += [(t, "output")] if t.get("output") is not None else []
+    places += [(e, "collected")] if e.get("collected") else []
+    places += [(h, "diagnosis") for h in e["hooks"] if h.get("diagnosis")]
+    return places
 
 
 def _entry(e: dict[str, Any]) -> dict[str, Any]:

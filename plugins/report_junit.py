@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
 from rook_core.redact import current
-from rook_core.report import BIDI, replaced, text_share, warning_lines
+from rook_core.report import BIDI, fair_shares, replaced, text_share, warning_lines
 from rook_core.reportio import atomic_file
 
 if TYPE_CHECKING:
@@ -104,18 +104,6 @@ def _details(entry: dict[str, Any]) -> str:
 MORE = "\n... [{n} more chars]"
 
 
-def _shares(sizes: list[int], budget: int) -> list[int]:
-    """Fair shares of ``budget`` for parts of ``sizes``: a part under its equal
-    share keeps its size and leaves the rest to the others."""
-    shares = [0] * len(sizes)
-    left = budget
-    order = sorted(range(len(sizes)), key=sizes.__getitem__)
-    for k, i in enumerate(order):
-        shares[i] = min(sizes[i], left // (len(sizes) - k))
-        left -= shares[i]
-    return shares
-
-
 def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
     """The turns' input, output, calls, usage and other evidence, within about ``limit``
     characters: every turn gets a fair share, and in it every part, so a long
@@ -139,8 +127,8 @@ def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
         turns.append([(label, redactor.text(value)) for label, value in parts])
     sizes = [sum(len(value) for _, value in parts) for parts in turns]
     lines = []
-    for parts, share in zip(turns, _shares(sizes, limit), strict=True):
-        caps = _shares([len(value) for _, value in parts], share)
+    for parts, share in zip(turns, fair_shares(sizes, limit), strict=True):
+        caps = fair_shares([len(value) for _, value in parts], share)
         lines += [
             label + redactor.head(value, cap, MORE)
             for (label, value), cap in zip(parts, caps, strict=True)
@@ -149,9 +137,22 @@ def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
     return redactor.head("\n".join(lines), 2 * limit, MORE)
 
 
-def testcase(report: dict[str, Any], entry: dict[str, Any], limit: int = TEXT_LIMIT) -> ET.Element:
-    """The test case of one scenario run, its texts cut to about ``limit`` characters."""
+PARTS = ("details", "system-out", "system-err")
+"""A test case's texts that share its part of the file (:func:`_cases`): the
+failure's or error's text (criteria verdicts, hook diagnoses), the turns, the warnings."""
+
+
+def testcase(
+    report: dict[str, Any],
+    entry: dict[str, Any],
+    limit: int = TEXT_LIMIT,
+    limits: dict[str, int] | None = None,
+) -> ET.Element:
+    """The test case of one scenario run, its texts cut to about ``limit``
+    characters, or each of :data:`PARTS` to its own in ``limits``."""
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
+    cuts = {part: limit for part in PARTS} | (limits or {})
 
     name = entry["id"]
     if (entry.get("repeat_count") or 1) > 1:
@@ -165,14 +166,14 @@ def testcase(report: dict[str, Any], entry: dict[str, Any], limit: int = TEXT_LI
         },
     )
     status = entry["status"]
-    message = clean(entry.get("reason") or status, min(2000, limit))
+    message = clean(entry.get("reason") or status, min(2000, cuts["details"]))
     if status == "failed":
         ET.SubElement(case, "failure", {"message": message, "type": "failed"}).text = clean(
-            _details(entry), limit
+            _details(entry), cuts["details"]
         )
     elif status in ERRORS:
         ET.SubElement(case, "error", {"message": message, "type": status}).text = clean(
-            _details(entry), limit
+            _details(entry), cuts["details"]
         )
     elif status != "passed":
         ET.SubElement(
@@ -180,12 +181,12 @@ def testcase(report: dict[str, Any], entry: dict[str, Any], limit: int = TEXT_LI
             "skipped",
             {"message": clean(f"{status}: {entry.get('reason', '')}", min(2000, limit))},
         )
-    out = _system_out(entry, limit)
+    out = _system_out(entry, cuts["system-out"])
     if out:  # already cut, turn by turn (an escape, longer than its character, cuts nothing)
         ET.SubElement(case, "system-out").text = clean(out, None)
     warned = warning_lines(entry)
     if warned:  # a passed run's too: CI shows a test case's system-err
-        ET.SubElement(case, "system-err").text = clean("\n".join(warned), limit)
+        ET.SubElement(case, "system-err").text = clean("\n".join(warned), cuts["system-err"])
     return case
 
 
@@ -316,17 +317,39 @@ def _cases(report: dict[str, Any]) -> Iterator[tuple[ET.Element, str]]:
     size = 0
     for n, entry in enumerate(entries):
         room = (FILE_BYTES - size) // (len(entries) - n)
-        cut = limit
+        cuts = {part: limit for part in PARTS}
         while True:
-            case = testcase(report, entry, cut)
+            case = testcase(report, entry, limit, cuts)
             ET.indent(case, space="  ", level=2)
             text = tostring(case)
             used = len(text.encode("utf-8"))
-            if used <= room or cut <= LEAST:
+            if used <= room:
                 break
-            cut = max(LEAST, cut * max(room, 0) // used * 9 // 10)  # texts shrink with it
+            shrunk = _shrunk(case, cuts, room - used)
+            if shrunk == cuts:  # every text at its least
+                break
+            cuts = shrunk
         size += used
         yield case, text
+
+
+def _shrunk(case: ET.Element, cuts: dict[str, int], over: int) -> dict[str, int]:
+    """``cuts`` for a test case ``-over`` bytes too large: its texts (:data:`PARTS`)
+    get fair shares of the bytes they may take (one that needs less leaves the rest
+    to the others), so one huge text (criteria verdicts of ``<``, ``&lt;`` as
+    written) never leaves the turns a few characters; none under :data:`LEAST`."""
+    sizes = {}
+    for child in case:
+        part = "details" if child.tag in ("failure", "error") else child.tag
+        if part in cuts:
+            sizes[part] = len(tostring(child).encode("utf-8"))
+    names = list(sizes)
+    shares = fair_shares([sizes[p] for p in names], max(sum(sizes.values()) + over, 0))
+    shrunk = dict(cuts)
+    for part, share in zip(names, shares, strict=True):
+        if sizes[part] > share:
+            shrunk[part] = max(LEAST, min(cuts[part], cuts[part] * share // sizes[part] * 9 // 10))
+    return shrunk
 
 
 def iter_xml(report: dict[str, Any]) -> Iterator[str]:

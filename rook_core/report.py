@@ -493,6 +493,19 @@ def text_share(runs: int, most: int = 20_000, least: int = 1_000) -> int:
     return max(least, min(most, FILE_TEXT // max(runs, 1)))
 
 
+def fair_shares(sizes: list[int], budget: int) -> list[int]:
+    """Fair shares of ``budget`` for parts of ``sizes`` (a JUnit test case's turns,
+    an HTML page's texts of one run): a part under its equal share keeps its size
+    and leaves the rest to the others."""
+    shares = [0] * len(sizes)
+    left = budget
+    order = sorted(range(len(sizes)), key=sizes.__getitem__)
+    for k, i in enumerate(order):
+        shares[i] = min(sizes[i], left // (len(sizes) - k))
+        left -= shares[i]
+    return shares
+
+
 def ellipsis(text: str, n: int) -> str:
     """``text`` cut to ``n`` characters, ending with ``…`` when it was cut; a
     redaction marker the cut would split is left out whole."""

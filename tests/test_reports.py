@@ -236,6 +236,34 @@ def test_junit_file_of_many_long_runs_stays_under_gitlabs_limit_whatever_they_sa
     assert char * 100 in first and char * 100 in last  # every case keeps some of its texts
 
 
+def test_junit_shares_a_test_cases_part_of_the_file_among_its_texts(tmp_path):
+    """A test case over its part of the file had every text cut alike in
+    characters, so criteria verdicts of ``<`` (``&lt;`` as written, four bytes a
+    character) took most of its bytes and left each turn a few hundred
+    characters. The failure's text, the turns and the warnings now get fair
+    shares of its bytes: one that needs less leaves the rest to the others."""
+    from rook_plugins.report_junit import write_junit
+
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
+             "reason": "5 criteria failed", "seconds": 1.5,
+             "turns": [{"turn": t, "input": "q" * 30_000, "output": "o" * 30_000, "calls": None}
+                       for t in (1, 2, 3)],
+             "criteria": [{"type": "contains", "status": "failed", "reason": "<" * 4000}] * 5,
+             "hooks": [], "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"s{i}"} for i in range(2000)]
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    write_junit(report, tmp_path / "r.xml")
+    assert (tmp_path / "r.xml").stat().st_size < 30 * 1000 * 1000
+    case = ET.parse(tmp_path / "r.xml").getroot().findall("./testsuite/testcase")[1000]
+    shown = [len(m) for m in re.findall(r"q{10,}|o{10,}", case.find("system-out").text)]
+    assert len(shown) == 6 and min(shown) > 600, shown
+    failure = case.find("failure").text.count("<")
+    assert 1000 < failure < 2 * sum(shown), failure  # cut too, never to nothing
+
+
 def test_junit_has_the_shape_the_strict_junit_schemas_ask_for(mixed):
     # The file only parsed: the run id as the suite's id (an integer in the
     # schemas), no timestamp, hostname or package, and a skipped count on
@@ -1312,6 +1340,43 @@ def test_html_of_many_long_runs_stays_a_size_a_browser_opens(rook_workspace, roo
     write_html(report, tmp_path / "one.html")  # one run keeps the whole share
     shown = {"<": "&lt;"}.get(char, char)
     assert shown * 19_000 in (tmp_path / "one.html").read_text(encoding="utf-8")
+
+
+def test_html_shares_a_runs_part_of_the_page_among_its_texts(rook_workspace, rook_cli, tmp_path):
+    """The texts of a run took its part of the page's bytes in the order the page
+    shows them: a long criterion evidence of ``<`` (``&lt;`` on the page) left the
+    turns after it 200 characters each on a page of 2,000 runs, and a criterion's
+    reason was not cut at all (a page of 2,000 runs with long reasons made 267 MB).
+    Each text now gets a fair share of its run's part: one that needs less leaves
+    the rest to the others."""
+    from rook_plugins.report_html import write_html
+
+    from rook_core.report import summarize
+
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "o" * 30000}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "long", "goal": "q" * 30000,
+                             "criteria": [{"contains": "nope"}]})
+    report = rook_cli("run", "--json").report
+    entry = report["scenarios"][0]
+    entry = {**entry, "criteria": [{**c, "reason": "<" * 30000, "evidence": "<" * 30000}
+                                   for c in entry["criteria"]]}
+    entries = [{**entry, "id": f"s{i}"} for i in range(2000)]
+    many = {**report, "scenarios": entries, "summary": summarize(entries)}
+    write_html(many, tmp_path / "many.html")
+    assert (tmp_path / "many.html").stat().st_size < 30 * 1024 * 1024
+    page = (tmp_path / "many.html").read_text(encoding="utf-8")
+    run = page[page.index('id="s-s1000"'):page.index('id="s-s1001"')]
+    shown = [len(m) for m in re.findall(r"<pre>(q+|o+)", run)]
+    assert len(shown) == 2 and min(shown) > 1000, shown  # input, output: never 200
+    lt = [len(m) // 4 for m in re.findall(r"(?:&lt;){100,}", run)]
+    assert len(lt) == 2 and max(lt) < 3000, lt  # the reason and the evidence: cut too
 
 
 def test_html_anchors_of_repeats_never_collide_with_another_scenarios(
