@@ -85,7 +85,9 @@ def _classname(report: dict[str, Any], entry: dict[str, Any]) -> str:
     parts = ["rook", run.get("project") or "", run.get("agent") or ""]
     extra = entry.get("extra") or {}
     parts += [extra[k] for k in ("class", "category") if extra.get(k)]
-    return ".".join(p for p in parts if p)
+    # one level of Jenkins' package tree each: a dot inside a part (a class
+    # `safety.v2`, an agent `bot.v1`) would add levels
+    return ".".join(str(p).replace(".", "_") for p in parts if p)
 
 
 def _details(entry: dict[str, Any]) -> str:

@@ -391,6 +391,30 @@ def test_markdown_and_html_scenario_tables_give_class_and_category(rook_workspac
     assert "functional / happy_path" in page and "safety" in page
 
 
+def test_junit_classname_has_one_level_for_each_of_project_agent_class_category(
+        tmp_path, rook_cli):
+    """Jenkins makes a package tree of a test case's classname, a level at each
+    dot: a class `safety.v2` (or an agent `bot.v1`) gave `rook.demo.bot.v1.safety.v2`,
+    two levels more than there are. A dot inside a part is written `_`."""
+    from rook_core.testing import Workspace
+
+    ws = Workspace(tmp_path / "dotted", "demo", "bot.v1")
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "good"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "both", "class": "safety.v2", "category": "a.b.c", "goal": "g",
+                 "criteria": [{"contains": "good"}]})
+    r = rook_cli("run", "-w", str(tmp_path / "dotted"), "-q", f"--report=junit:{tmp_path}/r.xml")
+    assert r.exit_code == 0, r.stderr
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    (case,) = root.iter("testcase")
+    assert case.get("classname") == "rook.demo.bot_v1.safety_v2.a_b_c"
+    assert root.find("testsuite").get("package") == "rook.demo.bot_v1"
+
+
 def test_a_wilson_interval_is_shown_rounded_outward(rook_workspace, rook_cli, tmp_path):
     """5 passes of 5: the interval is 56.55–100 %; rounded to the nearest it read
     57–100%, a lower bound higher than the data support. Shown rounded outward, it
