@@ -69,6 +69,12 @@ MARKUP = re.compile(r"([\\`*_\[\]!~|$])")
 (``![x](url)``, ``[x](url)``), emphasis, code spans, strikethrough, math, a
 table's pipes, and the backslash itself."""
 
+AUTOLINK = re.compile(r"(?i)(://|(?<![\w.-])www\.)")
+"""What GitHub makes a link of in text (its autolink extension: ``https://...``,
+``http://``, ``ftp://``, ``www.``; an address an agent printed, perhaps prompt-
+injected). Its ``:`` (or the dot after ``www``) is written with a backslash
+before it: Markdown shows ``\\:`` as ``:``, and the address is text, not a link."""
+
 MENTION = re.compile(r"(?<![\w@/.+-])@(?=[A-Za-z0-9])")
 """An ``@`` that GitHub would make a mention of (``@octocat``, ``@org/team``), which
 notifies that user or team when the report is posted as a pull-request comment; an
@@ -92,7 +98,14 @@ def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     s = ellipsis(s, limit)
     if table:
         s = MARKUP.sub(r"\\\1", s)
+        s = AUTOLINK.sub(_unlinked, s)
     return MENTION.sub("@&#8203;", html.escape(s, quote=False))
+
+
+def _unlinked(found: re.Match[str]) -> str:
+    """``\\://`` for ``://``, ``www\\.`` for ``www.`` (:data:`AUTOLINK`)."""
+    text = found.group()
+    return "\\://" if text == "://" else f"{text[:-1]}\\."
 
 
 def code(text: str) -> str:

@@ -485,7 +485,7 @@ def test_markdown_shows_agent_markup_as_text(rook_workspace, rook_cli, tmp_path)
     lines = md.splitlines()
     row = next(ln for ln in lines if ln.startswith("| <code>marked"))
     item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
-    escaped = ("\\!\\[pixel\\](http://127.0.0.1:9/p.png) \\[approve\\](http://127.0.0.1:9/ok) "
+    escaped = ("\\!\\[pixel\\](http\\://127.0.0.1:9/p.png) \\[approve\\](http\\://127.0.0.1:9/ok) "
                "\\*loud\\* \\_x\\_ \\`tick\\` \\~\\~gone\\~\\~ \\$x\\$")
     for line in (row, item):
         assert escaped in line, line
@@ -512,6 +512,27 @@ def test_markdown_never_mentions_a_user_the_agent_names(rook_workspace, rook_cli
         assert "ops@example.com" in line, line
     outside = md.split("output:", 1)[0]
     assert "@octocat" not in outside and "@acme" not in outside
+    assert answer in md.split("output:", 1)[1]
+
+
+def test_markdown_never_links_an_address_the_agent_printed(rook_workspace, rook_cli, tmp_path):
+    """GitHub makes a bare address a link (``https://...``, ``www....``) where it
+    reads Markdown: an address a prompt-injected agent printed became a link in
+    the step summary or the pull-request comment, in the table and the criteria
+    list. There its ``://`` is written ``\\://`` and ``www.`` ``www\\.``, which
+    GitHub shows as they were, as no link; an e-mail address stays as it is; the
+    raw-HTML <summary> and the fenced output (no links there) are as they were."""
+    answer = "claim at https://evil.example/x?a=1 or HTTP://a.example, www.evil.example, ftp://f.example"
+    md = markdown_report(rook_workspace, rook_cli, tmp_path, "linked", answer)
+    lines = md.splitlines()
+    row = next(ln for ln in lines if ln.startswith("| <code>linked"))
+    item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
+    for line in (row, item):
+        assert "https\\://evil.example/x?a=1" in line and "HTTP\\://a.example" in line, line
+        assert "www\\.evil.example" in line and "ftp\\://f.example" in line, line
+        assert "://" not in line.replace("\\://", ""), line
+    summary = next(ln for ln in lines if ln.startswith("<details><summary>"))
+    assert "https://evil.example/x?a=1" in summary
     assert answer in md.split("output:", 1)[1]
 
 
