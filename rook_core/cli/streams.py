@@ -7,8 +7,10 @@ behind :class:`UntilTheReaderLeaves`, the one place that handles it: once a
 write finds the reader gone, the rest of what would go there is dropped,
 quietly, and the command carries on, so it ends as it would have with a reader
 that read everything: a run still runs, records and reports every scenario,
-and every command exits with its own code (as ``git`` run with SIGPIPE
-ignored, and ``ripgrep``, end quietly; Click alone would exit 1). A stream
+and every command exits with its own code. Quietly, as ``git`` and ``ripgrep``
+end; with the command's own code, as ``ripgrep`` does (0), not a status of
+the closed pipe's own (``git``, killed by SIGPIPE, gives 141; Click alone
+exits 1), so a step under ``pipefail`` fails only when the command did. A stream
 that cannot be written for another reason (a full disk) still raises: the
 command's error boundary names standard output (``rook: error: cannot write
 standard output: ...``).
