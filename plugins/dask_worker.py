@@ -299,6 +299,12 @@ def keep_bundle(session: str, data: bytes) -> None:
         _bundles[session] = data
 
 
+def has_bundle(session: str) -> bool:
+    """Run on workers as a shipped run sets up: the session's workspace is here."""
+    with _unpack_lock:
+        return session in _bundles
+
+
 def drop_bundle(session: str) -> None:
     with _unpack_lock:
         _bundles.pop(session, None)
@@ -661,6 +667,7 @@ __all__ = [
     "cancel_run",
     "cleanup_run",
     "drop_bundle",
+    "has_bundle",
     "keep_bundle",
     "lacking",
     "loaded",

@@ -48,7 +48,7 @@ from typing import IO, TYPE_CHECKING, Any
 from rook_core.errors import ConfigError, RookError, RunStopped, exception_text
 from rook_core.hookspecs import hookimpl
 from rook_core.models import INFRA_ERROR, HookResult
-from rook_core.report import run_seconds
+from rook_core.report import printable, run_seconds
 
 if TYPE_CHECKING:
     from .dask_worker import WorkerJob
@@ -517,6 +517,8 @@ class _Session:
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
         """Set when every worker left and none joined in time: why the run stops."""
+        self.workers: list[str] | None = None
+        """The workers that loaded Rook, when some could not (:meth:`_workers_load_rook`)."""
         self.disconnected = False
         """Set when the connection to the scheduler was lost for good (Dask's client gave
         up reconnecting) with scenario runs left to send: the run stops."""
@@ -563,20 +565,64 @@ class _Session:
         await self._place_workspace()
 
     async def _workers_load_rook(self) -> None:
-        """Once per run: every worker can load Rook's worker code. One that cannot (no
+        """Once per run: which workers can load Rook's worker code. One that cannot (no
         Rook there, or a broken one) would fail the probe, the shipped workspace and every
-        scenario run Dask gave it: the run stops here, naming it, never a worker it is not."""
+        scenario run Dask gave it: it is left out (:attr:`workers`), named in a warning;
+        when no worker can, the run stops here, naming each, never a worker it is not."""
         answers = await self.client.run(self.w.loaded, on_error="return")
         broken = {w: a for w, a in answers.items() if isinstance(a, BaseException)}
-        if broken:
-            said = "; ".join(
-                f"Dask worker {w} cannot run Rook's work there: {_remote_error(a)}"
-                for w, a in sorted(broken.items())
-            )
-            raise RunStopped(
-                f"--executor dask: {said}. Install rook-harness[dask] on every Dask worker, "
-                "the same version as where rook run runs, or stop those workers"
-            )
+        if not broken:
+            return
+        said = "; ".join(
+            f"Dask worker {w} cannot run Rook's work there: {_remote_error(a)}"
+            for w, a in sorted(broken.items())
+        )
+        fix = (
+            "Install rook-harness[dask] on every Dask worker, the same version as where "
+            "rook run runs, or stop those workers"
+        )
+        if len(broken) == len(answers):
+            raise RunStopped(f"--executor dask: {said}. {fix}")
+        self.workers = sorted(w for w in answers if w not in broken)
+        n = len(self.workers)
+        self._warn(
+            f"--executor dask: {said}; the scenario runs go to the {n} other Dask "
+            f"worker{'s' if n > 1 else ''}. {fix}"
+        )
+
+    def _warn(self, message: str) -> None:
+        text = self.engine.redactor.text(f"rook: warning: {message}")
+        sys.stderr.write(printable(text) + "\n")
+
+    def _where(self) -> dict[str, Any]:
+        """``client.submit``'s worker restrictions: none, or the workers that loaded Rook
+        (:meth:`_workers_load_rook`), strict: loose ones let Dask's work stealing move a
+        task to a worker left out, which cannot even read it and drops its connection.
+        Once every one of them has left, :meth:`watch_workers` stops the run in time."""
+        if self.workers is None:
+            return {}
+        return {"workers": self.workers, "allow_other_workers": False}
+
+    async def _register_shipped(self, plugin: Any, name: str) -> None:
+        """Register the shipped workspace's worker plugin. A worker left out
+        (:attr:`workers`) cannot unpickle it, and Dask's client raises that worker's
+        error (the scheduler keeps the plugin, and still hands it to the others): then
+        what counts is that every other worker has it."""
+        try:
+            await self.client.register_plugin(plugin, name)
+            return
+        except Exception:
+            if self.workers is None:
+                raise
+            failed = sys.exc_info()[1]
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        while True:  # the scheduler's broadcast goes on to the others after the error
+            kept = await self.client.run(self.w.has_bundle, self.topic, workers=self.workers)
+            if all(kept.values()):
+                return
+            if time.monotonic() > deadline:
+                raise failed  # type: ignore[misc]
+            await asyncio.sleep(0.1)
 
     def _transports(self) -> dict[str, dict[str, Any]]:
         """The profile's transports as the driver has them (for a worker that has not)."""
@@ -609,7 +655,7 @@ class _Session:
             _remove_stale_probes(runs)
             probe = runs / f"{PROBE}{token}"
             self.probe, self._probe_held = probe, _hold_probe(probe, token)  # dropped at teardown
-            seen = await self.client.run(self.w.sees, str(probe), token)
+            seen = await self.client.run(self.w.sees, str(probe), token, workers=self.workers)
             if seen and all(seen.values()):
                 self.job.mode, self.job.probe, self.job.probe_token = "shared", str(probe), token
                 return
@@ -642,9 +688,7 @@ class _Session:
         # a worker plugin, not scattered data: every worker gets it, one that joins
         # or is started again after a crash included (scattered data lives on one)
         self.shipped = plugin_name(self.topic, self.client.id)
-        await self.client.register_plugin(
-            ShippedWorkspace(bundle, digest, self.topic), self.shipped
-        )
+        await self._register_shipped(ShippedWorkspace(bundle, digest, self.topic), self.shipped)
         self.job.mode, self.job.digest, self.job.ship_limit = "ship", digest, limit
 
     async def watch_workers(self) -> None:
@@ -662,6 +706,8 @@ class _Session:
                 workers = await self.client.scheduler.ncores()
             except Exception:  # the scheduler lost: its futures say so (``_infra``)
                 continue
+            if self.workers is not None:  # some left out: only the others take scenarios
+                workers = [w for w in workers if w in self.workers]
             if workers or not self.futures:  # (judging here, with a judge profile, needs none)
                 gone_since = None
                 continue
@@ -670,7 +716,8 @@ class _Session:
             if now - gone_since < wait:
                 continue
             self.no_workers = (
-                f"every Dask worker left the scheduler and none joined again within "
+                f"every Dask worker {'that loaded Rook ' if self.workers else ''}left the "
+                f"scheduler and none {'came back' if self.workers else 'joined again'} within "
                 f"{wait:g} s (ROOK_DASK_WORKER_WAIT)"
             )
             futures = list(self.futures.values())  # lanes send nothing more (``no_workers``)
@@ -770,6 +817,7 @@ class _Session:
             _starts_clean(engine, sr.key, record),
             key=f"rook-{self.run_id}-{sr.key}-{uuid.uuid4().hex[:8]}",
             pure=False,
+            **self._where(),
         )
         self.futures[sr.key] = future
         waiter = asyncio.ensure_future(_outcome(future))
