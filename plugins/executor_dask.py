@@ -517,6 +517,10 @@ class _Session:
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
         """Set when every worker left and none joined in time: why the run stops."""
+        self._shipped_plugin: Any = None
+        self.scheduler_id: Any = None
+        """The scheduler's id as the run set up (a scheduler started anew has another)."""
+        self._rejoining = asyncio.Lock()
         self.workers: list[str] | None = None
         """The workers that loaded Rook, when some could not (:meth:`_workers_load_rook`)."""
         self.disconnected = False
@@ -534,6 +538,7 @@ class _Session:
                 f"--executor dask: no Dask worker joined the scheduler within "
                 f"{_worker_wait():g} s (ROOK_DASK_WORKER_WAIT)"
             ) from None
+        self.scheduler_id = self.client.scheduler_info().get("id")
         await self._workers_load_rook()
         e = self.engine
         ws = e.agent.workspace
@@ -688,7 +693,8 @@ class _Session:
         # a worker plugin, not scattered data: every worker gets it, one that joins
         # or is started again after a crash included (scattered data lives on one)
         self.shipped = plugin_name(self.topic, self.client.id)
-        await self._register_shipped(ShippedWorkspace(bundle, digest, self.topic), self.shipped)
+        self._shipped_plugin = ShippedWorkspace(bundle, digest, self.topic)
+        await self._register_shipped(self._shipped_plugin, self.shipped)
         self.job.mode, self.job.digest, self.job.ship_limit = "ship", digest, limit
 
     async def watch_workers(self) -> None:
@@ -792,9 +798,28 @@ class _Session:
         while self.client.status == "connecting":
             await asyncio.sleep(0.1)
         if self.client.status == "running":
+            if self.client.scheduler_info().get("id") != self.scheduler_id:
+                await self._rejoin()
             return True
         self.disconnected = True
         return False
+
+    async def _rejoin(self) -> None:
+        """Connected again, to a scheduler started anew at the same address (its id
+        differs): what this run set up on the one lost is gone with it, and Dask's client
+        restores none of it. Set up again, once, before anything more is sent there: the
+        subscription to the workers' events, the workers that load Rook (new addresses)
+        and the shipped workspace (a worker plugin the scheduler holds)."""
+        async with self._rejoining:
+            scheduler = self.client.scheduler_info().get("id")
+            if scheduler == self.scheduler_id:
+                return  # another lane did it
+            self.scheduler_id = scheduler
+            self.client.subscribe_topic(self.topic, self._on_event)
+            self.workers = None
+            await self._workers_load_rook()
+            if self.shipped is not None and self._shipped_plugin is not None:
+                await self._register_shipped(self._shipped_plugin, self.shipped)
 
     # -- one scenario run ----------------------------------------------------
 

@@ -1321,6 +1321,68 @@ def test_a_scheduler_closed_under_a_run_leaves_the_scenarios_not_sent_pending(
     assert rook_workspace.record(run_id, "a.1")["status"] == "passed"  # kept as recorded
 
 
+@pytest.mark.timeout(120)
+def test_a_scheduler_restarted_mid_run_gets_the_runs_shipped_workspace_again(
+    rook_workspace, monkeypatch, tmp_path
+):
+    """A dask-scheduler restarted (same address) while two scenarios ran: Dask's client
+    connected again and Rook sent the scenarios that waited, but what the run had set up
+    on the scheduler was gone with it: the shipped workspace (a worker plugin the
+    scheduler holds) never reached the new workers, and every later scenario was an
+    infrastructure error ('has no copy of the shipped workspace ... its worker plugin
+    did not set up there'). Now Rook sets the run up again on the new scheduler: the
+    two in flight are infrastructure errors, as documented, and the others pass."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+
+    def start() -> list[subprocess.Popen[bytes]]:
+        sched = subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
+                                  str(port), "--no-dashboard"], **quiet)
+        with distributed.Client(address, timeout=30) as client:  # waits for the scheduler
+            worker = subprocess.Popen([dask_cli, "worker", address, "--nthreads", "2",
+                                       "--no-dashboard"], **quiet)
+            client.wait_for_workers(1, timeout=60)
+        return [sched, worker]
+
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    for sid in ("b", "c"):
+        rook_workspace.scenario({"id": sid, "goal": "nap", "criteria": [{"contains": "x"}]})
+    for sid in ("d", "e", "f"):
+        rook_workspace.scenario({"id": sid, "goal": "later", "criteria": [{"contains": "later"}]})
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    procs = start()
+    proc = None
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", address, "-j", "2", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        naps = _naps(marks, 2, 60)
+        assert len(naps) == 2, proc.stderr.read() if proc.poll() is not None else "no naps"
+        procs[0].kill()
+        procs[0].wait(10)
+        procs += start()  # within the 10 s Dask's client tries to connect again
+        out, err = proc.communicate(timeout=90)
+    finally:
+        for p in [proc, *procs]:
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+    assert "Traceback" not in err, err
+    got = {s["id"]: s for s in json.loads(out)["scenarios"]}
+    assert {k: s["status"] for k, s in got.items()} == {
+        "b": "infra_error", "c": "infra_error", "d": "passed", "e": "passed", "f": "passed"
+    }, {k: s["reason"] for k, s in got.items()}
+    assert proc.returncode == 1, err
+
+
 def _spawned_children(pid: int) -> list[int]:
     """The multiprocessing-spawned children of ``pid`` (Rook's LocalCluster's workers)."""
     found = []
