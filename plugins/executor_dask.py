@@ -927,7 +927,7 @@ class _Session:
             record.setdefault("attempts", []).extend(lost)
         record["status"] = INFRA_ERROR
         record["reason"] = self.engine.redactor.text(
-            f"infrastructure error: {why} (rook run --run {self.run_id} tries it again)"
+            f"infrastructure error: {why} ({self.engine.resume} tries it again)"
         )
         record["infra"] = True
         # what Rook knows of the lost work: the time since the run was sent to Dask

@@ -1472,7 +1472,8 @@ def test_a_worker_that_cannot_unpack_the_shipped_workspace_is_named_and_the_run_
         bad = sorted(client.scheduler_info()["workers"])[0]
         where = client.run(_poison, workers=[bad])[bad]
         try:
-            r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "2")
+            r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json", "-j", "2",
+                         "--shard", "1/1", "--run-name", "unpack")
         finally:
             client.run(_heal, workers=[bad])
     statuses = r.statuses()
@@ -1484,6 +1485,8 @@ def test_a_worker_that_cannot_unpack_the_shipped_workspace_is_named_and_the_run_
             assert s["reason"].startswith(
                 f"infrastructure error: Dask worker {bad} could not unpack the shipped workspace "
                 f"{rook_workspace.root} into {where}: NotADirectoryError"), s["reason"]
+            # a shard's: the command that finishes it names the shard, as a local run's does
+            assert "(rook run --run unpack --shard 1/1 " in s["reason"], s["reason"]
 
 
 @pytest.mark.timeout(90)
