@@ -127,11 +127,24 @@ class _Sizes:
             raise TooBig(self.limit, compressed=False, largest=self.largest)
 
 
-class WorkspaceNotShared(RuntimeError):
+class _ThisWorker(RuntimeError):
+    """A task failed for its worker's sake, before any hook ran: ``args`` are the message
+    (naming the worker), the worker's address and the attempt's token (its start event),
+    so that the driver can send the scenario run to another worker."""
+
+    def __init__(self, message: str, worker: str = "", token: str = "") -> None:
+        super().__init__(message, worker, token)
+        self.worker, self.token = worker, token
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class WorkspaceNotShared(_ThisWorker):
     """The worker does not see the driver's workspace at the same path."""
 
 
-class WorkerSetupFailed(RuntimeError):
+class WorkerSetupFailed(_ThisWorker):
     """The worker could not rebuild the run's engine: its environment (its plugins, its
     files) refused what the driver accepted. The message names the worker."""
 
@@ -554,7 +567,7 @@ def run_on_worker(
     _event(worker, job.topic, {"type": "start", "key": sr.key, "token": token})
     problem = lacking(job, worker.address)
     if problem:
-        raise WorkerSetupFailed(problem)
+        raise WorkerSetupFailed(problem, worker.address, token)
     if job.mode == "ship":
         assert job.digest is not None
         with _unpack_lock:
@@ -562,7 +575,9 @@ def run_on_worker(
         if bundle is None:  # the plugin failed to set up here (its log says why)
             raise WorkerSetupFailed(
                 f"Dask worker {worker.address} has no copy of the shipped workspace "
-                f"{job.workspace} (its worker plugin did not set up there: see its log)"
+                f"{job.workspace} (its worker plugin did not set up there: see its log)",
+                worker.address,
+                token,
             )
         base = Path(worker.local_directory)
         try:
@@ -570,21 +585,27 @@ def run_on_worker(
         except Exception as exc:  # this worker's disk, not the scenario: say which worker
             raise WorkerSetupFailed(
                 f"Dask worker {worker.address} could not unpack the shipped workspace "
-                f"{job.workspace} into {base / 'rook-workspaces'}: {exception_text(exc)}"
+                f"{job.workspace} into {base / 'rook-workspaces'}: {exception_text(exc)}",
+                worker.address,
+                token,
             ) from None
     else:
         if job.probe is None or not sees(job.probe, job.probe_token):
             raise WorkspaceNotShared(
                 f"worker {worker.address} does not see the workspace {job.workspace} "
                 "(no shared file system at the same path); let Rook ship it "
-                "(ROOK_DASK_WORKSPACE=ship or auto) or mount it on every worker"
+                "(ROOK_DASK_WORKSPACE=ship or auto) or mount it on every worker",
+                worker.address,
+                token,
             )
         root = Path(job.workspace)
     try:
         engine = worker_engine(job, root)
     except RookError as exc:  # the driver accepted it: say that it is this worker's doing
         raise WorkerSetupFailed(
-            f"Dask worker {worker.address} could not set up the run, where rook run could: {exc}"
+            f"Dask worker {worker.address} could not set up the run, where rook run could: {exc}",
+            worker.address,
+            token,
         ) from None
     aside = engine.set_aside_state(sr.key) if clean else None
     # shipped: where this copy of the workspace is (and its real path), for the driver to

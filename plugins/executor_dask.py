@@ -522,6 +522,10 @@ class _Session:
         """The scheduler's id as the run set up (a scheduler started anew has another)."""
         self._rejoining = asyncio.Lock()
         self.workers: list[str] | None = None
+        self.left_out: set[str] = set()
+        """Workers that failed a scenario run for their own sake (:meth:`_elsewhere`)."""
+        self.refused: dict[str, list[str]] = {}  # scenario run -> why workers could not run it
+        self.failed_tokens: set[str] = set()  # those attempts (no lost attempts)
         """The workers that loaded Rook, when some could not (:meth:`_workers_load_rook`)."""
         self.disconnected = False
         """Set when the connection to the scheduler was lost for good (Dask's client gave
@@ -741,7 +745,8 @@ class _Session:
             starts = self.starts.setdefault(key, [])
             starts.append((token, msg.get("worker", "?")))
             future = self.futures.get(key)
-            if len(starts) > MAX_ATTEMPTS and future is not None and key not in self.given_up:
+            tried = [t for t, _ in starts if t not in self.failed_tokens]  # (sent elsewhere)
+            if len(tried) > MAX_ATTEMPTS and future is not None and key not in self.given_up:
                 self.given_up.add(key)  # a scheduler that retries more than once: stop it here
                 asyncio.ensure_future(self.client.cancel([future]))
         elif msg.get("type") == "hook":
@@ -787,7 +792,7 @@ class _Session:
                 "hooks": [h for _, h in sorted(self.streamed.get((key, t), {}).items())],
             }
             for t, w in self.starts.get(key, [])
-            if t != but
+            if t != but and t not in self.failed_tokens
         ]
 
     async def connected(self) -> bool:
@@ -816,7 +821,7 @@ class _Session:
                 return  # another lane did it
             self.scheduler_id = scheduler
             self.client.subscribe_topic(self.topic, self._on_event)
-            self.workers = None
+            self.workers, self.left_out = None, set()
             await self._workers_load_rook()
             if self.shipped is not None and self._shipped_plugin is not None:
                 await self._register_shipped(self._shipped_plugin, self.shipped)
@@ -833,31 +838,34 @@ class _Session:
         job = dataclasses.replace(self.job, observed={**engine.observed_before, **engine.observed})
         self.sent[sr.key] = record
         self.sent_at[sr.key] = time.time()
-        future = self.client.submit(
-            self.w.run_on_worker,
-            job,
-            sr,
-            record,
-            remote,
-            _starts_clean(engine, sr.key, record),
-            key=f"rook-{self.run_id}-{sr.key}-{uuid.uuid4().hex[:8]}",
-            pure=False,
-            **self._where(),
-        )
-        self.futures[sr.key] = future
-        waiter = asyncio.ensure_future(_outcome(future))
         stored = record
         try:
-            try:
-                ok, value = await asyncio.shield(waiter)
-            except asyncio.CancelledError:  # interrupted: stop the hooks there, keep what came back
-                await self.cancel_remote()
-                done, _ = await asyncio.wait({waiter}, timeout=CANCEL_GRACE)
-                if done and waiter.result()[0]:
-                    stored = self._accept(sr, waiter.result()[1])
-                else:
-                    record["reason"] = f"interrupted; {engine.resume} finishes it"
-                raise
+            while True:  # again on another worker while one fails it for its own sake
+                future = self.client.submit(
+                    self.w.run_on_worker,
+                    job,
+                    sr,
+                    record,
+                    remote,
+                    _starts_clean(engine, sr.key, record),
+                    key=f"rook-{self.run_id}-{sr.key}-{uuid.uuid4().hex[:8]}",
+                    pure=False,
+                    **self._where(),
+                )
+                self.futures[sr.key] = future
+                waiter = asyncio.ensure_future(_outcome(future))
+                try:
+                    ok, value = await asyncio.shield(waiter)
+                except asyncio.CancelledError:  # interrupted: stop the hooks, keep what came back
+                    await self.cancel_remote()
+                    done, _ = await asyncio.wait({waiter}, timeout=CANCEL_GRACE)
+                    if done and waiter.result()[0]:
+                        stored = self._accept(sr, waiter.result()[1])
+                    else:
+                        record["reason"] = f"interrupted; {engine.resume} finishes it"
+                    raise
+                if ok or sr.key in self.given_up or not await self._elsewhere(sr.key, value):
+                    break
             if not ok or sr.key in self.given_up:  # a third attempt is not accepted either
                 stored = self._infra(sr, record, value)
                 return
@@ -869,11 +877,44 @@ class _Session:
             self.futures.pop(sr.key, None)
             engine.store_scenario(sr, stored)
 
+    async def _elsewhere(self, key: str, exc: BaseException) -> bool:
+        """Whether to send scenario run ``key`` again, to another worker: its task failed
+        for its worker's sake before any hook ran (a plugin missing there, a shipped
+        workspace it could not unpack, a workspace it does not see), and another worker is
+        there. That worker takes none of this run's scenario runs any more (restricted to
+        the others, as :meth:`_workers_load_rook` does), named in a warning once, so that
+        a worker quick to fail does not take more than its share; with none left, the
+        scenario run is an infrastructure error naming it (:meth:`_infra`)."""
+        worker = getattr(exc, "worker", "")
+        if not isinstance(exc, self.w.IN_ROOKS_WORDS) or not worker:
+            return False
+        self.refused.setdefault(key, []).append(str(exc))
+        self.failed_tokens.add(getattr(exc, "token", ""))
+        try:
+            now = set(await self.client.scheduler.ncores())
+        except Exception:  # the scheduler lost: its futures say so
+            return False
+        if worker not in self.left_out:
+            self.left_out.add(worker)
+            self._warn(f"--executor dask: {exc}; this run sends that worker no more scenario runs")
+        if self.workers is not None:
+            now &= set(self.workers)
+        others = sorted(now - self.left_out)
+        if not others:
+            self.refused.pop(key, None)  # the infrastructure error says it
+            return False
+        self.workers = others
+        return True
+
     def _accept(self, sr: Any, result: dict[str, Any]) -> dict[str, Any]:
         record: dict[str, Any] = result["record"]
         if result.get("roots"):  # shipped: Rook's words name the user's workspace
             localize(record, self._fix(result["roots"]), self._redact)
         lost = self._lost(sr.key, but=result["token"])
+        for why in self.refused.pop(sr.key, ()):
+            record.setdefault("warnings", []).append(
+                self._redact(f"{why}; it ran on {result['worker']}")
+            )
         aside = result.get("state_set_aside")
         if lost:
             if aside:  # the lost attempt's files, set aside by the attempt that ran again
