@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import glob
+import math
 import os
 import re
 import shutil
@@ -97,6 +98,11 @@ def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
                     raise DamagedRecord(f"{f}: {problem}, not what Rook writes there")
                 out[int(m.group(1))] = data
     return out
+
+
+def _created(manifest: dict[str, Any]) -> float:
+    created = manifest.get("created")
+    return float(created) if isinstance(created, (int, float)) else math.inf
 
 
 def _latest(manifest: dict[str, Any]) -> float:
@@ -298,10 +304,16 @@ def merge_runs(
     if not dirs:
         raise ConfigError(f"{path}: no run to merge (no run.json)")
     bases = [(d, run_json(d)) for d in dirs]
-    first_dir, base = bases[0]
+    # the order the copies are given in never changes the merged run: the base is the
+    # shard's run.json made first (a source's before an earlier merge's in ``path``,
+    # then by path), as one shared directory's would be
+    into = path.resolve()
+    first_dir, base = min(bases, key=lambda b: (_created(b[1]), b[0].resolve() == into, str(b[0])))
     if not base.get("shards"):
         raise ConfigError(f"{first_dir}: run {base.get('id')} was not sharded; nothing to merge")
-    for d, other in bases[1:]:
+    for d, other in bases:
+        if d is first_dir:
+            continue
         if other.get("id") != base.get("id"):
             raise ConfigError(
                 f"{d}: holds run {other.get('id')!r}, not {base.get('id')!r}; "
@@ -371,12 +383,13 @@ def merge_runs(
     judge, own = path / "judge", frozenset[str]()
     if judge.is_dir() and any(d.resolve() == path.resolve() for d in dirs):
         own = frozenset(p.name for p in judge.iterdir() if p.is_file())
-    for d in dirs:
+    for d in sorted(dirs, key=lambda d: d is not first_dir):  # the base's first
         for name in ("profile.yaml",):
             if (d / name).is_file() and not (path / name).is_file():
                 _copy(d / name, path / name)
         if not any((path / "state" / "run").glob("*")):
             _copy_tree(d / "state" / "run", path / "state" / "run")
+    for d in dirs:
         _copy_tree(d / "judge", judge, own)
     manifest = combine(base, {i: p for i, (_, p) in parts.items()}, path)
     manifest["capabilities"]["observed"].update(observed)

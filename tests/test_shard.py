@@ -508,6 +508,32 @@ def test_a_merge_of_shards_run_with_different_profiles_says_so(tmp_path, rook_cl
     assert dirs[1] in merged.stderr, merged.stderr
 
 
+def test_the_order_of_the_copies_given_to_merge_never_changes_the_merged_run(tmp_path, rook_cli):
+    """rook merge DIR_1 DIR_2 and rook merge DIR_2 DIR_1 wrote different runs when the
+    machines' workspaces lay at different paths: the merged run.json and report took
+    the workspace, the profile's file, profile.yaml and the run's state from whichever
+    copy was named first. Now the shard whose run.json was made first is the base,
+    whatever the order (then the path, for copies made at the same moment)."""
+    for i in (2, 1):  # machine-2 first: its run.json is made first, its path sorts last
+        ws = _ok_workspace(Workspace(tmp_path / f"machine-{i}"))
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run", "ci")
+        assert r.exit_code == 0, r.stderr
+        time.sleep(0.05)
+    dirs = [str(Workspace(tmp_path / f"machine-{i}").run_dir("ci")) for i in (1, 2)]
+    got = []
+    for name, order in (("a", dirs), ("b", dirs[::-1])):
+        r = rook_cli("merge", "--into", str(tmp_path / name), "--json", *order)
+        assert r.exit_code == 0, r.stderr
+        run = json.loads((tmp_path / name / "run.json").read_text())
+        for key in ("dir", "merged"):
+            run.pop(key)
+        report = r.report
+        report["run"].pop("dir")
+        got.append((report, run, (tmp_path / name / "profile.yaml").read_text()))
+    assert got[0] == got[1]
+    assert got[0][0]["run"]["profile"]["file"].startswith(str(tmp_path / "machine-2")), got[0][0]
+
+
 def test_a_merge_of_copies_that_planned_other_runs_names_them_as_a_merge(tmp_path, rook_cli):
     """rook merge of two machines' copies that planned other scenario runs said
     'this run: ... planned other scenario runs than this shard', though no shard ran."""
