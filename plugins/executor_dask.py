@@ -522,11 +522,12 @@ class _Session:
         """The scheduler's id as the run set up (a scheduler started anew has another)."""
         self._rejoining = asyncio.Lock()
         self.workers: list[str] | None = None
+        """The workers that take the scenario runs, when some may not: those that loaded
+        Rook (:meth:`_workers_load_rook`), less those in :attr:`left_out`."""
         self.left_out: set[str] = set()
         """Workers that failed a scenario run for their own sake (:meth:`_elsewhere`)."""
         self.refused: dict[str, list[str]] = {}  # scenario run -> why workers could not run it
-        self.failed_tokens: set[str] = set()  # those attempts (no lost attempts)
-        """The workers that loaded Rook, when some could not (:meth:`_workers_load_rook`)."""
+        self.failed_tokens: set[str] = set()  # those attempts (never lost attempts)
         self.disconnected = False
         """Set when the connection to the scheduler was lost for good (Dask's client gave
         up reconnecting) with scenario runs left to send: the run stops."""
@@ -822,9 +823,17 @@ class _Session:
             self.scheduler_id = scheduler
             self.client.subscribe_topic(self.topic, self._on_event)
             self.workers, self.left_out = None, set()
-            await self._workers_load_rook()
-            if self.shipped is not None and self._shipped_plugin is not None:
-                await self._register_shipped(self._shipped_plugin, self.shipped)
+            try:
+                await self._workers_load_rook()
+                if self.shipped is not None and self._shipped_plugin is not None:
+                    await self._register_shipped(self._shipped_plugin, self.shipped)
+            except RookError:
+                raise
+            except Exception as exc:  # as at set-up (_run): the cluster failed us
+                raise RunStopped(
+                    "--executor dask: setting up the run again on the Dask scheduler started "
+                    f"anew failed: {exception_text(exc)}"
+                ) from None
 
     # -- one scenario run ----------------------------------------------------
 
