@@ -345,47 +345,64 @@ def _quiet_dask_logs() -> Iterator[None]:
 
 
 async def _close(cluster: Any) -> None:
-    closing = cluster.close()  # typed as maybe-awaitable (sync or async clusters)
-    if closing is not None:
-        await closing
+    """Close Rook's own LocalCluster (synchronous, on its own event loop: see
+    :func:`_start_local_cluster`), from a thread so that Rook's loop goes on meanwhile."""
+    await asyncio.to_thread(cluster.close)
 
 
 _SIGINT = "rook_plugins.dask_sigint"
 _QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
 
 
-@contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked in this thread while Rook's LocalCluster starts: the threads that
-    spawn its workers are made here and pass it on to them, so a worker still importing
-    Dask holds a terminal's Ctrl-C pending, never dying of it with a traceback on Rook's
-    standard error, until the ``dask_sigint`` preload has set SIGINT aside there and
-    unblocks it. (The standard library starts its resource tracker so, and unblocks
-    SIGINT after, whatever it was before: it is started first, for that.) Rook still
-    gets that Ctrl-C: in another thread, or here once the cluster is up."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
+def _tracker_started() -> None:
+    """Start multiprocessing's resource tracker, once, before Rook's LocalCluster: the
+    standard library starts it with SIGINT blocked and unblocks SIGINT after, whatever it
+    was before, so started later from the cluster's thread it would unblock it there.
+    Killed (SIGKILL), Rook leaves the cluster's semaphores to the tracker, which frees
+    them, saying so on Rook's standard error ("There appear to be 12 leaked semaphore
+    objects"): it runs with this process's -W options, which no hook gets."""
     from multiprocessing import resource_tracker
 
-    # killed (SIGKILL), Rook leaves the cluster's semaphores to the tracker, which frees
-    # them, saying so on Rook's standard error ("There appear to be 12 leaked semaphore
-    # objects"): it runs with this process's -W options, which no hook gets
     if _QUIET_TRACKER not in sys.warnoptions:
         sys.warnoptions.append(_QUIET_TRACKER)
     resource_tracker.ensure_running()
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _start_local_cluster(n: int, threads: int, preload: list[str]) -> Any:
+    """Rook's own LocalCluster, made in a thread with SIGINT blocked (``asyncio.to_thread``).
+    The cluster runs on an event loop of its own, in a thread it makes here ("IO loop"),
+    which inherits that mask, as does every thread made from there: those from which the
+    nannies start the workers, at the cluster's start and again after a crash. So a worker
+    still importing Dask holds a terminal's Ctrl-C pending, never dying of it with a
+    traceback on Rook's standard error, until the ``dask_sigint`` preload has set SIGINT
+    aside there and unblocks it. Rook's own thread never blocks it: Rook gets that Ctrl-C."""
+    import dask
+    from distributed import LocalCluster
+
+    blocking = hasattr(signal, "pthread_sigmask")
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocking else None
     try:
-        yield
+        with dask.config.set({"distributed.scheduler.allowed-failures": MAX_ATTEMPTS - 1}):
+            return LocalCluster(
+                n_workers=n,
+                threads_per_worker=threads,
+                processes=True,
+                asynchronous=False,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR,
+                preload=preload,
+            )
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if before is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @asynccontextmanager
 async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[Any]:
     """A Dask client: to ``--scheduler``, or to a LocalCluster sized for ``concurrency``."""
     import dask
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     address = options.get("scheduler")
     cluster = client = None
@@ -402,22 +419,17 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
             # each catches SIGINT and leaves the run to Rook (dask_sigint)
             preload = dask.config.get("distributed.worker.preload") or []
             preload = [*([preload] if isinstance(preload, str) else preload), _SIGINT]
-            with (
-                dask.config.set({"distributed.scheduler.allowed-failures": MAX_ATTEMPTS - 1}),
-                _sigint_blocked(),
-            ):
-                cluster = LocalCluster(
-                    n_workers=n,
-                    threads_per_worker=threads,
-                    processes=True,
-                    asynchronous=True,
-                    host="127.0.0.1",
-                    dashboard_address="127.0.0.1:0",
-                    silence_logs=logging.ERROR,
-                    preload=preload,
-                )
-                await cluster  # started here: interrupted meanwhile, it is closed below
-            client = Client(cluster, asynchronous=True)
+            _tracker_started()
+            starting = asyncio.ensure_future(
+                asyncio.to_thread(_start_local_cluster, n, threads, preload)
+            )
+            try:
+                cluster = await asyncio.shield(starting)
+            except asyncio.CancelledError:  # Ctrl-C as it started: closed below, once up
+                with contextlib.suppress(Exception):
+                    cluster = await starting
+                raise
+            client = Client(cluster.scheduler_address, asynchronous=True)
             await client
     except (OSError, asyncio.TimeoutError, ValueError) as exc:
         if cluster is not None:

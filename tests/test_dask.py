@@ -1440,6 +1440,51 @@ def test_ctrl_c_while_rooks_local_cluster_starts_prints_no_workers_traceback(
         assert " - ERROR - " not in err and "never awaited" not in err, err
 
 
+@pytest.mark.timeout(120)
+def test_ctrl_c_as_a_crashed_worker_of_rooks_local_cluster_starts_again_prints_no_traceback(
+    rook_workspace, monkeypatch, tmp_path
+):
+    """A hook killed its worker; the LocalCluster's nanny started it again, and a Ctrl-C
+    in the new worker's first seconds (importing Dask) killed it with a KeyboardInterrupt
+    traceback on Rook's standard error: only the workers of the cluster's start had
+    SIGINT blocked (the nanny started this one from a thread where it was not). The
+    cluster now runs on an event loop of its own, in a thread made with SIGINT blocked,
+    so every worker it starts, again or not, waits for its preload to set SIGINT aside."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    rook_workspace.scenario({"id": "d", "goal": "die-9", "criteria": [{"contains": "x"}]})
+    rook_workspace.scenario({"id": "s", "goal": "sleep", "criteria": [{"contains": "x"}]})
+    for attempt in range(2):
+        (marks / "d").unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "-j", "2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            deadline = time.time() + 60
+            first: set[int] = set()
+            while time.time() < deadline and not (marks / "d").is_file():
+                first |= set(_spawned_children(proc.pid))
+                time.sleep(0.01)
+            again: set[int] = set()
+            while time.time() < deadline and not again:  # the nanny starts it again
+                again = set(_spawned_children(proc.pid)) - first
+                time.sleep(0.005)
+            assert again, "no worker started again"
+            time.sleep(0.2 * attempt)  # just spawned, then importing
+            os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
 def _poison(dask_worker: Any) -> str:
     """Where a shipped workspace is unpacked, a file: the worker cannot set it up."""
     d = Path(dask_worker.local_directory) / "rook-workspaces"
