@@ -639,9 +639,11 @@ class _Session:
             failed = sys.exc_info()[1]
         deadline = time.monotonic() + CONNECT_TIMEOUT
         while True:  # the scheduler's broadcast goes on to the others after the error
-            kept = await self.client.run(self.w.has_bundle, self.topic, workers=self.workers)
-            if all(kept.values()):
-                return
+            kept = await self.client.run(
+                self.w.has_bundle, self.topic, workers=self.workers, on_error="return"
+            )
+            if all(k is True or isinstance(k, BaseException) for k in kept.values()):
+                return  # (a worker that left meanwhile has no say)
             if time.monotonic() > deadline:
                 raise failed  # type: ignore[misc]
             await asyncio.sleep(0.1)
