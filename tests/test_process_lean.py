@@ -166,7 +166,7 @@ def test_a_group_id_another_process_took_since_is_never_killed_at_the_end(path, 
     # process reaped by another parent, or where Rook is no subreaper) and the
     # kernel gives its id, a pid, to a new process that leads a group of its own
     # (a shell's job, another hook), the end of the run must leave that alone.
-    r = run(sh("sleep 0.3 & echo $$"))
+    r = run(sh("sleep 1 >/dev/null 2>&1 & echo $$"))  # (holding no pipe: the hook ends at once)
     left = int(r.stdout)
     assert left in process._live_groups  # its sleep was still in the group
     assert wait_until(lambda: not alive(left) and procscan.descendants(left) == [])
