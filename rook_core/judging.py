@@ -217,13 +217,16 @@ def in_thread(fn: Any, *args: Any) -> asyncio.Future[Any]:
 
 async def at_once(awaitables: list[Awaitable[Any]]) -> list[Any]:
     """Await ``awaitables`` at the same time; their results in their order. When one
-    raises (an interruption), the others are cancelled and it is raised."""
+    raises (an interruption), the others are cancelled, and it is raised once they
+    have ended: each records what it cut (a judge profile's hook) before the caller
+    reads the interrupted hooks."""
     tasks = [asyncio.ensure_future(a) for a in awaitables]
     try:
         return await asyncio.gather(*tasks)
     except BaseException:
         for task in tasks:
             task.cancel()
+        await asyncio.wait(tasks)
         raise
 
 

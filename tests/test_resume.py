@@ -39,6 +39,7 @@ if sys.argv[1] != "execute":
 sys.stdin.read()
 if os.path.exists(D + "/block-judge") and not os.path.exists(D + "/fast-now"):
     open(D + "/hook.pid", "w").write(str(os.getpid()))
+    open(D + "/blocked", "a").write(str(os.getpid()) + "\n")
     time.sleep(300)
 print(json.dumps({{"output": json.dumps({{"pass": True, "reason": "fine"}})}}))
 """
@@ -58,19 +59,27 @@ def rook(ws, *args):
     return [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--json", *args]
 
 
-def wait_for_the_blocked_hook(d):
-    """Until the blocking hook has written ``d/hook.pid`` (60 s at most), and a
-    moment more for Rook to have recorded its start."""
+def wait_for_the_blocked_hook(d, judges=0):
+    """Until the blocking hook has written ``d/hook.pid`` (and ``judges`` blocking
+    judge hooks their lines in ``d/blocked``; 60 s at most), and a moment more
+    for Rook to have recorded its start."""
+
+    def blocked():
+        if judges:
+            return (d / "blocked").exists() and len((d / "blocked").read_text().split()) >= judges
+        return (d / "hook.pid").exists()
+
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (d / "hook.pid").exists():
+    while time.monotonic() < deadline and not blocked():
         time.sleep(0.05)
     time.sleep(0.2)
 
 
-def cut(ws, d, sig, *args):
-    """Start a run, send ``sig`` once a blocking hook is running; kill that hook."""
+def cut(ws, d, sig, *args, judges=0):
+    """Start a run, send ``sig`` once a blocking hook is running (and ``judges``
+    blocking judge hooks); kill that hook."""
     proc = subprocess.Popen(rook(ws, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_for_the_blocked_hook(d)
+    wait_for_the_blocked_hook(d, judges)
     os.kill(proc.pid, sig)
     proc.communicate(timeout=60)
     try:
@@ -266,7 +275,7 @@ def test_rubrics_judged_together_and_interrupted_are_each_in_the_attempt(rook_wo
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
         {"rubric": "is fine"}, {"contains": "ok"}, {"rubric": "is kind"}]})
     (d / "block-judge").touch()
-    run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader")
+    run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader", judges=2)
     (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
     assert [(h["phase"], h["status"], h["judge_profile"]) for h in attempt["hooks"]] == [
         ("execute", "interrupted", "grader")] * 2, attempt["hooks"]
@@ -325,6 +334,7 @@ if sys.argv[1] == "{phase}" and not os.path.exists(D + "/fast-now"):
     print('partial line\n{{"output": "half', end="", flush=True)
     print("warming up with " + os.environ["MY_TOKEN"], file=sys.stderr, flush=True)
     open(D + "/hook.pid", "w").write(str(os.getpid()))
+    open(D + "/blocked", "a").write(str(os.getpid()) + "\n")
     time.sleep(300)
 if sys.argv[1] == "execute":
     print(json.dumps({{"output": json.dumps({{"pass": True, "reason": "fine"}})}}))
