@@ -1207,6 +1207,39 @@ def test_rook_doctor_names_what_a_killed_rook_left_running(rook_workspace, tmp_p
         kill_group(hung)
 
 
+def test_rook_doctor_s_command_for_a_killed_run_finds_it_among_several_agents(
+        rook_workspace, tmp_path):
+    """In a workspace of several projects, the command rook doctor gave to end what
+    a killed run left (rook run --run ID -w WS) was refused: 'several projects
+    (other, proj); choose one with --project'. It names the run's project and
+    agent, and works as printed."""
+    from rook_core.testing import Workspace
+
+    ws, d = rook_workspace, tmp_path / "d"
+    setup_agent(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    other = Workspace(ws.root, "other", "helper")
+    other.script("a.sh", "#!/bin/sh\necho '{\"output\": \"ok\"}'\n")
+    other.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    (d / "block-execute:1").touch()
+    hung = kill_rook_while_a_hook_hangs(ws, d, "--project", "proj", "--agent", "agent")
+    try:
+        (run_dir,) = ws.runs_dir.iterdir()
+        doc = json.loads(subprocess.run(
+            [sys.executable, "-m", "rook_core", "doctor", "-w", str(ws.root), "--json"],
+            capture_output=True, text=True, timeout=120).stdout)
+        (finding,) = [f for f in doc["findings"] if run_dir.name in f["message"]]
+        command = finding["fix"].split(" kills them")[0]
+        assert command.startswith(f"rook run --run {run_dir.name} "), finding
+        (d / "fast-now").touch()
+        done = subprocess.run([sys.executable, "-m", "rook_core", *shlex.split(command)[1:]],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert gone_soon(hung)
+    finally:
+        kill_group(hung)
+
+
 def test_rook_doctor_leaves_alone_the_hooks_of_a_run_that_is_running(rook_workspace, tmp_path):
     """A run in progress holds its lock: its hooks are no leftovers, and doctor
     names none."""

@@ -273,10 +273,10 @@ class Doctor:
         """Processes a run of ``agent`` killed with SIGKILL left running: its hooks
         (their timeouts died with it) and what they started, found by the run
         their environment names, whose lock no process holds any more."""
-        import shlex
         from pathlib import Path
 
         from ..procscan import command_name, left_by_runs
+        from .run import found_by
         from .runs import held_by
 
         for path, pids in sorted(left_by_runs([str(agent.runs_dir)]).items()):
@@ -290,8 +290,9 @@ class Doctor:
                 label,
                 f"run {run_id} was killed before it could end its hooks: {len(pids)} "
                 f"process(es) it started still run, past any timeout ({shown}{more})",
-                f"rook run --run {run_id} -w {shlex.quote(str(agent.workspace))} kills them and finishes the "
-                f"run; or kill {' '.join(str(p) for p in pids)}",
+                # the flags that find the run whatever else the workspace holds
+                f"rook run --run {run_id}{found_by(str(agent.workspace), agent.project, agent.name)}"
+                f" kills them and finishes the run; or kill {' '.join(str(p) for p in pids)}",
             )
 
     def _check_switch_names(self) -> None:
