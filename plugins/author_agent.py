@@ -22,6 +22,7 @@ import shlex
 import shutil
 from typing import TYPE_CHECKING, Any
 
+from rook_core import procscan
 from rook_core.errors import ConfigError, RookError
 from rook_core.process import run_process
 
@@ -177,6 +178,8 @@ def run_author(command: str, text: str, request: AuthorRequest) -> str:
     env["ROOK_AUTHOR_REQUEST"] = "1"
     timeout = float(request.options.get("author_timeout") or TIMEOUT)
     request.say(f"asking the author agent ({argv[0]}, up to {timeout:g} s)...")
+    # before any probe takes SIGCHLD back (become_subreaper): its exit status is Rook's
+    procscan.own_exit_statuses()
     proc = asyncio.run(
         run_process(
             argv,

@@ -40,7 +40,8 @@ def own_exit_statuses() -> None:
     across exec, and the kernel then reaps each child at its exit: a hook's exit
     status is lost (read as 0, or its pidfd refused: "No such process"). Unlike
     SIGINT or SIGHUP ignored (kept: ``nohup``), this disposition is no one's
-    wish for Rook. Once a run, on the thread that can (the main one)."""
+    wish for Rook. Once a run (and before an author agent starts), on the thread
+    that can (the main one)."""
     import signal
 
     try:

@@ -301,6 +301,24 @@ def test_a_hook_s_exit_status_is_its_own_when_rook_starts_with_sigchld_ignored(r
         assert "1 error" in r.stdout + r.stderr
 
 
+def test_an_author_agent_s_exit_status_is_its_own_when_rook_starts_with_sigchld_ignored(
+        rook_workspace, tmp_path):
+    """rook profile add --author CMD started by a parent that ignores SIGCHLD: the
+    author agent runs before any probe (which took SIGCHLD back), so the kernel
+    reaped it, and one that failed (exit 3, 'author broke') was read as exit 0
+    with nothing said ('the author agent answered no script ... it said'). Its
+    failure is told as it is otherwise."""
+    author = tmp_path / "author.sh"
+    author.write_text("#!/bin/bash\ncat > /dev/null\necho 'author broke' >&2\nexit 3\n")
+    author.chmod(0o755)
+    r = subprocess.run(
+        [*ROOK, "profile", "add", "helper", "--notes", "say hi", "--author", str(author),
+         "-w", str(rook_workspace.root)], capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "the author agent exited with code 3: author broke" in r.stderr, r.stderr
+
+
 def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ignored():
     """CI run under nohup (as Jenkins' sh step does) or as ``.ci/run &`` from a
     script starts the suite with SIGHUP or SIGINT ignored; every rook it starts
