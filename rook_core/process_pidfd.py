@@ -219,14 +219,14 @@ def _posix_spawn(
             os.chdir(cwd)
         except OSError:
             return _popen(argv, env, cwd, stdin, stdout, stderr)
+        pid = os.posix_spawn(
+            argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_SIGDEF
+        )
+    finally:  # also after an exception raised as chdir returned (a signal's handler)
         try:
-            pid = os.posix_spawn(
-                argv[0], argv, env, file_actions=actions, setsid=True, setsigdef=_SIGDEF
-            )
-        finally:
             os.fchdir(home)
-    finally:
-        os.close(home)
+        finally:
+            os.close(home)
     return Spawned(pid)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import os
 import resource
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -476,3 +477,30 @@ def test_a_hook_in_another_directory_is_posix_spawned_there_and_this_process_sta
         process_pidfd._launch(["/bin/sh", "-c", "true"], dict(os.environ), gone, False)
     assert raised.value.filename == gone
     assert os.getcwd() == here
+
+
+@pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
+def test_an_interruption_right_after_rook_entered_the_hook_s_directory_takes_it_back(
+    tmp_path, monkeypatch
+):
+    # A KeyboardInterrupt (SIGTERM outside a run's own handlers: rook profile
+    # test, or Rook used from Python) raised as os.chdir returns, before the
+    # spawn's try: Rook stayed in the hook's directory, where a relative path
+    # given later (a report) would land. Raised here as a signal handler would.
+    monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
+    here = os.getcwd()
+
+    def interrupt(frame, event, arg):
+        if event == "c_return" and arg is os.chdir:
+            sys.setprofile(None)
+            raise KeyboardInterrupt
+
+    sys.setprofile(interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            process_pidfd._launch(["/bin/sh", "-c", "exit 0"], dict(os.environ), str(tmp_path), False)
+    finally:
+        sys.setprofile(None)
+        now = os.getcwd()
+        os.chdir(here)
+    assert now == here
