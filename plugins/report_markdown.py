@@ -69,11 +69,13 @@ MARKUP = re.compile(r"([\\`*_\[\]!~|$])")
 (``![x](url)``, ``[x](url)``), emphasis, code spans, strikethrough, math, a
 table's pipes, and the backslash itself."""
 
-AUTOLINK = re.compile(r"(?i)(://|(?<![\w.-])www\.)")
+AUTOLINK = re.compile(r"(?i)(://|(?<![^\W_]|[.-])www\.)")
 """What GitHub makes a link of in text (its autolink extension: ``https://...``,
 ``http://``, ``ftp://``, ``www.``; an address an agent printed, perhaps prompt-
 injected). Its ``:`` (or the dot after ``www``) is written with a backslash
-before it: Markdown shows ``\\:`` as ``:``, and the address is text, not a link."""
+before it: Markdown shows ``\\:`` as ``:``, and the address is text, not a link.
+A ``www.`` after a letter, a digit, ``.`` or ``-`` is no link; after ``_`` it is
+(``_www.evil.example``, as after ``*``, ``~`` or ``(``)."""
 
 MENTION = re.compile(r"(?<![\w@/.+-])@(?=[A-Za-z0-9])")
 """An ``@`` that GitHub would make a mention of (``@octocat``, ``@org/team``), which

@@ -536,6 +536,21 @@ def test_markdown_never_links_an_address_the_agent_printed(rook_workspace, rook_
     assert answer in md.split("output:", 1)[1]
 
 
+
+def test_markdown_never_links_an_address_after_an_underscore(rook_workspace, rook_cli, tmp_path):
+    """GitHub links ``www.`` after ``_`` as after a space (``_www.evil.example``,
+    ``a_www.evil.example``: cmark-gfm makes each a link), but the ``www.`` rule
+    left out a ``www.`` after any word character, ``_`` too: the agent's address
+    became a link in the table and the criteria list."""
+    answer = "go _www.evil.example or a_www.evil.example or __www.evil.example"
+    md = markdown_report(rook_workspace, rook_cli, tmp_path, "under", answer)
+    lines = md.splitlines()
+    row = next(ln for ln in lines if ln.startswith("| <code>under"))
+    item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
+    for line in (row, item):
+        assert "www." not in line.replace("www\\.", ""), line
+        assert "\\_www\\.evil.example" in line and "a\\_www\\.evil.example" in line, line
+
 def test_markdown_stays_under_the_github_limit():
     from rook_plugins.report_markdown import MAX_BYTES, render
 
