@@ -242,6 +242,38 @@ def _json_escaped(value: str, depth: int = 3) -> list[str]:
     return found
 
 
+_ENCODERS_ESCAPE = (
+    ("<>&='", False),  # Gson (its HTML-safe default)
+    ("+<>&'\"`", True),  # .NET's System.Text.Json (and every character past ~)
+    ("<>&\u2028\u2029", False),  # Go's json.Marshal
+)
+
+
+def json_encoder_forms(value: str) -> list[str]:
+    """``value`` in a JSON string as Gson, .NET's ``System.Text.Json`` and Go's
+    ``json.Marshal`` write it, each escaping its own set of characters as
+    ``\\u`` escapes (``=`` as ``\\u003d``, ``+`` as ``\\u002B``), in lower- and
+    upper-case hex, with ``/`` also as ``\\/``. For a value longer than
+    :data:`MIXED_MAX`, which :func:`json_pattern` (any character in any form)
+    is not made for: such an encoder writes the whole value one way."""
+    forms = []
+    used = set(value)
+    plain = {ord(c): json.dumps(c)[1:-1] for c in used if c in '"\\' or c < " "}
+    for chars, past_ascii in _ENCODERS_ESCAPE:
+        escaped = [c for c in used if c in chars or (past_ascii and c > "~")]
+        for hexed in ("{:04x}", "{:04X}"):
+            table = dict(plain)
+            for c in escaped:
+                units = c.encode("utf-16-be", "surrogatepass")
+                table[ord(c)] = "".join(
+                    "\\u" + hexed.format(units[i] * 256 + units[i + 1])
+                    for i in range(0, len(units), 2)
+                )
+            forms.append(value.translate(table))
+    forms += [form.replace("/", "\\/") for form in forms]
+    return [form for form in dict.fromkeys(forms) if form != value]
+
+
 def base64_forms(value: str) -> list[str]:
     """What base64 text shows of ``value`` wherever it sits in the encoded
     bytes (``Basic`` credentials put a password after ``user:``): the whole
@@ -825,6 +857,8 @@ class Redactor:
             self._escaped.append((value, name))
             self._escapes = self._percents = None
         patterns = [percent_pattern, json_pattern, html_pattern] if len(value) <= MIXED_MAX else []
+        if len(value) > MIXED_MAX:  # as a JSON encoder escapes it (a form for the whole value)
+            self._pairs += [(form, name) for form in json_encoder_forms(value)]
         for pattern in (make(value) for make in patterns):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))

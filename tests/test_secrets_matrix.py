@@ -3397,6 +3397,69 @@ def test_a_secret_of_100_kb_in_one_line_is_redacted_in_its_forms(rook_workspace,
     assert bundle[1000:1040] not in said and bundle[1000:1040].replace("/", "\\/") not in said
 
 
+LONG_SECRET_ENCODERS = r"""
+#!/usr/bin/env python3
+import os, sys
+sys.stdin.read()
+s = os.environ["KUBECONFIG_B64"]
+gson = s.replace("=", "\\u003d")  # Gson escapes = < > & ' so
+dotnet = s.replace("+", "\\u002B")  # .NET's System.Text.Json escapes + < > & ' " ` so
+print('gson sent {"kubeconfig": "' + gson + '"}', file=sys.stderr)
+print('dotnet sent {"kubeconfig":"' + dotnet + '"}', file=sys.stderr)
+print('dotnet in php {"kubeconfig":"' + dotnet.replace("/", "\\/") + '"}', file=sys.stderr)
+print('{"output": "ok"}')
+"""
+
+
+def test_a_long_secret_is_redacted_as_gson_and_dotnet_escape_it(rook_workspace, rook_cli, monkeypatch):
+    """A value longer than 4,096 characters (a kubeconfig kept base64-encoded,
+    6 KB) is no longer looked for with each character in a form of its own;
+    Gson writes its every '=' as \\u003d and .NET's System.Text.Json its every
+    '+' as \\u002B, one form for the whole value, which was shown whole."""
+    import base64
+    import random
+
+    rng = random.Random(11)
+    value = base64.b64encode(bytes(rng.randrange(256) for _ in range(5_000))).decode()
+    assert "+" in value and "/" in value and value.endswith("=") and len(value) > 4096
+    monkeypatch.setenv("KUBECONFIG_B64", value)
+    ws = rook_workspace
+    ws.script("enc.py", LONG_SECRET_ENCODERS)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/enc.py"},
+                "env": [{"variable": "KUBECONFIG_B64", "purpose": "the cluster"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].split("\n")[:3] == [
+        'gson sent {"kubeconfig": "[redacted:KUBECONFIG_B64]"}',
+        'dotnet sent {"kubeconfig":"[redacted:KUBECONFIG_B64]"}',
+        'dotnet in php {"kubeconfig":"[redacted:KUBECONFIG_B64]"}',
+    ], hook["stderr"][:300]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert value[1000:1040] not in said and value[1000:1040].replace("/", "\\/") not in said
+
+
+def test_redactor_long_values_as_json_encoders_escape_them():
+    from rook_core.redact import MIXED_MAX, Redactor
+
+    value = ("a+b/c=d<e>f&g'h\"i`jé😀" * 300)[: MIXED_MAX + 50]
+    red = Redactor({"V": value})
+    gson = "".join(f"\\u{ord(c):04x}" if c in "<>&='" else c for c in value)
+    gson = gson.replace('"', '\\"')
+    assert red.text(gson) == "[redacted:V]"
+    dotnet = []
+    for c in value:
+        if c in "+<>&'\"`" or c > "~":
+            units = c.encode("utf-16-be")
+            dotnet += [f"\\u{units[i] * 256 + units[i + 1]:04X}" for i in range(0, len(units), 2)]
+        else:
+            dotnet.append(c)
+    assert red.text("".join(dotnet)) == "[redacted:V]"
+    go = "".join(f"\\u{ord(c):04x}" if c in "<>&" else c for c in value).replace('"', '\\"')
+    assert red.text(go) == "[redacted:V]"
+
+
 def test_redactor_mixed_forms_up_to_their_length():
     from rook_core.redact import MIXED_MAX, Redactor
 
