@@ -1247,7 +1247,9 @@ def _is_json(s: str) -> bool:
         return True
     except (ValueError, RecursionError):
         pass
-    lines = [line for line in s.splitlines() if line.strip()]
+    # lines end at \n only (\r\n too): a string may hold U+2028 or U+0085 as it is,
+    # where str.splitlines would end a line (Node's JSON.stringify writes U+2028 so)
+    lines = [line for line in s.split("\n") if line.strip()]
     if len(lines) < 2:
         return False
     try:

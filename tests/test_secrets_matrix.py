@@ -3233,6 +3233,34 @@ def test_an_answer_in_json_lines_holding_a_numeric_secret_stays_json_lines(
     assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
 
 
+
+NODE_JSON_LINES = r"""
+#!/usr/bin/env node
+const pin = Number(process.env.ACCOUNT_PIN);
+const lines = [{event: "start", note: "one\u2028two"}, {account: pin}];
+// JSON.stringify writes U+2028 in a string as it is (JSON allows it)
+process.stdout.write(JSON.stringify({output: lines.map((l) => JSON.stringify(l)).join("\n")}));
+"""
+
+
+def test_json_lines_with_a_line_separator_in_a_string_stay_json_lines(rook_workspace, rook_cli, monkeypatch):
+    """A JSON Lines answer whose string holds U+2028 (Node's JSON.stringify
+    writes it as it is) was read as lines at that character too (str.splitlines),
+    so no line of it was JSON and its numeric secret became a bare marker:
+    {"account": [redacted:ACCOUNT_PIN]}, no JSON any more."""
+    monkeypatch.setenv("ACCOUNT_PIN", "48213957")
+    ws = rook_workspace
+    ws.script("lines.js", NODE_JSON_LINES)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/lines.js"},
+                "env": [{"variable": "ACCOUNT_PIN", "purpose": "the account's PIN"}]})
+    ws.scenario({"id": "lines", "goal": "pin?", "criteria": [{"contains": "start"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"lines": "passed"}, r.report["scenarios"]
+    output = r.report["scenarios"][0]["turns"][0]["output"]
+    assert [json.loads(line) for line in output.split("\n")] == [
+        {"event": "start", "note": "one\u2028two"}, {"account": "[redacted:ACCOUNT_PIN]"}]
+    assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
 def test_redactor_numbers_in_json_lines():
     from rook_core.redact import Redactor
 
@@ -3244,6 +3272,9 @@ def test_redactor_numbers_in_json_lines():
     assert red.text('{"b": 48213957}\nok then') == '{"b": [redacted:PIN]}\nok then'
     assert red.text("48213957 is it") == "[redacted:PIN] is it"
     assert red.text("1234\n48213957") == "1234\n[redacted:PIN]"  # lines of numbers: text
+    for sep in ("\u2028", "\x85"):  # in a string: not a line's end in JSON Lines
+        text = '{"a": "x' + sep + 'y"}\n{"b": 48213957}'
+        assert red.text(text) == '{"a": "x' + sep + 'y"}\n{"b": "[redacted:PIN]"}', repr(sep)
 
 
 def test_redactor_pieces_keep_a_kept_identifier_split_between_them():
