@@ -1005,15 +1005,20 @@ class Redactor:
         ends = self._kept_ends(joined, parts)
         if not self or self._text(joined) == joined:
             return [self._text(p, *e) for p, e in zip(parts, ends, strict=True)]
-        spans = self._unkept(joined, self._found(joined))
+        spans = sorted(self._unkept(joined, self._found(joined)))
         out = []
-        start = 0
+        start = at_span = 0
+        near: list[tuple[int, int, str]] = []  # the secrets begun before this piece ends
         for part, (head, tail) in zip(parts, ends, strict=True):
             end = start + len(part)
+            while at_span < len(spans) and spans[at_span][0] < end:  # each span read once:
+                near.append(spans[at_span])  # a stream of many events and many secrets
+                at_span += 1  # is not read events x secrets times
+            near = [s for s in near if s[1] > start]
             across = sorted(  # the secrets this piece holds only a share of
                 (max(a, start) - start, min(b, end) - start, name)
-                for a, b, name in spans
-                if a < end and b > start and not (start <= a and b <= end)
+                for a, b, name in near
+                if not (start <= a and b <= end)
             )
             kept, at = [], 0
             for a, b, name in across:
@@ -1035,12 +1040,19 @@ class Redactor:
         ends = [(0, 0)] * len(parts)
         if self._kept is None:
             return ends
-        kept = [m.span() for m in self._kept.finditer(joined)]
-        start = 0
+        kept = [m.span() for m in self._kept.finditer(joined)]  # in order, none overlapping
+        start = at = 0
         for i, part in enumerate(parts):
             end = start + len(part)
-            head = max((min(b, end) - start for a, b in kept if a < start < b), default=0)
-            tail = max((end - max(a, start) for a, b in kept if a < end < b), default=0)
+            while at < len(kept) and kept[at][1] <= start:  # each identifier passed once
+                at += 1
+            head = tail = 0
+            j = at
+            while j < len(kept) and kept[j][0] < end:  # the identifiers this piece touches
+                a, b = kept[j]
+                head = max(head, min(b, end) - start) if a < start < b else head
+                tail = max(tail, end - max(a, start)) if a < end < b else tail
+                j += 1
             ends[i] = (head, tail)
             start = end
         return ends

@@ -923,6 +923,34 @@ def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
     assert_no_piece(secret, text)
 
 
+
+def test_a_long_stream_repeating_a_secret_is_redacted_event_by_event(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """A stream of 10,000 small events (a token stream) repeating the key 1,000
+    times, each split between events: each event's share of each key is masked.
+    Redactor.pieces read every secret found for every event (events x secrets:
+    seconds for a long answer a prompt-injected agent repeats the key in); it
+    now reads each once, in the events' order. The same markers as before."""
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    secret = agent_server.api_key
+    answer = "".join(f"key {secret} n{i}; " for i in range(1000)) + "bye"
+    events = [answer[i : i + 4] for i in range(0, len(answer), 4)]
+    assert len(events) > 10_000
+    agent_server.streams["long"] = (
+        b"".join(b"data: " + json.dumps({"delta": {"text": e}}).encode() + b"\n\n" for e in events)
+        + b"data: [DONE]\n\n"
+    )
+    entry = _stream_entry(agent_server, "long")
+    entry["http"]["extract"] = {"output": "join('', events[].delta.text)"}
+    write_profile(rook_workspace, {"execute": entry})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "bye"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    output = r.report["scenarios"][0]["turns"][0]["output"]
+    assert output.count("n999;") == 1 and secret not in output
+    assert_no_piece(secret, shown_anywhere(rook_workspace, r))
+
 def test_a_secret_split_between_two_json_stream_events_leaves_no_piece_behind(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):
