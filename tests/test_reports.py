@@ -1439,6 +1439,41 @@ def test_html_shares_a_runs_part_of_the_page_among_its_texts(rook_workspace, roo
     assert len(lt) == 2 and max(lt) < 3000, lt  # the reason and the evidence: cut too
 
 
+
+def test_html_keeps_its_texts_to_the_page_bound_for_runs_of_many_turns(
+        rook_workspace, rook_cli, tmp_path):
+    """reports.md keeps the page to 25,000,000 bytes of texts as written, but each
+    text kept 200 characters however many a run had: 2,000 runs of 10 turns
+    answering HTML (``<`` is ``&lt;``, four bytes) made 32 MB of texts (a 40 MB
+    page), and 50 turns five times that. A run whose texts at 200 characters
+    each would pass its part of the page now gives each fewer."""
+    from rook_plugins.report_html import write_html
+
+    from rook_core.report import summarize
+
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "<p>" * 2000}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "many", "goal": "<" * 5000, "criteria": [{"contains": "nope"}]})
+    report = rook_cli("run", "--json").report
+    entry = report["scenarios"][0]
+    turn = entry["turns"][0]
+    entry = {**entry, "turns": [{**turn, "turn": k + 1} for k in range(10)]}
+    entries = [{**entry, "id": f"s{i}"} for i in range(2000)]
+    many = {**report, "scenarios": entries, "summary": summarize(entries)}
+    write_html(many, tmp_path / "many.html")
+    page = (tmp_path / "many.html").read_text(encoding="utf-8")
+    texts = re.findall(r"<pre>(.*?)</pre>", page, re.S)
+    assert sum(len(t.encode("utf-8")) for t in texts) <= 25_000_000
+    run = page[page.index('id="s-s1000"'):page.index('id="s-s1001"')]
+    shown = [len(m) // 4 for m in re.findall(r"<pre>((?:&lt;){2,})", run)]
+    assert len(shown) == 10 and min(shown) > 100, shown  # each turn's input still shown
+
 def test_html_anchors_of_repeats_never_collide_with_another_scenarios(
         rook_workspace, rook_cli, tmp_path):
     # Run 2 of scenario `a` and the only run of scenario `a-2` once both got the
