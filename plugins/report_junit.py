@@ -302,21 +302,45 @@ def document(report: dict[str, Any]) -> ET.Element:
     (:func:`iter_xml` writes the same text one testcase at a time)."""
     entries = report["scenarios"]
     root, suite = _skeleton(report, _counts(entries))
-    for case, _ in _cases(report):
+    for case, _ in _cases(report, _around(*_frame(report, entries))):
         suite.append(case)
     _close(suite)
     return root
 
 
-def _cases(report: dict[str, Any]) -> Iterator[tuple[ET.Element, str]]:
+def _frame(report: dict[str, Any], entries: Any) -> tuple[str, str]:
+    """The file's text before its first test case and after its last."""
+    import xml.etree.ElementTree as ET  # only when a JUnit report is written
+
+    root, suite = _skeleton(report, _counts(entries))
+    ET.SubElement(suite, PLACEHOLDER)  # where the testcases go, indented like one
+    _close(suite)
+    ET.indent(root, space="  ")
+    before, after = tostring(root).split(f"<{PLACEHOLDER} />")
+    return before, after
+
+
+def _around(before: str, after: str) -> int:
+    """The bytes the file writes around its test cases (:func:`_frame`)."""
+    return len((XML_HEAD + before + after + "\n").encode("utf-8"))
+
+
+BETWEEN = "\n" + "  " * 2
+"""What the file writes between two test cases (their indent)."""
+XML_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def _cases(report: dict[str, Any], around: int = 0) -> Iterator[tuple[ET.Element, str]]:
     """Each scenario run's test case (indented as in the file) and its text, each
     cut to its share of the texts (:func:`~rook_core.report.text_share`), and
-    further to its share of what is left of :data:`FILE_BYTES`."""
+    further to its share of what is left of :data:`FILE_BYTES` once the ``around``
+    bytes of the file around them (its head, the suite's properties, its end)
+    and the indents between them are written."""
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
 
     entries = report["scenarios"]
     limit = text_share(len(entries), TEXT_LIMIT)
-    size = 0
+    size = around + len(BETWEEN) * max(len(entries) - 1, 0)
     for n, entry in enumerate(entries):
         room = (FILE_BYTES - size) // (len(entries) - n)
         cuts = {part: limit for part in PARTS}
@@ -362,21 +386,17 @@ def iter_xml(report: dict[str, Any]) -> Iterator[str]:
     import xml.etree.ElementTree as ET  # only when a JUnit report is written
 
     entries = report["scenarios"]
-    root, suite = _skeleton(report, _counts(entries))
-    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield XML_HEAD
     if not entries:
+        root, suite = _skeleton(report, _counts(entries))
         _close(suite)
         ET.indent(root, space="  ")
         yield tostring(root) + "\n"
         return
-    ET.SubElement(suite, PLACEHOLDER)  # where the testcases go, indented like one
-    _close(suite)
-    ET.indent(root, space="  ")
-    before, after = tostring(root).split(f"<{PLACEHOLDER} />")
+    before, after = _frame(report, entries)
     yield before
-    between = "\n" + "  " * 2
-    for n, (_, text) in enumerate(_cases(report)):
-        yield (between if n else "") + text
+    for n, (_, text) in enumerate(_cases(report, _around(before, after))):
+        yield (BETWEEN if n else "") + text
     yield after + "\n"
 
 

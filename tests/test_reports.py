@@ -264,6 +264,30 @@ def test_junit_shares_a_test_cases_part_of_the_file_among_its_texts(tmp_path):
     assert 1000 < failure < 2 * sum(shown), failure  # cut too, never to nothing
 
 
+
+def test_junit_file_of_many_test_cases_is_kept_to_its_bound_as_written(tmp_path):
+    """reports.md keeps the JUnit file to 25,000,000 bytes as written, but the
+    test cases shared all of them and the suite's head, properties and the
+    indent between test cases were written besides: 5,000 test cases of long
+    answers made a file of 25,025,701 bytes."""
+    from rook_plugins.report_junit import write_junit
+
+    from rook_core.report import summarize
+
+    entry = {"id": "x", "name": "x", "repeat_index": 1, "repeat_count": 1, "status": "failed",
+             "reason": "1 criterion failed", "seconds": 1.5,
+             "turns": [{"turn": t, "input": "<" * 5000, "output": "<" * 5000, "calls": None}
+                       for t in range(1, 11)],
+             "criteria": [{"type": "contains", "status": "failed", "reason": "no"}],
+             "hooks": [], "extra": {}, "content_hash": "h"}
+    entries = [{**entry, "id": f"s{i}"} for i in range(5000)]
+    report = {"run": {"id": "r", "project": "p", "agent": "a", "profile": {"id": "p"}},
+              "scenarios": entries, "summary": summarize(entries)}
+    write_junit(report, tmp_path / "r.xml")
+    assert (tmp_path / "r.xml").stat().st_size <= 25_000_000
+    cases = ET.parse(tmp_path / "r.xml").getroot().findall("./testsuite/testcase")
+    assert len(cases) == 5000 and "turn 10 output" in cases[-1].find("system-out").text
+
 def test_junit_has_the_shape_the_strict_junit_schemas_ask_for(mixed):
     # The file only parsed: the run id as the suite's id (an integer in the
     # schemas), no timestamp, hostname or package, and a skipped count on
