@@ -1248,28 +1248,32 @@ def _beginning(text: str, value: str, floor: int = 0) -> int:
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _JSON_BLANKS = frozenset(" \t\r\n")
+_BLANK_RUN = re.compile(r"[ \t\r\n]*")
 _AFTER_VALUE = re.compile(r"\s*[\]},]")
 
 
 def _is_json(s: str) -> bool:
-    """Whether ``s`` is one JSON document, or JSON Lines: two lines or more,
-    each but blank ones a JSON document (as a stream or a log writes them)."""
+    """Whether ``s`` is one JSON document, or two or more one after another:
+    JSON Lines (as a stream or a log writes them; a line ends at ``\\n``, as a
+    string may hold U+2028 as it is, as Node's ``JSON.stringify`` writes it)
+    or indented documents (as ``jq`` prints its results), white space between."""
     try:
         json.loads(s)
         return True
     except (ValueError, RecursionError):
         pass
-    # lines end at \n only (\r\n too): a string may hold U+2028 or U+0085 as it is,
-    # where str.splitlines would end a line (Node's JSON.stringify writes U+2028 so)
-    lines = [line for line in s.split("\n") if line.strip()]
-    if len(lines) < 2:
-        return False
-    try:
-        for line in lines:
-            json.loads(line)
-    except (ValueError, RecursionError):
-        return False
-    return True
+    decoder = json.JSONDecoder()
+    at, documents = 0, 0
+    while True:
+        blank = _BLANK_RUN.match(s, at)  # always matches (perhaps nothing)
+        at = blank.end() if blank else at
+        if at == len(s):
+            return documents >= 2
+        try:
+            _, at = decoder.raw_decode(s, at)
+        except (ValueError, RecursionError):
+            return False
+        documents += 1
 
 
 def _json_numbers(s: str, spans: list[Span]) -> str | None:

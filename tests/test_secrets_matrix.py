@@ -3261,6 +3261,39 @@ def test_json_lines_with_a_line_separator_in_a_string_stay_json_lines(rook_works
         {"event": "start", "note": "one\u2028two"}, {"account": "[redacted:ACCOUNT_PIN]"}]
     assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
 
+
+JQ_ANSWER = r"""
+#!/usr/bin/env bash
+cat > /dev/null
+out=$(printf '[{"account": %s, "n": 1}, {"account": 7, "note": "ok"}]' "$ACCOUNT_PIN" | jq '.[]')
+jq -n --arg o "$out" '{output: $o}'
+"""
+
+
+def test_json_documents_one_after_another_as_jq_prints_them_stay_json(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """jq prints each result as an indented document, one after another (as
+    ``jq '.[]'`` does): no one JSON document, and no JSON Lines, so a numeric
+    secret in one became a bare marker, "account": [redacted:ACCOUNT_PIN],
+    and the text no longer read as JSON documents."""
+    monkeypatch.setenv("ACCOUNT_PIN", "48213957")
+    ws = rook_workspace
+    ws.script("jq.sh", JQ_ANSWER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/jq.sh"},
+                "env": [{"variable": "ACCOUNT_PIN", "purpose": "the account's PIN"}]})
+    ws.scenario({"id": "jq", "goal": "pin?", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"jq": "passed"}, r.report["scenarios"]
+    output = r.report["scenarios"][0]["turns"][0]["output"]
+    decoder, docs, at = json.JSONDecoder(), [], 0
+    while at < len(output):
+        doc, at = decoder.raw_decode(output, at)
+        docs.append(doc)
+        at += len(output[at:]) - len(output[at:].lstrip())
+    assert docs == [{"account": "[redacted:ACCOUNT_PIN]", "n": 1}, {"account": 7, "note": "ok"}]
+    assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
 def test_redactor_numbers_in_json_lines():
     from rook_core.redact import Redactor
 
@@ -3275,6 +3308,12 @@ def test_redactor_numbers_in_json_lines():
     for sep in ("\u2028", "\x85"):  # in a string: not a line's end in JSON Lines
         text = '{"a": "x' + sep + 'y"}\n{"b": 48213957}'
         assert red.text(text) == '{"a": "x' + sep + 'y"}\n{"b": "[redacted:PIN]"}', repr(sep)
+    # documents one after another, indented (jq) or not: each stays JSON
+    assert red.text('{\n  "a": 48213957\n}\n{\n  "b": 1\n}') == (
+        '{\n  "a": "[redacted:PIN]"\n}\n{\n  "b": 1\n}')
+    assert red.text('{"a":48213957}{"b":[48213957]}') == (
+        '{"a":"[redacted:PIN]"}{"b":["[redacted:PIN]"]}')
+    assert red.text('{"a": 48213957}\n{"b": 1} and more') == '{"a": [redacted:PIN]}\n{"b": 1} and more'
 
 
 def test_redactor_pieces_keep_a_kept_identifier_split_between_them():
