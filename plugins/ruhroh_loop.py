@@ -439,8 +439,8 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
                 )
             if result.artifacts is not None:  # as this call left them: the next may move them
                 base = result.artifacts_base or session.workspace
-                cap = config["artifact_max_bytes"]
-                result.artifacts_read = read_artifacts(result.artifacts, base, cap)
+                most = config["artifact_max_bytes"]  # cap is the turn's time: kept
+                result.artifacts_read = read_artifacts(result.artifacts, base, most)
             results.append(result)
             summaries.append(_summary(result, message, session.iteration, attempt))
             labels.append(_label(session.iteration, attempt))

@@ -993,6 +993,28 @@ def test_a_scenarios_timeout_caps_the_whole_turn_not_each_call(rook_workspace, r
     assert rook_cli("run", "--json").statuses() == {"s": "passed"}  # each call has 300 s
 
 
+def test_a_scenarios_timeout_caps_the_turn_also_after_an_iteration_reported_artifacts(
+    rook_workspace, rook_cli
+):
+    # reading an iteration's artifacts right after its call reused the name of the turn's
+    # time cap for artifact_max_bytes: once an iteration reported an artifact, the turn's
+    # later calls had 65536 s left of timeout_seconds: 2, and three calls of 1.2 s passed
+    ws = rook_workspace
+    wrapper = ws.script("slow-art.sh", SLOW_CONTINUE.replace(
+        '"output":"reply %s"}', '"output":"reply %s","artifacts":{"log":"out.log"}}'
+    ).replace("sleep 1.2", "sleep 1.2; echo x > out.log"))
+    ruhroh_profile(ws, str(wrapper), max_iterations=5)
+    ws.scenario(
+        {"id": "s", "goal": "g", "timeout_seconds": 2, "criteria": [{"contains": "reply 3"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr + r.stdout
+    hook = scenario_of(r)["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    assert "the scenario's timeout_seconds (2 s) caps the whole turn" in hook["diagnosis"]
+    assert "iteration 2 had what was left of it" in hook["diagnosis"]
+
+
 @pytest.mark.parametrize("who", ["wrapper", "child"])
 def test_a_stopped_wrapper_is_said_stopped_not_told_to_raise_its_timeout(
     rook_workspace, rook_cli, who
