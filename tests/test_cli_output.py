@@ -57,6 +57,28 @@ def test_a_reader_that_left_never_stops_the_run(example, stream):
     assert proc.returncode == 0
 
 
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_standard_error_that_cannot_be_written_never_stops_the_run(example, extra):
+    # `rook run 2>>ci.log` on a full disk: the first progress line raised ENOSPC in the
+    # middle of the run, which stopped with part of its scenarios recorded, no table or
+    # document on standard output, and exit 2 ("nothing was run"); nothing can be said
+    # where standard error goes, so what would go there is dropped, as for a reader
+    # that left, and the run ends as it would have
+    ws, agent = example
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*ROOK, "run", "--repeat", "5", *extra], cwd=ws,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=full,
+                              text=True, timeout=120)
+    (run,) = (agent / "runs").iterdir()
+    report = json.loads((run / "report.json").read_text())
+    assert report["summary"]["passed"] == 15, report["summary"]
+    assert proc.returncode == 0
+    if extra:
+        assert json.loads(proc.stdout)["summary"]["passed"] == 15
+    else:
+        assert "15 passed" in proc.stdout
+
+
 @pytest.mark.parametrize("streams", ["stdout", "both"])
 def test_diff_whose_reader_left_still_exits_with_its_verdict(example, streams):
     # `rook diff latest~1 latest | head -1` (a CI step under pipefail) exited 1,

@@ -375,7 +375,9 @@ def main(argv: list[str] | None = None) -> None:
         else:  # rook doctor | head -1: once the reader leaves, the rest is dropped (streams.py)
             from .streams import UntilTheReaderLeaves
 
-            setattr(sys, name, UntilTheReaderLeaves(getattr(sys, name)))
+            # standard error that cannot be written: nowhere is left to say so
+            last_word = name == "stderr"
+            setattr(sys, name, UntilTheReaderLeaves(getattr(sys, name), last_word=last_word))
     from ..errors import shown, utf8
 
     for arg in sys.argv[1:] if argv is None else argv:

@@ -13,7 +13,9 @@ the closed pipe's own (``git``, killed by SIGPIPE, gives 141; Click alone
 exits 1), so a step under ``pipefail`` fails only when the command did. A stream
 that cannot be written for another reason (a full disk) still raises: the
 command's error boundary names standard output (``rook: error: cannot write
-standard output: ...``).
+standard output: ...``). Standard error is where that would be said: one
+that cannot be written for any reason (``rook run 2>>ci.log`` on a full disk)
+is treated as one whose reader left, since nothing can be said anywhere.
 """
 
 from __future__ import annotations
@@ -32,13 +34,18 @@ def reader_gone(exc: BaseException) -> bool:
 
 class UntilTheReaderLeaves:
     """A standard stream (text, or its binary ``buffer``) that drops what is
-    written once its reader has left, never raising for it. Everything else
-    (``fileno``, ``isatty``, ``encoding``...) is the stream's own."""
+    written once its reader has left, never raising for it; with ``last_word``
+    (standard error, where an error would be said), once it cannot be written
+    for any reason. Everything else (``fileno``, ``isatty``, ``encoding``...)
+    is the stream's own."""
 
-    def __init__(self, stream: Any, gone: list[bool] | None = None) -> None:
+    def __init__(
+        self, stream: Any, gone: list[bool] | None = None, *, last_word: bool = False
+    ) -> None:
         self.stream = stream
         self._gone = gone if gone is not None else [False]  # shared with the buffer's
         self._buffer: UntilTheReaderLeaves | None = None
+        self._last_word = last_word
 
     @property
     def gone(self) -> bool:
@@ -50,7 +57,7 @@ class UntilTheReaderLeaves:
             try:
                 return int(self.stream.write(data))
             except OSError as exc:
-                if not reader_gone(exc):
+                if not (self._last_word or reader_gone(exc)):
                     raise
                 self._gone[0] = True
         return len(data)
@@ -64,7 +71,7 @@ class UntilTheReaderLeaves:
             try:
                 self.stream.flush()
             except OSError as exc:
-                if not reader_gone(exc):
+                if not (self._last_word or reader_gone(exc)):
                     raise
                 self._gone[0] = True
 
@@ -73,7 +80,9 @@ class UntilTheReaderLeaves:
         """The binary stream beneath (``--json`` writes its document there),
         dropping what is written once the reader has left, as this one does."""
         if self._buffer is None:
-            self._buffer = UntilTheReaderLeaves(self.stream.buffer, self._gone)
+            self._buffer = UntilTheReaderLeaves(
+                self.stream.buffer, self._gone, last_word=self._last_word
+            )
         return self._buffer
 
     def __getattr__(self, name: str) -> Any:
