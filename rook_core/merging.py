@@ -325,6 +325,14 @@ def merge_runs(
                 "these shards' run; merge them elsewhere (--into DIR) or move it away"
             )
         check_same_run(other, base, str(d / "run.json"), None, str(first_dir))
+    # the continuity levels any copy recorded (one made by a Rook before run.continuity has none)
+    levels: dict[str, None] = {}
+    for _, copied in bases:
+        found = copied.get("continuity")
+        if isinstance(found, list):
+            levels.update((v, None) for v in found if isinstance(v, str))
+    if levels and list(levels) != base.get("continuity"):
+        base = {**base, "continuity": list(levels)}
     n = int(base["shards"])
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}
     for d in dirs:

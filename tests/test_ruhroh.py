@@ -2556,6 +2556,39 @@ def test_the_continuity_level_is_shown_when_every_scenario_is_not_runnable(
     assert "continuity" not in r.report["run"], r.report["run"]
 
 
+def test_merging_copies_keeps_the_continuity_one_of_them_recorded(
+    rook_workspace, rook_cli, tmp_path
+):
+    # rook merge took run.json's continuity from the first copy it read: a shard's
+    # copy made by a Rook that recorded none (before run.continuity) left the merged
+    # run of not_runnable scenarios without the level the other copy recorded
+    wrapper = rook_workspace.script(
+        "wo.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"ok"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), continuity="workspace_only")
+    for sid in ("s", "t", "u"):
+        rook_workspace.scenario({"id": sid, "turns": ["a", "b"], "criteria": [{"contains": "ok"}]})
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(rook_workspace.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+        r = rook_cli("run", "-w", str(tmp_path / f"m{i}"), "--shard", f"{i}/2",
+                     "--run-name", "sh", "--json")
+        assert r.exit_code == 0, r.stderr + r.stdout
+    run_id = r.report["run"]["id"]
+    older = machines[0].run_dir(run_id) / "run.json"
+    older.write_text(json.dumps(
+        {k: v for k, v in json.loads(older.read_text()).items() if k != "continuity"}
+    ))
+    dirs = [str(ws.run_dir(run_id)) for ws in machines]
+    merged = rook_cli("merge", "-w", str(rook_workspace.root), *dirs, "--json")
+    assert merged.exit_code == 0, merged.stderr + merged.stdout
+    assert merged.report["run"]["continuity"] == ["workspace_only"], merged.report["run"]
+
+
 def test_every_artifacts_shape_is_kept_and_named(rook_workspace, rook_cli):
     # a plain string ("artifacts": "out.log") was dropped silently, and a list entry
     # that is an object was named by its Python repr ("{'name': 'log', ...}")

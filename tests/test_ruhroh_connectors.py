@@ -228,6 +228,7 @@ def test_lifecycle_is_mapped_onto_rooks_phases(connectors, rook_workspace, rook_
     manifest = json.loads((Path(r.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text())
     assert manifest["adapterId"] == "conn" and manifest["continuity"] == "native_session"
     assert manifest["model"] == {"model": "memory-1"}
+    assert r.report["run"]["continuity"] == ["native_session"]  # the run's, declared once
     assert manifest["usage"] == {"inputTokens": 2, "outputTokens": 1, "costUsd": 0.001}
 
 
