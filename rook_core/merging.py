@@ -278,6 +278,22 @@ def _still_unfinished(plan: list[str], n: int, labels: list[str], dirs: list[Pat
     return [label for label in labels if label in undone or label not in busy]
 
 
+def _continuity(base: dict[str, Any], copies: list[dict[str, Any]]) -> list[str]:
+    """The continuity levels any copy's ``run.json`` recorded (one made by a Rook
+    before ``run.continuity`` has none): the base's, then the others' sorted, so
+    the order the copies are given in never changes them."""
+    levels = {
+        v
+        for c in copies
+        if isinstance(c.get("continuity"), list)
+        for v in c["continuity"]
+        if isinstance(v, str)
+    }
+    own = base.get("continuity")
+    ours = [v for v in own if isinstance(v, str)] if isinstance(own, list) else []
+    return list(dict.fromkeys([*ours, *sorted(levels - set(ours))]))
+
+
 def merge_runs(
     sources: list[Path],
     path: Path,
@@ -325,14 +341,9 @@ def merge_runs(
                 "these shards' run; merge them elsewhere (--into DIR) or move it away"
             )
         check_same_run(other, base, str(d / "run.json"), None, str(first_dir))
-    # the continuity levels any copy recorded (one made by a Rook before run.continuity has none)
-    levels: dict[str, None] = {}
-    for _, copied in bases:
-        found = copied.get("continuity")
-        if isinstance(found, list):
-            levels.update((v, None) for v in found if isinstance(v, str))
-    if levels and list(levels) != base.get("continuity"):
-        base = {**base, "continuity": list(levels)}
+    levels = _continuity(base, [c for _, c in bases])
+    if levels and levels != base.get("continuity"):
+        base = {**base, "continuity": levels}
     n = int(base["shards"])
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}
     for d in dirs:

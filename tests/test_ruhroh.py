@@ -2587,6 +2587,16 @@ def test_merging_copies_keeps_the_continuity_one_of_them_recorded(
     merged = rook_cli("merge", "-w", str(rook_workspace.root), *dirs, "--json")
     assert merged.exit_code == 0, merged.stderr + merged.stdout
     assert merged.report["run"]["continuity"] == ["workspace_only"], merged.report["run"]
+    # and whatever the order of the copies, also when they declared different levels
+    newer = machines[1].run_dir(run_id) / "run.json"
+    newer.write_text(json.dumps({**json.loads(newer.read_text()), "continuity": ["x", "w"]}))
+    older.write_text(json.dumps({**json.loads(older.read_text()), "continuity": ["w"]}))
+    for i, order in enumerate((dirs, dirs[::-1])):
+        again = rook_cli("merge", "-w", str(rook_workspace.root), *order,
+                         "--into", str(tmp_path / f"into{i}"), "--json")
+        assert again.exit_code == 0, again.stderr + again.stdout
+        assert again.report["run"]["continuity"] in (["w", "x"], ["x", "w"])
+        assert sorted(again.report["run"]["continuity"]) == ["w", "x"]
 
 
 def test_every_artifacts_shape_is_kept_and_named(rook_workspace, rook_cli):
