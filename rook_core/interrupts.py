@@ -66,7 +66,7 @@ class Interrupts:
         else:
             self.kill_all()
             _say("rook: interrupted twice: exiting now" + _finishing(self.finish) + "\n")
-            os._exit(130)
+            _exit_now()
 
     @property
     def interrupted(self) -> bool:
@@ -107,7 +107,7 @@ def after_hooks(
             kill_all()
             said = _finishing(finish) if interrupted else ""
             _say("rook: interrupted twice: exiting now" + said + "\n")
-            os._exit(130)
+            _exit_now()
         _late.append(signal.Signals(sig).name)
         _say(
             f"\nrook: {_late[0]}: the hooks are done; writing the record and the reports "
@@ -134,6 +134,14 @@ def restore() -> None:
         signal.signal(sig, handler)
     _before.clear()
     _late.clear()
+
+
+def _exit_now() -> None:
+    """Exit 130 at once, a standard stream made blocking left as it was found."""
+    from .cli.streams import as_found
+
+    as_found()
+    os._exit(130)
 
 
 def _say(text: str) -> None:

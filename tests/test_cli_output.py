@@ -79,6 +79,42 @@ def test_standard_error_that_cannot_be_written_never_stops_the_run(example, extr
         assert "15 passed" in proc.stdout
 
 
+def test_a_non_blocking_standard_output_gets_the_whole_document(example):
+    # a parent that left standard output non-blocking (O_NONBLOCK on a pipe or a terminal
+    # it shares, as Node does): a --json document longer than the pipe holds was cut at
+    # 65,536 bytes with exit 0 and nothing said (a short write, its count ignored)
+    import fcntl
+    import select
+    import time
+
+    ws, agent = example
+    assert subprocess.run([*ROOK, "run", "--repeat", "40"], cwd=ws, capture_output=True,
+                          timeout=120).returncode == 0
+    (run,) = (agent / "runs").iterdir()
+    whole = (run / "report.json").read_bytes()
+    assert len(whole) > 70_000
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+    try:
+        proc = subprocess.Popen([*ROOK, "report", run.name, "--json"], cwd=ws, stdout=w,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        time.sleep(1)  # the pipe fills before it is read
+        got = b""
+        while True:  # to its end (this test holds the write end too: no end of file)
+            if select.select([r], [], [], 0.5)[0]:
+                got += os.read(r, 1 << 16)
+            elif proc.poll() is not None:
+                break
+        with proc.stderr:
+            said = proc.stderr.read()
+        assert proc.wait(timeout=60) == 0, said
+        assert not os.get_blocking(w)  # left as Rook found it
+    finally:
+        os.close(r)
+        os.close(w)
+    assert json.loads(got)["summary"]["passed"] == 120, said
+
+
 @pytest.mark.parametrize("streams", ["stdout", "both"])
 def test_diff_whose_reader_left_still_exits_with_its_verdict(example, streams):
     # `rook diff latest~1 latest | head -1` (a CI step under pipefail) exited 1,

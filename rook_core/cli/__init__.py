@@ -373,7 +373,9 @@ def main(argv: list[str] | None = None) -> None:
 
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
         else:  # rook doctor | head -1: once the reader leaves, the rest is dropped (streams.py)
-            from .streams import UntilTheReaderLeaves
+            from .streams import UntilTheReaderLeaves, blocking
+
+            blocking(getattr(sys, name))  # a parent's O_NONBLOCK: writes stay whole
 
             # standard error that cannot be written: nowhere is left to say so
             last_word = name == "stderr"
@@ -432,6 +434,8 @@ def leave(code: Any) -> None:
         print(code, file=sys.stderr)
         status = 1
     atexit._run_exitfuncs()
+    from .streams import as_found
+
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -444,6 +448,7 @@ def leave(code: Any) -> None:
                 except OSError:
                     pass
                 status = status or 2
+    as_found()  # a stream made blocking at the start is non-blocking again, as its parent left it
     os._exit(status)
 
 

@@ -21,7 +21,34 @@ is treated as one whose reader left, since nothing can be said anywhere.
 from __future__ import annotations
 
 import errno
+import os
 from typing import Any
+
+_MADE_BLOCKING: list[int] = []
+
+
+def blocking(stream: Any) -> None:
+    """Make ``stream``'s file blocking while the command runs, if its parent left
+    it non-blocking (``O_NONBLOCK`` on a pipe or a terminal it shares, as Node
+    does): Python's writes to such a file stop short when the reader is slower
+    (a ``--json`` document cut at 65,536 bytes, exit 0, nothing said). Once per
+    command; :func:`as_found` leaves it as it was found."""
+    try:
+        fd = stream.fileno()
+        if not os.get_blocking(fd):
+            os.set_blocking(fd, True)
+            _MADE_BLOCKING.append(fd)
+    except (OSError, ValueError, AttributeError):  # no file behind it, or closed
+        pass
+
+
+def as_found() -> None:
+    """Leave each standard stream :func:`blocking` changed non-blocking again."""
+    while _MADE_BLOCKING:
+        try:
+            os.set_blocking(_MADE_BLOCKING.pop(), False)
+        except OSError:  # closed meanwhile: nothing to leave
+            pass
 
 
 def reader_gone(exc: BaseException) -> bool:
