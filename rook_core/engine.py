@@ -488,13 +488,15 @@ class Engine(Attempts):
                     t for t in names if getattr(criteria.get(t), "turns_apply", True) is False
                 )
             types = [c.type for c in scenario.criteria]
-            slow = sum(
-                c.type in self._slow_types and not self._own_judge(c) for c in scenario.criteria
+            together = (
+                len(types) > 1  # (counted only then: most scenarios have one criterion)
+                and self._ordered_types.isdisjoint(types)
+                and sum(
+                    c.type in self._slow_types and not self._own_judge(c) for c in scenario.criteria
+                )
+                > 1
             )
-            found = (
-                not self._program_types.isdisjoint(types),
-                slow > 1 and self._ordered_types.isdisjoint(types),
-            )
+            found = (not self._program_types.isdisjoint(types), together)
             self._plans[scenario.id] = found
         return found
 
