@@ -3169,6 +3169,56 @@ def test_a_lifetime_or_count_in_an_object_prepare_saved_is_no_secret(rook_worksp
         assert value not in text, f"{value} reached a record or the terminal"
 
 
+def test_a_type_a_status_or_a_scope_in_a_token_response_prepare_saved_is_no_secret(
+    rook_workspace, rook_cli
+):
+    """With a token response saved whole (``save: {auth: "@"}``) every string of
+    4 characters or more in it was a secret: ``token_type: "Bearer"``,
+    ``status: "active"``, ``scope: "read write"``, so every "Bearer" and
+    "active" of every answer, record and report became ``[redacted:auth]`` and
+    a criterion looking for them failed. A string with no digit under a key
+    that plainly names a type, a kind, a status, a scope or a unit is none now;
+    the tokens, an id, a PIN, a password, OAuth's ``state`` and a "type" holding
+    a digit still are."""
+    from servers.agent_server import AgentServer
+
+    server = AgentServer().start()
+    server.mint = lambda form: (200, {
+        "access_token": "tok-5e55ion-0042", "token_type": "Bearer", "expires_in": 3600,
+        "scope": "read write", "refresh_token": "rfr-9c1d7e2b", "status": "active",
+        "scopes": ["openid", "profile"], "state": "af0ifjsldkj",
+        "user": {"id": "usr-7781", "password": "hunterhunter", "pin": "482913",
+                 "kind": "user:8f3a2c", "plan": "premium", "role": "admin"},
+    })
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "hooks": {
+            "prepare": {"http": {"url": f"{server.url}/oauth/token", "body": {},
+                                 "save": {"auth": "@", "token": "access_token"}}},
+            "execute": {"http": {"url": f"{server.url}/echo",
+                                 "headers": {"Authorization": "Bearer {{token}}"},
+                                 "body": {"q": "{{goal}}"},
+                                 "extract": {"output": "received.q",
+                                             "evidence": {"received": "received"}}}}}})
+        goal = ("Account active, Bearer token, scope read write (openid profile), "
+                "premium admin; secrets: af0ifjsldkj usr-7781 hunterhunter 482913 "
+                "user:8f3a2c rfr-9c1d7e2b")
+        ws.scenario({"id": "ok", "goal": goal, "criteria": [
+            {"contains": "active"}, {"contains": "Bearer"}, {"contains": "read write"}]})
+        r = rook_cli("run", "--json")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == (
+        "Account active, Bearer token, scope read write (openid profile), "
+        "premium admin; secrets: " + " ".join(["[redacted:auth]"] * 6)
+    )
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for value in ("af0ifjsldkj", "usr-7781", "hunterhunter", "482913", "8f3a2c",
+                  "rfr-9c1d7e2b", "tok-5e55ion-0042"):
+        assert value not in text, f"{value} reached a record or the terminal"
+
+
 def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its_fraction(
     rook_workspace, rook_cli
 ):

@@ -121,11 +121,33 @@ _PLAIN_KEYS = frozenset({"status_code", "http_status", "retry_after", "per_page"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+_TEXT_WORDS = frozenset(
+    """type types kind status scope scopes unit units currency version method
+    algorithm mode format tier plan role roles region locale language""".split()
+)
+"""The last word of a key that plainly names a type, a kind, a status, a scope
+or a unit (``token_type``, ``grant_type``, ``status``, ``scope``, ``plan``): a
+string with no digit under it in an object prepare saved is no secret
+(:func:`_secret_scalars`). Not ``state`` (OAuth's ``state`` is a one-time
+value), nor ``name`` (a login name is half a credential)."""
+_DIGIT = re.compile(r"\d")
+
+
+def _key_words(key: str) -> list[str]:
+    return _CAMEL.sub("_", key).lower().replace("-", "_").split("_")
+
+
 def plain_key(key: str) -> bool:
     """Whether ``key`` plainly names a lifetime, a time, a count or a status
     (:data:`_PLAIN_WORDS`; ``expiresIn`` and ``expires-in`` as ``expires_in``)."""
-    words = _CAMEL.sub("_", key).lower().replace("-", "_").split("_")
+    words = _key_words(key)
     return words[-1] in _PLAIN_WORDS or "_".join(words) in _PLAIN_KEYS
+
+
+def plain_text_key(key: str) -> bool:
+    """Whether ``key`` plainly names a type, a kind, a status, a scope or a unit
+    (:data:`_TEXT_WORDS`; ``tokenType`` as ``token_type``)."""
+    return _key_words(key)[-1] in _TEXT_WORDS
 
 
 def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
@@ -133,7 +155,10 @@ def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
     a secret: all of them, but a number (or a string of one: ``"3599"``) whose
     key plainly names a lifetime, a time, a count or a status (:func:`plain_key`:
     a token response's ``expires_in: 3600`` would otherwise make every 3600 of
-    every record ``[redacted:NAME]``). A value saved itself is always one."""
+    every record ``[redacted:NAME]``), and a string with no digit whose key
+    plainly names a type, a kind, a status, a scope or a unit
+    (:func:`plain_text_key`: ``token_type: "Bearer"``, ``scope: "read write"``,
+    ``status: "active"``). A value saved itself is always one."""
     if isinstance(value, dict):
         for k, item in value.items():
             yield from _secret_scalars(item, str(k))
@@ -141,8 +166,12 @@ def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
         for item in value:
             yield from _secret_scalars(item, key)
     elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        number = not isinstance(value, str) or is_number(value.strip())
-        if not (number and key is not None and plain_key(key)):
+        if key is None:
+            yield value
+        elif not isinstance(value, str) or is_number(value.strip()):
+            if not plain_key(key):
+                yield value
+        elif _DIGIT.search(value) or not plain_text_key(key):
             yield value
 
 
