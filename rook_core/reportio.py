@@ -274,7 +274,9 @@ def atomic_file(path: Path) -> Iterator[IO[str]]:
             yield stream
             stream.flush()
         except OSError as exc:
-            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EIO:
+            from .cli.streams import reader_gone  # on the error path only
+
+            if reader_gone(exc, stream):
                 return  # its reader left (rook run | head): dropped, as the table's lines are
             raise RunStoreError(f"cannot write {path}: {exc.strerror or exc}") from None
         return

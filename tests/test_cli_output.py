@@ -367,3 +367,82 @@ def test_a_group_alone_prints_its_help_on_standard_output_and_exits_0(tmp_path, 
     assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
     assert proc.stdout == helped.stdout
     assert proc.stdout.startswith(f"Usage: rook {' '.join([*args, ''])}[OPTIONS] COMMAND")
+
+
+class _FailingFile:
+    """A real regular file whose writes fail as a failing disk's or an NFS
+    server's do (EIO): no file system here can be made to fail on request."""
+
+    def __init__(self, path: Path) -> None:
+        self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115
+
+    def fileno(self) -> int:
+        return self.file.fileno()
+
+    def write(self, data: str) -> int:
+        import errno
+
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    flush = lambda self: self.write("")  # noqa: E731
+
+
+class _On:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+def test_an_io_error_on_a_file_is_no_reader_that_left(tmp_path):
+    """EIO on standard output was taken for a terminal that hung up whatever
+    standard output was: ``rook runs --json > out.json`` on a failing disk (or
+    NFS) dropped the document and exited with the command's code, nothing said.
+    EIO means the reader left only on a terminal, a pipe or a socket."""
+    import errno
+    import pty
+    import socket
+
+    from rook_core.cli.streams import UntilTheReaderLeaves, reader_gone
+
+    eio = OSError(errno.EIO, "Input/output error")
+    failing = _FailingFile(tmp_path / "out.json")
+    try:
+        stream = UntilTheReaderLeaves(failing)
+        with pytest.raises(OSError) as raised:
+            stream.write("{}")
+        assert raised.value.errno == errno.EIO and not stream.gone
+        with pytest.raises(OSError):
+            stream.flush()
+        assert not reader_gone(eio, failing)
+        # standard error that cannot be written, a file or not: nowhere is left to say it
+        assert UntilTheReaderLeaves(failing, last_word=True).write("x") == 1
+    finally:
+        failing.file.close()
+
+    # a terminal that hung up: a real EIO, and the reader is gone
+    leader, follower = pty.openpty()
+    os.close(leader)
+    tty = os.fdopen(follower, "w", encoding="utf-8")
+    try:
+        stream = UntilTheReaderLeaves(tty)
+        assert stream.write("x" * 10) == 10
+        stream.flush()
+        assert stream.gone
+    finally:
+        try:
+            tty.close()
+        except OSError:
+            pass
+    r, w = os.pipe()
+    a, b = socket.socketpair()
+    try:
+        for fd in (w, b.fileno()):  # a pipe's or a socket's far end gone
+            assert reader_gone(eio, _On(fd))
+    finally:
+        for fd in (r, w):
+            os.close(fd)
+        a.close()
+        b.close()
+    assert reader_gone(BrokenPipeError(errno.EPIPE, "Broken pipe"), failing)

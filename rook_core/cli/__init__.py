@@ -440,7 +440,7 @@ def leave(code: Any) -> None:
         try:
             stream.flush()
         except (OSError, ValueError) as exc:  # a closed pipe (rook ... | head): nothing to keep
-            if stream is sys.stdout and not _reader_left(exc) and not _STDOUT_FAILED:
+            if stream is sys.stdout and not _reader_left(exc, stream) and not _STDOUT_FAILED:
                 # a full disk the command did not see (its last line still buffered): never a silent 0
                 try:
                     said = getattr(exc, "strerror", None) or exc
@@ -452,9 +452,14 @@ def leave(code: Any) -> None:
     os._exit(status)
 
 
-def _reader_left(exc: BaseException) -> bool:
+def _reader_left(exc: BaseException, stream: Any) -> bool:
     """Whether standard output failed because its reader left (a closed pipe, a
-    terminal hung up) rather than because it cannot be written (a full disk)."""
+    terminal hung up: :func:`~rook_core.cli.streams.reader_gone`) rather than
+    because it cannot be written (a full disk, EIO on a file)."""
     import errno
 
-    return not isinstance(exc, OSError) or exc.errno in (errno.EPIPE, errno.EIO, errno.EBADF)
+    from .streams import reader_gone
+
+    if not isinstance(exc, OSError) or exc.errno == errno.EBADF:
+        return True
+    return reader_gone(exc, stream)

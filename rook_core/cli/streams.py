@@ -11,7 +11,8 @@ and every command exits with its own code. Quietly, as ``git`` and ``ripgrep``
 end; with the command's own code, as ``ripgrep`` does (0), not a status of
 the closed pipe's own (``git``, killed by SIGPIPE, gives 141; Click alone
 exits 1), so a step under ``pipefail`` fails only when the command did. A stream
-that cannot be written for another reason (a full disk) still raises: the
+that cannot be written for another reason (a full disk; EIO on a regular file,
+a failing disk or NFS, where no reader can have left) still raises: the
 command's error boundary names standard output (``rook: error: cannot write
 standard output: ...``). Standard error is where that would be said: one
 that cannot be written for any reason (``rook run 2>>ci.log`` on a full disk)
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from typing import Any
 
 _MADE_BLOCKING: list[int] = []
@@ -51,12 +53,28 @@ def as_found() -> None:
             pass
 
 
-def reader_gone(exc: BaseException) -> bool:
-    """Whether a write failed because no one reads any more: a closed pipe
-    (``rook runs | head -1``), or a terminal that hung up (EIO after SIGHUP)."""
-    return isinstance(exc, BrokenPipeError) or (
-        isinstance(exc, OSError) and exc.errno in (errno.EPIPE, errno.EIO)
-    )
+def reader_gone(exc: BaseException, stream: Any = None) -> bool:
+    """Whether a write to ``stream`` failed because no one reads any more: a
+    closed pipe (``rook runs | head -1``), or a terminal that hung up (EIO after
+    SIGHUP). EIO counts only where it can mean that, on a terminal, a pipe or
+    a socket (:func:`_can_hang_up`); on a regular file (a failing disk, an NFS
+    server gone) it is a failure to write, said as one."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    if not isinstance(exc, OSError):
+        return False
+    return exc.errno == errno.EPIPE or (exc.errno == errno.EIO and _can_hang_up(stream))
+
+
+def _can_hang_up(stream: Any) -> bool:
+    """Whether ``stream``'s file is a terminal (a character device: a hung-up
+    terminal answers ``isatty`` with EIO, ``fstat`` still works), a pipe or a
+    socket. Asked on the error path only, once a write has failed."""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # no file behind it: cannot be a terminal
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class UntilTheReaderLeaves:
@@ -84,7 +102,7 @@ class UntilTheReaderLeaves:
             try:
                 return int(self.stream.write(data))
             except OSError as exc:
-                if not (self._last_word or reader_gone(exc)):
+                if not (self._last_word or reader_gone(exc, self.stream)):
                     raise
                 self._gone[0] = True
         return len(data)
@@ -98,7 +116,7 @@ class UntilTheReaderLeaves:
             try:
                 self.stream.flush()
             except OSError as exc:
-                if not (self._last_word or reader_gone(exc)):
+                if not (self._last_word or reader_gone(exc, self.stream)):
                     raise
                 self._gone[0] = True
 
