@@ -30,7 +30,7 @@ from rook_core.redact import current
 from rook_core.report import (
     BIDI,
     SHOWN,
-    declared_levels,
+    continuity_levels,
     exit_code,
     fair_shares,
     interval,
@@ -288,7 +288,9 @@ def context(report: dict[str, Any]) -> dict[str, Any]:
         if isinstance(started, (int, float))
         else "",
         "statuses": list(SHOWN),
-        "continuity": list(declared_levels(report)),  # also when no hook ran
+        # run.continuity (also when no hook ran), then the turns' and hooks'
+        # (a run that recorded none): what the table and the Markdown facts show
+        "continuity": continuity_levels(report),
     }
 
 

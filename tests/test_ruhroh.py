@@ -2556,6 +2556,35 @@ def test_the_continuity_level_is_shown_when_every_scenario_is_not_runnable(
     assert "continuity" not in r.report["run"], r.report["run"]
 
 
+def test_the_html_facts_show_the_continuity_of_a_run_that_recorded_none(
+    rook_workspace, rook_cli, tmp_path
+):
+    # a run made before run.continuity was recorded (or by a plugin declaring none):
+    # the table and the Markdown facts read the level from its turns, the HTML page's
+    # facts read run.continuity alone and showed nothing
+    wrapper = rook_workspace.script(
+        "old.sh", """
+        #!/bin/bash
+        echo '{"status":"goal_satisfied","output":"ok"}'
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper), continuity="workspace_plus_transcript")
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    for name, part in (("run.json", None), ("report.json", "run")):
+        data = json.loads((run_dir / name).read_text())
+        (data[part] if part else data).pop("continuity")
+        (run_dir / name).write_text(json.dumps(data))
+    md, page = tmp_path / "out.md", tmp_path / "out.html"
+    shown = rook_cli("report", "latest", "--report", f"markdown:{md}", "--report", f"html:{page}")
+    assert shown.exit_code == 0, shown.stderr + shown.stdout
+    assert "Ruhroh continuity: workspace_plus_transcript" in rook_cli("report", "latest").stdout
+    assert "**Ruhroh continuity** <code>workspace_plus_transcript</code>" in md.read_text()
+    assert "Ruhroh continuity <code>workspace_plus_transcript</code>" in page.read_text()
+
+
 def test_merging_copies_keeps_the_continuity_one_of_them_recorded(
     rook_workspace, rook_cli, tmp_path
 ):
