@@ -14,7 +14,7 @@ from typing import Any
 from rook_core.errors import ConfigError
 from rook_core.hookio import hook_result
 from rook_core.hookspecs import hookimpl
-from rook_core.process import STOPPED_HELP, run_process
+from rook_core.process import NEVER_EXITED_HELP, STOPPED_HELP, run_process
 from rook_core.redact import current
 from rook_core.transports import (
     SCRIPT_INTERPRETERS,
@@ -268,12 +268,7 @@ async def run_script(call: Any) -> Any:
     elif result.status == "timeout" and proc.was_stopped:  # no setting helps
         result.diagnosis += f"; {STOPPED_HELP}"
     elif result.status == "timeout" and _printed_an_answer(proc.stdout):  # nor here
-        result.diagnosis += (
-            "; it had printed one JSON object on stdout but never exited: a hook exits once "
-            "it has answered, and no timeout is long enough for one that does not (what kept "
-            "it running: in Node an open timer, socket or keep-alive connection, which "
-            "process.exit() ends; a background job the script waits for)"
-        )
+        result.diagnosis += f"; {NEVER_EXITED_HELP}"
     # which setting to raise, as http: and ruhroh: say
     elif result.status == "timeout":
         if call.timeout < call.entry.timeout:  # a scenario's timeout_seconds caps execute

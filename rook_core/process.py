@@ -68,6 +68,14 @@ STOPPED_HELP = (
 )
 """What a timed-out hook's diagnosis says instead of "raise timeout_seconds" when
 :attr:`ProcessResult.stopped` names what was stopped."""
+NEVER_EXITED_HELP = (
+    "it had printed one JSON object on stdout but never exited: a hook exits once "
+    "it has answered, and no timeout is long enough for one that does not (what kept "
+    "it running: in Node an open timer, socket or keep-alive connection, which "
+    "process.exit() ends; a background job the script waits for)"
+)
+"""What a timed-out script hook's diagnosis says instead of "raise timeout_seconds"
+when it had printed its answer (``rook profile test`` reads it to say what to do)."""
 
 
 @plain

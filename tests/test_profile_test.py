@@ -566,6 +566,30 @@ def test_a_timed_out_hook_says_what_to_do_next_once(rook_workspace, rook_cli):
     assert "next: check that the target is up and answers" in out, out
 
 
+def test_a_hook_that_answered_but_never_exited_is_not_told_to_check_the_target(
+    rook_workspace, rook_cli
+):
+    # the diagnosis says the hook printed its answer and never exited (or was stopped),
+    # and that no timeout helps; the next: line still said to check the target is up
+    # and, if it is only slow, to raise the timeout
+    ws = rook_workspace
+    ws.script("hang.sh", """
+        #!/bin/bash
+        cat >/dev/null
+        echo '{"output": "hi"}'
+        sleep 30
+    """)
+    ws.script("stop.sh", "#!/bin/bash\ncat >/dev/null\nkill -STOP $$\n")
+    for name, said in (("hang", "exit once it has printed its answer"), ("stop", "stopped")):
+        ws.profile({"id": name, "hooks": {"execute": {"script": f"scripts/{name}.sh",
+                                                      "timeout_seconds": 1}}})
+        r = profile_test(rook_cli, ws, name)
+        assert r.exit_code == 1, r.stdout + r.stderr
+        nxt = r.stdout.split("\nnext: ", 1)[1]
+        assert "target is up" not in nxt and "raise the timeout" not in nxt, r.stdout
+        assert said in nxt and "then run rook profile test again" in nxt, r.stdout
+
+
 def test_the_line_said_before_the_test_names_the_delays_it_will_wait(rook_workspace, rook_cli):
     # "trying the agent: ... collect scripts/agent.py (up to 120 s)" said no word of
     # a collect delay_seconds, which the test waits in silence first (a minute for

@@ -40,6 +40,14 @@ ADVICE = {
     "profile test again",
     "config": "correct the profile file (the message names the field)",
 }
+NEVER_EXITED_ADVICE = (
+    "make the hook exit once it has printed its answer (end what keeps it running, as the "
+    "diagnosis above says); then run rook profile test again"
+)
+STOPPED_ADVICE = (
+    "find what stopped the hook, or the process it waits for (SIGSTOP or SIGTSTP), "
+    "and never continued it: run the hook by hand; then run rook profile test again"
+)
 
 
 def _advice(obs: Any) -> str | None:
@@ -48,6 +56,13 @@ def _advice(obs: Any) -> str | None:
         from ..profile_probe import tls_advice
 
         return f"{tls_advice(obs.diagnosis)} in the hook entry; then run rook profile test again"
+    if obs.problem == "timeout":  # a hook no timeout helps: not "check the target is up"
+        from ..process import NEVER_EXITED_HELP, STOPPED_HELP
+
+        if NEVER_EXITED_HELP in (obs.diagnosis or ""):
+            return NEVER_EXITED_ADVICE
+        if STOPPED_HELP in (obs.diagnosis or ""):
+            return STOPPED_ADVICE
     return ADVICE.get(obs.problem)
 
 
