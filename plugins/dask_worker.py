@@ -422,11 +422,46 @@ _active_lock = threading.Lock()
 
 def _plugins() -> Any:
     global _rook
+    if _rook is None:  # once a worker process (again, harmlessly, by a thread that raced it)
+        _own_exit_statuses()
     with _rook_lock:
         if _rook is None:
             procscan.become_subreaper()  # as the driver does: escaped daemons stay findable
             _rook = build_plugin_manager()
         return _rook
+
+
+def _own_exit_statuses() -> None:
+    """Take SIGCHLD back to its default when the worker was started ignoring it (a
+    Perl or PHP supervisor's ``$SIG{CHLD} = 'IGNORE'``, kept across exec and by the
+    nanny's worker process), or the kernel reaps every hook and its exit status is
+    lost: one that answered and exited 3 would pass. Only the main thread can set a
+    signal's disposition (:func:`procscan.own_exit_statuses` does nothing elsewhere),
+    and Rook's engine is built on a task's thread: the worker's event loop, on its
+    main thread in a ``dask worker`` and its nanny's process, does it. Asked from
+    :func:`_plugins` before the engine is first built (and before
+    :func:`procscan.become_subreaper`, which does it where it can), so that no hook
+    ever starts with SIGCHLD ignored."""
+    if threading.current_thread() is threading.main_thread():
+        return  # become_subreaper does it here
+    try:
+        if signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN:
+            return
+        from distributed import get_worker
+
+        loop = get_worker().loop
+    except (AttributeError, ImportError, ValueError):  # no SIGCHLD, or not in a worker
+        return
+    done = threading.Event()
+
+    def reset() -> None:
+        try:
+            procscan.own_exit_statuses()  # does nothing where the loop is no main thread
+        finally:
+            done.set()
+
+    loop.add_callback(reset)
+    done.wait(10)  # a worker whose event loop does not answer has worse troubles
 
 
 def worker_engine(job: WorkerJob, root: Path) -> Engine:

@@ -1322,6 +1322,49 @@ def test_a_scheduler_closed_under_a_run_leaves_the_scenarios_not_sent_pending(
 
 
 @pytest.mark.timeout(120)
+def test_a_hook_s_exit_status_is_its_own_on_a_worker_started_with_sigchld_ignored(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A dask worker started by a parent that ignores SIGCHLD (a Perl or PHP supervisor's
+    $SIG{CHLD} = 'IGNORE', kept across exec, and by the nanny's worker process): Rook
+    took SIGCHLD back only on the main thread, and the worker builds Rook's engine on
+    a task's thread, so the kernel reaped every hook: one that answered and exited 3
+    passed. Now the worker's event loop (its main thread) takes it back."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    ignoring = [sys.executable, "-c", "import os, signal, sys; "
+                "signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"]
+    rook_workspace.script("down.sh", """
+        #!/bin/bash
+        cat >/dev/null
+        echo '{"output": "ok"}'
+        echo "agent down" >&2
+        exit 3
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/down.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    procs = [subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
+                               str(port), "--no-dashboard"], **quiet)]
+    try:
+        with distributed.Client(address, timeout=30) as client:  # waits for the scheduler
+            procs.append(subprocess.Popen([*ignoring, dask_cli, "worker", address, "--nthreads",
+                                           "1", "--no-dashboard"], **quiet))
+            client.wait_for_workers(1, timeout=60)
+        r = rook_cli("run", "--executor", "dask", "--scheduler", address, "--json")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(10)
+    assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    assert "exited with code 3: agent down" in r.report["scenarios"][0]["reason"], r.report
+
+
 def test_a_scheduler_restarted_mid_run_gets_the_runs_shipped_workspace_again(
     rook_workspace, monkeypatch, tmp_path
 ):
