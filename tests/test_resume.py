@@ -1240,6 +1240,47 @@ def test_rook_doctor_s_command_for_a_killed_run_finds_it_among_several_agents(
         kill_group(hung)
 
 
+def test_rook_doctor_reads_the_process_table_once_for_every_agent(rook_workspace, tmp_path):
+    """rook doctor looked for a killed run's leftovers agent by agent, each time
+    reading every process's environment in /proc: in a workspace of many agents on a
+    busy machine, as many walks as agents. One walk now serves them all (counted by
+    strace: the opens of /proc itself), and a killed run is still named under its
+    own agent, none under the others."""
+    import shutil
+
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed")
+    from rook_core.testing import Workspace
+
+    ws, d = rook_workspace, tmp_path / "d"
+    setup_agent(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    for name in ("second", "third"):
+        other = Workspace(ws.root, "proj", name)
+        other.script("a.sh", "#!/bin/sh\necho '{\"output\": \"ok\"}'\n")
+        other.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    (d / "block-execute:1").touch()
+    hung = kill_rook_while_a_hook_hangs(ws, d, "--agent", "agent")
+    trace = tmp_path / "trace"
+    try:
+        (run_dir,) = ws.runs_dir.iterdir()
+        out = subprocess.run(
+            ["strace", "-f", "-e", "trace=openat", "-o", str(trace), sys.executable, "-m",
+             "rook_core", "doctor", "-w", str(ws.root), "--json"],
+            capture_output=True, text=True, timeout=120)
+        if not trace.is_file() or "PTRACE" in out.stderr or "ptrace" in out.stderr:
+            pytest.skip(f"strace cannot trace here: {out.stderr[-300:]}")
+        doc = json.loads(out.stdout)
+        found = [f for f in doc["findings"] if run_dir.name in f["message"]]
+        assert [f["subject"] for f in found] == ["proj/agent"], doc["findings"]
+        walks = [ln for ln in trace.read_text().splitlines()
+                 if '"/proc"' in ln and "O_DIRECTORY" in ln]
+        assert len(walks) == 1, walks
+    finally:
+        (d / "fast-now").touch()
+        kill_group(hung)
+
+
 def test_rook_doctor_leaves_alone_the_hooks_of_a_run_that_is_running(rook_workspace, tmp_path):
     """A run in progress holds its lock: its hooks are no leftovers, and doctor
     names none."""

@@ -48,6 +48,9 @@ class Doctor:
         self.secret_names: set[str] = set()
         """The ``env`` variables of every profile checked: their values are redacted
         in every finding (an id or a folder holding one), as ``rook run`` redacts them."""
+        self.left: dict[str, list[int]] = {}
+        """What processes a run left running (:func:`~rook_core.procscan.left_by_runs`),
+        by run folder, of every agent checked: read once, before the agents are."""
 
     def add(self, status: str, subject: str, message: str, fix: str = "") -> None:
         self.findings.append(Finding(status, subject, message, fix))
@@ -202,6 +205,10 @@ class Doctor:
                 message or "no agent in this workspace",
                 fix or "create one: rook init --project P --agent A --example",
             )
+        if agents:  # one walk of /proc for every agent's leftovers (check_leftovers)
+            from ..procscan import left_by_runs
+
+            self.left = left_by_runs([str(a.runs_dir) for a in agents])
         for a in agents:
             self.check_agent(rook, a)
 
@@ -275,11 +282,14 @@ class Doctor:
         their environment names, whose lock no process holds any more."""
         from pathlib import Path
 
-        from ..procscan import command_name, left_by_runs
+        from ..procscan import command_name
         from .run import found_by
         from .runs import held_by
 
-        for path, pids in sorted(left_by_runs([str(agent.runs_dir)]).items()):
+        mine = os.path.join(str(agent.runs_dir), "")
+        for path, pids in sorted(self.left.items()):
+            if not path.startswith(mine):
+                continue  # another agent's run
             if not os.path.isdir(path) or held_by(Path(path)) is not None:
                 continue  # not a run, or one that is going on (its hooks are its own)
             run_id = os.path.basename(path)
