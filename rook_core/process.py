@@ -375,7 +375,9 @@ async def _watch(
         else:  # the timeout's path only: one walk of /proc
             stopped = next((p for p in procscan.descendants(pid) if _stopped(p)), None)
             if stopped is not None:
-                result.stopped = f"a process it started (pid {stopped}, {_name(stopped)})"
+                result.stopped = (
+                    f"a process it started (pid {stopped}, {procscan.command_name(stopped)})"
+                )
                 result.notes.append(
                     f"{result.stopped} was stopped (SIGSTOP or SIGTSTP) when the hook's time "
                     "ran out, and never continued"
@@ -412,15 +414,6 @@ def _state(pid: int) -> bytes:
 
 
 _GONE = (b"Z", b"X")  # exited (a zombie until reaped) or no such process
-
-
-def _name(pid: int) -> str:
-    """Process ``pid``'s command name (``/proc/PID/comm``), ``?`` when unknown."""
-    try:
-        with open(f"/proc/{pid}/comm", "rb") as fh:
-            return fh.read().strip().decode("utf-8", "replace") or "?"
-    except OSError:
-        return "?"
 
 
 def _stopped(pid: int) -> bool:
