@@ -3219,6 +3219,49 @@ def test_a_type_a_status_or_a_scope_in_a_token_response_prepare_saved_is_no_secr
         assert value not in text, f"{value} reached a record or the terminal"
 
 
+def test_a_random_string_with_no_digit_under_a_plain_text_key_is_still_a_secret(
+    rook_workspace, rook_cli
+):
+    """A string with no digit under a key naming a type, a status or a plan
+    was no secret whatever it looked like: a login response's API key under
+    ``plan`` or a session token under ``status`` (a random token of 22 base64
+    characters holds no digit about one time in 40) reached the records and
+    the terminal. Only what reads as words is plain text now: ``web``,
+    ``admin``, ``MFA_REQUIRED``, ``read:user openid`` stay readable."""
+    from servers.agent_server import AgentServer
+
+    server = AgentServer().start()
+    server.mint = lambda form: (200, {
+        "session_token": "tok-5e55ion-0042", "session_type": "web", "role": "admin",
+        "plan": "kQxZbWmRtYpLsNvJcHdGfTaE", "status": "vYtRb-NqWxZ_pLkMjHgFdSa",
+        "scope": "read:user openid",
+        "state_kind": "MFA_REQUIRED",
+    })
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "hooks": {
+            "prepare": {"http": {"url": f"{server.url}/oauth/token", "body": {},
+                                 "save": {"auth": "@"}}},
+            "execute": {"http": {"url": f"{server.url}/echo",
+                                 "body": {"q": "{{goal}}"},
+                                 "extract": {"output": "received.q"}}}}})
+        goal = ("web admin read:user openid MFA_REQUIRED; secrets: kQxZbWmRtYpLsNvJcHdGfTaE "
+                "vYtRb-NqWxZ_pLkMjHgFdSa")
+        ws.scenario({"id": "ok", "goal": goal, "criteria": [
+            {"contains": "admin"}, {"contains": "MFA_REQUIRED"}, {"contains": "read:user"}]})
+        r = rook_cli("run", "--json")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.stderr
+    assert r.report["scenarios"][0]["turns"][0]["output"] == (
+        "web admin read:user openid MFA_REQUIRED; secrets: "
+        + " ".join(["[redacted:auth]"] * 2)
+    )
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for value in ("kQxZbWmRtYpLsNvJcHdGfTaE", "vYtRb-NqWxZ_pLkMjHgFdSa"):
+        assert value not in text, f"{value} reached a record or the terminal"
+
+
 def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its_fraction(
     rook_workspace, rook_cli
 ):

@@ -131,6 +131,19 @@ string with no digit under it in an object prepare saved is no secret
 (:func:`_secret_scalars`). Not ``state`` (OAuth's ``state`` is a one-time
 value), nor ``name`` (a login name is half a credential)."""
 _DIGIT = re.compile(r"\d")
+_WORD = re.compile(r"[a-z]+|[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]{2,})*")
+"""A piece of a plain text value (letters between other characters): lower
+case, upper case, or words run together (``Bearer``, ``MFA``, ``VerifyPassword``).
+Random letters (``kQxZbWmRtYp``, a token that happens to hold no digit) are not."""
+_NOT_LETTERS = re.compile(r"[^A-Za-z]+")
+
+
+def _reads_as_words(value: str) -> bool:
+    """Whether ``value`` holds no digit and every run of letters in it is a word
+    (:data:`_WORD`), as a type, a status or a scope is."""
+    return not _DIGIT.search(value) and all(
+        _WORD.fullmatch(piece) for piece in _NOT_LETTERS.split(value) if piece
+    )
 
 
 def _key_words(key: str) -> list[str]:
@@ -155,8 +168,9 @@ def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
     a secret: all of them, but a number (or a string of one: ``"3599"``) whose
     key plainly names a lifetime, a time, a count or a status (:func:`plain_key`:
     a token response's ``expires_in: 3600`` would otherwise make every 3600 of
-    every record ``[redacted:NAME]``), and a string with no digit whose key
-    plainly names a type, a kind, a status, a scope or a unit
+    every record ``[redacted:NAME]``), and a string of words, no digit in it
+    (:func:`_reads_as_words`), whose key plainly names a type, a kind, a
+    status, a scope or a unit
     (:func:`plain_text_key`: ``token_type: "Bearer"``, ``scope: "read write"``,
     ``status: "active"``). A value saved itself is always one."""
     if isinstance(value, dict):
@@ -171,7 +185,7 @@ def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
         elif not isinstance(value, str) or is_number(value.strip()):
             if not plain_key(key):
                 yield value
-        elif _DIGIT.search(value) or not plain_text_key(key):
+        elif not (plain_text_key(key) and _reads_as_words(value)):
             yield value
 
 
