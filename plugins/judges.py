@@ -41,6 +41,7 @@ from rook_core.judging import (
     combine_turn_verdicts,
     evaluation,
     every_turn_seen,
+    interruption,
     overdue,
     time_bound,
 )
@@ -239,7 +240,9 @@ class PluginJudge(CriterionType):
             result = await evaluation(judge, (config["config"], view), seconds, not own)
             if result is OVERDUE:
                 return overdue(who, seconds)
-        except (Exception, SystemExit) as exc:  # the judge plugin's bug (sys.exit() too)
+        except BaseException as exc:  # the judge plugin's bug (sys.exit() too, its own
+            if interruption(exc):  # BaseException): an interruption is the run's
+                raise
             return Verdict(  # cut as a check's is: a service's whole error page may be in it
                 ERROR,
                 current().head(

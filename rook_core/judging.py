@@ -167,6 +167,13 @@ class CriterionType:
         raise NotImplementedError
 
 
+def interruption(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a criterion or judge was evaluated, is the
+    run's interruption (Ctrl-C, a cancelled task), to pass on; anything else a
+    plugin raises, its own ``BaseException`` too, is that criterion's error."""
+    return isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError, GeneratorExit))
+
+
 OVERDUE = object()
 """What :func:`within` gives for an evaluation that took longer than its bound."""
 
@@ -508,8 +515,10 @@ async def evaluate_criterion(
         if scope == "all" and getattr(ctype, "uses_judge_profile", False):
             return every_turn_seen(verdict, record)  # a rubric judging all turns together
         return verdict
-    except (Exception, SystemExit) as exc:  # a criterion plugin's bug (sys.exit() too) is
-        # that criterion's error, not Rook's
+    except BaseException as exc:  # a criterion plugin's bug (sys.exit() too, and its own
+        # BaseException) is that criterion's error, not Rook's; an interruption is the run's
+        if interruption(exc):
+            raise
         return Verdict(  # cut as a check's is: a service's whole error page may be in it
             ERROR,
             current().head(

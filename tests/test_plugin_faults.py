@@ -1869,6 +1869,68 @@ def test_a_plugin_that_calls_sys_exit_is_named_and_the_run_goes_on(
         assert "SystemExit" in r.stderr, (where, r.stderr)
 
 
+BASE_EXCEPTIONS = """
+import asyncio
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Abort(BaseException):
+    pass
+
+
+class Aborts(CriterionType):
+    name = "aborts"
+
+    def evaluate(self, config, view):
+        raise Abort("gave up")
+
+
+class Slow:
+    async def __call__(self, config, view):
+        await asyncio.sleep(0.2)
+        if config.get("abort"):
+            raise Abort("gave up later")
+        return Verdict(PASSED, "slow and fine")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Aborts())
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("slow", Slow())
+"""
+
+
+def test_a_criterion_raising_its_own_base_exception_is_that_criterion_s_error(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A criterion or judge raising an exception of its own derived from
+    BaseException (neither Exception nor SystemExit) ended rook run with a
+    Python traceback, alone or judged at once with other slow criteria. It is
+    that criterion's error, as an Exception is; the other criteria are judged."""
+    rook_distribution("rook-abort", {"abort": "rook_abort"}, {"rook_abort.py": BASE_EXCEPTIONS})
+    for criteria in ([{"aborts": True}],
+                     [{"aborts": True}, {"judge": {"name": "slow", "abort": True}},
+                      {"judge": {"name": "slow"}}, {"contains": "HELLO"}]):
+        secret_workspace(rook_workspace, monkeypatch, criteria)
+        r = rook_cli("run", "--json")
+        assert r.exit_code == 1 and "Traceback" not in r.stderr, r.stderr
+        assert r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
+        got = r.report["scenarios"][0]["criteria"]
+        assert got[0]["reason"] == "criterion aborts (abort (rook-abort)) raised Abort: gave up"
+        if len(got) > 1:
+            assert got[1]["reason"] == (
+                "judge 'slow' (abort (rook-abort)) raised Abort: gave up later"
+            ), got
+            assert [c["status"] for c in got[2:]] == ["passed", "passed"], got
+
+
 ASYNC_CHECK = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType
