@@ -3227,7 +3227,8 @@ def test_a_random_string_with_no_digit_under_a_plain_text_key_is_still_a_secret(
     ``plan`` or a session token under ``status`` (a random token of 22 base64
     characters holds no digit about one time in 40) reached the records and
     the terminal. Only what reads as words is plain text now: ``web``,
-    ``admin``, ``MFA_REQUIRED``, ``read:user openid`` stay readable."""
+    ``admin``, ``MFA_REQUIRED``, ``read:user openid``, and short pieces
+    (``DPoP``, a token type; ``OAuth``) stay readable."""
     from servers.agent_server import AgentServer
 
     server = AgentServer().start()
@@ -3235,7 +3236,7 @@ def test_a_random_string_with_no_digit_under_a_plain_text_key_is_still_a_secret(
         "session_token": "tok-5e55ion-0042", "session_type": "web", "role": "admin",
         "plan": "kQxZbWmRtYpLsNvJcHdGfTaE", "status": "vYtRb-NqWxZ_pLkMjHgFdSa",
         "scope": "read:user openid",
-        "state_kind": "MFA_REQUIRED",
+        "state_kind": "MFA_REQUIRED", "token_type": "DPoP", "auth_method": "OAuth",
     })
     try:
         ws = rook_workspace
@@ -3245,16 +3246,18 @@ def test_a_random_string_with_no_digit_under_a_plain_text_key_is_still_a_secret(
             "execute": {"http": {"url": f"{server.url}/echo",
                                  "body": {"q": "{{goal}}"},
                                  "extract": {"output": "received.q"}}}}})
-        goal = ("web admin read:user openid MFA_REQUIRED; secrets: kQxZbWmRtYpLsNvJcHdGfTaE "
+        goal = ("web admin read:user openid MFA_REQUIRED DPoP OAuth; secrets: "
+                "kQxZbWmRtYpLsNvJcHdGfTaE "
                 "vYtRb-NqWxZ_pLkMjHgFdSa")
         ws.scenario({"id": "ok", "goal": goal, "criteria": [
-            {"contains": "admin"}, {"contains": "MFA_REQUIRED"}, {"contains": "read:user"}]})
+            {"contains": "admin"}, {"contains": "MFA_REQUIRED"}, {"contains": "read:user"},
+            {"contains": "DPoP"}, {"contains": "OAuth"}]})
         r = rook_cli("run", "--json")
     finally:
         server.stop()
     assert r.statuses() == {"ok": "passed"}, r.stderr
     assert r.report["scenarios"][0]["turns"][0]["output"] == (
-        "web admin read:user openid MFA_REQUIRED; secrets: "
+        "web admin read:user openid MFA_REQUIRED DPoP OAuth; secrets: "
         + " ".join(["[redacted:auth]"] * 2)
     )
     text = all_text(ws.runs_dir) + r.stdout + r.stderr

@@ -133,8 +133,9 @@ value), nor ``name`` (a login name is half a credential)."""
 _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"[a-z]+|[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]{2,})*")
 """A piece of a plain text value (letters between other characters): lower
-case, upper case, or words run together (``Bearer``, ``MFA``, ``VerifyPassword``).
-Random letters (``kQxZbWmRtYp``, a token that happens to hold no digit) are not."""
+case, upper case, or words run together (``Bearer``, ``MFA``, ``VerifyPassword``);
+one of 6 letters or fewer is one whatever its case (``DPoP``, ``OAuth``). Random
+letters (``kQxZbWmRtYp``, a token that happens to hold no digit) are not."""
 _NOT_LETTERS = re.compile(r"[^A-Za-z]+")
 
 
@@ -142,7 +143,7 @@ def _reads_as_words(value: str) -> bool:
     """Whether ``value`` holds no digit and every run of letters in it is a word
     (:data:`_WORD`), as a type, a status or a scope is."""
     return not _DIGIT.search(value) and all(
-        _WORD.fullmatch(piece) for piece in _NOT_LETTERS.split(value) if piece
+        len(piece) <= 6 or _WORD.fullmatch(piece) for piece in _NOT_LETTERS.split(value)
     )
 
 
