@@ -2572,18 +2572,19 @@ def test_the_next_step_of_a_profile_that_is_not_active_names_it(rook_workspace, 
     """Another profile is active: plain `rook run` would test that one, so the next
     step after adding a second profile names the new one (--profile, or profile use)."""
     ws = rook_workspace
+    w = f" -w {ws.root}"  # the workspace it was given: the commands work as printed
     cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'}"
     r = add(rook_cli, ws, "first", "--command", cmd)
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "active profile: first" in r.stdout
-    assert "then: rook run\n" in r.stdout
+    assert f"then: rook run{w}\n" in r.stdout
     r = add(rook_cli, ws, "second", "--command", cmd)
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "active profile: second" not in r.stdout
-    assert "then: rook run --profile second (or rook profile use second)" in r.stdout
+    assert f"then: rook run{w} --profile second (or rook profile use second{w})" in r.stdout
     r = add(rook_cli, ws, "third", "--command", cmd, "--use")
     assert r.exit_code == 0, r.stdout + r.stderr
-    assert "active profile: third" in r.stdout and "then: rook run\n" in r.stdout
+    assert "active profile: third" in r.stdout and f"then: rook run{w}\n" in r.stdout
 
 
 @pytest.mark.parametrize("damage", ["not utf-8", "a folder"])

@@ -94,9 +94,10 @@ def test_flags_optimistic_claims_and_unclaimed_observations(rook_workspace, rook
     assert "OPTIMISTIC" in lines["calls"]
     assert "observed but not declared" in lines["multi_turn"]
     assert "observed but not declared" in lines["usage"]
-    # what resolves it, as a failed hook's test says (it said nothing)
+    # what resolves it, as a failed hook's test says (it said nothing), with the
+    # workspace it was given, so that it works as printed
     assert r.stdout.splitlines()[-1] == (
-        "next: rook profile test p --update (claims only what was observed), "
+        f"next: rook profile test p -w {ws.root} --update (claims only what was observed), "
         "or show the capability in the hooks' output"
     ), r.stdout
 
@@ -105,6 +106,44 @@ def test_flags_optimistic_claims_and_unclaimed_observations(rook_workspace, rook
     caps = yaml.safe_load((ws.agent_dir / "profiles" / "p.yaml").read_text())["capabilities"]
     assert caps == {"multi_turn": True, "calls": False, "usage": True}
     assert profile_test(rook_cli, ws).exit_code == 0
+
+
+def test_the_next_command_it_prints_works_as_printed_from_where_it_was_run(
+    rook_workspace, tmp_path
+):
+    """examples/README.md has `rook profile test --workspace examples --project demo
+    --agent faq-bot` run from the clone's root; it ended `next: rook profile test local
+    --update ...`, which run as printed there found no workspace (exit 2). The command
+    it prints keeps the -w/--project/--agent it was given, as rook run's `resume with:`
+    does."""
+    import shlex
+    import subprocess
+    import sys
+
+    ws = rook_workspace
+    write(ws, {"calls": True})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def rook(*argv):
+        return subprocess.run(
+            [sys.executable, "-m", "rook_core", *argv],
+            cwd=elsewhere,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    where = ["--workspace", str(ws.root), "--project", ws.project, "--agent", ws.agent]
+    r = rook("profile", "test", *where)
+    assert r.returncode == 1, r.stdout + r.stderr
+    last = r.stdout.splitlines()[-1]
+    assert last.startswith("next: rook profile test p ") and " (claims only" in last, last
+    printed = shlex.split(last[len("next: rook ") : last.index(" (claims only")])
+    again = rook(*printed)
+    assert again.returncode == 0, (printed, again.stdout + again.stderr)
+    caps = yaml.safe_load((ws.agent_dir / "profiles" / "p.yaml").read_text())["capabilities"]
+    assert caps == {"multi_turn": True, "calls": False, "usage": True}
 
 
 def test_an_optimistic_multi_turn_names_what_open_printed_that_is_no_handle(

@@ -40,6 +40,10 @@ class Session:
         self.redactor = Redactor.for_variables(self.secret_names)
         activate(self.redactor)  # for the CLI's error boundary too: a profile not found
         self.warned: set[str] = set()
+        from .run import found_by
+
+        # the flags this command was given, for a command it prints: it works as printed
+        self.where = found_by(workspace, project, agent)
 
     def say(self, text: str) -> None:
         from ..report import printable  # a hook's ESC or U+202E quoted: shown, never obeyed
@@ -607,10 +611,12 @@ def _next_steps(
             )
         )
     if no_test:
-        s.say(f"not tested; next: rook profile test {pid}")
+        s.say(f"not tested; next: rook profile test {pid}{s.where}")
     elif getattr(outcome.observation, "problem", None) == "missing_variable":
         # nothing could run: a missing variable is the user's to set, not a repair
-        s.say(f"not tested: its variables are not set; set them, then: rook profile test {pid}")
+        s.say(
+            f"not tested: its variables are not set; set them, then: rook profile test {pid}{s.where}"
+        )
         sys.exit(2)
     elif getattr(outcome.observation, "problem", None) == "unreachable":
         # no repair helps an agent that is not running
@@ -618,14 +624,14 @@ def _next_steps(
         at = f" (nothing answered at {found.group(1)})" if found else ""
         s.say(
             f"the agent did not answer{at}: start the agent, or correct the address in "
-            f"the profile, then: rook profile test {pid}"
+            f"the profile, then: rook profile test {pid}{s.where}"
         )
         sys.exit(1)
     elif getattr(outcome.observation, "problem", None) == "infra":
         # an infrastructure error is not counted against the agent, nor the profile
         s.say(
             "the agent reported an infrastructure failure (infra_failure, retried once), "
-            f"which is not the profile's: wait until it is up, then: rook profile test {pid}"
+            f"which is not the profile's: wait until it is up, then: rook profile test {pid}{s.where}"
         )
         sys.exit(1)
     elif getattr(outcome.observation, "problem", None) == "tls":
@@ -635,15 +641,19 @@ def _next_steps(
         advice = tls_advice(getattr(outcome.observation, "diagnosis", None))
         s.say(
             f"Rook does not accept the agent's TLS certificate: {advice} in the profile, "
-            f"then: rook profile test {pid}"
+            f"then: rook profile test {pid}{s.where}"
         )
         sys.exit(1)
     elif not outcome.ok:
-        s.say(f"the profile does not work yet; next: rook profile fix {pid} --what '...'")
+        s.say(f"the profile does not work yet; next: rook profile fix {pid}{s.where} --what '...'")
         sys.exit(1)
     else:
         # plain rook run uses the active profile: name this one when another is
-        run = "rook run" if is_active else f"rook run --profile {pid} (or rook profile use {pid})"
+        run = (
+            f"rook run{s.where}"
+            if is_active
+            else (f"rook run{s.where} --profile {pid} (or rook profile use {pid}{s.where})")
+        )
         s.say(f"next: write scenarios in scenarios/, then: {run}")
 
 

@@ -200,16 +200,17 @@ def test_command(
             s.say(f"capabilities not updated: the test failed ({obs.phase or 'a hook'})")
         if obs.run_dir:
             s.say(f"kept: {obs.run_dir}")
+        where = s.where  # the flags it was given: the command works as printed
         if not obs.ok and (advice := _advice(obs)):
             s.say(f"next: {advice}")
         elif not obs.ok:
             s.say(
-                f"next: rook profile fix {profile.id} (it repairs what it can itself, and "
+                f"next: rook profile fix {profile.id}{where} (it repairs what it can itself, and "
                 "asks an author agent for the rest)"
             )
         elif optimistic and not updated:
             s.say(
-                f"next: rook profile test {profile.id} --update (claims only what was "
+                f"next: rook profile test {profile.id}{where} --update (claims only what was "
                 "observed), or show the capability in the hooks' output"
             )
     if not obs.ok or (optimistic and not updated):
