@@ -98,14 +98,21 @@ def _mib(n: int) -> str:
 
 
 class _Capped(io.BytesIO):
-    """The compressed bytes, raising :class:`TooBig` past ``limit`` (never held whole)."""
+    """The compressed bytes, raising :class:`TooBig` past ``limit`` (never held whole).
+    Once over, what the stopped gzip stream still writes (its end, as tarfile closes it,
+    or as the garbage collector does, the buffer maybe closed by then) is dropped: its
+    error would be printed as 'Exception ignored in: <gzip ...>' (Python 3.13 prints
+    what an IOBase finalizer's close raises, 3.10 only in development mode)."""
 
     def __init__(self, limit: int | None) -> None:
         super().__init__()
-        self.limit = limit
+        self.limit, self.over = limit, False
 
     def write(self, data: Any) -> int:
+        if self.over:
+            return len(data)
         if self.limit is not None and self.tell() + len(data) > self.limit:
+            self.over = True
             raise TooBig(self.limit, compressed=True)
         return super().write(data)
 

@@ -284,6 +284,28 @@ def test_a_workspace_over_the_ship_limit_stops_the_run_naming_the_limit(
     assert done.exit_code == 0 and done.statuses() == {"hello": "passed"}, done.stderr
 
 
+def test_a_bundle_over_the_ship_limit_leaves_nothing_for_the_garbage_collector(tmp_path, monkeypatch):
+    """A workspace (or a scenario's state) over ROOK_DASK_SHIP_LIMIT_MB raises TooBig
+    and nothing else: the gzip stream it stopped was collected later and wrote its end
+    into the stopped buffer, printing 'Exception ignored in: <gzip ...>' with a
+    traceback on Python 3.13 (3.10 prints it only in development mode)."""
+    import gc
+
+    from rook_plugins.dask_worker import TooBig, build_bundle, pack_dir
+
+    (tmp_path / "ws" / "runs" / "r1").mkdir(parents=True)
+    (tmp_path / "ws" / "big").write_bytes(os.urandom(4096))
+    ignored: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: ignored.append(f"{u.object!r}: {u.exc_value!r}"))
+    for limit in (0, 100):
+        with pytest.raises(TooBig):
+            pack_dir(tmp_path / "ws", limit=limit)
+        with pytest.raises(TooBig):
+            build_bundle(tmp_path / "ws", tmp_path / "ws" / "runs" / "r1", limit=limit)
+        gc.collect()
+    assert ignored == [], ignored
+
+
 def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
