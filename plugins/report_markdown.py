@@ -84,6 +84,17 @@ e-mail address's is none. Written ``@&#8203;`` (a zero-width space after it, as
 Renovate writes mentions it quotes): shown as ``@``, never a mention."""
 
 
+EMAIL = re.compile(r"(?<=[\w.+-])@(?=[\w-])")
+"""The ``@`` of an e-mail address, which GitHub makes a ``mailto:`` link of where it
+reads Markdown (the GFM spec's extended email autolink: ``[A-Za-z0-9.+_-]+@`` then
+a domain with a period, "recognised within any text node"). A backslash (``\\@``)
+or an entity (``&#64;``) does not stop it: cmark-gfm joins adjacent text nodes
+again before it looks for one. Written ``@<wbr>``: ``<wbr>`` (an element GitHub's
+sanitizer keeps) has no text, so the address is shown and copied as it was, but
+it stands in two text nodes, neither an address, and is no link. Disjoint from
+:data:`MENTION` (which needs no such character before the ``@``)."""
+
+
 def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     """Agent text shown as it is in Markdown, on one line: in a table cell or a
     list item (``table=True``) its markup is escaped (an answer holding
@@ -101,7 +112,8 @@ def cell(text: Any, limit: int = 160, table: bool = True) -> str:
     if table:
         s = MARKUP.sub(r"\\\1", s)
         s = AUTOLINK.sub(_unlinked, s)
-    return MENTION.sub("@&#8203;", html.escape(s, quote=False))
+    s = MENTION.sub("@&#8203;", html.escape(s, quote=False))
+    return EMAIL.sub("@<wbr>", s) if table else s
 
 
 def _unlinked(found: re.Match[str]) -> str:

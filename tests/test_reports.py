@@ -523,8 +523,9 @@ def test_markdown_never_mentions_a_user_the_agent_names(rook_workspace, rook_cli
     """reports.md offers the Markdown report for a pull-request comment, where
     GitHub made ``@octocat`` in an answer a mention that notified that user (in
     the table, the criteria list and the raw-HTML <summary> alike). Such an @
-    is followed by a zero-width space there; an e-mail address is as it is, and
-    so is the fenced output (code: no mention)."""
+    is followed by a zero-width space there; an e-mail address is no mention (and,
+    with ``<wbr>`` after its ``@``, no link), and the fenced output is as it is
+    (code: no mention)."""
     answer = "ping @octocat and @acme/reviewers, mail ops@example.com"
     md = markdown_report(rook_workspace, rook_cli, tmp_path, "named", answer)
     lines = md.splitlines()
@@ -533,7 +534,8 @@ def test_markdown_never_mentions_a_user_the_agent_names(rook_workspace, rook_cli
     summary = next(ln for ln in lines if ln.startswith("<details><summary>"))
     for line in (row, item, summary):
         assert "@&#8203;octocat" in line and "@&#8203;acme/reviewers" in line, line
-        assert "ops@example.com" in line, line
+    assert "ops@<wbr>example.com" in row and "ops@<wbr>example.com" in item  # no mailto link
+    assert "ops@example.com" in summary
     outside = md.split("output:", 1)[0]
     assert "@octocat" not in outside and "@acme" not in outside
     assert answer in md.split("output:", 1)[1]
@@ -559,6 +561,36 @@ def test_markdown_never_links_an_address_the_agent_printed(rook_workspace, rook_
     assert "https://evil.example/x?a=1" in summary
     assert answer in md.split("output:", 1)[1]
 
+
+
+def test_markdown_never_links_an_email_address_the_agent_printed(rook_workspace, rook_cli, tmp_path):
+    """GitHub makes an e-mail address a ``mailto:`` link wherever it reads Markdown
+    (the GFM spec's extended email autolink: ``[A-Za-z0-9.+_-]+@`` a domain with a
+    period, recognised within any text node). A backslash (``\\@``) or an entity
+    (``&#64;``) does not stop it: cmark-gfm joins the text nodes back before it
+    looks. An ``<wbr>`` (an element GitHub keeps, with no text of its own) after
+    the ``@`` splits the address into two text nodes, neither an address: shown
+    and copied as it was, no link, in the table and the criteria list. The
+    raw-HTML <summary> (no links there) and the fenced output are as they were."""
+    answer = "mail ops@example.com or mailto:x.y+z@evil.example, a@b.co@c.example, @octocat"
+    md = markdown_report(rook_workspace, rook_cli, tmp_path, "mailed", answer)
+    lines = md.splitlines()
+    row = next(ln for ln in lines if ln.startswith("| <code>mailed"))
+    item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
+    for line in (row, item):
+        assert "ops@<wbr>example.com" in line and "mailto:x.y+z@<wbr>evil.example" in line, line
+        assert "a@<wbr>b.co@<wbr>c.example" in line and "@&#8203;octocat" in line, line
+        assert "@" not in line.replace("@<wbr>", "").replace("@&#8203;", ""), line
+    summary = next(ln for ln in lines if ln.startswith("<details><summary>"))
+    assert "ops@example.com" in summary and "<wbr>" not in summary
+    assert answer in md.split("output:", 1)[1]
+    try:  # GitHub's own renderer, where it is installed (pip install cmarkgfm)
+        import cmarkgfm
+        from cmarkgfm.cmark import Options
+    except ImportError:
+        return
+    page = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    assert "<a " not in page, page
 
 
 def test_markdown_never_links_an_address_after_an_underscore(rook_workspace, rook_cli, tmp_path):
