@@ -216,13 +216,14 @@ class _Budget:
 
 def _texts(e: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """Where the texts of a run (an :func:`_entry` copy) that the page shows are:
-    the reasons, a criterion's evidence, each turn's input, output, calls and
-    other evidence, what was collected, the hooks' diagnoses."""
+    the reasons, a criterion's id (a label a scenario gives it) and evidence, each
+    turn's input, output, calls, usage (any object of numbers a hook returned)
+    and other evidence, what was collected, the hooks' diagnoses."""
     places: list[tuple[dict[str, Any], str]] = [(e, "reason")] if e.get("reason") else []
     for c in e["criteria"]:
-        places += [(c, key) for key in ("reason", "evidence") if c.get(key)]
+        places += [(c, key) for key in ("id", "reason", "evidence") if c.get(key)]
     for t in e["turns"]:
-        places += [(t, key) for key in ("input", "calls", "evidence") if t.get(key)]
+        places += [(t, key) for key in ("input", "calls", "usage", "evidence") if t.get(key)]
         places += [(t, "output")] if t.get("output") is not None else []
     places += [(e, "collected")] if e.get("collected") else []
     places += [(h, "diagnosis") for h in e["hooks"] if h.get("diagnosis")]
@@ -234,10 +235,18 @@ def _entry(e: dict[str, Any]) -> dict[str, Any]:
     return {
         **ENTRY,
         **e,
-        "turns": [{**TURN, **t} for t in e.get("turns") or []],
+        "turns": [{**TURN, **t, "usage": _usage(t.get("usage"))} for t in e.get("turns") or []],
         "hooks": [{**HOOK, **h} for h in e.get("hooks") or []],
         "criteria": [{**CRITERION, **c} for c in e.get("criteria") or []],
     }
+
+
+def _usage(usage: Any) -> str | None:
+    """A turn's usage as the page shows it, on one line (``{"input": 12, "output": 3}``):
+    a text, cut to its share as the others are (a hook may return thousands of counters)."""
+    if usage is None:
+        return None
+    return json.dumps(usage, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _row(p: dict[str, Any]) -> dict[str, Any]:

@@ -149,7 +149,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
   <div class="muted">output</div><pre>{{ cut(t.output if t.output is not none else "(none)") }}</pre>
   <div class="muted">calls: {% if t.calls is none %}not observed{% elif not t.calls %}none observed{% endif %}</div>
   {% if t.calls %}<pre>{{ cut(t.calls) }}</pre>{% endif %}
-  <div class="muted">usage: {% if t.usage is none %}not observed{% else %}{{ t.usage | tojson }}{% endif %}</div>
+  <div class="muted">usage: {% if t.usage is none %}not observed{% else %}{{ t.usage }}{% endif %}</div>
   {% if t.evidence %}<div class="muted">other evidence</div><pre>{{ cut(t.evidence) }}</pre>{% endif %}
   {% endfor %}
   {% if e.collected %}<h3>Collected</h3><pre>{{ cut(e.collected) }}</pre>{% endif %}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -1529,6 +1530,45 @@ def test_html_keeps_its_texts_to_the_page_bound_for_runs_of_many_turns(
     run = page[page.index('id="s-s1000"'):page.index('id="s-s1001"')]
     shown = [len(m) // 4 for m in re.findall(r"<pre>((?:&lt;){2,})", run)]
     assert len(shown) == 10 and min(shown) > 100, shown  # each turn's input still shown
+
+def test_html_holds_a_huge_usage_and_criterion_id_to_a_texts_share(rook_workspace, rook_cli,
+                                                                  tmp_path):
+    """A turn's ``usage`` (any object of numbers a hook returns) and a criterion's
+    ``id`` were written whole, outside the page's budget of texts: an agent whose
+    usage held 60,000 counters made a 2 MB page of one run (a few hundred such
+    runs, gigabytes), and so did a criterion labelled with a 1 MB id. Both are now
+    texts like the others, cut to their share (``... [N more chars]``); a usage of
+    a few counts is shown as before."""
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            usage = {"input": 12, "output": 3, **{f"k{i:06d}": i for i in range(60000)}}
+            print(json.dumps({"output": "hi", "usage": usage}))
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.py"}})
+    rook_workspace.scenario({"id": "big", "goal": "g",
+                             "criteria": [{"contains": "nope", "id": "L" * 1_000_000}]})
+    r = rook_cli("run", "-q", f"--report=html:{tmp_path}/r.html")
+    assert r.exit_code == 1, r.stderr
+    assert (tmp_path / "r.html").stat().st_size < 200_000
+    page = html.unescape((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert "L" * 10_000 in page and "L" * 30_000 not in page
+    assert '"input": 12' in page and "k000100" in page and "k059999" not in page
+    assert page.count("more chars]") == 2
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "hi", "usage": {"output": 3, "input": 12}}))
+    """)
+    r = rook_cli("run", "-q", f"--report=html:{tmp_path}/small.html")
+    assert r.exit_code == 1, r.stderr
+    small = html.unescape((tmp_path / "small.html").read_text(encoding="utf-8"))
+    assert 'usage: {"input": 12, "output": 3}' in small  # as before
+
 
 def test_html_anchors_of_repeats_never_collide_with_another_scenarios(
         rook_workspace, rook_cli, tmp_path):
