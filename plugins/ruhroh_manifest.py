@@ -12,6 +12,7 @@ redactor (the judge profile's ``env`` values too, as in the rest of the record).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -135,6 +136,7 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
                 latest[key] = result[key]
         latest["resultAt"] = time.time()
     elif isinstance(recorded.get("environment"), dict):
+        _warn_another_seed(run, recorded["environment"], environment)
         environment = {k: v for k, v in recorded["environment"].items() if k in FALLBACKS}
     doc = build(run, latest, environment)
     doc["latest"] = latest
@@ -146,6 +148,37 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
     redactor.keep(str(run.id))  # the run's id, as its record keeps it (a PIN of 2026)
     atomic_write(path, dumps(redactor.data(doc)))
     return path
+
+
+SEED = "RUHROH_RUN_SEED"
+SEED_WARNED = "ruhroh:seed-warned"
+"""The ``run.resources`` key set once a resume's other run seed was warned of."""
+
+
+def _warn_another_seed(run: Any, recorded: dict[str, Any], environment: dict[str, str]) -> None:
+    """A resume (``rook run --run ID``) whose ``RUHROH_RUN_SEED`` is not the one the
+    run's wrappers saw: the scenario runs it starts afresh get sample seeds from the
+    new one, and the manifest's ``runSeed`` becomes it with the resume's first
+    result (the fallbacks are the latest invocation's), though what was recorded
+    before was seeded from the old one. Said once per run, before any scenario runs;
+    the run goes on. Only when a run is begun again, so never on a fresh run."""
+    old, new = recorded.get(SEED), environment.get(SEED)
+    resources = getattr(run, "resources", None)
+    if old == new or getattr(run, "judge", False) or resources is None:
+        return
+    if resources.get(SEED_WARNED):
+        return
+    resources[SEED_WARNED] = True
+    was = f"{SEED}={old}" if old is not None else f"no {SEED}"
+    now = f"{SEED}={new}" if new is not None else f"no {SEED}"
+    message = (
+        f"rook: warning: run {run.id} began with {was} and this resume has {now}: the "
+        "scenario runs it starts afresh get sample seeds from it (those it goes on with "
+        f"keep theirs), and {MANIFEST}'s runSeed follows the latest result; resume with "
+        + (f"{SEED}={old} to keep the run's seed" if old is not None else f"{SEED} unset")
+    )
+    redactor = getattr(run, "redactor", None)
+    sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 
 def merge(merged: Any, sub: str = "") -> Path | None:

@@ -1330,6 +1330,34 @@ def test_a_resume_with_another_run_seed_keeps_the_conversations_sample_seed(
     assert log[1][1] == log[0][1], log
 
 
+
+@pytest.mark.timeout(120)
+def test_a_resume_with_another_run_seed_says_so_before_it_runs(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    # the run's samples were seeded from RUHROH_RUN_SEED=1; resumed with 2, the
+    # manifest's runSeed became "2" (the fallbacks of the invocation that recorded
+    # the latest result, as documented), and so did the seeds of the scenario runs
+    # the resume started afresh, without a word: the run could no longer be
+    # reproduced from its manifest. The resume now warns, naming both seeds.
+    wrapper = rook_workspace.script("cut2s.sh", CUT_IN_TURN_TWO_WITH_SEEDS)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2)
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "continue"}]})
+    monkeypatch.setenv("RUHROH_RUN_SEED", "1")
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    monkeypatch.setenv("RUHROH_RUN_SEED", "2")
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    warning = [ln for ln in again.stderr.splitlines() if "RUHROH_RUN_SEED" in ln]
+    assert len(warning) == 1, again.stderr
+    assert warning[0].startswith(f"rook: warning: run {run_id} began with RUHROH_RUN_SEED=1 "), warning
+    assert "this resume has RUHROH_RUN_SEED=2" in warning[0] and "RUHROH_RUN_SEED=1 to" in warning[0]
+    manifest = json.loads((Path(again.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text())
+    assert manifest["runSeed"] == "2"  # the latest result's invocation's, as documented
+    third = rook_cli("run", "--json", "--run", run_id)  # the same seed as the latest: no word
+    assert third.exit_code == 0 and "RUHROH_RUN_SEED" not in third.stderr, third.stderr
+
+
 def alive(pid: int) -> bool:
     """A process that exists and is not a zombie (PID 1 may never reap here)."""
     try:
