@@ -3265,6 +3265,65 @@ def test_a_random_string_with_no_digit_under_a_plain_text_key_is_still_a_secret(
         assert value not in text, f"{value} reached a record or the terminal"
 
 
+def test_a_timestamp_under_a_time_key_or_a_display_name_prepare_saved_is_no_secret(
+    rook_workspace, rook_cli
+):
+    """With a login response saved whole (``save: {auth: "@"}``) every date-time
+    under a time key (``expires_at``, AWS STS's ``Expiration``, a cookie's
+    ``expires``) and every display name (OIDC's ``name``, ``given_name``,
+    ``display_name``) was a secret: every date and name of every answer, record
+    and report became ``[redacted:auth]`` and a criterion looking for them
+    failed. An ISO-8601 (or HTTP) date under a key naming a time, and a name
+    that reads as one under a display-name key, are no credentials now; a
+    birth date, a login name (``username``, ``preferred_username``), an email,
+    random pieces with digits (``ab12-cd34-ef56``, a UUID) under a plain key,
+    a date under a key naming no time and a token under ``name`` still are."""
+    from servers.agent_server import AgentServer
+
+    server = AgentServer().start()
+    server.mint = lambda form: (200, {
+        "access_token": "tok-5e55ion-0042", "token_type": "Bearer",
+        "expires_at": "2026-12-07T10:00:00Z", "Expiration": "2026-12-07T10:00:00.000+00:00",
+        "refresh_token_expires": "Mon, 07 Dec 2026 10:00:00 GMT", "created_at": "2026-12-06",
+        "status": "ab12-cd34-ef56", "type": "3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f",
+        "nonce": "2026-11-30T09:15:00Z", "expires_in": "a7f3-9c2e-41bd",
+        "user": {"name": "Jane Doe", "given_name": "Jane", "display_name": "José Müller-O'Brien",
+                 "nickname": "kQxZbWmRtYpLsNvJcHdGfTaE", "username": "jdoe42",
+                 "preferred_username": "jane.doe", "email": "jane@example.com",
+                 "birth_date": "1980-02-03", "full_name": "Jane 2nd"},
+    })
+    try:
+        ws = rook_workspace
+        ws.profile({"id": "p", "hooks": {
+            "prepare": {"http": {"url": f"{server.url}/oauth/token", "body": {},
+                                 "save": {"auth": "@", "at": "expires_at"}}},
+            "execute": {"http": {"url": f"{server.url}/echo",
+                                 "body": {"q": "{{goal}}"},
+                                 "extract": {"output": "received.q"}}}}})
+        goal = ("Valid until 2026-12-07T10:00:00.000+00:00, refresh until Mon, 07 Dec 2026 "
+                "10:00:00 GMT, made 2026-12-06; hello Jane Doe (Jane, José Müller-O'Brien). "
+                "Secrets: ab12-cd34-ef56 3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f 2026-11-30T09:15:00Z "
+                "a7f3-9c2e-41bd kQxZbWmRtYpLsNvJcHdGfTaE jdoe42 jane.doe jane@example.com "
+                "1980-02-03 Jane 2nd; saved itself: 2026-12-07T10:00:00Z")
+        ws.scenario({"id": "ok", "goal": goal, "criteria": [
+            {"contains": "2026-12-07T10:00:00.000+00:00"}, {"contains": "Mon, 07 Dec 2026"},
+            {"contains": "made 2026-12-06"}, {"contains": "Jane Doe"},
+            {"contains": "José Müller-O'Brien"}]})
+        r = rook_cli("run", "--json")
+    finally:
+        server.stop()
+    assert r.statuses() == {"ok": "passed"}, r.report["scenarios"][0]["criteria"]
+    assert r.report["scenarios"][0]["turns"][0]["output"] == (
+        "Valid until 2026-12-07T10:00:00.000+00:00, refresh until Mon, 07 Dec 2026 "
+        "10:00:00 GMT, made 2026-12-06; hello Jane Doe (Jane, José Müller-O'Brien). Secrets: "
+        + " ".join(["[redacted:auth]"] * 10) + "; saved itself: [redacted:at]"
+    )
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for value in ("ab12-cd34-ef56", "3f2a9c1e", "2026-11-30", "a7f3-9c2e", "kQxZbWmRtYp", "jdoe42",
+                  "jane.doe", "jane@example.com", "1980-02-03", "Jane 2nd", "tok-5e55ion-0042"):
+        assert value not in text, f"{value} reached a record or the terminal"
+
+
 def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its_fraction(
     rook_workspace, rook_cli
 ):

@@ -129,7 +129,8 @@ _TEXT_WORDS = frozenset(
 or a unit (``token_type``, ``grant_type``, ``status``, ``scope``, ``plan``): a
 string with no digit under it in an object prepare saved is no secret
 (:func:`_secret_scalars`). Not ``state`` (OAuth's ``state`` is a one-time
-value), nor ``name`` (a login name is half a credential)."""
+value), nor ``name`` (a display name is :func:`plain_name`'s; a login name,
+``username``, is half a credential)."""
 _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"[a-z]+|[A-Z]+|[A-Z]?[a-z]+(?:[A-Z][a-z]{2,})*")
 """A piece of a plain text value (letters between other characters): lower
@@ -144,6 +145,55 @@ def _reads_as_words(value: str) -> bool:
     (:data:`_WORD`), as a type, a status or a scope is."""
     return not _DIGIT.search(value) and all(
         len(piece) <= 6 or _WORD.fullmatch(piece) for piece in _NOT_LETTERS.split(value)
+    )
+
+
+_TIME_WORDS = frozenset(
+    """expiration until after before date time timestamp datetime created updated
+    modified issued since""".split()
+)
+"""With :data:`_PLAIN_WORDS`, the last word of a key that plainly names a time
+(``expires_at``, ``Expiration``, ``not_after``, ``created``): a date under it
+in an object prepare saved is no secret (:func:`_secret_scalars`)."""
+_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2}[ -](?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+    r"[ -]\d{4} \d{2}:\d{2}:\d{2} GMT"
+)
+"""An ISO-8601 date or date-time (RFC 3339: ``2026-12-07T10:00:00Z``,
+``2026-12-07T10:00:00.000+00:00``, ``2026-12-06``) or an HTTP date (a cookie's
+``Expires``, ``Mon, 07 Dec 2026 10:00:00 GMT``)."""
+_NAME_KEYS = frozenset(
+    """name display_name full_name given_name family_name first_name last_name
+    middle_name nickname nick_name""".split()
+)
+"""Keys that name a person's display name (OpenID Connect's ``name``,
+``given_name``, ``family_name``, ``nickname``; ``displayName``): not a login
+name (``username``, ``preferred_username``, ``login``, ``email``), which is half
+a credential."""
+_PERSON_NAME = re.compile(r"[^\W\d_]+(?:(?:[ .'’-]|\. )[^\W\d_]+)*\.?")
+"""A name as people write one: letters of any script, words joined by a space,
+a hyphen, an apostrophe or a period (``Jane Q. Doe``, ``José Müller-O'Brien``)."""
+
+
+def plain_date(key: str, value: str) -> bool:
+    """Whether ``value`` is a date (:data:`_DATE`) under a key that plainly names
+    a time (:func:`plain_key`'s words, or :data:`_TIME_WORDS`), not a birth date
+    (a verification answer)."""
+    words = _key_words(key)
+    if not _DATE.fullmatch(value) or any("birth" in w or w == "dob" for w in words):
+        return False
+    return words[-1] in _PLAIN_WORDS or words[-1] in _TIME_WORDS
+
+
+def plain_name(key: str, value: str) -> bool:
+    """Whether ``value`` is a display name (:data:`_PERSON_NAME`, its runs of
+    letters reading as words: :func:`_reads_as_words`) under a key naming one
+    (:data:`_NAME_KEYS`)."""
+    return (
+        "_".join(_key_words(key)) in _NAME_KEYS
+        and _PERSON_NAME.fullmatch(value) is not None
+        and _reads_as_words(value)
     )
 
 
@@ -173,7 +223,11 @@ def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
     (:func:`_reads_as_words`), whose key plainly names a type, a kind, a
     status, a scope or a unit
     (:func:`plain_text_key`: ``token_type: "Bearer"``, ``scope: "read write"``,
-    ``status: "active"``). A value saved itself is always one."""
+    ``status: "active"``); nor is a date under a key that plainly names a time
+    (:func:`plain_date`: ``expires_at: "2026-12-07T10:00:00Z"``) or a display
+    name under a key naming one (:func:`plain_name`: ``name: "Jane Doe"``):
+    neither is a credential, and every date and name of every record would
+    read ``[redacted:NAME]``. A value saved itself is always one."""
     if isinstance(value, dict):
         for k, item in value.items():
             yield from _secret_scalars(item, str(k))
@@ -186,7 +240,11 @@ def _secret_scalars(value: Any, key: str | None = None) -> Iterator[Any]:
         elif not isinstance(value, str) or is_number(value.strip()):
             if not plain_key(key):
                 yield value
-        elif not (plain_text_key(key) and _reads_as_words(value)):
+        elif not (
+            (plain_text_key(key) and _reads_as_words(value))
+            or plain_date(key, value)
+            or plain_name(key, value)
+        ):
             yield value
 
 
