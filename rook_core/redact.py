@@ -40,7 +40,7 @@ def too_short_warning(name: str) -> str:
 
 MIXED_MAX = 4096
 """The longest value also looked for with each of its characters in a form of
-its choosing (:func:`percent_pattern`, :func:`json_pattern`, :func:`html_pattern`,
+its choosing (:func:`percent_pattern`, :func:`html_pattern`,
 :func:`escaped_pattern`, :func:`percent_any_pattern`): such a pattern holds a group
 for each character that has more than one form, and compiling it took
 seconds for a value of 100 KB (a certificate bundle, a credential file kept
@@ -254,7 +254,7 @@ def json_encoder_forms(value: str) -> list[str]:
     ``json.Marshal`` write it, each escaping its own set of characters as
     ``\\u`` escapes (``=`` as ``\\u003d``, ``+`` as ``\\u002B``), in lower- and
     upper-case hex, with ``/`` also as ``\\/``. For a value longer than
-    :data:`MIXED_MAX`, which :func:`json_pattern` (any character in any form)
+    :data:`MIXED_MAX`, which :func:`html_pattern` (any character in any form)
     is not made for: such an encoder writes the whole value one way."""
     forms = []
     used = set(value)
@@ -271,6 +271,40 @@ def json_encoder_forms(value: str) -> list[str]:
                 )
             forms.append(value.translate(table))
     forms += [form.replace("/", "\\/") for form in forms]
+    return [form for form in dict.fromkeys(forms) if form != value]
+
+
+_GO_HTML = {'"': "&#34;", "&": "&amp;", "'": "&#39;", "+": "&#43;", "<": "&lt;", ">": "&gt;"}
+_GO_ATTR = {**_GO_HTML, " ": "&#32;", "=": "&#61;", "`": "&#96;", "\t": "&#9;", "\n": "&#10;"}
+_GO_JS = {
+    **{'"': "\\u0022", "`": "\\u0060", "&": "\\u0026", "'": "\\u0027", "+": "\\u002b"},
+    **{"/": "\\/", "<": "\\u003c", ">": "\\u003e", "\\": "\\\\", "\t": "\\t", "\n": "\\n"},
+}
+_GO_JS_OLD = {
+    **{'"': "\\x22", "&": "\\x26", "'": "\\x27", "+": "\\x2b", "/": "\\/"},
+    **{"<": "\\x3c", ">": "\\x3e", "\\": "\\\\", "\t": "\\t", "\n": "\\n"},
+}
+_GO_TABLES = [
+    str.maketrans(table)
+    for full in (_GO_HTML, _GO_ATTR, _GO_JS, _GO_JS_OLD)
+    for table in (full, {c: e for c, e in full.items() if c not in "&\\`"})
+]
+"""Go's html/template's escaping tables (``html.go``, ``js.go``): in HTML text,
+in an attribute without quotes, in a JavaScript string (``\\u0026``; ``\\x26``
+in older releases); each also leaving ``&``, ``\\`` and the backtick as they
+are (its "norm" tables leave ``&`` or ``\\`` alone, not to escape an escape
+twice; older releases left the backtick)."""
+
+
+def go_template_forms(value: str) -> list[str]:
+    """``value`` as Go's html/template writes it into a page (:data:`_GO_TABLES`:
+    ``+`` as ``&#43;`` in HTML text, ``=`` as ``&#61;`` in an attribute, ``&``
+    as ``\\u0026`` in a script): a form for the whole value, for a value
+    longer than :data:`MIXED_MAX`, which :func:`html_pattern` (any character
+    in any form) is not made for. Each also in a JSON string (the page in a
+    hook's JSON object, in the standard output a record keeps)."""
+    forms = [value.translate(table) for table in _GO_TABLES]
+    forms += [escaped for form in forms for escaped in _json_escaped(form, depth=1)]
     return [form for form in dict.fromkeys(forms) if form != value]
 
 
@@ -441,23 +475,11 @@ encoder writes (but ``.`` in a dot segment), so a text without one needs no
 :func:`percent_any_pattern` looked for."""
 
 
-def json_pattern(value: str) -> re.Pattern[str] | None:
-    """``value`` in a JSON string as any encoder writes it: each character that
-    is not :data:`_UNRESERVED` either as it is, escaped as :func:`json.dumps`
-    escapes it, or as a ``\\u`` escape (hex in either case; behind more
-    backslashes in JSON text inside a JSON string). Encoders differ in what
-    they escape so (Gson writes ``=`` as ``\\u003d``, Go's ``json.Marshal``
-    ``&`` as ``\\u0026``), so no one escaped form finds them all. None for a
-    value that needs no escaping, or one with bytes that are not UTF-8
-    (:func:`escaped_pattern` finds its letters escaped too)."""
-    return _each_character(value, _json_forms)
-
-
 def escaped_pattern(value: str) -> re.Pattern[str] | None:
     """``value`` in a JSON string with any of its characters, a letter, a digit,
     ``-``, ``_`` or ``.`` too, as a ``\\u`` escape, as JSON lets a string
     write every character (``\\u0073k-live-...`` is ``sk-live-...``), and the
-    others in any form :func:`json_pattern` finds. No encoder writes a letter
+    others in any form :func:`html_pattern` finds. No encoder writes a letter
     so, so it is looked for only in a text holding such an escape
     (:data:`_ESCAPED_UNRESERVED`). None for a value with bytes that are not UTF-8."""
     try:
@@ -473,7 +495,7 @@ writes, so a text without one needs no :func:`escaped_pattern` looked for."""
 
 
 def _json_forms(c: str) -> list[str]:
-    """The character ``c`` in a JSON string, as :func:`json_pattern` finds it."""
+    """The character ``c`` in a JSON string, as :func:`html_pattern` finds it."""
     units = c.encode("utf-16-be")  # a character past U+FFFF is escaped as a surrogate pair
     codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
     hexed = "".join("\\\\+u" + "".join(_hex(d) for d in code) for code in codes)
@@ -485,23 +507,31 @@ _ENTITIES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
 
 
 def html_pattern(value: str) -> re.Pattern[str] | None:
-    """``value`` escaped for HTML or XML as any library does it: each of
-    ``& < > " '`` either as it is, as its named entity (``&amp;``, ``&quot;``,
-    ``&apos;`` ...) or as a numeric one, decimal or hex in either case, leading
-    zeros allowed. Libraries differ in which they escape and how (PHP's
-    ``htmlspecialchars`` writes ``'`` as ``&#039;``, Apache Commons'
-    ``escapeHtml4`` leaves it as it is), so no one escaped form finds them
-    all. Each character also as a JSON string holds it (:func:`json_pattern`):
-    the HTML a hook prints inside its JSON object. None for a value with none
-    of these characters."""
-    if not any(c in _ENTITIES for c in value):
-        return None
+    """``value`` escaped as any JSON, HTML or JavaScript encoder writes it: each
+    character that is not :data:`_UNRESERVED` either as it is, escaped as
+    :func:`json.dumps` escapes it, as a ``\\u`` escape (hex in either case;
+    behind more backslashes in JSON text inside a JSON string), as a
+    JavaScript ``\\x`` escape (one up to U+00FF: ``\\x2b``, as Go's
+    html/template in older Go releases wrote a script's strings), or as an HTML
+    entity, named (``&amp;``, ``&quot;``, ``&apos;`` ...) or numeric, decimal or
+    hex in either case, leading zeros allowed. Encoders differ in what they
+    escape and how (Gson writes ``=`` as ``\\u003d``, Go's ``json.Marshal``
+    ``&`` as ``\\u0026``; PHP's ``htmlspecialchars`` writes ``'`` as
+    ``&#039;``, Apache Commons' ``escapeHtml4`` leaves it as it is, Go's
+    html/template writes ``+`` as ``&#43;`` and, in an attribute without
+    quotes, ``=`` as ``&#61;``), so no one escaped form finds them all; an
+    entity is also found inside a JSON string (the HTML a hook prints inside
+    its JSON object). None for a value that needs no escaping, or one with
+    bytes that are not UTF-8 (:func:`escaped_pattern` finds its letters
+    escaped too)."""
 
     def forms(c: str) -> list[str]:
-        if c not in _ENTITIES:
-            return _json_forms(c)
         hexed = "".join(_hex(d) for d in f"{ord(c):x}")
-        entities = [f"&{_ENTITIES[c]};", f"&#0*{ord(c)};", f"&#[xX]0*{hexed};"]
+        entities = [f"&#0*{ord(c)};", f"&#[xX]0*{hexed};"]
+        if c in _ENTITIES:
+            entities.append(f"&{_ENTITIES[c]};")
+        if c <= "\xff":
+            entities.append(_RUN + "x" + "".join(_hex(d) for d in f"{ord(c):02x}"))
         return _json_forms(c) + entities
 
     return _each_character(value, forms)
@@ -796,7 +826,7 @@ class Redactor:
         self._pairs: list[tuple[str, str]] = []
         self._patterns: list[tuple[re.Pattern[str], str, int]] = []
         """A secret in any mix of percent-encoding (:func:`percent_pattern`), JSON
-        escapes (:func:`json_pattern`) or HTML entities (:func:`html_pattern`), with its length."""
+        escapes, JavaScript's ``\\x`` or HTML entities (:func:`html_pattern`), with its length."""
         self._order: list[tuple[str | re.Pattern[str], str]] = []
         self._numbers: dict[int | float, str] = {}
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
@@ -856,9 +886,10 @@ class Redactor:
         if not _LINE_END.search(value):  # a letter as a \u escape (a pattern made when needed)
             self._escaped.append((value, name))
             self._escapes = self._percents = None
-        patterns = [percent_pattern, json_pattern, html_pattern] if len(value) <= MIXED_MAX else []
-        if len(value) > MIXED_MAX:  # as a JSON encoder escapes it (a form for the whole value)
+        patterns = [percent_pattern, html_pattern] if len(value) <= MIXED_MAX else []
+        if len(value) > MIXED_MAX:  # as a JSON encoder or Go's html/template escapes it, whole
             self._pairs += [(form, name) for form in json_encoder_forms(value)]
+            self._pairs += [(form, name) for form in go_template_forms(value)]
         for pattern in (make(value) for make in patterns):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))
@@ -965,8 +996,8 @@ class Redactor:
 
     def _found(self, s: str) -> list[Span]:
         """Where each secret is in ``s``, in any of its forms."""
-        # without a %, a +, a \u or a &, a pattern finds only the value as it is: a form of its own
-        mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s)
+        # without a %, a +, a \u, a \x or a &, a pattern finds only the value as it is
+        mixed = self._patterns and ("%" in s or "+" in s or "\\u" in s or "&" in s or "\\x" in s)
         spans = _spans(s, self._order if mixed else self._plain)
         if self._escaped and "\\u" in s and _ESCAPED_UNRESERVED.search(s):
             if self._escapes is None:

@@ -3685,6 +3685,87 @@ def test_redactor_long_values_as_json_encoders_escape_them():
     assert red.text(go) == "[redacted:V]"
 
 
+GO_TEMPLATE = r"""
+#!/usr/bin/env node
+// Go's html/template escapes a value as it writes it into a page: in HTML text
+// (htmlEscaper), in an unquoted attribute (htmlNospaceEscaper) and in a
+// JavaScript string (jsStrEscaper: \u0026 since Go 1.9.5, \x26 before). These
+// are its tables (src/html/template/html.go, js.go), applied as it does.
+const html = {'"': "&#34;", "&": "&amp;", "'": "&#39;", "+": "&#43;", "<": "&lt;", ">": "&gt;"};
+const attr = {...html, " ": "&#32;", "=": "&#61;", "`": "&#96;"};
+const js = {'"': "\\u0022", "`": "\\u0060", "&": "\\u0026", "'": "\\u0027", "+": "\\u002b",
+            "/": "\\/", "<": "\\u003c", ">": "\\u003e", "\\": "\\\\"};
+const jsOld = {'"': "\\x22", "&": "\\x26", "'": "\\x27", "+": "\\x2b", "/": "\\/",
+               "<": "\\x3c", ">": "\\x3e", "\\": "\\\\"};
+const esc = (s, table) => [...s].map(c => table[c] ?? c).join("");
+require("fs").readFileSync(0);
+for (const name of ["SHORT_KEY", "LONG_KEY"]) {
+  const v = process.env[name];
+  process.stderr.write(`${name} <p>${esc(v, html)}</p>\n`);
+  process.stderr.write(`${name} <a title=${esc(v, attr)}>\n`);
+  process.stderr.write(`${name} <script>var k = "${esc(v, js)}";</script>\n`);
+  process.stderr.write(`${name} <script>var k = "${esc(v, jsOld)}";</script>\n`);
+}
+console.log(JSON.stringify({output: "ok"}));
+"""
+
+
+def test_a_secret_written_by_gos_html_template_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """Go's html/template writes '+' as &#43; in HTML text (and ' ', '=', '`'
+    as &#32;, &#61;, &#96; in an unquoted attribute), and older Go a JavaScript
+    string's '+' as \\x2b: a base64 key (a '+' in it three times in four) was
+    shown whole in a page a hook logged, short or long, and a value longer
+    than 4,096 characters in every one of its forms there."""
+    import base64
+    import random
+
+    rng = random.Random(5)
+    long_key = base64.b64encode(bytes(rng.randrange(256) for _ in range(5_000))).decode() + "&'\""
+    short_key = "Zq9+s3cr3t/v4lue= x`y&z<'q'>\"=="
+    assert "+" in long_key and "/" in long_key and len(long_key) > 4096
+    monkeypatch.setenv("SHORT_KEY", short_key)
+    monkeypatch.setenv("LONG_KEY", long_key)
+    ws = rook_workspace
+    ws.script("page.cjs", GO_TEMPLATE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/page.cjs"},
+                "env": [{"variable": "SHORT_KEY", "purpose": "a key"},
+                        {"variable": "LONG_KEY", "purpose": "a bundle"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    lines = hook["stderr"].split("\n")[:8]
+    expected = []
+    for name in ("SHORT_KEY", "LONG_KEY"):
+        marker = f"[redacted:{name}]"
+        expected += [f"{name} <p>{marker}</p>", f"{name} <a title={marker}>",
+                     f'{name} <script>var k = "{marker}";</script>',
+                     f'{name} <script>var k = "{marker}";</script>']
+    assert lines == expected, [line[:120] for line in lines]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "s3cr3t" not in said and long_key[1000:1040].replace("+", "&#43;") not in said
+
+
+def test_redactor_html_and_javascript_escapes_of_any_character():
+    from rook_core.redact import MIXED_MAX, Redactor
+
+    red = Redactor({"V": "Zq9+s3cr3t/v4lue== x`y"})  # up to 4,096: each in a form of its own
+    assert red.text("Zq9&#43;s3cr3t/v4lue&#61;&#x3D;&#32;x&#96;y") == "[redacted:V]"
+    assert red.text("Zq9&#x2B;s3cr3t\\/v4lue&#61;\\x3d x\\x60y") == "[redacted:V]"
+    assert red.text('{"page": "Zq9\\\\x2bs3cr3t/v4lue== x`y"}') == '{"page": "[redacted:V]"}'
+    assert red.text("Zq9+s3cr3t/v4lue=\\x3") == "Zq9+s3cr3t/v4lue=\\x3"  # no whole value
+    value = ("a+b/c=d e`f&g'h\"i<j>k\\l" * 200)[: MIXED_MAX + 9]  # longer: Go's tables, whole
+    red = Redactor({"V": value})
+    html = {'"': "&#34;", "&": "&amp;", "'": "&#39;", "+": "&#43;", "<": "&lt;", ">": "&gt;"}
+    attr = {**html, " ": "&#32;", "=": "&#61;", "`": "&#96;"}
+    js = {'"': "\\x22", "&": "\\x26", "'": "\\x27", "+": "\\x2b", "/": "\\/",
+          "<": "\\x3c", ">": "\\x3e", "\\": "\\\\"}
+    for table in (html, attr, js):
+        escaped = "".join(table.get(c, c) for c in value)
+        assert red.text(escaped) == "[redacted:V]"
+        assert red.text(json.dumps({"page": escaped})) == '{"page": "[redacted:V]"}'
+
+
 def test_redactor_mixed_forms_up_to_their_length():
     from rook_core.redact import MIXED_MAX, Redactor
 
