@@ -3324,6 +3324,21 @@ def test_a_timestamp_under_a_time_key_or_a_display_name_prepare_saved_is_no_secr
         assert value not in text, f"{value} reached a record or the terminal"
 
 
+def test_prepare_saved_dates_and_names_read_as_plain_only_where_their_key_says_so():
+    from rook_plugins.http_transport.phase import _secret_scalars
+
+    saved = {
+        "expires": "2026-12-07", "not_after": "2026-12-07 10:00", "issuedAt": "2026-12-07T10:00:00+0100",
+        "birth_date": "1980-02-03", "dateOfBirth": "1980-02-03", "dob": "1980-02-03",
+        "expires_at": "2026-12-07T10:00:00Z; sk-live-Zq9s", "created_at": "20261207T100000Z",
+        "displayName": "Anne-Marie d'Arc", "family_name": "李", "first_name": "Zoë",
+        "name": "jane@example.com", "last_name": "Doe_7", "user_name": "Jane Doe",
+    }
+    assert sorted(_secret_scalars(saved)) == sorted([
+        "1980-02-03", "1980-02-03", "1980-02-03", "2026-12-07T10:00:00Z; sk-live-Zq9s",
+        "20261207T100000Z", "jane@example.com", "Doe_7", "Jane Doe"])
+
+
 def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its_fraction(
     rook_workspace, rook_cli
 ):
