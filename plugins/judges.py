@@ -41,11 +41,11 @@ from rook_core.judging import (
     combine_turn_verdicts,
     evaluation,
     every_turn_seen,
-    interruption,
     overdue,
     time_bound,
 )
 from rook_core.models import ERROR, FAILED, PASSED, UNVERIFIABLE, Verdict
+from rook_core.plugins import plugin_failure
 from rook_core.redact import current
 from rook_core.registry import OWN, opted_in
 
@@ -224,7 +224,9 @@ class PluginJudge(CriterionType):
             # workspace (a list of known ids): an opt-in argument, as pluggy's are
             extra = opted_in(check, {"judging": judging}) if callable(check) else {}
             message = check(config["config"], **extra) if callable(check) else None
-        except (Exception, SystemExit) as exc:  # the judge plugin's bug (sys.exit() too)
+        except BaseException as exc:  # the judge plugin's bug (sys.exit() too)
+            if not plugin_failure(exc):
+                raise
             return f"{who} could not check it: {exception_text(exc)}"[:500]
         return check_message(message, who, "the configuration is fine")
 
@@ -241,7 +243,7 @@ class PluginJudge(CriterionType):
             if result is OVERDUE:
                 return overdue(who, seconds)
         except BaseException as exc:  # the judge plugin's bug (sys.exit() too, its own
-            if interruption(exc):  # BaseException): an interruption is the run's
+            if not plugin_failure(exc):  # BaseException): an interruption is the run's
                 raise
             return Verdict(  # cut as a check's is: a service's whole error page may be in it
                 ERROR,

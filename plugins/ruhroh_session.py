@@ -14,6 +14,7 @@ from typing import Any
 
 from rook_core.errors import exception_text
 from rook_core.models import HookCall, RunContext
+from rook_core.plugins import plugin_failure
 from rook_core.redact import current
 from rook_core.store import RunStoreError, atomic_write, dumps, read_json
 
@@ -49,9 +50,9 @@ async def invoke(what: str, method: Callable[..., Any], *args: Any) -> Any:
             return method(*args)
         value = await asyncio.to_thread(method, *args)
         return await value if inspect.isawaitable(value) else value
-    except asyncio.CancelledError:
-        raise
-    except (Exception, SystemExit) as exc:  # sys.exit() in a connector too: its step's error
+    except BaseException as exc:  # sys.exit() in a connector too: its step's error
+        if not plugin_failure(exc):
+            raise
         raise StepError(f"{what} raised {exception_text(exc)}") from None
 
 

@@ -34,7 +34,7 @@ from .authoring import (
 from .errors import ConfigError, PluginError, RookError, exception_text
 from .models import CAPABILITIES, Profile
 from .plain import plain
-from .plugins import Rook
+from .plugins import Rook, plugin_failure
 from .preflight import resolve_entries
 from .profile import profile_from_dict
 from .profile_probe import Observation, probe
@@ -146,7 +146,9 @@ def choose_author(rook: Rook, source: Source) -> tuple[str, Any] | None:
             score = float(detect(source) or 0.0)
         except ConfigError:  # the author refused the source as the user's mistake
             raise
-        except (Exception, SystemExit) as exc:  # sys.exit() too: never exit 0 unsaid
+        except BaseException as exc:  # sys.exit() too: never exit 0 unsaid
+            if not plugin_failure(exc):
+                raise
             raise PluginError(
                 f"author {name!r} ({rook.authors.owner(name)}) failed while reading the source: "
                 f"{exception_text(exc)}"
@@ -173,7 +175,9 @@ def suggest_name(author: Any, source: Source) -> str | None:
         name = suggest(source)
     except RookError:
         raise
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:
+        if not plugin_failure(exc):
+            raise
         raise PluginError(
             f"author {type(author).__name__} failed in suggest_name: {exception_text(exc)}"
         ) from None
@@ -190,7 +194,9 @@ def _call(name: str, rook: Rook, method: str, *args: Any) -> Any:
         return func(*args)
     except (RookError, CannotAuthor):
         raise
-    except (Exception, SystemExit) as exc:  # sys.exit() too: never exit 0 unsaid
+    except BaseException as exc:  # sys.exit() too: never exit 0 unsaid
+        if not plugin_failure(exc):
+            raise
         raise PluginError(
             f"author {name!r} ({rook.authors.owner(name)}) failed in {method}: "
             f"{exception_text(exc)}"

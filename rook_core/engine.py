@@ -41,7 +41,7 @@ from .models import (
     TurnEvidence,
     Verdict,
 )
-from .plugins import Rook
+from .plugins import Rook, plugin_failure
 from .preflight import not_a_reason
 from .recording import Recorder
 from .redact import Redactor
@@ -196,7 +196,9 @@ class Engine(Attempts):
             raise
         except RookError as exc:
             return ended("failed", str(exc))
-        except Exception as exc:  # a transport plugin's bug fails this hook, not the run
+        except BaseException as exc:  # a transport plugin's bug fails this hook, not the run
+            if not plugin_failure(exc):
+                raise
             who = transport_named(entry.transport, self.rook.transports)
             return ended("failed", f"{who} raised {exception_text(exc)}")
 
@@ -440,7 +442,9 @@ class Engine(Attempts):
             check = getattr(spec, "runnable", None)
             try:
                 why = check(entry.config, scenario) if check is not None else None
-            except Exception as exc:  # the plugin's bug: the scenario is an error, never skipped
+            except BaseException as exc:  # the plugin's bug: an error, never skipped
+                if not plugin_failure(exc):
+                    raise
                 owner = self.rook.transports.owner(entry.transport)
                 return PluginFault(
                     f"hooks.{phase} ({entry.transport}): the transport plugin {owner} raised "

@@ -46,7 +46,7 @@ from .judging import JudgingContext, check_criteria, judge_profile_users, may_as
 from .lifecycle import delay
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plain import plain
-from .plugins import Rook
+from .plugins import Rook, plugin_failure
 from .preflight import resolve_entries
 from .redact import Redactor, current
 from .report import printable
@@ -297,7 +297,9 @@ class JudgeClient:
             raise
         except RookError as exc:
             diagnosis = str(exc)
-        except Exception as exc:  # a transport plugin's bug fails this judgement only
+        except BaseException as exc:  # a transport plugin's bug fails this judgement only
+            if not plugin_failure(exc):
+                raise
             who = transport_named(entry.transport, self.rook.transports)
             diagnosis = f"{who} raised {exception_text(exc)}"
         now = time.time()

@@ -32,6 +32,7 @@ from .models import (
     Verdict,
 )
 from .plain import plain
+from .plugins import plugin_failure
 from .redact import current
 from .registry import Registry
 
@@ -165,13 +166,6 @@ class CriterionType:
         self, config: Any, view: EvidenceView
     ) -> Verdict | Awaitable[Verdict]:
         raise NotImplementedError
-
-
-def interruption(exc: BaseException) -> bool:
-    """Whether ``exc``, raised while a criterion or judge was evaluated, is the
-    run's interruption (Ctrl-C, a cancelled task), to pass on; anything else a
-    plugin raises, its own ``BaseException`` too, is that criterion's error."""
-    return isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError, GeneratorExit))
 
 
 OVERDUE = object()
@@ -517,7 +511,7 @@ async def evaluate_criterion(
         return verdict
     except BaseException as exc:  # a criterion plugin's bug (sys.exit() too, and its own
         # BaseException) is that criterion's error, not Rook's; an interruption is the run's
-        if interruption(exc):
+        if not plugin_failure(exc):
             raise
         return Verdict(  # cut as a check's is: a service's whole error page may be in it
             ERROR,
@@ -758,7 +752,9 @@ def check_criteria(scenarios: list[Scenario], criteria: Registry, judging: Judgi
             check = getattr(ctype, "check", None)
             try:
                 message = check(c.config, judging) if check is not None else None
-            except (Exception, SystemExit) as exc:  # the plugin's check failed on the value
+            except BaseException as exc:  # the plugin's check failed on the value
+                if not plugin_failure(exc):
+                    raise
                 message = f"the criterion plugin {criteria.owner(c.type)} could not check it: "
                 message += current().head(exception_text(exc), 400)
             message = check_message(

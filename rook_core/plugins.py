@@ -200,7 +200,9 @@ class Rook:
                 returned = impl.function(register=register)
             except PluginError:
                 raise
-            except (Exception, SystemExit) as exc:  # a plugin's bug: named, sys.exit() too
+            except BaseException as exc:  # a plugin's bug (sys.exit() too): named
+                if not plugin_failure(exc):
+                    raise
                 said = f": {exc}" if str(exc) else ""  # a bare KeyError() says nothing
                 raise PluginError(
                     f"plugin {owner} raised {type(exc).__name__} in {hook_name}{said} "
@@ -256,7 +258,9 @@ class Rook:
                             "is called on the event loop and must be a plain function "
                             "(def, not async def)"
                         )
-            except (Exception, SystemExit) as exc:  # a plugin's bug (sys.exit() too): named
+            except BaseException as exc:  # a plugin's bug (sys.exit() too): named
+                if not plugin_failure(exc):
+                    raise
                 failed.append((self.plugin_name(plugin), self.way_out(plugin, "the plugin"), exc))
         return failed
 
@@ -356,6 +360,28 @@ class Rook:
             "connectors",
         ):
             setattr(self, attr, getattr(fresh, attr))
+
+
+def plugin_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by a plugin's code that Rook called, is that plugin's
+    own failure: named where it was called (that criterion's error, that hook's
+    failure, that report's, a refused run), never a traceback nor the end of Rook.
+
+    Every exception is, ``Exception``, ``SystemExit`` (``sys.exit()``) and an
+    exception of the plugin's own derived from ``BaseException`` alike, except the
+    run's interruption, which passes through: ``KeyboardInterrupt`` (Ctrl-C),
+    asyncio's ``CancelledError`` (a cancelled task) and ``GeneratorExit`` (a
+    coroutine closed). The one rule of every call of a plugin's code::
+
+        except BaseException as exc:
+            if not plugin_failure(exc):
+                raise
+            ...  # name the plugin and what it raised (exception_text)
+    """
+    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+        return False
+    aio = sys.modules.get("asyncio")  # never imported for this: a CancelledError needs it
+    return aio is None or not isinstance(exc, aio.CancelledError)
 
 
 @contextlib.contextmanager
@@ -600,7 +626,9 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                     )
                     continue
                 pm.register(plugin, name=ep.name)
-            except (Exception, SystemExit) as exc:  # a broken plugin must not take Rook down
+            except BaseException as exc:  # a broken plugin must not take Rook down
+                if not plugin_failure(exc):
+                    raise
                 said = exception_text(exc).replace("\n", "; ")  # pluggy's are several lines
                 rook.failures.append(LoadFailure(ep.name, dist, said))
                 continue

@@ -13,7 +13,7 @@ from typing import Any
 from .errors import ConfigError, RookError, ScenarioError, exception_text
 from .hookenv import base_environment
 from .models import MAX_PLANNED, Profile, Scenario, ScenarioRun
-from .plugins import Rook
+from .plugins import Rook, plugin_failure
 from .transports import PHASE_HOOKS, opt_in, run_check, searching
 from .workspace import Agent
 
@@ -77,7 +77,9 @@ def resolve_entry(rook: Rook, profile: Profile, agent: Agent, phase: str, entry:
             entry.config = kept(owner, "check", entry.config, checked)
     except RookError:
         raise
-    except Exception as exc:  # the plugin's bug: named, never a traceback
+    except BaseException as exc:  # the plugin's bug: named, never a traceback
+        if not plugin_failure(exc):
+            raise
         raise ConfigError(
             f"the transport plugin {owner} could not check "
             f"its {entry.transport!r} entry: {exception_text(exc)}"[:500]
@@ -106,15 +108,17 @@ def declared_continuity(rook: Rook, profile: Profile) -> list[str]:
             continue
         try:
             level = declared(entry.config)
-        except Exception as exc:  # the plugin's bug: named, never a traceback
+        except BaseException as exc:  # the plugin's bug: named, never a traceback
+            if not plugin_failure(exc):
+                raise
             level = exc
         if level is not None and not isinstance(level, str):
             owner = rook.transports.owner(entry.transport)
-            said = exception_text(level) if isinstance(level, Exception) else repr(level)[:200]
+            said = exception_text(level) if isinstance(level, BaseException) else repr(level)[:200]
             raise ConfigError(
                 f"{profile.path}: hooks.{phase}: the transport plugin {owner} could not say "
                 f"its {entry.transport!r} entry's continuity level: "
-                + (said if isinstance(level, Exception) else f"returned {said}, not a text")
+                + (said if isinstance(level, BaseException) else f"returned {said}, not a text")
             )
         if level:
             levels[level] = None
@@ -149,7 +153,9 @@ def check_scenarios(
         for scenario in scenarios:
             try:
                 why = check(entry.config, scenario, **extra)
-            except Exception as exc:  # the plugin's bug: named, never a traceback
+            except BaseException as exc:  # the plugin's bug: named, never a traceback
+                if not plugin_failure(exc):
+                    raise
                 raise ConfigError(
                     f"the transport plugin {rook.transports.owner(entry.transport)} could not "
                     f"check scenario {scenario.id!r}: {exception_text(exc)}"[:500]

@@ -23,7 +23,7 @@ from .models import (
     OutputLimits,
     Profile,
 )
-from .plugins import plugin_output
+from .plugins import plugin_failure, plugin_output
 from .registry import Registry
 from .schemafields import (
     StrictBoolean,
@@ -360,7 +360,9 @@ def parse_hook_entry(phase: str, value: Any, transports: Registry) -> HookEntry:
             config = spec.load_config(raw_config)
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
-    except (Exception, SystemExit) as exc:  # refused its own way: still the user's value
+    except BaseException as exc:  # refused its own way: still the user's value
+        if not plugin_failure(exc):
+            raise
         why = f"the transport plugin {transports.owner(key)} refused it: {exception_text(exc)}"
         raise ValidationError({key: [why[:500]]}) from None
     if isinstance(config, types.CoroutineType) or (config is None and raw_config is not None):
@@ -413,7 +415,9 @@ def undeclared_env(
             with plugin_output():
                 returned = spec.env_names(entry.config)
             names = list(returned)
-        except (Exception, SystemExit) as exc:  # the plugin's bug: named, never a traceback
+        except BaseException as exc:  # the plugin's bug: named, never a traceback
+            if not plugin_failure(exc):
+                raise
             problem = (
                 f"the transport plugin {owner} could not list its variables: {exception_text(exc)}"
             )

@@ -24,7 +24,7 @@ from .errors import (
     exception_text,
     typed,
 )
-from .plugins import Rook, plugin_output
+from .plugins import Rook, plugin_failure, plugin_output
 from .redact import scrub
 from .report import printable
 from .reportio import LazyList, MappedList, is_special, own_stream, staged, target_problem
@@ -291,8 +291,9 @@ def write_reports(
             if read_only and isinstance(exc, DamagedRecord):
                 raise
             failed[fmt, path] = f"--report {fmt}:{path}: {exc}"
-        except (Exception, SystemExit) as exc:  # a reporter plugin's bug (sys.exit() too):
-            # name it, never a traceback nor the end of Rook
+        except BaseException as exc:  # a reporter plugin's bug (sys.exit() too):
+            if not plugin_failure(exc):  # name it, never a traceback nor the end of Rook
+                raise
             failed[fmt, path] = (
                 f"--report {fmt}:{path}: the {fmt!r} reporter ({rook.reporters.owner(fmt)}) "
                 f"failed: {exception_text(exc)}"

@@ -52,7 +52,7 @@ from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .observed import load_observed, save_observed
 from .phases import parse_phases
 from .plain import plain
-from .plugins import Rook, switch_warnings
+from .plugins import Rook, plugin_failure, switch_warnings
 from .preflight import check_scenarios, declared_continuity, plan_runs, resolve_entries
 from .redact import Redactor, scrub, too_short_warning
 from .redact import activate as activate_redactor
@@ -316,7 +316,9 @@ def prepare_run(
                 message = check_executor(request.executor_options)
             except RookError:
                 raise
-            except (Exception, SystemExit) as exc:  # the plugin's bug (sys.exit() too)
+            except BaseException as exc:  # the plugin's bug (sys.exit() too)
+                if not plugin_failure(exc):
+                    raise
                 raise ConfigError(
                     f"--executor {request.executor}: {who} could not check its options: "
                     f"{exception_text(exc)}"
@@ -572,9 +574,11 @@ async def _drive(
                 )
         except RunStopped as exc:  # the executor's own reason: what it recorded is kept
             manifest["invocations"][-1]["stopped"] = engine.redactor.text(str(exc))
-        except (RookError, asyncio.CancelledError):
+        except RookError:
             raise
-        except (Exception, SystemExit) as exc:  # a plugin's bug (sys.exit() too): kept
+        except BaseException as exc:  # a plugin's bug (sys.exit() too): kept
+            if not plugin_failure(exc):
+                raise
             manifest["invocations"][-1]["executor_error"] = (
                 f"executor {request.executor!r} ({owner}) raised {exception_text(exc)}"
             )

@@ -30,6 +30,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate, valida
 
 from .errors import ScenarioError, counted, exception_text, format_validation_messages
 from .models import ID_MAX, MAX_PLANNED, Criterion, Scenario
+from .plugins import plugin_failure
 from .registry import Registry
 from .schemafields import (
     StrictBoolean,
@@ -294,8 +295,9 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         config = ctype.parse(item[key])
     except ValidationError as exc:
         raise ValidationError({key: exc.messages}) from None
-    except (Exception, SystemExit) as exc:  # a plugin refusing a value its own way (even
-        # sys.exit()): still the user's value
+    except BaseException as exc:  # a plugin refusing a value its own way (even
+        if not plugin_failure(exc):  # sys.exit()): still the user's value
+            raise
         detail = exception_text(exc)
         raise ValidationError(
             {key: [f"the criterion plugin {criteria.owner(key)} refused it: {detail}"[:500]]}

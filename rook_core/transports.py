@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from .errors import ConfigError, HookFailed, PluginError, RookError, exception_text
 from .models import HookCall, HookResult
 from .plain import plain
+from .plugins import plugin_failure
 from .registry import opted_in
 
 T = TypeVar("T")
@@ -242,7 +243,9 @@ async def start_resource(spec: TransportSpec, run: Any, transports: Any) -> Any:
             f"transport {spec.key!r} ({owner}) did not start within {limit:g} s; "
             "Rook stopped waiting (no scenario was run)"
         ) from None
-    except Exception as exc:
+    except BaseException as exc:  # the plugin's bug (sys.exit() too)
+        if not plugin_failure(exc):
+            raise
         raise HookFailed(
             f"transport {spec.key!r} ({owner}) could not start: {_fault_text(exc)}"
         ) from None
@@ -262,7 +265,7 @@ async def _no_exit(awaitable: Any) -> Any:
         raise _Exited(exception_text(exc)) from None
 
 
-def _fault_text(exc: Exception) -> str:
+def _fault_text(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, _Exited) else exception_text(exc)
 
 
@@ -287,7 +290,9 @@ async def stop_resources(
                     f"transport {key!r} ({transports.owner(key)}) did not stop within "
                     f"{STOP_TIMEOUT_SECONDS:g} s; Rook stopped waiting (the run's results are kept)"
                 )
-            except Exception as exc:  # closing must never lose the run's results
+            except BaseException as exc:  # closing must never lose the run's results
+                if not plugin_failure(exc):
+                    raise
                 warn(
                     f"transport {key!r} ({transports.owner(key)}) could not stop: "
                     f"{_fault_text(exc)} "

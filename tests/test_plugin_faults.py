@@ -23,6 +23,37 @@ from rook_core.hookspecs import hookimpl
 SECRET = "hunter2-secret-value"
 
 
+OWN_BASE_EXCEPTION = """
+class Boom(BaseException):
+    \"\"\"The plugin's own exception: derived from BaseException, neither Exception
+    nor SystemExit (nor KeyboardInterrupt, CancelledError or GeneratorExit).\"\"\"
+
+
+def boom(*args):
+    raise Boom(*args)
+
+
+def interrupt(*args):
+    raise KeyboardInterrupt(*args)
+
+"""
+
+
+def leaving_by(source, how):
+    """A plugin's ``source`` as written (``sys.exit(...)``), or raising instead, with
+    the same arguments, its own ``Boom(BaseException)`` ("Boom") or a
+    ``KeyboardInterrupt`` ("KeyboardInterrupt": a Ctrl-C arriving in the plugin)."""
+    if how == "SystemExit":
+        return source
+    leave = {"Boom": "boom(", "KeyboardInterrupt": "interrupt("}[how]
+    return OWN_BASE_EXCEPTION + source.replace("sys.exit(", leave)
+
+
+LEAVING_BY = pytest.mark.parametrize("how", ["SystemExit", "Boom"])
+"""Each way a plugin leaves that is no Exception: sys.exit(), or an exception of its own
+derived from BaseException. Both are the plugin's failure, named, at every call site."""
+
+
 def secret_workspace(ws, monkeypatch, criteria=None):
     """A script agent whose profile declares the secret ``DESK_KEY``."""
     monkeypatch.setenv("DESK_KEY", SECRET)
@@ -1838,15 +1869,16 @@ def rook_register_reporters(register):
 """
 
 
+@LEAVING_BY
 def test_a_plugin_that_calls_sys_exit_is_named_and_the_run_goes_on(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path, how
 ):
     """A criterion, judge or reporter calling sys.exit() (SystemExit, no Exception)
     ended rook run at once with the plugin's exit code, 0 for sys.exit(0): no
     table, no --json document, the scenario left pending, the other reports not
     written, and CI green. In evaluate or a judge it is that criterion's error; in
     write, that report's failure (exit 1); in parse or check, a refused run (exit 2)."""
-    rook_distribution("rook-exits", {"exits": "rook_exits"}, {"rook_exits.py": EXITS})
+    rook_distribution("rook-exits", {"exits": "rook_exits"}, {"rook_exits.py": leaving_by(EXITS, how)})
     criteria = [{"quits": True}, {"judge": {"name": "leaves"}},
                 {"judge": {"name": "leaves-later"}}, {"contains": "HELLO"}]
     secret_workspace(rook_workspace, monkeypatch, criteria)
@@ -1854,19 +1886,19 @@ def test_a_plugin_that_calls_sys_exit_is_named_and_the_run_goes_on(
     r = rook_cli("run", "--json", f"--report=leaving:{out}", f"--report=junit:{tmp_path}/r.xml")
     assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
     quits, leaves, later, contains = r.report["scenarios"][0]["criteria"]
-    assert quits["reason"] == "criterion quits (exits (rook-exits)) raised SystemExit: 0", quits
-    assert leaves["reason"] == "judge 'leaves' (exits (rook-exits)) raised SystemExit: 3"
-    assert later["reason"] == "judge 'leaves-later' (exits (rook-exits)) raised SystemExit: 0"
+    assert quits["reason"] == f"criterion quits (exits (rook-exits)) raised {how}: 0", quits
+    assert leaves["reason"] == f"judge 'leaves' (exits (rook-exits)) raised {how}: 3"
+    assert later["reason"] == f"judge 'leaves-later' (exits (rook-exits)) raised {how}: 0"
     assert contains["status"] == "passed"
     assert (tmp_path / "r.xml").is_file() and not out.exists()
     assert (f"--report leaving:{out}: the 'leaving' reporter (exits (rook-exits)) failed: "
-            "SystemExit: 0") in r.stderr, r.stderr
+            f"{how}: 0") in r.stderr, r.stderr
     for where in ("parse", "check", "judge check"):
         monkeypatch.setenv("EXITS_IN", where)  # a new value: parse is not cached
         secret_workspace(rook_workspace, monkeypatch, [{"quits": where}, *criteria[1:]])
         r = rook_cli("run")
         assert r.exit_code == 2 and "exits (rook-exits)" in r.stderr, (where, r.stderr)
-        assert "SystemExit" in r.stderr, (where, r.stderr)
+        assert how in r.stderr, (where, r.stderr)
 
 
 BASE_EXCEPTIONS = """
@@ -2527,9 +2559,10 @@ def rook_evidence_recorded(result):
 """
 
 
+@LEAVING_BY
 @pytest.mark.parametrize("when", ["now", "later"])
 def test_a_transport_or_observer_that_calls_sys_exit_is_named_and_the_run_goes_on(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch, when
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, when, how
 ):
     """A transport's phase hook or an evidence observer calling sys.exit()
     (SystemExit, no Exception) ended rook run at once with the plugin's exit code:
@@ -2537,7 +2570,8 @@ def test_a_transport_or_observer_that_calls_sys_exit_is_named_and_the_run_goes_o
     (CI green) for sys.exit(0). A phase hook's is now that hook's failure, named
     like any exception it raises (close still runs); an observer's, the observer's
     warning."""
-    rook_distribution("rook-quits", {"quits": "rook_quits"}, {"rook_quits.py": QUITS})
+    rook_distribution("rook-quits", {"quits": "rook_quits"},
+                      {"rook_quits.py": leaving_by(QUITS, how)})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"quitter": when},
                                                  "close": {"quitter": when}}})
     for n in (1, 2):
@@ -2547,7 +2581,7 @@ def test_a_transport_or_observer_that_calls_sys_exit_is_named_and_the_run_goes_o
     assert r.exit_code == 1 and r.statuses() == {"s1": "passed", "s2": "error"}, r.stderr
     code = 4 if when == "now" else 5
     assert r.report["scenarios"][1]["reason"] == (
-        f"execute turn 1 failed: transport 'quitter' (quits (rook-quits)) raised SystemExit: {code}"
+        f"execute turn 1 failed: transport 'quitter' (quits (rook-quits)) raised {how}: {code}"
     )
     record = rook_workspace.record(r.report["run"]["id"], "s2.1")
     assert [h["phase"] for h in record["hooks"]] == ["execute", "close"]
@@ -2556,7 +2590,7 @@ def test_a_transport_or_observer_that_calls_sys_exit_is_named_and_the_run_goes_o
                                                  "close": {"quitter": "never"}}})
     r = rook_cli("run", "--json")
     assert r.exit_code == 0 and r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
-    assert "rook: warning: plugin quits (rook-quits) raised SystemExit in rook_evidence_recorded" \
+    assert f"rook: warning: plugin quits (rook-quits) raised {how} in rook_evidence_recorded" \
         in r.stderr, r.stderr
 
 
@@ -2598,32 +2632,34 @@ def rook_register_executors(register):
 """
 
 
+@LEAVING_BY
 def test_an_executor_that_calls_sys_exit_loses_nothing_and_never_exits_0(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, how
 ):
     """executor.md: an executor that raises loses nothing recorded, the report is
     written and rook run exits 1. One calling sys.exit(0) (SystemExit, no
     Exception) ended rook run at once with exit 0: no --json document, the rest of
     the run left pending and CI green. Its check calling it refuses the run (exit 2)."""
     rook_distribution("rook-leaves", {"leaves": "rook_leaves"},
-                      {"rook_leaves.py": LEAVES_EARLY})
+                      {"rook_leaves.py": leaving_by(LEAVES_EARLY, how)})
     secret_workspace(rook_workspace, monkeypatch)
     r = rook_cli("run", "--json", "--executor", "leaves-early")
     assert r.exit_code == 1, r.stderr
     assert r.statuses() == {"s1": "passed", "s2": "pending"}, r.stderr
-    assert ("rook: error: executor 'leaves-early' (leaves (rook-leaves)) raised SystemExit: 0"
+    assert (f"rook: error: executor 'leaves-early' (leaves (rook-leaves)) raised {how}: 0"
             in r.stderr), r.stderr
     # in a task the executor started itself, asyncio (3.11) let it end the loop: rook
     # run exited 0 (no --json document, s2 never run); now named, as the executor's is
     r = rook_cli("run", "--json", "--executor", "leaves-in-a-task")
     assert r.exit_code == 1, r.stderr
     assert r.statuses() == {"s1": "passed", "s2": "pending"}, r.stderr
+    in_a_task = " in a task it started (rook_leaves.one)" if how == "SystemExit" else ""
     assert ("rook: error: executor 'leaves-in-a-task' (leaves (rook-leaves)) raised "
-            "SystemExit: 0 in a task it started (rook_leaves.one)") in r.stderr, r.stderr
+            f"{how}: 0{in_a_task}") in r.stderr, r.stderr  # Boom comes out of its gather
     r = rook_cli("run", "--executor", "leaves-checking")
     assert r.exit_code == 2, r.stderr
     assert ("--executor leaves-checking: the executor plugin leaves (rook-leaves) could not "
-            "check its options: SystemExit: 0") in r.stderr, r.stderr
+            f"check its options: {how}: 0") in r.stderr, r.stderr
 
 
 EXITS_LOADING = """
@@ -2644,8 +2680,9 @@ def rook_register_reporters(register):
 """
 
 
+@LEAVING_BY
 def test_a_plugin_that_calls_sys_exit_while_loading_is_named_never_exit_0(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, how
 ):
     """A plugin module calling sys.exit() on import (a missing SDK, say) ended every
     rook command, rook doctor too, with its message alone and exit 1; sys.exit(0)
@@ -2653,19 +2690,19 @@ def test_a_plugin_that_calls_sys_exit_while_loading_is_named_never_exit_0(
     nothing. On import it is a plugin that failed to load (the rest of Rook runs);
     in a registration hook, that hook's error naming the plugin (exit 2)."""
     rook_distribution("rook-quitting", {"quitting": "rook_quitting"},
-                      {"rook_quitting.py": EXITS_LOADING})
+                      {"rook_quitting.py": leaving_by(EXITS_LOADING, how)})
     secret_workspace(rook_workspace, monkeypatch)
     monkeypatch.setenv("QUIT_WHERE", "import")
     r = rook_cli("run", "--json")
     assert r.exit_code == 0 and r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
-    assert ("plugin quitting (rook-quitting) failed to load: SystemExit: rook-quitting needs "
+    assert (f"plugin quitting (rook-quitting) failed to load: {how}: rook-quitting needs "
             "the Acme SDK") in r.stderr, r.stderr
     r = rook_cli("doctor")
-    assert "PROBLEM  plugin quitting: from rook-quitting failed to load: SystemExit" in r.stdout
+    assert f"PROBLEM  plugin quitting: from rook-quitting failed to load: {how}" in r.stdout
     monkeypatch.setenv("QUIT_WHERE", "register")
     r = rook_cli("run", "--json")
     assert r.exit_code == 2, r.stderr
-    assert ("plugin quitting (rook-quitting) raised SystemExit in rook_register_reporters: 0"
+    assert (f"plugin quitting (rook-quitting) raised {how} in rook_register_reporters: 0"
             in r.stderr), r.stderr
 
 
@@ -2729,15 +2766,16 @@ def rook_register_connectors(register):
 """
 
 
+@LEAVING_BY
 @pytest.mark.parametrize("where", ["load_config", "start", "stop", "run_turn"])
 def test_a_transport_or_connector_that_calls_sys_exit_elsewhere_never_exits_0(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch, where
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, where, how
 ):
     """sys.exit(0) in a transport's load_config, start or stop, or in a
     connector's method, ended rook run at once with exit 0 (CI green, nothing
     judged, no --json document). Each is now named as any exception there is."""
     rook_distribution("rook-leaver", {"leaver": "rook_leaver"},
-                      {"rook_leaver.py": QUITS_ELSEWHERE})
+                      {"rook_leaver.py": leaving_by(QUITS_ELSEWHERE, how)})
     monkeypatch.setenv("QUIT_WHERE", where)
     secret_workspace(rook_workspace, monkeypatch)
     hooks = {"execute": "scripts/echo.sh", "close": {"leaver": {}}}
@@ -2747,14 +2785,112 @@ def test_a_transport_or_connector_that_calls_sys_exit_elsewhere_never_exits_0(
     r = rook_cli("run", "--json")
     said = {
         "load_config": "hooks.close.leaver: the transport plugin leaver (rook-leaver) refused it: "
-        "SystemExit: 0",
-        "start": "transport 'leaver' (leaver (rook-leaver)) could not start: SystemExit: 0",
+        f"{how}: 0",
+        "start": f"transport 'leaver' (leaver (rook-leaver)) could not start: {how}: 0",
         "stop": "rook: warning: transport 'leaver' (leaver (rook-leaver)) could not stop: "
-        "SystemExit: 0 (the run's results are kept)",
-        "run_turn": "execute turn 1 failed: connector 'leaving' run_turn raised SystemExit: 0",
+        f"{how}: 0 (the run's results are kept)",
+        "run_turn": f"execute turn 1 failed: connector 'leaving' run_turn raised {how}: 0",
     }[where]
     assert said in r.stderr, r.stderr
     assert r.exit_code == {"load_config": 2, "stop": 0}.get(where, 1), r.stderr
     if where != "load_config":  # the run was recorded and reported
         assert r.statuses() == ({"s1": "passed", "s2": "passed"} if where == "stop"
                                 else {"s1": "error", "s2": "error"}), r.stderr
+
+
+LEAVES_CHECKING = """
+import os
+import sys
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+WHERE = os.environ.get("QUIT_WHERE")
+
+
+def leave_in(where, value=None):
+    if WHERE == where:
+        sys.exit(0)
+    return value
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(
+        key="checker",
+        load_config=lambda value: value,
+        env_names=lambda config: leave_in("env_names", []),
+        resolve=lambda config, agent: leave_in("resolve", config),
+        check=lambda config, plugins: leave_in("check", config),
+        runnable=lambda config, scenario: leave_in("runnable"),
+        check_scenario=lambda config, scenario: leave_in("check_scenario"),
+        continuity=lambda config: leave_in("continuity"),
+        saved_names=lambda config: leave_in("saved_names", []),
+    ))
+
+
+async def opened(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={}, transport="checker")
+
+
+@hookimpl
+def rook_session_open(call):
+    return opened(call) if call.entry.transport == "checker" else None
+"""
+
+
+@LEAVING_BY
+@pytest.mark.parametrize("where", ["env_names", "resolve", "check", "check_scenario",
+                                   "continuity", "saved_names", "runnable"])
+def test_a_transport_that_leaves_while_checking_is_named_never_exit_0(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, where, how
+):
+    """sys.exit(0) in a transport's env_names, resolve, check, check_scenario,
+    continuity, saved_names or runnable (guarded for an Exception only) ended rook
+    run at once with exit 0, nothing run and nothing said; its own BaseException,
+    with a traceback. Each is named as any exception there is: a refused run
+    (exit 2), or for runnable the scenario's error (exit 1)."""
+    rook_distribution("rook-checker", {"checker": "rook_checker"},
+                      {"rook_checker.py": leaving_by(LEAVES_CHECKING, how)})
+    monkeypatch.setenv("QUIT_WHERE", where)
+    secret_workspace(rook_workspace, monkeypatch)
+    rook_workspace.profile({"id": "p", "hooks": {
+        "open": {"checker": {}},
+        # an http: entry asks every earlier entry what it saves (saved_names)
+        "execute": {"http": {"url": "http://127.0.0.1:9/", "body": {"q": "{{goal}}"},
+                             "extract": {"output": "answer"}}},
+    }})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert "checker (rook-checker)" in r.stderr, r.stderr
+    if where == "runnable":
+        assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
+        assert f"raised {how} in runnable: 0" in r.stderr, r.stderr
+        return
+    assert f"{how}: 0" in r.stderr and r.exit_code == 2, r.stderr
+
+
+@pytest.mark.parametrize("where", ["env_names", "check", "continuity", "saved_names"])
+def test_a_ctrl_c_arriving_in_a_transport_s_check_still_interrupts_rook(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, where
+):
+    """A plugin's own failure, whatever it raises, is named where it was called;
+    a KeyboardInterrupt there is the user's Ctrl-C arriving while the plugin ran,
+    never the plugin's failure: rook run stops as interrupted (exit 130). (These run
+    before the run's signal handlers are set; during the run a Ctrl-C reaches them,
+    not the plugin.)"""
+    rook_distribution("rook-checker", {"checker": "rook_checker"},
+                      {"rook_checker.py": leaving_by(LEAVES_CHECKING, "KeyboardInterrupt")})
+    monkeypatch.setenv("QUIT_WHERE", where)
+    secret_workspace(rook_workspace, monkeypatch)
+    rook_workspace.profile({"id": "p", "hooks": {
+        "open": {"checker": {}},
+        "execute": {"http": {"url": "http://127.0.0.1:9/", "body": {"q": "{{goal}}"},
+                             "extract": {"output": "answer"}}},
+    }})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 130 and "rook: interrupted" in r.stderr, r.stderr
+    assert "KeyboardInterrupt" not in r.stderr and "checker" not in r.stderr, r.stderr

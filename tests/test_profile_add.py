@@ -3069,36 +3069,52 @@ def test_a_plugin_author_reads_a_url_of_its_own_scheme(rook_plugin, rook_workspa
     assert profile(rook_workspace, "support")["hook_env"] == {"ACME_DESK": "support/v2"}
 
 
+class Boom(BaseException):
+    """An author's own exception: neither Exception nor SystemExit."""
+
+
 class LeavingAuthor(AcmeUriAuthor):
-    def __init__(self, where):
-        self.where = where
+    def __init__(self, where, how):
+        self.where, self.how = where, how
+
+    def leave(self, code):
+        if self.how == "SystemExit":
+            sys.exit(code)
+        raise Boom(code)
 
     def detect(self, source):
         if self.where == "detect":
-            sys.exit(0)
+            self.leave(0)
         return super().detect(source)
+
+    def suggest_name(self, source):
+        if self.where == "suggest_name":
+            self.leave(0)
+        return super().suggest_name(source)
 
     def write(self, request):
         if self.where == "write":
-            sys.exit(0)
+            self.leave(0)
         return super().write(request)
 
 
-@pytest.mark.parametrize("where", ["detect", "write"])
+@pytest.mark.parametrize("how", ["SystemExit", "Boom"])
+@pytest.mark.parametrize("where", ["detect", "suggest_name", "write"])
 def test_a_plugin_author_that_calls_sys_exit_is_named_never_exit_0(
-    rook_plugin, rook_workspace, rook_cli, where
+    rook_plugin, rook_workspace, rook_cli, where, how
 ):
     """An author's detect or write calling sys.exit(0) (SystemExit, no Exception)
-    ended rook profile add with exit 0 and nothing written nor said; it is the
-    author's failure, named, as any exception it raises (exit 2)."""
+    ended rook profile add with exit 0 and nothing written nor said; raising an
+    exception of its own derived from BaseException, with a traceback. Either is
+    the author's failure, named, as any exception it raises (exit 2)."""
     from rook_core.hookspecs import hookimpl
 
     class Plugin:
         @hookimpl
         def rook_register_authors(self, register):
-            register("leaving", LeavingAuthor(where))
+            register("leaving", LeavingAuthor(where, how))
 
     rook_plugin(Plugin())
     r = add(rook_cli, rook_workspace, "--from", "acme://support", "--no-test")
-    assert r.exit_code != 0, r.stdout
-    assert "author 'leaving' (" in r.stderr and "SystemExit: 0" in r.stderr, r.stderr
+    assert r.exit_code == 2 and r.exception is None, r.stdout
+    assert "author " in r.stderr and f"{how}: 0" in r.stderr, r.stderr

@@ -26,6 +26,7 @@ from typing import Any
 
 from rook_core.errors import ConfigError, exception_text
 from rook_core.models import HOOK_PHASES
+from rook_core.plugins import plugin_failure
 
 from .entry import HttpConfig
 from .template import BUILTINS, ENV_NAME, placeholders, unavailable_in
@@ -68,7 +69,9 @@ def _saved_names(spec: Any, entry: Any, phase: str, plugins: Any) -> list[str]:
     try:
         names = spec.saved_names(entry.config)
         listed = None if isinstance(names, (str, bytes)) else list(names)
-    except Exception as exc:  # the other plugin's bug, named
+    except BaseException as exc:  # the other plugin's bug, named
+        if not plugin_failure(exc):
+            raise
         raise ConfigError(f"{who}: {exception_text(exc)}") from None
     if listed is None or not all(isinstance(n, str) for n in listed):
         raise ConfigError(f"{who}: returned {names!r:.200}, not a list of names")
