@@ -42,7 +42,13 @@ from .errors import (
 )
 from .hookenv import base_environment, check_env, hook_env
 from .hookio import OutputError, preview, turn_evidence
-from .judging import JudgingContext, check_criteria, judge_profile_users, may_ask_judge_profile
+from .judging import (
+    JudgingContext,
+    check_criteria,
+    judge_profile_users,
+    may_ask_judge_profile,
+    queueing,
+)
 from .lifecycle import delay
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun
 from .plain import plain
@@ -360,8 +366,12 @@ class JudgeClient:
         judged = Scenario(id=scenario.id, name=f"judge: {scenario.name}", turns=[prompt])
         sr = ScenarioRun(judged, repeat_index, repeat_count)
         session = f"{self.ctx.id}-judge-{n}-{uuid.uuid4().hex[:8]}"
-        async with self._slots:
+        with queueing():  # waiting for a slot is not judging (a judge's timeout_seconds)
+            await self._slots.acquire()
+        try:
             return await self._judge(prompt, sr, session, state_dir, record, who)
+        finally:
+            self._slots.release()
 
     async def _judge(
         self,

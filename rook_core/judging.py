@@ -9,12 +9,14 @@ criterion needs but the agent did not give is ``unverifiable``, never a pass.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import json
 import re
 import threading
-from collections.abc import Awaitable
+import time
+from collections.abc import Awaitable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -172,22 +174,83 @@ OVERDUE = object()
 """What :func:`within` gives for an evaluation that took longer than its bound."""
 
 
+class _Budget:
+    """The time an evaluation bounded by :func:`within` has spent judging: its
+    ``seconds`` since it began, less the time it waited for a turn
+    (:func:`queueing`: a judge profile's slot, held by other judgements)."""
+
+    __slots__ = ("seconds", "started", "queued", "since", "waits")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started = time.monotonic()
+        self.queued = 0.0  # waited, over
+        self.since = 0.0  # when the waits under way began
+        self.waits = 0  # waits under way (the evaluation asks twice at once)
+
+    def left(self) -> float:
+        now = time.monotonic()
+        queued = self.queued + (now - self.since if self.waits else 0.0)
+        return self.seconds - (now - self.started - queued)
+
+
+_BUDGETS: contextvars.ContextVar[tuple[_Budget, ...]] = contextvars.ContextVar(
+    "rook_judging_budgets", default=()
+)
+"""The budgets of the evaluations the current task runs in (:func:`within`)."""
+
+
+@contextlib.contextmanager
+def queueing() -> Iterator[None]:
+    """Time spent inside is a wait for a turn (a judge profile's ``concurrency``
+    slot, taken by other judgements), not judging: it does not count toward the
+    ``timeout_seconds`` of the evaluation that waits (:func:`within`), so a judge
+    judged together with others, or beside other scenarios', gets its whole
+    timeout to judge. Nothing to do outside a bounded evaluation (a ``rubric``)."""
+    budgets = _BUDGETS.get()
+    if not budgets:  # a rubric's: no timeout_seconds to spare
+        yield
+        return
+    now = time.monotonic()
+    for budget in budgets:
+        if not budget.waits:
+            budget.since = now
+        budget.waits += 1
+    try:
+        yield
+    finally:
+        now = time.monotonic()
+        for budget in budgets:
+            budget.waits -= 1
+            if not budget.waits:
+                budget.queued += now - budget.since
+
+
 async def within(awaitable: Awaitable[Any], seconds: float | None) -> Any:
-    """``await awaitable`` for at most ``seconds`` (``None``: no bound); past it,
-    it is cancelled and the result is :data:`OVERDUE` (a plugin's own
-    ``TimeoutError`` is raised as any other exception)."""
+    """``await awaitable`` for at most ``seconds`` of judging (``None``: no bound;
+    a wait inside :func:`queueing` is not counted); past it, it is cancelled and
+    the result is :data:`OVERDUE` (a plugin's own ``TimeoutError`` is raised as
+    any other exception)."""
     if seconds is None:
         return await awaitable
-    task = asyncio.ensure_future(awaitable)
+    budget = _Budget(seconds)
+    token = _BUDGETS.set((*_BUDGETS.get(), budget))
     try:
-        done, _ = await asyncio.wait({task}, timeout=seconds)
+        task = asyncio.ensure_future(awaitable)  # a coroutine's task holds the budget
+    finally:
+        _BUDGETS.reset(token)
+    try:
+        left = seconds
+        while left > 0:
+            done, _ = await asyncio.wait({task}, timeout=left)
+            if done:
+                return task.result()
+            left = budget.left()  # more when it waited for a turn meanwhile
     except asyncio.CancelledError:  # the run was interrupted: so is the evaluation
         task.cancel()
         raise
-    if not done:
-        task.cancel()
-        return OVERDUE
-    return task.result()
+    task.cancel()
+    return OVERDUE
 
 
 def in_thread(fn: Any, *args: Any) -> asyncio.Future[Any]:

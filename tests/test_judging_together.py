@@ -170,3 +170,53 @@ def test_rubrics_of_a_scenario_reach_the_judge_profile_together(
     assert "says refund" in prompts[0] and "is polite" in prompts[1]
     assert json.loads(json.dumps(criteria[0]["evidence"]["judge"]["answer"])) == {
         "pass": True, "reason": "met"}
+
+
+ASKING = """
+from rook_core.hookspecs import hookimpl
+from rook_core.models import ERROR, FAILED, PASSED, Verdict
+
+
+class Asker:
+    timeout_seconds = 4
+
+    async def __call__(self, config, view):
+        answer = await view.judging.client.ask(f"judge {config['n']}", view.scenario)
+        if not answer.ok:
+            return Verdict(ERROR, answer.diagnosis)
+        return Verdict(PASSED if answer.passed else FAILED, f"asked {config['n']}")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("asker", Asker())
+"""
+
+SLOW_JUDGE = """#!/bin/bash
+[ "$1" = execute ] || { echo '{}'; exit 0; }
+cat > /dev/null
+sleep 1.5
+echo '{"output": "{\\"pass\\": true, \\"reason\\": \\"fine\\"}"}'
+"""
+
+
+def test_waiting_for_a_judge_profile_slot_is_not_judging_time(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """Plugin judges judged together that ask a judge profile of concurrency 1 took
+    turns at it: the wait for its slot counted toward each judge's own
+    timeout_seconds, so the fourth, after three judgements of 1.5 s before it,
+    'gave no verdict within 4 s' though its own judgement took 1.5 s. A timeout
+    bounds the judging, not the queueing: each judge passes."""
+    rook_distribution("rook-asker", {"asker": "rook_asker"}, {"rook_asker.py": ASKING})
+    agent(rook_workspace, [{"judge": {"name": "asker", "n": n}} for n in range(4)])
+    rook_workspace.script("slow-judge.sh", SLOW_JUDGE)
+    rook_workspace.profile(
+        {"id": "grader", "hooks": {"execute": "scripts/slow-judge.sh"}, "concurrency": 1},
+        active=False,
+    )
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    criteria = r.report["scenarios"][0]["criteria"]
+    assert [(c["status"], c["reason"]) for c in criteria] == [
+        ("passed", f"asked {n}") for n in range(4)], criteria
+    assert r.exit_code == 0, r.stderr
