@@ -355,7 +355,8 @@ class JudgeClient:
         prompt = self.redactor.text(prompt)
         who = f"judge profile {self.profile.id!r}"
         record: dict[str, Any] = {"profile": self.profile.id, "prompt": prompt, "hooks": []}
-        failed = await self._prepare()
+        with queueing():  # nor is the judge profile's prepare, once a run (its own timeout)
+            failed = await self._prepare()
         if failed:
             return JudgeAnswer("error", diagnosis=f"{who}: {failed}", record=record)
         if self._slots is None:

@@ -203,7 +203,8 @@ _BUDGETS: contextvars.ContextVar[tuple[_Budget, ...]] = contextvars.ContextVar(
 @contextlib.contextmanager
 def queueing() -> Iterator[None]:
     """Time spent inside is a wait for a turn (a judge profile's ``concurrency``
-    slot, taken by other judgements), not judging: it does not count toward the
+    slot, taken by other judgements; its prepare, once a run, bounded by its own
+    timeout), not judging: it does not count toward the
     ``timeout_seconds`` of the evaluation that waits (:func:`within`), so a judge
     judged together with others, or beside other scenarios', gets its whole
     timeout to judge. Nothing to do outside a bounded evaluation (a ``rubric``)."""

@@ -220,3 +220,26 @@ def test_waiting_for_a_judge_profile_slot_is_not_judging_time(
     assert [(c["status"], c["reason"]) for c in criteria] == [
         ("passed", f"asked {n}") for n in range(4)], criteria
     assert r.exit_code == 0, r.stderr
+
+
+def test_the_judge_profile_s_prepare_is_not_a_judge_s_judging_time(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """The judge profile's prepare (once a run, with a timeout of its own: a
+    sign-in) ran inside the first judge's timeout_seconds, and every judge asking
+    meanwhile waited for it inside its own: a prepare of 3 s and judgements of
+    1.5 s made judges of 4 s give no verdict. Not judging: not counted."""
+    rook_distribution("rook-asker", {"asker": "rook_asker"}, {"rook_asker.py": ASKING})
+    agent(rook_workspace, [{"judge": {"name": "asker", "n": n}} for n in range(2)])
+    rook_workspace.script("slow-judge.sh", SLOW_JUDGE.replace(
+        "[ \"$1\" = execute ]", "[ \"$1\" = prepare ] && sleep 3\n[ \"$1\" = execute ]"))
+    rook_workspace.profile(
+        {"id": "grader", "concurrency": 2,
+         "hooks": {"prepare": "scripts/slow-judge.sh", "execute": "scripts/slow-judge.sh"}},
+        active=False,
+    )
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    criteria = r.report["scenarios"][0]["criteria"]
+    assert [(c["status"], c["reason"]) for c in criteria] == [
+        ("passed", f"asked {n}") for n in range(2)], criteria
+    assert r.exit_code == 0, r.stderr
