@@ -2319,8 +2319,12 @@ from rook_core.hookspecs import hookimpl
 from rook_core.transports import TransportSpec, saves_nothing
 
 
+class Boom(BaseException):
+    pass
+
+
 async def execute(call):
-    raise RuntimeError()
+    raise RAISED()
 
 
 @hookimpl
@@ -2335,22 +2339,25 @@ def rook_transport_execute(call):
 """
 
 
+@pytest.mark.parametrize("raised", ["RuntimeError", "SystemExit", "Boom"])
 def test_a_transport_that_raises_without_a_message_is_named_without_a_dangling_colon(
-    rook_distribution, rook_workspace, rook_cli, monkeypatch
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, raised
 ):
     """A transport plugin raising a bare RuntimeError() failed the agent's hook, or
     a judgement, with "transport 'boom' raised RuntimeError: ", a colon followed by
-    nothing."""
-    rook_distribution("rook-boom", {"boom": "rook_boom"}, {"rook_boom.py": BARE_TRANSPORT})
+    nothing. Its own BaseException (Boom) ended rook run with a traceback, in the
+    agent's hook or the judge profile's; sys.exit() is named too."""
+    rook_distribution("rook-boom", {"boom": "rook_boom"},
+                      {"rook_boom.py": BARE_TRANSPORT.replace("RAISED", raised)})
     secret_workspace(rook_workspace, monkeypatch, [{"rubric": "says hello"}])
     rook_workspace.profile({"id": "grader", "hooks": {"execute": {"boom": {}}}}, active=False)
     r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
     (verdict,) = r.report["scenarios"][0]["criteria"]
-    assert verdict["reason"].endswith("transport 'boom' (boom (rook-boom)) raised RuntimeError")
+    assert verdict["reason"].endswith(f"transport 'boom' (boom (rook-boom)) raised {raised}")
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"boom": {}}}})
     r = rook_cli("run", "--json", "--only", "s1", "--judge-profile", "grader")
     (hook,) = r.report["scenarios"][0]["hooks"]
-    assert hook["diagnosis"] == "transport 'boom' (boom (rook-boom)) raised RuntimeError", hook
+    assert hook["diagnosis"] == f"transport 'boom' (boom (rook-boom)) raised {raised}", hook
 
 
 LOUD = """
