@@ -59,3 +59,12 @@ def orphaned(dask_scheduler: Any) -> list[str]:
         for name in dask_scheduler.worker_plugins
         if name.startswith(PREFIX) and name.rpartition("@")[2] not in dask_scheduler.clients
     ]
+
+
+def restrict(keys: list[str], workers: list[str], dask_scheduler: Any = None) -> int:
+    """Run on the scheduler: the tasks ``keys`` (those still there) may run on ``workers``
+    from now on (a worker that joined a run whose scenario runs are restricted to the
+    workers that load Rook). Returns how many tasks were changed."""
+    tasks = {k: workers for k in keys if k in dask_scheduler.tasks}
+    dask_scheduler.set_restrictions(tasks)
+    return len(tasks)

@@ -538,6 +538,8 @@ class _Session:
         Rook (:meth:`_workers_load_rook`), less those in :attr:`left_out`."""
         self.left_out: set[str] = set()
         """Workers that failed a scenario run for their own sake (:meth:`_elsewhere`)."""
+        self.asked: set[str] = set()
+        """Workers asked whether they load Rook (:meth:`_workers_load_rook`, :meth:`_admit`)."""
         self.refused: dict[str, list[str]] = {}  # scenario run -> why workers could not run it
         self.failed_tokens: set[str] = set()  # those attempts (never lost attempts)
         self.disconnected = False
@@ -587,11 +589,13 @@ class _Session:
         await self._place_workspace()
 
     async def _workers_load_rook(self) -> None:
-        """Once per run: which workers can load Rook's worker code. One that cannot (no
+        """Once per run (a worker that joins later: :meth:`_admit`): which workers can load
+        Rook's worker code. One that cannot (no
         Rook there, or a broken one) would fail the probe, the shipped workspace and every
         scenario run Dask gave it: it is left out (:attr:`workers`), named in a warning;
         when no worker can, the run stops here, naming each, never a worker it is not."""
         answers = await self.client.run(self.w.loaded, on_error="return")
+        self.asked = set(answers)
         broken = {w: a for w, a in answers.items() if isinstance(a, BaseException)}
         if not broken:
             return
@@ -732,6 +736,8 @@ class _Session:
             except Exception:  # the scheduler lost: its futures say so (``_infra``)
                 continue
             if self.workers is not None:  # some left out: only the others take scenarios
+                if not set(workers) <= self.asked:  # one joined: may it take them too?
+                    await self._admit(sorted(set(workers) - self.asked))
                 workers = [w for w in workers if w in self.workers]
             if workers or not self.futures:  # (judging here, with a judge profile, needs none)
                 gone_since = None
@@ -750,6 +756,39 @@ class _Session:
                 with contextlib.suppress(Exception):  # the scheduler lost too: they end anyway
                     await self.client.cancel(futures)
             return
+
+    async def _admit(self, joined: list[str]) -> None:
+        """Workers that joined the scheduler after some were left out (:attr:`workers`
+        restricts the scenario runs to the others): each is asked, as at set-up, whether
+        it loads Rook; one that does takes this run's scenario runs from now on, those
+        already sent and waiting for a thread included (their restrictions widened on the
+        scheduler: Dask's work stealing then moves them to it). Only on such a run, from
+        :meth:`watch_workers`, and once per worker."""
+        try:
+            answers = await asyncio.wait_for(
+                self.client.run(self.w.loaded, workers=joined, on_error="return"), CONNECT_TIMEOUT
+            )
+        except Exception:  # it left already, or the scheduler is lost: asked again next time
+            return
+        self.asked |= set(answers)
+        broken = {w: a for w, a in answers.items() if isinstance(a, BaseException)}
+        for w, a in sorted(broken.items()):
+            self._warn(
+                f"--executor dask: Dask worker {w}, which joined the scheduler, cannot run "
+                f"Rook's work there: {_remote_error(a)}; this run sends it no scenario runs. "
+                "Install rook-harness[dask] on every Dask worker, the same version as where "
+                "rook run runs"
+            )
+        good = {w for w in answers if w not in broken and w not in self.left_out}
+        if not good or self.workers is None:
+            return
+        self.workers = sorted({*self.workers, *good})
+        keys = [f.key for f in self.futures.values()]
+        if keys:
+            from .dask_ship import restrict
+
+            with contextlib.suppress(Exception):  # those sent from now on go there anyway
+                await self.client.run_on_scheduler(restrict, keys, self.workers)
 
     # -- events from workers -------------------------------------------------
 

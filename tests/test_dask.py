@@ -1702,3 +1702,74 @@ def test_rook_killed_on_its_own_local_cluster_leaves_no_warning_of_leaked_semaph
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
     assert "leaked semaphore" not in err and "Warning" not in err, err
+
+
+WAITS_FOR_GO = r"""
+#!/bin/bash
+[ "$1" = execute ] || exit 0
+cat > /dev/null
+echo "$PPID" >> "$MARKS/started"
+for _ in $(seq 300); do [ -e "$MARKS/go" ] && break; sleep 0.1; done
+printf '{"output": "fine", "ppid": %s}\n' "$PPID"
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_that_joins_after_one_was_left_out_takes_scenario_runs(
+    rook_workspace, tmp_path
+):
+    """Once a worker was left out (it could not load Rook), the run pinned its scenario
+    runs to the workers that were good as it set up: a good worker that joined later sat
+    idle while the one slow worker took them all in turn. Now a worker that joins is asked
+    whether it loads Rook, and then takes scenario runs, those waiting included."""
+    shadow = tmp_path / "shadow" / "rook_plugins"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("this Rook is broken")\n')
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    rook_workspace.script("agent.sh", WAITS_FOR_GO)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "hook_env": {"MARKS": str(marks)}})
+    for i in range(4):
+        rook_workspace.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    address = cluster.scheduler_address
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    worker = [dask_cli, "worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"]
+    quiet: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    bad = subprocess.Popen(worker, env={**os.environ, "PYTHONPATH": str(shadow.parent)}, **quiet)
+    late = rook = None
+    try:
+        with distributed.Client(cluster) as client:
+            client.wait_for_workers(2, timeout=60)
+            rook = subprocess.Popen(
+                [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+                 "--executor", "dask", "--scheduler", address, "-j", "4", "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.time() + 60
+            while not (marks / "started").is_file() and time.time() < deadline:
+                time.sleep(0.05)  # set up (the broken worker left out), one scenario running
+            assert (marks / "started").is_file(), rook.communicate(timeout=30)
+            late = subprocess.Popen(worker, **quiet)
+            client.wait_for_workers(3, timeout=60)
+            deadline = time.time() + 15  # the late worker takes a waiting scenario run
+            while str(late.pid) not in (marks / "started").read_text().split():
+                if time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            (marks / "go").touch()
+            out, err = rook.communicate(timeout=60)
+    finally:
+        for p in (bad, late, rook):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+        cluster.close()
+    assert rook.returncode == 0, err
+    assert "Traceback" not in err, err
+    report = json.loads(out)
+    ran_on = [s["turns"][0]["evidence"]["ppid"] for s in report["scenarios"]]
+    assert late.pid in ran_on, (late.pid, ran_on, err)
+    assert bad.pid not in ran_on
