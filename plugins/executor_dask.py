@@ -498,6 +498,15 @@ def _remote_error(exc: BaseException) -> str:
     return f"{match.group(1)}: {match.group(3)}" if match else text
 
 
+UNREADABLE = "Error during deserialization of the task graph"
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """Whether a task failed on the scheduler, which could not read it (Dask reads each
+    task there: a scheduler without Rook, or a broken one, cannot)."""
+    return isinstance(exc, RuntimeError) and str(exc).startswith(UNREADABLE)
+
+
 def _plugin_of(registry: Any, name: str) -> dict[str, Any]:
     return {"owner": registry.owner(name), "distribution": registry.distribution(name)}
 
@@ -529,6 +538,8 @@ class _Session:
         self._cancel: asyncio.Future[Any] | None = None
         self.no_workers: str | None = None
         """Set when every worker left and none joined in time: why the run stops."""
+        self.unreadable: str | None = None
+        """Set when the scheduler could not read a scenario run's task: why the run stops."""
         self._shipped_plugin: Any = None
         self.scheduler_id: Any = None
         """The scheduler's id as the run set up (a scheduler started anew has another)."""
@@ -928,6 +939,12 @@ class _Session:
                     raise
                 if ok or sr.key in self.given_up or not await self._elsewhere(sr.key, value):
                     break
+            if not ok and _unreadable(value):  # so would it every other: nothing more is sent
+                self.unreadable = (
+                    f"the Dask scheduler at {self.client.scheduler.address} cannot read Rook's "
+                    f"tasks (Dask: {UNREADABLE}): install rook-harness[dask] there, the same "
+                    "version as where rook run runs"
+                )
             if not ok or sr.key in self.given_up:  # a third attempt is not accepted either
                 stored = self._infra(sr, record, value)
                 return
@@ -1020,6 +1037,8 @@ class _Session:
                 "the connection to the Dask scheduler was lost while this scenario ran; "
                 "nothing came back from its worker"
             )
+        elif self.unreadable is not None and _unreadable(exc):  # Dask's words span lines
+            why = self.unreadable
         elif isinstance(exc, self.w.IN_ROOKS_WORDS):  # the worker's message names it
             why = str(exc)
         else:
@@ -1148,7 +1167,11 @@ class DaskExecutor:
 
                 async def lane() -> None:
                     for sr, record, todo in queue:  # shared iterator: each run taken once
-                        if session.no_workers is not None or not await session.connected():
+                        if (
+                            session.no_workers
+                            or session.unreadable
+                            or not await session.connected()
+                        ):
                             return  # no worker or scheduler to run it: left pending, never sent
                         await session.run_one(sr, record, todo)
 
@@ -1169,6 +1192,11 @@ class DaskExecutor:
                     raise RunStopped(
                         f"--executor dask: {session.no_workers}: the scenario runs in flight "
                         "are infrastructure errors, the others were not sent"
+                    )
+                if session.unreadable is not None:
+                    raise RunStopped(
+                        f"--executor dask: {session.unreadable}: the scenario runs sent are "
+                        "infrastructure errors, the others were not sent"
                     )
                 if session.disconnected:
                     raise RunStopped(

@@ -1773,3 +1773,56 @@ def test_a_worker_that_joins_after_one_was_left_out_takes_scenario_runs(
     ran_on = [s["turns"][0]["evidence"]["ppid"] for s in report["scenarios"]]
     assert late.pid in ran_on, (late.pid, ran_on, err)
     assert bad.pid not in ran_on
+
+
+@pytest.mark.timeout(120)
+def test_a_scheduler_that_cannot_load_rook_stops_the_run_saying_so(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A scheduler without Rook (or a broken one) cannot read a scenario run's task. Each
+    scenario run was an infrastructure error, one after the other, whose reason was Dask's
+    'RuntimeError: Error during deserialization of the task graph. This frequently\\noccurs
+    if the Scheduler and Client have different environments...', split over lines, naming
+    neither the scheduler nor Rook. Now the first one stops the run: those sent are
+    infrastructure errors saying what to install where, the others are left pending."""
+    shadow = tmp_path / "shadow" / "rook_plugins"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("this Rook is broken")\n')
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    for i in range(6):
+        rook_workspace.scenario({"id": f"s{i}", "goal": "fine", "criteria": [{"contains": "fine"}]})
+    file = tmp_path / "scheduler.json"
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    quiet: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen(
+        [dask_cli, "scheduler", "--scheduler-file", str(file), "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard"],
+        env={**os.environ, "PYTHONPATH": str(shadow.parent)}, **quiet)
+    worker = None
+    try:
+        deadline = time.time() + 60
+        while not file.is_file() and time.time() < deadline:
+            time.sleep(0.05)
+        worker = subprocess.Popen(
+            [dask_cli, "worker", "--scheduler-file", str(file), "--nthreads", "2",
+             "--no-dashboard", "--no-nanny"], **quiet)
+        r = rook_cli("run", "--executor", "dask", "--scheduler", str(file), "--json", "-j", "2")
+    finally:
+        for p in (worker, scheduler):
+            if p is not None:
+                p.kill()
+                p.wait(10)
+    assert r.exit_code == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    address = json.loads(file.read_text())["address"]
+    said = (f"the Dask scheduler at {address} cannot read Rook's tasks (Dask: Error during "
+            "deserialization of the task graph): install rook-harness[dask] there, the same "
+            "version as where rook run runs")
+    assert r.stderr.count(f"rook: error: --executor dask: {said}") == 1, r.stderr
+    statuses = r.statuses()
+    assert set(statuses.values()) == {"infra_error", "pending"}, statuses
+    assert list(statuses.values()).count("infra_error") <= 2, statuses  # those in flight
+    for s in r.report["scenarios"]:
+        if s["status"] == "infra_error":
+            assert s["reason"].startswith(f"infrastructure error: {said} (rook run --run "), s
+            assert "\n" not in s["reason"], s["reason"]
