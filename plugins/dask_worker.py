@@ -30,7 +30,7 @@ import tarfile
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -425,6 +425,14 @@ _rook: Any = None
 _rook_lock = threading.Lock()
 _active: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]]] = {}
 _active_lock = threading.Lock()
+_keys: dict[asyncio.Task[Any], tuple[str, int]] = {}
+"""The Dask task each scenario run in :data:`_active` runs as: its key, and its worker's
+``id`` (a process may hold several workers: an in-process cluster)."""
+_stopping: set[asyncio.Task[Any]] = set()
+"""Scenario runs cancelled already (:func:`cancel_run`, :func:`_stop_released`): once."""
+_watched: set[int] = set()
+"""The workers (``id``) on which :func:`_stop_released` runs, once a second."""
+RELEASED_EVERY = 1.0
 
 
 def _plugins() -> Any:
@@ -546,12 +554,20 @@ def _lacking_now(job: WorkerJob, address: str) -> str | None:
 
 
 async def _compute(
-    engine: Engine, sr: Any, record: dict[str, Any], todo: list[str], session: str
+    engine: Engine,
+    sr: Any,
+    record: dict[str, Any],
+    todo: list[str],
+    session: str,
+    key: tuple[str, int] | None = None,
 ) -> None:
     redact.use(engine.redactor)  # what this task cuts for a message is redacted first
-    entry = (asyncio.get_running_loop(), asyncio.current_task())
+    task = asyncio.current_task()
+    entry = (asyncio.get_running_loop(), task)
     with _active_lock:
         _active.setdefault(session, set()).add(entry)  # type: ignore[arg-type]
+        if key is not None and task is not None:
+            _keys[task] = key
     try:
         await engine.start_transports()
         try:
@@ -563,6 +579,56 @@ async def _compute(
             _active.get(session, set()).discard(entry)  # type: ignore[arg-type]
             if not _active.get(session, True):
                 del _active[session]
+            if task is not None:
+                _keys.pop(task, None)
+                _stopping.discard(task)
+
+
+def _watch_released(worker: Any) -> None:
+    """Once per worker process: every second, :func:`_stop_released` (a periodic callback
+    on the worker's event loop, where its task states live; stopped as the worker closes)."""
+    with _active_lock:
+        if id(worker) in _watched:
+            return
+        _watched.add(id(worker))
+
+    def start() -> None:
+        from tornado.ioloop import PeriodicCallback
+
+        def tick() -> None:
+            _stop_released(worker)
+
+        pc = PeriodicCallback(tick, RELEASED_EVERY * 1000)
+        worker.periodic_callbacks["rook-released"] = pc
+        pc.start()
+
+    worker.loop.add_callback(start)
+
+
+def _stop_released(worker: Any) -> int:
+    """Cancel the scenario runs whose Dask task the scheduler released while it ran (its
+    ``rook run`` is gone, killed with SIGKILL, so its client is; or it cancelled the task):
+    their hooks are killed as those of a cancelled run (:func:`cancel_run`), never left
+    to run to their timeouts, holding this worker's threads. Returns how many."""
+    with _active_lock:
+        running = [
+            (loop, task, _keys[task][0])
+            for entries in _active.values()
+            for loop, task in entries
+            if task in _keys and _keys[task][1] == id(worker) and task not in _stopping
+        ]
+    released = []
+    for loop, task, key in running:
+        ts = worker.state.tasks.get(key)
+        if ts is None or ts.state in ("cancelled", "released", "forgotten"):
+            released.append((loop, task))
+    with _active_lock:
+        for loop, task in released:
+            if task in _keys and task not in _stopping:
+                _stopping.add(task)
+                with suppress(RuntimeError):  # it ended meanwhile: its loop closed
+                    loop.call_soon_threadsafe(task.cancel)
+    return len(released)
 
 
 def _event(worker: Any, topic: str, msg: dict[str, Any]) -> None:
@@ -603,8 +669,10 @@ def run_on_worker(
     runs it again when its worker was lost): they are set aside, so that this attempt
     starts as the first did (:meth:`~rook_core.engine.Engine.set_aside_state`)."""
     from distributed import get_worker
+    from distributed.worker import thread_state
 
     worker = get_worker()
+    _watch_released(worker)
     token = uuid.uuid4().hex
     _event(worker, job.topic, {"type": "start", "key": sr.key, "token": token})
     problem = lacking(job, worker.address)
@@ -673,7 +741,9 @@ def run_on_worker(
     interrupted = False
     try:
         with _no_signal_blocked():
-            asyncio.run(_compute(engine, sr, record, todo, job.topic))
+            key = getattr(thread_state, "key", None)
+            dask_task = (key, id(worker)) if key is not None else None
+            asyncio.run(_compute(engine, sr, record, todo, job.topic, dask_task))
     except asyncio.CancelledError:
         interrupted = True
     state = None
@@ -705,9 +775,11 @@ def cancel_run(session: str) -> int:
     sharded run share), their hooks killed as on the driver: process group, then
     escaped descendants. Returns how many."""
     with _active_lock:
-        entries = list(_active.get(session, ()))
+        entries = [(loop, t) for loop, t in _active.get(session, ()) if t not in _stopping]
+        _stopping.update(t for _, t in entries)
     for loop, task in entries:
-        loop.call_soon_threadsafe(task.cancel)
+        with suppress(RuntimeError):  # it ended meanwhile: its loop closed
+            loop.call_soon_threadsafe(task.cancel)
     return len(entries)
 
 
