@@ -791,9 +791,13 @@ class _Session:
                 "rook run runs"
             )
         good = {w for w in answers if w not in broken and w not in self.left_out}
-        if not good or self.workers is None:
+        if self.workers is None:
             return
-        self.workers = sorted({*self.workers, *good})
+        # (one that joined before a worker was left out is among the workers, unasked)
+        workers = sorted(({*self.workers} | good) - set(broken))
+        if not workers or workers == self.workers:  # (none: Dask would read no restriction)
+            return
+        self.workers = workers
         keys = [f.key for f in self.futures.values()]
         if keys:
             from .dask_ship import restrict
