@@ -84,7 +84,7 @@ e-mail address's is none. Written ``@&#8203;`` (a zero-width space after it, as
 Renovate writes mentions it quotes): shown as ``@``, never a mention."""
 
 
-EMAIL = re.compile(r"(?<=[\w.+-])@(?=[\w-])")
+EMAIL = re.compile(r"(?<=[\w.+-])@(?=[\w-]|\\_)")
 """The ``@`` of an e-mail address, which GitHub makes a ``mailto:`` link of where it
 reads Markdown (the GFM spec's extended email autolink: ``[A-Za-z0-9.+_-]+@`` then
 a domain with a period, "recognised within any text node"). A backslash (``\\@``)
@@ -92,7 +92,8 @@ or an entity (``&#64;``) does not stop it: cmark-gfm joins adjacent text nodes
 again before it looks for one. Written ``@<wbr>``: ``<wbr>`` (an element GitHub's
 sanitizer keeps) has no text, so the address is shown and copied as it was, but
 it stands in two text nodes, neither an address, and is no link. Disjoint from
-:data:`MENTION` (which needs no such character before the ``@``)."""
+:data:`MENTION` (which needs no such character before the ``@``). A domain may
+begin with ``_`` (``ops@_evil.example`` is linked too), escaped ``\\_`` here by then."""
 
 
 def cell(text: Any, limit: int = 160, table: bool = True) -> str:

@@ -594,6 +594,28 @@ def test_markdown_never_links_an_email_address_the_agent_printed(rook_workspace,
     assert "<a " not in page, page
 
 
+def test_markdown_never_links_an_email_address_whose_domain_begins_with_an_underscore(
+        rook_workspace, rook_cli, tmp_path):
+    """GFM's extended email autolink takes a domain beginning with ``_``
+    (``ops@_evil.example``), but the ``@`` was written ``@<wbr>`` only before a word
+    character or ``-``: the ``_`` was escaped already (``\\_``), so the address
+    stayed whole and GitHub made a ``mailto:`` link of it."""
+    answer = "mail ops@_evil.example or x@__y.example"
+    md = markdown_report(rook_workspace, rook_cli, tmp_path, "underdomain", answer)
+    lines = md.splitlines()
+    row = next(ln for ln in lines if ln.startswith("| <code>underdomain"))
+    item = next(ln for ln in lines if ln.startswith("- ") and "<code>contains</code>" in ln)
+    for line in (row, item):
+        assert "ops@<wbr>\\_evil.example" in line and "x@<wbr>\\_\\_y.example" in line, line
+    try:  # GitHub's own renderer, where it is installed (pip install cmarkgfm)
+        import cmarkgfm
+        from cmarkgfm.cmark import Options
+    except ImportError:
+        return
+    page = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    assert "<a " not in page, page
+
+
 def test_markdown_never_links_an_address_after_an_underscore(rook_workspace, rook_cli, tmp_path):
     """GitHub links ``www.`` after ``_`` as after a space (``_www.evil.example``,
     ``a_www.evil.example``: cmark-gfm makes each a link), but the ``www.`` rule
