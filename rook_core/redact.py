@@ -40,7 +40,7 @@ def too_short_warning(name: str) -> str:
 
 MIXED_MAX = 4096
 """The longest value also looked for with each of its characters in a form of
-its choosing (:func:`percent_pattern`, :func:`html_pattern`,
+its choosing (:func:`percent_pattern`, :func:`html_pattern`, :func:`php_entities_pattern`,
 :func:`escaped_pattern`, :func:`percent_any_pattern`): such a pattern holds a group
 for each character that has more than one form, and compiling it took
 seconds for a value of 100 KB (a certificate bundle, a credential file kept
@@ -503,7 +503,70 @@ def _json_forms(c: str) -> list[str]:
     return alternatives + (["\\\\+/"] if c == "/" else [])
 
 
-_ENTITIES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+_NAMES: dict[str, list[str]] = {}
+"""HTML5's named entities by the character each stands for (``+``: ``&plus;``,
+``é``: ``&eacute;``, ``|``: ``&verbar;``, ``&vert;``, ``&VerticalLine;``): made
+once, when a secret is first looked for in its escaped forms."""
+
+
+def _named(c: str) -> list[str]:
+    """Every named entity of HTML5 for the character ``c`` (``&lt;``, ``&LT;``), as
+    regular expressions: the five of ``& < > " '`` as any library writes them, and
+    the others as PHP's ``htmlentities`` does (``&plus;`` with ``ENT_HTML5``,
+    ``&eacute;`` with its default, HTML 4's names)."""
+    if not _NAMES:
+        from html.entities import html5
+
+        for name, char in html5.items():
+            if name.endswith(";") and len(char) == 1:
+                _NAMES.setdefault(char, []).append(re.escape("&" + name))
+    return _NAMES.get(c, [])
+
+
+_PHP_HTML5 = {
+    **{"\t": "Tab", "\n": "NewLine", "!": "excl", '"': "quot", "#": "num", "$": "dollar"},
+    **{"%": "percnt", "&": "amp", "'": "apos", "(": "lpar", ")": "rpar", "*": "ast"},
+    **{"+": "plus", ",": "comma", ".": "period", "/": "sol", ":": "colon", ";": "semi"},
+    **{"<": "lt", "=": "equals", ">": "gt", "?": "quest", "@": "commat", "[": "lbrack"},
+    **{"\\": "bsol", "]": "rsqb", "^": "Hat", "_": "lowbar", "`": "grave", "{": "lbrace"},
+    **{"|": "vert", "}": "rcub"},
+}
+"""The ASCII characters PHP's ``htmlentities($v, ENT_HTML5)`` writes as named
+entities, each as its table names it (``ext/standard/html_tables.h``): ``.`` as
+``&period;`` and ``_`` as ``&lowbar;`` too, and ``fj`` as ``&fjlig;``."""
+
+
+def php_entities_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` as PHP's ``htmlentities($v, ENT_HTML5)`` writes it (:data:`_PHP_HTML5`):
+    a token's ``_`` as ``&lowbar;``, ``.`` as ``&period;``, ``fj`` as ``&fjlig;``,
+    which :func:`html_pattern` (each of letters, digits, ``-``, ``_`` and ``.`` as it
+    is) does not find; quotes also as they are (without ``ENT_QUOTES``), any other
+    character by any of its names, as it is or in a JSON string. None for a value
+    with none of ``_``, ``.`` or ``fj`` (:func:`html_pattern` finds its other forms),
+    or with bytes that are not UTF-8."""
+    if "." not in value and "_" not in value and "fj" not in value:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    alternatives: list[list[str]] = []
+    at = 0
+    while at < len(value):
+        c = value[at]
+        at += 1
+        if c == "f" and value.startswith("j", at):
+            alternatives.append([re.escape("&fjlig;")])
+            at += 1
+        elif c in "\"'":
+            alternatives.append(_json_forms(c) + _named(c))
+        elif c in _PHP_HTML5:
+            alternatives.append([re.escape(f"&{_PHP_HTML5[c]};")])
+        elif c in _UNRESERVED:
+            alternatives.append([re.escape(c)])
+        else:
+            alternatives.append(_json_forms(c) + _named(c))
+    return _compiled(alternatives)
 
 
 def html_pattern(value: str) -> re.Pattern[str] | None:
@@ -527,9 +590,7 @@ def html_pattern(value: str) -> re.Pattern[str] | None:
 
     def forms(c: str) -> list[str]:
         hexed = "".join(_hex(d) for d in f"{ord(c):x}")
-        entities = [f"&#0*{ord(c)};", f"&#[xX]0*{hexed};"]
-        if c in _ENTITIES:
-            entities.append(f"&{_ENTITIES[c]};")
+        entities = [f"&#0*{ord(c)};", f"&#[xX]0*{hexed};", *_named(c)]
         if c <= "\xff":
             entities.append(_RUN + "x" + "".join(_hex(d) for d in f"{ord(c):02x}"))
         return _json_forms(c) + entities
@@ -886,7 +947,8 @@ class Redactor:
         if not _LINE_END.search(value):  # a letter as a \u escape (a pattern made when needed)
             self._escaped.append((value, name))
             self._escapes = self._percents = None
-        patterns = [percent_pattern, html_pattern] if len(value) <= MIXED_MAX else []
+        patterns = [percent_pattern, html_pattern, php_entities_pattern]
+        patterns = patterns if len(value) <= MIXED_MAX else []
         if len(value) > MIXED_MAX:  # as a JSON encoder or Go's html/template escapes it, whole
             self._pairs += [(form, name) for form in json_encoder_forms(value)]
             self._pairs += [(form, name) for form in go_template_forms(value)]

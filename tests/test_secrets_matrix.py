@@ -3761,6 +3761,62 @@ def test_a_secret_written_by_gos_html_template_is_redacted(rook_workspace, rook_
     assert "s3cr3t" not in said and long_key[1000:1040].replace("+", "&#43;") not in said
 
 
+PHP_HTMLENTITIES = r"""
+#!/usr/bin/env node
+// PHP's htmlentities() as a PHP agent writes a value into a page: with ENT_HTML5
+// every character its table names is written as that named entity, '.' as
+// &period;, '_' as &lowbar;, '+' as &plus;, "fj" as &fjlig; (ext/standard/
+// html_tables.h, stage3_table_html5_00000 and _00040); with the default flags
+// (ENT_HTML401) '&', quotes, '<', '>' and the letters of Latin-1 by their
+// HTML 4 names (é as &eacute;). ENT_HTML5 without ENT_QUOTES leaves quotes be.
+const html5 = {"\t": "Tab", "\n": "NewLine", "!": "excl", '"': "quot", "#": "num", "$": "dollar",
+  "%": "percnt", "&": "amp", "'": "apos", "(": "lpar", ")": "rpar", "*": "ast", "+": "plus",
+  ",": "comma", ".": "period", "/": "sol", ":": "colon", ";": "semi", "<": "lt", "=": "equals",
+  ">": "gt", "?": "quest", "@": "commat", "[": "lbrack", "\\": "bsol", "]": "rsqb", "^": "Hat",
+  "_": "lowbar", "`": "grave", "{": "lbrace", "|": "vert", "}": "rcub", "é": "eacute"};
+const html401 = {"&": "amp", '"': "quot", "'": "#039", "<": "lt", ">": "gt", "é": "eacute"};
+const php = (s, table, quotes = true) => s.replace(/fj|[^]/g, c =>
+  c === "fj" && table === html5 ? "&fjlig;"
+  : table[c] && (quotes || !"\"'".includes(c)) ? `&${table[c]};` : c);
+require("fs").readFileSync(0);
+const forms = [];
+for (const name of ["TOKEN", "KEY"]) {
+  const v = process.env[name];
+  forms.push(php(v, html5), php(v, html5, false), php(v, html401));
+}
+for (const f of forms) process.stderr.write(`<td>${f}</td>\n`);
+console.log(JSON.stringify({output: forms.join(" | ")}));
+"""
+
+
+def test_a_secret_written_by_phps_htmlentities_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """PHP's ``htmlentities($v, ENT_HTML5)`` writes every character its HTML5
+    table names as that entity: a token's ``_`` as ``&lowbar;`` and ``.`` as
+    ``&period;`` (letters, digits, '-', '_' and '.' were looked for only as they
+    are), ``+`` as ``&plus;`` and ``/`` as ``&sol;`` (only numeric entities and
+    the five of ``& < > " '`` were), ``fj`` as ``&fjlig;``; and its default
+    (HTML 4) table ``é`` as ``&eacute;``. Such a page a hook logged or answered
+    showed the secret whole in the record, the reports and the terminal."""
+    token = "sk_live_4fjK.9Zq"  # only letters, digits, '_' and '.'
+    key = "Zq9+s3cr3t/v4lu\u00e9=x&y<z>\"w'k_m.n"
+    monkeypatch.setenv("TOKEN", token)
+    monkeypatch.setenv("KEY", key)
+    ws = rook_workspace
+    ws.script("page.cjs", PHP_HTMLENTITIES)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/page.cjs"},
+                "env": [{"variable": "TOKEN", "purpose": "a token"},
+                        {"variable": "KEY", "purpose": "a key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "TOKEN"}]})
+    r = rook_cli("run", "--json")
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    expected = ["[redacted:TOKEN]"] * 3 + ["[redacted:KEY]"] * 3
+    assert hook["stderr"].split("\n")[:6] == [f"<td>{m}</td>" for m in expected], hook["stderr"]
+    assert r.report["scenarios"][0]["turns"][0]["output"] == " | ".join(expected)
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for part in ("4fjK", "fjlig", "9Zq", "s3cr3t", "v4lu"):
+        assert part not in said, f"{part} reached a record or the terminal"
+
+
 def test_redactor_html_and_javascript_escapes_of_any_character():
     from rook_core.redact import MIXED_MAX, Redactor
 
