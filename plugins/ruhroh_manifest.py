@@ -161,8 +161,13 @@ def _warn_another_seed(run: Any, recorded: dict[str, Any], environment: dict[str
     new one, and the manifest's ``runSeed`` becomes it with the resume's first
     result (the fallbacks are the latest invocation's), though what was recorded
     before was seeded from the old one. Said once per run, before any scenario runs;
-    the run goes on. Only when a run is begun again, so never on a fresh run."""
+    the run goes on. Only when a run is begun again, so never on a fresh run. The
+    resume's seed is compared as the manifest records it (redacted: a PIN of 2026 in
+    a seed of 20261207 is ``[redacted:PIN]1207`` there)."""
     old, new = recorded.get(SEED), environment.get(SEED)
+    redactor = getattr(run, "redactor", None)
+    if redactor is not None and new is not None:  # recorded as the manifest writes it
+        new = redactor.text(new)
     resources = getattr(run, "resources", None)
     if old == new or getattr(run, "judge", False) or resources is None:
         return
@@ -177,7 +182,6 @@ def _warn_another_seed(run: Any, recorded: dict[str, Any], environment: dict[str
         f"keep theirs), and {MANIFEST}'s runSeed follows the latest result; resume with "
         + (f"{SEED}={old} to keep the run's seed" if old is not None else f"{SEED} unset")
     )
-    redactor = getattr(run, "redactor", None)
     sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 

@@ -1358,6 +1358,29 @@ def test_a_resume_with_another_run_seed_says_so_before_it_runs(
     assert third.exit_code == 0 and "RUHROH_RUN_SEED" not in third.stderr, third.stderr
 
 
+@pytest.mark.timeout(120)
+def test_a_resume_with_the_run_seed_is_not_warned_of_when_a_secret_shows_in_it(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    # the manifest records RUHROH_RUN_SEED redacted (a PIN of 2026 in a seed of
+    # 20261207 is "[redacted:PIN]1207"); the resume compared that with its own seed
+    # as it is, so a resume with the very seed the run began with was warned of
+    # ("began with RUHROH_RUN_SEED=[redacted:PIN]1207 and this resume has
+    # RUHROH_RUN_SEED=[redacted:PIN]1207: ...").
+    wrapper = rook_workspace.script("cut2s.sh", CUT_IN_TURN_TWO_WITH_SEEDS)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2,
+                   env=[{"variable": "PIN", "purpose": "a pin"}])
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "continue"}]})
+    monkeypatch.setenv("PIN", "2026")
+    monkeypatch.setenv("RUHROH_RUN_SEED", "20261207")
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    assert "RUHROH_RUN_SEED" not in again.stderr, again.stderr
+    manifest = json.loads((Path(again.report["run"]["dir"]) / "ruhroh-run-manifest.json").read_text())
+    assert manifest["runSeed"] == "[redacted:PIN]1207", manifest
+
+
 def alive(pid: int) -> bool:
     """A process that exists and is not a zombie (PID 1 may never reap here)."""
     try:
