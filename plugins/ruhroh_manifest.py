@@ -185,6 +185,41 @@ def _warn_another_seed(run: Any, recorded: dict[str, Any], environment: dict[str
     sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 
+def _warn_mixed_seeds(merged: Any, found: list[dict[str, Any]]) -> None:
+    """Shards that ran with different ``RUHROH_RUN_SEED`` values, or some with none
+    (each as its manifest recorded it, redacted): each shard's scenario runs were seeded from its own, and the
+    merged manifest's ``runSeed`` is the last shard's, so the merged run cannot be
+    reproduced from it. Said once, on standard error, as a resume with another seed
+    is (:func:`_warn_another_seed`); the merge goes on."""
+    from rook_core.report import printable
+
+    seeds: dict[str | None, int] = {}
+    for doc in found:  # a manifest leaves out an environment with no fallback in it
+        environment = doc.get("environment")
+        seed = environment.get(SEED) if isinstance(environment, dict) else None
+        key = seed if isinstance(seed, str) else None
+        seeds[key] = seeds.get(key, 0) + 1
+    if len(seeds) < 2:
+        return
+    each = ", ".join(
+        (f"{SEED}={seed}" if seed is not None else f"no {SEED}")
+        + f" ({count} shard {'copy' if count == 1 else 'copies'})"
+        for seed, count in seeds.items()
+    )
+    run_id = (merged.manifest or {}).get("id")
+    sys.stderr.write(
+        printable(
+            current().text(
+                f"rook: warning: the shards of run {run_id} ran with different {SEED} "
+                f"values: {each}; each shard's scenario runs were seeded from its own, and "
+                f"{MANIFEST}'s runSeed is the last shard's; run every shard with one "
+                f"{SEED} to keep the run reproducible"
+            )
+        )
+        + "\n"
+    )
+
+
 def merge(merged: Any, sub: str = "") -> Path | None:
     """The merged run's manifest from its shards' (``rook merge``): their latest
     values applied in the order the shards recorded their results, so field by
@@ -219,6 +254,8 @@ def merge(merged: Any, sub: str = "") -> Path | None:
         dir=Path(merged.path) / sub,
         profile=SimpleNamespace(id=profile.get("id")),
     )
+    if not sub:
+        _warn_mixed_seeds(merged, found)
     environment = {k: v for k, v in (found[-1].get("environment") or {}).items() if k in FALLBACKS}
     doc = build(run, latest, environment)
     doc["latest"] = latest

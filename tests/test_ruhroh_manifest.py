@@ -234,6 +234,7 @@ def test_merge_writes_the_manifest_from_the_shards(rook_workspace, rook_cli, tmp
     last = json.loads((dirs[1] / "ruhroh-run-manifest.json").read_text())
     merged = rook_cli("merge", "-w", str(ws.root), *map(str, dirs), "--json")
     assert merged.exit_code == 0, merged.stderr
+    assert "RUHROH_RUN_SEED" not in merged.stderr, merged.stderr  # one seed: no word
     run_dir = ws.run_dir("rr-1")
     m = json.loads((run_dir / "ruhroh-run-manifest.json").read_text())
     assert m["adapterVersion"] == last["adapterVersion"]  # the latest result's
@@ -249,6 +250,41 @@ def test_merge_writes_the_manifest_from_the_shards(rook_workspace, rook_cli, tmp
     assert m["runSeed"] == "42" and m["sources"]["runSeed"] == "env:RUHROH_RUN_SEED"
     assert m["environment"] == {"RUHROH_RUN_SEED": "42"}
     assert m["merged"]["from"] == [str(d) for d in dirs]
+
+
+def test_merge_of_shards_run_with_different_run_seeds_says_so(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """Shards on two machines run with different RUHROH_RUN_SEEDs (a CI variable
+    set per job): each shard's scenario runs were seeded from its own, and the
+    merged manifest's runSeed is the last shard's alone, so the merged run could
+    not be reproduced from it, without a word (a shard joining a run in one
+    directory with another seed is warned of, as a resume is). rook merge says so
+    now, naming each seed, and merges as before (shards of one seed merge quietly: the test above)."""
+    from rook_core.testing import Workspace
+
+    ws = rook_workspace
+    ruhroh_profile(ws, PY, hook_env={"WRAPPER_MODE": "full"})
+    for sid in ("a", "b", "c", "d"):
+        ws.scenario({"id": sid, "goal": sid, "criteria": [{"status": "goal_satisfied"}]})
+    machines = []
+    for i in (1, 2):
+        shutil.copytree(ws.root, tmp_path / f"m{i}")
+        machines.append(Workspace(tmp_path / f"m{i}"))
+    for i, m in enumerate(machines, start=1):
+        monkeypatch.setenv("RUHROH_RUN_SEED", str(40 + i))
+        r = rook_cli("run", "-w", str(m.root), "--shard", f"{i}/2", "--run-name", "rr-2", "--json")
+        assert r.exit_code == 0, r.stderr
+    dirs = [str(m.run_dir("rr-2")) for m in machines]
+    merged = rook_cli("merge", "-w", str(ws.root), *dirs, "--json")
+    assert merged.exit_code == 0, merged.stderr
+    warning = [ln for ln in merged.stderr.splitlines() if "RUHROH_RUN_SEED" in ln]
+    assert len(warning) == 1, merged.stderr
+    assert warning[0].startswith("rook: warning: the shards of run rr-2 ran with different "
+                                 "RUHROH_RUN_SEED values"), warning
+    assert "RUHROH_RUN_SEED=41 (" in warning[0] and "RUHROH_RUN_SEED=42 (" in warning[0], warning
+    m = json.loads((ws.run_dir("rr-2") / "ruhroh-run-manifest.json").read_text())
+    assert m["runSeed"] == "42"  # the last shard's, as documented
 
 
 def test_fallbacks_are_what_the_wrappers_saw(fallbacks, rook_workspace, rook_cli):
@@ -444,6 +480,7 @@ def test_merge_joins_the_shards_judge_manifests(rook_workspace, rook_cli, tmp_pa
     dirs = judged_on_two_machines(ws, rook_cli, tmp_path, monkeypatch, "adapterVersion")
     merged = rook_cli("merge", "-w", str(ws.root), *map(str, dirs), "--json")
     assert merged.exit_code == 0, merged.stderr
+    assert "RUHROH_RUN_SEED" not in merged.stderr, merged.stderr  # one seed: no word
     run_dir = ws.run_dir("rr-1")
     m = json.loads((run_dir / "judge" / "ruhroh-run-manifest.json").read_text())
     assert m["adapterVersion"] == "judged-last", m
