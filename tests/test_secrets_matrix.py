@@ -3339,6 +3339,17 @@ def test_prepare_saved_dates_and_names_read_as_plain_only_where_their_key_says_s
         "20261207T100000Z", "jane@example.com", "Doe_7", "Jane Doe"])
 
 
+def test_a_birth_date_under_a_born_key_prepare_saved_stays_a_secret():
+    """A birth date is a verification answer, a secret (docs/http.md), but only a key
+    with ``birth`` or ``dob`` in it was taken for one: ``born_on`` and ``bornAt`` end
+    in a time word (``on``, ``at``), so the date under them read as plain."""
+    from rook_plugins.http_transport.phase import _secret_scalars
+
+    saved = {"born_on": "1980-02-03", "bornAt": "1980-02-03T00:00:00Z",
+             "born": "1980-02-04", "created_at": "2026-12-06"}
+    assert sorted(_secret_scalars(saved)) == ["1980-02-03", "1980-02-03T00:00:00Z", "1980-02-04"]
+
+
 def test_a_whole_number_prepare_saved_as_a_float_is_found_as_written_without_its_fraction(
     rook_workspace, rook_cli
 ):

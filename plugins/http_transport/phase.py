@@ -179,9 +179,9 @@ a hyphen, an apostrophe or a period (``Jane Q. Doe``, ``José Müller-O'Brien``)
 def plain_date(key: str, value: str) -> bool:
     """Whether ``value`` is a date (:data:`_DATE`) under a key that plainly names
     a time (:func:`plain_key`'s words, or :data:`_TIME_WORDS`), not a birth date
-    (a verification answer)."""
+    (a verification answer: ``birth_date``, ``dob``, ``born_on``)."""
     words = _key_words(key)
-    if not _DATE.fullmatch(value) or any("birth" in w or w == "dob" for w in words):
+    if not _DATE.fullmatch(value) or any("birth" in w or w in ("dob", "born") for w in words):
         return False
     return words[-1] in _PLAIN_WORDS or words[-1] in _TIME_WORDS
 
