@@ -179,18 +179,32 @@ def _warn_another_seed(run: Any, recorded: dict[str, Any], environment: dict[str
     message = (
         f"rook: warning: run {run.id} began with {was} and this resume has {now}: the "
         "scenario runs it starts afresh get sample seeds from it (those it goes on with "
-        f"keep theirs), and {MANIFEST}'s runSeed follows the latest result; resume with "
-        + (f"{SEED}={old} to keep the run's seed" if old is not None else f"{SEED} unset")
+        f"keep theirs), and {MANIFEST}'s runSeed follows the latest result; "
+        + _keep_seed(run.profile, old)
     )
     sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 
+def _keep_seed(profile: Any, old: str | None) -> str:
+    """What keeps the run's seed ``old``: the profile's ``hook_env`` when it sets the
+    seed (it wins over Rook's environment, so a resume with the variable set would
+    still run with the profile's), else Rook's environment."""
+    if SEED in (getattr(profile, "hook_env", None) or {}):
+        where = f"hook_env in {getattr(profile, 'path', None) or getattr(profile, 'id', '')}"
+        if old is None:
+            return f"remove {SEED} from {where} to keep the run's seed"
+        return f"set {SEED} back to {old} under {where} to keep the run's seed"
+    if old is None:
+        return f"resume with {SEED} unset"
+    return f"resume with {SEED}={old} to keep the run's seed"
+
+
 def _warn_mixed_seeds(merged: Any, found: list[dict[str, Any]]) -> None:
     """Shards that ran with different ``RUHROH_RUN_SEED`` values, or some with none
-    (each as its manifest recorded it, redacted): each shard's scenario runs were seeded from its own, and the
-    merged manifest's ``runSeed`` is the last shard's, so the merged run cannot be
-    reproduced from it. Said once, on standard error, as a resume with another seed
-    is (:func:`_warn_another_seed`); the merge goes on."""
+    (each as its manifest recorded it, redacted): each shard's scenario runs were
+    seeded from its own, and the merged manifest's ``runSeed`` is the last shard's,
+    so the merged run cannot be reproduced from it. Said once, on standard error, as
+    a resume with another seed is (:func:`_warn_another_seed`); the merge goes on."""
     from rook_core.report import printable
 
     seeds: dict[str | None, int] = {}

@@ -1381,6 +1381,31 @@ def test_a_resume_with_the_run_seed_is_not_warned_of_when_a_secret_shows_in_it(
     assert manifest["runSeed"] == "[redacted:PIN]1207", manifest
 
 
+@pytest.mark.timeout(120)
+def test_a_resume_whose_profile_sets_another_run_seed_is_told_to_set_it_there(
+    rook_workspace, rook_cli, probe_dir, monkeypatch
+):
+    # the seed came from the profile's hook_env (5, then edited to 6): the warning
+    # said "resume with RUHROH_RUN_SEED=5 to keep the run's seed", but hook_env wins
+    # over Rook's environment, so a resume with RUHROH_RUN_SEED=5 set still ran with 6
+    # (and was warned again). It names the profile's hook_env now.
+    monkeypatch.delenv("RUHROH_RUN_SEED", raising=False)
+    wrapper = rook_workspace.script("cut2s.sh", CUT_IN_TURN_TWO_WITH_SEEDS)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2,
+                   hook_env={"RUHROH_RUN_SEED": "5"})
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"status": "continue"}]})
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    profile = ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2,
+                             hook_env={"RUHROH_RUN_SEED": "6"})
+    monkeypatch.setenv("RUHROH_RUN_SEED", "5")  # as the warning said: no help
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    [warning] = [ln for ln in again.stderr.splitlines() if "RUHROH_RUN_SEED" in ln]
+    assert "began with RUHROH_RUN_SEED=5 and this resume has RUHROH_RUN_SEED=6" in warning
+    assert warning.endswith(f"set RUHROH_RUN_SEED back to 5 under hook_env in {profile} "
+                            "to keep the run's seed"), warning
+
+
 def alive(pid: int) -> bool:
     """A process that exists and is not a zombie (PID 1 may never reap here)."""
     try:
