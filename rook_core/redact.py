@@ -511,7 +511,7 @@ once, when a secret is first looked for in its escaped forms."""
 
 def _named(c: str) -> list[str]:
     """Every named entity of HTML5 for the character ``c`` (``&lt;``, ``&LT;``), as
-    regular expressions: the five of ``& < > " '`` as any library writes them, and
+    regular expressions of what follows its ``&`` (``lt;``): the five of ``& < > " '`` as any library writes them, and
     the others as PHP's ``htmlentities`` does (``&plus;`` with ``ENT_HTML5``,
     ``&eacute;`` with its default, HTML 4's names)."""
     if not _NAMES:
@@ -519,8 +519,13 @@ def _named(c: str) -> list[str]:
 
         for name, char in html5.items():
             if name.endswith(";") and len(char) == 1:
-                _NAMES.setdefault(char, []).append(re.escape("&" + name))
+                _NAMES.setdefault(char, []).append(re.escape(name))
     return _NAMES.get(c, [])
+
+
+_AMP = "&(?:amp;)*"
+"""An entity's ``&``, also escaped again (``&amp;lt;``), as a page that escapes a
+value twice (a template escaping what was escaped already) shows it."""
 
 
 _PHP_HTML5 = {
@@ -559,13 +564,13 @@ def php_entities_pattern(value: str) -> re.Pattern[str] | None:
             alternatives.append([re.escape("&fjlig;")])
             at += 1
         elif c in "\"'":
-            alternatives.append(_json_forms(c) + _named(c))
+            alternatives.append(_json_forms(c) + ["&" + n for n in _named(c)])
         elif c in _PHP_HTML5:
             alternatives.append([re.escape(f"&{_PHP_HTML5[c]};")])
         elif c in _UNRESERVED:
             alternatives.append([re.escape(c)])
         else:
-            alternatives.append(_json_forms(c) + _named(c))
+            alternatives.append(_json_forms(c) + ["&" + n for n in _named(c)])
     return _compiled(alternatives)
 
 
@@ -584,13 +589,16 @@ def html_pattern(value: str) -> re.Pattern[str] | None:
     html/template writes ``+`` as ``&#43;`` and, in an attribute without
     quotes, ``=`` as ``&#61;``), so no one escaped form finds them all; an
     entity is also found inside a JSON string (the HTML a hook prints inside
-    its JSON object). None for a value that needs no escaping, or one with
+    its JSON object), escaped again (``&amp;lt;``: a page that escapes twice),
+    and ``"`` as JSON's ``\\"`` written into HTML (``\\&quot;``: JSON in a data
+    attribute). None for a value that needs no escaping, or one with
     bytes that are not UTF-8 (:func:`escaped_pattern` finds its letters
     escaped too)."""
 
     def forms(c: str) -> list[str]:
         hexed = "".join(_hex(d) for d in f"{ord(c):x}")
-        entities = [f"&#0*{ord(c)};", f"&#[xX]0*{hexed};", *_named(c)]
+        entity = f"{_AMP}(?:#0*{ord(c)};|#[xX]0*{hexed};{''.join('|' + n for n in _named(c))})"
+        entities = [entity, _RUN + entity] if c == '"' else [entity]  # JSON's \" in HTML too
         if c <= "\xff":
             entities.append(_RUN + "x" + "".join(_hex(d) for d in f"{ord(c):02x}"))
         return _json_forms(c) + entities

@@ -3828,6 +3828,49 @@ def test_a_secret_written_by_phps_htmlentities_is_redacted(rook_workspace, rook_
         assert part not in said, f"{part} reached a record or the terminal"
 
 
+ESCAPED_TWICE = r"""
+#!/usr/bin/env python3
+# A page that escapes a value twice (a template escaping what was escaped already:
+# "&amp;lt;"), and JSON written into HTML (a data attribute: json.dumps, then
+# html.escape, so the JSON's \" is \&quot;).
+import html, json, os, sys
+sys.stdin.read()
+v = os.environ["PASSWORD"]
+forms = [html.escape(html.escape(v)), html.escape(json.dumps(v)),
+         html.escape(html.escape(json.dumps({"p": v})))]
+for f in forms:
+    sys.stderr.write(f"<div data-x='{f}'>\n")
+print(json.dumps({"output": " | ".join(forms)}))
+"""
+
+
+def test_a_secret_escaped_twice_for_html_or_json_then_html_is_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A password holding ``& < > "`` in a page that escapes it twice (``&amp;lt;``,
+    a template escaping what was escaped already) or as JSON written into HTML (a
+    data attribute: the JSON's ``\\"`` becomes ``\\&quot;``) was shown whole: each
+    character was looked for in one form of JSON, of HTML or of both only as HTML
+    inside JSON."""
+    password = 'Zq9"p&ss<w0rd>\'x'
+    monkeypatch.setenv("PASSWORD", password)
+    ws = rook_workspace
+    ws.script("twice.py", ESCAPED_TWICE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/twice.py"},
+                "env": [{"variable": "PASSWORD", "purpose": "a password"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "redacted"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    marker = "[redacted:PASSWORD]"
+    assert hook["stderr"].split("\n")[:3] == [
+        f"<div data-x='{marker}'>", f"<div data-x='&quot;{marker}&quot;'>",
+        f"<div data-x='{{&amp;quot;p&amp;quot;: &amp;quot;{marker}&amp;quot;}}'>",
+    ], hook["stderr"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "p&amp;amp;ss" not in said and "w0rd" not in said
+
+
 def test_redactor_html_and_javascript_escapes_of_any_character():
     from rook_core.redact import MIXED_MAX, Redactor
 
