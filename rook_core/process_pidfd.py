@@ -18,8 +18,9 @@ elsewhere (a bare program name looked up in ``PATH``) it is Popen.
 no ``addchdir`` file action), so for a hook run elsewhere than this process's
 directory (``rook run -w DIR`` from another folder: hooks run in the
 workspace) this process changes its own directory around the spawn and back,
-while it is the only thread (see :func:`_spawnable`); with other threads
-alive, which could see the change, it is Popen.
+while it is the only thread, as the kernel counts them (see
+:func:`_spawnable`); with other threads alive, which could see the change,
+it is Popen.
 
 Either blocks the loop's thread until the child has called ``exec`` (vfork),
 as asyncio's own subprocesses do: a tenth of a millisecond, a millisecond or
@@ -53,6 +54,7 @@ POSIX_SPAWN = hasattr(os, "posix_spawn")
 _SIGDEF = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n))
 _seen_inheritable: set[int] | None = None  # see _inheritable
 _HERE = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY
+_tasks: int | None = None  # a descriptor of /proc/self/task (see _alone)
 
 _reap_until = 0.0
 # Children whose exit was not seen before their run ended (cancelled, or
@@ -167,8 +169,9 @@ def _spawnable(argv: list[str], cwd: str | None, fds: list[int]) -> str | None |
     in. That needs this process's directory changed around the spawn, which
     every thread would see: only while the loop's thread is the only one (the
     usual run; a worker pool, a plugin's thread or a Dask worker's threads
-    make it Popen). The spawn holds the GIL and changing back is in a
-    ``finally``, so nothing else in the process runs in the other directory."""
+    make it Popen), as the kernel counts them (:func:`_alone`). Changing back
+    is in a ``finally``, so nothing else in the process runs in the other
+    directory."""
     if not POSIX_SPAWN or "/" not in argv[0] or min(fds) < 3:
         return False
     if cwd is None:
@@ -178,7 +181,41 @@ def _spawnable(argv: list[str], cwd: str | None, fds: list[int]) -> str | None |
             return None
     except OSError:  # the current directory was removed: nowhere to come back to
         return False
-    return cwd if threading.active_count() == 1 else False
+    return cwd if _alone() else False
+
+
+def _alone() -> bool:
+    """Whether this process runs a single thread. :mod:`threading` does not know
+    of a thread started by ``_thread.start_new_thread`` or by an extension's C
+    code, which would see the directory change (``chdir`` releases the GIL), so
+    the kernel is asked too: ``/proc/self/task`` links two more than the
+    process has threads (an ``fstat`` of a descriptor kept open, about a
+    microsecond, and only for a hook run elsewhere). Where that cannot be read,
+    there may be others: Popen."""
+    global _tasks
+    if threading.active_count() != 1:
+        return False
+    try:
+        if _tasks is None:
+            _tasks = os.open("/proc/self/task", os.O_RDONLY | os.O_DIRECTORY)
+        return os.fstat(_tasks).st_nlink == 3
+    except OSError:
+        return False
+
+
+def _forget_tasks() -> None:
+    """In a forked child: the descriptor :func:`_alone` keeps is its parent's."""
+    global _tasks
+    if _tasks is not None:
+        try:
+            os.close(_tasks)
+        except OSError:
+            pass
+        _tasks = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_tasks)
 
 
 def _posix_spawn(
@@ -224,10 +261,39 @@ def _posix_spawn(
         )
     finally:  # also after an exception raised as chdir returned (a signal's handler)
         try:
-            os.fchdir(home)
+            _return(home, cwd)
         finally:
             os.close(home)
     return Spawned(pid)
+
+
+def _return(home: int, there: str) -> None:
+    """Back to this process's directory (``home``, a descriptor of it) from
+    ``there``. If the directory lost its search permission meanwhile (or cannot
+    be entered for another reason), by its path (the way it may have, renamed);
+    if neither way works, this process stays ``there`` and says so on standard
+    error: the hook it started is kept (never lost as "could not start" while it
+    runs), every later hook there is started in place, and ``rook run`` tries
+    to go back before it writes its reports (:func:`rook_core.reporting.back_to`)."""
+    try:
+        os.fchdir(home)
+        return
+    except OSError as exc:
+        first = exc
+    path = "its folder"
+    try:
+        path = os.readlink(f"/proc/self/fd/{home}")
+        os.chdir(path)
+        return
+    except OSError:
+        pass
+    import sys  # only here: the error path
+
+    sys.stderr.write(
+        f"rook: warning: cannot return to {path} ({first.strerror or first}) after starting "
+        f"a hook in {there}: Rook stays in {there}, where a relative path would now point, "
+        "until it goes back (rook run tries again before writing its reports)\n"
+    )
 
 
 def _inheritable() -> list[int]:

@@ -12,6 +12,7 @@ import os
 import resource
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -418,6 +419,46 @@ def test_a_working_directory_and_a_program_found_on_path(path, tmp_path):
     assert run(["rook-test-tool", "it"], env=env).stdout == b"found it\n"
 
 
+def in_one_thread(body: str, *args: str, prefix: tuple[str, ...] = ()) -> str:
+    """Run ``body`` (Python; ``os``, ``sys``, ``threading`` and ``process_pidfd``
+    imported, posix_spawn on, ``args`` in ``sys.argv[1:]``) in a new interpreter,
+    whose only thread is its main one. Where a hook runs in another directory,
+    Rook starts it by posix_spawn only while it runs a single thread, as the
+    kernel counts them: an xdist worker runs another (execnet's, which threading
+    does not count), and there it is Popen. ``prefix`` runs it through another
+    program (setpriv); returns its standard error."""
+    code = (
+        "import os, sys, threading\n"
+        "from rook_core import process_pidfd\n"
+        "process_pidfd.POSIX_SPAWN = True\n"
+        "assert os.stat('/proc/self/task').st_nlink == 3, 'not the only thread'\n"
+    ) + textwrap.dedent(body)
+    r = subprocess.run(
+        [*prefix, sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stderr
+
+
+def unprivileged(tmp_path: Path) -> tuple[str, ...] | None:
+    """The prefix that runs a program bound by file permissions: none for a user,
+    setpriv dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for root; None when
+    neither works here."""
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    try:
+        for prefix in ((), ("setpriv", "--bounding-set=-dac_override,-dac_read_search")):
+            try:
+                if subprocess.run([*prefix, "cat", str(probe)], capture_output=True).returncode:
+                    return prefix
+            except OSError:  # no setpriv
+                pass
+    finally:
+        probe.unlink()
+    return None
+
+
 @pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
 def test_posix_spawn_is_used_exactly_where_it_starts_what_popen_would(tmp_path, monkeypatch):
     monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
@@ -428,16 +469,26 @@ def test_posix_spawn_is_used_exactly_where_it_starts_what_popen_would(tmp_path, 
     assert spawnable(["sh"], None, fds) is False  # PATH lookup: Popen's
     assert spawnable(["/bin/sh"], None, [0, 11, 12]) is False  # a pipe on a standard stream
     # another directory: posix_spawn there while this is the only thread
-    assert threading.active_count() == 1
-    assert spawnable(["/bin/sh"], str(tmp_path), fds) == str(tmp_path)
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:  # another thread would see this process change its directory: Popen
-        assert spawnable(["/bin/sh"], str(tmp_path), fds) is False
-    finally:
-        stop.set()
-        other.join()
+    in_one_thread(
+        """
+        tmp, fds, spawnable = sys.argv[1], [10, 11, 12], process_pidfd._spawnable
+        assert spawnable(["/bin/sh"], tmp, fds) == tmp
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:  # another thread would see this process change its directory: Popen
+            assert spawnable(["/bin/sh"], tmp, fds) is False
+        finally:
+            stop.set()
+            other.join()
+        import time  # (its OS thread ends a moment after join returns)
+        deadline = time.monotonic() + 10
+        while spawnable(["/bin/sh"], tmp, fds) is False and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert spawnable(["/bin/sh"], tmp, fds) == tmp
+        """,
+        str(tmp_path),
+    )
     child, *ends = process_pidfd._launch(["/bin/sh", "-c", "exit 7"], dict(os.environ), None, True)
     assert isinstance(child, process_pidfd.Spawned)
     assert child.wait(timeout=10) == 7
@@ -446,61 +497,167 @@ def test_posix_spawn_is_used_exactly_where_it_starts_what_popen_would(tmp_path, 
 
 
 @pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
-def test_a_hook_in_another_directory_is_posix_spawned_there_and_this_process_stays(
-    tmp_path, monkeypatch
-):
+def test_a_hook_in_another_directory_is_posix_spawned_there_and_this_process_stays(tmp_path):
     # `rook run -w DIR` from another folder: hooks run in the workspace. They
     # are spawned there with posix_spawn (this process's directory changed
     # around the spawn), not with Popen, and Rook's own directory is unchanged.
-    monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
-    here = os.getcwd()
     (tmp_path / "hooks").mkdir()
     hook = tmp_path / "hooks" / "where.sh"
     hook.write_text("#!/bin/sh\npwd\n")
     hook.chmod(0o755)
-    # a program path relative to the hook's directory, as Popen(cwd=) reads it
-    child, stdin, out, err = process_pidfd._launch(
-        ["hooks/where.sh"], dict(os.environ), str(tmp_path), False
-    )
-    try:
-        assert isinstance(child, process_pidfd.Spawned)
+    in_one_thread(
+        """
+        tmp, here = sys.argv[1], os.getcwd()
+        # a program path relative to the hook's directory, as Popen(cwd=) reads it
+        child, stdin, out, err = process_pidfd._launch(
+            ["hooks/where.sh"], dict(os.environ), tmp, False
+        )
+        assert isinstance(child, process_pidfd.Spawned), child
         assert os.getcwd() == here
         assert child.wait(timeout=10) == 0
-        assert os.read(out, 4096).decode().strip() == str(tmp_path)
-    finally:
-        os.close(out)
-        os.close(err)
-    assert stdin is None
-    # a directory that cannot be entered fails as Popen does, naming it
-    gone = str(tmp_path / "gone")
-    with pytest.raises(FileNotFoundError) as raised:
-        process_pidfd._launch(["/bin/sh", "-c", "true"], dict(os.environ), gone, False)
-    assert raised.value.filename == gone
-    assert os.getcwd() == here
+        assert os.read(out, 4096).decode().strip() == tmp
+        assert stdin is None
+        # a directory that cannot be entered fails as Popen does, naming it
+        gone = os.path.join(tmp, "gone")
+        try:
+            process_pidfd._launch(["/bin/sh", "-c", "true"], dict(os.environ), gone, False)
+        except FileNotFoundError as exc:
+            assert exc.filename == gone, exc
+        else:
+            raise AssertionError("no FileNotFoundError")
+        assert os.getcwd() == here
+        """,
+        str(tmp_path),
+    )
 
 
 @pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
-def test_an_interruption_right_after_rook_entered_the_hook_s_directory_takes_it_back(
-    tmp_path, monkeypatch
-):
+def test_an_interruption_right_after_rook_entered_the_hook_s_directory_takes_it_back(tmp_path):
     # A KeyboardInterrupt (SIGTERM outside a run's own handlers: rook profile
     # test, or Rook used from Python) raised as os.chdir returns, before the
     # spawn's try: Rook stayed in the hook's directory, where a relative path
     # given later (a report) would land. Raised here as a signal handler would.
+    in_one_thread(
+        """
+        here = os.getcwd()
+
+        def interrupt(frame, event, arg):
+            if event == "c_return" and arg is os.chdir:
+                sys.setprofile(None)
+                raise KeyboardInterrupt
+
+        sys.setprofile(interrupt)
+        try:
+            process_pidfd._launch(["/bin/sh", "-c", "exit 0"], dict(os.environ), sys.argv[1], False)
+        except KeyboardInterrupt:
+            pass
+        else:
+            raise AssertionError("no KeyboardInterrupt")
+        finally:
+            sys.setprofile(None)
+        assert os.getcwd() == here, os.getcwd()
+        """,
+        str(tmp_path),
+    )
+
+
+@pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
+def test_a_thread_threading_does_not_know_never_sees_rook_enter_a_hook_s_directory(
+    tmp_path, monkeypatch
+):
+    # Rook changed its own directory around a hook's spawn elsewhere when
+    # threading.active_count() said it was the only thread; a thread started
+    # with _thread.start_new_thread (or by an extension in C) is not counted, and
+    # saw the hook's directory as its own (measured: thousands of times in a
+    # 30-scenario `rook run -w WS` from another folder). With any other thread
+    # alive, the hook is started by Popen, and Rook's directory never changes.
+    import _thread
+
     monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
     here = os.getcwd()
+    seen: list[str] = []
+    stop: list[bool] = []
+    done = _thread.allocate_lock()
+    done.acquire()
 
-    def interrupt(frame, event, arg):
-        if event == "c_return" and arg is os.chdir:
-            sys.setprofile(None)
-            raise KeyboardInterrupt
+    def watch() -> None:
+        try:
+            while not stop:
+                where = os.getcwd()
+                if where != here:
+                    seen.append(where)
+        finally:
+            done.release()
 
-    sys.setprofile(interrupt)
+    _thread.start_new_thread(watch, ())
     try:
-        with pytest.raises(KeyboardInterrupt):
-            process_pidfd._launch(["/bin/sh", "-c", "exit 0"], dict(os.environ), str(tmp_path), False)
+        assert threading.active_count() == 1  # threading does not know of it
+        assert process_pidfd._spawnable(["/bin/sh"], str(tmp_path), [10, 11, 12]) is False
+        for _ in range(20):
+            child, stdin, out, err = process_pidfd._launch(
+                ["/bin/sh", "-c", "pwd"], dict(os.environ), str(tmp_path), False
+            )
+            try:
+                assert child.wait(timeout=10) == 0
+                assert os.read(out, 4096).decode().strip() == str(tmp_path)
+            finally:
+                os.close(out)
+                os.close(err)
     finally:
-        sys.setprofile(None)
-        now = os.getcwd()
-        os.chdir(here)
-    assert now == here
+        stop.append(True)
+        done.acquire()
+    assert seen == []
+
+
+@pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
+def test_a_folder_rook_cannot_return_to_after_a_spawn_keeps_the_hook_and_says_so(tmp_path):
+    # Rook's folder lost its search permission while Rook was in the hook's
+    # directory for the spawn: the way back (fchdir) raised, the running hook was
+    # reported as "could not start the hook: Permission denied" (its pipes closed,
+    # its process left untracked), and Rook stayed in the workspace silently,
+    # where a relative --report path then landed. Seen with `rook run -w WS` from
+    # a folder whose permission flipped (chmod 000 / 755) meanwhile.
+    prefix = unprivileged(tmp_path)
+    if prefix is None:
+        pytest.skip("no way to run a process bound by file permissions here")
+    here, ws = tmp_path / "here", tmp_path / "ws"
+    here.mkdir()
+    ws.mkdir()
+    try:
+        said = in_one_thread(
+            """
+            here, ws = sys.argv[1], sys.argv[2]
+            os.chdir(here)
+
+            def lock(frame, event, arg):  # the folder loses its permission mid-spawn
+                if event == "c_return" and arg is os.posix_spawn:
+                    sys.setprofile(None)
+                    os.chmod(here, 0)
+
+            sys.setprofile(lock)
+            try:
+                child, stdin, out, err = process_pidfd._launch(
+                    ["/bin/sh", "-c", "pwd"], dict(os.environ), ws, False
+                )
+            finally:
+                sys.setprofile(None)
+            assert isinstance(child, process_pidfd.Spawned), child
+            assert child.wait(timeout=10) == 0
+            assert os.read(out, 4096).decode().strip() == ws
+            assert os.getcwd() == ws  # nowhere else to be: it says so
+            os.chmod(here, 0o755)
+            # the next hook there starts in place
+            child, stdin, out, err = process_pidfd._launch(
+                ["/bin/sh", "-c", "pwd"], dict(os.environ), ws, False
+            )
+            assert child.wait(timeout=10) == 0
+            assert os.read(out, 4096).decode().strip() == ws
+            """,
+            str(here),
+            str(ws),
+            prefix=prefix,
+        )
+    finally:
+        here.chmod(0o755)
+    assert f"rook: warning: cannot return to {here} (Permission denied)" in said, said
+    assert f"Rook stays in {ws}" in said and "Traceback" not in said, said
