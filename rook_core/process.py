@@ -129,6 +129,9 @@ class _Child(Protocol):
     async def wait_exited(self, timeout: float) -> bool: ...
     async def wait_pipes(self, timeout: float) -> list[str]: ...
     def has_exited(self) -> bool: ...
+    def hold(self) -> None: ...
+    def holds_id(self) -> bool: ...
+    def release(self) -> None: ...
     def when_exited(self, callback: Callable[[], None]) -> None: ...
     def reap_soon(self) -> None: ...
     def close(self) -> int | None: ...
@@ -149,6 +152,29 @@ def group_alive(pgid: int) -> bool:
         return True
     except (ProcessLookupError, PermissionError):
         return False
+
+
+def _ours(child: _Child, pgid: int) -> bool:
+    """Whether the hook's process group (``pgid``, the hook's pid) has a process
+    left, and is still the hook's. While the hook runs, or is held unreaped
+    (:meth:`~rook_core.process_pidfd.PidfdChild.hold`), its pid is its own and so
+    is the group of that id (a zombie leader is not one to kill: one walk of
+    ``/proc`` for the others). Once it was reaped, the id stays the group's only
+    while a process of the group is left: when none is, the kernel may give it
+    to a new process, which may lead a group of its own (a new hook does), and
+    then a process has it as its pid, which no member of the hook's group could.
+    On the way to killing a group only."""
+    if not child.has_exited():
+        return True
+    if child.holds_id():
+        return procscan.group_running(pgid)
+    try:
+        os.kill(pgid, 0)
+    except ProcessLookupError:
+        return group_alive(pgid)
+    except OSError:
+        pass
+    return False
 
 
 def _kill_pids(pids: list[int], sig: int) -> list[int]:
@@ -179,20 +205,24 @@ async def _terminate_group(
     notes = []
     pgid = pid
     began = time.monotonic()
-    family = procscan.descendants(pid)
-    escaped = [p for p in family if _pgid(p) != pgid]
-    if _killpg(pgid, signal.SIGTERM):
-        notes.append(f"sent SIGTERM to process group {pgid}")
-        _killpg(pgid, signal.SIGCONT)  # as systemd does: a stopped process can act on it
-    for p in _kill_pids(escaped, signal.SIGTERM):
-        notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
-    _kill_pids(escaped, signal.SIGCONT)  # those too: a stopped one can act on it
-    await child.wait_exited(grace)
-    # the hook gone, what it started has the rest of the grace to act on its SIGTERM
-    while any(_state(p) not in _GONE for p in family) and time.monotonic() - began < grace:
-        await asyncio.sleep(0.02)
-    if group_alive(pgid) and _killpg(pgid, signal.SIGKILL):
-        notes.append(f"sent SIGKILL to process group {pgid}")
+    child.hold()  # the group's id stays the hook's until its SIGKILL (see _ours)
+    try:
+        family = procscan.descendants(pid)
+        escaped = [p for p in family if _pgid(p) != pgid]
+        if _ours(child, pgid) and _killpg(pgid, signal.SIGTERM):
+            notes.append(f"sent SIGTERM to process group {pgid}")
+            _killpg(pgid, signal.SIGCONT)  # as systemd does: a stopped process can act on it
+        for p in _kill_pids(escaped, signal.SIGTERM):
+            notes.append(f"sent SIGTERM to pid {p}, which had left the process group")
+        _kill_pids(escaped, signal.SIGCONT)  # those too: a stopped one can act on it
+        await child.wait_exited(grace)
+        # the hook gone, what it started has the rest of the grace to act on its SIGTERM
+        while any(_state(p) not in _GONE for p in family) and time.monotonic() - began < grace:
+            await asyncio.sleep(0.02)
+        if _ours(child, pgid) and _killpg(pgid, signal.SIGKILL):
+            notes.append(f"sent SIGKILL to process group {pgid}")
+    finally:
+        child.release()
     orphans = procscan.marked_orphans(marker or {}, exclude=_live_groups - {pgid})
     stray = sorted(set(escaped + orphans))
     for p in _kill_pids(stray, signal.SIGKILL):
@@ -316,7 +346,7 @@ async def run_process(
             # never thrown away to be asked for again). Kill what it left
             # behind, read what is left in its pipes, and return the result;
             # the cancellation comes at the caller's next wait.
-            result.notes += _kill_tree(pid)
+            result.notes += _kill_tree(pid, child)
             await _uncancelled(child.wait_pipes(PIPE_GRACE_SECONDS))
             if child.overflow and result.overflow is None and not result.timed_out:
                 result.overflow = child.overflow
@@ -464,11 +494,15 @@ def _our_child(pid: int) -> bool:
     return True
 
 
-def _kill_tree(pgid: int) -> list[str]:
+def _kill_tree(pgid: int, child: _Child | None = None) -> list[str]:
     """SIGKILL a hook's process group and its descendants outside it; returns
-    what was killed (as :func:`_terminate_group` says it)."""
+    what was killed (as :func:`_terminate_group` says it). With ``child`` (the
+    hook, which may have exited), only while the group is still its (:func:`_ours`)."""
     escaped = [p for p in procscan.descendants(pgid) if _pgid(p) != pgid]
-    notes = [f"sent SIGKILL to process group {pgid}"] if _killpg(pgid, signal.SIGKILL) else []
+    ours = child is None or _ours(child, pgid)
+    notes = (
+        [f"sent SIGKILL to process group {pgid}"] if ours and _killpg(pgid, signal.SIGKILL) else []
+    )
     for p in _kill_pids(escaped, signal.SIGKILL):
         notes.append(f"sent SIGKILL to pid {p} (a descendant outside the process group)")
     return notes
@@ -584,6 +618,15 @@ class _Transports(asyncio.SubprocessProtocol):
             callback()
         else:
             self._on_exit = callback
+
+    def hold(self) -> None:
+        pass  # the child watcher reaps it at its exit: see _ours
+
+    def holds_id(self) -> bool:
+        return not self.exited.done()
+
+    def release(self) -> None:
+        pass
 
     @property
     def overflow(self) -> str | None:

@@ -441,12 +441,14 @@ class PidfdChild:
             buf += data
         return True
 
-    def _exited(self) -> None:
-        """The pidfd is readable: the child has exited. Reap it at once."""
+    def _exited(self, reap: bool = True) -> None:
+        """The pidfd is readable: the child has exited. Reap it at once (unless
+        held: :meth:`hold`)."""
         self.loop.remove_reader(self.pidfd)
         os.close(self.pidfd)
         self.pidfd = -1
-        self.proc.poll()  # waitpid: the child is a zombie, this does not block
+        if reap:
+            self.proc.poll()  # waitpid: the child is a zombie, this does not block
         self.exited = True
         _unreaped.discard(self)
         for fd in list(self.pipes):  # what it wrote is in the pipes already
@@ -464,8 +466,37 @@ class PidfdChild:
             poller = select.poll()
             poller.register(self.pidfd, select.POLLIN)
             if poller.poll(0):
-                self._exited()
+                self._exited(not self._held)
         return self.exited
+
+    _held = False
+
+    def hold(self) -> None:
+        """Until :meth:`release`, see the child's exit but leave it unreaped: a
+        zombie keeps its pid, its group's id, which the kernel then gives no other
+        process, so that the group can be signalled after the child exited with
+        no risk of reaching another's (a new hook leads a group of its own pid).
+        On the way to killing its group only (:func:`rook_core.process._terminate_group`)."""
+        if self.exited or self._held:
+            return
+        self._held = True
+        self.loop.remove_reader(self.pidfd)
+        self.loop.add_reader(self.pidfd, self._exited, False)
+
+    def holds_id(self) -> bool:
+        """Whether the child's pid is still its own (running, or held unreaped)."""
+        return self._held or not self.exited
+
+    def release(self) -> None:
+        """End :meth:`hold`: reap the child if it has exited, else at its exit."""
+        if not self._held:
+            return
+        self._held = False
+        if self.exited:
+            self.proc.poll()
+        else:
+            self.loop.remove_reader(self.pidfd)
+            self.loop.add_reader(self.pidfd, self._exited)
 
     def when_exited(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the child's exit is seen (at once if it was)."""

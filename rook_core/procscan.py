@@ -73,6 +73,28 @@ def _parents() -> dict[int, int]:
     return out
 
 
+def group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is running (a zombie is not: it has
+    exited); one walk of ``/proc``, False where it is missing."""
+    try:
+        entries = os.listdir(PROC)
+    except OSError:
+        return False
+    want = str(pgid).encode()
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"{PROC}/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[2] == want and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 def descendants(pid: int, parents: Mapping[int, int] | None = None) -> list[int]:
     """Every live descendant of ``pid``, whatever session or group it is in."""
     parents = _parents() if parents is None else parents

@@ -661,3 +661,80 @@ def test_a_folder_rook_cannot_return_to_after_a_spawn_keeps_the_hook_and_says_so
         here.chmod(0o755)
     assert f"rook: warning: cannot return to {here} (Permission denied)" in said, said
     assert f"Rook stays in {ws}" in said and "Traceback" not in said, said
+
+
+def _next_pid_is(pid: int) -> bool:
+    """Have the kernel give ``pid`` to the next process it starts (root in its pid
+    namespace: ``ns_last_pid``); False where that cannot be asked for."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "w") as fh:
+            fh.write(str(pid - 1))
+        return True
+    except OSError:
+        return False
+
+
+TIMES_OUT = """
+import os, signal, subprocess, sys, time
+escaped = subprocess.Popen(  # outside the hook's group, deaf to SIGTERM
+    [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+     "print(flush=True); time.sleep(60)"], start_new_session=True, stdout=subprocess.PIPE)
+escaped.stdout.readline()
+signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{escaped.pid} {os.getpid()}")
+time.sleep(60)
+"""
+
+
+def test_the_sigkill_after_the_grace_never_reaches_a_group_that_took_the_hook_s_id(
+    path, tmp_path
+):
+    # A hook that times out exits on its SIGTERM, but a process it started outside
+    # its group ignores it: Rook waits the whole grace, then SIGKILLs the hook's
+    # group. The hook was reaped at its exit, its group had ended, so its id was
+    # free: a hook started meanwhile (another scenario's) that the kernel gave that
+    # pid leads a group of that id, and was killed with the first hook's SIGKILL.
+    if not _next_pid_is(os.getpid() + 1):
+        pytest.skip("cannot choose the next pid here (ns_last_pid needs root)")
+    pidfile = tmp_path / "pids"
+    hook_py = tmp_path / "hook.py"
+    hook_py.write_text(TIMES_OUT)
+
+    async def main():
+        env = dict(os.environ)
+        first = asyncio.ensure_future(process.run_process(
+            [sys.executable, str(hook_py), str(pidfile)], env=env, stdin=None, timeout=2,
+            kill_grace=4))
+        while len(pids_in(pidfile)) < 2:
+            await asyncio.sleep(0.02)
+        escaped, hook = pids_in(pidfile)
+        while os.path.exists(f"/proc/{hook}"):  # its SIGTERM came, it exited, was reaped
+            await asyncio.sleep(0.01)
+        for _ in range(50):  # (another process on the machine may take it first)
+            assert not first.done()
+            assert _next_pid_is(hook)
+            second = asyncio.ensure_future(process.run_process(
+                sh("sleep 6; echo alive"), env=env, stdin=None, timeout=30))
+            await asyncio.sleep(0.01)  # started
+            try:
+                with open(f"/proc/{hook}/cmdline", "rb") as fh:
+                    if b"sleep 6" in fh.read():
+                        break
+            except OSError:
+                pass
+            second.cancel()
+            try:
+                await second
+            except asyncio.CancelledError:
+                pass
+        else:
+            pytest.skip("the kernel never gave the id out again")
+        r1 = await first
+        r2 = await second
+        return escaped, hook, r1, r2
+
+    escaped, hook, r1, r2 = asyncio.run(main())
+    assert r1.timed_out and any(f"pid {escaped}" in n for n in r1.notes), r1.notes
+    assert r2.returncode == 0 and r2.stdout == b"alive\n", (r2, r1.notes)
+    assert not any("SIGKILL to process group" in n for n in r1.notes), r1.notes
