@@ -16,8 +16,10 @@ import ctypes
 import os
 import sys
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 PR_SET_CHILD_SUBREAPER = 36
+K = TypeVar("K")
 PROC = "/proc"
 
 
@@ -184,8 +186,9 @@ def leftovers(run_id: str, state_dirs: Iterable[str], prefixes: Iterable[str] = 
     starting with one of ``prefixes`` (the judge profile's, one per judgement
     of such a run), and the programs its criteria ran (``command:``), which carry
     no ``ROOK_*`` variable but one of ``state_dirs`` in ``RUN_BY_ROOK``
-    (:data:`rook_core.judging.CHECK_MARKER`). Only what ``/proc`` lets this user
-    read; nothing elsewhere."""
+    (:data:`rook_core.judging.CHECK_MARKER`); and what those started in their
+    hooks' sessions with a cleared environment (:func:`_session_mates`). Only what
+    ``/proc`` lets this user read; nothing elsewhere."""
     try:
         names = os.listdir(PROC)
     except OSError:
@@ -207,7 +210,52 @@ def leftovers(run_id: str, state_dirs: Iterable[str], prefixes: Iterable[str] = 
         state = env.get(b"ROOK_STATE_DIR", b"")
         if state in dirs or (starts and state.startswith(starts)):
             found.append(int(name))
-    return found
+    return found + [p for mates in _session_mates({0: found}, names).values() for p in mates]
+
+
+def _session_mates(found: Mapping[K, list[int]], names: Iterable[str]) -> dict[K, list[int]]:
+    """For each key of ``found`` (processes a run left), the other processes of
+    ``names`` (``/proc``'s entries) in the sessions its hooks started: those that
+    cleared their environment (``env -i``) without leaving the session. Every
+    hook leads a session of its own, so a session led by a found process, or by
+    none any more (its id stays the session's while a process is in it, and no
+    other process is given it), holds that hook's descendants only; one led by
+    another process (a shell a user set the variables in), or this process's
+    own, is not taken. One ``getsid`` a process."""
+    me = os.getpid()
+    everyone = {p for pids in found.values() for p in pids}
+    mine = _session(0)
+    taken: dict[int, K] = {}
+    for key, pids in found.items():
+        for pid in pids:
+            sid = _session(pid)
+            if sid is None or sid == mine or sid in taken:
+                continue
+            if sid in everyone or not _running(sid):
+                taken[sid] = key
+    mates: dict[K, list[int]] = {}
+    if not taken:
+        return mates
+    for name in names:
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        if pid == me or pid in everyone:
+            continue
+        sid = _session(pid)
+        if sid is not None and sid in taken and _running(pid):  # (a zombie has exited)
+            mates.setdefault(taken[sid], []).append(pid)
+    return mates
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not exited (a zombie has)."""
+    try:
+        with open(f"{PROC}/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X", b"")
 
 
 def left_by_runs(runs_dirs: Iterable[str]) -> dict[str, list[int]]:
@@ -216,7 +264,8 @@ def left_by_runs(runs_dirs: Iterable[str]) -> dict[str, list[int]]:
     (the judge profile's too: both lie in the run's folder), or a ``command``
     criterion's ``RUN_BY_ROOK``, by the folder of that run. Whether the run is
     still going (its lock held) is the caller's to ask: those of a run killed
-    with SIGKILL are leftovers (``rook doctor``). Only what ``/proc`` lets this
+    with SIGKILL are leftovers (``rook doctor``). With them, what they started
+    in their hooks' sessions with a cleared environment (:func:`_session_mates`). Only what ``/proc`` lets this
     user read; nothing elsewhere. Never on a run's path: one walk of ``/proc``."""
     roots = tuple(os.path.join(d, "").encode("utf-8", "surrogateescape") for d in runs_dirs)
     try:
@@ -238,6 +287,8 @@ def left_by_runs(runs_dirs: Iterable[str]) -> dict[str, list[int]]:
                     path = (root + run).decode("utf-8", "surrogateescape")
                     found.setdefault(path, []).append(int(name))
                     break
+    for path, mates in _session_mates(found, names).items():  # cleared their environment
+        found[path] += mates
     return found
 
 

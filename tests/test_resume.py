@@ -1299,3 +1299,57 @@ def test_rook_doctor_leaves_alone_the_hooks_of_a_run_that_is_running(rook_worksp
         (d / "fast-now").touch()
         kill_group(int((d / "hook.pid").read_text()))
         proc.communicate(timeout=60)
+
+
+CLEARS_ITS_ENVIRONMENT = r"""#!/bin/bash
+[ "$1" = execute ] || exit 0
+cat >/dev/null
+if [ -e {d}/fast-now ]; then echo '{{"output": "ok"}}'; exit 0; fi
+env -i /bin/sleep 300 &
+echo $! > {d}/clean.pid
+sleep 300 &
+echo $! > {d}/marked.pid
+echo $$ > {d}/hook.pid
+wait
+"""
+
+
+def test_what_a_killed_run_s_hook_started_with_a_clean_environment_is_named_and_killed(
+        rook_workspace, tmp_path):
+    """rook run SIGKILLed while a hook hangs that had started a process with a clean
+    environment (env -i, as a Node spawn with env: {} or a Python subprocess with
+    env={} does), in its own session: rook doctor named the hook and what carried
+    the run's variables, never that one, and its fix 'or kill PIDS' left it
+    running; once the hook itself was gone, rook run --run ID left it running too.
+    Found now by its session, which the hook started: named and killed."""
+    ws, d = rook_workspace, tmp_path / "d"
+    d.mkdir()
+    ws.script("agent.sh", CLEARS_ITS_ENVIRONMENT.format(d=d))
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    hung = kill_rook_while_a_hook_hangs(ws, d)
+    clean, marked = (int((d / f"{n}.pid").read_text()) for n in ("clean", "marked"))
+    doctor = [sys.executable, "-m", "rook_core", "doctor", "-w", str(ws.root)]
+    try:
+        (run_dir,) = ws.runs_dir.iterdir()
+        out = subprocess.run(doctor, capture_output=True, text=True, timeout=120).stdout
+        assert f"run {run_dir.name} was killed before it could end its hooks: 3 " in out, out
+        assert f"pid {clean} (sleep)" in out and f"pid {hung} (agent.sh)" in out, out
+        # the hook itself gone (killed alone): what it started is still the run's
+        os.kill(hung, signal.SIGKILL)
+        assert gone_soon(hung)
+        out = subprocess.run(doctor, capture_output=True, text=True, timeout=120).stdout
+        assert f"pid {clean} (sleep)" in out and f"pid {marked} (sleep)" in out, out
+        (d / "fast-now").touch()
+        done = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "killed 2 process(es) an earlier rook run" in done.stderr, done.stderr
+        assert gone_soon(clean) and gone_soon(marked)
+    finally:
+        for pid in (hung, clean, marked):
+            kill_group(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
