@@ -13,7 +13,6 @@ import resource
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -562,51 +561,50 @@ def test_an_interruption_right_after_rook_entered_the_hook_s_directory_takes_it_
 
 
 @pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
-def test_a_thread_threading_does_not_know_never_sees_rook_enter_a_hook_s_directory(
-    tmp_path, monkeypatch
-):
+def test_a_thread_threading_does_not_know_never_sees_rook_enter_a_hook_s_directory(tmp_path):
     # Rook changed its own directory around a hook's spawn elsewhere when
     # threading.active_count() said it was the only thread; a thread started
     # with _thread.start_new_thread (or by an extension in C) is not counted, and
     # saw the hook's directory as its own (measured: thousands of times in a
     # 30-scenario `rook run -w WS` from another folder). With any other thread
     # alive, the hook is started by Popen, and Rook's directory never changes.
-    import _thread
+    in_one_thread(
+        """
+        import _thread
 
-    monkeypatch.setattr(process_pidfd, "POSIX_SPAWN", True)
-    here = os.getcwd()
-    seen: list[str] = []
-    stop: list[bool] = []
-    done = _thread.allocate_lock()
-    done.acquire()
+        tmp, here = sys.argv[1], os.getcwd()
+        seen, stop = [], []
+        done = _thread.allocate_lock()
+        done.acquire()
 
-    def watch() -> None:
-        try:
-            while not stop:
-                where = os.getcwd()
-                if where != here:
-                    seen.append(where)
-        finally:
-            done.release()
-
-    _thread.start_new_thread(watch, ())
-    try:
-        assert threading.active_count() == 1  # threading does not know of it
-        assert process_pidfd._spawnable(["/bin/sh"], str(tmp_path), [10, 11, 12]) is False
-        for _ in range(20):
-            child, stdin, out, err = process_pidfd._launch(
-                ["/bin/sh", "-c", "pwd"], dict(os.environ), str(tmp_path), False
-            )
+        def watch():
             try:
-                assert child.wait(timeout=10) == 0
-                assert os.read(out, 4096).decode().strip() == str(tmp_path)
+                while not stop:
+                    where = os.getcwd()
+                    if where != here:
+                        seen.append(where)
             finally:
+                done.release()
+
+        _thread.start_new_thread(watch, ())
+        try:
+            assert threading.active_count() == 1  # threading does not know of it
+            assert process_pidfd._spawnable(["/bin/sh"], tmp, [10, 11, 12]) is False
+            for _ in range(20):
+                child, stdin, out, err = process_pidfd._launch(
+                    ["/bin/sh", "-c", "pwd"], dict(os.environ), tmp, False
+                )
+                assert child.wait(timeout=10) == 0
+                assert os.read(out, 4096).decode().strip() == tmp
                 os.close(out)
                 os.close(err)
-    finally:
-        stop.append(True)
-        done.acquire()
-    assert seen == []
+        finally:
+            stop.append(True)
+            done.acquire()
+        assert seen == [], set(seen)
+        """,
+        str(tmp_path),
+    )
 
 
 @pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
