@@ -409,10 +409,14 @@ def find_profile(
     cache: DefinitionCache | None = None,
     *,
     choose: str = "--profile NAME",
+    where: str = "",
 ) -> Profile:
     """Pick a profile by id, file name or name (:func:`locate_profile`); default:
     ``profiles/active``. ``choose`` is how the calling command is given a NAME,
-    for the message when several profiles and no active one leave it unsaid."""
+    for the message when several profiles and no active one leave it unsaid;
+    ``where`` the ``-w``/``--project``/``--agent`` flags that found the agent
+    (:func:`rook_core.cli.run.found_by`), so that the ``rook profile use NAME`` it
+    suggests works as printed from where the command was run."""
     if not profiles_dir.is_dir():
         raise ProfileNotFound(no_profiles_folder(profiles_dir))
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))
@@ -437,7 +441,7 @@ def find_profile(
             stems = ", ".join(p.stem for p in candidates)
             raise ProfileError(
                 f"{profiles_dir}: several profiles ({stems}) and no 'active' file; "
-                f"choose one with {choose}, or make one active: rook profile use NAME"
+                f"choose one with {choose}, or make one active: rook profile use NAME{where}"
             )
     direct = profiles_dir / f"{name}.yaml"
     if fits(direct) and direct.is_file():  # the common case: NAME.yaml holds the id NAME
@@ -454,7 +458,7 @@ def find_profile(
         raise ProfileError(  # removed or renamed on disk since `rook profile use`
             f"{profiles_dir / 'active'}: names {name!r}, which is no profile here "
             f"(profiles: {known}){f'; {unread}; rename it' if unread else ''}; choose one "
-            "with rook profile use NAME"
+            f"with rook profile use NAME{where}"
         ) from None
     return _sole_holder(load_profile(path, transports, cache), path, candidates)
 

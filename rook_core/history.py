@@ -410,8 +410,10 @@ def check_runs_folder(runs_dir: Path, said: str = "") -> None:
 _LATEST = r"(?a)^latest(?:~(\d+))?$"  # ASCII digits: int() reads any digit
 
 
-def resolve_run(runs_dir: Path, ref: str) -> Path:
-    """A run directory from an id, a unique id prefix, ``latest`` or ``latest~N``."""
+def resolve_run(runs_dir: Path, ref: str, where: str = "") -> Path:
+    """A run directory from an id, a unique id prefix, ``latest`` or ``latest~N``;
+    ``where``: the flags that found the agent (:func:`rook_core.cli.run.found_by`),
+    for the ``rook runs`` a "no such run" error suggests."""
     if not ref.strip():  # an empty prefix would match every run, or the only one
         raise ConfigError(
             f"run {ref!r}: names no run; give its id, a unique prefix, latest or latest~N"
@@ -442,7 +444,8 @@ def resolve_run(runs_dir: Path, ref: str) -> Path:
             f"run {ref}: ambiguous, matches {len(hits)} runs ({shown}); give more of its id"
         )
     raise ConfigError(
-        f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir)}{_elsewhere(runs_dir, ref)}"
+        f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir, where)}"
+        f"{_elsewhere(runs_dir, ref)}"
     )
 
 
@@ -480,10 +483,11 @@ def newest_first(runs_dir: Path) -> list[str]:
     return [s["id"] for s in list_runs(runs_dir)]
 
 
-def latest_hint(runs_dir: Path) -> str:
-    """What a "no such run" error adds: the run ``latest`` is (:func:`newest_first`)."""
+def latest_hint(runs_dir: Path, where: str = "") -> str:
+    """What a "no such run" error adds: the run ``latest`` is (:func:`newest_first`),
+    and ``rook runs`` with the flags ``where`` that found the agent."""
     runs = newest_first(runs_dir)
-    return f" (try: rook runs; latest is {runs[0]})" if runs else " (no runs yet)"
+    return f" (try: rook runs{where}; latest is {runs[0]})" if runs else " (no runs yet)"
 
 
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:

@@ -379,14 +379,16 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def report_failures(failed: dict[tuple[str, str], str], run_id: str) -> None:
+def report_failures(failed: dict[tuple[str, str], str], run_id: str, where: str = "") -> None:
     """Say on standard error which reports could not be written at the end of a
-    run, and how to write them again from the run's record."""
+    run, and how to write them again from the run's record: ``rook report`` with
+    ``where``, the flags that found the run (:func:`rook_core.cli.run.found_by`),
+    and the targets shell-quoted, so that it works as printed."""
     if not failed:
         return
     lines = [f"rook: error: {message}" for message in failed.values()]
-    again = " ".join(f"--report {fmt}:{path}" for fmt, path in failed)
-    lines.append(f"rook: the run is recorded; write again with: rook report {run_id} {again}")
+    again = finish_flags(f"{fmt}:{path}" for fmt, path in failed)
+    lines.append(f"rook: the run is recorded; write again with: rook report {run_id}{again}{where}")
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 

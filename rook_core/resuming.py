@@ -187,7 +187,9 @@ def find_run(
         try:  # an id, a unique prefix, latest or latest~N, as for every command
             # one not found is named with its folder
             with known_secrets.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
-                request.run_id = history.resolve_run(agent.runs_dir, request.run_id).name
+                request.run_id = history.resolve_run(
+                    agent.runs_dir, request.run_id, request.found_by
+                ).name
         except ConfigError as exc:
             raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
     run_path = agent.runs_dir / request.run_id

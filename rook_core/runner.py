@@ -347,7 +347,13 @@ def prepare_run(
     # one not found is named with its folder
     with known_secrets.agent_secrets_redacted(agent.profiles_dir, agent.runs_dir):
         try:
-            profile = find_profile(agent.profiles_dir, profile_name, rook.transports, definitions)
+            profile = find_profile(
+                agent.profiles_dir,
+                profile_name,
+                rook.transports,
+                definitions,
+                where=request.found_by,  # its rook profile use NAME works as printed
+            )
         except ProfileNotFound as exc:
             if request.profile is not None:  # named as rook runs --profile names it
                 raise ProfileNotFound(f"--profile: {exc}") from None
@@ -770,7 +776,7 @@ def _execute(
     run_dir.unlock()  # the record is complete; reports are written outside the run directory
     back_to(request.cwd)  # a judge's os.chdir (the whole process's) moves no report
     failed = write_reports(rook, report, request.reports)
-    report_failures(failed, report["run"]["id"])
+    report_failures(failed, report["run"]["id"], request.found_by)
     code = 130 if interrupted or late_signal() else exit_code(report)
     left_undone = (report["summary"].get("pending") or 0) - unselected_pending
     if invocation.get("stopped") and not interrupted:

@@ -397,7 +397,10 @@ def test_every_scenario_excluded_gets_a_note(rook_workspace, rook_cli):
         "every scenario is excluded: true, so plain rook run selects none and refuses to run "
         "(exit 2); such a scenario runs only when --only names it"
     ], findings
-    assert notes[0]["fix"] == "rook run --only s, or remove excluded: true from the ones to run"
+    assert notes[0]["fix"] == (  # with the flags doctor was given: it works as printed
+        f"rook run -w {ws.root} --project proj --agent agent --only s, or remove excluded: true "
+        "from the ones to run"
+    )
     assert rook_cli("run", "-w", str(ws.root)).exit_code == 2
     ws.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "ok"}]})
     code, findings = doctor(rook_cli, ws)
@@ -451,7 +454,8 @@ def test_no_workspace_says_how_to_make_one(tmp_path, rook_cli):
     doc = json.loads(r.stdout)
     assert r.exit_code == 1 and doc["ok"] is False and doc["problems"] == 1
     (p,) = [f for f in doc["findings"] if f["status"] == "problem"]
-    assert "rook init --project P --agent A --example" in p["fix"]
+    # in the folder -w named, wherever doctor ran: it works as printed
+    assert f"rook init -w {tmp_path} --project P --agent A --example" in p["fix"]
 
 
 def test_every_agent_is_checked_unless_one_is_chosen(rook_workspace, rook_cli):
@@ -1039,7 +1043,7 @@ def test_a_profile_file_named_yml_is_named_as_unread(rook_workspace, rook_cli):
     code, findings = doctor(rook_cli, ws)
     (p,) = problems(findings)
     assert code == 1 and "no profile in" in p["message"]
-    assert "rook profile add --project proj --agent agent" in p["fix"], p["fix"]
+    assert f"rook profile add -w {ws.root} --project proj --agent agent" in p["fix"], p["fix"]
     assert "p.yml is not read: a profile file ends in .yaml" in p["message"]
     assert "rename" in p["fix"]
     r = rook_cli("run", "-w", str(ws.root))

@@ -60,14 +60,14 @@ def diff_command(
     from . import reads_runs
 
     reads_runs()  # a damaged record is bad input here: exit 2
-    a = find_agent(workspace, project, agent)
-    path_a, path_b = resolve_run(a.runs_dir, run_a), resolve_run(a.runs_dir, run_b)
-    report_a, report_b = load_report(path_a), load_report(path_b)
-    result = diff(report_a, report_b)
     from .report_cmd import warn_joined_since
     from .run import found_by
 
-    where = found_by(workspace, project, agent)
+    a = find_agent(workspace, project, agent)
+    where = found_by(workspace, project, agent)  # its commands work as printed
+    path_a, path_b = resolve_run(a.runs_dir, run_a, where), resolve_run(a.runs_dir, run_b, where)
+    report_a, report_b = load_report(path_a), load_report(path_b)
+    result = diff(report_a, report_b)
     for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
         warn_unmerged(path, where)
         warn_joined_since(path, where)

@@ -51,6 +51,18 @@ class Doctor:
         self.left: dict[str, list[int]] = {}
         """What processes a run left running (:func:`~rook_core.procscan.left_by_runs`),
         by run folder, of every agent checked: read once, before the agents are."""
+        self.workspace: str | None = None
+        """``-w`` as given (or ``ROOK_WORKSPACE_DIR``): kept in the commands a fix names."""
+
+    def where(self, project: str | None = None, agent: Any = None) -> str:
+        """The flags a command a fix names needs to work as printed from where doctor
+        ran: ``-w`` as given, and the agent's (or ``project``'s) ``--project``/``--agent``
+        (:func:`rook_core.cli.run.found_by`)."""
+        from .run import found_by
+
+        if agent is not None:
+            return found_by(self.workspace, agent.project, agent.name)
+        return found_by(self.workspace, project, None)
 
     def add(self, status: str, subject: str, message: str, fix: str = "") -> None:
         self.findings.append(Finding(status, subject, message, fix))
@@ -143,9 +155,14 @@ class Doctor:
         # a -w (or ROOK_WORKSPACE_DIR) naming no directory is a wrong value, as for
         # every other command and as --project nope here: exit 2, not a finding
         root = find_workspace(workspace)
+        self.workspace = workspace
         if not (root / ROOT).is_dir():
             message = f"{root}: no {ROOT} here or above"
-            fix = "create one: rook init --project P --agent A --example (or pass -w DIR)"
+            fix = (  # -w given: made there, wherever doctor ran
+                f"create one: rook init{self.where()} --project P --agent A --example"
+                if workspace
+                else "create one: rook init --project P --agent A --example (or pass -w DIR)"
+            )
             said, where, how = no_workspace(root, workspace)
             if workspace is not None and where:
                 # a --workspace is the workspace itself (never searched upwards from),
@@ -203,7 +220,7 @@ class Doctor:
                 PROBLEM,
                 "workspace",
                 message or "no agent in this workspace",
-                fix or "create one: rook init --project P --agent A --example",
+                fix or f"create one: rook init{self.where()} --project P --agent A --example",
             )
         if agents:  # one walk of /proc for every agent's leftovers (check_leftovers)
             from ..procscan import left_by_runs
@@ -228,7 +245,7 @@ class Doctor:
                 f"{path}: project {project!r} not found in {projects_dir} "
                 f"(projects: {', '.join(projects) or 'none'})",
                 "correct project: in config.yaml, or create it: "
-                f"rook init --project {project} --agent A",
+                f"rook init{self.where(project)} --agent A",
             )
             return False
         agent = config.get("agent")
@@ -242,7 +259,7 @@ class Doctor:
                 "config",
                 f"{path}: agent {agent!r} not found in {where}",
                 "correct agent: in config.yaml, or create it: "
-                f"rook init --project {project or 'P'} --agent {agent}",
+                f"rook init{self.where(project or 'P')} --agent {agent}",
             )
             return False
         return True

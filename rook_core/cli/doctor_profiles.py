@@ -57,9 +57,9 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
             label,
             f"no profile in {pdir}" + (f"; {unread}" if unread else ""),
             ("rename it to end in .yaml, or " if unread else "")
-            + f"write one with rook profile add --project {agent.project} --agent "
-            f"{agent.name} (docs/profiles.md) or by hand as profiles/NAME.yaml, or start from "
-            f"rook init --project {agent.project} --agent NEW --example",
+            + f"write one with rook profile add{doctor.where(agent=agent)} (docs/profiles.md) "
+            "or by hand as profiles/NAME.yaml, or start from "
+            f"rook init{doctor.where(agent.project)} --agent NEW --example",
         )
         return []
     if unread:  # local.yml beside the profiles that load: read by no command
@@ -468,7 +468,8 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
             f"{label} scenarios",
             "every scenario is excluded: true, so plain rook run selects none and refuses to "
             "run (exit 2); such a scenario runs only when --only names it",
-            f"rook run --only {','.join(ids[:10])}{',...' if len(ids) > 10 else ''}, or remove "
+            f"rook run{doctor.where(agent=agent)} --only {','.join(ids[:10])}"
+            f"{',...' if len(ids) > 10 else ''}, or remove "
             "excluded: true from the ones to run",
         )
     check_criteria_work(doctor, rook, agent, label, scenarios)

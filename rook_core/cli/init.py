@@ -176,23 +176,23 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
             click.echo(f"  wrote {path.relative_to(a.dir)}")
     projects = [p for p in (root / ROOT / "projects").iterdir() if p.is_dir()]
     agents = [p for p in (root / ROOT / "projects" / project / "agents").iterdir() if p.is_dir()]
-    select = (
-        "" if len(projects) == 1 and len(agents) == 1 else f" --project {project} --agent {agent}"
-    )
+    from .run import found_by
+
+    one = len(projects) == 1 and len(agents) == 1
     # rook run would take ROOK_WORKSPACE_DIR, not cwd
     here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
-    where = "" if root == here else f" -w {root}"
+    where = found_by(  # the flags the next command needs, quoted: it works as printed
+        None if root == here else str(root), None if one else project, None if one else agent
+    )
     if not example:  # the step a new user needs: rook profile add writes the profile
         click.echo(
             printable(
                 scrub(
-                    f"next: rook profile add{where}{select} --command 'CMD' (or --from FILE|URL) "
+                    f"next: rook profile add{where} --command 'CMD' (or --from FILE|URL) "
                     "writes a profile that reaches your agent, or write profiles/NAME.yaml and "
                     "a hook script in scripts/ yourself; then scenarios in scenarios/"
                 )
             )
         )
         return
-    click.echo(
-        printable(scrub(f"next: rook run{where}{select}     (then edit scripts/example_agent.py)"))
-    )
+    click.echo(printable(scrub(f"next: rook run{where}     (then edit scripts/example_agent.py)")))

@@ -69,11 +69,12 @@ def _target(
         return found.runs_dir / run_id
     from ..history import resolve_run
     from ..known_secrets import agent_secrets_redacted
+    from .run import found_by
 
     try:  # an id, a unique prefix, latest or latest~N, as for every command
         # one not found is named with its folder
         with agent_secrets_redacted(found.profiles_dir, found.runs_dir):
-            return resolve_run(found.runs_dir, run_id)
+            return resolve_run(found.runs_dir, run_id, found_by(workspace, project, agent))
     except ConfigError as exc:
         raise ConfigError(f"--{exc}") from None  # "--run X: no such run ..."
 
@@ -304,7 +305,7 @@ def merge_command(
     failed = write_reports(rook, report, wanted)
     pending = report["summary"].get("pending") or 0
     code = exit_code(report) or (1 if failed or pending else 0)
-    report_failures(failed, report["run"]["id"])
+    report_failures(failed, report["run"]["id"], found_by(workspace, project, agent))
     for note in merged.notes:  # paths among them: a folder may be named after an env value
         click.echo(f"rook: warning: {redactor.text(note)}", err=True)
     if merged.missing:

@@ -88,7 +88,11 @@ def _load(s: Session, name: str | None, command: str) -> Any:
     from ..definitions import find_profile
 
     profile = find_profile(
-        s.agent.profiles_dir, name, s.rook.transports, choose=f"rook profile {command} NAME"
+        s.agent.profiles_dir,
+        name,
+        s.rook.transports,
+        choose=f"rook profile {command} NAME{s.where}",
+        where=s.where,
     )
     for ref in profile.env:
         s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))

@@ -208,7 +208,13 @@ def show_command(
     from .profile import Session
 
     s = Session(workspace, project, agent)
-    p = find_profile(s.agent.profiles_dir, name, s.rook.transports, choose="rook profile show NAME")
+    p = find_profile(
+        s.agent.profiles_dir,
+        name,
+        s.rook.transports,
+        choose=f"rook profile show NAME{s.where}",
+        where=s.where,
+    )
     for ref in p.env:
         s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
     active, active_path, _ = _active(s.agent.profiles_dir, s.rook.transports)

@@ -68,8 +68,11 @@ def report_command(
             check_json_out(reports)
         rook = plugins.build_plugin_manager()
         targets = parse_report_options(reports, rook)
+    from .run import found_by
+
     a = find_agent(workspace, project, agent)
-    run_path = resolve_run(a.runs_dir, run_ref)
+    where = found_by(workspace, project, agent)  # its commands work as printed
+    run_path = resolve_run(a.runs_dir, run_ref, where)
     check_report_targets(targets, a.runs_dir, [run_path])
     check_definitions_kept(targets, a)
     activate(Redactor.for_variables(secret_names(run_path)))  # for what a reporter says
@@ -87,14 +90,11 @@ def report_command(
         click.echo(table(report))
     for fmt, path in targets:
         if (fmt, path) not in failed:
-            where = "standard output" if path == STDOUT else path
+            shown = "standard output" if path == STDOUT else path
             # a folder's name redacted; a typed ESC or U+202E shown, never obeyed
-            click.echo(printable(scrub(f"wrote {fmt} report to {where}")), err=True)
+            click.echo(printable(scrub(f"wrote {fmt} report to {shown}")), err=True)
     for message in failed.values():
         click.echo(f"rook: error: {printable(scrub(message))}", err=True)
-    from .run import found_by
-
-    where = found_by(workspace, project, agent)
     if not as_json:  # as rook runs show says it (--json: the one document, nothing else)
         finish_hint(run_path, report, where)
     warn_unmerged(run_path, where)

@@ -282,13 +282,13 @@ def show_command(
         parent.get(k) if v is None else v
         for k, v in (("workspace", workspace), ("project", project), ("agent", agent))
     )
-    a = find_agent(workspace, project, agent)
-    run_path = resolve_run(a.runs_dir, run_ref)
-    activate(Redactor.for_variables(secret_names(run_path)))  # the finish hint's -w, as rook report
-    report = load_report(run_path)
     from .run import found_by
 
-    where = found_by(workspace, project, agent)
+    a = find_agent(workspace, project, agent)
+    where = found_by(workspace, project, agent)  # its commands work as printed
+    run_path = resolve_run(a.runs_dir, run_ref, where)
+    activate(Redactor.for_variables(secret_names(run_path)))  # the finish hint's -w, as rook report
+    report = load_report(run_path)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         check_entries(report)  # as the table does: a damaged entry is refused, exit 2
         print_json(report)

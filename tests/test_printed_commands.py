@@ -1,0 +1,170 @@
+"""Every next-step command Rook prints works as printed: run from another folder
+with ``-w DIR --project P --agent A`` (the workspace's path holding a space, and
+holding two projects, so that none of the flags can be left out), the command a
+message names is copied and run from that same folder (real subprocesses of the
+installed ``rook_core``, real bash hooks)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from rook_core.testing import Workspace
+
+ANSWER = """
+#!/bin/bash
+[ "$1" = execute ] || exit 0
+cat >/dev/null
+echo '{"output": "ok"}'
+"""
+
+
+@pytest.fixture
+def place(tmp_path):
+    """A workspace of two projects at a path with a space, and a folder elsewhere."""
+    ws = Workspace(tmp_path / "my ws", project="shop", agent="desk")
+    Workspace(ws.root, project="other", agent="bot")  # --project can never be left out
+    ws.script("agent.sh", ANSWER)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}}, active=False)
+    ws.profile({"id": "two", "hooks": {"execute": "scripts/agent.sh"}}, active=False)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    return ws, elsewhere
+
+
+def rook(cwd, *argv):
+    return subprocess.run(
+        [sys.executable, "-m", "rook_core", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def flags(ws):
+    return ["-w", str(ws.root), "--project", ws.project, "--agent", ws.agent]
+
+
+def printed(text, after, end=None):
+    """The ``rook ...`` command that follows ``after`` in ``text`` (to ``end``, or to
+    the end of the line), as argv without ``rook``."""
+    line = text[text.index(after) + len(after) :].splitlines()[0]
+    if end is not None:
+        line = line[: line.index(end)]
+    argv = shlex.split(line)
+    assert argv[0] == "rook", line
+    return argv[1:]
+
+
+def test_several_profiles_and_none_active_name_a_rook_profile_use_that_works(place):
+    """'choose one with rook profile show NAME, or make one active: rook profile use
+    NAME' was printed without the -w/--project/--agent the command was given: run as
+    printed from the same folder, it found no workspace (exit 2)."""
+    ws, elsewhere = place
+    for command in (["run"], ["profile", "show"], ["profile", "test"]):
+        r = rook(elsewhere, *command, *flags(ws))
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "several profiles (one, two)" in r.stderr, r.stderr
+        use = printed(r.stderr, "make one active: ")
+        assert use[:3] == ["profile", "use", "NAME"], use
+        if command != ["run"]:  # its own command, with NAME chosen, works too
+            chosen = printed(r.stderr, "choose one with ", ", or make")
+            chosen[chosen.index("NAME")] = "one"
+            shown = rook(elsewhere, *chosen)
+            assert shown.returncode == 0 and "one" in shown.stdout, shown.stdout + shown.stderr
+    use[2] = "two"
+    r = rook(elsewhere, *use)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws.agent_dir / "profiles" / "active").read_text().strip() == "two"
+    # profiles/active naming a profile removed since: the same
+    (ws.agent_dir / "profiles" / "active").write_text("gone")
+    r = rook(elsewhere, "run", *flags(ws))
+    assert r.returncode == 2 and "names 'gone', which is no profile here" in r.stderr, r.stderr
+    use = printed(r.stderr, "choose one with ")
+    use[2] = "one"
+    assert rook(elsewhere, *use).returncode == 0
+
+
+def test_no_such_run_names_a_rook_runs_that_works(place):
+    """'(try: rook runs; latest is ...)' had none of the flags that found the agent."""
+    ws, elsewhere = place
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    assert rook(elsewhere, "run", *flags(ws)).returncode == 0
+    for command in (
+        ["runs", "show", "nope"],
+        ["report", "nope"],
+        ["diff", "latest", "nope"],
+        ["run", "--run", "nope"],
+    ):
+        r = rook(elsewhere, *command, *flags(ws))
+        assert r.returncode == 2 and "no such run" in r.stderr, r.stderr
+        again = rook(elsewhere, *printed(r.stderr, "(try: ", ";"))
+        assert again.returncode == 0 and "passed" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_report_not_written_names_a_rook_report_that_writes_it(place):
+    """At the end of a run, 'write again with: rook report ID --report json:PATH' had
+    none of the flags that found the run, and its path unquoted."""
+    ws, elsewhere = place
+    target = elsewhere / "out dir"
+    ws.script(  # the folder the report goes to becomes a file while the run goes on
+        "agent.sh",
+        f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat >/dev/null
+        touch {shlex.quote(str(target))}
+        echo '{{"output": "ok"}}'
+        """,
+    )
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    r = rook(elsewhere, "run", *flags(ws), "--report", "json:out dir/r.json")
+    assert r.returncode == 1 and "out dir is not a directory" in r.stderr, r.stderr
+    target.unlink()
+    again = rook(elsewhere, *printed(r.stderr, "write again with: "))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads((target / "r.json").read_text())["summary"]["passed"] == 1
+
+
+def test_init_names_a_next_command_that_works_from_another_folder(tmp_path):
+    """rook init -w 'my ws' printed 'next: rook run -w /.../my ws': the path unquoted,
+    so the command as printed named another folder."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ws = tmp_path / "my ws"
+    r = rook(elsewhere, "init", "-w", str(ws), "--project", "a", "--agent", "b", "--example")
+    assert r.returncode == 0, r.stdout + r.stderr
+    argv = printed(r.stdout, "next: ", "     (then")
+    assert argv == ["run", "-w", str(ws)], argv
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0 and "3 passed" in again.stdout, again.stdout + again.stderr
+    r = rook(elsewhere, "init", "-w", str(ws), "--project", "c", "--agent", "d")
+    argv = printed(r.stdout, "next: ", " (or --from")
+    assert argv[:6] == ["profile", "add", "-w", str(ws), "--project", "c"], argv
+    assert argv[6:8] == ["--agent", "d"], argv
+
+
+def test_doctor_names_commands_that_work_from_another_folder(place):
+    """rook doctor -w DIR's fixes named 'rook profile add --project P --agent A' and
+    'rook init --project P --agent NEW --example' without -w: run as printed from
+    the folder doctor ran in, they made or looked for a workspace there."""
+    ws, elsewhere = place
+    Workspace(ws.root, project="shop", agent="bare")  # no profile
+    r = rook(elsewhere, "doctor", "-w", str(ws.root), "--json")
+    fixes = [f["fix"] for f in json.loads(r.stdout)["findings"] if "shop/bare" in f["subject"]]
+    fix = next(f for f in fixes if "rook init" in f)
+    argv = shlex.split(fix[fix.index("rook init") :])[1:]
+    argv[argv.index("NEW")] = "new"
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (ws.root / ".testmuai/rook/projects/shop/agents/new/profiles/active").is_file()
+    assert not (elsewhere / ".testmuai").exists()
+    add = fix[fix.index("rook profile add") : fix.index(" (docs/")]
+    assert re.fullmatch(r"rook profile add -w '.*' --project shop --agent bare", add), add
