@@ -168,3 +168,35 @@ def test_doctor_names_commands_that_work_from_another_folder(place):
     assert not (elsewhere / ".testmuai").exists()
     add = fix[fix.index("rook profile add") : fix.index(" (docs/")]
     assert re.fullmatch(r"rook profile add -w '.*' --project shop --agent bare", add), add
+
+
+HOOKS = {  # a hook of each way a test can end without an answer, and what next: says
+    "slow": ("sleep 30", "check that the target is up and answers"),
+    "hang": ("echo '{\"output\": \"hi\"}'; sleep 30", "make the hook exit once it has printed"),
+    "stop": ("kill -STOP $$", "find what stopped the hook"),
+    "oom": ("kill -KILL $$", "killed by signal 9 (SIGKILL), by something other than Rook"),
+    "crash": ("kill -SEGV $$", "killed by signal 11 (SIGSEGV), by something other than Rook"),
+}
+
+
+def test_profile_fix_advice_follows_the_diagnosis_and_its_command_works(place):
+    """rook profile fix (and test) told every timed-out hook to check the target and
+    raise the timeout, and a hook a signal killed to name an author agent; the advice
+    ended 'then run rook profile test again', which, run from another folder (or with
+    several profiles and none active), found no workspace or asked which profile."""
+    ws, elsewhere = place
+    for name, (body, _) in HOOKS.items():
+        ws.script(f"{name}.sh", f"#!/bin/bash\ncat >/dev/null\n{body}\n")
+        hook = {"script": f"scripts/{name}.sh", "timeout_seconds": 1}
+        ws.profile({"id": name, "hooks": {"execute": hook}}, active=False)
+    for name, (_, said) in HOOKS.items():
+        for command in ("fix", "test"):
+            r = rook(elsewhere, "profile", command, name, *flags(ws))
+            assert r.returncode == 1, r.stdout + r.stderr
+            nxt = r.stdout.split("\nnext: ", 1)[1]
+            assert nxt.startswith(said) or said in nxt.split(":")[0], (name, command, nxt)
+            if name != "slow":  # no timeout helps these: never "raise the timeout"
+                assert "raise the timeout" not in nxt and "target is up" not in nxt, nxt
+            assert "author agent" not in nxt, nxt
+        again = rook(elsewhere, *printed(nxt, "then run "))
+        assert again.returncode == 1 and f"profile {name} (" in again.stdout, again.stderr

@@ -626,7 +626,7 @@ def test_a_hook_that_answered_but_never_exited_is_not_told_to_check_the_target(
         assert r.exit_code == 1, r.stdout + r.stderr
         nxt = r.stdout.split("\nnext: ", 1)[1]
         assert "target is up" not in nxt and "raise the timeout" not in nxt, r.stdout
-        assert said in nxt and "then run rook profile test again" in nxt, r.stdout
+        assert said in nxt and f"then run rook profile test {name} -w " in nxt, r.stdout
 
 
 def test_the_line_said_before_the_test_names_the_delays_it_will_wait(rook_workspace, rook_cli):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -31,39 +32,73 @@ ADVICE = {
     "'the auth header is wrong' with an author agent",
     "not_found": "check the URL or path in the hook entry",
     "unreachable": "start the agent (nothing answered at the address in the hook entry), "
-    "or correct that address; then run rook profile test again",
+    "or correct that address; then run {again}",
     "timeout": "check that the target is up and answers (a small goal timed out): run the "
     "hook by hand; if it is only slow, raise the timeout the diagnosis above names; then run "
-    "rook profile test again",
+    "{again}",
     "infra": "try again when the agent's infrastructure is up (it reported infra_failure, "
-    "retried once: not the profile's fault, so there is nothing to fix); then run rook "
-    "profile test again",
+    "retried once: not the profile's fault, so there is nothing to fix); then run {again}",
     "config": "correct the profile file (the message names the field)",
 }
+"""The next step for each problem no repair is better for; ``{again}`` is the
+``rook profile test`` command that tests the same profile again (:func:`_advice`)."""
 NEVER_EXITED_ADVICE = (
     "make the hook exit once it has printed its answer (end what keeps it running, as the "
-    "diagnosis above says); then run rook profile test again"
+    "diagnosis above says); then run {again}"
 )
 STOPPED_ADVICE = (
     "find what stopped the hook, or the process it waits for (SIGSTOP or SIGTSTP), "
-    "and never continued it: run the hook by hand; then run rook profile test again"
+    "and never continued it: run the hook by hand; then run {again}"
 )
+SIGNALLED_ADVICE = (
+    "the hook was killed by signal {number}{name}, by something other than Rook (Rook "
+    "stops a hook only when its time runs out, and says so): {cause}; raising "
+    "timeout_seconds will not help: run the hook by hand to see it; then run {again}"
+)
+_KILLED = re.compile(r"(?a)^killed by signal (\d+)")
+"""A failed hook's diagnosis when a signal ended it (:func:`rook_core.hookio.hook_result`)."""
 
 
-def _advice(obs: Any) -> str | None:
-    """The next step for a test's problem, when there is one better than a repair."""
+def _advice(obs: Any, again: str) -> str | None:
+    """The next step for a test's problem, when there is one better than a repair;
+    ``again`` is the command that tests the profile again, with the flags the command
+    was given, so that it works as printed."""
     if obs.problem == "tls":  # no repair turns verification off
         from ..profile_probe import tls_advice
 
-        return f"{tls_advice(obs.diagnosis)} in the hook entry; then run rook profile test again"
+        return f"{tls_advice(obs.diagnosis)} in the hook entry; then run {again}"
+    diagnosis = obs.diagnosis or ""
     if obs.problem == "timeout":  # a hook no timeout helps: not "check the target is up"
         from ..process import NEVER_EXITED_HELP, STOPPED_HELP
 
-        if NEVER_EXITED_HELP in (obs.diagnosis or ""):
-            return NEVER_EXITED_ADVICE
-        if STOPPED_HELP in (obs.diagnosis or ""):
-            return STOPPED_ADVICE
-    return ADVICE.get(obs.problem)
+        if NEVER_EXITED_HELP in diagnosis:
+            return NEVER_EXITED_ADVICE.format(again=again)
+        if STOPPED_HELP in diagnosis:
+            return STOPPED_ADVICE.format(again=again)
+    if obs.problem == "failed" and (killed := _KILLED.search(diagnosis.partition(": ")[2])):
+        return _signalled(int(killed.group(1)), again)
+    advice = ADVICE.get(obs.problem)
+    return advice.format(again=again) if advice else None
+
+
+def _signalled(number: int, again: str) -> str:
+    """What to do about a hook a signal killed: what sends that signal, by name."""
+    import signal
+
+    try:
+        sig = signal.Signals(number)
+    except ValueError:
+        return SIGNALLED_ADVICE.format(
+            number=number, name="", cause="another process, or the system", again=again
+        )
+    if sig == signal.SIGKILL:
+        cause = "the kernel's out-of-memory killer (dmesg names it), a container's memory "
+        cause += "limit, or another process's kill -9"
+    elif sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT):
+        cause = "it crashed (its program, or a library it loads)"
+    else:
+        cause = "another process sent it, or the system did"
+    return SIGNALLED_ADVICE.format(number=number, name=f" ({sig.name})", cause=cause, again=again)
 
 
 CONFIG_PROBLEMS = ("missing_variable", "config")
@@ -205,7 +240,7 @@ def test_command(
         if obs.run_dir:
             s.say(f"kept: {obs.run_dir}")
         where = s.where  # the flags it was given: the command works as printed
-        if not obs.ok and (advice := _advice(obs)):
+        if not obs.ok and (advice := _advice(obs, f"rook profile test {profile.id}{where}")):
             s.say(f"next: {advice}")
         elif not obs.ok:
             s.say(
@@ -325,7 +360,8 @@ def fix_command(
             s.say(WHAT_UNREAD)
         return
     s.say("not fixed; nothing was changed")
-    if obs is not None and (advice := _advice(obs)):
+    again = f"rook profile test {profile.id}{s.where}"  # with its flags: works as printed
+    if obs is not None and (advice := _advice(obs, again)):
         s.say(f"next: {advice}")
         if unread:
             s.say(WHAT_UNREAD)
