@@ -51,16 +51,22 @@ def to_stdout(values: Iterable[str]) -> bool:
     return False
 
 
-def finish_flags(reports: Iterable[str]) -> str:
+def finish_flags(
+    reports: Iterable[str], min_pass_rate: float | None = None, concurrency: int | None = None
+) -> str:
     """`` --report FORMAT:PATH ...``: a run's reports, for the command Rook prints or
     stores that finishes it (so a user who copies it gets them again, whole).
     ``reports`` as given, or made absolute for a stored command; shell-quoted and
     redacted. ``--json`` is left out: its document goes where standard output was
     redirected (``> FILE``), which a command cannot say; the run's own
-    ``report.json`` and ``rook report ID --json`` hold it."""
+    ``report.json`` and ``rook report ID --json`` hold it. Before them the
+    ``--min-pass-rate`` the run was given (without it the finished run would have
+    no gate, and another exit code) and ``--concurrency`` (how many at once)."""
     import shlex
 
-    return scrub("".join(f" --report {shlex.quote(r)}" for r in reports))
+    kept = f" --min-pass-rate {min_pass_rate!r}" if min_pass_rate is not None else ""
+    kept += f" --concurrency {concurrency}" if concurrency is not None else ""
+    return kept + scrub("".join(f" --report {shlex.quote(r)}" for r in reports))
 
 
 def is_stdout(path: str) -> bool:

@@ -682,7 +682,7 @@ def _execute(
         redactor.text(f"{fmt}:{path if path == STDOUT else os.path.join(request.cwd or '', path)}")
         for fmt, path in request.reports
     ]
-    engine.resume += finish_flags(outputs)
+    engine.resume += finish_flags(outputs, request.min_pass_rate, request.concurrency)
     # first invocation: no records to look up, unless a shard joins a run merged without
     # it, whose scenario runs rook run --run ID may have finished since
     engine.fresh = not manifest["invocations"] and not late
@@ -702,6 +702,8 @@ def _execute(
     }
     if request.min_pass_rate is not None:  # the gate its report has (rook report --rebuild)
         invocation["min_pass_rate"] = request.min_pass_rate
+    if request.concurrency is not None:  # rook runs show's command that finishes it keeps it
+        invocation["concurrency_given"] = request.concurrency
     if outputs:  # rook runs show's command that finishes the run writes them again
         invocation["reports"] = outputs
     manifest["invocations"].append(invocation)

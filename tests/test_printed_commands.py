@@ -200,3 +200,73 @@ def test_profile_fix_advice_follows_the_diagnosis_and_its_command_works(place):
             assert "author agent" not in nxt, nxt
         again = rook(elsewhere, *printed(nxt, "then run "))
         assert again.returncode == 1 and f"profile {name} (" in again.stdout, again.stderr
+
+
+FLAKY = """
+#!/bin/bash
+[ "$1" = execute ] || exit 0
+cat >/dev/null
+touch "$ROOK_WORKSPACE/started"
+[ -e "$ROOK_WORKSPACE/hold" ] && sleep 60
+mkdir "$ROOK_RUN_STATE_DIR/first" 2>/dev/null && echo '{"output": "no"}' || echo '{"output": "ok"}'
+"""
+"""Fails the run's first execute, passes the others; holds while ``hold`` exists."""
+
+
+def test_the_command_that_finishes_a_run_keeps_its_gate_and_concurrency(place):
+    """A run split by phase (or cut off) with --min-pass-rate printed 'resume with:
+    rook run --run ID --phases collect,judge -w ...' without the gate: run as printed,
+    the finished run had none, so one failed repeat of four exited 1 where the gate
+    (0.5) passes it (exit 0); --concurrency was dropped too."""
+    ws, elsewhere = place
+    ws.script("agent.sh", FLAKY)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    given = ["--repeat", "4", "--min-pass-rate", "0.5", "-j", "3"]
+    r = rook(elsewhere, "run", *flags(ws), *given, "--phases", "prepare,open,execute,close")
+    assert r.returncode == 0, r.stdout + r.stderr
+    argv = printed(r.stderr, "resume with: ")
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "3"], argv
+    shown = rook(elsewhere, "runs", "show", "latest", *flags(ws))
+    assert printed(shown.stderr, "finish it with: ") == argv, shown.stderr
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
+
+
+def test_the_command_that_finishes_an_interrupted_run_keeps_its_gate(place):
+    import os
+    import signal
+    import time
+
+    ws, elsewhere = place
+    ws.script("agent.sh", FLAKY)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    (ws.root / "hold").touch()
+    argv = [sys.executable, "-m", "rook_core", "run", *flags(ws), "--repeat", "2"]
+    proc = subprocess.Popen(
+        [*argv, "--min-pass-rate", "0.5", "-j", "1"],
+        cwd=elsewhere,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (ws.root / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    argv = printed(err, "finish it with: ")
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "1"], argv
+    reason = json.loads(
+        rook(elsewhere, "runs", "show", "latest", *flags(ws), "--json").stdout
+    )["scenarios"][0]["reason"]
+    assert "--min-pass-rate 0.5 --concurrency 1" in reason, reason
+    (ws.root / "hold").unlink()
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
+    assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout

@@ -230,7 +230,8 @@ def run_command(
         click.echo(table(report), err=to_stdout(reports))
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
     where = found_by(workspace, project, agent)  # so the command works as printed
-    where += finish_flags(reports)  # and writes the run's reports again, whole
+    # and runs with the same gate and concurrency, and writes the run's reports again, whole
+    where += finish_flags(reports, min_pass_rate, concurrency)
     if outcome.interrupted:
         from rook_core.models import PHASES
 

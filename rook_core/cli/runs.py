@@ -373,8 +373,9 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
 
 
 def _outputs(invocation: Any) -> str:
-    """The ``--report`` flags ``invocation`` (of ``run.json``) was given, as stored
-    (absolute paths), for the command that finishes its run."""
+    """The ``--min-pass-rate``, ``--concurrency`` and ``--report`` flags
+    ``invocation`` (of ``run.json``) was given, as stored (absolute paths), for the
+    command that finishes its run."""
     from ..reporting import finish_flags
 
     if not isinstance(invocation, dict):
@@ -382,7 +383,12 @@ def _outputs(invocation: Any) -> str:
     reports = invocation.get("reports")
     if not isinstance(reports, list) or not all(isinstance(r, str) for r in reports):
         reports = []  # none given, or a run.json edited by hand
-    return finish_flags(reports)
+    gate, many = invocation.get("min_pass_rate"), invocation.get("concurrency_given")
+    return finish_flags(
+        reports,
+        gate if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None,
+        many if isinstance(many, int) and not isinstance(many, bool) and many > 0 else None,
+    )
 
 
 def warn_unmerged(run_path: Any, where: str = "") -> None:
