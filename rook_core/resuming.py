@@ -198,8 +198,8 @@ def find_run(
     if not found and (run_path / "report.json").is_file():
         raise ConfigError(  # a run shown from its report.json, but what it ran is gone
             f"run {request.run_id}: {run_path / 'run.json'} is missing, so the run cannot "
-            f"be finished (its plan and profile are in it); rook runs show {request.run_id} "
-            "shows what it recorded"
+            f"be finished (its plan and profile are in it); rook runs show {request.run_id}"
+            f"{request.found_by} shows what it recorded"
         )
     manifest = resumable(lambda: read_json(run_path / "run.json")) if found else None
     joined: tuple[Path, dict[str, Any]] | None = None

@@ -428,6 +428,7 @@ def prepare_run(
             raise ConfigError(
                 f"--phases {request.phases}: a new run starts with prepare; to finish a run "
                 f"split by phase, give its id: rook run --run ID --phases {request.phases}"
+                f"{request.found_by}"
             )
         every = scenarios
         scenarios = request.selected(scenarios)

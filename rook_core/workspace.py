@@ -258,8 +258,16 @@ def _not_a_folder(parent: Path, name: str) -> str | None:
 
 
 def _choose(
-    kind: str, flag: str, wanted: str | None, default: Any, parent: Path, config: Path
+    kind: str,
+    flag: str,
+    wanted: str | None,
+    default: Any,
+    parent: Path,
+    config: Path,
+    init: str = "rook init --project P --agent A",
 ) -> str:
+    """The project or agent (``kind``) chosen in ``parent``; ``init``: the command
+    that creates one, as printed when there is none."""
     try:
         names = folder_names(parent)
     except OSError as exc:
@@ -286,9 +294,7 @@ def _choose(
     if not names:
         for path, what in linked_no_folder(parent):  # named, never "no agent" ...
             raise WorkspaceError(f"{path}: {what}; {_a(kind)} is a folder")
-        raise WorkspaceError(
-            f"no {kind} in {parent}; create one with: rook init --project P --agent A"
-        )
+        raise WorkspaceError(f"no {kind} in {parent}; create one with: {init}")
     raise WorkspaceError(f"several {kind}s ({', '.join(names)}); choose one with {flag}")
 
 
@@ -411,13 +417,31 @@ def select_agent(
     source = root / "config.yaml"
     if project is None and config.get("project") is None and agent is not None:
         project = _project_with(root / "projects", agent)
+    import shlex
+
+    # what makes one, in this workspace wherever it is typed (a -w given: it is kept)
+    init = "rook init" + ("" if given is None else f" -w {shlex.quote(str(workspace))}")
     project_name = _choose(
-        "project", "--project", project, config.get("project"), root / "projects", source
+        "project",
+        "--project",
+        project,
+        config.get("project"),
+        root / "projects",
+        source,
+        f"{init} --project P --agent A",
     )
     agents_dir = root / "projects" / project_name / "agents"
     # config.yaml's agent is its project's: another project chosen, it is no default there
     default = config.get("agent") if config.get("project") in (None, project_name) else None
-    agent_name = _choose("agent", "--agent", agent, default, agents_dir, source)
+    agent_name = _choose(
+        "agent",
+        "--agent",
+        agent,
+        default,
+        agents_dir,
+        source,
+        f"{init} --project {shlex.quote(project_name)} --agent A",
+    )
     return Agent(workspace, project_name, agent_name)
 
 

@@ -270,3 +270,20 @@ def test_the_command_that_finishes_an_interrupted_run_keeps_its_gate(place):
     again = rook(elsewhere, *argv)
     assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
     assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
+
+
+def test_no_project_or_agent_names_a_rook_init_that_makes_it_there(tmp_path):
+    """'no agent in DIR; create one with: rook init --project P --agent A', said to
+    rook run -w DIR from another folder, made the agent there, not in DIR."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ws = tmp_path / "my ws"
+    (ws / ".testmuai/rook/projects/p/agents").mkdir(parents=True)
+    r = rook(elsewhere, "run", "-w", str(ws))
+    assert r.returncode == 2 and "no agent in" in r.stderr, r.stderr
+    argv = printed(r.stderr, "create one with: ")
+    assert argv == ["init", "-w", str(ws), "--project", "p", "--agent", "A"], argv
+    made = rook(elsewhere, *argv[:-1], "a", "--example")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert rook(elsewhere, "run", "-w", str(ws)).returncode == 0
+    assert not (elsewhere / ".testmuai").exists()

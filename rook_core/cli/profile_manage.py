@@ -364,7 +364,7 @@ def list_command(
         s.say(
             f"no profiles in {pdir}"
             + (f"; {unread}; rename it" if unread else "")
-            + "; write one with: rook profile add"
+            + f"; write one with: rook profile add{s.where}"
         )
         return
     problems = any(r["problem"] for r in rows)  # a column of nothing, untitled, is noise
