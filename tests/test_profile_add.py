@@ -1804,7 +1804,7 @@ def test_a_name_in_another_script_gets_an_id_or_a_way_out(rook_workspace, rook_c
     r = add(rook_cli, ws, "東京", "--no-test", "--command", "cat")
     assert r.exit_code == 2, r.stdout + r.stderr
     assert "profile name '東京': the id is made from the name's letters a-z" in r.stderr
-    assert "rook profile rename ID '東京'" in r.stderr
+    assert f"rook profile rename ID '東京' -w {ws.root}" in r.stderr  # works as printed
     r = rook_cli("profile", "rename", "--workspace", str(ws.root), "cafe-ol", "東京")
     assert r.exit_code == 0, r.stdout + r.stderr
     r = rook_cli("profile", "show", "--workspace", str(ws.root), "東京")

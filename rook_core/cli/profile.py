@@ -454,7 +454,7 @@ def _add(
         raise ConfigError(
             f"profile name {name!r}: the id is made from the name's letters a-z (accents "
             "folded) and digits, and it has none; add the profile under a name that has "
-            f"some, then rename it: rook profile rename ID {shlex.quote(name)}"
+            f"some, then rename it: rook profile rename ID {shlex.quote(name)}{s.where}"
         )
     from ..models import ID_MAX
 
