@@ -338,12 +338,14 @@ def rebuild_hint(run_path: Path) -> str:
     (``rook report ID --rebuild``, which only reads) and, with its manifest there,
     repaired (``rook run --run ID`` writes the report again, running nothing that
     finished)."""
-    run = run_path.name
-    hint = f"rook report {run} --rebuild renders the run again from its records"
+    from .workspace import run_found_by
+
+    run, where = run_path.name, run_found_by(run_path)  # the commands work from anywhere
+    hint = f"rook report {run} --rebuild{where} renders the run again from its records"
     if (run_path / "run.json").is_file():
         hint = (
-            f"rook run --run {run} writes it again from the run's records (running only what "
-            f"is unfinished), and {hint}"
+            f"rook run --run {run}{where} writes it again from the run's records (running "
+            f"only what is unfinished), and {hint}"
         )
     return hint
 

@@ -445,6 +445,38 @@ def select_agent(
     return Agent(workspace, project_name, agent_name)
 
 
+def found_by(
+    workspace: str | None, project: str | None, agent: str | None, absolute: bool = False
+) -> str:
+    """The ``-w``, ``--project`` and ``--agent`` flags given on the command line,
+    for a command Rook prints that must find the same run; a workspace from
+    ``ROOK_WORKSPACE_DIR`` is given as ``-w`` too, so that the command works where
+    the variable is not set (another shell, a CI log read later). ``absolute``:
+    the workspace as an absolute path, for a command stored in a record (read
+    from anywhere). Shell-quoted, and redacted (a folder named after an env value)."""
+    import shlex
+
+    from .redact import scrub
+
+    if absolute and workspace:
+        workspace = os.path.abspath(workspace)
+    flags = (("-w", workspace), ("--project", project), ("--agent", agent))
+    return scrub("".join(f" {flag} {shlex.quote(value)}" for flag, value in flags if value))
+
+
+def run_found_by(run_path: Path) -> str:
+    """:func:`found_by` for the run folder ``run_path`` of an agent's ``runs``
+    (``WS/.testmuai/rook/projects/P/agents/A/runs/ID``), the workspace absolute:
+    for a message that names a command on that run and knows no flags (a damaged
+    record met deep in a reader). ``""`` for a run folder elsewhere."""
+    parts = Path(os.path.abspath(run_path)).parts
+    if len(parts) < 9 or parts[-2] != "runs" or parts[-4] != "agents" or parts[-6] != "projects":
+        return ""
+    if Path(*parts[-8:-6]) != ROOT:
+        return ""
+    return found_by(str(Path(*parts[:-8])), parts[-5], parts[-3])
+
+
 def check_name(kind: str, value: str) -> None:
     """A project or agent name: a folder name, so a slug of at most ``ID_MAX``
     characters (exit 2 naming it)."""

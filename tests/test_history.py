@@ -1254,9 +1254,11 @@ def test_a_damaged_report_read_by_a_command_is_bad_input_naming_file_and_fix(
         shown = rook_cli(*args)
         assert shown.exit_code == 2 and shown.exception is None, (args, shown.stderr)
         assert f"rook: error: {path}" in shown.stderr, (args, shown.stderr)
-        assert f"rook report {bad} --rebuild" in shown.stderr, (args, shown.stderr)
+        # with the flags that find the run, read from its folder: they work from anywhere
+        where = f"-w {ws.root} --project {ws.project} --agent {ws.agent}"
+        assert f"rook report {bad} --rebuild {where} renders" in shown.stderr, shown.stderr
         # --rebuild only renders (the run's files are only read): the repair is named too
-        assert f"rook run --run {bad} writes it again from the run's records" in shown.stderr
+        assert f"rook run --run {bad} {where} writes it again from the run's" in shown.stderr
     rebuilt = rook_cli("report", bad, "--rebuild")
     assert rebuilt.exit_code == 0 and "2 passed" in rebuilt.stdout, rebuilt.stderr
     repaired = rook_cli("run", "--run", bad)  # runs nothing: every scenario run finished

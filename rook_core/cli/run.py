@@ -280,22 +280,11 @@ def found_by(
     workspace: str | None, project: str | None, agent: str | None, absolute: bool = False
 ) -> str:
     """The ``-w``, ``--project`` and ``--agent`` flags given on the command line,
-    for a command Rook prints that must find the same run; a workspace from
-    ``ROOK_WORKSPACE_DIR`` is given as ``-w`` too, so that the command works where
-    the variable is not set (another shell, a CI log read later). ``absolute``:
-    the workspace as an absolute path, for a command stored in a record (read
-    from anywhere)."""
-    import os
-    import shlex
+    for a command Rook prints that must find the same run
+    (:func:`rook_core.workspace.found_by`, which core modules use)."""
+    from ..workspace import found_by as flags
 
-    from ..redact import scrub
-
-    if absolute and workspace:
-        workspace = os.path.abspath(workspace)
-    flags = (("-w", workspace), ("--project", project), ("--agent", agent))
-    return scrub(  # a folder named after an env value is redacted like the rest
-        "".join(f" {flag} {shlex.quote(value)}" for flag, value in flags if value)
-    )
+    return flags(workspace, project, agent, absolute)
 
 
 def merged_before(report: dict[str, Any], shard: str) -> bool:
