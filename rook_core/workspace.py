@@ -417,10 +417,8 @@ def select_agent(
     source = root / "config.yaml"
     if project is None and config.get("project") is None and agent is not None:
         project = _project_with(root / "projects", agent)
-    import shlex
-
     # what makes one, in this workspace wherever it is typed (a -w given: it is kept)
-    init = "rook init" + ("" if given is None else f" -w {shlex.quote(str(workspace))}")
+    here = None if given is None else str(workspace)
     project_name = _choose(
         "project",
         "--project",
@@ -428,7 +426,7 @@ def select_agent(
         config.get("project"),
         root / "projects",
         source,
-        f"{init} --project P --agent A",
+        f"rook init{found_by(here, None, None)} --project P --agent A",
     )
     agents_dir = root / "projects" / project_name / "agents"
     # config.yaml's agent is its project's: another project chosen, it is no default there
@@ -440,7 +438,7 @@ def select_agent(
         default,
         agents_dir,
         source,
-        f"{init} --project {shlex.quote(project_name)} --agent A",
+        f"rook init{found_by(here, project_name, None)} --agent A",
     )
     return Agent(workspace, project_name, agent_name)
 
