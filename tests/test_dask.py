@@ -512,7 +512,7 @@ def test_an_interrupt_kills_the_hooks_on_the_workers(
     report = json.loads(out)
     assert {s["status"] for s in report["scenarios"]} == {"pending"}
     for s in report["scenarios"]:  # it said "rook run --run ID", ID as it is, and no -w
-        run = f"rook run --run {report['run']['id']} -w {rook_workspace.root}"
+        run = f"rook run --run {report['run']['id']} -w {rook_workspace.root} --concurrency 2"
         assert s["reason"] == f"interrupted; {run} finishes it", s
 
 
