@@ -415,7 +415,7 @@ def find_profile(
     ``profiles/active``. ``choose`` is how the calling command is given a NAME,
     for the message when several profiles and no active one leave it unsaid;
     ``where`` the ``-w``/``--project``/``--agent`` flags that found the agent
-    (:func:`rook_core.cli.run.found_by`), so that the ``rook profile use NAME`` it
+    (:func:`rook_core.workspace.found_by`), so that the ``rook profile use NAME`` it
     suggests works as printed from where the command was run."""
     if not profiles_dir.is_dir():
         raise ProfileNotFound(no_profiles_folder(profiles_dir))

@@ -412,7 +412,7 @@ _LATEST = r"(?a)^latest(?:~(\d+))?$"  # ASCII digits: int() reads any digit
 
 def resolve_run(runs_dir: Path, ref: str, where: str = "") -> Path:
     """A run directory from an id, a unique id prefix, ``latest`` or ``latest~N``;
-    ``where``: the flags that found the agent (:func:`rook_core.cli.run.found_by`),
+    ``where``: the flags that found the agent (:func:`rook_core.workspace.found_by`),
     for the ``rook runs`` a "no such run" error suggests."""
     if not ref.strip():  # an empty prefix would match every run, or the only one
         raise ConfigError(

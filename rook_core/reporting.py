@@ -388,7 +388,7 @@ def _fresh(value: Any) -> Any:
 def report_failures(failed: dict[tuple[str, str], str], run_id: str, where: str = "") -> None:
     """Say on standard error which reports could not be written at the end of a
     run, and how to write them again from the run's record: ``rook report`` with
-    ``where``, the flags that found the run (:func:`rook_core.cli.run.found_by`),
+    ``where``, the flags that found the run (:func:`rook_core.workspace.found_by`),
     and the targets shell-quoted, so that it works as printed."""
     if not failed:
         return
