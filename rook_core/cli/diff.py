@@ -60,8 +60,8 @@ def diff_command(
     from . import reads_runs
 
     reads_runs()  # a damaged record is bad input here: exit 2
+    from ..workspace import found_by
     from .report_cmd import warn_joined_since
-    from .run import found_by
 
     a = find_agent(workspace, project, agent)
     where = found_by(workspace, project, agent)  # its commands work as printed

@@ -57,8 +57,8 @@ class Doctor:
     def where(self, project: str | None = None, agent: Any = None) -> str:
         """The flags a command a fix names needs to work as printed from where doctor
         ran: ``-w`` as given, and the agent's (or ``project``'s) ``--project``/``--agent``
-        (:func:`rook_core.cli.run.found_by`)."""
-        from .run import found_by
+        (:func:`rook_core.workspace.found_by`)."""
+        from ..workspace import found_by
 
         if agent is not None:
             return found_by(self.workspace, agent.project, agent.name)
@@ -300,7 +300,7 @@ class Doctor:
         from pathlib import Path
 
         from ..procscan import command_name
-        from .run import found_by
+        from ..workspace import found_by
         from .runs import held_by
 
         mine = os.path.join(str(agent.runs_dir), "")

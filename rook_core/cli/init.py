@@ -176,7 +176,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
             click.echo(f"  wrote {path.relative_to(a.dir)}")
     projects = [p for p in (root / ROOT / "projects").iterdir() if p.is_dir()]
     agents = [p for p in (root / ROOT / "projects" / project / "agents").iterdir() if p.is_dir()]
-    from .run import found_by
+    from ..workspace import found_by
 
     one = len(projects) == 1 and len(agents) == 1
     # rook run would take ROOK_WORKSPACE_DIR, not cwd

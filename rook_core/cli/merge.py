@@ -69,7 +69,7 @@ def _target(
         return found.runs_dir / run_id
     from ..history import resolve_run
     from ..known_secrets import agent_secrets_redacted
-    from .run import found_by
+    from ..workspace import found_by
 
     try:  # an id, a unique prefix, latest or latest~N, as for every command
         # one not found is named with its folder
@@ -228,8 +228,7 @@ def merge_command(
         to_stdout,
         write_reports,
     )
-    from ..workspace import user_path
-    from .run import found_by
+    from ..workspace import found_by, user_path
 
     if as_json:
         check_json_out(reports)

@@ -40,7 +40,7 @@ class Session:
         self.redactor = Redactor.for_variables(self.secret_names)
         activate(self.redactor)  # for the CLI's error boundary too: a profile not found
         self.warned: set[str] = set()
-        from .run import found_by
+        from ..workspace import found_by
 
         # the flags this command was given, for a command it prints: it works as printed
         self.where = found_by(workspace, project, agent)

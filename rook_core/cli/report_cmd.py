@@ -68,7 +68,7 @@ def report_command(
             check_json_out(reports)
         rook = plugins.build_plugin_manager()
         targets = parse_report_options(reports, rook)
-    from .run import found_by
+    from ..workspace import found_by
 
     a = find_agent(workspace, project, agent)
     where = found_by(workspace, project, agent)  # its commands work as printed
@@ -107,7 +107,7 @@ def report_command(
 def warn_joined_since(run_path: Path, where: str = "") -> None:
     """Warn when shards recorded scenario runs after the run was merged: its
     report, shown as it was merged, leaves them out until merged again. ``where``:
-    the flags that found the run (:func:`rook_core.cli.run.found_by`). While a shard
+    the flags that found the run (:func:`rook_core.workspace.found_by`). While a shard
     still runs into it, the run is in progress: a merge waits for it to end."""
     from ..merging import joined_since, shard_list
     from .runs import held_by

@@ -152,6 +152,7 @@ def run_command(
         from ..reportfile import print_json
         from ..reporting import check_json_out, finish_flags, to_stdout
         from ..runner import RunRequest, run
+        from ..workspace import found_by
 
     if scheduler is not None and executor == "local":
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
@@ -274,17 +275,6 @@ def run_command(
         )
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
-
-
-def found_by(
-    workspace: str | None, project: str | None, agent: str | None, absolute: bool = False
-) -> str:
-    """The ``-w``, ``--project`` and ``--agent`` flags given on the command line,
-    for a command Rook prints that must find the same run
-    (:func:`rook_core.workspace.found_by`, which core modules use)."""
-    from ..workspace import found_by as flags
-
-    return flags(workspace, project, agent, absolute)
 
 
 def merged_before(report: dict[str, Any], shard: str) -> bool:

@@ -282,7 +282,7 @@ def show_command(
         parent.get(k) if v is None else v
         for k, v in (("workspace", workspace), ("project", project), ("agent", agent))
     )
-    from .run import found_by
+    from ..workspace import found_by
 
     a = find_agent(workspace, project, agent)
     where = found_by(workspace, project, agent)  # its commands work as printed
@@ -307,7 +307,7 @@ def show_command(
 def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
     """On standard error, the command that finishes a run with scenario runs
     still pending (split with --phases, or cut off), ending with ``where``: the
-    flags that found the run (:func:`rook_core.cli.run.found_by`). A sharded run
+    flags that found the run (:func:`rook_core.workspace.found_by`). A sharded run
     is finished shard by shard, then merged: a merged one (``--partial``) names the
     shards that left them and the command that finishes each, as ``rook merge``
     did; one not merged yet gets none (:func:`warn_unmerged` says to merge it)."""
@@ -394,7 +394,7 @@ def _outputs(invocation: Any) -> str:
 def warn_unmerged(run_path: Any, where: str = "") -> None:
     """On standard error, a warning that a run split with ``--shard`` is not merged
     yet: what is shown is what its shards recorded so far, not the run. ``where``:
-    the flags that found the run (:func:`rook_core.cli.run.found_by`)."""
+    the flags that found the run (:func:`rook_core.workspace.found_by`)."""
     import os
     import re
 
