@@ -162,7 +162,10 @@ IN_ROOKS_WORDS = (WorkspaceNotShared, WorkerSetupFailed)
 
 @plain
 class WorkerJob:
-    """Everything a worker needs to rebuild the run's engine: plain, picklable data."""
+    """Everything a worker needs to rebuild the run's engine but its secrets
+    (:class:`RunSecrets`): plain, picklable data. It travels in each scenario run's
+    task, which Dask logs (up to 10 KB of its pickle) on a worker or a scheduler
+    that cannot read it (no Rook there): nothing secret goes in it."""
 
     run_id: str
     workspace: str
@@ -173,13 +176,7 @@ class WorkerJob:
     profile_source: str
     profile_rel: str | None
     phases: list[str]
-    redactor: Redactor
     observed: dict[str, bool] = field(default_factory=dict)
-    saved: dict[str, Any] = field(default_factory=dict, repr=False)
-    """Values prepare saved (secrets among them): never in a repr, which a
-    worker's failure log would print."""
-    env: dict[str, str] = field(default_factory=dict, repr=False)
-    """Values of the profile's ``env`` variables, from the driver (never in a repr)."""
     mode: str = "shared"
     probe: str | None = None
     """Shared mode: the probe file every worker must see, holding ``probe_token``."""
@@ -202,6 +199,65 @@ class WorkerJob:
     criteria: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The criterion types the run's scenarios use, when the worker judges them: type ->
     ``owner`` and ``distribution``, as for :attr:`transports`."""
+
+
+class RunSecrets:
+    """A run's secret values: its redactor (the values of the profile's ``env``
+    variables, those prepare saved), those ``env`` values and prepare's saved values.
+    Never in a scenario run's task: the driver gives them, pickled, to each worker that
+    loads Rook (:func:`keep_secrets`), which keeps them in memory for the run."""
+
+    def __init__(self, redactor: Redactor, env: dict[str, str], saved: dict[str, Any]) -> None:
+        self.redactor, self.env, self.saved = redactor, env, saved
+
+    def __repr__(self) -> str:  # never a value in a log line
+        return f"RunSecrets({', '.join(sorted(self.env))})"
+
+
+SECRETS_WAIT = 30.0
+"""How long a scenario run's task waits on a worker for its run's secrets (a worker
+that joined as the run went: the driver gives them within a second or two)."""
+SECRETS_KEPT = 64  # a long-lived worker keeps those of at most this many runs (killed ones)
+_secrets: dict[str, bytes] = {}
+"""Per ``rook run`` session (:attr:`WorkerJob.topic`): its :class:`RunSecrets`, pickled."""
+_secrets_given = threading.Condition()
+
+
+def keep_secrets(session: str, data: bytes) -> str | None:
+    """Run on the workers that load Rook: keep the session's secrets (a pickled
+    :class:`RunSecrets`, loaded here by Rook, never by Dask, which would log the bytes
+    it could not load). Returns why they could not be taken, or ``None``; never raises
+    (Dask would log the arguments of a function that did)."""
+    import pickle
+
+    try:
+        if not isinstance(pickle.loads(data), RunSecrets):
+            return "not a run's secrets"
+    except Exception as exc:  # noqa: BLE001 - what it was is said, never the bytes
+        return f"{type(exc).__name__} while loading them"
+    with _secrets_given:
+        _secrets.pop(session, None)
+        _secrets[session] = data
+        while len(_secrets) > SECRETS_KEPT:  # those of runs killed before they dropped them
+            del _secrets[next(iter(_secrets))]
+        _secrets_given.notify_all()
+    return None
+
+
+def drop_secrets(session: str) -> None:
+    with _secrets_given:
+        _secrets.pop(session, None)
+
+
+def secrets_of(session: str, wait: float = SECRETS_WAIT) -> RunSecrets | None:
+    """The session's secrets, fresh objects for one scenario run (its open phase may add
+    saved values), waiting up to ``wait`` seconds for the driver to give them."""
+    import pickle
+
+    with _secrets_given:
+        _secrets_given.wait_for(lambda: session in _secrets, wait)
+        data = _secrets.get(session)
+    return None if data is None else pickle.loads(data)  # type: ignore[no-any-return]
 
 
 # -- the workspace: shared, or shipped as a tar.gz -------------------------------------
@@ -479,25 +535,25 @@ def _own_exit_statuses() -> None:
     done.wait(10)  # a worker whose event loop does not answer has worse troubles
 
 
-def worker_engine(job: WorkerJob, root: Path) -> Engine:
+def worker_engine(job: WorkerJob, root: Path, secrets: RunSecrets) -> Engine:
     """The run's engine, rebuilt on this worker against its copy of the workspace."""
     rook = _plugins()
     agent = Agent(root, job.project, job.agent)
     profile = profile_from_dict(copy.deepcopy(job.profile_raw), rook.transports, job.profile_source)
     profile.path = root / job.profile_rel if job.profile_rel else Path(job.profile_source)
     resolve_entries(rook, profile, agent)
-    run = RunDir(root / job.run_rel, job.redactor)
+    run = RunDir(root / job.run_rel, secrets.redactor)
     engine = Engine(
         rook,
         agent,
         profile,
         run,
         list(job.phases),
-        job.redactor,
+        secrets.redactor,
         observed_before=dict(job.observed),
     )
-    engine.base_env.update(job.env)  # the judging context shares this dict
-    engine.ctx.saved.update(copy.deepcopy(job.saved))
+    engine.base_env.update(secrets.env)  # the judging context shares this dict
+    engine.ctx.saved.update(secrets.saved)  # (loaded for this scenario run alone)
     engine.resume = job.resume or engine.resume  # the worker's RunDir knows no shard
     return engine
 
@@ -709,8 +765,16 @@ def run_on_worker(
                 token,
             )
         root = Path(job.workspace)
+    secrets = secrets_of(job.topic)
+    if secrets is None:  # (the driver gives them to a worker that joins within a second)
+        raise WorkerSetupFailed(
+            f"Dask worker {worker.address} was not given this run's secrets by rook run "
+            f"within {SECRETS_WAIT:g} s",
+            worker.address,
+            token,
+        )
     try:
-        engine = worker_engine(job, root)
+        engine = worker_engine(job, root, secrets)
     except RookError as exc:  # the driver accepted it: say that it is this worker's doing
         raise WorkerSetupFailed(
             f"Dask worker {worker.address} could not set up the run, where rook run could: {exc}",
@@ -783,9 +847,11 @@ def cancel_run(session: str) -> int:
     return len(entries)
 
 
-def cleanup_run(run_id: str, dask_worker: Any = None) -> list[str]:
-    """Run on every worker at the end of a run: kill what hooks left behind, as the
-    driver does at the end of a local run, when nothing runs there any more."""
+def cleanup_run(run_id: str, session: str = "", dask_worker: Any = None) -> list[str]:
+    """Run on every worker at the end of a run: drop the ``session``'s secrets, kill what
+    hooks left behind, as the driver does at the end of a local run, when nothing runs
+    there any more."""
+    drop_secrets(session)
     running = getattr(getattr(dask_worker, "state", None), "all_running_tasks", ())
     if running:
         return []
@@ -794,6 +860,7 @@ def cleanup_run(run_id: str, dask_worker: Any = None) -> list[str]:
 
 __all__ = [
     "IN_ROOKS_WORDS",
+    "RunSecrets",
     "WorkerJob",
     "WorkerSetupFailed",
     "TooBig",
@@ -802,13 +869,16 @@ __all__ = [
     "cancel_run",
     "cleanup_run",
     "drop_bundle",
+    "drop_secrets",
     "has_bundle",
     "keep_bundle",
+    "keep_secrets",
     "lacking",
     "loaded",
     "pack_dir",
     "release_workspace",
     "run_on_worker",
+    "secrets_of",
     "sees",
     "unpack_dir",
     "unpacked",

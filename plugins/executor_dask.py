@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import pickle
 import re
 import signal
 import sys
@@ -532,6 +533,8 @@ class _Session:
         self.given_up: set[str] = set()
         self.fixes: dict[tuple[str, ...], Callable[[str], str]] = {}
         self.job: WorkerJob | None = None
+        self.secrets = b""
+        """The run's :class:`~rook_plugins.dask_worker.RunSecrets`, pickled (:meth:`setup`)."""
         self.shipped: str | None = None  # the name of the shipped workspace's worker plugin
         self.probe: Path | None = None
         self._probe_held: IO[str] | None = None  # the probe, open and locked while the run lasts
@@ -569,10 +572,23 @@ class _Session:
                 f"{_worker_wait():g} s (ROOK_DASK_WORKER_WAIT)"
             ) from None
         self.scheduler_id = self.client.scheduler_info().get("id")
-        await self._workers_load_rook()
         e = self.engine
         ws = e.agent.workspace
         profile = e.profile
+        # the run's secrets, never in a task: Dask logs a task that a worker or the scheduler
+        # cannot read (no Rook there); only workers that load Rook are given them
+        self.secrets = pickle.dumps(
+            self.w.RunSecrets(
+                e.redactor,
+                {
+                    v.variable: os.environ[v.variable]
+                    for v in profile.env
+                    if v.variable in os.environ
+                },
+                dict(e.ctx.saved),
+            )
+        )
+        await self._workers_load_rook()
         try:
             rel = str(Path(profile.path).relative_to(ws)) if profile.path else None
         except ValueError:
@@ -587,33 +603,52 @@ class _Session:
             profile_source=str(profile.path),
             profile_rel=rel,
             phases=list(e.phases),
-            redactor=e.redactor,
-            saved=dict(e.ctx.saved),
             topic=self.topic,
             resume=e.resume,
             transports=self._transports(),
             criteria=self._criteria(work),
-            env={
-                v.variable: os.environ[v.variable] for v in profile.env if v.variable in os.environ
-            },
         )
         await self._place_workspace()
 
+    async def _loads_rook(self, workers: list[str] | None = None) -> dict[str, str]:
+        """Ask ``workers`` (all: ``None``) whether they load Rook's worker code; give those
+        that do the run's secrets (:meth:`_give_secrets`). Returns why each other cannot
+        run Rook's work."""
+        answers = await self.client.run(self.w.loaded, workers=workers, on_error="return")
+        self.asked |= set(answers)
+        broken = {
+            w: f"cannot run Rook's work there: {_remote_error(a)}"
+            for w, a in answers.items()
+            if isinstance(a, BaseException)
+        }
+        good = sorted(w for w in answers if w not in broken)
+        return {**broken, **(await self._give_secrets(good) if good else {})}
+
+    async def _give_secrets(self, workers: list[str]) -> dict[str, str]:
+        """Give ``workers`` (each loaded Rook) the run's secrets, which they keep in memory
+        for the run (:func:`~rook_plugins.dask_worker.keep_secrets`); a scenario run's task
+        carries none. Returns why each that did not take them could not."""
+        kept = await self.client.run(
+            self.w.keep_secrets, self.topic, self.secrets, workers=workers, on_error="return"
+        )
+        return {
+            w: f"could not take this run's secrets: {_remote_error(k) if isinstance(k, BaseException) else k}"
+            for w, k in kept.items()
+            if k is not None
+        }
+
     async def _workers_load_rook(self) -> None:
         """Once per run (a worker that joins later: :meth:`_admit`): which workers can load
-        Rook's worker code. One that cannot (no
+        Rook's worker code, each given the run's secrets. One that cannot (no
         Rook there, or a broken one) would fail the probe, the shipped workspace and every
         scenario run Dask gave it: it is left out (:attr:`workers`), named in a warning;
         when no worker can, the run stops here, naming each, never a worker it is not."""
-        answers = await self.client.run(self.w.loaded, on_error="return")
-        self.asked = set(answers)
-        broken = {w: a for w, a in answers.items() if isinstance(a, BaseException)}
+        self.asked = set()
+        broken = await self._loads_rook()
+        answers = self.asked
         if not broken:
             return
-        said = "; ".join(
-            f"Dask worker {w} cannot run Rook's work there: {_remote_error(a)}"
-            for w, a in sorted(broken.items())
-        )
+        said = "; ".join(f"Dask worker {w} {why}" for w, why in sorted(broken.items()))
         fix = (
             "Install rook-harness[dask] on every Dask worker, the same version as where "
             "rook run runs, or stop those workers"
@@ -746,9 +781,9 @@ class _Session:
                 workers = await self.client.scheduler.ncores()
             except Exception:  # the scheduler lost: its futures say so (``_infra``)
                 continue
+            if not set(workers) <= self.asked:  # one joined: may it take scenario runs?
+                await self._admit(sorted(set(workers) - self.asked))
             if self.workers is not None:  # some left out: only the others take scenarios
-                if not set(workers) <= self.asked:  # one joined: may it take them too?
-                    await self._admit(sorted(set(workers) - self.asked))
                 workers = [w for w in workers if w in self.workers]
             if workers or not self.futures:  # (judging here, with a judge profile, needs none)
                 gone_since = None
@@ -769,32 +804,38 @@ class _Session:
             return
 
     async def _admit(self, joined: list[str]) -> None:
-        """Workers that joined the scheduler after some were left out (:attr:`workers`
-        restricts the scenario runs to the others): each is asked, as at set-up, whether
-        it loads Rook; one that does takes this run's scenario runs from now on, those
-        already sent and waiting for a thread included (their restrictions widened on the
-        scheduler: Dask's work stealing then moves them to it). Only on such a run, from
-        :meth:`watch_workers`, and once per worker."""
+        """Workers that joined the scheduler as the run went: each is asked, as at set-up,
+        whether it loads Rook, and given the run's secrets (a scenario run's task carries
+        none: one Dask gave it already waits for them). One that cannot is named in a
+        warning and left out, as at set-up. On a run with workers left out
+        (:attr:`workers` restricts the scenario runs to the others), one that can takes
+        this run's scenario runs from now on, those already sent and waiting for a thread
+        included (their restrictions widened on the scheduler: Dask's work stealing then
+        moves them to it). From :meth:`watch_workers`, once per worker."""
+        before = set(self.asked)
         try:
-            answers = await asyncio.wait_for(
-                self.client.run(self.w.loaded, workers=joined, on_error="return"), CONNECT_TIMEOUT
-            )
+            broken = await asyncio.wait_for(self._loads_rook(joined), CONNECT_TIMEOUT)
         except Exception:  # it left already, or the scheduler is lost: asked again next time
+            self.asked = before
             return
-        self.asked |= set(answers)
-        broken = {w: a for w, a in answers.items() if isinstance(a, BaseException)}
-        for w, a in sorted(broken.items()):
+        answers = self.asked - before
+        for w, why in sorted(broken.items()):
             self._warn(
-                f"--executor dask: Dask worker {w}, which joined the scheduler, cannot run "
-                f"Rook's work there: {_remote_error(a)}; this run sends it no scenario runs. "
-                "Install rook-harness[dask] on every Dask worker, the same version as where "
-                "rook run runs"
+                f"--executor dask: Dask worker {w}, which joined the scheduler, {why}; this "
+                "run sends it no scenario runs. Install rook-harness[dask] on every Dask "
+                "worker, the same version as where rook run runs"
             )
         good = {w for w in answers if w not in broken and w not in self.left_out}
         if self.workers is None:
-            return
-        # (one that joined before a worker was left out is among the workers, unasked)
-        workers = sorted(({*self.workers} | good) - set(broken))
+            if not broken:
+                return
+            try:  # restricted from now on to those that load Rook, as at set-up
+                now = set(await self.client.scheduler.ncores())
+            except Exception:
+                return
+            workers = sorted((now & self.asked) - set(broken) - self.left_out)
+        else:  # (one that joined before a worker was left out is among them, unasked)
+            workers = sorted(({*self.workers} | good) - set(broken))
         if not workers or workers == self.workers:  # (none: Dask would read no restriction)
             return
         self.workers = workers
@@ -1074,7 +1115,7 @@ class _Session:
 
     async def teardown(self) -> None:
         try:
-            await asyncio.wait_for(self.client.run(self.w.cleanup_run, self.run_id), 30)
+            await asyncio.wait_for(self.client.run(self.w.cleanup_run, self.run_id, self.topic), 30)
         except Exception:
             pass
         if self.shipped is not None:  # shipped: every worker drops its copy

@@ -752,22 +752,29 @@ def test_a_scenario_run_again_after_its_worker_was_lost_starts_from_an_empty_sta
     assert lost["lost"] and lost["state"] == "state/lost.1.attempt-1"
 
 
-def test_a_worker_job_never_shows_the_profiles_secrets_in_its_repr():
-    # a worker logs the job it failed on ("Compute Failed ... args: (WorkerJob(...),)"):
-    # the env values and prepare's saved values it carries must not be in that text
-    from rook_plugins.dask_worker import WorkerJob
+def test_a_worker_job_never_holds_the_profiles_secrets():
+    # a worker logs the task it failed on ("Compute Failed ... args: (WorkerJob(...),)"), or
+    # could not read (10 KB of its pickle): the job holds no secret; the run's secrets,
+    # given apart to the workers that load Rook, show none in their repr either
+    import pickle
+
+    from rook_plugins.dask_worker import RunSecrets, WorkerJob, keep_secrets, secrets_of
 
     from rook_core.redact import Redactor
 
     job = WorkerJob(
         run_id="r", workspace="/w", run_rel="runs/r", project="p", agent="a",
         profile_raw={}, profile_source="p.yaml", profile_rel=None, phases=["execute"],
-        redactor=Redactor({"API_TOKEN": "Zq9-s3cr3t-abcd"}),
-        saved={"token": "sv-T0ken-9876"}, env={"API_TOKEN": "Zq9-s3cr3t-abcd"},
     )
-    shown = repr(job)
-    assert "Zq9-s3cr3t-abcd" not in shown and "sv-T0ken-9876" not in shown, shown
-    assert "run_id='r'" in shown
+    assert not {"redactor", "env", "saved"} & set(vars(job)), vars(job)
+    secrets = RunSecrets(Redactor({"API_TOKEN": "Zq9-s3cr3t-abcd"}),
+                         {"API_TOKEN": "Zq9-s3cr3t-abcd"}, {"token": "sv-T0ken-9876"})
+    assert repr(secrets) == "RunSecrets(API_TOKEN)"
+    assert keep_secrets("topic-x", pickle.dumps(secrets)) is None
+    assert keep_secrets("topic-y", b"not a pickle") == "UnpicklingError while loading them"
+    kept = secrets_of("topic-x", wait=0)
+    assert kept is not None and kept.saved == {"token": "sv-T0ken-9876"}
+    assert secrets_of("topic-y", wait=0) is None
 
 
 def test_a_scheduler_lost_mid_run_is_rooks_diagnosis_with_the_time_it_ran(
@@ -1832,3 +1839,71 @@ def test_a_scheduler_that_cannot_load_rook_stops_the_run_saying_so(
         if s["status"] == "infra_error":
             assert s["reason"].startswith(f"infrastructure error: {said} (rook run --run "), s
             assert "\n" not in s["reason"], s["reason"]
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_that_cannot_load_rook_never_logs_the_runs_secrets(rook_workspace, tmp_path):
+    """A worker without Rook (or a broken one) that joins a run as it goes is given a
+    scenario run's task by Dask, cannot read it, and Dask logs up to 10 KB of the task's
+    pickle on its standard error: the values of the profile's env variables and the
+    token prepare saved were there, in plain text. Now no task carries a secret: the
+    workers that load Rook are given them apart, and keep them in memory for the run."""
+    from servers.agent_server import AgentServer
+    from servers.helpers import token_prepare
+
+    shadow = tmp_path / "shadow" / "rook_plugins"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("this Rook is broken")\n')
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    server = AgentServer().start()
+    rook_workspace.script("agent.sh", WAITS_FOR_GO)
+    rook_workspace.profile({"id": "p", "hooks": {"prepare": token_prepare(server),
+                                                 "execute": "scripts/agent.sh"},
+                            "env": [{"variable": "CLIENT_SECRET", "purpose": "the agent's"}],
+                            "hook_env": {"MARKS": str(marks)}})
+    for i in range(4):
+        rook_workspace.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine"}]})
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    log = tmp_path / "broken.log"
+    bad = rook = None
+    try:
+        rook = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", cluster.scheduler_address, "-j", "4", "--json"],
+            env={**os.environ, "CLIENT_SECRET": server.client_secret},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while not (marks / "started").is_file() and time.time() < deadline:
+            time.sleep(0.05)  # set up on the one good worker, a scenario running, three waiting
+        assert (marks / "started").is_file(), rook.communicate(timeout=30)
+        with log.open("w") as err:  # a normal run: Dask gives it a waiting scenario run
+            bad = subprocess.Popen(
+                [dask_cli, "worker", cluster.scheduler_address, "--nthreads", "2",
+                 "--no-dashboard", "--no-nanny"],
+                env={**os.environ, "PYTHONPATH": str(shadow.parent)},
+                stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.time() + 20
+        while "Failed to deserialize" not in log.read_text() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        (marks / "go").touch()
+        out, err = rook.communicate(timeout=60)
+    finally:
+        for p in (bad, rook):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(10)
+        cluster.close()
+        server.stop()
+    logged = log.read_text()
+    assert "Failed to deserialize" in logged, logged  # it was sent what it cannot read
+    [token] = server.tokens
+    for secret in (server.client_secret, token):
+        assert secret not in logged, f"a secret in the broken worker's log:\n{logged}"
+        assert secret not in out + err
+    assert rook.returncode == 0, err
+    assert {s["status"] for s in json.loads(out)["scenarios"]} == {"passed"}, err
