@@ -251,7 +251,8 @@ def drop_secrets(session: str) -> None:
 
 def secrets_of(session: str, wait: float = SECRETS_WAIT) -> RunSecrets | None:
     """The session's secrets, fresh objects for one scenario run (its open phase may add
-    saved values), waiting up to ``wait`` seconds for the driver to give them."""
+    saved values), waiting up to ``wait`` seconds for the driver to give them (a task
+    that finds none asks the driver for them first: :func:`run_on_worker`)."""
     import pickle
 
     with _secrets_given:
@@ -765,7 +766,10 @@ def run_on_worker(
                 token,
             )
         root = Path(job.workspace)
-    secrets = secrets_of(job.topic)
+    secrets = secrets_of(job.topic, wait=0)
+    if secrets is None:  # a worker the driver has not given them yet (joined, restarted): ask
+        _event(worker, job.topic, {"type": "secrets", "worker": worker.address})
+        secrets = secrets_of(job.topic)
     if secrets is None:  # (the driver gives them to a worker that joins within a second)
         raise WorkerSetupFailed(
             f"Dask worker {worker.address} was not given this run's secrets by rook run "

@@ -534,6 +534,7 @@ class _Session:
         self.fixes: dict[tuple[str, ...], Callable[[str], str]] = {}
         self.job: WorkerJob | None = None
         self.secrets = b""
+        self.giving: set[str] = set()  # workers being given the secrets they asked for
         """The run's :class:`~rook_plugins.dask_worker.RunSecrets`, pickled (:meth:`setup`)."""
         self.shipped: str | None = None  # the name of the shipped workspace's worker plugin
         self.probe: Path | None = None
@@ -859,10 +860,25 @@ class _Session:
             if len(tried) > MAX_ATTEMPTS and future is not None and key not in self.given_up:
                 self.given_up.add(key)  # a scheduler that retries more than once: stop it here
                 asyncio.ensure_future(self.client.cancel([future]))
+        elif msg.get("type") == "secrets":  # a worker not given them (joined, restarted)
+            worker = msg.get("worker")
+            if isinstance(worker, str) and worker not in self.giving:
+                self.giving.add(worker)
+                asyncio.ensure_future(self._give_asked(worker))
         elif msg.get("type") == "hook":
             hook = localize_hook(dict(msg["hook"]), self._fix(msg.get("roots")), self._redact)
             self.streamed.setdefault((key, token), {})[msg["seq"]] = hook
             self._notify(key, token, msg["seq"], hook)
+
+    async def _give_asked(self, worker: str) -> None:
+        """Give the run's secrets to ``worker``, which ran Rook's code and asked for them:
+        one the watch has not asked yet, or one started again at an address it knew."""
+        try:
+            await asyncio.wait_for(self._give_secrets([worker]), CONNECT_TIMEOUT)
+        except Exception:  # it left, or the scheduler is lost: its task says so in time
+            pass
+        finally:
+            self.giving.discard(worker)
 
     def _fix(self, roots: Any) -> Callable[[str], str]:
         """Names the driver's workspace for a shipped copy's ``roots`` (see :func:`localize`)."""

@@ -1907,3 +1907,57 @@ def test_a_worker_that_cannot_load_rook_never_logs_the_runs_secrets(rook_workspa
         assert secret not in out + err
     assert rook.returncode == 0, err
     assert {s["status"] for s in json.loads(out)["scenarios"]} == {"passed"}, err
+
+
+def _forget_secrets() -> int:
+    from rook_plugins import dask_worker
+
+    with dask_worker._secrets_given:
+        n = len(dask_worker._secrets)
+        dask_worker._secrets.clear()
+    return n
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_without_the_runs_secrets_asks_for_them(rook_workspace, tmp_path):
+    """A worker the driver has not given the run's secrets (one started again by its nanny
+    at an address the run knew, one Dask gave a task before the driver's watch asked it)
+    asks for them with an event as its task starts, and runs the scenario with them."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    rook_workspace.script("agent.sh", WAITS_FOR_GO.replace('"fine", "ppid": %s}\\n\' "$PPID"',
+                                                        '"fine-%s"}\\n\' "$API_TOKEN"'))
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "env": [{"variable": "API_TOKEN", "purpose": "the agent's"}],
+                            "hook_env": {"MARKS": str(marks)}})
+    for i in range(3):
+        rook_workspace.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "fine-"}]})
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    rook = None
+    try:
+        rook = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", cluster.scheduler_address, "-j", "3", "--json"],
+            env={**os.environ, "API_TOKEN": SECRET},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while not (marks / "started").is_file() and time.time() < deadline:
+            time.sleep(0.05)
+        assert (marks / "started").is_file(), rook.communicate(timeout=30)
+        with distributed.Client(cluster) as client:
+            assert list(client.run(_forget_secrets).values()) == [1]
+        (marks / "go").touch()
+        out, err = rook.communicate(timeout=60)
+    finally:
+        if rook is not None and rook.poll() is None:
+            rook.kill()
+            rook.wait(10)
+        cluster.close()
+    assert rook.returncode == 0, err
+    report = json.loads(out)
+    assert {s["status"] for s in report["scenarios"]} == {"passed"}, err
+    outputs = {s["turns"][0]["output"] for s in report["scenarios"]}
+    assert outputs == {"fine-[redacted:API_TOKEN]"}, outputs
+    assert SECRET not in out + err
