@@ -589,6 +589,7 @@ class _Session:
                 dict(e.ctx.saved),
             )
         )
+        await self._scheduler_loads_rook()
         await self._workers_load_rook()
         try:
             rel = str(Path(profile.path).relative_to(ws)) if profile.path else None
@@ -610,6 +611,19 @@ class _Session:
             criteria=self._criteria(work),
         )
         await self._place_workspace()
+
+    async def _scheduler_loads_rook(self) -> None:
+        """Once per run (and on a scheduler started anew): whether the scheduler loads
+        Rook's code. Dask reads each task there: one that cannot would fail every scenario
+        run sent (:func:`_unreadable`), so the run stops here, before any is sent."""
+        try:
+            await self.client.run_on_scheduler(self.w.loaded)
+        except (ImportError, AttributeError) as exc:  # as unpickling the function failed
+            raise RunStopped(
+                f"--executor dask: the Dask scheduler at {self.client.scheduler.address} "
+                f"cannot load Rook ({_remote_error(exc)}), so it cannot read Rook's tasks: "
+                "install rook-harness[dask] there, the same version as where rook run runs"
+            ) from None
 
     async def _loads_rook(self, workers: list[str] | None = None) -> dict[str, str]:
         """Ask ``workers`` (all: ``None``) whether they load Rook's worker code; give those
@@ -949,6 +963,7 @@ class _Session:
             self.client.subscribe_topic(self.topic, self._on_event)
             self.workers, self.left_out = None, set()
             try:
+                await self._scheduler_loads_rook()
                 await self._workers_load_rook()
                 if self.shipped is not None and self._shipped_plugin is not None:
                     await self._register_shipped(self._shipped_plugin, self.shipped)
