@@ -534,8 +534,8 @@ class _Session:
         self.fixes: dict[tuple[str, ...], Callable[[str], str]] = {}
         self.job: WorkerJob | None = None
         self.secrets = b""
-        self.giving: set[str] = set()  # workers being given the secrets they asked for
         """The run's :class:`~rook_plugins.dask_worker.RunSecrets`, pickled (:meth:`setup`)."""
+        self.giving: set[str] = set()  # workers being given the secrets they asked for
         self.shipped: str | None = None  # the name of the shipped workspace's worker plugin
         self.probe: Path | None = None
         self._probe_held: IO[str] | None = None  # the probe, open and locked while the run lasts
@@ -646,11 +646,8 @@ class _Session:
         kept = await self.client.run(
             self.w.keep_secrets, self.topic, self.secrets, workers=workers, on_error="return"
         )
-        return {
-            w: f"could not take this run's secrets: {_remote_error(k) if isinstance(k, BaseException) else k}"
-            for w, k in kept.items()
-            if k is not None
-        }
+        why = {w: _remote_error(k) if isinstance(k, BaseException) else k for w, k in kept.items()}
+        return {w: f"could not take this run's secrets: {k}" for w, k in why.items() if k}
 
     async def _workers_load_rook(self) -> None:
         """Once per run (a worker that joins later: :meth:`_admit`): which workers can load
