@@ -187,17 +187,16 @@ class Engine(Attempts):
             return await dispatch(self.rook.hook, call, self.rook.transports)
         except PluginError:
             raise
-        except asyncio.CancelledError as exc:
-            if record is not None:  # the run was interrupted while this hook ran
-                interrupted = ended("interrupted", "interrupted; its process group was killed")
-                cut_off_output(exc, call, interrupted)
-                record["hooks"].append(interrupted.to_dict())
-                record["interrupted"] = True
-            raise
         except RookError as exc:
             return ended("failed", str(exc))
         except BaseException as exc:  # a transport plugin's bug fails this hook, not the run
             if not plugin_failure(exc):
+                if record is not None and isinstance(exc, asyncio.CancelledError):
+                    # the run was interrupted while this hook ran
+                    interrupted = ended("interrupted", "interrupted; its process group was killed")
+                    cut_off_output(exc, call, interrupted)
+                    record["hooks"].append(interrupted.to_dict())
+                    record["interrupted"] = True
                 raise
             who = transport_named(entry.transport, self.rook.transports)
             return ended("failed", f"{who} raised {exception_text(exc)}")

@@ -279,32 +279,12 @@ class JudgeClient:
             return await dispatch(self.rook.hook, call, self.rook.transports)
         except PluginError:
             raise
-        except asyncio.CancelledError as exc:
-            now = time.time()
-            hook = HookResult(
-                phase,
-                "interrupted",
-                round(now - began, 6),
-                began,
-                now,
-                diagnosis="interrupted; its process group was killed",
-                turn=call.turn,
-                transport=entry.transport,
-            )
-            hookio.cut_off_output(exc, call, hook)
-            data = self.redactor.data(hook.to_dict())
-            if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
-                self._interrupted.setdefault(sr.key, []).append(
-                    {**data, "judge_profile": self.profile.id}
-                )
-            elif phase == "prepare":  # where its prepare's record goes; the resume prepares
-                with contextlib.suppress(RunStoreError, OSError):
-                    atomic_write(self.ctx.dir / "prepare.json", dumps(data))
-            raise
         except RookError as exc:
             diagnosis = str(exc)
         except BaseException as exc:  # a transport plugin's bug fails this judgement only
             if not plugin_failure(exc):
+                if isinstance(exc, asyncio.CancelledError):
+                    self._cut(exc, call, began, sr)
                 raise
             who = transport_named(entry.transport, self.rook.transports)
             diagnosis = f"{who} raised {exception_text(exc)}"
@@ -373,6 +353,32 @@ class JudgeClient:
             return await self._judge(prompt, sr, session, state_dir, record, who)
         finally:
             self._slots.release()
+
+    def _cut(
+        self, exc: asyncio.CancelledError, call: HookCall, began: float, sr: ScenarioRun | None
+    ) -> None:
+        """Keep the hook the run's interruption cut off: in the attempt of the scenario
+        run it judged, or where its prepare's record goes (the resume prepares)."""
+        now = time.time()
+        hook = HookResult(
+            call.phase,
+            "interrupted",
+            round(now - began, 6),
+            began,
+            now,
+            diagnosis="interrupted; its process group was killed",
+            turn=call.turn,
+            transport=call.entry.transport,
+        )
+        hookio.cut_off_output(exc, call, hook)
+        data = self.redactor.data(hook.to_dict())
+        if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
+            self._interrupted.setdefault(sr.key, []).append(
+                {**data, "judge_profile": self.profile.id}
+            )
+        elif call.phase == "prepare" and self.ctx is not None:
+            with contextlib.suppress(RunStoreError, OSError):
+                atomic_write(self.ctx.dir / "prepare.json", dumps(data))
 
     async def _judge(
         self,

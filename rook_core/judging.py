@@ -248,10 +248,24 @@ async def within(awaitable: Awaitable[Any], seconds: float | None) -> Any:
                 return task.result()
             left = budget.left()  # more when it waited for a turn meanwhile
     except asyncio.CancelledError:  # the run was interrupted: so is the evaluation
-        task.cancel()
+        _cancel_unread(task)
         raise
-    task.cancel()
+    _cancel_unread(task)
     return OVERDUE
+
+
+def _cancel_unread(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task``, which no one waits for any more: what it raises as it ends
+    (a plugin that catches its cancellation and raises its own exception instead)
+    is read, never asyncio's 'Task exception was never retrieved' and the plugin's
+    traceback on standard error."""
+    task.cancel()
+    task.add_done_callback(_read)
+
+
+def _read(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def in_thread(fn: Any, *args: Any) -> asyncio.Future[Any]:

@@ -370,8 +370,12 @@ def plugin_failure(exc: BaseException) -> bool:
     Every exception is, ``Exception``, ``SystemExit`` (``sys.exit()``) and an
     exception of the plugin's own derived from ``BaseException`` alike, except the
     run's interruption, which passes through: ``KeyboardInterrupt`` (Ctrl-C),
-    asyncio's ``CancelledError`` (a cancelled task) and ``GeneratorExit`` (a
-    coroutine closed). The one rule of every call of a plugin's code::
+    asyncio's ``CancelledError`` while the task that called the plugin is being
+    cancelled (Ctrl-C during a run, a timeout) and ``GeneratorExit`` (a coroutine
+    closed). A ``CancelledError`` the plugin raised when nothing cancelled it (a
+    bug of its own, or of a library it uses) is its failure. (Python 3.10 cannot
+    tell: a ``CancelledError`` passes through there.) The one rule of every call
+    of a plugin's code::
 
         except BaseException as exc:
             if not plugin_failure(exc):
@@ -381,7 +385,16 @@ def plugin_failure(exc: BaseException) -> bool:
     if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
         return False
     aio = sys.modules.get("asyncio")  # never imported for this: a CancelledError needs it
-    return aio is None or not isinstance(exc, aio.CancelledError)
+    if aio is None or not isinstance(exc, aio.CancelledError):
+        return True
+    try:
+        task = aio.current_task()
+    except RuntimeError:  # no event loop running: nothing of Rook's was cancelled
+        return True
+    if task is None:  # a callback of the loop's: no task of Rook's was cancelled
+        return True
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11
+    return cancelling is not None and not cancelling()
 
 
 @contextlib.contextmanager

@@ -228,7 +228,10 @@ async def start_resource(spec: TransportSpec, run: Any, transports: Any) -> Any:
     owner = transports.owner(spec.key)
     limit, clock = START_TIMEOUT_SECONDS, time.monotonic()
     try:
-        return await asyncio.wait_for(_no_exit(spec.start(run)), limit)
+        starting = asyncio.ensure_future(_no_exit(spec.start(run)))
+        # read when it ends: cancelled (Ctrl-C), a plugin may raise its own exception
+        starting.add_done_callback(_forget)  # instead, which wait_for never reads
+        return await asyncio.wait_for(starting, limit)
     except ConfigError as exc:  # a user's mistake (exit 2): said with who refused it
         exc.args = (f"transport {spec.key!r} ({owner}) could not start: {exc}",)
         raise
@@ -284,7 +287,9 @@ async def stop_resources(
         spec = transports.get(key)
         if spec is not None and spec.stop is not None:
             try:
-                await asyncio.wait_for(_no_exit(spec.stop(resource)), STOP_TIMEOUT_SECONDS)
+                stopping = asyncio.ensure_future(_no_exit(spec.stop(resource)))
+                stopping.add_done_callback(_forget)  # read, as a start is (cancelled)
+                await asyncio.wait_for(stopping, STOP_TIMEOUT_SECONDS)
             except asyncio.TimeoutError:  # nor hang it when every scenario has run
                 warn(
                     f"transport {key!r} ({transports.owner(key)}) did not stop within "

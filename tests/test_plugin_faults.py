@@ -2901,3 +2901,213 @@ def test_a_ctrl_c_arriving_in_a_transport_s_check_still_interrupts_rook(
     r = rook_cli("run", "--json")
     assert r.exit_code == 130 and "rook: interrupted" in r.stderr, r.stderr
     assert "KeyboardInterrupt" not in r.stderr and "checker" not in r.stderr, r.stderr
+
+
+UNASKED = """
+import asyncio
+import os
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, HookResult, Verdict
+from rook_core.transports import TransportSpec, saves_nothing
+
+WHERE = os.environ.get("UNASKED_WHERE", "")
+
+
+def unasked(where):
+    if WHERE == where:
+        raise asyncio.CancelledError()  # the plugin's bug: nothing cancelled it
+
+
+async def start(run):
+    unasked("start")
+    return object()
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="unasked", load_config=lambda v: v, saved_names=saves_nothing,
+                           start=start))
+
+
+async def answer(call):
+    unasked(call.phase)
+    now = time.time()
+    data = {"output": "HELLO " + (call.stdin or "")} if call.phase == "execute" else {}
+    return HookResult(call.phase, "ok", 0.0, now, now, data=data, turn=call.turn,
+                      transport="unasked")
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "unasked" else None
+
+
+class Unasked(CriterionType):
+    name = "unasked"
+    timeout_seconds = 30
+
+    async def evaluate(self, config, view):
+        unasked("criterion")
+        return Verdict(PASSED, "fine")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Unasked())
+
+
+@hookimpl
+def rook_register_judges(register):
+    def judge(config, view):
+        unasked("judge")
+        return Verdict(PASSED, "fine")
+    register("unasked-judge", judge)
+"""
+
+
+@pytest.mark.parametrize("where", ["start", "execute", "criterion", "judge"])
+def test_a_cancelled_error_no_one_asked_for_is_the_plugin_s_failure(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, where
+):
+    """asyncio.CancelledError raised by a plugin's own code when nothing cancelled
+    it (a plugin's bug: an exception of its own, a library's, passed on) was taken
+    for the run's interruption: rook run ended with a Python traceback, exit 1,
+    and no report. Rook's interruption is a cancellation of the task that runs the
+    plugin; with none under way the CancelledError is the plugin's failure, named
+    where it was raised as any exception there is."""
+    rook_distribution("rook-unasked", {"unasked": "rook_unasked"},
+                      {"rook_unasked.py": UNASKED})
+    monkeypatch.setenv("UNASKED_WHERE", where)
+    secret_workspace(rook_workspace, monkeypatch,
+                     [{"unasked": True}, {"judge": {"name": "unasked-judge"}}])
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"unasked": {}}}})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
+    said = json.dumps(r.report)
+    if where == "start":
+        assert "transport 'unasked' (unasked (rook-unasked)) could not start: CancelledError" in said
+    elif where == "execute":
+        assert "transport 'unasked' (unasked (rook-unasked)) raised CancelledError" in said
+    elif where == "criterion":
+        assert "criterion unasked (unasked (rook-unasked)) raised CancelledError" in said
+    else:
+        assert "judge 'unasked-judge' (unasked (rook-unasked)) raised CancelledError" in said
+
+
+TURNS_ITS_CANCELLATION = """
+import asyncio
+import os
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+WHERE = os.environ["TURN_WHERE"]
+
+
+
+class Boom(BaseException):
+    pass
+
+
+async def wait_then_boom(where):
+    if WHERE != where:
+        return
+    open(os.environ["TURN_MARK"], "w").close()
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        raise Boom("caught my cancellation")  # instead of letting it propagate
+
+
+async def start(run):
+    await wait_then_boom("start")
+    return object()
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="turner", load_config=lambda v: v, saved_names=saves_nothing,
+                           start=start))
+
+
+async def opened(call):
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={}, transport="turner")
+
+
+@hookimpl
+def rook_session_open(call):
+    return opened(call) if call.entry.transport == "turner" else None
+
+
+class Turner(CriterionType):
+    name = "turner"
+    timeout_seconds = float(os.environ.get("TURN_TIMEOUT", "30"))
+
+    async def evaluate(self, config, view):
+        await wait_then_boom("criterion")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Turner())
+"""
+
+
+@pytest.mark.parametrize("where", ["start", "criterion", "criterion past its timeout"])
+def test_a_plugin_that_turns_its_cancellation_into_its_own_exception_leaves_no_traceback(
+    rook_distribution, rook_workspace, tmp_path, where
+):
+    """A transport's start or a criterion catching the CancelledError Rook sent it
+    (Ctrl-C, or the criterion's timeout_seconds) and raising its own exception
+    instead: the task Rook stopped waiting for ended with that exception, which no
+    one read, so asyncio printed 'Task exception was never retrieved' and the
+    plugin's traceback on rook's standard error. Rook reads it now: a Ctrl-C still
+    ends the run as interrupted (exit 130), a timeout is the criterion's error."""
+    root = rook_distribution("rook-turner", {"turner": "rook_turner"},
+                             {"rook_turner.py": TURNS_ITS_CANCELLATION})
+    mark = tmp_path / "mark"
+    rook_workspace.script(
+        "echo.sh",
+        """
+        #!/bin/bash
+        [ "$1" = execute ] || { echo '{}'; exit 0; }
+        printf '{"output": "%s"}\\n' "$(cat)"
+        """,
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"open": {"turner": {}},
+                                                 "execute": "scripts/echo.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "HELLO",
+                             "criteria": [{"turner": True}, {"contains": "HELLO"}]})
+    env = {**os.environ, "PYTHONPATH": str(root), "ROOK_NO_CACHE": "1",
+           "TURN_WHERE": where.split()[0], "TURN_MARK": str(mark)}
+    if where == "criterion past its timeout":
+        env["TURN_TIMEOUT"] = "1"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    if where != "criterion past its timeout":
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not mark.exists() and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and "never retrieved" not in err, err
+    if where == "criterion past its timeout":
+        assert proc.returncode == 1, err
+        (scenario,) = json.loads(out)["scenarios"]
+        assert scenario["criteria"][0]["reason"] == (
+            "criterion turner (turner (rook-turner)) gave no verdict within 1 s "
+            "(its timeout_seconds); it was cancelled"
+        ), scenario
+    else:
+        assert proc.returncode == 130 and "was interrupted" in err, err
