@@ -247,11 +247,22 @@ async def within(awaitable: Awaitable[Any], seconds: float | None) -> Any:
             if done:
                 return task.result()
             left = budget.left()  # more when it waited for a turn meanwhile
-    except asyncio.CancelledError:  # the run was interrupted: so is the evaluation
-        _cancel_unread(task)
+    except asyncio.CancelledError:  # the run was interrupted: so is the evaluation,
+        _cancel_unread(task)  # which keeps what it cut (a judge profile's hook) as it
+        await _ended(task)  # ends: before the interrupted attempt is written
         raise
     _cancel_unread(task)
     return OVERDUE
+
+
+async def _ended(task: asyncio.Future[Any]) -> None:
+    """Wait for the cancelled ``task`` to end, as long as a hook it ran takes to be
+    stopped (SIGTERM, the grace, SIGKILL) and a plugin's coroutine to be given up
+    (:data:`rook_core.transports.CANCEL_GRACE_SECONDS`), no longer."""
+    from .process import KILL_GRACE_SECONDS  # loaded: the interrupted run's hooks use them
+    from .transports import CANCEL_GRACE_SECONDS
+
+    await asyncio.wait({task}, timeout=KILL_GRACE_SECONDS + CANCEL_GRACE_SECONDS)
 
 
 def _cancel_unread(task: asyncio.Future[Any]) -> None:

@@ -284,6 +284,54 @@ def test_rubrics_judged_together_and_interrupted_are_each_in_the_attempt(rook_wo
     assert [c["type"] for c in s["criteria"]] == ["rubric", "contains", "rubric"]
 
 
+ASKER = """
+from rook_core.hookspecs import hookimpl
+from rook_core.models import ERROR, FAILED, PASSED, Verdict
+
+
+class Asker:
+    timeout_seconds = 60
+
+    async def __call__(self, config, view):
+        answer = await view.judging.client.ask(f"judge {config['n']}", view.scenario)
+        if not answer.ok:
+            return Verdict(ERROR, answer.diagnosis)
+        return Verdict(PASSED if answer.passed else FAILED, f"asked {config['n']}")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("asker", Asker())
+"""
+
+
+@pytest.mark.parametrize("judges", [1, 2])
+def test_a_plugin_judge_s_hook_interrupted_is_in_the_interrupted_attempt(
+    rook_workspace, rook_distribution, tmp_path, monkeypatch, judges
+):
+    """SIGINT while a plugin judge's judgement ran (the judge profile's execute hook
+    it asked for): the interrupted attempt had an empty hook list, as a rubric's had
+    once. The judge's timeout_seconds runs its evaluation in a task of its own,
+    which Rook cancelled without waiting for it to end, so the hook it cut was kept
+    only after the attempt was written. It is in the attempt, one judge or two
+    judged at once, and the resume judges again."""
+    d = tmp_path / "d"
+    setup_agent(rook_workspace, d, ("execute",), judge=True)
+    root = rook_distribution("rook-asker", {"asker": "rook_asker"}, {"rook_asker.py": ASKER})
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    rook_workspace.profile({"id": "grader", "hooks": {"execute": "scripts/judge.py"},
+                            "concurrency": 2}, active=False)
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"judge": {"name": "asker", "n": n}} for n in range(judges)]})
+    (d / "block-judge").touch()
+    run_id = cut(rook_workspace, d, signal.SIGINT, "--judge-profile", "grader", judges=judges)
+    (attempt,) = rook_workspace.record(run_id, "s.1")["interrupted_attempts"]
+    assert [(h["phase"], h["status"], h["judge_profile"]) for h in attempt["hooks"]] == [
+        ("execute", "interrupted", "grader")] * judges, attempt["hooks"]
+    s = finish(rook_workspace, run_id, "--judge-profile", "grader")
+    assert s["status"] == "passed", s
+
+
 def test_a_judge_prepare_hook_interrupted_is_recorded_where_its_prepare_goes(rook_workspace,
                                                                             tmp_path):
     """SIGINT while the judge profile's prepare hook ran: it was recorded nowhere
