@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from rook_core.errors import ConfigError, RookError, exception_text
+from rook_core.plugins import plugin_failure
 from rook_core.report import printable
 
 from . import ruhroh_manifest
@@ -56,15 +57,22 @@ def _resolve(config: dict[str, Any], agent: Any) -> dict[str, Any]:
     return out
 
 
-def _instantiate(cls: Any, options: dict[str, Any], name: str) -> Any:
+def _instantiate(cls: Any, options: dict[str, Any], name: str, owner: str = "") -> Any:
+    """The connector ``cls`` made with the entry's ``options``: a bad-options error it
+    raises is the user's; anything else its plugin's (``owner``), named."""
     try:
         return cls(dict(options))
-    except Exception as exc:
+    except RookError:  # a connector refusing its options as Rook's own refusals are
+        raise
+    except BaseException as exc:
+        if not plugin_failure(exc):
+            raise
         from marshmallow import ValidationError  # a connector may check its options with it
 
         if isinstance(exc, (ValueError, TypeError, KeyError, ValidationError)):
             raise ConfigError(f"connector {name!r}: bad options: {exc}") from None
-        raise
+        who = f"connector {name!r}" + (f" ({owner})" if owner else "")
+        raise ConfigError(f"{who} raised {exception_text(exc)}"[:500]) from None
 
 
 def check(config: dict[str, Any], plugins: Any) -> dict[str, Any]:
@@ -77,7 +85,7 @@ def check(config: dict[str, Any], plugins: Any) -> dict[str, Any]:
     if cls is None:
         installed = plugins.connectors.listing()
         raise ConfigError(f"connector {name!r} is not installed; installed: {installed}")
-    conn = _instantiate(cls, config["options"], name)
+    conn = _instantiate(cls, config["options"], name, plugins.connectors.owner(name))
     level = getattr(conn, "continuity", None)
     if level not in CONTINUITY_LEVELS and not (level is None and cls is CommandConnector):
         raise ConfigError(

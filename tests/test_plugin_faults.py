@@ -3111,3 +3111,53 @@ def test_a_plugin_that_turns_its_cancellation_into_its_own_exception_leaves_no_t
         ), scenario
     else:
         assert proc.returncode == 130 and "was interrupted" in err, err
+
+
+MADE_BADLY = """
+import sys
+
+from rook_core.hookspecs import hookimpl
+from rook_plugins.ruhroh_connector import Connector
+
+
+class Refusing(Connector):
+    name = "refusing"
+    continuity = "workspace_only"
+
+    def __init__(self, options):
+        sys.exit(0)  # the connector's own bug as Rook makes it
+
+    async def run_turn(self, session, turn):
+        return None
+
+
+@hookimpl
+def rook_register_connectors(register):
+    register(Refusing)
+"""
+
+
+@pytest.mark.parametrize("how", ["SystemExit", "Boom", "RuntimeError"])
+def test_a_connector_that_cannot_be_made_is_named_not_the_ruhroh_transport(
+    rook_distribution, rook_workspace, rook_cli, how
+):
+    """A connector class whose constructor raised anything but a bad-options error
+    (ValueError, TypeError, KeyError, ValidationError) was caught for an Exception
+    only and passed on, so the run was refused as 'the transport plugin ruhroh
+    (rook-harness) could not check its 'connector' entry: ...', blaming Rook's own
+    plugin. The connector is named, as a connector's failing method is."""
+    source = MADE_BADLY
+    if how == "RuntimeError":
+        source = source.replace("sys.exit(0)", "raise RuntimeError('no SDK')")
+    else:
+        source = leaving_by(source, how)
+    rook_distribution("rook-refusing", {"refusing": "rook_refusing"},
+                      {"rook_refusing.py": source})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"connector": {"name": "refusing"}}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 2, r.stderr
+    said = {"SystemExit": "SystemExit: 0", "Boom": "Boom: 0", "RuntimeError": "RuntimeError: no SDK"}
+    assert f"connector 'refusing' (refusing (rook-refusing)) raised {said[how]}" in r.stderr, r.stderr
+    assert "the transport plugin ruhroh" not in r.stderr, r.stderr
