@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import re
 import sys
@@ -362,6 +363,13 @@ class Rook:
             setattr(self, attr, getattr(fresh, attr))
 
 
+_SUSPENDABLE = (
+    inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_GENERATOR
+    | inspect.CO_ASYNC_GENERATOR
+)  # fmt: skip
+"""The code flags of a frame that ``close()`` may end with a ``GeneratorExit``."""
+
+
 def plugin_failure(exc: BaseException) -> bool:
     """Whether ``exc``, raised by a plugin's code that Rook called, is that plugin's
     own failure: named where it was called (that criterion's error, that hook's
@@ -371,19 +379,24 @@ def plugin_failure(exc: BaseException) -> bool:
     exception of the plugin's own derived from ``BaseException`` alike, except the
     run's interruption, which passes through: ``KeyboardInterrupt`` (Ctrl-C),
     asyncio's ``CancelledError`` while the task that called the plugin is being
-    cancelled (Ctrl-C during a run, a timeout) and ``GeneratorExit`` (a coroutine
-    closed). A ``CancelledError`` the plugin raised when nothing cancelled it (a
-    bug of its own, or of a library it uses) is its failure. (Python 3.10 cannot
-    tell: a ``CancelledError`` passes through there.) The one rule of every call
-    of a plugin's code::
+    cancelled (Ctrl-C during a run, a timeout) and ``GeneratorExit`` at a call
+    site in a coroutine (it is being closed). A ``CancelledError`` the plugin
+    raised when nothing cancelled it (a bug of its own, or of a library it uses)
+    is its failure (Python 3.10 cannot tell: it passes through there), and so is
+    a ``GeneratorExit`` at a call site in a plain function, where nothing of
+    Rook's can be being closed. The one rule of every call of a plugin's code,
+    asked right in the ``except`` clause (the caller's frame is the call site)::
 
         except BaseException as exc:
             if not plugin_failure(exc):
                 raise
             ...  # name the plugin and what it raised (exception_text)
     """
-    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+    if isinstance(exc, KeyboardInterrupt):
         return False
+    if isinstance(exc, GeneratorExit):  # a coroutine is closed where it waits: only
+        # a call site in one (or in a generator) may be being closed
+        return not sys._getframe(1).f_code.co_flags & _SUSPENDABLE
     aio = sys.modules.get("asyncio")  # never imported for this: a CancelledError needs it
     if aio is None or not isinstance(exc, aio.CancelledError):
         return True

@@ -36,6 +36,10 @@ def boom(*args):
 def interrupt(*args):
     raise KeyboardInterrupt(*args)
 
+
+def close_me(*args):
+    raise GeneratorExit(*args)
+
 """
 
 
@@ -45,13 +49,17 @@ def leaving_by(source, how):
     ``KeyboardInterrupt`` ("KeyboardInterrupt": a Ctrl-C arriving in the plugin)."""
     if how == "SystemExit":
         return source
-    leave = {"Boom": "boom(", "KeyboardInterrupt": "interrupt("}[how]
+    leave = {"Boom": "boom(", "KeyboardInterrupt": "interrupt(", "GeneratorExit": "close_me("}[how]
     return OWN_BASE_EXCEPTION + source.replace("sys.exit(", leave)
 
 
 LEAVING_BY = pytest.mark.parametrize("how", ["SystemExit", "Boom"])
 """Each way a plugin leaves that is no Exception: sys.exit(), or an exception of its own
 derived from BaseException. Both are the plugin's failure, named, at every call site."""
+
+LEAVING_PLAINLY_BY = pytest.mark.parametrize("how", ["SystemExit", "Boom", "GeneratorExit"])
+"""The same at a call site of plain (not async) code, where a GeneratorExit too is the
+plugin's own: no coroutine of Rook's is being closed there."""
 
 
 def secret_workspace(ws, monkeypatch, criteria=None):
@@ -898,6 +906,7 @@ class _Merger:
     @hookimpl
     def rook_evidence_merged(self, merged):
         raise RuntimeError("cannot join my files")
+
 
 
 @pytest.mark.parametrize(
@@ -2687,7 +2696,7 @@ def rook_register_reporters(register):
 """
 
 
-@LEAVING_BY
+@LEAVING_PLAINLY_BY
 def test_a_plugin_that_calls_sys_exit_while_loading_is_named_never_exit_0(
     rook_distribution, rook_workspace, rook_cli, monkeypatch, how
 ):
@@ -2849,7 +2858,7 @@ def rook_session_open(call):
 """
 
 
-@LEAVING_BY
+@LEAVING_PLAINLY_BY
 @pytest.mark.parametrize("where", ["env_names", "resolve", "check", "check_scenario",
                                    "continuity", "saved_names", "runnable"])
 def test_a_transport_that_leaves_while_checking_is_named_never_exit_0(
@@ -2875,7 +2884,8 @@ def test_a_transport_that_leaves_while_checking_is_named_never_exit_0(
     assert "checker (rook-checker)" in r.stderr, r.stderr
     if where == "runnable":
         assert r.exit_code == 1 and r.statuses() == {"s1": "error", "s2": "error"}, r.stderr
-        assert f"raised {how} in runnable: 0" in r.stderr, r.stderr
+        reason = r.report["scenarios"][0]["reason"]  # the table's line may be cut
+        assert f"raised {how} in runnable: 0" in reason, reason
         return
     assert f"{how}: 0" in r.stderr and r.exit_code == 2, r.stderr
 
@@ -3161,3 +3171,45 @@ def test_a_connector_that_cannot_be_made_is_named_not_the_ruhroh_transport(
     said = {"SystemExit": "SystemExit: 0", "Boom": "Boom: 0", "RuntimeError": "RuntimeError: no SDK"}
     assert f"connector 'refusing' (refusing (rook-refusing)) raised {said[how]}" in r.stderr, r.stderr
     assert "the transport plugin ruhroh" not in r.stderr, r.stderr
+
+
+OBSERVES_AND_REPORTS = """
+import sys
+
+from rook_core.hookspecs import hookimpl
+
+
+@hookimpl
+def rook_evidence_recorded(result):
+    if result.phase == "execute":
+        sys.exit(0)
+
+
+def write(report, path):
+    sys.exit(0)
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("leaving", write)
+"""
+
+
+def test_an_observer_or_reporter_raising_generator_exit_is_named(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """GeneratorExit raised by a plugin's plain code (an observer, a reporter) was
+    taken for a coroutine of Rook's being closed: the observer's stopped the run at
+    the next scenario ('executor 'local' raised RuntimeError: coroutine ignored
+    GeneratorExit'), the reporter's ended rook run with a Python traceback. No
+    coroutine is closed at a plain call site: it is the plugin's failure there."""
+    rook_distribution("rook-closing", {"closing": "rook_closing"},
+                      {"rook_closing.py": leaving_by(OBSERVES_AND_REPORTS, "GeneratorExit")})
+    secret_workspace(rook_workspace, monkeypatch)
+    r = rook_cli("run", "--json", f"--report=leaving:{tmp_path}/out.txt")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
+    assert ("plugin closing (rook-closing) raised GeneratorExit in rook_evidence_recorded: 0"
+            in r.stderr), r.stderr
+    assert ("the 'leaving' reporter (closing (rook-closing)) failed: GeneratorExit: 0"
+            in r.stderr), r.stderr
