@@ -227,7 +227,8 @@ class Engine(Attempts):
             sys.stderr.write(
                 self.redactor.text(
                     f"rook: warning: plugin {owner} raised {type(exc).__name__} in "
-                    f"rook_evidence_recorded: {exc} (the run goes on; {name})"
+                    f"rook_evidence_recorded{f': {exc}' if str(exc) else ''} "
+                    f"(the run goes on; {name})"
                 )
                 + "\n"
             )

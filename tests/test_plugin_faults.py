@@ -908,6 +908,17 @@ class _Merger:
         raise RuntimeError("cannot join my files")
 
 
+class _BareObserver:
+    @hookimpl
+    def rook_evidence_recorded(self, result):
+        raise RuntimeError  # no message: none said, no dangling colon
+
+
+class _BareMerger:
+    @hookimpl
+    def rook_evidence_merged(self, merged):
+        raise RuntimeError
+
 
 @pytest.mark.parametrize(
     "plugin, said",
@@ -930,6 +941,18 @@ class _Merger:
             "cannot join my files (its run-level files are not joined; unregister the plugin: "
             "it is registered in this process, not from an entry point)\n",
         ),
+        (
+            _BareObserver,
+            "rook: warning: plugin {}._BareObserver raised RuntimeError in rook_evidence_recorded "
+            "(the run goes on; unregister the plugin: it is registered in this "
+            "process, not from an entry point)\n",
+        ),
+        (
+            _BareMerger,
+            "rook: warning: plugin {}._BareMerger raised RuntimeError in rook_evidence_merged "
+            "(its run-level files are not joined; unregister the plugin: "
+            "it is registered in this process, not from an entry point)\n",
+        ),
     ],
 )
 def test_an_in_test_plugin_that_raises_is_named_with_a_way_out_that_fits_it(
@@ -942,7 +965,7 @@ def test_an_in_test_plugin_that_raises_is_named_with_a_way_out_that_fits_it(
     gets the switch: the tests of the same faults through entry points)."""
     rook_plugin(plugin())
     secret_workspace(rook_workspace, monkeypatch)
-    if plugin is _Merger:  # a sharded run, joined by rook merge
+    if plugin in (_Merger, _BareMerger):  # a sharded run, joined by rook merge
         for i in (1, 2):
             r = rook_cli("run", "--shard", f"{i}/2", "--run-name", "m-1")
             assert r.exit_code == 0, r.stderr

@@ -286,7 +286,8 @@ def merge_command(
         for owner, way_out, exc in raised:
             merged.notes.append(
                 redactor.text(
-                    f"plugin {owner} raised {type(exc).__name__} in rook_evidence_merged: {exc} "
+                    f"plugin {owner} raised {type(exc).__name__} in rook_evidence_merged"
+                    f"{f': {exc}' if str(exc) else ''} "
                     f"(its run-level files are not joined; {way_out})"
                 )
             )
