@@ -311,16 +311,18 @@ class JudgeClient:
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._prepared is None:
-                self._prepared = ""
+                failed = ""
                 if "prepare" in self.profile.hooks:
                     assert self.ctx is not None
+                    # cut off (a judge that gave up asking): not done, the next one runs it
                     result = await self._hook("prepare", self.ctx.state_dir)
                     self._prepare_ended = result.ended
                     data = self.redactor.data(result.to_dict())
                     self.ctx.dir.mkdir(parents=True, exist_ok=True)
                     atomic_write(self.ctx.dir / "prepare.json", dumps(data))
                     if not result.ok:
-                        self._prepared = f"its prepare hook failed: {data.get('diagnosis')}"
+                        failed = f"its prepare hook failed: {data.get('diagnosis')}"
+                self._prepared = failed
         return self._prepared
 
     async def ask(

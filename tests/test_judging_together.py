@@ -243,3 +243,62 @@ def test_the_judge_profile_s_prepare_is_not_a_judge_s_judging_time(
     assert [(c["status"], c["reason"]) for c in criteria] == [
         ("passed", f"asked {n}") for n in range(2)], criteria
     assert r.exit_code == 0, r.stderr
+
+
+IMPATIENT = """
+import asyncio
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import ERROR, PASSED, Verdict
+
+
+class Impatient:
+    async def __call__(self, config, view):
+        try:  # its own bound on the judge profile, shorter than its prepare
+            answer = await asyncio.wait_for(view.judging.client.ask("now", view.scenario), 0.5)
+        except asyncio.TimeoutError:
+            return Verdict(ERROR, "gave up waiting")
+        return Verdict(PASSED if answer.ok else ERROR, answer.diagnosis or "judged")
+
+
+class Patient:
+    async def __call__(self, config, view):
+        await asyncio.sleep(1)  # asks once the impatient one gave up
+        answer = await view.judging.client.ask("later", view.scenario)
+        return Verdict(PASSED if answer.ok else ERROR, answer.diagnosis or "judged")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("impatient", Impatient())
+    register("patient", Patient())
+"""
+
+
+def test_a_prepare_cut_off_by_a_judge_that_gave_up_is_run_again_for_the_next(
+    rook_distribution, rook_workspace, rook_cli, tmp_path
+):
+    """A judge that bounds its own ask (asyncio.wait_for) and gives up while the
+    judge profile's prepare runs cancels that prepare; the prepare was taken as
+    done all the same, so every later judgement ran without it ('execute failed:
+    ... not signed in'). A prepare cut off is not done: the next judgement runs it."""
+    rook_distribution("rook-impatient", {"impatient": "rook_impatient"},
+                      {"rook_impatient.py": IMPATIENT})
+    agent(rook_workspace, [{"judge": {"name": "impatient"}}, {"judge": {"name": "patient"}}])
+    signed_in = tmp_path / "signed-in"
+    rook_workspace.script("judge.sh", f"""#!/bin/bash
+if [ "$1" = prepare ]; then sleep 2; touch {signed_in}; echo '{{}}'; exit 0; fi
+[ "$1" = execute ] || {{ echo '{{}}'; exit 0; }}
+cat > /dev/null
+[ -e {signed_in} ] || {{ echo 'not signed in' >&2; exit 1; }}
+echo '{{"output": "{{\\"pass\\": true, \\"reason\\": \\"fine\\"}}"}}'
+""")
+    rook_workspace.profile(
+        {"id": "grader", "concurrency": 2,
+         "hooks": {"prepare": "scripts/judge.sh", "execute": "scripts/judge.sh"}},
+        active=False,
+    )
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    criteria = r.report["scenarios"][0]["criteria"]
+    assert [(c["status"], c["reason"]) for c in criteria] == [
+        ("error", "gave up waiting"), ("passed", "judged")], criteria
