@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TypeVar
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -53,48 +53,41 @@ def own_exit_statuses() -> None:
         pass
 
 
-def _parents() -> dict[int, int]:
-    """pid -> ppid for every process (empty where /proc is missing)."""
-    out: dict[int, int] = {}
+def _fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid,
+    pgrp, session, ...), or None for a process that is gone (or unreadable)."""
+    try:
+        with open(f"{PROC}/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # the command name may hold spaces and parentheses: split after the last ')'
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def _each_stat() -> Iterator[tuple[int, list[bytes]]]:
+    """Every process's pid and :func:`_fields` (none where /proc is missing)."""
     try:
         entries = os.listdir(PROC)
     except OSError:
-        return out
+        return
     for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"{PROC}/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # the command name may hold spaces and parentheses: split after the last ')'
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[0] != b"Z":
-            out[int(name)] = int(fields[1])
-    return out
+        if name.isdigit():
+            fields = _fields(name)
+            if fields is not None and len(fields) > 2:
+                yield int(name), fields
+
+
+def _parents() -> dict[int, int]:
+    """pid -> ppid for every process but zombies (empty where /proc is missing)."""
+    return {pid: int(fields[1]) for pid, fields in _each_stat() if fields[0] != b"Z"}
 
 
 def group_running(pgid: int) -> bool:
     """Whether a process of group ``pgid`` is running (a zombie is not: it has
     exited); one walk of ``/proc``, False where it is missing."""
-    try:
-        entries = os.listdir(PROC)
-    except OSError:
-        return False
     want = str(pgid).encode()
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"{PROC}/{name}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()  # state, ppid, pgrp, ...
-        if len(fields) > 2 and fields[2] == want and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+    return any(f[2] == want and f[0] not in (b"Z", b"X") for _, f in _each_stat())
 
 
 def descendants(pid: int, parents: Mapping[int, int] | None = None) -> list[int]:
@@ -250,12 +243,8 @@ def _session_mates(found: Mapping[K, list[int]], names: Iterable[str]) -> dict[K
 
 def _running(pid: int) -> bool:
     """Whether ``pid`` is a process that has not exited (a zombie has)."""
-    try:
-        with open(f"{PROC}/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X", b"")
+    state = (_fields(pid) or [b""])[0]
+    return state not in (b"Z", b"X", b"")
 
 
 def left_by_runs(runs_dirs: Iterable[str]) -> dict[str, list[int]]:
