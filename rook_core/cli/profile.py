@@ -31,7 +31,7 @@ class Session:
         from .. import plugins
         from ..definitions import agent_secret_names
         from ..redact import Redactor, activate
-        from ..workspace import find_workspace, select_agent
+        from ..workspace import find_workspace, found_by, select_agent
 
         self.agent = select_agent(find_workspace(workspace), project, agent, workspace)
         self.rook = plugins.build_plugin_manager()
@@ -40,10 +40,24 @@ class Session:
         self.redactor = Redactor.for_variables(self.secret_names)
         activate(self.redactor)  # for the CLI's error boundary too: a profile not found
         self.warned: set[str] = set()
-        from ..workspace import found_by
-
         # the flags this command was given, for a command it prints: it works as printed
         self.where = found_by(workspace, project, agent)
+
+    def profile(self, name: str | None, command: str) -> Any:
+        """The profile ``name`` (the only or active one when None) for ``rook profile
+        COMMAND``, its ``env`` values added to the redactor."""
+        from ..definitions import find_profile
+
+        profile = find_profile(
+            self.agent.profiles_dir,
+            name,
+            self.rook.transports,
+            choose=f"rook profile {command} NAME{self.where}",
+            where=self.where,
+        )
+        for ref in profile.env:
+            self.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
+        return profile
 
     def say(self, text: str) -> None:
         from ..report import printable  # a hook's ESC or U+202E quoted: shown, never obeyed

@@ -8,18 +8,14 @@ profile's observed capabilities, as a run's would be.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from ..profile_probe import DEFAULT_GOAL
 from .options import Count, refuse_empty, refuse_unrunnable_author, workspace_options
-
-if TYPE_CHECKING:  # imported where used: .profile imports this module (see profile_manage)
-    from .profile import Session
 
 WHAT_UNREAD = (
     "--what needs an author agent (--author CMD, or author: in config.yaml): "
@@ -119,21 +115,6 @@ def _refuse(profile: Any, obs: Any) -> None:
     raise ConfigError(obs.diagnosis or "the profile cannot run as written")
 
 
-def _load(s: Session, name: str | None, command: str) -> Any:
-    from ..definitions import find_profile
-
-    profile = find_profile(
-        s.agent.profiles_dir,
-        name,
-        s.rook.transports,
-        choose=f"rook profile {command} NAME{s.where}",
-        where=s.where,
-    )
-    for ref in profile.env:
-        s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
-    return profile
-
-
 @click.command("test")
 @workspace_options
 @click.argument("name", required=False)
@@ -178,7 +159,7 @@ def test_command(
     refuse_empty(("--goal", goal))
     s = Session(workspace, project, agent)
     try:
-        profile = _load(s, name, "test")
+        profile = s.profile(name, "test")
         if update and profile.path is not None:
             check_writable(profile.path)  # before anything runs
             hint = " (rook profile test without --update shows what it observes)"
@@ -313,7 +294,7 @@ def fix_command(
             refuse_unrunnable_author(
                 options["author_command"], s.agent.workspace, options["author_from"] or ""
             )
-        profile = _load(s, name, "fix")
+        profile = s.profile(name, "fix")
         secrets = Secrets(env_prefix(s.agent.name), s.redactor)
         secrets.hide_known(s.secret_names, in_source=False)  # no repair may write one
         request = AuthorRequest(

@@ -203,20 +203,11 @@ def show_command(
       rook profile show staging
       rook profile show --json
     """
-    from ..definitions import find_profile
     from ..observed import load_observed
     from .profile import Session
 
     s = Session(workspace, project, agent)
-    p = find_profile(
-        s.agent.profiles_dir,
-        name,
-        s.rook.transports,
-        choose=f"rook profile show NAME{s.where}",
-        where=s.where,
-    )
-    for ref in p.env:
-        s.redactor.add(ref.variable, os.environ.get(ref.variable, ""))
+    p = s.profile(name, "show")
     active, active_path, _ = _active(s.agent.profiles_dir, s.rook.transports)
     only = _only(s.agent.profiles_dir, active)  # what rook run uses, though none is active
     doc = {
