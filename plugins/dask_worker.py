@@ -189,6 +189,9 @@ class WorkerJob:
     topic: str = ""
     """This ``rook run`` invocation's own name on the cluster (events, cancelling): unique,
     where the run id is shared by the shards of a sharded run."""
+    secrets_key: bytes = field(default=b"", repr=False)
+    """The key the run's secrets were sealed with (:func:`seal`): they travel apart, in a
+    message Dask logs at DEBUG level; the task, which it does not, holds the key."""
     resume: str = ""
     """The command that finishes the run's unfinished scenario runs (the driver's
     ``Engine.resume``: a shard's names the shard)."""
@@ -223,18 +226,24 @@ _secrets: dict[str, bytes] = {}
 _secrets_given = threading.Condition()
 
 
+def seal(data: bytes, key: bytes) -> bytes:
+    """``data`` XOR a keystream drawn from ``key`` (SHAKE-256); sealing again unseals.
+    The run's secrets travel sealed (``client.run``, whose arguments Dask's
+    ``distributed.core`` logs at DEBUG level), their key in the scenario runs' tasks,
+    which Dask sends on streams it does not log (:attr:`WorkerJob.secrets_key`)."""
+    import hashlib
+
+    pad = hashlib.shake_256(key).digest(len(data))
+    return (int.from_bytes(data, "big") ^ int.from_bytes(pad, "big")).to_bytes(len(data), "big")
+
+
 def keep_secrets(session: str, data: bytes) -> str | None:
     """Run on the workers that load Rook: keep the session's secrets (a pickled
-    :class:`RunSecrets`, loaded here by Rook, never by Dask, which would log the bytes
-    it could not load). Returns why they could not be taken, or ``None``; never raises
-    (Dask would log the arguments of a function that did)."""
-    import pickle
-
-    try:
-        if not isinstance(pickle.loads(data), RunSecrets):
-            return "not a run's secrets"
-    except Exception as exc:  # noqa: BLE001 - what it was is said, never the bytes
-        return f"{type(exc).__name__} while loading them"
+    :class:`RunSecrets`, sealed: :func:`seal`; loaded by Rook as a task needs them, never
+    by Dask, which would log the bytes it could not load). Returns why they could not be
+    taken, or ``None``; never raises (Dask would log the arguments of a function that did)."""
+    if not isinstance(data, bytes) or not data:
+        return "not a run's secrets"
     with _secrets_given:
         _secrets.pop(session, None)
         _secrets[session] = data
@@ -249,16 +258,26 @@ def drop_secrets(session: str) -> None:
         _secrets.pop(session, None)
 
 
-def secrets_of(session: str, wait: float = SECRETS_WAIT) -> RunSecrets | None:
-    """The session's secrets, fresh objects for one scenario run (its open phase may add
-    saved values), waiting up to ``wait`` seconds for the driver to give them (a task
-    that finds none asks the driver for them first: :func:`run_on_worker`)."""
+def secrets_of(session: str, key: bytes, wait: float = SECRETS_WAIT) -> RunSecrets | None:
+    """The session's secrets, unsealed with ``key``: fresh objects for one scenario run
+    (its open phase may add saved values), waiting up to ``wait`` seconds for the driver
+    to give them (a task that finds none asks the driver for them first:
+    :func:`run_on_worker`). Raises :class:`ValueError` (naming no byte of them) when they
+    do not load."""
     import pickle
 
     with _secrets_given:
         _secrets_given.wait_for(lambda: session in _secrets, wait)
         data = _secrets.get(session)
-    return None if data is None else pickle.loads(data)  # type: ignore[no-any-return]
+    if data is None:
+        return None
+    try:
+        secrets = pickle.loads(seal(data, key))
+    except Exception as exc:  # noqa: BLE001 - what it was is said, never the bytes
+        raise ValueError(f"{type(exc).__name__} while loading them") from None
+    if not isinstance(secrets, RunSecrets):
+        raise ValueError("not a run's secrets")
+    return secrets
 
 
 # -- the workspace: shared, or shipped as a tar.gz -------------------------------------
@@ -766,10 +785,17 @@ def run_on_worker(
                 token,
             )
         root = Path(job.workspace)
-    secrets = secrets_of(job.topic, wait=0)
-    if secrets is None:  # a worker the driver has not given them yet (joined, restarted): ask
-        _event(worker, job.topic, {"type": "secrets", "worker": worker.address})
-        secrets = secrets_of(job.topic)
+    try:
+        secrets = secrets_of(job.topic, job.secrets_key, wait=0)
+        if secrets is None:  # a worker the driver has not given them yet (joined, restarted)
+            _event(worker, job.topic, {"type": "secrets", "worker": worker.address})
+            secrets = secrets_of(job.topic, job.secrets_key)
+    except ValueError as exc:
+        raise WorkerSetupFailed(
+            f"Dask worker {worker.address} could not load this run's secrets: {exc}",
+            worker.address,
+            token,
+        ) from None
     if secrets is None:  # (the driver gives them to a worker that joins within a second)
         raise WorkerSetupFailed(
             f"Dask worker {worker.address} was not given this run's secrets by rook run "
@@ -882,6 +908,7 @@ __all__ = [
     "pack_dir",
     "release_workspace",
     "run_on_worker",
+    "seal",
     "secrets_of",
     "sees",
     "unpack_dir",

@@ -577,17 +577,22 @@ class _Session:
         ws = e.agent.workspace
         profile = e.profile
         # the run's secrets, never in a task: Dask logs a task that a worker or the scheduler
-        # cannot read (no Rook there); only workers that load Rook are given them
-        self.secrets = pickle.dumps(
-            self.w.RunSecrets(
-                e.redactor,
-                {
-                    v.variable: os.environ[v.variable]
-                    for v in profile.env
-                    if v.variable in os.environ
-                },
-                dict(e.ctx.saved),
-            )
+        # cannot read (no Rook there); only workers that load Rook are given them, sealed
+        # (Dask logs client.run's arguments at DEBUG level), the key in the task
+        key = os.urandom(32)
+        self.secrets = self.w.seal(
+            pickle.dumps(
+                self.w.RunSecrets(
+                    e.redactor,
+                    {
+                        v.variable: os.environ[v.variable]
+                        for v in profile.env
+                        if v.variable in os.environ
+                    },
+                    dict(e.ctx.saved),
+                )
+            ),
+            key,
         )
         await self._scheduler_loads_rook()
         await self._workers_load_rook()
@@ -606,6 +611,7 @@ class _Session:
             profile_rel=rel,
             phases=list(e.phases),
             topic=self.topic,
+            secrets_key=key,
             resume=e.resume,
             transports=self._transports(),
             criteria=self._criteria(work),

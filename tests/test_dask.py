@@ -758,7 +758,7 @@ def test_a_worker_job_never_holds_the_profiles_secrets():
     # given apart to the workers that load Rook, show none in their repr either
     import pickle
 
-    from rook_plugins.dask_worker import RunSecrets, WorkerJob, keep_secrets, secrets_of
+    from rook_plugins.dask_worker import RunSecrets, WorkerJob, keep_secrets, seal, secrets_of
 
     from rook_core.redact import Redactor
 
@@ -770,11 +770,18 @@ def test_a_worker_job_never_holds_the_profiles_secrets():
     secrets = RunSecrets(Redactor({"API_TOKEN": "Zq9-s3cr3t-abcd"}),
                          {"API_TOKEN": "Zq9-s3cr3t-abcd"}, {"token": "sv-T0ken-9876"})
     assert repr(secrets) == "RunSecrets(API_TOKEN)"
-    assert keep_secrets("topic-x", pickle.dumps(secrets)) is None
-    assert keep_secrets("topic-y", b"not a pickle") == "UnpicklingError while loading them"
-    kept = secrets_of("topic-x", wait=0)
+    key = os.urandom(32)
+    sealed = seal(pickle.dumps(secrets), key)  # as they travel: Dask logs them at DEBUG level
+    assert b"s3cr3t" not in sealed and b"T0ken" not in sealed
+    assert keep_secrets("topic-x", sealed) is None
+    assert keep_secrets("topic-y", b"not sealed secrets") is None
+    kept = secrets_of("topic-x", key, wait=0)
     assert kept is not None and kept.saved == {"token": "sv-T0ken-9876"}
-    assert secrets_of("topic-y", wait=0) is None
+    with pytest.raises(ValueError, match="while loading them$"):  # (never the bytes)
+        secrets_of("topic-y", key, wait=0)
+    with pytest.raises(ValueError, match="while loading them$"):
+        secrets_of("topic-x", os.urandom(32), wait=0)
+    assert secrets_of("topic-z", key, wait=0) is None
 
 
 def test_a_scheduler_lost_mid_run_is_rooks_diagnosis_with_the_time_it_ran(
@@ -1959,3 +1966,60 @@ def test_a_worker_without_the_runs_secrets_asks_for_them(rook_workspace, tmp_pat
     outputs = {s["turns"][0]["output"] for s in report["scenarios"]}
     assert outputs == {"fine-[redacted:API_TOKEN]"}, outputs
     assert SECRET not in out + err
+
+
+@pytest.mark.timeout(120)
+def test_a_cluster_logging_at_debug_level_never_logs_the_runs_secrets(rook_workspace, tmp_path):
+    """Dask logs every message of its RPC at DEBUG level (``distributed.core``: "Message
+    from ..."), and the run's secrets, given apart to the workers (``client.run``), were
+    in the scheduler's and the workers' logs, in plain text: the values of the profile's
+    env variables and the token prepare saved. The task never is (it travels on Dask's
+    batched streams, not logged); what travels apart is sealed with a key the task holds."""
+    from servers.agent_server import AgentServer
+    from servers.helpers import token_prepare
+
+    server = AgentServer().start()
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho "{\\"output\\": \\"fine-$API_TOKEN\\"}"\n')
+    rook_workspace.profile({"id": "p", "hooks": {"prepare": token_prepare(server),
+                                                 "execute": "scripts/agent.sh"},
+                            "env": [{"variable": "CLIENT_SECRET", "purpose": "the agent's"},
+                                    {"variable": "API_TOKEN", "purpose": "the agent's"}]})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine-"}]})
+    dask_cli = str(Path(sys.executable).parent / "dask")
+    debug = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "debug"}
+    sched_file = tmp_path / "scheduler.json"
+    logs = [tmp_path / "scheduler.log", tmp_path / "worker.log"]
+    procs: list[subprocess.Popen[Any]] = []
+    try:
+        with logs[0].open("w") as err:
+            procs.append(subprocess.Popen(
+                [dask_cli, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                 "--scheduler-file", str(sched_file)],
+                env=debug, stdout=subprocess.DEVNULL, stderr=err))
+        deadline = time.time() + 30
+        while not (sched_file.is_file() and sched_file.stat().st_size) and time.time() < deadline:
+            time.sleep(0.05)
+        address = json.loads(sched_file.read_text())["address"]
+        with logs[1].open("w") as err:
+            procs.append(subprocess.Popen(
+                [dask_cli, "worker", address, "--nthreads", "1", "--no-dashboard", "--no-nanny"],
+                env=debug, stdout=subprocess.DEVNULL, stderr=err))
+        rook = subprocess.run(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", address, "--json"],
+            env={**os.environ, "CLIENT_SECRET": server.client_secret, "API_TOKEN": SECRET},
+            capture_output=True, text=True, timeout=90)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(10)
+        server.stop()
+    assert rook.returncode == 0, rook.stderr
+    [scenario] = json.loads(rook.stdout)["scenarios"]
+    assert scenario["turns"][0]["output"] == "fine-[redacted:API_TOKEN]"
+    [token] = server.tokens
+    for log in logs:
+        logged = log.read_text()
+        assert "DEBUG" in logged and "keep_secrets" in logged, logged[-3000:]
+        for secret in (server.client_secret, SECRET, token):
+            assert secret not in logged, f"a secret in {log.name}"
