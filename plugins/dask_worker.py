@@ -29,6 +29,7 @@ import signal
 import tarfile
 import threading
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import field
@@ -506,8 +507,9 @@ _keys: dict[asyncio.Task[Any], tuple[str, int]] = {}
 ``id`` (a process may hold several workers: an in-process cluster)."""
 _stopping: set[asyncio.Task[Any]] = set()
 """Scenario runs cancelled already (:func:`cancel_run`, :func:`_stop_released`): once."""
-_watched: set[int] = set()
-"""The workers (``id``) on which :func:`_stop_released` runs, once a second."""
+_watched: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The workers on which :func:`_stop_released` runs, once a second (weakly: in a
+process holding several workers, a closed one's ``id`` may come back as a new one's)."""
 RELEASED_EVERY = 1.0
 
 
@@ -664,9 +666,9 @@ def _watch_released(worker: Any) -> None:
     """Once per worker process: every second, :func:`_stop_released` (a periodic callback
     on the worker's event loop, where its task states live; stopped as the worker closes)."""
     with _active_lock:
-        if id(worker) in _watched:
+        if worker in _watched:
             return
-        _watched.add(id(worker))
+        _watched.add(worker)
 
     def start() -> None:
         from tornado.ioloop import PeriodicCallback
