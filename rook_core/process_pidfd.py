@@ -275,7 +275,9 @@ def _return(home: int, there: str) -> None:
     if neither way works, this process stays ``there`` and says so on standard
     error: the hook it started is kept (never lost as "could not start" while it
     runs), every later hook there is started in place, and ``rook run`` tries
-    to go back before it writes its reports (:func:`rook_core.reporting.back_to`)."""
+    to go back before it writes its reports (:func:`rook_core.reporting.back_to`),
+    which are written where they were typed either way
+    (:func:`rook_core.reporting.write_reports`)."""
     try:
         os.fchdir(home)
         return
@@ -290,11 +292,17 @@ def _return(home: int, there: str) -> None:
         pass
     import sys  # only here: the error path
 
-    sys.stderr.write(
+    from .errors import shown
+    from .redact import scrub
+    from .report import printable
+
+    said = (
         f"rook: warning: cannot return to {path} ({first.strerror or first}) after starting "
         f"a hook in {there}: Rook stays in {there}, where a relative path would now point, "
-        "until it goes back (rook run tries again before writing its reports)\n"
-    )
+        "until it goes back (a report given by a relative path is still written where it "
+        "was typed)"
+    )  # a folder's name may hold control characters (ESC [2J), bytes that are not UTF-8
+    sys.stderr.write(printable(shown(scrub(said))) + "\n")
 
 
 def _inheritable() -> list[int]:

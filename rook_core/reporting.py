@@ -255,7 +255,11 @@ async def _awaited(awaitable: Any) -> Any:
 
 
 def write_reports(
-    rook: Rook, report: dict[str, Any], reports: list[tuple[str, str]], read_only: bool = False
+    rook: Rook,
+    report: dict[str, Any],
+    reports: list[tuple[str, str]],
+    read_only: bool = False,
+    typed_in: str | None = None,
 ) -> dict[tuple[str, str], str]:
     """Write each report; return why each one that failed did (the others are written).
 
@@ -265,14 +269,21 @@ def write_reports(
     these and still print the run's table or ``--json`` document. With
     ``read_only`` (``rook report``, which only reads a past run), a damaged entry
     of the run's ``report.json`` met while writing is raised: bad input, exit 2.
+    ``typed_in``: the folder the targets were given in (``rook run``'s), where a
+    relative one is written even if this process could not go back there (it
+    lost its search permission while a hook was started elsewhere: then the
+    report is written there, by its path, or fails saying why; never into the
+    folder this process is in).
     """
     failed: dict[tuple[str, str], str] = {}
     report = _read_only_aggregates(report)
     home = working_folder()
+    base = typed_in if typed_in is not None and typed_in != home else None  # rarely: see above
     for fmt, path in reports:
         back_to(home)  # after a reporter's os.chdir, a relative target is still the user's
         writer = rook.reporters.get(fmt)
-        target = Path("/dev/stdout" if path == STDOUT else path)  # written into Rook's own
+        where = path if base is None or path == STDOUT else os.path.join(base, path)
+        target = Path("/dev/stdout" if path == STDOUT else where)  # written into Rook's own
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             with staged(target, f"--report {fmt}:{path}") as given, plugin_output():

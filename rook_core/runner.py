@@ -778,7 +778,7 @@ def _execute(
         history.write_summary(run_dir.path, report)
     run_dir.unlock()  # the record is complete; reports are written outside the run directory
     back_to(request.cwd)  # a judge's os.chdir (the whole process's) moves no report
-    failed = write_reports(rook, report, request.reports)
+    failed = write_reports(rook, report, request.reports, typed_in=request.cwd)
     report_failures(failed, report["run"]["id"], request.found_by)
     code = 130 if interrupted or late_signal() else exit_code(report)
     left_undone = (report["summary"].get("pending") or 0) - unselected_pending

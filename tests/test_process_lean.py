@@ -661,6 +661,55 @@ def test_a_folder_rook_cannot_return_to_after_a_spawn_keeps_the_hook_and_says_so
     assert f"Rook stays in {ws}" in said and "Traceback" not in said, said
 
 
+def test_a_report_rook_could_not_go_back_for_is_not_written_in_the_workspace(tmp_path):
+    # rook run -w WS --report junit:out.xml from a folder that lost its search
+    # permission while Rook was in the workspace for a hook's spawn: Rook stayed
+    # there (it said so), its way back before the reports failed as well, and
+    # out.xml was written into the workspace, reported as done. A relative target
+    # is the folder's it was typed in: written there, or said it could not be.
+    from rook_core.testing import Workspace
+
+    prefix = unprivileged(tmp_path)
+    if prefix is None:
+        pytest.skip("no way to run a process bound by file permissions here")
+    here, root = tmp_path / "here\x1b[2J", tmp_path / "ws"
+    here.mkdir()
+    ws = Workspace(root)
+    ws.script("agent.sh", "#!/bin/sh\necho '{\"output\": \"ok\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    code = textwrap.dedent(
+        """
+        import os, sys, threading
+        from rook_core import process_pidfd
+        from rook_core.cli import main
+        here = sys.argv[1]
+        os.chdir(here)
+        assert os.stat('/proc/self/task').st_nlink == 3, 'not the only thread'
+
+        def lock(frame, event, arg):  # the folder loses its permission mid-spawn, for good
+            if event == "c_return" and arg is os.posix_spawn:
+                sys.setprofile(None)
+                os.chmod(here, 0)
+
+        sys.setprofile(lock)
+        main(["run", "-w", sys.argv[2], "--report", "junit:out.xml"])
+        """
+    )
+    try:
+        r = subprocess.run([*prefix, sys.executable, "-c", code, str(here), str(root)],
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        here.chmod(0o755)
+    assert "rook: warning: cannot return to " in r.stderr, r.stderr
+    assert "\x1b" not in r.stderr and "here\\x1b[2J" in r.stderr, r.stderr  # printable
+    assert not (root / "out.xml").exists(), r.stderr
+    # said, naming where it was to be written (the folder it was typed in)
+    assert "--report junit:out.xml: cannot use " in r.stderr, r.stderr
+    assert "here\\x1b[2J/out.xml: Permission denied" in r.stderr, r.stderr
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+
+
 def _next_pid_is(pid: int) -> bool:
     """Have the kernel give ``pid`` to the next process it starts (root in its pid
     namespace: ``ns_last_pid``); False where that cannot be asked for."""
