@@ -337,15 +337,17 @@ def rebuild_hint(run_path: Path) -> str:
     """How a run with a damaged ``report.json`` is rendered from its records
     (``rook report ID --rebuild``, which only reads) and, with its manifest there,
     repaired (``rook run --run ID`` writes the report again, running nothing that
-    finished)."""
+    finished, with the gate and concurrency its last invocation was given: its
+    report, and exit code, stay the run's)."""
+    from .reporting import run_flags
     from .workspace import run_found_by
 
     run, where = run_path.name, run_found_by(run_path)  # the commands work from anywhere
     hint = f"rook report {run} --rebuild{where} renders the run again from its records"
     if (run_path / "run.json").is_file():
         hint = (
-            f"rook run --run {run}{where} writes it again from the run's records (running "
-            f"only what is unfinished), and {hint}"
+            f"rook run --run {run}{where}{run_flags(run_path, reports=False)} writes it again from the "
+            f"run's records (running only what is unfinished), and {hint}"
         )
     return hint
 

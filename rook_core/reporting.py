@@ -69,6 +69,41 @@ def finish_flags(
     return kept + scrub("".join(f" --report {shlex.quote(r)}" for r in reports))
 
 
+def invocation_flags(invocation: Any, reports: bool = True) -> str:
+    """:func:`finish_flags` for ``invocation``, an entry of a run's ``run.json``: the
+    ``--min-pass-rate`` and ``--concurrency`` it was given and, with ``reports``, its
+    ``--report`` flags as stored (absolute paths), for a command that finishes its run
+    or writes it again (run as printed, it keeps the run's gate, so its exit code).
+    ``""`` for none (a run.json edited by hand: what is not of its type is left out)."""
+    if not isinstance(invocation, dict):
+        return ""
+    outputs = invocation.get("reports") if reports else None
+    if not isinstance(outputs, list) or not all(isinstance(r, str) for r in outputs):
+        outputs = []  # none given, or a run.json edited by hand
+    gate, many = invocation.get("min_pass_rate"), invocation.get("concurrency_given")
+    return finish_flags(
+        outputs,
+        gate if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None,
+        many if isinstance(many, int) and not isinstance(many, bool) and many > 0 else None,
+    )
+
+
+def run_flags(run_path: Path, reports: bool = True) -> str:
+    """:func:`invocation_flags` of the last invocation in the ``run.json`` of the run
+    folder ``run_path``, for a command on that run Rook prints where no flags of
+    its are known (a damaged report's way out, ``rook doctor``'s fix for a killed
+    run); ``""`` when that cannot be read (damaged too: the command without them)."""
+    from .store import DamagedRecord, read_json
+
+    try:
+        manifest = read_json(run_path / "run.json")
+    except DamagedRecord:
+        return ""
+    invocations = manifest.get("invocations") if isinstance(manifest, dict) else None
+    last = invocations[-1] if isinstance(invocations, list) and invocations else None
+    return invocation_flags(last, reports)
+
+
 def is_stdout(path: str) -> bool:
     """Whether ``path`` is the file Rook's standard output is (the same device
     and inode), but never ``/dev/null``, from which nothing is read back."""

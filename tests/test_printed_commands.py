@@ -287,3 +287,87 @@ def test_no_project_or_agent_names_a_rook_init_that_makes_it_there(tmp_path):
     assert made.returncode == 0, made.stdout + made.stderr
     assert rook(elsewhere, "run", "-w", str(ws)).returncode == 0
     assert not (elsewhere / ".testmuai").exists()
+
+
+def test_a_damaged_reports_way_out_keeps_the_runs_gate(place):
+    """A damaged report.json's way out, 'rook run --run ID -w ... writes it again',
+    left out the --min-pass-rate the run was given: run as printed, it wrote the
+    report again without the gate, and one failed repeat of two exited 1 where the
+    run (gate 0.5) had exited 0."""
+    ws, elsewhere = place
+    ws.script("agent.sh", FLAKY)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    given = ["--repeat", "2", "--min-pass-rate", "0.5", "-j", "2"]
+    assert rook(elsewhere, "run", *flags(ws), *given).returncode == 0
+    (run_dir,) = ws.runs_dir.iterdir()
+    (run_dir / "report.json").write_text('{"broken', encoding="utf-8")
+    shown = rook(elsewhere, "runs", "show", "latest", *flags(ws))
+    assert shown.returncode == 2, shown.stderr
+    found = re.search(r"(rook run --run .*?) writes it again", shown.stderr)
+    assert found, shown.stderr
+    argv = shlex.split(found.group(1))
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "2"], argv
+    again = rook(elsewhere, *argv[1:])
+    assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
+    assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
+
+
+def test_a_merged_runs_unfinished_shard_is_finished_with_its_gate(place):
+    """rook merge (and rook runs show) of a run whose shard left scenario runs
+    pending named 'finish each with: rook run --run ID --shard I/N ... -w ...'
+    without the --min-pass-rate and --concurrency that shard was given: run as
+    printed, the shard ran ungated and exited 1 where it passes the gate (0)."""
+    ws, elsewhere = place
+    ws.script("agent.sh", FLAKY)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    given = ["--repeat", "2", "--min-pass-rate", "0.5", "-j", "1"]
+    split = ["--phases", "prepare,open,execute,close"]
+    r = rook(elsewhere, "run", *flags(ws), "--shard", "1/1", "--run-name", "ci", *given, *split)
+    assert r.returncode == 0, r.stdout + r.stderr
+    merged = rook(elsewhere, "merge", "--run", "ci", *flags(ws), "--min-pass-rate", "0.5")
+    assert merged.returncode == 1, merged.stdout + merged.stderr  # still pending
+    argv = printed(merged.stderr, "finish each with: ", ", then merge again")
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "1"], argv
+    shown = rook(elsewhere, "runs", "show", "ci", *flags(ws))
+    assert printed(shown.stderr, "finish each with: ", ", then merge again") == argv
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
+    assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
+
+
+def test_doctors_command_for_a_killed_run_keeps_its_gate(place):
+    """rook doctor's fix for a run SIGKILLed with hooks still running, 'rook run --run
+    ID -w ... kills them and finishes the run', left out the --min-pass-rate and
+    --concurrency the run was given: run as printed, the finished run had no gate,
+    and one failed repeat of two exited 1 where the gate (0.5) passes it (0)."""
+    import os
+    import signal
+    import time
+
+    ws, elsewhere = place
+    ws.script("agent.sh", FLAKY)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    (ws.root / "hold").touch()
+    argv = [sys.executable, "-m", "rook_core", "run", *flags(ws), "--repeat", "2"]
+    proc = subprocess.Popen(
+        [*argv, "--min-pass-rate", "0.5", "-j", "1"],
+        cwd=elsewhere,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (ws.root / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    (ws.root / "hold").unlink()  # what the printed command runs again passes
+    doctor = rook(elsewhere, "doctor", *flags(ws))
+    argv = printed(doctor.stdout, "fix: ", " kills them and finishes the run")
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "1"], doctor.stdout
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
+    assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
+

@@ -300,6 +300,7 @@ class Doctor:
         from pathlib import Path
 
         from ..procscan import command_name
+        from ..reporting import run_flags
         from ..workspace import found_by
         from .runs import held_by
 
@@ -319,7 +320,9 @@ class Doctor:
                 f"process(es) it started still run, past any timeout ({shown}{more})",
                 # the flags that find the run whatever else the workspace holds
                 f"rook run --run {run_id}{found_by(str(agent.workspace), agent.project, agent.name)}"
-                f" kills them and finishes the run; or kill {' '.join(str(p) for p in pids)}",
+                # as the run was given: its gate (exit code), concurrency and reports
+                f"{run_flags(Path(path))} kills them and finishes the run; "
+                f"or kill {' '.join(str(p) for p in pids)}",
             )
 
     def _check_switch_names(self) -> None:

@@ -345,9 +345,25 @@ def unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) -> 
     return (
         f"{shard_list(labels)} did not finish; finish each with: "
         f"rook run --run {run_id} --shard {labels[0]}"
-        f"{_phases_left(report, shard_by_key, shards[0] if shards else None)}{where}, "
-        "then merge again"
+        f"{_phases_left(report, shard_by_key, shards[0] if shards else None)}{where}"
+        f"{_given(manifest, labels[0])}, then merge again"
     )
+
+
+def _given(manifest: dict[str, Any], shard: str) -> str:
+    """The ``--min-pass-rate``, ``--concurrency`` and ``--report`` flags the last
+    invocation of ``shard`` was given (:func:`rook_core.reporting.invocation_flags`),
+    so that the command that finishes it runs as that shard did (its gate: its exit
+    code); ``""`` for a shard that recorded no invocation."""
+    from ..reporting import invocation_flags
+
+    invocations = manifest.get("invocations")
+    mine = [
+        i
+        for i in (invocations if isinstance(invocations, list) else [])
+        if isinstance(i, dict) and i.get("shard") == shard
+    ]
+    return invocation_flags(mine[-1]) if mine else ""
 
 
 def _phases_left(report: dict[str, Any], where: dict[str, int], shard: int | None) -> str:

@@ -339,6 +339,7 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             click.echo(unfinished(report, manifest, where), err=True)
         return
     if isinstance(manifest, dict) and not manifest.get("shards"):
+        from ..reporting import invocation_flags
         from .run import rest_of
 
         run_id = report["run"]["id"]
@@ -368,27 +369,8 @@ def finish_hint(run_path: Any, report: dict[str, Any], where: str = "") -> None:
             )
         else:
             rest = rest_of(report)
-        finish = f"rook run --run {run_id}{rest}{where}{_outputs(last)}"
+        finish = f"rook run --run {run_id}{rest}{where}{invocation_flags(last)}"
         click.echo(f"finish it with: {finish}", err=True)
-
-
-def _outputs(invocation: Any) -> str:
-    """The ``--min-pass-rate``, ``--concurrency`` and ``--report`` flags
-    ``invocation`` (of ``run.json``) was given, as stored (absolute paths), for the
-    command that finishes its run."""
-    from ..reporting import finish_flags
-
-    if not isinstance(invocation, dict):
-        return ""
-    reports = invocation.get("reports")
-    if not isinstance(reports, list) or not all(isinstance(r, str) for r in reports):
-        reports = []  # none given, or a run.json edited by hand
-    gate, many = invocation.get("min_pass_rate"), invocation.get("concurrency_given")
-    return finish_flags(
-        reports,
-        gate if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None,
-        many if isinstance(many, int) and not isinstance(many, bool) and many > 0 else None,
-    )
 
 
 def warn_unmerged(run_path: Any, where: str = "") -> None:
