@@ -134,7 +134,8 @@ def check_prepared(
     raise ConfigError(
         f"--phases {request.phases}: no prepare of run {run.id} has succeeded (it failed, "
         "or was cut off), so its scenario runs would run unprepared; nothing run. "
-        f"Finish it with rook run --run {run.id}{request.found_by}, which prepares first"
+        f"Finish it with rook run --run {run.id}{request.found_by}{request.kept()}, which "
+        "prepares first"
     )
 
 
@@ -165,7 +166,8 @@ def check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: lis
     raise ConfigError(
         f"--phases {request.phases}: no scenario run of run {run.id} can go on: phases before "
         f"it have not run (e.g. {', '.join(missing)} for {key}); nothing run. Finish it with "
-        f"rook run --run {which} --phases {needed}{request.found_by}, or leave --phases out"
+        f"rook run --run {which} --phases {needed}{request.found_by}{request.kept()}, or "
+        "leave --phases out"
     )
 
 

@@ -108,6 +108,13 @@ class RunRequest:
     """The ``-w``, ``--project`` and ``--agent`` flags that found the agent (`` -w DIR
     --agent A``): the stored reasons' ``rook run --run ID`` ends with them."""
 
+    def kept(self) -> str:
+        """The ``--min-pass-rate``, ``--concurrency`` and ``--report`` flags this run was
+        given (:func:`~rook_core.reporting.finish_flags`), for a command a refusal names
+        in its place: run as printed, it has the same gate (so exit code). Error path."""
+        reports = [r if isinstance(r, str) else f"{r[0]}:{r[1]}" for r in self.reports]
+        return finish_flags(reports, self.min_pass_rate, self.concurrency)
+
     def selected(
         self,
         scenarios: list[Scenario],
@@ -394,7 +401,8 @@ def prepare_run(
         )
     if manifest is None and shard is not None and request.run_name is None:
         assert request.run_id is not None  # a shard names its run
-        resuming.warn_new_beside(agent.runs_dir, request.run_id, shard, request.found_by, redactor)
+        where = request.found_by + request.kept()  # its command keeps the gate given
+        resuming.warn_new_beside(agent.runs_dir, request.run_id, shard, where, redactor)
 
     scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if joined is not None and shard is not None:  # it must plan exactly the run it joins
@@ -428,7 +436,7 @@ def prepare_run(
             raise ConfigError(
                 f"--phases {request.phases}: a new run starts with prepare; to finish a run "
                 f"split by phase, give its id: rook run --run ID --phases {request.phases}"
-                f"{request.found_by}"
+                f"{request.found_by}{request.kept()}"
             )
         every = scenarios
         scenarios = request.selected(scenarios)

@@ -371,3 +371,30 @@ def test_doctors_command_for_a_killed_run_keeps_its_gate(place):
     assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
     assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
 
+
+def test_a_refused_phases_selection_names_a_command_that_keeps_its_gate(place):
+    """rook run --run ID --phases collect,judge --min-pass-rate 0.5 -j 2 on a run whose
+    execute has not run is refused, naming 'Finish it with rook run --run ID --phases
+    execute,...,judge -w ...' (and a new run's --phases collect,judge 'rook run --run
+    ID --phases collect,judge -w ...'), without the gate and concurrency that command
+    was given: run as printed, the run finished ungated, exit 1 where the gate passes
+    it (0)."""
+    ws, elsewhere = place
+    ws.script("agent.sh", FLAKY)
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    given = ["--min-pass-rate", "0.5", "-j", "2"]
+    split = rook(elsewhere, "run", *flags(ws), "--repeat", "2", "--phases", "prepare,open")
+    assert split.returncode == 0, split.stdout + split.stderr
+    later = ["--phases", "collect,judge", *given]
+    refused = rook(elsewhere, "run", *flags(ws), *later)  # no --run: a new run
+    assert refused.returncode == 2, refused.stderr
+    argv = printed(refused.stderr, "give its id: ")
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "2"], argv
+    refused = rook(elsewhere, "run", *flags(ws), "--run", "latest", *later)
+    assert refused.returncode == 2, refused.stderr
+    argv = printed(refused.stderr, "Finish it with ", ", or leave --phases out")
+    assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "2"], argv
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
+    assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
+
