@@ -451,13 +451,16 @@ def found_by(
     ``ROOK_WORKSPACE_DIR`` is given as ``-w`` too, so that the command works where
     the variable is not set (another shell, a CI log read later). ``absolute``:
     the workspace as an absolute path, for a command stored in a record (read
-    from anywhere). Shell-quoted, and redacted (a folder named after an env value)."""
+    from anywhere): the folder :func:`find_workspace` takes it for (``~`` expanded,
+    as no shell does in ``ROOK_WORKSPACE_DIR``; links followed before ``..``, as the
+    system does), never its text made absolute. Shell-quoted, and redacted (a folder
+    named after an env value)."""
     import shlex
 
     from .redact import scrub
 
     if absolute and workspace:
-        workspace = os.path.abspath(workspace)
+        workspace = str(user_path(workspace).resolve())
     flags = (("-w", workspace), ("--project", project), ("--agent", agent))
     return scrub("".join(f" {flag} {shlex.quote(value)}" for flag, value in flags if value))
 
