@@ -47,11 +47,21 @@ def no_directory(explicit: str) -> None:
         )
 
 
+def resolved(raw: str | Path, flag: str = "--workspace") -> Path:
+    """:func:`user_path` of ``raw`` made absolute, its links followed; a symbolic
+    link loop (``Path.resolve`` raises RuntimeError before Python 3.13) is a
+    :class:`WorkspaceError` naming ``flag`` (the flag or variable that gave it)."""
+    try:
+        return user_path(raw).resolve()
+    except RuntimeError:
+        raise WorkspaceError(f"{flag} {raw}: too many levels of symbolic links") from None
+
+
 def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
     """``--workspace``, else the nearest ancestor holding ``.testmuai/rook``, else cwd."""
     if explicit is not None:
         no_directory(explicit if isinstance(explicit, str) else str(explicit))
-        path = user_path(explicit).resolve()
+        path = resolved(explicit, given_as(explicit))
         try:
             is_dir = path.is_dir()
         except OSError as exc:  # a name too long for a file name (ENAMETOOLONG)
@@ -460,7 +470,10 @@ def found_by(
     from .redact import scrub
 
     if absolute and workspace:
-        workspace = str(user_path(workspace).resolve())
+        try:
+            workspace = str(user_path(workspace).resolve())
+        except (RuntimeError, OSError):  # a link loop: find_workspace refuses it (exit 2)
+            workspace = os.path.abspath(workspace)
     flags = (("-w", workspace), ("--project", project), ("--agent", agent))
     return scrub("".join(f" {flag} {shlex.quote(value)}" for flag, value in flags if value))
 

@@ -448,3 +448,21 @@ def test_a_stored_command_names_the_workspace_the_run_used(place, tmp_path, how)
     again = rook(tmp_path, *argv[1:])  # found the run and finished it: its one execute
     assert again.returncode == 1, reason + again.stdout + again.stderr  # FLAKY fails first
     assert "1 failed — pass rate 0.0%" in again.stdout, reason + again.stdout
+
+
+def test_a_workspace_that_is_a_symbolic_link_loop_is_bad_input(tmp_path):
+    """-w LOOP (a symbolic link to itself) was a traceback (RuntimeError: Symlink loop,
+    from Path.resolve) for every command, rook run's stored -w first: exit 2 naming it."""
+    import os
+
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    init = ["init", "--project", "p", "--agent", "a"]
+    for command in (["run"], ["runs"], ["report", "latest"], ["profile", "list"], init):
+        r = rook(tmp_path, *command, "-w", "loop")
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert "--workspace loop: " in r.stderr, r.stderr  # a loop (3.13: not a directory)
+    env = {**os.environ, "ROOK_WORKSPACE_DIR": "loop"}  # init's workspace is -w or cwd
+    made = subprocess.run(
+        [sys.executable, "-m", "rook_core", *init], cwd=tmp_path, env=env, capture_output=True
+    )
+    assert made.returncode == 0 and b"Traceback" not in made.stderr, made.stderr

@@ -118,11 +118,18 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     from ..errors import WorkspaceError
     from ..redact import scrub
     from ..report import printable
-    from ..workspace import ROOT, Agent, check_name, init_agent, no_directory, user_path
+    from ..workspace import (
+        ROOT,
+        Agent,
+        check_name,
+        init_agent,
+        no_directory,
+        resolved,
+    )
 
     if workspace is not None:
         no_directory(workspace)
-    root = user_path(workspace).resolve() if workspace else Path.cwd()  # ~ as rook run
+    root = resolved(workspace) if workspace else Path.cwd()  # ~ as rook run
     try:
         if workspace and root.exists() and not root.is_dir():
             raise WorkspaceError(f"--workspace {workspace}: not a directory")
@@ -161,7 +168,11 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
             err=True,
         )
     env_workspace = (os.environ.get("ROOK_WORKSPACE_DIR") or "").strip()
-    if workspace is None and env_workspace and user_path(env_workspace).resolve() != root:
+    try:  # written already: a loop there (which every other command refuses) stops nothing
+        env_root = resolved(env_workspace, "ROOK_WORKSPACE_DIR") if env_workspace else None
+    except WorkspaceError:
+        env_root = None
+    if workspace is None and env_root is not None and env_root != root:
         click.echo(  # every later command looks there, and finds no such agent
             printable(
                 f"rook: warning: ROOK_WORKSPACE_DIR names {env_workspace}, the workspace the "
@@ -180,7 +191,7 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
 
     one = len(projects) == 1 and len(agents) == 1
     # rook run would take ROOK_WORKSPACE_DIR, not cwd
-    here = user_path(env_workspace).resolve() if env_workspace else Path.cwd().resolve()
+    here = env_root if env_root is not None else Path.cwd().resolve()
     where = found_by(  # the flags the next command needs, quoted: it works as printed
         None if root == here else str(root), None if one else project, None if one else agent
     )
