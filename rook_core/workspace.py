@@ -472,7 +472,7 @@ def found_by(
     if absolute and workspace:
         try:
             workspace = str(user_path(workspace).resolve())
-        except (RuntimeError, OSError):  # a link loop: find_workspace refuses it (exit 2)
+        except (RuntimeError, OSError, ValueError):  # a loop, a NUL: refused after (exit 2)
             workspace = os.path.abspath(workspace)
     flags = (("-w", workspace), ("--project", project), ("--agent", agent))
     return scrub("".join(f" {flag} {shlex.quote(value)}" for flag, value in flags if value))
