@@ -431,16 +431,21 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def report_failures(failed: dict[tuple[str, str], str], run_id: str, where: str = "") -> None:
+def report_failures(
+    failed: dict[tuple[str, str], str], run_id: str, where: str = "", command: str = ""
+) -> None:
     """Say on standard error which reports could not be written at the end of a
     run, and how to write them again from the run's record: ``rook report`` with
     ``where``, the flags that found the run (:func:`rook_core.workspace.found_by`),
-    and the targets shell-quoted, so that it works as printed."""
+    and the targets shell-quoted, so that it works as printed; or ``command`` and
+    the targets, for a run ``rook report`` cannot find (merged ``--into`` a folder
+    outside a workspace: the merge again)."""
     if not failed:
         return
     lines = [f"rook: error: {message}" for message in failed.values()]
     again = finish_flags(f"{fmt}:{path}" for fmt, path in failed)
-    lines.append(f"rook: the run is recorded; write again with: rook report {run_id}{again}{where}")
+    command = command or f"rook report {run_id}{where}"
+    lines.append(f"rook: the run is recorded; write again with: {command}{again}")
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 

@@ -466,3 +466,25 @@ def test_a_workspace_that_is_a_symbolic_link_loop_is_bad_input(tmp_path):
         [sys.executable, "-m", "rook_core", *init], cwd=tmp_path, env=env, capture_output=True
     )
     assert made.returncode == 0 and b"Traceback" not in made.stderr, made.stderr
+
+
+def test_a_report_a_merge_into_a_folder_could_not_write_is_written_from_that_run(place):
+    """rook merge --into DIR SHARDS (DIR outside the workspace) said of a report it
+    could not write 'write again with: rook report ID -w ...': that renders the run
+    of that id in the workspace (here the shards' own, not merged yet), never the
+    merged run in DIR, which rook report cannot read. It names the merge again."""
+    ws, elsewhere = place
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    r = rook(elsewhere, "run", *flags(ws), "--shard", "1/1", "--run-name", "ci")
+    assert r.returncode == 0, r.stdout + r.stderr
+    shards = str(ws.runs_dir / "ci")
+    given = ["--into", "merged run", shards, "--report", "json:/dev/full"]
+    m = rook(elsewhere, "merge", *flags(ws), *given)
+    assert m.returncode == 1 and "No space left on device" in m.stderr, m.stderr
+    argv = printed(m.stderr, "write again with: ")
+    argv[argv.index("json:/dev/full")] = "json:r.json"
+    again = rook(elsewhere, *argv)
+    assert again.returncode == 0, again.stdout + again.stderr
+    report = json.loads((elsewhere / "r.json").read_text())
+    assert report["run"]["dir"] == str(elsewhere / "merged run"), report["run"]
+    assert report["summary"]["passed"] == 1, report["summary"]

@@ -305,7 +305,8 @@ def merge_command(
     failed = write_reports(rook, report, wanted)
     pending = report["summary"].get("pending") or 0
     code = exit_code(report) or (1 if failed or pending else 0)
-    report_failures(failed, report["run"]["id"], found_by(workspace, project, agent))
+    where = found_by(workspace, project, agent)  # its commands work as printed
+    report_failures(failed, report["run"]["id"], *_written_by(target, run_dirs, into, where))
     for note in merged.notes:  # paths among them: a folder may be named after an env value
         click.echo(f"rook: warning: {redactor.text(note)}", err=True)
     if merged.missing:
@@ -325,6 +326,30 @@ def merge_command(
         click.echo(warning, err=True)
     if code:
         sys.exit(code)
+
+
+def _written_by(
+    target: Path, run_dirs: tuple[Path, ...], into: str | None, where: str
+) -> tuple[str, str]:
+    """``where`` and ``command`` for :func:`~rook_core.reporting.report_failures`: the
+    flags of a ``rook report ID`` that finds the merged run ``target``, or, for one
+    outside an agent's ``runs/`` (``--into`` elsewhere, or merged in place) that
+    ``rook report`` cannot find, the merge again (it writes the reports again)."""
+    import shlex
+
+    from ..redact import scrub
+    from ..workspace import run_found_by
+
+    if not run_dirs:
+        return where, ""  # --run ID: the workspace's run, found as merge found it
+    found = run_found_by(target)  # in an agent's runs/: its flags, the workspace absolute
+    if found and into is None and target not in run_dirs:
+        return where, ""  # the workspace's runs/<id>, found as merge found it
+    if found:  # by its folder's name, which rook report finds (--into runs/OTHER)
+        return "", f"rook report {shlex.quote(target.name)}{found}"
+    dirs = "".join(f" {shlex.quote(str(d))}" for d in run_dirs)
+    into_flag = "" if into is None else f" --into {shlex.quote(into)}"
+    return "", scrub(f"rook merge{where}{into_flag}{dirs}")
 
 
 def unfinished(report: dict[str, Any], manifest: dict[str, Any], where: str) -> str:
