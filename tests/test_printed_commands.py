@@ -335,11 +335,14 @@ def test_a_merged_runs_unfinished_shard_is_finished_with_its_gate(place):
     assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout
 
 
-def test_doctors_command_for_a_killed_run_keeps_its_gate(place):
+@pytest.mark.parametrize("shard", [[], ["--shard", "1/1", "--run-name", "ci"]])
+def test_doctors_command_for_a_killed_run_keeps_its_gate(place, shard):
     """rook doctor's fix for a run SIGKILLed with hooks still running, 'rook run --run
     ID -w ... kills them and finishes the run', left out the --min-pass-rate and
     --concurrency the run was given: run as printed, the finished run had no gate,
-    and one failed repeat of two exited 1 where the gate (0.5) passes it (0)."""
+    and one failed repeat of two exited 1 where the gate (0.5) passes it (0). For a
+    shard it left out --shard I/N too: refused, 'this run is split into 1 shard and
+    not merged yet' (exit 2)."""
     import os
     import signal
     import time
@@ -350,7 +353,7 @@ def test_doctors_command_for_a_killed_run_keeps_its_gate(place):
     (ws.root / "hold").touch()
     argv = [sys.executable, "-m", "rook_core", "run", *flags(ws), "--repeat", "2"]
     proc = subprocess.Popen(
-        [*argv, "--min-pass-rate", "0.5", "-j", "1"],
+        [*argv, "--min-pass-rate", "0.5", "-j", "1", *shard],
         cwd=elsewhere,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -367,6 +370,7 @@ def test_doctors_command_for_a_killed_run_keeps_its_gate(place):
     doctor = rook(elsewhere, "doctor", *flags(ws))
     argv = printed(doctor.stdout, "fix: ", " kills them and finishes the run")
     assert argv[-4:] == ["--min-pass-rate", "0.5", "--concurrency", "1"], doctor.stdout
+    assert ("--shard" in argv) == bool(shard), argv
     again = rook(elsewhere, *argv)
     assert again.returncode == 0, again.stdout + again.stderr  # 1 of 2 passed: the gate holds
     assert "gate --min-pass-rate 0.5: every scenario reached it" in again.stdout, again.stdout

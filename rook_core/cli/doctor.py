@@ -300,7 +300,6 @@ class Doctor:
         from pathlib import Path
 
         from ..procscan import command_name
-        from ..reporting import run_flags
         from ..workspace import found_by
         from .runs import held_by
 
@@ -311,6 +310,7 @@ class Doctor:
             if not os.path.isdir(path) or held_by(Path(path)) is not None:
                 continue  # not a run, or one that is going on (its hooks are its own)
             run_id = os.path.basename(path)
+            shard, given = killed_shard(Path(path))
             shown = ", ".join(f"pid {p} ({command_name(p)})" for p in pids[:5])
             more = f" and {len(pids) - 5} more" if len(pids) > 5 else ""
             self.add(
@@ -319,9 +319,10 @@ class Doctor:
                 f"run {run_id} was killed before it could end its hooks: {len(pids)} "
                 f"process(es) it started still run, past any timeout ({shown}{more})",
                 # the flags that find the run whatever else the workspace holds
-                f"rook run --run {run_id}{found_by(str(agent.workspace), agent.project, agent.name)}"
+                f"rook run --run {run_id}{shard}"
+                f"{found_by(str(agent.workspace), agent.project, agent.name)}"
                 # as the run was given: its gate (exit code), concurrency and reports
-                f"{run_flags(Path(path))} kills them and finishes the run; "
+                f"{given} kills them and finishes the run; "
                 f"or kill {' '.join(str(p) for p in pids)}",
             )
 
@@ -466,3 +467,31 @@ def doctor_command(
 
 
 __all__ = ["Doctor", "Finding", "doctor_command"]
+
+
+def killed_shard(run_path: Any) -> tuple[str, str]:
+    """`` --shard I/N`` of the one shard of the run at ``run_path`` whose last
+    invocation never ended (killed: its ``run.shard-I-of-N.json`` says so), and the
+    ``--min-pass-rate``, ``--concurrency`` and ``--report`` flags it was given; for
+    a run no shard (or more than one) was killed in, ``""`` and the flags of the
+    run's own last invocation (:func:`rook_core.reporting.run_flags`). Read when
+    doctor names a killed run only."""
+    import re
+
+    from ..reporting import invocation_flags, run_flags
+    from ..store import DamagedRecord, read_json
+
+    killed = []
+    for path in sorted(run_path.glob("run.shard-*-of-*.json")):
+        named = re.fullmatch(r"(?a)run\.shard-(\d+)-of-(\d+)\.json", path.name)
+        try:
+            part = read_json(path) if named else None
+        except DamagedRecord:
+            continue
+        runs = part.get("invocations") if isinstance(part, dict) else None
+        last = runs[-1] if isinstance(runs, list) and runs else None
+        if named and isinstance(last, dict) and "ended" not in last:
+            killed.append((f" --shard {int(named[1])}/{int(named[2])}", last))
+    if len(killed) == 1:
+        return killed[0][0], invocation_flags(killed[0][1])
+    return "", run_flags(run_path)
