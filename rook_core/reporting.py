@@ -444,8 +444,8 @@ def report_failures(
         return
     lines = [f"rook: error: {message}" for message in failed.values()]
     again = finish_flags(f"{fmt}:{path}" for fmt, path in failed)
-    command = command or f"rook report {run_id}{where}"
-    lines.append(f"rook: the run is recorded; write again with: {command}{again}")
+    again = f"{command}{again}" if command else f"rook report {run_id}{again}{where}"
+    lines.append(f"rook: the run is recorded; write again with: {again}")
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 
