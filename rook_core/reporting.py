@@ -52,7 +52,11 @@ def to_stdout(values: Iterable[str]) -> bool:
 
 
 def finish_flags(
-    reports: Iterable[str], min_pass_rate: float | None = None, concurrency: int | None = None
+    reports: Iterable[str],
+    min_pass_rate: float | None = None,
+    concurrency: int | None = None,
+    executor: str | None = None,
+    scheduler: str | None = None,
 ) -> str:
     """`` --report FORMAT:PATH ...``: a run's reports, for the command Rook prints or
     stores that finishes it (so a user who copies it gets them again, whole).
@@ -61,19 +65,23 @@ def finish_flags(
     redirected (``> FILE``), which a command cannot say; the run's own
     ``report.json`` and ``rook report ID --json`` hold it. Before them the
     ``--min-pass-rate`` the run was given (without it the finished run would have
-    no gate, and another exit code) and ``--concurrency`` (how many at once)."""
+    no gate, and another exit code), ``--concurrency`` (how many at once) and, for
+    another executor than the default one, ``--executor`` and its ``--scheduler``
+    (without them a Dask run would be finished on this machine)."""
     import shlex
 
     kept = f" --min-pass-rate {min_pass_rate!r}" if min_pass_rate is not None else ""
     kept += f" --concurrency {concurrency}" if concurrency is not None else ""
+    kept += f" --executor {shlex.quote(executor)}" if executor not in (None, "local") else ""
+    kept += scrub(f" --scheduler {shlex.quote(scheduler)}") if scheduler else ""
     return kept + scrub("".join(f" --report {shlex.quote(r)}" for r in reports))
 
 
 def invocation_flags(invocation: Any, reports: bool = True) -> str:
     """:func:`finish_flags` for ``invocation``, an entry of a run's ``run.json``: the
-    ``--min-pass-rate`` and ``--concurrency`` it was given and, with ``reports``, its
-    ``--report`` flags as stored (absolute paths), for a command that finishes its run
-    or writes it again (run as printed, it keeps the run's gate, so its exit code).
+    ``--min-pass-rate``, ``--concurrency``, ``--executor`` and ``--scheduler`` it was
+    given and, with ``reports``, its ``--report`` flags as stored (absolute paths), for
+    a command that finishes its run or writes it again (run as printed, it keeps the run's gate, so its exit code).
     ``""`` for none (a run.json edited by hand: what is not of its type is left out)."""
     if not isinstance(invocation, dict):
         return ""
@@ -81,10 +89,13 @@ def invocation_flags(invocation: Any, reports: bool = True) -> str:
     if not isinstance(outputs, list) or not all(isinstance(r, str) for r in outputs):
         outputs = []  # none given, or a run.json edited by hand
     gate, many = invocation.get("min_pass_rate"), invocation.get("concurrency_given")
+    executor, scheduler = invocation.get("executor"), invocation.get("scheduler")
     return finish_flags(
         outputs,
         gate if isinstance(gate, (int, float)) and not isinstance(gate, bool) else None,
         many if isinstance(many, int) and not isinstance(many, bool) and many > 0 else None,
+        executor if isinstance(executor, str) else None,
+        scheduler if isinstance(scheduler, str) else None,
     )
 
 

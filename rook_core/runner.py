@@ -113,7 +113,16 @@ class RunRequest:
         given (:func:`~rook_core.reporting.finish_flags`), for a command a refusal names
         in its place: run as printed, it has the same gate (so exit code). Error path."""
         reports = [r if isinstance(r, str) else f"{r[0]}:{r[1]}" for r in self.reports]
-        return finish_flags(reports, self.min_pass_rate, self.concurrency)
+        return finish_flags(reports, self.min_pass_rate, self.concurrency, *self.executed_by())
+
+    def executed_by(self) -> tuple[str, str | None]:
+        """The ``--executor`` this run was given and its ``--scheduler``, for a command
+        stored or printed that finishes the run (read from anywhere: a scheduler file
+        given by a relative path is made absolute)."""
+        scheduler = self.executor_options.get("scheduler")
+        if isinstance(scheduler, str) and "://" not in scheduler and os.path.exists(scheduler):
+            scheduler = os.path.abspath(os.path.join(self.cwd or "", scheduler))
+        return self.executor, scheduler if isinstance(scheduler, str) else None
 
     def selected(
         self,
@@ -691,7 +700,9 @@ def _execute(
         redactor.text(f"{fmt}:{path if path == STDOUT else os.path.join(request.cwd or '', path)}")
         for fmt, path in request.reports
     ]
-    engine.resume += finish_flags(outputs, request.min_pass_rate, request.concurrency)
+    engine.resume += finish_flags(
+        outputs, request.min_pass_rate, request.concurrency, *request.executed_by()
+    )
     # first invocation: no records to look up, unless a shard joins a run merged without
     # it, whose scenario runs rook run --run ID may have finished since
     engine.fresh = not manifest["invocations"] and not late
@@ -713,6 +724,11 @@ def _execute(
         invocation["min_pass_rate"] = request.min_pass_rate
     if request.concurrency is not None:  # rook runs show's command that finishes it keeps it
         invocation["concurrency_given"] = request.concurrency
+    executor, scheduler = request.executed_by()
+    if executor != "local":  # and these: finished as printed, it runs where this one did
+        invocation["executor"] = executor
+    if scheduler is not None:
+        invocation["scheduler"] = redactor.text(scheduler)
     if outputs:  # rook runs show's command that finishes the run writes them again
         invocation["reports"] = outputs
     manifest["invocations"].append(invocation)

@@ -460,7 +460,7 @@ def test_ctrl_c_at_a_terminal_stops_a_local_cluster_run_without_the_workers_trac
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP", "SIGKILL"])  # scale-out.md
 def test_an_interrupt_kills_the_hooks_on_the_workers(
-    scheduler, rook_workspace, monkeypatch, tmp_path, sig
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path, sig
 ):
     """SIGKILL: rook run cannot cancel anything, and its hooks ran on the workers of a
     cluster it had not started until their timeouts (execute: 300 s), each holding a
@@ -513,7 +513,12 @@ def test_an_interrupt_kills_the_hooks_on_the_workers(
     assert {s["status"] for s in report["scenarios"]} == {"pending"}
     for s in report["scenarios"]:  # it said "rook run --run ID", ID as it is, and no -w
         run = f"rook run --run {report['run']['id']} -w {rook_workspace.root} --concurrency 2"
+        run += f" --executor dask --scheduler {scheduler}"  # finished on the cluster, not here
         assert s["reason"] == f"interrupted; {run} finishes it", s
+    # rook runs show's command that finishes it, read back from run.json, says so too
+    shown = rook_cli("runs", "show", report["run"]["id"], "-w", str(rook_workspace.root))
+    said = shown.stdout + shown.stderr
+    assert f"--executor dask --scheduler {scheduler}" in said, said
 
 
 def test_what_a_runs_hooks_left_behind_on_a_worker_is_killed_at_its_end(

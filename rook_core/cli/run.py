@@ -232,7 +232,7 @@ def run_command(
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
     where = found_by(workspace, project, agent)  # so the command works as printed
     # and runs with the same gate and concurrency, and writes the run's reports again, whole
-    where += finish_flags(reports, min_pass_rate, concurrency)
+    where += finish_flags(reports, min_pass_rate, concurrency, executor, scheduler)
     if outcome.interrupted:
         from rook_core.models import PHASES
 
