@@ -25,6 +25,7 @@ from typing import Any
 
 from rook_core.errors import counted
 from rook_core.hookspecs import hookimpl
+from rook_core.lazyre import later
 from rook_core.redact import current
 from rook_core.report import (
     continuity_levels,
@@ -64,12 +65,12 @@ ICON = {
 }
 
 
-MARKUP = re.compile(r"([\\`*_\[\]!~|$])")
+MARKUP = later(r"([\\`*_\[\]!~|$])")
 """The characters that make Markdown of plain text on GitHub: images and links
 (``![x](url)``, ``[x](url)``), emphasis, code spans, strikethrough, math, a
 table's pipes, and the backslash itself."""
 
-AUTOLINK = re.compile(r"(?i)(://|(?<![^\W_]|[.-])www\.)")
+AUTOLINK = later(r"(?i)(://|(?<![^\W_]|[.-])www\.)")
 """What GitHub makes a link of in text (its autolink extension: ``https://...``,
 ``http://``, ``ftp://``, ``www.``; an address an agent printed, perhaps prompt-
 injected). Its ``:`` (or the dot after ``www``) is written with a backslash
@@ -77,14 +78,14 @@ before it: Markdown shows ``\\:`` as ``:``, and the address is text, not a link.
 A ``www.`` after a letter, a digit, ``.`` or ``-`` is no link; after ``_`` it is
 (``_www.evil.example``, as after ``*``, ``~`` or ``(``)."""
 
-MENTION = re.compile(r"(?<![\w@/.+-])@(?=[A-Za-z0-9])")
+MENTION = later(r"(?<![\w@/.+-])@(?=[A-Za-z0-9])")
 """An ``@`` that GitHub would make a mention of (``@octocat``, ``@org/team``), which
 notifies that user or team when the report is posted as a pull-request comment; an
 e-mail address's is none. Written ``@&#8203;`` (a zero-width space after it, as
 Renovate writes mentions it quotes): shown as ``@``, never a mention."""
 
 
-EMAIL = re.compile(r"(?<=[\w.+-])@(?=[\w-]|\\_)")
+EMAIL = later(r"(?<=[\w.+-])@(?=[\w-]|\\_)")
 """The ``@`` of an e-mail address, which GitHub makes a ``mailto:`` link of where it
 reads Markdown (the GFM spec's extended email autolink: ``[A-Za-z0-9.+_-]+@`` then
 a domain with a period, "recognised within any text node"). A backslash (``\\@``)

@@ -34,12 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from .lazyre import later
+
 HIDDEN = "[hidden: written literally; move it to env]"
 """What ``rook profile show`` prints instead of a whole secret value."""
 HIDDEN_PART = "[hidden]"
 """What it prints instead of a secret inside a longer text (a URL, a command line)."""
 
-CREDENTIAL = re.compile(
+CREDENTIAL = later(
     r"(auth(?!or(?!i[sz]))|api[-_]?key|apikey|token(?!s)|secret|passw|passphrase|cookie|signature"
     r"|credential|private[-_]?key|^key$|^sig$)",
     re.I,
@@ -76,7 +78,7 @@ NOT_THE_SECRET = {
     "expiry",
     "ttl",
 }
-SECRET_VALUE = re.compile(
+_SECRET_VALUE = (
     r"(sk-[A-Za-z0-9][A-Za-z0-9_-]{7,}"  # OpenAI, Anthropic (sk-ant-...), DeepSeek ...
     r"|(sk|rk)_(live|test)_[A-Za-z0-9]{10,}"  # Stripe
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
@@ -88,13 +90,14 @@ SECRET_VALUE = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # a JWT
     r"|(?:Basic|Bearer|Token) [A-Za-z0-9+/=._~-]{8,})"  # credentials, under any header name
 )
-SECRET_IN_TEXT = re.compile(rf"(?<![A-Za-z0-9_-]){SECRET_VALUE.pattern}(?![A-Za-z0-9_-])")
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+SECRET_VALUE = later(_SECRET_VALUE)
+SECRET_IN_TEXT = later(rf"(?<![A-Za-z0-9_-]){_SECRET_VALUE}(?![A-Za-z0-9_-])")
+_WORDS = later(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+ASSIGNMENT = later(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
 """A ``VAR=value`` word of a command line."""
-_HEADER = re.compile(r"\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*\S)\s*", re.S)
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
-_URL_IN_TEXT = re.compile(r"(?<![A-Za-z0-9+.-])[0-9+.-]*(?P<url>[A-Za-z][A-Za-z0-9+.-]*://\S+)")
+_HEADER = later(r"\s*([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*\S)\s*", re.S)
+_URL = later(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_URL_IN_TEXT = later(r"(?<![A-Za-z0-9+.-])[0-9+.-]*(?P<url>[A-Za-z][A-Za-z0-9+.-]*://\S+)")
 """A URL inside text, as :data:`_URL` finds it (group ``url``), tried only where a
 word of scheme characters starts: :data:`_URL` searched tries each letter of a
 long word again (100,000 letters, minutes)."""
@@ -120,7 +123,7 @@ def secret_value(value: Any) -> bool:
     return isinstance(value, str) and SECRET_VALUE.fullmatch(value.strip()) is not None
 
 
-_SAMPLE = re.compile(
+_SAMPLE = later(
     r"\{[^{}\s]+\}|<[^<>\s]+>|\[[^\[\]\s]+\]|(?i:your)[_-][A-Za-z0-9_-]+|[A-Z]+(?:_[A-Z0-9]+)+"
 )
 
@@ -139,10 +142,10 @@ def sample_placeholder(value: Any) -> bool:
     return _CAPITALS_WITH_DIGITS.fullmatch(text) is None
 
 
-_CAPITALS_WITH_DIGITS = re.compile(r"(?!YOUR_)[A-Z0-9_]*_[A-Z]*(?:\d[A-Z]*){4}[A-Z0-9_]*")
+_CAPITALS_WITH_DIGITS = later(r"(?!YOUR_)[A-Z0-9_]*_[A-Z]*(?:\d[A-Z]*){4}[A-Z0-9_]*")
 """Capitals and underscores, a part holding 4 digits or more: a value's, no word's."""
 
-_DIGITS_PART = re.compile(r"(?:^|[-_.:])[A-Za-z]*(?:\d[A-Za-z]*){4,}(?=$|[-_.:])")
+_DIGITS_PART = later(r"(?:^|[-_.:])[A-Za-z]*(?:\d[A-Za-z]*){4,}(?=$|[-_.:])")
 """A part (between ``-``, ``_``, ``.``, ``:``) holding 4 digits or more: a value's."""
 
 
@@ -256,11 +259,11 @@ def mask_url(url: str, keep: str = "") -> str:
 
 # -- prose ---------------------------------------------------------------------------
 
-_NAMED_IN_TEXT = re.compile(
+_NAMED_IN_TEXT = later(
     r"(?<![A-Za-z0-9_-])([A-Za-z][A-Za-z0-9_-]*)[\"']?\s*[:=]\s*[\"']?"
     r"(?:(?:Basic|Bearer|Token)\s+)?([^\s\"',;]+)"
 )
-_SCHEME = re.compile(r"(?:Basic|Bearer|Token) ")
+_SCHEME = later(r"(?:Basic|Bearer|Token) ")
 
 
 def text_secrets(text: str) -> list[Found]:

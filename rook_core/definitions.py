@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__, cachedir
 from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, missing, shown, utf8
+from .lazyre import later
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
@@ -669,7 +670,7 @@ def _secret_names(paths: list[Path]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-_VARIABLE = re.compile(r"\bvariable[\"']?\s*:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+_VARIABLE = later(r"\bvariable[\"']?\s*:\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def _declared_in_text(path: Path) -> list[str]:

@@ -8,6 +8,7 @@ import math
 import re
 from typing import Any
 
+from .lazyre import later
 from .models import TurnEvidence
 from .redact import Redactor, current
 
@@ -65,7 +66,7 @@ def loads(text: str) -> Any:
 
 
 # Python 3.11+ says "Exceeds the limit (4300 digits) ...", 3.10 "(4300)"
-_TOO_MANY_DIGITS = re.compile(r"^Exceeds the limit \((\d+)(?: digits)?\).*value has (\d+) digits")
+_TOO_MANY_DIGITS = later(r"^Exceeds the limit \((\d+)(?: digits)?\).*value has (\d+) digits")
 
 
 def _too_deep() -> str:
@@ -145,8 +146,8 @@ def _handle_beside_other_lines(text: str) -> bool:
 
 
 # the start of a Python dict's repr ({'a') or a JavaScript object's (console.log: { a:)
-_OBJECT_LITERAL = re.compile(r"\{\s*(?:'|[A-Za-z_$][\w$]*\s*:)")
-_CONVERSATION_KEY = re.compile(r"""[{,]\s*['"]?conversation['"]?\s*:""")
+_OBJECT_LITERAL = later(r"\{\s*(?:'|[A-Za-z_$][\w$]*\s*:)")
+_CONVERSATION_KEY = later(r"""[{,]\s*['"]?conversation['"]?\s*:""")
 
 
 def _handle_in_no_json(text: str) -> bool:
@@ -353,7 +354,7 @@ def usage_names_warning(usage: dict[str, Any] | None) -> str | None:
     )
 
 
-_CALLS_NAME = re.compile(r"(tool|function)_?(call|use)s?$", re.IGNORECASE)
+_CALLS_NAME = later(r"(tool|function)_?(call|use)s?$", re.IGNORECASE)
 """An API's own name for tool calls: ``tool_calls``, ``toolCalls``, ``function_call``, ``tool_use``."""
 
 

@@ -13,7 +13,6 @@ import contextlib
 import contextvars
 import inspect
 import json
-import re
 import threading
 import time
 from collections.abc import Awaitable, Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import counted, exception_text, listed
+from .lazyre import later
 from .models import (
     CRITERION_STATUSES,
     ERROR,
@@ -705,7 +705,7 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
     )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = later("[\ud800-\udfff]")
 """A lone surrogate: text decoded with ``surrogateescape`` (``os.fsdecode``), no UTF-8."""
 
 

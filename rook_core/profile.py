@@ -13,6 +13,7 @@ from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validat
 
 from .credentials import secret_value
 from .errors import ProfileError, exception_text, format_validation_messages
+from .lazyre import later
 from .models import (
     ENTRY_OPTIONS,
     HOOK_PHASES,
@@ -36,7 +37,7 @@ from .schemafields import (
 )
 from .yamlio import load_yaml
 
-VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+VARIABLE = later(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_DELAY = 86400
 """The longest ``delay_seconds`` of a hook entry (a day)."""
 
@@ -91,7 +92,7 @@ def _no_nul(value: str) -> None:
         raise ValidationError("holds a NUL character (\\0), which no environment variable can")
 
 
-ENV_PLACEHOLDER = re.compile(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+ENV_PLACEHOLDER = later(r"\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 def _hook_env_value(value: str) -> None:

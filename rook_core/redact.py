@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from .lazyre import later
+
 MARK = "[redacted:"
 PARTIAL_MIN = 4  # see Redactor.cut_short
 BASE64_MIN = 8  # see base64_forms
@@ -344,7 +346,7 @@ def base64_forms(value: str) -> list[str]:
 
 
 _URLSAFE = str.maketrans("+/", "-_")
-_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_BASE64 = later(r"(?:[A-Za-z0-9+/]{4})+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
 
 def basic_forms(value: str) -> list[str]:
@@ -371,7 +373,7 @@ def basic_forms(value: str) -> list[str]:
     return [d for d in (decoded, password or user) if len(d) >= MIN_LENGTH]
 
 
-_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_PERCENT_ESCAPE = later(r"%[0-9A-Fa-f]{2}")
 
 
 def percent_decoded(value: str) -> list[str]:
@@ -469,7 +471,7 @@ def percent_any_pattern(value: str) -> re.Pattern[str] | None:
     return _compiled([_percent_forms(c) for c in value])
 
 
-_PERCENT_UNRESERVED = re.compile(r"%(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
+_PERCENT_UNRESERVED = later(r"%(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
 """A percent-escape of a letter, a digit, ``-``, ``_`` or ``.``: what no URL
 encoder writes (but ``.`` in a dot segment), so a text without one needs no
 :func:`percent_any_pattern` looked for."""
@@ -489,7 +491,7 @@ def escaped_pattern(value: str) -> re.Pattern[str] | None:
     return _compiled([_json_forms(c) for c in value])
 
 
-_ESCAPED_UNRESERVED = re.compile(r"\\u00(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
+_ESCAPED_UNRESERVED = later(r"\\u00(?:2[dDeE]|3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF])")
 """A ``\\u`` escape of a letter, a digit, ``-``, ``_`` or ``.``: what no encoder
 writes, so a text without one needs no :func:`escaped_pattern` looked for."""
 
@@ -689,9 +691,9 @@ def _spaced(value: str) -> re.Pattern[str]:
 
 
 _YAML_FOLDS = (
-    (re.compile(r"\\(?:\r\n|\r|\n)[ \t]*(?:\\(?= ))?"), lambda form: form),
+    (later(r"\\(?:\r\n|\r|\n)[ \t]*(?:\\(?= ))?"), lambda form: form),
     (
-        re.compile(r"\\\\(?:\\r\\n|\\r|\\n)[ \t]*(?:\\\\(?= ))?"),
+        later(r"\\\\(?:\\r\\n|\\r|\\n)[ \t]*(?:\\\\(?= ))?"),
         lambda form: json.dumps(form, ensure_ascii=False)[1:-1],
     ),
 )
@@ -727,7 +729,7 @@ def _utf16(text: str) -> str:
     )
 
 
-_DISGUISE = re.compile(
+_DISGUISE = later(
     r"(?:\x1b|\\+u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])"  # a terminal's escape sequence
     r"|\\+u([0-9a-fA-F]{4})|\\+([\"\\/])|%([0-9a-fA-F]{2})|%[uU]([0-9a-fA-F]{4})"  # \u0073, \", %2B
 )
@@ -736,7 +738,7 @@ sequence between two of its characters: what :meth:`Redactor.cut_short` reads
 to find the beginning of a secret so written (``\\u0073\\u006b...``,
 ``s ESC[0m k ESC[0m ...``; JavaScript's ``escape``, ``%E4`` for ``ä`` and
 ``%u20AC`` for ``€``) at the end of a text cut short."""
-_UNFINISHED = re.compile(
+_UNFINISHED = later(
     r"(?:\x1b\[?[0-?]*[ -/]*|(?<!\\)\\+(?:u(?:[0-9a-fA-F]{0,3}|001[bB]\[?[0-?]*[ -/]*))?"
     r"|%(?:[uU][0-9a-fA-F]{0,3}|[0-9a-fA-F]?))\Z"
 )
@@ -753,7 +755,7 @@ STYLED_MIN = 8
 """A value this long is also found with a terminal's escape sequences between
 its characters (:func:`_styled_spans`); a shorter one (a PIN) could be the
 ends of two coloured words."""
-_STYLE = re.compile(r"(?:\x1b|\\u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
+_STYLE = later(r"(?:\x1b|\\u001[bB])(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
 """A terminal's escape sequence (a colour, ``ESC[01;31m``; erase in line,
 ``ESC[K``), as it is or escaped in a JSON string (``\\u001b[0m``)."""
 
@@ -816,8 +818,8 @@ def _spans_without(
     return found
 
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
-_ORDINARY_LINE = re.compile(
+_LINE_END = later(r"\r\n|\r|\n")
+_ORDINARY_LINE = later(
     r"-----(?:BEGIN|END)[ A-Z0-9]*-----"  # a PEM or OpenSSH key's header and footer
     r"|(?:- )?[\"']?[\w.-]+[\"']?:\s*[\[{|>]?"  # a key opening a block: `users:`, `"data": {`
     r"|[\W_]*"  # punctuation alone: `},`, YAML's `---`
@@ -881,7 +883,7 @@ def json_strings(value: str) -> list[str]:
     return found
 
 
-_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_NUMBER = later(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 """A secret that is a JSON number, so a hook can print it as one."""
 
 
@@ -1347,10 +1349,10 @@ def _beginning(text: str, value: str, floor: int = 0) -> int:
     return 0
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_STRING = later(r'"(?:[^"\\]|\\.)*"')
 _JSON_BLANKS = frozenset(" \t\r\n")
-_BLANK_RUN = re.compile(r"[ \t\r\n]*")
-_AFTER_VALUE = re.compile(r"\s*[\]},]")
+_BLANK_RUN = later(r"[ \t\r\n]*")
+_AFTER_VALUE = later(r"\s*[\]},]")
 
 
 def _is_json(s: str) -> bool:
@@ -1482,7 +1484,7 @@ def use(redactor: Redactor) -> None:
     _current.set(redactor)
 
 
-_MARKER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\]")
+_MARKER_NAME = later(r"[A-Za-z_][A-Za-z0-9_]*\]")
 
 
 def marker_end(text: str, start: int) -> int:

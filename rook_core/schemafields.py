@@ -12,8 +12,9 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields
 
 from .errors import did_you_mean as did_you_mean  # one rule for every name
+from .lazyre import later
 
-_EXPONENT = re.compile(r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE])([-+]?)([0-9]+)")
+_EXPONENT = later(r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE])([-+]?)([0-9]+)")
 
 
 def _exponent_hint(value: str) -> str | None:
@@ -49,7 +50,7 @@ def number_as_text(value: Any, whole: bool = False) -> str | None:
     return hint.removeprefix("Not a valid number: ")
 
 
-_DURATION = re.compile(
+_DURATION = later(
     r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)\s*", re.I
 )
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
