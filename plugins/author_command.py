@@ -66,17 +66,18 @@ def dig(data, path):
 def main(phase):
     if phase != "execute":
         return 0
-    goal = sys.stdin.read()
+    goal = sys.stdin.buffer.read()  # bytes: the goal reaches the command as it came
     argv = list(COMMAND)
     conversation = os.environ.get("ROOK_CONVERSATION")
     if conversation and RESUME_ARGS:
         argv += [arg.replace("{{conversation}}", conversation) for arg in RESUME_ARGS]
-    done = subprocess.run(argv, input=goal, capture_output=True, text=True)
-    sys.stderr.write(done.stderr)
+    done = subprocess.run(argv, input=goal, capture_output=True)
+    sys.stderr.buffer.write(done.stderr)
     if done.returncode != 0:
         sys.stderr.write(f"{{argv[0]}} exited with code {{done.returncode}}\\n")
         return 1
-    text = done.stdout.strip()
+    # bytes that are not UTF-8 become U+FFFD, as Rook reads a hook's output
+    text = done.stdout.decode("utf-8", "replace").strip()
     answer = {{"output": text}}
     if ANSWER is not None or USAGE or SESSION:
         data = json.loads(text)

@@ -58,15 +58,17 @@ def dig(data, path):
 
 
 def main(phase):
-    done = subprocess.run(COMMAND + [phase], stdin=sys.stdin, capture_output=True, text=True)
-    sys.stderr.write(done.stderr)
+    done = subprocess.run(COMMAND + [phase], stdin=sys.stdin, capture_output=True)
+    sys.stderr.buffer.write(done.stderr)
     if done.returncode != 0:
         sys.stderr.write(f"{{COMMAND[-1]}} exited with code {{done.returncode}}\\n")
         return 1
     if phase != "execute":
-        sys.stdout.write(done.stdout)
+        sys.stdout.buffer.write(done.stdout)
         return 0
-    data = json.loads(done.stdout)
+    # as Rook reads a hook's output: a byte order mark skipped, bytes that are
+    # not UTF-8 as U+FFFD
+    data = json.loads(done.stdout.decode("utf-8-sig", "replace"))
     data["output"] = dig(data, ANSWER)
     if USAGE:
         data["usage"] = {{k: dig(data, path) for k, path in USAGE.items()}}

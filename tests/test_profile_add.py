@@ -632,6 +632,44 @@ def test_command_line_becomes_a_readable_hook_script(rook_workspace, rook_cli):
     assert "answer: cli answer: Say hello" in r.stdout
 
 
+def test_the_written_script_reads_bytes_that_are_not_utf8_and_keeps_the_goal_exact(
+    rook_workspace, rook_cli
+):
+    """Rook reads a hook's bytes that are not UTF-8 as U+FFFD, never a crash; the
+    script `--command` writes crashed on them (UnicodeDecodeError), so a command
+    printing Latin-1 failed every turn. The goal reaches the command byte for byte."""
+    ws = rook_workspace
+    cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'}"
+    r = add(rook_cli, ws, "latin", "--command", cmd + " --latin-1")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: cli answer: Say hello in one short sentence. caf\ufffd" in r.stdout, r.stdout
+    assert "UnicodeDecodeError" not in r.stdout + r.stderr
+
+    r = add(rook_cli, ws, "hex", "--command", cmd + " --hex")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    goal = 'line "1" $HOME `x`\r\nline 2: caf\u00e9 \u6f22\r'
+    ws.scenario({"id": "s", "goal": goal, "criteria": [{"equals": "hex " + goal.encode().hex()}]})
+    run = rook_cli("run", "--json", "--profile", "hex")
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+
+
+def test_the_script_wrapping_a_hook_reads_bytes_that_are_not_utf8(rook_workspace, rook_cli):
+    """The wrapper `--from` writes around a hook that answers under another field
+    crashed on bytes that are not UTF-8 (or a byte order mark), which Rook itself reads."""
+    ws = rook_workspace
+    hook = ws.root / "latin.sh"
+    hook.write_bytes(
+        b'#!/bin/bash\n[ "$1" = execute ] || exit 0\ncat >/dev/null\n'
+        b"printf '\\xef\\xbb\\xbf{\"reply\": \"caf\\xe9\"}\\n'\n"
+    )
+    hook.chmod(0o755)
+    r = add(rook_cli, ws, "latin", "--from", str(hook))
+    assert "UnicodeDecodeError" not in r.stdout + r.stderr and "JSONDecodeError" not in r.stdout
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "scripts/latin-hook.py runs it as the hook and hands on reply as output" in r.stdout
+    assert "answer: caf\ufffd" in r.stdout, r.stdout
+
+
 def digest(value):
     import hashlib
 

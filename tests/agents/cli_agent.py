@@ -1,13 +1,19 @@
 """A command-line agent for Rook's tests: the prompt on stdin, the answer on stdout.
 
 With --json it answers like `claude -p --output-format json`: the answer under
-"result", with a session id and token usage. With --fail it exits 3.
+"result", with a session id and token usage. With --fail it exits 3. With
+--hex the answer is the hex of the bytes it got on stdin; with --latin-1 it
+ends with "café" in Latin-1 (a byte that is not UTF-8).
 """
 
 import json
 import sys
 
-prompt = sys.stdin.read().strip()
+raw = sys.stdin.buffer.read()
+if "--hex" in sys.argv:
+    print("hex " + raw.hex())
+    sys.exit(0)
+prompt = raw.decode().strip()
 if "--fail" in sys.argv:
     sys.stderr.write("cli agent: failing on purpose\n")
     sys.exit(3)
@@ -23,5 +29,7 @@ if "--json" in sys.argv:
             }
         )
     )
+elif "--latin-1" in sys.argv:
+    sys.stdout.buffer.write((answer + " café\n").encode("latin-1"))
 else:
     print(answer)
