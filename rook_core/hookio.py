@@ -130,6 +130,29 @@ def _beside_other_lines(text: str) -> bool:
     return False
 
 
+_BLANKS = re.compile(r"[ \t\r\n]*")
+_MANY = 1000
+
+
+def _json_objects(text: str) -> int:
+    """How many JSON objects ``text`` (not one JSON value) holds one after
+    another, only whitespace between them (JSON Lines, a CLI's stream of events,
+    or objects back to back): 0 when it is anything else. Counted up to
+    ``_MANY + 1``."""
+    decoder = json.JSONDecoder()
+    count, at = 0, 0
+    try:
+        while at < len(text) and count <= _MANY:
+            value, at = decoder.raw_decode(text, at)
+            if not isinstance(value, dict):
+                return 0
+            count += 1
+            at = _BLANKS.match(text, at).end()  # type: ignore[union-attr]
+    except (ValueError, RecursionError):
+        return 0
+    return count
+
+
 def _handle_beside_other_lines(text: str) -> bool:
     """Whether ``text`` (not one JSON object) has a line that is a JSON object
     holding a ``conversation``: an open hook that printed its logs on stdout
@@ -188,6 +211,14 @@ def parse_object(
     except (ValueError, RecursionError) as exc:
         if not required:
             return None
+        many = _json_objects(text)
+        if many > 1:
+            raise OutputError(
+                "stdout is not one JSON object: it holds "
+                f"{f'more than {_MANY}' if many > _MANY else many} JSON objects one after "
+                "another (a stream of events, or the answer printed twice); print one object "
+                f"holding all Rook should read; received {preview(text, redactor=redactor)}"
+            ) from None
         if _beside_other_lines(text):
             raise OutputError(
                 "stdout is not one JSON object (print logs to stderr): it has other lines "

@@ -970,6 +970,32 @@ def test_log_lines_on_stdout_say_to_print_logs_to_stderr(rook_workspace, rook_cl
     assert "received 'starting agent" in s["reason"] or "done." in s["reason"]
 
 
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        # JSON Lines: a CLI's stream of events (stream-json), every line an object
+        (r"""printf '{"type": "start"}\n{"type": "delta"}\n{"output": "ok"}\n'""", "3 JSON objects"),
+        (r"""printf '{"output": "ok"}\n{"output": "ok"}\n'""", "2 JSON objects"),
+        (r"""printf '{"output": "ok"}{"output": "ok"}'""", "2 JSON objects"),
+    ],
+)
+@pytest.mark.parametrize("phase", ["execute", "collect"])
+def test_several_json_objects_on_stdout_are_named_as_such(rook_workspace, rook_cli, body, said, phase):
+    """Several JSON objects one after another were told "print logs to stderr: it has
+    other lines beside the JSON object" (or a parser's "Extra data"): there was no log
+    line, and the hook's author was sent looking for one."""
+    ws = rook_workspace
+    ws.script("h.sh", f'#!/bin/bash\ncat >/dev/null\n[ "$1" = {phase} ] && {body}\n'
+              '[ "$1" = execute ] && [ "$1" != ' + phase + ' ] && echo \'{"output": "ok"}\'\nexit 0\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh", "collect": "scripts/h.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "error", s
+    assert f"stdout is not one JSON object: it holds {said} one after another" in s["reason"], s
+    assert "print one object" in s["reason"] and "received '{" in s["reason"], s
+    assert "print logs to stderr" not in s["reason"] and "Extra data" not in s["reason"], s
+
+
 def test_agent_reply_beside_output_is_kept_as_evidence(rook_workspace, rook_cli):
     """output is the answer; an agent_reply given too was dropped, neither judged nor kept."""
     rook_workspace.script("both.sh", """
