@@ -336,7 +336,8 @@ def _cut(message: str, limit: int = 300) -> str:
 
 def _check_usage(usage: Any) -> dict[str, Any] | None:
     """``usage`` checked: an object of numbers, token counts and costs never negative,
-    token counts whole (``7.0`` is one, ``1.5`` is not).
+    token counts whole (``7.0`` is one, ``1.5`` is not) and given back as whole
+    numbers (``7.0`` as 7), as every record and report shows them.
 
     ``None`` (as if absent) when it holds no number at all (``{}``)."""
     if not isinstance(usage, dict):
@@ -359,7 +360,11 @@ def _check_usage(usage: Any) -> dict[str, Any] | None:
             shown = current().head(f"{v!r}", 40, "...")
             raise OutputError(_cut(f"usage.{k} is absurdly large ({shown}); at most 10**15"))
         numbers = True
-    return usage if numbers else None
+    if not numbers:
+        return None
+    return {
+        k: int(v) if k in TOKEN_COUNTS and isinstance(v, float) else v for k, v in usage.items()
+    }
 
 
 def has_token_counts(usage: dict[str, Any] | None) -> bool:

@@ -996,6 +996,28 @@ def test_several_json_objects_on_stdout_are_named_as_such(rook_workspace, rook_c
     assert "print logs to stderr" not in s["reason"] and "Extra data" not in s["reason"], s
 
 
+def test_a_whole_token_count_written_as_a_float_is_recorded_as_a_whole_number(
+    rook_workspace, rook_cli
+):
+    """``7.0`` is read as 7 (the judge said so) but the record and every report kept
+    ``7.0`` (the HTML report showed "input": 7.0, "output": 1000.0); a cost stays as given."""
+    body = (
+        "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\n"
+        """echo '{"output": "ok", "usage": {"input": 7.0, "output": 1e3, "total": 1007.0, """
+        """"cost_usd": 2.0}}'\n"""
+    )
+    one_scenario(rook_workspace, body, criteria=[{"max_tokens": {"input": 7, "total": 1007}}])
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": "scripts/h.sh"}, "capabilities": {"usage": True}}
+    )
+    s = rook_cli("run", "--json").report["scenarios"][0]
+    assert s["status"] == "passed", s
+    usage = s["turns"][0]["usage"]
+    assert usage == {"input": 7, "output": 1000, "total": 1007, "cost_usd": 2.0}, usage
+    assert all(type(usage[k]) is int for k in ("input", "output", "total")), usage
+    assert type(usage["cost_usd"]) is float, usage
+
+
 def test_agent_reply_beside_output_is_kept_as_evidence(rook_workspace, rook_cli):
     """output is the answer; an agent_reply given too was dropped, neither judged nor kept."""
     rook_workspace.script("both.sh", """
