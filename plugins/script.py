@@ -160,9 +160,15 @@ def interpreter_argv(path: Path, cwd: Path | None = None) -> list[str]:
         return [str(path)]
     suffix = path.suffix.lower()
     if suffix not in SCRIPT_INTERPRETERS:
+        fix = (  # the run bit alone would be refused next: the system needs a #! line
+            "chmod +x it"
+            if shebang(path) is not None
+            else "give it a #! line naming its interpreter "
+            f"({SHEBANGS.get(suffix, '#!/usr/bin/env INTERPRETER')}) and chmod +x it"
+        )
         raise ConfigError(
             f"hook script {path} is not executable and its extension is not one Rook knows "
-            "(.mjs .js .cjs run with node, .py with Python, .sh with bash); chmod +x it"
+            f"(.mjs .js .cjs run with node, .py with Python, .sh with bash); {fix}"
         )
     if not os.access(path, os.R_OK):  # its interpreter would fail on every call
         raise ConfigError(

@@ -87,6 +87,10 @@ SHEBANGS = {
     ".mjs": "#!/usr/bin/env node",
     ".js": "#!/usr/bin/env node",
     ".cjs": "#!/usr/bin/env node",
+    ".rb": "#!/usr/bin/env ruby",
+    ".pl": "#!/usr/bin/env perl",
+    ".php": "#!/usr/bin/env php",
+    ".lua": "#!/usr/bin/env lua",
 }
 """The ``#!`` line to suggest for an executable script of each extension."""
 

@@ -590,10 +590,19 @@ def test_an_executable_script_starts_by_its_own_line_not_its_extension(ws, rook_
     assert r.report["scenarios"][0]["turns"][0]["output"].startswith("ok bash ")
 
 
-def test_unknown_extension_and_not_executable_is_a_config_error(ws, rook_cli):
-    ws.script("a.rb", "puts 1", executable=False)
+@pytest.mark.parametrize(
+    "body, fix",
+    [
+        ("#!/usr/bin/env ruby\nputs 1\n", "; chmod +x it"),
+        # "chmod +x it" alone led to the next refusal ("has no #! line ... such as
+        # #!/bin/sh"): the fix names both steps at once
+        ("puts 1\n", "; give it a #! line naming its interpreter (#!/usr/bin/env ruby) and chmod +x it"),
+    ],
+)
+def test_unknown_extension_and_not_executable_is_a_config_error(ws, rook_cli, body, fix):
+    ws.script("a.rb", body, executable=False)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/a.rb"}})
-    refused(rook_cli("run"), ws, "a.rb", "not executable", "chmod +x")
+    refused(rook_cli("run"), ws, "a.rb", "not executable", fix)
 
 
 @pytest.mark.parametrize("body, needle", [("echo '{}'\n", "has no #! line"), ("", "is empty")])
