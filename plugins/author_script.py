@@ -6,6 +6,10 @@ JSON object with ``output``). Any other script is wrapped: a generated hook
 script runs it with the goal on its standard input and its standard output
 becomes the answer, exactly as for ``--command``.
 
+A script that switches on its phase argument gets every phase it handles
+(one it names as a quoted word, ``"open"``, or a shell ``case`` label,
+``open)``): probed with its prepare and open, as a run runs it.
+
 A script that speaks the contract but puts its answer under another field
 (``{"reply": ...}``) is mapped: a generated hook script runs it as a hook
 (same phase, standard input and environment) and moves the field it found to
@@ -17,8 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rook_core.models import HOOK_PHASES
 
 from .author_command import MARK, command_script, interpreter_code, json_fields
 from .author_shapes import find_answer, find_usage, jmes
@@ -28,6 +35,21 @@ if TYPE_CHECKING:
     from rook_core.profile_probe import Observation
 
 SCRIPT_SUFFIXES = {".py", ".sh", ".bash", ".mjs", ".js", ".cjs"}
+OPTIONAL_PHASES = ("prepare", "open", "close", "collect")
+
+
+def handled_phases(text: str) -> list[str]:
+    """The optional phases a hook script switches on, in lifecycle order: each it
+    names as a quoted word (``phase === "open"``, ``== 'close'``) or as a shell
+    ``case`` label (``open)``, ``close|collect)``). By the hook contract a script
+    exits 0 for a phase it does not implement, so one named by chance costs a call."""
+    return [
+        phase
+        for phase in OPTIONAL_PHASES
+        if re.search(rf"""(["'`]){phase}\1|(?:^|[\s(|]){phase}\s*[|)]""", text, re.M)
+    ]
+
+
 MAPPER = '''#!/usr/bin/env python3
 """Rook hook script around: {shown}
 
@@ -112,9 +134,12 @@ class ScriptAuthor:
         assert request.source.path is not None
         path = hook_path(request.source.path, request.agent)
         state = {"mode": "hook", "path": path, "real": str(request.source.path.resolve())}
-        return Draft(
-            hooks={"execute": {"script": path}}, state=state, notes=[f"hook script: {path}"]
-        )
+        phases = handled_phases(request.source.text)
+        hooks = {p: {"script": path} for p in HOOK_PHASES if p in phases or p == "execute"}
+        notes = [f"hook script: {path}"]
+        if phases:
+            notes.append(f"{path} switches on its phase: it is the hook for {', '.join(hooks)}")
+        return Draft(hooks=hooks, state=state, notes=notes)
 
     def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
         st = draft.state

@@ -854,6 +854,65 @@ def test_hook_script_with_the_answer_under_another_field_is_mapped(rook_workspac
     assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
 
 
+PHASED = {
+    # one script that switches on its phase, as the hook contract allows: prepare
+    # mints a token, open starts a conversation, close and collect have their own jobs
+    "desk.mjs": """import fs from "node:fs";
+const phase = process.argv[2];
+const runState = process.env.ROOK_RUN_STATE_DIR;
+if (phase === "prepare") fs.writeFileSync(runState + "/token", "t0k");
+else if (phase === "open") console.log(JSON.stringify({ conversation: "c-" + process.env.ROOK_SESSION }));
+else if (phase === "execute") {
+  const goal = fs.readFileSync(0, "utf8");
+  const token = fs.readFileSync(runState + "/token", "utf8");
+  console.log(JSON.stringify({ output: `answer(${token}) to ${goal}`, conversation: process.env.ROOK_CONVERSATION, calls: [] }));
+} else if (phase === "close") fs.writeFileSync(process.env.ROOK_STATE_DIR + "/closed", "yes");
+else if (phase === "collect") console.log(JSON.stringify({ usage: { input: 1, output: 2 } }));
+""",
+    "desk.sh": """#!/bin/bash
+case "$1" in
+  prepare) echo t0k > "$ROOK_RUN_STATE_DIR/token" ;;
+  open) echo "{\\"conversation\\": \\"c-$ROOK_SESSION\\"}" ;;
+  execute)
+    goal=$(cat)
+    echo "{\\"output\\": \\"answer($(cat "$ROOK_RUN_STATE_DIR/token")) to $goal\\", \\"conversation\\": \\"$ROOK_CONVERSATION\\", \\"calls\\": []}" ;;
+  close) echo yes > "$ROOK_STATE_DIR/closed" ;;
+  collect) echo '{"usage": {"input": 1, "output": 2}}' ;;
+esac
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(PHASED))
+def test_a_script_that_switches_on_its_phase_gets_every_phase_it_handles(
+    rook_workspace, rook_cli, name
+):
+    """`profile add --from` a hook script that handles prepare, open, close and collect
+    as well gave it execute alone: probed without its prepare it failed, was wrapped
+    as a program that does not speak the contract, and the profile written (exit 0)
+    answered nothing and dropped its session and its evidence."""
+    ws = rook_workspace
+    hook = ws.root / name
+    hook.write_text(PHASED[name])
+    if name.endswith(".sh"):
+        hook.chmod(0o755)  # started directly; desk.mjs by its extension
+    r = add(rook_cli, ws, "desk", "--from", str(hook))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "test 1 (script): ok" in r.stdout and "wrapped" not in r.stdout, r.stdout
+    assert "answer: answer(t0k) to Say hello in one short sentence." in r.stdout, r.stdout
+    data = profile(ws, "desk")
+    phases = ["prepare", "open", "execute", "close", "collect"]
+    assert list(data["hooks"]) == phases, data["hooks"]
+    assert all(data["hooks"][p] in (name, {"script": name}) for p in phases), data["hooks"]
+    assert data["capabilities"] == {"multi_turn": True, "calls": True, "usage": True}, data
+    ws.scenario({"id": "s", "turns": ["one", "two"], "criteria": [{"contains": "answer(t0k) to two"}]})
+    run = rook_cli("run", "--json")
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+    turns = run.report["scenarios"][0]["turns"]
+    assert turns[1]["conversation"].startswith("c-"), turns
+    assert any((d / "closed").exists() for d in (ws.agent_dir / "runs").glob("*/state/s.1"))
+
+
 def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     ws = rook_workspace
     wrapper = AGENTS / "ruhroh" / "wrapper.sh"
