@@ -38,16 +38,21 @@ SCRIPT_SUFFIXES = {".py", ".sh", ".bash", ".mjs", ".js", ".cjs"}
 OPTIONAL_PHASES = ("prepare", "open", "close", "collect")
 
 
+def names_phase(text: str, phase: str) -> bool:
+    """Whether a hook script's ``text`` names ``phase`` as a quoted word
+    (``phase === "open"``, ``== 'close'``), a shell ``case`` label (``open)``,
+    ``close|collect)``) or a shell test (``[ "$1" = open ]``): it switches on its
+    phase argument."""
+    quoted_or_label = rf"""(["'`]){phase}\1|(?:^|[\s(|]){phase}\s*[|)]"""
+    shell_test = rf"""\$\{{?1\}}?"?\s*==?\s*{phase}\b"""  # [ "$1" = execute ]
+    return re.search(f"{quoted_or_label}|{shell_test}", text, re.M) is not None
+
+
 def handled_phases(text: str) -> list[str]:
-    """The optional phases a hook script switches on, in lifecycle order: each it
-    names as a quoted word (``phase === "open"``, ``== 'close'``) or as a shell
-    ``case`` label (``open)``, ``close|collect)``). By the hook contract a script
-    exits 0 for a phase it does not implement, so one named by chance costs a call."""
-    return [
-        phase
-        for phase in OPTIONAL_PHASES
-        if re.search(rf"""(["'`]){phase}\1|(?:^|[\s(|]){phase}\s*[|)]""", text, re.M)
-    ]
+    """The optional phases a hook script switches on (:func:`names_phase`), in
+    lifecycle order. By the hook contract a script exits 0 for a phase it does
+    not implement, so one named by chance costs a call."""
+    return [phase for phase in OPTIONAL_PHASES if names_phase(text, phase)]
 
 
 MAPPER = '''#!/usr/bin/env python3
@@ -143,6 +148,12 @@ class ScriptAuthor:
 
     def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
         st = draft.state
+        if (
+            st.get("mode") == "hook"
+            and observation.problem == "failed"
+            and names_phase(request.source.text, "execute")
+        ):
+            return None  # a hook that reads its phase failed: its stderr says why
         if st.get("mode") == "hook" and observation.problem in ("not_json", "failed"):
             script = request.script_path(".py")
             state = {

@@ -913,6 +913,31 @@ def test_a_script_that_switches_on_its_phase_gets_every_phase_it_handles(
     assert any((d / "closed").exists() for d in (ws.agent_dir / "runs").glob("*/state/s.1"))
 
 
+def test_a_hook_script_that_fails_is_reported_not_wrapped_into_silence(rook_workspace, rook_cli):
+    """A script that reads its phase and fails its test (a variable not set) was taken
+    for a program that does not speak the contract: wrapped, run without its phase,
+    it answered nothing, and profile add exited 0 with that profile. Its failure is
+    the diagnosis: the profile is written as it is, exit 1, for the user to fix."""
+    ws = rook_workspace
+    hook = ws.root / "desk.sh"
+    hook.write_text(
+        "#!/bin/bash\n"
+        '[ "$1" = execute ] || exit 0\n'
+        "goal=$(cat)\n"
+        '[ -n "$DESK_TOKEN" ] || { echo "DESK_TOKEN is not set" >&2; exit 1; }\n'
+        'echo "{\\"output\\": \\"hi: $goal\\"}"\n'
+    )
+    hook.chmod(0o755)
+    r = add(rook_cli, ws, "desk", "--from", str(hook), env={"DESK_TOKEN": ""})
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "wrapped" not in r.stdout and "test 2" not in r.stdout, r.stdout
+    assert "exited with code 1: DESK_TOKEN is not set" in r.stdout, r.stdout
+    assert "rook profile fix desk" in r.stdout, r.stdout
+    assert profile(ws, "desk")["hooks"] == {"execute": {"script": "desk.sh"}}
+    t = rook_cli("profile", "test", "desk", env={"DESK_TOKEN": "t"})
+    assert t.exit_code == 0 and "answer: hi: Say hello" in t.stdout, t.stdout + t.stderr
+
+
 def test_ruhroh_wrapper_is_tested_too(rook_workspace, rook_cli):
     ws = rook_workspace
     wrapper = AGENTS / "ruhroh" / "wrapper.sh"
