@@ -198,14 +198,21 @@ hook_env)."""
 
 
 def hook_env_references(profile: Profile) -> list[str]:
-    """What to say of each ``hook_env`` value naming a shell variable (``PATH:
-    "$PATH:/opt/bin"``): hooks get it as written. Only a reference to a variable
+    """What to say of each ``hook_env`` entry for a variable Rook owns (ignored), and
+    of each value naming a shell variable (``PATH: "$PATH:/opt/bin"``): hooks get it
+    as written. Only a reference to a variable
     that is set (or one the profile declares) is quoted, never the rest of the
     value: a literal credential with a ``$`` in it is not read as one."""
+    raw = profile.raw.get("hook_env")
+    said = [  # dropped when the profile loaded: Rook's value, in its phases only
+        f"hook_env.{name} is ignored: {name} is Rook's own variable (the hook contract's), "
+        "set by Rook in the phases it belongs to; remove it, or give yours another name"
+        for name in (raw if isinstance(raw, dict) else {})
+        if name in ROOK_VARIABLES
+    ]
     if not profile.hook_env:
-        return []
+        return said
     known = set(os.environ) | {ref.variable for ref in profile.env}
-    said = []
     for name, value in profile.hook_env.items():
         found = [
             ref

@@ -195,6 +195,14 @@ def test_hook_env_passes_custom_rook_names_but_never_rook_owned_ones(
         assert rook_vars == EXPECTED[phase] - {"ROOK_CONVERSATION"}, phase
         assert "hijack" not in env.values(), phase
         assert env["ROOK_HOOK"] == phase
+    # ignored, as documented, but no longer in silence: rook run and rook doctor
+    # name each entry (never its value); ROOK_CUSTOM is the user's own
+    for name in owned:
+        said = f"hook_env.{name} is ignored: {name} is Rook's own variable"
+        assert said in r.stderr, r.stderr
+    assert "ROOK_CUSTOM" not in r.stderr and "hijack" not in r.stderr, r.stderr
+    d = rook_cli("doctor", "-w", str(ws.root))
+    assert "hook_env.ROOK_TURN is ignored" in d.stdout and "hijack" not in d.stdout, d.stdout
 
 
 def test_a_shell_variable_in_hook_env_is_named_as_passed_as_written(
