@@ -130,7 +130,7 @@ def _beside_other_lines(text: str) -> bool:
     return False
 
 
-_BLANKS = re.compile(r"[ \t\r\n]*")
+_BLANKS = later(r"[ \t\r\n]*")
 _MANY = 1000
 
 
