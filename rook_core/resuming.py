@@ -289,8 +289,15 @@ def resumed_scenarios(
             f"{'its file to finish it' if len(gone) == 1 else 'their files to finish them'}"
             + (f", or finish the others with --only {','.join(rest)}" if rest else "")
         )
-    scenarios = _selected_of_plan(request, by_id, planned_ids)
-    if not scenarios:  # a selector that matches none of the run's scenarios: nothing to do
+    # removed since, every run of it finished (else refused above): nothing left to run
+    absent = {i for i in planned_ids if i not in by_id}
+    only = [i for i in request.only if i not in absent]
+    scenarios = (
+        [] if request.only and not only else _selected_of_plan(request, by_id, planned_ids, only)
+    )
+    selects = request.only or request.tags or request.classes or request.categories
+    if not scenarios and not (absent and (request.only or not selects)):
+        # a selector that matches none of the run's scenarios: nothing to do
         raise ScenarioError(
             f"--run {request.run_id}: no scenario of this run selected "
             f"(its scenarios: {', '.join(planned_ids)})"
@@ -317,14 +324,14 @@ def resumed_scenarios(
 
 
 def _selected_of_plan(
-    request: RunRequest, by_id: dict[str, Scenario], planned_ids: list[str]
+    request: RunRequest, by_id: dict[str, Scenario], planned_ids: list[str], only: list[str]
 ) -> list[Scenario]:
-    """The planned scenarios the selectors pick, in the plan's order. An ``--only``
+    """The planned scenarios the selectors pick, in the plan's order (``only``:
+    ``--only``'s ids but those of the run whose files are gone). An ``--only``
     id that ``--tag``, ``--class`` or ``--category`` leaves out is no error here
     either: the flags that made the run (a later shard joining it, a CI retry by
     ``--run-name``) never planned it, and must be accepted again."""
     planned = [by_id[i] for i in planned_ids if i in by_id]
-    only = request.only
     if only and (request.tags or request.classes or request.categories):
         named = [by_id[i] for i in dict.fromkeys(only) if i in by_id]
         kept = {s.id for s in request.selected(named, include_excluded=True, only=None)}

@@ -1005,6 +1005,32 @@ def test_a_finished_run_needs_no_file_of_a_scenario_removed_since(rook_workspace
         refused.stderr)
 
 
+def test_a_finished_run_whose_every_scenario_file_is_gone_shows_its_results(
+        rook_workspace, rook_cli):
+    # With the file of every scenario of a finished run removed (a --run-name reused
+    # after the scenarios were renamed), 'rook run --run ID' was refused: exit 2, "no
+    # scenario of this run selected", as if a selector had matched none of it; and
+    # '--only t', t one of its finished scenarios, "no scenario with id t". Neither
+    # has anything left to run: its results are shown from its records, as with one
+    # file left.
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("s", "t"):
+        rook_workspace.scenario({"id": sid, "goal": sid, "criteria": [{"contains": "ok"}]})
+    first = rook_cli("run", "--json", "--run-name", "kept")
+    assert first.statuses() == {"s": "passed", "t": "passed"}, first.stderr
+    for sid in ("s", "t"):
+        (rook_workspace.agent_dir / "scenarios" / f"{sid}.yaml").unlink()
+    for only in ([], ["--only", "t"]):
+        again = rook_cli("run", "--json", "--run-name", "kept", *only)
+        assert again.exit_code == 0, again.stderr
+        assert again.statuses() == {"s": "passed", "t": "passed"}, again.stderr
+        assert "had nothing left to run" in again.stderr
+    # a selector that matches none of the run is still refused
+    other = rook_cli("run", "--json", "--run-name", "kept", "--only", "x")
+    assert other.exit_code == 2 and "no scenario with id x" in other.stderr, other.stderr
+
+
 DELETED = object()
 
 
