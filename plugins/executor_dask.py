@@ -1191,6 +1191,10 @@ class DaskExecutor:
         if address is not None and not str(address).strip():
             raise ConfigError("--scheduler: give a scheduler address (tcp://host:8786) or file")
         if address and _scheduler_file(address):
+            if Path(address).is_dir():  # the folder the scheduler writes its file into
+                found = sorted(Path(address).glob("*.json"))
+                named = f" (--scheduler {found[0]}?)" if len(found) == 1 else ""
+                raise ConfigError(f"--scheduler {address}: a folder, not a scheduler file{named}")
             if not Path(address).is_file():
                 raise ConfigError(f"--scheduler {address}: no such scheduler file")
             problem = _scheduler_file_problem(Path(address))

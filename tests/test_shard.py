@@ -234,6 +234,25 @@ def test_a_scheduler_file_that_names_no_scheduler_is_refused_before_anything_run
     assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
 
 
+def test_a_folder_given_as_the_scheduler_file_is_named_a_folder(rook_workspace, rook_cli, tmp_path):
+    """``--scheduler DIR`` (the folder the scheduler writes its file into) was refused
+    as 'no such scheduler file', though the path exists: say it is a folder, and
+    name the file the scheduler writes when the folder holds one."""
+    pytest.importorskip("distributed")  # the dask extra
+    make_workspace(rook_workspace.root, tmp_path / "log")
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    for given in (str(folder), f"{folder}/"):
+        r = rook_cli("run", "--executor", "dask", "--scheduler", given)
+        assert r.exit_code == 2, r.stderr
+        assert f"--scheduler {given}: a folder, not a scheduler file" in r.stderr, r.stderr
+        assert "no such" not in r.stderr
+    (folder / "scheduler.json").write_text("{}")
+    r = rook_cli("run", "--executor", "dask", "--scheduler", str(folder))
+    assert r.exit_code == 2 and f"(--scheduler {folder / 'scheduler.json'}?)" in r.stderr, r.stderr
+    assert not (tmp_path / "log").exists() and not any(rook_workspace.runs_dir.iterdir())
+
+
 def test_a_scheduler_nobody_serves_is_refused_before_prepare_runs(
     rook_workspace, rook_cli, tmp_path
 ):
