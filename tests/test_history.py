@@ -334,6 +334,18 @@ def test_runs_lists_the_newest_20_and_counts_the_rest_in_words(ws, rook_cli):
     assert "not shown" not in rook_cli("runs", "--all").stdout
 
 
+def test_runs_with_both_n_and_all_is_refused(ws, rook_cli):
+    # `rook runs -n 5 --all` listed every run, -n silently ignored
+    ws.scenario(scenario("a"))
+    run(rook_cli)
+    for flags in (["-n", "5", "--all"], ["--all", "--limit", "5"], ["--all", "-n", "20"]):
+        refused = rook_cli("runs", *flags)
+        assert refused.exit_code == 2, (flags, refused.stdout)
+        n = flags[flags.index("-n" if "-n" in flags else "--limit") + 1]
+        assert f"-n {n} and --all: give one of them" in refused.stderr, refused.stderr
+        assert refused.stdout == ""
+
+
 def test_a_run_copied_under_a_new_name_is_named_by_its_folder(ws, rook_cli, tmp_path):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)

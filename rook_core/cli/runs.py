@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from .options import Count, workspace_options
 
@@ -133,8 +134,6 @@ def runs_group(
     ctx.ensure_object(dict)
     ctx.obj.update(workspace=workspace, project=project, agent=agent, as_json=as_json)
     if ctx.invoked_subcommand is not None:
-        from click.core import ParameterSource
-
         from ..errors import ConfigError
 
         listing = {
@@ -152,6 +151,10 @@ def runs_group(
 
     from ..history import list_runs, profile_id
 
+    if show_all and ctx.get_parameter_source("limit") not in (ParameterSource.DEFAULT, None):
+        from ..errors import ConfigError
+
+        raise ConfigError(f"-n {limit} and --all: give one of them (--all lists every run)")
     if profile is not None and not profile.strip():  # `--profile "$P"` with P empty
         from ..errors import ConfigError
 
