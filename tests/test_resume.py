@@ -1209,6 +1209,29 @@ def test_a_run_killed_keeps_the_definitions_it_planned_for_rook_diff(rook_worksp
         assert rows["s"][0] == "changed definition", (resumed, rows)
 
 
+def test_diff_with_a_run_in_progress_says_so(rook_workspace, rook_cli, tmp_path):
+    """rook diff of a run another rook run still held compared its scenario runs to
+    come as 'not finished' (a regression, exit 1) without a word that the run was
+    still running, where rook runs show and rook report say it is in progress."""
+    d = tmp_path / "d"
+    setup_agent(rook_workspace, d, ("execute",))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "--run-name", "before").exit_code == 0
+    (d / "block-execute:1").touch()
+    proc = subprocess.Popen(rook(rook_workspace, "--run-name", "busy"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_the_blocked_hook(d)
+        for a, b in (("before", "busy"), ("busy", "before")):
+            r = rook_cli("diff", a, b)
+            said = f"rook: run busy is in progress (pid {proc.pid}); it is compared as"
+            assert said in r.stderr, (a, b, r.stderr)
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert "in progress" not in rook_cli("diff", "before", "busy").stderr
+
+
 def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_rook_run_did(
         rook_workspace, tmp_path):
     """rook runs show of a run another rook run still held said its scenario runs were

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from .options import workspace_options
-from .runs import find_agent, warn_unmerged
+from .runs import find_agent, held_by, warn_unmerged
 
 
 def _side(o: dict[str, Any] | None) -> str:
@@ -20,6 +20,30 @@ def _side(o: dict[str, Any] | None) -> str:
 
 def _rate(value: Any) -> str:
     return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def warn_in_progress(run_path: Any) -> None:
+    """On standard error, that a run another ``rook run`` works on now (not split
+    with ``--shard``: :func:`warn_unmerged` and ``warn_joined_since`` say it of
+    those) is compared as recorded so far: its scenario runs still to come are
+    ``not finished``, as ``rook runs show`` says of it."""
+    from ..errors import RunStoreError
+    from ..history import RUN_FILE
+    from ..store import read_json
+
+    try:
+        manifest = read_json(run_path / RUN_FILE)
+    except (OSError, RunStoreError):  # a damaged run.json is named by whoever reads it
+        return
+    if isinstance(manifest, dict) and manifest.get("shards"):
+        return
+    holder = held_by(run_path)
+    if holder is not None:
+        click.echo(
+            f"rook: run {run_path.name} is in progress ({holder}); it is compared as "
+            "recorded so far (what it has still to run is not finished)",
+            err=True,
+        )
 
 
 @click.command("diff")
@@ -71,6 +95,7 @@ def diff_command(
     for path in dict.fromkeys((path_a, path_b)):  # compared as its shards left it: said so
         warn_unmerged(path, where)
         warn_joined_since(path, where)
+        warn_in_progress(path)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False))  # flushed: a full disk is said
     else:
