@@ -120,6 +120,45 @@ def warn_changed_profile(run: RunDir, profile: Profile, redactor: Redactor, run_
     )
 
 
+def warn_joined_differently(
+    run_json: Path,
+    manifest: dict[str, Any],
+    profile: Profile,
+    scenarios: list[Scenario],
+    shard: sharding.Shard,
+    redactor: Redactor,
+) -> None:
+    """A shard's first start in a run another shard started in the same folder (a
+    shared file system): its profile (same id) or a scenario of its share defined
+    otherwise than the run was started with (another commit) is said, as ``rook
+    merge`` says it of copies, since the run keeps one ``profile.yaml`` and the
+    definitions the first shard planned."""
+    run_id = run_json.parent.name
+    hint = "check every shard runs the same commit"
+    try:
+        before: str | None = (run_json.parent / "profile.yaml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        before = None  # no copy to compare with (removed, damaged): nothing to say
+    said = []
+    if before is not None and before != redactor.text(profile_text(profile)):
+        said.append(
+            f"rook: warning: profile {profile.id} ({profile.path}) differs from the one run "
+            f"{run_id} was started with (its profile.yaml, from another shard): {hint}; this "
+            "shard uses the file as it is now"
+        )
+    definitions = manifest.get("definitions")
+    if isinstance(definitions, dict):
+        own = {k.rsplit(".", 1)[0] for k in sharding.shard_keys(manifest["plan"], shard)}
+        for s in scenarios:
+            if s.id in own and definitions.get(s.id) not in (None, s.content_hash):
+                said.append(
+                    f"rook: warning: scenario {s.id} ({s.path}) differs from when run {run_id} "
+                    f"was started (by another shard): {hint}"
+                )
+    for line in said:
+        sys.stderr.write(redactor.text(line) + "\n")
+
+
 def check_prepared(
     request: RunRequest, run: RunDir, manifest: dict[str, Any], profile: Profile
 ) -> None:
@@ -385,4 +424,4 @@ def check_reopened(
     warn_changed_profile(run, profile, redactor, request.run_id)
 
 
-__all__ = ["check_reopened", "find_run", "resumed_scenarios"]
+__all__ = ["check_reopened", "find_run", "resumed_scenarios", "warn_joined_differently"]

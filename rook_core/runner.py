@@ -426,6 +426,9 @@ def prepare_run(
             str(joined[0]),
             shard,
         )
+        from . import resuming
+
+        resuming.warn_joined_differently(joined[0], joined[1], profile, mine, shard, redactor)
     if manifest is not None:
         assert run_path is not None  # the manifest was read from it
         from . import resuming

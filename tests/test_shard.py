@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rook_core import comparing, history
+from rook_core import comparing, history, sharding
 from rook_core.reportfile import FileEntries, read_report
 from rook_core.sharding import partition, run_id_from_name
 from rook_core.testing import Workspace
@@ -525,6 +525,33 @@ def test_a_merge_of_shards_run_with_different_profiles_says_so(tmp_path, rook_cl
     assert merged.exit_code == 0, merged.stderr
     assert "rook: warning: profile p was defined differently on different shards" in merged.stderr
     assert dirs[1] in merged.stderr, merged.stderr
+
+
+def test_a_shard_joining_a_shared_run_with_another_profile_or_scenario_says_so(
+    rook_workspace, rook_cli
+):
+    """Shards writing into one folder (a shared file system), the second one on another
+    commit: its profile (same id) or a scenario of its share differed from what the
+    first shard started the run with, and nothing said so, neither the shard nor
+    rook merge --run (one profile.yaml, run.json's definitions the first shard's),
+    where a merge of copies warns of both."""
+    ws = _ok_workspace(rook_workspace, 6)
+    plan = [f"s{i}.1" for i in range(6)]
+    second = sharding.shard_keys(plan, sharding.Shard(2, 2))
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "ci").exit_code == 0
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/ok.sh"}, "concurrency": 1})
+    mine = second[0].rsplit(".", 1)[0]  # a scenario of the second shard's share, changed
+    ws.scenario({"id": mine, "goal": "other", "criteria": [{"contains": "fine"}]})
+    joined = rook_cli("run", "--shard", "2/2", "--run-name", "ci")
+    assert joined.exit_code == 0, joined.stderr
+    assert (f"rook: warning: profile p ({ws.agent_dir / 'profiles' / 'p.yaml'}) differs from "
+            "the one run ci was started with") in joined.stderr, joined.stderr
+    assert (f"rook: warning: scenario {mine} ({ws.agent_dir / 'scenarios' / mine}.yaml) differs "
+            "from when run ci was started") in joined.stderr, joined.stderr
+    assert joined.stderr.count("differs from") == 2, joined.stderr  # the others are the same
+    assert "check every shard runs the same commit" in joined.stderr
+    again = rook_cli("run", "--shard", "2/2", "--run-name", "ci")  # a resume: said once
+    assert "differs from" not in again.stderr, again.stderr
 
 
 def test_the_order_of_the_copies_given_to_merge_never_changes_the_merged_run(tmp_path, rook_cli):
