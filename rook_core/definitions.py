@@ -418,6 +418,8 @@ def find_profile(
     ``where`` the ``-w``/``--project``/``--agent`` flags that found the agent
     (:func:`rook_core.workspace.found_by`), so that the ``rook profile use NAME`` it
     suggests works as printed from where the command was run."""
+    if name is not None and not name.strip():  # `rook profile show "$P"`, P unset
+        raise ProfileError(f"NAME {name!r}: names no profile; give its id, file name or name")
     if not profiles_dir.is_dir():
         raise ProfileNotFound(no_profiles_folder(profiles_dir))
     candidates = sorted(p for p in profiles_dir.glob("*.yaml"))

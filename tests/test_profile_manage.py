@@ -129,6 +129,19 @@ def test_use_refuses_a_folder_named_active_as_a_mistake(rook_workspace, rook_cli
     assert (active / "notes.txt").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("command", ["show", "use", "test", "fix", "rename"])
+@pytest.mark.parametrize("name", ["", " "])
+def test_an_empty_profile_name_names_no_profile(rook_workspace, rook_cli, command, name):
+    """`rook profile show "$P"` with P unset said "profile '' not found in DIR", as if
+    a profile could be called so, where `rook run --profile ''` says it names none."""
+    ws = rook_workspace
+    two_profiles(ws)
+    r = cli(rook_cli, ws, command, name, *(["New name"] if command == "rename" else []))
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert f"NAME {name!r}: names no profile; give its id, file name or name" in r.stderr, r.stderr
+    assert "not found" not in r.stderr
+
+
 def test_a_name_longer_than_a_file_name_is_looked_up_not_refused(rook_workspace, rook_cli):
     """A name longer than a file name can be (255 bytes) ended every command that
     took it with '.../profiles/NAME.yaml: File name too long': a profile renamed so
