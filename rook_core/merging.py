@@ -264,18 +264,15 @@ def _still_unfinished(plan: list[str], n: int, labels: list[str], dirs: list[Pat
     """Of the shards that left no part, those with a planned scenario run that no
     directory holds a final record of (a shard never run, after which ``rook run
     --run ID`` on the merged run finished all it would have run, is not missing);
-    a shard with nothing planned stays missing while any such shard does."""
-    where, wanted, undone, busy = shard_of(plan, n), set(labels), set(), set()
+    a shard with nothing planned is never missing: running it would run nothing."""
+    where, wanted, undone = shard_of(plan, n), set(labels), set()
     for key in plan:
         label = f"{where[key]}/{n}"
         if label in wanted and label not in undone:
-            busy.add(label)
             records = (read_record(d / "scenarios" / f"{key}.json") for d in dirs)
             if not any(rec is not None and rec.get("final") for rec in records):
                 undone.add(label)
-    if not undone:
-        return []
-    return [label for label in labels if label in undone or label not in busy]
+    return [label for label in labels if label in undone]
 
 
 def _continuity(base: dict[str, Any], copies: list[dict[str, Any]]) -> list[str]:
