@@ -363,6 +363,13 @@ def merge_runs(
     first: dict[str, str] = {}  # scenario id -> the hash of its first definition seen
     versions: dict[str, set[str]] = {}  # scenario id -> hashes, where they differ
     observed: dict[str, bool] = {}  # a shard killed before it ended has it in its records only
+    for _, planned in sorted(bases, key=lambda b: b[0] is not first_dir):  # the base's first
+        # what each copy planned: a machine on another commit that did not run the scenario
+        # (or ran it into a run whose run.json another shard wrote) differs here only
+        defs = planned.get("definitions")
+        for sid, digest in defs.items() if isinstance(defs, dict) else ():
+            if isinstance(digest, str) and digest and first.setdefault(sid, digest) != digest:
+                versions.setdefault(sid, {first[sid]}).add(digest)
     for key in base["plan"]:  # one record in memory at a time, all read before any is copied
         best, found = None, 0
         for i, d in enumerate(dirs, start=1):

@@ -554,6 +554,30 @@ def test_a_shard_joining_a_shared_run_with_another_profile_or_scenario_says_so(
     assert "differs from" not in again.stderr, again.stderr
 
 
+@pytest.mark.parametrize("shard", [1, 2])
+def test_a_merge_of_copies_that_planned_a_scenario_differently_says_so(tmp_path, rook_cli, shard):
+    """Machine 2 on another commit, one scenario changed there: merged without a word
+    when only one shard's record is of it (the merged run.json kept the first shard's
+    definition beside machine 2's record), though a scenario run by both is warned of."""
+    main = _ok_workspace(Workspace(tmp_path / "main"))
+    for i in (1, 2):
+        shutil.copytree(main.root, tmp_path / f"m{i}")
+    # a scenario of shard 2's share (its record is machine 2's), or of shard 1's (planned only)
+    key = partition([f"s{i}.1" for i in range(4)], 2)[shard - 1][0]
+    sid = key.rsplit(".", 1)[0]
+    Workspace(tmp_path / "m2").scenario({"id": sid, "goal": "v2", "criteria": [{"contains": "fine"}]})
+    for i in (1, 2):
+        r = rook_cli("run", "-w", str(tmp_path / f"m{i}"), "--shard", f"{i}/2", "--run", "ci")
+        assert r.exit_code == 0, r.stderr
+    dirs = [str(Workspace(tmp_path / f"m{i}").run_dir("ci")) for i in (1, 2)]
+    for order in (dirs, dirs[::-1]):
+        merged = rook_cli("merge", "--into", str(tmp_path / "out"), *order)
+        assert merged.exit_code == 0, merged.stderr
+        assert (f"rook: warning: scenario {sid} was defined differently on different shards "
+                "(2 versions)") in merged.stderr, merged.stderr
+        assert merged.stderr.count("defined differently") == 1, merged.stderr
+
+
 def test_the_order_of_the_copies_given_to_merge_never_changes_the_merged_run(tmp_path, rook_cli):
     """rook merge DIR_1 DIR_2 and rook merge DIR_2 DIR_1 wrote different runs when the
     machines' workspaces lay at different paths: the merged run.json and report took
