@@ -310,6 +310,27 @@ def go_template_forms(value: str) -> list[str]:
     return [form for form in dict.fromkeys(forms) if form != value]
 
 
+def escaped_url_forms(value: str) -> list[str]:
+    """``value`` escaped in a JSON string or for HTML, then percent-encoded whole
+    (``%5C%22`` for ``"``, ``%26quot%3B``; hex in either case): a form for the
+    whole value, for a value longer than :data:`MIXED_MAX`, which
+    :func:`percent_pattern` (any character in any form) is not made for."""
+    import html
+    from urllib.parse import quote
+
+    escaped = [json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]]
+    forms = []
+    for text in dict.fromkeys([*escaped, html.escape(value)]):
+        if text == value:
+            continue
+        try:
+            encoded = quote(text, safe="")
+        except UnicodeEncodeError:  # undecodable bytes in the environment: no URL form
+            continue
+        forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
+    return list(dict.fromkeys(forms))
+
+
 def base64_forms(value: str) -> list[str]:
     """What base64 text shows of ``value`` wherever it sits in the encoded
     bytes (``Basic`` credentials put a password after ``user:``): the whole
@@ -454,7 +475,39 @@ def _percent_forms(c: str) -> list[str]:
         )
         if c <= "\xff":
             found.append(_pct(ord(c)))
-    return found
+    return found + _escapes_encoded(c)
+
+
+def _escapes_encoded(c: str) -> list[str]:
+    """The character ``c`` escaped in a JSON string (``\\"``, ``\\\\``, ``\\t``,
+    ``\\u00e9``, ``\\/``) or as an HTML entity (``&quot;``, ``&#34;``, ``&eacute;``),
+    then percent-encoded, each character of the escape as it is or
+    percent-encoded: a hook that puts ``json.dumps(value)`` or an HTML-escaped
+    value into a URL's query writes ``"`` as ``%5C%22`` or ``%26quot%3B``.
+    Nothing for a letter, a digit, ``-``, ``_`` or ``.``, which no encoder escapes
+    so."""
+    if c in _UNRESERVED:
+        return []
+    units = c.encode("utf-16-be")
+    codes = [f"{units[i] * 256 + units[i + 1]:04x}" for i in range(0, len(units), 2)]
+    backslash = "(?:\\\\|%5[cC])"
+    escapes = [backslash + "u" + "".join(_hex(d) for d in code) for code in codes]
+    escapes = ["".join(escapes)]
+    plain = json.dumps(c)[1:-1]
+    if plain.startswith("\\") and not plain.startswith("\\u"):  # \" \\ \t \n ...
+        escapes.append(backslash + _raw_or_pct(plain[1]))
+    if c == "/":
+        escapes.append(backslash + _raw_or_pct("/"))
+    hexed = "".join(_hex(d) for d in f"{ord(c):x}")
+    names = [n[:-1] for n in _named(c)]  # each ends with its ";"
+    body = "|".join([f"{_raw_or_pct('#')}0*{ord(c)}", f"{_raw_or_pct('#')}[xX]0*{hexed}", *names])
+    escapes.append(f"{_raw_or_pct('&')}(?:{body}){_raw_or_pct(';')}")
+    return escapes
+
+
+def _raw_or_pct(c: str) -> str:
+    """The ASCII character ``c`` as it is or percent-encoded, as a regular expression."""
+    return f"(?:{re.escape(c)}|{_pct(ord(c))})"
 
 
 def percent_any_pattern(value: str) -> re.Pattern[str] | None:
@@ -962,6 +1015,7 @@ class Redactor:
         if len(value) > MIXED_MAX:  # as a JSON encoder or Go's html/template escapes it, whole
             self._pairs += [(form, name) for form in json_encoder_forms(value)]
             self._pairs += [(form, name) for form in go_template_forms(value)]
+            self._pairs += [(form, name) for form in escaped_url_forms(value)]
         for pattern in (make(value) for make in patterns):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))

@@ -3902,3 +3902,67 @@ def test_redactor_mixed_forms_up_to_their_length():
         whole = value.replace("/", "%2F").replace("=", "%3D")  # all of them, as quote() does
         assert red.text(whole) == "[redacted:V]"
         assert red.text('"' + value.replace("/", "\\/") + '"') == '"[redacted:V]"'
+
+
+ESCAPED_IN_URL = r"""
+#!/usr/bin/env python3
+import html, json, os, re, sys, urllib.parse
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+as_json = urllib.parse.quote(json.dumps(s), safe="")        # %22Zq9%5C%22s3...%22
+as_html = urllib.parse.quote_plus(html.escape(s))          # Zq9%26quot%3Bs3...
+print(f"GET /v1/chat?filter={as_json}", file=sys.stderr)
+print(json.dumps({"output": f"sent https://api.example/?q={as_html}&x=1",
+                  "url": "https://api.example/?f=" + re.sub("%..", lambda m: m[0].lower(), as_json)}))
+"""
+
+
+def test_a_secret_json_or_html_escaped_then_percent_encoded_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A hook that puts ``json.dumps(value)`` or an HTML-escaped value into a
+    URL's query writes a ``"`` of the value as ``%5C%22`` or ``%26quot%3B``, a
+    ``\\`` as ``%5C%5C``, a tab as ``%5Ct``, ``ü`` as ``%5Cu00fc``: none of these
+    was looked for, so the value reached the records and the terminal."""
+    monkeypatch.setenv("API_TOKEN", 'Zq9"s3\\cr3t&\u00fc\tX7<v>')
+    ws = rook_workspace
+    ws.script("esc.py", ESCAPED_IN_URL)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/esc.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "sent"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "sent https://api.example/?q=[redacted:API_TOKEN]&x=1", turn
+    assert turn["evidence"] == {"url": "https://api.example/?f=%22[redacted:API_TOKEN]%22"}, turn
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].strip() == "GET /v1/chat?filter=%22[redacted:API_TOKEN]%22", hook["stderr"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("s3%5C", "s3%5c", "cr3t%26", "Zq9%5C", "Zq9%26"):
+        assert piece not in said, piece
+
+
+def test_redactor_escaped_then_percent_encoded():
+    import html
+    import json
+
+    from rook_core.redact import Redactor
+
+    value = 'ab"cd\\ef\n\u00e9\U0001f511/&<'
+    red = Redactor({"K": value})
+    shown = [
+        urllib.parse.quote(json.dumps(value)[1:-1], safe=""),
+        urllib.parse.quote(json.dumps(value, ensure_ascii=False)[1:-1], safe=""),
+        urllib.parse.quote(json.dumps(value)[1:-1]).lower(),
+        urllib.parse.quote(html.escape(value), safe=""),
+        urllib.parse.quote_plus(html.escape(value).replace("&#x27;", "&#39;")),
+        urllib.parse.quote(html.escape(value)).replace("%26", "&"),  # some escapes left as they are
+        "ab%26%2334%3Bcd%5C%5Cef%5Cn%26eacute%3B%5Cud83d%5CuDD11%5C%2F%26amp%3B%26lt%3B",
+    ]
+    for text in shown:
+        assert red.text(f"q={text}&x=1") == "q=[redacted:K]&x=1", text
+    # a value longer than the mixed forms are made for: each written whole one way
+    long_value = ('"\\' + "x" * 40) * 120
+    red = Redactor({"L": long_value})
+    for text in (urllib.parse.quote(json.dumps(long_value)[1:-1], safe=""),
+                 urllib.parse.quote(html.escape(long_value), safe="").lower()):
+        assert red.text(f"q={text}&") == "q=[redacted:L]&"
+    # a letter, a digit, `-`, `_` or `.` has no escape of its own to look for
+    assert Redactor({"T": "plain-token-1"}).text("plain%5Cu002dtoken-1") == "plain%5Cu002dtoken-1"
