@@ -85,6 +85,11 @@ record's ``end_conversation``, a scenario run's ``collected``, a scenario's
 ``category`` in its record's and the report's ``extra``), never redacted
 as keys: a secret that is one of them, or inside one (``conversation``), would
 rename the field and break the record's shape (redacted where it is a value)."""
+PRINTED_KEYS = frozenset({"data", "usage", "calls", "evidence", "collected"})
+"""Where a record holds what a hook printed, parsed (a hook's ``data``, a turn's
+``usage``, ``calls`` and ``evidence``, what collect gave): a number there that
+holds a secret among its digits is redacted (:meth:`Redactor.data`), as in
+the hook's standard output."""
 KEEP = frozenset(
     {
         *("prepare", "open", "execute", "close", "collect", "judge"),
@@ -954,6 +959,9 @@ class Redactor:
         self._order: list[tuple[str | re.Pattern[str], str]] = []
         self._numbers: dict[int | float, str] = {}
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
+        self._digits = False
+        """Whether a secret is made of what a JSON number is (digits, ``-``, ``.``
+        ...), so may be among a number's characters (:meth:`data`)."""
         self.too_short: list[str] = []
         """Names of the variables whose values are under :data:`MIN_LENGTH`."""
         self._lines: dict[str, list[str]] = {}
@@ -1021,6 +1029,8 @@ class Redactor:
                 self._patterns.append((pattern, name, len(value)))
         if len(value) >= STYLED_MIN and not _LINE_END.search(value):  # a terminal may colour it
             self._styled += [(form, name) for form in (value, *_json_escaped(value, depth=1))]
+        if all(c in _NUMBER_CHARS for c in value):  # may be among a number's characters
+            self._digits = True
         if _NUMBER.fullmatch(value):
             self._numbers[float(value) if any(c in value for c in ".eE") else int(value)] = name
         for decoded in basic_forms(value) + decoded_text(value):  # what base64 stands for
@@ -1322,10 +1332,16 @@ class Redactor:
                     found = (at, name)
         return found
 
-    def data(self, obj: Any) -> Any:
+    def data(self, obj: Any, printed: bool = False) -> Any:
         """A deep copy of ``obj`` with every string redacted, keys too, and every
         number that is a secret's value (a JSON number equal to it) replaced by
-        the marker string; otherwise without changing its shape: one of Rook's own words (:data:`KEEP`) is kept
+        the marker string; in what a hook printed (``printed``: under one of
+        :data:`PRINTED_KEYS`), also a number that holds a secret among its
+        digits (``-48213957``, ``48213957.5``), as its JSON text redacted
+        (``"-[redacted:PIN]"``), as in the hook's standard output as a record
+        keeps it (:func:`_json_numbers`); Rook's own numbers (a hook's start
+        time, holding a PIN of ``2026`` by chance) stay numbers. Otherwise
+        without changing its shape: one of Rook's own words (:data:`KEEP`) is kept
         whole, and a field name (a key that is an ASCII identifier, such as
         ``output`` or ``api_key``) is redacted only for a secret of at least
         :data:`KEY_MIN` characters (``ghp_...`` as a key), never for a short one
@@ -1336,11 +1352,19 @@ class Redactor:
             return obj if obj in KEEP else self.text(obj)
         if isinstance(obj, (int, float)) and not isinstance(obj, bool):
             name = self._numbers.get(obj)
-            return obj if name is None else f"{MARK}{name}]"
+            if name is not None:
+                return f"{MARK}{name}]"
+            if printed and self._digits:
+                shown = json.dumps(obj)
+                redacted = self.text(shown)
+                return obj if redacted == shown else redacted
+            return obj
         if isinstance(obj, dict):
-            return {self._key(k): self.data(v) for k, v in obj.items()}
+            return {
+                self._key(k): self.data(v, printed or k in PRINTED_KEYS) for k, v in obj.items()
+            }
         if isinstance(obj, (list, tuple)):
-            return [self.data(v) for v in obj]
+            return [self.data(v, printed) for v in obj]
         return obj
 
     def _key(self, key: Any) -> Any:

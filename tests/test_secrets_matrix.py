@@ -3966,3 +3966,65 @@ def test_redactor_escaped_then_percent_encoded():
         assert red.text(f"q={text}&") == "q=[redacted:L]&"
     # a letter, a digit, `-`, `_` or `.` has no escape of its own to look for
     assert Redactor({"T": "plain-token-1"}).text("plain%5Cu002dtoken-1") == "plain%5Cu002dtoken-1"
+
+
+NUMBERS_AROUND = r"""
+#!/usr/bin/env python3
+import json, os, sys
+phase = sys.argv[1]
+pin = int(os.environ["PIN"])
+if phase == "execute":
+    sys.stdin.read()
+    print(json.dumps({"output": "ok", "balance": -pin, "ratio": pin + 0.5, "ref": pin * 10 + 7,
+                      "usage": {"input": 10, "output": 2, "cached": pin * 100},
+                      "calls": [{"name": "pay", "arguments": {"amount": -pin}}]}))
+elif phase == "collect":
+    print(json.dumps({"trace": {"ids": [pin * 1000 + 1]}}))
+"""
+
+
+def test_a_number_a_hook_prints_holding_a_secret_among_its_digits_is_redacted(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A numeric secret among a JSON number's digits (``-48213957``,
+    ``48213957.5``, ``482139570``) was masked in the hook's standard output as
+    the record keeps it, but kept whole in what Rook parsed from it (the turn's
+    evidence, usage and calls, what collect gave): only a number equal to the
+    secret became the marker there. Rook's own numbers (a hook's start time)
+    are never so changed."""
+    monkeypatch.setenv("PIN", "48213957")
+    ws = rook_workspace
+    ws.script("num.py", NUMBERS_AROUND)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/num.py", "collect": "scripts/num.py"},
+                "env": [{"variable": "PIN", "purpose": "account pin"}],
+                "capabilities": {"calls": True, "usage": True}})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["evidence"] == {"balance": "-[redacted:PIN]", "ratio": "[redacted:PIN].5",
+                                "ref": "[redacted:PIN]7"}, turn
+    assert turn["usage"] == {"input": 10, "output": 2, "cached": "[redacted:PIN]00"}, turn
+    assert turn["calls"] == [{"name": "pay", "arguments": {"amount": "-[redacted:PIN]"}}], turn
+    record = ws.record(r.report["run"]["id"], "s.1")
+    assert record["collected"] == {"evidence": {"trace": {"ids": ["[redacted:PIN]001"]}}}, record["collected"]
+    assert all(isinstance(h["started"], float) for h in record["hooks"]), record["hooks"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "48213957" not in said
+    shown = rook_cli("report", r.report["run"]["id"], "--rebuild", "--report", "markdown:-")
+    assert shown.exit_code == 0 and "48213957" not in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_redactor_numbers_holding_a_secret_in_what_a_hook_printed():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"PIN": "2026"})
+    record = {"started": 1796614501.2026, "seconds": 2026.5, "turn": 12026,
+              "data": {"n": 120260, "deep": [{"m": -2026.25}], "ok": 77},
+              "evidence": {"x": 2026}, "usage": {"input": 20261}}
+    assert red.data(record) == {
+        "started": 1796614501.2026, "seconds": 2026.5, "turn": 12026,  # Rook's own: as they are
+        "data": {"n": "1[redacted:PIN]0", "deep": [{"m": "-[redacted:PIN].25"}], "ok": 77},
+        "evidence": {"x": "[redacted:PIN]"}, "usage": {"input": "[redacted:PIN]1"},
+    }
+    assert Redactor({"K": "sk-token-1"}).data({"data": {"n": 20261}}) == {"data": {"n": 20261}}
