@@ -48,6 +48,10 @@ for each character that has more than one form, and compiling it took
 seconds for a value of 100 KB (a certificate bundle, a credential file kept
 in one line) in every run. A longer value is found in every form
 :func:`encodings` gives it."""
+CASED_MIN = 8
+"""A value this long, with a letter in it, is also found in any case
+(:func:`cased_forms`); a shorter one could be a word Rook itself writes
+(``Error``, ``PASSED``) in another case."""
 KEY_MIN = 8
 """A field name is redacted only for a secret this long (see :meth:`Redactor.data`)."""
 OWN_KEYS = frozenset(
@@ -333,6 +337,24 @@ def escaped_url_forms(value: str) -> list[str]:
         except UnicodeEncodeError:  # undecodable bytes in the environment: no URL form
             continue
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
+    return list(dict.fromkeys(forms))
+
+
+def cased_forms(value: str) -> list[str]:
+    """``value`` as :meth:`Redactor.text` finds it in any case, lower-cased: an
+    agent that shouts it (``.upper()``, ``tr a-z A-Z``), folds it (a header's
+    value lower-cased) or title-cases a passphrase prints it so, and a token of
+    mixed case shown in one case gives away all but the case of its letters.
+    As it is and in a JSON string (``\\u00dc`` for ``Ü``), also upper-cased
+    whole first (``ß`` is ``SS`` in upper case). Nothing for a value shorter
+    than :data:`CASED_MIN` or without a cased letter."""
+    if len(value) < CASED_MIN or value.upper() == value.lower():
+        return []
+    forms = [
+        form.lower()
+        for text in (value, value.upper(), value.lower())
+        for form in (text, *_json_escaped(text, depth=1))
+    ]
     return list(dict.fromkeys(forms))
 
 
@@ -957,6 +979,9 @@ class Redactor:
         """A secret in any mix of percent-encoding (:func:`percent_pattern`), JSON
         escapes, JavaScript's ``\\x`` or HTML entities (:func:`html_pattern`), with its length."""
         self._order: list[tuple[str | re.Pattern[str], str]] = []
+        self._cased: list[tuple[str, str]] = []
+        """Each value of :data:`CASED_MIN` characters or more lower-cased
+        (:func:`cased_forms`), by name: looked for in a text lower-cased."""
         self._numbers: dict[int | float, str] = {}
         """Secrets that are numbers, by value: a hook prints ``{"pin": 1234567}``."""
         self._digits = False
@@ -1027,6 +1052,7 @@ class Redactor:
         for pattern in (make(value) for make in patterns):
             if pattern is not None:
                 self._patterns.append((pattern, name, len(value)))
+        self._cased += [(form, name) for form in cased_forms(value)]
         if len(value) >= STYLED_MIN and not _LINE_END.search(value):  # a terminal may colour it
             self._styled += [(form, name) for form in (value, *_json_escaped(value, depth=1))]
         if all(c in _NUMBER_CHARS for c in value):  # may be among a number's characters
@@ -1147,6 +1173,8 @@ class Redactor:
                 )
                 self._percents = [(p, name) for p, name in made if p is not None]
             spans += _spans(s, self._percents)
+        if self._cased:
+            spans += _cased_spans(s, self._cased)
         if self._folded:  # values of 16 characters or more
             spans += self._folded_spans(s)
         if self._styled and ("\x1b" in s or "\\u001" in s):  # a terminal's escape sequence
@@ -1401,6 +1429,17 @@ def _spans(s: str, forms: Iterable[tuple[str | re.Pattern[str], str]]) -> list[S
         else:
             found += [(m.start(), m.end(), name) for m in form.finditer(s) if m.end() > m.start()]
     return found
+
+
+def _cased_spans(s: str, forms: list[tuple[str, str]]) -> list[Span]:
+    """Where each of ``forms`` (lower-cased: :func:`cased_forms`) is in ``s`` in
+    any case: found in ``s`` lower-cased, whose places are those of ``s`` when
+    lower-casing kept every character one character (``İ`` becomes two);
+    otherwise each found by a case-blind pattern."""
+    low = s.lower()
+    if len(low) == len(s):
+        return _spans(low, forms)
+    return _spans(s, [(re.compile(re.escape(form), re.IGNORECASE), n) for form, n in forms])
 
 
 def _beginning(text: str, value: str, floor: int = 0) -> int:

@@ -4028,3 +4028,46 @@ def test_redactor_numbers_holding_a_secret_in_what_a_hook_printed():
         "evidence": {"x": "[redacted:PIN]"}, "usage": {"input": "[redacted:PIN]1"},
     }
     assert Redactor({"K": "sk-token-1"}).data({"data": {"n": 20261}}) == {"data": {"n": 20261}}
+
+
+CASED = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s, w = os.environ["API_TOKEN"], os.environ["PASSPHRASE"]
+print(f"LOGIN WITH {s.upper()} / {w.upper()}", file=sys.stderr)
+print(json.dumps({"output": f"key {s.lower()} words {w.title()}", "k": s.upper()}))
+"""
+
+
+def test_a_secret_an_agent_prints_in_upper_or_lower_case_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """An agent that shouts or folds a value (``.upper()``, ``tr a-z A-Z``, a
+    header name's value lower-cased) printed it in the clear: a token of mixed
+    case shown in one case gives away all but its letters' case."""
+    monkeypatch.setenv("API_TOKEN", "sk-live-Hq7ZpX3vR9mK2wLt")
+    monkeypatch.setenv("PASSPHRASE", "correct Horse bättery staple")
+    ws = rook_workspace
+    ws.script("cased.py", CASED)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/cased.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"},
+                        {"variable": "PASSPHRASE", "purpose": "vault passphrase"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "key"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "key [redacted:API_TOKEN] words [redacted:PASSPHRASE]", turn
+    assert turn["evidence"] == {"k": "[redacted:API_TOKEN]"}, turn
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].strip() == "LOGIN WITH [redacted:API_TOKEN] / [redacted:PASSPHRASE]"
+    said = (all_text(ws.runs_dir) + r.stdout + r.stderr).lower()
+    for piece in ("hq7zpx3vr9mk2wlt", "horse", "b\\u00e4ttery"):
+        assert piece not in said, piece
+
+
+def test_redactor_cased_forms():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"K": "Zq9-S3cr3t-v4lue", "S": "Abcd", "W": "Grüße Straße"})
+    assert red.text("ZQ9-S3CR3T-V4LUE zq9-s3cr3t-v4lue") == "[redacted:K] [redacted:K]"
+    assert red.text('{"w": "GR\\u00dcSSE STRASSE"}') == '{"w": "[redacted:W]"}'
+    assert red.text("grüße straße") == "[redacted:W]"
+    assert red.text("ABCD abcd") == "ABCD abcd"  # under 8 characters: a word, perhaps
