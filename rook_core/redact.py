@@ -161,6 +161,9 @@ def _quoted(text: str) -> list[str]:
             written.append(repr(os.fsencode(text))[2:-1])
         except UnicodeEncodeError:
             pass
+    if "\\" in text or not all(" " <= c <= "~" for c in text):
+        inspected = _node_inspect(text)  # console.log(obj): quotes as they are, in backticks
+        written += [inspected, inspected.replace("'", "\\'")]  # in single quotes: \'
     return [
         *shell,
         *doubled,
@@ -172,6 +175,22 @@ def _quoted(text: str) -> list[str]:
         xml.replace('"', "&#34;").replace("'", "&#39;"),  # markupsafe, Jinja
         xml.replace('"', "&quot;").replace("'", "&apos;"),  # XML attributes
     ]
+
+
+def _node_inspect(text: str) -> str:
+    """``text`` as Node's ``util.inspect`` writes a string (``console.log(obj)``,
+    ``console.error("keys", [a, b])``), between its quotes: each backslash
+    doubled, ``\\b \\t \\n \\f \\r`` and every other control character (C1's too) as
+    ``\\xHH`` (upper-case hex), a letter past ASCII as it is, and the quotes as
+    they are (it picks the quote the text does not hold: ``'``, else ``"``, else
+    a backtick)."""
+    return "".join(_JS_ESCAPES.get(c, c) for c in text)
+
+
+_JS_ESCAPES = {
+    **{chr(n): f"\\x{n:02X}" for n in (*range(0x20), *range(0x7F, 0xA0))},
+    **{c: "\\" + e for c, e in zip("\b\t\n\f\r\\", "btnfr\\", strict=True)},
+}
 
 
 def _ansi_c(text: str, octal: bool) -> str:

@@ -4071,3 +4071,46 @@ def test_redactor_cased_forms():
     assert red.text('{"w": "GR\\u00dcSSE STRASSE"}') == '{"w": "[redacted:W]"}'
     assert red.text("grüße straße") == "[redacted:W]"
     assert red.text("ABCD abcd") == "ABCD abcd"  # under 8 characters: a word, perhaps
+
+
+NODE_INSPECT = r"""
+const s = process.env.API_TOKEN, t = process.env.TAB_KEY;
+console.error({token: s});                    // util.inspect: `Zq9\\k"y't-77ab` in backticks
+console.error("keys", [s, t]);                // 'tab\tkey\\y-123' in single quotes
+console.log(JSON.stringify({output: "ok " + require("util").inspect({s, t})}));
+"""
+
+
+def test_a_secret_node_prints_in_an_object_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """Node's ``console.log(obj)`` (``util.inspect``) writes a string with its
+    backslashes doubled and a control character escaped (``\\t``, ``\\x1B``) but
+    its quotes as they are, in backticks when it holds both ``'`` and ``"``: a
+    form no JSON encoder, Python's ``repr`` or a shell writes, so a secret
+    holding a backslash reached the record from a hook logging its config."""
+    monkeypatch.setenv("API_TOKEN", 'Zq9\\k"y\'t-77ab')
+    monkeypatch.setenv("TAB_KEY", "tab\tkey\\y-123")
+    ws = rook_workspace
+    ws.script("inspect.cjs", NODE_INSPECT, executable=False)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/inspect.cjs"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"},
+                        {"variable": "TAB_KEY", "purpose": "other key"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "ok { s: `[redacted:API_TOKEN]`, t: '[redacted:TAB_KEY]' }", turn
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"] == ("{ token: `[redacted:API_TOKEN]` }\n"
+                              "keys [ `[redacted:API_TOKEN]`, '[redacted:TAB_KEY]' ]\n"), hook["stderr"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("Zq9", "77ab", "tab\\\\tkey", "y-123"):
+        assert piece not in said, piece
+
+
+def test_redactor_node_inspect_forms():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"K": "a\\b'c\"d-1234", "A": "a\\b'c\"d`e-1234", "C": "ctl\x1b\x7fch\\r"})
+    assert red.text("`a\\\\b'c\"d-1234`") == "`[redacted:K]`"
+    assert red.text("'a\\\\b\\'c\"d`e-1234'") == "'[redacted:A]'"  # all three quotes: ' escaped
+    assert red.text("'ctl\\x1B\\x7Fch\\\\r'") == "'[redacted:C]'"
