@@ -1082,6 +1082,11 @@ class Redactor:
             self.add(name, decoded, sort=False)
         for decoded in percent_decoded(value):  # a URL holding a key written `%2B`, decoded
             self.add(name, decoded, sort=False)
+        if not value.isascii():  # é composed or as e and a combining accent (NFD: macOS)
+            import unicodedata
+
+            for form in ("NFC", "NFD"):
+                self.add(name, unicodedata.normalize(form, value), sort=False)
         stripped = value.strip()  # a value read from a file keeps its newline; hooks strip it
         if stripped != value and len(stripped) >= MIN_LENGTH:
             self.add(name, stripped, sort=False)

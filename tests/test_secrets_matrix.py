@@ -4114,3 +4114,48 @@ def test_redactor_node_inspect_forms():
     assert red.text("`a\\\\b'c\"d-1234`") == "`[redacted:K]`"
     assert red.text("'a\\\\b\\'c\"d`e-1234'") == "'[redacted:A]'"  # all three quotes: ' escaped
     assert red.text("'ctl\\x1B\\x7Fch\\\\r'") == "'[redacted:C]'"
+
+
+NORMALIZED = r"""
+#!/usr/bin/env python3
+import json, os, sys, unicodedata
+sys.stdin.read()
+s = os.environ["PASSPHRASE"]
+nfd = unicodedata.normalize("NFD", s)
+print("login as " + nfd, file=sys.stderr)  # as a macOS file name or a NFD-normalising library gives it
+print(json.dumps({"output": "ok " + nfd, "raw": nfd}, ensure_ascii=False))
+"""
+
+
+def test_a_secret_printed_decomposed_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A value with an accented letter printed in its decomposed form (NFD:
+    ``u`` then a combining diaeresis, as macOS writes file names and some
+    libraries normalise text) is the same text, canonically equivalent, and
+    Rook's own ``contains`` reads it so; it was not found, and reached the
+    record and the terminal."""
+    monkeypatch.setenv("PASSPHRASE", "Grüße-Schlüssel-Zq9é")
+    ws = rook_workspace
+    ws.script("nfd.py", NORMALIZED)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/nfd.py"},
+                "env": [{"variable": "PASSPHRASE", "purpose": "vault passphrase"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "ok [redacted:PASSPHRASE]", turn
+    assert turn["evidence"] == {"raw": "[redacted:PASSPHRASE]"}, turn
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].strip() == "login as [redacted:PASSPHRASE]", hook["stderr"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("Schlu", "ssel-Zq9", "u\u0308", "u\\u0308"):
+        assert piece not in said, piece
+
+
+def test_redactor_normalized_forms():
+    import unicodedata
+
+    from rook_core.redact import Redactor
+
+    red = Redactor({"D": "Zq9-caf\u00e9-key", "C": "Zq9-nai\u0308ve-key"})  # composed, decomposed
+    assert red.text(unicodedata.normalize("NFD", "x Zq9-caf\u00e9-key y")) == "x [redacted:D] y"
+    assert red.text("x Zq9-na\u00efve-key y") == "x [redacted:C] y"
+    assert red.text('"Zq9-cafe\\u0301-key"') == '"[redacted:D]"'
