@@ -510,7 +510,8 @@ def percent_pattern(value: str) -> re.Pattern[str] | None:
 def _percent_forms(c: str) -> list[str]:
     """The character ``c`` in a URL, as :func:`percent_pattern` finds it."""
     hexed = "".join(_pct(b) for b in c.encode("utf-8"))
-    found = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
+    twice = hexed.replace("%", "%25")  # in a URL inside another's query: @ as %2540
+    found = [re.escape(c), hexed, twice] + (["\\+", "%2[bB]", "%252[bB]"] if c == " " else [])
     if c > "\x7f":  # escape()'s forms
         units = c.encode("utf-16-be")
         found.append(

@@ -4159,3 +4159,44 @@ def test_redactor_normalized_forms():
     assert red.text(unicodedata.normalize("NFD", "x Zq9-caf\u00e9-key y")) == "x [redacted:D] y"
     assert red.text("x Zq9-na\u00efve-key y") == "x [redacted:C] y"
     assert red.text('"Zq9-cafe\\u0301-key"') == '"[redacted:D]"'
+
+
+NESTED_URL = r"""
+#!/usr/bin/env python3
+import json, os, sys, urllib.parse
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+inner = "https://app.example/cb?key=" + urllib.parse.quote(s, safe="")
+outer = "https://login.example/authorize?redirect_uri=" + urllib.parse.quote(inner, safe="")
+print("redirecting to " + outer, file=sys.stderr)
+print(json.dumps({"output": "go to " + outer}))
+"""
+
+
+def test_a_secret_percent_encoded_twice_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A URL holding a secret in its query, itself sent in another URL's query
+    (an OAuth ``redirect_uri``, a login page's ``next=``), is percent-encoded
+    twice: ``@`` as ``%2540``, a space as ``%2520``; that form was not looked
+    for, and the secret reached the record and the terminal."""
+    monkeypatch.setenv("API_TOKEN", "Zq9@s3cr3t/v4l ue+77")
+    ws = rook_workspace
+    ws.script("nested.py", NESTED_URL)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/nested.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "go to"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == ("go to https://login.example/authorize?redirect_uri="
+                              "https%3A%2F%2Fapp.example%2Fcb%3Fkey%3D[redacted:API_TOKEN]"), turn
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for piece in ("Zq9%25", "s3cr3t%25", "v4l%25"):
+        assert piece not in said, piece
+
+
+def test_redactor_percent_encoded_twice():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"K": "a@b c/\u00e4-1234"})
+    for shown in ("a%2540b%2520c%252F%25C3%25A4-1234", "a%2540b%252Bc%252f%25c3%25a4-1234",
+                  "a%2540b+c/%25C3%25A4-1234"):
+        assert red.text(f"u={shown}&") == "u=[redacted:K]&", shown
