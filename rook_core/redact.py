@@ -377,6 +377,32 @@ def cased_forms(value: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+def charset_forms(value: str) -> list[str]:
+    """``value``, holding a letter that is not ASCII, as a hook that mixes up
+    character sets prints it: written in Latin-1 or cp1252 (a Windows or Java
+    console's), which Rook reads as UTF-8 (each such letter a U+FFFD), or its
+    UTF-8 bytes read as one of those and written again (``GrÃ¼ÃŸe``). Each
+    as it is and in a JSON string. Nothing for an ASCII value."""
+    if value.isascii():
+        return []
+    try:
+        raw = value.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes in the environment
+        return []
+    forms = []
+    for charset in ("latin-1", "cp1252"):
+        try:
+            forms.append(raw.decode(charset))
+        except UnicodeDecodeError:
+            pass
+        try:
+            forms.append(value.encode(charset).decode("utf-8", "replace"))
+        except UnicodeEncodeError:
+            pass
+    found = [f for form in forms for f in (form, *_json_escaped(form, depth=1))]
+    return [form for form in dict.fromkeys(found) if form != value]
+
+
 def base64_forms(value: str) -> list[str]:
     """What base64 text shows of ``value`` wherever it sits in the encoded
     bytes (``Basic`` credentials put a password after ``user:``): the whole
@@ -1083,6 +1109,7 @@ class Redactor:
             self.add(name, decoded, sort=False)
         for decoded in percent_decoded(value):  # a URL holding a key written `%2B`, decoded
             self.add(name, decoded, sort=False)
+        self._pairs += [(form, name) for form in charset_forms(value)]  # cp1252, mojibake
         if not value.isascii():  # é composed or as e and a combining accent (NFD: macOS)
             import unicodedata
 

@@ -4200,3 +4200,48 @@ def test_redactor_percent_encoded_twice():
     for shown in ("a%2540b%2520c%252F%25C3%25A4-1234", "a%2540b%252Bc%252f%25c3%25a4-1234",
                   "a%2540b+c/%25C3%25A4-1234"):
         assert red.text(f"u={shown}&") == "u=[redacted:K]&", shown
+
+
+MOJIBAKE = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["PASSPHRASE"]
+sys.stderr.reconfigure(encoding="cp1252")                 # a Windows or Java console's charset
+print("login as " + s, file=sys.stderr)
+garbled = s.encode("utf-8").decode("cp1252")             # UTF-8 read as cp1252, written again
+print(json.dumps({"output": "ok " + garbled, "raw": s.encode("utf-8").decode("latin-1")}))
+"""
+
+
+def test_a_secret_printed_in_another_charset_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A hook that writes a value with accented letters in cp1252 or Latin-1
+    (a Windows or Java console's charset), which Rook reads as UTF-8 (each
+    such letter becomes U+FFFD), or that read its UTF-8 bytes as one of those
+    and wrote them again (``GrÃ¼ÃŸe``), left every other letter of the value
+    in the record and on the terminal."""
+    monkeypatch.setenv("PASSPHRASE", "Grüße-Schlüssel-Zq9é")
+    ws = rook_workspace
+    ws.script("charset.py", MOJIBAKE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/charset.py"},
+                "env": [{"variable": "PASSPHRASE", "purpose": "vault passphrase"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"] == "ok [redacted:PASSPHRASE]", turn
+    assert turn["evidence"] == {"raw": "[redacted:PASSPHRASE]"}, turn
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert hook["stderr"].strip() == "login as [redacted:PASSPHRASE]", hook["stderr"]
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr
+    assert "ssel-Zq9" not in said
+
+
+def test_redactor_charset_forms():
+    from rook_core.redact import Redactor
+
+    value = "Grüße-Schlüssel-Zq9é"
+    red = Redactor({"P": value})
+    for shown in (value.encode("latin-1").decode("utf-8", "replace"),
+                  value.encode("utf-8").decode("latin-1"), value.encode("utf-8").decode("cp1252")):
+        assert red.text(f"x {shown} y") == "x [redacted:P] y", shown
+    assert Redactor({"A": "plain-ascii-1"}).text("plain-ascii-1") == "[redacted:A]"
