@@ -536,8 +536,7 @@ def percent_pattern(value: str) -> re.Pattern[str] | None:
 def _percent_forms(c: str) -> list[str]:
     """The character ``c`` in a URL, as :func:`percent_pattern` finds it."""
     hexed = "".join(_pct(b) for b in c.encode("utf-8"))
-    twice = hexed.replace("%", "%25")  # in a URL inside another's query: @ as %2540
-    found = [re.escape(c), hexed, twice] + (["\\+", "%2[bB]", "%252[bB]"] if c == " " else [])
+    found = [re.escape(c), hexed] + (["\\+"] if c == " " else [])
     if c > "\x7f":  # escape()'s forms
         units = c.encode("utf-16-be")
         found.append(
@@ -548,7 +547,33 @@ def _percent_forms(c: str) -> list[str]:
         )
         if c <= "\xff":
             found.append(_pct(ord(c)))
-    return found + _escapes_encoded(c)
+    return found
+
+
+def escapes_encoded_pattern(value: str) -> re.Pattern[str] | None:
+    """``value`` percent-encoded as :func:`percent_pattern` finds it, with any
+    of its characters also escaped first and then percent-encoded
+    (:func:`_escapes_encoded`: ``"`` as ``%5C%22`` or ``%26quot%3B``), or
+    percent-encoded twice (a URL holding it in its query, in another URL's
+    query: ``@`` as ``%2540``, a space as ``%2520`` or ``%252B``). Its own
+    pattern, looked for only in a text holding such an escape
+    (:data:`_ENCODED_ESCAPE`): compiling these forms into every value's
+    :func:`percent_pattern` took seconds for a value of 4 KB of punctuation.
+    None for a value that needs no encoding, or one with bytes that are not
+    UTF-8."""
+
+    def forms(c: str) -> list[str]:
+        twice = "".join(_pct(b) for b in c.encode("utf-8")).replace("%", "%25")
+        spaces = ["%2[bB]", "%252[bB]"] if c == " " else []  # + for a space, encoded
+        return [*_percent_forms(c), twice, *spaces, *_escapes_encoded(c)]
+
+    return _each_character(value, forms)
+
+
+_ENCODED_ESCAPE = re.compile(r"%(?:5[cC]|2[56])|\\%|&#?\w*%3[bB]")
+"""A percent-escape of a backslash, a ``&`` or a ``%`` (or a backslash or an
+entity before one): what a value escaped and then percent-encoded, or
+percent-encoded twice, holds (:func:`escapes_encoded_pattern`)."""
 
 
 def _escapes_encoded(c: str) -> list[str]:
@@ -1056,6 +1081,12 @@ class Redactor:
         (:func:`escaped_pattern`): made when first needed, by a text holding
         such an escape of a letter, a digit, ``-``, ``_`` or ``.``."""
         self._percents: list[tuple[str | re.Pattern[str], str]] | None = None
+        self._mixed: list[tuple[str, str]] = []
+        """Each value of up to :data:`MIXED_MAX` characters, by name."""
+        self._encoded: list[tuple[str | re.Pattern[str], str]] | None = None
+        """Each of :attr:`_mixed`'s values escaped and then percent-encoded, or
+        percent-encoded twice (:func:`escapes_encoded_pattern`): made when first
+        needed, by a text holding such an escape (:data:`_ENCODED_ESCAPE`)."""
         """Each of :attr:`_escaped`'s values with any of its characters, a letter
         too, percent-encoded (:func:`percent_any_pattern`): made when first
         needed, by a text holding such an escape (``%5A``)."""
@@ -1091,6 +1122,9 @@ class Redactor:
             self._escapes = self._percents = None
         patterns = [percent_pattern, html_pattern, php_entities_pattern]
         patterns = patterns if len(value) <= MIXED_MAX else []
+        if patterns:
+            self._mixed.append((value, name))
+            self._encoded = None
         if len(value) > MIXED_MAX:  # as a JSON encoder or Go's html/template escapes it, whole
             self._pairs += [(form, name) for form in json_encoder_forms(value)]
             self._pairs += [(form, name) for form in go_template_forms(value)]
@@ -1227,6 +1261,11 @@ class Redactor:
             spans += _spans(s, self._percents)
         if self._cased:
             spans += _cased_spans(s, self._cased)
+        if self._mixed and "%" in s and _ENCODED_ESCAPE.search(s):
+            if self._encoded is None:
+                made = ((escapes_encoded_pattern(v), n) for v, n in self._mixed)
+                self._encoded = [(p, name) for p, name in made if p is not None]
+            spans += _spans(s, self._encoded)
         if self._folded:  # values of 16 characters or more
             spans += self._folded_spans(s)
         if self._styled and ("\x1b" in s or "\\u001" in s):  # a terminal's escape sequence
