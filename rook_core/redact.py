@@ -570,7 +570,7 @@ def escapes_encoded_pattern(value: str) -> re.Pattern[str] | None:
     return _each_character(value, forms)
 
 
-_ENCODED_ESCAPE = re.compile(r"%(?:5[cC]|2[56])|\\%|&#?\w*%3[bB]")
+_ENCODED_ESCAPE = later(r"%(?:5[cC]|2[56])|\\%|&#?\w*%3[bB]")
 """A percent-escape of a backslash, a ``&`` or a ``%`` (or a backslash or an
 entity before one): what a value escaped and then percent-encoded, or
 percent-encoded twice, holds (:func:`escapes_encoded_pattern`)."""
