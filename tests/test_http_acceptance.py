@@ -13,6 +13,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, unquote
 
 import pytest
 from servers.helpers import record_hooks, run_id_of, token_prepare, write_profile
@@ -490,6 +491,42 @@ def test_a_value_in_the_url_path_never_climbs_out_of_its_place(rook_cli, rook_wo
             ("/echo/a..b/.../end", "x=a..b%2F..."),
         ]
     ), paths
+
+
+def test_the_url_recorded_and_shown_is_the_one_sent(rook_cli, rook_workspace, agent_server):
+    """The attempts' record and the diagnosis showed the URL percent-decoded whole:
+    a goal '../../admin & b=c #1 50% + more' sent as one query value x, and in the
+    path with its dot segments encoded, read '/../../admin .../end?x=../../admin & b=c
+    #1 50% + more': a request to /admin with a parameter b and a fragment, which
+    is not what was sent. What gives a URL its shape (%, /, ?, #, &, =, + and the
+    dots) stays encoded; the rest is shown decoded, as before."""
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": agent_server.url + "/no-such/{{goal}}/end?x={{goal}}",
+                    "body": {"q": "{{goal}}"},
+                    "retries": 0,
+                }
+            }
+        },
+        env=(),
+    )
+    goal = "../../admin & b=c #1 50% + more é"
+    rook_workspace.scenario({"id": "s", "goal": goal, "criteria": [{"contains": "zz"}]})
+    r = rook_cli("run", "--json")
+    [seen] = agent_server.seen()
+    assert seen["path"].startswith("/no-such/%2E%2E/%2E%2E/admin"), seen["path"]
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    url = execute["details"]["attempts"][0]["url"]
+    assert f"POST {url} failed" in execute["diagnosis"], execute["diagnosis"]
+    path, _, query = url.partition("?")
+    assert "#" not in url and "/../" not in path, url
+    assert path.startswith(agent_server.url + "/no-such/%2E%2E/%2E%2E/admin"), path
+    assert unquote(path.removeprefix(agent_server.url)) == f"/no-such/{goal}/end", path
+    assert parse_qsl(query) == [("x", goal)], query
+    assert "é" in url, url  # the rest still shown decoded
 
 
 def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(

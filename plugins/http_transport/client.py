@@ -24,7 +24,6 @@ import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import field
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 from httpx_sse import EventSource
@@ -59,6 +58,44 @@ def cut_url(url: str, limit: int = SHOWN_URL_CHARS) -> str:
     return url if len(url) <= limit else f"{url[:limit]}... ({len(url)} characters)"
 
 
+_STRUCTURE = frozenset(b"%/?#&=+.")
+"""Bytes whose percent-escape :func:`readable` keeps: decoded, they would change what
+the URL says (a value's ``&`` or ``#`` read as a parameter or a fragment, its
+encoded dot segments as ``..`` climbing the path, ``%2B`` as a space)."""
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def readable(url: str) -> str:
+    """``url`` with its percent-escapes decoded (a goal in another language, a
+    quote, a space read as they are), but for the escapes of :data:`_STRUCTURE`,
+    so that the URL shown still names the path and the parameters that were sent.
+    A run of escapes that is not UTF-8 text stays as it is."""
+
+    def decode(m: re.Match[str]) -> str:
+        out, pending = [], bytearray()
+
+        def flush() -> None:
+            if pending:
+                try:
+                    out.append(pending.decode("utf-8"))
+                except UnicodeDecodeError:
+                    out.append("".join(f"%{b:02X}" for b in pending))
+                pending.clear()
+
+        for i in range(0, len(m.group()), 3):
+            escape = m.group()[i : i + 3]
+            byte = int(escape[1:], 16)
+            if byte in _STRUCTURE:
+                flush()
+                out.append(escape)
+            else:
+                pending.append(byte)
+        flush()
+        return "".join(out)
+
+    return _ESCAPES.sub(decode, url)
+
+
 class SendError(Exception):
     """The request could not be completed; the message is the diagnosis."""
 
@@ -78,8 +115,9 @@ class Request:
 
     def shown_url(self, redact: Callable[[str], str], limit: int = SHOWN_URL_CHARS) -> str:
         """The full URL with its query as a message or record shows it:
-        percent-decoded, so ``redact`` finds the env values in it (``[redacted:NAME]``),
-        and then a password or credential parameter written into the URL itself
+        percent-decoded but for what gives it its shape (:func:`readable`), so it
+        reads as the request that was sent; ``redact`` finds the env values in it
+        (``[redacted:NAME]``) in any mix of encoded and plain characters; and then a password or credential parameter written into the URL itself
         (``bob:PW@``, ``?api_key=KEY``) shown as ``[hidden]``, as ``rook profile
         show`` does. Up to its query, the URL as written, not as httpx sends it
         (the host in lower case, no default port, ``./`` resolved): a secret base
@@ -91,10 +129,10 @@ class Request:
         try:
             query = httpx.URL(self.url).copy_merge_params(self.params).query.decode("ascii")
         except (httpx.InvalidURL, TypeError, ValueError, UnicodeDecodeError):
-            return cut_url(mask_url(redact(unquote(self.url)), keep=REDACTED_MARK), limit)
+            return cut_url(mask_url(redact(readable(self.url)), keep=REDACTED_MARK), limit)
         written = self.url.split("#", 1)[0].split("?", 1)[0]
         full = f"{written}?{query}" if query else written
-        return cut_url(mask_url(redact(unquote(full)), keep=REDACTED_MARK), limit)
+        return cut_url(mask_url(redact(readable(full)), keep=REDACTED_MARK), limit)
 
 
 @plain
