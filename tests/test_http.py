@@ -1512,6 +1512,27 @@ def test_a_failure_message_never_shows_a_secret(
         ({"query": {"k-{{run}}": "v"}}, "hooks.execute.http.query.k-{{run}}: a placeholder in"),
         ({"url": "ftp://127.0.0.1/echo"}, "hooks.execute.http.url: must start with http://"),
         ({"stream": "websocket"}, "hooks.execute.http.stream:"),
+        # a part of the wrong type said "invalid input type" (or "not a valid string"),
+        # not what was expected there
+        ({"stream": True}, "hooks.execute.http.stream: must be sse (or none), as text"),
+        (
+            {"extract": "choices[0].message.content"},
+            "hooks.execute.http.extract: must be a mapping of JMESPath expressions: "
+            "{output: PATH, conversation: PATH, usage: {input: PATH, output: PATH}, calls: PATH",
+        ),
+        (
+            {"extract": {"usage": "usage"}},
+            "hooks.execute.http.extract.usage: must be a mapping: {input: PATH, output: PATH}",
+        ),
+        (
+            {"auth": "digest"},
+            "hooks.execute.http.auth: must be a mapping: "
+            "{digest: {username: ..., password: ...}}",
+        ),
+        (
+            {"auth": {"digest": "u:p"}},
+            "hooks.execute.http.auth.digest: must be a mapping: {username: ..., password: ...}",
+        ),
         ({"url": "http://127.0.0.1:99999/echo"}, "hooks.execute.http.url: not a valid URL (Port"),
         ({"url": "http://[::1/echo"}, "hooks.execute.http.url: not a valid URL (Invalid IPv6"),
         ({"url": "http:///echo"}, "hooks.execute.http.url: names no host"),

@@ -87,6 +87,8 @@ class UsageSchema(Schema):
     class Meta:
         unknown = RAISE
 
+    error_messages = {"type": "must be a mapping: {input: PATH, output: PATH}"}
+
     input = JMESPathField()
     output = JMESPathField()
 
@@ -94,6 +96,11 @@ class UsageSchema(Schema):
 class ExtractSchema(Schema):
     class Meta:
         unknown = RAISE
+
+    error_messages = {  # marshmallow reads it from the class: its "Invalid input type."
+        "type": "must be a mapping of JMESPath expressions: {output: PATH, conversation: "
+        "PATH, usage: {input: PATH, output: PATH}, calls: PATH, evidence: {NAME: PATH}}"
+    }
 
     output = JMESPathField()
     conversation = JMESPathField()
@@ -139,6 +146,8 @@ class DigestSchema(Schema):
     class Meta:
         unknown = RAISE
 
+    error_messages = {"type": "must be a mapping: {username: ..., password: ...}"}
+
     username = fields.String(required=True)
     password = fields.String(required=True)
 
@@ -146,6 +155,8 @@ class DigestSchema(Schema):
 class AuthSchema(Schema):
     class Meta:
         unknown = RAISE
+
+    error_messages = {"type": "must be a mapping: {digest: {username: ..., password: ...}}"}
 
     digest = fields.Nested(
         DigestSchema,
@@ -180,7 +191,11 @@ class HttpSchema(Schema):
     verify_tls = VerifyField()
     retries = StrictInteger(validate=validate.Range(min=0, max=20))
     backoff_seconds = StrictFloat(validate=validate.Range(min=0, max=300))
-    stream = fields.String(allow_none=True, validate=validate.OneOf(["sse", "none"]))
+    stream = fields.String(
+        allow_none=True,
+        validate=validate.OneOf(["sse", "none"]),
+        error_messages={"invalid": "must be sse (or none), as text"},
+    )
     extract = fields.Nested(ExtractSchema)
     save = fields.Dict(
         keys=_name_key("must be a name made of letters, digits and _"), values=JMESPathField()
