@@ -63,6 +63,36 @@ def test_a_misspelt_saved_placeholder_is_refused_before_anything_runs(
     assert not agent_server.seen(), "prepare ran: a token was minted"
 
 
+def test_a_template_of_the_agents_own_is_told_how_to_send_its_braces(
+    rook_cli, rook_workspace, agent_server
+):
+    """A body holding a template the agent fills itself ({{persona}}, as prompt
+    stores and Mustache write one) was refused naming what Rook can fill, with no
+    word of how to send the braces as written. The message says how (hook_env and
+    {{env.NAME}}: a value is never filled in again), and that way works."""
+    body = {"goal": "{{goal}}", "system": "You are {{persona}}. Answer in {{language}}."}
+    write_profile(rook_workspace, {"execute": echo(agent_server, body=body)}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    err = refused(rook_cli("run"))
+    assert "http.body.system: {{persona}} is not a value saved by an earlier phase" in err
+    assert (
+        "to send {{persona}} as written (a template the agent fills in), put the text "
+        "under hook_env and write {{env.NAME}} here: a value is never filled in again"
+    ) in err, err
+    assert not agent_server.seen()
+    body["system"] = "{{env.SYSTEM}}"
+    write_profile(
+        rook_workspace,
+        {"execute": echo(agent_server, body=body)},
+        env=(),
+        hook_env={"SYSTEM": "You are {{persona}}. Answer in {{language}}."},
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [seen] = agent_server.seen("POST", "/echo")
+    assert seen["json"]["system"] == "You are {{persona}}. Answer in {{language}}."
+
+
 def test_the_installed_rook_command_refuses_a_misspelt_placeholder(rook_workspace, agent_server):
     """The reproduction of the report, end to end in a separate ``rook`` process."""
     prepare = echo(agent_server, body={}, save={"token": "received"})

@@ -134,10 +134,17 @@ def problems(config: HttpConfig, phase: str, profile: Any, plugins: Any) -> list
                     "no saved value (no earlier phase saves a value: an http: entry's save: does)"
                 )
             env_text = f"{_shown(f'env.{v}' for v in env)} and " if env else ""
+            as_written = (
+                ""
+                if close
+                else f"; to send {{{{{name}}}}} as written (a template the agent fills in), "
+                "put the text under hook_env and write {{env.NAME}} here: a value is never "
+                "filled in again"
+            )
             found.append(
                 f"{where}: {{{{{name}}}}} is not a value saved by an earlier phase{hint} "
                 f"Available in {phase}: {saved}; Rook's {_shown(builtins)}; "
-                f"{env_text}{{{{env.ROOK_...}}}} (Rook's variables of {phase})"
+                f"{env_text}{{{{env.ROOK_...}}}} (Rook's variables of {phase}){as_written}"
             )
     return found
 
