@@ -628,6 +628,59 @@ def _stream_entry(server, key: str) -> dict:
     }
 
 
+def test_a_chat_streams_other_message_fields_are_assembled_as_without_streaming(
+    rook_cli, rook_workspace, agent_server
+):
+    """Only a delta's content and tool_calls were assembled: a refusal streamed in
+    delta.refusal (OpenAI), a reasoning model's delta.reasoning_content (DeepSeek,
+    vLLM) and a legacy delta.function_call were dropped, so the paths that read them
+    without streaming (choices[0].message.refusal ...) found nothing, and a scenario
+    expecting a refusal failed only because the endpoint streamed it."""
+
+    def chunk(delta: dict, finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return b"data: " + json.dumps({"id": "c1", "choices": [choice]}).encode() + b"\n\n"
+
+    agent_server.streams["refusal"] = (
+        chunk({"role": "assistant", "content": None, "refusal": ""})
+        + chunk({"refusal": "I cannot help"})
+        + chunk({"refusal": " with that."}, "stop")
+        + b"data: [DONE]\n\n"
+    )
+    agent_server.streams["reasoning"] = (
+        chunk({"role": "assistant", "reasoning_content": "Six times "})
+        + chunk({"reasoning_content": "seven."})
+        + chunk({"content": "42"}, "stop")
+        + b"data: [DONE]\n\n"
+    )
+    agent_server.streams["legacy"] = (
+        chunk({"role": "assistant", "content": None, "function_call": {"name": "look", "arguments": ""}})
+        + chunk({"function_call": {"arguments": '{"id": '}})
+        + chunk({"function_call": {"arguments": '"ORD-1"}'}})
+        + chunk({}, "function_call")
+        + b"data: [DONE]\n\n"
+    )
+    entry = _stream_entry(agent_server, "{{scenario}}")
+    entry["http"]["extract"] = {
+        "output": "choices[0].message.content || choices[0].message.refusal || 'none'",
+        "calls": "choices[0].message.function_call | [{name: name, arguments: arguments}] || `[]`",
+        "evidence": {"reasoning": "choices[0].message.reasoning_content || 'none'"},
+    }
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    for sid, criterion in (
+        ("refusal", {"equals": "I cannot help with that."}),
+        ("reasoning", {"equals": "42"}),
+        ("legacy", {"called": {"name": "look", "arguments": {"id": "ORD-1"}}}),
+    ):
+        rook_workspace.scenario({"id": sid, "goal": "go", "criteria": [criterion]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"refusal": "passed", "reasoning": "passed", "legacy": "passed"}, [
+        s["reason"] for s in r.report["scenarios"]
+    ]
+    [reasoning] = [s for s in r.report["scenarios"] if s["id"] == "reasoning"]
+    assert reasoning["turns"][0]["evidence"]["reasoning"] == "Six times seven."
+
+
 def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(
     rook_cli, rook_workspace, agent_server
 ):

@@ -6,7 +6,8 @@ The stream itself is read with ``httpx-sse``; this module merges the events.
   pieces of the message, then ``data: [DONE]``) become the object the same
   endpoint returns without streaming: ``{"id", "object": "chat.completion",
   "model", "choices": [{"index", "message": {"role", "content",
-  "tool_calls"}, "finish_reason"}], "usage"}``, so the same extraction paths
+  "tool_calls", ...}, "finish_reason"}], "usage"}`` (the message's other
+  fields, ``refusal``, ``reasoning_content`` ..., joined alike), so the same extraction paths
   work whether ``stream`` is on or off.
 * Any other stream becomes ``{"events": [each data payload, parsed as JSON
   when it is JSON], "text": the non-JSON payloads joined}``.
@@ -84,6 +85,28 @@ def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: Any, n: int, where
         call["function"]["arguments"] += fn["arguments"]
 
 
+def _merge_piece(into: dict[str, Any], key: str, piece: Any) -> None:
+    """Add a delta's field other than content and tool_calls to the message, as the
+    endpoint streams one: a text in pieces joined (``refusal``, a reasoning model's
+    ``reasoning_content``), an object's fields merged alike (the legacy
+    ``function_call``: its ``name``, then its ``arguments`` in pieces), but ``id``
+    and ``type``, which each piece repeats whole; any other value the latest."""
+    had = into.get(key)
+    if piece is None:
+        into.setdefault(key, None)
+    elif isinstance(piece, str) and isinstance(had, str) and key not in ("id", "type"):
+        into[key] = had + piece
+    elif isinstance(piece, dict) and isinstance(had, dict):
+        for k, v in piece.items():
+            _merge_piece(had, k, v)
+    elif isinstance(piece, dict):
+        into[key] = {}
+        for k, v in piece.items():
+            _merge_piece(into[key], k, v)
+    else:
+        into[key] = piece
+
+
 def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """One chat completion from its chunks; a chunk of another shape is a
     :class:`StreamError` naming it (``n`` counts the chat chunks from 1)."""
@@ -119,6 +142,9 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 merged["message"]["role"] = delta["role"]
             if isinstance(delta.get("content"), str):
                 merged["message"]["content"] += delta["content"]
+            for key, piece in delta.items():
+                if key not in ("role", "content", "tool_calls"):
+                    _merge_piece(merged["message"], key, piece)
             pieces = delta.get("tool_calls") or []
             if not isinstance(pieces, list):
                 raise _malformed(n, f"{where}.delta.tool_calls", pieces, "a list")
