@@ -660,6 +660,16 @@ def test_a_chat_streams_other_message_fields_are_assembled_as_without_streaming(
         + chunk({}, "function_call")
         + b"data: [DONE]\n\n"
     )
+    # Perplexity repeats its citations in every chunk; logprobs come a token a chunk
+    cited = {"id": "c1", "citations": ["https://a.example"], "choices": []}
+    for n, token in enumerate(("Par", "is")):
+        choice = {"index": 0, "delta": {"content": token}, "finish_reason": "stop" if n else None}
+        choice["logprobs"] = {"content": [{"token": token, "logprob": -0.5}]}
+        cited["choices"] = [choice]
+        agent_server.streams["cited"] = agent_server.streams.get("cited", b"") + (
+            b"data: " + json.dumps(cited).encode() + b"\n\n"
+        )
+    agent_server.streams["cited"] += b"data: [DONE]\n\n"
     entry = _stream_entry(agent_server, "{{scenario}}")
     entry["http"]["extract"] = {
         "output": "choices[0].message.content || choices[0].message.refusal || 'none'",
@@ -671,14 +681,17 @@ def test_a_chat_streams_other_message_fields_are_assembled_as_without_streaming(
         ("refusal", {"equals": "I cannot help with that."}),
         ("reasoning", {"equals": "42"}),
         ("legacy", {"called": {"name": "look", "arguments": {"id": "ORD-1"}}}),
+        ("cited", {"equals": "Paris"}),
     ):
         rook_workspace.scenario({"id": sid, "goal": "go", "criteria": [criterion]})
     r = rook_cli("run", "--json")
-    assert r.statuses() == {"refusal": "passed", "reasoning": "passed", "legacy": "passed"}, [
-        s["reason"] for s in r.report["scenarios"]
-    ]
+    assert set(r.statuses().values()) == {"passed"}, [s["reason"] for s in r.report["scenarios"]]
     [reasoning] = [s for s in r.report["scenarios"] if s["id"] == "reasoning"]
     assert reasoning["turns"][0]["evidence"]["reasoning"] == "Six times seven."
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "cited.1", "execute")
+    answer = json.loads(execute["details"]["http"]["response"])
+    assert answer["citations"] == ["https://a.example"]
+    assert [t["token"] for t in answer["choices"][0]["logprobs"]["content"]] == ["Par", "is"]
 
 
 def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(

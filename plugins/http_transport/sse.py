@@ -7,8 +7,9 @@ The stream itself is read with ``httpx-sse``; this module merges the events.
   endpoint returns without streaming: ``{"id", "object": "chat.completion",
   "model", "choices": [{"index", "message": {"role", "content",
   "tool_calls", ...}, "finish_reason"}], "usage"}`` (the message's other
-  fields, ``refusal``, ``reasoning_content`` ..., joined alike), so the same extraction paths
-  work whether ``stream`` is on or off.
+  fields, ``refusal``, ``reasoning_content`` ..., joined alike; a choice's
+  ``logprobs`` too; of the chunk's other fields, ``citations`` say, the latest),
+  so the same extraction paths work whether ``stream`` is on or off.
 * Any other stream becomes ``{"events": [each data payload, parsed as JSON
   when it is JSON], "text": the non-JSON payloads joined}``.
 
@@ -90,12 +91,15 @@ def _merge_piece(into: dict[str, Any], key: str, piece: Any) -> None:
     endpoint streams one: a text in pieces joined (``refusal``, a reasoning model's
     ``reasoning_content``), an object's fields merged alike (the legacy
     ``function_call``: its ``name``, then its ``arguments`` in pieces), but ``id``
-    and ``type``, which each piece repeats whole; any other value the latest."""
+    and ``type``, which each piece repeats whole; a list's items added (a
+    choice's ``logprobs.content``, a token a chunk); any other value the latest."""
     had = into.get(key)
     if piece is None:
         into.setdefault(key, None)
     elif isinstance(piece, str) and isinstance(had, str) and key not in ("id", "type"):
         into[key] = had + piece
+    elif isinstance(piece, list) and isinstance(had, list):
+        had.extend(piece)
     elif isinstance(piece, dict) and isinstance(had, dict):
         for k, v in piece.items():
             _merge_piece(had, k, v)
@@ -114,11 +118,9 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     tool_calls: dict[int, dict[int, dict[str, Any]]] = {}
     out: dict[str, Any] = {"object": "chat.completion"}
     for n, chunk in enumerate(chunks, 1):
-        for key in ("id", "model", "created", "system_fingerprint"):
-            if chunk.get(key) is not None:
-                out[key] = chunk[key]
-        if chunk.get("usage"):
-            out["usage"] = chunk["usage"]
+        for key, value in chunk.items():  # id, model, usage, a provider's citations ...
+            if key not in ("choices", "object") and value not in (None, {}, []):
+                out[key] = value  # the latest: each chunk repeats them whole
         for i, choice in enumerate(chunk.get("choices") or []):
             where = f"choices[{i}]"
             if not isinstance(choice, dict):
@@ -153,6 +155,9 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 _merge_tool_call(tool_calls.setdefault(index, {}), tc, n, where_tc)
             if choice.get("finish_reason"):
                 merged["finish_reason"] = choice["finish_reason"]
+            for key, piece in choice.items():  # logprobs, a token a chunk
+                if key not in ("index", "delta", "message", "finish_reason"):
+                    _merge_piece(merged, key, piece)
     for index, calls in tool_calls.items():
         choices[index]["message"]["tool_calls"] = [calls[k] for k in sorted(calls)]
     out["choices"] = [choices[k] for k in sorted(choices)]
