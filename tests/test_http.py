@@ -694,6 +694,34 @@ def test_a_chat_streams_other_message_fields_are_assembled_as_without_streaming(
     assert [t["token"] for t in answer["choices"][0]["logprobs"]["content"]] == ["Par", "is"]
 
 
+def test_a_streamed_answer_with_no_text_is_no_empty_text(rook_cli, rook_workspace, agent_server):
+    """A chat stream whose deltas carried tool calls and no text (content null, as
+    OpenAI streams one) was assembled with content "", so choices[0].message.content
+    found an empty answer, judged (not_contains passed on it), where the same answer
+    not streamed has content null and the path finds nothing: a hook failure, never a
+    silent empty answer. A stream that sent "" and no more is an empty text, as before."""
+    call = {"index": 0, "id": "c1", "type": "function"}
+    call["function"] = {"name": "cancel_order", "arguments": "{}"}
+    for key, content in (("calls", None), ("blank", "")):
+        first = {"index": 0, "delta": {"role": "assistant", "content": content}}
+        if content is None:
+            first["delta"]["tool_calls"] = [call]
+        end = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        agent_server.streams[key] = b"".join(
+            b"data: " + json.dumps({"id": "c1", "choices": [c]}).encode() + b"\n\n"
+            for c in (first, end)
+        ) + b"data: [DONE]\n\n"
+    entry = _stream_entry(agent_server, "{{scenario}}")
+    entry["http"]["extract"] = {"output": "choices[0].message.content"}
+    write_profile(rook_workspace, {"execute": entry}, env=())
+    for sid in ("calls", "blank"):
+        rook_workspace.scenario({"id": sid, "goal": "go", "criteria": [{"not_contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"calls": "error", "blank": "passed"}, r.stdout
+    [calls] = [s for s in r.report["scenarios"] if s["id"] == "calls"]
+    assert "'choices[0].message.content' found nothing" in calls["reason"], calls["reason"]
+
+
 def test_a_stream_cut_short_fails_the_hook_rather_than_judging_half_an_answer(
     rook_cli, rook_workspace, agent_server
 ):

@@ -132,7 +132,8 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 index,
                 {
                     "index": index,
-                    "message": {"role": "assistant", "content": ""},
+                    # null until a text piece comes, as an answer of tool calls alone is
+                    "message": {"role": "assistant", "content": None},
                     "finish_reason": None,
                 },
             )
@@ -142,8 +143,9 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 raise _malformed(n, f"{where}.{key}", delta, "an object")
             if delta.get("role"):
                 merged["message"]["role"] = delta["role"]
-            if isinstance(delta.get("content"), str):
-                merged["message"]["content"] += delta["content"]
+            text = delta.get("content")
+            if isinstance(text, str):
+                merged["message"]["content"] = (merged["message"]["content"] or "") + text
             for key, piece in delta.items():
                 if key not in ("role", "content", "tool_calls"):
                     _merge_piece(merged["message"], key, piece)
