@@ -967,3 +967,27 @@ def test_a_long_goal_in_the_url_is_cut_in_each_attempt_record_and_message(
             assert url.endswith(f"... ({full} characters)"), url[-60:]
             assert len(url) < 1100, len(url)
         assert len(execute["diagnosis"] or "") < 2000
+
+
+def test_a_timeout_the_scenario_set_names_the_scenarios_setting(
+    rook_cli, rook_workspace, agent_server
+):
+    """A scenario's timeout_seconds caps each execute turn, an http: one too; when it
+    ran out the diagnosis said 'raise timeout_seconds on the hook entry', a setting
+    that had 300 s left (as a script hook and a Ruhroh wrapper name the scenario's).
+    So for a Retry-After longer than the scenario leaves."""
+    agent_server.flaky["wait"] = [(503, {"Retry-After": "30"})]
+    endless = {"http": {"url": f"{agent_server.url}/endless", "body": {"q": "{{goal}}"}}}
+    for sid in ("endless", "wait"):
+        write_profile(
+            rook_workspace,
+            {"execute": endless if sid == "endless" else flaky_entry(agent_server, "wait")},
+            env=(),
+        )
+        rook_workspace.scenario(
+            {"id": "s", "goal": "go", "timeout_seconds": 2, "criteria": [{"contains": "x"}]}
+        )
+        r = rook_cli("run", "--json")
+        reason = r.report["scenarios"][0]["reason"]
+        assert "the scenario's timeout_seconds (2 s)" in reason, reason
+        assert "on the hook entry" not in reason and "hook entry's timeout" not in reason, reason

@@ -191,8 +191,16 @@ def auth_failure(
     return " ".join(msg)
 
 
-def status_failure(method: str, url: str, reply: Reply, document: Any, phase: str) -> str:
-    """The diagnosis for any other unsuccessful status."""
+def status_failure(
+    method: str,
+    url: str,
+    reply: Reply,
+    document: Any,
+    phase: str,
+    timeout_setting: str = "the hook entry's timeout_seconds",
+) -> str:
+    """The diagnosis for any other unsuccessful status; ``timeout_setting`` names the
+    setting whose time ran out (a scenario's ``timeout_seconds`` caps execute)."""
     if reply.status == 304 or (300 <= reply.status < 400 and "location" not in reply.headers):
         why = (
             "Not Modified, which is no redirect: the answer to a conditional request "
@@ -225,7 +233,7 @@ def status_failure(method: str, url: str, reply: Reply, document: Any, phase: st
         if reply.out_of_time:
             hint = (
                 f" (the server asked to retry after {wait}, which would pass the hook's timeout; "
-                "raise the hook entry's timeout_seconds to wait that long)"
+                f"raise {timeout_setting} to wait that long)"
             )
         else:  # every retry was spent, each after the wait the server asked for
             hint = (

@@ -540,7 +540,7 @@ async def exchange(
                 if call.phase == "prepare"
                 else mask_url(red.text(urljoin(req.url, location)), keep=REDACTED_MARK)
             )
-        raise HookError(status_failure(method, url, reply, doc, call.phase))
+        raise HookError(status_failure(method, url, reply, doc, call.phase, _timeout_setting(call)))
     used = call.phase in ("execute", "collect") or config.extract is not None or config.save
     problem = json_problem(reply, doc) if used and not reply.binary() else None
     if problem:
@@ -682,6 +682,19 @@ def _keep_begun(call: HookCall, result: HookResult, reply: Reply, red: Redactor)
     result.details["http"] = http
 
 
+def _scenario_capped(call: HookCall) -> bool:
+    """Whether a scenario's ``timeout_seconds`` gave this call less time than its entry
+    (it caps each execute turn), as the script transport tells it."""
+    return call.timeout < call.entry.timeout
+
+
+def _timeout_setting(call: HookCall) -> str:
+    """The setting to raise for more time: the scenario's, when it capped the call."""
+    if _scenario_capped(call):
+        return f"the scenario's timeout_seconds ({call.timeout:g} s)"
+    return "the hook entry's timeout_seconds"
+
+
 async def run_http(call: HookCall) -> HookResult:
     """Run one phase of an ``http:`` entry and return its :class:`HookResult`."""
     res = resources(call)
@@ -707,8 +720,13 @@ async def run_http(call: HookCall) -> HookResult:
         result.diagnosis = (
             f"timed out after {call.timeout:g} s "
             f"({counted(len(result.details['attempts']), 'attempt')}); "
-            "raise timeout_seconds on the hook entry if the endpoint is this slow"
-            + call.entry.floor_note()
+            + (
+                f"the scenario's timeout_seconds ({call.timeout:g} s) ran out first: "
+                "raise it if the endpoint is this slow"
+                if _scenario_capped(call)
+                else "raise timeout_seconds on the hook entry if the endpoint is this slow"
+                + call.entry.floor_note()
+            )
         )
     except HookError as exc:
         late = time.monotonic() >= deadline - 0.05
