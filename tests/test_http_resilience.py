@@ -991,3 +991,18 @@ def test_a_timeout_the_scenario_set_names_the_scenarios_setting(
         reason = r.report["scenarios"][0]["reason"]
         assert "the scenario's timeout_seconds (2 s)" in reason, reason
         assert "on the hook entry" not in reason and "hook entry's timeout" not in reason, reason
+
+
+def test_an_attempt_cut_off_by_its_own_limit_names_that_setting(
+    rook_cli, rook_workspace, agent_server
+):
+    """An endpoint slower than the entry's http.timeout_seconds (one attempt's limit)
+    failed with 'TimeoutError: no complete response within 0.5 s', naming no setting,
+    as a hook's timeout names the entry's (or the scenario's)."""
+    entry = {"url": f"{agent_server.url}/endless", "timeout_seconds": 0.5, "retries": 0}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    reason = r.report["scenarios"][0]["reason"]
+    assert "no complete response within 0.5 s" in reason, reason
+    assert "raise timeout_seconds under http: (one attempt's limit)" in reason, reason

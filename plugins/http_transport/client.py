@@ -537,6 +537,7 @@ async def send(
     """
     begun = [] if begun is None else begun
     last_error = ""
+    own_limit = False
     url = req.shown_url(redact)
     for n in range(1, retries + 2):
         started = time.monotonic()
@@ -553,6 +554,7 @@ async def send(
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = f"TimeoutError: no complete response within {round(timeout, 3):g} s"
             last_error = entry["error"]
+            own_limit = timeout == attempt_timeout  # not the hook's time running out
         except RETRYABLE_ERRORS as exc:
             entry["seconds"] = round(time.monotonic() - started, 6)
             entry["error"] = _network_text(exc)
@@ -616,6 +618,11 @@ async def send(
             break
         entry["wait_seconds"] = round(delay, 3)
         await asyncio.sleep(delay)
+    slow = (  # the hook's own timeout, when it runs out, is said by its caller
+        "; raise timeout_seconds under http: (one attempt's limit) if the endpoint is this slow"
+        if last_error.startswith("TimeoutError") and own_limit
+        else ""
+    )
     raise SendError(
-        f"{req.method} {url} failed after {counted(len(attempts), 'attempt')}: {last_error}"
+        f"{req.method} {url} failed after {counted(len(attempts), 'attempt')}: {last_error}{slow}"
     )
