@@ -861,3 +861,56 @@ def test_a_conversation_field_the_command_sends_empty_carries_the_handle(
         assert body["conversation_id"] == ""
         assert data["capabilities"]["multi_turn"] is False
         assert "the first turn failed with null in place of" in r.stdout, r.stdout
+
+
+def test_cookies_belong_to_their_scenario_run_and_a_login_cookie_to_every_one(
+    rook_cli, rook_workspace, scripted
+):
+    """The one HTTP client of a run kept the cookies every response set, for every
+    scenario: two scenarios run at once, each opening a session the server tracks by
+    cookie (Set-Cookie: sid=...), sent each other's, so one talked in the other's
+    session, and a scenario whose session set none sent theirs. Each scenario run
+    now has its own cookies, beginning with those prepare's sign-in set (a login
+    cookie every scenario needs)."""
+    opened: list[threading.Barrier] = []  # both sessions open before either talks
+
+    def login(h: Any, body: bytes) -> None:
+        h.send_response(200)
+        h.send_header("Set-Cookie", "login=ok; Path=/")
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"{}")
+
+    def open_session(h: Any, body: bytes) -> None:
+        sid = json.loads(body)["s"]
+        h.send_response(200)
+        if sid != "c":  # c's session sets no cookie
+            h.send_header("Set-Cookie", f"sid={sid}; Path=/")
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"{}")
+        if sid != "c":
+            opened[-1].wait()
+
+    def talk(h: Any, body: bytes) -> None:
+        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
+        send(h, 200, "application/json", answer)
+
+    scripted.routes.update({"/login": login, "/open": open_session, "/talk": talk})
+    for sid in ("a", "b", "c"):
+        rook_workspace.scenario({"id": sid, "goal": "go", "criteria": [{"contains": "x"}]})
+    for signed_in in (True, False):
+        opened.append(threading.Barrier(2, timeout=20))
+        hooks = {
+            "open": {"http": {"url": scripted.url + "/open", "body": {"s": "{{scenario}}"}}},
+            "execute": {"http": {"url": scripted.url + "/talk", "body": {"q": "{{goal}}"}}},
+        }
+        if signed_in:
+            hooks["prepare"] = {"http": {"url": scripted.url + "/login", "body": {}}}
+        write_profile(rook_workspace, hooks, env=(), concurrency=2)
+        r = rook_cli("run", "--json")
+        said = {s["id"]: s["turns"][0]["output"] for s in r.report["scenarios"]}
+        login = ["login=ok"] if signed_in else []
+        for sid in ("a", "b"):
+            assert sorted(said[sid].split("; ")) == [*login, f"sid={sid}"], said
+        assert said["c"] == ("login=ok" if signed_in else "no cookie"), said

@@ -23,6 +23,7 @@ import time
 import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import field
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
@@ -112,6 +113,7 @@ class Request:
     form: dict[str, Any] | None = None
     sse: bool = False
     digest: tuple[str, str] | None = None  # username, password: answers a Digest challenge
+    cookies: httpx.Cookies | None = None  # the scenario run's (or prepare's): sent, then kept
 
     def shown_url(self, redact: Callable[[str], str], limit: int = SHOWN_URL_CHARS) -> str:
         """The full URL with its query as a message or record shows it:
@@ -194,6 +196,8 @@ class HttpResources:
         self.scenario_saved: dict[str, dict[str, Any]] = {}
         self.scenario_lost: dict[str, dict[str, str]] = {}  # kept in memory, gone since
         self.scenario_no_handle: dict[str, str] = {}  # why open gave none, by scenario run
+        self.run_cookies = httpx.Cookies()  # set by prepare's responses: every scenario's start
+        self.scenario_cookies: dict[str, httpx.Cookies] = {}  # by scenario run
         self.redacted: set[tuple[str, str]] = set()
         self.prepare_done = False
         self._prepare_lock: asyncio.Lock | None = None
@@ -235,6 +239,9 @@ class HttpResources:
             try:
                 self.clients[key] = httpx.AsyncClient(
                     verify=tls,
+                    # a jar that keeps none: the client's cookies would go to every
+                    # scenario run's requests; each keeps its own (Request.cookies)
+                    cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),
                     follow_redirects=False,
                     headers={"User-Agent": USER_AGENT},
                     limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
@@ -471,7 +478,14 @@ async def _once(
             kwargs["headers"] = {**req.headers, "Content-Type": "text/plain; charset=utf-8"}
     elif req.form is not None:
         kwargs["data"] = req.form
+    if req.cookies is not None and not any(k.lower() == "cookie" for k in kwargs["headers"]):
+        probe = httpx.Request(req.method, url)
+        req.cookies.set_cookie_header(probe)
+        if "cookie" in probe.headers:
+            kwargs["headers"] = {**kwargs["headers"], "Cookie": probe.headers["cookie"]}
     async with client.stream(req.method, url, **kwargs) as resp:
+        if req.cookies is not None:
+            req.cookies.extract_cookies(resp)
         reply = Reply(resp.status_code, resp.reason_phrase, resp.headers)
         begun.append(reply)
         is_sse = reply.content_type == "text/event-stream"  # any case (RFC 9110)

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urljoin
 
+import httpx
+
 from rook_core.credentials import mask_query, mask_url
 from rook_core.errors import counted
 from rook_core.hookio import keep_cut_off_output, looks_utf16, open_said
@@ -409,6 +411,17 @@ def _param(value: Any, top: bool = True) -> Any:
     return value if isinstance(value, (str, int, float)) else as_text(value)
 
 
+def _cookies(call: HookCall, res: HttpResources) -> httpx.Cookies:
+    """The cookies this call sends and keeps: its scenario run's own, which begin as
+    those prepare's responses set (a sign-in's session cookie); prepare's for prepare."""
+    if call.phase == "prepare" or call.scenario_run is None:
+        return res.run_cookies
+    key = call.scenario_run.key
+    if key not in res.scenario_cookies:
+        res.scenario_cookies[key] = httpx.Cookies(res.run_cookies)
+    return res.scenario_cookies[key]
+
+
 def _build(call: HookCall, config: HttpConfig, scope: Scope) -> Request:
     try:
         url = scope.render_url(config.url)
@@ -463,6 +476,7 @@ async def exchange(
     await ensure_prepared(call, res, deadline, result)
     scope = scope_for(call, res)
     req = _build(call, config, scope)
+    req.cookies = _cookies(call, res)
     for _, name, value in scope.used:
         if name.startswith("env.") and is_secret_variable(call, name[4:]):
             protect(call, res, name[4:], value)
