@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,21 @@ def example(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     return ws, ws / ".testmuai/rook/projects/demo/agents/sample"
+
+
+@pytest.fixture(scope="module")
+def example_with_a_long_run(tmp_path_factory):
+    """An ``example`` workspace holding one passed run of 40 repeats (a long
+    table, a report over 70,000 bytes), made once: each test reading it takes a
+    copy of its own."""
+    ws = tmp_path_factory.mktemp("example-run") / "ws"
+    ws.mkdir()
+    for argv in (["init", "--project", "demo", "--agent", "sample", "--example"],
+                 ["run", "-q", "--repeat", "40"]):
+        done = subprocess.run([*ROOK, *argv], cwd=ws, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return ws
 
 
 def closed_pipe() -> int:
@@ -79,7 +95,9 @@ def test_standard_error_that_cannot_be_written_never_stops_the_run(example, extr
         assert "15 passed" in proc.stdout
 
 
-def test_a_non_blocking_standard_output_gets_the_whole_document(example):
+def test_a_non_blocking_standard_output_gets_the_whole_document(
+    example_with_a_long_run, tmp_path
+):
     # a parent that left standard output non-blocking (O_NONBLOCK on a pipe or a terminal
     # it shares, as Node does): a --json document longer than the pipe holds was cut at
     # 65,536 bytes with exit 0 and nothing said (a short write, its count ignored)
@@ -87,10 +105,9 @@ def test_a_non_blocking_standard_output_gets_the_whole_document(example):
     import select
     import time
 
-    ws, agent = example
-    assert subprocess.run([*ROOK, "run", "--repeat", "40"], cwd=ws, capture_output=True,
-                          timeout=120).returncode == 0
-    (run,) = (agent / "runs").iterdir()
+    ws = tmp_path / "ws"
+    shutil.copytree(example_with_a_long_run, ws, symlinks=True)
+    (run,) = (ws / ".testmuai/rook/projects/demo/agents/sample/runs").iterdir()
     whole = (run / "report.json").read_bytes()
     assert len(whole) > 70_000
     r, w = os.pipe()
@@ -163,13 +180,12 @@ def test_merge_whose_reader_left_still_exits_with_its_verdict(example):
 @pytest.mark.parametrize("args", [["report", "latest"], ["report", "latest", "--json"],
                                   ["runs", "show", "latest"], ["runs", "show", "latest", "--json"],
                                   ["runs"], ["runs", "--json"]])
-def test_showing_a_run_to_a_reader_that_left_exits_0(example, args):
+def test_showing_a_run_to_a_reader_that_left_exits_0(example_with_a_long_run, tmp_path, args):
     # `rook report latest | head -1` exited 1 when the reader left before the
     # table was written (`--report markdown:-` exited 0); history.md: they
     # display a run and exit 0 whatever its verdict
-    ws, agent = example
-    assert subprocess.run([*ROOK, "run", "-q", "--repeat", "30"], cwd=ws, capture_output=True,
-                          timeout=120).returncode == 0
+    ws = tmp_path / "ws"
+    shutil.copytree(example_with_a_long_run, ws, symlinks=True)
     w = closed_pipe()
     try:
         proc = subprocess.run([*ROOK, *args], cwd=ws, stdin=subprocess.DEVNULL, stdout=w,
