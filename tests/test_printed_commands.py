@@ -179,27 +179,28 @@ HOOKS = {  # a hook of each way a test can end without an answer, and what next:
 }
 
 
-def test_profile_fix_advice_follows_the_diagnosis_and_its_command_works(place):
+@pytest.mark.parametrize("name", HOOKS)
+def test_profile_fix_advice_follows_the_diagnosis_and_its_command_works(place, name):
     """rook profile fix (and test) told every timed-out hook to check the target and
     raise the timeout, and a hook a signal killed to name an author agent; the advice
     ended 'then run rook profile test again', which, run from another folder (or with
-    several profiles and none active), found no workspace or asked which profile."""
+    several profiles and none active), found no workspace or asked which profile.
+    (One hook a test: each waits out its timeout, and the kill's grace, three times.)"""
     ws, elsewhere = place
-    for name, (body, _) in HOOKS.items():
-        ws.script(f"{name}.sh", f"#!/bin/bash\ncat >/dev/null\n{body}\n")
-        hook = {"script": f"scripts/{name}.sh", "timeout_seconds": 1}
-        ws.profile({"id": name, "hooks": {"execute": hook}}, active=False)
-    for name, (_, said) in HOOKS.items():
-        for command in ("fix", "test"):
-            r = rook(elsewhere, "profile", command, name, *flags(ws))
-            assert r.returncode == 1, r.stdout + r.stderr
-            nxt = r.stdout.split("\nnext: ", 1)[1]
-            assert nxt.startswith(said) or said in nxt.split(":")[0], (name, command, nxt)
-            if name != "slow":  # no timeout helps these: never "raise the timeout"
-                assert "raise the timeout" not in nxt and "target is up" not in nxt, nxt
-            assert "author agent" not in nxt, nxt
-        again = rook(elsewhere, *printed(nxt, "then run "))
-        assert again.returncode == 1 and f"profile {name} (" in again.stdout, again.stderr
+    body, said = HOOKS[name]
+    ws.script(f"{name}.sh", f"#!/bin/bash\ncat >/dev/null\n{body}\n")
+    hook = {"script": f"scripts/{name}.sh", "timeout_seconds": 1}
+    ws.profile({"id": name, "hooks": {"execute": hook}}, active=False)
+    for command in ("fix", "test"):
+        r = rook(elsewhere, "profile", command, name, *flags(ws))
+        assert r.returncode == 1, r.stdout + r.stderr
+        nxt = r.stdout.split("\nnext: ", 1)[1]
+        assert nxt.startswith(said) or said in nxt.split(":")[0], (name, command, nxt)
+        if name != "slow":  # no timeout helps these: never "raise the timeout"
+            assert "raise the timeout" not in nxt and "target is up" not in nxt, nxt
+        assert "author agent" not in nxt, nxt
+    again = rook(elsewhere, *printed(nxt, "then run "))
+    assert again.returncode == 1 and f"profile {name} (" in again.stdout, again.stderr
 
 
 FLAKY = """
