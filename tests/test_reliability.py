@@ -330,8 +330,10 @@ def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ign
 
     root = Path(__file__).resolve().parents[1]
     test = "tests/test_reliability.py::test_a_signal_before_any_hook_runs_exits_130_with_nothing_run"
+    # one xdist worker, started as CI's are (by a controller that began with the
+    # signals ignored); a second one for three short tests only costs CPU
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "1", test],
         cwd=root, capture_output=True, text=True, timeout=110, preexec_fn=ignore,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:]
