@@ -2028,3 +2028,46 @@ def test_a_cluster_logging_at_debug_level_never_logs_the_runs_secrets(rook_works
         assert "DEBUG" in logged and "keep_secrets" in logged, logged[-3000:]
         for secret in (server.client_secret, SECRET, token):
             assert secret not in logged, f"a secret in {log.name}"
+
+
+def test_a_sign_in_cookie_prepare_got_is_sent_by_the_scenario_runs_on_workers(
+    scheduler, rook_workspace, rook_cli
+):
+    """The cookies prepare's responses set (a sign-in's session cookie) begin every
+    scenario run's, as docs/http.md says; a scenario run on a Dask worker started
+    without them (its worker's HTTP transport starts afresh), so the agent saw a
+    request not signed in that a local run sends signed in."""
+    from test_http_acceptance import Scripted, send
+
+    server = Scripted()
+
+    def login(h: Any, body: bytes) -> None:
+        h.send_response(200)
+        h.send_header("Set-Cookie", "login=ok; Path=/")
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"{}")
+
+    def talk(h: Any, body: bytes) -> None:
+        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
+        send(h, 200, "application/json", answer)
+
+    server.routes.update({"/login": login, "/talk": talk})
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {
+                "prepare": {"http": {"url": server.url + "/login", "body": {}}},
+                "execute": {"http": {"url": server.url + "/talk", "body": {"q": "{{goal}}"}}},
+            },
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    try:
+        local = rook_cli("run", "--json")
+        r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    finally:
+        server.stop()
+    for result in (local, r):
+        [scenario] = result.report["scenarios"]
+        assert scenario["turns"][0]["output"] == "login=ok", result.stderr

@@ -322,6 +322,7 @@ def scope_for(call: HookCall, res: HttpResources) -> Scope:
         else:
             values["goal"] = scenario.goal
     saved = {**call.run.saved, **scenario_saved(call, res)}
+    saved.pop(PREPARE_COOKIES, None)
     values.update(saved)
     for phase in HOOK_PHASES[: HOOK_PHASES.index(call.phase)]:  # its saver saved nothing
         entry = call.profile.hooks.get(phase)
@@ -411,6 +412,12 @@ def _param(value: Any, top: bool = True) -> Any:
     return value if isinstance(value, (str, int, float)) else as_text(value)
 
 
+PREPARE_COOKIES = "http: the cookies prepare's responses set"
+"""Where in ``run.saved`` prepare leaves its cookies, as a list: a key no placeholder
+names, shipped with prepare's saved values to a scenario run on another process (a
+Dask worker), whose transport starts afresh without :attr:`HttpResources.run_cookies`."""
+
+
 def _cookies(call: HookCall, res: HttpResources) -> httpx.Cookies:
     """The cookies this call sends and keeps: its scenario run's own, which begin as
     those prepare's responses set (a sign-in's session cookie); prepare's for prepare."""
@@ -418,7 +425,9 @@ def _cookies(call: HookCall, res: HttpResources) -> httpx.Cookies:
         return res.run_cookies
     key = call.scenario_run.key
     if key not in res.scenario_cookies:
-        res.scenario_cookies[key] = httpx.Cookies(res.run_cookies)
+        jar = res.scenario_cookies[key] = httpx.Cookies(res.run_cookies)
+        for cookie in call.run.saved.get(PREPARE_COOKIES, ()):
+            jar.jar.set_cookie(cookie)
     return res.scenario_cookies[key]
 
 
@@ -570,6 +579,7 @@ async def exchange(
         raise HookError(f"{exc}; response {received(reply, doc, call.phase)}") from None
     if call.phase == "prepare":
         res.prepare_done = True
+        call.run.saved[PREPARE_COOKIES] = list(res.run_cookies.jar)
     if call.phase == "execute" and is_no_handle(data.get("conversation")) and call.conversation:
         data["conversation"] = call.conversation  # the turn continued the open conversation
     elif (
