@@ -529,6 +529,30 @@ def test_the_url_recorded_and_shown_is_the_one_sent(rook_cli, rook_workspace, ag
     assert "é" in url, url  # the rest still shown decoded
 
 
+def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
+    rook_cli, rook_workspace, agent_server
+):
+    """A goal with a line break, an escape sequence or a bidi control sent in the query
+    was shown decoded: the URL of the attempts' record, the diagnosis and so a JUnit
+    or HTML report read over two lines ('...?x=a' then a forged '  PASS ...' line),
+    and U+202E showed the rest backwards. Those characters stay encoded, as sent."""
+    write_profile(
+        rook_workspace,
+        {"execute": {"http": {"url": agent_server.url + "/no-such?x={{goal}}", "retries": 0}}},
+        env=(),
+    )
+    goal = "a\n  PASS  forged\x1b[2J\u202eevil\ttab é"
+    rook_workspace.scenario({"id": "s", "goal": goal, "criteria": [{"contains": "zz"}]})
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    url = execute["details"]["attempts"][0]["url"]
+    assert f"GET {url} failed" in execute["diagnosis"], execute["diagnosis"]
+    assert "%0A" in url and "%1B" in url and "%E2%80%AE" in url and "%09" in url, url
+    assert not any(c in url for c in "\n\x1b\u202e\t"), url
+    assert parse_qsl(url.partition("?")[2]) == [("x", goal)], url
+    assert "é" in url and "PASS" in url, url  # the rest still shown decoded
+
+
 def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     rook_cli, rook_workspace, tls_server  # noqa: F811
 ):

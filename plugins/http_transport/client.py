@@ -20,6 +20,7 @@ import random
 import re
 import ssl
 import time
+import unicodedata
 import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import field
@@ -66,11 +67,20 @@ encoded dot segments as ``..`` climbing the path, ``%2B`` as a space)."""
 _ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 
 
+def _shown_as_itself(char: str) -> bool:
+    """Whether ``char`` prints as a character of its own: not a control or format
+    character (C0, DEL, C1, U+202E, a zero-width space), a line or paragraph separator,
+    nor blank space other than a space (a tab)."""
+    return char == " " or not (char.isspace() or unicodedata.category(char)[0] in "CZ")
+
+
 def readable(url: str) -> str:
     """``url`` with its percent-escapes decoded (a goal in another language, a
     quote, a space read as they are), but for the escapes of :data:`_STRUCTURE`,
     so that the URL shown still names the path and the parameters that were sent.
-    A run of escapes that is not UTF-8 text stays as it is."""
+    A run of escapes that is not UTF-8 text stays as it is, and so does a character
+    that would not show as itself (a line break, an escape sequence, a bidi control:
+    :func:`_shown_as_itself`), which would split or reorder the line showing it."""
 
     def decode(m: re.Match[str]) -> str:
         out, pending = [], bytearray()
@@ -78,9 +88,14 @@ def readable(url: str) -> str:
         def flush() -> None:
             if pending:
                 try:
-                    out.append(pending.decode("utf-8"))
+                    text = pending.decode("utf-8")
                 except UnicodeDecodeError:
                     out.append("".join(f"%{b:02X}" for b in pending))
+                else:
+                    out.extend(
+                        c if _shown_as_itself(c) else "".join(f"%{b:02X}" for b in c.encode())
+                        for c in text
+                    )
                 pending.clear()
 
         for i in range(0, len(m.group()), 3):
