@@ -553,6 +553,38 @@ def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
     assert "é" in url and "PASS" in url, url  # the rest still shown decoded
 
 
+def test_a_secure_cookie_from_an_agent_on_this_machine_is_sent_back(
+    rook_cli, rook_workspace, scripted
+):
+    """A session cookie marked Secure (as SameSite=None requires, and as many web
+    frameworks set it) by an agent served over plain http on 127.0.0.1 was kept and
+    never sent: its later turns ran outside the session. A browser sends it (this
+    machine's loopback is a secure context); so does Rook now, only there."""
+
+    def open_session(h: Any, body: bytes) -> None:
+        h.send_response(200)
+        h.send_header("Set-Cookie", "sid=a; Path=/; Secure; HttpOnly; SameSite=None")
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"{}")
+
+    def talk(h: Any, body: bytes) -> None:
+        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
+        send(h, 200, "application/json", answer)
+
+    scripted.routes.update({"/open": open_session, "/talk": talk})
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    for host in ("127.0.0.1", "localhost"):
+        url = scripted.url.replace("127.0.0.1", host)
+        hooks = {
+            "open": {"http": {"url": url + "/open", "body": {}}},
+            "execute": {"http": {"url": url + "/talk", "body": {"q": "{{goal}}"}}},
+        }
+        write_profile(rook_workspace, hooks, env=())
+        r = rook_cli("run", "--json")
+        assert r.report["scenarios"][0]["turns"][0]["output"] == "sid=a", (host, r.stderr)
+
+
 def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     rook_cli, rook_workspace, tls_server  # noqa: F811
 ):

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import ipaddress
 import os
 import random
 import re
 import ssl
 import time
 import unicodedata
+import urllib.parse
 import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import field
@@ -202,6 +204,38 @@ def _charset(headers: Any) -> str | None:
     return m.group(1) if m else None
 
 
+def _loopback(netloc: str) -> bool:
+    """Whether ``netloc`` (``host:port``) is this machine's loopback."""
+    try:
+        host = urllib.parse.urlsplit(f"//{netloc}").hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Policy(DefaultCookiePolicy):
+    """The standard library's, but a ``Secure`` cookie also goes back over plain
+    http to this machine's loopback (``localhost``, ``127.0.0.1``, ``[::1]``), a
+    secure context where browsers send it too: an agent beside Rook sets its
+    session cookie ``Secure`` (as ``SameSite=None`` requires) and serves http."""
+
+    def return_ok_secure(self, cookie: Any, request: Any) -> bool:
+        return super().return_ok_secure(cookie, request) or _loopback(request.host)
+
+
+def new_cookies(start: httpx.Cookies | None = None) -> httpx.Cookies:
+    """A scenario run's (or prepare's) cookies, beginning with ``start``'s."""
+    jar = httpx.Cookies(CookieJar(_Policy()))
+    for cookie in start.jar if start is not None else ():
+        jar.jar.set_cookie(cookie)
+    return jar
+
+
 class HttpResources:
     """Per-run state of the HTTP transport, kept in ``run.resources["http"]``."""
 
@@ -211,7 +245,7 @@ class HttpResources:
         self.scenario_saved: dict[str, dict[str, Any]] = {}
         self.scenario_lost: dict[str, dict[str, str]] = {}  # kept in memory, gone since
         self.scenario_no_handle: dict[str, str] = {}  # why open gave none, by scenario run
-        self.run_cookies = httpx.Cookies()  # set by prepare's responses: every scenario's start
+        self.run_cookies = new_cookies()  # set by prepare's responses: every scenario's start
         self.scenario_cookies: dict[str, httpx.Cookies] = {}  # by scenario run
         self.redacted: set[tuple[str, str]] = set()
         self.prepare_done = False

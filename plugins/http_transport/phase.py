@@ -36,7 +36,7 @@ from rook_core.redact import MIN_LENGTH, Redactor, is_number
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
 
-from .client import HttpResources, Reply, Request, SendError, send
+from .client import HttpResources, Reply, Request, SendError, new_cookies, send
 from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import (
@@ -425,7 +425,7 @@ def _cookies(call: HookCall, res: HttpResources) -> httpx.Cookies:
         return res.run_cookies
     key = call.scenario_run.key
     if key not in res.scenario_cookies:
-        jar = res.scenario_cookies[key] = httpx.Cookies(res.run_cookies)
+        jar = res.scenario_cookies[key] = new_cookies(res.run_cookies)
         for cookie in call.run.saved.get(PREPARE_COOKIES, ()):
             jar.jar.set_cookie(cookie)
     return res.scenario_cookies[key]
