@@ -678,8 +678,9 @@ class MaxTokens(CriterionType):
 
     def evaluate(self, config: dict[str, int], view: EvidenceView) -> Verdict:
         usage = view.usage or {}
-        # a count equal to the value of an env variable is recorded as
-        # "[redacted:NAME]": a count that cannot be read, never one to add up
+        # a count equal to the value of an env variable, or holding it among its
+        # digits, is recorded as "[redacted:NAME]" ("[redacted:PIN]00"): a count
+        # that cannot be read, never one to add up
         hidden = sorted(
             {
                 k
@@ -725,7 +726,7 @@ class MaxTokens(CriterionType):
         if unknown:
             shown = f" (tokens {', '.join(parts)})" if parts else ""
             why = (
-                f"; {', '.join(hidden)} redacted: equal to the value of a profile env variable"
+                f"; {', '.join(hidden)} redacted: it holds the value of a profile env variable"
                 if hidden
                 else ""
             )

@@ -92,6 +92,7 @@ class Status(CriterionType):
 
 
 COST_FIELD = "usage.cost_usd, or a Ruhroh wrapper's costUsd"
+REDACTED_COST = "; usage.cost_usd redacted: it holds the value of a profile env variable"
 
 
 def _cost_named_otherwise(view: EvidenceView) -> str:
@@ -129,6 +130,15 @@ class MaxCost(CriterionType):
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:
         cost = (view.usage or {}).get("cost_usd")
+        # a cost holding the value of an env variable among its digits is recorded
+        # as "1.[redacted:PIN]": a cost that cannot be read, never one to compare
+        hidden = any(
+            isinstance(u.get("cost_usd"), str)
+            for u in (view.usage or {}, *(t.usage or {} for t in view.turns))
+        )
+        why = REDACTED_COST if hidden else ""
+        if isinstance(cost, str):
+            return Verdict(UNVERIFIABLE, f"{REDACTED_COST[2:]}, so this cannot be verified")
         if cost is None:
             # Not reported by every turn in view: what the turns that did report
             # add up to is a lower bound (a cost is never negative), as for max_tokens.
@@ -144,7 +154,7 @@ class MaxCost(CriterionType):
                 return Verdict(
                     UNVERIFIABLE,
                     f"the agent's usage has no cost ({COST_FIELD}){_cost_named_otherwise(view)}"
-                    ", so this cannot be verified",
+                    f"{why}, so this cannot be verified",
                 )
             least = sum(seen.values()) + sum(partial.values())
             blind = listed(
@@ -163,7 +173,7 @@ class MaxCost(CriterionType):
                 )
             return Verdict(
                 UNVERIFIABLE,
-                f"{blind} reported no cost ({COST_FIELD}){_cost_named_otherwise(view)}, "
+                f"{blind} reported no cost ({COST_FIELD}){_cost_named_otherwise(view)}{why}, "
                 "so this cannot be verified "
                 f"(the others: ${least:.4f})",
             )

@@ -876,7 +876,7 @@ def test_a_token_count_equal_to_a_numeric_secret_is_unverifiable_not_a_crash(
     r = rook_cli("run", "--json")
     verdicts = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
     assert verdicts == [
-        ("unverifiable", "usage has no input count; input redacted: equal to the value of a profile env variable"),
+        ("unverifiable", "usage has no input count; input redacted: it holds the value of a profile env variable"),
         ("failed", "tokens output 5/1"),
         ("passed", "tokens output 5/10"),
     ], verdicts
@@ -4029,6 +4029,45 @@ def test_redactor_numbers_holding_a_secret_in_what_a_hook_printed():
     }
     assert Redactor({"K": "sk-token-1"}).data({"data": {"n": 20261}}) == {"data": {"n": 20261}}
 
+
+
+COST_AROUND = r"""
+#!/usr/bin/env python3
+import json, os, sys
+phase = sys.argv[1]
+pin = int(os.environ["PIN"])
+if phase == "execute":
+    sys.stdin.read()
+    print(json.dumps({"output": "ok", "usage": {"input": 10, "output": 2, "cost_usd": 0.5}}))
+elif phase == "collect":  # the whole scenario's usage: a cost holding the PIN among its digits
+    print(json.dumps({"usage": {"input": pin * 100, "output": 2, "cost_usd": float(f"1.{pin}")}}))
+"""
+
+
+def test_a_cost_or_count_redacted_for_holding_a_secret_leaves_the_criteria_unverifiable(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """A cost or a token count that holds a numeric secret among its digits is
+    recorded as a string (``"1.[redacted:PIN]"``), and criteria judge the
+    record: ``max_cost`` raised a TypeError on it (the scenario an error, the
+    traceback's words as its reason); it is ``unverifiable`` now, saying the
+    cost was redacted, as ``max_tokens`` says of a count."""
+    monkeypatch.setenv("PIN", "48213957")
+    ws = rook_workspace
+    ws.script("cost.py", COST_AROUND)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/cost.py", "collect": "scripts/cost.py"},
+                "env": [{"variable": "PIN", "purpose": "account pin"}],
+                "capabilities": {"usage": True}})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}, {"max_cost": 5.0},
+                                                      {"max_tokens": {"input": 100}}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "unverifiable"}, r.stdout + r.stderr
+    verdicts = {v["type"]: v for v in r.report["scenarios"][0]["criteria"]}
+    assert verdicts["max_cost"]["status"] == "unverifiable", verdicts
+    assert "cost_usd redacted: it holds the value of a profile env variable" in verdicts["max_cost"]["reason"]
+    assert verdicts["max_tokens"]["status"] == "unverifiable", verdicts
+    assert "input redacted: it holds the value of a profile env variable" in verdicts["max_tokens"]["reason"]
+    assert "48213957" not in all_text(ws.runs_dir) + r.stdout + r.stderr
 
 CASED = r"""
 #!/usr/bin/env python3
