@@ -1094,6 +1094,8 @@ class Redactor:
         """Each value of one line and :data:`STYLED_MIN` characters or more, as it
         is and escaped in a JSON string, by name: also looked for with a
         terminal's escape sequences between its characters (:func:`_styled_spans`)."""
+        self._names: set[str] = set()
+        """The variables' names: never redacted (:meth:`_outside_names`)."""
         self._kept_words: list[str] = []
         self._kept: re.Pattern[str] | None = None
         """Rook's own identifiers that hold a secret's value (:meth:`keep`)."""
@@ -1113,6 +1115,7 @@ class Redactor:
             return
         self._added.add((name, value))
         self._values.add(value)
+        self._names.add(name)
         if len(value) < MIN_LENGTH:
             self.too_short.append(name)
             return
@@ -1270,7 +1273,20 @@ class Redactor:
             spans += self._folded_spans(s)
         if self._styled and ("\x1b" in s or "\\u001" in s):  # a terminal's escape sequence
             spans += _styled_spans(s, self._styled)
-        return spans
+        return self._outside_names(s, spans) if spans else spans
+
+    def _outside_names(self, s: str, spans: list[Span]) -> list[Span]:
+        """``spans`` but those inside a variable's name or a redaction marker in
+        ``s``: a value found in any case (``password`` in ``DB_PASSWORD``, a value
+        ``Redacted-...`` in a marker) would mangle the names Rook writes in its
+        messages and its markers, the more so when a text is redacted again.
+        The name is in every marker anyway: keeping it gives nothing away."""
+        own = [(a, marker_end(s, a)) for a in _occurrences(s, MARK)]
+        for name in self._names:
+            own += [(a, a + len(name)) for a in _occurrences(s, name)]
+        if not own:
+            return spans
+        return [sp for sp in spans if not any(a <= sp[0] and sp[1] <= b for a, b in own)]
 
     def _folded_spans(self, s: str) -> list[Span]:
         """Where a value is in ``s`` folded across lines (:func:`_folded_spans`),
@@ -1519,6 +1535,15 @@ def _spans(s: str, forms: Iterable[tuple[str | re.Pattern[str], str]]) -> list[S
                 at = s.find(form, at + len(form))
         else:
             found += [(m.start(), m.end(), name) for m in form.finditer(s) if m.end() > m.start()]
+    return found
+
+
+def _occurrences(s: str, word: str) -> list[int]:
+    """Where ``word`` begins in ``s``, each place."""
+    found, at = [], s.find(word)
+    while at != -1:
+        found.append(at)
+        at = s.find(word, at + 1)
     return found
 
 

@@ -4112,6 +4112,63 @@ def test_redactor_cased_forms():
     assert red.text("ABCD abcd") == "ABCD abcd"  # under 8 characters: a word, perhaps
 
 
+
+NAMED_LIKE = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+p = os.environ["DB_PASSWORD"]
+print("connecting with " + p.upper(), file=sys.stderr)
+print(json.dumps({"output": "ok, used " + p, "calls": [{"name": "login", "arguments": {"pw": p}}]}))
+"""
+
+
+def test_a_secret_inside_its_variables_name_in_another_case_leaves_names_and_markers_whole(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """``DB_PASSWORD=password`` (a test database's): since secrets of 8
+    characters are found in any case, ``PASSWORD`` in the variable's name was
+    masked wherever Rook wrote it, the marker too when a text was redacted
+    again: the record held ``[redacted:DB_[redacted:DB_PASSWORD]]``, the run's
+    profile.yaml ``variable: DB_[redacted:DB_PASSWORD]``, a message named
+    ``DB_[redacted:DB_PASSWORD]``. A variable's name and a marker are Rook's
+    own words (the name is in every marker anyway), kept whole."""
+    monkeypatch.setenv("DB_PASSWORD", "password")
+    ws = rook_workspace
+    ws.script("named.py", NAMED_LIKE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/named.py"}, "capabilities": {"calls": True},
+                "env": [{"variable": "DB_PASSWORD", "purpose": "test database"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}, {"called": "login"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    run_id = r.report["run"]["id"]
+    record = ws.record(run_id, "s.1")
+    assert record["turns"][0]["output"] == "ok, used [redacted:DB_PASSWORD]", record["turns"][0]
+    assert record["hooks"][0]["stderr"].strip() == "connecting with [redacted:DB_PASSWORD]"
+    shown = rook_cli("report", run_id, "--rebuild", "--report", f"markdown:{ws.root / 'r.md'}")
+    assert shown.exit_code == 0, shown.stderr
+    markdown = (ws.root / "r.md").read_text(encoding="utf-8")
+    said = all_text(ws.runs_dir) + r.stdout + r.stderr + markdown
+    assert "variable: DB_PASSWORD" in (ws.run_dir(run_id) / "profile.yaml").read_text()
+    at = said.find("DB_[redacted")
+    assert at == -1, said[at - 300 : at + 100]
+    assert "password" not in said.replace("DB_PASSWORD", "")
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"not_contains": "Password"}]})
+    refused = rook_cli("run")
+    assert refused.exit_code == 2 and "env variable DB_PASSWORD," in refused.stderr, refused.stderr
+    assert "DB_[redacted" not in refused.stderr, refused.stderr
+
+
+def test_redactor_keeps_variable_names_and_markers_whole():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"DB_PASSWORD": "password", "K": "Redacted-x"})
+    once = red.text("pw password PASSWORD Redacted-x; set DB_PASSWORD")
+    assert once == "pw [redacted:DB_PASSWORD] [redacted:DB_PASSWORD] [redacted:K]; set DB_PASSWORD"
+    assert red.text(once) == once
+    assert red.data({"output": once}) == {"output": once}
+    assert Redactor({"K": "REDACTED"}).text("[redacted:K] redacted") == "[redacted:K] [redacted:K]"
+
 NODE_INSPECT = r"""
 const s = process.env.API_TOKEN, t = process.env.TAB_KEY;
 console.error({token: s});                    // util.inspect: `Zq9\\k"y't-77ab` in backticks
