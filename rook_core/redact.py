@@ -382,7 +382,9 @@ def charset_forms(value: str) -> list[str]:
     character sets prints it: written in Latin-1 or cp1252 (a Windows or Java
     console's), which Rook reads as UTF-8 (each such letter a U+FFFD), or its
     UTF-8 bytes read as one of those and written again (``GrÃ¼ÃŸe``). Each
-    as it is and in a JSON string. Nothing for an ASCII value."""
+    as it is and in a JSON string. Nothing for an ASCII value, and no U+FFFD
+    form for one more than half of whose characters become U+FFFD (``ÄÖÜß``):
+    a hook printing binary shows such runs of U+FFFD, and they are no secret."""
     if value.isascii():
         return []
     try:
@@ -396,9 +398,11 @@ def charset_forms(value: str) -> list[str]:
         except UnicodeDecodeError:
             pass
         try:
-            forms.append(value.encode(charset).decode("utf-8", "replace"))
+            replaced = value.encode(charset).decode("utf-8", "replace")
         except UnicodeEncodeError:
-            pass
+            continue
+        if 2 * replaced.count("\ufffd") <= len(replaced):  # mostly U+FFFD: any invalid bytes
+            forms.append(replaced)
     found = [f for form in forms for f in (form, *_json_escaped(form, depth=1))]
     return [form for form in dict.fromkeys(found) if form != value]
 

@@ -4341,3 +4341,33 @@ def test_redactor_charset_forms():
                   value.encode("utf-8").decode("latin-1"), value.encode("utf-8").decode("cp1252")):
         assert red.text(f"x {shown} y") == "x [redacted:P] y", shown
     assert Redactor({"A": "plain-ascii-1"}).text("plain-ascii-1") == "[redacted:A]"
+    # a value whose Latin-1 form read as UTF-8 is mostly U+FFFD is not looked for so:
+    # it would be any run of invalid bytes
+    garbage = bytes(range(0x80, 0x90)).decode("utf-8", "replace")
+    assert Redactor({"U": "ÄÖÜß"}).text(garbage) == garbage
+    assert Redactor({"U": "ÄÖÜß-äöü"}).text(f"x {garbage} y") == f"x {garbage} y"
+    assert Redactor({"Z": "Zürich-1"}).text("Z\ufffdrich-1") == "[redacted:Z]"
+
+
+BINARY = r"""
+#!/usr/bin/env python3
+import sys
+sys.stdin.read()
+sys.stderr.buffer.write(b"frame: " + bytes(range(0x80, 0xA0)) + b"\n")  # a hook dumping binary
+print('{"output": "ok"}')
+"""
+
+
+def test_binary_output_is_not_taken_for_a_secret_of_accented_letters(rook_workspace, rook_cli, monkeypatch):
+    """A secret of accented letters only (ÄÖÜß), written in Latin-1 and read as
+    UTF-8, is a run of U+FFFD, as any invalid bytes are: a hook printing binary
+    had its output masked as that secret, in the record and the terminal."""
+    monkeypatch.setenv("PIN_WORD", "ÄÖÜß")
+    ws = rook_workspace
+    ws.script("binary.py", BINARY)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/binary.py"},
+                "env": [{"variable": "PIN_WORD", "purpose": "vault word"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
+    assert "[redacted:PIN_WORD]" not in hook["stderr"] and "\ufffd" * 8 in hook["stderr"], hook["stderr"]
