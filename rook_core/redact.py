@@ -1286,6 +1286,8 @@ class Redactor:
         messages and its markers, the more so when a text is redacted again.
         The name is in every marker anyway: keeping it gives nothing away."""
         own = [(a, marker_end(s, a)) for a in _occurrences(s, MARK)]
+        # a marker of one of these variables only: an agent's "[redacted:<a secret>]" is no marker
+        own = [(a, b) for a, b in own if s[a + len(MARK) : b - 1] in self._names]
         for name in self._names:
             own += [(a, a + len(name)) for a in _occurrences(s, name)]
         if not own:
@@ -1400,7 +1402,8 @@ class Redactor:
         of no secret any more, left in the clear. The longest beginning at the
         end is masked, with any secret that the cut splits before it; also one
         written character by character in a form of its own
-        (:meth:`_disguised_tail`: ``\\u`` escapes, colour codes between them)."""
+        (:meth:`_disguised_tail`: ``\\u`` escapes, colour codes between them),
+        or in another case (:func:`cased_forms`)."""
         cut, names = self.tail_cut(text)
         if not names:
             return self.text(text)
@@ -1415,6 +1418,12 @@ class Redactor:
             n = _beginning(text, value, k)
             if n:
                 k, name = n, owner
+        low = text.lower() if self._cased else ""
+        if len(low) == len(text):  # in any case (cased_forms): read lower-cased
+            for value, owner in self._cased:
+                n = _beginning(low, value, k)
+                if n:
+                    k, name = n, owner
         disguised = self._disguised_tail(text)
         if disguised is not None and len(text) - disguised[0] > k:
             k, name = len(text) - disguised[0], disguised[1]

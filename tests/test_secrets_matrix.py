@@ -4102,6 +4102,40 @@ def test_a_secret_an_agent_prints_in_upper_or_lower_case_is_redacted(rook_worksp
         assert piece not in said, piece
 
 
+
+CASED_CAP = r"""
+#!/usr/bin/env python3
+import os, sys
+sys.stdin.read()
+# the 1024-byte cap falls inside the token, shouted: SK-LIVE-HQ7ZPX3V|R9MK2WLT
+sys.stdout.buffer.write(b"y" * (1024 - 16) + os.environ["API_TOKEN"].upper().encode() + b"y" * 3000)
+"""
+
+
+def test_an_output_cap_inside_a_secret_in_another_case_shows_no_piece(rook_workspace, rook_cli, monkeypatch):
+    """A secret printed upper-cased and cut by an output cap: its beginning at
+    the end of what was kept (``SK-LIVE-HQ7ZPX3V``, two thirds of the token) was
+    left in the clear, as only its forms in its own case were looked for there."""
+    monkeypatch.setenv("API_TOKEN", "sk-live-Hq7ZpX3vR9mK2wLt")
+    ws = rook_workspace
+    ws.script("cap.py", CASED_CAP)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/cap.py"}, "limits": {"stdout_bytes": 1024},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    hook = ws.record(r.report["run"]["id"], "s.1")["hooks"][0]
+    assert hook["stdout"].endswith("y[redacted:API_TOKEN]"), hook["stdout"][-60:]
+    assert "HQ7Z" not in (all_text(ws.runs_dir) + r.stdout + r.stderr).upper()
+
+
+def test_redactor_cut_short_finds_a_beginning_in_another_case():
+    from rook_core.redact import Redactor
+
+    red = Redactor({"K": "sk-live-Hq7ZpX3vR9mK2wLt", "S": "Abcd-123"})
+    assert red.cut_short("token SK-LIVE-HQ7ZPX3V") == "token [redacted:K]"
+    assert red.cut_short("token sk-live-hq7z") == "token [redacted:K]"
+    assert red.cut_short("token SK-") == "token SK-"  # 3 characters: kept, as in its own case
+
 def test_redactor_cased_forms():
     from rook_core.redact import Redactor
 
@@ -4168,6 +4202,8 @@ def test_redactor_keeps_variable_names_and_markers_whole():
     assert red.text(once) == once
     assert red.data({"output": once}) == {"output": once}
     assert Redactor({"K": "REDACTED"}).text("[redacted:K] redacted") == "[redacted:K] [redacted:K]"
+    # what an agent writes as a marker holding a secret is no marker: the secret is masked
+    assert Redactor({"K": "sk_live_Zq9x"}).text("[redacted:sk_live_Zq9x]") == "[redacted:[redacted:K]]"
 
 NODE_INSPECT = r"""
 const s = process.env.API_TOKEN, t = process.env.TAB_KEY;
