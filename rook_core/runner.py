@@ -235,7 +235,8 @@ _MARKER = r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]"  # compiled on first use (re'
 def _redacted_texts(value: Any, redactor: Redactor, nested: bool = False) -> Any:
     """``value`` as the record would hold it: each text in it redacted, and a number
     inside a mapping or list (a call's argument) equal to a numeric secret made the
-    marker, as a hook's JSON number is recorded; the whole value a number as it is
+    marker, or holding one among its digits redacted as a string (``"-[redacted:PIN]"``),
+    as a hook's JSON number is recorded; the whole value a number as it is
     (a limit equal to a numeric secret is compared with a count, not with a record)."""
     if isinstance(value, str):
         return redactor.text(value)
@@ -243,7 +244,7 @@ def _redacted_texts(value: Any, redactor: Redactor, nested: bool = False) -> Any
         return [_redacted_texts(v, redactor, True) for v in value]
     if isinstance(value, dict):
         return {k: _redacted_texts(v, redactor, True) for k, v in value.items()}
-    return redactor.data(value) if nested else value
+    return redactor.data(value, printed=True) if nested else value
 
 
 def _as_written(shown: Any, config: Any) -> Any:

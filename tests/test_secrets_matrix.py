@@ -4015,6 +4015,38 @@ def test_a_number_a_hook_prints_holding_a_secret_among_its_digits_is_redacted(
     assert shown.exit_code == 0 and "48213957" not in shown.stdout, shown.stdout + shown.stderr
 
 
+
+PAYER = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+pin = int(os.environ["PIN"])
+print(json.dumps({"output": "ok", "calls": [{"name": "pay", "arguments": {"amount": -pin}}]}))
+"""
+
+
+def test_a_criterion_number_holding_a_secret_among_its_digits_is_refused(rook_workspace, rook_cli, monkeypatch):
+    """A call's argument holding a numeric secret among its digits is recorded
+    as ``"-[redacted:PIN]"`` (what a hook printed), and criteria judge the
+    record: ``called: {name: pay, arguments: {amount: -48213957}}`` failed
+    though the agent made exactly that call (a ``not_called`` would pass on
+    it); only a number equal to the secret was refused. Such a number is
+    refused too, saying how the record holds it."""
+    monkeypatch.setenv("PIN", "48213957")
+    ws = rook_workspace
+    ws.script("pay.py", PAYER)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/pay.py"}, "capabilities": {"calls": True},
+                "env": [{"variable": "PIN", "purpose": "account pin"}]})
+    ws.scenario({"id": "s", "goal": "hi",
+                 "criteria": [{"called": {"name": "pay", "arguments": {"amount": -48213957}}}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "criteria.0.called: holds the value of the profile env variable PIN" in r.stderr, r.stderr
+    assert '"-[redacted:PIN]"' in r.stderr and "48213957" not in r.stdout + r.stderr
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"max_calls": 148213957}]})  # a limit: runs
+    assert rook_cli("run").exit_code == 0
+
 def test_redactor_numbers_holding_a_secret_in_what_a_hook_printed():
     from rook_core.redact import Redactor
 
