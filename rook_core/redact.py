@@ -1492,7 +1492,7 @@ class Redactor:
         without changing its shape: one of Rook's own words (:data:`KEEP`) is kept
         whole, and a field name (a key that is an ASCII identifier, such as
         ``output`` or ``api_key``) is redacted only for a secret of at least
-        :data:`KEY_MIN` characters (``ghp_...`` as a key), never for a short one
+        :data:`KEY_MIN` characters (``ghp_...`` as a key, in any case), never for a short one
         that happens to be inside it (``on`` in ``conversation``)."""
         if not self._pairs:
             return obj
@@ -1525,6 +1525,9 @@ class Redactor:
                 break
             if value in key:
                 key = key.replace(value, f"{MARK}{name}]")
+        if self._cased:  # in another case (values of CASED_MIN = KEY_MIN or more)
+            spans = self._outside_names(key, _cased_spans(key, self._cased))
+            key = _masked(key, spans) if spans else key
         return key
 
 

@@ -4168,6 +4168,32 @@ def test_redactor_cut_short_finds_a_beginning_in_another_case():
     assert red.cut_short("token sk-live-hq7z") == "token [redacted:K]"
     assert red.cut_short("token SK-") == "token SK-"  # 3 characters: kept, as in its own case
 
+
+CASED_KEY = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+s = os.environ["API_TOKEN"]
+print(json.dumps({"output": "ok", "seen": {s.upper(): "header", "x_" + s.lower(): 1}}))
+"""
+
+
+def test_a_secret_in_another_case_as_a_field_name_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A token upper-cased as a field name of what a hook printed (a header map,
+    an environment dump) was masked in the hook's standard output but kept in
+    the evidence Rook parsed from it: field names were looked for in the
+    value's own case only."""
+    monkeypatch.setenv("API_TOKEN", "ghp_Zq9sEcrEt4812")
+    ws = rook_workspace
+    ws.script("key.py", CASED_KEY)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/key.py"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["evidence"] == {"seen": {"[redacted:API_TOKEN]": "header", "x_[redacted:API_TOKEN]": 1}}, turn
+    assert "zq9secret4812" not in (all_text(ws.runs_dir) + r.stdout + r.stderr).lower()
+
 def test_redactor_cased_forms():
     from rook_core.redact import Redactor
 
