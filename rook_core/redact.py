@@ -574,6 +574,8 @@ def escapes_encoded_pattern(value: str) -> re.Pattern[str] | None:
     return _each_character(value, forms)
 
 
+_ASCII_ESCAPE = later(r"%([0-7][0-9a-fA-F])")
+"""A percent-escape of an ASCII character (:meth:`Redactor._encoded_tail`)."""
 _ENCODED_ESCAPE = later(r"%(?:5[cC]|2[56])|\\%|&#?\w*%3[bB]")
 """A percent-escape of a backslash, a ``&`` or a ``%`` (or a backslash or an
 entity before one): what a value escaped and then percent-encoded, or
@@ -1402,8 +1404,9 @@ class Redactor:
         of no secret any more, left in the clear. The longest beginning at the
         end is masked, with any secret that the cut splits before it; also one
         written character by character in a form of its own
-        (:meth:`_disguised_tail`: ``\\u`` escapes, colour codes between them),
-        or in another case (:func:`cased_forms`)."""
+        (:meth:`_disguised_tail`: ``\\u`` escapes, colour codes between them;
+        :meth:`_encoded_tail`: percent-encoded twice), or in another case
+        (:func:`cased_forms`)."""
         cut, names = self.tail_cut(text)
         if not names:
             return self.text(text)
@@ -1424,9 +1427,9 @@ class Redactor:
                 n = _beginning(low, value, k)
                 if n:
                     k, name = n, owner
-        disguised = self._disguised_tail(text)
-        if disguised is not None and len(text) - disguised[0] > k:
-            k, name = len(text) - disguised[0], disguised[1]
+        for disguised in (self._disguised_tail(text), self._encoded_tail(text)):
+            if disguised is not None and len(text) - disguised[0] > k:
+                k, name = len(text) - disguised[0], disguised[1]
         if not k:
             return len(text), []
         cut, names = len(text) - k, [name]
@@ -1438,6 +1441,30 @@ class Redactor:
                     cut, split = a, True
                     names = [owner, *(n for n in names if n != owner)]
         return cut, names
+
+    def _encoded_tail(self, text: str) -> tuple[int, str] | None:
+        """As :meth:`_disguised_tail`, for a secret percent-encoded twice or escaped
+        and then percent-encoded (``Zq9%2540s3cr3t%252F``, ``%5C%22``): read in the
+        text's end with one layer of its percent-escapes of ASCII decoded. None
+        when the end holds no such escape (:data:`_ENCODED_ESCAPE`)."""
+        if not self._escaped or "%" not in text:
+            return None
+        longest = min(max(len(v) for v, _ in self._escaped), DISGUISED_MAX)
+        start = max(0, len(text) - 2 * DISGUISED_WIDTH * longest)
+        window = text[start:]
+        if not _ENCODED_ESCAPE.search(window):
+            return None
+        chars: list[str] = []
+        where: list[int] = []  # where each character of the decoded window is in it
+        at = 0
+        for m in _ASCII_ESCAPE.finditer(window):
+            chars += [window[at : m.start()], chr(int(m.group(1), 16))]
+            where += [*range(at, m.start()), m.start()]
+            at = m.end()
+        chars.append(window[at:])
+        where += range(at, len(window))
+        found = self._disguised_tail("".join(chars))
+        return None if found is None else (start + where[found[0]], found[1])
 
     def _disguised_tail(self, text: str) -> tuple[int, str] | None:
         """Where a secret's beginning at the end of ``text`` begins when it is

@@ -4392,6 +4392,27 @@ def test_redactor_percent_encoded_twice():
         assert red.text(f"u={shown}&") == "u=[redacted:K]&", shown
 
 
+
+def test_redactor_cut_short_finds_a_beginning_percent_encoded_twice_or_escaped_then_encoded():
+    """Output cut inside a secret percent-encoded twice (a redirect_uri's) or
+    JSON-escaped and then percent-encoded kept its beginning in the clear
+    (``Zq9%2540s3cr3t%252Fv``: ``Zq9@s3cr3t/v``): cut_short read one layer of
+    percent-escapes only."""
+    import json
+    import urllib.parse
+
+    from rook_core.redact import Redactor
+
+    value = 'Zq9@s3cr3t/v4l ue+77"x\\y'
+    red = Redactor({"K": value})
+    twice = urllib.parse.quote(urllib.parse.quote(value, safe=""), safe="")
+    escaped = urllib.parse.quote(json.dumps(value)[1:-1], safe="")
+    for form in (twice, escaped):
+        assert red.text(f"x {form} y") == "x [redacted:K] y", form
+        for k in (len(form) // 2, len(form) - 4, len(form) - 1):
+            assert red.cut_short("x " + form[:k]) == "x [redacted:K]", form[:k]
+    assert red.cut_short("x a%2540b") == "x a%2540b"  # no secret's beginning
+
 MOJIBAKE = r"""
 #!/usr/bin/env python3
 import json, os, sys
