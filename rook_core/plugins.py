@@ -166,7 +166,7 @@ class Rook:
                     _dist: str = dist,
                     _plugin: str = plugin,
                 ) -> None:
-                    checked = checked_name(name, registry, _owner)
+                    checked = checked_name(name, registry, _owner, way_out=_way_out)
                     if registry.kind == "reporter" and ":" in checked:  # --report FMT:PATH
                         raise PluginError(
                             f"plugin {_owner}: reporter {checked!r}: --report FORMAT:PATH ends "
@@ -188,7 +188,7 @@ class Rook:
                     _plugin: str = plugin,
                 ) -> None:
                     name = getattr(item, "name", getattr(item, "key", None))
-                    checked = checked_name(name, registry, _owner, item)
+                    checked = checked_name(name, registry, _owner, item, _way_out, keyed=False)
                     if check is not None:
                         check(item, f"{_owner}: {registry.kind} {checked!r}", _way_out)
                     registry.add(checked, item, _owner, _way_out, _dist, _plugin)

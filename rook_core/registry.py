@@ -170,15 +170,45 @@ def an_instance(item: Any, who: str, way_out: WayOut) -> None:
         )
 
 
-def checked_name(name: Any, registry: Registry, owner: str, item: Any = None) -> str:
-    """A registered name: a non-empty string, else a PluginError naming the plugin."""
+UNNAMED_HINTS = {
+    "transport": "a rook_core.transports.TransportSpec(key=..., load_config=...)",
+    "criterion type": "an instance of a rook_core.judging.CriterionType subclass, with its name",
+    "connector": "a connector class, with its name (docs/ruhroh.md#writing-a-connector)",
+}
+"""What an unkeyed registration (``register(item)``) takes, for one that has no name."""
+
+
+def checked_name(
+    name: Any,
+    registry: Registry,
+    owner: str,
+    item: Any = None,
+    way_out: WayOut | None = None,
+    keyed: bool = True,
+) -> str:
+    """A registered name: a non-empty string, else a PluginError naming the plugin
+    and the way out. ``keyed=False``: the name is the item's own (``register(item)``),
+    so an item without one (a dict for a TransportSpec) is told what to register."""
     if isinstance(name, str) and name.strip():
         return name
-    what = f" ({type(item).__name__})" if item is not None else ""
+    fix = f"; fix the plugin or {way_out('it')}" if way_out is not None else ""
+    kind = registry.kind
+    if not keyed and not hasattr(item, "name") and not hasattr(item, "key"):
+        hint = UNNAMED_HINTS.get(kind, f"a {kind} with its name")
+        raise PluginError(
+            f"plugin {owner}: the {kind} it registered is {article(type(item).__name__)}, "
+            f"not a {kind} (register {hint}){fix}"
+        )
+    what = f" ({type(item).__name__})" if not keyed else ""
     raise PluginError(
-        f"plugin {owner}: the {registry.kind} it registered{what} is named {name!r} "
-        "(a name must be a non-empty string)"
+        f"plugin {owner}: the {kind} it registered{what} is named {name!r} "
+        f"(a name must be a non-empty string){fix}"
     )
+
+
+def article(noun: str) -> str:
+    """``a dict``, ``an object``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def transport_key_free(item: Any, who: str, way_out: WayOut) -> None:

@@ -947,6 +947,15 @@ NONE_NAMED = """
         register(None, lambda **kw: None)
 """
 
+A_DICT_TRANSPORT = """
+    from rook_core.hookspecs import hookimpl
+
+
+    @hookimpl
+    def rook_register_transports(register):
+        register({"key": "grpc", "load_config": lambda value: value})
+"""
+
 A_JUDGE_CLASS = """
     from rook_core.hookspecs import hookimpl
     from rook_core.models import PASSED, Verdict
@@ -997,11 +1006,16 @@ ASYNC_REGISTRATION = """
             "plugin bad (rook-bad) raised RuntimeError in rook_register_reporters: "
             "the licence server is down (disable it with ROOK_DISABLE_PLUGINS=bad)",
         ),
-        (
-            NAMELESS,
-            "plugin bad (rook-bad): the criterion type it registered (object) is named None",
-        ),
-        (NONE_NAMED, "plugin bad (rook-bad): the executor it registered is named None"),
+        # an object with no name at all was said to be 'named None', and no way out
+        (NAMELESS, "plugin bad (rook-bad): the criterion type it registered is an object, "
+         "not a criterion type (register an instance of a rook_core.judging.CriterionType "
+         "subclass, with its name); fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
+        (A_DICT_TRANSPORT, "plugin bad (rook-bad): the transport it registered is a dict, not "
+         "a transport (register a rook_core.transports.TransportSpec(key=..., load_config=...)); "
+         "fix the plugin or disable it with ROOK_DISABLE_PLUGINS=bad"),
+        (NONE_NAMED, "plugin bad (rook-bad): the executor it registered is named None (a name "
+         "must be a non-empty string); fix the plugin or disable it with "
+         "ROOK_DISABLE_PLUGINS=bad"),
         # the class, not an instance: every scenario using it was then refused with
         # 'refused it: TypeError: parse() missing ... value', as if its value were wrong
         (SHOUT.replace("register(Shouts())", "register(Shouts)"),
