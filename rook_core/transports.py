@@ -578,11 +578,32 @@ def _checked_result(key: str, result: HookResult, phase: str, transports: Any = 
             f"{transport_named(key, transports)} returned an ok execute result without data "
             "(the agent's answer goes in data, as {'output': ...})"
         )
+    if phase == "execute" and result.status == "ok" and _a_plugins(key, transports):
+        data = result.data or {}
+        if data.get("output") is None and data.get("agent_reply") is None:  # the plugin's fault
+            what = (  # worded as turn_evidence's, which profile_probe reads as no_answer
+                "data's output is None, which holds no answer"
+                if "output" in data
+                else f"data has no output field (keys: {', '.join(sorted(data))})"
+            )
+            raise HookFailed(
+                f"{transport_named(key, transports)} returned an ok execute result whose "
+                f"{what}: the agent's answer goes in data, as {{'output': ...}}"
+            )
     if result.status != "ok" and not result.diagnosis:
         result.diagnosis = (
             f"{transport_named(key, transports)} gave status {result.status} and no diagnosis"
         )
     return result
+
+
+def _a_plugins(key: str, transports: Any) -> bool:
+    """True when ``key`` is a transport of a plugin other than Rook's own: its
+    ``data`` is what the plugin built, so a fault in it is the plugin's (Rook's
+    ``script`` and ``ruhroh`` pass on what the agent printed, told as the agent's)."""
+    from .registry import OWN
+
+    return transports is not None and key in transports and transports.distribution(key) != OWN
 
 
 def phase_hooks(keys: str | Collection[str], run: Callable[[HookCall], Any]) -> tuple[Any, ...]:

@@ -718,6 +718,10 @@ async def answer(call):
         status = "failed"
     elif kind == "empty":
         data = None
+    elif kind == "answerless":
+        data = {"answer": "fine"}
+    elif kind == "nulled":
+        data = {"output": None}
     diagnosis, seconds, code = None, 0.0, None
     if kind == "coded":
         status, diagnosis = "failed", 503  # an HTTP status where the text goes
@@ -753,7 +757,7 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
     rook_distribution("rook-shapeless", {"shapeless": "rook_shapeless"},
                       {"rook_shapeless.py": SHAPELESS})
     rook_workspace.profile({"id": "p", "hooks": {"execute": {"shapeless": "status"}}})
-    kinds = ("status", "set", "silent", "empty", "coded", "timed", "exited", "misphased", "warned",
+    kinds = ("status", "set", "silent", "empty", "answerless", "nulled", "coded", "timed", "exited", "misphased", "warned",
              "fine")
     for kind in kinds:
         rook_workspace.profile({"id": kind, "hooks": {"execute": {"shapeless": kind}}},
@@ -769,6 +773,14 @@ def test_a_malformed_hook_result_fails_that_hook_naming_the_transport(
         # was "the JSON object has no output field (keys: none)", naming no transport
         "empty": "transport 'shapeless' (shapeless (rook-shapeless)) returned an ok execute result without data "
         "(the agent's answer goes in data, as {'output': ...})",
+        # were "the JSON object has no output field (keys: answer)", naming no transport
+        "answerless": "transport 'shapeless' (shapeless (rook-shapeless)) returned an ok execute "
+        "result whose data has no output field (keys: answer): the agent's answer goes in data, as "
+        "{'output': ...}",
+        "nulled": "transport 'shapeless' (shapeless (rook-shapeless)) returned an ok execute "
+        "result whose data's output is None, which holds no answer: the agent's answer goes in "
+        "data, as "
+        "{'output': ...}",
         # was the reason '... failed: 503', and then no report could be written
         "coded": "transport 'shapeless' (shapeless (rook-shapeless)) returned a HookResult whose diagnosis is a int, "
         "not a text: 503",
