@@ -9,6 +9,7 @@ criterion needs but the agent did not give is ``unverifiable``, never a pass.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import inspect
@@ -277,6 +278,39 @@ def _cancel_unread(task: asyncio.Future[Any]) -> None:
 def _read(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
+
+
+class LetGo(concurrent.futures.ThreadPoolExecutor):
+    """The event loop's default executor in a run (``asyncio.to_thread``,
+    ``loop.run_in_executor(None, ...)``, as a plugin bounds a plain function with
+    ``wait_for``): each call in a daemon thread of its own that neither the end of
+    ``asyncio.run`` nor the interpreter's exit waits for, so a plugin's function
+    that never returns, past the bound the plugin or Rook set, keeps Rook from
+    exiting no more than a plain judge does (:func:`in_thread`)."""
+
+    def submit(  # type: ignore[override]
+        self, fn: Any, /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as exc:  # the caller's, raised where it is awaited
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="rook-plugin-thread", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing to join: the threads are let go."""
+
+
+def let_threads_go() -> None:
+    """Make :class:`LetGo` the running loop's default executor."""
+    asyncio.get_running_loop().set_default_executor(LetGo(max_workers=1))
 
 
 def in_thread(fn: Any, *args: Any) -> asyncio.Future[Any]:

@@ -27,6 +27,7 @@ from . import process, procscan
 from .engine import Engine
 from .errors import ConfigError, HookFailed
 from .hookio import repeated_contract_keys
+from .judging import let_threads_go
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook
@@ -249,6 +250,7 @@ async def _drive(
     engine: Engine, sr: ScenarioRun, manifest: dict[str, Any], kills: list[str]
 ) -> None:
     procscan.become_subreaper()
+    let_threads_go()  # a plugin's to_thread that never returns: Rook still exits
     try:
         try:
             await engine.start_transports()

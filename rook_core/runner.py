@@ -47,7 +47,7 @@ from .hookenv import check_env
 from .interrupts import Interrupts, after_hooks, late_signal
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
-from .judging import JudgingContext, check_message
+from .judging import JudgingContext, check_message, let_threads_go
 from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .observed import load_observed, save_observed
 from .phases import parse_phases
@@ -563,6 +563,7 @@ async def _drive(
 ) -> bool:
     """Run prepare and the executor; returns True when interrupted by a signal."""
     procscan.become_subreaper()
+    let_threads_go()  # a plugin's to_thread that never returns: Rook still exits
     marker = {"ROOK_RUN_ID": engine.ctx.id}
     client = engine.judging.client
 

@@ -3248,3 +3248,71 @@ def test_an_observer_or_reporter_raising_generator_exit_is_named(
             in r.stderr), r.stderr
     assert ("the 'leaving' reporter (closing (rook-closing)) failed: GeneratorExit: 0"
             in r.stderr), r.stderr
+
+
+THREADED = """
+import asyncio
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec, saves_nothing
+
+
+def agent(text):
+    time.sleep(600)  # an in-process agent that never answers in time
+    return {"output": text}
+
+
+async def execute(call):
+    started = time.time()
+    try:  # docs/plugins/transport.md's pyfunc: a plain function in a thread, bounded
+        data = await asyncio.wait_for(asyncio.to_thread(agent, call.stdin), call.timeout)
+        status, diagnosis = "ok", None
+    except asyncio.TimeoutError:
+        data, status, diagnosis = None, "timeout", f"no answer within {call.timeout:g} s"
+    ended = time.time()
+    return HookResult(call.phase, status, ended - started, started, ended, data=data,
+                      diagnosis=diagnosis, turn=call.turn, transport="threaded")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="threaded", load_config=lambda value: value,
+                           saved_names=saves_nothing))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return execute(call) if call.entry.transport == "threaded" else None
+"""
+
+
+def test_a_transport_whose_thread_never_returns_does_not_keep_rook_from_exiting(
+    rook_workspace, tmp_path
+):
+    """The pyfunc transport of docs/plugins/transport.md runs the agent with
+    ``asyncio.to_thread`` under ``wait_for``: past its timeout the scenario was an
+    ``error`` and the results printed, but ``rook run`` then waited for the thread
+    (asyncio's default executor is joined at exit) as long as the agent took:
+    forever for one that never answers, a CI job hung after its run. The thread
+    is now let go, as a plain judge's is: Rook exits once the run is recorded."""
+    from rook_core.testing import make_distribution
+
+    site = make_distribution(tmp_path / "site", "rook-threaded", {"threaded": "rook_threaded"},
+                             {"rook_threaded.py": THREADED})
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"threaded": 1,
+                                                             "timeout_seconds": 1}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.Popen([sys.executable, "-m", "rook_core", "run", "--json"],
+                            cwd=rook_workspace.root, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=120)  # the agent's thread sleeps 600 s
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("rook run waited for the transport's thread after the run")
+    assert proc.returncode == 1, err
+    scenario = json.loads(out)["scenarios"][0]
+    assert scenario["status"] == "error" and "no answer within 1 s" in scenario["reason"]
