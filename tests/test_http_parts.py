@@ -142,6 +142,44 @@ def test_openai_chunks_become_one_chat_completion():
     }
 
 
+def test_a_text_streamed_in_many_pieces_is_joined_whole():
+    """content, reasoning_content, a legacy function_call's arguments and a tool
+    call's are each the pieces joined in order; a piece of another type than
+    text in the middle (a number, a list, an object, null) does as it did: the
+    latest replaces a text, null keeps it."""
+    text = "".join(chr(97 + i % 26) for i in range(5000))
+    chunks = [{"id": "c1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    for ch in text:
+        delta = {
+            "content": ch,
+            "reasoning_content": ch.upper(),
+            "function_call": {"name": "f" if ch == "a" else None, "arguments": ch},
+            "tool_calls": [{"index": 0, "function": {"arguments": ch}}],
+        }
+        chunks.append({"choices": [{"index": 0, "delta": delta}]})
+    chunks.append({"choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "stop"}]})
+    message = assemble([("", json.dumps(c)) for c in chunks])["choices"][0]["message"]
+    assert message["content"] == text
+    assert message["reasoning_content"] == text.upper()
+    assert message["function_call"] == {"name": "f" * text.count("a"), "arguments": text}
+    assert message["tool_calls"][0]["function"]["arguments"] == text
+
+    def merged(*pieces: object) -> object:
+        chunks = [{"choices": [{"index": 0, "delta": {"refusal": p}}]} for p in pieces]
+        return assemble([("", json.dumps(c)) for c in chunks])["choices"][0]["message"]["refusal"]
+
+    assert merged("a", "b", None, "c") == "abc"
+    assert merged("a", "b", 3) == 3
+    assert merged("a", "b", 3, "c") == "c"
+    assert merged("a", "b", ["x"], ["y"]) == ["x", "y"]
+    assert merged("a", "b", {"k": "x"}, {"k": "y"}) == {"k": "xy"}
+    assert merged("", "", "a") == "a" and merged("") == "" and merged(None) is None
+    only_empty = [{"choices": [{"index": 0, "delta": {"content": ""}}]}]
+    assert assemble([("", json.dumps(c)) for c in only_empty])["choices"][0]["message"][
+        "content"
+    ] == ""
+
+
 def test_other_streams_keep_their_events_and_errors_fail():
     out = assemble([("", "a "), ("", "b"), ("step", '{"n": 1}')])
     assert out == {"events": ["a ", "b", {"n": 1}], "text": "a b"}

@@ -80,10 +80,44 @@ def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: Any, n: int, where
         call["id"] = delta["id"]
     if delta.get("type"):
         call["type"] = delta["type"]
-    if fn.get("name"):
-        call["function"]["name"] += fn["name"]
-    if fn.get("arguments"):
-        call["function"]["arguments"] += fn["arguments"]
+    for key in ("name", "arguments"):
+        if fn.get(key):
+            _add_text(call["function"], key, fn[key])
+
+
+class _Pieces:
+    """A text streamed in pieces, joined once when the answer is whole
+    (:func:`_joined`): joining each piece as it came took time growing with the
+    square of the text's length (a long answer one character a chunk)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str]) -> None:
+        self.parts = parts
+
+
+def _add_text(into: dict[str, Any], key: str, text: str) -> None:
+    """Add ``text`` to the text ``into[key]`` (a string, or :class:`_Pieces`)."""
+    had = into.get(key)
+    if isinstance(had, _Pieces):
+        had.parts.append(text)
+    else:
+        into[key] = _Pieces([had, text]) if had else text
+
+
+def _joined(value: Any) -> Any:
+    """``value`` with each :class:`_Pieces` in it (in objects and lists) joined."""
+    if isinstance(value, _Pieces):
+        return "".join(value.parts)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (_Pieces, dict, list)):
+                value[key] = _joined(item)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, (_Pieces, dict, list)):
+                value[i] = _joined(item)
+    return value
 
 
 def _merge_piece(into: dict[str, Any], key: str, piece: Any) -> None:
@@ -96,8 +130,8 @@ def _merge_piece(into: dict[str, Any], key: str, piece: Any) -> None:
     had = into.get(key)
     if piece is None:
         into.setdefault(key, None)
-    elif isinstance(piece, str) and isinstance(had, str) and key not in ("id", "type"):
-        into[key] = had + piece
+    elif isinstance(piece, str) and isinstance(had, (str, _Pieces)) and key not in ("id", "type"):
+        _add_text(into, key, piece)
     elif isinstance(piece, list) and isinstance(had, list):
         had.extend(piece)
     elif isinstance(piece, dict) and isinstance(had, dict):
@@ -145,7 +179,7 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                 merged["message"]["role"] = delta["role"]
             text = delta.get("content")
             if isinstance(text, str):
-                merged["message"]["content"] = (merged["message"]["content"] or "") + text
+                _add_text(merged["message"], "content", text)
             for key, piece in delta.items():
                 if key not in ("role", "content", "tool_calls"):
                     _merge_piece(merged["message"], key, piece)
@@ -162,7 +196,7 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
                     _merge_piece(merged, key, piece)
     for index, calls in tool_calls.items():
         choices[index]["message"]["tool_calls"] = [calls[k] for k in sorted(calls)]
-    out["choices"] = [choices[k] for k in sorted(choices)]
+    out["choices"] = [_joined(choices[k]) for k in sorted(choices)]
     return out
 
 
