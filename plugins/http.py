@@ -103,6 +103,11 @@ async def stop(resources: Any) -> None:
     await resources.aclose()
 
 
+def scenario_ended(resources: Any, sr: Any) -> None:
+    """A scenario run is over: its cookies and saved values are let go."""
+    resources.forget(sr.key)
+
+
 def run_http(call: Any) -> Any:
     from rook_plugins.http_transport.phase import run_http as run
 
@@ -122,6 +127,7 @@ def rook_register_transports(register: Any) -> None:
             saved_names=saved_names,
             start=start,
             stop=stop,
+            scenario_ended=scenario_ended,
             description="send an HTTP request (JSON body with placeholders; JMESPath extraction)",
         )
     )

@@ -48,7 +48,13 @@ from .redact import Redactor
 from .registry import OWN
 from .report import EntrySpool, printable, run_seconds
 from .store import RunDir
-from .transports import dispatch, start_resource, stop_resources, transport_named
+from .transports import (
+    dispatch,
+    end_scenario,
+    start_resource,
+    stop_resources,
+    transport_named,
+)
 from .workspace import Agent
 
 
@@ -158,11 +164,11 @@ class Engine(Attempts):
             if spec is not None and spec.start is not None:
                 self.ctx.resources[key] = await start_resource(spec, self.ctx, self.rook.transports)
 
-    async def stop_transports(self) -> None:
-        def warn(message: str) -> None:
-            sys.stderr.write(printable(self.redactor.text(f"rook: warning: {message}")) + "\n")
+    def warn(self, message: str) -> None:
+        sys.stderr.write(printable(self.redactor.text(f"rook: warning: {message}")) + "\n")
 
-        await stop_resources(self.ctx.resources, self.rook.transports, warn)
+    async def stop_transports(self) -> None:
+        await stop_resources(self.ctx.resources, self.rook.transports, self.warn)
 
     async def call_hook(self, call: HookCall, record: dict[str, Any] | None = None) -> HookResult:
         entry = call.entry
@@ -357,6 +363,7 @@ class Engine(Attempts):
             record["started"] = record["started"] or began  # when it ran no hook
             record["seconds"] = round(prior + (end - span[0] if span else 0.0), 6)
             record["ended"] = end
+            end_scenario(self.ctx.resources, sr, self.rook.transports, self.warn)
         return record
 
     def store_scenario(self, sr: ScenarioRun, record: dict[str, Any]) -> None:

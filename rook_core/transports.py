@@ -150,6 +150,15 @@ class TransportSpec:
         ``run.resources[key]``. Under ``--executor dask`` each task (one
         scenario run on a worker) starts its own too, and stops it when it ends.
     :param stop: optional ``async stop(resource)``, called when the run ends.
+    :param scenario_ended: optional ``scenario_ended(resource, scenario_run)``,
+        called with the resource ``start`` gave (or a hook left in
+        ``run.resources[key]``) when a scenario run's phases of this invocation
+        are over, however they ended (cut off, interrupted, its close phase
+        absent or not selected): the transport frees what it keeps for that run
+        (its cookies, its saved values), which would otherwise grow with every
+        scenario run of a long run. No hook of that run comes after it in this
+        invocation; a later one (``rook resume``, ``--phases``) starts afresh, so
+        what it needs then is in the run's ``call.state_dir``.
     :param check: optional ``check(config, plugins) -> config``, called right after
         ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
         naming something another plugin registers (a connector), or needing the
@@ -200,6 +209,7 @@ class TransportSpec:
     resolve: Callable[[Any, Any], Any] | None = None
     start: Callable[[Any], Awaitable[Any]] | None = None
     stop: Callable[[Any], Awaitable[None]] | None = None
+    scenario_ended: Callable[[Any, Any], None] | None = None
     check: Callable[..., Any] | None = None  # (config, plugins), plus opt-in phase, profile
     runnable: Callable[[Any, Any], str | None] | None = None
     check_scenario: Callable[..., str | None] | None = None  # plus opt-in phase, profile
@@ -308,6 +318,28 @@ async def stop_resources(
                     "(the run's results are kept)"
                 )
     resources.clear()
+
+
+def end_scenario(
+    resources: dict[str, Any], sr: Any, transports: Any, warn: Callable[[str], None]
+) -> None:
+    """Tell each transport holding a resource that scenario run ``sr`` is over
+    (``TransportSpec.scenario_ended``). One that raises (a plugin's bug) never
+    loses the scenario's result: ``warn`` gets a message naming it and its plugin."""
+    for key, resource in list(resources.items()):
+        spec = transports.get(key)
+        ended = getattr(spec, "scenario_ended", None)
+        if ended is None:
+            continue
+        try:
+            ended(resource, sr)
+        except BaseException as exc:
+            if not plugin_failure(exc):
+                raise
+            warn(
+                f"transport {key!r} ({transports.owner(key)}) failed when scenario run "
+                f"{sr.key} ended: {exception_text(exc)} (its result is kept)"
+            )
 
 
 def opt_in(func: Any, phase: str, profile: Any) -> dict[str, Any]:

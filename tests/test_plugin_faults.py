@@ -1480,6 +1480,53 @@ def test_a_transport_whose_stop_raises_is_a_warning_and_the_results_stand(
     assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
 
 
+FORGETFUL = UNCLOSED.replace("stop=stop))", "stop=stop_ok, scenario_ended=ended))").replace(
+    "async def answer(call):",
+    """async def stop_ok(resource):
+    pass
+
+
+def ended(resource, sr):
+    print("ENDED", resource, sr.key, file=sys.stderr)
+    raise RuntimeError("could not let go, key " + os.environ["DESK_KEY"])
+
+
+async def answer(call):""",
+)
+
+
+def test_a_transport_told_a_scenario_run_ended_is_told_once_and_a_raise_is_a_warning(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """``TransportSpec.scenario_ended`` is called once each scenario run ends, with
+    the resource ``start`` gave; one that raises loses nothing: the scenario's result
+    stands and a warning (redacted) names the transport and its plugin."""
+    rook_distribution("rook-unclosed", {"unclosed": "rook_unclosed"},
+                      {"rook_unclosed.py": "import sys\n" + FORGETFUL})
+    monkeypatch.setenv("DESK_KEY", SECRET)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": {"unclosed": {}}},
+            "env": [{"variable": "DESK_KEY", "purpose": "the desk's key"}],
+        }
+    )
+    for sid in ("s", "t"):
+        rook_workspace.scenario({"id": sid, "goal": "HELLO", "criteria": [{"contains": "HELLO"}]})
+    r = rook_cli("run", "--json")
+    assert r.exception is None and "Traceback" not in r.stderr, r.stderr
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed", "t": "passed"}, r.stderr
+    for key in ("s.1", "t.1"):
+        assert r.stderr.count(f"ENDED pool {key}\n") == 1, r.stderr
+        warning = (
+            f"rook: warning: transport 'unclosed' (unclosed (rook-unclosed)) failed when "
+            f"scenario run {key} ended: RuntimeError: could not let go, key "
+            "[redacted:DESK_KEY] (its result is kept)"
+        )
+        assert r.stderr.count(warning) == 1, r.stderr
+    assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
+
+
 @pytest.mark.timeout(60)
 def test_a_transport_whose_stop_never_returns_cannot_hang_the_run(
     rook_distribution, rook_workspace, rook_cli, monkeypatch

@@ -266,6 +266,17 @@ class HttpResources:
         self.scenario_saved = state["scenario_saved"]
         self.scenario_lost = state.get("scenario_lost", {})
 
+    def forget(self, key: str) -> None:
+        """Let go of what scenario run ``key`` kept: its phases of this invocation are
+        over (a later one reads its saved values from its state directory again)."""
+        for kept in (
+            self.scenario_saved,
+            self.scenario_lost,
+            self.scenario_no_handle,
+            self.scenario_cookies,
+        ):
+            kept.pop(key, None)
+
     @property
     def prepare_lock(self) -> asyncio.Lock:
         if self._prepare_lock is None:
