@@ -157,7 +157,7 @@ class TransportSpec:
         absent or not selected): the transport frees what it keeps for that run
         (its cookies, its saved values), which would otherwise grow with every
         scenario run of a long run. No hook of that run comes after it in this
-        invocation; a later one (``rook resume``, ``--phases``) starts afresh, so
+        invocation; a later one (``rook run --run ID``, ``--phases``) starts afresh, so
         what it needs then is in the run's ``call.state_dir``.
     :param check: optional ``check(config, plugins) -> config``, called right after
         ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
