@@ -9,16 +9,20 @@ normally — reports for what finished, the run id, the command that resumes
 it, exit 130. A second signal kills every hook process at once and exits 130
 immediately. Once the hooks are done (:func:`after_hooks`), a signal stops
 nothing that is left: the record and the reports are still written, and the
-run exits 130; a second one exits 130 at once.
+run exits 130; a second one exits 130 at once. A signal that comes while a
+reporter's own code writes a report (:func:`reporter_cut`) ends it there: the
+reports not yet written are skipped, each named with the command that writes
+it again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # SIGHUP too: a closed terminal or a dropped ssh session would otherwise end
@@ -85,6 +89,25 @@ class Interrupts:
 
 _before: dict[int, Any] = {}  # by after_hooks(): each signal's handler before it
 _late: list[str] = []  # the signal that came once the hooks were done
+_writing: list[str] = []  # the report whose reporter runs (reporter_cut)
+
+
+class ReportCut(KeyboardInterrupt):
+    """Raised where a reporter's code runs when a signal comes (:func:`reporter_cut`):
+    a ``KeyboardInterrupt``, so it is never taken for the plugin's own failure."""
+
+
+@contextlib.contextmanager
+def reporter_cut(report: str) -> Iterator[None]:
+    """While the block runs a reporter's code writing ``report``, the first signal
+    after :func:`after_hooks` raises :class:`ReportCut` there: a reporter that hangs
+    (a ``time.sleep``, a server that never answers) no longer holds Rook past a CI
+    job's cancel, whose one SIGTERM would otherwise only be noted."""
+    _writing.append(report)
+    try:
+        yield
+    finally:
+        _writing.pop()
 
 
 def _finishing(finish: str) -> str:
@@ -109,6 +132,12 @@ def after_hooks(
             _say("rook: interrupted twice: exiting now" + said + "\n")
             _exit_now()
         _late.append(signal.Signals(sig).name)
+        if _writing:
+            _say(
+                f"\nrook: {_late[0]}: the run is recorded; ending the report being written "
+                f"({_writing[-1]}), writing no other report (again to exit at once)\n"
+            )
+            raise ReportCut(_late[0])
         _say(
             f"\nrook: {_late[0]}: the hooks are done; writing the record and the reports "
             "of what finished (again to exit at once)\n"

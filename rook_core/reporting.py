@@ -321,11 +321,17 @@ def write_reports(
     report is written there, by its path, or fails saying why; never into the
     folder this process is in).
     """
+    from .interrupts import ReportCut, reporter_cut
+
     failed: dict[tuple[str, str], str] = {}
+    cut = ""  # the signal that ended a reporter: the reports after it are skipped
     report = _read_only_aggregates(report)
     home = working_folder()
     base = typed_in if typed_in is not None and typed_in != home else None  # rarely: see above
     for fmt, path in reports:
+        if cut:
+            failed[fmt, path] = f"--report {fmt}:{path}: not written: interrupted ({cut})"
+            continue
         back_to(home)  # after a reporter's os.chdir, a relative target is still the user's
         writer = rook.reporters.get(fmt)
         where = path if base is None or path == STDOUT else os.path.join(base, path)
@@ -333,9 +339,10 @@ def write_reports(
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             with staged(target, f"--report {fmt}:{path}") as given, plugin_output():
-                written = writer(report, given)
-                if inspect.isawaitable(written):  # an async def write: run it to its end
-                    asyncio.run(_awaited(written))
+                with reporter_cut(f"{fmt}:{path}"):  # a signal ends it: Rook exits 130
+                    written = writer(report, given)
+                    if inspect.isawaitable(written):  # an async def write: run it to its end
+                        asyncio.run(_awaited(written))
                 left = _left_at(given) if given != target else ""  # a FIFO given as it is
                 if given != target and not left and own_stream(target) is None:
                     left = _left_beside(given, target)  # companions, moved beside the target
@@ -344,6 +351,12 @@ def write_reports(
                         f"--report {fmt}:{path}: the {fmt!r} reporter "
                         f"({rook.reporters.owner(fmt)}) {left}"
                     )
+        except ReportCut as exc:  # what it wrote is removed; what was there stays
+            cut = str(exc)
+            failed[fmt, path] = (
+                f"--report {fmt}:{path}: interrupted ({cut}) while the {fmt!r} reporter "
+                f"({rook.reporters.owner(fmt)}) wrote it"
+            )
         except _NotWritten as exc:
             failed[fmt, path] = str(exc)
         except OSError as exc:  # named as before the run when it can be (a folder now a file)

@@ -212,6 +212,79 @@ def test_a_second_signal_after_the_hooks_were_cut_says_the_command_that_finishes
     assert 'failures="0"' in fifo.read_text()
 
 
+HANGING_REPORTER = """
+import os
+import time
+from rook_core.hookspecs import hookimpl
+
+
+def write(report, path):
+    path.write_text("half a report")
+    while os.path.exists(os.environ["HANG_FLAG"]):  # a server that never answers
+        time.sleep(1000)
+    path.write_text(f"{len(report['scenarios'])} scenario runs")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("hang", write)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_reporter_hangs_ends_it_and_exits_130(rook_workspace, tmp_path, sig):
+    """A reporter plugin whose write never returned held `rook run` for ever once
+    the run was recorded: the one SIGTERM of `timeout` or a CI cancel only said
+    it would write the reports, so a job hung until its own limit. The signal now
+    ends that reporter (what it wrote half is removed, what was there stays),
+    skips the reports after it, says the command that writes them again (which
+    works as printed) and exits 130; the run's record is whole."""
+    from rook_core.testing import make_distribution
+
+    site = make_distribution(tmp_path / "site", "rook-hang-report", {"hang": "rook_hangrep"},
+                             {"rook_hangrep.py": HANGING_REPORTER})
+    flag = tmp_path / "hang"
+    flag.touch()
+    env = {**os.environ, "HANG_FLAG": str(flag),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "x.txt").write_text("the last report")
+    proc = subprocess.Popen(
+        [*ROOK, "run", "-w", str(ws.root), "--report", f"hang:{out / 'x.txt'}",
+         "--report", f"json:{out / 'y.json'}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert wait_for(lambda: any(out.glob(".x.txt.*/x.txt"))), proc.communicate(timeout=5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert f"rook: {sig.name}: the run is recorded; ending the report being written" in err, err
+    assert (f"--report hang:{out / 'x.txt'}: interrupted ({sig.name}) while the 'hang' "
+            "reporter (hang (rook-hang-report)) wrote it") in err, err
+    assert f"--report json:{out / 'y.json'}: not written: interrupted ({sig.name})" in err
+    assert sorted(p.name for p in out.iterdir()) == ["x.txt"]  # no half report, no temp
+    assert (out / "x.txt").read_text() == "the last report"
+    (run_dir,) = ws.runs_dir.iterdir()
+    assert json.loads((run_dir / "report.json").read_text())["summary"]["passed"] == 1
+    again = err.split("rook: the run is recorded; write again with: ")[1].splitlines()[0]
+    argv = shlex.split(again)
+    assert argv[:3] == ["rook", "report", run_dir.name], again
+    flag.unlink()  # the reporter's server answers this time
+    r = subprocess.run([*ROOK, *argv[1:]], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (out / "x.txt").read_text() == "1 scenario runs"
+    assert json.loads((out / "y.json").read_text())["summary"]["passed"] == 1
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace, tmp_path, sig):
     """A CI cancel while Rook starts (here: loading a plugin that takes its time)
