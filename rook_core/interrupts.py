@@ -90,6 +90,7 @@ class Interrupts:
 _before: dict[int, Any] = {}  # by after_hooks(): each signal's handler before it
 _late: list[str] = []  # the signal that came once the hooks were done
 _writing: list[str] = []  # the report whose reporter runs (reporter_cut)
+_cut: list[str] = []  # the signal that raised ReportCut, however the reporter took it
 
 
 class ReportCut(KeyboardInterrupt):
@@ -137,6 +138,7 @@ def after_hooks(
                 f"\nrook: {_late[0]}: the run is recorded; ending the report being written "
                 f"({_writing[-1]}), writing no other report (again to exit at once)\n"
             )
+            _cut.append(_late[0])
             raise ReportCut(_late[0])
         _say(
             f"\nrook: {_late[0]}: the hooks are done; writing the record and the reports "
@@ -157,12 +159,19 @@ def late_signal() -> str | None:
     return _late[0] if _late else None
 
 
+def report_cut() -> str | None:
+    """The signal that ended a reporter (:func:`reporter_cut`), if one did: also when
+    the reporter caught :class:`ReportCut` and raised another exception, or returned."""
+    return _cut[0] if _cut else None
+
+
 def restore() -> None:
     """Undo :func:`after_hooks` (a no-op without it)."""
     for sig, handler in _before.items():
         signal.signal(sig, handler)
     _before.clear()
     _late.clear()
+    _cut.clear()
 
 
 def _exit_now() -> None:

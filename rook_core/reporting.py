@@ -321,7 +321,7 @@ def write_reports(
     report is written there, by its path, or fails saying why; never into the
     folder this process is in).
     """
-    from .interrupts import ReportCut, reporter_cut
+    from .interrupts import ReportCut, report_cut, reporter_cut
 
     failed: dict[tuple[str, str], str] = {}
     cut = ""  # the signal that ended a reporter: the reports after it are skipped
@@ -329,6 +329,7 @@ def write_reports(
     home = working_folder()
     base = typed_in if typed_in is not None and typed_in != home else None  # rarely: see above
     for fmt, path in reports:
+        cut = cut or report_cut() or ""  # also when a reporter took the ReportCut itself
         if cut:
             failed[fmt, path] = f"--report {fmt}:{path}: not written: interrupted ({cut})"
             continue

@@ -285,6 +285,58 @@ def test_a_signal_while_a_reporter_hangs_ends_it_and_exits_130(rook_workspace, t
     assert json.loads((out / "y.json").read_text())["summary"]["passed"] == 1
 
 
+WRAPPING_REPORTER = """
+import time
+from rook_core.hookspecs import hookimpl
+
+
+def write(report, path):
+    try:
+        time.sleep(1000)
+    except BaseException as exc:  # a reporter that wraps whatever stops it
+        raise RuntimeError("upload aborted") from exc
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("wrap", write)
+"""
+
+
+def test_a_reporter_that_wraps_the_interrupt_still_skips_the_reports_after_it(
+        rook_workspace, tmp_path):
+    """A hanging reporter that caught what the signal raised and raised its own
+    error: it is named with that error, and the reports after it are still skipped
+    (the signal was for the whole of Rook), exit 130."""
+    from rook_core.testing import make_distribution
+
+    site = make_distribution(tmp_path / "site", "rook-wrap-report", {"wrap": "rook_wraprep"},
+                             {"rook_wraprep.py": WRAPPING_REPORTER})
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [*ROOK, "run", "-w", str(ws.root), "--report", f"wrap:{out / 'x.txt'}",
+         "--report", f"json:{out / 'y.json'}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert wait_for(lambda: any(out.glob(".x.txt.*"))), proc.communicate(timeout=5)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "failed: RuntimeError: upload aborted" in err and "Traceback" not in err, err
+    assert f"--report json:{out / 'y.json'}: not written: interrupted (SIGTERM)" in err, err
+    assert not (out / "y.json").exists()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace, tmp_path, sig):
     """A CI cancel while Rook starts (here: loading a plugin that takes its time)
