@@ -456,7 +456,7 @@ def find_profile(
     except ProfileNotFound:
         if not from_active:
             raise
-        known = ", ".join(p.stem for p in candidates) or "none"
+        known = known_profiles(candidates)
         unread = unread_profiles(profiles_dir)
         raise ProfileError(  # removed or renamed on disk since `rook profile use`
             f"{profiles_dir / 'active'}: names {name!r}, which is no profile here "
@@ -517,6 +517,27 @@ def fits(path: Path) -> bool:
     one (``--profile NAME`` with a profile's long name, a run reference) names no
     file, and asking the system about it raises ``File name too long``."""
     return len(os.fsencode(path.name)) <= 255
+
+
+def known_profiles(candidates: list[Path]) -> str:
+    """The profiles ``candidates`` hold as ``rook profile use`` takes them, for a
+    message: each one's id (what ``rook profile list`` shows), its file name after
+    it when that differs (``other (t.yaml)``); a file whose YAML gives no id, by its
+    file name; ``none`` for no file."""
+    from .yamlio import load_yaml
+
+    names = []
+    for path in candidates:
+        try:
+            data = load_yaml(path, ProfileError) if path.is_file() else None
+        except ProfileError:
+            data = None
+        pid = data.get("id") if isinstance(data, dict) else None
+        if not isinstance(pid, str) or not pid:
+            names.append(path.stem)
+        else:
+            names.append(pid if pid == path.stem else f"{pid} ({path.name})")
+    return ", ".join(names) or "none"
 
 
 def locate_profile(profiles_dir: Path, name: str) -> Path:
@@ -582,7 +603,7 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         )
     if fits(direct) and direct.is_symlink():  # to no file, or to itself: the same
         load_yaml(direct, ProfileError)  # raises what is wrong with it
-    known = ", ".join(p.stem for p in candidates) or "none"
+    known = known_profiles(candidates)
     unread = unread_profiles(profiles_dir)
     raise ProfileNotFound(
         f"profile {name!r} not found in {profiles_dir} (profiles: {known})"

@@ -184,6 +184,26 @@ def test_a_folder_named_as_the_profile_file_is_said_to_be_one(rook_workspace, ro
     assert not (ws.agent_dir / "runs").exists() or not list((ws.agent_dir / "runs").iterdir())
 
 
+def test_an_unknown_profile_is_told_with_the_ids_rook_profile_use_takes(rook_workspace, rook_cli):
+    """profiles/t.yaml holding the id other, profiles/active naming nope: rook run
+    said "(profiles: local, staging, t)", file names, while rook profile list shows
+    the id other. The message lists ids, the file name after one that differs."""
+    ws = rook_workspace
+    two_profiles(ws)
+    pdir = ws.agent_dir / "profiles"
+    (pdir / "t.yaml").write_text("id: other\nhooks:\n  execute: scripts/a.sh\n")
+    (pdir / "active").write_text("nope\n")
+    listing = "(profiles: local, staging, other (t.yaml))"
+    r = rook_cli("run", "--workspace", str(ws.root))
+    assert r.exit_code == 2 and listing in r.stderr, r.stderr
+    r = cli(rook_cli, ws, "show", "nope")
+    assert r.exit_code == 2 and listing in r.stderr, r.stderr
+    assert "other" in cli(rook_cli, ws, "list").stdout
+    for name in ("other", "t"):  # what the listing offers, rook profile use takes
+        r = cli(rook_cli, ws, "use", name)
+        assert r.exit_code == 0 and "active profile: other" in r.stdout, (name, r.stderr)
+
+
 def test_rename_changes_the_name_only(rook_workspace, rook_cli):
     ws = rook_workspace
     two_profiles(ws)
