@@ -585,6 +585,36 @@ def test_a_secure_cookie_from_an_agent_on_this_machine_is_sent_back(
         assert r.report["scenarios"][0]["turns"][0]["output"] == "sid=a", (host, r.stderr)
 
 
+def test_a_cookie_for_domain_localhost_is_kept_and_sent_back(rook_cli, rook_workspace, scripted):
+    """Set-Cookie: sid=a; Domain=localhost from an agent on http://localhost was
+    dropped (the standard library refuses a domain with no dot in it), so its later
+    turns ran outside the session. A loopback host's own Domain= is accepted now;
+    another host's still is not (Domain=example.com from localhost)."""
+
+    def open_session(h: Any, body: bytes) -> None:
+        h.send_response(200)
+        h.send_header("Set-Cookie", "sid=a; Domain=localhost; Path=/")
+        h.send_header("Set-Cookie", "other=b; Domain=example.com; Path=/")
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"{}")
+
+    def talk(h: Any, body: bytes) -> None:
+        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
+        send(h, 200, "application/json", answer)
+
+    scripted.routes.update({"/open": open_session, "/talk": talk})
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    url = scripted.url.replace("127.0.0.1", "localhost")
+    hooks = {
+        "open": {"http": {"url": url + "/open", "body": {}}},
+        "execute": {"http": {"url": url + "/talk", "body": {"q": "{{goal}}"}}},
+    }
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--json")
+    assert r.report["scenarios"][0]["turns"][0]["output"] == "sid=a", r.stderr
+
+
 def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     rook_cli, rook_workspace, tls_server  # noqa: F811
 ):

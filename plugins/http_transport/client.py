@@ -222,10 +222,34 @@ class _Policy(DefaultCookiePolicy):
     """The standard library's, but a ``Secure`` cookie also goes back over plain
     http to this machine's loopback (``localhost``, ``127.0.0.1``, ``[::1]``), a
     secure context where browsers send it too: an agent beside Rook sets its
-    session cookie ``Secure`` (as ``SameSite=None`` requires) and serves http."""
+    session cookie ``Secure`` (as ``SameSite=None`` requires) and serves http.
+    And a loopback host's own ``Domain=localhost`` is kept and sent back, as
+    browsers do: the standard library refuses a domain with no dot in it."""
 
     def return_ok_secure(self, cookie: Any, request: Any) -> bool:
         return super().return_ok_secure(cookie, request) or _loopback(request.host)
+
+    def set_ok_domain(self, cookie: Any, request: Any) -> bool:
+        return super().set_ok_domain(cookie, request) or _loopback_domain(cookie, request)
+
+    def return_ok_domain(self, cookie: Any, request: Any) -> bool:
+        return super().return_ok_domain(cookie, request) or _loopback_domain(cookie, request)
+
+
+def _loopback_domain(cookie: Any, request: Any) -> bool:
+    """Whether ``cookie``'s ``Domain`` has no dot (``localhost``) and names the
+    loopback host of ``request`` (``localhost``) or a parent of it (``a.localhost``)."""
+    domain = cookie.domain.lstrip(".").lower()
+    try:
+        host = (urllib.parse.urlsplit(f"//{request.host}").hostname or "").lower()
+    except ValueError:
+        return False
+    return (
+        bool(domain)
+        and "." not in domain
+        and _loopback(request.host)
+        and (host == domain or host.endswith("." + domain))
+    )
 
 
 def new_cookies(start: httpx.Cookies | None = None) -> httpx.Cookies:
