@@ -101,6 +101,7 @@ class CommandConnector(Connector):
             normalize,
             read_result_file,
             split_final_line,
+            status_on_stderr,
         )
 
         cwd = self.cwd or str(session.workspace)
@@ -202,9 +203,11 @@ class CommandConnector(Connector):
                     if proc.returncode < 0
                     else f"exited with code {proc.returncode}"
                 )
-                result.failure = f"the wrapper {how} and reported no status{stderr}"
+                misplaced = status_on_stderr(result.stderr)
+                why = f": {misplaced}" if misplaced else ""
+                result.failure = f"the wrapper {how} and reported no status{why}{stderr}"
             else:
-                problem = final_line_problem(result.stdout)
+                problem = status_on_stderr(result.stderr) or final_line_problem(result.stdout)
                 result.failure = (
                     "the wrapper reported no completion status: "
                     + (f"{problem}; " if problem else "")

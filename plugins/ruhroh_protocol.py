@@ -147,6 +147,19 @@ def split_final_line(stdout: str) -> tuple[dict[str, Any] | None, str]:
     return value, "\n".join(lines[:idx])
 
 
+def status_on_stderr(stderr: str) -> str | None:
+    """What to say when the last line of ``stderr`` is the final JSON line, an
+    object whose ``status`` is a string (``echo '{"status":...}' >&2``): Rook reads
+    it on stdout only. ``None`` otherwise."""
+    final, _ = split_final_line(stderr)
+    if final is None or not isinstance(final.get("status"), str) or not final["status"]:
+        return None
+    return (
+        "its final status line went to standard error (stderr), where Rook does not read "
+        "it: print it on standard output (stdout)"
+    )
+
+
 def final_line_problem(stdout: str) -> str | None:
     """Why the last line of ``stdout``, meant as the final JSON line, gives no
     status: not JSON (the parser's reason), JSON but no object, or an object

@@ -2284,6 +2284,28 @@ def test_a_final_line_that_gives_no_status_says_why(final_line, why, rook_worksp
     assert "stderr: calling the agent CLI failed" in s["reason"], s["reason"]
 
 
+@pytest.mark.parametrize("code", [0, 3])
+def test_a_final_status_line_printed_to_stderr_is_said_to_be_there(code, rook_workspace, rook_cli):
+    # echo '{"status":"goal_satisfied"}' >&2 got the generic "reported no completion
+    # status: expected a final JSON line such as ..." with the very line in its stderr
+    wrapper = rook_workspace.script(
+        "to-stderr.sh",
+        f"""
+        #!/bin/bash
+        echo 'working on it'
+        echo '{{"status":"goal_satisfied"}}' >&2
+        exit {code}
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error", s
+    assert ("its final status line went to standard error (stderr), where Rook does not read "
+            'it: print it on standard output (stdout)') in s["reason"], s["reason"]
+
+
 @pytest.mark.parametrize("codec", ["utf-16", "utf-16-le"])
 def test_a_final_line_printed_in_utf_16_is_named_so(codec, rook_workspace, rook_cli):
     # a PowerShell wrapper's Out-File: "reported no completion status: expected a final JSON
