@@ -490,10 +490,16 @@ def _unreadable(spec: dict[str, Any], calls: list[dict[str, Any]]) -> Verdict | 
     odd = [
         c.get("arguments")
         for c in calls
-        if _named(names, spec, c) and not isinstance(c.get("arguments", {}), dict)
+        if _named(names, spec, c) and not isinstance(c.get("arguments"), dict)
     ]
     if not odd:
         return None
+    if odd[0] is None:  # the hook gave none (an http extract of {name: fn} only)
+        return Verdict(
+            UNVERIFIABLE,
+            f"{spec['name']} was called, but its arguments were not observed (the call "
+            "log gives none), so whether they match cannot be told",
+        )
     shown = _short(odd[0]) if isinstance(odd[0], str) else _json_short(odd[0])
     return Verdict(
         UNVERIFIABLE,

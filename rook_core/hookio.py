@@ -418,13 +418,13 @@ def _check_calls(calls: Any) -> list[dict[str, Any]]:
             raise OutputError(
                 _cut(f"calls[{i}] must be an object with a string name, got {as_json(call)}")
             )
-        args = call.get("arguments", {})
+        args = call.get("arguments")  # none given (or null): not observed, never "empty"
         if isinstance(args, str):  # OpenAI-style arguments arrive as a JSON string
             try:
                 args = loads(args)
             except (ValueError, RecursionError):
                 pass
-        out.append({**call, "arguments": args if args is not None else {}})
+        out.append({**call, "arguments": args})
     return out
 
 

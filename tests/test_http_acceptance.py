@@ -615,6 +615,43 @@ def test_a_cookie_for_domain_localhost_is_kept_and_sent_back(rook_cli, rook_work
     assert r.report["scenarios"][0]["turns"][0]["output"] == "sid=a", r.stderr
 
 
+def test_calls_extracted_without_arguments_leave_argument_criteria_unverifiable(
+    rook_cli, rook_workspace, scripted
+):
+    """extract: {calls: "d[].{name: fn}"} recorded each call with arguments {}: a
+    criterion on arguments then failed (called) or passed (not_called) on arguments
+    never observed. They are recorded null now, and such a criterion is unverifiable;
+    one on the name alone still decides."""
+
+    def talk(h: Any, body: bytes) -> None:
+        answer = {"answer": "done", "d": [{"fn": "lookup"}]}
+        send(h, 200, "application/json", json.dumps(answer).encode())
+
+    scripted.routes.update({"/talk": talk})
+    hooks = {
+        "execute": {
+            "http": {
+                "url": scripted.url + "/talk",
+                "body": {"q": "{{goal}}"},
+                "extract": {"output": "answer", "calls": "d[].{name: fn}"},
+            }
+        }
+    }
+    write_profile(rook_workspace, hooks, env=())
+    criteria = [
+        {"called": {"name": "lookup", "arguments": {"id": 1}}},
+        {"not_called": {"name": "lookup", "arguments": {"id": 2}}},
+        {"called": "lookup"},
+    ]
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": criteria})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    got = [c["status"] for c in s["criteria"]]
+    assert got == ["unverifiable", "unverifiable", "passed"], (got, s["criteria"])
+    assert "arguments were not observed" in s["criteria"][0]["reason"], s["criteria"][0]
+    assert s["turns"][0]["calls"] == [{"name": "lookup", "arguments": None}], s["turns"]
+
+
 def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     rook_cli, rook_workspace, tls_server  # noqa: F811
 ):
