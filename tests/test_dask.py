@@ -2037,22 +2037,10 @@ def test_a_sign_in_cookie_prepare_got_is_sent_by_the_scenario_runs_on_workers(
     scenario run's, as docs/http.md says; a scenario run on a Dask worker started
     without them (its worker's HTTP transport starts afresh), so the agent saw a
     request not signed in that a local run sends signed in."""
-    from test_http_acceptance import Scripted, send
+    from test_http_acceptance import Scripted, echo_cookies, set_cookies
 
     server = Scripted()
-
-    def login(h: Any, body: bytes) -> None:
-        h.send_response(200)
-        h.send_header("Set-Cookie", "login=ok; Path=/")
-        h.send_header("Content-Length", "2")
-        h.end_headers()
-        h.wfile.write(b"{}")
-
-    def talk(h: Any, body: bytes) -> None:
-        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
-        send(h, 200, "application/json", answer)
-
-    server.routes.update({"/login": login, "/talk": talk})
+    server.routes.update({"/login": set_cookies("login=ok; Path=/"), "/talk": echo_cookies})
     rook_workspace.profile(
         {
             "id": "p",

@@ -94,6 +94,26 @@ def send(handler: Any, status: int, ctype: str, data: bytes, pieces: int = 1) ->
             time.sleep(0.005)
 
 
+def set_cookies(*cookies: str) -> Any:
+    """A route that answers ``{}`` setting each of ``cookies`` (``Set-Cookie`` values)."""
+
+    def route(h: Any, body: bytes) -> None:
+        h.send_response(200)
+        for cookie in cookies:
+            h.send_header("Set-Cookie", cookie)
+        h.send_header("Content-Length", "2")
+        h.end_headers()
+        h.wfile.write(b"{}")
+
+    return route
+
+
+def echo_cookies(h: Any, body: bytes) -> None:
+    """A route whose answer is the ``Cookie`` header it got (``no cookie`` without one)."""
+    answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
+    send(h, 200, "application/json", answer)
+
+
 def test_a_goal_naming_placeholders_is_sent_as_written_never_filled_in_a_nested_body(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):
@@ -561,18 +581,10 @@ def test_a_secure_cookie_from_an_agent_on_this_machine_is_sent_back(
     never sent: its later turns ran outside the session. A browser sends it (this
     machine's loopback is a secure context); so does Rook now, only there."""
 
-    def open_session(h: Any, body: bytes) -> None:
-        h.send_response(200)
-        h.send_header("Set-Cookie", "sid=a; Path=/; Secure; HttpOnly; SameSite=None")
-        h.send_header("Content-Length", "2")
-        h.end_headers()
-        h.wfile.write(b"{}")
-
-    def talk(h: Any, body: bytes) -> None:
-        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
-        send(h, 200, "application/json", answer)
-
-    scripted.routes.update({"/open": open_session, "/talk": talk})
+    scripted.routes.update({
+        "/open": set_cookies("sid=a; Path=/; Secure; HttpOnly; SameSite=None"),
+        "/talk": echo_cookies,
+    })
     rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
     for host in ("127.0.0.1", "localhost"):
         url = scripted.url.replace("127.0.0.1", host)
@@ -591,19 +603,10 @@ def test_a_cookie_for_domain_localhost_is_kept_and_sent_back(rook_cli, rook_work
     turns ran outside the session. A loopback host's own Domain= is accepted now;
     another host's still is not (Domain=example.com from localhost)."""
 
-    def open_session(h: Any, body: bytes) -> None:
-        h.send_response(200)
-        h.send_header("Set-Cookie", "sid=a; Domain=localhost; Path=/")
-        h.send_header("Set-Cookie", "other=b; Domain=example.com; Path=/")
-        h.send_header("Content-Length", "2")
-        h.end_headers()
-        h.wfile.write(b"{}")
-
-    def talk(h: Any, body: bytes) -> None:
-        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
-        send(h, 200, "application/json", answer)
-
-    scripted.routes.update({"/open": open_session, "/talk": talk})
+    scripted.routes.update({
+        "/open": set_cookies("sid=a; Domain=localhost; Path=/", "other=b; Domain=example.com; Path=/"),
+        "/talk": echo_cookies,
+    })
     rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
     url = scripted.url.replace("127.0.0.1", "localhost")
     hooks = {
@@ -997,13 +1000,6 @@ def test_cookies_belong_to_their_scenario_run_and_a_login_cookie_to_every_one(
     cookie every scenario needs)."""
     opened: list[threading.Barrier] = []  # both sessions open before either talks
 
-    def login(h: Any, body: bytes) -> None:
-        h.send_response(200)
-        h.send_header("Set-Cookie", "login=ok; Path=/")
-        h.send_header("Content-Length", "2")
-        h.end_headers()
-        h.wfile.write(b"{}")
-
     def open_session(h: Any, body: bytes) -> None:
         sid = json.loads(body)["s"]
         h.send_response(200)
@@ -1015,11 +1011,9 @@ def test_cookies_belong_to_their_scenario_run_and_a_login_cookie_to_every_one(
         if sid != "c":
             opened[-1].wait()
 
-    def talk(h: Any, body: bytes) -> None:
-        answer = json.dumps({"output": h.headers.get("Cookie") or "no cookie"}).encode()
-        send(h, 200, "application/json", answer)
-
-    scripted.routes.update({"/login": login, "/open": open_session, "/talk": talk})
+    scripted.routes.update({
+        "/login": set_cookies("login=ok; Path=/"), "/open": open_session, "/talk": echo_cookies,
+    })
     for sid in ("a", "b", "c"):
         rook_workspace.scenario({"id": sid, "goal": "go", "criteria": [{"contains": "x"}]})
     for signed_in in (True, False):
