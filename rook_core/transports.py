@@ -610,9 +610,13 @@ def _checked_result(key: str, result: HookResult, phase: str, transports: Any = 
             f"{transport_named(key, transports)} returned an ok execute result without data "
             "(the agent's answer goes in data, as {'output': ...})"
         )
-    if phase == "execute" and result.status == "ok" and _a_plugins(key, transports):
+    if phase == "execute" and result.status == "ok":
         data = result.data or {}
-        if data.get("output") is None and data.get("agent_reply") is None:  # the plugin's fault
+        if (  # no answer in what a plugin built: the plugin's fault (checked last: rare)
+            data.get("output") is None
+            and data.get("agent_reply") is None
+            and _a_plugins(key, transports)
+        ):
             what = (  # worded as turn_evidence's, which profile_probe reads as no_answer
                 "data's output is None, which holds no answer"
                 if "output" in data
