@@ -127,23 +127,24 @@ def flags_redacted(workspace: str | None, project: str | None, agent: str | None
 
 def workspace_redactor(workspace: str | None) -> Redactor:
     """A redactor of the ``env`` values of every profile of every agent of the
-    workspace ``workspace`` names (as typed; else the one the current folder
-    is in): for what is said before a command has found its agent, a value
+    workspace ``workspace`` names (as typed) and of the one the current folder
+    is in: for what is said before a command has found its agent, a value
     Click refuses (``rook run -j VALUE``, shown as typed) or a plugin that
-    failed to load (its error). Made only then: it costs a command nothing
+    failed to load (its error). Both: a ``-w`` that names another folder
+    (``-w /``, a typo) does not make the secrets of the project Rook was
+    started in safe to print. Made only then: it costs a command nothing
     otherwise."""
     from .definitions import workspace_secret_names
     from .redact import Redactor
     from .workspace import find_workspace
 
-    try:
-        root = find_workspace(workspace)
-    except (RookError, OSError):
+    names: list[str] = []
+    for typed in dict.fromkeys([workspace, None]):
         try:
-            root = find_workspace(None)
+            names += workspace_secret_names(find_workspace(typed))
         except (RookError, OSError):
-            return Redactor()
-    return Redactor.for_variables(workspace_secret_names(root))
+            continue
+    return Redactor.for_variables(list(dict.fromkeys(names)))
 
 
 def typed_workspace(args: list[str]) -> str | None:

@@ -436,6 +436,7 @@ def run_flags(tmp_path_factory, argv):
 
 @bounded(120)
 @example(argv=["--only", f"x{SECRET}y"])
+@example(argv=["--agent", "agent", "--concurrency", SECRET, "--workspace", "/"])  # found in CI: -w elsewhere
 @example(argv=["--agent", "agent", "--workspace", "\x00"])  # ValueError from resolve(), found on 3.13
 @example(argv=["--report", "json:a\x00b"])
 @example(argv=["--report", f"json:{SECRET}/r.json", "--phases", f"{SECRET},judge"])
