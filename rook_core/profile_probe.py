@@ -269,15 +269,27 @@ async def _drive(
 
 def _entry_shown(entry: Any) -> str:
     """A hook entry as a person recognises it: ``POST http://host/ask`` (no query,
-    no password: either may hold a credential), a script's path, or its transport."""
+    no password: either may hold a credential), a script's path, a wrapper's command
+    line (its secrets hidden, as ``rook profile show`` hides them), a connector's
+    name, or its transport."""
+    from .credentials import join, mask_command, mask_words
     from .urlcheck import shown
 
     config = entry.config
     url, method = getattr(config, "url", None), getattr(config, "method", None)
     if isinstance(url, str) and isinstance(method, str):
         return f"{method} {shown(url)}"
-    if isinstance(config, dict) and isinstance(config.get("path"), str):
+    if not isinstance(config, dict):
+        return f"a {entry.transport} entry"
+    if isinstance(config.get("path"), str):
         return str(config["path"])
+    command = config.get("command")  # a Ruhroh wrapper: a command line, or its words
+    if isinstance(command, str) and command.strip():
+        return mask_command(command)
+    if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
+        return join(mask_words(command))
+    if entry.transport == "connector" and isinstance(config.get("name"), str):
+        return f"connector {config['name']}"
     return f"a {entry.transport} entry"
 
 

@@ -333,7 +333,29 @@ def test_the_wait_announced_for_a_wrapper_counts_its_iterations(rook_workspace, 
     )
     r = rook_cli("profile", "test", "loop", "-w", str(ws.root))
     assert r.exit_code == 0, r.stdout + r.stderr
-    assert "trying the agent: a ruhroh entry (up to 3 iterations of up to 2 s each)\n" in r.stderr
+    assert f"trying the agent: {BASH} (up to 3 iterations of up to 2 s each)\n" in r.stderr
+
+
+def test_the_wait_announced_for_a_wrapper_names_its_command_with_no_secret(
+    rook_workspace, rook_cli
+):
+    # "trying the agent: a ruhroh entry (...)" named no wrapper, where a script hook's
+    # names its path and an http: entry's its URL: which of the profile's wrappers it
+    # waits for is its command line, with a key written in it hidden (as profile show does)
+    ws = rook_workspace
+    key = "sk-live-" + "4f9a2c" * 4
+    ws.profile(
+        {
+            "id": "one",
+            "hooks": {"execute": {"ruhroh": {"command": f"{BASH} --fast --api-key {key}"}}},
+        }
+    )
+    ws.profile({"id": "two", "hooks": {"execute": {"ruhroh": {"command": [BASH, "--fast"]}}}})
+    for name, shown in (("one", f"{BASH} --fast --api-key [hidden]"), ("two", f"{BASH} --fast")):
+        r = rook_cli("profile", "test", name, "-w", str(ws.root))
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert f"trying the agent: {shown} (up to 5 iterations of up to 300 s each)\n" in r.stderr
+        assert key not in r.stdout + r.stderr
 
 
 COST_ONLY = r"""
