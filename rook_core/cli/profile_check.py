@@ -269,8 +269,8 @@ def fix_command(
     """Run the profile, diagnose the failure, repair it, test again.
 
     Rook repairs what it can itself (the answer under another field, a rejected
-    header, an undeclared variable, a capability claimed but not observed) and
-    asks the author agent for the rest, with
+    header, a redirect on the same host, a capability claimed but not observed)
+    and asks the author agent for the rest, with
     the diagnosis and --what. It never loosens a check to make a test pass, and
     writes a repair only when it passes (the old files are kept as *.bak).
 
