@@ -13,7 +13,10 @@ from .options import RATE, Count, split_csv, workspace_options
 @click.command("run")
 @workspace_options
 @click.option(
-    "--profile", "profile", metavar="NAME", help="Profile to use (default: profiles/active)."
+    "--profile",
+    "profile",
+    metavar="NAME",
+    help="Profile to use (default: the one profiles/active names, or the only one).",
 )
 @click.option("--only", multiple=True, metavar="ID,...", help="Run only these scenario ids.")
 @click.option(
