@@ -390,7 +390,10 @@ def _doctor_options(f: Any) -> Any:
     return workspace_options(
         f,
         agent_help="Check this agent only (default: every agent of the workspace).",
-        project_help="Check this project only (default: every agent of the workspace).",
+        project_help=(
+            "Check this project's agent only: --agent's, or its only one, as rook run picks"
+            " it (default: every agent of the workspace)."
+        ),
     )
 
 
