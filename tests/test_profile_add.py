@@ -1987,14 +1987,25 @@ def test_an_endpoint_that_never_answers_is_no_silent_wait(rook_workspace, tmp_pa
     import os
     import socket
     import subprocess
-    import time
+    import threading
 
     ws = rook_workspace
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROOK_")}
     env["ROOK_CACHE_DIR"] = os.environ["ROOK_CACHE_DIR"]  # the suite's, never ~/.cache
+
+    held: list[socket.socket] = []  # every connection made, held open unanswered
+
+    def accept(listener: socket.socket) -> None:
+        try:
+            while True:
+                held.append(listener.accept()[0])
+        except OSError:  # the listener closed: the test is over
+            pass
+
     with socket.socket() as listener:  # accepts connections, never answers
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
+        threading.Thread(target=accept, args=(listener,), daemon=True).start()
         url = f"http://127.0.0.1:{listener.getsockname()[1]}/ask"
         call = tmp_path / "call.txt"
         call.write_text(f"""curl -m 2 {url} -d '{{"message": "hi"}}'\n""")
@@ -2009,11 +2020,12 @@ def test_an_endpoint_that_never_answers_is_no_silent_wait(rook_workspace, tmp_pa
         )
         first = proc.stderr.readline()
         waiting = proc.poll() is None  # said before the wait, not after it
-        t0 = time.monotonic()
         out, err = proc.communicate(timeout=60)
-        waited = time.monotonic() - t0
+        listener.shutdown(socket.SHUT_RDWR)
+    for conn in held:
+        conn.close()
     assert first == f"trying the agent: POST {url} (up to 2 s)\n", first + err
-    assert waiting and waited < 3.9, waited  # one 2 s timeout, not 3 of them
+    assert waiting and len(held) == 1, held  # one call timed out, not 3 attempts of it
     assert proc.returncode == 1, out + err
     assert "test 1 (curl): FAILED (timeout)" in out and "test 2" not in out
     assert "timed out after 2 s (1 attempt)" in out
