@@ -28,7 +28,7 @@ from .judging import (
     runnability,
     scenario_status,
 )
-from .lifecycle import PluginFault, ScenarioPhases, Slot
+from .lifecycle import PluginFault, ScenarioPhases, Slot, warn_once
 from .models import (
     PHASES,
     Criterion,
@@ -569,6 +569,10 @@ class Engine(Attempts):
             if judging.client is not None:
                 record["hooks"].extend(judging.client.interrupted_hooks(record["key"]))
             raise
+        finally:  # what the judge profile reported beside its verdicts (a failed close)
+            if judging.client is not None:
+                for warning in judging.client.warnings(record["key"]):
+                    warn_once(record, warning, self.redactor)
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)

@@ -172,6 +172,7 @@ class JudgeClient:
         self._slots: asyncio.Semaphore | None = None
         self._count = itertools.count(1)
         self._interrupted: dict[str, list[dict[str, Any]]] = {}  # see interrupted_hooks
+        self._warnings: dict[str, list[str]] = {}  # see warnings
 
     @property
     def info(self) -> dict[str, Any]:
@@ -306,6 +307,12 @@ class JudgeClient:
         is given once, for that scenario run's interrupted attempt."""
         return self._interrupted.pop(key, [])
 
+    def warnings(self, key: str) -> list[str]:
+        """What went wrong in the judgements of scenario run ``key`` that decided no
+        verdict (a close that failed, as an agent's close failure is reported): each
+        given once, for that scenario run's warnings."""
+        return self._warnings.pop(key, [])
+
     async def _prepare(self) -> str:
         if self._lock is None:
             self._lock = asyncio.Lock()
@@ -395,19 +402,39 @@ class JudgeClient:
             record["hooks"].append(self.redactor.data(result.to_dict()))
             return result
 
+        async def close(conversation: str | None, after: float | None) -> float | None:
+            """Run close, as after an agent's scenario run (a failed one too): one that
+            fails is reported on the scenario run, as an agent's failed close is."""
+            if "close" not in self.profile.hooks:
+                return after
+            closed = keep(
+                await self._hook("close", state_dir, sr, session, conversation, after=after)
+            )
+            if not closed.ok:
+                warning = self.redactor.text(f"{who}: close failed: {closed.diagnosis}")
+                warnings = self._warnings.setdefault(sr.key, [])
+                if warning not in warnings:
+                    warnings.append(warning)
+            return closed.ended
+
         conversation = None
         last_end = self._prepare_ended
         if "open" in self.profile.hooks:
             opened = keep(await self._hook("open", state_dir, sr, session, after=last_end))
             last_end = opened.ended
-            if not opened.ok:
+            problem = None if opened.ok else opened.diagnosis
+            if opened.ok:
+                try:
+                    conversation = hookio.conversation_handle(
+                        (opened.data or {}).get("conversation")
+                    )
+                except OutputError as exc:
+                    problem = str(exc)
+            if problem is not None:  # close still runs, to release what open made
+                await close(None, last_end)
                 return JudgeAnswer(
-                    "error", diagnosis=f"{who}: open failed: {opened.diagnosis}", record=record
+                    "error", diagnosis=f"{who}: open failed: {problem}", record=record
                 )
-            try:
-                conversation = hookio.conversation_handle((opened.data or {}).get("conversation"))
-            except OutputError as exc:
-                return JudgeAnswer("error", diagnosis=f"{who}: open failed: {exc}", record=record)
         result = await self._hook(
             "execute", state_dir, sr, session, conversation, prompt, after=last_end
         )
@@ -421,12 +448,7 @@ class JudgeClient:
             except OutputError as exc:
                 result.status, result.diagnosis = "failed", str(exc)
         keep(result)
-        last_end = result.ended
-        if "close" in self.profile.hooks:
-            closed = keep(
-                await self._hook("close", state_dir, sr, session, conversation, after=last_end)
-            )
-            last_end = closed.ended
+        last_end = await close(conversation, result.ended)
         if not result.ok or output is None:
             return JudgeAnswer(
                 "error", diagnosis=f"{who}: execute failed: {result.diagnosis}", record=record

@@ -266,6 +266,52 @@ def test_the_judge_profiles_collect_runs_after_close_and_is_recorded(
     assert "trace store down" in reason
 
 
+def test_the_judge_profiles_close_runs_after_a_failed_open_and_a_failed_close_is_reported(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """The judge profile's hooks follow the agent's contract (hooks.md): close still
+    runs after a failed open, to release what open made, and a close that fails is
+    reported as a warning on the scenario run, its verdict kept. A judge's open that
+    failed ran no close, and a judge's failed close was seen in its hook record only."""
+    log = tmp_path / "judge-phases"
+    monkeypatch.setenv("JUDGE_PHASES", str(log))
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    rook_workspace.script("grader.sh", """
+        #!/bin/bash
+        echo "$1" >> "$JUDGE_PHASES"
+        case "$1:$JUDGE_FAILS" in
+          open:open) echo "no session today" >&2; exit 3 ;;
+          close:close) echo "session already gone" >&2; exit 5 ;;
+          execute:*) cat >/dev/null; echo '{"output": {"pass": true, "reason": "fine"}}' ;;
+        esac
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {p: "scripts/grader.sh" for p in
+                                                      ("open", "execute", "close")}},
+                           active=False)
+    monkeypatch.setenv("JUDGE_FAILS", "open")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1 and r.statuses() == {"a": "error"}, r.stderr
+    assert log.read_text().split() == ["open", "close"]
+    judged = criteria_of(r.report, "a")[0]
+    assert judged["reason"].startswith("judge profile 'grader': open failed: exited with code 3")
+    assert [h["phase"] for h in judged["evidence"]["judge"]["hooks"]] == ["open", "close"]
+
+    log.unlink()
+    monkeypatch.setenv("JUDGE_FAILS", "close")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0 and r.statuses() == {"a": "passed"}, r.stderr
+    assert log.read_text().split() == ["open", "execute", "close"]
+    scenario = r.report["scenarios"][0]
+    assert scenario["warnings"] == [
+        "judge profile 'grader': close failed: exited with code 5: session already gone"]
+    assert "warning: judge profile 'grader': close failed" in r.stderr
+    stored = rook_workspace.record(r.report["run"]["id"], "a.1")
+    assert stored["warnings"] == scenario["warnings"]
+
+
 def test_a_judge_prompt_too_long_for_a_ruhroh_judge_says_what_to_do(
     rook_workspace, rook_cli, tmp_path
 ):
