@@ -69,14 +69,21 @@ a judge says it did not do the judging (``continue``: not finished when its iter
 ran out): whatever its output holds is no verdict."""
 
 
+class JudgeError(Exception):
+    """The verdict of a judgement that gave none was read (``JudgeAnswer.passed``
+    with ``ok`` false): a plugin judge that does so raises it, so its criterion is
+    an ``error`` naming the judge profile's failure, never a decided verdict."""
+
+
 @plain
 class JudgeAnswer:
     """One judgement: ``status`` is ``ok`` (``passed``/``reason``/``score`` hold the
-    verdict) or ``error`` (``diagnosis`` says why). ``record`` is the evidence
-    kept with the criterion's verdict: profile, prompt, hook records, answer."""
+    verdict) or ``error`` (``diagnosis`` says why; ``passed`` then raises
+    :class:`JudgeError`). ``record`` is the evidence kept with the criterion's
+    verdict: profile, prompt, hook records, answer."""
 
     status: str
-    passed: bool = False
+    verdict: bool | None = None  # the judge's "pass"; None: it gave none
     reason: str = ""
     score: float | None = None
     diagnosis: str = ""
@@ -85,6 +92,18 @@ class JudgeAnswer:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def passed(self) -> bool:
+        """The judge's ``pass``. A judgement that failed has none: reading it raises
+        (a judge that fails is never a fail, SPEC §6), saying why."""
+        if not self.ok or self.verdict is None:
+            raise JudgeError(
+                f"{self.diagnosis or 'the judge profile gave no verdict'}; this judgement "
+                "gave no verdict, so answer.passed has none (check answer.ok first, and "
+                "return Verdict(ERROR, answer.diagnosis) when it is false)"
+            )
+        return self.verdict
 
 
 def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -498,7 +517,7 @@ class JudgeClient:
         score = verdict.get("score")
         return JudgeAnswer(
             "ok",
-            passed=verdict["pass"],
+            verdict=verdict["pass"],
             reason=verdict["reason"],
             score=float(score) or 0.0 if score is not None else None,  # -0.0 is 0, never "-0"
             record=record,
@@ -709,6 +728,7 @@ def setup_judging(
 
 __all__ = [
     "JudgeAnswer",
+    "JudgeError",
     "JudgeClient",
     "VERDICT_SHAPE",
     "check_configured_judge",

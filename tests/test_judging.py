@@ -1012,6 +1012,52 @@ def test_a_plugin_judge_reaches_the_judge_profile_config_yaml_names(
     assert r.exit_code == 0 and "warning" not in r.stderr, r.stdout + r.stderr
 
 
+TRUSTING = """
+import json
+
+from rook_core.hookspecs import hookimpl
+from rook_core.models import FAILED, PASSED, Verdict
+
+
+class Trusting:
+    async def __call__(self, config, view):  # reads the verdict without asking answer.ok
+        evidence = json.dumps({"turns": [{"output": view.output}]})
+        prompt = f"Trusting.\\nRUBRIC:\\nmust mention x\\n\\nEVIDENCE\\n{evidence}\\n\\nAnswer with"
+        answer = await view.judging.client.ask(prompt, view.scenario)
+        return Verdict(PASSED if answer.passed else FAILED, "asked")
+
+
+@hookimpl
+def rook_register_judges(register):
+    register("trusting", Trusting())
+"""
+
+
+def test_a_plugin_judge_reading_the_verdict_of_a_failed_judgement_is_an_error_not_a_fail(
+    rook_workspace, rook_cli, rook_distribution, monkeypatch
+):
+    """A judge that fails makes the criterion error, never a decided verdict (judges.md).
+    client.ask answered a failed judgement with passed False, so a plugin judge that
+    read answer.passed without answer.ok failed the scenario on a judge that never
+    judged. Reading passed there now raises, naming the judge profile's failure: the
+    criterion is that judge's error."""
+    rook_distribution("rook-trusting", {"trusting": "rook_trusting"},
+                      {"rook_trusting.py": TRUSTING})
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "trusting"}}]}])
+    monkeypatch.setenv("JUDGE_MODE", "exit3")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 1 and r.statuses() == {"s": "error"}, r.stdout + r.stderr
+    reason = criteria_of(r.report, "s")[0]["reason"]
+    assert reason.startswith("judge 'trusting' (trusting (rook-trusting)) raised JudgeError: "
+                             "judge profile 'grader': execute failed: exited with code 3: "
+                             "judge model unavailable"), reason
+    assert "check answer.ok" in reason, reason
+    monkeypatch.setenv("JUDGE_MODE", "normal")
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "failed"}, r.stdout + r.stderr  # judged: no mention of x
+
+
 def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
     setup_agent(rook_workspace, judge=False, scenarios=[
         {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": []}}]}])
