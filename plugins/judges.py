@@ -65,7 +65,8 @@ EVIDENCE (JSON; "turns" holds the answer to judge; "earlier_turns", when present
 conversation before it, given only as context: do not judge it; "calls": null means tool calls \
 were not observed, [] means none were made ("calls_by_turn", when present, gives the calls of the \
 turns where they were observed, null for the others); "usage": null means token usage was not \
-observed):
+observed ("usage_by_turn", when present, gives the usage of the turns that reported it, null for \
+the other turns, whose usage was not observed):
 {evidence}
 
 Answer with exactly one JSON object and nothing else:
@@ -106,6 +107,9 @@ def evidence_document(view: EvidenceView) -> dict[str, Any]:
     if view.calls is None and any(t.calls is not None for t in view.turns):
         # some turns' calls were seen: what they showed is evidence too
         doc["calls_by_turn"] = {str(t.turn): t.calls for t in view.turns}
+    if view.usage is None and any(t.usage is not None for t in view.turns):
+        # some turns' token counts were seen: never told that none were
+        doc["usage_by_turn"] = {str(t.turn): t.usage for t in view.turns}
     return doc
 
 

@@ -1267,7 +1267,9 @@ def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
     rook_workspace, rook_cli
 ):
     """Turn 1 reported its calls, turn 2 did not: "calls" is null (not observed
-    for the scenario), and "calls_by_turn" gives what turn 1 showed."""
+    for the scenario), and "calls_by_turn" gives what turn 1 showed. The same for
+    usage: "usage" was null with nothing else, telling the judge that no token
+    count was observed though turn 1 reported its own; "usage_by_turn" gives it."""
     setup_agent(rook_workspace, scenarios=[
         {"id": "s", "turns": ["ORD-1", "and then?"],
          "criteria": [{"rubric": "must mention monday", "turn": "all"}]}])
@@ -1279,6 +1281,8 @@ def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
             answer = {"output": "it arrives Monday", "conversation": "c1"}
             if os.environ["ROOK_TURN"] == "1":
                 answer["calls"] = [{"name": "issue_refund", "arguments": {"id": "ORD-1"}}]
+            else:
+                answer["usage"] = {"input": 12, "output": 3}
             print(json.dumps(answer))
     """)
     rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
@@ -1291,6 +1295,9 @@ def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
     assert doc["calls_by_turn"] == {
         "1": [{"name": "issue_refund", "arguments": {"id": "ORD-1"}}], "2": None,
     }
+    assert doc["usage"] is None
+    assert doc["usage_by_turn"] == {"1": None, "2": {"input": 12, "output": 3}}
+    assert '"usage_by_turn", when present, gives the usage of the turns' in prompt
 
 
 def test_an_empty_judge_profile_option_is_refused_not_replaced(rook_workspace, rook_cli):
