@@ -676,7 +676,47 @@ async def _call(
             f"criterion {criterion.type} ({owner}) returned "
             f"{current().head(repr(result), 200)}, not a Verdict",
         )
-    return checked_verdict(result, f"criterion {criterion.type} ({owner})")
+    verdict = checked_verdict(result, f"criterion {criterion.type} ({owner})")
+    if third_party and verdict.status == PASSED:  # Rook's own types judge what is unseen
+        unseen = _unseen_need(ctype, view)
+        if unseen:  # SPEC 5: a capability this evidence does not show is never a pass
+            return Verdict(
+                UNVERIFIABLE,
+                f"criterion {criterion.type} ({owner}) passed "
+                f"({current().head(repr(verdict.reason), 200)}), but it needs {unseen}: a pass "
+                "on evidence never seen is no pass",
+                verdict.evidence,
+            )
+    return verdict
+
+
+def _unseen_need(ctype: CriterionType, view: EvidenceView) -> str | None:
+    """What of the capabilities ``ctype`` needs the evidence in ``view`` shows
+    nothing of (no turn in view, nor collect, reported it), or ``None``. What some
+    turns showed may decide it, as for Rook's own call and usage criteria."""
+    from .hookio import has_token_counts
+
+    needs = getattr(ctype, "needs", ()) or ()
+    if "calls" in needs and view.calls is None and all(t.calls is None for t in view.turns):
+        return (
+            "the calls capability, and the evidence in view shows no call log (calls were not "
+            "observed)"
+        )
+    if (
+        "usage" in needs
+        and not has_token_counts(view.usage)
+        and not any(has_token_counts(t.usage) for t in view.turns)
+    ):
+        return (
+            "the usage capability, and the evidence in view shows no token count (usage was "
+            "not observed)"
+        )
+    if "multi_turn" in needs and not (view.record.get("observed") or {}).get("multi_turn"):
+        return (
+            "the multi_turn capability, and this scenario run returned no conversation handle "
+            "(multi_turn was not observed)"
+        )
+    return None
 
 
 REASON_MAX = 4000  # of a plugin's reason: the criterion's and scenario's, in every report

@@ -1227,6 +1227,41 @@ def test_a_criterion_that_needs_what_no_profile_can_declare_names_the_plugin(
     assert r.exit_code == 2 and "unknown criterion type" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("needs, answer, said", [
+    ('frozenset({"calls"})', {"output": "x"},
+     "it needs the calls capability, and the evidence in view shows no call log (calls were "
+     "not observed)"),
+    ('frozenset({"usage"})', {"output": "x", "calls": [], "usage": {"cost_usd": 0.1}},
+     "it needs the usage capability, and the evidence in view shows no token count (usage was "
+     "not observed)"),
+])
+def test_a_plugin_criterion_that_passes_on_a_capability_never_observed_is_unverifiable(
+    rook_distribution, rook_workspace, rook_cli, needs, answer, said
+):
+    """SPEC 5: where the capability is declared but this scenario's evidence does
+    not show it, the criterion is unverifiable: never a pass. Rook made a scenario
+    needing it not_runnable, but the unverifiable half was left to the plugin, and a
+    plugin type with needs = {"calls"} that passed without looking at view.calls (None)
+    passed the scenario on a call log nobody saw."""
+    rook_workspace.script("a.sh", f"""#!/bin/bash\n[ "$1" = execute ] && echo '{json.dumps(answer)}'\n""")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"},
+                            "capabilities": {"calls": True, "usage": True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"traced": True}]})
+    rook_distribution("rook-traced", {"traced": "rook_traced"},
+                      {"rook_traced.py": NEEDS.replace("{NEEDS}", needs)})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "unverifiable"}, r.stdout + r.stderr
+    verdict = r.report["scenarios"][0]["criteria"][0]
+    assert verdict["status"] == "unverifiable", verdict
+    assert verdict["reason"] == (
+        f"criterion traced (traced (rook-traced)) passed ('traced'), but {said}: a pass on "
+        "evidence never seen is no pass"), verdict["reason"]
+    # with the evidence there, its pass stands
+    rook_workspace.script("a.sh", """#!/bin/bash\n[ "$1" = execute ] && echo '{"output": "x", "calls": [], "usage": {"input": 1, "output": 2}}'\n""")
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+
+
 ENDLESS = """
 import asyncio
 from rook_core.hookspecs import hookimpl
