@@ -677,14 +677,14 @@ async def _call(
             f"{current().head(repr(result), 200)}, not a Verdict",
         )
     verdict = checked_verdict(result, f"criterion {criterion.type} ({owner})")
-    if third_party and verdict.status == PASSED:  # Rook's own types judge what is unseen
+    if third_party and verdict.status in (PASSED, FAILED):  # Rook's own judge the unseen
         unseen = _unseen_need(ctype, view)
-        if unseen:  # SPEC 5: a capability this evidence does not show is never a pass
+        if unseen:  # SPEC 5: a capability this evidence does not show: unverifiable
             return Verdict(
                 UNVERIFIABLE,
-                f"criterion {criterion.type} ({owner}) passed "
-                f"({current().head(repr(verdict.reason), 200)}), but it needs {unseen}: a pass "
-                "on evidence never seen is no pass",
+                f"criterion {criterion.type} ({owner}) {verdict.status} "
+                f"({current().head(repr(verdict.reason), 200)}), but it needs {unseen}: a "
+                "verdict on evidence never seen is unverifiable",
                 verdict.evidence,
             )
     return verdict

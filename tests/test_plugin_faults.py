@@ -1242,7 +1242,7 @@ def test_a_plugin_criterion_that_passes_on_a_capability_never_observed_is_unveri
     not show it, the criterion is unverifiable: never a pass. Rook made a scenario
     needing it not_runnable, but the unverifiable half was left to the plugin, and a
     plugin type with needs = {"calls"} that passed without looking at view.calls (None)
-    passed the scenario on a call log nobody saw."""
+    passed the scenario on a call log nobody saw (and one that failed, failed it)."""
     rook_workspace.script("a.sh", f"""#!/bin/bash\n[ "$1" = execute ] && echo '{json.dumps(answer)}'\n""")
     rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"},
                             "capabilities": {"calls": True, "usage": True}})
@@ -1254,12 +1254,21 @@ def test_a_plugin_criterion_that_passes_on_a_capability_never_observed_is_unveri
     verdict = r.report["scenarios"][0]["criteria"][0]
     assert verdict["status"] == "unverifiable", verdict
     assert verdict["reason"] == (
-        f"criterion traced (traced (rook-traced)) passed ('traced'), but {said}: a pass on "
-        "evidence never seen is no pass"), verdict["reason"]
-    # with the evidence there, its pass stands
+        f"criterion traced (traced (rook-traced)) passed ('traced'), but {said}: a verdict "
+        "on evidence never seen is unverifiable"), verdict["reason"]
+    # a fail on it is no more founded: a missing call log read as an empty one
+    rook_distribution("rook-failing", {"failing": "rook_failing"}, {"rook_failing.py": NEEDS.replace(
+        "{NEEDS}", needs).replace("PASSED", "FAILED").replace('"traced"', '"failing"')})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"failing": True}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "unverifiable"}, r.stdout + r.stderr
+    reason = r.report["scenarios"][0]["criteria"][0]["reason"]
+    assert reason.startswith("criterion failing (failing (rook-failing)) failed ('failing'), but "
+                             "it needs the "), reason
+    # with the evidence there, its verdict stands
     rook_workspace.script("a.sh", """#!/bin/bash\n[ "$1" = execute ] && echo '{"output": "x", "calls": [], "usage": {"input": 1, "output": 2}}'\n""")
     r = rook_cli("run", "--json")
-    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    assert r.exit_code == 1 and r.statuses() == {"s": "failed"}, r.stdout + r.stderr
 
 
 ENDLESS = """
