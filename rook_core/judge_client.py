@@ -46,6 +46,7 @@ from .judging import (
     JudgingContext,
     check_criteria,
     judge_profile_users,
+    judged_repeat,
     may_ask_judge_profile,
     queueing,
 )
@@ -352,14 +353,23 @@ class JudgeClient:
         return self._prepared
 
     async def ask(
-        self, prompt: str, scenario: Scenario, repeat_index: int = 1, repeat_count: int = 1
+        self,
+        prompt: str,
+        scenario: Scenario,
+        repeat_index: int | None = None,
+        repeat_count: int | None = None,
     ) -> JudgeAnswer:
         """Run one judgement of ``prompt`` (about ``scenario``) through the judge profile.
+        It belongs to the repeat being judged unless ``repeat_index`` names one.
 
         The prompt is redacted before it leaves Rook: a secret the agent
         echoed reaches the judge (often a model provider) as ``[redacted:NAME]``,
         which still tells it that a secret was shown."""
         assert self.ctx is not None, "attach() the client to a run first"
+        if repeat_index is None or repeat_count is None:
+            index, count = judged_repeat()
+            repeat_index = index if repeat_index is None else repeat_index
+            repeat_count = count if repeat_count is None else repeat_count
         prompt = self.redactor.text(prompt)
         who = f"judge profile {self.profile.id!r}"
         record: dict[str, Any] = {"profile": self.profile.id, "prompt": prompt, "hooks": []}

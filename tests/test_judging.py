@@ -1058,6 +1058,39 @@ def test_a_plugin_judge_reading_the_verdict_of_a_failed_judgement_is_an_error_no
     assert r.statuses() == {"s": "failed"}, r.stdout + r.stderr  # judged: no mention of x
 
 
+def test_a_plugin_judges_judgement_belongs_to_the_repeat_it_judged(
+    rook_workspace, rook_cli, rook_distribution, tmp_path, monkeypatch
+):
+    """client.ask(prompt, view.scenario), as judges.md writes it, took every judgement
+    for the scenario's first repeat: the judge profile's hooks got RUHROH_RUN_INDEX and
+    their state folder of repeat 1, and what went wrong in the judgement of repeat 2 (a
+    close that failed) was reported on repeat 1's record, or on none. The repeat being
+    judged is now the one asked about."""
+    log = tmp_path / "judge-phases"
+    monkeypatch.setenv("JUDGE_PHASES", str(log))
+    rook_distribution("rook-asking", {"asking": "rook_asking"}, {"rook_asking.py": ASKING})
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "s", "goal": "G", "repeat": 2, "criteria": [{"judge": {"name": "asking"}}]}])
+    rook_workspace.script("grader.sh", """
+        #!/bin/bash
+        echo "$1 $(basename "$ROOK_STATE_DIR")" >> "$JUDGE_PHASES"
+        case "$1" in
+          close) echo "session already gone" >&2; exit 5 ;;
+          execute) cat >/dev/null
+            echo '{"output": {"pass": true, "reason": "mentions monday"}}' ;;
+        esac
+        exit 0
+    """)
+    rook_workspace.profile({"id": "grader", "hooks": {p: "scripts/grader.sh" for p in
+                                                      ("execute", "close")}}, active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert [s["status"] for s in r.report["scenarios"]] == ["passed"] * 2, r.stdout + r.stderr
+    warned = "judge profile 'grader': close failed: exited with code 5: session already gone"
+    assert [s["warnings"] for s in r.report["scenarios"]] == [[warned], [warned]], r.report
+    folders = sorted({line.split()[1].split("-j")[0] for line in log.read_text().splitlines()})
+    assert folders == ["s.1", "s.2"], log.read_text()
+
+
 def test_a_judge_refuses_its_own_bad_configuration(rook_workspace, rook_cli):
     setup_agent(rook_workspace, judge=False, scenarios=[
         {"id": "s", "goal": "G", "criteria": [{"judge": {"name": "keywords", "words": []}}]}])
