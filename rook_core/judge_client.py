@@ -64,10 +64,20 @@ from .workspace import ROOT, Agent
 VERDICT_KEYS = ("pass", "reason", "score")
 VERDICT_SHAPE = '{"pass": true|false, "reason": "...", "score": 0.0-1.0 (optional)}'
 _FENCE = r"(?s)^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```$"
-NOT_JUDGED = ("cannot_satisfy", "policy_blocked", "out_of_scope", "cancelled", "continue")
+NOT_JUDGED = (
+    "cannot_satisfy",
+    "policy_blocked",
+    "out_of_scope",
+    "cancelled",
+    "continue",
+    "runtime_failure",
+    "infra_failure",
+)
 """Completion statuses (a Ruhroh wrapper's, or a ``status`` a script prints) by which
 a judge says it did not do the judging (``continue``: not finished when its iterations
-ran out): whatever its output holds is no verdict."""
+ran out; ``runtime_failure``, ``infra_failure``: it failed, which a script judge says
+in its status, a Ruhroh wrapper's failing its hook): whatever its output holds is no
+verdict. Only ``goal_satisfied``, or no status, judges."""
 
 
 class JudgeError(Exception):

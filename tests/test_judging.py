@@ -387,6 +387,33 @@ def test_a_judge_that_reports_it_did_not_judge_is_an_error_never_a_pass(
         assert r.statuses() == {"a": "passed"}, (judge, r.stderr)
 
 
+@pytest.mark.parametrize("status", ["runtime_failure", "infra_failure"])
+def test_a_script_judge_reporting_a_failure_status_gave_no_verdict(
+    rook_workspace, rook_cli, status
+):
+    """judges.md: goal_satisfied, or no status, judges. A script judge whose model call
+    failed and that printed {"status": "runtime_failure"} (or infra_failure) beside a
+    {"pass": false} it wrote meanwhile had that taken as its verdict: the judge's own
+    failure failed the agent's scenario. It is the criterion's error, naming the status
+    (a Ruhroh judge's runtime_failure fails its hook, an error already)."""
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "criteria": [{"rubric": "must mention refund"}]},
+    ])
+    rook_workspace.script("judge.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            print(json.dumps({"output": {"pass": False, "reason": "model call failed"},
+                              "status": os.environ["JUDGE_STATUS"]}))
+    """)
+    rook_workspace.profile({"id": "scripted", "hooks": {"execute": "scripts/judge.py"}},
+                           active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "scripted", env={"JUDGE_STATUS": status})
+    assert r.exit_code == 1 and r.statuses() == {"a": "error"}, r.stdout + r.stderr
+    reason = criteria_of(r.report, "a")[0]["reason"]
+    assert reason.startswith(f"judge profile 'scripted' reported {status}: it did not judge"), reason
+
+
 def test_a_ruhroh_judges_made_up_handle_is_never_rook_conversation(
     rook_workspace, rook_cli, tmp_path, monkeypatch
 ):
