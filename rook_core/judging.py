@@ -652,8 +652,9 @@ async def evaluate_criterion(
         if ctype.per_turn:
             return await _call(ctype, criterion, owner, view([turns[-1]], False), third_party)
         verdict = await _call(ctype, criterion, owner, view(turns, True), third_party)
-        if scope == "all" and getattr(ctype, "uses_judge_profile", False):
-            return every_turn_seen(verdict, record)  # a rubric judging all turns together
+        if scope == "all" and (getattr(ctype, "uses_judge_profile", False) or third_party):
+            # a rubric, or a plugin's type, judging all turns together: the unsent unseen
+            return every_turn_seen(verdict, record)
         return verdict
     except BaseException as exc:  # a criterion plugin's bug (sys.exit() too, and its own
         # BaseException) is that criterion's error, not Rook's; an interruption is the run's

@@ -1271,6 +1271,29 @@ def test_a_plugin_criterion_that_passes_on_a_capability_never_observed_is_unveri
     assert r.exit_code == 1 and r.statuses() == {"s": "failed"}, r.stdout + r.stderr
 
 
+def test_a_plugin_criterion_judging_all_turns_together_could_not_see_the_turns_not_sent(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """criteria.md: a turn: all criterion that held on every turn sent is unverifiable
+    when the conversation ended before the others were (it could not see them), a
+    rubric's or a plugin judge's judging all turns together too. A plugin criterion
+    type judging all turns together (per_turn = False) passed all the same."""
+    rook_workspace.script("a.sh", """#!/bin/bash\n[ "$1" = execute ] && echo '{"output": "x", "conversation": "c"}'\n""")
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"},
+                            "capabilities": {"multi_turn": True}})
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b", "c"], "max_turns": 2,
+                             "criteria": [{"traced": True, "turn": "all"}, {"traced": True}]})
+    rook_distribution("rook-traced", {"traced": "rook_traced"},
+                      {"rook_traced.py": NEEDS.replace("{NEEDS}", "frozenset()")})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    every, last = r.report["scenarios"][0]["criteria"]
+    assert every["status"] == "unverifiable", every
+    assert every["reason"] == ("traced; but turn 3 was not sent: the conversation ended after "
+                               "turn 2 (the scenario's max_turns (2) reached)"), every["reason"]
+    assert last["status"] == "passed", last  # the last turn sent is the last turn
+
+
 ENDLESS = """
 import asyncio
 from rook_core.hookspecs import hookimpl
