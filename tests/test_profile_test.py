@@ -146,6 +146,30 @@ def test_the_next_command_it_prints_works_as_printed_from_where_it_was_run(
     assert caps == {"multi_turn": True, "calls": False, "usage": True}
 
 
+def test_an_optimistic_claim_says_the_test_failed_where_it_says_the_result(
+    rook_workspace, rook_cli
+):
+    """An optimistic claim fails the test (exit 1), but the summary line said
+    "test: ok" and --json "test": {"ok": true}: what it printed and its exit code
+    disagreed. Both say it failed and why; --update, which fixes the claim, passes."""
+    ws = rook_workspace
+    write(ws, {"calls": True, "usage": True})
+    r = profile_test(rook_cli, ws)
+    assert r.exit_code == 1, r.stdout
+    assert "test: FAILED (optimistic claim: calls, declared but not observed)" in r.stdout.splitlines(), r.stdout
+    assert "test: ok" not in r.stdout, r.stdout
+    r = profile_test(rook_cli, ws, "--json")
+    assert r.exit_code == 1, r.stdout
+    test = json.loads(r.stdout)["test"]
+    assert test["ok"] is False and test["problem"] == "optimistic", test
+    assert test["diagnosis"] == "optimistic claim: calls, declared but not observed", test
+    assert test["phase"] is None and all(h["status"] == "ok" for h in test["hooks"]), test
+    r = profile_test(rook_cli, ws, "--json", "--update")
+    assert r.exit_code == 0, r.stdout
+    test = json.loads(r.stdout)["test"]
+    assert test["ok"] is True and test["problem"] is None, test
+
+
 def test_an_optimistic_multi_turn_names_what_open_printed_that_is_no_handle(
     rook_workspace, rook_cli
 ):

@@ -180,10 +180,19 @@ def test_command(
         )
         updated = True
     table, optimistic = capabilities_table(declared, obs.observed if obs.evidence_complete else {})
+    # every hook worked, yet a claim is optimistic: the test fails, and says so
+    claims = (
+        f"optimistic claim: {', '.join(optimistic)}, declared but not observed"
+        if obs.ok and optimistic and not updated
+        else ""
+    )
     if as_json:
+        test = obs.to_dict()
+        if claims:
+            test.update(ok=False, problem="optimistic", diagnosis=claims)
         doc = {
             "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
-            "test": obs.to_dict(),
+            "test": test,
             "updated": updated,
             # not checked when the test did not complete: nothing observed, no verdict
             "capabilities_checked": obs.evidence_complete,
@@ -203,7 +212,7 @@ def test_command(
         click.echo(s.redactor.text(json.dumps(doc, ensure_ascii=False)))  # flushed, as diff's
     else:
         s.say(f"profile {profile.id} ({profile.path})")
-        show_observation(obs, s.say, "test")
+        show_observation(obs, s.say, "test", failed=claims)
         if obs.evidence_complete:
             s.say("capabilities:")
             s.say(table)

@@ -76,11 +76,20 @@ def _why_empty(obs: Observation) -> str:
     )
 
 
-def show_observation(obs: Observation, say: Callable[[str], None], title: str = "") -> None:
-    """The phases with their times, then the answer or the diagnosis."""
+def show_observation(
+    obs: Observation, say: Callable[[str], None], title: str = "", failed: str = ""
+) -> None:
+    """The phases with their times, then the answer or the diagnosis.
+
+    ``failed`` says why the test failed although every hook worked (an
+    optimistic claim): the first line then says FAILED, as the exit code does.
+    """
     head = f"{title}: " if title else ""
     kind = "" if obs.ok or obs.problem in (None, "failed") else f" ({obs.problem})"  # no "(failed)"
-    say(f"{head}{'ok' if obs.ok else 'FAILED'}{kind}")
+    if obs.ok and failed:
+        say(f"{head}FAILED ({failed})")
+    else:
+        say(f"{head}{'ok' if obs.ok else 'FAILED'}{kind}")
     say(phases_table(obs))
     if obs.evidence_complete:  # also when only close failed: execute answered
         say(f"  answer: {cut(obs.answer, ANSWER_CHARS)!s}")
@@ -103,11 +112,14 @@ def show_observation(obs: Observation, say: Callable[[str], None], title: str = 
     say(f"  observed capabilities: {', '.join(seen) or 'none'}")
 
 
-def capabilities_table(declared: dict[str, Any], observed: dict[str, bool]) -> tuple[str, int]:
-    """The comparison table, and how many claims are optimistic."""
-    rows, optimistic = [], 0
+def capabilities_table(
+    declared: dict[str, Any], observed: dict[str, bool]
+) -> tuple[str, list[str]]:
+    """The comparison table, and the capabilities claimed optimistically."""
+    rows, optimistic = [], []
     for row in compare_capabilities(declared, observed):
-        optimistic += row["verdict"] == "optimistic"
+        if row["verdict"] == "optimistic":
+            optimistic.append(row["capability"])
         rows.append(
             [
                 row["capability"],
