@@ -435,8 +435,43 @@ def test_a_scenario_file_that_holds_no_scenario_gets_a_note(rook_workspace, rook
              if f["status"] == "note" and f["subject"].endswith("scenarios")]
     assert notes == [
         f"no scenario in {(sdir / 'empty.yml').resolve()}, {(sdir / 'new.yaml').resolve()} "
-        "(empty, or only comments): rook run skips them"
+        "(empty, or only comments): rook run reads none from them and runs the others, "
+        "without a word"
     ], findings
+    # what rook run does with them: the others run, exit 0, the files not named
+    r = rook_cli("run", "-w", str(rook_workspace.root))
+    assert r.exit_code == 0 and "empty.yml" not in r.stdout + r.stderr, r.stdout + r.stderr
+    (sdir / "new.yaml").unlink()
+    code, findings = doctor(rook_cli, rook_workspace)
+    notes = [f["message"] for f in findings
+             if f["status"] == "note" and f["subject"].endswith("scenarios")]
+    assert notes == [
+        f"no scenario in {(sdir / 'empty.yml').resolve()} "
+        "(empty, or only comments): rook run reads none from it and runs the others, "
+        "without a word"
+    ], findings
+
+
+def test_a_scenarios_folder_whose_only_file_is_empty_says_what_rook_run_does(
+    rook_workspace, rook_cli
+):
+    """Its only scenario file saved empty: doctor said "no scenario in DIR", not
+    that a file is there and holds none, nor that rook run refuses (exit 2)."""
+    healthy(rook_workspace)
+    sdir = rook_workspace.agent_dir / "scenarios"
+    for old in sdir.iterdir():
+        old.unlink()
+    (sdir / "only.yaml").write_text("")
+    r = rook_cli("run", "-w", str(rook_workspace.root))
+    assert r.exit_code == 2 and "no scenarios in" in r.stderr, r.stdout + r.stderr
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 1, findings
+    (problem,) = problems(findings)
+    assert problem["message"] == (
+        f"no scenario in {sdir.resolve()}: {(sdir / 'only.yaml').resolve()} holds none "
+        "(empty, or only comments), so rook run refuses to run (exit 2)"
+    ), problem
+    assert not [f for f in findings if f["status"] == "note" and "only.yaml" in f["message"]]
 
 
 def test_a_project_or_agent_that_does_not_exist_is_a_usage_error(rook_workspace, rook_cli):

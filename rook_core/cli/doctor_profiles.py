@@ -444,10 +444,18 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         )
         return []
     if not scenarios:
+        hollow = [path for _, path, _, _ in _yaml_files(sdir)]  # each one empty, or comments
+        verb = "holds" if len(hollow) == 1 else "hold"
         doctor.add(
             PROBLEM,
             f"{label} scenarios",
-            f"no scenario in {sdir}",
+            f"no scenario in {sdir}"
+            + (
+                f": {', '.join(hollow)} {verb} none (empty, or only comments), so rook run "
+                "refuses to run (exit 2)"
+                if hollow
+                else ""
+            ),
             how,
         )
         return []
@@ -479,7 +487,8 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         doctor.add(
             NOTE,
             f"{label} scenarios",
-            f"no scenario in {', '.join(hollow)} (empty, or only comments): rook run skips them",
+            f"no scenario in {', '.join(hollow)} (empty, or only comments): rook run reads "
+            f"none from {'it' if len(hollow) == 1 else 'them'} and runs the others, without a word",
         )
     cased = _cased_suffixes(sdir)
     if cased:  # Refund.YAML: read by no run, with no word said
