@@ -468,7 +468,7 @@ def parse_curl(text: str) -> Curl:
             raise ConfigError(  # never shown: a secret may be among them)
                 "the text holds more than one cURL command; give the one that sends the "
                 "agent a message (a request that mints a token belongs in a prepare hook "
-                "with save:, see docs/http.md)"
+                "with save:, see docs/http.md in Rook's source)"
             )
         elif not c.url:
             c.url = env_refs(c, word, "the URL")

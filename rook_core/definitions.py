@@ -253,7 +253,7 @@ def load_scenarios(
         )
         raise ScenarioError(
             f"{said} write a scenario there (a .yaml file with id, goal and criteria; "
-            "see docs/scenarios.md)"
+            "see docs/scenarios.md in Rook's source)"
         )
 
     def build(file: str) -> Built:
@@ -437,7 +437,7 @@ def find_profile(
             raise ProfileError(
                 f"{profiles_dir}: no profiles (*.yaml)"
                 + (f"; {unread}; rename it" if unread else "")
-                + "; write one with rook profile add (docs/profiles.md), or by hand as "
+                + "; write one with rook profile add (docs/profiles.md in Rook's source), or by hand as "
                 "profiles/NAME.yaml"
             )
         else:

@@ -480,7 +480,7 @@ def _explain_phases(errors: dict[str, Any]) -> None:
                 hint = (
                     "judge is Rook's own phase, which no hook runs: a scenario's criteria "
                     "are judged by Rook, and a model judge is a judge profile "
-                    "(judge_profile in config.yaml, or --judge-profile; docs/judges.md); "
+                    "(judge_profile in config.yaml, or --judge-profile; docs/judges.md in Rook's source); "
                     f"the phases a profile hooks are {', '.join(HOOK_PHASES)}"
                 )
             found[key] = [f"unknown phase; {hint}"]  # its value matters no more

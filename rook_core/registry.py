@@ -173,7 +173,7 @@ def an_instance(item: Any, who: str, way_out: WayOut) -> None:
 UNNAMED_HINTS = {
     "transport": "a rook_core.transports.TransportSpec(key=..., load_config=...)",
     "criterion type": "an instance of a rook_core.judging.CriterionType subclass, with its name",
-    "connector": "a connector class, with its name (docs/ruhroh.md#writing-a-connector)",
+    "connector": "a connector class, with its name (docs/ruhroh.md#writing-a-connector in Rook's source)",
 }
 """What an unkeyed registration (``register(item)``) takes, for one that has no name."""
 

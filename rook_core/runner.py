@@ -175,7 +175,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     if not every:
         return (
             f"no scenarios in {agent.scenarios_dir}: write one there (a .yaml file with id, "
-            "goal and criteria; see docs/scenarios.md)"
+            "goal and criteria; see docs/scenarios.md in Rook's source)"
         )
     tags = sorted({t for s in every for t in s.tags})
     there = [f"tags: {', '.join(tags) or 'none'}"]

@@ -416,6 +416,16 @@ def test_an_agent_with_no_profile_says_how_to_write_one(rook_workspace, rook_cli
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run")
     assert r.exit_code == 2 and "no profiles (*.yaml); write one with rook profile add" in r.stderr
+    # the page it names: a user who installed rook-harness from PyPI has no docs/
+    # folder, so it says where the page is ("(docs/profiles.md)" alone did not)
+    profiles = rook_workspace.agent_dir / "profiles"
+    profiles.mkdir(exist_ok=True)
+    (profiles / "local.yml").write_text("id: local\nhooks: {execute: scripts/h.sh}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and (
+        "local.yml is not read: a profile file ends in .yaml; rename it; write one with rook "
+        "profile add (docs/profiles.md in Rook's source), or by hand as profiles/NAME.yaml"
+    ) in r.stderr, r.stderr
 
 
 def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
@@ -426,7 +436,7 @@ def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
         rook_cli("run"),
         ws,
         f"no scenarios in {(ws.agent_dir / 'scenarios').resolve()}: write one there "
-        "(a .yaml file with id, goal and criteria; see docs/scenarios.md)",
+        "(a .yaml file with id, goal and criteria; see docs/scenarios.md in Rook's source)",
     )
     # nor the folder: "DIR: no scenarios directory", and nothing more
     (ws.agent_dir / "scenarios").rmdir()
@@ -434,7 +444,7 @@ def test_an_agent_with_no_scenario_says_how_to_write_one(ws, rook_cli):
         rook_cli("run"),
         ws,
         f"{(ws.agent_dir / 'scenarios').resolve()}: no scenarios directory: create it and "
-        "write a scenario there (a .yaml file with id, goal and criteria; see docs/scenarios.md)",
+        "write a scenario there (a .yaml file with id, goal and criteria; see docs/scenarios.md in Rook's source)",
     )
     # a file where the folder belongs: "create it" cannot be done; it is said what is there
     (ws.agent_dir / "scenarios").write_text("id: s\n")

@@ -419,7 +419,8 @@ def test_a_missing_scenarios_folder_is_told_to_be_made(rook_workspace, rook_cli)
     [problem] = problems(findings)
     assert problem["message"] == f"no scenarios directory {sdir.resolve()}", problem
     assert problem["fix"] == (
-        "create it and add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
+        "create it and add scenarios/NAME.yaml: an id, a goal and criteria "
+        "(docs/concepts.md in Rook's source)"
     )
 
 
@@ -887,9 +888,9 @@ def test_a_turn_the_transport_cannot_send_is_a_problem(rook_workspace, rook_cli,
 @pytest.mark.parametrize(
     "entry,page",
     [
-        ({"connector": {"name": "acme"}}, "docs/ruhroh.md (Writing a connector)"),
-        ({"ruhroh": {"command": "./missing-wrapper.sh"}}, "docs/ruhroh.md"),
-        ({"http": {"url": "http://127.0.0.1:1/{{nowhere}}"}}, "docs/http.md"),
+        ({"connector": {"name": "acme"}}, "docs/ruhroh.md in Rook's source (Writing a connector)"),
+        ({"ruhroh": {"command": "./missing-wrapper.sh"}}, "docs/ruhroh.md in Rook's source"),
+        ({"http": {"url": "http://127.0.0.1:1/{{nowhere}}"}}, "docs/http.md in Rook's source"),
     ],
 )
 def test_a_problem_with_a_built_in_transports_entry_names_its_page(

@@ -184,7 +184,10 @@ class Doctor:
                 self.add(OK, "config", str(root / ROOT / "config.yaml"))
         except ConfigError as exc:
             self.add(
-                PROBLEM, "config", str(exc), "fix config.yaml (docs/running.md lists its keys)"
+                PROBLEM,
+                "config",
+                str(exc),
+                "fix config.yaml (docs/running.md in Rook's source lists its keys)",
             )
         if project or agent:  # a --project or --agent that names nothing: a usage error
             agents = [select_agent(root, project, agent)]

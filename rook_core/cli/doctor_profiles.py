@@ -27,12 +27,13 @@ INSTALL = {
 
 
 OWN_PAGES = {
-    "script": "docs/hooks.md",
-    "http": "docs/http.md",
-    "ruhroh": "docs/ruhroh.md",
-    "connector": "docs/ruhroh.md (Writing a connector)",
+    "script": "docs/hooks.md in Rook's source",
+    "http": "docs/http.md in Rook's source",
+    "ruhroh": "docs/ruhroh.md in Rook's source",
+    "connector": "docs/ruhroh.md in Rook's source (Writing a connector)",
 }
-"""The page of Rook's docs/ on each of its own transports, for a problem's fix."""
+"""The page of Rook's docs/ on each of its own transports, for a problem's fix, named
+as in Rook's source: a user who installed rook-harness from PyPI has no docs/."""
 
 
 def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
@@ -57,7 +58,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
             label,
             f"no profile in {pdir}" + (f"; {unread}" if unread else ""),
             ("rename it to end in .yaml, or " if unread else "")
-            + f"write one with rook profile add{doctor.where(agent=agent)} (docs/profiles.md) "
+            + f"write one with rook profile add{doctor.where(agent=agent)} (docs/profiles.md in Rook's source) "
             "or by hand as profiles/NAME.yaml, or start from "
             f"rook init{doctor.where(agent.project)} --agent NEW --example",
         )
@@ -77,7 +78,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
                 PROBLEM,
                 f"{label} profile {path.stem}",
                 str(exc),
-                f"correct {path} (the message names the field; see docs/profiles.md)",
+                f"correct {path} (the message names the field; see docs/profiles.md in Rook's source)",
             )
             continue
         ids.append(profile.id)
@@ -102,7 +103,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
                 NOTE,
                 f"{label} profile {profile.id}",
                 note,
-                f"correct hook_env in {profile.path} (docs/profiles.md)",
+                f"correct hook_env in {profile.path} (docs/profiles.md in Rook's source)",
             )
         if len(doctor.problems) == problems_before:
             hooks = ", ".join(f"{p}:{e.transport}" for p, e in profile.hooks.items())
@@ -208,7 +209,10 @@ def check_entry(
     except ConfigError as exc:
         distribution = rook.transports.distribution(entry.transport)
         page = (  # Rook's docs/ has a page of its own transports only
-            OWN_PAGES.get(entry.transport, f"the {entry.transport} transport's page in docs/")
+            OWN_PAGES.get(
+                entry.transport,
+                f"the {entry.transport} transport's page under docs/ in Rook's source",
+            )
             if distribution in ("", OWN)
             else f"the documentation of {distribution}, which provides the {entry.transport} transport"
         )
@@ -247,7 +251,7 @@ def check_literal_secrets(doctor: Any, profile: Any, where: str) -> None:
         where,
         f"{', '.join(fields)}: a credential written literally (rook profile show hides "
         "it), so it is in the file and copied into every run's record (profile.yaml)",
-        f"move it to env: {fix} (docs/profiles.md#secrets)",
+        f"move it to env: {fix} (docs/profiles.md#secrets in Rook's source)",
     )
 
 
@@ -419,7 +423,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     from ..models import MAX_PLANNED
 
     sdir = agent.scenarios_dir
-    how = "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md)"
+    how = "add scenarios/NAME.yaml: an id, a goal and criteria (docs/concepts.md in Rook's source)"
     if not sdir.is_dir():
         from ..workspace import in_the_way
 
@@ -542,7 +546,7 @@ def check_sendable(doctor: Any, rook: Any, profiles: Any, label: str, scenarios:
         doctor, profiles, label, scenarios,
         lambda profile, which: check_sends(rook, profile, which),
         "correct the scenario or the hook entry named above (the message says how; see the "
-        "transport's page in docs/)",
+        "transport's docs: Rook's own are under docs/ in Rook's source)",
     )  # fmt: skip
 
 
@@ -631,7 +635,7 @@ def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenario
                 status,
                 f"{label} scenarios",
                 str(exc) + ("" if status == PROBLEM else EXCLUDED),
-                "correct the criteria named above (docs/criteria.md; installed judges: "
+                "correct the criteria named above (docs/criteria.md in Rook's source; installed judges: "
                 f"{', '.join(rook.judges.names()) or 'none'})",
             )
             return
@@ -702,7 +706,7 @@ def check_judge_profile(
                 "(exit 2) without one"
             ),
             "pass --judge-profile NAME (to rook run, and to rook doctor to check it), or set "
-            f"judge_profile: NAME in {agent.root / 'config.yaml'} (docs/judges.md)",
+            f"judge_profile: NAME in {agent.root / 'config.yaml'} (docs/judges.md in Rook's source)",
         )
         return
     given = "--judge-profile" if requested else "config.yaml: judge_profile"
@@ -729,7 +733,9 @@ def check_judge_profile(
             PROBLEM,
             f"{label} judge profile {ref}",
             str(exc),
-            f"export {names}" if names else f"correct {profile.path} (docs/judges.md)",
+            f"export {names}"
+            if names
+            else f"correct {profile.path} (docs/judges.md in Rook's source)",
         )
         return
     used = (
