@@ -58,7 +58,13 @@ from .preflight import resolve_entries
 from .redact import Redactor, current
 from .report import printable
 from .store import atomic_write, dumps
-from .transports import dispatch, start_resource, stop_resources, transport_named
+from .transports import (
+    dispatch,
+    end_scenario,
+    start_resource,
+    stop_resources,
+    transport_named,
+)
 from .workspace import ROOT, Agent
 
 VERDICT_KEYS = ("pass", "reason", "score")
@@ -84,6 +90,26 @@ class JudgeError(Exception):
     """The verdict of a judgement that gave none was read (``JudgeAnswer.passed``
     with ``ok`` false): a plugin judge that does so raises it, so its criterion is
     an ``error`` naming the judge profile's failure, never a decided verdict."""
+
+
+@plain(slots=True)
+class Judgement(ScenarioRun):
+    """The scenario run one judgement judges, under a key of its own
+    (``ID.N-jK``, as its state folder): a transport keeps what it holds for a
+    scenario run (an HTTP entry's cookies and saved values) per judgement, so
+    judgements of one scenario run in flight together never share them, and
+    lets it go when the judgement ends (:func:`rook_core.transports.end_scenario`)."""
+
+    number: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.judged}-j{self.number}"
+
+    @property
+    def judged(self) -> str:
+        """The key of the agent's scenario run being judged."""
+        return f"{self.scenario.id}.{self.repeat_index}"
 
 
 @plain
@@ -249,12 +275,11 @@ class JudgeClient:
     async def stop(self) -> None:
         if self.ctx is None:
             return
+        await stop_resources(self.ctx.resources, self.rook.transports, self._warn)
 
-        def warn(message: str) -> None:
-            message = f"rook: warning: judge profile {self.ref}: {message}"
-            sys.stderr.write(printable(self.redactor.text(message)) + "\n")
-
-        await stop_resources(self.ctx.resources, self.rook.transports, warn)
+    def _warn(self, message: str) -> None:
+        message = f"rook: warning: judge profile {self.ref}: {message}"
+        sys.stderr.write(printable(self.redactor.text(message)) + "\n")
 
     # -- hooks ---------------------------------------------------------------
 
@@ -393,7 +418,7 @@ class JudgeClient:
         state_dir = self.ctx.dir / "state" / f"{scenario.id}.{repeat_index}-j{n}"
         state_dir.mkdir(parents=True, exist_ok=True)
         judged = Scenario(id=scenario.id, name=f"judge: {scenario.name}", turns=[prompt])
-        sr = ScenarioRun(judged, repeat_index, repeat_count)
+        sr = Judgement(judged, repeat_index, repeat_count, number=n)
         session = f"{self.ctx.id}-judge-{n}-{uuid.uuid4().hex[:8]}"
         with queueing():  # waiting for a slot is not judging (a judge's timeout_seconds)
             await self._slots.acquire()
@@ -401,6 +426,7 @@ class JudgeClient:
             return await self._judge(prompt, sr, session, state_dir, record, who)
         finally:
             self._slots.release()
+            end_scenario(self.ctx.resources, sr, self.rook.transports, self._warn)
 
     def _cut(
         self, exc: asyncio.CancelledError, call: HookCall, began: float, sr: ScenarioRun | None
@@ -421,7 +447,8 @@ class JudgeClient:
         hookio.cut_off_output(exc, call, hook)
         data = self.redactor.data(hook.to_dict())
         if sr is not None:  # a judgement interrupted: its scenario run's attempt names it
-            self._interrupted.setdefault(sr.key, []).append(
+            judged = sr.judged if isinstance(sr, Judgement) else sr.key
+            self._interrupted.setdefault(judged, []).append(
                 {**data, "judge_profile": self.profile.id}
             )
         elif call.phase == "prepare" and self.ctx is not None:

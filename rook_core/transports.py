@@ -158,7 +158,9 @@ class TransportSpec:
         (its cookies, its saved values), which would otherwise grow with every
         scenario run of a long run. No hook of that run comes after it in this
         invocation; a later one (``rook run --run ID``, ``--phases``) starts afresh, so
-        what it needs then is in the run's ``call.state_dir``.
+        what it needs then is in the run's ``call.state_dir``. A judge profile's
+        hooks get a scenario run of their own for each judgement (key ``ID.N-jK``),
+        ended when that judgement ends.
     :param check: optional ``check(config, plugins) -> config``, called right after
         ``resolve`` with the loaded :class:`rook_core.plugins.Rook`, for entries
         naming something another plugin registers (a connector), or needing the

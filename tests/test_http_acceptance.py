@@ -1031,3 +1031,58 @@ def test_cookies_belong_to_their_scenario_run_and_a_login_cookie_to_every_one(
         for sid in ("a", "b"):
             assert sorted(said[sid].split("; ")) == [*login, f"sid={sid}"], said
         assert said["c"] == ("login=ok" if signed_in else "no cookie"), said
+
+
+def test_each_judgement_of_a_judge_profile_keeps_its_own_cookies_and_saved_values(
+    rook_cli, rook_workspace, scripted
+):
+    """An http: judge profile kept cookies and saved values by scenario run, as an
+    agent's do, but every judgement of one scenario run is a session of its own
+    (open, execute, close): two rubrics judged at once sent the cookie and the
+    saved value the other's open got (both 'jid=2 h=2'), and a later judgement
+    of that scenario run sent the cookie an earlier one's open got. Each
+    judgement keeps its own now, and lets them go when it ends."""
+    count = iter(range(1, 100))
+    both_opened = threading.Barrier(2, timeout=20)  # both opens answered before either judges
+    judged = iter(range(1, 100))
+
+    def judge_open(h: Any, body: bytes) -> None:
+        n = next(count)
+        data = json.dumps({"id": n}).encode()
+        h.send_response(200)
+        if n <= 2:  # the third judgement's session sets no cookie
+            h.send_header("Set-Cookie", f"jid={n}; Path=/")
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    def judge(h: Any, body: bytes) -> None:
+        if next(judged) <= 2:  # the first two, at once
+            both_opened.wait()
+        said = f"cookie={h.headers.get('Cookie')} h={json.loads(body)['h']}"
+        verdict = {"output": {"pass": True, "reason": said}}
+        send(h, 200, "application/json", json.dumps(verdict).encode())
+
+    def agent(h: Any, body: bytes) -> None:
+        send(h, 200, "application/json", b'{"output": "fine"}')
+
+    scripted.routes.update({"/open": judge_open, "/judge": judge, "/agent": agent})
+    write_profile(rook_workspace, {"execute": {"http": {"url": scripted.url + "/agent", "body": {}}}}, env=())
+    grader = {
+        "id": "grader",
+        "concurrency": 2,
+        "hooks": {
+            "open": {"http": {"url": scripted.url + "/open", "body": {}, "save": {"h": "id"}}},
+            "execute": {"http": {"url": scripted.url + "/judge", "body": {"h": "{{h}}", "q": "{{goal}}"}}},
+        },
+    }
+    rook_workspace.profile(grader, active=False)
+    rubrics = [{"rubric": "one"}, {"rubric": "two"}, {"rubric": "three"}]
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": rubrics})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    reasons = sorted(c["reason"] for c in r.report["scenarios"][0]["criteria"])
+    assert reasons == [
+        "judge: cookie=None h=3", "judge: cookie=jid=1 h=1", "judge: cookie=jid=2 h=2"
+    ], reasons
