@@ -458,7 +458,7 @@ class JudgeClient:
     async def _judge(
         self,
         prompt: str,
-        sr: ScenarioRun,
+        sr: Judgement,
         session: str,
         state_dir: Path,
         record: dict[str, Any],
@@ -478,7 +478,7 @@ class JudgeClient:
             )
             if not closed.ok:
                 warning = self.redactor.text(f"{who}: close failed: {closed.diagnosis}")
-                warnings = self._warnings.setdefault(sr.key, [])
+                warnings = self._warnings.setdefault(sr.judged, [])  # the engine's key
                 if warning not in warnings:
                     warnings.append(warning)
             return closed.ended
