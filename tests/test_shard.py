@@ -698,10 +698,20 @@ def test_an_empty_shard_runs_nothing_and_passes(rook_workspace, rook_cli, tmp_pa
     assert r.exit_code == 0, r.stderr
     assert r.report["scenarios"] == []
     assert not (tmp_path / "log").exists()  # no hook at all: not even prepare
-    # the terminal's table of no scenario run (tabulate 0.9 raised IndexError on it)
+    # no empty table (tabulate 0.9 raised IndexError on it; then its headers alone, and
+    # "no scenarios — pass rate n/a"): the shard says it has nothing to run, and why
     r = rook_cli("run", "--only", "s1", "--shard", "2/2", "--run-name", "tiny-table")
     assert r.exit_code == 0 and "Traceback" not in r.stderr, r.stderr
-    assert "no scenarios" in r.stdout
+    assert not r.stdout.startswith("scenario ") and "pass rate" not in r.stdout, r.stdout
+    assert (
+        "shard 2/2 has no scenarios to run: run tiny-table plans 1 scenario run, for shard 1/2"
+        in r.stdout
+    ), r.stdout
+    assert "rook merge --run tiny-table" in r.stdout, r.stdout
+    # still recorded: a merge finds it, and a merge of the whole run misses shard 1 alone
+    assert (rook_workspace.runs_dir / "tiny-table" / "run.shard-2-of-2.json").is_file()
+    r = rook_cli("merge", "-w", str(rook_workspace.root), "--run", "tiny-table")
+    assert r.exit_code == 2 and "no record of shard 1/2 in " in r.stderr, r.stderr
 
 
 def test_a_shard_resumes_when_a_scenario_of_another_shard_was_removed(

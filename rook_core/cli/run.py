@@ -228,8 +228,14 @@ def run_command(
     recorded()
     report = outcome.report
     continued = bool(run_id or run_name) and not shard  # an existing run, perhaps finished
+    empty = None  # a shard past the end of the plan: no table of nothing (exit 0, recorded)
+    if shard and not as_json and not report["scenarios"] and not outcome.interrupted:
+        where = found_by(workspace, project, agent)
+        empty = empty_shard(report, shard, outcome.run_dir, where)
     if as_json:
         print_json(report)
+    elif empty:
+        click.echo(empty, err=to_stdout(reports))
     else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
         click.echo(table(report), err=to_stdout(reports))
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
@@ -278,6 +284,37 @@ def run_command(
         )
     if outcome.exit_code:
         sys.exit(outcome.exit_code)
+
+
+def empty_shard(report: dict[str, Any], shard: str, run_dir: Any, where: str) -> str | None:
+    """What a shard with no scenario run of its own says instead of an empty table:
+    why it had nothing (the plan has fewer scenario runs than shards; which shards
+    have them) and that it is recorded all the same, so ``rook merge`` counts it.
+    ``None`` when its share of the plan is not empty (then the table says why)."""
+    from pathlib import Path
+
+    from ..errors import RookError
+    from ..report import printable
+    from ..sharding import parse_shard
+    from ..store import read_json
+
+    run_id, mine = report["run"]["id"], parse_shard(shard)
+    try:
+        plan = (read_json(Path(run_dir) / "run.json") or {}).get("plan")
+    except (OSError, ValueError, AttributeError, RookError):
+        return None
+    if mine is None or not isinstance(plan, list):
+        return None
+    n, count = len(dict.fromkeys(map(str, plan))), mine.count
+    if mine.index <= n:
+        return None
+    shards = f"shard 1/{count}" if n == 1 else f"shards 1/{count} to {n}/{count}"
+    why = f"plans {n} scenario run{'s' * (n != 1)}, for {shards}" if n else "plans none"
+    return (
+        f"shard {mine.label} has no scenarios to run: run {run_id} {why}. It is recorded, "
+        f"so that rook merge --run {run_id}{where} counts it.\n"
+        f"run {run_id}: {printable(report['run']['dir'])}"
+    )
 
 
 def merged_before(report: dict[str, Any], shard: str) -> bool:
