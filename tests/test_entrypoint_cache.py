@@ -65,9 +65,7 @@ class Rook:
         }
         env.update(
             PYTHONPATH=os.pathsep.join([*map(str, self.sites), *PYTHONPATH]),
-            ROOK_CACHE_DIR=str(self.cache),
-            ROOK_TRACE_PLUGINS="1",
-            **self.env,
+            **{"ROOK_CACHE_DIR": str(self.cache), "ROOK_TRACE_PLUGINS": "1", **self.env},
             **extra,
         )
         return env
@@ -371,6 +369,48 @@ def test_rook_no_cache_neither_reads_nor_writes(tmp_path, site):
     rook.plugins()
     assert rook.plugins()[1] == "cache"
     assert rook.plugins(ROOK_NO_CACHE="1")[1] == "scan"
+
+
+def _plugins_said(rook: Rook, **extra: str) -> tuple[str, str]:
+    """Where ``rook plugins`` found the entry points, and what it said on standard error."""
+    r = rook._run([sys.executable, "-m", "rook_core", "plugins", "--json"], extra)
+    json.loads(r.stdout)  # the one document, warning or not
+    return source_of(r.stderr), r.stderr
+
+
+def test_rook_no_cache_takes_true_and_false_words_and_names_any_other_value(tmp_path, site):
+    """running.md: ROOK_NO_CACHE=1 (true, yes, on) turns the cache off, 0 (false, no, off,
+    empty) leaves it on. Any value but "" and "0" turned it off without a word, so
+    ROOK_NO_CACHE=false turned it off, and ROOK_NO_CACHE=maybe said nothing."""
+    rook = Rook(tmp_path, site)
+    rook.plugins()  # the cache written
+    for word in ("0", "false", "No", "OFF", ""):
+        source, said = _plugins_said(rook, ROOK_NO_CACHE=word)
+        assert (source, "warning" in said) == ("cache", False), (word, said)
+    for word in ("1", "true", "YES", "on"):
+        source, said = _plugins_said(rook, ROOK_NO_CACHE=word)
+        assert (source, "warning" in said) == ("scan", False), (word, said)
+    source, said = _plugins_said(rook, ROOK_NO_CACHE="maybe")
+    assert source == "scan", said  # off, as any value not false turned it off before
+    assert said.count("rook: warning: ROOK_NO_CACHE='maybe' is neither") == 1, said
+    assert "runs without its cache" in said, said
+
+
+def test_a_cache_dir_that_is_a_file_is_named_and_the_cache_is_off(tmp_path, site):
+    """running.md: a ROOK_CACHE_DIR naming a file (not a directory) was ignored without
+    a word: nothing cached, every command scanning. It is a warning naming the
+    variable, once, and the command runs without the cache; the file is left alone."""
+    rook = Rook(tmp_path, site)
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    for _ in range(2):
+        rook.env = {"ROOK_CACHE_DIR": str(afile)}
+        source, said = _plugins_said(rook)
+        assert source == "scan", said
+        assert said.count(f"rook: warning: ROOK_CACHE_DIR={str(afile)!r} is a file") == 1, said
+        assert "runs without its cache" in said, said
+    assert afile.read_text() == "mine\n"
+    assert not list(tmp_path.glob(".entry-points*")), "nothing written beside it"
 
 
 def test_a_broken_plugin_from_the_cache_is_a_failure_with_its_distribution(tmp_path):
