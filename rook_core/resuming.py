@@ -292,6 +292,15 @@ def warn_new_beside(
     )
 
 
+def run_flag(request: RunRequest) -> str:
+    """The flag that named the run, as typed, for a message about it: ``--run ID``,
+    or ``--run-name NAME`` (with the id it derives when that is another text)."""
+    if request.run_name is None:
+        return f"--run {request.run_id}"
+    named = f"--run-name {request.run_name}"
+    return named if request.run_name == request.run_id else f"{named} (run {request.run_id})"
+
+
 def resumed_scenarios(
     request: RunRequest,
     rook: Rook,
@@ -323,7 +332,7 @@ def resumed_scenarios(
     if gone:
         rest = [i for i in planned_ids if i in by_id]
         raise ScenarioError(
-            f"--run {request.run_id}: {listed('scenario', gone)} of this run no longer "
+            f"{run_flag(request)}: {listed('scenario', gone)} of this run no longer "
             f"{'exists' if len(gone) == 1 else 'exist'} in {agent.scenarios_dir}; restore "
             f"{'its file to finish it' if len(gone) == 1 else 'their files to finish them'}"
             + (f", or finish the others with --only {','.join(rest)}" if rest else "")
@@ -337,9 +346,27 @@ def resumed_scenarios(
     selects = request.only or request.tags or request.classes or request.categories
     if not scenarios and not (absent and (request.only or not selects)):
         # a selector that matches none of the run's scenarios: nothing to do
+        unread = [i for i in planned_ids if i in absent]  # a --tag cannot match a file gone
+        by = [
+            f
+            for f, v in (
+                ("--tag", request.tags),
+                ("--class", request.classes),
+                ("--category", request.categories),
+            )
+            if v
+        ]
         raise ScenarioError(
-            f"--run {request.run_id}: no scenario of this run selected "
+            f"{run_flag(request)}: no scenario of this run selected "
             f"(its scenarios: {', '.join(planned_ids)})"
+            + (
+                f"; the {'file' if len(unread) == 1 else 'files'} of "
+                f"{', '.join(unread)} {'is' if len(unread) == 1 else 'are'} gone from "
+                f"{agent.scenarios_dir}, so {' or '.join(by)} cannot select "
+                f"{'it' if len(unread) == 1 else 'them'}: --only selects by id"
+                if unread and by
+                else ""
+            )
         )
     try:
         check_scenarios(rook, profile, scenarios, phases)  # what the phases run now send

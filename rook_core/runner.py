@@ -391,12 +391,12 @@ def prepare_run(
         pinned = manifest["profile"]["id"]
         if request.profile is None:  # found by the pinned id as a file name or name
             raise ConfigError(
-                f"--run {request.run_id} was made with profile {pinned!r}, and no profile "
+                f"{resuming.run_flag(request)} was made with profile {pinned!r}, and no profile "
                 f"holds that id now: {profile.path} holds id {profile.id!r} now; an id is made "
                 f"once and runs pin it: put back id: {pinned} in that file to finish this run"
             )
         raise ConfigError(
-            f"--run {request.run_id} was made with profile {manifest['profile']['id']!r}, "
+            f"{resuming.run_flag(request)} was made with profile {manifest['profile']['id']!r}, "
             f"not {profile.id!r}; a run keeps its profile"
         )
     resolve_entries(rook, profile, agent)

@@ -1031,6 +1031,37 @@ def test_a_finished_run_whose_every_scenario_file_is_gone_shows_its_results(
     assert other.exit_code == 2 and "no scenario with id x" in other.stderr, other.stderr
 
 
+def test_a_refused_resume_names_the_flag_that_named_the_run(rook_workspace, rook_cli):
+    # 'rook run --run-name kept --tag x' on a finished run whose scenario files are
+    # gone was refused as '--run kept: no scenario of this run selected (its scenarios:
+    # s, t)': a flag never typed, and no word that the tags of files gone cannot match.
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("s", "t"):
+        rook_workspace.scenario(
+            {"id": sid, "goal": sid, "tags": ["x"], "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "--run-name", "kept").exit_code == 0
+    assert rook_cli("run", "--run-name", "Kept Too").exit_code == 0  # id Kept-Too-<hash>
+    for sid in ("s", "t"):
+        (rook_workspace.agent_dir / "scenarios" / f"{sid}.yaml").unlink()
+    gone = (f"the files of s, t are gone from {rook_workspace.agent_dir / 'scenarios'}, "
+            "so --tag cannot select them: --only selects by id")
+    for given, named in ((["--run-name", "kept"], "--run-name kept: "),
+                         (["--run", "kept"], "--run kept: "),
+                         (["--run-name", "Kept Too"], "--run-name Kept Too (run Kept-Too-")):
+        r = rook_cli("run", *given, "--tag", "x")
+        assert r.exit_code == 2, r.stderr
+        assert f"rook: error: {named}" in r.stderr, r.stderr
+        assert "no scenario of this run selected (its scenarios: s, t); " + gone in r.stderr
+    # a scenario of an unfinished run gone: named by --run-name too
+    rook_workspace.scenario({"id": "u", "goal": "u", "criteria": [{"contains": "ok"}]})
+    split = rook_cli("run", "--run-name", "split", "--phases", "prepare,open,execute")
+    assert split.exit_code in (0, 1), split.stderr
+    (rook_workspace.agent_dir / "scenarios" / "u.yaml").unlink()
+    r = rook_cli("run", "--run-name", "split")
+    assert r.exit_code == 2 and "rook: error: --run-name split: scenario u of this run" in r.stderr
+
+
 DELETED = object()
 
 
