@@ -31,7 +31,7 @@ from .errors import ConfigError, DamagedRecord, RunStoreError
 from .models import PHASES
 from .plain import plain
 from .report import write_report
-from .sharding import BASE_KEYS, PART, Shard, check_same_run, shard_of
+from .sharding import BASE_KEYS, PART, PART_KEYS, Shard, check_same_run, shard_of
 from .store import atomic_write, dumps, planned_records, read_json, read_record
 
 
@@ -86,7 +86,9 @@ def _manifest_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
+def _parts(path: Path, count: int, notes: list[str]) -> dict[int, dict[str, Any]]:
+    """The shard parts in ``path`` of a run of ``count`` shards, checked; a part
+    with keys Rook never writes there is merged without them, named in ``notes``."""
     out: dict[int, dict[str, Any]] = {}
     for f in sorted(path.glob("run.shard-*-of-*.json")):
         m = re.match(PART, f.name)
@@ -96,8 +98,28 @@ def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
                 problem = shapes.problem(data, shapes.SHARD_PART)
                 if problem is not None:  # refused before anything is copied
                     raise DamagedRecord(f"{f}: {problem}, not what Rook writes there")
+                unknown = sorted(k for k in data if k not in PART_KEYS)
+                if unknown:  # edited by hand (a key misspelt is one missing) or a newer Rook
+                    notes.append(_unknown_keys_note(f, unknown))
                 out[int(m.group(1))] = data
     return out
+
+
+def _unknown_keys_note(path: Path, unknown: list[str]) -> str:
+    from .errors import did_you_mean
+
+    def named(key: str) -> str:
+        close = did_you_mean(key, sorted(PART_KEYS))
+        return f"{key!r} (did you mean {close!r}?)" if close else repr(key)
+
+    keys = ", ".join(named(k) for k in unknown[:10]) + (
+        f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+    )
+    return (
+        f"{path}: {'key' if len(unknown) == 1 else 'keys'} {keys}, which Rook never "
+        "writes in a shard's part (edited by hand, or written by another version of "
+        f"Rook): the merge ignores {'it' if len(unknown) == 1 else 'them'}"
+    )
 
 
 def _created(manifest: dict[str, Any]) -> float:
@@ -343,8 +365,9 @@ def merge_runs(
         base = {**base, "continuity": levels}
     n = int(base["shards"])
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}
+    read_notes: list[str] = []  # about the parts read: said after the merge's own notes
     for d in dirs:
-        for i, part in _parts(d, n).items():
+        for i, part in _parts(d, n, read_notes).items():
             if i not in parts or _latest(part) > _latest(parts[i][1]):
                 parts[i] = (d, part)
     missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
@@ -434,7 +457,7 @@ def merge_runs(
     if version_note is not None:
         notes.insert(0, version_note)
     atomic_write(path / "run.json", dumps(redact(manifest)))
-    return Merged(path, manifest, recorded, missing, notes, dirs)
+    return Merged(path, manifest, recorded, missing, [*notes, *read_notes], dirs)
 
 
 SKEW = 5.0

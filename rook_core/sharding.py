@@ -56,6 +56,15 @@ BASE_KEYS = (
     "continuity",
 )
 """What the shared ``run.json`` of a sharded run holds until it is merged."""
+PART_KEYS = frozenset(
+    {
+        *BASE_KEYS,
+        *("phases", "invocations", "capabilities", "prepare", "kills", "interrupted"),
+        *("judge_profile", "shard", "merged"),
+    }
+)
+"""The keys Rook writes in a shard's part (``run.shard-I-of-N.json``): the shard's
+manifest (``runner``, ``engine``, :func:`assign`)."""
 
 
 @dataclass(frozen=True)

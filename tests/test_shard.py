@@ -1198,6 +1198,35 @@ def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+def test_a_merge_names_keys_rook_never_writes_in_a_shard_part(rook_workspace, rook_cli):
+    # A shard's run.shard-I-of-N.json with keys Rook never writes there (edited by
+    # hand: 'invocatons' for 'invocations', which leaves the shard's invocations out of
+    # the merged run) was merged without a word. It is merged (the part's shape is
+    # right, and a newer Rook may write a key this one does not know), with a warning
+    # naming the file and each key, and the key it looks like.
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
+    data = json.loads(path.read_text())
+    data["invocatons"] = data.pop("invocations")
+    data["bogus"] = 1
+    path.write_text(json.dumps(data))
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exit_code in (0, 1) and r.exception is None, r.stderr
+    assert (
+        f"rook: warning: {path}: keys 'bogus', 'invocatons' (did you mean 'invocations'?), "
+        "which Rook never writes in a shard's part" in r.stderr
+    ), r.stderr
+    assert "the merge ignores them" in r.stderr and r.stderr.count(str(path)) == 1, r.stderr
+    merged = json.loads((ws.run_dir("ci") / "run.json").read_text())
+    assert "bogus" not in merged and "invocatons" not in merged
+    # the part as Rook wrote it: no warning
+    data["invocations"] = data.pop("invocatons")
+    del data["bogus"]
+    path.write_text(json.dumps(data))
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exit_code in (0, 1) and "warning" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize(("key", "value", "named"), [
     ("created", "x", "'created' is a string"),
     ("invocations", [5], "'invocations' item 1 is a whole number, not an object"),
