@@ -105,6 +105,19 @@ def _parts(path: Path, count: int, notes: list[str]) -> dict[int, dict[str, Any]
     return out
 
 
+def _copies_note(shard: Shard, held: list[Path], kept: Path) -> str:
+    """The warning for a shard whose copies in ``held`` differ (it ran more than
+    once: a CI job run again, a copy of an earlier attempt given too)."""
+    name = shard.part("run.json")
+    return (
+        f"shard {shard.label} has {len(held)} different copies "
+        f"({', '.join(str(d / name) for d in held)}): the merge keeps the one that ran "
+        f"last, {kept / name}, and of each of its scenario runs the finished record, else "
+        "the latest, whichever copy holds it: check that no copy is of an attempt you "
+        "did not mean to merge"
+    )
+
+
 def _unknown_keys_note(path: Path, unknown: list[str]) -> str:
     from .errors import did_you_mean
 
@@ -366,10 +379,15 @@ def merge_runs(
     n = int(base["shards"])
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}
     read_notes: list[str] = []  # about the parts read: said after the merge's own notes
+    copies: dict[int, list[Path]] = {}  # a shard's copies that differ from the one kept
     for d in dirs:
         for i, part in _parts(d, n, read_notes).items():
+            if i in parts and part != parts[i][1]:  # the same shard run twice (a CI re-run)
+                copies.setdefault(i, [parts[i][0]]).append(d)
             if i not in parts or _latest(part) > _latest(parts[i][1]):
                 parts[i] = (d, part)
+    for i, held in sorted(copies.items()):
+        read_notes.append(_copies_note(Shard(i, n), held, parts[i][0]))
     missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
     if missing:  # rook run --run ID on the merged run may have finished a shard's part
         missing = _still_unfinished(base["plan"], n, missing, dirs)

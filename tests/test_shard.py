@@ -1104,6 +1104,23 @@ echo "{\"output\": \"answer $(cat "$ROUND")\"}"
     outputs = {f"{e['id']}.{e['repeat_index']}": e["turns"][0]["output"] for e in r.report["scenarios"]}
     assert r.report["summary"]["pending"] == 0 and len(outputs) == 4, r.report["summary"]
     assert outputs == {k: "answer 1" if k in part else "answer 3" for k in outputs}, outputs
+    # which copy of a shard run twice was kept was said nowhere: a warning names every
+    # copy and the one kept (the one that ran last), each shard once
+    for i, held, kept in ((1, ("cut", "done"), "cut"), (2, ("again", "other"), "again")):
+        name = f"run.shard-{i}-of-2.json"
+        assert (
+            f"rook: warning: shard {i}/2 has 2 different copies "
+            f"({copies[held[0]] / name}, {copies[held[1]] / name}): the merge keeps the one "
+            f"that ran last, {copies[kept] / name}, and of each of its scenario runs the "
+            "finished record, else the latest" in r.stderr
+        ), r.stderr
+        assert r.stderr.count(f"shard {i}/2 has") == 1, r.stderr
+    # two identical copies of a shard (one given twice, copied): nothing to say
+    twin = shutil.copytree(copies["done"], tmp_path / "twin")
+    shutil.rmtree(ws.run_dir("ci"))  # the first merge's copies: then a third, and a fourth
+    r = rook_cli("merge", "-w", str(ws.root), str(copies["done"]), str(twin),
+                 str(copies["other"]), "--json")
+    assert r.exit_code == 0 and "different copies" not in r.stderr, r.stderr
 
 
 def test_merge_gates_the_whole_runs_pass_rate_as_rook_run_does(rook_workspace, rook_cli):
