@@ -12,7 +12,8 @@ nothing that is left: the record and the reports are still written, and the
 run exits 130; a second one exits 130 at once. A signal that comes while a
 reporter's own code writes a report (:func:`reporter_cut`) ends it there: the
 reports not yet written are skipped, each named with the command that writes
-it again.
+it again; so is a reporter that raises ``KeyboardInterrupt`` itself
+(:func:`note_cut`).
 """
 
 from __future__ import annotations
@@ -163,6 +164,13 @@ def report_cut() -> str | None:
     """The signal that ended a reporter (:func:`reporter_cut`), if one did: also when
     the reporter caught :class:`ReportCut` and raised another exception, or returned."""
     return _cut[0] if _cut else None
+
+
+def note_cut(name: str) -> None:
+    """A reporter ended by a ``KeyboardInterrupt`` it raised itself, no signal come:
+    taken as a signal would be (:func:`report_cut` says ``name``, Rook exits 130)."""
+    if not _cut:
+        _cut.append(name)
 
 
 def restore() -> None:

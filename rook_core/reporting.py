@@ -321,7 +321,7 @@ def write_reports(
     report is written there, by its path, or fails saying why; never into the
     folder this process is in).
     """
-    from .interrupts import ReportCut, report_cut, reporter_cut
+    from .interrupts import ReportCut, note_cut, report_cut, reporter_cut
 
     failed: dict[tuple[str, str], str] = {}
     cut = ""  # the signal that ended a reporter: the reports after it are skipped
@@ -352,12 +352,21 @@ def write_reports(
                         f"--report {fmt}:{path}: the {fmt!r} reporter "
                         f"({rook.reporters.owner(fmt)}) {left}"
                     )
-        except ReportCut as exc:  # what it wrote is removed; what was there stays
-            cut = str(exc)
-            failed[fmt, path] = (
-                f"--report {fmt}:{path}: interrupted ({cut}) while the {fmt!r} reporter "
-                f"({rook.reporters.owner(fmt)}) wrote it"
-            )
+        except KeyboardInterrupt as exc:  # what it wrote is removed; what was there stays
+            if isinstance(exc, ReportCut):  # a signal came
+                cut = str(exc)
+                failed[fmt, path] = (
+                    f"--report {fmt}:{path}: interrupted ({cut}) while the {fmt!r} reporter "
+                    f"({rook.reporters.owner(fmt)}) wrote it"
+                )
+            else:  # raised by the reporter's own code (or a library it uses), or Ctrl-C
+                cut = "KeyboardInterrupt"  # where no signal handler of Rook's is (rook report)
+                note_cut(cut)  # taken as a signal: the others skipped, exit 130
+                failed[fmt, path] = (
+                    f"--report {fmt}:{path}: the {fmt!r} reporter "
+                    f"({rook.reporters.owner(fmt)}) was interrupted (KeyboardInterrupt) "
+                    "while it wrote it"
+                )
         except _NotWritten as exc:
             failed[fmt, path] = str(exc)
         except OSError as exc:  # named as before the run when it can be (a folder now a file)

@@ -44,7 +44,7 @@ from .errors import (
     typed,
 )
 from .hookenv import check_env
-from .interrupts import Interrupts, after_hooks, late_signal
+from .interrupts import Interrupts, after_hooks, late_signal, report_cut
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
 from .judging import JudgingContext, check_message, let_threads_go
@@ -809,7 +809,7 @@ def _execute(
     back_to(request.cwd)  # a judge's os.chdir (the whole process's) moves no report
     failed = write_reports(rook, report, request.reports, typed_in=request.cwd)
     report_failures(failed, report["run"]["id"], request.found_by)
-    code = 130 if interrupted or late_signal() else exit_code(report)
+    code = 130 if interrupted or late_signal() or report_cut() else exit_code(report)
     left_undone = (report["summary"].get("pending") or 0) - unselected_pending
     if invocation.get("stopped") and not interrupted:
         recorded = len(report["scenarios"]) - (report["summary"].get("pending") or 0)

@@ -337,6 +337,72 @@ def test_a_reporter_that_wraps_the_interrupt_still_skips_the_reports_after_it(
     assert not (out / "y.json").exists()
 
 
+INTERRUPTING_REPORTER = """
+import os
+from rook_core.hookspecs import hookimpl
+
+
+def write(report, path):
+    path.write_text("half a report")
+    if os.path.exists(os.environ["KI_FLAG"]):  # a library that raises it (a retry loop's ^C)
+        raise KeyboardInterrupt
+    path.write_text(f"{len(report['scenarios'])} scenario runs")
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("ki", write)
+"""
+
+
+def test_a_reporter_that_raises_keyboardinterrupt_itself_is_taken_as_a_signal(
+        rook_workspace, tmp_path):
+    """A reporter plugin (a real installed package) that raised KeyboardInterrupt
+    itself, with `rook run --json`: 'rook: interrupted', exit 130, no JSON document
+    and no command to write the reports again, though the run was recorded. It is
+    taken as a signal while a reporter writes is: that report ends (what it wrote
+    half removed), the ones after it are skipped, each named, the JSON document is
+    printed, the command that writes them again works as printed, exit 130."""
+    from rook_core.testing import make_distribution
+
+    site = make_distribution(tmp_path / "site", "rook-ki-report", {"ki": "rook_kirep"},
+                             {"rook_kirep.py": INTERRUPTING_REPORTER})
+    flag = tmp_path / "ki"
+    flag.touch()
+    env = {**os.environ, "KI_FLAG": str(flag),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [*ROOK, "run", "-w", str(ws.root), "--json", "--report", f"ki:{out / 'x.txt'}",
+         "--report", f"json:{out / 'y.json'}"],
+        capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 130, r.stderr
+    assert "Traceback" not in r.stderr and "rook: interrupted" not in r.stderr, r.stderr
+    assert json.loads(r.stdout)["summary"]["passed"] == 1  # the one document
+    assert (f"--report ki:{out / 'x.txt'}: the 'ki' reporter (ki (rook-ki-report)) was "
+            "interrupted (KeyboardInterrupt) while it wrote it") in r.stderr, r.stderr
+    assert f"--report json:{out / 'y.json'}: not written: interrupted (KeyboardInterrupt)" in (
+        r.stderr)
+    assert not out.exists() or not any(out.iterdir())  # no half report, no temp
+    again = r.stderr.split("rook: the run is recorded; write again with: ")[1].splitlines()[0]
+    argv = shlex.split(again)
+    (run_dir,) = ws.runs_dir.iterdir()
+    assert argv[:3] == ["rook", "report", run_dir.name], again
+    flag.unlink()
+    r = subprocess.run([*ROOK, *argv[1:]], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (out / "x.txt").read_text() == "1 scenario runs"
+    assert json.loads((out / "y.json").read_text())["summary"]["passed"] == 1
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace, tmp_path, sig):
     """A CI cancel while Rook starts (here: loading a plugin that takes its time)

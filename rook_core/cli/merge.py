@@ -305,6 +305,10 @@ def merge_command(
     failed = write_reports(rook, report, wanted)
     pending = report["summary"].get("pending") or 0
     code = exit_code(report) or (1 if failed or pending else 0)
+    if failed:
+        from ..interrupts import report_cut
+
+        code = 130 if report_cut() else code  # a reporter interrupted: as Ctrl-C exits
     where = found_by(workspace, project, agent)  # its commands work as printed
     report_failures(failed, report["run"]["id"], *_written_by(target, run_dirs, into, where))
     for note in merged.notes:  # paths among them: a folder may be named after an env value

@@ -101,7 +101,9 @@ def report_command(
     if not rebuild:  # --rebuild reads every record, theirs too
         warn_joined_since(run_path, where)
     if failed:
-        sys.exit(1)
+        from ..interrupts import report_cut
+
+        sys.exit(130 if report_cut() else 1)  # a reporter interrupted: as Ctrl-C exits
 
 
 def warn_joined_since(run_path: Path, where: str = "") -> None:
