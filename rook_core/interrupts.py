@@ -136,7 +136,7 @@ def after_hooks(
         _late.append(signal.Signals(sig).name)
         if _writing:
             _say(
-                f"\nrook: {_late[0]}: the run is recorded; ending the report being written "
+                f"\nrook: {_late[0]}: ending the report being written "
                 f"({_writing[-1]}), writing no other report (again to exit at once)\n"
             )
             _cut.append(_late[0])
