@@ -407,6 +407,44 @@ def calls_names_warning(evidence: dict[str, Any] | None) -> str | None:
     )
 
 
+def calls_arguments_warning(data: dict[str, Any], phase: str) -> str | None:
+    """For a hook's output (``data``, as the hook gave it) whose calls give their
+    ``arguments`` as a string that is not JSON (an agent's tool call cut short): a
+    warning naming them, or ``None``. Such arguments are kept as the text they are
+    and count as not observed: a ``called`` criterion with ``arguments`` is
+    unverifiable for that call, never passed or failed on them."""
+    calls = data.get("calls")
+    if not isinstance(calls, list):
+        return None
+    bad = []
+    for i, call in enumerate(calls):
+        args = call.get("arguments") if isinstance(call, dict) else None
+        if isinstance(args, str):
+            try:
+                loads(args)
+            except (ValueError, RecursionError):
+                bad.append((i, call.get("name"), args))
+    if not bad:
+        return None
+    one = len(bad) == 1
+    who = " and ".join(
+        [
+            ", ".join(
+                f"calls[{i}] ({name if isinstance(name, str) else '?'})" for i, name, _ in bad[:3]
+            ),
+            *([f"{len(bad) - 3} more"] if len(bad) > 3 else []),
+        ]
+    )
+    texts = ", ".join(preview(args, 60) for _, _, args in bad[:3])
+    return _cut(
+        f"{phase}: {who} gave {'its' if one else 'their'} arguments as "
+        f"{'a string' if one else 'strings'} that {'is' if one else 'are'} not valid JSON "
+        f"({texts}): Rook reads arguments as a JSON object, or a string holding one (as an "
+        "API's function.arguments), so they count as not observed",
+        500,
+    )
+
+
 def _check_calls(calls: Any) -> list[dict[str, Any]]:
     if not isinstance(calls, list):
         raise OutputError(

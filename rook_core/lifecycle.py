@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .hookio import (
     OutputError,
+    calls_arguments_warning,
     calls_names_warning,
     collected_evidence,
     conversation_handle,
@@ -327,6 +328,7 @@ class ScenarioPhases:
                     record["observed"]["multi_turn"] = True
             if ev.calls is not None:
                 record["observed"]["calls"] = True
+                warn_once(record, calls_arguments_warning(result.data or {}, f"turn {n}"), redactor)
             elif ev.evidence:
                 warn_once(record, calls_names_warning(ev.evidence), redactor)
             if has_token_counts(ev.usage):
@@ -408,6 +410,7 @@ class ScenarioPhases:
             record["hooks"][-1] = {**hooked, "data": None}  # stored once: as collected
             if collected and collected.get("calls") is not None:
                 record["observed"]["calls"] = True
+                warn_once(record, calls_arguments_warning(result.data or {}, "collect"), redactor)
             elif collected:
                 warn_once(record, calls_names_warning(collected.get("evidence")), redactor)
             if collected and has_token_counts(collected.get("usage")):

@@ -606,6 +606,39 @@ def test_a_call_whose_arguments_are_not_json_is_no_evidence_either_way(ws, rook_
     assert r.statuses() == {"nc": "unverifiable", "c": "unverifiable", "bare": "failed"}, r.stderr
     reason = next(s for s in r.report["scenarios"] if s["id"] == "nc")["criteria"][0]["reason"]
     assert "delete was called with arguments that are not a JSON object" in reason, reason
+    # and the record says so, whatever the criteria (it was kept as text without a word)
+    for s in r.report["scenarios"]:
+        assert s["warnings"] == [
+            "turn 1: calls[0] (delete) gave its arguments as a string that is not valid JSON "
+            "('{\"path\": \"/etc\"'): Rook reads arguments as a JSON object, or a string "
+            "holding one (as an API's function.arguments), so they count as not observed"
+        ], s["warnings"]
+    # arguments that are JSON in a string (as an API gives them) are read, never warned of
+    whole = json.dumps({"output": "done", "calls": [
+        {"name": "delete", "arguments": '{"path": "/tmp"}'},
+        {"name": "delete", "arguments": {"path": "/var"}}, {"name": "delete"}]})
+    ws.scenario({"id": "ok", "goal": whole, "criteria": [
+        {"called": {"name": "delete", "arguments": {"path": "/tmp"}}}]})
+    r = rook_cli("run", "--json", "--only", "ok")
+    assert r.statuses() == {"ok": "passed"} and not r.report["scenarios"][0].get("warnings")
+    # cut short in collect's call log too: named with the phase
+    ws.script("collect.sh", "#!/bin/bash\ncat >/dev/null\n[ \"$1\" = collect ] && echo "
+              "'{\"calls\": [{\"name\": \"a\", \"arguments\": \"[1,\"}, "
+              "{\"name\": \"b\", \"arguments\": \"nope\"}]}'\n"
+              "[ \"$1\" = execute ] && echo '{\"output\": \"done\"}'\nexit 0\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/collect.sh",
+                                     "collect": "scripts/collect.sh"},
+                "capabilities": {"calls": True}})
+    ws.scenario({"id": "col", "goal": "g", "criteria": [{"called": {"name": "a",
+                                                                     "arguments": {"x": 1}}}]})
+    r = rook_cli("run", "--json", "--only", "col")
+    (entry,) = r.report["scenarios"]
+    assert entry["status"] == "unverifiable", entry
+    assert entry["warnings"] == [
+        "collect: calls[0] (a), calls[1] (b) gave their arguments as strings that are not "
+        "valid JSON ('[1,', 'nope'): Rook reads arguments as a JSON object, or a string "
+        "holding one (as an API's function.arguments), so they count as not observed"
+    ], entry["warnings"]
 
 
 @pytest.mark.parametrize("args", [["/etc"], 5, True])
