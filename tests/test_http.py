@@ -466,6 +466,29 @@ def test_server_sent_events_are_assembled_into_one_answer(
     assert agent_server.seen("POST")[0]["headers"]["Accept"] == "text/event-stream"
 
 
+@pytest.mark.parametrize("off", ["none", None])
+def test_stream_none_is_stream_left_out(rook_cli, rook_workspace, agent_server, monkeypatch, off):
+    # http.md: stream: none (accepted since the transport's first version, and named
+    # in its error message, 'must be sse (or none)') was documented nowhere. It is the
+    # default written out, as is null: no event stream asked for (Accept as httpx sends
+    # it), one the endpoint sends still assembled.
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    body = {
+        "model": "fake-model",
+        "stream": True,
+        "messages": [{"role": "user", "content": "{{goal}}"}],
+    }
+    write_profile(rook_workspace, {"execute": chat(agent_server, body=body, stream=off)})
+    rook_workspace.scenario(
+        {"id": "streamed", "goal": "Say hi", "criteria": [{"equals": "echo: Say hi"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert agent_server.seen("POST")[0]["headers"]["Accept"] == "*/*"  # not asked for
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "streamed.1", "execute")
+    assert execute["details"]["http"]["stream"]["done"] is True
+
+
 def test_an_event_stream_answer_is_assembled_without_stream_sse(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):
