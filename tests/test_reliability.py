@@ -397,6 +397,11 @@ def test_a_reporter_that_raises_keyboardinterrupt_itself_is_taken_as_a_signal(
     argv = shlex.split(again)
     (run_dir,) = ws.runs_dir.iterdir()
     assert argv[:3] == ["rook", "report", run_dir.name], again
+    # rook report (and rook merge) take it so too: named, the others skipped, exit 130
+    r = subprocess.run([*ROOK, *argv[1:], "--json"], capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert r.returncode == 130 and json.loads(r.stdout)["summary"]["passed"] == 1, r.stderr
+    assert "not written: interrupted (KeyboardInterrupt)" in r.stderr, r.stderr
     flag.unlink()
     r = subprocess.run([*ROOK, *argv[1:]], capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 0, r.stderr

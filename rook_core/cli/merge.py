@@ -306,9 +306,9 @@ def merge_command(
     pending = report["summary"].get("pending") or 0
     code = exit_code(report) or (1 if failed or pending else 0)
     if failed:
-        from ..interrupts import report_cut
+        from .report_cmd import interrupted_report
 
-        code = 130 if report_cut() else code  # a reporter interrupted: as Ctrl-C exits
+        code = 130 if interrupted_report() else code  # a reporter interrupted: as Ctrl-C
     where = found_by(workspace, project, agent)  # its commands work as printed
     report_failures(failed, report["run"]["id"], *_written_by(target, run_dirs, into, where))
     for note in merged.notes:  # paths among them: a folder may be named after an env value

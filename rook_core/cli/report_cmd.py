@@ -84,6 +84,7 @@ def report_command(
     if as_json:  # before any report is written: a damaged entry is refused, nothing printed
         check_entries(report)
     failed = write_reports(rook, report, targets, read_only=True)
+    cut = interrupted_report()
     if as_json:
         print_json(report)
     elif not targets:
@@ -101,9 +102,7 @@ def report_command(
     if not rebuild:  # --rebuild reads every record, theirs too
         warn_joined_since(run_path, where)
     if failed:
-        from ..interrupts import report_cut
-
-        sys.exit(130 if report_cut() else 1)  # a reporter interrupted: as Ctrl-C exits
+        sys.exit(130 if cut else 1)  # a reporter interrupted: as Ctrl-C exits
 
 
 def warn_joined_since(run_path: Path, where: str = "") -> None:
@@ -130,3 +129,14 @@ def warn_joined_since(run_path: Path, where: str = "") -> None:
             f"rook merge --run {run_path.name}{where}",
             err=True,
         )
+
+
+def interrupted_report() -> bool:
+    """Whether a reporter was interrupted while :func:`write_reports` ran (a
+    ``KeyboardInterrupt`` it raised: :func:`rook_core.interrupts.note_cut`), that
+    note cleared, as ``rook run`` clears it, for the next command in this process."""
+    from ..interrupts import report_cut, restore
+
+    cut = report_cut() is not None
+    restore()
+    return cut
