@@ -493,6 +493,9 @@ def _add(
 
     secrets = Secrets(env_prefix(s.agent.name), s.redactor)
     secrets.hide_known(s.secret_names)  # another profile's value: in no new file either
+    if source.kind == "command":  # as typed: split into words, a value with a space is in none
+        fix = "let the program read it from its environment"
+        secrets.refuse_known(secrets.holder(source.text), "--command", fix)
     secrets.profile, secrets.taken = pid, _taken_variables(s.agent.profiles_dir, path)
     if source.kind == "notes":  # a key in the notes never reaches the author agent
         source = dataclasses.replace(source, text=secrets.move_from_text(source.text, "the notes"))
