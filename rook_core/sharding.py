@@ -242,7 +242,19 @@ def shard_locks(path: Path, count: int | None = None) -> list[tuple[str, str]]:
 
 
 def run_dir(path: Path, redactor: Redactor, shard: Shard | None) -> RunDir:
-    """The run directory of an existing run, as this shard (or an unsharded run) sees it."""
+    """The run directory of an existing run, as this shard (or an unsharded run) sees it.
+
+    Its ``scenarios`` and ``state/run`` folders are made again when something removed
+    them (a hook's clean-up aimed a level too high): the run stopped then, unable to
+    write a record, saying to finish it with ``rook run --run ID``, which must not
+    fail on the same missing folder."""
+    try:
+        (path / "scenarios").mkdir(exist_ok=True)
+        (path / "state" / "run").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunStoreError(
+            f"cannot write in the run directory {path}: {exc.strerror or exc}"
+        ) from None
     return RunDir(path, redactor) if shard is None else ShardRunDir(path, redactor, shard)
 
 

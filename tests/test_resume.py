@@ -1065,6 +1065,28 @@ def test_a_refused_resume_names_the_flag_that_named_the_run(rook_workspace, rook
 DELETED = object()
 
 
+def test_a_run_whose_scenarios_folder_was_removed_is_finished_by_its_resume(rook_workspace):
+    """A hook that removes its run's ``scenarios`` folder (a clean-up aimed one
+    level too high) stops the run (its record cannot be written), and the message
+    says to finish it with ``rook run --run ID``: that command makes the folder
+    again and finishes it, rather than failing on the same missing folder."""
+    ws = rook_workspace
+    ws.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\ncat >/dev/null\n'
+              '[ -e "$ROOK_WORKSPACE/gone" ] || { touch "$ROOK_WORKSPACE/gone"; '
+              'rm -rf "$ROOK_STATE_DIR/../../scenarios"; }\necho \'{"output": "ok"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws), capture_output=True, text=True, timeout=60)
+    assert first.returncode == 1 and "No such file or directory" in first.stderr, first.stderr
+    assert "Traceback" not in first.stderr
+    (run_dir,) = ws.runs_dir.iterdir()
+    assert f"rook run --run {run_dir.name}" in first.stderr
+    again = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                           timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["scenarios"][0]["status"] == "passed"
+
+
 @pytest.mark.parametrize(("key", "value"), [
     ("prepare", 5), ("capabilities", {"declared": 5, "observed": 5}), ("judge_profile", 5),
     ("id", 5),
