@@ -757,7 +757,12 @@ def _execute(
         observed = {**manifest["capabilities"].get("observed", {}), **engine.observed}
         manifest["capabilities"]["observed"] = observed
         invocation["ended"] = time.time()
-        run_dir.write_json("run.json", manifest)
+        try:
+            run_dir.write_json("run.json", manifest)
+        except RookError as exc:  # a full disk: this error replaces any other, so it says
+            # what the others say of the record (an interrupt's only, at its flush)
+            exc.args = (f"{exc}\n{_kept(engine, run_dir, alone=engine.fresh)}",)
+            raise
         save_observed(agent, profile, observed)
 
     # The entries of the runs recorded by this invocation were spooled as they were

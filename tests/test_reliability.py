@@ -1117,6 +1117,56 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_finishes_the_run(
+        tmp_path):
+    """Ctrl-C while the disk is full: the interrupted attempts cannot be recorded.
+    Rook says so and exits 1, as for any full disk, and, as there, names the run
+    and the command that finishes it once space is freed (it said only `cannot
+    write .../run.json`); that command finishes it."""
+    from rook_core.testing import Workspace
+
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        ws = Workspace(mnt / "ws")
+        ready = tmp_path / "ready"
+        ws.script("slow.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ncat >/dev/null\n"
+                  f"[ -e {tmp_path}/fast ] || {{ touch {ready}; sleep 300; }}\n"
+                  "echo '{\"output\": \"ok\"}'\n")
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/slow.sh"}})
+        ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+        proc = subprocess.Popen([*ROOK, "run", "-w", str(ws.root)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        filler = mnt / "filler"
+        with open(filler, "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            except OSError:
+                pass
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, (proc.returncode, err)
+        assert "No space left on device" in err and "Traceback" not in err
+        (run_dir,) = ws.runs_dir.iterdir()
+        assert f"rook run --run {run_dir.name}" in err, err
+        filler.unlink()
+        (tmp_path / "fast").touch()
+        again = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run", run_dir.name],
+                               capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0, again.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 def printed_by_a_failed_run(ws, *extra):
     """What ``rook run`` (with ``extra``, failing: exit 1), ``rook runs show`` of
     that run and ``rook profile test p`` print, as bytes (stdout, stderr, the
