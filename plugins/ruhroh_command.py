@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rook_core.hookio import tail
+from rook_core.hookio import overflowed, tail
 from rook_core.process import STOPPED_HELP
 
 if TYPE_CHECKING:
@@ -178,10 +178,7 @@ class CommandConnector(Connector):
             cap = (
                 turn.limits.stdout_bytes if proc.overflow == "stdout" else turn.limits.stderr_bytes
             )
-            result.failure = (
-                f"{proc.overflow} exceeded the {cap}-byte cap; the wrapper was killed (raise "
-                f"limits.{proc.overflow}_bytes in the profile if this much output is expected)"
-            )
+            result.failure = overflowed(proc, cap, "the wrapper")
         elif result.failure is None and result.status is None:
             given = fields.get("status")
             in_file = bool(from_file and "status" in from_file)

@@ -677,6 +677,20 @@ def cut_off_output(exc: BaseException, call: Any, result: Any) -> None:
         result.diagnosis = "interrupted"
 
 
+def overflowed(proc: Any, cap: int, who: str) -> str:
+    """The diagnosis of a hook (``who``: "the hook", "the wrapper") whose output
+    passed its cap: while it ran (it was killed), or after it exited, from a
+    process it left writing to its pipe (that process's group was killed)."""
+    stream = proc.overflow
+    fix = f"raise limits.{stream}_bytes in the profile if this much output is expected"
+    if proc.overflow_late:
+        return (
+            f"{stream} exceeded the {cap}-byte cap after {who} exited: a process it started "
+            f"kept writing to its {stream}, and its process group was killed ({fix})"
+        )
+    return f"{stream} exceeded the {cap}-byte cap; {who} was killed ({fix})"
+
+
 def _answered(stdout: str) -> str:
     """For a hook that failed in silence: that it had printed its JSON object (its
     last command failed after the answer), which is why nothing else said why."""
@@ -728,10 +742,7 @@ def hook_result(call: Any, proc: Any, required_json: bool) -> Any:
     elif proc.overflow:
         cap = call.limits.stdout_bytes if proc.overflow == "stdout" else call.limits.stderr_bytes
         result.status = "failed"
-        result.diagnosis = (
-            f"{proc.overflow} exceeded the {cap}-byte cap; the hook was killed "
-            f"(raise limits.{proc.overflow}_bytes in the profile if this much output is expected)"
-        )
+        result.diagnosis = overflowed(proc, cap, "the hook")
     elif proc.returncode != 0:
         result.status = "failed"
         how = (

@@ -89,6 +89,9 @@ class ProcessResult:
     ended: float
     timed_out: bool = False
     overflow: str | None = None  # "stdout" or "stderr"
+    overflow_late: bool = False
+    """The cap was passed after the hook had exited, by a process it left writing
+    to its pipe (the group was killed then; the hook was not)."""
     spawn_error: str | None = None
     notes: list[str] = field(default_factory=list)
     exited: float | None = None
@@ -349,7 +352,7 @@ async def run_process(
             result.notes += _kill_tree(pid, child)
             await _uncancelled(child.wait_pipes(PIPE_GRACE_SECONDS))
             if child.overflow and result.overflow is None and not result.timed_out:
-                result.overflow = child.overflow
+                result.overflow, result.overflow_late = child.overflow, True
             result.notes.append(
                 "rook was interrupted after the hook exited: its output was kept"
                 " and what it started was killed"
@@ -426,7 +429,7 @@ async def _watch(
             f"a process started by the hook kept its {name} open after it exited; stopped reading"
         )
     if child.overflow and result.overflow is None and not result.timed_out:
-        result.overflow = child.overflow
+        result.overflow, result.overflow_late = child.overflow, True
         result.notes += await _terminate_group(pid, child, kill_grace, marker)
 
 

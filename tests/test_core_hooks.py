@@ -131,6 +131,36 @@ def test_output_cap_is_configurable_per_profile(rook_workspace, rook_cli):
     assert "(raise limits.stderr_bytes in the profile if this much output is expected)" in diagnosis
 
 
+
+def test_a_flood_after_the_hook_exited_is_said_to_be_its_leftover_process_s(
+    rook_workspace, rook_cli
+):
+    """A hook that answered and exited 0, leaving a process that floods its stdout
+    after: the diagnosis said "the hook was killed", though it had exited; it says
+    which happened (the cap passed after the hook exited, by a process it started),
+    and a hook flooding while it runs is still "killed"."""
+    ws = rook_workspace
+    ws.script(
+        "h.sh",
+        """
+        #!/bin/bash
+        cat >/dev/null
+        (sleep 0.2; head -c 100000 /dev/zero | tr '\\0' 'y') &
+        echo '{"output": "ok"}'
+    """,
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "limits": {"stdout_bytes": 4096}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    s = r.report["scenarios"][0]
+    diagnosis = s["hooks"][0]["diagnosis"]
+    assert s["status"] == "error" and s["hooks"][0]["exit_code"] == 0, s
+    assert diagnosis.startswith(
+        "stdout exceeded the 4096-byte cap after the hook exited: a process it started kept "
+        "writing to its stdout, and its process group was killed (raise limits.stdout_bytes"
+    ), diagnosis
+    assert "the hook was killed" not in diagnosis
+
 @pytest.mark.parametrize(
     "body, expect",
     [
