@@ -22,10 +22,10 @@ from .hookenv import base_environment, hook_env
 from .hookio import cut_off_output
 from .judging import (
     CHECK_MARKER,
+    JUDGED_REPEAT,
     JudgingContext,
     at_once,
     evaluate_criterion,
-    judging_repeat,
     runnability,
     scenario_status,
 )
@@ -547,38 +547,41 @@ class Engine(Attempts):
             )
 
         # what a judge asks the judge profile belongs to this repeat (client.ask names none)
-        repeat = (record.get("repeat_index", 1), record.get("repeat_count", 1))
-        with judging_repeat(*repeat):
-            try:
-                # two slow criteria or more: judged at once, none waiting for another's judge
-                given = (
-                    iter(await at_once(list(map(evaluate, scenario.criteria))))
-                    if together
-                    else None
-                )
-                for criterion in scenario.criteria:
-                    v = next(given) if given is not None else await evaluate(criterion)
-                    verdicts.append(v)
-                    verdict: dict[str, Any] = {
-                        "index": criterion.index,
-                        "type": criterion.type,
-                        "turn": criterion.turn,
-                        "status": v.status,
-                        "reason": self.redactor.text(v.reason),
-                    }
-                    if isinstance(criterion.raw, dict) and criterion.raw.get("id") is not None:
-                        verdict["id"] = criterion.raw["id"]
-                    if getattr(v, "evidence", None):
-                        verdict["evidence"] = self.redactor.data(v.evidence)
-                    record["criteria"].append(verdict)
-            except asyncio.CancelledError:  # the judge profile's hooks it cut: in the attempt
-                if judging.client is not None:
-                    record["hooks"].extend(judging.client.interrupted_hooks(record["key"]))
-                raise
-            finally:  # what the judge profile reported beside its verdicts (a failed close)
-                if judging.client is not None:
-                    for warning in judging.client.warnings(record["key"]):
-                        warn_once(record, warning, self.redactor)
+        client = judging.client
+        repeat = (
+            None
+            if client is None
+            else JUDGED_REPEAT.set((record.get("repeat_index", 1), record.get("repeat_count", 1)))
+        )
+        try:
+            # two slow criteria or more: judged at once, none waiting for another's judge
+            given = (
+                iter(await at_once(list(map(evaluate, scenario.criteria)))) if together else None
+            )
+            for criterion in scenario.criteria:
+                v = next(given) if given is not None else await evaluate(criterion)
+                verdicts.append(v)
+                verdict: dict[str, Any] = {
+                    "index": criterion.index,
+                    "type": criterion.type,
+                    "turn": criterion.turn,
+                    "status": v.status,
+                    "reason": self.redactor.text(v.reason),
+                }
+                if isinstance(criterion.raw, dict) and criterion.raw.get("id") is not None:
+                    verdict["id"] = criterion.raw["id"]
+                if getattr(v, "evidence", None):
+                    verdict["evidence"] = self.redactor.data(v.evidence)
+                record["criteria"].append(verdict)
+        except asyncio.CancelledError:  # the judge profile's hooks it cut: in the attempt
+            if client is not None:
+                record["hooks"].extend(client.interrupted_hooks(record["key"]))
+            raise
+        finally:  # what the judge profile reported beside its verdicts (a failed close)
+            if client is not None and repeat is not None:
+                JUDGED_REPEAT.reset(repeat)
+                for warning in client.warnings(record["key"]):
+                    warn_once(record, warning, self.redactor)
         status, reason = scenario_status(verdicts)
         record["status"] = status
         record["reason"] = self.redactor.text(reason)

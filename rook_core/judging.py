@@ -201,27 +201,18 @@ _BUDGETS: contextvars.ContextVar[tuple[_Budget, ...]] = contextvars.ContextVar(
 """The budgets of the evaluations the current task runs in (:func:`within`)."""
 
 
-_JUDGED_REPEAT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar(
+JUDGED_REPEAT: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar(
     "rook_judged_repeat", default=(1, 1)
 )
-"""The repeat (index, count) of the scenario run whose criteria the current task judges."""
-
-
-@contextlib.contextmanager
-def judging_repeat(index: int, count: int) -> Iterator[None]:
-    """Inside, the criteria judged are those of repeat ``index`` of ``count``: what a
-    judgement asks the judge profile (a plugin judge's ``client.ask(prompt, scenario)``,
-    which names no repeat) belongs to that scenario run."""
-    token = _JUDGED_REPEAT.set((index, count))
-    try:
-        yield
-    finally:
-        _JUDGED_REPEAT.reset(token)
+"""The repeat (index, count) of the scenario run whose criteria the current task
+judges, set by the engine while a run with a judge profile is judged: what a
+judgement asks the judge profile (a plugin judge's ``client.ask(prompt,
+scenario)``, which names no repeat) belongs to that scenario run."""
 
 
 def judged_repeat() -> tuple[int, int]:
-    """The repeat (index, count) being judged (``(1, 1)`` outside :func:`judging_repeat`)."""
-    return _JUDGED_REPEAT.get()
+    """The repeat (index, count) being judged (:data:`JUDGED_REPEAT`; ``(1, 1)`` unset)."""
+    return JUDGED_REPEAT.get()
 
 
 @contextlib.contextmanager
