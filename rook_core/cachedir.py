@@ -11,7 +11,8 @@ Where it lives, first that applies:
 
 * ``ROOK_NO_CACHE=1`` (``true``, ``yes``, ``on``): no cache at all (read or
   written); ``0`` (``false``, ``no``, ``off``, empty) changes nothing; any other
-  value is a warning naming the variable, and no cache, as ``1``;
+  value is a warning naming the variable, and no cache, as ``1``
+  (:func:`rook_core.errors.switch_on`, as every on/off variable of Rook's);
 * ``ROOK_CACHE_DIR``: that directory (one naming a file: a warning, and no cache);
 * ``$XDG_CACHE_HOME/rook`` (an absolute path), else ``~/.cache/rook``;
   with no home directory (``HOME`` unset, a user with no passwd entry), none.
@@ -26,11 +27,12 @@ from __future__ import annotations
 
 import os
 import pickle
-import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
+
+from .errors import switch_on, warn_once
 
 # Bump when the layout of any cached entry changes.
 FORMAT = 1
@@ -38,40 +40,14 @@ _END = "end-of-items"  # the last pickle of a file written by save_items
 KEEP_SECONDS = 30 * 24 * 3600  # entries not rewritten for this long are removed
 
 
-TRUE = ("1", "true", "yes", "on")
-FALSE = ("", "0", "false", "no", "off")
-_warned: set[str] = set()  # the variables warned about: once a process
-
-
-def _warn(variable: str, message: str) -> None:
-    """``rook: warning: MESSAGE`` on standard error, once a process for ``variable``
-    (the cache is asked for many times a command); the cache is never needed, so a
-    variable Rook cannot use for it costs the cache, never the command."""
-    if variable in _warned:
-        return
-    _warned.add(variable)
-    try:
-        sys.stderr.write(f"rook: warning: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):  # standard error closed, or its reader gone
-        pass
-
-
 def cache_dir() -> Path | None:
     """The cache directory (not created), or None when caching is off."""
-    off = os.environ.get("ROOK_NO_CACHE", "")
-    if off.strip().lower() not in FALSE:
-        if off.strip().lower() not in TRUE:
-            _warn(
-                "ROOK_NO_CACHE",
-                f"ROOK_NO_CACHE={off!r} is neither true ({', '.join(TRUE)}) nor false "
-                f"({', '.join(FALSE[1:])}, or empty): Rook runs without its cache, as for 1",
-            )
+    if switch_on("ROOK_NO_CACHE", "Rook runs without its cache"):
         return None
     given = os.environ.get("ROOK_CACHE_DIR")
     if given:
         if os.path.exists(given) and not os.path.isdir(given):
-            _warn(
+            warn_once(
                 "ROOK_CACHE_DIR",
                 f"ROOK_CACHE_DIR={given!r} is a file, not a directory: Rook runs without "
                 "its cache (name a directory, which Rook creates if missing, or unset it)",

@@ -213,3 +213,47 @@ def did_you_mean(key: str, known: Iterable[str]) -> str | None:
         return longer[0]
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
     return close[0] if close else None
+
+
+TRUE = ("1", "true", "yes", "on")
+FALSE = ("", "0", "false", "no", "off")
+_warned: set[str] = set()  # the variables warned about: once a process
+
+
+def warn_once(variable: str, message: str) -> None:
+    """``rook: warning: MESSAGE`` on standard error, once a process for
+    ``variable`` (a variable is read many times a command); never raises."""
+    import sys
+
+    if variable in _warned:
+        return
+    _warned.add(variable)
+    try:
+        sys.stderr.write(f"rook: warning: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # standard error closed, or its reader gone
+        pass
+
+
+def switch_on(variable: str, on: str) -> bool:
+    """Whether the on/off environment variable ``variable`` (``ROOK_NO_CACHE``,
+    ``ROOK_TRACE_PLUGINS``) is on, read the one way every such variable of Rook's
+    is: on for ``1``, ``true``, ``yes``, ``on``; off for ``0``, ``false``, ``no``,
+    ``off``, empty or unset (any case, blanks around ignored); any other value is
+    a warning naming the variable (:func:`warn_once`) and on, as the user set it
+    for something. ``on`` says what on does (``Rook runs without its cache``),
+    for that warning. (``NO_COLOR`` is not one: any value but empty is on, as its
+    standard says.)"""
+    import os
+
+    value = os.environ.get(variable, "")
+    word = value.strip().lower()
+    if word in FALSE:
+        return False
+    if word not in TRUE:
+        warn_once(
+            variable,
+            f"{variable}={value!r} is neither true ({', '.join(TRUE)}) nor false "
+            f"({', '.join(FALSE[1:])}, or empty): {on}, as for 1",
+        )
+    return True

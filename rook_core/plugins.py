@@ -32,7 +32,7 @@ from typing import Any
 import pluggy
 
 from . import entrypoints, hookspecs
-from .errors import PluginError, counted, exception_text
+from .errors import PluginError, counted, exception_text, switch_on
 from .registry import (
     OWN,
     LoadFailure,
@@ -587,7 +587,7 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     pm = _PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     rook = Rook(pm)
-    tracing = os.environ.get("ROOK_TRACE_PLUGINS", "") not in ("", "0")
+    tracing = switch_on("ROOK_TRACE_PLUGINS", "Rook traces every hook call")
     with plugin_output():  # what a plugin prints on import or registration
         _load(rook, load_entry_points, tracing)
     return rook

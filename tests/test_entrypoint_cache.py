@@ -396,6 +396,27 @@ def test_rook_no_cache_takes_true_and_false_words_and_names_any_other_value(tmp_
     assert "runs without its cache" in said, said
 
 
+def test_rook_trace_plugins_takes_the_same_true_and_false_words(tmp_path, site):
+    """running.md: ROOK_TRACE_PLUGINS reads its value as ROOK_NO_CACHE does (one
+    helper, errors.switch_on). Any value but "" and "0" turned tracing on without a
+    word, so ROOK_TRACE_PLUGINS=false traced, and ROOK_TRACE_PLUGINS=maybe said nothing."""
+    rook = Rook(tmp_path, site)
+
+    def said(word: str) -> str:
+        rook.env = {"ROOK_TRACE_PLUGINS": word}
+        return rook._run([sys.executable, "-m", "rook_core", "plugins", "--json"], {}).stderr
+
+    for word in ("0", "false", "No", " OFF ", ""):
+        assert said(word) == "", word
+    for word in ("1", "true", "YES", "on"):
+        text = said(word)
+        assert "[rook-trace] found " in text and "warning" not in text, (word, text)
+    text = said("maybe")
+    assert "[rook-trace] found " in text, text  # on, as any value not false was before
+    assert text.count("rook: warning: ROOK_TRACE_PLUGINS='maybe' is neither true") == 1, text
+    assert "Rook traces every hook call, as for 1" in text, text
+
+
 def test_a_cache_dir_that_is_a_file_is_named_and_the_cache_is_off(tmp_path, site):
     """running.md: a ROOK_CACHE_DIR naming a file (not a directory) was ignored without
     a word: nothing cached, every command scanning. It is a warning naming the
