@@ -256,7 +256,9 @@ def find_run(
                 )
         base = manifest
         manifest = resumable(
-            lambda: sharding.resume_manifest(run_path, base, shard, request.found_by)
+            lambda: sharding.resume_manifest(
+                run_path, base, shard, request.found_by, run_flag(request)
+            )
         )
         manifest["dir"] = str(run_path)  # where it is now: a workspace moves, or is restored
         manifest["id"] = run_path.name  # its folder's name: a run copied under a new one

@@ -340,16 +340,22 @@ def check_same_run(
 
 
 def resume_manifest(
-    run_path: Path, base: dict[str, Any], shard: Shard | None, where: str = ""
+    run_path: Path,
+    base: dict[str, Any],
+    shard: Shard | None,
+    where: str = "",
+    flag: str | None = None,
 ) -> dict[str, Any]:
     """The manifest a ``rook run --run ID`` continues: the run's own, or this shard's
-    part. ``where``: the flags that found the run, for the commands a refusal names."""
+    part. ``where``: the flags that found the run, for the commands a refusal names;
+    ``flag``: the one that named it, as typed (``--run-name NAME``,
+    :func:`rook_core.resuming.run_flag`), else ``--run ID``."""
     run_id = base.get("id", run_path.name)
     n = base.get("shards")
     if shard is None:
         if n and not base.get("merged"):
             raise ConfigError(
-                f"--run {run_id}: this run is split into {counted(n, 'shard')} and not merged yet; "
+                f"{flag or f'--run {run_id}'}: this run is split into {counted(n, 'shard')} and not merged yet; "
                 "resume "
                 f"one shard with --run {run_id} --shard I/{n}, or join the shards first with "
                 f"rook merge --run {run_id}{where} (then rook run --run {run_id}{where} "

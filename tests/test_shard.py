@@ -1313,6 +1313,24 @@ def test_a_run_of_one_shard_is_named_in_the_singular(rook_workspace, rook_cli):
         assert "1 shards" not in r.stderr, r.stderr
 
 
+def test_a_sharded_run_resumed_by_run_name_is_refused_naming_run_name(rook_workspace, rook_cli):
+    # `rook run --run-name x` on a run split into shards said "--run x: this run is
+    # split into 2 shards ..." though --run was never typed (sharding.resume_manifest
+    # was not given the request); the other resume refusals name the flag typed
+    ws = rook_workspace
+    ws.script("agent.sh", "#!/bin/sh\ncat >/dev/null; echo '{\"output\": \"fine\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "fine"}]})
+    assert rook_cli("run", "--shard", "1/2", "--run-name", "x").exit_code in (0, 1)
+    r = rook_cli("run", "--run-name", "x")
+    assert r.exit_code == 2, r.stderr
+    assert "rook: error: --run-name x: this run is split into 2 shards" in r.stderr, r.stderr
+    assert "--run x:" not in r.stderr, r.stderr
+    assert "rook merge --run x" in r.stderr, r.stderr  # the commands it gives still work
+    r = rook_cli("run", "--run", "x")
+    assert r.exit_code == 2 and "rook: error: --run x: this run is split into" in r.stderr
+
+
 def test_merge_run_takes_latest_and_a_unique_prefix_as_every_command_does(
     rook_workspace, rook_cli, tmp_path
 ):
