@@ -65,8 +65,8 @@ EVIDENCE (JSON; "turns" holds the answer to judge; "earlier_turns", when present
 conversation before it, given only as context: do not judge it; "calls": null means tool calls \
 were not observed, [] means none were made ("calls_by_turn", when present, gives the calls of the \
 turns where they were observed, null for the others); "usage": null means token usage was not \
-observed ("usage_by_turn", when present, gives the usage of the turns that reported it, null for \
-the other turns, whose usage was not observed):
+observed, and a count only some turns reported is left out of it ("usage_by_turn", when present, \
+gives each turn's usage as the turn reported it, null for a turn whose usage was not observed):
 {evidence}
 
 Answer with exactly one JSON object and nothing else:
@@ -107,10 +107,25 @@ def evidence_document(view: EvidenceView) -> dict[str, Any]:
     if view.calls is None and any(t.calls is not None for t in view.turns):
         # some turns' calls were seen: what they showed is evidence too
         doc["calls_by_turn"] = {str(t.turn): t.calls for t in view.turns}
-    if view.usage is None and any(t.usage is not None for t in view.turns):
-        # some turns' token counts were seen: never told that none were
+    if any(t.usage is not None for t in view.turns) and (
+        view.usage is None or _counts_left_out(view.usage, view.turns)
+    ):
+        # some turns' token counts were seen: never told that none were, nor that a
+        # count one turn left out (so not summed) was reported by none
         doc["usage_by_turn"] = {str(t.turn): t.usage for t in view.turns}
     return doc
+
+
+def _counts_left_out(usage: dict[str, Any], turns: list[Any]) -> bool:
+    """Whether a count some of ``turns`` reported is not in ``usage``, their sum
+    (a count is summed only when every turn reports it)."""
+    reported = {
+        k
+        for t in turns
+        for k, v in (t.usage or {}).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+    return bool(reported - usage.keys())
 
 
 def rubric_prompt(rubric: str, view: EvidenceView) -> str:

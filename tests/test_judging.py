@@ -1357,7 +1357,47 @@ def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
     }
     assert doc["usage"] is None
     assert doc["usage_by_turn"] == {"1": None, "2": {"input": 12, "output": 3}}
-    assert '"usage_by_turn", when present, gives the usage of the turns' in prompt
+    assert '"usage_by_turn", when present, gives each turn\'s usage' in prompt
+
+
+def test_the_judge_is_told_a_count_some_turn_left_out_and_shown_each_turns_usage(
+    rook_workspace, rook_cli
+):
+    """Turn 1 reported input and output, turn 2 input only: "usage" is their input
+    alone (a count one turn left out is not summed), and nothing said it was
+    partial, so the judge took the scenario to have no output count at all.
+    "usage_by_turn" gives each turn's counts whenever one is left out."""
+    setup_agent(rook_workspace, scenarios=[
+        {"id": "s", "turns": ["ORD-1", "and then?"],
+         "criteria": [{"rubric": "must mention monday", "turn": "all"}]},
+        {"id": "whole", "turns": ["ORD-1", "and then?"],
+         "criteria": [{"rubric": "must mention monday", "turn": "all"}]}])
+    rook_workspace.script("agent.py", """
+        #!/usr/bin/env python3
+        import json, os, sys
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            answer = {"output": "it arrives Monday", "conversation": "c1"}
+            answer["usage"] = {"input": 12, "output": 3}
+            if os.environ["ROOK_TURN"] == "2" and os.environ["ROOK_SCENARIO_ID"] == "s":
+                del answer["usage"]["output"]
+            print(json.dumps(answer))
+    """)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": "scripts/agent.py"},
+                            "capabilities": {"usage": True, "multi_turn": True}})
+    r = rook_cli("run", "--json", "--judge-profile", "grader")
+    assert r.statuses() == {"s": "passed", "whole": "passed"}, r.stdout + r.stderr
+
+    def evidence(key):
+        prompt = criteria_of(r.report, key)[0]["evidence"]["judge"]["prompt"]
+        return prompt, json.loads(prompt.split("observed):\n", 1)[1].split("\n\nAnswer with", 1)[0])
+
+    prompt, doc = evidence("s")
+    assert doc["usage"] == {"input": 24}
+    assert doc["usage_by_turn"] == {"1": {"input": 12, "output": 3}, "2": {"input": 12}}
+    assert "a count only some turns reported is left out of it" in prompt
+    prompt, doc = evidence("whole")  # every turn reported every count: the sum alone
+    assert doc["usage"] == {"input": 24, "output": 6} and "usage_by_turn" not in doc
 
 
 def test_an_empty_judge_profile_option_is_refused_not_replaced(rook_workspace, rook_cli):
