@@ -64,6 +64,22 @@ def test_the_hook_reference_has_every_hookspec_with_its_real_arguments():
         assert f"### `{name}({args})`" in text
 
 
+def test_a_doc_page_a_hookspec_names_is_a_link_that_works_from_the_reference():
+    """rook_register_connectors said "see `docs/ruhroh.md`" in docs/reference/hooks.md:
+    text, from a page that is itself in docs/ (where no docs/ folder is beside it).
+    A ``docs/X.md`` a docstring names (right in Rook's source) is a relative link on
+    the generated page, to a page that exists."""
+    import re
+
+    text = gen.HOOKS_PAGE.read_text(encoding="utf-8")
+    assert "`docs/" not in text
+    links = re.findall(r"\]\((\.\./[\w/-]+\.md)\)", text)
+    assert "../ruhroh.md" in links, links
+    for link in links:
+        assert (gen.HOOKS_PAGE.parent / link).is_file(), link
+    assert gen.rst_to_markdown("see ``docs/ruhroh.md``") == "see [ruhroh.md](../ruhroh.md)"
+
+
 def test_the_command_reference_is_exactly_what_help_prints():
     """Each section equals the real program's ``--help`` in a 100-column terminal."""
     env = {**os.environ, "COLUMNS": "100"}
