@@ -435,9 +435,9 @@ def test_a_scenario_file_that_holds_no_scenario_gets_a_note(rook_workspace, rook
     notes = [f["message"] for f in findings
              if f["status"] == "note" and f["subject"].endswith("scenarios")]
     assert notes == [
-        f"no scenario in {(sdir / 'empty.yml').resolve()}, {(sdir / 'new.yaml').resolve()} "
-        "(empty, or only comments): rook run reads none from them and runs the others, "
-        "without a word"
+        f"no scenario in {(sdir / 'empty.yml').resolve()} (empty), "
+        f"{(sdir / 'new.yaml').resolve()} (only comments): rook run reads none from them "
+        "and runs the others, without a word"
     ], findings
     # what rook run does with them: the others run, exit 0, the files not named
     r = rook_cli("run", "-w", str(rook_workspace.root))
@@ -448,9 +448,37 @@ def test_a_scenario_file_that_holds_no_scenario_gets_a_note(rook_workspace, rook
              if f["status"] == "note" and f["subject"].endswith("scenarios")]
     assert notes == [
         f"no scenario in {(sdir / 'empty.yml').resolve()} "
-        "(empty, or only comments): rook run reads none from it and runs the others, "
-        "without a word"
+        "(empty): rook run reads none from it and runs the others, without a word"
     ], findings
+
+
+def test_a_scenario_file_that_holds_none_is_said_to_hold_what_it_holds(rook_workspace, rook_cli):
+    """Doctor said "(empty, or only comments)" of every file that yields no scenario:
+    one holding an empty list, only ---, or null is neither. Each is said as it is."""
+    healthy(rook_workspace)
+    sdir = rook_workspace.agent_dir / "scenarios"
+    held = {
+        "a-list.yaml": ("[]  # none yet\n", "an empty list, []"),
+        "b-dashes.yaml": ("# soon\n---\n", "only ---"),
+        "c-ends.yaml": ("---\n...\n", "only --- and ..."),
+        "d-null.yaml": ("null\n", "only null"),
+        "e-tilde.yaml": ("--- ~\n", "only ~, YAML's null"),
+        "f-blank.yaml": ("\n  \n", "empty"),
+    }
+    for name, (text, _) in held.items():
+        (sdir / name).write_text(text)
+    r = rook_cli("run", "-w", str(rook_workspace.root))
+    assert r.exit_code == 0 and "a-list.yaml" not in r.stdout + r.stderr, r.stdout + r.stderr
+    code, findings = doctor(rook_cli, rook_workspace)
+    assert code == 0 and not problems(findings), findings
+    notes = [f["message"] for f in findings
+             if f["status"] == "note" and f["subject"].endswith("scenarios")]
+    listed = ", ".join(f"{(sdir / n).resolve()} ({why})" for n, (_, why) in held.items())
+    assert notes == [
+        f"no scenario in {listed}: rook run reads none from them and runs the others, "
+        "without a word"
+    ], notes
+    assert "only comments" not in str(findings)
 
 
 def test_a_scenarios_folder_whose_only_file_is_empty_says_what_rook_run_does(
@@ -470,7 +498,15 @@ def test_a_scenarios_folder_whose_only_file_is_empty_says_what_rook_run_does(
     (problem,) = problems(findings)
     assert problem["message"] == (
         f"no scenario in {sdir.resolve()}: {(sdir / 'only.yaml').resolve()} holds none "
-        "(empty, or only comments), so rook run refuses to run (exit 2)"
+        "(empty), so rook run refuses to run (exit 2)"
+    ), problem
+    (sdir / "list.yaml").write_text("[]\n")
+    code, findings = doctor(rook_cli, rook_workspace)
+    (problem,) = problems(findings)
+    assert problem["message"] == (
+        f"no scenario in {sdir.resolve()}: {(sdir / 'list.yaml').resolve()} (an empty list, "
+        f"[]), {(sdir / 'only.yaml').resolve()} (empty) hold none, so rook run refuses to "
+        "run (exit 2)"
     ), problem
     assert not [f for f in findings if f["status"] == "note" and "only.yaml" in f["message"]]
 

@@ -448,18 +448,16 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         )
         return []
     if not scenarios:
-        hollow = [path for _, path, _, _ in _yaml_files(sdir)]  # each one empty, or comments
-        verb = "holds" if len(hollow) == 1 else "hold"
+        hollow = [path for _, path, _, _ in _yaml_files(sdir)]  # each one holds none
+        if len(hollow) == 1:
+            none = f"{hollow[0]} holds none ({_holds_none(hollow[0])})"
+        else:
+            none = f"{_each_holding_none(hollow)} hold none"
         doctor.add(
             PROBLEM,
             f"{label} scenarios",
             f"no scenario in {sdir}"
-            + (
-                f": {', '.join(hollow)} {verb} none (empty, or only comments), so rook run "
-                "refuses to run (exit 2)"
-                if hollow
-                else ""
-            ),
+            + (f": {none}, so rook run refuses to run (exit 2)" if hollow else ""),
             how,
         )
         return []
@@ -487,12 +485,12 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
     check_criteria_work(doctor, rook, agent, label, scenarios)
     held = {s.path for s in scenarios}
     hollow = [path for _, path, _, _ in _yaml_files(sdir) if path not in held]
-    if hollow:  # a file saved empty, or commented out, is skipped without a word
+    if hollow:  # a file saved empty, commented out, or [], is skipped without a word
         doctor.add(
             NOTE,
             f"{label} scenarios",
-            f"no scenario in {', '.join(hollow)} (empty, or only comments): rook run reads "
-            f"none from {'it' if len(hollow) == 1 else 'them'} and runs the others, without a word",
+            f"no scenario in {_each_holding_none(hollow)}: rook run reads none from "
+            f"{'it' if len(hollow) == 1 else 'them'} and runs the others, without a word",
         )
     cased = _cased_suffixes(sdir)
     if cased:  # Refund.YAML: read by no run, with no word said
@@ -639,6 +637,44 @@ def check_criteria_work(doctor: Any, rook: Any, agent: Any, label: str, scenario
                 f"{', '.join(rook.judges.names()) or 'none'})",
             )
             return
+
+
+def _each_holding_none(paths: list[str]) -> str:
+    """``A (empty), B (an empty list, [])``: scenario files that yield no scenario,
+    each with what it holds."""
+    return ", ".join(f"{path} ({_holds_none(path)})" for path in paths)
+
+
+def _holds_none(path: str) -> str:
+    """What a scenario file that yields no scenario holds, in a few words: it is
+    empty, holds only comments, only document markers (``---``, ``...``), only
+    YAML's null (``null``, ``~``), or an empty list (``[]``)."""
+    import re
+
+    from ..errors import ConfigError
+    from ..yamlio import load_yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeError):  # gone or changed since it was loaded
+        return "no scenario"
+    if not text.strip():
+        return "empty"
+    words = [re.sub(r"(^|\s)#.*", "", line).strip() for line in text.splitlines()]
+    words = [w for w in words if w]
+    if not words:
+        return "only comments"
+    try:
+        data = load_yaml(Path(path))
+    except ConfigError:  # changed since it was loaded
+        data = None
+    if data == []:
+        return "an empty list, []"
+    markers = [w for w in words if w in ("---", "...")]
+    if len(markers) == len(words):
+        return f"only {' and '.join(dict.fromkeys(markers))}"
+    value = " ".join(re.sub(r"^(---|\.\.\.)\s*", "", w) for w in words if w not in markers)
+    return "only null" if value == "null" else f"only {value}, YAML's null"
 
 
 def _cased_suffixes(sdir: Path) -> list[str]:
