@@ -153,12 +153,14 @@ class Matches(CriterionType):
     def evaluate(self, config: Any, view: EvidenceView) -> Verdict:
         if (v := _no_output(view)) is not None:
             return v
-        try:  # in one Unicode form: e + U+0301 is é, as for contains
-            m = search(config, same_form(view.output or ""))
+        text = same_form(view.output or "")  # in one Unicode form: e + U+0301 is é
+        try:
+            m = search(config, text)
         except TooSlow as exc:
             return Verdict(ERROR, str(exc))
-        if m:
-            return Verdict(PASSED, f"/{config.pattern}/ matched {_short(m.group(0))}")
+        if m:  # a match inside a secret put back is quoted as its whole marker, no piece
+            start, end = current().widened(text, m.start(), m.end())
+            return Verdict(PASSED, f"/{config.pattern}/ matched {_short(text[start:end])}")
         return Verdict(FAILED, f"/{config.pattern}/ did not match {_short(view.output)}")
 
 
@@ -633,6 +635,7 @@ class CallOrder(_CallCriterion):
 class MaxCalls(_CallCriterion):
     name = "max_calls"
     description = "at most N tool calls were made"
+    compares_record_text = False  # a count: no text of its own
 
     def parse(self, value: Any) -> int:
         from marshmallow import ValidationError

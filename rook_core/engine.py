@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +24,7 @@ from .judging import (
     CHECK_MARKER,
     JUDGED_REPEAT,
     JudgingContext,
+    Said,
     at_once,
     evaluate_criterion,
     runnability,
@@ -520,6 +521,17 @@ class Engine(Attempts):
         judges, name = self.rook.judges, criterion.config.get("name")
         return isinstance(name, str) and name in judges and judges.distribution(name) == OWN
 
+    def _judges_said_text(self, criterion: Criterion) -> bool:
+        """Whether ``criterion`` is one of Rook's own criteria that compare text
+        (``compares_record_text``) or the ``keywords`` judge, judged on what the
+        agent said (:class:`~rook_core.judging.Said`); never a plugin's or a
+        judge profile's, which see the record alone."""
+        criteria = self.rook.criteria
+        return self._own_judge(criterion) or (
+            getattr(criteria.get(criterion.type), "compares_record_text", False)
+            and criteria.distribution(criterion.type) == OWN
+        )
+
     async def judge(self, scenario: Scenario, record: dict[str, Any]) -> None:
         turns = [TurnEvidence(**t) for t in record["turns"]]
         verdicts = []
@@ -532,14 +544,20 @@ class Engine(Attempts):
             state = str(self.run_dir.state / record["key"])
             judging = replace(judging, env={**judging.env, CHECK_MARKER: state})
         criteria = self.rook.criteria
+        said = Said(self.redactor, turns, record.get("collected"))
 
-        def evaluate(c: Criterion) -> Awaitable[Verdict]:
-            return evaluate_criterion(
+        async def evaluate(c: Criterion) -> Verdict:
+            seen: Any = (turns, record.get("collected"))
+            if self._judges_said_text(c):  # what the agent said, not the markers
+                seen = said.evidence(c, criteria.get(c.type))
+                if isinstance(seen, Verdict):
+                    return seen
+            return await evaluate_criterion(
                 c,
                 criteria.get(c.type),
                 scenario,
-                turns,
-                record.get("collected"),
+                seen[0],
+                seen[1],
                 record,
                 judging=judging,
                 owner=criteria.owner(c.type),

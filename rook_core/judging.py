@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Iterator
-from dataclasses import field
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +142,11 @@ class CriterionType:
       criterion was written with (a needle, a call's arguments) with the
       recorded evidence, where a profile ``env`` value is ``[redacted:NAME]``:
       a run whose criterion of such a type holds such a value is refused
-      before anything runs, since it could never be judged. ``False`` (the
-      default) for a type that does not (``command`` runs its text, ``file``
-      reads the agent's files, a ``rubric`` is sent redacted with the evidence).
+      before anything runs (a scenario file must not hold it). Rook's own such
+      types judge the answers and calls as the agent said them (:class:`Said`);
+      a plugin's sees the record alone. ``False`` (the default) for a type
+      that does not (``command`` runs its text, ``file`` reads the agent's
+      files, a ``rubric`` is sent redacted with the evidence).
     * ``check(config, judging)``: optional; called before anything runs with
       the :class:`JudgingContext`; returns a message when the criterion cannot
       work (an unknown judge name), which refuses the run (exit 2).
@@ -657,6 +659,76 @@ async def evaluate_criterion(
                 f"criterion {criterion.type} ({owner}) raised {exception_text(exc)}", 500, "..."
             ),
         )
+
+
+WRITTEN_MARKER = later(r"redacted:[A-Za-z_]")
+"""A marker in a criterion's own text, as it is or escaped for a regular
+expression (``\\[redacted:API_TOKEN\\]``)."""
+
+
+class Said:
+    """A scenario run's answers and calls as the agent said them, for Rook's own
+    text criteria (``contains``, ``matches``, ``equals``, ``json``, a call's
+    arguments, ``claim``, the ``keywords`` judge): each marker of a secret put
+    back to its value (:meth:`rook_core.redact.Redactor.put_back`), in memory
+    only, made once for all of them. A judge profile and a plugin see the
+    record alone: a secret sent to them would leave Rook."""
+
+    def __init__(
+        self, redactor: Any, turns: list[TurnEvidence], collected: dict[str, Any] | None
+    ) -> None:
+        self.redactor, self.recorded, self.collected = redactor, turns, collected
+        self.turns: list[TurnEvidence] | None = None
+        self.collected_said = collected
+        self.left: dict[Any, tuple[list[str], list[str]]] = {}
+        """Per turn (and ``"collect"``): the markers its answer, its calls still hold."""
+
+    def evidence(
+        self, criterion: Criterion, ctype: CriterionType
+    ) -> tuple[list[TurnEvidence], dict[str, Any] | None] | Verdict:
+        """The turns and collect's reply ``criterion`` judges, or why it cannot:
+        ``unverifiable`` when what it reads holds a marker whose value this
+        process does not hold (a variable set when the run recorded it, unset
+        now), which could decide its verdict."""
+        if WRITTEN_MARKER.search(json.dumps(criterion.raw.get(criterion.type), default=str)):
+            return self.recorded, self.collected  # the documented idiom: judged as recorded
+        if self.turns is None:
+            self._put_back()
+        assert self.turns is not None
+        scope, calls = criterion.turn, "calls" in ctype.needs
+        if isinstance(scope, int):
+            looked: list[Any] = [t.turn for t in self.turns if t.turn == scope]
+        elif ctype.per_turn and scope != "all":
+            looked = [t.turn for t in self.turns[-1:]]
+        else:
+            looked = [t.turn for t in self.turns] + ["collect"]
+        answers = not calls or ctype.name == "claim"  # claim reads both
+        left: set[str] = set()
+        for key in looked:
+            in_output, in_calls = self.left.get(key, ([], []))
+            left.update(in_output if answers else (), in_calls if calls else ())
+        if left:
+            names = sorted(left)
+            return Verdict(
+                UNVERIFIABLE,
+                f"what it judges holds {', '.join(f'[redacted:{n}]' for n in names)}, and the "
+                f"value Rook redacted there is unknown here ({listed('variable', names)}: not "
+                "set), so what the agent said cannot be judged: set it when the run is judged",
+            )
+        return self.turns, self.collected_said
+
+    def _put_back(self) -> None:
+        put = self.redactor.put_back
+        self.turns = []
+        for t in self.recorded:
+            output, in_output = put(t.output)
+            calls, in_calls = put(t.calls)
+            self.turns.append(replace(t, output=output, calls=calls))
+            self.left[t.turn] = (in_output, in_calls)
+        if isinstance(self.collected, dict) and "calls" in self.collected:
+            calls, in_calls = put(self.collected["calls"])
+            self.collected_said = {**self.collected, "calls": calls}
+            self.left["collect"] = ([], in_calls)
 
 
 def every_turn_seen(verdict: Verdict, record: dict[str, Any]) -> Verdict:

@@ -1105,6 +1105,9 @@ class Redactor:
         self._kept_words: list[str] = []
         self._kept: re.Pattern[str] | None = None
         """Rook's own identifiers that hold a secret's value (:meth:`keep`)."""
+        self._own: dict[str, str] = {}
+        """Each variable's own value, by name, when it is redacted: what its
+        marker is put back to for a text criterion (:meth:`put_back`)."""
         for name, value in (secrets or {}).items():
             self.add(name, value, sort=False)
         self._sort()
@@ -1125,6 +1128,7 @@ class Redactor:
         if len(value) < MIN_LENGTH:
             self.too_short.append(name)
             return
+        self._own.setdefault(name, value)  # its forms follow, under its name
         self._pairs += [(form, name) for form in encodings(value)]
         if not _LINE_END.search(value):  # a letter as a \u escape (a pattern made when needed)
             self._escaped.append((value, name))
@@ -1542,6 +1546,61 @@ class Redactor:
             return [self.data(v, printed) for v in obj]
         return obj
 
+    def put_back(self, obj: Any) -> tuple[Any, list[str]]:
+        """A deep copy of ``obj`` (a record's texts: an answer, a call) with each
+        marker of a variable whose value this redactor holds put back to that
+        value, in memory only, for Rook's own text criteria to judge what the
+        agent said (a form the redaction found, base64 say, comes back as the
+        value itself); and the names of the markers left, whose value this
+        process does not hold (a variable set when the run recorded it, unset
+        when it judges), sorted. Never written: :meth:`text` takes it back."""
+        left: set[str] = set()
+
+        def back(m: re.Match[str]) -> str:
+            value = self._own.get(m.group(1))
+            if value is None:
+                left.add(m.group(1))
+                return m.group(0)
+            return value
+
+        def walk(item: Any) -> Any:
+            if isinstance(item, str):
+                return _MARKED.sub(back, item) if MARK in item else item
+            if isinstance(item, dict):
+                return {walk(k): walk(v) for k, v in item.items()}
+            if isinstance(item, list):
+                return [walk(v) for v in item]
+            return item
+
+        return walk(obj), sorted(left)
+
+    def widened(self, text: str, start: int, end: int) -> tuple[int, int]:
+        """``text[start:end]`` (what a regular expression matched in a text
+        :meth:`put_back` gave) widened to the whole of each value it reaches
+        into, so that a reason quoting it shows the marker, never a piece of
+        a value (``sk-\\w{3}`` matched inside a key)."""
+        import unicodedata
+
+        values = {
+            form
+            for value in self._own.values()  # as it is, and as a criterion reads it: NFC
+            for form in (value, value if value.isascii() else unicodedata.normalize("NFC", value))
+        }
+        moved = True
+        while moved:
+            moved = False
+            for value in values:
+                at = text.find(value)
+                while at != -1:
+                    if (
+                        at < end
+                        and at + len(value) > start
+                        and (at < start or at + len(value) > end)
+                    ):
+                        start, end, moved = min(start, at), max(end, at + len(value)), True
+                    at = text.find(value, at + 1)
+        return start, end
+
     def _key(self, key: Any) -> Any:
         if not isinstance(key, str) or key in KEEP or key in OWN_KEYS:
             return key
@@ -1761,6 +1820,7 @@ def use(redactor: Redactor) -> None:
 
 
 _MARKER_NAME = later(r"[A-Za-z_][A-Za-z0-9_]*\]")
+_MARKED = later(r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]")
 
 
 def marker_end(text: str, start: int) -> int:

@@ -263,11 +263,11 @@ def criteria_hold_no_secret(
     redactor: Redactor, scenarios: list[Scenario], criteria: Registry
 ) -> None:
     """Refuse a run whose selected scenarios hold a criterion written with the
-    value of a profile env variable in a text: the record holds
-    ``[redacted:NAME]`` in its place and criteria judge the record, so
-    ``not_contains: VALUE`` would pass on the very leak it forbids, and
-    ``contains: VALUE`` fail though the agent said it. Only the types that
-    compare their text with the record (``compares_record_text``). Once per
+    value of a profile env variable in a text: a scenario file is shared and
+    kept, and the value written there is a leak of its own; the message gives
+    the criterion as the record holds it (``not_contains: "[redacted:NAME]"``),
+    which is judged on the record. Only the types that compare their text with
+    the record (``compares_record_text``). Once per
     run (a new one, a resumed one: its files as they are now, and ``rook doctor``)."""
     if not redactor:  # no env values: nothing to find
         return
@@ -289,9 +289,9 @@ def criteria_hold_no_secret(
             where = f"{redactor.text(str(s.path))}: " if s.path else ""
             problems.append(
                 f"{where}scenario {redactor.text(s.id)}: criteria.{c.index}.{c.type}: holds the "
-                f"value of {which}, which every record holds redacted, and criteria judge the "
-                "record: it could never be judged (a not_contains would pass on the very leak "
-                f"it forbids); write it as the record holds it: {c.type}: "
+                f"value of {which}, which a scenario file must never hold (it is shared and kept; "
+                "every record and message shows the value redacted); write it as the record "
+                f"holds it, judged as recorded: {c.type}: "
                 + redactor.head(
                     json.dumps(_as_written(shown, c.config), ensure_ascii=False, default=str),
                     200,

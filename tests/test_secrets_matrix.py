@@ -3858,7 +3858,7 @@ def test_a_secret_escaped_twice_for_html_or_json_then_html_is_redacted(
     ws.script("twice.py", ESCAPED_TWICE)
     ws.profile({"id": "p", "hooks": {"execute": "scripts/twice.py"},
                 "env": [{"variable": "PASSWORD", "purpose": "a password"}]})
-    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "redacted"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "[redacted:PASSWORD]"}]})
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "passed"}, r.stderr
     [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
