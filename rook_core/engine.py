@@ -88,6 +88,7 @@ class Engine(Attempts):
         self.redactor = redactor
         self.observed_before = dict(observed_before or {})
         self._plans: dict[str, tuple[bool, bool]] = {}  # see _judging_plan
+        self._said: dict[str, frozenset[int]] = {}  # see _judged_said
         self._program_types: frozenset[str] | None = None  # the criterion types that do
         self._slow_types: frozenset[str] = frozenset()  # see _judging_plan
         self._ordered_types: frozenset[str] = frozenset()
@@ -521,16 +522,30 @@ class Engine(Attempts):
         judges, name = self.rook.judges, criterion.config.get("name")
         return isinstance(name, str) and name in judges and judges.distribution(name) == OWN
 
+    def _judged_said(self, scenario: Scenario) -> frozenset[int]:
+        """The indexes of ``scenario``'s criteria that judge what the agent said
+        (:meth:`_judges_said_text`), found once a scenario, when first needed: when
+        a run of it recorded a marker (:meth:`~rook_core.judging.Said.of`)."""
+        found = self._said.get(scenario.id)
+        if found is None:
+            found = frozenset(c.index for c in scenario.criteria if self._judges_said_text(c))
+            self._said[scenario.id] = found
+        return found
+
     def _judges_said_text(self, criterion: Criterion) -> bool:
         """Whether ``criterion`` is one of Rook's own criteria that compare text
         (``compares_record_text``) or the ``keywords`` judge, judged on what the
-        agent said (:class:`~rook_core.judging.Said`); never a plugin's or a
-        judge profile's, which see the record alone."""
+        agent said (:class:`~rook_core.judging.Said`), its own text holding no
+        marker (``not_contains: "[redacted:API_TOKEN]"`` is judged as recorded);
+        never a plugin's or a judge profile's, which see the record alone."""
         criteria = self.rook.criteria
-        return self._own_judge(criterion) or (
-            getattr(criteria.get(criterion.type), "compares_record_text", False)
-            and criteria.distribution(criterion.type) == OWN
-        )
+        return (
+            self._own_judge(criterion)
+            or (
+                getattr(criteria.get(criterion.type), "compares_record_text", False)
+                and criteria.distribution(criterion.type) == OWN
+            )
+        ) and not Said.written_with_marker(criterion)
 
     async def judge(self, scenario: Scenario, record: dict[str, Any]) -> None:
         turns = [TurnEvidence(**t) for t in record["turns"]]
@@ -544,11 +559,12 @@ class Engine(Attempts):
             state = str(self.run_dir.state / record["key"])
             judging = replace(judging, env={**judging.env, CHECK_MARKER: state})
         criteria = self.rook.criteria
-        said = Said(self.redactor, turns, record.get("collected"))
+        said = Said.of(self.redactor, turns, record.get("collected"))  # None: no marker
+        judged_said = self._judged_said(scenario) if said is not None else frozenset()
 
         async def evaluate(c: Criterion) -> Verdict:
             seen: Any = (turns, record.get("collected"))
-            if self._judges_said_text(c):  # what the agent said, not the markers
+            if said is not None and c.index in judged_said:  # what the agent said, not markers
                 seen = said.evidence(c, criteria.get(c.type))
                 if isinstance(seen, Verdict):
                     return seen

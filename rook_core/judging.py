@@ -36,7 +36,7 @@ from .models import (
 )
 from .plain import plain
 from .plugins import plugin_failure
-from .redact import current
+from .redact import MARK, current
 from .registry import Registry
 
 CHECK_MARKER = "RUN_BY_ROOK"
@@ -683,6 +683,25 @@ class Said:
         self.left: dict[Any, tuple[list[str], list[str]]] = {}
         """Per turn (and ``"collect"``): the markers its answer, its calls still hold."""
 
+    @classmethod
+    def of(
+        cls, redactor: Any, turns: list[TurnEvidence], collected: dict[str, Any] | None
+    ) -> Said | None:
+        """The answers and calls of a scenario run as the agent said them, or
+        ``None`` when its record holds no marker in them (the usual run): then the
+        record is what was said."""
+        calls = collected.get("calls") if isinstance(collected, dict) else None
+        if calls or any(t.calls or (t.output is not None and MARK in t.output) for t in turns):
+            return cls(redactor, turns, collected)
+        return None
+
+    @staticmethod
+    def written_with_marker(criterion: Criterion) -> bool:
+        """Whether ``criterion``'s own text holds a marker (the documented idiom,
+        ``not_contains: "[redacted:API_TOKEN]"``): it is judged as recorded."""
+        raw = criterion.raw.get(criterion.type) if isinstance(criterion.raw, dict) else None
+        return bool(WRITTEN_MARKER.search(json.dumps(raw, default=str)))
+
     def evidence(
         self, criterion: Criterion, ctype: CriterionType
     ) -> tuple[list[TurnEvidence], dict[str, Any] | None] | Verdict:
@@ -690,8 +709,6 @@ class Said:
         ``unverifiable`` when what it reads holds a marker whose value this
         process does not hold (a variable set when the run recorded it, unset
         now), which could decide its verdict."""
-        if WRITTEN_MARKER.search(json.dumps(criterion.raw.get(criterion.type), default=str)):
-            return self.recorded, self.collected  # the documented idiom: judged as recorded
         if self.turns is None:
             self._put_back()
         assert self.turns is not None
@@ -721,6 +738,11 @@ class Said:
         put = self.redactor.put_back
         self.turns = []
         for t in self.recorded:
+            if not t.calls and (
+                t.output is None or isinstance(t.output, str) and MARK not in t.output
+            ):
+                self.turns.append(t)  # nothing redacted in what it said: the usual turn
+                continue
             output, in_output = put(t.output)
             calls, in_calls = put(t.calls)
             self.turns.append(replace(t, output=output, calls=calls))
