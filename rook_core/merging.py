@@ -380,10 +380,16 @@ def merge_runs(
     parts: dict[int, tuple[Path, dict[str, Any]]] = {}
     read_notes: list[str] = []  # about the parts read: said after the merge's own notes
     copies: dict[int, list[Path]] = {}  # a shard's copies that differ from the one kept
+    # ``path`` not given as a source holds what an earlier merge copied there (or a shard
+    # run in place): a given copy that ran later replaces its copy of a shard unsaid, the
+    # usual merge again after a shard's CI job ran again; one it keeps over a given is named
+    earlier = all(d.resolve() != into for d in sources)
     for d in dirs:
         for i, part in _parts(d, n, read_notes).items():
             if i in parts and part != parts[i][1]:  # the same shard run twice (a CI re-run)
-                copies.setdefault(i, [parts[i][0]]).append(d)
+                replaced = earlier and d.resolve() == into and _latest(part) <= _latest(parts[i][1])
+                if not replaced:
+                    copies.setdefault(i, [parts[i][0]]).append(d)
             if i not in parts or _latest(part) > _latest(parts[i][1]):
                 parts[i] = (d, part)
     for i, held in sorted(copies.items()):

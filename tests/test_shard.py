@@ -1123,6 +1123,48 @@ echo "{\"output\": \"answer $(cat "$ROUND")\"}"
     assert r.exit_code == 0 and "different copies" not in r.stderr, r.stderr
 
 
+def test_merging_again_after_a_shard_was_run_again_does_not_warn_of_the_earlier_merge(
+    tmp_path, rook_cli
+):
+    """scale-out.md: merging into the folder of an earlier merge, after a shard ran
+    again (a CI job re-run, its new artifact given), replaces the copy that merge
+    left there without a word: only copies given in place of a later one are named."""
+    ws = Workspace(tmp_path / "ws")
+    ws.script("n.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"answer\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/n.sh"}})
+    for i in range(4):
+        ws.scenario({"id": f"s{i}", "goal": "g", "criteria": [{"contains": "answer"}]})
+
+    def shard(name: str, i: int) -> Path:
+        aside = tmp_path / "aside"
+        if ws.run_dir("ci").exists():  # the merged run stays where it is
+            shutil.move(ws.run_dir("ci"), aside)
+        r = rook_cli("run", "-w", str(ws.root), "--shard", f"{i}/2", "--run-name", "ci")
+        assert r.exit_code == 0, r.stderr
+        copy_ = Path(shutil.move(ws.run_dir("ci"), tmp_path / name))
+        if aside.exists():
+            shutil.move(aside, ws.run_dir("ci"))
+        return copy_
+
+    one, two = shard("one", 1), shard("two", 2)
+    r = rook_cli("merge", "-w", str(ws.root), str(one), str(two))
+    assert r.exit_code == 0 and "warning" not in r.stderr, r.stderr
+    again = shard("again", 2)  # shard 2's job run again: its new artifact merged
+    r = rook_cli("merge", "-w", str(ws.root), str(one), str(again), "--json")
+    assert r.exit_code == 0 and "different copies" not in r.stderr, r.stderr
+    part = json.loads((ws.run_dir("ci") / "run.shard-2-of-2.json").read_text())
+    assert part == json.loads((again / "run.shard-2-of-2.json").read_text())
+    # the earlier copy given now, in place of the later one merged: that is named
+    r = rook_cli("merge", "-w", str(ws.root), str(one), str(two), "--json")
+    assert r.exit_code == 0, r.stderr
+    name = "run.shard-2-of-2.json"
+    assert (
+        f"rook: warning: shard 2/2 has 2 different copies ({two / name}, "
+        f"{ws.run_dir('ci') / name}): the merge keeps the one that ran last, "
+        f"{ws.run_dir('ci') / name}" in r.stderr
+    ), r.stderr
+
+
 def test_merge_gates_the_whole_runs_pass_rate_as_rook_run_does(rook_workspace, rook_cli):
     """scale-out.md: --min-pass-rate works for rook merge as for rook run: the gate is
     the merged run's, each scenario's repeats counted together whatever shard ran
