@@ -9,7 +9,9 @@ Ctrl-C and cancels the worker's scenarios. A caught signal is reset to its
 default in the programs the worker starts: a hook gets SIGINT as in a local run.
 A worker still importing Dask, in the first seconds of the cluster's start, has
 not run this yet: Rook starts it with SIGINT blocked (``executor_dask``), so a
-Ctrl-C then waits, and is unblocked here, once it can do no harm.
+Ctrl-C then waits, and is unblocked here, once it can do no harm. A variable
+of Rook's it cannot use (``ROOK_NO_CACHE=maybe``), which the workers inherit,
+is warned of by Rook alone, not again by each worker.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ def _ignore(signum: int, frame: Any) -> None:
 
 def dask_setup(worker: Any) -> None:
     """Called by Dask in the worker process as it starts (its main thread)."""
+    from rook_core.errors import said_by_rook
+
+    said_by_rook()  # it has Rook's environment: its variables' warnings were said there
     try:
         signal.signal(signal.SIGINT, _ignore)
     except ValueError:  # not the main thread: nothing can be changed here

@@ -218,6 +218,15 @@ def did_you_mean(key: str, known: Iterable[str]) -> str | None:
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("", "0", "false", "no", "off")
 _warned: set[str] = set()  # the variables warned about: once a process
+_said_by_rook = False  # see said_by_rook
+
+
+def said_by_rook() -> None:
+    """In a process Rook started with its own environment (a worker of the
+    LocalCluster it starts): what its variables are warned of (:func:`warn_once`)
+    was said by Rook already, and is not said again here."""
+    global _said_by_rook
+    _said_by_rook = True
 
 
 def warn_once(variable: str, message: str) -> None:
@@ -225,7 +234,7 @@ def warn_once(variable: str, message: str) -> None:
     ``variable`` (a variable is read many times a command); never raises."""
     import sys
 
-    if variable in _warned:
+    if variable in _warned or _said_by_rook:
         return
     _warned.add(variable)
     try:

@@ -400,6 +400,25 @@ def test_without_a_scheduler_rook_starts_a_local_cluster(
     assert r.statuses() == {"hello": "passed", "wrong": "failed"}
 
 
+def test_a_cache_variable_rook_cannot_use_is_warned_of_once_not_by_each_worker(tmp_path):
+    """running.md: ROOK_NO_CACHE=maybe is one warning; the workers of Rook's own
+    LocalCluster, which inherit the variable, said it again, one each."""
+    ws = Workspace(tmp_path / "ws")
+    ws.script("echo.sh", "#!/bin/bash\ncat >/dev/null\necho '{\"output\": \"hi\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    for i in range(4):
+        ws.scenario({"id": f"s{i}", "goal": "hi", "criteria": [{"contains": "hi"}]})
+    env = {**os.environ, "ROOK_NO_CACHE": "maybe"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rook_core", "run", "-w", str(ws.root), "--executor", "dask",
+         "-j", "2", "--json"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["scenarios"]) == 4  # standard output: the JSON alone
+    assert proc.stderr.count("ROOK_NO_CACHE='maybe'") == 1, proc.stderr
+
+
 def test_ctrl_c_at_a_terminal_stops_a_local_cluster_run_without_the_workers_tracebacks(
     rook_workspace, monkeypatch, tmp_path
 ):
