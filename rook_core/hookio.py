@@ -6,6 +6,7 @@ import codecs
 import json
 import math
 import re
+from collections.abc import Collection
 from typing import Any
 
 from .lazyre import later
@@ -407,19 +408,25 @@ def calls_names_warning(evidence: dict[str, Any] | None) -> str | None:
     )
 
 
-def calls_arguments_warning(data: dict[str, Any], phase: str) -> str | None:
+def calls_arguments_warning(
+    data: dict[str, Any],
+    phase: str,
+    said: Collection[tuple[str, str]] = (),
+) -> str | None:
     """For a hook's output (``data``, as the hook gave it) whose calls give their
     ``arguments`` as a string that is not JSON (an agent's tool call cut short): a
     warning naming them, or ``None``. Such arguments are kept as the text they are
     and count as not observed: a ``called`` criterion with ``arguments`` is
-    unverifiable for that call, never passed or failed on them."""
+    unverifiable for that call, never passed or failed on them. A call in ``said``
+    (:func:`bad_arguments`: collect's list repeating a turn's call, which is one
+    call) is warned of where it was first given."""
     calls = data.get("calls")
     if not isinstance(calls, list):
         return None
     bad = []
     for i, call in enumerate(calls):
         args = call.get("arguments") if isinstance(call, dict) else None
-        if isinstance(args, str):
+        if isinstance(args, str) and _bad_key(call, args) not in said:
             try:
                 loads(args)
             except (ValueError, RecursionError):
@@ -443,6 +450,21 @@ def calls_arguments_warning(data: dict[str, Any], phase: str) -> str | None:
         "API's function.arguments), so they count as not observed",
         500,
     )
+
+
+def _bad_key(call: dict[str, Any], args: str) -> tuple[str, str]:
+    name = call.get("name")
+    return (name if isinstance(name, str) else repr(name), args)
+
+
+def bad_arguments(calls: Any) -> set[tuple[str, str]]:
+    """The ``(name, arguments)`` of the calls in ``calls`` whose arguments are text
+    (a turn's, as recorded), for :func:`calls_arguments_warning`'s ``said``."""
+    return {
+        _bad_key(c, c["arguments"])
+        for c in calls or ()
+        if isinstance(c, dict) and isinstance(c.get("arguments"), str)
+    }
 
 
 def _check_calls(calls: Any) -> list[dict[str, Any]]:

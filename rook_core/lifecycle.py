@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .hookio import (
     OutputError,
+    bad_arguments,
     calls_arguments_warning,
     calls_names_warning,
     collected_evidence,
@@ -410,7 +411,9 @@ class ScenarioPhases:
             record["hooks"][-1] = {**hooked, "data": None}  # stored once: as collected
             if collected and collected.get("calls") is not None:
                 record["observed"]["calls"] = True
-                warn_once(record, calls_arguments_warning(result.data or {}, "collect"), redactor)
+                said = {k for t in record["turns"] for k in bad_arguments(t.get("calls"))}
+                data = redactor.data(result.data or {})  # as the turns' calls are recorded
+                warn_once(record, calls_arguments_warning(data, "collect", said), redactor)
             elif collected:
                 warn_once(record, calls_names_warning(collected.get("evidence")), redactor)
             if collected and has_token_counts(collected.get("usage")):

@@ -639,6 +639,25 @@ def test_a_call_whose_arguments_are_not_json_is_no_evidence_either_way(ws, rook_
         "valid JSON ('[1,', 'nope'): Rook reads arguments as a JSON object, or a string "
         "holding one (as an API's function.arguments), so they count as not observed"
     ], entry["warnings"]
+    # collect's list repeating a turn's call (the same call: counted once) is one warning,
+    # the turn's; a call of collect's own beside it is named for collect
+    ws.script("both.sh", "#!/bin/bash\ncat >/dev/null\n"
+              "[ \"$1\" = collect ] && echo '{\"calls\": [{\"name\": \"a\", \"arguments\": "
+              "\"[1,\"}, {\"name\": \"b\", \"arguments\": \"nope\"}]}'\n"
+              "[ \"$1\" = execute ] && echo '{\"output\": \"done\", \"calls\": "
+              "[{\"name\": \"a\", \"arguments\": \"[1,\"}]}'\nexit 0\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/both.sh", "collect": "scripts/both.sh"},
+                "capabilities": {"calls": True}})
+    r = rook_cli("run", "--json", "--only", "col")
+    (entry,) = r.report["scenarios"]
+    assert entry["warnings"] == [
+        "turn 1: calls[0] (a) gave its arguments as a string that is not valid JSON ('[1,'): "
+        "Rook reads arguments as a JSON object, or a string holding one (as an API's "
+        "function.arguments), so they count as not observed",
+        "collect: calls[1] (b) gave its arguments as a string that is not valid JSON "
+        "('nope'): Rook reads arguments as a JSON object, or a string holding one (as an "
+        "API's function.arguments), so they count as not observed",
+    ], entry["warnings"]
 
 
 @pytest.mark.parametrize("args", [["/etc"], 5, True])
