@@ -172,7 +172,8 @@ class Runtime:
         handle = call.conversation or made_up
         session = Session(
             scenario_id=sr.scenario.id,
-            sample_id=sr.key,
+            # <scenario>.<index>: a judge profile's judgement (key ID.N-jK) is the judged run's
+            sample_id=f"{sr.scenario.id}.{sr.repeat_index}",
             repeat_index=sr.repeat_index,
             repeat_count=sr.repeat_count,
             sample_seed=sample_seed(

@@ -387,6 +387,29 @@ def test_a_judge_that_reports_it_did_not_judge_is_an_error_never_a_pass(
         assert r.statuses() == {"a": "passed"}, (judge, r.stderr)
 
 
+def test_a_ruhroh_judge_gets_the_judged_scenario_runs_sample_id(rook_workspace, rook_cli):
+    """ruhroh.md: RUHROH_SAMPLE_ID is <scenario>.<index>, the same in every run. A
+    Ruhroh wrapper as the judge profile got the judgement's key (a.2-j3), numbered
+    in the order the judgements of the whole run began, so another in every run."""
+    setup_agent(rook_workspace, judge=False, scenarios=[
+        {"id": "a", "goal": "A", "repeat": 2,
+         "criteria": [{"rubric": "must mention refund"}, {"rubric": "must be polite"}]},
+    ])
+    wrapper = rook_workspace.script("wrapper.py", """
+        #!/usr/bin/env python3
+        import json, os
+        print(json.dumps({"status": "goal_satisfied", "output": json.dumps(
+            {"pass": True, "reason": "sample " + os.environ["RUHROH_SAMPLE_ID"]})}))
+    """)
+    rook_workspace.profile({"id": "wrapped", "hooks": {"execute": {"ruhroh": str(wrapper)}}},
+                           active=False)
+    r = rook_cli("run", "--json", "--judge-profile", "wrapped")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    for s in r.report["scenarios"]:
+        reasons = [c["reason"] for c in s["criteria"]]
+        assert reasons == [f"judge: sample a.{s['repeat_index']}"] * 2, reasons
+
+
 @pytest.mark.parametrize("status", ["runtime_failure", "infra_failure"])
 def test_a_script_judge_reporting_a_failure_status_gave_no_verdict(
     rook_workspace, rook_cli, status
