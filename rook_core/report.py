@@ -631,6 +631,19 @@ def table(report: dict[str, Any]) -> str:
         f"\n\n{counts or 'no scenarios'} — pass rate {rate} of decided, "
         f"coverage {cov} (decided/planned)"
     )
+    return text + table_notes(report, levels, warned)
+
+
+def table_notes(
+    report: dict[str, Any],
+    levels: dict[str, None] | None = None,
+    warned: list[str] | None = None,
+) -> str:
+    """What :func:`table` says under its summary line, each line after a newline:
+    the Ruhroh continuity, the scenario runs with warnings, the gate, and the run's
+    folder (also under an empty shard's sentence, which stands for the table)."""
+    s, text = report["summary"], ""
+    levels = declared_levels(report) if levels is None else levels
     if levels:
         text += f"\nRuhroh continuity: {', '.join(map(printable, levels))}"
     if warned:

@@ -294,7 +294,7 @@ def empty_shard(report: dict[str, Any], shard: str, run_dir: Any, where: str) ->
     from pathlib import Path
 
     from ..errors import RookError
-    from ..report import printable
+    from ..report import table_notes
     from ..sharding import parse_shard
     from ..store import read_json
 
@@ -312,9 +312,8 @@ def empty_shard(report: dict[str, Any], shard: str, run_dir: Any, where: str) ->
     why = f"plans {n} scenario run{'s' * (n != 1)}, for {shards}" if n else "plans none"
     return (
         f"shard {mine.label} has no scenarios to run: run {run_id} {why}. It is recorded, "
-        f"so that rook merge --run {run_id}{where} counts it.\n"
-        f"run {run_id}: {printable(report['run']['dir'])}"
-    )
+        f"so that rook merge --run {run_id}{where} counts it." + table_notes(report)
+    )  # what the table says under it (a Ruhroh continuity, the gate), and the run's folder
 
 
 def merged_before(report: dict[str, Any], shard: str) -> bool:
