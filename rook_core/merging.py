@@ -86,9 +86,8 @@ def _manifest_problem(data: dict[str, Any]) -> str | None:
     return None
 
 
-def _parts(path: Path, count: int, notes: list[str]) -> dict[int, dict[str, Any]]:
-    """The shard parts in ``path`` of a run of ``count`` shards, checked; a part
-    with keys Rook never writes there is merged without them, named in ``notes``."""
+def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
+    """The shard parts in ``path`` of a run of ``count`` shards, checked."""
     out: dict[int, dict[str, Any]] = {}
     for f in sorted(path.glob("run.shard-*-of-*.json")):
         m = re.match(PART, f.name)
@@ -98,9 +97,6 @@ def _parts(path: Path, count: int, notes: list[str]) -> dict[int, dict[str, Any]
                 problem = shapes.problem(data, shapes.SHARD_PART)
                 if problem is not None:  # refused before anything is copied
                     raise DamagedRecord(f"{f}: {problem}, not what Rook writes there")
-                unknown = sorted(k for k in data if k not in PART_KEYS)
-                if unknown:  # edited by hand (a key misspelt is one missing) or a newer Rook
-                    notes.append(_unknown_keys_note(f, unknown))
                 out[int(m.group(1))] = data
     return out
 
@@ -385,13 +381,17 @@ def merge_runs(
     # usual merge again after a shard's CI job ran again; one it keeps over a given is named
     earlier = all(d.resolve() != into for d in sources)
     for d in dirs:
-        for i, part in _parts(d, n, read_notes).items():
+        for i, part in _parts(d, n).items():
             if i in parts and part != parts[i][1]:  # the same shard run twice (a CI re-run)
                 replaced = earlier and d.resolve() == into and _latest(part) <= _latest(parts[i][1])
                 if not replaced:
                     copies.setdefault(i, [parts[i][0]]).append(d)
             if i not in parts or _latest(part) > _latest(parts[i][1]):
                 parts[i] = (d, part)
+    for i, (d, part) in sorted(parts.items()):  # merged without keys Rook never writes
+        unknown = sorted(k for k in part if k not in PART_KEYS)
+        if unknown:  # edited by hand (a key misspelt is one missing) or a newer Rook
+            read_notes.append(_unknown_keys_note(d / Shard(i, n).part("run.json"), unknown))
     for i, held in sorted(copies.items()):
         read_notes.append(_copies_note(Shard(i, n), held, parts[i][0]))
     missing = [f"{i}/{n}" for i in range(1, n + 1) if i not in parts]
