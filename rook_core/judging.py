@@ -807,6 +807,20 @@ def _unseen_need(ctype: CriterionType, view: EvidenceView) -> str | None:
 
     needs = getattr(ctype, "needs", ()) or ()
     if "calls" in needs and view.calls is None and all(t.calls is None for t in view.turns):
+        collected = view.record.get("collected")
+        if isinstance(collected, dict) and isinstance(collected.get("calls"), list):
+            # observed, but collect's log is the whole scenario's: in no one turn's view
+            if isinstance(view.scope, int):
+                return (
+                    f"the calls capability, and turn {view.scope} reported no call log: only "
+                    "collect reported calls, for the whole scenario, which no one turn's view "
+                    "holds (leave turn out to judge them)"
+                )
+            return (
+                f"the calls capability, and turn {view.turns[-1].turn} reported no call log: "
+                "only collect reported calls, for the whole scenario, which the view of a type "
+                "judged on one turn (per_turn = True) never holds (per_turn = False does)"
+            )
         return (
             "the calls capability, and the evidence in view shows no call log (calls were not "
             "observed)"

@@ -1271,6 +1271,41 @@ def test_a_plugin_criterion_that_passes_on_a_capability_never_observed_is_unveri
     assert r.exit_code == 1 and r.statuses() == {"s": "failed"}, r.stdout + r.stderr
 
 
+def test_a_plugin_criterion_whose_view_leaves_out_collects_calls_says_so(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """capabilities.md: a plugin type needing calls whose view shows none is
+    unverifiable. Where collect reported them (the profile observed calls) the reason
+    said 'calls were not observed', with no word that they were collect's, which a
+    per_turn type's view of one turn (or a turn: N view) leaves out."""
+    rook_workspace.script("a.sh", '#!/bin/bash\ncat >/dev/null\n'
+                          '[ "$1" = execute ] && echo \'{"output": "x"}\'\n'
+                          '[ "$1" = collect ] && echo \'{"calls": [{"name": "f"}]}\'\nexit 0\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh",
+                                                 "collect": "scripts/a.sh"},
+                            "capabilities": {"calls": True}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"traced": True}, {"traced": True, "turn": 1}, {"turned": True}]})
+    rook_distribution("rook-traced", {"traced": "rook_traced"},
+                      {"rook_traced.py": NEEDS.replace("{NEEDS}", 'frozenset({"calls"})')})
+    rook_distribution("rook-turned", {"turned": "rook_turned"}, {"rook_turned.py": NEEDS.replace(
+        "{NEEDS}", 'frozenset({"calls"})').replace("per_turn = False", "per_turn = True")
+        .replace('"traced"', '"turned"')})
+    r = rook_cli("run", "--json")
+    whole, one, turned = r.report["scenarios"][0]["criteria"]
+    assert whole["status"] == "passed", whole  # collect's calls in its view
+    assert one["status"] == turned["status"] == "unverifiable", (one, turned)
+    assert one["reason"].endswith(
+        "but it needs the calls capability, and turn 1 reported no call log: only collect "
+        "reported calls, for the whole scenario, which no one turn's view holds (leave turn "
+        "out to judge them): a verdict on evidence never seen is unverifiable"), one["reason"]
+    assert turned["reason"].endswith(
+        "but it needs the calls capability, and turn 1 reported no call log: only collect "
+        "reported calls, for the whole scenario, which the view of a type judged on one turn "
+        "(per_turn = True) never holds (per_turn = False does): a verdict on evidence never "
+        "seen is unverifiable"), turned["reason"]
+
+
 def test_a_plugin_criterion_judging_all_turns_together_could_not_see_the_turns_not_sent(
     rook_distribution, rook_workspace, rook_cli
 ):
