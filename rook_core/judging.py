@@ -806,34 +806,38 @@ def _unseen_need(ctype: CriterionType, view: EvidenceView) -> str | None:
     from .hookio import has_token_counts
 
     needs = getattr(ctype, "needs", ()) or ()
-    if "calls" in needs and view.calls is None and all(t.calls is None for t in view.turns):
-        collected = view.record.get("collected")
-        if isinstance(collected, dict) and isinstance(collected.get("calls"), list):
-            # observed, but collect's log is the whole scenario's: in no one turn's view
-            if isinstance(view.scope, int):
-                return (
-                    f"the calls capability, and turn {view.scope} reported no call log: only "
-                    "collect reported calls, for the whole scenario, which no one turn's view "
-                    "holds (leave turn out to judge them)"
-                )
+    collected = view.record.get("collected")
+    collected = collected if isinstance(collected, dict) else {}
+
+    def unseen(cap: str, log: str, what: str, by_collect: bool) -> str:
+        if not by_collect:
             return (
-                f"the calls capability, and turn {view.turns[-1].turn} reported no call log: "
-                "only collect reported calls, for the whole scenario, which the view of a type "
-                "judged on one turn (per_turn = True) never holds (per_turn = False does)"
+                f"the {cap} capability, and the evidence in view shows no {log} ({what} "
+                f"{'were' if cap == 'calls' else 'was'} not observed)"
             )
-        return (
-            "the calls capability, and the evidence in view shows no call log (calls were not "
-            "observed)"
+        # observed, but collect's are the whole scenario's: in no one turn's view
+        turn = view.scope if isinstance(view.scope, int) else view.turns[-1].turn
+        sees = (
+            "no one turn's view holds (leave turn out to judge them)"
+            if isinstance(view.scope, int)
+            else "the view of a type judged on one turn (per_turn = True) never holds "
+            "(per_turn = False does)"
         )
+        return (
+            f"the {cap} capability, and turn {turn} reported no {log}: only collect reported "
+            f"{what}, for the whole scenario, which {sees}"
+        )
+
+    if "calls" in needs and view.calls is None and all(t.calls is None for t in view.turns):
+        by_collect = isinstance(collected.get("calls"), list)
+        return unseen("calls", "call log", "calls", by_collect)
     if (
         "usage" in needs
         and not has_token_counts(view.usage)
         and not any(has_token_counts(t.usage) for t in view.turns)
     ):
-        return (
-            "the usage capability, and the evidence in view shows no token count (usage was "
-            "not observed)"
-        )
+        by_collect = has_token_counts(collected.get("usage"))
+        return unseen("usage", "token count", "usage", by_collect)
     if "multi_turn" in needs and not (view.record.get("observed") or {}).get("multi_turn"):
         return (
             "the multi_turn capability, and this scenario run returned no conversation handle "

@@ -1304,6 +1304,24 @@ def test_a_plugin_criterion_whose_view_leaves_out_collects_calls_says_so(
         "reported calls, for the whole scenario, which the view of a type judged on one turn "
         "(per_turn = True) never holds (per_turn = False does): a verdict on evidence never "
         "seen is unverifiable"), turned["reason"]
+    # token counts alike
+    rook_workspace.script("a.sh", '#!/bin/bash\ncat >/dev/null\n'
+                          '[ "$1" = execute ] && echo \'{"output": "x"}\'\n'
+                          '[ "$1" = collect ] && echo \'{"usage": {"input": 3}}\'\nexit 0\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh",
+                                                 "collect": "scripts/a.sh"},
+                            "capabilities": {"usage": True}})
+    rook_distribution("rook-counted", {"counted": "rook_counted"}, {"rook_counted.py": NEEDS.replace(
+        "{NEEDS}", 'frozenset({"usage"})').replace('"traced"', '"counted"')})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [
+        {"counted": True}, {"counted": True, "turn": 1}]})
+    r = rook_cli("run", "--json")
+    whole, one = r.report["scenarios"][0]["criteria"]
+    assert whole["status"] == "passed" and one["status"] == "unverifiable", (whole, one)
+    assert one["reason"].endswith(
+        "but it needs the usage capability, and turn 1 reported no token count: only collect "
+        "reported usage, for the whole scenario, which no one turn's view holds (leave "
+        "turn out to judge them): a verdict on evidence never seen is unverifiable"), one["reason"]
 
 
 def test_a_plugin_criterion_judging_all_turns_together_could_not_see_the_turns_not_sent(
