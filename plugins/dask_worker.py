@@ -40,7 +40,7 @@ from rook_core import process, procscan, redact
 from rook_core.engine import Engine
 from rook_core.errors import RookError, exception_text
 from rook_core.plain import plain
-from rook_core.plugins import build_plugin_manager
+from rook_core.plugins import build_plugin_manager, count_cancellations
 from rook_core.preflight import resolve_entries
 from rook_core.profile import profile_from_dict
 from rook_core.redact import Redactor
@@ -640,6 +640,7 @@ async def _compute(
     key: tuple[str, int] | None = None,
 ) -> None:
     redact.use(engine.redactor)  # what this task cuts for a message is redacted first
+    count_cancellations()  # Python 3.10: a plugin's own CancelledError is told
     task = asyncio.current_task()
     entry = (asyncio.get_running_loop(), task)
     with _active_lock:

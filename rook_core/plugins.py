@@ -382,10 +382,11 @@ def plugin_failure(exc: BaseException) -> bool:
     cancelled (Ctrl-C during a run, a timeout) and ``GeneratorExit`` at a call
     site in a coroutine (it is being closed). A ``CancelledError`` the plugin
     raised when nothing cancelled it (a bug of its own, or of a library it uses)
-    is its failure (Python 3.10 cannot tell: it passes through there), and so is
-    a ``GeneratorExit`` at a call site in a plain function, where nothing of
-    Rook's can be being closed. The one rule of every call of a plugin's code,
-    asked right in the ``except`` clause (the caller's frame is the call site)::
+    is its failure (on Python 3.10 in a task of a loop that called
+    :func:`count_cancellations`), and so is a ``GeneratorExit`` at a call site in
+    a plain function, where nothing of Rook's can be being closed. The one rule
+    of every call of a plugin's code, asked right in the ``except`` clause (the
+    caller's frame is the call site)::
 
         except BaseException as exc:
             if not plugin_failure(exc):
@@ -406,8 +407,43 @@ def plugin_failure(exc: BaseException) -> bool:
         return True
     if task is None:  # a callback of the loop's: no task of Rook's was cancelled
         return True
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11, or count_cancellations
     return cancelling is not None and not cancelling()
+
+
+def count_cancellations() -> None:
+    """Have the running loop's new tasks count the cancellations asked of them, as
+    ``Task.cancelling()`` does from Python 3.11 on, so that :func:`plugin_failure`
+    tells a plugin's own ``CancelledError`` from the run's interruption on Python
+    3.10 too. Called first in each loop that calls plugins; nothing on 3.11+."""
+    if sys.version_info < (3, 11):
+        import asyncio
+
+        asyncio.get_running_loop().set_task_factory(_counting_task)
+
+
+def _counting_task(loop: Any, coro: Any) -> Any:
+    return _counting_task_type()(coro, loop=loop)
+
+
+@functools.cache
+def _counting_task_type() -> type:
+    import asyncio
+
+    class CountingTask(asyncio.Task):  # type: ignore[type-arg]
+        """Python 3.10's task with 3.11's ``cancelling()``."""
+
+        requested = 0
+
+        def cancel(self, msg: Any = None) -> bool:
+            if not self.done():
+                self.requested += 1
+            return super().cancel(msg)
+
+        def cancelling(self) -> int:
+            return self.requested
+
+    return CountingTask
 
 
 @contextlib.contextmanager

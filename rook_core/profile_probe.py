@@ -30,7 +30,7 @@ from .hookio import repeated_contract_keys
 from .judging import let_threads_go
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
-from .plugins import Rook
+from .plugins import Rook, count_cancellations
 from .preflight import resolve_entries
 from .redact import MIN_LENGTH, Redactor, too_short_warning, use
 from .store import create_run, read_json
@@ -251,6 +251,7 @@ async def _drive(
 ) -> None:
     procscan.become_subreaper()
     let_threads_go()  # a plugin's to_thread that never returns: Rook still exits
+    count_cancellations()  # Python 3.10: a plugin's own CancelledError is told
     try:
         try:
             await engine.start_transports()

@@ -52,7 +52,7 @@ from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .observed import load_observed, save_observed
 from .phases import parse_phases
 from .plain import plain
-from .plugins import Rook, plugin_failure, switch_warnings
+from .plugins import Rook, count_cancellations, plugin_failure, switch_warnings
 from .preflight import check_scenarios, declared_continuity, plan_runs, resolve_entries
 from .redact import Redactor, scrub, too_short_warning
 from .redact import activate as activate_redactor
@@ -564,6 +564,7 @@ async def _drive(
     """Run prepare and the executor; returns True when interrupted by a signal."""
     procscan.become_subreaper()
     let_threads_go()  # a plugin's to_thread that never returns: Rook still exits
+    count_cancellations()  # Python 3.10: a plugin's own CancelledError is told
     marker = {"ROOK_RUN_ID": engine.ctx.id}
     client = engine.judging.client
 
