@@ -146,7 +146,9 @@ class Request:
         from rook_core.credentials import mask_url
 
         try:
-            query = httpx.URL(self.url).copy_merge_params(self.params).query.decode("ascii")
+            url = httpx.URL(self.url)  # its params merged only when it has some, as sent
+            sent = url.copy_merge_params(self.params) if self.params else url
+            query = sent.query.decode("ascii")
         except (httpx.InvalidURL, TypeError, ValueError, UnicodeDecodeError):
             return cut_url(mask_url(redact(readable(self.url)), keep=REDACTED_MARK), limit)
         written = self.url.split("#", 1)[0].split("?", 1)[0]
