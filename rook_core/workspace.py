@@ -49,12 +49,20 @@ def no_directory(explicit: str) -> None:
 
 def resolved(raw: str | Path, flag: str = "--workspace") -> Path:
     """:func:`user_path` of ``raw`` made absolute, its links followed; a symbolic
-    link loop (``Path.resolve`` raises RuntimeError before Python 3.13) is a
-    :class:`WorkspaceError` naming ``flag`` (the flag or variable that gave it)."""
+    link loop (``Path.resolve`` raises RuntimeError before Python 3.13, and leaves
+    the loop in the path from 3.13 on: ELOOP) is a :class:`WorkspaceError` naming
+    ``flag`` (the flag or variable that gave it)."""
+    loop = WorkspaceError(f"{flag} {raw}: too many levels of symbolic links")
     try:
-        return user_path(raw).resolve()
+        path = user_path(raw).resolve()
     except RuntimeError:
-        raise WorkspaceError(f"{flag} {raw}: too many levels of symbolic links") from None
+        raise loop from None
+    try:
+        os.stat(path)
+    except OSError as exc:  # a missing path is the caller's to name
+        if exc.errno == errno.ELOOP:
+            raise loop from None
+    return path
 
 
 def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Path:
