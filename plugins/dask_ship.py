@@ -61,6 +61,29 @@ def orphaned(dask_scheduler: Any) -> list[str]:
     ]
 
 
+TOPIC = "rook-"
+
+
+def drop_events(topic: str, dask_scheduler: Any = None) -> int:
+    """Run on the scheduler as a run ends: forget the events of its ``topic`` (every hook
+    result streamed back, the agent's output in it), which the scheduler would keep for
+    ever (Dask keeps up to 1000 a topic, and never drops a topic), and those of every
+    ``rook run`` gone without doing so (killed: no client the scheduler knows is
+    subscribed to its topic). Returns how many topics were dropped."""
+    topics = getattr(getattr(dask_scheduler, "_broker", None), "_topics", None)
+    if topics is None:  # a Dask that keeps events otherwise: nothing Rook can drop
+        return 0
+    gone = [
+        name
+        for name, kept in list(topics.items())
+        if name == topic
+        or (name.startswith(TOPIC) and not set(kept.subscribers) & set(dask_scheduler.clients))
+    ]
+    for name in gone:
+        topics.pop(name, None)
+    return len(gone)
+
+
 def restrict(keys: list[str], workers: list[str], dask_scheduler: Any = None) -> int:
     """Run on the scheduler: the tasks ``keys`` (those still there) may run on ``workers``
     from now on (a worker that joined a run whose scenario runs are restricted to the

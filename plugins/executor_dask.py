@@ -1161,6 +1161,11 @@ class _Session:
             self.client.unsubscribe_topic(self.topic)
         except Exception:
             pass
+        from .dask_ship import drop_events
+
+        if not self.disconnected:  # the scheduler's events of the run: never kept past it
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.run_on_scheduler(drop_events, self.topic), 10)
         if self.probe is not None:
             self._drop_probe(self.probe)
 

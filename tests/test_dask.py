@@ -2078,3 +2078,23 @@ def test_a_sign_in_cookie_prepare_got_is_sent_by_the_scenario_runs_on_workers(
     for result in (local, r):
         [scenario] = result.report["scenarios"]
         assert scenario["turns"][0]["output"] == "login=ok", result.stderr
+
+
+def test_a_finished_run_leaves_none_of_its_hook_results_on_the_scheduler(
+    scheduler, rook_workspace, rook_cli
+):
+    """Every hook result streams back as a Dask event, which the scheduler keeps under
+    the run's topic (up to 1000 a topic): a long-lived scheduler kept every finished
+    run's agent output in memory for ever (5 MB outputs x 10: 50 MB after the run
+    ended). The run drops its own at its end, and those of a rook run that was killed."""
+    rook_workspace.script("big.sh", '#!/bin/bash\nprintf \'{"output": "%s"}\\n\' "$(head -c 20000 /dev/zero | tr "\\0" y)"\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/big.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "go", "repeat": 3, "criteria": [{"contains": "y"}]})
+    with distributed.Client(scheduler, timeout=10) as client:
+        client.log_event("rook-20000101-000000-killed-0badc0de", {"type": "hook"})  # a killed run's
+        r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+        assert r.exit_code == 0, r.stderr
+        run_id = r.report["run"]["id"]
+        left = {k: len(v) for k, v in client.get_events().items() if k.startswith("rook-") and v}
+    assert not [k for k in left if k.startswith(f"rook-{run_id}-")], left
+    assert "rook-20000101-000000-killed-0badc0de" not in left, left
