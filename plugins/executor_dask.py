@@ -1216,8 +1216,11 @@ class DaskExecutor:
                 else address
             )
             problem = _unreachable(target, from_file=_scheduler_file(address))
-            if problem:
-                raise ConfigError(f"--scheduler {address}: {problem}")
+            if problem:  # a scheduler file's address is named: the file may be stale
+                given = (
+                    address if target == address else f"{address} (the address it holds, {target})"
+                )
+                raise ConfigError(f"--scheduler {given}: {problem}")
 
     async def __call__(
         self, engine: Any, scenario_runs: list[Any], concurrency: int, options: dict[str, Any]
