@@ -661,9 +661,10 @@ async def evaluate_criterion(
         )
 
 
-WRITTEN_MARKER = later(r"redacted:[A-Za-z_]")
-"""A marker in a criterion's own text, as it is or escaped for a regular
-expression (``\\[redacted:API_TOKEN\\]``)."""
+WRITTEN_MARKER = later(r"\[redacted|redacted:")
+"""A marker in a criterion's own text, whole or begun, as it is or escaped for a
+regular expression (``\\[redacted:API_TOKEN\\]``; ``not_contains: "[redacted:"``,
+no secret shown at all): such a criterion is about the record's markers."""
 
 
 class Said:

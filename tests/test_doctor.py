@@ -1235,7 +1235,7 @@ def test_a_literal_hook_env_credential_is_moved_to_env_by_name_not_by_placeholde
     # the fix, followed, reaches the hook with the real value (redacted in the record)
     env = [{"variable": "SERVICE_TOKEN", "purpose": "the service token"}]
     ws.profile({"id": "p", "hooks": {"execute": "scripts/token.sh"}, "env": env})
-    ws.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "token [redacted"}]})
+    ws.scenario({"id": "t", "goal": "g", "criteria": [{"contains": "token [redacted:SERVICE_TOKEN]"}]})
     r = rook_cli("run", "--json")
     assert r.statuses()["t"] == "passed", r.report["scenarios"]
     r = rook_cli("doctor", "-w", str(ws.root))

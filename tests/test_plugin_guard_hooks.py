@@ -354,21 +354,29 @@ class Polite(CriterionType):
 
 
 def test_hook_rook_register_criteria(rook_plugin, rook_workspace, rook_cli):
+    class Whole(Polite):  # judges all turns together, so collect's calls are in its view
+        per_turn = False
+
     class Plugin:
         @hookimpl
         def rook_register_criteria(self, register):
-            register(Polite())
+            register(Whole())
 
     rook_plugin(Plugin())
     rook_plugin(Desk())
-    desk_profile(rook_workspace, capabilities={"calls": True})
     rook_workspace.scenario({"id": "yes", "goal": "please", "criteria": [{"polite": "PLEASE"}]})
     rook_workspace.scenario({"id": "no", "goal": "now", "criteria": [{"polite": "please"}]})
-    r = rook_cli("run", "--json")
-    assert r.statuses() == {"yes": "passed", "no": "failed"}
-    desk_profile(rook_workspace, capabilities={"calls": False})
+    desk_profile(rook_workspace, capabilities={"calls": False})  # and never observed
     r = rook_cli("run", "--json")
     assert set(r.statuses().values()) == {"not_runnable"}, "needs: calls is honoured"
+    # the calls it needs are observed: collect reports them
+    desk_profile(rook_workspace, ("execute", "collect"), capabilities={"calls": True})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"yes": "passed", "no": "failed"}
+    # declared but not observed (no collect, no calls in the answers): never a pass (SPEC 5)
+    desk_profile(rook_workspace, capabilities={"calls": True})
+    r = rook_cli("run", "--json")
+    assert set(r.statuses().values()) == {"unverifiable"}, r.report["scenarios"]
     rook_workspace.scenario({"id": "no", "goal": "now", "criteria": [{"polite": 1}]})
     r = rook_cli("run")
     assert r.exit_code == 2 and "polite: must be the polite word" in r.stderr
