@@ -231,6 +231,24 @@ def rook_register_reporters(register):
 """
 
 
+def with_plugin(ws, tmp_path, dist, entry_points, files, **variables):
+    """A real plugin package (``make_distribution``) on the PYTHONPATH of the
+    environment returned (with ``variables``), for ``rook`` run in ``ws``, whose
+    one scenario an agent saying ok passes."""
+    from rook_core.testing import make_distribution
+
+    site = make_distribution(tmp_path / "site", dist, entry_points, files)
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, **variables, "PYTHONPATH": path}
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_while_a_reporter_hangs_ends_it_and_exits_130(rook_workspace, tmp_path, sig):
     """A reporter plugin whose write never returned held `rook run` for ever once
@@ -239,22 +257,11 @@ def test_a_signal_while_a_reporter_hangs_ends_it_and_exits_130(rook_workspace, t
     ends that reporter (what it wrote half is removed, what was there stays),
     skips the reports after it, says the command that writes them again (which
     works as printed) and exits 130; the run's record is whole."""
-    from rook_core.testing import make_distribution
-
-    site = make_distribution(tmp_path / "site", "rook-hang-report", {"hang": "rook_hangrep"},
-                             {"rook_hangrep.py": HANGING_REPORTER})
     flag = tmp_path / "hang"
     flag.touch()
-    env = {**os.environ, "HANG_FLAG": str(flag),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     ws = rook_workspace
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    env = with_plugin(ws, tmp_path, "rook-hang-report", {"hang": "rook_hangrep"},
+                      {"rook_hangrep.py": HANGING_REPORTER}, HANG_FLAG=str(flag))
     out = tmp_path / "out"
     out.mkdir()
     (out / "x.txt").write_text("the last report")
@@ -309,20 +316,9 @@ def test_a_reporter_that_wraps_the_interrupt_still_skips_the_reports_after_it(
     """A hanging reporter that caught what the signal raised and raised its own
     error: it is named with that error, and the reports after it are still skipped
     (the signal was for the whole of Rook), exit 130."""
-    from rook_core.testing import make_distribution
-
-    site = make_distribution(tmp_path / "site", "rook-wrap-report", {"wrap": "rook_wraprep"},
-                             {"rook_wraprep.py": WRAPPING_REPORTER})
-    env = {**os.environ,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     ws = rook_workspace
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    env = with_plugin(ws, tmp_path, "rook-wrap-report", {"wrap": "rook_wraprep"},
+                      {"rook_wraprep.py": WRAPPING_REPORTER})
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [*ROOK, "run", "-w", str(ws.root), "--report", f"wrap:{out / 'x.txt'}",
@@ -364,22 +360,11 @@ def test_a_reporter_that_raises_keyboardinterrupt_itself_is_taken_as_a_signal(
     taken as a signal while a reporter writes is: that report ends (what it wrote
     half removed), the ones after it are skipped, each named, the JSON document is
     printed, the command that writes them again works as printed, exit 130."""
-    from rook_core.testing import make_distribution
-
-    site = make_distribution(tmp_path / "site", "rook-ki-report", {"ki": "rook_kirep"},
-                             {"rook_kirep.py": INTERRUPTING_REPORTER})
     flag = tmp_path / "ki"
     flag.touch()
-    env = {**os.environ, "KI_FLAG": str(flag),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     ws = rook_workspace
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    env = with_plugin(ws, tmp_path, "rook-ki-report", {"ki": "rook_kirep"},
+                      {"rook_kirep.py": INTERRUPTING_REPORTER}, KI_FLAG=str(flag))
     out = tmp_path / "out"
     r = subprocess.run(
         [*ROOK, "run", "-w", str(ws.root), "--json", "--report", f"ki:{out / 'x.txt'}",
@@ -414,24 +399,14 @@ def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace
     """A CI cancel while Rook starts (here: loading a plugin that takes its time)
     ends it like Ctrl-C: 'rook: interrupted', exit 130 as documented, nothing run
     and no run directory, never a silent death by the signal."""
-    from rook_core.testing import make_distribution
-
     ws = rook_workspace
     ready = tmp_path / "ready"
-    site = make_distribution(tmp_path / "site", "rook-slow", {"slow": "rook_slow"}, {
+    env = with_plugin(ws, tmp_path, "rook-slow", {"slow": "rook_slow"}, {
         "rook_slow.py": f"""
             import pathlib, time
             pathlib.Path({str(ready)!r}).touch()
             time.sleep(30)
         """})
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen([*ROOK, "run", "-w", str(ws.root), "--json"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert wait_for(ready.exists), proc.communicate(timeout=5)
