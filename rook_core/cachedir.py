@@ -32,7 +32,7 @@ from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import switch_on, warn_once
+from .errors import switch_on, warn_variable
 
 # Bump when the layout of any cached entry changes.
 FORMAT = 1
@@ -47,7 +47,7 @@ def cache_dir() -> Path | None:
     given = os.environ.get("ROOK_CACHE_DIR")
     if given:
         if os.path.exists(given) and not os.path.isdir(given):
-            warn_once(
+            warn_variable(
                 "ROOK_CACHE_DIR",
                 f"ROOK_CACHE_DIR={given!r} is a file, not a directory: Rook runs without "
                 "its cache (name a directory, which Rook creates if missing, or unset it)",

@@ -223,13 +223,13 @@ _said_by_rook = False  # see said_by_rook
 
 def said_by_rook() -> None:
     """In a process Rook started with its own environment (a worker of the
-    LocalCluster it starts): what its variables are warned of (:func:`warn_once`)
+    LocalCluster it starts): what its variables are warned of (:func:`warn_variable`)
     was said by Rook already, and is not said again here."""
     global _said_by_rook
     _said_by_rook = True
 
 
-def warn_once(variable: str, message: str) -> None:
+def warn_variable(variable: str, message: str) -> None:
     """``rook: warning: MESSAGE`` on standard error, once a process for
     ``variable`` (a variable is read many times a command); never raises."""
     import sys
@@ -249,7 +249,7 @@ def switch_on(variable: str, on: str) -> bool:
     ``ROOK_TRACE_PLUGINS``) is on, read the one way every such variable of Rook's
     is: on for ``1``, ``true``, ``yes``, ``on``; off for ``0``, ``false``, ``no``,
     ``off``, empty or unset (any case, blanks around ignored); any other value is
-    a warning naming the variable (:func:`warn_once`) and on, as the user set it
+    a warning naming the variable (:func:`warn_variable`) and on, as the user set it
     for something. ``on`` says what on does (``Rook runs without its cache``),
     for that warning. (``NO_COLOR`` is not one: any value but empty is on, as its
     standard says.)"""
@@ -260,7 +260,7 @@ def switch_on(variable: str, on: str) -> bool:
     if word in FALSE:
         return False
     if word not in TRUE:
-        warn_once(
+        warn_variable(
             variable,
             f"{variable}={value!r} is neither true ({', '.join(TRUE)}) nor false "
             f"({', '.join(FALSE[1:])}, or empty): {on}, as for 1",
