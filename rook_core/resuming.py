@@ -296,10 +296,13 @@ def warn_new_beside(
 
 def run_flag(request: RunRequest) -> str:
     """The flag that named the run, as typed, for a message about it: ``--run ID``,
-    or ``--run-name NAME`` (with the id it derives when that is another text)."""
+    or ``--run-name NAME`` (with the id it derives when that is another text),
+    quoted as a shell needs it (``--run-name 'nightly ci'``), so it pastes."""
+    import shlex
+
     if request.run_name is None:
-        return f"--run {request.run_id}"
-    named = f"--run-name {request.run_name}"
+        return f"--run {shlex.quote(str(request.run_id))}"
+    named = f"--run-name {shlex.quote(request.run_name)}"
     return named if request.run_name == request.run_id else f"{named} (run {request.run_id})"
 
 

@@ -1048,7 +1048,7 @@ def test_a_refused_resume_names_the_flag_that_named_the_run(rook_workspace, rook
             "so --tag cannot select them: --only selects by id")
     for given, named in ((["--run-name", "kept"], "--run-name kept: "),
                          (["--run", "kept"], "--run kept: "),
-                         (["--run-name", "Kept Too"], "--run-name Kept Too (run Kept-Too-")):
+                         (["--run-name", "Kept Too"], "--run-name 'Kept Too' (run Kept-Too-")):
         r = rook_cli("run", *given, "--tag", "x")
         assert r.exit_code == 2, r.stderr
         assert f"rook: error: {named}" in r.stderr, r.stderr
