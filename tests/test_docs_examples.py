@@ -52,6 +52,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import textwrap
@@ -190,15 +191,69 @@ class Sandbox:
     def run(
         self, argv: list[str], text: str | None = None, extra: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        # In a session of its own, so that a command that hangs can be shown with
+        # everything it started (pytest-timeout's own limit would end the test
+        # first, with no word of what the command was doing)
+        proc = subprocess.Popen(
             argv,
             cwd=self.root,
-            env={**self.env(), **(extra or {})},
-            input=text,
+            env={**self.env(), **(extra or {}), "PYTHONFAULTHANDLER": "1"},
+            stdin=subprocess.PIPE if text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            capture_output=True,
-            timeout=120,
+            start_new_session=True,
         )
+        try:
+            out, err = proc.communicate(text, timeout=COMMAND_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            tree, pids = hung_tree(proc.pid)
+            os.killpg(proc.pid, signal.SIGABRT)  # Python's faulthandler shows every thread
+            try:
+                out, err = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, err = proc.communicate()
+            for pid in pids:  # hooks it left, in sessions of their own
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            pytest.fail(
+                f"{argv} still ran after {COMMAND_TIMEOUT} s; its processes then:\n{tree}\n"
+                f"--- stdout ---\n{out[-6000:]}\n--- stderr ---\n{err[-12000:]}"
+            )
+        return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+COMMAND_TIMEOUT = 90  # under pytest-timeout's 120 s for the whole test
+
+
+def hung_tree(top: int) -> tuple[str, set[int]]:
+    """``top`` and its descendants (hooks lead sessions of their own) with their
+    state, where in the kernel each waits and what its descriptors are."""
+    parent = {}
+    for name in filter(str.isdecimal, os.listdir("/proc")):
+        try:
+            parent[int(name)] = int(
+                Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()[1]
+            )
+        except OSError:
+            continue
+    tree = {top}
+    while grown := {pid for pid, ppid in parent.items() if ppid in tree} - tree:
+        tree |= grown
+    lines = []
+    for pid in sorted(tree):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            wchan = Path(f"/proc/{pid}/wchan").read_text()
+            fds = {fd: os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        except OSError:
+            continue
+        lines.append(f"{pid} ppid={parent.get(pid)} state={state} wchan={wchan} fds={fds} {cmd}")
+    return "\n".join(lines), tree - {top}
 
 
 def check_block(block: Block, box: Sandbox) -> None:
@@ -438,7 +493,9 @@ def links_to_missing_headings(pages: list[Path]) -> list[str]:
                 continue
             dest = (page.parent / path).resolve() if path else page
             if dest.suffix == ".md" and dest.is_file() and fragment not in heading_anchors(dest):
-                broken.append(f"{page.relative_to(ROOT) if page.is_relative_to(ROOT) else page.name} -> {target}")
+                broken.append(
+                    f"{page.relative_to(ROOT) if page.is_relative_to(ROOT) else page.name} -> {target}"
+                )
     return broken
 
 
