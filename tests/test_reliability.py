@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from nested import pytest_argv
 
 ROOK = [sys.executable, "-m", "rook_core"]
 
@@ -491,7 +492,7 @@ def test_an_author_agent_s_exit_status_is_its_own_when_rook_starts_with_sigchld_
     assert "the author agent exited with code 3: author broke" in r.stderr, r.stderr
 
 
-def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ignored():
+def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ignored(tmp_path):
     """CI run under nohup (as Jenkins' sh step does) or as ``.ci/run &`` from a
     script starts the suite with SIGHUP or SIGINT ignored; every rook it starts
     would inherit that and rightly keep it, and the tests that send those
@@ -505,7 +506,7 @@ def test_the_signal_tests_pass_when_the_suite_itself_starts_with_the_signals_ign
     # one xdist worker, started as CI's are (by a controller that began with the
     # signals ignored); a second one for three short tests only costs CPU
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "1", test],
+        pytest_argv(tmp_path, "-q", "-p", "no:cacheprovider", "-n", "1", test),
         cwd=root, capture_output=True, text=True, timeout=110, preexec_fn=ignore,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:]

@@ -3,12 +3,13 @@ run as a real ``pytest`` process (docs/plugins/testing.md)."""
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
-import sys
 import textwrap
 
 import pytest
+from nested import pytest_argv
 
 AUTHOR_TESTS = """
 import os
@@ -65,7 +66,7 @@ def test_an_authors_suite_ignores_the_shells_rook_variables_and_cache(tmp_path, 
         "SEEN": str(seen),
     }
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers, "tests"],
+        pytest_argv(tmp_path, "-q", "-p", "no:cacheprovider", "-n", workers, "tests"),
         cwd=project,
         env=env,
         capture_output=True,
@@ -165,10 +166,35 @@ def test_the_fixtures_do_what_the_testing_page_says(tmp_path):
     (project / "tests" / "conftest.py").write_text('pytest_plugins = ["rook_core.testing"]\n')
     (project / "tests" / "test_claims.py").write_text(textwrap.dedent(CLAIMS))
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "tests"],
+        pytest_argv(tmp_path, "-q", "-p", "no:cacheprovider", "-n", "0", "tests"),
         cwd=project,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert out.returncode == 0 and "3 passed" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_nested_session_leaves_the_temporary_folders_of_other_sessions_alone(tmp_path):
+    """A pytest session numbers its temporary folder in the user's shared
+    /tmp/pytest-of-USER and, as it ends, deletes the oldest unlocked ones there:
+    those of sessions that have ended, a whole earlier run of this suite among
+    them (a hundred thousand files; minutes on a loaded machine). A session
+    started inside a test did that inside the test's 120 s: CI failed once so on
+    docs/plugins/testing.md, its nested pytest at work in rmtree after "2 passed".
+    Each session this suite starts keeps its folders in the test's tmp_path."""
+    temp = tmp_path / "temp"  # the shared root, as a session would find it
+    shared = temp / f"pytest-of-{getpass.getuser()}"
+    for n in (1, 2, 3):  # ended sessions (no .lock): the first is the oldest
+        (shared / f"pytest-{n}" / "popen-gw0" / "test_x0").mkdir(parents=True)
+    shared.chmod(0o700)
+    project = tmp_path / "author"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_t.py").write_text("def test_t(tmp_path):\n    assert tmp_path.is_dir()\n")
+    out = subprocess.run(
+        pytest_argv(tmp_path, "-q", "-p", "no:cacheprovider", "-n", "0", "tests"),
+        cwd=project, env={**os.environ, "TMPDIR": str(temp)},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr
+    assert sorted(p.name for p in shared.iterdir()) == ["pytest-1", "pytest-2", "pytest-3"]
