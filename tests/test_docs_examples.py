@@ -168,7 +168,7 @@ class Sandbox:
         self.root = root
         self.site = root / ".site"
         self.bin = root / ".bin"
-        for d in (self.site, self.bin, root / "home"):
+        for d in (self.site, self.bin, root / "home", root / "tmp"):
             d.mkdir(parents=True, exist_ok=True)
         wrappers = {"rook": "-m rook_core ", "python3": "", "python": ""}
         for name, args in wrappers.items():  # the Rook and the Python under test
@@ -185,6 +185,10 @@ class Sandbox:
         env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = str(self.site)
         env["HOME"] = str(self.root / "home")
+        # a temporary folder of its own: a pytest session (docs/plugins/testing.md runs one)
+        # deletes, as it ends, the oldest unlocked folders in the shared /tmp/pytest-of-USER,
+        # a whole earlier run of this suite among them: minutes, inside this test's 120 s
+        env["TMPDIR"] = str(self.root / "tmp")
         env["DOCS_CHECKOUT"] = str(ROOT)
         return env
 
