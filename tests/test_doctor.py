@@ -348,6 +348,29 @@ def test_an_active_file_naming_the_profile_by_its_name_is_no_problem(rook_worksp
     assert code == 0 and problems(findings) == []
 
 
+def test_no_active_profile_is_fixed_with_rook_profile_use(rook_workspace, rook_cli):
+    """Several profiles and no profiles/active, or one naming a profile that is
+    gone: the fix is the reference's own command, rook profile use NAME (with the
+    -w doctor was given, so it works as printed), and it does fix it; doctor
+    said to write the id into the file by hand."""
+    ws = rook_workspace
+    healthy(ws)
+    ws.profile({"id": "q", "hooks": {"execute": "scripts/agent.sh"}})
+    (ws.agent_dir / "profiles" / "active").unlink(missing_ok=True)
+    for active in (None, "gone\n"):
+        if active is not None:
+            (ws.agent_dir / "profiles" / "active").write_text(active)
+        code, findings = doctor(rook_cli, ws)
+        (problem,) = problems(findings)
+        assert code == 1 and problem["subject"] == "proj/agent", findings
+        assert f"rook profile use NAME -w {ws.root}" in problem["fix"], problem
+        assert "(profiles: p, q)" in problem["fix"], problem
+    r = rook_cli("profile", "use", "q", "-w", str(ws.root))
+    assert r.exit_code == 0, r.stderr
+    code, findings = doctor(rook_cli, ws)
+    assert code == 0 and problems(findings) == [], findings
+
+
 def test_the_profile_rook_run_uses_is_marked(rook_workspace, rook_cli):
     """Doctor checks every profile of an agent; its ok line says which one plain
     rook run uses (profiles/active, by id or name, or the only one), so a

@@ -110,7 +110,7 @@ def check_profiles(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]:
             used = chosen in (profile.id, profile.name, path.stem)
             said = f"{path.name} ({hooks})" + ("; the profile rook run uses" if used else "")
             doctor.add(OK, f"{label} profile {profile.id}", said)
-    check_active(doctor, pdir, files, ids, label, titles)
+    check_active(doctor, pdir, files, ids, label, titles, doctor.where(agent=agent))
     return loaded
 
 
@@ -132,13 +132,21 @@ def _chosen(pdir: Path, files: list[Path]) -> str | None:
 
 
 def check_active(
-    doctor: Any, pdir: Path, files: list[Path], ids: list[str], label: str, titles: list[str]
+    doctor: Any,
+    pdir: Path,
+    files: list[Path],
+    ids: list[str],
+    label: str,
+    titles: list[str],
+    where: str = "",
 ) -> None:
     from ..definitions import read_active
     from ..errors import ProfileError
 
     active = pdir / "active"
     names = {p.stem for p in files} | set(ids)
+    # the reference's command, which writes the id into profiles/active
+    use = f"rook profile use NAME{where} (profiles: {', '.join(sorted(ids))})"
     try:
         wanted = read_active(pdir)
     except ProfileError as exc:
@@ -151,14 +159,14 @@ def check_active(
                 label,
                 f"{active} names {wanted!r}, which is not a profile here "
                 f"(profiles: {', '.join(sorted(names))})",
-                f"write one of those ids into {active}",
+                use,
             )
     elif len(files) > 1:
         doctor.add(
             PROBLEM,
             label,
             f"several profiles and no {active}: rook run needs --profile NAME",
-            f"write the id of the profile to use into {active}",
+            use,
         )
 
 
