@@ -486,6 +486,29 @@ def _explain_phases(errors: dict[str, Any]) -> None:
             found[key] = [f"unknown phase; {hint}"]  # its value matters no more
 
 
+def _explain_env_values(errors: dict[str, Any], env: Any) -> None:
+    """An ``env`` item with a field for its value (``value:``, ``secret:``), which
+    the structure has none of (the reference), is told where the value goes
+    (``export TOKEN=...``), never shown; a typo of ``purpose`` keeps its "did you
+    mean"."""
+    found = errors.get("env")
+    if not isinstance(found, dict) or not isinstance(env, list):
+        return
+    for index, problems in found.items():
+        item = env[index] if isinstance(index, int) and index < len(env) else None
+        if not isinstance(problems, dict) or not isinstance(item, dict):
+            continue
+        name = item.get("variable")
+        name = name if isinstance(name, str) and VARIABLE.match(name) else "NAME"
+        for key, said in problems.items():
+            if key not in ("variable", "purpose") and said and "did you mean" not in said[0]:
+                problems[key] = [
+                    f"{said[0]} (a profile holds no value of a variable: keep it in the "
+                    f"environment, export {name}=...)",
+                    *said[1:],
+                ]
+
+
 def _explain_mapping(errors: dict[str, Any], field: str) -> None:
     """A ``hook_env`` entry named by the file's own path (``hook_env.PORT``, a
     name that is none quoted: ``hook_env.'1X'``, ``hook_env.''``), not by
@@ -522,6 +545,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         errors.update(messages if isinstance(messages, dict) else {"_schema": messages})
         _explain_phases(errors)
         _explain_mapping(errors, "hook_env")
+        _explain_env_values(errors, data.get("env"))
         loaded = None
     hooks: dict[str, HookEntry] = {}
     raw_hooks = data.get("hooks")

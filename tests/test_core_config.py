@@ -318,6 +318,20 @@ def test_an_env_variable_written_with_its_value_says_where_the_value_goes(ws, ro
     assert "sk-live" not in r.stderr + r.stdout
 
 
+@pytest.mark.parametrize("key", ["value", "secret", "default"])
+def test_an_env_item_with_a_field_for_its_value_says_where_the_value_goes(ws, rook_cli, key):
+    """The reference: env's structure has no secret-value field. `value: s3cret` under
+    an env item got only "unknown field; expected one of: variable, purpose", which
+    did not say where the value goes; it says so now, never showing the value."""
+    env = [{"variable": "TOKEN", "purpose": "the token", key: "sk-live-0123456789"}]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}, "env": env})
+    r = rook_cli("run")
+    refused(r, ws, f"env.0.{key}: unknown field; expected one of: variable, purpose (a "
+            "profile holds no value of a variable: keep it in the environment, export "
+            "TOKEN=...)")
+    assert "sk-live" not in r.stderr + r.stdout
+
+
 def test_an_inherit_env_left_empty_is_refused_not_taken_as_all(ws, rook_cli):
     """`inherit_env:` with its names commented out is YAML's null, which let
     every variable of Rook's environment reach the hooks (the default), the
