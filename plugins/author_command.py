@@ -3,7 +3,10 @@ Python hook script that runs the command with the goal on its standard input and
 answers with its standard output.
 
 When the probe shows the command prints JSON, the script is corrected to take
-the answer (and token usage, and a session id) from the right field.
+the answer (and token usage, and a session id) from the right field; when the
+command refuses to run with the goal on its standard input as a command wanting
+an argument does (exit 2, or a usage message), it is given the goal as its last
+argument instead (back to standard input if that fails too).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ TEMPLATE = '''#!/usr/bin/env python3
 
 {mark} ({origin}). Rook runs it as `<this script> <phase>`. In
 execute, the turn's text arrives on standard input; this script sends it to
-the command on the command's standard input and prints one JSON object:
+the command on the command's standard input (or as its last argument, see
+GOAL_AS_ARGUMENT) and prints one JSON object:
 {{"output": <the command's answer>}}. Other phases need nothing here.
 Edit it freely: it is yours now.
 """
@@ -55,6 +59,9 @@ SESSION = {session!r}
 # e.g. ["--resume", "{{conversation}}"]. Empty: every turn stands alone, and the
 # id is kept as evidence (session_id) instead of being a conversation handle.
 RESUME_ARGS = {resume!r}
+# True: the goal is the command's last argument (after RESUME_ARGS) and its
+# standard input is empty, for a command that takes its prompt as an argument.
+GOAL_AS_ARGUMENT = {goal_argument!r}
 
 
 def dig(data, path):
@@ -71,6 +78,9 @@ def main(phase):
     conversation = os.environ.get("ROOK_CONVERSATION")
     if conversation and RESUME_ARGS:
         argv += [arg.replace("{{conversation}}", conversation) for arg in RESUME_ARGS]
+    if GOAL_AS_ARGUMENT:  # the same bytes as an argument (os.fsdecode keeps any byte)
+        argv.append(os.fsdecode(goal))
+        goal = b""
     done = subprocess.run(argv, input=goal, capture_output=True)
     sys.stderr.buffer.write(done.stderr)
     if done.returncode != 0:
@@ -104,6 +114,7 @@ def command_script(
     usage: dict[str, list[Any]] | None = None,
     session: list[Any] | None = None,
     resume: list[str] | None = None,
+    goal_argument: bool = False,
 ) -> str:
     """The hook script's text; ``command_code`` is the Python list expression to run."""
     return TEMPLATE.format(
@@ -115,6 +126,7 @@ def command_script(
         usage=usage,
         session=session,
         resume=resume or [],
+        goal_argument=goal_argument,
     )
 
 
@@ -310,6 +322,7 @@ def json_fields(draft: Draft, obs: Observation) -> Draft | None:
             new.state["answer"],
             new.state["usage"],
             new.state["session"],
+            goal_argument=bool(st.get("goal_argument")),
         )
     }
     shown = ".".join(str(p) for p in answer) or "(whole text)"
@@ -324,6 +337,48 @@ def json_fields(draft: Draft, obs: Observation) -> Draft | None:
             'arguments that continue a session (e.g. ["--resume", "{conversation}"]); '
             "the id then becomes the conversation handle"
         )
+    return new
+
+
+_USAGE = re.compile(r"\busage\b|\bargument|\bmissing\b|\brequired\b", re.I)
+
+
+def goal_as_argument(draft: Draft, obs: Observation) -> Draft | None:
+    """When the command refused to run with the goal on its standard input as a
+    command wanting its prompt as an argument does (exit 2, the usual code of a
+    usage error, or a usage message on stderr): the goal as its last argument;
+    when that fails too, back to standard input (tried once each)."""
+    st = draft.state
+    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
+    if obs.ok or execute is None or st.get("json_read"):
+        return None
+    stderr = str(execute.get("stderr") or "")
+    found = re.search(r"exited with code (-?\d+)\n?$", stderr)  # the script's own last line
+    if found is None:
+        return None  # the script failed, not the command
+    new = draft.copy()
+    if st.get("goal_argument"):
+        new.state["goal_argument"] = False
+        new.changes.append(
+            "it failed with the goal as its last argument too: the goal goes on its "
+            "standard input again"
+        )
+    elif not st.get("argument_tried") and (found.group(1) == "2" or _USAGE.search(stderr)):
+        new.state.update(goal_argument=True, argument_tried=True)
+        new.changes.append(
+            f"the command refused the goal on its standard input (exited with code "
+            f"{found.group(1)}): it gets the goal as its last argument now"
+        )
+    else:
+        return None
+    new.files = {
+        st["script"]: command_script(
+            st["command_code"],
+            st["shown"],
+            st["origin"],
+            goal_argument=new.state["goal_argument"],
+        )
+    }
     return new
 
 
@@ -369,7 +424,7 @@ class CommandAuthor:
     def revise(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
         if "command_code" not in draft.state:
             return None
-        return json_fields(draft, observation)
+        return json_fields(draft, observation) or goal_as_argument(draft, observation)
 
     def repair(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
         return None  # a command's own failure is not something a rewrite of the script fixes

@@ -722,6 +722,35 @@ def test_command_line_secrets_move_to_env(rook_workspace, rook_cli):
     assert "'env', 'MODE=fast'" in script and "'--token=' + os.environ['AGENT_API_TOKEN']" in script
 
 
+def test_a_command_taking_its_prompt_as_an_argument_is_corrected_to_get_it_so(
+    rook_workspace, rook_cli
+):
+    """The reference: profile add corrects the script when the target's response differs
+    from its assumptions. A command that takes the prompt as an argument (it says its
+    usage and exits 2 when given it on stdin) was written anyway, failing, with only
+    `rook profile fix` (an author agent) to go on; the goal is now its last argument,
+    byte for byte. One that fails both ways keeps the goal on stdin."""
+    ws = rook_workspace
+    cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'} --prompt-arg"
+    r = add(rook_cli, ws, "argv", "--command", cmd)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "the command refused the goal on its standard input (exited with code 2): it " \
+        "gets the goal as its last argument now" in r.stdout, r.stdout
+    assert "answer: cli answer: Say hello in one short sentence." in r.stdout
+    assert "GOAL_AS_ARGUMENT = True" in (ws.agent_dir / "scripts" / "argv-hook.py").read_text()
+    goal = 'line "1" $HOME `x` \\ \'q\'\nline 2: caf\u00e9 \u6f22'
+    ws.scenario({"id": "s", "goal": goal, "criteria": [{"equals": f"cli answer: {goal}"}]})
+    run = rook_cli("run", "--json", "--profile", "argv")
+    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+
+    cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'} --usage-error"
+    r = add(rook_cli, ws, "neither", "--command", cmd)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "it failed with the goal as its last argument too: the goal goes on its " \
+        "standard input again" in r.stdout, r.stdout
+    assert "GOAL_AS_ARGUMENT = False" in (ws.agent_dir / "scripts" / "neither-hook.py").read_text()
+
+
 def test_command_that_fails_is_written_and_reported(rook_workspace, rook_cli):
     ws = rook_workspace
     r = add(rook_cli, ws, "bad", "--command", f"{sys.executable} {AGENTS / 'cli_agent.py'} --fail")

@@ -3,13 +3,21 @@
 With --json it answers like `claude -p --output-format json`: the answer under
 "result", with a session id and token usage. With --fail it exits 3. With
 --hex the answer is the hex of the bytes it got on stdin; with --latin-1 it
-ends with "café" in Latin-1 (a byte that is not UTF-8).
+ends with "café" in Latin-1 (a byte that is not UTF-8). With --prompt-arg the
+prompt is its last argument, and without one it says its usage and exits 2, as
+argparse does; with --usage-error it always does that.
 """
 
 import json
 import sys
 
 raw = sys.stdin.buffer.read()
+if "--prompt-arg" in sys.argv or "--usage-error" in sys.argv:
+    if sys.argv[-1].startswith("--") or "--usage-error" in sys.argv:
+        sys.stderr.write("usage: cli_agent.py [--prompt-arg] PROMPT\n"
+                         "cli_agent.py: error: the following arguments are required: PROMPT\n")
+        sys.exit(2)
+    raw = sys.argv[-1].encode("utf-8", "surrogateescape")
 if "--hex" in sys.argv:
     print("hex " + raw.hex())
     sys.exit(0)
