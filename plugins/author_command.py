@@ -59,8 +59,9 @@ SESSION = {session!r}
 # e.g. ["--resume", "{{conversation}}"]. Empty: every turn stands alone, and the
 # id is kept as evidence (session_id) instead of being a conversation handle.
 RESUME_ARGS = {resume!r}
-# True: the goal is the command's last argument (after RESUME_ARGS) and its
-# standard input is empty, for a command that takes its prompt as an argument.
+# True: the goal is the command's last argument (after RESUME_ARGS; after "--"
+# when it starts with "-") and its standard input is empty, for a command that
+# takes its prompt as an argument.
 GOAL_AS_ARGUMENT = {goal_argument!r}
 
 
@@ -79,7 +80,8 @@ def main(phase):
     if conversation and RESUME_ARGS:
         argv += [arg.replace("{{conversation}}", conversation) for arg in RESUME_ARGS]
     if GOAL_AS_ARGUMENT:  # the same bytes as an argument (os.fsdecode keeps any byte)
-        argv.append(os.fsdecode(goal))
+        text = os.fsdecode(goal)
+        argv += ["--", text] if text.startswith("-") else [text]  # a goal is no option
         goal = b""
     done = subprocess.run(argv, input=goal, capture_output=True)
     sys.stderr.buffer.write(done.stderr)

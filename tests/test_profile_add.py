@@ -740,8 +740,10 @@ def test_a_command_taking_its_prompt_as_an_argument_is_corrected_to_get_it_so(
     assert "GOAL_AS_ARGUMENT = True" in (ws.agent_dir / "scripts" / "argv-hook.py").read_text()
     goal = 'line "1" $HOME `x` \\ \'q\'\nline 2: caf\u00e9 \u6f22'
     ws.scenario({"id": "s", "goal": goal, "criteria": [{"equals": f"cli answer: {goal}"}]})
+    dash = "-v"  # a goal that starts with a dash is no option (argparse: no space in it)
+    ws.scenario({"id": "d", "goal": dash, "criteria": [{"equals": f"cli answer: {dash}"}]})
     run = rook_cli("run", "--json", "--profile", "argv")
-    assert run.statuses() == {"s": "passed"}, run.stdout + run.stderr
+    assert run.statuses() == {"s": "passed", "d": "passed"}, run.stdout + run.stderr
 
     cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'} --usage-error"
     r = add(rook_cli, ws, "neither", "--command", cmd)

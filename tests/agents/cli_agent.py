@@ -13,11 +13,17 @@ import sys
 
 raw = sys.stdin.buffer.read()
 if "--prompt-arg" in sys.argv or "--usage-error" in sys.argv:
-    if sys.argv[-1].startswith("--") or "--usage-error" in sys.argv:
-        sys.stderr.write("usage: cli_agent.py [--prompt-arg] PROMPT\n"
-                         "cli_agent.py: error: the following arguments are required: PROMPT\n")
-        sys.exit(2)
-    raw = sys.argv[-1].encode("utf-8", "surrogateescape")
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(prog="cli_agent.py")
+    parser.add_argument("--prompt-arg", action="store_true")
+    parser.add_argument("--usage-error", action="store_true")
+    parser.add_argument("prompt")
+    args = parser.parse_args()  # a prompt starting with '-' needs '--' before it
+    if args.usage_error:
+        parser.error("the following arguments are required: PROMPT")
+    raw = os.fsencode(args.prompt)
 if "--hex" in sys.argv:
     print("hex " + raw.hex())
     sys.exit(0)
