@@ -14,7 +14,8 @@ errored or stopped one, or one with an infrastructure error, ``<error>``
 (``type`` is the status), each with the reason as ``message`` and
 the criteria verdicts and hook diagnoses as text. ``unverifiable``,
 ``not_runnable`` and pending runs are ``<skipped>``: never counted as passes.
-Turn outputs, calls, usage and other evidence go to ``<system-out>``, each turn cut to its share
+Turn outputs, calls, usage and other evidence, then what collect returned, go to
+``<system-out>``, each turn cut to its share
 (of ~20,000 characters a test case, less past 500 of them: ``text_share``, and past
 :data:`FILE_BYTES` written). With a ``--min-pass-rate``
 gate, the suite's properties carry its verdict (``gate``: ``met``,
@@ -107,8 +108,9 @@ MORE = "\n... [{n} more chars]"
 
 
 def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
-    """The turns' input, output, calls, usage and other evidence, within about ``limit``
-    characters: every turn gets a fair share, and in it every part, so a long
+    """The turns' input, output, calls, usage and other evidence, then what collect
+    returned, within about ``limit`` characters: every turn (and what was
+    collected) gets a fair share, and in it every part, so a long
     first turn never hides the later ones or their calls. The text is redacted
     before it is cut (the run's redactor), so a cut never splits a secret, and
     each part that was cut says how many characters were left out."""
@@ -127,6 +129,9 @@ def _system_out(entry: dict[str, Any], limit: int = TEXT_LIMIT) -> str:
         if t.get("evidence"):  # what the hook returned beyond the contract's keys
             parts.append(("evidence: ", json.dumps(t["evidence"], ensure_ascii=False)))
         turns.append([(label, redactor.text(value)) for label, value in parts])
+    if entry.get("collected"):  # what collect returned (traces, usage, calls): its own share
+        text = json.dumps(entry["collected"], ensure_ascii=False)
+        turns.append([("--- collected ---\n", redactor.text(text))])
     sizes = [sum(len(value) for _, value in parts) for parts in turns]
     lines = []
     for parts, share in zip(turns, fair_shares(sizes, limit), strict=True):

@@ -5,7 +5,7 @@ writes it there directly). The page holds the verdict, pass rate and
 coverage, one table row per scenario (passes over repeats, the 95 % Wilson
 interval, flaky), the warnings of any run (a failed close hook: what did not
 change a status), and a collapsed section for every run that did not pass:
-its criteria verdicts, hook diagnoses and turns. It stays under GitHub's
+its criteria verdicts, hook diagnoses, turns and what collect returned. It stays under GitHub's
 1 MiB limit (of bytes: an answer in CJK takes three a character): past a
 budget, details, warnings and table rows (those of scenarios that passed
 first) are left out with a note. It is written a piece at a time, with one
@@ -309,6 +309,8 @@ def details(entry: dict[str, Any]) -> str:
             parts += ["", "calls:", "", fenced(json.dumps(t["calls"], ensure_ascii=False))]
         if t.get("evidence"):  # what the hook returned beyond the contract's keys
             parts += ["", "evidence:", "", fenced(json.dumps(t["evidence"], ensure_ascii=False))]
+    if entry.get("collected"):  # what collect returned: a trace's address, its usage and calls
+        parts += ["", "collected:", "", fenced(json.dumps(entry["collected"], ensure_ascii=False))]
     parts += ["", "</details>", "", ""]
     return "\n".join(parts)
 

@@ -2294,3 +2294,35 @@ def test_markdown_and_junit_show_a_turns_extra_evidence(rook_workspace, rook_cli
     assert re.search(r"evidence:\n\n```text\n\{[^`]*\"model\": \"m-7 <b>\|", md), md
     for text in (out, md, (tmp_path / "r.xml").read_text(encoding="utf-8")):
         assert secret not in text
+
+
+def test_junit_and_markdown_show_what_collect_returned(rook_workspace, rook_cli, tmp_path):
+    # What a collect hook returned (a trace's address, the usage and calls it
+    # read from the traces) was in the JSON and HTML reports only: a CI page
+    # (JUnit's <system-out>, the Markdown details) showed the turns, so the
+    # trace a failing run's verdict was judged on could not be found from it.
+    ws = rook_workspace
+    ws.script("agent.sh", r"""
+        #!/bin/bash
+        case "$1" in
+          execute) cat > /dev/null; echo '{"output": "hello", "calls": []}';;
+          collect) echo '{"usage": {"input": 3, "output": 4}, "trace_url": "https://t.example/abc<&>"}';;
+        esac
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh", "collect": "scripts/agent.sh"},
+                "capabilities": {"calls": True, "usage": True}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "bye"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml",
+                 f"--report=markdown:{tmp_path}/r.md")
+    assert r.statuses() == {"s": "failed"}, r.stderr
+    assert r.report["scenarios"][0]["collected"]["evidence"] == {
+        "trace_url": "https://t.example/abc<&>"}
+    out = ET.parse(tmp_path / "r.xml").getroot().find(".//testcase/system-out").text
+    assert out.index("--- turn 1 output ---") < out.index("--- collected ---\n")
+    collected = json.loads(out[out.index("--- collected ---\n") + 18:].splitlines()[0])
+    assert collected["evidence"] == {"trace_url": "https://t.example/abc<&>"}
+    assert collected["usage"] == {"input": 3, "output": 4}
+    md = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert md.index("**Turn 1** input:") < md.index("collected:") < md.index("</details>")
+    assert "https://t.example/abc<&>" in md[md.index("collected:"):]  # fenced: as it is
