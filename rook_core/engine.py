@@ -337,13 +337,15 @@ class Engine(Attempts):
         before = snapshot(record)
 
         prior = run_seconds(record)  # the spans of earlier invocations
-        span: list[float] = []  # this call's work began: its first hook's start, or its judging's
+        # this call's work began (its first hook's start, or its judging's), on the
+        # monotonic clock: a wall clock set back meanwhile would make it negative
+        span: list[float] = []
 
         def phase_done(write: bool) -> None:
             nonlocal before
             if write and checkpoint is not None:
                 if span:
-                    record["seconds"] = round(prior + time.time() - span[0], 6)
+                    record["seconds"] = round(prior + time.monotonic() - span[0], 6)
                 before = snapshot(record)
                 checkpoint(record)
             else:
@@ -362,9 +364,10 @@ class Engine(Attempts):
             record["reason"] = f"interrupted; {self.resume} finishes it"
             raise
         finally:
+            worked = time.monotonic() - span[0] if span else 0.0
             end = time.time()
             record["started"] = record["started"] or began  # when it ran no hook
-            record["seconds"] = round(prior + (end - span[0] if span else 0.0), 6)
+            record["seconds"] = round(prior + worked, 6)
             record["ended"] = end
             end_scenario(self.ctx.resources, sr, self.rook.transports, self.warn)
         return record

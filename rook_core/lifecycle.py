@@ -189,7 +189,7 @@ class ScenarioPhases:
             if self.slot is not None:
                 await self.slot.give()
             if not self.span:  # no hook ran in this call: its work is the judging
-                self.span.append(time.time())
+                self.span.append(time.monotonic())
             await engine.judge(self.scenario, record)
             record["phases_done"].append("judge")
             record["final"] = True
@@ -230,9 +230,9 @@ class ScenarioPhases:
         if self.slot is not None:
             await self.slot.take()
         span = self.span
-        if not span:  # this call's first hook: its work begins
-            span.append(time.time())
-            self.record["started"] = self.record["started"] or span[0]  # the run's first hook
+        if not span:  # this call's first hook: its work begins (monotonic: a duration)
+            span.append(time.monotonic())
+            self.record["started"] = self.record["started"] or time.time()  # the run's first hook
         return await self.engine.call_hook(call, self.record)
 
     def hooks_after(self, phase: str) -> bool:

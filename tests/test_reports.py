@@ -2326,3 +2326,31 @@ def test_junit_and_markdown_show_what_collect_returned(rook_workspace, rook_cli,
     md = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert md.index("**Turn 1** input:") < md.index("collected:") < md.index("</details>")
     assert "https://t.example/abc<&>" in md[md.index("collected:"):]  # fenced: as it is
+
+
+def test_a_clock_set_back_during_a_run_never_gives_it_negative_seconds(
+        rook_workspace, rook_cli, tmp_path, monkeypatch):
+    # A scenario run's seconds were the wall clock's difference: a clock set back
+    # while it ran (NTP stepping a CI machine's clock, a VM resumed) gave it minus
+    # an hour, in the table and every report, and JUnit's suite time '-3599.9',
+    # which Jenkins' junit-10.xsd refuses (its time is digits only). The time Rook
+    # worked is measured on a clock that only goes forward; the run's start and
+    # end stay wall-clock times.
+    flag = tmp_path / "stepped"
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() - (3600 if flag.exists() else 0))
+    rook_workspace.script("agent.sh", f"""
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        touch {flag}                        # the clock is set back an hour meanwhile
+        echo '{{"output": "hello"}}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hello"}]})
+    r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    assert 0 <= r.report["scenarios"][0]["seconds"] < 600, r.report["scenarios"][0]
+    suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
+    assert re.fullmatch(r"\d+\.\d{3}", suite.get("time")), suite.get("time")
+    assert re.fullmatch(r"\d+\.\d{3}", suite.find("testcase").get("time"))
