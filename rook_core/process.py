@@ -103,9 +103,18 @@ class ProcessResult:
     hook), or ``"a process it started (pid N, NAME)"`` when the hook was not stopped
     but a descendant was (a hook that waits for it waits for ever)."""
 
+    clock: float = field(default_factory=time.monotonic)
+    """When it started on the monotonic clock, from which :attr:`seconds` is
+    counted (``started`` and ``ended`` are the wall clock's, which NTP may set
+    back while a hook runs)."""
+    exited_clock: float | None = None
+    """:attr:`exited` on the monotonic clock."""
+    lasted: float | None = None
+    """Its seconds on the monotonic clock, once it ended."""
+
     @property
     def seconds(self) -> float:
-        return self.ended - self.started
+        return self.lasted if self.lasted is not None else self.ended - self.started
 
     @property
     def was_stopped(self) -> bool:
@@ -298,6 +307,7 @@ async def _spawn(
             result.notes.append(f"spawn failed: {reason}; retrying in {delay:.2f} s")
             await asyncio.sleep(delay)
     result.ended = time.time()
+    result.lasted = time.monotonic() - result.clock
     return None
 
 
@@ -371,6 +381,7 @@ async def run_process(
         raise
     finally:
         result.ended = result.exited or time.time()
+        result.lasted = (result.exited_clock or time.monotonic()) - result.clock
         result.returncode = child.close()
         if not group_alive(pgid):
             _live_groups.discard(pgid)
@@ -424,6 +435,7 @@ async def _watch(
     held = await child.wait_pipes(PIPE_GRACE_SECONDS)
     if held:  # waited the whole grace from the exit on: the hook's time ends there
         result.exited = time.time() - PIPE_GRACE_SECONDS
+        result.exited_clock = time.monotonic() - PIPE_GRACE_SECONDS
     for name in held:
         result.notes.append(
             f"a process started by the hook kept its {name} open after it exited; stopped reading"

@@ -2334,8 +2334,8 @@ def test_a_clock_set_back_during_a_run_never_gives_it_negative_seconds(
     # while it ran (NTP stepping a CI machine's clock, a VM resumed) gave it minus
     # an hour, in the table and every report, and JUnit's suite time '-3599.9',
     # which Jenkins' junit-10.xsd refuses (its time is digits only). The time Rook
-    # worked is measured on a clock that only goes forward; the run's start and
-    # end stay wall-clock times.
+    # worked is measured on a clock that only goes forward (a hook's and a turn's
+    # seconds too); the run's start and end stay wall-clock times.
     flag = tmp_path / "stepped"
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() - (3600 if flag.exists() else 0))
@@ -2350,7 +2350,9 @@ def test_a_clock_set_back_during_a_run_never_gives_it_negative_seconds(
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hello"}]})
     r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml")
     assert r.statuses() == {"s": "passed"}, r.stderr
-    assert 0 <= r.report["scenarios"][0]["seconds"] < 600, r.report["scenarios"][0]
+    entry = r.report["scenarios"][0]
+    assert 0 <= entry["seconds"] < 600, entry
+    assert 0 <= entry["turns"][0]["seconds"] < 600 and 0 <= entry["hooks"][0]["seconds"] < 600
     suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
     assert re.fullmatch(r"\d+\.\d{3}", suite.get("time")), suite.get("time")
     assert re.fullmatch(r"\d+\.\d{3}", suite.find("testcase").get("time"))
