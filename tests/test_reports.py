@@ -2356,3 +2356,27 @@ def test_a_clock_set_back_during_a_run_never_gives_it_negative_seconds(
     suite = ET.parse(tmp_path / "r.xml").getroot().find("testsuite")
     assert re.fullmatch(r"\d+\.\d{3}", suite.get("time")), suite.get("time")
     assert re.fullmatch(r"\d+\.\d{3}", suite.find("testcase").get("time"))
+
+
+def test_a_failed_run_not_finished_gets_the_failures_heading_and_counts_what_is_pending(
+        rook_workspace, rook_cli, tmp_path):
+    # reports.md promised the "incomplete" heading whenever runs were pending,
+    # while a run that failed gets the failure's: what a CI page shows first is
+    # that something failed; the line under the heading counts what is pending.
+    rook_workspace.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{"output": "no"}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("a", "b", "c", "d"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "yes"}]})
+    assert rook_cli("run", "-q", "--run-name", "ci", "--shard", "1/2").exit_code == 1
+    r = rook_cli("merge", "--run", "ci", "--partial", f"--report=markdown:{tmp_path}/r.md",
+                 f"--report=html:{tmp_path}/r.html")
+    assert r.exit_code == 1, r.stderr
+    md = (tmp_path / "r.md").read_text(encoding="utf-8").splitlines()
+    assert re.fullmatch(r"## ❌ Rook: \d failed", md[0]), md[0]
+    assert re.search(r"· \d failed, \d pending$", md[4]), md[4]
+    assert "<title>Rook run ci — failed</title>" in (tmp_path / "r.html").read_text()
