@@ -2314,8 +2314,9 @@ def test_junit_and_markdown_show_what_collect_returned(rook_workspace, rook_cli,
                 "capabilities": {"calls": True, "usage": True}})
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "bye"}]})
     r = rook_cli("run", "--json", f"--report=junit:{tmp_path}/r.xml",
-                 f"--report=markdown:{tmp_path}/r.md")
+                 f"--report=markdown:{tmp_path}/r.md", f"--report=html:{tmp_path}/r.html")
     assert r.statuses() == {"s": "failed"}, r.stderr
+    assert "https://t.example/abc&lt;&amp;&gt;" in (tmp_path / "r.html").read_text()  # as before
     assert r.report["scenarios"][0]["collected"]["evidence"] == {
         "trace_url": "https://t.example/abc<&>"}
     out = ET.parse(tmp_path / "r.xml").getroot().find(".//testcase/system-out").text
