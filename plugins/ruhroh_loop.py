@@ -35,7 +35,7 @@ from .ruhroh_protocol import (
     read_artifacts,
     redact_result_file,
 )
-from .ruhroh_session import Runtime, StepError, invoke, remember, ruhroh_env
+from .ruhroh_session import Runtime, StepError, invoke, ready_for_call, remember, ruhroh_env
 
 INFRA_PREFIX = "infrastructure error:"
 
@@ -75,7 +75,15 @@ async def one_iteration(
         / "results"
         / f"turn-{turn_no}-iteration-{session.iteration}-attempt-{attempt}.json"
     )
-    path.unlink(missing_ok=True)
+    try:
+        ready_for_call(session, path.parent)
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        return IterationResult(
+            started=time.time(),
+            ended=time.time(),
+            failure=f"could not make the goal file and the result file's folder: {exc}",
+        )
     turn = TurnInput(
         message,
         session.iteration,

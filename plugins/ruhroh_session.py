@@ -92,6 +92,22 @@ def _went_on(base: Path) -> dict[str, int] | None:
     return went_on
 
 
+def ready_for_call(session: Session, results: Path) -> None:
+    """The goal file and the result file's folder as Rook made them, for every call:
+    they are Rook's, not the agent's, and an earlier call may have removed or
+    replaced them. A link put in their place is removed, never written through."""
+    goal = session.goal_path
+    if goal.is_dir() and not goal.is_symlink():
+        shutil.rmtree(goal)
+    else:
+        goal.unlink(missing_ok=True)
+    with open(goal, "x", encoding="utf-8", newline="") as fh:
+        fh.write(session.goal)
+    if results.is_symlink() or (results.exists() and not results.is_dir()):
+        results.unlink()
+    results.mkdir(parents=True, exist_ok=True)
+
+
 def remember(session: Session) -> None:
     """After a turn the conversation goes on from: how many iterations have run,
     and the sample seed, for a resumed run that goes on at the next turn (with
@@ -162,10 +178,7 @@ class Runtime:
         if config.get("workspace_template_path") and not went_on:
             _copy_template(config["workspace_template_path"], workspace)
         workspace.mkdir(parents=True, exist_ok=True)
-        (base / "results").mkdir(parents=True, exist_ok=True)
         goal_path = base / "goal.txt"
-        with open(goal_path, "w", encoding="utf-8", newline="") as fh:
-            fh.write(sr.scenario.goal)
         made_up = str(uuid.uuid5(uuid.NAMESPACE_URL, f"rook:{call.run.id}:{call.session}"))
         # no open hook returned one: Rook makes one up (the same again when resumed)
         assigned = call.conversation in (None, "", made_up)
@@ -190,6 +203,7 @@ class Runtime:
             env=dict(call.env),
             handle_assigned=assigned,
         )
+        ready_for_call(session, base / "results")  # and again before every call
         if went_on:
             session.iteration = went_on["iteration"]
             session.sample_seed = went_on.get("sample_seed", session.sample_seed)

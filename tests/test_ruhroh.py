@@ -2370,6 +2370,46 @@ def test_a_removed_agent_workspace_is_named_as_the_cause(rook_workspace, rook_cl
     assert s["turns"][0]["output"] == "cleaned"  # the first turn is kept
 
 
+@pytest.mark.parametrize("harm", ["remove", "rewrite", "folder", "link"])
+def test_the_goal_file_and_result_folder_are_whole_again_for_every_call(
+    harm, rook_workspace, rook_cli, tmp_path
+):
+    # Rook's files, not the agent's: a wrapper that removed (or rewrote) its goal file
+    # and the folder of its result file left every later call a RUHROH_GOAL_PATH naming
+    # nothing and a RUHROH_RESULT_PATH it could not write, so its result was lost
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not Rook's")
+    harms = {
+        "remove": 'rm -rf "$RUHROH_GOAL_PATH" "$(dirname "$RUHROH_RESULT_PATH")"',
+        "rewrite": 'echo "my notes" > "$RUHROH_GOAL_PATH"',
+        "folder": 'rm -f "$RUHROH_GOAL_PATH"; mkdir "$RUHROH_GOAL_PATH"',
+        "link": f'rm -f "$RUHROH_GOAL_PATH"; ln -s {outside} "$RUHROH_GOAL_PATH"',
+    }
+    wrapper = rook_workspace.script(
+        "harmful.sh",
+        f"""
+        #!/bin/bash
+        {{ cat "$RUHROH_GOAL_PATH"; echo; }} >> "$RUHROH_WORKSPACE/goals.txt"
+        st=continue; [ "$RUHROH_ITERATION" -ge 3 ] && st=goal_satisfied
+        printf '{{"status":"%s","summary":"call %s"}}' "$st" "$RUHROH_ITERATION" > "$RUHROH_RESULT_PATH"
+        [ "$RUHROH_ITERATION" = 1 ] && {{ {harms[harm]}; }}
+        echo "{{\\"status\\":\\"$st\\"}}"
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario(
+        {"id": "s", "turns": ["the goal", "b", "c"], "criteria": [{"status": "goal_satisfied"}]}
+    )
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "passed", s.get("reason")
+    # (the first call removed its own result file: its final line stands)
+    assert [t["output"] for t in s["turns"]][1:] == ["call 2", "call 3"]
+    goals = Path(s["turns"][-1]["evidence"]["workspace"], "goals.txt").read_text()
+    assert goals == "the goal\n" * 3
+    assert outside.read_text() == "not Rook's"
+
+
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
 def test_output_over_the_cap_says_how_to_raise_it(stream, rook_workspace, rook_cli):
     # a coding agent's CLI is verbose: the diagnosis named the cap, not the setting
