@@ -9,9 +9,11 @@ import inspect
 import shutil
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from rook_core import process
 from rook_core.errors import exception_text
 from rook_core.models import HookCall, RunContext
 from rook_core.plugins import plugin_failure
@@ -24,6 +26,7 @@ from .ruhroh_protocol import (
     non_finite,
     read_artifacts,
     read_handle,
+    redact_result_file,
     sample_seed,
 )
 
@@ -108,6 +111,20 @@ def ready_for_call(session: Session, results: Path) -> None:
     results.mkdir(parents=True, exist_ok=True)
 
 
+def _redact_late(folders: dict[Path, tuple[Any, int]]) -> None:
+    """Every result file in ``folders`` redacted (one over the cap removed), at the end
+    of the run: also one a wrapper's job wrote after Rook had read it."""
+    for folder, (redactor, cap) in folders.items():
+        for path in folder.glob("*.json"):
+            try:
+                redact_result_file(path, redactor, cap)
+            except Exception:  # as after a call: never keep one that could not be redacted
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
+
+
 def remember(session: Session) -> None:
     """After a turn the conversation goes on from: how many iterations have run,
     and the sample seed, for a resumed run that goes on at the next turn (with
@@ -137,6 +154,8 @@ class Runtime:
         self.connectors: dict[str, Any] = {}
         self.prepared: dict[str, str | None] = {}
         self.sessions: dict[tuple[str, str], Session] = {}
+        # each scenario run's result folder: its redactor and cap (redacted again at the end)
+        self.results: dict[Path, tuple[Any, int]] = {}
         self.lock = asyncio.Lock()
 
     def connector(self, config: dict[str, Any]) -> Any:
@@ -204,6 +223,9 @@ class Runtime:
             handle_assigned=assigned,
         )
         ready_for_call(session, base / "results")  # and again before every call
+        redactor = call.run.redactor or current()
+        if redactor:  # a profile with secrets: its result files are redacted again at the end
+            self.results[base / "results"] = (redactor, call.limits.stdout_bytes)
         if went_on:
             session.iteration = went_on["iteration"]
             session.sample_seed = went_on.get("sample_seed", session.sample_seed)
@@ -259,7 +281,9 @@ class Runtime:
         return artifacts, notes
 
     async def stop(self) -> None:
-        """End of run: clean up every session a failure or interruption left open."""
+        """End of run: clean up every session a failure or interruption left open.
+        Once what the wrappers left running is killed, their result files are
+        redacted again: a job a wrapper left may have written one after Rook read it."""
         for (ident, _), session in list(self.sessions.items()):
             conn = self.connectors.get(ident)
             if conn is not None:
@@ -268,6 +292,9 @@ class Runtime:
                 except StepError:
                     pass
         self.sessions.clear()
+        if self.results:
+            process.when_leftovers_killed(partial(_redact_late, dict(self.results)))
+            self.results.clear()
 
 
 PROTOCOL_VARIABLES = (

@@ -51,6 +51,9 @@ _live_groups: set[int] = set()
 # The groups of those live ones whose hook (their leader) exited and was reaped:
 # any child of Rook in one is an orphan Rook adopted (see _reap_left).
 _left_groups: set[int] = set()
+# Run once by the next kill_leftovers, once nothing a hook left can write any more
+# (see when_leftovers_killed).
+_after_kill: list[Callable[[], object]] = []
 # Tasks cancelled after their hook had exited: run_process kept the hook's
 # result and asked for the cancellation again (see _cancel_later).
 _cancel_pending: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
@@ -695,6 +698,13 @@ def use_fast_child_watcher() -> None:
         asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
 
 
+def when_leftovers_killed(callback: Callable[[], object]) -> None:
+    """Run ``callback`` once, right after the next :func:`kill_leftovers` (a run's
+    end, after its transports stopped): for a file a hook's leftover could write
+    until then (a Ruhroh result file a wrapper's job wrote after the wrapper exited)."""
+    _after_kill.append(callback)
+
+
 def kill_leftovers(marker: Mapping[str, str] | None = None, scrubbed: bool = False) -> list[str]:
     """Kill every process group a hook started that is still alive, and every
     adopted orphan carrying ``marker`` (end of run); with ``scrubbed``, also
@@ -714,4 +724,6 @@ def kill_leftovers(marker: Mapping[str, str] | None = None, scrubbed: bool = Fal
     if orphans:
         time.sleep(0.05)
         procscan.reap(orphans)
+    while _after_kill:
+        _after_kill.pop(0)()
     return notes

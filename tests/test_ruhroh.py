@@ -1461,6 +1461,58 @@ def test_result_files_are_redacted_in_the_run_directory(
             assert "7f3a9c" not in f.read_text(errors="replace"), f
 
 
+@pytest.mark.parametrize("lang", ["bash", "python", "node"])
+def test_a_result_file_written_after_the_wrapper_exited_keeps_no_secret(
+    lang, rook_workspace, rook_cli, monkeypatch
+):
+    # a wrapper that exits early and leaves a job behind writing its result file
+    # (read before, so never redacted): the secret stayed in the run directory
+    monkeypatch.setenv("AGENT_TOKEN", "tok-7f3a9c-late")
+    late = {
+        "bash": """
+            #!/bin/bash
+            ( while :; do printf '{"status":"goal_satisfied","summary":"%s"}' "$AGENT_TOKEN" \\
+                > "$RUHROH_RESULT_PATH"; sleep 0.05; done ) > /dev/null 2>&1 &
+            echo '{"status":"goal_satisfied","output":"early"}'
+            """,
+        "python": """
+            #!/usr/bin/env python3
+            import json, os, subprocess
+            loop = 'while :; do printf %s "$BODY" > "$RUHROH_RESULT_PATH"; sleep 0.05; done'
+            body = json.dumps({"status": "goal_satisfied", "summary": os.environ["AGENT_TOKEN"]})
+            subprocess.Popen(["bash", "-c", loop], env={**os.environ, "BODY": body},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+            print(json.dumps({"status": "goal_satisfied", "output": "early"}))
+            """,
+        "node": """
+            #!/usr/bin/env node
+            const { spawn } = require("child_process");
+            const loop = 'while :; do printf %s "$BODY" > "$RUHROH_RESULT_PATH"; sleep 0.05; done';
+            const body = JSON.stringify({status: "goal_satisfied", summary: process.env.AGENT_TOKEN});
+            spawn("bash", ["-c", loop], {env: {...process.env, BODY: body}, stdio: "ignore",
+                                         detached: true}).unref();
+            console.log(JSON.stringify({status: "goal_satisfied", output: "early"}));
+            """,
+    }
+    wrapper = rook_workspace.script(f"late.{ {'python': 'py', 'node': 'cjs'}.get(lang, 'sh')}",
+                                    late[lang])
+    slow = rook_workspace.script("slow.sh", "#!/bin/bash\nsleep 1\n")
+    ruhroh_profile(rook_workspace, str(wrapper),
+                   env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}])
+    profile = rook_workspace.agent_dir / "profiles" / "rr.yaml"
+    data = yaml.safe_load(profile.read_text())
+    data["hooks"]["close"] = str(slow)  # the job writes on for a while: until the run ends
+    profile.write_text(yaml.safe_dump(data))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    state = rook_workspace.run_dir(r.report["run"]["id"]) / "state"
+    for f in state.rglob("*"):
+        if f.is_file():
+            assert "7f3a9c" not in f.read_text(errors="replace"), f
+
+
 CUT_ARTIFACT = r"""
 #!/usr/bin/env python3
 import json, os
