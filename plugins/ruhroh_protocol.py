@@ -293,6 +293,12 @@ def read_result_file(path: Path, cap: int) -> dict[str, Any] | None:
     try:
         data = hookio.loads(text)
     except (ValueError, RecursionError) as exc:
+        if hookio.looks_utf16(text):  # Windows PowerShell's Out-File and >
+            raise ProtocolError(
+                f"the result file {path} (RUHROH_RESULT_PATH) is UTF-16 text, and Rook "
+                "reads it as UTF-8; write UTF-8 (PowerShell: Out-File -Encoding utf8, "
+                "or [IO.File]::WriteAllText($env:RUHROH_RESULT_PATH, $json))"
+            ) from None
         raise ProtocolError(
             f"the result file {path} (RUHROH_RESULT_PATH) is not JSON ({exc}): "
             + hookio.preview(text, 200)  # redacted before the cut and the quoting

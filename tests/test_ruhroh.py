@@ -2381,6 +2381,28 @@ def test_a_final_line_printed_in_utf_16_is_named_so(codec, rook_workspace, rook_
             "wrapper's output as UTF-8; print UTF-8") in s["reason"], s["reason"]
 
 
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le"])
+def test_a_result_file_written_in_utf_16_is_named_so(codec, rook_workspace, rook_cli):
+    # Windows PowerShell's Out-File (and >) writes the result file in UTF-16: the call
+    # failed as "is not JSON (Expecting value ...)" quoting '\ufffd\ufffd{\x00"\x00v\x00...'
+    wrapper = rook_workspace.script("w.py", f"""
+        #!/usr/bin/env python3
+        import json, os
+        result = {{"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied"}}
+        with open(os.environ["RUHROH_RESULT_PATH"], "wb") as f:
+            f.write(json.dumps(result).encode("{codec}"))
+    """)
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "(RUHROH_RESULT_PATH) is UTF-16 text, and Rook reads it as UTF-8; write UTF-8" in (
+        s["reason"]
+    ), s["reason"]
+    assert "\\x00" not in s["reason"] and "\x00" not in s["reason"], s["reason"]
+
+
 def test_a_final_json_object_over_several_lines_is_named_as_the_cause(rook_workspace, rook_cli):
     # jq and json.dumps(indent=2) print an object over several lines: the last line is
     # "}", and the diagnosis said only that no status was reported, quoting the lines
