@@ -69,7 +69,9 @@ def build(run: Any, latest: dict[str, Any], environment: dict[str, str]) -> dict
             continue
         value: Any = environment[variable]
         if section == "usage":
-            value = (ruhroh_usage(rook_usage({name: value})) or {}).get(name, value)
+            value = _count(name, value)
+            if value is None:  # said when the run began (_warn_no_counts)
+                continue
         target = doc[section] if section else doc
         target[name] = value
         doc["sources"][f"{section}.{name}" if section else name] = f"env:{variable}"
@@ -94,6 +96,36 @@ def build(run: Any, latest: dict[str, Any], environment: dict[str, str]) -> dict
     doc["environment"] = dict(environment)
     doc["updated"] = time.time()
     return {k: v for k, v in doc.items() if v not in ({}, None)}
+
+
+def _count(name: str, text: str) -> Any:
+    """A usage fallback's text as the number it holds (``None``: it holds no count)."""
+    value = (ruhroh_usage(rook_usage({name: text})) or {}).get(name)
+    return value if isinstance(value, (int, float)) and value >= 0 else None
+
+
+NO_COUNT_WARNED = "ruhroh:no-count-warned"
+"""The ``run.resources`` key set once the usage fallbacks that hold no count were said."""
+
+
+def _warn_no_counts(run: Any, environment: dict[str, str]) -> None:
+    """A usage fallback (``RUHROH_COST_USD=abc``) that holds no count is left out of
+    the manifest's ``usage`` (a report summing costs would break on text): said on
+    standard error once per run, which goes on."""
+    resources = getattr(run, "resources", None)
+    if resources is None or resources.get(NO_COUNT_WARNED) or getattr(run, "judge", False):
+        return
+    resources[NO_COUNT_WARNED] = True
+    redactor = getattr(run, "redactor", None)
+    for variable, (section, name) in FALLBACKS.items():
+        if section == "usage" and variable in environment:
+            if _count(name, environment[variable]) is None:
+                message = (
+                    f"rook: warning: {variable}={environment[variable]} is no count (a number, "
+                    f"not negative): {MANIFEST} keeps it under environment only, not as "
+                    f"usage.{name}; set it to a number such as 0.42 (or unset it)"
+                )
+                sys.stderr.write((redactor.text(message) if redactor else message) + "\n")
 
 
 def _recorded(path: Path) -> dict[str, Any]:
@@ -126,6 +158,8 @@ def write(run: Any, result: dict[str, Any] | None = None) -> Path:
     recorded = _recorded(path)
     latest = dict(recorded.get("latest") or {})
     environment = _environment(run)
+    if not result:
+        _warn_no_counts(run, environment)
     if not result and "continuity" not in latest:
         level = _declared_continuity(run.profile)
         if level:

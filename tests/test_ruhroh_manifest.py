@@ -94,6 +94,30 @@ def test_env_only_manifest(fallbacks, rook_workspace, rook_cli):
     assert m["adapterVersion"] == "0.0.1-env"
 
 
+def test_a_usage_fallback_that_is_no_count_is_said_and_left_out_of_usage(
+    monkeypatch, rook_workspace, rook_cli
+):
+    # RUHROH_COST_USD=abc was written as usage.costUsd "abc" (a report summing the
+    # manifests' costs breaks on it) and nothing said so
+    monkeypatch.setenv("RUHROH_COST_USD", "abc")
+    monkeypatch.setenv("RUHROH_INPUT_TOKENS", "-5")
+    monkeypatch.setenv("RUHROH_OUTPUT_TOKENS", "7")
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "transcript_answer"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "thinking"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    m = manifest(r)
+    assert m["usage"] == {"outputTokens": 7}
+    assert m["environment"]["RUHROH_COST_USD"] == "abc"  # as it was, as every fallback
+    assert "usage.costUsd" not in m["sources"] and "usage.inputTokens" not in m["sources"]
+    for variable, value in (("RUHROH_COST_USD", "abc"), ("RUHROH_INPUT_TOKENS", "-5")):
+        assert (
+            f"rook: warning: {variable}={value} is no count (a number, not negative): "
+            "ruhroh-run-manifest.json keeps it under environment only"
+        ) in r.stderr, r.stderr
+        assert r.stderr.count(f"{variable}={value}") == 1, r.stderr
+
+
 def test_the_declared_continuity_is_recorded_when_no_scenario_ran(rook_workspace, rook_cli):
     # a workspace_only wrapper and a scenario of two turns: not runnable, no call made;
     # the manifest, begun at the start of the run, did not record the declared level
