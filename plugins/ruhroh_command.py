@@ -205,6 +205,12 @@ class CommandConnector(Connector):
                 result.failure = f"the wrapper {how} and reported no status{why}{stderr}"
             else:
                 problem = status_on_stderr(result.stderr) or final_line_problem(result.stdout)
+                if problem is None and proc.left_running and not from_file:
+                    problem = (
+                        "it exited while a process it started still ran (a job left in the "
+                        "background): a result file that job writes later is never read; "
+                        "wait for it before exiting (bash: wait)"
+                    )
                 result.failure = (
                     "the wrapper reported no completion status: "
                     + (f"{problem}; " if problem else "")

@@ -101,6 +101,9 @@ class ProcessResult:
     """When it exited, where Rook read on after that (a process it started held its
     pipes: :data:`PIPE_GRACE_SECONDS`): its :attr:`ended`, so that its time is its
     own, never Rook's wait; ``None`` otherwise (``ended`` is when Rook was done)."""
+    left_running: bool = False
+    """It exited while a process in its group still ran (a job it left in the
+    background); that process is killed at the end of the run."""
     stopped: str | None = None
     """Timed out while stopped (SIGSTOP, SIGTSTP), not while working: ``"it"`` (the
     hook), or ``"a process it started (pid N, NAME)"`` when the hook was not stopped
@@ -389,6 +392,7 @@ async def run_process(
         if not group_alive(pgid):
             _live_groups.discard(pgid)
         elif result.returncode is not None:  # it left a process in its group
+            result.left_running = True
             _left_groups.add(pgid)
             _reap_left()
     result.stdout, result.stderr = child.output()

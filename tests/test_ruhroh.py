@@ -2403,6 +2403,39 @@ def test_a_result_file_written_in_utf_16_is_named_so(codec, rook_workspace, rook
     assert "\\x00" not in s["reason"] and "\x00" not in s["reason"], s["reason"]
 
 
+@pytest.mark.parametrize("lang", ["bash", "python"])
+def test_a_wrapper_that_exits_before_its_background_job_answered_is_told_to_wait(
+    lang, rook_workspace, rook_cli
+):
+    # the agent started with & and the wrapper exited at once: the diagnosis said only
+    # that no status was reported, never that the job meant to write it still ran
+    body = {
+        "bash": """
+            #!/bin/bash
+            ( sleep 5; echo '{"status":"goal_satisfied"}' > "$RUHROH_RESULT_PATH" ) \\
+                > /dev/null 2>&1 &
+            echo "started the agent"
+            """,
+        "python": """
+            #!/usr/bin/env python3
+            import subprocess
+            subprocess.Popen(["sleep", "5"], stdout=subprocess.DEVNULL)
+            print("started the agent")
+            """,
+    }[lang]
+    wrapper = rook_workspace.script(f"bg.{'sh' if lang == 'bash' else 'py'}", body)
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert "the wrapper reported no completion status" in s["reason"], s["reason"]
+    assert (
+        "it exited while a process it started still ran (a job left in the background): "
+        "a result file that job writes later is never read; wait for it before exiting"
+    ) in s["reason"], s["reason"]
+
+
 def test_a_final_json_object_over_several_lines_is_named_as_the_cause(rook_workspace, rook_cli):
     # jq and json.dumps(indent=2) print an object over several lines: the last line is
     # "}", and the diagnosis said only that no status was reported, quoting the lines
