@@ -174,6 +174,15 @@ class CommandConnector(Connector):
             if proc.was_stopped:  # no setting helps (ruhroh_loop adds none then)
                 result.stopped = True
                 result.failure += f"; {STOPPED_HELP}"
+            elif isinstance(fields.get("status"), str) and fields["status"].strip():
+                result.never_exited = True  # nor here
+                result.failure += (
+                    f"; it had reported its status ({tail(fields['status'], 60)}) but never "
+                    "exited: a wrapper exits once it has answered, and no timeout is long "
+                    "enough for one that does not (what kept it running: a process it waits "
+                    "for, such as an agent CLI left serving; in Node an open timer, socket or "
+                    "keep-alive connection, which process.exit() ends)"
+                )
         elif proc.overflow:
             cap = (
                 turn.limits.stdout_bytes if proc.overflow == "stdout" else turn.limits.stderr_bytes

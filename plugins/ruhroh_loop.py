@@ -428,7 +428,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             except asyncio.CancelledError as exc:  # the run interrupted: keep what they printed
                 _keep_cut_off(exc, call, results, [*labels, _label(session.iteration, attempt)])
                 raise
-            if result.stopped:  # stopped (SIGSTOP): no timeout helps, its failure says so
+            if result.stopped or result.never_exited:  # no timeout helps: its failure says so
                 pass
             elif cap is not None and result.timed_out and timeout < call.entry.timeout:
                 if attempt == 2:

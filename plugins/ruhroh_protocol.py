@@ -117,6 +117,8 @@ class IterationResult:
     timed_out: bool = False
     stopped: bool = False
     """Timed out while the wrapper (or a process it started) was stopped (SIGSTOP)."""
+    never_exited: bool = False
+    """Timed out after it had reported its status: no timeout helps either."""
     notes: list[str] = field(default_factory=list)
 
     @property

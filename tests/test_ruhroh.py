@@ -1073,6 +1073,32 @@ def test_timeout_kills_the_wrappers_process_group(rook_workspace, rook_cli, prob
     assert not alive(pid)
 
 
+@pytest.mark.parametrize("where", ["final_line", "result_file"])
+def test_a_wrapper_that_answered_but_never_exited_is_not_told_to_raise_its_timeout(
+    where, rook_workspace, rook_cli
+):
+    # its status was reported, then it hung (an agent CLI it waits for, left serving):
+    # the diagnosis said to raise timeout_seconds, which no value helps
+    answer = """echo '{"status":"goal_satisfied"}'""" + (
+        ' > "$RUHROH_RESULT_PATH"' if where == "result_file" else ""
+    )
+    wrapper = rook_workspace.script("hangs.sh", f"#!/bin/bash\n{answer}\nsleep 30\n")
+    rook_workspace.profile(
+        {"id": "rr", "hooks": {"execute": {"ruhroh": {"command": str(wrapper)},
+                                           "timeout_seconds": 1}}}
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1
+    hook = scenario_of(r)["hooks"][0]
+    assert hook["status"] == "timeout", hook
+    assert "raise timeout_seconds" not in hook["diagnosis"], hook["diagnosis"]
+    assert (
+        "it had reported its status (goal_satisfied) but never exited: a wrapper exits once "
+        "it has answered, and no timeout is long enough for one that does not"
+    ) in hook["diagnosis"], hook["diagnosis"]
+
+
 def test_a_daemon_a_wrapper_started_dies_at_its_timeout_as_a_hooks_does(
     rook_workspace, rook_cli, tmp_path
 ):
