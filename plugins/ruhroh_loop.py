@@ -325,7 +325,7 @@ def _warning(
     return "; ".join(said) or None
 
 
-def _outcome(final: IterationResult) -> tuple[str, str | None, bool]:
+def _outcome(final: IterationResult, conn: Any) -> tuple[str, str | None, bool]:
     """(hook status, diagnosis, infra) of the iteration that ended the loop."""
     if final.timed_out:
         return "timeout", final.failure, False
@@ -347,7 +347,13 @@ def _outcome(final: IterationResult) -> tuple[str, str | None, bool]:
             "failed",
             (
                 f"unknown completion status {preview(str(final.status), 100)}; "
-                "a Ruhroh wrapper answers one of " + ", ".join(STATUSES)
+                + (
+                    f"connector {conn.name!r} (its run_turn or detect_completion)"
+                    if final.source == "connector"
+                    else "a Ruhroh wrapper"
+                )
+                + " answers one of "
+                + ", ".join(STATUSES)
             ),
             False,
         )
@@ -466,7 +472,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             break  # continue: the engine sends the next turn
         message = CONTINUE
     final = results[-1]
-    status, diagnosis, infra = _outcome(final)
+    status, diagnosis, infra = _outcome(final, conn)
     if retry_cut:  # the infra failure stands: the agent had no fair second attempt
         first = next(r for r in reversed(results) if r.status == INFRA_FAILURE)
         status, infra = "failed", True

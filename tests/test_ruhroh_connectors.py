@@ -93,6 +93,8 @@ class Flaky(Memory):
                 await asyncio.sleep(30)
         if mode == "runtime_failure":
             return {"status": "runtime_failure", "error": "the model refused"}
+        if mode == "unknown_status":  # the SDK's own word
+            return {"status": "done", "output": "ok"}
         if mode == "infra_once" and turn.attempt == 1:
             return {"status": "infra_failure", "error": "rate limited upstream"}
         if mode == "infra_late" and turn.attempt == 1:  # its own timeout let it overrun
@@ -330,6 +332,13 @@ def test_workspace_only_is_not_runnable_for_conversations(connectors, rook_works
             "deaf",
             "timeout",
             "did not finish within 1 s; it ignored its cancellation, so Rook closed its coroutine",
+        ),
+        # it said "a Ruhroh wrapper answers one of": the connector's author looked for a wrapper
+        (
+            "unknown_status",
+            "failed",
+            "unknown completion status 'done'; connector 'flaky' (its run_turn or "
+            "detect_completion) answers one of goal_satisfied, continue",
         ),
     ],
 )
