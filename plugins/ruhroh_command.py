@@ -20,6 +20,18 @@ if TYPE_CHECKING:
     from .ruhroh_connector import RunInfo, Session, TurnInput
     from .ruhroh_protocol import IterationResult
 
+NODE_LOSS_BYTES = 32768
+"""Printed this much, a Node wrapper may have had writes still queued for the pipe
+(64 KiB) when process.exit() ended it: they are lost."""
+
+
+def _node(argv: list[str]) -> bool:
+    """Whether the wrapper runs in Node (``node w.js``, or a ``.mjs`` run by its ``#!``)."""
+    return any(
+        Path(a).name in ("node", "nodejs") or Path(a).suffix.lower() in (".mjs", ".js", ".cjs")
+        for a in argv[:3]
+    )
+
 
 class Connector:
     """Base class for connectors with the advanced lifecycle (optional to inherit).
@@ -214,6 +226,13 @@ class CommandConnector(Connector):
                 result.failure = f"the wrapper {how} and reported no status{why}{stderr}"
             else:
                 problem = status_on_stderr(result.stderr) or final_line_problem(result.stdout)
+                if problem is None and len(proc.stdout) >= NODE_LOSS_BYTES and _node(self.argv):
+                    problem = (
+                        "a Node program that ends with process.exit() can lose the end of what "
+                        "it printed to a pipe, its final line with it (as under any reader: "
+                        "node w.mjs | tail): set process.exitCode and let it end, or write the "
+                        "result file (RUHROH_RESULT_PATH)"
+                    )
                 if problem is None and proc.left_running and not from_file:
                     problem = (
                         "it exited while a process it started still ran (a job left in the "

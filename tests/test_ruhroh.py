@@ -2462,6 +2462,32 @@ def test_a_wrapper_that_exits_before_its_background_job_answered_is_told_to_wait
     ) in s["reason"], s["reason"]
 
 
+def test_a_node_wrapper_whose_long_output_lost_its_final_line_is_told_why(
+    rook_workspace, rook_cli
+):
+    # Node's process.exit() drops what is still queued for a pipe: a wrapper that printed
+    # a long transcript, then its status line, then exited so, lost the status line (as
+    # under any reader: `node w.mjs | tail`), and the diagnosis quoted a transcript that
+    # plainly went on, with no word of why. Here the loss is made certain: no status line.
+    wrapper = rook_workspace.script(
+        "long.mjs",
+        """
+        #!/usr/bin/env node
+        for (let i = 0; i < 64; i++) console.log("x".repeat(1000));
+        process.exit(0);
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    s = scenario_of(r)
+    assert s["status"] == "error"
+    assert (
+        "the wrapper reported no completion status: a Node program that ends with "
+        "process.exit() can lose the end of what it printed to a pipe"
+    ) in s["reason"], s["reason"]
+
+
 def test_a_final_json_object_over_several_lines_is_named_as_the_cause(rook_workspace, rook_cli):
     # jq and json.dumps(indent=2) print an object over several lines: the last line is
     # "}", and the diagnosis said only that no status was reported, quoting the lines
