@@ -1033,6 +1033,34 @@ def test_cookies_belong_to_their_scenario_run_and_a_login_cookie_to_every_one(
         assert said["c"] == ("login=ok" if signed_in else "no cookie"), said
 
 
+def test_a_session_cookie_prepare_got_is_a_secret_as_the_token_it_saves_is(
+    rook_cli, rook_workspace, scripted
+):
+    """A sign-in's session cookie (Set-Cookie on prepare's response) is as much a
+    credential as the token prepare saves, and Rook sends it with every request; an
+    agent that echoed it showed it whole in the record and the report, where a saved
+    token reads [redacted:token]. It is redacted now, named after the cookie, but a
+    value that reads as words (theme=dark, a flag), no credential."""
+    sid = "Zq7f3a9b2c41e8d5"
+    scripted.routes.update({
+        "/login": set_cookies(f"sid={sid}; Path=/; HttpOnly", "theme=dark; Path=/"),
+        "/talk": echo_cookies,
+    })
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "theme=dark"}]})
+    hooks = {
+        "prepare": {"http": {"url": scripted.url + "/login", "body": {}}},
+        "execute": {"http": {"url": scripted.url + "/talk", "body": {"q": "{{goal}}"}}},
+    }
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--json")
+    [scenario] = r.report["scenarios"]
+    assert scenario["status"] == "passed", scenario
+    said = sorted(scenario["turns"][0]["output"].split("; "))
+    assert said == ["sid=[redacted:cookie_sid]", "theme=dark"], said
+    assert sid in scripted.seen[-1]["headers"]["Cookie"]  # sent as it is
+    assert sid not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+
+
 def test_each_judgement_of_a_judge_profile_keeps_its_own_cookies_and_saved_values(
     rook_cli, rook_workspace, scripted
 ):

@@ -418,6 +418,21 @@ names, shipped with prepare's saved values to a scenario run on another process 
 Dask worker), whose transport starts afresh without :attr:`HttpResources.run_cookies`."""
 
 
+def protect_cookies(call: HookCall, res: HttpResources) -> None:
+    """Make the cookies prepare's responses set secrets, as the values it saves are:
+    a sign-in's session cookie is a credential Rook sends with every request, and an
+    agent that echoes it shows ``[redacted:cookie_NAME]``. A value that reads as words
+    (:func:`_reads_as_words`: ``theme=dark``, ``logged_in=true``) is no credential,
+    and would make every ``dark`` and ``true`` of every record a marker."""
+    for cookie in res.run_cookies.jar:
+        value = cookie.value or ""
+        if not _reads_as_words(value.strip('"')):
+            protect(call, res, "cookie_" + _NOT_WORD.sub("_", cookie.name), value)
+
+
+_NOT_WORD = re.compile(r"[^A-Za-z0-9_]")
+
+
 def _cookies(call: HookCall, res: HttpResources) -> httpx.Cookies:
     """The cookies this call sends and keeps: its scenario run's own, which begin as
     those prepare's responses set (a sign-in's session cookie); prepare's for prepare."""
@@ -580,6 +595,7 @@ async def exchange(
     if call.phase == "prepare":
         res.prepare_done = True
         call.run.saved[PREPARE_COOKIES] = list(res.run_cookies.jar)
+        protect_cookies(call, res)
     if call.phase == "execute" and is_no_handle(data.get("conversation")) and call.conversation:
         data["conversation"] = call.conversation  # the turn continued the open conversation
     elif (
