@@ -1618,7 +1618,7 @@ def test_a_secret_base_url_is_redacted_as_written_not_as_httpx_normalises_it(
     r = rook_cli("run", "--json")
     assert r.statuses() == {"s": "error"}, r.stdout + r.stderr
     [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
-    url = "[redacted:BASE_URL]/no-such-route?g=hi there"  # sent as hi%20there
+    url = "[redacted:BASE_URL]/no-such-route?g=hi+there"  # sent as hi%20there, shown as a form writes it
     assert execute["details"]["attempts"][0]["url"] == url
     assert f"POST {url}" in execute["diagnosis"], execute["diagnosis"]
     text = shown_anywhere(rook_workspace, r)

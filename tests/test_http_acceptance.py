@@ -549,6 +549,34 @@ def test_the_url_recorded_and_shown_is_the_one_sent(rook_cli, rook_workspace, ag
     assert "é" in url, url  # the rest still shown decoded
 
 
+def test_a_space_sent_in_the_urls_query_is_shown_as_a_plus_as_a_form_writes_it(
+    rook_cli, rook_workspace, agent_server
+):
+    """docs/http.md: a goal 'a & b=c' sent as ?q={{goal}} shows as ?q=a+%26+b%3Dc. It
+    showed as '?q=a %26 b%3Dc' when the url wrote the query (a query: mapping showed
+    '+'): a URL with a bare space in it, which does not paste as one. A space in the
+    query shows as '+' now, whoever wrote it; a '+' sent stays '%2B', and a space in
+    the path is still shown as itself."""
+    write_profile(
+        rook_workspace,
+        {
+            "execute": {
+                "http": {
+                    "url": agent_server.url + "/no such/{{goal}}?q={{goal}}&lit=x%20y",
+                    "retries": 0,
+                }
+            }
+        },
+        env=(),
+    )
+    rook_workspace.scenario({"id": "s", "goal": "a & b=c +1", "criteria": [{"contains": "z"}]})
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    url = execute["details"]["attempts"][0]["url"]
+    assert url.endswith("/no such/a %26 b%3Dc %2B1?q=a+%26+b%3Dc+%2B1&lit=x+y"), url
+    assert f"GET {url} failed" in execute["diagnosis"], execute["diagnosis"]
+
+
 def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
     rook_cli, rook_workspace, agent_server
 ):

@@ -962,7 +962,7 @@ def test_a_long_goal_in_the_url_is_cut_in_each_attempt_record_and_message(
         urls = [a["url"] for a in execute["details"]["attempts"]]
         assert len(urls) == 3
         for url in urls:
-            assert url.startswith(f"{agent_server.url}/flaky/{sid}?q=word word")  # sent as word%20word
+            assert url.startswith(f"{agent_server.url}/flaky/{sid}?q=word+word")  # sent as word%20word, shown as a form writes it
             full = len(f"{agent_server.url}/flaky/{sid}?q=") + len(goal)
             assert url.endswith(f"... ({full} characters)"), url[-60:]
             assert len(url) < 1100, len(url)

@@ -82,7 +82,9 @@ def readable(url: str) -> str:
     so that the URL shown still names the path and the parameters that were sent.
     A run of escapes that is not UTF-8 text stays as it is, and so does a character
     that would not show as itself (a line break, an escape sequence, a bidi control:
-    :func:`_shown_as_itself`), which would split or reorder the line showing it."""
+    :func:`_shown_as_itself`), which would split or reorder the line showing it.
+    In the query a space is ``+``, as a form writes it (``?q=a+%26+b%3Dc``; a ``+``
+    sent stays ``%2B``), so the URL shown holds no bare space."""
 
     def decode(m: re.Match[str]) -> str:
         out, pending = [], bytearray()
@@ -111,7 +113,8 @@ def readable(url: str) -> str:
         flush()
         return "".join(out)
 
-    return _ESCAPES.sub(decode, url)
+    path, mark, query = url.partition("?")
+    return _ESCAPES.sub(decode, path) + mark + _ESCAPES.sub(decode, query).replace(" ", "+")
 
 
 class SendError(Exception):
