@@ -577,6 +577,27 @@ def test_a_space_sent_in_the_urls_query_is_shown_as_a_plus_as_a_form_writes_it(
     assert f"GET {url} failed" in execute["diagnosis"], execute["diagnosis"]
 
 
+def test_an_event_stream_of_nothing_but_done_is_no_answer_in_execute(
+    rook_cli, rook_workspace, scripted
+):
+    """An execute answered with an event stream holding no event, only 'data: [DONE]',
+    was judged as an empty answer (extract: {output: text} found ''): a not_contains
+    criterion passed on nothing, where an empty body, or the same stream without its
+    [DONE], fails the hook as no answer. It fails so now; open and close may still
+    answer so (an empty answer is fine there)."""
+    done = b"data: [DONE]\n\n"
+    scripted.routes["/chat"] = lambda h, body: send(h, 200, "text/event-stream", done)
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"not_contains": "zz"}]})
+    entry = {"url": scripted.url + "/chat", "body": {"q": "{{goal}}"}, "extract": {"output": "text"}}
+    hooks = {"open": {"http": {"url": scripted.url + "/chat", "body": {}}}, "execute": {"http": entry}}
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stdout
+    [open_, execute] = [h for h in r.report["scenarios"][0]["hooks"] if h["phase"] != "close"]
+    assert open_["status"] == "ok", open_
+    assert "held no event, only data: [DONE]: no answer" in execute["diagnosis"], execute
+
+
 def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
     rook_cli, rook_workspace, agent_server
 ):

@@ -548,6 +548,10 @@ async def exchange(
         problem = cut_short(doc, len(reply.events), reply.cut_mid_event)
         if problem:
             raise HookError(f"{shown}: {problem}")
+    elif reply.events == [] and call.phase == "execute":  # as an empty body is no answer
+        raise HookError(
+            f"{shown}: the event stream held no event, only data: [DONE]: no answer to judge"
+        )
     method, url = shown.split(" ", 1)
     if reply.status in (401, 403):
         literal = [
