@@ -218,18 +218,24 @@ def url_secrets(url: str) -> list[Found]:
                 found.append(Found(value, pos, pos + len(segment), "key", "URL path"))
             pos += len(segment) + 1
     if parts.query:
-        q_at = url.find("?" + parts.query) + 1
-        pos = q_at
-        for pair in parts.query.split("&"):
-            key, eq, raw = pair.partition("=")
-            value = unquote(raw.replace("+", " "))
-            if eq and raw and not placeholder(value):
-                if secret_name(unquote(key)) or secret_value(value):
-                    start = pos + len(key) + 1
-                    found.append(
-                        Found(value, start, start + len(raw), unquote(key), "query parameter")
-                    )
-            pos += len(pair) + 1
+        found += _parameter_secrets(parts.query, url.find("?" + parts.query) + 1, "query")
+    return found
+
+
+def _parameter_secrets(params: str, pos: int, where: str) -> list[Found]:
+    """The credential values among ``params`` (``k=v&k2=v2``, at ``pos`` of its URL):
+    by name, or shaped like a key."""
+    found = []
+    for pair in params.split("&"):
+        key, eq, raw = pair.partition("=")
+        value = unquote(raw.replace("+", " "))
+        if eq and raw and not placeholder(value):
+            if secret_name(unquote(key)) or secret_value(value):
+                start = pos + len(key) + 1
+                found.append(
+                    Found(value, start, start + len(raw), unquote(key), f"{where} parameter")
+                )
+        pos += len(pair) + 1
     return found
 
 
@@ -248,10 +254,14 @@ def mask_query(url: str) -> str:
 
 
 def mask_url(url: str, keep: str = "") -> str:
-    """``url`` with its password and credential query values hidden; with
-    ``keep``, a value that starts with it stays (``[redacted:NAME]``, already
-    hidden and naming its variable)."""
-    for f in sorted(url_secrets(url), key=lambda f: f.start, reverse=True):
+    """``url`` with its password and credential query values hidden, and those of
+    a fragment written as parameters (a redirect to a callback holding
+    ``#access_token=...``, as OAuth's implicit flow sends it); with ``keep``, a
+    value that starts with it stays (``[redacted:NAME]``, already hidden and
+    naming its variable)."""
+    at = url.find("#")
+    fragment = _parameter_secrets(url[at + 1 :], at + 1, "fragment") if at >= 0 else []
+    for f in sorted(url_secrets(url) + fragment, key=lambda f: f.start, reverse=True):
         if not (keep and url[f.start : f.end].startswith(keep)):
             url = url[: f.start] + HIDDEN_PART + url[f.end :]
     return url

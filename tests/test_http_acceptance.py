@@ -598,6 +598,35 @@ def test_an_event_stream_of_nothing_but_done_is_no_answer_in_execute(
     assert "held no event, only data: [DONE]: no answer" in execute["diagnosis"], execute
 
 
+def test_a_token_in_a_redirects_fragment_is_hidden_as_one_in_its_query_is(
+    rook_cli, rook_workspace, scripted
+):
+    """A redirect to a callback carrying the token in its fragment (OAuth's implicit
+    flow: Location: https://cb.example/done#access_token=...) showed the token whole in
+    the diagnosis, the record's details.http.location, the report and the terminal,
+    where ?access_token=... reads [hidden]. A credential parameter of the fragment is
+    [hidden] too now; the others stay readable."""
+    token = "frAgT0kenValue99"
+    location = f"https://cb.example/done#access_token={token}&token_type=bearer"
+
+    def moved(h: Any, body: bytes) -> None:
+        h.send_response(302)
+        h.send_header("Location", location)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    scripted.routes["/chat"] = moved
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    entry = {"url": scripted.url + "/chat", "body": {"q": "{{goal}}"}, "retries": 0}
+    write_profile(rook_workspace, {"execute": {"http": entry}}, env=())
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    shown = "https://cb.example/done#access_token=[hidden]&token_type=bearer"
+    assert execute["details"]["http"]["location"] == shown, execute["details"]
+    assert f"redirected (HTTP 302) to {shown}" in execute["diagnosis"], execute["diagnosis"]
+    assert token not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+
+
 def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
     rook_cli, rook_workspace, agent_server
 ):
