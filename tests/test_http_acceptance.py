@@ -627,6 +627,37 @@ def test_a_token_in_a_redirects_fragment_is_hidden_as_one_in_its_query_is(
     assert token not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
 
 
+def test_a_hook_timed_out_on_an_error_answers_endless_body_says_it_was_an_error(
+    rook_cli, rook_workspace, scripted
+):
+    """A server that answered HTTP 500 and kept its body coming until the hook's
+    timeout gave only 'timed out after 2 s (1 attempt); raise timeout_seconds ... if
+    the endpoint is this slow': the error answer went unsaid (only details.http.status
+    held it). The diagnosis says the timeout came while an error answer's body was
+    still coming."""
+
+    def endless_error(h: Any, body: bytes) -> None:
+        h.send_response(500, "Oops")
+        h.send_header("Content-Type", "text/plain")
+        h.end_headers()
+        for _ in range(300):  # until the client goes (an OSError ends it)
+            h.wfile.write(b"err ")
+            h.wfile.flush()
+            time.sleep(0.1)
+
+    scripted.routes["/chat"] = endless_error
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    entry = {"url": scripted.url + "/chat", "body": {"q": "{{goal}}"}, "retries": 0}
+    write_profile(rook_workspace, {"execute": {"http": entry, "timeout_seconds": 2}}, env=())
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] == "timeout", execute
+    assert execute["details"]["http"]["status"] == 500, execute["details"]
+    assert (
+        "while the body of its HTTP 500 Oops answer was still coming" in execute["diagnosis"]
+    ), execute["diagnosis"]
+
+
 def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
     rook_cli, rook_workspace, agent_server
 ):

@@ -761,9 +761,16 @@ async def run_http(call: HookCall) -> HookResult:
         raise
     except asyncio.TimeoutError:
         result.status = "timeout"
+        answer = begun[-1] if begun else None  # its headers came: an error's body still coming?
+        coming = (
+            f" while the body of its {f'HTTP {answer.status} {answer.reason}'.strip()} answer "
+            "was still coming (see details.http.response)"
+            if answer is not None and not 200 <= answer.status < 300 and not answer.body
+            else ""
+        )
         result.diagnosis = (
             f"timed out after {call.timeout:g} s "
-            f"({counted(len(result.details['attempts']), 'attempt')}); "
+            f"({counted(len(result.details['attempts']), 'attempt')}){coming}; "
             + (
                 f"the scenario's timeout_seconds ({call.timeout:g} s) ran out first: "
                 "raise it if the endpoint is this slow"
