@@ -384,6 +384,49 @@ def goal_as_argument(draft: Draft, obs: Observation) -> Draft | None:
     return new
 
 
+_GOAL_WAY = re.compile(r"^GOAL_AS_ARGUMENT = (True|False)$", re.M)
+
+
+def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
+    """The existing execute hook script, when ``rook profile add`` wrote it (its mark
+    and its ``GOAL_AS_ARGUMENT`` line) and its command failed with a usage error
+    (exit 2 or a usage message): that line flipped, nothing else of the script
+    changed (it may hold the user's edits). Tried once; a second failure is the
+    command's own."""
+    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
+    if obs.ok or execute is None or draft.state.get("goal_way_switched"):
+        return None
+    entry = draft.hooks.get("execute")
+    path = entry.get("script") if isinstance(entry, dict) else entry
+    if not isinstance(path, str):
+        return None
+    text = draft.files.get(path)
+    if text is None or MARK not in text:
+        return None
+    line = _GOAL_WAY.search(text)
+    stderr = str(execute.get("stderr") or "")
+    found = re.search(r"exited with code (-?\d+)\n?$", stderr)  # the script's own last line
+    if line is None or found is None:
+        return None
+    if found.group(1) != "2" and not _USAGE.search(stderr):
+        return None
+    to_argument = line.group(1) == "False"
+    new = draft.copy()
+    new.state["goal_way_switched"] = True
+    new.files[path] = (
+        text[: line.start()] + f"GOAL_AS_ARGUMENT = {to_argument}" + text[line.end() :]
+    )
+    code = found.group(1)
+    new.changes.append(
+        f"the command refused the goal on its standard input (exited with code {code}): "
+        f"{path} gives it the goal as its last argument now (GOAL_AS_ARGUMENT = True)"
+        if to_argument
+        else f"the command refused the goal as its last argument (exited with code {code}): "
+        f"{path} gives it the goal on its standard input now (GOAL_AS_ARGUMENT = False)"
+    )
+    return new
+
+
 class CommandAuthor:
     """``--command CMD``: a hook script that runs CMD with the goal on standard input."""
 
@@ -429,7 +472,11 @@ class CommandAuthor:
         return json_fields(draft, observation) or goal_as_argument(draft, observation)
 
     def repair(self, draft: Draft, observation: Observation, request: AuthorRequest) -> Any:
-        return None  # a command's own failure is not something a rewrite of the script fixes
+        """``rook profile fix``: a hook script ``rook profile add`` wrote whose command
+        now refuses the goal the way the script gives it (a usage error) gets it the
+        other way, as :func:`goal_as_argument` corrects a new one; any other failure of
+        the command is its own, which no rewrite of the script fixes."""
+        return switch_goal_way(draft, observation)
 
 
 def interpreter_code(path: str, real: Path | None = None) -> str:

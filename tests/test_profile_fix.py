@@ -600,3 +600,57 @@ def test_an_author_flag_that_cannot_run_is_refused_before_anything_runs(
                  "--workspace", str(ws.root))
     assert r.exit_code == 2 and "--author: 'no-such-author-agent'" in r.stderr, r.stdout + r.stderr
     assert not (ws.agent_dir / "profiles" / "q.yaml").exists()
+
+
+STDIN_AGENT = 'import sys\nprint("you said: " + sys.stdin.read().strip())\n'
+ARGV_AGENT = """import sys
+if len(sys.argv) != 2:
+    sys.exit("usage: agent.py PROMPT")
+print("you said: " + sys.argv[1])
+"""
+
+
+def test_fix_gives_a_command_that_now_wants_its_prompt_as_an_argument_the_goal_so(
+    rook_workspace, rook_cli
+):
+    """A `--command` profile whose command took the goal on stdin and now demands it
+    as an argument (a usage message): `rook profile fix` makes the switch `profile add`
+    makes for a new one, in the script's GOAL_AS_ARGUMENT line alone (the user's edits
+    stay); and back, when the command reads stdin again and refuses the argument."""
+    ws = rook_workspace
+    agent = ws.root / "agent.py"
+    agent.write_text(STDIN_AGENT)
+    r = rook_cli(
+        "profile", "add", "local", "--workspace", str(ws.root), "--command",
+        f"{sys.executable} agent.py",
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    script = ws.agent_dir / "scripts" / "local-hook.py"
+    edited = script.read_text() + "# my own note\n"
+    script.write_text(edited)
+    agent.write_text(ARGV_AGENT)
+
+    r = fix(rook_cli, ws, "local")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "changed: the command refused the goal on its standard input (exited with code 1): " \
+        "scripts/local-hook.py gives it the goal as its last argument now " \
+        "(GOAL_AS_ARGUMENT = True)" in r.stdout, r.stdout
+    assert "answer: you said: Say hello in one short sentence." in r.stdout
+    assert script.read_text() == edited.replace(
+        "GOAL_AS_ARGUMENT = False", "GOAL_AS_ARGUMENT = True"
+    )
+    assert script.with_name("local-hook.py.bak").read_text() == edited
+
+    agent.write_text(STDIN_AGENT.replace("import sys", "import sys\nsys.argv[1:] and sys.exit(2)"))
+    r = fix(rook_cli, ws, "local")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "changed: the command refused the goal as its last argument (exited with code 2): " \
+        "scripts/local-hook.py gives it the goal on its standard input now " \
+        "(GOAL_AS_ARGUMENT = False)" in r.stdout, r.stdout
+    assert script.read_text() == edited
+
+    # any other failure of the command is its own: nothing changed, exit 1
+    agent.write_text("import sys\nsys.exit('the model is down')\n")
+    r = fix(rook_cli, ws, "local")
+    assert r.exit_code == 1 and "not fixed; nothing was changed" in r.stdout, r.stdout
+    assert script.read_text() == edited
