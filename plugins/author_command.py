@@ -81,6 +81,13 @@ def main(phase):
         argv += [arg.replace("{{conversation}}", conversation) for arg in RESUME_ARGS]
     if GOAL_AS_ARGUMENT:  # the same bytes as an argument (os.fsdecode keeps any byte)
         text = os.fsdecode(goal)
+        if "\\0" in text:  # the operating system ends an argument at a NUL byte
+            sys.stderr.write(
+                "the goal holds a NUL byte (\\\\0), which no command-line argument can "
+                "carry: take it out of the scenario's goal, or give the command the goal "
+                "on its standard input (GOAL_AS_ARGUMENT = False) if it reads it there\\n"
+            )
+            return 1
         argv += ["--", text] if text.startswith("-") else [text]  # a goal is no option
         goal = b""
     done = subprocess.run(argv, input=goal, capture_output=True)

@@ -744,6 +744,15 @@ def test_a_command_taking_its_prompt_as_an_argument_is_corrected_to_get_it_so(
     ws.scenario({"id": "d", "goal": dash, "criteria": [{"equals": f"cli answer: {dash}"}]})
     run = rook_cli("run", "--json", "--profile", "argv")
     assert run.statuses() == {"s": "passed", "d": "passed"}, run.stdout + run.stderr
+    # a NUL byte ends an argument: the scenario fails saying so, never with a traceback
+    ws.scenario({"id": "z", "goal": "a\u0000b", "criteria": [{"contains": "a"}]})
+    run = rook_cli("run", "--json", "--profile", "argv", "--only", "z")
+    assert run.statuses() == {"z": "error"}, run.stdout + run.stderr
+    reason = run.report["scenarios"][0]["reason"]
+    assert "the goal holds a NUL byte (\\0), which no command-line argument can carry: take " \
+        "it out of the scenario's goal, or give the command the goal on its standard input " \
+        "(GOAL_AS_ARGUMENT = False)" in reason, reason
+    assert "Traceback" not in run.stdout + run.stderr
 
     cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'} --usage-error"
     r = add(rook_cli, ws, "neither", "--command", cmd)

@@ -637,7 +637,7 @@ def test_fix_gives_a_command_that_now_wants_its_prompt_as_an_argument_the_goal_s
         "(GOAL_AS_ARGUMENT = True)" in r.stdout, r.stdout
     assert "answer: you said: Say hello in one short sentence." in r.stdout
     assert script.read_text() == edited.replace(
-        "GOAL_AS_ARGUMENT = False", "GOAL_AS_ARGUMENT = True"
+        "\nGOAL_AS_ARGUMENT = False\n", "\nGOAL_AS_ARGUMENT = True\n"
     )
     assert script.with_name("local-hook.py.bak").read_text() == edited
 
