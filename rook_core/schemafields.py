@@ -4,12 +4,13 @@ definitions come from Rook's cache."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields
+from marshmallow import Schema, ValidationError, fields, validate
 
 from .errors import did_you_mean as did_you_mean  # one rule for every name
 from .lazyre import later
@@ -72,6 +73,47 @@ def _duration_hint(value: str) -> str | None:
     return None if hint is None else f"Not a valid number: {hint}"
 
 
+MAX_FLOAT = 1.7976931348623157e308
+
+
+def _accepted(field: fields.Field, whole: bool) -> str:
+    """What ``field`` takes, from its range: ``a finite number greater than 0``."""
+    parts: list[str] = []
+    for v in field.validators:
+        if isinstance(v, validate.Range):
+            if None not in (v.min, v.max) and v.min_inclusive and v.max_inclusive:
+                parts.append(f"from {v.min:,} to {v.max:,}")
+                continue
+            if v.min is not None:
+                parts.append(f"{'at least' if v.min_inclusive else 'greater than'} {v.min:,}")
+            if v.max is not None:
+                parts.append(f"{'at most' if v.max_inclusive else 'less than'} {v.max:,}")
+    noun = "a whole number" if whole else "a finite number"
+    return " ".join([noun, " and ".join(parts)]).strip()
+
+
+def _not_finite(value: Any, field: fields.Field, whole: bool = False) -> str | None:
+    """Why ``value`` is no number a field takes when it is infinite or not a number:
+    ``1.0e+400`` and ``.inf`` (YAML's infinity), ``1e400`` (which YAML reads as text,
+    past the largest float), ``.nan``; said the same way whichever was written,
+    with what the field takes. ``None`` for anything else."""
+    if isinstance(value, str):
+        if _EXPONENT.fullmatch(value) is None:
+            return None
+        value = float(value)
+    elif isinstance(value, int) and not whole and abs(value) > MAX_FLOAT:
+        value = math.inf if value > 0 else -math.inf  # 10**400 written whole: no float holds it
+    if not isinstance(value, float) or math.isfinite(value):
+        return None
+    if value != value:
+        what = "not a number (.nan)"
+    elif value > 0:
+        what = "too large: not a finite number (infinity, or past 1.8e+308)"
+    else:
+        what = "too small: not a finite number (minus infinity, or past -1.8e+308)"
+    return f"{what}; write {_accepted(field, whole)}"
+
+
 class StrictInteger(fields.Integer):
     """A whole number (``fields.Integer(strict=True)``); the message for ``1e3``,
     which YAML reads as text, says how to write it, as :class:`StrictFloat`'s does."""
@@ -80,6 +122,9 @@ class StrictInteger(fields.Integer):
         super().__init__(strict=True, **kwargs)
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        not_finite = _not_finite(value, self, whole=True)
+        if not_finite is not None:
+            raise ValidationError(not_finite)
         if isinstance(value, str) and _exponent_hint(value) is not None:
             number = float(value)
             if number.is_integer():
@@ -95,6 +140,9 @@ class StrictFloat(fields.Float):
     message for ``1e3``, which YAML reads as text, says how to write it."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        not_finite = _not_finite(value, self)
+        if not_finite is not None:
+            raise ValidationError(not_finite)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             hint = (
                 (_exponent_hint(value) or _duration_hint(value)) if isinstance(value, str) else None

@@ -196,6 +196,27 @@ def refused(r, ws, *needles):
             "id: p\nhooks: {execute: scripts/h.sh}\nconcurrency: 1e3\n",
             ["concurrency: not a valid integer: YAML reads 1e3 as text; write 1000"],
         ),
+        # past the largest float: 1e400 (text to YAML) said "not a valid number", 1.0e+400
+        # (YAML's infinity) "special numeric values (nan or infinity) are not permitted"
+        *(
+            (
+                "id: p\nhooks:\n  execute:\n    script: scripts/h.sh\n"
+                f"    timeout_seconds: {big}\n    delay_seconds: {big}\n"
+                f"  open: {{http: {{url: 'http://127.0.0.1:9/', timeout_seconds: {big}}}}}\n"
+                f"concurrency: {big}\n",
+                [
+                    f"{field}: too large: not a finite number (infinity, or past 1.8e+308); "
+                    f"write {accepted}\n"
+                    for field, accepted in [
+                        ("hooks.execute.timeout_seconds", "a finite number greater than 0"),
+                        ("hooks.execute.delay_seconds", "a finite number from 0 to 86,400"),
+                        ("hooks.open.http.timeout_seconds", "a finite number greater than 0"),
+                        ("concurrency", "a whole number at least 1"),
+                    ]
+                ],
+            )
+            for big in ("1e400", "1.0e+400", ".inf")
+        ),
         (  # each fits in one variable, together they overflow a hook's environment
             {
                 "id": "p",
@@ -811,11 +832,16 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "excluded": 1}, ["excluded: not a valid boolean"]),
         ({"id": "s", "title": "t", "goal": "g", "multi_turn": 0, "setup_messages": ["a"]},
          ["multi_turn: not a valid boolean"]),
-        # marshmallow's Float's own sentences, in Rook's form as its others are
+        # no finite number: said the same way however it was written, with what is taken
+        # (marshmallow said "special numeric values (nan or infinity) are not permitted")
         ({"id": "s", "goal": "g", "timeout_seconds": float("nan")},
-         ["timeout_seconds: special numeric values (nan or infinity) are not permitted\n"]),
+         ["timeout_seconds: not a number (.nan); write a finite number greater than 0\n"]),
         ({"id": "s", "goal": "g", "timeout_seconds": 10**400},
-         ["timeout_seconds: number too large\n"]),
+         ["timeout_seconds: too large: not a finite number (infinity, or past 1.8e+308); "
+          "write a finite number greater than 0\n"]),
+        ({"id": "s", "goal": "g", "repeat": float("-inf")},
+         ["repeat: too small: not a finite number (minus infinity, or past -1.8e+308); "
+          "write a whole number from 1 to 1,000,000\n"]),
     ],
 )
 def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario, needles):
