@@ -1,4 +1,5 @@
-"""Phase selection: a prefix or a suffix of the lifecycle, never one with a hole."""
+"""Phase selection: a prefix or a suffix of the lifecycle, never one with a hole, nor
+a piece from its middle (a run splits in two at most)."""
 
 from __future__ import annotations
 
@@ -27,11 +28,34 @@ def parse_phases(text: str | None) -> list[str]:
     ordered = sorted(wanted, key=PHASES.index)
     if ordered != wanted:
         raise ConfigError(f"--phases: give phases in lifecycle order ({','.join(PHASES)})")
-    n = len(wanted)
-    if wanted != list(PHASES[:n]) and wanted != list(PHASES[-n:]):
+    first, last = PHASES.index(wanted[0]), PHASES.index(wanted[-1])
+    span = list(PHASES[first : last + 1])
+    if span != wanted:  # a phase between two it names left out: it would never run
+        missing = [p for p in span if p not in wanted]
         raise ConfigError(
-            f"--phases {text}: a selection must be a prefix (prepare,open,...) or a suffix "
-            "(...,collect,judge) of the lifecycle, never one with a hole; e.g. "
-            "--phases prepare,open,execute,close then --run ID --phases collect,judge"
+            f"--phases {text}: leaves out {','.join(missing)}, between {wanted[0]} and "
+            f"{wanted[-1]}: a selection never has a hole (a phase it skips would never run "
+            f"for its scenarios); {_instead(first, last)}"
+        )
+    if first != 0 and last != len(PHASES) - 1:
+        raise ConfigError(
+            f"--phases {text}: neither starts a run (a prefix, from prepare) nor finishes "
+            "one (a suffix, to judge): a run splits in two at most, the phases up to one "
+            f"then the rest; {_instead(first, last)}"
         )
     return wanted
+
+
+def _instead(first: int, last: int) -> str:
+    """What to write for a selection from ``PHASES[first]`` to ``PHASES[last]``: the
+    selection with its hole filled, or the prefix ending at its last phase and the
+    suffix starting at its first."""
+    prefix, suffix = ",".join(PHASES[: last + 1]), ",".join(PHASES[first:])
+    if first == 0:
+        return f"write --phases {prefix}"
+    if last == len(PHASES) - 1:
+        return f"write --run ID --phases {suffix} (to finish the run ID)"
+    return (
+        f"write --phases {prefix} (then --run ID --phases {','.join(PHASES[last + 1 :])}), "
+        f"or --run ID --phases {suffix} to finish the run ID"
+    )

@@ -739,6 +739,38 @@ def test_the_resume_hint_names_the_phases_still_to_run(ws, rook_cli, phases, hin
     ]
 
 
+MIDDLE = "neither starts a run (a prefix, from prepare) nor finishes one (a suffix, to judge)"
+HOLE = "a selection never has a hole (a phase it skips would never run for its scenarios)"
+
+
+@pytest.mark.parametrize(
+    "phases, why, instead",
+    [
+        # a piece from the middle has no hole: "never one with a hole" said what it is not
+        ("execute", MIDDLE, "--phases prepare,open,execute (then --run ID --phases "
+         "close,collect,judge), or --run ID --phases execute,close,collect,judge"),
+        ("open,execute,close", MIDDLE, "--phases prepare,open,execute,close (then --run ID "
+         "--phases collect,judge), or --run ID --phases open,execute,close,collect,judge"),
+        ("prepare,execute", "leaves out open, between prepare and execute: " + HOLE,
+         "write --phases prepare,open,execute\n"),
+        ("execute,judge", "leaves out close,collect, between execute and judge: " + HOLE,
+         "write --run ID --phases execute,close,collect,judge (to finish the run ID)\n"),
+    ],
+)
+def test_a_refused_phase_selection_says_what_is_wrong_with_it_and_what_to_write(
+    ws, rook_cli, phases, why, instead
+):
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--phases", phases)
+    assert r.exit_code == 2 and log_lines(ws) == [], r.stderr
+    assert f"rook: error: --phases {phases}: {why}" in r.stderr, r.stderr
+    assert instead in r.stderr, r.stderr
+    if phases == "execute":  # the commands it names work as written
+        run_id = rook_cli("run", "--json", "--phases", "prepare,open").report["run"]["id"]
+        r = rook_cli("run", "--json", "--run", run_id, "--phases", "execute,close,collect,judge")
+        assert r.statuses() == {"s": "passed"}, r.stderr
+
+
 def test_the_resume_hint_finishes_scenario_runs_an_only_left_behind(ws, rook_cli):
     """A later invocation narrowed with --only goes further for some scenario runs:
     the hint names the phases the one furthest behind still needs, so it finishes the run."""
