@@ -26,6 +26,7 @@ from rook_core.transports import (
     off_hook_path,
     phase_hooks,
     saves_nothing,
+    shebang_advice,
     windows_line_endings,
 )
 
@@ -82,8 +83,7 @@ def interpreter_problem(
             what = "is empty" if not head.strip() else "has no #! line"
             return (
                 f"it is executable but {what}, so the system cannot start it ({path}); "
-                "begin it with an interpreter line such as "
-                + SHEBANGS.get(path.suffix.lower(), "#!/bin/sh")
+                + shebang_advice(path.suffix)
                 + (  # without the run bit, only a known extension picks an interpreter
                     ", or chmod -x it so Rook picks the interpreter by its extension"
                     if path.suffix.lower() in SCRIPT_INTERPRETERS

@@ -83,6 +83,8 @@ SCRIPT_INTERPRETERS = {".mjs": "node", ".js": "node", ".cjs": "node", ".sh": "ba
 ``rook doctor`` checks them so."""
 
 SHEBANGS = {
+    ".sh": "#!/usr/bin/env bash",  # as Rook runs one without the run bit
+    ".bash": "#!/usr/bin/env bash",
     ".py": "#!/usr/bin/env python3",
     ".mjs": "#!/usr/bin/env node",
     ".js": "#!/usr/bin/env node",
@@ -93,6 +95,15 @@ SHEBANGS = {
     ".lua": "#!/usr/bin/env lua",
 }
 """The ``#!`` line to suggest for an executable script of each extension."""
+
+
+def shebang_advice(suffix: str) -> str:
+    """What to add to an executable script of the extension ``suffix`` that has no
+    ``#!`` line: the exact line for a known extension, an example for another."""
+    line = SHEBANGS.get(suffix.lower())
+    if line is not None:
+        return f"add {line} as its first line"
+    return "add a #! line naming its interpreter as its first line, such as #!/usr/bin/env bash"
 
 
 # env's options that take a value as the next word (GNU and BSD env).

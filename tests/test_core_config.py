@@ -655,7 +655,10 @@ def test_an_executable_text_script_the_system_cannot_start_is_refused(ws, rook_c
     """No #! line: execve refuses it (Exec format error), so Rook says so first."""
     ws.script("plain", body)  # executable, no extension
     ws.profile({"id": "p", "hooks": {"execute": "scripts/plain"}})
-    refused(rook_cli("run"), ws, "scripts/plain", needle, "#!/bin/sh")
+    refused(  # as rook doctor says it (run said #!/bin/sh, doctor #!/usr/bin/env bash)
+        rook_cli("run"), ws, "scripts/plain", needle,
+        "add a #! line naming its interpreter as its first line, such as #!/usr/bin/env bash",
+    )
 
 
 def foreign_program() -> tuple[bytes, str]:

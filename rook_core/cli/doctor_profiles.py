@@ -9,12 +9,12 @@ from typing import Any
 from ..models import hook_env_references
 from ..transports import (
     SCRIPT_INTERPRETERS,
-    SHEBANGS,
     add_to_hook_path,
     elsewhere_on_path,
     env_program,
     hook_search_path,
     not_on_hook_path,
+    shebang_advice,
     windows_line_endings,
 )
 
@@ -374,7 +374,7 @@ def check_shebang(doctor: Any, path: Path, where: str) -> None:
             PROBLEM,
             where,
             f"{path} is executable but has no #! line, so it cannot be started",
-            f"add a first line such as {SHEBANGS.get(path.suffix.lower(), '#!/usr/bin/env bash')}"
+            shebang_advice(path.suffix)
             + (  # without the run bit, only a known extension picks an interpreter
                 f", or chmod -x {path} so Rook chooses the interpreter by its extension"
                 if path.suffix.lower() in BY_EXTENSION
