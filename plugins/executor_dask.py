@@ -525,7 +525,9 @@ class _Session:
         self.topic = f"rook-{self.run_id}-{uuid.uuid4().hex[:8]}"
         self.judge_here = engine.judging.client is not None
         self.sent: dict[str, dict[str, Any]] = {}
-        self.sent_at: dict[str, float] = {}  # when each scenario run was handed to Dask
+        # when each scenario run was handed to Dask: its wall-clock time (its start,
+        # if a lost worker's run never said) and the monotonic clock's (its seconds)
+        self.sent_at: dict[str, tuple[float, float]] = {}
         self.futures: dict[str, Any] = {}
         self.starts: dict[str, list[tuple[str, str]]] = {}
         self.streamed: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
@@ -989,7 +991,7 @@ class _Session:
         assert self.job is not None
         job = dataclasses.replace(self.job, observed={**engine.observed_before, **engine.observed})
         self.sent[sr.key] = record
-        self.sent_at[sr.key] = time.time()
+        self.sent_at[sr.key] = (time.time(), time.monotonic())
         stored = record
         try:
             while True:  # again on another worker while one fails it for its own sake
@@ -1122,8 +1124,11 @@ class _Session:
             why = str(exc)
         else:
             why = f"the Dask task failed: {exception_text(exc)}"
-        now = time.time()
-        sent = self.sent_at.get(sr.key, now)
+        now, worked = time.time(), 0.0
+        sent = now
+        if sr.key in self.sent_at:
+            sent, sent_mono = self.sent_at[sr.key]
+            worked = time.monotonic() - sent_mono  # a wall clock set back never makes it negative
         if lost:
             record.setdefault("attempts", []).extend(lost)
         record["status"] = INFRA_ERROR
@@ -1132,7 +1137,7 @@ class _Session:
         )
         record["infra"] = True
         # what Rook knows of the lost work: the time since the run was sent to Dask
-        record["seconds"] = round(run_seconds(record) + (now - sent), 6)
+        record["seconds"] = round(run_seconds(record) + worked, 6)
         record["started"] = record.get("started") or sent
         record["ended"] = now
         return record

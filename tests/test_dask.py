@@ -335,6 +335,31 @@ def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     assert (tmp_path / "marks" / "flaky").read_text().strip() == "2"  # not run again
 
 
+def test_a_clock_set_back_never_gives_a_lost_workers_scenario_negative_seconds(
+    scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A lost worker's scenario run is timed by the driver, since it was sent to
+    Dask: that was the wall clock's difference, so a clock set back meanwhile (NTP
+    stepping a CI machine's clock) gave the infra_error minus an hour, as scenario
+    and hook seconds were before they were counted on the monotonic clock."""
+    marks = tmp_path / "marks"
+    agent(rook_workspace, marks, monkeypatch)
+    import types
+
+    from rook_plugins import executor_dask
+
+    # the driver's wall clock is set back an hour once the first attempt killed its
+    # worker (the executor's alone: Dask's client in this process keeps its own)
+    stepped = types.SimpleNamespace(**vars(time))
+    stepped.time = lambda: time.time() - (3600 if (marks / "doomed").exists() else 0)
+    monkeypatch.setattr(executor_dask, "time", stepped)
+    rook_workspace.scenario({"id": "doomed", "goal": "die-2", "criteria": [{"contains": "die"}]})
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.statuses() == {"doomed": "infra_error"}, r.stderr
+    entry = r.report["scenarios"][0]
+    assert 0 <= entry["seconds"] < 600, entry
+
+
 def test_a_scheduler_that_retries_more_is_stopped_after_one_retry(
     rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
