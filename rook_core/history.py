@@ -490,6 +490,30 @@ def latest_hint(runs_dir: Path, where: str = "") -> str:
     return f" (try: rook runs{where}; latest is {runs[0]})" if runs else " (no runs yet)"
 
 
+def held_by(run_path: Path) -> str | None:
+    """Who works on the run now: the ``rook run`` that holds its lock (``pid N``),
+    or the shards that hold theirs (``pid N, shard I/N``); None when none does."""
+    from .redact import Redactor
+    from .sharding import shard_locks
+    from .store import RunDir
+
+    run = RunDir(run_path, Redactor())
+    holder = run.holder(".lock")
+    if holder is not None:
+        return holder
+    shards = [
+        f"{holder}, {shard}"
+        for name, shard in shard_locks(run_path)
+        if (holder := run.holder(name)) is not None
+    ]
+    return "; ".join(shards) or None
+
+
+# The reason of a scenario run with no record while its run is in progress: it
+# may be the one running now (no record says which), or one still to come.
+NOT_RECORDED_YET = "not recorded yet: the run is in progress"
+
+
 def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     """The run's JSON report: ``report.json``, or rebuilt from the run's records.
 
@@ -532,6 +556,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     for record in planned_records(run_path, plan, None, definitions):
         observed.update((cap, True) for cap, seen in (record.get("observed") or {}).items() if seen)
     capabilities = {**(manifest.get("capabilities") or {}), "observed": observed}
+    unrecorded = NOT_RECORDED_YET if held_by(run_path) is not None else None
     return write_report(
         {
             **manifest,
@@ -539,7 +564,7 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
             "dir": _where(run_path, manifest.get("dir")),
             "capabilities": capabilities,
         },
-        planned_records(run_path, plan, None, definitions),
+        planned_records(run_path, plan, None, definitions, unrecorded),
         _gate_rate(run_path, manifest),
     )
 

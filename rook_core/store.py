@@ -120,12 +120,15 @@ def planned_records(
     plan: Iterable[str],
     recorded: Container[str] | None = None,
     definitions: Any = None,
+    unrecorded: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One record per planned scenario run key, in plan order, read from
     ``run_path/scenarios`` one at a time; where none was recorded (or
     ``recorded`` says so) a stand-in naming the run, ``pending`` in a report,
     with its scenario's content hash when ``definitions`` (the run manifest's
-    scenario id -> content hash, as planned) has it: ``rook diff`` compares it."""
+    scenario id -> content hash, as planned) has it: ``rook diff`` compares it.
+    ``unrecorded``, if given, is a stand-in's reason (else a report's ``not run
+    yet``: a run in progress may be running it now)."""
     hashes = definitions if isinstance(definitions, dict) else {}
     for key in plan:
         record = None
@@ -140,6 +143,8 @@ def planned_records(
             }
             if isinstance(hashes.get(sid), str):
                 record["scenario"]["content_hash"] = hashes[sid]
+            if unrecorded is not None:
+                record["reason"] = unrecorded
         yield record
 
 

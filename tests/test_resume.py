@@ -1285,6 +1285,41 @@ def test_diff_with_a_run_in_progress_says_so(rook_workspace, rook_cli, tmp_path)
     assert "in progress" not in rook_cli("diff", "before", "busy").stderr
 
 
+def test_a_report_of_a_run_in_progress_never_says_the_scenario_running_now_was_not_run(
+        rook_workspace, rook_cli, tmp_path):
+    """rook report (every format) and rook runs show of a run another rook run
+    still held called the scenario run it was running 'pending: not run yet':
+    no record says which one runs now, so one not recorded yet is said to be so,
+    the run being in progress; once the run is cut off, it was not run."""
+    d = tmp_path / "d"
+    setup_agent(rook_workspace, d, ("execute",))
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                            "concurrency": 1})
+    for sid in ("s", "t"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    proc = subprocess.Popen(rook(rook_workspace, "--run-name", "busy"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said = "not recorded yet: the run is in progress"
+    try:
+        wait_for_the_blocked_hook(d)
+        files = [tmp_path / f"r.{fmt}" for fmt in ("junit", "markdown", "html")]
+        assert rook_cli("report", "busy", *(f"--report={f.suffix[1:]}:{f}" for f in files)
+                        ).exit_code == 0
+        shown = [f.read_text() for f in files]
+        shown += [rook_cli("report", "busy").stdout, rook_cli("runs", "show", "busy").stdout]
+        report = rook_cli("report", "busy", "--json").report
+        for out in shown:
+            assert "not run yet" not in out, out
+            assert said in out, out
+        assert [(e["status"], e["reason"]) for e in report["scenarios"]] == [("pending", said)] * 2
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=60)
+    report = rook_cli("report", "busy", "--json").report
+    assert report["scenarios"][1]["reason"] == "not run yet", report["scenarios"]
+
+
 def test_runs_show_of_a_run_in_progress_says_so_and_of_one_cut_off_prints_what_rook_run_did(
         rook_workspace, tmp_path):
     """rook runs show of a run another rook run still held said its scenario runs were

@@ -185,22 +185,10 @@ def _in_progress(runs_dir: Any, s: dict[str, Any]) -> dict[str, Any]:
 
 
 def held_by(run_path: Any) -> str | None:
-    """Who works on the run now: the ``rook run`` that holds its lock (``pid N``),
-    or the shards that hold theirs (``pid N, shard I/N``); None when none does."""
-    from ..redact import Redactor
-    from ..sharding import shard_locks
-    from ..store import RunDir
+    """Who works on the run now (:func:`rook_core.history.held_by`)."""
+    from ..history import held_by as holder
 
-    run = RunDir(run_path, Redactor())
-    holder = run.holder(".lock")
-    if holder is not None:
-        return holder
-    shards = [
-        f"{holder}, {shard}"
-        for name, shard in shard_locks(run_path)
-        if (holder := run.holder(name)) is not None
-    ]
-    return "; ".join(shards) or None
+    return holder(run_path)
 
 
 def _listing(
