@@ -374,6 +374,7 @@ def probe(
                 announce(too_short_warning(e.variable))
         announce(waiting_line(profile, turns))
     tmp = Path(tempfile.mkdtemp(prefix="rook-profile-test-"))
+    engine: Engine | None = None
     try:
         run = create_run(tmp, redactor, f"profile-test-{os.getpid()}")
         engine = Engine(
@@ -407,6 +408,8 @@ def probe(
             obs.run_dir = str(run.path)
         _conclude(obs, record, engine, request_headers(profile))
     finally:
+        if engine is not None:  # its spooled entry's file: never read, closed now
+            engine.entries.close()
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
     return obs

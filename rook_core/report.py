@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from . import reportfile, stats
+from . import closing, reportfile, stats
 from .errors import RunStoreError
 from .models import (
     DECIDED,
@@ -245,6 +245,7 @@ class EntrySpool:
             os.unlink(name)  # nameless: it goes when its descriptor is closed
         self._fd = fd
         self._closer = weakref.finalize(self, os.close, fd)
+        closing.at_end(self._closer)  # a command's spool: closed as the command ends
 
 
 class Tally:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from . import shapes
+from . import closing, shapes
 from .errors import DamagedRecord, RunStoreError
 from .reportio import LazyList, iterencode
 
@@ -64,6 +64,7 @@ class FileEntries(LazyList):
         self._offsets = offsets  # start of each entry, then ``stop``; found when first needed
         self._document: tuple[tuple[str, ...], tuple[Any, ...]] | None = None  # is_file_of
         self._finalizer = weakref.finalize(self, os.close, fd)
+        closing.at_end(self._finalizer)  # a command's view: closed as the command ends
 
     def close(self) -> None:
         """Close the file now (the view is unusable afterwards)."""

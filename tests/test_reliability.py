@@ -1399,3 +1399,52 @@ def test_a_hook_that_signals_its_process_group_stops_only_itself(rook_workspace,
     assert r.statuses() == {"a1": "error", "a2": "passed"}
     assert "signal 15" in r.report["scenarios"][0]["reason"], r.report["scenarios"][0]
     assert "interrupted" not in r.stderr
+
+
+def test_commands_run_again_and_again_in_one_process_leave_no_descriptor_open(
+        rook_workspace, rook_cli, tmp_path):
+    # A program that runs Rook's commands in its own process (an embedder, an IDE
+    # plugin, a test suite) gathered a descriptor per call: rook profile test's
+    # spooled entry (a deleted file under /tmp/rook-profile-test-*), and the
+    # report.json a failing or interrupted rook run, rook diff (and any command
+    # that exits with a code) read, held by the frame sys.exit unwound until the
+    # cyclic garbage collector ran, if ever. Each is closed as its command ends.
+    import gc
+
+    rook_workspace.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] || exit 0
+        cat > /dev/null
+        echo '{"output": "hello"}'
+    """)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hello"}]})
+    rook_workspace.scenario({"id": "f", "goal": "g", "criteria": [{"contains": "bye"}]})
+    commands = {
+        "profile test": ["profile", "test"],
+        "run (failing)": ["run", "-q"],
+        "shard": ["run", "-q", "--run-name", "sh", "--shard", "1/1"],
+        "merge": ["merge", "--run", "sh"],
+        "report": ["report", "latest", f"--report=junit:{tmp_path}/r.xml"],
+        "runs show": ["runs", "show", "latest"],
+        "diff": ["diff", "latest~1", "latest"],
+    }
+    for argv in commands.values():  # once first: what loads once and stays is not a leak
+        rook_cli(*argv)
+
+    def descriptors():
+        return {n: os.readlink(f"/proc/self/fd/{n}") for n in os.listdir("/proc/self/fd")
+                if os.path.exists(f"/proc/self/fd/{n}")}
+
+    was = gc.isenabled()
+    gc.disable()  # what is in a cycle stays until the collector runs, if it runs
+    try:
+        for name, argv in commands.items():
+            before = descriptors()
+            for _ in range(3):
+                rook_cli(*argv)
+            left = sorted(v for n, v in descriptors().items() if n not in before)
+            assert left == [], (name, left)
+    finally:
+        if was:
+            gc.enable()

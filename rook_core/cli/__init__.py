@@ -64,7 +64,7 @@ class RookGroup(click.Group):
             refused(ctx, exc, typed)
 
     def invoke(self, ctx: click.Context) -> Any:
-        from ..errors import RookError
+        from .. import closing
         from ..startup import resume
 
         resume()  # the command line is parsed: the console script's start-up is over
@@ -72,6 +72,12 @@ class RookGroup(click.Group):
         if redact is not None:  # a command run before this one in this process activated it
             redact.deactivate()
         args = [*_protected_args(ctx), *ctx.args]  # as typed, for a usage error
+        with closing.command():  # the files it opened for itself, closed however it ends
+            return self._invoke(ctx, args)
+
+    def _invoke(self, ctx: click.Context, args: list[str]) -> Any:
+        from ..errors import RookError
+
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:  # a value Click refuses is shown as typed
