@@ -351,12 +351,12 @@ async def run_process(
     )
     if child is None:
         return result
-    if on_exit is not None:
-        child.when_exited(on_exit)
     pid = pgid = child.pid
-    _live_groups.add(pgid)
+    _live_groups.add(pgid)  # first: whatever raises from here on, it is killed
     try:
         try:
+            if on_exit is not None:
+                child.when_exited(on_exit)
             await _watch(child, result, deadline, kill_grace, marker)
         except asyncio.CancelledError:
             if not child.has_exited():
@@ -384,6 +384,10 @@ async def run_process(
         child.reap_soon()
         result.stdout, result.stderr = child.output()
         setattr(exc, _READ_BEFORE, result)  # noqa: B010 - for read_before; only when cut off
+        raise
+    except BaseException:  # a signal's handler raised (never Rook's): nothing would watch it
+        _kill_tree(pid, child)
+        child.reap_soon()
         raise
     finally:
         result.ended = result.exited or time.time()

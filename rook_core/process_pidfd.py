@@ -120,6 +120,7 @@ def _launch(
     opened: list[int] = []
     in_r: int | None = None
     in_w: int | None = None
+    out_w = -1
     try:
         if stdin:
             in_r, in_w = _pipe(opened)
@@ -130,14 +131,51 @@ def _launch(
             child = _popen(argv, env, cwd, in_r, out_w, err_w)
         else:
             child = _posix_spawn(argv, env, in_r, out_w, err_w, there)
-    except BaseException:
+    except BaseException as exc:
+        if not isinstance(exc, OSError) and out_w >= 0:  # not the spawn's own failure
+            _kill_lost(out_w)  # a signal's handler raised as the spawn returned
         for fd in opened:
             os.close(fd)
         raise
-    for end in (in_r, out_w, err_w):  # the child's ends
-        if end is not None:
-            os.close(end)
+    ends = [end for end in (in_r, out_w, err_w) if end is not None]  # the child's
+    try:
+        while ends:
+            os.close(ends.pop())  # taken off first: never closed twice
+    except BaseException:  # a signal's handler raised: the child is undone
+        for fd in ends:
+            os.close(fd)
+        _discard(child, (in_w, out_r, err_r))
+        raise
     return child, in_w, out_r, err_r
+
+
+def _kill_lost(out_w: int) -> None:
+    """Kill and reap the child a spawn started if an exception raised as the
+    spawn returned (a signal's handler: pytest-timeout's, an embedding program's
+    ``sys.exit``) lost it before it was known: the child of this process whose
+    standard output is the pipe ``out_w`` is the write end of. Its own session:
+    its group is its pid. Only on that path: a walk of ``/proc``."""
+    from .procscan import _parents
+
+    try:
+        pipe = f"pipe:[{os.fstat(out_w).st_ino}]"
+    except OSError:
+        return
+    me = os.getpid()
+    for pid, ppid in _parents().items():
+        try:
+            if ppid != me or os.readlink(f"/proc/{pid}/fd/1") != pipe:
+                continue
+        except OSError:
+            continue
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
 
 
 def _popen(
@@ -362,10 +400,40 @@ async def start(
     child, in_fd, out_fd, err_fd = _launch(argv, env, cwd, stdin is not None)
     try:
         pidfd = os.pidfd_open(child.pid)
-    except OSError:  # out of descriptors: undo the spawn, it is retried like one
+    except BaseException as exc:  # out of descriptors: undo the spawn, it is retried like one
+        if not isinstance(exc, OSError):  # a signal's handler raised as it returned
+            _close_pidfd_of(child.pid)
         _discard(child, (in_fd, out_fd, err_fd))
         raise
-    return PidfdChild(loop, child, pidfd, (in_fd, out_fd, err_fd), stdin, caps)
+    try:
+        return PidfdChild(loop, child, pidfd, (in_fd, out_fd, err_fd), stdin, caps)
+    except BaseException:  # a signal's handler raised before it was watched: undone
+        for fd in (out_fd, err_fd, pidfd):
+            loop.remove_reader(fd)
+        if in_fd is not None:
+            loop.remove_writer(in_fd)
+        os.close(pidfd)
+        _discard(child, (in_fd, out_fd, err_fd))
+        raise
+
+
+def _close_pidfd_of(pid: int) -> None:
+    """Close the pidfd of ``pid`` that an exception raised as ``pidfd_open``
+    returned left open with its number unknown (``/proc/self/fdinfo`` names
+    the process a pidfd refers to)."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return
+    for name in fds:
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") != "anon_inode:[pidfd]":
+                continue
+            with open(f"/proc/self/fdinfo/{name}", encoding="ascii") as fh:
+                if f"Pid:\t{pid}\n" in fh.read():
+                    os.close(int(name))
+        except OSError:
+            continue
 
 
 def _expire(fut: asyncio.Future[bool]) -> None:

@@ -793,3 +793,68 @@ def test_the_sigkill_after_the_grace_never_reaches_a_group_that_took_the_hook_s_
     assert r1.timed_out and any(f"pid {escaped}" in n for n in r1.notes), r1.notes
     assert r2.returncode == 0 and r2.stdout == b"alive\n", (r2, r1.notes)
     assert not any("SIGKILL to process group" in n for n in r1.notes), r1.notes
+
+
+@pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
+@pytest.mark.parametrize(
+    "where", ["posix_spawn", "Popen", "pidfd_open", "PidfdChild", "when_exited"])
+def test_an_exception_raised_as_a_hook_is_spawned_leaves_it_neither_running_nor_open(where):
+    # A signal's handler that raises (pytest-timeout's SIGALRM, an embedding
+    # program's SIGTERM handler calling sys.exit; Rook's own handlers never do)
+    # as the spawn returned, before the child was wrapped and watched: the hook
+    # went on running with no timeout and nothing to kill it until the run's end,
+    # and its pipes stayed open. It is killed, reaped and its pipes closed there.
+    in_one_thread(
+        """
+        import asyncio, signal, subprocess
+
+        where = sys.argv[1]
+        if where == "Popen":
+            process_pidfd.POSIX_SPAWN = False
+
+        def raising(frame, event, arg):
+            if (event == "c_return" and getattr(arg, "__name__", "") == where) or (
+                event == "return" and frame.f_code.co_name == "__init__"
+                and type(frame.f_locals.get("self")).__name__ == where
+            ) or (event == "return" and frame.f_code.co_name == where):
+                sys.setprofile(None)
+                raise KeyboardInterrupt
+
+        def children():
+            me, found = str(os.getpid()), []
+            for pid in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{pid}/stat") as fh:
+                        fields = fh.read().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                if fields[1] == me:
+                    found.append((pid, fields[0]))
+            return found
+
+        async def main():
+            fds = set(os.listdir("/proc/self/fd"))
+            sys.setprofile(raising)
+            try:
+                if where == "when_exited":  # wrapped, not yet watched: run_process's
+                    from rook_core import process
+
+                    await process.run_process(["/bin/sleep", "60"], env=dict(os.environ),
+                                              stdin=None, timeout=60, on_exit=lambda: None)
+                else:
+                    await process_pidfd.start(asyncio.get_running_loop(),
+                                              ["/bin/sleep", "60"], dict(os.environ), None,
+                                              None, (1 << 20, 1 << 20))
+            except KeyboardInterrupt:
+                pass
+            else:
+                raise AssertionError("no KeyboardInterrupt")
+            finally:
+                sys.setprofile(None)
+            assert children() == [], children()  # neither running nor a zombie
+            assert set(os.listdir("/proc/self/fd")) <= fds, set(os.listdir("/proc/self/fd")) - fds
+
+        asyncio.run(main())
+        """,
+        where,
+    )
