@@ -405,16 +405,22 @@ async def start(
             _close_pidfd_of(child.pid)
         _discard(child, (in_fd, out_fd, err_fd))
         raise
+    watched = None
     try:
-        return PidfdChild(loop, child, pidfd, (in_fd, out_fd, err_fd), stdin, caps)
+        watched = PidfdChild(loop, child, pidfd, (in_fd, out_fd, err_fd), stdin, caps)
+        watched.send()
     except BaseException:  # a signal's handler raised before it was watched: undone
-        for fd in (out_fd, err_fd, pidfd):
-            loop.remove_reader(fd)
-        if in_fd is not None:
-            loop.remove_writer(in_fd)
-        os.close(pidfd)
-        _discard(child, (in_fd, out_fd, err_fd))
+        if watched is None:  # its pipes as _launch made them (in_fd never written)
+            for fd in (out_fd, err_fd, pidfd):
+                loop.remove_reader(fd)
+            os.close(pidfd)
+            _discard(child, (in_fd, out_fd, err_fd))
+        else:  # stdin may be written and closed already: closed by what it knows
+            _discard(child, ())
+            watched.has_exited()  # reaped, its pidfd closed
+            watched.close()
         raise
+    return watched
 
 
 def _close_pidfd_of(pid: int) -> None:
@@ -474,11 +480,17 @@ class PidfdChild:
         self._data = memoryview(stdin or b"")
         self._sent = 0
         self._writing = False  # stdin watched by the loop (a goal larger than the pipe's buffer)
-        if in_fd is not None:
-            os.set_blocking(in_fd, False)
-            self._write()  # a goal that fits the pipe buffer goes at once
+
+    def send(self) -> None:
+        """Begin writing standard input: a goal that fits the pipe buffer goes at
+        once (and the pipe is closed), a larger one as the child reads it. Apart
+        from ``__init__``, which leaves the pipe alone, so that :func:`start` knows
+        which of them an exception came in."""
+        if self.stdin is not None:
+            os.set_blocking(self.stdin, False)
+            self._write()
             if self.stdin is not None:
-                loop.add_writer(in_fd, self._write)
+                self.loop.add_writer(self.stdin, self._write)
                 self._writing = True
 
     # -- loop callbacks ------------------------------------------------------

@@ -797,8 +797,9 @@ def test_the_sigkill_after_the_grace_never_reaches_a_group_that_took_the_hook_s_
 
 @pytest.mark.skipif(not process_pidfd.available(), reason="needs pidfds")
 @pytest.mark.parametrize(
-    "where", ["posix_spawn", "Popen", "pidfd_open", "PidfdChild", "when_exited"])
-def test_an_exception_raised_as_a_hook_is_spawned_leaves_it_neither_running_nor_open(where):
+    "where", ["posix_spawn", "Popen", "pidfd_open", "PidfdChild", "send", "when_exited"])
+@pytest.mark.parametrize("goal", ["none", "a goal"])  # with a goal, its pipe is written and closed
+def test_an_exception_raised_as_a_hook_is_spawned_leaves_it_neither_running_nor_open(where, goal):
     # A signal's handler that raises (pytest-timeout's SIGALRM, an embedding
     # program's SIGTERM handler calling sys.exit; Rook's own handlers never do)
     # as the spawn returned, before the child was wrapped and watched: the hook
@@ -808,7 +809,7 @@ def test_an_exception_raised_as_a_hook_is_spawned_leaves_it_neither_running_nor_
         """
         import asyncio, signal, subprocess
 
-        where = sys.argv[1]
+        where, goal = sys.argv[1], (None if sys.argv[2] == "none" else sys.argv[2].encode())
         if where == "Popen":
             process_pidfd.POSIX_SPAWN = False
 
@@ -840,11 +841,11 @@ def test_an_exception_raised_as_a_hook_is_spawned_leaves_it_neither_running_nor_
                     from rook_core import process
 
                     await process.run_process(["/bin/sleep", "60"], env=dict(os.environ),
-                                              stdin=None, timeout=60, on_exit=lambda: None)
+                                              stdin=goal, timeout=60, on_exit=lambda: None)
                 else:
                     await process_pidfd.start(asyncio.get_running_loop(),
                                               ["/bin/sleep", "60"], dict(os.environ), None,
-                                              None, (1 << 20, 1 << 20))
+                                              goal, (1 << 20, 1 << 20))
             except KeyboardInterrupt:
                 pass
             else:
@@ -857,4 +858,5 @@ def test_an_exception_raised_as_a_hook_is_spawned_leaves_it_neither_running_nor_
         asyncio.run(main())
         """,
         where,
+        goal,
     )
