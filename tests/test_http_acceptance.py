@@ -658,6 +658,41 @@ def test_a_hook_timed_out_on_an_error_answers_endless_body_says_it_was_an_error(
     ), execute["diagnosis"]
 
 
+def test_an_attempt_timed_out_on_an_error_answers_endless_body_says_it_was_an_error(
+    rook_cli, rook_workspace, scripted
+):
+    """The same with the attempt's own timeout_seconds (under http:) running out, not
+    the hook's: the attempt said only 'TimeoutError: no complete response within 1 s'.
+    It says the error answer's body was still coming, in the attempt and the diagnosis."""
+
+    def endless_error(h: Any, body: bytes) -> None:
+        h.send_response(500, "Oops")
+        h.send_header("Content-Type", "text/plain")
+        h.end_headers()
+        for _ in range(300):  # until the client goes (an OSError ends it)
+            h.wfile.write(b"err ")
+            h.wfile.flush()
+            time.sleep(0.1)
+
+    scripted.routes["/chat"] = endless_error
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
+    entry = {
+        "url": scripted.url + "/chat",
+        "body": {"q": "{{goal}}"},
+        "retries": 0,
+        "timeout_seconds": 1,
+    }
+    write_profile(rook_workspace, {"execute": {"http": entry, "timeout_seconds": 30}}, env=())
+    r = rook_cli("run", "--json")
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "s.1", "execute")
+    assert execute["status"] != "timeout", execute
+    [attempt] = execute["details"]["attempts"]
+    said = "while the body of its HTTP 500 Oops answer was still coming"
+    assert execute["details"]["http"]["status"] == 500, execute["details"]
+    assert said in attempt["error"], attempt
+    assert said in execute["diagnosis"], execute["diagnosis"]
+
+
 def test_a_control_character_sent_in_the_url_stays_encoded_where_it_is_shown(
     rook_cli, rook_workspace, agent_server
 ):

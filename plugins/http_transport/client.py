@@ -619,6 +619,14 @@ async def _once(
         return reply
 
 
+def still_coming(answer: Reply | None) -> str:
+    """What a timeout cut off, when it was an error answer's body (its headers came)."""
+    if answer is None or 200 <= answer.status < 300 or answer.body:
+        return ""
+    said = f"HTTP {answer.status} {answer.reason}".strip()
+    return f" while the body of its {said} answer was still coming (see details.http.response)"
+
+
 async def send(
     client: httpx.AsyncClient,
     req: Request,
@@ -655,7 +663,10 @@ async def send(
             reply = await asyncio.wait_for(_once(client, req, timeout, cap, begun), timeout)
         except asyncio.TimeoutError:
             entry["seconds"] = round(time.monotonic() - started, 6)
-            entry["error"] = f"TimeoutError: no complete response within {round(timeout, 3):g} s"
+            entry["error"] = (
+                f"TimeoutError: no complete response within {round(timeout, 3):g} s"
+                + still_coming(begun[-1] if begun else None)
+            )
             last_error = entry["error"]
             own_limit = timeout == attempt_timeout  # not the hook's time running out
         except RETRYABLE_ERRORS as exc:

@@ -36,7 +36,7 @@ from rook_core.redact import MIN_LENGTH, Redactor, is_number
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
 
-from .client import HttpResources, Reply, Request, SendError, new_cookies, send
+from .client import HttpResources, Reply, Request, SendError, new_cookies, send, still_coming
 from .diagnose import auth_failure, preview, received, status_failure
 from .entry import HttpConfig, header_problem
 from .extract import (
@@ -761,13 +761,8 @@ async def run_http(call: HookCall) -> HookResult:
         raise
     except asyncio.TimeoutError:
         result.status = "timeout"
-        answer = begun[-1] if begun else None  # its headers came: an error's body still coming?
-        coming = (
-            f" while the body of its {f'HTTP {answer.status} {answer.reason}'.strip()} answer "
-            "was still coming (see details.http.response)"
-            if answer is not None and not 200 <= answer.status < 300 and not answer.body
-            else ""
-        )
+        # its headers came: an error's body still coming?
+        coming = still_coming(begun[-1] if begun else None)
         result.diagnosis = (
             f"timed out after {call.timeout:g} s "
             f"({counted(len(result.details['attempts']), 'attempt')}){coming}; "
