@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import history, known_secrets, procscan, sharding
 from .attempts import phases_missing_before
-from .definitions import profile_text
+from .definitions import profile_copy
 from .errors import ConfigError, DamagedRecord, RunStoreError, ScenarioError, listed
 from .models import PHASES, Profile, Scenario
 from .plugins import Rook
@@ -111,7 +111,7 @@ def warn_changed_profile(run: RunDir, profile: Profile, redactor: Redactor, run_
         before = (run.path / "profile.yaml").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return  # no copy to compare with (removed, damaged): nothing to say
-    if before == redactor.text(profile_text(profile)):
+    if before == redactor.text(profile_copy(profile)):
         return
     sys.stderr.write(
         f"rook: warning: profile {profile.id} ({profile.path}) changed after run {run_id} "
@@ -140,7 +140,7 @@ def warn_joined_differently(
     except (OSError, UnicodeDecodeError):
         before = None  # no copy to compare with (removed, damaged): nothing to say
     said = []
-    if before is not None and before != redactor.text(profile_text(profile)):
+    if before is not None and before != redactor.text(profile_copy(profile)):
         said.append(
             f"rook: warning: profile {profile.id} ({profile.path}) differs from the one run "
             f"{run_id} was started with (its profile.yaml, from another shard): {hint}; this "

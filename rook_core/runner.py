@@ -23,11 +23,12 @@ from typing import Any, Literal
 from . import __version__, history, known_secrets, process, procscan, sharding
 from . import plugins as plugin_manager
 from .definitions import (
+    HIDDEN_NOTE,
     DefinitionCache,
     find_profile,
     load_scenarios,
     other_secret_names,
-    profile_text,
+    profile_copy,
     select,
 )
 from .engine import Engine
@@ -377,9 +378,15 @@ def prepare_run(
             copy = run_path / "profile.yaml" if run_path is not None else None
             if manifest is None or copy is None or not copy.is_file():
                 raise
+            try:
+                hides = copy.read_text(encoding="utf-8").startswith(HIDDEN_NOTE)
+            except (OSError, UnicodeDecodeError):
+                hides = False
             raise ProfileNotFound(  # the pinned profile, gone since the run started
                 f"{exc}; the run keeps the one it started with: {copy} (to finish the run "
-                f"with it: cp {copy} {agent.profiles_dir / f'{profile_name}.yaml'})"
+                f"with it: cp {copy} {agent.profiles_dir / f'{profile_name}.yaml'}"
+                + (", then put back the credentials it shows as [hidden]" if hides else "")
+                + ")"
             ) from None
     redactor = Redactor.for_variables([e.variable for e in profile.env])
     own_short = list(redactor.too_short)  # another profile's short value: its own runs warn
@@ -480,7 +487,7 @@ def prepare_run(
         }
         if levels:
             manifest["continuity"] = levels
-        run.write_text("profile.yaml", profile_text(profile))
+        run.write_text("profile.yaml", profile_copy(profile))
         sharding.publish(run, manifest, shard)
     runs = sharding.assign(runs, manifest, shard)
     if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock

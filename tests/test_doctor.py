@@ -1164,8 +1164,9 @@ def test_a_profile_file_named_yml_is_named_as_unread(rook_workspace, rook_cli):
 def test_a_credential_written_literally_in_a_profile_is_a_note(
     rook_workspace, rook_cli, monkeypatch
 ):
-    """rook profile show hides it, but the file is copied into every run's record as it
-    is: doctor names the field (never the value) and says to move it to env."""
+    """rook profile show hides it (so does a run's copy of the profile), but nothing
+    redacts it where a hook repeats it: doctor names the field (never the value) and
+    says to move it to env."""
     monkeypatch.setenv("ROOK_LOAD_PLUGINS", CORE_PLUGINS + ",http")
     ws = rook_workspace
     healthy(ws)
@@ -1192,7 +1193,7 @@ def test_a_credential_written_literally_in_a_profile_is_a_note(
     assert note["subject"] == "proj/agent profile p"
     assert "hooks.execute.http.headers.Authorization" in note["message"]
     assert "hook_env.SERVICE_TOKEN" in note["message"] and "REGION" not in note["message"]
-    assert "copied into every run's record" in note["message"]
+    assert "nothing redacts it" in note["message"], note["message"]
     assert "env" in note["fix"]
     ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
     r = rook_cli("doctor", "-w", str(ws.root))

@@ -2195,10 +2195,39 @@ def test_a_password_written_in_the_url_never_reaches_a_record_or_message(
     reason = r.report["scenarios"][0]["reason"]
     assert f"POST http://bob:[hidden]@{host}/no-such-route?api_key=[hidden]&lang=en" in reason, reason
     runs = rook_workspace.run_dir(run_id_of(r))
-    shown = [p.read_text() for p in runs.rglob("*") if p.is_file() and p.name != "profile.yaml"]
+    # the run's copy of the profile too (profile.yaml kept them whole): hidden as shown
+    copy = (runs / "profile.yaml").read_text()
+    assert f"http://bob:[hidden]@{host}/no-such-route?api_key=[hidden]&lang=en" in copy, copy
+    shown = [p.read_text() for p in runs.rglob("*") if p.is_file()]
     for text in [*shown, r.stdout, r.stderr, (rook_workspace.root / "r.md").read_text()]:
         assert "literal-pw-9911" not in text and "literal-key-7733" not in text
 
+
+
+def test_a_run_resumed_with_a_password_in_the_url_keeps_it_hidden_and_sees_no_change(
+    rook_cli, rook_workspace, agent_server
+):
+    """The copy of a profile holding a literal credential hides it; finishing the run
+    compares the file with the copy as it was written (no 'changed' warning when the
+    file is as it was; one when it was edited), and the secret reaches no file."""
+    host = agent_server.url.split("//", 1)[1]
+    url = f"http://bob:literal-pw-9911@{host}/no-such-route"
+    hooks = {"execute": {"http": {"url": url, "body": {"goal": "{{goal}}"}}}}
+    write_profile(rook_workspace, hooks, env=())
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute")
+    run_id = run_id_of(first)
+    r = rook_cli("run", "--run", run_id, "--phases", "close,collect,judge")
+    assert "changed after run" not in r.stderr, r.stderr
+    hooks["execute"]["timeout_seconds"] = 30
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--run", run_id)
+    assert "changed after run" in r.stderr, r.stderr
+    runs = rook_workspace.run_dir(run_id)
+    assert "bob:[hidden]@" in (runs / "profile.yaml").read_text()
+    for p in runs.rglob("*"):
+        if p.is_file():
+            assert "literal-pw-9911" not in p.read_text(errors="replace"), p
 
 
 @pytest.mark.parametrize("content_type", ["application/json", "text/plain"])

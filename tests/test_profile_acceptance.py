@@ -553,3 +553,21 @@ def test_a_run_whose_profile_file_is_gone_says_the_run_keeps_a_copy(ws, rook_cli
     copy = ws.run_dir(run_id) / "profile.yaml"
     refused(r, ws, "profile 'p' not found", f"the run keeps the one it started with: {copy}",
             f"cp {copy} {ws.agent_dir / 'profiles' / 'p.yaml'}", runs=1)
+    assert "[hidden]" not in r.stderr  # the copy holds the file as it was
+
+
+def test_a_run_whose_profile_with_a_literal_credential_is_gone_says_to_put_it_back(ws, rook_cli):
+    """The copy a run keeps hides a credential written in the file (hook_env's
+    API_TOKEN here), so the cp that puts the file back says to restore it too."""
+    hooks = {"execute": "scripts/h.sh", "collect": "scripts/h.sh"}
+    ws.profile({"id": "p", "hooks": hooks, "hook_env": {"API_TOKEN": "plain-token-4411"}})
+    ws.profile({"id": "other", "hooks": {"execute": "scripts/h.sh"}}, active=False)
+    first = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    run_id = first.report["run"]["id"]
+    copy = ws.run_dir(run_id) / "profile.yaml"
+    assert "plain-token-4411" not in copy.read_text(), copy.read_text()
+    (ws.agent_dir / "profiles" / "p.yaml").unlink()
+    ws.mark.unlink()
+    r = rook_cli("run", "--run", run_id, "--phases", "collect,judge")
+    refused(r, ws, f"cp {copy} {ws.agent_dir / 'profiles' / 'p.yaml'}, then put back the "
+            "credentials it shows as [hidden])", runs=1)

@@ -231,7 +231,8 @@ def check_entry(
 
 def check_literal_secrets(doctor: Any, profile: Any, where: str) -> None:
     """A note naming each field that holds a credential written literally (what
-    ``rook profile show`` hides): the file is copied into every run's record."""
+    ``rook profile show`` hides): no ``env`` variable, so nothing redacts its value
+    where a hook or the agent repeats it; a run's copy of the profile hides it."""
     from ..credentials import mask, mask_env
 
     hooks = _unmasked(profile.raw.get("hooks") or {}, mask(profile.raw.get("hooks") or {}))
@@ -258,7 +259,8 @@ def check_literal_secrets(doctor: Any, profile: Any, where: str) -> None:
         NOTE,
         where,
         f"{', '.join(fields)}: a credential written literally (rook profile show hides "
-        "it), so it is in the file and copied into every run's record (profile.yaml)",
+        "it, and so does a run's copy of the profile, profile.yaml), so it is in the file, "
+        "and nothing redacts it where a hook or the agent repeats it",
         f"move it to env: {fix} (docs/profiles.md#secrets in Rook's source)",
     )
 
