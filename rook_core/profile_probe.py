@@ -401,6 +401,7 @@ def probe(
         obs.turns = list(record.get("turns", []))
         obs.warnings = [str(w) for w in record.get("warnings") or []]
         obs.warnings += repeated_keys_warnings(obs.hooks, len(texts))
+        obs.warnings += refusal_warnings(obs.turns)
         obs.observed = {k: bool(v) for k, v in (record.get("observed") or {}).items() if v}
         if obs.observed.get("multi_turn"):  # else no hook returned one (a transport's own)
             obs.handle = record.get("conversation")
@@ -413,6 +414,36 @@ def probe(
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
     return obs
+
+
+UNMET = {
+    "policy_blocked": "it refused the test goal (on its policy)",
+    "cannot_satisfy": "it could not satisfy the test goal",
+    "out_of_scope": "it took the test goal as out of its scope",
+    "cancelled": "it cancelled the test goal",
+    "continue": "it had not finished the test goal when its iterations ran out",
+}
+"""Completion statuses (a Ruhroh wrapper's, or a ``status`` a hook prints) that end a
+turn without meeting its goal, and what each says of the agent."""
+
+
+def refusal_warnings(turns: list[dict[str, Any]]) -> list[str]:
+    """A warning for each turn whose completion status says the agent did not meet
+    the goal (``policy_blocked`` ...): the turn completed, so the profile works (a
+    scenario can expect a refusal), but an agent that will not say hello is worth
+    a look before scenarios fail on it."""
+    said = []
+    for turn in turns:
+        status = (turn.get("evidence") or {}).get("status")
+        if not isinstance(status, str) or status not in UNMET:
+            continue
+        which = f" (turn {turn['turn']})" if len(turns) > 1 and turn.get("turn") else ""
+        said.append(
+            f"the agent answered {status}{which}: {UNMET[status]}; the profile reaches it "
+            "and reads its answer, but a scenario whose goal it does not meet fails: check "
+            "the agent (its policy, model or setup)"
+        )
+    return said
 
 
 def repeated_keys_warnings(hooks: list[dict[str, Any]], turns: int = 1) -> list[str]:

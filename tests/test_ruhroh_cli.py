@@ -411,3 +411,37 @@ def test_a_wrapper_reporting_infra_failure_is_not_sent_to_profile_fix(rook_works
     f = rook_cli("profile", "fix", "sandboxed", "-w", str(ws.root))
     assert f.exit_code == 1 and "author agent" not in f.stdout, f.stdout + f.stderr
     assert "next: try again when the agent's infrastructure is up" in f.stdout, f.stdout
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("policy_blocked", "it refused the test goal"),
+        ("cannot_satisfy", "it could not satisfy the test goal"),
+    ],
+)
+def test_a_wrapper_that_refuses_the_test_goal_is_said_to_have_refused(
+    rook_workspace, rook_cli, status, said
+):
+    # a wrapper answering policy_blocked (or cannot_satisfy) to 'Say hello' was reported
+    # plainly "ok", its status shown nowhere but in the --json turns' evidence. The profile
+    # works (the turn completes, SPEC §7), so the test passes, with a warning saying so
+    ws = rook_workspace
+    wrapper = ws.script(
+        "refuse.sh",
+        f"""
+        #!/bin/bash
+        echo '{{"status":"{status}","message":"I cannot help with that"}}'
+        """,
+    )
+    r = profile_add(rook_cli, ws, "refuser", "--ruhroh", str(wrapper))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"warning: the agent answered {status}: {said}" in r.stdout, r.stdout
+    assert (ws.agent_dir / "profiles" / "refuser.yaml").exists()
+    t = rook_cli("profile", "test", "refuser", "-w", str(ws.root))
+    assert t.exit_code == 0, t.stdout + t.stderr
+    assert f"warning: the agent answered {status}: {said}" in t.stdout, t.stdout
+    j = rook_cli("profile", "test", "refuser", "--json", "-w", str(ws.root))
+    test = json.loads(j.stdout)["test"]
+    assert test["ok"] is True
+    assert any(f"the agent answered {status}" in w for w in test["warnings"]), test
