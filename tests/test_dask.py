@@ -592,6 +592,73 @@ echo '{"output": "ok"}'
     assert not [p for p in pids if _alive(p)]
 
 
+@pytest.mark.parametrize("mode", ["shared", "ship"])
+def test_a_wrappers_result_file_written_after_it_exited_on_a_worker_keeps_no_secret(
+    scheduler, rook_workspace, rook_cli, monkeypatch, mode
+):
+    """ruhroh.md: a Ruhroh wrapper that exits early, leaving a job that writes its result
+    file after Rook read it: the file is redacted again once the run's leftovers are
+    killed; on a Dask worker too (its end-of-run clean-up), the workspace shared or
+    shipped."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    if mode == "ship":
+        monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    wrapper = rook_workspace.script("late.sh", r"""#!/bin/bash
+( sleep 0.3; while :; do printf '{"status":"goal_satisfied","summary":"%s"}' "$API_TOKEN" \
+    > "$RUHROH_RESULT_PATH"; sleep 0.05; done ) > /dev/null 2>&1 &
+echo '{"status":"goal_satisfied","output":"early"}'
+""")
+    slow = rook_workspace.script("slow.sh", "#!/bin/bash\nsleep 1\n")
+    rook_workspace.profile({
+        "id": "p",
+        "hooks": {"execute": {"ruhroh": str(wrapper)}, "close": str(slow)},
+        "env": [{"variable": "API_TOKEN", "purpose": "the agent's API token"}],
+    })
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    assert list(run_dir.rglob("results/*.json")), sorted(map(str, run_dir.rglob("*")))
+    assert SECRET not in rook_workspace.all_run_text(r.report["run"]["id"])
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert SECRET not in f.read_text(errors="replace"), f
+
+
+def test_a_judge_wrappers_result_file_written_after_it_exited_keeps_no_secret_with_dask(
+    scheduler, rook_workspace, rook_cli, monkeypatch
+):
+    """The same for a judge profile that is a Ruhroh wrapper: with a judge profile the
+    judge runs where rook run runs, and its result files are redacted at the run's end."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    wrapper = rook_workspace.script("late-judge.sh", r"""#!/bin/bash
+( sleep 0.3; while :; do printf '{"status":"goal_satisfied","summary":"%s"}' "$API_TOKEN" \
+    > "$RUHROH_RESULT_PATH"; sleep 0.05; done ) > /dev/null 2>&1 &
+echo '{"status":"goal_satisfied","output":"{\"pass\": true, \"reason\": \"ok\"}"}'
+""")
+    agent = rook_workspace.script("agent.sh", r"""#!/bin/bash
+[ "$1" = execute ] && echo '{"output": "hi"}'
+sleep 1
+exit 0
+""")
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": str(agent), "close": str(agent)}})
+    rook_workspace.profile(
+        {"id": "grader", "hooks": {"execute": {"ruhroh": str(wrapper)}},
+         "env": [{"variable": "API_TOKEN", "purpose": "the judge's token"}]},
+        active=False,
+    )
+    for n in (1, 2):  # the second one's hooks run while the first one's judge job writes
+        rook_workspace.scenario({"id": f"s{n}", "goal": "g", "criteria": [{"rubric": "hi"}]})
+    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "-j", "1", "--json",
+                 "--judge-profile", "grader")
+    assert r.statuses() == {"s1": "passed", "s2": "passed"}, r.stderr
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    assert list(run_dir.rglob("results/*.json")), sorted(map(str, run_dir.rglob("*")))
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert SECRET not in f.read_text(errors="replace"), f
+
+
 BLOCKED_TASK_THREADS = """
 import signal, threading
 

@@ -1539,6 +1539,46 @@ def test_a_result_file_written_after_the_wrapper_exited_keeps_no_secret(
             assert "7f3a9c" not in f.read_text(errors="replace"), f
 
 
+LATE_JUDGE = r"""
+    #!/bin/bash
+    ( sleep 0.3; while :; do printf '{"status":"goal_satisfied","summary":"%s"}' "$JUDGE_TOKEN" \
+        > "$RUHROH_RESULT_PATH"; sleep 0.05; done ) > /dev/null 2>&1 &
+    echo '{"status":"goal_satisfied","output":"{\"pass\": true, \"reason\": \"early\"}"}'
+    """
+"""A Ruhroh judge wrapper that answers at once (a pass) and leaves a job writing its
+profile's secret into its result file after Rook read it."""
+
+
+def test_a_judge_wrappers_result_file_written_after_it_exited_keeps_no_secret(
+    rook_workspace, rook_cli, monkeypatch
+):
+    # the judge profile is a Ruhroh wrapper whose job writes on after it exited: its
+    # result files are redacted again once the run's leftovers are killed, as an agent's are
+    monkeypatch.setenv("JUDGE_TOKEN", "tok-7f3a9c-judge")
+    wrapper = rook_workspace.script("late-judge.sh", LATE_JUDGE)
+    agent = rook_workspace.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "hi"}'
+        sleep 1   # the job writes on for a while: until the run ends
+        exit 0
+        """)
+    rook_workspace.profile({"id": "agent", "hooks": {"execute": str(agent), "close": str(agent)}})
+    rook_workspace.profile(
+        {"id": "grader", "hooks": {"execute": {"ruhroh": str(wrapper)}},
+         "env": [{"variable": "JUDGE_TOKEN", "purpose": "the judge's token"}]},
+        active=False,
+    )
+    for n in (1, 2):  # the second one's hooks run while the first one's judge job writes
+        rook_workspace.scenario({"id": f"s{n}", "goal": "g", "criteria": [{"rubric": "hi"}]})
+    r = rook_cli("run", "--json", "-j", "1", "--judge-profile", "grader")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+    assert list(run_dir.rglob("results/*.json")), sorted(map(str, run_dir.rglob("*")))
+    for f in run_dir.rglob("*"):
+        if f.is_file():
+            assert "7f3a9c" not in f.read_text(errors="replace"), f
+
+
 CUT_ARTIFACT = r"""
 #!/usr/bin/env python3
 import json, os
