@@ -265,18 +265,26 @@ def _summary(result: IterationResult, message: str, iteration: int, attempt: int
     return entry
 
 
+def _began() -> tuple[float, float]:
+    """Now on the wall clock (the hook's ``started``) and on the monotonic one, from
+    which its seconds are counted: a wall clock set back meanwhile (NTP) would make
+    them negative."""
+    return time.time(), time.monotonic()
+
+
 def _hook_result(
     call: HookCall,
-    started: float,
+    began: tuple[float, float],
     status: str,
     diagnosis: str | None = None,
     data: dict[str, Any] | None = None,
     **details: Any,
 ) -> HookResult:
+    started, clock = began
     return HookResult(
         phase=call.phase,
         status=status,
-        seconds=round(time.time() - started, 6),
+        seconds=round(time.monotonic() - clock, 6),
         started=started,
         ended=time.time(),
         data=data,
@@ -401,12 +409,12 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
     A turn before the last that ends with a status other than ``continue``, or
     uses up ``max_iterations``, ends the conversation (``end_conversation``):
     the engine sends no later turn."""
-    started = time.time()
+    began = _began()
     try:
         conn = await rt.ensure_prepared(config, call.env)
         session = await rt.ensure_session(config, conn, call)
     except StepError as exc:
-        return _hook_result(call, started, "failed", str(exc))
+        return _hook_result(call, began, "failed", str(exc))
     last_turn = (call.turn or 1) >= call.turns_total
     budget, limit = iteration_budget(config, call)
     message = call.stdin or ""
@@ -421,7 +429,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
         for attempt in (1, 2):
             timeout = call.timeout
             if cap is not None:  # what is left of the turn's time
-                left = round(started + cap - time.time(), 3)
+                left = round(began[1] + cap - time.monotonic(), 3)
                 if attempt == 2 and left <= 0:
                     retry_cut = (
                         f"no time was left of the scenario's timeout_seconds ({cap:g} s) "
@@ -498,7 +506,7 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             data["artifacts"] = {**data.get("artifacts", {}), **artifacts}
     hook = _hook_result(
         call,
-        started,
+        began,
         status,
         diagnosis,
         data,
@@ -591,20 +599,20 @@ async def phase(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookResu
     """Map a Rook phase onto the connector lifecycle."""
     if call.phase == "execute":
         return await execute(rt, config, call)
-    started = time.time()
+    began = _began()
     try:
         conn = await rt.ensure_prepared(config, call.env)
         if call.phase == "prepare" or call.scenario_run is None:
             data = {"connector": conn.name, "continuity": getattr(conn, "continuity", None)}
-            return _hook_result(call, started, "ok", data={k: v for k, v in data.items() if v})
+            return _hook_result(call, began, "ok", data={k: v for k, v in data.items() if v})
         if call.phase == "open":
             session = await rt.ensure_session(config, conn, call)
-            hook = _hook_result(call, started, "ok", data={"conversation": session.handle})
+            hook = _hook_result(call, began, "ok", data={"conversation": session.handle})
             hook.conversation_assigned = session.handle_assigned
             return hook
         artifacts, notes = await rt.finish(config, conn, call)
         if call.phase == "collect" and not artifacts and call.state_dir is not None:
             artifacts = read_json(call.state_dir / "ruhroh" / "artifacts.json") or {}
-        return _hook_result(call, started, "ok", data={"artifacts": artifacts}, notes=notes or None)
+        return _hook_result(call, began, "ok", data={"artifacts": artifacts}, notes=notes or None)
     except StepError as exc:
-        return _hook_result(call, started, "failed", str(exc))
+        return _hook_result(call, began, "failed", str(exc))

@@ -3304,3 +3304,28 @@ def test_a_pretty_printed_object_after_a_byte_order_mark_is_diagnosed_as_such(
     assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
     diagnosis = scenario_of(r)["hooks"][0]["diagnosis"]
     assert "its final JSON object spans 3 lines (pretty-printed)" in diagnosis, diagnosis
+
+
+def test_a_clock_set_back_during_a_wrapper_call_never_gives_its_hook_negative_seconds(
+    rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    # A script hook's and a scenario run's seconds count on the monotonic clock, but a
+    # Ruhroh hook's were still the wall clock's difference: a clock set back an hour
+    # while the wrapper ran (NTP stepping a CI machine's clock) gave its hook record
+    # and its turn minus an hour in the JSON report, and the scenario's
+    # timeout_seconds an hour more to run in.
+    flag = tmp_path / "stepped"
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() - (3600 if flag.exists() else 0))
+    wrapper = rook_workspace.script("stepping.sh", f"""
+        #!/bin/bash
+        touch {flag}                        # the clock is set back an hour meanwhile
+        echo '{{"status": "goal_satisfied", "output": "hello"}}'
+    """)
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hello"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stderr + r.stdout
+    entry = scenario_of(r)
+    assert 0 <= entry["turns"][0]["seconds"] < 600, entry["turns"]
+    assert all(0 <= h["seconds"] < 600 for h in entry["hooks"]), entry["hooks"]
