@@ -18,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from rook_core.hookio import preview
 from rook_core.redact import Redactor, current
 from rook_core.store import atomic_write, dumps, read_json
 
@@ -120,8 +121,9 @@ def _warn_no_counts(run: Any, environment: dict[str, str]) -> None:
     for variable, (section, name) in FALLBACKS.items():
         if section == "usage" and variable in environment:
             if _count(name, environment[variable]) is None:
+                value = preview(environment[variable], 40, redactor)  # quoted: no line break
                 message = (
-                    f"rook: warning: {variable}={environment[variable]} is no count (a number, "
+                    f"rook: warning: {variable}={value} is no count (a number, "
                     f"not negative): {MANIFEST} keeps it under environment only, not as "
                     f"usage.{name}; set it to a number such as 0.42 (or unset it)"
                 )

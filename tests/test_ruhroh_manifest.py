@@ -112,10 +112,10 @@ def test_a_usage_fallback_that_is_no_count_is_said_and_left_out_of_usage(
     assert "usage.costUsd" not in m["sources"] and "usage.inputTokens" not in m["sources"]
     for variable, value in (("RUHROH_COST_USD", "abc"), ("RUHROH_INPUT_TOKENS", "-5")):
         assert (
-            f"rook: warning: {variable}={value} is no count (a number, not negative): "
+            f"rook: warning: {variable}={value!r} is no count (a number, not negative): "
             "ruhroh-run-manifest.json keeps it under environment only"
         ) in r.stderr, r.stderr
-        assert r.stderr.count(f"{variable}={value}") == 1, r.stderr
+        assert r.stderr.count(f"{variable}={value!r}") == 1, r.stderr
 
 
 def test_the_declared_continuity_is_recorded_when_no_scenario_ran(rook_workspace, rook_cli):
@@ -568,3 +568,20 @@ def test_a_judge_manifest_that_cannot_be_written_is_a_warning_as_the_agents_is(
     assert len(warnings) == 1, r.stderr  # once, naming the file
     assert "warning" in warnings[0] and str(run_dir / "judge") in warnings[0], warnings
     assert manifest(r)["adapterId"] == "rr"  # the agent's is written
+
+
+def test_a_usage_fallback_that_is_no_count_is_quoted_in_its_warning(
+    monkeypatch, rook_workspace, rook_cli
+):
+    # The warning wrote the variable's value as it is: a line break in it split the
+    # warning in two, and an escape sequence (ESC [2J) reached the terminal, which
+    # obeyed it. It is quoted now, as every value Rook shows in a message is, and cut.
+    monkeypatch.setenv("RUHROH_COST_USD", "ab\ncd\x1b[2J" + "x" * 500)
+    ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "transcript_answer"})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "thinking"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    [line] = [x for x in r.stderr.splitlines() if "RUHROH_COST_USD" in x]
+    assert line.startswith("rook: warning: RUHROH_COST_USD='ab\\ncd\\x1b[2Jxxx"), line
+    assert "\x1b" not in r.stderr and "x" * 200 not in line, line
+    assert line.endswith("set it to a number such as 0.42 (or unset it)"), line
