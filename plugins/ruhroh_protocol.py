@@ -9,6 +9,7 @@ the final line's. Both are normalised here into an :class:`IterationResult`.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
@@ -333,7 +334,8 @@ def redact_result_file(path: Path, redactor: Any, cap: int) -> str | None:
     if size > cap or len(raw) > cap:
         path.unlink(missing_ok=True)
         return f"the result file ({size} bytes, over the cap) was removed: it was not redacted"
-    text = raw.decode("utf-8", errors="replace")
+    codec = _utf16_codec(raw)  # PowerShell's: its secrets are there in UTF-16 too
+    text = raw.decode(codec, errors="replace")
     clean = redactor.text(text)
     try:
         data = hookio.loads(text.removeprefix("\ufeff"))
@@ -347,8 +349,19 @@ def redact_result_file(path: Path, redactor: Any, cap: int) -> str | None:
         return None
     from rook_core.store import atomic_write
 
-    atomic_write(path, clean)
+    atomic_write(path, clean, encoding=codec)
     return "secrets in the result file were redacted in place"
+
+
+def _utf16_codec(raw: bytes) -> str:
+    """The codec ``raw`` was written in: UTF-16 (with its byte order mark, or the
+    order its NULs show) when it reads so (:func:`rook_core.hookio.looks_utf16`),
+    UTF-8 otherwise."""
+    if not hookio.looks_utf16(raw[:64].decode("utf-8", errors="replace")):
+        return "utf-8"
+    if raw[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return "utf-16"
+    return "utf-16-le" if raw[1:2] == b"\0" else "utf-16-be"
 
 
 def _number(value: Any) -> float | None:

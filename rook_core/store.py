@@ -41,11 +41,14 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
 
 
-def atomic_write(path: str | os.PathLike[str], text: str, mode: int | None = None) -> None:
+def atomic_write(
+    path: str | os.PathLike[str], text: str, mode: int | None = None, encoding: str = "utf-8"
+) -> None:
     """Write ``text`` to ``path`` whole or not at all. A lone surrogate (half
     a character, which UTF-8 cannot hold) is written as its escape, ``\\udc80``:
     in a JSON string that is the same value. ``mode`` (permission bits) is
-    given to the file before it takes ``path``'s place.
+    given to the file before it takes ``path``'s place; ``encoding``, one other
+    than UTF-8 (a wrapper's UTF-16 file, redacted in place).
 
     Plain descriptor calls, not a text file object: a record is written once
     per scenario run, and ``open`` adds a ``fstat``, an ``ioctl``, two
@@ -53,7 +56,7 @@ def atomic_write(path: str | os.PathLike[str], text: str, mode: int | None = Non
     path = os.fspath(path)
     head, name = os.path.split(path)
     tmp = os.path.join(head, f".{name}.{os.getpid()}.tmp")
-    data = text.encode("utf-8", "backslashreplace")
+    data = text.encode(encoding, "backslashreplace")
     try:
         fd = os.open(tmp, _WRITE_FLAGS, 0o666)
         try:

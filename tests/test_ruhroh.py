@@ -2469,6 +2469,33 @@ def test_a_result_file_written_in_utf_16_is_named_so(codec, rook_workspace, rook
     assert "\\x00" not in s["reason"] and "\x00" not in s["reason"], s["reason"]
 
 
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_result_file_written_in_utf_16_keeps_no_secret(
+    codec, rook_workspace, rook_cli, monkeypatch
+):
+    # A result file is redacted in place once read, but one in UTF-16 (PowerShell's
+    # Out-File) was read as UTF-8: the secret, a NUL beside each of its letters, was
+    # never found, and stayed whole in the run directory. It is redacted in UTF-16.
+    monkeypatch.setenv("AGENT_TOKEN", "tok-5e2b8d-wide")
+    wrapper = rook_workspace.script("w.py", f"""
+        #!/usr/bin/env python3
+        import json, os
+        result = {{"status": "goal_satisfied", "summary": os.environ["AGENT_TOKEN"]}}
+        with open(os.environ["RUHROH_RESULT_PATH"], "wb") as f:
+            f.write(json.dumps(result).encode("{codec}"))
+    """)
+    ruhroh_profile(rook_workspace, str(wrapper),
+                   env=[{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}])
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert "is UTF-16 text" in scenario_of(r)["reason"], scenario_of(r)["reason"]
+    results = rook_workspace.run_dir(r.report["run"]["id"]) / "state" / "s.1" / "ruhroh" / "results"
+    [f] = results.glob("*.json")
+    wide = f.read_bytes().decode(codec)
+    assert "5e2b8d" not in wide and "[redacted:AGENT_TOKEN]" in wide, wide
+    assert json.loads(wide.removeprefix("\ufeff"))["status"] == "goal_satisfied"  # still its JSON
+
+
 @pytest.mark.parametrize("lang", ["bash", "python"])
 def test_a_wrapper_that_exits_before_its_background_job_answered_is_told_to_wait(
     lang, rook_workspace, rook_cli
