@@ -111,10 +111,11 @@ def encodings(value: str) -> list[str]:
     JSON string, up to three levels: :func:`_json_escaped`), percent-encoded in a
     URL (upper- or lower-case hex, ``+`` for a space; also a form-encoded query
     shown percent-decoded, which keeps ``+`` for each space), quoted by Python
-    or escaped for HTML (:func:`_quoted`) and base64-encoded
-    (:func:`base64_forms`). A token of letters, digits, ``-``, ``_``, ``.``
+    or escaped for HTML (:func:`_quoted`), base64-encoded
+    (:func:`base64_forms`) and, printed in UTF-16 (PowerShell's ``Out-File``),
+    with a NUL between each two characters. A token of letters, digits, ``-``, ``_``, ``.``
     and ``~`` has no JSON or URL form of its own; one shorter than
-    :data:`BASE64_MIN` bytes has no other form at all."""
+    :data:`BASE64_MIN` bytes has no other form but its UTF-16 one."""
     from urllib.parse import quote, quote_plus
 
     forms = []
@@ -132,6 +133,9 @@ def encodings(value: str) -> list[str]:
         urls = []
     for encoded in urls:
         forms += [encoded, re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)]
+    if value.isascii() and value.isprintable():  # printed in UTF-16, read as UTF-8
+        wide = "\x00".join(value)  # either byte order: a NUL between each two letters
+        forms += [wide, wide.replace("\x00", "\\u0000")]
     return list(dict.fromkeys(forms + base64_forms(value)))
 
 

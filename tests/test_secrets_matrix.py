@@ -260,7 +260,8 @@ def test_redactor_forms():
 
     from rook_core.redact import Redactor, encodings
 
-    assert encodings("sk-live") == ["sk-live"]  # a short token: one form
+    wide = "\x00".join("sk-live")  # printed in UTF-16, read as UTF-8
+    assert encodings("sk-live") == ["sk-live", wide, wide.replace("\x00", "\\u0000")]  # a short token
     token = "sk-live_ABC.def~1"
     assert encodings(token)[0] == token and all(f.isascii() for f in encodings(token))
     basic = Redactor({"T": token})
@@ -4486,3 +4487,30 @@ def test_binary_output_is_not_taken_for_a_secret_of_accented_letters(rook_worksp
     r = rook_cli("run", "--json")
     [hook] = ws.record(r.report["run"]["id"], "s.1")["hooks"]
     assert "[redacted:PIN_WORD]" not in hook["stderr"] and "\ufffd" * 8 in hook["stderr"], hook["stderr"]
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_a_secret_a_hook_prints_in_utf_16_is_redacted(codec, rook_workspace, rook_cli, monkeypatch):
+    # A hook that prints UTF-16 (PowerShell's Out-File, Windows tools) fails as "is UTF-16
+    # text", but its output, read as UTF-8, kept the secret in the record with a NUL beside
+    # each letter ("S\u0000u\u0000p..."), which the redactor never looked for.
+    monkeypatch.setenv("SEC", "Wide-s3cr3t-88")
+    ws = rook_workspace
+    ws.script("wide.py", f"""
+        #!/usr/bin/env python3
+        import os, sys
+        sys.stdin.read()
+        if sys.argv[1] == "execute":
+            said = '{{"output": "token ' + os.environ["SEC"] + '"}}'
+            sys.stdout.buffer.write(said.encode("{codec}"))
+            sys.stderr.buffer.write(("error: " + os.environ["SEC"]).encode("{codec}"))
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/wide.py"},
+                "env": [{"variable": "SEC", "purpose": "a key"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "zzz"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr
+    text = all_text(ws.runs_dir) + r.stdout + r.stderr
+    for shown in ("\x00".join("s3cr3t"), "\\u0000".join("s3cr3t")):
+        assert shown not in text, text
+    assert "UTF-16" in text
