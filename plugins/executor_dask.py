@@ -1100,7 +1100,12 @@ class _Session:
             if seq >= len(self.sent[sr.key]["hooks"]):
                 self._notify(sr.key, result["token"], seq, hook)
         if result.get("state"):
-            self.w.unpack_dir(result["state"], self.engine.run_dir.state / sr.key)
+            state = self.engine.run_dir.state / sr.key
+            self.w.unpack_dir(result["state"], state)
+            # packed as they were: a Ruhroh result file a job the wrapper left wrote late
+            from .ruhroh_session import redact_state
+
+            redact_state(state, self.engine.redactor, self.engine.profile.limits.stdout_bytes)
         return record
 
     def _infra(self, sr: Any, record: dict[str, Any], exc: BaseException) -> dict[str, Any]:

@@ -125,6 +125,15 @@ def _redact_late(folders: dict[Path, tuple[Any, int]]) -> None:
                     pass
 
 
+def redact_state(state: Path, redactor: Any, cap: int) -> None:
+    """The result files in a scenario run's ``state`` redacted: a scenario run's state
+    come back from where it ran (a Dask worker), which may hold one a wrapper's job
+    wrote after Rook read it there (that worker's copy is redacted at the run's end)."""
+    folder = state / "ruhroh" / "results"
+    if redactor and folder.is_dir() and not folder.is_symlink():
+        _redact_late({folder: (redactor, cap)})
+
+
 def remember(session: Session) -> None:
     """After a turn the conversation goes on from: how many iterations have run,
     and the sample seed, for a resumed run that goes on at the next turn (with
