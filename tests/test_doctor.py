@@ -371,6 +371,24 @@ def test_no_active_profile_is_fixed_with_rook_profile_use(rook_workspace, rook_c
     assert code == 0 and problems(findings) == [], findings
 
 
+def test_no_active_profile_among_profiles_none_of_which_loads_is_not_told_to_use_one(
+    rook_workspace, rook_cli
+):
+    """Several profiles, none of which loads, and no profiles/active: the fix said
+    'rook profile use NAME ... (profiles: )', naming none, and rook profile use
+    refuses each of them; it says to fix the profiles first."""
+    ws = rook_workspace
+    healthy(ws)
+    (ws.agent_dir / "profiles" / "p.yaml").write_text("id: p\nhooks: [\n")
+    (ws.agent_dir / "profiles" / "q.yaml").write_text("id: q\nhookz: {}\n")
+    (ws.agent_dir / "profiles" / "active").unlink(missing_ok=True)
+    code, findings = doctor(rook_cli, ws)
+    [active] = [f for f in problems(findings) if "no " in f["message"] and "active" in f["message"]]
+    assert "(profiles: )" not in active["fix"], active
+    assert active["fix"].startswith("fix the profiles above first (none of them loads)"), active
+    assert f"rook profile use NAME -w {ws.root}" in active["fix"], active
+
+
 def test_the_profile_rook_run_uses_is_marked(rook_workspace, rook_cli):
     """Doctor checks every profile of an agent; its ok line says which one plain
     rook run uses (profiles/active, by id or name, or the only one), so a

@@ -146,7 +146,12 @@ def check_active(
     active = pdir / "active"
     names = {p.stem for p in files} | set(ids)
     # the reference's command, which writes the id into profiles/active
-    use = f"rook profile use NAME{where} (profiles: {', '.join(sorted(ids))})"
+    use = f"rook profile use NAME{where}"
+    use = (  # rook profile use refuses a profile that does not load
+        f"{use} (profiles: {', '.join(sorted(ids))})"
+        if ids
+        else f"fix the profiles above first (none of them loads); then {use}"
+    )
     try:
         wanted = read_active(pdir)
     except ProfileError as exc:
