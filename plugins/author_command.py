@@ -90,7 +90,13 @@ def main(phase):
             return 1
         argv += ["--", text] if text.startswith("-") else [text]  # a goal is no option
         goal = b""
-    done = subprocess.run(argv, input=goal, capture_output=True)
+    try:
+        done = subprocess.run(argv, input=goal, capture_output=True)
+    except (OSError, ValueError) as exc:  # gone; as an argument: too long, or holding a NUL
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        hint = " (the goal is its last argument: GOAL_AS_ARGUMENT)" if GOAL_AS_ARGUMENT else ""
+        sys.stderr.write(f"cannot run {{argv[0]}}: {{why}}{{hint}}\\n")
+        return 1
     sys.stderr.buffer.write(done.stderr)
     if done.returncode != 0:
         sys.stderr.write(f"{{argv[0]}} exited with code {{done.returncode}}\\n")

@@ -753,6 +753,13 @@ def test_a_command_taking_its_prompt_as_an_argument_is_corrected_to_get_it_so(
         "it out of the scenario's goal, or give the command the goal on its standard input " \
         "(GOAL_AS_ARGUMENT = False)" in reason, reason
     assert "Traceback" not in run.stdout + run.stderr
+    # a goal longer than one argument may be (Linux: 128 KiB) failed with a traceback
+    ws.scenario({"id": "long", "goal": "x" * 200_000, "criteria": [{"contains": "x"}]})
+    run = rook_cli("run", "--json", "--profile", "argv", "--only", "long")
+    [long] = run.report["scenarios"]
+    assert "cannot run " in long["reason"] and "Argument list too long (the goal is its last " \
+        "argument: GOAL_AS_ARGUMENT)" in long["reason"], long["reason"]
+    assert "Traceback" not in json.dumps(long), long
 
     cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'} --usage-error"
     r = add(rook_cli, ws, "neither", "--command", cmd)
