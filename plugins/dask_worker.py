@@ -845,9 +845,6 @@ def run_on_worker(
         interrupted = True
     state = None
     if job.mode == "ship":
-        # what a hook's leftover wrote since Rook read it (a Ruhroh result file) is redacted
-        # before it leaves, as at the run's end (the worker's clean-up) on a shared one
-        process.sweep_before_leftovers_killed()
         try:
             state = pack_dir(engine.run_dir.state / sr.key, job.ship_limit)
         except TooBig as exc:  # the verdict stands: only the files stay behind

@@ -713,14 +713,6 @@ def when_leftovers_killed(callback: Callable[[], object]) -> None:
     _after_kill.append(callback)
 
 
-def sweep_before_leftovers_killed() -> None:
-    """Run every callback :func:`when_leftovers_killed` holds now, keeping each for the
-    kill: for files that leave before it (a Dask worker shipping a scenario run's state
-    back to ``rook run`` when its job ends, while what its hooks left runs on)."""
-    for callback in list(_after_kill):
-        callback()
-
-
 def kill_leftovers(marker: Mapping[str, str] | None = None, scrubbed: bool = False) -> list[str]:
     """Kill every process group a hook started that is still alive, and every
     adopted orphan carrying ``marker`` (end of run); with ``scrubbed``, also

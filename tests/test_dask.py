@@ -2190,34 +2190,3 @@ def test_a_finished_run_leaves_none_of_its_hook_results_on_the_scheduler(
         left = {k: len(v) for k, v in client.get_events().items() if k.startswith("rook-") and v}
     assert not [k for k in left if k.startswith(f"rook-{run_id}-")], left
     assert "rook-20000101-000000-killed-0badc0de" not in left, left
-
-
-@pytest.mark.parametrize("mode", ["ship", "shared"])
-def test_a_ruhroh_result_file_a_wrappers_job_wrote_late_keeps_no_secret(
-    mode, scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
-):
-    # As on the driver (test_ruhroh's ..._written_after_the_wrapper_exited_keeps_no_secret):
-    # a job the wrapper left running writes its result file after Rook read it. A shipped
-    # scenario's state came back with the secret in it (the worker redacted its own copy)
-    monkeypatch.setenv("AGENT_TOKEN", "tok-4c1d7e-late")
-    monkeypatch.setenv("ROOK_DASK_WORKSPACE", mode)
-    wrapper = rook_workspace.script("late.sh", """
-        #!/bin/bash
-        ( while :; do printf '{"status":"goal_satisfied","summary":"%s"}' "$AGENT_TOKEN" \\
-            > "$RUHROH_RESULT_PATH"; sleep 0.05; done ) > /dev/null 2>&1 &
-        echo '{"status":"goal_satisfied","output":"early"}'
-    """)
-    slow = rook_workspace.script("slow.sh", "#!/bin/bash\nsleep 1\n")
-    rook_workspace.profile({
-        "id": "rr",
-        "hooks": {"execute": {"ruhroh": {"command": str(wrapper)}}, "close": str(slow)},
-        "env": [{"variable": "AGENT_TOKEN", "purpose": "the agent's API token"}],
-    })
-    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
-    r = rook_cli("run", "--executor", "dask", "--scheduler", scheduler, "--json")
-    assert r.exit_code == 0, r.stderr + r.stdout
-    state = rook_workspace.run_dir(r.report["run"]["id"]) / "state"
-    assert list(state.rglob("*.json")), sorted(state.rglob("*"))
-    for f in state.rglob("*"):
-        if f.is_file():
-            assert "4c1d7e" not in f.read_text(errors="replace"), f
