@@ -485,12 +485,24 @@ def mask_env(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def hidden_profile(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """A profile's mapping with the credentials written literally in its hooks and
+    hook_env hidden, as ``rook profile show`` hides them; ``None`` when it holds none."""
+    shown = dict(raw)
+    if isinstance(raw.get("hooks"), dict):
+        shown["hooks"] = mask(raw["hooks"])
+    if isinstance(raw.get("hook_env"), dict):
+        shown["hook_env"] = mask_env(raw["hook_env"])
+    return None if shown == raw else shown
+
+
 __all__ = [
     "CREDENTIAL",
     "HIDDEN",
     "HIDDEN_PART",
     "Found",
     "command_secrets",
+    "hidden_profile",
     "mask",
     "mask_command",
     "mask_env",

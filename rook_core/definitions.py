@@ -736,21 +736,14 @@ def profile_copy(profile: Profile) -> str:
     """The profile as a run keeps it (``profile.yaml``): :func:`profile_text`,
     unless the file holds a credential written literally (what ``rook profile
     show`` hides, ``rook doctor`` names): then its mapping with those hidden as
-    ``show`` hides them, written as YAML (the file's comments left out, as one
-    could hold the credential too). A run's copy is compared with this, never
-    with the file itself."""
-    from .credentials import mask, mask_env
+    ``show`` hides them (:attr:`Profile.shown`), written as YAML (the file's
+    comments left out, as one could hold the credential too). A run's copy is
+    compared with this, never with the file itself."""
+    if profile.shown is None:
+        return profile_text(profile)
     from .yamlio import dump_yaml
 
-    raw = profile.raw
-    shown = dict(raw)
-    if isinstance(raw.get("hooks"), dict):
-        shown["hooks"] = mask(raw["hooks"])
-    if isinstance(raw.get("hook_env"), dict):
-        shown["hook_env"] = mask_env(raw["hook_env"])
-    if shown == raw:
-        return profile_text(profile)
-    return f"{HIDDEN_NOTE}{dump_yaml(shown)}"
+    return f"{HIDDEN_NOTE}{dump_yaml(profile.shown)}"
 
 
 HIDDEN_NOTE = (

@@ -189,6 +189,11 @@ class Profile:
     ``None`` passes everything. ``env`` variables always pass."""
     path: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    shown: dict[str, Any] | None = None
+    """``raw`` with the credentials written literally in it hidden, as ``rook profile
+    show`` hides them (:func:`rook_core.credentials.hidden_profile`), made when the
+    profile is validated (so cached with it: a run's copy needs no pattern
+    compiled); ``None`` when it holds none."""
 
 
 SHELL_REFERENCE = r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?"

@@ -137,13 +137,18 @@ def _launch(
         for fd in opened:
             os.close(fd)
         raise
-    ends = [end for end in (in_r, out_w, err_w) if end is not None]  # the child's
+    ends = (in_r, out_w, err_w)  # the child's
+    done = 0
     try:
-        while ends:
-            os.close(ends.pop())  # taken off first: never closed twice
+        while done < 3:
+            end = ends[done]
+            done += 1  # counted first: never closed twice (at worst one is left open)
+            if end is not None:
+                os.close(end)
     except BaseException:  # a signal's handler raised: the child is undone
-        for fd in ends:
-            os.close(fd)
+        for rest in ends[done:]:
+            if rest is not None:
+                os.close(rest)
         _discard(child, (in_w, out_r, err_r))
         raise
     return child, in_w, out_r, err_r

@@ -11,7 +11,7 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, validate, validates
 
-from .credentials import secret_value
+from .credentials import hidden_profile, secret_value
 from .errors import ProfileError, exception_text, format_validation_messages
 from .lazyre import later
 from .models import (
@@ -596,6 +596,7 @@ def profile_from_dict(data: Any, transports: Registry, source: str) -> Profile:
         limits=limits,
         inherit_env=loaded.get("inherit_env"),
         raw=data,
+        shown=hidden_profile(data),
     )
 
 
