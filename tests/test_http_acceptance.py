@@ -627,6 +627,17 @@ def test_a_token_in_a_redirects_fragment_is_hidden_as_one_in_its_query_is(
     assert token not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
 
 
+def endless_error(h: Any, body: bytes) -> None:
+    """HTTP 500 whose body keeps coming (four bytes each 0.1 s) until the client goes."""
+    h.send_response(500, "Oops")
+    h.send_header("Content-Type", "text/plain")
+    h.end_headers()
+    for _ in range(300):  # until the client goes (an OSError ends it)
+        h.wfile.write(b"err ")
+        h.wfile.flush()
+        time.sleep(0.1)
+
+
 def test_a_hook_timed_out_on_an_error_answers_endless_body_says_it_was_an_error(
     rook_cli, rook_workspace, scripted
 ):
@@ -635,15 +646,6 @@ def test_a_hook_timed_out_on_an_error_answers_endless_body_says_it_was_an_error(
     the endpoint is this slow': the error answer went unsaid (only details.http.status
     held it). The diagnosis says the timeout came while an error answer's body was
     still coming."""
-
-    def endless_error(h: Any, body: bytes) -> None:
-        h.send_response(500, "Oops")
-        h.send_header("Content-Type", "text/plain")
-        h.end_headers()
-        for _ in range(300):  # until the client goes (an OSError ends it)
-            h.wfile.write(b"err ")
-            h.wfile.flush()
-            time.sleep(0.1)
 
     scripted.routes["/chat"] = endless_error
     rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
@@ -664,15 +666,6 @@ def test_an_attempt_timed_out_on_an_error_answers_endless_body_says_it_was_an_er
     """The same with the attempt's own timeout_seconds (under http:) running out, not
     the hook's: the attempt said only 'TimeoutError: no complete response within 1 s'.
     It says the error answer's body was still coming, in the attempt and the diagnosis."""
-
-    def endless_error(h: Any, body: bytes) -> None:
-        h.send_response(500, "Oops")
-        h.send_header("Content-Type", "text/plain")
-        h.end_headers()
-        for _ in range(300):  # until the client goes (an OSError ends it)
-            h.wfile.write(b"err ")
-            h.wfile.flush()
-            time.sleep(0.1)
 
     scripted.routes["/chat"] = endless_error
     rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "x"}]})
