@@ -1440,7 +1440,11 @@ def test_a_run_killed_midway_lists_the_counts_of_what_it_recorded(ws, rook_cli, 
     proc = subprocess.Popen([sys.executable, "-m", "rook_core", "run", "-w", str(ws.root),
                              "--concurrency", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (tmp_path / "hook.pid").exists():
+    # d's hook runs, and c's record is written (Rook records a scenario run beside the
+    # next one's hook: under load, after that hook started)
+    while time.monotonic() < deadline and not (
+        (tmp_path / "hook.pid").exists() and list(ws.runs_dir.glob("*/scenarios/c.1.json"))
+    ):
         time.sleep(0.05)
     proc.kill()
     proc.communicate(timeout=60)
