@@ -358,19 +358,34 @@ def json_fields(draft: Draft, obs: Observation) -> Draft | None:
 _USAGE = re.compile(r"\busage\b|\bargument|\bmissing\b|\brequired\b", re.I)
 
 
+def command_failed(obs: Observation) -> tuple[str, str] | None:
+    """The command's exit code and the execute hook's standard error, when the
+    probe failed because the command did (the script's own last line, ``CMD
+    exited with code N``); None when it passed or the script itself failed."""
+    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
+    if obs.ok or execute is None:
+        return None
+    stderr = str(execute.get("stderr") or "")
+    found = re.search(r"exited with code (-?\d+)\n?$", stderr)
+    return None if found is None else (found.group(1), stderr)
+
+
+def usage_error(code: str, stderr: str) -> bool:
+    """Whether a command's failure reads as a usage error: exit 2 (the usual code of
+    one) or a usage message, as a command wanting its prompt as an argument gives."""
+    return code == "2" or _USAGE.search(stderr) is not None
+
+
 def goal_as_argument(draft: Draft, obs: Observation) -> Draft | None:
     """When the command refused to run with the goal on its standard input as a
     command wanting its prompt as an argument does (exit 2, the usual code of a
     usage error, or a usage message on stderr): the goal as its last argument;
     when that fails too, back to standard input (tried once each)."""
     st = draft.state
-    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
-    if obs.ok or execute is None or st.get("json_read"):
+    failed = None if st.get("json_read") else command_failed(obs)
+    if failed is None:
         return None
-    stderr = str(execute.get("stderr") or "")
-    found = re.search(r"exited with code (-?\d+)\n?$", stderr)  # the script's own last line
-    if found is None:
-        return None  # the script failed, not the command
+    code, stderr = failed
     new = draft.copy()
     if st.get("goal_argument"):
         new.state["goal_argument"] = False
@@ -378,11 +393,11 @@ def goal_as_argument(draft: Draft, obs: Observation) -> Draft | None:
             "it failed with the goal as its last argument too: the goal goes on its "
             "standard input again"
         )
-    elif not st.get("argument_tried") and (found.group(1) == "2" or _USAGE.search(stderr)):
+    elif not st.get("argument_tried") and usage_error(code, stderr):
         new.state.update(goal_argument=True, argument_tried=True)
         new.changes.append(
             f"the command refused the goal on its standard input (exited with code "
-            f"{found.group(1)}): it gets the goal as its last argument now"
+            f"{code}): it gets the goal as its last argument now"
         )
     else:
         return None
@@ -406,8 +421,8 @@ def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
     (exit 2 or a usage message): that line flipped, nothing else of the script
     changed (it may hold the user's edits). Tried once; a second failure is the
     command's own."""
-    execute = next((h for h in obs.hooks if h.get("phase") == "execute"), None)
-    if obs.ok or execute is None or draft.state.get("goal_way_switched"):
+    failed = None if draft.state.get("goal_way_switched") else command_failed(obs)
+    if failed is None or not usage_error(*failed):
         return None
     entry = draft.hooks.get("execute")
     path = entry.get("script") if isinstance(entry, dict) else entry
@@ -417,11 +432,7 @@ def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
     if text is None or MARK not in text:
         return None
     line = _GOAL_WAY.search(text)
-    stderr = str(execute.get("stderr") or "")
-    found = re.search(r"exited with code (-?\d+)\n?$", stderr)  # the script's own last line
-    if line is None or found is None:
-        return None
-    if found.group(1) != "2" and not _USAGE.search(stderr):
+    if line is None:
         return None
     to_argument = line.group(1) == "False"
     new = draft.copy()
@@ -429,7 +440,7 @@ def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
     new.files[path] = (
         text[: line.start()] + f"GOAL_AS_ARGUMENT = {to_argument}" + text[line.end() :]
     )
-    code = found.group(1)
+    code = failed[0]
     new.changes.append(
         f"the command refused the goal on its standard input (exited with code {code}): "
         f"{path} gives it the goal as its last argument now (GOAL_AS_ARGUMENT = True)"
