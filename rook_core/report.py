@@ -589,10 +589,29 @@ def _note_levels(entry: dict[str, Any], levels: dict[str, None]) -> None:
             levels[level] = None
 
 
-def table(report: dict[str, Any]) -> str:
+REASON_CHARS = 90
+"""Characters of a reason the results table shows where it goes to no terminal."""
+
+REASON_MIN = 30
+"""Characters of a reason the results table shows on a terminal too narrow for
+the rest of its row: fewer would say nothing."""
+
+
+def reason_width(before: int, width: int | None, fixed: int = REASON_CHARS) -> int:
+    """Characters of a reason a line of ``width`` columns (a terminal's; ``None``:
+    no terminal, ``fixed``) leaves after ``before`` characters, at least
+    :data:`REASON_MIN`."""
+    return fixed if width is None else max(REASON_MIN, width - before)
+
+
+def table(report: dict[str, Any], width: int | None = None) -> str:
+    """The results table, its summary line and notes. On a terminal ``width``
+    columns wide each reason is cut to what the row leaves of the width, else
+    to :data:`REASON_CHARS`."""
     from tabulate import tabulate
 
     rows = []
+    entries = []
     warned: list[str] = []
     levels = declared_levels(report)  # and the entries', read here: once (a file of them)
     for e in report["scenarios"]:
@@ -603,15 +622,18 @@ def table(report: dict[str, Any]) -> str:
         if e.get("warnings"):
             warned.append(name)
         rows.append(
-            [
-                name,
-                SYMBOL.get(e["status"], e["status"]),
-                f"{ok}/{len(crit)}",
-                f"{e['seconds']:.2f}",
-                reason_text(e),
-            ]
+            [name, SYMBOL.get(e["status"], e["status"]), f"{ok}/{len(crit)}", f"{e['seconds']:.2f}"]
         )
+        entries.append(e)
     headers = ["scenario", "status", "criteria", "seconds", "reason"]
+    # the columns before the reason, two spaces apart, each as wide as its widest cell
+    # and its heading and two more (tabulate's "simple" format pads each heading so)
+    before = sum(
+        max([len(h) + 2, *(len(r[i]) for r in rows)]) + 2 for i, h in enumerate(headers[:4])
+    )
+    n = reason_width(before, width)
+    for row, e in zip(rows, entries, strict=True):
+        row.append(reason_text(e, n))
     # seconds as written ("0.00", not tabulate's reparsed "0"), right-aligned; no colalign
     # without rows (an empty shard's table): tabulate 0.9 raises IndexError on it
     body = tabulate(

@@ -462,3 +462,95 @@ def test_an_io_error_on_a_file_is_no_reader_that_left(tmp_path):
         a.close()
         b.close()
     assert reader_gone(BrokenPipeError(errno.EPIPE, "Broken pipe"), failing)
+
+
+def on_a_terminal_of(columns: int, args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
+    """The exit code of ``rook ARGS`` and what it printed, standard output and
+    error both, on a terminal ``columns`` wide (a pseudo-terminal of that size;
+    ``COLUMNS`` only where ``env`` sets it)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    environ = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    try:
+        proc = subprocess.Popen(
+            [*ROOK, *args], cwd=cwd, stdout=follower, stderr=follower,
+            stdin=subprocess.DEVNULL, env={**environ, **env},
+        )
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's other side is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=60)
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    return code, b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+LONG_REASON = "the refund was promised but never issued " * 6
+
+
+@pytest.fixture
+def long_failure(example):
+    """The example workspace with one more scenario that fails with a reason of
+    about 300 characters."""
+    ws, agent = example
+    (agent / "scenarios/long-reason.yaml").write_text(
+        "id: long-reason\ngoal: Hi there!\ncriteria:\n"
+        f"  - contains: {json.dumps(LONG_REASON.strip())}\n"
+    )
+    return ws, agent
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_results_table_and_progress_lines_fit_the_terminal(long_failure, columns):
+    """The results table cut each reason at 90 characters, whatever the terminal:
+    on an 80-column terminal every row of a failed scenario (48 characters before
+    its reason) wrapped onto a second line, the table's columns lost in the
+    wrap, and so did its progress line. On a terminal the reason is cut to what
+    the width leaves, in the table (``rook run``, ``rook runs show``, ``rook
+    report``) and the progress lines alike."""
+    ws, _ = long_failure
+    code, out = on_a_terminal_of(columns, ["run"], ws)
+    assert code == 1, out
+    rows = [ln for ln in out.splitlines() if "long-reason" in ln]
+    assert len(rows) == 2 and all("did not find" in ln for ln in rows), out  # progress, table
+    assert all(len(ln) <= columns for ln in rows), [len(ln) for ln in rows]
+    assert all(ln.endswith("…") for ln in rows), rows
+    for again in (["runs", "show", "latest"], ["report", "latest"]):
+        code, out = on_a_terminal_of(columns, again, ws)
+        (row,) = [ln for ln in out.splitlines() if "long-reason" in ln]
+        assert code == 0 and len(row) <= columns and row.endswith("…"), (again, row)
+
+
+def test_a_wide_terminal_shows_more_of_a_reason_and_columns_is_its_width(long_failure):
+    """A terminal wider than the table shows more of a reason than the 90
+    characters a pipe gets; ``COLUMNS``, as every terminal program reads it,
+    sets the width (``COLUMNS=40``: the reason keeps a readable minimum)."""
+    ws, _ = long_failure
+    piped = subprocess.run([*ROOK, "run", "-q"], cwd=ws, capture_output=True, text=True,
+                           timeout=60)
+    (piped_row,) = [ln for ln in piped.stdout.splitlines() if "long-reason" in ln]
+    code, out = on_a_terminal_of(250, ["runs", "show", "latest"], ws)
+    (wide_row,) = [ln for ln in out.splitlines() if "long-reason" in ln]
+    assert code == 0 and len(wide_row) > len(piped_row) and len(wide_row) <= 250, out
+    code, out = on_a_terminal_of(250, ["runs", "show", "latest"], ws, COLUMNS="100")
+    (row,) = [ln for ln in out.splitlines() if "long-reason" in ln]
+    assert len(row) == 100 and row.endswith("…"), row
+    code, out = on_a_terminal_of(250, ["runs", "show", "latest"], ws, COLUMNS="40")
+    (row,) = [ln for ln in out.splitlines() if "long-reason" in ln]
+    reason = row.split("  ")[-1]
+    assert len(reason) >= 30 and reason.startswith("1 criterion failed"), row

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .options import RATE, NoNulPath, refuse_empty, workspace_options
+from .streams import terminal_width
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -318,7 +319,8 @@ def merge_command(
     if as_json:
         print_json(report)
     else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
-        click.echo(table(report), err=to_stdout(reports))
+        err = to_stdout(reports)
+        click.echo(table(report, terminal_width(sys.stderr if err else sys.stdout)), err=err)
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(
             f"rook: {counted(pending, 'scenario run')} still pending: "

@@ -9,6 +9,7 @@ import click
 
 from .options import workspace_options
 from .runs import find_agent, finish_hint, warn_unmerged
+from .streams import terminal_width
 
 
 @click.command("report")
@@ -88,7 +89,7 @@ def report_command(
     if as_json:
         print_json(report)
     elif not targets:
-        click.echo(table(report))
+        click.echo(table(report, terminal_width(sys.stdout)))
     for fmt, path in targets:
         if (fmt, path) not in failed:
             shown = "standard output" if path == STDOUT else path

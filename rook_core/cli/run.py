@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from .options import RATE, Count, split_csv, workspace_options
+from .streams import terminal_width
 
 
 @click.command("run")
@@ -151,7 +152,14 @@ def run_command(
     with collector_paused():  # most of Rook's modules: objects that live as long as the run
         from ..errors import ConfigError
         from ..plugins import plugin_output
-        from ..report import SYMBOL, pending_reason, reason_text, table, undecided_warning
+        from ..report import (
+            SYMBOL,
+            pending_reason,
+            reason_text,
+            reason_width,
+            table,
+            undecided_warning,
+        )
         from ..reportfile import print_json
         from ..reporting import check_json_out, finish_flags, to_stdout
         from ..runner import RunRequest, run
@@ -161,6 +169,7 @@ def run_command(
         raise ConfigError("--scheduler: only for an executor that uses one (--executor dask)")
 
     recorded_now = 0  # scenario runs this invocation recorded
+    terminal = terminal_width(sys.stderr)  # the progress lines' terminal, if any
 
     def progress(record: dict[str, Any]) -> None:
         nonlocal recorded_now
@@ -171,7 +180,9 @@ def run_command(
         mark = SYMBOL.get(status, status)
         if not record.get("reason"):  # pending: what is still to run, as the table says
             record = {**record, "reason": pending_reason(record)}
-        sys.stderr.write(f"  {mark:<12} {record['key']}  {reason_text(record, 100)}\n")
+        line = f"  {mark:<12} {record['key']}  "  # on a terminal: its reason fits the width
+        reason = reason_text(record, reason_width(len(line), terminal, 100))
+        sys.stderr.write(f"{line}{reason}\n")
         sys.stderr.flush()
 
     if as_json:
@@ -237,7 +248,8 @@ def run_command(
     elif empty:
         click.echo(empty, err=to_stdout(reports))
     else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
-        click.echo(table(report), err=to_stdout(reports))
+        err = to_stdout(reports)
+        click.echo(table(report, terminal_width(sys.stderr if err else sys.stdout)), err=err)
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
     where = found_by(workspace, project, agent)  # so the command works as printed
     # and runs with the same gate and concurrency, and writes the run's reports again, whole

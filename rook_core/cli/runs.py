@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -10,6 +11,7 @@ import click
 from click.core import ParameterSource
 
 from .options import Count, workspace_options
+from .streams import terminal_width
 
 
 def find_agent(workspace: str | None, project: str | None, agent: str | None) -> Any:
@@ -284,7 +286,7 @@ def show_command(
         check_entries(report)  # as the table does: a damaged entry is refused, exit 2
         print_json(report)
     else:
-        click.echo(table(report))
+        click.echo(table(report, terminal_width(sys.stdout)))
         versions = report["run"].get("rook_versions")
         if isinstance(versions, list) and versions:  # none: an older Rook recorded none
             click.echo(f"made with Rook {', '.join(map(str, versions))}")

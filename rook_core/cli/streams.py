@@ -77,6 +77,22 @@ def _can_hang_up(stream: Any) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def terminal_width(stream: Any) -> int | None:
+    """The width of the terminal ``stream`` writes to, in columns (``COLUMNS``
+    when it holds a positive number, as every terminal program reads it), or
+    ``None`` when ``stream`` is no terminal: a pipe or a file gets the fixed
+    widths, the same on every machine and in every CI log."""
+    try:
+        if not stream.isatty():
+            return None
+        columns = os.environ.get("COLUMNS", "").strip()
+        if columns.isdigit() and int(columns) > 0:
+            return int(columns)
+        return os.get_terminal_size(stream.fileno()).columns or None
+    except (OSError, ValueError, AttributeError):  # closed, or no file behind it
+        return None
+
+
 class UntilTheReaderLeaves:
     """A standard stream (text, or its binary ``buffer``) that drops what is
     written once its reader has left, never raising for it; with ``last_word``
