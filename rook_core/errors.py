@@ -211,8 +211,25 @@ def did_you_mean(key: str, known: Iterable[str]) -> str | None:
     longer = [n for n in names if key and n.startswith(key)]
     if len(longer) == 1:
         return longer[0]
+    swapped = [n for n in names if _swapped(key, n)]  # rnu: run, the commonest typo
+    if len(swapped) == 1:
+        return swapped[0]
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.7)
     return close[0] if close else None
+
+
+def _swapped(key: str, name: str) -> bool:
+    """Whether ``key`` is ``name`` with two neighbouring letters swapped (``rnu``
+    for ``run``: too unlike it letter by letter for a close match)."""
+    if len(key) != len(name) or key == name:
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(key, name, strict=True)) if a != b]
+    return (
+        len(differ) == 2
+        and differ[1] == differ[0] + 1
+        and key[differ[0]] == name[differ[1]]
+        and key[differ[1]] == name[differ[0]]
+    )
 
 
 TRUE = ("1", "true", "yes", "on")

@@ -1683,7 +1683,8 @@ def test_every_command_says_a_usage_error_in_one_form(tmp_path):
     usage_said(rook("rn", cwd=tmp_path), [], "rn: no such command; did you mean run?")
     usage_said(rook("profile", "shw", cwd=tmp_path), ["profile"], "shw: no such command; did you mean show?")
     usage_said(rook("runs", "xyzzy", cwd=tmp_path), ["runs"], "xyzzy: no such command")
-    usage_said(rook("run", "extra", cwd=tmp_path), ["run"], "extra: unexpected extra argument")
+    usage_said(rook("run", "extra", cwd=tmp_path), ["run"], "extra: unexpected extra argument; "
+               "rook run takes no argument: select scenarios with --only extra")  # fmt: skip
     usage_said(rook("runs", "show", "a", "b", "c", cwd=tmp_path), ["runs", "show"],
                "b c: unexpected extra arguments")  # fmt: skip
     usage_said(rook("report", "--format", "x", cwd=tmp_path), ["report"],

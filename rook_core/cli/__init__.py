@@ -53,7 +53,9 @@ class RookGroup(click.Group):
         name = args[0] if args else ""
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             if not ctx.resilient_parsing:  # the commands load lazily: Click knows none yet
-                ctx.fail(no_such_command(name, self.list_commands(ctx)))
+                helped = _command_context(ctx, args[1:])  # rook help run: rook run --help
+                path = helped.command_path if helped is not None else ctx.command_path
+                ctx.fail(no_such_command(name, self.list_commands(ctx), path))
         return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -145,11 +147,14 @@ def _stdout_fails(exc: OSError) -> bool:
     return any(value is stream for value in held for stream in streams if stream is not None)
 
 
-def no_such_command(name: str, commands: list[str]) -> str:
+def no_such_command(name: str, commands: list[str], helped: str = "rook") -> str:
     """A command a group lacks (``rook NAME``, ``rook profile NAME``), named first,
-    with the one it looks like."""
+    with the one it looks like; ``help`` (``rook help run``, as ``git help`` takes
+    it) with where the help of ``helped``, the command it names, is."""
     from ..errors import did_you_mean
 
+    if name == "help":
+        return f"help: no such command; for help: {helped} --help"
     close = did_you_mean(name, commands)
     return f"{name}: no such command" + (f"; did you mean {close}?" if close else "")
 
@@ -250,11 +255,28 @@ def _usage_message(exc: click.UsageError, ctx: click.Context | None, args: list[
     if command:  # a subgroup's (rook profile NAME): named first, as rook NAME is
         group = ctx.command if ctx is not None else None
         names = group.list_commands(ctx) if isinstance(group, click.Group) and ctx else []
-        return no_such_command(command[2], names)
+        return no_such_command(command[2], names, ctx.command_path if ctx else "rook")
     extra = re.fullmatch(r"Got unexpected extra (arguments?) \((.*)\)\.?", text, re.S)
     if extra:  # what is at fault first, as for a flag
-        return f"{extra[2]}: unexpected extra {extra[1]}"
+        said = f"{extra[2]}: unexpected extra {extra[1]}"
+        return said + (
+            _select_hint(extra[2]) if ctx is not None and ctx.command_path == "rook run" else ""
+        )
     return _lowered(re.sub(r"^Got unexpected ", "unexpected ", text))
+
+
+def _select_hint(extra: str) -> str:
+    """How ``rook run`` chooses scenarios, for one named as ``pytest`` names a test
+    (``rook run greeting``, ``rook run scenarios/greeting.yaml``): ``--only``,
+    with the ids typed, or with ``ID`` for a file's path (its ``id:`` may differ)."""
+    import shlex
+
+    ids = extra.split()  # Click's list of them, joined by spaces
+    if ids and not any("/" in a or a.endswith((".yaml", ".yml")) for a in ids):
+        only = shlex.quote(",".join(ids))
+    else:
+        only = "ID,... (a scenario's id:, or its file's name without .yaml)"
+    return f"; rook run takes no argument: select scenarios with --only {only}"
 
 
 def _param_name(param: click.Parameter, args: list[str]) -> str:

@@ -1,0 +1,63 @@
+"""What the real ``rook`` command tells a user who typed what another tool
+(``git``, ``pytest``, ``promptfoo``) takes: a transposed command, a scenario
+named as ``pytest`` names a test, ``rook help``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOK = [sys.executable, "-m", "rook_core"]
+
+
+def said(*args: str, cwd: Path) -> list[str]:
+    """The lines ``rook ARGS`` writes to standard error, asserting a usage error
+    (exit 2, nothing on standard output, no traceback)."""
+    proc = subprocess.run([*ROOK, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (2, ""), (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.stderr.splitlines()
+
+
+@pytest.mark.parametrize(
+    "typed, meant",
+    [(["rnu"], "run"), (["urn"], "run"), (["profile", "sohw"], "show"), (["runs", "sohw"], "show"),
+     (["porfile"], "profile")],
+)  # fmt: skip
+def test_two_letters_swapped_in_a_command_are_told_the_command(tmp_path, typed, meant):
+    """``rook rnu`` said only ``rnu: no such command``: two letters swapped are
+    the commonest typo of a short command (git says ``did you mean run?``), but
+    ``rnu`` is too unlike ``run`` by letters in order for the close-match test
+    that told ``dcotor`` its ``doctor``."""
+    first = said(*typed, cwd=tmp_path)[0]
+    assert first == f"rook: error: {typed[-1]}: no such command; did you mean {meant}?", first
+
+
+@pytest.mark.parametrize(
+    "typed, hint",
+    [("greeting", "--only greeting"), ("order-status", "--only order-status"),
+     ("scenarios/greeting.yaml", "--only ID"), ("greeting.yaml", "--only ID")],
+)  # fmt: skip
+def test_a_scenario_named_as_pytest_names_a_test_is_told_only(tmp_path, typed, hint):
+    """``rook run greeting`` (or ``rook run scenarios/greeting.yaml``), as
+    ``pytest test_x.py`` runs one file, said ``greeting: unexpected extra
+    argument`` and nothing of how ``rook run`` chooses scenarios."""
+    lines = said("run", typed, cwd=tmp_path)
+    assert lines[0].startswith(f"rook: error: {typed}: unexpected extra argument; "), lines
+    assert "rook run takes no argument" in lines[0] and hint in lines[0], lines
+    assert lines[1:] == ["Usage: rook run [OPTIONS]", "Try 'rook run --help' for help."], lines
+
+
+@pytest.mark.parametrize(
+    "typed, hint",
+    [(["help"], "rook --help"), (["help", "run"], "rook run --help"),
+     (["help", "profile", "add"], "rook profile add --help"), (["help", "nosuch"], "rook --help")],
+)  # fmt: skip
+def test_rook_help_is_told_where_the_help_is(tmp_path, typed, hint):
+    """``rook help`` and ``rook help run`` (as ``git help`` and ``kubectl help``
+    take them) said ``help: no such command`` and no more."""
+    first = said(*typed, cwd=tmp_path)[0]
+    assert first == f"rook: error: help: no such command; for help: {hint}", first
