@@ -43,6 +43,9 @@ def pytest_configure(config):
     handler that does nothing keeps the suite itself deaf to them; a child
     starts with the default. (The shell's ROOK_* variables and the cache:
     rook_core.testing's own pytest_configure, a fresh cache for each worker.)"""
+    # a CI's FORCE_COLOR (set for pytest's own colours) would colour rook doctor's
+    # marks in every output a test reads: the tests that want it set it
+    os.environ.pop("FORCE_COLOR", None)
     for name in ("SIGHUP", "SIGINT"):
         sig = getattr(signal, name, None)
         if sig is not None and signal.getsignal(sig) == signal.SIG_IGN:

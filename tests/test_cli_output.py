@@ -554,3 +554,24 @@ def test_a_wide_terminal_shows_more_of_a_reason_and_columns_is_its_width(long_fa
     (row,) = [ln for ln in out.splitlines() if "long-reason" in ln]
     reason = row.split("  ")[-1]
     assert len(reason) >= 30 and reason.startswith("1 criterion failed"), row
+
+
+def test_force_color_colours_doctor_where_no_terminal_is(example):
+    """``FORCE_COLOR`` (force-color.org, as pytest, rich and Node's tools read it:
+    a CI log such as GitHub Actions' shows colours, but is no terminal) was
+    ignored: ``rook doctor``'s marks came plain. Set and not empty, it colours
+    them, piped too and with ``TERM=dumb``; ``NO_COLOR`` still wins."""
+    ws, _ = example
+
+    def doctor(**env: str) -> str:
+        environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        proc = subprocess.run([*ROOK, "doctor"], cwd=ws, capture_output=True, text=True,
+                              env={**environ, **env}, timeout=60)
+        assert proc.returncode == 0 and "no problems found" in proc.stdout, proc.stdout
+        return proc.stdout
+
+    assert "\x1b[" not in doctor()  # piped: plain
+    assert "\x1b[32mok" in doctor(FORCE_COLOR="1")
+    assert "\x1b[32mok" in doctor(FORCE_COLOR="true", TERM="dumb")
+    assert "\x1b[" not in doctor(FORCE_COLOR="")
+    assert "\x1b[" not in doctor(FORCE_COLOR="1", NO_COLOR="1")

@@ -374,13 +374,17 @@ def _echo_findings(doctor: Doctor) -> None:
     from ..report import printable
 
     marks = {OK: ("ok", "green"), PROBLEM: ("PROBLEM", "red"), NOTE: ("note", "yellow")}
-    # click drops colours off a terminal; these ask for none on one (no-color.org)
-    plain = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+    # click drops colours off a terminal; NO_COLOR asks for none on one (no-color.org),
+    # FORCE_COLOR for them off one too, a CI log that shows them (force-color.org), and
+    # wins over TERM=dumb, as for pytest
+    none = bool(os.environ.get("NO_COLOR"))
+    forced = None if none or not os.environ.get("FORCE_COLOR") else True
+    plain = none or (os.environ.get("TERM") == "dumb" and not forced)
     for f in doctor.findings:  # a file's ESC or U+202E quoted in a finding: shown as its escape
         word, colour = marks[f.status]
         message = printable(f.message).replace("\n", "\n" + " " * 11)
         mark = f"{word:<8}" if plain else click.style(f"{word:<8}", fg=colour)
-        click.echo(f"{mark} {printable(f.subject)}: {message}")
+        click.echo(f"{mark} {printable(f.subject)}: {message}", color=forced)
         if f.fix:
             click.echo(f"{'':<8}   fix: {printable(f.fix)}")
     n = len(doctor.problems)
