@@ -575,3 +575,25 @@ def test_force_color_colours_doctor_where_no_terminal_is(example):
     assert "\x1b[32mok" in doctor(FORCE_COLOR="true", TERM="dumb")
     assert "\x1b[" not in doctor(FORCE_COLOR="")
     assert "\x1b[" not in doctor(FORCE_COLOR="1", NO_COLOR="1")
+
+
+@pytest.mark.parametrize("encoding, dash", [("latin-1", "\\u2014"), ("cp1252", "\u2014")])
+def test_an_output_encoding_without_a_character_shows_it_as_an_escape(long_failure, encoding,
+                                                                      dash):
+    """Standard output in an encoding that lacks a character Rook prints (the
+    summary line's dash, a cut reason's ellipsis: ``PYTHONIOENCODING=latin-1``, a
+    Latin-1 locale) raised UnicodeEncodeError: ``rook run`` recorded its run, then
+    printed a traceback for the table (exit 1, as for a failed scenario), and
+    ``rook runs show`` another. The character is shown as its escape, as Python's
+    standard error shows one, and every command ends as it would have."""
+    ws, _ = long_failure
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    proc = subprocess.run([*ROOK, "run", "-q"], cwd=ws, capture_output=True, env=env,
+                          timeout=120)
+    out, err = proc.stdout.decode(encoding), proc.stderr.decode(encoding)
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert "long-reason" in out and f"3 passed, 1 failed {dash} pass rate" in out, out
+    for args in (["runs", "show", "latest"], ["report", "latest"], ["runs"], ["diff", "latest", "latest"]):
+        proc = subprocess.run([*ROOK, *args], cwd=ws, capture_output=True, env=env, timeout=60)
+        err = proc.stderr.decode(encoding)
+        assert proc.returncode == 0 and "Traceback" not in err, (args, err)

@@ -401,9 +401,10 @@ def main(argv: list[str] | None = None) -> None:
 
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
         else:  # rook doctor | head -1: once the reader leaves, the rest is dropped (streams.py)
-            from .streams import UntilTheReaderLeaves, blocking
+            from .streams import UntilTheReaderLeaves, blocking, escaping
 
             blocking(getattr(sys, name))  # a parent's O_NONBLOCK: writes stay whole
+            escaping(getattr(sys, name))  # PYTHONIOENCODING=latin-1: a dash as \u2014
 
             # standard error that cannot be written: nowhere is left to say so
             last_word = name == "stderr"

@@ -77,6 +77,18 @@ def _can_hang_up(stream: Any) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def escaping(stream: Any) -> None:
+    """Make ``stream`` show a character its encoding lacks as its escape
+    (``\\u2014``), as Python's standard error shows one, rather than raise
+    UnicodeEncodeError partway through a table (``PYTHONIOENCODING=latin-1``, a
+    Latin-1 locale): a UTF encoding holds every character and is left as it is."""
+    try:
+        if stream.errors == "strict" and not stream.encoding.lower().startswith("utf"):
+            stream.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError, OSError):  # no text stream, or closed
+        pass
+
+
 def terminal_width(stream: Any) -> int | None:
     """The width of the terminal ``stream`` writes to, in columns (``COLUMNS``
     when it holds a positive number, as every terminal program reads it), or
