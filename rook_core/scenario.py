@@ -39,6 +39,7 @@ from .schemafields import (
     Text,
     did_you_mean,
     explain_unknown,
+    quoted_number,
     refuse_unknown,
     slug_id,
     yaml_typed,
@@ -277,6 +278,9 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
             problem = "must be a turn number (1, 2, ...) or 'all'"
             if turn == "last":
                 problem += "; the last turn is the default: leave turn out"
+            quoted = quoted_number(turn, whole=True)
+            if quoted is not None:
+                problem += f": {quoted}"
             raise ValidationError({"turn": [problem]})
         elif turn > n_turns:
             raise ValidationError(

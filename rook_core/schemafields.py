@@ -4,6 +4,7 @@ definitions come from Rook's cache."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -37,11 +38,31 @@ def _exponent_hint(value: str) -> str | None:
     return f"Not a valid number: YAML reads {value} as text; write {advice}"
 
 
+_PLAIN_NUMBER = later(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def quoted_number(value: Any, whole: bool = False) -> str | None:
+    """Why ``value`` is no number when it is a number written in quotes (``"30"``):
+    ``"30" is quoted, so YAML reads it as text; write 30 without the quotes``
+    (``whole``: only for a whole number); ``None`` for anything else."""
+    if not isinstance(value, str) or _PLAIN_NUMBER.fullmatch(value) is None:
+        return None
+    if whole and not float(value).is_integer():
+        return None
+    return (
+        f"{json.dumps(value)} is quoted, so YAML reads it as text; write {value} without the quotes"
+    )
+
+
 def number_as_text(value: Any, whole: bool = False) -> str | None:
-    """Why ``value`` is no number when YAML read a number written with an exponent
-    as text (``1e-7``): ``YAML reads 1e-7 as text; write 0.0000001 or 1.0e-7``
-    (``whole``: for a whole number, ``write 1000``); ``None`` for anything else.
-    For the limits a criterion type parses itself, on their error path."""
+    """Why ``value`` is no number when YAML read it as text: a number written with
+    an exponent (``1e-7``: ``YAML reads 1e-7 as text; write 0.0000001 or 1.0e-7``;
+    ``whole``: for a whole number, ``write 1000``) or in quotes (``"30"``, see
+    :func:`quoted_number`); ``None`` for anything else. For the limits a
+    criterion type parses itself, on their error path."""
+    quoted = quoted_number(value, whole)
+    if quoted is not None:
+        return quoted
     hint = _exponent_hint(value) if isinstance(value, str) else None
     if hint is None:
         return None
@@ -131,6 +152,9 @@ class StrictInteger(fields.Integer):
                 raise ValidationError(
                     f"Not a valid integer: YAML reads {value} as text; write {int(number)}"
                 )
+        quoted = quoted_number(value, whole=True)
+        if quoted is not None:
+            raise ValidationError(f"Not a valid integer: {quoted}")
         return super()._deserialize(value, attr, data, **kwargs)
 
 
@@ -144,8 +168,15 @@ class StrictFloat(fields.Float):
         if not_finite is not None:
             raise ValidationError(not_finite)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
+            quoted = quoted_number(value)
             hint = (
-                (_exponent_hint(value) or _duration_hint(value)) if isinstance(value, str) else None
+                (
+                    _exponent_hint(value)
+                    or (quoted and f"Not a valid number: {quoted}")
+                    or _duration_hint(value)
+                )
+                if isinstance(value, str)
+                else None
             )
             if hint is not None:
                 raise ValidationError(hint)

@@ -828,24 +828,28 @@ def test_help_or_version_that_cannot_be_written_is_a_message_not_a_traceback(tmp
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              '  execute: {script: scripts/example_agent.py, timeout_seconds: "30"}'),
-            "hooks.execute.timeout_seconds: not a valid number\n",
+            "hooks.execute.timeout_seconds: not a valid number: \"30\" is quoted, so YAML reads it as "
+            "text; write 30 without the quotes\n",
         ),
         (
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              '  execute: {script: scripts/example_agent.py, delay_seconds: "5"}'),
-            "hooks.execute.delay_seconds: not a valid number\n",
+            "hooks.execute.delay_seconds: not a valid number: \"5\" is quoted, so YAML reads it as "
+            "text; write 5 without the quotes\n",
         ),
         (
             "profiles/example.yaml",
             ("  execute: scripts/example_agent.py",
              '  execute: {http: {url: "http://127.0.0.1:9/", timeout_seconds: "30"}}'),
-            "hooks.execute.http.timeout_seconds: not a valid number\n",
+            "hooks.execute.http.timeout_seconds: not a valid number: \"30\" is quoted, so YAML reads it as "
+            "text; write 30 without the quotes\n",
         ),
         (
             "scenarios/greeting.yaml",
             ("\ngoal:", '\ntimeout_seconds: "30"\ngoal:'),
-            "  timeout_seconds: not a valid number\n",
+            "  timeout_seconds: not a valid number: \"30\" is quoted, so YAML reads it as "
+            "text; write 30 without the quotes\n",
         ),
         (  # unquoted, but YAML 1.1 reads an exponent without a dot and a sign as text
             "profiles/example.yaml",
@@ -864,7 +868,8 @@ def test_help_or_version_that_cannot_be_written_is_a_message_not_a_traceback(tmp
     ],
 )  # fmt: skip
 def test_a_number_written_as_a_string_is_refused_naming_the_field(example, where, edit, field):
-    # "30" in quotes is text: refused as the strict integers (repeat, concurrency) refuse it
+    # "30" in quotes is text: refused as the strict integers (repeat, concurrency) refuse
+    # it, saying that the quotes make it text (it said "not a valid number" alone)
     ws, agent = example
     path = agent / where
     text = path.read_text()

@@ -510,3 +510,49 @@ def test_a_limit_written_with_an_exponent_says_yaml_read_it_as_text(ws, rook_cli
     r = rook_cli("run")
     assert r.exit_code == 2 and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('repeat: "2"', 'repeat: not a valid integer: "2" is quoted, so YAML reads it as text; '
+                    'write 2 without the quotes'),
+    ('max_turns: "1"', 'max_turns: not a valid integer: "1" is quoted'),
+    ('timeout_seconds: "5"', 'timeout_seconds: not a valid number: "5" is quoted, so YAML '
+                             'reads it as text; write 5 without the quotes'),
+    ('criteria: [{max_calls: "3"}]', 'criteria.0.max_calls: must be a whole number >= 0: "3" '
+                                     'is quoted, so YAML reads it as text; write 3 without'),
+    ('criteria: [{max_seconds: "20"}]', 'criteria.0.max_seconds: must be a number of seconds '
+                                        '> 0: "20" is quoted'),
+    ('criteria: [{max_tokens: "500"}]', 'criteria.0.max_tokens: must be a number (total) or a '
+                                        'mapping of input, output, total: "500" is quoted'),
+    ('criteria: [{max_tokens: {input: "5"}}]', 'criteria.0.max_tokens.input: must be a whole '
+                                               'number >= 0: "5" is quoted'),
+    ('criteria: [{max_cost: "0.5"}]', 'criteria.0.max_cost: must be a number of US dollars '
+                                      '>= 0: "0.5" is quoted'),
+    ('criteria: [{contains: x, turn: "1"}]', "criteria.0.turn: must be a turn number (1, 2, "
+                                             '...) or \'all\': "1" is quoted'),
+])
+def test_a_number_written_in_quotes_is_refused_saying_the_quotes_make_it_text(
+        ws, rook_cli, tmp_path, line, needle):
+    """`repeat: "2"` was refused as 'not a valid integer', which "2" looks like, and
+    `max_seconds: "20"` as 'must be a number of seconds > 0 (not .nan or .inf)':
+    neither said that the quotes made the number a text, as a number YAML reads as
+    text (1e3) is told."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario(f"id: s\ngoal: hi\n{line}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
+
+
+def test_a_json_equals_written_in_quotes_fails_against_the_number_saying_why(ws, rook_cli):
+    """`json: {equals: "7"}` looks for the text "7", which the number 7 is not (JSON
+    values): the failure says the quotes made it text, as it says of 1e3."""
+    answer = json.dumps({"output": json.dumps({"a": 7})})
+    ws.scenario({"id": "s", "goal": answer, "criteria": [{"json": {"path": "a", "equals": "7"}}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stderr
+    [criterion] = json.loads(r.stdout)["scenarios"][0]["criteria"]
+    assert criterion["reason"] == ('a is 7, expected "7" ("7" is quoted, so YAML reads it as '
+                                   "text; write 7 without the quotes)")
