@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from . import __version__, cachedir
 from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, missing, shown, utf8
 from .lazyre import later
+from .textfile import readable_text, yaml_text
 
 if TYPE_CHECKING:
     from .models import Profile, Scenario
@@ -477,7 +478,7 @@ def _sole_holder(profile: Profile, path: Path, candidates: list[Path]) -> Profil
         if other == path or not other.is_file():  # a FIFO would never answer a read
             continue
         try:
-            if profile.id not in other.read_text(encoding="utf-8", errors="replace"):
+            if profile.id not in readable_text(other):
                 continue
             if other.samefile(path):  # a link to the same file: the same hooks
                 continue
@@ -507,7 +508,7 @@ def _holds_id(text: str, name: str) -> bool:
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return readable_text(path)
     except OSError:
         return ""
 
@@ -704,7 +705,7 @@ def _declared_in_text(path: Path) -> list[str]:
     if not path.is_file():  # a FIFO: reading it would wait for ever
         return []
     try:
-        return _VARIABLE.findall(path.read_text(encoding="utf-8", errors="replace"))
+        return _VARIABLE.findall(readable_text(path))
     except OSError:
         return []
 
@@ -724,8 +725,8 @@ def profile_text(profile: Profile) -> str:
     all), else its mapping written as YAML."""
     if profile.path is not None:
         try:
-            return Path(profile.path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            return yaml_text(Path(profile.path))
+        except (OSError, ValueError):
             pass
     from .yamlio import dump_yaml
 

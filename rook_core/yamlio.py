@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError, ScenarioError, missing
+from .textfile import yaml_text
 
 try:  # the C loader is several times faster on big scenario sets
     _Base: Any = yaml.CSafeLoader
@@ -173,15 +174,15 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
             raise error(
                 f"{path}: not a regular file (a FIFO, a socket or a device); a YAML file is expected"
             )
-        text = path.read_text(encoding="utf-8")
+        text = yaml_text(path)
     except FileNotFoundError:
         raise error(f"{path}: {missing(path)}") from None
     except IsADirectoryError:
         raise error(f"{path}: a folder, not a YAML file") from None
     except OSError as exc:  # the reason, not Python's "[Errno 40] ...: 'PATH'" again
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: cannot read: {exc}") from None
+    except ValueError as exc:  # not UTF-8, nor UTF-16 or UTF-32 after its mark
+        raise error(f"{path}: {exc}") from None
     try:
         return _load(text)
     except yaml.YAMLError as exc:

@@ -556,3 +556,37 @@ def test_a_json_equals_written_in_quotes_fails_against_the_number_saying_why(ws,
     [criterion] = json.loads(r.stdout)["scenarios"][0]["criteria"]
     assert criterion["reason"] == ('a is 7, expected "7" ("7" is quoted, so YAML reads it as '
                                    "text; write 7 without the quotes)")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_scenario_file_saved_as_utf_16_or_32_with_a_byte_order_mark_runs(ws, rook_cli, encoding):
+    """YAML may be UTF-16 or UTF-32 after a byte order mark, and Windows PowerShell 5's
+    `>` and Out-File write UTF-16 so (CRLF line ends too): such a file was refused with
+    Python's "'utf-8' codec can't decode byte 0xff in position 0"."""
+    text = "id: s\r\ngoal: 'say héllo'\r\ncriteria:\r\n  - contains: HÉLLO\r\n"
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":  # Python writes a mark only for the native order
+        data = b"\xfe\xff" + data
+    path = ws.agent_dir / "scenarios" / "s.yaml"
+    path.write_bytes(data)
+    ws.script("agent.sh", '#!/bin/bash\n[ "$1" = execute ] || exit 0\n'
+              'echo \'{"output": "héllo"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    [scenario] = json.loads(r.stdout)["scenarios"]
+    assert (scenario["id"], scenario["status"]) == ("s", "passed")
+
+
+def test_a_scenario_file_that_is_not_utf_8_names_the_byte_line_and_column(ws, rook_cli, tmp_path):
+    """A Latin-1 file was refused with Python's "cannot read: 'utf-8' codec can't
+    decode byte 0xe9 in position 16: invalid continuation byte" (a byte offset)."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    path = ws.agent_dir / "scenarios" / "s.yaml"
+    path.write_bytes("id: s\ngoal: café\n".encode("latin-1"))
+    r = rook_cli("run")
+    assert r.exit_code == 2 and not ran.exists(), r.stderr
+    assert r.stderr == (f"rook: error: {path}: not UTF-8 text (byte 0xe9 at line 2, column 10);"
+                        " save it as UTF-8\n")

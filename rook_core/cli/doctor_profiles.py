@@ -667,11 +667,12 @@ def _holds_none(path: str) -> str:
     import re
 
     from ..errors import ConfigError
+    from ..textfile import yaml_text
     from ..yamlio import load_yaml
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeError):  # gone or changed since it was loaded
+        text = yaml_text(Path(path))
+    except (OSError, ValueError):  # gone or changed since it was loaded
         return "no scenario"
     if not text.strip():
         return "empty"
