@@ -152,7 +152,11 @@ class _ScenarioSchema(Schema):
     goal = Text(validate=_some_text)
     turns = fields.List(
         Text(validate=_some_text),
-        validate=validate.Length(min=1),
+        validate=validate.Length(
+            min=1,
+            error="empty: a list of texts, one per turn, holds none (one turn alone: write goal: "
+            "instead)",
+        ),
         error_messages={
             "invalid": "must be a list of texts, one per turn (one turn alone: write goal: instead)"
         },
@@ -240,8 +244,24 @@ def _unknown_type(key: str, criteria: Registry) -> str:
 def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> Criterion:
     installed = ", ".join(criteria.names())
     if not isinstance(item, dict):
+        said = re.match(r"\s*([^\s:]+)(:?)(\s*)(.*)", item, re.S) if isinstance(item, str) else None
+        if said and said[1] in criteria:  # a criterion written as one text: say how
+            kind, colon, space, rest = said.groups()
+            if colon and (space or not rest):  # `- "contains: x"`: the quotes make it text
+                why = "is in quotes, so YAML reads it as text, not a mapping; drop the quotes"
+            elif colon:  # `- contains:x`
+                why = f"is no criterion: write {kind}: {rest} (a space after the colon)"
+            elif rest:  # `- contains "x"`
+                why = (
+                    f"is no criterion: write {kind}: followed by its value (a colon after the type)"
+                )
+            else:  # `- contains`
+                why = f"alone is no criterion: write {kind}: followed by its value"
+            shown = item.strip() if len(item.strip()) <= 40 else item.strip()[:40] + "..."
+            raise ValidationError(f"{shown!r} {why}")
         raise ValidationError(
-            f"must be a mapping with one criterion type (one of: {installed}) and optional turn"
+            f"must be a mapping with one criterion type (one of: {installed}) and optional "
+            "turn and id"
         )
     keys = [k for k in item if k not in ("turn", LABEL)]
     unknown = [k for k in keys if k not in criteria]

@@ -590,3 +590,34 @@ def test_a_scenario_file_that_is_not_utf_8_names_the_byte_line_and_column(ws, ro
     assert r.exit_code == 2 and not ran.exists(), r.stderr
     assert r.stderr == (f"rook: error: {path}: not UTF-8 text (byte 0xe9 at line 2, column 10);"
                         " save it as UTF-8\n")
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("turns: []", "  turns: empty: a list of texts, one per turn, holds none (one turn alone: "
+                  "write goal: instead)\n"),
+    ("goal: hi\ncriteria:\n  - contains", "  criteria.0: 'contains' alone is no criterion: "
+                                          "write contains: followed by its value\n"),
+    ("goal: hi\ncriteria:\n  - contains refund", "  criteria.0: 'contains refund' is no "
+     "criterion: write contains: followed by its value (a colon after the type)\n"),
+    ("goal: hi\ncriteria:\n  - contains:refund", "  criteria.0: 'contains:refund' is no "
+     "criterion: write contains: refund (a space after the colon)\n"),
+    ("goal: hi\ncriteria:\n  - 'not_called: x'", "  criteria.0: 'not_called: x' is in quotes, "
+     "so YAML reads it as text, not a mapping; drop the quotes\n"),
+    ("goal: hi\ncriteria:\n  - 5", "  criteria.0: must be a mapping with one criterion type "
+     "(one of: call_order, "),
+    ("goal: hi\ncriteria:\n  - 5", ") and optional turn and id\n"),
+])
+def test_an_empty_turns_list_or_a_criterion_written_without_its_colon_says_what_to_write(
+        ws, rook_cli, tmp_path, text, needle):
+    """`turns: []` was refused as 'shorter than minimum length 1' (marshmallow's
+    words), and `- contains`, `- contains refund` (the colon left out),
+    `- contains:refund` (no space after it) or `- "not_called: x"` (in quotes) as
+    'must be a mapping with one criterion type (one of: ...) and optional turn',
+    which named neither what was wrong nor the optional id."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario(f"id: s\n{text}\n", name="s")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
