@@ -270,30 +270,34 @@ def load_scenarios(
     )
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
+    used_twice: list[str] = []  # every id used twice, not one per run
     try:
         for file, (listed, items) in validated:
             for n, scenario in enumerate(items):
                 source = f"{file}[{n}]" if listed else file
                 if scenario.id in seen:
-                    raise ScenarioError(
+                    used_twice.append(
                         f"{source}: scenario id {scenario.id!r} is already used by "
                         f"{seen[scenario.id]}"
                     )
+                    continue
                 seen[scenario.id] = file
                 scenarios.append(scenario)
     except ScenarioError as exc:  # name every file at fault, not one per run
-        raise ScenarioError(_every_problem(str(exc), files, build)) from None
+        raise ScenarioError(_every_problem([*used_twice, str(exc)], files, build)) from None
+    if used_twice:
+        raise ScenarioError(_every_problem(used_twice, [], build))
     return scenarios
 
 
 MAX_SHOWN_FILES = 10
 
 
-def _every_problem(first: str, files: list[FileEntry], build: Callable[[str], Built]) -> str:
-    """``first``, then the problems of the other files that do not validate
-    (validated again, without the cache: this is the error path)."""
-    problems = [first]
-    more = 0
+def _every_problem(first: list[str], files: list[FileEntry], build: Callable[[str], Built]) -> str:
+    """``first`` (the problems found so far), then those of the other files that do
+    not validate (validated again, without the cache: this is the error path)."""
+    problems = first[:MAX_SHOWN_FILES]
+    more = len(first) - len(problems)
     for _, path, _, _ in files:
         try:
             build(path)

@@ -628,6 +628,10 @@ def _surrogate_message(
     )
 
 
+MAX_SHOWN = 10
+"""The invalid scenarios of one file named at once, as the files of a folder are."""
+
+
 def scenarios_from_file(path: Path, criteria: Registry) -> tuple[bool, list[Scenario]]:
     """The scenarios of one file, validated: (whether the file holds a list, them).
 
@@ -641,11 +645,21 @@ def scenarios_from_file(path: Path, criteria: Registry) -> tuple[bool, list[Scen
     listed = isinstance(data, list)
     items = data if listed else [data]
     out = []
+    problems = []  # every scenario of a list at fault, as every file is (one round of fixes)
     for n, item in enumerate(items):
         source = f"{file}[{n}]" if listed else file
-        scenario = scenario_from_dict(
-            item, criteria, source, None if listed else path.stem, path.stem if listed else None
-        )
+        try:
+            scenario = scenario_from_dict(
+                item, criteria, source, None if listed else path.stem, path.stem if listed else None
+            )
+        except ScenarioError as exc:
+            problems.append(str(exc))
+            continue
         scenario.path = file
         out.append(scenario)
+    if problems:
+        shown = problems[:MAX_SHOWN]
+        if len(problems) > MAX_SHOWN:
+            shown.append(f"... and {counted(len(problems) - MAX_SHOWN, 'more scenario')} of {file}")
+        raise ScenarioError("\n".join(shown))
     return listed, out

@@ -941,6 +941,30 @@ def test_every_invalid_scenario_file_is_named_at_once(ws, rook_cli):
     assert r.stderr.count("invalid scenario") == 3, r.stderr
 
 
+def test_every_invalid_scenario_of_a_list_is_named_at_once(ws, rook_cli):
+    """A file holding a list named only its first invalid scenario: fixing three
+    took three runs, where three files are named at once."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario("- id: A\n  goal: g\n- id: b\n  goal: ''\n- id: ok\n  goal: g\n"
+                "- id: c\n  gaol: g\n", name="list")
+    r = rook_cli("run")
+    refused(r, ws, "list.yaml[0]: invalid scenario", "list.yaml[1]: invalid scenario b",
+            "list.yaml[3]: invalid scenario c", "goal: empty", "gaol")
+    assert r.stderr.count("invalid scenario") == 3, r.stderr
+
+
+def test_every_duplicate_scenario_id_is_named_at_once(ws, rook_cli):
+    """Only the first id used twice was named, and not beside a file that does not
+    validate: each round of fixes found one more."""
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "s", "goal": "again"}, name="copy")
+    ws.scenario("- id: t\n  goal: g\n- id: t\n  goal: h\n", name="twice")
+    ws.scenario({"id": "u", "gaol": "g"})
+    r = rook_cli("run")
+    refused(r, ws, "scenario id 's' is already used", "scenario id 't' is already used",
+            "u.yaml: invalid scenario u", "gaol")
+
+
 def test_duplicate_scenario_ids_name_both_files(ws, rook_cli):
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     ws.scenario({"id": "s", "goal": "again"}, name="copy")
