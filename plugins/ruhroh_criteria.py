@@ -61,8 +61,9 @@ class Status(CriterionType):
         if status is None:
             return Verdict(
                 UNVERIFIABLE,
-                "no completion status was recorded (the agent is not reached through a "
-                "Ruhroh wrapper or connector)",
+                "no completion status was recorded: the last turn's answer has no status "
+                "field (a Ruhroh wrapper or connector reports one; a hook may print one, "
+                '"status": "goal_satisfied")',
             )
         from .ruhroh_protocol import STATUSES
 

@@ -621,3 +621,21 @@ def test_an_empty_turns_list_or_a_criterion_written_without_its_colon_says_what_
     r = rook_cli("run")
     assert r.exit_code == 2 and needle in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and not ran.exists()
+
+
+def test_a_status_criterion_on_an_answer_without_one_says_a_hook_may_print_it(ws, rook_cli):
+    """`status: goal_satisfied` on a script hook's answer with no status said "the
+    agent is not reached through a Ruhroh wrapper or connector", as if only those
+    could report one, where a hook that prints a completion status is judged on it."""
+    ws.scenario({"id": "s", "goal": SAID_HELLO, "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    [criterion] = json.loads(r.stdout)["scenarios"][0]["criteria"]
+    assert criterion["status"] == "unverifiable"
+    assert criterion["reason"] == (
+        "no completion status was recorded: the last turn's answer has no status field "
+        '(a Ruhroh wrapper or connector reports one; a hook may print one, "status": '
+        '"goal_satisfied")')
+    ws.scenario({"id": "s", "goal": json.dumps({"output": "hi", "status": "goal_satisfied"}),
+                 "criteria": [{"status": "goal_satisfied"}]})
+    assert rook_cli("run", "--json").statuses() == {"s": "passed"}
