@@ -17,7 +17,8 @@ snapshot still holds:
   that writes a new file, changes it); a zip or egg file on ``sys.path`` by
   its own stat;
 * for each distribution that declares a ``rook`` entry point, the same stat
-  of its ``METADATA`` (the name and version shown come from there).
+  of its ``METADATA`` (the name and version shown come from there, and the
+  version of Rook it requires: see :func:`unmet_requirement`).
 
 Checking it takes listings and stats, never a read. A directory is not even
 listed when its own stat is unchanged and its ctime was already older than
@@ -46,7 +47,7 @@ from typing import Any, NamedTuple
 
 from . import cachedir
 
-FORMAT = 1
+FORMAT = 2
 """Layout of the cached answer; part of the key, bump when it changes."""
 
 SETTLED_NS = 2_000_000_000
@@ -68,14 +69,21 @@ _VALUE = (
 Stat = tuple[int, int, int, int, int]
 
 
+OWN = "rook-harness"
+"""Rook's own distribution: its built-in plugins keep their entry point names."""
+
+
 class FoundEntryPoint(NamedTuple):
-    """One entry point: its name, its value (``module`` or ``module:attr``) and
-    the name and version of the distribution that declares it."""
+    """One entry point: its name, its value (``module`` or ``module:attr``), the
+    name and version of the distribution that declares it, and the requirement
+    on Rook that distribution declares and the installed Rook does not meet
+    (``rook-harness>=2.0``; empty when it is met, or when there is none)."""
 
     name: str
     value: str
     distribution: str
     version: str
+    unmet: str = ""
 
     def load(self) -> Any:
         """Import the module and resolve the attribute path, exactly as
@@ -265,13 +273,13 @@ def _scan(group: str) -> tuple[list[FoundEntryPoint], list[tuple[str, Any]] | No
     (then the answer is not cached)."""
     from importlib import metadata
 
-    found: list[FoundEntryPoint] = []
-    dists: dict[str, tuple[str, str]] = {}
+    found: list[tuple[str, str, str]] = []  # entry point name, value, distribution ident
+    dists: dict[str, tuple[str, str, list[str]]] = {}  # name, version, Rook requirements
     checks: dict[str, list[Stat | None]] = {}
     cacheable = True
     for ep in metadata.entry_points(group=group):
         dist = ep.dist
-        name, version = "", ""
+        ident = ""
         if dist is not None:
             path = getattr(dist, "_path", None)  # a PathDistribution's folder
             ident = str(path) if path is not None else f"id:{id(dist)}"
@@ -281,10 +289,64 @@ def _scan(group: str) -> tuple[list[FoundEntryPoint], list[tuple[str, Any]] | No
                 else:  # stat'ed before it is read: an edit in between is seen next time
                     checks[ident] = _metadata_state(ident)
                 meta = dist.metadata  # parsed once: .name and .version parse it again
-                dists[ident] = (_field(meta, "Name"), _field(meta, "Version"))
-            name, version = dists[ident]
-        found.append(FoundEntryPoint(ep.name, ep.value, name, version))
-    return found, (list(checks.items()) if cacheable else None)
+                dists[ident] = (_field(meta, "Name"), _field(meta, "Version"), _on_rook(meta))
+        found.append((ep.name, ep.value, ident))
+    # Rook's own version, from the same scan: what pip sees installed
+    own = next((v for n, v, _ in dists.values() if _canonical(n) == OWN), "")
+    unmet = {
+        ident: unmet_requirement(requires, own) if requires and own else ""
+        for ident, (_, _, requires) in dists.items()
+    }
+    entry_points = [
+        FoundEntryPoint(name, value, *dists[ident][:2], unmet[ident])
+        if ident
+        else FoundEntryPoint(name, value, "", "")
+        for name, value, ident in found
+    ]
+    return entry_points, (list(checks.items()) if cacheable else None)
+
+
+def _canonical(name: str) -> str:
+    """A distribution's name as pip compares them (PEP 503): ``Rook_Harness`` is
+    ``rook-harness``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _on_rook(meta: Any) -> list[str]:
+    """The distribution's ``Requires-Dist`` lines that name Rook itself (a
+    cheap look at each name: most plugins' lines are read no further)."""
+    lines = meta.get_all("Requires-Dist") or []
+    return [
+        line
+        for line in lines
+        if _canonical(re.split(r"[^\w.-]", line.strip(), maxsplit=1)[0]) == OWN
+    ]
+
+
+def unmet_requirement(requires: list[str], own: str) -> str:
+    """The first of ``requires`` (``Requires-Dist`` lines on Rook) that Rook's
+    version ``own`` does not satisfy, as written without its marker; ``""`` when
+    all are met. A line whose marker does not hold here (an extra's, another
+    Python's) asks nothing; a line or a version that cannot be read is no
+    verdict (pip installed it, so it holds it valid). A pre-release of Rook
+    counts as its version, as ``pip check`` counts an installed one."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = Version(own)
+    except InvalidVersion:
+        return ""
+    for line in requires:
+        try:
+            req = Requirement(line)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+        except (InvalidRequirement, ValueError):
+            continue
+        if not req.specifier.contains(version, prereleases=True):
+            return line.split(";", 1)[0].strip()
+    return ""
 
 
 def _field(meta: Any, name: str) -> str:

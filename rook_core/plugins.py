@@ -581,6 +581,22 @@ class _PluginManager(pluggy.PluginManager):
         return super().parse_hookimpl_opts(plugin, name)
 
 
+def _for_another_rook(ep: entrypoints.FoundEntryPoint, own: str) -> LoadFailure:
+    """The failure of a plugin whose distribution requires a Rook other than
+    this one (``rook-harness>=2.0``): it may implement hooks this Rook does not
+    define, or use what it lacks, so it is not imported."""
+    dist = f"{ep.distribution} {ep.version}".strip()
+    return LoadFailure(
+        ep.name,
+        ep.distribution,
+        f"{dist} requires {ep.unmet}, and this Rook is {OWN} {own}: install a Rook it "
+        f"supports (pip install '{ep.unmet}') or a release of {ep.distribution} made for "
+        f"{OWN} {own}",
+        fix=f"install a Rook it supports (pip install '{ep.unmet}') or a release of "
+        f"{ep.distribution} made for {OWN} {own}, or skip it with ROOK_DISABLE_PLUGINS={ep.name}",
+    )
+
+
 def _in_process(plugin: object) -> str:
     """A plugin registered in process, by name: a module's, else its class's."""
     if isinstance(plugin, types.ModuleType):
@@ -656,10 +672,14 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
         order = sorted(
             found.entry_points, key=lambda e: (e.name, e.distribution != OWN, e.distribution)
         )
+        own = next((e.version for e in order if e.distribution == OWN), "")
         for ep in order:
             if (allowed is not None and not allowed(ep)) or (blocked is not None and blocked(ep)):
                 continue
             dist, version = ep.distribution, ep.version
+            if ep.unmet:  # made for another Rook: never imported, its name left to the next
+                rook.failures.append(_for_another_rook(ep, own))
+                continue
             if ep.name in seen:  # two distributions, one name: only the first loads
                 if dist != seen[ep.name]:
                     rook.failures.append(

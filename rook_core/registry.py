@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import field
 from typing import Any
 
+from .entrypoints import OWN
 from .errors import PluginError
 from .plain import plain
 
@@ -28,10 +29,6 @@ def opted_in(func: Any, offered: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in offered.items() if k in names}
 
 
-OWN = "rook-harness"
-"""Rook's own distribution: its built-in plugins keep their entry point names."""
-
-
 @plain
 class PluginInfo:
     """A plugin registered from an entry point (``rook plugins``)."""
@@ -45,11 +42,13 @@ class PluginInfo:
 
 @plain
 class LoadFailure:
-    """An entry point that could not be loaded, and why."""
+    """An entry point that could not be loaded, and why (and, when reinstalling
+    the plugin is not the way out, ``fix``: what is)."""
 
     name: str
     distribution: str
     error: str
+    fix: str = ""
 
 
 class Registry:

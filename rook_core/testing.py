@@ -270,21 +270,25 @@ def make_distribution(
     plugins: dict[str, str],
     modules: dict[str, str] | None = None,
     version: str = "0.1.0",
+    requires: list[str] | None = None,
 ) -> Path:
     """Write an installed distribution into ``root`` and return ``root``.
 
-    ``NAME-VERSION.dist-info/`` gets ``METADATA`` and an ``entry_points.txt``
-    declaring ``plugins`` (entry point name -> module) in the ``rook`` group;
-    ``modules`` (relative file path -> source, dedented) are written beside
-    it. With ``root`` on ``sys.path``, :mod:`importlib.metadata` finds the
-    distribution exactly as it finds one pip installed, so Rook loads it
-    through its entry point (or reports it, if it fails to import).
+    ``NAME-VERSION.dist-info/`` gets ``METADATA`` (with a ``Requires-Dist`` line
+    for each of ``requires``, as pip writes a package's ``dependencies``) and an
+    ``entry_points.txt`` declaring ``plugins`` (entry point name -> module) in
+    the ``rook`` group; ``modules`` (relative file path -> source, dedented) are
+    written beside it. With ``root`` on ``sys.path``, :mod:`importlib.metadata`
+    finds the distribution exactly as it finds one pip installed, so Rook loads
+    it through its entry point (or reports it, if it fails to import or
+    requires another version of Rook).
     """
     root.mkdir(parents=True, exist_ok=True)
     info = root / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(exist_ok=True)
+    needs = "".join(f"Requires-Dist: {line}\n" for line in requires or [])
     (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{needs}", encoding="utf-8"
     )
     lines = ["[rook]", *(f"{ep} = {target}" for ep, target in plugins.items())]
     (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -297,9 +301,10 @@ def make_distribution(
 
 @pytest.fixture
 def rook_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """``rook_distribution(name, plugins, modules=None, version="0.1.0")`` installs a
-    distribution for this test only (see :func:`make_distribution`): it is put on
-    ``sys.path``, and removed with its imported modules afterwards."""
+    """``rook_distribution(name, plugins, modules=None, version="0.1.0",
+    requires=None)`` installs a distribution for this test only (see
+    :func:`make_distribution`): it is put on ``sys.path``, and removed with its
+    imported modules afterwards."""
     import sys
 
     made: list[str] = []
@@ -309,9 +314,10 @@ def rook_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
         plugins: dict[str, str],
         modules: dict[str, str] | None = None,
         version: str = "0.1.0",
+        requires: list[str] | None = None,
     ) -> Path:
         root = make_distribution(
-            tmp_path / f"site-{len(made)}-{name}", name, plugins, modules, version
+            tmp_path / f"site-{len(made)}-{name}", name, plugins, modules, version, requires
         )
         made.extend(rel.split("/")[0].removesuffix(".py") for rel in (modules or {}))
         monkeypatch.syspath_prepend(str(root))

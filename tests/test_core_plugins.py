@@ -729,3 +729,111 @@ def test_rook_run_warns_once_of_a_misspelt_name_in_rook_disable_plugins(rook_wor
     assert len(lines) == 1 and "'reportrs'" in lines[0] and "loads nothing" in lines[0], r.stderr
     r = rook_cli("run", env={"ROOK_LOAD_PLUGINS": ",".join(every)})
     assert r.exit_code == 0 and "ROOK_LOAD_PLUGINS" not in r.stderr, r.stderr
+
+
+FROM_ROOK_2 = """
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import PASSED, Verdict
+
+
+class Fancy(CriterionType):
+    name = "fancy"
+
+    def evaluate(self, config, view):
+        return Verdict(PASSED, "fancy enough")
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Fancy())
+
+
+@hookimpl
+def rook_register_widgets(register):  # a hook of the Rook it was made for
+    register("w", object())
+"""
+
+
+@pytest.mark.parametrize(
+    "requires, shown",
+    [
+        ("rook-harness>=99", "rook-harness>=99"),
+        ("Rook_Harness (>=99.0)", "Rook_Harness (>=99.0)"),  # as older tools write it
+        ("rook-harness[dask]<0.1; python_version >= '3'", "rook-harness[dask]<0.1"),
+    ],
+)
+def test_a_plugin_made_for_another_rook_is_named_and_rook_runs_on(
+    rook_distribution, rook_workspace, rook_cli, requires, shown
+):
+    """A plugin whose package requires another Rook (pip install --no-deps, or Rook
+    downgraded under it) was loaded all the same: one implementing a hook of the
+    newer Rook made every command exit 2 with 'implements rook_register_widgets, a
+    hook Rook does not define (did you mean rook_register_judges?); fix the
+    plugin', blaming the plugin for the version of Rook. It is not imported:
+    reported as a plugin that failed to load, naming what it requires and this
+    Rook's version, and the rest of Rook runs."""
+    rook_distribution(
+        "rook-newer",
+        {"newer": "rook_newer"},
+        {"rook_newer.py": FROM_ROOK_2},
+        version="1.0",
+        requires=["pyyaml", requires],
+    )
+    said = (
+        f"plugin newer (rook-newer) failed to load: rook-newer 1.0 requires {shown}, and this "
+        "Rook is rook-harness 0.1.0: install a Rook it supports (pip install "
+        f"'{shown}') or a release of rook-newer made for rook-harness 0.1.0"
+    )
+    r = rook_cli("plugins", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "fancy" not in doc["criteria"]
+    assert doc["failed"] == [
+        {"name": "newer", "distribution": "rook-newer", "error": said.split("failed to load: ")[1]}
+    ]
+    assert f"rook: warning: {said}" in r.stderr
+    assert "rook_newer" not in __import__("sys").modules  # never imported
+    rook_workspace.script("agent.sh", '#!/bin/sh\necho \'{"output": "fine"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "fine"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.statuses() == {"s": "passed"}
+    assert f"rook: warning: {said}" in r.stderr
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"fancy": True}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert "criteria.0.fancy: unknown criterion type; installed: " in r.stderr
+    assert f"({said})" in r.stderr
+    r = rook_cli("doctor")
+    assert "PROBLEM  plugin newer: from rook-newer failed to load: rook-newer 1.0 requires" in r.stdout
+    assert (
+        f"fix: install a Rook it supports (pip install '{shown}') or a release of rook-newer "
+        "made for rook-harness 0.1.0, or skip it with ROOK_DISABLE_PLUGINS=newer"
+    ) in r.stdout
+
+
+@pytest.mark.parametrize(
+    "requires",
+    [
+        "rook-harness>=0.1",
+        "rook-harness",
+        "rook-harness>=99; extra == 'future'",  # only with an extra
+        "rook-harness>=99; python_version < '3'",  # not on this Python
+        "rook-harnessed>=99",  # another distribution
+    ],
+)
+def test_a_plugin_whose_requirement_on_rook_holds_here_loads(
+    rook_distribution, rook_cli, requires
+):
+    rook_distribution(
+        "rook-fits",
+        {"fits": "rook_fits"},
+        {"rook_fits.py": FROM_ROOK_2.split("\n\n@hookimpl\ndef rook_register_widgets")[0]},
+        requires=[requires],
+    )
+    r = rook_cli("plugins", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert "fancy" in json.loads(r.stdout)["criteria"]
+    assert "warning" not in r.stderr

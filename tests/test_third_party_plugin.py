@@ -353,6 +353,67 @@ def test_a_broken_installed_plugin_is_reported_and_rook_still_runs(venv, acme_wo
         venv.run("python", "-m", "pip", "uninstall", "-y", "-q", "rook-broken")
 
 
+def test_a_plugin_made_for_a_newer_rook_is_named_and_rook_still_runs(venv, acme_workspace, tmp_path):
+    """A package requiring a newer Rook, installed anyway (pip install --no-deps;
+    or Rook downgraded under it), was loaded: its hook of the newer Rook made every
+    command exit 2 blaming the plugin ('a hook Rook does not define ... fix the
+    plugin'). It is reported as a plugin that failed to load, saying which Rook it
+    requires, and never imported; the rest of Rook runs."""
+    pkg = tmp_path / "rook-future"
+    (pkg / "rook_future").mkdir(parents=True)
+    (pkg / "pyproject.toml").write_text(
+        textwrap.dedent("""
+        [build-system]
+        requires = ["setuptools>=68"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "rook-future"
+        version = "3.1"
+        dependencies = ["rook-harness>=99"]
+
+        [project.entry-points.rook]
+        future = "rook_future"
+    """)
+    )
+    (pkg / "rook_future" / "__init__.py").write_text(
+        textwrap.dedent("""
+        from rook_core.hookspecs import hookimpl
+
+        print("rook_future imported")
+
+
+        @hookimpl
+        def rook_register_widgets(register):  # a hook of Rook 99
+            register("gadget", object())
+    """)
+    )
+    r = venv.run("python", "-m", "pip", "install", "-q", "--no-deps", str(pkg), timeout=600)
+    assert r.returncode == 0, r.stderr
+    said = (
+        "rook: warning: plugin future (rook-future) failed to load: rook-future 3.1 requires "
+        "rook-harness>=99, and this Rook is rook-harness 0.1.0: install a Rook it supports "
+        "(pip install 'rook-harness>=99') or a release of rook-future made for rook-harness 0.1.0"
+    )
+    try:
+        for _ in range(2):  # found by scanning, then from the cache
+            r = venv.run("rook", "plugins")
+            assert r.returncode == 0, r.stderr
+            assert said in r.stderr.splitlines(), r.stderr
+            assert "rook_future imported" not in r.stdout + r.stderr
+        r = venv.run("rook", "run", "-w", str(acme_workspace), "--json")
+        assert r.returncode == 0, r.stderr
+        assert statuses(report_of(r)) == {"order": "passed", "follow-up": "passed"}
+        assert said in r.stderr.splitlines()
+        r = venv.run("rook", "doctor", "-w", str(acme_workspace))
+        assert r.returncode == 1
+        assert "fix: install a Rook it supports (pip install 'rook-harness>=99') or a " in r.stdout
+    finally:
+        venv.run("python", "-m", "pip", "uninstall", "-y", "-q", "rook-future")
+    r = venv.run("rook", "plugins")
+    assert r.returncode == 0 and "future" not in r.stderr, r.stderr
+
+
 def test_rook_init_example_works_from_the_installed_package(venv, tmp_path):
     """The sample agent ships as package data: init, then run, passes."""
     r = venv.run(

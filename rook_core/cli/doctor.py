@@ -112,7 +112,7 @@ class Doctor:
         loaded = {i.name for i in rook.infos}
         for f in rook.failures:
             dist = f.distribution or "unknown distribution"
-            fix = (  # its name is another distribution's: disabling it would disable both
+            fix = f.fix or (  # its name is another's: disabling it would disable both
                 f"uninstall one of the two (pip uninstall {f.distribution or f.name}), or "
                 "give the plugin an entry point name of its own"
                 if f.name in loaded

@@ -51,7 +51,10 @@ def plugins_command(as_json: bool) -> None:
         from ..known_secrets import workspace_redactor
 
         said = workspace_redactor(None)
-        failures = [{**vars(f), "error": said.text(f.error)} for f in rook.failures]
+        failures = [
+            {"name": f.name, "distribution": f.distribution, "error": said.text(f.error)}
+            for f in rook.failures
+        ]
     else:
         failures = []
     if as_json:
