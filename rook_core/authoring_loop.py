@@ -166,22 +166,20 @@ def fallback_author(rook: Rook) -> tuple[str, Any] | None:
     return None
 
 
-def suggest_name(author: Any, source: Source) -> str | None:
-    """The author's name for the profile; a plugin's bug becomes a clear error."""
-    suggest = getattr(author, "suggest_name", None)
-    if not callable(suggest):
+def suggest_name(rook: Rook, name: str, source: Source) -> str | None:
+    """The name author ``name`` gives the profile, or None; a plugin's bug (a raise,
+    something other than a text or None) becomes a clear error naming it."""
+    if not callable(getattr(rook.authors.get(name), "suggest_name", None)):
         return None
-    try:
-        name = suggest(source)
-    except RookError:
-        raise
-    except BaseException as exc:
-        if not plugin_failure(exc):
-            raise
-        raise PluginError(
-            f"author {type(author).__name__} failed in suggest_name: {exception_text(exc)}"
-        ) from None
-    return name if isinstance(name, str) else None
+    suggested = _call(name, rook, "suggest_name", source)
+    if suggested is None or isinstance(suggested, str):
+        return suggested
+    shown = repr(suggested)
+    raise PluginError(
+        f"author {name!r} ({rook.authors.owner(name)}) returned "
+        f"{shown if len(shown) <= 200 else shown[:200] + '...'} from suggest_name, not a "
+        "profile name (a text, or None)"
+    )
 
 
 def _call(name: str, rook: Rook, method: str, *args: Any) -> Any:

@@ -2525,6 +2525,60 @@ def test_an_author_whose_conclude_returns_a_text_gives_one_note(
     ), r.stderr
 
 
+NAMING_AUTHOR = """
+from rook_core.authoring import Draft
+from rook_core.hookspecs import hookimpl
+
+
+class Naming:
+    def detect(self, source):
+        return 1.0 if source.path is not None and source.path.suffix == ".naming" else 0.0
+
+    def suggest_name(self, source):
+        return eval(source.text)
+
+    def write(self, request):
+        return Draft(hooks={"execute": "scripts/agent.sh"})
+
+
+@hookimpl
+def rook_register_authors(register):
+    register("naming", Naming())
+"""
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("1 / 0", "failed in suggest_name: ZeroDivisionError: division by zero"),
+        ("42", "returned 42 from suggest_name, not a profile name (a text, or None)"),
+        ("['desk']", "returned ['desk'] from suggest_name, not a profile name"),
+    ],
+)
+def test_an_author_whose_suggest_name_fails_is_named_with_its_plugin(
+    rook_distribution, rook_workspace, rook_cli, tmp_path, text, said
+):
+    """author.md: an author's method that raises is 'author NAME (PLUGIN (DIST))
+    failed in METHOD'. suggest_name's said 'author Naming failed in suggest_name',
+    its class, neither its name nor its plugin; one returning something other than
+    a text or None (42) was ignored and the profile named after the agent."""
+    rook_distribution("rook-naming", {"naming": "rook_naming"},
+                      {"rook_naming.py": NAMING_AUTHOR})
+    source = tmp_path / "call.naming"
+    source.write_text(text)
+    r = rook_cli("profile", "add", "--from", str(source), "--no-test",
+                 "-w", str(rook_workspace.root))
+    assert r.exception is None and r.exit_code == 2, (r.exception, r.stdout + r.stderr)
+    assert f"rook: error: author 'naming' (naming (rook-naming)) {said}" in r.stderr, r.stderr
+    assert not list((rook_workspace.agent_dir / "profiles").glob("*.yaml"))
+    source.write_text("'desk'")  # a name: used
+    rook_workspace.script("agent.sh", "#!/bin/bash\necho '{\"output\": \"hi\"}'\n")
+    r = rook_cli("profile", "add", "--from", str(source), "--no-test",
+                 "-w", str(rook_workspace.root))
+    assert r.exit_code == 0, r.stderr
+    assert (rook_workspace.agent_dir / "profiles" / "desk.yaml").exists()
+
+
 BARE_TRANSPORT = """
 from rook_core.hookspecs import hookimpl
 from rook_core.transports import TransportSpec, saves_nothing

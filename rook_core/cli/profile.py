@@ -462,7 +462,7 @@ def _add(
                 f"(it is for {meant})"
             )
     named = name is not None
-    name = name or suggest_name(plugin, source) or s.agent.name
+    name = name or suggest_name(s.rook, author, source) or s.agent.name
     pid = slug(name)
     if not pid:
         raise ConfigError(
