@@ -695,6 +695,9 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             seen[ep.name] = dist
             try:
                 plugin = ep.load()
+                if plugin is None:  # to pluggy, a None plugin is a blocked name: no hook
+                    rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(None, ep.value)))
+                    continue
                 other = pm.get_name(plugin)
                 if other is not None:  # pluggy's own message lists every plugin loaded
                     rook.failures.append(
@@ -716,11 +719,11 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                 continue
             hooks = _hook_names(pm, plugin)
             if not hooks:  # a missing @hookimpl, or the wrong object named
-                pm.unregister(plugin)
+                pm.unregister(name=ep.name)  # by name: an object may not equal itself (NaN)
                 rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(plugin, ep.value)))
                 continue
             if isinstance(plugin, type) and _methods(pm, plugin):  # never called with a self
-                pm.unregister(plugin)
+                pm.unregister(name=ep.name)
                 rook.failures.append(
                     LoadFailure(
                         ep.name,

@@ -837,3 +837,30 @@ def test_a_plugin_whose_requirement_on_rook_holds_here_loads(
     assert r.exit_code == 0, r.stderr
     assert "fancy" in json.loads(r.stdout)["criteria"]
     assert "warning" not in r.stderr
+
+
+def test_an_entry_point_naming_none_or_an_object_unequal_to_itself_is_named(
+    rook_distribution, rook_cli
+):
+    """An entry point naming an attribute left None (``PLUGIN = None`` when an
+    optional import failed) ended every command with a traceback from pluggy
+    ('AssertionError: one of name or plugin needs to be specified'), and one naming
+    an object unequal to itself (a NaN) with 'plugin is not registered'. Each is a
+    plugin that failed to load, named, and the rest of Rook runs."""
+    rook_distribution(
+        "rook-hollow",
+        {"hollow": "rook_hollow:PLUGIN", "nan": "rook_hollow:NAN"},
+        {"rook_hollow.py": "PLUGIN = None\nNAN = float('nan')\n"},
+    )
+    r = rook_cli("plugins", "--json")
+    assert r.exit_code == 0 and r.exception is None, (r.exception, r.stderr)
+    failed = {f["name"]: f["error"] for f in json.loads(r.stdout)["failed"]}
+    assert failed == {
+        "hollow": "it implements no Rook hook: its entry point names rook_hollow:PLUGIN "
+        "(NoneType), which has no function marked with @hookimpl",
+        "nan": "it implements no Rook hook: its entry point names rook_hollow:NAN "
+        "(float), which has no function marked with @hookimpl",
+    }
+    assert "rook: warning: plugin hollow (rook-hollow) failed to load: " in r.stderr
+    r = rook_cli("plugins")
+    assert r.exit_code == 0 and "script" in r.stdout, r.stderr
