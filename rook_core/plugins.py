@@ -581,6 +581,42 @@ class _PluginManager(pluggy.PluginManager):
         return super().parse_hookimpl_opts(plugin, name)
 
 
+def _load_one(
+    pm: pluggy.PluginManager, ep: entrypoints.FoundEntryPoint, seen: dict[str, str]
+) -> tuple[Any, list[str]] | str:
+    """Import entry point ``ep`` and register it under its name: the plugin and the
+    hooks it implements, or why it failed to load (then nothing is registered).
+    ``seen`` names the distribution of each entry point loaded so far."""
+    try:
+        plugin = ep.load()
+        if plugin is None:  # to pluggy, a None plugin is a blocked name: no hook
+            return _no_hooks(None, ep.value)
+        other = pm.get_name(plugin)
+        if other is not None:  # pluggy's own message lists every plugin loaded
+            return (
+                f"its entry point names {ep.value}, which the entry point {other} "
+                f"({seen.get(other) or 'another distribution'}) loads already; give each "
+                "entry point a module of its own"
+            )
+        pm.register(plugin, name=ep.name)
+    except BaseException as exc:  # a broken plugin must not take Rook down
+        if not plugin_failure(exc):
+            raise
+        return exception_text(exc).replace("\n", "; ")  # pluggy's are several lines
+    hooks = _hook_names(pm, plugin)
+    if not hooks:  # a missing @hookimpl, or the wrong object named
+        pm.unregister(name=ep.name)  # by name: an object may not equal itself (NaN)
+        return _no_hooks(plugin, ep.value)
+    if isinstance(plugin, type) and _methods(pm, plugin):  # never called with a self
+        pm.unregister(name=ep.name)
+        return (
+            f"its entry point names the class {ep.value}, whose hooks are methods: name an "
+            f"instance of it (PLUGIN = {plugin.__name__}() in its module, and the entry "
+            "point module:PLUGIN)"
+        )
+    return plugin, hooks
+
+
 def _for_another_rook(ep: entrypoints.FoundEntryPoint, own: str) -> LoadFailure:
     """The failure of a plugin whose distribution requires a Rook other than
     this one (``rook-harness>=2.0``): it may implement hooks this Rook does not
@@ -668,18 +704,17 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
 
             source = "from the cache" if found.from_cache else "by scanning distributions"
             trace_line(f"found {counted(len(found.entry_points), 'entry point')} {source}")
-        # one name, two distributions: Rook's own built-in first, then by distribution name
+        # one name, two distributions: Rook's own built-in first, then by distribution name;
+        # the first that loads keeps the name
         order = sorted(
             found.entry_points, key=lambda e: (e.name, e.distribution != OWN, e.distribution)
         )
         own = next((e.version for e in order if e.distribution == OWN), "")
+        tried: set[tuple[str, str]] = set()  # (name, distribution) tried already
         for ep in order:
             if (allowed is not None and not allowed(ep)) or (blocked is not None and blocked(ep)):
                 continue
             dist, version = ep.distribution, ep.version
-            if ep.unmet:  # made for another Rook: never imported, its name left to the next
-                rook.failures.append(_for_another_rook(ep, own))
-                continue
             if ep.name in seen:  # two distributions, one name: only the first loads
                 if dist != seen[ep.name]:
                     rook.failures.append(
@@ -692,48 +727,18 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
                         )
                     )
                 continue
+            if (ep.name, dist) in tried:  # one distribution found twice on sys.path
+                continue
+            tried.add((ep.name, dist))
+            if ep.unmet:  # made for another Rook: never imported
+                rook.failures.append(_for_another_rook(ep, own))
+                continue
+            loaded = _load_one(pm, ep, seen)
+            if isinstance(loaded, str):  # its name is left to the next distribution's
+                rook.failures.append(LoadFailure(ep.name, dist, loaded))
+                continue
+            plugin, hooks = loaded
             seen[ep.name] = dist
-            try:
-                plugin = ep.load()
-                if plugin is None:  # to pluggy, a None plugin is a blocked name: no hook
-                    rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(None, ep.value)))
-                    continue
-                other = pm.get_name(plugin)
-                if other is not None:  # pluggy's own message lists every plugin loaded
-                    rook.failures.append(
-                        LoadFailure(
-                            ep.name,
-                            dist,
-                            f"its entry point names {ep.value}, which the entry point "
-                            f"{other} ({seen.get(other) or 'another distribution'}) loads "
-                            "already; give each entry point a module of its own",
-                        )
-                    )
-                    continue
-                pm.register(plugin, name=ep.name)
-            except BaseException as exc:  # a broken plugin must not take Rook down
-                if not plugin_failure(exc):
-                    raise
-                said = exception_text(exc).replace("\n", "; ")  # pluggy's are several lines
-                rook.failures.append(LoadFailure(ep.name, dist, said))
-                continue
-            hooks = _hook_names(pm, plugin)
-            if not hooks:  # a missing @hookimpl, or the wrong object named
-                pm.unregister(name=ep.name)  # by name: an object may not equal itself (NaN)
-                rook.failures.append(LoadFailure(ep.name, dist, _no_hooks(plugin, ep.value)))
-                continue
-            if isinstance(plugin, type) and _methods(pm, plugin):  # never called with a self
-                pm.unregister(name=ep.name)
-                rook.failures.append(
-                    LoadFailure(
-                        ep.name,
-                        dist,
-                        f"its entry point names the class {ep.value}, whose hooks are methods: "
-                        f"name an instance of it (PLUGIN = {plugin.__name__}() in its module, "
-                        "and the entry point module:PLUGIN)",
-                    )
-                )
-                continue
             rook.infos.append(
                 PluginInfo(
                     name=ep.name,

@@ -223,6 +223,32 @@ def test_the_plugin_switches_take_a_distribution_name_as_pip_shows_it(
     assert doc["failed"] == []
 
 
+@pytest.mark.parametrize(
+    "value, broken",
+    [
+        ("rook_csva", "raise ImportError('rook-csva needs the acme-sdk package')\n"),
+        ("rook_csva:PLUGIN", "PLUGIN = None\n"),  # names nothing
+        ("rook_csva", "def rook_register_reporters(register):\n    pass\n"),  # no @hookimpl
+    ],
+)
+def test_of_two_distributions_with_one_name_the_next_loads_when_the_first_cannot(
+    rook_distribution, rook_cli, value, broken
+):
+    """Two distributions with one entry point name: the first by distribution name
+    loads. When it could not (an import error, no hook), the other was not tried
+    either and was reported as 'already used by rook-csva, which is loaded
+    instead', which nothing was: neither loaded. The name goes to the next one,
+    and only the one that failed is reported."""
+    rook_distribution("rook-csva", {"csvreport": value}, {"rook_csva.py": broken})
+    rook_distribution("rook-csvb", {"csvreport": "rook_csvb"}, {"rook_csvb.py": COMMUNITY})
+    r = rook_cli("plugins", "--json")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["owners"]["reporters"]["csv"]["distribution"] == "rook-csvb"
+    assert [f["distribution"] for f in doc["failed"]] == ["rook-csva"], doc["failed"]
+    assert "which is loaded instead" not in r.stderr, r.stderr
+
+
 def _example(tmp_path):
     """``rook init --example``: a workspace whose ``rook run`` passes (3 scenarios)."""
     ws = tmp_path / "ws"
