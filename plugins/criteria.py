@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import unicodedata
 from typing import Any
 
@@ -102,9 +103,13 @@ def folded(text: str) -> str:
 
 
 def finite_number(value: Any) -> bool:
-    """Whether ``value`` is a number YAML wrote as one and not ``.nan`` or ``.inf``:
-    a limit of NaN is never met, and one of infinity checks nothing."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """Whether ``value`` is a number YAML wrote as one and not ``.nan`` or ``.inf``
+    (nor a whole number past the largest float, ``10**400`` written out, which no
+    time or cost compares with): a limit of NaN is never met, and one of infinity
+    checks nothing."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) <= sys.float_info.max if isinstance(value, int) else math.isfinite(value)
 
 
 def _no_output(view: EvidenceView) -> Verdict | None:

@@ -206,7 +206,10 @@ def yaml_typed(value: Any) -> str | None:
         written = "yes, on or true" if value else "no, off or false"
         return f"must be text: YAML reads an unquoted {written} as a boolean; quote it"
     if isinstance(value, (int, float)):
-        return f"must be text: YAML reads {value} unquoted as a number; quote it as written"
+        shown = getattr(value, "written", None) or str(value)  # 007 as written, not 7
+        if len(shown) > 40:  # a number of 5,000 digits, once
+            shown = f"{shown[:20]}... ({len(shown):,} characters)"
+        return f"must be text: YAML reads {shown} unquoted as a number; quote it as written"
     return None
 
 

@@ -87,7 +87,12 @@ def _number_unless_sexagesimal(base: Any) -> Any:
         text = loader.construct_scalar(node)
         if ":" in str(text):  # YAML 1.1's base 60: 12:30 is 750, a time as written
             return str(text)
-        value = base(loader, node)
+        try:
+            value = base(loader, node)
+        except ValueError:  # a whole number of more digits than Python reads (4,300)
+            infinite = WrittenFloat("-inf" if str(text).lstrip().startswith("-") else "inf")
+            infinite.written = str(text)  # past any float: refused as 1.0e+400 is,
+            return infinite  # "too large: not a finite number"; text where text is taken
         if str(value) != text and type(value) in (int, float):  # 19.90 is 19.9 to YAML
             value = (WrittenInt if type(value) is int else WrittenFloat)(value)
             value.written = str(text)

@@ -842,6 +842,10 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "timeout_seconds": 10**400},
          ["timeout_seconds: too large: not a finite number (infinity, or past 1.8e+308); "
           "write a finite number greater than 0\n"]),
+        # a limit past the largest float said "refused it: OverflowError: int too large
+        # to convert to float"
+        ({"id": "s", "goal": "g", "criteria": [{"max_seconds": 10**400}]},
+         ["criteria.0.max_seconds: must be a number of seconds > 0 (not .nan or .inf)\n"]),
         ({"id": "s", "goal": "g", "repeat": float("-inf")},
          ["repeat: too small: not a finite number (minus infinity, or past -1.8e+308); "
           "write a whole number from 1 to 1,000,000\n"]),
@@ -851,6 +855,40 @@ def test_invalid_scenario_is_refused_with_the_field_path(ws, rook_cli, scenario,
     ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
     path = ws.scenario(scenario)
     refused(rook_cli("run"), ws, path.name, *needles)
+
+
+def test_a_number_of_more_digits_than_python_reads_is_named(ws, rook_cli):
+    """A whole number of more than 4,300 digits (Python's limit for reading one) ended
+    `rook run` in a ValueError traceback; it is past any float, refused as 1.0e+400
+    is where a number goes, and as a number where text goes (shown shortened)."""
+    many, nines = "1" * 5000, "9" * 5000
+    ws.profile(
+        f"id: p\nhooks:\n  execute:\n    script: scripts/h.sh\n    timeout_seconds: {nines}\n"
+        f"concurrency: -{nines}\nname: {many}\n",
+        name="p",
+    )
+    refused(
+        rook_cli("run"),
+        ws,
+        "p.yaml",
+        "hooks.execute.timeout_seconds: too large: not a finite number (infinity, or past "
+        "1.8e+308); write a finite number greater than 0\n",
+        "concurrency: too small: not a finite number",
+        "name: must be text: YAML reads 11111111111111111111... (5,000 characters) "
+        "unquoted as a number; quote it as written\n",
+    )
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    path = ws.scenario(
+        f"id: s\ngoal: g\nrepeat: {nines}\ncriteria:\n  - max_seconds: {nines}\n", name="s"
+    )
+    refused(
+        rook_cli("run"),
+        ws,
+        path.name,
+        "repeat: too large: not a finite number (infinity, or past 1.8e+308); "
+        "write a whole number from 1 to 1,000,000\n",
+        "criteria.0.max_seconds: must be a number of seconds > 0 (not .nan or .inf)\n",
+    )
 
 
 def test_text_yaml_reads_as_a_boolean_or_number_is_told_to_be_quoted(ws, rook_cli):
