@@ -369,6 +369,11 @@ def load_profile(path: Path, transports: Registry, cache: DefinitionCache | None
     return cache.profile(path, st, build)
 
 
+ACTIVE_MAX = 4096
+"""The most bytes ``profiles/active`` may hold: an id (at most 128 characters), or
+a profile's file name or name, with blanks around it."""
+
+
 def read_active(profiles_dir: Path) -> str | None:
     """The id ``profiles/active`` names (stripped, of a byte order mark too), or None
     without the file; a file Rook cannot read is a :class:`ProfileError` naming it."""
@@ -380,8 +385,15 @@ def read_active(profiles_dir: Path) -> str | None:
                     f"{active}: not a file; write the id of the active profile in it"
                 )
             return None
+        with active.open("rb") as f:  # read no further than an id could reach
+            data = f.read(ACTIVE_MAX + 1)
+        if len(data) > ACTIVE_MAX:  # shown once in full, it flooded the terminal
+            raise ProfileError(
+                f"{active}: more than {ACTIVE_MAX:,} bytes, so no profile id; write the id "
+                "of the active profile in it (rook profile use NAME)"
+            )
         # a byte order mark first (PowerShell's Set-Content -Encoding utf8) is no part of the id
-        return active.read_text(encoding="utf-8").removeprefix("\ufeff").strip()
+        return data.decode("utf-8").removeprefix("\ufeff").strip()
     except OSError as exc:
         raise ProfileError(f"{active}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

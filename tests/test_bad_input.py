@@ -190,6 +190,17 @@ def test_an_active_file_that_is_not_utf8_is_named(example, command):
     clean_error(proc, f"{agent / 'profiles/active'}: not UTF-8 text")
 
 
+@pytest.mark.parametrize("command", ["run", "profile show"])
+def test_an_active_file_far_too_big_for_an_id_is_named_not_printed(example, command):
+    # 60 MB of text was read whole and printed back in "names 'aaaa...', which is
+    # no profile here": a minute and 60 MB on the terminal
+    ws, agent = example
+    (agent / "profiles/active").write_text("a" * 5_000_000)
+    proc = rook(*command.split(), cwd=ws)
+    clean_error(proc, f"{agent / 'profiles/active'}: more than 4,096 bytes, so no profile id")
+    assert len(proc.stderr) < 1000, len(proc.stderr)
+
+
 def test_an_active_file_written_with_a_byte_order_mark_names_its_profile(example):
     # PowerShell 5's Set-Content -Encoding utf8 writes a BOM (and CRLF): it was
     # "names '\ufeffexample', which is no profile here"
