@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from rook_core import procscan
 from rook_core.errors import ConfigError, RookError
 from rook_core.process import run_process
+from rook_core.redact import current
 
 if TYPE_CHECKING:
     from rook_core.authoring import AuthorRequest, Draft, Source
@@ -81,6 +82,12 @@ Secrets come from environment variables; never write a secret value into the scr
 """
 
 
+def _said(value: Any, limit: int = 100) -> str:
+    """A value the author agent answered, quoted in a message: redacted, then cut
+    (a cut first would leave a piece of a secret the redactor no longer finds)."""
+    return current().head(repr(value), limit, "...")
+
+
 def _phases(value: Any) -> list[str]:
     """The ``phases`` of a JSON answer: a list of phase names, or one name alone
     (``"open"``: a one-item list); anything else is the author agent's error."""
@@ -88,13 +95,13 @@ def _phases(value: Any) -> list[str]:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list):
         raise RookError(
-            f"the author agent answered phases: {value!r:.100} is not a phase "
+            f"the author agent answered phases: {_said(value)} is not a phase "
             f"name nor a list of them ({', '.join(every)})"
         )
     for name in names:
         if name not in every:
             raise RookError(
-                f"the author agent answered phases: {name!r:.100} is not a phase "
+                f"the author agent answered phases: {_said(name)} is not a phase "
                 f"({', '.join(every)})"
             )
     return names
@@ -107,7 +114,7 @@ def _env(value: Any) -> list[dict[str, Any]]:
     for item in value if isinstance(value, list) else [value]:
         if not isinstance(item, str) and not (isinstance(item, dict) and "variable" in item):
             raise RookError(
-                f"the author agent answered env: {item!r:.100} is not a variable "
+                f"the author agent answered env: {_said(item)} is not a variable "
                 "({variable: NAME, purpose: ...}, or a NAME alone)"
             )
     return [
@@ -143,7 +150,7 @@ def parse_answer(stdout: str) -> tuple[str, str, dict[str, Any]]:
     elif not text.startswith("#!") and not isinstance(value, dict):  # [1, 2] holds none
         raise RookError(
             "the author agent answered no script (no fenced code block, no "
-            f"JSON object with output); it said: {text[:300]!r}"
+            f"JSON object with output); it said: {_said(text, 300)}"
         )
     lang = str(extra.get("language") or lang).lower()
     if lang not in SUFFIX and text.startswith("#!"):  # the #! line names what runs it
@@ -204,7 +211,7 @@ def run_author(command: str, text: str, request: AuthorRequest) -> str:
     if proc.returncode != 0:
         rc = proc.returncode
         how = f"was killed by signal {-rc}" if rc and rc < 0 else f"exited with code {rc}"
-        said = f": {err[-500:]}" if err else " (it wrote nothing on standard error)"
+        said = f": {current().tail(err, 500)}" if err else " (it wrote nothing on standard error)"
         raise RookError(f"the author agent {how}{said}")
     return out
 

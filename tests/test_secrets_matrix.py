@@ -4514,3 +4514,44 @@ def test_a_secret_a_hook_prints_in_utf_16_is_redacted(codec, rook_workspace, roo
     for shown in ("\x00".join("s3cr3t"), "\\u0000".join("s3cr3t")):
         assert shown not in text, text
     assert "UTF-16" in text
+
+
+CUTTING_AUTHOR = r"""
+import json, os, sys
+sys.stdin.read()
+value = os.environ["API_TOKEN"]
+how = os.environ["CUT"]
+if how == "said":  # no script: the start of what it said is quoted
+    print("y" * 295 + value + " is what I read")
+elif how == "stderr":  # a failure: the end of its standard error is quoted
+    print(value + "z" * 495, file=sys.stderr)
+    sys.exit(3)
+else:  # a JSON answer whose phases or env item is no phase or variable
+    item = "q" * 95 + value
+    print(json.dumps({"output": "#!/bin/sh\necho hi\n", how: [item if how == "phases" else [item]]}))
+"""
+
+
+@pytest.mark.parametrize("cut", ["said", "stderr", "phases", "env"])
+def test_what_the_author_agent_said_is_never_cut_inside_a_secret(rook_workspace, rook_cli, monkeypatch, cut):
+    """rook profile add --notes quoted what a failing author agent said cut
+    first (its first 300 characters, the last 500 of its standard error, 100 of
+    a phase or env item it answered), then redacted: a secret the cut fell in
+    was shown in part ('...yyytok-H', 'Z5pLmzzz...'), which the redactor no
+    longer recognised."""
+    import sys
+
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    monkeypatch.setenv("CUT", cut)
+    ws = rook_workspace
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    (ws.root / "author.py").write_text(CUTTING_AUTHOR)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    r = rook_cli("profile", "add", "x", "--notes", "an agent that says hi",
+                 "--author", f"{sys.executable} {ws.root / 'author.py'}", "-w", str(ws.root))
+    said = r.stdout + r.stderr
+    assert r.exit_code != 0 and "Traceback" not in said, said
+    assert "the author agent" in said and "[redacted:API_TOKEN]" in said, said
+    for piece in (SECRET[:4], SECRET[-4:]):
+        assert piece not in said, said
