@@ -30,7 +30,7 @@ from rook_core.hookspecs import hookimpl
 from rook_core.judging import CHECK_MARKER, CriterionType, EvidenceView
 from rook_core.models import ERROR, FAILED, PASSED, Verdict
 from rook_core.process import run_process
-from rook_core.redact import current
+from rook_core.redact import MARK, current
 from rook_core.workspace import user_path
 
 from .criteria import finite_number, folded, same_form, unknown_keys, with_yaml_hint
@@ -59,11 +59,16 @@ def workspace_dir(view: EvidenceView) -> Path:
 def reported_workspace(view: EvidenceView) -> str | None:
     """The agent workspace an execute hook reported in its ``workspace`` field
     (a Ruhroh wrapper works in its own sandbox, ``RUHROH_WORKSPACE``, not in
-    the Rook workspace), the latest turn's; ``None`` when no turn gave one."""
+    the Rook workspace), the latest turn's; ``None`` when no turn gave one. A
+    path holding a secret's value is recorded redacted: it is put back
+    (:meth:`~rook_core.redact.Redactor.put_back`, in memory only) to name the
+    folder the hook reported, never one called ``...[redacted:NAME]``."""
     for turn in reversed(view.turns):
         where = turn.evidence.get("workspace")
         if where is not None:
-            return where if isinstance(where, str) and where.strip() else None
+            if not isinstance(where, str) or not where.strip():
+                return None
+            return current().put_back(where)[0] if MARK in where else where
     return None
 
 

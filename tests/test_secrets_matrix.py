@@ -4555,3 +4555,38 @@ def test_what_the_author_agent_said_is_never_cut_inside_a_secret(rook_workspace,
     assert "the author agent" in said and "[redacted:API_TOKEN]" in said, said
     for piece in (SECRET[:4], SECRET[-4:]):
         assert piece not in said, said
+
+
+REPORTS_ITS_WORKSPACE = r"""
+#!/bin/bash
+cat >/dev/null
+ws="$ROOK_STATE_DIR/checkout-$API_TOKEN"
+mkdir -p "$ws" && echo "done" > "$ws/out.txt"
+echo "{\"output\": \"ok\", \"workspace\": \"$ws\"}"
+"""
+
+
+def test_a_reported_workspace_whose_path_holds_a_secret_is_still_looked_in(
+    rook_workspace, rook_cli, monkeypatch
+):
+    """An agent workspace whose path holds a profile env value (a checkout named
+    after a token, a folder whose name a PIN is in by chance) is recorded
+    redacted; file and command criteria looked for the redacted path
+    ('.../checkout-[redacted:API_TOKEN] does not exist'), an error. They look in
+    the folder the hook reported; every record and message still shows the
+    path redacted."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("agent.sh", REPORTS_ITS_WORKSPACE)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [
+        {"file": {"path": "out.txt", "contains": "done"}},
+        {"file": "missing.txt"},
+        {"command": {"run": "pwd; exit 3"}},
+    ]})
+    r = rook_cli("run", "--json", "-w", str(ws.root))
+    verdicts = [(c["status"], c["reason"]) for c in r.report["scenarios"][0]["criteria"]]
+    assert [s for s, _ in verdicts] == ["passed", "failed", "failed"], verdicts
+    assert "checkout-[redacted:API_TOKEN]" in verdicts[2][1], verdicts
+    assert_clean(all_text(ws.runs_dir) + r.stdout + r.stderr, "the run")
