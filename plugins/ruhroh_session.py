@@ -113,8 +113,11 @@ def ready_for_call(session: Session, results: Path) -> None:
 
 def _redact_late(folders: dict[Path, tuple[Any, int]]) -> None:
     """Every result file in ``folders`` redacted (one over the cap removed), at the end
-    of the run: also one a wrapper's job wrote after Rook had read it."""
+    of the run: also one a wrapper's job wrote after Rook had read it. So is the
+    goal file beside them (a goal may hold a secret's value, which the wrapper
+    read whole): Rook writes it anew before every call, a resumed run's too."""
     for folder, (redactor, cap) in folders.items():
+        _redact_goal(folder.parent / "goal.txt", redactor)
         for path in folder.glob("*.json"):
             try:
                 redact_result_file(path, redactor, cap)
@@ -123,6 +126,23 @@ def _redact_late(folders: dict[Path, tuple[Any, int]]) -> None:
                     path.unlink(missing_ok=True)
                 except OSError:
                     pass
+
+
+def _redact_goal(path: Path, redactor: Any) -> None:
+    """The goal file at ``path`` redacted in place (removed when it cannot be); a
+    link or anything but a regular file put there is left alone, never followed."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return
+        text = path.read_text(encoding="utf-8")
+        clean = redactor.text(text)
+        if clean != text:
+            atomic_write(path, clean)
+    except Exception:  # never keep one that could not be redacted
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def redact_state(state: Path, redactor: Any, cap: int) -> None:

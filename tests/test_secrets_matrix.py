@@ -4590,3 +4590,29 @@ def test_a_reported_workspace_whose_path_holds_a_secret_is_still_looked_in(
     assert [s for s, _ in verdicts] == ["passed", "failed", "failed"], verdicts
     assert "checkout-[redacted:API_TOKEN]" in verdicts[2][1], verdicts
     assert_clean(all_text(ws.runs_dir) + r.stdout + r.stderr, "the run")
+
+
+GOAL_READER = r"""
+#!/bin/bash
+echo "{\"status\": \"goal_satisfied\", \"output\": \"read $(wc -c < "$RUHROH_GOAL_PATH") bytes\"}"
+"""
+
+
+def test_the_goal_file_a_ruhroh_wrapper_reads_keeps_no_secret_in_the_run(rook_workspace, rook_cli, monkeypatch):
+    """A goal that holds a profile env value (a password that is a common word,
+    a token pasted into the goal) is recorded redacted, but the goal file Rook
+    wrote for a Ruhroh wrapper (RUHROH_GOAL_PATH, state/<id>.<k>/ruhroh/goal.txt)
+    stayed in the run's folder as it was, the value in the clear. The wrapper
+    reads it whole; once the run ends it is redacted like the result files."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("wrapper.sh", GOAL_READER)
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    goal = f"sign in with {SECRET}"
+    ws.scenario({"id": "s", "goal": goal, "criteria": [{"contains": f"read {len(goal)} bytes"}]})
+    r = rook_cli("run", "--json", "-w", str(ws.root))
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    [goal_file] = ws.runs_dir.rglob("goal.txt")
+    assert goal_file.read_text() == "sign in with [redacted:API_TOKEN]"
+    assert_clean(all_text(ws.runs_dir) + r.stdout + r.stderr, "the run")
