@@ -994,8 +994,8 @@ def _named(c: Criterion) -> str:
     if isinstance(text, dict):  # the mapping form: rubric: {text: ..., min_score: ...}
         text = text.get("text")
     if isinstance(text, str) and text.strip():
-        first = " ".join(text.split())
-        return f'{c.type}: "{first[:60]}{"..." if len(first) > 60 else ""}"'
+        first = " ".join(text.split())  # redacted, then cut: never a piece of a secret
+        return f'{c.type}: "{current().head(first, 60, "...")}"'
     return c.type
 
 

@@ -4616,3 +4616,22 @@ def test_the_goal_file_a_ruhroh_wrapper_reads_keeps_no_secret_in_the_run(rook_wo
     [goal_file] = ws.runs_dir.rglob("goal.txt")
     assert goal_file.read_text() == "sign in with [redacted:API_TOKEN]"
     assert_clean(all_text(ws.runs_dir) + r.stdout + r.stderr, "the run")
+
+
+@pytest.mark.parametrize("command", ["run", "doctor"])
+def test_a_criterion_named_by_its_text_never_shows_a_piece_of_a_secret(rook_workspace, rook_cli, monkeypatch,
+                                                                       command):
+    """rook run's refusal of rubrics with no judge profile, and rook doctor's
+    finding, name each criterion by the start of its text: cut at 60
+    characters, then redacted, a secret the cut fell in showed its first
+    characters ('rubric: "xxx...Zq9-s..."')."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "hi"}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"rubric": "x" * 55 + SECRET + " is never shown"}]})
+    r = rook_cli(command, "-w", str(ws.root))
+    said = r.stdout + r.stderr
+    assert 'rubric: "' + "x" * 55 + '[redacted:API_TOKEN]..."' in said, said
+    assert SECRET[:5] not in said, said

@@ -269,6 +269,7 @@ class Doctor:
 
     def check_agent(self, rook: Any, agent: Any) -> None:
         from ..definitions import agent_secret_names
+        from ..redact import Redactor, use
         from .doctor_profiles import (
             check_ids_hold_no_secret,
             check_judge_profile,
@@ -287,6 +288,9 @@ class Doctor:
             return
         profiles = check_profiles(self, rook, agent, label)
         self.secret_names.update(e.variable for p in profiles for e in p.env)
+        # what a check cuts short (a criterion's text) is redacted before the cut, as
+        # every finding is at the end: a piece of a secret left by a cut is not found
+        use(Redactor.for_variables(sorted(self.secret_names)))
         scenarios = check_scenarios(self, rook, agent, label)
         if scenarios:
             check_ids_hold_no_secret(self, rook, profiles, label, scenarios)
