@@ -70,7 +70,7 @@ class Status(CriterionType):
         if not isinstance(status, str) or status not in STATUSES:
             # an API's own status field ("ok", 200): no completion status was observed
             if isinstance(status, str):
-                shown = repr(status if len(status) <= 40 else status[:40] + "...")
+                shown = repr(current().head(status, 40, "..."))  # a marker at the cut kept whole
             else:
                 shown = current().head(json.dumps(status, ensure_ascii=False, default=str), 40)
             return Verdict(

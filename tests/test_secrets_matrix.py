@@ -4635,3 +4635,19 @@ def test_a_criterion_named_by_its_text_never_shows_a_piece_of_a_secret(rook_work
     said = r.stdout + r.stderr
     assert 'rubric: "' + "x" * 55 + '[redacted:API_TOKEN]..."' in said, said
     assert SECRET[:5] not in said, said
+
+
+def test_a_status_field_quoted_in_a_reason_keeps_a_marker_whole(rook_workspace, rook_cli, monkeypatch):
+    """A status criterion quoting an answer's status field that is no completion
+    status cut it at 40 characters after redaction had put a marker there:
+    'xxx...[reda...', a marker cut in two."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("status.sh", '#!/bin/bash\ncat >/dev/null\n'
+              'echo "{\\"output\\": \\"ok\\", \\"status\\": \\"' + "x" * 35 + '$API_TOKEN tail\\"}"\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/status.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json", "-w", str(ws.root))
+    reason = r.report["scenarios"][0]["criteria"][0]["reason"]
+    assert "'" + "x" * 35 + "[redacted:API_TOKEN]...'" in reason, reason
