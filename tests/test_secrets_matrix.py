@@ -4651,3 +4651,18 @@ def test_a_status_field_quoted_in_a_reason_keeps_a_marker_whole(rook_workspace, 
     r = rook_cli("run", "--json", "-w", str(ws.root))
     reason = r.report["scenarios"][0]["criteria"][0]["reason"]
     assert "'" + "x" * 35 + "[redacted:API_TOKEN]...'" in reason, reason
+
+
+def test_profile_test_s_phase_table_never_cuts_a_marker_in_two(rook_workspace, rook_cli, monkeypatch):
+    """rook profile test's phase table cuts each diagnosis at 90 characters, and cut
+    a redaction marker there in two ('xxx[redacted:API_T...'), where every other cut
+    keeps it whole or leaves it out."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("fails.sh", '#!/bin/bash\ncat >/dev/null\necho "' + "x" * 55 + '$API_TOKEN and more" >&2\nexit 3\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/fails.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    r = rook_cli("profile", "test", "p", "-w", str(ws.root))
+    [row] = [ln for ln in r.stdout.splitlines() if ln.strip().startswith("execute 1")]
+    assert row.endswith("exited with code 3: " + "x" * 55 + "..."), row
+    assert "[redacted:API_TOKEN] and more" in r.stdout  # the diagnosis line below: whole
