@@ -238,7 +238,8 @@ def write_report_file(
         if tmp is not None and target is not None:
             os.replace(tmp, target)
     except BaseException as exc:
-        fh.close()
+        with contextlib.suppress(OSError):  # what it still holds cannot be written either
+            fh.close()
         if fd >= 0:
             os.close(fd)
         if tmp is not None:

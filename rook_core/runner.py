@@ -814,6 +814,9 @@ def _execute(
             path=run_dir.path / name,
             redact=redactor.data,
         )
+    except RookError as exc:  # a full disk at the last file: every record is whole
+        exc.args = (f"{exc}\n{_kept(engine, run_dir, alone=False)}",)
+        raise
     finally:
         engine.entries.close()
     if not sharding.is_shard(run_dir):  # a shard's summary waits for rook merge

@@ -1143,6 +1143,43 @@ def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_fini
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def test_a_report_json_the_disk_cannot_hold_leaves_no_part_and_names_the_command(tmp_path):
+    """A disk that holds every scenario record but not report.json, the run's largest
+    file (a file size limit, `ulimit -f`, here: no mount needed): Rook said
+    `rook: error: File too large` and exited 2, as for a usage error, and left
+    `.report.json.PID.tmp` in the run folder, since closing the half-written file
+    raised again. Now it names report.json, exits 1, leaves no part of it and names
+    the command that finishes the run, which, given room, writes report.json whole."""
+    import resource
+
+    from rook_core.testing import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ng=$(cat)\n"
+              "printf '{\"output\": \"ok %s %s\"}\\n' \"$g\" \"$(head -c 3000 /dev/zero | tr '\\0' x)\"\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    for i in range(30):  # each record about 7 KB, report.json about 100 KB
+        ws.scenario({"id": f"s{i:02d}", "goal": f"g{i}", "criteria": [{"contains": "ok"}]})
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
+
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
+                       timeout=120, preexec_fn=small_files)
+    (run_dir,) = ws.runs_dir.iterdir()
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr
+    assert f"rook: error: cannot write {run_dir / 'report.json'}: File too large" in r.stderr, r.stderr
+    assert f"finish it with: rook run --run {run_dir.name} -w {ws.root}" in r.stderr, r.stderr
+    assert sorted(p.name for p in run_dir.iterdir() if p.name != ".lock") == [
+        "profile.yaml", "run.json", "scenarios", "state"]
+    assert len(list((run_dir / "scenarios").iterdir())) == 30  # every record whole
+    again = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run", run_dir.name, "--json"],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run_dir / "report.json").read_text())["summary"]["passed"] == 30
+
+
 def printed_by_a_failed_run(ws, *extra):
     """What ``rook run`` (with ``extra``, failing: exit 1), ``rook runs show`` of
     that run and ``rook profile test p`` print, as bytes (stdout, stderr, the
