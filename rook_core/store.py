@@ -20,6 +20,7 @@ Layout::
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -212,10 +213,15 @@ class RunDir:
                 f"run {self.id} is in use by another rook process ({holder}); "
                 "wait for it to finish, then resume with --run"
             ) from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()}\n")
-        fh.flush()
+        try:  # who holds it, for the message a second process gets
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()}\n")
+            fh.flush()
+        except OSError as exc:  # a full disk: not even these few bytes
+            with contextlib.suppress(OSError):
+                fh.close()
+            raise RunStoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
         self._lock: IO[str] | None = fh
 
     def unlock(self) -> None:

@@ -1143,6 +1143,46 @@ def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_fini
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+def test_a_disk_full_before_the_run_starts_names_the_file_it_could_not_write(tmp_path):
+    """A disk already full when rook run starts: the run's folder is made (a tmpfs
+    folder takes no blocks) but not the few bytes of its lock file. Rook said
+    only `rook: error: No space left on device` and exited 2, as for a usage
+    error; now it names the file, exits 1 (no setting of the user's), and runs
+    once there is room."""
+    from rook_core.testing import Workspace
+
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        ws = Workspace(mnt / "ws")
+        ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"ok\"}'\nexit 0\n")
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+        ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+        filler = mnt / "filler"
+        with open(filler, "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            except OSError:
+                pass
+        r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert "rook: error: cannot lock " in r.stderr and "/.lock: No space left on device" in r.stderr
+        filler.unlink()
+        again = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
+                               timeout=120)
+        assert again.returncode == 0, again.stderr
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
 def test_a_report_json_the_disk_cannot_hold_leaves_no_part_and_names_the_command(tmp_path):
     """A disk that holds every scenario record but not report.json, the run's largest
     file (a file size limit, `ulimit -f`, here: no mount needed): Rook said
