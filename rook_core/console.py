@@ -36,6 +36,9 @@ except KeyboardInterrupt:  # interrupted while Rook loads: nothing has run
     import os
     import sys
 
+    for _sig in (getattr(signal, name, None) for name in ("SIGINT", "SIGTERM", "SIGHUP")):
+        if _sig is not None:  # a second signal: already leaving, never a traceback
+            signal.signal(_sig, signal.SIG_IGN)
     try:
         sys.stderr.write("rook: interrupted\n")
         sys.stderr.flush()

@@ -418,6 +418,41 @@ def test_a_signal_before_any_hook_runs_exits_130_with_nothing_run(rook_workspace
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
+SIGNALLED_AS_MAIN_STARTS = """
+import os, signal, sys
+import click
+import rook_core.console as console  # its SIGTERM handler installed, the CLI imported
+real = os.get_blocking
+def get_blocking(fd):  # what main does first with its streams: a CI cancel comes now
+    os.get_blocking = real
+    os.kill(os.getpid(), signal.SIGTERM)
+    return real(fd)
+os.get_blocking = get_blocking
+if "twice" in sys.argv:  # and again while Rook says it was interrupted
+    echo = click.echo
+    def again(message=None, *args, **kwargs):
+        if message == "rook: interrupted":
+            click.echo = echo
+            os.kill(os.getpid(), signal.SIGTERM)
+        return echo(message, *args, **kwargs)
+    click.echo = again
+sys.argv = ["rook", "--version"]
+console.main()
+"""
+
+
+@pytest.mark.parametrize("times", ["once", "twice"])
+def test_a_signal_as_the_console_script_starts_its_command_is_an_interrupt(times):
+    """A SIGTERM that came after Rook installed its handler but before the command
+    began (main setting up its streams: a stress run's SIGTERM at 0.7 s) ended
+    Rook with a Python traceback, and so did a second one while Rook said
+    `rook: interrupted`. Both now end it as documented: `rook: interrupted`,
+    exit 130, no traceback."""
+    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_MAIN_STARTS, times],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", "")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
 def test_a_signal_ignored_when_rook_starts_stays_ignored(rook_workspace, tmp_path, sig):
     """``nohup rook run`` (SIGHUP ignored) goes on when the terminal closes, and

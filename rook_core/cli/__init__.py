@@ -394,7 +394,31 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """The ``rook`` console script (through :mod:`rook_core.console`): run the
-    command, then leave at once."""
+    command, then leave at once. A signal :mod:`rook_core.console` turned into
+    ``KeyboardInterrupt`` ends it as Ctrl-C does, wherever it comes: before the
+    command starts too, and a second one while it says so."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        interrupted()
+
+
+def interrupted() -> None:
+    """``rook: interrupted``, exit 130; a further signal no longer stops the exit
+    half-way (a traceback instead of the message)."""
+    import signal
+
+    for sig in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")):
+        if sig is not None:
+            signal.signal(sig, signal.SIG_IGN)
+    try:
+        click.echo("rook: interrupted", err=True)
+    except OSError:  # a terminal that hung up (SIGHUP): nothing can be said there
+        pass
+    leave(130)
+
+
+def _main(argv: list[str] | None) -> None:
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:  # started with it closed (rook run >&-): output goes nowhere
             import os
@@ -421,12 +445,6 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="rook")
     except SystemExit as exc:
         leave(exc.code)
-    except KeyboardInterrupt:
-        try:
-            click.echo("rook: interrupted", err=True)
-        except OSError:  # a terminal that hung up (SIGHUP): nothing can be said there
-            pass
-        leave(130)
     except OSError as exc:  # outside any command: --help or --version, into standard output
         from ..errors import os_error_text
 
