@@ -2,8 +2,9 @@
 Python hook script that runs the command with the goal on its standard input and
 answers with its standard output.
 
-When the probe shows the command prints JSON, the script is corrected to take
-the answer (and token usage, and a session id) from the right field; when the
+When the probe shows the command prints JSON (or JSON Lines, a stream of events),
+the script is corrected to take the answer (and token usage, and a session id)
+from the right field; when the
 command refuses to run with the goal on its standard input as a command wanting
 an argument does (exit 2, or a usage message), it is given the goal as its last
 argument instead (back to standard input if that fails too).
@@ -63,9 +64,25 @@ RESUME_ARGS = {resume!r}
 # when it starts with "-") and its standard input is empty, for a command that
 # takes its prompt as an argument.
 GOAL_AS_ARGUMENT = {goal_argument!r}
+# True: the command prints JSON Lines (one JSON value a line, a stream of events);
+# each place above is then looked for in its lines, the last line first.
+JSON_LINES = {json_lines!r}
 
 
 def dig(data, path):
+    if not JSON_LINES:
+        for key in path:
+            data = data[key]
+        return data
+    for line in reversed(data):  # the last event that has it
+        try:
+            return dig_line(line, path)
+        except (KeyError, IndexError, TypeError):
+            pass
+    raise KeyError(path)
+
+
+def dig_line(data, path):
     for key in path:
         data = data[key]
     return data
@@ -105,7 +122,10 @@ def main(phase):
     text = done.stdout.decode("utf-8", "replace").strip()
     answer = {{"output": text}}
     if ANSWER is not None or USAGE or SESSION:
-        data = json.loads(text)
+        if JSON_LINES:
+            data = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            data = json.loads(text)
         if ANSWER is not None:
             answer["output"] = dig(data, ANSWER)
         if USAGE:
@@ -130,6 +150,7 @@ def command_script(
     session: list[Any] | None = None,
     resume: list[str] | None = None,
     goal_argument: bool = False,
+    json_lines: bool = False,
 ) -> str:
     """The hook script's text; ``command_code`` is the Python list expression to run."""
     return TEMPLATE.format(
@@ -142,6 +163,7 @@ def command_script(
         session=session,
         resume=resume or [],
         goal_argument=goal_argument,
+        json_lines=json_lines,
     )
 
 
@@ -311,20 +333,24 @@ def json_fields(draft: Draft, obs: Observation) -> Draft | None:
     st = draft.state
     if not obs.ok or st.get("json_read") or obs.answer is None:
         return None
+    lines = json_lines(obs.answer)
     try:
-        data = json.loads(obs.answer)
+        data = json.loads(obs.answer) if lines is None else lines
     except ValueError:
         return None
     if not isinstance(data, (dict, list)):
         return None
-    answer = find_answer(data, obs.goal)
+    # JSON Lines: each place in the last line that has one, as the script reads it
+    events = [data] if lines is None else lines[::-1]
+    answer = next((a for a in (find_answer(e, obs.goal) for e in events) if a), None)
     if answer is None:
         return None
-    usage = find_usage(data)
-    session = find_conversation(data)
+    usage = next((u for u in map(find_usage, events) if u), None)
+    session = next((c for c in map(find_conversation, events) if c), None)
     new = draft.copy()
     new.state.update(
         json_read=True,
+        json_lines=lines is not None,
         answer=list(answer),
         usage={k: list(v) for k, v in usage.items()} if usage else None,
         session=list(session) if session else None,
@@ -338,10 +364,16 @@ def json_fields(draft: Draft, obs: Observation) -> Draft | None:
             new.state["usage"],
             new.state["session"],
             goal_argument=bool(st.get("goal_argument")),
+            json_lines=lines is not None,
         )
     }
     shown = ".".join(str(p) for p in answer) or "(whole text)"
-    new.changes.append(f"the command prints JSON: the answer is taken from {shown}")
+    new.changes.append(
+        f"the command prints JSON: the answer is taken from {shown}"
+        if lines is None
+        else f"the command prints JSON Lines: the answer is taken from {shown}, in the last "
+        "line that has it"
+    )
     if usage:
         new.changes.append("it reports token usage: the script passes it on as usage")
     if session:
@@ -353,6 +385,19 @@ def json_fields(draft: Draft, obs: Observation) -> Draft | None:
             "the id then becomes the conversation handle"
         )
     return new
+
+
+def json_lines(text: str) -> list[Any] | None:
+    """The events of a command that prints JSON Lines (two or more lines, each one
+    JSON object), as ``claude -p --output-format stream-json`` does; None otherwise."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    try:
+        events = [json.loads(line) for line in lines]
+    except ValueError:
+        return None
+    return events if all(isinstance(e, dict) for e in events) else None
 
 
 _USAGE = re.compile(r"\busage\b|\bargument|\bmissing\b|\brequired\b", re.I)

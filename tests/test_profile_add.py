@@ -632,6 +632,28 @@ def test_command_line_becomes_a_readable_hook_script(rook_workspace, rook_cli):
     assert "answer: cli answer: Say hello" in r.stdout
 
 
+def test_a_command_printing_json_lines_is_read_from_its_events(rook_workspace, rook_cli):
+    """A command that prints JSON Lines (`claude -p --output-format stream-json`: an
+    init event, the messages, a result event) was taken for plain text: the answer
+    shown and judged was every line of the stream. Its answer, usage and session
+    id are taken from the events now, each from the last line that has it, so a
+    turn printing more message lines than the test's is read the same way."""
+    ws = rook_workspace
+    cmd = f"{sys.executable} {AGENTS / 'cli_agent.py'} --stream-json"
+    r = add(rook_cli, ws, "stream", "--command", cmd)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "the command prints JSON Lines: the answer is taken from result, in the last line" in r.stdout, r.stdout
+    assert "answer: cli answer: Say hello in one short sentence.\n" in r.stdout, r.stdout
+    assert "session id (session_id)" in r.stdout
+    script = (ws.agent_dir / "scripts" / "stream-hook.py").read_text()
+    assert "JSON_LINES = True" in script and "ANSWER = ['result']" in script
+    assert profile(ws, "stream")["capabilities"]["usage"] is True
+
+    r = rook_cli("profile", "test", "stream", "-w", str(ws.root), "--goal", "one\ntwo\nthree")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: cli answer: one two three" in " ".join(r.stdout.split()), r.stdout
+
+
 def test_the_written_script_reads_bytes_that_are_not_utf8_and_keeps_the_goal_exact(
     rook_workspace, rook_cli
 ):

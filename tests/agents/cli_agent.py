@@ -1,7 +1,9 @@
 """A command-line agent for Rook's tests: the prompt on stdin, the answer on stdout.
 
 With --json it answers like `claude -p --output-format json`: the answer under
-"result", with a session id and token usage. With --fail it exits 3. With
+"result", with a session id and token usage; with --stream-json as `claude -p
+--output-format stream-json --verbose` does, in JSON Lines: an init event, an
+assistant message per line of the prompt, then the result with the usage. With --fail it exits 3. With
 --hex the answer is the hex of the bytes it got on stdin; with --latin-1 it
 ends with "café" in Latin-1 (a byte that is not UTF-8). With --prompt-arg the
 prompt is its last argument, and without one it says its usage and exits 2, as
@@ -43,6 +45,21 @@ if "--json" in sys.argv:
             }
         )
     )
+elif "--stream-json" in sys.argv:
+    lines = [{"type": "system", "subtype": "init", "session_id": "3f1c2a9e-77aa"}]
+    for part in prompt.splitlines() or [prompt]:
+        content = [{"type": "text", "text": f"cli part: {part}"}]
+        lines.append({"type": "assistant", "message": {"role": "assistant", "content": content}})
+    lines.append(
+        {
+            "type": "result",
+            "result": answer,
+            "session_id": "3f1c2a9e-77aa",
+            "usage": {"input_tokens": 11, "output_tokens": 4},
+        }
+    )
+    for line in lines:
+        print(json.dumps(line))
 elif "--latin-1" in sys.argv:
     sys.stdout.buffer.write((answer + " café\n").encode("latin-1"))
 else:
