@@ -403,7 +403,20 @@ def add_profile(
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
+    # a profile written anew (--force replaces one) has shown only what its test did
+    seen = request.agent.profiles_dir / f"{request.profile_id}.observed.json"
+    seen.unlink(missing_ok=True)
+    _remember(seen, obs)
     return Outcome(ok, draft, obs, data, path, n, changes, written=True)
+
+
+def _remember(seen: Path, obs: Observation | None) -> None:
+    """What a test observed, added to the profile's ``<id>.observed.json`` as
+    ``rook profile test`` adds it (also when only close failed, as in a run)."""
+    from .observed import save_observed_file
+
+    if obs is not None and obs.evidence_complete:
+        save_observed_file(seen, obs.observed)
 
 
 # -- fix -------------------------------------------------------------------------
@@ -608,9 +621,13 @@ def fix_profile(
         raise
     if obs.ok:  # what rook profile test flags: a claim the test did not observe
         draft = claim_only_observed(draft, obs, events, changes)
+    seen = request.agent.profiles_dir / f"{profile.id}.observed.json"
     if not changes or not obs.ok:
         snapshot.restore()  # leave everything as it was: files, modes, no file added
+        if not changes:  # the profile as it is was tested
+            _remember(seen, obs)
         return Outcome(obs.ok, draft, obs, original, profile.path, n, changes)
+    _remember(seen, obs)  # the repaired profile's test
     snapshot.keep_backups()  # the user's version of each file the repair changed
     draft.files = snapshot.changed(draft.files)  # what was written (unchanged files were not)
     data = profile_data(draft, profile.id, profile.name, request.secrets, draft.capabilities)

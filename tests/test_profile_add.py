@@ -654,6 +654,26 @@ def test_a_command_printing_json_lines_is_read_from_its_events(rook_workspace, r
     assert "answer: cli answer: one two three" in " ".join(r.stdout.split()), r.stdout
 
 
+def test_what_the_add_test_observed_is_remembered_as_a_profile_test_s_is(
+    rook_workspace, rook_cli
+):
+    """profile add claims exactly what its test observed, but did not remember it:
+    `rook profile show` right after said `calls declared=yes observed=no`, as if
+    the claim were optimistic. A profile added anew with --force keeps nothing the
+    one it replaces observed."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "desk", "--from", str(AGENTS / "hook_agent.py"))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "desk")["capabilities"]["calls"] is True
+    shown = rook_cli("profile", "show", "desk", "-w", str(ws.root))
+    assert "calls declared=yes observed=yes" in shown.stdout, shown.stdout
+
+    r = add(rook_cli, ws, "desk", "--force", "--command", f"{sys.executable} {AGENTS / 'plain_agent.py'}")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    shown = rook_cli("profile", "show", "desk", "-w", str(ws.root))
+    assert "calls declared=no observed=no" in shown.stdout, shown.stdout
+
+
 def test_the_written_script_reads_bytes_that_are_not_utf8_and_keeps_the_goal_exact(
     rook_workspace, rook_cli
 ):

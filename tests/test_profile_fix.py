@@ -79,6 +79,9 @@ def test_fix_maps_a_hook_scripts_answer_field_without_an_author_agent(
     assert data["hooks"]["execute"] == {"script": "scripts/p-hook.py", "timeout_seconds": 20}
     assert path.with_name("p.yaml.bak").read_text() == before
     assert (ws.root / "hook.mjs").read_text() == (agents / "reply_hook.mjs").read_text()
+    # what the repaired profile's test observed is remembered, as profile test's is
+    shown = rook_cli("profile", "show", "p", "--workspace", str(ws.root))
+    assert "usage declared=no observed=yes" in shown.stdout, shown.stdout
     again = rook_cli("profile", "test", "--workspace", str(ws.root))
     assert "test: ok" in again.stdout and "answer: mjs reply to: Say hello" in again.stdout
 
