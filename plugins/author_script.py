@@ -154,6 +154,13 @@ class ScriptAuthor:
             and names_phase(request.source.text, "execute")
         ):
             return None  # a hook that reads its phase failed: its stderr says why
+        if (
+            st.get("mode") == "hook"
+            and observation.problem == "not_json"
+            and names_phase(request.source.text, "execute")
+            and broken_json(observation)
+        ):
+            return None  # a hook that reads its phase printed broken JSON: the diagnosis says where
         if st.get("mode") == "hook" and observation.problem in ("not_json", "failed"):
             script = request.script_path(".py")
             state = {
@@ -164,6 +171,9 @@ class ScriptAuthor:
                 "origin": "--from, wrapped",
                 "answered_text": observation.problem == "not_json" and answered_text(observation),
             }
+            phased = state["answered_text"] and names_phase(request.source.text, "execute")
+            if phased:  # it answered as `<script> execute`, and reads that argument
+                state.update(command_code=state["command_code"][:-1] + ', "execute"]', phased=True)
             text = command_script(state["command_code"], st["path"], state["origin"])
             notes = [f"hook script: {script} (runs {st['path']})"]
             new = draft.copy(
@@ -171,8 +181,15 @@ class ScriptAuthor:
             )
             new.changes.append(
                 f"{st['path']} does not speak the hook contract ({observation.problem}): "
-                f"wrapped by {script}, which sends it the goal on standard input and takes "
-                "its standard output as the answer"
+                f"wrapped by {script}, which "
+                + (
+                    f"runs it as the probe did ({st['path']} execute: it reads its phase), "
+                    "sends it the goal on standard input and takes its standard output as "
+                    "the answer"
+                    if phased
+                    else "sends it the goal on standard input and takes its standard output "
+                    "as the answer"
+                )
             )
             return new
         if st.get("mode") == "hook" and observation.problem == "no_answer":
@@ -185,8 +202,9 @@ class ScriptAuthor:
             new = draft.copy(state=state)
             code = command_script(state["command_code"], st["shown"], st["origin"])
             new.files = {st["script"]: code}
+            without = "fails" if not observation.ok else "says nothing"
             new.changes.append(
-                f"{st['shown']} answered the probe ({st['shown']} execute) but says nothing "
+                f"{st['shown']} answered the probe ({st['shown']} execute) but {without} "
                 f"without that argument: {st['script']} now runs it with execute as its argument"
             )
             return new
@@ -213,13 +231,19 @@ class ScriptAuthor:
 
 def silent_without_its_phase(state: dict[str, Any], observation: Observation) -> bool:
     """A wrapped script that printed text run as ``<script> execute`` (the probe)
-    answered nothing run as a command, without the argument."""
+    answered nothing run as a command, without the argument, or failed there (a
+    Python script reading ``sys.argv[1]``)."""
     return bool(
         state.get("answered_text")
         and not state.get("phased")
-        and observation.ok
-        and not (observation.answer or "").strip()
+        and (not observation.ok or not (observation.answer or "").strip())
     )
+
+
+def broken_json(observation: Observation) -> bool:
+    """The execute hook printed what starts as a JSON object or list but does not parse."""
+    hook = next((h for h in observation.hooks if h.get("phase") == "execute"), None)
+    return bool(hook and (hook.get("stdout") or "").lstrip()[:1] in ("{", "["))
 
 
 def answered_text(observation: Observation) -> bool:

@@ -58,17 +58,22 @@ def test_an_answer_streamed_in_pieces_of_the_endpoints_own_shape_is_joined(
     assert profile(ws, "streamed")["hooks"]["execute"]["http"]["extract"]["output"] == path
 
 
-@pytest.mark.parametrize("name", ["desk.sh", "desk.py"])
+@pytest.mark.parametrize("name", ["desk.sh", "desk.py", "argv.py"])
 def test_a_script_that_reads_its_phase_but_prints_plain_text_keeps_its_answer(
     rook_workspace, rook_cli, name
 ):
     """A script written for the phase argument (`desk.sh execute`) that prints its
     answer as plain text, not the hook contract's JSON: wrapped, it still gets the
-    argument it answered to, and the answer is the text it printed, not nothing."""
+    argument it answered to, and the answer is the text it printed, not nothing; also
+    one that fails without the argument, as `sys.argv[1]` does (IndexError), which was
+    left wrapped without it, so the profile written failed every turn. Such a script
+    (it names its execute phase) is wrapped with the argument at once."""
     ws = rook_workspace
     text = {
         "desk.sh": '[ "$1" = execute ] || exit 0\nread -r goal\necho "plain answer to $goal"\n',
         "desk.py": "import sys\nif sys.argv[1:] == ['execute']:\n"
+        "    print('plain answer to ' + sys.stdin.read())\n",
+        "argv.py": "import sys\nif sys.argv[1] == 'execute':\n"
         "    print('plain answer to ' + sys.stdin.read())\n",
     }[name]
     (ws.root / name).write_text(text)
@@ -76,11 +81,32 @@ def test_a_script_that_reads_its_phase_but_prints_plain_text_keeps_its_answer(
     out = r.stdout + r.stderr
     assert r.exit_code == 0, out
     assert "answer: plain answer to Say hello in one short sentence." in out
-    assert "now runs it with execute as its argument" in out
+    assert f"runs it as the probe did ({name} execute: it reads its phase)" in out, out
+    assert "test 2 (script): ok" in out and "test 3" not in out, out
     hook = profile(ws, "desk")["hooks"]["execute"]
     r = rook_cli("profile", "test", "desk", "--workspace", str(ws.root))
     assert r.exit_code == 0 and "answer: plain answer to" in r.stdout, r.stdout + r.stderr
     assert (ws.agent_dir / hook).is_file()
+
+
+def test_a_script_that_reads_its_phase_and_prints_broken_json_stays_the_hook(
+    rook_workspace, rook_cli
+):
+    """A hook script (it names its execute phase) printing JSON that does not parse is
+    a hook with a bug, not a program printing text: it stays the profile's hook, its
+    diagnosis says where the JSON broke, for rook profile fix to take over (wrapped,
+    it failed without its phase argument, or its broken JSON became the answer)."""
+    ws = rook_workspace
+    (ws.root / "desk.py").write_text(
+        "import sys\nif sys.argv[1] == 'execute':\n    sys.stdin.read()\n    print('{broken json')\n"
+    )
+    r = add(rook_cli, ws, "desk", "--from", str(ws.root / "desk.py"))
+    out = r.stdout + r.stderr
+    assert r.exit_code == 1, out
+    assert "FAILED (not_json)" in out and "received '{broken json'" in out, out
+    assert "wrapped" not in out and "answer: {broken json" not in out, out
+    assert profile(ws, "desk")["hooks"] == {"execute": {"script": "desk.py"}}
+    assert not (ws.agent_dir / "scripts" / "desk-hook.py").exists()
 
 
 @pytest.mark.parametrize("source", ["curl", "url"])
