@@ -193,6 +193,7 @@ class Curl:
     challenge: str | None = None  # --digest, --ntlm, --negotiate: auth no header can send
     variables: dict[str, str] = field(default_factory=dict)
     """``$NAME`` references read as environment variables: name -> where (first use)."""
+    cookie_files: list[str] = field(default_factory=list)  # -b FILE: read once the URL is known
 
 
 ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -476,6 +477,10 @@ def parse_curl(text: str) -> Curl:
         raise ConfigError("the cURL command has no URL")
     if c.query:  # --url-query: after any query the URL holds
         c.url += ("&" if "?" in c.url else "?") + "&".join(c.query)
+    for name in c.cookie_files:  # the cookies of the file for the URL, as curl sends them
+        jar = cookies_for(f"-b {name}", read_file(f"-b {name}", name), c.url)
+        if jar:
+            c.headers.append(("Cookie", jar))
     head = re.match(r"[^/?#]*(//[^/?#]*)?", c.url)
     problem = url_problem(c.url)
     if problem and head and "{{env." in head.group():  # $BASE_URL/v1: checked when it runs
@@ -558,6 +563,8 @@ def _apply(c: Curl, name: str, value: str) -> None:
     elif name == "--cookie":
         if "=" in value:
             c.headers.append(("Cookie", env_refs(c, value, "the Cookie header")))
+        elif value:  # no '=': a file of cookies, as curl reads it
+            c.cookie_files.append(value)
     elif name == "--user-agent":
         c.headers.append(("User-Agent", env_refs(c, value, "the User-Agent header")))
     elif name == "--referer":
@@ -601,6 +608,44 @@ def read_file(flag: str, name: str) -> str:
         return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{flag}: cannot read {path}: {exc}") from None
+
+
+def cookies_for(flag: str, text: str, url: str) -> str:
+    """The ``Cookie`` header value curl sends from a cookie file (Netscape format, as
+    ``curl -c`` and browsers' exporters write it: domain, subdomains, path, secure,
+    expiry, name, value; ``#HttpOnly_`` before a domain) to ``url``: the cookies of its
+    host and path, in the file's order. A file of another format is a usage error."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url if "://" in url else "http://" + url)
+        host, path, scheme = (parts.hostname or "").lower(), parts.path or "/", parts.scheme
+    except ValueError:
+        return ""
+    sent: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("#HttpOnly_"):
+            line = line[len("#HttpOnly_") :]
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 7:
+            raise ConfigError(
+                f"{flag}: not a cookie file curl reads (Netscape format: seven fields "
+                "separated by tabs on each line, as curl -c writes it); give the cookies "
+                "themselves instead: -b 'name=value; name2=value2'"
+            )
+        domain, _, cookie_path, secure, _, name, value = fields
+        domain = domain.lower().lstrip(".")
+        if not (host == domain or host.endswith("." + domain)):
+            continue
+        if not (path == cookie_path or path.startswith(cookie_path.rstrip("/") + "/")):
+            continue
+        if secure.upper() == "TRUE" and scheme != "https":
+            continue
+        sent.append(f"{name}={value}")
+    return "; ".join(sent)
 
 
 FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")

@@ -2167,6 +2167,40 @@ def test_a_secret_too_short_to_redact_is_a_usage_error(
     assert "set SHORT_KEY before rook run" in r.stdout
 
 
+def test_a_cookie_file_given_to_b_is_read_as_curl_reads_it(
+    rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
+):
+    """curl -b FILE (no '=': a file of cookies, Netscape format, as curl -c writes it)
+    sends the cookies it holds for the URL's host and path; the flag was dropped
+    without a word, so the profile sent no session cookie. They are read now, and the
+    Cookie header moves to env like one written inline; a file that is not there is
+    named, exit 2."""
+    ws = rook_workspace
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jar.txt").write_text(
+        "# Netscape HTTP Cookie File\n"
+        "127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\tsess-4f9a2c71e0\n"
+        "#HttpOnly_127.0.0.1\tFALSE\t/form\tFALSE\t0\tcsrf\tc5rf-77a1\n"
+        "127.0.0.1\tFALSE\t/elsewhere\tFALSE\t0\tnot\tother-path-1\n"
+        "other.example\tFALSE\t/\tFALSE\t0\tfar\taway-1234\n"
+    )
+    url = f"{authoring_server.url}/form"
+    r = add(rook_cli, ws, "jar", input=f"curl -b jar.txt {url} -d message=hi")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    sent = authoring_server.seen("POST", "/form")[-1]["headers"]
+    assert sent.get("Cookie") == "sid=sess-4f9a2c71e0; csrf=c5rf-77a1", sent
+    http = profile(ws, "jar")["hooks"]["execute"]["http"]
+    assert http["headers"]["Cookie"] == "{{env.AGENT_COOKIE}}", http
+    assert "secret: AGENT_COOKIE" in r.stdout
+    for value in ("sess-4f9a2c71e0", "c5rf-77a1"):
+        assert value not in r.stdout + r.stderr
+        assert_nowhere(ws, value)
+    r = add(rook_cli, ws, "gone", "--no-test", input=f"curl -b nojar.txt {url}")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "-b nojar.txt" in r.stderr and "no such file" in r.stderr, r.stderr
+    assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
+
+
 def test_data_urlencode_reads_files_as_curl_does(
     rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
 ):
