@@ -674,6 +674,23 @@ def test_what_the_add_test_observed_is_remembered_as_a_profile_test_s_is(
     assert "calls declared=no observed=no" in shown.stdout, shown.stdout
 
 
+def test_the_next_step_asks_for_scenarios_only_when_the_agent_has_none(rook_workspace, rook_cli):
+    """profile add ended 'next: write scenarios in scenarios/, then: rook run' also for
+    an agent whose scenarios are written already; then the next step is rook run."""
+    ws = rook_workspace
+    r = add(rook_cli, ws, "desk", "--from", str(AGENTS / "hook_agent.py"))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "next: write scenarios in scenarios/, then: rook run" in r.stdout, r.stdout
+    ws.scenario({"id": "hello", "goal": "Say hello", "criteria": [{"contains": "hook"}]})
+    r = add(rook_cli, ws, "desk2", "--use", "--from", str(AGENTS / "hook_agent.py"))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "write scenarios" not in r.stdout, r.stdout
+    step = r.stdout.splitlines()[-1]
+    assert step == f"next: rook run -w {ws.root}", step
+    run = rook_cli("run", "-w", str(ws.root))
+    assert run.exit_code == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
+
+
 def test_the_written_script_reads_bytes_that_are_not_utf8_and_keeps_the_goal_exact(
     rook_workspace, rook_cli
 ):

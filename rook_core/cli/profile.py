@@ -671,7 +671,22 @@ def _next_steps(
             if is_active
             else (f"rook run{s.where} --profile {pid} (or rook profile use {pid}{s.where})")
         )
-        s.say(f"next: write scenarios in scenarios/, then: {run}")
+        s.say(
+            f"next: {run}"
+            if _has_scenarios(s.agent)
+            else f"next: write scenarios in scenarios/, then: {run}"
+        )
+
+
+def _has_scenarios(agent: Any) -> bool:
+    """Whether the agent has a scenario file already (rook run says what it holds)."""
+    from ..definitions import _yaml_files
+    from ..errors import RookError
+
+    try:
+        return agent.scenarios_dir.is_dir() and bool(_yaml_files(agent.scenarios_dir))
+    except RookError:
+        return False
 
 
 def _register() -> None:
