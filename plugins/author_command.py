@@ -111,7 +111,15 @@ def main(phase):
         done = subprocess.run(argv, input=goal, capture_output=True)
     except (OSError, ValueError) as exc:  # gone; as an argument: too long, or holding a NUL
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        hint = " (the goal is its last argument: GOAL_AS_ARGUMENT)" if GOAL_AS_ARGUMENT else ""
+        here = os.path.relpath(__file__)  # the workspace: where hooks run
+        if isinstance(exc, PermissionError):  # a script that lost its run bit, say
+            hint = f" (chmod +x {{argv[0]}}, or put its interpreter before it in COMMAND in {{here}})"
+        elif isinstance(exc, FileNotFoundError):
+            hint = f" (not installed, moved or renamed? correct COMMAND in {{here}})"
+        elif GOAL_AS_ARGUMENT:
+            hint = " (the goal is its last argument: GOAL_AS_ARGUMENT)"
+        else:
+            hint = ""
         sys.stderr.write(f"cannot run {{argv[0]}}: {{why}}{{hint}}\\n")
         return 1
     sys.stderr.buffer.write(done.stderr)

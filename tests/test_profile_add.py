@@ -691,6 +691,32 @@ def test_the_next_step_asks_for_scenarios_only_when_the_agent_has_none(rook_work
     assert run.exit_code == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
 
 
+def test_a_command_that_lost_its_run_bit_or_its_file_says_how_to_mend_it(rook_workspace, rook_cli):
+    """A --command program that later lost its run bit (or was renamed) failed its
+    turns with 'cannot run ./tool.sh: Permission denied' alone, and profile test sent
+    the user to profile fix, which can repair neither; the hook script now says what
+    to do: chmod +x it, or correct COMMAND in the script it names."""
+    ws = rook_workspace
+    tool = ws.root / "tool.sh"
+    tool.write_text('#!/bin/bash\nread -r g\necho "tool says: $g"\n')
+    tool.chmod(0o755)
+    r = add(rook_cli, ws, "tool", "--command", "./tool.sh")
+    assert r.exit_code == 0 and "answer: tool says: Say hello" in r.stdout, r.stdout + r.stderr
+    tool.chmod(0o644)
+    r = rook_cli("profile", "test", "tool", "-w", str(ws.root))
+    assert r.exit_code == 1, r.stdout + r.stderr
+    said = " ".join(r.stdout.split())
+    assert "cannot run ./tool.sh: Permission denied (chmod +x ./tool.sh" in said, said
+    step = r.stdout.splitlines()[-1]  # profile fix repairs neither: not the next step
+    assert step.startswith("next: the command the hook script runs cannot start: "), step
+    assert step.endswith(f"then run rook profile test tool -w {ws.root}"), step
+    tool.rename(ws.root / "tool2.sh")
+    r = rook_cli("profile", "test", "tool", "-w", str(ws.root))
+    said = " ".join(r.stdout.split())
+    assert "cannot run ./tool.sh: No such file or directory (not installed, moved or renamed?" in said, said
+    assert "scripts/tool-hook.py" in said, said
+
+
 def test_the_written_script_reads_bytes_that_are_not_utf8_and_keeps_the_goal_exact(
     rook_workspace, rook_cli
 ):

@@ -73,8 +73,15 @@ def _advice(obs: Any, again: str) -> str | None:
             return STOPPED_ADVICE.format(again=again)
     if obs.problem == "failed" and (killed := _KILLED.search(diagnosis.partition(": ")[2])):
         return _signalled(int(killed.group(1)), again)
+    if obs.problem == "failed" and _CANNOT_START.search(diagnosis):  # no repair helps
+        return f"the command the hook script runs cannot start: {CANNOT_START_ADVICE}, then run {again}"
     advice = ADVICE.get(obs.problem)
     return advice.format(again=again) if advice else None
+
+
+_CANNOT_START = re.compile(r"cannot run \S+: (Permission denied|No such file or directory) \(")
+"""What a hook script ``rook profile add --command`` wrote says when its command cannot start."""
+CANNOT_START_ADVICE = "do what the diagnosis above says (chmod +x it, or correct COMMAND)"
 
 
 def _signalled(number: int, again: str) -> str:
