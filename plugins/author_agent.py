@@ -44,7 +44,10 @@ SUFFIX = {
     "js": ".mjs",
     "node": ".mjs",
     "mjs": ".mjs",
+    "cjs": ".cjs",
 }
+ES_MODULE = re.compile(r"^[ \t]*(import\b[^(]|export\b)", re.MULTILINE)
+COMMON_JS = re.compile(r"\brequire\s*\(|\bmodule\.exports\b|^[ \t]*exports\.", re.MULTILINE)
 SHEBANG_PROGRAM = re.compile(r"\b(python[\d.]*|node|bash|sh)\b")
 PLAIN_TEXT = ("", "text", "txt", "plaintext", "code")  # a fence naming no language
 PHASES = ("prepare", "open", "close", "collect")
@@ -298,6 +301,8 @@ def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str
 
     script, lang, extra = parse_answer(answer)
     suffix = SUFFIX.get(lang, ".py")
+    if suffix == ".mjs" and COMMON_JS.search(script) and not ES_MODULE.search(script):
+        suffix = ".cjs"  # require() is not defined in an ES module (.mjs)
     rel = request.script_path(suffix)
     current = base.hooks.get("execute") if base is not None else None
     if isinstance(current, dict):

@@ -1155,6 +1155,29 @@ def test_author_agent_from_config_answers_json(rook_workspace, rook_cli):
     assert r.exit_code == 1 and "answered no script" in r.stderr
 
 
+def test_an_author_agents_node_script_using_require_runs_as_commonjs(rook_workspace, rook_cli, tmp_path):
+    """A ```javascript block using require() (CommonJS, as coding agents often write
+    Node) was written as .mjs, an ES module, where require is not defined: every test
+    failed the same way (ReferenceError) and the author agent's rewrites with it. Such
+    a script is written .cjs; one with import statements stays .mjs."""
+    ws = rook_workspace
+    common = "const fs = require('fs');\n"
+    esm = "import fs from 'fs';\n"
+    body = (
+        "if (process.argv[2] === 'execute') {\n"
+        "  console.log(JSON.stringify({output: 'js author: ' + fs.readFileSync(0, 'utf8')}));\n"
+        "}\n"
+    )
+    for pid, head, suffix in (("common", common, ".cjs"), ("esm", esm, ".mjs")):
+        author = tmp_path / f"{pid}_author.py"
+        block = "```javascript\n" + head + body + "```"
+        author.write_text(f"import sys\nsys.stdin.read()\nprint('Here it is:\\n\\n' + {block!r})\n")
+        r = add(rook_cli, ws, pid, "--notes", "a node agent", "--author", f"{sys.executable} {author}")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        assert "answer: js author: Say hello in one short sentence." in r.stdout, r.stdout
+        assert profile(ws, pid)["hooks"]["execute"] == f"scripts/{pid}-hook{suffix}"
+
+
 @pytest.mark.timeout(60)
 def test_notes_holding_a_long_word_are_read_not_stuck(rook_workspace, rook_cli):
     # looking for URLs in the notes tried every letter of a long word (a pasted
