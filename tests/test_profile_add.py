@@ -703,6 +703,12 @@ def test_a_command_that_lost_its_run_bit_or_its_file_says_how_to_mend_it(rook_wo
     r = add(rook_cli, ws, "tool", "--command", "./tool.sh")
     assert r.exit_code == 0 and "answer: tool says: Say hello" in r.stdout, r.stdout + r.stderr
     tool.chmod(0o644)
+    # rook doctor, which sends nothing, sees it too (it said ok)
+    r = rook_cli("doctor", "-w", str(ws.root))
+    said = " ".join(r.stdout.split())
+    assert r.exit_code == 1, said
+    assert "PROBLEM proj/agent profile tool hooks.execute: its command's program ./tool.sh is not executable" in said, said
+    assert f"fix: chmod +x {tool}, or put its interpreter before it in COMMAND in" in said, said
     r = rook_cli("profile", "test", "tool", "-w", str(ws.root))
     assert r.exit_code == 1, r.stdout + r.stderr
     said = " ".join(r.stdout.split())
@@ -715,6 +721,9 @@ def test_a_command_that_lost_its_run_bit_or_its_file_says_how_to_mend_it(rook_wo
     said = " ".join(r.stdout.split())
     assert "cannot run ./tool.sh: No such file or directory (not installed, moved or renamed?" in said, said
     assert "scripts/tool-hook.py" in said, said
+    r = rook_cli("doctor", "-w", str(ws.root))
+    said = " ".join(r.stdout.split())
+    assert r.exit_code == 1 and "its command's program ./tool.sh is not there" in said, said
 
 
 def test_the_written_script_reads_bytes_that_are_not_utf8_and_keeps_the_goal_exact(

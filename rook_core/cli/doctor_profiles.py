@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +302,7 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
             f"create the script, or correct the path in {profile.path}",
         )
         return
+    check_command(doctor, agent, found, where)
     if os.access(found, os.X_OK):
         check_shebang(doctor, found, where)
         return
@@ -335,6 +337,55 @@ def check_script(doctor: Any, agent: Any, profile: Any, raw_path: str, where: st
             where,
             f"{found} has Windows line endings (its lines end in \\r\\n), which bash cannot run",
             f"convert it to LF line endings (dos2unix {found}, or sed -i 's/\\r$//' {found})",
+        )
+
+
+COMMAND_LINE = re.compile(r"^COMMAND = (\[.*\])$", re.MULTILINE)
+WRITTEN_BY_ADD = "# Written by rook profile add"
+
+
+def check_command(doctor: Any, agent: Any, script: Path, where: str) -> None:
+    """A hook script ``rook profile add --command`` wrote runs a program of its own
+    (its ``COMMAND`` line): that program must be there, and be executable, as the
+    script's own first line must (it lost its run bit, or was moved, since)."""
+    import ast
+
+    try:
+        text = script.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return  # check_shebang and the transport's check say so
+    found = COMMAND_LINE.search(text) if WRITTEN_BY_ADD in text else None
+    try:
+        argv = ast.literal_eval(found.group(1)) if found else None
+    except (ValueError, SyntaxError):
+        return  # edited into code (os.environ[...]): the test shows whether it runs
+    if not (isinstance(argv, list) and argv and all(isinstance(w, str) for w in argv)):
+        return
+    program = argv[0]
+    fix = f"correct COMMAND in {script}"
+    if "/" not in program:
+        if Path(program).name != "env" and _which(program) is None:
+            doctor.add(
+                PROBLEM,
+                where,
+                f"its command's program {program} is not installed (not on the PATH hooks get)",
+                f"install {program}, or {fix}",
+            )
+        return
+    path = Path(program) if os.path.isabs(program) else agent.workspace / program
+    if not path.is_file():
+        doctor.add(
+            PROBLEM,
+            where,
+            f"its command's program {program} is not there ({path}: moved or renamed?)",
+            fix,
+        )
+    elif not os.access(path, os.X_OK):
+        doctor.add(
+            PROBLEM,
+            where,
+            f"its command's program {program} is not executable",
+            f"chmod +x {path}, or put its interpreter before it in COMMAND in {script}",
         )
 
 
