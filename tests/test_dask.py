@@ -1310,12 +1310,22 @@ def test_a_cluster_with_no_worker_stops_the_run_with_its_report(
         monkeypatch.setenv("ROOK_DASK_WORKER_WAIT", "1.5")
         r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
                      "--json")
+        # a run named (--run-name) or resumed (--run) that stopped so said besides that
+        # "every selected scenario run was finished already", with every one pending
+        again = [rook_cli("run", how, "named", "--executor", "dask", "--scheduler",
+                          cluster.scheduler_address) for how in ("--run-name", "--run")]
     finally:
         cluster.close()
+    for stopped in again:
+        assert stopped.exit_code == 1, stopped.stderr
+        assert "finish it with: rook run --run named" in stopped.stderr, stopped.stderr
+        assert "nothing left to run" not in stopped.stderr, stopped.stderr
+        assert "finished already" not in stopped.stderr, stopped.stderr
     assert r.exit_code == 1, r.stderr
     assert ("rook: error: --executor dask: no Dask worker joined the scheduler within 1.5 s "
             "(ROOK_DASK_WORKER_WAIT)") in r.stderr, r.stderr
-    run_id = next(rook_workspace.runs_dir.iterdir()).name
+    run_id = r.report["run"]["id"]
+    assert (rook_workspace.runs_dir / run_id).is_dir()
     assert f"rook: run {run_id} is kept as it stands; once that is fixed, finish it with: " \
         f"rook run --run {run_id}" in r.stderr, r.stderr
     assert "or delete its folder" in r.stderr, r.stderr  # nothing else is in it

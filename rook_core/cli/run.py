@@ -266,7 +266,7 @@ def run_command(
         )
     elif report["summary"].get("pending") and not outcome.stopped:  # else said: once
         click.echo(f"resume with: rook run --run {run_id}{rest_of(report)}{where}", err=True)
-    elif continued and not recorded_now:
+    elif continued and not recorded_now and not outcome.stopped:  # stopped: said why
         click.echo(
             f"rook: note: run {run_id} had nothing left to run: every selected scenario "
             "run was finished already, and its results are shown as recorded; rook run "
