@@ -117,7 +117,10 @@ def _address_problem(address: str) -> str | None:
             )
         host, port = parse_host_port(location, 8786)
     except ValueError as exc:
-        return f"not a scheduler address ({exc})"
+        return _port_problem(location) or f"not a scheduler address ({exc})"
+    port_problem = _port_problem(location)  # Dask takes ' 80' and '٨٠' for 80 too
+    if port_problem:
+        return port_problem
     if not host:
         return "not a scheduler address: it names no host"
     if any(c.isspace() for c in host):
@@ -125,6 +128,17 @@ def _address_problem(address: str) -> str | None:
     if not 0 < int(port) < 65536:
         return f"port {port} is out of range"
     return None
+
+
+def _port_problem(location: str) -> str | None:
+    """Why the port ``location`` gives (``host:port``) is no port, if it gives one:
+    in Dask's words, Python's (``invalid literal for int() with base 10``)."""
+    if ":" not in location or location.endswith("]"):  # no port: Dask's 8786
+        return None
+    port = location.rpartition(":")[2]
+    if port.isascii() and port.isdigit():
+        return None
+    return f"port {port!r} is not a number"
 
 
 def _unreachable(address: str, timeout: float = 5.0, from_file: bool = False) -> str | None:

@@ -199,6 +199,10 @@ def test_a_run_is_never_named_latest(rook_workspace, rook_cli, tmp_path, args):
         ("tcp://:8786", "names no host"),
         # ran prepare, then failed with "not enough values to unpack" (exit 1)
         ("inproc://x", "an inproc:// address names a scheduler inside one Python process"),
+        # "not a scheduler address (invalid literal for int() with base 10: '8786/')"
+        ("tcp://h:8786/", "port '8786/' is not a number"),
+        ("tcp://h:", "port '' is not a number"),
+        ("tcp://h:\u0668\u0667\u0668\u0666", "port '\u0668\u0667\u0668\u0666' is not a number"),
     ],
 )
 def test_a_scheduler_that_cannot_be_an_address_is_refused_before_anything_runs(
