@@ -922,7 +922,8 @@ def _background_run(ws: Workspace, log: Path, *args: str) -> subprocess.Popen[st
         stderr=subprocess.PIPE,
         text=True,
     )
-    for _ in range(100):
+    deadline = time.monotonic() + 120  # a loaded machine may take its time to start it
+    while time.monotonic() < deadline and proc.poll() is None:
         if log.is_file() and len(log_lines(log, "execute")) > start:
             break
         time.sleep(0.1)
