@@ -110,13 +110,28 @@ def read_record(path: Path) -> dict[str, Any] | None:
         raise DamagedRecord(f"{exc}; delete the file for the scenario run to run again") from None
     if not isinstance(record, dict):
         return None
-    problem = shapes.problem(record, shapes.RECORD)
+    problem = shapes.problem(record, shapes.RECORD) or _record_problem(record, path)
     if problem is not None:
         raise DamagedRecord(
             f"{path}: {problem}, not what Rook writes there; delete the file "
             "for the scenario run to run again"
         )
     return record
+
+
+def _record_problem(record: dict[str, Any], path: Path) -> str | None:
+    """What no record Rook wrote at ``path`` holds, its types right: a status
+    Rook never gives (counted as neither passed nor failed, it would pass a
+    run's gate), or the record of another scenario run than its file's name
+    (shown, counted and merged twice, and the one it names never run)."""
+    from .models import SCENARIO_STATUSES
+
+    status = record.get("status")
+    if status is not None and status not in SCENARIO_STATUSES:
+        return f"'status' is {status!r}"
+    if record["key"] != path.name.removesuffix(".json"):
+        return f"its 'key' is {record['key']!r}, the record of another scenario run than its name"
+    return None
 
 
 def planned_records(

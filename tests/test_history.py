@@ -1066,6 +1066,8 @@ def test_a_report_entry_of_the_wrong_shape_is_named_never_a_traceback(
         (("hooks", 0, "phase"), None, "'hooks' item 1: 'phase' is null"),
         (("turns", 0), [], "'turns' item 1 is an array, not an object"),
         (("status",), ["passed"], "'status' is an array"),
+        (("status",), "pased", "'status' is 'pased'"),  # a value Rook never writes
+        (("key",), "a.1", "its 'key' is 'a.1', the record of another scenario run than its name"),
     ],
 )
 def test_a_scenario_record_of_the_wrong_shape_is_named_never_a_traceback(

@@ -1335,6 +1335,32 @@ def test_a_merge_of_a_damaged_file_is_bad_input_naming_it(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+@pytest.mark.parametrize(("edit", "named"), [
+    ({"status": "bogus"}, "'status' is 'bogus'"),
+    ({"key": "s0.1"}, "its 'key' is 's0.1', the record of another scenario run than its name"),
+])
+def test_a_merge_of_a_record_another_run_of_it_never_wrote_is_bad_input_naming_it(
+        rook_workspace, rook_cli, edit, named):
+    # a record of the right types but a status Rook never writes (edited by hand) was
+    # merged as neither passed nor failed, and the merge passed (exit 0); one holding
+    # another scenario run's record (s0.1's copied to s1.1.json) was merged as that one,
+    # s0 twice and s1 not at all, exit 0
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    path = ws.run_dir("ci") / "scenarios" / "s1.1.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **edit}))
+    r = rook_cli("merge", "-w", str(ws.root), "--run", "ci")
+    assert r.exception is None, r.exception
+    assert r.exit_code == 2, r.stderr
+    assert f"rook: error: {path}: {named}, not what Rook writes there" in r.stderr, r.stderr
+    assert not (ws.run_dir("ci") / "report.json").exists()
+    path.unlink()  # as the message says: the scenario run runs again
+    assert rook_cli("run", "--run", "ci", "--shard", "2/2").exit_code == 0
+    assert rook_cli("run", "--run", "ci", "--shard", "1/2").exit_code == 0
+    merged = rook_cli("merge", "-w", str(ws.root), "--run", "ci", "--json")
+    assert merged.exit_code == 0, merged.stderr
+    assert merged.statuses() == {"s0": "passed", "s1": "passed"}
+
+
 def test_a_merge_refused_for_a_damaged_record_writes_nothing_into_its_target(
         rook_workspace, rook_cli, tmp_path):
     # a scenario record damaged in one shard's copy, met partway through, made
