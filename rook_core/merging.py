@@ -93,7 +93,7 @@ def _parts(path: Path, count: int) -> dict[int, dict[str, Any]]:
         m = re.match(PART, f.name)
         if m and int(m.group(2)) == count:
             data = read_json(f)
-            if isinstance(data, dict):
+            if data is not None:  # (JSON's null: none) an array, say, is no part
                 problem = shapes.problem(data, shapes.SHARD_PART)
                 if problem is not None:  # refused before anything is copied
                     raise DamagedRecord(f"{f}: {problem}, not what Rook writes there")

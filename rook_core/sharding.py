@@ -373,7 +373,7 @@ def resume_manifest(
             f"use --shard I/{n}"
         )
     part = read_json(run_path / shard.part("run.json"))
-    if isinstance(part, dict):
+    if part is not None:  # (JSON's null: none) an array, say, is no part
         problem = shapes.problem(part, shapes.SHARD_PART)
         if problem is not None:  # as rook merge reads it: refused before anything runs
             raise DamagedRecord(

@@ -1268,6 +1268,24 @@ def test_a_merge_names_a_shard_part_of_another_shape_never_a_traceback(
     assert not (ws.run_dir("ci") / "report.json").exists()
 
 
+def test_a_shard_part_that_is_no_object_is_named_by_a_merge_and_a_resume(
+        rook_workspace, rook_cli):
+    # a shard's run.shard-I-of-N.json that is JSON but no object ([], damaged or edited)
+    # was skipped: 'rook merge' left the shard's invocations, phases and prepare out of
+    # the merged run without a word, and the shard's resume wrote a new part over it
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    path = ws.run_dir("ci") / "run.shard-2-of-2.json"
+    path.write_text("[]")
+    for args in (("merge", "--run", "ci"), ("run", "--run", "ci", "--shard", "2/2")):
+        r = rook_cli(*args, "-w", str(ws.root))
+        assert r.exception is None, r.exception
+        assert r.exit_code == 2, (args, r.stderr)
+        assert f"{path}: it is an array, not an object, not what Rook writes there" in (
+            r.stderr), r.stderr
+    assert path.read_text() == "[]"
+    assert not (ws.run_dir("ci") / "report.json").exists()
+
+
 def test_a_merge_names_keys_rook_never_writes_in_a_shard_part(rook_workspace, rook_cli):
     # A shard's run.shard-I-of-N.json with keys Rook never writes there (edited by
     # hand: 'invocatons' for 'invocations', which leaves the shard's invocations out of
