@@ -61,3 +61,18 @@ def test_rook_help_is_told_where_the_help_is(tmp_path, typed, hint):
     take them) said ``help: no such command`` and no more."""
     first = said(*typed, cwd=tmp_path)[0]
     assert first == f"rook: error: help: no such command; for help: {hint}", first
+
+
+@pytest.mark.parametrize(
+    "typed, meant", [("80", "0.8"), ("80%", "0.8"), ("67.5", "0.675"), ("100%", "1")]
+)
+@pytest.mark.parametrize("command", [["run"], ["merge", "--run", "x"]])
+def test_a_pass_rate_given_in_percent_is_told_the_fraction(tmp_path, typed, meant, command):
+    """``--min-pass-rate 80`` (or ``80%``), as a percentage is often written, was
+    refused as ``not a number between 0 and 1`` with nothing of the value meant."""
+    first = said(*command, "--min-pass-rate", typed, cwd=tmp_path)[0]
+    assert first == (
+        f"rook: error: --min-pass-rate: {typed!r} is not a number between 0 and 1; "
+        f"for {typed.rstrip('%')}%, write {meant}"
+    ), first
+    assert "for" not in said(*command, "--min-pass-rate", "1.5e9", cwd=tmp_path)[0]

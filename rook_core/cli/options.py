@@ -65,13 +65,27 @@ class Rate(click.ParamType):
     ) -> float:
         import math
 
+        said = f"{value!r} is not a number between 0 and 1"
         try:
             rate = float(value)
         except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number between 0 and 1", param, ctx)
+            self.fail(said + _percent_meant(value), param, ctx)
         if not math.isfinite(rate) or not 0 <= rate <= 1:
-            self.fail(f"{value!r} is not a number between 0 and 1", param, ctx)
+            self.fail(said + _percent_meant(value), param, ctx)
         return rate or 0.0  # -0 is 0: never shown as "gate -0"
+
+
+def _percent_meant(value: Any) -> str:
+    """``; for 80%, write 0.8`` for a rate written as a percentage (``80``,
+    ``80%``), from above 1 to 100; ``""`` for anything else."""
+    text = str(value).strip().removesuffix("%")
+    try:
+        percent = float(text)
+    except ValueError:
+        return ""
+    if not 1 < percent <= 100:
+        return ""
+    return f"; for {text}%, write {percent / 100:g}"
 
 
 RATE = Rate()
