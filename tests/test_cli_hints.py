@@ -76,3 +76,21 @@ def test_a_pass_rate_given_in_percent_is_told_the_fraction(tmp_path, typed, mean
         f"for {typed.rstrip('%')}%, write {meant}"
     ), first
     assert "for" not in said(*command, "--min-pass-rate", "1.5e9", cwd=tmp_path)[0]
+
+
+@pytest.mark.parametrize("group", [[], ["profile"], ["runs"]])
+def test_a_group_help_lists_each_command_in_a_whole_sentence(tmp_path, group):
+    """``rook --help`` on an 80-column terminal listed eight of its ten commands
+    cut mid-sentence (``doctor  Check interpreters, plugins, profiles, hook
+    scripts,...``), and ``rook profile --help`` four of seven: Click cuts a
+    command's first sentence to what the width leaves. Each says what it does
+    in a sentence that fits."""
+    import os
+
+    env = {**os.environ, "COLUMNS": "80"}
+    proc = subprocess.run([*ROOK, *group, "--help"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    listed = proc.stdout.split("\nCommands:\n", 1)[1].splitlines()
+    assert listed and all(not line.endswith("...") and len(line) <= 80 for line in listed), listed
+    assert all(line.rstrip().endswith(".") for line in listed), listed

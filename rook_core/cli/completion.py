@@ -23,7 +23,7 @@ def completion_source(shell: str, cli: click.Command, prog_name: str = "rook") -
     return cls(cli, {}, prog_name, COMPLETE_VAR).source()
 
 
-@click.command("completion")
+@click.command("completion", short_help="Print the shell completion script (bash, zsh or fish).")
 @click.argument("shell", type=click.Choice(SHELLS))
 @click.pass_context
 def completion_command(ctx: click.Context, shell: str) -> None:

@@ -46,7 +46,7 @@ def warn_in_progress(run_path: Any) -> None:
         )
 
 
-@click.command("diff")
+@click.command("diff", short_help="Compare two runs, scenario by scenario: what regressed.")
 @click.argument("run_a", metavar="A")
 @click.argument("run_b", metavar="B")
 @workspace_options

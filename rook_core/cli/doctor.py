@@ -408,7 +408,7 @@ def _doctor_options(f: Any) -> Any:
     )
 
 
-@click.command("doctor")
+@click.command("doctor", short_help="Check the set-up (profiles, scripts, variables, scenarios).")
 @_doctor_options
 @click.option(
     "--judge-profile",

@@ -93,7 +93,7 @@ def check_names_hold_no_secret(redactor: Any, project: str, agent: str) -> None:
             )
 
 
-@click.command("init")
+@click.command("init", short_help="Create an agent's folders (--example: a working sample).")
 @click.option("--project", required=True, metavar="PROJECT", help="Project id, e.g. demo.")
 @click.option("--agent", required=True, metavar="AGENT", help="Agent id, e.g. order-desk.")
 @click.option("--workspace", "-w", metavar="DIR", help="Workspace directory (default: cwd).")

@@ -160,7 +160,7 @@ def _check_idle(target: Path, count: int, sources: tuple[Path, ...] = ()) -> Any
     return run
 
 
-@click.command("merge")
+@click.command("merge", short_help="Join the shards of a sharded run into one run.")
 @workspace_options
 @click.argument("run_dirs", nargs=-1, type=NoNulPath(exists=True, file_okay=False, path_type=Path))
 @click.option(

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from ..plugins import Rook
 
 
-@click.command("plugins")
+@click.command("plugins", short_help="List the loaded plugins and what each registers.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def plugins_command(as_json: bool) -> None:
     """List loaded plugins (name, distribution, version, hooks) and what they

@@ -251,7 +251,9 @@ def profile_group() -> None:
     """
 
 
-@profile_group.command("add")
+@profile_group.command(
+    "add", short_help="Write a profile from what you already use, test it, correct it."
+)
 @workspace_options
 @click.argument("name", required=False)
 @click.option(

@@ -122,7 +122,7 @@ def _refuse(profile: Any, obs: Any) -> None:
     raise ConfigError(obs.diagnosis or "the profile cannot run as written")
 
 
-@click.command("test")
+@click.command("test", short_help="Test a profile: one small goal through every phase.")
 @workspace_options
 @click.argument("name", required=False)
 @click.option("--goal", default=DEFAULT_GOAL, show_default=True, help="The small goal to send.")

@@ -186,7 +186,7 @@ def _refuse_a_taken_name(path: Path, new_name: str) -> None:
             )
 
 
-@click.command("show")
+@click.command("show", short_help="Show a profile: hooks, variables (never values), capabilities.")
 @workspace_options
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
@@ -385,7 +385,7 @@ def _problems(message: str) -> str:
     return "; ".join(items)
 
 
-@click.command("rename")
+@click.command("rename", short_help="Rename a profile; its id, which runs pin, stays.")
 @workspace_options
 @click.argument("name")
 @click.argument("new_name")

@@ -12,7 +12,7 @@ from .runs import find_agent, finish_hint, warn_unmerged
 from .streams import terminal_width
 
 
-@click.command("report")
+@click.command("report", short_help="Render a past run again, in any report format.")
 @click.argument("run_ref", metavar="ID")
 @workspace_options
 @click.option(

@@ -93,7 +93,12 @@ def _state(s: dict[str, Any]) -> str:
 
 # the subcommand is optional (``rook runs`` lists them): Click 8.2+ says so by
 # itself, Click 8.1 would print ``COMMAND`` as if it were required
-@click.group("runs", invoke_without_command=True, subcommand_metavar="[COMMAND] [ARGS]...")
+@click.group(
+    "runs",
+    invoke_without_command=True,
+    subcommand_metavar="[COMMAND] [ARGS]...",
+    short_help="List past runs, newest first, with their counts.",
+)
 @workspace_options
 @click.option(
     "--limit",
