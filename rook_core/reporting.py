@@ -12,7 +12,7 @@ import inspect
 import os
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -463,6 +463,26 @@ def _fresh(value: Any) -> Any:
     if isinstance(value, list):
         return [_fresh(v) for v in value]
     return value
+
+
+def say_written(
+    reports: list[tuple[str, str]],
+    failed: dict[tuple[str, str], str],
+    redact: Callable[[str], str] | None = None,
+) -> None:
+    """Say on standard error where each report of ``reports`` that did not fail
+    went (``wrote html report to out/rook.html``), as ``rook report``, ``rook
+    run`` and ``rook merge`` say it: a folder's name redacted (by ``redact``,
+    else the command's redactor), a typed ESC or U+202E shown as its escape,
+    never obeyed."""
+    from .redact import scrub
+    from .report import printable
+
+    for fmt, path in reports:
+        if (fmt, path) not in failed:
+            shown = "standard output" if path == STDOUT else path
+            said = f"wrote {fmt} report to {shown}"
+            sys.stderr.write(printable((redact or scrub)(said)) + "\n")
 
 
 def report_failures(

@@ -159,6 +159,8 @@ class RunOutcome:
     stopped: bool = False
     """The executor stopped the run (:class:`RunStopped`): the command that finishes
     it is said on standard error already."""
+    reports_written: list[tuple[str, str]] = field(default_factory=list)
+    """Each ``--report`` (format, path) written at the end."""
 
 
 def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> str:
@@ -854,6 +856,7 @@ def _execute(
     if failed and not code:  # everything passed, but not everything asked for was done
         code = 1
     stopped = bool(invocation.get("stopped")) and not interrupted
+    written = [target for target in request.reports if target not in failed]
     return RunOutcome(
-        report, code, run_dir.path, redactor, interrupted, list(failed.values()), stopped
+        report, code, run_dir.path, redactor, interrupted, list(failed.values()), stopped, written
     )

@@ -597,3 +597,32 @@ def test_an_output_encoding_without_a_character_shows_it_as_an_escape(long_failu
         proc = subprocess.run([*ROOK, *args], cwd=ws, capture_output=True, env=env, timeout=60)
         err = proc.stderr.decode(encoding)
         assert proc.returncode == 0 and "Traceback" not in err, (args, err)
+
+
+def test_run_and_merge_say_where_each_report_went(example):
+    """``rook run --report html:out/rook.html`` wrote the page and said nothing of
+    it (``rook report`` says ``wrote html report to ...``; pytest says
+    ``generated xml file: ...``): a user looked for it. Each report written is
+    said on standard error, after the table, by ``rook run`` and ``rook merge``
+    alike; standard output holds the table or the one document as before."""
+    ws, _ = example
+    proc = subprocess.run(
+        [*ROOK, "run", "-q", "--report", "html:out/rook.html", "--report", "junit:out/rook.xml"],
+        cwd=ws, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-2:] == [
+        "wrote html report to out/rook.html", "wrote junit report to out/rook.xml"
+    ], proc.stderr
+    assert "wrote" not in proc.stdout and "3 passed" in proc.stdout
+    proc = subprocess.run([*ROOK, "run", "--json", "--report", "markdown:out/rook.md"],
+                          cwd=ws, capture_output=True, text=True, timeout=120)
+    assert json.loads(proc.stdout)["summary"]["passed"] == 3
+    assert "wrote markdown report to out/rook.md\n" in proc.stderr, proc.stderr
+    for argv in (["run", "-q", "--shard", "1/1", "--run-name", "ci-1"],
+                 ["merge", "--run", "ci-1", "--report", "json:out/merged.json"]):
+        proc = subprocess.run([*ROOK, *argv], cwd=ws, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    assert "wrote json report to out/merged.json\n" in proc.stderr, proc.stderr
+    assert (ws / "out/merged.json").is_file()

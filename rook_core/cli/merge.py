@@ -226,6 +226,7 @@ def merge_command(
         check_report_targets,
         parse_report_options,
         report_failures,
+        say_written,
         to_stdout,
         write_reports,
     )
@@ -321,6 +322,7 @@ def merge_command(
     else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
         err = to_stdout(reports)
         click.echo(table(report, terminal_width(sys.stderr if err else sys.stdout)), err=err)
+    say_written(wanted, failed, redactor.text)  # where each report went, as rook report says
     if pending:  # a shard was cut off: the run is not whole, CI must not pass it
         click.echo(
             f"rook: {counted(pending, 'scenario run')} still pending: "

@@ -54,11 +54,11 @@ def report_command(
     from ..report import printable, summarize, table
     from ..reportfile import check_entries, print_json
     from ..reporting import (
-        STDOUT,
         check_definitions_kept,
         check_json_out,
         check_report_targets,
         parse_report_options,
+        say_written,
         write_reports,
     )
     from . import reads_runs
@@ -90,11 +90,7 @@ def report_command(
         print_json(report)
     elif not targets:
         click.echo(table(report, terminal_width(sys.stdout)))
-    for fmt, path in targets:
-        if (fmt, path) not in failed:
-            shown = "standard output" if path == STDOUT else path
-            # a folder's name redacted; a typed ESC or U+202E shown, never obeyed
-            click.echo(printable(scrub(f"wrote {fmt} report to {shown}")), err=True)
+    say_written(targets, failed)
     for message in failed.values():
         click.echo(f"rook: error: {printable(scrub(message))}", err=True)
     if not as_json:  # as rook runs show says it (--json: the one document, nothing else)

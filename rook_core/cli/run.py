@@ -161,7 +161,7 @@ def run_command(
             undecided_warning,
         )
         from ..reportfile import print_json
-        from ..reporting import check_json_out, finish_flags, to_stdout
+        from ..reporting import check_json_out, finish_flags, say_written, to_stdout
         from ..runner import RunRequest, run
         from ..workspace import found_by
 
@@ -250,6 +250,9 @@ def run_command(
     else:  # after a report to standard output (junit:-, /dev/stdout): to standard error
         err = to_stdout(reports)
         click.echo(table(report, terminal_width(sys.stderr if err else sys.stdout)), err=err)
+    say_written(
+        outcome.reports_written, {}, outcome.redactor.text
+    )  # where each report went, as rook report says
     run_id = report["run"]["id"] + (f" --shard {shard}" if shard else "")
     where = found_by(workspace, project, agent)  # so the command works as printed
     # and runs with the same gate and concurrency, and writes the run's reports again, whole
