@@ -94,3 +94,20 @@ def test_a_group_help_lists_each_command_in_a_whole_sentence(tmp_path, group):
     listed = proc.stdout.split("\nCommands:\n", 1)[1].splitlines()
     assert listed and all(not line.endswith("...") and len(line) <= 80 for line in listed), listed
     assert all(line.rstrip().endswith(".") for line in listed), listed
+
+
+@pytest.mark.parametrize("command", [["run"], ["merge"], ["report"]])
+def test_every_report_flag_help_names_the_formats(tmp_path, command):
+    """``rook report --help`` named the report formats; ``rook run --help`` said
+    only ``e.g. json:out.json`` and ``rook merge --help`` ``Also write a
+    report.``: the formats were found by getting one wrong."""
+    import os
+    import re
+
+    env = {**os.environ, "COLUMNS": "100"}  # narrower, Click breaks markdown-comment at its dash
+    proc = subprocess.run([*ROOK, *command, "--help"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env, timeout=60)
+    flag = proc.stdout[proc.stdout.index("--report FORMAT:PATH"):]
+    text = " ".join(flag[:flag.index("\n  -", 1)].split())
+    assert re.search(r"json, junit, markdown, markdown-comment, html, or a plugin's", text), text
+    assert "PATH - is standard output" in text, text

@@ -183,7 +183,12 @@ def _check_idle(target: Path, count: int, sources: tuple[Path, ...] = ()) -> Any
     help="Per-scenario gate, as for rook run (0-1).",
 )
 @click.option(
-    "--report", "reports", multiple=True, metavar="FORMAT:PATH", help="Also write a report."
+    "--report",
+    "reports",
+    multiple=True,
+    metavar="FORMAT:PATH",
+    help="Also write a report (json, junit, markdown, markdown-comment, html, or a plugin's; "
+    "PATH - is standard output).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print exactly one JSON document (the report)."

@@ -81,7 +81,8 @@ from .streams import terminal_width
     "reports",
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Also write a report (e.g. json:out.json; PATH - is standard output).",
+    help="Also write a report (json, junit, markdown, markdown-comment, html, or a plugin's; "
+    "e.g. json:out.json; PATH - is standard output).",
 )
 @click.option(
     "--json",
