@@ -584,8 +584,8 @@ def test_an_output_encoding_without_a_character_shows_it_as_an_escape(long_failu
     summary line's dash, a cut reason's ellipsis: ``PYTHONIOENCODING=latin-1``, a
     Latin-1 locale) raised UnicodeEncodeError: ``rook run`` recorded its run, then
     printed a traceback for the table (exit 1, as for a failed scenario), and
-    ``rook runs show`` another. The character is shown as its escape, as Python's
-    standard error shows one, and every command ends as it would have."""
+    ``rook runs show`` another. The character is shown as its escape
+    (``\\u2014``), and every command ends as it would have."""
     ws, _ = long_failure
     env = {**os.environ, "PYTHONIOENCODING": encoding}
     proc = subprocess.run([*ROOK, "run", "-q"], cwd=ws, capture_output=True, env=env,
@@ -626,3 +626,21 @@ def test_run_and_merge_say_where_each_report_went(example):
         assert proc.returncode == 0, proc.stderr
     assert "wrote json report to out/merged.json\n" in proc.stderr, proc.stderr
     assert (ws / "out/merged.json").is_file()
+
+
+def test_a_json_document_in_an_encoding_without_a_character_stays_json(example):
+    """In an encoding that lacks a character (``PYTHONIOENCODING=latin-1``) a
+    ``--json`` document that held one (a profile named ``Rocket 🚀 desk — ok``)
+    showed it as Python's ``\\U0001f680``, which no JSON parser reads. Such a
+    character is written as JSON's own escape (``\\ud83d\\ude80``), so the
+    document parses to the same value."""
+    ws, agent = example
+    profile = agent / "profiles/example.yaml"
+    profile.write_text(profile.read_text().replace("name: Example order desk",
+                                                   'name: "Rocket 🚀 desk — ok"'))
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    proc = subprocess.run([*ROOK, "profile", "list", "--json"], cwd=ws, capture_output=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    names = [p["name"] for p in json.loads(proc.stdout.decode("latin-1"))]
+    assert names == ["Rocket 🚀 desk — ok"], names

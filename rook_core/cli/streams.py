@@ -79,14 +79,41 @@ def _can_hang_up(stream: Any) -> bool:
 
 def escaping(stream: Any) -> None:
     """Make ``stream`` show a character its encoding lacks as its escape
-    (``\\u2014``), as Python's standard error shows one, rather than raise
-    UnicodeEncodeError partway through a table (``PYTHONIOENCODING=latin-1``, a
-    Latin-1 locale): a UTF encoding holds every character and is left as it is."""
+    (``\\u2014``), rather than raise UnicodeEncodeError partway through a table
+    (``PYTHONIOENCODING=latin-1``, a Latin-1 locale): JSON's escape, so that a
+    ``--json`` document holding one still parses to the same value (Python's
+    ``backslashreplace`` writes ``\\U0001f680``, which no JSON parser reads). A
+    UTF encoding holds every character and is left as it is."""
+    import codecs
+
     try:
         if stream.errors == "strict" and not stream.encoding.lower().startswith("utf"):
-            stream.reconfigure(errors="backslashreplace")
+            try:
+                codecs.lookup_error(_ESCAPE)
+            except LookupError:
+                codecs.register_error(_ESCAPE, _json_escape)
+            stream.reconfigure(errors=_ESCAPE)
     except (AttributeError, ValueError, OSError):  # no text stream, or closed
         pass
+
+
+_ESCAPE = "rook.json-escape"
+
+
+def _json_escape(exc: UnicodeError) -> tuple[str, int]:
+    """The characters an encoding lacks as JSON writes them: ``\\u2014``, and a
+    character beyond U+FFFF as its two surrogates (``\\ud83d\\ude80``)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    said = []
+    for char in exc.object[exc.start : exc.end]:
+        code = ord(char)
+        if code > 0xFFFF:
+            code -= 0x10000
+            said.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            said.append(f"\\u{code:04x}")
+    return "".join(said), exc.end
 
 
 def terminal_width(stream: Any) -> int | None:
