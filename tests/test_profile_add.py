@@ -1187,6 +1187,29 @@ def test_an_author_agents_node_script_using_require_runs_as_commonjs(rook_worksp
         assert profile(ws, pid)["hooks"]["execute"] == f"scripts/{pid}-hook{suffix}"
 
 
+def test_the_fix_a_failed_add_points_to_asks_the_same_author_agent(rook_workspace, rook_cli, tmp_path):
+    """A profile add whose last test failed ended 'next: rook profile fix NAME --what ...'
+    without the --author it was given, so the command as printed had no author agent
+    to read --what ('--what needs an author agent'); it names that author agent now,
+    and without one says what fix does alone."""
+    ws = rook_workspace
+    author = tmp_path / "author.py"
+    author.write_text(
+        "import sys\nsys.stdin.read()\n"
+        "print('```python\\nimport sys\\nsys.exit(3)\\n```')\n"
+    )
+    cmd = f"{sys.executable} {author}"
+    r = add(rook_cli, ws, "broken", "--notes", "anything", "--author", cmd, "--attempts", "1")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    step = r.stdout.splitlines()[-1]
+    assert step.startswith("the profile does not work yet; next: rook profile fix broken"), step
+    assert f"--author '{cmd}' --what '...'" in step, step
+    r = add(rook_cli, ws, "plain", "--command", "false")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    step = r.stdout.splitlines()[-1]
+    assert "(it repairs what it can itself; --author CMD --what '...' asks an author agent" in step, step
+
+
 @pytest.mark.timeout(60)
 def test_notes_holding_a_long_word_are_read_not_stuck(rook_workspace, rook_cli):
     # looking for URLs in the notes tried every letter of a long word (a pasted

@@ -568,7 +568,7 @@ def _add(
         atomic_write(active, pid + "\n")
         s.say(f"active profile: {pid}")
     is_active = read_active(s.agent.profiles_dir) == pid
-    _next_steps(s, outcome, pid, secrets, no_test, is_active)
+    _next_steps(s, outcome, pid, secrets, no_test, is_active, author_cmd)
 
 
 def _taken_variables(profiles_dir: Path, path: Path) -> dict[str, list[tuple[str, str]]]:
@@ -616,7 +616,13 @@ def holder(profiles_dir: Path, pid: str) -> Path | None:
 
 
 def _next_steps(
-    s: Session, outcome: Any, pid: str, secrets: Any, no_test: bool, is_active: bool
+    s: Session,
+    outcome: Any,
+    pid: str,
+    secrets: Any,
+    no_test: bool,
+    is_active: bool,
+    author_cmd: str | None = None,
 ) -> None:
     unset = [r for r in outcome.data.get("env", []) if not os.environ.get(r["variable"])]
     for ref in unset:
@@ -664,7 +670,16 @@ def _next_steps(
         )
         sys.exit(1)
     elif not outcome.ok:
-        s.say(f"the profile does not work yet; next: rook profile fix {pid}{s.where} --what '...'")
+        import shlex
+
+        fix = f"rook profile fix {pid}{s.where}"
+        if author_cmd:  # fix asks the author agent this command was given, as add did
+            fix += f" --author {shlex.quote(author_cmd)} --what '...'"
+        elif s.author_command(None):  # config.yaml's
+            fix += " --what '...'"
+        else:
+            fix += " (it repairs what it can itself; --author CMD --what '...' asks an author agent for the rest)"
+        s.say(f"the profile does not work yet; next: {fix}")
         sys.exit(1)
     else:
         # plain rook run uses the active profile: name this one when another is
