@@ -135,6 +135,11 @@ class Engine(Attempts):
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
         self.recorder = Recorder(run, self.store_scenario)
         """Writes finished runs' records and makes state directories in idle turns."""
+        self._running: dict[str, asyncio.Future[None] | None] = {}
+        """The scenario runs :meth:`run_scenario` is running, by key, with the future a
+        second call for one waits on (made by that call)."""
+        self._ran_to_end: set[str] = set()
+        """The keys of the scenario runs :meth:`run_scenario` ran to their end."""
         self.entries = EntrySpool(str(run.path))
         """The report entries of the runs recorded by this invocation."""
 
@@ -398,7 +403,15 @@ class Engine(Attempts):
         a run waiting for a slot spawns while this one is recorded and judged.
         A run cancelled while it waits for a slot has not started: nothing is
         recorded.
+
+        Asked again for a scenario run (an executor's bug), it never runs its hooks
+        twice: while the run is in flight it waits for it, and once it has run to
+        its end, nothing is missing: it returns the record.
         """
+        key, running = sr.key, self._running
+        if key in running or key in self._ran_to_end:
+            return await self._run_again(sr, slots)
+        running[key] = None  # a future only when a second call comes to wait for it
         slot = Slot(slots) if slots is not None else None
         try:
             self.recorder.started()
@@ -415,10 +428,28 @@ class Engine(Attempts):
                 self.store_scenario(sr, record)
                 raise
             self.recorder.record_soon(sr, record)
+            self._ran_to_end.add(key)
             return record
         finally:
             if slot is not None:
                 slot.drop()
+            waiting = running.pop(key)
+            if waiting is not None:
+                waiting.set_result(None)
+
+    async def _run_again(self, sr: ScenarioRun, slots: asyncio.Semaphore | None) -> dict[str, Any]:
+        """:meth:`run_scenario` asked for a scenario run it is running or has run: wait
+        for the run in flight, then return its record, or run what is still missing
+        when it ended short (failed, cut off)."""
+        if sr.key in self._running:
+            waiting = self._running[sr.key]
+            if waiting is None:
+                waiting = self._running[sr.key] = asyncio.get_running_loop().create_future()
+            await asyncio.shield(waiting)
+        if sr.key not in self._ran_to_end:
+            return await self.run_scenario(sr, slots)
+        self.recorder.flush()
+        return self.run_dir.load_scenario(sr.key) or self.new_record(sr)
 
     def _checkpoint(self, sr: ScenarioRun) -> Callable[[dict[str, Any]], None]:
         """Write an unfinished scenario run's record as it stands (see

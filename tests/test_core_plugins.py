@@ -864,3 +864,58 @@ def test_an_entry_point_naming_none_or_an_object_unequal_to_itself_is_named(
     assert "rook: warning: plugin hollow (rook-hollow) failed to load: " in r.stderr
     r = rook_cli("plugins")
     assert r.exit_code == 0 and "script" in r.stdout, r.stderr
+
+
+TWICE_EXECUTOR = """
+import asyncio
+import os
+
+from rook_core.hookspecs import hookimpl
+
+
+async def twice(engine, scenario_runs, concurrency, options):
+    if os.environ.get("TWICE") == "at-once":
+        await asyncio.gather(*(engine.run_scenario(sr) for sr in scenario_runs for _ in "ab"))
+        return
+    for sr in scenario_runs:
+        first = await engine.run_scenario(sr)
+        again = await engine.run_scenario(sr)
+        assert again["status"] == first["status"], (first, again)
+
+
+@hookimpl
+def rook_register_executors(register):
+    register("twice", twice)
+"""
+
+
+@pytest.mark.parametrize("how", ["one-after-another", "at-once"])
+def test_an_executor_running_a_scenario_run_twice_runs_its_hooks_once(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, how
+):
+    """executor.md: engine.run_scenario(sr) runs what is missing of a scenario run,
+    so running a finished one again is a no-op. An executor that called it twice ran
+    the agent's hooks twice in a new run; twice at once, both attempts shared the
+    state directory, and the one recorded last replaced the other (an error lost
+    under a pass). The second call now waits for the first and runs nothing."""
+    rook_distribution("rook-twice", {"twice": "rook_twice"}, {"rook_twice.py": TWICE_EXECUTOR})
+    monkeypatch.setenv("TWICE", how)
+    rook_workspace.script(
+        "count.sh",
+        '#!/bin/bash\n[ "$1" = execute ] || exit 0\n'
+        'echo x >> "$ROOK_STATE_DIR/executed"\n'
+        'n=$(wc -l < "$ROOK_STATE_DIR/executed")\n'
+        '[ "$n" = 1 ] || { echo "executed $n times" >&2; exit 1; }\n'
+        'sleep 0.2\necho \'{"output": "once"}\'\n',
+    )
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/count.sh"}})
+    for sid in ("a", "b"):
+        rook_workspace.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "once"}]})
+    r = rook_cli("run", "--executor", "twice", "--json")
+    assert r.exception is None, r.exception
+    assert r.statuses() == {"a": "passed", "b": "passed"}, r.stderr
+    assert r.exit_code == 0, r.stderr
+    assert "executed 2 times" not in r.stderr
+    run_id = r.report["run"]["id"]
+    for key in ("a.1", "b.1"):
+        assert len(rook_workspace.record(run_id, key)["hooks"]) == 1
