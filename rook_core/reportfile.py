@@ -254,16 +254,28 @@ def write_report_file(
     return report
 
 
-def write_json(report: dict[str, Any], out: IO[bytes]) -> None:
+def write_json(report: dict[str, Any], out: IO[bytes], redactor: Any = None) -> None:
     """Write ``report`` to ``out`` in the line layout: what ``--json`` prints.
 
     The keys before ``scenarios`` and the opening of its list go on the first
     line, each entry on a line of its own, the rest on the last: the same bytes
     as the run's ``report.json``. A report read from its file (or just written
     to it) is copied from that file, not decoded and encoded again; when only
-    its entries are still the file's, only they are copied.
+    its entries are still the file's, only they are copied. With a
+    ``redactor`` that holds secrets (a past run shown again, whose record may
+    predate a variable's declaration), every part is redacted first
+    (:meth:`~rook_core.redact.Redactor.data`: it stays JSON), as its table is.
     """
     entries = report.get("scenarios", [])
+    if redactor:
+        keys = list(report)
+        cut = keys.index("scenarios") if "scenarios" in keys else len(keys)
+        out.write(_head(redactor.data({k: report[k] for k in keys[:cut]})))
+        for line in _entry_lines(redactor.data(entry) for entry in entries):
+            out.write(line)
+        for piece in _tail(redactor.data({k: report[k] for k in keys[cut + 1 :]})):
+            out.write(piece)
+        return
     if isinstance(entries, FileEntries) and entries.is_file_of(report):
         entries.copy_to(out, whole=True)
         return
@@ -279,6 +291,16 @@ def write_json(report: dict[str, Any], out: IO[bytes]) -> None:
         out.write(piece)
 
 
+def redacted_report(report: dict[str, Any], redactor: Any) -> dict[str, Any]:
+    """``report`` with every part redacted by ``redactor``
+    (:meth:`~rook_core.redact.Redactor.data`), its entries read into a list: for
+    a past run shown again, whose record may predate a variable's declaration."""
+    return {
+        k: [redactor.data(e) for e in v] if k == "scenarios" else redactor.data(v)
+        for k, v in report.items()
+    }
+
+
 def check_entries(report: dict[str, Any]) -> None:
     """Check each scenario entry of a report read from its file (a
     :class:`FileEntries`) as reading it does: a damaged one raises
@@ -292,16 +314,16 @@ def check_entries(report: dict[str, Any]) -> None:
             pass
 
 
-def print_json(report: dict[str, Any]) -> None:
-    """``--json``: :func:`write_json` to standard output."""
+def print_json(report: dict[str, Any], redactor: Any = None) -> None:
+    """``--json``: :func:`write_json` to standard output (redacted by ``redactor``)."""
     sys.stdout.flush()
     out = getattr(sys.stdout, "buffer", None)
     if out is None:  # a text stream put in its place (by an embedding caller)
         buf = io.BytesIO()
-        write_json(report, buf)
+        write_json(report, buf, redactor)
         sys.stdout.write(buf.getvalue().decode("utf-8"))
         return
-    write_json(report, out)
+    write_json(report, out, redactor)
     out.flush()
 
 

@@ -4666,3 +4666,34 @@ def test_profile_test_s_phase_table_never_cuts_a_marker_in_two(rook_workspace, r
     [row] = [ln for ln in r.stdout.splitlines() if ln.strip().startswith("execute 1")]
     assert row.endswith("exited with code 3: " + "x" * 55 + "..."), row
     assert "[redacted:API_TOKEN] and more" in r.stdout  # the diagnosis line below: whole
+
+
+@pytest.mark.parametrize("argv", [["runs", "show"], ["report"], ["report", "--rebuild"]])
+def test_a_past_run_shown_as_json_is_redacted_as_its_table_is(rook_workspace, rook_cli, monkeypatch, argv):
+    """A run recorded before its profile declared API_TOKEN holds the value as
+    the hook printed it. rook runs show ID and rook report ID redact it in their
+    table, but with --json they copied report.json byte for byte: the value in
+    the clear. The document printed is redacted as the table is, and stays JSON."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("echo.sh", '#!/bin/bash\ncat >/dev/null\necho "{\\"output\\": \\"the token is $API_TOKEN\\"}"\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [{"contains": "token"}]})
+    run_id = rook_cli("run", "--json", "-w", str(ws.root)).report["run"]["id"]
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+    table = rook_cli(*argv, run_id, "-w", str(ws.root))
+    assert table.exit_code == 0 and SECRET not in table.stdout + table.stderr, table.stdout
+    r = rook_cli(*argv, run_id, "--json", "-w", str(ws.root))
+    assert r.exit_code == 0, r.stderr
+    assert SECRET not in r.stdout + r.stderr, r.stdout
+    report = json.loads(r.stdout)
+    assert report["run"]["id"] == run_id
+    assert report["scenarios"][0]["turns"][0]["output"] == "the token is [redacted:API_TOKEN]"
+    if argv[0] == "report":  # and every format it writes (json and html copied the record too)
+        written = [ws.root / f"out.{fmt}" for fmt in ("json", "junit", "markdown", "html")]
+        targets = [a for p in written for a in ("--report", f"{p.suffix[1:]}:{p}")]
+        r = rook_cli(*argv, run_id, *targets, "-w", str(ws.root))
+        assert r.exit_code == 0, r.stderr
+        for path in written:
+            assert SECRET not in path.read_text(), path

@@ -52,7 +52,7 @@ def report_command(
     from ..known_secrets import flags_redacted, secret_names
     from ..redact import Redactor, activate, scrub
     from ..report import printable, summarize, table
-    from ..reportfile import check_entries, print_json
+    from ..reportfile import check_entries, print_json, redacted_report
     from ..reporting import (
         check_definitions_kept,
         check_json_out,
@@ -76,12 +76,16 @@ def report_command(
     run_path = resolve_run(a.runs_dir, run_ref, where)
     check_report_targets(targets, a.runs_dir, [run_path])
     check_definitions_kept(targets, a)
-    activate(Redactor.for_variables(secret_names(run_path)))  # for what a reporter says
+    redactor = Redactor.for_variables(secret_names(run_path))
+    redactor.keep(run_path.name)  # the id names the run, whatever it holds
+    activate(redactor)  # for what a reporter says
     report = load_report(run_path, rebuild=rebuild)
     if "by_scenario" not in report["summary"]:  # written before per-scenario statistics
         gate = report["summary"].get("gate") or {}
         fresh = summarize(report["scenarios"], gate.get("min_pass_rate"))
         report["summary"] = {**fresh, **report["summary"]}
+    if redactor:  # a record older than a variable's declaration: redacted in every format
+        report = redacted_report(report, redactor)
     if as_json:  # before any report is written: a damaged entry is refused, nothing printed
         check_entries(report)
     failed = write_reports(rook, report, targets, read_only=True)

@@ -285,11 +285,13 @@ def show_command(
     a = find_agent(workspace, project, agent)
     where = found_by(workspace, project, agent)  # its commands work as printed
     run_path = resolve_run(a.runs_dir, run_ref, where)
-    activate(Redactor.for_variables(secret_names(run_path)))  # the finish hint's -w, as rook report
+    redactor = Redactor.for_variables(secret_names(run_path))
+    redactor.keep(run_path.name)  # the id names the run, whatever it holds
+    activate(redactor)  # the finish hint's -w, as rook report
     report = load_report(run_path)
     if as_json or parent.get("as_json"):  # rook runs --json show ID
         check_entries(report)  # as the table does: a damaged entry is refused, exit 2
-        print_json(report)
+        print_json(report, redactor)  # a record older than a variable's declaration
     else:
         click.echo(table(report, terminal_width(sys.stdout)))
         versions = report["run"].get("rook_versions")
