@@ -111,3 +111,24 @@ def test_every_report_flag_help_names_the_formats(tmp_path, command):
     text = " ".join(flag[:flag.index("\n  -", 1)].split())
     assert re.search(r"json, junit, markdown, markdown-comment, html, or a plugin's", text), text
     assert "PATH - is standard output" in text, text
+
+
+def test_init_of_an_agent_that_has_a_profile_names_rook_doctor(tmp_path):
+    """``rook init`` of an agent that exists already, profiles and scenarios and
+    all (``rook init --example`` run before, or a clone's agent), said ``next:
+    rook profile add --command 'CMD' ... writes a profile that reaches your
+    agent`` as to a new one. It names ``rook doctor`` and ``rook run`` then; an
+    agent folder with no profile yet still gets ``rook profile add``."""
+    def init(*extra: str) -> str:
+        proc = subprocess.run([*ROOK, "init", "--project", "demo", "--agent", "bot", *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "next: rook profile add --command 'CMD'" in init()
+    assert "next: rook profile add --command 'CMD'" in init()  # still no profile
+    agent = tmp_path / ".testmuai/rook/projects/demo/agents/bot"
+    (agent / "profiles/local.yaml").write_text("id: local\nhooks: {execute: scripts/a.sh}\n")
+    out = init()
+    assert out.startswith("exists already: ") and "rook profile add" not in out, out
+    assert "next: rook doctor, then rook run" in out, out

@@ -195,6 +195,9 @@ def init_command(project: str, agent: str, workspace: str | None, example: bool)
     where = found_by(  # the flags the next command needs, quoted: it works as printed
         None if root == here else str(root), None if one else project, None if one else agent
     )
+    if not example and existed and any(a.profiles_dir.glob("*.yaml")):  # set up already
+        click.echo(printable(scrub(f"next: rook doctor{where}, then rook run{where}")))
+        return
     if not example:  # the step a new user needs: rook profile add writes the profile
         click.echo(
             printable(
