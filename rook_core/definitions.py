@@ -313,6 +313,10 @@ def _every_problem(first: list[str], files: list[FileEntry], build: Callable[[st
     return "\n".join(problems)
 
 
+IDS_SHOWN = 30
+"""Scenario ids a message about ``--only`` lists, the first in order."""
+
+
 def select(
     scenarios: Iterable[Scenario],
     only: list[str] | None = None,
@@ -331,9 +335,16 @@ def select(
         ids = {s.id for s in pool}
         missing = [i for i in only if i not in ids]
         if missing:
+            from .errors import did_you_mean
+
+            close = [c for c in (did_you_mean(i, sorted(ids)) for i in missing) if c]
+            meant = f"; did you mean {', '.join(close)}?" if close else ""
+            listed = sorted(ids)  # the first ones: 300 ids are no hint
+            shown = ", ".join(listed[:IDS_SHOWN]) or "none"
+            more = f" and {len(listed) - IDS_SHOWN} more" if len(listed) > IDS_SHOWN else ""
             raise ScenarioError(
-                f"--only: no scenario with id {', '.join(missing)} "
-                f"(scenarios: {', '.join(sorted(ids)) or 'none'})"
+                f"--only: no scenario with id {', '.join(missing)}{meant} "
+                f"(scenarios: {shown}{more})"
             )
         pool = [s for s in pool if s.id in set(only)]
     elif not include_excluded:

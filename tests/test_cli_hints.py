@@ -132,3 +132,24 @@ def test_init_of_an_agent_that_has_a_profile_names_rook_doctor(tmp_path):
     out = init()
     assert out.startswith("exists already: ") and "rook profile add" not in out, out
     assert "next: rook doctor, then rook run" in out, out
+
+
+def test_only_naming_no_scenario_is_told_the_one_it_looks_like_and_a_short_list(tmp_path):
+    """``rook run --only greting`` listed every scenario id of the agent (all
+    300 of a large suite, one line of thousands of characters) and left the
+    user to find ``greeting`` in it. It names the id the typo looks like and
+    lists the first 30 ids, saying how many more there are."""
+    init = subprocess.run([*ROOK, "init", "--project", "demo", "--agent", "sample", "--example"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert init.returncode == 0, init.stderr
+    scenarios = tmp_path / ".testmuai/rook/projects/demo/agents/sample/scenarios"
+    for n in range(40):
+        (scenarios / f"case-{n:02d}.yaml").write_text(
+            f"id: case-{n:02d}\ngoal: hi\ncriteria:\n  - contains: x\n")
+    first = said("run", "--only", "greting,nosuch", cwd=tmp_path)[0]
+    assert first.startswith(
+        "rook: error: --only: no scenario with id greting, nosuch; did you mean greeting? "
+        "(scenarios: case-00, case-01, "
+    ), first
+    assert first.endswith(", case-29 and 13 more)"), first
+    assert "keep-order" not in first and len(first) < 500, first
