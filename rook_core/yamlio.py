@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError, ScenarioError, missing
+from .lazyre import later
 from .textfile import yaml_text
 
 try:  # the C loader is several times faster on big scenario sets
@@ -159,6 +160,9 @@ def _check_aliases(root: Any) -> None:
     size(root)
 
 
+_ALIAS = later(r"\*([^\s,\[\]{}]+)")
+
+
 def _load(text: str) -> Any:
     loader = _Loader(text)
     try:
@@ -196,6 +200,11 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         if mark is not None and text[mark.index : mark.index + 1] == "\t":  # an editor's
             problem += ": a tab: YAML indents with spaces only"
+        elif problem.startswith("found undefined alias") and mark is not None:
+            alias = _ALIAS.match(text, mark.index)  # the C loader names none
+            if alias is not None:
+                name = alias.group(1)
+                problem = f"found undefined alias: *{name}, but no anchor &{name} comes before it"
         elif "another document" in problem:  # a `---` between two documents
             problem += ": a file holds one YAML document" + (
                 "; write several scenarios as one list (- id: a ... - id: b ...)"

@@ -639,3 +639,13 @@ def test_a_status_criterion_on_an_answer_without_one_says_a_hook_may_print_it(ws
     ws.scenario({"id": "s", "goal": json.dumps({"output": "hi", "status": "goal_satisfied"}),
                  "criteria": [{"status": "goal_satisfied"}]})
     assert rook_cli("run", "--json").statuses() == {"s": "passed"}
+
+
+def test_an_alias_to_no_anchor_is_named_with_the_anchor_it_needs(ws, rook_cli):
+    """`goal: *base` with no `&base` before it said "found undefined alias", naming
+    neither the alias nor what it needs."""
+    path = ws.scenario("- &first\n  id: a\n  goal: hi\n- <<: *frist\n  id: b\n", name="s")
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr == (f"rook: error: {path} (line 4, column 7): not valid YAML: found undefined "
+                        "alias: *frist, but no anchor &frist comes before it\n")
