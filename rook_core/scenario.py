@@ -430,6 +430,19 @@ def _mcp(i: int, entry: Any) -> dict[str, Any]:
     return _labelled({expect: {"name": entry["tool"], "server": server}}, entry)
 
 
+def _as_mcp_writes(messages: dict[Any, Any]) -> dict[Any, Any]:
+    """The problems of the criterion an ``expectation.mcp`` entry maps to, under
+    the entry's own fields: ``tool`` for ``not_called.name``, ``server`` for
+    ``not_called.server`` (as :data:`SOURCE_FIELDS` does for ``pattern``)."""
+    out: dict[Any, Any] = {}
+    for k, v in messages.items():
+        if k in ("called", "not_called") and isinstance(v, dict):
+            out.update({"tool" if field == "name" else field: said for field, said in v.items()})
+        else:
+            out[k] = v
+    return out
+
+
 MAPPERS = {"acceptance_criteria": _acceptance, "forbidden": _forbidden, "mcp": _mcp}
 SOURCE_FIELDS = {"not_matches": "pattern"}
 """The public field a mapped criterion's value came from, where the mapping has one:
@@ -455,6 +468,8 @@ def expectation_criteria(
                 messages = exc.messages
                 if isinstance(messages, dict):  # as the file says it: pattern, not not_matches
                     messages = {SOURCE_FIELDS.get(str(k), k): v for k, v in messages.items()}
+                    if key == "mcp":  # tool and server, not not_called.name and .server
+                        messages = _as_mcp_writes(messages)
                 errors.setdefault("expectation", {}).setdefault(key, {})[i] = messages
     return out
 

@@ -649,3 +649,24 @@ def test_an_alias_to_no_anchor_is_named_with_the_anchor_it_needs(ws, rook_cli):
     assert r.exit_code == 2, r.stderr
     assert r.stderr == (f"rook: error: {path} (line 4, column 7): not valid YAML: found undefined "
                         "alias: *frist, but no anchor &frist comes before it\n")
+
+
+@pytest.mark.parametrize("entry, needle", [
+    ("{server: a__b, tool: x}", "  expectation.mcp.0.server: 'a__b' with the tool 'x': a name "
+                                "holding '__' cannot be told apart"),
+    ("{server: s, tool: a__b}", "  expectation.mcp.0.server: 's' with the tool 'a__b': a name "
+                                "holding '__'"),
+    ("{server: s, tool: \"\\u200b\"}", "  expectation.mcp.0.tool: must be a tool name"),
+])
+def test_an_mcp_expectation_is_refused_under_the_fields_the_file_writes(ws, rook_cli, tmp_path,
+                                                                        entry, needle):
+    """`expectation.mcp: [{server: a__b, tool: x}]` was refused under
+    expectation.mcp.0.not_called.server, the criterion Rook maps it to, where the
+    docs promise the field as the file writes it (as forbidden's pattern is)."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario(f"id: s\ntitle: t\ngoal: hi\nexpectation:\n  mcp:\n    - {entry}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "not_called" not in r.stderr and not ran.exists()
