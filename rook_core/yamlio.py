@@ -10,7 +10,7 @@ import yaml
 
 from .errors import ConfigError, ScenarioError, missing
 from .lazyre import later
-from .textfile import yaml_text
+from .textfile import YAML_MAX, yaml_text
 
 try:  # the C loader is several times faster on big scenario sets
     _Base: Any = yaml.CSafeLoader
@@ -178,10 +178,17 @@ def _load(text: str) -> Any:
 
 def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
-        mode = path.stat().st_mode
+        st = path.stat()
+        mode = st.st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # reading a FIFO waits for ever
             raise error(
                 f"{path}: not a regular file (a FIFO, a socket or a device); a YAML file is expected"
+            )
+        if stat.S_ISREG(mode) and st.st_size > YAML_MAX:
+            raise error(
+                f"{path}: {st.st_size / 2**20:,.1f} MiB, more than a YAML file Rook reads "
+                f"holds (at most {YAML_MAX // 2**20} MiB); not read: move it away"
+                + (", or split it into several files" if issubclass(error, ScenarioError) else "")
             )
         text = yaml_text(path)
     except FileNotFoundError:

@@ -190,6 +190,23 @@ def test_an_active_file_that_is_not_utf8_is_named(example, command):
     clean_error(proc, f"{agent / 'profiles/active'}: not UTF-8 text")
 
 
+@pytest.mark.parametrize("rel", [
+    ".testmuai/rook/config.yaml",
+    ".testmuai/rook/projects/demo/agents/sample/profiles/example.yaml",
+    ".testmuai/rook/projects/demo/agents/sample/scenarios/greeting.yaml",
+])
+def test_a_yaml_file_of_tens_of_megabytes_is_refused_unread(example, rel):
+    # 50 MB of YAML was parsed (a profile three times, a scenario twice) before
+    # the message: 30 s and more; past 16 MiB it is refused by its size alone
+    ws, agent = example
+    path = ws / rel
+    with path.open("ab") as f:  # a sparse file: its size is all that is read
+        f.truncate(16 * 2**20 + 1)
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"{path}: 16.0 MiB, more than a YAML file Rook reads holds (at most 16 MiB)")
+    assert not list((agent / "runs").iterdir())
+
+
 @pytest.mark.parametrize("command", ["run", "profile show"])
 def test_an_active_file_far_too_big_for_an_id_is_named_not_printed(example, command):
     # 60 MB of text was read whole and printed back in "names 'aaaa...', which is
