@@ -410,6 +410,8 @@ def merge_runs(
     first: dict[str, str] = {}  # scenario id -> the hash of its first definition seen
     versions: dict[str, set[str]] = {}  # scenario id -> hashes, where they differ
     observed: dict[str, bool] = {}  # a shard killed before it ended has it in its records only
+    newest: dict[str, float] = {}  # per shard, the latest time of a record merged: its clock's
+    shard_at = shard_of(base["plan"], n)
     for _, planned in sorted(bases, key=lambda b: b[0] is not first_dir):  # the base's first
         # what each copy planned: a machine on another commit that did not run the scenario
         # (or ran it into a run whose run.json another shard wrote) differs here only
@@ -427,6 +429,10 @@ def merge_runs(
         if best is None:
             continue
         recorded.add(key)
+        label = f"{shard_at[key]}/{n}"
+        for stamp in (best.get("started"), best.get("ended")):
+            if isinstance(stamp, (int, float)) and stamp > newest.get(label, -math.inf):
+                newest[label] = float(stamp)
         observed.update((cap, True) for cap, seen in (best.get("observed") or {}).items() if seen)
         scenario = best.get("scenario") or {}
         sid, digest = str(scenario.get("id")), scenario.get("content_hash")
@@ -468,6 +474,7 @@ def merge_runs(
         "shards": [f"{i}/{n}" for i in sorted(parts)],
         "missing": missing,
         "sources": [os.path.abspath(d) for d in dirs],
+        "newest": newest,
     }
     notes = [
         f"scenario {sid} was defined differently on different shards "
@@ -497,7 +504,9 @@ def joined_since(run_path: Path) -> list[str]:
     new file times); only the records whose file changed since are read, and those
     of shards the merge had nothing of (``merged.missing``): one of theirs made
     before the merge came since too (its copy arrived late, its file times kept or
-    not)."""
+    not). A shard's record is late only once it is later than the newest the merge
+    took of that shard too (``merged.newest``, on that machine's clock): a shard run
+    where the clock is ahead of the merging machine's is not late for that."""
     try:
         manifest = read_json(run_path / "run.json")
         merged, plan, n = manifest["merged"], list(manifest["plan"]), int(manifest["shards"])
@@ -511,6 +520,9 @@ def joined_since(run_path: Path) -> list[str]:
             if isinstance(inv, dict) and "shard" not in inv:
                 since = max(since, float(inv.get("ended") or 0))
         touched = max(since, reported)
+        newest = merged.get("newest") if isinstance(merged.get("newest"), dict) else {}
+        if reported < at - SKEW:  # a merge killed before its report: what it took is not
+            newest = {}  # in the report shown
     except (OSError, RunStoreError, KeyError, TypeError, ValueError):
         return []
     where, late = shard_of(plan, n), set()
@@ -528,7 +540,9 @@ def joined_since(run_path: Path) -> list[str]:
         times: list[float] = [
             t for t in (record.get("started"), record.get("ended")) if isinstance(t, (int, float))
         ]
-        if times and (max(times) > since or (absent and max(times) < at)):
+        seen = newest.get(f"{where[key]}/{n}")  # its clock may be ahead of the merge's
+        limit = max(since, seen) if isinstance(seen, (int, float)) else since
+        if times and (max(times) > limit or (absent and max(times) < at)):
             late.add(where[key])
     return [f"{i}/{n}" for i in sorted(late)]
 

@@ -2161,6 +2161,42 @@ def test_a_late_copy_that_keeps_its_file_times_is_seen_too(rook_workspace, rook_
     assert "warning" not in rook_cli("runs", "show", "ci").stderr
 
 
+def test_a_shard_run_where_the_clock_is_ahead_is_not_taken_for_a_late_one(
+    rook_workspace, rook_cli, tmp_path
+):
+    """A shard run on a machine whose clock was ahead of the merging one's (its records'
+    times, and their files' as a tar copy keeps them, later than the merge): after
+    'rook merge' had merged every record of it, 'rook runs show' and 'rook report' warned
+    that it 'recorded scenario runs after run ci was merged', and merging again never
+    ended that. A shard's records are compared with the newest the merge took of that
+    shard, on its own clock; one it records later is still seen."""
+    ws = _two_shards_run(rook_workspace, rook_cli)
+    ahead = 7200.0
+    for path in (ws.run_dir("ci") / "scenarios").glob("*.json"):
+        record = json.loads(path.read_text())
+        if record["key"] in sharding.shard_keys(["s0.1", "s1.1"], sharding.Shard(1, 2)):
+            for k in ("started", "ended"):
+                record[k] += ahead
+            path.write_text(json.dumps(record))
+            os.utime(path, (time.time() + ahead, time.time() + ahead))
+    for _ in "12":  # merging again changed nothing
+        assert rook_cli("merge", "-w", str(ws.root), "--run", "ci").exit_code == 0
+        for args in (("runs", "show", "ci"), ("report", "ci")):
+            shown = rook_cli(*args)
+            assert shown.exit_code == 0 and "warning" not in shown.stderr, (args, shown.stderr)
+    # shard 1/2 run again there (its clock still ahead) after the merge: seen
+    (key,) = sharding.shard_keys(["s0.1", "s1.1"], sharding.Shard(1, 2))
+    path = ws.run_dir("ci") / "scenarios" / f"{key}.json"
+    record = json.loads(path.read_text())
+    record["started"] += 60
+    record["ended"] += 60
+    path.write_text(json.dumps(record))
+    os.utime(path, (time.time() + ahead + 60, time.time() + ahead + 60))
+    shown = rook_cli("runs", "show", "ci")
+    assert "shard 1/2 recorded scenario runs after run ci was merged" in shown.stderr, (
+        shown.stderr)
+
+
 def test_a_merged_run_json_with_a_plan_of_another_shape_never_breaks_showing_it(
     rook_workspace, rook_cli
 ):
