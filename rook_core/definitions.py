@@ -34,7 +34,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, cachedir
-from .errors import ProfileError, ProfileNotFound, ScenarioError, counted, missing, shown, utf8
+from .errors import (
+    ProfileError,
+    ProfileNotFound,
+    ScenarioError,
+    counted,
+    did_you_mean,
+    missing,
+    shown,
+    utf8,
+)
 from .lazyre import later
 from .textfile import readable_text, yaml_text
 
@@ -335,8 +344,6 @@ def select(
         ids = {s.id for s in pool}
         missing = [i for i in only if i not in ids]
         if missing:
-            from .errors import did_you_mean
-
             close = [c for c in (did_you_mean(i, sorted(ids)) for i in missing) if c]
             meant = f"; did you mean {', '.join(close)}?" if close else ""
             listed = sorted(ids)  # the first ones: 300 ids are no hint
@@ -552,9 +559,15 @@ def known_profiles(candidates: list[Path]) -> str:
     message: each one's id (what ``rook profile list`` shows), its file name after
     it when that differs (``other (t.yaml)``); a file whose YAML gives no id, by its
     file name; ``none`` for no file."""
+    return ", ".join(shown for _, shown in _profile_ids(candidates)) or "none"
+
+
+def _profile_ids(candidates: list[Path]) -> list[tuple[str, str]]:
+    """Each of ``candidates``' id (its file name's stem when its YAML gives none)
+    and the form :func:`known_profiles` shows it in."""
     from .yamlio import load_yaml
 
-    names = []
+    ids = []
     for path in candidates:
         try:
             data = load_yaml(path, ProfileError) if path.is_file() else None
@@ -562,10 +575,10 @@ def known_profiles(candidates: list[Path]) -> str:
             data = None
         pid = data.get("id") if isinstance(data, dict) else None
         if not isinstance(pid, str) or not pid:
-            names.append(path.stem)
+            ids.append((path.stem, path.stem))
         else:
-            names.append(pid if pid == path.stem else f"{pid} ({path.name})")
-    return ", ".join(names) or "none"
+            ids.append((pid, pid if pid == path.stem else f"{pid} ({path.name})"))
+    return ids
 
 
 def locate_profile(profiles_dir: Path, name: str) -> Path:
@@ -631,10 +644,14 @@ def locate_profile(profiles_dir: Path, name: str) -> Path:
         )
     if fits(direct) and direct.is_symlink():  # to no file, or to itself: the same
         load_yaml(direct, ProfileError)  # raises what is wrong with it
-    known = known_profiles(candidates)
+    known_ids = _profile_ids(candidates)
+    known = ", ".join(shown for _, shown in known_ids) or "none"
+    close = did_you_mean(name, [pid for pid, _ in known_ids])  # --profile exmple: example
     unread = unread_profiles(profiles_dir)
     raise ProfileNotFound(
-        f"profile {name!r} not found in {profiles_dir} (profiles: {known})"
+        f"profile {name!r} not found in {profiles_dir}"
+        + (f"; did you mean {close}?" if close else "")
+        + f" (profiles: {known})"
         + (f"; {unread}; rename it" if unread else "")
     )
 

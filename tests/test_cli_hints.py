@@ -153,3 +153,18 @@ def test_only_naming_no_scenario_is_told_the_one_it_looks_like_and_a_short_list(
     ), first
     assert first.endswith(", case-29 and 13 more)"), first
     assert "keep-order" not in first and len(first) < 500, first
+
+
+def test_a_misspelt_profile_is_told_the_one_it_looks_like(tmp_path):
+    """``rook run --profile exmple`` (and ``rook profile use exampel``) listed the
+    profiles and left the user to spot ``example`` among them, where a misspelt
+    command, option value or scenario id is told the one it looks like."""
+    init = subprocess.run([*ROOK, "init", "--project", "demo", "--agent", "sample", "--example"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert init.returncode == 0, init.stderr
+    for typed in (["run", "--profile", "exmple"], ["profile", "use", "exampel"]):
+        first = said(*typed, cwd=tmp_path)[0]
+        assert f"profile {typed[-1]!r} not found in " in first, first
+        assert first.endswith("; did you mean example? (profiles: example)"), first
+    first = said("run", "--profile", "zzz", cwd=tmp_path)[0]  # nothing like it: the list alone
+    assert "did you mean" not in first and first.endswith("(profiles: example)"), first
