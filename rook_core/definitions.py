@@ -344,13 +344,16 @@ def select(
         ids = {s.id for s in pool}
         missing = [i for i in only if i not in ids]
         if missing:
-            close = [c for c in (did_you_mean(i, sorted(ids)) for i in missing) if c]
-            meant = f"; did you mean {', '.join(close)}?" if close else ""
             listed = sorted(ids)  # the first ones: 300 ids are no hint
+
+            def named(wrong: str) -> str:  # the id a typo or a capital looks like
+                close = did_you_mean(wrong, listed)
+                return f"{wrong} (did you mean {close}?)" if close else wrong
+
             shown = ", ".join(listed[:IDS_SHOWN]) or "none"
             more = f" and {len(listed) - IDS_SHOWN} more" if len(listed) > IDS_SHOWN else ""
             raise ScenarioError(
-                f"--only: no scenario with id {', '.join(missing)}{meant} "
+                f"--only: no scenario with id {', '.join(map(named, missing))} "
                 f"(scenarios: {shown}{more})"
             )
         pool = [s for s in pool if s.id in set(only)]

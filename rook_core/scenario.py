@@ -189,7 +189,13 @@ class _ScenarioSchema(Schema):
         error_messages={"invalid": "must be a list of texts, sent before the goal"},
     )
     expectation = fields.Nested(_ExpectationSchema)
-    workspace = Text(validate=validate.Length(min=1))
+    workspace = Text(
+        validate=validate.Length(
+            min=1,
+            error="must not be empty: the directory the agent works in (leave workspace out "
+            "for the Rook workspace)",
+        )
+    )
 
     @validates_schema
     def _goal_or_turns(self, data: dict[str, Any], **kwargs: Any) -> None:

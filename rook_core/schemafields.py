@@ -195,6 +195,9 @@ class StrictBoolean(fields.Boolean):
                 raise ValidationError(
                     f"Not a valid boolean: YAML reads {value} as a number; write true or false"
                 )
+            if isinstance(value, str):  # `excluded: "yes"`: the quotes make it text
+                shown = json.dumps(value) if len(value) <= 20 else "a text"
+                raise ValidationError(f"Not a valid boolean: {shown} is text; write true or false")
             raise self.make_error("invalid", input=value)
         return value
 

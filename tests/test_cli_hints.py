@@ -148,7 +148,7 @@ def test_only_naming_no_scenario_is_told_the_one_it_looks_like_and_a_short_list(
             f"id: case-{n:02d}\ngoal: hi\ncriteria:\n  - contains: x\n")
     first = said("run", "--only", "greting,nosuch", cwd=tmp_path)[0]
     assert first.startswith(
-        "rook: error: --only: no scenario with id greting, nosuch; did you mean greeting? "
+        "rook: error: --only: no scenario with id greting (did you mean greeting?), nosuch "
         "(scenarios: case-00, case-01, "
     ), first
     assert first.endswith(", case-29 and 13 more)"), first

@@ -670,3 +670,40 @@ def test_an_mcp_expectation_is_refused_under_the_fields_the_file_writes(ws, rook
     r = rook_cli("run")
     assert r.exit_code == 2 and needle in r.stderr, r.stderr
     assert "not_called" not in r.stderr and not ran.exists()
+
+
+def test_an_only_id_that_looks_like_one_there_is_named_with_it(ws, rook_cli, tmp_path):
+    """`--only Refund-Status` or `--only refund-stauts` said "no scenario with id ...
+    (scenarios: ...)" and left the user to spot the one meant among them all, where
+    every misspelt key of a file is told the one it looks like."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("refund-status", "greeting", "jailbreak"):
+        ws.scenario({"id": sid, "goal": "hi"})
+    r = rook_cli("run", "--only", "Refund-Status,greeting,refund-stauts,zzz")
+    assert r.exit_code == 2 and not ran.exists(), r.stderr
+    assert r.stderr == (
+        "rook: error: --only: no scenario with id Refund-Status (did you mean refund-status?), "
+        "refund-stauts (did you mean refund-status?), zzz (scenarios: greeting, jailbreak, "
+        "refund-status)\n")
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('workspace: ""', "  workspace: must not be empty: the directory the agent works in (leave "
+                      "workspace out for the Rook workspace)\n"),
+    ('excluded: "yes"', '  excluded: not a valid boolean: "yes" is text; write true or false\n'),
+    ("multi_turn: 'true'", '  multi_turn: not a valid boolean: "true" is text; write true or '
+                           "false\n"),
+])
+def test_an_empty_workspace_or_a_boolean_in_quotes_says_what_to_write(ws, rook_cli, tmp_path,
+                                                                      line, needle):
+    """`workspace: ""` was refused as 'shorter than minimum length 1' (marshmallow's
+    words), and `excluded: "yes"` as 'not a valid boolean', which "yes" looks like."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario(f"id: s\ntitle: t\ngoal: hi\n{line}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
