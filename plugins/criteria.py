@@ -429,6 +429,14 @@ def _call_spec(value: Any) -> dict[str, Any]:
             if "__" in spec["server"] or "__" in spec["name"]:
                 raise ValidationError({"server": [_split_unknown(spec["server"], spec["name"])]})
         return spec
+    if isinstance(value, dict):  # said of the name, not of the whole criterion
+        if value.get("name") is None:
+            raise ValidationError({"name": ["missing: the name of the tool (a text)"]})
+        from rook_core.schemafields import yaml_typed
+
+        raise ValidationError(
+            {"name": [yaml_typed(value["name"]) or "must be a tool name (a text)"]}
+        )
     raise ValidationError("must be a tool name or {name, arguments, server}")
 
 

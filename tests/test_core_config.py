@@ -842,6 +842,14 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         ({"id": "s", "goal": "g", "timeout_seconds": 10**400},
          ["timeout_seconds: too large: not a finite number (infinity, or past 1.8e+308); "
           "write a finite number greater than 0\n"]),
+        # a call's name of another type was "criteria.0.called: must be a tool name or
+        # {name, arguments, server}", which named neither the key nor what was wrong
+        ({"id": "s", "goal": "g", "criteria": [
+            {"called": {"name": ["a", "b"]}}, {"not_called": {"name": 7}},
+            {"called": {"arguments": {"id": 1}}}]},
+         ["criteria.0.called.name: must be a tool name (a text)\n",
+          "criteria.1.not_called.name: must be text: YAML reads 7 unquoted as a number",
+          "criteria.2.called.name: missing: the name of the tool (a text)\n"]),
         # a limit past the largest float said "refused it: OverflowError: int too large
         # to convert to float"
         ({"id": "s", "goal": "g", "criteria": [{"max_seconds": 10**400}]},
