@@ -535,7 +535,12 @@ async def _dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRe
                 f"{transport_named(call.entry.transport, transports)} returned "
                 f"{type(result).__name__}, not a HookResult"
             )
-        return _checked_result(call.entry.transport, result, call.phase, transports)
+        result = _checked_result(call.entry.transport, result, call.phase, transports)
+        return (
+            _capped(call, result, transports)
+            if _a_plugins(call.entry.transport, transports)
+            else result
+        )
     except SystemExit as exc:  # sys.exit() in a plugin (no Exception): its hook's failure,
         # caught here, in the hook's own task, before asyncio would end the run with it
         raise HookFailed(
@@ -643,6 +648,58 @@ def _checked_result(key: str, result: HookResult, phase: str, transports: Any = 
         result.diagnosis = (
             f"{transport_named(key, transports)} gave status {result.status} and no diagnosis"
         )
+    return result
+
+
+def _json_chars(value: Any) -> int:
+    """At most the number of characters ``value`` takes as JSON (a string's
+    characters, one for any other value), counted by walking it: what
+    :func:`_capped` measures first, without encoding a result of every hook."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(str(k)) + _json_chars(v) for k, v in value.items()) + 1
+    if isinstance(value, (list, tuple)):
+        return sum(_json_chars(v) for v in value) + 1
+    return 1
+
+
+def _capped(call: HookCall, result: HookResult, transports: Any) -> HookResult:
+    """A plugin transport's result held to the cap a script hook's output is
+    (``limits.stdout_bytes``, ``limits.stderr_bytes``): ``data`` or ``details``
+    longer than that as JSON fails the hook naming the cap and how to raise it,
+    the record keeping its first characters only (as a script hook's flood);
+    ``stdout`` and ``stderr`` are kept as a script hook's are (their first
+    characters)."""
+    from .hookio import RECORD_CHARS, clip
+
+    cap = call.limits.stdout_bytes
+    for name, limit in (("stdout", cap), ("stderr", call.limits.stderr_bytes)):
+        text = getattr(result, name)
+        if isinstance(text, str) and len(text) > RECORD_CHARS:
+            setattr(result, name, clip(text[:limit]))
+    said = False
+    for name in ("data", "details"):
+        value = getattr(result, name)
+        if not value or _json_chars(value) * 6 <= cap:  # \uXXXX: at most 6 bytes a character
+            continue
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        size = len(text.encode("utf-8", "replace"))
+        if size <= cap:
+            continue
+        setattr(result, name, None if name == "data" else {})
+        if said:  # data's, said first
+            continue
+        said = True
+        result.status = "failed"
+        result.diagnosis = (
+            f"{transport_named(call.entry.transport, transports)} returned {name} of {size} "
+            f"bytes as JSON, over the {cap}-byte cap on a hook's output; the record keeps its "
+            f"first {RECORD_CHARS} characters as stdout (raise limits.stdout_bytes in the "
+            "profile if this much output is expected)"
+        )
+        result.stdout = clip(text[:cap])
+        result.end_conversation = result.warning = None
     return result
 
 

@@ -3537,3 +3537,59 @@ def test_a_transport_whose_thread_never_returns_does_not_keep_rook_from_exiting(
     assert proc.returncode == 1, err
     scenario = json.loads(out)["scenarios"][0]
     assert scenario["status"] == "error" and "no answer within 1 s" in scenario["reason"]
+
+
+FLOOD = """
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+
+async def answer(call):
+    now = time.time()
+    size = call.entry.config["bytes"]
+    return HookResult(call.phase, "ok", 0.0, now, now, data={"output": "said " + "x" * size},
+                      turn=call.turn, transport="flood")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="flood", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "flood" else None
+"""
+
+
+def test_a_transport_s_answer_is_held_to_the_output_cap_of_a_script_hook(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A transport plugin's answer was recorded whole, however long (40 MiB: a run
+    folder of 81 MB), where a script hook's stdout is capped (limits.stdout_bytes).
+    An answer over the cap now fails the hook naming the cap and how to raise it,
+    the record keeping its first 64 KiB; one under it passes as before."""
+    rook_distribution("rook-flood", {"flood": "rook_flood"}, {"rook_flood.py": FLOOD})
+    ws = rook_workspace
+    ws.profile({"id": "p", "limits": {"stdout_bytes": 200_000},
+                "hooks": {"execute": {"flood": {"bytes": 300_000}}}})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "said"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.statuses() == {"s": "error"}, r.stderr
+    run_id = r.report["run"]["id"]
+    hook = ws.record(run_id, "s.1")["hooks"][-1]
+    assert hook["status"] == "failed" and hook["data"] is None, hook["diagnosis"]
+    assert hook["diagnosis"] == (
+        "transport 'flood' (flood (rook-flood)) returned data of 300019 bytes as JSON, over "
+        "the 200000-byte cap on a hook's output; the record keeps its first 65536 characters "
+        "as stdout (raise limits.stdout_bytes in the profile if this much output is expected)"
+    )
+    assert hook["stdout"].startswith('{"output": "said xxx')
+    assert len(hook["stdout"]) < 70_000
+    assert sum(p.stat().st_size for p in ws.run_dir(run_id).rglob("*") if p.is_file()) < 250_000
+    ws.profile({"id": "p", "limits": {"stdout_bytes": 400_000},
+                "hooks": {"execute": {"flood": {"bytes": 300_000}}}})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
