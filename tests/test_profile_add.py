@@ -3424,6 +3424,38 @@ def test_a_plugin_author_reads_a_url_of_its_own_scheme(rook_plugin, rook_workspa
     assert profile(rook_workspace, "support")["hook_env"] == {"ACME_DESK": "support/v2"}
 
 
+class NamelessAuthor(AcmeUriAuthor):
+    """An author with no ``suggest_name`` (it is optional)."""
+
+    suggest_name = None
+
+
+def test_a_profile_named_after_the_agent_is_said_so_when_its_name_is_taken(
+    rook_plugin, rook_workspace, rook_cli
+):
+    """An author without suggest_name: the profile is named after the agent. A second
+    add without NAME was refused saying the profile 'was named after its source', which
+    named nothing of the kind; it says the agent's name was used, and why."""
+    from rook_core.hookspecs import hookimpl
+
+    class Plugin:
+        @hookimpl
+        def rook_register_authors(self, register):
+            register("nameless", NamelessAuthor())
+
+    rook_plugin(Plugin())
+    r = add(rook_cli, rook_workspace, "--from", "acme://support", "--no-test")
+    assert r.exit_code == 0, r.stderr
+    assert (rook_workspace.agent_dir / "profiles" / "agent.yaml").is_file()
+    r = add(rook_cli, rook_workspace, "--from", "acme://support", "--no-test")
+    assert r.exit_code == 2, r.stdout
+    assert "after its source" not in r.stderr
+    assert (
+        "no NAME was given, so the profile was named 'agent' after the agent (the 'nameless' "
+        "author found no name in its source): give it a name of its own"
+    ) in r.stderr
+
+
 class Boom(BaseException):
     """An author's own exception: neither Exception nor SystemExit."""
 

@@ -464,7 +464,8 @@ def _add(
                 f"(it is for {meant})"
             )
     named = name is not None
-    name = name or suggest_name(s.rook, author, source) or s.agent.name
+    suggested = None if named else suggest_name(s.rook, author, source)
+    name = name or suggested or s.agent.name
     pid = slug(name)
     if not pid:
         raise ConfigError(
@@ -482,9 +483,14 @@ def _add(
     path = holder(s.agent.profiles_dir, pid) or s.agent.profiles_dir / f"{pid}.yaml"
     if path.exists() and not force:
         if not named:  # --force would replace a profile the user never named here
+            why = (
+                "its source"
+                if suggested
+                else f"the agent (the {author!r} author found no name in its source)"
+            )
             raise ConfigError(
                 f"{path}: a profile with id {pid!r} exists; no NAME was given, so the profile "
-                f"was named {pid!r} after its source: give it a name of its own: rook profile "
+                f"was named {pid!r} after {why}: give it a name of its own: rook profile "
                 "add NAME ... (or --force to overwrite that profile)"
             )
         raise ConfigError(f"{path}: a profile with id {pid!r} exists; use --force to overwrite")
