@@ -1130,7 +1130,8 @@ class Redactor:
         self._values.add(value)
         self._names.add(name)
         if len(value) < MIN_LENGTH:
-            self.too_short.append(name)
+            if name not in self._own:  # not a short form of a value that is redacted
+                self.too_short.append(name)
             return
         self._own.setdefault(name, value)  # its forms follow, under its name
         self._pairs += [(form, name) for form in encodings(value)]

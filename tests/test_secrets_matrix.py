@@ -317,6 +317,26 @@ def test_a_short_secret_never_changes_the_record_s_shape(
         assert value not in record["turns"][0]["evidence"]["note"]  # the agent's text: redacted
 
 
+@pytest.mark.parametrize("value", [" \\n x", "YQ=="])
+def test_a_secret_with_a_short_form_is_redacted_without_a_warning_that_it_is_not(
+    rook_workspace, rook_cli, monkeypatch, value
+):
+    """A value of 4 characters or more is redacted, though a form Rook also looks for
+    (its backslash-n as a line break, base64 decoded) is shorter than that: the
+    warning 'shorter than 4 characters ... not redacted' was given for it all the same."""
+    monkeypatch.setenv("SEC", value)
+    ws = rook_workspace
+    ws.script("echo.sh", ECHO)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"},
+                "env": [{"variable": "SEC", "purpose": "a token"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "said"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
+    assert "shorter than 4 characters" not in r.stderr
+    record = ws.record(r.report["run"]["id"], "s.1")
+    assert record["turns"][0]["output"] == "said [redacted:SEC]"
+
+
 ROOK_WORD_HOOK = r"""
 #!/usr/bin/env python3
 import json, os, sys
