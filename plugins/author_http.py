@@ -459,6 +459,13 @@ def _drop_conversation(http: dict[str, Any], new: Draft, diagnosis: str) -> None
             body[field] = new.state["conversation_placeholder"]
         else:
             del body[field]
+    elif isinstance(body, dict) and "open" not in new.hooks:  # a profile's (fix): as it is sent
+        for key in [k for k, v in body.items() if v == "{{conversation}}"]:
+            body[key] = None
+            new.changes.append(
+                f"body.{key}: null, as it was sent: no conversation handle fills "
+                "{{conversation}} any more"
+            )
     if not extract:
         http.pop("extract", None)
     new.turns = 1

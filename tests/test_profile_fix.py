@@ -657,3 +657,40 @@ def test_fix_gives_a_command_that_now_wants_its_prompt_as_an_argument_the_goal_s
     r = fix(rook_cli, ws, "local")
     assert r.exit_code == 1 and "not fixed; nothing was changed" in r.stdout, r.stdout
     assert script.read_text() == edited
+
+
+def test_fix_that_drops_the_conversation_handle_leaves_no_placeholder_that_only_sends_null(
+    rook_workspace, rook_cli, authoring_server
+):
+    """An HTTP profile whose agent stopped returning a conversation id: fix removed
+    extract.conversation but left the body's ``session_id: '{{conversation}}'``,
+    which could then only ever send null while reading as a conversation carried on.
+    The body now says what is sent (null, as the test that passed sent it), and the
+    change is named."""
+    ws = rook_workspace
+    path = write(
+        ws,
+        {
+            "execute": {
+                "http": {
+                    "url": f"{authoring_server.url}/jsononly",
+                    "body": {"message": "{{goal}}", "session_id": "{{conversation}}"},
+                    "extract": {"output": "output", "conversation": "session_id"},
+                }
+            }
+        },
+        env=(),
+        capabilities={"multi_turn": True},
+    )
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "FAILED (no_conversation)" in r.stdout
+    assert "conversation extraction removed" in r.stdout
+    assert "changed: body.session_id: null, as it was sent" in r.stdout
+    data = yaml.safe_load(path.read_text())
+    http = data["hooks"]["execute"]["http"]
+    assert http["body"] == {"message": "{{goal}}", "session_id": None}
+    assert "extract" not in http or "conversation" not in http["extract"]
+    assert data["capabilities"]["multi_turn"] is False
+    sent = [q["json"] for q in authoring_server.requests if q["path"] == "/jsononly"]
+    assert sent and all(b["session_id"] is None for b in sent)
