@@ -135,11 +135,10 @@ class Engine(Attempts):
         running scenarios elsewhere sends the evidence to the driver, which calls them)."""
         self.recorder = Recorder(run, self.store_scenario)
         """Writes finished runs' records and makes state directories in idle turns."""
-        self._running: dict[str, asyncio.Future[None] | None] = {}
-        """The scenario runs :meth:`run_scenario` is running, by key, with the future a
-        second call for one waits on (made by that call)."""
-        self._ran_to_end: set[str] = set()
-        """The keys of the scenario runs :meth:`run_scenario` ran to their end."""
+        self._runs: dict[str, asyncio.Future[None] | bool | None] = {}
+        """The scenario runs :meth:`run_scenario` is running or ran to their end, by
+        key: ``None`` while one runs, the future a second call for it waits on
+        (made by that call), ``True`` once it ran to its end."""
         self.entries = EntrySpool(str(run.path))
         """The report entries of the runs recorded by this invocation."""
 
@@ -408,11 +407,12 @@ class Engine(Attempts):
         twice: while the run is in flight it waits for it, and once it has run to
         its end, nothing is missing: it returns the record.
         """
-        key, running = sr.key, self._running
-        if key in running or key in self._ran_to_end:
+        key, runs = sr.key, self._runs
+        if key in runs:
             return await self._run_again(sr, slots)
-        running[key] = None  # a future only when a second call comes to wait for it
+        runs[key] = None  # a future only when a second call comes to wait for it
         slot = Slot(slots) if slots is not None else None
+        ended = False
         try:
             self.recorder.started()
             record, todo = self.load_record(sr)
@@ -428,25 +428,29 @@ class Engine(Attempts):
                 self.store_scenario(sr, record)
                 raise
             self.recorder.record_soon(sr, record)
-            self._ran_to_end.add(key)
+            ended = True
             return record
         finally:
             if slot is not None:
                 slot.drop()
-            waiting = running.pop(key)
+            waiting = runs[key]
+            if ended:
+                runs[key] = True
+            else:  # ended short: a second call runs what is missing
+                del runs[key]
             if waiting is not None:
-                waiting.set_result(None)
+                waiting.set_result(None)  # type: ignore[union-attr]
 
     async def _run_again(self, sr: ScenarioRun, slots: asyncio.Semaphore | None) -> dict[str, Any]:
         """:meth:`run_scenario` asked for a scenario run it is running or has run: wait
         for the run in flight, then return its record, or run what is still missing
         when it ended short (failed, cut off)."""
-        if sr.key in self._running:
-            waiting = self._running[sr.key]
+        waiting = self._runs.get(sr.key)
+        if waiting is not True and sr.key in self._runs:  # in flight
             if waiting is None:
-                waiting = self._running[sr.key] = asyncio.get_running_loop().create_future()
-            await asyncio.shield(waiting)
-        if sr.key not in self._ran_to_end:
+                waiting = self._runs[sr.key] = asyncio.get_running_loop().create_future()
+            await asyncio.shield(waiting)  # type: ignore[arg-type]
+        if self._runs.get(sr.key) is not True:
             return await self.run_scenario(sr, slots)
         self.recorder.flush()
         return self.run_dir.load_scenario(sr.key) or self.new_record(sr)

@@ -102,9 +102,8 @@ class Judgement(ScenarioRun):
 
     number: int = 0
 
-    @property
-    def key(self) -> str:
-        return f"{self.judged}-j{self.number}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.judged}-j{self.number}"
 
     @property
     def judged(self) -> str:

@@ -273,10 +273,12 @@ class ScenarioRun:
     scenario: Scenario
     repeat_index: int = 1
     repeat_count: int = 1
+    key: str = field(init=False, repr=False, compare=False)
+    """``<scenario id>.<repeat index>``: its record's name (made once: a run reads it
+    about ten times)."""
 
-    @property
-    def key(self) -> str:
-        return f"{self.scenario.id}.{self.repeat_index}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.scenario.id}.{self.repeat_index}"
 
 
 @plain

@@ -61,6 +61,9 @@ class Registry:
         self._plugins: dict[str, str] = {}  # name -> the plugin's entry point name
         self._ways_out: dict[str, tuple[WayOut | None, str]] = {}  # name -> (way out, dist)
         self.failures: list[LoadFailure] = []  # the Rook's: what may have provided a name
+        self.foreign: set[str] = set()
+        """The names a plugin other than Rook's own registered (a set to look in, not a
+        call, where every hook asks it)."""
 
     def add(
         self,
@@ -83,6 +86,8 @@ class Registry:
         self._owners[name] = owner
         self._plugins[name] = plugin or owner
         self._ways_out[name] = (way_out, distribution)
+        if distribution != OWN:
+            self.foreign.add(name)
 
     def _way_out(self, name: str, way_out: WayOut | None, distribution: str) -> str:
         """How to end a clash: when one side is Rook's own built-in, the other

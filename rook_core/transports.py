@@ -536,11 +536,9 @@ async def _dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRe
                 f"{type(result).__name__}, not a HookResult"
             )
         result = _checked_result(call.entry.transport, result, call.phase, transports)
-        return (
-            _capped(call, result, transports)
-            if _a_plugins(call.entry.transport, transports)
-            else result
-        )
+        if transports is not None and call.entry.transport in transports.foreign:
+            return _capped(call, result, transports)  # a plugin's: held to the output cap
+        return result
     except SystemExit as exc:  # sys.exit() in a plugin (no Exception): its hook's failure,
         # caught here, in the hook's own task, before asyncio would end the run with it
         raise HookFailed(
@@ -707,9 +705,7 @@ def _a_plugins(key: str, transports: Any) -> bool:
     """True when ``key`` is a transport of a plugin other than Rook's own: its
     ``data`` is what the plugin built, so a fault in it is the plugin's (Rook's
     ``script`` and ``ruhroh`` pass on what the agent printed, told as the agent's)."""
-    from .registry import OWN
-
-    return transports is not None and key in transports and transports.distribution(key) != OWN
+    return transports is not None and key in transports.foreign
 
 
 def phase_hooks(keys: str | Collection[str], run: Callable[[HookCall], Any]) -> tuple[Any, ...]:

@@ -182,8 +182,8 @@ def run_command(
         if not record.get("reason"):  # pending: what is still to run, as the table says
             record = {**record, "reason": pending_reason(record)}
         line = f"  {mark:<12} {record['key']}  "  # on a terminal: its reason fits the width
-        reason = reason_text(record, reason_width(len(line), terminal, 100))
-        sys.stderr.write(f"{line}{reason}\n")
+        width = 100 if terminal is None else reason_width(len(line), terminal)
+        sys.stderr.write(f"{line}{reason_text(record, width)}\n")
         sys.stderr.flush()
 
     if as_json:
