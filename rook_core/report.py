@@ -507,16 +507,16 @@ def fair_shares(sizes: list[int], budget: int) -> list[int]:
     return shares
 
 
-def ellipsis(text: str, n: int) -> str:
-    """``text`` cut to ``n`` characters, ending with ``…`` when it was cut; a
+def ellipsis(text: str, n: int, end: str = "…") -> str:
+    """``text`` cut to ``n`` characters, ending with ``end`` when it was cut; a
     redaction marker the cut would split is left out whole."""
     if len(text) <= n:
         return text
-    cut = n - 1
+    cut = n - len(end)
     start = text.rfind(MARK, 0, cut + len(MARK) - 1)
     if start < cut < marker_end(text, start):
         cut = start
-    return text[:cut] + "…"
+    return text[:cut] + end
 
 
 def _cut(text: str, n: int = 90) -> str:

@@ -11,8 +11,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..profile_probe import Observation, compare_capabilities, phase_line
-from ..redact import MARK, marker_end
-from ..report import printable
+from ..report import ellipsis, printable
 
 ANSWER_CHARS = 400
 VERDICTS = {
@@ -27,14 +26,7 @@ def cut(text: Any, limit: int) -> str:
     """``text`` (redacted: from the probe's record) on one line, cut to ``limit``
     characters ending with ``...``; a redaction marker the cut would split is left
     out whole (``...``, never ``[redacted:API_TO...``)."""
-    s = printable(" ".join(str(text or "").split()))
-    if len(s) <= limit:
-        return s
-    end = limit - 3
-    start = s.rfind(MARK, 0, end + len(MARK) - 1)
-    if start < end < marker_end(s, start):
-        end = start
-    return s[:end] + "..."
+    return ellipsis(printable(" ".join(str(text or "").split())), limit, "...")
 
 
 def phases_table(obs: Observation) -> str:
