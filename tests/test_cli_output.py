@@ -261,31 +261,9 @@ def test_a_failing_run_whose_reader_left_is_recorded_and_exits_1(example, extra)
 
 def on_a_terminal(args: list[str], cwd: Path, **env: str) -> str:
     """What ``rook ARGS`` prints to a terminal (a pseudo-terminal on stdout)."""
-    import pty
-
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.run(
-            [*ROOK, *args], cwd=cwd, stdout=follower, stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL, env={**os.environ, **env}, timeout=60,
-        )
-        os.close(follower)
-        follower = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the terminal's other side is closed and drained
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        if follower != -1:
-            os.close(follower)
-        os.close(leader)
-    assert proc.returncode == 0
-    return b"".join(chunks).decode()
+    code, out = on_a_terminal_of(80, args, cwd, stderr=False, **env)
+    assert code == 0
+    return out
 
 
 @pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
@@ -464,10 +442,11 @@ def test_an_io_error_on_a_file_is_no_reader_that_left(tmp_path):
     assert reader_gone(BrokenPipeError(errno.EPIPE, "Broken pipe"), failing)
 
 
-def on_a_terminal_of(columns: int, args: list[str], cwd: Path, **env: str) -> tuple[int, str]:
+def on_a_terminal_of(columns: int, args: list[str], cwd: Path, stderr: bool = True,
+                     **env: str) -> tuple[int, str]:
     """The exit code of ``rook ARGS`` and what it printed, standard output and
-    error both, on a terminal ``columns`` wide (a pseudo-terminal of that size;
-    ``COLUMNS`` only where ``env`` sets it)."""
+    error both (``stderr``: else standard output alone), on a terminal ``columns``
+    wide (a pseudo-terminal of that size; ``COLUMNS`` only where ``env`` sets it)."""
     import fcntl
     import pty
     import struct
@@ -478,7 +457,8 @@ def on_a_terminal_of(columns: int, args: list[str], cwd: Path, **env: str) -> tu
     environ = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     try:
         proc = subprocess.Popen(
-            [*ROOK, *args], cwd=cwd, stdout=follower, stderr=follower,
+            [*ROOK, *args], cwd=cwd, stdout=follower,
+            stderr=follower if stderr else subprocess.DEVNULL,
             stdin=subprocess.DEVNULL, env={**environ, **env},
         )
         os.close(follower)
