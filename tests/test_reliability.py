@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -1102,17 +1104,40 @@ def test_an_env_variable_named_rook_something_reaches_the_hook(rook_workspace, r
     assert r.exit_code == 2 and "env.0.variable" in r.stderr and "set by Rook" in r.stderr
 
 
-def test_a_full_disk_is_a_clear_error(tmp_path):
-    """The workspace on a tiny tmpfs that fills up while the run records."""
-    from rook_core.testing import Workspace
 
+@contextlib.contextmanager
+def tiny_disk(tmp_path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted in ``tmp_path`` (the test skipped where none can
+    be mounted), unmounted at the end."""
     mnt = tmp_path / "tiny"
     mnt.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
                              capture_output=True, text=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def filled(filler: Path) -> Path:
+    """``filler`` written until its disk is full."""
+    with open(filler, "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def test_a_full_disk_is_a_clear_error(tmp_path):
+    """The workspace on a tiny tmpfs that fills up while the run records."""
+    from rook_core.testing import Workspace
+
+    with tiny_disk(tmp_path, "400k") as mnt:
         ws = Workspace(mnt / "ws")
         # each answer is 60 KB, so the records fill the 400 KB disk after a few scenarios
         ws.script("big.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\nprintf '{\"output\": \"%s\"}\\n' \"$(head -c 60000 /dev/zero | tr '\\0' x)\"\n")
@@ -1124,8 +1149,6 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         assert "Traceback" not in r.stderr
         assert "No space left on device" in r.stderr
         assert "rook: error: cannot write" in r.stderr
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_finishes_the_run(
@@ -1136,13 +1159,7 @@ def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_fini
     write .../run.json`); that command finishes it."""
     from rook_core.testing import Workspace
 
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tiny_disk(tmp_path, "1m") as mnt:
         ws = Workspace(mnt / "ws")
         ready = tmp_path / "ready"
         ws.script("slow.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ncat >/dev/null\n"
@@ -1155,14 +1172,7 @@ def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_fini
         deadline = time.monotonic() + 60
         while not ready.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        filler = mnt / "filler"
-        with open(filler, "wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-                    fh.flush()
-            except OSError:
-                pass
+        filler = filled(mnt / "filler")
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 1, (proc.returncode, err)
@@ -1174,8 +1184,6 @@ def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_fini
         again = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run", run_dir.name],
                                capture_output=True, text=True, timeout=60)
         assert again.returncode == 0, again.stderr
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_a_disk_full_before_the_run_starts_names_the_file_it_could_not_write(tmp_path):
@@ -1186,25 +1194,12 @@ def test_a_disk_full_before_the_run_starts_names_the_file_it_could_not_write(tmp
     once there is room."""
     from rook_core.testing import Workspace
 
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tiny_disk(tmp_path, "1m") as mnt:
         ws = Workspace(mnt / "ws")
         ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"ok\"}'\nexit 0\n")
         ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
         ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
-        filler = mnt / "filler"
-        with open(filler, "wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 65536)
-                    fh.flush()
-            except OSError:
-                pass
+        filler = filled(mnt / "filler")
         r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
                            timeout=120)
         assert r.returncode == 1, (r.returncode, r.stderr)
@@ -1214,8 +1209,6 @@ def test_a_disk_full_before_the_run_starts_names_the_file_it_could_not_write(tmp
         again = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
                                timeout=120)
         assert again.returncode == 0, again.stderr
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_a_report_json_the_disk_cannot_hold_leaves_no_part_and_names_the_command(tmp_path):
