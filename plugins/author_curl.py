@@ -49,7 +49,7 @@ from .author_http import (
 )
 
 if TYPE_CHECKING:
-    from rook_core.authoring import AuthorRequest, Draft, Source
+    from rook_core.authoring import AuthorRequest, Draft, Secrets, Source
 
 GOAL = "{{goal}}"
 
@@ -194,6 +194,9 @@ class Curl:
     variables: dict[str, str] = field(default_factory=dict)
     """``$NAME`` references read as environment variables: name -> where (first use)."""
     cookie_files: list[str] = field(default_factory=list)  # -b FILE: read once the URL is known
+    cookies: list[str] = field(default_factory=list)  # -b 'name=value; ...'
+    jar: list[tuple[str, str]] = field(default_factory=list)
+    """The cookies the ``-b`` files hold for the URL: (name, value), as curl sends them."""
 
 
 ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -478,9 +481,7 @@ def parse_curl(text: str) -> Curl:
     if c.query:  # --url-query: after any query the URL holds
         c.url += ("&" if "?" in c.url else "?") + "&".join(c.query)
     for name in c.cookie_files:  # the cookies of the file for the URL, as curl sends them
-        jar = cookies_for(f"-b {name}", read_file(f"-b {name}", name), c.url)
-        if jar:
-            c.headers.append(("Cookie", jar))
+        c.jar += cookies_for(f"-b {name}", read_file(f"-b {name}", name), c.url)
     head = re.match(r"[^/?#]*(//[^/?#]*)?", c.url)
     problem = url_problem(c.url)
     if problem and head and "{{env." in head.group():  # $BASE_URL/v1: checked when it runs
@@ -561,8 +562,8 @@ def _apply(c: Curl, name: str, value: str) -> None:
             content = _query_refs(c, content)
             c.query.append(f"{field}={content}" if field else content)
     elif name == "--cookie":
-        if "=" in value:
-            c.headers.append(("Cookie", env_refs(c, value, "the Cookie header")))
+        if "=" in value:  # sent after a file's cookies, as curl sends them
+            c.cookies.append(env_refs(c, value, "the Cookie header").strip().rstrip(";"))
         elif value:  # no '=': a file of cookies, as curl reads it
             c.cookie_files.append(value)
     elif name == "--user-agent":
@@ -610,42 +611,101 @@ def read_file(flag: str, name: str) -> str:
         raise ConfigError(f"{flag}: cannot read {path}: {exc}") from None
 
 
-def cookies_for(flag: str, text: str, url: str) -> str:
-    """The ``Cookie`` header value curl sends from a cookie file (Netscape format, as
-    ``curl -c`` and browsers' exporters write it: domain, subdomains, path, secure,
-    expiry, name, value; ``#HttpOnly_`` before a domain) to ``url``: the cookies of its
-    host and path, in the file's order. A file of another format is a usage error."""
+def cookies_for(flag: str, text: str, url: str) -> list[tuple[str, str]]:
+    """The cookies (name, value) curl sends to ``url`` from a cookie file, in the
+    file's order. curl reads two formats (its ``--cookie`` docs): Netscape's, as
+    ``curl -c`` and browsers' exporters write it (domain, subdomains too, path,
+    secure, expiry, name, value, separated by tabs; ``#HttpOnly_`` before a domain),
+    and HTTP headers (``Set-Cookie: name=value; Domain=...; Path=...``, a ``curl -D``
+    dump, whose other lines are read past). A cookie goes to the URL's host (its
+    subdomains too when its subdomain flag is ``TRUE`` or its ``Domain=`` is given; a
+    ``Set-Cookie`` with none goes to any host) and path, and not once it has expired
+    or, ``Secure``, over plain http but to this machine (``localhost``, ``127.0.0.1``,
+    ``::1``). A file of another format is a usage error."""
+    import time
+    from email.utils import parsedate_to_datetime
+    from ipaddress import ip_address
     from urllib.parse import urlsplit
 
     try:
         parts = urlsplit(url if "://" in url else "http://" + url)
         host, path, scheme = (parts.hostname or "").lower(), parts.path or "/", parts.scheme
     except ValueError:
-        return ""
-    sent: list[str] = []
+        return []
+    try:
+        ip_address(host)
+        is_ip = True
+    except ValueError:
+        is_ip = False
+    secure_ok = scheme == "https" or host in ("localhost", "127.0.0.1", "::1")
+    now = time.time()
+    headers = any(
+        re.match(r"set-cookie:", ln.strip(), re.I) for ln in text.splitlines()
+    )  # a dump of HTTP headers: its other lines are read past, as curl does
+    sent: list[tuple[str, str]] = []
     for line in text.splitlines():
         line = line.strip()
-        if line.startswith("#HttpOnly_"):
-            line = line[len("#HttpOnly_") :]
-        if not line or line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        if len(fields) != 7:
-            raise ConfigError(
-                f"{flag}: not a cookie file curl reads (Netscape format: seven fields "
-                "separated by tabs on each line, as curl -c writes it); give the cookies "
-                "themselves instead: -b 'name=value; name2=value2'"
-            )
-        domain, _, cookie_path, secure, _, name, value = fields
+        if re.match(r"set-cookie:", line, re.I):
+            pair, *attrs = line[len("set-cookie:") :].split(";")
+            name, eq, value = pair.strip().partition("=")
+            if not eq or not name.strip():
+                continue
+            seen = {}
+            for attr in attrs:
+                key, _, val = attr.partition("=")
+                seen[key.strip().lower()] = val.strip()
+            domain, subdomains = seen.get("domain", ""), True
+            cookie_path = seen.get("path") or "/"
+            secure = "secure" in seen
+            expires = 0.0
+            if "max-age" in seen:
+                try:
+                    age = int(seen["max-age"])
+                except ValueError:
+                    age = 0
+                expires = now + age if age > 0 else 1.0
+            elif seen.get("expires"):
+                try:
+                    expires = parsedate_to_datetime(seen["expires"]).timestamp()
+                except (TypeError, ValueError):
+                    expires = 0.0
+            name, value = name.strip(), value.strip()
+        else:
+            if line.startswith("#HttpOnly_"):
+                line = line[len("#HttpOnly_") :]
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split("\t")
+            if len(fields) == 6:  # no value: an empty one, as curl reads it
+                fields.append("")
+            if len(fields) != 7:
+                if headers:
+                    continue
+                raise ConfigError(
+                    f"{flag}: not a cookie file curl reads (Netscape format: seven fields "
+                    "separated by tabs on each line, as curl -c writes it; or Set-Cookie: "
+                    "lines); give the cookies themselves instead: -b 'name=value; name2=value2'"
+                )
+            domain, flag_field, cookie_path, secure_field, expiry, name, value = fields
+            subdomains, secure = flag_field.upper() == "TRUE", secure_field.upper() == "TRUE"
+            try:
+                expires = float(int(expiry))
+            except ValueError:
+                expires = 0.0
         domain = domain.lower().lstrip(".")
-        if not (host == domain or host.endswith("." + domain)):
+        if domain and host != domain:
+            if not subdomains or is_ip or not host.endswith("." + domain):
+                continue
+        if not (
+            cookie_path in ("", "/")
+            or path == cookie_path
+            or path.startswith(cookie_path.rstrip("/") + "/")
+        ):
             continue
-        if not (path == cookie_path or path.startswith(cookie_path.rstrip("/") + "/")):
+        if (secure and not secure_ok) or (expires and expires < now):
             continue
-        if secure.upper() == "TRUE" and scheme != "https":
-            continue
-        sent.append(f"{name}={value}")
-    return "; ".join(sent)
+        sent.append((name, value))
+    return sent
 
 
 FORM_PAIRS = re.compile(r"[^=&\s]+=[^&]*(&[^=&\s]+=[^&]*)*")
@@ -856,6 +916,32 @@ def goal_for_variable(body: Any, c: Curl) -> tuple[Any, str, str] | None:
     return unmark(doc), name, shown
 
 
+def cookie_header(c: Curl, secrets: Secrets, where: str, notes: list[str]) -> str:
+    """The ``Cookie`` header of ``-b``: the files' cookies for the URL, then the
+    ``name=value`` ones (as curl sends them), each moved to ``env``; the files'
+    variable says what to set it to, since the file is not read when Rook runs."""
+    parts = []
+    files = " and ".join(c.cookie_files)
+    if c.jar:
+        names = ", ".join(dict.fromkeys(name for name, _ in c.jar))
+        purpose = (
+            f"the Cookie header for {where}: set it to the cookies {files} holds for it "
+            f"({names}) as curl sends them, name=value pairs joined by '; '"
+        )
+        value = "; ".join(f"{name}={value}" for name, value in c.jar)
+        parts.append(f"{{{{env.{secrets.add('COOKIE', purpose, value)}}}}}")
+    elif c.cookie_files:
+        notes.append(
+            f"-b {files}: no cookie in it is for {where} (another host or path, expired, "
+            "or Secure over plain http): none sent, as curl sends none"
+        )
+    if c.cookies:
+        parts.append(
+            move_header_secrets({"Cookie": "; ".join(c.cookies)}, secrets, where)["Cookie"]
+        )
+    return "; ".join(parts)
+
+
 def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[str]]:
     """The ``http:`` entry for a parsed cURL command, and notes for the user."""
     notes: list[str] = []
@@ -903,7 +989,7 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
         said = goal_for_variable(query, c)
         query = said[0] if said is not None else query
     if said is not None:  # the message's variable: the goal goes there, no env needed
-        written = [c.url, *(v for _, v in c.headers), *c.data, *c.urlencode]
+        written = [c.url, *(v for _, v in c.headers), *c.cookies, *c.data, *c.urlencode]
         if sum(w.count(f"{{{{env.{said[1]}}}}}") for w in written) == 1:
             del c.variables[said[1]]
     for var, place in c.variables.items():  # declared first: a moved secret never takes the name
@@ -911,6 +997,10 @@ def curl_entry(c: Curl, request: AuthorRequest) -> tuple[dict[str, Any], list[st
             secrets.add("", f"${var} in your cURL command, {place} of {where}", variable=var)
         notes.append(f"${var} taken as the environment variable {var} ({place})")
     headers = {k: v for k, v in c.headers if k.lower() not in DROP_HEADERS}
+    if not any(k.lower() == "cookie" for k in headers):  # -H 'Cookie: ...' replaces -b's
+        cookie = cookie_header(c, secrets, where, notes)
+        if cookie:
+            headers["Cookie"] = cookie
     digest: dict[str, str] | None = None
     if c.challenge == "--digest" and (c.user is not None or user is not None):
         # answered by the entry's auth.digest: the user as written, the password to env

@@ -2299,6 +2299,78 @@ def test_a_cookie_file_given_to_b_is_read_as_curl_reads_it(
     assert not (ws.agent_dir / "profiles" / "gone.yaml").exists()
 
 
+def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lines(
+    rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
+):
+    """curl -b FILE sends a Netscape line's cookie to subdomains only when its flag is
+    TRUE and not once it has expired, and reads a file of Set-Cookie: lines (a curl -D
+    dump) too; every cookie was sent, expired ones included, and a Set-Cookie file was
+    refused. The variable's purpose says what to set it to: the file's cookies for the
+    URL, by name, as one Cookie header."""
+    ws = rook_workspace
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jar.txt").write_text(
+        "127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\tsess-4f9a2c71e0\n"
+        "127.0.0.1\tFALSE\t/\tFALSE\t1000\told\texpired-7d2e\n"
+        "127.0.0.1\tFALSE\t/\tTRUE\t4102444800\tsafe\tsecure-on-loopback\n"
+    )
+    url = f"{authoring_server.url}/form"
+    r = add(rook_cli, ws, "jar", input=f"curl -b jar.txt -b 'lang=en-GB' {url} -d message=hi")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    sent = authoring_server.seen("POST", "/form")[-1]["headers"]
+    assert sent.get("Cookie") == "sid=sess-4f9a2c71e0; safe=secure-on-loopback; lang=en-GB"
+    env = profile(ws, "jar")["env"]
+    assert env[0] == {
+        "variable": "AGENT_COOKIE",
+        "purpose": f"the Cookie header for {url}: set it to the cookies jar.txt holds "
+        "for it (sid, safe) as curl sends them, name=value pairs joined by '; '",
+    }
+    assert env[1]["variable"] == "AGENT_COOKIE_2"  # -b 'lang=...': moved as any cookie is
+    http = profile(ws, "jar")["hooks"]["execute"]["http"]
+    assert http["headers"]["Cookie"] == "{{env.AGENT_COOKIE}}; {{env.AGENT_COOKIE_2}}", http
+    assert_nowhere(ws, "sess-4f9a2c71e0")
+
+    # Set-Cookie: lines among a response's headers (curl -D), as curl reads them
+    (tmp_path / "dump.txt").write_text(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Set-Cookie: sid=hdr-9b1c55e2; Path=/; HttpOnly\r\n"
+        "set-cookie: gone=max-age-0-x; Max-Age=0\r\n"
+        "Set-Cookie: past=expired-3c; Expires=Wed, 01 Jan 2020 00:00:00 GMT\r\n"
+        "Set-Cookie: deep=other-path-1; Path=/elsewhere\r\n"
+        "Set-Cookie: far=away-1234; Domain=other.example\r\n\r\n"
+    )
+    r = add(rook_cli, ws, "dump", input=f"curl -b dump.txt {url} -d message=hi")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    sent = authoring_server.seen("POST", "/form")[-1]["headers"]
+    assert sent.get("Cookie") == "sid=hdr-9b1c55e2", sent
+    assert "dump.txt holds for it (sid)" in profile(ws, "dump")["env"][0]["purpose"]
+    assert_nowhere(ws, "hdr-9b1c55e2")
+
+    # the subdomain flag, for a host name (not tested: the purpose names the cookies)
+    (tmp_path / "hosts.txt").write_text(
+        "example.test\tTRUE\t/\tFALSE\t0\twide\twide-value-1\n"
+        "example.test\tFALSE\t/\tFALSE\t0\texact\texact-value-1\n"
+        ".example.test\tFALSE\t/\tFALSE\t0\tdotted\tdotted-value-1\n"
+        "api.example.test\tFALSE\t/\tFALSE\t0\town\town-value-1\n"
+        "api.example.test\tFALSE\t/\tTRUE\t0\ttls\ttls-value-1\n"
+    )
+    r = add(
+        rook_cli,
+        ws,
+        "hosts",
+        "--no-test",
+        input="curl -b hosts.txt http://api.example.test/ask -d message=hi",
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "hosts.txt holds for it (wide, own) as" in profile(ws, "hosts")["env"][0]["purpose"]
+
+    # a file with no cookie for the URL: said so, nothing sent
+    r = add(rook_cli, ws, "none", "--no-test", input="curl -b hosts.txt http://other.test/ask -d m=hi")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "-b hosts.txt: no cookie in it is for http://other.test/ask" in r.stdout, r.stdout
+    assert "Cookie" not in profile(ws, "none")["hooks"]["execute"]["http"].get("headers", {})
+
+
 def test_data_urlencode_reads_files_as_curl_does(
     rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
 ):

@@ -42,7 +42,7 @@ from rook_core.redact import Redactor
         ("curl -o out.txt --max-time 12 https://h", {"max_time": 12.0, "url": "https://h"}),
         (
             "curl -b 'sid=abc' -A ua https://h",
-            {"headers": [("Cookie", "sid=abc"), ("User-Agent", "ua")]},
+            {"cookies": ["sid=abc"], "headers": [("User-Agent", "ua")]},
         ),
         ("/usr/bin/curl --compressed https://h", {"url": "https://h"}),
         # Windows: cmd.exe's ^ and %NAME%, PowerShell's backtick and $env:NAME
