@@ -307,14 +307,10 @@ def draft_from(answer: str, request: AuthorRequest, base: Draft | None, why: str
     current = base.hooks.get("execute") if base is not None else None
     if isinstance(current, dict):
         current = current.get("script")
-    if (
-        base is not None
-        and isinstance(current, str)
-        and current in base.files
-        and current.endswith(suffix)
-    ):
-        rel = current  # repair the script in place
-        first = base.files[current].split("\n", 1)[0]
+    key = base.file_for(current, request.agent) if base and isinstance(current, str) else None
+    if base is not None and key is not None and key.endswith(suffix):
+        rel = key  # repair the script in place (./scripts/x.py is scripts/x.py)
+        first = base.files[key].split("\n", 1)[0]
         if first.startswith("#!") and not script.startswith("#!"):
             # the file keeps its mode: an executable script needs its #! line to start
             script = f"{first}\n{script}"

@@ -468,7 +468,7 @@ def goal_as_argument(draft: Draft, obs: Observation) -> Draft | None:
 _GOAL_WAY = re.compile(r"^GOAL_AS_ARGUMENT = (True|False)$", re.M)
 
 
-def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
+def switch_goal_way(draft: Draft, obs: Observation, agent: Any) -> Draft | None:
     """The existing execute hook script, when ``rook profile add`` wrote it (its mark
     and its ``GOAL_AS_ARGUMENT`` line) and its command failed with a usage error
     (exit 2 or a usage message): that line flipped, nothing else of the script
@@ -481,8 +481,9 @@ def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
     path = entry.get("script") if isinstance(entry, dict) else entry
     if not isinstance(path, str):
         return None
-    text = draft.files.get(path)
-    if text is None or MARK not in text:
+    key = draft.file_for(path, agent)  # ./scripts/x-hook.py is scripts/x-hook.py
+    text = draft.files.get(key) if key is not None else None
+    if key is None or text is None or MARK not in text:
         return None
     line = _GOAL_WAY.search(text)
     if line is None:
@@ -490,9 +491,7 @@ def switch_goal_way(draft: Draft, obs: Observation) -> Draft | None:
     to_argument = line.group(1) == "False"
     new = draft.copy()
     new.state["goal_way_switched"] = True
-    new.files[path] = (
-        text[: line.start()] + f"GOAL_AS_ARGUMENT = {to_argument}" + text[line.end() :]
-    )
+    new.files[key] = text[: line.start()] + f"GOAL_AS_ARGUMENT = {to_argument}" + text[line.end() :]
     code = failed[0]
     new.changes.append(
         f"the command refused the goal on its standard input (exited with code {code}): "
@@ -553,7 +552,7 @@ class CommandAuthor:
         now refuses the goal the way the script gives it (a usage error) gets it the
         other way, as :func:`goal_as_argument` corrects a new one; any other failure of
         the command is its own, which no rewrite of the script fixes."""
-        return switch_goal_way(draft, observation)
+        return switch_goal_way(draft, observation, request.agent)
 
 
 def interpreter_code(path: str, real: Path | None = None) -> str:

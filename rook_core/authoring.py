@@ -437,6 +437,15 @@ class Draft:
     extra: dict[str, Any] = field(default_factory=dict)
     """Other profile keys kept as they are (``concurrency``, ``limits`` ...), for fix."""
 
+    def file_for(self, path: str, agent: Agent) -> str | None:
+        """The key of :attr:`files` holding the script a hook entry names as ``path``
+        however it is spelt (``./scripts/x.py``, its absolute path): the paths are
+        compared where they lead, as a run finds the script; ``None`` when none does."""
+        if path in self.files:
+            return path
+        real = next((c.resolve() for c in agent.candidates(path) if c.is_file()), None)
+        return next((k for k in self.files if (agent.dir / k).resolve() == real), None)
+
     def copy(self, **changes: Any) -> Draft:
         """A deep copy with no ``changes`` yet (pass new values as keywords)."""
         new = copy.deepcopy(self)

@@ -659,6 +659,43 @@ def test_fix_gives_a_command_that_now_wants_its_prompt_as_an_argument_the_goal_s
     assert script.read_text() == edited
 
 
+def test_fix_finds_the_command_script_however_the_profile_spells_its_path(
+    rook_workspace, rook_cli
+):
+    """The profile names the hook script `./scripts/local-hook.py` (or by its absolute
+    path) where `profile add` wrote `scripts/local-hook.py`: fix switched the goal's way
+    only for the exact path it was written with, and said 'not fixed' otherwise. The
+    paths are compared where they lead now."""
+    ws = rook_workspace
+    agent = ws.root / "agent.py"
+    agent.write_text(STDIN_AGENT)
+    r = rook_cli(
+        "profile", "add", "local", "--workspace", str(ws.root), "--command",
+        f"{sys.executable} agent.py",
+    )
+    assert r.exit_code == 0, r.stdout + r.stderr
+    script = ws.agent_dir / "scripts" / "local-hook.py"
+    yaml_file = ws.agent_dir / "profiles" / "local.yaml"
+    text = yaml_file.read_text()
+    assert "execute: scripts/local-hook.py" in text, text
+    yaml_file.write_text(text.replace("execute: scripts/local-hook.py", "execute: ./scripts/local-hook.py"))
+    agent.write_text(ARGV_AGENT)
+
+    r = fix(rook_cli, ws, "local")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "./scripts/local-hook.py gives it the goal as its last argument now" in r.stdout, r.stdout
+    assert "\nGOAL_AS_ARGUMENT = True\n" in script.read_text()
+    assert "execute: ./scripts/local-hook.py" in yaml_file.read_text()  # as the user wrote it
+
+    # by its absolute path, back to standard input
+    yaml_file.write_text(text.replace("execute: scripts/local-hook.py", f"execute: {script}"))
+    agent.write_text(STDIN_AGENT.replace("import sys", "import sys\nsys.argv[1:] and sys.exit(2)"))
+    r = fix(rook_cli, ws, "local")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "gives it the goal on its standard input now" in r.stdout, r.stdout
+    assert "\nGOAL_AS_ARGUMENT = False\n" in script.read_text()
+
+
 def test_fix_that_drops_the_conversation_handle_leaves_no_placeholder_that_only_sends_null(
     rook_workspace, rook_cli, authoring_server
 ):
