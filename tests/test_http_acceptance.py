@@ -1198,6 +1198,42 @@ def test_a_session_cookie_prepare_got_is_a_secret_as_the_token_it_saves_is(
     assert sid not in rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
 
 
+def test_a_cookie_holding_a_small_number_is_no_secret_but_a_session_number_is(
+    rook_cli, rook_workspace, scripted
+):
+    """A cookie prepare got holding a plain number of 4 or more digits (year=2024) was
+    a secret, so every 2024 of every record read [redacted:cookie_year]. A number of
+    up to 10 digits (a year, a count, a Unix time) under a name that is not a
+    credential's is no secret now; a session's number (sessionid=...) and a longer one
+    still are."""
+    session, long = "4821395713", "83920194837261504"
+    scripted.routes.update({
+        "/login": set_cookies(
+            "year=2024; Path=/", "seen=1765101234; Path=/",
+            f"sessionid={session}; Path=/", f"ticket={long}; Path=/",
+        ),
+        "/talk": echo_cookies,
+    })
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "year=2024"}]})
+    hooks = {
+        "prepare": {"http": {"url": scripted.url + "/login", "body": {}}},
+        "execute": {"http": {"url": scripted.url + "/talk", "body": {"q": "{{goal}}"}}},
+    }
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--json")
+    [scenario] = r.report["scenarios"]
+    assert scenario["status"] == "passed", scenario
+    said = sorted(scenario["turns"][0]["output"].split("; "))
+    assert said == [
+        "seen=1765101234",
+        "sessionid=[redacted:cookie_sessionid]",
+        "ticket=[redacted:cookie_ticket]",
+        "year=2024",
+    ], said
+    text = rook_workspace.all_run_text(run_id_of(r)) + r.stdout + r.stderr
+    assert session not in text and long not in text
+
+
 def test_each_judgement_of_a_judge_profile_keeps_its_own_cookies_and_saved_values(
     rook_cli, rook_workspace, scripted
 ):

@@ -423,14 +423,30 @@ def protect_cookies(call: HookCall, res: HttpResources) -> None:
     a sign-in's session cookie is a credential Rook sends with every request, and an
     agent that echoes it shows ``[redacted:cookie_NAME]``. A value that reads as words
     (:func:`_reads_as_words`: ``theme=dark``, ``logged_in=true``) is no credential,
-    and would make every ``dark`` and ``true`` of every record a marker."""
+    and would make every ``dark`` and ``true`` of every record a marker; nor is a
+    number of up to 10 digits (a year, a count, a Unix time: ``year=2024``) under a
+    name that is not a credential's or a session's (``sessionid=4821395713`` is one)."""
     for cookie in res.run_cookies.jar:
-        value = cookie.value or ""
-        if not _reads_as_words(value.strip('"')):
-            protect(call, res, "cookie_" + _NOT_WORD.sub("_", cookie.name), value)
+        value = (cookie.value or "").strip('"')
+        if _reads_as_words(value) or _plain_number_cookie(cookie.name, value):
+            continue
+        protect(call, res, "cookie_" + _NOT_WORD.sub("_", cookie.name), cookie.value or "")
 
 
 _NOT_WORD = re.compile(r"[^A-Za-z0-9_]")
+_SESSION_NAME = re.compile(r"sess|sid|csrf|xsrf|otp", re.I)
+
+
+def _plain_number_cookie(name: str, value: str) -> bool:
+    """Whether a cookie is a plain number of up to 10 digits under a name that names
+    no credential nor session (``year=2024``, ``visits=1234``, ``seen=1765101234``)."""
+    from rook_core.credentials import secret_name
+
+    return (
+        re.fullmatch(r"\d{1,10}", value) is not None
+        and not secret_name(name)
+        and not _SESSION_NAME.search(name)
+    )
 
 
 def _cookies(call: HookCall, res: HttpResources) -> httpx.Cookies:
