@@ -1234,6 +1234,30 @@ def test_a_cookie_holding_a_small_number_is_no_secret_but_a_session_number_is(
     assert session not in text and long not in text
 
 
+def test_a_header_filled_with_non_ascii_text_fails_its_scenario_naming_the_header(
+    rook_cli, rook_workspace, scripted
+):
+    """A header a placeholder fills in at run time (the goal, a hook_env value) with
+    text a header cannot carry (ü: httpx refuses it, curl would send raw UTF-8 bytes a
+    server may read as Latin-1) fails that scenario naming the profile's field, as a
+    written one is refused when the profile is read; the run goes on."""
+    def echo(h: Any, body: bytes) -> None:
+        send(h, 200, "application/json", json.dumps({"output": h.headers.get("X-Goal")}).encode())
+
+    scripted.routes["/talk"] = echo
+    rook_workspace.scenario({"id": "plain", "goal": "hello", "criteria": [{"contains": "hello"}]})
+    rook_workspace.scenario({"id": "umlaut", "goal": "grüß dich", "criteria": [{"contains": "dich"}]})
+    hooks = {"execute": {"http": {"url": scripted.url + "/talk", "headers": {"X-Goal": "{{goal}}"}}}}
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--json")
+    scenarios = {s["id"]: s for s in r.report["scenarios"]}
+    assert scenarios["plain"]["status"] == "passed", scenarios
+    assert scenarios["umlaut"]["status"] == "error", scenarios
+    assert "headers.X-Goal: its value holds 'ü', which a header cannot carry" in str(
+        scenarios["umlaut"]
+    ), scenarios["umlaut"]
+
+
 def test_each_judgement_of_a_judge_profile_keeps_its_own_cookies_and_saved_values(
     rook_cli, rook_workspace, scripted
 ):
