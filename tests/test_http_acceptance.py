@@ -1258,6 +1258,40 @@ def test_a_header_filled_with_non_ascii_text_fails_its_scenario_naming_the_heade
     ), scenarios["umlaut"]
 
 
+def test_named_events_of_a_stream_can_be_read_by_their_name(rook_cli, rook_workspace, scripted):
+    """An event stream whose events are named (event: thinking, event: answer) was
+    assembled into its payloads alone: the answer could not be told from the
+    thinking, whose text `text` joined with it. by_event keeps each name's events
+    and text (an event with no name under message, as the SSE standard names it)."""
+    stream = (
+        "event: thinking\ndata: hmm, \n\n"
+        "event: answer\ndata: Hello\n\n"
+        "data: plain\n\n"
+        "event: answer\ndata:  world\n\n"
+        'event: usage\ndata: {"tokens": 7}\n\n'
+    )
+    scripted.routes["/talk"] = lambda h, body: send(h, 200, "text/event-stream", stream.encode())
+    rook_workspace.scenario({"id": "s", "goal": "go", "criteria": [{"equals": "Hello world"}]})
+    extract = {
+        "output": "by_event.answer.text",
+        "evidence": {
+            "all": "text",
+            "unnamed": "by_event.message.text",
+            "tokens": "by_event.usage.events[0].tokens",
+        },
+    }
+    hooks = {"execute": {"http": {"url": scripted.url + "/talk", "body": {}, "extract": extract}}}
+    write_profile(rook_workspace, hooks, env=())
+    r = rook_cli("run", "--json")
+    [scenario] = r.report["scenarios"]
+    assert scenario["status"] == "passed", scenario
+    assert scenario["turns"][0]["evidence"] == {
+        "all": "hmm, Helloplain world",
+        "unnamed": "plain",
+        "tokens": 7,
+    }, scenario["turns"][0]
+
+
 def test_each_judgement_of_a_judge_profile_keeps_its_own_cookies_and_saved_values(
     rook_cli, rook_workspace, scripted
 ):

@@ -182,7 +182,15 @@ def test_a_text_streamed_in_many_pieces_is_joined_whole():
 
 def test_other_streams_keep_their_events_and_errors_fail():
     out = assemble([("", "a "), ("", "b"), ("step", '{"n": 1}')])
-    assert out == {"events": ["a ", "b", {"n": 1}], "text": "a b"}
+    assert out == {
+        "events": ["a ", "b", {"n": 1}],
+        "text": "a b",
+        "by_event": {  # named events: each name's own (no name: message)
+            "message": {"events": ["a ", "b"], "text": "a b"},
+            "step": {"events": [{"n": 1}], "text": ""},
+        },
+    }
+    assert assemble([("", "a "), ("message", "b")]) == {"events": ["a ", "b"], "text": "a b"}
     with pytest.raises(StreamError, match="overloaded"):
         assemble([("", '{"choices": []}'), ("", '{"error": {"message": "overloaded"}}')])
 

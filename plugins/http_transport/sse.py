@@ -11,7 +11,9 @@ The stream itself is read with ``httpx-sse``; this module merges the events.
   ``logprobs`` too; of the chunk's other fields, ``citations`` say, the latest),
   so the same extraction paths work whether ``stream`` is on or off.
 * Any other stream becomes ``{"events": [each data payload, parsed as JSON
-  when it is JSON], "text": the non-JSON payloads joined}``.
+  when it is JSON], "text": the non-JSON payloads joined}``, and when its events
+  are named (``event: answer``), ``"by_event": {name: {"events": ..., "text": ...}}``
+  too, the events of each name alone (those with none under ``message``).
 
 A stream that ends (the connection closes) before its ``[DONE]`` was maybe
 cut short: :func:`cut_short` says when the answer is surely incomplete.
@@ -221,10 +223,19 @@ def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
     chat = [v for v in values if _is_chat_chunk(v)]
     if chat and len(chat) == len([v for v in values if isinstance(v, dict)]):
         return _chat(chat)
-    return {
+    answer: dict[str, Any] = {
         "events": values,
         "text": "".join(v for v in values if isinstance(v, str)),
     }
+    if any(name not in ("", "message") for name, _ in parsed):  # event: answer, event: thinking
+        named: dict[str, list[Any]] = {}
+        for name, value in parsed:  # an event with no name is a "message" (the SSE standard)
+            named.setdefault(name or "message", []).append(value)
+        answer["by_event"] = {
+            name: {"events": got, "text": "".join(v for v in got if isinstance(v, str))}
+            for name, got in named.items()
+        }
+    return answer
 
 
 def cut_short(answer: Any, events: int, mid_event: bool = False) -> str | None:
