@@ -925,8 +925,8 @@ def cookie_header(c: Curl, secrets: Secrets, where: str, notes: list[str]) -> st
     if c.jar:
         names = ", ".join(dict.fromkeys(name for name, _ in c.jar))
         purpose = (
-            f"the Cookie header for {where}: set it to the cookies {files} holds for it "
-            f"({names}) as curl sends them, name=value pairs joined by '; '"
+            f"the cookies {files} holds for {where} ({names}): set it to them as curl sends "
+            "them in the Cookie header, name=value pairs joined by '; '"
         )
         value = "; ".join(f"{name}={value}" for name, value in c.jar)
         parts.append(f"{{{{env.{secrets.add('COOKIE', purpose, value)}}}}}")

@@ -2322,8 +2322,8 @@ def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lin
     env = profile(ws, "jar")["env"]
     assert env[0] == {
         "variable": "AGENT_COOKIE",
-        "purpose": f"the Cookie header for {url}: set it to the cookies jar.txt holds "
-        "for it (sid, safe) as curl sends them, name=value pairs joined by '; '",
+        "purpose": f"the cookies jar.txt holds for {url} (sid, safe): set it to them as "
+        "curl sends them in the Cookie header, name=value pairs joined by '; '",
     }
     assert env[1]["variable"] == "AGENT_COOKIE_2"  # -b 'lang=...': moved as any cookie is
     http = profile(ws, "jar")["hooks"]["execute"]["http"]
@@ -2343,7 +2343,7 @@ def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lin
     assert r.exit_code == 0, r.stdout + r.stderr
     sent = authoring_server.seen("POST", "/form")[-1]["headers"]
     assert sent.get("Cookie") == "sid=hdr-9b1c55e2", sent
-    assert "dump.txt holds for it (sid)" in profile(ws, "dump")["env"][0]["purpose"]
+    assert f"dump.txt holds for {url} (sid):" in profile(ws, "dump")["env"][0]["purpose"]
     assert_nowhere(ws, "hdr-9b1c55e2")
 
     # the subdomain flag, for a host name (not tested: the purpose names the cookies)
@@ -2362,7 +2362,8 @@ def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lin
         input="curl -b hosts.txt http://api.example.test/ask -d message=hi",
     )
     assert r.exit_code == 0, r.stdout + r.stderr
-    assert "hosts.txt holds for it (wide, own) as" in profile(ws, "hosts")["env"][0]["purpose"]
+    purpose = profile(ws, "hosts")["env"][0]["purpose"]
+    assert "hosts.txt holds for http://api.example.test/ask (wide, own):" in purpose, purpose
 
     # a file with no cookie for the URL: said so, nothing sent
     r = add(rook_cli, ws, "none", "--no-test", input="curl -b hosts.txt http://other.test/ask -d m=hi")
