@@ -1544,9 +1544,7 @@ class Redactor:
                 return obj if redacted == shown else redacted
             return obj
         if isinstance(obj, dict):
-            return {
-                self._key(k): self.data(v, printed or k in PRINTED_KEYS) for k, v in obj.items()
-            }
+            return {self.key(k): self.data(v, printed or k in PRINTED_KEYS) for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):
             return [self.data(v, printed) for v in obj]
         return obj
@@ -1606,7 +1604,9 @@ class Redactor:
                     at = text.find(value, at + 1)
         return start, end
 
-    def _key(self, key: Any) -> Any:
+    def key(self, key: Any) -> Any:
+        """A mapping's key as :meth:`data` records it (a field name redacted only
+        for a secret of :data:`KEY_MIN` characters or more)."""
         if not isinstance(key, str) or key in KEEP or key in OWN_KEYS:
             return key
         if not (key.isascii() and key.isidentifier()):

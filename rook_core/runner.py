@@ -245,9 +245,20 @@ def _redacted_texts(value: Any, redactor: Redactor, nested: bool = False) -> Any
         return redactor.text(value)
     if isinstance(value, list):
         return [_redacted_texts(v, redactor, True) for v in value]
-    if isinstance(value, dict):
-        return {k: _redacted_texts(v, redactor, True) for k, v in value.items()}
+    if isinstance(value, dict):  # a name too (a call's argument: the record's key is redacted)
+        return {
+            _redacted_key(k, redactor): _redacted_texts(v, redactor, True) for k, v in value.items()
+        }
     return redactor.data(value, printed=True) if nested else value
+
+
+def _redacted_key(key: Any, redactor: Redactor) -> Any:
+    """A mapping's key as the record would hold it (:meth:`Redactor.key`): a hook's
+    JSON keys are text, so a number YAML read (``48213957: 1``) as its text."""
+    if isinstance(key, bool) or not isinstance(key, (str, int, float)):
+        return key
+    shown = redactor.key(str(key))
+    return key if shown == str(key) else shown
 
 
 def _as_written(shown: Any, config: Any) -> Any:

@@ -4068,6 +4068,47 @@ def test_a_criterion_number_holding_a_secret_among_its_digits_is_refused(rook_wo
     ws.scenario({"id": "s", "goal": "hi", "criteria": [{"max_calls": 148213957}]})  # a limit: runs
     assert rook_cli("run").exit_code == 0
 
+KEYED = r"""
+#!/usr/bin/env python3
+import json, os, sys
+sys.stdin.read()
+token = os.environ["API_TOKEN"]
+print(json.dumps({"output": "ok", "calls": [{"name": "lookup", "arguments": {token: 1}}]}))
+"""
+
+
+@pytest.mark.parametrize("criterion", ["called", "not_called", "claim"])
+def test_a_criterion_with_a_secret_as_an_argument_s_name_is_refused(
+    rook_workspace, rook_cli, monkeypatch, criterion
+):
+    """A scenario file holding a secret as a call argument's name
+    (``called: {name: lookup, arguments: {SECRET: 1}}``) ran, though the same
+    secret as the argument's value is refused (a scenario file is shared and
+    kept). Both are refused now, saying how the record holds it; written so,
+    with the marker as the name, it is judged on the record."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    ws = rook_workspace
+    ws.script("keyed.py", KEYED)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/keyed.py"}, "capabilities": {"calls": True},
+                "env": [{"variable": "API_TOKEN", "purpose": "agent token"}]})
+
+    def written(name):
+        call = {"name": "lookup", "arguments": {name: 1}}
+        return {"claim": {"says": "ok", "requires_call": call}} if criterion == "claim" else {criterion: call}
+
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [written(SECRET)]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert f"criteria.0.{criterion}: holds the value of the profile env variable API_TOKEN" in r.stderr
+    assert '{"[redacted:API_TOKEN]": 1}' in r.stderr, r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+    ws.scenario({"id": "s", "goal": "hi", "criteria": [written("[redacted:API_TOKEN]")]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "failed" if criterion == "not_called" else "passed"}, r.stdout + r.stderr
+    assert SECRET not in all_text(ws.runs_dir) + r.stdout + r.stderr
+
+
 def test_redactor_numbers_holding_a_secret_in_what_a_hook_printed():
     from rook_core.redact import Redactor
 
