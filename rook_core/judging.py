@@ -36,7 +36,7 @@ from .models import (
 )
 from .plain import plain
 from .plugins import plugin_failure
-from .redact import MARK, current
+from .redact import MARK, current, quoted
 from .registry import Registry
 
 CHECK_MARKER = "RUN_BY_ROOK"
@@ -901,7 +901,7 @@ def checked_verdict(verdict: Verdict, who: str) -> Verdict:
         )
     return Verdict(
         ERROR,
-        f"{who} returned a Verdict with status {verdict.status!r:.60}; a status is one of "
+        f"{who} returned a Verdict with status {quoted(verdict.status)}; a status is one of "
         f"{', '.join(CRITERION_STATUSES)} (the constants of rook_core.models)",
         verdict.evidence if isinstance(verdict.evidence, dict) else {},
     )

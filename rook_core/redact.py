@@ -1828,6 +1828,13 @@ _MARKER_NAME = later(r"[A-Za-z_][A-Za-z0-9_]*\]")
 _MARKED = later(r"\[redacted:([A-Za-z_][A-Za-z0-9_]*)\]")
 
 
+def marker_cut(text: str, cut: int) -> int:
+    """Where to cut ``text`` (redacted) at ``cut`` without splitting a redaction
+    marker: ``cut``, or the start of the marker it falls inside, left out whole."""
+    start = text.rfind(MARK, 0, cut + len(MARK) - 1)
+    return start if start < cut < marker_end(text, start) else cut
+
+
 def marker_end(text: str, start: int) -> int:
     """Where the redaction marker that begins at ``start`` (a ``MARK`` found there,
     or -1 for none) ends, just past its ``]``; -1 when what begins there is no
@@ -1837,6 +1844,14 @@ def marker_end(text: str, start: int) -> int:
         return -1
     m = _MARKER_NAME.match(text, start + len(MARK))
     return m.end() if m else -1
+
+
+def quoted(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` (what a plugin returned, quoted in a message) redacted with
+    the run's redactor, then cut to ``limit`` characters, ``...`` after a cut: cut
+    before redaction (``{value!r:.60}``), a secret across the cut would leave its
+    beginning in the clear, which no later redaction finds."""
+    return current().head(repr(value), limit, "...")
 
 
 def current() -> Redactor:

@@ -25,7 +25,7 @@ from .models import (
     STOPPED,
     UNVERIFIABLE,
 )
-from .redact import MARK, marker_end
+from .redact import marker_cut
 
 PENDING = "pending"
 COUNTED = SCENARIO_STATUSES
@@ -512,11 +512,7 @@ def ellipsis(text: str, n: int, end: str = "…") -> str:
     redaction marker the cut would split is left out whole."""
     if len(text) <= n:
         return text
-    cut = n - len(end)
-    start = text.rfind(MARK, 0, cut + len(MARK) - 1)
-    if start < cut < marker_end(text, start):
-        cut = start
-    return text[:cut] + end
+    return text[: marker_cut(text, n - len(end))] + end
 
 
 def _cut(text: str, n: int = 90) -> str:

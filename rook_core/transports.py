@@ -16,6 +16,7 @@ from .errors import ConfigError, HookFailed, PluginError, RookError, exception_t
 from .models import HookCall, HookResult
 from .plain import plain
 from .plugins import plugin_failure
+from .redact import quoted
 from .registry import opted_in
 
 T = TypeVar("T")
@@ -577,33 +578,33 @@ def _checked_result(key: str, result: HookResult, phase: str, transports: Any = 
     error of the whole run)."""
     if result.status not in RESULT_STATUSES:
         raise HookFailed(
-            f"{transport_named(key, transports)} returned a HookResult with status {result.status!r:.60} "
+            f"{transport_named(key, transports)} returned a HookResult with status {quoted(result.status)} "
             f"(expected {', '.join(RESULT_STATUSES)})"
         )
     if result.phase != phase:  # recorded as another phase's hook, silently
         raise HookFailed(
             f"{transport_named(key, transports)} returned a HookResult of phase "
-            f"{result.phase!r:.60} for its {phase!r} hook (HookResult(call.phase, ...))"
+            f"{quoted(result.phase)} for its {phase!r} hook (HookResult(call.phase, ...))"
         )
     for name in ("seconds", "started", "ended"):
         number = getattr(result, name)
         if isinstance(number, bool) or not isinstance(number, (int, float)):
             raise HookFailed(
                 f"{transport_named(key, transports)} returned a HookResult whose {name} is a "
-                f"{type(number).__name__}, not a number: {number!r:.60}"
+                f"{type(number).__name__}, not a number: {quoted(number)}"
             )
     code = result.exit_code
     if code is not None and (isinstance(code, bool) or not isinstance(code, int)):
         raise HookFailed(
             f"{transport_named(key, transports)} returned a HookResult whose exit_code is a "
-            f"{type(code).__name__}, not a whole number: {code!r:.60}"
+            f"{type(code).__name__}, not a whole number: {quoted(code)}"
         )
     for name in ("diagnosis", "end_conversation", "warning"):
         text = getattr(result, name)
         if text is not None and not isinstance(text, str):  # read as text by every report
             raise HookFailed(
                 f"{transport_named(key, transports)} returned a HookResult whose {name} is a "
-                f"{type(text).__name__}, not a text: {text!r:.60}"
+                f"{type(text).__name__}, not a text: {quoted(text)}"
             )
     for name, value in (("data", result.data), ("details", result.details)):
         if value is not None and not isinstance(value, dict):  # the engine reads their keys

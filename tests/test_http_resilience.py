@@ -969,6 +969,29 @@ def test_a_long_goal_in_the_url_is_cut_in_each_attempt_record_and_message(
         assert len(execute["diagnosis"] or "") < 2000
 
 
+def test_a_long_url_cut_in_an_attempt_record_never_splits_a_redaction_marker(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """A URL over 1,000 characters is cut for the attempt's record and the
+    message, after redaction: a marker at the cut was split (``&k=[reda... (1015
+    characters)``). The marker is left out whole now, as a table's cut leaves it."""
+    monkeypatch.setenv("AGENT_KEY", "k3y-v4lue-2291")
+    agent_server.flaky["down"] = [(503, {})] * 9
+    entry = flaky_entry(agent_server, "down", retries=0, method="GET")
+    entry["http"]["url"] += "?q={{goal}}&k={{env.AGENT_KEY}}"
+    del entry["http"]["body"]
+    write_profile(rook_workspace, {"execute": entry})
+    prefix = f"{agent_server.url}/flaky/down?q="
+    goal = "a" * (1000 - len(prefix) - len("&k=") - 5)  # the marker begins 5 before the cut
+    rook_workspace.scenario({"id": "down", "goal": goal, "criteria": [{"equals": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"down": "error"}
+    [execute] = record_hooks(rook_workspace, run_id_of(r), "down.1", "execute")
+    [url] = [a["url"] for a in execute["details"]["attempts"]]
+    assert url == f"{prefix}{goal}&k=... ({len(prefix + goal) + 3 + 20} characters)", url[-60:]
+    assert "[reda" not in execute["diagnosis"].replace("[redacted:AGENT_KEY]", ""), execute["diagnosis"]
+
+
 def test_a_timeout_the_scenario_set_names_the_scenarios_setting(
     rook_cli, rook_workspace, agent_server
 ):

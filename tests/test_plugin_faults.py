@@ -253,6 +253,76 @@ def test_a_verdict_with_a_misspelt_status_is_an_error_never_a_pass(
     assert lenient["evidence"] == {"score": 1}
 
 
+PIECES = """
+import os
+import time
+from rook_core.hookspecs import hookimpl
+from rook_core.judging import CriterionType
+from rook_core.models import HookResult, Verdict
+from rook_core.transports import TransportSpec
+
+PAD = "x" * 45  # the secret runs across character 60 of its repr
+
+
+async def answer(call):
+    now, kind, key = time.time(), call.entry.config, PAD + os.environ["DESK_KEY"]
+    status, seconds, diagnosis = "ok", 0.0, None
+    if kind == "status":
+        status = key
+    elif kind == "seconds":
+        seconds = key
+    elif kind == "diagnosis":
+        status, diagnosis = "failed", [key]
+    return HookResult(call.phase, status, seconds, now, now, data={"output": "fine"},
+                      turn=call.turn, diagnosis=diagnosis, transport="pieces")
+
+
+class Keyed(CriterionType):
+    name = "keyed"
+
+    def evaluate(self, config, view):
+        return Verdict(PAD + os.environ["DESK_KEY"], "looks fine")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="pieces", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_register_criteria(register):
+    register(Keyed())
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return answer(call) if call.entry.transport == "pieces" else None
+"""
+
+
+@pytest.mark.parametrize("kind", ["status", "seconds", "diagnosis", "verdict"])
+def test_a_plugin_s_return_quoted_in_a_message_shows_no_piece_of_a_secret(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch, kind
+):
+    """A transport's malformed HookResult (a status, seconds or diagnosis holding
+    a profile's secret) and a criterion's Verdict with such a status were quoted
+    cut to 60 characters before redaction: a secret across the cut left its
+    beginning in the reason, every record and report (``'xxx...hunter2-secr``),
+    where no redaction finds it. Redacted first, then cut: the marker whole."""
+    rook_distribution("rook-pieces", {"pieces": "rook_pieces"}, {"rook_pieces.py": PIECES})
+    secret_workspace(rook_workspace, monkeypatch, [{"keyed": True}] if kind == "verdict" else None)
+    if kind != "verdict":
+        rook_workspace.profile({"id": "p", "hooks": {"execute": {"pieces": kind}},
+                                "env": [{"variable": "DESK_KEY", "purpose": "the desk's key"}]})
+    r = rook_cli("run", "--json", "--only", "s1")
+    assert r.exit_code == 1 and r.statuses() == {"s1": "error"}, r.stderr
+    assert "x[redacted:DESK_KEY]" in json.dumps(r.report), r.report["scenarios"][0]["reason"]
+    said = r.stdout + r.stderr + "".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in rook_workspace.runs_dir.rglob("*")
+        if p.is_file())
+    assert SECRET[:6] not in said
+
+
 MUTE = """
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import CriterionType

@@ -36,6 +36,7 @@ from rook_core import __version__, inflate
 from rook_core.errors import counted, exception_text
 from rook_core.plain import plain
 from rook_core.redact import MARK as REDACTED_MARK
+from rook_core.redact import marker_cut
 
 MAX_BACKOFF = 30.0
 RAISE_CAP = " (raise limits.stdout_bytes in the profile if this much output is expected)"
@@ -58,8 +59,11 @@ the query would otherwise be written whole into every attempt and diagnosis."""
 
 def cut_url(url: str, limit: int = SHOWN_URL_CHARS) -> str:
     """``url`` (already redacted: no piece of a secret is left to cut) up to
-    ``limit`` characters, then ``... (N characters)`` saying how long it was."""
-    return url if len(url) <= limit else f"{url[:limit]}... ({len(url)} characters)"
+    ``limit`` characters, a redaction marker at the cut left out whole (never
+    ``[redac...``), then ``... (N characters)`` saying how long it was."""
+    if len(url) <= limit:
+        return url
+    return f"{url[: marker_cut(url, limit)]}... ({len(url)} characters)"
 
 
 _STRUCTURE = frozenset(b"%/?#&=+.")
