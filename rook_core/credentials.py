@@ -326,7 +326,7 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
     """
     out: list[tuple[int, Found]] = []
     program_seen = False
-    after_env = False
+    after_env = shell = False
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -342,10 +342,17 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
         if not program_seen:
             program_seen = True
             after_env = word == "env" or word.endswith("/env")
+            shell = word.rpartition("/")[2] in SHELLS
             continue
         if after_env and word.startswith("-"):
             continue  # env's own options (-i, -u NAME ...)
-        after_env = False
+        if after_env:  # the program env runs
+            after_env, shell = False, word.rpartition("/")[2] in SHELLS
+            continue
+        if shell and _SCRIPT_OPTION.fullmatch(word) and i < len(argv):
+            out += [(i, f) for f in script_secrets(argv[i])]  # bash -c 'SCRIPT'
+            i += 1
+            continue
         # -H 'Name: value' / --header 'Name: value' / -H'Name: value' / --header=...
         header = None
         if word in HEADER_OPTIONS and i < len(argv):
@@ -386,6 +393,60 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
             continue
         out += [(i - 1, f) for f in _loose(word, "")]
     return out
+
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash"})
+"""Programs whose ``-c`` takes a script: its own command lines, read for secrets."""
+_SCRIPT_OPTION = later(r"-[A-Za-z]*c[A-Za-z]*")  # -c, -lc, -euc
+_SHELL_OPERATORS = frozenset(";&|()<>")
+
+
+def script_secrets(script: str) -> list[Found]:
+    """The secrets in a shell script (the word after ``bash -c``), as spans of
+    it: each of its command lines (split at ``;``, ``&&``, ``|`` ...) read as
+    :func:`command_secrets` reads one. A secret the script writes escaped (so
+    found in none of its places as written) hides the whole script. An
+    assignment there is no variable of Rook's command line, only a value."""
+    import shlex
+
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # unbalanced quotes: a shell would refuse it; read it word by word
+        tokens = script.split()
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token and set(token) <= _SHELL_OPERATORS:
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    spans: dict[tuple[int, int], Found] = {}
+    for words in commands:
+        for _, f in command_secrets(words):
+            purpose = "assignment" if f.purpose == "environment variable" else f.purpose
+            at = script.find(f.value) if f.value else -1
+            if at < 0:
+                return [Found(script, 0, len(script), f.name, purpose)]
+            while at >= 0:
+                spans.setdefault(
+                    (at, at + len(f.value)), Found(f.value, at, at + len(f.value), f.name, purpose)
+                )
+                at = script.find(f.value, at + len(f.value))
+    kept: list[Found] = []  # the longest of overlapping ones
+    for f in sorted(spans.values(), key=lambda f: (f.start, -f.end)):
+        if kept and f.start < kept[-1].end:
+            if f.end > kept[-1].end:
+                kept[-1] = Found(
+                    script[kept[-1].start : f.end],
+                    kept[-1].start,
+                    f.end,
+                    kept[-1].name,
+                    kept[-1].purpose,
+                )
+            continue
+        kept.append(f)
+    return kept
 
 
 def _shift(f: Found, by: int, name: str) -> Found:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -814,6 +815,28 @@ def test_command_line_secrets_move_to_env(rook_workspace, rook_cli):
     pid = agent.stem  # named after the script the program runs, not after the assignment
     script = (ws.agent_dir / "scripts" / f"{pid}-hook.py").read_text()
     assert "'env', 'MODE=fast'" in script and "'--token=' + os.environ['AGENT_API_TOKEN']" in script
+
+
+def test_secrets_in_a_bash_c_script_move_to_env(rook_workspace, rook_cli):
+    """``--command "bash -c 'agent --api-key KEY'"`` kept the key in the hook
+    script and the note (the script after ``-c`` was one word, read for no
+    secret), and ``--ruhroh`` so took it into the profile. The script's command
+    lines are read as a command line is now: the key moves to env (the hook
+    script puts it back from the environment), and ``--ruhroh`` is refused."""
+    ws = rook_workspace
+    env_key, arg_key = "sk-CMDSECRET999", "sk-ARGSECRET888"
+    agent = AGENTS / "keyed_agent.py"
+    script = f"cd . && OPENAI_API_KEY={env_key} {sys.executable} {agent} --api-key {arg_key} | cat"
+    r = add(rook_cli, ws, "keyed", "--command", shlex.join(["bash", "-c", script]),
+            env={"OPENAI_API_KEY": ""})
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert f"[arg {digest(arg_key)}] [env {digest(env_key)}]" in r.stdout  # both reached it
+    assert env_key not in r.stdout + r.stderr and arg_key not in r.stdout + r.stderr
+    assert_nowhere(ws, env_key, arg_key)
+    r = add(rook_cli, ws, "wrapped", "--ruhroh", shlex.join(["bash", "-c", script]))
+    assert r.exit_code == 2 and "holds a secret" in r.stderr, r.stdout + r.stderr
+    assert env_key not in r.stdout + r.stderr and arg_key not in r.stdout + r.stderr
+    assert_nowhere(ws, env_key, arg_key)
 
 
 def test_a_command_taking_its_prompt_as_an_argument_is_corrected_to_get_it_so(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 import yaml
@@ -315,6 +316,44 @@ def test_show_hides_secrets_in_urls_commands_and_hook_env(rook_workspace, rook_c
     }
     assert "MODE=fast" in r.stdout and f"OPENAI_API_KEY={hidden}" in r.stdout
     assert "bob:[hidden]@127.0.0.1:9" in r.stdout
+
+
+BASH_C_WRAPPER = r"""
+#!/bin/bash
+cat > "$RUHROH_RESULT_PATH" <<JSON
+{"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied", "output": "fine"}
+JSON
+echo '{"status": "goal_satisfied"}'
+"""
+
+
+def test_a_secret_in_a_bash_c_script_is_hidden_wherever_the_command_is_shown(rook_workspace, rook_cli):
+    """A wrapper's command ``bash -c 'w.sh --api-key KEY'`` was shown whole by
+    ``rook profile show``, ``rook profile test`` ('trying the agent: ...') and in
+    a run's ``profile.yaml``: the script after ``-c`` was one word, read for no
+    secret. Its command lines are read as a command line is now."""
+    ws = rook_workspace
+    wrapper = ws.script("w.sh", BASH_C_WRAPPER)
+    script = (f"A=1 DB_PASSWORD=pw-4411 {wrapper} --api-key pl41n-9931 --token=tk-7723 "
+              "&& true -H 'Authorization: Bearer ab.cd-5521' 'https://x/?key=qq-6610' | cat")
+    ws.profile({"id": "b", "hooks": {"execute": {"ruhroh": {"command": ["bash", "-c", script]}}}})
+    ws.profile({"id": "s", "hooks": {"execute": {"ruhroh": {"command": f'bash -lc "{script}"'}}}},
+               active=False)
+    ws.scenario({"id": "t", "goal": "hi", "criteria": [{"contains": "fine"}]})
+    secrets = ("pw-4411", "pl41n-9931", "tk-7723", "ab.cd-5521", "qq-6610")
+    shown = (f"A=1 DB_PASSWORD=[hidden] {wrapper} --api-key [hidden] --token=[hidden] && true "
+             "-H 'Authorization: Bearer [hidden]' 'https://x/?key=[hidden]' | cat")
+    for name in ("b", "s"):
+        doc = json.loads(cli(rook_cli, ws, "show", name, "--json").stdout)
+        command = doc["hooks"]["execute"]["ruhroh"]["command"]
+        assert (shlex.split(command) if isinstance(command, str) else command)[-1] == shown, command
+        said = cli(rook_cli, ws, "show", name).stdout + cli(rook_cli, ws, "test", name).stdout
+        said += (r := rook_cli("run", "--profile", name)).stdout + r.stderr
+        assert r.exit_code == 0, r.stdout + r.stderr
+        copies = "".join(p.read_text() for p in ws.runs_dir.glob("*/profile.yaml"))
+        assert "[hidden]" in copies
+        for secret in secrets:
+            assert secret not in said + copies, secret
 
 
 @pytest.mark.timeout(60)
