@@ -16,7 +16,7 @@ import asyncio
 import time
 from typing import Any
 
-from rook_core.hookio import clip, decode, keep_cut_off_output, preview, tail
+from rook_core.hookio import RECORD_CHARS, clip, decode, keep_cut_off_output, preview, tail
 from rook_core.judging import with_totals
 from rook_core.models import HookCall, HookResult
 from rook_core.redact import current
@@ -552,11 +552,24 @@ def evidence(
         "artifacts": artifacts or None,
         "transcript": clip(_joined(results, "transcript", labels)) or None,
         "iterations": summaries,
-        "result": final.fields or None,
+        "result": _answer_once(final.fields, final.output) or None,
         "continuity": getattr(conn, "continuity", None),
         "workspace": str(session.workspace),
     }
     return {k: v for k, v in data.items() if v is not None}
+
+
+def _answer_once(fields: dict[str, Any], answer: str | None) -> dict[str, Any]:
+    """The fields the wrapper reported, a long one that is the turn's answer (over
+    :data:`RECORD_CHARS`: a 5 MiB ``output``) cut as a record cuts a long text:
+    the answer is whole in the turn's output, and is not stored twice."""
+    if answer is None or len(answer) <= RECORD_CHARS:
+        return fields
+    more = "\n... [{n} more chars; the whole answer is the turn's output]"
+    return {
+        k: current().head(v, RECORD_CHARS, more) if v is answer or v == answer else v
+        for k, v in fields.items()
+    }
 
 
 def _artifacts(results: list[IterationResult], labels: list[str]) -> dict[str, Any]:

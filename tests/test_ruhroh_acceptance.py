@@ -496,3 +496,41 @@ def _replaying(ws, tmp_path, stdout, result_file):
         """,
     )
     profile(ws, str(wrapper))
+
+
+BIG_ANSWER = r"""
+#!/usr/bin/env python3
+import json, os
+body = ("lorem ipsum " * 40 + os.environ["DESK_KEY"] + "\n") * 10000  # about 5 MiB
+with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
+    json.dump({"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied",
+               "output": body, "model": "m"}, fh)
+print(json.dumps({"status": "goal_satisfied"}))
+"""
+
+
+def test_a_big_answer_is_stored_once_in_the_record_and_the_report(rook_workspace, rook_cli, monkeypatch):
+    """A wrapper answering 5 MiB had it stored twice in the scenario's record and
+    in report.json: as the turn's output and again in the evidence's ``result``
+    (every field the wrapper reported). The answer is whole in the output; the
+    result keeps the field cut as a record cuts a long text, saying where the
+    whole answer is. The secret in it is redacted in both."""
+    secret = "dk-s3cr3t-4471"
+    monkeypatch.setenv("DESK_KEY", secret)
+    ws = rook_workspace
+    wrapper = ws.script("big.py", BIG_ANSWER)
+    ws.profile({"id": "rr", "hooks": {"execute": {"ruhroh": {"command": str(wrapper)}}},
+                "env": [{"variable": "DESK_KEY", "purpose": "the desk's key"}]})
+    ws.scenario({"id": "s", "goal": "go", "criteria": [{"contains": "lorem"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    turn = only(r)["turns"][0]
+    assert len(turn["output"]) > 4_900_000 and turn["output"].endswith("[redacted:DESK_KEY]\n")
+    kept = turn["evidence"]["result"]
+    assert kept["model"] == "m" and kept["status"] == "goal_satisfied"
+    assert turn["output"].startswith(kept["output"].split("\n... [")[0])
+    assert kept["output"].endswith("more chars; the whole answer is the turn's output]"), kept["output"][-90:]
+    run = Path(r.report["run"]["dir"])
+    for name in ("scenarios/s.1.json", "report.json"):
+        assert (run / name).stat().st_size < 5_500_000, name
+    assert not any(secret in p.read_text(errors="replace") for p in run.rglob("*") if p.is_file())
