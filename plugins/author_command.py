@@ -175,6 +175,17 @@ def command_script(
     )
 
 
+SCRIPT_REFERENCE = {
+    "": '"${{{var}}}"',
+    '"': "${{{var}}}",
+    "'": "'\"${{{var}}}\"'",
+    "$'": "'\"${{{var}}}\"$'",
+}
+"""A variable in a shell's script (``bash -c``) in place of a secret, by how the
+shell reads that place (unquoted, in '...', "..." or $'...'): the value is never
+written into the script, so a quote, space or ``$`` in it is read as it is."""
+
+
 def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], str, str, list[str]]:
     """Move the secrets in a command line to ``env`` references, as the cURL author
     does (:func:`rook_core.credentials.command_secrets` finds them).
@@ -182,8 +193,10 @@ def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], st
     ``VAR=secret`` before the program (or after ``env``) becomes the ``env``
     variable ``VAR``, which the command then inherits from the environment;
     any other secret (``--api-key X``, ``-H 'Authorization: Bearer X'``, a
-    key-shaped word, a password in a URL) becomes ``<AGENT>_<KIND>`` and the
-    hook script reads it with ``os.environ``. Returns the words that stay (with
+    key-shaped word, a password in a URL, curl's ``-u user:password``) becomes
+    ``<AGENT>_<KIND>`` and the hook script reads it with ``os.environ``; in a
+    shell's script (``bash -c '...'``) the script refers to the variable
+    (:data:`SCRIPT_REFERENCE`), which the shell inherits. Returns the words that stay (with
     ``$VAR`` where a secret was, to check and show), the Python expression
     the script runs, the command as shown, and notes.
     """
@@ -196,7 +209,7 @@ def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], st
         return argv, repr(argv), join(argv), []
     program = program_label(argv)
     secrets = request.secrets
-    by_word: dict[int, list[tuple[int, int, str]]] = {}
+    by_word: dict[int, list[tuple[int, int, str, str | None]]] = {}
     dropped: set[int] = set()
     notes: list[str] = []
     for index, f in found:
@@ -213,23 +226,40 @@ def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], st
                 "password": "the password in the URL",
                 "query parameter": f"the {f.name} parameter of the URL",
                 "assignment": f"{f.name}=",
+                "user": "the password in -u/--user"
+                if f.name == "password"
+                else "the user in -u/--user (its password empty)",
             }.get(f.purpose, "a key-shaped argument")
             var = secrets.add(secret_kind(f.name or "key"), f"{where} of {program}", f.value)
-        by_word.setdefault(index, []).append((f.start, f.end, var))
+        by_word.setdefault(index, []).append((f.start, f.end, var, f.quoting))
     words: list[str] = []
     codes: list[str] = []
     for i, word in enumerate(argv):
         if i in dropped:
             continue
-        parts, shown_word, pos = [], "", 0
-        for start, end, var in sorted(by_word.get(i, [])):
-            if word[pos:start]:
-                parts.append(repr(word[pos:start]))
-            parts.append(f"os.environ[{var!r}]")
-            shown_word += word[pos:start] + f'"${var}"'
+        parts: list[str] = []  # Python expressions
+        text, shown_word, pos = "", "", 0  # text: what is written as it is
+        for start, end, var, quoting in sorted(by_word.get(i, [])):
+            text += word[pos:start]
+            shown_word += word[pos:start]
+            if quoting is None:  # a word of the command: the value, from the environment
+                if text:
+                    parts.append(repr(text))
+                parts.append(f"os.environ[{var!r}]")
+                text = ""
+                shown_word += f'"${var}"'
+            else:  # in a shell's script: the shell reads the variable, whatever it holds
+                reference = SCRIPT_REFERENCE[quoting].format(var=var)
+                if quoting == "'" and word[start - 1 : start] == "'" and text.endswith("'"):
+                    text, shown_word, reference = text[:-1], shown_word[:-1], reference[1:]
+                if quoting == "'" and word[end : end + 1] == "'":  # not '"$X"'' but '"$X"
+                    reference, end = reference[:-1], end + 1
+                text += reference
+                shown_word += reference
             pos = end
-        if word[pos:] or not parts:
-            parts.append(repr(word[pos:]))
+        text += word[pos:]
+        if text or not parts:
+            parts.append(repr(text))
         words.append(shown_word + word[pos:])
         codes.append(" + ".join(parts))
     if len(words) > 1 and words[0] == "env" and not ASSIGNMENT.fullmatch(words[1]):

@@ -184,6 +184,9 @@ class Found:
     end: int
     name: str
     purpose: str
+    quoting: str | None = None
+    """In a shell's script (``bash -c``), how the shell reads the span: ``""``
+    unquoted, ``"'"``, ``'"'`` or ``"$'"`` inside those quotes; ``None`` elsewhere."""
 
 
 def url_secrets(url: str) -> list[Found]:
@@ -319,14 +322,17 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
     whose name is a credential's or whose value is shaped like a key; an
     option named like a credential with its value (``--api-key X``,
     ``--api-key=X``, ``--password X``); a credential header
-    (``-H 'Authorization: Bearer X'``, ``--header=X-Api-Key:X``); a URL holding
-    a password or a credential parameter; any word shaped like a key
-    (``sk-...``). ``Found.name`` is the assignment's variable, the option's,
-    header's or parameter's name.
+    (``-H 'Authorization: Bearer X'``, ``--header=X-Api-Key:X``); curl's
+    ``-u user:password`` (``--user``, ``-ubob:pw``, ``-su bob:pw``, and
+    ``--proxy-user``/``-U``): the password, or the user when the password is
+    empty (``-u KEY:``, as Stripe's docs write it); a URL holding a password or
+    a credential parameter; any word shaped like a key (``sk-...``).
+    ``Found.name`` is the assignment's variable, the option's, header's or
+    parameter's name (``password`` or ``user`` for ``-u``).
     """
     out: list[tuple[int, Found]] = []
     program_seen = False
-    after_env = shell = False
+    after_env = shell = curl = False
     i = 0
     while i < len(argv):
         word = argv[i]
@@ -343,19 +349,37 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
             program_seen = True
             after_env = word == "env" or word.endswith("/env")
             shell = word.rpartition("/")[2] in SHELLS
+            curl = _program(word) == "curl"
             continue
         if after_env and word.startswith("-"):
+            if word in _ENV_VALUE_OPTIONS:
+                i += 1  # its value (-u NAME) is no program
             continue  # env's own options (-i, -u NAME ...)
         if after_env:  # the program env runs
             after_env, shell = False, word.rpartition("/")[2] in SHELLS
+            curl = _program(word) == "curl"
             continue
         if shell and _SCRIPT_OPTION.fullmatch(word) and i < len(argv):
             out += [(i, f) for f in script_secrets(argv[i])]  # bash -c 'SCRIPT'
             i += 1
             continue
-        # -H 'Name: value' / --header 'Name: value' / -H'Name: value' / --header=...
         header = None
-        if word in HEADER_OPTIONS and i < len(argv):
+        if curl and word.startswith("-") and not word.startswith("-H"):
+            grouped = _curl_option(word)  # -u bob:pw, --user=bob:pw, -su bob:pw, -sH 'Name: v'
+            if grouped is not None:
+                letter, offset = grouped
+                at = i - 1
+                if offset == len(word) and i < len(argv):  # its value is the next word
+                    at, offset, i = i, 0, i + 1
+                if letter == "H":
+                    header = argv[at][offset:]
+                else:
+                    out += [(at, f) for f in _user_secret(argv[at], offset)]
+                    continue
+        # -H 'Name: value' / --header 'Name: value' / -H'Name: value' / --header=...
+        if header is not None:
+            pass  # curl's, grouped (-sH 'Name: value')
+        elif word in HEADER_OPTIONS and i < len(argv):
             header, at, i = argv[i], i, i + 1
         elif word.startswith("-H") and len(word) > 2 and not word.startswith("--"):
             header, at = word[2:], i - 1
@@ -395,6 +419,50 @@ def command_secrets(argv: list[str]) -> list[tuple[int, Found]]:
     return out
 
 
+def _program(word: str) -> str:
+    """A program's name, without its folder or ``.exe`` (``C:\\tools\\curl.exe``: curl)."""
+    name = re.split(r"[/\\]", word)[-1].lower()
+    return name[:-4] if name.endswith(".exe") else name
+
+
+_ENV_VALUE_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-P", "--argv0", "-a")
+"""env's options that take the next word (as :mod:`rook_core.transports` reads them)."""
+_CURL_VALUE_SHORT = "AbcCdDeEFHKmoPQrtTuUwxXyYz"
+"""curl's short options that take a value (in a group, the rest of the word or the next)."""
+_CURL_USER = ("--user", "--proxy-user")
+
+
+def _curl_option(word: str) -> tuple[str, int] | None:
+    """curl's ``-u``/``-U`` (``u``) or a grouped ``-H`` (``H``) in ``word``, with
+    where its value starts in it (``len(word)``: in the next word); else ``None``."""
+    if word.startswith("--"):
+        name, eq, _ = word.partition("=")
+        if name in _CURL_USER:
+            return "u", len(name) + len(eq) if eq else len(word)
+        return None
+    for j, letter in enumerate(word[1:], 1):
+        if letter in _CURL_VALUE_SHORT:  # the first one takes the rest
+            if letter in "uU":
+                return "u", j + 1
+            return ("H", j + 1) if letter == "H" else None
+    return None
+
+
+def _user_secret(word: str, offset: int) -> list[Found]:
+    """``user:password`` at ``offset`` of ``word``: the password, or the user when the
+    password is empty (``KEY:``); nothing without a colon (curl asks for it)."""
+    user, colon, password = word[offset:].partition(":")
+    if not colon:
+        return []
+    if password:
+        if placeholder(password):
+            return []
+        return [Found(password, len(word) - len(password), len(word), "password", "user")]
+    if not user or placeholder(user):
+        return []
+    return [Found(user, offset, offset + len(user), "user", "user")]
+
+
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash"})
 """Programs whose ``-c`` takes a script: its own command lines, read for secrets."""
 _SCRIPT_OPTION = later(r"-[A-Za-z]*c[A-Za-z]*")  # -c, -lc, -euc
@@ -422,6 +490,7 @@ def script_secrets(script: str) -> list[Found]:
         else:
             commands[-1].append(token)
     spans: dict[tuple[int, int], Found] = {}
+    quoting = _quoting(script)
     for words in commands:
         for _, f in command_secrets(words):
             purpose = "assignment" if f.purpose == "environment variable" else f.purpose
@@ -429,10 +498,11 @@ def script_secrets(script: str) -> list[Found]:
             if at < 0:
                 return [Found(script, 0, len(script), f.name, purpose)]
             while at >= 0:
-                spans.setdefault(
-                    (at, at + len(f.value)), Found(f.value, at, at + len(f.value), f.name, purpose)
-                )
-                at = script.find(f.value, at + len(f.value))
+                end = at + len(f.value)
+                if not _as_written(script[at:end], quoting[at], quoting[end]):
+                    return [Found(script, 0, len(script), f.name, purpose)]
+                spans.setdefault((at, end), Found(f.value, at, end, f.name, purpose, quoting[at]))
+                at = script.find(f.value, end)
     kept: list[Found] = []  # the longest of overlapping ones
     for f in sorted(spans.values(), key=lambda f: (f.start, -f.end)):
         if kept and f.start < kept[-1].end:
@@ -443,10 +513,46 @@ def script_secrets(script: str) -> list[Found]:
                     f.end,
                     kept[-1].name,
                     kept[-1].purpose,
+                    kept[-1].quoting if kept[-1].quoting == f.quoting else None,
                 )
             continue
         kept.append(f)
     return kept
+
+
+def _quoting(script: str) -> list[str]:
+    """How a shell reads each place of ``script`` (one more than its length: the
+    end too): ``""`` unquoted, ``"'"``, ``'"'``, ``"$'"`` inside those quotes,
+    ``"\\"`` a character a backslash escapes."""
+    states: list[str] = []
+    state = ""
+    i = 0
+    while i < len(script):
+        c = script[i]
+        states.append(state)
+        if c == "\\" and state != "'":
+            states.append("\\")  # the character it escapes
+            i += 2
+            continue
+        if state == "" and c == "$" and script[i + 1 : i + 2] == "'":
+            states.append(state)
+            state, i = "$'", i + 2
+            continue
+        if state == "" and c in "'\"":
+            state = c
+        elif state and c == state[-1]:
+            state = ""
+        i += 1
+    return (states + [state])[: len(script) + 1]
+
+
+def _as_written(raw: str, start: str, end: str) -> bool:
+    """Whether a value found as ``raw`` in a script is what the shell reads there,
+    whole in one quoting (a reference to a variable can take its place)."""
+    if start != end or start == "\\":
+        return False
+    special = {"'": "", '"': '\\$`"', "$'": "\\'"}.get(start, "\\$`'\"")
+    return not any(c in raw for c in special)
 
 
 def _shift(f: Found, by: int, name: str) -> Found:

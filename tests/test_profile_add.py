@@ -839,6 +839,69 @@ def test_secrets_in_a_bash_c_script_move_to_env(rook_workspace, rook_cli):
     assert_nowhere(ws, env_key, arg_key)
 
 
+@pytest.mark.parametrize("shape", ["words", "bash -c"])
+def test_curl_s_user_and_password_in_a_command_moves_to_env(
+    rook_workspace, rook_cli, authoring_server, shape
+):
+    """``--command 'curl -u user:PW URL'`` kept the password in the hook script
+    and the note (``-u`` was read for no secret). It moves to env as a header's
+    token does, the user staying; the test reaches the server with it."""
+    ws = rook_workspace
+    pw = authoring_server.basic_password
+    cmd = f"curl -sSu user:{pw} {authoring_server.url}/basic --data-binary @-"
+    if shape == "bash -c":
+        cmd = shlex.join(["bash", "-c", cmd])
+    r = add(rook_cli, ws, "basic", "--command", cmd)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "answer: basic answer to:" in r.stdout
+    (entry,) = profile(ws, "basic")["env"]
+    assert entry["variable"] == "AGENT_PASSWORD"
+    assert entry["purpose"].startswith("the password in -u/--user of")
+    script = (ws.agent_dir / "scripts" / "basic-hook.py").read_text()
+    if shape == "words":
+        assert "'user:' + os.environ['AGENT_PASSWORD']" in script
+    else:
+        assert 'curl -sSu user:"${AGENT_PASSWORD}" ' in script
+    assert pw not in r.stdout + r.stderr
+    assert_nowhere(ws, pw)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "--api-key 'sk-k\"e y$1-3141'",  # in '...': ", a space, $
+        "--api-key \"sk-it's-2718\"",  # in "...": '
+        "--api-key sk-plain-1618",
+        "--token=sk-plain-1618",
+        "-H 'Authorization: Bearer tok-1414' --api-key 'sk-two-1732'",
+    ],
+)
+def test_a_secret_in_a_bash_c_script_reaches_the_agent_whatever_it_holds(
+    rook_workspace, rook_cli, written
+):
+    """A secret in a ``bash -c`` script moved to env was put back by writing its
+    value into the script when the hook ran (``'... --api-key ' + os.environ[X]``):
+    a value holding ``'`` (or ``"``, a space, ``$`` where the script quoted it
+    otherwise) broke the shell's quoting, or ran as shell code. The script refers
+    to the variable now (``"${X}"``), the shell reading it: any value reaches
+    the agent exactly, at the test and in a run with another value."""
+    ws = rook_workspace
+    agent = AGENTS / "keyed_agent.py"
+    script = f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))} {written}"
+    r = add(rook_cli, ws, "keyed", "--command", shlex.join(["bash", "-c", script]))
+    assert r.exit_code == 0, r.stdout + r.stderr
+    key = shlex.split(written)[-1].partition("--token=")[2] or shlex.split(written)[-1]
+    assert f"[arg {digest(key)}]" in r.stdout  # the value reached it whole
+    assert_nowhere(ws, key)
+    env = profile(ws, "keyed")["env"]
+    (var,) = [e["variable"] for e in env if e["purpose"].startswith(("the --api-key", "the --token"))]
+    other = "it's a \"key\" $HOME `id` \\ x"  # another value: each of the shell's specials
+    ws.scenario({"id": "k", "goal": "hi", "criteria": [{"contains": f"[arg {digest(other)}]"}]})
+    env = {name: "tok-1414-other" for name in ("AGENT_API_TOKEN",)} | {var: other}
+    r = rook_cli("run", "--profile", "keyed", env=env)
+    assert r.exit_code == 0, r.stdout + r.stderr
+
+
 def test_a_command_taking_its_prompt_as_an_argument_is_corrected_to_get_it_so(
     rook_workspace, rook_cli
 ):

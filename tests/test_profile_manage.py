@@ -356,6 +356,41 @@ def test_a_secret_in_a_bash_c_script_is_hidden_wherever_the_command_is_shown(roo
             assert secret not in said + copies, secret
 
 
+def test_curl_s_user_and_password_is_hidden_wherever_the_command_is_shown(rook_workspace, rook_cli):
+    """curl's ``-u user:password`` in a wrapper's command (its words, or a ``bash
+    -c`` script) was shown whole by ``rook profile show``, ``rook profile test``,
+    ``rook doctor`` and a run's ``profile.yaml``. The password is hidden as a
+    header's token is (the user stays), the user when the password is empty
+    (``-u KEY:``); another program's ``-u`` (``docker -u 1000:1000``) is shown."""
+    ws = rook_workspace
+    wrapper = ws.script("w.sh", BASH_C_WRAPPER)
+    script = (f"{wrapper}; exit 0; curl -s -u bob:pw-1101 --user cy:pw-2202 -ubob:pw-3303 "
+              "--user=al:pw-4404 -sSu dee:pw-5505 -U px:pw-6606 -u stripe-key-7707: https://x/ "
+              "&& docker run -u 1000:1000 img")
+    ws.profile({"id": "b", "hooks": {"execute": {"ruhroh": {"command": ["bash", "-c", script]}}}})
+    ws.profile({"id": "w", "hooks": {"execute": {"ruhroh": {
+        "command": "curl.exe --user eve:pw-8808 https://x/"}}}}, active=False)
+    ws.scenario({"id": "t", "goal": "hi", "criteria": [{"contains": "fine"}]})
+    secrets = [f"pw-{n}{n}0{n}" for n in range(1, 7)] + ["stripe-key-7707", "pw-8808"]
+    shown = (f"{wrapper}; exit 0; curl -s -u bob:[hidden] --user cy:[hidden] -ubob:[hidden] "
+             "--user=al:[hidden] -sSu dee:[hidden] -U px:[hidden] -u [hidden]: https://x/ "
+             "&& docker run -u 1000:1000 img")
+    doc = json.loads(cli(rook_cli, ws, "show", "b", "--json").stdout)
+    assert doc["hooks"]["execute"]["ruhroh"]["command"][-1] == shown
+    doc = json.loads(cli(rook_cli, ws, "show", "w", "--json").stdout)
+    assert doc["hooks"]["execute"]["ruhroh"]["command"] == "curl.exe --user eve:[hidden] https://x/"
+    said = "".join(cli(rook_cli, ws, "show", n).stdout for n in ("b", "w"))
+    said += cli(rook_cli, ws, "test", "b").stdout
+    said += (r := rook_cli("doctor")).stdout + r.stderr
+    said += (r := rook_cli("run")).stdout + r.stderr
+    assert r.exit_code == 0, r.stdout + r.stderr
+    copies = "".join(p.read_text() for p in ws.runs_dir.glob("*/profile.yaml"))
+    copy = yaml.safe_load(copies)
+    assert copy["hooks"]["execute"]["ruhroh"]["command"][-1] == shown
+    for secret in secrets:
+        assert secret not in said + copies, secret
+
+
 @pytest.mark.timeout(60)
 def test_show_of_a_long_word_in_a_value_is_shown_not_stuck(rook_workspace, rook_cli):
     # looking for URLs in a value tried every letter of a long word as the
