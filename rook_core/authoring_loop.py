@@ -377,9 +377,11 @@ def add_profile(
     if concluded is not None and not (
         isinstance(concluded, (list, tuple)) and all(isinstance(n, str) for n in concluded)
     ):
+        from .redact import quoted  # redacted, then cut: a secret across the cut is no piece
+
         raise PluginError(
             f"author {draft.author!r} ({rook.authors.owner(draft.author)}) returned "
-            f"{concluded!r:.200} from conclude, not notes (a list of texts, a text, or None)"
+            f"{quoted(concluded, 200)} from conclude, not notes (a list of texts, a text, or None)"
         )
     if concluded is not None:  # what the probes showed, in place of what was assumed
         draft.notes = list(concluded)

@@ -2595,6 +2595,26 @@ def test_an_author_whose_conclude_returns_a_text_gives_one_note(
     ), r.stderr
 
 
+def test_an_author_s_conclude_quoted_in_a_message_shows_no_piece_of_a_secret(
+    rook_distribution, rook_workspace, rook_cli, tmp_path, monkeypatch
+):
+    """An author's conclude returning no notes was quoted cut to 200 characters
+    before redaction: a profile's secret across the cut (the agent's answer
+    repeating it, say) left its beginning on the screen, where no redaction
+    finds it. Redacted first, then cut: the marker whole."""
+    rook_distribution("rook-concluding", {"concluding": "rook_concluding"},
+                      {"rook_concluding.py": CONCLUDING_AUTHOR})
+    secret_workspace(rook_workspace, monkeypatch)
+    rook_workspace.script("agent.sh", "#!/bin/bash\necho '{\"output\": \"hi\"}'\n")
+    source = tmp_path / "call.concl"
+    source.write_text('{"notes": "x" * 180 + __import__("os").environ["DESK_KEY"]}')
+    r = rook_cli("profile", "add", "q", "--from", str(source), "--no-test",
+                 "-w", str(rook_workspace.root))
+    assert r.exception is None and r.exit_code == 2, (r.exception, r.stdout + r.stderr)
+    assert "returned {'notes': 'xxx" in r.stderr and "x[redacted:DESK_KEY]" in r.stderr, r.stderr
+    assert SECRET[:6] not in r.stdout + r.stderr
+
+
 NAMING_AUTHOR = """
 from rook_core.authoring import Draft
 from rook_core.hookspecs import hookimpl
