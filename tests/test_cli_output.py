@@ -536,6 +536,35 @@ def test_a_wide_terminal_shows_more_of_a_reason_and_columns_is_its_width(long_fa
     assert len(reason) >= 30 and reason.startswith("1 criterion failed"), row
 
 
+def test_rook_runs_fits_the_terminal_with_every_column_s_data(example):
+    """``rook runs`` printed its 142-column table on any terminal: at 80 columns
+    each row wrapped onto a second line. On a terminal narrower than the table
+    it prints every column's data in fewer characters (the four counts in one
+    column, the start without its year and seconds) and says what the short
+    headings stand for; a wide terminal and a pipe get the full table."""
+    ws, _ = example
+    for argv in (["run", "-q"], ["run", "-q", "--repeat", "2"]):
+        done = subprocess.run([*ROOK, *argv], cwd=ws, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    listed = json.loads(subprocess.run([*ROOK, "runs", "--json"], cwd=ws, capture_output=True,
+                                       text=True, timeout=60).stdout)["runs"]
+    code, out = on_a_terminal_of(80, ["runs"], ws)
+    lines = out.splitlines()
+    assert code == 0 and all(len(ln) <= 80 for ln in lines), [len(ln) for ln in lines]
+    assert lines[0].split() == ["run", "started", "profile", "runs", "p/f/e/u", "rate", "cov",
+                                "state"], out
+    for run, row in zip(listed, lines[2:4], strict=True):
+        cells = row.split()
+        assert cells[0] == run["id"] and cells[3] == "example", row
+        assert cells[4:] == [str(run["total"]), f"{run['total']}/0/0/0", "100.0%", "100.0%",
+                             "complete"], row
+    assert lines[4].startswith("p/f/e/u: passed/failed/errored/unverified"), out
+    code, wide = on_a_terminal_of(160, ["runs"], ws)
+    piped = subprocess.run([*ROOK, "runs"], cwd=ws, capture_output=True, text=True, timeout=60)
+    assert wide.splitlines()[0] == piped.stdout.splitlines()[0], wide
+    assert "unverified  pass rate" in wide and "p/f/e/u" not in wide + piped.stdout
+
+
 def test_force_color_colours_doctor_where_no_terminal_is(example):
     """``FORCE_COLOR`` (force-color.org, as pytest, rich and Node's tools read it:
     a CI log such as GitHub Actions' shows colours, but is no terminal) was

@@ -241,10 +241,73 @@ def _listing(
         "coverage",
         "state",
     ]
-    click.echo(tabulate([_row(s) for s in shown], headers=headers, tablefmt="simple"))
+    full = tabulate([_row(s) for s in shown], headers=headers, tablefmt="simple")
+    width = terminal_width(sys.stdout)
+    if width is not None and max(map(len, full.splitlines())) > width:
+        full = narrow_table(shown, width)
+    click.echo(full)
     if len(shown) < len(runs):
         left = len(runs) - len(shown)
         click.echo(f"({left} older run{'' if left == 1 else 's'} not shown; --all shows every run)")
+
+
+NARROW = ("run", "started", "profile", "runs", "p/f/e/u", "rate", "cov", "state")
+"""The headings of ``rook runs`` on a terminal too narrow for its full table."""
+
+NARROW_RIGHT = {3, 4, 5, 6}
+"""Its columns aligned right (the numbers)."""
+
+NARROW_LEGEND = "p/f/e/u: passed/failed/errored/unverified; rate: pass rate; cov: coverage"
+
+NARROW_CUT = 6
+"""Characters a profile or a state is cut to at the least (``stag…``): fewer say nothing."""
+
+
+def _short_when(started: Any, year: int) -> str:
+    """``12-01 09:00`` for a run started this year, ``2025-12-01`` for an older one."""
+    if not isinstance(started, (int, float)):
+        return "?"
+    try:
+        t = time.localtime(started)
+        return time.strftime("%m-%d %H:%M" if t.tm_year == year else "%Y-%m-%d", t)
+    except (OverflowError, ValueError, OSError):  # as _when
+        return "?"
+
+
+def narrow_table(shown: list[dict[str, Any]], width: int) -> str:
+    """``rook runs`` on a terminal narrower than its full table: every column's data
+    in fewer characters (the four counts in one column, ``20/3/0/1``; the start
+    without its year and seconds), one space apart, then the profiles and states
+    cut to what is left of ``width`` (never under :data:`NARROW_CUT`), and a line
+    that says what the short headings stand for."""
+    from ..report import ellipsis
+
+    year = time.localtime().tm_year
+    rows = []
+    for s in shown:
+        full = ["" if v is None else str(v) for v in _row(s)]
+        counts = "/".join(full[4:8]) if full[4] else ""
+        when = _short_when(s.get("started"), year)
+        rows.append([full[0], when, full[2], full[3], counts, full[8], full[9], full[10]])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(NARROW)]
+    over = sum(widths) + len(widths) - 1 - width
+    for i in (2, 7, 2, 7):  # the profile, the state, each cut by half what is over, then the rest
+        if over <= 0:
+            break
+        cut = min(widths[i] - max(NARROW_CUT, len(NARROW[i])), (over + 1) // 2 if i == 2 else over)
+        if cut > 0:
+            widths[i] -= cut
+            over -= cut
+    lines = [NARROW, ["-" * w for w in widths]]
+    lines += [[ellipsis(c, w) for c, w in zip(r, widths, strict=True)] for r in rows]
+    text = "\n".join(
+        " ".join(
+            c.rjust(w) if i in NARROW_RIGHT else c.ljust(w)
+            for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+        for line in lines
+    )
+    return f"{text}\n{NARROW_LEGEND}"
 
 
 @runs_group.command("show")
