@@ -647,8 +647,7 @@ def table(report: dict[str, Any], width: int | None = None) -> str:
     if repeats:
         text += "\n\n" + repeats
     text += (
-        f"\n\n{counts or 'no scenarios'} — pass rate {rate} of decided, "
-        f"coverage {cov} (decided/planned)"
+        f"\n\n{counts or 'no scenarios'} — pass rate {rate} of decided, coverage {cov} of planned"
     )
     return text + table_notes(report, levels, warned)
 

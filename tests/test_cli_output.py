@@ -565,6 +565,21 @@ def test_rook_runs_fits_the_terminal_with_every_column_s_data(example):
     assert "unverified  pass rate" in wide and "p/f/e/u" not in wide + piped.stdout
 
 
+def test_the_summary_line_of_a_typical_run_fits_80_columns(long_failure):
+    """The summary line under the results table was 81 characters for a run of
+    6 passes and 2 failures (83 for 22 and 2): ``coverage 100.0% (decided/planned)``
+    wrapped on an 80-column terminal. It says ``of planned``, as the pass rate says
+    ``of decided``."""
+    ws, _ = long_failure
+    done = subprocess.run([*ROOK, "run", "-q", "--repeat", "2"], cwd=ws, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    (line,) = [ln for ln in done.stdout.splitlines() if " — pass rate " in ln]
+    assert line == ("6 passed, 2 failed — pass rate 75.0% of decided, "
+                    "coverage 100.0% of planned"), line
+    assert len(line) <= 80
+
+
 def test_force_color_colours_doctor_where_no_terminal_is(example):
     """``FORCE_COLOR`` (force-color.org, as pytest, rich and Node's tools read it:
     a CI log such as GitHub Actions' shows colours, but is no terminal) was
