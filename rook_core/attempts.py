@@ -157,7 +157,7 @@ class Attempts:
         except OSError as exc:
             sys.stderr.write(
                 self.redactor.text(
-                    f"rook: warning: {sr.key}: not tried again: cannot set aside the files "
+                    f"rook: warning: {sr.name}: not tried again: cannot set aside the files "
                     f"its failed attempt left in its state directory ({os_error_text(exc)}); "
                     f"move them away, then {self.resume} tries it again"
                 )

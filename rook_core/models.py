@@ -280,6 +280,19 @@ class ScenarioRun:
     def __post_init__(self) -> None:
         self.key = f"{self.scenario.id}.{self.repeat_index}"
 
+    @property
+    def name(self) -> str:
+        """How Rook names it to its user (:func:`run_name`): ``fails #2``, not its key."""
+        return run_name(self.scenario.id, self.repeat_index, self.repeat_count)
+
+
+def run_name(scenario_id: str, index: int, count: int) -> str:
+    """A scenario run as Rook names it to its user, in the results table, the
+    progress lines and messages: its scenario's id (``fails``), with ``#N`` when
+    the scenario runs more than once (``fails #2``). Its record key
+    (``fails.2``) names its file, not it."""
+    return scenario_id if count == 1 else f"{scenario_id} #{index}"
+
 
 @plain
 class RunContext:

@@ -24,6 +24,7 @@ from .models import (
     SCENARIO_STATUSES,
     STOPPED,
     UNVERIFIABLE,
+    run_name,
 )
 from .redact import marker_cut
 
@@ -614,7 +615,7 @@ def table(report: dict[str, Any], width: int | None = None) -> str:
         _note_levels(e, levels)
         crit = e["criteria"]
         ok = sum(1 for c in crit if c["status"] == PASSED)
-        name = e["id"] if e["repeat_count"] == 1 else f"{e['id']} #{e['repeat_index']}"
+        name = run_name(e["id"], e["repeat_index"], e["repeat_count"])
         if e.get("warnings"):
             warned.append(name)
         rows.append(

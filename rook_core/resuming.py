@@ -194,7 +194,7 @@ def check_no_hole(request: RunRequest, run: RunDir, runs: list[Any], phases: lis
         if record.get("blocked") == "prepare":
             missing = ["prepare", *missing]
         if missing:
-            blocked[sr.key] = missing
+            blocked[sr.name] = missing
     if not waiting or len(blocked) < waiting:
         return  # something can go on: the blocked ones say why in their reason
     first = min((m[0] for m in blocked.values()), key=PHASES.index)

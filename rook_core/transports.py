@@ -352,7 +352,7 @@ def end_scenario(
                 raise
             warn(
                 f"transport {key!r} ({transports.owner(key)}) failed when scenario run "
-                f"{sr.key} ended: {exception_text(exc)} (its result is kept)"
+                f"{sr.name} ended: {exception_text(exc)} (its result is kept)"
             )
 
 

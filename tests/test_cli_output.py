@@ -580,6 +580,22 @@ def test_the_summary_line_of_a_typical_run_fits_80_columns(long_failure):
     assert len(line) <= 80
 
 
+def test_progress_lines_name_a_scenario_run_as_the_table_does(example):
+    """A progress line named a scenario run by its record's key (``greeting.2``,
+    and ``greeting.1`` for a scenario run once) where the results table says
+    ``greeting #2`` (and ``greeting``): one name for the user, in both."""
+    ws, _ = example
+    for argv, names in ((["run"], {"greeting", "keep-order", "order-status"}),
+                        (["run", "--repeat", "2"], {f"{s} #{i}" for i in (1, 2) for s in
+                                                    ("greeting", "keep-order", "order-status")})):
+        done = subprocess.run([*ROOK, *argv], cwd=ws, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        progress = {ln[15:].split("  ")[0] for ln in done.stderr.splitlines()
+                    if ln.startswith("  PASS ")}
+        table = {ln.split("  ")[0] for ln in done.stdout.splitlines() if "  PASS  " in ln}
+        assert progress == table == names, (done.stderr, done.stdout)
+
+
 def test_force_color_colours_doctor_where_no_terminal_is(example):
     """``FORCE_COLOR`` (force-color.org, as pytest, rich and Node's tools read it:
     a CI log such as GitHub Actions' shows colours, but is no terminal) was

@@ -578,7 +578,7 @@ def test_split_run_keeps_state_and_resumes_with_collect_and_judge(
     record = (ws.run_dir(run_id) / "scenarios" / "s.1.json").read_bytes()
     hole = rook_cli("run", "--json", "--run", run_id, "--phases", "judge")
     assert hole.exit_code == 2 and hole.stdout == "", hole.stdout
-    assert "no scenario run of run" in hole.stderr and "collect for s.1" in hole.stderr
+    assert "no scenario run of run" in hole.stderr and "collect for s)" in hole.stderr
     assert f"rook run --run {run_id} --phases collect,judge" in hole.stderr, hole.stderr
     assert len(probes.read(probe_dir)) == 4
     assert (ws.run_dir(run_id) / "scenarios" / "s.1.json").read_bytes() == record
@@ -790,7 +790,7 @@ def test_a_pending_runs_progress_line_says_what_is_still_to_run(ws, rook_cli):
     ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
     r = rook_cli("run", "--phases", "prepare,open,execute,close")
     assert r.exit_code == 0
-    assert "PENDING      s.1  not finished: collect, judge still to run\n" in r.stderr
+    assert "PENDING      s  not finished: collect, judge still to run\n" in r.stderr
 
 
 def test_a_run_continued_with_nothing_left_to_run_says_so(ws, rook_cli):

@@ -1710,7 +1710,7 @@ def test_a_transport_told_a_scenario_run_ended_is_told_once_and_a_raise_is_a_war
         assert r.stderr.count(f"ENDED pool {key}\n") == 1, r.stderr
         warning = (
             f"rook: warning: transport 'unclosed' (unclosed (rook-unclosed)) failed when "
-            f"scenario run {key} ended: RuntimeError: could not let go, key "
+            f"scenario run {key[0]} ended: RuntimeError: could not let go, key "
             "[redacted:DESK_KEY] (its result is kept)"
         )
         assert r.stderr.count(warning) == 1, r.stderr

@@ -152,6 +152,7 @@ def run_command(
 
     with collector_paused():  # most of Rook's modules: objects that live as long as the run
         from ..errors import ConfigError
+        from ..models import run_name as shown_name
         from ..plugins import plugin_output
         from ..report import (
             SYMBOL,
@@ -181,7 +182,13 @@ def run_command(
         mark = SYMBOL.get(status, status)
         if not record.get("reason"):  # pending: what is still to run, as the table says
             record = {**record, "reason": pending_reason(record)}
-        line = f"  {mark:<12} {record['key']}  "  # on a terminal: its reason fits the width
+        scenario = record.get("scenario") or {}
+        name = shown_name(
+            scenario.get("id", record["key"]),
+            record.get("repeat_index", 1),
+            record.get("repeat_count", 1),
+        )
+        line = f"  {mark:<12} {name}  "  # on a terminal: its reason fits the width
         width = 100 if terminal is None else reason_width(len(line), terminal)
         sys.stderr.write(f"{line}{reason_text(record, width)}\n")
         sys.stderr.flush()
