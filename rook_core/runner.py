@@ -95,6 +95,9 @@ class RunRequest:
     cwd: str | None = None
     """The working folder the reports' relative paths are in (set with them)."""
     on_progress: Callable[[dict[str, Any]], None] | None = None
+    on_start: Callable[[str], None] | None = None
+    """Told, once its scenario runs are planned and before its first hook runs, what
+    the run is about to do (:func:`starting`): ``rook run`` says it on a terminal."""
     classes: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     judge_profile: str | None = None
@@ -677,6 +680,23 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
         run_dir.unlock()  # idempotent: released however the run ends
 
 
+def starting(
+    runs: list[Any], profile: Profile, concurrency: int, run_dir: RunDir, fresh: bool
+) -> str:
+    """What a run is about to do, as pytest says ``collected N items``: ``running 3
+    scenarios with profile staging (concurrency 2)``; ``6 scenario runs of 3
+    scenarios`` with repeats; ``resuming run ID: ...`` for a run gone on with (``--run``)."""
+    scenarios = len({sr.scenario.id for sr in runs})
+    what = f"{scenarios} scenario{'s' * (scenarios != 1)}"
+    if len(runs) != scenarios:
+        what = f"{len(runs)} scenario run{'s' * (len(runs) != 1)} of {what}"
+    said = f"{what} with profile {profile.id} (concurrency {concurrency})"
+    shard = f" (shard {run_dir.shard.label})" if isinstance(run_dir, sharding.ShardRunDir) else ""
+    if fresh:
+        return f"running {said}{shard}"
+    return f"resuming run {run_dir.id}{shard}: {said}"
+
+
 def _noting_unjoined(
     run_dir: RunDir, then: Callable[[dict[str, Any]], None] | None
 ) -> Callable[[dict[str, Any]], None]:
@@ -763,6 +783,8 @@ def _execute(
             manifest["phases"].append(p)
     manifest["phases"].sort(key=["prepare", "open", "execute", "close", "collect", "judge"].index)
     run_dir.write_json("run.json", manifest)
+    if request.on_start is not None:
+        request.on_start(redactor.text(starting(runs, profile, concurrency, run_dir, engine.fresh)))
     try:
         process.use_fast_child_watcher()
         interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))

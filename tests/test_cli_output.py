@@ -596,6 +596,30 @@ def test_progress_lines_name_a_scenario_run_as_the_table_does(example):
         assert progress == table == names, (done.stderr, done.stdout)
 
 
+def test_a_run_on_a_terminal_says_what_it_runs_before_its_first_hook(example):
+    """Nothing was printed until the first scenario run ended: a slow prepare
+    hook looked like a hang. On a terminal ``rook run`` says first what it runs,
+    as pytest says "collected N items"; piped (a CI log), with ``-q`` and on
+    the standard output of ``--json`` it says nothing new."""
+    ws, _ = example
+    code, out = on_a_terminal_of(80, ["run", "--repeat", "2"], ws)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == "running 6 scenario runs of 3 scenarios with profile example (concurrency 2)"
+    assert lines[1].startswith("  PASS "), out
+    code, out = on_a_terminal_of(80, ["run", "--run", "latest"], ws)
+    assert code == 0 and out.splitlines()[0].startswith("resuming run "), out
+    for argv in (["run", "-q"], ["run", "--only", "greeting"]):
+        code, out = on_a_terminal_of(80, argv, ws)
+        said = [ln for ln in out.splitlines() if ln.startswith("running ")]
+        assert code == 0 and said == ([] if "-q" in argv else [
+            "running 1 scenario with profile example (concurrency 2)"]), out
+    piped = subprocess.run([*ROOK, "run", "--json"], cwd=ws, capture_output=True, text=True,
+                           timeout=60)
+    assert piped.returncode == 0 and "running " not in piped.stderr, piped.stderr
+    json.loads(piped.stdout)
+
+
 def test_force_color_colours_doctor_where_no_terminal_is(example):
     """``FORCE_COLOR`` (force-color.org, as pytest, rich and Node's tools read it:
     a CI log such as GitHub Actions' shows colours, but is no terminal) was

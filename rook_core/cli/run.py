@@ -193,6 +193,11 @@ def run_command(
         sys.stderr.write(f"{line}{reason_text(record, width)}\n")
         sys.stderr.flush()
 
+    def say_starting(said: str) -> None:
+        """On a terminal, before the first hook: what runs (a slow prepare is no hang)."""
+        sys.stderr.write(f"{said}\n")
+        sys.stderr.flush()
+
     if as_json:
         from ..known_secrets import flags_redacted
 
@@ -229,6 +234,7 @@ def run_command(
         executor=executor,
         reports=list(reports),
         on_progress=progress,
+        on_start=None if quiet or terminal is None else say_starting,
         classes=split_csv(classes),
         categories=split_csv(categories),
         judge_profile=judge_profile,
