@@ -129,6 +129,47 @@ def test_bash_completes_commands_and_options_for_real(rook_bin):
     assert complete("rook completion f") == ["fish"]
 
 
+def test_bash_completes_profiles_scenarios_and_runs_of_the_workspace(rook_bin, tmp_path):
+    """Tab offered nothing for --profile, --only, --run and a run's ID: it now
+    offers the agent's profile ids, scenario ids (the item after a comma too)
+    and runs (latest first), read from the workspace the command would use
+    (its -w too); where there is none, nothing, and nothing printed."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for argv in (["init", "--project", "demo", "--agent", "sample", "--example"], ["run", "-q"]):
+        subprocess.run(["rook", *argv], cwd=ws, env=rook_bin, capture_output=True, timeout=60,
+                       check=True)
+    agent = ws / ".testmuai/rook/projects/demo/agents/sample"
+    (agent / "profiles/staging.yaml").write_text(
+        (agent / "profiles/example.yaml").read_text().replace("id: example", "id: staging"))
+    (run_id,) = os.listdir(agent / "runs")
+    script = subprocess.run(["rook", "completion", "bash"], env=rook_bin, capture_output=True,
+                            text=True, timeout=60, check=True).stdout
+
+    def complete(words: str, cwd=ws) -> tuple[list[str], str]:
+        program = (
+            f"{script}\n"
+            f"COMP_WORDS=({words}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n"
+            "_rook_completion rook\n"
+            'printf "%s\\n" "${COMPREPLY[@]}"\n'
+        )
+        r = subprocess.run(["bash", "-c", program], cwd=cwd, env=rook_bin, capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split(), r.stderr
+
+    assert complete("rook run --profile ''")[0] == ["example", "staging"]
+    assert complete("rook runs --profile st")[0] == ["staging"]
+    assert complete("rook run --only ''")[0] == ["greeting", "keep-order", "order-status"]
+    assert complete("rook run --only greeting,k")[0] == ["greeting,keep-order"]
+    for words in ("rook run --run ''", "rook runs show ''", "rook diff latest ''",
+                  "rook report ''", "rook merge --run ''"):
+        assert complete(words)[0] == ["latest", run_id], words
+    assert complete(f"rook run -w {ws} --profile ''", cwd=tmp_path)[0] == ["example", "staging"]
+    assert complete("rook run --profile ''", cwd=tmp_path) == ([], "")  # no workspace here
+    assert complete(f"rook runs show -w {tmp_path}/none ''") == ([], "")
+
+
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_zsh_and_fish_protocols_answer(rook_bin, shell):
     """The scripts call `rook` with _ROOK_COMPLETE=<shell>_complete; check that answer

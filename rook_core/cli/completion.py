@@ -29,7 +29,9 @@ def completion_source(shell: str, cli: click.Command, prog_name: str = "rook") -
 def completion_command(ctx: click.Context, shell: str) -> None:
     """Print the shell completion script for SHELL (bash, zsh or fish).
 
-    Commands, options and choices complete with Tab once it is loaded.
+    Commands, options and choices complete with Tab once it is loaded, and
+    so do the agent's profile ids (--profile), scenario ids (--only) and run
+    ids (--run, rook runs show, rook diff, rook report).
 
     \b
     Examples:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .options import workspace_options
+from .options import offers, workspace_options
 from .runs import find_agent, held_by, warn_unmerged
 
 
@@ -47,8 +47,8 @@ def warn_in_progress(run_path: Any) -> None:
 
 
 @click.command("diff", short_help="Compare two runs, scenario by scenario: what regressed.")
-@click.argument("run_a", metavar="A")
-@click.argument("run_b", metavar="B")
+@click.argument("run_a", metavar="A", shell_complete=offers("runs"))
+@click.argument("run_b", metavar="B", shell_complete=offers("runs"))
 @workspace_options
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option("--all", "show_all", is_flag=True, help="List every changed scenario (default: 200).")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .options import RATE, NoNulPath, refuse_empty, workspace_options
+from .options import RATE, NoNulPath, offers, refuse_empty, workspace_options
 from .streams import terminal_width
 
 if TYPE_CHECKING:
@@ -167,6 +167,7 @@ def _check_idle(target: Path, count: int, sources: tuple[Path, ...] = ()) -> Any
     "--run",
     "run_id",
     metavar="ID",
+    shell_complete=offers("runs"),
     help="Merge the shards written into this run (an id, a unique prefix, latest or latest~N).",
 )
 @click.option(

@@ -46,6 +46,20 @@ def workspace_options(
     return f
 
 
+def offers(what: str) -> Callable[[click.Context, click.Parameter, str], list[str]]:
+    """A ``shell_complete`` callback offering the agent's ``what`` (``profiles``,
+    ``scenarios``, ``runs``: :mod:`rook_core.cli.completing`), which is loaded on
+    the first Tab, never by a command that is run."""
+
+    def complete(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+        from . import completing
+
+        found: list[str] = getattr(completing, what)(ctx, param, incomplete)
+        return found
+
+    return complete
+
+
 class Count(click.IntRange):
     """A whole number in a range (``--concurrency``, ``--repeat``, ``--limit``):
     one that is none is "'x' is not a valid integer", not click's "'x' is not a

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from .options import workspace_options
+from .options import offers, workspace_options
 from .runs import find_agent, finish_hint, warn_unmerged
 from .streams import terminal_width
 
 
 @click.command("report", short_help="Render a past run again, in any report format.")
-@click.argument("run_ref", metavar="ID")
+@click.argument("run_ref", metavar="ID", shell_complete=offers("runs"))
 @workspace_options
 @click.option(
     "--report",

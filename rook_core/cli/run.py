@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .options import RATE, Count, split_csv, workspace_options
+from .options import RATE, Count, offers, split_csv, workspace_options
 from .streams import terminal_width
 
 
@@ -17,9 +17,16 @@ from .streams import terminal_width
     "--profile",
     "profile",
     metavar="NAME",
+    shell_complete=offers("profiles"),
     help="Profile to use (default: the one profiles/active names, or the only one).",
 )
-@click.option("--only", multiple=True, metavar="ID,...", help="Run only these scenario ids.")
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="ID,...",
+    shell_complete=offers("scenarios"),
+    help="Run only these scenario ids.",
+)
 @click.option(
     "--tag", "tags", multiple=True, metavar="TAG,...", help="Run scenarios with one of these tags."
 )
@@ -54,6 +61,7 @@ from .streams import terminal_width
     "--run",
     "run_id",
     metavar="ID",
+    shell_complete=offers("runs"),
     help="Continue this run in place, running only what is missing.",
 )
 @click.option(

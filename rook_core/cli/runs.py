@@ -10,7 +10,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from .options import Count, workspace_options
+from .options import Count, offers, workspace_options
 from .streams import terminal_width
 
 
@@ -113,6 +113,7 @@ def _state(s: dict[str, Any]) -> str:
 @click.option(
     "--profile",
     metavar="NAME",
+    shell_complete=offers("profiles"),
     help="Only runs made with this profile: its id, file name or name, as rook run takes "
     "it, or the id runs were made with (the profile may be gone since).",
 )
@@ -311,7 +312,7 @@ def narrow_table(shown: list[dict[str, Any]], width: int) -> str:
 
 
 @runs_group.command("show")
-@click.argument("run_ref", metavar="ID")
+@click.argument("run_ref", metavar="ID", shell_complete=offers("runs"))
 @workspace_options
 @click.option("--json", "as_json", is_flag=True, help="Print the run's JSON report.")
 @click.pass_context
