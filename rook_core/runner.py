@@ -691,9 +691,9 @@ def starting(
     if len(runs) != scenarios:
         what = f"{len(runs)} scenario run{'s' * (len(runs) != 1)} of {what}"
     said = f"{what} with profile {profile.id} (concurrency {concurrency})"
-    shard = f" (shard {run_dir.shard.label})" if isinstance(run_dir, sharding.ShardRunDir) else ""
+    shard = f", shard {run_dir.shard.label}" if isinstance(run_dir, sharding.ShardRunDir) else ""
     if fresh:
-        return f"running {said}{shard}"
+        return f"running {said}" if not shard else f"running run {run_dir.id}{shard}: {said}"
     return f"resuming run {run_dir.id}{shard}: {said}"
 
 

@@ -609,6 +609,9 @@ def test_a_run_on_a_terminal_says_what_it_runs_before_its_first_hook(example):
     assert lines[1].startswith("  PASS "), out
     code, out = on_a_terminal_of(80, ["run", "--run", "latest"], ws)
     assert code == 0 and out.splitlines()[0].startswith("resuming run "), out
+    code, out = on_a_terminal_of(80, ["run", "--shard", "1/2", "--run-name", "ci-1"], ws)
+    assert code == 0 and out.splitlines()[0] == (
+        "running run ci-1, shard 1/2: 2 scenarios with profile example (concurrency 2)"), out
     for argv in (["run", "-q"], ["run", "--only", "greeting"]):
         code, out = on_a_terminal_of(80, argv, ws)
         said = [ln for ln in out.splitlines() if ln.startswith("running ")]
