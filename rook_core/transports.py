@@ -237,6 +237,12 @@ TIMEOUT_GRACE_SECONDS = 5.0
 """How long after ``call.timeout`` Rook waits for a transport that does not
 handle its timeout itself (``TransportSpec.handles_timeout``)."""
 
+HANDLED_TIMEOUT_GRACE_SECONDS = 30.0
+"""How long after ``call.timeout`` Rook waits for a plugin's transport that says
+it handles its timeout itself (``TransportSpec.handles_timeout``): time for it to
+stop what it started and answer its own ``timeout``, and a bound on one that
+never does."""
+
 
 def saves_nothing(config: Any) -> tuple[str, ...]:
     """A ``saved_names`` for a transport whose entries save no value for later phases."""
@@ -450,19 +456,33 @@ def _forget(task: asyncio.Future[Any]) -> None:
 async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookResult:
     """Ask the plugins for the phase's hook; exactly one must answer.
 
-    With the ``transports`` registry, a transport that does not handle its
-    timeout (``TransportSpec.handles_timeout``) is waited for at most
-    :data:`TIMEOUT_GRACE_SECONDS` beyond ``call.timeout``; then the hook is a
-    ``timeout`` naming the plugin, never a run that hangs."""
-    spec = transports.get(call.entry.transport) if transports is not None else None
-    if spec is None or spec.handles_timeout:
-        return await _dispatch(hook, call, transports)
-    limit = call.timeout + TIMEOUT_GRACE_SECONDS
+    With the ``transports`` registry, a plugin's transport is waited for at most
+    :data:`TIMEOUT_GRACE_SECONDS` beyond ``call.timeout`` (one that handles its
+    timeout, ``TransportSpec.handles_timeout``, :data:`HANDLED_TIMEOUT_GRACE_SECONDS`);
+    then the hook is a ``timeout`` naming the plugin, never a run that hangs. One
+    whose code held the event loop past ``call.timeout`` (:class:`_Timed`) is a
+    ``timeout`` too, its late answer not kept. Rook's own transports (each
+    handles its timeout) are awaited as they are."""
+    key = call.entry.transport
+    if transports is None or key not in transports.foreign:
+        spec = transports.get(key) if transports is not None else None
+        if spec is None or spec.handles_timeout:
+            return await _dispatch(hook, call, transports)
+        handled = False
+    else:
+        handled = transports.get(key).handles_timeout
+    grace = HANDLED_TIMEOUT_GRACE_SECONDS if handled else TIMEOUT_GRACE_SECONDS
+    limit = call.timeout + grace
     started, clock = time.time(), time.monotonic()
+    timed = _Timed(_dispatch(hook, call, transports), clock + call.timeout)
     cut: list[BaseException] = []  # the cancellation that cut the hook off, in its own task
-    ignored = ""
+    ignored, said = "", f"did not answer within {call.timeout:g} s"
     try:
-        return await wait_bounded(_noting_cut(_dispatch(hook, call, transports), cut), limit)
+        result = await wait_bounded(_noting_cut(timed, cut), limit)
+        if not timed.held:
+            return result
+        late = time.monotonic() - clock
+        said = f"answered after {late:.1f} s, past its {call.timeout:g} s timeout"
     except CancelIgnored:
         ignored = "; it ignored its cancellation too, so Rook closed its coroutine"
     except asyncio.TimeoutError:
@@ -475,21 +495,89 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
             if not hasattr(exc, name):
                 setattr(exc, name, value)
         raise
-    key = call.entry.transport
+    if timed.held:  # Rook could not stop waiting while the plugin's code held its loop
+        diagnosis = (
+            f"{transport_named(key, transports)} {said}: "
+            f"its hook blocked Rook's event loop ({timed.held:.1f} s in one stretch without "
+            "awaiting, past call.timeout: a blocking call such as time.sleep in an async hook), "
+            "so its answer is not kept; a plugin must never block the loop (await, or run "
+            "blocking code in a thread: asyncio.to_thread)"
+        )
+    else:
+        diagnosis = (
+            f"{transport_named(key, transports)} did not answer within {call.timeout:g} s; "
+            f"Rook stopped waiting {grace:g} s later "
+            + (
+                "(the plugin sets handles_timeout but did not end its hook within call.timeout)"
+                if handled
+                else "(the plugin does not honour call.timeout)"
+            )
+        )
     return HookResult(
         call.phase,
         "timeout",
         round(time.monotonic() - clock, 6),
         started,
         time.time(),
-        diagnosis=(
-            f"{transport_named(key, transports)} did not answer within "
-            f"{call.timeout:g} s; Rook stopped waiting {TIMEOUT_GRACE_SECONDS:g} s later "
-            "(the plugin does not honour call.timeout)" + ignored
-        ),
+        diagnosis=diagnosis + ignored,
         turn=call.turn,
         transport=key,
     )
+
+
+LOOP_HOLD_SECONDS = 0.5
+"""How long one stretch of a transport plugin's hook (from one ``await`` to the
+next) may hold the event loop, ending past ``call.timeout``, before the hook is a
+``timeout`` that blocked the loop (a ``time.sleep`` in an ``async def``)."""
+
+
+class _Timed:
+    """A plugin's hook coroutine awaited as ``await`` would, each step (its code
+    from one ``await`` to the next, which holds the event loop) timed: ``held`` is
+    the longest that lasted :data:`LOOP_HOLD_SECONDS` or more and ended after
+    ``deadline`` (a monotonic time), else 0. A plugin's transports only: two clock
+    reads a step. ``cr_await`` is the coroutine, so a closing walks on to it."""
+
+    __slots__ = ("cr_await", "_it", "deadline", "held")
+
+    def __init__(self, coro: Any, deadline: float) -> None:
+        self.cr_await = coro
+        self._it = coro.__await__()
+        self.deadline = deadline
+        self.held = 0.0
+
+    def __await__(self) -> Any:
+        return self
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        return self._step(self._it.send, None)
+
+    def send(self, value: Any) -> Any:
+        return self._step(self._it.send, value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        # thrown as one exception: the 3-argument form is deprecated
+        exc = typ if val is None else val
+        if isinstance(exc, type):
+            exc = exc()
+        if tb is not None:
+            exc = exc.with_traceback(tb)
+        return self._step(self._it.throw, exc)
+
+    def close(self) -> None:
+        self._it.close()
+
+    def _step(self, step: Callable[[Any], Any], arg: Any) -> Any:
+        began = time.monotonic()
+        try:
+            return step(arg)
+        finally:
+            ended = time.monotonic()
+            if ended > self.deadline and ended - began >= LOOP_HOLD_SECONDS:
+                self.held = max(self.held, ended - began)
 
 
 async def _noting_cut(awaitable: Any, cut: list[BaseException]) -> HookResult:

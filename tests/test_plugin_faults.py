@@ -769,6 +769,98 @@ def test_a_transport_that_ignores_its_closing_too_leaves_no_traceback(
     assert hook["diagnosis"].endswith("so Rook closed its coroutine"), hook
 
 
+BLOCKING = """
+import asyncio, time
+from rook_core.hookspecs import hookimpl
+from rook_core.models import HookResult
+from rook_core.transports import TransportSpec
+
+
+async def blocking(call):
+    started = time.time()
+    time.sleep(call.timeout + 1.5)  # blocks the event loop past call.timeout
+    ended = time.time()
+    return HookResult(call.phase, "ok", ended - started, started, ended,
+                      data={"output": "late g"}, turn=call.turn, transport="blocking")
+
+
+async def quick(call):  # awaits: a short answer while the other holds the loop
+    await asyncio.sleep(0)
+    now = time.time()
+    return HookResult(call.phase, "ok", 0.0, now, now, data={"output": "g"},
+                      turn=call.turn, transport="quick")
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="blocking", load_config=lambda value: value))
+    register(TransportSpec(key="quick", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    if call.entry.transport == "blocking":
+        return blocking(call)
+    return quick(call) if call.entry.transport == "quick" else None
+"""
+
+
+def test_a_transport_that_blocks_the_event_loop_past_its_timeout_is_a_timeout(
+    rook_distribution, rook_workspace, rook_cli
+):
+    """A transport plugin whose async hook blocked the event loop (``time.sleep``)
+    past ``call.timeout`` had its late answer accepted: no timeout can fire while
+    the loop is held, so a hook of 2.5 s against a 1 s timeout passed. It is now a
+    ``timeout`` naming the plugin and saying it blocked the loop; a plugin's hook
+    that awaits, and answers within its timeout, is kept as it was."""
+    rook_distribution("rook-blocking", {"blocking": "rook_blocking"},
+                      {"rook_blocking.py": BLOCKING})
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": {"blocking": {}, "timeout_seconds": 1}}})
+    rook_workspace.profile(
+        {"id": "q", "hooks": {"execute": {"quick": {}, "timeout_seconds": 1}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json", "--profile", "p")
+    assert r.exit_code == 1 and r.statuses() == {"s": "error"}, r.stderr
+    hook = r.report["scenarios"][0]["hooks"][-1]
+    assert hook["status"] == "timeout", hook
+    assert hook["diagnosis"].startswith(
+        "transport 'blocking' (blocking (rook-blocking)) answered after 2."
+    ), hook
+    assert ", past its 1 s timeout: its hook blocked Rook's event loop (" in hook["diagnosis"]
+    assert "time.sleep in an async hook" in hook["diagnosis"], hook
+    assert "late g" not in json.dumps(r.report), "the late answer was kept"
+    r = rook_cli("run", "--json", "--profile", "q")
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stderr
+
+
+def test_a_transport_that_handles_its_timeout_but_never_answers_cannot_hang_the_run(
+    rook_distribution, rook_workspace, rook_cli, monkeypatch
+):
+    """A transport plugin registered with ``handles_timeout=True`` whose hook never
+    ended (it did not honour that promise) hung ``rook run`` for ever: Rook set
+    no bound of its own. It now stops waiting ``HANDLED_TIMEOUT_GRACE_SECONDS``
+    after the timeout (made short here): the hook is a ``timeout`` naming the plugin."""
+    from rook_core import transports
+
+    monkeypatch.setattr(transports, "HANDLED_TIMEOUT_GRACE_SECONDS", 1.0)
+    source = STUCK.replace('load_config=lambda value: value',
+                           'load_config=lambda value: value, handles_timeout=True')
+    rook_distribution("rook-stuck", {"stuck": "rook_stuck"}, {"rook_stuck.py": source})
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": {"stuck": {}, "timeout_seconds": 1}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1 and r.statuses() == {"s": "error"}, r.stderr
+    hook = r.report["scenarios"][0]["hooks"][-1]
+    assert hook["status"] == "timeout", hook
+    assert hook["diagnosis"] == (
+        "transport 'stuck' (stuck (rook-stuck)) did not answer within 1 s; Rook stopped "
+        "waiting 1 s later (the plugin sets handles_timeout but did not end its hook "
+        "within call.timeout)"
+    )
+
+
 SHAPELESS = """
 import time
 from rook_core.hookspecs import hookimpl
