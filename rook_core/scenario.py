@@ -324,7 +324,12 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
     try:
         config = ctype.parse(item[key])
     except ValidationError as exc:
-        raise ValidationError({key: exc.messages}) from None
+        messages = exc.messages
+        if key in criteria.foreign:  # which installed plugin to read about
+            messages = _said_by(
+                messages, f" (the criterion plugin {criteria.owner(key)} refused it)"
+            )
+        raise ValidationError({key: messages}) from None
     except BaseException as exc:  # a plugin refusing a value its own way (even
         if not plugin_failure(exc):  # sys.exit()): still the user's value
             raise
@@ -339,6 +344,16 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
             message = {part: message}
         raise ValidationError(message)
     return Criterion(type=key, config=config, turn=turn, index=index, raw=item)
+
+
+def _said_by(messages: Any, who: str) -> Any:
+    """A ``ValidationError``'s ``messages`` with ``who`` after the last message of
+    each field (one error path)."""
+    if isinstance(messages, dict):
+        return {field: _said_by(said, who) for field, said in messages.items()}
+    if isinstance(messages, list) and messages:
+        return [*messages[:-1], _said_by(messages[-1], who)]
+    return f"{messages}{who}" if isinstance(messages, str) else messages
 
 
 def _non_finite(value: Any) -> list[Any] | None:

@@ -163,6 +163,45 @@ def test_an_installed_distribution_loads_through_its_entry_point(
     assert r.statuses() == {"loud": "passed"}
 
 
+PICKY = SHOUT.replace(
+    "    def evaluate(",
+    """    def parse(self, value):
+        if value is not True:
+            raise ValidationError(MESSAGES)
+        return value
+
+    def evaluate(""",
+).replace("from rook_core.hookspecs", "from marshmallow import ValidationError\nfrom rook_core.hookspecs")
+
+
+@pytest.mark.parametrize(
+    "messages, said",
+    [
+        ('"must be true"', "criteria.0.shouts: must be true (the criterion plugin shout "
+         "(rook-shout) refused it)"),
+        ('{"level": ["must be a number"]}', "criteria.0.shouts.level: must be a number (the "
+         "criterion plugin shout (rook-shout) refused it)"),
+    ],
+)
+def test_a_criterion_plugins_refusal_names_the_plugin_after_its_message(
+    rook_distribution, rook_workspace, rook_cli, messages, said
+):
+    """A criterion plugin's ``parse`` that refuses a value (``ValidationError``) was
+    shown with the file and field only, ``criteria.0.shouts: must be true``: a user
+    could not tell which installed plugin to read about. Its message now ends
+    naming the plugin and its distribution (the message keeps its place, first).
+    Rook's own criteria say nothing more."""
+    source = PICKY.replace("MESSAGES", messages)
+    rook_distribution("rook-shout", {"shout": "rook_shout"}, {"rook_shout.py": source})
+    echo_workspace(rook_workspace, [{"shouts": 5}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and said in r.stderr, r.stderr
+    echo_workspace(rook_workspace, [{"contains": {"x": 1}}])
+    r = rook_cli("run")
+    assert r.exit_code == 2 and "criteria.0.contains: " in r.stderr, r.stderr
+    assert "criterion plugin" not in r.stderr, r.stderr
+
+
 def test_rook_plugin_of_a_module_its_package_installs_already_runs_it_once(
     rook_distribution, rook_plugin, rook_workspace, rook_cli
 ):
