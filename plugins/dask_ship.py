@@ -91,3 +91,24 @@ def restrict(keys: list[str], workers: list[str], dask_scheduler: Any = None) ->
     tasks = {k: workers for k in keys if k in dask_scheduler.tasks}
     dask_scheduler.set_restrictions(tasks)
     return len(tasks)
+
+
+def lost_workers(key: str, dask_scheduler: Any = None) -> list[str]:
+    """Run on the scheduler: the workers it lost (removed, not closed as planned) while
+    they ran task ``key``, oldest first, from the event it logs on each worker's topic.
+    A worker killed before Rook's code there could say it started the task is among
+    them. Empty for a Dask that logs no such event."""
+    lost: list[tuple[float, str]] = []
+    events = dask_scheduler.get_events() if hasattr(dask_scheduler, "get_events") else {}
+    for topic, kept in events.items():
+        if not isinstance(topic, str) or "://" not in topic:  # "all", a run's own: no worker
+            continue
+        for stamp, msg in kept:
+            if (
+                isinstance(msg, dict)
+                and msg.get("action") == "remove-worker"
+                and not msg.get("expected")
+                and key in (msg.get("processing-tasks") or ())
+            ):
+                lost.append((stamp, topic))
+    return [worker for _, worker in sorted(lost)]

@@ -1041,7 +1041,9 @@ class _Session:
                     "version as where rook run runs"
                 )
             if not ok or sr.key in self.given_up:  # a third attempt is not accepted either
-                stored = self._infra(sr, record, value)
+                given_up = sr.key in self.given_up or type(value).__name__ == "KilledWorker"
+                lost_on = await self._lost_on(future.key) if given_up else []
+                stored = self._infra(sr, record, value, lost_on)
                 return
             stored = self._accept(sr, value)
             if "judge" in todo and "judge" not in remote and not stored.get("final"):
@@ -1122,8 +1124,22 @@ class _Session:
             redact_state(state, self.engine.redactor, self.engine.profile.limits.stdout_bytes)
         return record
 
-    def _infra(self, sr: Any, record: dict[str, Any], exc: BaseException) -> dict[str, Any]:
-        lost = self._lost(sr.key)
+    async def _lost_on(self, key: str) -> list[str]:
+        """The workers the scheduler lost while they ran task ``key``, oldest first (see
+        :func:`~rook_plugins.dask_ship.lost_workers`): one killed before its task could
+        say it started there is named too. Only when the task was given up."""
+        from .dask_ship import lost_workers
+
+        try:
+            found = await asyncio.wait_for(self.client.run_on_scheduler(lost_workers, key), 10)
+        except Exception:  # the scheduler lost too: the starts the workers said name them
+            return []
+        return [w for w in found if isinstance(w, str)] if isinstance(found, list) else []
+
+    def _infra(
+        self, sr: Any, record: dict[str, Any], exc: BaseException, lost_on: Iterable[str] = ()
+    ) -> dict[str, Any]:
+        lost = _with_unsaid(self._lost(sr.key), lost_on)
         workers = ", ".join(a["worker"] for a in lost) or "unknown"
         if self.no_workers is not None:
             why = f"{self.no_workers}; nothing came back from its worker"
@@ -1198,6 +1214,21 @@ class _Session:
         if self._probe_held is not None:
             self._probe_held.close()  # its lock with it
             self._probe_held = None
+
+
+def _with_unsaid(lost: list[dict[str, Any]], lost_on: Iterable[str]) -> list[dict[str, Any]]:
+    """The lost attempts the workers said they started (``lost``), in the order the
+    scheduler lost their workers (``lost_on``, oldest first), with an attempt (no hook)
+    for each worker it lost that never said so (killed before Rook's code there ran,
+    or before its word reached Rook)."""
+    said = list(lost)
+    ordered: list[dict[str, Any]] = []
+    for worker in lost_on:
+        mine = next((a for a in said if a["worker"] == worker), None)
+        if mine is not None:
+            said.remove(mine)
+        ordered.append(mine or {"worker": worker, "lost": True, "hooks": []})
+    return ordered + said
 
 
 class DaskExecutor:

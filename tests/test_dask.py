@@ -335,6 +335,52 @@ def test_a_lost_worker_is_retried_once_then_an_infrastructure_error(
     assert (tmp_path / "marks" / "flaky").read_text().strip() == "2"  # not run again
 
 
+def test_each_lost_worker_is_named_also_one_that_died_before_it_said_so(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A worker killed before the scenario run's task could tell Rook it started there
+    (here as Dask starts executing it, before Rook's code runs) was left out of the
+    infrastructure error: 'lost 2 times (WORKER)' named the one that did. Rook now
+    asks the scheduler which workers it lost while they ran the task, and names each
+    (in the order they were lost), the record keeping an attempt for each."""
+    import dask
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    marks = tmp_path / "marks"
+    once = tmp_path / "killed-early"
+
+    class KillsEarly(WorkerPlugin):  # defined here: pickled by value to the workers
+        def transition(self, key, start, finish, **kwargs):
+            if finish == "executing" and "-doomed.1-" in str(key) and not once.exists():
+                once.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    try:
+        with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+            client.register_plugin(KillsEarly())
+            before = set(client.scheduler_info()["workers"])
+        agent(rook_workspace, marks, monkeypatch)
+        # killed early on one worker, then by its hook on the other (die-1)
+        rook_workspace.scenario({"id": "doomed", "goal": "die-1", "criteria": [{"contains": "x"}]})
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json")
+    finally:
+        cluster.close()
+    assert once.exists() and (marks / "doomed").read_text().strip() == "1", r.stderr
+    record = rook_workspace.record(r.report["run"]["id"], "doomed.1")
+    assert record["status"] == "infra_error", record
+    lost = [a["worker"] for a in record["attempts"]]
+    assert len(lost) == 2 and set(lost) == before, (lost, before)
+    assert record["reason"].startswith(
+        "infrastructure error: the Dask worker running this scenario was lost 2 times "
+        f"({lost[0]}, {lost[1]}); it was retried once on another worker, then given up"
+    ), record["reason"]
+
+
 def test_a_clock_set_back_never_gives_a_lost_workers_scenario_negative_seconds(
     scheduler, rook_workspace, rook_cli, monkeypatch, tmp_path
 ):
