@@ -835,9 +835,16 @@ def run_on_worker(
             )
 
     engine.observe = observe
+    with _ran_lock:  # what its end-of-run clean-up kills here, and then redacts
+        dirs, judged, late = _ran.setdefault(job.topic, ([], [], []))
+        dirs.append(str(engine.run_dir.state / sr.key))
+        judged.append(str(engine.run_dir.path / "judge" / "state" / f"{sr.key}-j"))
+        while len(_ran) > SECRETS_KEPT:  # a run killed before its clean-up: as before,
+            for callback in _ran.pop(next(iter(_ran)))[2]:  # the next idle one runs them
+                process.when_leftovers_killed(callback)
     interrupted = False
     try:
-        with _no_signal_blocked():
+        with _no_signal_blocked(), process.leftovers_apart(late):
             key = getattr(thread_state, "key", None)
             dask_task = (key, id(worker)) if key is not None else None
             asyncio.run(_compute(engine, sr, record, todo, job.topic, dask_task))
@@ -880,15 +887,38 @@ def cancel_run(session: str) -> int:
     return len(entries)
 
 
+_ran: dict[str, tuple[list[str], list[str], list[Any]]] = {}
+"""Per ``rook run`` session (:attr:`WorkerJob.topic`): the state directories of the
+scenario runs its tasks ran here, the judge's state directories' prefixes for them, and
+what they asked to run once their leftovers are killed (a Ruhroh transport's late
+redaction: :func:`rook_core.process.when_leftovers_killed`)."""
+_ran_lock = threading.Lock()
+
+
 def cleanup_run(run_id: str, session: str = "", dask_worker: Any = None) -> list[str]:
     """Run on every worker at the end of a run: drop the ``session``'s secrets, kill what
-    hooks left behind, as the driver does at the end of a local run, when nothing runs
-    there any more."""
+    its hooks left behind, as the driver does at the end of a local run, then run what
+    its transports asked to run after that (a late result file redacted). With nothing
+    running here, every leftover of the run (and its hooks' process groups); while
+    another run's task runs (a shared cluster, another shard of the run), only the
+    processes of the scenario runs the session ran here (by their ``ROOK_STATE_DIR``)."""
     drop_secrets(session)
+    with _ran_lock:
+        dirs, judged, late = _ran.pop(session, ([], [], []))
     running = getattr(getattr(dask_worker, "state", None), "all_running_tasks", ())
-    if running:
-        return []
-    return process.kill_leftovers({"ROOK_RUN_ID": run_id})
+    if not running:
+        notes = process.kill_leftovers({"ROOK_RUN_ID": run_id})
+    else:
+        notes = []
+        for pid in procscan.leftovers(run_id, dirs, judged) if dirs else ():
+            for kill in (os.killpg, os.kill):  # a hook leads its own process group
+                with suppress(ProcessLookupError, PermissionError):
+                    kill(pid, signal.SIGKILL)
+            notes.append(f"killed pid {pid}, a hook's descendant that outlived its hook")
+    for callback in late:
+        with suppress(Exception):  # one's failure never keeps the others from running
+            callback()
+    return notes
 
 
 __all__ = [

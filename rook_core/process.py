@@ -33,7 +33,9 @@ import sys
 import time
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import field
 from typing import Any, Protocol, TypeVar, cast
 
@@ -709,8 +711,26 @@ def use_fast_child_watcher() -> None:
 def when_leftovers_killed(callback: Callable[[], object]) -> None:
     """Run ``callback`` once, right after the next :func:`kill_leftovers` (a run's
     end, after its transports stopped): for a file a hook's leftover could write
-    until then (a Ruhroh result file a wrapper's job wrote after the wrapper exited)."""
-    _after_kill.append(callback)
+    until then (a Ruhroh result file a wrapper's job wrote after the wrapper exited).
+    Inside :func:`leftovers_apart`, it goes to that block's list instead."""
+    apart = _apart.get()
+    (_after_kill if apart is None else apart).append(callback)
+
+
+_apart: ContextVar[list[Callable[[], object]] | None] = ContextVar("rook_apart", default=None)
+
+
+@contextmanager
+def leftovers_apart(callbacks: list[Callable[[], object]]) -> Iterator[None]:
+    """While the block runs (its thread, and the tasks it starts), what asks for
+    :func:`when_leftovers_killed` goes to ``callbacks``, not to the next
+    :func:`kill_leftovers` of the process: for a process that runs several runs at
+    once (a Dask worker), whose caller runs them when that block's run ends."""
+    token = _apart.set(callbacks)
+    try:
+        yield
+    finally:
+        _apart.reset(token)
 
 
 def kill_leftovers(marker: Mapping[str, str] | None = None, scrubbed: bool = False) -> list[str]:

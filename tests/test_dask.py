@@ -705,6 +705,74 @@ exit 0
             assert SECRET not in f.read_text(errors="replace"), f
 
 
+def test_a_runs_leftovers_on_a_worker_busy_with_another_run_are_killed_and_redacted_at_its_end(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """A worker's end-of-run clean-up did nothing while it ran another run's task (a
+    cluster shared by two rook runs, or two shards): what the ended run's hooks left
+    running kept running (here a Ruhroh wrapper's job, writing the run's secret into its
+    result file after Rook read it), unredacted, until a later clean-up found the
+    worker idle, and that one, for another run, never killed it. Now the clean-up kills
+    the ended run's leftovers on the worker whatever else runs there, those of that
+    run's scenario runs only, and then redacts its late files."""
+    monkeypatch.setenv("API_TOKEN", SECRET)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    busy = Workspace(tmp_path / "busy")  # the other run: it holds a thread of the worker
+    busy.script("agent.sh", '#!/bin/bash\ncat >/dev/null; touch "$MARKS/busy"; sleep 30\n'
+                'echo \'{"output": "done"}\'\n')
+    busy.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"},
+                  "hook_env": {"MARKS": str(marks)}})
+    busy.scenario({"id": "long", "goal": "g", "criteria": [{"contains": "done"}]})
+    wrapper = rook_workspace.script("late.sh", r"""#!/bin/bash
+( sleep 0.3; while :; do printf '{"status":"goal_satisfied","summary":"%s"}' "$API_TOKEN" \
+    > "$RUHROH_RESULT_PATH"; sleep 0.05; done ) > /dev/null 2>&1 &
+echo "$!" > "$MARKS/writer"
+echo '{"status":"goal_satisfied","output":"early"}'
+""")
+    slow = rook_workspace.script("slow.sh", "#!/bin/bash\nsleep 1\n")
+    rook_workspace.profile({
+        "id": "p",
+        "hooks": {"execute": {"ruhroh": str(wrapper)}, "close": str(slow)},
+        "env": [{"variable": "API_TOKEN", "purpose": "the agent's API token"}],
+        "hook_env": {"MARKS": str(marks)},
+    })
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    other = None
+    try:
+        other = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(busy.root), "--executor",
+             "dask", "--scheduler", cluster.scheduler_address, "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        deadline = time.time() + 60
+        while time.time() < deadline and not (marks / "busy").exists():
+            time.sleep(0.1)
+        assert (marks / "busy").exists(), "the other run's hook never started"
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json")
+        assert r.statuses() == {"s": "passed"}, r.stderr
+        assert other.poll() is None, "the other run ended first: the worker was not busy"
+        writer = int((marks / "writer").read_text())
+        deadline = time.time() + 10
+        while time.time() < deadline and _alive(writer):
+            time.sleep(0.1)
+        assert not _alive(writer), "the ended run's leftover still runs on the worker"
+        run_dir = rook_workspace.run_dir(r.report["run"]["id"])
+        assert list(run_dir.rglob("results/*.json")), sorted(map(str, run_dir.rglob("*")))
+        for f in run_dir.rglob("*"):
+            if f.is_file():
+                assert SECRET not in f.read_text(errors="replace"), f
+    finally:
+        if other is not None:
+            other.kill()
+            other.communicate()
+        cluster.close()
+
+
 BLOCKED_TASK_THREADS = """
 import signal, threading
 
