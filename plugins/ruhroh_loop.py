@@ -16,6 +16,7 @@ import asyncio
 import time
 from typing import Any
 
+from rook_core import transports
 from rook_core.hookio import RECORD_CHARS, clip, decode, keep_cut_off_output, preview, tail
 from rook_core.judging import with_totals
 from rook_core.models import HookCall, HookResult
@@ -23,6 +24,7 @@ from rook_core.redact import current
 from rook_core.store import read_json
 from rook_core.transports import CancelIgnored, wait_bounded
 
+from .ruhroh_command import CommandConnector
 from .ruhroh_connector import Session, TurnInput
 from .ruhroh_protocol import (
     CONTINUE,
@@ -100,7 +102,12 @@ async def one_iteration(
     what = f"connector {conn.name!r} run_turn"
     try:
         coro = invoke(what, conn.run_turn, session, turn)
-        raw = await (coro if conn.handles_timeout else wait_bounded(coro, turn.timeout))
+        grace = 0.0
+        if type(conn) is CommandConnector:  # Rook's own wrapper: killed at its timeout, an
+            raw = await coro  # interrupt's cancellation carrying what it printed
+        else:  # a plugin's that handles its timeout is still bounded, a grace later
+            grace = transports.HANDLED_TIMEOUT_GRACE_SECONDS if conn.handles_timeout else 0.0
+            raw = await wait_bounded(coro, turn.timeout + grace)
     except asyncio.TimeoutError as exc:
         ignored = isinstance(exc, CancelIgnored)
         return IterationResult(
@@ -108,6 +115,12 @@ async def one_iteration(
             ended=time.time(),
             timed_out=True,
             failure=f"{what} did not finish within {turn.timeout:g} s"
+            + (
+                f"; Rook stopped waiting {grace:g} s later (the connector sets "
+                "handles_timeout but did not end run_turn within its timeout)"
+                if grace
+                else ""
+            )
             + ("; it ignored its cancellation, so Rook closed its coroutine" if ignored else ""),
         )
     except StepError as exc:

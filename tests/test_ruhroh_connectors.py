@@ -359,6 +359,37 @@ def test_connector_failures(mode, status, text, connectors, rook_workspace, rook
     assert connectors[-1][0] == "cleanup"  # released even after a failure
 
 
+def test_a_connector_that_handles_its_timeout_but_never_answers_cannot_hang_the_run(
+    connectors, rook_workspace, rook_cli, monkeypatch
+):
+    """A connector with ``handles_timeout = True`` whose ``run_turn`` never ended (it did
+    not keep that promise) hung ``rook run`` for ever: Rook awaited it with no bound.
+    It now stops waiting ``HANDLED_TIMEOUT_GRACE_SECONDS`` after the timeout (made
+    short here), and the hook is a ``timeout`` saying so."""
+    from rook_core import transports
+
+    monkeypatch.setattr(transports, "HANDLED_TIMEOUT_GRACE_SECONDS", 1.0)
+    rook_workspace.profile(
+        {
+            "id": "conn",
+            "hooks": {
+                "execute": {"connector": {"name": "own-timeout", "mode": "hang"},
+                            "timeout_seconds": 1}
+            },
+        }
+    )
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 1, r.stdout
+    s = scenario_of(r)
+    assert s["hooks"][0]["status"] == "timeout", s
+    assert (
+        "connector 'own-timeout' run_turn did not finish within 1 s; Rook stopped waiting "
+        "1 s later (the connector sets handles_timeout but did not end run_turn within "
+        "its timeout)"
+    ) in s["hooks"][0]["diagnosis"], s["hooks"][0]
+
+
 def test_connector_infra_failure_is_retried(connectors, rook_workspace, rook_cli):
     rook_workspace.profile(
         {"id": "conn", "hooks": {"execute": {"connector": {"name": "flaky", "mode": "infra_once"}}}}
