@@ -462,15 +462,11 @@ async def dispatch(hook: Any, call: HookCall, transports: Any = None) -> HookRes
     then the hook is a ``timeout`` naming the plugin, never a run that hangs. One
     whose code held the event loop past ``call.timeout`` (:class:`_Timed`) is a
     ``timeout`` too, its late answer not kept. Rook's own transports (each
-    handles its timeout) are awaited as they are."""
+    handles its timeout: ``TransportSpec.handles_timeout``) are awaited as they are."""
     key = call.entry.transport
-    if transports is None or key not in transports.foreign:
-        spec = transports.get(key) if transports is not None else None
-        if spec is None or spec.handles_timeout:
-            return await _dispatch(hook, call, transports)
-        handled = False
-    else:
-        handled = transports.get(key).handles_timeout
+    if transports is None or key not in transports.foreign:  # one look a hook: Rook's own
+        return await _dispatch(hook, call, transports)  # (script, http, ruhroh) end in time
+    handled = transports.get(key).handles_timeout
     grace = HANDLED_TIMEOUT_GRACE_SECONDS if handled else TIMEOUT_GRACE_SECONDS
     limit = call.timeout + grace
     started, clock = time.time(), time.monotonic()
