@@ -190,12 +190,12 @@ def run_command(
         mark = SYMBOL.get(status, status)
         if not record.get("reason"):  # pending: what is still to run, as the table says
             record = {**record, "reason": pending_reason(record)}
-        scenario = record.get("scenario") or {}
-        name = shown_name(
-            scenario.get("id", record["key"]),
-            record.get("repeat_index", 1),
-            record.get("repeat_count", 1),
-        )
+        key, count = record["key"], record.get("repeat_count", 1)
+        if count == 1:  # its scenario's id: the key (ID.1) less its index
+            name = key.rpartition(".")[0] or key
+        else:
+            scenario = record.get("scenario") or {}
+            name = shown_name(scenario.get("id", key), record.get("repeat_index", 1), count)
         line = f"  {mark:<12} {name}  "  # on a terminal: its reason fits the width
         width = 100 if terminal is None else reason_width(len(line), terminal)
         sys.stderr.write(f"{line}{reason_text(record, width)}\n")
