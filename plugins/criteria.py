@@ -621,10 +621,19 @@ class CallOrder(_CallCriterion):
 
         from rook_core.schemafields import yaml_typed
 
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        if isinstance(value, list) and not value:  # a list, of nothing: no order to see
+            raise ValidationError(
+                "empty: name the tools in the order they must be called, at least one "
+                "(two for an order): [lookup_order, issue_refund]"
+            )
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             items = value if isinstance(value, list) else []
             typed = {i: [yaml_typed(v)] for i, v in enumerate(items) if yaml_typed(v)}
-            raise ValidationError(typed or "must be a list of tool names")
+            raise ValidationError(
+                typed
+                or "must be a list of tool names, in the order they must be called: "
+                "[lookup_order, issue_refund]"
+            )
         blank = {i: [NO_TOOL_NAME] for i, v in enumerate(value) if _blank(v)}
         if blank:  # no call is named "": the order could never be seen
             raise ValidationError(blank)
@@ -807,9 +816,7 @@ class MaxSeconds(CriterionType):
             hint = duration_hint(value) if isinstance(value, str) else None  # `5s`
             if hint is not None:
                 raise ValidationError(f"must be a number of seconds > 0: {hint}")
-            raise ValidationError(
-                with_yaml_hint("must be a number of seconds > 0", value, "(not .nan or .inf)")
-            )
+            raise ValidationError(with_yaml_hint("must be a number of seconds > 0", value))
         return float(value)
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:
@@ -819,15 +826,15 @@ class MaxSeconds(CriterionType):
         )
 
 
-def with_yaml_hint(message: str, value: Any, otherwise: str = "", whole: bool = False) -> str:
-    """``message``, with why YAML read ``value`` (``1e-7``) as text when it did, else
-    with ``otherwise``: the error path of a limit's parse."""
-    from rook_core.schemafields import number_as_text
+def with_yaml_hint(message: str, value: Any, whole: bool = False) -> str:
+    """``message``, with why YAML read ``value`` (``1e-7``) as text when it did, or
+    what is wrong with a number no limit takes (``not a number (.nan)``, ``too
+    large: ...``, see :func:`~rook_core.schemafields.non_finite`): the error path
+    of a limit's parse."""
+    from rook_core.schemafields import non_finite, number_as_text
 
-    hint = number_as_text(value, whole)
-    if hint is not None:
-        return f"{message}: {hint}"
-    return f"{message} {otherwise}" if otherwise else message
+    hint = number_as_text(value, whole) or non_finite(value, whole)
+    return f"{message}: {hint}" if hint is not None else message
 
 
 def _as_written(number: float) -> str:

@@ -124,9 +124,7 @@ class MaxCost(CriterionType):
         from marshmallow import ValidationError
 
         if not finite_number(value) or value < 0:
-            raise ValidationError(
-                with_yaml_hint("must be a number of US dollars >= 0", value, "(not .nan or .inf)")
-            )
+            raise ValidationError(with_yaml_hint("must be a number of US dollars >= 0", value))
         return float(value)
 
     def evaluate(self, config: float, view: EvidenceView) -> Verdict:

@@ -129,14 +129,20 @@ class File(CriterionType):
         if typed:
             raise ValidationError({"path": [typed]})
         unknown_keys(value, ("path", *FILE_CHECKS))
-        if (
-            not isinstance(value, dict)
-            or not isinstance(value.get("path"), str)
-            or not value["path"]
-        ):
+        if not isinstance(value, dict):
             raise ValidationError(
                 "must be a mapping with path and one of " + ", ".join(FILE_CHECKS)
             )
+        path = value.get("path")
+        if not isinstance(path, str) or not path:  # named as the path's, not the criterion's
+            if "path" not in value or path is None:
+                problem = "missing: the file's path inside the scenario's workspace"
+            elif isinstance(path, (dict, list)):
+                kind = "a mapping" if isinstance(path, dict) else "a list"
+                problem = f"must be one path (a text), not {kind}: write one criterion for each"
+            else:
+                problem = "must be a path (a text), not empty"
+            raise ValidationError({"path": [problem]})
         rel = Path(value["path"])
         if (
             rel.is_absolute()
@@ -349,13 +355,7 @@ class Command(CriterionType):
         timeout = value.get("timeout_seconds", DEFAULT_COMMAND_TIMEOUT)
         if not finite_number(timeout) or timeout <= 0:
             raise ValidationError(
-                {
-                    "timeout_seconds": [
-                        with_yaml_hint(
-                            "must be a number of seconds > 0", timeout, "(not .nan or .inf)"
-                        )
-                    ]
-                }
+                {"timeout_seconds": [with_yaml_hint("must be a number of seconds > 0", timeout)]}
             )
         return {"run": run, "argv": argv, "exit": code, "timeout": float(timeout)}
 

@@ -33,12 +33,14 @@ from .models import ID_MAX, MAX_PLANNED, Criterion, Scenario
 from .plugins import plugin_failure
 from .registry import Registry
 from .schemafields import (
+    Range,
     StrictBoolean,
     StrictFloat,
     StrictInteger,
     Text,
     did_you_mean,
     explain_unknown,
+    non_finite,
     quoted_number,
     refuse_unknown,
     slug_id,
@@ -162,7 +164,7 @@ class _ScenarioSchema(Schema):
         },
     )
     repeat = StrictInteger(
-        validate=validate.Range(
+        validate=Range(
             min=1,
             max=MAX_PLANNED,
             error=f"{{input}}: must be a whole number from 1 to {MAX_PLANNED:,} (runs of this scenario; "
@@ -339,7 +341,16 @@ def parse_criterion(index: int, item: Any, criteria: Registry, n_turns: int) -> 
         ) from None
     where = _non_finite(item[key])
     if where is not None:  # checked after parse: a limit says what it takes itself
-        message: Any = ["not a JSON value (JSON has no NaN or infinity): nothing could match it"]
+        value = item[key]
+        for part in where:
+            value = value[part]
+        what = non_finite(value, whole=True)  # .nan, .inf, a number of 5,000 digits
+        why = (
+            "more than Rook reads as a number"
+            if str(getattr(value, "written", "")).strip().lstrip("+-").isdigit()
+            else "not a JSON value (JSON has no NaN or infinity), so nothing could match it"
+        )
+        message: Any = [f"{what}: {why}; to compare text, quote it"]
         for part in reversed([key, *where]):
             message = {part: message}
         raise ValidationError(message)

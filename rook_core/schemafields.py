@@ -113,26 +113,74 @@ def _accepted(field: fields.Field, whole: bool) -> str:
     return " ".join([noun, " and ".join(parts)]).strip()
 
 
-def _not_finite(value: Any, field: fields.Field, whole: bool = False) -> str | None:
-    """Why ``value`` is no number a field takes when it is infinite or not a number:
-    ``1.0e+400`` and ``.inf`` (YAML's infinity), ``1e400`` (which YAML reads as text,
-    past the largest float), ``.nan``; said the same way whichever was written,
-    with what the field takes. ``None`` for anything else."""
+_SPECIAL = later(r"[-+]?\.?(?:nan|inf|infinity)", re.I)
+
+MAX_WHOLE = int(MAX_FLOAT)
+"""The largest whole number a field that counts takes, the largest float's (309
+digits, as a number field takes): a larger one (a key held down) is refused as
+too large by its count of digits, never quoted whole."""
+
+
+def _leading(text: str) -> str:
+    """``text`` shown in a message: itself when short, else its first 20 characters."""
+    return text if len(text) <= 24 else f"{text[:20]}..."
+
+
+class Range(validate.Range):
+    """``validate.Range`` whose message quotes at most the first digits of the
+    number it refuses (``{input}``): a number of 300 digits is never shown whole."""
+
+    def _format_error(self, value: Any, message: str) -> str:
+        return super()._format_error(_leading(str(value)), message)  # type: ignore[arg-type]
+
+
+def non_finite(value: Any, whole: bool = False) -> str | None:
+    """What is wrong with ``value`` where a number goes, when it is no number a
+    field could take: ``not a number (.nan)``, YAML's ``.nan`` or ``nan`` (which YAML
+    reads as text); ``too large: ...``, ``.inf``, ``inf``, ``1.0e+400``, ``1e400``
+    (text to YAML), a number past the largest float, and (``whole``) a whole number
+    past :data:`MAX_WHOLE`, told by its count of digits and its first ones; the
+    same, ``too small``, below zero. ``None`` for anything else."""
+    shown = ".nan"
     if isinstance(value, str):
-        if _EXPONENT.fullmatch(value) is None:
+        text = value.strip()
+        if _SPECIAL.fullmatch(text) is not None:
+            shown = text
+            value = float(text.replace(".", ""))
+        elif _EXPONENT.fullmatch(text) is not None:
+            value = float(text)
+        else:
             return None
-        value = float(value)
-    elif isinstance(value, int) and not whole and abs(value) > MAX_FLOAT:
-        value = math.inf if value > 0 else -math.inf  # 10**400 written whole: no float holds it
+    digits: str | None = None
+    if isinstance(value, float) and not math.isfinite(value):
+        written = getattr(value, "written", None) or shown  # .NaN as written
+        if whole and written.strip().lstrip("+-").isdigit():  # more than Python reads
+            digits = written
+        shown = written
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if whole and abs(value) > MAX_WHOLE:
+            digits = str(value)
+        elif abs(value) > MAX_FLOAT:  # 10**400 written whole: no float holds it
+            value = math.inf if value > 0 else -math.inf
+    if digits:
+        count = sum(c.isdigit() for c in digits)
+        size = "too small" if digits.lstrip().startswith("-") else "too large"
+        return f"{size}: a whole number of {count:,} digits ({_leading(digits.strip())})"
     if not isinstance(value, float) or math.isfinite(value):
         return None
     if value != value:
-        what = "not a number (.nan)"
-    elif value > 0:
-        what = "too large: not a finite number (infinity, or past 1.8e+308)"
-    else:
-        what = "too small: not a finite number (minus infinity, or past -1.8e+308)"
-    return f"{what}; write {_accepted(field, whole)}"
+        return f"not a number ({shown})"
+    if value > 0:
+        return "too large: not a finite number (infinity, or past 1.8e+308)"
+    return "too small: not a finite number (minus infinity, or past -1.8e+308)"
+
+
+def _not_finite(value: Any, field: fields.Field, whole: bool = False) -> str | None:
+    """Why ``value`` is no number ``field`` takes when it is infinite, not a number
+    or too large (:func:`non_finite`); said the same way whichever was written,
+    with what the field takes. ``None`` for anything else."""
+    what = non_finite(value, whole)
+    return None if what is None else f"{what}; write {_accepted(field, whole)}"
 
 
 class StrictInteger(fields.Integer):

@@ -853,7 +853,37 @@ def test_phase_selection_with_a_hole_is_refused(ws, rook_cli, phases, needle):
         # a limit past the largest float said "refused it: OverflowError: int too large
         # to convert to float"
         ({"id": "s", "goal": "g", "criteria": [{"max_seconds": 10**400}]},
-         ["criteria.0.max_seconds: must be a number of seconds > 0 (not .nan or .inf)\n"]),
+         ["criteria.0.max_seconds: must be a number of seconds > 0: too large: not a finite "
+          "number (infinity, or past 1.8e+308)\n"]),
+        # a list of nothing was told "must be a list of tool names", which it is
+        ({"id": "s", "goal": "g", "criteria": [{"call_order": []}, {"call_order": "a"}]},
+         ["criteria.0.call_order: empty: name the tools in the order they must be called, at "
+          "least one (two for an order): [lookup_order, issue_refund]\n",
+          "criteria.1.call_order: must be a list of tool names, in the order they must be "
+          "called: [lookup_order, issue_refund]\n"]),
+        # a path of another type was named as the criterion ("criteria.0.file: must be a
+        # mapping with path and one of ..."), not as its path
+        ({"id": "s", "goal": "g", "criteria": [
+            {"file": {"path": ["a", "b"]}}, {"file": {"contains": "x"}}, {"file": {"path": ""}}]},
+         ["criteria.0.file.path: must be one path (a text), not a list: write one criterion "
+          "for each\n",
+          "criteria.1.file.path: missing: the file's path inside the scenario's workspace\n",
+          "criteria.2.file.path: must be a path (a text), not empty\n"]),
+        # a number of 500 digits was quoted whole in the message, and .inf, 10**400 or
+        # nan (text to YAML) was told "(not .nan or .inf)" or "not a valid number"
+        # without what was wrong
+        ({"id": "s", "goal": "g", "repeat": int("9" * 500)},
+         ["repeat: too large: a whole number of 500 digits (99999999999999999999...); "
+          "write a whole number from 1 to 1,000,000\n"]),
+        ({"id": "s", "goal": "g", "repeat": int("9" * 40)},
+         ["repeat: 99999999999999999999...: must be a whole number from 1 to 1,000,000"]),
+        ({"id": "s", "goal": "g", "timeout_seconds": "nan", "max_turns": "-inf",
+          "criteria": [{"max_seconds": "NaN"}, {"max_seconds": -1}]},
+         ["timeout_seconds: not a number (nan); write a finite number greater than 0\n",
+          "max_turns: too small: not a finite number (minus infinity, or past -1.8e+308); "
+          "write a whole number at least 1\n",
+          "criteria.0.max_seconds: must be a number of seconds > 0: not a number (NaN)\n",
+          "criteria.1.max_seconds: must be a number of seconds > 0\n"]),
         ({"id": "s", "goal": "g", "repeat": float("-inf")},
          ["repeat: too small: not a finite number (minus infinity, or past -1.8e+308); "
           "write a whole number from 1 to 1,000,000\n"]),
@@ -881,7 +911,8 @@ def test_a_number_of_more_digits_than_python_reads_is_named(ws, rook_cli):
         "p.yaml",
         "hooks.execute.timeout_seconds: too large: not a finite number (infinity, or past "
         "1.8e+308); write a finite number greater than 0\n",
-        "concurrency: too small: not a finite number",
+        "concurrency: too small: a whole number of 5,000 digits (-9999999999999999999...); "
+        "write a whole number at least 1\n",
         "name: must be text: YAML reads 11111111111111111111... (5,000 characters) "
         "unquoted as a number; quote it as written\n",
     )
@@ -893,10 +924,24 @@ def test_a_number_of_more_digits_than_python_reads_is_named(ws, rook_cli):
         rook_cli("run"),
         ws,
         path.name,
-        "repeat: too large: not a finite number (infinity, or past 1.8e+308); "
+        "repeat: too large: a whole number of 5,000 digits (99999999999999999999...); "
         "write a whole number from 1 to 1,000,000\n",
-        "criteria.0.max_seconds: must be a number of seconds > 0 (not .nan or .inf)\n",
+        "criteria.0.max_seconds: must be a number of seconds > 0: too large: not a finite "
+        "number (infinity, or past 1.8e+308)\n",
     )
+    assert nines not in rook_cli("run").stderr  # never quoted whole
+    # where text is compared, such a number was "not a JSON value (JSON has no NaN or
+    # infinity)", which it is: it is past what Python reads; quoted, it is text
+    path = ws.scenario(f"id: s\ngoal: g\ncriteria:\n  - equals: {nines}\n", name="s")
+    r = rook_cli("run")
+    refused(
+        r,
+        ws,
+        path.name,
+        "criteria.0.equals: too large: a whole number of 5,000 digits (99999999999999999999...): "
+        "more than Rook reads as a number; to compare text, quote it\n",
+    )
+    assert nines not in r.stderr
 
 
 def test_text_yaml_reads_as_a_boolean_or_number_is_told_to_be_quoted(ws, rook_cli):
