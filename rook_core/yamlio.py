@@ -176,6 +176,27 @@ def _load(text: str) -> Any:
         loader.dispose()
 
 
+BOM = "\ufeff"
+
+
+def _stray_mark(text: str) -> str | None:
+    """Where a text YAML could not read holds a byte order mark (U+FEFF) at the start
+    of a line, past the one a file may begin with: two at its start (an editor that
+    adds one to a file that had one), or one where two files were joined (``cat
+    a.yaml b.yaml``). ``None`` when there is none."""
+    first = text.find(BOM, 1 if text.startswith(BOM) else 0)
+    while first != -1 and text[first - 1 : first] not in ("", "\n", BOM):
+        first = text.find(BOM, first + 1)
+    if first == -1:
+        return None
+    line = text.count("\n", 0, first) + 1
+    where = "at its start" if line == 1 else f"at the start of line {line}"
+    return (
+        f"a second byte order mark (U+FEFF, the bytes EF BB BF in UTF-8) {where}, which "
+        "YAML cannot read: delete it (a file holds at most one, at its very start)"
+    )
+
+
 def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
         st = path.stat()
@@ -205,6 +226,9 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        stray = _stray_mark(text)
+        if stray is not None:  # YAML's "expected <document start>" said nothing of it
+            raise error(f"{path}: {stray}") from None
         if mark is not None and text[mark.index : mark.index + 1] == "\t":  # an editor's
             problem += ": a tab: YAML indents with spaces only"
         elif problem.startswith("found undefined alias") and mark is not None:

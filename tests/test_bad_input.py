@@ -207,6 +207,30 @@ def test_a_yaml_file_of_tens_of_megabytes_is_refused_unread(example, rel):
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize(("rel", "at"), [
+    ("scenarios/greeting.yaml", "at its start"),
+    ("profiles/example.yaml", "at its start"),
+    ("scenarios/joined.yaml", "at the start of line 7"),  # cat a.yaml b.yaml > joined.yaml
+])
+def test_a_second_byte_order_mark_is_named_not_told_as_expected_document_start(
+        example, rel, at):
+    # an editor adding a mark to a file that had one, or two files joined, each with
+    # its own: YAML's "did not find expected <document start>" said nothing of it
+    ws, agent = example
+    path = agent / rel
+    bom = "\ufeff".encode()
+    if rel.endswith("joined.yaml"):  # greeting.yaml's six lines, then another file
+        greeting = (agent / "scenarios/greeting.yaml").read_bytes()
+        assert greeting.count(b"\n") == 6
+        path.write_bytes(bom + greeting + bom + b"id: other\ngoal: hi\n")
+    else:  # (libyaml reads a second mark before a comment, as the example's first line)
+        path.write_bytes(bom + bom + b"id: example\nhooks: {execute: scripts/example_agent.py}\n")
+    proc = rook("run", cwd=ws)
+    clean_error(proc, f"{path}: a second byte order mark (U+FEFF, the bytes EF BB BF in UTF-8) "
+                      f"{at}, which YAML cannot read: delete it")
+    assert not list((agent / "runs").iterdir())
+
+
 @pytest.mark.parametrize("command", ["run", "profile show"])
 def test_an_active_file_far_too_big_for_an_id_is_named_not_printed(example, command):
     # 60 MB of text was read whole and printed back in "names 'aaaa...', which is
