@@ -13,20 +13,31 @@ from .models import Profile, RunContext
 from .workspace import Agent
 
 
-def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+def missing_env(
+    profile: Profile, environ: dict[str, str] | os._Environ[str] | None = None
+) -> str | None:
+    """What :func:`check_env` says of the profile's ``env`` variables not set, or
+    ``None`` when every one is: for a command that reports it with other problems."""
     env = os.environ if environ is None else environ
     missing = [e for e in profile.env if not env.get(e.variable)]
-    if missing:
-        lines = "\n".join(
-            f"  {e.variable}: {e.purpose}"
-            + (" (set, but empty)" if e.variable in env else "")  # a CI secret that is missing
-            for e in missing
-        )
-        names = " ".join(f"{e.variable}=..." for e in missing)
-        raise MissingEnvError(
-            f"profile {profile.id!r} ({profile.path}) needs these environment variables, "
-            f"which are not set:\n{lines}\nset them first, e.g.: export {names}"
-        )
+    if not missing:
+        return None
+    lines = "\n".join(
+        f"  {e.variable}: {e.purpose}"
+        + (" (set, but empty)" if e.variable in env else "")  # a CI secret that is missing
+        for e in missing
+    )
+    names = " ".join(f"{e.variable}=..." for e in missing)
+    return (
+        f"profile {profile.id!r} ({profile.path}) needs these environment variables, "
+        f"which are not set:\n{lines}\nset them first, e.g.: export {names}"
+    )
+
+
+def check_env(profile: Profile, environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+    problem = missing_env(profile, environ)
+    if problem is not None:
+        raise MissingEnvError(problem)
 
 
 def base_environment(profile: Profile) -> dict[str, str]:

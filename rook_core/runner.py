@@ -16,6 +16,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +36,7 @@ from .engine import Engine
 from .errors import (
     ConfigError,
     HookFailed,
+    MissingEnvError,
     ProfileNotFound,
     RookError,
     RunStopped,
@@ -44,7 +46,7 @@ from .errors import (
     exception_text,
     typed,
 )
-from .hookenv import check_env
+from .hookenv import missing_env
 from .interrupts import Interrupts, after_hooks, late_signal, report_cut
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
@@ -164,6 +166,18 @@ class RunOutcome:
     it is said on standard error already."""
     reports_written: list[tuple[str, str]] = field(default_factory=list)
     """Each ``--report`` (format, path) written at the end."""
+
+
+@contextmanager
+def _also_unset(unset: str | None) -> Iterator[None]:
+    """A scenario problem raised inside, told with ``unset`` (the profile's ``env``
+    variables not set, :func:`~rook_core.hookenv.missing_env`) when there is one."""
+    try:
+        yield
+    except ScenarioError as exc:
+        if unset is None:
+            raise
+        raise ScenarioError(f"{exc}\nrook: error: {unset}") from None
 
 
 def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> str:
@@ -423,8 +437,9 @@ def prepare_run(
             f"not {profile.id!r}; a run keeps its profile"
         )
     resolve_entries(rook, profile, agent)
-    if any(p in HOOK_PHASES for p in phases):
-        check_env(profile)
+    # told with the scenarios' problems, which need no secret, once they are known:
+    # a user fixing one problem does not meet the next on the next try
+    unset = missing_env(profile) if any(p in HOOK_PHASES for p in phases) else None
     if manifest is None and request.run_id and redactor.text(request.run_id) != request.run_id:
         flag = "--run-name" if request.run_name is not None else "--run"  # the one given
         raise ConfigError(  # the id names the run's directory and every listing of runs
@@ -437,7 +452,8 @@ def prepare_run(
         where = request.found_by + request.kept()  # its command keeps the gate given
         resuming.warn_new_beside(agent.runs_dir, request.run_id, shard, where, redactor)
 
-    scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
+    with _also_unset(unset):
+        scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if joined is not None and shard is not None:  # it must plan exactly the run it joins
         mine = request.selected(scenarios)
         sharding.check_same_run(
@@ -457,9 +473,12 @@ def prepare_run(
         assert run_path is not None  # the manifest was read from it
         from . import resuming
 
-        scenarios, counts = resuming.resumed_scenarios(
-            request, rook, agent, profile, scenarios, manifest, run_path, shard, phases
-        )
+        with _also_unset(unset):
+            scenarios, counts = resuming.resumed_scenarios(
+                request, rook, agent, profile, scenarios, manifest, run_path, shard, phases
+            )
+        if unset is not None:
+            raise MissingEnvError(unset)
         criteria_hold_no_secret(redactor, scenarios, rook.criteria)  # a file edited since
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, manifest)
         runs = [r for s in scenarios for r in plan_runs([s], counts[s.id])]
@@ -475,9 +494,12 @@ def prepare_run(
                 f"{request.found_by}{request.kept()}"
             )
         every = scenarios
-        scenarios = request.selected(scenarios)
-        if not scenarios:
-            raise ScenarioError(_none_selected(request, agent, every))
+        with _also_unset(unset):
+            scenarios = request.selected(scenarios)
+            if not scenarios:
+                raise ScenarioError(_none_selected(request, agent, every))
+        if unset is not None:
+            raise MissingEnvError(unset)
         check_names_hold_no_secret(redactor, profile, scenarios, rook.criteria)
         check_scenarios(rook, profile, scenarios)
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)

@@ -424,6 +424,28 @@ def test_missing_env_variables_are_listed_with_their_purpose(ws, rook_cli, monke
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
+@pytest.mark.parametrize(("args", "scenario_problem"), [
+    (["--only", "z"], "--only: no scenario with id z"),
+    (["--tag", "nope"], "no scenario selected in"),
+    ([], "invalid scenario t:\n  goal: give exactly one of goal or turns"),
+])
+def test_a_missing_variable_is_told_with_the_scenario_problems_at_once(
+        ws, rook_cli, monkeypatch, args, scenario_problem):
+    # only the variable was reported: a user who set it then met the mistyped --only
+    # (which needs no secret) on the next try
+    monkeypatch.delenv("REFUND_API_TOKEN", raising=False)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"},
+                "env": [{"variable": "REFUND_API_TOKEN", "purpose": "the refund API"}]})
+    if not args:
+        ws.scenario({"id": "t"}, name="t")
+    r = rook_cli("run", *args)
+    refused(r, ws, scenario_problem, "REFUND_API_TOKEN: the refund API")
+    assert r.stderr.index(scenario_problem) < r.stderr.index("REFUND_API_TOKEN")
+    assert r.stderr.count("rook: error: ") == 2, r.stderr
+    monkeypatch.setenv("REFUND_API_TOKEN", "tok-123456")  # the other is still told
+    refused(rook_cli("run", *args), ws, scenario_problem)
+
+
 def test_an_empty_env_variable_is_named_as_empty_not_as_unset(ws, rook_cli, monkeypatch):
     # a CI job whose secret is missing exports the variable empty: "not set"
     # sent its author looking for an export that is there
