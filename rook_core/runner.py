@@ -215,13 +215,40 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     return (
         f"no scenario selected in {agent.scenarios_dir}"
         + (
-            f" by {' '.join(given)}"
+            f" by {' '.join(given)}{_other_case(request, every)}"
             if given
             else " (every scenario there is excluded: true, which runs only when --only names "
             f"it: --only {only})"
         )
         + f" ({counted(len(every), 'scenario')} there; {'; '.join(there)})"
     )
+
+
+def _other_case(request: RunRequest, every: list[Scenario]) -> str:
+    """`` (did you mean --tag Smoke? ...)`` when a tag, class or category given names
+    none of the scenarios' but one of them written in other letters' case: the
+    selectors compare names exactly, as ``--only`` compares ids."""
+    fixed: list[str] = []
+    for flag, values, key in (
+        ("--tag", request.tags, None),
+        ("--class", request.classes, "class"),
+        ("--category", request.categories, "category"),
+    ):
+        if not values:
+            continue
+        names = {
+            str(n)
+            for s in every
+            for n in (s.tags if key is None else [s.extra.get(key)])
+            if n is not None
+        }
+        by_case = {n.casefold(): n for n in sorted(names, reverse=True)}
+        right = [v if v in names else by_case.get(v.casefold(), v) for v in values]
+        if right != list(values):
+            fixed.append(f"{flag} {','.join(right)}")
+    if not fixed:
+        return ""
+    return f" (did you mean {' '.join(fixed)}? tags, classes and categories are case-sensitive)"
 
 
 def check_names_hold_no_secret(

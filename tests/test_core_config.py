@@ -1106,6 +1106,24 @@ def test_unknown_only_id_is_refused(ws, rook_cli):
     refused(rook_cli("run", "--only", "nope"), ws, "--only", "nope")
 
 
+@pytest.mark.parametrize(("args", "meant"), [
+    (["--tag", "Smoke"], "--tag smoke"),
+    (["--tag", "SMOKE,nightly"], "--tag smoke,nightly"),
+    (["--class", "Adversarial", "--category", "refunds"], "--class adversarial --category Refunds"),
+])
+def test_a_selector_matching_nothing_but_in_other_case_says_what_it_meant(ws, rook_cli, args,
+                                                                          meant):
+    # --tag Smoke selected nothing when the tag is smoke: neither message nor docs said
+    # that the names are compared case-sensitively
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "s", "goal": "g", "tags": ["smoke"], "class": "adversarial",
+                 "category": "Refunds"})
+    r = rook_cli("run", *args)
+    refused(r, ws, f"(did you mean {meant}? tags, classes and categories are case-sensitive)")
+    r = rook_cli("run", "--tag", "smok")  # no name in other case: no guess
+    refused(r, ws, "by --tag smok (1 scenario there; tags: smoke)")
+
+
 @pytest.mark.parametrize("flag", ["--only", "--tag", "--class", "--category"])
 @pytest.mark.parametrize("value", ["", " , "])
 def test_a_selector_naming_nothing_is_refused_not_ignored(ws, rook_cli, flag, value):
