@@ -127,10 +127,30 @@ def is_stdout(path: str) -> bool:
         return False
 
 
+def _format_hint(value: str, rook: Rook) -> str:
+    """What a ``--report`` without a colon meant: a format alone (``json``), one
+    mistyped (``jsn``) or a file alone (``out.xml``): ``; did you mean json:PATH?``
+    (``junit:out.xml``), else the formats installed."""
+    names = rook.reporters.names()
+    stem, dot, suffix = value.strip().rpartition(".")
+    by_suffix = {SUFFIX.get(n, n): n for n in reversed(names)}  # xml -> junit, md -> markdown
+    if dot and stem and suffix.lower() in by_suffix:  # a file's name: its format before it
+        return f"; did you mean {by_suffix[suffix.lower()]}:{value.strip()}?"
+    close = value if value in names else did_you_mean(value, names)
+    if close:
+        return f"; did you mean {close}:PATH (e.g. {close}:report.{SUFFIX.get(close, close)})?"
+    return f", e.g. json:report.json; formats: {rook.reporters.listing()}"
+
+
 def parse_report_option(value: str, rook: Rook) -> tuple[str, str]:
     fmt, sep, path = value.partition(":")
     if not sep or not path.strip():  # `json:"$OUT"` with OUT unset, or blank
-        raise ConfigError(f"--report {typed(value)}: use FORMAT:PATH, e.g. json:report.json")
+        if sep:  # `html:` alone: its own example
+            known = fmt if fmt in rook.reporters else "json"
+            hint = f", e.g. {known}:report.{SUFFIX.get(known, known)}"
+        else:  # `json`, `jsn`, `out.xml`: what it meant
+            hint = _format_hint(fmt, rook)
+        raise ConfigError(f"--report {typed(value)}: use FORMAT:PATH{hint}")
     if fmt not in rook.reporters:
         close = did_you_mean(fmt, rook.reporters.names())
         raise ConfigError(

@@ -1175,6 +1175,22 @@ def test_unknown_report_format(ws, rook_cli):
     refused(rook_cli("run", "--report", "pdf:x.pdf"), ws, "pdf", "installed")
 
 
+@pytest.mark.parametrize(("value", "said"), [
+    ("jsn", "--report jsn: use FORMAT:PATH; did you mean json:PATH (e.g. json:report.json)?"),
+    ("json", "--report json: use FORMAT:PATH; did you mean json:PATH (e.g. json:report.json)?"),
+    ("JUnit", "--report JUnit: use FORMAT:PATH; did you mean junit:PATH (e.g. "
+              "junit:report.xml)?"),
+    ("out.xml", "--report out.xml: use FORMAT:PATH; did you mean junit:out.xml?"),
+    ("x", "--report x: use FORMAT:PATH, e.g. json:report.json; formats: html, json, junit"),
+    ("html:", "--report html:: use FORMAT:PATH, e.g. html:report.html"),
+])
+def test_a_report_flag_without_its_colon_says_what_it_meant(ws, rook_cli, value, said):
+    # `--report tpa:x` was told the format it looks like, `--report jsn` (no colon)
+    # only "use FORMAT:PATH, e.g. json:report.json"
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    refused(rook_cli("run", "--report", value), ws, said)
+
+
 def test_profile_selection_active_and_override(ws, rook_cli):
     ws.script(
         "b.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok from b"}\'\nexit 0\n'
