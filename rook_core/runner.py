@@ -653,14 +653,17 @@ async def _drive(
             await client.start()
         if not engine.prepare_failed and await engine.prepare(manifest, runs):
             engine.run_dir.write_json("run.json", manifest)  # a resume never prepares twice
-        engine.plan_ahead(runs, concurrency)
+        # no more in flight than there are runs: -j 10**30 sized a Dask cluster's
+        # threads past what its messages carry (OverflowError, no run ran)
+        lanes = max(1, min(concurrency, len(runs)))
+        engine.plan_ahead(runs, lanes)
         executor = rook.executors.get(request.executor)
         owner = rook.executors.owner(request.executor)
         try:
             pending = executor(
                 engine=engine,
                 scenario_runs=runs,
-                concurrency=concurrency,
+                concurrency=lanes,
                 options=dict(request.executor_options),
             )
             if inspect.isawaitable(pending):

@@ -471,6 +471,21 @@ def test_without_a_scheduler_rook_starts_a_local_cluster(
     assert r.statuses() == {"hello": "passed", "wrong": "failed"}
 
 
+@pytest.mark.parametrize("j", ["100000000", "1" + "0" * 30])
+def test_an_absurd_concurrency_starts_a_local_cluster_sized_for_the_runs(
+    rook_workspace, rook_cli, monkeypatch, tmp_path, j
+):
+    # -j 10**30 sized the local cluster's threads past what Dask's messages carry:
+    # "OverflowError: Python int too large to convert to C unsigned long" tracebacks,
+    # and every scenario left pending; no more than the runs are ever in flight
+    agent(rook_workspace, tmp_path / "marks", monkeypatch)
+    scenarios(rook_workspace)
+    r = rook_cli("run", "--executor", "dask", "--json", "-j", j, "--only", "hello,wrong")
+    assert r.exit_code == 1, r.stderr
+    assert r.statuses() == {"hello": "passed", "wrong": "failed"}
+    assert "Traceback" not in r.stderr and "OverflowError" not in r.stderr, r.stderr
+
+
 def test_a_cache_variable_rook_cannot_use_is_warned_of_once_not_by_each_worker(tmp_path):
     """running.md: ROOK_NO_CACHE=maybe is one warning; the workers of Rook's own
     LocalCluster, which inherit the variable, said it again, one each."""
