@@ -22,19 +22,25 @@ def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun
     planned = sum(repeat or s.repeat for s in scenarios)
     if planned > MAX_PLANNED:
         if repeat:
-            where = f"--repeat {repeat}"
+            where = f"--repeat {_digits(repeat)}"
         else:
             big = max(scenarios, key=lambda s: s.repeat)
-            where = f"{big.path or big.id}: repeat: {big.repeat}"
+            where = f"{big.path or big.id}: repeat: {_digits(big.repeat)}"
         raise ConfigError(
-            f"{where}: plans {planned} scenario runs; a run plans at most {MAX_PLANNED:,} "
-            "(split it into several runs)"
+            f"{where}: plans {_digits(planned)} scenario runs; a run plans at most "
+            f"{MAX_PLANNED:,} (split it into several runs)"
         )
     runs: list[ScenarioRun] = []
     for s in scenarios:
         n = repeat or s.repeat
         runs.extend(ScenarioRun(s, i, n) for i in range(1, n + 1))
     return runs
+
+
+def _digits(n: int) -> str:
+    """``n`` in a message: whole up to 20 digits, else its first 20 and how many."""
+    text = str(n)
+    return text if len(text) <= 20 else f"{text[:20]}... ({len(text):,} digits)"
 
 
 def kept(owner: str, callback: str, given: Any, returned: Any) -> Any:

@@ -1191,6 +1191,26 @@ def test_a_report_flag_without_its_colon_says_what_it_meant(ws, rook_cli, value,
     refused(rook_cli("run", "--report", value), ws, said)
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["-j", "9" * 5000], "-j: 99999999999999999999...: too large: a whole number of 5,000 digits"),
+    (["--concurrency", "-" + "9" * 400],
+     "--concurrency: -9999999999999999999...: too small: a whole number of 400 digits"),
+    (["--repeat", "9" * 400], "--repeat: 99999999999999999999...: too large: a whole number of "
+                              "400 digits"),
+    (["--repeat", "9" * 30], "--repeat 99999999999999999999... (30 digits): plans "
+                             "99999999999999999999... (30 digits) scenario runs; a run plans "
+                             "at most 1,000,000"),
+])
+def test_a_count_flag_of_hundreds_of_digits_is_told_too_large_never_quoted_whole(
+        ws, rook_cli, args, said):
+    # -j of 5,000 digits was "'999... 4500 characters more' is not a valid integer" (it is
+    # one); --repeat of 400 digits was quoted whole twice, 900 characters
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    r = rook_cli("run", *args)
+    refused(r, ws, said)
+    assert "9" * 40 not in r.stderr, r.stderr
+
+
 def test_profile_selection_active_and_override(ws, rook_cli):
     ws.script(
         "b.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok from b"}\'\nexit 0\n'

@@ -67,6 +67,18 @@ class Count(click.IntRange):
 
     name = "integer"
 
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        digits = value.strip().lstrip("+-") if isinstance(value, str) else ""
+        if len(digits) > 308 and digits.isascii() and digits.isdigit():  # past any float
+            shown = value.strip()  # (Python reads no more than 4,300 digits at all)
+            self.fail(
+                f"{shown[:20]}...: too {'small' if shown.startswith('-') else 'large'}: "
+                f"a whole number of {len(digits):,} digits",
+                param,
+                ctx,
+            )
+        return super().convert(value, param, ctx)
+
 
 class Rate(click.ParamType):
     """A rate in [0, 1]: ``nan`` and ``inf`` are refused (``FloatRange`` lets
