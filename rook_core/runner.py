@@ -532,28 +532,35 @@ def prepare_run(
         judging = _judging(request, rook, agent, profile, scenarios, phases, redactor, None)
         runs = plan_runs(scenarios, request.repeat)
         levels = declared_continuity(rook, profile)  # once per run: shown when no hook ran
+        # its folder, when this invocation makes it (a shard's, another shard may make)
+        made = shard is None and not (request.run_id and (agent.runs_dir / request.run_id).exists())
         run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)
-        run.lock()
-        manifest = {
-            "id": run.id,
-            "dir": str(run.path),
-            "workspace": str(agent.workspace),
-            "project": agent.project,
-            "agent": agent.name,
-            "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
-            "created": time.time(),
-            "plan": [r.key for r in runs],
-            # what each scenario was when planned: a run cut off (SIGKILL) before a scenario
-            # run was recorded still says which definition it is of (rook diff)
-            "definitions": {s.id: s.content_hash for s in scenarios},
-            "phases": [],
-            "invocations": [],
-            "capabilities": {"declared": dict(profile.capabilities), "observed": {}},
-        }
-        if levels:
-            manifest["continuity"] = levels
-        run.write_text("profile.yaml", profile_copy(profile))
-        sharding.publish(run, manifest, shard)
+        run.made = made
+        try:  # a start that fails (a full disk) leaves no folder that is no run
+            run.lock()
+            manifest = {
+                "id": run.id,
+                "dir": str(run.path),
+                "workspace": str(agent.workspace),
+                "project": agent.project,
+                "agent": agent.name,
+                "profile": {"id": profile.id, "name": profile.name, "file": str(profile.path)},
+                "created": time.time(),
+                "plan": [r.key for r in runs],
+                # what each scenario was when planned: a run cut off (SIGKILL) before a scenario
+                # run was recorded still says which definition it is of (rook diff)
+                "definitions": {s.id: s.content_hash for s in scenarios},
+                "phases": [],
+                "invocations": [],
+                "capabilities": {"declared": dict(profile.capabilities), "observed": {}},
+            }
+            if levels:
+                manifest["continuity"] = levels
+            run.write_text("profile.yaml", profile_copy(profile))
+            sharding.publish(run, manifest, shard)
+        except BaseException:
+            run.discard_unstarted()
+            raise
     runs = sharding.assign(runs, manifest, shard)
     if request.run_id and manifest.get("invocations"):  # resumed, under the run's lock
         from . import resuming
@@ -727,6 +734,9 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
     run_dir = prepared[2]
     try:
         return _execute(request, rook, *prepared)
+    except BaseException:
+        run_dir.discard_unstarted()  # a new run's, when its first run.json could not be written
+        raise
     finally:
         restore_signals()  # after_hooks() in _drive
         run_dir.unlock()  # idempotent: released however the run ends

@@ -170,6 +170,8 @@ def planned_records(
 class RunDir:
     """One run's directory."""
 
+    made = False  # this invocation made it: a new run's, unsharded
+
     def __init__(self, path: Path, redactor: Redactor) -> None:
         self.path = path
         self.id = path.name
@@ -224,6 +226,7 @@ class RunDir:
             fh.seek(0)
             holder = fh.read().strip() or "another process"
             fh.close()
+            self.made = False  # the other process's
             raise ConfigError(
                 f"run {self.id} is in use by another rook process ({holder}); "
                 "wait for it to finish, then resume with --run"
@@ -244,6 +247,16 @@ class RunDir:
         if fh is not None:
             fh.close()
             self._lock = None
+
+    def discard_unstarted(self) -> None:
+        """Remove the folder of a run this invocation made, when it holds no
+        ``run.json`` yet: its start failed (a full disk) before anything ran,
+        and no command lists or resumes a folder without one."""
+        if self.made and not os.path.exists(self.path / RUN_FILE):
+            import shutil  # a failed start's only
+
+            self.unlock()
+            shutil.rmtree(self.path, ignore_errors=True)
 
     def holder(self, name: str) -> str | None:
         """Who holds the lock ``name`` of this run (``pid N``), or ``None`` when no

@@ -1205,10 +1205,45 @@ def test_a_disk_full_before_the_run_starts_names_the_file_it_could_not_write(tmp
         assert r.returncode == 1, (r.returncode, r.stderr)
         assert "Traceback" not in r.stderr
         assert "rook: error: cannot lock " in r.stderr and "/.lock: No space left on device" in r.stderr
+        assert list(ws.runs_dir.iterdir()) == []  # the empty run folder it made is gone
         filler.unlink()
         again = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
                                timeout=120)
         assert again.returncode == 0, again.stderr
+
+
+def test_a_run_json_the_disk_cannot_hold_leaves_no_run_folder(tmp_path):
+    """A new run whose first run.json the disk cannot hold (a file size limit, here: the
+    lock and profile.yaml fit, the manifest of 300 planned scenario runs does not) left
+    a run folder with no run.json in it, which no command lists or resumes. Rook
+    removes what the failed start made: nothing ran, nothing is lost."""
+    import resource
+
+    from rook_core.testing import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] && echo '{\"output\": \"ok\"}'\nexit 0\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    for i in range(300):
+        ws.scenario({"id": f"scenario-{i:03d}", "goal": "g", "criteria": [{"contains": "ok"}]})
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8_000, 8_000))
+
+    r = subprocess.run([*ROOK, "run", "-w", str(ws.root)], capture_output=True, text=True,
+                       timeout=120, preexec_fn=small_files)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr
+    assert "/run.json: File too large" in r.stderr, r.stderr
+    assert list(ws.runs_dir.iterdir()) == []
+    named = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run-name", "nightly"],
+                           capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+    assert named.returncode == 1 and "/run.json: File too large" in named.stderr, named.stderr
+    assert list(ws.runs_dir.iterdir()) == []
+    again = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--run-name", "nightly", "-q"],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert [p.name for p in ws.runs_dir.iterdir()] == ["nightly"]
 
 
 def test_a_report_json_the_disk_cannot_hold_leaves_no_part_and_names_the_command(tmp_path):
