@@ -5,6 +5,7 @@ killed invocation left running, and what changed since it started."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from .plugins import Rook
 from .preflight import check_scenarios
 from .redact import Redactor
 from .reporting import check_report_targets
-from .store import RunDir, planned_records, read_json
+from .store import RunDir, left_temporaries, planned_records, read_json
 from .workspace import Agent
 
 if TYPE_CHECKING:
@@ -453,7 +454,25 @@ def check_reopened(
         run.unlock()
         raise
     kill_leftovers(run, runs, shard is None)
+    remove_temporaries(run, manifest, shard)
     warn_changed_profile(run, profile, redactor, request.run_id)
+
+
+def remove_temporaries(run: RunDir, manifest: dict[str, Any], shard: sharding.Shard | None) -> None:
+    """Remove the temporary files (:func:`rook_core.store.left_temporaries`) an
+    earlier invocation killed while it wrote one of the run's files left: those
+    of its scenario runs' records (a shard's: its own) and, of a whole run, of its
+    run-wide files (``report.json``, ``run.json``, the judge's); a shard's own
+    parts of those."""
+    plan = manifest["shard"]["plan"] if shard is not None else manifest["plan"]
+    found = left_temporaries(run.scenarios, {f"{key}.json" for key in plan})
+    if shard is None:
+        found += left_temporaries(run.path) + left_temporaries(run.path / "judge")
+    else:
+        found += left_temporaries(run.path, {shard.part(n) for n in sharding.ShardRunDir.OWN})
+    for path in found:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 __all__ = ["check_reopened", "find_run", "resumed_scenarios", "warn_joined_differently"]

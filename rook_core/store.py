@@ -90,6 +90,38 @@ def dumps_compact(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
 
 
+def left_temporaries(folder: Path, names: Container[str] | None = None) -> list[Path]:
+    """The hidden temporary files (``.NAME.PID.tmp``, as :func:`atomic_write`
+    makes them) a process killed while it wrote ``NAME`` left in ``folder``:
+    those whose PID names no process now (a living one may be writing its own),
+    of the names ``names`` only, when given. Readers never take them for records;
+    a resume removes its run's, and ``rook doctor`` names them."""
+    import re
+
+    found: list[Path] = []
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return found
+    with entries:
+        for entry in entries:
+            if entry.name[:1] != "." or entry.name[-4:] != ".tmp":
+                continue
+            named = re.fullmatch(r"(?s)\.(.+)\.(\d+)(?:\.[0-9a-f]{8})?\.tmp", entry.name)
+            if named is None or (names is not None and named[1] not in names):
+                continue
+            try:
+                os.kill(int(named[2]), 0)
+                continue  # a process has that PID: perhaps the writer, still writing
+            except ProcessLookupError:
+                pass
+            except (OSError, OverflowError, ValueError):
+                continue  # another user's process (EPERM), or no PID at all
+            if entry.is_file(follow_symlinks=False):
+                found.append(Path(entry.path))
+    return found
+
+
 def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -1392,6 +1392,47 @@ def test_rook_doctor_names_what_a_killed_rook_left_running(rook_workspace, tmp_p
         kill_group(hung)
 
 
+def test_temporary_files_a_killed_rook_left_are_named_by_doctor_and_removed_on_resume(
+        rook_workspace, tmp_path):
+    """rook run SIGKILLed while it writes a record or report.json leaves the hidden
+    temporary file (.NAME.PID.tmp) it was writing: no reader takes it for a record,
+    but nothing removed it either (one of report.json is as large as the report),
+    not even the resume. Now rook doctor names them (with the rm that removes them)
+    and the resume removes them: those whose PID no process has any more; one whose
+    writer still lives (here the test itself) is left alone."""
+    ws, d = rook_workspace, tmp_path / "d"
+    setup_agent(ws, d, ["execute"])
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    (d / "block-execute:1").touch()
+    hung = kill_rook_while_a_hook_hangs(ws, d)
+    try:
+        (run_dir,) = ws.runs_dir.iterdir()
+        gone = subprocess.Popen(["true"])
+        gone.wait()  # a PID no process has now: the killed writer's
+        left = [run_dir / f".report.json.{gone.pid}.tmp", run_dir / f".run.json.{gone.pid}.tmp",
+                run_dir / "scenarios" / f".s.1.json.{gone.pid}.tmp"]
+        for path in left:
+            path.write_text('{"half": ')
+        live = run_dir / f".report.json.{os.getpid()}.tmp"
+        live.write_text("{")
+        doctor = [sys.executable, "-m", "rook_core", "doctor", "-w", str(ws.root)]
+        out = subprocess.run(doctor, capture_output=True, text=True, timeout=120).stdout
+        assert f"run {run_dir.name}: 3 temporary file(s)" in out, out
+        fix = out.split(f"run {run_dir.name}: 3 temporary file(s)")[1]
+        assert all(shlex.quote(str(p)) in fix for p in left) and str(live) not in out, out
+        (d / "fast-now").touch()
+        done = subprocess.run(rook(ws, "--run", run_dir.name), capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert not any(p.exists() for p in left)
+        assert live.exists()  # its writer lives
+        live.unlink()
+        out = subprocess.run(doctor, capture_output=True, text=True, timeout=120).stdout
+        assert "temporary file" not in out, out
+    finally:
+        kill_group(hung)
+
+
 def test_rook_doctor_s_command_for_a_killed_run_finds_it_among_several_agents(
         rook_workspace, tmp_path):
     """In a workspace of several projects, the command rook doctor gave to end what

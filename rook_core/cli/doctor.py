@@ -281,6 +281,7 @@ class Doctor:
 
         label = f"{agent.project}/{agent.name}"
         self.check_leftovers(agent, label)
+        self.check_temporaries(agent, label)
         # every profile's, one that does not load included: a finding names its file
         self.secret_names.update(agent_secret_names(agent.profiles_dir))
         if rook is None:
@@ -331,6 +332,38 @@ class Doctor:
                 # as the run was given: its gate (exit code), concurrency and reports
                 f"{given} kills them and finishes the run; "
                 f"or kill {' '.join(str(p) for p in pids)}",
+            )
+
+    def check_temporaries(self, agent: Any, label: str) -> None:
+        """Temporary files a run's process killed while it wrote a record or a
+        report left in the run's folder (:func:`rook_core.store.left_temporaries`),
+        of the runs no process works on now."""
+        import shlex
+        from pathlib import Path
+
+        from ..store import left_temporaries
+        from .runs import held_by
+
+        try:
+            folders = sorted(e.path for e in os.scandir(agent.runs_dir) if e.is_dir())
+        except OSError:
+            return  # no runs yet, or a folder the other checks name
+        for folder in folders:
+            path = Path(folder)
+            found = [
+                p
+                for where in (path, path / "scenarios", path / "judge")
+                for p in left_temporaries(where)
+            ]
+            if not found or held_by(path) is not None:
+                continue  # a run going on: its files may be in the making
+            size = sum(p.stat().st_size for p in found if p.exists())
+            self.add(
+                NOTE,
+                label,
+                f"run {path.name}: {len(found)} temporary file(s) ({size:,} bytes) left by a "
+                "rook process killed while it wrote them; no command reads them",
+                "rm -- " + " ".join(shlex.quote(str(p)) for p in found),
             )
 
     def _check_switch_names(self) -> None:
