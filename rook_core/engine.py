@@ -120,6 +120,9 @@ class Engine(Attempts):
         """The command that finishes this run's unfinished scenario runs (stored reasons),
         with this invocation's ``--phases``."""
         self.prepare_failed: str | None = None
+        self.signalled: Callable[[], bool] = lambda: False
+        """Whether a signal stopped the run (the runner's interrupts say): else one of
+        the run's files it could not write did, when one could not (``stopped_by``)."""
         self.prepare_ended: float | None = None
         """When this invocation's prepare hook ended: the phase before each
         scenario run's first (a new record's ``last_phase_end``, for its delay)."""
@@ -208,6 +211,8 @@ class Engine(Attempts):
                     # the run was interrupted while this hook ran
                     interrupted = ended("interrupted", "interrupted; its process group was killed")
                     cut_off_output(exc, call, interrupted)
+                    if self.stopped_by():  # not a signal: the run could not write
+                        interrupted.diagnosis = f"{interrupted.diagnosis} ({self.stopped_by()})"
                     record["hooks"].append(interrupted.to_dict())
                     record["interrupted"] = True
                 raise
@@ -366,6 +371,8 @@ class Engine(Attempts):
             record.update(before)
             record.setdefault("interrupted_attempts", []).append(attempt)
             record["reason"] = f"interrupted; {self.resume} finishes it"
+            if self.stopped_by():  # not a signal: the run could not write
+                record["reason"] = f"interrupted ({self.stopped_by()}); {self.resume} finishes it"
             raise
         finally:
             worked = time.monotonic() - span[0] if span else 0.0
@@ -375,6 +382,13 @@ class Engine(Attempts):
             record["ended"] = end
             end_scenario(self.ctx.resources, sr, self.rook.transports, self.warn)
         return record
+
+    def stopped_by(self) -> str:
+        """Why the run stopped, said by the scenario runs it cut off, when it was not a
+        signal: a file of the run it could not write (a full disk); else ''."""
+        if self.run_dir.failed is None or self.signalled():
+            return ""
+        return f"the run stopped, unable to write its records: {self.run_dir.failed}"
 
     def store_scenario(self, sr: ScenarioRun, record: dict[str, Any]) -> None:
         """Record one scenario run atomically, spool its report entry and report

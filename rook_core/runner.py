@@ -700,6 +700,7 @@ async def _drive(
     interrupts = Interrupts(
         task, lambda: process.kill_leftovers(marker, scrubbed=True), finish=engine.resume
     )
+    engine.signalled = lambda: interrupts.interrupted
     try:
         await task
     except asyncio.CancelledError:

@@ -216,13 +216,24 @@ class RunDir:
     def write_json(self, name: str, data: Any, compact: bool = False) -> Path:
         target = self.path / name
         text = (dumps_compact if compact else dumps)(self.redactor.data(data))
-        atomic_write(target, text)
+        self._write(target, text)
         return target
 
     def write_text(self, name: str, text: str) -> Path:
         target = self.path / name
-        atomic_write(target, self.redactor.text(text))
+        self._write(target, self.redactor.text(text))
         return target
+
+    failed: str | None = None
+    """Why a file of the run could not be written (``No space left on device``),
+    once one could not: what stops the run, said by the scenario runs it cuts off."""
+
+    def _write(self, target: str | os.PathLike[str], text: str) -> None:
+        try:
+            atomic_write(target, text)
+        except RunStoreError as exc:
+            self.failed = str(exc).rpartition(": ")[2] or str(exc)
+            raise
 
     def read_json(self, name: str) -> Any:
         return read_json(self.path / name)
@@ -233,7 +244,7 @@ class RunDir:
     def save_scenario(self, key: str, record: dict[str, Any]) -> dict[str, Any]:
         """Write the record of scenario run ``key``; returns it redacted, as written."""
         data = self.redactor.data(record)
-        atomic_write(f"{self._scenarios}/{key}.json", dumps_compact(data))
+        self._write(f"{self._scenarios}/{key}.json", dumps_compact(data))
         return data
 
     def load_scenario(self, key: str) -> dict[str, Any] | None:

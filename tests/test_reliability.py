@@ -1151,6 +1151,42 @@ def test_a_full_disk_is_a_clear_error(tmp_path):
         assert "rook: error: cannot write" in r.stderr
 
 
+def test_scenario_runs_a_full_disk_cuts_off_say_the_disk_was_full(tmp_path):
+    """A full disk stops the run while other scenario runs are in flight: their
+    records (written once the record that could not be written gave its room back)
+    said `interrupted; ... finishes it`, as after a Ctrl-C nobody typed. They say
+    why: the run stopped, unable to write its records (No space left on device),
+    in the record's reason and the cut hook's diagnosis, still pending."""
+    from rook_core.testing import Workspace
+
+    with tiny_disk(tmp_path, "1m") as mnt:
+        ws = Workspace(mnt / "ws")
+        ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ncat >/dev/null\n"
+                  "case $ROOK_SCENARIO_ID in big) sleep 1; n=200000;; fast) sleep 3; n=1;;"
+                  " *) sleep 60; n=1;; esac\n"
+                  "printf '{\"output\": \"%s\"}\\n' \"$(head -c $n /dev/zero | tr '\\0' x)\"\n")
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+        # two at once: big's record cannot be written; slow1 takes its place and runs
+        # when the run next starts a scenario run (after fast), which stops the run
+        for sid in ("big", "fast", "slow1", "slow2", "slow3", "slow4"):
+            ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "x"}]})
+        filler = filled(mnt / "filler")
+        os.truncate(filler, filler.stat().st_size - 100_000)  # room for small records only
+        r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--concurrency", "2"],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+        assert "big.1.json: No space left on device" in r.stderr and "Traceback" not in r.stderr
+        said = "the run stopped, unable to write its records: No space left on device"
+        (run_dir,) = ws.runs_dir.iterdir()
+        record = json.loads((run_dir / "scenarios" / "slow1.1.json").read_text())
+        assert record["reason"].startswith(f"interrupted ({said}); rook run --run "), record
+        assert record.get("status") is None, record  # still pending: the resume runs it
+        (hook,) = record["interrupted_attempts"][0]["hooks"]
+        assert hook["status"] == "interrupted"
+        assert hook["diagnosis"] == f"interrupted; its process group was killed ({said})"
+        assert f"interrupted ({said})" in r.stderr  # its progress line
+
+
 def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_finishes_the_run(
         tmp_path):
     """Ctrl-C while the disk is full: the interrupted attempts cannot be recorded.
