@@ -509,6 +509,19 @@ def held_by(run_path: Path) -> str | None:
     return "; ".join(shards) or None
 
 
+def resumed_now(run_path: Path) -> str | None:
+    """Who resumes the run now (``pid N``: a ``rook run --run ID`` holding its lock,
+    whose ``report.json``, if any, is an earlier invocation's), or ``None``. A shard
+    running into a merged run is not this: its report is the merge's until merged
+    again (:func:`rook_core.merging.joined_since`)."""
+    from .redact import Redactor
+    from .store import RunDir
+
+    if not os.path.exists(run_path / REPORT_FILE):
+        return None  # rebuilt from the records anyway
+    return RunDir(run_path, Redactor()).holder(".lock")
+
+
 # The reason of a scenario run with no record while its run is in progress: it
 # may be the one running now (no record says which), or one still to come.
 NOT_RECORDED_YET = "not recorded yet: the run is in progress"
@@ -523,6 +536,8 @@ def load_report(run_path: Path, rebuild: bool = False) -> dict[str, Any]:
     to a temporary file in one pass over the records). A ``report.json`` in
     another layout (written by an older Rook) is read whole.
     """
+    if not rebuild and resumed_now(run_path):
+        rebuild = True  # its report.json is an earlier invocation's: shown as recorded now
     if not rebuild:
         report = read_report(run_path / REPORT_FILE)
         if _is_report(report):

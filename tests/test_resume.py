@@ -1433,6 +1433,47 @@ def test_temporary_files_a_killed_rook_left_are_named_by_doctor_and_removed_on_r
         kill_group(hung)
 
 
+def test_a_run_being_resumed_is_reported_as_recorded_now_not_as_its_last_report_json(
+        rook_workspace, tmp_path):
+    """rook report ID (and rook runs show, rook diff) of a run that rook run --run ID
+    is resuming showed the report.json its earlier invocation wrote: a scenario run
+    the resume had finished meanwhile still pending there. While the run is being
+    resumed, it is shown from its records, as a run in its first invocation is."""
+    ws = rook_workspace
+    gate = tmp_path / "go"
+    ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ncat >/dev/null\n"
+              f"[ $ROOK_SCENARIO_ID = b ] && while [ ! -e {gate} ]; do sleep 0.1; done\n"
+              "echo '{\"output\": \"ok\"}'\n")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "ok"}]})
+    first = subprocess.run(rook(ws, "--phases", "prepare,open"), capture_output=True,
+                           text=True, timeout=120)
+    run_id = json.loads(first.stdout)["run"]["id"]
+    resume = subprocess.Popen(rook(ws, "--run", run_id), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        record = ws.runs_dir / run_id / "scenarios" / "a.1.json"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and json.loads(record.read_text()).get("status") != "passed":
+            time.sleep(0.1)
+        shown = subprocess.run([sys.executable, "-m", "rook_core", "report", "-w", str(ws.root),
+                                run_id, "--json"], capture_output=True, text=True, timeout=120)
+        statuses = {e["id"]: e["status"] for e in json.loads(shown.stdout)["scenarios"]}
+        assert statuses == {"a": "passed", "b": "pending"}, statuses
+        table = subprocess.run([sys.executable, "-m", "rook_core", "runs", "show", "-w",
+                                str(ws.root), run_id], capture_output=True, text=True, timeout=120)
+        assert "1 passed, 1 pending" in table.stdout, table.stdout
+        assert f"run {run_id} is in progress (pid {resume.pid})" in table.stderr, table.stderr
+    finally:
+        gate.touch()
+        out, err = resume.communicate(timeout=120)
+    assert resume.returncode == 0, err
+    shown = subprocess.run([sys.executable, "-m", "rook_core", "report", "-w", str(ws.root),
+                            run_id, "--json"], capture_output=True, text=True, timeout=120)
+    assert json.loads(shown.stdout)["summary"]["passed"] == 2
+
+
 def test_rook_doctor_s_command_for_a_killed_run_finds_it_among_several_agents(
         rook_workspace, tmp_path):
     """In a workspace of several projects, the command rook doctor gave to end what
