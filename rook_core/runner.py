@@ -760,6 +760,17 @@ def starting(
     return f"resuming run {run_dir.id}{shard}: {said}"
 
 
+def stored_path(cwd: str | None, path: str) -> str:
+    """``--report``'s ``path`` typed in ``cwd``, as the run stores it: absolute, its
+    folder as the system reaches it (``out/../r.json``, ``link/..``: no ``..`` left,
+    symbolic links followed), the file's own name as given."""
+    full = os.path.join(cwd or "", path)
+    folder, name = os.path.split(full)
+    if name in ("", ".", ".."):
+        return os.path.realpath(full)
+    return os.path.join(os.path.realpath(folder or "."), name)
+
+
 def _noting_unjoined(
     run_dir: RunDir, then: Callable[[dict[str, Any]], None] | None
 ) -> Callable[[dict[str, Any]], None]:
@@ -806,7 +817,7 @@ def _execute(
     )
     engine.resume += redactor.text(request.found_by)  # works as stored, from anywhere
     outputs = [  # its reports again, their paths absolute: the stored command works from anywhere
-        redactor.text(f"{fmt}:{path if path == STDOUT else os.path.join(request.cwd or '', path)}")
+        redactor.text(f"{fmt}:{path if path == STDOUT else stored_path(request.cwd, path)}")
         for fmt, path in request.reports
     ]
     engine.resume += finish_flags(

@@ -493,3 +493,31 @@ def test_a_report_a_merge_into_a_folder_could_not_write_is_written_from_that_run
     report = json.loads((elsewhere / "r.json").read_text())
     assert report["run"]["dir"] == str(elsewhere / "merged run"), report["run"]
     assert report["summary"]["passed"] == 1, report["summary"]
+
+
+def test_stored_report_paths_name_the_file_the_run_wrote(place, tmp_path):
+    """The stored command that finishes a run keeps its --report flags with absolute
+    paths, but made them so by text: `sub/../out/r.json` stayed with its `..`, and
+    `link/../r.json` (link: a symbolic link to a folder elsewhere) named the file
+    beside the link, not the one the system wrote (it follows the link before the
+    `..`). Now they name the file the run wrote, as rook runs show says them, and
+    the command works as printed from anywhere."""
+    ws, elsewhere = place
+    ws.profile({"id": "one", "hooks": {"execute": "scripts/agent.sh"}})
+    (elsewhere / "sub").mkdir()
+    (elsewhere / "out").mkdir()
+    (tmp_path / "far" / "inner").mkdir(parents=True)
+    (elsewhere / "link").symlink_to(tmp_path / "far" / "inner")
+    first = rook(elsewhere, "run", *flags(ws), "--phases", "prepare,open", "--report",
+                 "json:sub/../out/a.json", "--report", "markdown:link/../b.md")
+    assert first.returncode == 0, first.stderr
+    assert (elsewhere / "out" / "a.json").is_file() and (tmp_path / "far" / "b.md").is_file()
+    shown = rook(tmp_path, "runs", "show", "latest", *flags(ws))
+    argv = printed(shown.stderr, "finish it with: ")
+    assert f"json:{elsewhere / 'out' / 'a.json'}" in argv, argv
+    assert f"markdown:{tmp_path / 'far' / 'b.md'}" in argv, argv
+    (elsewhere / "out" / "a.json").unlink()
+    (tmp_path / "far" / "b.md").unlink()
+    again = rook(tmp_path, *argv)
+    assert again.returncode == 0, again.stderr
+    assert (elsewhere / "out" / "a.json").is_file() and (tmp_path / "far" / "b.md").is_file()
