@@ -31,7 +31,7 @@ from typing import IO, Any
 
 from . import closing, shapes
 from .errors import DamagedRecord, RunStoreError
-from .reportio import LazyList, iterencode
+from .reportio import LazyList, MappedList, iterencode
 
 CHUNK = 1 << 18  # bytes read at once: a few entries, never the whole file
 HEAD_END = b'"scenarios":['
@@ -293,10 +293,12 @@ def write_json(report: dict[str, Any], out: IO[bytes], redactor: Any = None) -> 
 
 def redacted_report(report: dict[str, Any], redactor: Any) -> dict[str, Any]:
     """``report`` with every part redacted by ``redactor``
-    (:meth:`~rook_core.redact.Redactor.data`), its entries read into a list: for
-    a past run shown again, whose record may predate a variable's declaration."""
+    (:meth:`~rook_core.redact.Redactor.data`), each entry as it is read (a
+    read-only list, as the report's own: a run of 10,000 scenario runs is never
+    held whole): for a past run shown again, whose record may predate a
+    variable's declaration."""
     return {
-        k: [redactor.data(e) for e in v] if k == "scenarios" else redactor.data(v)
+        k: MappedList(v, redactor.data) if k == "scenarios" else redactor.data(v)
         for k, v in report.items()
     }
 
@@ -309,6 +311,8 @@ def check_entries(report: dict[str, Any]) -> None:
     entry that the table and every report format refuse. Only decoded, one
     chunk at a time; never encoded again."""
     entries = report.get("scenarios")
+    while isinstance(entries, MappedList):  # redacted as read (redacted_report)
+        entries = entries.items
     if isinstance(entries, FileEntries):
         for _ in entries:
             pass

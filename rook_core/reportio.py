@@ -165,6 +165,11 @@ class MappedList(LazyList):
         self._items = items
         self._func = func
 
+    @property
+    def items(self) -> Sequence[Any]:
+        """What ``func`` is applied to."""
+        return self._items
+
     def __len__(self) -> int:
         return len(self._items)
 
