@@ -379,7 +379,9 @@ def plugin_failure(exc: BaseException) -> bool:
     exception of the plugin's own derived from ``BaseException`` alike, except the
     run's interruption, which passes through: ``KeyboardInterrupt`` (Ctrl-C),
     asyncio's ``CancelledError`` while the task that called the plugin is being
-    cancelled (Ctrl-C during a run, a timeout) and ``GeneratorExit`` at a call
+    cancelled (Ctrl-C during a run, a timeout), pytest's outcomes (Rook run in a
+    test: ``pytest.fail``, ``pytest.skip``, pytest-timeout's ``Failed`` raised
+    wherever the test's time ran out) and ``GeneratorExit`` at a call
     site in a coroutine (it is being closed). A ``CancelledError`` the plugin
     raised when nothing cancelled it (a bug of its own, or of a library it uses)
     is its failure (on Python 3.10 in a task of a loop that called
@@ -395,6 +397,9 @@ def plugin_failure(exc: BaseException) -> bool:
     """
     if isinstance(exc, KeyboardInterrupt):
         return False
+    outcomes = sys.modules.get("_pytest.outcomes")  # Rook run inside a test (rook_cli)
+    if outcomes is not None and isinstance(exc, outcomes.OutcomeException):
+        return False  # the test's end (pytest-timeout's Failed, pytest.skip), not the plugin's
     if isinstance(exc, GeneratorExit):  # a coroutine is closed where it waits: only
         # a call site in one (or in a generator) may be being closed
         return not sys._getframe(1).f_code.co_flags & _SUSPENDABLE

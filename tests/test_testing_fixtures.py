@@ -198,3 +198,59 @@ def test_a_nested_session_leaves_the_temporary_folders_of_other_sessions_alone(t
     )  # fmt: skip
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr
     assert sorted(p.name for p in shared.iterdir()) == ["pytest-1", "pytest-2", "pytest-3"]
+
+
+BLOCKING = """
+import time
+
+from rook_core.hookspecs import hookimpl
+from rook_core.transports import TransportSpec
+
+
+async def go(call):
+    time.sleep(40)  # blocks the loop: the test's time runs out in here
+
+
+@hookimpl
+def rook_register_transports(register):
+    register(TransportSpec(key="blocky", load_config=lambda value: value))
+
+
+@hookimpl
+def rook_transport_execute(call):
+    return go(call) if call.entry.transport == "blocky" else None
+"""
+
+TIMED_OUT = """
+import rook_blocky
+
+
+def test_agent(rook_workspace, rook_cli, rook_plugin):
+    rook_plugin(rook_blocky)
+    rook_workspace.profile({"id": "p", "hooks": {"execute": {"blocky": {}}}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "g"}]})
+    r = rook_cli("run", "--json")
+    print("rook run went on:", r.exit_code)
+"""
+
+
+def test_a_test_whose_time_runs_out_inside_a_transport_fails_as_timed_out(tmp_path):
+    """pytest-timeout (--timeout-method signal) ends a test by raising its Failed
+    wherever the test is, a BaseException so that no `except Exception` swallows it.
+    Raised inside a transport plugin during rook_cli("run"), Rook took it for the
+    transport's own failure (`raised Failed: Timeout (>12.0s) from pytest-timeout`)
+    and the run, and the test, went on: a hung test passed. pytest's outcomes now
+    pass through Rook as a Ctrl-C does: the test fails, timed out."""
+    project = tmp_path / "author"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "conftest.py").write_text('pytest_plugins = ["rook_core.testing"]\n')
+    (project / "tests" / "rook_blocky.py").write_text(BLOCKING)
+    (project / "tests" / "test_agent.py").write_text(TIMED_OUT)
+    out = subprocess.run(
+        pytest_argv(tmp_path, "-q", "-p", "no:cacheprovider", "-n", "0", "--timeout", "12",
+                    "--timeout-method", "signal", "tests"),
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 1 and "1 failed" in out.stdout, out.stdout + out.stderr
+    assert "Failed: Timeout (>12.0s) from pytest-timeout" in out.stdout, out.stdout
+    assert "rook run went on" not in out.stdout, out.stdout
