@@ -232,8 +232,11 @@ class RunDir:
         try:
             atomic_write(target, text)
         except RunStoreError as exc:
-            self.failed = str(exc).rpartition(": ")[2] or str(exc)
+            self._failed(exc)
             raise
+
+    def _failed(self, exc: RunStoreError) -> None:
+        self.failed = str(exc).rpartition(": ")[2] or str(exc)
 
     def read_json(self, name: str) -> Any:
         return read_json(self.path / name)
@@ -244,7 +247,11 @@ class RunDir:
     def save_scenario(self, key: str, record: dict[str, Any]) -> dict[str, Any]:
         """Write the record of scenario run ``key``; returns it redacted, as written."""
         data = self.redactor.data(record)
-        self._write(f"{self._scenarios}/{key}.json", dumps_compact(data))
+        try:  # as _write does, with no call more a scenario run (the run path)
+            atomic_write(f"{self._scenarios}/{key}.json", dumps_compact(data))
+        except RunStoreError as exc:
+            self._failed(exc)
+            raise
         return data
 
     def load_scenario(self, key: str) -> dict[str, Any] | None:
