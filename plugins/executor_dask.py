@@ -46,7 +46,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from rook_core.errors import ConfigError, RookError, RunStopped, exception_text
+from rook_core.errors import ConfigError, RookError, RunStopped, counted, exception_text
 from rook_core.hookspecs import hookimpl
 from rook_core.models import INFRA_ERROR, HookResult
 from rook_core.report import printable, run_seconds
@@ -58,6 +58,10 @@ MAX_ATTEMPTS = 2  # the first run and one retry on another worker
 CANCEL_GRACE = 10.0
 WORKER_WAIT = 60.0
 CONNECT_TIMEOUT = 10.0
+# threads of a worker of Rook's own LocalCluster: each scenario run in flight holds one
+# (its hooks waiting); past a few hundred a worker runs no more at once, GIL-bound, yet
+# each costs memory and a process slot (-j 100000 asked for 50,000 threads a worker)
+LOCAL_THREADS = 256
 WATCH_EVERY = 1.0  # how often the driver asks the scheduler whether any worker is left
 MODES = ("auto", "shared", "ship")
 EXTRA = "pip install 'rook-harness[dask]'"
@@ -413,6 +417,14 @@ def _start_local_cluster(n: int, threads: int, preload: list[str]) -> Any:
             signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
+def _local_size(concurrency: int) -> tuple[int, int]:
+    """Rook's own LocalCluster for ``concurrency`` scenario runs at once: its workers (one
+    a CPU, no more than the runs) and the threads of each (enough for the runs, at most
+    :data:`LOCAL_THREADS`)."""
+    n = max(1, min(os.cpu_count() or 1, concurrency))
+    return n, min(math.ceil(concurrency / n), LOCAL_THREADS)
+
+
 @asynccontextmanager
 async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[Any]:
     """A Dask client: to ``--scheduler``, or to a LocalCluster sized for ``concurrency``."""
@@ -428,8 +440,7 @@ async def _client(options: dict[str, Any], concurrency: int) -> AsyncIterator[An
             )
             client = await Client(asynchronous=True, timeout=CONNECT_TIMEOUT, **where)
         else:
-            n = max(1, min(os.cpu_count() or 1, concurrency))
-            threads = math.ceil(concurrency / n)
+            n, threads = _local_size(concurrency)
             # its workers are in Rook's process group, which a terminal's Ctrl-C reaches:
             # each catches SIGINT and leaves the run to Rook (dask_sigint)
             preload = dask.config.get("distributed.worker.preload") or []
@@ -1297,6 +1308,16 @@ class DaskExecutor:
     async def _run(
         self, engine: Any, work: list[Any], concurrency: int, options: dict[str, Any]
     ) -> None:
+        if not options.get("scheduler"):
+            n, threads = _local_size(concurrency)
+            if concurrency > n * threads:
+                engine.warn(
+                    f"--executor dask: Rook's own LocalCluster has {counted(n, 'worker')} of "
+                    f"{counted(threads, 'thread')}, one a scenario run: it runs "
+                    f"{n * threads} at once, not {concurrency}; for more, start a Dask "
+                    "cluster and give its --scheduler"
+                )
+                concurrency = n * threads
         async with _client(options, concurrency) as client:
             session = _Session(engine, client)
             try:

@@ -486,6 +486,39 @@ def test_an_absurd_concurrency_starts_a_local_cluster_sized_for_the_runs(
     assert "Traceback" not in r.stderr and "OverflowError" not in r.stderr, r.stderr
 
 
+def test_a_local_clusters_threads_are_bounded_whatever_the_concurrency(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """-j 100000 on many scenarios sized each worker of Rook's own LocalCluster for
+    tens of thousands of threads (one a scenario run in flight). A worker has at most
+    LOCAL_THREADS (here 1, on a machine of 1 CPU: one worker), and Rook says so."""
+    from rook_plugins import executor_dask
+
+    monkeypatch.setattr(executor_dask, "LOCAL_THREADS", 1)
+    monkeypatch.setattr(executor_dask.os, "cpu_count", lambda: 1)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    rook_workspace.script(
+        "busy.sh",
+        '#!/bin/bash\nmkdir "$MARKS/busy" 2>/dev/null || echo x >> "$MARKS/overlaps"\n'
+        'sleep 0.5; rmdir "$MARKS/busy"; echo \'{"output": "done"}\'\n',
+    )
+    rook_workspace.profile(
+        {"id": "p", "hooks": {"execute": "scripts/busy.sh"}, "hook_env": {"MARKS": str(marks)}}
+    )
+    rook_workspace.scenario(
+        {"id": "s", "goal": "x", "repeat": 3, "criteria": [{"contains": "done"}]}
+    )
+    r = rook_cli("run", "--executor", "dask", "--json", "-j", "100000")
+    assert r.exit_code == 0, r.stderr
+    assert not (marks / "overlaps").exists()  # one at a time
+    assert (
+        "rook: warning: --executor dask: Rook's own LocalCluster has 1 worker of 1 thread, "
+        "one a scenario run: it runs 1 at once, not 3; for more, start a Dask cluster and "
+        "give its --scheduler" in r.stderr
+    ), r.stderr
+
+
 def test_a_cache_variable_rook_cannot_use_is_warned_of_once_not_by_each_worker(tmp_path):
     """running.md: ROOK_NO_CACHE=maybe is one warning; the workers of Rook's own
     LocalCluster, which inherit the variable, said it again, one each."""
