@@ -1056,7 +1056,9 @@ class _Session:
                 lost_on = await self._lost_on(future.key) if given_up else []
                 stored = self._infra(sr, record, value, lost_on)
                 return
-            stored = self._accept(sr, value)
+            # files an attempt lost before it said where it ran left: the scheduler names it
+            unsaid = value.get("state_set_aside") and not self._lost(sr.key, value["token"])
+            stored = self._accept(sr, value, await self._lost_on(future.key) if unsaid else ())
             if "judge" in todo and "judge" not in remote and not stored.get("final"):
                 if not value.get("interrupted"):
                     await engine.compute_scenario(sr, stored, ["judge"])
@@ -1093,11 +1095,16 @@ class _Session:
         self.workers = others
         return True
 
-    def _accept(self, sr: Any, result: dict[str, Any]) -> dict[str, Any]:
+    def _accept(
+        self, sr: Any, result: dict[str, Any], lost_on: Iterable[str] = ()
+    ) -> dict[str, Any]:
+        """The record a worker returned, with the attempts lost before it; ``lost_on``:
+        the workers the scheduler lost while they ran its task (:meth:`_lost_on`),
+        asked only when an attempt that never said where it ran left files behind."""
         record: dict[str, Any] = result["record"]
         if result.get("roots"):  # shipped: Rook's words name the user's workspace
             localize(record, self._fix(result["roots"]), self._redact)
-        lost = self._lost(sr.key, but=result["token"])
+        lost = _with_unsaid(self._lost(sr.key, but=result["token"]), lost_on)
         for why in self.refused.pop(sr.key, ()):
             record.setdefault("warnings", []).append(
                 self._redact(f"{why}; it ran on {result['worker']}")
@@ -1108,9 +1115,14 @@ class _Session:
                 lost[-1]["state"] = aside
             record.setdefault("attempts", []).extend(lost)
             for a in lost:
+                moved = (
+                    f", and the lost attempt's files in its state directory were moved to {aside}"
+                    if a is lost[-1] and aside
+                    else ""
+                )
                 record.setdefault("warnings", []).append(
                     f"Dask worker {a['worker']} was lost while running this scenario; "
-                    f"it ran again on {result['worker']}"
+                    f"it ran again on {result['worker']}{moved}"
                 )
         elif aside:  # set aside only when Rook saw the directory empty (``clean``): an
             # attempt of this very task ran on a worker lost before its start event
@@ -1138,7 +1150,8 @@ class _Session:
     async def _lost_on(self, key: str) -> list[str]:
         """The workers the scheduler lost while they ran task ``key``, oldest first (see
         :func:`~rook_plugins.dask_ship.lost_workers`): one killed before its task could
-        say it started there is named too. Only when the task was given up."""
+        say it started there is named too. Only when the task was given up, or ran again
+        after such a worker (its files set aside): never after every scenario run."""
         from .dask_ship import lost_workers
 
         try:
