@@ -44,6 +44,8 @@ class Interrupts:
         """The command that finishes the run, said as a second signal exits."""
         self.count = 0
         self.signal_name: str | None = None
+        self.failure: BaseException | None = None
+        """What stopped the run when no signal did (:meth:`stop`): a file it could not write."""
         self._loop = asyncio.get_running_loop()
         self._installed: list[int] = []
         self._before = {sig: signal.getsignal(sig) for sig in SIGNALS}
@@ -72,6 +74,22 @@ class Interrupts:
             self.kill_all()
             _say("rook: interrupted twice: exiting now" + _finishing(self.finish) + "\n")
             _exit_now()
+
+    def stop(self, failure: BaseException) -> None:
+        """Stop the run as a first signal does, no signal come: ``failure`` (a record the
+        disk could not hold) is raised once the hooks in flight were stopped (SIGTERM,
+        the grace, SIGKILL) and their attempts recorded. A no-op once the run is stopping."""
+        if self.count or self.failure is not None or self.task.done():
+            return
+        from .process import KILL_GRACE_SECONDS  # loaded: a run's hooks use it
+
+        self.failure = failure
+        self.task.cancel()
+        why = str(failure).rpartition(": ")[2] or str(failure)
+        _say(
+            f"\nrook: a record of the run could not be written ({why}): stopping the hooks "
+            f"in flight (SIGTERM, then SIGKILL after {KILL_GRACE_SECONDS:g} s)\n"
+        )
 
     @property
     def interrupted(self) -> bool:

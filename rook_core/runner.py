@@ -701,13 +701,17 @@ async def _drive(
         task, lambda: process.kill_leftovers(marker, scrubbed=True), finish=engine.resume
     )
     engine.signalled = lambda: interrupts.interrupted
+    engine.run_dir.on_failure = interrupts.stop  # a record the disk cannot hold stops the run
     try:
         await task
     except asyncio.CancelledError:
+        if interrupts.failure is not None:  # came first: a signal after it changes nothing
+            raise interrupts.failure from None
         if not interrupts.interrupted:
             raise
         engine.flush_records()  # the runs that finished before the signal
     finally:
+        engine.run_dir.on_failure = None
         interrupts.remove()
         # a signal now: the record and reports are still written
         after_hooks(

@@ -27,7 +27,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -228,6 +228,12 @@ class RunDir:
     """Why a file of the run could not be written (``No space left on device``),
     once one could not: what stops the run, said by the scenario runs it cuts off."""
 
+    on_failure: Callable[[RunStoreError], object] | None = None
+    """Called when a file of the run cannot be written (while the hooks run: the
+    runner's :meth:`~rook_core.interrupts.Interrupts.stop`, which stops the run at
+    once, as a signal would, however the failure was met: a record written in an
+    idle turn, whose failure would otherwise wait for the next scenario run)."""
+
     def _write(self, target: str | os.PathLike[str], text: str) -> None:
         try:
             atomic_write(target, text)
@@ -237,6 +243,8 @@ class RunDir:
 
     def _failed(self, exc: RunStoreError) -> None:
         self.failed = str(exc).rpartition(": ")[2] or str(exc)
+        if self.on_failure is not None:
+            self.on_failure(exc)
 
     def read_json(self, name: str) -> Any:
         return read_json(self.path / name)

@@ -1166,8 +1166,8 @@ def test_scenario_runs_a_full_disk_cuts_off_say_the_disk_was_full(tmp_path):
                   " *) sleep 60; n=1;; esac\n"
                   "printf '{\"output\": \"%s\"}\\n' \"$(head -c $n /dev/zero | tr '\\0' x)\"\n")
         ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
-        # two at once: big's record cannot be written; slow1 takes its place and runs
-        # when the run next starts a scenario run (after fast), which stops the run
+        # two at once: big's record cannot be written, which stops the run at once:
+        # slow1, which took big's place, and fast are cut off
         for sid in ("big", "fast", "slow1", "slow2", "slow3", "slow4"):
             ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "x"}]})
         filler = filled(mnt / "filler")
@@ -1185,6 +1185,45 @@ def test_scenario_runs_a_full_disk_cuts_off_say_the_disk_was_full(tmp_path):
         assert hook["status"] == "interrupted"
         assert hook["diagnosis"] == f"interrupted; its process group was killed ({said})"
         assert f"interrupted ({said})" in r.stderr  # its progress line
+
+
+def test_a_record_the_disk_cannot_hold_stops_the_hooks_in_flight_at_once(tmp_path):
+    """A finished run's record is written in the event loop's next idle turn; when the
+    disk could not hold it, the failure waited for the next scenario run to start, and
+    the runs already started went on (with --concurrency 1 the two slow hooks ran one
+    after the other, two minutes past the failure). The run now stops at once, as at
+    a signal: the hook in flight is stopped (SIGTERM, the grace, SIGKILL) and its attempt
+    recorded as cut off by the full disk; the run waiting for a slot never starts."""
+    from rook_core.testing import Workspace
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with tiny_disk(tmp_path, "1m") as mnt:
+        ws = Workspace(mnt / "ws")
+        ws.script("a.sh", "#!/bin/bash\n[ \"$1\" = execute ] || exit 0\ncat >/dev/null\n"
+                  f"touch {marks}/$ROOK_SCENARIO_ID.started\n"
+                  "case $ROOK_SCENARIO_ID in big) n=200000;; *) sleep 300; n=1;; esac\n"
+                  "printf '{\"output\": \"%s\"}\\n' \"$(head -c $n /dev/zero | tr '\\0' x)\"\n")
+        ws.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+        for sid in ("big", "slow1", "slow2"):
+            ws.scenario({"id": sid, "goal": "g", "criteria": [{"contains": "x"}]})
+        filler = filled(mnt / "filler")
+        os.truncate(filler, filler.stat().st_size - 100_000)  # room for small records only
+        r = subprocess.run([*ROOK, "run", "-w", str(ws.root), "--concurrency", "1"],
+                           capture_output=True, text=True, timeout=100)
+        assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+        assert "big.1.json: No space left on device" in r.stderr and "Traceback" not in r.stderr
+        assert ("rook: a record of the run could not be written (No space left on device): "
+                "stopping the hooks in flight (SIGTERM") in r.stderr
+        assert not (marks / "slow2.started").exists()  # waiting for the slot: never started
+        (run_dir,) = ws.runs_dir.iterdir()
+        record = json.loads((run_dir / "scenarios" / "slow1.1.json").read_text())
+        said = "the run stopped, unable to write its records: No space left on device"
+        assert record["reason"].startswith(f"interrupted ({said}); rook run --run "), record
+        (hook,) = record["interrupted_attempts"][0]["hooks"]
+        assert hook["status"] == "interrupted", hook
+        assert not (run_dir / "scenarios" / "slow2.1.json").exists()
+        assert f"rook run --run {run_dir.name}" in r.stderr
 
 
 def test_an_interrupt_that_finds_the_disk_full_still_names_the_command_that_finishes_the_run(
