@@ -608,7 +608,7 @@ def table(report: dict[str, Any], width: int | None = None) -> str:
     from tabulate import tabulate
 
     rows = []
-    entries = []
+    reasons: list[dict[str, Any]] = []  # what each row's reason is made of: no entry kept
     warned: list[str] = []
     levels = declared_levels(report)  # and the entries', read here: once (a file of them)
     for e in report["scenarios"]:
@@ -621,7 +621,7 @@ def table(report: dict[str, Any], width: int | None = None) -> str:
         rows.append(
             [name, SYMBOL.get(e["status"], e["status"]), f"{ok}/{len(crit)}", f"{e['seconds']:.2f}"]
         )
-        entries.append(e)
+        reasons.append({"reason": e.get("reason"), "warnings": e.get("warnings")})
     headers = ["scenario", "status", "criteria", "seconds", "reason"]
     # the columns before the reason, two spaces apart, each as wide as its widest cell
     # and its heading and two more (tabulate's "simple" format pads each heading so)
@@ -629,7 +629,7 @@ def table(report: dict[str, Any], width: int | None = None) -> str:
         max([len(h) + 2, *(len(r[i]) for r in rows)]) + 2 for i, h in enumerate(headers[:4])
     )
     n = reason_width(before, width)
-    for row, e in zip(rows, entries, strict=True):
+    for row, e in zip(rows, reasons, strict=True):
         row.append(reason_text(e, n))
     # seconds as written ("0.00", not tabulate's reparsed "0"), right-aligned; no colalign
     # without rows (an empty shard's table): tabulate 0.9 raises IndexError on it
