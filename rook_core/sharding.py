@@ -33,6 +33,7 @@ from typing import Any
 
 from . import shapes
 from .errors import ConfigError, DamagedRecord, RunStoreError, counted, typed
+from .models import run_name
 from .redact import Redactor
 from .store import RunDir, cannot_create, create_run, dumps, read_json
 
@@ -325,11 +326,13 @@ def check_same_run(
             f"not {mine.get('profile', {}).get('id')!r}; every shard must use the same profile"
         )
     if existing.get("plan") != mine.get("plan"):
-        theirs, ours = set(existing.get("plan") or []), set(mine.get("plan") or [])
-        diff = sorted(theirs ^ ours)[:5]
+        theirs, ours = existing.get("plan") or [], mine.get("plan") or []
+        keys = sorted(set(theirs) ^ set(ours))
+        diff = ", ".join(run_names(keys[:5], [*theirs, *ours]))
+        diff += f" and {len(keys) - 5} more" if len(keys) > 5 else ""
         raise ConfigError(
             f"{who}: {where} planned other scenario runs than {ours_is} "
-            f"(differing: {', '.join(diff) or 'the order'}); every shard must select the same "
+            f"(differing: {diff or 'the order'}); every shard must select the same "
             "scenarios from the same workspace (same flags, same commit)"
         )
     if existing.get("shards") != mine.get("shards"):
@@ -337,6 +340,24 @@ def check_same_run(
             f"{who}: {where} is split into {existing.get('shards')} shards, "
             f"not {mine.get('shards')}"
         )
+
+
+def run_names(keys: list[str], plans: list[str]) -> list[str]:
+    """The scenario runs of record ``keys`` (``fails.2``) as Rook names them to its
+    user (:func:`rook_core.models.run_name`: ``fails #2``), each counted in the
+    plan of ``plans`` (one or more, joined) that holds it."""
+    counts: dict[str, int] = {}
+    for key in dict.fromkeys(plans):
+        sid = key.rsplit(".", 1)[0]
+        counts[sid] = counts.get(sid, 0) + 1
+    names = []
+    for key in keys:
+        sid, _, index = key.rpartition(".")
+        if not sid or not index.isdigit():  # not a key Rook plans: as it is
+            names.append(key)
+            continue
+        names.append(run_name(sid, int(index), counts.get(sid, 1)))
+    return names
 
 
 def resume_manifest(

@@ -639,12 +639,15 @@ def test_a_shard_joining_a_run_that_planned_other_scenario_runs_is_refused(
     ws.scenario({"id": "added-later", "goal": "new", "criteria": [{"contains": "new"}]})
     r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7")
     assert r.exit_code == 2, r.stdout + r.stderr
-    assert "planned other scenario runs" in r.stderr and "added-later.1" in r.stderr
+    assert "planned other scenario runs" in r.stderr, r.stderr
+    # named as the results table names a scenario run, not by its record key
+    assert "(differing: added-later)" in r.stderr and "added-later.1" not in r.stderr, r.stderr
     (ws.agent_dir / "scenarios" / "added-later.yaml").unlink()
     r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7", "--only", "s1")
     assert r.exit_code == 2 and "planned other scenario runs" in r.stderr, r.stderr
     r = rook_cli("run", "--shard", "2/2", "--run-name", "ci-7", "--repeat", "2")
     assert r.exit_code == 2 and "planned other scenario runs" in r.stderr, r.stderr
+    assert "(differing: calls #3, s0 #2, s1 #2, s2 #2, s3 #2 and 4 more)" in r.stderr, r.stderr
     assert log.read_text() == before, "nothing ran"
     assert not (ws.run_dir("ci-7") / "run.shard-2-of-2.json").exists()
 
