@@ -623,6 +623,31 @@ def test_a_run_on_a_terminal_says_what_it_runs_before_its_first_hook(example):
     json.loads(piped.stdout)
 
 
+def test_what_a_run_says_first_fits_the_terminal(example):
+    """``rook run --run ID`` first said ``resuming run ID: 6 scenario runs of 3
+    scenarios with profile example (concurrency 2)`` on one line, about 95
+    characters with a run's own id: it wrapped on an 80-column terminal. It folds
+    at a space within the width, the lines after the first indented."""
+    ws, _ = example
+    code, out = on_a_terminal_of(80, ["run", "-q", "--repeat", "2"], ws)
+    assert code == 0, out
+    run_id = json.loads(subprocess.run([*ROOK, "runs", "--json"], cwd=ws, capture_output=True,
+                                       text=True, timeout=60).stdout)["runs"][0]["id"]
+    whole = (f"resuming run {run_id}: 6 scenario runs of 3 scenarios with profile example "
+             "(concurrency 2)")
+    assert len(whole) > 80, whole
+    for columns in (80, 50):
+        code, out = on_a_terminal_of(columns, ["run", "--run", run_id], ws)
+        lines = out.splitlines()
+        said = lines[: next(i for i, ln in enumerate(lines) if ln.startswith("scenario "))]
+        assert code == 0 and len(said) > 1, out
+        assert all(len(ln) <= columns for ln in said), said
+        assert all(ln.startswith("  ") for ln in said[1:]), said
+        assert " ".join(ln.strip() for ln in said) == whole, said
+    code, out = on_a_terminal_of(200, ["run", "--run", run_id], ws)
+    assert out.splitlines()[0] == whole, out
+
+
 def test_force_color_colours_doctor_where_no_terminal_is(example):
     """``FORCE_COLOR`` (force-color.org, as pytest, rich and Node's tools read it:
     a CI log such as GitHub Actions' shows colours, but is no terminal) was

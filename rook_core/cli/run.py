@@ -202,7 +202,12 @@ def run_command(
         sys.stderr.flush()
 
     def say_starting(said: str) -> None:
-        """On a terminal, before the first hook: what runs (a slow prepare is no hang)."""
+        """On a terminal, before the first hook: what runs (a slow prepare is no hang),
+        folded at a space to the terminal's width (a run's id makes it long)."""
+        if terminal is not None and len(said) > terminal:
+            import textwrap
+
+            said = textwrap.fill(said, terminal, subsequent_indent="  ", break_on_hyphens=False)
         sys.stderr.write(f"{said}\n")
         sys.stderr.flush()
 
