@@ -230,7 +230,8 @@ def move_secrets(argv: list[str], request: AuthorRequest) -> tuple[list[str], st
                 if f.name == "password"
                 else "the user in -u/--user (its password empty)",
             }.get(f.purpose, "a key-shaped argument")
-            var = secrets.add(secret_kind(f.name or "key"), f"{where} of {program}", f.value)
+            given = program_label(list(f.command)) if f.command else program  # bash -c 'curl'
+            var = secrets.add(secret_kind(f.name or "key"), f"{where} of {given}", f.value)
         by_word.setdefault(index, []).append((f.start, f.end, var, f.quoting))
     words: list[str] = []
     codes: list[str] = []

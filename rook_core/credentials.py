@@ -187,6 +187,9 @@ class Found:
     quoting: str | None = None
     """In a shell's script (``bash -c``), how the shell reads the span: ``""``
     unquoted, ``"'"``, ``'"'`` or ``"$'"`` inside those quotes; ``None`` elsewhere."""
+    command: tuple[str, ...] = ()
+    """In a shell's script, the words of its command line the secret was given to
+    (``curl -u ...`` in ``bash -c 'curl -u ...'``); empty elsewhere."""
 
 
 def url_secrets(url: str) -> list[Found]:
@@ -471,10 +474,47 @@ _SHELL_OPERATORS = frozenset(";&|()<>")
 
 def script_secrets(script: str) -> list[Found]:
     """The secrets in a shell script (the word after ``bash -c``), as spans of
-    it: each of its command lines (split at ``;``, ``&&``, ``|`` ...) read as
+    it: each of its command lines (split at ``;``, ``&&``, ``|`` ...), and those
+    of each command substitution (``"$(...)"``, in quotes too), read as
     :func:`command_secrets` reads one. A secret the script writes escaped (so
     found in none of its places as written) hides the whole script. An
     assignment there is no variable of Rook's command line, only a value."""
+    quoting, bodies = _quoting(script)
+    spans: dict[tuple[int, int], Found] = {}
+    for words in [c for text in (script, *bodies) for c in _command_lines(text)]:
+        for _, f in command_secrets(words):
+            purpose = "assignment" if f.purpose == "environment variable" else f.purpose
+            command = f.command or tuple(words)
+            at = script.find(f.value) if f.value else -1
+            if at < 0:
+                return [Found(script, 0, len(script), f.name, purpose, command=command)]
+            while at >= 0:
+                end = at + len(f.value)
+                if not _as_written(script[at:end], quoting[at], quoting[end]):
+                    return [Found(script, 0, len(script), f.name, purpose, command=command)]
+                found = Found(f.value, at, end, f.name, purpose, quoting[at], command)
+                spans.setdefault((at, end), found)
+                at = script.find(f.value, end)
+    kept: list[Found] = []  # the longest of overlapping ones
+    for f in sorted(spans.values(), key=lambda f: (f.start, -f.end)):
+        if kept and f.start < kept[-1].end:
+            if f.end > kept[-1].end:
+                kept[-1] = Found(
+                    script[kept[-1].start : f.end],
+                    kept[-1].start,
+                    f.end,
+                    kept[-1].name,
+                    kept[-1].purpose,
+                    kept[-1].quoting if kept[-1].quoting == f.quoting else None,
+                    kept[-1].command,
+                )
+            continue
+        kept.append(f)
+    return kept
+
+
+def _command_lines(script: str) -> list[list[str]]:
+    """The words of each command line of ``script``, split at ``;``, ``&&``, ``|`` ..."""
     import shlex
 
     lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
@@ -489,42 +529,18 @@ def script_secrets(script: str) -> list[Found]:
             commands.append([])
         else:
             commands[-1].append(token)
-    spans: dict[tuple[int, int], Found] = {}
-    quoting = _quoting(script)
-    for words in commands:
-        for _, f in command_secrets(words):
-            purpose = "assignment" if f.purpose == "environment variable" else f.purpose
-            at = script.find(f.value) if f.value else -1
-            if at < 0:
-                return [Found(script, 0, len(script), f.name, purpose)]
-            while at >= 0:
-                end = at + len(f.value)
-                if not _as_written(script[at:end], quoting[at], quoting[end]):
-                    return [Found(script, 0, len(script), f.name, purpose)]
-                spans.setdefault((at, end), Found(f.value, at, end, f.name, purpose, quoting[at]))
-                at = script.find(f.value, end)
-    kept: list[Found] = []  # the longest of overlapping ones
-    for f in sorted(spans.values(), key=lambda f: (f.start, -f.end)):
-        if kept and f.start < kept[-1].end:
-            if f.end > kept[-1].end:
-                kept[-1] = Found(
-                    script[kept[-1].start : f.end],
-                    kept[-1].start,
-                    f.end,
-                    kept[-1].name,
-                    kept[-1].purpose,
-                    kept[-1].quoting if kept[-1].quoting == f.quoting else None,
-                )
-            continue
-        kept.append(f)
-    return kept
+    return commands
 
 
-def _quoting(script: str) -> list[str]:
+def _quoting(script: str) -> tuple[list[str], list[str]]:
     """How a shell reads each place of ``script`` (one more than its length: the
     end too): ``""`` unquoted, ``"'"``, ``'"'``, ``"$'"`` inside those quotes,
-    ``"\\"`` a character a backslash escapes."""
+    ``"\\"`` a character a backslash escapes; inside a command substitution
+    (``$(...)``, ```...```) afresh, unquoted, whatever quotes are around it.
+    And the script of each command substitution, innermost first."""
     states: list[str] = []
+    bodies: list[str] = []
+    around: list[list[Any]] = []  # per open substitution: state around, closer, parens, start
     state = ""
     i = 0
     while i < len(script):
@@ -533,6 +549,21 @@ def _quoting(script: str) -> list[str]:
         if c == "\\" and state != "'":
             states.append("\\")  # the character it escapes
             i += 2
+            continue
+        if state == "" and around:
+            outer, closer, parens, start = around[-1]
+            if c == closer and not parens:  # the substitution ends
+                around.pop()
+                bodies.append(script[start:i])
+                state, i = outer, i + 1
+                continue
+            if closer == ")" and c in "()":  # a subshell's, $((...))'s
+                around[-1][2] += 1 if c == "(" else -1
+        if state in ("", '"') and (c == "`" or script.startswith("$(", i)):
+            width = 1 if c == "`" else 2
+            states.extend([state] * (width - 1))
+            around.append([state, "`" if c == "`" else ")", 0, i + width])
+            state, i = "", i + width
             continue
         if state == "" and c == "$" and script[i + 1 : i + 2] == "'":
             states.append(state)
@@ -543,7 +574,8 @@ def _quoting(script: str) -> list[str]:
         elif state and c == state[-1]:
             state = ""
         i += 1
-    return (states + [state])[: len(script) + 1]
+    bodies.extend(script[a[3] :] for a in reversed(around))  # never closed: read all the same
+    return (states + [state])[: len(script) + 1], bodies
 
 
 def _as_written(raw: str, start: str, end: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -856,7 +857,7 @@ def test_curl_s_user_and_password_in_a_command_moves_to_env(
     assert "answer: basic answer to:" in r.stdout
     (entry,) = profile(ws, "basic")["env"]
     assert entry["variable"] == "AGENT_PASSWORD"
-    assert entry["purpose"].startswith("the password in -u/--user of")
+    assert entry["purpose"] == "the password in -u/--user of curl", entry  # not of bash
     script = (ws.agent_dir / "scripts" / "basic-hook.py").read_text()
     if shape == "words":
         assert "'user:' + os.environ['AGENT_PASSWORD']" in script
@@ -874,6 +875,9 @@ def test_curl_s_user_and_password_in_a_command_moves_to_env(
         "--api-key sk-plain-1618",
         "--token=sk-plain-1618",
         "-H 'Authorization: Bearer tok-1414' --api-key 'sk-two-1732'",
+        'echo "$({cmd} --api-key sk-sub-2236)"',  # in "$(...)": unquoted, read afresh
+        'x="$( ({cmd} --api-key "sk-in-2449") )"; echo "$x"',
+        'echo "`{cmd} --api-key sk-tick-1259`"',
     ],
 )
 def test_a_secret_in_a_bash_c_script_reaches_the_agent_whatever_it_holds(
@@ -887,10 +891,16 @@ def test_a_secret_in_a_bash_c_script_reaches_the_agent_whatever_it_holds(
     the agent exactly, at the test and in a run with another value."""
     ws = rook_workspace
     agent = AGENTS / "keyed_agent.py"
-    script = f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))} {written}"
+    cmd = f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))}"
+    script = written.format(cmd=cmd) if "{cmd}" in written else f"{cmd} {written}"
     r = add(rook_cli, ws, "keyed", "--command", shlex.join(["bash", "-c", script]))
     assert r.exit_code == 0, r.stdout + r.stderr
     key = shlex.split(written)[-1].partition("--token=")[2] or shlex.split(written)[-1]
+    if "{cmd}" in written:  # a secret in a command substitution, given to the agent
+        key = re.search(r"sk-[a-z]+-\d+", written).group()
+        (entry,) = profile(ws, "keyed")["env"]
+        purpose = entry["purpose"]  # the program given it, not the shell
+        assert purpose == f"the --api-key option of {Path(sys.executable).name} keyed_agent.py"
     assert f"[arg {digest(key)}]" in r.stdout  # the value reached it whole
     assert_nowhere(ws, key)
     env = profile(ws, "keyed")["env"]
