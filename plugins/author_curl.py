@@ -619,9 +619,14 @@ def cookies_for(flag: str, text: str, url: str) -> list[tuple[str, str]]:
     and HTTP headers (``Set-Cookie: name=value; Domain=...; Path=...``, a ``curl -D``
     dump, whose other lines are read past). A cookie goes to the URL's host (its
     subdomains too when its subdomain flag is ``TRUE`` or its ``Domain=`` is given; a
-    ``Set-Cookie`` with none goes to any host) and path, and not once it has expired
+    ``Set-Cookie`` with none to an IP address, ``127.0.0.1``, never to a host name,
+    ``localhost``: curl files such a cookie where it looks up an IP address's, and a
+    name's only by the accident of its hash) and path, and not once it has expired
     or, ``Secure``, over plain http but to this machine (``localhost``, ``127.0.0.1``,
-    ``::1``). A file of another format is a usage error."""
+    ``::1``). A later line for a cookie of the same name, domain and path replaces the
+    earlier one in its place (an expired one removes it), and they are sent in curl's
+    order: the longest path first, then the longest domain, the longest name, the
+    latest line. A file of another format is a usage error."""
     import time
     from email.utils import parsedate_to_datetime
     from ipaddress import ip_address
@@ -643,6 +648,7 @@ def cookies_for(flag: str, text: str, url: str) -> list[tuple[str, str]]:
         re.match(r"set-cookie:", ln.strip(), re.I) for ln in text.splitlines()
     )  # a dump of HTTP headers: its other lines are read past, as curl does
     sent: list[tuple[str, str]] = []
+    jar: dict[tuple[str, str, bool, str], tuple[int, tuple[Any, ...]]] = {}
     for line in text.splitlines():
         line = line.strip()
         if re.match(r"set-cookie:", line, re.I):
@@ -655,7 +661,7 @@ def cookies_for(flag: str, text: str, url: str) -> list[tuple[str, str]]:
                 key, _, val = attr.partition("=")
                 seen[key.strip().lower()] = val.strip()
             domain, subdomains = seen.get("domain", ""), True
-            cookie_path = seen.get("path") or "/"
+            cookie_path = seen.get("path") or ""  # none: any path, sorted last
             secure = "secure" in seen
             expires = 0.0
             if "max-age" in seen:
@@ -693,6 +699,14 @@ def cookies_for(flag: str, text: str, url: str) -> list[tuple[str, str]]:
             except ValueError:
                 expires = 0.0
         domain = domain.lower().lstrip(".")
+        same = (name, domain, subdomains, cookie_path.rstrip("/") or cookie_path)
+        cookie = (name, value, domain, subdomains, cookie_path, secure, expires)
+        jar[same] = (jar[same][0] if same in jar else len(jar), cookie)  # replaced in place
+    for _, (name, value, domain, subdomains, cookie_path, secure, expires) in sorted(
+        jar.values(), key=lambda c: (-len(c[1][4]), -len(c[1][2]), -len(c[1][0]), -c[0])
+    ):
+        if not domain and not is_ip:  # a Set-Cookie without Domain=: as curl, IPs only
+            continue
         if domain and host != domain:
             if not subdomains or is_ip or not host.endswith("." + domain):
                 continue
@@ -919,14 +933,14 @@ def goal_for_variable(body: Any, c: Curl) -> tuple[Any, str, str] | None:
 def cookie_header(c: Curl, secrets: Secrets, where: str, notes: list[str]) -> str:
     """The ``Cookie`` header of ``-b``: the files' cookies for the URL, then the
     ``name=value`` ones (as curl sends them), each moved to ``env``; the files'
-    variable says what to set it to, since the file is not read when Rook runs."""
+    variable's purpose says what its value is, since the file is not read when Rook runs."""
     parts = []
     files = " and ".join(c.cookie_files)
     if c.jar:
         names = ", ".join(dict.fromkeys(name for name, _ in c.jar))
         purpose = (
-            f"the cookies {files} holds for {where} ({names}): set it to them as curl sends "
-            "them in the Cookie header, name=value pairs joined by '; '"
+            f"the cookies {files} holds for {where} ({names}), as curl sends them in the "
+            "Cookie header: name=value pairs joined by '; '"
         )
         value = "; ".join(f"{name}={value}" for name, value in c.jar)
         parts.append(f"{{{{env.{secrets.add('COOKIE', purpose, value)}}}}}")

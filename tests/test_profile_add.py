@@ -2382,7 +2382,7 @@ def test_a_cookie_file_given_to_b_is_read_as_curl_reads_it(
     r = add(rook_cli, ws, "jar", input=f"curl -b jar.txt {url} -d message=hi")
     assert r.exit_code == 0, r.stdout + r.stderr
     sent = authoring_server.seen("POST", "/form")[-1]["headers"]
-    assert sent.get("Cookie") == "sid=sess-4f9a2c71e0; csrf=c5rf-77a1", sent
+    assert sent.get("Cookie") == "csrf=c5rf-77a1; sid=sess-4f9a2c71e0", sent  # as curl sends them
     http = profile(ws, "jar")["hooks"]["execute"]["http"]
     assert http["headers"]["Cookie"] == "{{env.AGENT_COOKIE}}", http
     assert "secret: AGENT_COOKIE" in r.stdout
@@ -2414,13 +2414,15 @@ def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lin
     r = add(rook_cli, ws, "jar", input=f"curl -b jar.txt -b 'lang=en-GB' {url} -d message=hi")
     assert r.exit_code == 0, r.stdout + r.stderr
     sent = authoring_server.seen("POST", "/form")[-1]["headers"]
-    assert sent.get("Cookie") == "sid=sess-4f9a2c71e0; safe=secure-on-loopback; lang=en-GB"
+    assert sent.get("Cookie") == "safe=secure-on-loopback; sid=sess-4f9a2c71e0; lang=en-GB"
     env = profile(ws, "jar")["env"]
     assert env[0] == {
         "variable": "AGENT_COOKIE",
-        "purpose": f"the cookies jar.txt holds for {url} (sid, safe): set it to them as "
-        "curl sends them in the Cookie header, name=value pairs joined by '; '",
+        "purpose": f"the cookies jar.txt holds for {url} (safe, sid), as curl sends them "
+        "in the Cookie header: name=value pairs joined by '; '",
     }
+    said = f"set AGENT_COOKIE before rook run ({env[0]['purpose']})"
+    assert said in " ".join(r.stdout.split()), r.stdout
     assert env[1]["variable"] == "AGENT_COOKIE_2"  # -b 'lang=...': moved as any cookie is
     http = profile(ws, "jar")["hooks"]["execute"]["http"]
     assert http["headers"]["Cookie"] == "{{env.AGENT_COOKIE}}; {{env.AGENT_COOKIE_2}}", http
@@ -2439,7 +2441,7 @@ def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lin
     assert r.exit_code == 0, r.stdout + r.stderr
     sent = authoring_server.seen("POST", "/form")[-1]["headers"]
     assert sent.get("Cookie") == "sid=hdr-9b1c55e2", sent
-    assert f"dump.txt holds for {url} (sid):" in profile(ws, "dump")["env"][0]["purpose"]
+    assert f"dump.txt holds for {url} (sid), as" in profile(ws, "dump")["env"][0]["purpose"]
     assert_nowhere(ws, "hdr-9b1c55e2")
 
     # the subdomain flag, for a host name (not tested: the purpose names the cookies)
@@ -2459,13 +2461,52 @@ def test_a_cookie_file_is_read_with_its_subdomain_flag_expiry_and_set_cookie_lin
     )
     assert r.exit_code == 0, r.stdout + r.stderr
     purpose = profile(ws, "hosts")["env"][0]["purpose"]
-    assert "hosts.txt holds for http://api.example.test/ask (wide, own):" in purpose, purpose
+    assert "hosts.txt holds for http://api.example.test/ask (own, wide), as" in purpose, purpose
 
     # a file with no cookie for the URL: said so, nothing sent
     r = add(rook_cli, ws, "none", "--no-test", input="curl -b hosts.txt http://other.test/ask -d m=hi")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "-b hosts.txt: no cookie in it is for http://other.test/ask" in r.stdout, r.stdout
     assert "Cookie" not in profile(ws, "none")["hooks"]["execute"]["http"].get("headers", {})
+
+
+def test_a_set_cookie_line_without_domain_goes_to_an_ip_address_only_as_curl_sends_it(
+    rook_workspace, rook_cli, authoring_server, tmp_path, monkeypatch
+):
+    """A Set-Cookie: line with no Domain= in a -b FILE dump was sent to any host; curl
+    7.88 sends it to an IP address (127.0.0.1) but not to a host name (localhost), and
+    sends a file's cookies longest path first, then longest domain, longest name, latest
+    line, a later line for the same cookie replacing the earlier one (Rook kept the
+    file's order and sent both). Seen with curl -b dump.txt against both host names."""
+    ws = rook_workspace
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dump.txt").write_text(
+        "HTTP/1.1 200 OK\r\n"
+        "Set-Cookie: sid=nodomain-61c2; Path=/\r\n"
+        "Set-Cookie: any=nopath-0b7e\r\n"
+        "Set-Cookie: ip=ipdomain-93d0; Domain=127.0.0.1\r\n"
+        "Set-Cookie: loc=localname-5a18; Domain=localhost\r\n"
+        "Set-Cookie: sub=subpath-2f44; Path=/form\r\n"
+        "Set-Cookie: any=nopath-later-77c1\r\n\r\n"
+    )
+    port = authoring_server.url.rsplit(":", 1)[1]
+    for pid, host, cookie in (
+        (
+            "ip",
+            "127.0.0.1",
+            "sub=subpath-2f44; sid=nodomain-61c2; ip=ipdomain-93d0; any=nopath-later-77c1",
+        ),
+        ("name", "localhost", "loc=localname-5a18"),
+    ):
+        url = f"http://{host}:{port}/form"
+        r = add(rook_cli, ws, pid, input=f"curl -b dump.txt {url} -d message=hi")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        sent = authoring_server.seen("POST", "/form")[-1]["headers"]
+        assert sent.get("Cookie") == cookie, (host, sent)
+        names = ", ".join(pair.split("=")[0] for pair in cookie.split("; "))
+        purpose = profile(ws, pid)["env"][0]["purpose"]
+        assert f"dump.txt holds for {url} ({names}), as curl sends" in purpose, purpose
+    assert_nowhere(ws, "nodomain-61c2", "nopath-0b7e", "nopath-later-77c1", "localname-5a18")
 
 
 def test_data_urlencode_reads_files_as_curl_does(
