@@ -469,7 +469,8 @@ def profile_data(
     data: dict[str, Any] = {"name": name, "id": profile_id, "hooks": hooks}
     if env:
         data["env"] = env
-    data["capabilities"] = dict(capabilities)
+    if capabilities:  # a repaired profile that claimed none is not given an empty mapping
+        data["capabilities"] = dict(capabilities)
     if draft.hook_env:
         data["hook_env"] = dict(draft.hook_env)
     data.update({k: v for k, v in draft.extra.items() if k not in data})

@@ -534,6 +534,7 @@ def test_fix_follows_a_redirect_and_never_shows_a_credential_written_in_the_url(
     assert fixed["hooks"]["execute"]["http"]["url"] == (
         f"http://{host}/strict?api_key=literal-key-55501"
     )
+    assert "capabilities" not in fixed, fixed  # claimed none: was written 'capabilities: {}'
 
     url = f"http://bob:literal-pw-55502@{host}/moved/strict"
     write(ws, {"execute": {"http": {"url": url, "body": {"message": "{{goal}}"}}}}, env=())
