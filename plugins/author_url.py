@@ -122,8 +122,9 @@ class UrlAuthor(HttpAuthor):
         st = draft.state
         if st.get("kind") != "url" or http_entry(draft) is None:
             return None
-        name, method, _ = SHAPES[st["tried"][-1]]
-        shape = f"GET ?{name}=GOAL" if method == "GET" else f'POST {{"{name}": GOAL}}'
+        name, method, body = SHAPES[st["tried"][-1]]
+        sent = json.dumps(body).replace(json.dumps(GOAL), "GOAL")  # messages: a list
+        shape = f"GET ?{name}=GOAL" if method == "GET" else f"POST {sent}"
         status = observation.http_status if observation is not None else None
         if observation is None or observation.problem == "missing_variable":
             said = "not sent to the endpoint (no test ran)"

@@ -501,6 +501,16 @@ def test_the_note_on_the_request_shape_says_what_probing_showed(
     r = add(rook_cli, ws, "strict", "--from", f"{authoring_server.url}/strict")
     assert r.exit_code == 0, r.stdout + r.stderr
     assert 'note: the request shape (POST {"message": GOAL}) was found by probing' in r.stdout
+    # a chat endpoint: its shape is a list of messages, not {"messages": GOAL}
+    r = add(rook_cli, ws, "chat", "--from", f"{authoring_server.url}/chatonly")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert profile(ws, "chat")["hooks"]["execute"]["http"]["body"] == {
+        "messages": [{"role": "user", "content": "{{goal}}"}]
+    }
+    assert (
+        'note: the request shape (POST {"messages": [{"role": "user", "content": GOAL}]}) '
+        "was found by probing" in r.stdout
+    ), r.stdout
 
 
 def test_an_endpoint_that_allows_no_post_is_asked_with_get(

@@ -21,6 +21,8 @@ Extra endpoints (everything of :class:`AgentServer` still answers):
                                 is not allowed (405)
 * ``POST /jsononly``            415 unless the body is sent as ``application/json``;
                                 ``message``; answers ``{"output": ...}``
+* ``POST /chatonly``            400 unless the body holds a ``messages`` list (OpenAI
+                                style); answers ``{"output": ...}``
 * ``POST /keyed/KEY/ask``       the API key in the URL path (401 unless it is ``api_key``);
                                 ``message``; answers ``{"reply": ...}``
 """
@@ -248,7 +250,7 @@ class _AuthoringHandler(_Handler):
 
             q = parse_qs(qs).get("q", [""])[0]
             return self._send(200, {"results": [{"title": f"found: {q}"}]} if q else {})
-        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form", "/history", "/jsononly"):
+        if self.command == "POST" and path in ("/ask", "/strict", "/basic", "/form", "/history", "/jsononly", "/chatonly"):
             return self._extra(path, qs)
         if self.command == "POST" and path.startswith("/keyed/"):
             return self._extra(path, qs)
@@ -283,6 +285,11 @@ class _AuthoringHandler(_Handler):
             if not (self.headers.get("Content-Type") or "").startswith("application/json"):
                 return self._send(415, {"detail": "Unsupported Media Type"})
             return self._send(200, {"output": f"json reply to: {(body or {}).get('message', '')}"})
+        if path == "/chatonly":
+            messages = (body or {}).get("messages") if isinstance(body, dict) else None
+            if not isinstance(messages, list) or not messages:
+                return self._send(400, {"error": {"message": "'messages' is a required property"}})
+            return self._send(200, {"output": f"chat reply to: {messages[-1].get('content')}"})
         if path.startswith("/keyed/"):
             if path != f"/keyed/{app.api_key}/ask":
                 return self._send(401, {"error": "no such key"})
