@@ -367,7 +367,9 @@ def _utf16_codec(raw: bytes) -> str:
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):  # never NaN; math.isfinite(10**400) raises OverflowError
+        return value
+    if isinstance(value, float):
         return value if math.isfinite(value) else None  # a connector's float("nan"): no count
     if isinstance(value, str):
         # a number written as a JSON string ("12", "0.1"): JSON's number syntax only,
@@ -409,9 +411,13 @@ def usage_problem(raw: Any) -> str | None:
         )
     for name in (n for names in USAGE_NAMES.values() for n in names):
         value = raw.get(name)
-        if value is not None and _number(value) is None:
+        number = _number(value)
+        if value is not None and number is None:
             shown = current().head(hookio.as_json(value), 100, "...")
             return f"the reported usage.{name} must be a number, got {shown}"
+        if number is not None and abs(number) > hookio.USAGE_MAX:  # as a hook's usage is told
+            shown = current().head(hookio.as_json(value), 40, "...")
+            return f"the reported usage.{name} is absurdly large ({shown}); at most 10**15"
     return None
 
 

@@ -3176,6 +3176,10 @@ print(json.dumps({"status": "goal_satisfied", "output": "ok", "usage": usage}))
         ({"costUsd": True}, "usage.costUsd must be a number, got true"),
         ("lots", 'usage must be an object like {"inputTokens": 12, "outputTokens": 3}, got "lots"'),
         ({"inputTokens": "TOKEN"}, 'usage.inputTokens must be a number, got "[redacted:AGENT_TOKEN]"'),
+        # more digits than a float holds: the call raised OverflowError, named as Rook's own
+        ({"inputTokens": 10**400}, "the reported usage.inputTokens is absurdly large (1000"),
+        ({"costUsd": str(10**400)}, 'the reported usage.costUsd is absurdly large ("1000'),
+        ({"outputTokens": 10**16}, "the reported usage.outputTokens is absurdly large (1000"),
     ],
 )
 def test_a_usage_count_that_is_no_number_fails_the_call_as_a_hooks_does(
