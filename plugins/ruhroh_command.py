@@ -33,6 +33,13 @@ def _node(argv: list[str]) -> bool:
     )
 
 
+def _ended(returncode: int) -> str:
+    """How a wrapper that failed ended: ``exited with code 3``, ``was killed by signal 9``."""
+    if returncode < 0:
+        return f"was killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
 class Connector:
     """Base class for connectors with the advanced lifecycle (optional to inherit).
 
@@ -141,10 +148,11 @@ class CommandConnector(Connector):
         result.stderr = decode(proc.stderr, 0 if stopped else turn.limits.stderr_bytes)
         result.notes = list(proc.notes)
         final, transcript = split_final_line(result.stdout)
+        unread = False  # a result file Rook could not read (half-written by a killed wrapper?)
         try:
             from_file = read_result_file(turn.result_path, turn.limits.stdout_bytes)
         except ProtocolError as exc:
-            from_file, result.failure = None, str(exc)
+            from_file, result.failure, unread = None, str(exc), True
         fields, shadowed = merge_fields(final, from_file)
         normalize(fields, transcript, result, shadowed)
         if from_file:  # for the reason of a failure status (the file's wins)
@@ -216,11 +224,7 @@ class CommandConnector(Connector):
                     'a completion status is a string such as "goal_satisfied"'
                 )
             elif proc.returncode:
-                how = (
-                    f"was killed by signal {-proc.returncode}"
-                    if proc.returncode < 0
-                    else f"exited with code {proc.returncode}"
-                )
+                how = _ended(proc.returncode)
                 misplaced = status_on_stderr(result.stderr)
                 why = f": {misplaced}" if misplaced else ""
                 result.failure = f"the wrapper {how} and reported no status{why}{stderr}"
@@ -246,6 +250,8 @@ class CommandConnector(Connector):
                     f"result file at RUHROH_RESULT_PATH; its last output: "
                     f"{tail(result.stdout, 300)!r}{stderr}"
                 )
+        elif unread and proc.returncode:  # how it ended: the file may be cut off by it
+            result.failure = f"{result.failure}; the wrapper {_ended(proc.returncode)}{stderr}"
         elif proc.returncode and result.status is not None:
             result.notes.append(
                 f"the wrapper exited with code {proc.returncode}; its reported status "

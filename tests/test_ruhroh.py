@@ -802,6 +802,40 @@ def test_broken_answers_fail_with_a_clear_diagnosis(
     assert "Traceback" not in r.stdout + r.stderr
 
 
+HALF_WRITTEN = r"""
+#!/usr/bin/env python3
+import os, signal, sys
+with open(os.environ["RUHROH_RESULT_PATH"], "w") as fh:
+    fh.write('{"version": "ruhroh_run_agent_result_v1", "status": "goal_sat')
+    fh.flush()
+    sys.stderr.write("writing the result\\n")
+    sys.stderr.flush()
+    if os.environ["HOW"] == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)  # killed mid-answer (the OOM killer, say)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize(
+    "how,said",
+    [("killed", "the wrapper was killed by signal 9"), ("exit", "the wrapper exited with code 3")],
+)
+def test_a_result_file_cut_off_by_the_wrapper_s_end_says_how_it_ended(
+    how, said, rook_workspace, rook_cli
+):
+    """A wrapper killed while writing its result file (or failing there) was told only
+    that the file is not JSON, as if the wrapper had written bad JSON: the diagnosis now
+    says how the wrapper ended, with its standard error, as one without a file does."""
+    wrapper = rook_workspace.script("half.py", HALF_WRITTEN)
+    ruhroh_profile(rook_workspace, str(wrapper), hook_env={"HOW": how})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "x"}]})
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "error"}, r.stderr + r.stdout
+    diagnosis = scenario_of(r)["hooks"][0]["diagnosis"]
+    assert "(RUHROH_RESULT_PATH) is not JSON" in diagnosis, diagnosis
+    assert said in diagnosis and "stderr: writing the result" in diagnosis, diagnosis
+
+
 def test_a_reported_status_wins_over_a_nonzero_exit(rook_workspace, rook_cli, probe_dir):
     ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "status_then_exit"})
     rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
