@@ -142,6 +142,34 @@ def test_the_latest_result_wins(rook_workspace, rook_cli):
     assert manifest(r)["adapterVersion"] == f"1.4.0-{last}"
 
 
+def test_the_usage_is_the_latest_results_whole_never_summed_nor_mixed(rook_workspace, rook_cli):
+    # "Ruhroh copies ... usage from the latest command result": the manifest's usage is
+    # that one result's, whole (a cost only an earlier call reported is not beside it),
+    # while each turn's usage in the record is its own calls' summed
+    wrapper = rook_workspace.script(
+        "usage-turns.sh",
+        """
+        #!/bin/bash
+        if [ "$RUHROH_ITERATION" = 1 ]; then
+          echo '{"status": "continue", "sessionHandle": "h", "usage": {"inputTokens": 100, "costUsd": 0.5}}'
+        else
+          echo '{"status": "goal_satisfied", "usage": {"inputTokens": 10}}'
+        fi
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario(
+        {"id": "s", "turns": ["a", "b"], "criteria": [{"status": "goal_satisfied"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stderr + r.stdout
+    turns = r.report["scenarios"][0]["turns"]
+    assert [t["usage"] for t in turns] == [{"input": 100, "cost_usd": 0.5}, {"input": 10}]
+    m = manifest(r)
+    assert m["usage"] == {"inputTokens": 10} and m["latest"]["usage"] == {"inputTokens": 10}
+    assert m["sources"] == {"usage.inputTokens": "result"}
+
+
 def test_the_latest_result_that_reported_them_within_a_turn(rook_workspace, rook_cli):
     # one turn, three iterations: the first two report metadata, the last reports none
     ruhroh_profile(rook_workspace, PY, hook_env={"WRAPPER_MODE": "quiet_last"})
