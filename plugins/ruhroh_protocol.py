@@ -176,6 +176,10 @@ def final_line_problem(stdout: str) -> str | None:
             "print UTF-8 (PowerShell: [Console]::OutputEncoding = [Text.Encoding]::UTF8)"
         )
     line = lines[-1].strip().lstrip("\ufeff")
+    if "\r" in line:  # a progress bar's carriage return ends no line
+        problem = _status_after_carriage_return(line)
+        if problem:
+            return problem
     if line.startswith("}"):
         return _spread_object(lines)
     if not line.startswith(("{", "[", '"')):
@@ -202,6 +206,25 @@ def final_line_problem(stdout: str) -> str | None:
         keys = ", ".join(sorted(map(str, value))[:20]) or "none"
         return f'its final JSON line has no "status" field (keys: {keys})'
     return None
+
+
+def _status_after_carriage_return(line: str) -> str | None:
+    """The problem of a last line that is a status object after a carriage return
+    (``progress 50%\\r{"status": ...}``): a line ends at a newline only."""
+    text = line.rsplit("\r", 1)[1].strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = hookio.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not (isinstance(value, dict) and "status" in value):
+        return None
+    return (
+        "its final line holds a carriage return (\\r, as a progress bar prints) before its "
+        "JSON object, and a line ends at a newline (\\n) only: print a newline before "
+        "the final JSON line"
+    )
 
 
 def _status_line_before(lines: list[str]) -> str | None:

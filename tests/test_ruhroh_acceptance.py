@@ -277,6 +277,8 @@ def test_a_failures_reason_is_the_result_files_over_the_final_lines(
         (None, '"goal_satisfied"', "its final line is JSON, but a string"),
         (None, '"Done," it said', "reported no completion status: expected a final JSON line"),
         (None, '{"status":"goal_satisfied","output":"x"}\ncleanup done', "a JSON line with a status came 1 line before the end"),
+        # a progress bar's \r ends no line: the status was on the progress line, unsaid
+        (None, 'progress 50%\r{"status":"goal_satisfied","output":"x"}', "its final line holds a carriage return (\\r, as a progress bar prints) before its JSON object"),
     ],
 )  # fmt: skip
 def test_a_result_the_wrapper_gave_wrongly_fails_the_call_saying_why(
