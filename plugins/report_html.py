@@ -35,6 +35,7 @@ from rook_core.report import (
     fair_shares,
     interval,
     percent,
+    repeat_label,
     replaced,
     scenario_stats,
     text_share,
@@ -340,7 +341,9 @@ def _template() -> Any:
         lstrip_blocks=True,
         finalize=_showable,
     )
-    env.globals.update(warning_lines=warning_lines, warning_note=warning_note)
+    env.globals.update(
+        warning_lines=warning_lines, warning_note=warning_note, repeat_label=repeat_label
+    )
     return env.from_string(TEMPLATE)
 
 

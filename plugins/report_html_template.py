@@ -124,7 +124,7 @@ svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; f
 {% for e in runs(report.scenarios) %}
 <details class="run" id="{% if e.repeat_index == 1 %}s-{{ e.id }}{% else %}s-{{ e.id }}.{{ e.repeat_index }}{% endif %}" {% if e.status != "passed" %}open{% endif %}>
   <summary><span class="badge" style="background:{{ colours.get(e.status, '#999') }}">{{ e.status }}</span>
-    <code>{{ e.id }}</code>{% if e.repeat_count > 1 %} run {{ e.repeat_index }}/{{ e.repeat_count }}{% endif %}
+    <code>{{ e.id }}</code>{{ repeat_label(e) }}
     <span class="muted">— {{ e.reason }}{% if e.warnings %}; {{ warning_note(e) }}{% endif %}</span></summary>
   <div class="muted">{{ e.name }}{% if e.seconds %} · {{ "%.2f" | format(e.seconds) }} s{% endif %}{% if e.tags %} · tags {{ e.tags | join(", ") }}{% endif %}</div>
 

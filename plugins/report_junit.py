@@ -39,7 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from rook_core.hookspecs import hookimpl
 from rook_core.redact import current
-from rook_core.report import BIDI, fair_shares, replaced, text_share, warning_lines
+from rook_core.report import (
+    BIDI,
+    fair_shares,
+    repeat_label,
+    replaced,
+    text_share,
+    warning_lines,
+)
 from rook_core.reportio import atomic_file
 
 if TYPE_CHECKING:
@@ -161,9 +168,7 @@ def testcase(
 
     cuts = {part: limit for part in PARTS} | (limits or {})
 
-    name = entry["id"]
-    if (entry.get("repeat_count") or 1) > 1:
-        name = f"{name} [{entry['repeat_index']}/{entry['repeat_count']}]"
+    name = entry["id"] + repeat_label(entry)
     case = ET.Element(
         "testcase",
         {

@@ -35,6 +35,7 @@ from rook_core.report import (
     interval,
     percent,
     printable,
+    repeat_label,
     scenario_stats,
     status_counts,
     warning_lines,
@@ -275,7 +276,7 @@ def iter_rows(report: dict[str, Any], order: list[int] | None = None) -> Iterato
 
 
 def details(entry: dict[str, Any]) -> str:
-    rep = f" #{entry['repeat_index']}" if (entry.get("repeat_count") or 1) > 1 else ""
+    rep = repeat_label(entry)
     icon = ICON.get(entry["status"], "")
     parts = [
         f"<details><summary>{icon} {code(entry['id'])}{rep} — {entry['status']}: "
@@ -317,7 +318,7 @@ def details(entry: dict[str, Any]) -> str:
 
 def warning_item(entry: dict[str, Any]) -> str:
     """A run's warnings as one list item (what did not change its status)."""
-    rep = f" #{entry['repeat_index']}" if (entry.get("repeat_count") or 1) > 1 else ""
+    rep = repeat_label(entry)
     lines = warning_lines(entry)
     what = "; ".join(cell(w, 400) for w in lines[:3])
     if len(lines) > 3:

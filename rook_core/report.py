@@ -523,6 +523,16 @@ def _cut(text: str, n: int = 90) -> str:
 WARNING_CHARS = 60
 
 
+def repeat_label(entry: dict[str, Any]) -> str:
+    """What a report file puts after a scenario run's id: `` [2/3]`` when its
+    scenario has several runs, else ``""``. JUnit's test case is named so
+    (``refund [2/3]``: CI follows a test's history by its name, and one
+    ``--repeat`` value always gives the same names); the Markdown and HTML
+    reports name a run the same way, so one name finds it in each."""
+    count = entry.get("repeat_count") or 1
+    return f" [{entry.get('repeat_index')}/{count}]" if count > 1 else ""
+
+
 def warning_lines(entry: dict[str, Any]) -> list[str]:
     """A scenario run's warnings (a failed close hook, a lost Dask worker: what
     did not change its status), whole, one ``warning: ...`` line each. Every

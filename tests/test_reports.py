@@ -372,6 +372,22 @@ def test_html_is_self_contained_and_shows_everything(mixed):
     assert {k for k, v in runs.items() if v} == {k for k, v in expected.items() if v != "passed"}
 
 
+def test_every_report_format_names_a_repeat_as_junit_does(mixed):
+    # JUnit named flaky's second run `flaky [2/4]`, the Markdown details
+    # `flaky #2` and the HTML page `flaky run 2/4`: one run, three names to
+    # look for. Each report file names it as JUnit does (CI keys on it).
+    _, out = mixed
+    cases = [c.get("name") for c in ET.parse(out / "r.xml").getroot().iter("testcase")]
+    assert "flaky [2/4]" in cases and "pass" in cases
+    md = (out / "r.md").read_text(encoding="utf-8")
+    assert "<code>flaky</code> [2/4] — failed" in md and "#2" not in md
+    page = _Page()
+    page.feed((out / "r.html").read_text(encoding="utf-8"))
+    text = re.sub(r"\s+", " ", "".join(page.text))
+    assert "flaky [2/4] — " in text and "run 2/4" not in text
+    assert "pass — " in text and "pass [1/1]" not in text
+
+
 def test_markdown_fits_a_step_summary(mixed):
     r, out = mixed
     md = (out / "r.md").read_text(encoding="utf-8")
