@@ -565,6 +565,21 @@ def test_rook_runs_fits_the_terminal_with_every_column_s_data(example):
     assert "unverified  pass rate" in wide and "p/f/e/u" not in wide + piped.stdout
 
 
+def test_a_terminal_that_reports_no_width_is_a_terminal_of_80_columns(long_failure):
+    """A pseudo-terminal that reports 0 columns (a serial console, a container's
+    terminal not yet sized, ``script`` with no terminal behind it) was taken
+    for a pipe: no start line, reasons cut at 90 characters, the full ``rook
+    runs`` table. It is a terminal of 80 columns, as most tools take it."""
+    ws, _ = long_failure
+    code, out = on_a_terminal_of(0, ["run"], ws)
+    assert code == 1 and out.startswith("running 4 scenarios with profile example"), out
+    rows = [ln for ln in out.splitlines() if "long-reason" in ln]
+    assert len(rows) == 2 and all(len(ln) <= 80 and ln.endswith("…") for ln in rows), rows
+    code, out = on_a_terminal_of(0, ["runs"], ws)
+    assert code == 0 and all(len(ln) <= 80 for ln in out.splitlines()), out
+    assert out.splitlines()[0].split()[4] == "p/f/e/u", out
+
+
 def test_the_summary_line_of_a_typical_run_fits_80_columns(long_failure):
     """The summary line under the results table was 81 characters for a run of
     6 passes and 2 failures (83 for 22 and 2): ``coverage 100.0% (decided/planned)``

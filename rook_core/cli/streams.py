@@ -116,20 +116,30 @@ def _json_escape(exc: UnicodeError) -> tuple[str, int]:
     return "".join(said), exc.end
 
 
+TERMINAL_COLUMNS = 80
+"""The width of a terminal that says none (0 columns, or no answer to the
+question): a serial console, a container's terminal not yet sized."""
+
+
 def terminal_width(stream: Any) -> int | None:
     """The width of the terminal ``stream`` writes to, in columns (``COLUMNS``
-    when it holds a positive number, as every terminal program reads it), or
-    ``None`` when ``stream`` is no terminal: a pipe or a file gets the fixed
-    widths, the same on every machine and in every CI log."""
+    when it holds a positive number, as every terminal program reads it;
+    :data:`TERMINAL_COLUMNS` when the terminal reports none), or ``None`` when
+    ``stream`` is no terminal: a pipe or a file gets the fixed widths, the same
+    on every machine and in every CI log."""
     try:
         if not stream.isatty():
             return None
         columns = os.environ.get("COLUMNS", "").strip()
         if columns.isdigit() and int(columns) > 0:
             return int(columns)
-        return os.get_terminal_size(stream.fileno()).columns or None
+        fd = stream.fileno()
     except (OSError, ValueError, AttributeError):  # closed, or no file behind it
         return None
+    try:
+        return os.get_terminal_size(fd).columns or TERMINAL_COLUMNS
+    except OSError:  # a terminal that does not say its size is one all the same
+        return TERMINAL_COLUMNS
 
 
 class UntilTheReaderLeaves:
