@@ -191,17 +191,19 @@ HOST_MISMATCH = "the certificate does not name"
 """What the HTTP transport's diagnosis says of a trusted certificate for another host."""
 
 
-def tls_advice(diagnosis: str | None) -> str:
+def tls_advice(diagnosis: str | None, where: str) -> str:
     """What to do about a certificate Rook does not accept (problem ``tls``): trust
-    the CA that signed it, unless it names another host (no CA bundle helps then)."""
+    the CA that signed it, unless it names another host (no CA bundle helps then).
+    ``where`` names what to edit (``the hook entry``)."""
     if HOST_MISMATCH in (diagnosis or ""):
         return (
-            "put a host name or address the agent's certificate names in the url (the "
-            "diagnosis above says which it does not), or give the agent a certificate for it"
+            f"put a host name or address the agent's certificate names in the url of {where} "
+            "(the diagnosis above says which it does not), or give the agent a certificate "
+            "for the url's host"
         )
     return (
         "give verify_tls the path of the CA bundle that signed the agent's certificate "
-        "(or, for a test server only, verify_tls: false)"
+        f"(or, for a test server only, verify_tls: false) in {where}"
     )
 
 

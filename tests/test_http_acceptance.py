@@ -825,7 +825,11 @@ def test_a_certificate_for_another_host_is_not_told_to_get_a_ca_bundle(
     t = rook_cli("profile", "test")
     assert t.exit_code == 1, t.stdout + t.stderr
     (step,) = [line for line in t.stdout.splitlines() if line.startswith("next: ")]
-    assert step.startswith("next: put a host name or address the agent's certificate names in the url"), step
+    assert step.startswith(
+        "next: put a host name or address the agent's certificate names in the url of the hook "
+        "entry (the diagnosis above says which it does not), or give the agent a certificate "
+        "for the url's host; then run rook profile test p "
+    ), step  # it said '... or give the agent a certificate for it in the hook entry'
     assert "CA bundle" not in step, step
 
 

@@ -669,9 +669,9 @@ def _next_steps(
         # no repair turns TLS verification off
         from ..profile_probe import tls_advice
 
-        advice = tls_advice(getattr(outcome.observation, "diagnosis", None))
+        advice = tls_advice(getattr(outcome.observation, "diagnosis", None), "the profile")
         s.say(
-            f"Rook does not accept the agent's TLS certificate: {advice} in the profile, "
+            f"Rook does not accept the agent's TLS certificate: {advice}, "
             f"then: rook profile test {pid}{s.where}"
         )
         sys.exit(1)

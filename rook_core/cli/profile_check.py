@@ -62,7 +62,7 @@ def _advice(obs: Any, again: str) -> str | None:
     if obs.problem == "tls":  # no repair turns verification off
         from ..profile_probe import tls_advice
 
-        return f"{tls_advice(obs.diagnosis)} in the hook entry; then run {again}"
+        return f"{tls_advice(obs.diagnosis, 'the hook entry')}; then run {again}"
     diagnosis = obs.diagnosis or ""
     if obs.problem == "timeout":  # a hook no timeout helps: not "check the target is up"
         from ..process import NEVER_EXITED_HELP, STOPPED_HELP
