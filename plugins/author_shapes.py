@@ -206,13 +206,23 @@ def find_usage(doc: Any) -> dict[str, Path] | None:
     return None
 
 
+STREAM_KEYS = {"events", "text", "by_event"}
+
+
+def streamed(doc: Any) -> bool:
+    """Whether ``doc`` is an event stream as the HTTP transport assembles one of the
+    endpoint's own shape: ``{"events": [...], "text": ...}``, with ``by_event`` when
+    its events are named (``event: content_block_delta``, as Anthropic's are)."""
+    return isinstance(doc, dict) and {"events", "text"} <= set(doc) <= STREAM_KEYS
+
+
 def find_streamed_usage(doc: Any) -> dict[str, str] | None:
     """For an event stream (what the HTTP transport makes ``{"events": [...], "text":
     ...}`` of): JMESPaths of the input and output token counts, each from the **last**
     event that carries it. Anthropic's ``message_start`` holds a placeholder output
     count (1) and ``message_delta``, last, the answer's; :func:`find_usage` would read
     the first (and looks at ten events only). Every event is looked at."""
-    if not (isinstance(doc, dict) and set(doc) == {"events", "text"}):
+    if not streamed(doc):
         return None
     events = doc["events"] if isinstance(doc["events"], list) else []
     found: dict[str, Path] = {}
@@ -286,7 +296,7 @@ def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
     before and adds to it. One event is pieces too: the test's short answer came in
     one, a longer one comes in several (never ``events[0]``'s alone). ``None`` when
     no event's field holds an answer."""
-    if not (isinstance(doc, dict) and set(doc) == {"events", "text"}):
+    if not streamed(doc):
         return None
     events = (
         [e for e in doc["events"] if isinstance(e, dict)] if isinstance(doc["events"], list) else []

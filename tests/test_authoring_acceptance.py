@@ -11,8 +11,11 @@ from authoring import add, profile
 pytest_plugins = ["servers.fixtures"]
 
 
-def _events(*payloads):
-    return b"".join(f"data: {json.dumps(p)}\n\n".encode() for p in payloads)
+def _events(*payloads, named=False):
+    """An event stream of ``payloads``; ``named``: each under its ``type`` as its
+    ``event:`` name, as Anthropic's Messages API streams them."""
+    name = (lambda p: f"event: {p['type']}\n") if named else (lambda p: "")
+    return b"".join(f"{name(p)}data: {json.dumps(p)}\n\n".encode() for p in payloads)
 
 
 # A stream of text pieces in events of the endpoint's own shape (not OpenAI's chat
@@ -331,13 +334,17 @@ def test_a_json_text_body_refused_for_its_content_type_is_sent_as_json(
     assert fixed["body"] == {"message": "hi"} and fixed["headers"] == {"Content-Type": "application/json"}
 
 
+@pytest.mark.parametrize("named", [False, True], ids=["data-only", "event-names"])
 def test_token_usage_of_an_anthropic_stream_is_the_final_count_not_the_first_events(
-    rook_workspace, rook_cli, authoring_server
+    rook_workspace, rook_cli, authoring_server, named
 ):
     """Anthropic's stream sends usage twice: message_start's (output_tokens 1, a
     placeholder) and message_delta's, the count for the whole answer, last. The
     profile read events[0].message.usage.output_tokens: every answer cost 1 output
-    token, so a max_tokens criterion passed whatever the agent wrote."""
+    token, so a max_tokens criterion passed whatever the agent wrote. With each event
+    under its name (event: content_block_delta), as the API sends them, the answer was
+    one piece (events[31].delta.text) and the usage message_start's: the stream's
+    by_event made it no stream to the answer finders."""
     ws = rook_workspace
     words = [f" word{i}" for i in range(30)]  # more events than the first ten
     authoring_server.streams["usage"] = _events(
@@ -349,6 +356,7 @@ def test_token_usage_of_an_anthropic_stream_is_the_final_count_not_the_first_eve
         {"type": "content_block_stop", "index": 0},
         {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 31}},
         {"type": "message_stop"},
+        named=named,
     )
     curl = (
         f"curl -N {authoring_server.url}/stream/usage -H 'anthropic-version: 2023-06-01' "
