@@ -291,7 +291,8 @@ def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
     """The JMESPath that assembles the answer of an event stream of the endpoint's own
     shape (what the HTTP transport makes ``{"events": [...], "text": ...}`` of), when
     the answer comes in pieces, one field of each event (``{"delta": "Hel"}``,
-    Anthropic's ``{"delta": {"text": "Hel"}}``): the pieces joined
+    Anthropic's ``{"delta": {"text": "Hel"}}``, Gemini's ``candidates[0].content.parts[0].text``):
+    the pieces joined
     (``join('', events[].delta)``), or the last one when each piece repeats the one
     before and adds to it. One event is pieces too: the test's short answer came in
     one, a longer one comes in several (never ``events[0]``'s alone). ``None`` when
@@ -302,9 +303,9 @@ def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
         [e for e in doc["events"] if isinstance(e, dict)] if isinstance(doc["events"], list) else []
     )
     pieces: dict[Path, list[str]] = {}
-    for event in events:
+    for event in events:  # a piece may be in a list: Gemini's candidates[0].content.parts[0].text
         for path, value in walk(event):
-            if path and isinstance(value, str) and not any(isinstance(p, int) for p in path):
+            if path and isinstance(value, str):
                 pieces.setdefault(path, []).append(value)
     best: tuple[float, str] | None = None
     for path, values in pieces.items():
@@ -325,7 +326,12 @@ def find_streamed_answer(doc: Any, goal: str = "") -> str | None:
 
 def _get(doc: Any, path: Path) -> Any:
     for part in path:
-        if not isinstance(doc, dict):
+        if isinstance(part, int):
+            if not isinstance(doc, list) or part >= len(doc):
+                return None
+            doc = doc[part]
+        elif not isinstance(doc, dict):
             return None
-        doc = doc.get(part)
+        else:
+            doc = doc.get(part)
     return doc

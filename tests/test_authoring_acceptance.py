@@ -42,6 +42,17 @@ STREAMS = {
         _events({"text": "Hello"}, {"text": "Hello there,"}, {"text": "Hello there, friend."}),
         "events[].text | [-1]",
     ),
+    # Gemini's streamGenerateContent?alt=sse: each piece inside lists; was the last alone
+    "gemini": (
+        _events(
+            *({"candidates": [{"content": {"parts": [{"text": t}], "role": "model"}}]}
+              for t in ("Hello there,", " friend")),
+            {"candidates": [{"content": {"parts": [{"text": "."}], "role": "model"},
+                             "finishReason": "STOP"}],
+             "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 4}},
+        ),
+        "join('', events[].candidates[0].content.parts[0].text)",
+    ),
 }
 
 
