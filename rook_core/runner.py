@@ -73,7 +73,7 @@ from .reporting import (
     write_reports,
 )
 from .startup import collector_paused
-from .store import RunDir, planned_records
+from .store import RunDir, discard_unstarted, planned_records
 from .workspace import Agent, find_workspace, read_config, select_agent
 
 
@@ -534,9 +534,14 @@ def prepare_run(
         levels = declared_continuity(rook, profile)  # once per run: shown when no hook ran
         # its folder, when this invocation makes it (a shard's, another shard may make)
         made = shard is None and not (request.run_id and (agent.runs_dir / request.run_id).exists())
-        run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)
-        run.made = made
-        try:  # a start that fails (a full disk) leaves no folder that is no run
+        try:  # a start interrupted as it makes the folder leaves none either
+            run = sharding.new_run(agent.runs_dir, redactor, request.run_id, shard)
+            run.made = made
+        except BaseException:
+            if made and request.run_id:  # a fresh id's folder: create_run removed it
+                discard_unstarted(agent.runs_dir / request.run_id)
+            raise
+        try:  # a start that fails (a full disk) or is interrupted leaves no folder that is no run
             run.lock()
             manifest = {
                 "id": run.id,

@@ -310,11 +310,9 @@ class RunDir:
         """Remove the folder of a run this invocation made, when it holds no
         ``run.json`` yet: its start failed (a full disk) before anything ran,
         and no command lists or resumes a folder without one."""
-        if self.made and not os.path.exists(self.path / RUN_FILE):
-            import shutil  # a failed start's only
-
+        if self.made:
             self.unlock()
-            shutil.rmtree(self.path, ignore_errors=True)
+            discard_unstarted(self.path)
 
     def holder(self, name: str) -> str | None:
         """Who holds the lock ``name`` of this run (``pid N``), or ``None`` when no
@@ -344,18 +342,37 @@ class RunDir:
         return d
 
 
+def discard_unstarted(path: Path) -> None:
+    """Remove the run folder ``path`` that this invocation made, unless it holds a
+    ``run.json``: its start failed (a full disk) or was interrupted before anything
+    ran, and no command lists or resumes a folder without one."""
+    if not os.path.exists(path / RUN_FILE):
+        import shutil  # a failed start's only
+
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def create_run(runs_dir: Path, redactor: Redactor, run_id: str | None = None) -> RunDir:
     run_id = run_id or new_run_id()
     path = runs_dir / run_id
     try:
         (path / "scenarios").mkdir(parents=True, exist_ok=False)
-        (path / "state" / "run").mkdir(parents=True, exist_ok=True)
     except FileExistsError as exc:
         if not_a_folder(runs_dir):  # a broken symbolic link in its place
             raise cannot_create(path, exc) from None
         raise ConfigError(f"run {run_id} already exists in {runs_dir}") from None
     except OSError as exc:
         raise cannot_create(path, exc) from None
+    except BaseException:  # Ctrl-C as the folder was made: none is left half made
+        discard_unstarted(path)
+        raise
+    try:
+        (path / "state" / "run").mkdir(parents=True, exist_ok=True)
+    except BaseException as exc:  # a full disk, or Ctrl-C, between the two
+        discard_unstarted(path)
+        if isinstance(exc, OSError):
+            raise cannot_create(path, exc) from None
+        raise
     return RunDir(path, redactor)
 
 

@@ -455,6 +455,79 @@ def test_a_signal_as_the_console_script_starts_its_command_is_an_interrupt(times
     assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", "")
 
 
+SIGNALLED_AS_ROOK_LOADS = """
+import importlib.abc, os, signal, sys
+when, sig = sys.argv[1], int(sys.argv[2])
+class Signal(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == when:  # the signal comes as Rook imports this module
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), sig)
+        return None
+sys.meta_path.insert(0, Signal())
+import click
+if when == "click-context":  # while Click reads the command line, before the command
+    init = click.Context.__init__
+    def signalled(self, *args, **kwargs):
+        click.Context.__init__ = init
+        os.kill(os.getpid(), sig)
+        init(self, *args, **kwargs)
+    click.Context.__init__ = signalled
+sys.argv = ["rook", "--version"]
+import rook_core.console
+rook_core.console.main()
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("when", ["rook_core.startup", "rook_core.cli", "click-context"])
+def test_a_signal_while_rook_loads_or_reads_its_command_line_is_an_interrupt(when, sig):
+    """Ctrl-C as the console script imported its first modules (rook_core.startup)
+    ended Rook with a Python traceback, and one while Click read the command line
+    with Click's own '\\nAborted!', exit 1. Both now end it as documented from
+    Rook's first line on: `rook: interrupted`, exit 130, nothing else."""
+    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_ROOK_LOADS, when, str(int(sig))],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", ""), r
+
+
+SIGNALLED_AS_THE_RUN_FOLDER_IS_MADE = """
+import os, pathlib, signal, sys
+mkdir = pathlib.Path.mkdir
+def signalled(self, *args, **kwargs):
+    mkdir(self, *args, **kwargs)
+    if self.name == "scenarios" and self.parent.parent.name == "runs":  # the run's first folder
+        pathlib.Path.mkdir = mkdir
+        os.kill(os.getpid(), signal.SIGINT)
+pathlib.Path.mkdir = signalled
+sys.argv = ["rook", *sys.argv[1:]]
+import rook_core.console
+rook_core.console.main()
+"""
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_signal_as_the_run_folder_is_made_leaves_no_folder_that_is_no_run(rook_workspace,
+                                                                            named):
+    """Ctrl-C just as `rook run` made its run folder (`scenarios/` made, `state/` not
+    yet) left `runs/ID/scenarios` behind with no run.json: `rook: interrupted` named
+    no run, and `rook runs show ID` said there was no such run. The folder is
+    removed as for a start that failed: nothing had run."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    named_run = ["--run-name", "nightly"] if named else []
+    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_THE_RUN_FOLDER_IS_MADE, "run", "-w",
+                        str(ws.root), *named_run], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", ""), r
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
 def test_a_signal_ignored_when_rook_starts_stays_ignored(rook_workspace, tmp_path, sig):
     """``nohup rook run`` (SIGHUP ignored) goes on when the terminal closes, and

@@ -65,17 +65,34 @@ class RookGroup(click.Group):
         except click.ClickException as exc:  # rook's own options: rook --VALUE
             refused(ctx, exc, typed)
 
-    def invoke(self, ctx: click.Context) -> Any:
-        from .. import closing
-        from ..startup import resume
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:  # reading the command line: Click's "Aborted!", exit 1
+            click.echo("rook: interrupted", err=True)
+            sys.exit(130)
 
-        resume()  # the command line is parsed: the console script's start-up is over
-        redact = sys.modules.get(f"{__name__.rpartition('.')[0]}.redact")
-        if redact is not None:  # a command run before this one in this process activated it
-            redact.deactivate()
-        args = [*_protected_args(ctx), *ctx.args]  # as typed, for a usage error
-        with closing.command():  # the files it opened for itself, closed however it ends
-            return self._invoke(ctx, args)
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            from .. import closing
+            from ..startup import resume
+
+            resume()  # the command line is parsed: the console script's start-up is over
+            redact = sys.modules.get(f"{__name__.rpartition('.')[0]}.redact")
+            if redact is not None:  # a command run before this one in this process activated it
+                redact.deactivate()
+            args = [*_protected_args(ctx), *ctx.args]  # as typed, for a usage error
+            with closing.command():  # the files it opened for itself, closed however it ends
+                return self._invoke(ctx, args)
+        except KeyboardInterrupt:  # before the command began: Click's "Aborted!", exit 1
+            click.echo("rook: interrupted", err=True)
+            ctx.exit(130)
 
     def _invoke(self, ctx: click.Context, args: list[str]) -> Any:
         from ..errors import RookError
@@ -398,6 +415,9 @@ def main(argv: list[str] | None = None) -> None:
     ``KeyboardInterrupt`` ends it as Ctrl-C does, wherever it comes: before the
     command starts too, and a second one while it says so."""
     try:
+        console = sys.modules.get(f"{__name__.rpartition('.')[0]}.console")
+        if console is not None:  # the console script: a signal now ends the command
+            console.command_starts()
         _main(argv)
     except KeyboardInterrupt:
         interrupted()
