@@ -163,6 +163,11 @@ def _check_aliases(root: Any) -> None:
 _ALIAS = later(r"\*([^\s,\[\]{}]+)")
 
 
+class _Misplaced(Exception):
+    """A file YAML reads but Rook refuses: ``args`` are the line (or None) and the
+    message."""
+
+
 def _load(text: str) -> Any:
     loader = _Loader(text)
     try:
@@ -171,12 +176,67 @@ def _load(text: str) -> Any:
             return None
         if "&" in text:  # no anchor, no alias: nothing to check
             _check_aliases(node)
+        if BOM in text:  # past the one a file may begin with: see _unquoted_mark
+            _unquoted_mark(text, node)
         return loader.construct_document(node)
     finally:
         loader.dispose()
 
 
 BOM = "\ufeff"
+
+
+def _unquoted_mark(text: str, root: Any) -> None:
+    """Raise :class:`_Misplaced` for a byte order mark (U+FEFF) past the start of
+    ``text`` and outside a quoted text, the one place YAML allows it: an invisible
+    character kept in a plain value (``goal: hi<U+FEFF>``) or a key, and read or
+    refused as the loader goes (libyaml skips one before a comment, PyYAML's own
+    loader refuses it), so that both loaders, and every value, say the same."""
+    quoted: list[tuple[int, int]] = []
+    plain: list[tuple[int, int, str, bool]] = []  # (start, end, field, a key?)
+    seen: set[int] = set()
+    stack: list[tuple[Any, str, bool]] = [(root, "", False)]
+    while stack:
+        node, path, key = stack.pop()
+        if id(node) in seen:  # an alias: the anchor's node again
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            span = (node.start_mark.index, node.end_mark.index)
+            if node.style in ('"', "'"):
+                quoted.append(span)
+            else:
+                plain.append((*span, path, key))
+        elif isinstance(node, yaml.SequenceNode):  # pushed last first: an anchor before its alias
+            for i in reversed(range(len(node.value))):
+                stack.append((node.value[i], f"{path}.{i}" if path else f"[{i}]", False))
+        else:
+            for k, v in reversed(node.value):
+                name = k.value if isinstance(k, yaml.ScalarNode) else "?"
+                stack += [(v, f"{path}.{name}" if path else str(name), False), (k, path, True)]
+    at = text.find(BOM, 1 if text.startswith(BOM) else 0)
+    while at != -1 and any(start <= at < end for start, end in quoted):
+        at = text.find(BOM, at + 1)
+    if at == -1:
+        return
+    line = text.count("\n", 0, at) + 1
+    if text[at - 1 : at] in ("", "\n", BOM):  # as YAML refuses it when it cannot read on
+        raise _Misplaced(None, _stray_text(line))
+    column = at - text.rfind("\n", 0, at)
+    mark = "a byte order mark (U+FEFF, an invisible character)"
+    found = next(((f, k) for start, end, f, k in plain if start <= at < end), None)
+    if found is None:  # in a comment, say
+        raise _Misplaced(
+            (line, column), f"{mark}, which YAML allows only in a quoted text: delete it"
+        )
+    field, key = found
+    said = f"{field}: " if field else ""
+    said += f"a key holds {mark}" if key else f"holds {mark}" if field else f"it holds {mark}"
+    raise _Misplaced(
+        (line, column),
+        f"{said}, which YAML allows only in a quoted text: delete it "
+        '(in quotes, "\\ufeff" is the character itself)',
+    )
 
 
 def _stray_mark(text: str) -> str | None:
@@ -189,7 +249,10 @@ def _stray_mark(text: str) -> str | None:
         first = text.find(BOM, first + 1)
     if first == -1:
         return None
-    line = text.count("\n", 0, first) + 1
+    return _stray_text(text.count("\n", 0, first) + 1)
+
+
+def _stray_text(line: int) -> str:
     where = "at its start" if line == 1 else f"at the start of line {line}"
     return (
         f"a second byte order mark (U+FEFF, the bytes EF BB BF in UTF-8) {where}, which "
@@ -222,6 +285,10 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         raise error(f"{path}: {exc}") from None
     try:
         return _load(text)
+    except _Misplaced as exc:
+        at, problem = exc.args
+        where = f" (line {at[0]}, column {at[1]})" if at else ""
+        raise error(f"{path}{where}: {problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

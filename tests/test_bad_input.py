@@ -231,6 +231,69 @@ def test_a_second_byte_order_mark_is_named_not_told_as_expected_document_start(
     assert not list((agent / "runs").iterdir())
 
 
+PURE_PYTHON_YAML = [  # rook with PyYAML's own loader, as where no libyaml is built
+    sys.executable, "-c",
+    "import runpy, sys, yaml; del yaml.CSafeLoader; sys.argv[0] = 'rook'; "
+    "runpy.run_module('rook_core', run_name='__main__')",
+]
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+@pytest.mark.parametrize(("text", "at"), [
+    (b"\xef\xbb\xbf\xef\xbb\xbf# a comment\nid: greeting\ngoal: hi\n", "at its start"),
+    (b"id: greeting\n\xef\xbb\xbf# a comment\ngoal: hi\n", "at the start of line 2"),
+    (b"\xef\xbb\xbf\xef\xbb\xbfid: greeting\ngoal: hi\n", "at its start"),
+    (b"id: greeting\n\xef\xbb\xbfgoal: hi\n", "at the start of line 2"),
+])
+def test_a_second_byte_order_mark_is_refused_by_either_yaml_loader(example, loader, text, at):
+    # libyaml read a second mark before a comment, or before a key, without a word
+    # (PyYAML's own loader refused it, or took it into the key: '\ufeffid')
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_bytes(text)
+    proc = subprocess.run([*PURE_PYTHON_YAML, "run"] if loader == "python" else [*ROOK, "run"],
+                          cwd=ws, capture_output=True, text=True, timeout=120)
+    clean_error(proc, f"{path}: a second byte order mark (U+FEFF, the bytes EF BB BF in UTF-8) "
+                      f"{at}, which YAML cannot read: delete it")
+    assert not list((agent / "runs").iterdir())
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+@pytest.mark.parametrize(("text", "named"), [
+    ("id: greeting\ngoal: hi\ufeff\n", "(line 2, column 9): goal: holds"),
+    ("id: greeting\ngoal: |\n  hi\ufeff\n", "(line 3, column 5): goal: holds"),
+    ("- id: greeting\n  goal: hi\n  criteria:\n    - contains: x\ufeffy\n",
+     "(line 4, column 18): [0].criteria.0.contains: holds"),
+    ("id: greeting\ngo\ufeffal: hi\n", "(line 2, column 3): a key holds"),
+    ("id: greeting # a\ufeff\ngoal: hi\n", "(line 1, column 17): a byte order mark"),
+])
+def test_a_byte_order_mark_inside_a_value_is_refused_naming_the_field(
+        example, loader, text, named):
+    # an invisible U+FEFF pasted into a goal was sent to the agent, and looked for
+    # in its answer, as part of the text; YAML allows one only in a quoted text
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(text, encoding="utf-8")
+    proc = subprocess.run([*PURE_PYTHON_YAML, "run"] if loader == "python" else [*ROOK, "run"],
+                          cwd=ws, capture_output=True, text=True, timeout=120)
+    clean_error(proc, f"{path} {named}", "a byte order mark (U+FEFF, an invisible character), "
+                      "which YAML allows only in a quoted text: delete it")
+    assert not list((agent / "runs").iterdir())
+
+
+def test_a_byte_order_mark_in_a_quoted_value_is_the_character(example):
+    # YAML allows it there (JSON may hold one): the agent gets it, byte for byte
+    ws, agent = example
+    (agent / "scenarios/greeting.yaml").write_text(
+        'id: greeting\ngoal: "hi\ufeff"\ncriteria:\n  - not_contains: \'x\ufeff\'\n',
+        encoding="utf-8")
+    proc = rook("run", "--only", "greeting", "--json", cwd=ws)
+    assert proc.returncode == 0, proc.stderr
+    scenario, = json.loads(proc.stdout)["scenarios"]
+    assert scenario["status"] == "passed", scenario
+    assert scenario["turns"][0]["input"] == "hi\ufeff", scenario["turns"]
+
+
 @pytest.mark.parametrize("command", ["run", "profile show"])
 def test_an_active_file_far_too_big_for_an_id_is_named_not_printed(example, command):
     # 60 MB of text was read whole and printed back in "names 'aaaa...', which is
