@@ -362,9 +362,22 @@ def resumed_scenarios(
             )
             if v
         ]
+        from .runner import other_case
+
+        hint = other_case(request, [by_id[i] for i in planned_ids if i in by_id])
+        given = [
+            f"{f} {','.join(v)}"
+            for f, v in (
+                ("--tag", request.tags),
+                ("--class", request.classes),
+                ("--category", request.categories),
+            )
+            if v
+        ]
         raise ScenarioError(
-            f"{run_flag(request)}: no scenario of this run selected "
-            f"(its scenarios: {', '.join(planned_ids)})"
+            f"{run_flag(request)}: no scenario of this run selected"
+            + (f" by {' '.join(given)}{hint}" if hint else "")
+            + f" (its scenarios: {', '.join(planned_ids)})"
             + (
                 f"; the {'file' if len(unread) == 1 else 'files'} of "
                 f"{', '.join(unread)} {'is' if len(unread) == 1 else 'are'} gone from "

@@ -215,7 +215,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     return (
         f"no scenario selected in {agent.scenarios_dir}"
         + (
-            f" by {' '.join(given)}{_other_case(request, every)}"
+            f" by {' '.join(given)}{other_case(request, every)}"
             if given
             else " (every scenario there is excluded: true, which runs only when --only names "
             f"it: --only {only})"
@@ -224,7 +224,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     )
 
 
-def _other_case(request: RunRequest, every: list[Scenario]) -> str:
+def other_case(request: RunRequest, every: list[Scenario]) -> str:
     """`` (did you mean --tag Smoke? ...)`` when a tag, class or category given names
     none of the scenarios' but one of them written in other letters' case: the
     selectors compare names exactly, as ``--only`` compares ids."""
@@ -483,6 +483,9 @@ def prepare_run(
         scenarios = load_scenarios(agent.scenarios_dir, rook.criteria, definitions)
     if joined is not None and shard is not None:  # it must plan exactly the run it joins
         mine = request.selected(scenarios)
+        if not mine:  # as a new run says it, not "planned other scenario runs"
+            with _also_unset(unset):
+                raise ScenarioError(_none_selected(request, agent, scenarios))
         sharding.check_same_run(
             joined[1],
             {

@@ -1124,6 +1124,27 @@ def test_a_selector_matching_nothing_but_in_other_case_says_what_it_meant(ws, ro
     refused(r, ws, "by --tag smok (1 scenario there; tags: smoke)")
 
 
+@pytest.mark.parametrize(("first", "then", "said"), [
+    ([], [], "--run-name kept: no scenario of this run selected by --tag Smoke "),
+    (["--shard", "1/2"], ["--shard", "1/2"], "--run-name kept: no scenario of this run "),
+    (["--shard", "1/2"], ["--shard", "2/2"], "no scenario selected in "),  # joining the run
+])
+def test_a_resumed_run_or_a_shard_selecting_nothing_but_in_other_case_says_what_it_meant(
+        ws, rook_cli, first, then, said):
+    # a fresh run said 'did you mean --tag smoke?'; a resumed run said only 'no scenario
+    # of this run selected', and a shard joining the run 'planned other scenario runs'
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    for sid in ("s", "t"):
+        ws.scenario({"id": sid, "goal": "g", "tags": ["smoke"], "criteria": [{"contains": "ok"}]})
+    made = rook_cli("run", "--run-name", "kept", *first)
+    assert made.exit_code in (0, 1), made.stderr
+    ws.mark.unlink(missing_ok=True)
+    r = rook_cli("run", "--run-name", "kept", *then, "--tag", "Smoke")
+    refused(r, ws, said, "by --tag Smoke (did you mean --tag smoke? tags, classes and "
+                         "categories are case-sensitive)")
+    refused(rook_cli("run", "--run-name", "kept", *then, "--tag", "smok"), ws)
+
+
 @pytest.mark.parametrize("flag", ["--only", "--tag", "--class", "--category"])
 @pytest.mark.parametrize("value", ["", " , "])
 def test_a_selector_naming_nothing_is_refused_not_ignored(ws, rook_cli, flag, value):
