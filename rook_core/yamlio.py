@@ -164,8 +164,8 @@ _ALIAS = later(r"\*([^\s,\[\]{}]+)")
 
 
 class _Misplaced(Exception):
-    """A file YAML reads but Rook refuses: ``args`` are the line (or None) and the
-    message."""
+    """A file YAML reads but Rook refuses: ``args`` are the line and column (or None),
+    the message and, for an item of a list, ``"[N]"``."""
 
 
 def _load(text: str) -> Any:
@@ -223,19 +223,27 @@ def _unquoted_mark(text: str, root: Any) -> None:
     if text[at - 1 : at] in ("", "\n", BOM):  # as YAML refuses it when it cannot read on
         raise _Misplaced(None, _stray_text(line))
     column = at - text.rfind("\n", 0, at)
-    mark = "a byte order mark (U+FEFF, an invisible character)"
     found = next(((f, k) for start, end, f, k in plain if start <= at < end), None)
     if found is None:  # in a comment, say
         raise _Misplaced(
-            (line, column), f"{mark}, which YAML allows only in a quoted text: delete it"
+            (line, column), f"{_MARK}, which YAML allows only in a quoted text: delete it"
         )
     field, key = found
+    if field.startswith("["):  # an item of a list of scenarios: file.yaml[3], as they are named
+        item, _, field = field.partition("]")
+        raise _Misplaced((line, column), _in_value(field[1:], key), item + "]")
+    raise _Misplaced((line, column), _in_value(field, key))
+
+
+_MARK = "a byte order mark (U+FEFF, an invisible character)"
+
+
+def _in_value(field: str, key: bool) -> str:
     said = f"{field}: " if field else ""
-    said += f"a key holds {mark}" if key else f"holds {mark}" if field else f"it holds {mark}"
-    raise _Misplaced(
-        (line, column),
+    said += f"a key holds {_MARK}" if key else f"holds {_MARK}" if field else f"it holds {_MARK}"
+    return (
         f"{said}, which YAML allows only in a quoted text: delete it "
-        '(in quotes, "\\ufeff" is the character itself)',
+        '(in quotes, "\\ufeff" is the character itself)'
     )
 
 
@@ -286,9 +294,9 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
     try:
         return _load(text)
     except _Misplaced as exc:
-        at, problem = exc.args
+        at, problem, *item = exc.args
         where = f" (line {at[0]}, column {at[1]})" if at else ""
-        raise error(f"{path}{where}: {problem}") from None
+        raise error(f"{path}{''.join(item)}{where}: {problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
