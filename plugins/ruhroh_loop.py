@@ -564,12 +564,32 @@ def evidence(
         "runId": _latest(results, "run_id"),
         "artifacts": artifacts or None,
         "transcript": clip(_joined(results, "transcript", labels)) or None,
-        "iterations": summaries,
+        "iterations": _with_answers(results, summaries),
         "result": _answer_once(final.fields, final.output) or None,
         "continuity": getattr(conn, "continuity", None),
         "workspace": str(session.workspace),
     }
     return {k: v for k, v in data.items() if v is not None}
+
+
+ITERATION_ANSWER_CHARS = 2000
+"""How much of an earlier iteration's answer its ``iterations`` entry keeps."""
+
+
+def _with_answers(
+    results: list[IterationResult], summaries: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each iteration's entry with what it answered (``output``), but the last's,
+    which is the turn's output: a ``continue`` answered in a result file is
+    otherwise in no record. An answer that is only the transcript (no answer
+    field) is kept as the transcript already."""
+    more = "\n... [{n} more chars]"
+    return [
+        {**s, "output": current().head(r.output, ITERATION_ANSWER_CHARS, more)}
+        if r is not results[-1] and r.output and r.output != r.transcript
+        else s
+        for r, s in zip(results, summaries, strict=True)
+    ]
 
 
 def _answer_once(fields: dict[str, Any], answer: str | None) -> dict[str, Any]:

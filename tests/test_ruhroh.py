@@ -2410,6 +2410,41 @@ def test_an_artifact_is_read_as_the_iteration_that_reported_it_left_it(rook_work
     }, arts
 
 
+def test_what_each_earlier_iteration_answered_is_in_the_record(rook_workspace, rook_cli):
+    """The record kept a turn's last answer only: what a wrapper answered with
+    ``continue`` (or an ``infra_failure`` retried) in its result file was in no record
+    or report, only in that file in state/. Each iteration's entry now holds its
+    answer (cut at 2,000 characters), the last one's being the turn's output."""
+    wrapper = rook_workspace.script(
+        "answers.sh",
+        """
+        #!/bin/bash
+        case "$RUHROH_ITERATION" in
+          1) st=continue; out="wrote the plan" ;;
+          2) st=continue; out=$(printf 'x%.0s' $(seq 3000)) ;;
+          *) st=goal_satisfied; out="all done" ;;
+        esac
+        printf '{"status":"%s","output":"%s"}' "$st" "$out" > "$RUHROH_RESULT_PATH"
+        echo "working on iteration $RUHROH_ITERATION"
+        """,
+    )
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    turn = scenario_of(r)["turns"][0]
+    first, second, last = turn["evidence"]["iterations"]
+    assert first["output"] == "wrote the plan"
+    assert second["output"].startswith("x" * 2000) and "[1000 more chars" in second["output"]
+    assert "output" not in last and turn["output"] == "all done"
+    # a wrapper that gave no answer field: its transcript is the answer, already kept
+    wrapper.write_text("#!/bin/bash\necho 'thinking'\necho '{\"status\":\"continue\"}'\n")
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2)
+    r = rook_cli("run", "--json")
+    iterations = scenario_of(r)["turns"][0]["evidence"]["iterations"]
+    assert len(iterations) == 2 and not [i for i in iterations if "output" in i], iterations
+
+
 @pytest.mark.parametrize(
     "final_line,why",
     [
