@@ -95,6 +95,22 @@ def _went_on(base: Path) -> dict[str, int] | None:
     return went_on
 
 
+def _drop_cut_results(folder: Path, turn: int) -> None:
+    """What the calls of ``turn`` (which a resume goes on at) and of later turns left in
+    the results ``folder`` (``turn-T-iteration-I-attempt-A.json``; a cut call's, even a
+    directory at its path), removed: every RUHROH_RESULT_PATH is new. A folder that is
+    none (a link) is left to :func:`ready_for_call`, which makes it anew."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for entry in folder.iterdir():
+        parts = entry.name.split("-", 2)
+        if len(parts) == 3 and parts[0] == "turn" and parts[1].isdigit() and int(parts[1]) >= turn:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink(missing_ok=True)
+
+
 def ready_for_call(session: Session, results: Path) -> None:
     """The goal file and the result file's folder as Rook made them, for every call:
     they are Rook's, not the agent's, and an earlier call may have removed or
@@ -220,9 +236,12 @@ class Runtime:
         # twice): the workspace stays as the earlier turns left it, and iterations go
         # on counting. Cut in its first turn, the scenario run starts afresh.
         went_on = _went_on(base) if call.phase == "execute" and (call.turn or 1) > 1 else None
-        for stale in (base / "results",) if went_on else (workspace, base / "results"):
-            if stale.exists():  # every RUHROH_RESULT_PATH new, whatever a cut call left there
-                shutil.rmtree(stale)
+        if went_on:  # the turns recorded before keep their result files, as every call's
+            _drop_cut_results(base / "results", call.turn or 1)
+        else:
+            for stale in (workspace, base / "results"):
+                if stale.exists():  # every RUHROH_RESULT_PATH new, whatever a cut call left
+                    shutil.rmtree(stale)
         if config.get("workspace_template_path") and not went_on:
             _copy_template(config["workspace_template_path"], workspace)
         workspace.mkdir(parents=True, exist_ok=True)

@@ -1333,6 +1333,40 @@ def test_a_resume_cut_in_a_later_turn_continues_the_scenario_runs_conversation(
     assert "multi_turn" not in again.report["run"]["capabilities"]["observed"]
 
 
+CUT_IN_TURN_TWO_WITH_A_RESULT_FILE = r"""
+#!/bin/bash
+# answers in its result file; the first call of turn 2 leaves a directory at its
+# result path and is cut off there
+if [ "$RUHROH_MESSAGE" = b ] && [ ! -e "$PROBE_DIR/first" ]; then
+  touch "$PROBE_DIR/first"
+  mkdir -p "$RUHROH_RESULT_PATH/sub"
+  touch "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo "{\"status\":\"continue\",\"output\":\"answer to $RUHROH_MESSAGE\"}" > "$RUHROH_RESULT_PATH"
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_cut_in_a_later_turn_keeps_the_result_files_of_the_turns_before(
+    rook_workspace, rook_cli, probe_dir
+):
+    # a resume going on at turn 2 emptied the results folder, so turn 1's result file,
+    # kept as every call's is (ruhroh.md), was gone; only what the cut call left goes
+    wrapper = rook_workspace.script("cut-file.sh", CUT_IN_TURN_TWO_WITH_A_RESULT_FILE)
+    ruhroh_profile(rook_workspace, str(wrapper), max_iterations=2)
+    rook_workspace.scenario({"id": "s", "turns": ["a", "b"], "criteria": [{"contains": "b"}]})
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    results = Path(again.report["run"]["dir"]) / "state" / "s.1" / "ruhroh" / "results"
+    kept = {p.name: json.loads(p.read_text())["output"] for p in results.iterdir()}
+    assert kept == {
+        "turn-1-iteration-1-attempt-1.json": "answer to a",
+        "turn-2-iteration-2-attempt-1.json": "answer to b",
+    }, kept
+
+
 CUT_IN_TURN_TWO_WITH_HANDLES = r"""
 #!/bin/bash
 # reports a handle of its own on every call; the first call of turn 2 is cut off
