@@ -24,6 +24,7 @@ import functools
 import inspect
 import os
 import re
+import signal
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -46,6 +47,10 @@ from .registry import (
 )
 
 ENTRY_POINT_GROUP = "rook"
+
+SLOW_TO_LOAD = 5.0
+"""Seconds a plugin may take to import, or in a registration hook, before Rook says
+on standard error which plugin it is waiting for (see :func:`_slow_notice`)."""
 
 
 IN_PROCESS = "registered in this process, not from an entry point"
@@ -86,6 +91,10 @@ class Rook:
         self.trace: Any = None
         """Set by ``ROOK_TRACE_PLUGINS``: writes one trace line to standard error."""
         self._each: dict[str, Any] = {}  # call_each's per-plugin callers, by hook
+        self.loading: tuple[str, str] | None = None
+        """While the plugins load: the one Rook waits for (``NAME (DIST)``) and what
+        it does (``importing``, ``in rook_register_...``), a new tuple for each step;
+        read by :func:`_slow_notice`."""
 
     @property
     def authors(self) -> Registry:
@@ -197,6 +206,7 @@ class Rook:
 
             if self.trace is not None:
                 self.trace(f"{hook_name}(register) -> {owner}")
+            self.loading = (owner, f"is still in {hook_name}")
             try:
                 returned = impl.function(register=register)
             except PluginError:
@@ -681,9 +691,67 @@ def build_plugin_manager(load_entry_points: bool = True) -> Rook:
     pm.add_hookspecs(hookspecs)
     rook = Rook(pm)
     tracing = switch_on("ROOK_TRACE_PLUGINS", "Rook traces every hook call")
-    with plugin_output():  # what a plugin prints on import or registration
+    with plugin_output(), _slow_notice(rook):  # what a plugin prints on import or registration
         _load(rook, load_entry_points, tracing)
+    rook.loading = None
     return rook
+
+
+@contextlib.contextmanager
+def _slow_notice(rook: Rook) -> Iterator[None]:
+    """Say on standard error which plugin Rook waits for when one takes more than
+    :data:`SLOW_TO_LOAD` seconds to import or register (a module that calls a
+    server, or sleeps, as it is imported), naming how to skip it; otherwise the
+    command would wait with no word.
+
+    An interval timer (``SIGALRM``) ticking twice in that time: two system calls
+    for the whole loading, no thread, nothing per plugin but :attr:`Rook.loading`.
+    A tick names the plugin once the two before it saw it at the same step, so
+    it has been there 5 to 7.5 seconds. Left off where the alarm is someone
+    else's (a handler or a timer already set, pytest-timeout's in a test), off
+    the main thread, or where there is no ``setitimer`` (Windows)."""
+    armed = (
+        hasattr(signal, "setitimer")
+        and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+        and not signal.getitimer(signal.ITIMER_REAL)[0]
+    )
+    if armed:
+        seen: list[Any] = [None, 0]  # what the ticks saw loading, and how many saw it
+        told: set[str] = set()
+
+        def on_alarm(signum: int, frame: Any) -> None:
+            now = rook.loading
+            if now is None or now is not seen[0]:
+                seen[:] = [now, 1]
+                return
+            seen[1] += 1
+            if seen[1] < 3:
+                return
+            who, doing = now
+            if who in told:
+                return
+            told.add(who)
+            name = who.split(" ", 1)[0]
+            with contextlib.suppress(OSError, ValueError):  # a closed standard error
+                sys.stderr.write(
+                    f"rook: warning: plugin {who} {doing} after {SLOW_TO_LOAD:g} seconds, and "
+                    "Rook waits for it (a plugin should not call a server or wait when it "
+                    f"loads); skip it with ROOK_DISABLE_PLUGINS={name}, or press Ctrl-C\n"
+                )
+                sys.stderr.flush()
+
+        try:
+            signal.signal(signal.SIGALRM, on_alarm)
+        except ValueError:  # not the main thread (a Dask worker's)
+            armed = False
+        else:
+            signal.setitimer(signal.ITIMER_REAL, SLOW_TO_LOAD / 2, SLOW_TO_LOAD / 2)
+    try:
+        yield
+    finally:
+        if armed:  # stopped first: no alarm can come once the default (ending us) is back
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
 def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
@@ -738,6 +806,10 @@ def _load(rook: Rook, load_entry_points: bool, tracing: bool) -> None:
             if ep.unmet:  # made for another Rook: never imported
                 rook.failures.append(_for_another_rook(ep, own))
                 continue
+            rook.loading = (
+                f"{ep.name} ({dist})" if dist else ep.name,
+                f"is still importing {ep.value}",
+            )
             loaded = _load_one(pm, ep, seen)
             if isinstance(loaded, str):  # its name is left to the next distribution's
                 rook.failures.append(LoadFailure(ep.name, dist, loaded))

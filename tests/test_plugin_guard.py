@@ -17,7 +17,11 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import os
 import re
+import subprocess
+import sys
+import threading
 from importlib import metadata
 from pathlib import Path
 
@@ -1218,3 +1222,54 @@ def test_a_name_clashing_with_a_builtin_says_to_disable_the_plugin_not_rook(
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ROOK_DISABLE_PLUGINS", entry_point)
         assert rook_cli("run", "--json").statuses() == {"loud": "passed"}
+
+
+WAITING = """
+import os
+import time
+
+from rook_core.hookspecs import hookimpl
+
+while not os.path.exists(os.environ["GO_FILE"]):  # a module that waits as it is imported
+    time.sleep(0.05)
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("waited", lambda report, path: path.write_text("waited"))
+"""
+
+
+def test_a_plugin_whose_import_hangs_is_named_on_standard_error_while_rook_waits(
+    rook_distribution, tmp_path
+):
+    """A plugin whose module waits as it is imported (a network call, a sleep)
+    held every command with no word: after a few seconds Rook names it on
+    standard error, with how to skip it, and goes on once the import ends.
+    (A real command: in a test's own process the alarm is pytest-timeout's.)"""
+    root = rook_distribution("rook-waiting", {"waiting": "rook_waiting"},
+                             {"rook_waiting.py": WAITING})
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(root), "ROOK_NO_CACHE": "1", "GO_FILE": str(go)}
+    env.pop("ROOK_DISABLE_PLUGINS", None)
+    env.pop("ROOK_LOAD_PLUGINS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rook_core", "plugins", "--json"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    letting_go = threading.Timer(40, go.touch)  # a command that never says: it ends, silent
+    letting_go.start()
+    try:
+        line = proc.stderr.readline()  # the command says nothing else before it
+    finally:
+        letting_go.cancel()
+        go.touch()
+    out, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 0, line + rest
+    assert line == (
+        "rook: warning: plugin waiting (rook-waiting) is still importing rook_waiting after "
+        "5 seconds, and Rook waits for it (a plugin should not call a server or wait when it "
+        "loads); skip it with ROOK_DISABLE_PLUGINS=waiting, or press Ctrl-C\n"
+    )
+    assert "still importing" not in rest, rest  # said once
+    assert "waited" in json.loads(out)["reporters"]
