@@ -94,6 +94,14 @@ PRINTED_KEYS = frozenset({"data", "usage", "calls", "evidence", "collected"})
 ``usage``, ``calls`` and ``evidence``, what collect gave): a number there that
 holds a secret among its digits is redacted (:meth:`Redactor.data`), as in
 the hook's standard output."""
+HOOK_KEYS = frozenset(
+    """
+    output agent_reply calls usage input total name arguments server status score
+    """.split()
+)
+"""The fields shorter than :data:`KEY_MIN` characters that Rook reads back from
+what a hook printed (the hook contract's, a Ruhroh wrapper's ``status``) or
+writes among it (a judge's ``score``): never redacted as keys, as :data:`OWN_KEYS`."""
 KEEP = frozenset(
     {
         *("prepare", "open", "execute", "close", "collect", "judge"),
@@ -115,7 +123,7 @@ def encodings(value: str) -> list[str]:
     (:func:`base64_forms`) and, printed in UTF-16 (PowerShell's ``Out-File``),
     with a NUL between each two characters. A token of letters, digits, ``-``, ``_``, ``.``
     and ``~`` has no JSON or URL form of its own; one shorter than
-    :data:`BASE64_MIN` bytes has no other form but its UTF-16 one."""
+    :data:`BASE64_MIN` bytes has no other form but its UTF-16 one and its whole base64."""
     from urllib.parse import quote, quote_plus
 
     forms = []
@@ -420,17 +428,19 @@ def base64_forms(value: str) -> list[str]:
     characters also depend on its neighbours' bytes). Each in the standard
     and the URL-safe alphabet; the value encoded alone (and the groups it
     fills whole at its start) also broken into lines of 76 or 64 characters,
-    as ``base64`` and ``openssl base64`` print it. Values shorter than :data:`BASE64_MIN` bytes
-    get none: so few characters would be found in unrelated base64 text."""
+    as ``base64`` and ``openssl base64`` print it. A value shorter than :data:`BASE64_MIN` bytes
+    (a PIN) gets only its whole encoding, padding included (``MTIzNA==``: 8
+    characters or more): its unpadded form or a group's would be so few characters
+    that they would be found in unrelated base64 text."""
     import base64
 
     try:
         raw = os.fsencode(value)  # the bytes a hook was given in its environment
     except UnicodeEncodeError:
         return []
-    if len(raw) < BASE64_MIN:
-        return []
     whole = base64.b64encode(raw).decode("ascii")
+    if len(raw) < BASE64_MIN:
+        return list(dict.fromkeys([whole, whole.translate(_URLSAFE)]))
     forms = [whole, whole.rstrip("=")]
     for skip in (0, 2, 1):  # the value starts 0, 1 or 2 bytes into a group
         core = raw[skip:]
@@ -1104,6 +1114,9 @@ class Redactor:
         """Each value of one line and :data:`STYLED_MIN` characters or more, as it
         is and escaped in a JSON string, by name: also looked for with a
         terminal's escape sequences between its characters (:func:`_styled_spans`)."""
+        self._whole: dict[str, str] = {}
+        """Each form shorter than :data:`KEY_MIN` characters, by name: a key that is
+        one whole is redacted in what a hook printed (:meth:`key`)."""
         self._names: set[str] = set()
         """The variables' names: never redacted (:meth:`_outside_names`)."""
         self._kept_words: list[str] = []
@@ -1199,6 +1212,10 @@ class Redactor:
         plain.sort(key=lambda r: r[0], reverse=True)
         ranked.sort(key=lambda r: r[0], reverse=True)
         self._plain = [(found, name) for _, found, name in plain]
+        self._whole = {}
+        for form, name in reversed(self._pairs):  # a form two share: the first's, as text finds
+            if len(form) < KEY_MIN:
+                self._whole[form] = name
         self._order = [(found, name) for _, found, name in ranked]
 
     def __bool__(self) -> bool:
@@ -1544,7 +1561,10 @@ class Redactor:
                 return obj if redacted == shown else redacted
             return obj
         if isinstance(obj, dict):
-            return {self.key(k): self.data(v, printed or k in PRINTED_KEYS) for k, v in obj.items()}
+            return {
+                self.key(k, printed): self.data(v, printed or k in PRINTED_KEYS)
+                for k, v in obj.items()
+            }
         if isinstance(obj, (list, tuple)):
             return [self.data(v, printed) for v in obj]
         return obj
@@ -1604,13 +1624,19 @@ class Redactor:
                     at = text.find(value, at + 1)
         return start, end
 
-    def key(self, key: Any) -> Any:
+    def key(self, key: Any, printed: bool = False) -> Any:
         """A mapping's key as :meth:`data` records it (a field name redacted only
-        for a secret of :data:`KEY_MIN` characters or more)."""
+        for a secret of :data:`KEY_MIN` characters or more; in what a hook printed,
+        ``printed``, also one that is a shorter secret whole: ``{"4821": ...}``,
+        but for a field of the hook contract, :data:`HOOK_KEYS`)."""
         if not isinstance(key, str) or key in KEEP or key in OWN_KEYS:
             return key
         if not (key.isascii() and key.isidentifier()):
             return self.text(key)
+        if printed and len(key) < KEY_MIN and key not in HOOK_KEYS:
+            name = self._whole.get(key)
+            if name is not None:
+                return f"{MARK}{name}]"
         for value, name in self._pairs:  # longest first
             if len(value) < KEY_MIN:
                 break

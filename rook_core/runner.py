@@ -301,7 +301,7 @@ def _redacted_key(key: Any, redactor: Redactor) -> Any:
     JSON keys are text, so a number YAML read (``48213957: 1``) as its text."""
     if isinstance(key, bool) or not isinstance(key, (str, int, float)):
         return key
-    shown = redactor.key(str(key))
+    shown = redactor.key(str(key), printed=True)  # a call's argument: what the hook printed
     return key if shown == str(key) else shown
 
 

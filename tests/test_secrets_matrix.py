@@ -3,6 +3,7 @@ terminal, a diagnosis, a message or the Ruhroh manifest, however they are hidden
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import urllib.parse
@@ -261,7 +262,8 @@ def test_redactor_forms():
     from rook_core.redact import Redactor, encodings
 
     wide = "\x00".join("sk-live")  # printed in UTF-16, read as UTF-8
-    assert encodings("sk-live") == ["sk-live", wide, wide.replace("\x00", "\\u0000")]  # a short token
+    # a short token: its UTF-16 form and its whole base64
+    assert encodings("sk-live") == ["sk-live", wide, wide.replace("\x00", "\\u0000"), "c2stbGl2ZQ=="]
     token = "sk-live_ABC.def~1"
     assert encodings(token)[0] == token and all(f.isascii() for f in encodings(token))
     basic = Redactor({"T": token})
@@ -271,7 +273,10 @@ def test_redactor_forms():
         # left: the groups holding a byte of "user:", and the last partial group
         assert _ and len(head) <= 4 * -(-len(user + ":") // 3) and len(tail) <= 4, shown
     assert basic.text(base64.urlsafe_b64encode(b"?>" + token.encode()).decode()).count("[redacted:T]") == 1
-    assert Redactor({"S": "short"}).text("c2hvcnQ=") == "c2hvcnQ="  # under BASE64_MIN bytes
+    # under BASE64_MIN bytes: only encoded whole, padding included (8 characters or more)
+    assert Redactor({"S": "short"}).text("c2hvcnQ= eHljc2hvcnQ=") == "[redacted:S] eHlj[redacted:S]"
+    assert Redactor({"S": "short"}).text("c2hvcnQ c2hvcn") == "c2hvcnQ c2hvcn"
+    assert Redactor({"S": ".*+?[x]"}).text("LiorP1t4XQ== LiorP1t4XQ") == "[redacted:S] LiorP1t4XQ"
     # a key shaped like a field name keeps its name, unless a real secret is the key
     keyed = Redactor({"GH": "ghp_AbCdEf123456", "W": "stat"})
     assert keyed.data({"ghp_AbCdEf123456": 1, "status": "passed", "stat": "stat x"}) == {
@@ -335,6 +340,48 @@ def test_a_secret_with_a_short_form_is_redacted_without_a_warning_that_it_is_not
     assert "shorter than 4 characters" not in r.stderr
     record = ws.record(r.report["run"]["id"], "s.1")
     assert record["turns"][0]["output"] == "said [redacted:SEC]"
+
+
+SHORT_KEY_HOOK = r"""
+#!/usr/bin/env python3
+import base64, json, os, sys
+sys.stdin.read()
+s = os.environ["SEC"]
+print(json.dumps({"output": "ok", s: s, "kv": {s: 1, "keep": s}, "b64": base64.b64encode(s.encode()).decode(),
+                  "calls": [{"name": "look", "arguments": {s: "x"}}]}))
+"""
+
+
+@pytest.mark.parametrize("value", ["k3Y9", "ab12cd", "Pw_7x9z"])
+def test_a_short_secret_used_whole_as_a_json_key_is_redacted(rook_workspace, rook_cli, monkeypatch, value):
+    """A secret of 4 to 7 characters that a hook printed as a JSON key stayed in
+    every record and report (a key was redacted only for a secret of 8 or more,
+    so that a short one never renames a field it is inside of), as did its
+    base64 (a value under 8 bytes had no base64 form). The key is the marker
+    now; the record stays one JSON document, Rook's own fields as they were."""
+    monkeypatch.setenv("SEC", value)
+    ws = rook_workspace
+    ws.script("hook.py", SHORT_KEY_HOOK)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/hook.py"}, "capabilities": {"calls": True},
+                "env": [{"variable": "SEC", "purpose": "a PIN"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}, {"called": "look"}]})
+    out = ws.root / "reports"
+    reports = [a for fmt in ("json", "junit", "markdown", "html") for a in ("--report", f"{fmt}:{out}/r.{fmt}")]
+    r = rook_cli("run", "--json", *reports)
+    assert r.exit_code == 0 and r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["evidence"] == {"[redacted:SEC]": "[redacted:SEC]", "b64": "[redacted:SEC]",
+                                "kv": {"[redacted:SEC]": 1, "keep": "[redacted:SEC]"}}
+    assert turn["calls"] == [{"name": "look", "arguments": {"[redacted:SEC]": "x"}}]
+    run_id = r.report["run"]["id"]
+    shown = [rook_cli(*args) for args in (["report", run_id, "--json"], ["runs", "show", run_id])]
+    encoded = base64.b64encode(value.encode()).decode()
+    for text in [r.stdout, r.stderr, all_text(out), all_text(ws.runs_dir)] + [x.stdout + x.stderr for x in shown]:
+        assert value not in text and encoded not in text
+    for p in ws.run_dir(run_id).rglob("*.json"):
+        json.loads(p.read_text())  # each record one JSON document
+    record = ws.record(run_id, "s.1")
+    assert record["status"] == "passed" and record["turns"][0]["output"] == "ok"
 
 
 ROOK_WORD_HOOK = r"""
