@@ -485,6 +485,9 @@ def script_secrets(script: str) -> list[Found]:
         for _, f in command_secrets(words):
             purpose = "assignment" if f.purpose == "environment variable" else f.purpose
             command = f.command or tuple(words)
+            default = _DEFAULT.fullmatch(f.value)  # "${X:-"sk-..."}": the value is the default
+            if default and default.group(1):
+                f = Found(default.group(1), f.start, f.end, f.name, f.purpose, f.quoting, f.command)
             at = script.find(f.value) if f.value else -1
             if at < 0:
                 return [Found(script, 0, len(script), f.name, purpose, command=command)]
@@ -513,6 +516,9 @@ def script_secrets(script: str) -> list[Found]:
     return kept
 
 
+_DEFAULT = later(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]([^{}$`\\]*)\}")
+
+
 def _command_lines(script: str) -> list[list[str]]:
     """The words of each command line of ``script``, split at ``;``, ``&&``, ``|`` ..."""
     import shlex
@@ -536,34 +542,65 @@ def _quoting(script: str) -> tuple[list[str], list[str]]:
     """How a shell reads each place of ``script`` (one more than its length: the
     end too): ``""`` unquoted, ``"'"``, ``'"'``, ``"$'"`` inside those quotes,
     ``"\\"`` a character a backslash escapes; inside a command substitution
-    (``$(...)``, ```...```) afresh, unquoted, whatever quotes are around it.
-    And the script of each command substitution, innermost first."""
+    (``$(...)``, ```...```) afresh, unquoted, whatever quotes are around it; in
+    ``"${X:-...}"`` as in ``"..."``, quotes there nesting (``"${X:-"a b"}"``).
+    And the script of each command substitution, innermost first.
+
+    As bash reads them: a ``case`` pattern's ``)`` ends no ``$(...)``, and
+    ```...``` ends at the first backquote no backslash escapes, quoted or not,
+    its script read once ``\\``, ``\\$`` and ``\\``` are unescaped (a nested
+    ``\\`...\\```)."""
     states: list[str] = []
     bodies: list[str] = []
-    around: list[list[Any]] = []  # per open substitution: state around, closer, parens, start
+    # per open $(...), ${...} in "...", or "..." in that: state around, closer, parens, start,
+    # open case statements
+    around: list[list[Any]] = []
     state = ""
     i = 0
     while i < len(script):
         c = script[i]
-        states.append(state)
         if c == "\\" and state != "'":
-            states.append("\\")  # the character it escapes
+            states += [state, "\\"]  # the backslash, and the character it escapes
             i += 2
             continue
-        if state == "" and around:
-            outer, closer, parens, start = around[-1]
-            if c == closer and not parens:  # the substitution ends
+        if c == "`" and state != "'" and state != "$'":
+            end = _backquote_end(script, i + 1)
+            body, where = _unescaped(script[i + 1 : end])
+            inner, inner_bodies = _quoting(body)
+            shown: list[str] = []  # a backslash taken away: as the character it escapes
+            for k, at in enumerate(where):
+                shown += [inner[k]] * (at + 1 - len(shown))
+            states += [state, *shown, inner[len(body)]]  # the closing backquote: its end
+            bodies += [*inner_bodies, body]
+            i = end + 1
+            continue
+        states.append(state)
+        top = around[-1] if around else None
+        if top is not None and top[1] == ")" and state == "":
+            if c == top[1] and not top[2] and not top[4]:  # the substitution ends
                 around.pop()
-                bodies.append(script[start:i])
-                state, i = outer, i + 1
+                bodies.append(script[top[3] : i])
+                state, i = top[0], i + 1
                 continue
-            if closer == ")" and c in "()":  # a subshell's, $((...))'s
-                around[-1][2] += 1 if c == "(" else -1
-        if state in ("", '"') and (c == "`" or script.startswith("$(", i)):
-            width = 1 if c == "`" else 2
-            states.extend([state] * (width - 1))
-            around.append([state, "`" if c == "`" else ")", 0, i + width])
-            state, i = "", i + width
+            if c in "()" and not (c == ")" and not top[2] and top[4]):  # not a case pattern's
+                top[2] += 1 if c == "(" else -1  # a subshell's, $((...))'s
+            elif _word_at(script, i, "case", top[3]):
+                top[4] += 1
+            elif _word_at(script, i, "esac", top[3]) and top[4]:
+                top[4] -= 1
+        if top is not None and top[1] == "}" and state == "{" and c == "}":
+            around.pop()  # ${...} in "..." ends
+            state, i = top[0], i + 1
+            continue
+        if state in ("", '"', "{") and script.startswith("$(", i):
+            states.append(state)
+            around.append([state, ")", 0, i + 2, 0])
+            state, i = "", i + 2
+            continue
+        if state in ('"', "{") and script.startswith("${", i):
+            states.append(state)
+            around.append([state, "}", 0, i + 2, 0])
+            state, i = "{", i + 2
             continue
         if state == "" and c == "$" and script[i + 1 : i + 2] == "'":
             states.append(state)
@@ -571,11 +608,54 @@ def _quoting(script: str) -> tuple[list[str], list[str]]:
             continue
         if state == "" and c in "'\"":
             state = c
-        elif state and c == state[-1]:
+        elif state == "{" and c == '"':  # quotes in "${X:-...}" nest
+            around.append([state, '"', 0, i + 1, 0])
+            state = '"'
+        elif state == '"' and c == '"' and top is not None and top[1] == '"':
+            around.pop()
+            state = top[0]
+        elif state in ("'", '"', "$'") and c == state[-1]:
             state = ""
         i += 1
-    bodies.extend(script[a[3] :] for a in reversed(around))  # never closed: read all the same
-    return (states + [state])[: len(script) + 1], bodies
+    bodies.extend(script[a[3] :] for a in reversed(around) if a[1] == ")")  # never closed
+    shown = ['"' if s == "{" else s for s in states + [state]]  # read as in "..."
+    return shown[: len(script) + 1], bodies
+
+
+def _backquote_end(script: str, i: int) -> int:
+    """Where ```...``` that opened before ``i`` ends: the first backquote no backslash
+    escapes (``len(script)`` when none does)."""
+    while i < len(script):
+        if script[i] == "\\":
+            i += 2
+        elif script[i] == "`":
+            return i
+        else:
+            i += 1
+    return len(script)
+
+
+def _unescaped(text: str) -> tuple[str, list[int]]:
+    """The script of ```text```: ``\\\\``, ``\\$`` and ``\\``` without their backslash; and
+    where in ``text`` each of its characters is."""
+    out: list[str] = []
+    where: list[int] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "\\" and text[i + 1 : i + 2] in ("\\", "$", "`"):
+            i += 1
+        out.append(text[i])
+        where.append(i)
+        i += 1
+    return "".join(out), where
+
+
+def _word_at(script: str, i: int, word: str, start: int) -> bool:
+    """Whether the shell word ``word`` (a keyword) is at ``i`` of ``script``, in a
+    command substitution starting at ``start``."""
+    before = script[i - 1] if i > start else " "
+    after = script[i + len(word) : i + len(word) + 1] or " "
+    return script.startswith(word, i) and before in " \t\n;&|()" and after in " \t\n;&|)"
 
 
 def _as_written(raw: str, start: str, end: str) -> bool:

@@ -888,6 +888,10 @@ def test_curl_s_user_and_password_in_a_command_moves_to_env(
         'echo "$({cmd} --api-key sk-sub-2236)"',  # in "$(...)": unquoted, read afresh
         'x="$( ({cmd} --api-key "sk-in-2449") )"; echo "$x"',
         'echo "`{cmd} --api-key sk-tick-1259`"',
+        'echo "$(case y in y) {cmd} --api-key sk-case-3571;; esac)"',  # a pattern's ) ends no $(
+        'x=`echo "\\`{cmd} --api-key sk-nest-4813\\`"`; echo "$x"',  # `...` in "..." in `...`
+        'echo "${{NOPE:-"$({cmd} --api-key sk-dflt-5923)"}}"',  # "..." nested in "${X:-...}"
+        '{cmd} --api-key "${{NOPE:-"sk-dflt-6121"}}"',
     ],
 )
 def test_a_secret_in_a_bash_c_script_reaches_the_agent_whatever_it_holds(
