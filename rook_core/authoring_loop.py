@@ -42,9 +42,9 @@ from .store import atomic_write
 from .yamlio import dump_yaml
 
 DEFAULT_ATTEMPTS = 4
-NO_REPAIR = ("missing_variable", "unreachable", "infra", "tls")
+NO_REPAIR = ("missing_variable", "unreachable", "infra", "tls", "rate_limited")
 """Problems no change to the profile repairs: the user's to set, start, wait for or trust
-(no repair turns TLS verification off)."""
+(no repair turns TLS verification off; none lifts a rate limit)."""
 FETCH_TIMEOUT = 30.0
 FETCH_LIMIT = 5 * 1024 * 1024
 

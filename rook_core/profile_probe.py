@@ -47,6 +47,7 @@ PROBLEMS = {
     "not_found": "the target answered 404 Not Found",
     "header_rejected": "the target rejected a request header",
     "http_error": "the target refused the request",
+    "rate_limited": "the target kept answering 429 Too Many Requests (a rate limit)",
     "unreachable": "nothing answered at the target's address (is the agent running?)",
     "infra": "the agent reported an infrastructure failure (Ruhroh infra_failure, twice)",
     "tls": "Rook does not trust the target's TLS certificate",
@@ -226,6 +227,8 @@ def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[st
             return "auth", status
         if status == 404:
             return "not_found", status
+        if status == 429:  # every retry spent: the agent's limit, which no repair lifts
+            return "rate_limited", status
         if 400 <= status < 500 and (status in (406, 415) or mentions_header(hook, headers or [])):
             return "header_rejected", status
         if status >= 300:

@@ -732,3 +732,34 @@ def test_fix_that_drops_the_conversation_handle_leaves_no_placeholder_that_only_
     assert data["capabilities"]["multi_turn"] is False
     sent = [q["json"] for q in authoring_server.requests if q["path"] == "/jsononly"]
     assert sent and all(b["session_id"] is None for b in sent)
+
+
+def test_an_agent_that_keeps_answering_429_is_waited_for_not_repaired(
+    rook_workspace, rook_cli, authoring_server
+):
+    """An agent that answered 429 Too Many Requests on every attempt (its rate limit)
+    ended rook profile fix with 'next: name an author agent ...', and profile test and
+    add sent the user to profile fix: no repair lifts a rate limit. Each now says to
+    wait, or to let Rook wait longer, and profile fix tries no repair."""
+    ws = rook_workspace
+    limited = [(429, {"Retry-After": "0"})] * 3
+    url = f"{authoring_server.url}/flaky/limited"
+    write(ws, {"execute": {"http": {"url": url, "body": {"m": "{{goal}}"}, "retries": 1}}}, env=())
+    for command in ("test", "fix"):
+        authoring_server.flaky["limited"] = list(limited)
+        r = rook_cli("profile", command, "p", "--workspace", str(ws.root))
+        assert r.exit_code == 1, r.stdout + r.stderr
+        assert "FAILED (rate_limited)" in r.stdout, r.stdout
+        (step,) = [line for line in r.stdout.splitlines() if line.startswith("next: ")]
+        assert step.startswith(
+            "next: the agent kept answering HTTP 429 Too Many Requests (its rate limit"
+        ), step
+        assert step.endswith(f"then run rook profile test p -w {ws.root}"), step
+        assert "test after repair" not in r.stdout and "author agent" not in r.stdout
+    authoring_server.flaky["limited"] = list(limited)
+    r = rook_cli(
+        "profile", "add", "q", "--workspace", str(ws.root), input=f"curl {url} --json '{{\"m\": \"hi\"}}' --retry 1"
+    )
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "rook profile fix" not in r.stdout, r.stdout
+    assert "the agent kept answering HTTP 429 Too Many Requests" in r.stdout, r.stdout

@@ -665,6 +665,11 @@ def _next_steps(
             f"which is not the profile's: wait until it is up, then: rook profile test {pid}{s.where}"
         )
         sys.exit(1)
+    elif getattr(outcome.observation, "problem", None) == "rate_limited":
+        from .profile_check import RATE_LIMITED  # no repair lifts a rate limit
+
+        s.say(f"{RATE_LIMITED}, then: rook profile test {pid}{s.where}")
+        sys.exit(1)
     elif getattr(outcome.observation, "problem", None) == "tls":
         # no repair turns TLS verification off
         from ..profile_probe import tls_advice

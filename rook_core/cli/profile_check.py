@@ -21,6 +21,11 @@ WHAT_UNREAD = (
     "--what needs an author agent (--author CMD, or author: in config.yaml): "
     "Rook repairs only what it can itself"
 )
+RATE_LIMITED = (
+    "the agent kept answering HTTP 429 Too Many Requests (its rate limit, not the profile's "
+    "fault): wait until the limit resets, or let Rook wait longer as the diagnosis above says "
+    "(the entry's retries, or the hook's timeout_seconds)"
+)
 ADVICE = {
     "missing_variable": "set the variables listed above (their values never go in a file)",
     "auth": "the target refused the request's credentials: do what the diagnosis above "
@@ -35,6 +40,7 @@ ADVICE = {
     "infra": "try again when the agent's infrastructure is up (it reported infra_failure, "
     "retried once: not the profile's fault, so there is nothing to fix); then run {again}",
     "config": "correct the profile file (the message names the field)",
+    "rate_limited": RATE_LIMITED + "; then run {again}",
 }
 """The next step for each problem no repair is better for; ``{again}`` is the
 ``rook profile test`` command that tests the same profile again (:func:`_advice`)."""
