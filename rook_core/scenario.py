@@ -29,7 +29,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate, validates_schema
 
 from .errors import ScenarioError, counted, exception_text, format_validation_messages
-from .models import ID_MAX, MAX_PLANNED, Criterion, Scenario
+from .models import ID_MAX, MAX_PLANNED, Criterion, Scenario, slug
 from .plugins import plugin_failure
 from .registry import Registry
 from .schemafields import (
@@ -507,9 +507,10 @@ def expectation_criteria(
 
 
 def _slug(text: str) -> str:
-    """The id a file name gives (``Refund status`` → ``refund-status``); empty
-    when it holds no letter a-z or digit (``日本``)."""
-    return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_")
+    """The id a file name gives (``Refund status`` → ``refund-status``, ``Café`` →
+    ``cafe``, as a profile's name gives its id); empty when it holds no letter a-z
+    or digit (``日本``)."""
+    return slug(text)
 
 
 def is_public(data: dict[str, Any]) -> bool:

@@ -386,6 +386,15 @@ def test_a_public_scenario_in_a_list_is_told_that_only_a_file_of_one_takes_its_n
     assert "(a file of one scenario takes the file name's: one-thing)" in r.stderr, r.stderr
 
 
+
+def test_a_file_name_with_accents_gives_its_letters_folded_not_dropped(ws, rook_cli):
+    # 'Café Ünïcode.yaml' gave the id caf-n-code, where a profile named Café gets cafe
+    ws.scenario("title: One\ngoal: hello\n", name="Café Ünïcode")
+    r = rook_cli("run", "--json", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0, r.stderr
+    assert [s["id"] for s in r.report["scenarios"]] == ["cafe-unicode"]
+
+
 # Reports the calls given in its goal (a JSON list), as an agent's log names them.
 CALLS_AGENT = """
     #!/usr/bin/env python3
