@@ -53,6 +53,11 @@ class _Loader(_Base):  # type: ignore[misc, valid-type]
                 )
 
 
+class _Misplaced(Exception):
+    """A file YAML reads but Rook refuses: ``args`` are the line and column (or None),
+    the message and, for an item of a list, ``"[N]"``."""
+
+
 def _timestamp_as_written(loader: Any, node: Any) -> str:
     return str(loader.construct_scalar(node))
 
@@ -62,6 +67,24 @@ def _timestamp_as_written(loader: Any, node: Any) -> str:
 # "2024-01-01" (json: {path: d, equals: 2024-01-01} failed every run) and
 # could not be shown as JSON (a call's arguments).
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_written)
+
+
+def _no_json_value(tag: str, what: str, write: str) -> None:
+    def refuse(loader: Any, node: Any) -> None:
+        mark = node.start_mark
+        raise _Misplaced(
+            (mark.line + 1, mark.column + 1),
+            f"{tag}: {what}, which is no JSON value (what Rook, hooks and agents pass "
+            f"one another): {write}",
+        )
+
+    _Loader.add_constructor(f"tag:yaml.org,2002:{tag[2:]}", refuse)
+
+
+# A set (tags: !!set {a, b}) came out in another order each run (its content hash
+# too), and !!binary bytes were no text: neither is a JSON value, as all else is.
+_no_json_value("!!set", "a YAML set", "write a list, [a, b]")
+_no_json_value("!!binary", "binary data", "write the text itself")
 
 
 class WrittenInt(int):
@@ -161,11 +184,6 @@ def _check_aliases(root: Any) -> None:
 
 
 _ALIAS = later(r"\*([^\s,\[\]{}]+)")
-
-
-class _Misplaced(Exception):
-    """A file YAML reads but Rook refuses: ``args`` are the line and column (or None),
-    the message and, for an item of a list, ``"[N]"``."""
 
 
 def _load(text: str) -> Any:

@@ -281,6 +281,22 @@ def test_a_byte_order_mark_inside_a_value_is_refused_naming_the_field(
     assert not list((agent / "runs").iterdir())
 
 
+@pytest.mark.parametrize(("text", "named"), [
+    ("id: greeting\ngoal: hi\ntags: !!set {smoke, nightly}\n",
+     "(line 3, column 7): !!set: a YAML set, which is no JSON value"),
+    ("id: greeting\ngoal: !!binary aGk=\n",
+     "(line 2, column 7): !!binary: binary data, which is no JSON value"),
+])
+def test_a_yaml_set_or_binary_value_is_refused_as_no_json_value(example, text, named):
+    # tags: !!set {...} ran, its tags (and the scenario's content hash) in another order
+    # in every invocation; a !!binary goal was bytes
+    ws, agent = example
+    path = agent / "scenarios/greeting.yaml"
+    path.write_text(text)
+    clean_error(rook("run", cwd=ws), f"{path} {named}")
+    assert not list((agent / "runs").iterdir())
+
+
 def test_a_byte_order_mark_in_a_quoted_value_is_the_character(example):
     # YAML allows it there (JSON may hold one): the agent gets it, byte for byte
     ws, agent = example
