@@ -416,6 +416,9 @@ def _selected_of_plan(
     id that ``--tag``, ``--class`` or ``--category`` leaves out is no error here
     either: the flags that made the run (a later shard joining it, a CI retry by
     ``--run-name``) never planned it, and must be accepted again."""
+    unplanned = [i for i in dict.fromkeys(only) if i not in planned_ids]
+    if unplanned:  # a scenario of the agent, or a typo: not one the run can finish
+        raise ScenarioError(_unplanned(request, unplanned, planned_ids, by_id))
     planned = [by_id[i] for i in planned_ids if i in by_id]
     if only and (request.tags or request.classes or request.categories):
         named = [by_id[i] for i in dict.fromkeys(only) if i in by_id]
@@ -424,6 +427,36 @@ def _selected_of_plan(
         if not only:  # every id named is left out by the other selectors
             return []
     return request.selected(planned, include_excluded=True, only=only)
+
+
+def _unplanned(
+    request: RunRequest, ids: list[str], planned_ids: list[str], by_id: dict[str, Scenario]
+) -> str:
+    """Why ``--only`` with ``--run`` cannot name ``ids``: the run has no scenario
+    of that id (a typo: told the run's scenario it looks like), or did not plan the
+    agent's scenario it names (no typo: told what runs it)."""
+    from .definitions import IDS_SHOWN
+    from .errors import did_you_mean
+
+    shown = ", ".join(planned_ids[:IDS_SHOWN])
+    more = f" and {len(planned_ids) - IDS_SHOWN} more" if len(planned_ids) > IDS_SHOWN else ""
+    theirs = f"(its scenarios: {shown}{more})"
+    typos = [i for i in ids if i not in by_id]
+    if typos:
+
+        def named(wrong: str) -> str:
+            close = did_you_mean(wrong, planned_ids)
+            return f"{wrong} (did you mean {close}?)" if close else wrong
+
+        return (
+            f"{run_flag(request)}: --only: this run has no scenario with id "
+            f"{', '.join(map(named, typos))} {theirs}"
+        )
+    return (
+        f"{run_flag(request)}: --only {','.join(ids)}: this run did not plan "
+        f"{listed('scenario', ids)} {theirs}; a run finishes only what it planned: rook run "
+        f"without --run or --run-name runs {'it' if len(ids) == 1 else 'them'} in a new run"
+    )
 
 
 def check_reopened(

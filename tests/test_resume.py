@@ -1031,6 +1031,29 @@ def test_a_finished_run_whose_every_scenario_file_is_gone_shows_its_results(
     assert other.exit_code == 2 and "no scenario with id x" in other.stderr, other.stderr
 
 
+def test_resuming_with_only_a_scenario_the_run_did_not_plan_says_so(rook_workspace, rook_cli):
+    # 'rook run --run ID --only t', t a scenario of the agent the run never planned
+    # (it was started with --only s), was told "--only: no scenario with id t
+    # (scenarios: s)": t exists, and the list was the run's. It names the run
+    # and says the run did not plan t, and what runs it.
+    rook_workspace.script("agent.sh", '#!/bin/bash\ncat >/dev/null\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    for sid in ("s", "t", "tea"):
+        rook_workspace.scenario({"id": sid, "goal": sid, "criteria": [{"contains": "ok"}]})
+    assert rook_cli("run", "--run-name", "one", "--only", "s,tea").exit_code == 0
+    r = rook_cli("run", "--run-name", "one", "--only", "t")
+    assert r.exit_code == 2, r.stderr
+    assert r.stderr.startswith(
+        "rook: error: --run-name one: --only t: this run did not plan scenario t (its "
+        "scenarios: s, tea); a run finishes only what it planned: rook run without "
+        "--run or --run-name runs it in a new run"), r.stderr
+    # an id no scenario has is told the run's scenario it looks like
+    r = rook_cli("run", "--run", "one", "--only", "s,te")
+    assert r.exit_code == 2, r.stderr
+    assert "rook: error: --run one: --only: this run has no scenario with id te (did you " \
+           "mean tea?) (its scenarios: s, tea)\n" in r.stderr, r.stderr
+
+
 def test_a_refused_resume_names_the_flag_that_named_the_run(rook_workspace, rook_cli):
     # 'rook run --run-name kept --tag x' on a finished run whose scenario files are
     # gone was refused as '--run kept: no scenario of this run selected (its scenarios:
