@@ -101,7 +101,9 @@ def chart(per: list[dict[str, Any]]) -> dict[str, Any]:
                 {
                     "x": label_w + bar_w + 70 + j * (mark + 2),
                     "colour": COLOURS.get(s, "#999"),
-                    "title": f"run {j + 1}: {s}",
+                    # named as the runs below name it (JUnit's test case): flaky [2/4]
+                    "title": f"{p['id']}"
+                    f"{repeat_label({'repeat_index': j + 1, 'repeat_count': p['runs']})}: {s}",
                 }
                 for j, s in enumerate(p["statuses"][:40])
             ],

@@ -385,6 +385,7 @@ def test_every_report_format_names_a_repeat_as_junit_does(mixed):
     page.feed((out / "r.html").read_text(encoding="utf-8"))
     text = re.sub(r"\s+", " ", "".join(page.text))
     assert "flaky [2/4] — " in text and "run 2/4" not in text
+    assert "flaky [2/4]: failed" in text and "run 2:" not in text  # the chart's square
     assert "pass — " in text and "pass [1/1]" not in text
 
 
