@@ -584,6 +584,9 @@ class _Session:
         """Workers asked whether they load Rook (:meth:`_workers_load_rook`, :meth:`_admit`)."""
         self.refused: dict[str, list[str]] = {}  # scenario run -> why workers could not run it
         self.failed_tokens: set[str] = set()  # those attempts (never lost attempts)
+        self.lost_tasks: dict[str, list[str]] = {}
+        """This run's tasks the scheduler said (topic ``all``) it lost a worker while it
+        ran, by task key: the workers, oldest first (:meth:`_on_cluster_event`)."""
         self.disconnected = False
         """Set when the connection to the scheduler was lost for good (Dask's client gave
         up reconnecting) with scenario runs left to send: the run stops."""
@@ -592,6 +595,7 @@ class _Session:
 
     async def setup(self, work: list[Any]) -> None:
         self.client.subscribe_topic(self.topic, self._on_event)
+        self.client.subscribe_topic("all", self._on_cluster_event)
         try:
             await self.client.wait_for_workers(1, timeout=_worker_wait())
         except (asyncio.TimeoutError, TimeoutError):
@@ -914,6 +918,24 @@ class _Session:
             self.streamed.setdefault((key, token), {})[msg["seq"]] = hook
             self._notify(key, token, msg["seq"], hook)
 
+    def _on_cluster_event(self, event: Any) -> None:
+        """The scheduler's own events: a worker it lost (killed, its machine gone; not
+        one closed as planned) names the tasks it was running, this run's kept in
+        :attr:`lost_tasks`. A worker killed before its word that it started a scenario
+        run reached Rook is known from this alone, once the attempt run again is back
+        (:meth:`run_one`): its word and the scenario run's result come on one stream
+        from the scheduler, in this order."""
+        _, msg = event
+        if not isinstance(msg, dict) or msg.get("action") != "remove-worker":
+            return
+        worker = msg.get("worker")
+        if msg.get("expected") or not isinstance(worker, str):
+            return
+        mine = f"rook-{self.run_id}-"
+        for key in msg.get("processing-tasks") or ():
+            if isinstance(key, str) and key.startswith(mine):
+                self.lost_tasks.setdefault(key, []).append(worker)
+
     async def _give_asked(self, worker: str) -> None:
         """Give the run's secrets to ``worker``, which ran Rook's code and asked for them:
         one the watch has not asked yet, or one started again at an address it knew."""
@@ -991,6 +1013,7 @@ class _Session:
                 return  # another lane did it
             self.scheduler_id = scheduler
             self.client.subscribe_topic(self.topic, self._on_event)
+            self.client.subscribe_topic("all", self._on_cluster_event)
             self.workers, self.left_out = None, set()
             try:
                 await self._scheduler_loads_rook()
@@ -1056,9 +1079,13 @@ class _Session:
                 lost_on = await self._lost_on(future.key) if given_up else []
                 stored = self._infra(sr, record, value, lost_on)
                 return
-            # files an attempt lost before it said where it ran left: the scheduler names it
+            # an attempt lost before it said where it ran: the scheduler named its worker as
+            # it lost it, or, if its files were left (set aside), is asked which it was
+            lost_on = self.lost_tasks.pop(future.key, [])
             unsaid = value.get("state_set_aside") and not self._lost(sr.key, value["token"])
-            stored = self._accept(sr, value, await self._lost_on(future.key) if unsaid else ())
+            if unsaid and not lost_on:
+                lost_on = await self._lost_on(future.key)
+            stored = self._accept(sr, value, lost_on)
             if "judge" in todo and "judge" not in remote and not stored.get("final"):
                 if not value.get("interrupted"):
                     await engine.compute_scenario(sr, stored, ["judge"])
@@ -1221,10 +1248,11 @@ class _Session:
                 await asyncio.wait_for(self.client.unregister_worker_plugin(self.shipped), 30)
             except Exception:
                 pass
-        try:
-            self.client.unsubscribe_topic(self.topic)
-        except Exception:
-            pass
+        for topic in (self.topic, "all"):
+            try:
+                self.client.unsubscribe_topic(topic)
+            except Exception:
+                pass
         from .dask_ship import drop_events
 
         if not self.disconnected:  # the scheduler's events of the run: never kept past it

@@ -1091,6 +1091,64 @@ def test_a_worker_lost_before_it_said_it_ran_a_scenario_run_again_is_named(
     ), warning
 
 
+def test_a_shipped_run_names_a_worker_lost_before_it_said_it_ran_the_scenario(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Shipped: a worker killed before its word that it started the scenario run
+    reached Rook, the attempt run again passed, and the record kept no lost attempt
+    and no warning (on a shared file system its files had told). The scheduler's word
+    that it lost the worker while it ran the task is heard, and it is named."""
+    import dask
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    class Mute(WorkerPlugin):  # defined here: pickled by value to the workers
+        def setup(self, worker):
+            said = worker.log_event
+
+            def log_event(topic, msg):
+                first = not (marks / "lost").exists()
+                if not (first and isinstance(msg, dict) and msg.get("type") == "start"):
+                    said(topic, msg)
+
+            worker.log_event = log_event
+
+    rook_workspace.script("stateful.sh", STATEFUL)
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"open": "scripts/stateful.sh", "execute": "scripts/stateful.sh"},
+            "hook_env": {"MARKS": str(marks)},
+        }
+    )
+    rook_workspace.scenario({"id": "lost", "goal": "x", "criteria": [{"contains": "attempt"}]})
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    try:
+        with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+            client.register_plugin(Mute())
+            before = set(client.scheduler_info()["workers"])
+        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                     "--json")
+    finally:
+        cluster.close()
+    assert r.exit_code == 0, r.stderr
+    assert (marks / "lost").read_text().strip() == "2"  # the worker was lost once
+    record = rook_workspace.record(r.report["run"]["id"], "lost.1")
+    [lost] = record.get("attempts", [])
+    assert lost == {"worker": lost["worker"], "lost": True, "hooks": []}, lost
+    assert lost["worker"] in before, lost
+    [warning] = record["warnings"]
+    assert warning.startswith(
+        f"Dask worker {lost['worker']} was lost while running this scenario; it ran again on "
+    ), warning
+
+
 def test_a_worker_job_never_holds_the_profiles_secrets():
     # a worker logs the task it failed on ("Compute Failed ... args: (WorkerJob(...),)"), or
     # could not read (10 KB of its pickle): the job holds no secret; the run's secrets,
