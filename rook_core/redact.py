@@ -1561,10 +1561,15 @@ class Redactor:
                 return obj if redacted == shown else redacted
             return obj
         if isinstance(obj, dict):
-            return {
-                self.key(k, printed): self.data(v, printed or k in PRINTED_KEYS)
-                for k, v in obj.items()
-            }
+            out: dict[Any, Any] = {}
+            for k, v in obj.items():
+                key = self.key(k, printed)
+                if key in out:  # two keys one marker ("ghp_x", "GHP_X"): both kept
+                    key = next(
+                        f"{key} ({n})" for n in range(2, len(obj) + 2) if f"{key} ({n})" not in out
+                    )
+                out[key] = self.data(v, printed or k in PRINTED_KEYS)
+            return out
         if isinstance(obj, (list, tuple)):
             return [self.data(v, printed) for v in obj]
         return obj

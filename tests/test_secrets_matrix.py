@@ -281,6 +281,9 @@ def test_redactor_forms():
     keyed = Redactor({"GH": "ghp_AbCdEf123456", "W": "stat"})
     assert keyed.data({"ghp_AbCdEf123456": 1, "status": "passed", "stat": "stat x"}) == {
         "[redacted:GH]": 1, "status": "passed", "stat": "[redacted:W] x"}
+    # two keys that redact to one marker both stay (one was lost: the later overwrote it)
+    assert keyed.data({"evidence": {"ghp_AbCdEf123456": 1, "GHP_ABCDEF123456": 2, "[redacted:GH]": 3}}) == {
+        "evidence": {"[redacted:GH]": 1, "[redacted:GH] (2)": 2, "[redacted:GH] (3)": 3}}
     nested = Redactor({"N": 'a\\b"c'})
     assert nested.text(json.dumps({"args": json.dumps({"k": 'a\\b"c'})})) == '{"args": "{\\"k\\": \\"[redacted:N]\\"}"}'
     odd = Redactor({"P": "a/b c"})
