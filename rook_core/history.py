@@ -445,8 +445,23 @@ def resolve_run(runs_dir: Path, ref: str, where: str = "") -> Path:
         )
     raise ConfigError(
         f"run {ref}: no such run in {runs_dir}{latest_hint(runs_dir, where)}"
-        f"{_elsewhere(runs_dir, ref)}"
+        f"{_elsewhere(runs_dir, ref) or _named(runs_dir, ref)}"
     )
+
+
+def _named(runs_dir: Path, ref: str) -> str:
+    """What a "no such run" error adds when ``ref`` is the ``--run-name`` of a
+    run, whose id is derived from it (``nightly ci``: ``nightly-ci-<hash>``):
+    that id, which the commands that read a run take."""
+    from .sharding import run_id_from_name
+
+    try:
+        run_id = run_id_from_name(ref)
+    except ConfigError:
+        return ""
+    if run_id == ref or not _is_run(runs_dir / run_id):
+        return ""
+    return f"; {ref!r} is the --run-name of run {run_id}: give its id, {run_id}"
 
 
 def _elsewhere(runs_dir: Path, ref: str) -> str:

@@ -138,6 +138,22 @@ def test_the_latest_named_in_an_error_is_the_latest_run(ws, rook_cli):
     assert latest_hint(empty) == " (no runs yet)"
 
 
+def test_a_run_name_given_where_its_id_goes_is_told_the_id(ws, rook_cli):
+    # 'rook run --run-name "nightly ci"' makes run nightly-ci-<hash>; 'rook runs show
+    # "nightly ci"' (and report, diff, run --run) said "no such run" and named the
+    # latest run, another one perhaps. The error names the run that name made.
+    ws.scenario(scenario("a"))
+    named = run(rook_cli, "--run-name", "nightly ci")
+    assert named.startswith("nightly-ci-")
+    run(rook_cli)  # the latest is another run
+    for args in (("runs", "show", "nightly ci"), ("report", "nightly ci"),
+                 ("diff", "nightly ci", "latest"), ("run", "--run", "nightly ci")):
+        r = rook_cli(*args)
+        assert r.exit_code == 2, (args, r.stderr)
+        assert (f"; 'nightly ci' is the --run-name of run {named}: give its id, "
+                f"{named}") in r.stderr, (args, r.stderr)
+
+
 def test_an_ambiguous_prefix_says_how_many_runs_it_matches(ws, rook_cli):
     # "ambiguous, matches r-1, ..., r-5" named five of seven, as if they were all
     ws.scenario(scenario("a"))
