@@ -475,15 +475,27 @@ def same_json_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _same_call(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a.get("name") == b.get("name") and same_json_value(
-        a.get("arguments") or {}, b.get("arguments") or {}
-    )
+def _json_key(value: Any) -> Any:
+    """A hashable key of a JSON value: two values have the same key exactly when
+    :func:`same_json_value` holds (``true`` is not ``1``; ``1`` is ``1.0``; an
+    object's keys in any order)."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, dict):
+        return ("d", frozenset((k, _json_key(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("l", tuple(_json_key(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:  # not from JSON (a plugin's own object): its text
+        return ("r", repr(value))
+    return ("v", value)
 
 
-def _name_key(call: dict[str, Any]) -> str:
-    name = call.get("name")
-    return name if isinstance(name, str) else repr(name)
+def _call_key(call: dict[str, Any]) -> Any:
+    """The same key for two calls exactly when they are the same call: the same name,
+    and arguments that are the same JSON value (none as ``{}``)."""
+    return (_json_key(call.get("name")), _json_key(call.get("arguments") or {}))
 
 
 def merge_calls(
@@ -493,20 +505,39 @@ def merge_calls(
     call it lists again is not counted twice), and every call the turns
     ``reported`` that it lacks (a trace that came back empty or late is no
     evidence that a reported call was not made), each placed after the collect
-    call matched by the reported call before it, so both orders are kept."""
-    unused: dict[str, list[int]] = {}  # by name, the collect calls no reported call matched
-    for i, c in enumerate(collected):  # (a trace of thousands: never each against each)
-        unused.setdefault(_name_key(c), []).append(i)
+    call matched by the reported call before it, so both orders are kept.
+
+    A reported call matches the first same call of collect's list at or after
+    the last match, else the first same call not matched yet. Collect's calls
+    are found by their key, never each against each: a trace of 100,000 calls
+    of a few tools took half an hour to judge that way."""
+    from bisect import bisect_left  # only a run whose collect returns calls
+
+    same: dict[Any, list[int]] = {}  # by call, the indices of collect's calls
+    for i, c in enumerate(collected):
+        same.setdefault(_call_key(c), []).append(i)
+    matched = bytearray(len(collected))
+    oldest: dict[Any, int] = {}  # by call, where its first unmatched index may be
     extras: list[list[dict[str, Any]]] = [[] for _ in range(len(collected) + 1)]
     pos = 0  # after the last collect call a reported call matched
     for call in reported:
-        group = unused.get(_name_key(call), [])
-        same = [i for i in group if _same_call(collected[i], call)]
-        idx = next((i for i in same if i >= pos), same[0] if same else None)
+        key = _call_key(call)
+        group = same.get(key, ())
+        # every matched index is below pos (a match moves pos past it, a match
+        # below pos is one), so the first index at or after pos is unmatched
+        j = bisect_left(group, pos)
+        if j < len(group):
+            idx: int | None = group[j]
+        else:
+            k = oldest.get(key, 0)
+            while k < len(group) and matched[group[k]]:
+                k += 1
+            oldest[key] = k
+            idx = group[k] if k < len(group) else None
         if idx is None:
             extras[pos].append(call)
         else:
-            group.remove(idx)
+            matched[idx] = 1
             pos = max(pos, idx + 1)
     merged: list[dict[str, Any]] = []
     for i, extra in enumerate(extras):

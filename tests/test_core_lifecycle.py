@@ -1000,6 +1000,50 @@ esac
     assert "output 8/7" in s["criteria"][3]["reason"], s["criteria"]
 
 
+def test_a_trace_of_tens_of_thousands_of_calls_of_one_tool_is_judged(rook_workspace, rook_cli):
+    """A coding agent's trace: 5,000 calls of one tool, each reported by the turn
+    and listed again by collect. Each reported call was compared with every
+    collect call of its name (25 million comparisons a criterion, half an hour at 100,000
+    calls: the run seemed hung, and a second Ctrl-C could not end it). The calls
+    are matched by what they are now; the verdicts are the same: a call both
+    report is counted once, one collect lacks is still counted."""
+    rook_workspace.script(
+        "agent.py",
+        """
+        import json, sys
+        calls = [{"name": "read_file", "arguments": {"path": f"f{i}.py"}} for i in range(5000)]
+        if sys.argv[1] == "execute":
+            sys.stdin.read()
+            print(json.dumps({"output": "ok", "calls": calls + [{"name": "rm", "arguments": {}}]}))
+        elif sys.argv[1] == "collect":  # the same calls, but for rm, and the arguments' keys reordered
+            print(json.dumps({"calls": [{"arguments": c["arguments"], "name": c["name"]} for c in calls]}))
+        """,
+        executable=False,
+    )
+    rook_workspace.profile(
+        {
+            "id": "p",
+            "hooks": {"execute": "scripts/agent.py", "collect": "scripts/agent.py"},
+            "capabilities": {"calls": True},
+        }
+    )
+    rook_workspace.scenario(
+        {
+            "id": "s",
+            "goal": "tidy up",
+            "criteria": [
+                {"max_calls": 5001},
+                {"called": {"name": "read_file", "arguments": {"path": "f4999.py"}}},
+                {"call_order": ["read_file", "rm"]},
+                {"not_called": "rm"},
+            ],
+        }
+    )
+    r = rook_cli("run", "--json")
+    criteria = r.report["scenarios"][0]["criteria"]
+    assert [c["status"] for c in criteria] == ["passed", "passed", "passed", "failed"], criteria
+
+
 def test_collect_counts_are_never_checked_against_the_turns_stale_total(
     rook_workspace, rook_cli, monkeypatch
 ):
