@@ -708,6 +708,7 @@ async def _drive(
     interrupts = Interrupts(
         task, lambda: process.kill_leftovers(marker, scrubbed=True), finish=engine.resume
     )
+    engine.run_dir.driven = True  # a signal is the run's to handle from here on
     engine.signalled = lambda: interrupts.interrupted
     engine.run_dir.on_failure = interrupts.stop  # a record the disk cannot hold stops the run
     try:
@@ -747,8 +748,10 @@ def run(request: RunRequest, rook: Rook | None = None) -> RunOutcome:
     run_dir = prepared[2]
     try:
         return _execute(request, rook, *prepared)
-    except BaseException:
-        run_dir.discard_unstarted()  # a new run's, when its first run.json could not be written
+    except BaseException as exc:
+        # a new run's, when its first run.json could not be written, or when Ctrl-C came
+        # before the run took the signals over: no hook ran, there is nothing to finish
+        run_dir.discard_unstarted(isinstance(exc, KeyboardInterrupt) and not run_dir.driven)
         raise
     finally:
         restore_signals()  # after_hooks() in _drive
@@ -871,9 +874,10 @@ def _execute(
     run_dir.write_json("run.json", manifest)
     if request.on_start is not None:
         request.on_start(redactor.text(starting(runs, profile, concurrency, run_dir, engine.fresh)))
+    drive = _drive(rook, engine, manifest, runs, request, concurrency)
     try:
         process.use_fast_child_watcher()
-        interrupted = asyncio.run(_drive(rook, engine, manifest, runs, request, concurrency))
+        interrupted = asyncio.run(drive)
     except SystemExit as exc:  # sys.exit() in a task a plugin started itself: asyncio (3.11)
         # ends its loop with it, past every await Rook makes; kept, as the executor's own is
         invocation["executor_error"] = _task_exit(rook, request.executor, exc)
@@ -883,6 +887,7 @@ def _execute(
         exc.args = (f"{exc}\n{_kept(engine, run_dir, alone=engine.fresh)}",)
         raise
     finally:
+        drive.close()  # never started when Ctrl-C came first: no "never awaited" warning
         observed = {**manifest["capabilities"].get("observed", {}), **engine.observed}
         manifest["capabilities"]["observed"] = observed
         invocation["ended"] = time.time()

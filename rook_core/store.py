@@ -203,6 +203,7 @@ class RunDir:
     """One run's directory."""
 
     made = False  # this invocation made it: a new run's, unsharded
+    driven = False  # its hooks may have started: the run handles signals itself
 
     def __init__(self, path: Path, redactor: Redactor) -> None:
         self.path = path
@@ -306,13 +307,19 @@ class RunDir:
             fh.close()
             self._lock = None
 
-    def discard_unstarted(self) -> None:
+    def discard_unstarted(self, nothing_ran: bool = False) -> None:
         """Remove the folder of a run this invocation made, when it holds no
         ``run.json`` yet: its start failed (a full disk) before anything ran,
-        and no command lists or resumes a folder without one."""
+        and no command lists or resumes a folder without one. With ``nothing_ran``
+        (Ctrl-C before any hook started), whatever it holds."""
         if self.made:
             self.unlock()
-            discard_unstarted(self.path)
+            if nothing_ran:
+                import shutil  # an interrupted start's only
+
+                shutil.rmtree(self.path, ignore_errors=True)
+            else:
+                discard_unstarted(self.path)
 
     def holder(self, name: str) -> str | None:
         """Who holds the lock ``name`` of this run (``pid N``), or ``None`` when no

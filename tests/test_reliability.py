@@ -528,6 +528,79 @@ def test_a_signal_as_the_run_folder_is_made_leaves_no_folder_that_is_no_run(rook
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
 
+SIGNALLED_AS_THE_RUN_STARTS = """
+import asyncio, os, signal, sys
+real = asyncio.run
+def signalled(main, *args, **kwargs):  # run.json written, the run's loop not started
+    asyncio.run = real
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(main, *args, **kwargs)
+asyncio.run = signalled
+sys.argv = ["rook", *sys.argv[1:]]
+import rook_core.console
+rook_core.console.main()
+"""
+
+
+def test_a_signal_before_the_run_takes_the_signals_over_leaves_no_run(rook_workspace):
+    """Ctrl-C after `rook run` wrote its run.json but before its loop took the
+    signals over (no hook had started) said `rook: interrupted` and Python's
+    `RuntimeWarning: coroutine '_drive' was never awaited`, and left the run's
+    folder (every scenario run pending) with nothing naming it. Nothing ran, so
+    nothing is left, as for a signal before: `rook: interrupted`, exit 130."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_THE_RUN_STARTS, "run", "-w",
+                        str(ws.root)], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", ""), r
+    assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
+
+
+SIGNALLED_AS_THE_TABLE_IS_PRINTED = """
+import os, signal, sys
+import click
+echo = click.echo
+def signalled(message=None, *args, **kwargs):
+    if str(message).startswith("scenario "):  # the results table: the run is recorded
+        click.echo = echo
+        os.kill(os.getpid(), signal.SIGINT)
+    return echo(message, *args, **kwargs)
+click.echo = signalled
+sys.argv = ["rook", *sys.argv[1:]]
+import rook_core.console
+rook_core.console.main()
+"""
+
+
+def test_a_signal_as_the_results_are_printed_names_the_recorded_run(rook_workspace):
+    """Ctrl-C as `rook run` printed its table, the run recorded whole, said only
+    `rook: interrupted`: no run id, nothing to find the results by. It names the
+    command that shows them; exit 130 as for any interrupt."""
+    ws = rook_workspace
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_THE_TABLE_IS_PRINTED, "run", "-w",
+                        str(ws.root)], capture_output=True, text=True, timeout=60)
+    (run,) = ws.runs_dir.iterdir()
+    assert r.returncode == 130, r
+    said = r.stderr.splitlines()[-1]
+    assert said.startswith(f"rook: interrupted; the run is recorded, see: rook runs show {run.name} -w "), r
+    shown = subprocess.run([*ROOK, *shlex.split(said.split("see: rook ")[1])], capture_output=True,
+                           text=True, timeout=60, cwd="/")
+    assert shown.returncode == 0 and "1 passed" in shown.stdout, shown
+
+
 @pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGINT])
 def test_a_signal_ignored_when_rook_starts_stays_ignored(rook_workspace, tmp_path, sig):
     """``nohup rook run`` (SIGHUP ignored) goes on when the terminal closes, and

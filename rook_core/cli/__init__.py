@@ -110,7 +110,12 @@ class RookGroup(click.Group):
                 ctx.exit(2)  # bad input to a command that only reads runs: no run failed
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
-            click.echo("rook: interrupted", err=True)
+            shown = ctx.meta.get(RECORDED)  # a run recorded whole: only what it prints was cut
+            click.echo(
+                "rook: interrupted"
+                + (f"; the run is recorded, see: {shown}" if isinstance(shown, str) else ""),
+                err=True,
+            )
             ctx.exit(130)
         except OSError as exc:
             # The last resort for a file a command could not read or write (a
@@ -375,7 +380,8 @@ def _typed_values(args: list[str]) -> set[str]:
 
 RECORDED = "rook.recorded"
 """``click.Context.meta`` key a command sets once it has recorded a run: an
-error after that exits 1, not 2 (see :meth:`RookGroup.invoke`)."""
+error after that exits 1, not 2 (see :meth:`RookGroup.invoke`), and Ctrl-C
+names the command that shows the run, when the command gave it."""
 
 
 READS_RUNS = "rook.reads_runs"
@@ -390,9 +396,10 @@ def reads_runs() -> None:
     click.get_current_context().meta[READS_RUNS] = True
 
 
-def recorded() -> None:
-    """Say that this command has recorded a run (see :data:`RECORDED`)."""
-    click.get_current_context().meta[RECORDED] = True
+def recorded(shown_by: str = "") -> None:
+    """Say that this command has recorded a run (see :data:`RECORDED`), which
+    ``shown_by`` (``rook runs show ID ...``) shows."""
+    click.get_current_context().meta[RECORDED] = shown_by or True
 
 
 @click.group(cls=RookGroup, context_settings=CONTEXT)

@@ -263,8 +263,10 @@ def run_command(
         outcome = run(request)
     from . import recorded
 
-    recorded()
     report = outcome.report
+    # Ctrl-C while the results are printed: the run is whole on disk, and said to be
+    shown_by = f"rook runs show {report['run']['id']}{found_by(workspace, project, agent)}"
+    recorded("" if shard else shown_by)
     continued = bool(run_id or run_name) and not shard  # an existing run, perhaps finished
     empty = None  # a shard past the end of the plan: no table of nothing (exit 0, recorded)
     if shard and not as_json and not report["scenarios"] and not outcome.interrupted:
