@@ -89,18 +89,21 @@ record's ``end_conversation``, a scenario run's ``collected``, a scenario's
 ``category`` in its record's and the report's ``extra``), never redacted
 as keys: a secret that is one of them, or inside one (``conversation``), would
 rename the field and break the record's shape (redacted where it is a value)."""
-PRINTED_KEYS = frozenset({"data", "usage", "calls", "evidence", "collected"})
+PRINTED_KEYS = frozenset({"data", "usage", "calls", "evidence", "collected", "model"})
 """Where a record holds what a hook printed, parsed (a hook's ``data``, a turn's
-``usage``, ``calls`` and ``evidence``, what collect gave): a number there that
+``usage``, ``calls`` and ``evidence``, what collect gave, a Ruhroh wrapper's
+``model`` in its hook's details and the manifest): a number there that
 holds a secret among its digits is redacted (:meth:`Redactor.data`), as in
 the hook's standard output."""
 HOOK_KEYS = frozenset(
     """
-    output agent_reply calls usage input total name arguments server status score
+    output agent_reply calls usage input total name arguments server status score model
+    version
     """.split()
 )
 """The fields shorter than :data:`KEY_MIN` characters that Rook reads back from
-what a hook printed (the hook contract's, a Ruhroh wrapper's ``status``) or
+what a hook printed (the hook contract's, a Ruhroh wrapper's ``status`` and
+``model``'s) or
 writes among it (a judge's ``score``): never redacted as keys, as :data:`OWN_KEYS`."""
 KEEP = frozenset(
     {

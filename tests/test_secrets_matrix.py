@@ -387,6 +387,32 @@ def test_a_short_secret_used_whole_as_a_json_key_is_redacted(rook_workspace, roo
     assert record["status"] == "passed" and record["turns"][0]["output"] == "ok"
 
 
+SHORT_KEY_WRAPPER = r"""
+#!/bin/bash
+cat > "$RUHROH_RESULT_PATH" <<JSON
+{"version": "ruhroh_run_agent_result_v1", "status": "goal_satisfied", "output": "done",
+ "model": {"provider": "p", "model": "m", "$SEC": 2}, "usage": {"inputTokens": 1, "$SEC": 3}}
+JSON
+echo '{"status": "goal_satisfied"}'
+"""
+
+
+def test_a_short_secret_as_a_key_of_a_ruhroh_wrapper_s_model_is_redacted(rook_workspace, rook_cli, monkeypatch):
+    """A Ruhroh wrapper's ``model`` object went to the hook's record (its details) and the
+    run's manifest as the wrapper gave it: a short secret that was one of its keys stayed."""
+    monkeypatch.setenv("SEC", "ab12cd")
+    ws = rook_workspace
+    ws.script("wrapper.sh", SHORT_KEY_WRAPPER)
+    ws.profile({"id": "r", "hooks": {"execute": {"ruhroh": {"command": "scripts/wrapper.sh"}}},
+                "env": [{"variable": "SEC", "purpose": "a PIN"}]})
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "ab12cd" not in all_text(ws.runs_dir) and "ab12cd" not in r.stdout + r.stderr
+    manifest = json.loads(next(ws.runs_dir.rglob("ruhroh-run-manifest.json")).read_text())
+    assert manifest["model"] == {"provider": "p", "model": "m", "[redacted:SEC]": 2}, manifest["model"]
+
+
 ROOK_WORD_HOOK = r"""
 #!/usr/bin/env python3
 import json, os, sys
