@@ -1061,18 +1061,21 @@ def test_a_stream_error_quoting_a_chunk_never_cuts_a_secret(
     assert_no_piece(secret, text)
 
 
+@pytest.mark.parametrize("named", [False, True])
 def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
-    rook_cli, rook_workspace, agent_server, monkeypatch
+    rook_cli, rook_workspace, agent_server, monkeypatch, named
 ):
     # each event was redacted on its own: neither half is the secret, so both
     # halves reached the record's events, the report and the terminal, and
-    # put together they are the key
+    # put together they are the key. Named events (event: answer) were masked
+    # in events but not in by_event.answer.events, which holds them again
     monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
     secret = agent_server.api_key
     cut = len(secret) // 2
     events = ["the key is " + secret[:cut], secret[cut:] + " (do not share)", "bye"]
+    name = b"event: answer\n" if named else b""
     agent_server.streams["split"] = (
-        b"".join(b"data: " + e.encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+        b"".join(name + b"data: " + e.encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
     )
     entry = _stream_entry(agent_server, "split")
     entry["http"]["extract"] = {"output": "text", "evidence": {"first": "events[0]"}}

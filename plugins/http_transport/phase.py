@@ -651,9 +651,13 @@ def _document(reply: Reply, red: Redactor, stopped: bool = False) -> Any:
     if not red or reply.events is None:
         return doc
     if isinstance(doc, dict) and isinstance(doc.get("events"), list):
-        _mask_across(doc["events"], red, stopped)
-        if stopped and isinstance(doc.get("text"), str):
-            doc["text"] = red.cut_short(doc["text"])
+        by_event = doc.get("by_event")  # each name's events again, on their own
+        named = list(by_event.values()) if isinstance(by_event, dict) else []
+        for stream in [doc, *named]:
+            if isinstance(stream, dict) and isinstance(stream.get("events"), list):
+                _mask_across(stream["events"], red, stopped)
+                if stopped and isinstance(stream.get("text"), str):
+                    stream["text"] = red.cut_short(stream["text"])
     elif stopped:  # an assembled chat answer: each of its texts stopped there
         stack = [doc]
         while stack:
