@@ -1092,6 +1092,36 @@ def test_a_secret_split_between_two_stream_events_leaves_no_piece_behind(
 
 
 
+def test_a_token_of_a_plain_text_stream_that_reads_as_a_number_is_text(
+    rook_cli, rook_workspace, agent_server, monkeypatch
+):
+    """A plain-text token stream's piece "42" (or "true", "null") parsed as JSON was a
+    number, left out of the stream's text: "The answer is ." was judged. And a
+    secret split so that a piece was digits alone lost that piece from the text the
+    events are joined into, so no piece of it was found: every other piece reached
+    the record. Such a payload is text, as every other one of a text stream."""
+    monkeypatch.setenv("AGENT_KEY", agent_server.api_key)
+    secret = "Zq9-s3cr3t-v4lue-77"  # a key of the agent's own, not the one it is called with
+    monkeypatch.setenv("AGENT_KEY2", secret)
+    answer = ["The answer is ", "42", ". ", "true", " ", "null", " ", "1e3", "; key "]
+    answer += [secret[:8], secret[8:-2], "77", " bye"]  # the key's last piece: digits alone
+    agent_server.streams["numbers"] = (
+        b"".join(b"data: " + e.encode() + b"\n\n" for e in answer) + b"data: [DONE]\n\n"
+    )
+    entry = _stream_entry(agent_server, "numbers")
+    entry["http"]["extract"] = {"output": "text", "evidence": {"second": "events[1]"}}
+    write_profile(rook_workspace, {"execute": entry}, env=("AGENT_KEY", "AGENT_KEY2"))
+    rook_workspace.scenario(
+        {"id": "s", "goal": "g", "criteria": [{"contains": "is 42. true null 1e3"}]}
+    )
+    r = rook_cli("run", "--json")
+    assert r.statuses() == {"s": "passed"}, r.stdout + r.stderr
+    turn = r.report["scenarios"][0]["turns"][0]
+    assert turn["output"].startswith("The answer is 42. true null 1e3; key [redacted:"), turn
+    assert turn["evidence"] == {"second": "42"}, turn
+    assert_no_piece(secret, shown_anywhere(rook_workspace, r))
+
+
 def test_a_long_stream_repeating_a_secret_is_redacted_event_by_event(
     rook_cli, rook_workspace, agent_server, monkeypatch
 ):

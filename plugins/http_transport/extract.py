@@ -68,7 +68,7 @@ def document(reply: Reply) -> Any:
         return None
     if reply.content_type in JSON_LINES:
         # a line ends at \n (\r\n): never at a U+2028 a string holds (str.splitlines's)
-        return assemble([("", line) for line in text.split("\n") if line.strip()])
+        return assemble([("", line) for line in text.split("\n") if line.strip()], lines=True)
     if "json" in reply.content_type or text.lstrip()[:1] in ("{", "["):
         try:
             return hookio.loads(text)

@@ -40,11 +40,16 @@ class StreamError(Exception):
         self.shaped = shaped
 
 
-def _parse(data: str) -> Any:
+def _parse(data: str, lines: bool) -> Any:
+    """An event's payload: the JSON object, list or string it holds, else its text
+    (a token stream's ``42``, ``true`` or ``null`` is a piece of the text, as the
+    others are); a line of a JSON-lines stream (``lines``) is whatever JSON value it
+    holds."""
     try:
-        return hookio.loads(data)
+        value = hookio.loads(data)
     except (ValueError, RecursionError):
         return data
+    return value if lines or isinstance(value, (dict, list, str)) else data
 
 
 def _is_chat_chunk(value: Any) -> bool:
@@ -202,13 +207,14 @@ def _chat(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def assemble(events: list[tuple[str, str]]) -> dict[str, Any]:
-    """Merge ``(event name, data)`` pairs (``[DONE]`` already removed) into one answer.
+def assemble(events: list[tuple[str, str]], lines: bool = False) -> dict[str, Any]:
+    """Merge ``(event name, data)`` pairs (``[DONE]`` already removed) into one answer;
+    ``lines``: the events are the lines of a JSON-lines stream (see :func:`_parse`).
 
     Raises :class:`StreamError` when the stream carried an error event or an
     ``{"error": ...}`` payload.
     """
-    parsed = [(name, _parse(data)) for name, data in events]
+    parsed = [(name, _parse(data, lines)) for name, data in events]
     for name, value in parsed:
         reported = value.get("error") if isinstance(value, dict) else None
         if name == "error" or reported:
