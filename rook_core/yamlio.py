@@ -210,6 +210,9 @@ def _unquoted_mark(text: str, root: Any) -> None:
     character kept in a plain value (``goal: hi<U+FEFF>``) or a key, and read or
     refused as the loader goes (libyaml skips one before a comment, PyYAML's own
     loader refuses it), so that both loaders, and every value, say the same."""
+    at = text.find(BOM, 1 if text.startswith(BOM) else 0)
+    if at == -1:  # the one a file may begin with (PowerShell's): no walk through the file
+        return
     quoted: list[tuple[int, int]] = []
     plain: list[tuple[int, int, str, bool]] = []  # (start, end, field, a key?)
     seen: set[int] = set()
@@ -232,7 +235,6 @@ def _unquoted_mark(text: str, root: Any) -> None:
             for k, v in reversed(node.value):
                 name = k.value if isinstance(k, yaml.ScalarNode) else "?"
                 stack += [(v, f"{path}.{name}" if path else str(name), False), (k, path, True)]
-    at = text.find(BOM, 1 if text.startswith(BOM) else 0)
     while at != -1 and any(start <= at < end for start, end in quoted):
         at = text.find(BOM, at + 1)
     if at == -1:
