@@ -90,8 +90,9 @@ def evidence_document(view: EvidenceView) -> dict[str, Any]:
     """What the judge sees: the goal, the turns it judges (``turns``: the last
     by default, every turn with ``turn: all``, turn N with ``turn: N``), the
     turns before the judged one as context only (``earlier_turns``, by
-    default), calls, usage and other evidence of the turns in view."""
-    judged, earlier = view.turns, []
+    default and with ``turn: N``), calls, usage and other evidence of the
+    turns in view."""
+    judged, earlier = view.turns, list(view.earlier)
     if view.scope == "last" and len(view.turns) > 1:
         judged, earlier = view.turns[-1:], view.turns[:-1]
     doc: dict[str, Any] = {

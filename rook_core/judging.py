@@ -91,6 +91,9 @@ class EvidenceView:
     record: dict[str, Any] = field(default_factory=dict)
     judging: JudgingContext = field(default_factory=JudgingContext)
     scope: int | str = "last"
+    earlier: list[TurnEvidence] = field(default_factory=list)
+    """With ``turn: N``, the turns before N: context for the one judged (a rubric
+    sends them as ``earlier_turns``), never judged themselves."""
 
     @property
     def output(self) -> str | None:
@@ -566,6 +569,7 @@ def build_view(
     aggregate: bool,
     judging: JudgingContext | None = None,
     scope: int | str = "last",
+    earlier: list[TurnEvidence] | None = None,
 ) -> EvidenceView:
     calls: list[dict[str, Any]] | None
     if turns and all(t.calls is not None for t in turns):
@@ -588,7 +592,16 @@ def build_view(
         evidence.update(collected.get("evidence") or {})
     seconds = sum(t.seconds for t in turns)
     return EvidenceView(
-        scenario, turns, calls, usage, seconds, evidence, record, judging or JudgingContext(), scope
+        scenario,
+        turns,
+        calls,
+        usage,
+        seconds,
+        evidence,
+        record,
+        judging or JudgingContext(),
+        scope,
+        earlier or [],
     )
 
 
@@ -652,6 +665,7 @@ async def evaluate_criterion(
             aggregate,
             judging,
             "last" if scope is None else scope,
+            [t for t in turns if t.turn < scope] if isinstance(scope, int) else None,
         )
 
     try:

@@ -1323,10 +1323,11 @@ def test_a_rubric_judges_the_last_turn_with_the_earlier_ones_as_context(
         {"rubric": "must mention tuesday"},                # the last turn does
         {"rubric": "must mention monday", "turn": "all"},  # judged on all turns
         {"rubric": "must mention monday", "turn": 1},
+        {"rubric": "must mention monday", "turn": 2},      # turn 1 is context: failed
     ]})
     r = rook_cli("run", "--json", "--judge-profile", "grader")
     got = [c["status"] for c in criteria_of(r.report, "last")]
-    assert got == ["failed", "passed", "passed", "passed"]
+    assert got == ["failed", "passed", "passed", "passed", "failed"]
     prompts = [p.read_text() for p in sorted(judge_log.glob("*.prompt"))]
 
     def evidence(prompt):
@@ -1344,6 +1345,14 @@ def test_a_rubric_judges_the_last_turn_with_the_earlier_ones_as_context(
         if "must mention monday" in p and "earlier_turns" not in evidence(p)
     )
     assert judged == [[1], [1, 2]]  # turn: 1 and turn: all send no context-only turns
+    # turn: 2 of 2 judges turn 2 alone, with turn 1 as context, as the default does:
+    # an answer such as "yes, as I said" needs it (it was sent without it)
+    with_context = sorted(
+        ([t["turn"] for t in evidence(p)["turns"]], [t["turn"] for t in evidence(p)["earlier_turns"]])
+        for p in prompts
+        if "must mention monday" in p and "earlier_turns" in evidence(p)
+    )
+    assert with_context == [([2], [1]), ([2], [1])]  # the default and turn: 2
 
 
 def test_the_judge_is_shown_the_calls_of_the_turns_that_reported_them(
